@@ -1,0 +1,171 @@
+#include "core/tensor_proto_util.h"
+
+#include "gtest/gtest.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::towerflow::testing::StatusIs;
+
+TensorProto FloatProto(std::initializer_list<float> vals,
+                       std::initializer_list<int64_t> dims) {
+  TensorProto p;
+  p.set_dtype(DT_FLOAT);
+  for (int64_t d : dims) p.mutable_tensor_shape()->add_dim()->set_size(d);
+  for (float v : vals) p.add_float_val(v);
+  return p;
+}
+
+TEST(TensorProtoTest, ShortValueListRepeatsLastValue) {
+  // tf.constant(0.1, shape=[3]) is written as one float_val.
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v,
+                          TensorProtoToDoubles(FloatProto({1.5f, 2.5f}, {4})));
+  EXPECT_THAT(v, ElementsAre(1.5, 2.5, 2.5, 2.5));
+}
+
+TEST(TensorProtoTest, EmptyValuesMeanZeros) {
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v,
+                          TensorProtoToDoubles(FloatProto({}, {2, 2})));
+  EXPECT_THAT(v, ElementsAre(0, 0, 0, 0));
+}
+
+TEST(TensorProtoTest, TensorContentIsLittleEndianRowMajor) {
+  // The bytes TensorFlow writes for [[1,2],[3,4]] as float.
+  TensorProto p;
+  p.set_dtype(DT_FLOAT);
+  p.mutable_tensor_shape()->add_dim()->set_size(2);
+  p.mutable_tensor_shape()->add_dim()->set_size(2);
+  p.set_tensor_content(std::string(
+      "\000\000\200?\000\000\000@\000\000@@\000\000\200@", 16));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v, TensorProtoToDoubles(p));
+  EXPECT_THAT(v, ElementsAre(1, 2, 3, 4));
+}
+
+TEST(TensorProtoTest, ContentSizeMustMatchShape) {
+  TensorProto p;
+  p.set_dtype(DT_FLOAT);
+  p.mutable_tensor_shape()->add_dim()->set_size(2);
+  p.mutable_tensor_shape()->add_dim()->set_size(2);
+  p.set_tensor_content(std::string(12, '\0'));
+  EXPECT_THAT(ValidateTensorProto(p),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "tensor_content has 12 bytes, but shape [2,2] of float "
+                       "needs 16"));
+}
+
+TEST(TensorProtoTest, StricterThanTensorFlowOnNonsense) {
+  EXPECT_THAT(ValidateTensorProto(FloatProto({1, 2, 3}, {2})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "float_val has 3 values, but shape [2] has only 2"));
+  TensorProto wrong_field = FloatProto({}, {2});
+  wrong_field.add_int_val(3);
+  EXPECT_THAT(ValidateTensorProto(wrong_field),
+              StatusIs(absl::StatusCode::kInvalidArgument, "carries int_val"));
+  TensorProto both = FloatProto({1}, {1});
+  both.set_tensor_content(std::string(4, '\0'));
+  EXPECT_THAT(ValidateTensorProto(both),
+              StatusIs(absl::StatusCode::kInvalidArgument, "both tensor_content"));
+}
+
+TEST(TensorProtoTest, RejectsRefResourceAndBadShapes) {
+  TensorProto ref = FloatProto({1}, {});
+  ref.set_dtype(DT_FLOAT_REF);
+  EXPECT_THAT(ValidateTensorProto(ref),
+              StatusIs(absl::StatusCode::kInvalidArgument, "invalid dtype float_ref"));
+  TensorProto res;
+  res.set_dtype(DT_RESOURCE);
+  EXPECT_THAT(ValidateTensorProto(res),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "resource cannot hold a constant"));
+  TensorProto neg = FloatProto({}, {-5});
+  EXPECT_THAT(ValidateTensorProto(neg),
+              StatusIs(absl::StatusCode::kInvalidArgument, "bad shape"));
+  TensorProto huge = FloatProto({1}, {int64_t{1} << 62, 4});
+  EXPECT_THAT(ValidateTensorProto(huge),
+              StatusIs(absl::StatusCode::kInvalidArgument, "int64"));
+  TensorProto string_content;
+  string_content.set_dtype(DT_STRING);
+  string_content.set_tensor_content("abc");
+  EXPECT_FALSE(ValidateTensorProto(string_content).ok());
+}
+
+TEST(TensorProtoTest, ZeroElementTensorNeedsNoValues) {
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v,
+                          TensorProtoToDoubles(FloatProto({}, {0, 3})));
+  EXPECT_TRUE(v.empty());
+  EXPECT_FALSE(ValidateTensorProto(FloatProto({1}, {0})).ok());
+}
+
+TEST(TensorProtoTest, IntegerDecoding) {
+  TensorProto p = MakeTensorProto<int32_t>({-1, 784}, TensorShape({2}));
+  EXPECT_FALSE(p.tensor_content().empty());
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> v, TensorProtoToInt64s(p));
+  EXPECT_THAT(v, ElementsAre(-1, 784));
+  TensorProto u8;
+  u8.set_dtype(DT_UINT8);
+  u8.mutable_tensor_shape()->add_dim()->set_size(2);
+  u8.add_int_val(255);
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> w, TensorProtoToInt64s(u8));
+  EXPECT_THAT(w, ElementsAre(255, 255));
+  EXPECT_THAT(TensorProtoToInt64s(FloatProto({1}, {})),
+              StatusIs(absl::StatusCode::kInvalidArgument, "integer tensor"));
+  TensorProto big = MakeScalarTensorProto<uint64_t>(~uint64_t{0});
+  EXPECT_THAT(TensorProtoToInt64s(big),
+              StatusIs(absl::StatusCode::kInvalidArgument, "does not fit"));
+}
+
+TEST(TensorProtoTest, HalfAndBfloat16Patterns) {
+  TensorProto h;
+  h.set_dtype(DT_HALF);
+  h.add_half_val(0x3C00);  // 1.0
+  h.mutable_tensor_shape();
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> hv, TensorProtoToDoubles(h));
+  EXPECT_THAT(hv, ElementsAre(1.0));
+  TensorProto b;
+  b.set_dtype(DT_BFLOAT16);
+  b.add_half_val(0xC000);  // -2.0
+  b.mutable_tensor_shape();
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> bv, TensorProtoToDoubles(b));
+  EXPECT_THAT(bv, ElementsAre(-2.0));
+}
+
+TEST(TensorProtoTest, BuildersFollowPythonLayout) {
+  TensorProto scalar = MakeScalarTensorProto<float>(0.5f);
+  EXPECT_EQ(scalar.float_val_size(), 1);
+  EXPECT_TRUE(scalar.tensor_content().empty());
+  EXPECT_EQ(scalar.tensor_shape().dim_size(), 0);
+  TensorProto matrix = MakeTensorProto<float>({1, 2, 3, 4}, TensorShape({2, 2}));
+  EXPECT_EQ(matrix.tensor_content().size(), 16u);
+  TensorProto bools = MakeTensorProto<bool>({true, false}, TensorShape({2}));
+  EXPECT_EQ(bools.bool_val_size(), 2);
+  TensorProto fill = MakeFilledTensorProto<float>(0.1f, TensorShape({784, 10}));
+  EXPECT_EQ(fill.float_val_size(), 1);
+  TW_EXPECT_OK(ValidateTensorProto(fill));
+  TensorProto strings = MakeTensorProto<std::string>({"a", "bc"}, TensorShape({2}));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<std::string> sv, TensorProtoToStrings(strings));
+  EXPECT_THAT(sv, ElementsAre("a", "bc"));
+}
+
+TEST(TensorProtoTest, ConvertIsExactForIntegers) {
+  TW_ASSERT_OK_AND_ASSIGN(TensorProto f,
+                          ConvertTensorProto(MakeScalarTensorProto<double>(0.5), DT_FLOAT));
+  EXPECT_EQ(f.dtype(), DT_FLOAT);
+  EXPECT_FLOAT_EQ(f.float_val(0), 0.5f);
+  TW_ASSERT_OK_AND_ASSIGN(TensorProto i,
+                          ConvertTensorProto(MakeScalarTensorProto<double>(2.0), DT_INT32));
+  EXPECT_EQ(i.int_val(0), 2);
+  EXPECT_THAT(ConvertTensorProto(MakeScalarTensorProto<double>(2.5), DT_INT32),
+              StatusIs(absl::StatusCode::kInvalidArgument, "not an exact int32"));
+  EXPECT_THAT(ConvertTensorProto(MakeScalarTensorProto<int32_t>(300), DT_UINT8),
+              StatusIs(absl::StatusCode::kInvalidArgument, "does not fit in uint8"));
+  TW_ASSERT_OK_AND_ASSIGN(TensorProto i64,
+                          ConvertTensorProto(MakeTensorProto<int32_t>({1, 2}, TensorShape({2})), DT_INT64));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> v, TensorProtoToInt64s(i64));
+  EXPECT_THAT(v, ElementsAre(1, 2));
+  EXPECT_FALSE(ConvertTensorProto(MakeScalarTensorProto<std::string>("x"), DT_FLOAT).ok());
+}
+
+}  // namespace
+}  // namespace towerflow

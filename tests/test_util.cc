@@ -1,0 +1,47 @@
+#include "tests/test_util.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace towerflow {
+namespace testing {
+
+std::optional<std::string> ReferenceFilePath(const std::string& relative) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> roots;
+  if (const char* dir = std::getenv("TOWERFLOW_REFERENCE_DIR")) roots.push_back(dir);
+  if (const char* srcdir = std::getenv("TEST_SRCDIR")) {
+    roots.push_back(fs::path(srcdir) / "tf_reference");
+    roots.push_back(fs::path(srcdir) / "towerflow" / "external" / "tf_reference");
+  }
+  for (const fs::path& root : roots) {
+    std::error_code ec;
+    const fs::path candidate = root / relative;
+    if (fs::exists(candidate, ec)) return candidate.string();
+  }
+  return std::nullopt;
+}
+
+std::string MakeTempDir(const std::string& name) {
+  namespace fs = std::filesystem;
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  fs::path dir = fs::path(tmp != nullptr ? tmp : "/tmp") / name;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  EXPECT_FALSE(ec) << "cannot create " << dir << ": " << ec.message();
+  return dir.string();
+}
+
+std::string ReadFileOrDie(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace testing
+}  // namespace towerflow

@@ -1,0 +1,57 @@
+"""Exposes ../shared/reference (TensorFlow-written fixtures) to tests.
+
+The fixtures come from other public repositories and are never copied into
+Towerflow: tests read them in place. This repository rule links each file of
+$TOWERFLOW_REFERENCE_DIR, or else of ../shared/reference beside the workspace,
+into @tf_reference. When neither exists (a user's clone), the filegroups are
+empty and the tests that need them skip with a message.
+"""
+
+def _link_tree(ctx, src, dst):
+    """Symlinks every file under `src` to the same relative path under `dst`."""
+    for child in src.readdir():
+        name = child.basename
+        if child.is_dir:
+            _link_tree(ctx, child, dst + "/" + name)
+        else:
+            ctx.symlink(child, dst + "/" + name)
+
+def _tf_reference_impl(ctx):
+    workspace_root = ctx.path(Label("//:WORKSPACE")).dirname
+    candidates = []
+    env_dir = ctx.os.environ.get("TOWERFLOW_REFERENCE_DIR", "")
+    if env_dir:
+        candidates.append(ctx.path(env_dir))
+    candidates.append(workspace_root.dirname.get_child("shared").get_child("reference"))
+    found = None
+    for c in candidates:
+        if c.exists and c.get_child("tf").exists:
+            found = c
+            break
+    if found:
+        _link_tree(ctx, found.get_child("tf"), "tf")
+    ctx.file("BUILD", """
+package(default_visibility = ["//visibility:public"])
+
+filegroup(
+    name = "graphs",
+    srcs = glob(["tf/graphs/**"]),
+)
+
+filegroup(
+    name = "events",
+    srcs = glob(["tf/events/**"]),
+)
+
+filegroup(
+    name = "all",
+    srcs = [":graphs", ":events"],
+)
+""")
+    ctx.file("WORKSPACE", "workspace(name = \"tf_reference\")\n")
+
+tf_reference_repository = repository_rule(
+    implementation = _tf_reference_impl,
+    local = True,
+    environ = ["TOWERFLOW_REFERENCE_DIR"],
+)
