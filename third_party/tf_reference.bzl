@@ -7,14 +7,12 @@ into @tf_reference. When neither exists (a user's clone), the filegroups are
 empty and the tests that need them skip with a message.
 """
 
-def _link_tree(ctx, src, dst):
-    """Symlinks every file under `src` to the same relative path under `dst`."""
+def _link_files(ctx, src, dst):
+    """Symlinks the files directly under `src` to `dst`/<name>."""
+    if not src.exists:
+        return
     for child in src.readdir():
-        name = child.basename
-        if child.is_dir:
-            _link_tree(ctx, child, dst + "/" + name)
-        else:
-            ctx.symlink(child, dst + "/" + name)
+        ctx.symlink(child, dst + "/" + child.basename)
 
 def _tf_reference_impl(ctx):
     workspace_root = ctx.path(Label("//:WORKSPACE")).dirname
@@ -29,7 +27,9 @@ def _tf_reference_impl(ctx):
             found = c
             break
     if found:
-        _link_tree(ctx, found.get_child("tf"), "tf")
+        tf = found.get_child("tf")
+        _link_files(ctx, tf.get_child("graphs"), "tf/graphs")
+        _link_files(ctx, tf.get_child("events"), "tf/events")
     ctx.file("BUILD", """
 package(default_visibility = ["//visibility:public"])
 

@@ -1,0 +1,123 @@
+#include "core/file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace towerflow {
+namespace {
+
+absl::Status ErrnoStatus(int err, const std::string& what, const std::string& path) {
+  const std::string msg = absl::StrCat(what, " '", path, "': ", std::strerror(err));
+  switch (err) {
+    case ENOENT:
+      return absl::NotFoundError(msg);
+    case EACCES:
+    case EPERM:
+      return absl::PermissionDeniedError(msg);
+    case ENOSPC:
+      return absl::ResourceExhaustedError(msg);
+    default:
+      return absl::InternalError(msg);
+  }
+}
+
+// Closes a file descriptor on scope exit.
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "Cannot write", path);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, "Cannot open", path);
+  FdCloser closer(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, "Cannot stat", path);
+  if (S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat("'", path, "' is a directory"));
+  }
+  if (st.st_size > kMaxReadFileBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "'", path, "' has ", st.st_size, " bytes, more than the ", kMaxReadFileBytes,
+        " Towerflow reads"));
+  }
+  std::string contents;
+  contents.reserve(static_cast<size_t>(st.st_size));
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "Cannot read", path);
+    }
+    if (n == 0) break;
+    contents.append(buffer, static_cast<size_t>(n));
+    if (static_cast<int64_t>(contents.size()) > kMaxReadFileBytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("'", path, "' grew past ", kMaxReadFileBytes, " bytes while reading"));
+    }
+  }
+  return contents;
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  std::string tmp = absl::StrCat(path, ".tmp.XXXXXX");
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) return ErrnoStatus(errno, "Cannot create a temporary file for", path);
+  FdCloser closer(fd);
+  absl::Status status = WriteAll(fd, contents, tmp);
+  if (status.ok() && ::fchmod(fd, 0644) != 0) status = ErrnoStatus(errno, "Cannot chmod", tmp);
+  if (status.ok() && ::fsync(fd) != 0) status = ErrnoStatus(errno, "Cannot fsync", tmp);
+  if (status.ok() && ::close(closer.release()) != 0) status = ErrnoStatus(errno, "Cannot close", tmp);
+  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = ErrnoStatus(errno, "Cannot rename a temporary file to", path);
+  }
+  if (!status.ok()) {
+    ::unlink(tmp.c_str());
+    return status;
+  }
+  // Make the rename itself durable.
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace towerflow

@@ -1,0 +1,216 @@
+#include "graph/graph_io.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/file_io.h"
+#include "core/proto_io.h"
+#include "core/status_macros.h"
+
+namespace towerflow {
+namespace {
+
+// Reads a message of either format, by the path's extension.
+absl::Status ReadProtoFile(const std::string& path, google::protobuf::Message* message) {
+  TW_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
+  if (IsTextProtoPath(path)) {
+    return AddErrorContext(ParseTextProto(contents, message), path);
+  }
+  const absl::Status binary = ParseBinaryProto(contents, message);
+  if (binary.ok()) return binary;
+  message->Clear();
+  if (ParseTextProto(contents, message).ok()) return absl::OkStatus();
+  message->Clear();
+  return AddErrorContext(binary, path);
+}
+
+// Index of each node in the GraphDef, and each node's parsed inputs.
+struct NodeIndex {
+  absl::flat_hash_map<std::string, int> by_name;
+  std::vector<std::vector<TensorId>> inputs;
+};
+
+absl::StatusOr<NodeIndex> IndexNodes(const GraphDef& def, const Graph& graph) {
+  NodeIndex index;
+  for (int i = 0; i < def.node_size(); ++i) {
+    const NodeDef& n = def.node(i);
+    if (n.name().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Node ", i, " of the GraphDef (op '", n.op(), "') has an empty name"));
+    }
+    if (!index.by_name.emplace(n.name(), i).second || graph.FindNode(n.name()) != nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Node '", n.name(), "' is not unique"));
+    }
+  }
+  index.inputs.resize(def.node_size());
+  for (int i = 0; i < def.node_size(); ++i) {
+    const NodeDef& n = def.node(i);
+    bool seen_control = false;
+    for (const std::string& input : n.input()) {
+      absl::StatusOr<TensorId> id = ParseTensorName(input);
+      if (!id.ok()) return AddErrorContext(id.status(), absl::StrCat("Node '", n.name(), "'"));
+      if (id->IsControl()) {
+        seen_control = true;
+      } else if (seen_control) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Node '", n.name(), "': Non-control input '", input, "' after a control input"));
+      }
+      if (!index.by_name.contains(id->node) && graph.FindNode(id->node) == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Node '", n.name(), "': Unknown input node '", input, "'"));
+      }
+      index.inputs[i].push_back(*std::move(id));
+    }
+  }
+  return index;
+}
+
+// A cycle among the nodes Kahn's algorithm could not order, as "a -> b -> a".
+std::string DescribeCycle(const GraphDef& def, const NodeIndex& index,
+                          const std::vector<int>& pending) {
+  int start = -1;
+  for (int i = 0; i < def.node_size(); ++i) {
+    if (pending[i] > 0) {
+      start = i;
+      break;
+    }
+  }
+  // Walk backwards along unresolved inputs until a node repeats.
+  std::vector<int> path;
+  absl::flat_hash_map<int, int> position;
+  int current = start;
+  while (current >= 0 && !position.contains(current)) {
+    position[current] = static_cast<int>(path.size());
+    path.push_back(current);
+    int next = -1;
+    for (const TensorId& in : index.inputs[current]) {
+      auto it = index.by_name.find(in.node);
+      if (it != index.by_name.end() && pending[it->second] > 0) {
+        next = it->second;
+        break;
+      }
+    }
+    current = next;
+  }
+  if (current < 0) return def.node(start).name();
+  std::vector<std::string> names;
+  for (size_t k = position[current]; k < path.size(); ++k) names.push_back(def.node(path[k]).name());
+  names.push_back(def.node(current).name());
+  std::reverse(names.begin(), names.end());  // producer -> consumer order
+  return absl::StrJoin(names, " -> ");
+}
+
+// Node indices in an order where every node follows its inputs.
+absl::StatusOr<std::vector<int>> TopologicalOrder(const GraphDef& def, const NodeIndex& index) {
+  const int n = def.node_size();
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> consumers(n);
+  for (int i = 0; i < n; ++i) {
+    for (const TensorId& in : index.inputs[i]) {
+      auto it = index.by_name.find(in.node);
+      if (it == index.by_name.end()) continue;  // already in the graph
+      ++pending[i];
+      consumers[it->second].push_back(i);
+    }
+  }
+  std::deque<int> ready;
+  for (int i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push_back(i);
+  }
+  std::vector<int> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const int i = ready.front();
+    ready.pop_front();
+    order.push_back(i);
+    for (int c : consumers[i]) {
+      if (--pending[c] == 0) ready.push_back(c);
+    }
+  }
+  if (static_cast<int>(order.size()) != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GraphDef contains a cycle: ", DescribeCycle(def, index, pending)));
+  }
+  return order;
+}
+
+absl::Status CheckVersions(const VersionDef& v) {
+  if (v.producer() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GraphDef producer version ", v.producer(), " is negative"));
+  }
+  if (v.min_consumer() > kGraphDefVersion) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GraphDef min_consumer version ", v.min_consumer(),
+        " is above Towerflow's GraphDef version ", kGraphDefVersion,
+        "; the graph needs a newer consumer"));
+  }
+  for (int bad : v.bad_consumers()) {
+    if (bad == kGraphDefVersion) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GraphDef lists Towerflow's version ", kGraphDefVersion, " as a bad consumer"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsTextProtoPath(absl::string_view path) {
+  return absl::EndsWith(path, ".pbtxt") || absl::EndsWith(path, ".pbtext") ||
+         absl::EndsWith(path, ".txt");
+}
+
+absl::StatusOr<GraphDef> ReadGraphDef(const std::string& path) {
+  GraphDef def;
+  TW_RETURN_IF_ERROR(ReadProtoFile(path, &def));
+  return def;
+}
+
+absl::Status WriteGraphDef(const GraphDef& graph_def, const std::string& path) {
+  return WriteFileAtomically(path, IsTextProtoPath(path) ? PrintTextProto(graph_def)
+                                                         : SerializeDeterministic(graph_def));
+}
+
+absl::StatusOr<MetaGraphDef> ReadMetaGraphDef(const std::string& path) {
+  MetaGraphDef meta;
+  TW_RETURN_IF_ERROR(ReadProtoFile(path, &meta));
+  return meta;
+}
+
+absl::Status ImportGraphDef(const GraphDef& graph_def, Graph* graph) {
+  TW_RETURN_IF_ERROR(CheckVersions(graph_def.versions()));
+  TW_ASSIGN_OR_RETURN(NodeIndex index, IndexNodes(graph_def, *graph));
+  TW_ASSIGN_OR_RETURN(std::vector<int> order, TopologicalOrder(graph_def, index));
+  const bool was_empty = graph->num_nodes() == 0;
+  const VersionDef old_versions = graph->versions();
+  if (was_empty) graph->set_versions(graph_def.versions());
+  absl::Status status = graph->AddFunctionLibrary(graph_def.library());
+  const bool library_added = status.ok();
+  std::vector<Node*> added;
+  for (size_t k = 0; status.ok() && k < order.size(); ++k) {
+    absl::StatusOr<Node*> node = graph->AddNode(graph_def.node(order[k]));
+    if (node.ok()) {
+      added.push_back(*node);
+    } else {
+      status = node.status();
+    }
+  }
+  if (!status.ok()) {
+    for (auto it = added.rbegin(); it != added.rend(); ++it) graph->RemoveNode(*it);
+    if (library_added) {
+      for (const FunctionDef& f : graph_def.library().function()) {
+        graph->RemoveFunction(f.signature().name()).IgnoreError();
+      }
+    }
+    graph->set_versions(old_versions);
+  }
+  return status;
+}
+
+}  // namespace towerflow

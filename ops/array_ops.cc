@@ -1,0 +1,1028 @@
+// Array ops: constants, placeholders, identities, shapes, reshaping,
+// concatenation and splitting, slicing, padding, tiling, gathering.
+// Schemas are TensorFlow's (see the reference OP_FACTS); each shape function
+// rejects only what can never be valid and leaves the rest unknown.
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "core/strided_slice.h"
+#include "core/tensor_proto_util.h"
+#include "graph/op_registry.h"
+#include "ops/shape_fns.h"
+
+namespace towerflow {
+namespace {
+
+using shape_fns::CanonicalAxis;
+
+// --------------------------------------------------------------- constants
+
+absl::Status ConstShape(InferenceContext* c) {
+  const TensorProto* value;
+  DataType dtype;
+  TW_RETURN_IF_ERROR(c->GetAttr("value", &value));
+  TW_RETURN_IF_ERROR(c->GetAttr("dtype", &dtype));
+  if (value->dtype() != dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "value has dtype ", DataTypeString(value->dtype()), " but attr dtype is ",
+        DataTypeString(dtype)));
+  }
+  TW_ASSIGN_OR_RETURN(TensorShape shape, TensorProtoShape(*value));
+  c->set_output(0, shape);
+  return absl::OkStatus();
+}
+
+absl::Status PlaceholderShape(InferenceContext* c) {
+  PartialTensorShape shape;
+  TW_RETURN_IF_ERROR(c->GetAttr("shape", &shape));
+  // Graphs older than version 22 wrote "unknown shape" as a scalar shape.
+  if (c->graph_def_version() <= 21 && shape.dims() <= 0) return absl::OkStatus();
+  c->set_output(0, shape);
+  return absl::OkStatus();
+}
+
+absl::Status PlaceholderWithDefaultShape(InferenceContext* c) {
+  PartialTensorShape shape;
+  TW_RETURN_IF_ERROR(c->GetAttr("shape", &shape));
+  if (!c->input(0).IsCompatibleWith(shape)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "The default value's shape ", c->input(0).DebugString(),
+        " is not compatible with the shape attr ", shape.DebugString()));
+  }
+  c->set_output(0, shape);
+  return absl::OkStatus();
+}
+
+absl::Status IdentityNShape(InferenceContext* c) {
+  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, c->input(i));
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------------ shapes
+
+absl::Status ShapeShape(InferenceContext* c) {
+  for (int i = 0; i < c->num_outputs(); ++i) {
+    const PartialTensorShape& in = c->input(i);
+    c->set_output(i, PartialTensorShape({in.unknown_rank() ? -1 : in.dims()}));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReshapeShape(InferenceContext* c) {
+  const PartialTensorShape& input = c->input(0);
+  if (const TensorProto* t = c->input_tensor(1)) {
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> v, TensorProtoToInt64s(*t));
+    std::vector<int> inferred;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i] == -1) inferred.push_back(static_cast<int>(i));
+    }
+    if (inferred.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Only one input size may be -1, not both ", inferred[0], " and ", inferred[1]));
+    }
+  }
+  TW_ASSIGN_OR_RETURN(PartialTensorShape target, c->MakeShapeFromShapeTensor(1));
+  if (target.unknown_rank()) return absl::OkStatus();
+  std::vector<int64_t> dims(target.dim_sizes().begin(), target.dim_sizes().end());
+  int unknown = -1, num_unknown = 0;
+  int64_t known_product = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0) {
+      unknown = static_cast<int>(i);
+      ++num_unknown;
+    } else {
+      known_product = MultiplyWithoutOverflow(known_product, dims[i]);
+      if (known_product < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Reshape target ", target.DebugString(), " has more elements than fit in int64"));
+      }
+    }
+  }
+  const int64_t n = input.num_elements();
+  if (n >= 0 && num_unknown == 0 && n != known_product) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Cannot reshape a tensor with ", n, " elements to shape ",
+        target.DebugString(), " (", known_product, " elements)"));
+  }
+  if (n >= 0 && num_unknown == 1 && known_product > 0) {
+    if (n % known_product != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Cannot reshape a tensor with ", n, " elements to shape ",
+          target.DebugString(), ": ", n, " is not a multiple of ", known_product));
+    }
+    dims[unknown] = n / known_product;
+  }
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status ExpandDimsShape(InferenceContext* c) {
+  const PartialTensorShape& input = c->input(0);
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> dim, c->ConstantIntInput(1));
+  if (input.unknown_rank()) return absl::OkStatus();
+  if (!dim.has_value()) {
+    c->set_output(0, PartialTensorShape::UnknownDims(input.dims() + 1));
+    return absl::OkStatus();
+  }
+  if (dim->size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'dim' must be a scalar or hold one element, got ", dim->size()));
+  }
+  TW_ASSIGN_OR_RETURN(int axis, CanonicalAxis((*dim)[0], input.dims() + 1));
+  std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
+  dims.insert(dims.begin() + axis, 1);
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status SqueezeShape(InferenceContext* c) {
+  const PartialTensorShape& input = c->input(0);
+  std::vector<int64_t> squeeze;
+  TW_RETURN_IF_ERROR(c->GetAttr("squeeze_dims", &squeeze));
+  if (input.unknown_rank()) return absl::OkStatus();
+  std::set<int> drop;
+  for (int64_t d : squeeze) {
+    absl::StatusOr<int> axis = CanonicalAxis(d, input.dims());
+    if (!axis.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Tried to squeeze dim index ", d, " for tensor with ", input.dims(), " dimensions"));
+    }
+    drop.insert(*axis);
+  }
+  std::vector<int64_t> dims;
+  for (int i = 0; i < input.dims(); ++i) {
+    const int64_t size = input.dim_size(i);
+    if (drop.empty()) {
+      if (size < 0) return absl::OkStatus();  // might be 1: unknown result
+      if (size != 1) dims.push_back(size);
+    } else if (drop.count(i) > 0) {
+      if (size >= 0 && size != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Can not squeeze dim[", i, "], expected a dimension of 1, got ", size));
+      }
+    } else {
+      dims.push_back(size);
+    }
+  }
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status TransposeShape(InferenceContext* c) {
+  const PartialTensorShape& input = c->input(0);
+  PartialTensorShape perm_shape;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &perm_shape));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> perm, c->ConstantIntInput(1));
+  if (!perm.has_value()) {
+    if (!input.unknown_rank()) {
+      c->set_output(0, PartialTensorShape::UnknownDims(input.dims()));
+    } else if (perm_shape.dim_size(0) >= 0 && perm_shape.dim_size(0) <= kMaxTensorRank) {
+      c->set_output(0, PartialTensorShape::UnknownDims(static_cast<int>(perm_shape.dim_size(0))));
+    }
+    return absl::OkStatus();
+  }
+  const int rank = static_cast<int>(perm->size());
+  if (!input.unknown_rank() && input.dims() != rank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "perm has ", rank, " entries but the input has rank ", input.dims()));
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : *perm) {
+    if (p < 0 || p >= rank || seen[p]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "perm [", absl::StrJoin(*perm, ","), "] is not a permutation of 0..", rank - 1));
+    }
+    seen[p] = true;
+  }
+  std::vector<int64_t> dims(rank, -1);
+  if (!input.unknown_rank()) {
+    for (int i = 0; i < rank; ++i) dims[i] = input.dim_size((*perm)[i]);
+  }
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------ concat and split
+
+// Values are inputs [first, first + n); the axis is input `axis_input`.
+absl::Status ConcatShapeImpl(InferenceContext* c, int first, int n, int axis_input) {
+  int rank = -1;
+  for (int i = first; i < first + n; ++i) {
+    const PartialTensorShape& s = c->input(i);
+    if (s.unknown_rank()) continue;
+    if (s.dims() == 0) {
+      return absl::InvalidArgumentError("Can't concatenate scalars (use Pack instead)");
+    }
+    if (rank >= 0 && s.dims() != rank) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Inputs to concatenate must have the same rank, but input ", i - first,
+          " has shape ", s.DebugString(), " and another has rank ", rank));
+    }
+    rank = s.dims();
+  }
+  TW_ASSIGN_OR_RETURN(std::optional<int64_t> axis_value, c->ConstantScalarInput(axis_input));
+  if (rank < 0) return absl::OkStatus();
+  if (!axis_value.has_value()) {
+    c->set_output(0, PartialTensorShape::UnknownDims(rank));
+    return absl::OkStatus();
+  }
+  TW_ASSIGN_OR_RETURN(int axis, CanonicalAxis(*axis_value, rank));
+  std::vector<int64_t> dims(rank, -1);
+  int64_t axis_sum = 0;
+  for (int i = first; i < first + n; ++i) {
+    const PartialTensorShape& s = c->input(i);
+    if (s.unknown_rank()) {
+      axis_sum = -1;
+      continue;
+    }
+    for (int d = 0; d < rank; ++d) {
+      if (d == axis) continue;
+      int64_t merged;
+      const absl::Status st = c->MergeDim(dims[d], s.dim_size(d), &merged);
+      if (!st.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Dimension ", d, " of input ", i - first, " (shape ", s.DebugString(),
+            ") does not match the other inputs (", dims[d],
+            "); only the concat axis ", axis, " may differ"));
+      }
+      dims[d] = merged;
+    }
+    const int64_t a = s.dim_size(axis);
+    if (axis_sum < 0) continue;
+    if (a < 0) {
+      axis_sum = -1;
+    } else if (a > INT64_MAX - axis_sum) {
+      return absl::InvalidArgumentError("Concatenated dimension overflows int64");
+    } else {
+      axis_sum += a;
+    }
+  }
+  dims[axis] = axis_sum;
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status ConcatV2Shape(InferenceContext* c) {
+  return ConcatShapeImpl(c, 0, c->num_inputs() - 1, c->num_inputs() - 1);
+}
+
+absl::Status ConcatShape(InferenceContext* c) {
+  return ConcatShapeImpl(c, 1, c->num_inputs() - 1, 0);
+}
+
+// Sets every output to `value` with dim `axis` replaced by `size`.
+void SetSplitOutputs(InferenceContext* c, const PartialTensorShape& value, int axis,
+                     const std::vector<int64_t>& sizes) {
+  for (int i = 0; i < c->num_outputs(); ++i) {
+    std::vector<int64_t> dims(value.dim_sizes().begin(), value.dim_sizes().end());
+    dims[axis] = sizes[i];
+    c->set_output(i, PartialTensorShape(dims));
+  }
+}
+
+absl::Status SplitShape(InferenceContext* c) {
+  const PartialTensorShape& value = c->input(1);
+  TW_ASSIGN_OR_RETURN(std::optional<int64_t> axis_value, c->ConstantScalarInput(0));
+  if (value.unknown_rank()) return absl::OkStatus();
+  if (!axis_value.has_value()) {
+    for (int i = 0; i < c->num_outputs(); ++i) {
+      c->set_output(i, PartialTensorShape::UnknownDims(value.dims()));
+    }
+    return absl::OkStatus();
+  }
+  TW_ASSIGN_OR_RETURN(int axis, CanonicalAxis(*axis_value, value.dims()));
+  const int64_t dim = value.dim_size(axis);
+  const int num_split = c->num_outputs();
+  if (dim >= 0 && dim % num_split != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Number of ways to split should evenly divide the split dimension, but got "
+        "split_dim ", axis, " (size = ", dim, ") and num_split ", num_split));
+  }
+  SetSplitOutputs(c, value, axis, std::vector<int64_t>(num_split, dim < 0 ? -1 : dim / num_split));
+  return absl::OkStatus();
+}
+
+absl::Status SplitVShape(InferenceContext* c) {
+  const PartialTensorShape& value = c->input(0);
+  const int num_split = c->num_outputs();
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> sizes, c->ConstantIntInput(1));
+  TW_ASSIGN_OR_RETURN(std::optional<int64_t> axis_value, c->ConstantScalarInput(2));
+  if (sizes.has_value() && static_cast<int>(sizes->size()) != num_split) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "size_splits has ", sizes->size(), " entries but num_split is ", num_split));
+  }
+  if (value.unknown_rank()) return absl::OkStatus();
+  if (!axis_value.has_value() || !sizes.has_value()) {
+    for (int i = 0; i < num_split; ++i) {
+      c->set_output(i, PartialTensorShape::UnknownDims(value.dims()));
+    }
+    return absl::OkStatus();
+  }
+  TW_ASSIGN_OR_RETURN(int axis, CanonicalAxis(*axis_value, value.dims()));
+  const int64_t dim = value.dim_size(axis);
+  std::vector<int64_t> out = *sizes;
+  int inferred = -1;
+  int64_t total = 0;
+  for (int i = 0; i < num_split; ++i) {
+    if (out[i] == -1) {
+      if (inferred >= 0) {
+        return absl::InvalidArgumentError("size_splits may contain at most one -1");
+      }
+      inferred = i;
+    } else if (out[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "size_splits[", i, "] = ", out[i], " must be >= 0 (or -1 once)"));
+    } else {
+      total += out[i];
+      if (total < 0 || total > (int64_t{1} << 62)) {
+        return absl::InvalidArgumentError("size_splits sum overflows");
+      }
+    }
+  }
+  if (dim >= 0) {
+    if (inferred >= 0) {
+      if (total > dim) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "size_splits sum to ", total, ", more than the split dimension's size ", dim));
+      }
+      out[inferred] = dim - total;
+    } else if (total != dim) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "size_splits sum to ", total, " but the split dimension has size ", dim));
+    }
+  }
+  SetSplitOutputs(c, value, axis, out);
+  return absl::OkStatus();
+}
+
+absl::Status PackShape(InferenceContext* c) {
+  PartialTensorShape merged;
+  for (int i = 0; i < c->num_inputs(); ++i) {
+    absl::StatusOr<PartialTensorShape> m = merged.MergeWith(c->input(i));
+    if (!m.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Shapes of all inputs must match: values[", i, "].shape = ",
+          c->input(i).DebugString(), " != ", merged.DebugString()));
+    }
+    merged = *std::move(m);
+  }
+  int64_t axis;
+  TW_RETURN_IF_ERROR(c->GetAttr("axis", &axis));
+  if (merged.unknown_rank()) return absl::OkStatus();
+  TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis, merged.dims() + 1));
+  std::vector<int64_t> dims(merged.dim_sizes().begin(), merged.dim_sizes().end());
+  dims.insert(dims.begin() + a, c->num_inputs());
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status UnpackShape(InferenceContext* c) {
+  const PartialTensorShape& value = c->input(0);
+  int64_t axis, num;
+  TW_RETURN_IF_ERROR(c->GetAttr("axis", &axis));
+  TW_RETURN_IF_ERROR(c->GetAttr("num", &num));
+  if (value.unknown_rank()) return absl::OkStatus();
+  if (value.dims() == 0) return absl::InvalidArgumentError("Cannot unpack a scalar");
+  TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis, value.dims()));
+  if (value.dim_size(a) >= 0 && value.dim_size(a) != num) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Dimension ", a, " has size ", value.dim_size(a), " but num is ", num));
+  }
+  std::vector<int64_t> dims(value.dim_sizes().begin(), value.dim_sizes().end());
+  dims.erase(dims.begin() + a);
+  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+// ----------------------------------------------------------------- slicing
+
+absl::Status SliceShape(InferenceContext* c) {
+  const PartialTensorShape& input = c->input(0);
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> begin, c->ConstantIntInput(1));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> size, c->ConstantIntInput(2));
+  if (begin.has_value() && size.has_value() && begin->size() != size->size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "begin has ", begin->size(), " entries but size has ", size->size()));
+  }
+  int rank = input.dims();
+  if (rank < 0 && begin.has_value()) rank = static_cast<int>(begin->size());
+  if (rank < 0 && size.has_value()) rank = static_cast<int>(size->size());
+  if (rank < 0) return absl::OkStatus();
+  for (const auto* v : {&begin, &size}) {
+    if (v->has_value() && static_cast<int>((*v)->size()) != rank) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "begin and size must have one entry per input dimension (", rank, "), got ",
+          (*v)->size()));
+    }
+  }
+  std::vector<int64_t> dims(rank, -1);
+  for (int i = 0; i < rank; ++i) {
+    const int64_t dim = input.unknown_rank() ? -1 : input.dim_size(i);
+    const int64_t b = begin.has_value() ? (*begin)[i] : -1;
+    const int64_t s = size.has_value() ? (*size)[i] : -2;
+    if (begin.has_value() && (b < 0 || (dim >= 0 && b > dim))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Expected begin[", i, "] in [0, ", dim < 0 ? std::string("?") : absl::StrCat(dim),
+          "], but got ", b));
+    }
+    if (size.has_value() && s < -1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "size[", i, "] = ", s, " must be >= -1"));
+    }
+    if (s == -1) {
+      dims[i] = (dim >= 0 && b >= 0) ? dim - b : -1;
+    } else if (s >= 0) {
+      if (dim >= 0 && b >= 0 && s > dim - b) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Expected size[", i, "] in [0, ", dim - b, "], but got ", s));
+      }
+      dims[i] = s;
+    }
+  }
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status StridedSliceShape(InferenceContext* c) {
+  StridedSliceSpec spec;
+  TW_RETURN_IF_ERROR(c->GetAttr("begin_mask", &spec.begin_mask));
+  TW_RETURN_IF_ERROR(c->GetAttr("end_mask", &spec.end_mask));
+  TW_RETURN_IF_ERROR(c->GetAttr("ellipsis_mask", &spec.ellipsis_mask));
+  TW_RETURN_IF_ERROR(c->GetAttr("new_axis_mask", &spec.new_axis_mask));
+  TW_RETURN_IF_ERROR(c->GetAttr("shrink_axis_mask", &spec.shrink_axis_mask));
+  for (int i = 1; i <= 3; ++i) {
+    PartialTensorShape v;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &v));
+  }
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> begin, c->ConstantIntInput(1));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> end, c->ConstantIntInput(2));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> strides, c->ConstantIntInput(3));
+  if (!begin || !end || !strides || c->input(0).unknown_rank()) return absl::OkStatus();
+  spec.begin = *begin;
+  spec.end = *end;
+  spec.strides = *strides;
+  TW_ASSIGN_OR_RETURN(StridedSliceResult r, ComputeStridedSlice(c->input(0), spec));
+  c->set_output(0, r.final);
+  return absl::OkStatus();
+}
+
+absl::Status StridedSliceGradShape(InferenceContext* c) {
+  return shape_fns::ShapeFromShapeTensorInput(c, 0);
+}
+
+// ------------------------------------------------- padding, tiling, filling
+
+absl::Status PadShape(InferenceContext* c) {
+  const PartialTensorShape& input = c->input(0);
+  PartialTensorShape paddings_shape;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &paddings_shape));
+  if (paddings_shape.dim_size(1) >= 0 && paddings_shape.dim_size(1) != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "paddings must have shape [rank, 2], got ", paddings_shape.DebugString()));
+  }
+  if (c->num_inputs() > 2) {  // PadV2's constant_values
+    PartialTensorShape scalar;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &scalar));
+  }
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> pads, c->ConstantIntInput(1));
+  int rank = input.dims();
+  if (rank < 0 && paddings_shape.dim_size(0) >= 0 &&
+      paddings_shape.dim_size(0) <= kMaxTensorRank) {
+    rank = static_cast<int>(paddings_shape.dim_size(0));
+  }
+  if (rank < 0) return absl::OkStatus();
+  if (!pads.has_value()) {
+    c->set_output(0, PartialTensorShape::UnknownDims(rank));
+    return absl::OkStatus();
+  }
+  if (static_cast<int>(pads->size()) != 2 * rank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "paddings has ", pads->size() / 2, " rows but the input has rank ", rank));
+  }
+  std::vector<int64_t> dims(rank, -1);
+  for (int i = 0; i < rank; ++i) {
+    const int64_t before = (*pads)[2 * i], after = (*pads)[2 * i + 1];
+    if (before < 0 || after < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Paddings must be non-negative: ", before, " ", after));
+    }
+    const int64_t dim = input.unknown_rank() ? -1 : input.dim_size(i);
+    if (dim < 0) continue;
+    const int64_t limit = INT64_MAX / 3;
+    if (before > limit || after > limit || dim > limit) {
+      return absl::InvalidArgumentError("Padded dimension size overflows int64");
+    }
+    dims[i] = dim + before + after;
+  }
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status TileShape(InferenceContext* c) {
+  const PartialTensorShape& input = c->input(0);
+  PartialTensorShape m_shape;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &m_shape));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> multiples, c->ConstantIntInput(1));
+  int rank = input.dims();
+  if (rank < 0 && multiples.has_value()) rank = static_cast<int>(multiples->size());
+  if (rank < 0) return absl::OkStatus();
+  if (!multiples.has_value()) {
+    c->set_output(0, PartialTensorShape::UnknownDims(rank));
+    return absl::OkStatus();
+  }
+  if (static_cast<int>(multiples->size()) != rank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "multiples has ", multiples->size(), " entries but the input has rank ", rank));
+  }
+  std::vector<int64_t> dims(rank, -1);
+  for (int i = 0; i < rank; ++i) {
+    const int64_t m = (*multiples)[i];
+    if (m < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Expected multiples[", i, "] >= 0, but got ", m));
+    }
+    const int64_t dim = input.unknown_rank() ? -1 : input.dim_size(i);
+    if (dim < 0) continue;
+    dims[i] = MultiplyWithoutOverflow(dim, m);
+    if (dims[i] < 0) {
+      return absl::InvalidArgumentError("Tiled dimension size overflows int64");
+    }
+  }
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status FillShape(InferenceContext* c) {
+  PartialTensorShape scalar;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &scalar));
+  return shape_fns::ShapeFromShapeTensorInput(c, 0);
+}
+
+// --------------------------------------------------------------- gathering
+
+// params[:axis] + indices[batch_dims:] + params[axis+1:]
+absl::Status GatherOutput(InferenceContext* c, const PartialTensorShape& params,
+                          const PartialTensorShape& indices, int64_t axis_value,
+                          int64_t batch_dims) {
+  if (params.unknown_rank() || indices.unknown_rank()) return absl::OkStatus();
+  if (params.dims() == 0) return absl::InvalidArgumentError("params must be at least 1-D");
+  if (batch_dims < 0) batch_dims += indices.dims();
+  if (batch_dims < 0 || batch_dims > indices.dims()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "batch_dims must be in [-", indices.dims(), ", ", indices.dims(), "], got ",
+        batch_dims));
+  }
+  TW_ASSIGN_OR_RETURN(int axis, CanonicalAxis(axis_value, params.dims()));
+  if (batch_dims > axis) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "batch_dims (", batch_dims, ") must be <= axis (", axis, ")"));
+  }
+  std::vector<int64_t> dims(params.dim_sizes().begin(), params.dim_sizes().begin() + axis);
+  dims.insert(dims.end(), indices.dim_sizes().begin() + batch_dims, indices.dim_sizes().end());
+  dims.insert(dims.end(), params.dim_sizes().begin() + axis + 1, params.dim_sizes().end());
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status GatherV2Shape(InferenceContext* c) {
+  int64_t batch_dims;
+  TW_RETURN_IF_ERROR(c->GetAttr("batch_dims", &batch_dims));
+  PartialTensorShape axis_shape;
+  TW_RETURN_IF_ERROR(c->WithRankAtMost(c->input(2), 1, &axis_shape));
+  TW_ASSIGN_OR_RETURN(std::optional<int64_t> axis, c->ConstantScalarInput(2));
+  if (!axis.has_value()) return absl::OkStatus();
+  return GatherOutput(c, c->input(0), c->input(1), *axis, batch_dims);
+}
+
+absl::Status GatherShape(InferenceContext* c) {
+  return GatherOutput(c, c->input(0), c->input(1), 0, 0);
+}
+
+absl::Status OneHotShape(InferenceContext* c) {
+  int64_t axis;
+  TW_RETURN_IF_ERROR(c->GetAttr("axis", &axis));
+  if (axis < -1) {
+    return absl::InvalidArgumentError(absl::StrCat("axis must be >= -1, got ", axis));
+  }
+  for (int i = 1; i <= 3; ++i) {
+    PartialTensorShape scalar;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
+  }
+  TW_ASSIGN_OR_RETURN(std::optional<int64_t> depth, c->ConstantScalarInput(1));
+  if (depth.has_value() && *depth < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("depth must be non-negative, got ", *depth));
+  }
+  const PartialTensorShape& indices = c->input(0);
+  if (indices.unknown_rank()) return absl::OkStatus();
+  const int pos = axis == -1 ? indices.dims() : static_cast<int>(std::min<int64_t>(axis, INT32_MAX));
+  if (pos > indices.dims()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "axis ", axis, " is out of range for indices of rank ", indices.dims()));
+  }
+  std::vector<int64_t> dims(indices.dim_sizes().begin(), indices.dim_sizes().end());
+  dims.insert(dims.begin() + pos, depth.has_value() ? *depth : -1);
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status BroadcastToShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(PartialTensorShape target, c->MakeShapeFromShapeTensor(1));
+  const PartialTensorShape& input = c->input(0);
+  if (!target.unknown_rank() && !input.unknown_rank()) {
+    if (input.dims() > target.dims()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Cannot broadcast a tensor of shape ", input.DebugString(), " to the smaller rank ",
+          target.DebugString()));
+    }
+    const int offset = target.dims() - input.dims();
+    for (int i = 0; i < input.dims(); ++i) {
+      const int64_t in = input.dim_size(i), out = target.dim_size(i + offset);
+      if (in >= 0 && out >= 0 && in != 1 && in != out) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Cannot broadcast a tensor of shape ", input.DebugString(), " to shape ",
+            target.DebugString()));
+      }
+    }
+  }
+  c->set_output(0, target);
+  return absl::OkStatus();
+}
+
+absl::Status BroadcastGradientArgsShape(InferenceContext* c) {
+  for (int i = 0; i < 2; ++i) {
+    PartialTensorShape v;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &v));
+    c->set_output(i, PartialTensorShape({-1}));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InvertPermutationShape(InferenceContext* c) {
+  PartialTensorShape v;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &v));
+  c->set_output(0, v);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------- schemas
+
+TW_REGISTER_OP("Const")
+    .Output("output: dtype")
+    .Attr("value: tensor")
+    .Attr("dtype: type")
+    .Doc("A constant tensor.")
+    .SetShapeFn(ConstShape);
+
+TW_REGISTER_OP("Placeholder")
+    .Output("output: dtype")
+    .Attr("dtype: type")
+    .Attr("shape: shape = { unknown_rank: true }")
+    .Doc("A value that must be fed when the graph runs.")
+    .SetShapeFn(PlaceholderShape);
+
+TW_REGISTER_OP("PlaceholderWithDefault")
+    .Input("input: dtype")
+    .Output("output: dtype")
+    .Attr("dtype: type")
+    .Attr("shape: shape")
+    .Doc("Passes `input` through unless the output is fed.")
+    .SetShapeFn(PlaceholderWithDefaultShape);
+
+TW_REGISTER_OP("Identity")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Doc("Returns the input unchanged.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("Snapshot")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Doc("Returns a copy of the input.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("IdentityN")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: list(type) >= 1")
+    .Doc("Returns the inputs unchanged.")
+    .SetShapeFn(IdentityNShape);
+
+TW_REGISTER_OP("StopGradient")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Doc("Identity that blocks gradients.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("PreventGradient")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("message: string = ''")
+    .Doc("Identity whose gradient is an error.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("CheckNumerics")
+    .Input("tensor: T")
+    .Output("output: T")
+    .Attr("T: {bfloat16, half, float, double}")
+    .Attr("message: string")
+    .SetIsStateful()
+    .Doc("Fails with `message` when the tensor holds NaN or Inf.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("Reshape")
+    .Input("tensor: T")
+    .Input("shape: Tshape")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tshape: {int32, int64} = DT_INT32")
+    .Doc("The tensor's elements in a new shape; one dimension may be -1.")
+    .SetShapeFn(ReshapeShape);
+
+TW_REGISTER_OP("Shape")
+    .Input("input: T")
+    .Output("output: out_type")
+    .Attr("T: type")
+    .Attr("out_type: {int32, int64} = DT_INT32")
+    .Doc("The shape of the input as a 1-D tensor.")
+    .SetShapeFn(ShapeShape);
+
+TW_REGISTER_OP("ShapeN")
+    .Input("input: N * T")
+    .Output("output: N * out_type")
+    .Attr("N: int >= 1")
+    .Attr("T: type")
+    .Attr("out_type: {int32, int64} = DT_INT32")
+    .Doc("The shapes of N tensors.")
+    .SetShapeFn(ShapeShape);
+
+TW_REGISTER_OP("Size")
+    .Input("input: T")
+    .Output("output: out_type")
+    .Attr("T: type")
+    .Attr("out_type: {int32, int64} = DT_INT32")
+    .Doc("The number of elements of the input.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("Rank")
+    .Input("input: T")
+    .Output("output: int32")
+    .Attr("T: type")
+    .Doc("The rank of the input.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("ExpandDims")
+    .Input("input: T")
+    .Input("dim: Tdim")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tdim: {int32, int64} = DT_INT32")
+    .Doc("Inserts a dimension of size 1 at `dim`.")
+    .SetShapeFn(ExpandDimsShape);
+
+TW_REGISTER_OP("Squeeze")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("squeeze_dims: list(int) >= 0 = []")
+    .Doc("Removes dimensions of size 1 (those in squeeze_dims, or all).")
+    .SetShapeFn(SqueezeShape);
+
+TW_REGISTER_OP("Transpose")
+    .Input("x: T")
+    .Input("perm: Tperm")
+    .Output("y: T")
+    .Attr("T: type")
+    .Attr("Tperm: {int32, int64} = DT_INT32")
+    .Doc("Permutes the dimensions: y.shape[i] = x.shape[perm[i]].")
+    .SetShapeFn(TransposeShape);
+
+TW_REGISTER_OP("InvertPermutation")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {int32, int64} = DT_INT32")
+    .Doc("The inverse of a permutation.")
+    .SetShapeFn(InvertPermutationShape);
+
+TW_REGISTER_OP("ConcatV2")
+    .Input("values: N * T")
+    .Input("axis: Tidx")
+    .Output("output: T")
+    .Attr("N: int >= 2")
+    .Attr("T: type")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Doc("Concatenates tensors along `axis`.")
+    .SetShapeFn(ConcatV2Shape);
+
+TW_REGISTER_OP("Concat")
+    .Input("concat_dim: int32")
+    .Input("values: N * T")
+    .Output("output: T")
+    .Attr("N: int >= 2")
+    .Attr("T: type")
+    .Doc("Concatenates tensors along `concat_dim` (TF 1.0's form).")
+    .SetShapeFn(ConcatShape);
+
+TW_REGISTER_OP("Split")
+    .Input("split_dim: int32")
+    .Input("value: T")
+    .Output("output: num_split * T")
+    .Attr("num_split: int >= 1")
+    .Attr("T: type")
+    .Doc("Splits `value` into num_split equal pieces along split_dim.")
+    .SetShapeFn(SplitShape);
+
+TW_REGISTER_OP("SplitV")
+    .Input("value: T")
+    .Input("size_splits: Tlen")
+    .Input("split_dim: int32")
+    .Output("output: num_split * T")
+    .Attr("num_split: int >= 1")
+    .Attr("T: type")
+    .Attr("Tlen: {int8, int32, int64} = DT_INT64")
+    .Doc("Splits `value` into pieces of the given sizes along split_dim.")
+    .SetShapeFn(SplitVShape);
+
+TW_REGISTER_OP("Pack")
+    .Input("values: N * T")
+    .Output("output: T")
+    .Attr("N: int >= 1")
+    .Attr("T: type")
+    .Attr("axis: int = 0")
+    .Doc("Stacks N tensors of one shape into one of rank + 1.")
+    .SetShapeFn(PackShape);
+
+TW_REGISTER_OP("Unpack")
+    .Input("value: T")
+    .Output("output: num * T")
+    .Attr("num: int >= 0")
+    .Attr("T: type")
+    .Attr("axis: int = 0")
+    .Doc("Unstacks a tensor along `axis` into `num` tensors.")
+    .SetShapeFn(UnpackShape);
+
+TW_REGISTER_OP("Slice")
+    .Input("input: T")
+    .Input("begin: Index")
+    .Input("size: Index")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Index: {int32, int64}")
+    .Doc("input[begin:begin+size]; a size of -1 takes the rest.")
+    .SetShapeFn(SliceShape);
+
+TW_REGISTER_OP("StridedSlice")
+    .Input("input: T")
+    .Input("begin: Index")
+    .Input("end: Index")
+    .Input("strides: Index")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Index: {int32, int64}")
+    .Attr("begin_mask: int = 0")
+    .Attr("end_mask: int = 0")
+    .Attr("ellipsis_mask: int = 0")
+    .Attr("new_axis_mask: int = 0")
+    .Attr("shrink_axis_mask: int = 0")
+    .Doc("NumPy-style slicing (x[1:, ..., tf.newaxis, 0]).")
+    .SetShapeFn(StridedSliceShape);
+
+TW_REGISTER_OP("StridedSliceGrad")
+    .Input("shape: Index")
+    .Input("begin: Index")
+    .Input("end: Index")
+    .Input("strides: Index")
+    .Input("dy: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Index: {int32, int64}")
+    .Attr("begin_mask: int = 0")
+    .Attr("end_mask: int = 0")
+    .Attr("ellipsis_mask: int = 0")
+    .Attr("new_axis_mask: int = 0")
+    .Attr("shrink_axis_mask: int = 0")
+    .Doc("The gradient of StridedSlice: dy scattered into zeros of `shape`.")
+    .SetShapeFn(StridedSliceGradShape);
+
+TW_REGISTER_OP("Pad")
+    .Input("input: T")
+    .Input("paddings: Tpaddings")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tpaddings: {int32, int64} = DT_INT32")
+    .Doc("Pads with zeros; paddings is [rank, 2] (before, after).")
+    .SetShapeFn(PadShape);
+
+TW_REGISTER_OP("PadV2")
+    .Input("input: T")
+    .Input("paddings: Tpaddings")
+    .Input("constant_values: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tpaddings: {int32, int64} = DT_INT32")
+    .Doc("Pads with constant_values.")
+    .SetShapeFn(PadShape);
+
+TW_REGISTER_OP("MirrorPad")
+    .Input("input: T")
+    .Input("paddings: Tpaddings")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tpaddings: {int32, int64} = DT_INT32")
+    .Attr("mode: {'REFLECT', 'SYMMETRIC'}")
+    .Doc("Pads by mirroring the input.")
+    .SetShapeFn(PadShape);
+
+TW_REGISTER_OP("Tile")
+    .Input("input: T")
+    .Input("multiples: Tmultiples")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tmultiples: {int32, int64} = DT_INT32")
+    .Doc("Repeats the input multiples[i] times along dimension i.")
+    .SetShapeFn(TileShape);
+
+TW_REGISTER_OP("Fill")
+    .Input("dims: index_type")
+    .Input("value: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("index_type: {int32, int64} = DT_INT32")
+    .Doc("A tensor of shape `dims` filled with the scalar `value`.")
+    .SetShapeFn(FillShape);
+
+TW_REGISTER_OP("ZerosLike")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: type")
+    .Doc("Zeros of the input's shape and type.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("OnesLike")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, "
+          "uint32, int64, uint64, complex64, complex128, bool}")
+    .Doc("Ones of the input's shape and type.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("GatherV2")
+    .Input("params: Tparams")
+    .Input("indices: Tindices")
+    .Input("axis: Taxis")
+    .Output("output: Tparams")
+    .AttrAddedAfterTF1("batch_dims: int = 0")
+    .Attr("Tparams: type")
+    .Attr("Tindices: {int16, int32, int64}")
+    .Attr("Taxis: {int32, int64}")
+    .Doc("Gathers slices of params along axis at the given indices.")
+    .SetShapeFn(GatherV2Shape);
+
+TW_REGISTER_OP("Gather")
+    .Input("params: Tparams")
+    .Input("indices: Tindices")
+    .Output("output: Tparams")
+    .Attr("validate_indices: bool = true")
+    .Attr("Tparams: type")
+    .Attr("Tindices: {int32, int64}")
+    .Doc("Gathers rows of params (TF 1.0's form).")
+    .SetShapeFn(GatherShape);
+
+TW_REGISTER_OP("OneHot")
+    .Input("indices: TI")
+    .Input("depth: int32")
+    .Input("on_value: T")
+    .Input("off_value: T")
+    .Output("output: T")
+    .Attr("axis: int = -1")
+    .Attr("T: type")
+    .Attr("TI: {uint8, int32, int64} = DT_INT64")
+    .Doc("One-hot encoding of indices, with `depth` classes at `axis`.")
+    .SetShapeFn(OneHotShape);
+
+TW_REGISTER_OP("BroadcastTo")
+    .Input("input: T")
+    .Input("shape: Tidx")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Doc("Broadcasts the input to `shape`.")
+    .SetShapeFn(BroadcastToShape);
+
+TW_REGISTER_OP("BroadcastGradientArgs")
+    .Input("s0: T")
+    .Input("s1: T")
+    .Output("r0: T")
+    .Output("r1: T")
+    .Attr("T: {int32, int64} = DT_INT32")
+    .Doc("The axes along which each input of a broadcasting op was broadcast.")
+    .SetShapeFn(BroadcastGradientArgsShape);
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,53 @@
+// Control and communication ops: NoOp (a node to hang control dependencies
+// on) and the Send/Recv pairs the partitioner puts on edges that cross
+// devices.
+#include "graph/op_registry.h"
+#include "ops/shape_fns.h"
+
+namespace towerflow {
+namespace {
+
+void RegisterSend(const char* name, const char* doc) {
+  RegisterOp(OpDefBuilder(name, __FILE__)
+                 .Input("tensor: T")
+                 .Attr("T: type")
+                 .Attr("tensor_name: string")
+                 .Attr("send_device: string")
+                 .Attr("send_device_incarnation: int")
+                 .Attr("recv_device: string")
+                 .Attr("client_terminated: bool = false")
+                 .SetIsStateful()
+                 .Doc(doc)
+                 .SetShapeFn(shape_fns::UnknownShape));
+}
+
+void RegisterRecv(const char* name, const char* doc) {
+  RegisterOp(OpDefBuilder(name, __FILE__)
+                 .Output("tensor: tensor_type")
+                 .Attr("tensor_type: type")
+                 .Attr("tensor_name: string")
+                 .Attr("send_device: string")
+                 .Attr("send_device_incarnation: int")
+                 .Attr("recv_device: string")
+                 .Attr("client_terminated: bool = false")
+                 .SetIsStateful()
+                 .Doc(doc)
+                 .SetShapeFn(shape_fns::UnknownShape));
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  RegisterSend("_Send", "Sends a tensor to recv_device (inserted by the partitioner).");
+  RegisterRecv("_Recv", "Receives a tensor from send_device (inserted by the partitioner).");
+  RegisterSend("_HostSend", "_Send of a tensor in host memory.");
+  RegisterRecv("_HostRecv", "_Recv into host memory.");
+  RegisterSend("Send", "Sends a tensor to recv_device.");
+  RegisterRecv("Recv", "Receives a tensor from send_device.");
+  return true;
+}();
+
+TW_REGISTER_OP("NoOp")
+    .Doc("Does nothing; a place for control dependencies.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,70 @@
+// Data-flow ops that route tensor elements by index: DynamicStitch (used by
+// reduction gradients) and DynamicPartition.
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/op_registry.h"
+#include "ops/shape_fns.h"
+
+namespace towerflow {
+namespace {
+
+absl::Status DynamicStitchShape(InferenceContext* c) {
+  const int n = c->num_inputs() / 2;
+  PartialTensorShape tail;  // data[i].shape[indices[i].rank:], common to all
+  bool tail_known = false;
+  for (int i = 0; i < n; ++i) {
+    const PartialTensorShape& indices = c->input(i);
+    const PartialTensorShape& data = c->input(n + i);
+    if (indices.unknown_rank() || data.unknown_rank()) continue;
+    if (data.dims() < indices.dims() ||
+        !PartialTensorShape(data.dim_sizes().subspan(0, indices.dims()))
+             .IsCompatibleWith(indices)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data[", i, "].shape ", data.DebugString(), " must start with indices[", i,
+          "].shape ", indices.DebugString()));
+    }
+    const PartialTensorShape t(data.dim_sizes().subspan(indices.dims()));
+    TW_RETURN_IF_ERROR(c->Merge(tail, t, &tail));
+    tail_known = true;
+  }
+  c->set_output(0, PartialTensorShape({-1}).Concatenate(tail_known ? tail : PartialTensorShape()));
+  return absl::OkStatus();
+}
+
+absl::Status DynamicPartitionShape(InferenceContext* c) {
+  const PartialTensorShape& data = c->input(0);
+  const PartialTensorShape& partitions = c->input(1);
+  if (data.unknown_rank() || partitions.unknown_rank()) return absl::OkStatus();
+  if (data.dims() < partitions.dims() ||
+      !PartialTensorShape(data.dim_sizes().subspan(0, partitions.dims()))
+           .IsCompatibleWith(partitions)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data.shape ", data.DebugString(), " must start with partitions.shape ",
+        partitions.DebugString()));
+  }
+  const PartialTensorShape out =
+      PartialTensorShape({-1}).Concatenate(PartialTensorShape(data.dim_sizes().subspan(partitions.dims())));
+  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, out);
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("DynamicStitch")
+    .Input("indices: N * int32")
+    .Input("data: N * T")
+    .Output("merged: T")
+    .Attr("N: int >= 1")
+    .Attr("T: type")
+    .Doc("merged[indices[i][...]] = data[i][...]")
+    .SetShapeFn(DynamicStitchShape);
+
+TW_REGISTER_OP("DynamicPartition")
+    .Input("data: T")
+    .Input("partitions: int32")
+    .Output("outputs: num_partitions * T")
+    .Attr("num_partitions: int >= 1")
+    .Attr("T: type")
+    .Doc("Splits data into num_partitions tensors by the partitions index.")
+    .SetShapeFn(DynamicPartitionShape);
+
+}  // namespace
+}  // namespace towerflow

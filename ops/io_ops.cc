@@ -1,0 +1,72 @@
+// Checkpoint ops as TensorFlow 1.x's Saver writes them into graphs (SaveV2,
+// RestoreV2 and the sharded-file helpers), so real TF graphs import.
+#include "core/status_macros.h"
+#include "graph/op_registry.h"
+#include "ops/shape_fns.h"
+
+namespace towerflow {
+namespace {
+
+// prefix is a scalar; tensor_names and shape_and_slices are vectors of the
+// number of tensors.
+absl::Status CheckSaveRestoreInputs(InferenceContext* c, int num_tensors) {
+  PartialTensorShape prefix, names, slices;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &prefix));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &names));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &slices));
+  int64_t n;
+  TW_RETURN_IF_ERROR(c->MergeDim(names.dim_size(0), slices.dim_size(0), &n));
+  return c->MergeDim(n, num_tensors, &n);
+}
+
+TW_REGISTER_OP("SaveV2")
+    .Input("prefix: string")
+    .Input("tensor_names: string")
+    .Input("shape_and_slices: string")
+    .Input("tensors: dtypes")
+    .Attr("dtypes: list(type) >= 1")
+    .SetIsStateful()
+    .Doc("Saves tensors in the V2 checkpoint format.")
+    .SetShapeFn([](InferenceContext* c) {
+      return CheckSaveRestoreInputs(c, c->num_inputs() - 3);
+    });
+
+TW_REGISTER_OP("RestoreV2")
+    .Input("prefix: string")
+    .Input("tensor_names: string")
+    .Input("shape_and_slices: string")
+    .Output("tensors: dtypes")
+    .Attr("dtypes: list(type) >= 1")
+    .SetIsStateful()
+    .Doc("Restores tensors from a V2 checkpoint.")
+    .SetShapeFn([](InferenceContext* c) {
+      return CheckSaveRestoreInputs(c, c->num_outputs());
+    });
+
+TW_REGISTER_OP("MergeV2Checkpoints")
+    .Input("checkpoint_prefixes: string")
+    .Input("destination_prefix: string")
+    .Attr("delete_old_dirs: bool = true")
+    .AttrAddedAfterTF1("allow_missing_files: bool = false")
+    .SetIsStateful()
+    .Doc("Merges sharded V2 checkpoints into one.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("ShardedFilename")
+    .Input("basename: string")
+    .Input("shard: int32")
+    .Input("num_shards: int32")
+    .Output("filename: string")
+    .Doc("basename-<shard>-of-<num_shards>")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("StringJoin")
+    .Input("inputs: N * string")
+    .Output("output: string")
+    .Attr("N: int >= 1")
+    .Attr("separator: string = ''")
+    .Doc("Joins strings elementwise.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,97 @@
+// Assertions, printing, and TensorBoard summaries. Summary ops produce a
+// serialized `Summary` proto (proto/summary.proto) as a scalar string.
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/op_registry.h"
+#include "ops/shape_fns.h"
+
+namespace towerflow {
+namespace {
+
+absl::Status ScalarSummaryShape(InferenceContext* c) {
+  if (!c->input(0).IsCompatibleWith(c->input(1))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tags and values must have the same shape, got ", c->input(0).DebugString(),
+        " and ", c->input(1).DebugString()));
+  }
+  c->set_output(0, PartialTensorShape::Scalar());
+  return absl::OkStatus();
+}
+
+absl::Status HistogramSummaryShape(InferenceContext* c) {
+  PartialTensorShape tag;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &tag));
+  c->set_output(0, PartialTensorShape::Scalar());
+  return absl::OkStatus();
+}
+
+absl::Status MergeSummaryShape(InferenceContext* c) {
+  for (int i = 0; i < c->num_inputs(); ++i) {
+    PartialTensorShape s;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &s));
+  }
+  c->set_output(0, PartialTensorShape::Scalar());
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("Assert")
+    .Input("condition: bool")
+    .Input("data: T")
+    .Attr("T: list(type) >= 1")
+    .Attr("summarize: int = 3")
+    .SetIsStateful()
+    .Doc("Fails the step, printing `data`, when condition is false.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape scalar;
+      return c->WithRank(c->input(0), 0, &scalar);
+    });
+
+TW_REGISTER_OP("Print")
+    .Input("input: T")
+    .Input("data: U")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("U: list(type) >= 0")
+    .Attr("message: string = ''")
+    .Attr("first_n: int = -1")
+    .Attr("summarize: int = 3")
+    .SetIsStateful()
+    .Doc("Passes `input` through, logging `message` and `data`.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("PrintV2")
+    .Input("input: string")
+    .Attr("output_stream: string = 'stderr'")
+    .AttrAddedAfterTF1("end: string = '\\n'")
+    .SetIsStateful()
+    .Doc("Prints a string scalar.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape scalar;
+      return c->WithRank(c->input(0), 0, &scalar);
+    });
+
+TW_REGISTER_OP("ScalarSummary")
+    .Input("tags: string")
+    .Input("values: T")
+    .Output("summary: string")
+    .Attr("T: realnumbertype")
+    .Doc("A Summary with one simple_value per tag.")
+    .SetShapeFn(ScalarSummaryShape);
+
+TW_REGISTER_OP("HistogramSummary")
+    .Input("tag: string")
+    .Input("values: T")
+    .Output("summary: string")
+    .Attr("T: realnumbertype = DT_FLOAT")
+    .Doc("A Summary with a histogram of the values.")
+    .SetShapeFn(HistogramSummaryShape);
+
+TW_REGISTER_OP("MergeSummary")
+    .Input("inputs: N * string")
+    .Output("summary: string")
+    .Attr("N: int >= 1")
+    .Doc("One Summary holding the values of all the inputs.")
+    .SetShapeFn(MergeSummaryShape);
+
+}  // namespace
+}  // namespace towerflow

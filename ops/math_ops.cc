@@ -1,0 +1,478 @@
+// Math ops: elementwise unary and binary (with broadcasting), comparisons,
+// logic, casts, reductions, arg-max/min, matrix products, ranges, selects
+// and segment sums.
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "core/tensor_proto_util.h"
+#include "graph/op_registry.h"
+#include "ops/shape_fns.h"
+
+namespace towerflow {
+namespace {
+
+using shape_fns::BroadcastBinaryOpShape;
+using shape_fns::UnchangedShape;
+
+// Type sets shared by several ops (TensorFlow's lists).
+constexpr char kFloatComplex[] = "{bfloat16, half, float, double, complex64, complex128}";
+constexpr char kSignedNumbers[] =
+    "{bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}";
+constexpr char kBinaryArith[] =
+    "{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, "
+    "uint32, uint64, complex64, complex128}";
+constexpr char kRealNoComplex[] =
+    "{bfloat16, half, float, double, int8, uint8, int16, uint16, int32, uint32, "
+    "int64, uint64}";
+
+std::string TAttr(const char* types) { return absl::StrCat("T: ", types); }
+
+void RegisterUnary(const char* name, const char* types, const char* doc) {
+  RegisterOp(OpDefBuilder(name, __FILE__)
+                                     .Input("x: T")
+                                     .Output("y: T")
+                                     .Attr(TAttr(types))
+                                     .Doc(doc)
+                                     .SetShapeFn(UnchangedShape));
+}
+
+void RegisterUnaryGrad(const char* name, const char* doc) {
+  RegisterOp(OpDefBuilder(name, __FILE__)
+                                     .Input("y: T")
+                                     .Input("dy: T")
+                                     .Output("z: T")
+                                     .Attr(TAttr(kFloatComplex))
+                                     .Doc(doc)
+                                     .SetShapeFn(shape_fns::MergeAllInputsShape));
+}
+
+void RegisterBinary(const char* name, const char* types, bool commutative,
+                    const char* doc) {
+  OpDefBuilder b(name, __FILE__);
+  b.Input("x: T").Input("y: T").Output("z: T").Attr(TAttr(types)).Doc(doc);
+  if (commutative) b.SetIsCommutative();
+  b.SetShapeFn(BroadcastBinaryOpShape);
+  RegisterOp(b);
+}
+
+void RegisterPredicate(const char* name, const char* types, const char* doc) {
+  RegisterOp(OpDefBuilder(name, __FILE__)
+                                     .Input("x: T")
+                                     .Output("y: bool")
+                                     .Attr(TAttr(types))
+                                     .Doc(doc)
+                                     .SetShapeFn(UnchangedShape));
+}
+
+void RegisterComparison(const char* name, const char* doc) {
+  RegisterOp(OpDefBuilder(name, __FILE__)
+                                     .Input("x: T")
+                                     .Input("y: T")
+                                     .Output("z: bool")
+                                     .Attr("T: realnumbertype")
+                                     .Doc(doc)
+                                     .SetShapeFn(BroadcastBinaryOpShape));
+}
+
+void RegisterEquality(const char* name, const char* doc) {
+  RegisterOp(
+      OpDefBuilder(name, __FILE__)
+          .Input("x: T")
+          .Input("y: T")
+          .Output("z: bool")
+          .Attr("T: {bfloat16, half, float, double, uint8, int8, int16, int32, "
+                "int64, uint16, uint32, uint64, complex64, quint8, qint8, qint32, "
+                "string, bool, complex128}")
+          .AttrAddedAfterTF1("incompatible_shape_error: bool = true")
+          .SetIsCommutative()
+          .Doc(doc)
+          .SetShapeFn(BroadcastBinaryOpShape));
+}
+
+void RegisterReduction(const char* name, const char* input_type, const char* doc) {
+  OpDefBuilder b(name, __FILE__);
+  if (std::string(input_type) == "bool") {
+    b.Input("input: bool").Output("output: bool");
+  } else {
+    b.Input("input: T").Output("output: T").Attr(TAttr(input_type));
+  }
+  b.Input("reduction_indices: Tidx")
+      .Attr("keep_dims: bool = false")
+      .Attr("Tidx: {int32, int64} = DT_INT32")
+      .Doc(doc)
+      .SetShapeFn(shape_fns::ReductionShape);
+  RegisterOp(b);
+}
+
+// ------------------------------------------------------------ shape fns
+
+absl::Status ArgMinMaxShape(InferenceContext* c) {
+  const PartialTensorShape& input = c->input(0);
+  PartialTensorShape dim_shape;
+  TW_RETURN_IF_ERROR(c->WithRankAtMost(c->input(1), 1, &dim_shape));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> dim, c->ConstantIntInput(1));
+  if (input.unknown_rank()) return absl::OkStatus();
+  if (input.dims() == 0) {
+    return absl::InvalidArgumentError("ArgMax/ArgMin need an input of rank >= 1");
+  }
+  if (!dim.has_value()) {
+    c->set_output(0, PartialTensorShape::UnknownDims(input.dims() - 1));
+    return absl::OkStatus();
+  }
+  if (dim->size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'dimension' must hold one value, got ", dim->size()));
+  }
+  TW_ASSIGN_OR_RETURN(int axis, shape_fns::CanonicalAxis((*dim)[0], input.dims()));
+  std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
+  dims.erase(dims.begin() + axis);
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status MatMulShape(InferenceContext* c) {
+  PartialTensorShape a, b;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &a));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &b));
+  bool ta, tb;
+  TW_RETURN_IF_ERROR(c->GetAttr("transpose_a", &ta));
+  TW_RETURN_IF_ERROR(c->GetAttr("transpose_b", &tb));
+  const int64_t m = a.dim_size(ta ? 1 : 0), ka = a.dim_size(ta ? 0 : 1);
+  const int64_t kb = b.dim_size(tb ? 1 : 0), n = b.dim_size(tb ? 0 : 1);
+  if (ka >= 0 && kb >= 0 && ka != kb) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Matrix size-incompatible: inner dimensions are ", ka, " and ", kb,
+        " (a is ", c->input(0).DebugString(), ", b is ", c->input(1).DebugString(),
+        ", transpose_a=", ta, ", transpose_b=", tb, ")"));
+  }
+  c->set_output(0, PartialTensorShape({m, n}));
+  return absl::OkStatus();
+}
+
+// Batch matmul; `broadcast` is BatchMatMulV2's batch-dim broadcasting.
+absl::Status BatchMatMulShapeImpl(InferenceContext* c, bool broadcast) {
+  PartialTensorShape x, y;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 2, &x));
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(1), 2, &y));
+  if (x.unknown_rank() || y.unknown_rank()) return absl::OkStatus();
+  bool adj_x, adj_y;
+  TW_RETURN_IF_ERROR(c->GetAttr("adj_x", &adj_x));
+  TW_RETURN_IF_ERROR(c->GetAttr("adj_y", &adj_y));
+  const int rx = x.dims(), ry = y.dims();
+  const int64_t m = x.dim_size(adj_x ? rx - 1 : rx - 2);
+  const int64_t kx = x.dim_size(adj_x ? rx - 2 : rx - 1);
+  const int64_t ky = y.dim_size(adj_y ? ry - 1 : ry - 2);
+  const int64_t n = y.dim_size(adj_y ? ry - 2 : ry - 1);
+  if (kx >= 0 && ky >= 0 && kx != ky) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Matrix size-incompatible: inner dimensions are ", kx, " and ", ky));
+  }
+  const PartialTensorShape bx(x.dim_sizes().subspan(0, rx - 2));
+  const PartialTensorShape by(y.dim_sizes().subspan(0, ry - 2));
+  PartialTensorShape batch;
+  if (broadcast) {
+    TW_ASSIGN_OR_RETURN(batch, shape_fns::BroadcastShapes(bx, by));
+  } else {
+    TW_RETURN_IF_ERROR(c->Merge(bx, by, &batch));
+  }
+  c->set_output(0, batch.Concatenate(PartialTensorShape({m, n})));
+  return absl::OkStatus();
+}
+
+absl::Status RangeShape(InferenceContext* c) {
+  for (int i = 0; i < 3; ++i) {
+    PartialTensorShape scalar;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
+  }
+  std::vector<double> v(3);
+  for (int i = 0; i < 3; ++i) {
+    const TensorProto* t = c->input_tensor(i);
+    if (t == nullptr) {
+      c->set_output(0, PartialTensorShape({-1}));
+      return absl::OkStatus();
+    }
+    TW_ASSIGN_OR_RETURN(std::vector<double> x, TensorProtoToDoubles(*t));
+    v[i] = x[0];
+  }
+  const double start = v[0], limit = v[1], delta = v[2];
+  if (delta == 0) return absl::InvalidArgumentError("Requires delta != 0");
+  if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
+    return absl::InvalidArgumentError("Range needs finite start, limit and delta");
+  }
+  if (delta > 0 && start > limit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Requires start <= limit when delta > 0: ", start, "/", limit));
+  }
+  if (delta < 0 && start < limit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Requires start >= limit when delta < 0: ", start, "/", limit));
+  }
+  const double size = std::ceil(std::abs((limit - start) / delta));
+  if (size > static_cast<double>(int64_t{1} << 62)) {
+    return absl::InvalidArgumentError(absl::StrCat("Range of ", size, " elements is too large"));
+  }
+  c->set_output(0, PartialTensorShape({static_cast<int64_t>(size)}));
+  return absl::OkStatus();
+}
+
+absl::Status SelectShape(InferenceContext* c) {
+  PartialTensorShape data;
+  TW_RETURN_IF_ERROR(c->Merge(c->input(1), c->input(2), &data));
+  const PartialTensorShape& cond = c->input(0);
+  if (!cond.unknown_rank() && !data.unknown_rank() && cond.dims() != 0) {
+    const bool same = cond.IsCompatibleWith(data);
+    const bool vector = cond.dims() == 1 && data.dims() >= 1 &&
+                        PartialTensorShape({cond.dim_size(0)})
+                            .IsCompatibleWith(PartialTensorShape({data.dim_size(0)}));
+    if (!same && !vector) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "condition must be a scalar, a vector over the first dimension, or of "
+          "the shape of t and e; got ", cond.DebugString(), " for ", data.DebugString()));
+    }
+  }
+  c->set_output(0, data);
+  return absl::OkStatus();
+}
+
+absl::Status SelectV2Shape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(PartialTensorShape te,
+                      shape_fns::BroadcastShapes(c->input(1), c->input(2)));
+  TW_ASSIGN_OR_RETURN(PartialTensorShape all, shape_fns::BroadcastShapes(c->input(0), te));
+  c->set_output(0, all);
+  return absl::OkStatus();
+}
+
+absl::Status UnsortedSegmentShape(InferenceContext* c) {
+  const PartialTensorShape& data = c->input(0);
+  const PartialTensorShape& ids = c->input(1);
+  PartialTensorShape scalar;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &scalar));
+  TW_ASSIGN_OR_RETURN(std::optional<int64_t> num, c->ConstantScalarInput(2));
+  if (num.has_value() && *num < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_segments must be non-negative, got ", *num));
+  }
+  if (data.unknown_rank() || ids.unknown_rank()) return absl::OkStatus();
+  if (ids.dims() > data.dims() ||
+      !PartialTensorShape(data.dim_sizes().subspan(0, ids.dims())).IsCompatibleWith(ids)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "segment_ids shape ", ids.DebugString(), " is not a prefix of data shape ",
+        data.DebugString()));
+  }
+  std::vector<int64_t> dims = {num.has_value() ? *num : -1};
+  dims.insert(dims.end(), data.dim_sizes().begin() + ids.dims(), data.dim_sizes().end());
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+// --------------------------------------------------------------- schemas
+
+// Registered from a function so the type-set strings can be shared.
+[[maybe_unused]] const bool kRegistered = [] {
+  // Unary.
+  RegisterUnary("Abs", "{bfloat16, half, float, double, int8, int16, int32, int64}", "|x|");
+  RegisterUnary("Neg", kSignedNumbers, "-x");
+  RegisterUnary("Square", kSignedNumbers, "x * x");
+  RegisterUnary("Reciprocal", kSignedNumbers, "1 / x");
+  RegisterUnary("Inv", kSignedNumbers, "1 / x (deprecated name of Reciprocal)");
+  RegisterUnary("Sign", "{bfloat16, half, float, double, int32, int64, complex64, complex128}",
+                "-1, 0 or 1 by the sign of x");
+  RegisterUnary("Sqrt", kFloatComplex, "sqrt(x)");
+  RegisterUnary("Rsqrt", kFloatComplex, "1 / sqrt(x)");
+  RegisterUnary("Exp", kFloatComplex, "e^x");
+  RegisterUnary("Expm1", kFloatComplex, "e^x - 1");
+  RegisterUnary("Log", kFloatComplex, "natural logarithm of x");
+  RegisterUnary("Log1p", kFloatComplex, "log(1 + x)");
+  RegisterUnary("Tanh", kFloatComplex, "tanh(x)");
+  RegisterUnary("Sigmoid", kFloatComplex, "1 / (1 + e^-x)");
+  RegisterUnary("Sin", kFloatComplex, "sin(x)");
+  RegisterUnary("Cos", kFloatComplex, "cos(x)");
+  RegisterUnary("Floor", "{bfloat16, half, float, double}", "largest integer <= x");
+  RegisterUnary("Ceil", "{bfloat16, half, float, double}", "smallest integer >= x");
+  RegisterUnary("Round", "{bfloat16, half, float, double, int32, int64, complex64, complex128}",
+                "x rounded half to even");
+  RegisterPredicate("IsNan", "{bfloat16, half, float, double}", "x is NaN");
+  RegisterPredicate("IsInf", "{bfloat16, half, float, double}", "x is +-Inf");
+  RegisterPredicate("IsFinite", "{bfloat16, half, float, double}", "x is finite");
+  RegisterOp(OpDefBuilder("LogicalNot", __FILE__)
+                                     .Input("x: bool")
+                                     .Output("y: bool")
+                                     .Doc("!x")
+                                     .SetShapeFn(UnchangedShape));
+  // Gradients of unary ops, in terms of the op's output y.
+  RegisterUnaryGrad("SqrtGrad", "dy * 0.5 / y, for y = sqrt(x)");
+  RegisterUnaryGrad("RsqrtGrad", "dy * -0.5 * y^3, for y = rsqrt(x)");
+  RegisterUnaryGrad("TanhGrad", "dy * (1 - y^2), for y = tanh(x)");
+  RegisterUnaryGrad("SigmoidGrad", "dy * y * (1 - y), for y = sigmoid(x)");
+  RegisterUnaryGrad("ReciprocalGrad", "-dy * y^2, for y = 1 / x");
+
+  // Binary, broadcasting.
+  RegisterBinary("Add", "{bfloat16, half, float, double, uint8, int8, int16, int32, int64, "
+                        "complex64, complex128, string}",
+                 false, "x + y");
+  RegisterBinary("AddV2", kBinaryArith, true, "x + y");
+  RegisterBinary("Sub", kBinaryArith, false, "x - y");
+  RegisterBinary("Mul", kBinaryArith, true, "x * y");
+  RegisterBinary("RealDiv", kBinaryArith, false, "x / y for real types");
+  RegisterBinary("Div", kBinaryArith, false, "x / y (integer division truncates)");
+  RegisterBinary("DivNoNan", "{half, float, bfloat16, double, complex64, complex128}", false,
+                 "x / y, or 0 where y is 0");
+  RegisterBinary("FloorDiv", kBinaryArith, false, "floor(x / y)");
+  RegisterBinary("FloorMod", "{int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+                             "bfloat16, half, float, double}",
+                 false, "x - floor(x / y) * y");
+  RegisterBinary("Mod", "{int32, int64, bfloat16, half, float, double}", false,
+                 "x % y, the sign of x");
+  RegisterBinary("Maximum", kRealNoComplex, true, "max(x, y)");
+  RegisterBinary("Minimum", kRealNoComplex, true, "min(x, y)");
+  RegisterBinary("Pow", "{bfloat16, float, half, double, int32, int64, complex64, complex128}",
+                 false, "x ^ y");
+  RegisterBinary("SquaredDifference",
+                 "{bfloat16, half, float, double, int32, int64, complex64, complex128}", true,
+                 "(x - y)^2");
+  RegisterOp(OpDefBuilder("LogicalAnd", __FILE__)
+                                     .Input("x: bool")
+                                     .Input("y: bool")
+                                     .Output("z: bool")
+                                     .SetIsCommutative()
+                                     .Doc("x && y")
+                                     .SetShapeFn(BroadcastBinaryOpShape));
+  RegisterOp(OpDefBuilder("LogicalOr", __FILE__)
+                                     .Input("x: bool")
+                                     .Input("y: bool")
+                                     .Output("z: bool")
+                                     .SetIsCommutative()
+                                     .Doc("x || y")
+                                     .SetShapeFn(BroadcastBinaryOpShape));
+  RegisterEquality("Equal", "x == y");
+  RegisterEquality("NotEqual", "x != y");
+  RegisterComparison("Greater", "x > y");
+  RegisterComparison("GreaterEqual", "x >= y");
+  RegisterComparison("Less", "x < y");
+  RegisterComparison("LessEqual", "x <= y");
+
+  // Reductions.
+  RegisterReduction("Sum", "numbertype", "Sum over reduction_indices.");
+  RegisterReduction("Mean", "numbertype", "Mean over reduction_indices.");
+  RegisterReduction("Prod", "numbertype", "Product over reduction_indices.");
+  RegisterReduction("Max", "numbertype", "Maximum over reduction_indices.");
+  RegisterReduction("Min", "numbertype", "Minimum over reduction_indices.");
+  RegisterReduction("All", "bool", "Logical and over reduction_indices.");
+  RegisterReduction("Any", "bool", "Logical or over reduction_indices.");
+  return true;
+}();
+
+TW_REGISTER_OP("AddN")
+    .Input("inputs: N * T")
+    .Output("sum: T")
+    .Attr("N: int >= 1")
+    .Attr("T: {numbertype, variant}")
+    .SetIsCommutative()
+    .SetIsAggregate()
+    .Doc("Elementwise sum of N tensors of one shape.")
+    .SetShapeFn(shape_fns::MergeAllInputsShape);
+
+TW_REGISTER_OP("Cast")
+    .Input("x: SrcT")
+    .Output("y: DstT")
+    .Attr("SrcT: type")
+    .Attr("DstT: type")
+    .Attr("Truncate: bool = false")
+    .Doc("Converts x to DstT.")
+    .SetShapeFn(UnchangedShape);
+
+TW_REGISTER_OP("ArgMax")
+    .Input("input: T")
+    .Input("dimension: Tidx")
+    .Output("output: output_type")
+    .Attr("T: numbertype")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Attr("output_type: {int32, int64} = DT_INT64")
+    .Doc("Index of the largest value along `dimension`.")
+    .SetShapeFn(ArgMinMaxShape);
+
+TW_REGISTER_OP("ArgMin")
+    .Input("input: T")
+    .Input("dimension: Tidx")
+    .Output("output: output_type")
+    .Attr("T: numbertype")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Attr("output_type: {int32, int64} = DT_INT64")
+    .Doc("Index of the smallest value along `dimension`.")
+    .SetShapeFn(ArgMinMaxShape);
+
+TW_REGISTER_OP("MatMul")
+    .Input("a: T")
+    .Input("b: T")
+    .Output("product: T")
+    .Attr("transpose_a: bool = false")
+    .Attr("transpose_b: bool = false")
+    .Attr("T: {bfloat16, half, float, double, int32, int64, uint8, uint16, uint32, "
+          "uint64, complex64, complex128}")
+    .AttrAddedAfterTF1("grad_a: bool = false")
+    .AttrAddedAfterTF1("grad_b: bool = false")
+    .Doc("Matrix product of a and b, optionally transposed.")
+    .SetShapeFn(MatMulShape);
+
+TW_REGISTER_OP("BatchMatMul")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("output: T")
+    .Attr("T: {bfloat16, half, float, double, int32, int64, complex64, complex128}")
+    .Attr("adj_x: bool = false")
+    .Attr("adj_y: bool = false")
+    .Doc("Matrix products over matching batch dimensions.")
+    .SetShapeFn([](InferenceContext* c) { return BatchMatMulShapeImpl(c, false); });
+
+TW_REGISTER_OP("BatchMatMulV2")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("output: T")
+    .Attr("T: {bfloat16, half, float, double, int16, int32, int64, complex64, complex128}")
+    .Attr("adj_x: bool = false")
+    .Attr("adj_y: bool = false")
+    .Doc("Matrix products over broadcast batch dimensions.")
+    .SetShapeFn([](InferenceContext* c) { return BatchMatMulShapeImpl(c, true); });
+
+TW_REGISTER_OP("Range")
+    .Input("start: Tidx")
+    .Input("limit: Tidx")
+    .Input("delta: Tidx")
+    .Output("output: Tidx")
+    .Attr("Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, "
+          "uint32} = DT_INT32")
+    .Doc("start, start + delta, ... up to but excluding limit.")
+    .SetShapeFn(RangeShape);
+
+TW_REGISTER_OP("Select")
+    .Input("condition: bool")
+    .Input("t: T")
+    .Input("e: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Doc("Elements of t where condition, else of e (condition may be per row).")
+    .SetShapeFn(SelectShape);
+
+TW_REGISTER_OP("SelectV2")
+    .Input("condition: bool")
+    .Input("t: T")
+    .Input("e: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Doc("Elements of t where condition, else of e, with broadcasting.")
+    .SetShapeFn(SelectV2Shape);
+
+TW_REGISTER_OP("UnsortedSegmentSum")
+    .Input("data: T")
+    .Input("segment_ids: Tindices")
+    .Input("num_segments: Tnumsegments")
+    .Output("output: T")
+    .Attr("T: numbertype")
+    .Attr("Tindices: {int16, int32, int64}")
+    .Attr("Tnumsegments: {int32, int64} = DT_INT32")
+    .Doc("Sums of data rows grouped by segment id.")
+    .SetShapeFn(UnsortedSegmentShape);
+
+}  // namespace
+}  // namespace towerflow

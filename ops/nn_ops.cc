@@ -1,0 +1,731 @@
+// Neural-network ops: bias, activations and their gradients, softmax and
+// cross-entropy, convolution and its backprops, pooling, LRN, batch norm,
+// L2 loss and top-k.
+//
+// Data formats: NHWC is batch, height, width, channels; NCHW puts channels
+// second. Filters are HWIO: [height, width, in_channels, out_channels].
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "core/window_util.h"
+#include "graph/op_registry.h"
+#include "ops/shape_fns.h"
+
+namespace towerflow {
+namespace {
+
+using shape_fns::UnchangedShape;
+
+// Dimension indices of a 4-D tensor in a data format.
+struct Layout {
+  int n, h, w, c;
+};
+
+absl::StatusOr<Layout> LayoutOf(InferenceContext* c) {
+  std::string format;
+  TW_RETURN_IF_ERROR(c->GetAttr("data_format", &format));
+  if (format == "NHWC") return Layout{0, 1, 2, 3};
+  if (format == "NCHW") return Layout{0, 2, 3, 1};
+  return absl::InvalidArgumentError(
+      absl::StrCat("data_format ", format, " is not supported for 4-D tensors"));
+}
+
+// Reads a list(int) attr that must have 4 positive entries.
+absl::StatusOr<std::vector<int64_t>> FourPositive(InferenceContext* c, const char* attr) {
+  std::vector<int64_t> v;
+  TW_RETURN_IF_ERROR(c->GetAttr(attr, &v));
+  if (v.size() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "The ", attr, " attribute must contain 4 values, but got ", v.size()));
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "The ", attr, " attribute must be positive, but ", attr, "[", i, "] is ", v[i]));
+    }
+  }
+  return v;
+}
+
+// Explicit paddings as (before, after) for the two spatial dims.
+absl::Status ReadExplicitPaddings(InferenceContext* c, Padding padding,
+                                  const Layout& l, int64_t pads[2][2]) {
+  std::vector<int64_t> p;
+  TW_RETURN_IF_ERROR(c->GetAttr("explicit_paddings", &p));
+  if (padding != Padding::kExplicit) {
+    if (!p.empty()) {
+      return absl::InvalidArgumentError("explicit_paddings is only used with EXPLICIT padding");
+    }
+    return absl::OkStatus();
+  }
+  if (p.size() != 8) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "explicit_paddings must have 8 entries, got ", p.size()));
+  }
+  if (p[2 * l.n] != 0 || p[2 * l.n + 1] != 0 || p[2 * l.c] != 0 || p[2 * l.c + 1] != 0) {
+    return absl::InvalidArgumentError(
+        "explicit_paddings must be 0 in the batch and depth dimensions");
+  }
+  pads[0][0] = p[2 * l.h];
+  pads[0][1] = p[2 * l.h + 1];
+  pads[1][0] = p[2 * l.w];
+  pads[1][1] = p[2 * l.w + 1];
+  return absl::OkStatus();
+}
+
+PartialTensorShape MakeNd(const Layout& l, int64_t n, int64_t h, int64_t w, int64_t ch) {
+  std::vector<int64_t> dims(4);
+  dims[l.n] = n;
+  dims[l.h] = h;
+  dims[l.w] = w;
+  dims[l.c] = ch;
+  return PartialTensorShape(dims);
+}
+
+absl::Status Conv2DShape(InferenceContext* c) {
+  PartialTensorShape input, filter;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 4, &filter));
+  TW_ASSIGN_OR_RETURN(Layout l, LayoutOf(c));
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> strides, FourPositive(c, "strides"));
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, FourPositive(c, "dilations"));
+  if (strides[l.n] != 1 || strides[l.c] != 1) {
+    return absl::InvalidArgumentError(
+        "Strides in the batch and depth dimensions are not supported");
+  }
+  if (dilations[l.n] != 1 || dilations[l.c] != 1) {
+    return absl::InvalidArgumentError(
+        "Dilations in the batch and depth dimensions are not supported");
+  }
+  std::string padding_name;
+  TW_RETURN_IF_ERROR(c->GetAttr("padding", &padding_name));
+  TW_ASSIGN_OR_RETURN(Padding padding, ParsePadding(padding_name));
+  int64_t pads[2][2] = {{0, 0}, {0, 0}};
+  TW_RETURN_IF_ERROR(ReadExplicitPaddings(c, padding, l, pads));
+
+  const int64_t in_depth = input.dim_size(l.c);
+  const int64_t filter_in = filter.dim_size(2);
+  if (filter_in == 0) return absl::InvalidArgumentError("Depth of filter must not be 0");
+  if (in_depth >= 0 && filter_in > 0 && in_depth % filter_in != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Depth of input (", in_depth, ") is not a multiple of input depth of filter (",
+        filter_in, ")"));
+  }
+  int64_t out[2];
+  const int spatial[2] = {l.h, l.w};
+  for (int i = 0; i < 2; ++i) {
+    int64_t before = pads[i][0], after = pads[i][1];
+    TW_RETURN_IF_ERROR(GetWindowedOutputSize(
+        input.dim_size(spatial[i]), filter.dim_size(i) < 0 ? 1 : filter.dim_size(i),
+        dilations[spatial[i]], strides[spatial[i]], padding, &out[i], &before, &after));
+    if (filter.dim_size(i) < 0) out[i] = -1;
+  }
+  c->set_output(0, MakeNd(l, input.dim_size(l.n), out[0], out[1], filter.dim_size(3)));
+  return absl::OkStatus();
+}
+
+absl::Status Conv2DBackpropInputShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(PartialTensorShape sizes, c->MakeShapeFromShapeTensor(0));
+  PartialTensorShape out, filter, backprop;
+  TW_RETURN_IF_ERROR(c->WithRank(sizes, 4, &out));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 4, &filter));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 4, &backprop));
+  TW_RETURN_IF_ERROR(FourPositive(c, "strides").status());
+  c->set_output(0, out);
+  return absl::OkStatus();
+}
+
+absl::Status Conv2DBackpropFilterShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(PartialTensorShape sizes, c->MakeShapeFromShapeTensor(1));
+  PartialTensorShape out, input, backprop;
+  TW_RETURN_IF_ERROR(c->WithRank(sizes, 4, &out));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 4, &backprop));
+  TW_RETURN_IF_ERROR(FourPositive(c, "strides").status());
+  c->set_output(0, out);
+  return absl::OkStatus();
+}
+
+absl::Status PoolShape(InferenceContext* c) {
+  PartialTensorShape input;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
+  TW_ASSIGN_OR_RETURN(Layout l, LayoutOf(c));
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> ksize, FourPositive(c, "ksize"));
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> strides, FourPositive(c, "strides"));
+  if (ksize[l.n] != 1 || strides[l.n] != 1) {
+    return absl::InvalidArgumentError("Pooling is not supported on the batch dimension");
+  }
+  if (ksize[l.c] != 1 || strides[l.c] != 1) {
+    return absl::InvalidArgumentError("Pooling is not supported on the depth dimension");
+  }
+  std::string padding_name;
+  TW_RETURN_IF_ERROR(c->GetAttr("padding", &padding_name));
+  TW_ASSIGN_OR_RETURN(Padding padding, ParsePadding(padding_name));
+  int64_t pads[2][2] = {{0, 0}, {0, 0}};
+  if (c->node_def().attr().contains("explicit_paddings")) {
+    TW_RETURN_IF_ERROR(ReadExplicitPaddings(c, padding, l, pads));
+  } else if (padding == Padding::kExplicit) {
+    return absl::InvalidArgumentError("This pooling op does not support EXPLICIT padding");
+  }
+  int64_t out[2];
+  const int spatial[2] = {l.h, l.w};
+  for (int i = 0; i < 2; ++i) {
+    int64_t before = pads[i][0], after = pads[i][1];
+    TW_RETURN_IF_ERROR(GetWindowedOutputSize(input.dim_size(spatial[i]), ksize[spatial[i]], 1,
+                                             strides[spatial[i]], padding, &out[i], &before,
+                                             &after));
+  }
+  c->set_output(0, MakeNd(l, input.dim_size(l.n), out[0], out[1], input.dim_size(l.c)));
+  return absl::OkStatus();
+}
+
+absl::Status MaxPoolGradShape(InferenceContext* c) {
+  PartialTensorShape orig;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &orig));
+  for (int i = 1; i < 3; ++i) {
+    PartialTensorShape s;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 4, &s));
+  }
+  TW_RETURN_IF_ERROR(FourPositive(c, "ksize").status());
+  TW_RETURN_IF_ERROR(FourPositive(c, "strides").status());
+  c->set_output(0, orig);
+  return absl::OkStatus();
+}
+
+absl::Status AvgPoolGradShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(PartialTensorShape orig, c->MakeShapeFromShapeTensor(0));
+  PartialTensorShape out, grad;
+  TW_RETURN_IF_ERROR(c->WithRank(orig, 4, &out));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 4, &grad));
+  TW_RETURN_IF_ERROR(FourPositive(c, "ksize").status());
+  TW_RETURN_IF_ERROR(FourPositive(c, "strides").status());
+  // A constant orig_input_shape must be a real shape (TF advisory 2022-100).
+  if (c->input_tensor(0) != nullptr && !out.IsFullyDefined()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "orig_input_shape must be non-negative, got ", out.DebugString()));
+  }
+  c->set_output(0, out);
+  return absl::OkStatus();
+}
+
+// Channel dimension of a BiasAdd input of the given rank.
+int BiasChannel(const std::string& format, int rank) {
+  return (format == "NCHW" && rank >= 3) ? 1 : rank - 1;
+}
+
+absl::Status BiasAddShape(InferenceContext* c) {
+  PartialTensorShape value, bias;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 2, &value));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &bias));
+  std::string format = "NHWC";
+  if (c->node_def().attr().contains("data_format")) {
+    TW_RETURN_IF_ERROR(c->GetAttr("data_format", &format));
+  }
+  if (value.unknown_rank()) return absl::OkStatus();
+  const int ch = BiasChannel(format, value.dims());
+  std::vector<int64_t> dims(value.dim_sizes().begin(), value.dim_sizes().end());
+  const absl::Status merged = c->MergeDim(dims[ch], bias.dim_size(0), &dims[ch]);
+  if (!merged.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Must provide as many biases as the channel dimension of the input: bias ",
+        bias.DebugString(), " for value ", value.DebugString()));
+  }
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status BiasAddGradShape(InferenceContext* c) {
+  PartialTensorShape grad;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 2, &grad));
+  std::string format;
+  TW_RETURN_IF_ERROR(c->GetAttr("data_format", &format));
+  if (grad.unknown_rank()) {
+    c->set_output(0, PartialTensorShape({-1}));
+  } else {
+    c->set_output(0, PartialTensorShape({grad.dim_size(BiasChannel(format, grad.dims()))}));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SoftmaxShape(InferenceContext* c) {
+  PartialTensorShape logits;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &logits));
+  c->set_output(0, logits);
+  return absl::OkStatus();
+}
+
+absl::Status SoftmaxCrossEntropyShape(InferenceContext* c) {
+  PartialTensorShape features, labels;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &features));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &labels));
+  absl::StatusOr<PartialTensorShape> both = shape_fns::BroadcastShapes(features, labels);
+  if (!both.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "logits and labels must be broadcastable: logits ", features.DebugString(),
+        ", labels ", labels.DebugString()));
+  }
+  c->set_output(0, PartialTensorShape({both->dim_size(0)}));
+  c->set_output(1, *both);
+  return absl::OkStatus();
+}
+
+absl::Status SparseSoftmaxCrossEntropyShape(InferenceContext* c) {
+  PartialTensorShape features, labels;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &features));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &labels));
+  int64_t batch;
+  const absl::Status merged = c->MergeDim(features.dim_size(0), labels.dim_size(0), &batch);
+  if (!merged.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "logits and labels must have the same first dimension, got logits shape ",
+        features.DebugString(), " and labels shape ", labels.DebugString()));
+  }
+  c->set_output(0, PartialTensorShape({batch}));
+  c->set_output(1, PartialTensorShape({batch, features.dim_size(1)}));
+  return absl::OkStatus();
+}
+
+absl::Status LRNShape(InferenceContext* c) {
+  PartialTensorShape input;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
+  int64_t radius;
+  TW_RETURN_IF_ERROR(c->GetAttr("depth_radius", &radius));
+  if (radius < 0 || radius > (int64_t{1} << 30)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "depth_radius must be in [0, 2^30], got ", radius));
+  }
+  c->set_output(0, input);
+  return absl::OkStatus();
+}
+
+absl::Status LRNGradShape(InferenceContext* c) {
+  PartialTensorShape merged;
+  for (int i = 0; i < 3; ++i) {
+    PartialTensorShape s;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 4, &s));
+    TW_RETURN_IF_ERROR(c->Merge(merged, s, &merged));
+  }
+  c->set_output(0, merged);
+  return absl::OkStatus();
+}
+
+// Channel count of batch norm's x, merged with the per-channel inputs
+// [first_vec, first_vec + num_vecs) that must be vectors.
+absl::StatusOr<int64_t> BatchNormChannels(InferenceContext* c, int first_vec, int num_vecs,
+                                          bool allow_empty_stats) {
+  std::string format;
+  TW_RETURN_IF_ERROR(c->GetAttr("data_format", &format));
+  const int rank = (format == "NDHWC" || format == "NCDHW") ? 5 : 4;
+  PartialTensorShape x;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), rank, &x));
+  const int ch = (format == "NHWC" || format == "NDHWC") ? rank - 1 : 1;
+  int64_t channels = x.dim_size(ch);
+  for (int i = first_vec; i < first_vec + num_vecs; ++i) {
+    PartialTensorShape v;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &v));
+    if (allow_empty_stats && i >= first_vec + 2 && v.dim_size(0) == 0) continue;
+    const absl::Status merged = c->MergeDim(channels, v.dim_size(0), &channels);
+    if (!merged.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Input ", i, " has shape ", v.DebugString(), " but x has ", channels,
+          " channels"));
+    }
+  }
+  return channels;
+}
+
+absl::Status FusedBatchNormShape(InferenceContext* c) {
+  bool is_training;
+  TW_RETURN_IF_ERROR(c->GetAttr("is_training", &is_training));
+  float epsilon;
+  TW_RETURN_IF_ERROR(c->GetAttr("epsilon", &epsilon));
+  if (!(epsilon >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("epsilon must be >= 0, got ", epsilon));
+  }
+  // scale, offset, mean, variance; training may pass empty mean/variance.
+  TW_ASSIGN_OR_RETURN(int64_t channels, BatchNormChannels(c, 1, 4, is_training));
+  c->set_output(0, c->input(0));
+  for (int i = 1; i < c->num_outputs() && i <= 4; ++i) {
+    c->set_output(i, PartialTensorShape({channels}));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FusedBatchNormGradShape(InferenceContext* c) {
+  // y_backprop, x: same shape; scale, reserve_space_1, reserve_space_2: [C].
+  PartialTensorShape y;
+  TW_RETURN_IF_ERROR(c->Merge(c->input(0), c->input(1), &y));
+  std::string format;
+  TW_RETURN_IF_ERROR(c->GetAttr("data_format", &format));
+  const int rank = (format == "NDHWC" || format == "NCDHW") ? 5 : 4;
+  PartialTensorShape x;
+  TW_RETURN_IF_ERROR(c->WithRank(y, rank, &x));
+  const int ch = (format == "NHWC" || format == "NDHWC") ? rank - 1 : 1;
+  int64_t channels = x.dim_size(ch);
+  for (int i = 2; i <= 4; ++i) {
+    PartialTensorShape v;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &v));
+    TW_RETURN_IF_ERROR(c->MergeDim(channels, v.dim_size(0), &channels));
+  }
+  c->set_output(0, x);
+  c->set_output(1, PartialTensorShape({channels}));
+  c->set_output(2, PartialTensorShape({channels}));
+  for (int i = 3; i < c->num_outputs(); ++i) c->set_output(i, PartialTensorShape({0}));
+  return absl::OkStatus();
+}
+
+absl::Status InTopKShape(InferenceContext* c) {
+  PartialTensorShape predictions, targets;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &predictions));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &targets));
+  if (c->num_inputs() > 2) {
+    PartialTensorShape k;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &k));
+  }
+  int64_t batch;
+  TW_RETURN_IF_ERROR(c->MergeDim(predictions.dim_size(0), targets.dim_size(0), &batch));
+  c->set_output(0, PartialTensorShape({batch}));
+  return absl::OkStatus();
+}
+
+absl::Status TopKShape(InferenceContext* c) {
+  PartialTensorShape input, k_shape;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &input));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &k_shape));
+  TW_ASSIGN_OR_RETURN(std::optional<int64_t> k, c->ConstantScalarInput(1));
+  if (k.has_value() && *k < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("k must be >= 0, got ", *k));
+  }
+  if (input.unknown_rank()) return absl::OkStatus();
+  const int64_t last = input.dim_size(input.dims() - 1);
+  if (k.has_value() && last >= 0 && last < *k) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input must have at least k columns. Had ", last, ", needed ", *k));
+  }
+  std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
+  dims.back() = k.has_value() ? *k : -1;
+  c->set_output(0, PartialTensorShape(dims));
+  c->set_output(1, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+// --------------------------------------------------------------- schemas
+
+constexpr char kFloatish[] = "{half, bfloat16, float, double}";
+
+void RegisterActivation(const char* name, const char* types, const char* doc) {
+  RegisterOp(OpDefBuilder(name, __FILE__)
+                 .Input("features: T")
+                 .Output("activations: T")
+                 .Attr(absl::StrCat("T: ", types))
+                 .Doc(doc)
+                 .SetShapeFn(UnchangedShape));
+}
+
+void RegisterActivationGrad(const char* name, const char* second_input, const char* types,
+                            const char* doc) {
+  RegisterOp(OpDefBuilder(name, __FILE__)
+                 .Input("gradients: T")
+                 .Input(absl::StrCat(second_input, ": T"))
+                 .Output("backprops: T")
+                 .Attr(absl::StrCat("T: ", types))
+                 .Doc(doc)
+                 .SetShapeFn(shape_fns::MergeAllInputsShape));
+}
+
+// Conv2D and its two backprops share everything but their inputs.
+OpDefBuilder ConvAttrs(OpDefBuilder b, const char* types) {
+  b.Attr(absl::StrCat("T: ", types))
+      .Attr("strides: list(int)")
+      .Attr("use_cudnn_on_gpu: bool = true")
+      .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+      .AttrAddedAfterTF1("explicit_paddings: list(int) = []")
+      .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+      .Attr("dilations: list(int) = [1, 1, 1, 1]");
+  return b;
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  RegisterActivation("Relu", "{realnumbertype, qint8}", "max(features, 0)");
+  RegisterActivation("Relu6", "realnumbertype", "min(max(features, 0), 6)");
+  RegisterActivation("Elu", kFloatish, "features if > 0 else exp(features) - 1");
+  RegisterActivationGrad("ReluGrad", "features", "realnumbertype",
+                         "gradients where features > 0, else 0");
+  RegisterActivationGrad("Relu6Grad", "features", "realnumbertype",
+                         "gradients where 0 < features < 6, else 0");
+  RegisterActivationGrad("EluGrad", "outputs", kFloatish,
+                         "gradients * (outputs + 1) where outputs < 0, else gradients");
+
+  RegisterOp(ConvAttrs(OpDefBuilder("Conv2D", __FILE__)
+                           .Input("input: T")
+                           .Input("filter: T")
+                           .Output("output: T"),
+                       "{half, bfloat16, float, double, int32}")
+                 .Doc("2-D convolution of an NHWC/NCHW input with an HWIO filter.")
+                 .SetShapeFn(Conv2DShape));
+  RegisterOp(ConvAttrs(OpDefBuilder("Conv2DBackpropInput", __FILE__)
+                           .Input("input_sizes: int32")
+                           .Input("filter: T")
+                           .Input("out_backprop: T")
+                           .Output("output: T"),
+                       "{half, bfloat16, float, double, int32}")
+                 .Doc("Gradient of Conv2D with respect to its input.")
+                 .SetShapeFn(Conv2DBackpropInputShape));
+  RegisterOp(ConvAttrs(OpDefBuilder("Conv2DBackpropFilter", __FILE__)
+                           .Input("input: T")
+                           .Input("filter_sizes: int32")
+                           .Input("out_backprop: T")
+                           .Output("output: T"),
+                       kFloatish)
+                 .Doc("Gradient of Conv2D with respect to its filter.")
+                 .SetShapeFn(Conv2DBackpropFilterShape));
+  return true;
+}();
+
+TW_REGISTER_OP("BiasAdd")
+    .Input("value: T")
+    .Input("bias: T")
+    .Output("output: T")
+    .Attr("T: numbertype")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Doc("Adds a per-channel bias.")
+    .SetShapeFn(BiasAddShape);
+
+TW_REGISTER_OP("BiasAddV1")
+    .Input("value: T")
+    .Input("bias: T")
+    .Output("output: T")
+    .Attr("T: numbertype")
+    .Doc("Adds a bias to the last dimension (TF 1.0's form).")
+    .SetShapeFn(BiasAddShape);
+
+TW_REGISTER_OP("BiasAddGrad")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: numbertype")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Doc("Gradient of BiasAdd: out_backprop summed over all but the channels.")
+    .SetShapeFn(BiasAddGradShape);
+
+TW_REGISTER_OP("Softmax")
+    .Input("logits: T")
+    .Output("softmax: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Doc("exp(logits) / sum(exp(logits)) over the last dimension.")
+    .SetShapeFn(SoftmaxShape);
+
+TW_REGISTER_OP("LogSoftmax")
+    .Input("logits: T")
+    .Output("logsoftmax: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Doc("logits - log(sum(exp(logits))) over the last dimension.")
+    .SetShapeFn(SoftmaxShape);
+
+TW_REGISTER_OP("SoftmaxCrossEntropyWithLogits")
+    .Input("features: T")
+    .Input("labels: T")
+    .Output("loss: T")
+    .Output("backprop: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Doc("Per-row cross entropy of softmax(features) against label distributions.")
+    .SetShapeFn(SoftmaxCrossEntropyShape);
+
+TW_REGISTER_OP("SparseSoftmaxCrossEntropyWithLogits")
+    .Input("features: T")
+    .Input("labels: Tlabels")
+    .Output("loss: T")
+    .Output("backprop: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("Tlabels: {int32, int64} = DT_INT64")
+    .Doc("Per-row cross entropy of softmax(features) against class indices.")
+    .SetShapeFn(SparseSoftmaxCrossEntropyShape);
+
+TW_REGISTER_OP("MaxPool")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, "
+          "qint8} = DT_FLOAT")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .AttrAddedAfterTF1("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+    .Doc("Maximum over sliding windows.")
+    .SetShapeFn(PoolShape);
+
+TW_REGISTER_OP("MaxPoolGrad")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Output("output: T")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .AttrAddedAfterTF1("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("T: realnumbertype = DT_FLOAT")
+    .Doc("Gradient of MaxPool: grad routed to each window's maximum.")
+    .SetShapeFn(MaxPoolGradShape);
+
+TW_REGISTER_OP("AvgPool")
+    .Input("value: T")
+    .Output("output: T")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Doc("Mean over sliding windows (padding not counted).")
+    .SetShapeFn(PoolShape);
+
+TW_REGISTER_OP("AvgPoolGrad")
+    .Input("orig_input_shape: int32")
+    .Input("grad: T")
+    .Output("output: T")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Doc("Gradient of AvgPool.")
+    .SetShapeFn(AvgPoolGradShape);
+
+TW_REGISTER_OP("LRN")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("depth_radius: int = 5")
+    .Attr("bias: float = 1.0")
+    .Attr("alpha: float = 1.0")
+    .Attr("beta: float = 0.5")
+    .Attr("T: {half, bfloat16, float} = DT_FLOAT")
+    .Doc("Local response normalization across channels.")
+    .SetShapeFn(LRNShape);
+
+TW_REGISTER_OP("LRNGrad")
+    .Input("input_grads: T")
+    .Input("input_image: T")
+    .Input("output_image: T")
+    .Output("output: T")
+    .Attr("depth_radius: int = 5")
+    .Attr("bias: float = 1.0")
+    .Attr("alpha: float = 1.0")
+    .Attr("beta: float = 0.5")
+    .Attr("T: {half, bfloat16, float} = DT_FLOAT")
+    .Doc("Gradient of LRN.")
+    .SetShapeFn(LRNGradShape);
+
+TW_REGISTER_OP("FusedBatchNorm")
+    .Input("x: T")
+    .Input("scale: T")
+    .Input("offset: T")
+    .Input("mean: T")
+    .Input("variance: T")
+    .Output("y: T")
+    .Output("batch_mean: T")
+    .Output("batch_variance: T")
+    .Output("reserve_space_1: T")
+    .Output("reserve_space_2: T")
+    .Attr("T: {float}")
+    .Attr("epsilon: float = 0.0001")
+    .AttrAddedAfterTF1("exponential_avg_factor: float = 1.0")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("is_training: bool = true")
+    .Doc("Batch normalization (TF 1.x's form).")
+    .SetShapeFn(FusedBatchNormShape);
+
+TW_REGISTER_OP("FusedBatchNormV3")
+    .Input("x: T")
+    .Input("scale: U")
+    .Input("offset: U")
+    .Input("mean: U")
+    .Input("variance: U")
+    .Output("y: T")
+    .Output("batch_mean: U")
+    .Output("batch_variance: U")
+    .Output("reserve_space_1: U")
+    .Output("reserve_space_2: U")
+    .Output("reserve_space_3: U")
+    .Attr("T: {half, bfloat16, float}")
+    .Attr("U: {bfloat16, float}")
+    .Attr("epsilon: float = 0.0001")
+    .AttrAddedAfterTF1("exponential_avg_factor: float = 1.0")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'")
+    .Attr("is_training: bool = true")
+    .Doc("Batch normalization: y = scale * (x - mean) / sqrt(variance + epsilon) + offset.")
+    .SetShapeFn(FusedBatchNormShape);
+
+TW_REGISTER_OP("FusedBatchNormGrad")
+    .Input("y_backprop: T")
+    .Input("x: T")
+    .Input("scale: T")
+    .Input("reserve_space_1: T")
+    .Input("reserve_space_2: T")
+    .Output("x_backprop: T")
+    .Output("scale_backprop: T")
+    .Output("offset_backprop: T")
+    .Output("reserve_space_3: T")
+    .Output("reserve_space_4: T")
+    .Attr("T: {float}")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("is_training: bool = true")
+    .Doc("Gradient of FusedBatchNorm.")
+    .SetShapeFn(FusedBatchNormGradShape);
+
+TW_REGISTER_OP("FusedBatchNormGradV3")
+    .Input("y_backprop: T")
+    .Input("x: T")
+    .Input("scale: float")
+    .Input("reserve_space_1: U")
+    .Input("reserve_space_2: U")
+    .Input("reserve_space_3: U")
+    .Output("x_backprop: T")
+    .Output("scale_backprop: U")
+    .Output("offset_backprop: U")
+    .Output("reserve_space_4: U")
+    .Output("reserve_space_5: U")
+    .Attr("T: {half, bfloat16, float}")
+    .Attr("U: {float}")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'")
+    .Attr("is_training: bool = true")
+    .Doc("Gradient of FusedBatchNormV3.")
+    .SetShapeFn(FusedBatchNormGradShape);
+
+TW_REGISTER_OP("L2Loss")
+    .Input("t: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Doc("sum(t^2) / 2")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("InTopK")
+    .Input("predictions: float")
+    .Input("targets: T")
+    .Output("precision: bool")
+    .Attr("k: int")
+    .Attr("T: {int32, int64} = DT_INT32")
+    .Doc("Whether each target is among the row's k largest predictions.")
+    .SetShapeFn(InTopKShape);
+
+TW_REGISTER_OP("InTopKV2")
+    .Input("predictions: float")
+    .Input("targets: T")
+    .Input("k: T")
+    .Output("precision: bool")
+    .Attr("T: {int32, int64} = DT_INT32")
+    .Doc("Whether each target is among the row's k largest predictions.")
+    .SetShapeFn(InTopKShape);
+
+TW_REGISTER_OP("TopKV2")
+    .Input("input: T")
+    .Input("k: int32")
+    .Output("values: T")
+    .Output("indices: int32")
+    .Attr("sorted: bool = true")
+    .Attr("T: realnumbertype")
+    .Doc("The k largest entries of the last dimension and their indices.")
+    .SetShapeFn(TopKShape);
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,24 @@
+// Every op builder: include this to build graphs with ops::Xxx(scope, ...).
+//
+//   #include "ops/ops.h"
+//   Output x = ops::Placeholder(s, DT_FLOAT, ops::Placeholder::Shape({-1, 784}));
+//   Output y = ops::MatMul(s, x, w, ops::MatMul::TransposeB(true));
+//
+// The builders are generated from the op schemas (ops/*_ops.cc) by
+// //ops:op_gen; their headers are under bazel-bin/ops/gen/.
+#ifndef TOWERFLOW_OPS_OPS_H_
+#define TOWERFLOW_OPS_OPS_H_
+
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/data_flow_ops.h"
+#include "ops/gen/io_ops.h"
+#include "ops/gen/logging_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nn_ops.h"
+#include "ops/gen/random_ops.h"
+#include "ops/gen/state_ops.h"
+#include "ops/gen/training_ops.h"
+
+#endif  // TOWERFLOW_OPS_OPS_H_

@@ -1,0 +1,143 @@
+#include "ops/shape_fns.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+
+namespace towerflow {
+namespace shape_fns {
+
+absl::Status UnchangedShape(InferenceContext* c) {
+  c->set_output(0, c->input(0));
+  return absl::OkStatus();
+}
+
+absl::Status ScalarShape(InferenceContext* c) {
+  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, PartialTensorShape::Scalar());
+  return absl::OkStatus();
+}
+
+absl::Status UnknownShape(InferenceContext*) { return absl::OkStatus(); }
+
+absl::Status MergeAllInputsShape(InferenceContext* c) {
+  PartialTensorShape merged;
+  for (int i = 0; i < c->num_inputs(); ++i) {
+    absl::StatusOr<PartialTensorShape> m = merged.MergeWith(c->input(i));
+    if (!m.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Inputs must have the same shape, but input ", i, " has shape ",
+          c->input(i).DebugString(), " and the ones before ", merged.DebugString()));
+    }
+    merged = *std::move(m);
+  }
+  c->set_output(0, merged);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PartialTensorShape> BroadcastShapes(const PartialTensorShape& a,
+                                                   const PartialTensorShape& b) {
+  if (a.unknown_rank() || b.unknown_rank()) return PartialTensorShape();
+  const int rank = std::max(a.dims(), b.dims());
+  std::vector<int64_t> dims(rank);
+  for (int i = 0; i < rank; ++i) {
+    const int ia = a.dims() - rank + i, ib = b.dims() - rank + i;
+    const int64_t x = ia < 0 ? 1 : a.dim_size(ia);
+    const int64_t y = ib < 0 ? 1 : b.dim_size(ib);
+    int64_t d;
+    if (x < 0 && y < 0) {
+      d = -1;
+    } else if (x < 0) {
+      d = y > 1 ? y : -1;  // y == 1 broadcasts to the unknown x
+    } else if (y < 0) {
+      d = x > 1 ? x : -1;
+    } else if (x == y || y == 1) {
+      d = x;
+    } else if (x == 1) {
+      d = y;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Incompatible shapes for broadcasting: ", a.DebugString(), " and ",
+          b.DebugString(), " (dimension ", x, " vs ", y, ")"));
+    }
+    dims[i] = d;
+  }
+  return PartialTensorShape(dims);
+}
+
+absl::Status BroadcastBinaryOpShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(PartialTensorShape out, BroadcastShapes(c->input(0), c->input(1)));
+  c->set_output(0, std::move(out));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> CanonicalAxis(int64_t axis, int rank) {
+  if (rank < 0) return axis >= 0 && axis <= kMaxTensorRank ? static_cast<int>(axis) : -1;
+  if (axis < -rank || axis >= rank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "axis ", axis, " is out of range for rank ", rank, " (expected [", -rank,
+        ", ", rank, "))"));
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+absl::Status ReductionShape(InferenceContext* c) {
+  bool keep_dims = false;
+  TW_RETURN_IF_ERROR(c->GetAttr("keep_dims", &keep_dims));
+  const PartialTensorShape& input = c->input(0);
+  PartialTensorShape axes_shape;
+  TW_RETURN_IF_ERROR(c->WithRankAtMost(c->input(1), 1, &axes_shape));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes, c->ConstantIntInput(1));
+  if (!axes.has_value()) {
+    // Unknown axes: keep_dims keeps the rank, else nothing is known.
+    if (keep_dims && !input.unknown_rank()) {
+      c->set_output(0, PartialTensorShape::UnknownDims(input.dims()));
+    }
+    return absl::OkStatus();
+  }
+  if (input.unknown_rank()) return absl::OkStatus();
+  std::set<int> reduced;
+  for (int64_t axis : *axes) {
+    absl::StatusOr<int> a = CanonicalAxis(axis, input.dims());
+    if (!a.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Invalid reduction dimension ", axis, " for input with ", input.dims(),
+          " dimensions"));
+    }
+    reduced.insert(*a);
+  }
+  std::vector<int64_t> dims;
+  for (int i = 0; i < input.dims(); ++i) {
+    if (reduced.count(i) > 0) {
+      if (keep_dims) dims.push_back(1);
+    } else {
+      dims.push_back(input.dim_size(i));
+    }
+  }
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status ShapeFromShapeTensorInput(InferenceContext* c, int input) {
+  TW_ASSIGN_OR_RETURN(PartialTensorShape shape, c->MakeShapeFromShapeTensor(input));
+  if (c->input_tensor(input) != nullptr && !shape.unknown_rank()) {
+    for (int i = 0; i < shape.dims(); ++i) {
+      if (shape.dim_size(i) < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Dimension ", i, " of the requested shape is ", shape.dim_size(i),
+            "; it must be >= 0"));
+      }
+    }
+    if (shape.num_elements() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "The requested shape ", shape.DebugString(),
+          " has more elements than fit in int64"));
+    }
+  }
+  c->set_output(0, std::move(shape));
+  return absl::OkStatus();
+}
+
+}  // namespace shape_fns
+}  // namespace towerflow

@@ -1,0 +1,49 @@
+// Shape functions shared by the op schemas in this folder.
+//
+// Each has the ShapeFn signature and follows TensorFlow's common_shape_fns:
+// unknown stays unknown, and only inputs that can never be valid are errors.
+// The op families' own shape functions live beside their registrations.
+#ifndef TOWERFLOW_OPS_SHAPE_FNS_H_
+#define TOWERFLOW_OPS_SHAPE_FNS_H_
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/tensor_shape.h"
+#include "graph/shape_inference.h"
+
+namespace towerflow {
+namespace shape_fns {
+
+// Output 0 has the shape of input 0.
+absl::Status UnchangedShape(InferenceContext* c);
+// Every output is a scalar.
+absl::Status ScalarShape(InferenceContext* c);
+// Outputs (if any) stay unknown.
+absl::Status UnknownShape(InferenceContext* c);
+// Output 0 is the merge of all inputs' shapes (AddN; elementwise grads).
+absl::Status MergeAllInputsShape(InferenceContext* c);
+
+// NumPy/TensorFlow broadcasting of two shapes; InvalidArgument naming both
+// when a pair of known dims differs and neither is 1.
+absl::StatusOr<PartialTensorShape> BroadcastShapes(const PartialTensorShape& a,
+                                                   const PartialTensorShape& b);
+// Output 0 is input 0 broadcast with input 1.
+absl::Status BroadcastBinaryOpShape(InferenceContext* c);
+
+// Input 0 reduced over the axes in input 1, honouring attr keep_dims.
+absl::Status ReductionShape(InferenceContext* c);
+
+// Output 0 has the shape given by the 1-D shape tensor at input 0, whose
+// known dims must be >= 0 (random ops, Fill).
+absl::Status ShapeFromShapeTensorInput(InferenceContext* c, int input);
+
+// Resolves a possibly negative axis against `rank` (which may be -1 for
+// unknown). InvalidArgument "axis 5 is out of range for rank 2" when it does
+// not fall in [-rank, rank). With unknown rank a non-negative axis is kept
+// and a negative one gives -1.
+absl::StatusOr<int> CanonicalAxis(int64_t axis, int rank);
+
+}  // namespace shape_fns
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_OPS_SHAPE_FNS_H_

@@ -1,0 +1,163 @@
+// Optimizer update ops on TF1 reference variables (Apply*, SparseApply*) and
+// on resource variables (ResourceApply*, ResourceSparseApply*). Each family
+// is registered from one description, so the four variants cannot drift.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/op_registry.h"
+#include "ops/shape_fns.h"
+
+namespace towerflow {
+namespace {
+
+struct ApplyFamily {
+  const char* name;                  // "Momentum" -> ApplyMomentum, ...
+  const char* grad;                  // the gradient's argument name
+  std::vector<const char*> slots;    // var-shaped state besides var
+  std::vector<const char*> before;   // scalar hyperparameters before grad
+  std::vector<const char*> after;    // scalar hyperparameters after grad
+  std::vector<const char*> attrs;    // besides T and use_locking
+  std::vector<const char*> late_attrs;
+  bool has_sparse;
+  const char* doc;
+};
+
+// The variable's shape: from the ref input, or from the resource's handle.
+std::optional<PartialTensorShape> VarShape(InferenceContext* c, int input, bool resource) {
+  if (resource) return c->input_handle_shape(input);
+  return c->input(input);
+}
+
+ShapeFn MakeApplyShape(const ApplyFamily& f, bool resource, bool sparse) {
+  return [f, resource, sparse](InferenceContext* c) -> absl::Status {
+    std::optional<PartialTensorShape> var = VarShape(c, 0, resource);
+    PartialTensorShape merged = var.value_or(PartialTensorShape());
+    for (size_t i = 0; i < f.slots.size(); ++i) {
+      std::optional<PartialTensorShape> slot = VarShape(c, 1 + i, resource);
+      if (!slot.has_value()) continue;
+      const absl::Status s = c->Merge(merged, *slot, &merged);
+      if (!s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Slot '", f.slots[i], "' has shape ", slot->DebugString(),
+            " but the variable has shape ", merged.DebugString()));
+      }
+    }
+    int start, stop;
+    const auto check_scalars = [&](const std::vector<const char*>& names) -> absl::Status {
+      for (const char* name : names) {
+        TW_RETURN_IF_ERROR(c->input_range(name, &start, &stop));
+        if (!c->input(start).unknown_rank() && c->input(start).dims() != 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              name, " must be a scalar, got shape ", c->input(start).DebugString()));
+        }
+      }
+      return absl::OkStatus();
+    };
+    TW_RETURN_IF_ERROR(check_scalars(f.before));
+    TW_RETURN_IF_ERROR(check_scalars(f.after));
+    TW_RETURN_IF_ERROR(c->input_range(f.grad, &start, &stop));
+    const PartialTensorShape& grad = c->input(start);
+    if (sparse) {
+      int istart, istop;
+      TW_RETURN_IF_ERROR(c->input_range("indices", &istart, &istop));
+      PartialTensorShape indices;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(istart), 1, &indices));
+      if (!merged.unknown_rank() && merged.dims() >= 1) {
+        const PartialTensorShape want =
+            indices.Concatenate(PartialTensorShape(merged.dim_sizes().subspan(1)));
+        if (!grad.IsCompatibleWith(want)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "grad must have shape [len(indices)] + var.shape[1:] = ", want.DebugString(),
+              ", got ", grad.DebugString()));
+        }
+      }
+    } else if (!grad.IsCompatibleWith(merged)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "grad has shape ", grad.DebugString(), " but the variable has shape ",
+          merged.DebugString()));
+    }
+    if (!resource) c->set_output(0, merged);
+    return absl::OkStatus();
+  };
+}
+
+void RegisterVariant(const ApplyFamily& f, bool resource, bool sparse) {
+  const std::string name = absl::StrCat(resource ? "Resource" : "", sparse ? "Sparse" : "",
+                                        "Apply", f.name);
+  OpDefBuilder b(name, __FILE__);
+  const auto state = [&](const char* arg) {
+    b.Input(resource ? absl::StrCat(arg, ": resource") : absl::StrCat(arg, ": Ref(T)"));
+  };
+  state("var");
+  for (const char* slot : f.slots) state(slot);
+  for (const char* s : f.before) b.Input(absl::StrCat(s, ": T"));
+  b.Input(absl::StrCat(f.grad, ": T"));
+  if (sparse) b.Input("indices: Tindices");
+  for (const char* s : f.after) b.Input(absl::StrCat(s, ": T"));
+  if (!resource) b.Output("out: Ref(T)");
+  b.Attr("T: numbertype");
+  if (sparse) b.Attr("Tindices: {int32, int64}");
+  b.Attr("use_locking: bool = false");
+  for (const char* a : f.attrs) b.Attr(a);
+  for (const char* a : f.late_attrs) b.AttrAddedAfterTF1(a);
+  if (resource) b.SetIsStateful();
+  b.Doc(f.doc).SetShapeFn(MakeApplyShape(f, resource, sparse));
+  RegisterOp(b);
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  const ApplyFamily families[] = {
+      {"GradientDescent", "delta", {}, {"alpha"}, {}, {}, {}, false, "var -= alpha * delta"},
+      {"Momentum",
+       "grad",
+       {"accum"},
+       {"lr"},
+       {"momentum"},
+       {"use_nesterov: bool = false"},
+       {},
+       true,
+       "accum = accum * momentum + grad; var -= lr * accum (Nesterov: var -= lr * "
+       "(grad + momentum * accum))"},
+      {"Adam",
+       "grad",
+       {"m", "v"},
+       {"beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon"},
+       {},
+       {"use_nesterov: bool = false"},
+       {},
+       false,
+       "lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); m += (grad - m) * (1 - "
+       "beta1); v += (grad^2 - v) * (1 - beta2); var -= lr_t * m / (sqrt(v) + epsilon)"},
+      {"Adagrad",
+       "grad",
+       {"accum"},
+       {"lr"},
+       {},
+       {},
+       {"update_slots: bool = true"},
+       true,
+       "accum += grad^2; var -= lr * grad / sqrt(accum)"},
+      {"RMSProp",
+       "grad",
+       {"ms", "mom"},
+       {"lr", "rho", "momentum", "epsilon"},
+       {},
+       {},
+       {},
+       false,
+       "ms = rho * ms + (1 - rho) * grad^2; mom = momentum * mom + lr * grad / "
+       "sqrt(ms + epsilon); var -= mom"},
+  };
+  for (const ApplyFamily& f : families) {
+    for (bool resource : {false, true}) {
+      RegisterVariant(f, resource, false);
+      if (f.has_sparse) RegisterVariant(f, resource, true);
+    }
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace towerflow
