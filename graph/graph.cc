@@ -215,6 +215,7 @@ void Graph::RemoveNode(Node* node) {
   for (const Edge* e : in) RemoveEdge(e);
   for (const Edge* e : out) RemoveEdge(e);
   collections_.RemoveNode(node);
+  variable_store_.RemoveNode(node);
   names_.erase(node->name());
   --num_nodes_;
   nodes_[node->id()].reset();

@@ -36,6 +36,7 @@
 #include "graph/collections.h"
 #include "graph/node_def_util.h"
 #include "graph/op_registry.h"
+#include "graph/variable_store.h"
 #include "proto/function.pb.h"
 #include "proto/graph.pb.h"
 #include "proto/node_def.pb.h"
@@ -219,6 +220,10 @@ class Graph {
   Collections& collections() { return collections_; }
   const Collections& collections() const { return collections_; }
 
+  // The variables GetVariable created (graph/variables.h).
+  VariableStore& variable_store() { return variable_store_; }
+  const VariableStore& variable_store() const { return variable_store_; }
+
   // Graph-level random seed (TensorFlow's tf.set_random_seed); see
   // graph/random_seed.h for how ops derive their seeds from it.
   const std::optional<int64_t>& seed() const { return seed_; }
@@ -244,6 +249,7 @@ class Graph {
   std::map<std::string, std::unique_ptr<OpRegistrationData>, std::less<>>
       function_ops_;
   Collections collections_;
+  VariableStore variable_store_;
   std::optional<int64_t> seed_;
 };
 

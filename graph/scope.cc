@@ -271,7 +271,12 @@ absl::Status Scope::ApplyDevices(Node* node) const {
       current = std::move(merged);
     } else {
       node->set_requested_device(current.ToString());
-      TW_ASSIGN_OR_RETURN(current, parse(it->fn(*node)));
+      absl::StatusOr<std::string> chosen = it->fn(*node);
+      if (!chosen.ok()) {
+        return AddErrorContext(chosen.status(),
+                               absl::StrCat("Device function for node '", node->name(), "'"));
+      }
+      TW_ASSIGN_OR_RETURN(current, parse(*chosen));
     }
   }
   if (current.empty() && !impl_->colocation_device.empty()) {

@@ -58,8 +58,8 @@ namespace towerflow {
 
 // Chooses a device for a new node. `node.requested_device()` holds the
 // device chosen so far (by inner scopes); the result replaces it and must be
-// a device spec ("" for none).
-using DeviceFunction = std::function<std::string(const Node& node)>;
+// a device spec ("" for none). An error fails the node's creation (sticky).
+using DeviceFunction = std::function<absl::StatusOr<std::string>(const Node& node)>;
 
 // How GetVariable treats an existing variable under this variable scope.
 enum class VariableReuse {

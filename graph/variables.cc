@@ -1,0 +1,260 @@
+#include "graph/variables.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "graph/attr_value_util.h"
+#include "ops/ops.h"
+
+namespace towerflow {
+namespace {
+
+// TensorFlow 1.x's Python spellings, for its messages.
+std::string PythonDtypeName(DataType dtype) {
+  switch (dtype) {
+    case DT_FLOAT: return "float32";
+    case DT_DOUBLE: return "float64";
+    case DT_HALF: return "float16";
+    default: return DataTypeString(dtype);
+  }
+}
+
+std::string PythonShapeString(const TensorShape& shape) {
+  if (shape.dims() == 1) return absl::StrCat("(", shape.dim_size(0), ",)");
+  return absl::StrCat("(", absl::StrJoin(shape.dim_sizes(), ", "), ")");
+}
+
+absl::Status Disallowed(const std::string& name) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "Variable ", name,
+      " already exists, disallowed. Did you mean to set reuse=True or "
+      "reuse=tf.AUTO_REUSE in VarScope? (In Towerflow: VariableReuse::kReuse or "
+      "kAutoReuse in Scope::WithVariableScope.)"));
+}
+
+absl::Status DoesNotExist(const std::string& name) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "Variable ", name,
+      " does not exist, or was not created with tf.get_variable(). Did you mean to "
+      "set reuse=tf.AUTO_REUSE in VarScope? (In Towerflow: VariableReuse::kAutoReuse, "
+      "or GetVariable under a scope that creates.)"));
+}
+
+// Checks a request to share `record`.
+absl::Status CheckShared(const VariableRecord& record, const TensorShape& shape,
+                         DataType dtype) {
+  if (shape != record.shape) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Trying to share variable ", record.name, ", but specified shape ",
+        PythonShapeString(shape), " and found shape ", PythonShapeString(record.shape), "."));
+  }
+  if (dtype != record.dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Trying to share variable ", record.name, ", but specified dtype ",
+        PythonDtypeName(dtype), " and found dtype ", PythonDtypeName(record.dtype), "."));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<initializers::Initializer> DefaultInitializer(const std::string& name,
+                                                             DataType dtype) {
+  if (DataTypeIsFloating(dtype)) return initializers::GlorotUniform();
+  if (DataTypeIsInteger(dtype) || dtype == DT_BOOL) return initializers::Zeros();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "An initializer for variable ", name, " of type ", DataTypeString(dtype),
+      " is required"));
+}
+
+// Creates the variable's ops and records it; nullptr after recording an
+// error in `scope`.
+const VariableRecord* CreateVariable(const Scope& scope, const std::string& full_name,
+                        const TensorShape& shape, DataType dtype,
+                        const initializers::Initializer& initializer,
+                        const VariableOptions& options);
+
+}  // namespace
+
+Variable Variable::FromRecord(const VariableRecord& record, const Scope* scope) {
+  Variable v;
+  v.name_ = record.name;
+  v.handle_ = Output(record.handle, 0);
+  v.dtype_ = record.dtype;
+  v.shape_ = record.shape;
+  v.trainable_ = record.trainable;
+  v.initializer_ = Operation(record.initializer);
+  v.initial_value_ = Output(record.initial_value, record.initial_value_index);
+  if (scope != nullptr) v.scope_ = *scope;
+  return v;
+}
+
+Output Variable::value() const {
+  if (!scope_.has_value()) return Output();
+  return value(*scope_);
+}
+
+Output Variable::value(const Scope& scope) const {
+  if (!valid()) {
+    scope.UpdateStatus(absl::InvalidArgumentError("Reading an invalid Variable"));
+    return Output();
+  }
+  // Reads live with the variable (TensorFlow: ops.device(handle.device)).
+  const Scope read = scope.ClearColocation().ClearDevice().WithDevice(
+      handle_.node()->requested_device());
+  return ops::ReadVariableOp(read, handle_, dtype_);
+}
+
+namespace {
+
+const VariableRecord* CreateVariable(const Scope& scope, const std::string& full_name,
+                                     const TensorShape& shape, DataType dtype,
+                                     const initializers::Initializer& initializer,
+                                     const VariableOptions& options) {
+  Graph* graph = scope.graph();
+  if (graph->FindNode(full_name) != nullptr) {
+    scope.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(
+        "Cannot create variable ", full_name, ": a node of that name already exists")));
+    return nullptr;
+  }
+  // TensorFlow's init_scope: no control dependencies or colocation of the
+  // caller; the device stack (device setters) still applies.
+  const Scope base = scope.WithNoControlDependencies().ClearColocation();
+  NodeDef handle_def;
+  handle_def.set_name(full_name);
+  handle_def.set_op("VarHandleOp");
+  SetAttrValue(dtype, &(*handle_def.mutable_attr())["dtype"]);
+  SetAttrValue(shape, &(*handle_def.mutable_attr())["shape"]);
+  SetAttrValue(full_name, &(*handle_def.mutable_attr())["shared_name"]);
+  absl::StatusOr<Node*> handle = base.AddNode(std::move(handle_def));
+  if (!handle.ok()) return nullptr;
+
+  const Scope own = base.WithAbsoluteNameScope(full_name).ColocateWith(Operation(*handle));
+  absl::StatusOr<initializers::Initializer> init =
+      initializer.valid() ? absl::StatusOr<initializers::Initializer>(initializer)
+                          : DefaultInitializer(full_name, dtype);
+  if (!init.ok()) {
+    scope.UpdateStatus(init.status());
+    return nullptr;
+  }
+  const Output initial = (*init)(own.NewSubScope("Initializer"), shape, dtype);
+  if (!scope.ok() || !initial.valid()) return nullptr;
+  if (initial.type() != dtype || !initial.shape().IsCompatibleWith(shape)) {
+    scope.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(
+        "The initializer of variable ", full_name, " produced ",
+        DataTypeString(initial.type()), " ", initial.shape().DebugString(), ", not ",
+        DataTypeString(dtype), " ", shape.DebugString())));
+    return nullptr;
+  }
+  const ops::AssignVariableOp assign(own.WithOpName("Assign"), Output(*handle, 0), initial);
+  if (!scope.ok()) return nullptr;
+
+  VariableRecord record;
+  record.name = full_name;
+  record.handle = *handle;
+  record.dtype = dtype;
+  record.shape = shape;
+  record.initializer = assign.operation.node();
+  record.initial_value = initial.node();
+  record.initial_value_index = initial.index();
+  record.trainable = options.trainable;
+  graph->variable_store().Add(record);
+  std::vector<std::string> keys = options.collections;
+  if (keys.empty()) {
+    keys.push_back(GraphKeys::kGlobalVariables);
+    if (options.trainable) keys.push_back(GraphKeys::kTrainableVariables);
+  }
+  for (const std::string& key : keys) AddToCollection(graph, key, Output(*handle, 0));
+  return graph->variable_store().Find(full_name);
+}
+
+}  // namespace
+
+Variable GetVariable(const Scope& scope, const std::string& name, const TensorShape& shape,
+                     DataType dtype, const initializers::Initializer& initializer,
+                     const VariableOptions& options) {
+  if (!scope.ok()) return Variable();
+  if (name.empty()) {
+    scope.UpdateStatus(absl::InvalidArgumentError("GetVariable needs a name"));
+    return Variable();
+  }
+  const std::string& prefix = scope.variable_scope().name();
+  const std::string full_name = prefix.empty() ? name : absl::StrCat(prefix, "/", name);
+  if (!shape.IsValid()) {
+    scope.UpdateStatus(AddErrorContext(shape.status(), absl::StrCat("Variable ", full_name)));
+    return Variable();
+  }
+  if (!IsValidDataType(dtype) || IsRefType(dtype) || dtype == DT_RESOURCE ||
+      dtype == DT_VARIANT) {
+    scope.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(
+        "Variable ", full_name, " cannot have dtype ", DataTypeString(dtype))));
+    return Variable();
+  }
+  const VariableReuse reuse = scope.variable_scope().reuse();
+  if (const VariableRecord* found = scope.graph()->variable_store().Find(full_name)) {
+    absl::Status status = reuse == VariableReuse::kNoReuse ? Disallowed(full_name)
+                                                           : CheckShared(*found, shape, dtype);
+    if (!status.ok()) {
+      scope.UpdateStatus(status);
+      return Variable();
+    }
+    return Variable::FromRecord(*found, &scope);
+  }
+  if (reuse == VariableReuse::kReuse) {
+    scope.UpdateStatus(DoesNotExist(full_name));
+    return Variable();
+  }
+  const VariableRecord* created =
+      CreateVariable(scope, full_name, shape, dtype, initializer, options);
+  return created == nullptr ? Variable() : Variable::FromRecord(*created, &scope);
+}
+
+std::vector<Variable> GetVariables(const Graph& graph, absl::string_view key) {
+  std::vector<Variable> out;
+  for (const CollectionEntry& e : graph.collections().Get(key)) {
+    if (const VariableRecord* r = graph.variable_store().FindByHandle(e.node)) {
+      out.push_back(Variable::FromRecord(*r, nullptr));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+Operation InitializerOf(const Scope& scope, absl::string_view key) {
+  std::vector<Operation> deps;
+  for (const Variable& v : GetVariables(*scope.graph(), key)) deps.push_back(v.initializer());
+  return ops::NoOp(scope.WithOpName("init").WithControlDependencies(deps));
+}
+
+}  // namespace
+
+Operation GlobalVariablesInitializer(const Scope& scope) {
+  return InitializerOf(scope, GraphKeys::kGlobalVariables);
+}
+
+Operation LocalVariablesInitializer(const Scope& scope) {
+  return InitializerOf(scope, GraphKeys::kLocalVariables);
+}
+
+void AddToCollection(Graph* graph, absl::string_view key, const Output& value) {
+  graph->collections().Add(key, {value.node(), value.index()});
+}
+
+void AddToCollection(Graph* graph, absl::string_view key, const Operation& op) {
+  graph->collections().Add(key, {op.node(), kControlSlot});
+}
+
+std::vector<Output> GetCollection(const Graph& graph, absl::string_view key) {
+  std::vector<Output> out;
+  for (const CollectionEntry& e : graph.collections().Get(key)) {
+    if (e.index != kControlSlot) out.emplace_back(e.node, e.index);
+  }
+  return out;
+}
+
+std::vector<Operation> GetCollectionOps(const Graph& graph, absl::string_view key) {
+  std::vector<Operation> out;
+  for (const CollectionEntry& e : graph.collections().Get(key)) out.emplace_back(e.node);
+  return out;
+}
+
+}  // namespace towerflow
