@@ -82,7 +82,8 @@ class PartialTensorShape {
  public:
   using Dims = absl::InlinedVector<int64_t, 4>;
 
-  // Unknown rank.
+  // Unknown rank. Note that `{}` means this constructor too, as in
+  // TensorFlow's C++ API: write Scalar() for a rank-0 shape.
   PartialTensorShape() = default;
   // Literal dims; -1 is an unknown dim. See the file comment for bad values.
   PartialTensorShape(std::initializer_list<int64_t> dims);
