@@ -1,0 +1,89 @@
+// towerflow: the command-line tool.
+//
+//   towerflow inspect GRAPH           report on a GraphDef (.pb or .pbtxt)
+//   towerflow convert IN OUT          .pb <-> .pbtxt, by the file extensions
+//   towerflow dot GRAPH [-o FILE]     Graphviz picture (stdout without -o)
+//
+// Errors print the Status and exit 1; usage errors exit 2.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/file_io.h"
+#include "core/status_macros.h"
+#include "graph/graph_io.h"
+#include "tools/dot.h"
+#include "tools/inspect.h"
+
+namespace towerflow {
+namespace {
+
+constexpr char kUsage[] =
+    "usage:\n"
+    "  towerflow inspect GRAPH         nodes, op histogram, placeholders, variables,\n"
+    "                                  devices, sinks, unknown ops\n"
+    "  towerflow convert IN OUT        GraphDef .pb <-> .pbtxt (by extension)\n"
+    "  towerflow dot GRAPH [-o FILE]   Graphviz picture: name scopes as clusters,\n"
+    "                                  devices as colours\n";
+
+absl::Status Inspect(const std::string& path) {
+  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(path));
+  std::cout << tools::InspectGraphDef(def, path);
+  return absl::OkStatus();
+}
+
+absl::Status Convert(const std::string& in, const std::string& out) {
+  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(in));
+  TW_RETURN_IF_ERROR(WriteGraphDef(def, out));
+  std::cout << "Wrote " << def.node_size() << " nodes to " << out << " ("
+            << (IsTextProtoPath(out) ? "text" : "binary") << ")\n";
+  return absl::OkStatus();
+}
+
+absl::Status Dot(const std::string& path, const std::string& out) {
+  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(path));
+  const std::string dot = tools::GraphDefToDot(def);
+  if (out.empty()) {
+    std::cout << dot;
+    return absl::OkStatus();
+  }
+  TW_RETURN_IF_ERROR(WriteFileAtomically(out, dot));
+  std::cout << "Wrote " << out << " (render: dot -Tsvg " << out << " -o graph.svg)\n";
+  return absl::OkStatus();
+}
+
+int Main(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string& command = args[0];
+  absl::Status status;
+  if (command == "inspect" && args.size() == 2) {
+    status = Inspect(args[1]);
+  } else if (command == "convert" && args.size() == 3) {
+    status = Convert(args[1], args[2]);
+  } else if (command == "dot" && args.size() == 2) {
+    status = Dot(args[1], "");
+  } else if (command == "dot" && args.size() == 4 && args[2] == "-o") {
+    status = Dot(args[1], args[3]);
+  } else {
+    std::cerr << "towerflow: bad arguments for '" << command << "'\n" << kUsage;
+    return 2;
+  }
+  if (!status.ok()) {
+    std::cerr << "towerflow " << command << ": " << status << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace towerflow
+
+int main(int argc, char** argv) {
+  return towerflow::Main(std::vector<std::string>(argv + 1, argv + argc));
+}
