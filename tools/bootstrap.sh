@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what Towerflow needs to build and test, from Debian's archive.
+# Idempotent: when every package is present it installs nothing.
+#
+#   tools/bootstrap.sh
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap     # Bazel 4.2.3 (pulls in a JDK)
+  g++
+  libprotobuf-dev     # Protocol Buffers 3.21
+  protobuf-compiler   # protoc
+  libabsl-dev         # Abseil 20220623
+  libeigen3-dev       # Eigen 3.4
+  zlib1g-dev
+  libgtest-dev        # GoogleTest
+  libgmock-dev        # GoogleMock
+  libbenchmark-dev    # Google Benchmark
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "bootstrap: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "bootstrap: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
