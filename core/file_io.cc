@@ -70,9 +70,9 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
     return absl::FailedPreconditionError(absl::StrCat("'", path, "' is a directory"));
   }
   if (st.st_size > kMaxReadFileBytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "'", path, "' has ", st.st_size, " bytes, more than the ", kMaxReadFileBytes,
-        " Towerflow reads"));
+    return absl::ResourceExhaustedError(absl::StrCat("'", path, "' has ", st.st_size,
+                                                     " bytes, more than the ", kMaxReadFileBytes,
+                                                     " Towerflow reads"));
   }
   std::string contents;
   contents.reserve(static_cast<size_t>(st.st_size));
@@ -103,7 +103,8 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   absl::Status status = WriteAll(fd, contents, tmp);
   if (status.ok() && ::fchmod(fd, 0644) != 0) status = ErrnoStatus(errno, "Cannot chmod", tmp);
   if (status.ok() && ::fsync(fd) != 0) status = ErrnoStatus(errno, "Cannot fsync", tmp);
-  if (status.ok() && ::close(closer.release()) != 0) status = ErrnoStatus(errno, "Cannot close", tmp);
+  if (status.ok() && ::close(closer.release()) != 0)
+    status = ErrnoStatus(errno, "Cannot close", tmp);
   if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
     status = ErrnoStatus(errno, "Cannot rename a temporary file to", path);
   }

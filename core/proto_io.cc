@@ -37,10 +37,10 @@ absl::Status ParseTextProto(absl::string_view text, google::protobuf::Message* m
   parser.RecordErrorsTo(&errors);
   google::protobuf::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
   if (!parser.Parse(&input, message)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Cannot parse text ", message->GetTypeName(), ": ",
-        errors.errors().empty() ? std::string("unknown error")
-                                : absl::StrJoin(errors.errors(), "; ")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Cannot parse text ", message->GetTypeName(), ": ",
+                     errors.errors().empty() ? std::string("unknown error")
+                                             : absl::StrJoin(errors.errors(), "; ")));
   }
   return absl::OkStatus();
 }
@@ -48,9 +48,9 @@ absl::Status ParseTextProto(absl::string_view text, google::protobuf::Message* m
 absl::Status ParseBinaryProto(absl::string_view bytes, google::protobuf::Message* message) {
   if (bytes.size() > static_cast<size_t>(INT_MAX) ||
       !message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::DataLossError(absl::StrCat(
-        "Cannot parse ", bytes.size(), " bytes as a binary ", message->GetTypeName(),
-        ": the data is corrupt, truncated, or another message"));
+    return absl::DataLossError(
+        absl::StrCat("Cannot parse ", bytes.size(), " bytes as a binary ", message->GetTypeName(),
+                     ": the data is corrupt, truncated, or another message"));
   }
   return absl::OkStatus();
 }

@@ -4,11 +4,9 @@
 
 namespace towerflow {
 
-absl::Status AddErrorContext(const absl::Status& status,
-                             absl::string_view prefix) {
+absl::Status AddErrorContext(const absl::Status& status, absl::string_view prefix) {
   if (status.ok()) return status;
-  return absl::Status(status.code(),
-                      absl::StrCat(prefix, ": ", status.message()));
+  return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
 }
 
 }  // namespace towerflow

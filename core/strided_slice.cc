@@ -27,8 +27,7 @@ absl::StatusOr<Dense> BuildDense(int rank, const StridedSliceSpec& spec) {
   int64_t ellipsis_mask = spec.ellipsis_mask;
   // No ellipsis: an implicit one after the last entry keeps the rest.
   if (ellipsis_mask == 0) ellipsis_mask = int64_t{1} << sparse_dims;
-  const int total = ellipsis_mask == (int64_t{1} << sparse_dims) ? sparse_dims + 1
-                                                                 : sparse_dims;
+  const int total = ellipsis_mask == (int64_t{1} << sparse_dims) ? sparse_dims + 1 : sparse_dims;
   int ellipsis_seen = 0, new_axes_after_ellipsis = 0;
   for (int i = 0; i < total; ++i) {
     if (Bit(ellipsis_mask, i)) {
@@ -59,9 +58,8 @@ absl::StatusOr<Dense> BuildDense(int rank, const StridedSliceSpec& spec) {
       d.gather.push_back(kNewAxis);
     } else {
       if (full >= rank) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Index out of range using input dim ", full, "; input has only ",
-            rank, " dims"));
+        return absl::InvalidArgumentError(absl::StrCat("Index out of range using input dim ", full,
+                                                       "; input has only ", rank, " dims"));
       }
       d.begin[full] = spec.begin[i];
       d.end[full] = spec.end[i];
@@ -82,17 +80,17 @@ absl::StatusOr<Dense> BuildDense(int rank, const StridedSliceSpec& spec) {
 
 }  // namespace
 
-absl::StatusOr<StridedSliceResult> ComputeStridedSlice(
-    const PartialTensorShape& input, const StridedSliceSpec& spec) {
+absl::StatusOr<StridedSliceResult> ComputeStridedSlice(const PartialTensorShape& input,
+                                                       const StridedSliceSpec& spec) {
   const size_t n = spec.begin.size();
   if (spec.end.size() != n || spec.strides.size() != n) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "begin, end and strides must have the same length, got ", n, ", ",
-        spec.end.size(), " and ", spec.strides.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("begin, end and strides must have the same length, got ", n, ", ",
+                     spec.end.size(), " and ", spec.strides.size()));
   }
   if (n > static_cast<size_t>(kMaxSliceDims)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "StridedSlice supports at most ", kMaxSliceDims, " slice dimensions, got ", n));
+    return absl::InvalidArgumentError(absl::StrCat("StridedSlice supports at most ", kMaxSliceDims,
+                                                   " slice dimensions, got ", n));
   }
   for (size_t i = 0; i < n; ++i) {
     if (spec.strides[i] == 0) {
@@ -121,8 +119,8 @@ absl::StatusOr<StridedSliceResult> ComputeStridedSlice(
       if (dim >= 0) {
         const int64_t canonical = x < 0 ? x + dim : x;
         if (canonical < 0 || canonical >= dim) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "slice index ", x, " of dimension ", i, " out of bounds"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("slice index ", x, " of dimension ", i, " out of bounds"));
         }
         x = canonical;
       }
@@ -143,8 +141,7 @@ absl::StatusOr<StridedSliceResult> ComputeStridedSlice(
       const bool masked = c == 0 ? d.begin_masked[i] : d.end_masked[i];
       if (masked) return stride > 0 ? (c == 0 ? 0 : dim) : (c == 0 ? dim - 1 : -1);
       const int64_t fwd = x < 0 ? x + dim : x;
-      return stride > 0 ? std::clamp<int64_t>(fwd, 0, dim)
-                        : std::clamp<int64_t>(fwd, -1, dim - 1);
+      return stride > 0 ? std::clamp<int64_t>(fwd, 0, dim) : std::clamp<int64_t>(fwd, -1, dim - 1);
     };
     const int64_t b = canonical(d.begin[i], 0);
     const int64_t e = canonical(d.end[i], 1);

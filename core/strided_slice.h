@@ -52,8 +52,8 @@ struct StridedSliceResult {
 // 63 entries, a zero stride, several ellipses, more slice dimensions than
 // the input has, or a shrunk index outside its dimension ("slice index 7 of
 // dimension 0 out of bounds"). REQUIRES: the input rank is known.
-absl::StatusOr<StridedSliceResult> ComputeStridedSlice(
-    const PartialTensorShape& input, const StridedSliceSpec& spec);
+absl::StatusOr<StridedSliceResult> ComputeStridedSlice(const PartialTensorShape& input,
+                                                       const StridedSliceSpec& spec);
 
 }  // namespace towerflow
 

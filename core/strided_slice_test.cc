@@ -39,8 +39,7 @@ TEST(StridedSliceTest, EllipsisAndNewAxis) {
 
 TEST(StridedSliceTest, ShapeOfShapeIdiom) {
   // tf.shape(x)[0]: a shrunk index of a length-4 vector is a scalar.
-  absl::StatusOr<StridedSliceResult> r =
-      ComputeStridedSlice({4}, {{0}, {1}, {1}, 0, 0, 0, 0, 1});
+  absl::StatusOr<StridedSliceResult> r = ComputeStridedSlice({4}, {{0}, {1}, {1}, 0, 0, 0, 0, 1});
   TW_ASSERT_OK(r);
   EXPECT_EQ(r->final.DebugString(), "[]");
   EXPECT_EQ(r->begin[0], 0);
@@ -61,9 +60,9 @@ TEST(StridedSliceTest, IdentityIsDetected) {
 TEST(StridedSliceTest, BadSpecsAreErrors) {
   EXPECT_THAT(ComputeStridedSlice({5}, {{0}, {1}, {0}}),
               StatusIs(absl::StatusCode::kInvalidArgument, "strides[0] must be non-zero"));
-  EXPECT_THAT(ComputeStridedSlice({5}, {{7}, {8}, {1}, 0, 0, 0, 0, 1}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "slice index 7 of dimension 0 out of bounds"));
+  EXPECT_THAT(
+      ComputeStridedSlice({5}, {{7}, {8}, {1}, 0, 0, 0, 0, 1}),
+      StatusIs(absl::StatusCode::kInvalidArgument, "slice index 7 of dimension 0 out of bounds"));
   EXPECT_THAT(ComputeStridedSlice({5}, {{-6}, {0}, {1}, 0, 0, 0, 0, 1}),
               StatusIs(absl::StatusCode::kInvalidArgument, "out of bounds"));
   EXPECT_THAT(ComputeStridedSlice({5}, {{0, 0}, {1, 1}, {1, 1}}),

@@ -68,18 +68,30 @@ ValField FieldFor(DataType dtype) {
 
 const char* FieldName(ValField f) {
   switch (f) {
-    case ValField::kHalf: return "half_val";
-    case ValField::kFloat: return "float_val";
-    case ValField::kDouble: return "double_val";
-    case ValField::kInt: return "int_val";
-    case ValField::kString: return "string_val";
-    case ValField::kSComplex: return "scomplex_val";
-    case ValField::kInt64: return "int64_val";
-    case ValField::kBool: return "bool_val";
-    case ValField::kDComplex: return "dcomplex_val";
-    case ValField::kUint32: return "uint32_val";
-    case ValField::kUint64: return "uint64_val";
-    case ValField::kNone: break;
+    case ValField::kHalf:
+      return "half_val";
+    case ValField::kFloat:
+      return "float_val";
+    case ValField::kDouble:
+      return "double_val";
+    case ValField::kInt:
+      return "int_val";
+    case ValField::kString:
+      return "string_val";
+    case ValField::kSComplex:
+      return "scomplex_val";
+    case ValField::kInt64:
+      return "int64_val";
+    case ValField::kBool:
+      return "bool_val";
+    case ValField::kDComplex:
+      return "dcomplex_val";
+    case ValField::kUint32:
+      return "uint32_val";
+    case ValField::kUint64:
+      return "uint64_val";
+    case ValField::kNone:
+      break;
   }
   return "none";
 }
@@ -87,27 +99,38 @@ const char* FieldName(ValField f) {
 // Raw entry count of a field (complex fields count floats, two per element).
 int FieldCount(const TensorProto& p, ValField f) {
   switch (f) {
-    case ValField::kHalf: return p.half_val_size();
-    case ValField::kFloat: return p.float_val_size();
-    case ValField::kDouble: return p.double_val_size();
-    case ValField::kInt: return p.int_val_size();
-    case ValField::kString: return p.string_val_size();
-    case ValField::kSComplex: return p.scomplex_val_size();
-    case ValField::kInt64: return p.int64_val_size();
-    case ValField::kBool: return p.bool_val_size();
-    case ValField::kDComplex: return p.dcomplex_val_size();
-    case ValField::kUint32: return p.uint32_val_size();
-    case ValField::kUint64: return p.uint64_val_size();
-    case ValField::kNone: break;
+    case ValField::kHalf:
+      return p.half_val_size();
+    case ValField::kFloat:
+      return p.float_val_size();
+    case ValField::kDouble:
+      return p.double_val_size();
+    case ValField::kInt:
+      return p.int_val_size();
+    case ValField::kString:
+      return p.string_val_size();
+    case ValField::kSComplex:
+      return p.scomplex_val_size();
+    case ValField::kInt64:
+      return p.int64_val_size();
+    case ValField::kBool:
+      return p.bool_val_size();
+    case ValField::kDComplex:
+      return p.dcomplex_val_size();
+    case ValField::kUint32:
+      return p.uint32_val_size();
+    case ValField::kUint64:
+      return p.uint64_val_size();
+    case ValField::kNone:
+      break;
   }
   return 0;
 }
 
-constexpr ValField kAllFields[] = {
-    ValField::kHalf,     ValField::kFloat, ValField::kDouble,
-    ValField::kInt,      ValField::kString, ValField::kSComplex,
-    ValField::kInt64,    ValField::kBool,  ValField::kDComplex,
-    ValField::kUint32,   ValField::kUint64};
+constexpr ValField kAllFields[] = {ValField::kHalf,   ValField::kFloat,  ValField::kDouble,
+                                   ValField::kInt,    ValField::kString, ValField::kSComplex,
+                                   ValField::kInt64,  ValField::kBool,   ValField::kDComplex,
+                                   ValField::kUint32, ValField::kUint64};
 
 float HalfToFloat(uint16_t h) {
   const uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
@@ -149,16 +172,18 @@ double ElementAsDouble(const TensorProto& p, int64_t i) {
   const std::string& c = p.tensor_content();
   const bool raw = !c.empty();
   switch (p.dtype()) {
-    case DT_FLOAT: return raw ? LoadRaw<float>(c, i) : Repeated(p.float_val(), i);
-    case DT_DOUBLE: return raw ? LoadRaw<double>(c, i) : Repeated(p.double_val(), i);
+    case DT_FLOAT:
+      return raw ? LoadRaw<float>(c, i) : Repeated(p.float_val(), i);
+    case DT_DOUBLE:
+      return raw ? LoadRaw<double>(c, i) : Repeated(p.double_val(), i);
     case DT_HALF: {
-      const uint16_t bits = raw ? LoadRaw<uint16_t>(c, i)
-                                : static_cast<uint16_t>(Repeated(p.half_val(), i));
+      const uint16_t bits =
+          raw ? LoadRaw<uint16_t>(c, i) : static_cast<uint16_t>(Repeated(p.half_val(), i));
       return HalfToFloat(bits);
     }
     case DT_BFLOAT16: {
-      const uint16_t bits = raw ? LoadRaw<uint16_t>(c, i)
-                                : static_cast<uint16_t>(Repeated(p.half_val(), i));
+      const uint16_t bits =
+          raw ? LoadRaw<uint16_t>(c, i) : static_cast<uint16_t>(Repeated(p.half_val(), i));
       return BFloat16ToFloat(bits);
     }
     default:
@@ -173,15 +198,20 @@ int64_t ElementAsInt64(const TensorProto& p, int64_t i, bool* fits) {
   const bool raw = !c.empty();
   *fits = true;
   switch (p.dtype()) {
-    case DT_INT8: case DT_QINT8:
+    case DT_INT8:
+    case DT_QINT8:
       return raw ? LoadRaw<int8_t>(c, i) : static_cast<int8_t>(Repeated(p.int_val(), i));
-    case DT_UINT8: case DT_QUINT8:
+    case DT_UINT8:
+    case DT_QUINT8:
       return raw ? LoadRaw<uint8_t>(c, i) : static_cast<uint8_t>(Repeated(p.int_val(), i));
-    case DT_INT16: case DT_QINT16:
+    case DT_INT16:
+    case DT_QINT16:
       return raw ? LoadRaw<int16_t>(c, i) : static_cast<int16_t>(Repeated(p.int_val(), i));
-    case DT_UINT16: case DT_QUINT16:
+    case DT_UINT16:
+    case DT_QUINT16:
       return raw ? LoadRaw<uint16_t>(c, i) : static_cast<uint16_t>(Repeated(p.int_val(), i));
-    case DT_INT32: case DT_QINT32:
+    case DT_INT32:
+    case DT_QINT32:
       return raw ? LoadRaw<int32_t>(c, i) : Repeated(p.int_val(), i);
     case DT_UINT32:
       return raw ? LoadRaw<uint32_t>(c, i) : Repeated(p.uint32_val(), i);
@@ -200,8 +230,7 @@ int64_t ElementAsInt64(const TensorProto& p, int64_t i, bool* fits) {
 }
 
 bool IsIntegerLike(DataType dtype) {
-  return DataTypeIsInteger(dtype) || dtype == DT_BOOL ||
-         (DataTypeIsQuantized(dtype));
+  return DataTypeIsInteger(dtype) || dtype == DT_BOOL || (DataTypeIsQuantized(dtype));
 }
 
 bool HasNoValues(const TensorProto& p) {
@@ -235,10 +264,21 @@ void AppendValue(const complex128& v, TensorProto* p) {
 
 bool UsesTensorContent(DataType dtype) {
   switch (dtype) {
-    case DT_FLOAT: case DT_DOUBLE: case DT_INT32: case DT_UINT8:
-    case DT_INT16: case DT_INT8: case DT_INT64: case DT_QINT8:
-    case DT_QUINT8: case DT_QINT16: case DT_QUINT16: case DT_QINT32:
-    case DT_UINT16: case DT_UINT32: case DT_UINT64:
+    case DT_FLOAT:
+    case DT_DOUBLE:
+    case DT_INT32:
+    case DT_UINT8:
+    case DT_INT16:
+    case DT_INT8:
+    case DT_INT64:
+    case DT_QINT8:
+    case DT_QUINT8:
+    case DT_QINT16:
+    case DT_QUINT16:
+    case DT_QINT32:
+    case DT_UINT16:
+    case DT_UINT32:
+    case DT_UINT64:
       return true;
     default:
       return false;
@@ -250,14 +290,13 @@ bool UsesTensorContent(DataType dtype) {
 absl::Status ValidateTensorProto(const TensorProto& proto) {
   const DataType dtype = proto.dtype();
   if (!IsValidDataType(dtype) || IsRefType(dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "TensorProto has invalid dtype ", DataTypeString(dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("TensorProto has invalid dtype ", DataTypeString(dtype)));
   }
   const ValField own = FieldFor(dtype);
   if (own == ValField::kNone) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "TensorProto of dtype ", DataTypeString(dtype),
-        " cannot hold a constant value"));
+    return absl::InvalidArgumentError(absl::StrCat("TensorProto of dtype ", DataTypeString(dtype),
+                                                   " cannot hold a constant value"));
   }
   absl::StatusOr<TensorShape> shape = TensorShape::FromProto(proto.tensor_shape());
   if (!shape.ok()) {
@@ -267,40 +306,38 @@ absl::Status ValidateTensorProto(const TensorProto& proto) {
   const std::string& content = proto.tensor_content();
   if (!content.empty()) {
     if (dtype == DT_STRING) {
-      return absl::InvalidArgumentError(
-          "TensorProto of dtype string must not use tensor_content");
+      return absl::InvalidArgumentError("TensorProto of dtype string must not use tensor_content");
     }
     const int64_t need = MultiplyWithoutOverflow(n, DataTypeSize(dtype));
     if (need < 0 || static_cast<int64_t>(content.size()) != need) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor_content has ", content.size(), " bytes, but shape ",
-          shape->DebugString(), " of ", DataTypeString(dtype), " needs ",
-          need < 0 ? std::string("more than int64 bytes") : absl::StrCat(need)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor_content has ", content.size(), " bytes, but shape ",
+                       shape->DebugString(), " of ", DataTypeString(dtype), " needs ",
+                       need < 0 ? std::string("more than int64 bytes") : absl::StrCat(need)));
     }
   }
   for (ValField f : kAllFields) {
     const int count = FieldCount(proto, f);
     if (count == 0) continue;
     if (f != own) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "TensorProto of dtype ", DataTypeString(dtype), " carries ",
-          FieldName(f), " values"));
+      return absl::InvalidArgumentError(absl::StrCat("TensorProto of dtype ", DataTypeString(dtype),
+                                                     " carries ", FieldName(f), " values"));
     }
     if (!content.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "TensorProto sets both tensor_content and ", FieldName(f)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("TensorProto sets both tensor_content and ", FieldName(f)));
     }
     const bool complex = f == ValField::kSComplex || f == ValField::kDComplex;
     if (complex && count % 2 != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          FieldName(f), " has an odd number of entries (", count,
-          "); complex values need a real and an imaginary part"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(FieldName(f), " has an odd number of entries (", count,
+                       "); complex values need a real and an imaginary part"));
     }
     const int64_t elements = complex ? count / 2 : count;
     if (elements > n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          FieldName(f), " has ", elements, " values, but shape ",
-          shape->DebugString(), " has only ", n, " elements"));
+      return absl::InvalidArgumentError(absl::StrCat(FieldName(f), " has ", elements,
+                                                     " values, but shape ", shape->DebugString(),
+                                                     " has only ", n, " elements"));
     }
   }
   return absl::OkStatus();
@@ -311,12 +348,11 @@ absl::StatusOr<TensorShape> TensorProtoShape(const TensorProto& proto) {
   return TensorShape::FromProto(proto.tensor_shape());
 }
 
-absl::StatusOr<std::vector<int64_t>> TensorProtoToInt64s(
-    const TensorProto& proto) {
+absl::StatusOr<std::vector<int64_t>> TensorProtoToInt64s(const TensorProto& proto) {
   TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
   if (!IsIntegerLike(proto.dtype())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Expected an integer tensor, got ", DataTypeString(proto.dtype())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Expected an integer tensor, got ", DataTypeString(proto.dtype())));
   }
   std::vector<int64_t> out;
   const int64_t n = shape.num_elements();
@@ -326,15 +362,14 @@ absl::StatusOr<std::vector<int64_t>> TensorProtoToInt64s(
     bool fits;
     out.push_back(ElementAsInt64(proto, i, &fits));
     if (!fits) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Element ", i, " of a uint64 tensor does not fit in int64"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Element ", i, " of a uint64 tensor does not fit in int64"));
     }
   }
   return out;
 }
 
-absl::StatusOr<std::vector<double>> TensorProtoToDoubles(
-    const TensorProto& proto) {
+absl::StatusOr<std::vector<double>> TensorProtoToDoubles(const TensorProto& proto) {
   TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
   const DataType dtype = proto.dtype();
   const int64_t n = shape.num_elements();
@@ -343,8 +378,8 @@ absl::StatusOr<std::vector<double>> TensorProtoToDoubles(
     return std::vector<double>(ints.begin(), ints.end());
   }
   if (!DataTypeIsFloating(dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Expected a real-number tensor, got ", DataTypeString(dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Expected a real-number tensor, got ", DataTypeString(dtype)));
   }
   if (HasNoValues(proto)) return std::vector<double>(n, 0.0);
   std::vector<double> out;
@@ -353,12 +388,11 @@ absl::StatusOr<std::vector<double>> TensorProtoToDoubles(
   return out;
 }
 
-absl::StatusOr<std::vector<std::string>> TensorProtoToStrings(
-    const TensorProto& proto) {
+absl::StatusOr<std::vector<std::string>> TensorProtoToStrings(const TensorProto& proto) {
   TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
   if (proto.dtype() != DT_STRING) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Expected a string tensor, got ", DataTypeString(proto.dtype())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Expected a string tensor, got ", DataTypeString(proto.dtype())));
   }
   const int64_t n = shape.num_elements();
   if (proto.string_val_size() == 0) return std::vector<std::string>(n);
@@ -377,22 +411,20 @@ TensorProto FromDoubles(const std::vector<double>& v, const TensorShape& shape) 
 }
 
 template <typename T>
-absl::StatusOr<TensorProto> FromInts(const std::vector<int64_t>& v,
-                                     const TensorShape& shape, DataType to) {
+absl::StatusOr<TensorProto> FromInts(const std::vector<int64_t>& v, const TensorShape& shape,
+                                     DataType to) {
   std::vector<T> cast;
   cast.reserve(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
     const int64_t x = v[i];
     const bool in_range =
-        std::is_signed_v<T>
-            ? (x >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-               x <= static_cast<int64_t>(std::numeric_limits<T>::max()))
-            : (x >= 0 && static_cast<uint64_t>(x) <=
-                             static_cast<uint64_t>(std::numeric_limits<T>::max()));
+        std::is_signed_v<T> ? (x >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                               x <= static_cast<int64_t>(std::numeric_limits<T>::max()))
+                            : (x >= 0 && static_cast<uint64_t>(x) <=
+                                             static_cast<uint64_t>(std::numeric_limits<T>::max()));
     if (!in_range) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Value ", x, " (element ", i, ") does not fit in ",
-          DataTypeString(to)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Value ", x, " (element ", i, ") does not fit in ", DataTypeString(to)));
     }
     cast.push_back(static_cast<T>(x));
   }
@@ -401,17 +433,15 @@ absl::StatusOr<TensorProto> FromInts(const std::vector<int64_t>& v,
 
 }  // namespace
 
-absl::StatusOr<TensorProto> ConvertTensorProto(const TensorProto& proto,
-                                               DataType to) {
+absl::StatusOr<TensorProto> ConvertTensorProto(const TensorProto& proto, DataType to) {
   TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
   const DataType from = proto.dtype();
   if (from == to) return proto;
   const bool from_int = IsIntegerLike(from) && !DataTypeIsQuantized(from);
   const bool from_float = DataTypeIsFloating(from);
   if (!from_int && !from_float) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Cannot convert a ", DataTypeString(from), " constant to ",
-        DataTypeString(to)));
+    return absl::InvalidArgumentError(absl::StrCat("Cannot convert a ", DataTypeString(from),
+                                                   " constant to ", DataTypeString(to)));
   }
   // Floating targets accept any real value (rounded to the target).
   if (to == DT_FLOAT || to == DT_DOUBLE) {
@@ -429,27 +459,34 @@ absl::StatusOr<TensorProto> ConvertTensorProto(const TensorProto& proto,
     for (size_t i = 0; i < v.size(); ++i) {
       const double x = v[i];
       if (!std::isfinite(x) || x != std::trunc(x) || x < -9.2e18 || x > 9.2e18) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Value ", x, " (element ", i, ") is not an exact ",
-            DataTypeString(to)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("Value ", x, " (element ", i, ") is not an exact ", DataTypeString(to)));
       }
       ints.push_back(static_cast<int64_t>(x));
     }
   }
   switch (to) {
-    case DT_INT8: return FromInts<int8_t>(ints, shape, to);
-    case DT_UINT8: return FromInts<uint8_t>(ints, shape, to);
-    case DT_INT16: return FromInts<int16_t>(ints, shape, to);
-    case DT_UINT16: return FromInts<uint16_t>(ints, shape, to);
-    case DT_INT32: return FromInts<int32_t>(ints, shape, to);
-    case DT_UINT32: return FromInts<uint32_t>(ints, shape, to);
-    case DT_INT64: return FromInts<int64_t>(ints, shape, to);
-    case DT_UINT64: return FromInts<uint64_t>(ints, shape, to);
+    case DT_INT8:
+      return FromInts<int8_t>(ints, shape, to);
+    case DT_UINT8:
+      return FromInts<uint8_t>(ints, shape, to);
+    case DT_INT16:
+      return FromInts<int16_t>(ints, shape, to);
+    case DT_UINT16:
+      return FromInts<uint16_t>(ints, shape, to);
+    case DT_INT32:
+      return FromInts<int32_t>(ints, shape, to);
+    case DT_UINT32:
+      return FromInts<uint32_t>(ints, shape, to);
+    case DT_INT64:
+      return FromInts<int64_t>(ints, shape, to);
+    case DT_UINT64:
+      return FromInts<uint64_t>(ints, shape, to);
     case DT_BOOL: {
       for (size_t i = 0; i < ints.size(); ++i) {
         if (ints[i] != 0 && ints[i] != 1) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "Value ", ints[i], " (element ", i, ") is not a bool"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("Value ", ints[i], " (element ", i, ") is not a bool"));
         }
       }
       std::unique_ptr<bool[]> b(new bool[ints.size()]);
@@ -457,9 +494,8 @@ absl::StatusOr<TensorProto> ConvertTensorProto(const TensorProto& proto,
       return MakeTensorProto<bool>(absl::MakeConstSpan(b.get(), ints.size()), shape);
     }
     default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Cannot convert a ", DataTypeString(from), " constant to ",
-          DataTypeString(to)));
+      return absl::InvalidArgumentError(absl::StrCat("Cannot convert a ", DataTypeString(from),
+                                                     " constant to ", DataTypeString(to)));
   }
 }
 

@@ -47,37 +47,30 @@ absl::StatusOr<TensorShape> TensorProtoShape(const TensorProto& proto);
 // All elements, row-major, of an integer-typed tensor (int8..int64,
 // uint8..uint64, bool). InvalidArgument for other dtypes, for uint64 values
 // past int64, or for a proto that fails ValidateTensorProto.
-absl::StatusOr<std::vector<int64_t>> TensorProtoToInt64s(
-    const TensorProto& proto);
+absl::StatusOr<std::vector<int64_t>> TensorProtoToInt64s(const TensorProto& proto);
 
 // All elements of a real-number or bool tensor (half and bfloat16 included),
 // converted to double.
-absl::StatusOr<std::vector<double>> TensorProtoToDoubles(
-    const TensorProto& proto);
+absl::StatusOr<std::vector<double>> TensorProtoToDoubles(const TensorProto& proto);
 
 // All elements of a DT_STRING tensor.
-absl::StatusOr<std::vector<std::string>> TensorProtoToStrings(
-    const TensorProto& proto);
+absl::StatusOr<std::vector<std::string>> TensorProtoToStrings(const TensorProto& proto);
 
 // The same values in dtype `to`. Only exact conversions are allowed: 2.0 to
 // int32 works, 2.5 does not, 300 to uint8 does not. Used to give a literal
 // constant the dtype an op expects (ops::Mul(s, x, 0.5) with float x).
-absl::StatusOr<TensorProto> ConvertTensorProto(const TensorProto& proto,
-                                               DataType to);
+absl::StatusOr<TensorProto> ConvertTensorProto(const TensorProto& proto, DataType to);
 
 // Builds a TensorProto the way TensorFlow's Python writers do: numeric
 // tensors of more than one element as tensor_content, scalars, bools,
 // complex numbers and strings in their `*_val` field.
 // REQUIRES: values.size() == shape.num_elements() and shape.IsValid().
 template <typename T>
-TensorProto MakeTensorProto(absl::Span<const T> values,
-                            const TensorShape& shape);
+TensorProto MakeTensorProto(absl::Span<const T> values, const TensorShape& shape);
 
 template <typename T>
-TensorProto MakeTensorProto(std::initializer_list<T> values,
-                            const TensorShape& shape) {
-  return MakeTensorProto<T>(absl::MakeConstSpan(values.begin(), values.size()),
-                            shape);
+TensorProto MakeTensorProto(std::initializer_list<T> values, const TensorShape& shape) {
+  return MakeTensorProto<T>(absl::MakeConstSpan(values.begin(), values.size()), shape);
 }
 
 template <typename T>
@@ -117,8 +110,7 @@ bool UsesTensorContent(DataType dtype);
 }  // namespace tensor_proto_internal
 
 template <typename T>
-TensorProto MakeTensorProto(absl::Span<const T> values,
-                            const TensorShape& shape) {
+TensorProto MakeTensorProto(absl::Span<const T> values, const TensorShape& shape) {
   TensorProto proto;
   constexpr DataType kType = DataTypeToEnum<T>::value;
   proto.set_dtype(kType);

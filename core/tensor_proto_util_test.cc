@@ -9,8 +9,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::towerflow::testing::StatusIs;
 
-TensorProto FloatProto(std::initializer_list<float> vals,
-                       std::initializer_list<int64_t> dims) {
+TensorProto FloatProto(std::initializer_list<float> vals, std::initializer_list<int64_t> dims) {
   TensorProto p;
   p.set_dtype(DT_FLOAT);
   for (int64_t d : dims) p.mutable_tensor_shape()->add_dim()->set_size(d);
@@ -26,8 +25,7 @@ TEST(TensorProtoTest, ShortValueListRepeatsLastValue) {
 }
 
 TEST(TensorProtoTest, EmptyValuesMeanZeros) {
-  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v,
-                          TensorProtoToDoubles(FloatProto({}, {2, 2})));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v, TensorProtoToDoubles(FloatProto({}, {2, 2})));
   EXPECT_THAT(v, ElementsAre(0, 0, 0, 0));
 }
 
@@ -37,8 +35,7 @@ TEST(TensorProtoTest, TensorContentIsLittleEndianRowMajor) {
   p.set_dtype(DT_FLOAT);
   p.mutable_tensor_shape()->add_dim()->set_size(2);
   p.mutable_tensor_shape()->add_dim()->set_size(2);
-  p.set_tensor_content(std::string(
-      "\000\000\200?\000\000\000@\000\000@@\000\000\200@", 16));
+  p.set_tensor_content(std::string("\000\000\200?\000\000\000@\000\000@@\000\000\200@", 16));
   TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v, TensorProtoToDoubles(p));
   EXPECT_THAT(v, ElementsAre(1, 2, 3, 4));
 }
@@ -77,14 +74,11 @@ TEST(TensorProtoTest, RejectsRefResourceAndBadShapes) {
   TensorProto res;
   res.set_dtype(DT_RESOURCE);
   EXPECT_THAT(ValidateTensorProto(res),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "resource cannot hold a constant"));
+              StatusIs(absl::StatusCode::kInvalidArgument, "resource cannot hold a constant"));
   TensorProto neg = FloatProto({}, {-5});
-  EXPECT_THAT(ValidateTensorProto(neg),
-              StatusIs(absl::StatusCode::kInvalidArgument, "bad shape"));
+  EXPECT_THAT(ValidateTensorProto(neg), StatusIs(absl::StatusCode::kInvalidArgument, "bad shape"));
   TensorProto huge = FloatProto({1}, {int64_t{1} << 62, 4});
-  EXPECT_THAT(ValidateTensorProto(huge),
-              StatusIs(absl::StatusCode::kInvalidArgument, "int64"));
+  EXPECT_THAT(ValidateTensorProto(huge), StatusIs(absl::StatusCode::kInvalidArgument, "int64"));
   TensorProto string_content;
   string_content.set_dtype(DT_STRING);
   string_content.set_tensor_content("abc");
@@ -92,8 +86,7 @@ TEST(TensorProtoTest, RejectsRefResourceAndBadShapes) {
 }
 
 TEST(TensorProtoTest, ZeroElementTensorNeedsNoValues) {
-  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v,
-                          TensorProtoToDoubles(FloatProto({}, {0, 3})));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v, TensorProtoToDoubles(FloatProto({}, {0, 3})));
   EXPECT_TRUE(v.empty());
   EXPECT_FALSE(ValidateTensorProto(FloatProto({1}, {0})).ok());
 }
@@ -160,8 +153,9 @@ TEST(TensorProtoTest, ConvertIsExactForIntegers) {
               StatusIs(absl::StatusCode::kInvalidArgument, "not an exact int32"));
   EXPECT_THAT(ConvertTensorProto(MakeScalarTensorProto<int32_t>(300), DT_UINT8),
               StatusIs(absl::StatusCode::kInvalidArgument, "does not fit in uint8"));
-  TW_ASSERT_OK_AND_ASSIGN(TensorProto i64,
-                          ConvertTensorProto(MakeTensorProto<int32_t>({1, 2}, TensorShape({2})), DT_INT64));
+  TW_ASSERT_OK_AND_ASSIGN(
+      TensorProto i64,
+      ConvertTensorProto(MakeTensorProto<int32_t>({1, 2}, TensorShape({2})), DT_INT64));
   TW_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> v, TensorProtoToInt64s(i64));
   EXPECT_THAT(v, ElementsAre(1, 2));
   EXPECT_FALSE(ConvertTensorProto(MakeScalarTensorProto<std::string>("x"), DT_FLOAT).ok());

@@ -9,27 +9,23 @@ namespace {
 // Validates dims; `min_dim` is 0 for known shapes and -1 for partial ones.
 // On success stores the element count of the known dims (unknown dims are
 // skipped) in *num_elements.
-absl::Status ValidateDims(absl::Span<const int64_t> dims, int64_t min_dim,
-                          int64_t* num_elements) {
+absl::Status ValidateDims(absl::Span<const int64_t> dims, int64_t min_dim, int64_t* num_elements) {
   if (dims.size() > static_cast<size_t>(kMaxTensorRank)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Shape has rank ", dims.size(),
-                     ", more than the maximum rank ", kMaxTensorRank));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Shape has rank ", dims.size(), ", more than the maximum rank ", kMaxTensorRank));
   }
   int64_t n = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < min_dim) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Dimension ", i, " of the shape is ", dims[i],
-                       min_dim == 0 ? "; dims must be >= 0"
-                                    : "; dims must be >= -1 (-1 is unknown)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Dimension ", i, " of the shape is ", dims[i],
+          min_dim == 0 ? "; dims must be >= 0" : "; dims must be >= -1 (-1 is unknown)"));
     }
     if (dims[i] < 0) continue;
     n = MultiplyWithoutOverflow(n, dims[i]);
     if (n < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Shape [", absl::StrJoin(dims, ","),
-          "] has more elements than fit in int64"));
+      return absl::InvalidArgumentError(absl::StrCat("Shape [", absl::StrJoin(dims, ","),
+                                                     "] has more elements than fit in int64"));
     }
   }
   *num_elements = n;
@@ -56,29 +52,24 @@ int64_t MultiplyWithoutOverflow(int64_t a, int64_t b) {
 TensorShape::TensorShape(std::initializer_list<int64_t> dims)
     : TensorShape(absl::MakeConstSpan(dims.begin(), dims.size())) {}
 
-TensorShape::TensorShape(absl::Span<const int64_t> dims)
-    : dims_(dims.begin(), dims.end()) {
+TensorShape::TensorShape(absl::Span<const int64_t> dims) : dims_(dims.begin(), dims.end()) {
   if (!ValidateDims(dims_, 0, &num_elements_).ok()) num_elements_ = -1;
 }
 
-absl::StatusOr<TensorShape> TensorShape::FromDims(
-    absl::Span<const int64_t> dims) {
+absl::StatusOr<TensorShape> TensorShape::FromDims(absl::Span<const int64_t> dims) {
   int64_t n;
   absl::Status s = ValidateDims(dims, 0, &n);
   if (!s.ok()) return s;
   return TensorShape(dims);
 }
 
-absl::StatusOr<TensorShape> TensorShape::FromProto(
-    const TensorShapeProto& proto) {
+absl::StatusOr<TensorShape> TensorShape::FromProto(const TensorShapeProto& proto) {
   if (proto.unknown_rank()) {
-    return absl::InvalidArgumentError(
-        "Expected a fully defined shape, got one of unknown rank");
+    return absl::InvalidArgumentError("Expected a fully defined shape, got one of unknown rank");
   }
   if (proto.dim_size() > kMaxTensorRank) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Shape has rank ", proto.dim_size(),
-                     ", more than the maximum rank ", kMaxTensorRank));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Shape has rank ", proto.dim_size(), ", more than the maximum rank ", kMaxTensorRank));
   }
   Dims dims;
   for (const auto& d : proto.dim()) dims.push_back(d.size());
@@ -98,14 +89,12 @@ absl::Status TensorShape::AddDim(int64_t size) {
   }
   if (dims() >= kMaxTensorRank) {
     return absl::InvalidArgumentError(
-        absl::StrCat("Cannot add a dimension past the maximum rank ",
-                     kMaxTensorRank));
+        absl::StrCat("Cannot add a dimension past the maximum rank ", kMaxTensorRank));
   }
   const int64_t n = MultiplyWithoutOverflow(num_elements_, size);
   if (n < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Adding dimension ", size, " to ", DebugString(),
-        " overflows the element count"));
+    return absl::InvalidArgumentError(absl::StrCat("Adding dimension ", size, " to ", DebugString(),
+                                                   " overflows the element count"));
   }
   dims_.push_back(size);
   num_elements_ = n;
@@ -158,16 +147,14 @@ PartialTensorShape PartialTensorShape::UnknownDims(int rank) {
   return s;
 }
 
-absl::StatusOr<PartialTensorShape> PartialTensorShape::FromDims(
-    absl::Span<const int64_t> dims) {
+absl::StatusOr<PartialTensorShape> PartialTensorShape::FromDims(absl::Span<const int64_t> dims) {
   int64_t n;
   absl::Status s = ValidateDims(dims, -1, &n);
   if (!s.ok()) return s;
   return PartialTensorShape(dims);
 }
 
-absl::StatusOr<PartialTensorShape> PartialTensorShape::FromProto(
-    const TensorShapeProto& proto) {
+absl::StatusOr<PartialTensorShape> PartialTensorShape::FromProto(const TensorShapeProto& proto) {
   if (proto.unknown_rank()) {
     if (proto.dim_size() > 0) {
       return absl::InvalidArgumentError(
@@ -176,9 +163,8 @@ absl::StatusOr<PartialTensorShape> PartialTensorShape::FromProto(
     return PartialTensorShape();
   }
   if (proto.dim_size() > kMaxTensorRank) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Shape has rank ", proto.dim_size(),
-                     ", more than the maximum rank ", kMaxTensorRank));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Shape has rank ", proto.dim_size(), ", more than the maximum rank ", kMaxTensorRank));
   }
   Dims dims;
   for (const auto& d : proto.dim()) dims.push_back(d.size());
@@ -222,25 +208,24 @@ absl::StatusOr<PartialTensorShape> PartialTensorShape::MergeWith(
   if (unknown_rank_) return other;
   if (other.unknown_rank_) return *this;
   if (dims_.size() != other.dims_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Shapes ", DebugString(), " and ", other.DebugString(),
-        " have different ranks (", dims_.size(), " vs ", other.dims_.size(), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("Shapes ", DebugString(), " and ",
+                                                   other.DebugString(), " have different ranks (",
+                                                   dims_.size(), " vs ", other.dims_.size(), ")"));
   }
   PartialTensorShape result = *this;
   for (size_t i = 0; i < dims_.size(); ++i) {
     const int64_t a = dims_[i], b = other.dims_[i];
     if (a >= 0 && b >= 0 && a != b) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Shapes ", DebugString(), " and ", other.DebugString(),
-          " are incompatible: dimension ", i, " is ", a, " vs ", b));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Shapes ", DebugString(), " and ", other.DebugString(),
+                       " are incompatible: dimension ", i, " is ", a, " vs ", b));
     }
     result.dims_[i] = a >= 0 ? a : b;
   }
   return result;
 }
 
-PartialTensorShape PartialTensorShape::Concatenate(
-    const PartialTensorShape& other) const {
+PartialTensorShape PartialTensorShape::Concatenate(const PartialTensorShape& other) const {
   if (unknown_rank_ || other.unknown_rank_) return PartialTensorShape();
   PartialTensorShape result = *this;
   result.dims_.insert(result.dims_.end(), other.dims_.begin(), other.dims_.end());
@@ -278,9 +263,8 @@ TensorShapeProto PartialTensorShape::AsProto() const {
 std::string PartialTensorShape::DebugString() const {
   if (unknown_rank_) return "<unknown>";
   return absl::StrCat(
-      "[", absl::StrJoin(dims_, ",", [](std::string* out, int64_t d) {
-        out->append(DimString(d));
-      }),
+      "[",
+      absl::StrJoin(dims_, ",", [](std::string* out, int64_t d) { out->append(DimString(d)); }),
       "]");
 }
 

@@ -96,10 +96,8 @@ class PartialTensorShape {
   // A shape of known rank whose dims are all unknown.
   static PartialTensorShape UnknownDims(int rank);
   // Dims must be >= -1; rank at most kMaxTensorRank.
-  static absl::StatusOr<PartialTensorShape> FromDims(
-      absl::Span<const int64_t> dims);
-  static absl::StatusOr<PartialTensorShape> FromProto(
-      const TensorShapeProto& proto);
+  static absl::StatusOr<PartialTensorShape> FromDims(absl::Span<const int64_t> dims);
+  static absl::StatusOr<PartialTensorShape> FromProto(const TensorShapeProto& proto);
 
   absl::Status status() const;
   bool IsValid() const { return valid_; }
@@ -118,8 +116,7 @@ class PartialTensorShape {
   bool IsCompatibleWith(const PartialTensorShape& other) const;
   // The most specific shape compatible with both, or InvalidArgument naming
   // both shapes when they disagree.
-  absl::StatusOr<PartialTensorShape> MergeWith(
-      const PartialTensorShape& other) const;
+  absl::StatusOr<PartialTensorShape> MergeWith(const PartialTensorShape& other) const;
   // This shape followed by `other`'s dims (unknown if either rank is).
   PartialTensorShape Concatenate(const PartialTensorShape& other) const;
   PartialTensorShape Concatenate(int64_t dim) const;
@@ -133,12 +130,8 @@ class PartialTensorShape {
 
   // Same rank-knownness and identical dims (unknown equals unknown).
   bool IsIdenticalTo(const PartialTensorShape& other) const;
-  bool operator==(const PartialTensorShape& other) const {
-    return IsIdenticalTo(other);
-  }
-  bool operator!=(const PartialTensorShape& other) const {
-    return !IsIdenticalTo(other);
-  }
+  bool operator==(const PartialTensorShape& other) const { return IsIdenticalTo(other); }
+  bool operator!=(const PartialTensorShape& other) const { return !IsIdenticalTo(other); }
 
  private:
   Dims dims_;

@@ -23,8 +23,8 @@ TEST(TensorShapeTest, NegativeLiteralDimIsInvalidNotACrash) {
   TensorShape s({-1, 3});
   EXPECT_FALSE(s.IsValid());
   EXPECT_EQ(s.num_elements(), -1);
-  EXPECT_THAT(s.status(), StatusIs(absl::StatusCode::kInvalidArgument,
-                                   "Dimension 0 of the shape is -1"));
+  EXPECT_THAT(s.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Dimension 0 of the shape is -1"));
 }
 
 TEST(TensorShapeTest, OverflowingProductIsRefused) {
@@ -83,15 +83,12 @@ TEST(PartialTensorShapeTest, UnknownDimsPrintAsQuestionMarks) {
 }
 
 TEST(PartialTensorShapeTest, MergeKeepsTheKnownDims) {
-  TW_ASSERT_OK_AND_ASSIGN(PartialTensorShape m,
-                          PartialTensorShape({-1, 3}).MergeWith({2, -1}));
+  TW_ASSERT_OK_AND_ASSIGN(PartialTensorShape m, PartialTensorShape({-1, 3}).MergeWith({2, -1}));
   EXPECT_EQ(m.DebugString(), "[2,3]");
-  TW_ASSERT_OK_AND_ASSIGN(PartialTensorShape u,
-                          PartialTensorShape().MergeWith({4}));
+  TW_ASSERT_OK_AND_ASSIGN(PartialTensorShape u, PartialTensorShape().MergeWith({4}));
   EXPECT_EQ(u.DebugString(), "[4]");
   EXPECT_THAT(PartialTensorShape({2, 3}).MergeWith({2, 4}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "dimension 1 is 3 vs 4"));
+              StatusIs(absl::StatusCode::kInvalidArgument, "dimension 1 is 3 vs 4"));
   EXPECT_THAT(PartialTensorShape({2}).MergeWith({2, 4}),
               StatusIs(absl::StatusCode::kInvalidArgument, "different ranks"));
 }
@@ -107,8 +104,7 @@ TEST(PartialTensorShapeTest, ProtoRoundTrip) {
   TensorShapeProto proto = PartialTensorShape({-1, 28, 28, 1}).AsProto();
   ASSERT_EQ(proto.dim_size(), 4);
   EXPECT_EQ(proto.dim(0).size(), -1);
-  TW_ASSERT_OK_AND_ASSIGN(PartialTensorShape back,
-                          PartialTensorShape::FromProto(proto));
+  TW_ASSERT_OK_AND_ASSIGN(PartialTensorShape back, PartialTensorShape::FromProto(proto));
   EXPECT_EQ(back, PartialTensorShape({-1, 28, 28, 1}));
   EXPECT_TRUE(PartialTensorShape().AsProto().unknown_rank());
 }

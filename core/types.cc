@@ -100,9 +100,8 @@ bool DataTypeFromString(absl::string_view name, DataType* dtype) {
 }
 
 std::string DataTypeSliceString(DataTypeSlice types) {
-  return absl::StrJoin(types, ", ", [](std::string* out, DataType dt) {
-    out->append(DataTypeString(dt));
-  });
+  return absl::StrJoin(types, ", ",
+                       [](std::string* out, DataType dt) { out->append(DataTypeString(dt)); });
 }
 
 int DataTypeSize(DataType dtype) {
@@ -165,15 +164,15 @@ bool DataTypeIsQuantized(DataType dtype) {
 }
 
 const DataTypeVector& RealNumberTypes() {
-  static const DataTypeVector* const kTypesList = new DataTypeVector{
-      DT_FLOAT, DT_DOUBLE, DT_INT32,  DT_UINT8,  DT_INT16,   DT_INT8,
-      DT_INT64, DT_BFLOAT16, DT_UINT16, DT_HALF, DT_UINT32, DT_UINT64};
+  static const DataTypeVector* const kTypesList =
+      new DataTypeVector{DT_FLOAT, DT_DOUBLE,   DT_INT32,  DT_UINT8, DT_INT16,  DT_INT8,
+                         DT_INT64, DT_BFLOAT16, DT_UINT16, DT_HALF,  DT_UINT32, DT_UINT64};
   return *kTypesList;
 }
 
 const DataTypeVector& QuantizedTypes() {
-  static const DataTypeVector* const kTypesList = new DataTypeVector{
-      DT_QINT8, DT_QUINT8, DT_QINT16, DT_QUINT16, DT_QINT32};
+  static const DataTypeVector* const kTypesList =
+      new DataTypeVector{DT_QINT8, DT_QUINT8, DT_QINT16, DT_QUINT16, DT_QINT32};
   return *kTypesList;
 }
 

@@ -47,18 +47,14 @@ bool DataTypeFromString(absl::string_view name, DataType* dtype);
 // "float, int32" for a list of types.
 std::string DataTypeSliceString(DataTypeSlice types);
 
-inline bool IsRefType(DataType dtype) {
-  return static_cast<int>(dtype) > kDataTypeRefOffset;
-}
+inline bool IsRefType(DataType dtype) { return static_cast<int>(dtype) > kDataTypeRefOffset; }
 inline DataType BaseType(DataType dtype) {
-  return IsRefType(dtype)
-             ? static_cast<DataType>(static_cast<int>(dtype) - kDataTypeRefOffset)
-             : dtype;
+  return IsRefType(dtype) ? static_cast<DataType>(static_cast<int>(dtype) - kDataTypeRefOffset)
+                          : dtype;
 }
 // REQUIRES: !IsRefType(dtype) and dtype != DT_INVALID.
 inline DataType MakeRefType(DataType dtype) {
-  return static_cast<DataType>(static_cast<int>(BaseType(dtype)) +
-                               kDataTypeRefOffset);
+  return static_cast<DataType>(static_cast<int>(BaseType(dtype)) + kDataTypeRefOffset);
 }
 
 // Bytes per element of a fixed-size type (float 4, bool 1, complex64 8, ...);
@@ -86,10 +82,10 @@ const DataTypeVector& AllTypes();
 template <typename T>
 struct DataTypeToEnum;
 
-#define TW_MATCH_TYPE_AND_ENUM_(TYPE, ENUM)        \
-  template <>                                      \
-  struct DataTypeToEnum<TYPE> {                    \
-    static constexpr DataType value = ENUM;        \
+#define TW_MATCH_TYPE_AND_ENUM_(TYPE, ENUM) \
+  template <>                               \
+  struct DataTypeToEnum<TYPE> {             \
+    static constexpr DataType value = ENUM; \
   }
 TW_MATCH_TYPE_AND_ENUM_(float, DT_FLOAT);
 TW_MATCH_TYPE_AND_ENUM_(double, DT_DOUBLE);

@@ -15,32 +15,29 @@ absl::StatusOr<Padding> ParsePadding(absl::string_view padding) {
       absl::StrCat("Unknown padding '", padding, "'; expected SAME, VALID or EXPLICIT"));
 }
 
-absl::Status GetWindowedOutputSize(int64_t input, int64_t filter,
-                                   int64_t dilation, int64_t stride,
-                                   Padding padding, int64_t* output,
-                                   int64_t* pad_before, int64_t* pad_after) {
+absl::Status GetWindowedOutputSize(int64_t input, int64_t filter, int64_t dilation, int64_t stride,
+                                   Padding padding, int64_t* output, int64_t* pad_before,
+                                   int64_t* pad_after) {
   if (stride <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("Stride must be > 0, got ", stride));
   }
   if (dilation <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Dilation rate must be > 0, got ", dilation));
+    return absl::InvalidArgumentError(absl::StrCat("Dilation rate must be > 0, got ", dilation));
   }
   if (filter <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Window size must be > 0, got ", filter));
+    return absl::InvalidArgumentError(absl::StrCat("Window size must be > 0, got ", filter));
   }
   // (filter - 1) * dilation + 1, checked.
   const int64_t spread = MultiplyWithoutOverflow(filter - 1, dilation);
   if (spread < 0 || spread == INT64_MAX) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Window size ", filter, " with dilation ", dilation, " overflows"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Window size ", filter, " with dilation ", dilation, " overflows"));
   }
   const int64_t effective = spread + 1;
   if (padding == Padding::kExplicit) {
     if (*pad_before < 0 || *pad_after < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Explicit paddings must be >= 0, got ", *pad_before, " and ", *pad_after));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Explicit paddings must be >= 0, got ", *pad_before, " and ", *pad_after));
     }
   }
   if (input < 0) {
@@ -51,9 +48,8 @@ absl::Status GetWindowedOutputSize(int64_t input, int64_t filter,
   const int64_t limit = INT64_MAX / 4;
   if (input > limit || effective > limit || stride > limit ||
       (padding == Padding::kExplicit && (*pad_before > limit || *pad_after > limit))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Window arithmetic overflows: input ", input, ", window ", effective,
-        ", stride ", stride));
+    return absl::InvalidArgumentError(absl::StrCat("Window arithmetic overflows: input ", input,
+                                                   ", window ", effective, ", stride ", stride));
   }
   switch (padding) {
     case Padding::kValid:
@@ -72,10 +68,9 @@ absl::Status GetWindowedOutputSize(int64_t input, int64_t filter,
       break;
   }
   if (*output < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Computed output size would be negative: ", *output,
-        " [input_size: ", input, ", effective_filter_size: ", effective,
-        ", stride: ", stride, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Computed output size would be negative: ", *output, " [input_size: ", input,
+                     ", effective_filter_size: ", effective, ", stride: ", stride, "]"));
   }
   return absl::OkStatus();
 }

@@ -30,10 +30,9 @@ absl::StatusOr<Padding> ParsePadding(absl::string_view padding);
 // the effective filter overflows, or when the output would be negative
 // ("Computed output size would be negative: -2 [input_size: 3,
 // effective_filter_size: 6, stride: 1]").
-absl::Status GetWindowedOutputSize(int64_t input, int64_t filter,
-                                   int64_t dilation, int64_t stride,
-                                   Padding padding, int64_t* output,
-                                   int64_t* pad_before, int64_t* pad_after);
+absl::Status GetWindowedOutputSize(int64_t input, int64_t filter, int64_t dilation, int64_t stride,
+                                   Padding padding, int64_t* output, int64_t* pad_before,
+                                   int64_t* pad_after);
 
 }  // namespace towerflow
 

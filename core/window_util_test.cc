@@ -29,8 +29,8 @@ TEST(WindowUtilTest, TensorFlowOutputSizes) {
   };
   for (const Case& c : cases) {
     int64_t out, before, after;
-    TW_ASSERT_OK(GetWindowedOutputSize(c.input, c.filter, c.dilation, c.stride,
-                                       c.padding, &out, &before, &after));
+    TW_ASSERT_OK(GetWindowedOutputSize(c.input, c.filter, c.dilation, c.stride, c.padding, &out,
+                                       &before, &after));
     EXPECT_EQ(out, c.output) << c.input << " " << c.filter;
     EXPECT_EQ(before, c.before) << c.input << " " << c.filter;
     EXPECT_EQ(after, c.after) << c.input << " " << c.filter;
@@ -58,8 +58,8 @@ TEST(WindowUtilTest, BadWindowsAreErrorsNotCrashes) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "Computed output size would be negative: -2 [input_size: 3, "
                        "effective_filter_size: 6, stride: 1]"));
-  EXPECT_THAT(GetWindowedOutputSize(5, int64_t{1} << 62, int64_t{1} << 62, 1,
-                                    Padding::kValid, &out, &b, &a),
+  EXPECT_THAT(GetWindowedOutputSize(5, int64_t{1} << 62, int64_t{1} << 62, 1, Padding::kValid, &out,
+                                    &b, &a),
               StatusIs(absl::StatusCode::kInvalidArgument, "overflows"));
   EXPECT_THAT(GetWindowedOutputSize(INT64_MAX, 1, 1, 1, Padding::kSame, &out, &b, &a),
               StatusIs(absl::StatusCode::kInvalidArgument, "overflows"));

@@ -57,8 +57,8 @@ int Run(const std::string& path) {
   const Scope ps = root.WithDevice(kParameterServer);
   Output images = ops::Placeholder(ps.WithOpName("images"), towerflow::DT_FLOAT,
                                    ops::Placeholder::Shape({-1, 784}));
-  Output labels = ops::Placeholder(ps.WithOpName("labels"), towerflow::DT_INT64,
-                                   ops::Placeholder::Shape({-1}));
+  Output labels =
+      ops::Placeholder(ps.WithOpName("labels"), towerflow::DT_INT64, ops::Placeholder::Shape({-1}));
   const Scope split = ps.NewSubScope("split_inputs");
   ops::Split image_shards(split, 0, images, kTowers);
   ops::Split label_shards(split, 0, labels, kTowers);
@@ -75,11 +75,10 @@ int Run(const std::string& path) {
       return 1;
     }
     // Tower 0 has no name prefix and creates the variables; the others reuse.
-    const Scope tower =
-        (i == 0 ? root : root.NewSubScope("tower_" + std::to_string(i)))
-            .WithDeviceFunction(*setter)
-            .WithVariableScope("", i == 0 ? towerflow::VariableReuse::kInherit
-                                          : towerflow::VariableReuse::kReuse);
+    const Scope tower = (i == 0 ? root : root.NewSubScope("tower_" + std::to_string(i)))
+                            .WithDeviceFunction(*setter)
+                            .WithVariableScope("", i == 0 ? towerflow::VariableReuse::kInherit
+                                                          : towerflow::VariableReuse::kReuse);
     tower_losses.push_back(ModelFn(tower, image_shards[i], label_shards[i]));
   }
   ops::AddN(ps.WithOpName("total_loss"), tower_losses);

@@ -18,31 +18,19 @@ namespace towerflow {
 void SetAttrValue(int64_t value, AttrValue* out) { out->set_i(value); }
 void SetAttrValue(int32_t value, AttrValue* out) { out->set_i(value); }
 void SetAttrValue(float value, AttrValue* out) { out->set_f(value); }
-void SetAttrValue(double value, AttrValue* out) {
-  out->set_f(static_cast<float>(value));
-}
+void SetAttrValue(double value, AttrValue* out) { out->set_f(static_cast<float>(value)); }
 void SetAttrValue(bool value, AttrValue* out) { out->set_b(value); }
-void SetAttrValue(absl::string_view value, AttrValue* out) {
-  out->set_s(std::string(value));
-}
+void SetAttrValue(absl::string_view value, AttrValue* out) { out->set_s(std::string(value)); }
 void SetAttrValue(const std::string& value, AttrValue* out) { out->set_s(value); }
 void SetAttrValue(const char* value, AttrValue* out) { out->set_s(value); }
 void SetAttrValue(DataType value, AttrValue* out) { out->set_type(value); }
 void SetAttrValue(const PartialTensorShape& value, AttrValue* out) {
   value.AsProto(out->mutable_shape());
 }
-void SetAttrValue(const TensorShape& value, AttrValue* out) {
-  value.AsProto(out->mutable_shape());
-}
-void SetAttrValue(const TensorShapeProto& value, AttrValue* out) {
-  *out->mutable_shape() = value;
-}
-void SetAttrValue(const TensorProto& value, AttrValue* out) {
-  *out->mutable_tensor() = value;
-}
-void SetAttrValue(const NameAttrList& value, AttrValue* out) {
-  *out->mutable_func() = value;
-}
+void SetAttrValue(const TensorShape& value, AttrValue* out) { value.AsProto(out->mutable_shape()); }
+void SetAttrValue(const TensorShapeProto& value, AttrValue* out) { *out->mutable_shape() = value; }
+void SetAttrValue(const TensorProto& value, AttrValue* out) { *out->mutable_tensor() = value; }
+void SetAttrValue(const NameAttrList& value, AttrValue* out) { *out->mutable_func() = value; }
 void SetAttrValue(absl::Span<const int64_t> value, AttrValue* out) {
   auto* list = out->mutable_list();
   list->Clear();
@@ -128,13 +116,12 @@ std::vector<std::string> ListKinds(const AttrValue::ListValue& list) {
 
 absl::Status CheckTypeValue(int value) {
   if (!IsValidDataType(value)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid DataType enum value ", value));
+    return absl::InvalidArgumentError(absl::StrCat("invalid DataType enum value ", value));
   }
   if (IsRefType(static_cast<DataType>(value))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ref type ", DataTypeString(static_cast<DataType>(value)),
-        " in an attr; attrs hold base types"));
+    return absl::InvalidArgumentError(absl::StrCat("ref type ",
+                                                   DataTypeString(static_cast<DataType>(value)),
+                                                   " in an attr; attrs hold base types"));
   }
   return absl::OkStatus();
 }
@@ -149,8 +136,8 @@ absl::Status CheckFuncValue(const NameAttrList& func) {
   }
   for (const auto& [key, value] : func.attr()) {
     if (key.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "function '", func.name(), "' has an attr with an empty name"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("function '", func.name(), "' has an attr with an empty name"));
     }
     if (value.value_case() == AttrValue::kPlaceholder) continue;
     TW_RETURN_IF_ERROR(AttrValueHasType(value, AttrValueTypeString(value)));
@@ -167,8 +154,7 @@ absl::Status CheckScalar(const AttrValue& v, absl::string_view kind) {
   return absl::OkStatus();
 }
 
-absl::Status CheckListContents(const AttrValue::ListValue& list,
-                               absl::string_view kind) {
+absl::Status CheckListContents(const AttrValue::ListValue& list, absl::string_view kind) {
   if (kind == "type") {
     for (int t : list.type()) TW_RETURN_IF_ERROR(CheckTypeValue(t));
   } else if (kind == "shape") {
@@ -182,9 +168,8 @@ absl::Status CheckListContents(const AttrValue::ListValue& list,
 }
 
 bool IsScalarKind(absl::string_view kind) {
-  return kind == "string" || kind == "int" || kind == "float" ||
-         kind == "bool" || kind == "type" || kind == "shape" ||
-         kind == "tensor" || kind == "func";
+  return kind == "string" || kind == "int" || kind == "float" || kind == "bool" || kind == "type" ||
+         kind == "shape" || kind == "tensor" || kind == "func";
 }
 
 // Splits "a, 'b,c', {x: 1}" at top-level commas.
@@ -219,8 +204,7 @@ std::vector<std::string> SplitTopLevel(absl::string_view text) {
   return parts;
 }
 
-absl::Status ParseScalar(absl::string_view kind, absl::string_view text,
-                         AttrValue* out) {
+absl::Status ParseScalar(absl::string_view kind, absl::string_view text, AttrValue* out) {
   const auto bad = [&] {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot parse '", text, "' as a value of type ", kind));
@@ -274,8 +258,7 @@ absl::Status ParseScalar(absl::string_view kind, absl::string_view text,
       if (!absl::ConsumePrefix(&body, "{") || !absl::ConsumeSuffix(&body, "}")) {
         return bad();
       }
-      if (!google::protobuf::TextFormat::ParseFromString(std::string(body),
-                                                         out->mutable_shape())) {
+      if (!google::protobuf::TextFormat::ParseFromString(std::string(body), out->mutable_shape())) {
         return bad();
       }
     }
@@ -284,15 +267,13 @@ absl::Status ParseScalar(absl::string_view kind, absl::string_view text,
     if (!absl::ConsumePrefix(&body, "{") || !absl::ConsumeSuffix(&body, "}")) {
       return bad();
     }
-    if (!google::protobuf::TextFormat::ParseFromString(std::string(body),
-                                                       out->mutable_tensor())) {
+    if (!google::protobuf::TextFormat::ParseFromString(std::string(body), out->mutable_tensor())) {
       return bad();
     }
   } else if (kind == "func") {
     absl::string_view body = text;
     if (absl::ConsumePrefix(&body, "{") && absl::ConsumeSuffix(&body, "}")) {
-      if (!google::protobuf::TextFormat::ParseFromString(std::string(body),
-                                                         out->mutable_func())) {
+      if (!google::protobuf::TextFormat::ParseFromString(std::string(body), out->mutable_func())) {
         return bad();
       }
     } else {
@@ -305,8 +286,7 @@ absl::Status ParseScalar(absl::string_view kind, absl::string_view text,
 }
 
 // Moves the scalar in `v` (of kind `kind`) into `list`.
-void AppendToList(absl::string_view kind, const AttrValue& v,
-                  AttrValue::ListValue* list) {
+void AppendToList(absl::string_view kind, const AttrValue& v, AttrValue::ListValue* list) {
   if (kind == "int") list->add_i(v.i());
   if (kind == "float") list->add_f(v.f());
   if (kind == "bool") list->add_b(v.b());
@@ -319,18 +299,20 @@ void AppendToList(absl::string_view kind, const AttrValue& v,
 
 std::string SummarizeTensor(const TensorProto& t) {
   absl::StatusOr<TensorShape> shape = TensorShape::FromProto(t.tensor_shape());
-  std::string out = absl::StrCat(
-      DataTypeString(t.dtype()), " ",
-      shape.ok() ? shape->DebugString() : std::string("<bad shape>"));
+  std::string out = absl::StrCat(DataTypeString(t.dtype()), " ",
+                                 shape.ok() ? shape->DebugString() : std::string("<bad shape>"));
   if (!ValidateTensorProto(t).ok()) return absl::StrCat(out, " <invalid>");
   constexpr int64_t kMaxShown = 6;
   if (shape->num_elements() > kMaxShown) return out;
   if (t.dtype() == DT_STRING) {
     absl::StatusOr<std::vector<std::string>> s = TensorProtoToStrings(t);
     if (s.ok()) {
-      absl::StrAppend(&out, " {", absl::StrJoin(*s, ", ", [](std::string* o, const std::string& x) {
-        absl::StrAppend(o, "\"", absl::CEscape(x), "\"");
-      }), "}");
+      absl::StrAppend(&out, " {",
+                      absl::StrJoin(*s, ", ",
+                                    [](std::string* o, const std::string& x) {
+                                      absl::StrAppend(o, "\"", absl::CEscape(x), "\"");
+                                    }),
+                      "}");
     }
     return out;
   }
@@ -351,15 +333,24 @@ bool IsValidAttrType(absl::string_view type) {
 
 std::string AttrValueTypeString(const AttrValue& value) {
   switch (value.value_case()) {
-    case AttrValue::kS: return "string";
-    case AttrValue::kI: return "int";
-    case AttrValue::kF: return "float";
-    case AttrValue::kB: return "bool";
-    case AttrValue::kType: return "type";
-    case AttrValue::kShape: return "shape";
-    case AttrValue::kTensor: return "tensor";
-    case AttrValue::kFunc: return "func";
-    case AttrValue::kPlaceholder: return "placeholder";
+    case AttrValue::kS:
+      return "string";
+    case AttrValue::kI:
+      return "int";
+    case AttrValue::kF:
+      return "float";
+    case AttrValue::kB:
+      return "bool";
+    case AttrValue::kType:
+      return "type";
+    case AttrValue::kShape:
+      return "shape";
+    case AttrValue::kTensor:
+      return "tensor";
+    case AttrValue::kFunc:
+      return "func";
+    case AttrValue::kPlaceholder:
+      return "placeholder";
     case AttrValue::kList: {
       const std::vector<std::string> kinds = ListKinds(value.list());
       if (kinds.empty()) return "list(?)";
@@ -377,58 +368,51 @@ std::string AttrValueTypeString(const AttrValue& value) {
 absl::Status AttrValueHasType(const AttrValue& value, absl::string_view type) {
   const std::string actual = AttrValueTypeString(value);
   if (actual.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the AttrValue has no value set where '", type, "' is expected"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the AttrValue has no value set where '", type, "' is expected"));
   }
   if (actual == "placeholder") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the AttrValue is a function placeholder ('", value.placeholder(),
-        "'), which is only valid inside a function body"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the AttrValue is a function placeholder ('", value.placeholder(),
+                     "'), which is only valid inside a function body"));
   }
   absl::string_view elem = type;
-  const bool want_list =
-      absl::ConsumePrefix(&elem, "list(") && absl::ConsumeSuffix(&elem, ")");
+  const bool want_list = absl::ConsumePrefix(&elem, "list(") && absl::ConsumeSuffix(&elem, ")");
   if (!IsScalarKind(elem)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown attr type '", type, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown attr type '", type, "'"));
   }
   if (want_list) {
     if (value.value_case() != AttrValue::kList) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the AttrValue has a value of type '", actual, "' where '", type,
-          "' is expected"));
+      return absl::InvalidArgumentError(absl::StrCat("the AttrValue has a value of type '", actual,
+                                                     "' where '", type, "' is expected"));
     }
     const std::vector<std::string> kinds = ListKinds(value.list());
     if (kinds.size() > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the AttrValue list mixes values of types ",
-          absl::StrJoin(kinds, " and "), " where '", type, "' is expected"));
+      return absl::InvalidArgumentError(absl::StrCat("the AttrValue list mixes values of types ",
+                                                     absl::StrJoin(kinds, " and "), " where '",
+                                                     type, "' is expected"));
     }
     if (kinds.size() == 1 && kinds[0] != elem) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the AttrValue has a value of type '", actual, "' where '", type,
-          "' is expected"));
+      return absl::InvalidArgumentError(absl::StrCat("the AttrValue has a value of type '", actual,
+                                                     "' where '", type, "' is expected"));
     }
     return CheckListContents(value.list(), elem);
   }
   if (actual != elem) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the AttrValue has a value of type '", actual, "' where '", type,
-        "' is expected"));
+    return absl::InvalidArgumentError(absl::StrCat("the AttrValue has a value of type '", actual,
+                                                   "' where '", type, "' is expected"));
   }
   return CheckScalar(value, elem);
 }
 
-absl::Status ParseAttrValue(absl::string_view type, absl::string_view text,
-                            AttrValue* out) {
+absl::Status ParseAttrValue(absl::string_view type, absl::string_view text, AttrValue* out) {
   out->Clear();
   text = absl::StripAsciiWhitespace(text);
   absl::string_view elem = type;
   if (absl::ConsumePrefix(&elem, "list(") && absl::ConsumeSuffix(&elem, ")")) {
     if (!absl::StartsWith(text, "[") || !absl::EndsWith(text, "]")) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "cannot parse '", text, "' as a value of type ", type,
-          "; lists are written [a, b]"));
+          "cannot parse '", text, "' as a value of type ", type, "; lists are written [a, b]"));
     }
     AttrValue::ListValue* list = out->mutable_list();
     for (const std::string& part : SplitTopLevel(text.substr(1, text.size() - 2))) {

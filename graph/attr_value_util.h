@@ -72,8 +72,7 @@ absl::Status AttrValueHasType(const AttrValue& value, absl::string_view type);
 // Parses a default written in an op spec: "false", "-1", "1e-4", "'NHWC'",
 // "DT_FLOAT" or "float", "[1, 1, 1, 1]", "[]", "{ unknown_rank: true }" (a
 // text-format TensorShapeProto or TensorProto for shape and tensor attrs).
-absl::Status ParseAttrValue(absl::string_view type, absl::string_view text,
-                            AttrValue* out);
+absl::Status ParseAttrValue(absl::string_view type, absl::string_view text, AttrValue* out);
 
 // A short human form: 3, 0.5, true, "NHWC", float, [?,784], [1, 2],
 // float [2,2] for tensors, f[...] for functions.

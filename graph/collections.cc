@@ -11,8 +11,7 @@ void Collections::Add(absl::string_view key, CollectionEntry entry) {
 }
 
 const std::vector<CollectionEntry>& Collections::Get(absl::string_view key) const {
-  static const std::vector<CollectionEntry>* const kEmpty =
-      new std::vector<CollectionEntry>;
+  static const std::vector<CollectionEntry>* const kEmpty = new std::vector<CollectionEntry>;
   auto it = map_.find(key);
   return it == map_.end() ? *kEmpty : it->second;
 }
@@ -33,9 +32,7 @@ void Collections::Clear(absl::string_view key) {
 void Collections::RemoveNode(const Node* node) {
   for (auto& [key, entries] : map_) {
     entries.erase(std::remove_if(entries.begin(), entries.end(),
-                                 [node](const CollectionEntry& e) {
-                                   return e.node == node;
-                                 }),
+                                 [node](const CollectionEntry& e) { return e.node == node; }),
                   entries.end());
   }
 }

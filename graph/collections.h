@@ -41,9 +41,7 @@ struct GraphKeys {
 struct CollectionEntry {
   Node* node;
   int index;  // output index, or kControlSlot (-1) for the op itself
-  bool operator==(const CollectionEntry& o) const {
-    return node == o.node && index == o.index;
-  }
+  bool operator==(const CollectionEntry& o) const { return node == o.node && index == o.index; }
 };
 
 class Collections {

@@ -52,8 +52,8 @@ bool ParseIndex(absl::string_view s, std::optional<int>* out) {
 absl::StatusOr<DeviceSpec> DeviceSpec::Parse(absl::string_view spec) {
   DeviceSpec d;
   const auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Could not parse device specification '", spec, "': ", why));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Could not parse device specification '", spec, "': ", why));
   };
   for (absl::string_view part : absl::StrSplit(spec, '/')) {
     if (part.empty()) continue;
@@ -115,8 +115,7 @@ void DeviceSpec::MergeFrom(const DeviceSpec& other) {
 
 bool DeviceSpec::IsSpecificationOf(const DeviceSpec& other) const {
   return (!job || job == other.job) && (!replica || replica == other.replica) &&
-         (!task || task == other.task) && (!type || type == other.type) &&
-         (!id || id == other.id);
+         (!task || task == other.task) && (!type || type == other.type) && (!id || id == other.id);
 }
 
 absl::StatusOr<std::string> CanonicalDeviceName(absl::string_view spec) {

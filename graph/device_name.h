@@ -46,8 +46,7 @@ struct DeviceSpec {
   bool IsSpecificationOf(const DeviceSpec& other) const;
 
   bool operator==(const DeviceSpec& o) const {
-    return job == o.job && replica == o.replica && task == o.task &&
-           type == o.type && id == o.id;
+    return job == o.job && replica == o.replica && task == o.task && type == o.type && id == o.id;
   }
   bool operator!=(const DeviceSpec& o) const { return !(*this == o); }
 };

@@ -54,24 +54,23 @@ absl::StatusOr<int64_t> ByteSizeLoadFn(const Node& op) {
     TW_RETURN_IF_ERROR(op.GetAttr("dtype", &dtype));
   } else {
     if (op.num_outputs() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Op ", op.name(), " must have a single output, it has ", op.num_outputs()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Op ", op.name(), " must have a single output, it has ", op.num_outputs()));
     }
     shape = op.output_shape(0);
     dtype = BaseType(op.output_type(0));
   }
   const int64_t n = shape.num_elements();
   if (n < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Shape ", shape.DebugString(), " of op ", op.name(), " is not fully defined"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Shape ", shape.DebugString(), " of op ", op.name(), " is not fully defined"));
   }
   const int64_t bytes = MultiplyWithoutOverflow(n, DataTypeSize(dtype));
   if (bytes < 0) return absl::InvalidArgumentError("Variable size overflows int64");
   return bytes;
 }
 
-absl::StatusOr<DeviceFunction> ReplicaDeviceSetter(
-    const ReplicaDeviceSetterOptions& options) {
+absl::StatusOr<DeviceFunction> ReplicaDeviceSetter(const ReplicaDeviceSetterOptions& options) {
   TW_ASSIGN_OR_RETURN(const DeviceSpec ps_spec, DeviceSpec::Parse(options.ps_device));
   TW_ASSIGN_OR_RETURN(const DeviceSpec worker_spec, DeviceSpec::Parse(options.worker_device));
   int ps_tasks = options.ps_tasks;

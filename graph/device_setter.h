@@ -71,8 +71,7 @@ struct ReplicaDeviceSetterOptions {
 };
 
 // InvalidArgument for unparsable device strings or a negative ps_tasks.
-absl::StatusOr<DeviceFunction> ReplicaDeviceSetter(
-    const ReplicaDeviceSetterOptions& options);
+absl::StatusOr<DeviceFunction> ReplicaDeviceSetter(const ReplicaDeviceSetterOptions& options);
 
 }  // namespace towerflow
 

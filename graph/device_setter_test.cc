@@ -4,8 +4,8 @@
 // the roles of v.device and v.initializer.device).
 #include "graph/device_setter.h"
 
-#include "gtest/gtest.h"
 #include "graph/variables.h"
+#include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "tests/test_util.h"
 
@@ -15,8 +15,7 @@ namespace {
 using ::towerflow::testing::StatusIs;
 
 const std::map<std::string, std::vector<std::string>> kCluster = {
-    {"ps", {"ps0:2222", "ps1:2222"}},
-    {"worker", {"worker0:2222", "worker1:2222", "worker2:2222"}}};
+    {"ps", {"ps0:2222", "ps1:2222"}}, {"worker", {"worker0:2222", "worker1:2222", "worker2:2222"}}};
 
 Scope WithSetter(const Scope& root, ReplicaDeviceSetterOptions options) {
   absl::StatusOr<DeviceFunction> setter = ReplicaDeviceSetter(options);
@@ -25,9 +24,7 @@ Scope WithSetter(const Scope& root, ReplicaDeviceSetterOptions options) {
 }
 
 std::string DeviceOf(const Variable& v) { return v.handle().node()->requested_device(); }
-std::string InitDeviceOf(const Variable& v) {
-  return v.initializer().node()->requested_device();
-}
+std::string InitDeviceOf(const Variable& v) { return v.initializer().node()->requested_device(); }
 
 ReplicaDeviceSetterOptions ClusterOptions() {
   ReplicaDeviceSetterOptions o;
@@ -152,8 +149,8 @@ std::vector<Variable> FourVariables(const Scope& s) {
 TEST(DeviceSetterTest, GreedyWithUniformLoadIsRoundRobin) {
   Scope root = Scope::NewRootScope();
   ReplicaDeviceSetterOptions o = ClusterOptions();
-  o.ps_strategy = GreedyLoadBalancingStrategy(
-      2, [](const Node&) -> absl::StatusOr<int64_t> { return 1; });
+  o.ps_strategy =
+      GreedyLoadBalancingStrategy(2, [](const Node&) -> absl::StatusOr<int64_t> { return 1; });
   Scope s = WithSetter(root, o);
   std::vector<Variable> vars = FourVariables(s);
   Output a = ops::Add(s, vars[1].value(), vars[2].value());

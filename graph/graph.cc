@@ -39,8 +39,7 @@ Graph::Graph(const OpRegistry* registry) : registry_(registry) {
 
 Graph::~Graph() = default;
 
-absl::StatusOr<const OpRegistrationData*> Graph::LookUpOp(
-    absl::string_view op) const {
+absl::StatusOr<const OpRegistrationData*> Graph::LookUpOp(absl::string_view op) const {
   if (const OpRegistrationData* data = registry_->Find(op)) return data;
   auto it = function_ops_.find(op);
   if (it != function_ops_.end()) return it->second.get();
@@ -56,41 +55,39 @@ absl::Status Graph::ResolveInputs(const NodeDef& def, const Node& node,
     if (id.IsControl()) {
       seen_control = true;
     } else if (seen_control) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Non-control input '", input, "' after a control input"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Non-control input '", input, "' after a control input"));
     }
     Node* src = FindNode(id.node);
     if (src == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Unknown input node '", input, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("Unknown input node '", input, "'"));
     }
     if (!id.IsControl()) {
       if (id.index >= src->num_outputs()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Connecting to invalid output ", id.index, " of source node ",
-            src->name(), " which has ", src->num_outputs(), " outputs"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("Connecting to invalid output ", id.index, " of source node ", src->name(),
+                         " which has ", src->num_outputs(), " outputs"));
       }
       ++num_data;
     }
     inputs->push_back({src, id.index});
   }
   if (num_data != node.num_inputs()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Expected ", node.num_inputs(), " inputs (",
-        DataTypeSliceString(node.input_types()), "), got ", num_data));
+    return absl::InvalidArgumentError(absl::StrCat("Expected ", node.num_inputs(), " inputs (",
+                                                   DataTypeSliceString(node.input_types()),
+                                                   "), got ", num_data));
   }
   int i = 0;
   for (const ResolvedInput& in : *inputs) {
     if (in.index == kControlSlot) continue;
     const DataType expected = node.input_type(i);
     const DataType actual = in.node->output_type(in.index);
-    const bool ok = IsRefType(expected) ? actual == expected
-                                        : BaseType(actual) == expected;
+    const bool ok = IsRefType(expected) ? actual == expected : BaseType(actual) == expected;
     if (!ok) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Input ", i, " was passed ", DataTypeString(actual), " from ",
-          TensorIdString(in.node->name(), in.index), ", incompatible with expected ",
-          DataTypeString(expected)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Input ", i, " was passed ", DataTypeString(actual), " from ",
+                       TensorIdString(in.node->name(), in.index), ", incompatible with expected ",
+                       DataTypeString(expected)));
     }
     ++i;
   }
@@ -104,13 +101,12 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
   }
   const std::string where = absl::StrCat("Node '", def.name(), "'");
   if (!IsValidNodeName(def.name())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": the name is not valid; node names match "
-               "[A-Za-z0-9.][A-Za-z0-9_>./]*"));
+    return absl::InvalidArgumentError(absl::StrCat(where,
+                                                   ": the name is not valid; node names match "
+                                                   "[A-Za-z0-9.][A-Za-z0-9_>./]*"));
   }
   if (names_.contains(def.name())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": the name is not unique in the graph"));
+    return absl::InvalidArgumentError(absl::StrCat(where, ": the name is not unique in the graph"));
   }
   if (def.op().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(where, " has an empty op"));
@@ -124,8 +120,7 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
   AddDefaultsToNodeDef((*reg)->op_def, &def);
   TW_RETURN_IF_ERROR(AddErrorContext(ValidateNodeDefAttrs(def, (*reg)->op_def), context));
   TW_RETURN_IF_ERROR(AddErrorContext(
-      InOutTypesForNode(def, (*reg)->op_def, &node->input_types_, &node->output_types_),
-      context));
+      InOutTypesForNode(def, (*reg)->op_def, &node->input_types_, &node->output_types_), context));
   std::vector<ResolvedInput> inputs;
   TW_RETURN_IF_ERROR(AddErrorContext(ResolveInputs(def, *node, &inputs), context));
 
@@ -175,26 +170,26 @@ const Edge* Graph::AddControlEdge(Node* src, Node* dst) {
   return AddEdgeInternal(src, kControlSlot, dst, kControlSlot);
 }
 
-absl::StatusOr<const Edge*> Graph::AddDataEdge(Node* src, int src_output,
-                                               Node* dst, int dst_input) {
+absl::StatusOr<const Edge*> Graph::AddDataEdge(Node* src, int src_output, Node* dst,
+                                               int dst_input) {
   if (src_output < 0 || src_output >= src->num_outputs()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Node '", src->name(), "' has no output ", src_output));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Node '", src->name(), "' has no output ", src_output));
   }
   if (dst_input < 0 || dst_input >= dst->num_inputs()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Node '", dst->name(), "' has no input ", dst_input));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Node '", dst->name(), "' has no input ", dst_input));
   }
   if (dst->input_edge(dst_input) != nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Input ", dst_input, " of node '", dst->name(), "' is already fed"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Input ", dst_input, " of node '", dst->name(), "' is already fed"));
   }
   const DataType expected = dst->input_type(dst_input);
   const DataType actual = src->output_type(src_output);
   if (IsRefType(expected) ? actual != expected : BaseType(actual) != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Cannot feed ", DataTypeString(actual), " into input ", dst_input,
-        " of node '", dst->name(), "', which expects ", DataTypeString(expected)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Cannot feed ", DataTypeString(actual), " into input ", dst_input,
+                     " of node '", dst->name(), "', which expects ", DataTypeString(expected)));
   }
   return AddEdgeInternal(src, src_output, dst, dst_input);
 }
@@ -254,12 +249,10 @@ void Graph::ToGraphDef(GraphDef* out, const GraphExportOptions& options) const {
     for (const Edge* e : node->in_edges_) {
       (e->IsControlEdge() ? control : data).push_back(e);
     }
-    std::sort(data.begin(), data.end(), [](const Edge* a, const Edge* b) {
-      return a->dst_input() < b->dst_input();
-    });
-    std::sort(control.begin(), control.end(), [](const Edge* a, const Edge* b) {
-      return a->src()->name() < b->src()->name();
-    });
+    std::sort(data.begin(), data.end(),
+              [](const Edge* a, const Edge* b) { return a->dst_input() < b->dst_input(); });
+    std::sort(control.begin(), control.end(),
+              [](const Edge* a, const Edge* b) { return a->src()->name() < b->src()->name(); });
     for (const Edge* e : data) nd->add_input(TensorIdString(e->src()->name(), e->src_output()));
     for (const Edge* e : control) nd->add_input(TensorIdString(e->src()->name(), kControlSlot));
     // Attrs at their default: always drop those TF 1.x does not know;
@@ -267,8 +260,7 @@ void Graph::ToGraphDef(GraphDef* out, const GraphExportOptions& options) const {
     const OpRegistrationData& reg = *node->registration_;
     for (const auto& attr : reg.op_def.attr()) {
       if (!attr.has_default_value()) continue;
-      const bool strip =
-          options.strip_default_attrs || reg.added_after_tf1.count(attr.name()) > 0;
+      const bool strip = options.strip_default_attrs || reg.added_after_tf1.count(attr.name()) > 0;
       if (!strip) continue;
       auto it = nd->attr().find(attr.name());
       if (it != nd->attr().end() && AreAttrValuesEqual(it->second, attr.default_value())) {
@@ -312,16 +304,14 @@ absl::Status Graph::AddFunctionLibrary(const FunctionDefLibrary& library) {
   for (const FunctionDef& f : library.function()) {
     const std::string& name = f.signature().name();
     if (!IsValidOpName(name)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Function name '", name, "' is not valid"));
+      return absl::InvalidArgumentError(absl::StrCat("Function name '", name, "' is not valid"));
     }
     if (registry_->Find(name) != nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Function '", name, "' has the name of a registered op"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Function '", name, "' has the name of a registered op"));
     }
     if (!all.emplace(name, &f).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Function '", name, "' is defined twice"));
+      return absl::InvalidArgumentError(absl::StrCat("Function '", name, "' is defined twice"));
     }
   }
   // Depth-first search for a call cycle; reports the path.
@@ -336,8 +326,8 @@ absl::Status Graph::AddFunctionLibrary(const FunctionDefLibrary& library) {
       auto start = std::find(path.begin(), path.end(), name);
       std::vector<std::string> cycle(start, path.end());
       cycle.push_back(name);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Function '", name, "' is recursive: ", absl::StrJoin(cycle, " -> ")));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Function '", name, "' is recursive: ", absl::StrJoin(cycle, " -> ")));
     }
     mark = Mark::kActive;
     path.push_back(name);
@@ -373,8 +363,8 @@ absl::Status Graph::RemoveFunction(absl::string_view name) {
   }
   for (const Node* node : nodes()) {
     if (node->type_string() == name) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "Function '", name, "' is called by node '", node->name(), "'"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("Function '", name, "' is called by node '", node->name(), "'"));
     }
   }
   function_ops_.erase(it);

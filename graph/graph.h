@@ -93,9 +93,7 @@ class Node {
   void set_requested_device(std::string device) { def_.set_device(std::move(device)); }
   // Set by the placer; empty before placement.
   const std::string& assigned_device_name() const { return assigned_device_; }
-  void set_assigned_device_name(std::string device) {
-    assigned_device_ = std::move(device);
-  }
+  void set_assigned_device_name(std::string device) { assigned_device_ = std::move(device); }
 
   int num_inputs() const { return static_cast<int>(input_types_.size()); }
   int num_outputs() const { return static_cast<int>(output_types_.size()); }
@@ -108,9 +106,7 @@ class Node {
   const PartialTensorShape& output_shape(int i) const { return output_shapes_[i]; }
   // The value of output 0 read as a shape, when known at build time (the
   // output of Shape(x), or of a Const int vector, Pack, ConcatV2 of those).
-  const std::optional<PartialTensorShape>& output_as_shape() const {
-    return output_as_shape_;
-  }
+  const std::optional<PartialTensorShape>& output_as_shape() const { return output_as_shape_; }
 
   // All edges into / out of this node, data and control, in creation order.
   const std::vector<const Edge*>& in_edges() const { return in_edges_; }
@@ -180,8 +176,7 @@ class Graph {
   const Edge* AddControlEdge(Node* src, Node* dst);
   // Adds a data edge. InvalidArgument when an index is out of range, the
   // input is already fed, or the types disagree.
-  absl::StatusOr<const Edge*> AddDataEdge(Node* src, int src_output, Node* dst,
-                                          int dst_input);
+  absl::StatusOr<const Edge*> AddDataEdge(Node* src, int src_output, Node* dst, int dst_input);
   // REQUIRES: edge is in this graph.
   void RemoveEdge(const Edge* edge);
 
@@ -246,8 +241,7 @@ class Graph {
   int num_nodes_ = 0;
   VersionDef versions_;
   FunctionDefLibrary library_;
-  std::map<std::string, std::unique_ptr<OpRegistrationData>, std::less<>>
-      function_ops_;
+  std::map<std::string, std::unique_ptr<OpRegistrationData>, std::less<>> function_ops_;
   Collections collections_;
   VariableStore variable_store_;
   std::optional<int64_t> seed_;

@@ -30,7 +30,7 @@ std::vector<BadGraph> Cases() {
   const std::string x = kFloatPlaceholder;
   const auto identity = [](const std::string& name, const std::string& input) {
     return NodeText(absl::StrCat("name: '", name, "' op: 'Identity' input: '", input,
-                             "' attr { key: 'T' value { type: DT_FLOAT } }"));
+                                 "' attr { key: 'T' value { type: DT_FLOAT } }"));
   };
   return {
       {"EmptyOp", NodeText("name: 'a'"), absl::StatusCode::kInvalidArgument,
@@ -46,31 +46,27 @@ std::vector<BadGraph> Cases() {
       {"IllTypedAttr", NodeText("name: 'a' op: 'Placeholder' attr { key: 'dtype' value { i: 3 } }"),
        absl::StatusCode::kInvalidArgument,
        "attr 'dtype': the AttrValue has a value of type 'int' where 'type' is expected"},
-      {"EmptyAttrName",
-       NodeText("name: 'a' op: 'NoOp' attr { key: '' value { i: 3 } }"),
+      {"EmptyAttrName", NodeText("name: 'a' op: 'NoOp' attr { key: '' value { i: 3 } }"),
        absl::StatusCode::kInvalidArgument, "NodeDef has an attr with an empty name"},
-      {"UnknownAttr",
-       x.substr(0, x.size() - 2) + " attr { key: 'bogus' value { i: 1 } } }",
+      {"UnknownAttr", x.substr(0, x.size() - 2) + " attr { key: 'bogus' value { i: 1 } } }",
        absl::StatusCode::kInvalidArgument,
        "NodeDef mentions attr 'bogus', which op Placeholder does not have"},
       {"AttrNotAllowed",
        NodeText("name: 'a' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } "
-            "attr { key: 'shape' value { list { i: 1 } } }"),
+                "attr { key: 'shape' value { list { i: 1 } } }"),
        absl::StatusCode::kInvalidArgument,
        "attr 'shape': the AttrValue has a value of type 'list(int)' where 'shape' is expected"},
       {"ValueOutsideAllowedList",
        x + NodeText("name: 'p' op: 'MaxPool' input: 'x' attr { key: 'ksize' value { list { i: 1 "
-                "i: 2 i: 2 i: 1 } } } attr { key: 'strides' value { list { i: 1 i: 2 i: 2 i: 1 "
-                "} } } attr { key: 'padding' value { s: 'FOO' } }"),
+                    "i: 2 i: 2 i: 1 } } } attr { key: 'strides' value { list { i: 1 i: 2 i: 2 i: 1 "
+                    "} } } attr { key: 'padding' value { s: 'FOO' } }"),
        absl::StatusCode::kInvalidArgument,
        "Value for attr 'padding' of \"FOO\" is not in the list of allowed values"},
       {"BelowMinimum",
        x + NodeText("name: 'c' op: 'ConcatV2' input: 'x' input: 'x' attr { key: 'N' value { i: 1 } "
-                "} attr { key: 'T' value { type: DT_FLOAT } }"),
-       absl::StatusCode::kInvalidArgument,
-       "Value for attr 'N' of 1 must be at least minimum 2"},
-      {"DuplicateNodeNames", x + x, absl::StatusCode::kInvalidArgument,
-       "Node 'x' is not unique"},
+                    "} attr { key: 'T' value { type: DT_FLOAT } }"),
+       absl::StatusCode::kInvalidArgument, "Value for attr 'N' of 1 must be at least minimum 2"},
+      {"DuplicateNodeNames", x + x, absl::StatusCode::kInvalidArgument, "Node 'x' is not unique"},
       {"MissingOutputIndex", x + identity("a", "x:99"), absl::StatusCode::kInvalidArgument,
        "Node 'a' (op 'Identity'): Connecting to invalid output 99 of source node x which has 1 "
        "outputs"},
@@ -84,11 +80,10 @@ std::vector<BadGraph> Cases() {
        absl::StatusCode::kInvalidArgument, "Node 'a': Unknown input node '^nope'"},
       {"DataInputAfterControlInput",
        x + NodeText("name: 'a' op: 'Identity' input: '^x' input: 'x' attr { key: 'T' value { "
-                "type: DT_FLOAT } }"),
-       absl::StatusCode::kInvalidArgument,
-       "Node 'a': Non-control input 'x' after a control input"},
-      {"TwoNodeCycle", identity("a", "b") + identity("b", "a"),
-       absl::StatusCode::kInvalidArgument, "GraphDef contains a cycle: a -> b -> a"},
+                    "type: DT_FLOAT } }"),
+       absl::StatusCode::kInvalidArgument, "Node 'a': Non-control input 'x' after a control input"},
+      {"TwoNodeCycle", identity("a", "b") + identity("b", "a"), absl::StatusCode::kInvalidArgument,
+       "GraphDef contains a cycle: a -> b -> a"},
       {"SelfLoop", identity("a", "a"), absl::StatusCode::kInvalidArgument,
        "GraphDef contains a cycle: a -> a"},
       {"ControlCycle",
@@ -105,35 +100,35 @@ std::vector<BadGraph> Cases() {
        "library { function { signature { name: 'F' } node_def { name: 'n' op: "
        "'PartitionedCall' attr { key: 'f' value { func { name: 'F' } } } } } }",
        absl::StatusCode::kInvalidArgument, "Function 'F' is recursive: F -> F"},
-      {"FunctionNamedLikeAnOp",
-       "library { function { signature { name: 'MatMul' } } }",
+      {"FunctionNamedLikeAnOp", "library { function { signature { name: 'MatMul' } } }",
        absl::StatusCode::kInvalidArgument, "Function 'MatMul' has the name of a registered op"},
       {"DuplicateFunction",
        "library { function { signature { name: 'F' } } function { signature { name: 'F' } } }",
        absl::StatusCode::kInvalidArgument, "Function 'F' is defined twice"},
       {"HugeListLength",
        x + NodeText("name: 's' op: 'AddN' input: 'x' input: 'x' attr { key: 'N' value { i: "
-                "2147483647 } } attr { key: 'T' value { type: DT_FLOAT } }"),
+                    "2147483647 } } attr { key: 'T' value { type: DT_FLOAT } }"),
        absl::StatusCode::kInvalidArgument,
        "Attr 'N' = 2147483647 sets the length of argument 'inputs' outside [0, 65536]"},
       {"HugeOutputCount",
        x + NodeText("name: 'u' op: 'Unpack' input: 'x' attr { key: 'num' value { i: 1000000000000 "
-                "} } attr { key: 'T' value { type: DT_FLOAT } }"),
+                    "} } attr { key: 'T' value { type: DT_FLOAT } }"),
        absl::StatusCode::kInvalidArgument,
        "Attr 'num' = 1000000000000 sets the length of argument 'output'"},
-      {"WrongInputCount", x + NodeText("name: 'r' op: 'Relu' input: 'x' input: 'x' attr { key: 'T' "
-                                   "value { type: DT_FLOAT } }"),
+      {"WrongInputCount",
+       x + NodeText("name: 'r' op: 'Relu' input: 'x' input: 'x' attr { key: 'T' "
+                    "value { type: DT_FLOAT } }"),
        absl::StatusCode::kInvalidArgument, "Expected 1 inputs (float), got 2"},
       {"InputDtypeMismatch",
        x + NodeText("name: 'i' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT32 } }") +
            NodeText("name: 'm' op: 'MatMul' input: 'x' input: 'i' attr { key: 'T' value { type: "
-                "DT_FLOAT } }"),
+                    "DT_FLOAT } }"),
        absl::StatusCode::kInvalidArgument,
        "Node 'm' (op 'MatMul'): Input 1 was passed int32 from i, incompatible with expected "
        "float"},
       {"NonRefIntoRefInput",
        x + NodeText("name: 'a' op: 'Assign' input: 'x' input: 'x' attr { key: 'T' value { type: "
-                "DT_FLOAT } }"),
+                    "DT_FLOAT } }"),
        absl::StatusCode::kInvalidArgument,
        "Input 0 was passed float from x, incompatible with expected float_ref"},
       {"RefTypeInAnAttr",
@@ -143,47 +138,52 @@ std::vector<BadGraph> Cases() {
        NodeText("name: 'a' op: 'Placeholder' attr { key: 'dtype' value { type: 77 } }"),
        absl::StatusCode::kInvalidArgument, "invalid DataType enum value 77"},
       {"TensorContentSizeMismatch",
-       NodeText("name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
-            "'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: "
-            "2 } } tensor_content: '012345678901' } } }"),
+       NodeText(
+           "name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
+           "'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: "
+           "2 } } tensor_content: '012345678901' } } }"),
        absl::StatusCode::kInvalidArgument,
        "tensor_content has 12 bytes, but shape [2,2] of float needs 16"},
       {"ConstDtypeDisagreesWithValue",
        NodeText("name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
-            "'value' value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } }"),
+                "'value' value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } }"),
        absl::StatusCode::kInvalidArgument,
        "Node 'c' (op 'Const'): value has dtype int32 but attr dtype is float"},
       {"ShapeOfRank300",
-       NodeText(absl::StrCat("name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
-                         "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { ",
-                         [] {
-                           std::string dims;
-                           for (int i = 0; i < 300; ++i) dims += "dim { size: 1 } ";
-                           return dims;
-                         }(),
-                         "} } } }")),
+       NodeText(absl::StrCat(
+           "name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
+           "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { ",
+           [] {
+             std::string dims;
+             for (int i = 0; i < 300; ++i) dims += "dim { size: 1 } ";
+             return dims;
+           }(),
+           "} } } }")),
        absl::StatusCode::kInvalidArgument, "rank 300, more than the maximum rank 254"},
       {"OverflowingShape",
-       NodeText("name: 'p' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } attr { "
-            "key: 'shape' value { shape { dim { size: 4294967296 } dim { size: 4294967296 } } } "
-            "}") +
+       NodeText(
+           "name: 'p' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } attr { "
+           "key: 'shape' value { shape { dim { size: 4294967296 } dim { size: 4294967296 } } } "
+           "}") +
            NodeText("name: 'z' op: 'ZerosLike' input: 'p' attr { key: 'T' value { type: DT_FLOAT } "
-                "}") +
+                    "}") +
            NodeText("name: 'r' op: 'Reshape' input: 'z' input: 's' attr { key: 'T' value { type: "
-                "DT_FLOAT } }") +
-           NodeText("name: 's' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { "
-                "key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } "
-                "int_val: -1 } } }"),
+                    "DT_FLOAT } }") +
+           NodeText(
+               "name: 's' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { "
+               "key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } "
+               "int_val: -1 } } }"),
        absl::StatusCode::kInvalidArgument, "more elements than fit in int64"},
       {"FunctionPlaceholderOutsideFunction",
        NodeText("name: 'a' op: 'Placeholder' attr { key: 'dtype' value { placeholder: 'T' } }"),
        absl::StatusCode::kInvalidArgument, "only valid inside a function body"},
       {"ShapeInferenceFailure",
-       NodeText("name: 'a' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
-            "'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: "
-            "3 } } } } }") +
+       NodeText(
+           "name: 'a' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
+           "'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: "
+           "3 } } } } }") +
            NodeText("name: 'm' op: 'MatMul' input: 'a' input: 'a' attr { key: 'T' value { type: "
-                "DT_FLOAT } }"),
+                    "DT_FLOAT } }"),
        absl::StatusCode::kInvalidArgument,
        "Node 'm' (op 'MatMul') with input shapes [2,3], [2,3]: Matrix size-incompatible"},
       {"MinConsumerTooNew", "versions { producer: 2000 min_consumer: 9999 }",

@@ -39,12 +39,11 @@ absl::StatusOr<NodeIndex> IndexNodes(const GraphDef& def, const Graph& graph) {
   for (int i = 0; i < def.node_size(); ++i) {
     const NodeDef& n = def.node(i);
     if (n.name().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Node ", i, " of the GraphDef (op '", n.op(), "') has an empty name"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Node ", i, " of the GraphDef (op '", n.op(), "') has an empty name"));
     }
     if (!index.by_name.emplace(n.name(), i).second || graph.FindNode(n.name()) != nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Node '", n.name(), "' is not unique"));
+      return absl::InvalidArgumentError(absl::StrCat("Node '", n.name(), "' is not unique"));
     }
   }
   index.inputs.resize(def.node_size());
@@ -57,12 +56,12 @@ absl::StatusOr<NodeIndex> IndexNodes(const GraphDef& def, const Graph& graph) {
       if (id->IsControl()) {
         seen_control = true;
       } else if (seen_control) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Node '", n.name(), "': Non-control input '", input, "' after a control input"));
+        return absl::InvalidArgumentError(absl::StrCat("Node '", n.name(), "': Non-control input '",
+                                                       input, "' after a control input"));
       }
       if (!index.by_name.contains(id->node) && graph.FindNode(id->node) == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Node '", n.name(), "': Unknown input node '", input, "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("Node '", n.name(), "': Unknown input node '", input, "'"));
       }
       index.inputs[i].push_back(*std::move(id));
     }
@@ -99,7 +98,8 @@ std::string DescribeCycle(const GraphDef& def, const NodeIndex& index,
   }
   if (current < 0) return def.node(start).name();
   std::vector<std::string> names;
-  for (size_t k = position[current]; k < path.size(); ++k) names.push_back(def.node(path[k]).name());
+  for (size_t k = position[current]; k < path.size(); ++k)
+    names.push_back(def.node(path[k]).name());
   names.push_back(def.node(current).name());
   std::reverse(names.begin(), names.end());  // producer -> consumer order
   return absl::StrJoin(names, " -> ");
@@ -133,8 +133,8 @@ absl::StatusOr<std::vector<int>> TopologicalOrder(const GraphDef& def, const Nod
     }
   }
   if (static_cast<int>(order.size()) != n) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GraphDef contains a cycle: ", DescribeCycle(def, index, pending)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("GraphDef contains a cycle: ", DescribeCycle(def, index, pending)));
   }
   return order;
 }
@@ -145,15 +145,15 @@ absl::Status CheckVersions(const VersionDef& v) {
         absl::StrCat("GraphDef producer version ", v.producer(), " is negative"));
   }
   if (v.min_consumer() > kGraphDefVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GraphDef min_consumer version ", v.min_consumer(),
-        " is above Towerflow's GraphDef version ", kGraphDefVersion,
-        "; the graph needs a newer consumer"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("GraphDef min_consumer version ", v.min_consumer(),
+                     " is above Towerflow's GraphDef version ", kGraphDefVersion,
+                     "; the graph needs a newer consumer"));
   }
   for (int bad : v.bad_consumers()) {
     if (bad == kGraphDefVersion) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "GraphDef lists Towerflow's version ", kGraphDefVersion, " as a bad consumer"));
+      return absl::InvalidArgumentError(absl::StrCat("GraphDef lists Towerflow's version ",
+                                                     kGraphDefVersion, " as a bad consumer"));
     }
   }
   return absl::OkStatus();
@@ -173,8 +173,8 @@ absl::StatusOr<GraphDef> ReadGraphDef(const std::string& path) {
 }
 
 absl::Status WriteGraphDef(const GraphDef& graph_def, const std::string& path) {
-  return WriteFileAtomically(path, IsTextProtoPath(path) ? PrintTextProto(graph_def)
-                                                         : SerializeDeterministic(graph_def));
+  return WriteFileAtomically(
+      path, IsTextProtoPath(path) ? PrintTextProto(graph_def) : SerializeDeterministic(graph_def));
 }
 
 absl::StatusOr<MetaGraphDef> ReadMetaGraphDef(const std::string& path) {

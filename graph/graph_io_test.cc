@@ -115,7 +115,8 @@ TEST(GraphIoTest, ImportedFixtureKeepsTensorFlowDetails) {
 // The text parser: everything TensorFlow and people write.
 constexpr char kTrickyText[] =
     "# a comment line\r\n"
-    "node { name: \"a\" op: \"Placeholder\" attr: { key: \"dtype\" value: { type: DT_FLOAT } } }\r\n"
+    "node { name: \"a\" op: \"Placeholder\" attr: { key: \"dtype\" value: { type: DT_FLOAT } } "
+    "}\r\n"
     "node <\r\n"
     "  name: 'b'; op: \"Const\"\r\n"
     "  attr { key: \"dtype\" value { type: 1 } }  # enum by number\r\n"

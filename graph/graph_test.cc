@@ -24,16 +24,19 @@ class GraphTest : public ::testing::Test {
     return node.ok() ? *node : nullptr;
   }
   Node* Placeholder(const std::string& name, const std::string& shape = "dim { size: 2 }") {
-    return Add("name: '" + name + "' op: 'Placeholder' attr { key: 'dtype' value { type: "
-               "DT_FLOAT } } attr { key: 'shape' value { shape { " + shape + " } } }");
+    return Add("name: '" + name +
+               "' op: 'Placeholder' attr { key: 'dtype' value { type: "
+               "DT_FLOAT } } attr { key: 'shape' value { shape { " +
+               shape + " } } }");
   }
   Graph graph_;
 };
 
 TEST_F(GraphTest, AddNodeFillsDefaultsTypesAndShapes) {
   Node* x = Placeholder("x", "dim { size: 2 } dim { size: 3 }");
-  Node* m = Add("name: 'm' op: 'MatMul' input: 'x' input: 'x' attr { key: 'T' value { type: "
-                "DT_FLOAT } } attr { key: 'transpose_b' value { b: true } }");
+  Node* m =
+      Add("name: 'm' op: 'MatMul' input: 'x' input: 'x' attr { key: 'T' value { type: "
+          "DT_FLOAT } } attr { key: 'transpose_b' value { b: true } }");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->num_inputs(), 2);
   EXPECT_EQ(m->input_type(1), DT_FLOAT);
@@ -71,14 +74,17 @@ TEST_F(GraphTest, BadNodesAreRejectedAndNotAdded) {
 }
 
 TEST_F(GraphTest, RefOutputsFeedValueInputs) {
-  Node* v = Add("name: 'v' op: 'VariableV2' attr { key: 'dtype' value { type: DT_FLOAT } } "
-                "attr { key: 'shape' value { shape { dim { size: 3 } } } }");
+  Node* v =
+      Add("name: 'v' op: 'VariableV2' attr { key: 'dtype' value { type: DT_FLOAT } } "
+          "attr { key: 'shape' value { shape { dim { size: 3 } } } }");
   EXPECT_EQ(v->output_type(0), DT_FLOAT_REF);
-  Node* read = Add("name: 'read' op: 'Identity' input: 'v' attr { key: 'T' value { type: "
-                   "DT_FLOAT } }");
+  Node* read =
+      Add("name: 'read' op: 'Identity' input: 'v' attr { key: 'T' value { type: "
+          "DT_FLOAT } }");
   EXPECT_EQ(read->output_shape(0).DebugString(), "[3]");
-  Node* assign = Add("name: 'a' op: 'Assign' input: 'v' input: 'read' attr { key: 'T' value "
-                     "{ type: DT_FLOAT } }");
+  Node* assign =
+      Add("name: 'a' op: 'Assign' input: 'v' input: 'read' attr { key: 'T' value "
+          "{ type: DT_FLOAT } }");
   EXPECT_EQ(assign->input_type(0), DT_FLOAT_REF);
 }
 

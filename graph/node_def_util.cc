@@ -25,20 +25,16 @@ const OpDef::AttrDef* FindAttrDef(const OpDef& op_def, absl::string_view name) {
   return nullptr;
 }
 
-absl::StatusOr<const AttrValue*> FindAttr(const NodeDef& node_def,
-                                          absl::string_view name,
-                                          AttrValue::ValueCase want,
-                                          const char* want_name) {
+absl::StatusOr<const AttrValue*> FindAttr(const NodeDef& node_def, absl::string_view name,
+                                          AttrValue::ValueCase want, const char* want_name) {
   auto it = node_def.attr().find(std::string(name));
   if (it == node_def.attr().end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("No attr named '", name, "' in NodeDef"));
+    return absl::InvalidArgumentError(absl::StrCat("No attr named '", name, "' in NodeDef"));
   }
   if (it->second.value_case() != want) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Attr '", name, "' has a value of type '",
-        AttrValueTypeString(it->second), "' where '", want_name,
-        "' is expected"));
+    return absl::InvalidArgumentError(absl::StrCat("Attr '", name, "' has a value of type '",
+                                                   AttrValueTypeString(it->second), "' where '",
+                                                   want_name, "' is expected"));
   }
   return &it->second;
 }
@@ -46,8 +42,8 @@ absl::StatusOr<const AttrValue*> FindAttr(const NodeDef& node_def,
 // Number of list entries of the kind named by `type` ("list(int)" etc.).
 int ListLength(const AttrValue& value) {
   const auto& l = value.list();
-  return l.s_size() + l.i_size() + l.f_size() + l.b_size() + l.type_size() +
-         l.shape_size() + l.tensor_size() + l.func_size();
+  return l.s_size() + l.i_size() + l.f_size() + l.b_size() + l.type_size() + l.shape_size() +
+         l.tensor_size() + l.func_size();
 }
 
 absl::Status CheckAllowed(const OpDef::AttrDef& def, const AttrValue& value) {
@@ -76,31 +72,30 @@ absl::Status CheckAllowed(const OpDef::AttrDef& def, const AttrValue& value) {
     });
   };
   if (def.type() == "type" && !type_allowed(value.type())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Value for attr '", def.name(), "' of ", DataTypeString(value.type()),
-        " is not in the list of allowed values: ", allowed_types()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Value for attr '", def.name(), "' of ", DataTypeString(value.type()),
+                     " is not in the list of allowed values: ", allowed_types()));
   }
   if (def.type() == "list(type)") {
     for (int t : value.list().type()) {
       if (!type_allowed(t)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "Value for attr '", def.name(), "' of ",
-            DataTypeString(static_cast<DataType>(t)),
+            "Value for attr '", def.name(), "' of ", DataTypeString(static_cast<DataType>(t)),
             " is not in the list of allowed values: ", allowed_types()));
       }
     }
   }
   if (def.type() == "string" && !string_allowed(value.s())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Value for attr '", def.name(), "' of \"", value.s(),
-        "\" is not in the list of allowed values: ", allowed_strings()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Value for attr '", def.name(), "' of \"", value.s(),
+                     "\" is not in the list of allowed values: ", allowed_strings()));
   }
   if (def.type() == "list(string)") {
     for (const std::string& s : value.list().s()) {
       if (!string_allowed(s)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Value for attr '", def.name(), "' of \"", s,
-            "\" is not in the list of allowed values: ", allowed_strings()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("Value for attr '", def.name(), "' of \"", s,
+                         "\" is not in the list of allowed values: ", allowed_strings()));
       }
     }
   }
@@ -111,21 +106,20 @@ absl::Status CheckMinimum(const OpDef::AttrDef& def, const AttrValue& value) {
   if (!def.has_minimum()) return absl::OkStatus();
   if (def.type() == "int") {
     if (value.i() < def.minimum()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Value for attr '", def.name(), "' of ", value.i(),
-          " must be at least minimum ", def.minimum()));
+      return absl::InvalidArgumentError(absl::StrCat("Value for attr '", def.name(), "' of ",
+                                                     value.i(), " must be at least minimum ",
+                                                     def.minimum()));
     }
   } else if (ListLength(value) < def.minimum()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Length for attr '", def.name(), "' of ", ListLength(value),
-        " must be at least minimum ", def.minimum()));
+    return absl::InvalidArgumentError(absl::StrCat("Length for attr '", def.name(), "' of ",
+                                                   ListLength(value), " must be at least minimum ",
+                                                   def.minimum()));
   }
   return absl::OkStatus();
 }
 
 // Appends the types of one argument to *types.
-absl::Status AddArgTypes(const NodeDef& node_def, const OpDef::ArgDef& arg,
-                         DataTypeVector* types) {
+absl::Status AddArgTypes(const NodeDef& node_def, const OpDef::ArgDef& arg, DataTypeVector* types) {
   const auto context = [&](const absl::Status& s) {
     return AddErrorContext(s, absl::StrCat("argument '", arg.name(), "'"));
   };
@@ -134,9 +128,9 @@ absl::Status AddArgTypes(const NodeDef& node_def, const OpDef::ArgDef& arg,
     int64_t n;
     TW_RETURN_IF_ERROR(context(GetNodeAttr(node_def, arg.number_attr(), &n)));
     if (n < 0 || n > kMaxArgListLength) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Attr '", arg.number_attr(), "' = ", n, " sets the length of argument '",
-          arg.name(), "' outside [0, ", kMaxArgListLength, "]"));
+      return absl::InvalidArgumentError(absl::StrCat("Attr '", arg.number_attr(), "' = ", n,
+                                                     " sets the length of argument '", arg.name(),
+                                                     "' outside [0, ", kMaxArgListLength, "]"));
     }
     DataType dtype = arg.type();
     if (!arg.type_attr().empty()) {
@@ -144,12 +138,11 @@ absl::Status AddArgTypes(const NodeDef& node_def, const OpDef::ArgDef& arg,
     }
     arg_types.assign(n, dtype);
   } else if (!arg.type_list_attr().empty()) {
-    TW_RETURN_IF_ERROR(
-        context(GetNodeAttr(node_def, arg.type_list_attr(), &arg_types)));
+    TW_RETURN_IF_ERROR(context(GetNodeAttr(node_def, arg.type_list_attr(), &arg_types)));
     if (static_cast<int64_t>(arg_types.size()) > kMaxArgListLength) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Attr '", arg.type_list_attr(), "' lists ", arg_types.size(),
-          " types, more than the maximum ", kMaxArgListLength));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Attr '", arg.type_list_attr(), "' lists ", arg_types.size(),
+                       " types, more than the maximum ", kMaxArgListLength));
     }
   } else if (!arg.type_attr().empty()) {
     DataType dtype;
@@ -157,15 +150,14 @@ absl::Status AddArgTypes(const NodeDef& node_def, const OpDef::ArgDef& arg,
     arg_types.push_back(dtype);
   } else {
     if (arg.type() == DT_INVALID) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("argument '", arg.name(), "' has no type"));
+      return absl::InvalidArgumentError(absl::StrCat("argument '", arg.name(), "' has no type"));
     }
     arg_types.push_back(arg.type());
   }
   for (DataType dt : arg_types) {
     if (!IsValidDataType(dt) || IsRefType(dt)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "argument '", arg.name(), "' has invalid type ", DataTypeString(dt)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("argument '", arg.name(), "' has invalid type ", DataTypeString(dt)));
     }
     types->push_back(arg.is_ref() ? MakeRefType(dt) : dt);
   }
@@ -221,8 +213,7 @@ absl::StatusOr<TensorId> ParseTensorName(absl::string_view name) {
   if (!rest.empty() && rest[0] == '^') {
     rest.remove_prefix(1);
     if (rest.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Control input '", name, "' names no node"));
+      return absl::InvalidArgumentError(absl::StrCat("Control input '", name, "' names no node"));
     }
     id.node = std::string(rest);
     id.index = kControlSlot;
@@ -233,9 +224,9 @@ absl::StatusOr<TensorId> ParseTensorName(absl::string_view name) {
     const absl::string_view digits = rest.substr(colon + 1);
     int32_t index;
     const bool all_digits =
-        !digits.empty() &&
-        std::all_of(digits.begin(), digits.end(),
-                    [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)); });
+        !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
+          return absl::ascii_isdigit(static_cast<unsigned char>(c));
+        });
     if (!all_digits || !absl::SimpleAtoi(digits, &index)) {
       return absl::InvalidArgumentError(
           absl::StrCat("Input '", name, "' has a bad output index '", digits, "'"));
@@ -277,15 +268,14 @@ absl::Status ValidateNodeDefAttrs(const NodeDef& node_def, const OpDef& op_def) 
     if (name[0] == '_') continue;  // internal attrs (_class, _output_shapes)
     if (FindAttrDef(op_def, name) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "NodeDef mentions attr '", name, "', which op ", op_def.name(),
-          " does not have"));
+          "NodeDef mentions attr '", name, "', which op ", op_def.name(), " does not have"));
     }
   }
   for (const auto& def : op_def.attr()) {
     auto it = node_def.attr().find(def.name());
     if (it == node_def.attr().end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "NodeDef missing attr '", def.name(), "' from op ", op_def.name()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("NodeDef missing attr '", def.name(), "' from op ", op_def.name()));
     }
     const absl::Status typed = AttrValueHasType(it->second, def.type());
     if (!typed.ok()) {
@@ -297,8 +287,8 @@ absl::Status ValidateNodeDefAttrs(const NodeDef& node_def, const OpDef& op_def) 
   return absl::OkStatus();
 }
 
-absl::Status InOutTypesForNode(const NodeDef& node_def, const OpDef& op_def,
-                               DataTypeVector* inputs, DataTypeVector* outputs) {
+absl::Status InOutTypesForNode(const NodeDef& node_def, const OpDef& op_def, DataTypeVector* inputs,
+                               DataTypeVector* outputs) {
   inputs->clear();
   outputs->clear();
   for (const auto& arg : op_def.input_arg()) {
@@ -310,26 +300,23 @@ absl::Status InOutTypesForNode(const NodeDef& node_def, const OpDef& op_def,
   return absl::OkStatus();
 }
 
-absl::Status NameRangesForNode(const NodeDef& node_def, const OpDef& op_def,
-                               NameRangeMap* inputs, NameRangeMap* outputs) {
+absl::Status NameRangesForNode(const NodeDef& node_def, const OpDef& op_def, NameRangeMap* inputs,
+                               NameRangeMap* outputs) {
   if (inputs != nullptr) TW_RETURN_IF_ERROR(AddRanges(node_def, op_def.input_arg(), inputs));
   if (outputs != nullptr) TW_RETURN_IF_ERROR(AddRanges(node_def, op_def.output_arg(), outputs));
   return absl::OkStatus();
 }
 
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         int64_t* value) {
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, int64_t* value) {
   TW_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(node_def, name, AttrValue::kI, "int"));
   *value = v->i();
   return absl::OkStatus();
 }
 
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         int32_t* value) {
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, int32_t* value) {
   int64_t v;
   TW_RETURN_IF_ERROR(GetNodeAttr(node_def, name, &v));
-  if (v < std::numeric_limits<int32_t>::min() ||
-      v > std::numeric_limits<int32_t>::max()) {
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
     return absl::InvalidArgumentError(
         absl::StrCat("Attr '", name, "' = ", v, " does not fit in int32"));
   }
@@ -337,29 +324,25 @@ absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
   return absl::OkStatus();
 }
 
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         float* value) {
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, float* value) {
   TW_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(node_def, name, AttrValue::kF, "float"));
   *value = v->f();
   return absl::OkStatus();
 }
 
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         bool* value) {
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, bool* value) {
   TW_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(node_def, name, AttrValue::kB, "bool"));
   *value = v->b();
   return absl::OkStatus();
 }
 
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         std::string* value) {
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, std::string* value) {
   TW_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(node_def, name, AttrValue::kS, "string"));
   *value = v->s();
   return absl::OkStatus();
 }
 
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         DataType* value) {
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, DataType* value) {
   TW_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(node_def, name, AttrValue::kType, "type"));
   if (!IsValidDataType(v->type())) {
     return absl::InvalidArgumentError(
@@ -398,10 +381,9 @@ absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
   TW_RETURN_IF_ERROR(GetNodeAttr(node_def, name, &v));
   value->clear();
   for (int64_t x : v) {
-    if (x < std::numeric_limits<int32_t>::min() ||
-        x > std::numeric_limits<int32_t>::max()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Attr '", name, "' holds ", x, ", which does not fit in int32"));
+    if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Attr '", name, "' holds ", x, ", which does not fit in int32"));
     }
     value->push_back(static_cast<int32_t>(x));
   }
@@ -410,20 +392,21 @@ absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
 
 absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
                          std::vector<float>* value) {
-  TW_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(node_def, name, AttrValue::kList, "list(float)"));
+  TW_ASSIGN_OR_RETURN(const AttrValue* v,
+                      FindAttr(node_def, name, AttrValue::kList, "list(float)"));
   value->assign(v->list().f().begin(), v->list().f().end());
   return absl::OkStatus();
 }
 
 absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
                          std::vector<std::string>* value) {
-  TW_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(node_def, name, AttrValue::kList, "list(string)"));
+  TW_ASSIGN_OR_RETURN(const AttrValue* v,
+                      FindAttr(node_def, name, AttrValue::kList, "list(string)"));
   value->assign(v->list().s().begin(), v->list().s().end());
   return absl::OkStatus();
 }
 
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         DataTypeVector* value) {
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, DataTypeVector* value) {
   TW_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(node_def, name, AttrValue::kList, "list(type)"));
   value->clear();
   for (int t : v->list().type()) {
@@ -438,7 +421,8 @@ absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
 
 absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
                          std::vector<PartialTensorShape>* value) {
-  TW_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(node_def, name, AttrValue::kList, "list(shape)"));
+  TW_ASSIGN_OR_RETURN(const AttrValue* v,
+                      FindAttr(node_def, name, AttrValue::kList, "list(shape)"));
   value->clear();
   for (const auto& proto : v->list().shape()) {
     TW_ASSIGN_OR_RETURN(PartialTensorShape s, PartialTensorShape::FromProto(proto));

@@ -70,28 +70,22 @@ absl::Status ValidateNodeDefAttrs(const NodeDef& node_def, const OpDef& op_def);
 // expanded; is_ref arguments give ref types. InvalidArgument when an attr it
 // needs is missing or of the wrong type, or a list is longer than
 // kMaxArgListLength.
-absl::Status InOutTypesForNode(const NodeDef& node_def, const OpDef& op_def,
-                               DataTypeVector* inputs, DataTypeVector* outputs);
+absl::Status InOutTypesForNode(const NodeDef& node_def, const OpDef& op_def, DataTypeVector* inputs,
+                               DataTypeVector* outputs);
 
 // Argument name -> [start, stop) of the expanded inputs / outputs.
 using NameRangeMap = absl::flat_hash_map<std::string, std::pair<int, int>>;
-absl::Status NameRangesForNode(const NodeDef& node_def, const OpDef& op_def,
-                               NameRangeMap* inputs, NameRangeMap* outputs);
+absl::Status NameRangesForNode(const NodeDef& node_def, const OpDef& op_def, NameRangeMap* inputs,
+                               NameRangeMap* outputs);
 
 // Typed attr reads. InvalidArgument when the attr is absent ("No attr named
 // 'x'") or of another type; int32 reads also check the range.
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         int64_t* value);
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         int32_t* value);
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         float* value);
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         bool* value);
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         std::string* value);
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         DataType* value);
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, int64_t* value);
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, int32_t* value);
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, float* value);
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, bool* value);
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, std::string* value);
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, DataType* value);
 absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
                          PartialTensorShape* value);
 absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
@@ -104,8 +98,7 @@ absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
                          std::vector<float>* value);
 absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
                          std::vector<std::string>* value);
-absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
-                         DataTypeVector* value);
+absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name, DataTypeVector* value);
 absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,
                          std::vector<PartialTensorShape>* value);
 absl::Status GetNodeAttr(const NodeDef& node_def, absl::string_view name,

@@ -46,8 +46,7 @@ absl::Status OpBuilder::Build(Node** node) {
   const std::string where = absl::StrCat("Building op ", op_type_);
   if (static_cast<int>(args_.size()) != op_def.input_arg_size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        where, ": the op takes ", op_def.input_arg_size(), " inputs, got ",
-        args_.size()));
+        where, ": the op takes ", op_def.input_arg_size(), " inputs, got ", args_.size()));
   }
   // Check the inputs and infer unset attrs from the Outputs among them.
   for (int a = 0; a < op_def.input_arg_size(); ++a) {
@@ -63,9 +62,10 @@ absl::Status OpBuilder::Build(Node** node) {
       if (in.is_output()) {
         const Output& out = in.output();
         if (!out.valid() || graph->FindNode(out.node()->name()) != out.node()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              arg_where, ": the Output is invalid or from another graph (was it "
-                         "built in a scope that had failed?)"));
+          return absl::InvalidArgumentError(
+              absl::StrCat(arg_where,
+                           ": the Output is invalid or from another graph (was it "
+                           "built in a scope that had failed?)"));
         }
       } else if (!in.initializer().status().ok()) {
         return AddErrorContext(in.initializer().status(), arg_where);
@@ -104,7 +104,8 @@ absl::Status OpBuilder::Build(Node** node) {
   NodeDef typed = def;
   AddDefaultsToNodeDef(op_def, &typed);
   DataTypeVector in_types, out_types;
-  TW_RETURN_IF_ERROR(AddErrorContext(InOutTypesForNode(typed, op_def, &in_types, &out_types), where));
+  TW_RETURN_IF_ERROR(
+      AddErrorContext(InOutTypesForNode(typed, op_def, &in_types, &out_types), where));
 
   // Literals become Consts; they share the op's namespace, not its op name.
   const Scope const_scope = scope_.NewSubScope("");
@@ -113,8 +114,8 @@ absl::Status OpBuilder::Build(Node** node) {
   for (int a = 0; a < op_def.input_arg_size(); ++a) {
     for (const towerflow::Input& in : args_[a].inputs) {
       if (index >= static_cast<int>(in_types.size())) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": more inputs than the op's attrs allow"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": more inputs than the op's attrs allow"));
       }
       const DataType want = BaseType(in_types[index++]);
       if (in.is_output()) {
@@ -123,16 +124,17 @@ absl::Status OpBuilder::Build(Node** node) {
       }
       absl::StatusOr<TensorProto> value = ConvertTensorProto(in.initializer().tensor(), want);
       if (!value.ok()) {
-        return AddErrorContext(value.status(), absl::StrCat(
-            where, ", input '", op_def.input_arg(a).name(), "' (a literal where ",
-            DataTypeString(want), " is expected)"));
+        return AddErrorContext(
+            value.status(),
+            absl::StrCat(where, ", input '", op_def.input_arg(a).name(), "' (a literal where ",
+                         DataTypeString(want), " is expected)"));
       }
       NodeDef const_def;
       const_def.set_name(const_scope.GetUniqueNameForOp("Const"));
       const_def.set_op("Const");
       SetAttrValue(want, &(*const_def.mutable_attr())["dtype"]);
       SetAttrValue(*value, &(*const_def.mutable_attr())["value"]);
-      TW_ASSIGN_OR_RETURN(Node* const_node, const_scope.AddNode(std::move(const_def)));
+      TW_ASSIGN_OR_RETURN(Node * const_node, const_scope.AddNode(std::move(const_def)));
       inputs.push_back(const_node->name());
     }
   }

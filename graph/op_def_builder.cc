@@ -45,12 +45,10 @@ size_t FindTopLevel(absl::string_view s, char c, Accept accept) {
 }
 
 // Splits "name: rest" into its parts.
-absl::Status SplitNameAndRest(absl::string_view spec, std::string* name,
-                              std::string* rest) {
+absl::Status SplitNameAndRest(absl::string_view spec, std::string* name, std::string* rest) {
   const size_t colon = spec.find(':');
   if (colon == absl::string_view::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected 'name: ...' in '", spec, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("expected 'name: ...' in '", spec, "'"));
   }
   *name = std::string(absl::StripAsciiWhitespace(spec.substr(0, colon)));
   *rest = std::string(absl::StripAsciiWhitespace(spec.substr(colon + 1)));
@@ -79,8 +77,7 @@ absl::Status SetAllowedTypes(absl::string_view what, OpDef::AttrDef* attr) {
   };
   DataTypeVector types;
   const std::vector<std::string> items =
-      absl::StartsWith(what, "{") ? BraceItems(what)
-                                  : std::vector<std::string>{std::string(what)};
+      absl::StartsWith(what, "{") ? BraceItems(what) : std::vector<std::string>{std::string(what)};
   for (const std::string& item : items) {
     if (const DataTypeVector* set = named_set(item)) {
       types.insert(types.end(), set->begin(), set->end());
@@ -88,8 +85,7 @@ absl::Status SetAllowedTypes(absl::string_view what, OpDef::AttrDef* attr) {
     }
     DataType dt;
     if (!DataTypeFromString(item, &dt) || IsRefType(dt)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown type '", item, "' in ", what));
+      return absl::InvalidArgumentError(absl::StrCat("unknown type '", item, "' in ", what));
     }
     types.push_back(dt);
   }
@@ -136,8 +132,7 @@ absl::Status ParseAttrSpec(absl::string_view spec, OpDef::AttrDef* attr) {
   }
   // The type, possibly with allowed values.
   absl::string_view inner = r;
-  const bool is_list =
-      absl::ConsumePrefix(&inner, "list(") && absl::ConsumeSuffix(&inner, ")");
+  const bool is_list = absl::ConsumePrefix(&inner, "list(") && absl::ConsumeSuffix(&inner, ")");
   if (IsTypeSet(inner)) {
     const bool strings = absl::StartsWith(inner, "{") && IsQuotedSet(inner);
     if (strings) {
@@ -159,8 +154,7 @@ absl::Status ParseAttrSpec(absl::string_view spec, OpDef::AttrDef* attr) {
           absl::StrCat("unknown attr type '", r, "' in '", spec, "'"));
     }
   }
-  if (attr->has_minimum() && attr->type() != "int" &&
-      !absl::StartsWith(attr->type(), "list(")) {
+  if (attr->has_minimum() && attr->type() != "int" && !absl::StartsWith(attr->type(), "list(")) {
     return absl::InvalidArgumentError(
         absl::StrCat("a minimum needs an int or list attr, in '", spec, "'"));
   }
@@ -181,16 +175,14 @@ const OpDef::AttrDef* FindAttr(const OpDef& op_def, absl::string_view name) {
   return nullptr;
 }
 
-absl::Status ParseArgSpec(absl::string_view spec, const OpDef& op_def,
-                          OpDef::ArgDef* arg) {
+absl::Status ParseArgSpec(absl::string_view spec, const OpDef& op_def, OpDef::ArgDef* arg) {
   std::string name, rest;
   TW_RETURN_IF_ERROR(SplitNameAndRest(spec, &name, &rest));
-  const bool name_ok =
-      !name.empty() && absl::ascii_islower(static_cast<unsigned char>(name[0])) &&
-      std::all_of(name.begin(), name.end(), [](char c) {
-        return absl::ascii_islower(static_cast<unsigned char>(c)) ||
-               absl::ascii_isdigit(static_cast<unsigned char>(c)) || c == '_';
-      });
+  const bool name_ok = !name.empty() && absl::ascii_islower(static_cast<unsigned char>(name[0])) &&
+                       std::all_of(name.begin(), name.end(), [](char c) {
+                         return absl::ascii_islower(static_cast<unsigned char>(c)) ||
+                                absl::ascii_isdigit(static_cast<unsigned char>(c)) || c == '_';
+                       });
   if (!name_ok) {
     return absl::InvalidArgumentError(absl::StrCat("bad argument name '", name, "'"));
   }
@@ -208,8 +200,8 @@ absl::Status ParseArgSpec(absl::string_view spec, const OpDef& op_def,
     const std::string number(absl::StripAsciiWhitespace(r.substr(0, star)));
     const OpDef::AttrDef* n = FindAttr(op_def, number);
     if (n == nullptr || n->type() != "int") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "'", number, "' in '", spec, "' must name an int attr"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", number, "' in '", spec, "' must name an int attr"));
     }
     arg->set_number_attr(number);
     r = absl::StripAsciiWhitespace(r.substr(star + 1));
@@ -221,15 +213,15 @@ absl::Status ParseArgSpec(absl::string_view spec, const OpDef& op_def,
     } else if (a->type() == "list(type)" && arg->number_attr().empty()) {
       arg->set_type_list_attr(type_name);
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "attr '", type_name, "' used by '", spec, "' has type ", a->type()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("attr '", type_name, "' used by '", spec, "' has type ", a->type()));
     }
     return absl::OkStatus();
   }
   DataType dt;
   if (!DataTypeFromString(type_name, &dt) || IsRefType(dt)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", type_name, "' in '", spec, "' is neither a type nor a type attr"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", type_name, "' in '", spec, "' is neither a type nor a type attr"));
   }
   arg->set_type(dt);
   return absl::OkStatus();
@@ -311,8 +303,7 @@ absl::StatusOr<OpRegistrationData> OpDefBuilder::Finalize() const {
     OpDef::AttrDef attr;
     TW_RETURN_IF_ERROR(fail(ParseAttrSpec(spec, &attr)));
     if (FindAttr(op_def, attr.name()) != nullptr) {
-      return fail(absl::InvalidArgumentError(
-          absl::StrCat("duplicate attr '", attr.name(), "'")));
+      return fail(absl::InvalidArgumentError(absl::StrCat("duplicate attr '", attr.name(), "'")));
     }
     *op_def.add_attr() = std::move(attr);
   }
@@ -320,21 +311,19 @@ absl::StatusOr<OpRegistrationData> OpDefBuilder::Finalize() const {
     OpDef::AttrDef attr;
     TW_RETURN_IF_ERROR(fail(ParseAttrSpec(spec, &attr)));
     if (!attr.has_default_value()) {
-      return fail(absl::InvalidArgumentError(absl::StrCat(
-          "attr '", attr.name(), "' added after TF 1.x needs a default")));
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat("attr '", attr.name(), "' added after TF 1.x needs a default")));
     }
     data.added_after_tf1.insert(attr.name());
   }
-  const auto add_args = [&](const std::vector<std::string>& specs, bool input)
-      -> absl::Status {
+  const auto add_args = [&](const std::vector<std::string>& specs, bool input) -> absl::Status {
     for (const std::string& spec : specs) {
       OpDef::ArgDef arg;
       TW_RETURN_IF_ERROR(ParseArgSpec(spec, op_def, &arg));
       const auto& existing = input ? op_def.input_arg() : op_def.output_arg();
       for (const auto& other : existing) {
         if (other.name() == arg.name()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("duplicate argument '", arg.name(), "'"));
+          return absl::InvalidArgumentError(absl::StrCat("duplicate argument '", arg.name(), "'"));
         }
       }
       *(input ? op_def.add_input_arg() : op_def.add_output_arg()) = std::move(arg);
@@ -351,8 +340,7 @@ absl::StatusOr<OpRegistrationData> OpDefBuilder::Finalize() const {
     OpDef single;
     *single.add_attr() = attr;
     (*probe.mutable_attr())[attr.name()] = attr.default_value();
-    TW_RETURN_IF_ERROR(fail(AddErrorContext(ValidateNodeDefAttrs(probe, single),
-                                            "default value")));
+    TW_RETURN_IF_ERROR(fail(AddErrorContext(ValidateNodeDefAttrs(probe, single), "default value")));
   }
   if (!shape_fn_) {
     return fail(absl::InvalidArgumentError("no shape function (SetShapeFn)"));

@@ -17,26 +17,25 @@ using ::towerflow::testing::StatusIs;
 absl::Status Ok(InferenceContext*) { return absl::OkStatus(); }
 
 TEST(OpDefBuilderTest, ParsesTensorFlowSpecs) {
-  TW_ASSERT_OK_AND_ASSIGN(
-      OpRegistrationData data,
-      OpDefBuilder("Test", "ops/test_ops.cc")
-          .Input("a: T")
-          .Input("b: N * int64")
-          .Input("c: Ref(T)")
-          .Input("d: types")
-          .Output("out: float")
-          .Attr("T: {float, double} = DT_FLOAT")
-          .Attr("N: int >= 2")
-          .Attr("types: list(type) >= 0")
-          .Attr("padding: {'SAME', 'VALID'} = 'SAME'")
-          .Attr("ksize: list(int) >= 4 = [1, 2, 2, 1]")
-          .Attr("shape: shape = { unknown_rank: true }")
-          .Attr("eps: float = 1e-4")
-          .Attr("name_: string = 'a\\'b'")
-          .AttrAddedAfterTF1("late: bool = false")
-          .SetIsStateful()
-          .SetShapeFn(Ok)
-          .Finalize());
+  TW_ASSERT_OK_AND_ASSIGN(OpRegistrationData data,
+                          OpDefBuilder("Test", "ops/test_ops.cc")
+                              .Input("a: T")
+                              .Input("b: N * int64")
+                              .Input("c: Ref(T)")
+                              .Input("d: types")
+                              .Output("out: float")
+                              .Attr("T: {float, double} = DT_FLOAT")
+                              .Attr("N: int >= 2")
+                              .Attr("types: list(type) >= 0")
+                              .Attr("padding: {'SAME', 'VALID'} = 'SAME'")
+                              .Attr("ksize: list(int) >= 4 = [1, 2, 2, 1]")
+                              .Attr("shape: shape = { unknown_rank: true }")
+                              .Attr("eps: float = 1e-4")
+                              .Attr("name_: string = 'a\\'b'")
+                              .AttrAddedAfterTF1("late: bool = false")
+                              .SetIsStateful()
+                              .SetShapeFn(Ok)
+                              .Finalize());
   const OpDef& op = data.op_def;
   EXPECT_EQ(data.family, "test_ops");
   EXPECT_TRUE(op.is_stateful());
@@ -70,8 +69,7 @@ TEST(OpDefBuilderTest, TypeSetsExpand) {
 
 TEST(OpDefBuilderTest, BadSpecsAreErrors) {
   const auto fails = [](OpDefBuilder b, const std::string& message) {
-    EXPECT_THAT(b.SetShapeFn(Ok).Finalize(),
-                StatusIs(absl::StatusCode::kInvalidArgument, message));
+    EXPECT_THAT(b.SetShapeFn(Ok).Finalize(), StatusIs(absl::StatusCode::kInvalidArgument, message));
   };
   fails(OpDefBuilder("bad name"), "invalid op name");
   fails(OpDefBuilder("X").Input("a: T"), "'T' in 'a: T' is neither a type nor a type attr");

@@ -17,8 +17,7 @@ absl::Status OpRegistry::Register(const OpDefBuilder& builder) {
   absl::MutexLock lock(&mu_);
   if (status.ok()) {
     auto [it, inserted] = ops_.try_emplace(
-        builder.op_name(),
-        std::make_unique<const OpRegistrationData>(*std::move(data)));
+        builder.op_name(), std::make_unique<const OpRegistrationData>(*std::move(data)));
     if (!inserted) {
       status = absl::AlreadyExistsError(
           absl::StrCat("Op '", builder.op_name(), "' is registered twice"));
@@ -34,8 +33,7 @@ const OpRegistrationData* OpRegistry::Find(absl::string_view op) const {
   return it == ops_.end() ? nullptr : it->second.get();
 }
 
-absl::StatusOr<const OpRegistrationData*> OpRegistry::LookUp(
-    absl::string_view op) const {
+absl::StatusOr<const OpRegistrationData*> OpRegistry::LookUp(absl::string_view op) const {
   const OpRegistrationData* data = Find(op);
   if (data == nullptr) {
     return absl::NotFoundError(absl::StrCat("Op type not registered '", op, "'"));

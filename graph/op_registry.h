@@ -75,8 +75,8 @@ class OpRegistry {
 
  private:
   mutable absl::Mutex mu_;
-  std::map<std::string, std::unique_ptr<const OpRegistrationData>, std::less<>>
-      ops_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<const OpRegistrationData>, std::less<>> ops_
+      ABSL_GUARDED_BY(mu_);
   std::vector<std::string> errors_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -95,16 +95,13 @@ class OpRegistrar {
 // ops registered in a loop); failures are reported like TW_REGISTER_OP's.
 void RegisterOp(const OpDefBuilder& builder);
 
-namespace op_registry_internal {
-
-}  // namespace op_registry_internal
+namespace op_registry_internal {}  // namespace op_registry_internal
 
 #define TW_REGISTER_OP_CONCAT_INNER_(a, b) a##b
 #define TW_REGISTER_OP_CONCAT_(a, b) TW_REGISTER_OP_CONCAT_INNER_(a, b)
-#define TW_REGISTER_OP(name)                                              \
-  static const ::towerflow::op_registry_internal::OpRegistrar             \
-      TW_REGISTER_OP_CONCAT_(tw_op_registrar_, __COUNTER__)               \
-      [[maybe_unused]] = ::towerflow::OpDefBuilder(name, __FILE__)
+#define TW_REGISTER_OP(name)                                                          \
+  static const ::towerflow::op_registry_internal::OpRegistrar TW_REGISTER_OP_CONCAT_( \
+      tw_op_registrar_, __COUNTER__) [[maybe_unused]] = ::towerflow::OpDefBuilder(name, __FILE__)
 
 }  // namespace towerflow
 

@@ -25,11 +25,16 @@ namespace {
 // Rank of a numeric dtype in literal promotion; -1 if it does not promote.
 int PromotionRank(DataType dt) {
   switch (dt) {
-    case DT_INT32: return 0;
-    case DT_INT64: return 1;
-    case DT_FLOAT: return 2;
-    case DT_DOUBLE: return 3;
-    default: return -1;
+    case DT_INT32:
+      return 0;
+    case DT_INT64:
+      return 1;
+    case DT_FLOAT:
+      return 2;
+    case DT_DOUBLE:
+      return 3;
+    default:
+      return -1;
   }
 }
 
@@ -40,9 +45,9 @@ absl::StatusOr<DataType> PromotedType(const std::vector<DataType>& types) {
     if (dt == best) continue;
     const int a = PromotionRank(best), b = PromotionRank(dt);
     if (a < 0 || b < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Initializer list mixes ", DataTypeString(best), " and ",
-          DataTypeString(dt), " elements"));
+      return absl::InvalidArgumentError(absl::StrCat("Initializer list mixes ",
+                                                     DataTypeString(best), " and ",
+                                                     DataTypeString(dt), " elements"));
     }
     if (b > a) best = dt;
   }
@@ -70,8 +75,8 @@ absl::StatusOr<TensorProto> Stack(const std::vector<TensorProto>& elements) {
     TW_ASSIGN_OR_RETURN(TensorShape s, TensorProtoShape(e));
     if (s != element_shape) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "Initializer list elements have different shapes: ",
-          element_shape.DebugString(), " and ", s.DebugString()));
+          "Initializer list elements have different shapes: ", element_shape.DebugString(), " and ",
+          s.DebugString()));
     }
     TW_ASSIGN_OR_RETURN(TensorProto converted, ConvertTensorProto(e, dtype));
     if (dtype == DT_STRING) {
@@ -86,18 +91,27 @@ absl::StatusOr<TensorProto> Stack(const std::vector<TensorProto>& elements) {
     }
   }
   switch (dtype) {
-    case DT_FLOAT: return Concatenated<float>(reals, shape);
-    case DT_DOUBLE: return Concatenated<double>(reals, shape);
-    case DT_INT32: return Concatenated<int32_t>(ints, shape);
-    case DT_INT64: return Concatenated<int64_t>(ints, shape);
-    case DT_UINT8: return Concatenated<uint8_t>(ints, shape);
-    case DT_UINT32: return Concatenated<uint32_t>(ints, shape);
-    case DT_UINT64: return Concatenated<uint64_t>(ints, shape);
-    case DT_BOOL: return Concatenated<bool>(ints, shape);
-    case DT_STRING: return MakeTensorProto<std::string>(absl::MakeConstSpan(strings), shape);
+    case DT_FLOAT:
+      return Concatenated<float>(reals, shape);
+    case DT_DOUBLE:
+      return Concatenated<double>(reals, shape);
+    case DT_INT32:
+      return Concatenated<int32_t>(ints, shape);
+    case DT_INT64:
+      return Concatenated<int64_t>(ints, shape);
+    case DT_UINT8:
+      return Concatenated<uint8_t>(ints, shape);
+    case DT_UINT32:
+      return Concatenated<uint32_t>(ints, shape);
+    case DT_UINT64:
+      return Concatenated<uint64_t>(ints, shape);
+    case DT_BOOL:
+      return Concatenated<bool>(ints, shape);
+    case DT_STRING:
+      return MakeTensorProto<std::string>(absl::MakeConstSpan(strings), shape);
     default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Initializer lists of ", DataTypeString(dtype), " are not supported"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Initializer lists of ", DataTypeString(dtype), " are not supported"));
   }
 }
 

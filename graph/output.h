@@ -71,9 +71,7 @@ class Output {
   Operation op() const { return op_; }
   Node* node() const { return op_.node(); }
   int index() const { return index_; }
-  bool valid() const {
-    return op_.valid() && index_ >= 0 && index_ < op_.num_outputs();
-  }
+  bool valid() const { return op_.valid() && index_ >= 0 && index_ < op_.num_outputs(); }
   // REQUIRES: valid() for the accessors below.
   DataType type() const { return op_.output_type(index_); }
   // What build-time shape inference knows of this output.
@@ -198,16 +196,15 @@ TensorProto Input::Initializer::MakeScalar(T value) {
 }
 
 template <typename T>
-Input::Initializer::Initializer(std::initializer_list<T> values,
-                                const TensorShape& shape) {
+Input::Initializer::Initializer(std::initializer_list<T> values, const TensorShape& shape) {
   if (!shape.IsValid()) {
     status_ = shape.status();
     return;
   }
   if (static_cast<int64_t>(values.size()) != shape.num_elements()) {
-    status_ = absl::InvalidArgumentError(absl::StrCat(
-        "Initializer has ", values.size(), " values but shape ",
-        shape.DebugString(), " needs ", shape.num_elements()));
+    status_ = absl::InvalidArgumentError(absl::StrCat("Initializer has ", values.size(),
+                                                      " values but shape ", shape.DebugString(),
+                                                      " needs ", shape.num_elements()));
     return;
   }
   tensor_ = MakeTensorProto<T>(values, shape);

@@ -44,16 +44,15 @@ struct Scope::Impl {
                             bool check_graph) const {
     if (check_single_use && scope_used != nullptr) {
       if (*scope_used) {
-        UpdateStatus(absl::AlreadyExistsError(
-            absl::StrCat(prefix, " already exists in the current scope")));
+        UpdateStatus(
+            absl::AlreadyExistsError(absl::StrCat(prefix, " already exists in the current scope")));
         return "";
       }
       *scope_used = true;
       return prefix;
     }
     const auto taken = [&](const std::string& n) {
-      return name_map->contains(n) ||
-             (check_graph && graph->FindNode(FullName(n)) != nullptr);
+      return name_map->contains(n) || (check_graph && graph->FindNode(FullName(n)) != nullptr);
     };
     if (!taken(prefix)) {
       (*name_map)[prefix] = 0;
@@ -84,9 +83,7 @@ Scope::Scope(const Scope& other) = default;
 Scope& Scope::operator=(const Scope& other) = default;
 Scope::~Scope() = default;
 
-std::shared_ptr<Scope::Impl> Scope::Derive() const {
-  return std::make_shared<Impl>(*impl_);
-}
+std::shared_ptr<Scope::Impl> Scope::Derive() const { return std::make_shared<Impl>(*impl_); }
 
 Scope Scope::NewRootScope() {
   auto impl = std::make_shared<Impl>();
@@ -118,8 +115,8 @@ Scope Scope::WithAbsoluteNameScope(const std::string& path) const {
 
 Scope Scope::WithOpNameImpl(const std::string& op_name) const {
   if (impl_->scope_used != nullptr) {
-    UpdateStatus(absl::InvalidArgumentError(
-        absl::StrCat("Cannot set op name ", op_name, " on this scope")));
+    UpdateStatus(
+        absl::InvalidArgumentError(absl::StrCat("Cannot set op name ", op_name, " on this scope")));
     return *this;
   }
   auto impl = Derive();
@@ -129,8 +126,7 @@ Scope Scope::WithOpNameImpl(const std::string& op_name) const {
 
 Scope Scope::WithControlDependencies(absl::Span<const Operation> control_deps) const {
   auto impl = Derive();
-  impl->control_deps.insert(impl->control_deps.end(), control_deps.begin(),
-                            control_deps.end());
+  impl->control_deps.insert(impl->control_deps.end(), control_deps.begin(), control_deps.end());
   return Scope(std::move(impl));
 }
 
@@ -202,8 +198,7 @@ Scope Scope::WithVariableScope(const std::string& name, VariableReuse reuse) con
   VariableReuse resolved = reuse;
   if (reuse == VariableReuse::kInherit) {
     resolved = current.reuse();
-  } else if (reuse == VariableReuse::kAutoReuse &&
-             current.reuse() == VariableReuse::kReuse) {
+  } else if (reuse == VariableReuse::kAutoReuse && current.reuse() == VariableReuse::kReuse) {
     resolved = VariableReuse::kReuse;  // TF: reuse=True holds for sub-scopes
   }
   if (name.empty()) {
@@ -220,16 +215,13 @@ Scope Scope::WithVariableScope(const std::string& name, VariableReuse reuse) con
 
 const VariableScope& Scope::variable_scope() const { return impl_->var_scope; }
 
-Scope::CompositeOpScopes Scope::GetCompositeOpScopes(
-    const std::string& composite_op_name) const {
+Scope::CompositeOpScopes Scope::GetCompositeOpScopes(const std::string& composite_op_name) const {
   if (impl_->op_name.empty() && composite_op_name.empty()) {
-    UpdateStatus(absl::InvalidArgumentError(
-        "Cannot create composite op scopes with empty name"));
+    UpdateStatus(absl::InvalidArgumentError("Cannot create composite op scopes with empty name"));
     return {*this, *this};
   }
   if (impl_->scope_used == nullptr) {
-    Scope child = NewSubScope(impl_->op_name.empty() ? composite_op_name
-                                                     : impl_->op_name);
+    Scope child = NewSubScope(impl_->op_name.empty() ? composite_op_name : impl_->op_name);
     auto last = child.Derive();
     last->scope_used = std::make_shared<bool>(false);
     last->op_name = child.name();
@@ -291,9 +283,10 @@ absl::StatusOr<Node*> Scope::AddNode(NodeDef node_def) const {
   if (!ok()) return status();
   for (const Operation& dep : impl_->control_deps) {
     if (!dep.valid() || impl_->graph->FindNode(dep.name()) != dep.node()) {
-      const absl::Status s = absl::InvalidArgumentError(absl::StrCat(
-          "Node '", node_def.name(), "': a control dependency is not a node of "
-          "this scope's graph"));
+      const absl::Status s =
+          absl::InvalidArgumentError(absl::StrCat("Node '", node_def.name(),
+                                                  "': a control dependency is not a node of "
+                                                  "this scope's graph"));
       UpdateStatus(s);
       return s;
     }
@@ -324,8 +317,7 @@ bool Scope::ok() const { return impl_->status->ok(); }
 absl::Status Scope::status() const { return *impl_->status; }
 void Scope::UpdateStatus(const absl::Status& s) const { impl_->UpdateStatus(s); }
 
-absl::Status Scope::ToGraphDef(GraphDef* graph_def,
-                               const GraphExportOptions& options) const {
+absl::Status Scope::ToGraphDef(GraphDef* graph_def, const GraphExportOptions& options) const {
   if (!ok()) return status();
   impl_->graph->ToGraphDef(graph_def, options);
   return absl::OkStatus();
@@ -340,8 +332,6 @@ absl::StatusOr<GraphDef> Scope::ToGraphDef() const {
 Graph* Scope::graph() const { return impl_->graph.get(); }
 std::shared_ptr<Graph> Scope::graph_as_shared_ptr() const { return impl_->graph; }
 const std::string& Scope::name() const { return impl_->name; }
-const std::vector<Operation>& Scope::control_deps() const {
-  return impl_->control_deps;
-}
+const std::vector<Operation>& Scope::control_deps() const { return impl_->control_deps; }
 
 }  // namespace towerflow

@@ -74,8 +74,7 @@ enum class VariableReuse {
 class VariableScope {
  public:
   VariableScope() = default;
-  VariableScope(std::string name, VariableReuse reuse)
-      : name_(std::move(name)), reuse_(reuse) {}
+  VariableScope(std::string name, VariableReuse reuse) : name_(std::move(name)), reuse_(reuse) {}
   // "" at the root, else e.g. "resnet/block1".
   const std::string& name() const { return name_; }
   // Never kInherit: kInherit is resolved when the scope is entered.
@@ -151,8 +150,7 @@ class Scope {
   void UpdateStatus(const absl::Status& s) const;
 
   // The graph, or the sticky error.
-  absl::Status ToGraphDef(GraphDef* graph_def,
-                          const GraphExportOptions& options = {}) const;
+  absl::Status ToGraphDef(GraphDef* graph_def, const GraphExportOptions& options = {}) const;
   absl::StatusOr<GraphDef> ToGraphDef() const;
 
   Graph* graph() const;

@@ -78,11 +78,10 @@ TEST(ScopeTest, CompositeOpScopes) {
   EXPECT_EQ(root.GetUniqueNameForOp("linear"), "linear_1");
   EXPECT_EQ(LinearOp(root),
             (std::vector<std::string>{"linear_2/mul", "linear_2/bias_add", "linear_2"}));
-  EXPECT_EQ(LinearOp(root.WithOpName("c")),
-            (std::vector<std::string>{"c/mul", "c/bias_add", "c"}));
-  EXPECT_EQ(LinearOp(root.NewSubScope("outer")),
-            (std::vector<std::string>{"outer/linear/mul", "outer/linear/bias_add",
-                                      "outer/linear"}));
+  EXPECT_EQ(LinearOp(root.WithOpName("c")), (std::vector<std::string>{"c/mul", "c/bias_add", "c"}));
+  EXPECT_EQ(
+      LinearOp(root.NewSubScope("outer")),
+      (std::vector<std::string>{"outer/linear/mul", "outer/linear/bias_add", "outer/linear"}));
 }
 
 TEST(ScopeTest, SingleUseScopeCanNameOneOpOnly) {
@@ -174,8 +173,7 @@ TEST(ScopeTest, InnerDeviceFieldsWinAndOuterFieldsFillIn) {
   Scope root = Scope::NewRootScope();
   const auto device = [](const Scope& s) { return ops::NoOp(s).node()->requested_device(); };
   EXPECT_EQ(device(root.WithDevice("/job:ps").WithDevice("/cpu:0")), "/job:ps/device:CPU:0");
-  EXPECT_EQ(device(root.WithDevice("/job:worker/task:1").WithDevice("/job:ps")),
-            "/job:ps/task:1");
+  EXPECT_EQ(device(root.WithDevice("/job:worker/task:1").WithDevice("/job:ps")), "/job:ps/task:1");
   EXPECT_EQ(device(root.WithDevice("/gpu:0").WithDevice("/gpu:1")), "/device:GPU:1");
   // Fields merge one by one, as in TensorFlow: the inner type, the outer index.
   EXPECT_EQ(device(root.WithDevice("/gpu:1").WithDevice("/device:CPU:*")), "/device:CPU:1");
@@ -188,9 +186,8 @@ TEST(ScopeTest, InnerDeviceFieldsWinAndOuterFieldsFillIn) {
 TEST(ScopeTest, BadDeviceSpecIsAStickyError) {
   Scope root = Scope::NewRootScope();
   root.WithDevice("/gpu:zero");
-  EXPECT_THAT(root.status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "Could not parse device specification '/gpu:zero'"));
+  EXPECT_THAT(root.status(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      "Could not parse device specification '/gpu:zero'"));
 }
 
 TEST(ScopeTest, DeviceFunctionsSeeTheNodeAndTheDeviceSoFar) {
@@ -261,8 +258,8 @@ TEST(ScopeTest, InexactLiteralConversionIsAnError) {
   Scope root = Scope::NewRootScope();
   Output n = ops::Placeholder(root, DT_INT32);
   ops::Add(root, n, 2.5);
-  EXPECT_THAT(root.status(), StatusIs(absl::StatusCode::kInvalidArgument,
-                                      "a literal where int32 is expected"));
+  EXPECT_THAT(root.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "a literal where int32 is expected"));
 }
 
 TEST(ScopeTest, OutputsFromAnotherGraphAreRejected) {

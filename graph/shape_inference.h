@@ -55,10 +55,10 @@ class InferenceContext {
 
   // `node_def` (attrs complete) and `op_def` are borrowed and must outlive
   // the context.
-  InferenceContext(const NodeDef& node_def, const OpDef& op_def,
-                   int graph_def_version, std::vector<InputInfo> inputs,
-                   DataTypeVector input_types, DataTypeVector output_types,
-                   NameRangeMap input_ranges, NameRangeMap output_ranges);
+  InferenceContext(const NodeDef& node_def, const OpDef& op_def, int graph_def_version,
+                   std::vector<InputInfo> inputs, DataTypeVector input_types,
+                   DataTypeVector output_types, NameRangeMap input_ranges,
+                   NameRangeMap output_ranges);
 
   const NodeDef& node_def() const { return node_def_; }
   // The graph's producer version (some legacy rules depend on it).
@@ -82,9 +82,7 @@ class InferenceContext {
   absl::Status output_range(absl::string_view arg, int* start, int* stop) const;
 
   // REQUIRES: 0 <= i < num_outputs().
-  void set_output(int i, PartialTensorShape shape) {
-    outputs_[i] = std::move(shape);
-  }
+  void set_output(int i, PartialTensorShape shape) { outputs_[i] = std::move(shape); }
   const PartialTensorShape& output(int i) const { return outputs_[i]; }
   std::vector<PartialTensorShape> TakeOutputs() { return std::move(outputs_); }
 
@@ -109,12 +107,10 @@ class InferenceContext {
 
   // Shape algebra. Each returns InvalidArgument with the shapes in the message
   // when the constraint cannot hold; unknown rank satisfies every rank check.
-  absl::Status WithRank(const PartialTensorShape& s, int rank,
-                        PartialTensorShape* out) const;
+  absl::Status WithRank(const PartialTensorShape& s, int rank, PartialTensorShape* out) const;
   absl::Status WithRankAtLeast(const PartialTensorShape& s, int rank,
                                PartialTensorShape* out) const;
-  absl::Status WithRankAtMost(const PartialTensorShape& s, int rank,
-                              PartialTensorShape* out) const;
+  absl::Status WithRankAtMost(const PartialTensorShape& s, int rank, PartialTensorShape* out) const;
   absl::Status Merge(const PartialTensorShape& a, const PartialTensorShape& b,
                      PartialTensorShape* out) const;
   // Merges two dims (-1 unknown); InvalidArgument when both known and differ.

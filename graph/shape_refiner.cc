@@ -14,8 +14,7 @@ namespace towerflow {
 namespace {
 
 // The value of `in` read as a shape, if known.
-std::optional<PartialTensorShape> InputAsShape(
-    const InferenceContext::InputInfo& in) {
+std::optional<PartialTensorShape> InputAsShape(const InferenceContext::InputInfo& in) {
   if (in.tensor_as_shape.has_value()) return in.tensor_as_shape;
   if (in.tensor == nullptr) return std::nullopt;
   absl::StatusOr<TensorShape> shape = TensorProtoShape(*in.tensor);
@@ -90,9 +89,8 @@ std::optional<PartialTensorShape> OutputAsShape(
 }
 
 std::string InputShapesString(const std::vector<InferenceContext::InputInfo>& inputs) {
-  return absl::StrJoin(inputs, ", ", [](std::string* out, const auto& in) {
-    out->append(in.shape.DebugString());
-  });
+  return absl::StrJoin(
+      inputs, ", ", [](std::string* out, const auto& in) { out->append(in.shape.DebugString()); });
 }
 
 }  // namespace
@@ -125,22 +123,21 @@ absl::Status RefineNodeShapes(const Graph& graph, Node* node) {
       absl::StrCat("Node '", node->name(), "' (op '", node->type_string(), "')");
   TW_RETURN_IF_ERROR(AddErrorContext(
       NameRangesForNode(node->def(), node->op_def(), &in_ranges, &out_ranges), context));
-  InferenceContext c(node->def(), node->op_def(), graph.versions().producer(),
-                     inputs, node->input_types(), node->output_types(),
-                     std::move(in_ranges), std::move(out_ranges));
+  InferenceContext c(node->def(), node->op_def(), graph.versions().producer(), inputs,
+                     node->input_types(), node->output_types(), std::move(in_ranges),
+                     std::move(out_ranges));
   absl::Status status = node->op_registration().shape_fn(&c);
   std::vector<PartialTensorShape> outputs = c.TakeOutputs();
   for (size_t i = 0; status.ok() && i < outputs.size(); ++i) {
     if (!outputs[i].IsValid()) {
-      status = absl::InvalidArgumentError(absl::StrCat(
-          "output ", i, " would have an invalid shape ", outputs[i].DebugString()));
+      status = absl::InvalidArgumentError(
+          absl::StrCat("output ", i, " would have an invalid shape ", outputs[i].DebugString()));
     }
   }
   if (!status.ok()) {
     const std::string shapes =
         inputs.empty() ? "" : absl::StrCat(" with input shapes ", InputShapesString(inputs));
-    return absl::Status(status.code(),
-                        absl::StrCat(context, shapes, ": ", status.message()));
+    return absl::Status(status.code(), absl::StrCat(context, shapes, ": ", status.message()));
   }
   node->output_shapes_ = std::move(outputs);
   node->output_as_shape_ = OutputAsShape(*node, inputs);

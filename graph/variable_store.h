@@ -18,7 +18,7 @@ namespace towerflow {
 class Node;
 
 struct VariableRecord {
-  std::string name;  // full variable-scope name, e.g. "conv1/weights"
+  std::string name;        // full variable-scope name, e.g. "conv1/weights"
   Node* handle = nullptr;  // the VarHandleOp
   DataType dtype = DT_INVALID;
   TensorShape shape;

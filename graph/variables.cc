@@ -12,10 +12,14 @@ namespace {
 // TensorFlow 1.x's Python spellings, for its messages.
 std::string PythonDtypeName(DataType dtype) {
   switch (dtype) {
-    case DT_FLOAT: return "float32";
-    case DT_DOUBLE: return "float64";
-    case DT_HALF: return "float16";
-    default: return DataTypeString(dtype);
+    case DT_FLOAT:
+      return "float32";
+    case DT_DOUBLE:
+      return "float64";
+    case DT_HALF:
+      return "float16";
+    default:
+      return DataTypeString(dtype);
   }
 }
 
@@ -25,24 +29,23 @@ std::string PythonShapeString(const TensorShape& shape) {
 }
 
 absl::Status Disallowed(const std::string& name) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "Variable ", name,
-      " already exists, disallowed. Did you mean to set reuse=True or "
-      "reuse=tf.AUTO_REUSE in VarScope? (In Towerflow: VariableReuse::kReuse or "
-      "kAutoReuse in Scope::WithVariableScope.)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("Variable ", name,
+                   " already exists, disallowed. Did you mean to set reuse=True or "
+                   "reuse=tf.AUTO_REUSE in VarScope? (In Towerflow: VariableReuse::kReuse or "
+                   "kAutoReuse in Scope::WithVariableScope.)"));
 }
 
 absl::Status DoesNotExist(const std::string& name) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "Variable ", name,
-      " does not exist, or was not created with tf.get_variable(). Did you mean to "
-      "set reuse=tf.AUTO_REUSE in VarScope? (In Towerflow: VariableReuse::kAutoReuse, "
-      "or GetVariable under a scope that creates.)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("Variable ", name,
+                   " does not exist, or was not created with tf.get_variable(). Did you mean to "
+                   "set reuse=tf.AUTO_REUSE in VarScope? (In Towerflow: VariableReuse::kAutoReuse, "
+                   "or GetVariable under a scope that creates.)"));
 }
 
 // Checks a request to share `record`.
-absl::Status CheckShared(const VariableRecord& record, const TensorShape& shape,
-                         DataType dtype) {
+absl::Status CheckShared(const VariableRecord& record, const TensorShape& shape, DataType dtype) {
   if (shape != record.shape) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Trying to share variable ", record.name, ", but specified shape ",
@@ -50,8 +53,8 @@ absl::Status CheckShared(const VariableRecord& record, const TensorShape& shape,
   }
   if (dtype != record.dtype) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "Trying to share variable ", record.name, ", but specified dtype ",
-        PythonDtypeName(dtype), " and found dtype ", PythonDtypeName(record.dtype), "."));
+        "Trying to share variable ", record.name, ", but specified dtype ", PythonDtypeName(dtype),
+        " and found dtype ", PythonDtypeName(record.dtype), "."));
   }
   return absl::OkStatus();
 }
@@ -60,17 +63,16 @@ absl::StatusOr<initializers::Initializer> DefaultInitializer(const std::string& 
                                                              DataType dtype) {
   if (DataTypeIsFloating(dtype)) return initializers::GlorotUniform();
   if (DataTypeIsInteger(dtype) || dtype == DT_BOOL) return initializers::Zeros();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "An initializer for variable ", name, " of type ", DataTypeString(dtype),
-      " is required"));
+  return absl::InvalidArgumentError(absl::StrCat("An initializer for variable ", name, " of type ",
+                                                 DataTypeString(dtype), " is required"));
 }
 
 // Creates the variable's ops and records it; nullptr after recording an
 // error in `scope`.
 const VariableRecord* CreateVariable(const Scope& scope, const std::string& full_name,
-                        const TensorShape& shape, DataType dtype,
-                        const initializers::Initializer& initializer,
-                        const VariableOptions& options);
+                                     const TensorShape& shape, DataType dtype,
+                                     const initializers::Initializer& initializer,
+                                     const VariableOptions& options);
 
 }  // namespace
 
@@ -98,8 +100,8 @@ Output Variable::value(const Scope& scope) const {
     return Output();
   }
   // Reads live with the variable (TensorFlow: ops.device(handle.device)).
-  const Scope read = scope.ClearColocation().ClearDevice().WithDevice(
-      handle_.node()->requested_device());
+  const Scope read =
+      scope.ClearColocation().ClearDevice().WithDevice(handle_.node()->requested_device());
   return ops::ReadVariableOp(read, handle_, dtype_);
 }
 
@@ -138,10 +140,10 @@ const VariableRecord* CreateVariable(const Scope& scope, const std::string& full
   const Output initial = (*init)(own.NewSubScope("Initializer"), shape, dtype);
   if (!scope.ok() || !initial.valid()) return nullptr;
   if (initial.type() != dtype || !initial.shape().IsCompatibleWith(shape)) {
-    scope.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(
-        "The initializer of variable ", full_name, " produced ",
-        DataTypeString(initial.type()), " ", initial.shape().DebugString(), ", not ",
-        DataTypeString(dtype), " ", shape.DebugString())));
+    scope.UpdateStatus(absl::InvalidArgumentError(
+        absl::StrCat("The initializer of variable ", full_name, " produced ",
+                     DataTypeString(initial.type()), " ", initial.shape().DebugString(), ", not ",
+                     DataTypeString(dtype), " ", shape.DebugString())));
     return nullptr;
   }
   const ops::AssignVariableOp assign(own.WithOpName("Assign"), Output(*handle, 0), initial);
@@ -182,10 +184,9 @@ Variable GetVariable(const Scope& scope, const std::string& name, const TensorSh
     scope.UpdateStatus(AddErrorContext(shape.status(), absl::StrCat("Variable ", full_name)));
     return Variable();
   }
-  if (!IsValidDataType(dtype) || IsRefType(dtype) || dtype == DT_RESOURCE ||
-      dtype == DT_VARIANT) {
-    scope.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(
-        "Variable ", full_name, " cannot have dtype ", DataTypeString(dtype))));
+  if (!IsValidDataType(dtype) || IsRefType(dtype) || dtype == DT_RESOURCE || dtype == DT_VARIANT) {
+    scope.UpdateStatus(absl::InvalidArgumentError(
+        absl::StrCat("Variable ", full_name, " cannot have dtype ", DataTypeString(dtype))));
     return Variable();
   }
   const VariableReuse reuse = scope.variable_scope().reuse();

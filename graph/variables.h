@@ -75,9 +75,8 @@ class Variable {
   Output value(const Scope& scope) const;
 
  private:
-  friend Variable GetVariable(const Scope&, const std::string&, const TensorShape&,
-                              DataType, const initializers::Initializer&,
-                              const VariableOptions&);
+  friend Variable GetVariable(const Scope&, const std::string&, const TensorShape&, DataType,
+                              const initializers::Initializer&, const VariableOptions&);
   friend std::vector<Variable> GetVariables(const Graph&, absl::string_view);
   static Variable FromRecord(const VariableRecord& record, const Scope* scope);
 
@@ -96,8 +95,7 @@ class Variable {
 // shape, an initializer of the wrong dtype or shape) are recorded in the
 // scope's sticky status and return an invalid Variable.
 Variable GetVariable(const Scope& scope, const std::string& name, const TensorShape& shape,
-                     DataType dtype = DT_FLOAT,
-                     const initializers::Initializer& initializer = {},
+                     DataType dtype = DT_FLOAT, const initializers::Initializer& initializer = {},
                      const VariableOptions& options = {});
 
 // The variables GetVariable created that are in collection `key`, in the

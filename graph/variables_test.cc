@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "core/tensor_proto_util.h"
-#include "gtest/gtest.h"
 #include "graph/random_seed.h"
+#include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "tests/test_util.h"
 
@@ -26,9 +26,8 @@ float ConstValue(const Graph& g, const std::string& name) {
 
 TEST(VariablesTest, CreatesHandleInitializerAndAssign) {
   Scope root = Scope::NewRootScope();
-  Variable w = GetVariable(root.WithVariableScope("conv1"), "weights",
-                           TensorShape({5, 5, 3, 64}), DT_FLOAT,
-                           initializers::TruncatedNormal(0.05));
+  Variable w = GetVariable(root.WithVariableScope("conv1"), "weights", TensorShape({5, 5, 3, 64}),
+                           DT_FLOAT, initializers::TruncatedNormal(0.05));
   TW_ASSERT_OK(root.status());
   EXPECT_EQ(w.name(), "conv1/weights");
   const Node* handle = w.handle().node();
@@ -39,8 +38,7 @@ TEST(VariablesTest, CreatesHandleInitializerAndAssign) {
   EXPECT_EQ(shared_name, "conv1/weights");
   EXPECT_EQ(w.initializer().node()->name(), "conv1/weights/Assign");
   EXPECT_EQ(w.initializer().node()->type_string(), "AssignVariableOp");
-  EXPECT_EQ(w.initial_value().node()->name(),
-            "conv1/weights/Initializer/truncated_normal");
+  EXPECT_EQ(w.initial_value().node()->name(), "conv1/weights/Initializer/truncated_normal");
   EXPECT_FLOAT_EQ(ConstValue(*root.graph(), "conv1/weights/Initializer/truncated_normal/stddev"),
                   0.05f);
   EXPECT_EQ(w.initial_value().shape().DebugString(), "[5,5,3,64]");
@@ -98,8 +96,8 @@ TEST(VariablesTest, SharingChecksDtype) {
 
 TEST(VariablesTest, ReuseIsInheritedBySubScopes) {
   Scope root = Scope::NewRootScope();
-  Variable a = GetVariable(root.WithVariableScope("model").WithVariableScope("conv"), "w",
-                           TensorShape({3}));
+  Variable a =
+      GetVariable(root.WithVariableScope("model").WithVariableScope("conv"), "w", TensorShape({3}));
   Scope reuse = root.WithVariableScope("model", VariableReuse::kReuse);
   Variable b = GetVariable(reuse.WithVariableScope("conv"), "w", TensorShape({3}));
   TW_ASSERT_OK(root.status());
@@ -126,8 +124,8 @@ TEST(VariablesTest, TowersShareVariablesButNotNameScopes) {
   std::vector<Output> reads;
   for (int tower = 0; tower < 2; ++tower) {
     Scope t = tower == 0 ? root : root.NewSubScope(absl::StrCat("tower_", tower));
-    Scope reuse = t.WithVariableScope("", tower == 0 ? VariableReuse::kInherit
-                                                     : VariableReuse::kReuse);
+    Scope reuse =
+        t.WithVariableScope("", tower == 0 ? VariableReuse::kInherit : VariableReuse::kReuse);
     Scope conv = reuse.WithVariableScope("conv1");
     Variable w = GetVariable(conv, "weights", TensorShape({3, 3}));
     Output read = w.value();
@@ -231,8 +229,8 @@ TEST(VariablesTest, BadShapesAndTypesAreErrors) {
               StatusIs(absl::StatusCode::kInvalidArgument, "Variable v: Dimension 0"));
   Scope root2 = Scope::NewRootScope();
   GetVariable(root2, "r", TensorShape({}), DT_RESOURCE);
-  EXPECT_THAT(root2.status(), StatusIs(absl::StatusCode::kInvalidArgument,
-                                       "cannot have dtype resource"));
+  EXPECT_THAT(root2.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "cannot have dtype resource"));
   Scope root3 = Scope::NewRootScope();
   GetVariable(root3, "i", TensorShape({2}), DT_INT32, initializers::TruncatedNormal());
   EXPECT_THAT(root3.status(), StatusIs(absl::StatusCode::kInvalidArgument,

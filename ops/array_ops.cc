@@ -1,5 +1,6 @@
 // Array ops: constants, placeholders, identities, shapes, reshaping,
-// concatenation and splitting, slicing, padding, tiling, gathering.
+// transposing, concatenation and splitting, filling and broadcasting.
+// (Slicing, padding, tiling and gathering are in index_ops.cc.)
 // Schemas are TensorFlow's (see the reference OP_FACTS); each shape function
 // rejects only what can never be valid and leaves the rest unknown.
 #include <algorithm>
@@ -8,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
-#include "core/strided_slice.h"
 #include "core/tensor_proto_util.h"
 #include "graph/op_registry.h"
 #include "ops/shape_fns.h"
@@ -26,9 +26,9 @@ absl::Status ConstShape(InferenceContext* c) {
   TW_RETURN_IF_ERROR(c->GetAttr("value", &value));
   TW_RETURN_IF_ERROR(c->GetAttr("dtype", &dtype));
   if (value->dtype() != dtype) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "value has dtype ", DataTypeString(value->dtype()), " but attr dtype is ",
-        DataTypeString(dtype)));
+    return absl::InvalidArgumentError(absl::StrCat("value has dtype ",
+                                                   DataTypeString(value->dtype()),
+                                                   " but attr dtype is ", DataTypeString(dtype)));
   }
   TW_ASSIGN_OR_RETURN(TensorShape shape, TensorProtoShape(*value));
   c->set_output(0, shape);
@@ -48,9 +48,9 @@ absl::Status PlaceholderWithDefaultShape(InferenceContext* c) {
   PartialTensorShape shape;
   TW_RETURN_IF_ERROR(c->GetAttr("shape", &shape));
   if (!c->input(0).IsCompatibleWith(shape)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "The default value's shape ", c->input(0).DebugString(),
-        " is not compatible with the shape attr ", shape.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("The default value's shape ", c->input(0).DebugString(),
+                     " is not compatible with the shape attr ", shape.DebugString()));
   }
   c->set_output(0, shape);
   return absl::OkStatus();
@@ -80,8 +80,8 @@ absl::Status ReshapeShape(InferenceContext* c) {
       if (v[i] == -1) inferred.push_back(static_cast<int>(i));
     }
     if (inferred.size() > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Only one input size may be -1, not both ", inferred[0], " and ", inferred[1]));
+      return absl::InvalidArgumentError(absl::StrCat("Only one input size may be -1, not both ",
+                                                     inferred[0], " and ", inferred[1]));
     }
   }
   TW_ASSIGN_OR_RETURN(PartialTensorShape target, c->MakeShapeFromShapeTensor(1));
@@ -96,22 +96,22 @@ absl::Status ReshapeShape(InferenceContext* c) {
     } else {
       known_product = MultiplyWithoutOverflow(known_product, dims[i]);
       if (known_product < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Reshape target ", target.DebugString(), " has more elements than fit in int64"));
+        return absl::InvalidArgumentError(absl::StrCat("Reshape target ", target.DebugString(),
+                                                       " has more elements than fit in int64"));
       }
     }
   }
   const int64_t n = input.num_elements();
   if (n >= 0 && num_unknown == 0 && n != known_product) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Cannot reshape a tensor with ", n, " elements to shape ",
-        target.DebugString(), " (", known_product, " elements)"));
+    return absl::InvalidArgumentError(absl::StrCat("Cannot reshape a tensor with ", n,
+                                                   " elements to shape ", target.DebugString(),
+                                                   " (", known_product, " elements)"));
   }
   if (n >= 0 && num_unknown == 1 && known_product > 0) {
     if (n % known_product != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Cannot reshape a tensor with ", n, " elements to shape ",
-          target.DebugString(), ": ", n, " is not a multiple of ", known_product));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Cannot reshape a tensor with ", n, " elements to shape ",
+                       target.DebugString(), ": ", n, " is not a multiple of ", known_product));
     }
     dims[unknown] = n / known_product;
   }
@@ -128,8 +128,8 @@ absl::Status ExpandDimsShape(InferenceContext* c) {
     return absl::OkStatus();
   }
   if (dim->size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'dim' must be a scalar or hold one element, got ", dim->size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'dim' must be a scalar or hold one element, got ", dim->size()));
   }
   TW_ASSIGN_OR_RETURN(int axis, CanonicalAxis((*dim)[0], input.dims() + 1));
   std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
@@ -160,8 +160,8 @@ absl::Status SqueezeShape(InferenceContext* c) {
       if (size != 1) dims.push_back(size);
     } else if (drop.count(i) > 0) {
       if (size >= 0 && size != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Can not squeeze dim[", i, "], expected a dimension of 1, got ", size));
+        return absl::InvalidArgumentError(
+            absl::StrCat("Can not squeeze dim[", i, "], expected a dimension of 1, got ", size));
       }
     } else {
       dims.push_back(size);
@@ -186,14 +186,14 @@ absl::Status TransposeShape(InferenceContext* c) {
   }
   const int rank = static_cast<int>(perm->size());
   if (!input.unknown_rank() && input.dims() != rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "perm has ", rank, " entries but the input has rank ", input.dims()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("perm has ", rank, " entries but the input has rank ", input.dims()));
   }
   std::vector<bool> seen(rank, false);
   for (int64_t p : *perm) {
     if (p < 0 || p >= rank || seen[p]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "perm [", absl::StrJoin(*perm, ","), "] is not a permutation of 0..", rank - 1));
+      return absl::InvalidArgumentError(absl::StrCat("perm [", absl::StrJoin(*perm, ","),
+                                                     "] is not a permutation of 0..", rank - 1));
     }
     seen[p] = true;
   }
@@ -217,9 +217,9 @@ absl::Status ConcatShapeImpl(InferenceContext* c, int first, int n, int axis_inp
       return absl::InvalidArgumentError("Can't concatenate scalars (use Pack instead)");
     }
     if (rank >= 0 && s.dims() != rank) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Inputs to concatenate must have the same rank, but input ", i - first,
-          " has shape ", s.DebugString(), " and another has rank ", rank));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Inputs to concatenate must have the same rank, but input ", i - first,
+                       " has shape ", s.DebugString(), " and another has rank ", rank));
     }
     rank = s.dims();
   }
@@ -243,10 +243,10 @@ absl::Status ConcatShapeImpl(InferenceContext* c, int first, int n, int axis_inp
       int64_t merged;
       const absl::Status st = c->MergeDim(dims[d], s.dim_size(d), &merged);
       if (!st.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Dimension ", d, " of input ", i - first, " (shape ", s.DebugString(),
-            ") does not match the other inputs (", dims[d],
-            "); only the concat axis ", axis, " may differ"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("Dimension ", d, " of input ", i - first, " (shape ", s.DebugString(),
+                         ") does not match the other inputs (", dims[d], "); only the concat axis ",
+                         axis, " may differ"));
       }
       dims[d] = merged;
     }
@@ -297,9 +297,10 @@ absl::Status SplitShape(InferenceContext* c) {
   const int64_t dim = value.dim_size(axis);
   const int num_split = c->num_outputs();
   if (dim >= 0 && dim % num_split != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Number of ways to split should evenly divide the split dimension, but got "
-        "split_dim ", axis, " (size = ", dim, ") and num_split ", num_split));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Number of ways to split should evenly divide the split dimension, but got "
+                     "split_dim ",
+                     axis, " (size = ", dim, ") and num_split ", num_split));
   }
   SetSplitOutputs(c, value, axis, std::vector<int64_t>(num_split, dim < 0 ? -1 : dim / num_split));
   return absl::OkStatus();
@@ -311,8 +312,8 @@ absl::Status SplitVShape(InferenceContext* c) {
   TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> sizes, c->ConstantIntInput(1));
   TW_ASSIGN_OR_RETURN(std::optional<int64_t> axis_value, c->ConstantScalarInput(2));
   if (sizes.has_value() && static_cast<int>(sizes->size()) != num_split) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "size_splits has ", sizes->size(), " entries but num_split is ", num_split));
+    return absl::InvalidArgumentError(
+        absl::StrCat("size_splits has ", sizes->size(), " entries but num_split is ", num_split));
   }
   if (value.unknown_rank()) return absl::OkStatus();
   if (!axis_value.has_value() || !sizes.has_value()) {
@@ -333,8 +334,8 @@ absl::Status SplitVShape(InferenceContext* c) {
       }
       inferred = i;
     } else if (out[i] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "size_splits[", i, "] = ", out[i], " must be >= 0 (or -1 once)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("size_splits[", i, "] = ", out[i], " must be >= 0 (or -1 once)"));
     } else {
       total += out[i];
       if (total < 0 || total > (int64_t{1} << 62)) {
@@ -350,8 +351,8 @@ absl::Status SplitVShape(InferenceContext* c) {
       }
       out[inferred] = dim - total;
     } else if (total != dim) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "size_splits sum to ", total, " but the split dimension has size ", dim));
+      return absl::InvalidArgumentError(
+          absl::StrCat("size_splits sum to ", total, " but the split dimension has size ", dim));
     }
   }
   SetSplitOutputs(c, value, axis, out);
@@ -359,16 +360,8 @@ absl::Status SplitVShape(InferenceContext* c) {
 }
 
 absl::Status PackShape(InferenceContext* c) {
-  PartialTensorShape merged;
-  for (int i = 0; i < c->num_inputs(); ++i) {
-    absl::StatusOr<PartialTensorShape> m = merged.MergeWith(c->input(i));
-    if (!m.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Shapes of all inputs must match: values[", i, "].shape = ",
-          c->input(i).DebugString(), " != ", merged.DebugString()));
-    }
-    merged = *std::move(m);
-  }
+  TW_ASSIGN_OR_RETURN(PartialTensorShape merged,
+                      shape_fns::MergeInputShapes(c, 0, c->num_inputs()));
   int64_t axis;
   TW_RETURN_IF_ERROR(c->GetAttr("axis", &axis));
   if (merged.unknown_rank()) return absl::OkStatus();
@@ -388,8 +381,8 @@ absl::Status UnpackShape(InferenceContext* c) {
   if (value.dims() == 0) return absl::InvalidArgumentError("Cannot unpack a scalar");
   TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis, value.dims()));
   if (value.dim_size(a) >= 0 && value.dim_size(a) != num) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Dimension ", a, " has size ", value.dim_size(a), " but num is ", num));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Dimension ", a, " has size ", value.dim_size(a), " but num is ", num));
   }
   std::vector<int64_t> dims(value.dim_sizes().begin(), value.dim_sizes().end());
   dims.erase(dims.begin() + a);
@@ -397,163 +390,7 @@ absl::Status UnpackShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// ----------------------------------------------------------------- slicing
-
-absl::Status SliceShape(InferenceContext* c) {
-  const PartialTensorShape& input = c->input(0);
-  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> begin, c->ConstantIntInput(1));
-  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> size, c->ConstantIntInput(2));
-  if (begin.has_value() && size.has_value() && begin->size() != size->size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "begin has ", begin->size(), " entries but size has ", size->size()));
-  }
-  int rank = input.dims();
-  if (rank < 0 && begin.has_value()) rank = static_cast<int>(begin->size());
-  if (rank < 0 && size.has_value()) rank = static_cast<int>(size->size());
-  if (rank < 0) return absl::OkStatus();
-  for (const auto* v : {&begin, &size}) {
-    if (v->has_value() && static_cast<int>((*v)->size()) != rank) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "begin and size must have one entry per input dimension (", rank, "), got ",
-          (*v)->size()));
-    }
-  }
-  std::vector<int64_t> dims(rank, -1);
-  for (int i = 0; i < rank; ++i) {
-    const int64_t dim = input.unknown_rank() ? -1 : input.dim_size(i);
-    const int64_t b = begin.has_value() ? (*begin)[i] : -1;
-    const int64_t s = size.has_value() ? (*size)[i] : -2;
-    if (begin.has_value() && (b < 0 || (dim >= 0 && b > dim))) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Expected begin[", i, "] in [0, ", dim < 0 ? std::string("?") : absl::StrCat(dim),
-          "], but got ", b));
-    }
-    if (size.has_value() && s < -1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "size[", i, "] = ", s, " must be >= -1"));
-    }
-    if (s == -1) {
-      dims[i] = (dim >= 0 && b >= 0) ? dim - b : -1;
-    } else if (s >= 0) {
-      if (dim >= 0 && b >= 0 && s > dim - b) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Expected size[", i, "] in [0, ", dim - b, "], but got ", s));
-      }
-      dims[i] = s;
-    }
-  }
-  c->set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
-}
-
-absl::Status StridedSliceShape(InferenceContext* c) {
-  StridedSliceSpec spec;
-  TW_RETURN_IF_ERROR(c->GetAttr("begin_mask", &spec.begin_mask));
-  TW_RETURN_IF_ERROR(c->GetAttr("end_mask", &spec.end_mask));
-  TW_RETURN_IF_ERROR(c->GetAttr("ellipsis_mask", &spec.ellipsis_mask));
-  TW_RETURN_IF_ERROR(c->GetAttr("new_axis_mask", &spec.new_axis_mask));
-  TW_RETURN_IF_ERROR(c->GetAttr("shrink_axis_mask", &spec.shrink_axis_mask));
-  for (int i = 1; i <= 3; ++i) {
-    PartialTensorShape v;
-    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &v));
-  }
-  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> begin, c->ConstantIntInput(1));
-  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> end, c->ConstantIntInput(2));
-  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> strides, c->ConstantIntInput(3));
-  if (!begin || !end || !strides || c->input(0).unknown_rank()) return absl::OkStatus();
-  spec.begin = *begin;
-  spec.end = *end;
-  spec.strides = *strides;
-  TW_ASSIGN_OR_RETURN(StridedSliceResult r, ComputeStridedSlice(c->input(0), spec));
-  c->set_output(0, r.final);
-  return absl::OkStatus();
-}
-
-absl::Status StridedSliceGradShape(InferenceContext* c) {
-  return shape_fns::ShapeFromShapeTensorInput(c, 0);
-}
-
-// ------------------------------------------------- padding, tiling, filling
-
-absl::Status PadShape(InferenceContext* c) {
-  const PartialTensorShape& input = c->input(0);
-  PartialTensorShape paddings_shape;
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &paddings_shape));
-  if (paddings_shape.dim_size(1) >= 0 && paddings_shape.dim_size(1) != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "paddings must have shape [rank, 2], got ", paddings_shape.DebugString()));
-  }
-  if (c->num_inputs() > 2) {  // PadV2's constant_values
-    PartialTensorShape scalar;
-    TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &scalar));
-  }
-  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> pads, c->ConstantIntInput(1));
-  int rank = input.dims();
-  if (rank < 0 && paddings_shape.dim_size(0) >= 0 &&
-      paddings_shape.dim_size(0) <= kMaxTensorRank) {
-    rank = static_cast<int>(paddings_shape.dim_size(0));
-  }
-  if (rank < 0) return absl::OkStatus();
-  if (!pads.has_value()) {
-    c->set_output(0, PartialTensorShape::UnknownDims(rank));
-    return absl::OkStatus();
-  }
-  if (static_cast<int>(pads->size()) != 2 * rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "paddings has ", pads->size() / 2, " rows but the input has rank ", rank));
-  }
-  std::vector<int64_t> dims(rank, -1);
-  for (int i = 0; i < rank; ++i) {
-    const int64_t before = (*pads)[2 * i], after = (*pads)[2 * i + 1];
-    if (before < 0 || after < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Paddings must be non-negative: ", before, " ", after));
-    }
-    const int64_t dim = input.unknown_rank() ? -1 : input.dim_size(i);
-    if (dim < 0) continue;
-    const int64_t limit = INT64_MAX / 3;
-    if (before > limit || after > limit || dim > limit) {
-      return absl::InvalidArgumentError("Padded dimension size overflows int64");
-    }
-    dims[i] = dim + before + after;
-  }
-  c->set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
-}
-
-absl::Status TileShape(InferenceContext* c) {
-  const PartialTensorShape& input = c->input(0);
-  PartialTensorShape m_shape;
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &m_shape));
-  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> multiples, c->ConstantIntInput(1));
-  int rank = input.dims();
-  if (rank < 0 && multiples.has_value()) rank = static_cast<int>(multiples->size());
-  if (rank < 0) return absl::OkStatus();
-  if (!multiples.has_value()) {
-    c->set_output(0, PartialTensorShape::UnknownDims(rank));
-    return absl::OkStatus();
-  }
-  if (static_cast<int>(multiples->size()) != rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "multiples has ", multiples->size(), " entries but the input has rank ", rank));
-  }
-  std::vector<int64_t> dims(rank, -1);
-  for (int i = 0; i < rank; ++i) {
-    const int64_t m = (*multiples)[i];
-    if (m < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Expected multiples[", i, "] >= 0, but got ", m));
-    }
-    const int64_t dim = input.unknown_rank() ? -1 : input.dim_size(i);
-    if (dim < 0) continue;
-    dims[i] = MultiplyWithoutOverflow(dim, m);
-    if (dims[i] < 0) {
-      return absl::InvalidArgumentError("Tiled dimension size overflows int64");
-    }
-  }
-  c->set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
-}
+// ----------------------------------------------------------------- filling
 
 absl::Status FillShape(InferenceContext* c) {
   PartialTensorShape scalar;
@@ -561,89 +398,22 @@ absl::Status FillShape(InferenceContext* c) {
   return shape_fns::ShapeFromShapeTensorInput(c, 0);
 }
 
-// --------------------------------------------------------------- gathering
-
-// params[:axis] + indices[batch_dims:] + params[axis+1:]
-absl::Status GatherOutput(InferenceContext* c, const PartialTensorShape& params,
-                          const PartialTensorShape& indices, int64_t axis_value,
-                          int64_t batch_dims) {
-  if (params.unknown_rank() || indices.unknown_rank()) return absl::OkStatus();
-  if (params.dims() == 0) return absl::InvalidArgumentError("params must be at least 1-D");
-  if (batch_dims < 0) batch_dims += indices.dims();
-  if (batch_dims < 0 || batch_dims > indices.dims()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "batch_dims must be in [-", indices.dims(), ", ", indices.dims(), "], got ",
-        batch_dims));
-  }
-  TW_ASSIGN_OR_RETURN(int axis, CanonicalAxis(axis_value, params.dims()));
-  if (batch_dims > axis) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "batch_dims (", batch_dims, ") must be <= axis (", axis, ")"));
-  }
-  std::vector<int64_t> dims(params.dim_sizes().begin(), params.dim_sizes().begin() + axis);
-  dims.insert(dims.end(), indices.dim_sizes().begin() + batch_dims, indices.dim_sizes().end());
-  dims.insert(dims.end(), params.dim_sizes().begin() + axis + 1, params.dim_sizes().end());
-  c->set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
-}
-
-absl::Status GatherV2Shape(InferenceContext* c) {
-  int64_t batch_dims;
-  TW_RETURN_IF_ERROR(c->GetAttr("batch_dims", &batch_dims));
-  PartialTensorShape axis_shape;
-  TW_RETURN_IF_ERROR(c->WithRankAtMost(c->input(2), 1, &axis_shape));
-  TW_ASSIGN_OR_RETURN(std::optional<int64_t> axis, c->ConstantScalarInput(2));
-  if (!axis.has_value()) return absl::OkStatus();
-  return GatherOutput(c, c->input(0), c->input(1), *axis, batch_dims);
-}
-
-absl::Status GatherShape(InferenceContext* c) {
-  return GatherOutput(c, c->input(0), c->input(1), 0, 0);
-}
-
-absl::Status OneHotShape(InferenceContext* c) {
-  int64_t axis;
-  TW_RETURN_IF_ERROR(c->GetAttr("axis", &axis));
-  if (axis < -1) {
-    return absl::InvalidArgumentError(absl::StrCat("axis must be >= -1, got ", axis));
-  }
-  for (int i = 1; i <= 3; ++i) {
-    PartialTensorShape scalar;
-    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
-  }
-  TW_ASSIGN_OR_RETURN(std::optional<int64_t> depth, c->ConstantScalarInput(1));
-  if (depth.has_value() && *depth < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("depth must be non-negative, got ", *depth));
-  }
-  const PartialTensorShape& indices = c->input(0);
-  if (indices.unknown_rank()) return absl::OkStatus();
-  const int pos = axis == -1 ? indices.dims() : static_cast<int>(std::min<int64_t>(axis, INT32_MAX));
-  if (pos > indices.dims()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "axis ", axis, " is out of range for indices of rank ", indices.dims()));
-  }
-  std::vector<int64_t> dims(indices.dim_sizes().begin(), indices.dim_sizes().end());
-  dims.insert(dims.begin() + pos, depth.has_value() ? *depth : -1);
-  c->set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
-}
-
 absl::Status BroadcastToShape(InferenceContext* c) {
   TW_ASSIGN_OR_RETURN(PartialTensorShape target, c->MakeShapeFromShapeTensor(1));
   const PartialTensorShape& input = c->input(0);
   if (!target.unknown_rank() && !input.unknown_rank()) {
     if (input.dims() > target.dims()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Cannot broadcast a tensor of shape ", input.DebugString(), " to the smaller rank ",
-          target.DebugString()));
+      return absl::InvalidArgumentError(absl::StrCat("Cannot broadcast a tensor of shape ",
+                                                     input.DebugString(), " to the smaller rank ",
+                                                     target.DebugString()));
     }
     const int offset = target.dims() - input.dims();
     for (int i = 0; i < input.dims(); ++i) {
       const int64_t in = input.dim_size(i), out = target.dim_size(i + offset);
       if (in >= 0 && out >= 0 && in != 1 && in != out) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Cannot broadcast a tensor of shape ", input.DebugString(), " to shape ",
-            target.DebugString()));
+        return absl::InvalidArgumentError(absl::StrCat("Cannot broadcast a tensor of shape ",
+                                                       input.DebugString(), " to shape ",
+                                                       target.DebugString()));
       }
     }
   }
@@ -867,87 +637,6 @@ TW_REGISTER_OP("Unpack")
     .Doc("Unstacks a tensor along `axis` into `num` tensors.")
     .SetShapeFn(UnpackShape);
 
-TW_REGISTER_OP("Slice")
-    .Input("input: T")
-    .Input("begin: Index")
-    .Input("size: Index")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Index: {int32, int64}")
-    .Doc("input[begin:begin+size]; a size of -1 takes the rest.")
-    .SetShapeFn(SliceShape);
-
-TW_REGISTER_OP("StridedSlice")
-    .Input("input: T")
-    .Input("begin: Index")
-    .Input("end: Index")
-    .Input("strides: Index")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Index: {int32, int64}")
-    .Attr("begin_mask: int = 0")
-    .Attr("end_mask: int = 0")
-    .Attr("ellipsis_mask: int = 0")
-    .Attr("new_axis_mask: int = 0")
-    .Attr("shrink_axis_mask: int = 0")
-    .Doc("NumPy-style slicing (x[1:, ..., tf.newaxis, 0]).")
-    .SetShapeFn(StridedSliceShape);
-
-TW_REGISTER_OP("StridedSliceGrad")
-    .Input("shape: Index")
-    .Input("begin: Index")
-    .Input("end: Index")
-    .Input("strides: Index")
-    .Input("dy: T")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Index: {int32, int64}")
-    .Attr("begin_mask: int = 0")
-    .Attr("end_mask: int = 0")
-    .Attr("ellipsis_mask: int = 0")
-    .Attr("new_axis_mask: int = 0")
-    .Attr("shrink_axis_mask: int = 0")
-    .Doc("The gradient of StridedSlice: dy scattered into zeros of `shape`.")
-    .SetShapeFn(StridedSliceGradShape);
-
-TW_REGISTER_OP("Pad")
-    .Input("input: T")
-    .Input("paddings: Tpaddings")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Tpaddings: {int32, int64} = DT_INT32")
-    .Doc("Pads with zeros; paddings is [rank, 2] (before, after).")
-    .SetShapeFn(PadShape);
-
-TW_REGISTER_OP("PadV2")
-    .Input("input: T")
-    .Input("paddings: Tpaddings")
-    .Input("constant_values: T")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Tpaddings: {int32, int64} = DT_INT32")
-    .Doc("Pads with constant_values.")
-    .SetShapeFn(PadShape);
-
-TW_REGISTER_OP("MirrorPad")
-    .Input("input: T")
-    .Input("paddings: Tpaddings")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Tpaddings: {int32, int64} = DT_INT32")
-    .Attr("mode: {'REFLECT', 'SYMMETRIC'}")
-    .Doc("Pads by mirroring the input.")
-    .SetShapeFn(PadShape);
-
-TW_REGISTER_OP("Tile")
-    .Input("input: T")
-    .Input("multiples: Tmultiples")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Tmultiples: {int32, int64} = DT_INT32")
-    .Doc("Repeats the input multiples[i] times along dimension i.")
-    .SetShapeFn(TileShape);
-
 TW_REGISTER_OP("Fill")
     .Input("dims: index_type")
     .Input("value: T")
@@ -967,44 +656,11 @@ TW_REGISTER_OP("ZerosLike")
 TW_REGISTER_OP("OnesLike")
     .Input("x: T")
     .Output("y: T")
-    .Attr("T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, "
-          "uint32, int64, uint64, complex64, complex128, bool}")
+    .Attr(
+        "T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, "
+        "uint32, int64, uint64, complex64, complex128, bool}")
     .Doc("Ones of the input's shape and type.")
     .SetShapeFn(shape_fns::UnchangedShape);
-
-TW_REGISTER_OP("GatherV2")
-    .Input("params: Tparams")
-    .Input("indices: Tindices")
-    .Input("axis: Taxis")
-    .Output("output: Tparams")
-    .AttrAddedAfterTF1("batch_dims: int = 0")
-    .Attr("Tparams: type")
-    .Attr("Tindices: {int16, int32, int64}")
-    .Attr("Taxis: {int32, int64}")
-    .Doc("Gathers slices of params along axis at the given indices.")
-    .SetShapeFn(GatherV2Shape);
-
-TW_REGISTER_OP("Gather")
-    .Input("params: Tparams")
-    .Input("indices: Tindices")
-    .Output("output: Tparams")
-    .Attr("validate_indices: bool = true")
-    .Attr("Tparams: type")
-    .Attr("Tindices: {int32, int64}")
-    .Doc("Gathers rows of params (TF 1.0's form).")
-    .SetShapeFn(GatherShape);
-
-TW_REGISTER_OP("OneHot")
-    .Input("indices: TI")
-    .Input("depth: int32")
-    .Input("on_value: T")
-    .Input("off_value: T")
-    .Output("output: T")
-    .Attr("axis: int = -1")
-    .Attr("T: type")
-    .Attr("TI: {uint8, int32, int64} = DT_INT64")
-    .Doc("One-hot encoding of indices, with `depth` classes at `axis`.")
-    .SetShapeFn(OneHotShape);
 
 TW_REGISTER_OP("BroadcastTo")
     .Input("input: T")

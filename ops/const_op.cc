@@ -21,8 +21,7 @@ Output Const(const Scope& scope, const Input::Initializer& value) {
   return node.ok() ? Output(*node, 0) : Output();
 }
 
-Output Const(const Scope& scope, const Input::Initializer& value,
-             const TensorShape& shape) {
+Output Const(const Scope& scope, const Input::Initializer& value, const TensorShape& shape) {
   if (!scope.ok()) return Output();
   if (!value.status().ok()) {
     scope.UpdateStatus(value.status());
@@ -34,9 +33,9 @@ Output Const(const Scope& scope, const Input::Initializer& value,
   }
   absl::StatusOr<TensorShape> given = TensorProtoShape(value.tensor());
   if (given.ok() && given->num_elements() != shape.num_elements()) {
-    scope.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(
-        "Const: ", given->num_elements(), " values cannot have shape ",
-        shape.DebugString(), " (", shape.num_elements(), " elements)")));
+    scope.UpdateStatus(absl::InvalidArgumentError(
+        absl::StrCat("Const: ", given->num_elements(), " values cannot have shape ",
+                     shape.DebugString(), " (", shape.num_elements(), " elements)")));
     return Output();
   }
   TensorProto reshaped = value.tensor();

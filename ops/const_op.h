@@ -21,8 +21,7 @@ Output Const(const Scope& scope, const Input::Initializer& value);
 
 // `value`'s elements laid out as `shape`; InvalidArgument (in the scope) when
 // the element counts differ.
-Output Const(const Scope& scope, const Input::Initializer& value,
-             const TensorShape& shape);
+Output Const(const Scope& scope, const Input::Initializer& value, const TensorShape& shape);
 
 }  // namespace ops
 }  // namespace towerflow

@@ -7,32 +7,29 @@
 namespace towerflow {
 namespace {
 
+// The attrs every Send and Recv variant carries: which edge (tensor_name)
+// between which devices.
+OpDefBuilder WithTransferAttrs(OpDefBuilder b) {
+  b.Attr("tensor_name: string")
+      .Attr("send_device: string")
+      .Attr("send_device_incarnation: int")
+      .Attr("recv_device: string")
+      .Attr("client_terminated: bool = false")
+      .SetIsStateful()
+      .SetShapeFn(shape_fns::UnknownShape);
+  return b;
+}
+
 void RegisterSend(const char* name, const char* doc) {
-  RegisterOp(OpDefBuilder(name, __FILE__)
-                 .Input("tensor: T")
-                 .Attr("T: type")
-                 .Attr("tensor_name: string")
-                 .Attr("send_device: string")
-                 .Attr("send_device_incarnation: int")
-                 .Attr("recv_device: string")
-                 .Attr("client_terminated: bool = false")
-                 .SetIsStateful()
-                 .Doc(doc)
-                 .SetShapeFn(shape_fns::UnknownShape));
+  RegisterOp(
+      WithTransferAttrs(OpDefBuilder(name, __FILE__).Input("tensor: T").Attr("T: type")).Doc(doc));
 }
 
 void RegisterRecv(const char* name, const char* doc) {
-  RegisterOp(OpDefBuilder(name, __FILE__)
-                 .Output("tensor: tensor_type")
-                 .Attr("tensor_type: type")
-                 .Attr("tensor_name: string")
-                 .Attr("send_device: string")
-                 .Attr("send_device_incarnation: int")
-                 .Attr("recv_device: string")
-                 .Attr("client_terminated: bool = false")
-                 .SetIsStateful()
-                 .Doc(doc)
-                 .SetShapeFn(shape_fns::UnknownShape));
+  RegisterOp(
+      WithTransferAttrs(
+          OpDefBuilder(name, __FILE__).Output("tensor: tensor_type").Attr("tensor_type: type"))
+          .Doc(doc));
 }
 
 [[maybe_unused]] const bool kRegistered = [] {

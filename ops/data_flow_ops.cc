@@ -19,9 +19,9 @@ absl::Status DynamicStitchShape(InferenceContext* c) {
     if (data.dims() < indices.dims() ||
         !PartialTensorShape(data.dim_sizes().subspan(0, indices.dims()))
              .IsCompatibleWith(indices)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "data[", i, "].shape ", data.DebugString(), " must start with indices[", i,
-          "].shape ", indices.DebugString()));
+      return absl::InvalidArgumentError(absl::StrCat("data[", i, "].shape ", data.DebugString(),
+                                                     " must start with indices[", i, "].shape ",
+                                                     indices.DebugString()));
     }
     const PartialTensorShape t(data.dim_sizes().subspan(indices.dims()));
     TW_RETURN_IF_ERROR(c->Merge(tail, t, &tail));
@@ -38,12 +38,12 @@ absl::Status DynamicPartitionShape(InferenceContext* c) {
   if (data.dims() < partitions.dims() ||
       !PartialTensorShape(data.dim_sizes().subspan(0, partitions.dims()))
            .IsCompatibleWith(partitions)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "data.shape ", data.DebugString(), " must start with partitions.shape ",
-        partitions.DebugString()));
+    return absl::InvalidArgumentError(absl::StrCat("data.shape ", data.DebugString(),
+                                                   " must start with partitions.shape ",
+                                                   partitions.DebugString()));
   }
-  const PartialTensorShape out =
-      PartialTensorShape({-1}).Concatenate(PartialTensorShape(data.dim_sizes().subspan(partitions.dims())));
+  const PartialTensorShape out = PartialTensorShape({-1}).Concatenate(
+      PartialTensorShape(data.dim_sizes().subspan(partitions.dims())));
   for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, out);
   return absl::OkStatus();
 }

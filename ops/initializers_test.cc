@@ -78,12 +78,12 @@ TEST(InitializersTest, ConstantsFillOrMatch) {
 TEST(InitializersTest, BadRequestsAreScopeErrors) {
   Scope root = Scope::NewRootScope();
   initializers::Constant(0.5)(root, TensorShape({2}), DT_INT32);
-  EXPECT_THAT(root.status(), ::towerflow::testing::StatusIs(
-                                 absl::StatusCode::kInvalidArgument, "not an exact int32"));
+  EXPECT_THAT(root.status(), ::towerflow::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                                            "not an exact int32"));
   Scope r2 = Scope::NewRootScope();
   initializers::VarianceScaling(-1)(r2, TensorShape({2}), DT_FLOAT);
-  EXPECT_THAT(r2.status(), ::towerflow::testing::StatusIs(absl::StatusCode::kInvalidArgument,
-                                                          "positive scale"));
+  EXPECT_THAT(r2.status(),
+              ::towerflow::testing::StatusIs(absl::StatusCode::kInvalidArgument, "positive scale"));
 }
 
 }  // namespace

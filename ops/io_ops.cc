@@ -27,9 +27,7 @@ TW_REGISTER_OP("SaveV2")
     .Attr("dtypes: list(type) >= 1")
     .SetIsStateful()
     .Doc("Saves tensors in the V2 checkpoint format.")
-    .SetShapeFn([](InferenceContext* c) {
-      return CheckSaveRestoreInputs(c, c->num_inputs() - 3);
-    });
+    .SetShapeFn([](InferenceContext* c) { return CheckSaveRestoreInputs(c, c->num_inputs() - 3); });
 
 TW_REGISTER_OP("RestoreV2")
     .Input("prefix: string")
@@ -39,9 +37,7 @@ TW_REGISTER_OP("RestoreV2")
     .Attr("dtypes: list(type) >= 1")
     .SetIsStateful()
     .Doc("Restores tensors from a V2 checkpoint.")
-    .SetShapeFn([](InferenceContext* c) {
-      return CheckSaveRestoreInputs(c, c->num_outputs());
-    });
+    .SetShapeFn([](InferenceContext* c) { return CheckSaveRestoreInputs(c, c->num_outputs()); });
 
 TW_REGISTER_OP("MergeV2Checkpoints")
     .Input("checkpoint_prefixes: string")

@@ -10,9 +10,9 @@ namespace {
 
 absl::Status ScalarSummaryShape(InferenceContext* c) {
   if (!c->input(0).IsCompatibleWith(c->input(1))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tags and values must have the same shape, got ", c->input(0).DebugString(),
-        " and ", c->input(1).DebugString()));
+    return absl::InvalidArgumentError(absl::StrCat("tags and values must have the same shape, got ",
+                                                   c->input(0).DebugString(), " and ",
+                                                   c->input(1).DebugString()));
   }
   c->set_output(0, PartialTensorShape::Scalar());
   return absl::OkStatus();

@@ -2,6 +2,7 @@
 // logic, casts, reductions, arg-max/min, matrix products, ranges, selects
 // and segment sums.
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -26,68 +27,55 @@ constexpr char kRealNoComplex[] =
     "{bfloat16, half, float, double, int8, uint8, int16, uint16, int32, uint32, "
     "int64, uint64}";
 
-std::string TAttr(const char* types) { return absl::StrCat("T: ", types); }
-
-void RegisterUnary(const char* name, const char* types, const char* doc) {
-  RegisterOp(OpDefBuilder(name, __FILE__)
-                                     .Input("x: T")
-                                     .Output("y: T")
-                                     .Attr(TAttr(types))
-                                     .Doc(doc)
-                                     .SetShapeFn(UnchangedShape));
-}
-
-void RegisterUnaryGrad(const char* name, const char* doc) {
-  RegisterOp(OpDefBuilder(name, __FILE__)
-                                     .Input("y: T")
-                                     .Input("dy: T")
-                                     .Output("z: T")
-                                     .Attr(TAttr(kFloatComplex))
-                                     .Doc(doc)
-                                     .SetShapeFn(shape_fns::MergeAllInputsShape));
-}
-
-void RegisterBinary(const char* name, const char* types, bool commutative,
-                    const char* doc) {
+// An elementwise op: `inputs` named x (and y), output `out`, attr T over
+// `types` (or no T when types is null, for the bool-only ops).
+void RegisterElementwise(const char* name, std::vector<const char*> inputs, const char* output,
+                         const char* types, ShapeFn shape_fn, const char* doc,
+                         bool commutative = false) {
   OpDefBuilder b(name, __FILE__);
-  b.Input("x: T").Input("y: T").Output("z: T").Attr(TAttr(types)).Doc(doc);
+  for (const char* in : inputs) b.Input(in);
+  b.Output(output).Doc(doc).SetShapeFn(std::move(shape_fn));
+  if (types != nullptr) b.Attr(absl::StrCat("T: ", types));
   if (commutative) b.SetIsCommutative();
-  b.SetShapeFn(BroadcastBinaryOpShape);
   RegisterOp(b);
 }
 
+void RegisterUnary(const char* name, const char* types, const char* doc) {
+  RegisterElementwise(name, {"x: T"}, "y: T", types, UnchangedShape, doc);
+}
+
+// Gradients of unary ops in terms of their output y.
+void RegisterUnaryGrad(const char* name, const char* doc) {
+  RegisterElementwise(name, {"y: T", "dy: T"}, "z: T", kFloatComplex,
+                      shape_fns::MergeAllInputsShape, doc);
+}
+
+void RegisterBinary(const char* name, const char* types, bool commutative, const char* doc) {
+  RegisterElementwise(name, {"x: T", "y: T"}, "z: T", types, BroadcastBinaryOpShape, doc,
+                      commutative);
+}
+
 void RegisterPredicate(const char* name, const char* types, const char* doc) {
-  RegisterOp(OpDefBuilder(name, __FILE__)
-                                     .Input("x: T")
-                                     .Output("y: bool")
-                                     .Attr(TAttr(types))
-                                     .Doc(doc)
-                                     .SetShapeFn(UnchangedShape));
+  RegisterElementwise(name, {"x: T"}, "y: bool", types, UnchangedShape, doc);
 }
 
 void RegisterComparison(const char* name, const char* doc) {
-  RegisterOp(OpDefBuilder(name, __FILE__)
-                                     .Input("x: T")
-                                     .Input("y: T")
-                                     .Output("z: bool")
-                                     .Attr("T: realnumbertype")
-                                     .Doc(doc)
-                                     .SetShapeFn(BroadcastBinaryOpShape));
+  RegisterElementwise(name, {"x: T", "y: T"}, "z: bool", "realnumbertype", BroadcastBinaryOpShape,
+                      doc);
 }
 
 void RegisterEquality(const char* name, const char* doc) {
-  RegisterOp(
-      OpDefBuilder(name, __FILE__)
-          .Input("x: T")
-          .Input("y: T")
-          .Output("z: bool")
-          .Attr("T: {bfloat16, half, float, double, uint8, int8, int16, int32, "
-                "int64, uint16, uint32, uint64, complex64, quint8, qint8, qint32, "
-                "string, bool, complex128}")
-          .AttrAddedAfterTF1("incompatible_shape_error: bool = true")
-          .SetIsCommutative()
-          .Doc(doc)
-          .SetShapeFn(BroadcastBinaryOpShape));
+  RegisterOp(OpDefBuilder(name, __FILE__)
+                 .Input("x: T")
+                 .Input("y: T")
+                 .Output("z: bool")
+                 .Attr("T: {bfloat16, half, float, double, uint8, int8, int16, int32, "
+                       "int64, uint16, uint32, uint64, complex64, quint8, qint8, qint32, "
+                       "string, bool, complex128}")
+                 .AttrAddedAfterTF1("incompatible_shape_error: bool = true")
+                 .SetIsCommutative()
+                 .Doc(doc)
+                 .SetShapeFn(BroadcastBinaryOpShape));
 }
 
 void RegisterReduction(const char* name, const char* input_type, const char* doc) {
@@ -95,7 +83,7 @@ void RegisterReduction(const char* name, const char* input_type, const char* doc
   if (std::string(input_type) == "bool") {
     b.Input("input: bool").Output("output: bool");
   } else {
-    b.Input("input: T").Output("output: T").Attr(TAttr(input_type));
+    b.Input("input: T").Output("output: T").Attr(absl::StrCat("T: ", input_type));
   }
   b.Input("reduction_indices: Tidx")
       .Attr("keep_dims: bool = false")
@@ -121,8 +109,8 @@ absl::Status ArgMinMaxShape(InferenceContext* c) {
     return absl::OkStatus();
   }
   if (dim->size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'dimension' must hold one value, got ", dim->size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'dimension' must hold one value, got ", dim->size()));
   }
   TW_ASSIGN_OR_RETURN(int axis, shape_fns::CanonicalAxis((*dim)[0], input.dims()));
   std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
@@ -141,10 +129,10 @@ absl::Status MatMulShape(InferenceContext* c) {
   const int64_t m = a.dim_size(ta ? 1 : 0), ka = a.dim_size(ta ? 0 : 1);
   const int64_t kb = b.dim_size(tb ? 1 : 0), n = b.dim_size(tb ? 0 : 1);
   if (ka >= 0 && kb >= 0 && ka != kb) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Matrix size-incompatible: inner dimensions are ", ka, " and ", kb,
-        " (a is ", c->input(0).DebugString(), ", b is ", c->input(1).DebugString(),
-        ", transpose_a=", ta, ", transpose_b=", tb, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Matrix size-incompatible: inner dimensions are ", ka, " and ", kb, " (a is ",
+                     c->input(0).DebugString(), ", b is ", c->input(1).DebugString(),
+                     ", transpose_a=", ta, ", transpose_b=", tb, ")"));
   }
   c->set_output(0, PartialTensorShape({m, n}));
   return absl::OkStatus();
@@ -165,8 +153,8 @@ absl::Status BatchMatMulShapeImpl(InferenceContext* c, bool broadcast) {
   const int64_t ky = y.dim_size(adj_y ? ry - 1 : ry - 2);
   const int64_t n = y.dim_size(adj_y ? ry - 2 : ry - 1);
   if (kx >= 0 && ky >= 0 && kx != ky) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Matrix size-incompatible: inner dimensions are ", kx, " and ", ky));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Matrix size-incompatible: inner dimensions are ", kx, " and ", ky));
   }
   const PartialTensorShape bx(x.dim_sizes().subspan(0, rx - 2));
   const PartialTensorShape by(y.dim_sizes().subspan(0, ry - 2));
@@ -201,12 +189,12 @@ absl::Status RangeShape(InferenceContext* c) {
     return absl::InvalidArgumentError("Range needs finite start, limit and delta");
   }
   if (delta > 0 && start > limit) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Requires start <= limit when delta > 0: ", start, "/", limit));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Requires start <= limit when delta > 0: ", start, "/", limit));
   }
   if (delta < 0 && start < limit) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Requires start >= limit when delta < 0: ", start, "/", limit));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Requires start >= limit when delta < 0: ", start, "/", limit));
   }
   const double size = std::ceil(std::abs((limit - start) / delta));
   if (size > static_cast<double>(int64_t{1} << 62)) {
@@ -226,9 +214,10 @@ absl::Status SelectShape(InferenceContext* c) {
                         PartialTensorShape({cond.dim_size(0)})
                             .IsCompatibleWith(PartialTensorShape({data.dim_size(0)}));
     if (!same && !vector) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "condition must be a scalar, a vector over the first dimension, or of "
-          "the shape of t and e; got ", cond.DebugString(), " for ", data.DebugString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("condition must be a scalar, a vector over the first dimension, or of "
+                       "the shape of t and e; got ",
+                       cond.DebugString(), " for ", data.DebugString()));
     }
   }
   c->set_output(0, data);
@@ -236,8 +225,7 @@ absl::Status SelectShape(InferenceContext* c) {
 }
 
 absl::Status SelectV2Shape(InferenceContext* c) {
-  TW_ASSIGN_OR_RETURN(PartialTensorShape te,
-                      shape_fns::BroadcastShapes(c->input(1), c->input(2)));
+  TW_ASSIGN_OR_RETURN(PartialTensorShape te, shape_fns::BroadcastShapes(c->input(1), c->input(2)));
   TW_ASSIGN_OR_RETURN(PartialTensorShape all, shape_fns::BroadcastShapes(c->input(0), te));
   c->set_output(0, all);
   return absl::OkStatus();
@@ -250,15 +238,15 @@ absl::Status UnsortedSegmentShape(InferenceContext* c) {
   TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &scalar));
   TW_ASSIGN_OR_RETURN(std::optional<int64_t> num, c->ConstantScalarInput(2));
   if (num.has_value() && *num < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "num_segments must be non-negative, got ", *num));
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_segments must be non-negative, got ", *num));
   }
   if (data.unknown_rank() || ids.unknown_rank()) return absl::OkStatus();
   if (ids.dims() > data.dims() ||
       !PartialTensorShape(data.dim_sizes().subspan(0, ids.dims())).IsCompatibleWith(ids)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "segment_ids shape ", ids.DebugString(), " is not a prefix of data shape ",
-        data.DebugString()));
+    return absl::InvalidArgumentError(absl::StrCat("segment_ids shape ", ids.DebugString(),
+                                                   " is not a prefix of data shape ",
+                                                   data.DebugString()));
   }
   std::vector<int64_t> dims = {num.has_value() ? *num : -1};
   dims.insert(dims.end(), data.dim_sizes().begin() + ids.dims(), data.dim_sizes().end());
@@ -295,11 +283,7 @@ absl::Status UnsortedSegmentShape(InferenceContext* c) {
   RegisterPredicate("IsNan", "{bfloat16, half, float, double}", "x is NaN");
   RegisterPredicate("IsInf", "{bfloat16, half, float, double}", "x is +-Inf");
   RegisterPredicate("IsFinite", "{bfloat16, half, float, double}", "x is finite");
-  RegisterOp(OpDefBuilder("LogicalNot", __FILE__)
-                                     .Input("x: bool")
-                                     .Output("y: bool")
-                                     .Doc("!x")
-                                     .SetShapeFn(UnchangedShape));
+  RegisterElementwise("LogicalNot", {"x: bool"}, "y: bool", nullptr, UnchangedShape, "!x");
   // Gradients of unary ops, in terms of the op's output y.
   RegisterUnaryGrad("SqrtGrad", "dy * 0.5 / y, for y = sqrt(x)");
   RegisterUnaryGrad("RsqrtGrad", "dy * -0.5 * y^3, for y = rsqrt(x)");
@@ -308,8 +292,9 @@ absl::Status UnsortedSegmentShape(InferenceContext* c) {
   RegisterUnaryGrad("ReciprocalGrad", "-dy * y^2, for y = 1 / x");
 
   // Binary, broadcasting.
-  RegisterBinary("Add", "{bfloat16, half, float, double, uint8, int8, int16, int32, int64, "
-                        "complex64, complex128, string}",
+  RegisterBinary("Add",
+                 "{bfloat16, half, float, double, uint8, int8, int16, int32, int64, "
+                 "complex64, complex128, string}",
                  false, "x + y");
   RegisterBinary("AddV2", kBinaryArith, true, "x + y");
   RegisterBinary("Sub", kBinaryArith, false, "x - y");
@@ -319,8 +304,9 @@ absl::Status UnsortedSegmentShape(InferenceContext* c) {
   RegisterBinary("DivNoNan", "{half, float, bfloat16, double, complex64, complex128}", false,
                  "x / y, or 0 where y is 0");
   RegisterBinary("FloorDiv", kBinaryArith, false, "floor(x / y)");
-  RegisterBinary("FloorMod", "{int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
-                             "bfloat16, half, float, double}",
+  RegisterBinary("FloorMod",
+                 "{int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+                 "bfloat16, half, float, double}",
                  false, "x - floor(x / y) * y");
   RegisterBinary("Mod", "{int32, int64, bfloat16, half, float, double}", false,
                  "x % y, the sign of x");
@@ -331,20 +317,10 @@ absl::Status UnsortedSegmentShape(InferenceContext* c) {
   RegisterBinary("SquaredDifference",
                  "{bfloat16, half, float, double, int32, int64, complex64, complex128}", true,
                  "(x - y)^2");
-  RegisterOp(OpDefBuilder("LogicalAnd", __FILE__)
-                                     .Input("x: bool")
-                                     .Input("y: bool")
-                                     .Output("z: bool")
-                                     .SetIsCommutative()
-                                     .Doc("x && y")
-                                     .SetShapeFn(BroadcastBinaryOpShape));
-  RegisterOp(OpDefBuilder("LogicalOr", __FILE__)
-                                     .Input("x: bool")
-                                     .Input("y: bool")
-                                     .Output("z: bool")
-                                     .SetIsCommutative()
-                                     .Doc("x || y")
-                                     .SetShapeFn(BroadcastBinaryOpShape));
+  RegisterElementwise("LogicalAnd", {"x: bool", "y: bool"}, "z: bool", nullptr,
+                      BroadcastBinaryOpShape, "x && y", /*commutative=*/true);
+  RegisterElementwise("LogicalOr", {"x: bool", "y: bool"}, "z: bool", nullptr,
+                      BroadcastBinaryOpShape, "x || y", /*commutative=*/true);
   RegisterEquality("Equal", "x == y");
   RegisterEquality("NotEqual", "x != y");
   RegisterComparison("Greater", "x > y");
@@ -408,8 +384,9 @@ TW_REGISTER_OP("MatMul")
     .Output("product: T")
     .Attr("transpose_a: bool = false")
     .Attr("transpose_b: bool = false")
-    .Attr("T: {bfloat16, half, float, double, int32, int64, uint8, uint16, uint32, "
-          "uint64, complex64, complex128}")
+    .Attr(
+        "T: {bfloat16, half, float, double, int32, int64, uint8, uint16, uint32, "
+        "uint64, complex64, complex128}")
     .AttrAddedAfterTF1("grad_a: bool = false")
     .AttrAddedAfterTF1("grad_b: bool = false")
     .Doc("Matrix product of a and b, optionally transposed.")
@@ -440,8 +417,9 @@ TW_REGISTER_OP("Range")
     .Input("limit: Tidx")
     .Input("delta: Tidx")
     .Output("output: Tidx")
-    .Attr("Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, "
-          "uint32} = DT_INT32")
+    .Attr(
+        "Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, "
+        "uint32} = DT_INT32")
     .Doc("start, start + delta, ... up to but excluding limit.")
     .SetShapeFn(RangeShape);
 

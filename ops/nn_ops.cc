@@ -35,8 +35,8 @@ absl::StatusOr<std::vector<int64_t>> FourPositive(InferenceContext* c, const cha
   std::vector<int64_t> v;
   TW_RETURN_IF_ERROR(c->GetAttr(attr, &v));
   if (v.size() != 4) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "The ", attr, " attribute must contain 4 values, but got ", v.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("The ", attr, " attribute must contain 4 values, but got ", v.size()));
   }
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] <= 0) {
@@ -48,8 +48,8 @@ absl::StatusOr<std::vector<int64_t>> FourPositive(InferenceContext* c, const cha
 }
 
 // Explicit paddings as (before, after) for the two spatial dims.
-absl::Status ReadExplicitPaddings(InferenceContext* c, Padding padding,
-                                  const Layout& l, int64_t pads[2][2]) {
+absl::Status ReadExplicitPaddings(InferenceContext* c, Padding padding, const Layout& l,
+                                  int64_t pads[2][2]) {
   std::vector<int64_t> p;
   TW_RETURN_IF_ERROR(c->GetAttr("explicit_paddings", &p));
   if (padding != Padding::kExplicit) {
@@ -59,8 +59,8 @@ absl::Status ReadExplicitPaddings(InferenceContext* c, Padding padding,
     return absl::OkStatus();
   }
   if (p.size() != 8) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "explicit_paddings must have 8 entries, got ", p.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("explicit_paddings must have 8 entries, got ", p.size()));
   }
   if (p[2 * l.n] != 0 || p[2 * l.n + 1] != 0 || p[2 * l.c] != 0 || p[2 * l.c + 1] != 0) {
     return absl::InvalidArgumentError(
@@ -107,9 +107,9 @@ absl::Status Conv2DShape(InferenceContext* c) {
   const int64_t filter_in = filter.dim_size(2);
   if (filter_in == 0) return absl::InvalidArgumentError("Depth of filter must not be 0");
   if (in_depth >= 0 && filter_in > 0 && in_depth % filter_in != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Depth of input (", in_depth, ") is not a multiple of input depth of filter (",
-        filter_in, ")"));
+    return absl::InvalidArgumentError(absl::StrCat("Depth of input (", in_depth,
+                                                   ") is not a multiple of input depth of filter (",
+                                                   filter_in, ")"));
   }
   int64_t out[2];
   const int spatial[2] = {l.h, l.w};
@@ -124,23 +124,17 @@ absl::Status Conv2DShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-absl::Status Conv2DBackpropInputShape(InferenceContext* c) {
-  TW_ASSIGN_OR_RETURN(PartialTensorShape sizes, c->MakeShapeFromShapeTensor(0));
-  PartialTensorShape out, filter, backprop;
-  TW_RETURN_IF_ERROR(c->WithRank(sizes, 4, &out));
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 4, &filter));
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 4, &backprop));
-  TW_RETURN_IF_ERROR(FourPositive(c, "strides").status());
-  c->set_output(0, out);
-  return absl::OkStatus();
-}
-
-absl::Status Conv2DBackpropFilterShape(InferenceContext* c) {
-  TW_ASSIGN_OR_RETURN(PartialTensorShape sizes, c->MakeShapeFromShapeTensor(1));
-  PartialTensorShape out, input, backprop;
-  TW_RETURN_IF_ERROR(c->WithRank(sizes, 4, &out));
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 4, &backprop));
+// Conv2D's backprops: the output shape is given by the 1-D shape tensor at
+// input `sizes`; the other two inputs are 4-D.
+absl::Status ConvBackpropShape(InferenceContext* c, int sizes) {
+  TW_ASSIGN_OR_RETURN(PartialTensorShape given, c->MakeShapeFromShapeTensor(sizes));
+  PartialTensorShape out;
+  TW_RETURN_IF_ERROR(c->WithRank(given, 4, &out));
+  for (int i = 0; i < 3; ++i) {
+    if (i == sizes) continue;
+    PartialTensorShape four;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 4, &four));
+  }
   TW_RETURN_IF_ERROR(FourPositive(c, "strides").status());
   c->set_output(0, out);
   return absl::OkStatus();
@@ -201,8 +195,8 @@ absl::Status AvgPoolGradShape(InferenceContext* c) {
   TW_RETURN_IF_ERROR(FourPositive(c, "strides").status());
   // A constant orig_input_shape must be a real shape (TF advisory 2022-100).
   if (c->input_tensor(0) != nullptr && !out.IsFullyDefined()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "orig_input_shape must be non-negative, got ", out.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("orig_input_shape must be non-negative, got ", out.DebugString()));
   }
   c->set_output(0, out);
   return absl::OkStatus();
@@ -226,9 +220,9 @@ absl::Status BiasAddShape(InferenceContext* c) {
   std::vector<int64_t> dims(value.dim_sizes().begin(), value.dim_sizes().end());
   const absl::Status merged = c->MergeDim(dims[ch], bias.dim_size(0), &dims[ch]);
   if (!merged.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Must provide as many biases as the channel dimension of the input: bias ",
-        bias.DebugString(), " for value ", value.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Must provide as many biases as the channel dimension of the input: bias ",
+                     bias.DebugString(), " for value ", value.DebugString()));
   }
   c->set_output(0, PartialTensorShape(dims));
   return absl::OkStatus();
@@ -260,9 +254,9 @@ absl::Status SoftmaxCrossEntropyShape(InferenceContext* c) {
   TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &labels));
   absl::StatusOr<PartialTensorShape> both = shape_fns::BroadcastShapes(features, labels);
   if (!both.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "logits and labels must be broadcastable: logits ", features.DebugString(),
-        ", labels ", labels.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("logits and labels must be broadcastable: logits ", features.DebugString(),
+                     ", labels ", labels.DebugString()));
   }
   c->set_output(0, PartialTensorShape({both->dim_size(0)}));
   c->set_output(1, *both);
@@ -276,9 +270,9 @@ absl::Status SparseSoftmaxCrossEntropyShape(InferenceContext* c) {
   int64_t batch;
   const absl::Status merged = c->MergeDim(features.dim_size(0), labels.dim_size(0), &batch);
   if (!merged.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "logits and labels must have the same first dimension, got logits shape ",
-        features.DebugString(), " and labels shape ", labels.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("logits and labels must have the same first dimension, got logits shape ",
+                     features.DebugString(), " and labels shape ", labels.DebugString()));
   }
   c->set_output(0, PartialTensorShape({batch}));
   c->set_output(1, PartialTensorShape({batch, features.dim_size(1)}));
@@ -291,8 +285,8 @@ absl::Status LRNShape(InferenceContext* c) {
   int64_t radius;
   TW_RETURN_IF_ERROR(c->GetAttr("depth_radius", &radius));
   if (radius < 0 || radius > (int64_t{1} << 30)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "depth_radius must be in [0, 2^30], got ", radius));
+    return absl::InvalidArgumentError(
+        absl::StrCat("depth_radius must be in [0, 2^30], got ", radius));
   }
   c->set_output(0, input);
   return absl::OkStatus();
@@ -326,9 +320,8 @@ absl::StatusOr<int64_t> BatchNormChannels(InferenceContext* c, int first_vec, in
     if (allow_empty_stats && i >= first_vec + 2 && v.dim_size(0) == 0) continue;
     const absl::Status merged = c->MergeDim(channels, v.dim_size(0), &channels);
     if (!merged.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Input ", i, " has shape ", v.DebugString(), " but x has ", channels,
-          " channels"));
+      return absl::InvalidArgumentError(absl::StrCat("Input ", i, " has shape ", v.DebugString(),
+                                                     " but x has ", channels, " channels"));
     }
   }
   return channels;
@@ -399,8 +392,8 @@ absl::Status TopKShape(InferenceContext* c) {
   if (input.unknown_rank()) return absl::OkStatus();
   const int64_t last = input.dim_size(input.dims() - 1);
   if (k.has_value() && last >= 0 && last < *k) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input must have at least k columns. Had ", last, ", needed ", *k));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input must have at least k columns. Had ", last, ", needed ", *k));
   }
   std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
   dims.back() = k.has_value() ? *k : -1;
@@ -456,13 +449,12 @@ OpDefBuilder ConvAttrs(OpDefBuilder b, const char* types) {
   RegisterActivationGrad("EluGrad", "outputs", kFloatish,
                          "gradients * (outputs + 1) where outputs < 0, else gradients");
 
-  RegisterOp(ConvAttrs(OpDefBuilder("Conv2D", __FILE__)
-                           .Input("input: T")
-                           .Input("filter: T")
-                           .Output("output: T"),
-                       "{half, bfloat16, float, double, int32}")
-                 .Doc("2-D convolution of an NHWC/NCHW input with an HWIO filter.")
-                 .SetShapeFn(Conv2DShape));
+  RegisterOp(
+      ConvAttrs(
+          OpDefBuilder("Conv2D", __FILE__).Input("input: T").Input("filter: T").Output("output: T"),
+          "{half, bfloat16, float, double, int32}")
+          .Doc("2-D convolution of an NHWC/NCHW input with an HWIO filter.")
+          .SetShapeFn(Conv2DShape));
   RegisterOp(ConvAttrs(OpDefBuilder("Conv2DBackpropInput", __FILE__)
                            .Input("input_sizes: int32")
                            .Input("filter: T")
@@ -470,7 +462,7 @@ OpDefBuilder ConvAttrs(OpDefBuilder b, const char* types) {
                            .Output("output: T"),
                        "{half, bfloat16, float, double, int32}")
                  .Doc("Gradient of Conv2D with respect to its input.")
-                 .SetShapeFn(Conv2DBackpropInputShape));
+                 .SetShapeFn([](InferenceContext* c) { return ConvBackpropShape(c, 0); }));
   RegisterOp(ConvAttrs(OpDefBuilder("Conv2DBackpropFilter", __FILE__)
                            .Input("input: T")
                            .Input("filter_sizes: int32")
@@ -478,7 +470,7 @@ OpDefBuilder ConvAttrs(OpDefBuilder b, const char* types) {
                            .Output("output: T"),
                        kFloatish)
                  .Doc("Gradient of Conv2D with respect to its filter.")
-                 .SetShapeFn(Conv2DBackpropFilterShape));
+                 .SetShapeFn([](InferenceContext* c) { return ConvBackpropShape(c, 1); }));
   return true;
 }();
 
@@ -543,8 +535,9 @@ TW_REGISTER_OP("SparseSoftmaxCrossEntropyWithLogits")
 TW_REGISTER_OP("MaxPool")
     .Input("input: T")
     .Output("output: T")
-    .Attr("T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, "
-          "qint8} = DT_FLOAT")
+    .Attr(
+        "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, "
+        "qint8} = DT_FLOAT")
     .Attr("ksize: list(int) >= 4")
     .Attr("strides: list(int) >= 4")
     .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")

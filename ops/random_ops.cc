@@ -8,9 +8,7 @@
 namespace towerflow {
 namespace {
 
-absl::Status RandomShape(InferenceContext* c) {
-  return shape_fns::ShapeFromShapeTensorInput(c, 0);
-}
+absl::Status RandomShape(InferenceContext* c) { return shape_fns::ShapeFromShapeTensorInput(c, 0); }
 
 void RegisterRandom(const char* name, const char* doc) {
   RegisterOp(OpDefBuilder(name, __FILE__)

@@ -21,18 +21,23 @@ absl::Status ScalarShape(InferenceContext* c) {
 
 absl::Status UnknownShape(InferenceContext*) { return absl::OkStatus(); }
 
-absl::Status MergeAllInputsShape(InferenceContext* c) {
+absl::StatusOr<PartialTensorShape> MergeInputShapes(InferenceContext* c, int first, int count) {
   PartialTensorShape merged;
-  for (int i = 0; i < c->num_inputs(); ++i) {
+  for (int i = first; i < first + count; ++i) {
     absl::StatusOr<PartialTensorShape> m = merged.MergeWith(c->input(i));
     if (!m.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "Inputs must have the same shape, but input ", i, " has shape ",
-          c->input(i).DebugString(), " and the ones before ", merged.DebugString()));
+          "Shapes of all inputs must match: input ", i, " has shape ", c->input(i).DebugString(),
+          " but the ones before have ", merged.DebugString()));
     }
     merged = *std::move(m);
   }
-  c->set_output(0, merged);
+  return merged;
+}
+
+absl::Status MergeAllInputsShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(PartialTensorShape merged, MergeInputShapes(c, 0, c->num_inputs()));
+  c->set_output(0, std::move(merged));
   return absl::OkStatus();
 }
 
@@ -57,9 +62,9 @@ absl::StatusOr<PartialTensorShape> BroadcastShapes(const PartialTensorShape& a,
     } else if (x == 1) {
       d = y;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Incompatible shapes for broadcasting: ", a.DebugString(), " and ",
-          b.DebugString(), " (dimension ", x, " vs ", y, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Incompatible shapes for broadcasting: ", a.DebugString(), " and ",
+                       b.DebugString(), " (dimension ", x, " vs ", y, ")"));
     }
     dims[i] = d;
   }
@@ -75,9 +80,8 @@ absl::Status BroadcastBinaryOpShape(InferenceContext* c) {
 absl::StatusOr<int> CanonicalAxis(int64_t axis, int rank) {
   if (rank < 0) return axis >= 0 && axis <= kMaxTensorRank ? static_cast<int>(axis) : -1;
   if (axis < -rank || axis >= rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "axis ", axis, " is out of range for rank ", rank, " (expected [", -rank,
-        ", ", rank, "))"));
+    return absl::InvalidArgumentError(absl::StrCat("axis ", axis, " is out of range for rank ",
+                                                   rank, " (expected [", -rank, ", ", rank, "))"));
   }
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
@@ -102,8 +106,7 @@ absl::Status ReductionShape(InferenceContext* c) {
     absl::StatusOr<int> a = CanonicalAxis(axis, input.dims());
     if (!a.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "Invalid reduction dimension ", axis, " for input with ", input.dims(),
-          " dimensions"));
+          "Invalid reduction dimension ", axis, " for input with ", input.dims(), " dimensions"));
     }
     reduced.insert(*a);
   }
@@ -124,15 +127,14 @@ absl::Status ShapeFromShapeTensorInput(InferenceContext* c, int input) {
   if (c->input_tensor(input) != nullptr && !shape.unknown_rank()) {
     for (int i = 0; i < shape.dims(); ++i) {
       if (shape.dim_size(i) < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Dimension ", i, " of the requested shape is ", shape.dim_size(i),
-            "; it must be >= 0"));
+        return absl::InvalidArgumentError(absl::StrCat("Dimension ", i,
+                                                       " of the requested shape is ",
+                                                       shape.dim_size(i), "; it must be >= 0"));
       }
     }
     if (shape.num_elements() < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "The requested shape ", shape.DebugString(),
-          " has more elements than fit in int64"));
+      return absl::InvalidArgumentError(absl::StrCat("The requested shape ", shape.DebugString(),
+                                                     " has more elements than fit in int64"));
     }
   }
   c->set_output(0, std::move(shape));

@@ -20,6 +20,9 @@ absl::Status UnchangedShape(InferenceContext* c);
 absl::Status ScalarShape(InferenceContext* c);
 // Outputs (if any) stay unknown.
 absl::Status UnknownShape(InferenceContext* c);
+// The merge of the shapes of inputs [first, first + count); InvalidArgument
+// naming the input that disagrees ("Shapes of all inputs must match: ...").
+absl::StatusOr<PartialTensorShape> MergeInputShapes(InferenceContext* c, int first, int count);
 // Output 0 is the merge of all inputs' shapes (AddN; elementwise grads).
 absl::Status MergeAllInputsShape(InferenceContext* c);
 

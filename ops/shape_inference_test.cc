@@ -89,7 +89,8 @@ std::string Run(const Case& c) {
   Node* node = builder.Finalize();
   if (node == nullptr) return absl::StrCat("error: ", root.status().message());
   std::vector<std::string> shapes;
-  for (int i = 0; i < node->num_outputs(); ++i) shapes.push_back(node->output_shape(i).DebugString());
+  for (int i = 0; i < node->num_outputs(); ++i)
+    shapes.push_back(node->output_shape(i).DebugString());
   return absl::StrJoin(shapes, "; ");
 }
 
@@ -134,7 +135,10 @@ TEST(ShapeInferenceTest, ElementwiseBroadcasting) {
       {"Relu", {{P({-1, 28, 28, 32})}}, {}, "[?,28,28,32]"},
       {"ReluGrad", {{P({2, -1})}, {P({-1, 3})}}, {}, "[2,3]"},
       {"AddN", {{P({2, -1}), P({-1, 3}), P({2, 3})}}, {}, "[2,3]"},
-      {"AddN", {{P({2, 3}), P({3, 2})}}, {}, "error: Inputs must have the same shape"},
+      {"AddN",
+       {{P({2, 3}), P({3, 2})}},
+       {},
+       "error: Shapes of all inputs must match: input 1 has shape [3,2]"},
       {"Cast", {{P({4, 2})}}, {A("DstT", DT_INT32)}, "[4,2]"},
       {"Select", {{P({3}, DT_BOOL)}, {P({3, 2})}, {P({3, 2})}}, {}, "[3,2]"},
       {"Select", {{P({2}, DT_BOOL)}, {P({3, 2})}, {P({3, 2})}}, {}, "error: condition must be"},
@@ -150,7 +154,10 @@ TEST(ShapeInferenceTest, Reductions) {
       {"Max", {{P({2, 3})}, {I32({})}}, {}, "[2,3]"},
       {"Sum", {{P({2, 3, 4})}, {P({1}, DT_INT32)}}, {A("keep_dims", true)}, "[?,?,?]"},
       {"Sum", {{P({2, 3, 4})}, {P({1}, DT_INT32)}}, {}, "<unknown>"},
-      {"Sum", {{P({2, 3})}, {I32({3})}}, {}, "error: Invalid reduction dimension 3 for input with 2"},
+      {"Sum",
+       {{P({2, 3})}, {I32({3})}},
+       {},
+       "error: Invalid reduction dimension 3 for input with 2"},
       {"ArgMax", {{P({2, 5})}, {ScalarI32(1)}}, {}, "[2]"},
       {"ArgMax", {{P({2, 5})}, {ScalarI32(2)}}, {}, "error: axis 2 is out of range for rank 2"},
       {"ArgMax", {{S()}, {ScalarI32(0)}}, {}, "error: rank >= 1"},
@@ -162,8 +169,14 @@ TEST(ShapeInferenceTest, ReshapeAndShapes) {
       {"Reshape", {{P({2, 3, 4})}, {I32({-1, 4})}}, {}, "[6,4]"},
       {"Reshape", {{P({-1, 28, 28, 1})}, {I32({-1, 784})}}, {}, "[?,784]"},
       {"Reshape", {{P({6})}, {I32({5, -1})}}, {}, "error: 6 is not a multiple of 5"},
-      {"Reshape", {{P({6})}, {I32({4})}}, {}, "error: Cannot reshape a tensor with 6 elements to shape [4]"},
-      {"Reshape", {{P({6})}, {I32({-1, -1})}}, {}, "error: Only one input size may be -1, not both 0 and 1"},
+      {"Reshape",
+       {{P({6})}, {I32({4})}},
+       {},
+       "error: Cannot reshape a tensor with 6 elements to shape [4]"},
+      {"Reshape",
+       {{P({6})}, {I32({-1, -1})}},
+       {},
+       "error: Only one input size may be -1, not both 0 and 1"},
       {"Reshape", {{P({6})}, {I32({2, -3})}}, {}, "error: dimensions must be >= -1"},
       {"Reshape", {{P({6})}, {P({3}, DT_INT32)}}, {}, "[?,?,?]"},
       {"Shape", {{P({-1, 3})}}, {}, "[2]"},
@@ -175,13 +188,20 @@ TEST(ShapeInferenceTest, ReshapeAndShapes) {
       {"ExpandDims", {{P({2, 3})}, {ScalarI32(3)}}, {}, "error: axis 3 is out of range for rank 3"},
       {"Squeeze", {{P({1, 2, 1, 3})}}, {}, "[2,3]"},
       {"Squeeze", {{P({1, 2, 1, 3})}}, {A("squeeze_dims", std::vector<int64_t>{0})}, "[2,1,3]"},
-      {"Squeeze", {{P({1, 2})}}, {A("squeeze_dims", std::vector<int64_t>{1})},
+      {"Squeeze",
+       {{P({1, 2})}},
+       {A("squeeze_dims", std::vector<int64_t>{1})},
        "error: Can not squeeze dim[1], expected a dimension of 1, got 2"},
-      {"Squeeze", {{P({1, 2})}}, {A("squeeze_dims", std::vector<int64_t>{5})},
+      {"Squeeze",
+       {{P({1, 2})}},
+       {A("squeeze_dims", std::vector<int64_t>{5})},
        "error: Tried to squeeze dim index 5 for tensor with 2 dimensions"},
       {"Transpose", {{P({2, 3, 4})}, {I32({2, 0, 1})}}, {}, "[4,2,3]"},
       {"Transpose", {{P({2, 3, 4})}, {I32({0, 0, 1})}}, {}, "error: is not a permutation"},
-      {"Transpose", {{P({2, 3})}, {I32({1, 0, 2})}}, {}, "error: perm has 3 entries but the input has rank 2"},
+      {"Transpose",
+       {{P({2, 3})}, {I32({1, 0, 2})}},
+       {},
+       "error: perm has 3 entries but the input has rank 2"},
   });
 }
 
@@ -194,8 +214,8 @@ TEST(ShapeInferenceTest, ShapeValuedInputsFromShapeOps) {
   Output packed = ops::Reshape(root, ops::Placeholder(root, DT_FLOAT),
                                ops::Pack(root, {ops::Const(root, 3), -1}));
   EXPECT_EQ(packed.shape().DebugString(), "[3,?]");
-  Output concat = ops::Fill(
-      root, ops::ConcatV2(root, {ops::Shape(root, x), ops::Const(root, {5})}, 0), 1.f);
+  Output concat =
+      ops::Fill(root, ops::ConcatV2(root, {ops::Shape(root, x), ops::Const(root, {5})}, 0), 1.f);
   EXPECT_EQ(concat.shape().DebugString(), "[?,7,5]");
   TW_ASSERT_OK(root.status());
 }
@@ -211,40 +231,70 @@ TEST(ShapeInferenceTest, ConcatSplitPack) {
       {"ConcatV2", {{P({2, 3}), P({2, 3})}, {S(DT_INT32)}}, {}, "[?,?]"},
       {"Concat", {{ScalarI32(0)}, {P({1, 3}), P({2, 3})}}, {}, "[3,3]"},
       {"Split", {{ScalarI32(1)}, {P({4, 6})}}, {A("num_split", int64_t{3})}, "[4,2]; [4,2]; [4,2]"},
-      {"Split", {{ScalarI32(1)}, {P({4, 6})}}, {A("num_split", int64_t{4})},
+      {"Split",
+       {{ScalarI32(1)}, {P({4, 6})}},
+       {A("num_split", int64_t{4})},
        "error: Number of ways to split should evenly divide the split dimension, but got "
        "split_dim 1 (size = 6) and num_split 4"},
-      {"SplitV", {{P({5, 2})}, {I32({2, -1})}, {ScalarI32(0)}}, {A("num_split", int64_t{2})},
+      {"SplitV",
+       {{P({5, 2})}, {I32({2, -1})}, {ScalarI32(0)}},
+       {A("num_split", int64_t{2})},
        "[2,2]; [3,2]"},
-      {"SplitV", {{P({5, 2})}, {I32({2, 2})}, {ScalarI32(0)}}, {A("num_split", int64_t{2})},
+      {"SplitV",
+       {{P({5, 2})}, {I32({2, 2})}, {ScalarI32(0)}},
+       {A("num_split", int64_t{2})},
        "error: size_splits sum to 4 but the split dimension has size 5"},
       {"Pack", {{P({2}), P({2}), P({-1})}}, {}, "[3,2]"},
       {"Pack", {{P({2}), P({2}), P({2})}}, {A("axis", int64_t{1})}, "[2,3]"},
       {"Pack", {{P({2}), P({3})}}, {}, "error: Shapes of all inputs must match"},
       {"Unpack", {{P({3, 4})}}, {A("num", int64_t{3})}, "[4]; [4]; [4]"},
-      {"Unpack", {{P({3, 4})}}, {A("num", int64_t{2})}, "error: Dimension 0 has size 3 but num is 2"},
+      {"Unpack",
+       {{P({3, 4})}},
+       {A("num", int64_t{2})},
+       "error: Dimension 0 has size 3 but num is 2"},
   });
 }
 
 TEST(ShapeInferenceTest, Slicing) {
   Check({
       {"Slice", {{P({5, 6})}, {I32({1, 2})}, {I32({-1, 3})}}, {}, "[4,3]"},
-      {"Slice", {{P({5, 6})}, {I32({1, 2})}, {I32({2, 5})}}, {}, "error: Expected size[1] in [0, 4], but got 5"},
-      {"Slice", {{P({5, 6})}, {I32({6, 0})}, {I32({0, 0})}}, {}, "error: Expected begin[0] in [0, 5], but got 6"},
+      {"Slice",
+       {{P({5, 6})}, {I32({1, 2})}, {I32({2, 5})}},
+       {},
+       "error: Expected size[1] in [0, 4], but got 5"},
+      {"Slice",
+       {{P({5, 6})}, {I32({6, 0})}, {I32({0, 0})}},
+       {},
+       "error: Expected begin[0] in [0, 5], but got 6"},
       {"Slice", {{P({5, 6})}, {P({2}, DT_INT32)}, {I32({2, 3})}}, {}, "[2,3]"},
-      {"StridedSlice", {{P({5, 3})}, {I32({1})}, {I32({0})}, {I32({1})}},
-       {A("end_mask", int64_t{1})}, "[4,3]"},
-      {"StridedSlice", {{P({4})}, {I32({0})}, {I32({1})}, {I32({1})}},
-       {A("shrink_axis_mask", int64_t{1})}, "[]"},
-      {"StridedSlice", {{P({5})}, {I32({0})}, {I32({1})}, {I32({0})}}, {},
+      {"StridedSlice",
+       {{P({5, 3})}, {I32({1})}, {I32({0})}, {I32({1})}},
+       {A("end_mask", int64_t{1})},
+       "[4,3]"},
+      {"StridedSlice",
+       {{P({4})}, {I32({0})}, {I32({1})}, {I32({1})}},
+       {A("shrink_axis_mask", int64_t{1})},
+       "[]"},
+      {"StridedSlice",
+       {{P({5})}, {I32({0})}, {I32({1})}, {I32({0})}},
+       {},
        "error: strides[0] must be non-zero"},
       {"Pad", {{P({2, 3})}, {I32Matrix({1, 1, 2, 2}, 2)}}, {}, "[4,7]"},
-      {"Pad", {{P({2, 3})}, {I32Matrix({1, -1, 2, 2}, 2)}}, {}, "error: Paddings must be non-negative: 1 -1"},
-      {"Pad", {{P({2, 3})}, {I32Matrix({1, 1}, 1)}}, {}, "error: paddings has 1 rows but the input has rank 2"},
+      {"Pad",
+       {{P({2, 3})}, {I32Matrix({1, -1, 2, 2}, 2)}},
+       {},
+       "error: Paddings must be non-negative: 1 -1"},
+      {"Pad",
+       {{P({2, 3})}, {I32Matrix({1, 1}, 1)}},
+       {},
+       "error: paddings has 1 rows but the input has rank 2"},
       {"Tile", {{P({2, 3})}, {I32({2, 1})}}, {}, "[4,3]"},
       {"Tile", {{P({2, 3})}, {I32({2, -1})}}, {}, "error: Expected multiples[1] >= 0, but got -1"},
       {"Fill", {{I32({2, 3})}, {ScalarF(1)}}, {}, "[2,3]"},
-      {"Fill", {{I32({2, -1})}, {ScalarF(1)}}, {}, "error: Dimension 1 of the requested shape is -1"},
+      {"Fill",
+       {{I32({2, -1})}, {ScalarF(1)}},
+       {},
+       "error: Dimension 1 of the requested shape is -1"},
       {"Fill", {{I32({2})}, {P({2})}}, {}, "error: Shape must be rank 0 but is rank 1"},
   });
 }
@@ -253,19 +303,38 @@ TEST(ShapeInferenceTest, Gathering) {
   Check({
       {"GatherV2", {{P({5, 3})}, {P({7}, DT_INT32)}, {ScalarI32(0)}}, {}, "[7,3]"},
       {"GatherV2", {{P({5, 3})}, {P({2, 7}, DT_INT32)}, {ScalarI32(1)}}, {}, "[5,2,7]"},
-      {"GatherV2", {{P({5, 3})}, {P({7}, DT_INT32)}, {ScalarI32(2)}}, {}, "error: axis 2 is out of range for rank 2"},
+      {"GatherV2",
+       {{P({5, 3})}, {P({7}, DT_INT32)}, {ScalarI32(2)}},
+       {},
+       "error: axis 2 is out of range for rank 2"},
       {"OneHot", {{P({4}, DT_INT64)}, {ScalarI32(10)}, {ScalarF(1)}, {ScalarF(0)}}, {}, "[4,10]"},
-      {"OneHot", {{P({4}, DT_INT64)}, {ScalarI32(10)}, {ScalarF(1)}, {ScalarF(0)}},
-       {A("axis", int64_t{0})}, "[10,4]"},
-      {"OneHot", {{P({4}, DT_INT64)}, {ScalarI32(-3)}, {ScalarF(1)}, {ScalarF(0)}}, {},
+      {"OneHot",
+       {{P({4}, DT_INT64)}, {ScalarI32(10)}, {ScalarF(1)}, {ScalarF(0)}},
+       {A("axis", int64_t{0})},
+       "[10,4]"},
+      {"OneHot",
+       {{P({4}, DT_INT64)}, {ScalarI32(-3)}, {ScalarF(1)}, {ScalarF(0)}},
+       {},
        "error: depth must be non-negative, got -3"},
       {"BroadcastTo", {{P({3})}, {I32({2, 3})}}, {}, "[2,3]"},
-      {"BroadcastTo", {{P({4})}, {I32({2, 3})}}, {}, "error: Cannot broadcast a tensor of shape [4] to shape [2,3]"},
+      {"BroadcastTo",
+       {{P({4})}, {I32({2, 3})}},
+       {},
+       "error: Cannot broadcast a tensor of shape [4] to shape [2,3]"},
       {"Range", {{ScalarI32(0)}, {ScalarI32(10)}, {ScalarI32(3)}}, {}, "[4]"},
-      {"Range", {{ScalarI32(0)}, {ScalarI32(10)}, {ScalarI32(0)}}, {}, "error: Requires delta != 0"},
-      {"Range", {{ScalarI32(5)}, {ScalarI32(3)}, {ScalarI32(1)}}, {}, "error: Requires start <= limit when delta > 0: 5/3"},
+      {"Range",
+       {{ScalarI32(0)}, {ScalarI32(10)}, {ScalarI32(0)}},
+       {},
+       "error: Requires delta != 0"},
+      {"Range",
+       {{ScalarI32(5)}, {ScalarI32(3)}, {ScalarI32(1)}},
+       {},
+       "error: Requires start <= limit when delta > 0: 5/3"},
       {"UnsortedSegmentSum", {{P({6, 4})}, {P({6}, DT_INT32)}, {ScalarI32(3)}}, {}, "[3,4]"},
-      {"DynamicStitch", {{P({2}, DT_INT32), P({3}, DT_INT32)}, {P({2, 5}), P({3, 5})}}, {}, "[?,5]"},
+      {"DynamicStitch",
+       {{P({2}, DT_INT32), P({3}, DT_INT32)}, {P({2, 5}), P({3, 5})}},
+       {},
+       "[?,5]"},
   });
 }
 
@@ -273,58 +342,80 @@ TEST(ShapeInferenceTest, ConvolutionAndPooling) {
   const auto ints = [](std::vector<int64_t> v) { return v; };
   Check({
       // MNIST's first conv layer.
-      {"Conv2D", {{P({-1, 28, 28, 1})}, {P({5, 5, 1, 32})}},
-       {A("strides", ints({1, 1, 1, 1})), A("padding", "SAME")}, "[?,28,28,32]"},
-      {"Conv2D", {{P({1, 7, 7, 3})}, {P({3, 3, 3, 8})}},
-       {A("strides", ints({1, 2, 2, 1})), A("padding", "VALID")}, "[1,3,3,8]"},
-      {"Conv2D", {{P({8, 3, 32, 32})}, {P({5, 5, 3, 64})}},
+      {"Conv2D",
+       {{P({-1, 28, 28, 1})}, {P({5, 5, 1, 32})}},
+       {A("strides", ints({1, 1, 1, 1})), A("padding", "SAME")},
+       "[?,28,28,32]"},
+      {"Conv2D",
+       {{P({1, 7, 7, 3})}, {P({3, 3, 3, 8})}},
+       {A("strides", ints({1, 2, 2, 1})), A("padding", "VALID")},
+       "[1,3,3,8]"},
+      {"Conv2D",
+       {{P({8, 3, 32, 32})}, {P({5, 5, 3, 64})}},
        {A("strides", ints({1, 1, 2, 2})), A("padding", "SAME"), A("data_format", "NCHW")},
        "[8,64,16,16]"},
-      {"Conv2D", {{P({1, 5, 5, 1})}, {P({3, 3, 1, 1})}},
+      {"Conv2D",
+       {{P({1, 5, 5, 1})}, {P({3, 3, 1, 1})}},
        {A("strides", ints({1, 1, 1, 1})), A("padding", "EXPLICIT"),
         A("explicit_paddings", ints({0, 0, 1, 2, 1, 2, 0, 0}))},
        "[1,6,6,1]"},
-      {"Conv2D", {{P({1, 5, 5, 1})}, {P({3, 3, 1, 1})}},
+      {"Conv2D",
+       {{P({1, 5, 5, 1})}, {P({3, 3, 1, 1})}},
        {A("strides", ints({1, 1, 1})), A("padding", "SAME")},
        "error: The strides attribute must contain 4 values, but got 3"},
-      {"Conv2D", {{P({1, 5, 5, 1})}, {P({3, 3, 1, 1})}},
+      {"Conv2D",
+       {{P({1, 5, 5, 1})}, {P({3, 3, 1, 1})}},
        {A("strides", ints({1, 0, 1, 1})), A("padding", "SAME")},
        "error: strides[1] is 0"},
-      {"Conv2D", {{P({1, 5, 5, 5})}, {P({3, 3, 2, 4})}},
+      {"Conv2D",
+       {{P({1, 5, 5, 5})}, {P({3, 3, 2, 4})}},
        {A("strides", ints({1, 1, 1, 1})), A("padding", "SAME")},
        "error: Depth of input (5) is not a multiple of input depth of filter (2)"},
       // TF advisory 2022-124: an empty filter depth is an error, not SIGFPE.
-      {"Conv2D", {{P({1, 0, 2, 1})}, {P({1, 1, 0, 1})}},
+      {"Conv2D",
+       {{P({1, 0, 2, 1})}, {P({1, 1, 0, 1})}},
        {A("strides", ints({1, 1, 1, 1})), A("padding", "SAME")},
        "error: Depth of filter must not be 0"},
-      {"Conv2D", {{P({1, 3, 3, 1})}, {P({5, 5, 1, 1})}},
+      {"Conv2D",
+       {{P({1, 3, 3, 1})}, {P({5, 5, 1, 1})}},
        {A("strides", ints({1, 1, 1, 1})), A("padding", "VALID")},
        "error: Computed output size would be negative"},
-      {"Conv2DBackpropInput", {{I32({8, 28, 28, 3})}, {P({5, 5, 3, 16})}, {P({8, 28, 28, 16})}},
-       {A("strides", ints({1, 1, 1, 1})), A("padding", "SAME")}, "[8,28,28,3]"},
-      {"Conv2DBackpropFilter", {{P({8, 28, 28, 3})}, {I32({5, 5, 3, 16})}, {P({8, 28, 28, 16})}},
-       {A("strides", ints({1, 1, 1, 1})), A("padding", "SAME")}, "[5,5,3,16]"},
-      {"MaxPool", {{P({-1, 28, 28, 32})}},
+      {"Conv2DBackpropInput",
+       {{I32({8, 28, 28, 3})}, {P({5, 5, 3, 16})}, {P({8, 28, 28, 16})}},
+       {A("strides", ints({1, 1, 1, 1})), A("padding", "SAME")},
+       "[8,28,28,3]"},
+      {"Conv2DBackpropFilter",
+       {{P({8, 28, 28, 3})}, {I32({5, 5, 3, 16})}, {P({8, 28, 28, 16})}},
+       {A("strides", ints({1, 1, 1, 1})), A("padding", "SAME")},
+       "[5,5,3,16]"},
+      {"MaxPool",
+       {{P({-1, 28, 28, 32})}},
        {A("ksize", ints({1, 2, 2, 1})), A("strides", ints({1, 2, 2, 1})), A("padding", "SAME")},
        "[?,14,14,32]"},
       // The CIFAR-10 tutorial's pool: 3x3 window, stride 2, SAME.
-      {"MaxPool", {{P({128, 24, 24, 64})}},
+      {"MaxPool",
+       {{P({128, 24, 24, 64})}},
        {A("ksize", ints({1, 3, 3, 1})), A("strides", ints({1, 2, 2, 1})), A("padding", "SAME")},
        "[128,12,12,64]"},
-      {"MaxPool", {{P({1, 4, 4, 1})}},
+      {"MaxPool",
+       {{P({1, 4, 4, 1})}},
        {A("ksize", ints({1, 0, 2, 1})), A("strides", ints({1, 2, 2, 1})), A("padding", "SAME")},
        "error: ksize[1] is 0"},
-      {"MaxPool", {{P({2, 4, 4, 1})}},
+      {"MaxPool",
+       {{P({2, 4, 4, 1})}},
        {A("ksize", ints({2, 2, 2, 1})), A("strides", ints({1, 2, 2, 1})), A("padding", "SAME")},
        "error: Pooling is not supported on the batch dimension"},
-      {"AvgPool", {{P({1, 6, 6, 3})}},
+      {"AvgPool",
+       {{P({1, 6, 6, 3})}},
        {A("ksize", ints({1, 3, 3, 1})), A("strides", ints({1, 3, 3, 1})), A("padding", "VALID")},
        "[1,2,2,3]"},
       // TF advisory 2022-100: a negative orig_input_shape.
-      {"AvgPoolGrad", {{I32({-536870912, -536870912, -536870912, -536870912})}, {P({1, 2, 2, 3})}},
+      {"AvgPoolGrad",
+       {{I32({-536870912, -536870912, -536870912, -536870912})}, {P({1, 2, 2, 3})}},
        {A("ksize", ints({1, 3, 3, 1})), A("strides", ints({1, 3, 3, 1})), A("padding", "VALID")},
        "error: dimensions must be >= -1"},
-      {"MaxPoolGrad", {{P({1, 6, 6, 3})}, {P({1, 3, 3, 3})}, {P({1, 3, 3, 3})}},
+      {"MaxPoolGrad",
+       {{P({1, 6, 6, 3})}, {P({1, 3, 3, 3})}, {P({1, 3, 3, 3})}},
        {A("ksize", ints({1, 2, 2, 1})), A("strides", ints({1, 2, 2, 1})), A("padding", "VALID")},
        "[1,6,6,3]"},
   });
@@ -339,22 +430,35 @@ TEST(ShapeInferenceTest, NeuralNetworkLayers) {
       {"Softmax", {{P({8, 10})}}, {}, "[8,10]"},
       {"Softmax", {{S()}}, {}, "error: Shape must be at least rank 1"},
       {"SoftmaxCrossEntropyWithLogits", {{P({8, 10})}, {P({8, 10})}}, {}, "[8]; [8,10]"},
-      {"SparseSoftmaxCrossEntropyWithLogits", {{P({8, 10})}, {P({8}, DT_INT64)}}, {}, "[8]; [8,10]"},
-      {"SparseSoftmaxCrossEntropyWithLogits", {{P({8, 10})}, {P({7}, DT_INT64)}}, {},
+      {"SparseSoftmaxCrossEntropyWithLogits",
+       {{P({8, 10})}, {P({8}, DT_INT64)}},
+       {},
+       "[8]; [8,10]"},
+      {"SparseSoftmaxCrossEntropyWithLogits",
+       {{P({8, 10})}, {P({7}, DT_INT64)}},
+       {},
        "error: logits and labels must have the same first dimension"},
       {"LRN", {{P({128, 24, 24, 64})}}, {A("depth_radius", int64_t{4})}, "[128,24,24,64]"},
       {"LRN", {{P({1, 2, 2, 3})}}, {A("depth_radius", int64_t{-1})}, "error: depth_radius"},
-      {"FusedBatchNormV3", {{P({8, 4, 4, 16})}, {P({16})}, {P({16})}, {P({0})}, {P({0})}}, {},
+      {"FusedBatchNormV3",
+       {{P({8, 4, 4, 16})}, {P({16})}, {P({16})}, {P({0})}, {P({0})}},
+       {},
        "[8,4,4,16]; [16]; [16]; [16]; [16]; <unknown>"},
-      {"FusedBatchNormV3", {{P({8, 4, 4, 16})}, {P({15})}, {P({16})}, {P({16})}, {P({16})}}, {},
+      {"FusedBatchNormV3",
+       {{P({8, 4, 4, 16})}, {P({15})}, {P({16})}, {P({16})}, {P({16})}},
+       {},
        "error: Input 1 has shape [15] but x has 16 channels"},
       {"FusedBatchNormGradV3",
-       {{P({8, 4, 4, 16})}, {P({8, 4, 4, 16})}, {P({16})}, {P({16})}, {P({16})}, {P({16})}}, {},
+       {{P({8, 4, 4, 16})}, {P({8, 4, 4, 16})}, {P({16})}, {P({16})}, {P({16})}, {P({16})}},
+       {},
        "[8,4,4,16]; [16]; [16]; [0]; [0]"},
       {"L2Loss", {{P({3, 4})}}, {}, "[]"},
       {"InTopKV2", {{P({8, 10})}, {P({8}, DT_INT32)}, {ScalarI32(5)}}, {}, "[8]"},
       {"TopKV2", {{P({3, 5})}, {ScalarI32(2)}}, {}, "[3,2]; [3,2]"},
-      {"TopKV2", {{P({3, 5})}, {ScalarI32(7)}}, {}, "error: input must have at least k columns. Had 5, needed 7"},
+      {"TopKV2",
+       {{P({3, 5})}, {ScalarI32(7)}},
+       {},
+       "error: input must have at least k columns. Had 5, needed 7"},
   });
 }
 
@@ -362,9 +466,13 @@ TEST(ShapeInferenceTest, RandomOps) {
   Check({
       {"RandomUniform", {{I32({2, 3})}}, {A("dtype", DT_FLOAT)}, "[2,3]"},
       {"TruncatedNormal", {{P({4}, DT_INT32)}}, {A("dtype", DT_FLOAT)}, "[?,?,?,?]"},
-      {"RandomStandardNormal", {{I32({2, -5})}}, {A("dtype", DT_FLOAT)},
+      {"RandomStandardNormal",
+       {{I32({2, -5})}},
+       {A("dtype", DT_FLOAT)},
        "error: dimensions must be >= -1"},
-      {"RandomUniform", {{I32({65536, 65536, 65536, 65536})}}, {A("dtype", DT_FLOAT)},
+      {"RandomUniform",
+       {{I32({65536, 65536, 65536, 65536})}},
+       {A("dtype", DT_FLOAT)},
        "error: more elements than fit in int64"},
   });
 }
@@ -372,9 +480,13 @@ TEST(ShapeInferenceTest, RandomOps) {
 TEST(ShapeInferenceTest, ConstAndPlaceholders) {
   Check({
       {"Identity", {{P({3, -1})}}, {}, "[3,?]"},
-      {"PlaceholderWithDefault", {{P({3})}}, {A("dtype", DT_FLOAT), A("shape", PartialTensorShape({-1}))},
+      {"PlaceholderWithDefault",
+       {{P({3})}},
+       {A("dtype", DT_FLOAT), A("shape", PartialTensorShape({-1}))},
        "[?]"},
-      {"PlaceholderWithDefault", {{P({3})}}, {A("dtype", DT_FLOAT), A("shape", PartialTensorShape({2}))},
+      {"PlaceholderWithDefault",
+       {{P({3})}},
+       {A("dtype", DT_FLOAT), A("shape", PartialTensorShape({2}))},
        "error: The default value's shape [3] is not compatible with the shape attr [2]"},
   });
 }
@@ -388,22 +500,22 @@ TEST(ShapeInferenceTest, VariablesAndUpdates) {
   TW_ASSERT_OK(root.status());
   ops::AssignVariableOp(root, v, ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({2})),
                         ops::AssignVariableOp::ValidateShape(true));
-  EXPECT_THAT(root.status(), ::towerflow::testing::StatusIs(
-                                 absl::StatusCode::kInvalidArgument,
-                                 "Cannot assign a value of shape [2] to a variable of shape [3,4]"));
+  EXPECT_THAT(root.status(),
+              ::towerflow::testing::StatusIs(
+                  absl::StatusCode::kInvalidArgument,
+                  "Cannot assign a value of shape [2] to a variable of shape [3,4]"));
 
   Scope r2 = Scope::NewRootScope();
   Output var = ops::VariableV2(r2, PartialTensorShape({3}), DT_FLOAT);
   Output accum = ops::VariableV2(r2, PartialTensorShape({3}), DT_FLOAT);
-  Output out = ops::ApplyMomentum(r2, var, accum, 0.1f,
-                                  ops::Placeholder(r2, DT_FLOAT, ops::Placeholder::Shape({3})),
-                                  0.9f);
+  Output out = ops::ApplyMomentum(
+      r2, var, accum, 0.1f, ops::Placeholder(r2, DT_FLOAT, ops::Placeholder::Shape({3})), 0.9f);
   EXPECT_EQ(out.shape().DebugString(), "[3]");
   ops::ApplyMomentum(r2, var, accum, 0.1f,
                      ops::Placeholder(r2, DT_FLOAT, ops::Placeholder::Shape({4})), 0.9f);
-  EXPECT_THAT(r2.status(), ::towerflow::testing::StatusIs(
-                               absl::StatusCode::kInvalidArgument,
-                               "grad has shape [4] but the variable has shape [3]"));
+  EXPECT_THAT(r2.status(),
+              ::towerflow::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                             "grad has shape [4] but the variable has shape [3]"));
   Scope r3 = Scope::NewRootScope();
   ops::ApplyGradientDescent(r3, ops::VariableV2(r3, PartialTensorShape({3}), DT_FLOAT),
                             ops::Const(r3, {0.1f}), ops::Placeholder(r3, DT_FLOAT));
@@ -414,7 +526,10 @@ TEST(ShapeInferenceTest, VariablesAndUpdates) {
 TEST(ShapeInferenceTest, SummariesAndAsserts) {
   Check({
       {"ScalarSummary", {{S(DT_STRING)}, {S()}}, {}, "[]"},
-      {"ScalarSummary", {{P({2}, DT_STRING)}, {P({3})}}, {}, "error: tags and values must have the same shape"},
+      {"ScalarSummary",
+       {{P({2}, DT_STRING)}, {P({3})}},
+       {},
+       "error: tags and values must have the same shape"},
       {"HistogramSummary", {{S(DT_STRING)}, {P({10, 10})}}, {}, "[]"},
       {"MergeSummary", {{S(DT_STRING), S(DT_STRING)}}, {}, "[]"},
   });

@@ -28,9 +28,9 @@ absl::Status AssignShape(InferenceContext* c) {
   PartialTensorShape merged;
   const absl::Status s = c->Merge(c->input(0), c->input(1), &merged);
   if (!s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Cannot assign a value of shape ", c->input(1).DebugString(),
-        " to a variable of shape ", c->input(0).DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Cannot assign a value of shape ", c->input(1).DebugString(),
+                     " to a variable of shape ", c->input(0).DebugString()));
   }
   c->set_output(0, merged);
   return absl::OkStatus();
@@ -55,9 +55,9 @@ absl::Status AssignVariableShape(InferenceContext* c) {
     }
     // AssignVariableOp may reshape a variable unless told to validate.
     if (validate || c->node_def().op() != "AssignVariableOp") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Cannot assign a value of shape ", c->input(1).DebugString(),
-          " to a variable of shape ", var_shape->DebugString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Cannot assign a value of shape ", c->input(1).DebugString(),
+                       " to a variable of shape ", var_shape->DebugString()));
     }
   }
   return absl::OkStatus();
@@ -73,15 +73,13 @@ absl::Status ResourceGatherShape(InferenceContext* c) {
     return absl::OkStatus();
   }
   if (batch_dims < 0 || batch_dims > indices.dims() || batch_dims >= params->dims()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "batch_dims ", batch_dims, " is out of range for params ", params->DebugString(),
-        " and indices ", indices.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch_dims ", batch_dims, " is out of range for params ",
+                     params->DebugString(), " and indices ", indices.DebugString()));
   }
-  std::vector<int64_t> dims(params->dim_sizes().begin(),
-                            params->dim_sizes().begin() + batch_dims);
+  std::vector<int64_t> dims(params->dim_sizes().begin(), params->dim_sizes().begin() + batch_dims);
   dims.insert(dims.end(), indices.dim_sizes().begin() + batch_dims, indices.dim_sizes().end());
-  dims.insert(dims.end(), params->dim_sizes().begin() + batch_dims + 1,
-              params->dim_sizes().end());
+  dims.insert(dims.end(), params->dim_sizes().begin() + batch_dims + 1, params->dim_sizes().end());
   c->set_output(0, PartialTensorShape(dims));
   return absl::OkStatus();
 }
@@ -90,16 +88,16 @@ absl::Status ResourceGatherShape(InferenceContext* c) {
 absl::Status CheckScatter(InferenceContext* c, const std::optional<PartialTensorShape>& var) {
   const PartialTensorShape& indices = c->input(1);
   const PartialTensorShape& updates = c->input(2);
-  if (!var.has_value() || var->unknown_rank() || indices.unknown_rank() ||
-      updates.unknown_rank() || var->dims() == 0) {
+  if (!var.has_value() || var->unknown_rank() || indices.unknown_rank() || updates.unknown_rank() ||
+      var->dims() == 0) {
     return absl::OkStatus();
   }
   const PartialTensorShape want =
       indices.Concatenate(PartialTensorShape(var->dim_sizes().subspan(1)));
   if (!updates.IsCompatibleWith(want) && updates.dims() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "updates must have shape indices.shape + var.shape[1:] = ", want.DebugString(),
-        " (or be a scalar), got ", updates.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("updates must have shape indices.shape + var.shape[1:] = ", want.DebugString(),
+                     " (or be a scalar), got ", updates.DebugString()));
   }
   return absl::OkStatus();
 }
@@ -116,8 +114,7 @@ absl::Status ResourceScatterShape(InferenceContext* c) {
   return CheckScatter(c, c->input_handle_shape(0));
 }
 
-void RegisterScatter(const char* name, const char* types, const char* locking,
-                     const char* doc) {
+void RegisterScatter(const char* name, const char* types, const char* locking, const char* doc) {
   RegisterOp(OpDefBuilder(name, __FILE__)
                  .Input("ref: Ref(T)")
                  .Input("indices: Tindices")

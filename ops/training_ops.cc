@@ -13,12 +13,12 @@ namespace towerflow {
 namespace {
 
 struct ApplyFamily {
-  const char* name;                  // "Momentum" -> ApplyMomentum, ...
-  const char* grad;                  // the gradient's argument name
-  std::vector<const char*> slots;    // var-shaped state besides var
-  std::vector<const char*> before;   // scalar hyperparameters before grad
-  std::vector<const char*> after;    // scalar hyperparameters after grad
-  std::vector<const char*> attrs;    // besides T and use_locking
+  const char* name;                 // "Momentum" -> ApplyMomentum, ...
+  const char* grad;                 // the gradient's argument name
+  std::vector<const char*> slots;   // var-shaped state besides var
+  std::vector<const char*> before;  // scalar hyperparameters before grad
+  std::vector<const char*> after;   // scalar hyperparameters after grad
+  std::vector<const char*> attrs;   // besides T and use_locking
   std::vector<const char*> late_attrs;
   bool has_sparse;
   const char* doc;
@@ -39,9 +39,9 @@ ShapeFn MakeApplyShape(const ApplyFamily& f, bool resource, bool sparse) {
       if (!slot.has_value()) continue;
       const absl::Status s = c->Merge(merged, *slot, &merged);
       if (!s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Slot '", f.slots[i], "' has shape ", slot->DebugString(),
-            " but the variable has shape ", merged.DebugString()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("Slot '", f.slots[i], "' has shape ", slot->DebugString(),
+                         " but the variable has shape ", merged.DebugString()));
       }
     }
     int start, stop;
@@ -49,8 +49,8 @@ ShapeFn MakeApplyShape(const ApplyFamily& f, bool resource, bool sparse) {
       for (const char* name : names) {
         TW_RETURN_IF_ERROR(c->input_range(name, &start, &stop));
         if (!c->input(start).unknown_rank() && c->input(start).dims() != 0) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              name, " must be a scalar, got shape ", c->input(start).DebugString()));
+          return absl::InvalidArgumentError(
+              absl::StrCat(name, " must be a scalar, got shape ", c->input(start).DebugString()));
         }
       }
       return absl::OkStatus();
@@ -74,9 +74,9 @@ ShapeFn MakeApplyShape(const ApplyFamily& f, bool resource, bool sparse) {
         }
       }
     } else if (!grad.IsCompatibleWith(merged)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "grad has shape ", grad.DebugString(), " but the variable has shape ",
-          merged.DebugString()));
+      return absl::InvalidArgumentError(absl::StrCat("grad has shape ", grad.DebugString(),
+                                                     " but the variable has shape ",
+                                                     merged.DebugString()));
     }
     if (!resource) c->set_output(0, merged);
     return absl::OkStatus();
@@ -84,8 +84,8 @@ ShapeFn MakeApplyShape(const ApplyFamily& f, bool resource, bool sparse) {
 }
 
 void RegisterVariant(const ApplyFamily& f, bool resource, bool sparse) {
-  const std::string name = absl::StrCat(resource ? "Resource" : "", sparse ? "Sparse" : "",
-                                        "Apply", f.name);
+  const std::string name =
+      absl::StrCat(resource ? "Resource" : "", sparse ? "Sparse" : "", "Apply", f.name);
   OpDefBuilder b(name, __FILE__);
   const auto state = [&](const char* arg) {
     b.Input(resource ? absl::StrCat(arg, ": resource") : absl::StrCat(arg, ": Ref(T)"));

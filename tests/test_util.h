@@ -21,9 +21,7 @@
 namespace towerflow {
 namespace testing {
 
-inline const absl::Status& GetStatus(const absl::Status& status) {
-  return status;
-}
+inline const absl::Status& GetStatus(const absl::Status& status) { return status; }
 template <typename T>
 const absl::Status& GetStatus(const absl::StatusOr<T>& status_or) {
   return status_or.status();
@@ -37,16 +35,14 @@ class StatusIsMatcher {
       : code_(code), substr_(std::move(substr)) {}
 
   template <typename T>
-  bool MatchAndExplain(const T& value,
-                       ::testing::MatchResultListener* listener) const {
+  bool MatchAndExplain(const T& value, ::testing::MatchResultListener* listener) const {
     const absl::Status& status = GetStatus(value);
     *listener << "whose status is " << status;
-    return status.code() == code_ &&
-           status.message().find(substr_) != absl::string_view::npos;
+    return status.code() == code_ && status.message().find(substr_) != absl::string_view::npos;
   }
   void DescribeTo(std::ostream* os) const {
-    *os << "has code " << absl::StatusCodeToString(code_)
-        << " and a message containing \"" << substr_ << "\"";
+    *os << "has code " << absl::StatusCodeToString(code_) << " and a message containing \""
+        << substr_ << "\"";
   }
   void DescribeNegationTo(std::ostream* os) const {
     *os << "does not have code " << absl::StatusCodeToString(code_)
@@ -58,10 +54,9 @@ class StatusIsMatcher {
   std::string substr_;
 };
 
-inline ::testing::PolymorphicMatcher<StatusIsMatcher> StatusIs(
-    absl::StatusCode code, std::string substr = "") {
-  return ::testing::MakePolymorphicMatcher(
-      StatusIsMatcher(code, std::move(substr)));
+inline ::testing::PolymorphicMatcher<StatusIsMatcher> StatusIs(absl::StatusCode code,
+                                                               std::string substr = "") {
+  return ::testing::MakePolymorphicMatcher(StatusIsMatcher(code, std::move(substr)));
 }
 
 // The path of a file of ../shared/reference (e.g. "tf/graphs/x.pbtxt") as a
@@ -83,22 +78,22 @@ std::string ReadFileOrDie(const std::string& path);
 
 #define TW_TEST_CONCAT_INNER_(a, b) a##b
 #define TW_TEST_CONCAT_(a, b) TW_TEST_CONCAT_INNER_(a, b)
-#define TW_ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                  \
-  auto TW_TEST_CONCAT_(tw_test_so_, __LINE__) = (rexpr);                     \
+#define TW_ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                     \
+  auto TW_TEST_CONCAT_(tw_test_so_, __LINE__) = (rexpr);                        \
   ASSERT_EQ(TW_TEST_CONCAT_(tw_test_so_, __LINE__).status(), absl::OkStatus()); \
   lhs = std::move(TW_TEST_CONCAT_(tw_test_so_, __LINE__)).value()
 
 // Sets `var` to the fixture's path, or skips the test (with the reason) when
 // ../shared/reference is not on this machine.
-#define TW_SKIP_WITHOUT_REFERENCE(var, relative)                            \
-  do {                                                                      \
-    auto tw_ref_path_ = ::towerflow::testing::ReferenceFilePath(relative);  \
-    if (!tw_ref_path_.has_value()) {                                        \
-      GTEST_SKIP() << "reference fixture " << (relative)                    \
-                   << " is not on this machine (../shared/reference is "    \
-                      "absent); skipping";                                  \
-    }                                                                       \
-    var = *tw_ref_path_;                                                    \
+#define TW_SKIP_WITHOUT_REFERENCE(var, relative)                           \
+  do {                                                                     \
+    auto tw_ref_path_ = ::towerflow::testing::ReferenceFilePath(relative); \
+    if (!tw_ref_path_.has_value()) {                                       \
+      GTEST_SKIP() << "reference fixture " << (relative)                   \
+                   << " is not on this machine (../shared/reference is "   \
+                      "absent); skipping";                                 \
+    }                                                                      \
+    var = *tw_ref_path_;                                                   \
   } while (0)
 
 #endif  // TOWERFLOW_TESTS_TEST_UTIL_H_

@@ -20,18 +20,74 @@ GraphDef Parse(const std::string& text) {
 }
 
 constexpr char kTwoTowers[] = R"pb(
-  node { name: "x" op: "Placeholder" device: "/device:CPU:0"
-         attr { key: "dtype" value { type: DT_FLOAT } }
-         attr { key: "shape" value { shape { dim { size: -1 } dim { size: 4 } } } } }
-  node { name: "w" op: "VarHandleOp" device: "/device:CPU:0"
-         attr { key: "dtype" value { type: DT_FLOAT } }
-         attr { key: "shape" value { shape { dim { size: 4 } dim { size: 2 } } } } }
-  node { name: "r" op: "ReadVariableOp" input: "w" device: "/device:CPU:0"
-         attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "y" op: "MatMul" input: "x" input: "r" device: "/device:CPU:0"
-         attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "tower_1/y" op: "MatMul" input: "x" input: "r" device: "/device:CPU:1"
-         attr { key: "T" value { type: DT_FLOAT } } }
+  node {
+    name: "x"
+    op: "Placeholder"
+    device: "/device:CPU:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: -1 }
+          dim { size: 4 }
+        }
+      }
+    }
+  }
+  node {
+    name: "w"
+    op: "VarHandleOp"
+    device: "/device:CPU:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: 4 }
+          dim { size: 2 }
+        }
+      }
+    }
+  }
+  node {
+    name: "r"
+    op: "ReadVariableOp"
+    input: "w"
+    device: "/device:CPU:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "y"
+    op: "MatMul"
+    input: "x"
+    input: "r"
+    device: "/device:CPU:0"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "tower_1/y"
+    op: "MatMul"
+    input: "x"
+    input: "r"
+    device: "/device:CPU:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
   node { name: "tower_1/done" op: "NoOp" input: "^tower_1/y" device: "/device:CPU:1" }
 )pb";
 
@@ -95,6 +151,9 @@ TEST(DotTest, NestedScopesNestClusters) {
   ASSERT_NE(ab, std::string::npos);
   EXPECT_LT(a, ab);
   EXPECT_THAT(dot, HasSubstr("\"a/d\" [label=\"d\\nNoOp\"];"));
+  // A node named after its op shows the op once.
+  EXPECT_THAT(tools::GraphDefToDot(Parse("node { name: 's/NoOp' op: 'NoOp' }")),
+              HasSubstr("\"s/NoOp\" [label=\"NoOp\"];"));
 }
 
 }  // namespace

@@ -24,9 +24,10 @@ std::string Escape(absl::string_view s) {
 
 std::string Quote(absl::string_view s) { return absl::StrCat("\"", Escape(s), "\""); }
 
-// A two-line node label: the name within its scope, then the op. DOT's line
-// break is the two characters backslash-n.
+// A node label: the name within its scope, then the op on a second line
+// unless the name already says it. DOT's line break is backslash-n.
 std::string Label(absl::string_view base, absl::string_view op) {
+  if (base == op) return Quote(op);
   return absl::StrCat("\"", Escape(base), "\\n", Escape(op), "\"");
 }
 

@@ -47,8 +47,8 @@ void AppendList(const std::string& title, const std::vector<Row>& rows, std::str
   width = std::min(width, kMaxNameColumn);
   absl::StrAppend(out, "\n", title, " (", rows.size(), "):\n");
   for (size_t i = 0; i < shown; ++i) {
-    absl::StrAppend(out, absl::StrFormat("  %-*s  %s\n", static_cast<int>(width), rows[i].name,
-                                         rows[i].rest));
+    absl::StrAppend(
+        out, absl::StrFormat("  %-*s  %s\n", static_cast<int>(width), rows[i].name, rows[i].rest));
   }
   if (rows.size() > shown) absl::StrAppend(out, "  ... and ", rows.size() - shown, " more\n");
 }
@@ -74,13 +74,12 @@ std::string InspectGraphDef(const GraphDef& def, const std::string& label) {
       if (id.ok()) consumed.insert(id->node);
     }
     if (n.op() == "Placeholder" || n.op() == "PlaceholderWithDefault") {
-      placeholders.push_back(
-          {n.name(), absl::StrCat(AttrSummary(n, "dtype"), " ", ShapeAttr(n))});
+      placeholders.push_back({n.name(), absl::StrCat(AttrSummary(n, "dtype"), " ", ShapeAttr(n))});
     }
     if (n.op() == "VariableV2" || n.op() == "Variable" || n.op() == "VarHandleOp") {
-      variables.push_back({n.name(), absl::StrCat(n.op(), " ", AttrSummary(n, "dtype"), " ",
-                                                   ShapeAttr(n), n.device().empty() ? "" : "  ",
-                                                   n.device())});
+      variables.push_back(
+          {n.name(), absl::StrCat(n.op(), " ", AttrSummary(n, "dtype"), " ", ShapeAttr(n),
+                                  n.device().empty() ? "" : "  ", n.device())});
     }
   }
   std::vector<Row> sinks;
@@ -104,7 +103,8 @@ std::string InspectGraphDef(const GraphDef& def, const std::string& label) {
   std::stable_sort(ops.begin(), ops.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   absl::StrAppend(&out, "\nOps:\n");
-  for (const auto& [op, count] : ops) absl::StrAppend(&out, absl::StrFormat("  %6d  %s\n", count, op));
+  for (const auto& [op, count] : ops)
+    absl::StrAppend(&out, absl::StrFormat("  %6d  %s\n", count, op));
 
   AppendList("Placeholders", placeholders, &out);
   AppendList("Variables", variables, &out);
