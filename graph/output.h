@@ -120,6 +120,10 @@ class Input {
     const TensorProto& tensor() const { return tensor_; }
 
    private:
+    friend class Input;
+    // An empty literal; only Inputs holding an Output have one.
+    Initializer() = default;
+
     template <typename T>
     static TensorProto MakeScalar(T value);
 
@@ -150,7 +154,7 @@ class Input {
 
  private:
   Output output_;
-  Initializer init_ = Initializer(0);
+  Initializer init_;
   bool is_output_ = false;
 };
 

@@ -124,7 +124,7 @@ TEST(ScopeTest, ControlDependenciesAccumulateAndBecomeEdges) {
   Scope cc = c.WithControlDependencies(b);
   EXPECT_EQ(c.control_deps().size(), 1u);
   EXPECT_EQ(cc.control_deps().size(), 2u);
-  Output x = ops::Identity(cc.WithOpName("x"), a);
+  ops::Identity(cc.WithOpName("x"), a);
   TW_ASSERT_OK_AND_ASSIGN(GraphDef def, root.ToGraphDef());
   const NodeDef& xd = def.node(2);
   EXPECT_EQ(xd.name(), "x");

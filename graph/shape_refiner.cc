@@ -97,9 +97,9 @@ std::string InputShapesString(const std::vector<InferenceContext::InputInfo>& in
 
 absl::Status RefineNodeShapes(const Graph& graph, Node* node) {
   std::vector<InferenceContext::InputInfo> inputs(node->num_inputs());
-  for (int i = 0; i < node->num_inputs(); ++i) {
-    const Edge* e = node->input_edge(i);
-    if (e == nullptr) continue;  // left unknown
+  for (const Edge* e : node->in_edges()) {
+    if (e->IsControlEdge()) continue;
+    const int i = e->dst_input();
     const Node* src = e->src();
     inputs[i].shape = src->output_shape(e->src_output());
     if (e->src_output() == 0) {
