@@ -267,6 +267,29 @@ TEST(VariablesTest, GraphSeedMakesInitializersDeterministic) {
   EXPECT_NE(a.second, 0);
 }
 
+TEST(CollectionsTest, TensorsAndOpsKeepTheirOrderAndKind) {
+  Scope root = Scope::NewRootScope();
+  Output a = ops::Placeholder(root.WithOpName("a"), DT_FLOAT);
+  Output b = ops::Placeholder(root.WithOpName("b"), DT_FLOAT);
+  ops::NoOp update(root.WithOpName("update"));
+  Graph* g = root.graph();
+  AddToCollection(g, GraphKeys::kLosses, b);
+  AddToCollection(g, GraphKeys::kLosses, a);
+  AddToCollection(g, GraphKeys::kUpdateOps, update.operation);
+  AddToCollection(g, GraphKeys::kUpdateOps, a);
+  EXPECT_EQ(GetCollection(*g, GraphKeys::kLosses), (std::vector<Output>{b, a}));
+  // Op entries are not tensors; every entry has an op.
+  EXPECT_EQ(GetCollection(*g, GraphKeys::kUpdateOps), (std::vector<Output>{a}));
+  EXPECT_EQ(GetCollectionOps(*g, GraphKeys::kUpdateOps),
+            (std::vector<Operation>{update.operation, a.op()}));
+  EXPECT_TRUE(GetCollection(*g, GraphKeys::kSummaries).empty());
+  EXPECT_EQ(g->collections().Keys(),
+            (std::vector<std::string>{GraphKeys::kLosses, GraphKeys::kUpdateOps}));
+  // Removing a node drops its entries.
+  g->RemoveNode(b.node());
+  EXPECT_EQ(GetCollection(*g, GraphKeys::kLosses), (std::vector<Output>{a}));
+}
+
 TEST(RandomSeedTest, TensorFlowRules) {
   Graph g;
   EXPECT_EQ(GetSeeds(g, std::nullopt), std::make_pair(int64_t{0}, int64_t{0}));
