@@ -89,8 +89,8 @@ absl::Status RecordWriter::WriteRecord(absl::string_view data) {
     return absl::FailedPreconditionError(absl::StrCat("'", path_, "' is closed"));
   }
   if (data.size() > kMaxRecordBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Record of ", data.size(), " bytes exceeds the maximum ", kMaxRecordBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Record of ", data.size(), " bytes exceeds the maximum ", kMaxRecordBytes));
   }
   char header[12];
   EncodeFixed64(data.size(), header);
@@ -100,7 +100,8 @@ absl::Status RecordWriter::WriteRecord(absl::string_view data) {
   if (std::fwrite(header, 1, sizeof(header), file_) != sizeof(header) ||
       std::fwrite(data.data(), 1, data.size(), file_) != data.size() ||
       std::fwrite(footer, 1, sizeof(footer), file_) != sizeof(footer)) {
-    return absl::InternalError(absl::StrCat("Cannot write to '", path_, "': ", std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("Cannot write to '", path_, "': ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }
@@ -118,10 +119,12 @@ absl::Status RecordWriter::Flush() {
 absl::Status RecordWriter::Close() {
   absl::Status status = Flush();
   if (status.ok() && ::fsync(fileno(file_)) != 0) {
-    status = absl::InternalError(absl::StrCat("Cannot fsync '", path_, "': ", std::strerror(errno)));
+    status =
+        absl::InternalError(absl::StrCat("Cannot fsync '", path_, "': ", std::strerror(errno)));
   }
   if (std::fclose(file_) != 0 && status.ok()) {
-    status = absl::InternalError(absl::StrCat("Cannot close '", path_, "': ", std::strerror(errno)));
+    status =
+        absl::InternalError(absl::StrCat("Cannot close '", path_, "': ", std::strerror(errno)));
   }
   file_ = nullptr;
   return status;

@@ -23,7 +23,10 @@ TEST(Crc32cTest, StandardVectors) {
 
 TEST(Crc32cTest, TensorBoardMaskedVector) {
   // TensorBoard's test: Event{file_version: "CRC test, one two"}.
-  const std::string data("\x1a\x11" "CRC test, one two", 19);
+  const std::string data(
+      "\x1a\x11"
+      "CRC test, one two",
+      19);
   EXPECT_EQ(crc32c::Mask(crc32c::Value(data)), 0x5794d08au);
   EXPECT_EQ(crc32c::Unmask(crc32c::Mask(0x12345678u)), 0x12345678u);
 }

@@ -348,7 +348,7 @@ absl::StatusOr<TensorShape> TensorProtoShape(const TensorProto& proto) {
   return TensorShape::FromProto(proto.tensor_shape());
 }
 
-absl::StatusOr<std::vector<int64_t>> TensorProtoToInt64s(const TensorProto& proto) {
+absl::StatusOr<std::vector<int64_t>> TensorProtoAsInt64s(const TensorProto& proto) {
   TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
   if (!IsIntegerLike(proto.dtype())) {
     return absl::InvalidArgumentError(
@@ -369,12 +369,12 @@ absl::StatusOr<std::vector<int64_t>> TensorProtoToInt64s(const TensorProto& prot
   return out;
 }
 
-absl::StatusOr<std::vector<double>> TensorProtoToDoubles(const TensorProto& proto) {
+absl::StatusOr<std::vector<double>> TensorProtoAsDoubles(const TensorProto& proto) {
   TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
   const DataType dtype = proto.dtype();
   const int64_t n = shape.num_elements();
   if (IsIntegerLike(dtype)) {
-    TW_ASSIGN_OR_RETURN(std::vector<int64_t> ints, TensorProtoToInt64s(proto));
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> ints, TensorProtoAsInt64s(proto));
     return std::vector<double>(ints.begin(), ints.end());
   }
   if (!DataTypeIsFloating(dtype)) {
@@ -388,7 +388,7 @@ absl::StatusOr<std::vector<double>> TensorProtoToDoubles(const TensorProto& prot
   return out;
 }
 
-absl::StatusOr<std::vector<std::string>> TensorProtoToStrings(const TensorProto& proto) {
+absl::StatusOr<std::vector<std::string>> TensorProtoAsStrings(const TensorProto& proto) {
   TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
   if (proto.dtype() != DT_STRING) {
     return absl::InvalidArgumentError(
@@ -445,16 +445,16 @@ absl::StatusOr<TensorProto> ConvertTensorProto(const TensorProto& proto, DataTyp
   }
   // Floating targets accept any real value (rounded to the target).
   if (to == DT_FLOAT || to == DT_DOUBLE) {
-    TW_ASSIGN_OR_RETURN(std::vector<double> v, TensorProtoToDoubles(proto));
+    TW_ASSIGN_OR_RETURN(std::vector<double> v, TensorProtoAsDoubles(proto));
     if (to == DT_FLOAT) return FromDoubles<float>(v, shape);
     return FromDoubles<double>(v, shape);
   }
   // Integer and bool targets need integral values in range.
   std::vector<int64_t> ints;
   if (from_int) {
-    TW_ASSIGN_OR_RETURN(ints, TensorProtoToInt64s(proto));
+    TW_ASSIGN_OR_RETURN(ints, TensorProtoAsInt64s(proto));
   } else {
-    TW_ASSIGN_OR_RETURN(std::vector<double> v, TensorProtoToDoubles(proto));
+    TW_ASSIGN_OR_RETURN(std::vector<double> v, TensorProtoAsDoubles(proto));
     ints.reserve(v.size());
     for (size_t i = 0; i < v.size(); ++i) {
       const double x = v[i];

@@ -13,7 +13,7 @@
 // content and values are InvalidArgument.
 //
 //   TensorProto p = MakeTensorProto<float>({1, 2, 3, 4}, TensorShape({2, 2}));
-//   absl::StatusOr<std::vector<int64_t>> dims = TensorProtoToInt64s(shape_proto);
+//   absl::StatusOr<std::vector<int64_t>> dims = TensorProtoAsInt64s(shape_proto);
 //
 // Pure functions; thread-safe.
 #ifndef TOWERFLOW_CORE_TENSOR_PROTO_UTIL_H_
@@ -47,14 +47,14 @@ absl::StatusOr<TensorShape> TensorProtoShape(const TensorProto& proto);
 // All elements, row-major, of an integer-typed tensor (int8..int64,
 // uint8..uint64, bool). InvalidArgument for other dtypes, for uint64 values
 // past int64, or for a proto that fails ValidateTensorProto.
-absl::StatusOr<std::vector<int64_t>> TensorProtoToInt64s(const TensorProto& proto);
+absl::StatusOr<std::vector<int64_t>> TensorProtoAsInt64s(const TensorProto& proto);
 
 // All elements of a real-number or bool tensor (half and bfloat16 included),
 // converted to double.
-absl::StatusOr<std::vector<double>> TensorProtoToDoubles(const TensorProto& proto);
+absl::StatusOr<std::vector<double>> TensorProtoAsDoubles(const TensorProto& proto);
 
 // All elements of a DT_STRING tensor.
-absl::StatusOr<std::vector<std::string>> TensorProtoToStrings(const TensorProto& proto);
+absl::StatusOr<std::vector<std::string>> TensorProtoAsStrings(const TensorProto& proto);
 
 // The same values in dtype `to`. Only exact conversions are allowed: 2.0 to
 // int32 works, 2.5 does not, 300 to uint8 does not. Used to give a literal

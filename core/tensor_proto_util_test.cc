@@ -20,12 +20,12 @@ TensorProto FloatProto(std::initializer_list<float> vals, std::initializer_list<
 TEST(TensorProtoTest, ShortValueListRepeatsLastValue) {
   // tf.constant(0.1, shape=[3]) is written as one float_val.
   TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v,
-                          TensorProtoToDoubles(FloatProto({1.5f, 2.5f}, {4})));
+                          TensorProtoAsDoubles(FloatProto({1.5f, 2.5f}, {4})));
   EXPECT_THAT(v, ElementsAre(1.5, 2.5, 2.5, 2.5));
 }
 
 TEST(TensorProtoTest, EmptyValuesMeanZeros) {
-  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v, TensorProtoToDoubles(FloatProto({}, {2, 2})));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v, TensorProtoAsDoubles(FloatProto({}, {2, 2})));
   EXPECT_THAT(v, ElementsAre(0, 0, 0, 0));
 }
 
@@ -36,7 +36,7 @@ TEST(TensorProtoTest, TensorContentIsLittleEndianRowMajor) {
   p.mutable_tensor_shape()->add_dim()->set_size(2);
   p.mutable_tensor_shape()->add_dim()->set_size(2);
   p.set_tensor_content(std::string("\000\000\200?\000\000\000@\000\000@@\000\000\200@", 16));
-  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v, TensorProtoToDoubles(p));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v, TensorProtoAsDoubles(p));
   EXPECT_THAT(v, ElementsAre(1, 2, 3, 4));
 }
 
@@ -86,7 +86,7 @@ TEST(TensorProtoTest, RejectsRefResourceAndBadShapes) {
 }
 
 TEST(TensorProtoTest, ZeroElementTensorNeedsNoValues) {
-  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v, TensorProtoToDoubles(FloatProto({}, {0, 3})));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v, TensorProtoAsDoubles(FloatProto({}, {0, 3})));
   EXPECT_TRUE(v.empty());
   EXPECT_FALSE(ValidateTensorProto(FloatProto({1}, {0})).ok());
 }
@@ -94,18 +94,18 @@ TEST(TensorProtoTest, ZeroElementTensorNeedsNoValues) {
 TEST(TensorProtoTest, IntegerDecoding) {
   TensorProto p = MakeTensorProto<int32_t>({-1, 784}, TensorShape({2}));
   EXPECT_FALSE(p.tensor_content().empty());
-  TW_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> v, TensorProtoToInt64s(p));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> v, TensorProtoAsInt64s(p));
   EXPECT_THAT(v, ElementsAre(-1, 784));
   TensorProto u8;
   u8.set_dtype(DT_UINT8);
   u8.mutable_tensor_shape()->add_dim()->set_size(2);
   u8.add_int_val(255);
-  TW_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> w, TensorProtoToInt64s(u8));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> w, TensorProtoAsInt64s(u8));
   EXPECT_THAT(w, ElementsAre(255, 255));
-  EXPECT_THAT(TensorProtoToInt64s(FloatProto({1}, {})),
+  EXPECT_THAT(TensorProtoAsInt64s(FloatProto({1}, {})),
               StatusIs(absl::StatusCode::kInvalidArgument, "integer tensor"));
   TensorProto big = MakeScalarTensorProto<uint64_t>(~uint64_t{0});
-  EXPECT_THAT(TensorProtoToInt64s(big),
+  EXPECT_THAT(TensorProtoAsInt64s(big),
               StatusIs(absl::StatusCode::kInvalidArgument, "does not fit"));
 }
 
@@ -114,13 +114,13 @@ TEST(TensorProtoTest, HalfAndBfloat16Patterns) {
   h.set_dtype(DT_HALF);
   h.add_half_val(0x3C00);  // 1.0
   h.mutable_tensor_shape();
-  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> hv, TensorProtoToDoubles(h));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> hv, TensorProtoAsDoubles(h));
   EXPECT_THAT(hv, ElementsAre(1.0));
   TensorProto b;
   b.set_dtype(DT_BFLOAT16);
   b.add_half_val(0xC000);  // -2.0
   b.mutable_tensor_shape();
-  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> bv, TensorProtoToDoubles(b));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> bv, TensorProtoAsDoubles(b));
   EXPECT_THAT(bv, ElementsAre(-2.0));
 }
 
@@ -137,7 +137,7 @@ TEST(TensorProtoTest, BuildersFollowPythonLayout) {
   EXPECT_EQ(fill.float_val_size(), 1);
   TW_EXPECT_OK(ValidateTensorProto(fill));
   TensorProto strings = MakeTensorProto<std::string>({"a", "bc"}, TensorShape({2}));
-  TW_ASSERT_OK_AND_ASSIGN(std::vector<std::string> sv, TensorProtoToStrings(strings));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<std::string> sv, TensorProtoAsStrings(strings));
   EXPECT_THAT(sv, ElementsAre("a", "bc"));
 }
 
@@ -156,7 +156,7 @@ TEST(TensorProtoTest, ConvertIsExactForIntegers) {
   TW_ASSERT_OK_AND_ASSIGN(
       TensorProto i64,
       ConvertTensorProto(MakeTensorProto<int32_t>({1, 2}, TensorShape({2})), DT_INT64));
-  TW_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> v, TensorProtoToInt64s(i64));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> v, TensorProtoAsInt64s(i64));
   EXPECT_THAT(v, ElementsAre(1, 2));
   EXPECT_FALSE(ConvertTensorProto(MakeScalarTensorProto<std::string>("x"), DT_FLOAT).ok());
 }

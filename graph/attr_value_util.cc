@@ -305,7 +305,7 @@ std::string SummarizeTensor(const TensorProto& t) {
   constexpr int64_t kMaxShown = 6;
   if (shape->num_elements() > kMaxShown) return out;
   if (t.dtype() == DT_STRING) {
-    absl::StatusOr<std::vector<std::string>> s = TensorProtoToStrings(t);
+    absl::StatusOr<std::vector<std::string>> s = TensorProtoAsStrings(t);
     if (s.ok()) {
       absl::StrAppend(&out, " {",
                       absl::StrJoin(*s, ", ",
@@ -316,7 +316,7 @@ std::string SummarizeTensor(const TensorProto& t) {
     }
     return out;
   }
-  absl::StatusOr<std::vector<double>> v = TensorProtoToDoubles(t);
+  absl::StatusOr<std::vector<double>> v = TensorProtoAsDoubles(t);
   if (v.ok()) absl::StrAppend(&out, " {", absl::StrJoin(*v, ", "), "}");
   return out;
 }

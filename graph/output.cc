@@ -80,13 +80,13 @@ absl::StatusOr<TensorProto> Stack(const std::vector<TensorProto>& elements) {
     }
     TW_ASSIGN_OR_RETURN(TensorProto converted, ConvertTensorProto(e, dtype));
     if (dtype == DT_STRING) {
-      TW_ASSIGN_OR_RETURN(std::vector<std::string> v, TensorProtoToStrings(converted));
+      TW_ASSIGN_OR_RETURN(std::vector<std::string> v, TensorProtoAsStrings(converted));
       strings.insert(strings.end(), v.begin(), v.end());
     } else if (DataTypeIsFloating(dtype)) {
-      TW_ASSIGN_OR_RETURN(std::vector<double> v, TensorProtoToDoubles(converted));
+      TW_ASSIGN_OR_RETURN(std::vector<double> v, TensorProtoAsDoubles(converted));
       reals.insert(reals.end(), v.begin(), v.end());
     } else {
-      TW_ASSIGN_OR_RETURN(std::vector<int64_t> v, TensorProtoToInt64s(converted));
+      TW_ASSIGN_OR_RETURN(std::vector<int64_t> v, TensorProtoAsInt64s(converted));
       ints.insert(ints.end(), v.begin(), v.end());
     }
   }

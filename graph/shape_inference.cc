@@ -53,7 +53,7 @@ absl::StatusOr<PartialTensorShape> InferenceContext::MakeShapeFromShapeTensor(in
       return absl::InvalidArgumentError(
           absl::StrCat("Input ", i, " must be a 1-D shape tensor, got shape ", t->DebugString()));
     }
-    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, TensorProtoToInt64s(*in.tensor));
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, TensorProtoAsInt64s(*in.tensor));
     for (int64_t d : dims) {
       if (d < -1) {
         return absl::InvalidArgumentError(
@@ -83,7 +83,7 @@ absl::StatusOr<std::optional<int64_t>> InferenceContext::ConstantScalarInput(int
     return absl::InvalidArgumentError(
         absl::StrCat("Input ", i, " must be a scalar, got shape ", shape.DebugString()));
   }
-  TW_ASSIGN_OR_RETURN(std::vector<int64_t> v, TensorProtoToInt64s(*t));
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> v, TensorProtoAsInt64s(*t));
   return std::optional<int64_t>(v[0]);
 }
 
@@ -91,7 +91,7 @@ absl::StatusOr<std::optional<std::vector<int64_t>>> InferenceContext::ConstantIn
     int i) const {
   const TensorProto* t = inputs_[i].tensor;
   if (t == nullptr) return std::optional<std::vector<int64_t>>();
-  TW_ASSIGN_OR_RETURN(std::vector<int64_t> v, TensorProtoToInt64s(*t));
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> v, TensorProtoAsInt64s(*t));
   return std::optional<std::vector<int64_t>>(std::move(v));
 }
 

@@ -19,7 +19,7 @@ std::optional<PartialTensorShape> InputAsShape(const InferenceContext::InputInfo
   if (in.tensor == nullptr) return std::nullopt;
   absl::StatusOr<TensorShape> shape = TensorProtoShape(*in.tensor);
   if (!shape.ok() || shape->dims() != 1) return std::nullopt;
-  absl::StatusOr<std::vector<int64_t>> v = TensorProtoToInt64s(*in.tensor);
+  absl::StatusOr<std::vector<int64_t>> v = TensorProtoAsInt64s(*in.tensor);
   if (!v.ok()) return std::nullopt;
   absl::StatusOr<PartialTensorShape> s = PartialTensorShape::FromDims(*v);
   if (!s.ok()) return std::nullopt;
@@ -54,7 +54,7 @@ std::optional<PartialTensorShape> OutputAsShape(
     for (const auto& in : inputs) {
       int64_t d = -1;
       if (in.tensor != nullptr) {
-        absl::StatusOr<std::vector<int64_t>> v = TensorProtoToInt64s(*in.tensor);
+        absl::StatusOr<std::vector<int64_t>> v = TensorProtoAsInt64s(*in.tensor);
         if (!v.ok() || v->size() != 1 || (*v)[0] < -1) return std::nullopt;
         d = (*v)[0];
       }
@@ -68,7 +68,7 @@ std::optional<PartialTensorShape> OutputAsShape(
     // The last input is the axis; it must be a constant 0.
     const auto& axis = inputs.back();
     if (axis.tensor == nullptr) return std::nullopt;
-    absl::StatusOr<std::vector<int64_t>> a = TensorProtoToInt64s(*axis.tensor);
+    absl::StatusOr<std::vector<int64_t>> a = TensorProtoAsInt64s(*axis.tensor);
     if (!a.ok() || a->size() != 1 || (*a)[0] != 0) return std::nullopt;
     PartialTensorShape result = PartialTensorShape::Scalar();
     for (size_t i = 0; i + 1 < inputs.size(); ++i) {

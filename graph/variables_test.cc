@@ -19,7 +19,7 @@ float ConstValue(const Graph& g, const std::string& name) {
   const Node* n = g.FindNode(name);
   EXPECT_NE(n, nullptr) << name;
   if (n == nullptr) return NAN;
-  absl::StatusOr<std::vector<double>> v = TensorProtoToDoubles(n->FindAttr("value")->tensor());
+  absl::StatusOr<std::vector<double>> v = TensorProtoAsDoubles(n->FindAttr("value")->tensor());
   EXPECT_TRUE(v.ok() && v->size() == 1) << name;
   return v.ok() ? static_cast<float>((*v)[0]) : NAN;
 }

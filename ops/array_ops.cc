@@ -74,7 +74,7 @@ absl::Status ShapeShape(InferenceContext* c) {
 absl::Status ReshapeShape(InferenceContext* c) {
   const PartialTensorShape& input = c->input(0);
   if (const TensorProto* t = c->input_tensor(1)) {
-    TW_ASSIGN_OR_RETURN(std::vector<int64_t> v, TensorProtoToInt64s(*t));
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> v, TensorProtoAsInt64s(*t));
     std::vector<int> inferred;
     for (size_t i = 0; i < v.size(); ++i) {
       if (v[i] == -1) inferred.push_back(static_cast<int>(i));

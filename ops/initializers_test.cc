@@ -15,7 +15,7 @@ double ConstScalar(const Graph& g, const std::string& name) {
   const Node* n = g.FindNode(name);
   EXPECT_NE(n, nullptr) << name;
   if (n == nullptr) return NAN;
-  return (*TensorProtoToDoubles(n->FindAttr("value")->tensor()))[0];
+  return (*TensorProtoAsDoubles(n->FindAttr("value")->tensor()))[0];
 }
 
 TEST(InitializersTest, FansFollowTensorFlow) {
@@ -69,9 +69,9 @@ TEST(InitializersTest, ConstantsFillOrMatch) {
   EXPECT_EQ(fill.shape().DebugString(), "[784,10]");
   EXPECT_EQ(exact.type(), DT_INT64);
   EXPECT_EQ(exact.shape().DebugString(), "[2,2]");
-  EXPECT_EQ(*TensorProtoToInt64s(exact.node()->FindAttr("value")->tensor()),
+  EXPECT_EQ(*TensorProtoAsInt64s(exact.node()->FindAttr("value")->tensor()),
             (std::vector<int64_t>{1, 2, 3, 4}));
-  EXPECT_EQ(*TensorProtoToInt64s(ones.node()->FindAttr("value")->tensor()),
+  EXPECT_EQ(*TensorProtoAsInt64s(ones.node()->FindAttr("value")->tensor()),
             (std::vector<int64_t>{1, 1, 1}));
 }
 

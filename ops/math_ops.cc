@@ -180,7 +180,7 @@ absl::Status RangeShape(InferenceContext* c) {
       c->set_output(0, PartialTensorShape({-1}));
       return absl::OkStatus();
     }
-    TW_ASSIGN_OR_RETURN(std::vector<double> x, TensorProtoToDoubles(*t));
+    TW_ASSIGN_OR_RETURN(std::vector<double> x, TensorProtoAsDoubles(*t));
     v[i] = x[0];
   }
   const double start = v[0], limit = v[1], delta = v[2];

@@ -47,9 +47,10 @@ TEST(OpBuildersTest, ListOutputsOptionalAndRequiredAttrs) {
   Output m = ops::MatMul(root, x, x, ops::MatMul::TransposeA(true).TransposeB(false));
   EXPECT_EQ(m.shape().DebugString(), "[4,4]");
   // Required attrs come after the inputs; ops with no outputs convert to Operation.
-  Output c = ops::Conv2D(root, ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({1, 8, 8, 3})),
-                         ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({3, 3, 3, 5})),
-                         {1, 2, 2, 1}, "SAME", ops::Conv2D::DataFormat("NHWC"));
+  Output c =
+      ops::Conv2D(root, ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({1, 8, 8, 3})),
+                  ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({3, 3, 3, 5})),
+                  {1, 2, 2, 1}, "SAME", ops::Conv2D::DataFormat("NHWC"));
   EXPECT_EQ(c.shape().DebugString(), "[1,4,4,5]");
   Operation noop = ops::NoOp(root);
   EXPECT_TRUE(noop.valid());

@@ -34,7 +34,8 @@ std::vector<Event> ReadEvents(const std::string& path) {
 
 TEST(EventFileTest, PartitionEventsHoldTheGraphAndMetaGraph) {
   std::string events_path, graph_path, meta_path;
-  TW_SKIP_WITHOUT_REFERENCE(events_path, "tf/events/events.out.tfevents.1525149583.jintao-VirtualBox");
+  TW_SKIP_WITHOUT_REFERENCE(events_path,
+                            "tf/events/events.out.tfevents.1525149583.jintao-VirtualBox");
   TW_SKIP_WITHOUT_REFERENCE(graph_path, "tf/graphs/mnist_partition_graph.pb");
   TW_SKIP_WITHOUT_REFERENCE(meta_path, "tf/graphs/mnist_partition.meta");
   const std::vector<Event> events = ReadEvents(events_path);
