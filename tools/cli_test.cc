@@ -130,7 +130,7 @@ TEST(InspectTest, DescribesTheMnistFixture) {
 }
 
 TEST(DotTest, TowersAreClustersDevicesAreColoursControlEdgesDashed) {
-  const std::string dot = tools::GraphDefToDot(Parse(kTwoTowers));
+  const std::string dot = tools::DotFromGraphDef(Parse(kTwoTowers));
   EXPECT_THAT(dot, HasSubstr("digraph towerflow {"));
   EXPECT_THAT(dot, HasSubstr("subgraph \"cluster_tower_1\" {"));
   EXPECT_THAT(dot, HasSubstr("\"tower_1/y\" [label=\"y\\nMatMul\", fillcolor=\"#d1e7dd\"];"));
@@ -139,11 +139,11 @@ TEST(DotTest, TowersAreClustersDevicesAreColoursControlEdgesDashed) {
   EXPECT_THAT(dot, HasSubstr("\"tower_1/y\" -> \"tower_1/done\" [style=dashed"));
   EXPECT_THAT(dot, HasSubstr("label=\"/device:CPU:1\", fillcolor=\"#d1e7dd\""));
   // Same graph, same picture.
-  EXPECT_EQ(dot, tools::GraphDefToDot(Parse(kTwoTowers)));
+  EXPECT_EQ(dot, tools::DotFromGraphDef(Parse(kTwoTowers)));
 }
 
 TEST(DotTest, NestedScopesNestClusters) {
-  const std::string dot = tools::GraphDefToDot(
+  const std::string dot = tools::DotFromGraphDef(
       Parse("node { name: 'a/b/c' op: 'NoOp' } node { name: 'a/d' op: 'NoOp' }"));
   const size_t a = dot.find("subgraph \"cluster_a\"");
   const size_t ab = dot.find("subgraph \"cluster_a/b\"");
@@ -152,7 +152,7 @@ TEST(DotTest, NestedScopesNestClusters) {
   EXPECT_LT(a, ab);
   EXPECT_THAT(dot, HasSubstr("\"a/d\" [label=\"d\\nNoOp\"];"));
   // A node named after its op shows the op once.
-  EXPECT_THAT(tools::GraphDefToDot(Parse("node { name: 's/NoOp' op: 'NoOp' }")),
+  EXPECT_THAT(tools::DotFromGraphDef(Parse("node { name: 's/NoOp' op: 'NoOp' }")),
               HasSubstr("\"s/NoOp\" [label=\"NoOp\"];"));
 }
 

@@ -63,7 +63,7 @@ void Emit(const Cluster& cluster, const std::string& path, int depth,
 
 }  // namespace
 
-std::string GraphDefToDot(const GraphDef& def) {
+std::string DotFromGraphDef(const GraphDef& def) {
   std::map<std::string, std::string> colors;  // device -> fill
   for (const NodeDef& n : def.node()) {
     if (!n.device().empty()) colors.emplace(n.device(), "");

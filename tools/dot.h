@@ -14,7 +14,7 @@
 namespace towerflow {
 namespace tools {
 
-std::string GraphDefToDot(const GraphDef& graph_def);
+std::string DotFromGraphDef(const GraphDef& graph_def);
 
 }  // namespace tools
 }  // namespace towerflow

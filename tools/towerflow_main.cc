@@ -45,7 +45,7 @@ absl::Status Convert(const std::string& in, const std::string& out) {
 
 absl::Status Dot(const std::string& path, const std::string& out) {
   TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(path));
-  const std::string dot = tools::GraphDefToDot(def);
+  const std::string dot = tools::DotFromGraphDef(def);
   if (out.empty()) {
     std::cout << dot;
     return absl::OkStatus();
