@@ -238,6 +238,7 @@ std::vector<Node*> Graph::nodes() const {
 void Graph::ToGraphDef(GraphDef* out, const GraphExportOptions& options) const {
   out->Clear();
   *out->mutable_versions() = versions_;
+  if (debug_info_.ByteSizeLong() > 0) *out->mutable_debug_info() = debug_info_;
   if (library_.function_size() > 0 || library_.gradient_size() > 0 ||
       library_.registered_gradients_size() > 0) {
     *out->mutable_library() = library_;

@@ -190,11 +190,15 @@ class Graph {
   std::vector<Node*> nodes() const;
 
   // Nodes in id order, each with its data inputs then its control inputs
-  // (sorted by name), versions and the function library.
+  // (sorted by name), versions, the function library and debug info.
   void ToGraphDef(GraphDef* out, const GraphExportOptions& options = {}) const;
 
   const VersionDef& versions() const { return versions_; }
   void set_versions(const VersionDef& versions) { versions_ = versions; }
+
+  // Stack traces of nodes, kept from an imported GraphDef and written back.
+  const GraphDebugInfo& debug_info() const { return debug_info_; }
+  void set_debug_info(const GraphDebugInfo& debug_info) { debug_info_ = debug_info; }
 
   // The function library. Functions are typed by their signatures so nodes
   // can call them, but Towerflow does not execute them.
@@ -240,6 +244,7 @@ class Graph {
   absl::flat_hash_map<std::string, Node*> names_;
   int num_nodes_ = 0;
   VersionDef versions_;
+  GraphDebugInfo debug_info_;
   FunctionDefLibrary library_;
   std::map<std::string, std::unique_ptr<OpRegistrationData>, std::less<>> function_ops_;
   Collections collections_;

@@ -280,16 +280,19 @@ TEST(GraphImportTest, LegacyProducersReadScalarPlaceholderShapesAsUnknown) {
   EXPECT_EQ(new_graph.FindNode("x")->output_shape(0).DebugString(), "[]");
 }
 
-TEST(GraphImportTest, ExperimentalDebugInfoIsPreserved) {
+TEST(GraphImportTest, DebugInfoIsPreserved) {
   GraphDef def;
   TW_ASSERT_OK(ParseTextProto(
-      "node { name: 'n' op: 'NoOp' experimental_debug_info { original_node_names: 'orig' } }",
+      "node { name: 'n' op: 'NoOp' experimental_debug_info { original_node_names: 'orig' } }"
+      "debug_info { files: 'model.py' traces { key: 'n' value { file_line_cols { line: 7 } } } }",
       &def));
   Graph graph;
   TW_ASSERT_OK(ImportGraphDef(def, &graph));
   GraphDef out;
   graph.ToGraphDef(&out);
   EXPECT_EQ(out.node(0).experimental_debug_info().original_node_names(0), "orig");
+  EXPECT_EQ(out.debug_info().files(0), "model.py");
+  EXPECT_EQ(out.debug_info().traces().at("n").file_line_cols(0).line(), 7);
 }
 
 }  // namespace

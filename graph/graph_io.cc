@@ -189,7 +189,11 @@ absl::Status ImportGraphDef(const GraphDef& graph_def, Graph* graph) {
   TW_ASSIGN_OR_RETURN(std::vector<int> order, TopologicalOrder(graph_def, index));
   const bool was_empty = graph->num_nodes() == 0;
   const VersionDef old_versions = graph->versions();
-  if (was_empty) graph->set_versions(graph_def.versions());
+  const GraphDebugInfo old_debug_info = graph->debug_info();
+  if (was_empty) {
+    graph->set_versions(graph_def.versions());
+    graph->set_debug_info(graph_def.debug_info());
+  }
   absl::Status status = graph->AddFunctionLibrary(graph_def.library());
   const bool library_added = status.ok();
   std::vector<Node*> added;
@@ -209,6 +213,7 @@ absl::Status ImportGraphDef(const GraphDef& graph_def, Graph* graph) {
       }
     }
     graph->set_versions(old_versions);
+    graph->set_debug_info(old_debug_info);
   }
   return status;
 }

@@ -45,7 +45,7 @@ absl::StatusOr<MetaGraphDef> ReadMetaGraphDef(const std::string& path);
 // ("GraphDef contains a cycle: a -> b -> a"), recursive functions, bad attrs
 // or TensorProtos, a min_consumer version above kGraphDefVersion; NotFound
 // for unknown ops. On error `graph` is left as it was. An empty graph takes
-// the GraphDef's versions.
+// the GraphDef's versions and debug info.
 absl::Status ImportGraphDef(const GraphDef& graph_def, Graph* graph);
 
 }  // namespace towerflow

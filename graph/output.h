@@ -9,9 +9,9 @@
 // Literals: a C++ scalar (float, double, int, int64_t, bool, a string) or a
 // nested initializer list ({{1, 2}, {3, 4}}) is turned into a Const node when
 // an op consumes it. Its dtype follows the literal (1 is int32, 1.0 double),
-// but an op converts it to the dtype its argument needs when that is exact
-// (0.5 for a float input is a float Const; 2.5 for an int32 input is an
-// error).
+// but an op converts it to the dtype its argument needs: to floating types
+// with rounding (0.1 for a float input is a float Const), to integer and
+// bool types only when exact (2.5 for an int32 input is an error).
 //
 // These are value types over Node pointers owned by the Graph; they stay
 // valid as long as the node does. Thread-compatible.
