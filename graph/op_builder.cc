@@ -129,12 +129,7 @@ absl::Status OpBuilder::Build(Node** node) {
             absl::StrCat(where, ", input '", op_def.input_arg(a).name(), "' (a literal where ",
                          DataTypeString(want), " is expected)"));
       }
-      NodeDef const_def;
-      const_def.set_name(const_scope.GetUniqueNameForOp("Const"));
-      const_def.set_op("Const");
-      SetAttrValue(want, &(*const_def.mutable_attr())["dtype"]);
-      SetAttrValue(*value, &(*const_def.mutable_attr())["value"]);
-      TW_ASSIGN_OR_RETURN(Node * const_node, const_scope.AddNode(std::move(const_def)));
+      TW_ASSIGN_OR_RETURN(Node * const_node, AddConstNode(const_scope, *value));
       inputs.push_back(const_node->name());
     }
   }
@@ -143,6 +138,15 @@ absl::Status OpBuilder::Build(Node** node) {
   for (const std::string& in : inputs) def.add_input(in);
   TW_ASSIGN_OR_RETURN(*node, scope_.AddNode(std::move(def)));
   return absl::OkStatus();
+}
+
+absl::StatusOr<Node*> AddConstNode(const Scope& scope, const TensorProto& value) {
+  NodeDef def;
+  def.set_name(scope.GetUniqueNameForOp("Const"));
+  def.set_op("Const");
+  SetAttrValue(value.dtype(), &(*def.mutable_attr())["dtype"]);
+  SetAttrValue(value, &(*def.mutable_attr())["value"]);
+  return scope.AddNode(std::move(def));
 }
 
 OutputList OpBuilder::Outputs(Node* node, const std::string& arg) {

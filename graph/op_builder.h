@@ -71,6 +71,11 @@ class OpBuilder {
   std::map<std::string, AttrValue> attrs_;
 };
 
+// Adds a Const node holding `value` in `scope`, named "Const" (uniquified)
+// unless the scope names it. Errors are returned and recorded in the scope.
+// ops::Const and OpBuilder's literal inputs both make their nodes here.
+absl::StatusOr<Node*> AddConstNode(const Scope& scope, const TensorProto& value);
+
 }  // namespace towerflow
 
 #endif  // TOWERFLOW_GRAPH_OP_BUILDER_H_

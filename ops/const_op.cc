@@ -1,7 +1,7 @@
 #include "ops/const_op.h"
 
 #include "absl/strings/str_cat.h"
-#include "graph/attr_value_util.h"
+#include "graph/op_builder.h"
 
 namespace towerflow {
 namespace ops {
@@ -12,12 +12,7 @@ Output Const(const Scope& scope, const Input::Initializer& value) {
     scope.UpdateStatus(value.status());
     return Output();
   }
-  NodeDef def;
-  def.set_name(scope.GetUniqueNameForOp("Const"));
-  def.set_op("Const");
-  SetAttrValue(value.tensor().dtype(), &(*def.mutable_attr())["dtype"]);
-  SetAttrValue(value.tensor(), &(*def.mutable_attr())["value"]);
-  absl::StatusOr<Node*> node = scope.AddNode(std::move(def));
+  absl::StatusOr<Node*> node = AddConstNode(scope, value.tensor());
   return node.ok() ? Output(*node, 0) : Output();
 }
 
