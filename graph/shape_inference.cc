@@ -53,6 +53,11 @@ absl::StatusOr<PartialTensorShape> InferenceContext::MakeShapeFromShapeTensor(in
       return absl::InvalidArgumentError(
           absl::StrCat("Input ", i, " must be a 1-D shape tensor, got shape ", t->DebugString()));
     }
+    if (t->dim_size(0) > kMaxTensorRank) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Shape tensor of length ", t->dim_size(0),
+                       " describes a rank above the maximum ", kMaxTensorRank));
+    }
     TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, TensorProtoAsInt64s(*in.tensor));
     for (int64_t d : dims) {
       if (d < -1) {

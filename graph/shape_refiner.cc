@@ -18,7 +18,10 @@ std::optional<PartialTensorShape> InputAsShape(const InferenceContext::InputInfo
   if (in.tensor_as_shape.has_value()) return in.tensor_as_shape;
   if (in.tensor == nullptr) return std::nullopt;
   absl::StatusOr<TensorShape> shape = TensorProtoShape(*in.tensor);
-  if (!shape.ok() || shape->dims() != 1) return std::nullopt;
+  // Only short vectors can be shapes; longer constants are not decoded.
+  if (!shape.ok() || shape->dims() != 1 || shape->dim_size(0) > kMaxTensorRank) {
+    return std::nullopt;
+  }
   absl::StatusOr<std::vector<int64_t>> v = TensorProtoAsInt64s(*in.tensor);
   if (!v.ok()) return std::nullopt;
   absl::StatusOr<PartialTensorShape> s = PartialTensorShape::FromDims(*v);

@@ -179,6 +179,8 @@ TEST(ShapeInferenceTest, ReshapeAndShapes) {
        "error: Only one input size may be -1, not both 0 and 1"},
       {"Reshape", {{P({6})}, {I32({2, -3})}}, {}, "error: dimensions must be >= -1"},
       {"Reshape", {{P({6})}, {P({3}, DT_INT32)}}, {}, "[?,?,?]"},
+      {"Reshape", {{P({6})}, {I32(std::vector<int32_t>(300, 1))}}, {},
+       "error: Shape tensor of length 300 describes a rank above the maximum 254"},
       {"Shape", {{P({-1, 3})}}, {}, "[2]"},
       {"Shape", {{Unknown()}}, {}, "[?]"},
       {"ShapeN", {{P({1}), P({1, 2})}}, {}, "[1]; [2]"},
