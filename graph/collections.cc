@@ -24,11 +24,6 @@ std::vector<std::string> Collections::Keys() const {
   return keys;
 }
 
-void Collections::Clear(absl::string_view key) {
-  auto it = map_.find(key);
-  if (it != map_.end()) map_.erase(it);
-}
-
 void Collections::RemoveNode(const Node* node) {
   for (auto& [key, entries] : map_) {
     entries.erase(std::remove_if(entries.begin(), entries.end(),

@@ -52,7 +52,6 @@ class Collections {
   const std::vector<CollectionEntry>& Get(absl::string_view key) const;
   // Sorted keys of non-empty collections.
   std::vector<std::string> Keys() const;
-  void Clear(absl::string_view key);
   // Drops every entry of `node` (the Graph calls this when removing it).
   void RemoveNode(const Node* node);
 

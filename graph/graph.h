@@ -116,11 +116,6 @@ class Node {
   // Producer of input i; nullptr when there is none.
   Node* input_node(int i) const;
 
-  // Sets an attr; meant for internal attrs ('_class') and placement passes.
-  // REQUIRES: it does not change what the node's types depend on.
-  void SetAttr(const std::string& name, AttrValue value) {
-    (*def_.mutable_attr())[name] = std::move(value);
-  }
   const AttrValue* FindAttr(absl::string_view name) const;
   template <typename T>
   absl::Status GetAttr(absl::string_view name, T* value) const {

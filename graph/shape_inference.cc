@@ -9,7 +9,7 @@ namespace towerflow {
 InferenceContext::InferenceContext(const NodeDef& node_def, const OpDef& op_def,
                                    int graph_def_version, std::vector<InputInfo> inputs,
                                    DataTypeVector input_types, DataTypeVector output_types,
-                                   NameRangeMap input_ranges, NameRangeMap output_ranges)
+                                   NameRangeMap input_ranges)
     : node_def_(node_def),
       op_def_(op_def),
       graph_def_version_(graph_def_version),
@@ -17,7 +17,6 @@ InferenceContext::InferenceContext(const NodeDef& node_def, const OpDef& op_def,
       input_types_(std::move(input_types)),
       output_types_(std::move(output_types)),
       input_ranges_(std::move(input_ranges)),
-      output_ranges_(std::move(output_ranges)),
       outputs_(output_types_.size()) {}
 
 namespace {
@@ -40,10 +39,6 @@ absl::Status InferenceContext::input_range(absl::string_view arg, int* start, in
   return LookUpRange(input_ranges_, arg, "input", op_def_.name(), start, stop);
 }
 
-absl::Status InferenceContext::output_range(absl::string_view arg, int* start, int* stop) const {
-  return LookUpRange(output_ranges_, arg, "output", op_def_.name(), start, stop);
-}
-
 absl::StatusOr<PartialTensorShape> InferenceContext::MakeShapeFromShapeTensor(int i) const {
   const InputInfo& in = inputs_[i];
   if (in.tensor != nullptr) {
@@ -54,9 +49,9 @@ absl::StatusOr<PartialTensorShape> InferenceContext::MakeShapeFromShapeTensor(in
           absl::StrCat("Input ", i, " must be a 1-D shape tensor, got shape ", t->DebugString()));
     }
     if (t->dim_size(0) > kMaxTensorRank) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Shape tensor of length ", t->dim_size(0),
-                       " describes a rank above the maximum ", kMaxTensorRank));
+      return absl::InvalidArgumentError(absl::StrCat("Shape tensor of length ", t->dim_size(0),
+                                                     " describes a rank above the maximum ",
+                                                     kMaxTensorRank));
     }
     TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, TensorProtoAsInt64s(*in.tensor));
     for (int64_t d : dims) {

@@ -57,8 +57,7 @@ class InferenceContext {
   // the context.
   InferenceContext(const NodeDef& node_def, const OpDef& op_def, int graph_def_version,
                    std::vector<InputInfo> inputs, DataTypeVector input_types,
-                   DataTypeVector output_types, NameRangeMap input_ranges,
-                   NameRangeMap output_ranges);
+                   DataTypeVector output_types, NameRangeMap input_ranges);
 
   const NodeDef& node_def() const { return node_def_; }
   // The graph's producer version (some legacy rules depend on it).
@@ -76,10 +75,9 @@ class InferenceContext {
   }
   DataType output_type(int i) const { return output_types_[i]; }
 
-  // The [start, stop) input (output) indices of the named argument.
-  // InvalidArgument for a name the op does not have.
+  // The [start, stop) input indices of the named argument. InvalidArgument
+  // for a name the op does not have.
   absl::Status input_range(absl::string_view arg, int* start, int* stop) const;
-  absl::Status output_range(absl::string_view arg, int* start, int* stop) const;
 
   // REQUIRES: 0 <= i < num_outputs().
   void set_output(int i, PartialTensorShape shape) { outputs_[i] = std::move(shape); }
@@ -124,7 +122,6 @@ class InferenceContext {
   DataTypeVector input_types_;
   DataTypeVector output_types_;
   NameRangeMap input_ranges_;
-  NameRangeMap output_ranges_;
   std::vector<PartialTensorShape> outputs_;
 };
 

@@ -121,14 +121,13 @@ absl::Status RefineNodeShapes(const Graph& graph, Node* node) {
       }
     }
   }
-  NameRangeMap in_ranges, out_ranges;
+  NameRangeMap in_ranges;
   const std::string context =
       absl::StrCat("Node '", node->name(), "' (op '", node->type_string(), "')");
   TW_RETURN_IF_ERROR(AddErrorContext(
-      NameRangesForNode(node->def(), node->op_def(), &in_ranges, &out_ranges), context));
+      NameRangesForNode(node->def(), node->op_def(), &in_ranges, nullptr), context));
   InferenceContext c(node->def(), node->op_def(), graph.versions().producer(), inputs,
-                     node->input_types(), node->output_types(), std::move(in_ranges),
-                     std::move(out_ranges));
+                     node->input_types(), node->output_types(), std::move(in_ranges));
   absl::Status status = node->op_registration().shape_fn(&c);
   std::vector<PartialTensorShape> outputs = c.TakeOutputs();
   for (size_t i = 0; status.ok() && i < outputs.size(); ++i) {

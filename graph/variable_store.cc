@@ -1,7 +1,5 @@
 #include "graph/variable_store.h"
 
-#include <algorithm>
-
 namespace towerflow {
 
 const VariableRecord* VariableStore::Find(absl::string_view name) const {
@@ -10,36 +8,27 @@ const VariableRecord* VariableStore::Find(absl::string_view name) const {
 }
 
 const VariableRecord* VariableStore::FindByHandle(const Node* handle) const {
-  for (const auto& [name, record] : records_) {
-    if (record.handle == handle) return &record;
-  }
-  return nullptr;
+  auto it = by_handle_.find(handle);
+  return it == by_handle_.end() ? nullptr : it->second;
 }
 
 void VariableStore::Add(VariableRecord record) {
-  record.creation_order = next_order_++;
   std::string name = record.name;
-  records_.emplace(std::move(name), std::move(record));
+  // std::map never moves its elements, so the index may point into it.
+  const VariableRecord& stored = records_.emplace(std::move(name), std::move(record)).first->second;
+  by_handle_[stored.handle] = &stored;
 }
 
 void VariableStore::RemoveNode(const Node* node) {
   for (auto it = records_.begin(); it != records_.end();) {
     const VariableRecord& r = it->second;
     if (r.handle == node || r.initializer == node || r.initial_value == node) {
+      by_handle_.erase(r.handle);
       it = records_.erase(it);
     } else {
       ++it;
     }
   }
-}
-
-std::vector<const VariableRecord*> VariableStore::All() const {
-  std::vector<const VariableRecord*> all;
-  for (const auto& [name, record] : records_) all.push_back(&record);
-  std::sort(all.begin(), all.end(), [](const VariableRecord* a, const VariableRecord* b) {
-    return a->creation_order < b->creation_order;
-  });
-  return all;
 }
 
 }  // namespace towerflow

@@ -7,8 +7,8 @@
 
 #include <map>
 #include <string>
-#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "core/tensor_shape.h"
 #include "core/types.h"
@@ -26,7 +26,6 @@ struct VariableRecord {
   Node* initial_value = nullptr;
   int initial_value_index = 0;
   bool trainable = true;
-  int creation_order = 0;
 };
 
 class VariableStore {
@@ -39,12 +38,10 @@ class VariableStore {
   // Drops the records that refer to `node` (the Graph calls this when
   // removing nodes).
   void RemoveNode(const Node* node);
-  // All records in creation order.
-  std::vector<const VariableRecord*> All() const;
 
  private:
   std::map<std::string, VariableRecord, std::less<>> records_;
-  int next_order_ = 0;
+  absl::flat_hash_map<const Node*, const VariableRecord*> by_handle_;
 };
 
 }  // namespace towerflow
