@@ -16,9 +16,7 @@ absl::Status DynamicStitchShape(InferenceContext* c) {
     const PartialTensorShape& indices = c->input(i);
     const PartialTensorShape& data = c->input(n + i);
     if (indices.unknown_rank() || data.unknown_rank()) continue;
-    if (data.dims() < indices.dims() ||
-        !PartialTensorShape(data.dim_sizes().subspan(0, indices.dims()))
-             .IsCompatibleWith(indices)) {
+    if (!shape_fns::StartsWithShape(data, indices)) {
       return absl::InvalidArgumentError(absl::StrCat("data[", i, "].shape ", data.DebugString(),
                                                      " must start with indices[", i, "].shape ",
                                                      indices.DebugString()));
@@ -35,9 +33,7 @@ absl::Status DynamicPartitionShape(InferenceContext* c) {
   const PartialTensorShape& data = c->input(0);
   const PartialTensorShape& partitions = c->input(1);
   if (data.unknown_rank() || partitions.unknown_rank()) return absl::OkStatus();
-  if (data.dims() < partitions.dims() ||
-      !PartialTensorShape(data.dim_sizes().subspan(0, partitions.dims()))
-           .IsCompatibleWith(partitions)) {
+  if (!shape_fns::StartsWithShape(data, partitions)) {
     return absl::InvalidArgumentError(absl::StrCat("data.shape ", data.DebugString(),
                                                    " must start with partitions.shape ",
                                                    partitions.DebugString()));

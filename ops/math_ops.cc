@@ -242,8 +242,7 @@ absl::Status UnsortedSegmentShape(InferenceContext* c) {
         absl::StrCat("num_segments must be non-negative, got ", *num));
   }
   if (data.unknown_rank() || ids.unknown_rank()) return absl::OkStatus();
-  if (ids.dims() > data.dims() ||
-      !PartialTensorShape(data.dim_sizes().subspan(0, ids.dims())).IsCompatibleWith(ids)) {
+  if (!shape_fns::StartsWithShape(data, ids)) {
     return absl::InvalidArgumentError(absl::StrCat("segment_ids shape ", ids.DebugString(),
                                                    " is not a prefix of data shape ",
                                                    data.DebugString()));

@@ -77,6 +77,11 @@ absl::Status BroadcastBinaryOpShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+bool StartsWithShape(const PartialTensorShape& shape, const PartialTensorShape& prefix) {
+  return shape.dims() >= prefix.dims() &&
+         PartialTensorShape(shape.dim_sizes().subspan(0, prefix.dims())).IsCompatibleWith(prefix);
+}
+
 absl::StatusOr<int> CanonicalAxis(int64_t axis, int rank) {
   if (rank < 0) return axis >= 0 && axis <= kMaxTensorRank ? static_cast<int>(axis) : -1;
   if (axis < -rank || axis >= rank) {

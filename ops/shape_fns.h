@@ -40,6 +40,12 @@ absl::Status ReductionShape(InferenceContext* c);
 // known dims must be >= 0 (random ops, Fill).
 absl::Status ShapeFromShapeTensorInput(InferenceContext* c, int input);
 
+// True when `shape` has at least `prefix`'s rank and its leading dims are
+// compatible with `prefix` (unknown dims match anything). REQUIRES: both
+// ranks known. Segment, stitch and partition ops need their index tensor's
+// shape to be a prefix of the data's.
+bool StartsWithShape(const PartialTensorShape& shape, const PartialTensorShape& prefix);
+
 // Resolves a possibly negative axis against `rank` (which may be -1 for
 // unknown). InvalidArgument "axis 5 is out of range for rank 2" when it does
 // not fall in [-rank, rank). With unknown rank a non-negative axis is kept
