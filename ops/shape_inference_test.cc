@@ -339,6 +339,22 @@ TEST(ShapeInferenceTest, Gathering) {
        {{P({2}, DT_INT32), P({3}, DT_INT32)}, {P({2, 5}), P({3, 5})}},
        {},
        "[?,5]"},
+      {"DynamicStitch",
+       {{P({2}, DT_INT32)}, {P({3, 5})}},
+       {},
+       "error: data[0].shape [3,5] must start with indices[0].shape [2]"},
+      {"UnsortedSegmentSum",
+       {{P({6, 4})}, {P({5}, DT_INT32)}, {ScalarI32(3)}},
+       {},
+       "error: segment_ids shape [5] is not a prefix of data shape [6,4]"},
+      {"DynamicPartition",
+       {{P({4, 3})}, {P({4}, DT_INT32)}},
+       {A("num_partitions", int64_t{2})},
+       "[?,3]; [?,3]"},
+      {"DynamicPartition",
+       {{P({4, 3})}, {P({4, 3, 1}, DT_INT32)}},
+       {A("num_partitions", int64_t{2})},
+       "error: data.shape [4,3] must start with partitions.shape [4,3,1]"},
   });
 }
 
