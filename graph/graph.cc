@@ -100,7 +100,9 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
         absl::StrCat("Node with op '", def.op(), "' has an empty name"));
   }
   const std::string where = absl::StrCat("Node '", def.name(), "'");
-  if (!IsValidNodeName(def.name())) {
+  const bool internal_name = allow_internal_names_ && def.name().size() > 1 &&
+                             def.name()[0] == '_' && IsValidNodeName(def.name().substr(1));
+  if (!IsValidNodeName(def.name()) && !internal_name) {
     return absl::InvalidArgumentError(absl::StrCat(where,
                                                    ": the name is not valid; node names match "
                                                    "[A-Za-z0-9.][A-Za-z0-9_>./]*"));

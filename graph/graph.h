@@ -220,10 +220,16 @@ class Graph {
 
   // Graph-level random seed (TensorFlow's tf.set_random_seed); see
   // graph/random_seed.h for how ops derive their seeds from it.
+  // Lets node names start with '_' (as "_retval_0"), which user graphs may
+  // not use: the runtime names the nodes it inserts into partition graphs
+  // so, and they can never collide with a user's.
+  void set_allow_internal_names(bool allow) { allow_internal_names_ = allow; }
+
   const std::optional<int64_t>& seed() const { return seed_; }
   void set_seed(int64_t seed) { seed_ = seed; }
 
  private:
+  bool allow_internal_names_ = false;
   // Validates input strings of `def` and resolves them to nodes.
   struct ResolvedInput {
     Node* node;

@@ -42,6 +42,24 @@ void RegisterRecv(const char* name, const char* doc) {
   return true;
 }();
 
+// The session's feeds and fetches inside a partition graph (TF's function
+// call-frame ops): _Arg produces feed `index`, _Retval stores fetch `index`.
+TW_REGISTER_OP("_Arg")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("index: int >= 0")
+    .SetIsStateful()
+    .Doc("Feed `index` of the current Session::Run (inserted by the session).")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("_Retval")
+    .Input("input: T")
+    .Attr("T: type")
+    .Attr("index: int >= 0")
+    .SetIsStateful()
+    .Doc("Fetch `index` of the current Session::Run (inserted by the session).")
+    .SetShapeFn(shape_fns::UnknownShape);
+
 TW_REGISTER_OP("NoOp")
     .Doc("Does nothing; a place for control dependencies.")
     .SetShapeFn(shape_fns::UnknownShape);

@@ -16,6 +16,7 @@ packages=(
   libgtest-dev        # GoogleTest
   libgmock-dev        # GoogleMock
   libbenchmark-dev    # Google Benchmark
+  nlohmann-json3-dev  # JSON for the command-line tool's feeds and output
 )
 
 missing=()

@@ -1,0 +1,326 @@
+// Variable kernels: resource variables (VarHandleOp, ReadVariableOp,
+// Assign*VariableOp, VarIsInitializedOp, DestroyResourceOp) and TF1
+// reference variables (VariableV2/Variable, Assign, AssignAdd, AssignSub,
+// IsVariableInitialized). Both kinds keep their value in a `Var` in the
+// device's ResourceMgr under (container, shared_name or node name).
+//
+// Note [Variable copy-on-write]
+// A read shares the variable's buffer (no copy), so an update must never
+// change a buffer someone else holds. Writers take the Var's lock, then
+// update in place only when the Var holds the sole reference
+// (RefCountIsOne); otherwise they compute into a new buffer and swap it in.
+// Readers thus see either the old or the new value, never a torn one, and a
+// value fetched by Session::Run stays what it was when read.
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/kernel_context.h"
+#include "kernels/kernel_registry.h"
+#include "runtime/device.h"
+
+namespace towerflow {
+namespace {
+
+// container / shared_name attrs with TF's defaults: "localhost" and the node
+// name.
+absl::Status ResourceName(const KernelConstruction& c, std::string* container, std::string* name) {
+  TW_RETURN_IF_ERROR(c.GetAttr("container", container));
+  TW_RETURN_IF_ERROR(c.GetAttr("shared_name", name));
+  if (container->empty()) *container = kDefaultContainer;
+  if (name->empty()) *name = c.name();
+  return absl::OkStatus();
+}
+
+absl::Status CheckDtype(const Var& var, DataType want, const char* what) {
+  if (var.dtype() != want) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Trying to ", what, " variable ", var.name(), " with wrong dtype. Expected ",
+                     DataTypeString(var.dtype()), " got ", DataTypeString(want)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UninitializedError(const Var& var) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("Attempting to use uninitialized value ", var.name()));
+}
+
+// The handle in input 0, checked to live on this device.
+absl::StatusOr<const ResourceHandle*> HandleInput(KernelContext* ctx) {
+  const Tensor& t = ctx->input(0);
+  if (t.NumElements() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("resource handle input must be a scalar, got ", t.shape().DebugString()));
+  }
+  const ResourceHandle* h = t.data<ResourceHandle>();
+  if (h->device != ctx->device()->name()) {
+    return absl::InvalidArgumentError(absl::StrCat("Resource ", h->DebugString(), " lives on ",
+                                                   h->device, " but '", ctx->name(), "' runs on ",
+                                                   ctx->device()->name()));
+  }
+  return h;
+}
+
+// The variable behind input 0; FailedPrecondition when it does not exist
+// (never assigned), which is how an uninitialised resource variable reads.
+absl::StatusOr<std::shared_ptr<Var>> LookupVar(KernelContext* ctx) {
+  TW_ASSIGN_OR_RETURN(const ResourceHandle* h, HandleInput(ctx));
+  absl::StatusOr<std::shared_ptr<Var>> var =
+      ctx->resource_manager()->Lookup<Var>(h->container, h->name);
+  if (absl::IsNotFound(var.status())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Error while reading resource variable ", h->name, " from Container: ", h->container,
+        ". This could mean that the variable was uninitialized. ", var.status().message()));
+  }
+  return var;
+}
+
+// dst = src (+|-) delta, written in place when `var` is the buffer's only
+// holder. See Note [Variable copy-on-write].
+// REQUIRES: var->mu held, var initialized, shapes equal.
+template <typename T>
+absl::Status UpdateInPlaceOrCopy(KernelContext* ctx, Var* var, const Tensor& delta, bool add)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(var->mu) {
+  const auto& d = ctx->eigen_cpu_device();
+  Tensor& current = var->tensor;
+  if (!current.RefCountIsOne()) {
+    TW_ASSIGN_OR_RETURN(
+        Tensor fresh, Tensor::Allocate(ctx->device()->allocator(), var->dtype(), current.shape()));
+    if (add) {
+      fresh.flat<T>().device(d) = current.flat<T>() + delta.flat<T>();
+    } else {
+      fresh.flat<T>().device(d) = current.flat<T>() - delta.flat<T>();
+    }
+    current = std::move(fresh);
+  } else if (add) {
+    current.flat<T>().device(d) += delta.flat<T>();
+  } else {
+    current.flat<T>().device(d) -= delta.flat<T>();
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status AddOrSub(KernelContext* ctx, Var* var, const Tensor& delta, bool add) {
+  absl::MutexLock lock(&var->mu);
+  if (!var->initialized) return UninitializedError(*var);
+  if (var->tensor.shape() != delta.shape()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Cannot update variable with shape ", var->tensor.shape().DebugString(),
+        " using a Tensor with shape ", delta.shape().DebugString(), ", shapes must be equal."));
+  }
+  return UpdateInPlaceOrCopy<T>(ctx, var, delta, add);
+}
+
+// ---- Resource variables ----
+
+class VarHandleOp : public OpKernel {
+ public:
+  bool IsExpensive() const override { return false; }
+  absl::Status Init(const KernelConstruction& c) override {
+    ResourceHandle h;
+    TW_RETURN_IF_ERROR(ResourceName(c, &h.container, &h.name));
+    h.device = c.device()->name();
+    h.type_name = "Var";
+    handle_ = Tensor(DT_RESOURCE, TensorShape());
+    *handle_.data<ResourceHandle>() = std::move(h);
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override { return ctx->set_output(0, handle_); }
+
+ private:
+  Tensor handle_;  // immutable after Init
+};
+
+class ReadVariableOp : public OpKernel {
+ public:
+  bool IsExpensive() const override { return false; }
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("dtype", &dtype_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupVar(ctx));
+    TW_RETURN_IF_ERROR(CheckDtype(*var, dtype_, "read"));
+    absl::ReaderMutexLock lock(&var->mu);
+    if (!var->initialized) return UninitializedError(*var);
+    return ctx->set_output(0, var->tensor);
+  }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+};
+
+class AssignVariableOp : public OpKernel {
+ public:
+  bool IsExpensive() const override { return false; }
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("dtype", &dtype_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const ResourceHandle* h, HandleInput(ctx));
+    const std::string name = h->name;
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var,
+                        ctx->resource_manager()->LookupOrCreate<Var>(
+                            h->container, h->name, [&]() -> absl::StatusOr<std::shared_ptr<Var>> {
+                              return std::make_shared<Var>(dtype_, name);
+                            }));
+    TW_RETURN_IF_ERROR(CheckDtype(*var, dtype_, "assign"));
+    absl::MutexLock lock(&var->mu);
+    var->tensor = ctx->input(1);  // shares the buffer; see Note [Variable copy-on-write]
+    var->initialized = true;
+    return absl::OkStatus();
+  }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+};
+
+template <typename T, bool kAdd>
+class AssignUpdateVariableOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupVar(ctx));
+    TW_RETURN_IF_ERROR(CheckDtype(*var, DataTypeToEnum<T>::value, "update"));
+    return AddOrSub<T>(ctx, var.get(), ctx->input(1), kAdd);
+  }
+};
+template <typename T>
+using AssignAddVariableOp = AssignUpdateVariableOp<T, true>;
+template <typename T>
+using AssignSubVariableOp = AssignUpdateVariableOp<T, false>;
+
+class VarIsInitializedOp : public OpKernel {
+ public:
+  bool IsExpensive() const override { return false; }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const ResourceHandle* h, HandleInput(ctx));
+    absl::StatusOr<std::shared_ptr<Var>> var =
+        ctx->resource_manager()->Lookup<Var>(h->container, h->name);
+    bool initialized = false;
+    if (var.ok()) {
+      absl::ReaderMutexLock lock(&(*var)->mu);
+      initialized = (*var)->initialized;
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    *out->data<bool>() = initialized;
+    return absl::OkStatus();
+  }
+};
+
+class DestroyResourceOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("ignore_lookup_error", &ignore_lookup_error_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const ResourceHandle* h, HandleInput(ctx));
+    absl::Status s = ctx->resource_manager()->Delete<Var>(h->container, h->name);
+    if (absl::IsNotFound(s) && ignore_lookup_error_) return absl::OkStatus();
+    return s;
+  }
+
+ private:
+  bool ignore_lookup_error_ = true;
+};
+
+// ---- TF1 reference variables ----
+
+class VariableOp : public OpKernel {
+ public:
+  bool IsExpensive() const override { return false; }
+  absl::Status Init(const KernelConstruction& c) override {
+    std::string container, name;
+    TW_RETURN_IF_ERROR(ResourceName(c, &container, &name));
+    DataType dtype;
+    TW_RETURN_IF_ERROR(c.GetAttr("dtype", &dtype));
+    // The Var is made once and held here, so the ref this kernel hands out
+    // stays valid for as long as the executor (and so the kernel) lives.
+    TW_ASSIGN_OR_RETURN(var_, c.device()->resource_manager()->LookupOrCreate<Var>(
+                                  container, name, [&]() -> absl::StatusOr<std::shared_ptr<Var>> {
+                                    return std::make_shared<Var>(dtype, c.name());
+                                  }));
+    return CheckDtype(*var_, dtype, "declare");
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    ctx->set_output_ref(0, var_.get());
+    return absl::OkStatus();
+  }
+
+ private:
+  std::shared_ptr<Var> var_;
+};
+
+class AssignOp : public OpKernel {
+ public:
+  bool IsExpensive() const override { return false; }
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("validate_shape", &validate_shape_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    Var* var = ctx->ref_input(0);
+    const Tensor& value = ctx->input(1);
+    {
+      absl::MutexLock lock(&var->mu);
+      if (validate_shape_ && var->initialized && var->tensor.shape() != value.shape()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Assign requires shapes of both tensors to match. lhs shape= ",
+            var->tensor.shape().DebugString(), " rhs shape= ", value.shape().DebugString()));
+      }
+      var->tensor = value;  // see Note [Variable copy-on-write]
+      var->initialized = true;
+    }
+    ctx->set_output_ref(0, var);
+    return absl::OkStatus();
+  }
+
+ private:
+  bool validate_shape_ = true;
+};
+
+template <typename T, bool kAdd>
+class AssignUpdateOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    Var* var = ctx->ref_input(0);
+    TW_RETURN_IF_ERROR(AddOrSub<T>(ctx, var, ctx->input(1), kAdd));
+    ctx->set_output_ref(0, var);
+    return absl::OkStatus();
+  }
+};
+template <typename T>
+using AssignAddOp = AssignUpdateOp<T, true>;
+template <typename T>
+using AssignSubOp = AssignUpdateOp<T, false>;
+
+class IsVariableInitializedOp : public OpKernel {
+ public:
+  bool IsExpensive() const override { return false; }
+  absl::Status Compute(KernelContext* ctx) override {
+    Var* var = ctx->ref_input(0);
+    bool initialized;
+    {
+      absl::ReaderMutexLock lock(&var->mu);
+      initialized = var->initialized;
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    *out->data<bool>() = initialized;
+    return absl::OkStatus();
+  }
+};
+
+TW_REGISTER_KERNELS(variables) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterKernel(cpu("VarHandleOp"), MakeFactory<VarHandleOp>());
+  RegisterKernel(cpu("ReadVariableOp"), MakeFactory<ReadVariableOp>());
+  RegisterKernel(cpu("AssignVariableOp"), MakeFactory<AssignVariableOp>());
+  RegisterKernel(cpu("VarIsInitializedOp"), MakeFactory<VarIsInitializedOp>());
+  RegisterKernel(cpu("DestroyResourceOp"), MakeFactory<DestroyResourceOp>());
+  RegisterTypedKernels<AssignAddVariableOp, float, double, int32_t, int64_t>(
+      cpu("AssignAddVariableOp"), "dtype");
+  RegisterTypedKernels<AssignSubVariableOp, float, double, int32_t, int64_t>(
+      cpu("AssignSubVariableOp"), "dtype");
+  RegisterKernel(cpu("VariableV2"), MakeFactory<VariableOp>());
+  RegisterKernel(cpu("Variable"), MakeFactory<VariableOp>());
+  RegisterKernel(cpu("Assign"), MakeFactory<AssignOp>());
+  RegisterKernel(cpu("IsVariableInitialized"), MakeFactory<IsVariableInitializedOp>());
+  RegisterTypedKernels<AssignAddOp, float, double, int32_t, int64_t>(cpu("AssignAdd"), "T");
+  RegisterTypedKernels<AssignSubOp, float, double, int32_t, int64_t>(cpu("AssignSub"), "T");
+}
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,81 @@
+#include "runtime/client_session.h"
+
+#include "core/status_macros.h"
+#include "core/tensor_proto_util.h"
+
+namespace towerflow {
+
+absl::StatusOr<Tensor> ClientSession::FeedValue::ToTensor(const Output& output) const {
+  if (is_tensor_) return tensor_;
+  TW_RETURN_IF_ERROR(literal_.status());
+  const DataType want = BaseType(output.type());
+  TensorProto proto = literal_.tensor();
+  if (proto.dtype() != want) {
+    absl::StatusOr<TensorProto> converted = ConvertTensorProto(proto, want);
+    if (!converted.ok()) {
+      return AddErrorContext(converted.status(), absl::StrCat("feed for '", output.name(), "'"));
+    }
+    proto = *std::move(converted);
+  }
+  return Tensor::FromProto(proto);
+}
+
+ClientSession::ClientSession(const Scope& scope, const SessionOptions& options) : scope_(scope) {
+  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options);
+  if (session.ok()) {
+    session_ = *std::move(session);
+  } else {
+    init_status_ = session.status();
+  }
+}
+
+absl::Status ClientSession::MaybeExtendGraph() const {
+  TW_RETURN_IF_ERROR(scope_.status());
+  GraphDef def;
+  TW_RETURN_IF_ERROR(scope_.ToGraphDef(&def));
+  absl::MutexLock lock(&mu_);
+  GraphDef fresh;
+  *fresh.mutable_versions() = def.versions();
+  for (const NodeDef& n : def.node()) {
+    if (!sent_.contains(n.name())) *fresh.add_node() = n;
+  }
+  if (fresh.node_size() == 0) return absl::OkStatus();
+  TW_RETURN_IF_ERROR(session_->Extend(fresh));
+  for (const NodeDef& n : fresh.node()) sent_.insert(n.name());
+  return absl::OkStatus();
+}
+
+absl::Status ClientSession::Run(const std::vector<Output>& fetch_outputs,
+                                std::vector<Tensor>* outputs) const {
+  return Run(FeedType{}, fetch_outputs, {}, outputs);
+}
+
+absl::Status ClientSession::Run(const FeedType& inputs, const std::vector<Output>& fetch_outputs,
+                                std::vector<Tensor>* outputs) const {
+  return Run(inputs, fetch_outputs, {}, outputs);
+}
+
+absl::Status ClientSession::Run(const FeedType& inputs, const std::vector<Output>& fetch_outputs,
+                                const std::vector<Operation>& run_outputs,
+                                std::vector<Tensor>* outputs) const {
+  return Run(RunOptions(), inputs, fetch_outputs, run_outputs, outputs, nullptr);
+}
+
+absl::Status ClientSession::Run(const RunOptions& run_options, const FeedType& inputs,
+                                const std::vector<Output>& fetch_outputs,
+                                const std::vector<Operation>& run_outputs,
+                                std::vector<Tensor>* outputs, RunMetadata* run_metadata) const {
+  TW_RETURN_IF_ERROR(init_status_);
+  TW_RETURN_IF_ERROR(MaybeExtendGraph());
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const auto& [output, value] : inputs) {
+    TW_ASSIGN_OR_RETURN(Tensor t, value.ToTensor(output));
+    feeds.emplace_back(output.name(), std::move(t));
+  }
+  std::vector<std::string> fetches, targets;
+  for (const Output& o : fetch_outputs) fetches.push_back(o.name());
+  for (const Operation& op : run_outputs) targets.push_back(op.name());
+  return session_->Run(run_options, feeds, fetches, targets, outputs, run_metadata);
+}
+
+}  // namespace towerflow

@@ -1,0 +1,290 @@
+// The in-process Session: see session.h.
+#include <atomic>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "core/status_macros.h"
+#include "graph/graph_io.h"
+#include "runtime/device_mgr.h"
+#include "runtime/executor.h"
+#include "runtime/placer.h"
+#include "runtime/session.h"
+#include "runtime/step_graph.h"
+
+namespace towerflow {
+namespace {
+
+// The executors of one (feeds, fetches, targets) signature. Immutable once
+// built; shared by the steps running it.
+struct ExecutorsAndKeys {
+  StepGraphs step;
+  std::vector<std::unique_ptr<Executor>> executors;
+};
+
+class FeedFetchFrame final : public CallFrame {
+ public:
+  FeedFetchFrame(const std::vector<std::pair<std::string, Tensor>>& feeds, int num_retvals)
+      : feeds_(feeds), retvals_(num_retvals), set_(num_retvals, false) {}
+
+  absl::StatusOr<Tensor> GetArg(int index) const override {
+    if (index < 0 || index >= static_cast<int>(feeds_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("feed index ", index, " out of range"));
+    }
+    return feeds_[index].second;
+  }
+  absl::Status SetRetval(int index, const Tensor& value) override {
+    absl::MutexLock lock(&mu_);
+    if (index < 0 || index >= static_cast<int>(retvals_.size()) || set_[index]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fetch index ", index, " out of range or set twice"));
+    }
+    retvals_[index] = value;
+    set_[index] = true;
+    return absl::OkStatus();
+  }
+  std::vector<Tensor> TakeRetvals() {
+    absl::MutexLock lock(&mu_);
+    return std::move(retvals_);
+  }
+
+ private:
+  const std::vector<std::pair<std::string, Tensor>>& feeds_;
+  absl::Mutex mu_;
+  std::vector<Tensor> retvals_ ABSL_GUARDED_BY(mu_);
+  std::vector<bool> set_ ABSL_GUARDED_BY(mu_);
+};
+
+std::string SignatureKey(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                         const std::vector<std::string>& outputs,
+                         const std::vector<std::string>& targets) {
+  std::string key;
+  for (const auto& [name, t] : inputs) absl::StrAppend(&key, name, ",");
+  absl::StrAppend(&key, "->", absl::StrJoin(outputs, ","), "//", absl::StrJoin(targets, ","));
+  return key;
+}
+
+class DirectSession final : public Session {
+ public:
+  explicit DirectSession(const SessionOptions& options) : options_(options) {}
+
+  absl::Status Init() {
+    const int inter = options_.inter_op_parallelism_threads > 0
+                          ? options_.inter_op_parallelism_threads
+                          : DefaultNumThreads();
+    const int intra = options_.intra_op_parallelism_threads > 0
+                          ? options_.intra_op_parallelism_threads
+                          : DefaultNumThreads();
+    inter_op_ = std::make_unique<ThreadPool>("inter_op", inter);
+    intra_op_ = std::make_unique<ThreadPool>("intra_op", intra);
+    TW_ASSIGN_OR_RETURN(devices_, DeviceMgr::Create(options_.device_count, intra_op_.get()));
+    return absl::OkStatus();
+  }
+
+  ~DirectSession() override {
+    absl::MutexLock lock(&mu_);
+    cache_.clear();  // executors before the devices they borrow
+  }
+
+  absl::Status Create(const GraphDef& graph) override {
+    absl::MutexLock lock(&mu_);
+    TW_RETURN_IF_ERROR(CheckNotClosed());
+    if (graph_ != nullptr) {
+      return absl::FailedPreconditionError("Session already has a graph; use Extend to add nodes");
+    }
+    auto g = std::make_unique<Graph>();
+    TW_RETURN_IF_ERROR(ImportGraphDef(graph, g.get()));
+    graph_ = std::move(g);
+    return absl::OkStatus();
+  }
+
+  absl::Status Extend(const GraphDef& graph) override {
+    absl::MutexLock lock(&mu_);
+    TW_RETURN_IF_ERROR(CheckNotClosed());
+    if (graph_ == nullptr) graph_ = std::make_unique<Graph>();
+    return ImportGraphDef(graph, graph_.get());  // leaves graph_ unchanged on error
+  }
+
+  absl::Status Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                   const std::vector<std::string>& output_names,
+                   const std::vector<std::string>& target_names,
+                   std::vector<Tensor>* outputs) override {
+    return Run(RunOptions(), inputs, output_names, target_names, outputs, nullptr);
+  }
+
+  absl::Status Run(const RunOptions& run_options,
+                   const std::vector<std::pair<std::string, Tensor>>& inputs,
+                   const std::vector<std::string>& output_names,
+                   const std::vector<std::string>& target_names, std::vector<Tensor>* outputs,
+                   RunMetadata* run_metadata) override {
+    if (outputs == nullptr && !output_names.empty()) {
+      return absl::InvalidArgumentError("Run with fetches needs an outputs vector");
+    }
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutorsAndKeys> ek,
+                        GetOrCreateExecutors(inputs, output_names, target_names));
+    TW_RETURN_IF_ERROR(CheckFeeds(inputs, ek->step));
+    FeedFetchFrame frame(inputs, ek->step.num_retvals);
+    const bool trace =
+        run_options.trace_level == RunOptions::TraceLevel::kFullTrace && run_metadata != nullptr;
+    StepStatsCollector stats;
+    TW_RETURN_IF_ERROR(RunExecutors(*ek, &frame, trace ? &stats : nullptr));
+    if (outputs != nullptr) {
+      std::vector<Tensor> retvals = frame.TakeRetvals();
+      outputs->clear();
+      for (int r : ek->step.fetch_retval) outputs->push_back(retvals[r]);
+    }
+    if (run_metadata != nullptr) {
+      if (trace) run_metadata->step_stats = stats.Finalize();
+      if (run_options.output_partition_graphs) {
+        run_metadata->partition_graphs.clear();
+        for (const auto& [device, def] : ek->step.partitions) {
+          run_metadata->partition_graphs.push_back(def);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<DeviceAttributes> ListDevices() const override {
+    std::vector<DeviceAttributes> out;
+    for (const Device* d : devices_->devices()) out.push_back({d->name(), d->device_type()});
+    return out;
+  }
+
+  absl::Status Close() override {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return absl::OkStatus();
+    closed_ = true;
+    cache_.clear();
+    for (Device* d : devices_->devices()) d->resource_manager()->Cleanup("");
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status CheckNotClosed() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (closed_) return absl::FailedPreconditionError("Session has been closed.");
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::shared_ptr<const ExecutorsAndKeys>> GetOrCreateExecutors(
+      const std::vector<std::pair<std::string, Tensor>>& inputs,
+      const std::vector<std::string>& outputs, const std::vector<std::string>& targets) {
+    const std::string key = SignatureKey(inputs, outputs, targets);
+    absl::MutexLock lock(&mu_);
+    TW_RETURN_IF_ERROR(CheckNotClosed());
+    if (graph_ == nullptr) {
+      return absl::FailedPreconditionError("Session was not created with a graph before Run()");
+    }
+    auto it = cache_.find(key);
+    if (it != cache_.end() && it->second.second == graph_->num_node_ids()) return it->second.first;
+    // Placement covers the whole graph, so a node keeps its device whatever
+    // signature first runs it.
+    const PlacerOptions placer_options{options_.allow_soft_placement,
+                                       options_.log_device_placement};
+    TW_RETURN_IF_ERROR(PlaceGraph(*graph_, *devices_, placer_options, &placement_));
+    std::vector<std::string> feed_names;
+    for (const auto& [name, t] : inputs) feed_names.push_back(name);
+    auto ek = std::make_shared<ExecutorsAndKeys>();
+    TW_ASSIGN_OR_RETURN(ek->step,
+                        BuildStepGraphs(*graph_, placement_, feed_names, outputs, targets));
+    for (const auto& [device_name, def] : ek->step.partitions) {
+      TW_ASSIGN_OR_RETURN(Device * device, devices_->Lookup(device_name));
+      auto partition = std::make_unique<Graph>();
+      partition->set_allow_internal_names(true);
+      TW_RETURN_IF_ERROR(ImportGraphDef(def, partition.get()));
+      TW_ASSIGN_OR_RETURN(std::unique_ptr<Executor> ex,
+                          Executor::Create(std::move(partition), device));
+      ek->executors.push_back(std::move(ex));
+    }
+    cache_[key] = {ek, graph_->num_node_ids()};
+    return ek;
+  }
+
+  static absl::Status CheckFeeds(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                 const StepGraphs& step) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& t = inputs[i].second;
+      if (t.dtype() != step.feed_dtypes[i]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Feed '", inputs[i].first, "' is a ", DataTypeString(t.dtype()),
+                         " tensor, but the graph expects ", DataTypeString(step.feed_dtypes[i])));
+      }
+      if (!step.feed_shapes[i].IsCompatibleWith(PartialTensorShape(t.shape()))) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Cannot feed value of shape ", t.shape().DebugString(), " for tensor '",
+            inputs[i].first, "', which has shape ", step.feed_shapes[i].DebugString()));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Runs every partition of one step and waits. Partition 0 starts on this
+  // thread, the others on the inter-op pool, so towers start together.
+  absl::Status RunExecutors(const ExecutorsAndKeys& ek, CallFrame* frame,
+                            StepStatsCollector* stats) {
+    Rendezvous rendezvous;
+    absl::Mutex mu;
+    absl::Status first_error;
+    int pending = static_cast<int>(ek.executors.size());
+    absl::Notification all_done;
+    Executor::Args args;
+    args.step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
+    args.rendezvous = &rendezvous;
+    args.call_frame = frame;
+    args.stats = stats;
+    args.inter_op_pool = inter_op_.get();
+    args.on_error = [&](const absl::Status& s) {
+      {
+        absl::MutexLock lock(&mu);
+        if (first_error.ok()) first_error = s;
+      }
+      rendezvous.StartAbort(absl::CancelledError(
+          absl::StrCat("Step cancelled because of an error elsewhere: ", s.message())));
+    };
+    const auto done = [&](absl::Status s) {
+      bool last;
+      {
+        absl::MutexLock lock(&mu);
+        if (first_error.ok() && !s.ok()) first_error = s;
+        last = --pending == 0;
+      }
+      if (last) all_done.Notify();
+    };
+    if (ek.executors.empty()) return absl::OkStatus();
+    for (size_t i = 1; i < ek.executors.size(); ++i) {
+      Executor* ex = ek.executors[i].get();
+      inter_op_->Schedule([ex, &args, done] { ex->RunAsync(args, done); });
+    }
+    ek.executors[0]->RunAsync(args, done);
+    all_done.WaitForNotification();
+    absl::MutexLock lock(&mu);
+    return first_error;
+  }
+
+  const SessionOptions options_;
+  std::unique_ptr<ThreadPool> inter_op_;
+  std::unique_ptr<ThreadPool> intra_op_;
+  std::unique_ptr<DeviceMgr> devices_;
+  std::atomic<int64_t> next_step_id_{1};
+
+  absl::Mutex mu_;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
+  Placement placement_ ABSL_GUARDED_BY(mu_);
+  // signature -> (executors, graph size they were built for)
+  absl::flat_hash_map<std::string, std::pair<std::shared_ptr<const ExecutorsAndKeys>, int>> cache_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) {
+  auto session = std::make_unique<DirectSession>(options);
+  TW_RETURN_IF_ERROR(session->Init());
+  return std::unique_ptr<Session>(std::move(session));
+}
+
+}  // namespace towerflow

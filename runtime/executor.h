@@ -1,0 +1,87 @@
+// Executor: runs one partition graph (all nodes on one device) per step.
+//
+// Made once per (session graph, feeds, fetches, targets) signature and
+// partition: the kernels are created up front, so a missing kernel or a bad
+// attr fails at Create, naming the node. RunAsync then runs a step as
+// dataflow — a node runs when all its data and control inputs are done —
+// cheap kernels inline on the current thread, expensive ones on the inter-op
+// pool. See Note [Executor scheduling] in executor.cc.
+//
+//   TW_ASSIGN_OR_RETURN(std::unique_ptr<Executor> ex, Executor::Create(std::move(g), device));
+//   ex->RunAsync(args, [](absl::Status s) { ... });
+//
+// The first failing node stops the step: its error, with the node's name and
+// op attached, goes to Args::on_error and to `done`; nodes not yet started
+// are skipped, and `done` runs once every started node has finished.
+//
+// Thread-safe: one Executor may run many steps at once.
+#ifndef TOWERFLOW_RUNTIME_EXECUTOR_H_
+#define TOWERFLOW_RUNTIME_EXECUTOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "kernels/kernel.h"
+#include "kernels/kernel_context.h"
+#include "runtime/device.h"
+#include "runtime/rendezvous.h"
+#include "runtime/step_stats.h"
+#include "runtime/threadpool.h"
+
+namespace towerflow {
+
+class Executor {
+ public:
+  struct Args {
+    int64_t step_id = 0;
+    Rendezvous* rendezvous = nullptr;     // shared by the step's partitions
+    CallFrame* call_frame = nullptr;      // feeds and fetches
+    StepStatsCollector* stats = nullptr;  // null: no timing
+    ThreadPool* inter_op_pool = nullptr;  // REQUIRED
+    // Called once with the first error of this partition, before `done`, so
+    // the caller can cancel the other partitions of the step.
+    std::function<void(const absl::Status&)> on_error;
+  };
+  using DoneCallback = std::function<void(absl::Status)>;
+
+  // Takes `graph`, whose nodes must all be assigned to `device` (borrowed;
+  // must outlive the executor). Unimplemented when a node has no kernel for
+  // the device; a kernel's Init error otherwise, with the node named.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(std::unique_ptr<Graph> graph,
+                                                          Device* device);
+  ~Executor();
+
+  // Runs one step. Everything in `args` must outlive `done`. The calling
+  // thread runs the first ready nodes itself.
+  void RunAsync(const Args& args, DoneCallback done);
+
+  const Graph& graph() const { return *graph_; }
+  Device* device() const { return device_; }
+
+ private:
+  struct NodeItem;
+  class StepState;
+
+  Executor(std::unique_ptr<Graph> graph, Device* device);
+  absl::Status Initialize();
+
+  std::unique_ptr<Graph> graph_;
+  Device* const device_;
+  std::vector<NodeItem> items_;  // by dense index
+  std::vector<int> roots_;       // items with no inputs
+  int total_input_slots_ = 0;
+};
+
+// "message [[node add (AddV2) on /job:localhost/.../CPU:0]]": how the
+// executor names the failing node in an error, keeping its code.
+absl::Status AttachNodeContext(const absl::Status& status, const std::string& node_name,
+                               const std::string& op, const std::string& device);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_RUNTIME_EXECUTOR_H_

@@ -1,0 +1,104 @@
+// Session: runs a GraphDef on this machine's devices.
+//
+//   SessionOptions opts;
+//   opts.device_count["CPU"] = 2;          // two virtual CPU devices
+//   opts.allow_soft_placement = true;      // /gpu:1 falls back to CPU
+//   TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, NewSession(opts));
+//   TW_RETURN_IF_ERROR(s->Create(graph_def));
+//   TW_RETURN_IF_ERROR(s->Run({}, {}, {"init"}, nullptr));
+//   std::vector<Tensor> out;
+//   TW_RETURN_IF_ERROR(s->Run({{"x", x}}, {"loss", "logits:0"}, {"train"}, &out));
+//
+// Run places the graph's nodes (once; see runtime/placer.h), prunes it to the
+// signature (runtime/step_graph.h), builds one Executor per device and caches
+// them per (feeds, fetches, targets), then runs the partitions together with
+// a fresh Rendezvous. The first failing node cancels the step; its error
+// comes back with the node named.
+//
+// Errors: FailedPrecondition after Close or before Create; NotFound for an
+// unknown feed/fetch/target; InvalidArgument for a feed of the wrong dtype or
+// shape, a placement that cannot be satisfied; Unimplemented for a node
+// without a kernel; whatever a kernel returns.
+//
+// Thread safety: Run may be called from many threads at once. Create,
+// Extend and Close are also safe, and wait for nothing but the caches' lock.
+#ifndef TOWERFLOW_RUNTIME_SESSION_H_
+#define TOWERFLOW_RUNTIME_SESSION_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/graph.pb.h"
+#include "runtime/step_stats.h"
+#include "runtime/tensor.h"
+
+namespace towerflow {
+
+struct SessionOptions {
+  // Devices per type: "CPU" defaults to 1, others to all present.
+  std::map<std::string, int> device_count;
+  bool allow_soft_placement = false;
+  bool log_device_placement = false;
+  // 0: one thread per hardware thread.
+  int inter_op_parallelism_threads = 0;
+  int intra_op_parallelism_threads = 0;
+};
+
+struct RunOptions {
+  enum class TraceLevel { kNoTrace, kFullTrace };
+  TraceLevel trace_level = TraceLevel::kNoTrace;
+  // Copy the partition graphs that ran into RunMetadata.
+  bool output_partition_graphs = false;
+};
+
+struct RunMetadata {
+  StepStats step_stats;                    // filled under kFullTrace
+  std::vector<GraphDef> partition_graphs;  // with output_partition_graphs
+};
+
+struct DeviceAttributes {
+  std::string name;         // "/job:localhost/replica:0/task:0/device:CPU:0"
+  std::string device_type;  // "CPU"
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  // Sets the graph. FailedPrecondition when one is already set (use
+  // Extend); the import error (naming the node) for a bad GraphDef.
+  virtual absl::Status Create(const GraphDef& graph) = 0;
+  // Adds nodes to the graph; existing nodes keep their placement.
+  virtual absl::Status Extend(const GraphDef& graph) = 0;
+
+  // Feeds `inputs`, runs what `output_names` and `target_names` need, and
+  // fills `outputs` (may be null when there are no outputs) in the order of
+  // `output_names`. A fetched tensor that is also fed returns the feed.
+  virtual absl::Status Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                           const std::vector<std::string>& output_names,
+                           const std::vector<std::string>& target_names,
+                           std::vector<Tensor>* outputs) = 0;
+  virtual absl::Status Run(const RunOptions& run_options,
+                           const std::vector<std::pair<std::string, Tensor>>& inputs,
+                           const std::vector<std::string>& output_names,
+                           const std::vector<std::string>& target_names,
+                           std::vector<Tensor>* outputs, RunMetadata* run_metadata) = 0;
+
+  virtual std::vector<DeviceAttributes> ListDevices() const = 0;
+
+  // Releases the executors and the devices' variables; later calls are
+  // FailedPrecondition. Idempotent.
+  virtual absl::Status Close() = 0;
+};
+
+// A session on this process's devices. InvalidArgument for bad options (an
+// unknown device type, a negative count).
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_RUNTIME_SESSION_H_

@@ -1,0 +1,216 @@
+#include "runtime/session.h"
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/proto_io.h"
+#include "gmock/gmock.h"
+#include "graph/graph_io.h"
+#include "gtest/gtest.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::towerflow::testing::StatusIs;
+
+GraphDef G(const std::string& text) {
+  GraphDef g;
+  absl::Status s = ParseTextProto(text, &g);
+  EXPECT_TRUE(s.ok()) << s;
+  return g;
+}
+
+// A Const node of float values.
+std::string FloatConst(const std::string& name, std::vector<float> values,
+                       const std::string& device = "") {
+  std::string vals;
+  for (float v : values) absl::StrAppend(&vals, " float_val: ", v);
+  return absl::StrCat("node { name: '", name, "' op: 'Const' device: '", device,
+                      "' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' "
+                      "value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: ",
+                      values.size(), " } }", vals, " } } } }\n");
+}
+
+std::string Binary(const std::string& op, const std::string& name, const std::string& a,
+                   const std::string& b, const std::string& device = "") {
+  return absl::StrCat("node { name: '", name, "' op: '", op, "' input: '", a, "' input: '", b,
+                      "' device: '", device, "' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+}
+
+std::string Placeholder(const std::string& name, const std::string& shape = "dim { size: 2 }") {
+  return absl::StrCat("node { name: '", name,
+                      "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } "
+                      "attr { key: 'shape' value { shape { ",
+                      shape, " } } } }\n");
+}
+
+Tensor Floats(std::vector<float> v) {
+  Tensor t(DT_FLOAT, {static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) t.flat<float>()(i) = v[i];
+  return t;
+}
+
+std::unique_ptr<Session> MakeSession(const GraphDef& g, SessionOptions opts = {}) {
+  absl::StatusOr<std::unique_ptr<Session>> s = NewSession(opts);
+  EXPECT_TRUE(s.ok()) << s.status();
+  absl::Status created = (*s)->Create(g);
+  EXPECT_TRUE(created.ok()) << created;
+  return *std::move(s);
+}
+
+TEST(SessionTest, RunsConstantArithmetic) {
+  auto s = MakeSession(G(FloatConst("a", {1, 2}) + FloatConst("b", {10, 20}) +
+                         Binary("AddV2", "c", "a", "b") + Binary("Mul", "d", "c", "a")));
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(s->Run({}, {"c", "d:0"}, {}, &out));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(out[0].span<float>(), ElementsAre(11, 22));
+  EXPECT_THAT(out[1].span<float>(), ElementsAre(11, 44));
+}
+
+TEST(SessionTest, FeedsPlaceholdersAndChecksThem) {
+  auto s =
+      MakeSession(G(Placeholder("x") + FloatConst("two", {2, 2}) + Binary("Mul", "y", "x", "two")));
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(s->Run({{"x", Floats({3, 4})}}, {"y"}, {}, &out));
+  EXPECT_THAT(out[0].span<float>(), ElementsAre(6, 8));
+
+  EXPECT_THAT(s->Run({}, {"y"}, {}, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "You must feed a value for placeholder tensor 'x' with dtype float and "
+                       "shape [2]"));
+  EXPECT_THAT(s->Run({{"x", Tensor(DT_INT32, {2})}}, {"y"}, {}, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Feed 'x' is a int32 tensor, but the graph expects float"));
+  EXPECT_THAT(s->Run({{"x", Floats({1, 2, 3})}}, {"y"}, {}, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Cannot feed value of shape [3] for tensor 'x', which has shape [2]"));
+  EXPECT_THAT(s->Run({{"nope", Floats({1})}}, {"y"}, {}, &out),
+              StatusIs(absl::StatusCode::kNotFound, "names node 'nope'"));
+  EXPECT_THAT(s->Run({}, {"y:3"}, {}, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument, "has only 1 outputs"));
+}
+
+TEST(SessionTest, UnusedPlaceholdersNeedNoFeed) {
+  auto s = MakeSession(G(Placeholder("unused") + FloatConst("a", {5})));
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(s->Run({}, {"a"}, {}, &out));
+  EXPECT_THAT(out[0].span<float>(), ElementsAre(5));
+}
+
+TEST(SessionTest, FeedingANonPlaceholderCutsItsProducer) {
+  // c would need the unfed placeholder x; feeding c itself cuts x off.
+  auto s = MakeSession(G(Placeholder("x") + FloatConst("a", {1, 1}) +
+                         Binary("AddV2", "c", "x", "a") + Binary("Mul", "d", "c", "c")));
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(s->Run({{"c", Floats({3, 5})}}, {"d", "c"}, {}, &out));
+  EXPECT_THAT(out[0].span<float>(), ElementsAre(9, 25));
+  EXPECT_THAT(out[1].span<float>(), ElementsAre(3, 5));  // a fed fetch returns the feed
+}
+
+TEST(SessionTest, FeedsASecondOutput) {
+  auto s = MakeSession(G(FloatConst("a", {1}) + FloatConst("b", {2}) +
+                         "node { name: 'z' op: 'IdentityN' input: 'a' input: 'b' "
+                         "attr { key: 'T' value { list { type: DT_FLOAT type: DT_FLOAT } } } }\n" +
+                         Binary("AddV2", "w", "z:0", "z:1")));
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(s->Run({}, {"w"}, {}, &out));
+  EXPECT_THAT(out[0].span<float>(), ElementsAre(3));
+  TW_ASSERT_OK(s->Run({{"z:1", Floats({40})}}, {"w", "z:0"}, {}, &out));
+  EXPECT_THAT(out[0].span<float>(), ElementsAre(41));
+  EXPECT_THAT(out[1].span<float>(), ElementsAre(1));
+}
+
+TEST(SessionTest, MissingKernelIsUnimplementedNamingOpDeviceAndDtype) {
+  auto s = MakeSession(G(FloatConst("a", {1}) + Placeholder("p", "unknown_rank: true") +
+                         "node { name: 'm' op: 'MatMul' input: 'p' input: 'p' "
+                         "attr { key: 'T' value { type: DT_FLOAT } } }\n"));
+  std::vector<Tensor> out;
+  EXPECT_THAT(s->Run({{"p", Floats({1})}}, {"m"}, {}, &out),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       "No kernel for op 'MatMul' on device type CPU with T=float"));
+  TW_EXPECT_OK(s->Run({}, {"a"}, {}, &out));  // pruned away, it does not matter
+}
+
+TEST(SessionTest, KernelErrorNamesTheNodeAndOp) {
+  // Shapes unknown when the graph is built, so only the kernel can tell.
+  auto s =
+      MakeSession(G(Placeholder("a", "unknown_rank: true") +
+                    Placeholder("b", "unknown_rank: true") + Binary("AddV2", "bad", "a", "b")));
+  std::vector<Tensor> out;
+  absl::Status st = s->Run({{"a", Floats({1, 2})}, {"b", Floats({1, 2, 3})}}, {"bad"}, {}, &out);
+  EXPECT_THAT(st, StatusIs(absl::StatusCode::kInvalidArgument, "Incompatible shapes: [2] vs. [3]"));
+  EXPECT_THAT(std::string(st.message()), HasSubstr("[[node bad (AddV2) on "));
+}
+
+TEST(SessionTest, CreateTwiceAndRunAfterCloseAreFailedPrecondition) {
+  auto s = MakeSession(G(FloatConst("a", {1})));
+  EXPECT_THAT(s->Create(G("")), StatusIs(absl::StatusCode::kFailedPrecondition, "use Extend"));
+  TW_ASSERT_OK(s->Close());
+  std::vector<Tensor> out;
+  EXPECT_THAT(s->Run({}, {"a"}, {}, &out),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "closed"));
+}
+
+TEST(SessionTest, ExtendAddsNodesToLaterRuns) {
+  auto s = MakeSession(G(FloatConst("a", {1})));
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(s->Run({}, {"a"}, {}, &out));
+  TW_ASSERT_OK(s->Extend(G(Binary("AddV2", "b", "a", "a"))));
+  TW_ASSERT_OK(s->Run({}, {"b"}, {}, &out));
+  EXPECT_THAT(out[0].span<float>(), ElementsAre(2));
+}
+
+TEST(SessionTest, StepStatsRecordEveryNodeAndMakeAChromeTrace) {
+  auto s = MakeSession(G(FloatConst("a", {1}) + Binary("AddV2", "b", "a", "a")));
+  RunOptions options;
+  options.trace_level = RunOptions::TraceLevel::kFullTrace;
+  RunMetadata metadata;
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(s->Run(options, {}, {"b"}, {}, &out, &metadata));
+  ASSERT_EQ(metadata.step_stats.dev_stats.size(), 1u);
+  const DeviceStepStats& dev = metadata.step_stats.dev_stats[0];
+  EXPECT_EQ(dev.device, "/job:localhost/replica:0/task:0/device:CPU:0");
+  std::vector<std::string> names;
+  for (const NodeExecStats& n : dev.node_stats) {
+    names.push_back(n.node_name);
+    EXPECT_LE(n.start_micros, n.end_micros);
+  }
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("a", "b", "_retval_0"));
+  const std::string json = ChromeTraceJson(metadata.step_stats);
+  EXPECT_THAT(json, HasSubstr("\"name\":\"b\",\"cat\":\"Op\",\"ph\":\"X\""));
+  EXPECT_THAT(json, HasSubstr("\"op\":\"AddV2\""));
+}
+
+TEST(SessionTest, SixteenThreadsRunConcurrentlyWithCorrectResults) {
+  auto s = MakeSession(G(Placeholder("x") + FloatConst("a", {1, 2}) + Binary("Mul", "y", "x", "a") +
+                         Binary("AddV2", "z", "y", "a")));
+  std::atomic<int> runs{0}, wrong{0};
+  const absl::Time end = absl::Now() + absl::Seconds(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; absl::Now() < end; ++i) {
+        const float v = t * 1000 + i;
+        std::vector<Tensor> out;
+        absl::Status st = s->Run({{"x", Floats({v, v})}}, {"z"}, {}, &out);
+        // z = x * [1, 2] + [1, 2]
+        if (!st.ok() || out[0].flat<float>()(0) != v + 1 || out[0].flat<float>()(1) != 2 * v + 2) {
+          ++wrong;
+        }
+        ++runs;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(runs.load(), 16);
+}
+
+}  // namespace
+}  // namespace towerflow
