@@ -198,15 +198,15 @@ class StepGraphBuilder {
   // A control edge across devices: a dummy scalar made after `src` and sent.
   std::string ControlTransfer(const Node& src, Device* dst) {
     const std::string key = absl::StrCat("^", src.name());
-    auto [it, added] = recv_names_.emplace(std::make_pair(key, dst), "");
-    if (!added) return it->second;
+    auto found = recv_names_.find(std::make_pair(key, dst));
+    if (found != recv_names_.end()) return found->second;
     Device* src_device = placement_.at(src.name());
     NodeDef* dummy = NewNode(src_device, absl::StrCat("_ctrl_", transfer_count_), "Const");
     dummy->add_input(key);
     SetAttrValue(DT_FLOAT, &(*dummy->mutable_attr())["dtype"]);
     *(*dummy->mutable_attr())["value"].mutable_tensor() = MakeScalarTensorProto<float>(0.0f);
     const std::string recv = Transfer(Source{dummy->name(), src_device}, dst, DT_FLOAT);
-    it->second = recv;
+    recv_names_[std::make_pair(key, dst)] = recv;
     return recv;
   }
 
