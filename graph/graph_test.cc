@@ -59,6 +59,10 @@ TEST_F(GraphTest, BadNodesAreRejectedAndNotAdded) {
               StatusIs(absl::StatusCode::kInvalidArgument, "has an empty name"));
   EXPECT_THAT(graph_.AddNode(MakeNode("name: '_x' op: 'NoOp'")),
               StatusIs(absl::StatusCode::kInvalidArgument, "the name is not valid"));
+  graph_.set_allow_internal_names(true);  // as the runtime's partition graphs
+  TW_EXPECT_OK(graph_.AddNode(MakeNode("name: '_x' op: 'NoOp'")).status());
+  EXPECT_THAT(graph_.AddNode(MakeNode("name: '_' op: 'NoOp'")),
+              StatusIs(absl::StatusCode::kInvalidArgument, "the name is not valid"));
   EXPECT_THAT(graph_.AddNode(MakeNode("name: 'y' op: 'Nope'")),
               StatusIs(absl::StatusCode::kNotFound, "Op type not registered 'Nope'"));
   EXPECT_THAT(graph_.AddNode(MakeNode("name: 'r' op: 'Relu' input: 'x' input: 'x' attr { key: "

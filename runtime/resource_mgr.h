@@ -75,8 +75,8 @@ class ResourceMgr {
     absl::ReaderMutexLock lock(&mu_);
     auto it = resources_.find(Key{container, typeid(T).name(), name});
     if (it == resources_.end()) {
-      return absl::NotFoundError(absl::StrCat("Resource ", container, "/", name, "/",
-                                              typeid(T).name(), " does not exist."));
+      return absl::NotFoundError(
+          absl::StrCat("Resource ", container, "/", name, " does not exist."));
     }
     return std::static_pointer_cast<T>(it->second);
   }

@@ -3,6 +3,8 @@
 //   towerflow inspect GRAPH           report on a GraphDef (.pb or .pbtxt)
 //   towerflow convert IN OUT          .pb <-> .pbtxt, by the file extensions
 //   towerflow dot GRAPH [-o FILE]     Graphviz picture (stdout without -o)
+//   towerflow run GRAPH --feed NAME=JSON --fetch NAME --target NAME ...
+//                                     run a graph (see tools/run.h)
 //
 // Errors print the Status and exit 1; usage errors exit 2.
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include "graph/graph_io.h"
 #include "tools/dot.h"
 #include "tools/inspect.h"
+#include "tools/run.h"
 
 namespace towerflow {
 namespace {
@@ -27,7 +30,10 @@ constexpr char kUsage[] =
     "                                  devices, sinks, unknown ops\n"
     "  towerflow convert IN OUT        GraphDef .pb <-> .pbtxt (by extension)\n"
     "  towerflow dot GRAPH [-o FILE]   Graphviz picture: name scopes as clusters,\n"
-    "                                  devices as colours\n";
+    "                                  devices as colours\n"
+    "  towerflow run GRAPH --feed NAME=JSON[:dtype] ... --fetch NAME ... [--target NAME ...]\n"
+    "                [--device_count CPU=2] [--json] [--trace FILE]\n"
+    "                                  run a graph: targets in order, then the fetches\n";
 
 absl::Status Inspect(const std::string& path) {
   TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(path));
@@ -70,6 +76,16 @@ int Main(const std::vector<std::string>& args) {
     status = Dot(args[1], "");
   } else if (command == "dot" && args.size() == 4 && args[2] == "-o") {
     status = Dot(args[1], args[3]);
+  } else if (command == "run") {
+    absl::StatusOr<tools::RunCommand> run =
+        tools::ParseRunArgs(std::vector<std::string>(args.begin() + 1, args.end()));
+    if (!run.ok()) {
+      std::cerr << "towerflow run: " << run.status().message() << "\n" << kUsage;
+      return 2;
+    }
+    absl::StatusOr<std::string> printed = tools::RunGraph(*run);
+    if (printed.ok()) std::cout << *printed;
+    status = printed.status();
   } else {
     std::cerr << "towerflow: bad arguments for '" << command << "'\n" << kUsage;
     return 2;

@@ -1,0 +1,294 @@
+#include "tools/run.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/status_macros.h"
+#include "graph/graph.h"
+#include "graph/graph_io.h"
+#include "graph/node_def_util.h"
+#include "nlohmann/json.hpp"
+#include "runtime/session.h"
+
+namespace towerflow {
+namespace tools {
+namespace {
+
+using Json = nlohmann::json;
+
+// Walks nested lists, collecting the shape and the leaves in row-major order.
+absl::Status Flatten(const Json& j, size_t depth, std::vector<int64_t>* shape,
+                     std::vector<const Json*>* leaves, const std::string& where) {
+  if (!j.is_array()) {
+    if (depth != shape->size()) {
+      return absl::InvalidArgumentError(absl::StrCat("ragged list at ", where));
+    }
+    leaves->push_back(&j);
+    return absl::OkStatus();
+  }
+  if (depth == shape->size()) {
+    if (!leaves->empty()) return absl::InvalidArgumentError(absl::StrCat("ragged list at ", where));
+    shape->push_back(static_cast<int64_t>(j.size()));
+  } else if (depth > shape->size() || (*shape)[depth] != static_cast<int64_t>(j.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("ragged list at ", where));
+  }
+  for (size_t i = 0; i < j.size(); ++i) {
+    TW_RETURN_IF_ERROR(Flatten(j[i], depth + 1, shape, leaves, absl::StrCat(where, "[", i, "]")));
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status Store(const Json& leaf, T* out, int64_t i) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!leaf.is_string())
+      return absl::InvalidArgumentError(absl::StrCat("value ", i, " is not a string"));
+    *out = leaf.get<std::string>();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!leaf.is_boolean() && !leaf.is_number_integer()) {
+      return absl::InvalidArgumentError(absl::StrCat("value ", i, " is not a bool"));
+    }
+    *out = leaf.is_boolean() ? leaf.get<bool>() : leaf.get<int64_t>() != 0;
+  } else {
+    if (!leaf.is_number() && !leaf.is_boolean()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("value ", i, " (", leaf.dump(), ") is not a number"));
+    }
+    const double v = leaf.is_boolean() ? leaf.get<bool>() : leaf.get<double>();
+    if constexpr (std::is_integral_v<T>) {
+      const bool fits = v == std::floor(v) &&
+                        v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+                        v <= static_cast<double>(std::numeric_limits<T>::max());
+      if (!fits) {
+        return absl::InvalidArgumentError(absl::StrCat("value ", i, " (", leaf.dump(),
+                                                       ") does not fit ",
+                                                       DataTypeString(DataTypeToEnum<T>::value)));
+      }
+      *out = leaf.is_number_integer() ? static_cast<T>(leaf.get<int64_t>()) : static_cast<T>(v);
+    } else {
+      *out = static_cast<T>(v);
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status Fill(const std::vector<const Json*>& leaves, Tensor* t) {
+  T* data = t->data<T>();
+  for (size_t i = 0; i < leaves.size(); ++i) TW_RETURN_IF_ERROR(Store<T>(*leaves[i], &data[i], i));
+  return absl::OkStatus();
+}
+
+template <typename T>
+Json JsonValues(const Tensor& t) {
+  Json values = Json::array();
+  for (const T& v : t.span<T>()) values.push_back(v);
+  return values;
+}
+
+Json ToJson(const Tensor& t) {
+  Json j;
+  j["dtype"] = DataTypeString(t.dtype());
+  j["shape"] = std::vector<int64_t>(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end());
+  switch (t.dtype()) {
+    case DT_FLOAT:
+      j["values"] = JsonValues<float>(t);
+      break;
+    case DT_DOUBLE:
+      j["values"] = JsonValues<double>(t);
+      break;
+    case DT_INT32:
+      j["values"] = JsonValues<int32_t>(t);
+      break;
+    case DT_INT64:
+      j["values"] = JsonValues<int64_t>(t);
+      break;
+    case DT_UINT8:
+      j["values"] = JsonValues<uint8_t>(t);
+      break;
+    case DT_INT8:
+      j["values"] = JsonValues<int8_t>(t);
+      break;
+    case DT_INT16:
+      j["values"] = JsonValues<int16_t>(t);
+      break;
+    case DT_UINT16:
+      j["values"] = JsonValues<uint16_t>(t);
+      break;
+    case DT_BOOL:
+      j["values"] = JsonValues<bool>(t);
+      break;
+    case DT_STRING:
+      j["values"] = JsonValues<std::string>(t);
+      break;
+    default:
+      j["values"] = t.SummarizeValue(1 << 20);  // handles and the rest, as text
+  }
+  return j;
+}
+
+absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(const std::string& feed,
+                                                         const Graph& graph) {
+  const size_t eq = feed.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--feed '", feed, "' is not NAME=JSON"));
+  }
+  const std::string name = feed.substr(0, eq);
+  std::string json = feed.substr(eq + 1);
+  DataType dtype = DT_INVALID;
+  const size_t colon = json.rfind(':');
+  if (colon != std::string::npos && DataTypeFromString(json.substr(colon + 1), &dtype)) {
+    json = json.substr(0, colon);
+  } else {
+    TW_ASSIGN_OR_RETURN(TensorId id, ParseTensorName(name));
+    const Node* node = graph.FindNode(id.node);
+    if (node == nullptr || id.index < 0 || id.index >= node->num_outputs()) {
+      return absl::NotFoundError(absl::StrCat("--feed ", name, ": no such tensor in the graph"));
+    }
+    dtype = BaseType(node->output_type(id.index));
+  }
+  absl::StatusOr<Tensor> t = TensorFromJson(json, dtype);
+  if (!t.ok()) return AddErrorContext(t.status(), absl::StrCat("--feed ", name));
+  return std::make_pair(name, *std::move(t));
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> TensorFromJson(const std::string& text, DataType dtype) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not JSON"));
+  std::vector<int64_t> dims;
+  std::vector<const Json*> leaves;
+  TW_RETURN_IF_ERROR(Flatten(j, 0, &dims, &leaves, "values"));
+  TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+  TW_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(CpuAllocator(), dtype, shape));
+  switch (dtype) {
+    case DT_FLOAT:
+      TW_RETURN_IF_ERROR(Fill<float>(leaves, &t));
+      break;
+    case DT_DOUBLE:
+      TW_RETURN_IF_ERROR(Fill<double>(leaves, &t));
+      break;
+    case DT_INT32:
+      TW_RETURN_IF_ERROR(Fill<int32_t>(leaves, &t));
+      break;
+    case DT_INT64:
+      TW_RETURN_IF_ERROR(Fill<int64_t>(leaves, &t));
+      break;
+    case DT_UINT8:
+      TW_RETURN_IF_ERROR(Fill<uint8_t>(leaves, &t));
+      break;
+    case DT_INT8:
+      TW_RETURN_IF_ERROR(Fill<int8_t>(leaves, &t));
+      break;
+    case DT_INT16:
+      TW_RETURN_IF_ERROR(Fill<int16_t>(leaves, &t));
+      break;
+    case DT_UINT16:
+      TW_RETURN_IF_ERROR(Fill<uint16_t>(leaves, &t));
+      break;
+    case DT_BOOL:
+      TW_RETURN_IF_ERROR(Fill<bool>(leaves, &t));
+      break;
+    case DT_STRING:
+      TW_RETURN_IF_ERROR(Fill<std::string>(leaves, &t));
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot feed JSON as ", DataTypeString(dtype)));
+  }
+  return t;
+}
+
+std::string TensorToJson(const Tensor& t) { return ToJson(t).dump(); }
+
+absl::StatusOr<RunCommand> ParseRunArgs(const std::vector<std::string>& args) {
+  RunCommand c;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const auto value = [&]() -> absl::StatusOr<std::string> {
+      if (i + 1 >= args.size())
+        return absl::InvalidArgumentError(absl::StrCat(a, " needs a value"));
+      return args[++i];
+    };
+    if (a == "--json") {
+      c.json = true;
+    } else if (a == "--feed") {
+      TW_ASSIGN_OR_RETURN(std::string v, value());
+      c.feeds.push_back(v);
+    } else if (a == "--fetch") {
+      TW_ASSIGN_OR_RETURN(std::string v, value());
+      c.fetches.push_back(v);
+    } else if (a == "--target") {
+      TW_ASSIGN_OR_RETURN(std::string v, value());
+      c.targets.push_back(v);
+    } else if (a == "--trace") {
+      TW_ASSIGN_OR_RETURN(c.trace_path, value());
+    } else if (a == "--device_count") {
+      TW_ASSIGN_OR_RETURN(std::string v, value());
+      std::vector<std::string> parts = absl::StrSplit(v, '=');
+      int n = 0;
+      if (parts.size() != 2 || parts[0].empty() || !absl::SimpleAtoi(parts[1], &n)) {
+        return absl::InvalidArgumentError(absl::StrCat("--device_count '", v, "' is not TYPE=N"));
+      }
+      c.device_count[parts[0]] = n;
+    } else if (!a.empty() && a[0] == '-') {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", a));
+    } else if (c.graph_path.empty()) {
+      c.graph_path = a;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument ", a));
+    }
+  }
+  if (c.graph_path.empty()) return absl::InvalidArgumentError("run needs a GRAPH");
+  if (c.fetches.empty() && c.targets.empty()) {
+    return absl::InvalidArgumentError("run needs at least one --fetch or --target");
+  }
+  return c;
+}
+
+absl::StatusOr<std::string> RunGraph(const RunCommand& c) {
+  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(c.graph_path));
+  Graph graph;
+  TW_RETURN_IF_ERROR(ImportGraphDef(def, &graph));
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const std::string& f : c.feeds) {
+    TW_ASSIGN_OR_RETURN(auto feed, ParseFeed(f, graph));
+    feeds.push_back(std::move(feed));
+  }
+  SessionOptions options;
+  options.device_count = c.device_count;
+  options.allow_soft_placement = true;
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
+  TW_RETURN_IF_ERROR(session->Create(def));
+  for (const std::string& target : c.targets) {
+    TW_RETURN_IF_ERROR(session->Run(feeds, {}, {target}, nullptr));
+  }
+  if (c.fetches.empty()) return std::string(c.json ? "{}\n" : "");
+  RunOptions run_options;
+  if (!c.trace_path.empty()) run_options.trace_level = RunOptions::TraceLevel::kFullTrace;
+  RunMetadata metadata;
+  std::vector<Tensor> outputs;
+  TW_RETURN_IF_ERROR(session->Run(run_options, feeds, c.fetches, {}, &outputs, &metadata));
+  if (!c.trace_path.empty())
+    TW_RETURN_IF_ERROR(WriteChromeTrace(metadata.step_stats, c.trace_path));
+  if (c.json) {
+    Json all = Json::object();
+    for (size_t i = 0; i < outputs.size(); ++i) all[c.fetches[i]] = ToJson(outputs[i]);
+    return all.dump() + "\n";
+  }
+  std::string out;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Json j = ToJson(outputs[i]);
+    absl::StrAppend(&out, c.fetches[i], ": ", DataTypeString(outputs[i].dtype()), " ",
+                    outputs[i].shape().DebugString(), " ", j["values"].dump(), "\n");
+  }
+  return out;
+}
+
+}  // namespace tools
+}  // namespace towerflow

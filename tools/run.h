@@ -1,0 +1,49 @@
+// `towerflow run`: feed JSON values into a GraphDef, run it, print fetches.
+//
+//   towerflow run g.pbtxt --feed x=[[1,2],[3,4]] --feed k=3:int64 \
+//       --target init --fetch y --fetch z:1 [--device_count CPU=2] [--json] [--trace t.json]
+//
+// Feeds are JSON numbers, booleans or strings in nested lists; the dtype
+// comes from the fed node's output unless given as a ":dtype" suffix.
+// Targets run one by one, in order, before one run that fetches.
+#ifndef TOWERFLOW_TOOLS_RUN_H_
+#define TOWERFLOW_TOOLS_RUN_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/tensor.h"
+
+namespace towerflow {
+namespace tools {
+
+struct RunCommand {
+  std::string graph_path;
+  std::vector<std::string> feeds;  // "NAME=JSON" or "NAME=JSON:dtype"
+  std::vector<std::string> fetches;
+  std::vector<std::string> targets;
+  std::map<std::string, int> device_count;
+  bool json = false;
+  std::string trace_path;  // Chrome trace of the fetch run, when set
+};
+
+// Parses the arguments after "run". InvalidArgument for unknown flags,
+// missing values or a malformed --device_count.
+absl::StatusOr<RunCommand> ParseRunArgs(const std::vector<std::string>& args);
+
+// Runs the command and returns what it prints.
+absl::StatusOr<std::string> RunGraph(const RunCommand& command);
+
+// A tensor of `dtype` from JSON nested lists: InvalidArgument naming the
+// problem (ragged lists, a value that does not fit the dtype).
+absl::StatusOr<Tensor> TensorFromJson(const std::string& json, DataType dtype);
+
+// {"dtype":"float","shape":[2],"values":[1,2]}
+std::string TensorToJson(const Tensor& t);
+
+}  // namespace tools
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_TOOLS_RUN_H_
