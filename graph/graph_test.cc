@@ -59,10 +59,6 @@ TEST_F(GraphTest, BadNodesAreRejectedAndNotAdded) {
               StatusIs(absl::StatusCode::kInvalidArgument, "has an empty name"));
   EXPECT_THAT(graph_.AddNode(MakeNode("name: '_x' op: 'NoOp'")),
               StatusIs(absl::StatusCode::kInvalidArgument, "the name is not valid"));
-  graph_.set_allow_internal_names(true);  // as the runtime's partition graphs
-  TW_EXPECT_OK(graph_.AddNode(MakeNode("name: '_x' op: 'NoOp'")).status());
-  EXPECT_THAT(graph_.AddNode(MakeNode("name: '_' op: 'NoOp'")),
-              StatusIs(absl::StatusCode::kInvalidArgument, "the name is not valid"));
   EXPECT_THAT(graph_.AddNode(MakeNode("name: 'y' op: 'Nope'")),
               StatusIs(absl::StatusCode::kNotFound, "Op type not registered 'Nope'"));
   EXPECT_THAT(graph_.AddNode(MakeNode("name: 'r' op: 'Relu' input: 'x' input: 'x' attr { key: "
@@ -75,6 +71,15 @@ TEST_F(GraphTest, BadNodesAreRejectedAndNotAdded) {
   EXPECT_EQ(graph_.FindNode("m"), nullptr);
   EXPECT_EQ(graph_.num_nodes(), 1);
   EXPECT_TRUE(graph_.FindNode("x")->out_edges().empty());
+}
+
+TEST_F(GraphTest, InternalNamesOnlyWhenAllowed) {
+  EXPECT_THAT(graph_.AddNode(MakeNode("name: '_retval_0' op: 'NoOp'")),
+              StatusIs(absl::StatusCode::kInvalidArgument, "the name is not valid"));
+  graph_.set_allow_internal_names(true);  // as the runtime's partition graphs
+  TW_EXPECT_OK(graph_.AddNode(MakeNode("name: '_retval_0' op: 'NoOp'")).status());
+  EXPECT_THAT(graph_.AddNode(MakeNode("name: '_' op: 'NoOp'")),
+              StatusIs(absl::StatusCode::kInvalidArgument, "the name is not valid"));
 }
 
 TEST_F(GraphTest, RefOutputsFeedValueInputs) {
