@@ -36,7 +36,6 @@ struct Executor::NodeItem {
   int num_inputs = 0;
   int input_start = 0;          // first of this node's slots in the step's inputs
   std::vector<bool> ref_input;  // input slot i expects a Ref(T) (a variable)
-  int num_outputs = 0;
   struct OutEdge {
     int src_output;
     int dst_item;
@@ -329,7 +328,6 @@ absl::Status Executor::Initialize() {
     item.num_inputs = node->num_inputs();
     item.input_start = total_input_slots_;
     total_input_slots_ += item.num_inputs;
-    item.num_outputs = node->num_outputs();
     for (int k = 0; k < item.num_inputs; ++k)
       item.ref_input.push_back(IsRefType(node->input_type(k)));
     item.initial_pending = static_cast<int>(node->in_edges().size());

@@ -63,7 +63,6 @@ class StepGraphBuilder {
       }
       out.feed_dtypes.push_back(BaseType(t.node->output_type(t.index)));
       out.feed_shapes.push_back(t.node->output_shape(t.index));
-      feed_refs_.push_back(t);
     }
     std::vector<TensorRef> fetch_refs;
     for (const std::string& f : fetches) {
@@ -230,7 +229,6 @@ class StepGraphBuilder {
   const Graph& graph_;
   const Placement& placement_;
   absl::flat_hash_map<TensorRef, int> fed_;
-  std::vector<TensorRef> feed_refs_;
   absl::flat_hash_set<const Node*> needed_;
   absl::flat_hash_map<int, std::string> arg_names_;
   absl::flat_hash_map<std::pair<std::string, Device*>, std::string> recv_names_;
