@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "core/tensor_proto_util.h"
+#include "runtime/type_dispatch.h"
 
 namespace towerflow {
 
@@ -51,55 +52,6 @@ class Buffer {
 }  // namespace tensor_internal
 
 namespace {
-
-// Calls f(T{}) with the C++ element type of a fixed-size numeric dtype.
-// Returns false for other dtypes.
-template <typename F>
-bool VisitNumberType(DataType dtype, F&& f) {
-  switch (dtype) {
-    case DT_FLOAT:
-      f(float{});
-      return true;
-    case DT_DOUBLE:
-      f(double{});
-      return true;
-    case DT_INT32:
-      f(int32_t{});
-      return true;
-    case DT_INT64:
-      f(int64_t{});
-      return true;
-    case DT_UINT8:
-      f(uint8_t{});
-      return true;
-    case DT_INT8:
-      f(int8_t{});
-      return true;
-    case DT_INT16:
-      f(int16_t{});
-      return true;
-    case DT_UINT16:
-      f(uint16_t{});
-      return true;
-    case DT_UINT32:
-      f(uint32_t{});
-      return true;
-    case DT_UINT64:
-      f(uint64_t{});
-      return true;
-    case DT_BOOL:
-      f(bool{});
-      return true;
-    case DT_COMPLEX64:
-      f(complex64{});
-      return true;
-    case DT_COMPLEX128:
-      f(complex128{});
-      return true;
-    default:
-      return false;
-  }
-}
 
 // Copies `values` into `out[0, n)`, repeating the last value; zeros when
 // there are none. ValidateTensorProto already checked values.size() <= n.

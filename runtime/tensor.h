@@ -132,6 +132,17 @@ class Tensor {
     for (int i = 0; i < N; ++i) d[i] = shape_.dim_size(i);
     return TensorMap<T, N>(data<T>(), d);
   }
+  // The elements viewed with another shape of the same element count.
+  // REQUIRES: the product of `dims` == NumElements().
+  template <typename T, int N>
+  TensorMap<T, N> shaped(absl::Span<const int64_t> dims) const {
+    ABSL_RAW_CHECK(dims.size() == N, "Tensor::shaped rank mismatch");
+    std::array<Eigen::DenseIndex, N> d;
+    int64_t n = 1;
+    for (int i = 0; i < N; ++i) n *= d[i] = dims[i];
+    ABSL_RAW_CHECK(n == NumElements(), "Tensor::shaped element count mismatch");
+    return TensorMap<T, N>(data<T>(), d);
+  }
   template <typename T>
   TensorMap<T, 1> vec() const {
     return tensor<T, 1>();

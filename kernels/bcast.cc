@@ -1,0 +1,74 @@
+#include "kernels/bcast.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace towerflow {
+namespace {
+
+std::string ShapeString(absl::Span<const int64_t> dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
+
+}  // namespace
+
+BCast::BCast(absl::Span<const int64_t> x, absl::Span<const int64_t> y) {
+  const int rank = static_cast<int>(std::max(x.size(), y.size()));
+  // Dimension i counted from the end, 1 when missing.
+  const auto dim = [](absl::Span<const int64_t> s, int i) -> int64_t {
+    return i < static_cast<int>(s.size()) ? s[s.size() - 1 - i] : 1;
+  };
+  Vec out(rank);
+  for (int i = 0; i < rank; ++i) {
+    const int64_t a = dim(x, i), b = dim(y, i);
+    if (a < 0 || b < 0 || (a != b && a != 1 && b != 1)) {
+      status_ = absl::InvalidArgumentError(
+          absl::StrCat("Incompatible shapes: ", ShapeString(x), " vs. ", ShapeString(y)));
+      return;
+    }
+    out[rank - 1 - i] = a == 1 ? b : a;
+  }
+  absl::StatusOr<TensorShape> shape = TensorShape::FromDims(out);
+  if (!shape.ok()) {
+    status_ = shape.status();
+    return;
+  }
+  output_shape_ = *std::move(shape);
+  same_shape_ = std::equal(x.begin(), x.end(), y.begin(), y.end());
+
+  // Collapse runs of dimensions with the same broadcast pattern; size-1
+  // output dimensions are dropped (they change nothing).
+  enum Kind { kNone = -1, kSame, kXBroadcast, kYBroadcast };
+  Kind prev = kNone;
+  for (int d = 0; d < rank; ++d) {
+    const int i = rank - 1 - d;  // from the end
+    const int64_t a = dim(x, i), b = dim(y, i), o = out[d];
+    if (!same_shape_) {
+      if (a == 1) grad_x_reduce_idx_.push_back(d);
+      if (b == 1) grad_y_reduce_idx_.push_back(d);
+    }
+    if (o == 1) continue;
+    const Kind kind = a == b ? kSame : (a == 1 ? kXBroadcast : kYBroadcast);
+    if (kind == prev) {
+      x_reshape_.back() *= a;
+      y_reshape_.back() *= b;
+      result_.back() *= o;
+      if (kind == kXBroadcast) x_bcast_.back() *= o;
+      if (kind == kYBroadcast) y_bcast_.back() *= o;
+    } else {
+      x_reshape_.push_back(a);
+      y_reshape_.push_back(b);
+      result_.push_back(o);
+      x_bcast_.push_back(kind == kXBroadcast ? o : 1);
+      y_bcast_.push_back(kind == kYBroadcast ? o : 1);
+      prev = kind;
+    }
+  }
+  if (result_.empty()) {  // every dimension is 1 (or a scalar)
+    x_reshape_ = y_reshape_ = result_ = x_bcast_ = y_bcast_ = {1};
+  }
+}
+
+}  // namespace towerflow

@@ -1,0 +1,64 @@
+// NumPy/TensorFlow broadcasting of two shapes, prepared for Eigen.
+//
+// Shapes are aligned at their last dimension; a dimension broadcasts when it
+// is 1 (or missing). BCast computes the output shape and, for the kernels, a
+// collapsed description where runs of adjacent dimensions that broadcast
+// the same way are merged, so [8,1,5,7] + [1,3,1,1] becomes a rank-3
+// problem: x reshaped [8,1,35] broadcast by [1,3,1], y reshaped [1,3,1]
+// broadcast by [8,1,35].
+//
+//   BCast b(x.shape(), y.shape());
+//   if (!b.ok()) return b.status();        // "Incompatible shapes: [2] vs. [3]"
+//   b.output_shape();                       // [8,3,5,7]
+//   b.x_reshape(), b.x_bcast(), b.y_reshape(), b.y_bcast(), b.result_shape()
+//   b.grad_x_reduce_idx();                  // output dims x's gradient sums over
+//
+// grad_*_reduce_idx follow TensorFlow's BroadcastGradientArgs: equal shapes
+// give none; otherwise every output dimension where the input is 1 or
+// missing (including dimensions where the output is 1), ascending.
+#ifndef TOWERFLOW_KERNELS_BCAST_H_
+#define TOWERFLOW_KERNELS_BCAST_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "core/tensor_shape.h"
+
+namespace towerflow {
+
+class BCast {
+ public:
+  using Vec = std::vector<int64_t>;
+
+  BCast(absl::Span<const int64_t> x, absl::Span<const int64_t> y);
+  BCast(const TensorShape& x, const TensorShape& y) : BCast(x.dim_sizes(), y.dim_sizes()) {}
+
+  bool ok() const { return status_.ok(); }
+  const absl::Status& status() const { return status_; }
+
+  const TensorShape& output_shape() const { return output_shape_; }
+  // Collapsed, all of the same length (at least 1).
+  const Vec& x_reshape() const { return x_reshape_; }
+  const Vec& x_bcast() const { return x_bcast_; }
+  const Vec& y_reshape() const { return y_reshape_; }
+  const Vec& y_bcast() const { return y_bcast_; }
+  const Vec& result_shape() const { return result_; }
+  const Vec& grad_x_reduce_idx() const { return grad_x_reduce_idx_; }
+  const Vec& grad_y_reduce_idx() const { return grad_y_reduce_idx_; }
+
+  // True when neither input needs broadcasting (same element layout).
+  bool IsTrivial() const { return same_shape_; }
+
+ private:
+  absl::Status status_;
+  bool same_shape_ = false;
+  TensorShape output_shape_;
+  Vec x_reshape_, x_bcast_, y_reshape_, y_bcast_, result_;
+  Vec grad_x_reduce_idx_, grad_y_reduce_idx_;
+};
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_BCAST_H_

@@ -1,0 +1,69 @@
+#include "kernels/bcast.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+BCast B(const std::vector<int64_t>& x, const std::vector<int64_t>& y) {
+  return BCast(absl::MakeConstSpan(x), absl::MakeConstSpan(y));
+}
+
+TEST(BCastTest, CollapsesRunsOfTheSamePattern) {
+  const BCast b = B({8, 1, 5, 7}, {1, 3, 1, 1});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b.output_shape(), TensorShape({8, 3, 5, 7}));
+  EXPECT_THAT(b.x_reshape(), ElementsAre(8, 1, 35));
+  EXPECT_THAT(b.x_bcast(), ElementsAre(1, 3, 1));
+  EXPECT_THAT(b.y_reshape(), ElementsAre(1, 3, 1));
+  EXPECT_THAT(b.y_bcast(), ElementsAre(8, 1, 35));
+  EXPECT_THAT(b.result_shape(), ElementsAre(8, 3, 35));
+  EXPECT_THAT(b.grad_x_reduce_idx(), ElementsAre(1));
+  EXPECT_THAT(b.grad_y_reduce_idx(), ElementsAre(0, 2, 3));
+}
+
+TEST(BCastTest, MissingLeadingDimsBroadcast) {
+  const BCast b = B({2, 3}, {3});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b.output_shape(), TensorShape({2, 3}));
+  EXPECT_THAT(b.grad_x_reduce_idx(), ElementsAre());
+  EXPECT_THAT(b.grad_y_reduce_idx(), ElementsAre(0));
+}
+
+// TF's BroadcastGradientArgs numbers: [2,3,5] and [1] reduce y over all.
+TEST(BCastTest, GradientArgsAsTensorFlow) {
+  const BCast b = B({2, 3, 5}, {1});
+  EXPECT_THAT(b.grad_x_reduce_idx(), ElementsAre());
+  EXPECT_THAT(b.grad_y_reduce_idx(), ElementsAre(0, 1, 2));
+  const BCast ones = B({1, 1}, {1});
+  EXPECT_THAT(ones.grad_x_reduce_idx(), ElementsAre(0, 1));
+  EXPECT_THAT(ones.grad_y_reduce_idx(), ElementsAre(0, 1));
+  const BCast same = B({4, 1}, {4, 1});
+  EXPECT_TRUE(same.IsTrivial());
+  EXPECT_THAT(same.grad_x_reduce_idx(), ElementsAre());
+}
+
+TEST(BCastTest, ScalarsAndEmpty) {
+  const BCast s = B({}, {});
+  EXPECT_EQ(s.output_shape(), TensorShape({}));
+  EXPECT_THAT(s.result_shape(), ElementsAre(1));
+  const BCast e = B({0, 3}, {1, 3});
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e.output_shape(), TensorShape({0, 3}));
+}
+
+TEST(BCastTest, IncompatibleAndNegativeShapesAreErrors) {
+  const BCast b = B({2}, {3});
+  EXPECT_FALSE(b.ok());
+  EXPECT_THAT(b.status().message(), HasSubstr("Incompatible shapes: [2] vs. [3]"));
+  EXPECT_FALSE(B({-1}, {3}).ok());
+  // Dims whose product overflows int64.
+  EXPECT_FALSE(B({int64_t{1} << 62, 1}, {1, 8}).ok());
+}
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,235 @@
+// Shape, slicing, joining and gathering kernels (shape_ops.cc,
+// slice_ops.cc, concat_ops.cc).
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_runner.h"
+#include "kernels/testing/kernel_test_matchers.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+Tensor Iota(const TensorShape& shape) {
+  Tensor t(DT_FLOAT, shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = static_cast<float>(i);
+  return t;
+}
+
+TEST(ShapeOpsTest, ShapeSizeRank) {
+  const Tensor x = Iota({2, 3});
+  KernelRunner shape("Shape");
+  EXPECT_THAT(RunOk(shape, {x}), TensorIs<int32_t>({2}, {2, 3}));
+  KernelRunner shape64("Shape");
+  shape64.Attr("out_type", DT_INT64);
+  EXPECT_THAT(RunOk(shape64, {x}), TensorIs<int64_t>({2}, {2, 3}));
+  KernelRunner shape_n("ShapeN");
+  EXPECT_THAT(RunOk(shape_n, {x, Scalar<float>(1)}, 1), TensorIs<int32_t>({0}, {}));
+  KernelRunner size("Size");
+  EXPECT_THAT(RunOk(size, {x}), TensorIs<int32_t>({}, {6}));
+  KernelRunner rank("Rank");
+  EXPECT_THAT(RunOk(rank, {x}), TensorIs<int32_t>({}, {2}));
+}
+
+TEST(ShapeOpsTest, ReshapeInfersOneDimension) {
+  KernelRunner r("Reshape");
+  const Tensor out = RunOk(r, {Iota({2, 3}), Literal<int32_t>({2}, {-1, 2})});
+  EXPECT_THAT(out, TensorIs<float>({3, 2}, {0, 1, 2, 3, 4, 5}));
+  EXPECT_THAT(r.Run({Iota({2, 3}), Literal<int32_t>({1}, {4})}).status().message(),
+              HasSubstr("Input to reshape is a tensor with 6 values"));
+  EXPECT_FALSE(r.Run({Iota({2, 3}), Literal<int32_t>({2}, {-1, -1})}).ok());
+  EXPECT_FALSE(r.Run({Iota({2, 3}), Literal<int32_t>({2}, {-2, 3})}).ok());
+  EXPECT_THAT(r.Run({Iota({0}), Literal<int32_t>({2}, {-1, 0})}).status().message(),
+              HasSubstr("cannot infer the missing input size for an empty tensor"));
+  EXPECT_THAT(RunOk(r, {Iota({0, 2}), Literal<int32_t>({2}, {2, 0})}), TensorIs<float>({2, 0}, {}));
+}
+
+TEST(ShapeOpsTest, ExpandDimsAndSqueeze) {
+  KernelRunner e("ExpandDims");
+  EXPECT_EQ(RunOk(e, {Iota({2, 3}), Scalar<int32_t>(-1)}).shape(), TensorShape({2, 3, 1}));
+  EXPECT_EQ(RunOk(e, {Iota({2, 3}), Scalar<int32_t>(0)}).shape(), TensorShape({1, 2, 3}));
+  EXPECT_FALSE(e.Run({Iota({2, 3}), Scalar<int32_t>(4)}).ok());
+  KernelRunner s("Squeeze");
+  EXPECT_EQ(RunOk(s, {Iota({1, 2, 1, 3, 1})}).shape(), TensorShape({2, 3}));
+  KernelRunner s2("Squeeze");
+  s2.Attr("squeeze_dims", {2, 4});
+  EXPECT_EQ(RunOk(s2, {Iota({1, 2, 1, 3, 1})}).shape(), TensorShape({1, 2, 3}));
+  KernelRunner bad("Squeeze");
+  bad.Attr("squeeze_dims", {1});
+  EXPECT_THAT(bad.Run({Iota({1, 2})}).status().message(),
+              HasSubstr("Can not squeeze dim[1], expected a dimension of 1, got 2"));
+}
+
+TEST(ShapeOpsTest, FillZerosOnesBroadcastTo) {
+  KernelRunner f("Fill");
+  EXPECT_THAT(RunOk(f, {Literal<int32_t>({2}, {2, 3}), Scalar<float>(9)}),
+              TensorIs<float>({2, 3}, {9, 9, 9, 9, 9, 9}));
+  EXPECT_FALSE(f.Run({Literal<int32_t>({2}, {-1, 3}), Scalar<float>(9)}).ok());
+  KernelRunner z("ZerosLike"), o("OnesLike");
+  EXPECT_THAT(RunOk(z, {Literal<int32_t>({2}, {5, 6})}), TensorIs<int32_t>({2}, {0, 0}));
+  EXPECT_THAT(RunOk(o, {Literal<double>({1}, {5})}), TensorIs<double>({1}, {1}));
+  KernelRunner b("BroadcastTo");
+  EXPECT_THAT(RunOk(b, {Literal<float>({3}, {1, 2, 3}), Literal<int32_t>({2}, {2, 3})}),
+              TensorIs<float>({2, 3}, {1, 2, 3, 1, 2, 3}));
+  EXPECT_THAT(RunOk(b, {Literal<int32_t>({2, 1}, {1, 2}), Literal<int64_t>({2}, {2, 2})}),
+              TensorIs<int32_t>({2, 2}, {1, 1, 2, 2}));
+  EXPECT_FALSE(b.Run({Literal<float>({3}, {1, 2, 3}), Literal<int32_t>({1}, {2})}).ok());
+}
+
+TEST(ShapeOpsTest, BroadcastGradientArgs) {
+  KernelRunner r("BroadcastGradientArgs");
+  absl::StatusOr<std::vector<Tensor>> out =
+      r.Run({Literal<int32_t>({3}, {2, 3, 5}), Literal<int32_t>({1}, {1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<int32_t>({0}, {}));
+  EXPECT_THAT((*out)[1], TensorIs<int32_t>({3}, {0, 1, 2}));
+  EXPECT_FALSE(r.Run({Literal<int32_t>({1}, {2}), Literal<int32_t>({1}, {3})}).ok());
+}
+
+TEST(ShapeOpsTest, CastSaturatesAndMapsNanToZero) {
+  KernelRunner c("Cast");
+  c.Attr("DstT", DT_INT32);
+  EXPECT_THAT(RunOk(c, {Literal<float>({5}, {1.9f, -1.9f, NAN, 1e20f, -INFINITY})}),
+              TensorIs<int32_t>({5}, {1, -1, 0, 2147483647, -2147483647 - 1}));
+  KernelRunner b("Cast");
+  b.Attr("DstT", DT_BOOL);
+  EXPECT_THAT(RunOk(b, {Literal<int32_t>({3}, {0, 2, -1})}),
+              TensorIs<bool>({3}, {false, true, true}));
+  KernelRunner f("Cast");
+  f.Attr("DstT", DT_FLOAT);
+  EXPECT_THAT(RunOk(f, {Literal<bool>({2}, {true, false})}), TensorIs<float>({2}, {1, 0}));
+}
+
+TEST(ShapeOpsTest, RangeAndInvertPermutation) {
+  KernelRunner r("Range");
+  EXPECT_THAT(RunOk(r, {Scalar<int32_t>(3), Scalar<int32_t>(18), Scalar<int32_t>(3)}),
+              TensorIs<int32_t>({5}, {3, 6, 9, 12, 15}));
+  EXPECT_FALSE(r.Run({Scalar<int32_t>(0), Scalar<int32_t>(5), Scalar<int32_t>(0)}).ok());
+  KernelRunner p("InvertPermutation");
+  EXPECT_THAT(RunOk(p, {Literal<int32_t>({5}, {3, 4, 0, 2, 1})}),
+              TensorIs<int32_t>({5}, {2, 4, 3, 0, 1}));
+  EXPECT_FALSE(p.Run({Literal<int32_t>({2}, {0, 0})}).ok());
+  EXPECT_FALSE(p.Run({Literal<int32_t>({2}, {0, 7})}).ok());
+}
+
+TEST(SliceOpsTest, Transpose) {
+  KernelRunner t("Transpose");
+  EXPECT_THAT(RunOk(t, {Iota({2, 3}), Literal<int32_t>({2}, {1, 0})}),
+              TensorIs<float>({3, 2}, {0, 3, 1, 4, 2, 5}));
+  const Tensor y = RunOk(t, {Iota({2, 3, 4}), Literal<int32_t>({3}, {2, 0, 1})});
+  ASSERT_EQ(y.shape(), TensorShape({4, 2, 3}));
+  EXPECT_EQ(y.data<float>()[1 * 6 + 1 * 3 + 2], 1 * 12 + 2 * 4 + 1);  // y[1,1,2] = x[1,2,1]
+  EXPECT_FALSE(t.Run({Iota({2, 3}), Literal<int32_t>({2}, {0, 0})}).ok());
+  EXPECT_FALSE(t.Run({Iota({2, 3}), Literal<int32_t>({2}, {0, 2})}).ok());
+}
+
+TEST(SliceOpsTest, SliceAndStridedSlice) {
+  KernelRunner s("Slice");
+  EXPECT_THAT(
+      RunOk(s, {Iota({3, 4}), Literal<int32_t>({2}, {1, 1}), Literal<int32_t>({2}, {2, -1})}),
+      TensorIs<float>({2, 3}, {5, 6, 7, 9, 10, 11}));
+  EXPECT_FALSE(
+      s.Run({Iota({3, 4}), Literal<int32_t>({2}, {2, 0}), Literal<int32_t>({2}, {2, 1})}).ok());
+  EXPECT_FALSE(
+      s.Run({Iota({3, 4}), Literal<int32_t>({2}, {-1, 0}), Literal<int32_t>({2}, {1, 1})}).ok());
+  // x[1:, ::-2] and x[:, 0] (shrink).
+  KernelRunner ss("StridedSlice");
+  ss.Attr("end_mask", int64_t{3});
+  EXPECT_THAT(RunOk(ss, {Iota({3, 4}), Literal<int32_t>({2}, {1, -1}),
+                         Literal<int32_t>({2}, {0, 0}), Literal<int32_t>({2}, {1, -2})}),
+              TensorIs<float>({2, 2}, {7, 5, 11, 9}));
+  KernelRunner shrink("StridedSlice");
+  shrink.Attr("begin_mask", int64_t{1})
+      .Attr("end_mask", int64_t{1})
+      .Attr("shrink_axis_mask", int64_t{2});
+  EXPECT_THAT(RunOk(shrink, {Iota({3, 4}), Literal<int32_t>({2}, {0, 0}),
+                             Literal<int32_t>({2}, {0, 1}), Literal<int32_t>({2}, {1, 1})}),
+              TensorIs<float>({3}, {0, 4, 8}));
+  KernelRunner zero("StridedSlice");
+  EXPECT_FALSE(zero.Run({Iota({3}), Literal<int32_t>({1}, {0}), Literal<int32_t>({1}, {3}),
+                         Literal<int32_t>({1}, {0})})
+                   .ok());
+}
+
+TEST(SliceOpsTest, PadAndTile) {
+  KernelRunner p("Pad");
+  EXPECT_THAT(RunOk(p, {Literal<float>({1, 2}, {1, 2}), Literal<int32_t>({2, 2}, {1, 0, 0, 1})}),
+              TensorIs<float>({2, 3}, {0, 0, 0, 1, 2, 0}));
+  EXPECT_FALSE(p.Run({Literal<float>({2}, {1, 2}), Literal<int32_t>({1, 2}, {-1, 0})}).ok());
+  EXPECT_FALSE(p.Run({Literal<float>({2}, {1, 2}), Literal<int32_t>({2, 2}, {0, 0, 0, 0})}).ok());
+  KernelRunner p2("PadV2");
+  EXPECT_THAT(
+      RunOk(p2, {Literal<int32_t>({1}, {5}), Literal<int64_t>({1, 2}, {1, 1}), Scalar<int32_t>(7)}),
+      TensorIs<int32_t>({3}, {7, 5, 7}));
+  KernelRunner t("Tile");
+  EXPECT_THAT(RunOk(t, {Literal<float>({2}, {1, 2}), Literal<int32_t>({1}, {3})}),
+              TensorIs<float>({6}, {1, 2, 1, 2, 1, 2}));
+  EXPECT_THAT(RunOk(t, {Literal<float>({1, 2}, {1, 2}), Literal<int32_t>({2}, {2, 0})}),
+              TensorIs<float>({2, 0}, {}));
+  EXPECT_FALSE(t.Run({Literal<float>({2}, {1, 2}), Literal<int32_t>({1}, {-1})}).ok());
+}
+
+TEST(ConcatOpsTest, ConcatPackSplitUnpack) {
+  KernelRunner c("ConcatV2");
+  EXPECT_THAT(RunOk(c, {Literal<float>({2, 1}, {1, 2}), Literal<float>({2, 2}, {3, 4, 5, 6}),
+                        Scalar<int32_t>(1)}),
+              TensorIs<float>({2, 3}, {1, 3, 4, 2, 5, 6}));
+  EXPECT_THAT(
+      RunOk(c, {Literal<float>({1, 2}, {1, 2}), Literal<float>({0, 2}, {}), Scalar<int32_t>(-2)}),
+      TensorIs<float>({1, 2}, {1, 2}));
+  EXPECT_THAT(
+      c.Run({Literal<float>({2, 1}, {1, 2}), Literal<float>({3, 1}, {1, 2, 3}), Scalar<int32_t>(1)})
+          .status()
+          .message(),
+      HasSubstr("Dimension 0 in both shapes must be equal"));
+  KernelRunner p("Pack");
+  p.Attr("axis", int64_t{1});
+  EXPECT_THAT(RunOk(p, {Literal<int32_t>({2}, {1, 2}), Literal<int32_t>({2}, {3, 4})}),
+              TensorIs<int32_t>({2, 2}, {1, 3, 2, 4}));
+  KernelRunner s("Split");
+  s.Attr("num_split", int64_t{2});
+  absl::StatusOr<std::vector<Tensor>> parts = s.Run({Scalar<int32_t>(1), Iota({2, 4})});
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_THAT((*parts)[1], TensorIs<float>({2, 2}, {2, 3, 6, 7}));
+  EXPECT_FALSE(s.Run({Scalar<int32_t>(0), Iota({3, 4})}).ok());
+  KernelRunner sv("SplitV");
+  sv.Attr("num_split", int64_t{2});
+  parts = sv.Run({Iota({5}), Literal<int32_t>({2}, {-1, 2}), Scalar<int32_t>(0)});
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_THAT((*parts)[0], TensorIs<float>({3}, {0, 1, 2}));
+  EXPECT_FALSE(sv.Run({Iota({5}), Literal<int32_t>({2}, {4, 2}), Scalar<int32_t>(0)}).ok());
+  KernelRunner u("Unpack");
+  u.Attr("num", int64_t{3});
+  EXPECT_FALSE(u.Run({Iota({2, 3})}).ok());  // axis 0 has 2, not 3
+  u.Attr("axis", int64_t{1});
+  parts = u.Run({Iota({2, 3})});
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_THAT((*parts)[2], TensorIs<float>({2}, {2, 5}));
+}
+
+TEST(ConcatOpsTest, GatherAndOneHot) {
+  KernelRunner g("GatherV2");
+  EXPECT_THAT(RunOk(g, {Iota({3, 2}), Literal<int32_t>({2}, {2, 0}), Scalar<int32_t>(0)}),
+              TensorIs<float>({2, 2}, {4, 5, 0, 1}));
+  EXPECT_THAT(RunOk(g, {Iota({2, 3}), Literal<int64_t>({2, 1}, {2, 1}), Scalar<int32_t>(1)}),
+              TensorIs<float>({2, 2, 1}, {2, 1, 5, 4}));
+  EXPECT_THAT(
+      g.Run({Iota({3, 2}), Literal<int32_t>({1}, {3}), Scalar<int32_t>(0)}).status().message(),
+      HasSubstr("indices[0] = 3 is not in [0, 3)"));
+  EXPECT_FALSE(g.Run({Iota({3, 2}), Literal<int32_t>({1}, {-1}), Scalar<int32_t>(0)}).ok());
+  KernelRunner o("OneHot");
+  EXPECT_THAT(RunOk(o, {Literal<int32_t>({3}, {0, 2, -1}), Scalar<int32_t>(3), Scalar<float>(5),
+                        Scalar<float>(0)}),
+              TensorIs<float>({3, 3}, {5, 0, 0, 0, 0, 5, 0, 0, 0}));
+  KernelRunner o0("OneHot");
+  o0.Attr("axis", int64_t{0});
+  EXPECT_THAT(RunOk(o0, {Literal<int64_t>({2}, {1, 0}), Scalar<int32_t>(2), Scalar<float>(1),
+                         Scalar<float>(0)}),
+              TensorIs<float>({2, 2}, {0, 1, 1, 0}));
+  EXPECT_FALSE(
+      o.Run({Literal<int32_t>({1}, {0}), Scalar<int32_t>(-1), Scalar<float>(1), Scalar<float>(0)})
+          .ok());
+}
+
+}  // namespace
+}  // namespace towerflow

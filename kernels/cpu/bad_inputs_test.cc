@@ -1,0 +1,386 @@
+// The bad-input tables: the templates T1-T8 of
+// ../shared/reference/BAD_INPUTS.md applied to every CPU kernel.
+//
+// Each family lists valid cases (op, attrs, inputs). The mutation engine
+// derives bad variants of every case — each input made a scalar, a
+// vector, one rank higher, empty along each dimension (T1, T2); integer
+// inputs filled with -1, -2^31, 2^31-1, 0xdeadbeef, -1.25e12, 2^62 (T3,
+// T4); float inputs filled with NaN, +-Inf, 1e20, -0.0 and a denormal
+// (T8); integer attrs and list entries set to 0, -1, 0x7fffffff and 2^62
+// (T5) — and runs each through KernelRunner. Every run must return a
+// Status (a crash or sanitizer report fails the whole binary) and an error
+// must be one of the codes bad input deserves, never Internal or Unknown.
+// T6 (dtype confusion) and T7 (list arity) are checked where they are
+// caught: the runner's type checks as the executor's, and NodeDef
+// validation. Specific advisories get explicit cases at the end.
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_runner.h"
+#include "kernels/testing/kernel_test_matchers.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Case {
+  std::string op;
+  std::map<std::string, AttrValue> attrs;
+  std::vector<Tensor> inputs;
+};
+
+template <typename V>
+AttrValue A(const V& v) {
+  AttrValue a;
+  SetAttrValue(v, &a);
+  return a;
+}
+AttrValue Ints(std::vector<int64_t> v) { return A(v); }
+
+Tensor Str(const std::string& s) {
+  Tensor t(DT_STRING, TensorShape());
+  *t.data<std::string>() = s;
+  return t;
+}
+
+Tensor F(const TensorShape& s) {
+  Tensor t(DT_FLOAT, s);
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = 0.25f * (i % 7) - 0.5f;
+  return t;
+}
+Tensor I32(std::vector<int32_t> v) { return Literal<int32_t>({static_cast<int64_t>(v.size())}, v); }
+
+std::vector<Case> ArrayCases() {
+  return {
+      {"Reshape", {}, {F({2, 3}), I32({3, 2})}},
+      {"ExpandDims", {}, {F({2, 3}), Scalar<int32_t>(1)}},
+      {"Squeeze", {{"squeeze_dims", Ints({0})}}, {F({1, 3})}},
+      {"Shape", {}, {F({2, 3})}},
+      {"Size", {}, {F({2, 3})}},
+      {"Fill", {}, {I32({2, 2}), Scalar<float>(1)}},
+      {"ZerosLike", {}, {F({2})}},
+      {"BroadcastTo", {}, {F({3}), I32({2, 3})}},
+      {"BroadcastGradientArgs", {}, {I32({2, 3}), I32({3})}},
+      {"Range", {}, {Scalar<int32_t>(0), Scalar<int32_t>(5), Scalar<int32_t>(1)}},
+      {"InvertPermutation", {}, {I32({1, 0, 2})}},
+      {"Cast", {{"DstT", A(DT_INT32)}}, {F({4})}},
+      {"Transpose", {}, {F({2, 3}), I32({1, 0})}},
+      {"Slice", {}, {F({3, 4}), I32({1, 0}), I32({2, 2})}},
+      {"StridedSlice",
+       {{"begin_mask", A(int64_t{1})}, {"shrink_axis_mask", A(int64_t{2})}},
+       {F({3, 4}), I32({0, 1}), I32({2, 2}), I32({1, 1})}},
+      {"Pad", {}, {F({2, 2}), Literal<int32_t>({2, 2}, {1, 0, 0, 1})}},
+      {"Tile", {}, {F({2, 2}), I32({2, 1})}},
+      {"ConcatV2", {}, {F({2, 2}), F({2, 1}), Scalar<int32_t>(1)}},
+      {"Pack", {{"axis", A(int64_t{1})}}, {F({2}), F({2})}},
+      {"Unpack", {{"num", A(int64_t{2})}}, {F({2, 3})}},
+      {"Split", {{"num_split", A(int64_t{2})}}, {Scalar<int32_t>(1), F({2, 4})}},
+      {"SplitV", {{"num_split", A(int64_t{2})}}, {F({5}), I32({2, -1}), Scalar<int32_t>(0)}},
+      {"GatherV2", {}, {F({4, 2}), I32({3, 0}), Scalar<int32_t>(0)}},
+      {"OneHot",
+       {{"axis", A(int64_t{-1})}},
+       {I32({0, 2}), Scalar<int32_t>(3), Scalar<float>(1), Scalar<float>(0)}},
+  };
+}
+
+std::vector<Case> MathCases() {
+  return {
+      {"AddV2", {}, {F({2, 3}), F({3})}},
+      {"FloorDiv", {}, {I32({7, -7}), I32({2, 3})}},
+      {"Div", {}, {I32({7, -7}), I32({2, 3})}},
+      {"Pow", {}, {I32({2, 3}), I32({2, 1})}},
+      {"Maximum", {}, {F({2, 1}), F({1, 2})}},
+      {"Less", {}, {F({2}), F({2})}},
+      {"Sqrt", {}, {F({3})}},
+      {"AddN", {}, {F({2}), F({2}), F({2})}},
+      {"Select", {}, {Literal<bool>({2}, {true, false}), F({2, 2}), F({2, 2})}},
+      {"SelectV2", {}, {Literal<bool>({2}, {true, false}), F({2, 2}), F({2})}},
+      {"Sum", {{"keep_dims", A(false)}}, {F({2, 3}), I32({1})}},
+      {"Mean", {{"keep_dims", A(true)}}, {F({2, 3}), Scalar<int32_t>(0)}},
+      {"Max", {}, {F({2, 3, 2}), I32({0, 2})}},
+      {"ArgMax", {}, {F({2, 3}), Scalar<int32_t>(1)}},
+      {"MatMul", {}, {F({2, 3}), F({3, 2})}},
+      {"BatchMatMulV2", {}, {F({2, 2, 3}), F({3, 1})}},
+      {"SigmoidGrad", {}, {F({2}), F({2})}},
+  };
+}
+
+std::vector<Case> NnCases() {
+  const AttrValue s1 = Ints({1, 1, 1, 1}), s2 = Ints({1, 2, 2, 1});
+  return {
+      {"BiasAdd", {}, {F({2, 3}), F({3})}},
+      {"BiasAddGrad", {}, {F({2, 3})}},
+      {"Relu", {}, {F({4})}},
+      {"ReluGrad", {}, {F({4}), F({4})}},
+      {"Softmax", {}, {F({2, 3})}},
+      {"LogSoftmax", {}, {F({2, 3})}},
+      {"SoftmaxCrossEntropyWithLogits", {}, {F({2, 3}), F({2, 3})}},
+      {"SparseSoftmaxCrossEntropyWithLogits", {}, {F({2, 3}), I32({0, 2})}},
+      {"Conv2D", {{"strides", s1}, {"padding", A("SAME")}}, {F({1, 4, 4, 2}), F({3, 3, 2, 2})}},
+      {"Conv2D",
+       {{"strides", s2},
+        {"padding", A("EXPLICIT")},
+        {"explicit_paddings", Ints({0, 0, 1, 1, 1, 1, 0, 0})}},
+       {F({1, 4, 4, 1}), F({2, 2, 1, 1})}},
+      {"Conv2DBackpropInput",
+       {{"strides", s1}, {"padding", A("VALID")}},
+       {I32({1, 4, 4, 1}), F({2, 2, 1, 1}), F({1, 3, 3, 1})}},
+      {"Conv2DBackpropFilter",
+       {{"strides", s1}, {"padding", A("VALID")}},
+       {F({1, 4, 4, 1}), I32({2, 2, 1, 1}), F({1, 3, 3, 1})}},
+      {"MaxPool", {{"ksize", s2}, {"strides", s2}, {"padding", A("VALID")}}, {F({1, 4, 4, 1})}},
+      {"AvgPool", {{"ksize", s2}, {"strides", s2}, {"padding", A("SAME")}}, {F({1, 3, 3, 2})}},
+      {"MaxPoolGrad",
+       {{"ksize", s2}, {"strides", s2}, {"padding", A("VALID")}},
+       {F({1, 4, 4, 1}), F({1, 2, 2, 1}), F({1, 2, 2, 1})}},
+      {"AvgPoolGrad",
+       {{"ksize", s2}, {"strides", s2}, {"padding", A("VALID")}},
+       {I32({1, 4, 4, 1}), F({1, 2, 2, 1})}},
+      {"LRN", {{"depth_radius", A(int64_t{2})}}, {F({1, 2, 2, 5})}},
+      {"LRNGrad",
+       {{"depth_radius", A(int64_t{2})}},
+       {F({1, 1, 1, 5}), F({1, 1, 1, 5}), F({1, 1, 1, 5})}},
+      {"FusedBatchNormV3", {}, {F({2, 1, 1, 3}), F({3}), F({3}), F({0}), F({0})}},
+      {"FusedBatchNormGradV3",
+       {},
+       {F({2, 1, 1, 3}), F({2, 1, 1, 3}), F({3}), F({3}), F({3}), F({0})}},
+      {"L2Loss", {}, {F({3})}},
+      {"InTopKV2", {}, {F({2, 3}), I32({0, 1}), Scalar<int32_t>(1)}},
+  };
+}
+
+std::vector<Case> StateCases() {
+  return {
+      {"RandomUniform", {{"dtype", A(DT_FLOAT)}, {"seed", A(int64_t{1})}}, {I32({2, 3})}},
+      {"TruncatedNormal", {{"dtype", A(DT_FLOAT)}, {"seed", A(int64_t{1})}}, {I32({4})}},
+      {"RandomUniformInt",
+       {{"seed", A(int64_t{1})}},
+       {I32({3}), Scalar<int32_t>(0), Scalar<int32_t>(5)}},
+      {"RandomShuffle", {{"seed", A(int64_t{1})}}, {F({4, 2})}},
+      {"ApplyGradientDescent", {}, {F({3}), Scalar<float>(0.1f), F({3})}},
+      {"ApplyMomentum", {}, {F({3}), F({3}), Scalar<float>(0.1f), F({3}), Scalar<float>(0.9f)}},
+      {"ApplyAdam",
+       {},
+       {F({2}), F({2}), F({2}), Scalar<float>(0.9f), Scalar<float>(0.99f), Scalar<float>(0.1f),
+        Scalar<float>(0.9f), Scalar<float>(0.99f), Scalar<float>(1e-8f), F({2})}},
+      {"CheckNumerics", {{"message", A("m")}}, {F({3})}},
+      {"Assert", {}, {Scalar<bool>(true), F({2})}},
+      {"ScalarSummary", {}, {Str("t"), Scalar<float>(1)}},
+      {"HistogramSummary", {}, {Str("h"), F({4})}},
+  };
+}
+
+// ---- Mutations ----
+
+template <typename T>
+Tensor FilledLike(const Tensor& t, T v) {
+  return Filled<T>(t.shape(), v);
+}
+
+// Same dtype, other shapes (T1, T2).
+std::vector<Tensor> ShapeMutations(const Tensor& t) {
+  std::vector<TensorShape> shapes = {TensorShape({}), TensorShape({1}), TensorShape({0}),
+                                     TensorShape({2, 2, 2, 2, 2})};
+  std::vector<int64_t> dims(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end());
+  std::vector<int64_t> up = dims;
+  up.push_back(1);
+  shapes.push_back(TensorShape(up));
+  for (size_t d = 0; d < dims.size(); ++d) {
+    std::vector<int64_t> e = dims;
+    e[d] = 0;
+    shapes.push_back(TensorShape(e));
+  }
+  std::vector<Tensor> out;
+  for (const TensorShape& s : shapes) {
+    Tensor m(t.dtype(), s);
+    if (t.dtype() == DT_STRING) {
+      for (int64_t i = 0; i < m.NumElements(); ++i) m.data<std::string>()[i] = "x";
+    } else if (m.NumElements() > 0) {
+      std::memset(m.raw_data(), 1, m.TotalBytes());  // small positive ints / finite floats
+      if (t.dtype() == DT_FLOAT) m.flat<float>().setConstant(1);
+      if (t.dtype() == DT_BOOL) m.flat<bool>().setConstant(true);
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+
+// Same shape, hostile values (T3, T4, T8).
+std::vector<Tensor> ValueMutations(const Tensor& t) {
+  std::vector<Tensor> out;
+  if (t.dtype() == DT_INT32) {
+    for (int32_t v : {-1, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(),
+                      static_cast<int32_t>(0xdeadbeef), -1879048192, 0}) {
+      out.push_back(FilledLike<int32_t>(t, v));
+    }
+  } else if (t.dtype() == DT_INT64) {
+    for (int64_t v : {int64_t{-1}, int64_t{-1250000000000}, int64_t{1} << 62,
+                      std::numeric_limits<int64_t>::max(), int64_t{0xdeadbeef}}) {
+      out.push_back(FilledLike<int64_t>(t, v));
+    }
+  } else if (t.dtype() == DT_FLOAT) {
+    for (float v : {std::nanf(""), INFINITY, -INFINITY, 1e20f, -0.0f, 1e-45f}) {
+      out.push_back(FilledLike<float>(t, v));
+    }
+  }
+  return out;
+}
+
+// Integer attrs and list(int) entries set to hostile values (T5).
+std::vector<std::map<std::string, AttrValue>> AttrMutations(
+    const std::map<std::string, AttrValue>& attrs) {
+  std::vector<std::map<std::string, AttrValue>> out;
+  const std::vector<int64_t> bad = {0, -1, 0x7fffffff, int64_t{1} << 62};
+  for (const auto& [name, value] : attrs) {
+    if (value.value_case() == AttrValue::kI) {
+      for (int64_t b : bad) {
+        auto m = attrs;
+        m[name].set_i(b);
+        out.push_back(m);
+      }
+    } else if (value.has_list() && value.list().i_size() > 0) {
+      for (int k = 0; k < value.list().i_size(); ++k) {
+        for (int64_t b : bad) {
+          auto m = attrs;
+          m[name].mutable_list()->set_i(k, b);
+          out.push_back(m);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+bool AcceptableError(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kUnimplemented:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kNotFound:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Runs one variant; returns a failure description or "".
+std::string RunVariant(const std::string& op, const std::map<std::string, AttrValue>& attrs,
+                       const std::vector<Tensor>& inputs) {
+  KernelRunner r(op);
+  for (const auto& [name, value] : attrs) r.Attr(name, value);
+  absl::StatusOr<std::vector<Tensor>> out = r.Run(inputs);
+  if (out.ok()) {
+    for (const Tensor& t : *out) {
+      if (!t.IsInitialized()) return "an output is uninitialised";
+    }
+    return "";
+  }
+  if (!AcceptableError(out.status())) return out.status().ToString();
+  return "";
+}
+
+void RunTable(const std::vector<Case>& cases) {
+  int variants = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    ASSERT_EQ(RunVariant(c.op, c.attrs, c.inputs), "") << "the valid case must run";
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      std::vector<Tensor> mutated = ShapeMutations(c.inputs[i]);
+      for (Tensor& t : ValueMutations(c.inputs[i])) mutated.push_back(t);
+      for (const Tensor& t : mutated) {
+        std::vector<Tensor> inputs = c.inputs;
+        inputs[i] = t;
+        ++variants;
+        EXPECT_EQ(RunVariant(c.op, c.attrs, inputs), "")
+            << "input " << i << " = " << t.DebugString();
+      }
+    }
+    for (const auto& attrs : AttrMutations(c.attrs)) {
+      ++variants;
+      std::string desc;
+      for (const auto& [k, v] : attrs) desc += k + "=" + SummarizeAttrValue(v) + " ";
+      EXPECT_EQ(RunVariant(c.op, attrs, c.inputs), "") << desc;
+    }
+  }
+  EXPECT_GT(variants, static_cast<int>(cases.size()) * 5);
+}
+
+TEST(BadInputsTest, ArrayOps) { RunTable(ArrayCases()); }
+TEST(BadInputsTest, MathOps) { RunTable(MathCases()); }
+TEST(BadInputsTest, NnOps) { RunTable(NnCases()); }
+TEST(BadInputsTest, StateRandomAndLoggingOps) { RunTable(StateCases()); }
+
+// ---- Specific advisories ----
+
+TEST(BadInputsTest, ReshapeTo255DimsIsAnError) {  // tfsa-2022-085
+  KernelRunner r("Reshape");
+  const auto out = r.Run({F({0}), Literal<int32_t>({255}, std::vector<int32_t>(255, 0))});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(BadInputsTest, Conv2DEmptyInputWithExplicitPadding) {  // tfsa-2022-124
+  KernelRunner r("Conv2D");
+  r.Attr("strides", {1, 1, 1, 1})
+      .Attr("padding", "EXPLICIT")
+      .Attr("explicit_paddings", {0, 0, 1, 1, 1, 1, 0, 0});
+  const auto out = r.Run({F({1, 0, 2, 1}), F({1, 1, 1, 1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), TensorShape({1, 2, 4, 1}));
+}
+
+TEST(BadInputsTest, AvgPoolGradHugeNegativeShape) {  // tfsa-2022-100, tfsa-2023-010
+  KernelRunner r("AvgPoolGrad");
+  r.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "VALID");
+  EXPECT_EQ(r.Run({I32({-536870912, -536870912, -536870912, -536870912}), F({1, 1, 1, 1})})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.Run({I32({1, 4, 4, 1}), F({1, 5, 5, 1})}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(BadInputsTest, DtypeConfusionIsCaughtBeforeTheKernel) {  // CVE-2022-23583
+  KernelRunner r("AddV2");
+  r.Attr("T", DT_INT32);
+  EXPECT_THAT(r.Run({F({2}), F({2})}).status().message(), HasSubstr("should be int32"));
+}
+
+TEST(BadInputsTest, ListArityMismatchIsCaught) {  // tfsa-2022-145 family
+  KernelRunner r("AddN");
+  r.Attr("N", int64_t{3});
+  EXPECT_FALSE(r.Run({F({2}), F({2})}).ok());
+  KernelRunner c("ConcatV2");
+  c.Attr("N", int64_t{1});
+  EXPECT_FALSE(c.Run({F({2}), Scalar<int32_t>(0)}).ok());
+}
+
+TEST(BadInputsTest, NanSizesAndIndices) {  // tfsa-2022-080 family
+  KernelRunner r("Range");
+  EXPECT_FALSE(r.Run({Scalar<float>(0), Scalar<float>(NAN), Scalar<float>(1)}).ok());
+  EXPECT_FALSE(r.Run({Scalar<float>(0), Scalar<float>(INFINITY), Scalar<float>(1)}).ok());
+  KernelRunner c("Cast");
+  c.Attr("DstT", DT_INT64);
+  EXPECT_THAT(RunOk(c, {Literal<float>({2}, {NAN, -INFINITY})}),
+              TensorIs<int64_t>({2}, {0, std::numeric_limits<int64_t>::min()}));
+}
+
+TEST(BadInputsTest, GatherNegativeAndHugeIndices) {  // CVE-2021-37654 family
+  KernelRunner g("GatherV2");
+  for (int32_t bad :
+       {-1, 4, 5, std::numeric_limits<int32_t>::max(), static_cast<int32_t>(0xdeadbeef)}) {
+    EXPECT_EQ(g.Run({F({4, 2}), I32({0, bad}), Scalar<int32_t>(0)}).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,220 @@
+// FusedBatchNorm (V1/V3) and FusedBatchNormGrad (V1/V3) on NHWC or NCHW,
+// computed on a [rows, C] view (NCHW is transposed to NHWC first).
+//
+// Training: mean and biased variance over N*H*W per channel;
+//   y = scale * (x - mean) / sqrt(var + epsilon) + offset;
+//   batch_variance is the unbiased variance (n / (n - 1)), and with
+//   exponential_avg_factor f != 1 both batch outputs are running averages
+//   (1 - f) * old + f * new, as TF. reserve_space_1/2 keep the mean and the
+//   biased variance for the gradient.
+// Gradient (training), with x^ = (x - mean) * rsqrt(var + eps):
+//   offset_bp = sum dy; scale_bp = sum dy x^;
+//   dx = scale * rsqrt(var + eps) * (dy - offset_bp / n - x^ scale_bp / n).
+// Inference uses the given mean and variance; dx = dy * scale * rsqrt.
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/window.h"
+#include "kernels/kernel_context.h"
+#include "kernels/kernel_registry.h"
+#include "runtime/device.h"
+
+namespace towerflow {
+namespace {
+
+struct BnAttrs {
+  float epsilon = 1e-4f;
+  float exponential_avg_factor = 1.0f;
+  bool is_training = true;
+  bool nchw = false;
+  absl::Status Init(const KernelConstruction& c) {
+    TW_RETURN_IF_ERROR(c.GetAttr("epsilon", &epsilon));
+    TW_RETURN_IF_ERROR(c.GetAttr("is_training", &is_training));
+    if (c.def().attr().count("exponential_avg_factor")) {
+      TW_RETURN_IF_ERROR(c.GetAttr("exponential_avg_factor", &exponential_avg_factor));
+    }
+    std::string format;
+    TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
+    if (format != "NHWC" && format != "NCHW") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "FusedBatchNorm supports NHWC and NCHW 4-D tensors, got data_format ", format));
+    }
+    nchw = format == "NCHW";
+    if (!(epsilon >= 0)) return absl::InvalidArgumentError("epsilon must be non-negative");
+    return absl::OkStatus();
+  }
+};
+
+absl::Status CheckVector(const Tensor& t, int64_t c, const char* what) {
+  if (t.dims() != 1 || t.dim_size(0) != c) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be a vector of ", c, " channels, got ", t.shape().DebugString()));
+  }
+  return absl::OkStatus();
+}
+
+using Matrix = Eigen::TensorMap<Eigen::Tensor<float, 2, Eigen::RowMajor>>;
+using Row = Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor>>;
+
+class FusedBatchNormOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const auto& d = ctx->eigen_cpu_device();
+    const Tensor& x_in = ctx->input(0);
+    if (x_in.dims() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input must be 4-dimensional", x_in.shape().DebugString()));
+    }
+    Tensor x = x_in;
+    if (a_.nchw) {
+      TW_ASSIGN_OR_RETURN(x, ToNhwc(d, x_in));
+    }
+    const int64_t c = x.dim_size(3), rows = x.NumElements() / std::max<int64_t>(c, 1);
+    const char* names[] = {"scale", "offset", "mean", "variance"};
+    for (int i = 1; i <= 4; ++i) {
+      if (!a_.is_training && i >= 3) {
+        TW_RETURN_IF_ERROR(CheckVector(ctx->input(i), c, names[i - 1]));
+      } else if (i < 3) {
+        TW_RETURN_IF_ERROR(CheckVector(ctx->input(i), c, names[i - 1]));
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * y_out, ctx->allocate_output(0, x_in.shape()));
+    std::array<Tensor*, 5> stats;
+    for (int i = 1; i < ctx->num_outputs(); ++i) {
+      TW_ASSIGN_OR_RETURN(stats[i - 1],
+                          ctx->allocate_output(i, TensorShape({i == 5 ? int64_t{0} : c})));
+    }
+    Tensor y = *y_out;
+    if (a_.nchw) {
+      TW_ASSIGN_OR_RETURN(y, Tensor::Allocate(CpuAllocator(), DT_FLOAT, x.shape()));
+    }
+    const Matrix xm(x.data<float>(), rows, c);
+    Matrix ym(y.data<float>(), rows, c);
+    Row mean = stats[0]->vec<float>(), var = stats[1]->vec<float>();
+    Row saved_mean = stats[2]->vec<float>(), saved_var = stats[3]->vec<float>();
+    const Row scale = ctx->input(1).vec<float>(), offset = ctx->input(2).vec<float>();
+    const Eigen::array<Eigen::DenseIndex, 1> along_rows{0};
+    const Eigen::array<Eigen::DenseIndex, 2> one_by_c{1, c}, bcast{rows, 1};
+    if (a_.is_training) {
+      if (rows == 0) {
+        saved_mean.setZero();
+        saved_var.setZero();
+      } else {
+        saved_mean.device(d) = xm.sum(along_rows) / static_cast<float>(rows);
+        saved_var.device(d) =
+            (xm - saved_mean.reshape(one_by_c).broadcast(bcast)).square().sum(along_rows) /
+            static_cast<float>(rows);
+      }
+      const float correction = rows > 1 ? static_cast<float>(rows) / (rows - 1) : 1.0f;
+      const float f = a_.exponential_avg_factor;
+      if (f == 1.0f) {
+        mean.device(d) = saved_mean;
+        var.device(d) = saved_var * correction;
+      } else {
+        TW_RETURN_IF_ERROR(CheckVector(ctx->input(3), c, "mean"));
+        TW_RETURN_IF_ERROR(CheckVector(ctx->input(4), c, "variance"));
+        mean.device(d) = ctx->input(3).vec<float>() * (1 - f) + saved_mean * f;
+        var.device(d) = ctx->input(4).vec<float>() * (1 - f) + saved_var * correction * f;
+      }
+    } else {
+      mean.device(d) = ctx->input(3).vec<float>();
+      var.device(d) = ctx->input(4).vec<float>();
+      saved_mean.device(d) = mean;
+      saved_var.device(d) = var;
+    }
+    if (rows > 0) {
+      const Row m = a_.is_training ? saved_mean : mean;
+      const Row v = a_.is_training ? saved_var : var;
+      ym.device(d) = (xm - m.reshape(one_by_c).broadcast(bcast)) *
+                         ((v + a_.epsilon).rsqrt() * scale).reshape(one_by_c).broadcast(bcast) +
+                     offset.reshape(one_by_c).broadcast(bcast);
+    }
+    if (a_.nchw) TW_RETURN_IF_ERROR(FromNhwc(d, y, y_out));
+    return absl::OkStatus();
+  }
+
+ private:
+  BnAttrs a_;
+};
+
+class FusedBatchNormGradOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const auto& d = ctx->eigen_cpu_device();
+    const Tensor& dy_in = ctx->input(0);
+    const Tensor& x_in = ctx->input(1);
+    if (x_in.dims() != 4 || dy_in.shape() != x_in.shape()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("y_backprop and x must be 4-D of one shape, got ",
+                       dy_in.shape().DebugString(), " and ", x_in.shape().DebugString()));
+    }
+    Tensor x = x_in, dy = dy_in;
+    if (a_.nchw) {
+      TW_ASSIGN_OR_RETURN(x, ToNhwc(d, x_in));
+      TW_ASSIGN_OR_RETURN(dy, ToNhwc(d, dy_in));
+    }
+    const int64_t c = x.dim_size(3), rows = x.NumElements() / std::max<int64_t>(c, 1);
+    TW_RETURN_IF_ERROR(CheckVector(ctx->input(2), c, "scale"));
+    TW_RETURN_IF_ERROR(CheckVector(ctx->input(3), c, "reserve_space_1 (mean)"));
+    TW_RETURN_IF_ERROR(CheckVector(ctx->input(4), c, "reserve_space_2 (variance)"));
+    TW_ASSIGN_OR_RETURN(Tensor * dx_out, ctx->allocate_output(0, x_in.shape()));
+    std::array<Tensor*, 4> outs;
+    for (int i = 1; i < ctx->num_outputs(); ++i) {
+      TW_ASSIGN_OR_RETURN(outs[i - 1], ctx->allocate_output(i, TensorShape({i <= 2 ? c : 0})));
+    }
+    Tensor dx = *dx_out;
+    if (a_.nchw) {
+      TW_ASSIGN_OR_RETURN(dx, Tensor::Allocate(CpuAllocator(), DT_FLOAT, x.shape()));
+    }
+    Row scale_bp = outs[0]->vec<float>(), offset_bp = outs[1]->vec<float>();
+    if (rows == 0) {
+      scale_bp.setZero();
+      offset_bp.setZero();
+      return absl::OkStatus();
+    }
+    const Matrix xm(x.data<float>(), rows, c), dym(dy.data<float>(), rows, c);
+    Matrix dxm(dx.data<float>(), rows, c);
+    const Row scale = ctx->input(2).vec<float>(), mean = ctx->input(3).vec<float>(),
+              var = ctx->input(4).vec<float>();
+    const Eigen::array<Eigen::DenseIndex, 1> along_rows{0};
+    const Eigen::array<Eigen::DenseIndex, 2> one_by_c{1, c}, bcast{rows, 1};
+    TW_ASSIGN_OR_RETURN(Tensor rstd_t,
+                        Tensor::Allocate(CpuAllocator(), DT_FLOAT, TensorShape({c})));
+    Row rstd = rstd_t.vec<float>();
+    rstd.device(d) = (var + a_.epsilon).rsqrt();
+    // dx holds x^ first.
+    dxm.device(d) =
+        (xm - mean.reshape(one_by_c).broadcast(bcast)) * rstd.reshape(one_by_c).broadcast(bcast);
+    offset_bp.device(d) = dym.sum(along_rows);
+    scale_bp.device(d) = (dym * dxm).sum(along_rows);
+    const auto k = (scale * rstd).reshape(one_by_c).broadcast(bcast);
+    if (a_.is_training) {
+      const float inv_n = 1.0f / static_cast<float>(rows);
+      dxm.device(d) = k * (dym - (offset_bp * inv_n).reshape(one_by_c).broadcast(bcast) -
+                           dxm * (scale_bp * inv_n).reshape(one_by_c).broadcast(bcast));
+    } else {
+      dxm.device(d) = dym * k;
+    }
+    if (a_.nchw) TW_RETURN_IF_ERROR(FromNhwc(d, dx, dx_out));
+    return absl::OkStatus();
+  }
+
+ private:
+  BnAttrs a_;
+};
+
+TW_REGISTER_KERNELS(batch_norm_ops) {
+  const auto cpu = [](const char* op) {
+    return KernelDefBuilder(op).Device(kDeviceCpu).TypeConstraint<float>("T");
+  };
+  RegisterKernel(cpu("FusedBatchNorm"), MakeFactory<FusedBatchNormOp>());
+  RegisterKernel(cpu("FusedBatchNormV3").TypeConstraint<float>("U"),
+                 MakeFactory<FusedBatchNormOp>());
+  RegisterKernel(cpu("FusedBatchNormGrad"), MakeFactory<FusedBatchNormGradOp>());
+  RegisterKernel(cpu("FusedBatchNormGradV3").TypeConstraint<float>("U"),
+                 MakeFactory<FusedBatchNormGradOp>());
+}
+
+}  // namespace
+}  // namespace towerflow

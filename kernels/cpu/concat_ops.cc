@@ -1,0 +1,444 @@
+// Kernels that join, split and pick whole slices: ConcatV2/Concat, Pack,
+// Split, SplitV, Unpack, GatherV2/Gather, ResourceGather and OneHot.
+//
+// Each views its tensors as [outer, axis, inner] and moves contiguous runs
+// of axis*inner elements with memcpy, sharded over `outer` on the intra-op
+// pool when there is enough to move.
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/kernel_context.h"
+#include "kernels/kernel_registry.h"
+#include "runtime/device.h"
+#include "runtime/threadpool.h"
+
+namespace towerflow {
+namespace {
+
+int64_t Product(const TensorShape& s, int begin, int end) {
+  int64_t n = 1;
+  for (int i = begin; i < end; ++i) n *= s.dim_size(i);
+  return n;
+}
+
+// Byte size of one element; strings and resources are not plain bytes.
+absl::StatusOr<size_t> PlainElementSize(absl::string_view op, DataType dtype) {
+  if (dtype == DT_STRING || dtype == DT_RESOURCE || dtype == DT_VARIANT) {
+    return UnsupportedDtype(op, dtype);
+  }
+  return TensorElementSize(dtype);
+}
+
+// For each of `outer` rows, copies pieces[k] (bytes[k] bytes per row) one
+// after another into the output row.
+void ConcatRows(ThreadPool* pool, int64_t outer, const std::vector<const char*>& pieces,
+                const std::vector<int64_t>& bytes, char* out) {
+  int64_t row_bytes = 0;
+  for (int64_t b : bytes) row_bytes += b;
+  pool->ParallelFor(outer, row_bytes, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      char* dst = out + r * row_bytes;
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        if (bytes[k] == 0) continue;
+        std::memcpy(dst, pieces[k] + r * bytes[k], bytes[k]);
+        dst += bytes[k];
+      }
+    }
+  });
+}
+
+// The inverse: splits each input row into pieces.
+void SplitRows(ThreadPool* pool, int64_t outer, const char* in, const std::vector<char*>& pieces,
+               const std::vector<int64_t>& bytes) {
+  int64_t row_bytes = 0;
+  for (int64_t b : bytes) row_bytes += b;
+  pool->ParallelFor(outer, row_bytes, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const char* src = in + r * row_bytes;
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        if (bytes[k] == 0) continue;
+        std::memcpy(pieces[k] + r * bytes[k], src, bytes[k]);
+        src += bytes[k];
+      }
+    }
+  });
+}
+
+// ConcatV2(values..., axis) and Concat(axis, values...).
+class ConcatOp : public OpKernel {
+ public:
+  explicit ConcatOp(bool axis_first) : axis_first_(axis_first) {}
+  absl::Status Compute(KernelContext* ctx) override {
+    const int n = ctx->num_inputs() - 1;
+    const int first = axis_first_ ? 1 : 0;
+    const Tensor& axis_t = ctx->input(axis_first_ ? 0 : n);
+    TW_ASSIGN_OR_RETURN(int64_t axis, IntScalar(axis_t, "axis"));
+    const Tensor& v0 = ctx->input(first);
+    const int rank = v0.dims();
+    if (rank == 0) {
+      return absl::InvalidArgumentError("Can't concatenate scalars (use tf.stack instead)");
+    }
+    TW_ASSIGN_OR_RETURN(
+        int a, CanonicalAxis(
+                   axis, rank,
+                   "ConcatOp : Expected concatenating dimensions in the range [-rank, rank), got"));
+    TensorShape out_shape = v0.shape();
+    int64_t total = 0;
+    for (int i = 0; i < n; ++i) {
+      const Tensor& v = ctx->input(first + i);
+      if (v.dims() != rank) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ConcatOp : Ranks of all input tensors should match: shape[0] = ",
+            v0.shape().DebugString(), " vs. shape[", i, "] = ", v.shape().DebugString()));
+      }
+      for (int d = 0; d < rank; ++d) {
+        if (d != a && v.dim_size(d) != v0.dim_size(d)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "ConcatOp : Dimension ", d, " in both shapes must be equal: shape[0] = ",
+              v0.shape().DebugString(), " vs. shape[", i, "] = ", v.shape().DebugString()));
+        }
+      }
+      total += v.dim_size(a);
+    }
+    std::vector<int64_t> dims(out_shape.dim_sizes().begin(), out_shape.dim_sizes().end());
+    dims[a] = total;
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    if (n == 1) return ctx->set_output(0, v0);
+    TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("Concat", v0.dtype()));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (shape.num_elements() == 0) return absl::OkStatus();
+    const int64_t outer = Product(shape, 0, a);
+    std::vector<const char*> pieces;
+    std::vector<int64_t> bytes;
+    for (int i = 0; i < n; ++i) {
+      const Tensor& v = ctx->input(first + i);
+      pieces.push_back(static_cast<const char*>(v.raw_data()));
+      bytes.push_back(static_cast<int64_t>(elem) * Product(v.shape(), a, rank));
+    }
+    ConcatRows(ctx->intra_op_pool(), outer, pieces, bytes, static_cast<char*>(out->raw_data()));
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool axis_first_;
+};
+
+class PackOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("axis", &axis_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const int n = ctx->num_inputs();
+    const Tensor& v0 = ctx->input(0);
+    const int rank = v0.dims() + 1;
+    TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis_, rank, "Pack axis"));
+    for (int i = 1; i < n; ++i) {
+      if (ctx->input(i).shape() != v0.shape()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Shapes of all inputs must match: values[0].shape = ", v0.shape().DebugString(),
+            " != values[", i, "].shape = ", ctx->input(i).shape().DebugString()));
+      }
+    }
+    std::vector<int64_t> dims(v0.shape().dim_sizes().begin(), v0.shape().dim_sizes().end());
+    dims.insert(dims.begin() + a, n);
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("Pack", v0.dtype()));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (shape.num_elements() == 0) return absl::OkStatus();
+    const int64_t outer = Product(v0.shape(), 0, a);
+    const int64_t inner_bytes = static_cast<int64_t>(elem) * Product(v0.shape(), a, v0.dims());
+    std::vector<const char*> pieces;
+    for (int i = 0; i < n; ++i)
+      pieces.push_back(static_cast<const char*>(ctx->input(i).raw_data()));
+    ConcatRows(ctx->intra_op_pool(), outer, pieces, std::vector<int64_t>(n, inner_bytes),
+               static_cast<char*>(out->raw_data()));
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t axis_ = 0;
+};
+
+// Writes the pieces of `in` along `a` with the given sizes to outputs
+// 0..k-1 (each of `in`'s shape with dim a = sizes[i]; squeezed when
+// `squeeze`, for Unpack).
+absl::Status SplitInto(KernelContext* ctx, const Tensor& in, int a,
+                       const std::vector<int64_t>& sizes, bool squeeze) {
+  TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize(ctx->op(), in.dtype()));
+  const int64_t outer = Product(in.shape(), 0, a);
+  const int64_t inner = Product(in.shape(), a + 1, in.dims());
+  std::vector<char*> pieces;
+  std::vector<int64_t> bytes;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<int64_t> dims(in.shape().dim_sizes().begin(), in.shape().dim_sizes().end());
+    if (squeeze) {
+      dims.erase(dims.begin() + a);
+    } else {
+      dims[a] = sizes[i];
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(static_cast<int>(i), shape));
+    pieces.push_back(static_cast<char*>(out->raw_data()));
+    bytes.push_back(static_cast<int64_t>(elem) * sizes[i] * inner);
+  }
+  if (in.NumElements() > 0) {
+    SplitRows(ctx->intra_op_pool(), outer, static_cast<const char*>(in.raw_data()), pieces, bytes);
+  }
+  return absl::OkStatus();
+}
+
+// Split(split_dim, value) into num_split equal parts.
+class SplitOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(1);
+    TW_ASSIGN_OR_RETURN(int64_t axis, IntScalar(ctx->input(0), "split_dim"));
+    TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis, in.dims(), "split_dim"));
+    const int k = ctx->num_outputs();
+    if (in.dim_size(a) % k != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Number of ways to split should evenly divide the split dimension, but got split_dim ", a,
+          " (size = ", in.dim_size(a), ") and num_split ", k));
+    }
+    return SplitInto(ctx, in, a, std::vector<int64_t>(k, in.dim_size(a) / k), false);
+  }
+};
+
+// SplitV(value, size_splits, split_dim); one size may be -1.
+class SplitVOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    const Tensor& sizes_t = ctx->input(1);
+    TW_ASSIGN_OR_RETURN(int64_t axis, IntScalar(ctx->input(2), "split_dim"));
+    TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis, in.dims(), "split_dim"));
+    if (sizes_t.dims() != 1 || sizes_t.NumElements() != ctx->num_outputs()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("size_splits must be a vector of num_split = ", ctx->num_outputs(),
+                       " elements, got shape ", sizes_t.shape().DebugString()));
+    }
+    std::vector<int64_t> sizes(ctx->num_outputs());
+    int unknown = -1;
+    int64_t known = 0;
+    for (int i = 0; i < ctx->num_outputs(); ++i) {
+      sizes[i] = sizes_t.dtype() == DT_INT8 ? sizes_t.data<int8_t>()[i] : IntAt(sizes_t, i);
+      if (sizes[i] == -1 && unknown == -1) {
+        unknown = i;
+      } else if (sizes[i] < 0 || sizes[i] > in.dim_size(a)) {
+        return absl::InvalidArgumentError(absl::StrCat("Split size ", i, " = ", sizes[i],
+                                                       " is invalid for dimension of size ",
+                                                       in.dim_size(a)));
+      } else {
+        known += sizes[i];
+      }
+    }
+    if (unknown != -1 && known <= in.dim_size(a)) sizes[unknown] = in.dim_size(a) - known;
+    if ((unknown == -1 && known != in.dim_size(a)) || known > in.dim_size(a)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Determined shape must either match input shape along split_dim exactly if fully "
+          "specified, or be less than the size of the input along split_dim if not fully "
+          "specified.  Got: ",
+          known));
+    }
+    return SplitInto(ctx, in, a, sizes, false);
+  }
+};
+
+class UnpackOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("axis", &axis_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    if (in.dims() == 0) return absl::InvalidArgumentError("Unpack needs a tensor of rank >= 1");
+    TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis_, in.dims(), "Unpack axis"));
+    if (in.dim_size(a) != ctx->num_outputs()) {
+      return absl::InvalidArgumentError(absl::StrCat("Input shape axis ", a, " must equal ",
+                                                     ctx->num_outputs(), ", got shape ",
+                                                     in.shape().DebugString()));
+    }
+    return SplitInto(ctx, in, a, std::vector<int64_t>(ctx->num_outputs(), 1), true);
+  }
+
+ private:
+  int64_t axis_ = 0;
+};
+
+// out[outer, i, inner] = params[outer, indices[i], inner], with every index
+// checked to lie in [0, params.dim(axis)).
+absl::Status Gather(KernelContext* ctx, const Tensor& params, const Tensor& indices, int a) {
+  TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("Gather", params.dtype()));
+  std::vector<int64_t> dims(params.shape().dim_sizes().begin(),
+                            params.shape().dim_sizes().begin() + a);
+  for (int64_t d : indices.shape().dim_sizes()) dims.push_back(d);
+  for (int i = a + 1; i < params.dims(); ++i) dims.push_back(params.dim_size(i));
+  TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+  const int64_t limit = params.dim_size(a);
+  const int64_t n = indices.NumElements();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t idx =
+        indices.dtype() == DT_INT16 ? indices.data<int16_t>()[i] : IntAt(indices, i);
+    if (idx < 0 || idx >= limit) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("indices[", i, "] = ", idx, " is not in [0, ", limit, ")"));
+    }
+  }
+  TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+  if (shape.num_elements() == 0) return absl::OkStatus();
+  const int64_t outer = Product(params.shape(), 0, a);
+  const int64_t inner_bytes =
+      static_cast<int64_t>(elem) * Product(params.shape(), a + 1, params.dims());
+  const char* src = static_cast<const char*>(params.raw_data());
+  char* dst = static_cast<char*>(out->raw_data());
+  ctx->intra_op_pool()->ParallelFor(outer * n, inner_bytes, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      const int64_t o = k / n, i = k % n;
+      const int64_t idx =
+          indices.dtype() == DT_INT16 ? indices.data<int16_t>()[i] : IntAt(indices, i);
+      std::memcpy(dst + k * inner_bytes, src + (o * limit + idx) * inner_bytes, inner_bytes);
+    }
+  });
+  return absl::OkStatus();
+}
+
+// GatherV2(params, indices, axis) and Gather(params, indices) (axis 0).
+class GatherOp : public OpKernel {
+ public:
+  explicit GatherOp(bool has_axis) : has_axis_(has_axis) {}
+  absl::Status Init(const KernelConstruction& c) override {
+    if (has_axis_) TW_RETURN_IF_ERROR(c.GetAttr("batch_dims", &batch_dims_));
+    if (batch_dims_ != 0) {
+      return absl::UnimplementedError(
+          absl::StrCat("GatherV2 with batch_dims = ", batch_dims_, " is not supported"));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& params = ctx->input(0);
+    int64_t axis = 0;
+    if (has_axis_) {
+      TW_ASSIGN_OR_RETURN(axis, IntScalar(ctx->input(2), "axis"));
+    }
+    if (params.dims() == 0) {
+      return absl::InvalidArgumentError("params must be at least 1 dimensional");
+    }
+    TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis, params.dims(), "Gather axis"));
+    return Gather(ctx, params, ctx->input(1), a);
+  }
+
+ private:
+  const bool has_axis_;
+  int64_t batch_dims_ = 0;
+};
+
+// ResourceGather(resource, indices) reads the variable, then gathers on
+// axis 0.
+class ResourceGatherOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("batch_dims", &batch_dims_));
+    TW_RETURN_IF_ERROR(c.GetAttr("dtype", &dtype_));
+    if (batch_dims_ != 0) {
+      return absl::UnimplementedError(
+          absl::StrCat("ResourceGather with batch_dims = ", batch_dims_, " is not supported"));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& h = ctx->input(0);
+    if (h.NumElements() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("resource must be a scalar handle, got ", h.shape().DebugString()));
+    }
+    const ResourceHandle& handle = *h.data<ResourceHandle>();
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var,
+                        ctx->resource_manager()->Lookup<Var>(handle.container, handle.name));
+    Tensor value;
+    {
+      absl::ReaderMutexLock lock(&var->mu);
+      if (!var->initialized) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("Attempting to use uninitialized value ", var->name()));
+      }
+      value = var->tensor;
+    }
+    if (value.dtype() != dtype_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Variable ", var->name(), " holds ", DataTypeString(value.dtype()),
+                       " but ResourceGather expects ", DataTypeString(dtype_)));
+    }
+    if (value.dims() == 0) {
+      return absl::InvalidArgumentError("params must be at least 1 dimensional");
+    }
+    return Gather(ctx, value, ctx->input(1), 0);
+  }
+
+ private:
+  int64_t batch_dims_ = 0;
+  DataType dtype_ = DT_INVALID;
+};
+
+// OneHot(indices, depth, on_value, off_value) with `axis` (-1 = last).
+// Indices outside [0, depth) give an all-off row.
+template <typename T>
+class OneHotOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("axis", &axis_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& indices = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(int64_t depth, IntScalar(ctx->input(1), "depth"));
+    if (depth < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("depth must be non-negative, got: ", depth));
+    }
+    for (int i = 2; i < 4; ++i) {
+      if (ctx->input(i).dims() != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(i == 2 ? "on_value" : "off_value",
+                         " must be a scalar, but got: ", ctx->input(i).shape().DebugString()));
+      }
+    }
+    const int rank = indices.dims() + 1;
+    if (axis_ < -1 || axis_ >= rank) {
+      return absl::InvalidArgumentError(absl::StrCat("Expected axis to be -1 or between [0, ", rank,
+                                                     ").  But received: ", axis_));
+    }
+    const int a = axis_ == -1 ? rank - 1 : static_cast<int>(axis_);
+    std::vector<int64_t> dims(indices.shape().dim_sizes().begin(),
+                              indices.shape().dim_sizes().end());
+    dims.insert(dims.begin() + a, depth);
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    const T on = *ctx->input(2).data<T>(), off = *ctx->input(3).data<T>();
+    T* o = out->data<T>();
+    std::fill_n(o, out->NumElements(), off);
+    const int64_t inner = Product(indices.shape(), a, indices.dims());
+    for (int64_t i = 0; i < indices.NumElements(); ++i) {
+      const int64_t idx =
+          indices.dtype() == DT_UINT8 ? indices.data<uint8_t>()[i] : IntAt(indices, i);
+      if (idx < 0 || idx >= depth) continue;
+      const int64_t oi = i / inner, ii = i % inner;
+      o[(oi * depth + idx) * inner + ii] = on;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t axis_ = -1;
+};
+
+TW_REGISTER_KERNELS(concat_ops) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterKernel(cpu("ConcatV2"), [] { return std::make_unique<ConcatOp>(false); });
+  RegisterKernel(cpu("Concat"), [] { return std::make_unique<ConcatOp>(true); });
+  RegisterKernel(cpu("Pack"), MakeFactory<PackOp>());
+  RegisterKernel(cpu("Split"), MakeFactory<SplitOp>());
+  RegisterKernel(cpu("SplitV"), MakeFactory<SplitVOp>());
+  RegisterKernel(cpu("Unpack"), MakeFactory<UnpackOp>());
+  RegisterKernel(cpu("GatherV2"), [] { return std::make_unique<GatherOp>(true); });
+  RegisterKernel(cpu("Gather"), [] { return std::make_unique<GatherOp>(false); });
+  RegisterKernel(cpu("ResourceGather"), MakeFactory<ResourceGatherOp>());
+  RegisterTypedKernels<OneHotOp, float, double, int32_t, int64_t, uint8_t, bool>(cpu("OneHot"),
+                                                                                 "T");
+}
+
+}  // namespace
+}  // namespace towerflow

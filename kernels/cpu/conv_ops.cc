@@ -1,0 +1,302 @@
+// Conv2D and its two backprops as im2col + GEMM on OpenBLAS.
+//
+// Note [Convolution as GEMM]
+// For NHWC input x [N,H,W,C] and filter f [KH,KW,C,OC], every output pixel
+// is one row of "patches" P [N*OH*OW, KH*KW*C] (zeros where the window
+// leaves the padded input) times f viewed as [KH*KW*C, OC]:
+//   y = P f                      (Conv2D)
+//   df = P^T dy                  (Conv2DBackpropFilter)
+//   dP = dy f^T, dx = col2im(dP) (Conv2DBackpropInput: each patch entry
+//                                 added back to the input pixel it came from)
+// P is built in chunks of rows (at most kChunkBytes) so memory stays
+// bounded; im2col/col2im are sharded over the intra-op pool (col2im by whole
+// images, so no two threads add into one pixel), each GEMM uses OpenBLAS's
+// own threads. A 1x1 stride-1 unpadded convolution skips im2col: P is x.
+// NCHW tensors are transposed to NHWC and back.
+#include "kernels/cpu/window.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/blas.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/kernel_context.h"
+#include "kernels/kernel_registry.h"
+#include "runtime/device.h"
+#include "runtime/threadpool.h"
+
+namespace towerflow {
+namespace {
+
+constexpr int64_t kChunkBytes = int64_t{16} << 20;
+
+bool IsPointwise(const Window2D& w) {
+  return w.k_h == 1 && w.k_w == 1 && w.stride_h == 1 && w.stride_w == 1 && w.pad_top == 0 &&
+         w.pad_left == 0 && w.out_h == w.in_h && w.out_w == w.in_w;
+}
+
+// Rows [r0, r1) of the patch matrix of x into p (row length KH*KW*C).
+template <typename T>
+void Im2Col(ThreadPool* pool, const Window2D& w, const T* x, int64_t r0, int64_t r1, T* p) {
+  const int64_t c = w.channels, row = w.k_h * w.k_w * c, pixels = w.out_h * w.out_w;
+  pool->ParallelFor(r1 - r0, row, [&](int64_t begin, int64_t end) {
+    for (int64_t r = r0 + begin; r < r0 + end; ++r) {
+      const int64_t n = r / pixels, oh = (r % pixels) / w.out_w, ow = r % w.out_w;
+      T* dst = p + (r - r0) * row;
+      for (int64_t kh = 0; kh < w.k_h; ++kh) {
+        const int64_t ih = oh * w.stride_h - w.pad_top + kh * w.dilation_h;
+        for (int64_t kw = 0; kw < w.k_w; ++kw, dst += c) {
+          const int64_t iw = ow * w.stride_w - w.pad_left + kw * w.dilation_w;
+          if (ih < 0 || ih >= w.in_h || iw < 0 || iw >= w.in_w) {
+            std::fill_n(dst, c, T(0));
+          } else {
+            std::memcpy(dst, x + ((n * w.in_h + ih) * w.in_w + iw) * c, c * sizeof(T));
+          }
+        }
+      }
+    }
+  });
+}
+
+// Adds patch rows [r0, r1) back into dx. Rows of one image go to one
+// thread. REQUIRES: r0 and r1 are image boundaries.
+template <typename T>
+void Col2Im(ThreadPool* pool, const Window2D& w, const T* p, int64_t r0, int64_t r1, T* dx) {
+  const int64_t c = w.channels, row = w.k_h * w.k_w * c, pixels = w.out_h * w.out_w;
+  const int64_t n0 = r0 / pixels, n1 = r1 / pixels;
+  pool->ParallelFor(n1 - n0, pixels * row, [&](int64_t begin, int64_t end) {
+    for (int64_t n = n0 + begin; n < n0 + end; ++n) {
+      for (int64_t pix = 0; pix < pixels; ++pix) {
+        const int64_t oh = pix / w.out_w, ow = pix % w.out_w;
+        const T* src = p + ((n * pixels + pix) - r0) * row;
+        for (int64_t kh = 0; kh < w.k_h; ++kh) {
+          const int64_t ih = oh * w.stride_h - w.pad_top + kh * w.dilation_h;
+          for (int64_t kw = 0; kw < w.k_w; ++kw, src += c) {
+            const int64_t iw = ow * w.stride_w - w.pad_left + kw * w.dilation_w;
+            if (ih < 0 || ih >= w.in_h || iw < 0 || iw >= w.in_w) continue;
+            T* dst = dx + ((n * w.in_h + ih) * w.in_w + iw) * c;
+            for (int64_t i = 0; i < c; ++i) dst[i] += src[i];
+          }
+        }
+      }
+    }
+  });
+}
+
+// Rows per chunk: whole images for col2im, at least one row.
+int64_t ChunkRows(const Window2D& w, size_t elem, bool whole_images) {
+  const int64_t row_bytes = std::max<int64_t>(1, w.k_h * w.k_w * w.channels * elem);
+  int64_t rows = std::max<int64_t>(1, kChunkBytes / row_bytes);
+  if (whole_images) {
+    const int64_t pixels = std::max<int64_t>(1, w.out_h * w.out_w);
+    rows = std::max<int64_t>(1, rows / pixels) * pixels;
+  }
+  return rows;
+}
+
+// Checks shared by the three kernels; returns the geometry for NHWC input
+// dims `in` and filter dims `f` [KH,KW,C,OC].
+absl::StatusOr<Window2D> ConvGeometry(const WindowAttrs& attrs, absl::Span<const int64_t> in,
+                                      absl::Span<const int64_t> f) {
+  if (in.size() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input must be 4-dimensional, got rank ", in.size()));
+  }
+  if (f.size() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("filter must be 4-dimensional, got rank ", f.size()));
+  }
+  for (int i = 0; i < 4; ++i) {
+    if (in[i] < 0 || f[i] < 0) return absl::InvalidArgumentError("negative dimension");
+  }
+  if (in[3] != f[2]) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input depth must equal filter depth (grouped convolutions are not supported): ", in[3],
+        " vs ", f[2]));
+  }
+  if (f[0] == 0 || f[1] == 0) {
+    return absl::InvalidArgumentError("filter spatial dimensions must be positive");
+  }
+  if (!FitsBlas(f[0] * f[1] * f[2]) || !FitsBlas(f[3])) {
+    return absl::InvalidArgumentError("filter too large");
+  }
+  return attrs.Compute(in, f[0], f[1]);
+}
+
+template <typename T>
+class Conv2DOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return attrs_.Init(c, /*has_dilations=*/true, /*has_ksize=*/false);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const auto& d = ctx->eigen_cpu_device();
+    const Tensor& input = ctx->input(0);
+    const Tensor& filter = ctx->input(1);
+    if (input.dims() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input must be 4-dimensional", input.shape().DebugString()));
+    }
+    Tensor x = input;
+    if (attrs_.nchw) {
+      TW_ASSIGN_OR_RETURN(x, ToNhwc(d, input));
+    }
+    TW_ASSIGN_OR_RETURN(Window2D w,
+                        ConvGeometry(attrs_, x.shape().dim_sizes(), filter.shape().dim_sizes()));
+    const int64_t oc = filter.dim_size(3);
+    const std::vector<int64_t> out_nhwc{w.batch, w.out_h, w.out_w, oc};
+    TW_ASSIGN_OR_RETURN(TensorShape out_shape,
+                        TensorShape::FromDims(attrs_.nchw ? NhwcToNchwDims(out_nhwc) : out_nhwc));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
+    if (out_shape.num_elements() == 0) return absl::OkStatus();
+    Tensor y = *out;
+    if (attrs_.nchw) {
+      TW_ASSIGN_OR_RETURN(y,
+                          Tensor::Allocate(CpuAllocator(), input.dtype(), TensorShape(out_nhwc)));
+    }
+    const int64_t rows = w.batch * w.out_h * w.out_w, k = w.k_h * w.k_w * w.channels;
+    if (x.NumElements() == 0) {
+      y.flat<T>().setZero();
+    } else if (IsPointwise(w)) {
+      Gemm<T>(false, false, rows, oc, k, T(1), x.data<T>(), k, filter.data<T>(), oc, T(0),
+              y.data<T>(), oc);
+    } else {
+      const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), false));
+      TW_ASSIGN_OR_RETURN(Tensor patches,
+                          Tensor::Allocate(CpuAllocator(), input.dtype(), TensorShape({chunk, k})));
+      for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+        const int64_t r1 = std::min(rows, r0 + chunk);
+        Im2Col<T>(ctx->intra_op_pool(), w, x.data<T>(), r0, r1, patches.data<T>());
+        Gemm<T>(false, false, r1 - r0, oc, k, T(1), patches.data<T>(), k, filter.data<T>(), oc,
+                T(0), y.data<T>() + r0 * oc, oc);
+      }
+    }
+    if (attrs_.nchw) TW_RETURN_IF_ERROR(FromNhwc(d, y, out));
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs attrs_;
+};
+
+// Conv2DBackpropInput(input_sizes, filter, out_backprop) and
+// Conv2DBackpropFilter(input, filter_sizes, out_backprop).
+template <typename T, bool kFilter>
+class Conv2DBackpropOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return attrs_.Init(c, /*has_dilations=*/true, /*has_ksize=*/false);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const auto& d = ctx->eigen_cpu_device();
+    const Tensor& sizes = ctx->input(kFilter ? 1 : 0);
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                        IntVector(sizes, kFilter ? "filter_sizes" : "input_sizes"));
+    if (dims.size() != 4) {
+      return absl::InvalidArgumentError(absl::StrCat(kFilter ? "filter_sizes" : "input_sizes",
+                                                     " must have 4 elements, got ", dims.size()));
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape given_shape, TensorShape::FromDims(dims));
+    const Tensor& input = kFilter ? ctx->input(0) : Tensor();
+    const Tensor& filter = kFilter ? Tensor() : ctx->input(1);
+    const Tensor& dy_in = ctx->input(2);
+    if (kFilter && input.dims() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input must be 4-dimensional, got ", input.shape().DebugString()));
+    }
+    if (dy_in.dims() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("out_backprop must be 4-dimensional, got ", dy_in.shape().DebugString()));
+    }
+    const std::vector<int64_t> in_dims =
+        kFilter ? std::vector<int64_t>(input.shape().dim_sizes().begin(),
+                                       input.shape().dim_sizes().end())
+                : dims;
+    const std::vector<int64_t> f_dims =
+        kFilter ? dims
+                : std::vector<int64_t>(filter.shape().dim_sizes().begin(),
+                                       filter.shape().dim_sizes().end());
+    const std::vector<int64_t> in_nhwc = attrs_.nchw ? NchwToNhwcDims(in_dims) : in_dims;
+    TW_ASSIGN_OR_RETURN(Window2D w, ConvGeometry(attrs_, in_nhwc, f_dims));
+    const int64_t oc = f_dims[3];
+    const std::vector<int64_t> dy_nhwc{w.batch, w.out_h, w.out_w, oc};
+    const std::vector<int64_t> dy_expected = attrs_.nchw ? NhwcToNchwDims(dy_nhwc) : dy_nhwc;
+    if (dy_in.shape() != TensorShape(dy_expected)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "out_backprop has shape ", dy_in.shape().DebugString(), " but the convolution of ",
+          TensorShape(in_dims).DebugString(), " by ", TensorShape(f_dims).DebugString(), " gives ",
+          TensorShape(dy_expected).DebugString()));
+    }
+    Tensor dy = dy_in;
+    if (attrs_.nchw) {
+      TW_ASSIGN_OR_RETURN(dy, ToNhwc(d, dy_in));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, given_shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    const int64_t rows = w.batch * w.out_h * w.out_w, k = w.k_h * w.k_w * w.channels;
+    if constexpr (kFilter) {
+      Tensor x = input;
+      if (attrs_.nchw) {
+        TW_ASSIGN_OR_RETURN(x, ToNhwc(d, input));
+      }
+      out->flat<T>().setZero();
+      if (rows == 0) return absl::OkStatus();
+      if (IsPointwise(w)) {
+        Gemm<T>(true, false, k, oc, rows, T(1), x.data<T>(), k, dy.data<T>(), oc, T(0),
+                out->data<T>(), oc);
+        return absl::OkStatus();
+      }
+      const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), false));
+      TW_ASSIGN_OR_RETURN(Tensor patches,
+                          Tensor::Allocate(CpuAllocator(), x.dtype(), TensorShape({chunk, k})));
+      for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+        const int64_t r1 = std::min(rows, r0 + chunk);
+        Im2Col<T>(ctx->intra_op_pool(), w, x.data<T>(), r0, r1, patches.data<T>());
+        Gemm<T>(true, false, k, oc, r1 - r0, T(1), patches.data<T>(), k, dy.data<T>() + r0 * oc, oc,
+                T(1), out->data<T>(), oc);
+      }
+    } else {
+      Tensor dx = *out;
+      if (attrs_.nchw) {
+        TW_ASSIGN_OR_RETURN(dx, Tensor::Allocate(CpuAllocator(), dy.dtype(), TensorShape(in_nhwc)));
+      }
+      dx.flat<T>().setZero();
+      if (rows > 0 && IsPointwise(w)) {
+        Gemm<T>(false, true, rows, k, oc, T(1), dy.data<T>(), oc, filter.data<T>(), oc, T(0),
+                dx.data<T>(), k);
+      } else if (rows > 0) {
+        const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), true));
+        TW_ASSIGN_OR_RETURN(Tensor patches,
+                            Tensor::Allocate(CpuAllocator(), dy.dtype(), TensorShape({chunk, k})));
+        for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+          const int64_t r1 = std::min(rows, r0 + chunk);
+          Gemm<T>(false, true, r1 - r0, k, oc, T(1), dy.data<T>() + r0 * oc, oc, filter.data<T>(),
+                  oc, T(0), patches.data<T>(), k);
+          Col2Im<T>(ctx->intra_op_pool(), w, patches.data<T>(), r0, r1, dx.data<T>());
+        }
+      }
+      if (attrs_.nchw) TW_RETURN_IF_ERROR(FromNhwc(d, dx, out));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs attrs_;
+};
+
+template <typename T>
+using Conv2DBackpropInputOp = Conv2DBackpropOp<T, false>;
+template <typename T>
+using Conv2DBackpropFilterOp = Conv2DBackpropOp<T, true>;
+
+TW_REGISTER_KERNELS(conv_ops) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterTypedKernels<Conv2DOp, float, double>(cpu("Conv2D"), "T");
+  RegisterTypedKernels<Conv2DBackpropInputOp, float, double>(cpu("Conv2DBackpropInput"), "T");
+  RegisterTypedKernels<Conv2DBackpropFilterOp, float, double>(cpu("Conv2DBackpropFilter"), "T");
+}
+
+}  // namespace
+}  // namespace towerflow

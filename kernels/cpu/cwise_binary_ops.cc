@@ -1,0 +1,84 @@
+// Binary elementwise kernels with broadcasting: arithmetic, comparisons and
+// logical ops. The machinery is in cwise_ops.h.
+#include "kernels/cpu/cwise_ops.h"
+
+namespace towerflow {
+namespace cwise {
+namespace {
+
+namespace ei = Eigen::internal;
+
+template <typename T>
+using AddOp = BinaryOp<T, T, ei::scalar_sum_op<T, T>>;
+template <typename T>
+using SubOp = BinaryOp<T, T, ei::scalar_difference_op<T, T>>;
+template <typename T>
+using MulOp = BinaryOp<T, T, ei::scalar_product_op<T, T>>;
+template <typename T>
+using RealDivOp = BinaryOp<T, T, ei::scalar_quotient_op<T, T>>;
+template <typename T>
+using IntDivOp = BinaryOp<T, T, SafeDiv<T>>;
+template <typename T>
+using FloorDivOp = BinaryOp<T, T, FloorDivFn<T>>;
+template <typename T>
+using MaximumOp = BinaryOp<T, T, ei::scalar_max_op<T, T>>;
+template <typename T>
+using MinimumOp = BinaryOp<T, T, ei::scalar_min_op<T, T>>;
+template <typename T>
+using PowOp = BinaryOp<T, T, PowFn<T>>;
+template <typename T>
+using SquaredDifferenceOp = BinaryOp<T, T, SquaredDifferenceFn<T>>;
+
+template <typename T>
+using EqualOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_EQ>>;
+template <typename T>
+using NotEqualOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_NEQ>>;
+template <typename T>
+using LessOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_LT>>;
+template <typename T>
+using LessEqualOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_LE>>;
+template <typename T>
+using GreaterOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_GT>>;
+template <typename T>
+using GreaterEqualOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_GE>>;
+
+struct AndFn {
+  bool operator()(bool a, bool b) const { return a && b; }
+};
+struct OrFn {
+  bool operator()(bool a, bool b) const { return a || b; }
+};
+
+TW_REGISTER_KERNELS(cwise_binary) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  for (const char* op : {"Add", "AddV2"}) {
+    RegisterTypedKernels<AddOp, float, double, int32_t, int64_t, uint8_t>(cpu(op), "T");
+  }
+  RegisterTypedKernels<SubOp, float, double, int32_t, int64_t>(cpu("Sub"), "T");
+  RegisterTypedKernels<MulOp, float, double, int32_t, int64_t, uint8_t>(cpu("Mul"), "T");
+  RegisterTypedKernels<RealDivOp, float, double>(cpu("RealDiv"), "T");
+  RegisterTypedKernels<RealDivOp, float, double>(cpu("Div"), "T");
+  RegisterTypedKernels<IntDivOp, int32_t, int64_t, uint8_t>(cpu("Div"), "T");
+  RegisterTypedKernels<FloorDivOp, float, double, int32_t, int64_t, uint8_t>(cpu("FloorDiv"), "T");
+  RegisterTypedKernels<MaximumOp, float, double, int32_t, int64_t>(cpu("Maximum"), "T");
+  RegisterTypedKernels<MinimumOp, float, double, int32_t, int64_t>(cpu("Minimum"), "T");
+  RegisterTypedKernels<PowOp, float, double, int32_t, int64_t>(cpu("Pow"), "T");
+  RegisterTypedKernels<SquaredDifferenceOp, float, double, int32_t, int64_t>(
+      cpu("SquaredDifference"), "T");
+
+  RegisterTypedKernels<EqualOp, float, double, int32_t, int64_t, uint8_t, bool>(cpu("Equal"), "T");
+  RegisterTypedKernels<NotEqualOp, float, double, int32_t, int64_t, uint8_t, bool>(cpu("NotEqual"),
+                                                                                   "T");
+  RegisterTypedKernels<LessOp, float, double, int32_t, int64_t, uint8_t>(cpu("Less"), "T");
+  RegisterTypedKernels<LessEqualOp, float, double, int32_t, int64_t, uint8_t>(cpu("LessEqual"),
+                                                                              "T");
+  RegisterTypedKernels<GreaterOp, float, double, int32_t, int64_t, uint8_t>(cpu("Greater"), "T");
+  RegisterTypedKernels<GreaterEqualOp, float, double, int32_t, int64_t, uint8_t>(
+      cpu("GreaterEqual"), "T");
+  RegisterKernel(cpu("LogicalAnd"), MakeFactory<BinaryOp<bool, bool, AndFn>>());
+  RegisterKernel(cpu("LogicalOr"), MakeFactory<BinaryOp<bool, bool, OrFn>>());
+}
+
+}  // namespace
+}  // namespace cwise
+}  // namespace towerflow

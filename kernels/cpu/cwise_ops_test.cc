@@ -1,0 +1,202 @@
+#include <cmath>
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_runner.h"
+#include "kernels/testing/kernel_test_matchers.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+Tensor Binary(const char* op, const Tensor& x, const Tensor& y) {
+  KernelRunner r(op);
+  return RunOk(r, {x, y});
+}
+Tensor Unary(const char* op, const Tensor& x) {
+  KernelRunner r(op);
+  return RunOk(r, {x});
+}
+
+TEST(CwiseTest, AddBroadcastsRowAndColumn) {
+  // [2,1] + [3] -> [2,3]
+  EXPECT_THAT(Binary("AddV2", Literal<float>({2, 1}, {10, 20}), Literal<float>({3}, {1, 2, 3})),
+              TensorIs<float>({2, 3}, {11, 12, 13, 21, 22, 23}));
+  // [2,3] * [2,1]
+  EXPECT_THAT(
+      Binary("Mul", Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6}), Literal<float>({2, 1}, {2, 3})),
+      TensorIs<float>({2, 3}, {2, 4, 6, 12, 15, 18}));
+  // Rank 4 with a collapsed pattern: [2,1,2,1] - [1,2,1,2].
+  EXPECT_THAT(Binary("Sub", Literal<int32_t>({2, 1, 2, 1}, {1, 2, 3, 4}),
+                     Literal<int32_t>({1, 2, 1, 2}, {10, 20, 30, 40})),
+              TensorIs<int32_t>({2, 2, 2, 2}, {-9, -19, -8, -18, -29, -39, -28, -38, -7, -17, -6,
+                                               -16, -27, -37, -26, -36}));
+}
+
+TEST(CwiseTest, ScalarsAndOneElementTensors) {
+  EXPECT_THAT(Binary("Add", Scalar<float>(1), Literal<float>({3}, {1, 2, 3})),
+              TensorIs<float>({3}, {2, 3, 4}));
+  // [3] with [1,1] gives [1,3].
+  EXPECT_THAT(Binary("Mul", Literal<float>({3}, {1, 2, 3}), Literal<float>({1, 1}, {2})),
+              TensorIs<float>({1, 3}, {2, 4, 6}));
+}
+
+TEST(CwiseTest, EmptyTensorsBroadcastToEmpty) {
+  EXPECT_THAT(Binary("AddV2", Literal<float>({0, 3}, {}), Literal<float>({3}, {1, 2, 3})),
+              TensorIs<float>({0, 3}, {}));
+  EXPECT_THAT(Binary("Maximum", Literal<float>({2, 0}, {}), Scalar<float>(1)),
+              TensorIs<float>({2, 0}, {}));
+}
+
+TEST(CwiseTest, DivisionFamilies) {
+  EXPECT_THAT(Binary("RealDiv", Literal<float>({2}, {1, 3}), Literal<float>({2}, {2, 4})),
+              TensorIs<float>({2}, {0.5f, 0.75f}));
+  // Div truncates for integers, FloorDiv floors (Python's //).
+  EXPECT_THAT(Binary("Div", Literal<int32_t>({2}, {-7, 7}), Scalar<int32_t>(2)),
+              TensorIs<int32_t>({2}, {-3, 3}));
+  EXPECT_THAT(Binary("FloorDiv", Literal<int32_t>({3}, {-7, 7, -8}), Scalar<int32_t>(2)),
+              TensorIs<int32_t>({3}, {-4, 3, -4}));
+  EXPECT_THAT(Binary("FloorDiv", Literal<float>({1}, {-7}), Scalar<float>(2)),
+              TensorIs<float>({1}, {-4}));
+  // INT_MIN / -1 wraps instead of trapping.
+  EXPECT_THAT(
+      Binary("Div", Scalar<int32_t>(std::numeric_limits<int32_t>::min()), Scalar<int32_t>(-1)),
+      TensorIs<int32_t>({}, {std::numeric_limits<int32_t>::min()}));
+}
+
+TEST(CwiseTest, IntegerDivisionByZeroIsAnError) {
+  KernelRunner r("FloorDiv");
+  auto out = r.Run({Literal<int32_t>({2}, {1, 2}), Literal<int32_t>({2}, {1, 0})});
+  EXPECT_THAT(out.status().message(), HasSubstr("Integer division by zero"));
+  KernelRunner d("Div");
+  EXPECT_FALSE(d.Run({Scalar<int64_t>(5), Scalar<int64_t>(0)}).ok());
+}
+
+TEST(CwiseTest, PowAndSquaredDifference) {
+  EXPECT_THAT(Binary("Pow", Literal<float>({3}, {2, 3, 4}), Literal<float>({3}, {3, 2, 0.5f})),
+              TensorIs<float>({3}, {8, 9, 2}));
+  EXPECT_THAT(Binary("Pow", Literal<int32_t>({2}, {2, -3}), Scalar<int32_t>(3)),
+              TensorIs<int32_t>({2}, {8, -27}));
+  KernelRunner r("Pow");
+  EXPECT_THAT(r.Run({Scalar<int32_t>(2), Scalar<int32_t>(-1)}).status().message(),
+              HasSubstr("negative integer powers"));
+  EXPECT_THAT(Binary("SquaredDifference", Literal<float>({2}, {1, 5}), Scalar<float>(3)),
+              TensorIs<float>({2}, {4, 4}));
+}
+
+TEST(CwiseTest, ComparisonsAndLogic) {
+  const Tensor x = Literal<float>({4}, {1, 2, 3, 4});
+  const Tensor y = Scalar<float>(2.5f);
+  EXPECT_THAT(Binary("Less", x, y), TensorIs<bool>({4}, {true, true, false, false}));
+  EXPECT_THAT(Binary("GreaterEqual", x, Literal<float>({4}, {1, 3, 3, 5})),
+              TensorIs<bool>({4}, {true, false, true, false}));
+  EXPECT_THAT(Binary("Equal", Literal<int64_t>({2}, {1, 2}), Literal<int64_t>({2, 1}, {1, 2})),
+              TensorIs<bool>({2, 2}, {true, false, false, true}));
+  EXPECT_THAT(Binary("NotEqual", x, Scalar<float>(2)),
+              TensorIs<bool>({4}, {true, false, true, true}));
+  EXPECT_THAT(Binary("LogicalAnd", Literal<bool>({2}, {true, false}), Scalar<bool>(true)),
+              TensorIs<bool>({2}, {true, false}));
+  EXPECT_THAT(Binary("LogicalOr", Literal<bool>({2}, {true, false}), Scalar<bool>(false)),
+              TensorIs<bool>({2}, {true, false}));
+  EXPECT_THAT(Unary("LogicalNot", Literal<bool>({2}, {true, false})),
+              TensorIs<bool>({2}, {false, true}));
+}
+
+TEST(CwiseTest, UnaryMath) {
+  EXPECT_THAT(Unary("Neg", Literal<int32_t>({2}, {1, -2})), TensorIs<int32_t>({2}, {-1, 2}));
+  EXPECT_THAT(Unary("Abs", Literal<float>({2}, {-1.5f, 2})), TensorIs<float>({2}, {1.5f, 2}));
+  EXPECT_THAT(Unary("Square", Literal<float>({2}, {-3, 0.5f})), TensorIs<float>({2}, {9, 0.25f}));
+  EXPECT_THAT(Unary("Sqrt", Literal<float>({2}, {4, 9})), TensorIs<float>({2}, {2, 3}));
+  EXPECT_THAT(Unary("Rsqrt", Literal<float>({2}, {4, 0.25f})), TensorIs<float>({2}, {0.5f, 2}));
+  EXPECT_THAT(Unary("Reciprocal", Literal<float>({2}, {4, -0.5f})),
+              TensorIs<float>({2}, {0.25f, -2}));
+  EXPECT_THAT(Unary("Sign", Literal<float>({3}, {-2, 0, 5})), TensorIs<float>({3}, {-1, 0, 1}));
+  EXPECT_THAT(Unary("Exp", Literal<double>({2}, {0, 1})),
+              TensorNear<double>({2}, {1, 2.718281828459045}, 1e-12));
+  EXPECT_THAT(Unary("Log", Literal<double>({2}, {1, 10})),
+              TensorNear<double>({2}, {0, 2.302585092994046}, 1e-12));
+  EXPECT_THAT(Unary("Sigmoid", Literal<float>({3}, {0, 2, -2})),
+              TensorNear<float>({3}, {0.5f, 0.880797f, 0.119203f}, 1e-6));
+  EXPECT_THAT(Unary("Tanh", Literal<float>({2}, {0, 1})),
+              TensorNear<float>({2}, {0, 0.7615942f}, 1e-6));
+  // Round is half to even, as TF.
+  EXPECT_THAT(Unary("Round", Literal<float>({4}, {0.5f, 1.5f, 2.5f, -0.5f})),
+              TensorIs<float>({4}, {0, 2, 2, -0.0f}));
+  const Tensor specials = Literal<float>({3}, {1, std::nanf(""), INFINITY});
+  EXPECT_THAT(Unary("IsNan", specials), TensorIs<bool>({3}, {false, true, false}));
+  EXPECT_THAT(Unary("IsFinite", specials), TensorIs<bool>({3}, {true, false, false}));
+}
+
+TEST(CwiseTest, UnaryGradients) {
+  // SigmoidGrad(y, dy) = dy y (1 - y)
+  EXPECT_THAT(
+      Binary("SigmoidGrad", Literal<float>({2}, {0.5f, 0.25f}), Literal<float>({2}, {1, 2})),
+      TensorIs<float>({2}, {0.25f, 0.375f}));
+  EXPECT_THAT(Binary("TanhGrad", Literal<float>({1}, {0.5f}), Literal<float>({1}, {2})),
+              TensorIs<float>({1}, {1.5f}));
+  EXPECT_THAT(Binary("ReciprocalGrad", Literal<float>({1}, {2}), Literal<float>({1}, {3})),
+              TensorIs<float>({1}, {-12}));
+  KernelRunner r("TanhGrad");
+  EXPECT_FALSE(r.Run({Literal<float>({2}, {1, 2}), Scalar<float>(1)}).ok());
+}
+
+TEST(CwiseTest, AddNSumsAnyCount) {
+  KernelRunner r("AddN");
+  std::vector<Tensor> in;
+  for (int i = 1; i <= 6; ++i) in.push_back(Literal<float>({2}, {float(i), float(10 * i)}));
+  EXPECT_THAT(RunOk(r, in), TensorIs<float>({2}, {21, 210}));
+  KernelRunner one("AddN");
+  EXPECT_THAT(RunOk(one, {Literal<float>({1}, {4})}), TensorIs<float>({1}, {4}));
+  KernelRunner bad("AddN");
+  EXPECT_THAT(
+      bad.Run({Literal<float>({2}, {1, 2}), Literal<float>({3}, {1, 2, 3})}).status().message(),
+      HasSubstr("must have the same size and shape"));
+}
+
+TEST(CwiseTest, SelectByElementRowAndScalar) {
+  const Tensor t = Literal<float>({2, 2}, {1, 2, 3, 4});
+  const Tensor e = Literal<float>({2, 2}, {-1, -2, -3, -4});
+  KernelRunner r("Select");
+  EXPECT_THAT(RunOk(r, {Literal<bool>({2, 2}, {true, false, false, true}), t, e}),
+              TensorIs<float>({2, 2}, {1, -2, -3, 4}));
+  KernelRunner rows("Select");
+  EXPECT_THAT(RunOk(rows, {Literal<bool>({2}, {false, true}), t, e}),
+              TensorIs<float>({2, 2}, {-1, -2, 3, 4}));
+  KernelRunner bad("Select");
+  EXPECT_FALSE(bad.Run({Literal<bool>({3}, {true, true, true}), t, e}).ok());
+  // SelectV2 broadcasts all three.
+  KernelRunner v2("SelectV2");
+  EXPECT_THAT(RunOk(v2, {Literal<bool>({2, 1}, {true, false}), Literal<float>({2}, {1, 2}),
+                         Scalar<float>(0)}),
+              TensorIs<float>({2, 2}, {1, 2, 0, 0}));
+}
+
+TEST(CwiseTest, IncompatibleShapesAreInvalidArgument) {
+  KernelRunner r("AddV2");
+  absl::StatusOr<std::vector<Tensor>> out =
+      r.Run({Literal<float>({2}, {1, 2}), Literal<float>({3}, {1, 2, 3})});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("Incompatible shapes: [2] vs. [3]"));
+}
+
+TEST(CwiseTest, LargeBroadcastMatchesLoop) {
+  // [64,1,33] + [1,17,33] over the pool.
+  std::vector<float> a(64 * 33), b(17 * 33);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) * 0.5f;
+  const Tensor z = Binary("AddV2", Literal<float>({64, 1, 33}, a), Literal<float>({1, 17, 33}, b));
+  ASSERT_EQ(z.shape(), TensorShape({64, 17, 33}));
+  const float* p = z.data<float>();
+  for (int i = 0; i < 64; ++i) {
+    for (int j = 0; j < 17; ++j) {
+      for (int k = 0; k < 33; ++k) {
+        ASSERT_EQ(p[(i * 17 + j) * 33 + k], a[i * 33 + k] + b[j * 33 + k]);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,302 @@
+// Unary elementwise kernels, the *Grad companions of unary activations,
+// AddN and Select/SelectV2.
+#include <cmath>
+
+#include "kernels/cpu/cwise_ops.h"
+
+namespace towerflow {
+namespace cwise {
+namespace {
+
+namespace ei = Eigen::internal;
+
+// TF's Round: half to even.
+template <typename T>
+struct RoundHalfEvenFn {
+  T operator()(const T& x) const { return std::nearbyint(x); }
+};
+struct NotFn {
+  bool operator()(bool x) const { return !x; }
+};
+
+template <typename T, typename F>
+class PredicateOp : public OpKernel {  // float -> bool
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
+    if (x.NumElements() > 0) {
+      y->flat<bool>().device(ctx->eigen_cpu_device()) = x.flat<T>().unaryExpr(F());
+    }
+    return absl::OkStatus();
+  }
+};
+
+// Gradients of unary ops in terms of their output y and incoming dy.
+template <typename T>
+struct SigmoidGradFn {  // dy * y * (1 - y)
+  T operator()(const T& y, const T& dy) const { return dy * y * (T(1) - y); }
+};
+template <typename T>
+struct TanhGradFn {  // dy * (1 - y^2)
+  T operator()(const T& y, const T& dy) const { return dy * (T(1) - y * y); }
+};
+template <typename T>
+struct SqrtGradFn {  // dy / (2 y)
+  T operator()(const T& y, const T& dy) const { return dy * T(0.5) / y; }
+};
+template <typename T>
+struct RsqrtGradFn {  // -dy y^3 / 2
+  T operator()(const T& y, const T& dy) const { return dy * T(-0.5) * y * y * y; }
+};
+template <typename T>
+struct ReciprocalGradFn {  // -dy y^2
+  T operator()(const T& y, const T& dy) const { return -dy * y * y; }
+};
+
+// Unary-gradient kernels take y and dy of one shape.
+template <typename T, typename F>
+class UnaryGradOp : public BinaryOp<T, T, F> {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    if (ctx->input(0).shape() != ctx->input(1).shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          ctx->op(), " needs y and dy of one shape, got ", ctx->input(0).shape().DebugString(),
+          " and ", ctx->input(1).shape().DebugString()));
+    }
+    return BinaryOp<T, T, F>::Compute(ctx);
+  }
+};
+
+// sum_i inputs[i]; all of one shape.
+template <typename T>
+class AddNOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const int n = ctx->num_inputs();
+    if (n == 0) return absl::InvalidArgumentError("AddN needs at least one input");
+    const Tensor& first = ctx->input(0);
+    for (int i = 1; i < n; ++i) {
+      if (ctx->input(i).shape() != first.shape()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Inputs to operation ", ctx->name(),
+                         " of type AddN must have the same size and shape. "
+                         "Input 0: ",
+                         first.shape().DebugString(), " != input ", i, ": ",
+                         ctx->input(i).shape().DebugString()));
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, first.shape()));
+    if (first.NumElements() == 0) return absl::OkStatus();
+    const auto& d = ctx->eigen_cpu_device();
+    auto o = out->flat<T>();
+    int i = 1;
+    if (n == 1) {
+      if (!out->SharesBufferWith(first)) o.device(d) = first.flat<T>();
+      return absl::OkStatus();
+    }
+    // Add up to three more inputs per pass over the output.
+    o.device(d) = first.flat<T>() + ctx->input(i++).flat<T>();
+    for (; i + 2 < n; i += 3) {
+      o.device(d) =
+          o + ctx->input(i).flat<T>() + ctx->input(i + 1).flat<T>() + ctx->input(i + 2).flat<T>();
+    }
+    for (; i < n; ++i) o.device(d) = o + ctx->input(i).flat<T>();
+    return absl::OkStatus();
+  }
+};
+
+// Select(condition, t, e): condition of t's shape, or a vector over t's
+// first dimension (rows), or a scalar.
+template <typename T>
+class SelectOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& c = ctx->input(0);
+    const Tensor& t = ctx->input(1);
+    const Tensor& e = ctx->input(2);
+    if (t.shape() != e.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'then' and 'else' must have the same size.  but received: ", t.shape().DebugString(),
+          " vs. ", e.shape().DebugString()));
+    }
+    const bool same = c.shape() == t.shape();
+    const bool rows = c.dims() == 1 && t.dims() >= 1 && c.dim_size(0) == t.dim_size(0);
+    const bool scalar = c.dims() == 0;
+    if (!same && !rows && !scalar) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'condition' must be a scalar, a vector of size ",
+                       t.dims() > 0 ? t.dim_size(0) : 0, ", or have the shape of 'then' ",
+                       t.shape().DebugString(), "; got ", c.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, t.shape()));
+    if (t.NumElements() == 0) return absl::OkStatus();
+    const auto& d = ctx->eigen_cpu_device();
+    if (same) {
+      out->flat<T>().device(d) = c.flat<bool>().select(t.flat<T>(), e.flat<T>());
+    } else if (scalar) {
+      out->flat<T>().device(d) = *c.data<bool>() ? t.flat<T>() : e.flat<T>();
+    } else {
+      const int64_t n = t.dim_size(0), inner = t.NumElements() / n;
+      const std::array<Eigen::DenseIndex, 2> bcast{1, inner};
+      const std::array<int64_t, 2> dims{n, inner};
+      out->shaped<T, 2>(dims).device(d) = c.shaped<bool, 2>({n, 1}).broadcast(bcast).select(
+          t.shaped<T, 2>(dims), e.shaped<T, 2>(dims));
+    }
+    return absl::OkStatus();
+  }
+};
+
+// SelectV2: condition, t and e broadcast together.
+template <typename T>
+class SelectV2Op : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& c = ctx->input(0);
+    const Tensor& t = ctx->input(1);
+    const Tensor& e = ctx->input(2);
+    const BCast te(t.shape(), e.shape());
+    TW_RETURN_IF_ERROR(te.status());
+    const BCast all(c.shape(), te.output_shape());
+    TW_RETURN_IF_ERROR(all.status());
+    const TensorShape& shape = all.output_shape();
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (shape.num_elements() == 0) return absl::OkStatus();
+    switch (std::max(shape.dims(), 1)) {
+      case 1:
+        return Run<1>(ctx, c, t, e, out);
+      case 2:
+        return Run<2>(ctx, c, t, e, out);
+      case 3:
+        return Run<3>(ctx, c, t, e, out);
+      case 4:
+        return Run<4>(ctx, c, t, e, out);
+      case 5:
+        return Run<5>(ctx, c, t, e, out);
+      default:
+        return absl::UnimplementedError(
+            absl::StrCat("SelectV2 broadcasting to rank ", shape.dims(), " is not supported"));
+    }
+  }
+
+ private:
+  // `in` viewed at rank N (leading 1s) and its broadcast to `out`.
+  template <int N>
+  static std::pair<BCast::Vec, BCast::Vec> Plan(const TensorShape& in, const TensorShape& out) {
+    BCast::Vec dims(N, 1), bcast(N, 1);
+    for (int i = 0; i < in.dims(); ++i) dims[N - in.dims() + i] = in.dim_size(i);
+    for (int i = 0; i < N; ++i) {
+      const int64_t o = i - (N - out.dims()) >= 0 ? out.dim_size(i - (N - out.dims())) : 1;
+      bcast[i] = dims[i] == o ? 1 : o;
+    }
+    return {dims, bcast};
+  }
+
+  template <int N>
+  absl::Status Run(KernelContext* ctx, const Tensor& c, const Tensor& t, const Tensor& e,
+                   Tensor* out) {
+    const auto [cd, cb] = Plan<N>(c.shape(), out->shape());
+    const auto [td, tb] = Plan<N>(t.shape(), out->shape());
+    const auto [ed, eb] = Plan<N>(e.shape(), out->shape());
+    BCast::Vec od(N, 1);
+    for (int i = 0; i < out->dims(); ++i) od[N - out->dims() + i] = out->dim_size(i);
+    out->shaped<T, N>(od).device(ctx->eigen_cpu_device()) =
+        c.shaped<bool, N>(cd)
+            .broadcast(AsArray<N>(cb))
+            .select(t.shaped<T, N>(td).broadcast(AsArray<N>(tb)),
+                    e.shaped<T, N>(ed).broadcast(AsArray<N>(eb)));
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+using NegOp = UnaryOp<T, ei::scalar_opposite_op<T>>;
+template <typename T>
+using AbsOp = UnaryOp<T, ei::scalar_abs_op<T>>;
+template <typename T>
+using SquareOp = UnaryOp<T, ei::scalar_square_op<T>>;
+template <typename T>
+using SignOp = UnaryOp<T, ei::scalar_sign_op<T>>;
+template <typename T>
+using SqrtOp = UnaryOp<T, ei::scalar_sqrt_op<T>>;
+template <typename T>
+using RsqrtOp = UnaryOp<T, ei::scalar_rsqrt_op<T>>;
+template <typename T>
+using ExpOp = UnaryOp<T, ei::scalar_exp_op<T>>;
+template <typename T>
+using Expm1Op = UnaryOp<T, ei::scalar_expm1_op<T>>;
+template <typename T>
+using LogOp = UnaryOp<T, ei::scalar_log_op<T>>;
+template <typename T>
+using Log1pOp = UnaryOp<T, ei::scalar_log1p_op<T>>;
+template <typename T>
+using SigmoidOp = UnaryOp<T, ei::scalar_logistic_op<T>>;
+template <typename T>
+using TanhOp = UnaryOp<T, ei::scalar_tanh_op<T>>;
+template <typename T>
+using ReciprocalOp = UnaryOp<T, ei::scalar_inverse_op<T>>;
+template <typename T>
+using FloorOp = UnaryOp<T, ei::scalar_floor_op<T>>;
+template <typename T>
+using CeilOp = UnaryOp<T, ei::scalar_ceil_op<T>>;
+template <typename T>
+using RoundOp = UnaryOp<T, RoundHalfEvenFn<T>>;
+template <typename T>
+using SinOp = UnaryOp<T, ei::scalar_sin_op<T>>;
+template <typename T>
+using CosOp = UnaryOp<T, ei::scalar_cos_op<T>>;
+template <typename T>
+using IsNanOp = PredicateOp<T, ei::scalar_isnan_op<T>>;
+template <typename T>
+using IsInfOp = PredicateOp<T, ei::scalar_isinf_op<T>>;
+template <typename T>
+using IsFiniteOp = PredicateOp<T, ei::scalar_isfinite_op<T>>;
+template <typename T>
+using SigmoidGradOp = UnaryGradOp<T, SigmoidGradFn<T>>;
+template <typename T>
+using TanhGradOp = UnaryGradOp<T, TanhGradFn<T>>;
+template <typename T>
+using SqrtGradOp = UnaryGradOp<T, SqrtGradFn<T>>;
+template <typename T>
+using RsqrtGradOp = UnaryGradOp<T, RsqrtGradFn<T>>;
+template <typename T>
+using ReciprocalGradOp = UnaryGradOp<T, ReciprocalGradFn<T>>;
+
+TW_REGISTER_KERNELS(cwise_unary) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterTypedKernels<NegOp, float, double, int32_t, int64_t>(cpu("Neg"), "T");
+  RegisterTypedKernels<AbsOp, float, double, int32_t, int64_t>(cpu("Abs"), "T");
+  RegisterTypedKernels<SquareOp, float, double, int32_t, int64_t>(cpu("Square"), "T");
+  RegisterTypedKernels<SignOp, float, double, int32_t, int64_t>(cpu("Sign"), "T");
+  RegisterTypedKernels<SqrtOp, float, double>(cpu("Sqrt"), "T");
+  RegisterTypedKernels<RsqrtOp, float, double>(cpu("Rsqrt"), "T");
+  RegisterTypedKernels<ExpOp, float, double>(cpu("Exp"), "T");
+  RegisterTypedKernels<Expm1Op, float, double>(cpu("Expm1"), "T");
+  RegisterTypedKernels<LogOp, float, double>(cpu("Log"), "T");
+  RegisterTypedKernels<Log1pOp, float, double>(cpu("Log1p"), "T");
+  RegisterTypedKernels<SigmoidOp, float, double>(cpu("Sigmoid"), "T");
+  RegisterTypedKernels<TanhOp, float, double>(cpu("Tanh"), "T");
+  RegisterTypedKernels<ReciprocalOp, float, double>(cpu("Reciprocal"), "T");
+  RegisterTypedKernels<ReciprocalOp, float, double>(cpu("Inv"), "T");
+  RegisterTypedKernels<FloorOp, float, double>(cpu("Floor"), "T");
+  RegisterTypedKernels<CeilOp, float, double>(cpu("Ceil"), "T");
+  RegisterTypedKernels<RoundOp, float, double>(cpu("Round"), "T");
+  RegisterTypedKernels<SinOp, float, double>(cpu("Sin"), "T");
+  RegisterTypedKernels<CosOp, float, double>(cpu("Cos"), "T");
+  RegisterTypedKernels<IsNanOp, float, double>(cpu("IsNan"), "T");
+  RegisterTypedKernels<IsInfOp, float, double>(cpu("IsInf"), "T");
+  RegisterTypedKernels<IsFiniteOp, float, double>(cpu("IsFinite"), "T");
+  RegisterKernel(cpu("LogicalNot"), MakeFactory<UnaryOp<bool, NotFn>>());
+  RegisterTypedKernels<SigmoidGradOp, float, double>(cpu("SigmoidGrad"), "T");
+  RegisterTypedKernels<TanhGradOp, float, double>(cpu("TanhGrad"), "T");
+  RegisterTypedKernels<SqrtGradOp, float, double>(cpu("SqrtGrad"), "T");
+  RegisterTypedKernels<RsqrtGradOp, float, double>(cpu("RsqrtGrad"), "T");
+  RegisterTypedKernels<ReciprocalGradOp, float, double>(cpu("ReciprocalGrad"), "T");
+  RegisterTypedKernels<AddNOp, float, double, int32_t, int64_t>(cpu("AddN"), "T");
+  RegisterTypedKernels<SelectOp, float, double, int32_t, int64_t, bool>(cpu("Select"), "T");
+  RegisterTypedKernels<SelectV2Op, float, double, int32_t, int64_t, bool>(cpu("SelectV2"), "T");
+}
+
+}  // namespace
+}  // namespace cwise
+}  // namespace towerflow

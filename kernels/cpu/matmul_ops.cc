@@ -1,0 +1,165 @@
+// MatMul and BatchMatMul/BatchMatMulV2: float and double on OpenBLAS
+// sgemm/dgemm, int32 on Eigen's contraction.
+//
+// Buffers: MatMul a [m,k] (or [k,m] with transpose_a), b [k,n] (or [n,k]),
+// product [m,n]. BatchMatMulV2 x [..., m, k], y [..., k, n] whose batch dims
+// broadcast; output [broadcast batch..., m, n]. adj_x/adj_y transpose
+// (real types: adjoint = transpose).
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/bcast.h"
+#include "kernels/cpu/blas.h"
+#include "kernels/kernel_context.h"
+#include "kernels/kernel_registry.h"
+#include "runtime/device.h"
+
+namespace towerflow {
+namespace {
+
+absl::Status CheckBlasDims(int64_t m, int64_t n, int64_t k) {
+  if (!FitsBlas(m) || !FitsBlas(n) || !FitsBlas(k)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("MatMul dimensions [", m, ", ", k, "] x [", k, ", ", n, "] exceed 2^31 - 1"));
+  }
+  return absl::OkStatus();
+}
+
+// One product of row-major matrices a and b into c [m, n].
+template <typename T>
+void Product(const Eigen::ThreadPoolDevice& d, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+             const T* a, const T* b, T* c) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    std::fill_n(c, m * n, T(0));
+    return;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    Gemm<T>(ta, tb, m, n, k, T(1), a, ta ? m : k, b, tb ? k : n, T(0), c, n);
+  } else {
+    using Map = Eigen::TensorMap<Eigen::Tensor<const T, 2, Eigen::RowMajor>>;
+    const Map am(a, ta ? k : m, ta ? m : k), bm(b, tb ? n : k, tb ? k : n);
+    Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor>> cm(c, m, n);
+    const Eigen::array<Eigen::IndexPair<Eigen::DenseIndex>, 1> dims{
+        Eigen::IndexPair<Eigen::DenseIndex>(ta ? 0 : 1, tb ? 1 : 0)};
+    cm.device(d) = am.contract(bm, dims);
+  }
+}
+
+template <typename T>
+class MatMulOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("transpose_a", &ta_));
+    return c.GetAttr("transpose_b", &tb_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    if (a.dims() != 2 || b.dims() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("In[0] and In[1] must be matrices: ", a.shape().DebugString(), " ",
+                       b.shape().DebugString()));
+    }
+    const int64_t m = a.dim_size(ta_ ? 1 : 0), k = a.dim_size(ta_ ? 0 : 1);
+    const int64_t kb = b.dim_size(tb_ ? 1 : 0), n = b.dim_size(tb_ ? 0 : 1);
+    if (k != kb) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Matrix size-incompatible: In[0]: ", a.shape().DebugString(),
+                       ", In[1]: ", b.shape().DebugString()));
+    }
+    TW_RETURN_IF_ERROR(CheckBlasDims(m, n, k));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({m, n})));
+    Product<T>(ctx->eigen_cpu_device(), ta_, tb_, m, n, k, a.data<T>(), b.data<T>(),
+               out->data<T>());
+    return absl::OkStatus();
+  }
+
+ private:
+  bool ta_ = false, tb_ = false;
+};
+
+template <typename T>
+class BatchMatMulOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("adj_x", &adj_x_));
+    return c.GetAttr("adj_y", &adj_y_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    if (x.dims() < 2 || y.dims() < 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("In[0] and In[1] need rank >= 2: ", x.shape().DebugString(), " ",
+                       y.shape().DebugString()));
+    }
+    const int rx = x.dims(), ry = y.dims();
+    const int64_t m = x.dim_size(rx - (adj_x_ ? 1 : 2)), k = x.dim_size(rx - (adj_x_ ? 2 : 1));
+    const int64_t ky = y.dim_size(ry - (adj_y_ ? 1 : 2)), n = y.dim_size(ry - (adj_y_ ? 2 : 1));
+    if (k != ky) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Matrix size-incompatible: In[0]: ", x.shape().DebugString(),
+                       ", In[1]: ", y.shape().DebugString()));
+    }
+    TW_RETURN_IF_ERROR(CheckBlasDims(m, n, k));
+    const auto xb = x.shape().dim_sizes().subspan(0, rx - 2);
+    const auto yb = y.shape().dim_sizes().subspan(0, ry - 2);
+    const BCast batch(xb, yb);
+    TW_RETURN_IF_ERROR(batch.status());
+    std::vector<int64_t> dims(batch.output_shape().dim_sizes().begin(),
+                              batch.output_shape().dim_sizes().end());
+    dims.push_back(m);
+    dims.push_back(n);
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    const int64_t batches = batch.output_shape().num_elements();
+    if (shape.num_elements() == 0) return absl::OkStatus();
+    // Index of each output batch's x and y matrix, from the broadcast plan.
+    const std::vector<int64_t> xi = BatchIndices(xb, batch.output_shape());
+    const std::vector<int64_t> yi = BatchIndices(yb, batch.output_shape());
+    const T* xd = x.data<T>();
+    const T* yd = y.data<T>();
+    T* od = out->data<T>();
+    for (int64_t i = 0; i < batches; ++i) {
+      Product<T>(ctx->eigen_cpu_device(), adj_x_, adj_y_, m, n, k, xd + xi[i] * m * k,
+                 yd + yi[i] * k * n, od + i * m * n);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // For each batch position of `out`, the flat batch index into `in`
+  // (whose dims broadcast to out's).
+  static std::vector<int64_t> BatchIndices(absl::Span<const int64_t> in, const TensorShape& out) {
+    const int r = out.dims(), off = r - static_cast<int>(in.size());
+    std::vector<int64_t> idx(out.num_elements());
+    std::vector<int64_t> pos(r, 0);
+    for (int64_t i = 0; i < out.num_elements(); ++i) {
+      int64_t flat = 0;
+      for (int d = off; d < r; ++d) {
+        const int64_t size = in[d - off];
+        flat = flat * size + (size == 1 ? 0 : pos[d]);
+      }
+      idx[i] = flat;
+      for (int d = r - 1; d >= 0; --d) {  // next position
+        if (++pos[d] < out.dim_size(d)) break;
+        pos[d] = 0;
+      }
+    }
+    return idx;
+  }
+
+  bool adj_x_ = false, adj_y_ = false;
+};
+
+TW_REGISTER_KERNELS(matmul) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterTypedKernels<MatMulOp, float, double, int32_t>(cpu("MatMul"), "T");
+  RegisterTypedKernels<BatchMatMulOp, float, double, int32_t>(cpu("BatchMatMul"), "T");
+  RegisterTypedKernels<BatchMatMulOp, float, double, int32_t>(cpu("BatchMatMulV2"), "T");
+}
+
+}  // namespace
+}  // namespace towerflow

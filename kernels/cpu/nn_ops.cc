@@ -1,0 +1,367 @@
+// Neural-network kernels that are not windowed: BiasAdd(+Grad), the ReLU
+// family and ELU with their gradients, Softmax, LogSoftmax, the two
+// softmax cross-entropy losses, L2Loss and InTopK.
+//
+// Buffers: logits/features [batch, classes] (Softmax: any rank >= 1, over
+// the last dim); labels [batch, classes] or sparse [batch] int32/int64;
+// loss [batch]; backprop [batch, classes].
+#include <cmath>
+
+#include "core/status_macros.h"
+#include "kernels/cpu/cwise_ops.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace towerflow {
+namespace {
+
+using cwise::BinaryOp;
+using cwise::UnaryOp;
+
+template <typename T>
+struct ReluFn {
+  T operator()(const T& x) const { return x > T(0) ? x : T(0); }
+};
+template <typename T>
+struct Relu6Fn {
+  T operator()(const T& x) const { return x > T(0) ? (x < T(6) ? x : T(6)) : T(0); }
+};
+template <typename T>
+struct EluFn {
+  T operator()(const T& x) const { return x < T(0) ? std::expm1(x) : x; }
+};
+// Gradients: (incoming gradient g, forward features or outputs f).
+template <typename T>
+struct ReluGradFn {
+  T operator()(const T& g, const T& f) const { return f > T(0) ? g : T(0); }
+};
+template <typename T>
+struct Relu6GradFn {
+  T operator()(const T& g, const T& f) const { return f > T(0) && f < T(6) ? g : T(0); }
+};
+template <typename T>
+struct EluGradFn {  // f is Elu's output: d/dx (e^x - 1) = e^x = f + 1
+  T operator()(const T& g, const T& f) const { return f < T(0) ? g * (f + T(1)) : g; }
+};
+
+// g and f of one shape.
+template <typename T, typename F>
+class SameShapeBinaryOp : public BinaryOp<T, T, F> {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    if (ctx->input(0).shape() != ctx->input(1).shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          ctx->op(), ": gradients and features must have the same shape, got ",
+          ctx->input(0).shape().DebugString(), " and ", ctx->input(1).shape().DebugString()));
+    }
+    return BinaryOp<T, T, F>::Compute(ctx);
+  }
+};
+
+absl::StatusOr<bool> ParseDataFormat(const KernelConstruction& c) {
+  std::string format;
+  TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
+  if (format != "NHWC" && format != "NCHW") {
+    return absl::InvalidArgumentError(absl::StrCat("Unknown data_format: ", format));
+  }
+  return format == "NCHW";
+}
+
+template <typename T>
+class BiasAddOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    if (c.def().op() == "BiasAddV1") return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(nchw_, ParseDataFormat(c));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& v = ctx->input(0);
+    const Tensor& bias = ctx->input(1);
+    if (v.dims() < 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Input tensor must be at least 2D: ", v.shape().DebugString()));
+    }
+    if (bias.dims() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Biases must be 1D: ", bias.shape().DebugString()));
+    }
+    const int channel_dim = nchw_ ? 1 : v.dims() - 1;
+    const int64_t c = v.dim_size(channel_dim);
+    if (bias.dim_size(0) != c) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Must provide as many biases as the channel dimension of the input tensor: ",
+                       bias.shape().DebugString(), " vs. ", v.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, v.shape()));
+    if (v.NumElements() == 0) return absl::OkStatus();
+    const auto& d = ctx->eigen_cpu_device();
+    const int64_t outer = nchw_ ? v.dim_size(0) : v.NumElements() / c;
+    const int64_t inner = nchw_ ? v.NumElements() / (outer * c) : 1;
+    const std::array<int64_t, 3> dims{outer, c, inner};
+    const std::array<Eigen::DenseIndex, 3> bcast{outer, 1, inner};
+    out->shaped<T, 3>(dims).device(d) =
+        v.shaped<T, 3>(dims) + bias.shaped<T, 3>({1, c, 1}).broadcast(bcast);
+    return absl::OkStatus();
+  }
+
+ private:
+  bool nchw_ = false;
+};
+
+template <typename T>
+class BiasAddGradOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_ASSIGN_OR_RETURN(nchw_, ParseDataFormat(c));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& g = ctx->input(0);
+    if (g.dims() < 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Input tensor must be at least 2D: ", g.shape().DebugString()));
+    }
+    const int64_t c = g.dim_size(nchw_ ? 1 : g.dims() - 1);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({c})));
+    if (c == 0) return absl::OkStatus();
+    if (g.NumElements() == 0) {
+      out->flat<T>().setZero();
+      return absl::OkStatus();
+    }
+    const int64_t outer = nchw_ ? g.dim_size(0) : g.NumElements() / c;
+    const int64_t inner = nchw_ ? g.NumElements() / (outer * c) : 1;
+    const Eigen::array<Eigen::DenseIndex, 2> axes{0, 2};
+    out->flat<T>().device(ctx->eigen_cpu_device()) = g.shaped<T, 3>({outer, c, inner}).sum(axes);
+    return absl::OkStatus();
+  }
+
+ private:
+  bool nchw_ = false;
+};
+
+// Softmax / LogSoftmax over the last dimension.
+template <typename T, bool kLog>
+class SoftmaxOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& logits = ctx->input(0);
+    if (logits.dims() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("logits must have >= 1 dimension, got ", logits.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, logits.shape()));
+    if (logits.NumElements() == 0) return absl::OkStatus();
+    const auto x = logits.flat_inner_dims<T>();
+    auto y = out->flat_inner_dims<T>();
+    const int64_t rows = x.dimension(0), cols = x.dimension(1);
+    // Row statistics go through a materialised vector: a reduction inside a
+    // broadcast would be re-evaluated per element, and read y while it is
+    // being written.
+    TW_ASSIGN_OR_RETURN(Tensor stat_t, Tensor::Allocate(ctx->device()->allocator(), logits.dtype(),
+                                                        TensorShape({rows})));
+    auto stat = stat_t.vec<T>();
+    const Eigen::array<Eigen::DenseIndex, 1> along{1};
+    const Eigen::array<Eigen::DenseIndex, 2> col{rows, 1}, bcast{1, cols};
+    const auto& d = ctx->eigen_cpu_device();
+    stat.device(d) = x.maximum(along);
+    y.device(d) = x - stat.reshape(col).broadcast(bcast);  // shifted
+    if constexpr (kLog) {
+      stat.device(d) = y.exp().sum(along).log();
+      y.device(d) = y - stat.reshape(col).broadcast(bcast);
+    } else {
+      y.device(d) = y.exp();
+      stat.device(d) = y.sum(along).inverse();
+      y.device(d) = y * stat.reshape(col).broadcast(bcast);
+    }
+    return absl::OkStatus();
+  }
+};
+
+// loss[i] = -sum_j labels[i,j] log softmax(logits)[i,j];
+// backprop = softmax(logits) - labels. `stat` is a [rows] scratch vector.
+template <typename T>
+void SoftmaxXent(const Eigen::ThreadPoolDevice& d, TensorMap<T, 2> logits, TensorMap<T, 2> labels,
+                 TensorMap<T, 1> stat, TensorMap<T, 1> loss, TensorMap<T, 2> backprop) {
+  const int64_t rows = logits.dimension(0), cols = logits.dimension(1);
+  const Eigen::array<Eigen::DenseIndex, 1> along{1};
+  const Eigen::array<Eigen::DenseIndex, 2> col{rows, 1}, bcast{1, cols};
+  // backprop holds log softmax first.
+  stat.device(d) = logits.maximum(along);
+  backprop.device(d) = logits - stat.reshape(col).broadcast(bcast);
+  stat.device(d) = backprop.exp().sum(along).log();
+  backprop.device(d) = backprop - stat.reshape(col).broadcast(bcast);
+  loss.device(d) = (-labels * backprop).sum(along);
+  backprop.device(d) = backprop.exp() - labels;
+}
+
+absl::StatusOr<Tensor> RowScratch(KernelContext* ctx, const Tensor& logits) {
+  return Tensor::Allocate(ctx->device()->allocator(), logits.dtype(),
+                          TensorShape({logits.dim_size(0)}));
+}
+
+template <typename T>
+class SoftmaxXentOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& logits = ctx->input(0);
+    const Tensor& labels = ctx->input(1);
+    if (logits.dims() != 2 || logits.shape() != labels.shape()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("logits and labels must be 2-D and of the same shape, got logits ",
+                       logits.shape().DebugString(), " and labels ", labels.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * loss, ctx->allocate_output(0, TensorShape({logits.dim_size(0)})));
+    TW_ASSIGN_OR_RETURN(Tensor * backprop, ctx->allocate_output(1, logits.shape()));
+    if (logits.NumElements() == 0) {
+      loss->flat<T>().setZero();
+      return absl::OkStatus();
+    }
+    TW_ASSIGN_OR_RETURN(Tensor stat, RowScratch(ctx, logits));
+    SoftmaxXent<T>(ctx->eigen_cpu_device(), logits.matrix<T>(), labels.matrix<T>(), stat.vec<T>(),
+                   loss->vec<T>(), backprop->matrix<T>());
+    return absl::OkStatus();
+  }
+};
+
+template <typename T, typename Index>
+class SparseSoftmaxXentOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& logits = ctx->input(0);
+    const Tensor& labels = ctx->input(1);
+    if (logits.dims() != 2 || labels.dims() != 1 || labels.dim_size(0) != logits.dim_size(0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "logits must be 2-D and labels 1-D with the same first dimension, got logits ",
+          logits.shape().DebugString(), " and labels ", labels.shape().DebugString()));
+    }
+    const int64_t rows = logits.dim_size(0), cols = logits.dim_size(1);
+    if (cols == 0 && rows > 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Must have at least one class, but got logits shape ", logits.shape().DebugString()));
+    }
+    const Index* l = labels.data<Index>();
+    for (int64_t i = 0; i < rows; ++i) {
+      if (l[i] < 0 || l[i] >= cols) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Received a label value of ", l[i], " which is outside the valid range of [0, ", cols,
+            ").  Label values: ", labels.SummarizeValue(10)));
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * loss, ctx->allocate_output(0, TensorShape({rows})));
+    TW_ASSIGN_OR_RETURN(Tensor * backprop, ctx->allocate_output(1, logits.shape()));
+    if (rows == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(Tensor dense, Tensor::Allocate(ctx->device()->allocator(),
+                                                       DataTypeToEnum<T>::value, logits.shape()));
+    auto dm = dense.matrix<T>();
+    dm.setZero();
+    for (int64_t i = 0; i < rows; ++i) dm(i, l[i]) = T(1);
+    TW_ASSIGN_OR_RETURN(Tensor stat, RowScratch(ctx, logits));
+    SoftmaxXent<T>(ctx->eigen_cpu_device(), logits.matrix<T>(), dm, stat.vec<T>(), loss->vec<T>(),
+                   backprop->matrix<T>());
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class L2LossOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    if (x.NumElements() == 0) {
+      *out->data<T>() = T(0);
+      return absl::OkStatus();
+    }
+    out->shaped<T, 0>({}).device(ctx->eigen_cpu_device()) = x.flat<T>().square().sum() / T(2);
+    return absl::OkStatus();
+  }
+};
+
+// InTopK(predictions [b, c], targets [b], k): is the target's prediction
+// among the k largest? Non-finite predictions and out-of-range targets are
+// never in the top k (as TF).
+template <typename Index>
+class InTopKOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    if (c.def().op() == "InTopK") TW_RETURN_IF_ERROR(c.GetAttr("k", &k_attr_));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& pred = ctx->input(0);
+    const Tensor& targets = ctx->input(1);
+    int64_t k = k_attr_;
+    if (ctx->num_inputs() > 2) {
+      TW_ASSIGN_OR_RETURN(k, IntScalar(ctx->input(2), "k"));
+    }
+    if (pred.dims() != 2 || targets.dims() != 1 || targets.dim_size(0) != pred.dim_size(0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("predictions must be 2-D and targets 1-D of batch size, got ",
+                       pred.shape().DebugString(), " and ", targets.shape().DebugString()));
+    }
+    const int64_t rows = pred.dim_size(0), cols = pred.dim_size(1);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({rows})));
+    const auto p = pred.matrix<float>();
+    for (int64_t i = 0; i < rows; ++i) {
+      const Index t = targets.data<Index>()[i];
+      bool in = false;
+      if (t >= 0 && t < cols && std::isfinite(p(i, t))) {
+        int64_t greater = 0;
+        for (int64_t j = 0; j < cols; ++j) greater += p(i, j) > p(i, t);
+        in = greater < k;
+      }
+      out->data<bool>()[i] = in;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t k_attr_ = 0;
+};
+
+template <typename T>
+using ReluOp = UnaryOp<T, ReluFn<T>>;
+template <typename T>
+using Relu6Op = UnaryOp<T, Relu6Fn<T>>;
+template <typename T>
+using EluOp = UnaryOp<T, EluFn<T>>;
+template <typename T>
+using ReluGradOp = SameShapeBinaryOp<T, ReluGradFn<T>>;
+template <typename T>
+using Relu6GradOp = SameShapeBinaryOp<T, Relu6GradFn<T>>;
+template <typename T>
+using EluGradOp = SameShapeBinaryOp<T, EluGradFn<T>>;
+template <typename T>
+using SoftmaxKernel = SoftmaxOp<T, false>;
+template <typename T>
+using LogSoftmaxKernel = SoftmaxOp<T, true>;
+template <typename T>
+using SparseXent32 = SparseSoftmaxXentOp<T, int32_t>;
+template <typename T>
+using SparseXent64 = SparseSoftmaxXentOp<T, int64_t>;
+
+TW_REGISTER_KERNELS(nn_ops) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterTypedKernels<ReluOp, float, double, int32_t, int64_t>(cpu("Relu"), "T");
+  RegisterTypedKernels<Relu6Op, float, double, int32_t, int64_t>(cpu("Relu6"), "T");
+  RegisterTypedKernels<EluOp, float, double>(cpu("Elu"), "T");
+  RegisterTypedKernels<ReluGradOp, float, double>(cpu("ReluGrad"), "T");
+  RegisterTypedKernels<Relu6GradOp, float, double>(cpu("Relu6Grad"), "T");
+  RegisterTypedKernels<EluGradOp, float, double>(cpu("EluGrad"), "T");
+  RegisterTypedKernels<BiasAddOp, float, double>(cpu("BiasAdd"), "T");
+  RegisterTypedKernels<BiasAddOp, float, double>(cpu("BiasAddV1"), "T");
+  RegisterTypedKernels<BiasAddGradOp, float, double>(cpu("BiasAddGrad"), "T");
+  RegisterTypedKernels<SoftmaxKernel, float, double>(cpu("Softmax"), "T");
+  RegisterTypedKernels<LogSoftmaxKernel, float, double>(cpu("LogSoftmax"), "T");
+  RegisterTypedKernels<SoftmaxXentOp, float, double>(cpu("SoftmaxCrossEntropyWithLogits"), "T");
+  RegisterTypedKernels<SparseXent32, float, double>(
+      cpu("SparseSoftmaxCrossEntropyWithLogits").TypeConstraint<int32_t>("Tlabels"), "T");
+  RegisterTypedKernels<SparseXent64, float, double>(
+      cpu("SparseSoftmaxCrossEntropyWithLogits").TypeConstraint<int64_t>("Tlabels"), "T");
+  RegisterTypedKernels<L2LossOp, float, double>(cpu("L2Loss"), "T");
+  RegisterTypedKernels<InTopKOp, int32_t, int64_t>(cpu("InTopKV2"), "T");
+  RegisterTypedKernels<InTopKOp, int32_t, int64_t>(cpu("InTopK"), "T");
+}
+
+}  // namespace
+}  // namespace towerflow

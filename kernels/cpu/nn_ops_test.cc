@@ -1,0 +1,405 @@
+// MatMul, convolution, pooling, LRN, batch norm, activations and losses.
+// Backprop kernels are checked against central differences of their
+// forward kernels.
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_runner.h"
+#include "kernels/testing/kernel_test_matchers.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+template <typename T>
+Tensor Random(const TensorShape& shape, int seed, double lo = -1, double hi = 1) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  Tensor t(DataTypeToEnum<T>::value, shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<T>()[i] = static_cast<T>(dist(gen));
+  return t;
+}
+
+// Max |analytic - numeric| of d/dx sum(forward(x) * w), where `backprop`
+// returns the analytic gradient given x and w (the output gradient).
+template <typename T>
+double MaxGradientError(const Tensor& x, const std::function<Tensor(const Tensor&)>& forward,
+                        const std::function<Tensor(const Tensor&, const Tensor&)>& backprop,
+                        double delta) {
+  const Tensor y = forward(x);
+  const Tensor w = Random<T>(y.shape(), 99);
+  const Tensor analytic = backprop(x, w);
+  EXPECT_EQ(analytic.shape(), x.shape());
+  double worst = 0;
+  for (int64_t i = 0; i < x.NumElements(); ++i) {
+    Tensor xp = *x.DeepCopy(), xm = *x.DeepCopy();
+    xp.data<T>()[i] += static_cast<T>(delta);
+    xm.data<T>()[i] -= static_cast<T>(delta);
+    const Tensor yp = forward(xp), ym = forward(xm);
+    double numeric = 0;
+    for (int64_t j = 0; j < y.NumElements(); ++j) {
+      numeric += (static_cast<double>(yp.data<T>()[j]) - ym.data<T>()[j]) * w.data<T>()[j];
+    }
+    numeric /= 2 * delta;
+    worst = std::max(worst, std::abs(numeric - analytic.data<T>()[i]));
+  }
+  return worst;
+}
+
+Tensor Shape4(const TensorShape& s) {
+  return Literal<int32_t>({4}, {int32_t(s.dim_size(0)), int32_t(s.dim_size(1)),
+                                int32_t(s.dim_size(2)), int32_t(s.dim_size(3))});
+}
+
+TEST(MatMulTest, TransposesAndErrors) {
+  const Tensor a = Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor b = Literal<float>({3, 2}, {7, 8, 9, 10, 11, 12});
+  KernelRunner m("MatMul");
+  EXPECT_THAT(RunOk(m, {a, b}), TensorIs<float>({2, 2}, {58, 64, 139, 154}));
+  KernelRunner ta("MatMul");
+  ta.Attr("transpose_a", true).Attr("transpose_b", true);
+  EXPECT_THAT(RunOk(ta, {b, a}), TensorIs<float>({2, 2}, {58, 139, 64, 154}));
+  KernelRunner i("MatMul");
+  EXPECT_THAT(RunOk(i, {Literal<int32_t>({1, 2}, {1, 2}), Literal<int32_t>({2, 1}, {3, 4})}),
+              TensorIs<int32_t>({1, 1}, {11}));
+  EXPECT_THAT(RunOk(m, {Literal<float>({2, 0}, {}), Literal<float>({0, 3}, {})}),
+              TensorIs<float>({2, 3}, {0, 0, 0, 0, 0, 0}));
+  EXPECT_THAT(m.Run({a, a}).status().message(), HasSubstr("Matrix size-incompatible"));
+  EXPECT_FALSE(m.Run({Literal<float>({3}, {1, 2, 3}), b}).ok());
+}
+
+TEST(MatMulTest, BatchMatMulBroadcastsBatches) {
+  // x [2,1,2] . y [2,1] (batch broadcast) -> [2,1,1].
+  KernelRunner r("BatchMatMulV2");
+  EXPECT_THAT(
+      RunOk(r, {Literal<double>({2, 1, 2}, {1, 2, 3, 4}), Literal<double>({2, 1}, {10, 1})}),
+      TensorIs<double>({2, 1, 1}, {12, 34}));
+  KernelRunner adj("BatchMatMulV2");
+  adj.Attr("adj_x", true);
+  EXPECT_THAT(RunOk(adj, {Literal<float>({1, 2, 1}, {1, 2}), Literal<float>({1, 2, 1}, {3, 4})}),
+              TensorIs<float>({1, 1, 1}, {11}));
+  EXPECT_FALSE(r.Run({Literal<float>({2, 1, 2}, {1, 2, 3, 4}),
+                      Literal<float>({3, 2, 1}, {1, 2, 3, 4, 5, 6})})
+                   .ok());
+}
+
+TEST(ConvTest, Conv2DValidAndSame) {
+  // 1x3x3x1 input 1..9, 2x2 filter of ones.
+  const Tensor x = Literal<float>({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const Tensor f = Filled<float>({2, 2, 1, 1}, 1);
+  KernelRunner valid("Conv2D");
+  valid.Attr("strides", {1, 1, 1, 1}).Attr("padding", "VALID");
+  EXPECT_THAT(RunOk(valid, {x, f}), TensorIs<float>({1, 2, 2, 1}, {12, 16, 24, 28}));
+  KernelRunner same("Conv2D");
+  same.Attr("strides", {1, 2, 2, 1}).Attr("padding", "SAME");
+  EXPECT_THAT(RunOk(same, {x, f}), TensorIs<float>({1, 2, 2, 1}, {12, 9, 15, 9}));
+  KernelRunner nchw("Conv2D");
+  nchw.Attr("strides", {1, 1, 1, 1}).Attr("padding", "VALID").Attr("data_format", "NCHW");
+  EXPECT_THAT(RunOk(nchw, {Literal<float>({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), f}),
+              TensorIs<float>({1, 1, 2, 2}, {12, 16, 24, 28}));
+  KernelRunner dilated("Conv2D");
+  dilated.Attr("strides", {1, 1, 1, 1}).Attr("dilations", {1, 2, 2, 1}).Attr("padding", "VALID");
+  EXPECT_THAT(RunOk(dilated, {x, f}), TensorIs<float>({1, 1, 1, 1}, {20}));
+}
+
+TEST(ConvTest, Conv2DMatchesDirectSum) {
+  const Tensor x = Random<double>({2, 5, 6, 3}, 1);
+  const Tensor f = Random<double>({3, 2, 3, 4}, 2);
+  KernelRunner r("Conv2D");
+  r.Attr("strides", {1, 2, 1, 1}).Attr("padding", "SAME");
+  const Tensor y = RunOk(r, {x, f});
+  ASSERT_EQ(y.shape(), TensorShape({2, 3, 6, 4}));
+  // SAME: pad_top = 1 (rows: (3-1)*2+3-5 = 2 -> 1 before), pad_left = 0.
+  const auto X = x.tensor<double, 4>();
+  const auto F = f.tensor<double, 4>();
+  const auto Y = y.tensor<double, 4>();
+  for (int n = 0; n < 2; ++n)
+    for (int oh = 0; oh < 3; ++oh)
+      for (int ow = 0; ow < 6; ++ow)
+        for (int o = 0; o < 4; ++o) {
+          double want = 0;
+          for (int kh = 0; kh < 3; ++kh)
+            for (int kw = 0; kw < 2; ++kw)
+              for (int c = 0; c < 3; ++c) {
+                const int ih = oh * 2 - 1 + kh, iw = ow + kw;
+                if (ih >= 0 && ih < 5 && iw < 6) want += X(n, ih, iw, c) * F(kh, kw, c, o);
+              }
+          ASSERT_NEAR(Y(n, oh, ow, o), want, 1e-12);
+        }
+}
+
+class ConvGradTest : public ::testing::TestWithParam<std::tuple<std::string, int, std::string>> {};
+
+TEST_P(ConvGradTest, BackpropsMatchFiniteDifferences) {
+  const auto& [padding, stride, format] = GetParam();
+  const bool nchw = format == "NCHW";
+  const TensorShape xs = nchw ? TensorShape({2, 2, 5, 4}) : TensorShape({2, 5, 4, 2});
+  const Tensor x = Random<double>(xs, 3);
+  const Tensor f = Random<double>({3, 2, 2, 3}, 4);
+  const std::vector<int64_t> strides = nchw ? std::vector<int64_t>{1, 1, stride, stride}
+                                            : std::vector<int64_t>{1, stride, stride, 1};
+  const auto conv = [&](const Tensor& in, const Tensor& filter) {
+    KernelRunner r("Conv2D");
+    r.Attr("strides", strides).Attr("padding", padding).Attr("data_format", format);
+    return RunOk(r, {in, filter});
+  };
+  const double input_error = MaxGradientError<double>(
+      x, [&](const Tensor& in) { return conv(in, f); },
+      [&](const Tensor& in, const Tensor& dy) {
+        KernelRunner r("Conv2DBackpropInput");
+        r.Attr("strides", strides).Attr("padding", padding).Attr("data_format", format);
+        return RunOk(r, {Shape4(in.shape()), f, dy});
+      },
+      1e-4);
+  EXPECT_LT(input_error, 1e-8);
+  const double filter_error = MaxGradientError<double>(
+      f, [&](const Tensor& filter) { return conv(x, filter); },
+      [&](const Tensor& filter, const Tensor& dy) {
+        KernelRunner r("Conv2DBackpropFilter");
+        r.Attr("strides", strides).Attr("padding", padding).Attr("data_format", format);
+        return RunOk(r, {x, Shape4(filter.shape()), dy});
+      },
+      1e-4);
+  EXPECT_LT(filter_error, 1e-8);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ConvGradTest,
+                         ::testing::Combine(::testing::Values("SAME", "VALID"),
+                                            ::testing::Values(1, 2),
+                                            ::testing::Values("NHWC", "NCHW")));
+
+TEST(ConvTest, BadGeometryIsInvalidArgument) {
+  KernelRunner r("Conv2D");
+  r.Attr("strides", {1, 1, 1, 1}).Attr("padding", "VALID");
+  // TF's rule: VALID 3x3 over 2x2 is an empty output, over 1x1 an error.
+  EXPECT_THAT(RunOk(r, {Filled<float>({1, 2, 2, 1}, 1), Filled<float>({3, 3, 1, 1}, 1)}),
+              TensorIs<float>({1, 0, 0, 1}, {}));
+  EXPECT_THAT(
+      r.Run({Filled<float>({1, 1, 1, 1}, 1), Filled<float>({3, 3, 1, 1}, 1)}).status().message(),
+      HasSubstr("Computed output size would be negative"));
+  EXPECT_FALSE(r.Run({Filled<float>({1, 2, 2, 2}, 1), Filled<float>({1, 1, 1, 1}, 1)}).ok());
+  KernelRunner s("Conv2D");
+  s.Attr("strides", {1, 0, 1, 1}).Attr("padding", "VALID");
+  EXPECT_FALSE(s.Run({Filled<float>({1, 2, 2, 1}, 1), Filled<float>({1, 1, 1, 1}, 1)}).ok());
+  KernelRunner b("Conv2DBackpropInput");
+  b.Attr("strides", {1, 1, 1, 1}).Attr("padding", "VALID");
+  EXPECT_THAT(b.Run({Literal<int32_t>({4}, {1, 3, 3, 1}), Filled<float>({2, 2, 1, 1}, 1),
+                     Filled<float>({1, 3, 3, 1}, 1)})
+                  .status()
+                  .message(),
+              HasSubstr("out_backprop has shape [1,3,3,1]"));
+  // Empty batch: [0,3,3,1] input.
+  EXPECT_THAT(RunOk(r, {Literal<float>({0, 3, 3, 1}, {}), Filled<float>({2, 2, 1, 1}, 1)}),
+              TensorIs<float>({0, 2, 2, 1}, {}));
+}
+
+TEST(PoolTest, MaxAndAvgPool) {
+  const Tensor x = Literal<float>({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  KernelRunner m("MaxPool");
+  m.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "SAME");
+  EXPECT_THAT(RunOk(m, {x}), TensorIs<float>({1, 2, 2, 1}, {5, 6, 8, 9}));
+  KernelRunner a("AvgPool");
+  a.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "SAME");
+  EXPECT_THAT(RunOk(a, {x}), TensorIs<float>({1, 2, 2, 1}, {3, 4.5f, 7.5f, 9}));
+  KernelRunner k0("MaxPool");
+  k0.Attr("ksize", {1, 0, 2, 1}).Attr("strides", {1, 1, 1, 1}).Attr("padding", "VALID");
+  EXPECT_FALSE(k0.Run({x}).ok());
+}
+
+TEST(PoolTest, GradientsMatchFiniteDifferences) {
+  for (const char* padding : {"SAME", "VALID"}) {
+    // Distinct values so the max is unique and the max-pool gradient defined.
+    Tensor x = Random<double>({2, 5, 5, 3}, 5);
+    for (int64_t i = 0; i < x.NumElements(); ++i) x.data<double>()[i] += 0.01 * i;
+    const auto pool = [&](const char* op) {
+      return [op, padding](const Tensor& in) {
+        KernelRunner r(op);
+        r.Attr("ksize", {1, 3, 3, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", padding);
+        return RunOk(r, {in});
+      };
+    };
+    const double max_error = MaxGradientError<double>(
+        x, pool("MaxPool"),
+        [&](const Tensor& in, const Tensor& dy) {
+          KernelRunner r("MaxPoolGrad");
+          r.Attr("ksize", {1, 3, 3, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", padding);
+          return RunOk(r, {in, pool("MaxPool")(in), dy});
+        },
+        1e-6);
+    EXPECT_LT(max_error, 1e-8) << padding;
+    const double avg_error = MaxGradientError<double>(
+        x, pool("AvgPool"),
+        [&](const Tensor& in, const Tensor& dy) {
+          KernelRunner r("AvgPoolGrad");
+          r.Attr("ksize", {1, 3, 3, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", padding);
+          return RunOk(r, {Shape4(in.shape()), dy});
+        },
+        1e-6);
+    EXPECT_LT(avg_error, 1e-8) << padding;
+  }
+}
+
+TEST(PoolTest, GradWithInconsistentShapesIsAnError) {
+  KernelRunner r("AvgPoolGrad");
+  r.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "VALID");
+  EXPECT_FALSE(r.Run({Literal<int32_t>({4}, {1, 4, 4, 1}), Filled<float>({1, 3, 3, 1}, 1)}).ok());
+  EXPECT_FALSE(r.Run({Literal<int32_t>({4}, {-536870912, -536870912, -536870912, -536870912}),
+                      Filled<float>({1, 1, 1, 1}, 1)})
+                   .ok());
+  KernelRunner m("MaxPoolGrad");
+  m.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "VALID");
+  EXPECT_FALSE(m.Run({Filled<float>({1, 4, 4, 1}, 1), Filled<float>({1, 2, 2, 1}, 1),
+                      Filled<float>({1, 3, 3, 1}, 1)})
+                   .ok());
+}
+
+TEST(LrnTest, ForwardValuesAndGradient) {
+  // One pixel, 3 channels, radius 1, bias 1, alpha 1, beta 0.5:
+  // y[c] = x[c] / sqrt(1 + sum of squares of neighbours).
+  KernelRunner r("LRN");
+  r.Attr("depth_radius", int64_t{1}).Attr("bias", 1.0f).Attr("alpha", 1.0f).Attr("beta", 0.5f);
+  EXPECT_THAT(
+      RunOk(r, {Literal<float>({1, 1, 1, 3}, {1, 2, 3})}),
+      TensorNear<float>({1, 1, 1, 3},
+                        {1 / std::sqrt(6.0f), 2 / std::sqrt(15.0f), 3 / std::sqrt(14.0f)}, 1e-6));
+  // The CIFAR-10 tutorial's parameters: radius 4, bias 1, alpha 0.001/9, beta 0.75.
+  const auto lrn = [](const Tensor& in) {
+    KernelRunner k("LRN");
+    k.Attr("depth_radius", int64_t{4})
+        .Attr("bias", 1.0f)
+        .Attr("alpha", 0.001f / 9)
+        .Attr("beta", 0.75f);
+    return RunOk(k, {in});
+  };
+  const Tensor x = Random<float>({2, 2, 2, 12}, 6, -3, 3);
+  const double error = MaxGradientError<float>(
+      x, lrn,
+      [&](const Tensor& in, const Tensor& dy) {
+        KernelRunner g("LRNGrad");
+        g.Attr("depth_radius", int64_t{4})
+            .Attr("bias", 1.0f)
+            .Attr("alpha", 0.001f / 9)
+            .Attr("beta", 0.75f);
+        return RunOk(g, {dy, in, lrn(in)});
+      },
+      1e-2);
+  EXPECT_LT(error, 1e-3);
+  // Larger alpha so the normaliser matters.
+  const auto strong = [](const Tensor& in) {
+    KernelRunner k("LRN");
+    k.Attr("depth_radius", int64_t{2}).Attr("bias", 2.0f).Attr("alpha", 0.5f).Attr("beta", 0.6f);
+    return RunOk(k, {in});
+  };
+  const double strong_error = MaxGradientError<float>(
+      x, strong,
+      [&](const Tensor& in, const Tensor& dy) {
+        KernelRunner g("LRNGrad");
+        g.Attr("depth_radius", int64_t{2})
+            .Attr("bias", 2.0f)
+            .Attr("alpha", 0.5f)
+            .Attr("beta", 0.6f);
+        return RunOk(g, {dy, in, strong(in)});
+      },
+      1e-2);
+  EXPECT_LT(strong_error, 2e-3);
+}
+
+TEST(BatchNormTest, TrainingForwardAndGradient) {
+  const Tensor x = Literal<float>({2, 1, 1, 2}, {1, 10, 3, 30});
+  const Tensor scale = Literal<float>({2}, {1, 2}), offset = Literal<float>({2}, {0, 1});
+  KernelRunner r("FusedBatchNormV3");
+  r.Attr("epsilon", 0.0f);
+  absl::StatusOr<std::vector<Tensor>> out =
+      r.Run({x, scale, offset, Literal<float>({0}, {}), Literal<float>({0}, {})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Channel 0: mean 2, var 1 -> [-1, 1]; channel 1: mean 20, var 100 -> 2*[-1,1]+1.
+  EXPECT_THAT((*out)[0], TensorNear<float>({2, 1, 1, 2}, {-1, -1, 1, 3}, 1e-6));
+  EXPECT_THAT((*out)[1], TensorNear<float>({2}, {2, 20}, 1e-6));
+  EXPECT_THAT((*out)[2], TensorNear<float>({2}, {2, 200}, 1e-4));  // unbiased
+  const Tensor xr = Random<float>({3, 2, 2, 3}, 7, -2, 2);
+  const Tensor s3 = Literal<float>({3}, {0.5f, 1, 2}), o3 = Literal<float>({3}, {0, 1, -1});
+  const auto bn = [&](const Tensor& in) {
+    KernelRunner k("FusedBatchNormV3");
+    return RunOk(k, {in, s3, o3, Literal<float>({0}, {}), Literal<float>({0}, {})});
+  };
+  const double error = MaxGradientError<float>(
+      xr, bn,
+      [&](const Tensor& in, const Tensor& dy) {
+        KernelRunner k("FusedBatchNormV3");
+        absl::StatusOr<std::vector<Tensor>> fwd =
+            k.Run({in, s3, o3, Literal<float>({0}, {}), Literal<float>({0}, {})});
+        KernelRunner g("FusedBatchNormGradV3");
+        return RunOk(g, {dy, in, s3, (*fwd)[3], (*fwd)[4], (*fwd)[5]});
+      },
+      1e-2);
+  EXPECT_LT(error, 2e-3);
+  KernelRunner bad("FusedBatchNormV3");
+  EXPECT_FALSE(bad.Run({x, Literal<float>({3}, {1, 1, 1}), offset, Literal<float>({0}, {}),
+                        Literal<float>({0}, {})})
+                   .ok());
+}
+
+TEST(NnTest, BiasAddAndGrad) {
+  KernelRunner b("BiasAdd");
+  EXPECT_THAT(RunOk(b, {Literal<float>({2, 2}, {1, 2, 3, 4}), Literal<float>({2}, {10, 20})}),
+              TensorIs<float>({2, 2}, {11, 22, 13, 24}));
+  KernelRunner nchw("BiasAdd");
+  nchw.Attr("data_format", "NCHW");
+  EXPECT_THAT(RunOk(nchw, {Literal<float>({1, 2, 2}, {1, 2, 3, 4}), Literal<float>({2}, {10, 20})}),
+              TensorIs<float>({1, 2, 2}, {11, 12, 23, 24}));
+  EXPECT_FALSE(b.Run({Literal<float>({2, 2}, {1, 2, 3, 4}), Literal<float>({3}, {1, 2, 3})}).ok());
+  KernelRunner g("BiasAddGrad");
+  EXPECT_THAT(RunOk(g, {Literal<float>({2, 2}, {1, 2, 3, 4})}), TensorIs<float>({2}, {4, 6}));
+}
+
+TEST(NnTest, Activations) {
+  const Tensor x = Literal<float>({4}, {-2, 0.5f, 3, 7});
+  KernelRunner relu("Relu"), relu6("Relu6"), elu("Elu");
+  EXPECT_THAT(RunOk(relu, {x}), TensorIs<float>({4}, {0, 0.5f, 3, 7}));
+  EXPECT_THAT(RunOk(relu6, {x}), TensorIs<float>({4}, {0, 0.5f, 3, 6}));
+  EXPECT_THAT(RunOk(elu, {x}), TensorNear<float>({4}, {std::expm1(-2.0f), 0.5f, 3, 7}, 1e-6));
+  KernelRunner rg("ReluGrad"), r6g("Relu6Grad");
+  const Tensor g = Filled<float>({4}, 1);
+  EXPECT_THAT(RunOk(rg, {g, x}), TensorIs<float>({4}, {0, 1, 1, 1}));
+  EXPECT_THAT(RunOk(r6g, {g, x}), TensorIs<float>({4}, {0, 1, 1, 0}));
+}
+
+TEST(NnTest, SoftmaxFamily) {
+  KernelRunner s("Softmax"), ls("LogSoftmax");
+  const Tensor logits = Literal<float>({2, 2}, {1, 1, 0, 1000});
+  EXPECT_THAT(RunOk(s, {logits}), TensorNear<float>({2, 2}, {0.5f, 0.5f, 0, 1}, 1e-6));
+  EXPECT_THAT(RunOk(ls, {logits}),
+              TensorNear<float>({2, 2}, {-0.6931472f, -0.6931472f, -1000, 0}, 1e-4));
+  // Two one-hot rows over two equal logits: loss ln 2 each.
+  KernelRunner x("SoftmaxCrossEntropyWithLogits");
+  absl::StatusOr<std::vector<Tensor>> out =
+      x.Run({Filled<float>({2, 2}, 0), Literal<float>({2, 2}, {1, 0, 0, 1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorNear<float>({2}, {0.6931472f, 0.6931472f}, 1e-6));
+  EXPECT_THAT((*out)[1], TensorNear<float>({2, 2}, {-0.5f, 0.5f, 0.5f, -0.5f}, 1e-6));
+  KernelRunner sp("SparseSoftmaxCrossEntropyWithLogits");
+  out = sp.Run({Literal<float>({1, 3}, {1, 2, 3}), Literal<int64_t>({1}, {2})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorNear<float>({1}, {0.40760596f}, 1e-6));
+  EXPECT_THAT(
+      sp.Run({Literal<float>({1, 3}, {1, 2, 3}), Literal<int32_t>({1}, {3})}).status().message(),
+      HasSubstr("Received a label value of 3 which is outside the valid range of [0, 3)"));
+}
+
+TEST(NnTest, L2LossAndInTopK) {
+  KernelRunner l("L2Loss");
+  EXPECT_THAT(RunOk(l, {Literal<float>({3}, {1, 2, 3})}), TensorIs<float>({}, {7}));
+  KernelRunner k("InTopKV2");
+  const Tensor pred = Literal<float>({3, 3}, {0.1f, 0.8f, 0.1f, 0.3f, 0.3f, 0.4f, NAN, 1, 0});
+  EXPECT_THAT(RunOk(k, {pred, Literal<int32_t>({3}, {1, 0, 0}), Scalar<int32_t>(1)}),
+              TensorIs<bool>({3}, {true, false, false}));
+  EXPECT_THAT(RunOk(k, {pred, Literal<int32_t>({3}, {2, 0, 7}), Scalar<int32_t>(2)}),
+              TensorIs<bool>({3}, {true, true, false}));  // ties are not greater
+}
+
+}  // namespace
+}  // namespace towerflow

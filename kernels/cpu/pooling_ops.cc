@@ -1,0 +1,403 @@
+// MaxPool, AvgPool and their gradients; LRN and LRNGrad as single fused
+// passes (TF's formulas).
+//
+// Buffers (NHWC; NCHW inputs are transposed to NHWC and back):
+// input [N,H,W,C], output [N,OH,OW,C]. Every kernel walks output pixels
+// with the channel loop innermost (contiguous, vectorised), sharded over
+// the intra-op pool: forward kernels by output rows, gradient kernels by
+// whole images so no two threads add into one input pixel.
+//
+// Padding pixels never take part: MaxPool ignores them and AvgPool divides
+// by the number of real pixels in the window, as TF does.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/window.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/kernel_context.h"
+#include "kernels/kernel_registry.h"
+#include "runtime/device.h"
+#include "runtime/threadpool.h"
+
+namespace towerflow {
+namespace {
+
+// The clipped window [h0, h1) x [w0, w1) of output pixel (oh, ow).
+struct Span2 {
+  int64_t h0, h1, w0, w1;
+};
+Span2 WindowOf(const Window2D& w, int64_t oh, int64_t ow) {
+  const int64_t hs = oh * w.stride_h - w.pad_top, ws = ow * w.stride_w - w.pad_left;
+  return {std::max<int64_t>(hs, 0), std::min(hs + w.k_h, w.in_h), std::max<int64_t>(ws, 0),
+          std::min(ws + w.k_w, w.in_w)};
+}
+
+// Input in NHWC (a transposed copy for NCHW) and the geometry.
+struct Prepared {
+  Tensor x;
+  Window2D w;
+};
+
+absl::StatusOr<Prepared> Prepare(KernelContext* ctx, const WindowAttrs& attrs, const Tensor& in,
+                                 const char* what) {
+  if (in.dims() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be 4-dimensional, got ", in.shape().DebugString()));
+  }
+  Prepared p;
+  p.x = in;
+  if (attrs.nchw) {
+    TW_ASSIGN_OR_RETURN(p.x, ToNhwc(ctx->eigen_cpu_device(), in));
+  }
+  TW_ASSIGN_OR_RETURN(p.w, attrs.Compute(p.x.shape().dim_sizes(), attrs.k_h, attrs.k_w));
+  return p;
+}
+
+std::vector<int64_t> OutNhwc(const Window2D& w) { return {w.batch, w.out_h, w.out_w, w.channels}; }
+
+TensorShape InFormat(const WindowAttrs& attrs, const std::vector<int64_t>& nhwc) {
+  return TensorShape(attrs.nchw ? NhwcToNchwDims(nhwc) : nhwc);
+}
+
+// Allocates output 0 in the op's format and returns the NHWC buffer to
+// write (the output itself, or a scratch tensor for NCHW).
+absl::StatusOr<std::pair<Tensor*, Tensor>> NhwcOutput(KernelContext* ctx, const WindowAttrs& attrs,
+                                                      const std::vector<int64_t>& nhwc,
+                                                      DataType dtype) {
+  TW_ASSIGN_OR_RETURN(TensorShape shape,
+                      TensorShape::FromDims(attrs.nchw ? NhwcToNchwDims(nhwc) : nhwc));
+  TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+  if (!attrs.nchw) return std::make_pair(out, *out);
+  TW_ASSIGN_OR_RETURN(Tensor scratch, Tensor::Allocate(CpuAllocator(), dtype, TensorShape(nhwc)));
+  return std::make_pair(out, scratch);
+}
+
+absl::Status Finish(KernelContext* ctx, const WindowAttrs& attrs, const Tensor& nhwc, Tensor* out) {
+  if (!attrs.nchw) return absl::OkStatus();
+  return FromNhwc(ctx->eigen_cpu_device(), nhwc, out);
+}
+
+template <typename T, bool kMax>
+class PoolOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return attrs_.Init(c, /*has_dilations=*/false, /*has_ksize=*/true);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Prepared p, Prepare(ctx, attrs_, ctx->input(0), "input"));
+    const Window2D& w = p.w;
+    TW_ASSIGN_OR_RETURN(auto outs, NhwcOutput(ctx, attrs_, OutNhwc(w), p.x.dtype()));
+    Tensor& y = outs.second;
+    if (y.NumElements() == 0) return absl::OkStatus();
+    const T* x = p.x.data<T>();
+    T* o = y.data<T>();
+    const int64_t c = w.channels;
+    ctx->intra_op_pool()->ParallelFor(
+        w.batch * w.out_h, w.out_w * w.k_h * w.k_w * c, [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t n = r / w.out_h, oh = r % w.out_h;
+            for (int64_t ow = 0; ow < w.out_w; ++ow) {
+              T* dst = o + ((n * w.out_h + oh) * w.out_w + ow) * c;
+              const Span2 s = WindowOf(w, oh, ow);
+              std::fill_n(dst, c, kMax ? -std::numeric_limits<T>::infinity() : T(0));
+              for (int64_t h = s.h0; h < s.h1; ++h) {
+                for (int64_t ww = s.w0; ww < s.w1; ++ww) {
+                  const T* src = x + ((n * w.in_h + h) * w.in_w + ww) * c;
+                  for (int64_t i = 0; i < c; ++i) {
+                    if constexpr (kMax) {
+                      dst[i] = std::max(dst[i], src[i]);
+                    } else {
+                      dst[i] += src[i];
+                    }
+                  }
+                }
+              }
+              if constexpr (!kMax) {
+                const int64_t count = (s.h1 - s.h0) * (s.w1 - s.w0);
+                const T scale = count > 0 ? T(1) / static_cast<T>(count) : T(0);
+                for (int64_t i = 0; i < c; ++i) dst[i] *= scale;
+              }
+            }
+          }
+        });
+    return Finish(ctx, attrs_, y, outs.first);
+  }
+
+ private:
+  WindowAttrs attrs_;
+};
+
+// MaxPoolGrad(orig_input, orig_output, grad): each output's gradient goes
+// to the first maximum of its window (scan order h, w), as TF.
+template <typename T>
+class MaxPoolGradOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return attrs_.Init(c, /*has_dilations=*/false, /*has_ksize=*/true);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Prepared p, Prepare(ctx, attrs_, ctx->input(0), "orig_input"));
+    const Window2D& w = p.w;
+    const TensorShape expected = InFormat(attrs_, OutNhwc(w));
+    for (int i : {1, 2}) {
+      if (ctx->input(i).shape() != expected) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(i == 1 ? "orig_output" : "grad", " has shape ",
+                         ctx->input(i).shape().DebugString(), " but pooling orig_input ",
+                         ctx->input(0).shape().DebugString(), " gives ", expected.DebugString()));
+      }
+    }
+    Tensor dy = ctx->input(2);
+    if (attrs_.nchw) {
+      TW_ASSIGN_OR_RETURN(dy, ToNhwc(ctx->eigen_cpu_device(), dy));
+    }
+    const std::vector<int64_t> in_nhwc(p.x.shape().dim_sizes().begin(),
+                                       p.x.shape().dim_sizes().end());
+    TW_ASSIGN_OR_RETURN(auto outs, NhwcOutput(ctx, attrs_, in_nhwc, p.x.dtype()));
+    Tensor& dx = outs.second;
+    if (dx.NumElements() == 0) return absl::OkStatus();
+    dx.flat<T>().setZero();
+    const T* x = p.x.data<T>();
+    const T* g = dy.data<T>();
+    T* o = dx.data<T>();
+    const int64_t c = w.channels;
+    ctx->intra_op_pool()->ParallelFor(
+        w.batch, w.out_h * w.out_w * w.k_h * w.k_w * c, [&](int64_t begin, int64_t end) {
+          std::vector<int64_t> arg(c);
+          std::vector<T> best(c);
+          for (int64_t n = begin; n < end; ++n) {
+            for (int64_t oh = 0; oh < w.out_h; ++oh) {
+              for (int64_t ow = 0; ow < w.out_w; ++ow) {
+                const Span2 s = WindowOf(w, oh, ow);
+                std::fill(arg.begin(), arg.end(), -1);
+                for (int64_t h = s.h0; h < s.h1; ++h) {
+                  for (int64_t ww = s.w0; ww < s.w1; ++ww) {
+                    const int64_t base = ((n * w.in_h + h) * w.in_w + ww) * c;
+                    for (int64_t i = 0; i < c; ++i) {
+                      if (arg[i] < 0 || x[base + i] > best[i]) {
+                        best[i] = x[base + i];
+                        arg[i] = base + i;
+                      }
+                    }
+                  }
+                }
+                const T* gi = g + ((n * w.out_h + oh) * w.out_w + ow) * c;
+                for (int64_t i = 0; i < c; ++i) {
+                  if (arg[i] >= 0) o[arg[i]] += gi[i];
+                }
+              }
+            }
+          }
+        });
+    return Finish(ctx, attrs_, dx, outs.first);
+  }
+
+ private:
+  WindowAttrs attrs_;
+};
+
+// AvgPoolGrad(orig_input_shape, grad): each output's gradient spread evenly
+// over the real pixels of its window.
+template <typename T>
+class AvgPoolGradOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return attrs_.Init(c, /*has_dilations=*/false, /*has_ksize=*/true);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(0), "orig_input_shape"));
+    if (dims.size() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("orig_input_shape must have 4 elements, got ", dims.size()));
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape in_shape, TensorShape::FromDims(dims));
+    const std::vector<int64_t> in_nhwc = attrs_.nchw ? NchwToNhwcDims(dims) : dims;
+    TW_ASSIGN_OR_RETURN(Window2D w, attrs_.Compute(in_nhwc, attrs_.k_h, attrs_.k_w));
+    const TensorShape expected = InFormat(attrs_, OutNhwc(w));
+    if (ctx->input(1).shape() != expected) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("grad has shape ", ctx->input(1).shape().DebugString(), " but pooling ",
+                       in_shape.DebugString(), " gives ", expected.DebugString()));
+    }
+    Tensor dy = ctx->input(1);
+    if (attrs_.nchw) {
+      TW_ASSIGN_OR_RETURN(dy, ToNhwc(ctx->eigen_cpu_device(), dy));
+    }
+    TW_ASSIGN_OR_RETURN(auto outs, NhwcOutput(ctx, attrs_, in_nhwc, dy.dtype()));
+    Tensor& dx = outs.second;
+    if (dx.NumElements() == 0) return absl::OkStatus();
+    dx.flat<T>().setZero();
+    const T* g = dy.data<T>();
+    T* o = dx.data<T>();
+    const int64_t c = w.channels;
+    ctx->intra_op_pool()->ParallelFor(
+        w.batch, w.out_h * w.out_w * w.k_h * w.k_w * c, [&](int64_t begin, int64_t end) {
+          for (int64_t n = begin; n < end; ++n) {
+            for (int64_t oh = 0; oh < w.out_h; ++oh) {
+              for (int64_t ow = 0; ow < w.out_w; ++ow) {
+                const Span2 s = WindowOf(w, oh, ow);
+                const int64_t count = (s.h1 - s.h0) * (s.w1 - s.w0);
+                if (count == 0) continue;
+                const T scale = T(1) / static_cast<T>(count);
+                const T* gi = g + ((n * w.out_h + oh) * w.out_w + ow) * c;
+                for (int64_t h = s.h0; h < s.h1; ++h) {
+                  for (int64_t ww = s.w0; ww < s.w1; ++ww) {
+                    T* dst = o + ((n * w.in_h + h) * w.in_w + ww) * c;
+                    for (int64_t i = 0; i < c; ++i) dst[i] += gi[i] * scale;
+                  }
+                }
+              }
+            }
+          }
+        });
+    return Finish(ctx, attrs_, dx, outs.first);
+  }
+
+ private:
+  WindowAttrs attrs_;
+};
+
+// n^-beta, with the common beta = 0.75 and 0.5 done without pow.
+template <typename T>
+T PowNegBeta(T n, T beta) {
+  if (beta == T(0.75)) {
+    const T r = T(1) / std::sqrt(n);
+    return r * std::sqrt(r);
+  }
+  if (beta == T(0.5)) return T(1) / std::sqrt(n);
+  return std::pow(n, -beta);
+}
+
+struct LrnParams {
+  int64_t radius = 5;
+  float bias = 1, alpha = 1, beta = 0.5f;
+  absl::Status Init(const KernelConstruction& c) {
+    TW_RETURN_IF_ERROR(c.GetAttr("depth_radius", &radius));
+    TW_RETURN_IF_ERROR(c.GetAttr("bias", &bias));
+    TW_RETURN_IF_ERROR(c.GetAttr("alpha", &alpha));
+    TW_RETURN_IF_ERROR(c.GetAttr("beta", &beta));
+    if (radius < 0 || radius > (int64_t{1} << 30)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("depth_radius = ", radius, " is out of range"));
+    }
+    return absl::OkStatus();
+  }
+};
+
+// Windowed sums over channels of `v` (length c) with radius r, via prefix
+// sums: out[i] = sum v[max(0,i-r) .. min(c-1,i+r)].
+template <typename T>
+void WindowSums(const T* v, int64_t c, int64_t r, T* prefix, T* out) {
+  prefix[0] = 0;
+  for (int64_t i = 0; i < c; ++i) prefix[i + 1] = prefix[i] + v[i];
+  for (int64_t i = 0; i < c; ++i) {
+    out[i] = prefix[std::min(c, i + r + 1)] - prefix[std::max<int64_t>(0, i - r)];
+  }
+}
+
+// LRN: y = x * (bias + alpha * sum_{|c'-c|<=r} x[c']^2)^-beta.
+template <typename T>
+class LrnOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return p_.Init(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    if (in.dims() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input must be 4-dimensional, got ", in.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    if (in.NumElements() == 0) return absl::OkStatus();
+    const int64_t c = in.dim_size(3), pixels = in.NumElements() / c;
+    const T* x = in.data<T>();
+    T* y = out->data<T>();
+    const T bias = p_.bias, alpha = p_.alpha, beta = p_.beta;
+    ctx->intra_op_pool()->ParallelFor(pixels, 8 * c, [&](int64_t begin, int64_t end) {
+      std::vector<T> sq(c), prefix(c + 1), sums(c);
+      for (int64_t px = begin; px < end; ++px) {
+        const T* xi = x + px * c;
+        for (int64_t i = 0; i < c; ++i) sq[i] = xi[i] * xi[i];
+        WindowSums(sq.data(), c, p_.radius, prefix.data(), sums.data());
+        for (int64_t i = 0; i < c; ++i) {
+          y[px * c + i] = xi[i] * PowNegBeta<T>(bias + alpha * sums[i], beta);
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  LrnParams p_;
+};
+
+// LRNGrad(input_grads dy, input_image x, output_image y):
+//   dx[j] = dy[j] n[j]^-beta
+//           - 2 alpha beta x[j] sum_{|c-j|<=r} dy[c] x[c] n[c]^(-beta-1)
+// with n[c] = bias + alpha * sum_{|c'-c|<=r} x[c']^2.
+template <typename T>
+class LrnGradOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return p_.Init(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& dy = ctx->input(0);
+    const Tensor& in = ctx->input(1);
+    const Tensor& out = ctx->input(2);
+    if (in.dims() != 4 || dy.shape() != in.shape() || out.shape() != in.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "LRNGrad needs 4-D input_grads, input_image and output_image of one shape, got ",
+          dy.shape().DebugString(), ", ", in.shape().DebugString(), ", ",
+          out.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * dx_t, ctx->allocate_output(0, in.shape()));
+    if (in.NumElements() == 0) return absl::OkStatus();
+    const int64_t c = in.dim_size(3), pixels = in.NumElements() / c;
+    const T* x = in.data<T>();
+    const T* g = dy.data<T>();
+    T* dx = dx_t->data<T>();
+    const T bias = p_.bias, alpha = p_.alpha, beta = p_.beta;
+    ctx->intra_op_pool()->ParallelFor(pixels, 16 * c, [&](int64_t begin, int64_t end) {
+      std::vector<T> v(c), prefix(c + 1), sums(c), t(c);
+      for (int64_t px = begin; px < end; ++px) {
+        const T* xi = x + px * c;
+        const T* gi = g + px * c;
+        for (int64_t i = 0; i < c; ++i) v[i] = xi[i] * xi[i];
+        WindowSums(v.data(), c, p_.radius, prefix.data(), sums.data());
+        for (int64_t i = 0; i < c; ++i) {
+          const T n = bias + alpha * sums[i];
+          const T pw = PowNegBeta<T>(n, beta);
+          v[i] = pw;                      // n^-beta
+          t[i] = gi[i] * xi[i] * pw / n;  // dy x n^(-beta-1)
+        }
+        WindowSums(t.data(), c, p_.radius, prefix.data(), sums.data());
+        for (int64_t i = 0; i < c; ++i) {
+          dx[px * c + i] = gi[i] * v[i] - T(2) * alpha * beta * xi[i] * sums[i];
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  LrnParams p_;
+};
+
+template <typename T>
+using MaxPoolOp = PoolOp<T, true>;
+template <typename T>
+using AvgPoolOp = PoolOp<T, false>;
+
+TW_REGISTER_KERNELS(pooling_ops) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterTypedKernels<MaxPoolOp, float, double>(cpu("MaxPool"), "T");
+  RegisterTypedKernels<AvgPoolOp, float, double>(cpu("AvgPool"), "T");
+  RegisterTypedKernels<MaxPoolGradOp, float, double>(cpu("MaxPoolGrad"), "T");
+  RegisterTypedKernels<AvgPoolGradOp, float, double>(cpu("AvgPoolGrad"), "T");
+  RegisterTypedKernels<LrnOp, float>(cpu("LRN"), "T");
+  RegisterTypedKernels<LrnGradOp, float>(cpu("LRNGrad"), "T");
+}
+
+}  // namespace
+}  // namespace towerflow

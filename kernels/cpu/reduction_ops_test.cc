@@ -1,0 +1,102 @@
+#include <cmath>
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_runner.h"
+#include "kernels/testing/kernel_test_matchers.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+Tensor Reduce(const char* op, const Tensor& x, const Tensor& axes, bool keep_dims = false) {
+  KernelRunner r(op);
+  r.Attr("keep_dims", keep_dims);
+  return RunOk(r, {x, axes});
+}
+
+// x = [[1, 1, 1], [1, 1, 1]] from tf.reduce_sum's documentation.
+TEST(ReductionTest, TensorFlowDocumentedSums) {
+  const Tensor x = Filled<int32_t>({2, 3}, 1);
+  EXPECT_THAT(Reduce("Sum", x, Literal<int32_t>({2}, {0, 1})), TensorIs<int32_t>({}, {6}));
+  EXPECT_THAT(Reduce("Sum", x, Scalar<int32_t>(0)), TensorIs<int32_t>({3}, {2, 2, 2}));
+  EXPECT_THAT(Reduce("Sum", x, Scalar<int32_t>(1)), TensorIs<int32_t>({2}, {3, 3}));
+  EXPECT_THAT(Reduce("Sum", x, Scalar<int32_t>(1), true), TensorIs<int32_t>({2, 1}, {3, 3}));
+  EXPECT_THAT(Reduce("Sum", x, Literal<int64_t>({1}, {-1})), TensorIs<int32_t>({2}, {3, 3}));
+}
+
+TEST(ReductionTest, MeanMaxMinProd) {
+  const Tensor x = Literal<float>({2, 2}, {1, 2, 3, 4});
+  EXPECT_THAT(Reduce("Mean", x, Scalar<int32_t>(0)), TensorIs<float>({2}, {2, 3}));
+  EXPECT_THAT(Reduce("Mean", x, Literal<int32_t>({2}, {0, 1})), TensorIs<float>({}, {2.5f}));
+  EXPECT_THAT(Reduce("Max", x, Scalar<int32_t>(1)), TensorIs<float>({2}, {2, 4}));
+  EXPECT_THAT(Reduce("Min", x, Scalar<int32_t>(0)), TensorIs<float>({2}, {1, 2}));
+  EXPECT_THAT(Reduce("Prod", x, Scalar<int32_t>(1)), TensorIs<float>({2}, {2, 12}));
+  EXPECT_THAT(Reduce("Mean", Literal<int32_t>({2}, {1, 2}), Scalar<int32_t>(0)),
+              TensorIs<int32_t>({}, {1}));
+}
+
+TEST(ReductionTest, MiddleAndAlternatingAxes) {
+  std::vector<float> v(2 * 3 * 4 * 5);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  const Tensor x = Literal<float>({2, 3, 4, 5}, v);
+  // Middle axis 1: out[a, c, d] = sum_b x[a, b, c, d].
+  const Tensor mid = Reduce("Sum", x, Scalar<int32_t>(1));
+  ASSERT_EQ(mid.shape(), TensorShape({2, 4, 5}));
+  EXPECT_EQ(mid.data<float>()[0], 0 + 20 + 40);
+  // Axes 0 and 2 (alternating pattern, shuffled path).
+  const Tensor alt = Reduce("Sum", x, Literal<int32_t>({2}, {0, 2}));
+  ASSERT_EQ(alt.shape(), TensorShape({3, 5}));
+  float want = 0;
+  for (int a = 0; a < 2; ++a) {
+    for (int c = 0; c < 4; ++c) want += v[((a * 3 + 1) * 4 + c) * 5 + 2];
+  }
+  EXPECT_EQ(alt.data<float>()[1 * 5 + 2], want);
+}
+
+TEST(ReductionTest, EmptyInputsGiveIdentities) {
+  const Tensor e = Literal<float>({0, 2}, {});
+  EXPECT_THAT(Reduce("Sum", e, Scalar<int32_t>(0)), TensorIs<float>({2}, {0, 0}));
+  EXPECT_THAT(Reduce("Prod", e, Scalar<int32_t>(0)), TensorIs<float>({2}, {1, 1}));
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_THAT(Reduce("Max", e, Scalar<int32_t>(0)), TensorIs<float>({2}, {-inf, -inf}));
+  EXPECT_THAT(Reduce("Min", e, Scalar<int32_t>(0)), TensorIs<float>({2}, {inf, inf}));
+  const Tensor mean = Reduce("Mean", e, Scalar<int32_t>(0));
+  EXPECT_TRUE(std::isnan(mean.data<float>()[0]));
+  EXPECT_THAT(Reduce("Sum", e, Scalar<int32_t>(1)), TensorIs<float>({0}, {}));
+  EXPECT_THAT(Reduce("Mean", Literal<int32_t>({0}, {}), Scalar<int32_t>(0)),
+              TensorIs<int32_t>({}, {0}));
+}
+
+TEST(ReductionTest, AllAndAny) {
+  const Tensor b = Literal<bool>({2, 2}, {true, false, true, true});
+  EXPECT_THAT(Reduce("All", b, Scalar<int32_t>(1)), TensorIs<bool>({2}, {false, true}));
+  EXPECT_THAT(Reduce("Any", b, Scalar<int32_t>(0)), TensorIs<bool>({2}, {true, true}));
+}
+
+TEST(ReductionTest, BadAxesAreInvalidArgument) {
+  KernelRunner r("Sum");
+  auto out = r.Run({Filled<float>({2, 3}, 1), Scalar<int32_t>(2)});
+  EXPECT_THAT(out.status().message(), HasSubstr("Invalid reduction dimension (2"));
+  EXPECT_FALSE(r.Run({Filled<float>({2, 3}, 1), Scalar<int32_t>(-3)}).ok());
+  EXPECT_FALSE(r.Run({Filled<float>({2, 3}, 1), Filled<int32_t>({1, 1}, 0)}).ok());
+}
+
+TEST(ArgMaxTest, FirstExtremeAlongAxis) {
+  const Tensor x = Literal<float>({2, 3}, {1, 5, 5, 7, 0, 7});
+  KernelRunner r("ArgMax");
+  EXPECT_THAT(RunOk(r, {x, Scalar<int32_t>(1)}), TensorIs<int64_t>({2}, {1, 0}));
+  EXPECT_THAT(RunOk(r, {x, Scalar<int32_t>(0)}), TensorIs<int64_t>({3}, {1, 0, 1}));
+  KernelRunner m("ArgMin");
+  m.Attr("output_type", DT_INT32);
+  EXPECT_THAT(RunOk(m, {x, Scalar<int64_t>(-1)}), TensorIs<int32_t>({2}, {0, 1}));
+  EXPECT_THAT(r.Run({Literal<float>({0, 3}, {}), Scalar<int32_t>(0)}).status().message(),
+              HasSubstr("Reduction axis 0 is empty in shape [0,3]"));
+  EXPECT_FALSE(r.Run({x, Scalar<int32_t>(2)}).ok());
+  EXPECT_FALSE(r.Run({Scalar<float>(1), Scalar<int32_t>(0)}).ok());
+}
+
+}  // namespace
+}  // namespace towerflow

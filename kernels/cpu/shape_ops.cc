@@ -1,0 +1,408 @@
+// Kernels that compute or change shapes: Shape, ShapeN, Size, Rank,
+// Reshape, ExpandDims, Squeeze, Fill, ZerosLike, OnesLike, BroadcastTo,
+// BroadcastGradientArgs, Range, InvertPermutation and Cast.
+//
+// Reshape, ExpandDims and Squeeze share the input's buffer.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "absl/strings/str_join.h"
+#include "kernels/bcast.h"
+#include "kernels/cpu/cwise_ops.h"
+#include "kernels/cpu/kernel_util.h"
+#include "runtime/type_dispatch.h"
+
+namespace towerflow {
+namespace {
+
+class CheapKernel : public OpKernel {
+ public:
+  bool IsExpensive() const override { return false; }
+};
+
+// Shape / Size / Rank write int vectors of the input's shape.
+class ShapeOp : public CheapKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    for (int i = 0; i < ctx->num_inputs(); ++i) {  // ShapeN has N inputs
+      const TensorShape& s = ctx->input(i).shape();
+      TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(i, TensorShape({s.dims()})));
+      TW_RETURN_IF_ERROR(
+          WriteInts(std::vector<int64_t>(s.dim_sizes().begin(), s.dim_sizes().end()), out));
+    }
+    return absl::OkStatus();
+  }
+};
+
+class SizeOp : public CheapKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    return WriteInts({ctx->input(0).NumElements()}, out);
+  }
+};
+
+class RankOp : public CheapKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    *out->data<int32_t>() = ctx->input(0).dims();
+    return absl::OkStatus();
+  }
+};
+
+class ReshapeOp : public CheapKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(1), "shape"));
+    int unknown = -1;
+    int64_t product = 1;
+    for (int i = 0; i < static_cast<int>(dims.size()); ++i) {
+      if (dims[i] == -1) {
+        if (unknown != -1) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("only one input size may be -1, not both ", unknown, " and ", i));
+        }
+        unknown = i;
+      } else if (dims[i] < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Size ", i, " must be non-negative, not ", dims[i]));
+      } else if (dims[i] != 0 && product > std::numeric_limits<int64_t>::max() / dims[i]) {
+        return absl::InvalidArgumentError("Reshape: the requested shape's size overflows int64");
+      } else {
+        product *= dims[i];
+      }
+    }
+    if (unknown != -1) {
+      if (product == 0) {
+        return absl::InvalidArgumentError(
+            "Reshape cannot infer the missing input size for an empty tensor unless all "
+            "specified input sizes are non-zero");
+      }
+      if (in.NumElements() % product != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Input to reshape is a tensor with ", in.NumElements(),
+                         " values, but the requested shape requires a multiple of ", product));
+      }
+      dims[unknown] = in.NumElements() / product;
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    if (shape.num_elements() != in.NumElements()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Input to reshape is a tensor with ", in.NumElements(),
+                       " values, but the requested shape has ", shape.num_elements()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor out, in.Reshaped(shape));
+    return ctx->set_output(0, std::move(out));
+  }
+};
+
+class ExpandDimsOp : public CheapKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(int64_t dim, IntScalar(ctx->input(1), "dim", /*allow_vector=*/true));
+    const int rank = in.dims();
+    if (dim < -1 - rank || dim > rank) {
+      return absl::InvalidArgumentError(absl::StrCat("Tried to expand dim index ", dim,
+                                                     " for tensor with ", rank, " dimensions."));
+    }
+    if (dim < 0) dim += rank + 1;
+    std::vector<int64_t> dims(in.shape().dim_sizes().begin(), in.shape().dim_sizes().end());
+    dims.insert(dims.begin() + dim, 1);
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor out, in.Reshaped(shape));
+    return ctx->set_output(0, std::move(out));
+  }
+};
+
+class SqueezeOp : public CheapKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("squeeze_dims", &squeeze_dims_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    const int rank = in.dims();
+    std::vector<bool> squeeze(rank, squeeze_dims_.empty());
+    for (int64_t d : squeeze_dims_) {
+      TW_ASSIGN_OR_RETURN(int axis, CanonicalAxis(d, rank, "squeeze dimension"));
+      if (in.dim_size(axis) != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Can not squeeze dim[", axis, "], expected a dimension of 1, got ", in.dim_size(axis)));
+      }
+      squeeze[axis] = true;
+    }
+    std::vector<int64_t> dims;
+    for (int i = 0; i < rank; ++i) {
+      if (!(squeeze[i] && in.dim_size(i) == 1)) dims.push_back(in.dim_size(i));
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor out, in.Reshaped(shape));
+    return ctx->set_output(0, std::move(out));
+  }
+
+ private:
+  std::vector<int64_t> squeeze_dims_;
+};
+
+// Fill(dims, value) and the *Like ops write one value everywhere.
+class FillOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(0), "dims"));
+    const Tensor& value = ctx->input(1);
+    if (value.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("value must be a scalar, got shape ", value.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (!VisitByElementSize(value.dtype(), [&](auto zero) {
+          using U = decltype(zero);
+          std::fill_n(RawData<U>(*out), out->NumElements(), *RawData<U>(value));
+        })) {
+      return UnsupportedDtype("Fill", value.dtype());
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <int kValue>
+class ConstantLikeOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    if (!VisitNumberType(in.dtype(), [&](auto zero) {
+          using T = decltype(zero);
+          std::fill_n(out->data<T>(), out->NumElements(), static_cast<T>(kValue));
+        })) {
+      return UnsupportedDtype(ctx->op(), in.dtype());
+    }
+    return absl::OkStatus();
+  }
+};
+
+// BroadcastTo(input, shape).
+class BroadcastToOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(1), "shape"));
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    const BCast b(in.shape(), shape);
+    if (!b.ok() || b.output_shape() != shape) {
+      return absl::InvalidArgumentError(absl::StrCat("Unable to broadcast tensor of shape ",
+                                                     in.shape().DebugString(),
+                                                     " to tensor of shape ", shape.DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (shape.num_elements() == 0) return absl::OkStatus();
+    const auto& d = ctx->eigen_cpu_device();
+    absl::Status status;
+    const bool supported = VisitByElementSize(in.dtype(), [&](auto zero) {
+      using U = decltype(zero);
+      status = Broadcast<U>(d, in, b, out);
+    });
+    if (!supported) return UnsupportedDtype("BroadcastTo", in.dtype());
+    return status;
+  }
+
+ private:
+  template <typename U>
+  static absl::Status Broadcast(const Eigen::ThreadPoolDevice& d, const Tensor& in, const BCast& b,
+                                Tensor* out) {
+    const BCast::Vec& r = b.result_shape();
+    if (in.NumElements() == out->NumElements()) {
+      std::copy_n(RawData<U>(in), in.NumElements(), RawData<U>(*out));
+      return absl::OkStatus();
+    }
+    switch (r.size()) {
+#define TW_BROADCAST_CASE(N)                                                       \
+  case N:                                                                          \
+    RawMap<U, N>(*out, r).device(d) =                                              \
+        RawMap<U, N>(in, b.x_reshape()).broadcast(cwise::AsArray<N>(b.x_bcast())); \
+    return absl::OkStatus();
+      TW_BROADCAST_CASE(1)
+      TW_BROADCAST_CASE(2)
+      TW_BROADCAST_CASE(3)
+      TW_BROADCAST_CASE(4)
+      TW_BROADCAST_CASE(5)
+#undef TW_BROADCAST_CASE
+      default:
+        return absl::UnimplementedError(
+            absl::StrCat("BroadcastTo to ", r.size(), " collapsed dimensions is not supported"));
+    }
+  }
+};
+
+class BroadcastGradientArgsOp : public CheapKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> s0, IntVector(ctx->input(0), "s0"));
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> s1, IntVector(ctx->input(1), "s1"));
+    const BCast b(absl::MakeConstSpan(s0), absl::MakeConstSpan(s1));
+    if (!b.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("Incompatible shapes: [",
+                                                     absl::StrJoin(s0, ","), "] vs. [",
+                                                     absl::StrJoin(s1, ","), "]"));
+    }
+    for (int i = 0; i < 2; ++i) {
+      const BCast::Vec& idx = i == 0 ? b.grad_x_reduce_idx() : b.grad_y_reduce_idx();
+      TW_ASSIGN_OR_RETURN(Tensor * out,
+                          ctx->allocate_output(i, TensorShape({static_cast<int64_t>(idx.size())})));
+      TW_RETURN_IF_ERROR(WriteInts(idx, out));
+    }
+    return absl::OkStatus();
+  }
+};
+
+// Range(start, limit, delta) -> [start, start + delta, ...) up to limit.
+template <typename T>
+class RangeOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    for (int i = 0; i < 3; ++i) {
+      if (ctx->input(i).dims() != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("Range's inputs must be scalars, input ", i,
+                                                       " has shape ",
+                                                       ctx->input(i).shape().DebugString()));
+      }
+    }
+    const T start = *ctx->input(0).data<T>(), limit = *ctx->input(1).data<T>(),
+            delta = *ctx->input(2).data<T>();
+    if (delta == 0) return absl::InvalidArgumentError("Requires delta != 0: 0");
+    if (delta > 0 ? start > limit : start < limit) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Requires start ", delta > 0 ? "<=" : ">=", " limit when delta ",
+                       delta > 0 ? ">" : "<", " 0: ", start, "/", limit));
+    }
+    const double size = std::ceil(std::abs((static_cast<double>(limit) - start) / delta));
+    if (!(size <= static_cast<double>(int64_t{1} << 40))) {
+      return absl::InvalidArgumentError(absl::StrCat("Range of ", size, " elements is too large"));
+    }
+    const int64_t n = static_cast<int64_t>(size);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({n})));
+    T* o = out->data<T>();
+    // Wide arithmetic: every value lies between start and limit.
+    using Wide = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+    for (int64_t i = 0; i < n; ++i) {
+      o[i] = static_cast<T>(static_cast<Wide>(start) + static_cast<Wide>(i) * delta);
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class InvertPermutationOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& p = ctx->input(0);
+    if (p.dims() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invert_permutation expects a 1D vector, got ", p.shape().DebugString()));
+    }
+    const int64_t n = p.NumElements();
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.shape()));
+    T* o = out->data<T>();
+    std::fill_n(o, n, T(-1));
+    for (int64_t i = 0; i < n; ++i) {
+      const T d = p.data<T>()[i];
+      if (d < 0 || d >= n) {
+        return absl::InvalidArgumentError(absl::StrCat(d, " is not between 0 and ", n));
+      }
+      if (o[d] != -1)
+        return absl::InvalidArgumentError(absl::StrCat(d, " is duplicated in the input."));
+      o[d] = static_cast<T>(i);
+    }
+    return absl::OkStatus();
+  }
+};
+
+// Cast(x: SrcT) -> DstT. Float to integer conversions saturate and send NaN
+// to 0 (a plain C++ cast of those is undefined behaviour).
+template <typename Src, typename Dst>
+struct CastFn {
+  Dst operator()(const Src& x) const {
+    if constexpr (std::is_same_v<Dst, bool>) {
+      return x != Src(0);
+    } else if constexpr (std::is_floating_point_v<Src> && std::is_integral_v<Dst>) {
+      if (std::isnan(x)) return Dst(0);
+      if (x <= static_cast<Src>(std::numeric_limits<Dst>::lowest())) {
+        return std::numeric_limits<Dst>::lowest();
+      }
+      if (x >= static_cast<Src>(std::numeric_limits<Dst>::max())) {
+        return std::numeric_limits<Dst>::max();
+      }
+      return static_cast<Dst>(x);
+    } else {
+      return static_cast<Dst>(x);
+    }
+  }
+};
+
+template <typename T>
+constexpr bool kCastable = std::is_arithmetic_v<T>;
+
+class CastOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("SrcT", &src_));
+    TW_RETURN_IF_ERROR(c.GetAttr("DstT", &dst_));
+    bool ok = false;
+    VisitNumberType(src_, [&](auto s) {
+      VisitNumberType(dst_, [&](auto t) {
+        using S = decltype(s);
+        using D = decltype(t);
+        if constexpr (kCastable<S> && kCastable<D>) {
+          fn_ = [](const Eigen::ThreadPoolDevice& d, const Tensor& in, Tensor* out) {
+            out->flat<D>().device(d) = in.flat<S>().unaryExpr(CastFn<S, D>());
+          };
+          ok = true;
+        }
+      });
+    });
+    if (!ok) {
+      return absl::UnimplementedError(absl::StrCat("Cast ", DataTypeString(src_), " to ",
+                                                   DataTypeString(dst_), " is not supported"));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    if (src_ == dst_) return ctx->set_output(0, in);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    if (in.NumElements() > 0) fn_(ctx->eigen_cpu_device(), in, out);
+    return absl::OkStatus();
+  }
+
+ private:
+  DataType src_ = DT_INVALID, dst_ = DT_INVALID;
+  void (*fn_)(const Eigen::ThreadPoolDevice&, const Tensor&, Tensor*) = nullptr;
+};
+
+TW_REGISTER_KERNELS(shape_ops) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterKernel(cpu("Shape"), MakeFactory<ShapeOp>());
+  RegisterKernel(cpu("ShapeN"), MakeFactory<ShapeOp>());
+  RegisterKernel(cpu("Size"), MakeFactory<SizeOp>());
+  RegisterKernel(cpu("Rank"), MakeFactory<RankOp>());
+  RegisterKernel(cpu("Reshape"), MakeFactory<ReshapeOp>());
+  RegisterKernel(cpu("ExpandDims"), MakeFactory<ExpandDimsOp>());
+  RegisterKernel(cpu("Squeeze"), MakeFactory<SqueezeOp>());
+  RegisterKernel(cpu("Fill"), MakeFactory<FillOp>());
+  RegisterKernel(cpu("ZerosLike"), MakeFactory<ConstantLikeOp<0>>());
+  RegisterKernel(cpu("OnesLike"), MakeFactory<ConstantLikeOp<1>>());
+  RegisterKernel(cpu("BroadcastTo"), MakeFactory<BroadcastToOp>());
+  RegisterKernel(cpu("BroadcastGradientArgs"), MakeFactory<BroadcastGradientArgsOp>());
+  RegisterTypedKernels<RangeOp, float, double, int32_t, int64_t>(cpu("Range"), "Tidx");
+  RegisterTypedKernels<InvertPermutationOp, int32_t, int64_t>(cpu("InvertPermutation"), "T");
+  RegisterKernel(cpu("Cast"), MakeFactory<CastOp>());
+}
+
+}  // namespace
+}  // namespace towerflow

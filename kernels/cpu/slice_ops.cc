@@ -1,0 +1,300 @@
+// Kernels that rearrange elements by index arithmetic: Transpose, Slice,
+// StridedSlice, Pad/PadV2 and Tile, on Eigen's shuffle, slice, pad and
+// broadcast expressions over rank-N views (N <= 8). They only move
+// elements, so they dispatch on element size (kernel_util.h).
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "core/strided_slice.h"
+#include "kernels/cpu/cwise_ops.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace towerflow {
+namespace {
+
+constexpr int kMaxRank = 8;
+
+absl::Status RankLimit(absl::string_view op, int rank) {
+  if (rank > kMaxRank) {
+    return absl::UnimplementedError(
+        absl::StrCat(op, " supports tensors of rank up to ", kMaxRank, ", got rank ", rank));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<int64_t> Dims(const TensorShape& s) {
+  return std::vector<int64_t>(s.dim_sizes().begin(), s.dim_sizes().end());
+}
+
+template <int N>
+Eigen::array<Eigen::DenseIndex, N> Idx(const std::vector<int64_t>& v) {
+  Eigen::array<Eigen::DenseIndex, N> a;
+  for (int i = 0; i < N; ++i) a[i] = v[i];
+  return a;
+}
+
+// Calls f.template operator()<U, N>() for the element size of `dtype` and
+// rank `rank` (0 is treated as 1).
+template <typename F>
+absl::Status Dispatch(absl::string_view op, DataType dtype, int rank, F&& f) {
+  TW_RETURN_IF_ERROR(RankLimit(op, rank));
+  absl::Status status;
+  const bool ok = VisitByElementSize(dtype, [&](auto zero) {
+    using U = decltype(zero);
+    switch (std::max(rank, 1)) {
+      case 1:
+        status = f.template operator()<U, 1>();
+        break;
+      case 2:
+        status = f.template operator()<U, 2>();
+        break;
+      case 3:
+        status = f.template operator()<U, 3>();
+        break;
+      case 4:
+        status = f.template operator()<U, 4>();
+        break;
+      case 5:
+        status = f.template operator()<U, 5>();
+        break;
+      case 6:
+        status = f.template operator()<U, 6>();
+        break;
+      case 7:
+        status = f.template operator()<U, 7>();
+        break;
+      default:
+        status = f.template operator()<U, 8>();
+        break;
+    }
+  });
+  if (!ok) return UnsupportedDtype(op, dtype);
+  return status;
+}
+
+// Pads a shape with leading 1s up to rank max(rank, 1).
+std::vector<int64_t> AtLeast1(std::vector<int64_t> v) {
+  if (v.empty()) v.push_back(1);
+  return v;
+}
+
+class TransposeOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> perm, IntVector(ctx->input(1), "perm"));
+    const int rank = x.dims();
+    if (static_cast<int>(perm.size()) != rank) {
+      return absl::InvalidArgumentError(absl::StrCat("transpose expects a vector of size ", rank,
+                                                     ". But input(1) is a vector of size ",
+                                                     perm.size()));
+    }
+    std::vector<bool> seen(rank, false);
+    std::vector<int64_t> out_dims(rank);
+    for (int i = 0; i < rank; ++i) {
+      if (perm[i] < 0 || perm[i] >= rank) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(perm[i], " is out of range [0 .. ", rank, ")"));
+      }
+      if (seen[perm[i]]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(perm[i], " is missing from {", absl::StrJoin(perm, ","), "}."));
+      }
+      seen[perm[i]] = true;
+      out_dims[i] = x.dim_size(static_cast<int>(perm[i]));
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(out_dims));
+    bool identity = true;
+    for (int i = 0; i < rank; ++i) identity &= perm[i] == i || x.dim_size(i) == 1;
+    if (identity) {
+      TW_ASSIGN_OR_RETURN(Tensor out, x.Reshaped(shape));
+      return ctx->set_output(0, std::move(out));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (x.NumElements() == 0) return absl::OkStatus();
+    const auto& d = ctx->eigen_cpu_device();
+    return Dispatch("Transpose", x.dtype(), rank, [&]<typename U, int N>() {
+      RawMap<U, N>(*out, out_dims).device(d) =
+          RawMap<U, N>(x, Dims(x.shape())).shuffle(Idx<N>(perm));
+      return absl::OkStatus();
+    });
+  }
+};
+
+// Copies input[begin : end : strides] (canonical, one entry per dim).
+absl::Status StridedCopy(KernelContext* ctx, const Tensor& in, const std::vector<int64_t>& begin,
+                         const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
+                         const std::vector<int64_t>& processing_dims, Tensor* out) {
+  if (out->NumElements() == 0) return absl::OkStatus();
+  const auto& d = ctx->eigen_cpu_device();
+  const std::vector<int64_t> in_dims = AtLeast1(Dims(in.shape()));
+  const std::vector<int64_t> pdims = AtLeast1(processing_dims);
+  const std::vector<int64_t> b = begin.empty() ? std::vector<int64_t>{0} : begin,
+                             e = end.empty() ? std::vector<int64_t>{1} : end,
+                             s = strides.empty() ? std::vector<int64_t>{1} : strides;
+  return Dispatch("StridedSlice", in.dtype(), in.dims(), [&]<typename U, int N>() {
+    RawMap<U, N>(*out, pdims).device(d) =
+        RawMap<U, N>(in, in_dims).stridedSlice(Idx<N>(b), Idx<N>(e), Idx<N>(s));
+    return absl::OkStatus();
+  });
+}
+
+class StridedSliceOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("begin_mask", &spec_.begin_mask));
+    TW_RETURN_IF_ERROR(c.GetAttr("end_mask", &spec_.end_mask));
+    TW_RETURN_IF_ERROR(c.GetAttr("ellipsis_mask", &spec_.ellipsis_mask));
+    TW_RETURN_IF_ERROR(c.GetAttr("new_axis_mask", &spec_.new_axis_mask));
+    return c.GetAttr("shrink_axis_mask", &spec_.shrink_axis_mask);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    StridedSliceSpec spec = spec_;
+    TW_ASSIGN_OR_RETURN(spec.begin, IntVector(ctx->input(1), "begin"));
+    TW_ASSIGN_OR_RETURN(spec.end, IntVector(ctx->input(2), "end"));
+    TW_ASSIGN_OR_RETURN(spec.strides, IntVector(ctx->input(3), "strides"));
+    TW_ASSIGN_OR_RETURN(StridedSliceResult r, ComputeStridedSlice(in.shape(), spec));
+    TW_ASSIGN_OR_RETURN(TensorShape final_shape, r.final.AsTensorShape());
+    TW_ASSIGN_OR_RETURN(TensorShape processing, r.processing.AsTensorShape());
+    if (r.is_identity) {
+      TW_ASSIGN_OR_RETURN(Tensor out, in.Reshaped(final_shape));
+      return ctx->set_output(0, std::move(out));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, final_shape));
+    return StridedCopy(ctx, in, r.begin, r.end, r.strides, Dims(processing), out);
+  }
+
+ private:
+  StridedSliceSpec spec_;
+};
+
+class SliceOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> begin, IntVector(ctx->input(1), "begin"));
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> size, IntVector(ctx->input(2), "size"));
+    const int rank = in.dims();
+    if (static_cast<int>(begin.size()) != rank || static_cast<int>(size.size()) != rank) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Expected begin and size arguments to be 1-D tensors of size ", rank,
+                       ", but got shapes ", ctx->input(1).shape().DebugString(), " and ",
+                       ctx->input(2).shape().DebugString(), " instead."));
+    }
+    std::vector<int64_t> end(rank), strides(rank, 1);
+    for (int i = 0; i < rank; ++i) {
+      const int64_t dim = in.dim_size(i);
+      if (size[i] == -1) size[i] = dim - begin[i];
+      if (begin[i] < 0 || begin[i] > dim || size[i] < 0 || size[i] > dim - begin[i]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Expected begin[", i, "] in [0, ", dim, "] and size[", i, "] in [0, ", dim,
+                         " - begin], but got begin ", begin[i], " and size ", size[i]));
+      }
+      end[i] = begin[i] + size[i];
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(size));
+    if (shape == in.shape()) return ctx->set_output(0, in);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    return StridedCopy(ctx, in, begin, end, strides, size, out);
+  }
+};
+
+// Pad(input, paddings[rank, 2]) and PadV2(..., constant_values).
+class PadOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    const Tensor& paddings = ctx->input(1);
+    const int rank = in.dims();
+    if (paddings.dims() != 2 || paddings.dim_size(0) != rank || paddings.dim_size(1) != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("The first dimension of paddings must be the rank of inputs[", rank,
+                       ", 2], got ", paddings.shape().DebugString()));
+    }
+    std::vector<int64_t> out_dims(rank);
+    std::vector<std::pair<Eigen::DenseIndex, Eigen::DenseIndex>> pads(kMaxRank, {0, 0});
+    for (int i = 0; i < rank; ++i) {
+      const int64_t before = IntAt(paddings, 2 * i), after = IntAt(paddings, 2 * i + 1);
+      if (before < 0 || after < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Paddings must be non-negative: ", before, " ", after));
+      }
+      const int64_t limit = std::numeric_limits<int64_t>::max() - in.dim_size(i);
+      if (before > limit || after > limit - before) {
+        return absl::InvalidArgumentError("Padded dimension size overflows int64");
+      }
+      out_dims[i] = in.dim_size(i) + before + after;
+      if (i < kMaxRank) pads[i] = {before, after};
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(out_dims));
+    const Tensor* constant = ctx->num_inputs() > 2 ? &ctx->input(2) : nullptr;
+    if (constant != nullptr && constant->NumElements() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("constant_values must be a scalar, got shape ",
+                                                     constant->shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    const auto& d = ctx->eigen_cpu_device();
+    if (rank == 0) return ctx->set_output(0, in);
+    return Dispatch("Pad", in.dtype(), rank, [&]<typename U, int N>() {
+      const U value = constant != nullptr ? *RawData<U>(*constant) : U(0);
+      Eigen::array<std::pair<Eigen::DenseIndex, Eigen::DenseIndex>, N> p;
+      for (int i = 0; i < N; ++i) p[i] = pads[i];
+      if (in.NumElements() == 0) {
+        std::fill_n(RawData<U>(*out), out->NumElements(), value);
+      } else {
+        RawMap<U, N>(*out, out_dims).device(d) = RawMap<U, N>(in, Dims(in.shape())).pad(p, value);
+      }
+      return absl::OkStatus();
+    });
+  }
+};
+
+class TileOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> multiples, IntVector(ctx->input(1), "multiples"));
+    const int rank = in.dims();
+    if (static_cast<int>(multiples.size()) != rank) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Expected multiples argument to be a vector of length ", rank,
+                       " but got length ", multiples.size()));
+    }
+    std::vector<int64_t> out_dims(rank);
+    for (int i = 0; i < rank; ++i) {
+      if (multiples[i] < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Expected multiples[", i, "] >= 0, but got ", multiples[i]));
+      }
+      out_dims[i] = in.dim_size(i) * multiples[i];
+      if (in.dim_size(i) != 0 && out_dims[i] / in.dim_size(i) != multiples[i]) {
+        return absl::InvalidArgumentError("Tile: output dimension overflows int64");
+      }
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(out_dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    if (rank == 0) return ctx->set_output(0, in);
+    const auto& d = ctx->eigen_cpu_device();
+    return Dispatch("Tile", in.dtype(), rank, [&]<typename U, int N>() {
+      RawMap<U, N>(*out, out_dims).device(d) =
+          RawMap<U, N>(in, Dims(in.shape())).broadcast(Idx<N>(multiples));
+      return absl::OkStatus();
+    });
+  }
+};
+
+TW_REGISTER_KERNELS(slice_ops) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterKernel(cpu("Transpose"), MakeFactory<TransposeOp>());
+  RegisterKernel(cpu("StridedSlice"), MakeFactory<StridedSliceOp>());
+  RegisterKernel(cpu("Slice"), MakeFactory<SliceOp>());
+  RegisterKernel(cpu("Pad"), MakeFactory<PadOp>());
+  RegisterKernel(cpu("PadV2"), MakeFactory<PadOp>());
+  RegisterKernel(cpu("Tile"), MakeFactory<TileOp>());
+}
+
+}  // namespace
+}  // namespace towerflow

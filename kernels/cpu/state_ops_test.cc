@@ -1,0 +1,265 @@
+// Optimizer updates, random ops, checks and summaries.
+#include <cmath>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_runner.h"
+#include "kernels/testing/kernel_test_matchers.h"
+#include "proto/summary.pb.h"
+#include "runtime/device.h"
+#include "runtime/resource_mgr.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+#define TW_ASSERT_OK_OR_FAIL(expr)                       \
+  do {                                                   \
+    const auto tw_result_ = (expr);                      \
+    ASSERT_TRUE(tw_result_.ok()) << tw_result_.status(); \
+  } while (0)
+
+TEST(TrainingOpsTest, GradientDescent) {
+  KernelRunner r("ApplyGradientDescent");
+  EXPECT_THAT(
+      RunOk(r, {Literal<float>({2}, {1, 2}), Scalar<float>(0.5f), Literal<float>({2}, {2, -4})}),
+      TensorIs<float>({2}, {0, 4}));
+  EXPECT_THAT(
+      r.Run({Literal<float>({2}, {1, 2}), Scalar<float>(0.5f), Literal<float>({3}, {1, 2, 3})})
+          .status()
+          .message(),
+      HasSubstr("grad has shape [3]"));
+  EXPECT_FALSE(r.Run({Literal<float>({2}, {1, 2}), Literal<float>({1}, {0.5f}),
+                      Literal<float>({2}, {2, -4})})
+                   .ok());
+}
+
+TEST(TrainingOpsTest, MomentumAndNesterov) {
+  // accum = 0.5 * 0.9 + 1 = 1.45; var = 1 - 0.1 * 1.45 = 0.855.
+  KernelRunner r("ApplyMomentum");
+  EXPECT_THAT(RunOk(r, {Literal<float>({1}, {1}), Literal<float>({1}, {0.5f}), Scalar<float>(0.1f),
+                        Literal<float>({1}, {1}), Scalar<float>(0.9f)}),
+              TensorNear<float>({1}, {0.855f}, 1e-6));
+  // Nesterov: var -= grad*lr + accum*momentum*lr = 1 - 0.1 - 1.305*0.1 = 0.7695.
+  KernelRunner n("ApplyMomentum");
+  n.Attr("use_nesterov", true);
+  EXPECT_THAT(RunOk(n, {Literal<float>({1}, {1}), Literal<float>({1}, {0.5f}), Scalar<float>(0.1f),
+                        Literal<float>({1}, {1}), Scalar<float>(0.9f)}),
+              TensorNear<float>({1}, {0.7695f}, 1e-6));
+}
+
+TEST(TrainingOpsTest, AdamFirstStep) {
+  // From zero slots, step 1: lr_t = 0.001 * sqrt(1 - 0.999) / (1 - 0.9),
+  // m = 0.1 g, v = 0.001 g^2, var -= lr_t * m / (sqrt(v) + 1e-8).
+  const double lr_t = 0.001 * std::sqrt(1 - 0.999) / (1 - 0.9);
+  const double g = 2.0, m = 0.1 * g, v = 0.001 * g * g;
+  const double want = 1.0 - lr_t * m / (std::sqrt(v) + 1e-8);
+  KernelRunner r("ApplyAdam");
+  EXPECT_THAT(RunOk(r, {Literal<double>({1}, {1}), Literal<double>({1}, {0}),
+                        Literal<double>({1}, {0}), Scalar<double>(0.9), Scalar<double>(0.999),
+                        Scalar<double>(0.001), Scalar<double>(0.9), Scalar<double>(0.999),
+                        Scalar<double>(1e-8), Literal<double>({1}, {g})}),
+              TensorNear<double>({1}, {want}, 1e-12));
+}
+
+TEST(TrainingOpsTest, AdagradAndRmsProp) {
+  // accum = 0.1 + 4 = 4.1; var = 1 - 0.5 * 2 / sqrt(4.1).
+  KernelRunner a("ApplyAdagrad");
+  EXPECT_THAT(RunOk(a, {Literal<double>({1}, {1}), Literal<double>({1}, {0.1}), Scalar<double>(0.5),
+                        Literal<double>({1}, {2})}),
+              TensorNear<double>({1}, {1 - 0.5 * 2 / std::sqrt(4.1)}, 1e-12));
+  // ms = 0.9*1 + 0.1*4 = 1.3; mom = 0.5*0 + 0.01*2/sqrt(1.3+1e-10); var -= mom.
+  KernelRunner r("ApplyRMSProp");
+  EXPECT_THAT(RunOk(r, {Literal<double>({1}, {1}), Literal<double>({1}, {1}),
+                        Literal<double>({1}, {0}), Scalar<double>(0.01), Scalar<double>(0.9),
+                        Scalar<double>(0.5), Scalar<double>(1e-10), Literal<double>({1}, {2})}),
+              TensorNear<double>({1}, {1 - 0.02 / std::sqrt(1.3 + 1e-10)}, 1e-12));
+}
+
+Tensor Random(const char* op, DataType dtype, int64_t seed, int64_t seed2) {
+  KernelRunner r(op);
+  r.Attr("dtype", dtype).Attr("seed", seed).Attr("seed2", seed2);
+  return RunOk(r, {Literal<int32_t>({1}, {20000})});
+}
+
+TEST(RandomOpsTest, SeededStreamsAreReproducibleAndDistributed) {
+  const Tensor a = Random("RandomUniform", DT_FLOAT, 1, 2);
+  const Tensor b = Random("RandomUniform", DT_FLOAT, 1, 2);
+  const Tensor c = Random("RandomUniform", DT_FLOAT, 1, 3);
+  EXPECT_EQ(Values<float>(a), Values<float>(b));
+  EXPECT_NE(Values<float>(a), Values<float>(c));
+  double mean = 0;
+  for (float v : Values<float>(a)) {
+    ASSERT_GE(v, 0.0f);
+    ASSERT_LT(v, 1.0f);
+    mean += v / 20000;
+  }
+  EXPECT_NEAR(mean, 0.5, 0.01);
+  const Tensor n = Random("RandomStandardNormal", DT_DOUBLE, 7, 0);
+  double m = 0, sq = 0;
+  for (double v : Values<double>(n)) {
+    m += v / 20000;
+    sq += v * v / 20000;
+  }
+  EXPECT_NEAR(m, 0, 0.03);
+  EXPECT_NEAR(sq, 1, 0.05);
+  const Tensor t = Random("TruncatedNormal", DT_FLOAT, 7, 0);
+  for (float v : Values<float>(t)) ASSERT_LE(std::abs(v), 2.0f);
+}
+
+TEST(RandomOpsTest, EachRunContinuesTheKernelsStream) {
+  KernelRunner r("RandomUniform"), replay("RandomUniform");
+  r.Attr("dtype", DT_FLOAT).Attr("seed", int64_t{5});
+  replay.Attr("dtype", DT_FLOAT).Attr("seed", int64_t{5});
+  const std::vector<float> first = Values<float>(RunOk(r, {Literal<int32_t>({1}, {4})}));
+  const std::vector<float> second = Values<float>(RunOk(r, {Literal<int32_t>({1}, {4})}));
+  EXPECT_NE(first, second);
+  // A new kernel with the same seeds replays the stream from its start.
+  EXPECT_EQ(Values<float>(RunOk(replay, {Literal<int32_t>({1}, {4})})), first);
+}
+
+TEST(RandomOpsTest, UniformIntAndShuffle) {
+  KernelRunner r("RandomUniformInt");
+  r.Attr("seed", int64_t{3});
+  const Tensor v =
+      RunOk(r, {Literal<int32_t>({1}, {1000}), Scalar<int32_t>(-2), Scalar<int32_t>(3)});
+  std::set<int32_t> seen;
+  for (int32_t x : Values<int32_t>(v)) {
+    ASSERT_GE(x, -2);
+    ASSERT_LT(x, 3);
+    seen.insert(x);
+  }
+  EXPECT_EQ(seen.size(), 5u);
+  EXPECT_FALSE(r.Run({Literal<int32_t>({1}, {3}), Scalar<int32_t>(3), Scalar<int32_t>(3)}).ok());
+  KernelRunner s("RandomShuffle");
+  s.Attr("seed", int64_t{9});
+  std::vector<int64_t> rows(50);
+  for (int i = 0; i < 50; ++i) rows[i] = i;
+  std::vector<int64_t> got = Values<int64_t>(RunOk(s, {Literal<int64_t>({50}, rows)}));
+  EXPECT_NE(got, rows);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, rows);
+}
+
+TEST(LoggingOpsTest, CheckNumericsAndAssert) {
+  KernelRunner c("CheckNumerics");
+  c.Attr("message", "loss");
+  EXPECT_THAT(RunOk(c, {Literal<float>({2}, {1, 2})}), TensorIs<float>({2}, {1, 2}));
+  EXPECT_THAT(c.Run({Literal<float>({2}, {1, NAN})}).status().message(),
+              HasSubstr("loss : Tensor had NaN values"));
+  EXPECT_THAT(c.Run({Literal<float>({1}, {INFINITY})}).status().message(), HasSubstr("Inf"));
+  KernelRunner a("Assert");
+  Tensor msg(DT_STRING, TensorShape());
+  *msg.data<std::string>() = "x must be positive";
+  EXPECT_TRUE(a.Run({Scalar<bool>(true), msg}).ok());
+  EXPECT_THAT(a.Run({Scalar<bool>(false), msg, Literal<int32_t>({2}, {-1, 5})}).status().message(),
+              HasSubstr("assertion failed: x must be positive [-1 5]"));
+  EXPECT_FALSE(a.Run({Literal<bool>({1}, {true}), msg}).ok());
+}
+
+Tensor Strings(const TensorShape& shape, std::vector<std::string> v) {
+  Tensor t(DT_STRING, shape);
+  for (size_t i = 0; i < v.size(); ++i) t.data<std::string>()[i] = v[i];
+  return t;
+}
+
+TEST(LoggingOpsTest, SummariesSerializeTensorBoardProtos) {
+  KernelRunner s("ScalarSummary");
+  const Tensor scalar = RunOk(s, {Strings({}, {"loss"}), Scalar<float>(2.5f)});
+  Summary sum;
+  ASSERT_TRUE(sum.ParseFromString(*scalar.data<std::string>()));
+  ASSERT_EQ(sum.value_size(), 1);
+  EXPECT_EQ(sum.value(0).tag(), "loss");
+  EXPECT_EQ(sum.value(0).simple_value(), 2.5f);
+
+  KernelRunner h("HistogramSummary");
+  const Tensor histo = RunOk(h, {Strings({}, {"w"}), Literal<float>({4}, {-1, 0, 0, 3})});
+  ASSERT_TRUE(sum.ParseFromString(*histo.data<std::string>()));
+  const HistogramProto& p = sum.value(0).histo();
+  EXPECT_EQ(p.min(), -1);
+  EXPECT_EQ(p.max(), 3);
+  EXPECT_EQ(p.num(), 4);
+  EXPECT_EQ(p.sum(), 2);
+  EXPECT_EQ(p.sum_squares(), 10);
+  double total = 0;
+  for (double c : p.bucket()) total += c;
+  EXPECT_EQ(total, 4);
+  EXPECT_THAT(h.Run({Strings({}, {"w"}), Literal<float>({1}, {NAN})}).status().message(),
+              HasSubstr("Nan in summary histogram for: w"));
+
+  KernelRunner m("MergeSummary");
+  const Tensor merged = RunOk(m, {scalar, histo});
+  ASSERT_TRUE(sum.ParseFromString(*merged.data<std::string>()));
+  EXPECT_EQ(sum.value_size(), 2);
+  EXPECT_THAT(m.Run({scalar, scalar}).status().message(), HasSubstr("Duplicate tag loss"));
+  EXPECT_FALSE(m.Run({Strings({}, {"\xff\xff garbage"})}).ok());
+}
+
+}  // namespace
+}  // namespace towerflow
+
+namespace towerflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A resource variable `name` on the runner's device holding `value`, and
+// its handle.
+Tensor ResourceVariable(const std::string& name, const Tensor& value) {
+  Device* device = TestCpuDevice();
+  auto var = device->resource_manager()->LookupOrCreate<Var>(
+      "localhost", name, [&] { return std::make_shared<Var>(value.dtype(), name); });
+  EXPECT_TRUE(var.ok());
+  {
+    absl::MutexLock lock(&(*var)->mu);
+    (*var)->tensor = *value.DeepCopy();
+    (*var)->initialized = true;
+  }
+  Tensor handle(DT_RESOURCE, TensorShape());
+  *handle.data<ResourceHandle>() = ResourceHandle{device->name(), "localhost", name, "Var"};
+  return handle;
+}
+
+Tensor ReadVariable(const std::string& name) {
+  auto var = TestCpuDevice()->resource_manager()->Lookup<Var>("localhost", name);
+  EXPECT_TRUE(var.ok());
+  absl::ReaderMutexLock lock(&(*var)->mu);
+  return (*var)->tensor;
+}
+
+TEST(ResourceOpsTest, ResourceGatherReadsRows) {
+  const Tensor h = ResourceVariable("emb", Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6}));
+  KernelRunner g("ResourceGather");
+  g.Attr("dtype", DT_FLOAT);
+  EXPECT_THAT(RunOk(g, {h, Literal<int32_t>({2}, {2, 0})}), TensorIs<float>({2, 2}, {5, 6, 1, 2}));
+  EXPECT_THAT(g.Run({h, Literal<int32_t>({1}, {3})}).status().message(),
+              HasSubstr("indices[0] = 3 is not in [0, 3)"));
+  KernelRunner wrong("ResourceGather");
+  wrong.Attr("dtype", DT_INT32);
+  EXPECT_FALSE(wrong.Run({h, Literal<int32_t>({1}, {0})}).ok());
+}
+
+TEST(ResourceOpsTest, ResourceApplyUpdatesTheVariable) {
+  const Tensor v = ResourceVariable("w_gd", Literal<float>({2}, {1, 2}));
+  const Tensor accum = ResourceVariable("w_gd_momentum", Literal<float>({2}, {0, 0}));
+  KernelRunner gd("ResourceApplyGradientDescent");
+  TW_ASSERT_OK_OR_FAIL(gd.Run({v, Scalar<float>(0.5f), Literal<float>({2}, {2, 2})}));
+  EXPECT_THAT(ReadVariable("w_gd"), TensorIs<float>({2}, {0, 1}));
+  KernelRunner m("ResourceApplyMomentum");
+  for (int step = 0; step < 2; ++step) {
+    TW_ASSERT_OK_OR_FAIL(
+        m.Run({v, accum, Scalar<float>(0.1f), Literal<float>({2}, {1, 1}), Scalar<float>(0.9f)}));
+  }
+  // accum: 1 then 1.9; var: 0 - 0.1 - 0.19 = -0.29, 1 - 0.29 = 0.71.
+  EXPECT_THAT(ReadVariable("w_gd"), TensorNear<float>({2}, {-0.29f, 0.71f}, 1e-6));
+  EXPECT_THAT(ReadVariable("w_gd_momentum"), TensorNear<float>({2}, {1.9f, 1.9f}, 1e-6));
+  Tensor missing(DT_RESOURCE, TensorShape());
+  *missing.data<ResourceHandle>() =
+      ResourceHandle{TestCpuDevice()->name(), "localhost", "nope", "Var"};
+  EXPECT_EQ(gd.Run({missing, Scalar<float>(0.5f), Literal<float>({2}, {2, 2})}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,135 @@
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/window.h"
+
+namespace towerflow {
+namespace {
+
+// Spatial (h, w) of a 4-vector attr in the data format, checking the batch
+// and depth entries are 1 and the spatial ones positive.
+absl::Status Spatial(const std::vector<int64_t>& v, bool nchw, const char* what, int64_t* h,
+                     int64_t* w) {
+  if (v.size() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " attribute must specify 4 dimensions, got [", absl::StrJoin(v, ","), "]"));
+  }
+  const int64_t n = v[0], c = v[nchw ? 1 : 3];
+  *h = v[nchw ? 2 : 1];
+  *w = v[nchw ? 3 : 2];
+  if (n != 1 || c != 1) {
+    return absl::UnimplementedError(absl::StrCat("Current implementation does not yet support ",
+                                                 what, " in the batch and depth dimensions, got [",
+                                                 absl::StrJoin(v, ","), "]"));
+  }
+  if (*h <= 0 || *w <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be positive, got [", absl::StrJoin(v, ","), "]"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WindowAttrs::Init(const KernelConstruction& c, bool has_dilations, bool has_ksize) {
+  std::string format = "NHWC";
+  if (c.def().attr().count("data_format")) TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
+  if (format != "NHWC" && format != "NCHW") {
+    return absl::InvalidArgumentError(absl::StrCat("Invalid data format: ", format));
+  }
+  nchw = format == "NCHW";
+  std::vector<int64_t> strides;
+  TW_RETURN_IF_ERROR(c.GetAttr("strides", &strides));
+  TW_RETURN_IF_ERROR(Spatial(strides, nchw, "strides", &stride_h, &stride_w));
+  if (has_dilations) {
+    std::vector<int64_t> dilations;
+    TW_RETURN_IF_ERROR(c.GetAttr("dilations", &dilations));
+    TW_RETURN_IF_ERROR(Spatial(dilations, nchw, "dilations", &dilation_h, &dilation_w));
+  }
+  if (has_ksize) {
+    std::vector<int64_t> ksize;
+    TW_RETURN_IF_ERROR(c.GetAttr("ksize", &ksize));
+    TW_RETURN_IF_ERROR(Spatial(ksize, nchw, "ksize", &k_h, &k_w));
+  }
+  std::string pad;
+  TW_RETURN_IF_ERROR(c.GetAttr("padding", &pad));
+  TW_ASSIGN_OR_RETURN(padding, ParsePadding(pad));
+  if (padding == Padding::kExplicit) {
+    TW_RETURN_IF_ERROR(c.GetAttr("explicit_paddings", &explicit_paddings));
+    if (explicit_paddings.size() != 8) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("explicit_paddings must have 8 values, got ", explicit_paddings.size()));
+    }
+    for (int i = 0; i < 8; ++i) {
+      const bool spatial = nchw ? i >= 4 : (i >= 2 && i < 6);
+      if (explicit_paddings[i] < 0 || (!spatial && explicit_paddings[i] != 0)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "explicit_paddings must be non-negative and 0 in the batch and depth dimensions, "
+            "got [",
+            absl::StrJoin(explicit_paddings, ","), "]"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Window2D> WindowAttrs::Compute(absl::Span<const int64_t> in, int64_t k_h,
+                                              int64_t k_w) const {
+  Window2D w;
+  w.batch = in[0];
+  w.in_h = in[1];
+  w.in_w = in[2];
+  w.channels = in[3];
+  w.k_h = k_h;
+  w.k_w = k_w;
+  w.stride_h = stride_h;
+  w.stride_w = stride_w;
+  w.dilation_h = dilation_h;
+  w.dilation_w = dilation_w;
+  if (padding == Padding::kExplicit) {
+    const int h = nchw ? 4 : 2, wi = nchw ? 6 : 4;
+    w.pad_top = explicit_paddings[h];
+    w.pad_bottom = explicit_paddings[h + 1];
+    w.pad_left = explicit_paddings[wi];
+    w.pad_right = explicit_paddings[wi + 1];
+  }
+  TW_RETURN_IF_ERROR(GetWindowedOutputSize(w.in_h, k_h, dilation_h, stride_h, padding, &w.out_h,
+                                           &w.pad_top, &w.pad_bottom));
+  TW_RETURN_IF_ERROR(GetWindowedOutputSize(w.in_w, k_w, dilation_w, stride_w, padding, &w.out_w,
+                                           &w.pad_left, &w.pad_right));
+  return w;
+}
+
+std::vector<int64_t> NchwToNhwcDims(absl::Span<const int64_t> d) {
+  return {d[0], d[2], d[3], d[1]};
+}
+std::vector<int64_t> NhwcToNchwDims(absl::Span<const int64_t> d) {
+  return {d[0], d[3], d[1], d[2]};
+}
+
+absl::StatusOr<Tensor> ToNhwc(const Eigen::ThreadPoolDevice& d, const Tensor& nchw) {
+  TW_ASSIGN_OR_RETURN(TensorShape shape,
+                      TensorShape::FromDims(NchwToNhwcDims(nchw.shape().dim_sizes())));
+  TW_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(CpuAllocator(), nchw.dtype(), shape));
+  if (shape.num_elements() == 0) return out;
+  const Eigen::array<Eigen::DenseIndex, 4> perm{0, 2, 3, 1};
+  if (nchw.dtype() == DT_FLOAT) {
+    out.tensor<float, 4>().device(d) = nchw.tensor<float, 4>().shuffle(perm);
+  } else {
+    out.tensor<double, 4>().device(d) = nchw.tensor<double, 4>().shuffle(perm);
+  }
+  return out;
+}
+
+absl::Status FromNhwc(const Eigen::ThreadPoolDevice& d, const Tensor& nhwc, Tensor* nchw) {
+  if (nhwc.NumElements() == 0) return absl::OkStatus();
+  const Eigen::array<Eigen::DenseIndex, 4> perm{0, 3, 1, 2};
+  if (nhwc.dtype() == DT_FLOAT) {
+    nchw->tensor<float, 4>().device(d) = nhwc.tensor<float, 4>().shuffle(perm);
+  } else {
+    nchw->tensor<double, 4>().device(d) = nhwc.tensor<double, 4>().shuffle(perm);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace towerflow

@@ -1,0 +1,117 @@
+// Runs one kernel on its own, without a graph or a Session: for kernel unit
+// tests and the bad-input tables.
+//
+//   KernelRunner r("MatMul");
+//   r.Attr("transpose_b", true);
+//   absl::StatusOr<std::vector<Tensor>> out =
+//       r.Run({Literal<float>({2, 2}, {1, 2, 3, 4}), Literal<float>({2, 2}, {5, 6, 7, 8})});
+//
+// Type attrs the node leaves unset are inferred from the inputs (`T` from
+// the first input whose arg names it, `N` from list lengths, type lists from
+// the list), then the op's defaults are filled in and the NodeDef validated,
+// as import does. Inputs are checked against the node's input types as the
+// executor guarantees. A Ref(T) input is given as its tensor, held in a
+// fresh initialised variable; a Ref(T) output comes back as that variable's
+// value after the run. Every output must be set by a successful kernel.
+#ifndef TOWERFLOW_KERNELS_TESTING_KERNEL_RUNNER_H_
+#define TOWERFLOW_KERNELS_TESTING_KERNEL_RUNNER_H_
+
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/types.h"
+#include "graph/attr_value_util.h"
+#include "kernels/kernel.h"
+#include "proto/node_def.pb.h"
+#include "runtime/tensor.h"
+
+namespace towerflow {
+
+class Device;
+
+class KernelRunner {
+ public:
+  explicit KernelRunner(std::string op, std::string name = "k");
+
+  KernelRunner(const KernelRunner&) = delete;
+  KernelRunner& operator=(const KernelRunner&) = delete;
+  ~KernelRunner();
+
+  template <typename V>
+  KernelRunner& Attr(const std::string& name, const V& value) {
+    SetAttrValue(value, &(*def_.mutable_attr())[name]);
+    kernel_.reset();
+    return *this;
+  }
+  KernelRunner& Attr(const std::string& name, const AttrValue& value) {
+    (*def_.mutable_attr())[name] = value;
+    kernel_.reset();
+    return *this;
+  }
+  KernelRunner& Attr(const std::string& name, std::initializer_list<int64_t> value) {
+    return Attr(name, std::vector<int64_t>(value));
+  }
+
+  // Runs the kernel once on TestCpuDevice() (2 intra-op threads). The
+  // kernel is made on the first Run and kept while the attrs and input
+  // types stay the same (as an executor keeps it), so a stateful kernel
+  // such as a random op continues its stream.
+  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs);
+
+  const NodeDef& def() const { return def_; }
+
+ private:
+  NodeDef def_;
+  // The kernel of the last Run, for the inputs' dtypes in `kernel_types_`.
+  std::unique_ptr<OpKernel> kernel_;
+  DataTypeVector kernel_types_;
+  NodeDef kernel_def_;
+  DataTypeVector input_types_, output_types_;
+};
+
+// The shared CPU device the runner uses. Its allocator refuses single
+// allocations above kKernelTestAllocationCap (ResourceExhausted).
+inline constexpr size_t kKernelTestAllocationCap = size_t{1} << 30;
+Device* TestCpuDevice();
+
+// A tensor of `shape` holding `values` (row-major). REQUIRES: sizes match.
+template <typename T>
+Tensor Literal(const TensorShape& shape, std::initializer_list<T> values) {
+  Tensor t(DataTypeToEnum<T>::value, shape);
+  ABSL_RAW_CHECK(static_cast<int64_t>(values.size()) == t.NumElements(), "Literal size");
+  std::copy(values.begin(), values.end(), t.data<T>());
+  return t;
+}
+template <typename T>
+Tensor Literal(const TensorShape& shape, const std::vector<T>& values) {
+  Tensor t(DataTypeToEnum<T>::value, shape);
+  ABSL_RAW_CHECK(static_cast<int64_t>(values.size()) == t.NumElements(), "Literal size");
+  std::copy(values.begin(), values.end(), t.data<T>());
+  return t;
+}
+template <typename T>
+Tensor Scalar(T value) {
+  Tensor t(DataTypeToEnum<T>::value, TensorShape());
+  *t.data<T>() = value;
+  return t;
+}
+// A tensor of `shape` filled with `value`.
+template <typename T>
+Tensor Filled(const TensorShape& shape, T value) {
+  Tensor t(DataTypeToEnum<T>::value, shape);
+  std::fill_n(t.data<T>(), t.NumElements(), value);
+  return t;
+}
+
+// The elements of `t` as a vector. REQUIRES: T matches t.dtype().
+template <typename T>
+std::vector<T> Values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
+}
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_TESTING_KERNEL_RUNNER_H_
