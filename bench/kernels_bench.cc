@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "kernels/cpu/dnnl_conv.h"
 #include "kernels/testing/kernel_runner.h"
 #include "openblas-pthread/cblas.h"
 
@@ -89,7 +90,10 @@ class Step {
   std::map<std::string, double> seconds_;
 };
 
+// state.range(0): 1 = float convolutions on oneDNN (the default), 0 = the
+// im2col + OpenBLAS path.
 void BM_Cifar10TrainingStep(benchmark::State& state) {
+  UseDnnlConvolutions() = state.range(0) == 1;
   constexpr int64_t kBatch = 128;
   const Tensor images = RandomTensor({kBatch, 24, 24, 3}, 1, 3);
   Tensor labels(DT_INT32, TensorShape({kBatch}));
@@ -179,7 +183,13 @@ void BM_Cifar10TrainingStep(benchmark::State& state) {
       benchmark::Counter(kBatch, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-BENCHMARK(BM_Cifar10TrainingStep)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5);
+BENCHMARK(BM_Cifar10TrainingStep)
+    ->ArgName("onednn")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(5);
 
 }  // namespace
 }  // namespace towerflow

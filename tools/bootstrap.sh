@@ -12,7 +12,8 @@ packages=(
   protobuf-compiler   # protoc
   libabsl-dev         # Abseil 20220623
   libeigen3-dev       # Eigen 3.4
-  libopenblas-dev     # OpenBLAS: sgemm for MatMul and convolutions
+  libopenblas-dev     # OpenBLAS: sgemm for MatMul (and double convolutions)
+  libdnnl-dev         # oneDNN: float convolutions
   zlib1g-dev
   libgtest-dev        # GoogleTest
   libgmock-dev        # GoogleMock

@@ -13,15 +13,15 @@
 // images, so no two threads add into one pixel), each GEMM uses OpenBLAS's
 // own threads. A 1x1 stride-1 unpadded convolution skips im2col: P is x.
 // NCHW tensors are transposed to NHWC and back.
-#include "kernels/cpu/window.h"
-
 #include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/blas.h"
+#include "kernels/cpu/dnnl_conv.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/window.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
 #include "runtime/device.h"
@@ -31,6 +31,20 @@ namespace towerflow {
 namespace {
 
 constexpr int64_t kChunkBytes = int64_t{16} << 20;
+
+// Tries the oneDNN path (float only, non-empty shapes); true when it ran.
+template <typename T>
+absl::StatusOr<bool> TryDnnl(ConvPass pass, const Window2D& w, int64_t oc, const T* x,
+                             const T* filter, const T* dy, T* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    const bool empty = w.batch == 0 || w.channels == 0 || w.in_h == 0 || w.in_w == 0 ||
+                       w.out_h == 0 || w.out_w == 0 || oc == 0;
+    if (!empty && UseDnnlConvolutions().load()) {
+      return DnnlConv2D(pass, w, oc, x, filter, dy, out);
+    }
+  }
+  return false;
+}
 
 bool IsPointwise(const Window2D& w) {
   return w.k_h == 1 && w.k_w == 1 && w.stride_h == 1 && w.stride_w == 1 && w.pad_top == 0 &&
@@ -157,7 +171,11 @@ class Conv2DOp : public OpKernel {
                           Tensor::Allocate(CpuAllocator(), input.dtype(), TensorShape(out_nhwc)));
     }
     const int64_t rows = w.batch * w.out_h * w.out_w, k = w.k_h * w.k_w * w.channels;
-    if (x.NumElements() == 0) {
+    TW_ASSIGN_OR_RETURN(const bool by_dnnl, TryDnnl<T>(ConvPass::kForward, w, oc, x.data<T>(),
+                                                       filter.data<T>(), nullptr, y.data<T>()));
+    if (by_dnnl) {
+      // done
+    } else if (x.NumElements() == 0) {
       y.flat<T>().setZero();
     } else if (IsPointwise(w)) {
       Gemm<T>(false, false, rows, oc, k, T(1), x.data<T>(), k, filter.data<T>(), oc, T(0),
@@ -241,6 +259,10 @@ class Conv2DBackpropOp : public OpKernel {
       if (attrs_.nchw) {
         TW_ASSIGN_OR_RETURN(x, ToNhwc(d, input));
       }
+      TW_ASSIGN_OR_RETURN(const bool by_dnnl,
+                          TryDnnl<T>(ConvPass::kBackwardFilter, w, oc, x.data<T>(), nullptr,
+                                     dy.data<T>(), out->data<T>()));
+      if (by_dnnl) return absl::OkStatus();
       out->flat<T>().setZero();
       if (rows == 0) return absl::OkStatus();
       if (IsPointwise(w)) {
@@ -262,8 +284,13 @@ class Conv2DBackpropOp : public OpKernel {
       if (attrs_.nchw) {
         TW_ASSIGN_OR_RETURN(dx, Tensor::Allocate(CpuAllocator(), dy.dtype(), TensorShape(in_nhwc)));
       }
-      dx.flat<T>().setZero();
-      if (rows > 0 && IsPointwise(w)) {
+      TW_ASSIGN_OR_RETURN(const bool by_dnnl,
+                          TryDnnl<T>(ConvPass::kBackwardInput, w, oc, nullptr, filter.data<T>(),
+                                     dy.data<T>(), dx.data<T>()));
+      if (!by_dnnl) dx.flat<T>().setZero();
+      if (by_dnnl) {
+        // done
+      } else if (rows > 0 && IsPointwise(w)) {
         Gemm<T>(false, true, rows, k, oc, T(1), dy.data<T>(), oc, filter.data<T>(), oc, T(0),
                 dx.data<T>(), k);
       } else if (rows > 0) {

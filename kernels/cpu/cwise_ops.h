@@ -129,6 +129,21 @@ class BinaryOp : public OpKernel {
   }
 };
 
+// A binary op whose inputs must have one shape (the *Grad companions of
+// unary ops: y and dy, gradients and features).
+template <typename T, typename F>
+class SameShapeBinaryOp : public BinaryOp<T, T, F> {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    if (ctx->input(0).shape() != ctx->input(1).shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          ctx->op(), " needs both inputs of one shape, got ", ctx->input(0).shape().DebugString(),
+          " and ", ctx->input(1).shape().DebugString()));
+    }
+    return BinaryOp<T, T, F>::Compute(ctx);
+  }
+};
+
 template <typename T, typename F>
 class UnaryOp : public OpKernel {
  public:

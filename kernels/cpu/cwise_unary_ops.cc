@@ -54,20 +54,6 @@ struct ReciprocalGradFn {  // -dy y^2
   T operator()(const T& y, const T& dy) const { return -dy * y * y; }
 };
 
-// Unary-gradient kernels take y and dy of one shape.
-template <typename T, typename F>
-class UnaryGradOp : public BinaryOp<T, T, F> {
- public:
-  absl::Status Compute(KernelContext* ctx) override {
-    if (ctx->input(0).shape() != ctx->input(1).shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx->op(), " needs y and dy of one shape, got ", ctx->input(0).shape().DebugString(),
-          " and ", ctx->input(1).shape().DebugString()));
-    }
-    return BinaryOp<T, T, F>::Compute(ctx);
-  }
-};
-
 // sum_i inputs[i]; all of one shape.
 template <typename T>
 class AddNOp : public OpKernel {
@@ -252,15 +238,15 @@ using IsInfOp = PredicateOp<T, ei::scalar_isinf_op<T>>;
 template <typename T>
 using IsFiniteOp = PredicateOp<T, ei::scalar_isfinite_op<T>>;
 template <typename T>
-using SigmoidGradOp = UnaryGradOp<T, SigmoidGradFn<T>>;
+using SigmoidGradOp = SameShapeBinaryOp<T, SigmoidGradFn<T>>;
 template <typename T>
-using TanhGradOp = UnaryGradOp<T, TanhGradFn<T>>;
+using TanhGradOp = SameShapeBinaryOp<T, TanhGradFn<T>>;
 template <typename T>
-using SqrtGradOp = UnaryGradOp<T, SqrtGradFn<T>>;
+using SqrtGradOp = SameShapeBinaryOp<T, SqrtGradFn<T>>;
 template <typename T>
-using RsqrtGradOp = UnaryGradOp<T, RsqrtGradFn<T>>;
+using RsqrtGradOp = SameShapeBinaryOp<T, RsqrtGradFn<T>>;
 template <typename T>
-using ReciprocalGradOp = UnaryGradOp<T, ReciprocalGradFn<T>>;
+using ReciprocalGradOp = SameShapeBinaryOp<T, ReciprocalGradFn<T>>;
 
 TW_REGISTER_KERNELS(cwise_unary) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };

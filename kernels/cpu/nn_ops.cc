@@ -10,11 +10,12 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cwise_ops.h"
 #include "kernels/cpu/kernel_util.h"
+#include "runtime/threadpool.h"
 
 namespace towerflow {
 namespace {
 
-using cwise::BinaryOp;
+using cwise::SameShapeBinaryOp;
 using cwise::UnaryOp;
 
 template <typename T>
@@ -41,20 +42,6 @@ struct Relu6GradFn {
 template <typename T>
 struct EluGradFn {  // f is Elu's output: d/dx (e^x - 1) = e^x = f + 1
   T operator()(const T& g, const T& f) const { return f < T(0) ? g * (f + T(1)) : g; }
-};
-
-// g and f of one shape.
-template <typename T, typename F>
-class SameShapeBinaryOp : public BinaryOp<T, T, F> {
- public:
-  absl::Status Compute(KernelContext* ctx) override {
-    if (ctx->input(0).shape() != ctx->input(1).shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx->op(), ": gradients and features must have the same shape, got ",
-          ctx->input(0).shape().DebugString(), " and ", ctx->input(1).shape().DebugString()));
-    }
-    return BinaryOp<T, T, F>::Compute(ctx);
-  }
 };
 
 absl::StatusOr<bool> ParseDataFormat(const KernelConstruction& c) {
@@ -130,8 +117,37 @@ class BiasAddGradOp : public OpKernel {
     }
     const int64_t outer = nchw_ ? g.dim_size(0) : g.NumElements() / c;
     const int64_t inner = nchw_ ? g.NumElements() / (outer * c) : 1;
+    if (inner == 1) return ColumnSums(ctx, g.data<T>(), outer, c, out->data<T>());
     const Eigen::array<Eigen::DenseIndex, 2> axes{0, 2};
     out->flat<T>().device(ctx->eigen_cpu_device()) = g.shaped<T, 3>({outer, c, inner}).sum(axes);
+    return absl::OkStatus();
+  }
+
+ private:
+  // out[j] = sum_i g[i, j] for row-major g [rows, c]: blocks of rows are
+  // summed into partial rows on the pool (contiguous, vectorised), then
+  // the partials are added.
+  static absl::Status ColumnSums(KernelContext* ctx, const T* g, int64_t rows, int64_t c, T* out) {
+    const int64_t blocks = std::min<int64_t>(rows, 4 * ctx->intra_op_pool()->NumThreads());
+    TW_ASSIGN_OR_RETURN(Tensor partial,
+                        Tensor::Allocate(ctx->device()->allocator(), DataTypeToEnum<T>::value,
+                                         TensorShape({blocks, c})));
+    T* p = partial.data<T>();
+    std::fill_n(p, blocks * c, T(0));
+    const int64_t per_block = (rows + blocks - 1) / blocks;
+    ctx->intra_op_pool()->ParallelFor(blocks, per_block * c, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        T* acc = p + b * c;
+        for (int64_t r = b * per_block; r < std::min(rows, (b + 1) * per_block); ++r) {
+          const T* row = g + r * c;
+          for (int64_t j = 0; j < c; ++j) acc[j] += row[j];
+        }
+      }
+    });
+    std::copy_n(p, c, out);
+    for (int64_t b = 1; b < blocks; ++b) {
+      for (int64_t j = 0; j < c; ++j) out[j] += p[b * c + j];
+    }
     return absl::OkStatus();
   }
 

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/dnnl_conv.h"
 #include "kernels/testing/kernel_runner.h"
 #include "kernels/testing/kernel_test_matchers.h"
 
@@ -171,6 +172,36 @@ INSTANTIATE_TEST_SUITE_P(All, ConvGradTest,
                          ::testing::Combine(::testing::Values("SAME", "VALID"),
                                             ::testing::Values(1, 2),
                                             ::testing::Values("NHWC", "NCHW")));
+
+// The float kernels run on oneDNN; the im2col + OpenBLAS path (used for
+// double) must agree with them on the CIFAR-10 model's conv2 geometry.
+TEST(ConvTest, OneDnnAndIm2ColAgree) {
+  const Tensor x = Random<float>({4, 12, 12, 16}, 11);
+  const Tensor f = Random<float>({5, 5, 16, 8}, 12);
+  const Tensor dy = Random<float>({4, 6, 6, 8}, 13);
+  const auto run = [&](bool dnnl) {
+    UseDnnlConvolutions() = dnnl;
+    std::vector<Tensor> out;
+    for (const char* op : {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"}) {
+      KernelRunner r(op);
+      r.Attr("strides", {1, 2, 2, 1}).Attr("padding", "SAME");
+      if (std::string(op) == "Conv2D") out.push_back(RunOk(r, {x, f}));
+      if (std::string(op) == "Conv2DBackpropInput")
+        out.push_back(RunOk(r, {Shape4(x.shape()), f, dy}));
+      if (std::string(op) == "Conv2DBackpropFilter")
+        out.push_back(RunOk(r, {x, Shape4(f.shape()), dy}));
+    }
+    UseDnnlConvolutions() = true;
+    return out;
+  };
+  const std::vector<Tensor> a = run(true), b = run(false);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(a[i].shape(), b[i].shape()) << i;
+    EXPECT_THAT(Values<float>(a[i]),
+                ::testing::Pointwise(::testing::FloatNear(1e-3), Values<float>(b[i])))
+        << i;
+  }
+}
 
 TEST(ConvTest, BadGeometryIsInvalidArgument) {
   KernelRunner r("Conv2D");

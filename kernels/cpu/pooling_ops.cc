@@ -15,8 +15,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/window.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/window.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
 #include "runtime/device.h"
@@ -166,28 +166,33 @@ class MaxPoolGradOp : public OpKernel {
     const int64_t c = w.channels;
     ctx->intra_op_pool()->ParallelFor(
         w.batch, w.out_h * w.out_w * w.k_h * w.k_w * c, [&](int64_t begin, int64_t end) {
-          std::vector<int64_t> arg(c);
+          // Per output pixel, one branch-free pass over the window keeps
+          // each channel's maximum and the offset of its first holder
+          // (strict >, so the first maximum in scan order wins); then the
+          // gradient is added at those offsets.
           std::vector<T> best(c);
+          std::vector<int64_t> arg(c);
           for (int64_t n = begin; n < end; ++n) {
             for (int64_t oh = 0; oh < w.out_h; ++oh) {
               for (int64_t ow = 0; ow < w.out_w; ++ow) {
                 const Span2 s = WindowOf(w, oh, ow);
-                std::fill(arg.begin(), arg.end(), -1);
+                if (s.h0 >= s.h1 || s.w0 >= s.w1) continue;
+                std::fill(best.begin(), best.end(), -std::numeric_limits<T>::infinity());
+                const int64_t first = ((n * w.in_h + s.h0) * w.in_w + s.w0) * c;
+                std::fill(arg.begin(), arg.end(), first);
                 for (int64_t h = s.h0; h < s.h1; ++h) {
                   for (int64_t ww = s.w0; ww < s.w1; ++ww) {
                     const int64_t base = ((n * w.in_h + h) * w.in_w + ww) * c;
+                    const T* xi = x + base;
                     for (int64_t i = 0; i < c; ++i) {
-                      if (arg[i] < 0 || x[base + i] > best[i]) {
-                        best[i] = x[base + i];
-                        arg[i] = base + i;
-                      }
+                      const bool better = xi[i] > best[i];
+                      best[i] = better ? xi[i] : best[i];
+                      arg[i] = better ? base : arg[i];
                     }
                   }
                 }
                 const T* gi = g + ((n * w.out_h + oh) * w.out_w + ow) * c;
-                for (int64_t i = 0; i < c; ++i) {
-                  if (arg[i] >= 0) o[arg[i]] += gi[i];
-                }
+                for (int64_t i = 0; i < c; ++i) o[arg[i] + i] += gi[i];
               }
             }
           }
@@ -260,17 +265,6 @@ class AvgPoolGradOp : public OpKernel {
   WindowAttrs attrs_;
 };
 
-// n^-beta, with the common beta = 0.75 and 0.5 done without pow.
-template <typename T>
-T PowNegBeta(T n, T beta) {
-  if (beta == T(0.75)) {
-    const T r = T(1) / std::sqrt(n);
-    return r * std::sqrt(r);
-  }
-  if (beta == T(0.5)) return T(1) / std::sqrt(n);
-  return std::pow(n, -beta);
-}
-
 struct LrnParams {
   int64_t radius = 5;
   float bias = 1, alpha = 1, beta = 0.5f;
@@ -288,13 +282,33 @@ struct LrnParams {
 };
 
 // Windowed sums over channels of `v` (length c) with radius r, via prefix
-// sums: out[i] = sum v[max(0,i-r) .. min(c-1,i+r)].
+// sums: out[i] = sum v[max(0,i-r) .. min(c-1,i+r)]. The middle range needs
+// no clamping, so it vectorises.
 template <typename T>
 void WindowSums(const T* v, int64_t c, int64_t r, T* prefix, T* out) {
   prefix[0] = 0;
   for (int64_t i = 0; i < c; ++i) prefix[i + 1] = prefix[i] + v[i];
-  for (int64_t i = 0; i < c; ++i) {
+  const int64_t lo = std::min(r, c), hi = std::max(lo, c - r - 1);
+  for (int64_t i = 0; i < lo; ++i) out[i] = prefix[std::min(c, i + r + 1)] - prefix[0];
+  for (int64_t i = lo; i < hi; ++i) out[i] = prefix[i + r + 1] - prefix[i - r];
+  for (int64_t i = hi; i < c; ++i) {
     out[i] = prefix[std::min(c, i + r + 1)] - prefix[std::max<int64_t>(0, i - r)];
+  }
+}
+
+// out[i] = (bias + alpha * sums[i])^-beta, with the branch on beta hoisted
+// out of the loop.
+template <typename T>
+void NormPowers(const T* sums, int64_t c, T bias, T alpha, T beta, T* out) {
+  if (beta == T(0.75)) {
+    for (int64_t i = 0; i < c; ++i) {
+      const T r = T(1) / std::sqrt(bias + alpha * sums[i]);
+      out[i] = r * std::sqrt(r);
+    }
+  } else if (beta == T(0.5)) {
+    for (int64_t i = 0; i < c; ++i) out[i] = T(1) / std::sqrt(bias + alpha * sums[i]);
+  } else {
+    for (int64_t i = 0; i < c; ++i) out[i] = std::pow(bias + alpha * sums[i], -beta);
   }
 }
 
@@ -316,14 +330,13 @@ class LrnOp : public OpKernel {
     T* y = out->data<T>();
     const T bias = p_.bias, alpha = p_.alpha, beta = p_.beta;
     ctx->intra_op_pool()->ParallelFor(pixels, 8 * c, [&](int64_t begin, int64_t end) {
-      std::vector<T> sq(c), prefix(c + 1), sums(c);
+      std::vector<T> sq(c), prefix(c + 1), sums(c), pw(c);
       for (int64_t px = begin; px < end; ++px) {
         const T* xi = x + px * c;
         for (int64_t i = 0; i < c; ++i) sq[i] = xi[i] * xi[i];
         WindowSums(sq.data(), c, p_.radius, prefix.data(), sums.data());
-        for (int64_t i = 0; i < c; ++i) {
-          y[px * c + i] = xi[i] * PowNegBeta<T>(bias + alpha * sums[i], beta);
-        }
+        NormPowers(sums.data(), c, bias, alpha, beta, pw.data());
+        for (int64_t i = 0; i < c; ++i) y[px * c + i] = xi[i] * pw[i];
       }
     });
     return absl::OkStatus();
@@ -365,11 +378,9 @@ class LrnGradOp : public OpKernel {
         const T* gi = g + px * c;
         for (int64_t i = 0; i < c; ++i) v[i] = xi[i] * xi[i];
         WindowSums(v.data(), c, p_.radius, prefix.data(), sums.data());
+        NormPowers(sums.data(), c, bias, alpha, beta, v.data());  // n^-beta
         for (int64_t i = 0; i < c; ++i) {
-          const T n = bias + alpha * sums[i];
-          const T pw = PowNegBeta<T>(n, beta);
-          v[i] = pw;                      // n^-beta
-          t[i] = gi[i] * xi[i] * pw / n;  // dy x n^(-beta-1)
+          t[i] = gi[i] * xi[i] * v[i] / (bias + alpha * sums[i]);  // dy x n^(-beta-1)
         }
         WindowSums(t.data(), c, p_.radius, prefix.data(), sums.data());
         for (int64_t i = 0; i < c; ++i) {

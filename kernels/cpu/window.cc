@@ -1,7 +1,8 @@
+#include "kernels/cpu/window.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/window.h"
 
 namespace towerflow {
 namespace {

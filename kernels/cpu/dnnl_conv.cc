@@ -1,0 +1,102 @@
+#include "kernels/cpu/dnnl_conv.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace towerflow {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+dnnl::engine& Engine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+// Copies between oneDNN's chosen layout and ours (no-op when equal).
+void Reorder(dnnl::stream& s, dnnl::memory& from, dnnl::memory& to) {
+  dnnl::reorder(from, to).execute(s, from, to);
+}
+
+}  // namespace
+
+std::atomic<bool>& UseDnnlConvolutions() {
+  static std::atomic<bool> use{true};
+  return use;
+}
+
+absl::StatusOr<bool> DnnlConv2D(ConvPass pass, const Window2D& w, int64_t out_channels,
+                                const float* x, const float* filter, const float* dy, float* out) {
+  try {
+    dnnl::engine& eng = Engine();
+    const memory::dims src_dims = {w.batch, w.channels, w.in_h, w.in_w};
+    const memory::dims wei_dims = {out_channels, w.channels, w.k_h, w.k_w};
+    const memory::dims dst_dims = {w.batch, out_channels, w.out_h, w.out_w};
+    const memory::dims strides = {w.stride_h, w.stride_w};
+    const memory::dims dilates = {w.dilation_h - 1, w.dilation_w - 1};
+    const memory::dims pad_l = {w.pad_top, w.pad_left}, pad_r = {w.pad_bottom, w.pad_right};
+    const auto f32 = memory::data_type::f32;
+    const memory::desc src_md(src_dims, f32, Tag::nhwc), dst_md(dst_dims, f32, Tag::nhwc);
+    const memory::desc wei_any(wei_dims, f32, Tag::any), wei_hwio(wei_dims, f32, Tag::hwio);
+
+    const dnnl::convolution_forward::desc fwd_d(dnnl::prop_kind::forward_training,
+                                                dnnl::algorithm::convolution_direct, src_md,
+                                                wei_any, dst_md, strides, dilates, pad_l, pad_r);
+    const dnnl::convolution_forward::primitive_desc fwd_pd(fwd_d, eng);
+    dnnl::stream s(eng);
+    // Our buffers; oneDNN only writes `out`.
+    const auto mem = [&](const memory::desc& md, const float* p) {
+      return memory(md, eng, const_cast<float*>(p));
+    };
+
+    if (pass == ConvPass::kForward) {
+      memory weights = mem(wei_hwio, filter);
+      memory wei_mem = weights;
+      if (fwd_pd.weights_desc() != wei_hwio) {
+        wei_mem = memory(fwd_pd.weights_desc(), eng);
+        Reorder(s, weights, wei_mem);
+      }
+      dnnl::convolution_forward(fwd_pd).execute(s, {{DNNL_ARG_SRC, mem(src_md, x)},
+                                                    {DNNL_ARG_WEIGHTS, wei_mem},
+                                                    {DNNL_ARG_DST, mem(dst_md, out)}});
+    } else if (pass == ConvPass::kBackwardInput) {
+      const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, src_md,
+                                                    wei_any, dst_md, strides, dilates, pad_l,
+                                                    pad_r);
+      const dnnl::convolution_backward_data::primitive_desc pd(d, eng, fwd_pd);
+      memory weights = mem(wei_hwio, filter);
+      memory wei_mem = weights;
+      if (pd.weights_desc() != wei_hwio) {
+        wei_mem = memory(pd.weights_desc(), eng);
+        Reorder(s, weights, wei_mem);
+      }
+      dnnl::convolution_backward_data(pd).execute(s, {{DNNL_ARG_DIFF_DST, mem(dst_md, dy)},
+                                                      {DNNL_ARG_WEIGHTS, wei_mem},
+                                                      {DNNL_ARG_DIFF_SRC, mem(src_md, out)}});
+    } else {
+      const dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, src_md,
+                                                       wei_any, dst_md, strides, dilates, pad_l,
+                                                       pad_r);
+      const dnnl::convolution_backward_weights::primitive_desc pd(d, eng, fwd_pd);
+      memory result = mem(wei_hwio, out);
+      memory diff = result;
+      if (pd.diff_weights_desc() != wei_hwio) diff = memory(pd.diff_weights_desc(), eng);
+      dnnl::convolution_backward_weights(pd).execute(s, {{DNNL_ARG_SRC, mem(src_md, x)},
+                                                         {DNNL_ARG_DIFF_DST, mem(dst_md, dy)},
+                                                         {DNNL_ARG_DIFF_WEIGHTS, diff}});
+      if (pd.diff_weights_desc() != wei_hwio) Reorder(s, diff, result);
+    }
+    s.wait();
+    return true;
+  } catch (const dnnl::error& e) {
+    // Shapes we accept but oneDNN does not (no kernel, or parameters past
+    // its int limits such as a 2^31 - 1 stride) go to the im2col path.
+    if (e.status == dnnl_unimplemented || e.status == dnnl_invalid_arguments) return false;
+    return absl::InternalError(absl::StrCat("oneDNN convolution failed: ", e.what()));
+  }
+}
+
+}  // namespace towerflow
