@@ -13,6 +13,67 @@
 namespace towerflow {
 namespace {
 
+// The Deep MNIST forward pass (reshape to 28x28x1, two 5x5 SAME
+// convolutions with bias and ReLU each followed by a 2x2/2 max-pool, fc
+// 3136->1024 with ReLU, fc 1024->10) in plain loops, as an independent
+// reference for the kernels. Weights: conv1 w/b, conv2 w/b, fc1 w/b, fc2 w/b.
+std::vector<float> ReferenceDeepMnistLogits(const Tensor& x, const std::vector<Tensor>& p) {
+  const int64_t batch = x.dim_size(0);
+  std::vector<float> a(x.data<float>(), x.data<float>() + x.NumElements());
+  int64_t size = 28, channels = 1;
+  for (int layer = 0; layer < 2; ++layer) {
+    const Tensor& w = p[2 * layer];
+    const Tensor& b = p[2 * layer + 1];
+    const int64_t out_c = w.dim_size(3);
+    std::vector<float> conv(batch * size * size * out_c);
+    const auto W = w.tensor<float, 4>();
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t h = 0; h < size; ++h)
+        for (int64_t v = 0; v < size; ++v)
+          for (int64_t o = 0; o < out_c; ++o) {
+            double acc = b.data<float>()[o];
+            for (int64_t kh = 0; kh < 5; ++kh)
+              for (int64_t kw = 0; kw < 5; ++kw) {
+                const int64_t ih = h + kh - 2, iw = v + kw - 2;  // SAME: 2 before
+                if (ih < 0 || ih >= size || iw < 0 || iw >= size) continue;
+                for (int64_t c = 0; c < channels; ++c) {
+                  acc += a[((n * size + ih) * size + iw) * channels + c] * W(kh, kw, c, o);
+                }
+              }
+            conv[((n * size + h) * size + v) * out_c + o] = std::max<double>(acc, 0);
+          }
+    const int64_t half = size / 2;
+    a.assign(batch * half * half * out_c, 0);
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t h = 0; h < half; ++h)
+        for (int64_t v = 0; v < half; ++v)
+          for (int64_t o = 0; o < out_c; ++o) {
+            float m = -INFINITY;
+            for (int dh = 0; dh < 2; ++dh)
+              for (int dv = 0; dv < 2; ++dv) {
+                m = std::max(m, conv[((n * size + 2 * h + dh) * size + 2 * v + dv) * out_c + o]);
+              }
+            a[((n * half + h) * half + v) * out_c + o] = m;
+          }
+    size = half;
+    channels = out_c;
+  }
+  for (int layer = 2; layer < 4; ++layer) {
+    const auto W = p[2 * layer].matrix<float>();
+    const float* b = p[2 * layer + 1].data<float>();
+    const int64_t in = W.dimension(0), out = W.dimension(1);
+    std::vector<float> next(batch * out);
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t o = 0; o < out; ++o) {
+        double acc = b[o];
+        for (int64_t i = 0; i < in; ++i) acc += a[n * in + i] * W(i, o);
+        next[n * out + o] = layer == 2 ? std::max<double>(acc, 0) : acc;
+      }
+    a = std::move(next);
+  }
+  return a;
+}
+
 std::unique_ptr<Session> MakeSession(const GraphDef& g) {
   absl::StatusOr<std::unique_ptr<Session>> s = NewSession(SessionOptions());
   EXPECT_TRUE(s.ok()) << s.status();
@@ -67,6 +128,18 @@ TEST(TfGraphsTest, DeepMnistInitialLossIsTheLogitsCrossEntropy) {
   EXPECT_NEAR(loss, want, 1e-4);
   EXPECT_TRUE(std::isfinite(loss));
   EXPECT_GT(loss, 0.0f);
+  // The logits themselves against plain loops over the same weights.
+  std::vector<std::string> params;
+  for (const char* layer : {"conv1", "conv2", "fc1", "fc2"}) {
+    params.push_back(absl::StrCat(layer, "/Variable/read"));
+    params.push_back(absl::StrCat(layer, "/Variable_1/read"));
+  }
+  std::vector<Tensor> weights;
+  TW_ASSERT_OK(s->Run({}, params, {}, &weights));
+  const std::vector<float> reference = ReferenceDeepMnistLogits(x, weights);
+  for (int64_t i = 0; i < out[1].NumElements(); ++i) {
+    ASSERT_NEAR(out[1].data<float>()[i], reference[i], 1e-3f * (1 + std::abs(reference[i])));
+  }
 }
 
 // The same model with TF's gradient graph and AdamOptimizer (ApplyAdam,

@@ -18,17 +18,17 @@ TEST(KernelCoverageTest, EveryPromisedOpHasACpuKernel) {
   }
   const std::vector<std::string> promised = {
       // Array
-      "Const", "Identity", "IdentityN", "Placeholder", "PlaceholderWithDefault", "Reshape",
-      "Shape", "ShapeN", "Size", "Rank", "ExpandDims", "Squeeze", "Transpose", "ConcatV2", "Split",
-      "SplitV", "Pack", "Unpack", "Slice", "StridedSlice", "Pad", "Tile", "Fill", "ZerosLike",
-      "OnesLike", "Cast", "GatherV2", "ResourceGather", "OneHot", "BroadcastTo",
-      "BroadcastGradientArgs", "StopGradient", "PreventGradient", "Select", "SelectV2",
+      "Const", "Identity", "IdentityN", "Placeholder", "PlaceholderWithDefault", "Reshape", "Shape",
+      "ShapeN", "Size", "Rank", "ExpandDims", "Squeeze", "Transpose", "ConcatV2", "Split", "SplitV",
+      "Pack", "Unpack", "Slice", "StridedSlice", "Pad", "Tile", "Fill", "ZerosLike", "OnesLike",
+      "Cast", "GatherV2", "ResourceGather", "OneHot", "BroadcastTo", "BroadcastGradientArgs",
+      "StopGradient", "PreventGradient", "Select", "SelectV2",
       // Math
       "Add", "AddV2", "AddN", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "Maximum", "Minimum",
-      "Neg", "Abs", "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Pow", "Sigmoid", "Tanh",
-      "Reciprocal", "Sign", "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
-      "LogicalAnd", "LogicalOr", "LogicalNot", "Sum", "Mean", "Max", "Min", "Prod", "ArgMax",
-      "ArgMin", "MatMul", "BatchMatMulV2",
+      "Neg", "Abs", "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Pow", "Sigmoid", "Tanh", "Reciprocal",
+      "Sign", "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd",
+      "LogicalOr", "LogicalNot", "Sum", "Mean", "Max", "Min", "Prod", "ArgMax", "ArgMin", "MatMul",
+      "BatchMatMulV2",
       // NN
       "BiasAdd", "BiasAddGrad", "Relu", "ReluGrad", "Relu6", "Elu", "Softmax", "LogSoftmax",
       "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "Conv2D",

@@ -9,6 +9,7 @@
 // instantiate: everything [R], inner [K,R], outer [R,K] and middle [K,R,K].
 // Other patterns shuffle the reduced dims innermost first.
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -173,8 +174,9 @@ class ReductionOp : public OpKernel {
   absl::Status ReduceShuffled(KernelContext* ctx, const Tensor& in, const std::vector<int64_t>& g,
                               bool first_reduced, Tensor* out) {
     const int n = static_cast<int>(g.size());
-    if (n > 8) {
-      return absl::UnimplementedError("reduction over more than 8 alternating dimension groups");
+    if (n > 8) {  // beyond Eigen's shuffle ranks: a plain strided loop
+      ReduceLoop(in.data<T>(), g, first_reduced, out->data<T>(), out->NumElements());
+      return absl::OkStatus();
     }
     std::vector<int64_t> perm, kept_dims, red_dims;
     int64_t kept = 1, red = 1;
@@ -202,6 +204,38 @@ class ReductionOp : public OpKernel {
     using Reducer = typename R::template Reducer<T>;
     out->flat<T>().device(d) = shuffled.shaped<T, 2>({kept, red}).reduce(axis1, Reducer());
     return absl::OkStatus();
+  }
+
+  // Reduces with the reducer's reduce/finalize one element at a time,
+  // walking the input in order and keeping the output index of the kept
+  // coordinates up to date.
+  static void ReduceLoop(const T* in, const std::vector<int64_t>& g, bool first_reduced, T* out,
+                         int64_t out_n) {
+    using Reducer = typename R::template Reducer<T>;
+    Reducer reducer;
+    const int n = static_cast<int>(g.size());
+    std::unique_ptr<T[]> acc(new T[out_n]);
+    for (int64_t i = 0; i < out_n; ++i) acc[i] = reducer.initialize();
+    std::vector<int64_t> stride(n, 0), pos(n, 0);
+    int64_t total = 1, s = 1;
+    for (int i = n - 1; i >= 0; --i) {
+      total *= g[i];
+      if ((i % 2 == 0) != first_reduced) {  // a kept group
+        stride[i] = s;
+        s *= g[i];
+      }
+    }
+    int64_t o = 0;
+    for (int64_t k = 0; k < total; ++k) {
+      reducer.reduce(in[k], &acc[o]);
+      for (int d = n - 1; d >= 0; --d) {
+        o += stride[d];
+        if (++pos[d] < g[d]) break;
+        o -= stride[d] * g[d];
+        pos[d] = 0;
+      }
+    }
+    for (int64_t i = 0; i < out_n; ++i) out[i] = reducer.finalize(acc[i]);
   }
 
   bool keep_dims_ = false;

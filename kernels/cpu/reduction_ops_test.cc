@@ -56,6 +56,30 @@ TEST(ReductionTest, MiddleAndAlternatingAxes) {
   EXPECT_EQ(alt.data<float>()[1 * 5 + 2], want);
 }
 
+// Ten alternating reduced/kept dimensions: past Eigen's shuffle ranks.
+TEST(ReductionTest, ManyAlternatingAxes) {
+  const std::vector<int64_t> dims = {2, 3, 2, 3, 2, 3, 2, 3, 2, 3};
+  std::vector<float> v(7776);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 13);
+  const Tensor out =
+      Reduce("Max", Literal<float>(TensorShape(dims), v), Literal<int32_t>({5}, {0, 2, 4, 6, 8}));
+  ASSERT_EQ(out.shape(), TensorShape({3, 3, 3, 3, 3}));
+  std::vector<float> want(243, -1);
+  for (int64_t k = 0; k < 7776; ++k) {
+    int64_t rest = k, o = 0, scale = 1;
+    for (int d = 9; d >= 0; --d) {
+      const int64_t c = rest % dims[d];
+      rest /= dims[d];
+      if (d % 2 == 1) {
+        o += c * scale;
+        scale *= 3;
+      }
+    }
+    want[o] = std::max(want[o], v[k]);
+  }
+  EXPECT_EQ(Values<float>(out), want);
+}
+
 TEST(ReductionTest, EmptyInputsGiveIdentities) {
   const Tensor e = Literal<float>({0, 2}, {});
   EXPECT_THAT(Reduce("Sum", e, Scalar<int32_t>(0)), TensorIs<float>({2}, {0, 0}));

@@ -99,18 +99,23 @@ KernelRunner::KernelRunner(std::string op, std::string name) {
 
 KernelRunner::~KernelRunner() = default;
 
+absl::StatusOr<NodeDef> KernelRunner::CompleteNodeDef(const std::vector<Tensor>& inputs) const {
+  TW_ASSIGN_OR_RETURN(const OpRegistrationData* reg, OpRegistry::Global()->LookUp(def_.op()));
+  NodeDef def = def_;
+  InferAttrs(reg->op_def, inputs, &def);
+  AddDefaultsToNodeDef(reg->op_def, &def);
+  TW_RETURN_IF_ERROR(ValidateNodeDefAttrs(def, reg->op_def));
+  return def;
+}
+
 absl::StatusOr<std::vector<Tensor>> KernelRunner::Run(const std::vector<Tensor>& inputs) {
   DataTypeVector given;
   for (const Tensor& t : inputs) given.push_back(t.dtype());
   Device* device = TestCpuDevice();
   if (kernel_ == nullptr || given != kernel_types_) {
     kernel_.reset();
-    TW_ASSIGN_OR_RETURN(const OpRegistrationData* reg, OpRegistry::Global()->LookUp(def_.op()));
-    const OpDef& op_def = reg->op_def;
-    kernel_def_ = def_;
-    InferAttrs(op_def, inputs, &kernel_def_);
-    AddDefaultsToNodeDef(op_def, &kernel_def_);
-    TW_RETURN_IF_ERROR(ValidateNodeDefAttrs(kernel_def_, op_def));
+    TW_ASSIGN_OR_RETURN(kernel_def_, CompleteNodeDef(inputs));
+    const OpDef& op_def = OpRegistry::Global()->Find(def_.op())->op_def;
     input_types_.clear();
     output_types_.clear();
     TW_RETURN_IF_ERROR(InOutTypesForNode(kernel_def_, op_def, &input_types_, &output_types_));

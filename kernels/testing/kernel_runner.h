@@ -63,6 +63,11 @@ class KernelRunner {
 
   const NodeDef& def() const { return def_; }
 
+  // The NodeDef a graph would hold for these inputs: type, number and list
+  // attrs inferred, defaults added, validated against the op (no inputs
+  // listed). What Run uses.
+  absl::StatusOr<NodeDef> CompleteNodeDef(const std::vector<Tensor>& inputs) const;
+
  private:
   NodeDef def_;
   // The kernel of the last Run, for the inputs' dtypes in `kernel_types_`.
