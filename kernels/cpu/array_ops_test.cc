@@ -233,3 +233,18 @@ TEST(ConcatOpsTest, GatherAndOneHot) {
 
 }  // namespace
 }  // namespace towerflow
+
+namespace towerflow {
+namespace {
+
+TEST(ConcatOpsTest, V1GatherAndConcat) {
+  KernelRunner g("Gather");
+  EXPECT_THAT(RunOk(g, {Literal<int32_t>({3}, {10, 20, 30}), Literal<int64_t>({2}, {2, 2})}),
+              TensorIs<int32_t>({2}, {30, 30}));
+  KernelRunner c("Concat");
+  EXPECT_THAT(RunOk(c, {Scalar<int32_t>(0), Literal<float>({1}, {1}), Literal<float>({2}, {2, 3})}),
+              TensorIs<float>({3}, {1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace towerflow

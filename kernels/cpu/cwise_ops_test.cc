@@ -200,3 +200,50 @@ TEST(CwiseTest, LargeBroadcastMatchesLoop) {
 
 }  // namespace
 }  // namespace towerflow
+
+namespace towerflow {
+namespace {
+
+// The remaining elementwise kernels, one literal case each.
+struct Literal1 {
+  const char* op;
+  std::vector<float> in, out;
+};
+
+TEST(CwiseTest, MoreUnaryLiterals) {
+  const std::vector<Literal1> cases = {
+      {"Expm1", {0, 1}, {0, 1.7182817f}}, {"Log1p", {0, 1.7182817f}, {0, 1}},
+      {"Floor", {-1.5f, 2.5f}, {-2, 2}},  {"Ceil", {-1.5f, 2.5f}, {-1, 3}},
+      {"Sin", {0, 1.5707964f}, {0, 1}},   {"Cos", {0, 3.1415927f}, {1, -1}},
+      {"Inv", {2, -4}, {0.5f, -0.25f}},
+  };
+  for (const Literal1& c : cases) {
+    KernelRunner r(c.op);
+    EXPECT_THAT(RunOk(r, {Literal<float>({2}, c.in)}), TensorNear<float>({2}, c.out, 1e-6)) << c.op;
+  }
+  KernelRunner inf("IsInf");
+  EXPECT_THAT(RunOk(inf, {Literal<float>({3}, {1, -INFINITY, NAN})}),
+              TensorIs<bool>({3}, {false, true, false}));
+}
+
+TEST(CwiseTest, MoreBinaryLiterals) {
+  KernelRunner mn("Minimum"), mx("Maximum");
+  EXPECT_THAT(RunOk(mn, {Literal<int32_t>({3}, {1, 5, 3}), Scalar<int32_t>(3)}),
+              TensorIs<int32_t>({3}, {1, 3, 3}));
+  EXPECT_THAT(RunOk(mx, {Literal<float>({3}, {1, 5, 3}), Scalar<float>(3)}),
+              TensorIs<float>({3}, {3, 5, 3}));
+  // SqrtGrad(y, dy) = dy / (2y); RsqrtGrad(y, dy) = -dy y^3 / 2.
+  KernelRunner sg("SqrtGrad"), rg("RsqrtGrad");
+  EXPECT_THAT(RunOk(sg, {Literal<float>({1}, {2}), Literal<float>({1}, {8})}),
+              TensorIs<float>({1}, {2}));
+  EXPECT_THAT(RunOk(rg, {Literal<float>({1}, {2}), Literal<float>({1}, {1})}),
+              TensorIs<float>({1}, {-4}));
+  KernelRunner le("LessEqual"), gt("Greater");
+  EXPECT_THAT(RunOk(le, {Literal<int32_t>({3}, {1, 2, 3}), Scalar<int32_t>(2)}),
+              TensorIs<bool>({3}, {true, true, false}));
+  EXPECT_THAT(RunOk(gt, {Literal<uint8_t>({2}, {1, 200}), Scalar<uint8_t>(100)}),
+              TensorIs<bool>({2}, {false, true}));
+}
+
+}  // namespace
+}  // namespace towerflow

@@ -434,3 +434,34 @@ TEST(NnTest, L2LossAndInTopK) {
 
 }  // namespace
 }  // namespace towerflow
+
+namespace towerflow {
+namespace {
+
+TEST(NnTest, V1VariantsAndEluGrad) {
+  KernelRunner b("BiasAddV1");
+  EXPECT_THAT(RunOk(b, {Literal<float>({1, 2}, {1, 2}), Literal<float>({2}, {10, 20})}),
+              TensorIs<float>({1, 2}, {11, 22}));
+  // EluGrad(g, y): g where y >= 0, g (y + 1) where y < 0.
+  KernelRunner e("EluGrad");
+  EXPECT_THAT(RunOk(e, {Literal<float>({2}, {2, 2}), Literal<float>({2}, {-0.5f, 3})}),
+              TensorIs<float>({2}, {1, 2}));
+  KernelRunner k("InTopK");
+  k.Attr("k", int64_t{1});
+  EXPECT_THAT(
+      RunOk(k, {Literal<float>({2, 2}, {0.1f, 0.9f, 0.8f, 0.2f}), Literal<int32_t>({2}, {1, 1})}),
+      TensorIs<bool>({2}, {true, false}));
+  KernelRunner bm("BatchMatMul");
+  EXPECT_THAT(RunOk(bm, {Literal<float>({2, 1, 1}, {2, 3}), Literal<float>({2, 1, 1}, {4, 5})}),
+              TensorIs<float>({2, 1, 1}, {8, 15}));
+  // FusedBatchNorm (V1) in inference mode uses the given statistics.
+  KernelRunner bn("FusedBatchNorm");
+  bn.Attr("is_training", false).Attr("epsilon", 0.0f);
+  EXPECT_THAT(RunOk(bn, {Literal<float>({1, 1, 1, 2}, {3, 5}), Literal<float>({2}, {2, 1}),
+                         Literal<float>({2}, {0, 1}), Literal<float>({2}, {1, 1}),
+                         Literal<float>({2}, {4, 16})}),
+              TensorIs<float>({1, 1, 1, 2}, {2, 2}));
+}
+
+}  // namespace
+}  // namespace towerflow
