@@ -167,32 +167,36 @@ class MaxPoolGradOp : public OpKernel {
     ctx->intra_op_pool()->ParallelFor(
         w.batch, w.out_h * w.out_w * w.k_h * w.k_w * c, [&](int64_t begin, int64_t end) {
           // Per output pixel, one branch-free pass over the window keeps
-          // each channel's maximum and the offset of its first holder
-          // (strict >, so the first maximum in scan order wins); then the
-          // gradient is added at those offsets.
-          std::vector<T> best(c);
-          std::vector<int64_t> arg(c);
+          // each channel's maximum and the window position of its first
+          // holder (strict >, so the first maximum in scan order wins); the
+          // position is kept as a T so the select vectorises at T's width.
+          // Then the gradient is added at those positions.
+          std::vector<T> best(c), at(c);
           for (int64_t n = begin; n < end; ++n) {
             for (int64_t oh = 0; oh < w.out_h; ++oh) {
               for (int64_t ow = 0; ow < w.out_w; ++ow) {
                 const Span2 s = WindowOf(w, oh, ow);
                 if (s.h0 >= s.h1 || s.w0 >= s.w1) continue;
                 std::fill(best.begin(), best.end(), -std::numeric_limits<T>::infinity());
-                const int64_t first = ((n * w.in_h + s.h0) * w.in_w + s.w0) * c;
-                std::fill(arg.begin(), arg.end(), first);
+                std::fill(at.begin(), at.end(), T(0));
+                T k = 0;
                 for (int64_t h = s.h0; h < s.h1; ++h) {
-                  for (int64_t ww = s.w0; ww < s.w1; ++ww) {
-                    const int64_t base = ((n * w.in_h + h) * w.in_w + ww) * c;
-                    const T* xi = x + base;
+                  for (int64_t ww = s.w0; ww < s.w1; ++ww, k += 1) {
+                    const T* xi = x + ((n * w.in_h + h) * w.in_w + ww) * c;
                     for (int64_t i = 0; i < c; ++i) {
                       const bool better = xi[i] > best[i];
                       best[i] = better ? xi[i] : best[i];
-                      arg[i] = better ? base : arg[i];
+                      at[i] = better ? k : at[i];
                     }
                   }
                 }
+                const int64_t width = s.w1 - s.w0;
                 const T* gi = g + ((n * w.out_h + oh) * w.out_w + ow) * c;
-                for (int64_t i = 0; i < c; ++i) o[arg[i] + i] += gi[i];
+                for (int64_t i = 0; i < c; ++i) {
+                  const int64_t p = static_cast<int64_t>(at[i]);
+                  const int64_t h = s.h0 + p / width, ww = s.w0 + p % width;
+                  o[((n * w.in_h + h) * w.in_w + ww) * c + i] += gi[i];
+                }
               }
             }
           }
