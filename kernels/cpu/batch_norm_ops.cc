@@ -67,7 +67,7 @@ class FusedBatchNormOp : public OpKernel {
     }
     Tensor x = x_in;
     if (a_.nchw) {
-      TW_ASSIGN_OR_RETURN(x, ToNhwc(d, x_in));
+      TW_ASSIGN_OR_RETURN(x, ToNhwc(d, ctx->device()->allocator(), x_in));
     }
     const int64_t c = x.dim_size(3), rows = x.NumElements() / std::max<int64_t>(c, 1);
     const char* names[] = {"scale", "offset", "mean", "variance"};
@@ -86,7 +86,7 @@ class FusedBatchNormOp : public OpKernel {
     }
     Tensor y = *y_out;
     if (a_.nchw) {
-      TW_ASSIGN_OR_RETURN(y, Tensor::Allocate(CpuAllocator(), DT_FLOAT, x.shape()));
+      TW_ASSIGN_OR_RETURN(y, Tensor::Allocate(ctx->device()->allocator(), DT_FLOAT, x.shape()));
     }
     const Matrix xm(x.data<float>(), rows, c);
     Matrix ym(y.data<float>(), rows, c);
@@ -151,8 +151,8 @@ class FusedBatchNormGradOp : public OpKernel {
     }
     Tensor x = x_in, dy = dy_in;
     if (a_.nchw) {
-      TW_ASSIGN_OR_RETURN(x, ToNhwc(d, x_in));
-      TW_ASSIGN_OR_RETURN(dy, ToNhwc(d, dy_in));
+      TW_ASSIGN_OR_RETURN(x, ToNhwc(d, ctx->device()->allocator(), x_in));
+      TW_ASSIGN_OR_RETURN(dy, ToNhwc(d, ctx->device()->allocator(), dy_in));
     }
     const int64_t c = x.dim_size(3), rows = x.NumElements() / std::max<int64_t>(c, 1);
     TW_RETURN_IF_ERROR(CheckVector(ctx->input(2), c, "scale"));
@@ -165,7 +165,7 @@ class FusedBatchNormGradOp : public OpKernel {
     }
     Tensor dx = *dx_out;
     if (a_.nchw) {
-      TW_ASSIGN_OR_RETURN(dx, Tensor::Allocate(CpuAllocator(), DT_FLOAT, x.shape()));
+      TW_ASSIGN_OR_RETURN(dx, Tensor::Allocate(ctx->device()->allocator(), DT_FLOAT, x.shape()));
     }
     Row scale_bp = outs[0]->vec<float>(), offset_bp = outs[1]->vec<float>();
     if (rows == 0) {
@@ -180,7 +180,7 @@ class FusedBatchNormGradOp : public OpKernel {
     const Eigen::array<Eigen::DenseIndex, 1> along_rows{0};
     const Eigen::array<Eigen::DenseIndex, 2> one_by_c{1, c}, bcast{rows, 1};
     TW_ASSIGN_OR_RETURN(Tensor rstd_t,
-                        Tensor::Allocate(CpuAllocator(), DT_FLOAT, TensorShape({c})));
+                        Tensor::Allocate(ctx->device()->allocator(), DT_FLOAT, TensorShape({c})));
     Row rstd = rstd_t.vec<float>();
     rstd.device(d) = (var + a_.epsilon).rsqrt();
     // dx holds x^ first.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/variable_util.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
 #include "runtime/device.h"
@@ -344,14 +345,7 @@ class ResourceGatherOp : public OpKernel {
     return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& h = ctx->input(0);
-    if (h.NumElements() != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("resource must be a scalar handle, got ", h.shape().DebugString()));
-    }
-    const ResourceHandle& handle = *h.data<ResourceHandle>();
-    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var,
-                        ctx->resource_manager()->Lookup<Var>(handle.container, handle.name));
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupResourceVar(ctx, 0));
     Tensor value;
     {
       absl::ReaderMutexLock lock(&var->mu);

@@ -155,7 +155,7 @@ class Conv2DOp : public OpKernel {
     }
     Tensor x = input;
     if (attrs_.nchw) {
-      TW_ASSIGN_OR_RETURN(x, ToNhwc(d, input));
+      TW_ASSIGN_OR_RETURN(x, ToNhwc(d, ctx->device()->allocator(), input));
     }
     TW_ASSIGN_OR_RETURN(Window2D w,
                         ConvGeometry(attrs_, x.shape().dim_sizes(), filter.shape().dim_sizes()));
@@ -167,23 +167,21 @@ class Conv2DOp : public OpKernel {
     if (out_shape.num_elements() == 0) return absl::OkStatus();
     Tensor y = *out;
     if (attrs_.nchw) {
-      TW_ASSIGN_OR_RETURN(y,
-                          Tensor::Allocate(CpuAllocator(), input.dtype(), TensorShape(out_nhwc)));
+      TW_ASSIGN_OR_RETURN(
+          y, Tensor::Allocate(ctx->device()->allocator(), input.dtype(), TensorShape(out_nhwc)));
     }
     const int64_t rows = w.batch * w.out_h * w.out_w, k = w.k_h * w.k_w * w.channels;
     TW_ASSIGN_OR_RETURN(const bool by_dnnl, TryDnnl<T>(ConvPass::kForward, w, oc, x.data<T>(),
                                                        filter.data<T>(), nullptr, y.data<T>()));
-    if (by_dnnl) {
-      // done
-    } else if (x.NumElements() == 0) {
+    if (!by_dnnl && x.NumElements() == 0) {
       y.flat<T>().setZero();
-    } else if (IsPointwise(w)) {
+    } else if (!by_dnnl && IsPointwise(w)) {
       Gemm<T>(false, false, rows, oc, k, T(1), x.data<T>(), k, filter.data<T>(), oc, T(0),
               y.data<T>(), oc);
-    } else {
+    } else if (!by_dnnl) {
       const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), false));
-      TW_ASSIGN_OR_RETURN(Tensor patches,
-                          Tensor::Allocate(CpuAllocator(), input.dtype(), TensorShape({chunk, k})));
+      TW_ASSIGN_OR_RETURN(Tensor patches, Tensor::Allocate(ctx->device()->allocator(),
+                                                           input.dtype(), TensorShape({chunk, k})));
       for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
         const int64_t r1 = std::min(rows, r0 + chunk);
         Im2Col<T>(ctx->intra_op_pool(), w, x.data<T>(), r0, r1, patches.data<T>());
@@ -249,7 +247,7 @@ class Conv2DBackpropOp : public OpKernel {
     }
     Tensor dy = dy_in;
     if (attrs_.nchw) {
-      TW_ASSIGN_OR_RETURN(dy, ToNhwc(d, dy_in));
+      TW_ASSIGN_OR_RETURN(dy, ToNhwc(d, ctx->device()->allocator(), dy_in));
     }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, given_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
@@ -257,7 +255,7 @@ class Conv2DBackpropOp : public OpKernel {
     if constexpr (kFilter) {
       Tensor x = input;
       if (attrs_.nchw) {
-        TW_ASSIGN_OR_RETURN(x, ToNhwc(d, input));
+        TW_ASSIGN_OR_RETURN(x, ToNhwc(d, ctx->device()->allocator(), input));
       }
       TW_ASSIGN_OR_RETURN(const bool by_dnnl,
                           TryDnnl<T>(ConvPass::kBackwardFilter, w, oc, x.data<T>(), nullptr,
@@ -271,8 +269,8 @@ class Conv2DBackpropOp : public OpKernel {
         return absl::OkStatus();
       }
       const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), false));
-      TW_ASSIGN_OR_RETURN(Tensor patches,
-                          Tensor::Allocate(CpuAllocator(), x.dtype(), TensorShape({chunk, k})));
+      TW_ASSIGN_OR_RETURN(Tensor patches, Tensor::Allocate(ctx->device()->allocator(), x.dtype(),
+                                                           TensorShape({chunk, k})));
       for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
         const int64_t r1 = std::min(rows, r0 + chunk);
         Im2Col<T>(ctx->intra_op_pool(), w, x.data<T>(), r0, r1, patches.data<T>());
@@ -282,26 +280,28 @@ class Conv2DBackpropOp : public OpKernel {
     } else {
       Tensor dx = *out;
       if (attrs_.nchw) {
-        TW_ASSIGN_OR_RETURN(dx, Tensor::Allocate(CpuAllocator(), dy.dtype(), TensorShape(in_nhwc)));
+        TW_ASSIGN_OR_RETURN(
+            dx, Tensor::Allocate(ctx->device()->allocator(), dy.dtype(), TensorShape(in_nhwc)));
       }
       TW_ASSIGN_OR_RETURN(const bool by_dnnl,
                           TryDnnl<T>(ConvPass::kBackwardInput, w, oc, nullptr, filter.data<T>(),
                                      dy.data<T>(), dx.data<T>()));
-      if (!by_dnnl) dx.flat<T>().setZero();
-      if (by_dnnl) {
-        // done
-      } else if (rows > 0 && IsPointwise(w)) {
-        Gemm<T>(false, true, rows, k, oc, T(1), dy.data<T>(), oc, filter.data<T>(), oc, T(0),
-                dx.data<T>(), k);
-      } else if (rows > 0) {
-        const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), true));
-        TW_ASSIGN_OR_RETURN(Tensor patches,
-                            Tensor::Allocate(CpuAllocator(), dy.dtype(), TensorShape({chunk, k})));
-        for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
-          const int64_t r1 = std::min(rows, r0 + chunk);
-          Gemm<T>(false, true, r1 - r0, k, oc, T(1), dy.data<T>() + r0 * oc, oc, filter.data<T>(),
-                  oc, T(0), patches.data<T>(), k);
-          Col2Im<T>(ctx->intra_op_pool(), w, patches.data<T>(), r0, r1, dx.data<T>());
+      if (!by_dnnl) {
+        dx.flat<T>().setZero();
+        if (rows > 0 && IsPointwise(w)) {
+          Gemm<T>(false, true, rows, k, oc, T(1), dy.data<T>(), oc, filter.data<T>(), oc, T(0),
+                  dx.data<T>(), k);
+        } else if (rows > 0) {
+          const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), true));
+          TW_ASSIGN_OR_RETURN(
+              Tensor patches,
+              Tensor::Allocate(ctx->device()->allocator(), dy.dtype(), TensorShape({chunk, k})));
+          for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+            const int64_t r1 = std::min(rows, r0 + chunk);
+            Gemm<T>(false, true, r1 - r0, k, oc, T(1), dy.data<T>() + r0 * oc, oc, filter.data<T>(),
+                    oc, T(0), patches.data<T>(), k);
+            Col2Im<T>(ctx->intra_op_pool(), w, patches.data<T>(), r0, r1, dx.data<T>());
+          }
         }
       }
       if (attrs_.nchw) TW_RETURN_IF_ERROR(FromNhwc(d, dx, out));

@@ -155,6 +155,37 @@ class BiasAddGradOp : public OpKernel {
   bool nchw_ = false;
 };
 
+// y[i,:] = x[i,:] - log sum_j exp(x[i,j]), shifted by the row maximum for
+// stability. Row statistics go through `stat` [rows]: a reduction inside a
+// broadcast would be re-evaluated per element, and read y while it is being
+// written when y aliases x.
+template <typename T>
+void LogSoftmaxRows(const Eigen::ThreadPoolDevice& d, TensorMap<T, 2> x, TensorMap<T, 1> stat,
+                    TensorMap<T, 2> y) {
+  const int64_t rows = x.dimension(0), cols = x.dimension(1);
+  const Eigen::array<Eigen::DenseIndex, 1> along{1};
+  const Eigen::array<Eigen::DenseIndex, 2> col{rows, 1}, bcast{1, cols};
+  stat.device(d) = x.maximum(along);
+  y.device(d) = x - stat.reshape(col).broadcast(bcast);
+  stat.device(d) = y.exp().sum(along).log();
+  y.device(d) = y - stat.reshape(col).broadcast(bcast);
+}
+
+// loss[i] = -sum_j labels[i,j] log softmax(logits)[i,j];
+// backprop = softmax(logits) - labels. `stat` is a [rows] scratch vector.
+template <typename T>
+void SoftmaxXent(const Eigen::ThreadPoolDevice& d, TensorMap<T, 2> logits, TensorMap<T, 2> labels,
+                 TensorMap<T, 1> stat, TensorMap<T, 1> loss, TensorMap<T, 2> backprop) {
+  const Eigen::array<Eigen::DenseIndex, 1> along{1};
+  LogSoftmaxRows<T>(d, logits, stat, backprop);  // backprop holds log softmax first
+  loss.device(d) = (-labels * backprop).sum(along);
+  backprop.device(d) = backprop.exp() - labels;
+}
+
+absl::StatusOr<Tensor> RowScratch(KernelContext* ctx, int64_t rows, DataType dtype) {
+  return Tensor::Allocate(ctx->device()->allocator(), dtype, TensorShape({rows}));
+}
+
 // Softmax / LogSoftmax over the last dimension.
 template <typename T, bool kLog>
 class SoftmaxOp : public OpKernel {
@@ -167,53 +198,14 @@ class SoftmaxOp : public OpKernel {
     }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, logits.shape()));
     if (logits.NumElements() == 0) return absl::OkStatus();
-    const auto x = logits.flat_inner_dims<T>();
+    TW_ASSIGN_OR_RETURN(Tensor stat,
+                        RowScratch(ctx, logits.flat_inner_dims<T>().dimension(0), logits.dtype()));
     auto y = out->flat_inner_dims<T>();
-    const int64_t rows = x.dimension(0), cols = x.dimension(1);
-    // Row statistics go through a materialised vector: a reduction inside a
-    // broadcast would be re-evaluated per element, and read y while it is
-    // being written.
-    TW_ASSIGN_OR_RETURN(Tensor stat_t, Tensor::Allocate(ctx->device()->allocator(), logits.dtype(),
-                                                        TensorShape({rows})));
-    auto stat = stat_t.vec<T>();
-    const Eigen::array<Eigen::DenseIndex, 1> along{1};
-    const Eigen::array<Eigen::DenseIndex, 2> col{rows, 1}, bcast{1, cols};
-    const auto& d = ctx->eigen_cpu_device();
-    stat.device(d) = x.maximum(along);
-    y.device(d) = x - stat.reshape(col).broadcast(bcast);  // shifted
-    if constexpr (kLog) {
-      stat.device(d) = y.exp().sum(along).log();
-      y.device(d) = y - stat.reshape(col).broadcast(bcast);
-    } else {
-      y.device(d) = y.exp();
-      stat.device(d) = y.sum(along).inverse();
-      y.device(d) = y * stat.reshape(col).broadcast(bcast);
-    }
+    LogSoftmaxRows<T>(ctx->eigen_cpu_device(), logits.flat_inner_dims<T>(), stat.vec<T>(), y);
+    if constexpr (!kLog) y.device(ctx->eigen_cpu_device()) = y.exp();
     return absl::OkStatus();
   }
 };
-
-// loss[i] = -sum_j labels[i,j] log softmax(logits)[i,j];
-// backprop = softmax(logits) - labels. `stat` is a [rows] scratch vector.
-template <typename T>
-void SoftmaxXent(const Eigen::ThreadPoolDevice& d, TensorMap<T, 2> logits, TensorMap<T, 2> labels,
-                 TensorMap<T, 1> stat, TensorMap<T, 1> loss, TensorMap<T, 2> backprop) {
-  const int64_t rows = logits.dimension(0), cols = logits.dimension(1);
-  const Eigen::array<Eigen::DenseIndex, 1> along{1};
-  const Eigen::array<Eigen::DenseIndex, 2> col{rows, 1}, bcast{1, cols};
-  // backprop holds log softmax first.
-  stat.device(d) = logits.maximum(along);
-  backprop.device(d) = logits - stat.reshape(col).broadcast(bcast);
-  stat.device(d) = backprop.exp().sum(along).log();
-  backprop.device(d) = backprop - stat.reshape(col).broadcast(bcast);
-  loss.device(d) = (-labels * backprop).sum(along);
-  backprop.device(d) = backprop.exp() - labels;
-}
-
-absl::StatusOr<Tensor> RowScratch(KernelContext* ctx, const Tensor& logits) {
-  return Tensor::Allocate(ctx->device()->allocator(), logits.dtype(),
-                          TensorShape({logits.dim_size(0)}));
-}
 
 template <typename T>
 class SoftmaxXentOp : public OpKernel {
@@ -232,7 +224,7 @@ class SoftmaxXentOp : public OpKernel {
       loss->flat<T>().setZero();
       return absl::OkStatus();
     }
-    TW_ASSIGN_OR_RETURN(Tensor stat, RowScratch(ctx, logits));
+    TW_ASSIGN_OR_RETURN(Tensor stat, RowScratch(ctx, logits.dim_size(0), logits.dtype()));
     SoftmaxXent<T>(ctx->eigen_cpu_device(), logits.matrix<T>(), labels.matrix<T>(), stat.vec<T>(),
                    loss->vec<T>(), backprop->matrix<T>());
     return absl::OkStatus();
@@ -271,7 +263,7 @@ class SparseSoftmaxXentOp : public OpKernel {
     auto dm = dense.matrix<T>();
     dm.setZero();
     for (int64_t i = 0; i < rows; ++i) dm(i, l[i]) = T(1);
-    TW_ASSIGN_OR_RETURN(Tensor stat, RowScratch(ctx, logits));
+    TW_ASSIGN_OR_RETURN(Tensor stat, RowScratch(ctx, logits.dim_size(0), logits.dtype()));
     SoftmaxXent<T>(ctx->eigen_cpu_device(), logits.matrix<T>(), dm, stat.vec<T>(), loss->vec<T>(),
                    backprop->matrix<T>());
     return absl::OkStatus();

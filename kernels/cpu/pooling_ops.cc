@@ -50,7 +50,7 @@ absl::StatusOr<Prepared> Prepare(KernelContext* ctx, const WindowAttrs& attrs, c
   Prepared p;
   p.x = in;
   if (attrs.nchw) {
-    TW_ASSIGN_OR_RETURN(p.x, ToNhwc(ctx->eigen_cpu_device(), in));
+    TW_ASSIGN_OR_RETURN(p.x, ToNhwc(ctx->eigen_cpu_device(), ctx->device()->allocator(), in));
   }
   TW_ASSIGN_OR_RETURN(p.w, attrs.Compute(p.x.shape().dim_sizes(), attrs.k_h, attrs.k_w));
   return p;
@@ -71,7 +71,8 @@ absl::StatusOr<std::pair<Tensor*, Tensor>> NhwcOutput(KernelContext* ctx, const 
                       TensorShape::FromDims(attrs.nchw ? NhwcToNchwDims(nhwc) : nhwc));
   TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
   if (!attrs.nchw) return std::make_pair(out, *out);
-  TW_ASSIGN_OR_RETURN(Tensor scratch, Tensor::Allocate(CpuAllocator(), dtype, TensorShape(nhwc)));
+  TW_ASSIGN_OR_RETURN(Tensor scratch,
+                      Tensor::Allocate(ctx->device()->allocator(), dtype, TensorShape(nhwc)));
   return std::make_pair(out, scratch);
 }
 
@@ -152,7 +153,7 @@ class MaxPoolGradOp : public OpKernel {
     }
     Tensor dy = ctx->input(2);
     if (attrs_.nchw) {
-      TW_ASSIGN_OR_RETURN(dy, ToNhwc(ctx->eigen_cpu_device(), dy));
+      TW_ASSIGN_OR_RETURN(dy, ToNhwc(ctx->eigen_cpu_device(), ctx->device()->allocator(), dy));
     }
     const std::vector<int64_t> in_nhwc(p.x.shape().dim_sizes().begin(),
                                        p.x.shape().dim_sizes().end());
@@ -233,7 +234,7 @@ class AvgPoolGradOp : public OpKernel {
     }
     Tensor dy = ctx->input(1);
     if (attrs_.nchw) {
-      TW_ASSIGN_OR_RETURN(dy, ToNhwc(ctx->eigen_cpu_device(), dy));
+      TW_ASSIGN_OR_RETURN(dy, ToNhwc(ctx->eigen_cpu_device(), ctx->device()->allocator(), dy));
     }
     TW_ASSIGN_OR_RETURN(auto outs, NhwcOutput(ctx, attrs_, in_nhwc, dy.dtype()));
     Tensor& dx = outs.second;

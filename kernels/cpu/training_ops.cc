@@ -26,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "kernels/cpu/variable_util.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
 #include "runtime/device.h"
@@ -42,21 +43,9 @@ class LockedVars {
         vars_.push_back(ctx->ref_input(i));
         continue;
       }
-      const Tensor& h = ctx->input(i);
-      if (h.NumElements() != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "input ", i, " must be a scalar resource handle, got ", h.shape().DebugString()));
-      }
-      const ResourceHandle& handle = *h.data<ResourceHandle>();
-      absl::StatusOr<std::shared_ptr<Var>> var =
-          ctx->resource_manager()->Lookup<Var>(handle.container, handle.name);
-      if (!var.ok()) {
-        return absl::FailedPreconditionError(absl::StrCat("Attempting to use uninitialized value ",
-                                                          handle.name, " (", var.status().message(),
-                                                          ")"));
-      }
-      vars_.push_back(var->get());
-      holders_.push_back(*std::move(var));
+      TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupResourceVar(ctx, i));
+      vars_.push_back(var.get());
+      holders_.push_back(std::move(var));
     }
     std::vector<Var*> order = vars_;
     std::sort(order.begin(), order.end());

@@ -13,6 +13,7 @@
 // value fetched by Session::Run stays what it was when read.
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "kernels/cpu/variable_util.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
 #include "runtime/device.h"
@@ -42,36 +43,6 @@ absl::Status CheckDtype(const Var& var, DataType want, const char* what) {
 absl::Status UninitializedError(const Var& var) {
   return absl::FailedPreconditionError(
       absl::StrCat("Attempting to use uninitialized value ", var.name()));
-}
-
-// The handle in input 0, checked to live on this device.
-absl::StatusOr<const ResourceHandle*> HandleInput(KernelContext* ctx) {
-  const Tensor& t = ctx->input(0);
-  if (t.NumElements() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("resource handle input must be a scalar, got ", t.shape().DebugString()));
-  }
-  const ResourceHandle* h = t.data<ResourceHandle>();
-  if (h->device != ctx->device()->name()) {
-    return absl::InvalidArgumentError(absl::StrCat("Resource ", h->DebugString(), " lives on ",
-                                                   h->device, " but '", ctx->name(), "' runs on ",
-                                                   ctx->device()->name()));
-  }
-  return h;
-}
-
-// The variable behind input 0; FailedPrecondition when it does not exist
-// (never assigned), which is how an uninitialised resource variable reads.
-absl::StatusOr<std::shared_ptr<Var>> LookupVar(KernelContext* ctx) {
-  TW_ASSIGN_OR_RETURN(const ResourceHandle* h, HandleInput(ctx));
-  absl::StatusOr<std::shared_ptr<Var>> var =
-      ctx->resource_manager()->Lookup<Var>(h->container, h->name);
-  if (absl::IsNotFound(var.status())) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "Error while reading resource variable ", h->name, " from Container: ", h->container,
-        ". This could mean that the variable was uninitialized. ", var.status().message()));
-  }
-  return var;
 }
 
 // dst = src (+|-) delta, written in place when `var` is the buffer's only
@@ -136,7 +107,7 @@ class ReadVariableOp : public OpKernel {
   bool IsExpensive() const override { return false; }
   absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("dtype", &dtype_); }
   absl::Status Compute(KernelContext* ctx) override {
-    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupVar(ctx));
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupResourceVar(ctx, 0));
     TW_RETURN_IF_ERROR(CheckDtype(*var, dtype_, "read"));
     absl::ReaderMutexLock lock(&var->mu);
     if (!var->initialized) return UninitializedError(*var);
@@ -152,7 +123,7 @@ class AssignVariableOp : public OpKernel {
   bool IsExpensive() const override { return false; }
   absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("dtype", &dtype_); }
   absl::Status Compute(KernelContext* ctx) override {
-    TW_ASSIGN_OR_RETURN(const ResourceHandle* h, HandleInput(ctx));
+    TW_ASSIGN_OR_RETURN(const ResourceHandle* h, ResourceHandleInput(ctx, 0));
     const std::string name = h->name;
     TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var,
                         ctx->resource_manager()->LookupOrCreate<Var>(
@@ -174,7 +145,7 @@ template <typename T, bool kAdd>
 class AssignUpdateVariableOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
-    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupVar(ctx));
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupResourceVar(ctx, 0));
     TW_RETURN_IF_ERROR(CheckDtype(*var, DataTypeToEnum<T>::value, "update"));
     return AddOrSub<T>(ctx, var.get(), ctx->input(1), kAdd);
   }
@@ -188,7 +159,7 @@ class VarIsInitializedOp : public OpKernel {
  public:
   bool IsExpensive() const override { return false; }
   absl::Status Compute(KernelContext* ctx) override {
-    TW_ASSIGN_OR_RETURN(const ResourceHandle* h, HandleInput(ctx));
+    TW_ASSIGN_OR_RETURN(const ResourceHandle* h, ResourceHandleInput(ctx, 0));
     absl::StatusOr<std::shared_ptr<Var>> var =
         ctx->resource_manager()->Lookup<Var>(h->container, h->name);
     bool initialized = false;
@@ -208,7 +179,7 @@ class DestroyResourceOp : public OpKernel {
     return c.GetAttr("ignore_lookup_error", &ignore_lookup_error_);
   }
   absl::Status Compute(KernelContext* ctx) override {
-    TW_ASSIGN_OR_RETURN(const ResourceHandle* h, HandleInput(ctx));
+    TW_ASSIGN_OR_RETURN(const ResourceHandle* h, ResourceHandleInput(ctx, 0));
     absl::Status s = ctx->resource_manager()->Delete<Var>(h->container, h->name);
     if (absl::IsNotFound(s) && ignore_lookup_error_) return absl::OkStatus();
     return s;
@@ -323,4 +294,32 @@ TW_REGISTER_KERNELS(variables) {
 }
 
 }  // namespace
+
+absl::StatusOr<const ResourceHandle*> ResourceHandleInput(KernelContext* ctx, int input) {
+  const Tensor& t = ctx->input(input);
+  if (t.NumElements() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("resource handle input must be a scalar, got ", t.shape().DebugString()));
+  }
+  const ResourceHandle* h = t.data<ResourceHandle>();
+  if (h->device != ctx->device()->name()) {
+    return absl::InvalidArgumentError(absl::StrCat("Resource ", h->DebugString(), " lives on ",
+                                                   h->device, " but '", ctx->name(), "' runs on ",
+                                                   ctx->device()->name()));
+  }
+  return h;
+}
+
+absl::StatusOr<std::shared_ptr<Var>> LookupResourceVar(KernelContext* ctx, int input) {
+  TW_ASSIGN_OR_RETURN(const ResourceHandle* h, ResourceHandleInput(ctx, input));
+  absl::StatusOr<std::shared_ptr<Var>> var =
+      ctx->resource_manager()->Lookup<Var>(h->container, h->name);
+  if (absl::IsNotFound(var.status())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Error while reading resource variable ", h->name, " from Container: ", h->container,
+        ". This could mean that the variable was uninitialized. ", var.status().message()));
+  }
+  return var;
+}
+
 }  // namespace towerflow

@@ -108,10 +108,11 @@ std::vector<int64_t> NhwcToNchwDims(absl::Span<const int64_t> d) {
   return {d[0], d[3], d[1], d[2]};
 }
 
-absl::StatusOr<Tensor> ToNhwc(const Eigen::ThreadPoolDevice& d, const Tensor& nchw) {
+absl::StatusOr<Tensor> ToNhwc(const Eigen::ThreadPoolDevice& d, Allocator* allocator,
+                              const Tensor& nchw) {
   TW_ASSIGN_OR_RETURN(TensorShape shape,
                       TensorShape::FromDims(NchwToNhwcDims(nchw.shape().dim_sizes())));
-  TW_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(CpuAllocator(), nchw.dtype(), shape));
+  TW_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(allocator, nchw.dtype(), shape));
   if (shape.num_elements() == 0) return out;
   const Eigen::array<Eigen::DenseIndex, 4> perm{0, 2, 3, 1};
   if (nchw.dtype() == DT_FLOAT) {

@@ -45,8 +45,10 @@ struct WindowAttrs {
                                    int64_t k_w) const;
 };
 
-// NCHW <-> NHWC copies for kernels that compute in NHWC.
-absl::StatusOr<Tensor> ToNhwc(const Eigen::ThreadPoolDevice& d, const Tensor& nchw);
+// NCHW <-> NHWC copies for kernels that compute in NHWC; the NHWC copy
+// comes from `allocator` (the kernel's device's).
+absl::StatusOr<Tensor> ToNhwc(const Eigen::ThreadPoolDevice& d, Allocator* allocator,
+                              const Tensor& nchw);
 absl::Status FromNhwc(const Eigen::ThreadPoolDevice& d, const Tensor& nhwc, Tensor* nchw);
 // [N,C,H,W] dims as [N,H,W,C] and back.
 std::vector<int64_t> NchwToNhwcDims(absl::Span<const int64_t> d);
