@@ -123,6 +123,37 @@ TEST(SliceOpsTest, Transpose) {
   EXPECT_FALSE(t.Run({Iota({2, 3}), Literal<int32_t>({2}, {0, 2})}).ok());
 }
 
+TEST(SliceOpsTest, StridedSliceGradScattersIntoZeros) {
+  // The gradient of x[1:, ::-2] for x of shape [3, 4].
+  KernelRunner g("StridedSliceGrad");
+  g.Attr("end_mask", int64_t{3});
+  EXPECT_THAT(RunOk(g, {Literal<int32_t>({2}, {3, 4}), Literal<int32_t>({2}, {1, -1}),
+                        Literal<int32_t>({2}, {0, 0}), Literal<int32_t>({2}, {1, -2}),
+                        Literal<float>({2, 2}, {1, 2, 3, 4})}),
+              TensorIs<float>({3, 4}, {0, 0, 0, 0, 0, 2, 0, 1, 0, 4, 0, 3}));
+  // dy of the wrong shape.
+  EXPECT_FALSE(g.Run({Literal<int32_t>({2}, {3, 4}), Literal<int32_t>({2}, {1, -1}),
+                      Literal<int32_t>({2}, {0, 0}), Literal<int32_t>({2}, {1, -2}),
+                      Literal<float>({3}, {1, 2, 3})})
+                   .ok());
+}
+
+TEST(SegmentOpsTest, UnsortedSegmentSum) {
+  KernelRunner u("UnsortedSegmentSum");
+  // Rows 0 and 2 go to segment 1, row 1 to segment 0; id -1 is dropped.
+  EXPECT_THAT(RunOk(u, {Literal<float>({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
+                        Literal<int32_t>({4}, {1, 0, 1, -1}), Scalar<int32_t>(3)}),
+              TensorIs<float>({3, 2}, {3, 4, 6, 8, 0, 0}));
+  absl::Status st =
+      u.Run({Literal<float>({2}, {1, 2}), Literal<int32_t>({2}, {0, 3}), Scalar<int32_t>(3)})
+          .status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("segment_ids[1] = 3 is out of range [0, 3)"));
+  EXPECT_FALSE(
+      u.Run({Literal<float>({2}, {1, 2}), Literal<int32_t>({3}, {0, 0, 0}), Scalar<int32_t>(1)})
+          .ok());
+}
+
 TEST(SliceOpsTest, SliceAndStridedSlice) {
   KernelRunner s("Slice");
   EXPECT_THAT(

@@ -2,6 +2,7 @@
 // StridedSlice, Pad/PadV2 and Tile, on Eigen's shuffle, slice, pad and
 // broadcast expressions over rank-N views (N <= 8). They only move
 // elements, so they dispatch on element size (kernel_util.h).
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_join.h"
@@ -169,6 +170,52 @@ class StridedSliceOp : public OpKernel {
   StridedSliceSpec spec_;
 };
 
+// The gradient of StridedSlice: zeros of `shape` with dy written back into
+// the sliced positions.
+class StridedSliceGradOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("begin_mask", &spec_.begin_mask));
+    TW_RETURN_IF_ERROR(c.GetAttr("end_mask", &spec_.end_mask));
+    TW_RETURN_IF_ERROR(c.GetAttr("ellipsis_mask", &spec_.ellipsis_mask));
+    TW_RETURN_IF_ERROR(c.GetAttr("new_axis_mask", &spec_.new_axis_mask));
+    return c.GetAttr("shrink_axis_mask", &spec_.shrink_axis_mask);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(0), "shape"));
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    StridedSliceSpec spec = spec_;
+    TW_ASSIGN_OR_RETURN(spec.begin, IntVector(ctx->input(1), "begin"));
+    TW_ASSIGN_OR_RETURN(spec.end, IntVector(ctx->input(2), "end"));
+    TW_ASSIGN_OR_RETURN(spec.strides, IntVector(ctx->input(3), "strides"));
+    TW_ASSIGN_OR_RETURN(StridedSliceResult r, ComputeStridedSlice(shape, spec));
+    TW_ASSIGN_OR_RETURN(TensorShape final_shape, r.final.AsTensorShape());
+    TW_ASSIGN_OR_RETURN(TensorShape processing, r.processing.AsTensorShape());
+    const Tensor& dy = ctx->input(4);
+    if (dy.shape() != final_shape) {
+      return absl::InvalidArgumentError(absl::StrCat("shape of dy was ", dy.shape().DebugString(),
+                                                     " instead of ", final_shape.DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    std::memset(out->raw_data(), 0, out->TotalBytes());
+    if (dy.NumElements() == 0) return absl::OkStatus();
+    const auto& d = ctx->eigen_cpu_device();
+    const std::vector<int64_t> out_dims = AtLeast1(dims), pdims = AtLeast1(Dims(processing));
+    const std::vector<int64_t> b = r.begin.empty() ? std::vector<int64_t>{0} : r.begin,
+                               e = r.end.empty() ? std::vector<int64_t>{1} : r.end,
+                               st = r.strides.empty() ? std::vector<int64_t>{1} : r.strides;
+    return Dispatch("StridedSliceGrad", dy.dtype(), shape.dims(), [&]<typename U, int N>() {
+      RawMap<U, N>(*out, out_dims).stridedSlice(Idx<N>(b), Idx<N>(e), Idx<N>(st)).device(d) =
+          RawMap<U, N>(dy, pdims);
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  StridedSliceSpec spec_;
+};
+
 class SliceOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
@@ -290,6 +337,7 @@ TW_REGISTER_KERNELS(slice_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterKernel(cpu("Transpose"), MakeFactory<TransposeOp>());
   RegisterKernel(cpu("StridedSlice"), MakeFactory<StridedSliceOp>());
+  RegisterKernel(cpu("StridedSliceGrad"), MakeFactory<StridedSliceGradOp>());
   RegisterKernel(cpu("Slice"), MakeFactory<SliceOp>());
   RegisterKernel(cpu("Pad"), MakeFactory<PadOp>());
   RegisterKernel(cpu("PadV2"), MakeFactory<PadOp>());

@@ -1,0 +1,333 @@
+// Gradients of the shape, data-movement and variable ops. g is dL/d(output).
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/grad_registry.h"
+#include "ops/gradients/grad_util.h"
+#include "ops/ops.h"
+
+namespace towerflow {
+namespace {
+
+using grad_util::In;
+using GradOutputs = std::vector<Output>;
+
+#define TW_GRAD_FN(name)                                     \
+  absl::Status name(const Scope& scope, const Operation& op, \
+                    const std::vector<Output>& grad_inputs, GradOutputs* grad_outputs)
+
+// The constant axis of a concat, made non-negative against `rank` when the
+// rank is known (-1 when not).
+absl::StatusOr<int64_t> ConstAxis(const Operation& op, const Output& axis, int rank) {
+  std::optional<std::vector<int64_t>> v = grad_util::ConstInts(axis);
+  if (!v.has_value() || v->size() != 1) {
+    return absl::UnimplementedError(absl::StrCat("Gradient of ", op.node()->type_string(),
+                                                 " node '", op.name(),
+                                                 "' needs a constant scalar axis"));
+  }
+  int64_t a = (*v)[0];
+  if (a < 0 && rank >= 0) a += rank;
+  return a;
+}
+
+// y = identity(x) for each input of IdentityN.
+TW_GRAD_FN(IdentityNGrad) {
+  *grad_outputs = grad_inputs;
+  return scope.status();
+}
+// y = check_numerics(x): the gradient is checked too.
+TW_GRAD_FN(CheckNumericsGrad) {
+  const std::string message = grad_util::Attr<std::string>(scope, op, "message");
+  grad_outputs->push_back(ops::CheckNumerics(
+      scope, grad_inputs[0],
+      absl::StrCat("Not a number (NaN) or infinity (Inf) values detected in gradient. ", message)));
+  return scope.status();
+}
+TW_GRAD_FN(PreventGradientGrad) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("Gradient explicitly disabled. Reason: ",
+                   grad_util::Attr<std::string>(scope, op, "message")));
+}
+// Reshape, ExpandDims, Squeeze: dx = reshape(g, shape(x)).
+TW_GRAD_FN(ReshapeGrad) {
+  const Output x = In(op, 0);
+  Output shape = x.shape().IsFullyDefined()
+                     ? ops::Const(scope, MakeTensorProto<int64_t>(x.shape().dim_sizes(),
+                                                                  TensorShape({x.shape().dims()})))
+                     : Output(ops::Shape(scope, x));
+  grad_outputs->push_back(ops::Reshape(scope, grad_inputs[0], shape));
+  for (int i = 1; i < op.num_inputs(); ++i) grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// y = transpose(x, p): dx = transpose(g, p^-1).
+TW_GRAD_FN(TransposeGrad) {
+  grad_outputs->push_back(
+      ops::Transpose(scope, grad_inputs[0], ops::InvertPermutation(scope, In(op, 1))));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+
+// y = concat(x_0 .. x_n-1, axis): dx_i = g's slice of x_i's extent along
+// axis (SplitV by the inputs' sizes). The sizes are constants when the
+// shapes are known, else read from Shape at run time.
+absl::Status ConcatGradCommon(const Scope& scope, const Operation& op, int first_value, int n,
+                              const Output& axis_in, const Output& g, GradOutputs* values) {
+  const PartialTensorShape& first = In(op, first_value).shape();
+  TW_ASSIGN_OR_RETURN(int64_t axis, ConstAxis(op, axis_in, first.dims()));
+  if (axis < 0) {
+    // Negative axis of an input of unknown rank: resolve it at run time.
+    Output a = ops::Add(scope, ops::Rank(scope, In(op, first_value)), static_cast<int32_t>(axis));
+    Output begin = ops::Reshape(scope, a, {1});
+    std::vector<Output> sizes;
+    for (int i = 0; i < n; ++i) {
+      sizes.push_back(ops::Slice(scope, ops::Shape(scope, In(op, first_value + i)), begin, {1}));
+    }
+    *values = ops::SplitV(scope, g, ops::ConcatV2(scope, sizes, 0), a, n).output;
+    return scope.status();
+  }
+  const int32_t a = static_cast<int32_t>(axis);
+  std::vector<Output> sizes;
+  for (int i = 0; i < n; ++i) {
+    const Output v = In(op, first_value + i);
+    if (!v.shape().unknown_rank() && axis < v.shape().dims() && v.shape().dim_size(axis) >= 0) {
+      sizes.push_back(ops::Const(scope, static_cast<int32_t>(v.shape().dim_size(axis))));
+    } else {
+      sizes.push_back(ops::StridedSlice(scope, ops::Shape(scope, v), {a}, {a + 1}, {1},
+                                        ops::StridedSlice::ShrinkAxisMask(1)));
+    }
+  }
+  *values = ops::SplitV(scope, g, ops::Pack(scope, sizes), a, n).output;
+  return scope.status();
+}
+TW_GRAD_FN(ConcatV2Grad) {
+  const int n = op.num_inputs() - 1;
+  TW_RETURN_IF_ERROR(ConcatGradCommon(scope, op, 0, n, In(op, n), grad_inputs[0], grad_outputs));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+TW_GRAD_FN(ConcatGrad) {
+  GradOutputs values;
+  TW_RETURN_IF_ERROR(
+      ConcatGradCommon(scope, op, 1, op.num_inputs() - 1, In(op, 0), grad_inputs[0], &values));
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->insert(grad_outputs->end(), values.begin(), values.end());
+  return scope.status();
+}
+// y_0 .. y_n-1 = split(axis, x): dx = concat(g_0 .. g_n-1, axis).
+TW_GRAD_FN(SplitGrad) {
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(ops::ConcatV2(scope, grad_inputs, In(op, 0)));
+  return scope.status();
+}
+TW_GRAD_FN(SplitVGrad) {
+  grad_outputs->push_back(ops::ConcatV2(scope, grad_inputs, In(op, 2)));
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// y = stack(x_i, axis): dx_i = unstack(g, axis)[i].
+TW_GRAD_FN(PackGrad) {
+  const int64_t axis = grad_util::Attr<int64_t>(scope, op, "axis");
+  ops::Unpack unpack(scope, grad_inputs[0], op.num_inputs(), ops::Unpack::Axis(axis));
+  *grad_outputs = unpack.output;
+  return scope.status();
+}
+TW_GRAD_FN(UnpackGrad) {
+  const int64_t axis = grad_util::Attr<int64_t>(scope, op, "axis");
+  grad_outputs->push_back(ops::Pack(scope, grad_inputs, ops::Pack::Axis(axis)));
+  return scope.status();
+}
+// y = slice(x, begin, size): dx = pad(g, [[begin, shape(x) - begin - shape(g)]]).
+TW_GRAD_FN(SliceGrad) {
+  const Output x = In(op, 0), begin = In(op, 1);
+  const DataType index = begin.type();
+  Output shape_x = ops::Shape(scope, x, ops::Shape::OutType(index));
+  Output shape_g = ops::Shape(scope, grad_inputs[0], ops::Shape::OutType(index));
+  Output after = ops::Sub(scope, ops::Sub(scope, shape_x, begin), shape_g);
+  Output paddings = ops::Pack(scope, {begin, after}, ops::Pack::Axis(1));
+  grad_outputs->push_back(ops::Pad(scope, grad_inputs[0], paddings));
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// y = x[begin:end:strides]: dx scatters g back (StridedSliceGrad).
+TW_GRAD_FN(StridedSliceGrad) {
+  const Output x = In(op, 0), begin = In(op, 1);
+  auto mask = [&](const char* name) { return grad_util::Attr<int64_t>(scope, op, name); };
+  grad_outputs->push_back(
+      ops::StridedSliceGrad(scope, ops::Shape(scope, x, ops::Shape::OutType(begin.type())), begin,
+                            In(op, 2), In(op, 3), grad_inputs[0],
+                            ops::StridedSliceGrad::BeginMask(mask("begin_mask"))
+                                .EndMask(mask("end_mask"))
+                                .EllipsisMask(mask("ellipsis_mask"))
+                                .NewAxisMask(mask("new_axis_mask"))
+                                .ShrinkAxisMask(mask("shrink_axis_mask"))));
+  for (int i = 1; i < 4; ++i) grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// y = pad(x, paddings): dx = slice(g, paddings[:, 0], shape(x)).
+TW_GRAD_FN(PadGrad) {
+  const Output x = In(op, 0), paddings = In(op, 1);
+  Output before = ops::Reshape(
+      scope, ops::Slice(scope, paddings, ops::Const(scope, {0, 0}), ops::Const(scope, {-1, 1})),
+      {-1});
+  Output shape_x = ops::Shape(scope, x, ops::Shape::OutType(paddings.type()));
+  grad_outputs->push_back(ops::Slice(scope, grad_inputs[0], before, shape_x));
+  for (int i = 1; i < op.num_inputs(); ++i) grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// y = tile(x, m): view g as [m0, d0, m1, d1, ...] and sum the m axes.
+TW_GRAD_FN(TileGrad) {
+  const Output x = In(op, 0), multiples = In(op, 1);
+  Output shape_x = ops::Shape(scope, x, ops::Shape::OutType(multiples.type()));
+  Output split_shape = ops::Reshape(
+      scope, ops::Transpose(scope, ops::Pack(scope, {multiples, shape_x}), {1, 0}), {-1});
+  Output axes = ops::Range(scope, 0, ops::Size(scope, split_shape), 2);
+  grad_outputs->push_back(ops::Sum(scope, ops::Reshape(scope, grad_inputs[0], split_shape), axes));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// y = fill(dims, v): dv = sum(g).
+TW_GRAD_FN(FillGrad) {
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(
+      ops::Sum(scope, grad_inputs[0], ops::Range(scope, 0, ops::Rank(scope, grad_inputs[0]), 1)));
+  return scope.status();
+}
+// y = broadcast_to(x, shape): dx = g summed down to x's shape.
+TW_GRAD_FN(BroadcastToGrad) {
+  grad_outputs->push_back(grad_util::SumToShapeOf(scope, grad_inputs[0], In(op, 0), op.output(0)));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+
+// y = gather(params, indices) along axis 0: dparams has g's rows at
+// `indices`, as IndexedSlices of params' shape.
+absl::StatusOr<IndexedSlices> GatherSlices(const Scope& scope, const Output& dense_shape,
+                                           const PartialTensorShape& params_shape,
+                                           const Output& indices, const Output& g) {
+  Output size = ops::Size(scope, indices);
+  Output inner;
+  if (params_shape.IsFullyDefined() && params_shape.dims() >= 1) {
+    std::vector<int32_t> dims(params_shape.dim_sizes().begin() + 1, params_shape.dim_sizes().end());
+    inner = ops::Const(scope, MakeTensorProto<int32_t>(absl::MakeConstSpan(dims),
+                                                       TensorShape({params_shape.dims() - 1})));
+  } else {
+    inner = ops::StridedSlice(scope, ops::Cast(scope, dense_shape, DT_INT32), {1}, {0}, {1},
+                              ops::StridedSlice::EndMask(1));
+  }
+  Output values_shape = ops::ConcatV2(scope, {ops::ExpandDims(scope, size, 0), inner}, 0);
+  IndexedSlices slices{ops::Reshape(scope, g, values_shape), ops::Reshape(scope, indices, {-1}),
+                       dense_shape};
+  TW_RETURN_IF_ERROR(scope.status());
+  return slices;
+}
+
+absl::Status GatherV2Grad(const Scope& scope, const Operation& op,
+                          const std::vector<Output>& grad_inputs,
+                          std::vector<Gradient>* grad_outputs) {
+  const Output params = In(op, 0);
+  std::optional<std::vector<int64_t>> axis = grad_util::ConstInts(In(op, 2));
+  const int64_t batch_dims = grad_util::Attr<int64_t>(scope, op, "batch_dims");
+  if (!axis.has_value() || axis->size() != 1 || (*axis)[0] != 0 || batch_dims != 0) {
+    return absl::UnimplementedError(
+        absl::StrCat("Gradient of GatherV2 node '", op.name(),
+                     "' is implemented for a constant axis 0 and batch_dims 0 only"));
+  }
+  TW_ASSIGN_OR_RETURN(IndexedSlices s, GatherSlices(scope, ops::Shape(scope, params),
+                                                    params.shape(), In(op, 1), grad_inputs[0]));
+  *grad_outputs = {s, Gradient(), Gradient()};
+  return absl::OkStatus();
+}
+absl::Status GatherGrad(const Scope& scope, const Operation& op,
+                        const std::vector<Output>& grad_inputs,
+                        std::vector<Gradient>* grad_outputs) {
+  const Output params = In(op, 0);
+  TW_ASSIGN_OR_RETURN(IndexedSlices s, GatherSlices(scope, ops::Shape(scope, params),
+                                                    params.shape(), In(op, 1), grad_inputs[0]));
+  *grad_outputs = {s, Gradient()};
+  return absl::OkStatus();
+}
+// y = resource_gather(handle, indices): IndexedSlices of the variable's
+// shape, read from the VarHandleOp when it is static.
+absl::Status ResourceGatherGrad(const Scope& scope, const Operation& op,
+                                const std::vector<Output>& grad_inputs,
+                                std::vector<Gradient>* grad_outputs) {
+  const Output handle = In(op, 0);
+  PartialTensorShape shape;
+  if (handle.node()->IsOp("VarHandleOp")) {
+    absl::Status s = handle.node()->GetAttr("shape", &shape);
+    if (!s.ok()) shape = PartialTensorShape();
+  }
+  Output dense_shape;
+  if (shape.IsFullyDefined()) {
+    std::vector<int32_t> dims(shape.dim_sizes().begin(), shape.dim_sizes().end());
+    dense_shape = ops::Const(
+        scope, MakeTensorProto<int32_t>(absl::MakeConstSpan(dims), TensorShape({shape.dims()})));
+  } else {
+    const DataType dtype = grad_util::Attr<DataType>(scope, op, "dtype");
+    dense_shape = ops::Shape(scope, ops::ReadVariableOp(scope, handle, dtype));
+  }
+  TW_ASSIGN_OR_RETURN(IndexedSlices s,
+                      GatherSlices(scope, dense_shape, shape, In(op, 1), grad_inputs[0]));
+  *grad_outputs = {s, Gradient()};
+  return absl::OkStatus();
+}
+
+TW_REGISTER_PASS_THROUGH_GRADIENT("Identity");
+TW_REGISTER_PASS_THROUGH_GRADIENT("Snapshot");
+TW_REGISTER_PASS_THROUGH_GRADIENT("ReadVariableOp");
+TW_REGISTER_PASS_THROUGH_GRADIENT("PlaceholderWithDefault");
+TW_REGISTER_PASS_THROUGH_GRADIENT("Print");
+TW_REGISTER_GRADIENT("IdentityN", IdentityNGrad);
+TW_REGISTER_GRADIENT("CheckNumerics", CheckNumericsGrad);
+TW_REGISTER_GRADIENT("PreventGradient", PreventGradientGrad);
+TW_REGISTER_GRADIENT("Reshape", ReshapeGrad);
+TW_REGISTER_GRADIENT("ExpandDims", ReshapeGrad);
+TW_REGISTER_GRADIENT("Squeeze", ReshapeGrad);
+TW_REGISTER_GRADIENT("Transpose", TransposeGrad);
+TW_REGISTER_GRADIENT("ConcatV2", ConcatV2Grad);
+TW_REGISTER_GRADIENT("Concat", ConcatGrad);
+TW_REGISTER_GRADIENT("Split", SplitGrad);
+TW_REGISTER_GRADIENT("SplitV", SplitVGrad);
+TW_REGISTER_GRADIENT("Pack", PackGrad);
+TW_REGISTER_GRADIENT("Unpack", UnpackGrad);
+TW_REGISTER_GRADIENT("Slice", SliceGrad);
+TW_REGISTER_GRADIENT("StridedSlice", StridedSliceGrad);
+TW_REGISTER_GRADIENT("Pad", PadGrad);
+TW_REGISTER_GRADIENT("PadV2", PadGrad);
+TW_REGISTER_GRADIENT("Tile", TileGrad);
+TW_REGISTER_GRADIENT("Fill", FillGrad);
+TW_REGISTER_GRADIENT("BroadcastTo", BroadcastToGrad);
+TW_REGISTER_GRADIENT("GatherV2", GatherV2Grad);
+TW_REGISTER_GRADIENT("Gather", GatherGrad);
+TW_REGISTER_GRADIENT("ResourceGather", ResourceGatherGrad);
+
+// Sources, shapes, indices, randomness, state and summaries.
+TW_REGISTER_NO_GRADIENT("Const");
+TW_REGISTER_NO_GRADIENT("Placeholder");
+TW_REGISTER_NO_GRADIENT("StopGradient");
+TW_REGISTER_NO_GRADIENT("Shape");
+TW_REGISTER_NO_GRADIENT("ShapeN");
+TW_REGISTER_NO_GRADIENT("Size");
+TW_REGISTER_NO_GRADIENT("Rank");
+TW_REGISTER_NO_GRADIENT("ZerosLike");
+TW_REGISTER_NO_GRADIENT("OnesLike");
+TW_REGISTER_NO_GRADIENT("InvertPermutation");
+TW_REGISTER_NO_GRADIENT("BroadcastGradientArgs");
+TW_REGISTER_NO_GRADIENT("OneHot");
+TW_REGISTER_NO_GRADIENT("RandomUniform");
+TW_REGISTER_NO_GRADIENT("RandomStandardNormal");
+TW_REGISTER_NO_GRADIENT("TruncatedNormal");
+TW_REGISTER_NO_GRADIENT("RandomUniformInt");
+TW_REGISTER_NO_GRADIENT("RandomShuffle");
+TW_REGISTER_NO_GRADIENT("VarHandleOp");
+TW_REGISTER_NO_GRADIENT("VarIsInitializedOp");
+TW_REGISTER_NO_GRADIENT("IsVariableInitialized");
+TW_REGISTER_NO_GRADIENT("NoOp");
+TW_REGISTER_NO_GRADIENT("Assert");
+TW_REGISTER_NO_GRADIENT("ScalarSummary");
+TW_REGISTER_NO_GRADIENT("HistogramSummary");
+TW_REGISTER_NO_GRADIENT("MergeSummary");
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,394 @@
+// Gradients of the elementwise, reduction and matrix ops. Notation: the
+// forward op computes z = f(x, y) (or y = f(x)); g is dL/dz (dL/dy); each
+// function returns dL/d(input) for every input.
+#include "core/status_macros.h"
+#include "graph/grad_registry.h"
+#include "ops/gradients/grad_util.h"
+#include "ops/ops.h"
+
+namespace towerflow {
+namespace {
+
+using grad_util::In;
+using GradOutputs = std::vector<Output>;
+
+#define TW_GRAD_FN(name)                                     \
+  absl::Status name(const Scope& scope, const Operation& op, \
+                    const std::vector<Output>& grad_inputs, GradOutputs* grad_outputs)
+
+// Returns dx, dy after summing each down to its input's shape (broadcasting).
+absl::Status BinaryResult(const Scope& scope, const Operation& op, const Output& gx,
+                          const Output& gy, GradOutputs* grad_outputs) {
+  const Output x = In(op, 0), y = In(op, 1);
+  grad_outputs->push_back(grad_util::SumToShapeOf(scope, gx, x, y));
+  grad_outputs->push_back(grad_util::SumToShapeOf(scope, gy, y, x));
+  return scope.status();
+}
+
+// ---------------------------------------------------------------- unary
+
+// dx = -g
+TW_GRAD_FN(NegGrad) {
+  grad_outputs->push_back(ops::Neg(scope, grad_inputs[0]));
+  return scope.status();
+}
+// dx = g * sign(x)
+TW_GRAD_FN(AbsGrad) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Sign(scope, In(op, 0))));
+  return scope.status();
+}
+// dx = g * 2x
+TW_GRAD_FN(SquareGrad) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Mul(scope, In(op, 0), Input(2.0))));
+  return scope.status();
+}
+// y = sqrt(x): dx = g * 0.5 / y
+TW_GRAD_FN(SqrtGrad) {
+  grad_outputs->push_back(ops::SqrtGrad(scope, op.output(0), grad_inputs[0]));
+  return scope.status();
+}
+// y = x^-1/2: dx = g * -0.5 * y^3
+TW_GRAD_FN(RsqrtGrad) {
+  grad_outputs->push_back(ops::RsqrtGrad(scope, op.output(0), grad_inputs[0]));
+  return scope.status();
+}
+// y = e^x: dx = g * y
+TW_GRAD_FN(ExpGrad) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], op.output(0)));
+  return scope.status();
+}
+// y = e^x - 1: dx = g * (y + 1)
+TW_GRAD_FN(Expm1Grad) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Exp(scope, In(op, 0))));
+  return scope.status();
+}
+// dx = g / x
+TW_GRAD_FN(LogGrad) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Reciprocal(scope, In(op, 0))));
+  return scope.status();
+}
+// dx = g / (1 + x)
+TW_GRAD_FN(Log1pGrad) {
+  grad_outputs->push_back(
+      ops::RealDiv(scope, grad_inputs[0], ops::Add(scope, In(op, 0), Input(1.0))));
+  return scope.status();
+}
+// y = sigmoid(x): dx = g * y * (1 - y)
+TW_GRAD_FN(SigmoidGrad) {
+  grad_outputs->push_back(ops::SigmoidGrad(scope, op.output(0), grad_inputs[0]));
+  return scope.status();
+}
+// y = tanh(x): dx = g * (1 - y^2)
+TW_GRAD_FN(TanhGrad) {
+  grad_outputs->push_back(ops::TanhGrad(scope, op.output(0), grad_inputs[0]));
+  return scope.status();
+}
+// y = 1/x: dx = -g * y^2
+TW_GRAD_FN(ReciprocalGrad) {
+  grad_outputs->push_back(ops::ReciprocalGrad(scope, op.output(0), grad_inputs[0]));
+  return scope.status();
+}
+// dx = g * cos(x)
+TW_GRAD_FN(SinGrad) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Cos(scope, In(op, 0))));
+  return scope.status();
+}
+// dx = -g * sin(x)
+TW_GRAD_FN(CosGrad) {
+  grad_outputs->push_back(
+      ops::Neg(scope, ops::Mul(scope, grad_inputs[0], ops::Sin(scope, In(op, 0)))));
+  return scope.status();
+}
+// sign is flat almost everywhere: dx = 0
+TW_GRAD_FN(SignGrad) {
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 0)));
+  return scope.status();
+}
+
+// Second order, for the *Grad ops above: z = h(y, dy).
+// z = dy * (1 - y^2): dz/dy = -2 y dy; dz/d(dy) = 1 - y^2
+TW_GRAD_FN(TanhGradGrad) {
+  const Output y = In(op, 0), dy = In(op, 1), g = grad_inputs[0];
+  grad_outputs->push_back(ops::Mul(scope, g, ops::Mul(scope, ops::Mul(scope, y, dy), Input(-2.0))));
+  grad_outputs->push_back(ops::TanhGrad(scope, y, g));
+  return scope.status();
+}
+// z = dy * y * (1 - y): dz/dy = dy * (1 - 2y); dz/d(dy) = y (1 - y)
+TW_GRAD_FN(SigmoidGradGrad) {
+  const Output y = In(op, 0), dy = In(op, 1), g = grad_inputs[0];
+  Output one_minus_2y = ops::Add(scope, ops::Mul(scope, y, Input(-2.0)), Input(1.0));
+  grad_outputs->push_back(ops::Mul(scope, g, ops::Mul(scope, dy, one_minus_2y)));
+  grad_outputs->push_back(ops::SigmoidGrad(scope, y, g));
+  return scope.status();
+}
+// z = -dy * y^2: dz/dy = -2 y dy; dz/d(dy) = -y^2
+TW_GRAD_FN(ReciprocalGradGrad) {
+  const Output y = In(op, 0), dy = In(op, 1), g = grad_inputs[0];
+  grad_outputs->push_back(ops::Mul(scope, g, ops::Mul(scope, ops::Mul(scope, y, dy), Input(-2.0))));
+  grad_outputs->push_back(ops::ReciprocalGrad(scope, y, g));
+  return scope.status();
+}
+// z = 0.5 dy / y: dz/dy = -z / y; dz/d(dy) = 0.5 / y
+TW_GRAD_FN(SqrtGradGrad) {
+  const Output y = In(op, 0), g = grad_inputs[0];
+  grad_outputs->push_back(
+      ops::Neg(scope, ops::Mul(scope, g, ops::RealDiv(scope, op.output(0), y))));
+  grad_outputs->push_back(ops::SqrtGrad(scope, y, g));
+  return scope.status();
+}
+// z = -0.5 dy y^3: dz/dy = -1.5 dy y^2; dz/d(dy) = -0.5 y^3
+TW_GRAD_FN(RsqrtGradGrad) {
+  const Output y = In(op, 0), dy = In(op, 1), g = grad_inputs[0];
+  Output d = ops::Mul(scope, ops::Mul(scope, dy, ops::Square(scope, y)), Input(-1.5));
+  grad_outputs->push_back(ops::Mul(scope, g, d));
+  grad_outputs->push_back(ops::RsqrtGrad(scope, y, g));
+  return scope.status();
+}
+
+// ---------------------------------------------------------------- binary
+
+// z = x + y: dx = g, dy = g
+TW_GRAD_FN(AddGrad) {
+  return BinaryResult(scope, op, grad_inputs[0], grad_inputs[0], grad_outputs);
+}
+// z = x - y: dx = g, dy = -g
+TW_GRAD_FN(SubGrad) {
+  return BinaryResult(scope, op, grad_inputs[0], ops::Neg(scope, grad_inputs[0]), grad_outputs);
+}
+// z = x * y: dx = g y, dy = x g
+TW_GRAD_FN(MulGrad) {
+  const Output g = grad_inputs[0];
+  return BinaryResult(scope, op, ops::Mul(scope, g, In(op, 1)), ops::Mul(scope, In(op, 0), g),
+                      grad_outputs);
+}
+// z = x / y: dx = g / y, dy = -g x / y^2
+TW_GRAD_FN(DivGrad) {
+  const Output g = grad_inputs[0], x = In(op, 0), y = In(op, 1);
+  Output dy =
+      ops::Mul(scope, g, ops::RealDiv(scope, ops::RealDiv(scope, ops::Neg(scope, x), y), y));
+  return BinaryResult(scope, op, ops::RealDiv(scope, g, y), dy, grad_outputs);
+}
+// z = max(x, y) (min): the gradient goes to x where x >= y (x <= y), else
+// to y; ties go to x, as TensorFlow.
+absl::Status MaxMinGrad(const Scope& scope, const Operation& op, const Output& g, bool is_max,
+                        GradOutputs* grad_outputs) {
+  const Output x = In(op, 0), y = In(op, 1);
+  Output xmask =
+      is_max ? Output(ops::GreaterEqual(scope, x, y)) : Output(ops::LessEqual(scope, x, y));
+  Output zeros = ops::ZerosLike(scope, g);
+  return BinaryResult(scope, op, ops::SelectV2(scope, xmask, g, zeros),
+                      ops::SelectV2(scope, xmask, zeros, g), grad_outputs);
+}
+TW_GRAD_FN(MaximumGrad) { return MaxMinGrad(scope, op, grad_inputs[0], true, grad_outputs); }
+TW_GRAD_FN(MinimumGrad) { return MaxMinGrad(scope, op, grad_inputs[0], false, grad_outputs); }
+// z = x^y: dx = g y x^(y-1); dy = g z log(x) where x > 0, else 0
+TW_GRAD_FN(PowGrad) {
+  const Output g = grad_inputs[0], x = In(op, 0), y = In(op, 1), z = op.output(0);
+  Output dx =
+      ops::Mul(scope, g, ops::Mul(scope, y, ops::Pow(scope, x, ops::Sub(scope, y, Input(1.0)))));
+  Output positive = ops::Greater(scope, x, ops::ZerosLike(scope, x));
+  Output safe_x = ops::SelectV2(scope, positive, x, ops::OnesLike(scope, x));
+  Output log_x = ops::SelectV2(scope, positive, ops::Log(scope, safe_x), ops::ZerosLike(scope, x));
+  Output dy = ops::Mul(scope, g, ops::Mul(scope, z, log_x));
+  return BinaryResult(scope, op, dx, dy, grad_outputs);
+}
+// z = (x - y)^2: dx = 2 g (x - y), dy = -dx
+TW_GRAD_FN(SquaredDifferenceGrad) {
+  const Output g = grad_inputs[0];
+  Output dx =
+      ops::Mul(scope, g, ops::Mul(scope, ops::Sub(scope, In(op, 0), In(op, 1)), Input(2.0)));
+  return BinaryResult(scope, op, dx, ops::Neg(scope, dx), grad_outputs);
+}
+// z = sum_i x_i: dx_i = g
+TW_GRAD_FN(AddNGrad) {
+  grad_outputs->assign(op.num_inputs(), grad_inputs[0]);
+  return scope.status();
+}
+// z = select(c, t, e): dc none; dt = g where c; de = g where !c.
+TW_GRAD_FN(SelectGrad) {
+  const Output c = In(op, 0), g = grad_inputs[0];
+  Output zeros = ops::ZerosLike(scope, g);
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(ops::Select(scope, c, g, zeros));
+  grad_outputs->push_back(ops::Select(scope, c, zeros, g));
+  return scope.status();
+}
+TW_GRAD_FN(SelectV2Grad) {
+  const Output c = In(op, 0), g = grad_inputs[0];
+  Output zeros = ops::ZerosLike(scope, g);
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(
+      grad_util::SumToShapeOf(scope, ops::SelectV2(scope, c, g, zeros), In(op, 1), In(op, 2)));
+  grad_outputs->push_back(
+      grad_util::SumToShapeOf(scope, ops::SelectV2(scope, c, zeros, g), In(op, 2), In(op, 1)));
+  return scope.status();
+}
+// y = cast(x): dx = cast(g) back, between floating types only.
+TW_GRAD_FN(CastGrad) {
+  const DataType src = op.node()->input_type(0), dst = op.output_type(0);
+  auto is_float = [](DataType t) {
+    return t == DT_FLOAT || t == DT_DOUBLE || t == DT_HALF || t == DT_BFLOAT16;
+  };
+  if (is_float(src) && is_float(dst)) {
+    grad_outputs->push_back(ops::Cast(scope, grad_inputs[0], src));
+  } else {
+    grad_outputs->push_back(NoGradient());
+  }
+  return scope.status();
+}
+
+// ---------------------------------------------------------------- reductions
+
+// y = sum(x, axes): dx = g broadcast back over the reduced axes.
+TW_GRAD_FN(SumGrad) {
+  grad_outputs->push_back(grad_util::BroadcastReduced(scope, grad_inputs[0], In(op, 0), In(op, 1)));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// y = mean(x, axes): dx = g broadcast back / (size(x) / size(y)).
+TW_GRAD_FN(MeanGrad) {
+  const Output x = In(op, 0);
+  Output dx = grad_util::BroadcastReduced(scope, grad_inputs[0], x, In(op, 1));
+  const DataType t = x.type();
+  Output count;
+  if (x.shape().IsFullyDefined() && op.output(0).shape().IsFullyDefined()) {
+    const int64_t out = std::max<int64_t>(op.output(0).shape().num_elements(), 1);
+    count =
+        ops::Cast(scope, ops::Const(scope, static_cast<double>(x.shape().num_elements() / out)), t);
+  } else {
+    Output n_in = ops::Cast(scope, ops::Size(scope, x), t);
+    Output n_out = ops::Cast(scope, ops::Size(scope, op.output(0)), t);
+    count = ops::Maximum(scope, ops::RealDiv(scope, n_in, n_out), ops::OnesLike(scope, n_in));
+  }
+  grad_outputs->push_back(ops::RealDiv(scope, dx, count));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// y = max(x, axes) (min): g is shared equally by the elements equal to y.
+TW_GRAD_FN(MaxOrMinGrad) {
+  const Output x = In(op, 0), axes = In(op, 1);
+  Output y = grad_util::BroadcastReduced(scope, op.output(0), x, axes);
+  Output indicators = ops::Cast(scope, ops::Equal(scope, x, y), x.type());
+  Output count = ops::Sum(scope, indicators, axes, ops::Sum::KeepDims(true));
+  Output g = grad_util::BroadcastReduced(scope, grad_inputs[0], x, axes);
+  grad_outputs->push_back(ops::RealDiv(scope, ops::Mul(scope, g, indicators), count));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+
+// ---------------------------------------------------------------- matrices
+
+// Z = op(A) op(B), op = optional transpose. For Z = A B:
+// dA = G B^T, dB = A^T G; the transposed cases move the transposes around
+// (TensorFlow's _MatMulGrad table).
+absl::Status MatMulGradCommon(const Scope& scope, const Output& a, bool ta, const Output& b,
+                              bool tb, const Output& g, bool batch, GradOutputs* out) {
+  auto mm = [&](const Output& x, bool tx, const Output& y, bool ty) -> Output {
+    if (batch) return ops::BatchMatMulV2(scope, x, y, ops::BatchMatMulV2::AdjX(tx).AdjY(ty));
+    return ops::MatMul(scope, x, y, ops::MatMul::TransposeA(tx).TransposeB(ty));
+  };
+  if (!ta && !tb) {
+    out->push_back(mm(g, false, b, true));
+    out->push_back(mm(a, true, g, false));
+  } else if (!ta && tb) {
+    out->push_back(mm(g, false, b, false));
+    out->push_back(mm(g, true, a, false));
+  } else if (ta && !tb) {
+    out->push_back(mm(b, false, g, true));
+    out->push_back(mm(a, false, g, false));
+  } else {
+    out->push_back(mm(b, true, g, true));
+    out->push_back(mm(g, true, a, true));
+  }
+  return scope.status();
+}
+TW_GRAD_FN(MatMulGrad) {
+  return MatMulGradCommon(scope, In(op, 0), grad_util::Attr<bool>(scope, op, "transpose_a"),
+                          In(op, 1), grad_util::Attr<bool>(scope, op, "transpose_b"),
+                          grad_inputs[0], false, grad_outputs);
+}
+// Batch dims broadcast (V2): each gradient is summed back to its input.
+TW_GRAD_FN(BatchMatMulGrad) {
+  const Output x = In(op, 0), y = In(op, 1);
+  GradOutputs raw;
+  TW_RETURN_IF_ERROR(MatMulGradCommon(scope, x, grad_util::Attr<bool>(scope, op, "adj_x"), y,
+                                      grad_util::Attr<bool>(scope, op, "adj_y"), grad_inputs[0],
+                                      true, &raw));
+  if (op.node()->IsOp("BatchMatMul")) {
+    *grad_outputs = raw;
+    return scope.status();
+  }
+  // raw[i] has the broadcast batch dims and x's (y's) matrix dims.
+  grad_outputs->push_back(grad_util::SumToShapeOf(scope, raw[0], x, raw[0]));
+  grad_outputs->push_back(grad_util::SumToShapeOf(scope, raw[1], y, raw[1]));
+  return scope.status();
+}
+
+TW_REGISTER_GRADIENT("Neg", NegGrad);
+TW_REGISTER_GRADIENT("Abs", AbsGrad);
+TW_REGISTER_GRADIENT("Square", SquareGrad);
+TW_REGISTER_GRADIENT("Sqrt", SqrtGrad);
+TW_REGISTER_GRADIENT("Rsqrt", RsqrtGrad);
+TW_REGISTER_GRADIENT("Exp", ExpGrad);
+TW_REGISTER_GRADIENT("Expm1", Expm1Grad);
+TW_REGISTER_GRADIENT("Log", LogGrad);
+TW_REGISTER_GRADIENT("Log1p", Log1pGrad);
+TW_REGISTER_GRADIENT("Sigmoid", SigmoidGrad);
+TW_REGISTER_GRADIENT("Tanh", TanhGrad);
+TW_REGISTER_GRADIENT("Reciprocal", ReciprocalGrad);
+TW_REGISTER_GRADIENT("Inv", ReciprocalGrad);
+TW_REGISTER_GRADIENT("Sin", SinGrad);
+TW_REGISTER_GRADIENT("Cos", CosGrad);
+TW_REGISTER_GRADIENT("Sign", SignGrad);
+TW_REGISTER_GRADIENT("TanhGrad", TanhGradGrad);
+TW_REGISTER_GRADIENT("SigmoidGrad", SigmoidGradGrad);
+TW_REGISTER_GRADIENT("ReciprocalGrad", ReciprocalGradGrad);
+TW_REGISTER_GRADIENT("SqrtGrad", SqrtGradGrad);
+TW_REGISTER_GRADIENT("RsqrtGrad", RsqrtGradGrad);
+TW_REGISTER_GRADIENT("Add", AddGrad);
+TW_REGISTER_GRADIENT("AddV2", AddGrad);
+TW_REGISTER_GRADIENT("Sub", SubGrad);
+TW_REGISTER_GRADIENT("Mul", MulGrad);
+TW_REGISTER_GRADIENT("RealDiv", DivGrad);
+TW_REGISTER_GRADIENT("Div", DivGrad);
+TW_REGISTER_GRADIENT("Maximum", MaximumGrad);
+TW_REGISTER_GRADIENT("Minimum", MinimumGrad);
+TW_REGISTER_GRADIENT("Pow", PowGrad);
+TW_REGISTER_GRADIENT("SquaredDifference", SquaredDifferenceGrad);
+TW_REGISTER_GRADIENT("AddN", AddNGrad);
+TW_REGISTER_GRADIENT("Select", SelectGrad);
+TW_REGISTER_GRADIENT("SelectV2", SelectV2Grad);
+TW_REGISTER_GRADIENT("Cast", CastGrad);
+TW_REGISTER_GRADIENT("Sum", SumGrad);
+TW_REGISTER_GRADIENT("Mean", MeanGrad);
+TW_REGISTER_GRADIENT("Max", MaxOrMinGrad);
+TW_REGISTER_GRADIENT("Min", MaxOrMinGrad);
+TW_REGISTER_GRADIENT("MatMul", MatMulGrad);
+TW_REGISTER_GRADIENT("BatchMatMul", BatchMatMulGrad);
+TW_REGISTER_GRADIENT("BatchMatMulV2", BatchMatMulGrad);
+
+// Piecewise constant, comparisons, logic, indices: no gradient.
+TW_REGISTER_NO_GRADIENT("Floor");
+TW_REGISTER_NO_GRADIENT("Ceil");
+TW_REGISTER_NO_GRADIENT("Round");
+TW_REGISTER_NO_GRADIENT("FloorDiv");
+TW_REGISTER_NO_GRADIENT("Equal");
+TW_REGISTER_NO_GRADIENT("NotEqual");
+TW_REGISTER_NO_GRADIENT("Greater");
+TW_REGISTER_NO_GRADIENT("GreaterEqual");
+TW_REGISTER_NO_GRADIENT("Less");
+TW_REGISTER_NO_GRADIENT("LessEqual");
+TW_REGISTER_NO_GRADIENT("LogicalAnd");
+TW_REGISTER_NO_GRADIENT("LogicalOr");
+TW_REGISTER_NO_GRADIENT("LogicalNot");
+TW_REGISTER_NO_GRADIENT("IsNan");
+TW_REGISTER_NO_GRADIENT("IsInf");
+TW_REGISTER_NO_GRADIENT("IsFinite");
+TW_REGISTER_NO_GRADIENT("ArgMax");
+TW_REGISTER_NO_GRADIENT("ArgMin");
+TW_REGISTER_NO_GRADIENT("All");
+TW_REGISTER_NO_GRADIENT("Any");
+TW_REGISTER_NO_GRADIENT("Range");
+
+}  // namespace
+}  // namespace towerflow
