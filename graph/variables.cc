@@ -170,6 +170,41 @@ const VariableRecord* CreateVariable(const Scope& scope, const std::string& full
 
 }  // namespace
 
+namespace {
+
+// The record of the variable found or created; nullptr after recording an
+// error in the scope.
+const VariableRecord* GetVariableImpl(const Scope& scope, const std::string& full_name,
+                                      VariableReuse reuse, const TensorShape& shape, DataType dtype,
+                                      const initializers::Initializer& initializer,
+                                      const VariableOptions& options) {
+  if (!shape.IsValid()) {
+    scope.UpdateStatus(AddErrorContext(shape.status(), absl::StrCat("Variable ", full_name)));
+    return nullptr;
+  }
+  if (!IsValidDataType(dtype) || IsRefType(dtype) || dtype == DT_RESOURCE || dtype == DT_VARIANT) {
+    scope.UpdateStatus(absl::InvalidArgumentError(
+        absl::StrCat("Variable ", full_name, " cannot have dtype ", DataTypeString(dtype))));
+    return nullptr;
+  }
+  if (const VariableRecord* found = scope.graph()->variable_store().Find(full_name)) {
+    absl::Status status = reuse == VariableReuse::kNoReuse ? Disallowed(full_name)
+                                                           : CheckShared(*found, shape, dtype);
+    if (!status.ok()) {
+      scope.UpdateStatus(status);
+      return nullptr;
+    }
+    return found;
+  }
+  if (reuse == VariableReuse::kReuse) {
+    scope.UpdateStatus(DoesNotExist(full_name));
+    return nullptr;
+  }
+  return CreateVariable(scope, full_name, shape, dtype, initializer, options);
+}
+
+}  // namespace
+
 Variable GetVariable(const Scope& scope, const std::string& name, const TensorShape& shape,
                      DataType dtype, const initializers::Initializer& initializer,
                      const VariableOptions& options) {
@@ -180,32 +215,24 @@ Variable GetVariable(const Scope& scope, const std::string& name, const TensorSh
   }
   const std::string& prefix = scope.variable_scope().name();
   const std::string full_name = prefix.empty() ? name : absl::StrCat(prefix, "/", name);
-  if (!shape.IsValid()) {
-    scope.UpdateStatus(AddErrorContext(shape.status(), absl::StrCat("Variable ", full_name)));
+  const VariableRecord* record = GetVariableImpl(scope, full_name, scope.variable_scope().reuse(),
+                                                 shape, dtype, initializer, options);
+  return record == nullptr ? Variable() : Variable::FromRecord(*record, &scope);
+}
+
+Variable GetVariableByFullName(const Scope& scope, const std::string& full_name,
+                               VariableReuse reuse, const TensorShape& shape, DataType dtype,
+                               const initializers::Initializer& initializer,
+                               const VariableOptions& options) {
+  if (!scope.ok()) return Variable();
+  if (full_name.empty()) {
+    scope.UpdateStatus(absl::InvalidArgumentError("GetVariableByFullName needs a name"));
     return Variable();
   }
-  if (!IsValidDataType(dtype) || IsRefType(dtype) || dtype == DT_RESOURCE || dtype == DT_VARIANT) {
-    scope.UpdateStatus(absl::InvalidArgumentError(
-        absl::StrCat("Variable ", full_name, " cannot have dtype ", DataTypeString(dtype))));
-    return Variable();
-  }
-  const VariableReuse reuse = scope.variable_scope().reuse();
-  if (const VariableRecord* found = scope.graph()->variable_store().Find(full_name)) {
-    absl::Status status = reuse == VariableReuse::kNoReuse ? Disallowed(full_name)
-                                                           : CheckShared(*found, shape, dtype);
-    if (!status.ok()) {
-      scope.UpdateStatus(status);
-      return Variable();
-    }
-    return Variable::FromRecord(*found, &scope);
-  }
-  if (reuse == VariableReuse::kReuse) {
-    scope.UpdateStatus(DoesNotExist(full_name));
-    return Variable();
-  }
-  const VariableRecord* created =
-      CreateVariable(scope, full_name, shape, dtype, initializer, options);
-  return created == nullptr ? Variable() : Variable::FromRecord(*created, &scope);
+  if (reuse == VariableReuse::kInherit) reuse = scope.variable_scope().reuse();
+  const VariableRecord* record =
+      GetVariableImpl(scope, full_name, reuse, shape, dtype, initializer, options);
+  return record == nullptr ? Variable() : Variable::FromRecord(*record, &scope);
 }
 
 std::vector<Variable> GetVariables(const Graph& graph, absl::string_view key) {

@@ -77,6 +77,9 @@ class Variable {
  private:
   friend Variable GetVariable(const Scope&, const std::string&, const TensorShape&, DataType,
                               const initializers::Initializer&, const VariableOptions&);
+  friend Variable GetVariableByFullName(const Scope&, const std::string&, VariableReuse,
+                                        const TensorShape&, DataType,
+                                        const initializers::Initializer&, const VariableOptions&);
   friend std::vector<Variable> GetVariables(const Graph&, absl::string_view);
   static Variable FromRecord(const VariableRecord& record, const Scope* scope);
 
@@ -97,6 +100,17 @@ class Variable {
 Variable GetVariable(const Scope& scope, const std::string& name, const TensorShape& shape,
                      DataType dtype = DT_FLOAT, const initializers::Initializer& initializer = {},
                      const VariableOptions& options = {});
+
+// As GetVariable, but named `full_name` whatever the scope's variable scope,
+// with `reuse` in place of the scope's (kInherit: the scope's). For
+// variables that belong to another variable, as an optimizer's slots
+// ("conv1/weights/Momentum"). Its ops are still built under `scope`'s name
+// and device scopes.
+Variable GetVariableByFullName(const Scope& scope, const std::string& full_name,
+                               VariableReuse reuse, const TensorShape& shape,
+                               DataType dtype = DT_FLOAT,
+                               const initializers::Initializer& initializer = {},
+                               const VariableOptions& options = {});
 
 // The variables GetVariable created that are in collection `key`, in the
 // collection's order.

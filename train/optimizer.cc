@@ -1,0 +1,155 @@
+#include "train/optimizer.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "core/tensor_proto_util.h"
+#include "graph/attr_value_util.h"
+#include "ops/ops.h"
+
+namespace towerflow {
+namespace train {
+
+Variable GetOrCreateGlobalStep(const Scope& scope) {
+  VariableOptions options;
+  options.trainable = false;
+  options.collections = {GraphKeys::kGlobalVariables, GraphKeys::kGlobalStep};
+  if (std::optional<Variable> existing = GetGlobalStep(*scope.graph())) return *existing;
+  return GetVariableByFullName(scope.WithNoControlDependencies(), "global_step",
+                               VariableReuse::kAutoReuse, TensorShape({}), DT_INT64,
+                               initializers::Zeros(), options);
+}
+
+std::optional<Variable> GetGlobalStep(const Graph& graph) {
+  std::vector<Variable> steps = GetVariables(graph, GraphKeys::kGlobalStep);
+  if (steps.empty()) return std::nullopt;
+  return steps[0];
+}
+
+absl::StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(
+    const Scope& scope, const Output& loss, const std::vector<Variable>& var_list) const {
+  TW_RETURN_IF_ERROR(scope.status());
+  if (!loss.valid()) return absl::InvalidArgumentError("ComputeGradients: invalid loss");
+  if (loss.type() != DT_FLOAT && loss.type() != DT_DOUBLE && loss.type() != DT_HALF) {
+    return absl::InvalidArgumentError(absl::StrCat("ComputeGradients: loss ", loss.name(),
+                                                   " must be a float tensor, got ",
+                                                   DataTypeString(loss.type())));
+  }
+  std::vector<Variable> vars =
+      var_list.empty() ? GetVariables(*scope.graph(), GraphKeys::kTrainableVariables) : var_list;
+  std::vector<Output> handles;
+  for (const Variable& v : vars) handles.push_back(v.handle());
+  GradientOptions options;
+  options.allow_unreachable = true;
+  TW_ASSIGN_OR_RETURN(std::vector<Gradient> grads,
+                      ComputeSymbolicGradients(scope, {loss}, handles, {}, options));
+  std::vector<GradAndVar> out;
+  for (size_t i = 0; i < vars.size(); ++i) out.push_back({grads[i], vars[i]});
+  return out;
+}
+
+absl::StatusOr<Operation> Optimizer::ApplyGradients(const Scope& scope,
+                                                    const std::vector<GradAndVar>& grads_and_vars,
+                                                    const std::optional<Variable>& global_step) {
+  TW_RETURN_IF_ERROR(scope.status());
+  std::vector<const GradAndVar*> todo;
+  std::vector<Variable> vars;
+  for (const GradAndVar& gv : grads_and_vars) {
+    if (!gv.var.valid()) return absl::InvalidArgumentError("ApplyGradients: invalid variable");
+    if (gv.grad.is_none()) continue;
+    todo.push_back(&gv);
+    vars.push_back(gv.var);
+  }
+  if (todo.empty()) {
+    std::vector<std::string> names;
+    for (const GradAndVar& gv : grads_and_vars) names.push_back(gv.var.name());
+    return absl::InvalidArgumentError(
+        absl::StrCat("No gradients provided for any variable: [", absl::StrJoin(names, ", "), "]"));
+  }
+  // TensorFlow names the returned op "<Name>" and puts the updates under
+  // the name scope "<Name>/" beside it.
+  const std::string op_name = scope.GetUniqueNameForOp(name_);
+  const Scope apply = scope.WithAbsoluteNameScope(op_name);
+  TW_RETURN_IF_ERROR(Prepare(apply, vars));
+  std::vector<Operation> updates;
+  for (const GradAndVar* gv : todo) {
+    const Scope update =
+        apply.NewSubScope(absl::StrCat("update_", gv->var.name())).ColocateWith(gv->var.handle());
+    const Output grad = Densify(update, gv->grad);
+    if (grad.valid() && grad.type() != gv->var.dtype()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Gradient for ", gv->var.name(), " is ", DataTypeString(grad.type()),
+                       " but the variable is ", DataTypeString(gv->var.dtype())));
+    }
+    updates.push_back(ApplyDense(update, grad, gv->var));
+  }
+  TW_RETURN_IF_ERROR(scope.status());
+  Operation finish = Finish(apply.NewSubScope("update"), updates);
+  NodeDef def;
+  def.set_name(op_name);
+  Scope last = scope.WithControlDependencies({finish});
+  if (!global_step.has_value()) {
+    def.set_op("NoOp");
+  } else {
+    // global_step += 1 once every update ran.
+    Output one = ops::Const(apply, int64_t{1});
+    def.set_op("AssignAddVariableOp");
+    def.add_input(global_step->handle().node()->name());
+    def.add_input(one.node()->name());
+    SetAttrValue(DT_INT64, &(*def.mutable_attr())["dtype"]);
+    last = last.ColocateWith(global_step->handle());
+  }
+  TW_ASSIGN_OR_RETURN(Node * node, last.AddNode(std::move(def)));
+  return Operation(node);
+}
+
+absl::StatusOr<Operation> Optimizer::Minimize(const Scope& scope, const Output& loss,
+                                              const std::optional<Variable>& global_step,
+                                              const std::vector<Variable>& var_list) {
+  TW_ASSIGN_OR_RETURN(std::vector<GradAndVar> grads, ComputeGradients(scope, loss, var_list));
+  return ApplyGradients(scope, grads, global_step);
+}
+
+Variable Optimizer::GetSlot(const Variable& var, const std::string& slot) const {
+  auto it = slots_.find({slot, var.name()});
+  return it == slots_.end() ? Variable() : it->second;
+}
+
+Operation Optimizer::Finish(const Scope& scope, const std::vector<Operation>& updates) {
+  return ops::NoOp(scope.WithControlDependencies(updates));
+}
+
+Variable Optimizer::CreateSlot(const Scope& scope, const Variable& var, const std::string& slot,
+                               const std::string& suffix, const initializers::Initializer& init) {
+  auto it = slots_.find({slot, var.name()});
+  if (it != slots_.end()) return it->second;
+  VariableOptions options;
+  options.trainable = false;
+  Variable v = GetVariableByFullName(scope.ColocateWith(var.handle()).WithNoControlDependencies(),
+                                     absl::StrCat(var.name(), "/", suffix), VariableReuse::kNoReuse,
+                                     var.shape(), var.dtype(),
+                                     init.valid() ? init : initializers::Zeros(), options);
+  if (v.valid()) slots_[{slot, var.name()}] = v;
+  return v;
+}
+
+Output Optimizer::AsTensor(const Scope& scope, const Input& value, DataType dtype) {
+  if (value.is_output()) {
+    const Output& out = value.output();
+    if (out.valid() && out.type() != dtype) return ops::Cast(scope, out, dtype);
+    return out;
+  }
+  if (!value.initializer().status().ok()) {
+    scope.UpdateStatus(value.initializer().status());
+    return Output();
+  }
+  absl::StatusOr<TensorProto> converted = ConvertTensorProto(value.initializer().tensor(), dtype);
+  if (!converted.ok()) {
+    scope.UpdateStatus(converted.status());
+    return Output();
+  }
+  return ops::Const(scope, *converted);
+}
+
+}  // namespace train
+}  // namespace towerflow

@@ -1,0 +1,120 @@
+// Optimizers: the training half of TensorFlow 1.x's tf.train.
+//
+//   Variable step = train::GetOrCreateGlobalStep(root);
+//   train::MomentumOptimizer opt(/*learning_rate=*/0.1, /*momentum=*/0.9);
+//   absl::StatusOr<Operation> train_op = opt.Minimize(root, loss, step);
+//
+// Minimize = ComputeGradients (d loss / d var through each variable's handle,
+// graph/gradients.h) + ApplyGradients (one update op per variable that has a
+// gradient, then global_step += 1). The two halves are public so that a
+// wrapper can run ComputeGradients per tower and apply once, as
+// TowerOptimizer does (estimator/).
+//
+// Names follow TensorFlow's: the apply ops live under "<Name>/update_<var>/",
+// the returned op is named "<Name>" (the global-step increment when a step
+// is given), slot variables are "<var>/<Name>" ("<var>/Momentum",
+// "<var>/Adam", "<var>/Adam_1"), colocated with their variable, not
+// trainable, in kGlobalVariables.
+//
+// Sparse gradients (IndexedSlices, from ResourceGather) are densified with
+// UnsortedSegmentSum before the dense update.
+//
+// Thread-compatible: one thread builds with an optimizer at a time.
+#ifndef TOWERFLOW_TRAIN_OPTIMIZER_H_
+#define TOWERFLOW_TRAIN_OPTIMIZER_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/gradients.h"
+#include "graph/output.h"
+#include "graph/scope.h"
+#include "graph/variables.h"
+
+namespace towerflow {
+namespace train {
+
+struct GradAndVar {
+  Gradient grad;  // none when the loss does not depend on `var`
+  Variable var;
+};
+
+// The int64 scalar variable "global_step" (collections kGlobalVariables and
+// kGlobalStep, not trainable), created on first use.
+Variable GetOrCreateGlobalStep(const Scope& scope);
+// The global step if the graph has one.
+std::optional<Variable> GetGlobalStep(const Graph& graph);
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // TensorFlow's name ("GradientDescent", "Momentum", "Adam", ...).
+  const std::string& name() const { return name_; }
+
+  // Gradients of `loss` for `var_list` (empty: the trainable variables).
+  // A variable the loss does not reach gets a none gradient. Errors: those
+  // of AddSymbolicGradients; InvalidArgument for a non-float loss.
+  absl::StatusOr<std::vector<GradAndVar>> ComputeGradients(
+      const Scope& scope, const Output& loss, const std::vector<Variable>& var_list = {}) const;
+
+  // Updates each variable with a gradient; then, when given, increments
+  // `global_step`. Returns the op to run. InvalidArgument when no variable
+  // has a gradient ("No gradients provided for any variable").
+  absl::StatusOr<Operation> ApplyGradients(const Scope& scope,
+                                           const std::vector<GradAndVar>& grads_and_vars,
+                                           const std::optional<Variable>& global_step = {});
+
+  absl::StatusOr<Operation> Minimize(const Scope& scope, const Output& loss,
+                                     const std::optional<Variable>& global_step = {},
+                                     const std::vector<Variable>& var_list = {});
+
+  // Slot `slot` ("momentum", "m", "v", "accumulator", "rms") of `var`;
+  // invalid when ApplyGradients has not created it.
+  Variable GetSlot(const Variable& var, const std::string& slot) const;
+
+  // A hyper-parameter as a tensor of `dtype`: literals become constants,
+  // tensors of another type are cast.
+  static Output AsTensor(const Scope& scope, const Input& value, DataType dtype);
+
+ protected:
+  // `learning_rate`: a literal or a scalar tensor (a schedule).
+  Optimizer(std::string name, Input learning_rate)
+      : name_(std::move(name)), learning_rate_(std::move(learning_rate)) {}
+
+  // Builds the update of one variable under `scope` (colocated with it).
+  virtual Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) = 0;
+  // Before the updates, with every variable that will be updated (Adam's
+  // beta powers).
+  virtual absl::Status Prepare(const Scope& scope, const std::vector<Variable>& vars) {
+    return absl::OkStatus();
+  }
+  // The op that completes the step once `updates` ran; by default a NoOp
+  // depending on them.
+  virtual Operation Finish(const Scope& scope, const std::vector<Operation>& updates);
+
+  // Creates `<var>/<suffix>` initialised by `init` (zeros by default),
+  // remembered as slot `slot`.
+  Variable CreateSlot(const Scope& scope, const Variable& var, const std::string& slot,
+                      const std::string& suffix, const initializers::Initializer& init = {});
+  Output LearningRate(const Scope& scope, DataType dtype) const {
+    return AsTensor(scope, learning_rate_, dtype);
+  }
+
+ private:
+  const std::string name_;
+  const Input learning_rate_;
+  // (slot, variable name) -> slot variable.
+  std::map<std::pair<std::string, std::string>, Variable> slots_;
+};
+
+}  // namespace train
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_TRAIN_OPTIMIZER_H_

@@ -1,0 +1,185 @@
+// Optimizers: one and two steps on loss = |w|^2 / 2 (gradient w) from
+// w = [1, 2], against values computed by hand from the update rules in
+// optimizers.h.
+#include <functional>
+#include <memory>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_test_matchers.h"
+#include "ops/ops.h"
+#include "runtime/client_session.h"
+#include "tests/test_util.h"
+#include "train/optimizers.h"
+
+namespace towerflow {
+namespace train {
+namespace {
+
+using testing::StatusIs;
+
+struct Steps {
+  std::vector<float> after_one, after_two;
+};
+
+// Builds w, the loss and opt.Minimize; runs two steps; returns w after each.
+void ExpectTwoSteps(Optimizer& opt, const Steps& expected, double tolerance = 1e-6) {
+  Scope s = Scope::NewRootScope();
+  Variable w = GetVariable(s, "w", TensorShape({2}), DT_FLOAT, initializers::Constant({1.f, 2.f}));
+  Output loss = ops::L2Loss(s, w.value());
+  Variable step = GetOrCreateGlobalStep(s);
+  absl::StatusOr<Operation> train = opt.Minimize(s, loss, step);
+  ASSERT_TRUE(train.ok()) << train.status();
+  EXPECT_EQ(train->name(), opt.name());
+  ClientSession session(s);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(s)}, &out));
+  TW_ASSERT_OK(session.Run({}, {}, {*train}, &out));
+  TW_ASSERT_OK(session.Run({w.value(s), step.value(s)}, &out));
+  EXPECT_THAT(out[0], TensorNear<float>({2}, expected.after_one, tolerance));
+  EXPECT_THAT(out[1], TensorIs<int64_t>({}, {1}));
+  TW_ASSERT_OK(session.Run({}, {}, {*train}, &out));
+  TW_ASSERT_OK(session.Run({w.value(s), step.value(s)}, &out));
+  EXPECT_THAT(out[0], TensorNear<float>({2}, expected.after_two, tolerance));
+  EXPECT_THAT(out[1], TensorIs<int64_t>({}, {2}));
+}
+
+TEST(OptimizerTest, GradientDescent) {
+  // w -= 0.1 w: 0.9 w, then 0.81 w.
+  GradientDescentOptimizer opt(0.1);
+  ExpectTwoSteps(opt, {{0.9f, 1.8f}, {0.81f, 1.62f}});
+}
+
+TEST(OptimizerTest, Momentum) {
+  // accum = g = [1, 2], w = [0.9, 1.8]; accum = 0.9 [1, 2] + [0.9, 1.8] =
+  // [1.8, 3.6], w = [0.72, 1.44].
+  MomentumOptimizer opt(0.1, 0.9);
+  ExpectTwoSteps(opt, {{0.9f, 1.8f}, {0.72f, 1.44f}});
+}
+
+TEST(OptimizerTest, NesterovMomentum) {
+  // w -= 0.1 (g + 0.9 accum): [0.81, 1.62]; then accum = [1.71, 3.42],
+  // w -= 0.1 ([0.81, 1.62] + 0.9 accum) = [0.5751, 1.1502].
+  MomentumOptimizer opt(0.1, 0.9, /*use_nesterov=*/true);
+  ExpectTwoSteps(opt, {{0.81f, 1.62f}, {0.5751f, 1.1502f}});
+}
+
+TEST(OptimizerTest, Adam) {
+  // Step 1 moves each weight by lr * sign(g) = 0.1.
+  AdamOptimizer opt(0.1);
+  ExpectTwoSteps(opt, {{0.9f, 1.9f}, {0.8004123f, 1.8001665f}}, 2e-6);
+}
+
+TEST(OptimizerTest, Adagrad) {
+  // accum = 0.1 + g^2 = [1.1, 4.1]; w -= 0.1 g / sqrt(accum).
+  AdagradOptimizer opt(0.1);
+  ExpectTwoSteps(opt, {{0.9046537f, 1.901227f}, {0.8393387f, 1.8327767f}});
+}
+
+TEST(OptimizerTest, RMSProp) {
+  // ms = 0.9 + 0.1 g^2 = [1.0, 1.3]; w -= 0.1 g / sqrt(ms).
+  RMSPropOptimizer opt(0.1);
+  ExpectTwoSteps(opt, {{0.9f, 1.8245884f}, {0.8091326f, 1.6757558f}});
+  RMSPropOptimizer with_momentum(0.1, 0.9, 0.5);
+  ExpectTwoSteps(with_momentum, {{0.9f, 1.8245884f}, {0.7591326f, 1.58805f}});
+}
+
+TEST(OptimizerTest, SlotsAreNamedAsTensorFlowNamesThem) {
+  Scope s = Scope::NewRootScope();
+  Scope conv = s.WithVariableScope("conv1");
+  Variable w =
+      GetVariable(conv, "weights", TensorShape({2}), DT_FLOAT, initializers::Constant({1.f, 2.f}));
+  Output loss = ops::L2Loss(s, w.value());
+  MomentumOptimizer momentum(0.1, 0.9);
+  ASSERT_TRUE(momentum.Minimize(s, loss).ok());
+  EXPECT_EQ(momentum.GetSlot(w, "momentum").name(), "conv1/weights/Momentum");
+  AdamOptimizer adam;
+  ASSERT_TRUE(adam.Minimize(s, loss).ok());
+  EXPECT_EQ(adam.GetSlot(w, "m").name(), "conv1/weights/Adam");
+  EXPECT_EQ(adam.GetSlot(w, "v").name(), "conv1/weights/Adam_1");
+  EXPECT_EQ(adam.beta1_power().name(), "beta1_power");
+  EXPECT_FALSE(adam.GetSlot(w, "momentum").valid());
+  // Slots are global, not trainable.
+  std::vector<std::string> trainable;
+  for (const Variable& v : GetVariables(*s.graph(), GraphKeys::kTrainableVariables)) {
+    trainable.push_back(v.name());
+  }
+  EXPECT_THAT(trainable, ::testing::ElementsAre("conv1/weights"));
+  EXPECT_NE(s.graph()->FindNode("Momentum/update_conv1/weights/ResourceApplyMomentum"), nullptr);
+}
+
+TEST(OptimizerTest, SparseGradientsUpdateOnlyGatheredRows) {
+  Scope s = Scope::NewRootScope();
+  Variable emb = GetVariable(s, "emb", TensorShape({3, 2}), DT_FLOAT,
+                             initializers::Constant({{1.f, 1.f}, {2.f, 2.f}, {3.f, 3.f}}));
+  Output rows = ops::ResourceGather(s, emb.handle(), {2, 2}, DT_FLOAT);
+  Output loss = ops::Sum(s, rows, {0, 1});
+  GradientDescentOptimizer opt(0.5);
+  absl::StatusOr<std::vector<GradAndVar>> grads = opt.ComputeGradients(s, loss);
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  EXPECT_TRUE((*grads)[0].grad.is_sparse());
+  absl::StatusOr<Operation> train = opt.ApplyGradients(s, *grads);
+  ASSERT_TRUE(train.ok()) << train.status();
+  ClientSession session(s);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(s)}, &out));
+  TW_ASSERT_OK(session.Run({}, {}, {*train}, &out));
+  TW_ASSERT_OK(session.Run({emb.value(s)}, &out));
+  // Row 2 gathered twice: 3 - 0.5 * 2 = 2.
+  EXPECT_THAT(out[0], TensorIs<float>({3, 2}, {1, 1, 2, 2, 2, 2}));
+}
+
+TEST(OptimizerTest, VariablesWithoutGradientAreSkipped) {
+  Scope s = Scope::NewRootScope();
+  Variable used = GetVariable(s, "used", TensorShape({}), DT_FLOAT, initializers::Constant(1.f));
+  Variable unused =
+      GetVariable(s, "unused", TensorShape({}), DT_FLOAT, initializers::Constant(1.f));
+  GradientDescentOptimizer opt(1.0);
+  absl::StatusOr<std::vector<GradAndVar>> grads = opt.ComputeGradients(s, used.value());
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  EXPECT_TRUE((*grads)[1].grad.is_none());
+  EXPECT_TRUE(opt.ApplyGradients(s, *grads).ok());
+  std::vector<GradAndVar> none = {(*grads)[1]};
+  EXPECT_THAT(opt.ApplyGradients(s, none),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "No gradients provided for any variable: [unused]"));
+}
+
+TEST(OptimizerTest, LearningRateMayBeATensor) {
+  Scope s = Scope::NewRootScope();
+  Variable w = GetVariable(s, "w", TensorShape({}), DT_FLOAT, initializers::Constant(1.f));
+  Output lr = ops::Placeholder(s, DT_FLOAT);
+  GradientDescentOptimizer opt(lr);
+  absl::StatusOr<Operation> train = opt.Minimize(s, ops::Mul(s, w.value(), 3.f));
+  ASSERT_TRUE(train.ok()) << train.status();
+  ClientSession session(s);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(s)}, &out));
+  TW_ASSERT_OK(session.Run({{lr, 0.25f}}, {}, {*train}, &out));
+  TW_ASSERT_OK(session.Run({w.value(s)}, &out));
+  EXPECT_THAT(out[0], TensorIs<float>({}, {0.25f}));  // 1 - 0.25 * 3
+}
+
+TEST(ClipByGlobalNormTest, ScalesDownOnlyAboveTheBound) {
+  Scope s = Scope::NewRootScope();
+  Output a = ops::Const(s, {3.f}), b = ops::Const(s, {{4.f}});
+  // Global norm 5: clipped to 2.5 halves every tensor; a bound of 10 keeps them.
+  absl::StatusOr<ClippedGradients> c = ClipByGlobalNorm(s, {a, Gradient(), b}, 2.5);
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<ClippedGradients> kept = ClipByGlobalNorm(s, {a, b}, 10.0);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_TRUE(c->tensors[1].is_none());
+  ClientSession session(s);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run(
+      {c->global_norm, c->tensors[0].dense(), c->tensors[2].dense(), kept->tensors[0].dense()},
+      &out));
+  EXPECT_THAT(out[0], TensorNear<float>({}, {5.f}, 1e-6));
+  EXPECT_THAT(out[1], TensorNear<float>({1}, {1.5f}, 1e-6));
+  EXPECT_THAT(out[2], TensorNear<float>({1, 1}, {2.f}, 1e-6));
+  EXPECT_THAT(out[3], TensorNear<float>({1}, {3.f}, 1e-6));
+}
+
+}  // namespace
+}  // namespace train
+}  // namespace towerflow

@@ -1,0 +1,149 @@
+#include "train/optimizers.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "ops/ops.h"
+
+namespace towerflow {
+namespace train {
+
+Operation GradientDescentOptimizer::ApplyDense(const Scope& scope, const Output& grad,
+                                               const Variable& var) {
+  return ops::ResourceApplyGradientDescent(scope, var.handle(), LearningRate(scope, var.dtype()),
+                                           grad);
+}
+
+Operation MomentumOptimizer::ApplyDense(const Scope& scope, const Output& grad,
+                                        const Variable& var) {
+  Variable accum = CreateSlot(scope, var, "momentum", name());
+  if (!accum.valid()) return Operation();
+  return ops::ResourceApplyMomentum(scope, var.handle(), accum.handle(),
+                                    LearningRate(scope, var.dtype()), grad,
+                                    AsTensor(scope, momentum_, var.dtype()),
+                                    ops::ResourceApplyMomentum::UseNesterov(use_nesterov_));
+}
+
+absl::Status AdamOptimizer::Prepare(const Scope& scope, const std::vector<Variable>& vars) {
+  if (beta1_power_.valid()) return absl::OkStatus();
+  // Colocated with the first variable by name, as TensorFlow does.
+  const Variable& first =
+      *std::min_element(vars.begin(), vars.end(),
+                        [](const Variable& a, const Variable& b) { return a.name() < b.name(); });
+  VariableOptions options;
+  options.trainable = false;
+  const Scope at = scope.ColocateWith(first.handle()).WithNoControlDependencies();
+  auto make = [&](const std::string& base, double value) {
+    std::string name = base;
+    for (int i = 1; scope.graph()->variable_store().Find(name) != nullptr; ++i) {
+      name = absl::StrCat(base, "_", i);
+    }
+    return GetVariableByFullName(at, name, VariableReuse::kNoReuse, TensorShape({}), first.dtype(),
+                                 initializers::Constant(value), options);
+  };
+  beta1_power_ = make("beta1_power", beta1_);
+  beta2_power_ = make("beta2_power", beta2_);
+  return scope.status();
+}
+
+Operation AdamOptimizer::ApplyDense(const Scope& scope, const Output& grad, const Variable& var) {
+  Variable m = CreateSlot(scope, var, "m", name());
+  Variable v = CreateSlot(scope, var, "v", absl::StrCat(name(), "_1"));
+  if (!m.valid() || !v.valid()) return Operation();
+  const DataType t = var.dtype();
+  return ops::ResourceApplyAdam(scope, var.handle(), m.handle(), v.handle(),
+                                beta1_power_.value(scope), beta2_power_.value(scope),
+                                LearningRate(scope, t), AsTensor(scope, beta1_, t),
+                                AsTensor(scope, beta2_, t), AsTensor(scope, epsilon_, t), grad,
+                                ops::ResourceApplyAdam::UseNesterov(use_nesterov_));
+}
+
+Operation AdamOptimizer::Finish(const Scope& scope, const std::vector<Operation>& updates) {
+  // b1^t and b2^t advance once every variable has used them.
+  const Scope after = scope.WithControlDependencies(updates).ColocateWith(beta1_power_.handle());
+  const DataType t = beta1_power_.dtype();
+  Operation u1 =
+      ops::AssignVariableOp(after, beta1_power_.handle(),
+                            ops::Mul(after, beta1_power_.value(after), AsTensor(after, beta1_, t)));
+  Operation u2 =
+      ops::AssignVariableOp(after, beta2_power_.handle(),
+                            ops::Mul(after, beta2_power_.value(after), AsTensor(after, beta2_, t)));
+  std::vector<Operation> all = updates;
+  all.push_back(u1);
+  all.push_back(u2);
+  return ops::NoOp(scope.WithControlDependencies(all));
+}
+
+Operation AdagradOptimizer::ApplyDense(const Scope& scope, const Output& grad,
+                                       const Variable& var) {
+  Variable accum = CreateSlot(scope, var, "accumulator", name(), initializers::Constant(initial_));
+  if (!accum.valid()) return Operation();
+  return ops::ResourceApplyAdagrad(scope, var.handle(), accum.handle(),
+                                   LearningRate(scope, var.dtype()), grad);
+}
+
+Operation RMSPropOptimizer::ApplyDense(const Scope& scope, const Output& grad,
+                                       const Variable& var) {
+  Variable ms = CreateSlot(scope, var, "rms", name(), initializers::Ones());
+  Variable mom = CreateSlot(scope, var, "momentum", absl::StrCat(name(), "_1"));
+  if (!ms.valid() || !mom.valid()) return Operation();
+  const DataType t = var.dtype();
+  return ops::ResourceApplyRMSProp(scope, var.handle(), ms.handle(), mom.handle(),
+                                   LearningRate(scope, t), AsTensor(scope, decay_, t),
+                                   AsTensor(scope, momentum_, t), AsTensor(scope, epsilon_, t),
+                                   grad);
+}
+
+absl::StatusOr<ClippedGradients> ClipByGlobalNorm(const Scope& scope,
+                                                  const std::vector<Gradient>& tensors,
+                                                  Input clip_norm) {
+  TW_RETURN_IF_ERROR(scope.status());
+  const Scope s = scope.NewSubScope("clip_by_global_norm");
+  std::vector<Output> squares;
+  DataType dtype = DT_INVALID;
+  for (const Gradient& g : tensors) {
+    if (g.is_none()) continue;
+    const Output t = g.is_sparse() ? g.slices().values : g.dense();
+    dtype = t.type();
+    // l2_loss(t) = sum(t^2) / 2
+    squares.push_back(ops::Mul(s, ops::L2Loss(s, t), 2.0));
+  }
+  if (squares.empty()) {
+    return absl::InvalidArgumentError("ClipByGlobalNorm: every tensor is none");
+  }
+  ClippedGradients out;
+  out.global_norm = ops::Sqrt(s.WithOpName("global_norm"), ops::AddN(s, squares));
+  Output clip = Optimizer::AsTensor(s, clip_norm, dtype);
+  // clip / max(norm, clip), which is 1 when the norm is within the bound.
+  Output scale = ops::RealDiv(s, clip, ops::Maximum(s, out.global_norm, clip));
+  for (const Gradient& g : tensors) {
+    if (g.is_none()) {
+      out.tensors.push_back(g);
+    } else if (g.is_sparse()) {
+      IndexedSlices c = g.slices();
+      c.values = ops::Mul(s.ColocateWith(c.values), c.values, scale);
+      out.tensors.push_back(c);
+    } else {
+      out.tensors.push_back(Output(ops::Mul(s.ColocateWith(g.dense()), g.dense(), scale)));
+    }
+  }
+  TW_RETURN_IF_ERROR(scope.status());
+  return out;
+}
+
+absl::StatusOr<std::vector<GradAndVar>> ClipByGlobalNorm(const Scope& scope,
+                                                         const std::vector<GradAndVar>& grads,
+                                                         Input clip_norm, Output* global_norm) {
+  std::vector<Gradient> g;
+  for (const GradAndVar& gv : grads) g.push_back(gv.grad);
+  TW_ASSIGN_OR_RETURN(ClippedGradients clipped, ClipByGlobalNorm(scope, g, std::move(clip_norm)));
+  std::vector<GradAndVar> out = grads;
+  for (size_t i = 0; i < out.size(); ++i) out[i].grad = clipped.tensors[i];
+  if (global_norm != nullptr) *global_norm = clipped.global_norm;
+  return out;
+}
+
+}  // namespace train
+}  // namespace towerflow
