@@ -1,0 +1,73 @@
+// Saver: saves a graph's variables to checkpoint files and restores them,
+// as TensorFlow's tf.train.Saver (file format and crash safety in
+// train/checkpoint.h).
+//
+//   TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver, train::Saver::Create(root));
+//   ClientSession session(root);
+//   ...
+//   TW_ASSIGN_OR_RETURN(std::string path, saver->Save(session, model_dir, step));
+//   TW_RETURN_IF_ERROR(saver->Restore(session, *LatestCheckpoint(model_dir)));
+//
+// Create adds, under "save/", one ReadVariableOp per variable (what Save
+// fetches) and one Placeholder + AssignVariableOp per variable (what
+// Restore feeds and runs), colocated with the variable. Checkpoint tensors
+// are named by variable name ("conv1/weights").
+//
+// Thread-compatible.
+#ifndef TOWERFLOW_TRAIN_SAVER_H_
+#define TOWERFLOW_TRAIN_SAVER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/scope.h"
+#include "graph/variables.h"
+#include "runtime/client_session.h"
+#include "train/checkpoint.h"
+
+namespace towerflow {
+namespace train {
+
+struct SaverOptions {
+  // Empty: every variable in kGlobalVariables when Create runs.
+  std::vector<Variable> var_list;
+  // Checkpoints kept in the directory; <= 0 keeps all.
+  int max_to_keep = 5;
+  std::string basename = "model.ckpt";
+};
+
+class Saver {
+ public:
+  // InvalidArgument when there is nothing to save or a name repeats.
+  static absl::StatusOr<std::unique_ptr<Saver>> Create(const Scope& scope,
+                                                       SaverOptions options = {});
+
+  // Writes `<dir>/<basename>-<global_step>` and updates the state file,
+  // keeping max_to_keep checkpoints. Returns the path.
+  absl::StatusOr<std::string> Save(const ClientSession& session, const std::string& dir,
+                                   int64_t global_step) const;
+
+  // Loads every variable from `path`. NotFound "Key <var> not found in
+  // checkpoint <path>"; InvalidArgument naming the variable, both shapes and
+  // both dtypes when they differ; DataLoss for a corrupt file. Nothing is
+  // assigned unless every variable can be.
+  absl::Status Restore(const ClientSession& session, const std::string& path) const;
+
+  const std::vector<Variable>& variables() const { return vars_; }
+
+ private:
+  Saver() = default;
+
+  SaverOptions options_;
+  std::vector<Variable> vars_;
+  std::vector<Output> reads_;
+  std::vector<Output> restore_values_;  // placeholders
+  std::vector<Operation> assigns_;
+};
+
+}  // namespace train
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_TRAIN_SAVER_H_
