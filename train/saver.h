@@ -17,6 +17,7 @@
 #ifndef TOWERFLOW_TRAIN_SAVER_H_
 #define TOWERFLOW_TRAIN_SAVER_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ namespace train {
 struct SaverOptions {
   // Empty: every variable in kGlobalVariables when Create runs.
   std::vector<Variable> var_list;
+  // Instead of var_list: checkpoint tensor name -> variable (e.g.
+  // ExponentialMovingAverage::VariablesToRestore, to evaluate with the
+  // averages).
+  std::map<std::string, Variable> var_names;
   // Checkpoints kept in the directory; <= 0 keeps all.
   int max_to_keep = 5;
   std::string basename = "model.ckpt";
@@ -62,6 +67,7 @@ class Saver {
 
   SaverOptions options_;
   std::vector<Variable> vars_;
+  std::vector<std::string> names_;  // checkpoint names, one per variable
   std::vector<Output> reads_;
   std::vector<Output> restore_values_;  // placeholders
   std::vector<Operation> assigns_;
