@@ -30,14 +30,6 @@ namespace {
 using ::testing::HasSubstr;
 using testing::StatusIs;
 
-std::string TempDir(const std::string& name) {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string dir = absl::StrCat(base != nullptr ? base : "/tmp", "/", name);
-  std::string cmd = absl::StrCat("rm -rf '", dir, "' && mkdir -p '", dir, "'");
-  EXPECT_EQ(std::system(cmd.c_str()), 0);
-  return dir;
-}
-
 std::vector<NamedTensor> Sample() {
   return {{"conv1/weights", Literal<float>({2, 2}, {1.5f, -2.f, 3.25f, 0.f})},
           {"global_step", Scalar<int64_t>(42)},
@@ -45,7 +37,7 @@ std::vector<NamedTensor> Sample() {
 }
 
 TEST(CheckpointTest, RoundTrip) {
-  const std::string dir = TempDir("roundtrip");
+  const std::string dir = testing::MakeTempDir("roundtrip");
   TW_ASSERT_OK(WriteCheckpoint(dir + "/c", Sample()));
   TW_ASSERT_OK_AND_ASSIGN(std::vector<NamedTensor> back, ReadCheckpoint(dir + "/c"));
   ASSERT_EQ(back.size(), 3u);
@@ -60,7 +52,7 @@ TEST(CheckpointTest, RoundTrip) {
 }
 
 TEST(CheckpointTest, StateFileKeepsMaxToKeep) {
-  const std::string dir = TempDir("keep");
+  const std::string dir = testing::MakeTempDir("keep");
   EXPECT_THAT(LatestCheckpoint(dir), StatusIs(absl::StatusCode::kNotFound, ""));
   for (int step : {10, 20, 30}) {
     TW_ASSERT_OK_AND_ASSIGN(std::string path,
@@ -87,7 +79,7 @@ TEST(CheckpointTest, StateFileKeepsMaxToKeep) {
 }
 
 TEST(CheckpointTest, EveryBitFlipIsDataLoss) {
-  const std::string dir = TempDir("flip");
+  const std::string dir = testing::MakeTempDir("flip");
   const std::string path = dir + "/c";
   TW_ASSERT_OK(WriteCheckpoint(path, Sample()));
   TW_ASSERT_OK_AND_ASSIGN(const std::string good, ReadFileToString(path));
@@ -104,7 +96,7 @@ TEST(CheckpointTest, EveryBitFlipIsDataLoss) {
 }
 
 TEST(CheckpointTest, EveryTruncationIsDataLoss) {
-  const std::string dir = TempDir("truncate");
+  const std::string dir = testing::MakeTempDir("truncate");
   const std::string path = dir + "/c";
   TW_ASSERT_OK(WriteCheckpoint(path, Sample()));
   TW_ASSERT_OK_AND_ASSIGN(const std::string good, ReadFileToString(path));
@@ -145,7 +137,7 @@ std::string Record(int32_t dtype, std::vector<int64_t> dims, uint64_t data_lengt
 }
 
 TEST(CheckpointTest, LyingHeadersAreDataLoss) {
-  const std::string dir = TempDir("lying");
+  const std::string dir = testing::MakeTempDir("lying");
   const std::string path = dir + "/c";
   struct Case {
     std::string record;
@@ -174,7 +166,7 @@ TEST(CheckpointTest, LyingHeadersAreDataLoss) {
 }
 
 TEST(CheckpointTest, KilledWriterLeavesTheLatestCheckpointLoadable) {
-  const std::string dir = TempDir("killed");
+  const std::string dir = testing::MakeTempDir("killed");
   std::mt19937 rng(7);
   int64_t highest_seen = 0;
   for (int round = 0; round < 30; ++round) {

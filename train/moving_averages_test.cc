@@ -43,7 +43,7 @@ TEST(ExponentialMovingAverageTest, FollowsTheVariable) {
 }
 
 TEST(ExponentialMovingAverageTest, EvaluationRestoresTheAverages) {
-  const std::string dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/ema");
+  const std::string dir = testing::MakeTempDir("ema");
   {
     Scope s = Scope::NewRootScope();
     Variable w = GetVariable(s, "w", TensorShape({}), DT_FLOAT, initializers::Constant(4.f));

@@ -14,16 +14,8 @@ namespace {
 
 using testing::StatusIs;
 
-std::string TempDir(const std::string& name) {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string dir = absl::StrCat(base != nullptr ? base : "/tmp", "/", name);
-  std::string cmd = absl::StrCat("rm -rf '", dir, "' && mkdir -p '", dir, "'");
-  EXPECT_EQ(std::system(cmd.c_str()), 0);
-  return dir;
-}
-
 TEST(SaverTest, SavesAndRestoresEveryVariable) {
-  const std::string dir = TempDir("saver");
+  const std::string dir = testing::MakeTempDir("saver");
   Scope s = Scope::NewRootScope();
   Variable w = GetVariable(s.WithVariableScope("conv1"), "weights", TensorShape({2, 2}), DT_FLOAT,
                            initializers::Constant({{1.f, 2.f}, {3.f, 4.f}}));
@@ -49,7 +41,7 @@ TEST(SaverTest, SavesAndRestoresEveryVariable) {
 }
 
 TEST(SaverTest, RestoreChecksNamesShapesAndDtypes) {
-  const std::string dir = TempDir("saver_mismatch");
+  const std::string dir = testing::MakeTempDir("saver_mismatch");
   TW_ASSERT_OK(WriteCheckpoint(dir + "/ckpt",
                                {{"w", Literal<float>({3}, {1, 2, 3})}, {"n", Scalar<int32_t>(1)}}));
   auto restore = [&](const std::string& name, const TensorShape& shape, DataType dtype) {
@@ -74,7 +66,7 @@ TEST(SaverTest, RestoreChecksNamesShapesAndDtypes) {
 }
 
 TEST(SaverTest, KeepsTheLastMaxToKeep) {
-  const std::string dir = TempDir("saver_keep");
+  const std::string dir = testing::MakeTempDir("saver_keep");
   Scope s = Scope::NewRootScope();
   GetVariable(s, "w", TensorShape({1}), DT_FLOAT, initializers::Zeros());
   SaverOptions options;

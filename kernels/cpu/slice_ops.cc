@@ -140,15 +140,18 @@ absl::Status StridedCopy(KernelContext* ctx, const Tensor& in, const std::vector
   });
 }
 
+// The five mask attrs of StridedSlice and StridedSliceGrad.
+absl::Status ReadMasks(const KernelConstruction& c, StridedSliceSpec* spec) {
+  TW_RETURN_IF_ERROR(c.GetAttr("begin_mask", &spec->begin_mask));
+  TW_RETURN_IF_ERROR(c.GetAttr("end_mask", &spec->end_mask));
+  TW_RETURN_IF_ERROR(c.GetAttr("ellipsis_mask", &spec->ellipsis_mask));
+  TW_RETURN_IF_ERROR(c.GetAttr("new_axis_mask", &spec->new_axis_mask));
+  return c.GetAttr("shrink_axis_mask", &spec->shrink_axis_mask);
+}
+
 class StridedSliceOp : public OpKernel {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    TW_RETURN_IF_ERROR(c.GetAttr("begin_mask", &spec_.begin_mask));
-    TW_RETURN_IF_ERROR(c.GetAttr("end_mask", &spec_.end_mask));
-    TW_RETURN_IF_ERROR(c.GetAttr("ellipsis_mask", &spec_.ellipsis_mask));
-    TW_RETURN_IF_ERROR(c.GetAttr("new_axis_mask", &spec_.new_axis_mask));
-    return c.GetAttr("shrink_axis_mask", &spec_.shrink_axis_mask);
-  }
+  absl::Status Init(const KernelConstruction& c) override { return ReadMasks(c, &spec_); }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
     StridedSliceSpec spec = spec_;
@@ -174,13 +177,7 @@ class StridedSliceOp : public OpKernel {
 // the sliced positions.
 class StridedSliceGradOp : public OpKernel {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    TW_RETURN_IF_ERROR(c.GetAttr("begin_mask", &spec_.begin_mask));
-    TW_RETURN_IF_ERROR(c.GetAttr("end_mask", &spec_.end_mask));
-    TW_RETURN_IF_ERROR(c.GetAttr("ellipsis_mask", &spec_.ellipsis_mask));
-    TW_RETURN_IF_ERROR(c.GetAttr("new_axis_mask", &spec_.new_axis_mask));
-    return c.GetAttr("shrink_axis_mask", &spec_.shrink_axis_mask);
-  }
+  absl::Status Init(const KernelConstruction& c) override { return ReadMasks(c, &spec_); }
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(0), "shape"));
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));

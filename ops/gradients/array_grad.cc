@@ -11,10 +11,6 @@ namespace {
 using grad_util::In;
 using GradOutputs = std::vector<Output>;
 
-#define TW_GRAD_FN(name)                                     \
-  absl::Status name(const Scope& scope, const Operation& op, \
-                    const std::vector<Output>& grad_inputs, GradOutputs* grad_outputs)
-
 // The constant axis of a concat, made non-negative against `rank` when the
 // rank is known (-1 when not).
 absl::StatusOr<int64_t> ConstAxis(const Operation& op, const Output& axis, int rank) {

@@ -13,6 +13,12 @@
 #include "graph/output.h"
 #include "graph/scope.h"
 
+// Declares a dense gradient function (the GradFunc signature) with the
+// parameters scope, op, grad_inputs and grad_outputs.
+#define TW_GRAD_FN(name)                                     \
+  absl::Status name(const Scope& scope, const Operation& op, \
+                    const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs)
+
 namespace towerflow {
 namespace grad_util {
 

@@ -12,13 +12,9 @@ namespace {
 using grad_util::In;
 using GradOutputs = std::vector<Output>;
 
-#define TW_GRAD_FN(name)                                     \
-  absl::Status name(const Scope& scope, const Operation& op, \
-                    const std::vector<Output>& grad_inputs, GradOutputs* grad_outputs)
-
 // Returns dx, dy after summing each down to its input's shape (broadcasting).
 absl::Status BinaryResult(const Scope& scope, const Operation& op, const Output& gx,
-                          const Output& gy, GradOutputs* grad_outputs) {
+                          const Output& gy, std::vector<Output>* grad_outputs) {
   const Output x = In(op, 0), y = In(op, 1);
   grad_outputs->push_back(grad_util::SumToShapeOf(scope, gx, x, y));
   grad_outputs->push_back(grad_util::SumToShapeOf(scope, gy, y, x));
@@ -171,7 +167,7 @@ TW_GRAD_FN(DivGrad) {
 // z = max(x, y) (min): the gradient goes to x where x >= y (x <= y), else
 // to y; ties go to x, as TensorFlow.
 absl::Status MaxMinGrad(const Scope& scope, const Operation& op, const Output& g, bool is_max,
-                        GradOutputs* grad_outputs) {
+                        std::vector<Output>* grad_outputs) {
   const Output x = In(op, 0), y = In(op, 1);
   Output xmask =
       is_max ? Output(ops::GreaterEqual(scope, x, y)) : Output(ops::LessEqual(scope, x, y));

@@ -9,11 +9,6 @@ namespace towerflow {
 namespace {
 
 using grad_util::In;
-using GradOutputs = std::vector<Output>;
-
-#define TW_GRAD_FN(name)                                     \
-  absl::Status name(const Scope& scope, const Operation& op, \
-                    const std::vector<Output>& grad_inputs, GradOutputs* grad_outputs)
 
 // Adds a `type` node on `inputs` carrying the forward op's attrs `attrs`
 // (the window and layout attrs a backprop op shares with its forward op).
