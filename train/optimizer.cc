@@ -52,15 +52,15 @@ absl::StatusOr<Operation> Optimizer::ApplyGradients(const Scope& scope,
                                                     const std::vector<GradAndVar>& grads_and_vars,
                                                     const std::optional<Variable>& global_step) {
   TW_RETURN_IF_ERROR(scope.status());
-  std::vector<const GradAndVar*> todo;
+  std::vector<const GradAndVar*> with_grad;
   std::vector<Variable> vars;
   for (const GradAndVar& gv : grads_and_vars) {
     if (!gv.var.valid()) return absl::InvalidArgumentError("ApplyGradients: invalid variable");
     if (gv.grad.is_none()) continue;
-    todo.push_back(&gv);
+    with_grad.push_back(&gv);
     vars.push_back(gv.var);
   }
-  if (todo.empty()) {
+  if (with_grad.empty()) {
     std::vector<std::string> names;
     for (const GradAndVar& gv : grads_and_vars) names.push_back(gv.var.name());
     return absl::InvalidArgumentError(
@@ -72,7 +72,7 @@ absl::StatusOr<Operation> Optimizer::ApplyGradients(const Scope& scope,
   const Scope apply = scope.WithAbsoluteNameScope(op_name);
   TW_RETURN_IF_ERROR(Prepare(apply, vars));
   std::vector<Operation> updates;
-  for (const GradAndVar* gv : todo) {
+  for (const GradAndVar* gv : with_grad) {
     const Scope update =
         apply.NewSubScope(absl::StrCat("update_", gv->var.name())).ColocateWith(gv->var.handle());
     const Output grad = Densify(update, gv->grad);
