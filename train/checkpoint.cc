@@ -1,11 +1,10 @@
 #include "train/checkpoint.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
@@ -206,9 +205,10 @@ absl::StatusOr<std::string> LatestCheckpoint(const std::string& dir) {
 absl::StatusOr<std::string> SaveCheckpoint(const std::string& dir, const std::string& basename,
                                            int64_t step, const std::vector<NamedTensor>& tensors,
                                            int max_to_keep) {
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::InternalError(
-        absl::StrCat("Cannot create directory ", dir, ": ", std::strerror(errno)));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat("Cannot create directory ", dir, ": ", ec.message()));
   }
   const std::string name = absl::StrCat(basename, "-", step);
   const std::string path = Join(dir, name);

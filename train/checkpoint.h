@@ -64,7 +64,8 @@ absl::Status WriteCheckpointState(const std::string& dir, const CheckpointState&
 // NotFound when the directory has no state file or it names none.
 absl::StatusOr<std::string> LatestCheckpoint(const std::string& dir);
 
-// Writes `<dir>/<basename>-<step>`, makes it the latest in the state file
+// Writes `<dir>/<basename>-<step>` (creating `dir` and its parents),
+// makes it the latest in the state file
 // and deletes the oldest checkpoints beyond `max_to_keep` (<= 0 keeps all).
 // Returns the path written.
 absl::StatusOr<std::string> SaveCheckpoint(const std::string& dir, const std::string& basename,

@@ -52,7 +52,8 @@ TEST(CheckpointTest, RoundTrip) {
 }
 
 TEST(CheckpointTest, StateFileKeepsMaxToKeep) {
-  const std::string dir = testing::MakeTempDir("keep");
+  // The model directory need not exist yet, nor its parent.
+  const std::string dir = testing::MakeTempDir("keep") + "/runs/1";
   EXPECT_THAT(LatestCheckpoint(dir), StatusIs(absl::StatusCode::kNotFound, ""));
   for (int step : {10, 20, 30}) {
     TW_ASSERT_OK_AND_ASSIGN(std::string path,
