@@ -430,6 +430,15 @@ absl::Status BroadcastGradientArgsShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+absl::Status ListDiffShape(InferenceContext* c) {
+  PartialTensorShape x, y;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &x));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &y));
+  c->set_output(0, PartialTensorShape({-1}));
+  c->set_output(1, PartialTensorShape({-1}));
+  return absl::OkStatus();
+}
+
 absl::Status InvertPermutationShape(InferenceContext* c) {
   PartialTensorShape v;
   TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &v));
@@ -579,6 +588,16 @@ TW_REGISTER_OP("InvertPermutation")
     .Attr("T: {int32, int64} = DT_INT32")
     .Doc("The inverse of a permutation.")
     .SetShapeFn(InvertPermutationShape);
+
+TW_REGISTER_OP("ListDiff")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("out: T")
+    .Output("idx: out_idx")
+    .Attr("T: type")
+    .Attr("out_idx: {int32, int64} = DT_INT32")
+    .Doc("The values of x not in y, in x's order, and their positions in x.")
+    .SetShapeFn(ListDiffShape);
 
 TW_REGISTER_OP("ConcatV2")
     .Input("values: N * T")

@@ -204,6 +204,13 @@ absl::Status RangeShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+absl::Status CumulativeShape(InferenceContext* c) {
+  PartialTensorShape axis;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &axis));
+  c->set_output(0, c->input(0));
+  return absl::OkStatus();
+}
+
 absl::Status SelectShape(InferenceContext* c) {
   PartialTensorShape data;
   TW_RETURN_IF_ERROR(c->Merge(c->input(1), c->input(2), &data));
@@ -450,6 +457,28 @@ TW_REGISTER_OP("UnsortedSegmentSum")
     .Attr("Tnumsegments: {int32, int64} = DT_INT32")
     .Doc("Sums of data rows grouped by segment id.")
     .SetShapeFn(UnsortedSegmentShape);
+
+TW_REGISTER_OP("Cumsum")
+    .Input("x: T")
+    .Input("axis: Tidx")
+    .Output("out: T")
+    .Attr("exclusive: bool = false")
+    .Attr("reverse: bool = false")
+    .Attr("T: numbertype")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Doc("Running sums along axis (exclusive: without the element itself; reverse: from the end).")
+    .SetShapeFn(CumulativeShape);
+
+TW_REGISTER_OP("Cumprod")
+    .Input("x: T")
+    .Input("axis: Tidx")
+    .Output("out: T")
+    .Attr("exclusive: bool = false")
+    .Attr("reverse: bool = false")
+    .Attr("T: numbertype")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Doc("Running products along axis, as Cumsum.")
+    .SetShapeFn(CumulativeShape);
 
 }  // namespace
 }  // namespace towerflow

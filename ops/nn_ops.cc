@@ -186,6 +186,13 @@ absl::Status MaxPoolGradShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// MaxPoolGradGrad's output is shaped like orig_output.
+absl::Status MaxPoolGradGradShape(InferenceContext* c) {
+  TW_RETURN_IF_ERROR(MaxPoolGradShape(c));
+  c->set_output(0, c->input(1));
+  return absl::OkStatus();
+}
+
 absl::Status AvgPoolGradShape(InferenceContext* c) {
   TW_ASSIGN_OR_RETURN(PartialTensorShape orig, c->MakeShapeFromShapeTensor(0));
   PartialTensorShape out, grad;
@@ -559,6 +566,19 @@ TW_REGISTER_OP("MaxPoolGrad")
     .Attr("T: realnumbertype = DT_FLOAT")
     .Doc("Gradient of MaxPool: grad routed to each window's maximum.")
     .SetShapeFn(MaxPoolGradShape);
+
+TW_REGISTER_OP("MaxPoolGradGrad")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Output("output: T")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("T: realnumbertype")
+    .Doc("Gradient of MaxPoolGrad: grad (shaped like orig_input) read at each window's maximum.")
+    .SetShapeFn(MaxPoolGradGradShape);
 
 TW_REGISTER_OP("AvgPool")
     .Input("value: T")

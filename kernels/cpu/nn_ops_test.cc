@@ -288,6 +288,37 @@ TEST(PoolTest, GradWithInconsistentShapesIsAnError) {
                    .ok());
 }
 
+TEST(PoolTest, MaxPoolGradGradReadsGradAtEachMaximum) {
+  // 1x4x4x1 input, 2x2 windows, stride 2: the maxima sit at (0,1), (1,3),
+  // (2,0), (3,2); MaxPoolGradGrad reads grad (shaped like the input) there.
+  const Tensor x = Literal<float>({1, 4, 4, 1}, {0, 9, 1, 2,  //
+                                                 3, 4, 5, 8,  //
+                                                 7, 1, 0, 2,  //
+                                                 6, 3, 9, 4});
+  const Tensor y = Literal<float>({1, 2, 2, 1}, {9, 8, 7, 9});
+  Tensor g(DT_FLOAT, TensorShape({1, 4, 4, 1}));
+  for (int i = 0; i < 16; ++i) g.data<float>()[i] = 100.0f + i;
+  KernelRunner r("MaxPoolGradGrad");
+  r.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "VALID");
+  EXPECT_THAT(RunOk(r, {x, y, g}), TensorIs<float>({1, 2, 2, 1}, {101, 107, 108, 114}));
+  // grad must be shaped like orig_input.
+  absl::Status st = r.Run({x, y, y}).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("grad has shape [1,2,2,1] but must be [1,4,4,1]"));
+  // NCHW gives the same numbers.
+  KernelRunner nchw("MaxPoolGradGrad");
+  nchw.Attr("ksize", {1, 1, 2, 2})
+      .Attr("strides", {1, 1, 2, 2})
+      .Attr("padding", "VALID")
+      .Attr("data_format", "NCHW");
+  EXPECT_THAT(RunOk(nchw, {Literal<float>({1, 1, 4, 4}, std::vector<float>(x.data<float>(),
+                                                                           x.data<float>() + 16)),
+                           Literal<float>({1, 1, 2, 2}, {9, 8, 7, 9}),
+                           Literal<float>({1, 1, 4, 4}, std::vector<float>(g.data<float>(),
+                                                                           g.data<float>() + 16))}),
+              TensorIs<float>({1, 1, 2, 2}, {101, 107, 108, 114}));
+}
+
 TEST(LrnTest, ForwardValuesAndGradient) {
   // One pixel, 3 channels, radius 1, bias 1, alpha 1, beta 0.5:
   // y[c] = x[c] / sqrt(1 + sum of squares of neighbours).

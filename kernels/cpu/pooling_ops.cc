@@ -1,5 +1,5 @@
-// MaxPool, AvgPool and their gradients; LRN and LRNGrad as single fused
-// passes (TF's formulas).
+// MaxPool, AvgPool and their gradients (MaxPool's second order too); LRN and LRNGrad as single
+// fused passes (TF's formulas).
 //
 // Buffers (NHWC; NCHW inputs are transposed to NHWC and back):
 // input [N,H,W,C], output [N,OH,OW,C]. Every kernel walks output pixels
@@ -133,8 +133,11 @@ class PoolOp : public OpKernel {
 
 // MaxPoolGrad(orig_input, orig_output, grad): each output's gradient goes
 // to the first maximum of its window (scan order h, w), as TF.
-template <typename T>
-class MaxPoolGradOp : public OpKernel {
+// MaxPoolGradGrad(orig_input, orig_output, grad), its derivative in grad
+// (kSecond; grad shaped like orig_input): each output reads grad at its
+// window's first maximum.
+template <typename T, bool kSecond>
+class MaxPoolBackOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
     return attrs_.Init(c, /*has_dilations=*/false, /*has_ksize=*/true);
@@ -142,13 +145,14 @@ class MaxPoolGradOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(Prepared p, Prepare(ctx, attrs_, ctx->input(0), "orig_input"));
     const Window2D& w = p.w;
-    const TensorShape expected = InFormat(attrs_, OutNhwc(w));
+    const TensorShape pooled = InFormat(attrs_, OutNhwc(w));
     for (int i : {1, 2}) {
+      const TensorShape& expected = (i == 2 && kSecond) ? ctx->input(0).shape() : pooled;
       if (ctx->input(i).shape() != expected) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(i == 1 ? "orig_output" : "grad", " has shape ",
-                         ctx->input(i).shape().DebugString(), " but pooling orig_input ",
-                         ctx->input(0).shape().DebugString(), " gives ", expected.DebugString()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            i == 1 ? "orig_output" : "grad", " has shape ", ctx->input(i).shape().DebugString(),
+            " but must be ", expected.DebugString(), " for orig_input ",
+            ctx->input(0).shape().DebugString()));
       }
     }
     Tensor dy = ctx->input(2);
@@ -157,7 +161,8 @@ class MaxPoolGradOp : public OpKernel {
     }
     const std::vector<int64_t> in_nhwc(p.x.shape().dim_sizes().begin(),
                                        p.x.shape().dim_sizes().end());
-    TW_ASSIGN_OR_RETURN(auto outs, NhwcOutput(ctx, attrs_, in_nhwc, p.x.dtype()));
+    TW_ASSIGN_OR_RETURN(auto outs,
+                        NhwcOutput(ctx, attrs_, kSecond ? OutNhwc(w) : in_nhwc, p.x.dtype()));
     Tensor& dx = outs.second;
     if (dx.NumElements() == 0) return absl::OkStatus();
     dx.flat<T>().setZero();
@@ -171,7 +176,8 @@ class MaxPoolGradOp : public OpKernel {
           // each channel's maximum and the window position of its first
           // holder (strict >, so the first maximum in scan order wins); the
           // position is kept as a T so the select vectorises at T's width.
-          // Then the gradient is added at those positions.
+          // Then the gradient is moved between the output pixel and those
+          // positions.
           std::vector<T> best(c), at(c);
           for (int64_t n = begin; n < end; ++n) {
             for (int64_t oh = 0; oh < w.out_h; ++oh) {
@@ -192,11 +198,16 @@ class MaxPoolGradOp : public OpKernel {
                   }
                 }
                 const int64_t width = s.w1 - s.w0;
-                const T* gi = g + ((n * w.out_h + oh) * w.out_w + ow) * c;
+                const int64_t pixel = ((n * w.out_h + oh) * w.out_w + ow) * c;
                 for (int64_t i = 0; i < c; ++i) {
                   const int64_t p = static_cast<int64_t>(at[i]);
                   const int64_t h = s.h0 + p / width, ww = s.w0 + p % width;
-                  o[((n * w.in_h + h) * w.in_w + ww) * c + i] += gi[i];
+                  const int64_t in_at = ((n * w.in_h + h) * w.in_w + ww) * c + i;
+                  if constexpr (kSecond) {
+                    o[pixel + i] = g[in_at];
+                  } else {
+                    o[in_at] += g[pixel + i];
+                  }
                 }
               }
             }
@@ -208,6 +219,11 @@ class MaxPoolGradOp : public OpKernel {
  private:
   WindowAttrs attrs_;
 };
+
+template <typename T>
+using MaxPoolGradOp = MaxPoolBackOp<T, false>;
+template <typename T>
+using MaxPoolGradGradOp = MaxPoolBackOp<T, true>;
 
 // AvgPoolGrad(orig_input_shape, grad): each output's gradient spread evenly
 // over the real pixels of its window.
@@ -410,6 +426,7 @@ TW_REGISTER_KERNELS(pooling_ops) {
   RegisterTypedKernels<MaxPoolOp, float, double>(cpu("MaxPool"), "T");
   RegisterTypedKernels<AvgPoolOp, float, double>(cpu("AvgPool"), "T");
   RegisterTypedKernels<MaxPoolGradOp, float, double>(cpu("MaxPoolGrad"), "T");
+  RegisterTypedKernels<MaxPoolGradGradOp, float, double>(cpu("MaxPoolGradGrad"), "T");
   RegisterTypedKernels<AvgPoolGradOp, float, double>(cpu("AvgPoolGrad"), "T");
   RegisterTypedKernels<LrnOp, float>(cpu("LRN"), "T");
   RegisterTypedKernels<LrnGradOp, float>(cpu("LRNGrad"), "T");

@@ -1,0 +1,115 @@
+// Cumsum and Cumprod (running sums and products along one axis, optionally
+// exclusive and/or reversed), and ListDiff.
+//
+// A scan is sequential along its axis, so the tensor is viewed as
+// [outer, len, inner]: each step adds (multiplies) a whole contiguous inner
+// row into the running row, which vectorises; outer blocks are sharded over
+// the intra-op pool.
+#include <algorithm>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "kernels/cpu/cwise_ops.h"
+#include "kernels/cpu/kernel_util.h"
+#include "runtime/threadpool.h"
+
+namespace towerflow {
+namespace {
+
+template <typename T, bool kProduct>
+class ScanOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("exclusive", &exclusive_));
+    return c.GetAttr("reverse", &reverse_);
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(int64_t raw_axis, IntScalar(ctx->input(1), "axis"));
+    if (x.dims() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(kProduct ? "Cumprod" : "Cumsum",
+                                                     " needs an input of rank >= 1, got ",
+                                                     x.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(int axis, CanonicalAxis(raw_axis, x.dims(), "axis"));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, x.shape()));
+    if (x.NumElements() == 0) return absl::OkStatus();
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i) outer *= x.shape().dim_size(i);
+    for (int i = axis + 1; i < x.dims(); ++i) inner *= x.shape().dim_size(i);
+    const int64_t len = x.shape().dim_size(axis);
+    const T* src = RawData<T>(x);
+    T* dst = RawData<T>(*out);
+    using Row = Eigen::Array<T, Eigen::Dynamic, 1>;
+    ctx->intra_op_pool()->ParallelFor(outer, len * inner, [&](int64_t begin, int64_t end) {
+      Row acc(inner);
+      for (int64_t o = begin; o < end; ++o) {
+        acc.setConstant(kProduct ? T(1) : T(0));
+        for (int64_t step = 0; step < len; ++step) {
+          const int64_t k = reverse_ ? len - 1 - step : step;
+          const int64_t at = (o * len + k) * inner;
+          Eigen::Map<const Row> in(src + at, inner);
+          Eigen::Map<Row> res(dst + at, inner);
+          if (exclusive_) res = acc;
+          if constexpr (kProduct) {
+            acc *= in;
+          } else {
+            acc += in;
+          }
+          if (!exclusive_) res = acc;
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  bool exclusive_ = false, reverse_ = false;
+};
+
+template <typename T>
+using CumsumOp = ScanOp<T, false>;
+template <typename T>
+using CumprodOp = ScanOp<T, true>;
+
+// ListDiff(x, y) = (out, idx): the entries of x not in y, in x's order,
+// with their positions in x (TF's setdiff1d).
+template <typename T>
+class ListDiffOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    for (const Tensor* t : {&x, &y}) {
+      if (t->dims() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            t == &x ? "x" : "y", " must be a vector, got shape ", t->shape().DebugString()));
+      }
+    }
+    const T* xs = RawData<T>(x);
+    const T* ys = RawData<T>(y);
+    const absl::flat_hash_set<T> drop(ys, ys + y.NumElements());
+    std::vector<int64_t> keep;
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      if (!drop.contains(xs[i])) keep.push_back(i);
+    }
+    const int64_t n = static_cast<int64_t>(keep.size());
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({n})));
+    TW_ASSIGN_OR_RETURN(Tensor * idx, ctx->allocate_output(1, TensorShape({n})));
+    T* o = RawData<T>(*out);
+    for (int64_t i = 0; i < n; ++i) o[i] = xs[keep[i]];
+    return WriteInts(keep, idx);
+  }
+};
+
+TW_REGISTER_KERNELS(scan_ops) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterTypedKernels<CumsumOp, float, double, int32_t, int64_t>(cpu("Cumsum"), "T");
+  RegisterTypedKernels<CumprodOp, float, double, int32_t, int64_t>(cpu("Cumprod"), "T");
+  RegisterTypedKernels<ListDiffOp, int32_t, int64_t>(cpu("ListDiff"), "T");
+}
+
+}  // namespace
+}  // namespace towerflow
