@@ -110,12 +110,27 @@ TEST(GradientsTest, UnreachableInputIsAnError) {
 }
 
 TEST(GradientsTest, OpWithoutGradientIsNotFound) {
+  // LRNGrad has no gradient (nor has it in TF).
   Scope s = Scope::NewRootScope();
   Output x = ops::Placeholder(s, DT_FLOAT);
-  Output y = ops::Prod(s, x, 0);
+  Output y = ops::LRNGrad(s, x, x, ops::LRN(s, x));
   std::vector<Output> grads;
   EXPECT_THAT(AddSymbolicGradients(s, {y}, {x}, &grads),
-              StatusIs(absl::StatusCode::kNotFound, "No gradient defined for op: Prod"));
+              StatusIs(absl::StatusCode::kNotFound, "No gradient defined for op: LRNGrad"));
+}
+
+TEST(GradientsTest, ProdGradientWithZeros) {
+  // d prod / dx_i is the product of the others, also where x holds zeros
+  // (dividing y by x would give NaN): columns [0, 3] and [2, 4], and the
+  // whole matrix with a single zero.
+  Scope s = Scope::NewRootScope();
+  Output x = ops::Const(s, {{0.f, 2.f}, {3.f, 4.f}});
+  std::vector<Output> columns, all;
+  TW_ASSERT_OK(AddSymbolicGradients(s, {ops::Prod(s, x, 0)}, {x}, &columns));
+  TW_ASSERT_OK(AddSymbolicGradients(s, {ops::Prod(s, x, {0, 1})}, {x}, &all));
+  std::vector<Tensor> out = Fetch(s, {columns[0], all[0]});
+  EXPECT_THAT(out[0], TensorIs<float>({2, 2}, {3, 4, 0, 2}));
+  EXPECT_THAT(out[1], TensorIs<float>({2, 2}, {24, 0, 0, 0}));
 }
 
 TEST(GradientsTest, MultipleNodeOutputGrads) {

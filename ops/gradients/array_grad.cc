@@ -160,6 +160,38 @@ TW_GRAD_FN(StridedSliceGrad) {
   for (int i = 1; i < 4; ++i) grad_outputs->push_back(NoGradient());
   return scope.status();
 }
+// z = StridedSliceGrad(shape, begin, end, strides, dy) scatters dy into a
+// zero tensor of `shape`; it is linear in dy with the slice as adjoint:
+// d(dy) = g[begin:end:strides] with the same masks.
+TW_GRAD_FN(StridedSliceGradGrad) {
+  auto mask = [&](const char* name) { return grad_util::Attr<int64_t>(scope, op, name); };
+  for (int i = 0; i < 4; ++i) grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(ops::StridedSlice(scope, grad_inputs[0], In(op, 1), In(op, 2), In(op, 3),
+                                            ops::StridedSlice::BeginMask(mask("begin_mask"))
+                                                .EndMask(mask("end_mask"))
+                                                .EllipsisMask(mask("ellipsis_mask"))
+                                                .NewAxisMask(mask("new_axis_mask"))
+                                                .ShrinkAxisMask(mask("shrink_axis_mask"))));
+  return scope.status();
+}
+// y[s] = sum of data[i] with ids[i] = s: d(data)[i] = g[ids[i]], and 0 for
+// the rows with a negative id (dropped by the forward op).
+TW_GRAD_FN(UnsortedSegmentSumGrad) {
+  const Output ids = In(op, 1), g = grad_inputs[0];
+  Output gathered =
+      ops::GatherV2(scope, g, ops::Maximum(scope, ids, ops::ZerosLike(scope, ids)), 0);
+  // keep[i] broadcast over the row: shape(ids) followed by ones.
+  Output ones = ops::Fill(
+      scope,
+      ops::Reshape(scope, ops::Sub(scope, ops::Rank(scope, gathered), ops::Rank(scope, ids)), {1}),
+      1);
+  Output keep = ops::Reshape(scope, ops::GreaterEqual(scope, ids, ops::ZerosLike(scope, ids)),
+                             ops::ConcatV2(scope, {ops::Shape(scope, ids), ones}, 0));
+  grad_outputs->push_back(ops::SelectV2(scope, keep, gathered, ops::ZerosLike(scope, gathered)));
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
 // y = pad(x, paddings): dx = slice(g, paddings[:, 0], shape(x)).
 TW_GRAD_FN(PadGrad) {
   const Output x = In(op, 0), paddings = In(op, 1);
@@ -218,21 +250,49 @@ absl::StatusOr<IndexedSlices> GatherSlices(const Scope& scope, const Output& den
   return slices;
 }
 
+// y = gather(params, indices, axis): y[o, i, r] = params[o, indices[i], r]
+// (o the axes before `axis`, r those after). Axis 0 gives IndexedSlices.
+// Otherwise (TF's way) g is viewed as [o, n, r] with n = size(indices),
+// the gathered axis moved to the front, rows summed into their params row
+// by UnsortedSegmentSum and the axis moved back. Run-time axes work.
 absl::Status GatherV2Grad(const Scope& scope, const Operation& op,
                           const std::vector<Output>& grad_inputs,
                           std::vector<Gradient>* grad_outputs) {
-  const Output params = In(op, 0);
-  std::optional<std::vector<int64_t>> axis = grad_util::ConstInts(In(op, 2));
-  const int64_t batch_dims = grad_util::Attr<int64_t>(scope, op, "batch_dims");
-  if (!axis.has_value() || axis->size() != 1 || (*axis)[0] != 0 || batch_dims != 0) {
+  const Output params = In(op, 0), indices = In(op, 1);
+  if (grad_util::Attr<int64_t>(scope, op, "batch_dims") != 0) {
     return absl::UnimplementedError(
         absl::StrCat("Gradient of GatherV2 node '", op.name(),
-                     "' is implemented for a constant axis 0 and batch_dims 0 only"));
+                     "': batch_dims != 0 is not supported (nor is it by the GatherV2 kernel)"));
   }
-  TW_ASSIGN_OR_RETURN(IndexedSlices s, GatherSlices(scope, ops::Shape(scope, params),
-                                                    params.shape(), In(op, 1), grad_inputs[0]));
-  *grad_outputs = {s, Gradient(), Gradient()};
-  return absl::OkStatus();
+  const Output shape = ops::Shape(scope, params);
+  std::optional<std::vector<int64_t>> const_axis = grad_util::ConstInts(In(op, 2));
+  if (const_axis.has_value() && const_axis->size() == 1 && (*const_axis)[0] == 0) {
+    TW_ASSIGN_OR_RETURN(IndexedSlices s,
+                        GatherSlices(scope, shape, params.shape(), indices, grad_inputs[0]));
+    *grad_outputs = {s, Gradient(), Gradient()};
+    return absl::OkStatus();
+  }
+  const Output rank = ops::Rank(scope, params);
+  Output axis = ops::Cast(scope, In(op, 2), DT_INT32);
+  axis = ops::Add(scope, axis,
+                  ops::Mul(scope, rank, ops::Cast(scope, ops::Less(scope, axis, 0), DT_INT32)));
+  const Output axis_vec = ops::Reshape(scope, axis, {1});
+  const Output after = ops::Add(scope, axis, 1);
+  Output outer_shape = ops::Slice(scope, shape, {0}, axis_vec);
+  Output inner_shape = ops::Slice(scope, shape, ops::Reshape(scope, after, {1}), {-1});
+  Output values =
+      ops::Reshape(scope, grad_inputs[0],
+                   ops::ConcatV2(scope, {outer_shape, ops::Const(scope, {-1}), inner_shape}, 0));
+  const Output outer_axes = ops::Range(scope, 0, axis, 1);
+  const Output inner_axes = ops::Range(scope, after, rank, 1);
+  Output to_front = ops::ConcatV2(scope, {axis_vec, outer_axes, inner_axes}, 0);
+  Output rows = ops::UnsortedSegmentSum(scope, ops::Transpose(scope, values, to_front),
+                                        ops::Reshape(scope, indices, {-1}),
+                                        ops::GatherV2(scope, shape, axis, 0));
+  Output back =
+      ops::ConcatV2(scope, {ops::Add(scope, outer_axes, 1), ops::Const(scope, {0}), inner_axes}, 0);
+  *grad_outputs = {Gradient(ops::Transpose(scope, rows, back)), Gradient(), Gradient()};
+  return scope.status();
 }
 absl::Status GatherGrad(const Scope& scope, const Operation& op,
                         const std::vector<Output>& grad_inputs,
@@ -289,6 +349,8 @@ TW_REGISTER_GRADIENT("Pack", PackGrad);
 TW_REGISTER_GRADIENT("Unpack", UnpackGrad);
 TW_REGISTER_GRADIENT("Slice", SliceGrad);
 TW_REGISTER_GRADIENT("StridedSlice", StridedSliceGrad);
+TW_REGISTER_GRADIENT("StridedSliceGrad", StridedSliceGradGrad);
+TW_REGISTER_GRADIENT("UnsortedSegmentSum", UnsortedSegmentSumGrad);
 TW_REGISTER_GRADIENT("Pad", PadGrad);
 TW_REGISTER_GRADIENT("PadV2", PadGrad);
 TW_REGISTER_GRADIENT("Tile", TileGrad);

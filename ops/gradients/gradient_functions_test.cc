@@ -9,7 +9,9 @@
 
 #include "gmock/gmock.h"
 #include "graph/grad_registry.h"
+#include "graph/op_registry.h"
 #include "gtest/gtest.h"
+#include "kernels/kernel_registry.h"
 #include "kernels/testing/kernel_runner.h"
 #include "ops/gradients/gradient_checker.h"
 #include "ops/ops.h"
@@ -283,6 +285,19 @@ std::vector<GradCase> Cases() {
         },
         S({3, 4})),
     Unary(
+        "StridedSliceGrad",
+        [](const Scope& s, Output dy) {
+          return ops::StridedSliceGrad(s, {3, 4}, {0, 3}, {3, 0}, {2, -1}, dy,
+                                       ops::StridedSliceGrad::BeginMask(0).EndMask(2));
+        },
+        S({2, 4})),
+    Unary(
+        "UnsortedSegmentSum",
+        [](const Scope& s, Output x) {
+          return ops::UnsortedSegmentSum(s, x, {1, -1, 1, 0}, 3);
+        },
+        S({4, 2})),
+    Unary(
         "StridedSlice/shrink",
         [](const Scope& s, Output x) {
           return ops::StridedSlice(s, x, {1}, {2}, {1}, ops::StridedSlice::ShrinkAxisMask(1));
@@ -326,6 +341,43 @@ std::vector<GradCase> Cases() {
           return ops::Gather(s, x, {{1, 1}, {0, 2}});
         },
         S({3, 2})),
+    Unary(
+        "Prod", [](const Scope& s, Output x) { return ops::Prod(s, x, 0); }, NonZero({2, 3})),
+    Unary(
+        "Prod/two_axes_keep_dims",
+        [](const Scope& s, Output x) {
+          return ops::Prod(s, x, {0, -1}, ops::Prod::KeepDims(true));
+        },
+        NonZero({2, 3, 2})),
+    Unary(
+        "Cumsum", [](const Scope& s, Output x) { return ops::Cumsum(s, x, 1); }, S({2, 3})),
+    Unary(
+        "Cumsum/exclusive_reverse",
+        [](const Scope& s, Output x) {
+          return ops::Cumsum(s, x, 0, ops::Cumsum::Exclusive(true).Reverse(true));
+        },
+        S({3, 2})),
+    Unary(
+        "Cumprod", [](const Scope& s, Output x) { return ops::Cumprod(s, x, -1); },
+        NonZero({2, 3})),
+    Unary(
+        "Cumprod/exclusive_reverse",
+        [](const Scope& s, Output x) {
+          return ops::Cumprod(s, x, 0, ops::Cumprod::Exclusive(true).Reverse(true));
+        },
+        NonZero({3, 2})),
+    Unary(
+        "GatherV2/axis1",
+        [](const Scope& s, Output x) {
+          return ops::GatherV2(s, x, {2, 0, 2}, 1);
+        },
+        S({2, 3, 2})),
+    Unary(
+        "GatherV2/negative_axis_matrix_indices",
+        [](const Scope& s, Output x) {
+          return ops::GatherV2(s, x, {{1, 0}, {1, 1}}, -1);
+        },
+        S({2, 3})),
     // Neural-network ops.
     Binary(
         "BiasAdd", [](const Scope& s, Output v, Output b) { return ops::BiasAdd(s, v, b); },
@@ -424,6 +476,66 @@ std::vector<GradCase> Cases() {
 }
 }
 , Unary("L2Loss", [](const Scope& s, Output x) { return ops::L2Loss(s, x); }),
+    // Second order: the backprop ops' own gradients.
+    Unary(
+        "BiasAddGrad", [](const Scope& s, Output x) { return ops::BiasAddGrad(s, x); }, S({2, 3})),
+    Unary(
+        "BiasAddGrad/NCHW",
+        [](const Scope& s, Output x) {
+          return ops::BiasAddGrad(s, x, ops::BiasAddGrad::DataFormat("NCHW"));
+        },
+        S({1, 2, 2, 2})),
+    Binary(
+        "Relu6Grad",
+        [](const Scope& s, Output dy, Output x) {
+          return ops::Relu6Grad(s, dy, ops::Mul(s, x, 4.0f));
+        },
+        S({2, 3}), InputSpec{TensorShape({2, 3}), -2, 2, true}),
+    Binary(
+        "EluGrad",
+        [](const Scope& s, Output dy, Output x) { return ops::EluGrad(s, dy, ops::Elu(s, x)); },
+        S({2, 3}), NonZero({2, 3})),
+    {"SparseSoftmaxCrossEntropyWithLogits/backprop", {S({2, 3})},
+     FN{return {ops::SparseSoftmaxCrossEntropyWithLogits(s, x[0], {2, 0}).backprop};
+}
+}
+, {"MaxPoolGrad", {S({1, 3, 3, 1}), S({1, 2, 2, 1})},
+   FN{const std::vector<int64_t> k = {1, 2, 2, 1}, st = {1, 1, 1, 1};
+return {ops::MaxPoolGrad(s, x[0], ops::MaxPool(s, x[0], k, st, "VALID"), x[1], k, st, "VALID")};
+}
+}
+, {"MaxPoolGradGrad", {S({1, 3, 3, 1}), S({1, 3, 3, 1})},
+   FN{const std::vector<int64_t> k = {1, 2, 2, 1}, st = {1, 1, 1, 1};
+return {ops::MaxPoolGradGrad(s, x[0], ops::MaxPool(s, x[0], k, st, "VALID"), x[1], k, st, "VALID")};
+}
+}
+, {"FusedBatchNormGradV3", {S({2, 2, 1, 3}), S({2, 2, 1, 3}), S({3}, 0.2, 0.6)},
+   FN{auto fbn =
+          ops::FusedBatchNormV3(s, x[1], x[2], ops::Const(s, {0.f, 0.f, 0.f}),
+                                ops::Const(s, {0.f, 0.f, 0.f}), ops::Const(s, {1.f, 1.f, 1.f}));
+auto g = ops::FusedBatchNormGradV3(s, x[0], x[1], x[2], fbn.reserve_space_1, fbn.reserve_space_2,
+                                   fbn.reserve_space_3);
+return {g.x_backprop, g.scale_backprop, g.offset_backprop};
+}
+}
+, {"FusedBatchNormGrad/NCHW", {S({2, 3, 2, 1}), S({2, 3, 2, 1}), S({3}, 0.2, 0.6)},
+   FN{const auto nchw = ops::FusedBatchNorm::DataFormat("NCHW");
+auto fbn =
+    ops::FusedBatchNorm(s, x[1], x[2], ops::Const(s, {0.f, 0.f, 0.f}),
+                        ops::Const(s, {0.f, 0.f, 0.f}), ops::Const(s, {1.f, 1.f, 1.f}), nchw);
+auto g = ops::FusedBatchNormGrad(s, x[0], x[1], x[2], fbn.reserve_space_1, fbn.reserve_space_2,
+                                 ops::FusedBatchNormGrad::DataFormat("NCHW"));
+return {g.x_backprop, g.scale_backprop, g.offset_backprop};
+}
+}
+, {"FusedBatchNormGradV3/inference", {S({2, 2, 1, 3}), S({2, 2, 1, 3}), S({3}, 0.2, 0.6)},
+   FN{auto g = ops::FusedBatchNormGradV3(
+          s, x[0], x[1], x[2], ops::Const(s, {0.1f, -0.2f, 0.3f}), ops::Const(s, {1.f, 0.5f, 2.f}),
+          ops::Const(s, {0.f, 0.f, 0.f}), ops::FusedBatchNormGradV3::IsTraining(false));
+return {g.x_backprop, g.scale_backprop, g.offset_backprop};
+}
+}
+,
 }
 ;
 // Double precision for the linear ops (truncation error vanishes, so
@@ -434,8 +546,9 @@ for (const char* linear : {"Add", "MatMul", "Conv2D", "Transpose", "Sum", "Tile"
   }
 }
 // Run-time shape paths (no static shapes).
-for (const char* name : {"Add", "Sub", "Sum", "Mean", "Max", "Reshape", "ConcatV2", "BiasAdd",
-                         "BatchMatMulV2", "GatherV2", "BroadcastTo"}) {
+for (const char* name :
+     {"Add", "Sub", "Sum", "Mean", "Max", "Reshape", "ConcatV2", "BiasAdd", "BatchMatMulV2",
+      "GatherV2", "GatherV2/axis1", "BroadcastTo", "Prod", "Prod/two_axes_keep_dims"}) {
   for (const GradCase& g : std::vector<GradCase>(c)) {
     if (g.name == name) c.push_back(Dynamic(g));
   }
@@ -498,6 +611,31 @@ TEST(GradientCoverageTest, EveryRegisteredGradientHasACase) {
     if (!covered.count(op)) missing.push_back(op);
   }
   EXPECT_THAT(missing, ::testing::IsEmpty());
+}
+
+// Every op is either differentiable (registered above) or declared without
+// a gradient, except LRNGrad (TF has no gradient for it either) and ops with
+// no CPU kernel yet: their gradient comes with their kernel, and this test
+// fails as soon as one gets a kernel.
+TEST(GradientCoverageTest, EveryOpIsClassified) {
+  const std::set<std::string> without_kernel = {
+      "DivNoNan", "DynamicPartition", "DynamicStitch", "FloorMod", "MirrorPad", "Mod", "TopKV2"};
+  std::set<std::string> classified = {"LRNGrad"};
+  for (const std::string& op : GradientRegistry::Global()->Ops(/*with_gradient=*/false)) {
+    classified.insert(op);
+  }
+  std::set<std::string> has_kernel;
+  for (const KernelDef* def : AllKernelDefs()) has_kernel.insert(def->op);
+  std::vector<std::string> unclassified, stale;
+  for (const std::string& op : OpRegistry::Global()->ListOps()) {
+    if (classified.count(op)) continue;
+    if (!without_kernel.count(op)) unclassified.push_back(op);
+  }
+  for (const std::string& op : without_kernel) {
+    if (has_kernel.count(op)) stale.push_back(op);
+  }
+  EXPECT_THAT(unclassified, ::testing::IsEmpty());
+  EXPECT_THAT(stale, ::testing::IsEmpty()) << "these have kernels now: give them gradients";
 }
 
 }  // namespace

@@ -272,6 +272,61 @@ TW_GRAD_FN(MaxOrMinGrad) {
   return scope.status();
 }
 
+// y = prod(x, axes): dx_i = g * prod_{j != i} x_j over i's reduced slice.
+// Dividing y by x_i fails at zeros, so (TF's way) the reduced axes are
+// moved to the front and x viewed as [reduced, other]; the product of the
+// others is the exclusive cumulative product from the left times the one
+// from the right. Works for run-time axes and shapes.
+TW_GRAD_FN(ProdGrad) {
+  const Output x = In(op, 0);
+  const Output g = grad_util::BroadcastReduced(scope, grad_inputs[0], x, In(op, 1));
+  const Output shape = ops::Shape(scope, x);
+  const Output rank = ops::Rank(scope, x);
+  Output axes = ops::Cast(scope, ops::Reshape(scope, In(op, 1), {-1}), DT_INT32);
+  // Negative axes counted from the end.
+  Output reduced = ops::Add(
+      scope, axes, ops::Mul(scope, rank, ops::Cast(scope, ops::Less(scope, axes, 0), DT_INT32)));
+  Output other = ops::ListDiff(scope, ops::Range(scope, 0, rank, 1), reduced).out;
+  Output perm = ops::ConcatV2(scope, {reduced, other}, 0);
+  Output reduced_num = ops::Prod(scope, ops::GatherV2(scope, shape, reduced, 0), 0);
+  Output other_num = ops::Prod(scope, ops::GatherV2(scope, shape, other, 0), 0);
+  Output permuted = ops::Transpose(scope, x, perm);
+  Output matrix = ops::Reshape(scope, permuted, ops::Pack(scope, {reduced_num, other_num}));
+  Output left = ops::Cumprod(scope, matrix, 0, ops::Cumprod::Exclusive(true));
+  Output right = ops::Cumprod(scope, matrix, 0, ops::Cumprod::Exclusive(true).Reverse(true));
+  Output others = ops::Reshape(scope, ops::Mul(scope, left, right), ops::Shape(scope, permuted));
+  grad_outputs->push_back(
+      ops::Mul(scope, g, ops::Transpose(scope, others, ops::InvertPermutation(scope, perm))));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+
+// ---------------------------------------------------------------- scans
+
+// y = cumsum(x) (exclusive / reverse): each x_i feeds the y_j on its
+// "after" side, so dx = cumsum(g) run the other way with the same
+// exclusivity.
+TW_GRAD_FN(CumsumGrad) {
+  const bool exclusive = grad_util::Attr<bool>(scope, op, "exclusive");
+  const bool reverse = grad_util::Attr<bool>(scope, op, "reverse");
+  grad_outputs->push_back(ops::Cumsum(scope, grad_inputs[0], In(op, 1),
+                                      ops::Cumsum::Exclusive(exclusive).Reverse(!reverse)));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// y = cumprod(x): dy_j/dx_i = y_j / x_i for the j that x_i feeds, so
+// dx = cumsum(g y) the other way / x. As TF, this divides by x: a zero in
+// x gives inf/NaN there (Prod's gradient above does not).
+TW_GRAD_FN(CumprodGrad) {
+  const bool exclusive = grad_util::Attr<bool>(scope, op, "exclusive");
+  const bool reverse = grad_util::Attr<bool>(scope, op, "reverse");
+  Output sums = ops::Cumsum(scope, ops::Mul(scope, op.output(0), grad_inputs[0]), In(op, 1),
+                            ops::Cumsum::Exclusive(exclusive).Reverse(!reverse));
+  grad_outputs->push_back(ops::RealDiv(scope, sums, In(op, 0)));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+
 // ---------------------------------------------------------------- matrices
 
 // Z = op(A) op(B), op = optional transpose. For Z = A B:
@@ -359,6 +414,9 @@ TW_REGISTER_GRADIENT("Sum", SumGrad);
 TW_REGISTER_GRADIENT("Mean", MeanGrad);
 TW_REGISTER_GRADIENT("Max", MaxOrMinGrad);
 TW_REGISTER_GRADIENT("Min", MaxOrMinGrad);
+TW_REGISTER_GRADIENT("Prod", ProdGrad);
+TW_REGISTER_GRADIENT("Cumsum", CumsumGrad);
+TW_REGISTER_GRADIENT("Cumprod", CumprodGrad);
 TW_REGISTER_GRADIENT("MatMul", MatMulGrad);
 TW_REGISTER_GRADIENT("BatchMatMul", BatchMatMulGrad);
 TW_REGISTER_GRADIENT("BatchMatMulV2", BatchMatMulGrad);
@@ -385,6 +443,7 @@ TW_REGISTER_NO_GRADIENT("ArgMin");
 TW_REGISTER_NO_GRADIENT("All");
 TW_REGISTER_NO_GRADIENT("Any");
 TW_REGISTER_NO_GRADIENT("Range");
+TW_REGISTER_NO_GRADIENT("ListDiff");
 
 }  // namespace
 }  // namespace towerflow

@@ -48,6 +48,14 @@ TW_GRAD_FN(BiasAddGrad) {
       AddWithAttrsOf(scope, "BiasAddGrad", {grad_inputs[0]}, op, {"T", "data_format"}));
   return scope.status();
 }
+// z = bias_add_grad(dy) = sum of dy over all but the channel dim, linear:
+// d(dy) = g broadcast along the channel dim, i.e. bias_add(0, g).
+TW_GRAD_FN(BiasAddGradGrad) {
+  grad_outputs->push_back(AddWithAttrsOf(scope, "BiasAdd",
+                                         {ops::ZerosLike(scope, In(op, 0)), grad_inputs[0]}, op,
+                                         {"T", "data_format"}));
+  return scope.status();
+}
 // y = relu(x): dx = g where y > 0.
 TW_GRAD_FN(ReluGrad) {
   grad_outputs->push_back(ops::ReluGrad(scope, grad_inputs[0], op.output(0)));
@@ -64,9 +72,25 @@ TW_GRAD_FN(Relu6Grad) {
   grad_outputs->push_back(ops::Relu6Grad(scope, grad_inputs[0], In(op, 0)));
   return scope.status();
 }
+// z = Relu6Grad(dy, x) = dy where 0 < x < 6: d(dy) = Relu6Grad(g, x),
+// dx = 0 (piecewise constant in x).
+TW_GRAD_FN(Relu6GradGrad) {
+  grad_outputs->push_back(ops::Relu6Grad(scope, grad_inputs[0], In(op, 1)));
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 1)));
+  return scope.status();
+}
 // y = elu(x): dx = g where x > 0, g (y + 1) elsewhere.
 TW_GRAD_FN(EluGrad) {
   grad_outputs->push_back(ops::EluGrad(scope, grad_inputs[0], op.output(0)));
+  return scope.status();
+}
+// z = EluGrad(dy, y) = dy where y >= 0, dy (y + 1) elsewhere:
+// d(dy) = EluGrad(g, y), dy_out = g dy where y < 0, else 0.
+TW_GRAD_FN(EluGradGrad) {
+  const Output dy = In(op, 0), y = In(op, 1), g = grad_inputs[0];
+  grad_outputs->push_back(ops::EluGrad(scope, g, y));
+  grad_outputs->push_back(ops::SelectV2(scope, ops::Less(scope, y, ops::ZerosLike(scope, y)),
+                                        ops::Mul(scope, g, dy), ops::ZerosLike(scope, y)));
   return scope.status();
 }
 // y = softmax(x) over the last dim: dx = (g - sum(g y)) y.
@@ -83,32 +107,31 @@ TW_GRAD_FN(LogSoftmaxGrad) {
   grad_outputs->push_back(ops::Sub(scope, g, ops::Mul(scope, ops::Exp(scope, op.output(0)), sum)));
   return scope.status();
 }
-// loss_i = -sum_j labels_ij log softmax(x)_ij, backprop = softmax(x) - labels.
-// dx = g_loss backprop (+ the second-order term when backprop itself is
-// differentiated: (g_bp - sum(g_bp softmax)) softmax); dlabels = -g_loss
-// log_softmax(x).
-TW_GRAD_FN(SoftmaxXentGrad) {
-  const Output logits = In(op, 0), g_loss = ops::ExpandDims(scope, grad_inputs[0], -1);
+// The logits gradient of a cross-entropy op, whose outputs are loss_i and
+// backprop = softmax(x) - labels: g_loss backprop, plus, when backprop
+// itself is differentiated (g_bp), its Jacobian softmax's:
+// (g_bp - sum(g_bp softmax)) softmax.
+Output XentLogitsGrad(const Scope& scope, const Operation& op, const Output& g_loss,
+                      const Output& g_bp) {
   Output dx = ops::Mul(scope, g_loss, op.output(1));
-  if (!grad_util::IsZerosFill(grad_inputs[1])) {
-    const Output gb = grad_inputs[1];
-    Output softmax = ops::Softmax(scope, logits);
-    Output dot = ops::Sum(scope, ops::Mul(scope, gb, softmax), -1, ops::Sum::KeepDims(true));
-    dx = ops::Add(scope, dx, ops::Mul(scope, ops::Sub(scope, gb, dot), softmax));
-  }
-  grad_outputs->push_back(dx);
-  grad_outputs->push_back(ops::Mul(scope, g_loss, ops::Neg(scope, ops::LogSoftmax(scope, logits))));
+  if (grad_util::IsZerosFill(g_bp)) return dx;
+  Output softmax = ops::Softmax(scope, In(op, 0));
+  Output dot = ops::Sum(scope, ops::Mul(scope, g_bp, softmax), -1, ops::Sum::KeepDims(true));
+  return ops::Add(scope, dx, ops::Mul(scope, ops::Sub(scope, g_bp, dot), softmax));
+}
+// loss_i = -sum_j labels_ij log softmax(x)_ij: dx as above; dlabels =
+// -g_loss log_softmax(x).
+TW_GRAD_FN(SoftmaxXentGrad) {
+  const Output g_loss = ops::ExpandDims(scope, grad_inputs[0], -1);
+  grad_outputs->push_back(XentLogitsGrad(scope, op, g_loss, grad_inputs[1]));
+  grad_outputs->push_back(
+      ops::Mul(scope, g_loss, ops::Neg(scope, ops::LogSoftmax(scope, In(op, 0)))));
   return scope.status();
 }
-// As above with integer labels: dx = g_loss backprop; labels none.
+// As above with integer labels (no gradient).
 TW_GRAD_FN(SparseSoftmaxXentGrad) {
-  if (!grad_util::IsZerosFill(grad_inputs[1])) {
-    return absl::UnimplementedError(
-        absl::StrCat("Second derivative of SparseSoftmaxCrossEntropyWithLogits node '", op.name(),
-                     "' is not implemented"));
-  }
   grad_outputs->push_back(
-      ops::Mul(scope, ops::ExpandDims(scope, grad_inputs[0], -1), op.output(1)));
+      XentLogitsGrad(scope, op, ops::ExpandDims(scope, grad_inputs[0], -1), grad_inputs[1]));
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
@@ -146,6 +169,33 @@ TW_GRAD_FN(Conv2DBackpropFilterGrad) {
 TW_GRAD_FN(MaxPoolGrad) {
   grad_outputs->push_back(AddWithAttrsOf(
       scope, "MaxPoolGrad", {In(op, 0), op.output(0), grad_inputs[0]}, op, kPoolAttrs));
+  return scope.status();
+}
+// z = maxpool_grad(x, y, dy) routes dy to the window maxima of x: linear
+// in dy, d(dy) = maxpool_grad_grad(x, y, g) reads g at those maxima; x and
+// y only choose the positions (zero derivative almost everywhere).
+TW_GRAD_FN(MaxPoolGradGrad) {
+  const std::string padding = grad_util::Attr<std::string>(scope, op, "padding");
+  if (padding == "EXPLICIT") {
+    return absl::UnimplementedError(
+        absl::StrCat("Gradient of MaxPoolGrad node '", op.name(),
+                     "' with EXPLICIT padding: MaxPoolGradGrad takes SAME or VALID"));
+  }
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 0)));
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 1)));
+  grad_outputs->push_back(AddWithAttrsOf(scope, "MaxPoolGradGrad",
+                                         {In(op, 0), In(op, 1), grad_inputs[0]}, op,
+                                         {"T", "ksize", "strides", "padding", "data_format"}));
+  return scope.status();
+}
+// z = maxpool_grad_grad(x, y, dx) reads dx at the window maxima: its
+// adjoint routes g back there, d(dx) = maxpool_grad(x, y, g).
+TW_GRAD_FN(MaxPoolGradGradGrad) {
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 0)));
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 1)));
+  grad_outputs->push_back(AddWithAttrsOf(scope, "MaxPoolGrad",
+                                         {In(op, 0), In(op, 1), grad_inputs[0]}, op,
+                                         {"T", "ksize", "strides", "padding", "data_format"}));
   return scope.status();
 }
 // y = avgpool(x): g spread evenly over each window.
@@ -195,6 +245,72 @@ TW_GRAD_FN(FusedBatchNormGrad) {
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
+// z = FusedBatchNormGrad(dy, x, scale, mean, var) = (dx, dscale, doffset)
+// with gradients A, B, C of the three. Per channel, over its N values:
+// r = 1/sqrt(var + eps), xh = (x - mean) r, and in training mode the batch
+// statistics of x itself, so with P(u) = u - mean(u) - xh mean(u xh):
+//   dx = scale r P(dy), dscale = sum(dy xh), doffset = sum(dy).
+// P is self-adjoint and x -> xh has the Jacobian r P, so
+//   d(dy)    = scale r P(A) + B xh + C,
+//   d(scale) = sum(A r P(dy)),
+//   d(x)     = r (P(G) - mean(A dx) xh), G = B dy - scale r (A mean(dy xh)
+//                                            + dy mean(A xh)),
+// the last term from r's own dependence on x. Inference mode (fixed mean
+// and var): d(dy) = A scale r + B xh + C, d(x) = B dy r, d(scale) =
+// sum(A dy r). The mean and variance inputs get no gradient, as in TF and
+// as in the first-order gradient above. Layout NHWC or NCHW.
+TW_GRAD_FN(FusedBatchNormGradGrad) {
+  const bool training = grad_util::Attr<bool>(scope, op, "is_training", true);
+  const float epsilon = grad_util::Attr<float>(scope, op, "epsilon", 1e-4f);
+  const bool nchw = grad_util::Attr<std::string>(scope, op, "data_format", "NHWC") == "NCHW";
+  const Output axes = nchw ? ops::Const(scope, {0, 2, 3}) : ops::Const(scope, {0, 1, 2});
+  const auto mean = [&](const Output& t) {
+    return ops::Mean(scope, t, axes, ops::Mean::KeepDims(true));
+  };
+  const auto per_channel_sum = [&](const Output& t) {
+    return ops::Reshape(scope, ops::Sum(scope, t, axes), {-1});
+  };
+  // A [C] vector broadcastable against x.
+  const auto channel = [&](const Output& v) {
+    return nchw ? ops::Reshape(scope, v, {1, -1, 1, 1}) : v;
+  };
+  const Output dy = In(op, 0), x = In(op, 1), scale = channel(In(op, 2));
+  const Output a = grad_inputs[0], b = channel(grad_inputs[1]), c = channel(grad_inputs[2]);
+  const Output eps = ops::Cast(scope, ops::Const(scope, epsilon), x.type());
+  Output center = training ? mean(x) : channel(In(op, 3));
+  const Output xc = ops::Sub(scope, x, center);
+  Output var = training ? mean(ops::Square(scope, xc)) : channel(In(op, 4));
+  const Output r = ops::Rsqrt(scope, ops::Add(scope, var, eps));
+  const Output xh = ops::Mul(scope, xc, r);
+  const Output scale_r = ops::Mul(scope, scale, r);
+  Output grad_dy, grad_x, grad_scale;
+  if (training) {
+    const auto project = [&](const Output& u) {
+      return ops::Sub(scope, ops::Sub(scope, u, mean(u)),
+                      ops::Mul(scope, xh, mean(ops::Mul(scope, u, xh))));
+    };
+    const Output p_dy = project(dy);
+    const Output dx = ops::Mul(scope, scale_r, p_dy);
+    grad_dy = ops::AddN(scope, {ops::Mul(scope, scale_r, project(a)), ops::Mul(scope, b, xh),
+                                ops::Mul(scope, c, ops::OnesLike(scope, dy))});
+    grad_scale = per_channel_sum(ops::Mul(scope, a, ops::Mul(scope, r, p_dy)));
+    const Output g =
+        ops::Sub(scope, ops::Mul(scope, b, dy),
+                 ops::Mul(scope, scale_r,
+                          ops::Add(scope, ops::Mul(scope, a, mean(ops::Mul(scope, dy, xh))),
+                                   ops::Mul(scope, dy, mean(ops::Mul(scope, a, xh))))));
+    grad_x = ops::Mul(
+        scope, r, ops::Sub(scope, project(g), ops::Mul(scope, mean(ops::Mul(scope, a, dx)), xh)));
+  } else {
+    grad_dy = ops::AddN(scope, {ops::Mul(scope, a, scale_r), ops::Mul(scope, b, xh),
+                                ops::Mul(scope, c, ops::OnesLike(scope, dy))});
+    grad_x = ops::Mul(scope, ops::Mul(scope, b, dy), r);
+    grad_scale = per_channel_sum(ops::Mul(scope, ops::Mul(scope, a, dy), r));
+  }
+  *grad_outputs = {grad_dy, grad_x, grad_scale, NoGradient(), NoGradient()};
+  if (op.node()->IsOp("FusedBatchNormGradV3")) grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
 // y = sum(x^2) / 2: dx = x g.
 TW_GRAD_FN(L2LossGrad) {
   grad_outputs->push_back(ops::Mul(scope, In(op, 0), grad_inputs[0]));
@@ -203,10 +319,13 @@ TW_GRAD_FN(L2LossGrad) {
 
 TW_REGISTER_GRADIENT("BiasAdd", BiasAddGrad);
 TW_REGISTER_GRADIENT("BiasAddV1", BiasAddGrad);
+TW_REGISTER_GRADIENT("BiasAddGrad", BiasAddGradGrad);
 TW_REGISTER_GRADIENT("Relu", ReluGrad);
 TW_REGISTER_GRADIENT("ReluGrad", ReluGradGrad);
 TW_REGISTER_GRADIENT("Relu6", Relu6Grad);
+TW_REGISTER_GRADIENT("Relu6Grad", Relu6GradGrad);
 TW_REGISTER_GRADIENT("Elu", EluGrad);
+TW_REGISTER_GRADIENT("EluGrad", EluGradGrad);
 TW_REGISTER_GRADIENT("Softmax", SoftmaxGrad);
 TW_REGISTER_GRADIENT("LogSoftmax", LogSoftmaxGrad);
 TW_REGISTER_GRADIENT("SoftmaxCrossEntropyWithLogits", SoftmaxXentGrad);
@@ -215,11 +334,15 @@ TW_REGISTER_GRADIENT("Conv2D", Conv2DGrad);
 TW_REGISTER_GRADIENT("Conv2DBackpropInput", Conv2DBackpropInputGrad);
 TW_REGISTER_GRADIENT("Conv2DBackpropFilter", Conv2DBackpropFilterGrad);
 TW_REGISTER_GRADIENT("MaxPool", MaxPoolGrad);
+TW_REGISTER_GRADIENT("MaxPoolGrad", MaxPoolGradGrad);
+TW_REGISTER_GRADIENT("MaxPoolGradGrad", MaxPoolGradGradGrad);
 TW_REGISTER_GRADIENT("AvgPool", AvgPoolGrad);
 TW_REGISTER_GRADIENT("AvgPoolGrad", AvgPoolGradGrad);
 TW_REGISTER_GRADIENT("LRN", LRNGrad);
 TW_REGISTER_GRADIENT("FusedBatchNorm", FusedBatchNormGrad);
 TW_REGISTER_GRADIENT("FusedBatchNormV3", FusedBatchNormGrad);
+TW_REGISTER_GRADIENT("FusedBatchNormGrad", FusedBatchNormGradGrad);
+TW_REGISTER_GRADIENT("FusedBatchNormGradV3", FusedBatchNormGradGrad);
 TW_REGISTER_GRADIENT("L2Loss", L2LossGrad);
 
 TW_REGISTER_NO_GRADIENT("InTopK");

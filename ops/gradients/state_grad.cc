@@ -1,0 +1,63 @@
+// Ops no gradient flows through: variable updates (a training op's output
+// is the updated variable, not a function to differentiate), checkpoint and
+// string I/O, and the runtime's transfer and function-boundary ops. As TF's
+// state_grad.py, a backward pass reaching one of them stops there.
+#include "graph/grad_registry.h"
+
+namespace towerflow {
+namespace {
+
+// Variables and their updates.
+TW_REGISTER_NO_GRADIENT("Variable");
+TW_REGISTER_NO_GRADIENT("VariableV2");
+TW_REGISTER_NO_GRADIENT("DestroyResourceOp");
+TW_REGISTER_NO_GRADIENT("Assign");
+TW_REGISTER_NO_GRADIENT("AssignAdd");
+TW_REGISTER_NO_GRADIENT("AssignSub");
+TW_REGISTER_NO_GRADIENT("AssignVariableOp");
+TW_REGISTER_NO_GRADIENT("AssignAddVariableOp");
+TW_REGISTER_NO_GRADIENT("AssignSubVariableOp");
+TW_REGISTER_NO_GRADIENT("ScatterAdd");
+TW_REGISTER_NO_GRADIENT("ScatterSub");
+TW_REGISTER_NO_GRADIENT("ScatterUpdate");
+TW_REGISTER_NO_GRADIENT("ResourceScatterAdd");
+TW_REGISTER_NO_GRADIENT("ResourceScatterSub");
+TW_REGISTER_NO_GRADIENT("ResourceScatterUpdate");
+
+// Optimizer updates.
+TW_REGISTER_NO_GRADIENT("ApplyGradientDescent");
+TW_REGISTER_NO_GRADIENT("ApplyMomentum");
+TW_REGISTER_NO_GRADIENT("ApplyAdam");
+TW_REGISTER_NO_GRADIENT("ApplyAdagrad");
+TW_REGISTER_NO_GRADIENT("ApplyRMSProp");
+TW_REGISTER_NO_GRADIENT("SparseApplyMomentum");
+TW_REGISTER_NO_GRADIENT("SparseApplyAdagrad");
+TW_REGISTER_NO_GRADIENT("ResourceApplyGradientDescent");
+TW_REGISTER_NO_GRADIENT("ResourceApplyMomentum");
+TW_REGISTER_NO_GRADIENT("ResourceApplyAdam");
+TW_REGISTER_NO_GRADIENT("ResourceApplyAdagrad");
+TW_REGISTER_NO_GRADIENT("ResourceApplyRMSProp");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyMomentum");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyAdagrad");
+
+// Checkpoints and strings.
+TW_REGISTER_NO_GRADIENT("SaveV2");
+TW_REGISTER_NO_GRADIENT("RestoreV2");
+TW_REGISTER_NO_GRADIENT("MergeV2Checkpoints");
+TW_REGISTER_NO_GRADIENT("ShardedFilename");
+TW_REGISTER_NO_GRADIENT("StringJoin");
+TW_REGISTER_NO_GRADIENT("PrintV2");
+
+// Transfers and function boundaries (added by partitioning, after any
+// gradient was built).
+TW_REGISTER_NO_GRADIENT("Send");
+TW_REGISTER_NO_GRADIENT("Recv");
+TW_REGISTER_NO_GRADIENT("_Send");
+TW_REGISTER_NO_GRADIENT("_Recv");
+TW_REGISTER_NO_GRADIENT("_HostSend");
+TW_REGISTER_NO_GRADIENT("_HostRecv");
+TW_REGISTER_NO_GRADIENT("_Arg");
+TW_REGISTER_NO_GRADIENT("_Retval");
+
+}  // namespace
+}  // namespace towerflow
