@@ -10,6 +10,33 @@
 
 namespace towerflow {
 
+absl::StatusOr<Gradient> AddGradients(const Scope& scope, const std::vector<Gradient>& gradients) {
+  std::vector<Gradient> grads;
+  for (const Gradient& g : gradients) {
+    if (!g.is_none()) grads.push_back(g);
+  }
+  if (grads.empty()) return Gradient();
+  if (grads.size() == 1) return grads[0];
+  bool all_sparse = true;
+  for (const Gradient& g : grads) all_sparse &= g.is_sparse();
+  if (all_sparse) {
+    std::vector<Output> values, indices;
+    for (const Gradient& g : grads) {
+      values.push_back(g.slices().values);
+      indices.push_back(g.slices().indices);
+    }
+    IndexedSlices sum{ops::ConcatV2(scope, values, 0), ops::ConcatV2(scope, indices, 0),
+                      grads[0].slices().dense_shape};
+    TW_RETURN_IF_ERROR(scope.status());
+    return Gradient(sum);
+  }
+  std::vector<Output> dense;
+  for (const Gradient& g : grads) dense.push_back(Densify(scope, g));
+  Output sum = ops::AddN(scope, dense);
+  TW_RETURN_IF_ERROR(scope.status());
+  return Gradient(sum);
+}
+
 Output Densify(const Scope& scope, const Gradient& gradient) {
   if (!gradient.is_sparse()) return gradient.dense();
   const IndexedSlices& s = gradient.slices();
@@ -142,33 +169,9 @@ void GradientBuilder::MarkBetween() {
 }
 
 absl::StatusOr<Gradient> GradientBuilder::Sum(const Scope& scope, const Output& out) {
-  std::vector<Gradient> grads;
   auto it = arrived_.find(out);
-  if (it != arrived_.end()) {
-    for (const Gradient& g : it->second) {
-      if (!g.is_none()) grads.push_back(g);
-    }
-  }
-  if (grads.empty()) return Gradient();
-  if (grads.size() == 1) return grads[0];
-  bool all_sparse = true;
-  for (const Gradient& g : grads) all_sparse &= g.is_sparse();
-  if (all_sparse) {
-    std::vector<Output> values, indices;
-    for (const Gradient& g : grads) {
-      values.push_back(g.slices().values);
-      indices.push_back(g.slices().indices);
-    }
-    IndexedSlices sum{ops::ConcatV2(scope, values, 0), ops::ConcatV2(scope, indices, 0),
-                      grads[0].slices().dense_shape};
-    TW_RETURN_IF_ERROR(scope.status());
-    return Gradient(sum);
-  }
-  std::vector<Output> dense;
-  for (const Gradient& g : grads) dense.push_back(Densify(scope, g));
-  Output sum = ops::AddN(scope, dense);
-  TW_RETURN_IF_ERROR(scope.status());
-  return Gradient(sum);
+  if (it == arrived_.end()) return Gradient();
+  return AddGradients(scope, it->second);
 }
 
 void GradientBuilder::Send(const Edge* edge, const Gradient& grad) {

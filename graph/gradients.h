@@ -66,6 +66,11 @@ absl::StatusOr<std::vector<Gradient>> ComputeSymbolicGradients(
 // over the indices. Dense and none gradients are returned as they are.
 Output Densify(const Scope& scope, const Gradient& gradient);
 
+// The sum of `gradients`, as paths are summed: none ones left out (all none
+// gives none), IndexedSlices concatenated when all are, else densified and
+// added with AddN.
+absl::StatusOr<Gradient> AddGradients(const Scope& scope, const std::vector<Gradient>& gradients);
+
 }  // namespace towerflow
 
 #endif  // TOWERFLOW_GRAPH_GRADIENTS_H_

@@ -76,4 +76,9 @@ DeviceFactory* GetDeviceFactory(const std::string& device_type) {
   return it == r.factories.end() ? nullptr : it->second.get();
 }
 
+int NumLocalDevices(const std::string& device_type) {
+  DeviceFactory* factory = GetDeviceFactory(device_type);
+  return factory == nullptr ? 0 : factory->NumPresent();
+}
+
 }  // namespace towerflow

@@ -72,6 +72,9 @@ class DeviceFactory {
   // "/job:localhost/replica:0/task:0/device:<TYPE>:<i>".
   virtual absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
       int max_count, ThreadPool* intra_op_pool) = 0;
+  // How many devices of this type the machine has (CreateDevices(-1)'s
+  // count), without creating them.
+  virtual int NumPresent() const = 0;
 };
 
 // REQUIRES: one factory per device type; called from static initialisers.
@@ -79,6 +82,9 @@ void RegisterDeviceFactory(const std::string& device_type, std::unique_ptr<Devic
 // Registered device types, highest priority first.
 std::vector<std::string> RegisteredDeviceTypes();
 DeviceFactory* GetDeviceFactory(const std::string& device_type);
+// Devices of `device_type` present on this machine; 0 when the type has no
+// factory (a GPU in a CPU-only build).
+int NumLocalDevices(const std::string& device_type);
 
 // "/job:localhost/replica:0/task:0/device:CPU:3".
 std::string LocalDeviceName(const std::string& device_type, int index);

@@ -20,6 +20,7 @@ class CpuDeviceFactory final : public DeviceFactory {
     }
     return devices;
   }
+  int NumPresent() const override { return 1; }
 };
 
 [[maybe_unused]] const bool kCpuFactoryRegistered = [] {
