@@ -1,0 +1,367 @@
+#include "estimator/replicate_model_fn.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "estimator/tower_optimizer.h"
+#include "graph/device_name.h"
+#include "graph/variables.h"
+#include "ops/ops.h"
+#include "runtime/device.h"
+
+namespace towerflow {
+namespace {
+
+using estimator_internal::kDifferentOptimizerCalls;
+using estimator_internal::Replication;
+using estimator_internal::ScopedReplication;
+
+constexpr char kWrapOptimizers[] =
+    "Please wrap optimizers with TowerOptimizer in order to use replicate_model_fn with "
+    "multiple `devices`.";
+constexpr char kDifferentMetrics[] =
+    "Different `EstimatorSpec.eval_metric_ops` across `model_fn()` calls.";
+
+bool IsVariableOp(const Node& node) {
+  return node.IsOp("VarHandleOp") || node.IsOp("VariableV2") || node.IsOp("Variable");
+}
+
+// TF's local device setter; `next_ps` is shared by the towers so that
+// round-robin placement continues from tower to tower.
+DeviceFunction DeviceSetter(const std::string& worker, std::vector<std::string> ps,
+                            std::shared_ptr<size_t> next_ps) {
+  return [worker, ps = std::move(ps), next_ps](const Node& node) -> absl::StatusOr<std::string> {
+    std::string base = worker;
+    if (IsVariableOp(node) && !ps.empty()) base = ps[(*next_ps)++ % ps.size()];
+    TW_ASSIGN_OR_RETURN(DeviceSpec spec, DeviceSpec::Parse(base));
+    TW_ASSIGN_OR_RETURN(DeviceSpec inner, DeviceSpec::Parse(node.requested_device()));
+    spec.MergeFrom(inner);
+    return spec.ToString();
+  };
+}
+
+// One input split into towers, plus (for uneven splits) each tower's
+// share of the batch.
+struct Split {
+  std::vector<Output> shards;
+  std::vector<Output> weights;  // n * b_i / B (double); empty when even
+};
+
+absl::StatusOr<Split> SplitTensor(const Scope& s, const std::string& name, const Output& x, int n,
+                                  bool uneven) {
+  const PartialTensorShape& shape = x.shape();
+  if (!shape.unknown_rank() && shape.dims() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Input '", name, "' is a scalar; ReplicateModelFn splits inputs along dimension 0"));
+  }
+  const int64_t batch = shape.unknown_rank() ? -1 : shape.dim_size(0);
+  Split out;
+  if (batch >= 0 && batch % n != 0 && !uneven) {
+    return absl::InvalidArgumentError(absl::StrCat("Batch size ", batch,
+                                                   " needs to be divisible by the number of GPUs, "
+                                                   "which is ",
+                                                   n, "."));
+  }
+  if (!uneven) {
+    ops::Split split(s.WithOpName("split"), 0, x, n);
+    out.shards = split.output;
+    return out;
+  }
+  // Sizes q + 1 for the first B mod n towers, q for the rest.
+  std::vector<Output> sizes;
+  Output total;
+  if (batch >= 0) {
+    total = ops::Const(s, static_cast<int32_t>(batch));
+    for (int i = 0; i < n; ++i) {
+      sizes.push_back(ops::Const(s, static_cast<int32_t>(batch / n + (i < batch % n ? 1 : 0))));
+    }
+  } else {
+    total =
+        ops::StridedSlice(s, ops::Shape(s, x), {0}, {1}, {1}, ops::StridedSlice::ShrinkAxisMask(1));
+    Output q = ops::FloorDiv(s, total, n);
+    Output rem = ops::Sub(s, total, ops::Mul(s, q, n));
+    for (int i = 0; i < n; ++i) {
+      sizes.push_back(ops::Add(s, q, ops::Cast(s, ops::Less(s, i, rem), DT_INT32)));
+    }
+  }
+  ops::SplitV split(s.WithOpName("split"), x, ops::Pack(s, sizes), 0, n);
+  out.shards = split.output;
+  // In double, cast to the loss's type where used.
+  const Output total_d = ops::Cast(s, total, DT_DOUBLE);
+  for (int i = 0; i < n; ++i) {
+    out.weights.push_back(ops::RealDiv(
+        s, ops::Mul(s, ops::Cast(s, sizes[i], DT_DOUBLE), static_cast<double>(n)), total_d));
+  }
+  return out;
+}
+
+// Splits every tensor of `map` into n maps; the weights of the first
+// tensor go to `weights` when asked for.
+absl::Status SplitMap(const Scope& s, const FeatureMap& map, int n, bool uneven,
+                      std::vector<FeatureMap>* shards, std::vector<Output>* weights) {
+  shards->assign(n, FeatureMap());
+  for (const auto& [name, tensor] : map) {
+    TW_ASSIGN_OR_RETURN(Split split, SplitTensor(s, name, tensor, n, uneven));
+    for (int i = 0; i < n; ++i) (*shards)[i][name] = split.shards[i];
+    if (weights != nullptr && weights->empty()) *weights = split.weights;
+  }
+  return s.status();
+}
+
+// `tensors` joined along the batch on `s`'s device, named `name`.
+Output ConcatBatch(const Scope& s, const std::string& name, const std::vector<Output>& tensors) {
+  if (tensors.size() == 1) return ops::Identity(s.WithOpName(name), tensors[0]);
+  return ops::ConcatV2(s.WithOpName(name), tensors, 0);
+}
+
+// The same key of every tower's map, concatenated.
+absl::Status ConcatMaps(const Scope& s,
+                        const std::vector<const std::map<std::string, Output>*>& maps,
+                        std::map<std::string, Output>* out) {
+  for (const auto& [name, first] : *maps[0]) {
+    std::vector<Output> parts;
+    for (const auto* m : maps) {
+      auto it = m->find(name);
+      if (it == m->end() || !it->second.valid()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Tower ", parts.size(), " did not return '", name,
+                         "' (every model_fn call must return the same predictions)"));
+      }
+      parts.push_back(it->second);
+    }
+    (*out)[name] = ConcatBatch(s, name, parts);
+  }
+  return s.status();
+}
+
+// Adds the metric variables of towers 1.. into tower 0's and zeroes them,
+// after every tower's update ran: one op for all metrics.
+absl::StatusOr<Operation> ReduceMetrics(const Scope& root,
+                                        const std::vector<EstimatorSpec>& specs) {
+  std::vector<Operation> updates;
+  for (const EstimatorSpec& spec : specs) {
+    if (spec.eval_metric_ops.size() != specs[0].eval_metric_ops.size()) {
+      return absl::InvalidArgumentError(kDifferentMetrics);
+    }
+    for (const auto& [name, metric] : spec.eval_metric_ops) updates.push_back(metric.update);
+  }
+  const Scope s = root.NewSubScope("eval_metric_reduction").WithControlDependencies(updates);
+  std::vector<Operation> reduced;
+  for (const auto& [name, metric] : specs[0].eval_metric_ops) {
+    for (size_t t = 1; t < specs.size(); ++t) {
+      auto it = specs[t].eval_metric_ops.find(name);
+      if (it == specs[t].eval_metric_ops.end() ||
+          it->second.variables.size() != metric.variables.size()) {
+        return absl::InvalidArgumentError(kDifferentMetrics);
+      }
+    }
+    for (size_t j = 0; j < metric.variables.size(); ++j) {
+      const Variable& target = metric.variables[j];
+      std::vector<Output> replicas;
+      for (size_t t = 1; t < specs.size(); ++t) {
+        replicas.push_back(specs[t].eval_metric_ops.at(name).variables[j].value(s));
+      }
+      Output sum = replicas.size() == 1 ? replicas[0] : Output(ops::AddN(s, replicas));
+      reduced.push_back(ops::AssignAddVariableOp(s, target.handle(), sum).operation);
+      const Scope after_read = s.WithControlDependencies({sum.op()});
+      for (size_t t = 1; t < specs.size(); ++t) {
+        reduced.push_back(ops::AssignVariableOp(
+                              after_read, specs[t].eval_metric_ops.at(name).variables[j].handle(),
+                              ops::ZerosLike(after_read, sum))
+                              .operation);
+      }
+    }
+  }
+  Operation done =
+      ops::NoOp(root.WithControlDependencies(reduced).WithOpName("eval_metric_reduction"));
+  TW_RETURN_IF_ERROR(root.status());
+  return done;
+}
+
+class Replicator {
+ public:
+  Replicator(ModelFn model_fn, ReplicateOptions options, std::vector<std::string> devices)
+      : model_fn_(std::move(model_fn)), options_(std::move(options)), devices_(std::move(devices)) {
+    const bool single_gpu = devices_.size() == 1 && absl::StrContains(devices_[0], "GPU");
+    consolidation_ = single_gpu ? devices_[0] : "/device:CPU:0";
+    ps_devices_ = options_.variable_placement == VariablePlacement::kRoundRobin
+                      ? devices_
+                      : std::vector<std::string>{consolidation_};
+  }
+
+  EstimatorSpec operator()(const Scope& root, const FeatureMap& features, const FeatureMap& labels,
+                           ModeKeys mode, const Params& params) const {
+    EstimatorSpec result(mode);
+    if (root.ok()) root.UpdateStatus(Build(root, features, labels, mode, params, &result));
+    return result;
+  }
+
+ private:
+  absl::Status Build(const Scope& root, const FeatureMap& features, const FeatureMap& labels,
+                     ModeKeys mode, const Params& params, EstimatorSpec* result) const;
+
+  ModelFn model_fn_;
+  ReplicateOptions options_;
+  std::vector<std::string> devices_;
+  std::string consolidation_;
+  std::vector<std::string> ps_devices_;
+};
+
+absl::Status Replicator::Build(const Scope& root, const FeatureMap& features,
+                               const FeatureMap& labels, ModeKeys mode, const Params& params,
+                               EstimatorSpec* result) const {
+  const int n = static_cast<int>(devices_.size());
+  const Scope consolidation = root.WithDevice(consolidation_);
+  std::vector<FeatureMap> feature_shards(1, features), label_shards(1, labels);
+  std::vector<Output> weights;
+  if (n > 1) {
+    const Scope split = root.NewSubScope("split_inputs").WithDevice(consolidation_);
+    TW_RETURN_IF_ERROR(
+        SplitMap(split, features, n, options_.uneven_batches, &feature_shards, &weights));
+    TW_RETURN_IF_ERROR(SplitMap(split, labels, n, options_.uneven_batches, &label_shards, nullptr));
+  }
+  const bool mean = options_.loss_reduction == LossReduction::kMean && n > 1;
+  Replication replication;
+  replication.num_towers = n;
+  replication.apply_scope = root;
+  for (int i = 0; i < n; ++i) {
+    Output scale;
+    if (!weights.empty()) scale = weights[i];
+    if (mean) {
+      const double inv = 1.0 / static_cast<double>(n);
+      scale = scale.valid() ? Output(ops::Mul(consolidation, scale, inv)) : ops::Const(root, inv);
+    }
+    replication.loss_scale.push_back(scale);
+  }
+
+  // Build the towers.
+  const ScopedReplication active(&replication);
+  auto next_ps = std::make_shared<size_t>(0);
+  std::vector<EstimatorSpec> specs;
+  std::vector<Scope> towers;
+  std::vector<size_t> update_marks = {
+      GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps).size()};
+  for (int i = 0; i < n; ++i) {
+    replication.tower = i;
+    Scope tower = i == 0 ? root
+                         : root.NewSubScope(absl::StrCat("tower_", i))
+                               .WithVariableScope("", VariableReuse::kReuse);
+    tower = tower.WithDeviceFunction(DeviceSetter(devices_[i], ps_devices_, next_ps));
+    Params tower_params = params;
+    tower_params.tower_index = i;
+    tower_params.num_towers = n;
+    specs.push_back(model_fn_(tower, feature_shards[i],
+                              label_shards.size() > 1 ? label_shards[i] : labels, mode,
+                              tower_params));
+    TW_RETURN_IF_ERROR(root.status());
+    towers.push_back(tower);
+    update_marks.push_back(GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps).size());
+  }
+
+  // The reported loss.
+  if (mode != ModeKeys::kPredict) {
+    std::vector<Output> losses;
+    for (int i = 0; i < n; ++i) {
+      Output loss = specs[i].loss;
+      if (!loss.valid()) {
+        return absl::InvalidArgumentError(absl::StrCat("model_fn returned no loss for tower ", i,
+                                                       " in mode ", ModeKeyName(mode)));
+      }
+      if (replication.loss_scale[i].valid()) {
+        loss = ops::Mul(towers[i].WithOpName(mean ? "averaged_loss" : "weighted_loss"), loss,
+                        ops::Cast(towers[i], replication.loss_scale[i], loss.type()));
+      }
+      losses.push_back(loss);
+    }
+    result->loss = ops::AddN(consolidation.WithOpName("loss"), losses);
+  }
+
+  if (mode == ModeKeys::kTrain) {
+    if (n > 1 && !replication.tower_optimizer_used) {
+      return absl::InvalidArgumentError(kWrapOptimizers);
+    }
+    for (const auto& calls : replication.calls) {
+      if (calls.size() != replication.calls[0].size()) {
+        return absl::InvalidArgumentError(kDifferentOptimizerCalls);
+      }
+    }
+    std::vector<Operation> deps;
+    for (int i = 0; i < n; ++i) {
+      if (!specs[i].train_op.valid()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("model_fn returned no train_op for tower ", i, " in mode train"));
+      }
+      deps.push_back(specs[i].train_op);
+    }
+    const std::vector<Operation> update_ops =
+        GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps);
+    const size_t last =
+        options_.update_ops_from_first_tower_only ? update_marks[1] : update_marks[n];
+    for (size_t k = update_marks[0]; k < last; ++k) deps.push_back(update_ops[k]);
+    result->train_op =
+        ops::NoOp(consolidation.WithControlDependencies(deps).WithOpName("train_op"));
+  }
+
+  if (mode == ModeKeys::kEval) {
+    if (n == 1) {
+      result->eval_metric_ops = specs[0].eval_metric_ops;
+    } else {
+      TW_ASSIGN_OR_RETURN(Operation reduced, ReduceMetrics(root, specs));
+      for (const auto& [name, metric] : specs[0].eval_metric_ops) {
+        result->eval_metric_ops[name] = train::Metric{metric.value, reduced, metric.variables};
+      }
+    }
+  }
+
+  std::vector<const std::map<std::string, Output>*> predictions, exports;
+  for (const EstimatorSpec& spec : specs) {
+    predictions.push_back(&spec.predictions);
+    exports.push_back(&spec.export_outputs);
+  }
+  TW_RETURN_IF_ERROR(
+      ConcatMaps(consolidation.NewSubScope("predictions"), predictions, &result->predictions));
+  TW_RETURN_IF_ERROR(
+      ConcatMaps(consolidation.NewSubScope("export_outputs"), exports, &result->export_outputs));
+  return root.status();
+}
+
+}  // namespace
+
+DeviceFunction LocalDeviceSetter(const std::string& worker_device,
+                                 const std::vector<std::string>& ps_devices) {
+  return DeviceSetter(worker_device, ps_devices, std::make_shared<size_t>(0));
+}
+
+absl::StatusOr<std::vector<std::string>> ReplicationDevices(const ReplicateOptions& options) {
+  std::vector<std::string> devices;
+  if (options.devices.empty()) {
+    const int gpus = NumLocalDevices(kDeviceGpu);
+    for (int i = 0; i < gpus; ++i) devices.push_back(absl::StrCat("/device:GPU:", i));
+    if (devices.empty()) devices.push_back("/device:CPU:0");
+    return devices;
+  }
+  for (const std::string& d : options.devices) {
+    TW_ASSIGN_OR_RETURN(std::string canonical, CanonicalDeviceName(d));
+    if (canonical.empty()) {
+      return absl::InvalidArgumentError("ReplicateModelFn got an empty device string");
+    }
+    devices.push_back(canonical);
+  }
+  return devices;
+}
+
+absl::StatusOr<ModelFn> ReplicateModelFn(ModelFn model_fn, const ReplicateOptions& options) {
+  if (options.loss_reduction == LossReduction::kNone) {
+    return absl::InvalidArgumentError(
+        "Tower losses need to be reduced in some way, yet NONE `loss_reduction` was given; "
+        "use SUM or MEAN.");
+  }
+  if (!model_fn) return absl::InvalidArgumentError("ReplicateModelFn got an empty model_fn");
+  TW_ASSIGN_OR_RETURN(std::vector<std::string> devices, ReplicationDevices(options));
+  return ModelFn(Replicator(std::move(model_fn), options, std::move(devices)));
+}
+
+}  // namespace towerflow

@@ -1,0 +1,83 @@
+// ReplicateModelFn: TF's tf.contrib.estimator.replicate_model_fn. Turns a
+// single-device model_fn into one that builds a tower per device.
+//
+//   ReplicateOptions options;
+//   options.devices = {"/cpu:0", "/cpu:1"};   // empty: every GPU, else the CPU
+//   TW_ASSIGN_OR_RETURN(ModelFn replicated, ReplicateModelFn(MyModel, options));
+//   EstimatorSpec spec = replicated(root, features, labels, ModeKeys::kTrain, params);
+//
+// The replicated model_fn, as TF's:
+// - splits every feature and label along the batch (dimension 0) under
+//   "split_inputs/" on the consolidation device: the only device when it is
+//   a single GPU, else "/device:CPU:0". A batch that does not divide by the
+//   number of towers is InvalidArgument "Batch size N needs to be divisible
+//   by the number of GPUs, which is K." unless `uneven_batches`;
+// - calls model_fn once per device: tower 0 with no name prefix, tower i
+//   under "tower_i/", towers after the first reusing the variables (variable
+//   scope reuse). A device setter puts variable ops on the parameter-server
+//   device(s) (the consolidation device; every tower's device in turn with
+//   kRoundRobin) and every other op on the tower's device; a device the
+//   model_fn sets explicitly is merged in and wins. Params::tower_index
+//   tells model_fn which tower it builds;
+// - reports `loss` = AddN of the tower losses on the consolidation device.
+//   kSum adds them; kMean first divides each by the number of towers
+//   ("averaged_loss"), for the gradients too; kNone is refused;
+// - TRAIN: towers must use TowerOptimizer (with several devices), which
+//   sums the gradients per variable and applies once. train_op runs every
+//   tower's train op and the update ops (GraphKeys::kUpdateOps, e.g. batch
+//   norm moving averages) of every tower, or of tower 0 only with
+//   `update_ops_from_first_tower_only` (what the CIFAR-10 tutorial did);
+// - EVAL: every tower's metric updates run, then the metric variables of
+//   towers 1..n-1 are added into tower 0's and zeroed, so the reduction is
+//   idempotent; metric values are tower 0's;
+// - PREDICT: predictions and export outputs concatenated along the batch.
+//
+// Beyond TF, `uneven_batches` splits a batch of B over n towers as evenly as
+// possible (sizes differ by at most one) and weighs tower i's loss by
+// n * b_i / B, so that for losses that are means over their examples the
+// SUM and MEAN reductions give exactly what an even split would.
+#ifndef TOWERFLOW_ESTIMATOR_REPLICATE_MODEL_FN_H_
+#define TOWERFLOW_ESTIMATOR_REPLICATE_MODEL_FN_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "estimator/model_fn.h"
+#include "graph/scope.h"
+
+namespace towerflow {
+
+enum class LossReduction { kSum, kMean, kNone };
+
+enum class VariablePlacement {
+  kConsolidationDevice,  // every variable on the consolidation device
+  kRoundRobin,           // variables spread over the tower devices in turn
+};
+
+struct ReplicateOptions {
+  // Any TF spelling ("/gpu:1", "/device:CPU:0"); empty: every local GPU,
+  // or the CPU when there is none.
+  std::vector<std::string> devices;
+  LossReduction loss_reduction = LossReduction::kSum;
+  VariablePlacement variable_placement = VariablePlacement::kConsolidationDevice;
+  bool uneven_batches = false;
+  bool update_ops_from_first_tower_only = false;
+};
+
+// InvalidArgument for kNone or an unparsable device.
+absl::StatusOr<ModelFn> ReplicateModelFn(ModelFn model_fn, const ReplicateOptions& options = {});
+
+// The devices ReplicateModelFn would use for `options`, canonical
+// ("/device:GPU:0").
+absl::StatusOr<std::vector<std::string>> ReplicationDevices(const ReplicateOptions& options);
+
+// TF's local device setter: variable ops (Variable, VariableV2, VarHandleOp)
+// to ps_devices[strategy], every other op to `worker_device`; the node's
+// own (inner) device spec is merged over either.
+DeviceFunction LocalDeviceSetter(const std::string& worker_device,
+                                 const std::vector<std::string>& ps_devices);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_ESTIMATOR_REPLICATE_MODEL_FN_H_

@@ -1,0 +1,432 @@
+// ReplicateModelFn and TowerOptimizer with TF's replicate_model_fn_test
+// numbers: c = 10, features [[1], [2]], labels [[1], [2]],
+// loss = sum |features c - labels|, GradientDescent(1.0), two towers.
+#include "estimator/replicate_model_fn.h"
+
+#include <map>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "estimator/tower_optimizer.h"
+#include "gmock/gmock.h"
+#include "graph/variables.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_test_matchers.h"
+#include "ops/ops.h"
+#include "runtime/client_session.h"
+#include "tests/test_util.h"
+#include "train/metrics.h"
+#include "train/optimizers.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Options of the test model, read from Params.
+struct ModelKnobs {
+  bool plain_optimizer = false;  // a GradientDescentOptimizer not wrapped
+  bool mean_loss = false;        // mean instead of sum over the tower's rows
+  int optimizer_calls = 1;       // Minimize calls per tower (tower 1: "tower1_calls")
+};
+
+EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const FeatureMap& labels,
+                          ModeKeys mode, const Params& params) {
+  Variable c = GetVariable(s, "c", TensorShape({}), DT_DOUBLE, initializers::Constant(10.0));
+  Output predictions = ops::Mul(s, features.at("x"), c.value());
+  EstimatorSpec spec(mode);
+  spec.predictions["probabilities"] = predictions;
+  if (mode == ModeKeys::kPredict) return spec;
+  Output error = ops::Abs(s, ops::Sub(s, predictions, labels.at("y")));
+  spec.loss = params.Get("mean_loss") != 0 ? Output(ops::Mean(s, error, {0, 1}))
+                                           : Output(ops::Sum(s, error, {0, 1}));
+  spec.eval_metric_ops["accuracy"] = train::Accuracy(s, labels.at("y"), predictions);
+  spec.eval_metric_ops["mean_prediction"] = train::Mean(s, predictions);
+  if (mode != ModeKeys::kTrain) return spec;
+  const double lr = params.Get("learning_rate", 1.0);
+  if (params.Get("plain_optimizer") != 0) {
+    train::GradientDescentOptimizer plain(lr);
+    absl::StatusOr<Operation> op = plain.Minimize(s, spec.loss);
+    if (op.ok()) spec.train_op = *op;
+    s.UpdateStatus(op.status());
+    return spec;
+  }
+  int calls = static_cast<int>(params.Get("optimizer_calls", 1));
+  if (params.tower_index == 1) calls = static_cast<int>(params.Get("tower1_calls", calls));
+  std::vector<Operation> ops;
+  for (int k = 0; k < calls; ++k) {
+    TowerOptimizer opt(std::make_shared<train::GradientDescentOptimizer>(lr));
+    absl::StatusOr<Operation> op = opt.Minimize(s, spec.loss);
+    s.UpdateStatus(op.status());
+    if (!op.ok()) return spec;
+    ops.push_back(*op);
+  }
+  spec.train_op = ops::NoOp(s.WithControlDependencies(ops));
+  return spec;
+}
+
+SessionOptions TwoCpus() {
+  SessionOptions options;
+  options.device_count["CPU"] = 2;
+  options.allow_soft_placement = true;
+  return options;
+}
+
+ReplicateOptions Devices(std::vector<std::string> devices,
+                         LossReduction reduction = LossReduction::kSum) {
+  ReplicateOptions options;
+  options.devices = std::move(devices);
+  options.loss_reduction = reduction;
+  return options;
+}
+
+struct Built {
+  Scope root = Scope::NewRootScope();
+  EstimatorSpec spec;
+};
+
+// Builds the replicated LinearModel over `x` and `y` (rows of one column).
+std::unique_ptr<Built> Build(const ReplicateOptions& options, ModeKeys mode,
+                             const std::vector<double>& x, const std::vector<double>& y,
+                             Params params = {}) {
+  auto b = std::make_unique<Built>();
+  absl::StatusOr<ModelFn> fn = ReplicateModelFn(LinearModel, options);
+  EXPECT_TRUE(fn.ok()) << fn.status();
+  if (!fn.ok()) return b;
+  const TensorShape shape({static_cast<int64_t>(x.size()), 1});
+  FeatureMap features = {
+      {"x", ops::Const(b->root, MakeTensorProto<double>(absl::MakeConstSpan(x), shape))}};
+  FeatureMap labels;
+  if (!y.empty()) {
+    labels["y"] = ops::Const(b->root, MakeTensorProto<double>(absl::MakeConstSpan(y), shape));
+  }
+  b->spec = (*fn)(b->root, features, labels, mode, params);
+  return b;
+}
+
+double RunScalar(ClientSession& session, const Output& out) {
+  std::vector<Tensor> got;
+  absl::Status st = session.Run({out}, &got);
+  EXPECT_TRUE(st.ok()) << st;
+  return st.ok() ? got[0].data<double>()[0] : -1;
+}
+
+Output VariableC(const Scope& root) {
+  for (const Variable& v : GetVariables(*root.graph())) {
+    if (v.name() == "c") return v.value(root.NewSubScope("check"));
+  }
+  ADD_FAILURE() << "no variable c";
+  return Output();
+}
+
+// Trains one step; returns (loss before, c after).
+std::pair<double, double> TrainOneStep(const Built& b) {
+  ClientSession session(b.root, TwoCpus());
+  std::vector<Tensor> out;
+  EXPECT_TRUE(session.Run({}, {}, {GlobalVariablesInitializer(b.root)}, &out).ok());
+  const double loss = RunScalar(session, b.spec.loss);
+  absl::Status st = session.Run({}, {}, {b.spec.train_op}, &out);
+  EXPECT_TRUE(st.ok()) << st;
+  return {loss, RunScalar(session, VariableC(b.root))};
+}
+
+class ReplicateTrainTest : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+TEST_P(ReplicateTrainTest, SumReduction) {
+  // loss = (1 * 10 - 1) + (2 * 10 - 2) = 27; d loss / dc = 1 + 2 = 3, c = 10 - 3.
+  auto b = Build(Devices(GetParam()), ModeKeys::kTrain, {1, 2}, {1, 2});
+  TW_ASSERT_OK(b->root.status());
+  auto [loss, c] = TrainOneStep(*b);
+  EXPECT_EQ(loss, 27.0);
+  EXPECT_EQ(c, 7.0);
+}
+
+TEST_P(ReplicateTrainTest, MeanReduction) {
+  auto b = Build(Devices(GetParam(), LossReduction::kMean), ModeKeys::kTrain, {1, 2}, {1, 2});
+  TW_ASSERT_OK(b->root.status());
+  auto [loss, c] = TrainOneStep(*b);
+  EXPECT_EQ(loss, 13.5);
+  EXPECT_EQ(c, 8.5);
+}
+
+// Two virtual CPU devices, and two GPUs placed softly on the CPU when the
+// machine has none.
+INSTANTIATE_TEST_SUITE_P(Devices, ReplicateTrainTest,
+                         ::testing::Values(std::vector<std::string>{"/cpu:0", "/cpu:1"},
+                                           std::vector<std::string>{"/gpu:0", "/gpu:1"}));
+
+TEST(ReplicateModelFnTest, OneTowerNeedsNoTowerOptimizer) {
+  Params params;
+  params.values["plain_optimizer"] = 1;
+  auto b = Build(Devices({"/cpu:0"}), ModeKeys::kTrain, {1, 2}, {1, 2}, params);
+  TW_ASSERT_OK(b->root.status());
+  auto [loss, c] = TrainOneStep(*b);
+  EXPECT_EQ(loss, 27.0);
+  EXPECT_EQ(c, 7.0);
+}
+
+TEST(ReplicateModelFnTest, PlainOptimizerWithSeveralDevicesIsAnError) {
+  Params params;
+  params.values["plain_optimizer"] = 1;
+  auto b = Build(Devices({"/cpu:0", "/cpu:1"}), ModeKeys::kTrain, {1, 2}, {1, 2}, params);
+  EXPECT_THAT(b->root.status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Please wrap optimizers with TowerOptimizer in order to use "
+                                "replicate_model_fn with multiple `devices`."));
+}
+
+TEST(ReplicateModelFnTest, SeveralOptimizerCallsPerTower) {
+  // Two applies of the same gradient (3): c = 10 - 3 - 3.
+  Params params;
+  params.values["optimizer_calls"] = 2;
+  auto b = Build(Devices({"/cpu:0", "/cpu:1"}), ModeKeys::kTrain, {1, 2}, {1, 2}, params);
+  TW_ASSERT_OK(b->root.status());
+  EXPECT_EQ(TrainOneStep(*b).second, 4.0);
+}
+
+TEST(ReplicateModelFnTest, DifferentOptimizerCallsAreAnError) {
+  for (double tower1_calls : {1.0, 3.0}) {
+    Params params;
+    params.values["optimizer_calls"] = 2;
+    params.values["tower1_calls"] = tower1_calls;
+    auto b = Build(Devices({"/cpu:0", "/cpu:1"}), ModeKeys::kTrain, {1, 2}, {1, 2}, params);
+    EXPECT_THAT(b->root.status(),
+                testing::StatusIs(
+                    absl::StatusCode::kInvalidArgument,
+                    "Each invocation of model_fn was supposed to make the same optimizer calls."))
+        << tower1_calls;
+  }
+}
+
+TEST(ReplicateModelFnTest, IndivisibleBatchIsAnError) {
+  auto b = Build(Devices({"/cpu:0", "/cpu:1"}), ModeKeys::kTrain, {1, 2, 3}, {1, 2, 3});
+  EXPECT_THAT(b->root.status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Batch size 3 needs to be divisible by the number of GPUs, "
+                                "which is 2."));
+}
+
+TEST(ReplicateModelFnTest, NoneReductionIsRefusedAtWrapTime) {
+  absl::StatusOr<ModelFn> fn =
+      ReplicateModelFn(LinearModel, Devices({"/cpu:0", "/cpu:1"}, LossReduction::kNone));
+  EXPECT_EQ(fn.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(fn.status().message(), HasSubstr("NONE"));
+  EXPECT_EQ(ReplicateModelFn(LinearModel, Devices({"/bogus:0"})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ReplicateModelFnTest, UnevenBatchMatchesOneTower) {
+  // Rows 1, 2, 3 with a mean loss: towers get [1, 2] and [3], weighed 4/3
+  // and 2/3. MEAN gives the one-tower mean |9x| = 18 and gradient mean(x)
+  // = 2, so c = 8, exactly as one tower on the whole batch.
+  Params params;
+  params.values["mean_loss"] = 1;
+  ReplicateOptions uneven = Devices({"/cpu:0", "/cpu:1"}, LossReduction::kMean);
+  uneven.uneven_batches = true;
+  auto two = Build(uneven, ModeKeys::kTrain, {1, 2, 3}, {1, 2, 3}, params);
+  TW_ASSERT_OK(two->root.status());
+  auto one = Build(Devices({"/cpu:0"}), ModeKeys::kTrain, {1, 2, 3}, {1, 2, 3}, params);
+  TW_ASSERT_OK(one->root.status());
+  auto [loss2, c2] = TrainOneStep(*two);
+  auto [loss1, c1] = TrainOneStep(*one);
+  EXPECT_DOUBLE_EQ(loss2, 18.0);
+  EXPECT_DOUBLE_EQ(c2, 8.0);
+  EXPECT_DOUBLE_EQ(loss1, loss2);
+  EXPECT_DOUBLE_EQ(c1, c2);
+  // SUM: n times the mean, as with an even split.
+  uneven.loss_reduction = LossReduction::kSum;
+  auto sum = Build(uneven, ModeKeys::kTrain, {1, 2, 3}, {1, 2, 3}, params);
+  TW_ASSERT_OK(sum->root.status());
+  EXPECT_DOUBLE_EQ(TrainOneStep(*sum).first, 36.0);
+}
+
+TEST(ReplicateModelFnTest, UnevenBatchOfRunTimeSize) {
+  Params params;
+  params.values["mean_loss"] = 1;
+  ReplicateOptions uneven = Devices({"/cpu:0", "/cpu:1"}, LossReduction::kMean);
+  uneven.uneven_batches = true;
+  Scope root = Scope::NewRootScope();
+  Output x = ops::Placeholder(root, DT_DOUBLE, ops::Placeholder::Shape({-1, 1}));
+  Output y = ops::Placeholder(root, DT_DOUBLE, ops::Placeholder::Shape({-1, 1}));
+  TW_ASSERT_OK_AND_ASSIGN(ModelFn fn, ReplicateModelFn(LinearModel, uneven));
+  EstimatorSpec spec = fn(root, {{"x", x}}, {{"y", y}}, ModeKeys::kTrain, params);
+  TW_ASSERT_OK(root.status());
+  ClientSession session(root, TwoCpus());
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(root)}, &out));
+  TW_ASSERT_OK(session.Run({{x, Input::Initializer({1.0, 2.0, 3.0}, TensorShape({3, 1}))},
+                            {y, Input::Initializer({1.0, 2.0, 3.0}, TensorShape({3, 1}))}},
+                           {spec.loss}, &out));
+  EXPECT_DOUBLE_EQ(out[0].data<double>()[0], 18.0);
+}
+
+TEST(ReplicateModelFnTest, EvalReducesMetricsIdempotently) {
+  auto b = Build(Devices({"/cpu:0", "/cpu:1"}), ModeKeys::kEval, {1, 2}, {1, 2});
+  TW_ASSERT_OK(b->root.status());
+  ClientSession session(b->root, TwoCpus());
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(b->root)}, &out));
+  TW_ASSERT_OK(session.Run({}, {}, {LocalVariablesInitializer(b->root)}, &out));
+  EXPECT_EQ(RunScalar(session, b->spec.loss), 27.0);
+  const train::Metric& mean = b->spec.eval_metric_ops.at("mean_prediction");
+  const train::Metric& accuracy = b->spec.eval_metric_ops.at("accuracy");
+  // Two evaluation batches: tower 0 sees 10 twice, tower 1 sees 20 twice.
+  for (int step = 0; step < 2; ++step) {
+    TW_ASSERT_OK(session.Run({}, {}, {mean.update, accuracy.update}, &out));
+  }
+  TW_ASSERT_OK(session.Run({mean.value, accuracy.value}, &out));
+  EXPECT_FLOAT_EQ(out[0].data<float>()[0], 15.0f);
+  EXPECT_FLOAT_EQ(out[1].data<float>()[0], 0.0f);
+}
+
+TEST(ReplicateModelFnTest, PredictConcatenatesWithoutLabels) {
+  auto b = Build(Devices({"/cpu:0", "/cpu:1"}), ModeKeys::kPredict, {1, 2}, {});
+  TW_ASSERT_OK(b->root.status());
+  ClientSession session(b->root, TwoCpus());
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(b->root)}, &out));
+  TW_ASSERT_OK(session.Run({b->spec.predictions.at("probabilities")}, &out));
+  EXPECT_THAT(out[0], TensorIs<double>({2, 1}, {10, 20}));
+}
+
+// node name -> requested device of the graph built so far.
+std::map<std::string, std::string> Devices(const Scope& root) {
+  std::map<std::string, std::string> out;
+  absl::StatusOr<GraphDef> def = root.ToGraphDef();
+  EXPECT_TRUE(def.ok()) << def.status();
+  if (!def.ok()) return out;
+  for (const NodeDef& node : def->node()) out[node.name()] = node.device();
+  return out;
+}
+
+TEST(ReplicateModelFnTest, NamesAndPlacement) {
+  auto b = Build(Devices({"/cpu:0", "/cpu:1"}), ModeKeys::kTrain, {1, 2}, {1, 2});
+  TW_ASSERT_OK(b->root.status());
+  const std::map<std::string, std::string> devices = Devices(b->root);
+  // One variable, on the consolidation device; tower 0 unprefixed, tower 1
+  // under tower_1/ on its device; inputs split under split_inputs/.
+  EXPECT_EQ(devices.at("c"), "/device:CPU:0");
+  EXPECT_EQ(devices.count("tower_1/c"), 0u);
+  EXPECT_EQ(devices.at("Mul"), "/device:CPU:0");
+  EXPECT_EQ(devices.at("tower_1/Mul"), "/device:CPU:1");
+  EXPECT_EQ(devices.at("split_inputs/split"), "/device:CPU:0");    // x
+  EXPECT_EQ(devices.at("split_inputs/split_1"), "/device:CPU:0");  // y
+  EXPECT_EQ(devices.at("train_op_placeholder"), "/device:CPU:0");  // tower 0 does not apply
+  EXPECT_EQ(devices.at("loss"), "/device:CPU:0");
+  bool aggregated = false;
+  for (const auto& [name, device] : devices) {
+    if (absl::StartsWith(name, "gradient_aggregating/AddN")) {
+      aggregated = true;
+      EXPECT_EQ(device, "/device:CPU:0") << name;
+    }
+  }
+  EXPECT_TRUE(aggregated);
+}
+
+TEST(ReplicateModelFnTest, TowerIndexRoundRobinAndExplicitDevices) {
+  std::vector<int> seen;
+  ModelFn model = [&seen](const Scope& s, const FeatureMap& f, const FeatureMap&, ModeKeys mode,
+                          const Params& p) {
+    seen.push_back(p.tower_index * 10 + p.num_towers);
+    Variable a = GetVariable(s, "a", TensorShape({}), DT_DOUBLE, initializers::Constant(1.0));
+    Variable b = GetVariable(s, "b", TensorShape({}), DT_DOUBLE, initializers::Constant(2.0));
+    EstimatorSpec spec(mode);
+    // An explicit device inside the model wins over the tower's.
+    spec.predictions["y"] =
+        ops::Mul(s.WithDevice("/cpu:0").WithOpName("pinned"), f.at("x"), a.value());
+    spec.predictions["z"] = ops::Mul(s.WithOpName("free"), f.at("x"), b.value());
+    return spec;
+  };
+  ReplicateOptions options = Devices({"/cpu:0", "/cpu:1"});
+  options.variable_placement = VariablePlacement::kRoundRobin;
+  TW_ASSERT_OK_AND_ASSIGN(ModelFn fn, ReplicateModelFn(model, options));
+  Scope root = Scope::NewRootScope();
+  fn(root, {{"x", ops::Const(root, {{1.0}, {2.0}})}}, {}, ModeKeys::kPredict, Params());
+  TW_ASSERT_OK(root.status());
+  EXPECT_EQ(seen, (std::vector<int>{2, 12}));
+  const std::map<std::string, std::string> devices = Devices(root);
+  EXPECT_EQ(devices.at("a"), "/device:CPU:0");
+  EXPECT_EQ(devices.at("b"), "/device:CPU:1");
+  EXPECT_EQ(devices.at("tower_1/pinned"), "/device:CPU:0");
+  EXPECT_EQ(devices.at("tower_1/free"), "/device:CPU:1");
+  ClientSession session(root, TwoCpus());
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(root)}, &out));
+  TW_ASSERT_OK(session.Run({}, {}, {}, &out));
+}
+
+TEST(ReplicateModelFnTest, UpdateOpsOfEveryTowerOrTheFirst) {
+  // Each tower adds one "count += 1" to kUpdateOps (the shared variable
+  // counts how many ran).
+  ModelFn model = [](const Scope& s, const FeatureMap& f, const FeatureMap& l, ModeKeys mode,
+                     const Params& p) {
+    EstimatorSpec spec = LinearModel(s, f, l, mode, p);
+    VariableOptions local;
+    local.trainable = false;
+    Variable count =
+        GetVariable(s, "count", TensorShape({}), DT_DOUBLE, initializers::Zeros(), local);
+    AddToCollection(s.graph(), GraphKeys::kUpdateOps,
+                    ops::AssignAddVariableOp(s, count.handle(), 1.0).operation);
+    return spec;
+  };
+  for (bool first_only : {false, true}) {
+    ReplicateOptions options = Devices({"/cpu:0", "/cpu:1"});
+    options.update_ops_from_first_tower_only = first_only;
+    TW_ASSERT_OK_AND_ASSIGN(ModelFn fn, ReplicateModelFn(model, options));
+    Scope root = Scope::NewRootScope();
+    EstimatorSpec spec = fn(root, {{"x", ops::Const(root, {{1.0}, {2.0}})}},
+                            {{"y", ops::Const(root, {{1.0}, {2.0}})}}, ModeKeys::kTrain, Params());
+    TW_ASSERT_OK(root.status());
+    Output count;
+    for (const Variable& v : GetVariables(*root.graph())) {
+      if (v.name() == "count") count = v.value(root.NewSubScope("check"));
+    }
+    ClientSession session(root, TwoCpus());
+    std::vector<Tensor> out;
+    TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(root)}, &out));
+    TW_ASSERT_OK(session.Run({}, {}, {spec.train_op}, &out));
+    EXPECT_EQ(RunScalar(session, count), first_only ? 1.0 : 2.0);
+  }
+}
+
+TEST(AggregateTowerGradientsTest, DenseSparseMixedAndNone) {
+  Scope root = Scope::NewRootScope();
+  Variable w = GetVariable(root, "w", TensorShape({3, 2}), DT_FLOAT, initializers::Zeros());
+  Variable unused = GetVariable(root, "unused", TensorShape({}), DT_FLOAT, initializers::Zeros());
+  const Output shape = ops::Const(root, {3, 2});
+  auto slices = [&](std::initializer_list<float> values, std::initializer_list<int32_t> rows) {
+    const int64_t n = static_cast<int64_t>(rows.size());
+    return IndexedSlices{ops::Const(root, Input::Initializer(values, TensorShape({n, 2}))),
+                         ops::Const(root, Input::Initializer(rows, TensorShape({n}))), shape};
+  };
+  // IndexedSlices from both towers: concatenated, rows kept apart.
+  std::vector<std::vector<train::GradAndVar>> sparse = {
+      {{slices({1, 2}, {0}), w}, {Gradient(), unused}},
+      {{slices({3, 4, 5, 6}, {2, 0}), w}, {Gradient(), unused}}};
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<train::GradAndVar> summed,
+                          AggregateTowerGradients(root.NewSubScope("agg"), sparse));
+  ASSERT_TRUE(summed[0].grad.is_sparse());
+  EXPECT_TRUE(summed[1].grad.is_none());
+  // A dense and a sparse gradient: the sparse one densified, then AddN.
+  std::vector<std::vector<train::GradAndVar>> mixed = {
+      {{ops::Const(root, {{1.f, 1.f}, {1.f, 1.f}, {1.f, 1.f}}), w}}, {{slices({3, 4}, {2}), w}}};
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<train::GradAndVar> added,
+                          AggregateTowerGradients(root.NewSubScope("agg"), mixed));
+  ASSERT_FALSE(added[0].grad.is_sparse());
+  ClientSession session(root);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run(
+      {summed[0].grad.slices().values, summed[0].grad.slices().indices, added[0].grad.dense()},
+      &out));
+  EXPECT_THAT(out[0], TensorIs<float>({3, 2}, {1, 2, 3, 4, 5, 6}));
+  EXPECT_THAT(out[1], TensorIs<int32_t>({3}, {0, 2, 0}));
+  EXPECT_THAT(out[2], TensorIs<float>({3, 2}, {1, 1, 1, 1, 4, 5}));
+  // Towers that disagree on the variables are the "same optimizer calls" error.
+  std::vector<std::vector<train::GradAndVar>> different = {{{Gradient(), w}},
+                                                           {{Gradient(), unused}}};
+  EXPECT_EQ(AggregateTowerGradients(root, different).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace towerflow

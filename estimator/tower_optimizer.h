@@ -1,0 +1,104 @@
+// TowerOptimizer: TF's tf.contrib.estimator.TowerOptimizer. Wraps any
+// optimizer so that a model_fn replicated by ReplicateModelFn computes its
+// gradients per tower and applies them once.
+//
+//   EstimatorSpec MyModel(const Scope& s, ...) {
+//     ...
+//     TowerOptimizer opt(std::make_unique<train::MomentumOptimizer>(0.1, 0.9));
+//     spec.train_op = *opt.Minimize(s, loss, train::GetOrCreateGlobalStep(s));
+//   }
+//
+// Under ReplicateModelFn, each tower's Minimize (or ApplyGradients) records
+// its gradients; the towers before the last get a NoOp, the last tower sums
+// every variable's gradients over the towers on the variable's device
+// (under "gradient_aggregating/": dense by AddN, IndexedSlices by
+// concatenation) and applies them once with the wrapped optimizer, under
+// tower 0's scopes, incrementing the global step once. ComputeGradients
+// scales the tower's loss as the replication asks (1/n for a MEAN
+// reduction, the tower's share with uneven batches) so the sum is exact.
+// Several optimizer calls per model_fn are fine when every tower makes the
+// same calls in the same order.
+//
+// Outside ReplicateModelFn it is the wrapped optimizer.
+//
+// Thread-compatible, like graph building.
+#ifndef TOWERFLOW_ESTIMATOR_TOWER_OPTIMIZER_H_
+#define TOWERFLOW_ESTIMATOR_TOWER_OPTIMIZER_H_
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/scope.h"
+#include "train/optimizer.h"
+
+namespace towerflow {
+
+class TowerOptimizer {
+ public:
+  explicit TowerOptimizer(std::shared_ptr<train::Optimizer> optimizer);
+
+  absl::StatusOr<std::vector<train::GradAndVar>> ComputeGradients(
+      const Scope& scope, const Output& loss, const std::vector<Variable>& var_list = {}) const;
+  absl::StatusOr<Operation> ApplyGradients(const Scope& scope,
+                                           const std::vector<train::GradAndVar>& grads_and_vars,
+                                           const std::optional<Variable>& global_step = {});
+  absl::StatusOr<Operation> Minimize(const Scope& scope, const Output& loss,
+                                     const std::optional<Variable>& global_step = {},
+                                     const std::vector<Variable>& var_list = {});
+
+  train::Optimizer& optimizer() const { return *optimizer_; }
+
+ private:
+  std::shared_ptr<train::Optimizer> optimizer_;
+};
+
+// Sums each variable's gradients over towers (grads_per_tower[t][j] is
+// tower t's gradient of variable j; the variable lists must match) on the
+// variable's device, under `scope` ("gradient_aggregating" by
+// ReplicateModelFn): dense by AddN, all-IndexedSlices by concatenating
+// values and indices, a mix densified first. Towers with no gradient for a
+// variable are left out; a variable no tower has a gradient for keeps none.
+absl::StatusOr<std::vector<train::GradAndVar>> AggregateTowerGradients(
+    const Scope& scope, const std::vector<std::vector<train::GradAndVar>>& grads_per_tower);
+
+namespace estimator_internal {
+
+inline constexpr char kDifferentOptimizerCalls[] =
+    "Each invocation of model_fn was supposed to make the same optimizer calls.";
+
+// What ReplicateModelFn shares with the TowerOptimizers its towers create:
+// set for the duration of the model_fn calls on the building thread.
+struct Replication {
+  int num_towers = 1;
+  int tower = 0;  // the tower being built
+  // Per tower, the factor its loss is scaled by for the gradients; an
+  // invalid Output means 1.
+  std::vector<Output> loss_scale;
+  // Where the single apply is built: tower 0's name and variable scopes.
+  std::optional<Scope> apply_scope;
+  // calls[t][k]: tower t's gradients at its k-th optimizer call.
+  std::vector<std::vector<std::vector<train::GradAndVar>>> calls;
+  bool tower_optimizer_used = false;
+};
+
+// The replication being built on this thread; nullptr outside one.
+Replication* CurrentReplication();
+
+// Makes `r` current for its lifetime (nesting restores the outer one).
+class ScopedReplication {
+ public:
+  explicit ScopedReplication(Replication* r);
+  ~ScopedReplication();
+  ScopedReplication(const ScopedReplication&) = delete;
+  ScopedReplication& operator=(const ScopedReplication&) = delete;
+
+ private:
+  Replication* previous_;
+};
+
+}  // namespace estimator_internal
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_ESTIMATOR_TOWER_OPTIMIZER_H_
