@@ -271,8 +271,15 @@ absl::Status Replicator::Build(const Scope& root, const FeatureMap& features,
                                                        " in mode ", ModeKeyName(mode)));
       }
       if (replication.loss_scale[i].valid()) {
-        loss = ops::Mul(towers[i].WithOpName(mean ? "averaged_loss" : "weighted_loss"), loss,
-                        ops::Cast(towers[i], replication.loss_scale[i], loss.type()));
+        const Scope& t = towers[i];
+        const Output scale = ops::Cast(t, replication.loss_scale[i], loss.type());
+        loss = ops::Mul(t.WithOpName(mean ? "averaged_loss" : "weighted_loss"), loss, scale);
+        if (!weights.empty()) {
+          // A tower left without examples (a batch smaller than the number
+          // of towers) adds 0, not its empty mean's NaN.
+          loss = ops::SelectV2(t, ops::Greater(t, scale, ops::ZerosLike(t, scale)), loss,
+                               ops::ZerosLike(t, loss));
+        }
       }
       losses.push_back(loss);
     }

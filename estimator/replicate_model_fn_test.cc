@@ -258,6 +258,13 @@ TEST(ReplicateModelFnTest, UnevenBatchOfRunTimeSize) {
                             {y, Input::Initializer({1.0, 2.0, 3.0}, TensorShape({3, 1}))}},
                            {spec.loss}, &out));
   EXPECT_DOUBLE_EQ(out[0].data<double>()[0], 18.0);
+  // A last batch of one example: tower 1 gets none and adds nothing; one
+  // step gives c = 10 - 1.
+  const Input::Initializer one({1.0}, TensorShape({1, 1}));
+  TW_ASSERT_OK(session.Run({{x, one}, {y, one}}, {spec.loss}, &out));
+  EXPECT_DOUBLE_EQ(out[0].data<double>()[0], 9.0);
+  TW_ASSERT_OK(session.Run({{x, one}, {y, one}}, {}, {spec.train_op}, &out));
+  EXPECT_DOUBLE_EQ(RunScalar(session, VariableC(root)), 9.0);
 }
 
 TEST(ReplicateModelFnTest, EvalReducesMetricsIdempotently) {
