@@ -1,0 +1,79 @@
+// The input pipeline: tf.data's core in C++.
+//
+//   TW_ASSIGN_OR_RETURN(Dataset d, Dataset::FromTensorSlices({images, labels}));
+//   d = d.Shuffle(/*buffer_size=*/10000, /*seed=*/42).Repeat().Batch(128, true);
+//   std::unique_ptr<Iterator> it = d.MakeIterator();
+//   TW_ASSIGN_OR_RETURN(std::optional<Element> batch, it->GetNext());  // nullopt: end
+//
+// A Dataset is an immutable recipe (a value type sharing its stages);
+// each MakeIterator() starts a fresh pass with its own state, so one
+// dataset can feed training and evaluation. An Element is one example (or
+// batch): its components, e.g. {image, label}.
+//
+// Iterators are not thread-safe: one consumer calls GetNext().
+#ifndef TOWERFLOW_DATA_DATASET_H_
+#define TOWERFLOW_DATA_DATASET_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/tensor.h"
+
+namespace towerflow {
+namespace data {
+
+using Element = std::vector<Tensor>;
+
+class Iterator {
+ public:
+  virtual ~Iterator() = default;
+  // The next element; nullopt at the end of the data (and on every call
+  // after it). An error (e.g. DataLoss from a reader) ends the pass too.
+  virtual absl::StatusOr<std::optional<Element>> GetNext() = 0;
+};
+
+class DatasetBase {
+ public:
+  virtual ~DatasetBase() = default;
+  virtual std::unique_ptr<Iterator> MakeIterator() const = 0;
+};
+
+class Dataset {
+ public:
+  explicit Dataset(std::shared_ptr<const DatasetBase> impl) : impl_(std::move(impl)) {}
+
+  // Element i holds row i (along dimension 0) of every component.
+  // InvalidArgument for no components, a scalar, or differing first
+  // dimensions.
+  static absl::StatusOr<Dataset> FromTensorSlices(const Element& components);
+
+  // Groups consecutive elements, stacking each component along a new first
+  // dimension; the last batch is smaller unless `drop_remainder`. Elements
+  // of one batch must agree in dtype and shape (InvalidArgument naming the
+  // component otherwise).
+  Dataset Batch(int64_t batch_size, bool drop_remainder = false) const;
+  // The data `count` times (-1: forever). An empty dataset stays empty.
+  Dataset Repeat(int64_t count = -1) const;
+  // At most the first `count` elements (-1: all).
+  Dataset Take(int64_t count) const;
+  // Draws uniformly from a buffer of `buffer_size` elements refilled from
+  // the input: TF's shuffle. Deterministic for a given seed; each pass
+  // (iterator) reshuffles with the next seed in the sequence.
+  Dataset Shuffle(int64_t buffer_size, uint64_t seed) const;
+
+  std::unique_ptr<Iterator> MakeIterator() const { return impl_->MakeIterator(); }
+
+ private:
+  std::shared_ptr<const DatasetBase> impl_;
+};
+
+// Stacks `parts` (same dtype and shape) along a new first dimension.
+absl::StatusOr<Tensor> Stack(const std::vector<Tensor>& parts);
+
+}  // namespace data
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_DATA_DATASET_H_
