@@ -175,8 +175,7 @@ absl::StatusOr<Operation> ReduceMetrics(const Scope& root,
       }
     }
   }
-  Operation done =
-      ops::NoOp(root.WithControlDependencies(reduced).WithOpName("eval_metric_reduction"));
+  Operation done = ops::NoOp(s.WithControlDependencies(reduced).WithOpName("group_deps"));
   TW_RETURN_IF_ERROR(root.status());
   return done;
 }

@@ -282,6 +282,7 @@ TEST(ReplicateModelFnTest, EvalReducesMetricsIdempotently) {
     TW_ASSERT_OK(session.Run({}, {}, {mean.update, accuracy.update}, &out));
   }
   TW_ASSERT_OK(session.Run({mean.value, accuracy.value}, &out));
+  EXPECT_EQ(mean.update.node()->name(), "eval_metric_reduction/group_deps");
   EXPECT_FLOAT_EQ(out[0].data<float>()[0], 15.0f);
   EXPECT_FLOAT_EQ(out[1].data<float>()[0], 0.0f);
 }
