@@ -273,9 +273,7 @@ absl::Status GatherV2Grad(const Scope& scope, const Operation& op,
     return absl::OkStatus();
   }
   const Output rank = ops::Rank(scope, params);
-  Output axis = ops::Cast(scope, In(op, 2), DT_INT32);
-  axis = ops::Add(scope, axis,
-                  ops::Mul(scope, rank, ops::Cast(scope, ops::Less(scope, axis, 0), DT_INT32)));
+  const Output axis = grad_util::CanonicalAxes(scope, In(op, 2), rank);
   const Output axis_vec = ops::Reshape(scope, axis, {1});
   const Output after = ops::Add(scope, axis, 1);
   Output outer_shape = ops::Slice(scope, shape, {0}, axis_vec);

@@ -77,12 +77,15 @@ Output KeptDimsShape(const Scope& scope, const Output& x, const Output& axes) {
   }
   // Dynamic: mark reduced dims with a one-hot sum over the canonical axes.
   Output rank = ops::Size(scope, shape);
-  Output axes32 = ops::Reshape(scope, ops::Cast(scope, axes, DT_INT32), {-1});
-  Output canonical =
-      ops::SelectV2(scope, ops::Less(scope, axes32, 0), ops::Add(scope, axes32, rank), axes32);
+  Output canonical = CanonicalAxes(scope, ops::Reshape(scope, axes, {-1}), rank);
   Output marked = ops::Sum(scope, ops::OneHot(scope, canonical, rank, 1, 0), 0);
   Output is_reduced = ops::Greater(scope, marked, 0);
   return ops::SelectV2(scope, is_reduced, ops::OnesLike(scope, shape), shape);
+}
+
+Output CanonicalAxes(const Scope& scope, const Output& axes, const Output& rank) {
+  Output axes32 = ops::Cast(scope, axes, DT_INT32);
+  return ops::SelectV2(scope, ops::Less(scope, axes32, 0), ops::Add(scope, axes32, rank), axes32);
 }
 
 Output BroadcastReduced(const Scope& scope, const Output& grad, const Output& x,

@@ -39,6 +39,10 @@ T Attr(const Scope& scope, const Operation& op, const std::string& name, T fallb
   return value;
 }
 
+// `axes` (int32 or int64, any shape) as int32 with negative entries counted
+// from the end of a tensor of rank `rank` (an int32 scalar).
+Output CanonicalAxes(const Scope& scope, const Output& axes, const Output& rank);
+
 // `grad` (shaped like the broadcast of x and y) summed down to the shape of
 // `x`: over the leading dimensions x lacks and those where x has size 1.
 // With both static shapes known the axes are constants, else they come from

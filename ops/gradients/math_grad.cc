@@ -282,10 +282,7 @@ TW_GRAD_FN(ProdGrad) {
   const Output g = grad_util::BroadcastReduced(scope, grad_inputs[0], x, In(op, 1));
   const Output shape = ops::Shape(scope, x);
   const Output rank = ops::Rank(scope, x);
-  Output axes = ops::Cast(scope, ops::Reshape(scope, In(op, 1), {-1}), DT_INT32);
-  // Negative axes counted from the end.
-  Output reduced = ops::Add(
-      scope, axes, ops::Mul(scope, rank, ops::Cast(scope, ops::Less(scope, axes, 0), DT_INT32)));
+  Output reduced = grad_util::CanonicalAxes(scope, ops::Reshape(scope, In(op, 1), {-1}), rank);
   Output other = ops::ListDiff(scope, ops::Range(scope, 0, rank, 1), reduced).out;
   Output perm = ops::ConcatV2(scope, {reduced, other}, 0);
   Output reduced_num = ops::Prod(scope, ops::GatherV2(scope, shape, reduced, 0), 0);
