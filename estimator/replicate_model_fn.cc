@@ -30,13 +30,23 @@ bool IsVariableOp(const Node& node) {
 }
 
 // TF's local device setter; `next_ps` is shared by the towers so that
-// round-robin placement continues from tower to tower.
-DeviceFunction DeviceSetter(const std::string& worker, std::vector<std::string> ps,
+// round-robin placement continues from tower to tower. The device strings
+// are parsed once; a bad one fails every node the setter places.
+DeviceFunction DeviceSetter(const std::string& worker, const std::vector<std::string>& ps,
                             std::shared_ptr<size_t> next_ps) {
-  return [worker, ps = std::move(ps), next_ps](const Node& node) -> absl::StatusOr<std::string> {
-    std::string base = worker;
-    if (IsVariableOp(node) && !ps.empty()) base = ps[(*next_ps)++ % ps.size()];
-    TW_ASSIGN_OR_RETURN(DeviceSpec spec, DeviceSpec::Parse(base));
+  absl::StatusOr<DeviceSpec> worker_spec = DeviceSpec::Parse(worker);
+  std::vector<DeviceSpec> ps_specs;
+  absl::Status parsed = worker_spec.status();
+  for (const std::string& d : ps) {
+    absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(d);
+    if (!spec.ok()) parsed = spec.status();
+    if (spec.ok()) ps_specs.push_back(*spec);
+  }
+  return [parsed, worker_spec, ps_specs = std::move(ps_specs),
+          next_ps](const Node& node) -> absl::StatusOr<std::string> {
+    TW_RETURN_IF_ERROR(parsed);
+    DeviceSpec spec = *worker_spec;
+    if (IsVariableOp(node) && !ps_specs.empty()) spec = ps_specs[(*next_ps)++ % ps_specs.size()];
     TW_ASSIGN_OR_RETURN(DeviceSpec inner, DeviceSpec::Parse(node.requested_device()));
     spec.MergeFrom(inner);
     return spec.ToString();
