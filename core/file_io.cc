@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace towerflow {
-namespace {
 
 absl::Status ErrnoStatus(int err, const std::string& what, const std::string& path) {
   const std::string msg = absl::StrCat(what, " '", path, "': ", std::strerror(err));
@@ -26,6 +25,8 @@ absl::Status ErrnoStatus(int err, const std::string& what, const std::string& pa
       return absl::InternalError(msg);
   }
 }
+
+namespace {
 
 // Closes a file descriptor on scope exit.
 class FdCloser {

@@ -29,6 +29,10 @@ inline constexpr int64_t kMaxReadFileBytes = int64_t{2} << 30;
 // other I/O errors; the message names the path.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
+// "<what> '<path>': <strerror(err)>" as NotFound (ENOENT), PermissionDenied
+// (EACCES, EPERM), ResourceExhausted (ENOSPC) or Internal.
+absl::Status ErrnoStatus(int err, const std::string& what, const std::string& path);
+
 // See the file comment. Errors name the path.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/crc32c.h"
+#include "core/file_io.h"
 
 namespace towerflow {
 namespace {
@@ -28,18 +29,11 @@ uint32_t DecodeFixed32(const char* p) {
   return v;
 }
 
-absl::Status OpenError(const std::string& path) {
-  const std::string msg = absl::StrCat("Cannot open '", path, "': ", std::strerror(errno));
-  if (errno == ENOENT) return absl::NotFoundError(msg);
-  if (errno == EACCES) return absl::PermissionDeniedError(msg);
-  return absl::InternalError(msg);
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return OpenError(path);
+  if (file == nullptr) return ErrnoStatus(errno, "Cannot open", path);
   return std::unique_ptr<RecordReader>(new RecordReader(file, path));
 }
 
@@ -76,7 +70,7 @@ absl::StatusOr<bool> RecordReader::ReadRecord(std::string* record) {
 
 absl::StatusOr<std::unique_ptr<RecordWriter>> RecordWriter::Open(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) return OpenError(path);
+  if (file == nullptr) return ErrnoStatus(errno, "Cannot open", path);
   return std::unique_ptr<RecordWriter>(new RecordWriter(file, path));
 }
 

@@ -15,8 +15,10 @@
 #define TOWERFLOW_DATA_DATASET_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -41,6 +43,11 @@ class DatasetBase {
   virtual std::unique_ptr<Iterator> MakeIterator() const = 0;
 };
 
+// A function applied to every element by Dataset::Map.
+using MapFn = std::function<absl::StatusOr<Element>(Element)>;
+// The same with a random generator of the element's own (see RandomMap).
+using RandomMapFn = std::function<absl::StatusOr<Element>(Element, std::mt19937_64* rng)>;
+
 class Dataset {
  public:
   explicit Dataset(std::shared_ptr<const DatasetBase> impl) : impl_(std::move(impl)) {}
@@ -63,6 +70,21 @@ class Dataset {
   // the input: TF's shuffle. Deterministic for a given seed; each pass
   // (iterator) reshuffles with the next seed in the sequence.
   Dataset Shuffle(int64_t buffer_size, uint64_t seed) const;
+
+  // fn(element) for every element, in order. With num_parallel_calls > 1,
+  // that many calls run at once on threads of the iterator's own (fn must
+  // then be thread-safe); the output order stays the input order. An error
+  // from fn ends the pass with that error.
+  Dataset Map(MapFn fn, int num_parallel_calls = 1) const;
+  // Map for random transformations (augmentation): element i of pass p gets
+  // a generator seeded from (seed, p, i), so results depend on the seed
+  // alone, not on num_parallel_calls or thread timing, and each pass (epoch)
+  // draws afresh.
+  Dataset RandomMap(RandomMapFn fn, uint64_t seed, int num_parallel_calls = 1) const;
+  // Produces up to `buffer_size` elements ahead on a background thread, so
+  // the input's work overlaps the consumer's (tf.data's prefetch). The
+  // thread stops when the iterator is destroyed.
+  Dataset Prefetch(int64_t buffer_size) const;
 
   std::unique_ptr<Iterator> MakeIterator() const { return impl_->MakeIterator(); }
 

@@ -1,6 +1,9 @@
 #include "data/dataset.h"
 
+#include <atomic>
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -107,6 +110,96 @@ TEST(DatasetTest, ShuffleIsAPermutationDeterministicPerSeed) {
   // A buffer of one keeps the order.
   EXPECT_EQ(Drain(Range(5).Shuffle(1, 3)), Drain(Range(5)));
   EXPECT_FALSE(Range(2).Shuffle(0, 1).MakeIterator()->GetNext().ok());
+}
+
+// Adds `k` to the element's first component (int32).
+MapFn AddK(int32_t k) {
+  return [k](Element e) -> absl::StatusOr<Element> {
+    Tensor out(DT_INT32, e[0].shape());
+    for (int64_t i = 0; i < out.NumElements(); ++i)
+      out.data<int32_t>()[i] = e[0].data<int32_t>()[i] + k;
+    return Element{out};
+  };
+}
+
+TEST(DatasetTest, MapKeepsOrderWithParallelCalls) {
+  const std::vector<std::vector<int32_t>> expected = Drain(Range(50).Map(AddK(100)));
+  ASSERT_EQ(expected.size(), 50u);
+  EXPECT_EQ(expected[0], std::vector<int32_t>{100});
+  EXPECT_EQ(expected[49], std::vector<int32_t>{149});
+  // Calls that finish out of order still come out in order.
+  MapFn slow_evens = [](Element e) -> absl::StatusOr<Element> {
+    if (e[0].data<int32_t>()[0] % 2 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return AddK(100)(std::move(e));
+  };
+  EXPECT_EQ(Drain(Range(50).Map(slow_evens, 4)), expected);
+  EXPECT_EQ(Drain(Range(50).Map(AddK(100), 3).Batch(7)), Drain(Range(50).Map(AddK(100)).Batch(7)));
+}
+
+TEST(DatasetTest, MapErrorEndsThePass) {
+  MapFn fail_at_3 = [](Element e) -> absl::StatusOr<Element> {
+    if (e[0].data<int32_t>()[0] == 3) return absl::InvalidArgumentError("bad element 3");
+    return e;
+  };
+  for (int parallel : {1, 4}) {
+    std::unique_ptr<Iterator> it = Range(10).Map(fail_at_3, parallel).MakeIterator();
+    for (int i = 0; i < 3; ++i) {
+      TW_ASSERT_OK_AND_ASSIGN(std::optional<Element> e, it->GetNext());
+      ASSERT_TRUE(e.has_value());
+      EXPECT_EQ((*e)[0].data<int32_t>()[0], i);
+    }
+    EXPECT_THAT(it->GetNext(),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument, "bad element 3"));
+    TW_ASSERT_OK_AND_ASSIGN(std::optional<Element> after, it->GetNext());
+    EXPECT_FALSE(after.has_value()) << parallel;
+  }
+  EXPECT_THAT(Range(2).Map(AddK(1), 0).MakeIterator()->GetNext(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "num_parallel_calls"));
+}
+
+TEST(DatasetTest, RandomMapDependsOnSeedPassAndIndexOnly) {
+  RandomMapFn noise = [](Element e, std::mt19937_64* rng) -> absl::StatusOr<Element> {
+    return AddK(static_cast<int32_t>((*rng)() % 1000))(std::move(e));
+  };
+  const Dataset d = Range(40).RandomMap(noise, /*seed=*/5);
+  const std::vector<std::vector<int32_t>> pass1 = Drain(d), pass2 = Drain(d);
+  EXPECT_NE(pass1, pass2);  // each pass (epoch) draws afresh
+  // The same seed gives the same passes, whatever the parallelism.
+  const Dataset parallel = Range(40).RandomMap(noise, 5, 4);
+  EXPECT_EQ(Drain(parallel), pass1);
+  EXPECT_EQ(Drain(parallel), pass2);
+  EXPECT_NE(Drain(Range(40).RandomMap(noise, 6)), pass1);
+}
+
+TEST(DatasetTest, PrefetchRunsAheadAndStopsCleanly) {
+  const Dataset base = Range(30).Map(AddK(1));
+  EXPECT_EQ(Drain(base.Prefetch(4)), Drain(base));
+  EXPECT_EQ(Drain(base.Prefetch(1).Batch(4).Prefetch(2)), Drain(base.Batch(4)));
+  // The producer fills the buffer without a consumer...
+  std::atomic<int> produced{0};
+  MapFn count = [&produced](Element e) -> absl::StatusOr<Element> {
+    ++produced;
+    return e;
+  };
+  {
+    std::unique_ptr<Iterator> it = Range(1000).Repeat().Map(count).Prefetch(5).MakeIterator();
+    for (int i = 0; i < 200 && produced < 5; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // ...and no further than the buffer and the element in hand.
+    EXPECT_GE(produced.load(), 5);
+    EXPECT_LE(produced.load(), 6);
+  }  // destroying the iterator of an endless input joins its thread
+  // An input error arrives after the elements before it, then the pass ends.
+  MapFn fail_at_2 = [](Element e) -> absl::StatusOr<Element> {
+    if (e[0].data<int32_t>()[0] == 2) return absl::DataLossError("element 2");
+    return e;
+  };
+  std::unique_ptr<Iterator> it = Range(5).Map(fail_at_2).Prefetch(3).MakeIterator();
+  TW_ASSERT_OK(it->GetNext());
+  TW_ASSERT_OK(it->GetNext());
+  EXPECT_THAT(it->GetNext(), testing::StatusIs(absl::StatusCode::kDataLoss, "element 2"));
+  TW_ASSERT_OK_AND_ASSIGN(std::optional<Element> after, it->GetNext());
+  EXPECT_FALSE(after.has_value());
 }
 
 }  // namespace

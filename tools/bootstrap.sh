@@ -14,7 +14,8 @@ packages=(
   libeigen3-dev       # Eigen 3.4
   libopenblas-dev     # OpenBLAS: sgemm for MatMul (and double convolutions)
   libdnnl-dev         # oneDNN: float convolutions
-  zlib1g-dev
+  zlib1g-dev          # zlib: gzip-compressed IDX files
+  dataset-fashion-mnist  # Fashion-MNIST (IDX, gzip): the examples train on it
   libgtest-dev        # GoogleTest
   libgmock-dev        # GoogleMock
   libbenchmark-dev    # Google Benchmark
