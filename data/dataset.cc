@@ -237,30 +237,55 @@ class ShuffleDataset final : public DatasetBase {
 
 }  // namespace
 
-absl::StatusOr<Tensor> Stack(const std::vector<Tensor>& parts) {
-  if (parts.empty()) return absl::InvalidArgumentError("Stack needs at least one tensor");
+absl::StatusOr<Tensor> Concat(const std::vector<Tensor>& parts) {
+  if (parts.empty()) return absl::InvalidArgumentError("Concat needs at least one tensor");
   const Tensor& first = parts[0];
+  std::vector<int64_t> dims(first.shape().dim_sizes().begin(), first.shape().dim_sizes().end());
+  if (dims.empty()) return absl::InvalidArgumentError("cannot concatenate scalars");
+  const auto rest = [](const Tensor& t) {
+    return std::vector<int64_t>(t.shape().dim_sizes().begin() + 1, t.shape().dim_sizes().end());
+  };
+  dims[0] = 0;
   for (const Tensor& p : parts) {
-    if (p.dtype() != first.dtype() || p.shape() != first.shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot stack ", DataTypeString(first.dtype()), first.shape().DebugString(),
-                       " and ", DataTypeString(p.dtype()), p.shape().DebugString()));
+    if (p.dtype() != first.dtype() || p.dims() == 0 || rest(p) != rest(first)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot concatenate ", DataTypeString(first.dtype()), first.shape().DebugString(),
+          " and ", DataTypeString(p.dtype()), p.shape().DebugString()));
     }
+    dims[0] += p.dim_size(0);
   }
-  std::vector<int64_t> dims = {static_cast<int64_t>(parts.size())};
-  for (int64_t d : first.shape().dim_sizes()) dims.push_back(d);
   TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
   Tensor out(first.dtype(), shape);
-  const int64_t n = first.NumElements();
-  for (size_t i = 0; i < parts.size(); ++i) {
+  int64_t offset = 0;  // elements written
+  for (const Tensor& p : parts) {
+    const int64_t n = p.NumElements();
     if (first.dtype() == DT_STRING) {
-      std::copy_n(parts[i].data<std::string>(), n, out.data<std::string>() + i * n);
+      std::copy_n(p.data<std::string>(), n, out.data<std::string>() + offset);
     } else if (n > 0) {
-      std::memcpy(static_cast<char*>(out.raw_data()) + i * first.TotalBytes(), parts[i].raw_data(),
-                  first.TotalBytes());
+      std::memcpy(static_cast<char*>(out.raw_data()) + offset * DataTypeSize(first.dtype()),
+                  p.raw_data(), p.TotalBytes());
     }
+    offset += n;
   }
   return out;
+}
+
+absl::StatusOr<Tensor> Stack(const std::vector<Tensor>& parts) {
+  if (parts.empty()) return absl::InvalidArgumentError("Stack needs at least one tensor");
+  std::vector<Tensor> rows;
+  for (const Tensor& p : parts) {
+    if (p.dtype() != parts[0].dtype() || p.shape() != parts[0].shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot stack ", DataTypeString(parts[0].dtype()), parts[0].shape().DebugString(),
+          " and ", DataTypeString(p.dtype()), p.shape().DebugString()));
+    }
+    std::vector<int64_t> dims = {1};
+    for (int64_t d : p.shape().dim_sizes()) dims.push_back(d);
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor row, p.Reshaped(shape));
+    rows.push_back(std::move(row));
+  }
+  return Concat(rows);
 }
 
 absl::StatusOr<Dataset> Dataset::FromTensorSlices(const Element& components) {

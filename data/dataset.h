@@ -94,6 +94,9 @@ class Dataset {
 
 // Stacks `parts` (same dtype and shape) along a new first dimension.
 absl::StatusOr<Tensor> Stack(const std::vector<Tensor>& parts);
+// Joins `parts` (same dtype, same dimensions after the first) along the
+// first dimension.
+absl::StatusOr<Tensor> Concat(const std::vector<Tensor>& parts);
 
 }  // namespace data
 }  // namespace towerflow

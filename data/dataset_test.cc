@@ -112,6 +112,17 @@ TEST(DatasetTest, ShuffleIsAPermutationDeterministicPerSeed) {
   EXPECT_FALSE(Range(2).Shuffle(0, 1).MakeIterator()->GetNext().ok());
 }
 
+TEST(DatasetTest, ConcatJoinsAlongTheFirstDimension) {
+  TW_ASSERT_OK_AND_ASSIGN(Tensor joined, Concat({Literal<int32_t>({1, 2}, {1, 2}),
+                                                 Literal<int32_t>({2, 2}, {3, 4, 5, 6})}));
+  EXPECT_THAT(joined, TensorIs<int32_t>({3, 2}, {1, 2, 3, 4, 5, 6}));
+  EXPECT_THAT(Concat({Literal<int32_t>({1, 2}, {1, 2}), Literal<int32_t>({1, 3}, {1, 2, 3})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "cannot concatenate int32[1,2] and int32[1,3]"));
+  EXPECT_THAT(Concat({Scalar<int32_t>(1)}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "scalars"));
+}
+
 // Adds `k` to the element's first component (int32).
 MapFn AddK(int32_t k) {
   return [k](Element e) -> absl::StatusOr<Element> {

@@ -22,6 +22,7 @@
 #include <map>
 #include <string>
 
+#include "estimator/hooks.h"
 #include "graph/output.h"
 #include "graph/scope.h"
 #include "train/metrics.h"
@@ -63,6 +64,8 @@ struct EstimatorSpec {
   std::map<std::string, Output> predictions;
   // Serving signatures: name -> tensor (batch-major, like predictions).
   std::map<std::string, Output> export_outputs;
+  // TRAIN: hooks Estimator::Train runs besides its own.
+  HookList training_hooks;
 };
 
 using ModelFn =

@@ -270,6 +270,9 @@ absl::Status Replicator::Build(const Scope& root, const FeatureMap& features,
     update_marks.push_back(GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps).size());
   }
 
+  // Tower 0's hooks, as TF's replicate_model_fn keeps tower 0's spec.
+  result->training_hooks = specs[0].training_hooks;
+
   // The reported loss.
   if (mode != ModeKeys::kPredict) {
     std::vector<Output> losses;

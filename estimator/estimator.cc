@@ -1,0 +1,407 @@
+#include "estimator/estimator.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "estimator/estimator_internal.h"
+#include "graph/variables.h"
+#include "ops/ops.h"
+#include "train/checkpoint.h"
+#include "train/metrics.h"
+#include "train/optimizer.h"
+
+namespace towerflow {
+
+using estimator_internal::ModelGraph;
+
+namespace estimator_internal {
+
+absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model_fn,
+                                                            const RunConfig& config,
+                                                            const Params& params, ModeKeys mode,
+                                                            const Signature& features,
+                                                            const Signature& labels) {
+  auto g = std::make_unique<ModelGraph>();
+  if (config.random_seed.has_value()) g->root.graph()->set_seed(*config.random_seed);
+  const auto add_inputs = [&](const Signature& signature, FeatureMap* out) {
+    for (const auto& [name, spec] : signature) {
+      Output p = ops::Placeholder(g->root.WithOpName(name), spec.dtype,
+                                  ops::Placeholder::Shape(spec.shape));
+      (*out)[name] = p;
+      g->placeholders[name] = p;
+    }
+  };
+  add_inputs(features, &g->features);
+  add_inputs(labels, &g->labels);
+  g->global_step = train::GetOrCreateGlobalStep(g->root);
+  TW_RETURN_IF_ERROR(g->root.status());
+  g->spec = model_fn(g->root, g->features, g->labels, mode, params);
+  TW_RETURN_IF_ERROR(g->root.status());
+  if (mode != ModeKeys::kPredict && !g->spec.loss.valid()) {
+    return absl::InvalidArgumentError("Missing loss.");
+  }
+  if (mode == ModeKeys::kTrain && !g->spec.train_op.valid()) {
+    return absl::InvalidArgumentError("Missing train_op.");
+  }
+  return g;
+}
+
+absl::StatusOr<double> ScalarValue(const Tensor& t, const std::string& what) {
+  if (t.NumElements() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be a scalar, got shape ", t.shape().DebugString()));
+  }
+  switch (t.dtype()) {
+    case DT_FLOAT:
+      return static_cast<double>(t.data<float>()[0]);
+    case DT_DOUBLE:
+      return t.data<double>()[0];
+    case DT_INT32:
+      return static_cast<double>(t.data<int32_t>()[0]);
+    case DT_INT64:
+      return static_cast<double>(t.data<int64_t>()[0]);
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " must be a number, got ", DataTypeString(t.dtype())));
+  }
+}
+
+}  // namespace estimator_internal
+
+namespace {
+
+using estimator_internal::ScalarValue;
+
+// An input_fn's data, with its first batch read ahead so that the graph's
+// placeholders can take its dtypes and shapes.
+struct OpenedInput {
+  InputSpec spec;
+  std::unique_ptr<data::Iterator> iterator;
+  std::optional<data::Element> first;  // nullopt: no data at all
+  Signature features, labels;
+
+  // The next batch (the first one first); nullopt at the end.
+  absl::StatusOr<std::optional<data::Element>> Next() {
+    if (first.has_value()) return std::exchange(first, std::nullopt);
+    return iterator->GetNext();
+  }
+};
+
+absl::StatusOr<OpenedInput> OpenInput(const InputFn& input_fn, bool with_labels) {
+  if (!input_fn) return absl::InvalidArgumentError("input_fn is empty");
+  TW_ASSIGN_OR_RETURN(InputSpec spec, input_fn());
+  OpenedInput in{std::move(spec)};
+  in.iterator = in.spec.dataset.MakeIterator();
+  TW_ASSIGN_OR_RETURN(in.first, in.iterator->GetNext());
+  if (!in.first.has_value()) return in;
+  const size_t wanted = in.spec.features.size() + in.spec.labels.size();
+  if (in.first->size() != wanted) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input_fn names ", wanted, " components (features ", absl::StrJoin(in.spec.features, ", "),
+        "; labels ", absl::StrJoin(in.spec.labels, ", "), ") but its batches have ",
+        in.first->size()));
+  }
+  for (size_t i = 0; i < wanted; ++i) {
+    const Tensor& t = (*in.first)[i];
+    if (t.dims() == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input component ", i, " is a scalar, not a batch (use Batch)"));
+    }
+    std::vector<int64_t> dims(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end());
+    dims[0] = -1;  // the batch size may change (a smaller last batch)
+    TW_ASSIGN_OR_RETURN(PartialTensorShape shape, PartialTensorShape::FromDims(dims));
+    const bool is_feature = i < in.spec.features.size();
+    if (!is_feature && !with_labels) continue;
+    const std::string& name =
+        is_feature ? in.spec.features[i] : in.spec.labels[i - in.spec.features.size()];
+    Signature& sig = is_feature ? in.features : in.labels;
+    if (!sig.emplace(name, TensorSpec{t.dtype(), shape}).second) {
+      return absl::InvalidArgumentError(absl::StrCat("input_fn names '", name, "' twice"));
+    }
+  }
+  return in;
+}
+
+// The placeholders of a batch's components.
+absl::StatusOr<ClientSession::FeedType> Feeds(const ModelGraph& g, const OpenedInput& in,
+                                              const data::Element& batch) {
+  ClientSession::FeedType feeds;
+  const size_t n = in.spec.features.size();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const std::string& name = i < n ? in.spec.features[i] : in.spec.labels[i - n];
+    auto it = g.placeholders.find(name);
+    if (it == g.placeholders.end()) continue;  // labels while predicting
+    feeds.emplace(it->second, batch[i]);
+  }
+  return feeds;
+}
+
+absl::StatusOr<int64_t> ReadGlobalStep(const ClientSession& session, const ModelGraph& g) {
+  std::vector<Tensor> out;
+  TW_RETURN_IF_ERROR(session.Run({g.global_step.value()}, &out));
+  return out[0].data<int64_t>()[0];
+}
+
+// The global step a checkpoint holds; nullopt without checkpoint or step.
+std::optional<int64_t> CheckpointGlobalStep(const std::string& path) {
+  absl::StatusOr<std::vector<NamedTensor>> tensors = ReadCheckpoint(path);
+  if (!tensors.ok()) return std::nullopt;
+  for (const NamedTensor& nt : *tensors) {
+    if (nt.name == "global_step" && nt.tensor.dtype() == DT_INT64 && nt.tensor.NumElements() == 1) {
+      return nt.tensor.data<int64_t>()[0];
+    }
+  }
+  return std::nullopt;
+}
+
+absl::Status CheckModelDir(const RunConfig& config) {
+  if (config.model_dir.empty()) return absl::InvalidArgumentError("RunConfig.model_dir is empty");
+  return absl::OkStatus();
+}
+
+bool DrawProgressBar(const RunConfig& config) {
+  switch (config.progress_bar) {
+    case RunConfig::ProgressBar::kOn:
+      return true;
+    case RunConfig::ProgressBar::kOff:
+      return false;
+    case RunConfig::ProgressBar::kAuto:
+      return config.log == &std::cerr && isatty(STDERR_FILENO);
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const TrainOptions& options) {
+  TW_RETURN_IF_ERROR(CheckModelDir(config_));
+  if (options.steps.has_value() && options.max_steps.has_value()) {
+    return absl::InvalidArgumentError("Can not provide both steps and max_steps.");
+  }
+  if (options.steps.has_value() && *options.steps <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Must specify steps > 0, given: ", *options.steps));
+  }
+  if (options.max_steps.has_value() && *options.max_steps <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Must specify max_steps > 0, given: ", *options.max_steps));
+  }
+  std::ostream& log = *config_.log;
+  const absl::StatusOr<std::string> latest = LatestCheckpoint(config_.model_dir);
+  TrainResult result;
+  result.loss = std::numeric_limits<double>::quiet_NaN();
+  if (options.max_steps.has_value() && latest.ok()) {
+    const std::optional<int64_t> saved = CheckpointGlobalStep(*latest);
+    if (saved.has_value() && *saved >= *options.max_steps) {
+      log << LogTimestamp() << ": Skipping training since max_steps has already saved.\n";
+      result.global_step = *saved;
+      return result;
+    }
+  }
+
+  TW_ASSIGN_OR_RETURN(OpenedInput in, OpenInput(input_fn, /*with_labels=*/true));
+  if (!in.first.has_value()) {
+    log << LogTimestamp() << ": The input is empty: nothing to train.\n";
+    if (latest.ok()) result.global_step = CheckpointGlobalStep(*latest).value_or(0);
+    return result;
+  }
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
+                      estimator_internal::BuildModelGraph(
+                          model_fn_, config_, params_, ModeKeys::kTrain, in.features, in.labels));
+  const Scope& root = g->root;
+  // The global step once the step's updates are done.
+  Output step_after = ops::ReadVariableOp(
+      root.WithOpName("global_step_after_train").WithControlDependencies({g->spec.train_op}),
+      g->global_step.handle(), DT_INT64);
+  train::SaverOptions saver_options;
+  saver_options.max_to_keep = config_.keep_checkpoint_max;
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver,
+                      train::Saver::Create(root, saver_options));
+  Operation init_global = GlobalVariablesInitializer(root);
+  Operation init_local = LocalVariablesInitializer(root);
+  TW_RETURN_IF_ERROR(root.status());
+
+  // The NaN guard first, the checkpoint saver last: a failed step is never
+  // saved.
+  HookList hooks = {std::make_shared<NanGuardHook>()};
+  std::shared_ptr<StopAtStepHook> stop;
+  if (options.steps.has_value()) {
+    stop = std::make_shared<StopAtStepHook>(StopAtStepHook::NumSteps(*options.steps));
+  } else if (options.max_steps.has_value()) {
+    stop = std::make_shared<StopAtStepHook>(StopAtStepHook::LastStep(*options.max_steps));
+  }
+  if (stop != nullptr) hooks.push_back(stop);
+  hooks.insert(hooks.end(), options.hooks.begin(), options.hooks.end());
+  hooks.insert(hooks.end(), g->spec.training_hooks.begin(), g->spec.training_hooks.end());
+  const bool progress_bar = stop != nullptr && DrawProgressBar(config_);
+  if (config_.log_step_count_steps > 0) {
+    hooks.push_back(std::make_shared<LoggingHook>(config_.log_step_count_steps, &log,
+                                                  /*clear_line=*/progress_bar));
+    hooks.push_back(std::make_shared<StepCounterHook>(config_.log_step_count_steps, &log,
+                                                      /*clear_line=*/progress_bar));
+  }
+  hooks.push_back(std::make_shared<CheckpointSaverHook>(saver.get(), config_.model_dir,
+                                                        config_.save_checkpoints_steps,
+                                                        config_.save_checkpoints_secs, &log));
+  for (const auto& hook : hooks) TW_RETURN_IF_ERROR(hook->Begin(root));
+
+  ClientSession session(root, config_.session_options);
+  TW_RETURN_IF_ERROR(session.Run({}, {}, {init_global, init_local}, nullptr));
+  if (latest.ok()) {
+    log << LogTimestamp() << ": Restoring parameters from " << *latest << "\n";
+    TW_RETURN_IF_ERROR(saver->Restore(session, *latest));
+  }
+  TW_ASSIGN_OR_RETURN(result.global_step, ReadGlobalStep(session, *g));
+  // The progress bar needs the last step, known once the stop hook has seen
+  // where training starts.
+  for (const auto& hook : hooks) {
+    TW_RETURN_IF_ERROR(hook->AfterCreateSession(session, result.global_step));
+  }
+  if (progress_bar) {
+    auto bar = std::make_shared<ProgressBarHook>(stop->last_step(), &log);
+    TW_RETURN_IF_ERROR(bar->AfterCreateSession(session, result.global_step));
+    hooks.insert(hooks.end() - 1, bar);
+  }
+
+  bool stop_requested = false;
+  while (!stop_requested) {
+    TW_ASSIGN_OR_RETURN(std::optional<data::Element> batch, in.Next());
+    if (!batch.has_value()) break;  // the end of the data ends training
+    TW_ASSIGN_OR_RETURN(ClientSession::FeedType feeds, Feeds(*g, in, *batch));
+    std::vector<Output> fetches = {g->spec.loss, step_after};
+    std::vector<size_t> first_value;  // each hook's first fetch
+    for (const auto& hook : hooks) {
+      first_value.push_back(fetches.size());
+      std::vector<Output> wanted = hook->BeforeRun();
+      fetches.insert(fetches.end(), wanted.begin(), wanted.end());
+    }
+    first_value.push_back(fetches.size());
+    std::vector<Tensor> values;
+    const auto start = std::chrono::steady_clock::now();
+    TW_RETURN_IF_ERROR(session.Run(feeds, fetches, {g->spec.train_op}, &values));
+    StepResult step;
+    step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    TW_ASSIGN_OR_RETURN(step.loss, ScalarValue(values[0], "loss"));
+    step.global_step = values[1].data<int64_t>()[0];
+    step.batch_size = (*batch)[0].dim_size(0);
+    result.global_step = step.global_step;
+    result.loss = step.loss;
+    ++result.steps_run;
+    for (size_t h = 0; h < hooks.size(); ++h) {
+      const std::vector<Tensor> hook_values(values.begin() + first_value[h],
+                                            values.begin() + first_value[h + 1]);
+      TW_RETURN_IF_ERROR(hooks[h]->AfterRun(step, hook_values, &stop_requested));
+    }
+  }
+  for (const auto& hook : hooks) TW_RETURN_IF_ERROR(hook->End(session, result.global_step));
+  log << LogTimestamp() << ": Loss for final step: " << result.loss << ".\n" << std::flush;
+  return result;
+}
+
+absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::optional<int64_t> steps,
+                                              const std::string& checkpoint_path) {
+  TW_RETURN_IF_ERROR(CheckModelDir(config_));
+  std::string path = checkpoint_path;
+  if (path.empty()) {
+    absl::StatusOr<std::string> latest = LatestCheckpoint(config_.model_dir);
+    if (!latest.ok()) {
+      return absl::NotFoundError(
+          absl::StrCat("Could not find trained model in model_dir: ", config_.model_dir));
+    }
+    path = *latest;
+  }
+  TW_ASSIGN_OR_RETURN(OpenedInput in, OpenInput(input_fn, /*with_labels=*/true));
+  if (!in.first.has_value()) return absl::InvalidArgumentError("Evaluate: the input is empty");
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
+                      estimator_internal::BuildModelGraph(model_fn_, config_, params_,
+                                                          ModeKeys::kEval, in.features, in.labels));
+  const Scope& root = g->root;
+  std::map<std::string, train::Metric> metrics = g->spec.eval_metric_ops;
+  if (metrics.count("loss") == 0) {
+    metrics["loss"] = train::Mean(root.NewSubScope("loss_metric"), g->spec.loss);
+  }
+  std::vector<Operation> updates;
+  std::vector<Output> values;
+  for (const auto& [name, metric] : metrics) {
+    updates.push_back(metric.update);
+    values.push_back(metric.value);
+  }
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver, train::Saver::Create(root));
+  Operation init_global = GlobalVariablesInitializer(root);
+  Operation init_local = LocalVariablesInitializer(root);
+  TW_RETURN_IF_ERROR(root.status());
+
+  ClientSession session(root, config_.session_options);
+  TW_RETURN_IF_ERROR(session.Run({}, {}, {init_global, init_local}, nullptr));
+  TW_RETURN_IF_ERROR(saver->Restore(session, path));
+  for (int64_t step = 0; !steps.has_value() || step < *steps; ++step) {
+    TW_ASSIGN_OR_RETURN(std::optional<data::Element> batch, in.Next());
+    if (!batch.has_value()) break;
+    TW_ASSIGN_OR_RETURN(ClientSession::FeedType feeds, Feeds(*g, in, *batch));
+    TW_RETURN_IF_ERROR(session.Run(feeds, {}, updates, nullptr));
+  }
+  std::vector<Tensor> out;
+  TW_RETURN_IF_ERROR(session.Run(values, &out));
+  MetricMap result;
+  size_t i = 0;
+  for (const auto& [name, metric] : metrics) {
+    TW_ASSIGN_OR_RETURN(result[name], ScalarValue(out[i++], absl::StrCat("metric ", name)));
+  }
+  TW_ASSIGN_OR_RETURN(int64_t global_step, ReadGlobalStep(session, *g));
+  result["global_step"] = static_cast<double>(global_step);
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : result) parts.push_back(absl::StrCat(name, " = ", value));
+  *config_.log << LogTimestamp() << ": Saving dict for global step " << global_step << ": "
+               << absl::StrJoin(parts, ", ") << "\n"
+               << std::flush;
+  return result;
+}
+
+absl::StatusOr<std::map<std::string, Tensor>> Estimator::Predict(const InputFn& input_fn) {
+  TW_RETURN_IF_ERROR(CheckModelDir(config_));
+  TW_ASSIGN_OR_RETURN(std::string path, LatestCheckpoint(config_.model_dir));
+  TW_ASSIGN_OR_RETURN(OpenedInput in, OpenInput(input_fn, /*with_labels=*/false));
+  std::map<std::string, Tensor> result;
+  if (!in.first.has_value()) return result;
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
+                      estimator_internal::BuildModelGraph(model_fn_, config_, params_,
+                                                          ModeKeys::kPredict, in.features, {}));
+  if (g->spec.predictions.empty()) {
+    return absl::InvalidArgumentError("model_fn returned no predictions in PREDICT mode");
+  }
+  std::vector<Output> fetches;
+  for (const auto& [name, output] : g->spec.predictions) fetches.push_back(output);
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver, train::Saver::Create(g->root));
+  Operation init_local = LocalVariablesInitializer(g->root);
+  TW_RETURN_IF_ERROR(g->root.status());
+  ClientSession session(g->root, config_.session_options);
+  TW_RETURN_IF_ERROR(session.Run({}, {}, {init_local}, nullptr));
+  TW_RETURN_IF_ERROR(saver->Restore(session, path));
+  std::vector<std::vector<Tensor>> batches(fetches.size());
+  while (true) {
+    TW_ASSIGN_OR_RETURN(std::optional<data::Element> batch, in.Next());
+    if (!batch.has_value()) break;
+    TW_ASSIGN_OR_RETURN(ClientSession::FeedType feeds, Feeds(*g, in, *batch));
+    std::vector<Tensor> out;
+    TW_RETURN_IF_ERROR(session.Run(feeds, fetches, &out));
+    for (size_t i = 0; i < out.size(); ++i) batches[i].push_back(std::move(out[i]));
+  }
+  size_t i = 0;
+  for (const auto& [name, output] : g->spec.predictions) {
+    absl::StatusOr<Tensor> joined = data::Concat(batches[i++]);
+    if (!joined.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("prediction '", name, "' is not batch-major: ", joined.status().message()));
+    }
+    result[name] = *std::move(joined);
+  }
+  return result;
+}
+
+}  // namespace towerflow

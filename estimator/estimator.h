@@ -1,0 +1,173 @@
+// Estimator: trains, evaluates, predicts with and exports a model_fn, as
+// TensorFlow 1.x's tf.estimator.Estimator.
+//
+//   RunConfig config;
+//   config.model_dir = "/tmp/fashion";
+//   config.session_options.device_count["CPU"] = 2;
+//   TW_ASSIGN_OR_RETURN(ModelFn towers, ReplicateModelFn(MyModel, {.devices = {...}}));
+//   Estimator estimator(towers, config);
+//   auto train_input = [&]() -> absl::StatusOr<InputSpec> {
+//     return InputSpec{dataset.Shuffle(10000, 1).Repeat().Batch(128, true).Prefetch(2),
+//                      {"images"}, {"labels"}};
+//   };
+//   TW_ASSIGN_OR_RETURN(TrainResult r, estimator.Train(train_input, {.max_steps = 5000}));
+//   TW_ASSIGN_OR_RETURN(MetricMap m, estimator.Evaluate(eval_input));  // m["accuracy"]
+//
+// Each call builds a fresh graph: placeholders named after the input's
+// components (their dtype and shape, with an unknown batch size, come from
+// the first batch), the global step, then model_fn's graph. Training
+// resumes from the latest checkpoint in model_dir and writes one at the end;
+// Evaluate and Predict restore the latest. A batch is fed per step; the end
+// of the data ends Train, Evaluate and Predict cleanly.
+//
+// Not thread-safe: one call at a time.
+#ifndef TOWERFLOW_ESTIMATOR_ESTIMATOR_H_
+#define TOWERFLOW_ESTIMATOR_ESTIMATOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/tensor_shape.h"
+#include "data/dataset.h"
+#include "estimator/hooks.h"
+#include "estimator/model_fn.h"
+#include "runtime/session.h"
+
+namespace towerflow {
+
+struct RunConfig {
+  // Where checkpoints go and come from. Required by Train, Evaluate,
+  // Predict and Export.
+  std::string model_dir;
+  // Checkpoint every this many steps, or seconds (TF's default 600 s);
+  // 0 turns either off. A checkpoint is always written at the start and end.
+  int64_t save_checkpoints_steps = 0;
+  double save_checkpoints_secs = 600;
+  int keep_checkpoint_max = 5;
+  // The step log line and global_step/sec every this many steps (0: off).
+  int64_t log_step_count_steps = 100;
+  // Devices (device_count["CPU"] = 2 for two virtual CPUs), soft placement
+  // (on by default, as the Estimator's sessions), threads.
+  SessionOptions session_options = DefaultSessionOptions();
+  // The graph-level random seed (tf.set_random_seed).
+  std::optional<int64_t> random_seed;
+  // Where the log goes.
+  std::ostream* log = &std::cerr;
+  // A progress bar on `log`: kAuto draws one when stderr is a terminal and
+  // `log` is std::cerr.
+  enum class ProgressBar { kAuto, kOn, kOff };
+  ProgressBar progress_bar = ProgressBar::kAuto;
+
+  static SessionOptions DefaultSessionOptions() {
+    SessionOptions options;
+    options.allow_soft_placement = true;
+    return options;
+  }
+};
+
+// What an input_fn returns: a dataset of batches whose leading components
+// are the features, named by `features`, and the rest the labels, named by
+// `labels` (empty for prediction). Component i's placeholder is named after
+// its feature or label.
+struct InputSpec {
+  data::Dataset dataset;
+  std::vector<std::string> features;
+  std::vector<std::string> labels;
+};
+using InputFn = std::function<absl::StatusOr<InputSpec>()>;
+
+// The dtype and shape of an input, for graphs built without data (Export).
+struct TensorSpec {
+  DataType dtype = DT_FLOAT;
+  PartialTensorShape shape;
+};
+using Signature = std::map<std::string, TensorSpec>;
+
+struct TrainOptions {
+  // At most one: train `steps` more steps, or until global step `max_steps`
+  // (nothing to do when the checkpoint is there already). Neither: until the
+  // data ends.
+  std::optional<int64_t> steps;
+  std::optional<int64_t> max_steps;
+  HookList hooks;
+};
+
+struct TrainResult {
+  int64_t global_step = 0;  // where training ended
+  int64_t steps_run = 0;    // by this call
+  double loss = 0;          // of the last step (NaN when none ran)
+};
+
+// Metric name -> value; includes "loss" (the mean of the batches' losses)
+// and "global_step" (of the checkpoint evaluated).
+using MetricMap = std::map<std::string, double>;
+
+class Estimator {
+ public:
+  Estimator(ModelFn model_fn, RunConfig config, Params params = {})
+      : model_fn_(std::move(model_fn)), config_(std::move(config)), params_(std::move(params)) {}
+
+  // See TrainOptions. Errors: model_fn's (the scope's status, or
+  // InvalidArgument "Missing loss." / "Missing train_op."), the data's, a
+  // hook's (the NaN guard: "Model diverged with loss = NaN ...").
+  absl::StatusOr<TrainResult> Train(const InputFn& input_fn, const TrainOptions& options = {});
+
+  // Runs every eval metric's update over the data (or `steps` batches) from
+  // the latest checkpoint (or `checkpoint_path`). NotFound when there is
+  // no checkpoint.
+  absl::StatusOr<MetricMap> Evaluate(const InputFn& input_fn,
+                                     std::optional<int64_t> steps = std::nullopt,
+                                     const std::string& checkpoint_path = "");
+
+  // model_fn's predictions over all of the data, concatenated along the
+  // batch: name -> [examples, ...].
+  absl::StatusOr<std::map<std::string, Tensor>> Predict(const InputFn& input_fn);
+
+  // Writes the GraphDef model_fn builds in `mode` over placeholders of
+  // `features` and `labels` (text for .pbtxt), e.g. to draw the towers.
+  absl::Status ExportGraph(ModeKeys mode, const Signature& features, const Signature& labels,
+                           const std::string& path);
+
+  // Exports the PREDICT graph for serving, frozen with the latest
+  // checkpoint's values: `<export_dir>/graph.pb` (inputs: placeholders named
+  // after `features`; outputs: "outputs/<name>" for each export output, or
+  // each prediction when there are none) and `signature.txt` listing them.
+  // Load it with ExportedModel. Returns export_dir.
+  absl::StatusOr<std::string> Export(const std::string& export_dir, const Signature& features);
+
+  const RunConfig& config() const { return config_; }
+
+ private:
+  ModelFn model_fn_;
+  RunConfig config_;
+  Params params_;
+};
+
+// A model Estimator::Export wrote, ready to serve.
+class ExportedModel {
+ public:
+  static absl::StatusOr<ExportedModel> Load(const std::string& export_dir,
+                                            const SessionOptions& options = {});
+  // Feeds `inputs` (every input of the signature) and returns every output.
+  absl::StatusOr<std::map<std::string, Tensor>> Run(
+      const std::map<std::string, Tensor>& inputs) const;
+
+  const Signature& inputs() const { return inputs_; }
+  // Output name -> node name in graph.pb.
+  const std::map<std::string, std::string>& outputs() const { return outputs_; }
+
+ private:
+  std::shared_ptr<Session> session_;
+  Signature inputs_;
+  std::map<std::string, std::string> outputs_;
+};
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_ESTIMATOR_ESTIMATOR_H_

@@ -1,0 +1,42 @@
+// What Estimator's calls share: building one call's graph. Internal to
+// estimator/.
+#ifndef TOWERFLOW_ESTIMATOR_ESTIMATOR_INTERNAL_H_
+#define TOWERFLOW_ESTIMATOR_ESTIMATOR_INTERNAL_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "estimator/estimator.h"
+#include "graph/scope.h"
+#include "graph/variables.h"
+
+namespace towerflow {
+namespace estimator_internal {
+
+// One call's graph: a placeholder per input, the global step, then what
+// model_fn built.
+struct ModelGraph {
+  Scope root = Scope::NewRootScope();
+  FeatureMap features, labels;
+  std::map<std::string, Output> placeholders;  // features and labels by name
+  Variable global_step;
+  EstimatorSpec spec;
+};
+
+// Builds the graph and checks the spec (TF's "Missing loss." /
+// "Missing train_op.").
+absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model_fn,
+                                                            const RunConfig& config,
+                                                            const Params& params, ModeKeys mode,
+                                                            const Signature& features,
+                                                            const Signature& labels);
+
+// A one-element number tensor as a double; InvalidArgument naming `what`.
+absl::StatusOr<double> ScalarValue(const Tensor& t, const std::string& what);
+
+}  // namespace estimator_internal
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_ESTIMATOR_ESTIMATOR_INTERNAL_H_

@@ -1,0 +1,310 @@
+// Estimator: train / resume / evaluate / predict / export, hooks and the NaN
+// guard, on TF's replicate_model_fn_test model: c = 10, features [[1], [2]],
+// labels [[1], [2]], loss = sum |features c - labels|, GradientDescent(1.0).
+// Steps then go 27 (c = 7), 18 (c = 4), 9 (c = 1), 0.
+#include "estimator/estimator.h"
+
+#include <regex>
+#include <sstream>
+
+#include "core/status_macros.h"
+#include "estimator/replicate_model_fn.h"
+#include "estimator/tower_optimizer.h"
+#include "gmock/gmock.h"
+#include "graph/graph_io.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_test_matchers.h"
+#include "ops/initializers.h"
+#include "ops/ops.h"
+#include "tests/test_util.h"
+#include "train/checkpoint.h"
+#include "train/optimizer.h"
+#include "train/optimizers.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::StatusIs;
+
+EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const FeatureMap& labels,
+                          ModeKeys mode, const Params& params) {
+  Variable c = GetVariable(s, "c", TensorShape({}), DT_DOUBLE, initializers::Constant(10.0));
+  Output predictions = ops::Mul(s, features.at("x"), c.value());
+  EstimatorSpec spec(mode);
+  spec.predictions["y"] = predictions;
+  if (mode == ModeKeys::kPredict) return spec;
+  spec.loss = ops::Sum(s, ops::Abs(s, ops::Sub(s, predictions, labels.at("y"))), {0, 1});
+  spec.eval_metric_ops["mean_prediction"] = train::Mean(s, predictions);
+  if (mode != ModeKeys::kTrain || params.Get("no_train_op") != 0) return spec;
+  TowerOptimizer opt(std::make_shared<train::GradientDescentOptimizer>(1.0));
+  absl::StatusOr<Operation> op = opt.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
+  s.UpdateStatus(op.status());
+  if (op.ok()) spec.train_op = *op;
+  return spec;
+}
+
+// The batch {x: [[1], [2]], y: [[1], [2]]}, `times` times.
+InputFn LinearInput(int64_t times = -1) {
+  return [times]() -> absl::StatusOr<InputSpec> {
+    const Tensor column = Literal<double>({2, 1}, {1, 2});
+    TW_ASSIGN_OR_RETURN(data::Dataset d, data::Dataset::FromTensorSlices({column, column}));
+    return InputSpec{d.Batch(2).Repeat(times), {"x"}, {"y"}};
+  };
+}
+
+struct Fixture {
+  explicit Fixture(const std::string& name, Params params = {}) {
+    config.model_dir = testing::MakeTempDir(name);
+    config.log = &log;
+    config.log_step_count_steps = 1;
+    config.progress_bar = RunConfig::ProgressBar::kOff;
+    estimator = std::make_unique<Estimator>(LinearModel, config, params);
+  }
+  std::ostringstream log;
+  RunConfig config;
+  std::unique_ptr<Estimator> estimator;
+};
+
+double CheckpointValue(const std::string& path, const std::string& name) {
+  absl::StatusOr<std::vector<NamedTensor>> tensors = ReadCheckpoint(path);
+  EXPECT_TRUE(tensors.ok()) << tensors.status();
+  for (const NamedTensor& nt : *tensors) {
+    if (nt.name == name) {
+      return nt.tensor.dtype() == DT_INT64 ? nt.tensor.data<int64_t>()[0]
+                                           : nt.tensor.data<double>()[0];
+    }
+  }
+  ADD_FAILURE() << name << " not in " << path;
+  return 0;
+}
+
+TEST(EstimatorTest, TrainsLogsAndResumesFromTheLatestCheckpoint) {
+  Fixture f("train");
+  TW_ASSERT_OK_AND_ASSIGN(TrainResult r, f.estimator->Train(LinearInput(), {.steps = 2}));
+  EXPECT_EQ(r.global_step, 2);
+  EXPECT_EQ(r.steps_run, 2);
+  EXPECT_EQ(r.loss, 18);  // the second step's loss, after c = 7
+  TW_ASSERT_OK_AND_ASSIGN(std::string latest, LatestCheckpoint(f.config.model_dir));
+  EXPECT_THAT(latest, HasSubstr("model.ckpt-2"));
+  EXPECT_EQ(CheckpointValue(latest, "c"), 4);
+  EXPECT_EQ(CheckpointValue(latest, "global_step"), 2);
+  // The tutorial's line, every step here.
+  const std::regex line(
+      R"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}: step 2, loss = 18\.00 \(\d+\.\d examples/sec; )"
+      R"(\d+\.\d{3} sec/batch\))");
+  EXPECT_TRUE(std::regex_search(f.log.str(), line)) << f.log.str();
+  EXPECT_THAT(f.log.str(), HasSubstr("step 1, loss = 27.00"));
+  EXPECT_THAT(f.log.str(), HasSubstr("global_step/sec: "));
+  EXPECT_THAT(f.log.str(), HasSubstr("Saving checkpoints for 0 into "));
+  EXPECT_THAT(f.log.str(), HasSubstr("Loss for final step: 18."));
+
+  // A new Estimator on the same model_dir goes on from c = 4.
+  Fixture again("unused");
+  Estimator resumed(LinearModel, f.config);
+  TW_ASSERT_OK_AND_ASSIGN(r, resumed.Train(LinearInput(), {.steps = 1}));
+  EXPECT_EQ(r.global_step, 3);
+  EXPECT_EQ(r.loss, 9);
+  EXPECT_THAT(f.log.str(), HasSubstr("Restoring parameters from "));
+  // max_steps counts from step 0: already there, nothing runs.
+  TW_ASSERT_OK_AND_ASSIGN(r, resumed.Train(LinearInput(), {.max_steps = 3}));
+  EXPECT_EQ(r.steps_run, 0);
+  EXPECT_EQ(r.global_step, 3);
+  EXPECT_THAT(f.log.str(), HasSubstr("Skipping training since max_steps has already saved."));
+  TW_ASSERT_OK_AND_ASSIGN(r, resumed.Train(LinearInput(), {.max_steps = 4}));
+  EXPECT_EQ(r.global_step, 4);
+  EXPECT_EQ(r.loss, 0);
+}
+
+TEST(EstimatorTest, TheEndOfTheDataEndsTraining) {
+  Fixture f("end_of_data");
+  TW_ASSERT_OK_AND_ASSIGN(TrainResult r, f.estimator->Train(LinearInput(/*times=*/3)));
+  EXPECT_EQ(r.steps_run, 3);
+  EXPECT_EQ(r.global_step, 3);
+  EXPECT_EQ(r.loss, 9);
+  TW_ASSERT_OK_AND_ASSIGN(std::string latest, LatestCheckpoint(f.config.model_dir));
+  EXPECT_THAT(latest, HasSubstr("model.ckpt-3"));
+  // More steps than data: stops at the data's end.
+  TW_ASSERT_OK_AND_ASSIGN(r, f.estimator->Train(LinearInput(1), {.steps = 10}));
+  EXPECT_EQ(r.steps_run, 1);
+  EXPECT_EQ(r.global_step, 4);
+}
+
+TEST(EstimatorTest, CheckpointsEveryNStepsKeepingTheNewest) {
+  Fixture f("every_n");
+  f.config.save_checkpoints_steps = 2;
+  f.config.keep_checkpoint_max = 2;
+  Estimator estimator(LinearModel, f.config);
+  TW_ASSERT_OK(estimator.Train(LinearInput(), {.steps = 5}));
+  TW_ASSERT_OK_AND_ASSIGN(CheckpointState state, ReadCheckpointState(f.config.model_dir));
+  // Saved at 0, 2, 4 and (the end) 5; two kept.
+  ASSERT_EQ(state.all_model_checkpoint_paths_size(), 2);
+  EXPECT_THAT(state.all_model_checkpoint_paths(0), HasSubstr("model.ckpt-4"));
+  EXPECT_THAT(state.all_model_checkpoint_paths(1), HasSubstr("model.ckpt-5"));
+  EXPECT_THAT(f.log.str(), HasSubstr("Saving checkpoints for 2 into "));
+}
+
+// loss = sqrt(c), c = 1, GradientDescent(4): step 1 has loss 1 and sets
+// c = 1 - 4 * 0.5 = -1; step 2's loss is NaN.
+EstimatorSpec DivergingModel(const Scope& s, const FeatureMap&, const FeatureMap&, ModeKeys mode,
+                             const Params&) {
+  Variable c = GetVariable(s, "c", TensorShape({}), DT_DOUBLE, initializers::Constant(1.0));
+  EstimatorSpec spec(mode);
+  spec.loss = ops::Sqrt(s, c.value());
+  train::GradientDescentOptimizer opt(4.0);
+  absl::StatusOr<Operation> op = opt.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
+  s.UpdateStatus(op.status());
+  if (op.ok()) spec.train_op = *op;
+  return spec;
+}
+
+TEST(EstimatorTest, NanGuardStopsTrainingAndWritesNoNanCheckpoint) {
+  Fixture f("nan");
+  f.config.save_checkpoints_steps = 1;
+  Estimator estimator(DivergingModel, f.config);
+  EXPECT_THAT(estimator.Train(LinearInput(), {.steps = 5}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Model diverged with loss = NaN at global step 2"));
+  TW_ASSERT_OK_AND_ASSIGN(std::string latest, LatestCheckpoint(f.config.model_dir));
+  EXPECT_THAT(latest, HasSubstr("model.ckpt-1"));
+  EXPECT_EQ(CheckpointValue(latest, "c"), -1);
+  EXPECT_THAT(f.log.str(), ::testing::Not(HasSubstr("Saving checkpoints for 2")));
+}
+
+TEST(EstimatorTest, EvaluatesTheLatestCheckpoint) {
+  Fixture f("eval");
+  EXPECT_THAT(f.estimator->Evaluate(LinearInput(1)),
+              StatusIs(absl::StatusCode::kNotFound, "Could not find trained model in model_dir"));
+  TW_ASSERT_OK(f.estimator->Train(LinearInput(), {.steps = 2}));  // c = 4
+  // Three batches: loss |4 - 1| + |8 - 2| = 9 each; predictions 4 and 8.
+  TW_ASSERT_OK_AND_ASSIGN(MetricMap m, f.estimator->Evaluate(LinearInput(3)));
+  EXPECT_EQ(m.size(), 3u);
+  EXPECT_EQ(m["loss"], 9);
+  EXPECT_EQ(m["mean_prediction"], 6);
+  EXPECT_EQ(m["global_step"], 2);
+  // `steps` bounds the batches.
+  TW_ASSERT_OK_AND_ASSIGN(m, f.estimator->Evaluate(LinearInput(), /*steps=*/2));
+  EXPECT_EQ(m["loss"], 9);
+  EXPECT_THAT(f.log.str(), HasSubstr("Saving dict for global step 2: global_step = 2, loss = 9, "
+                                     "mean_prediction = 6"));
+}
+
+TEST(EstimatorTest, PredictsAndExportsAFrozenGraph) {
+  Fixture f("predict");
+  TW_ASSERT_OK(f.estimator->Train(LinearInput(), {.steps = 1}));  // c = 7
+  auto input = []() -> absl::StatusOr<InputSpec> {
+    TW_ASSIGN_OR_RETURN(data::Dataset d,
+                        data::Dataset::FromTensorSlices({Literal<double>({3, 1}, {1, 2, 3})}));
+    return InputSpec{d.Batch(2), {"x"}, {}};
+  };
+  TW_ASSERT_OK_AND_ASSIGN(auto predictions, f.estimator->Predict(input));
+  EXPECT_THAT(predictions["y"], TensorIs<double>({3, 1}, {7, 14, 21}));
+
+  const std::string export_dir = testing::MakeTempDir("export");
+  Signature features = {{"x", {DT_DOUBLE, PartialTensorShape({-1, 1})}}};
+  TW_ASSERT_OK(f.estimator->Export(export_dir, features));
+  TW_ASSERT_OK_AND_ASSIGN(ExportedModel served, ExportedModel::Load(export_dir));
+  EXPECT_EQ(served.outputs().at("y"), "outputs/y");
+  TW_ASSERT_OK_AND_ASSIGN(auto out, served.Run({{"x", Literal<double>({2, 1}, {10, -1})}}));
+  EXPECT_THAT(out["y"], TensorIs<double>({2, 1}, {70, -7}));
+  // Frozen: no variables left.
+  TW_ASSERT_OK_AND_ASSIGN(GraphDef def, ReadGraphDef(export_dir + "/graph.pb"));
+  for (const NodeDef& n : def.node()) EXPECT_NE(n.op(), "VarHandleOp") << n.name();
+  EXPECT_THAT(served.Run({}), StatusIs(absl::StatusCode::kInvalidArgument, "input 'x'"));
+
+  // The TRAIN graph, for drawing.
+  const std::string graph = export_dir + "/train.pbtxt";
+  TW_ASSERT_OK(f.estimator->ExportGraph(ModeKeys::kTrain, features,
+                                        {{"y", {DT_DOUBLE, PartialTensorShape({-1, 1})}}}, graph));
+  TW_ASSERT_OK_AND_ASSIGN(GraphDef train_def, ReadGraphDef(graph));
+  EXPECT_GT(train_def.node_size(), 10);
+}
+
+// Counts the steps it sees and stops training after `stop_after`.
+class CountingHook : public SessionRunHook {
+ public:
+  explicit CountingHook(int stop_after) : stop_after_(stop_after) {}
+  absl::Status Begin(const Scope& root) override {
+    doubled_ = ops::Mul(root, ops::Const(root, 2.0), ops::Const(root, 21.0));
+    return absl::OkStatus();
+  }
+  std::vector<Output> BeforeRun() override { return {doubled_}; }
+  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+                        bool* request_stop) override {
+    EXPECT_EQ(values.size(), 1u);
+    EXPECT_EQ(values[0].data<double>()[0], 42);
+    EXPECT_EQ(step.batch_size, 2);
+    if (++steps_ == stop_after_) *request_stop = true;
+    return absl::OkStatus();
+  }
+  absl::Status End(const ClientSession&, int64_t global_step) override {
+    ended_at_ = global_step;
+    return absl::OkStatus();
+  }
+  int steps_ = 0;
+  int64_t ended_at_ = -1;
+
+ private:
+  const int stop_after_;
+  Output doubled_;
+};
+
+TEST(EstimatorTest, HooksFetchTensorsAndStopTraining) {
+  Fixture f("hooks");
+  f.config.progress_bar = RunConfig::ProgressBar::kOn;
+  Estimator estimator(LinearModel, f.config);
+  auto hook = std::make_shared<CountingHook>(/*stop_after=*/2);
+  TW_ASSERT_OK_AND_ASSIGN(TrainResult r,
+                          estimator.Train(LinearInput(), {.steps = 10, .hooks = {hook}}));
+  EXPECT_EQ(hook->steps_, 2);
+  EXPECT_EQ(hook->ended_at_, 2);
+  EXPECT_EQ(r.global_step, 2);
+  // The progress bar, and the log line clearing it first.
+  EXPECT_THAT(f.log.str(), HasSubstr("] 2/10 steps  loss 18.000"));
+  EXPECT_THAT(f.log.str(), HasSubstr("\r\033[K"));
+}
+
+TEST(EstimatorTest, BadCallsAreErrors) {
+  Fixture f("bad");
+  EXPECT_THAT(
+      f.estimator->Train(LinearInput(), {.steps = 1, .max_steps = 2}),
+      StatusIs(absl::StatusCode::kInvalidArgument, "Can not provide both steps and max_steps."));
+  EXPECT_THAT(f.estimator->Train(LinearInput(), {.steps = 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Must specify steps > 0, given: 0"));
+  Params no_train_op;
+  no_train_op.values["no_train_op"] = 1;
+  Estimator missing(LinearModel, f.config, no_train_op);
+  EXPECT_THAT(missing.Train(LinearInput(), {.steps = 1}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Missing train_op."));
+  auto unnamed = []() -> absl::StatusOr<InputSpec> {
+    TW_ASSIGN_OR_RETURN(InputSpec spec, LinearInput()());
+    spec.labels.clear();
+    return spec;
+  };
+  EXPECT_THAT(f.estimator->Train(unnamed, {.steps = 1}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "input_fn names 1 components (features x; labels ) but its batches have 2"));
+  RunConfig no_dir = f.config;
+  no_dir.model_dir = "";
+  EXPECT_THAT(Estimator(LinearModel, no_dir).Train(LinearInput(), {.steps = 1}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "model_dir is empty"));
+}
+
+// A replicated model_fn under the Estimator: two towers on two virtual CPUs
+// take TF's canonical step (27, then c = 7 with SUM).
+TEST(EstimatorTest, TrainsAReplicatedModelFn) {
+  Fixture f("replicated");
+  f.config.session_options.device_count["CPU"] = 2;
+  ReplicateOptions options;
+  options.devices = {"/device:CPU:0", "/device:CPU:1"};
+  TW_ASSERT_OK_AND_ASSIGN(ModelFn towers, ReplicateModelFn(LinearModel, options));
+  Estimator estimator(towers, f.config);
+  TW_ASSERT_OK_AND_ASSIGN(TrainResult r, estimator.Train(LinearInput(), {.steps = 2}));
+  EXPECT_EQ(r.loss, 18);
+  TW_ASSERT_OK_AND_ASSIGN(MetricMap m, estimator.Evaluate(LinearInput(1)));
+  EXPECT_EQ(m["loss"], 9);
+  EXPECT_EQ(m["mean_prediction"], 6);
+}
+
+}  // namespace
+}  // namespace towerflow

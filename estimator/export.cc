@@ -1,0 +1,232 @@
+// Estimator::ExportGraph, Estimator::Export (a frozen PREDICT graph) and
+// ExportedModel.
+#include <deque>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/file_io.h"
+#include "core/status_macros.h"
+#include "estimator/estimator.h"
+#include "estimator/estimator_internal.h"
+#include "graph/graph_io.h"
+#include "ops/ops.h"
+#include "train/checkpoint.h"
+
+namespace towerflow {
+namespace {
+
+using estimator_internal::ModelGraph;
+
+constexpr char kGraphFile[] = "graph.pb";
+constexpr char kSignatureFile[] = "signature.txt";
+
+// The node an input string ("x", "x:1", "^x") names.
+std::string NodeOf(const std::string& input) {
+  std::string name = input[0] == '^' ? input.substr(1) : input;
+  return name.substr(0, name.find(':'));
+}
+
+// The nodes of `def` that `outputs` need, in `def`'s order.
+GraphDef Prune(const GraphDef& def, const std::vector<std::string>& outputs) {
+  absl::flat_hash_map<std::string, const NodeDef*> by_name;
+  for (const NodeDef& n : def.node()) by_name[n.name()] = &n;
+  absl::flat_hash_set<std::string> keep;
+  std::deque<std::string> todo(outputs.begin(), outputs.end());
+  while (!todo.empty()) {
+    const std::string name = todo.front();
+    todo.pop_front();
+    auto it = by_name.find(name);
+    if (it == by_name.end() || !keep.insert(name).second) continue;
+    for (const std::string& input : it->second->input()) todo.push_back(NodeOf(input));
+  }
+  GraphDef out;
+  *out.mutable_versions() = def.versions();
+  *out.mutable_library() = def.library();
+  for (const NodeDef& n : def.node()) {
+    if (keep.contains(n.name())) *out.add_node() = n;
+  }
+  return out;
+}
+
+// Replaces every read of a variable by a Const holding its checkpoint value
+// (TensorFlow's freeze_graph), then drops what the outputs no longer need.
+absl::StatusOr<GraphDef> Freeze(const GraphDef& def, const std::vector<std::string>& outputs,
+                                const std::string& checkpoint) {
+  TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> tensors, ReadCheckpoint(checkpoint));
+  absl::flat_hash_map<std::string, const Tensor*> values;  // by checkpoint name
+  for (const NamedTensor& nt : tensors) values[nt.name] = &nt.tensor;
+  absl::flat_hash_map<std::string, std::string> variable_of;  // VarHandleOp -> shared name
+  for (const NodeDef& n : def.node()) {
+    if (n.op() != "VarHandleOp") continue;
+    auto it = n.attr().find("shared_name");
+    variable_of[n.name()] =
+        it != n.attr().end() && !it->second.s().empty() ? it->second.s() : n.name();
+  }
+  GraphDef frozen = Prune(def, outputs);
+  for (NodeDef& n : *frozen.mutable_node()) {
+    if (n.op() != "ReadVariableOp" || n.input_size() == 0) continue;
+    auto var = variable_of.find(NodeOf(n.input(0)));
+    if (var == variable_of.end()) continue;
+    auto value = values.find(var->second);
+    if (value == values.end()) {
+      return absl::NotFoundError(absl::StrCat("Export: variable ", var->second, " read by ",
+                                              n.name(), " is not in checkpoint ", checkpoint));
+    }
+    NodeDef c;
+    c.set_name(n.name());
+    c.set_op("Const");
+    c.set_device(n.device());
+    for (const std::string& input : n.input()) {
+      if (input[0] == '^') c.add_input(input);
+    }
+    (*c.mutable_attr())["dtype"].set_type(value->second->dtype());
+    *(*c.mutable_attr())["value"].mutable_tensor() = value->second->AsProto();
+    n = std::move(c);
+  }
+  frozen = Prune(frozen, outputs);
+  absl::flat_hash_set<std::string> kept;
+  for (const NodeDef& n : frozen.node()) kept.insert(n.name());
+  for (NodeDef& n : *frozen.mutable_node()) {
+    if (n.op() == "VarHandleOp") {
+      return absl::UnimplementedError(absl::StrCat(
+          "Export: variable ", n.name(),
+          " is used other than through ReadVariableOp (e.g. ResourceGather); cannot freeze it"));
+    }
+    // Colocation with a node that is gone (the variables) no longer applies.
+    auto cls = n.mutable_attr()->find("_class");
+    if (cls == n.mutable_attr()->end()) continue;
+    AttrValue::ListValue* list = cls->second.mutable_list();
+    std::vector<std::string> still;
+    for (const std::string& loc : list->s()) {
+      if (kept.contains(loc.substr(loc.find('@') + 1))) still.push_back(loc);
+    }
+    if (still.empty()) {
+      n.mutable_attr()->erase(cls);
+    } else {
+      list->clear_s();
+      for (const std::string& loc : still) list->add_s(loc);
+    }
+  }
+  return frozen;
+}
+
+std::string ShapeText(const PartialTensorShape& shape) {
+  if (shape.unknown_rank()) return "*";
+  return absl::StrJoin(shape.dim_sizes(), ",");
+}
+
+absl::StatusOr<PartialTensorShape> ParseShapeText(const std::string& text) {
+  if (text == "*") return PartialTensorShape();
+  std::vector<int64_t> dims;
+  if (text != "") {
+    for (absl::string_view d : absl::StrSplit(text, ',')) {
+      int64_t v;
+      if (!absl::SimpleAtoi(d, &v)) return absl::DataLossError(absl::StrCat("bad shape ", text));
+      dims.push_back(v);
+    }
+  }
+  return PartialTensorShape::FromDims(dims);
+}
+
+}  // namespace
+
+absl::Status Estimator::ExportGraph(ModeKeys mode, const Signature& features,
+                                    const Signature& labels, const std::string& path) {
+  TW_ASSIGN_OR_RETURN(
+      std::unique_ptr<ModelGraph> g,
+      estimator_internal::BuildModelGraph(model_fn_, config_, params_, mode, features, labels));
+  TW_ASSIGN_OR_RETURN(GraphDef def, g->root.ToGraphDef());
+  return WriteGraphDef(def, path);
+}
+
+absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
+                                              const Signature& features) {
+  if (config_.model_dir.empty()) return absl::InvalidArgumentError("RunConfig.model_dir is empty");
+  TW_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(config_.model_dir));
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
+                      estimator_internal::BuildModelGraph(model_fn_, config_, params_,
+                                                          ModeKeys::kPredict, features, {}));
+  const std::map<std::string, Output>& outputs =
+      g->spec.export_outputs.empty() ? g->spec.predictions : g->spec.export_outputs;
+  if (outputs.empty()) {
+    return absl::InvalidArgumentError("Export: model_fn returned no predictions or outputs");
+  }
+  const Scope out_scope = g->root.NewSubScope("outputs");
+  std::vector<std::string> output_nodes;
+  std::string signature;
+  for (const auto& [name, input] : features) {
+    absl::StrAppend(&signature, "input ", name, " ", DataTypeString(input.dtype), " ",
+                    ShapeText(input.shape), "\n");
+  }
+  for (const auto& [name, output] : outputs) {
+    Output id = ops::Identity(out_scope.WithOpName(name), output);
+    output_nodes.push_back(id.node()->name());
+    absl::StrAppend(&signature, "output ", name, " ", id.node()->name(), "\n");
+  }
+  TW_RETURN_IF_ERROR(g->root.status());
+  TW_ASSIGN_OR_RETURN(GraphDef def, g->root.ToGraphDef());
+  TW_ASSIGN_OR_RETURN(GraphDef frozen, Freeze(def, output_nodes, checkpoint));
+  TW_RETURN_IF_ERROR(WriteGraphDef(frozen, absl::StrCat(export_dir, "/", kGraphFile)));
+  TW_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(export_dir, "/", kSignatureFile), signature));
+  *config_.log << LogTimestamp() << ": Exported " << checkpoint << " to " << export_dir << "\n";
+  return export_dir;
+}
+
+absl::StatusOr<ExportedModel> ExportedModel::Load(const std::string& export_dir,
+                                                  const SessionOptions& options) {
+  const std::string signature_path = absl::StrCat(export_dir, "/", kSignatureFile);
+  TW_ASSIGN_OR_RETURN(std::string signature, ReadFileToString(signature_path));
+  ExportedModel model;
+  for (absl::string_view line : absl::StrSplit(signature, '\n', absl::SkipEmpty())) {
+    std::vector<std::string> f = absl::StrSplit(line, ' ');
+    const auto bad = [&] {
+      return absl::DataLossError(absl::StrCat(signature_path, ": bad line '", line, "'"));
+    };
+    if (f.size() == 4 && f[0] == "input") {
+      TensorSpec spec;
+      if (!DataTypeFromString(f[2], &spec.dtype)) return bad();
+      absl::StatusOr<PartialTensorShape> shape = ParseShapeText(f[3]);
+      if (!shape.ok()) return bad();
+      spec.shape = *shape;
+      model.inputs_[f[1]] = spec;
+    } else if (f.size() == 3 && f[0] == "output") {
+      model.outputs_[f[1]] = f[2];
+    } else {
+      return bad();
+    }
+  }
+  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(absl::StrCat(export_dir, "/", kGraphFile)));
+  SessionOptions session_options = options;
+  session_options.allow_soft_placement = true;  // exported on other devices
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(session_options));
+  TW_RETURN_IF_ERROR(session->Create(def));
+  model.session_ = std::move(session);
+  return model;
+}
+
+absl::StatusOr<std::map<std::string, Tensor>> ExportedModel::Run(
+    const std::map<std::string, Tensor>& inputs) const {
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const auto& [name, spec] : inputs_) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ExportedModel: input '", name, "' is missing"));
+    }
+    feeds.emplace_back(absl::StrCat(name, ":0"), it->second);
+  }
+  std::vector<std::string> fetches;
+  for (const auto& [name, node] : outputs_) fetches.push_back(absl::StrCat(node, ":0"));
+  std::vector<Tensor> values;
+  TW_RETURN_IF_ERROR(session_->Run(feeds, fetches, {}, &values));
+  std::map<std::string, Tensor> result;
+  size_t i = 0;
+  for (const auto& [name, node] : outputs_) result[name] = values[i++];
+  return result;
+}
+
+}  // namespace towerflow

@@ -1,0 +1,175 @@
+#include "estimator/hooks.h"
+
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace towerflow {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+const char* ClearLine(bool clear) { return clear ? "\r\033[K" : ""; }
+
+std::string LogTimestamp() {
+  return absl::FormatTime("%Y-%m-%d %H:%M:%E3S", absl::Now(), absl::LocalTimeZone());
+}
+
+// ------------------------------------------------------------ stop at step
+
+absl::Status StopAtStepHook::AfterCreateSession(const ClientSession&, int64_t global_step) {
+  if (num_steps_.has_value() == last_step_.has_value()) {
+    return absl::InvalidArgumentError("StopAtStepHook: give exactly one of num_steps, last_step");
+  }
+  if (num_steps_.has_value()) last_step_ = global_step + *num_steps_;
+  return absl::OkStatus();
+}
+
+absl::Status StopAtStepHook::AfterRun(const StepResult& step, const std::vector<Tensor>&,
+                                      bool* request_stop) {
+  if (step.global_step >= *last_step_) *request_stop = true;
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------ logging
+
+absl::Status LoggingHook::AfterCreateSession(const ClientSession&, int64_t) {
+  since_ = Clock::now();
+  return absl::OkStatus();
+}
+
+absl::Status LoggingHook::AfterRun(const StepResult& step, const std::vector<Tensor>&, bool*) {
+  ++steps_;
+  examples_ += step.batch_size;
+  if (every_n_steps_ <= 0 || step.global_step % every_n_steps_ != 0) return absl::OkStatus();
+  const double elapsed = SecondsSince(since_);
+  *out_ << ClearLine(clear_line_)
+        << absl::StreamFormat("%s: step %d, loss = %.2f (%.1f examples/sec; %.3f sec/batch)\n",
+                              LogTimestamp(), step.global_step, step.loss,
+                              elapsed > 0 ? examples_ / elapsed : 0.0, elapsed / steps_)
+        << std::flush;
+  steps_ = examples_ = 0;
+  since_ = Clock::now();
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------ step counter
+
+absl::Status StepCounterHook::AfterCreateSession(const ClientSession&, int64_t global_step) {
+  last_step_ = global_step;
+  since_ = Clock::now();
+  return absl::OkStatus();
+}
+
+absl::Status StepCounterHook::AfterRun(const StepResult& step, const std::vector<Tensor>&, bool*) {
+  if (every_n_steps_ <= 0 || step.global_step - last_step_ < every_n_steps_) {
+    return absl::OkStatus();
+  }
+  const double elapsed = SecondsSince(since_);
+  steps_per_sec_ = elapsed > 0 ? (step.global_step - last_step_) / elapsed : 0;
+  *out_ << ClearLine(clear_line_)
+        << absl::StreamFormat("%s: global_step/sec: %.4g\n", LogTimestamp(), steps_per_sec_)
+        << std::flush;
+  last_step_ = step.global_step;
+  since_ = Clock::now();
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------ NaN guard
+
+absl::Status NanGuardHook::AfterRun(const StepResult& step, const std::vector<Tensor>&, bool*) {
+  if (std::isfinite(step.loss)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("Model diverged with loss = ", std::isnan(step.loss) ? "NaN" : "Inf",
+                   " at global step ", step.global_step, "; no checkpoint was written for it"));
+}
+
+// ------------------------------------------------------------ checkpoints
+
+absl::Status CheckpointSaverHook::AfterCreateSession(const ClientSession& session,
+                                                     int64_t global_step) {
+  session_ = &session;
+  // Restored from a checkpoint of this very step: nothing new to save.
+  absl::StatusOr<std::string> latest = LatestCheckpoint(model_dir_);
+  if (latest.ok() && absl::EndsWith(*latest, absl::StrCat("-", global_step))) {
+    last_saved_step_ = global_step;
+    last_saved_time_ = Clock::now();
+    return absl::OkStatus();
+  }
+  return Save(global_step);
+}
+
+absl::Status CheckpointSaverHook::AfterRun(const StepResult& step, const std::vector<Tensor>&,
+                                           bool*) {
+  const bool by_steps = every_steps_ > 0 && step.global_step - last_saved_step_ >= every_steps_;
+  const bool by_time = every_secs_ > 0 && SecondsSince(last_saved_time_) >= every_secs_;
+  if (by_steps || by_time) return Save(step.global_step);
+  return absl::OkStatus();
+}
+
+absl::Status CheckpointSaverHook::End(const ClientSession&, int64_t global_step) {
+  if (global_step != last_saved_step_) return Save(global_step);
+  return absl::OkStatus();
+}
+
+absl::Status CheckpointSaverHook::Save(int64_t global_step) {
+  absl::StatusOr<std::string> path = saver_->Save(*session_, model_dir_, global_step);
+  if (!path.ok()) return path.status();
+  *out_ << LogTimestamp() << ": Saving checkpoints for " << global_step << " into " << *path
+        << ".\n"
+        << std::flush;
+  last_saved_step_ = global_step;
+  last_saved_time_ = Clock::now();
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------ progress bar
+
+absl::Status ProgressBarHook::AfterCreateSession(const ClientSession&, int64_t global_step) {
+  first_step_ = global_step;
+  start_ = Clock::now();
+  last_draw_ = start_ - std::chrono::seconds(1);
+  return absl::OkStatus();
+}
+
+absl::Status ProgressBarHook::AfterRun(const StepResult& step, const std::vector<Tensor>&, bool*) {
+  last_ = step;
+  // Redraw at most ten times a second, and at the last step.
+  if (step.global_step < last_step_ && SecondsSince(last_draw_) < 0.1) return absl::OkStatus();
+  Draw(step);
+  return absl::OkStatus();
+}
+
+void ProgressBarHook::Draw(const StepResult& step) {
+  last_draw_ = Clock::now();
+  constexpr int kWidth = 30;
+  const int64_t total = std::max<int64_t>(1, last_step_ - first_step_);
+  const int64_t done = std::clamp<int64_t>(step.global_step - first_step_, 0, total);
+  const int filled = static_cast<int>(kWidth * done / total);
+  std::string bar(filled, '=');
+  if (filled < kWidth) bar += '>';
+  bar.resize(kWidth, ' ');
+  const double elapsed = SecondsSince(start_);
+  *out_ << ClearLine(true)
+        << absl::StreamFormat("[%s] %d/%d steps  loss %.3f  %.1f steps/s", bar, step.global_step,
+                              last_step_, step.loss, elapsed > 0 ? done / elapsed : 0.0)
+        << std::flush;
+}
+
+absl::Status ProgressBarHook::End(const ClientSession&, int64_t) {
+  if (last_.has_value()) Draw(*last_);  // where training stopped
+  *out_ << "\n" << std::flush;
+  return absl::OkStatus();
+}
+
+}  // namespace towerflow

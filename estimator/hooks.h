@@ -1,0 +1,201 @@
+// Training hooks: TensorFlow's SessionRunHook, called by Estimator::Train
+// around every step.
+//
+//   class LogAccuracy : public SessionRunHook {
+//     std::vector<Output> BeforeRun() override { return {accuracy_}; }
+//     absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+//                           bool* request_stop) override { ... }
+//   };
+//   estimator.Train(input_fn, {.max_steps = 1000, .hooks = {std::make_shared<LogAccuracy>()}});
+//
+// Every step the Estimator fetches the loss and the global step after the
+// step; hooks read them from StepResult and may ask for more tensors in
+// BeforeRun. Hooks run in order; an error from any of them ends training at
+// once with that error: no later hook runs and no final checkpoint is
+// written (so the NaN guard, which the Estimator puts first, keeps a
+// diverged model out of model_dir).
+//
+// Hooks are used by one training loop at a time.
+#ifndef TOWERFLOW_ESTIMATOR_HOOKS_H_
+#define TOWERFLOW_ESTIMATOR_HOOKS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "graph/output.h"
+#include "graph/scope.h"
+#include "runtime/client_session.h"
+#include "runtime/tensor.h"
+#include "train/saver.h"
+
+namespace towerflow {
+
+struct StepResult {
+  int64_t global_step = 0;  // after the step
+  double loss = 0;
+  int64_t batch_size = 0;  // examples in the step's batch
+  double seconds = 0;      // the step's wall time
+};
+
+class SessionRunHook {
+ public:
+  virtual ~SessionRunHook() = default;
+  // The graph is complete and the session not made yet: add ops here.
+  virtual absl::Status Begin(const Scope& root) { return absl::OkStatus(); }
+  // Variables are initialised or restored; `global_step` is where training
+  // starts.
+  virtual absl::Status AfterCreateSession(const ClientSession& session, int64_t global_step) {
+    return absl::OkStatus();
+  }
+  // Tensors to fetch with the next step.
+  virtual std::vector<Output> BeforeRun() { return {}; }
+  // After a step: `values` are BeforeRun's tensors. Set *request_stop to
+  // end training after this step (cleanly: End runs, a checkpoint is kept).
+  virtual absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+                                bool* request_stop) {
+    return absl::OkStatus();
+  }
+  // Training ended without error (steps done, data exhausted, or a stop
+  // request).
+  virtual absl::Status End(const ClientSession& session, int64_t global_step) {
+    return absl::OkStatus();
+  }
+};
+
+using HookList = std::vector<std::shared_ptr<SessionRunHook>>;
+
+// Stops at global step `last_step`, or `num_steps` after where training
+// starts (exactly one of them).
+class StopAtStepHook : public SessionRunHook {
+ public:
+  static StopAtStepHook NumSteps(int64_t num_steps) { return StopAtStepHook(num_steps, {}); }
+  static StopAtStepHook LastStep(int64_t last_step) { return StopAtStepHook({}, last_step); }
+
+  absl::Status AfterCreateSession(const ClientSession& session, int64_t global_step) override;
+  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+                        bool* request_stop) override;
+  // The step training stops at (after AfterCreateSession).
+  int64_t last_step() const { return *last_step_; }
+
+ private:
+  StopAtStepHook(std::optional<int64_t> num_steps, std::optional<int64_t> last_step)
+      : num_steps_(num_steps), last_step_(last_step) {}
+  std::optional<int64_t> num_steps_;
+  std::optional<int64_t> last_step_;
+};
+
+// The CIFAR-10 tutorial's log line every `every_n_steps` steps:
+//   "2026-11-22 10:41:07.123: step 10, loss = 2.30 (412.0 examples/sec; 0.311 sec/batch)"
+// with the rates measured over the steps since the last line.
+// `clear_line` first clears a progress bar's line.
+class LoggingHook : public SessionRunHook {
+ public:
+  LoggingHook(int64_t every_n_steps, std::ostream* out, bool clear_line = false)
+      : every_n_steps_(every_n_steps), out_(out), clear_line_(clear_line) {}
+  absl::Status AfterCreateSession(const ClientSession& session, int64_t global_step) override;
+  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+                        bool* request_stop) override;
+
+ private:
+  const int64_t every_n_steps_;
+  std::ostream* const out_;
+  const bool clear_line_;
+  int64_t steps_ = 0, examples_ = 0;
+  std::chrono::steady_clock::time_point since_;
+};
+
+// TensorFlow's StepCounterHook: "global_step/sec: 3.21" every
+// `every_n_steps` steps.
+class StepCounterHook : public SessionRunHook {
+ public:
+  StepCounterHook(int64_t every_n_steps, std::ostream* out, bool clear_line = false)
+      : every_n_steps_(every_n_steps), out_(out), clear_line_(clear_line) {}
+  absl::Status AfterCreateSession(const ClientSession& session, int64_t global_step) override;
+  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+                        bool* request_stop) override;
+  // The last rate logged (0 before the first line).
+  double steps_per_sec() const { return steps_per_sec_; }
+
+ private:
+  const int64_t every_n_steps_;
+  std::ostream* const out_;
+  const bool clear_line_;
+  int64_t last_step_ = 0;
+  double steps_per_sec_ = 0;
+  std::chrono::steady_clock::time_point since_;
+};
+
+// Ends training with InvalidArgument "Model diverged with loss = NaN ..."
+// when the loss is NaN (or infinite), before any checkpoint of that step.
+class NanGuardHook : public SessionRunHook {
+ public:
+  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+                        bool* request_stop) override;
+};
+
+// Saves a checkpoint when training starts (unless model_dir has one of that
+// step), every `every_steps` steps or `every_secs` seconds (whichever is
+// set; 0 turns one off), and at the end.
+class CheckpointSaverHook : public SessionRunHook {
+ public:
+  CheckpointSaverHook(const train::Saver* saver, std::string model_dir, int64_t every_steps,
+                      double every_secs, std::ostream* out)
+      : saver_(saver),
+        model_dir_(std::move(model_dir)),
+        every_steps_(every_steps),
+        every_secs_(every_secs),
+        out_(out) {}
+  absl::Status AfterCreateSession(const ClientSession& session, int64_t global_step) override;
+  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+                        bool* request_stop) override;
+  absl::Status End(const ClientSession& session, int64_t global_step) override;
+
+ private:
+  absl::Status Save(int64_t global_step);
+
+  const train::Saver* const saver_;
+  const std::string model_dir_;
+  const int64_t every_steps_;
+  const double every_secs_;
+  std::ostream* const out_;
+  const ClientSession* session_ = nullptr;
+  int64_t last_saved_step_ = -1;
+  std::chrono::steady_clock::time_point last_saved_time_;
+};
+
+// A one-line progress bar redrawn in place ("\r"), for a terminal:
+//   [===========>          ] 550/1000 steps  loss 0.412  18.3 steps/s
+class ProgressBarHook : public SessionRunHook {
+ public:
+  // `last_step`: the global step training ends at.
+  ProgressBarHook(int64_t last_step, std::ostream* out) : last_step_(last_step), out_(out) {}
+  absl::Status AfterCreateSession(const ClientSession& session, int64_t global_step) override;
+  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+                        bool* request_stop) override;
+  absl::Status End(const ClientSession& session, int64_t global_step) override;
+
+ private:
+  void Draw(const StepResult& step);
+
+  const int64_t last_step_;
+  std::ostream* const out_;
+  std::optional<StepResult> last_;
+  int64_t first_step_ = 0;
+  std::chrono::steady_clock::time_point start_, last_draw_;
+};
+
+// The tutorial's "%Y-%m-%d %H:%M:%E3S" local time stamp of now.
+std::string LogTimestamp();
+
+// What erases a progress bar's line before a log line ("\r\033[K"), or "".
+const char* ClearLine(bool clear);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_ESTIMATOR_HOOKS_H_
