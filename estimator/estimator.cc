@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
@@ -50,6 +51,17 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model
     return absl::InvalidArgumentError("Missing train_op.");
   }
   return g;
+}
+
+absl::StatusOr<std::unique_ptr<train::Saver>> RestoringSaver(const ModelGraph& g) {
+  train::SaverOptions options;
+  options.var_names = g.spec.restore_var_names;
+  absl::flat_hash_set<std::string> mapped;
+  for (const auto& [name, var] : options.var_names) mapped.insert(var.name());
+  for (const Variable& v : GetVariables(*g.root.graph())) {
+    if (!mapped.contains(v.name())) options.var_names[v.name()] = v;
+  }
+  return train::Saver::Create(g.root, options);
 }
 
 absl::StatusOr<double> ScalarValue(const Tensor& t, const std::string& what) {
@@ -332,7 +344,7 @@ absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::opti
     updates.push_back(metric.update);
     values.push_back(metric.value);
   }
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver, train::Saver::Create(root));
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver, estimator_internal::RestoringSaver(*g));
   Operation init_global = GlobalVariablesInitializer(root);
   Operation init_local = LocalVariablesInitializer(root);
   TW_RETURN_IF_ERROR(root.status());
@@ -377,7 +389,7 @@ absl::StatusOr<std::map<std::string, Tensor>> Estimator::Predict(const InputFn& 
   }
   std::vector<Output> fetches;
   for (const auto& [name, output] : g->spec.predictions) fetches.push_back(output);
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver, train::Saver::Create(g->root));
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver, estimator_internal::RestoringSaver(*g));
   Operation init_local = LocalVariablesInitializer(g->root);
   TW_RETURN_IF_ERROR(g->root.status());
   ClientSession session(g->root, config_.session_options);

@@ -11,6 +11,7 @@
 #include "estimator/estimator.h"
 #include "graph/scope.h"
 #include "graph/variables.h"
+#include "train/saver.h"
 
 namespace towerflow {
 namespace estimator_internal {
@@ -32,6 +33,10 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model
                                                             const Params& params, ModeKeys mode,
                                                             const Signature& features,
                                                             const Signature& labels);
+
+// The Saver of EVAL / PREDICT / export: spec.restore_var_names, and every
+// other global variable by its name.
+absl::StatusOr<std::unique_ptr<train::Saver>> RestoringSaver(const ModelGraph& g);
 
 // A one-element number tensor as a double; InvalidArgument naming `what`.
 absl::StatusOr<double> ScalarValue(const Tensor& t, const std::string& what);

@@ -18,6 +18,7 @@
 #include "ops/ops.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
+#include "train/moving_averages.h"
 #include "train/optimizer.h"
 #include "train/optimizers.h"
 
@@ -33,6 +34,11 @@ EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const Feat
   Output predictions = ops::Mul(s, features.at("x"), c.value());
   EstimatorSpec spec(mode);
   spec.predictions["y"] = predictions;
+  // With "ema": a moving average of c (decay 0.5) updated after each step,
+  // which evaluation and export use.
+  train::ExponentialMovingAverage ema(0.5);
+  const bool averaged = params.Get("ema") != 0;
+  if (averaged && mode != ModeKeys::kTrain) spec.restore_var_names = ema.VariablesToRestore({c});
   if (mode == ModeKeys::kPredict) return spec;
   spec.loss = ops::Sum(s, ops::Abs(s, ops::Sub(s, predictions, labels.at("y"))), {0, 1});
   spec.eval_metric_ops["mean_prediction"] = train::Mean(s, predictions);
@@ -40,7 +46,13 @@ EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const Feat
   TowerOptimizer opt(std::make_shared<train::GradientDescentOptimizer>(1.0));
   absl::StatusOr<Operation> op = opt.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
   s.UpdateStatus(op.status());
-  if (op.ok()) spec.train_op = *op;
+  if (!op.ok()) return spec;
+  spec.train_op = *op;
+  if (averaged) {
+    absl::StatusOr<Operation> average = ema.Apply(s.WithControlDependencies({*op}), {c});
+    s.UpdateStatus(average.status());
+    if (average.ok()) spec.train_op = *average;
+  }
   return spec;
 }
 
@@ -218,6 +230,27 @@ TEST(EstimatorTest, PredictsAndExportsAFrozenGraph) {
                                         {{"y", {DT_DOUBLE, PartialTensorShape({-1, 1})}}}, graph));
   TW_ASSERT_OK_AND_ASSIGN(GraphDef train_def, ReadGraphDef(graph));
   EXPECT_GT(train_def.node_size(), 10);
+}
+
+// Evaluation and export read the moving average in c's place: after one
+// step c = 7 and its average 10 - 0.5 (10 - 7) = 8.5.
+TEST(EstimatorTest, EvaluatesAndExportsWithMovingAverages) {
+  Params ema;
+  ema.values["ema"] = 1;
+  Fixture f("ema", ema);
+  TW_ASSERT_OK(f.estimator->Train(LinearInput(), {.steps = 1}));
+  TW_ASSERT_OK_AND_ASSIGN(std::string latest, LatestCheckpoint(f.config.model_dir));
+  EXPECT_EQ(CheckpointValue(latest, "c"), 7);
+  EXPECT_EQ(CheckpointValue(latest, "c/ExponentialMovingAverage"), 8.5);
+  TW_ASSERT_OK_AND_ASSIGN(MetricMap m, f.estimator->Evaluate(LinearInput(1)));
+  EXPECT_EQ(m["loss"], 7.5 + 15);
+  EXPECT_EQ(m["mean_prediction"], (8.5 + 17) / 2);
+  EXPECT_EQ(m["global_step"], 1);
+  const std::string export_dir = testing::MakeTempDir("ema_export");
+  TW_ASSERT_OK(f.estimator->Export(export_dir, {{"x", {DT_DOUBLE, PartialTensorShape({-1, 1})}}}));
+  TW_ASSERT_OK_AND_ASSIGN(ExportedModel served, ExportedModel::Load(export_dir));
+  TW_ASSERT_OK_AND_ASSIGN(auto out, served.Run({{"x", Literal<double>({1, 1}, {2})}}));
+  EXPECT_THAT(out["y"], TensorIs<double>({1, 1}, {17}));
 }
 
 // Counts the steps it sees and stops training after `stop_after`.

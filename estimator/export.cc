@@ -54,8 +54,11 @@ GraphDef Prune(const GraphDef& def, const std::vector<std::string>& outputs) {
 
 // Replaces every read of a variable by a Const holding its checkpoint value
 // (TensorFlow's freeze_graph), then drops what the outputs no longer need.
-absl::StatusOr<GraphDef> Freeze(const GraphDef& def, const std::vector<std::string>& outputs,
-                                const std::string& checkpoint) {
+// `restore_names`: VarHandleOp node -> checkpoint name, for variables not
+// saved under their own name.
+absl::StatusOr<GraphDef> Freeze(
+    const GraphDef& def, const std::vector<std::string>& outputs, const std::string& checkpoint,
+    const absl::flat_hash_map<std::string, std::string>& restore_names) {
   TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> tensors, ReadCheckpoint(checkpoint));
   absl::flat_hash_map<std::string, const Tensor*> values;  // by checkpoint name
   for (const NamedTensor& nt : tensors) values[nt.name] = &nt.tensor;
@@ -65,6 +68,9 @@ absl::StatusOr<GraphDef> Freeze(const GraphDef& def, const std::vector<std::stri
     auto it = n.attr().find("shared_name");
     variable_of[n.name()] =
         it != n.attr().end() && !it->second.s().empty() ? it->second.s() : n.name();
+    if (auto renamed = restore_names.find(n.name()); renamed != restore_names.end()) {
+      variable_of[n.name()] = renamed->second;
+    }
   }
   GraphDef frozen = Prune(def, outputs);
   for (NodeDef& n : *frozen.mutable_node()) {
@@ -169,7 +175,11 @@ absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
   }
   TW_RETURN_IF_ERROR(g->root.status());
   TW_ASSIGN_OR_RETURN(GraphDef def, g->root.ToGraphDef());
-  TW_ASSIGN_OR_RETURN(GraphDef frozen, Freeze(def, output_nodes, checkpoint));
+  absl::flat_hash_map<std::string, std::string> restore_names;
+  for (const auto& [name, var] : g->spec.restore_var_names) {
+    restore_names[var.handle().node()->name()] = name;
+  }
+  TW_ASSIGN_OR_RETURN(GraphDef frozen, Freeze(def, output_nodes, checkpoint, restore_names));
   TW_RETURN_IF_ERROR(WriteGraphDef(frozen, absl::StrCat(export_dir, "/", kGraphFile)));
   TW_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(export_dir, "/", kSignatureFile), signature));
   *config_.log << LogTimestamp() << ": Exported " << checkpoint << " to " << export_dir << "\n";

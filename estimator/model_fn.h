@@ -25,6 +25,7 @@
 #include "estimator/hooks.h"
 #include "graph/output.h"
 #include "graph/scope.h"
+#include "graph/variables.h"
 #include "train/metrics.h"
 
 namespace towerflow {
@@ -66,6 +67,12 @@ struct EstimatorSpec {
   std::map<std::string, Output> export_outputs;
   // TRAIN: hooks Estimator::Train runs besides its own.
   HookList training_hooks;
+  // EVAL, PREDICT and export: checkpoint name -> variable, for variables
+  // restored from another entry than their own, e.g.
+  // ExponentialMovingAverage::VariablesToRestore to evaluate with the
+  // averages (TF's Scaffold with its own Saver). Other variables restore by
+  // their name.
+  std::map<std::string, Variable> restore_var_names;
 };
 
 using ModelFn =

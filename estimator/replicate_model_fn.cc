@@ -270,8 +270,10 @@ absl::Status Replicator::Build(const Scope& root, const FeatureMap& features,
     update_marks.push_back(GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps).size());
   }
 
-  // Tower 0's hooks, as TF's replicate_model_fn keeps tower 0's spec.
+  // Tower 0's hooks and restore map (the variables are shared), as TF's replicate_model_fn keeps
+  // tower 0's spec.
   result->training_hooks = specs[0].training_hooks;
+  result->restore_var_names = specs[0].restore_var_names;
 
   // The reported loss.
   if (mode != ModeKeys::kPredict) {
