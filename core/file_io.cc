@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 
@@ -118,6 +120,15 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   if (dir_fd >= 0) {
     ::fsync(dir_fd);
     ::close(dir_fd);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CreateDirectories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat("Cannot create directory ", dir, ": ", ec.message()));
   }
   return absl::OkStatus();
 }

@@ -33,6 +33,10 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 // (EACCES, EPERM), ResourceExhausted (ENOSPC) or Internal.
 absl::Status ErrnoStatus(int err, const std::string& what, const std::string& path);
 
+// Creates `dir` and its missing parents (nothing when it exists).
+// Internal naming the directory on failure.
+absl::Status CreateDirectories(const std::string& dir);
+
 // See the file comment. Errors name the path.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
 

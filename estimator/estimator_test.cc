@@ -246,7 +246,7 @@ TEST(EstimatorTest, EvaluatesAndExportsWithMovingAverages) {
   EXPECT_EQ(m["loss"], 7.5 + 15);
   EXPECT_EQ(m["mean_prediction"], (8.5 + 17) / 2);
   EXPECT_EQ(m["global_step"], 1);
-  const std::string export_dir = testing::MakeTempDir("ema_export");
+  const std::string export_dir = testing::MakeTempDir("ema_export") + "/made/by/export";
   TW_ASSERT_OK(f.estimator->Export(export_dir, {{"x", {DT_DOUBLE, PartialTensorShape({-1, 1})}}}));
   TW_ASSERT_OK_AND_ASSIGN(ExportedModel served, ExportedModel::Load(export_dir));
   TW_ASSERT_OK_AND_ASSIGN(auto out, served.Run({{"x", Literal<double>({1, 1}, {2})}}));

@@ -180,6 +180,7 @@ absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
     restore_names[var.handle().node()->name()] = name;
   }
   TW_ASSIGN_OR_RETURN(GraphDef frozen, Freeze(def, output_nodes, checkpoint, restore_names));
+  TW_RETURN_IF_ERROR(CreateDirectories(export_dir));
   TW_RETURN_IF_ERROR(WriteGraphDef(frozen, absl::StrCat(export_dir, "/", kGraphFile)));
   TW_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(export_dir, "/", kSignatureFile), signature));
   *config_.log << LogTimestamp() << ": Exported " << checkpoint << " to " << export_dir << "\n";

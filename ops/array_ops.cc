@@ -316,13 +316,21 @@ absl::Status SplitVShape(InferenceContext* c) {
         absl::StrCat("size_splits has ", sizes->size(), " entries but num_split is ", num_split));
   }
   if (value.unknown_rank()) return absl::OkStatus();
-  if (!axis_value.has_value() || !sizes.has_value()) {
+  if (!axis_value.has_value()) {
     for (int i = 0; i < num_split; ++i) {
       c->set_output(i, PartialTensorShape::UnknownDims(value.dims()));
     }
     return absl::OkStatus();
   }
   TW_ASSIGN_OR_RETURN(int axis, CanonicalAxis(*axis_value, value.dims()));
+  if (!sizes.has_value()) {
+    // Sizes known at run time only: every other dimension is the value's.
+    std::vector<int64_t> dims(value.dim_sizes().begin(), value.dim_sizes().end());
+    dims[axis] = -1;
+    TW_ASSIGN_OR_RETURN(PartialTensorShape shape, PartialTensorShape::FromDims(dims));
+    for (int i = 0; i < num_split; ++i) c->set_output(i, shape);
+    return absl::OkStatus();
+  }
   const int64_t dim = value.dim_size(axis);
   std::vector<int64_t> out = *sizes;
   int inferred = -1;

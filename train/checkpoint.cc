@@ -205,11 +205,7 @@ absl::StatusOr<std::string> LatestCheckpoint(const std::string& dir) {
 absl::StatusOr<std::string> SaveCheckpoint(const std::string& dir, const std::string& basename,
                                            int64_t step, const std::vector<NamedTensor>& tensors,
                                            int max_to_keep) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return absl::InternalError(absl::StrCat("Cannot create directory ", dir, ": ", ec.message()));
-  }
+  TW_RETURN_IF_ERROR(CreateDirectories(dir));
   const std::string name = absl::StrCat(basename, "-", step);
   const std::string path = Join(dir, name);
   TW_RETURN_IF_ERROR(WriteCheckpoint(path, tensors));

@@ -1,0 +1,110 @@
+#include "examples/cifar10/input.h"
+
+#include <sys/stat.h>
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "data/image.h"
+#include "data/readers.h"
+
+namespace towerflow {
+namespace cifar10 {
+namespace {
+
+namespace image = data::image;
+
+constexpr int kThreads = 2;
+constexpr int64_t kShuffleBuffer = 10000;
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// Training: shuffle, repeat, augment, batch; evaluation: preprocess, batch.
+InputSpec Pipeline(const data::Dataset& examples, bool train, int64_t batch_size, uint64_t seed,
+                   data::RandomMapFn augment, data::MapFn preprocess) {
+  data::Dataset d = examples;
+  if (train) {
+    d = d.Shuffle(kShuffleBuffer, seed)
+            .Repeat()
+            .RandomMap(std::move(augment), seed + 1, kThreads)
+            .Batch(batch_size, /*drop_remainder=*/true);
+  } else {
+    d = d.Map(std::move(preprocess), kThreads).Batch(batch_size);
+  }
+  return InputSpec{d.Prefetch(2), {"images"}, {"labels"}};
+}
+
+}  // namespace
+
+bool HasFashionMnist(const std::string& dir) {
+  for (const char* split : {"train", "t10k"}) {
+    for (const char* part : {"images-idx3", "labels-idx1"}) {
+      if (!Exists(absl::StrCat(dir, "/", split, "-", part, "-ubyte.gz"))) return false;
+    }
+  }
+  return true;
+}
+
+bool HasCifar10(const std::string& data_dir) {
+  if (data_dir.empty()) return false;
+  for (int i = 1; i <= 5; ++i) {
+    if (!Exists(absl::StrCat(data_dir, "/data_batch_", i, ".bin"))) return false;
+  }
+  return Exists(data_dir + "/test_batch.bin");
+}
+
+absl::StatusOr<InputSpec> Cifar10Input(const std::string& data_dir, bool train, int64_t batch_size,
+                                       uint64_t seed) {
+  std::vector<std::string> files;
+  if (train) {
+    for (int i = 1; i <= 5; ++i) files.push_back(absl::StrCat(data_dir, "/data_batch_", i, ".bin"));
+  } else {
+    files.push_back(data_dir + "/test_batch.bin");
+  }
+  TW_ASSIGN_OR_RETURN(data::Dataset examples, data::Cifar10Dataset(files));
+  auto augment = [](data::Element e, std::mt19937_64* rng) -> absl::StatusOr<data::Element> {
+    TW_ASSIGN_OR_RETURN(Tensor x, image::ToFloat(e[0]));
+    TW_ASSIGN_OR_RETURN(x, image::RandomCrop(x, 24, 24, rng));
+    TW_ASSIGN_OR_RETURN(x, image::RandomFlipLeftRight(x, rng));
+    TW_ASSIGN_OR_RETURN(x, image::RandomBrightness(x, 63, rng));
+    TW_ASSIGN_OR_RETURN(x, image::RandomContrast(x, 0.2f, 1.8f, rng));
+    TW_ASSIGN_OR_RETURN(x, image::PerImageStandardization(x));
+    return data::Element{x, e[1]};
+  };
+  auto preprocess = [](data::Element e) -> absl::StatusOr<data::Element> {
+    TW_ASSIGN_OR_RETURN(Tensor x, image::ToFloat(e[0]));
+    TW_ASSIGN_OR_RETURN(x, image::CropOrPad(x, 24, 24));
+    TW_ASSIGN_OR_RETURN(x, image::PerImageStandardization(x));
+    return data::Element{x, e[1]};
+  };
+  return Pipeline(examples, train, batch_size, seed, augment, preprocess);
+}
+
+absl::StatusOr<InputSpec> FashionMnistInput(const std::string& dir, bool train, int64_t batch_size,
+                                            uint64_t seed) {
+  const std::string prefix = train ? "/train" : "/t10k";
+  TW_ASSIGN_OR_RETURN(data::Dataset examples,
+                      data::MnistDataset(dir + prefix + "-images-idx3-ubyte.gz",
+                                         dir + prefix + "-labels-idx1-ubyte.gz"));
+  auto augment = [](data::Element e, std::mt19937_64* rng) -> absl::StatusOr<data::Element> {
+    TW_ASSIGN_OR_RETURN(Tensor x, image::ToFloat(e[0]));
+    TW_ASSIGN_OR_RETURN(x, image::CropOrPad(x, 32, 32));
+    TW_ASSIGN_OR_RETURN(x, image::RandomCrop(x, 28, 28, rng));
+    TW_ASSIGN_OR_RETURN(x, image::RandomFlipLeftRight(x, rng));
+    TW_ASSIGN_OR_RETURN(x, image::PerImageStandardization(x));
+    return data::Element{x, e[1]};
+  };
+  auto preprocess = [](data::Element e) -> absl::StatusOr<data::Element> {
+    TW_ASSIGN_OR_RETURN(Tensor x, image::ToFloat(e[0]));
+    TW_ASSIGN_OR_RETURN(x, image::PerImageStandardization(x));
+    return data::Element{x, e[1]};
+  };
+  return Pipeline(examples, train, batch_size, seed, augment, preprocess);
+}
+
+}  // namespace cifar10
+}  // namespace towerflow

@@ -1,0 +1,45 @@
+// Input pipelines of the CIFAR-10 example: the tutorial's (cifar10_input.py)
+// for CIFAR-10 binaries, and one for Fashion-MNIST.
+//
+// Training: shuffled (buffer 10000 per pass), repeated forever, augmented on
+// two threads, batched with drop_remainder, prefetched. Evaluation: one
+// pass in order, the last batch smaller.
+#ifndef TOWERFLOW_EXAMPLES_CIFAR10_INPUT_H_
+#define TOWERFLOW_EXAMPLES_CIFAR10_INPUT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "estimator/estimator.h"
+
+namespace towerflow {
+namespace cifar10 {
+
+// Debian's dataset-fashion-mnist.
+inline constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
+
+// True when `dir` has the four Fashion-MNIST files.
+bool HasFashionMnist(const std::string& dir);
+
+// True when `data_dir` has data_batch_1.bin ... data_batch_5.bin and
+// test_batch.bin.
+bool HasCifar10(const std::string& data_dir);
+
+// The tutorial's: training images are random 24x24 crops, flipped at
+// random, with random brightness (max delta 63) and contrast (0.2 - 1.8),
+// standardised per image; evaluation takes the central 24x24 crop,
+// standardised. Features {"images"}, labels {"labels"}.
+absl::StatusOr<InputSpec> Cifar10Input(const std::string& data_dir, bool train, int64_t batch_size,
+                                       uint64_t seed);
+
+// Fashion-MNIST 28x28x1 (IDX, gzip): training images are padded to 32x32,
+// cropped back to 28x28 at random and flipped at random; every image is
+// standardised. Features {"images"}, labels {"labels"}.
+absl::StatusOr<InputSpec> FashionMnistInput(const std::string& dir, bool train, int64_t batch_size,
+                                            uint64_t seed);
+
+}  // namespace cifar10
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_EXAMPLES_CIFAR10_INPUT_H_
