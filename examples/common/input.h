@@ -1,11 +1,11 @@
-// Input pipelines of the CIFAR-10 example: the tutorial's (cifar10_input.py)
-// for CIFAR-10 binaries, and one for Fashion-MNIST.
+// Input pipelines of the examples: CIFAR-10 binaries the tutorial's way
+// (cifar10_input.py) and the official ResNet's way, and Fashion-MNIST.
 //
 // Training: shuffled (buffer 10000 per pass), repeated forever, augmented on
 // two threads, batched with drop_remainder, prefetched. Evaluation: one
 // pass in order, the last batch smaller.
-#ifndef TOWERFLOW_EXAMPLES_CIFAR10_INPUT_H_
-#define TOWERFLOW_EXAMPLES_CIFAR10_INPUT_H_
+#ifndef TOWERFLOW_EXAMPLES_COMMON_INPUT_H_
+#define TOWERFLOW_EXAMPLES_COMMON_INPUT_H_
 
 #include <cstdint>
 #include <string>
@@ -14,7 +14,7 @@
 #include "estimator/estimator.h"
 
 namespace towerflow {
-namespace cifar10 {
+namespace examples {
 
 // Debian's dataset-fashion-mnist.
 inline constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
@@ -30,8 +30,14 @@ bool HasCifar10(const std::string& data_dir);
 // random, with random brightness (max delta 63) and contrast (0.2 - 1.8),
 // standardised per image; evaluation takes the central 24x24 crop,
 // standardised. Features {"images"}, labels {"labels"}.
-absl::StatusOr<InputSpec> Cifar10Input(const std::string& data_dir, bool train, int64_t batch_size,
-                                       uint64_t seed);
+absl::StatusOr<InputSpec> Cifar10TutorialInput(const std::string& data_dir, bool train,
+                                               int64_t batch_size, uint64_t seed);
+
+// The official ResNet's (cifar10_main.py): training images are padded to
+// 40x40, cropped back to 32x32 at random and flipped at random; every image
+// is standardised.
+absl::StatusOr<InputSpec> Cifar10ResNetInput(const std::string& data_dir, bool train,
+                                             int64_t batch_size, uint64_t seed);
 
 // Fashion-MNIST 28x28x1 (IDX, gzip): training images are padded to 32x32,
 // cropped back to 28x28 at random and flipped at random; every image is
@@ -39,7 +45,7 @@ absl::StatusOr<InputSpec> Cifar10Input(const std::string& data_dir, bool train, 
 absl::StatusOr<InputSpec> FashionMnistInput(const std::string& dir, bool train, int64_t batch_size,
                                             uint64_t seed);
 
-}  // namespace cifar10
+}  // namespace examples
 }  // namespace towerflow
 
-#endif  // TOWERFLOW_EXAMPLES_CIFAR10_INPUT_H_
+#endif  // TOWERFLOW_EXAMPLES_COMMON_INPUT_H_

@@ -1,4 +1,4 @@
-#include "examples/cifar10/input.h"
+#include "examples/common/input.h"
 
 #include <sys/stat.h>
 
@@ -10,7 +10,7 @@
 #include "data/readers.h"
 
 namespace towerflow {
-namespace cifar10 {
+namespace examples {
 namespace {
 
 namespace image = data::image;
@@ -38,6 +38,35 @@ InputSpec Pipeline(const data::Dataset& examples, bool train, int64_t batch_size
   return InputSpec{d.Prefetch(2), {"images"}, {"labels"}};
 }
 
+// The five training batches, or the test batch.
+absl::StatusOr<data::Dataset> Cifar10Examples(const std::string& data_dir, bool train) {
+  std::vector<std::string> files;
+  if (train) {
+    for (int i = 1; i <= 5; ++i) files.push_back(absl::StrCat(data_dir, "/data_batch_", i, ".bin"));
+  } else {
+    files.push_back(data_dir + "/test_batch.bin");
+  }
+  return data::Cifar10Dataset(files);
+}
+
+// Pads to side + 2 * pad, crops back to side x side at random, flips at
+// random, standardises.
+absl::StatusOr<data::Element> PadCropFlip(data::Element e, int64_t side, int64_t pad,
+                                          std::mt19937_64* rng) {
+  TW_ASSIGN_OR_RETURN(Tensor x, image::ToFloat(e[0]));
+  TW_ASSIGN_OR_RETURN(x, image::CropOrPad(x, side + 2 * pad, side + 2 * pad));
+  TW_ASSIGN_OR_RETURN(x, image::RandomCrop(x, side, side, rng));
+  TW_ASSIGN_OR_RETURN(x, image::RandomFlipLeftRight(x, rng));
+  TW_ASSIGN_OR_RETURN(x, image::PerImageStandardization(x));
+  return data::Element{x, e[1]};
+}
+
+absl::StatusOr<data::Element> Standardize(data::Element e) {
+  TW_ASSIGN_OR_RETURN(Tensor x, image::ToFloat(e[0]));
+  TW_ASSIGN_OR_RETURN(x, image::PerImageStandardization(x));
+  return data::Element{x, e[1]};
+}
+
 }  // namespace
 
 bool HasFashionMnist(const std::string& dir) {
@@ -57,15 +86,9 @@ bool HasCifar10(const std::string& data_dir) {
   return Exists(data_dir + "/test_batch.bin");
 }
 
-absl::StatusOr<InputSpec> Cifar10Input(const std::string& data_dir, bool train, int64_t batch_size,
-                                       uint64_t seed) {
-  std::vector<std::string> files;
-  if (train) {
-    for (int i = 1; i <= 5; ++i) files.push_back(absl::StrCat(data_dir, "/data_batch_", i, ".bin"));
-  } else {
-    files.push_back(data_dir + "/test_batch.bin");
-  }
-  TW_ASSIGN_OR_RETURN(data::Dataset examples, data::Cifar10Dataset(files));
+absl::StatusOr<InputSpec> Cifar10TutorialInput(const std::string& data_dir, bool train,
+                                               int64_t batch_size, uint64_t seed) {
+  TW_ASSIGN_OR_RETURN(data::Dataset examples, Cifar10Examples(data_dir, train));
   auto augment = [](data::Element e, std::mt19937_64* rng) -> absl::StatusOr<data::Element> {
     TW_ASSIGN_OR_RETURN(Tensor x, image::ToFloat(e[0]));
     TW_ASSIGN_OR_RETURN(x, image::RandomCrop(x, 24, 24, rng));
@@ -90,21 +113,20 @@ absl::StatusOr<InputSpec> FashionMnistInput(const std::string& dir, bool train, 
   TW_ASSIGN_OR_RETURN(data::Dataset examples,
                       data::MnistDataset(dir + prefix + "-images-idx3-ubyte.gz",
                                          dir + prefix + "-labels-idx1-ubyte.gz"));
-  auto augment = [](data::Element e, std::mt19937_64* rng) -> absl::StatusOr<data::Element> {
-    TW_ASSIGN_OR_RETURN(Tensor x, image::ToFloat(e[0]));
-    TW_ASSIGN_OR_RETURN(x, image::CropOrPad(x, 32, 32));
-    TW_ASSIGN_OR_RETURN(x, image::RandomCrop(x, 28, 28, rng));
-    TW_ASSIGN_OR_RETURN(x, image::RandomFlipLeftRight(x, rng));
-    TW_ASSIGN_OR_RETURN(x, image::PerImageStandardization(x));
-    return data::Element{x, e[1]};
+  auto augment = [](data::Element e, std::mt19937_64* rng) {
+    return PadCropFlip(std::move(e), 28, 2, rng);
   };
-  auto preprocess = [](data::Element e) -> absl::StatusOr<data::Element> {
-    TW_ASSIGN_OR_RETURN(Tensor x, image::ToFloat(e[0]));
-    TW_ASSIGN_OR_RETURN(x, image::PerImageStandardization(x));
-    return data::Element{x, e[1]};
-  };
-  return Pipeline(examples, train, batch_size, seed, augment, preprocess);
+  return Pipeline(examples, train, batch_size, seed, augment, Standardize);
 }
 
-}  // namespace cifar10
+absl::StatusOr<InputSpec> Cifar10ResNetInput(const std::string& data_dir, bool train,
+                                             int64_t batch_size, uint64_t seed) {
+  TW_ASSIGN_OR_RETURN(data::Dataset examples, Cifar10Examples(data_dir, train));
+  auto augment = [](data::Element e, std::mt19937_64* rng) {
+    return PadCropFlip(std::move(e), 32, 4, rng);
+  };
+  return Pipeline(examples, train, batch_size, seed, augment, Standardize);
+}
+
+}  // namespace examples
 }  // namespace towerflow
