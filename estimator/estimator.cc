@@ -53,6 +53,12 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model
   return g;
 }
 
+absl::Status CheckConfig(const RunConfig& config) {
+  if (config.model_dir.empty()) return absl::InvalidArgumentError("RunConfig.model_dir is empty");
+  if (config.log == nullptr) return absl::InvalidArgumentError("RunConfig.log is null");
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<train::Saver>> RestoringSaver(const ModelGraph& g) {
   train::SaverOptions options;
   options.var_names = g.spec.restore_var_names;
@@ -88,6 +94,7 @@ absl::StatusOr<double> ScalarValue(const Tensor& t, const std::string& what) {
 
 namespace {
 
+using estimator_internal::CheckConfig;
 using estimator_internal::ScalarValue;
 
 // An input_fn's data, with its first batch read ahead so that the graph's
@@ -172,11 +179,6 @@ std::optional<int64_t> CheckpointGlobalStep(const std::string& path) {
   return std::nullopt;
 }
 
-absl::Status CheckModelDir(const RunConfig& config) {
-  if (config.model_dir.empty()) return absl::InvalidArgumentError("RunConfig.model_dir is empty");
-  return absl::OkStatus();
-}
-
 bool DrawProgressBar(const RunConfig& config) {
   switch (config.progress_bar) {
     case RunConfig::ProgressBar::kOn:
@@ -192,7 +194,7 @@ bool DrawProgressBar(const RunConfig& config) {
 }  // namespace
 
 absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const TrainOptions& options) {
-  TW_RETURN_IF_ERROR(CheckModelDir(config_));
+  TW_RETURN_IF_ERROR(CheckConfig(config_));
   if (options.steps.has_value() && options.max_steps.has_value()) {
     return absl::InvalidArgumentError("Can not provide both steps and max_steps.");
   }
@@ -318,7 +320,7 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
 
 absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::optional<int64_t> steps,
                                               const std::string& checkpoint_path) {
-  TW_RETURN_IF_ERROR(CheckModelDir(config_));
+  TW_RETURN_IF_ERROR(CheckConfig(config_));
   std::string path = checkpoint_path;
   if (path.empty()) {
     absl::StatusOr<std::string> latest = LatestCheckpoint(config_.model_dir);
@@ -376,7 +378,7 @@ absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::opti
 }
 
 absl::StatusOr<std::map<std::string, Tensor>> Estimator::Predict(const InputFn& input_fn) {
-  TW_RETURN_IF_ERROR(CheckModelDir(config_));
+  TW_RETURN_IF_ERROR(CheckConfig(config_));
   TW_ASSIGN_OR_RETURN(std::string path, LatestCheckpoint(config_.model_dir));
   TW_ASSIGN_OR_RETURN(OpenedInput in, OpenInput(input_fn, /*with_labels=*/false));
   std::map<std::string, Tensor> result;

@@ -34,6 +34,9 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model
                                                             const Signature& features,
                                                             const Signature& labels);
 
+// InvalidArgument for an empty model_dir or a null log.
+absl::Status CheckConfig(const RunConfig& config);
+
 // The Saver of EVAL / PREDICT / export: spec.restore_var_names, and every
 // other global variable by its name.
 absl::StatusOr<std::unique_ptr<train::Saver>> RestoringSaver(const ModelGraph& g);

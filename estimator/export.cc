@@ -151,7 +151,7 @@ absl::Status Estimator::ExportGraph(ModeKeys mode, const Signature& features,
 
 absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
                                               const Signature& features) {
-  if (config_.model_dir.empty()) return absl::InvalidArgumentError("RunConfig.model_dir is empty");
+  TW_RETURN_IF_ERROR(estimator_internal::CheckConfig(config_));
   TW_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(config_.model_dir));
   TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
                       estimator_internal::BuildModelGraph(model_fn_, config_, params_,

@@ -20,6 +20,7 @@ packages=(
   libgmock-dev        # GoogleMock
   libbenchmark-dev    # Google Benchmark
   nlohmann-json3-dev  # JSON for the command-line tool's feeds and output
+  graphviz            # dot: draws the towers of the main job
 )
 
 missing=()

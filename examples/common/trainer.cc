@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,22 +39,28 @@ struct Flags {
     return it == values.end() ? fallback : it->second;
   }
   absl::StatusOr<int64_t> Int(const std::string& name, int64_t fallback) const {
-    auto it = values.find(name);
-    if (it == values.end()) return fallback;
-    int64_t v;
-    if (!absl::SimpleAtoi(it->second, &v)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--", name, " needs an integer, got '", it->second, "'"));
-    }
-    return v;
+    return Number(name, fallback);
   }
   absl::StatusOr<double> Double(const std::string& name, double fallback) const {
+    return Number(name, fallback);
+  }
+
+ private:
+  template <typename T>
+  absl::StatusOr<T> Number(const std::string& name, T fallback) const {
     auto it = values.find(name);
     if (it == values.end()) return fallback;
-    double v;
-    if (!absl::SimpleAtod(it->second, &v)) {
+    T v;
+    bool ok;
+    if constexpr (std::is_integral_v<T>) {
+      ok = absl::SimpleAtoi(it->second, &v);
+    } else {
+      ok = absl::SimpleAtod(it->second, &v);
+    }
+    if (!ok) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--", name, " needs a number, got '", it->second, "'"));
+          absl::StrCat("--", name, std::is_integral_v<T> ? " needs an integer" : " needs a number",
+                       ", got '", it->second, "'"));
     }
     return v;
   }
@@ -174,7 +181,7 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
     TW_ASSIGN_OR_RETURN(MetricMap metrics, estimator.Evaluate(input(false)));
     std::cout << LogTimestamp()
               << ": precision @ 1 = " << absl::StrFormat("%.4f", metrics["accuracy"])
-              << " (test set, moving averages, global step " << metrics["global_step"] << ")\n";
+              << " (test set, global step " << metrics["global_step"] << ")\n";
   }
 
   // The graph and a picture of the towers; the serving export.

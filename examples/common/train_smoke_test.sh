@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# An example training program end to end on a tiny CIFAR-10 directory the
+# test writes (random pixels, labels 0..9): two towers on two virtual CPUs
+# train two steps, evaluate, export, write the graph and the towers'
+# picture; a second run resumes and skips training.
+#
+#   train_smoke_test.sh <program> [extra flags...]
+set -u
+program="$1"
+shift
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+data="$tmp/cifar"
+model="$tmp/model"
+fail() { echo "FAIL: $*"; exit 1; }
+
+mkdir -p "$data"
+record() { printf "\\x0$1"; head -c 3072 /dev/urandom; }
+for file in data_batch_1 data_batch_2 data_batch_3 data_batch_4 data_batch_5 test_batch; do
+  for label in 0 1 2 3 4 5 6 7 8 9; do record "$label"; done > "$data/$file.bin"
+done
+
+run() {
+  "$program" --data_dir="$data" --model_dir="$model" --num_towers=2 --batch_size=4 \
+    --max_steps=2 --log_every=1 "$@" > "$tmp/out.txt" 2> "$tmp/err.txt" \
+    || fail "exit $?: $(cat "$tmp/out.txt" "$tmp/err.txt")"
+}
+run "$@"
+log="$(cat "$tmp/out.txt" "$tmp/err.txt")"
+echo "$log"
+grep -q "Training on CIFAR-10 from $data with 2 towers (/cpu:0, /cpu:1), 8 examples per step" <<< "$log" || fail "towers"
+grep -Eq ": step 2, loss = [0-9]+\.[0-9]{2} \([0-9]+\.[0-9] examples/sec; [0-9]+\.[0-9]{3} sec/batch\)" <<< "$log" || fail "step line"
+grep -Eq "precision @ 1 = [01]\.[0-9]{4} \(test set" <<< "$log" || fail "evaluation"
+grep -q "Saving checkpoints for 2 into $model/model.ckpt-2" <<< "$log" || fail "checkpoint"
+for f in checkpoint model.ckpt-2 graph.pbtxt towers.dot export/graph.pb export/signature.txt; do
+  [ -s "$model/$f" ] || fail "$model/$f is missing"
+done
+grep -q 'subgraph "cluster_tower_1"' "$model/towers.dot" || fail "no tower in the picture"
+grep -q "input images float -1,32,32,3\|input images float -1,24,24,3" "$model/export/signature.txt" \
+  || fail "signature: $(cat "$model/export/signature.txt")"
+
+# Again: the checkpoint is at max_steps already.
+run "$@"
+grep -q "Skipping training since max_steps has already saved." "$tmp/err.txt" || fail "no resume: $(cat "$tmp/err.txt")"
+echo PASS
