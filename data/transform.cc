@@ -32,7 +32,8 @@ using IndexedFn = std::function<absl::StatusOr<Element>(Element, uint64_t index)
 
 class MapDataset final : public DatasetBase {
  public:
-  // `per_pass` makes the k-th iterator see pass number k (RandomMap).
+  // make_fn(k) is the function of the k-th iterator (pass k; RandomMap
+  // seeds from it).
   MapDataset(Dataset input, std::function<IndexedFn(uint64_t pass)> make_fn, int num_parallel_calls)
       : input_(std::move(input)),
         make_fn_(std::move(make_fn)),

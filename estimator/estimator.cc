@@ -377,11 +377,11 @@ absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::opti
   return result;
 }
 
-absl::StatusOr<std::map<std::string, Tensor>> Estimator::Predict(const InputFn& input_fn) {
+absl::StatusOr<std::vector<PredictionMap>> Estimator::Predict(const InputFn& input_fn) {
   TW_RETURN_IF_ERROR(CheckConfig(config_));
   TW_ASSIGN_OR_RETURN(std::string path, LatestCheckpoint(config_.model_dir));
   TW_ASSIGN_OR_RETURN(OpenedInput in, OpenInput(input_fn, /*with_labels=*/false));
-  std::map<std::string, Tensor> result;
+  std::vector<PredictionMap> result;
   if (!in.first.has_value()) return result;
   TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
                       estimator_internal::BuildModelGraph(model_fn_, config_, params_,
@@ -389,31 +389,41 @@ absl::StatusOr<std::map<std::string, Tensor>> Estimator::Predict(const InputFn& 
   if (g->spec.predictions.empty()) {
     return absl::InvalidArgumentError("model_fn returned no predictions in PREDICT mode");
   }
+  std::vector<std::string> names;
   std::vector<Output> fetches;
-  for (const auto& [name, output] : g->spec.predictions) fetches.push_back(output);
+  for (const auto& [name, output] : g->spec.predictions) {
+    names.push_back(name);
+    fetches.push_back(output);
+  }
   TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver, estimator_internal::RestoringSaver(*g));
   Operation init_local = LocalVariablesInitializer(g->root);
   TW_RETURN_IF_ERROR(g->root.status());
   ClientSession session(g->root, config_.session_options);
   TW_RETURN_IF_ERROR(session.Run({}, {}, {init_local}, nullptr));
   TW_RETURN_IF_ERROR(saver->Restore(session, path));
-  std::vector<std::vector<Tensor>> batches(fetches.size());
   while (true) {
     TW_ASSIGN_OR_RETURN(std::optional<data::Element> batch, in.Next());
     if (!batch.has_value()) break;
     TW_ASSIGN_OR_RETURN(ClientSession::FeedType feeds, Feeds(*g, in, *batch));
     std::vector<Tensor> out;
     TW_RETURN_IF_ERROR(session.Run(feeds, fetches, &out));
-    for (size_t i = 0; i < out.size(); ++i) batches[i].push_back(std::move(out[i]));
-  }
-  size_t i = 0;
-  for (const auto& [name, output] : g->spec.predictions) {
-    absl::StatusOr<Tensor> joined = data::Concat(batches[i++]);
-    if (!joined.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("prediction '", name, "' is not batch-major: ", joined.status().message()));
+    const int64_t rows = (*batch)[0].dim_size(0);
+    const size_t first = result.size();
+    result.resize(first + rows);
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].dims() == 0 || out[i].dim_size(0) != rows) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("prediction '", names[i], "' has shape ", out[i].shape().DebugString(),
+                         ", not one row per example of the batch of ", rows));
+      }
+      const std::vector<int64_t> row_dims(out[i].shape().dim_sizes().begin() + 1,
+                                          out[i].shape().dim_sizes().end());
+      TW_ASSIGN_OR_RETURN(TensorShape row_shape, TensorShape::FromDims(row_dims));
+      for (int64_t r = 0; r < rows; ++r) {
+        TW_ASSIGN_OR_RETURN(Tensor row, out[i].Slice(r, r + 1));
+        TW_ASSIGN_OR_RETURN(result[first + r][names[i]], row.Reshaped(row_shape));
+      }
     }
-    result[name] = *std::move(joined);
   }
   return result;
 }

@@ -64,6 +64,37 @@ struct RunConfig {
   enum class ProgressBar { kAuto, kOn, kOff };
   ProgressBar progress_bar = ProgressBar::kAuto;
 
+  // Fluent setters, as TF's RunConfig().replace(...):
+  //   RunConfig().set_model_dir(dir).set_session_options(options)
+  RunConfig& set_model_dir(std::string dir) {
+    model_dir = std::move(dir);
+    return *this;
+  }
+  RunConfig& set_save_checkpoints_steps(int64_t steps) {
+    save_checkpoints_steps = steps;
+    return *this;
+  }
+  RunConfig& set_save_checkpoints_secs(double secs) {
+    save_checkpoints_secs = secs;
+    return *this;
+  }
+  RunConfig& set_keep_checkpoint_max(int max) {
+    keep_checkpoint_max = max;
+    return *this;
+  }
+  RunConfig& set_log_step_count_steps(int64_t steps) {
+    log_step_count_steps = steps;
+    return *this;
+  }
+  RunConfig& set_session_options(SessionOptions options) {
+    session_options = std::move(options);
+    return *this;
+  }
+  RunConfig& set_random_seed(int64_t seed) {
+    random_seed = seed;
+    return *this;
+  }
+
   static SessionOptions DefaultSessionOptions() {
     SessionOptions options;
     options.allow_soft_placement = true;
@@ -104,6 +135,9 @@ struct TrainResult {
   double loss = 0;          // of the last step (NaN when none ran)
 };
 
+// One example's predictions: name -> its row of each prediction.
+using PredictionMap = std::map<std::string, Tensor>;
+
 // Metric name -> value; includes "loss" (the mean of the batches' losses)
 // and "global_step" (of the checkpoint evaluated).
 using MetricMap = std::map<std::string, double>;
@@ -125,9 +159,10 @@ class Estimator {
                                      std::optional<int64_t> steps = std::nullopt,
                                      const std::string& checkpoint_path = "");
 
-  // model_fn's predictions over all of the data, concatenated along the
-  // batch: name -> [examples, ...].
-  absl::StatusOr<std::map<std::string, Tensor>> Predict(const InputFn& input_fn);
+  // model_fn's predictions for every example of the data, in order (TF's
+  // predict() yields one dict per example). The rows share the batches'
+  // buffers.
+  absl::StatusOr<std::vector<PredictionMap>> Predict(const InputFn& input_fn);
 
   // Writes the GraphDef model_fn builds in `mode` over placeholders of
   // `features` and `labels` (text for .pbtxt), e.g. to draw the towers.

@@ -67,9 +67,8 @@ InputFn LinearInput(int64_t times = -1) {
 
 struct Fixture {
   explicit Fixture(const std::string& name, Params params = {}) {
-    config.model_dir = testing::MakeTempDir(name);
+    config = RunConfig().set_model_dir(testing::MakeTempDir(name)).set_log_step_count_steps(1);
     config.log = &log;
-    config.log_step_count_steps = 1;
     config.progress_bar = RunConfig::ProgressBar::kOff;
     estimator = std::make_unique<Estimator>(LinearModel, config, params);
   }
@@ -209,8 +208,11 @@ TEST(EstimatorTest, PredictsAndExportsAFrozenGraph) {
                         data::Dataset::FromTensorSlices({Literal<double>({3, 1}, {1, 2, 3})}));
     return InputSpec{d.Batch(2), {"x"}, {}};
   };
-  TW_ASSERT_OK_AND_ASSIGN(auto predictions, f.estimator->Predict(input));
-  EXPECT_THAT(predictions["y"], TensorIs<double>({3, 1}, {7, 14, 21}));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<PredictionMap> predictions, f.estimator->Predict(input));
+  ASSERT_EQ(predictions.size(), 3u);  // one per example, over two batches
+  EXPECT_THAT(predictions[0]["y"], TensorIs<double>({1}, {7}));
+  EXPECT_THAT(predictions[1]["y"], TensorIs<double>({1}, {14}));
+  EXPECT_THAT(predictions[2]["y"], TensorIs<double>({1}, {21}));
 
   const std::string export_dir = testing::MakeTempDir("export");
   Signature features = {{"x", {DT_DOUBLE, PartialTensorShape({-1, 1})}}};
