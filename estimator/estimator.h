@@ -170,10 +170,12 @@ class Estimator {
                            const std::string& path);
 
   // Exports the PREDICT graph for serving, frozen with the latest
-  // checkpoint's values: `<export_dir>/graph.pb` (inputs: placeholders named
-  // after `features`; outputs: "outputs/<name>" for each export output, or
-  // each prediction when there are none) and `signature.txt` listing them.
-  // Load it with ExportedModel. Returns export_dir.
+  // checkpoint's values (TF's freeze_graph: variable reads become
+  // constants), as `<export_dir>/model.meta`: a MetaGraphDef whose
+  // "serving_default" SignatureDef maps each of `features` to its
+  // placeholder and each export output (each prediction when there are
+  // none) to "outputs/<name>:0". Load it with ExportedModel (or TF's
+  // import_meta_graph). Returns export_dir.
   absl::StatusOr<std::string> Export(const std::string& export_dir, const Signature& features);
 
   const RunConfig& config() const { return config_; }
@@ -194,12 +196,13 @@ class ExportedModel {
       const std::map<std::string, Tensor>& inputs) const;
 
   const Signature& inputs() const { return inputs_; }
-  // Output name -> node name in graph.pb.
+  // Output name -> tensor name ("outputs/classes:0").
   const std::map<std::string, std::string>& outputs() const { return outputs_; }
 
  private:
   std::shared_ptr<Session> session_;
   Signature inputs_;
+  std::map<std::string, std::string> input_tensors_;  // input name -> tensor name
   std::map<std::string, std::string> outputs_;
 };
 

@@ -218,12 +218,16 @@ TEST(EstimatorTest, PredictsAndExportsAFrozenGraph) {
   Signature features = {{"x", {DT_DOUBLE, PartialTensorShape({-1, 1})}}};
   TW_ASSERT_OK(f.estimator->Export(export_dir, features));
   TW_ASSERT_OK_AND_ASSIGN(ExportedModel served, ExportedModel::Load(export_dir));
-  EXPECT_EQ(served.outputs().at("y"), "outputs/y");
+  EXPECT_EQ(served.outputs().at("y"), "outputs/y:0");
+  EXPECT_EQ(served.inputs().at("x").shape, PartialTensorShape({-1, 1}));
   TW_ASSERT_OK_AND_ASSIGN(auto out, served.Run({{"x", Literal<double>({2, 1}, {10, -1})}}));
   EXPECT_THAT(out["y"], TensorIs<double>({2, 1}, {70, -7}));
   // Frozen: no variables left.
-  TW_ASSERT_OK_AND_ASSIGN(GraphDef def, ReadGraphDef(export_dir + "/graph.pb"));
-  for (const NodeDef& n : def.node()) EXPECT_NE(n.op(), "VarHandleOp") << n.name();
+  TW_ASSERT_OK_AND_ASSIGN(MetaGraphDef meta, ReadMetaGraphDef(export_dir + "/model.meta"));
+  const SignatureDef& signature = meta.signature_def().at("serving_default");
+  EXPECT_EQ(signature.inputs().at("x").name(), "x:0");
+  EXPECT_EQ(signature.outputs().at("y").dtype(), DT_DOUBLE);
+  for (const NodeDef& n : meta.graph_def().node()) EXPECT_NE(n.op(), "VarHandleOp") << n.name();
   EXPECT_THAT(served.Run({}), StatusIs(absl::StatusCode::kInvalidArgument, "input 'x'"));
 
   // The TRAIN graph, for drawing.

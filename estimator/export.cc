@@ -4,16 +4,15 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "core/file_io.h"
+#include "core/proto_io.h"
 #include "core/status_macros.h"
 #include "estimator/estimator.h"
 #include "estimator/estimator_internal.h"
 #include "graph/graph_io.h"
 #include "ops/ops.h"
+#include "proto/meta_graph.pb.h"
 #include "train/checkpoint.h"
 
 namespace towerflow {
@@ -21,8 +20,8 @@ namespace {
 
 using estimator_internal::ModelGraph;
 
-constexpr char kGraphFile[] = "graph.pb";
-constexpr char kSignatureFile[] = "signature.txt";
+constexpr char kExportFile[] = "model.meta";
+constexpr char kServingSignature[] = "serving_default";
 
 // The node an input string ("x", "x:1", "^x") names.
 std::string NodeOf(const std::string& input) {
@@ -35,13 +34,13 @@ GraphDef Prune(const GraphDef& def, const std::vector<std::string>& outputs) {
   absl::flat_hash_map<std::string, const NodeDef*> by_name;
   for (const NodeDef& n : def.node()) by_name[n.name()] = &n;
   absl::flat_hash_set<std::string> keep;
-  std::deque<std::string> todo(outputs.begin(), outputs.end());
-  while (!todo.empty()) {
-    const std::string name = todo.front();
-    todo.pop_front();
+  std::deque<std::string> pending(outputs.begin(), outputs.end());
+  while (!pending.empty()) {
+    const std::string name = pending.front();
+    pending.pop_front();
     auto it = by_name.find(name);
     if (it == by_name.end() || !keep.insert(name).second) continue;
-    for (const std::string& input : it->second->input()) todo.push_back(NodeOf(input));
+    for (const std::string& input : it->second->input()) pending.push_back(NodeOf(input));
   }
   GraphDef out;
   *out.mutable_versions() = def.versions();
@@ -120,24 +119,6 @@ absl::StatusOr<GraphDef> Freeze(
   return frozen;
 }
 
-std::string ShapeText(const PartialTensorShape& shape) {
-  if (shape.unknown_rank()) return "*";
-  return absl::StrJoin(shape.dim_sizes(), ",");
-}
-
-absl::StatusOr<PartialTensorShape> ParseShapeText(const std::string& text) {
-  if (text == "*") return PartialTensorShape();
-  std::vector<int64_t> dims;
-  if (text != "") {
-    for (absl::string_view d : absl::StrSplit(text, ',')) {
-      int64_t v;
-      if (!absl::SimpleAtoi(d, &v)) return absl::DataLossError(absl::StrCat("bad shape ", text));
-      dims.push_back(v);
-    }
-  }
-  return PartialTensorShape::FromDims(dims);
-}
-
 }  // namespace
 
 absl::Status Estimator::ExportGraph(ModeKeys mode, const Signature& features,
@@ -161,17 +142,24 @@ absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
   if (outputs.empty()) {
     return absl::InvalidArgumentError("Export: model_fn returned no predictions or outputs");
   }
+  MetaGraphDef meta;
+  SignatureDef& signature = (*meta.mutable_signature_def())[kServingSignature];
+  signature.set_method_name("tensorflow/serving/predict");
+  for (const auto& [name, input] : features) {
+    TensorInfo& info = (*signature.mutable_inputs())[name];
+    info.set_name(absl::StrCat(g->placeholders.at(name).node()->name(), ":0"));
+    info.set_dtype(input.dtype);
+    *info.mutable_tensor_shape() = input.shape.AsProto();
+  }
   const Scope out_scope = g->root.NewSubScope("outputs");
   std::vector<std::string> output_nodes;
-  std::string signature;
-  for (const auto& [name, input] : features) {
-    absl::StrAppend(&signature, "input ", name, " ", DataTypeString(input.dtype), " ",
-                    ShapeText(input.shape), "\n");
-  }
   for (const auto& [name, output] : outputs) {
     Output id = ops::Identity(out_scope.WithOpName(name), output);
     output_nodes.push_back(id.node()->name());
-    absl::StrAppend(&signature, "output ", name, " ", id.node()->name(), "\n");
+    TensorInfo& info = (*signature.mutable_outputs())[name];
+    info.set_name(absl::StrCat(id.node()->name(), ":0"));
+    info.set_dtype(output.type());
+    *info.mutable_tensor_shape() = output.shape().AsProto();
   }
   TW_RETURN_IF_ERROR(g->root.status());
   TW_ASSIGN_OR_RETURN(GraphDef def, g->root.ToGraphDef());
@@ -179,42 +167,38 @@ absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
   for (const auto& [name, var] : g->spec.restore_var_names) {
     restore_names[var.handle().node()->name()] = name;
   }
-  TW_ASSIGN_OR_RETURN(GraphDef frozen, Freeze(def, output_nodes, checkpoint, restore_names));
+  TW_ASSIGN_OR_RETURN(*meta.mutable_graph_def(),
+                      Freeze(def, output_nodes, checkpoint, restore_names));
   TW_RETURN_IF_ERROR(CreateDirectories(export_dir));
-  TW_RETURN_IF_ERROR(WriteGraphDef(frozen, absl::StrCat(export_dir, "/", kGraphFile)));
-  TW_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(export_dir, "/", kSignatureFile), signature));
+  TW_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(export_dir, "/", kExportFile),
+                                         SerializeDeterministic(meta)));
   *config_.log << LogTimestamp() << ": Exported " << checkpoint << " to " << export_dir << "\n";
   return export_dir;
 }
 
 absl::StatusOr<ExportedModel> ExportedModel::Load(const std::string& export_dir,
                                                   const SessionOptions& options) {
-  const std::string signature_path = absl::StrCat(export_dir, "/", kSignatureFile);
-  TW_ASSIGN_OR_RETURN(std::string signature, ReadFileToString(signature_path));
-  ExportedModel model;
-  for (absl::string_view line : absl::StrSplit(signature, '\n', absl::SkipEmpty())) {
-    std::vector<std::string> f = absl::StrSplit(line, ' ');
-    const auto bad = [&] {
-      return absl::DataLossError(absl::StrCat(signature_path, ": bad line '", line, "'"));
-    };
-    if (f.size() == 4 && f[0] == "input") {
-      TensorSpec spec;
-      if (!DataTypeFromString(f[2], &spec.dtype)) return bad();
-      absl::StatusOr<PartialTensorShape> shape = ParseShapeText(f[3]);
-      if (!shape.ok()) return bad();
-      spec.shape = *shape;
-      model.inputs_[f[1]] = spec;
-    } else if (f.size() == 3 && f[0] == "output") {
-      model.outputs_[f[1]] = f[2];
-    } else {
-      return bad();
-    }
+  const std::string path = absl::StrCat(export_dir, "/", kExportFile);
+  TW_ASSIGN_OR_RETURN(MetaGraphDef meta, ReadMetaGraphDef(path));
+  auto it = meta.signature_def().find(kServingSignature);
+  if (it == meta.signature_def().end()) {
+    return absl::DataLossError(absl::StrCat(path, " has no '", kServingSignature, "' signature"));
   }
-  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(absl::StrCat(export_dir, "/", kGraphFile)));
+  ExportedModel model;
+  for (const auto& [name, info] : it->second.inputs()) {
+    absl::StatusOr<PartialTensorShape> shape = PartialTensorShape::FromProto(info.tensor_shape());
+    if (!shape.ok()) {
+      return absl::DataLossError(
+          absl::StrCat(path, ": input '", name, "': ", shape.status().message()));
+    }
+    model.inputs_[name] = TensorSpec{info.dtype(), *shape};
+    model.input_tensors_[name] = info.name();
+  }
+  for (const auto& [name, info] : it->second.outputs()) model.outputs_[name] = info.name();
   SessionOptions session_options = options;
   session_options.allow_soft_placement = true;  // exported on other devices
   TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(session_options));
-  TW_RETURN_IF_ERROR(session->Create(def));
+  TW_RETURN_IF_ERROR(session->Create(meta.graph_def()));
   model.session_ = std::move(session);
   return model;
 }
@@ -222,21 +206,21 @@ absl::StatusOr<ExportedModel> ExportedModel::Load(const std::string& export_dir,
 absl::StatusOr<std::map<std::string, Tensor>> ExportedModel::Run(
     const std::map<std::string, Tensor>& inputs) const {
   std::vector<std::pair<std::string, Tensor>> feeds;
-  for (const auto& [name, spec] : inputs_) {
+  for (const auto& [name, tensor_name] : input_tensors_) {
     auto it = inputs.find(name);
     if (it == inputs.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat("ExportedModel: input '", name, "' is missing"));
     }
-    feeds.emplace_back(absl::StrCat(name, ":0"), it->second);
+    feeds.emplace_back(tensor_name, it->second);
   }
   std::vector<std::string> fetches;
-  for (const auto& [name, node] : outputs_) fetches.push_back(absl::StrCat(node, ":0"));
+  for (const auto& [name, tensor_name] : outputs_) fetches.push_back(tensor_name);
   std::vector<Tensor> values;
   TW_RETURN_IF_ERROR(session_->Run(feeds, fetches, {}, &values));
   std::map<std::string, Tensor> result;
   size_t i = 0;
-  for (const auto& [name, node] : outputs_) result[name] = values[i++];
+  for (const auto& [name, tensor_name] : outputs_) result[name] = values[i++];
   return result;
 }
 

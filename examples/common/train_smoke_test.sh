@@ -31,12 +31,11 @@ grep -q "Training on CIFAR-10 from $data with 2 towers (/cpu:0, /cpu:1), 8 examp
 grep -Eq ": step 2, loss = [0-9]+\.[0-9]{2} \([0-9]+\.[0-9] examples/sec; [0-9]+\.[0-9]{3} sec/batch\)" <<< "$log" || fail "step line"
 grep -Eq "precision @ 1 = [01]\.[0-9]{4} \(test set" <<< "$log" || fail "evaluation"
 grep -q "Saving checkpoints for 2 into $model/model.ckpt-2" <<< "$log" || fail "checkpoint"
-for f in checkpoint model.ckpt-2 graph.pbtxt towers.dot export/graph.pb export/signature.txt; do
+for f in checkpoint model.ckpt-2 graph.pbtxt towers.dot export/model.meta; do
   [ -s "$model/$f" ] || fail "$model/$f is missing"
 done
 grep -q 'subgraph "cluster_tower_1"' "$model/towers.dot" || fail "no tower in the picture"
-grep -q "input images float -1,32,32,3\|input images float -1,24,24,3" "$model/export/signature.txt" \
-  || fail "signature: $(cat "$model/export/signature.txt")"
+grep -q "serving_default" "$model/export/model.meta" || fail "no serving signature"
 
 # Again: the checkpoint is at max_steps already.
 run "$@"
