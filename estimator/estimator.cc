@@ -260,6 +260,10 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
     hooks.push_back(std::make_shared<StepCounterHook>(config_.log_step_count_steps, &log,
                                                       /*clear_line=*/progress_bar));
   }
+  if (config_.save_summary_steps > 0) {
+    hooks.push_back(
+        std::make_shared<SummarySaverHook>(config_.model_dir, config_.save_summary_steps));
+  }
   hooks.push_back(std::make_shared<CheckpointSaverHook>(saver.get(), config_.model_dir,
                                                         config_.save_checkpoints_steps,
                                                         config_.save_checkpoints_secs, &log));

@@ -52,6 +52,9 @@ struct RunConfig {
   int keep_checkpoint_max = 5;
   // The step log line and global_step/sec every this many steps (0: off).
   int64_t log_step_count_steps = 100;
+  // TensorBoard events (loss, global_step/sec, the graph's summaries) in
+  // model_dir every this many steps (0: off), as TF's default 100.
+  int64_t save_summary_steps = 100;
   // Devices (device_count["CPU"] = 2 for two virtual CPUs), soft placement
   // (on by default, as the Estimator's sessions), threads.
   SessionOptions session_options = DefaultSessionOptions();
@@ -84,6 +87,10 @@ struct RunConfig {
   }
   RunConfig& set_log_step_count_steps(int64_t steps) {
     log_step_count_steps = steps;
+    return *this;
+  }
+  RunConfig& set_save_summary_steps(int64_t steps) {
+    save_summary_steps = steps;
     return *this;
   }
   RunConfig& set_session_options(SessionOptions options) {

@@ -4,9 +4,13 @@
 // Steps then go 27 (c = 7), 18 (c = 4), 9 (c = 1), 0.
 #include "estimator/estimator.h"
 
+#include <filesystem>
 #include <regex>
 #include <sstream>
 
+#include "absl/strings/match.h"
+#include "core/proto_io.h"
+#include "core/record_io.h"
 #include "core/status_macros.h"
 #include "estimator/replicate_model_fn.h"
 #include "estimator/tower_optimizer.h"
@@ -16,6 +20,7 @@
 #include "kernels/testing/kernel_test_matchers.h"
 #include "ops/initializers.h"
 #include "ops/ops.h"
+#include "proto/event.pb.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/moving_averages.h"
@@ -42,6 +47,10 @@ EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const Feat
   if (mode == ModeKeys::kPredict) return spec;
   spec.loss = ops::Sum(s, ops::Abs(s, ops::Sub(s, predictions, labels.at("y"))), {0, 1});
   spec.eval_metric_ops["mean_prediction"] = train::Mean(s, predictions);
+  if (params.Get("summary") != 0) {
+    AddToCollection(s.graph(), GraphKeys::kSummaries,
+                    ops::ScalarSummary(s, std::string("error"), spec.loss));
+  }
   if (mode != ModeKeys::kTrain || params.Get("no_train_op") != 0) return spec;
   TowerOptimizer opt(std::make_shared<train::GradientDescentOptimizer>(1.0));
   absl::StatusOr<Operation> op = opt.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
@@ -236,6 +245,49 @@ TEST(EstimatorTest, PredictsAndExportsAFrozenGraph) {
                                         {{"y", {DT_DOUBLE, PartialTensorShape({-1, 1})}}}, graph));
   TW_ASSERT_OK_AND_ASSIGN(GraphDef train_def, ReadGraphDef(graph));
   EXPECT_GT(train_def.node_size(), 10);
+}
+
+TEST(EstimatorTest, WritesTensorBoardEvents) {
+  Params summary;
+  summary.values["summary"] = 1;
+  Fixture f("events", summary);
+  f.config.save_summary_steps = 2;
+  Estimator estimator(LinearModel, f.config, summary);
+  TW_ASSERT_OK(estimator.Train(LinearInput(), {.steps = 4}));
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(f.config.model_dir)) {
+    if (absl::StrContains(entry.path().filename().string(), "events.out.tfevents.")) {
+      files.push_back(entry.path());
+    }
+  }
+  ASSERT_EQ(files.size(), 1u);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<RecordReader> reader, RecordReader::Open(files[0]));
+  std::vector<Event> events;
+  std::string record;
+  while (*reader->ReadRecord(&record)) {
+    Event e;
+    TW_ASSERT_OK(ParseBinaryProto(record, &e));
+    events.push_back(e);
+  }
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[0].file_version(), "brain.Event:2");
+  GraphDef graph;
+  TW_ASSERT_OK(ParseBinaryProto(events[1].graph_def(), &graph));
+  EXPECT_GT(graph.node_size(), 10);
+  // Steps 2 and 4: loss 18 and 0 (steps go 27, 18, 9, 0), and the graph's
+  // own summary of the same value.
+  std::map<std::pair<int64_t, std::string>, float> scalars;
+  for (const Event& e : events) {
+    for (const Summary::Value& v : e.summary().value())
+      scalars[{e.step(), v.tag()}] = v.simple_value();
+  }
+  EXPECT_EQ(scalars.at({2, "loss"}), 18);
+  EXPECT_EQ(scalars.at({2, "error"}), 18);
+  EXPECT_EQ(scalars.at({4, "loss"}), 0);
+  EXPECT_EQ(scalars.at({4, "error"}), 0);
+  EXPECT_GT(scalars.at({4, "global_step/sec"}), 0);
+  EXPECT_EQ(scalars.count({1, "loss"}), 0u);
+  EXPECT_EQ(scalars.count({3, "error"}), 0u);
 }
 
 // Evaluation and export read the moving average in c's place: after one

@@ -7,6 +7,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/status_macros.h"
+#include "graph/variables.h"
+#include "ops/ops.h"
 
 namespace towerflow {
 namespace {
@@ -131,6 +134,54 @@ absl::Status CheckpointSaverHook::Save(int64_t global_step) {
   last_saved_step_ = global_step;
   last_saved_time_ = Clock::now();
   return absl::OkStatus();
+}
+
+// ------------------------------------------------------------ summaries
+
+absl::Status SummarySaverHook::Begin(const Scope& root) {
+  const std::vector<Output> summaries = GetCollection(*root.graph(), GraphKeys::kSummaries);
+  if (!summaries.empty()) {
+    merged_ = ops::MergeSummary(root.NewSubScope("summaries"), summaries);
+  }
+  TW_RETURN_IF_ERROR(root.status());
+  TW_ASSIGN_OR_RETURN(graph_def_, root.ToGraphDef());
+  return absl::OkStatus();
+}
+
+absl::Status SummarySaverHook::AfterCreateSession(const ClientSession&, int64_t global_step) {
+  TW_ASSIGN_OR_RETURN(writer_, train::EventWriter::Open(dir_));
+  TW_RETURN_IF_ERROR(writer_->WriteGraph(graph_def_));
+  last_step_ = last_written_step_ = global_step;
+  last_written_ = Clock::now();
+  return writer_->Flush();
+}
+
+std::vector<Output> SummarySaverHook::BeforeRun() {
+  // The step about to run is the one after the last (one increment a step).
+  if (merged_.valid() && Due(last_step_ + 1)) return {merged_};
+  return {};
+}
+
+absl::Status SummarySaverHook::AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+                                        bool*) {
+  last_step_ = step.global_step;
+  if (!Due(step.global_step)) return absl::OkStatus();
+  TW_RETURN_IF_ERROR(writer_->WriteScalar(step.global_step, "loss", step.loss));
+  const double elapsed = SecondsSince(last_written_);
+  if (elapsed > 0 && step.global_step > last_written_step_) {
+    TW_RETURN_IF_ERROR(writer_->WriteScalar(step.global_step, "global_step/sec",
+                                            (step.global_step - last_written_step_) / elapsed));
+  }
+  if (!values.empty()) {
+    TW_RETURN_IF_ERROR(writer_->WriteSummary(step.global_step, values[0].data<std::string>()[0]));
+  }
+  last_written_step_ = step.global_step;
+  last_written_ = Clock::now();
+  return writer_->Flush();
+}
+
+absl::Status SummarySaverHook::End(const ClientSession&, int64_t) {
+  return writer_ == nullptr ? absl::OkStatus() : writer_->Close();
 }
 
 // ------------------------------------------------------------ progress bar

@@ -30,8 +30,10 @@
 #include "absl/status/status.h"
 #include "graph/output.h"
 #include "graph/scope.h"
+#include "proto/graph.pb.h"
 #include "runtime/client_session.h"
 #include "runtime/tensor.h"
+#include "train/event_writer.h"
 #include "train/saver.h"
 
 namespace towerflow {
@@ -167,6 +169,38 @@ class CheckpointSaverHook : public SessionRunHook {
   const ClientSession* session_ = nullptr;
   int64_t last_saved_step_ = -1;
   std::chrono::steady_clock::time_point last_saved_time_;
+};
+
+// TensorBoard's data, as TF's SummarySaverHook and Estimator write it: an
+// event file in `dir` holding the graph, then every `every_n_steps` steps
+// "loss", "global_step/sec" and the graph's summaries (collection
+// GraphKeys::kSummaries, e.g. ScalarSummary ops, merged).
+class SummarySaverHook : public SessionRunHook {
+ public:
+  SummarySaverHook(std::string dir, int64_t every_n_steps)
+      : dir_(std::move(dir)), every_n_steps_(every_n_steps) {}
+  absl::Status Begin(const Scope& root) override;
+  absl::Status AfterCreateSession(const ClientSession& session, int64_t global_step) override;
+  std::vector<Output> BeforeRun() override;
+  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+                        bool* request_stop) override;
+  absl::Status End(const ClientSession& session, int64_t global_step) override;
+
+  // The event file (after AfterCreateSession).
+  std::string path() const { return writer_ == nullptr ? "" : writer_->path(); }
+
+ private:
+  bool Due(int64_t global_step) const {
+    return every_n_steps_ > 0 && global_step % every_n_steps_ == 0;
+  }
+
+  const std::string dir_;
+  const int64_t every_n_steps_;
+  Output merged_;  // invalid when the graph has no summaries
+  GraphDef graph_def_;
+  std::unique_ptr<train::EventWriter> writer_;
+  int64_t last_step_ = 0, last_written_step_ = 0;
+  std::chrono::steady_clock::time_point last_written_;
 };
 
 // A one-line progress bar redrawn in place ("\r"), for a terminal:

@@ -35,6 +35,7 @@ for f in checkpoint model.ckpt-2 graph.pbtxt towers.dot export/model.meta; do
   [ -s "$model/$f" ] || fail "$model/$f is missing"
 done
 grep -q 'subgraph "cluster_tower_1"' "$model/towers.dot" || fail "no tower in the picture"
+ls "$model"/events.out.tfevents.* > /dev/null 2>&1 || fail "no TensorBoard events"
 grep -q "serving_default" "$model/export/model.meta" || fail "no serving signature"
 
 # Again: the checkpoint is at max_steps already.
