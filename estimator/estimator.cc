@@ -191,6 +191,78 @@ bool DrawProgressBar(const RunConfig& config) {
   return false;
 }
 
+// The Estimator's own hooks around the user's: the NaN guard first, the
+// checkpoint saver last, so that a failed step is never saved.
+struct TrainingHooks {
+  HookList list;
+  std::shared_ptr<StopAtStepHook> stop;  // null without steps / max_steps
+  bool progress_bar = false;             // to add once `stop` knows its last step
+};
+
+TrainingHooks MakeTrainingHooks(const RunConfig& config, const TrainOptions& options,
+                                const EstimatorSpec& spec, const train::Saver* saver) {
+  TrainingHooks hooks;
+  hooks.list.push_back(std::make_shared<NanGuardHook>());
+  if (options.steps.has_value()) {
+    hooks.stop = std::make_shared<StopAtStepHook>(StopAtStepHook::NumSteps(*options.steps));
+  } else if (options.max_steps.has_value()) {
+    hooks.stop = std::make_shared<StopAtStepHook>(StopAtStepHook::LastStep(*options.max_steps));
+  }
+  if (hooks.stop != nullptr) hooks.list.push_back(hooks.stop);
+  hooks.list.insert(hooks.list.end(), options.hooks.begin(), options.hooks.end());
+  hooks.list.insert(hooks.list.end(), spec.training_hooks.begin(), spec.training_hooks.end());
+  hooks.progress_bar = hooks.stop != nullptr && DrawProgressBar(config);
+  if (config.log_step_count_steps > 0) {
+    hooks.list.push_back(std::make_shared<LoggingHook>(config.log_step_count_steps, config.log,
+                                                       /*clear_line=*/hooks.progress_bar));
+    hooks.list.push_back(std::make_shared<StepCounterHook>(config.log_step_count_steps, config.log,
+                                                           /*clear_line=*/hooks.progress_bar));
+  }
+  if (config.save_summary_steps > 0) {
+    hooks.list.push_back(
+        std::make_shared<SummarySaverHook>(config.model_dir, config.save_summary_steps));
+  }
+  hooks.list.push_back(
+      std::make_shared<CheckpointSaverHook>(saver, config.model_dir, config.save_checkpoints_steps,
+                                            config.save_checkpoints_secs, config.log));
+  return hooks;
+}
+
+// One training step: feeds `batch`, runs train_op fetching the loss, the
+// global step after the step and what each hook asks for, then gives each
+// hook its values. Returns whether a hook asked to stop.
+absl::StatusOr<bool> RunStep(const ClientSession& session, const ModelGraph& g,
+                             const OpenedInput& in, const data::Element& batch,
+                             const Output& step_after, const HookList& hooks, TrainResult* result) {
+  TW_ASSIGN_OR_RETURN(ClientSession::FeedType feeds, Feeds(g, in, batch));
+  std::vector<Output> fetches = {g.spec.loss, step_after};
+  std::vector<size_t> first_value;  // each hook's first fetch
+  for (const auto& hook : hooks) {
+    first_value.push_back(fetches.size());
+    std::vector<Output> wanted = hook->BeforeRun();
+    fetches.insert(fetches.end(), wanted.begin(), wanted.end());
+  }
+  first_value.push_back(fetches.size());
+  std::vector<Tensor> values;
+  const auto start = std::chrono::steady_clock::now();
+  TW_RETURN_IF_ERROR(session.Run(feeds, fetches, {g.spec.train_op}, &values));
+  StepResult step;
+  step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  TW_ASSIGN_OR_RETURN(step.loss, ScalarValue(values[0], "loss"));
+  step.global_step = values[1].data<int64_t>()[0];
+  step.batch_size = batch[0].dim_size(0);
+  result->global_step = step.global_step;
+  result->loss = step.loss;
+  ++result->steps_run;
+  bool stop_requested = false;
+  for (size_t h = 0; h < hooks.size(); ++h) {
+    const std::vector<Tensor> hook_values(values.begin() + first_value[h],
+                                          values.begin() + first_value[h + 1]);
+    TW_RETURN_IF_ERROR(hooks[h]->AfterRun(step, hook_values, &stop_requested));
+  }
+  return stop_requested;
+}
+
 }  // namespace
 
 absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const TrainOptions& options) {
@@ -241,32 +313,8 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
   Operation init_local = LocalVariablesInitializer(root);
   TW_RETURN_IF_ERROR(root.status());
 
-  // The NaN guard first, the checkpoint saver last: a failed step is never
-  // saved.
-  HookList hooks = {std::make_shared<NanGuardHook>()};
-  std::shared_ptr<StopAtStepHook> stop;
-  if (options.steps.has_value()) {
-    stop = std::make_shared<StopAtStepHook>(StopAtStepHook::NumSteps(*options.steps));
-  } else if (options.max_steps.has_value()) {
-    stop = std::make_shared<StopAtStepHook>(StopAtStepHook::LastStep(*options.max_steps));
-  }
-  if (stop != nullptr) hooks.push_back(stop);
-  hooks.insert(hooks.end(), options.hooks.begin(), options.hooks.end());
-  hooks.insert(hooks.end(), g->spec.training_hooks.begin(), g->spec.training_hooks.end());
-  const bool progress_bar = stop != nullptr && DrawProgressBar(config_);
-  if (config_.log_step_count_steps > 0) {
-    hooks.push_back(std::make_shared<LoggingHook>(config_.log_step_count_steps, &log,
-                                                  /*clear_line=*/progress_bar));
-    hooks.push_back(std::make_shared<StepCounterHook>(config_.log_step_count_steps, &log,
-                                                      /*clear_line=*/progress_bar));
-  }
-  if (config_.save_summary_steps > 0) {
-    hooks.push_back(
-        std::make_shared<SummarySaverHook>(config_.model_dir, config_.save_summary_steps));
-  }
-  hooks.push_back(std::make_shared<CheckpointSaverHook>(saver.get(), config_.model_dir,
-                                                        config_.save_checkpoints_steps,
-                                                        config_.save_checkpoints_secs, &log));
+  TrainingHooks training = MakeTrainingHooks(config_, options, g->spec, saver.get());
+  HookList& hooks = training.list;
   for (const auto& hook : hooks) TW_RETURN_IF_ERROR(hook->Begin(root));
 
   ClientSession session(root, config_.session_options);
@@ -281,41 +329,18 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
   for (const auto& hook : hooks) {
     TW_RETURN_IF_ERROR(hook->AfterCreateSession(session, result.global_step));
   }
-  if (progress_bar) {
-    auto bar = std::make_shared<ProgressBarHook>(stop->last_step(), &log);
+  if (training.progress_bar) {
+    auto bar = std::make_shared<ProgressBarHook>(training.stop->last_step(), &log);
     TW_RETURN_IF_ERROR(bar->AfterCreateSession(session, result.global_step));
     hooks.insert(hooks.end() - 1, bar);
   }
 
-  bool stop_requested = false;
-  while (!stop_requested) {
+  while (true) {
     TW_ASSIGN_OR_RETURN(std::optional<data::Element> batch, in.Next());
     if (!batch.has_value()) break;  // the end of the data ends training
-    TW_ASSIGN_OR_RETURN(ClientSession::FeedType feeds, Feeds(*g, in, *batch));
-    std::vector<Output> fetches = {g->spec.loss, step_after};
-    std::vector<size_t> first_value;  // each hook's first fetch
-    for (const auto& hook : hooks) {
-      first_value.push_back(fetches.size());
-      std::vector<Output> wanted = hook->BeforeRun();
-      fetches.insert(fetches.end(), wanted.begin(), wanted.end());
-    }
-    first_value.push_back(fetches.size());
-    std::vector<Tensor> values;
-    const auto start = std::chrono::steady_clock::now();
-    TW_RETURN_IF_ERROR(session.Run(feeds, fetches, {g->spec.train_op}, &values));
-    StepResult step;
-    step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    TW_ASSIGN_OR_RETURN(step.loss, ScalarValue(values[0], "loss"));
-    step.global_step = values[1].data<int64_t>()[0];
-    step.batch_size = (*batch)[0].dim_size(0);
-    result.global_step = step.global_step;
-    result.loss = step.loss;
-    ++result.steps_run;
-    for (size_t h = 0; h < hooks.size(); ++h) {
-      const std::vector<Tensor> hook_values(values.begin() + first_value[h],
-                                            values.begin() + first_value[h + 1]);
-      TW_RETURN_IF_ERROR(hooks[h]->AfterRun(step, hook_values, &stop_requested));
-    }
+    TW_ASSIGN_OR_RETURN(const bool stop_requested,
+                        RunStep(session, *g, in, *batch, step_after, hooks, &result));
+    if (stop_requested) break;
   }
   for (const auto& hook : hooks) TW_RETURN_IF_ERROR(hook->End(session, result.global_step));
   log << LogTimestamp() << ": Loss for final step: " << result.loss << ".\n" << std::flush;
