@@ -1,0 +1,18 @@
+#include "runtime/gpu/cuda_status.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace towerflow {
+namespace gpu {
+
+absl::Status CudaStatus(cudaError_t error, const char* expr, const char* file, int line) {
+  if (error == cudaSuccess) return absl::OkStatus();
+  const std::string message =
+      absl::StrCat(expr, " failed at ", file, ":", line, ": ", cudaGetErrorName(error), ": ",
+                   cudaGetErrorString(error));
+  if (error == cudaErrorMemoryAllocation) return absl::ResourceExhaustedError(message);
+  return absl::InternalError(message);
+}
+
+}  // namespace gpu
+}  // namespace towerflow

@@ -1,0 +1,62 @@
+// A caching device allocator: cudaMalloc only when its cache has no free
+// block of the size, so steady-state training steps allocate nothing from
+// the driver. Sizes round up to 512 bytes (to a power of two above 1 MiB)
+// and freed blocks go back to a free list per rounded size. Each device has
+// one compute stream and kernels run in its order, so a block freed by one
+// kernel is safe for the next one on that stream (stream-ordered reuse).
+// When cudaMalloc fails the cache is released to the driver and the
+// allocation tried once more; then AllocateRaw returns nullptr (the caller
+// reports ResourceExhausted).
+//
+// Thread-safe.
+#ifndef TOWERFLOW_RUNTIME_GPU_GPU_ALLOCATOR_H_
+#define TOWERFLOW_RUNTIME_GPU_GPU_ALLOCATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "runtime/allocator.h"
+
+namespace towerflow {
+namespace gpu {
+
+class CachingGpuAllocator final : public Allocator {
+ public:
+  explicit CachingGpuAllocator(int device_ordinal) : ordinal_(device_ordinal) {}
+  // Returns every block to the driver.
+  ~CachingGpuAllocator() override;
+
+  std::string Name() const override;
+  void* AllocateRaw(size_t alignment, size_t num_bytes) override;
+  void DeallocateRaw(void* ptr) override;
+
+  struct Stats {
+    int64_t driver_allocations = 0;  // cudaMalloc calls that succeeded
+    int64_t bytes_in_use = 0;        // rounded sizes of live blocks
+    int64_t bytes_cached = 0;        // rounded sizes of free blocks
+  };
+  Stats stats() const;
+
+  // The size a request is served with.
+  static size_t RoundedSize(size_t num_bytes);
+
+ private:
+  // Frees every cached block. REQUIRES: mu_ held.
+  void ReleaseCacheLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const int ordinal_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<size_t, std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<void*, size_t> live_ ABSL_GUARDED_BY(mu_);  // block -> rounded size
+  Stats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace gpu
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_RUNTIME_GPU_GPU_ALLOCATOR_H_
