@@ -158,6 +158,11 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
   config.model_dir = model_dir;
   config.log_step_count_steps = log_every;
   config.random_seed = seed;
+  // A progress bar towards the default 1,000,000 steps would not move when a
+  // time limit ends training; the log lines show its progress.
+  if (train_seconds > 0 && flags.values.count("max_steps") == 0) {
+    config.progress_bar = RunConfig::ProgressBar::kOff;
+  }
   config.session_options.device_count["CPU"] = static_cast<int>(std::max<int64_t>(num_towers, 1));
   Params params = model.params;
   params.values["num_classes"] = 10;

@@ -27,6 +27,7 @@
 #include "kernels/kernel.h"
 #include "proto/node_def.pb.h"
 #include "runtime/tensor.h"
+#include "tests/tensor_testing.h"
 
 namespace towerflow {
 
@@ -81,41 +82,6 @@ class KernelRunner {
 // allocations above kKernelTestAllocationCap (ResourceExhausted).
 inline constexpr size_t kKernelTestAllocationCap = size_t{1} << 30;
 Device* TestCpuDevice();
-
-// A tensor of `shape` holding `values` (row-major). REQUIRES: sizes match.
-template <typename T>
-Tensor Literal(const TensorShape& shape, std::initializer_list<T> values) {
-  Tensor t(DataTypeToEnum<T>::value, shape);
-  ABSL_RAW_CHECK(static_cast<int64_t>(values.size()) == t.NumElements(), "Literal size");
-  std::copy(values.begin(), values.end(), t.data<T>());
-  return t;
-}
-template <typename T>
-Tensor Literal(const TensorShape& shape, const std::vector<T>& values) {
-  Tensor t(DataTypeToEnum<T>::value, shape);
-  ABSL_RAW_CHECK(static_cast<int64_t>(values.size()) == t.NumElements(), "Literal size");
-  std::copy(values.begin(), values.end(), t.data<T>());
-  return t;
-}
-template <typename T>
-Tensor Scalar(T value) {
-  Tensor t(DataTypeToEnum<T>::value, TensorShape());
-  *t.data<T>() = value;
-  return t;
-}
-// A tensor of `shape` filled with `value`.
-template <typename T>
-Tensor Filled(const TensorShape& shape, T value) {
-  Tensor t(DataTypeToEnum<T>::value, shape);
-  std::fill_n(t.data<T>(), t.NumElements(), value);
-  return t;
-}
-
-// The elements of `t` as a vector. REQUIRES: T matches t.dtype().
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
-}
 
 }  // namespace towerflow
 

@@ -1,7 +1,7 @@
-// gmock helpers for kernel tests: comparing a Tensor's shape and values.
+// gmock helpers for kernel tests: RunOk, plus the tensor literals and
+// matchers of tests/tensor_testing.h.
 //
-//   EXPECT_THAT(out, TensorIs<float>({2, 2}, {1, 2, 3, 4}));
-//   EXPECT_THAT(out, TensorNear<float>({2}, {0.5, 0.25}, 1e-6));
+//   EXPECT_THAT(RunOk(runner, {a, b}), TensorIs<float>({2, 2}, {1, 2, 3, 4}));
 #ifndef TOWERFLOW_KERNELS_TESTING_KERNEL_TEST_MATCHERS_H_
 #define TOWERFLOW_KERNELS_TESTING_KERNEL_TEST_MATCHERS_H_
 
@@ -10,46 +10,9 @@
 
 #include "gmock/gmock.h"
 #include "kernels/testing/kernel_runner.h"
+#include "tests/tensor_testing.h"
 
 namespace towerflow {
-
-// Readable gtest output for tensors and shapes.
-inline void PrintTo(const Tensor& t, std::ostream* os) { *os << t.DebugString(12); }
-inline void PrintTo(const TensorShape& s, std::ostream* os) { *os << s.DebugString(); }
-
-MATCHER_P2(TensorIsImpl, shape, values, "") {
-  using T = typename std::decay_t<decltype(values)>::value_type;
-  if (arg.dtype() != DataTypeToEnum<T>::value) {
-    *result_listener << "dtype " << DataTypeString(arg.dtype());
-    return false;
-  }
-  if (arg.shape() != shape) {
-    *result_listener << "shape " << arg.shape().DebugString();
-    return false;
-  }
-  const std::vector<T> got = Values<T>(arg);
-  return ::testing::ExplainMatchResult(::testing::ElementsAreArray(values), got, result_listener);
-}
-
-MATCHER_P3(TensorNearImpl, shape, values, tolerance, "") {
-  using T = typename std::decay_t<decltype(values)>::value_type;
-  if (arg.dtype() != DataTypeToEnum<T>::value || arg.shape() != shape) {
-    *result_listener << "got " << arg.DebugString();
-    return false;
-  }
-  const std::vector<T> got = Values<T>(arg);
-  return ::testing::ExplainMatchResult(
-      ::testing::Pointwise(::testing::DoubleNear(tolerance), values), got, result_listener);
-}
-
-template <typename T>
-auto TensorIs(const TensorShape& shape, std::vector<T> values) {
-  return TensorIsImpl(shape, std::move(values));
-}
-template <typename T>
-auto TensorNear(const TensorShape& shape, std::vector<T> values, double tolerance) {
-  return TensorNearImpl(shape, std::move(values), tolerance);
-}
 
 // Runs `runner` on `inputs` and returns output `i`; fails the test (and
 // returns an empty tensor) when the kernel fails.
