@@ -311,6 +311,49 @@ TEST(EstimatorTest, EvaluatesAndExportsWithMovingAverages) {
   EXPECT_THAT(out["y"], TensorIs<double>({1, 1}, {17}));
 }
 
+// An embedding table read by ResourceGather: the export turns the gather
+// into a GatherV2 from the trained table. loss = sum of the gathered rows,
+// GradientDescent(0.5): each gathered row drops by 0.5.
+EstimatorSpec EmbeddingModel(const Scope& s, const FeatureMap& features, const FeatureMap&,
+                             ModeKeys mode, const Params&) {
+  Variable table = GetVariable(s, "embedding", TensorShape({3, 2}), DT_FLOAT,
+                               initializers::Constant({1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f}));
+  Output rows = ops::ResourceGather(s, table.handle(), features.at("ids"), DT_FLOAT);
+  EstimatorSpec spec(mode);
+  spec.predictions["vectors"] = rows;
+  if (mode == ModeKeys::kPredict) return spec;
+  spec.loss = ops::Sum(s, rows, {0, 1});
+  train::GradientDescentOptimizer opt(0.5);
+  absl::StatusOr<Operation> op = opt.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
+  s.UpdateStatus(op.status());
+  if (op.ok()) spec.train_op = *op;
+  return spec;
+}
+
+TEST(EstimatorTest, ExportsAGatherFromAFrozenTable) {
+  Fixture f("embedding");
+  Estimator estimator(EmbeddingModel, f.config);
+  auto ids = []() -> absl::StatusOr<InputSpec> {
+    TW_ASSIGN_OR_RETURN(data::Dataset d,
+                        data::Dataset::FromTensorSlices({Literal<int32_t>({2}, {0, 2})}));
+    return InputSpec{d.Batch(2), {"ids"}, {}};
+  };
+  TW_ASSERT_OK(estimator.Train(ids, {.steps = 1}));  // rows 0 and 2 drop by 0.5
+  const std::string export_dir = testing::MakeTempDir("embedding_export");
+  TW_ASSERT_OK(estimator.Export(export_dir, {{"ids", {DT_INT32, PartialTensorShape({-1})}}}));
+  TW_ASSERT_OK_AND_ASSIGN(ExportedModel served, ExportedModel::Load(export_dir));
+  TW_ASSERT_OK_AND_ASSIGN(auto out, served.Run({{"ids", Literal<int32_t>({2}, {2, 1})}}));
+  EXPECT_THAT(out["vectors"], TensorIs<float>({2, 2}, {4.5f, 5.5f, 3, 4}));
+  TW_ASSERT_OK_AND_ASSIGN(MetaGraphDef meta, ReadMetaGraphDef(export_dir + "/model.meta"));
+  int gathers = 0;
+  for (const NodeDef& n : meta.graph_def().node()) {
+    EXPECT_NE(n.op(), "VarHandleOp") << n.name();
+    EXPECT_NE(n.op(), "ResourceGather") << n.name();
+    gathers += n.op() == "GatherV2";
+  }
+  EXPECT_EQ(gathers, 1);
+}
+
 // Counts the steps it sees and stops training after `stop_after`.
 class CountingHook : public SessionRunHook {
  public:

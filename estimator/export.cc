@@ -51,8 +51,19 @@ GraphDef Prune(const GraphDef& def, const std::vector<std::string>& outputs) {
   return out;
 }
 
-// Replaces every read of a variable by a Const holding its checkpoint value
-// (TensorFlow's freeze_graph), then drops what the outputs no longer need.
+NodeDef ConstNode(const std::string& name, const std::string& device, TensorProto value) {
+  NodeDef c;
+  c.set_name(name);
+  c.set_op("Const");
+  c.set_device(device);
+  (*c.mutable_attr())["dtype"].set_type(value.dtype());
+  *(*c.mutable_attr())["value"].mutable_tensor() = std::move(value);
+  return c;
+}
+
+// Replaces every read of a variable by a Const holding its checkpoint value,
+// and every ResourceGather by a GatherV2 from one (TensorFlow's
+// freeze_graph), then drops what the outputs no longer need.
 // `restore_names`: VarHandleOp node -> checkpoint name, for variables not
 // saved under their own name.
 absl::StatusOr<GraphDef> Freeze(
@@ -72,8 +83,10 @@ absl::StatusOr<GraphDef> Freeze(
     }
   }
   GraphDef frozen = Prune(def, outputs);
+  std::vector<NodeDef> added;  // the constants gathers read from
   for (NodeDef& n : *frozen.mutable_node()) {
-    if (n.op() != "ReadVariableOp" || n.input_size() == 0) continue;
+    const bool read = n.op() == "ReadVariableOp", gather = n.op() == "ResourceGather";
+    if ((!read && !gather) || n.input_size() == 0) continue;
     auto var = variable_of.find(NodeOf(n.input(0)));
     if (var == variable_of.end()) continue;
     auto value = values.find(var->second);
@@ -81,17 +94,41 @@ absl::StatusOr<GraphDef> Freeze(
       return absl::NotFoundError(absl::StrCat("Export: variable ", var->second, " read by ",
                                               n.name(), " is not in checkpoint ", checkpoint));
     }
-    NodeDef c;
-    c.set_name(n.name());
-    c.set_op("Const");
-    c.set_device(n.device());
-    for (const std::string& input : n.input()) {
-      if (input[0] == '^') c.add_input(input);
+    if (read) {
+      NodeDef c = ConstNode(n.name(), n.device(), value->second->AsProto());
+      for (const std::string& input : n.input()) {
+        if (input[0] == '^') c.add_input(input);
+      }
+      n = std::move(c);
+      continue;
     }
-    (*c.mutable_attr())["dtype"].set_type(value->second->dtype());
-    *(*c.mutable_attr())["value"].mutable_tensor() = value->second->AsProto();
-    n = std::move(c);
+    // ResourceGather(var, indices) -> GatherV2(Const(value), indices, 0).
+    Tensor axis(DT_INT32, TensorShape({}));
+    axis.data<int32_t>()[0] = 0;
+    added.push_back(ConstNode(n.name() + "/frozen_params", n.device(), value->second->AsProto()));
+    added.push_back(ConstNode(n.name() + "/frozen_axis", n.device(), axis.AsProto()));
+    NodeDef g;
+    g.set_name(n.name());
+    g.set_op("GatherV2");
+    g.set_device(n.device());
+    g.add_input(added[added.size() - 2].name());
+    g.add_input(n.input(1));
+    g.add_input(added.back().name());
+    for (int i = 2; i < n.input_size(); ++i) g.add_input(n.input(i));  // control inputs
+    auto dtype = n.attr().find("dtype"), tindices = n.attr().find("Tindices");
+    if (dtype == n.attr().end() || tindices == n.attr().end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Export: ResourceGather ", n.name(), " lacks its dtype or Tindices attr"));
+    }
+    auto& attr = *g.mutable_attr();
+    attr["Tparams"].set_type(dtype->second.type());
+    attr["Tindices"] = tindices->second;
+    attr["Taxis"].set_type(DT_INT32);
+    if (auto it = n.attr().find("batch_dims"); it != n.attr().end())
+      attr["batch_dims"] = it->second;
+    n = std::move(g);
   }
+  for (NodeDef& c : added) *frozen.add_node() = std::move(c);
   frozen = Prune(frozen, outputs);
   absl::flat_hash_set<std::string> kept;
   for (const NodeDef& n : frozen.node()) kept.insert(n.name());
@@ -99,7 +136,7 @@ absl::StatusOr<GraphDef> Freeze(
     if (n.op() == "VarHandleOp") {
       return absl::UnimplementedError(absl::StrCat(
           "Export: variable ", n.name(),
-          " is used other than through ReadVariableOp (e.g. ResourceGather); cannot freeze it"));
+          " is used other than through ReadVariableOp or ResourceGather; cannot freeze it"));
     }
     // Colocation with a node that is gone (the variables) no longer applies.
     auto cls = n.mutable_attr()->find("_class");
