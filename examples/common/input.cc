@@ -15,7 +15,6 @@ namespace {
 
 namespace image = data::image;
 
-constexpr int kThreads = 2;
 constexpr int64_t kShuffleBuffer = 10000;
 
 bool Exists(const std::string& path) {
@@ -25,17 +24,19 @@ bool Exists(const std::string& path) {
 
 // Training: shuffle, repeat, augment, batch; evaluation: preprocess, batch.
 InputSpec Pipeline(const data::Dataset& examples, bool train, int64_t batch_size, uint64_t seed,
-                   data::RandomMapFn augment, data::MapFn preprocess) {
+                   data::RandomMapFn augment, data::MapFn preprocess,
+                   const PipelineOptions& options) {
   data::Dataset d = examples;
   if (train) {
     d = d.Shuffle(kShuffleBuffer, seed)
             .Repeat()
-            .RandomMap(std::move(augment), seed + 1, kThreads)
+            .RandomMap(std::move(augment), seed + 1, options.threads)
             .Batch(batch_size, /*drop_remainder=*/true);
   } else {
-    d = d.Map(std::move(preprocess), kThreads).Batch(batch_size);
+    d = d.Map(std::move(preprocess), options.threads).Batch(batch_size);
   }
-  return InputSpec{d.Prefetch(2), {"images"}, {"labels"}};
+  if (options.prefetch > 0) d = d.Prefetch(options.prefetch);
+  return InputSpec{d, {"images"}, {"labels"}};
 }
 
 // The five training batches, or the test batch.
@@ -87,7 +88,8 @@ bool HasCifar10(const std::string& data_dir) {
 }
 
 absl::StatusOr<InputSpec> Cifar10TutorialInput(const std::string& data_dir, bool train,
-                                               int64_t batch_size, uint64_t seed) {
+                                               int64_t batch_size, uint64_t seed,
+                                               const PipelineOptions& options) {
   TW_ASSIGN_OR_RETURN(data::Dataset examples, Cifar10Examples(data_dir, train));
   auto augment = [](data::Element e, std::mt19937_64* rng) -> absl::StatusOr<data::Element> {
     TW_ASSIGN_OR_RETURN(Tensor x, image::ToFloat(e[0]));
@@ -104,11 +106,11 @@ absl::StatusOr<InputSpec> Cifar10TutorialInput(const std::string& data_dir, bool
     TW_ASSIGN_OR_RETURN(x, image::PerImageStandardization(x));
     return data::Element{x, e[1]};
   };
-  return Pipeline(examples, train, batch_size, seed, augment, preprocess);
+  return Pipeline(examples, train, batch_size, seed, augment, preprocess, options);
 }
 
 absl::StatusOr<InputSpec> FashionMnistInput(const std::string& dir, bool train, int64_t batch_size,
-                                            uint64_t seed) {
+                                            uint64_t seed, const PipelineOptions& options) {
   const std::string prefix = train ? "/train" : "/t10k";
   TW_ASSIGN_OR_RETURN(data::Dataset examples,
                       data::MnistDataset(dir + prefix + "-images-idx3-ubyte.gz",
@@ -116,16 +118,17 @@ absl::StatusOr<InputSpec> FashionMnistInput(const std::string& dir, bool train, 
   auto augment = [](data::Element e, std::mt19937_64* rng) {
     return PadCropFlip(std::move(e), 28, 2, rng);
   };
-  return Pipeline(examples, train, batch_size, seed, augment, Standardize);
+  return Pipeline(examples, train, batch_size, seed, augment, Standardize, options);
 }
 
 absl::StatusOr<InputSpec> Cifar10ResNetInput(const std::string& data_dir, bool train,
-                                             int64_t batch_size, uint64_t seed) {
+                                             int64_t batch_size, uint64_t seed,
+                                             const PipelineOptions& options) {
   TW_ASSIGN_OR_RETURN(data::Dataset examples, Cifar10Examples(data_dir, train));
   auto augment = [](data::Element e, std::mt19937_64* rng) {
     return PadCropFlip(std::move(e), 32, 4, rng);
   };
-  return Pipeline(examples, train, batch_size, seed, augment, Standardize);
+  return Pipeline(examples, train, batch_size, seed, augment, Standardize, options);
 }
 
 }  // namespace examples

@@ -1,8 +1,8 @@
 // Input pipelines of the examples: CIFAR-10 binaries the tutorial's way
 // (cifar10_input.py) and the official ResNet's way, and Fashion-MNIST.
 //
-// Training: shuffled (buffer 10000 per pass), repeated forever, augmented on
-// two threads, batched with drop_remainder, prefetched. Evaluation: one
+// Training: shuffled (buffer 10000 per pass), repeated forever, augmented,
+// batched with drop_remainder, prefetched. Evaluation: one
 // pass in order, the last batch smaller.
 #ifndef TOWERFLOW_EXAMPLES_COMMON_INPUT_H_
 #define TOWERFLOW_EXAMPLES_COMMON_INPUT_H_
@@ -15,6 +15,15 @@
 
 namespace towerflow {
 namespace examples {
+
+// How a pipeline runs: threads for the per-image work, and batches
+// prefetched (0: no Prefetch stage). One thread is the default: an image
+// takes microseconds, and handing each to a pool costs more than it saves
+// (bench/README.md, input_pipeline).
+struct PipelineOptions {
+  int threads = 1;
+  int64_t prefetch = 2;
+};
 
 // Debian's dataset-fashion-mnist.
 inline constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
@@ -31,19 +40,21 @@ bool HasCifar10(const std::string& data_dir);
 // standardised per image; evaluation takes the central 24x24 crop,
 // standardised. Features {"images"}, labels {"labels"}.
 absl::StatusOr<InputSpec> Cifar10TutorialInput(const std::string& data_dir, bool train,
-                                               int64_t batch_size, uint64_t seed);
+                                               int64_t batch_size, uint64_t seed,
+                                               const PipelineOptions& options = {});
 
 // The official ResNet's (cifar10_main.py): training images are padded to
 // 40x40, cropped back to 32x32 at random and flipped at random; every image
 // is standardised.
 absl::StatusOr<InputSpec> Cifar10ResNetInput(const std::string& data_dir, bool train,
-                                             int64_t batch_size, uint64_t seed);
+                                             int64_t batch_size, uint64_t seed,
+                                             const PipelineOptions& options = {});
 
 // Fashion-MNIST 28x28x1 (IDX, gzip): training images are padded to 32x32,
 // cropped back to 28x28 at random and flipped at random; every image is
 // standardised. Features {"images"}, labels {"labels"}.
 absl::StatusOr<InputSpec> FashionMnistInput(const std::string& dir, bool train, int64_t batch_size,
-                                            uint64_t seed);
+                                            uint64_t seed, const PipelineOptions& options = {});
 
 }  // namespace examples
 }  // namespace towerflow

@@ -149,7 +149,7 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
             << "), " << batch << " examples per step\n";
   auto input = [&](bool train) -> InputFn {
     return [=]() {
-      return cifar ? model.cifar10_input(data_dir, train, batch, seed)
+      return cifar ? model.cifar10_input(data_dir, train, batch, seed, PipelineOptions())
                    : FashionMnistInput(fashion_dir, train, batch, seed);
     };
   };

@@ -29,6 +29,7 @@
 
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
+#include "examples/common/input.h"
 
 namespace towerflow {
 namespace examples {
@@ -41,7 +42,8 @@ struct ExampleModel {
   LossReduction loss_reduction = LossReduction::kMean;
   // CIFAR-10's input_fn, and the side of the images it yields.
   std::function<absl::StatusOr<InputSpec>(const std::string& data_dir, bool train,
-                                          int64_t batch_size, uint64_t seed)>
+                                          int64_t batch_size, uint64_t seed,
+                                          const PipelineOptions& options)>
       cifar10_input;
   int64_t cifar10_side = 32;
 };
