@@ -33,6 +33,13 @@ namespace {
 using ::testing::HasSubstr;
 using testing::StatusIs;
 
+// train_op = opt.Minimize(loss), counting the global step; errors go to `s`.
+void SetTrainOp(const Scope& s, train::Optimizer& opt, EstimatorSpec* spec) {
+  absl::StatusOr<Operation> op = opt.Minimize(s, spec->loss, train::GetOrCreateGlobalStep(s));
+  s.UpdateStatus(op.status());
+  if (op.ok()) spec->train_op = *op;
+}
+
 EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const FeatureMap& labels,
                           ModeKeys mode, const Params& params) {
   Variable c = GetVariable(s, "c", TensorShape({}), DT_DOUBLE, initializers::Constant(10.0));
@@ -101,7 +108,12 @@ double CheckpointValue(const std::string& path, const std::string& name) {
 
 TEST(EstimatorTest, TrainsLogsAndResumesFromTheLatestCheckpoint) {
   Fixture f("train");
-  TW_ASSERT_OK_AND_ASSIGN(TrainResult r, f.estimator->Train(LinearInput(), {.steps = 2}));
+  auto history = std::make_shared<StepHistoryHook>();
+  TW_ASSERT_OK_AND_ASSIGN(TrainResult r,
+                          f.estimator->Train(LinearInput(), {.steps = 2, .hooks = {history}}));
+  EXPECT_EQ(history->losses(), (std::vector<double>{27, 18}));
+  EXPECT_EQ(history->steps()[1].global_step, 2);
+  EXPECT_EQ(history->steps()[1].batch_size, 2);
   EXPECT_EQ(r.global_step, 2);
   EXPECT_EQ(r.steps_run, 2);
   EXPECT_EQ(r.loss, 18);  // the second step's loss, after c = 7
@@ -172,9 +184,7 @@ EstimatorSpec DivergingModel(const Scope& s, const FeatureMap&, const FeatureMap
   EstimatorSpec spec(mode);
   spec.loss = ops::Sqrt(s, c.value());
   train::GradientDescentOptimizer opt(4.0);
-  absl::StatusOr<Operation> op = opt.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
-  s.UpdateStatus(op.status());
-  if (op.ok()) spec.train_op = *op;
+  SetTrainOp(s, opt, &spec);
   return spec;
 }
 
@@ -324,9 +334,7 @@ EstimatorSpec EmbeddingModel(const Scope& s, const FeatureMap& features, const F
   if (mode == ModeKeys::kPredict) return spec;
   spec.loss = ops::Sum(s, rows, {0, 1});
   train::GradientDescentOptimizer opt(0.5);
-  absl::StatusOr<Operation> op = opt.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
-  s.UpdateStatus(op.status());
-  if (op.ok()) spec.train_op = *op;
+  SetTrainOp(s, opt, &spec);
   return spec;
 }
 

@@ -112,6 +112,26 @@ class LoggingHook : public SessionRunHook {
   std::chrono::steady_clock::time_point since_;
 };
 
+// Keeps every step's result, in order (for loss curves in-process and for
+// tests).
+class StepHistoryHook : public SessionRunHook {
+ public:
+  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
+                        bool* request_stop) override {
+    steps_.push_back(step);
+    return absl::OkStatus();
+  }
+  const std::vector<StepResult>& steps() const { return steps_; }
+  std::vector<double> losses() const {
+    std::vector<double> out;
+    for (const StepResult& s : steps_) out.push_back(s.loss);
+    return out;
+  }
+
+ private:
+  std::vector<StepResult> steps_;
+};
+
 // TensorFlow's StepCounterHook: "global_step/sec: 3.21" every
 // `every_n_steps` steps.
 class StepCounterHook : public SessionRunHook {

@@ -50,16 +50,6 @@ TEST(Cifar10ModelTest, HasTheTutorialsVariables) {
                                      "images must be [batch, height, width, channels]"));
 }
 
-// Records every step's loss.
-class LossLog : public SessionRunHook {
- public:
-  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>&, bool*) override {
-    losses.push_back(step.loss);
-    return absl::OkStatus();
-  }
-  std::vector<double> losses;
-};
-
 // Four 12x12x1 images of fixed noise and their labels, repeated.
 InputFn FixedBatch() {
   return []() -> absl::StatusOr<InputSpec> {
@@ -110,11 +100,11 @@ TEST(Cifar10ModelTest, TwoTowersTakeTheSameStepAsOne) {
     for (int i = 0; i < towers; ++i) options.devices.push_back(absl::StrCat("/cpu:", i));
     TW_ASSERT_OK_AND_ASSIGN(ModelFn model, ReplicateModelFn(cifar10::ModelFn, options));
     Estimator estimator(model, Config(dir, &log));
-    auto hook = std::make_shared<LossLog>();
+    auto hook = std::make_shared<StepHistoryHook>();
     TW_ASSERT_OK_AND_ASSIGN(TrainResult r,
                             estimator.Train(FixedBatch(), {.steps = 3, .hooks = {hook}}));
     EXPECT_EQ(r.global_step, 4);
-    losses[towers] = hook->losses;
+    losses[towers] = hook->losses();
   }
   ASSERT_EQ(losses[1].size(), 3u);
   ASSERT_EQ(losses[2].size(), 3u);

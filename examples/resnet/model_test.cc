@@ -53,15 +53,6 @@ TEST(ResNetModelTest, Resnet20HasTheOfficialStructure) {
                                      "resnet_size must be 6n + 2 (20, 32, 44, 56, ...), got 21"));
 }
 
-class LossLog : public SessionRunHook {
- public:
-  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>&, bool*) override {
-    losses.push_back(step.loss);
-    return absl::OkStatus();
-  }
-  std::vector<double> losses;
-};
-
 TEST(ResNetModelTest, TrainsOnTwoTowersAndItsBatchNormFollows) {
   auto input = []() -> absl::StatusOr<InputSpec> {
     std::mt19937 rng(11);
@@ -89,10 +80,10 @@ TEST(ResNetModelTest, TrainsOnTwoTowersAndItsBatchNormFollows) {
   params.values["resnet_size"] = 8;
   params.values["num_classes"] = 2;
   Estimator estimator(towers, config, params);
-  auto hook = std::make_shared<LossLog>();
+  auto hook = std::make_shared<StepHistoryHook>();
   TW_ASSERT_OK(estimator.Train(input, {.steps = 15, .hooks = {hook}}));
-  ASSERT_EQ(hook->losses.size(), 15u);
-  EXPECT_LT(hook->losses.back(), 0.5 * hook->losses.front());  // it learns the fixed batch
+  ASSERT_EQ(hook->losses().size(), 15u);
+  EXPECT_LT(hook->losses().back(), 0.5 * hook->losses().front());  // it learns the fixed batch
 
   // The inputs have mean 1: the first block's moving mean moved from 0
   // towards it (0.997 per step, from both towers).
