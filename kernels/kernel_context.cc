@@ -8,7 +8,10 @@ namespace towerflow {
 absl::StatusOr<Tensor*> KernelContext::allocate_output(int i, const TensorShape& shape) {
   KernelOutput& out = outputs_[i];
   TW_ASSIGN_OR_RETURN(out.tensor,
-                      Tensor::Allocate(params_.device->allocator(), output_type(i), shape));
+                      Tensor::Allocate(params_.device->has_device_memory() && output_on_host(i)
+                                           ? CpuAllocator()
+                                           : params_.device->allocator(),
+                                       output_type(i), shape));
   out.set = true;
   return &out.tensor;
 }

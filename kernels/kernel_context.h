@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/types.h"
+#include "kernels/memory_types.h"
 #include "proto/node_def.pb.h"
 #include "runtime/device.h"
 #include "runtime/rendezvous.h"
@@ -63,6 +64,10 @@ class KernelContext {
     const NodeDef* def = nullptr;
     Device* device = nullptr;
     const DataTypeVector* output_types = nullptr;
+    // Where each input and output lives on a device with memory of its own;
+    // null means the device's memory for all (kernels/memory_types.h).
+    const MemoryTypeVector* input_memory_types = nullptr;
+    const MemoryTypeVector* output_memory_types = nullptr;
     absl::Span<const KernelInput> inputs;
     Rendezvous* rendezvous = nullptr;
     CallFrame* call_frame = nullptr;
@@ -87,8 +92,13 @@ class KernelContext {
 
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   DataType output_type(int i) const { return (*params_.output_types)[i]; }
+  // Whether input / output i is in host memory: always on CPU devices;
+  // elsewhere per the node's memory types.
+  bool input_on_host(int i) const { return OnHost(params_.input_memory_types, i); }
+  bool output_on_host(int i) const { return OnHost(params_.output_memory_types, i); }
 
-  // Allocates output i with the node's output dtype on this device.
+  // Allocates output i with the node's output dtype on this device (in host
+  // memory when the output is a host-memory one).
   // ResourceExhausted when out of memory; InvalidArgument for a bad shape.
   absl::StatusOr<Tensor*> allocate_output(int i, const TensorShape& shape);
 
@@ -118,6 +128,11 @@ class KernelContext {
   absl::InlinedVector<KernelOutput, 2>& outputs() { return outputs_; }
 
  private:
+  bool OnHost(const MemoryTypeVector* types, int i) const {
+    return !params_.device->has_device_memory() ||
+           (types != nullptr && (*types)[i] == MemoryType::kHost);
+  }
+
   const Params& params_;
   absl::InlinedVector<KernelOutput, 2> outputs_;
 };

@@ -38,7 +38,11 @@ struct KernelDef {
   std::string op;
   std::string device_type;
   std::map<std::string, DataTypeVector> type_constraints;  // attr -> allowed types
-  std::string DebugString() const;                         // "device='CPU'; T in [float, double]"
+  // Arguments (input or output names of the OpDef) that stay in host memory
+  // on a device with memory of its own: shapes, axes, sizes the kernel reads
+  // on the host. See kernels/memory_types.h.
+  std::vector<std::string> host_memory_args;
+  std::string DebugString() const;  // "device='CPU'; T in [float, double]"
 };
 
 class KernelDefBuilder {
@@ -55,6 +59,10 @@ class KernelDefBuilder {
   template <typename T>
   KernelDefBuilder& TypeConstraint(const std::string& attr) {
     return TypeConstraint(attr, DataTypeToEnum<T>::value);
+  }
+  KernelDefBuilder& HostMemory(std::string arg_name) {
+    def_.host_memory_args.push_back(std::move(arg_name));
+    return *this;
   }
   const KernelDef& def() const { return def_; }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "core/status_macros.h"
 
 namespace towerflow {
 namespace {
@@ -46,6 +47,34 @@ Device::Device(std::string name, std::string device_type, Allocator* allocator,
       resource_mgr_(std::make_unique<ResourceMgr>()) {
   absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(name_);
   if (spec.ok()) parsed_name_ = *spec;  // factories make well-formed names
+}
+
+absl::StatusOr<Tensor> Device::CopyToHost(const Tensor&) {
+  return absl::UnimplementedError(
+      absl::StrCat("device ", name_, " has no memory of its own to copy from"));
+}
+
+absl::StatusOr<Tensor> Device::CopyFromHost(const Tensor&) {
+  return absl::UnimplementedError(
+      absl::StrCat("device ", name_, " has no memory of its own to copy to"));
+}
+
+absl::StatusOr<Tensor> Device::CopyToDevice(const Tensor&, Device* dst) {
+  return absl::UnimplementedError(
+      absl::StrCat("device ", name_, " cannot copy to device ", dst->name()));
+}
+
+absl::StatusOr<Tensor> TransferTensor(const Tensor& value, Device* src, bool src_on_host,
+                                      Device* dst, bool dst_on_host) {
+  src_on_host = src_on_host || src == nullptr || !src->has_device_memory();
+  dst_on_host = dst_on_host || dst == nullptr || !dst->has_device_memory();
+  if (src_on_host && dst_on_host) return value;
+  if (src_on_host) return dst->CopyFromHost(value);
+  if (dst_on_host) return src->CopyToHost(value);
+  if (src == dst) return value;
+  if (src->device_type() == dst->device_type()) return src->CopyToDevice(value, dst);
+  TW_ASSIGN_OR_RETURN(Tensor host, src->CopyToHost(value));
+  return dst->CopyFromHost(host);
 }
 
 std::string LocalDeviceName(const std::string& device_type, int index) {

@@ -21,6 +21,7 @@
 #include "graph/device_name.h"
 #include "runtime/allocator.h"
 #include "runtime/resource_mgr.h"
+#include "runtime/tensor.h"
 #include "runtime/threadpool.h"
 
 namespace towerflow {
@@ -52,6 +53,24 @@ class Device {
   Allocator* allocator() const { return allocator_; }
   ThreadPool* intra_op_pool() const { return intra_op_pool_; }
   ResourceMgr* resource_manager() const { return resource_mgr_.get(); }
+
+  // Devices with memory of their own (GPUs) keep tensors where the host
+  // cannot read them; their kernels name the arguments that stay on the host
+  // (kernels/memory_types.h), and values cross between the two only through
+  // the copies below, which _Send/_Recv, _Arg and _Retval make. CPU devices
+  // have none: every tensor is in host memory and the copies are
+  // Unimplemented.
+  virtual bool has_device_memory() const { return false; }
+  // A host copy of `device_tensor` (in this device's memory), complete when
+  // it returns.
+  virtual absl::StatusOr<Tensor> CopyToHost(const Tensor& device_tensor);
+  // A copy of `host_tensor` in this device's memory, ordered before every
+  // kernel this device runs after the call.
+  virtual absl::StatusOr<Tensor> CopyFromHost(const Tensor& host_tensor);
+  // A copy of `device_tensor` (in this device's memory) in the memory of
+  // `dst`, another device of the same type, ordered before dst's later
+  // kernels.
+  virtual absl::StatusOr<Tensor> CopyToDevice(const Tensor& device_tensor, Device* dst);
 
  private:
   const std::string name_;
@@ -88,6 +107,13 @@ int NumLocalDevices(const std::string& device_type);
 
 // "/job:localhost/replica:0/task:0/device:CPU:3".
 std::string LocalDeviceName(const std::string& device_type, int index);
+
+// Moves `value` from `src` (in host memory when `src_on_host`) to `dst` (to
+// host memory when `dst_on_host`); a null device is the host. The value
+// itself when both ends are host memory or the same device's memory, else
+// the devices' copies, through the host between unrelated device types.
+absl::StatusOr<Tensor> TransferTensor(const Tensor& value, Device* src, bool src_on_host,
+                                      Device* dst, bool dst_on_host);
 
 }  // namespace towerflow
 

@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/memory_types.h"
 
 namespace towerflow {
 
@@ -34,8 +35,10 @@ struct Executor::NodeItem {
   bool expensive = true;
   bool async = false;
   int num_inputs = 0;
-  int input_start = 0;          // first of this node's slots in the step's inputs
-  std::vector<bool> ref_input;  // input slot i expects a Ref(T) (a variable)
+  int input_start = 0;            // first of this node's slots in the step's inputs
+  std::vector<bool> ref_input;    // input slot i expects a Ref(T) (a variable)
+  MemoryTypeVector input_memory;  // on devices with memory of their own
+  MemoryTypeVector output_memory;
   struct OutEdge {
     int src_output;
     int dst_item;
@@ -155,6 +158,10 @@ class Executor::StepState {
     params.def = &item.node->def();
     params.device = ex_->device_;
     params.output_types = &item.node->output_types();
+    if (ex_->device_->has_device_memory()) {
+      params.input_memory_types = &item.input_memory;
+      params.output_memory_types = &item.output_memory;
+    }
     params.inputs = inputs;
     params.rendezvous = args_.rendezvous;
     params.call_frame = args_.call_frame;
@@ -323,6 +330,11 @@ absl::Status Executor::Initialize() {
       return AttachNodeContext(kernel.status(), node->name(), node->type_string(), device_->name());
     }
     item.kernel = *std::move(kernel);
+    if (device_->has_device_memory()) {
+      absl::Status s = MemoryTypesForNode(*device_, node->def(), node->op_def(), &item.input_memory,
+                                          &item.output_memory);
+      if (!s.ok()) return AttachNodeContext(s, node->name(), node->type_string(), device_->name());
+    }
     item.expensive = item.kernel->IsExpensive();
     item.async = item.kernel->IsAsync();
     item.num_inputs = node->num_inputs();

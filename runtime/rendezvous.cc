@@ -19,7 +19,7 @@ std::string Rendezvous::CreateKey(const std::string& send_device, int64_t send_i
                       recv_device, ";", tensor_name, ";0:0");
 }
 
-absl::Status Rendezvous::Send(const std::string& key, const Tensor& value) {
+absl::Status Rendezvous::Send(const std::string& key, const Tensor& value, const Origin& origin) {
   DoneCallback waiter;
   {
     absl::MutexLock lock(&mu_);
@@ -31,17 +31,19 @@ absl::Status Rendezvous::Send(const std::string& key, const Tensor& value) {
     if (!item.waiter) {
       item.has_value = true;
       item.value = value;
+      item.origin = origin;
       return absl::OkStatus();
     }
     waiter = std::move(item.waiter);
     table_.erase(key);
   }
-  waiter(absl::OkStatus(), value);
+  waiter(absl::OkStatus(), value, origin);
   return absl::OkStatus();
 }
 
 void Rendezvous::RecvAsync(const std::string& key, DoneCallback done) {
   Tensor value;
+  Origin origin;
   absl::Status status;
   {
     absl::MutexLock lock(&mu_);
@@ -59,11 +61,12 @@ void Rendezvous::RecvAsync(const std::string& key, DoneCallback done) {
         }
       } else {
         value = std::move(it->second.value);
+        origin = it->second.origin;
         table_.erase(it);
       }
     }
   }
-  done(status, value);
+  done(status, value, origin);
 }
 
 void Rendezvous::StartAbort(const absl::Status& status) {
@@ -76,7 +79,7 @@ void Rendezvous::StartAbort(const absl::Status& status) {
     }
     table_.clear();
   }
-  for (DoneCallback& w : waiters) w(status, Tensor());
+  for (DoneCallback& w : waiters) w(status, Tensor(), Origin());
 }
 
 }  // namespace towerflow

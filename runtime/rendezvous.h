@@ -24,9 +24,18 @@
 
 namespace towerflow {
 
+class Device;
+
 class Rendezvous {
  public:
-  using DoneCallback = std::function<void(const absl::Status&, const Tensor&)>;
+  // Where a sent tensor lives: on `device` (null: the host), in host memory
+  // or in the device's own. The receiver copies when its side differs
+  // (TransferTensor).
+  struct Origin {
+    Device* device = nullptr;
+    bool on_host = true;
+  };
+  using DoneCallback = std::function<void(const absl::Status&, const Tensor&, const Origin&)>;
 
   Rendezvous() = default;
   ~Rendezvous();
@@ -39,7 +48,10 @@ class Rendezvous {
 
   // Delivers `value` under `key`. InvalidArgument when the key was already
   // sent this step; the abort status after StartAbort.
-  absl::Status Send(const std::string& key, const Tensor& value);
+  absl::Status Send(const std::string& key, const Tensor& value, const Origin& origin);
+  absl::Status Send(const std::string& key, const Tensor& value) {
+    return Send(key, value, Origin());
+  }
 
   // Calls `done` with the value sent under `key` (once), or with an error.
   void RecvAsync(const std::string& key, DoneCallback done);
@@ -52,6 +64,7 @@ class Rendezvous {
   struct Item {
     bool has_value = false;
     Tensor value;
+    Origin origin;
     DoneCallback waiter;  // set when Recv came first
   };
 

@@ -1,5 +1,6 @@
 #include "runtime/step_graph.h"
 
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -9,6 +10,8 @@
 #include "core/tensor_proto_util.h"
 #include "graph/attr_value_util.h"
 #include "graph/node_def_util.h"
+#include "graph/op_registry.h"
+#include "kernels/memory_types.h"
 
 namespace towerflow {
 namespace {
@@ -87,11 +90,15 @@ class StepGraphBuilder {
     for (const TensorRef& t : fetch_refs) {
       auto [it, added] = retval_of.emplace(t, out.num_retvals);
       if (added) {
-        const Source src = SourceOf(t);
+        TW_ASSIGN_OR_RETURN(const Source src, SourceOf(t));
+        const DataType dtype = BaseType(t.node->output_type(t.index));
         NodeDef* r = NewNode(src.device, absl::StrCat("_retval_", out.num_retvals), "_Retval");
-        r->add_input(src.tensor);
-        SetAttrValue(BaseType(t.node->output_type(t.index)), &(*r->mutable_attr())["T"]);
+        SetAttrValue(dtype, &(*r->mutable_attr())["T"]);
         SetAttrValue(int64_t{out.num_retvals}, &(*r->mutable_attr())["index"]);
+        MemoryTypeVector retval_input;
+        TW_ASSIGN_OR_RETURN(const OpRegistrationData* op, OpRegistry::Global()->LookUp("_Retval"));
+        TW_RETURN_IF_ERROR(MemoryTypesForNode(*src.device, *r, op->op_def, &retval_input, nullptr));
+        r->add_input(Transfer(src, src.device, retval_input[0] == MemoryType::kHost, dtype));
         ++out.num_retvals;
       }
       out.fetch_retval.push_back(it->second);
@@ -106,7 +113,26 @@ class StepGraphBuilder {
   struct Source {
     std::string tensor;  // "node:1" or "_arg_0"
     Device* device;
+    bool on_host;  // in host memory (always on CPU devices)
   };
+
+  // Whether output `index` of `node` lives in host memory on its device.
+  absl::StatusOr<bool> OutputOnHost(const Node& node, int index) {
+    auto [it, added] = output_memory_.try_emplace(&node);
+    if (added) {
+      TW_RETURN_IF_ERROR(MemoryTypesForNode(*placement_.at(node.name()), node.def(), node.op_def(),
+                                            nullptr, &it->second));
+    }
+    return it->second[index] == MemoryType::kHost;
+  }
+
+  // The memory type of output 0 of an inserted node (_Arg, _Const).
+  static absl::StatusOr<bool> InsertedOutputOnHost(const Device& device, const NodeDef& def) {
+    TW_ASSIGN_OR_RETURN(const OpRegistrationData* op, OpRegistry::Global()->LookUp(def.op()));
+    MemoryTypeVector out;
+    TW_RETURN_IF_ERROR(MemoryTypesForNode(device, def, op->op_def, nullptr, &out));
+    return out[0] == MemoryType::kHost;
+  }
 
   void Prune(const std::vector<TensorRef>& fetches, const std::vector<const Node*>& targets) {
     std::vector<const Node*> stack;
@@ -128,21 +154,24 @@ class StepGraphBuilder {
     }
   }
 
-  Source SourceOf(const TensorRef& t) {
+  absl::StatusOr<Source> SourceOf(const TensorRef& t) {
     auto fed = fed_.find(t);
+    Device* device = placement_.at(t.node->name());
     if (fed == fed_.end()) {
-      return Source{TensorIdString(t.node->name(), t.index), placement_.at(t.node->name())};
+      TW_ASSIGN_OR_RETURN(bool on_host, OutputOnHost(*t.node, t.index));
+      return Source{TensorIdString(t.node->name(), t.index), device, on_host};
     }
     const int i = fed->second;
-    Device* device = placement_.at(t.node->name());
-    auto [it, added] = arg_names_.emplace(i, "");
+    auto [it, added] = arg_names_.emplace(i, Source{});
     if (added) {
-      it->second = absl::StrCat("_arg_", i);
-      NodeDef* a = NewNode(device, it->second, "_Arg");
+      const std::string name = absl::StrCat("_arg_", i);
+      NodeDef* a = NewNode(device, name, "_Arg");
       SetAttrValue(BaseType(t.node->output_type(t.index)), &(*a->mutable_attr())["T"]);
       SetAttrValue(int64_t{i}, &(*a->mutable_attr())["index"]);
+      TW_ASSIGN_OR_RETURN(bool on_host, InsertedOutputOnHost(*device, *a));
+      it->second = Source{name, device, on_host};
     }
-    return Source{it->second, device};
+    return it->second;
   }
 
   absl::Status EmitNode(const Node& n) {
@@ -159,12 +188,16 @@ class StepGraphBuilder {
         data[e->dst_input()] = e;
       }
     }
+    MemoryTypeVector input_memory;
+    TW_RETURN_IF_ERROR(MemoryTypesForNode(*device, n.def(), n.op_def(), &input_memory, nullptr));
     for (int i = 0; i < n.num_inputs(); ++i) {
       if (data[i] == nullptr) {
         return absl::InternalError(absl::StrCat("node '", n.name(), "' lacks input ", i));
       }
       const TensorRef t{data[i]->src(), data[i]->src_output()};
-      def.add_input(Transfer(SourceOf(t), device, BaseType(t.node->output_type(t.index))));
+      TW_ASSIGN_OR_RETURN(Source src, SourceOf(t));
+      def.add_input(Transfer(src, device, input_memory[i] == MemoryType::kHost,
+                             BaseType(t.node->output_type(t.index))));
     }
     for (const Edge* e : controls) {
       Device* src_device = placement_.at(e->src()->name());
@@ -175,37 +208,47 @@ class StepGraphBuilder {
     return absl::OkStatus();
   }
 
-  // The name under which `src` is available on `dst`: itself on its own
-  // device, else a _Recv (made once per tensor and destination).
-  std::string Transfer(const Source& src, Device* dst, DataType dtype) {
-    if (src.device == dst) return src.tensor;
-    auto [it, added] = recv_names_.emplace(std::make_pair(src.tensor, dst), "");
+  // The name under which `src` is available on `dst` in host memory
+  // (`dst_on_host`) or the device's own: itself on its own device and
+  // memory, else a _Recv (made once per tensor, destination and memory).
+  // A host-memory end on a device with memory of its own is a _HostSend or
+  // _HostRecv; a _Recv copies when the two ends' memories differ.
+  std::string Transfer(const Source& src, Device* dst, bool dst_on_host, DataType dtype) {
+    dst_on_host = dst_on_host || !dst->has_device_memory();
+    if (src.device == dst && src.on_host == dst_on_host) return src.tensor;
+    auto [it, added] = recv_names_.emplace(std::make_tuple(src.tensor, dst, dst_on_host), "");
     if (!added) return it->second;
     const int k = transfer_count_++;
     const std::string edge = absl::StrCat("edge_", k, "_", src.tensor);
-    NodeDef* send = NewNode(src.device, absl::StrCat("_send_", k), "_Send");
+    const bool host_send = src.on_host && src.device->has_device_memory();
+    const bool host_recv = dst_on_host && dst->has_device_memory();
+    NodeDef* send =
+        NewNode(src.device, absl::StrCat("_send_", k), host_send ? "_HostSend" : "_Send");
     send->add_input(src.tensor);
     SetAttrValue(dtype, &(*send->mutable_attr())["T"]);
     SetTransferAttrs(edge, src.device, dst, send);
-    NodeDef* recv = NewNode(dst, absl::StrCat("_recv_", k), "_Recv");
+    NodeDef* recv = NewNode(dst, absl::StrCat("_recv_", k), host_recv ? "_HostRecv" : "_Recv");
     SetAttrValue(dtype, &(*recv->mutable_attr())["tensor_type"]);
     SetTransferAttrs(edge, src.device, dst, recv);
     it->second = recv->name();
     return it->second;
   }
 
-  // A control edge across devices: a dummy scalar made after `src` and sent.
+  // A control edge across devices: a dummy scalar made after `src` and sent
+  // (an int32, which stays in host memory on every device, so nothing is
+  // copied).
   std::string ControlTransfer(const Node& src, Device* dst) {
     const std::string key = absl::StrCat("^", src.name());
-    auto found = recv_names_.find(std::make_pair(key, dst));
+    const auto recv_key = std::make_tuple(key, dst, true);
+    auto found = recv_names_.find(recv_key);
     if (found != recv_names_.end()) return found->second;
     Device* src_device = placement_.at(src.name());
     NodeDef* dummy = NewNode(src_device, absl::StrCat("_ctrl_", transfer_count_), "Const");
     dummy->add_input(key);
-    SetAttrValue(DT_FLOAT, &(*dummy->mutable_attr())["dtype"]);
-    *(*dummy->mutable_attr())["value"].mutable_tensor() = MakeScalarTensorProto<float>(0.0f);
-    const std::string recv = Transfer(Source{dummy->name(), src_device}, dst, DT_FLOAT);
-    recv_names_[std::make_pair(key, dst)] = recv;
+    SetAttrValue(DT_INT32, &(*dummy->mutable_attr())["dtype"]);
+    *(*dummy->mutable_attr())["value"].mutable_tensor() = MakeScalarTensorProto<int32_t>(0);
+    const std::string recv = Transfer(Source{dummy->name(), src_device, true}, dst, true, DT_INT32);
+    recv_names_[recv_key] = recv;
     return recv;
   }
 
@@ -230,8 +273,9 @@ class StepGraphBuilder {
   const Placement& placement_;
   absl::flat_hash_map<TensorRef, int> fed_;
   absl::flat_hash_set<const Node*> needed_;
-  absl::flat_hash_map<int, std::string> arg_names_;
-  absl::flat_hash_map<std::pair<std::string, Device*>, std::string> recv_names_;
+  absl::flat_hash_map<int, Source> arg_names_;
+  absl::flat_hash_map<const Node*, MemoryTypeVector> output_memory_;
+  absl::flat_hash_map<std::tuple<std::string, Device*, bool>, std::string> recv_names_;
   int transfer_count_ = 0;
   std::map<std::string, GraphDef> partitions_;
 };

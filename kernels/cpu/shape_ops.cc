@@ -387,13 +387,18 @@ class CastOp : public OpKernel {
 
 TW_REGISTER_KERNELS(shape_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
-  RegisterKernel(cpu("Shape"), MakeFactory<ShapeOp>());
-  RegisterKernel(cpu("ShapeN"), MakeFactory<ShapeOp>());
-  RegisterKernel(cpu("Size"), MakeFactory<SizeOp>());
-  RegisterKernel(cpu("Rank"), MakeFactory<RankOp>());
-  RegisterKernel(cpu("Reshape"), MakeFactory<ReshapeOp>());
-  RegisterKernel(cpu("ExpandDims"), MakeFactory<ExpandDimsOp>());
-  RegisterKernel(cpu("Squeeze"), MakeFactory<SqueezeOp>());
+  // These read only shapes, so they serve GPUs too: the shape arguments and
+  // results stay in host memory and the tensor's buffer is shared as is.
+  for (const char* device : {kDeviceCpu, kDeviceGpu}) {
+    const auto on = [device](const char* op) { return KernelDefBuilder(op).Device(device); };
+    RegisterKernel(on("Shape").HostMemory("output"), MakeFactory<ShapeOp>());
+    RegisterKernel(on("ShapeN").HostMemory("output"), MakeFactory<ShapeOp>());
+    RegisterKernel(on("Size").HostMemory("output"), MakeFactory<SizeOp>());
+    RegisterKernel(on("Rank").HostMemory("output"), MakeFactory<RankOp>());
+    RegisterKernel(on("Reshape").HostMemory("shape"), MakeFactory<ReshapeOp>());
+    RegisterKernel(on("ExpandDims").HostMemory("dim"), MakeFactory<ExpandDimsOp>());
+    RegisterKernel(on("Squeeze"), MakeFactory<SqueezeOp>());
+  }
   RegisterKernel(cpu("Fill"), MakeFactory<FillOp>());
   RegisterKernel(cpu("ZerosLike"), MakeFactory<ConstantLikeOp<0>>());
   RegisterKernel(cpu("OnesLike"), MakeFactory<ConstantLikeOp<1>>());

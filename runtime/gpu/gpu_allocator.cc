@@ -2,6 +2,11 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 
 namespace towerflow {
@@ -10,6 +15,8 @@ namespace {
 
 constexpr size_t kMinBlock = 512;             // cudaMalloc aligns to 256 already
 constexpr size_t kPowerOfTwoAbove = 1 << 20;  // larger sizes round to powers of two
+constexpr size_t kGuardBytes = 256;           // keeps the user pointer 256-aligned
+constexpr char kGuardByte = 0x5a;
 
 // Makes the allocator's device current on this thread for the scope.
 class DeviceGuard {
@@ -46,11 +53,57 @@ CachingGpuAllocator::~CachingGpuAllocator() {
 
 std::string CachingGpuAllocator::Name() const { return absl::StrCat("gpu_", ordinal_, "_caching"); }
 
+namespace {
+std::atomic<int64_t> total_guard_violations{0};
+}  // namespace
+
+CachingGpuAllocator::CachingGpuAllocator(int device_ordinal) : ordinal_(device_ordinal) {
+  const char* guards = std::getenv("TOWERFLOW_GPU_GUARD_BYTES");
+  guards_ = guards != nullptr && std::string(guards) == "1";
+}
+
+int64_t CachingGpuAllocator::TotalGuardViolations() { return total_guard_violations.load(); }
+
+void CachingGpuAllocator::EnableGuards() {
+  absl::MutexLock lock(&mu_);
+  guards_ = true;
+}
+
 void* CachingGpuAllocator::AllocateRaw(size_t alignment, size_t num_bytes) {
   // cudaMalloc returns 256-byte aligned blocks.
   if (alignment > 256 || (alignment & (alignment - 1)) != 0) return nullptr;
-  const size_t size = RoundedSize(num_bytes);
   absl::MutexLock lock(&mu_);
+  if (!guards_) return AllocateLocked(num_bytes);
+  char* base = static_cast<char*>(AllocateLocked(num_bytes + 2 * kGuardBytes));
+  if (base == nullptr) return nullptr;
+  char* user = base + kGuardBytes;
+  DeviceGuard device(ordinal_);
+  cudaDeviceSynchronize();
+  cudaMemset(base, kGuardByte, kGuardBytes);
+  cudaMemset(user + num_bytes, kGuardByte, kGuardBytes);
+  cudaDeviceSynchronize();
+  guarded_[user] = {base, num_bytes};
+  return user;
+}
+
+bool CachingGpuAllocator::GuardsIntactLocked(const char* base, size_t num_bytes) {
+  DeviceGuard device(ordinal_);
+  cudaDeviceSynchronize();
+  std::vector<char> guard(kGuardBytes);
+  for (const char* region : {base, base + kGuardBytes + num_bytes}) {
+    if (cudaMemcpy(guard.data(), region, kGuardBytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    for (char c : guard) {
+      if (c != kGuardByte) return false;
+    }
+  }
+  return true;
+}
+
+void* CachingGpuAllocator::AllocateLocked(size_t num_bytes) {
+  const size_t size = RoundedSize(num_bytes);
   void* ptr = nullptr;
   auto it = free_.find(size);
   if (it != free_.end() && !it->second.empty()) {
@@ -77,6 +130,16 @@ void* CachingGpuAllocator::AllocateRaw(size_t alignment, size_t num_bytes) {
 void CachingGpuAllocator::DeallocateRaw(void* ptr) {
   if (ptr == nullptr) return;
   absl::MutexLock lock(&mu_);
+  auto guarded = guarded_.find(ptr);
+  if (guarded != guarded_.end()) {
+    auto [base, num_bytes] = guarded->second;
+    guarded_.erase(guarded);
+    if (!GuardsIntactLocked(base, num_bytes)) {
+      ++stats_.guard_violations;
+      ++total_guard_violations;
+    }
+    ptr = base;
+  }
   auto it = live_.find(ptr);
   if (it == live_.end()) return;  // not ours: a programming error, ignored rather than freed
   free_[it->second].push_back(ptr);

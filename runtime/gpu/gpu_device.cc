@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "runtime/gpu/cuda_status.h"
 
@@ -33,11 +34,81 @@ absl::StatusOr<std::unique_ptr<GpuDevice>> GpuDevice::Create(int ordinal,
        {&device->compute_, &device->host_to_device_, &device->device_to_host_}) {
     TW_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
   }
+  TW_CUBLAS_RETURN_IF_ERROR(cublasCreate(&device->cublas_));
+  TW_CUBLAS_RETURN_IF_ERROR(cublasSetStream(device->cublas_, device->compute_));
+  TW_CUDNN_RETURN_IF_ERROR(cudnnCreate(&device->cudnn_));
+  TW_CUDNN_RETURN_IF_ERROR(cudnnSetStream(device->cudnn_, device->compute_));
+  // Peer access to every other GPU that allows it, for CopyToDevice.
+  for (int peer = 0, n = CudaDeviceCount(); peer < n; ++peer) {
+    int can = 0;
+    if (peer == ordinal || cudaDeviceCanAccessPeer(&can, ordinal, peer) != cudaSuccess || !can) {
+      continue;
+    }
+    if (cudaDeviceEnablePeerAccess(peer, 0) != cudaSuccess) cudaGetLastError();  // already on
+  }
   return device;
+}
+
+absl::Status GpuDevice::StreamWait(cudaStream_t stream, cudaStream_t after) const {
+  TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
+  cudaEvent_t event;
+  TW_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  cudaError_t error = cudaEventRecord(event, after);
+  if (error == cudaSuccess) error = cudaStreamWaitEvent(stream, event, 0);
+  cudaEventDestroy(event);  // released once it has fired
+  TW_CUDA_RETURN_IF_ERROR(error);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> GpuDevice::CopyToHost(const Tensor& device_tensor) {
+  TW_ASSIGN_OR_RETURN(
+      Tensor host, Tensor::Allocate(CpuAllocator(), device_tensor.dtype(), device_tensor.shape()));
+  if (host.TotalBytes() == 0) return host;
+  TW_RETURN_IF_ERROR(StreamWait(device_to_host_, compute_));
+  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host.raw_data(), device_tensor.raw_data(),
+                                          host.TotalBytes(), cudaMemcpyDeviceToHost,
+                                          device_to_host_));
+  TW_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(device_to_host_));
+  return host;
+}
+
+absl::StatusOr<Tensor> GpuDevice::CopyFromHost(const Tensor& host_tensor) {
+  TW_ASSIGN_OR_RETURN(Tensor out,
+                      Tensor::Allocate(allocator(), host_tensor.dtype(), host_tensor.shape()));
+  if (out.TotalBytes() == 0) return out;
+  TW_RETURN_IF_ERROR(StreamWait(host_to_device_, compute_));
+  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out.raw_data(), host_tensor.raw_data(), out.TotalBytes(),
+                                          cudaMemcpyHostToDevice, host_to_device_));
+  // The host buffer may go as soon as this returns.
+  TW_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(host_to_device_));
+  return out;
+}
+
+absl::StatusOr<Tensor> GpuDevice::CopyToDevice(const Tensor& device_tensor, Device* dst) {
+  auto* peer = dynamic_cast<GpuDevice*>(dst);
+  if (peer == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CopyToDevice from ", name(), " to ", dst->name(), ", which is not a GPU"));
+  }
+  TW_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(peer->allocator(), device_tensor.dtype(),
+                                                   device_tensor.shape()));
+  if (out.TotalBytes() == 0) return out;
+  // The copy runs on this device's compute stream, after the kernels that
+  // made the value and after the peer's work on the (maybe reused) block;
+  // the peer's later kernels wait for it.
+  TW_RETURN_IF_ERROR(peer->StreamWait(compute_, peer->compute_));
+  TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
+  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyPeerAsync(out.raw_data(), peer->ordinal_,
+                                              device_tensor.raw_data(), ordinal_, out.TotalBytes(),
+                                              compute_));
+  TW_RETURN_IF_ERROR(StreamWait(peer->compute_, compute_));
+  return out;
 }
 
 GpuDevice::~GpuDevice() {
   cudaSetDevice(ordinal_);
+  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (cudnn_ != nullptr) cudnnDestroy(cudnn_);
   for (cudaStream_t stream : {compute_, host_to_device_, device_to_host_}) {
     if (stream != nullptr) {
       cudaStreamSynchronize(stream);

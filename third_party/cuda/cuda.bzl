@@ -63,7 +63,7 @@ package(default_visibility = ["//visibility:public"])
 
 cc_library(
     name = "headers",
-    hdrs = glob(["include/**/*.h", "include/**/*.hpp", "include/**/*.inl"]),
+    hdrs = glob(["include/**"]),  # cccl headers such as nv/target have no extension
     includes = ["include"],
 )
 """)

@@ -1,0 +1,18 @@
+// The kernels every device type needs to take part in a step: Const,
+// Identity and its relatives, Placeholder, NoOp, _Arg/_Retval, _Send/_Recv
+// and their host-memory forms (kernels/basic_ops.cc). The CPU registers
+// them itself; a device type with memory of its own calls
+// RegisterBasicKernels for its type from its kernel library.
+#ifndef TOWERFLOW_KERNELS_BASIC_OPS_H_
+#define TOWERFLOW_KERNELS_BASIC_OPS_H_
+
+#include <string>
+
+namespace towerflow {
+
+// REQUIRES: called once per device type, during static initialisation.
+void RegisterBasicKernels(const std::string& device_type);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_BASIC_OPS_H_

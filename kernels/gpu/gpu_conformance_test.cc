@@ -1,0 +1,263 @@
+// Every GPU kernel against its CPU twin: one graph holds each case twice,
+// the node on /device:GPU:0 and its copy on /device:CPU:0, fed the same
+// random inputs (seeded), including empty and odd shapes; the outputs must
+// agree within the case's tolerance. The GPU allocator runs with guard
+// bytes around every block, so a kernel writing past its output fails the
+// suite. Skipped on machines without a GPU (and in CPU-only builds); the
+// cases themselves run on two CPU devices everywhere.
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/proto_io.h"
+#include "gtest/gtest.h"
+#include "runtime/device.h"
+#include "runtime/session.h"
+#include "tests/test_util.h"
+
+#ifdef TOWERFLOW_CUDA
+#include "runtime/gpu/gpu_device.h"
+#endif
+
+namespace towerflow {
+namespace {
+
+constexpr char kFloat[] = "attr { key: 'T' value { type: DT_FLOAT } }";
+
+struct Input {
+  std::vector<int64_t> shape;
+  bool is_int = false;  // int32 `ints` (axes, dims, labels), else random floats
+  std::vector<int32_t> ints;
+  float lo = -2, hi = 2;  // the floats' range [lo, hi)
+};
+
+struct Case {
+  std::string name;
+  std::string op;
+  std::string attrs;
+  std::vector<Input> inputs;
+  int num_outputs = 1;
+  double tolerance = 1e-5;  // relative, and absolute below 1
+};
+
+Input Floats(std::vector<int64_t> shape, float lo = -2, float hi = 2) {
+  return Input{std::move(shape), false, {}, lo, hi};
+}
+Input Ints(std::vector<int32_t> values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  return Input{{n}, true, std::move(values)};
+}
+Input IntScalar(int32_t v) { return Input{{}, true, {v}}; }
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {7}, {3, 5, 17}, {1000}};
+  for (const char* op : {"Neg", "Abs", "Square", "Exp", "Tanh", "Sigmoid", "Relu"}) {
+    for (const auto& s : shapes) {
+      cases.push_back({absl::StrCat(op, "_", s.size()), op, kFloat, {Floats(s)}});
+    }
+  }
+  for (const char* op : {"Sqrt", "Rsqrt", "Log", "Reciprocal"}) {
+    cases.push_back({op, op, kFloat, {Floats({4, 33}, 0.1f, 3)}});
+  }
+  for (const char* op :
+       {"AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "SquaredDifference"}) {
+    cases.push_back(
+        {absl::StrCat(op, "_same"), op, kFloat, {Floats({5, 7}), Floats({5, 7}, 0.5f)}});
+    cases.push_back(
+        {absl::StrCat(op, "_bcast"), op, kFloat, {Floats({4, 1, 5}), Floats({3, 1}, 0.5f)}});
+    cases.push_back({absl::StrCat(op, "_scalar"), op, kFloat, {Floats({9}), Floats({}, 0.5f)}});
+    cases.push_back({absl::StrCat(op, "_empty"), op, kFloat, {Floats({0, 3}), Floats({3}, 0.5f)}});
+  }
+  for (const char* op : {"ReluGrad", "TanhGrad", "SigmoidGrad"}) {
+    cases.push_back({op, op, kFloat, {Floats({6, 11}), Floats({6, 11})}});
+  }
+  cases.push_back({"AddN",
+                   "AddN",
+                   absl::StrCat(kFloat, " attr { key: 'N' value { i: 3 } }"),
+                   {Floats({2, 9}), Floats({2, 9}), Floats({2, 9})}});
+  cases.push_back({"BiasAdd_NHWC", "BiasAdd", kFloat, {Floats({2, 3, 4, 5}), Floats({5})}});
+  cases.push_back({"BiasAdd_NCHW",
+                   "BiasAdd",
+                   absl::StrCat(kFloat, " attr { key: 'data_format' value { s: 'NCHW' } }"),
+                   {Floats({2, 3, 4, 5}), Floats({3})}});
+  cases.push_back({"BiasAddGrad_NHWC", "BiasAddGrad", kFloat, {Floats({8, 3, 3, 16})}});
+  cases.push_back({"BiasAddGrad_NCHW",
+                   "BiasAddGrad",
+                   absl::StrCat(kFloat, " attr { key: 'data_format' value { s: 'NCHW' } }"),
+                   {Floats({2, 16, 3, 3})}});
+  const std::string reduce_attrs =
+      absl::StrCat(kFloat, " attr { key: 'Tidx' value { type: DT_INT32 } }");
+  for (const char* op : {"Sum", "Mean", "Max", "Min", "Prod"}) {
+    cases.push_back({absl::StrCat(op, "_rows"), op, reduce_attrs, {Floats({37, 300}), Ints({1})}});
+    cases.push_back({absl::StrCat(op, "_cols"), op, reduce_attrs, {Floats({300, 37}), Ints({0})}});
+    cases.push_back(
+        {absl::StrCat(op, "_0_2"), op, reduce_attrs, {Floats({3, 4, 5}), Ints({0, -1})}});
+    cases.push_back(
+        {absl::StrCat(op, "_all"), op, reduce_attrs, {Floats({2, 3, 4}), Ints({0, 1, 2})}});
+    cases.push_back({absl::StrCat(op, "_none"), op, reduce_attrs, {Floats({2, 3}), Ints({})}});
+    cases.push_back({absl::StrCat(op, "_keep"),
+                     op,
+                     absl::StrCat(reduce_attrs, " attr { key: 'keep_dims' value { b: true } }"),
+                     {Floats({4, 6}), Ints({1})}});
+  }
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    cases.push_back({op,
+                     op,
+                     absl::StrCat(kFloat, " attr { key: 'output_type' value { type: DT_INT64 } }"),
+                     {Floats({5, 10, 3}), IntScalar(1)}});
+  }
+  cases.push_back({"Softmax", "Softmax", kFloat, {Floats({5, 1000}, -20, 20)}});
+  cases.push_back({"LogSoftmax", "LogSoftmax", kFloat, {Floats({7, 10})}});
+  cases.push_back({"SoftmaxXent",
+                   "SoftmaxCrossEntropyWithLogits",
+                   kFloat,
+                   {Floats({8, 10}), Floats({8, 10}, 0, 1)},
+                   2});
+  cases.push_back({"SparseSoftmaxXent",
+                   "SparseSoftmaxCrossEntropyWithLogits",
+                   absl::StrCat(kFloat, " attr { key: 'Tlabels' value { type: DT_INT32 } }"),
+                   {Floats({4, 10}), Ints({0, 9, 3, 3})},
+                   2});
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      const std::vector<int64_t> a =
+          ta ? std::vector<int64_t>{33, 17} : std::vector<int64_t>{17, 33};
+      const std::vector<int64_t> b = tb ? std::vector<int64_t>{9, 33} : std::vector<int64_t>{33, 9};
+      cases.push_back(
+          {absl::StrCat("MatMul_", ta, tb),
+           "MatMul",
+           absl::StrCat(kFloat, " attr { key: 'transpose_a' value { b: ", ta ? "true" : "false",
+                        " } } attr { key: 'transpose_b' value { b: ", tb ? "true" : "false",
+                        " } }"),
+           {Floats(a), Floats(b)},
+           1,
+           1e-4});
+    }
+  }
+  cases.push_back({"MatMul_empty_k", "MatMul", kFloat, {Floats({3, 0}), Floats({0, 4})}});
+  cases.push_back({"Cast_float_int64",
+                   "Cast",
+                   "attr { key: 'SrcT' value { type: DT_FLOAT } } attr { key: 'DstT' value { type: "
+                   "DT_INT64 } }",
+                   {Floats({13}, -50, 50)}});
+  cases.push_back({"Fill",
+                   "Fill",
+                   absl::StrCat(kFloat, " attr { key: 'index_type' value { type: DT_INT32 } }"),
+                   {Ints({3, 0, 2}), Floats({})}});
+  cases.push_back({"ZerosLike", "ZerosLike", kFloat, {Floats({4, 4})}});
+  cases.push_back({"OnesLike", "OnesLike", kFloat, {Floats({4, 4})}});
+  return cases;
+}
+
+std::string NodeText(const std::string& name, const std::string& op,
+                     const std::vector<std::string>& inputs, const std::string& device,
+                     const std::string& attrs) {
+  std::string s = absl::StrCat("node { name: '", name, "' op: '", op, "' device: '", device, "' ");
+  for (const std::string& in : inputs) absl::StrAppend(&s, "input: '", in, "' ");
+  return absl::StrCat(s, attrs, " }\n");
+}
+
+// A Const of the input's values on the CPU (so both twins read one tensor).
+std::string InputText(const std::string& name, const Input& in, std::mt19937* rng) {
+  std::string dims;
+  for (int64_t d : in.shape) absl::StrAppend(&dims, "dim { size: ", d, " } ");
+  int64_t n = 1;
+  for (int64_t d : in.shape) n *= d;
+  std::string values;
+  if (in.is_int) {
+    for (int32_t v : in.ints) absl::StrAppend(&values, "int_val: ", v, " ");
+  } else {
+    std::uniform_real_distribution<float> dist(in.lo, in.hi);
+    for (int64_t i = 0; i < n; ++i) absl::StrAppend(&values, "float_val: ", dist(*rng), " ");
+  }
+  const char* dtype = in.is_int ? "DT_INT32" : "DT_FLOAT";
+  return NodeText(name, "Const", {}, "/device:CPU:0",
+                  absl::StrCat("attr { key: 'dtype' value { type: ", dtype,
+                               " } } attr { key: 'value' value { tensor { dtype: ", dtype,
+                               " tensor_shape { ", dims, "} ", values, "} } }"));
+}
+
+::testing::AssertionResult Agree(const Tensor& gpu, const Tensor& cpu, double tolerance) {
+  if (gpu.dtype() != cpu.dtype() || gpu.shape() != cpu.shape()) {
+    return ::testing::AssertionFailure()
+           << "GPU " << gpu.DebugString() << " vs CPU " << cpu.DebugString();
+  }
+  for (int64_t i = 0; i < cpu.NumElements(); ++i) {
+    double g, c;
+    if (cpu.dtype() == DT_FLOAT) {
+      g = gpu.data<float>()[i], c = cpu.data<float>()[i];
+    } else if (cpu.dtype() == DT_INT64) {
+      g = static_cast<double>(gpu.data<int64_t>()[i]),
+      c = static_cast<double>(cpu.data<int64_t>()[i]);
+    } else {
+      return ::testing::AssertionFailure() << "unexpected dtype " << DataTypeString(cpu.dtype());
+    }
+    if (std::isnan(g) && std::isnan(c)) continue;
+    if (!(std::abs(g - c) <= tolerance * std::max(1.0, std::abs(c)))) {
+      return ::testing::AssertionFailure() << "element " << i << ": GPU " << g << ", CPU " << c;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Runs every case on `device` and on /device:CPU:0 and compares.
+void CheckTwins(const SessionOptions& options, const std::string& device) {
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
+  std::mt19937 rng(301);
+  std::string text;
+  std::vector<Case> cases = Cases();
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    std::vector<std::string> inputs;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      inputs.push_back(absl::StrCat("in", k, "_", i));
+      text += InputText(inputs.back(), c.inputs[i], &rng);
+    }
+    text += NodeText(absl::StrCat("gpu", k), c.op, inputs, device, c.attrs);
+    text += NodeText(absl::StrCat("cpu", k), c.op, inputs, "/device:CPU:0", c.attrs);
+  }
+  GraphDef graph;
+  TW_ASSERT_OK(ParseTextProto(text, &graph));
+  TW_ASSERT_OK(session->Create(graph));
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    std::vector<std::string> fetches;
+    for (int o = 0; o < c.num_outputs; ++o) {
+      fetches.push_back(absl::StrCat("gpu", k, ":", o));
+      fetches.push_back(absl::StrCat("cpu", k, ":", o));
+    }
+    std::vector<Tensor> out;
+    absl::Status s = session->Run({}, fetches, {}, &out);
+    ASSERT_TRUE(s.ok()) << c.name << ": " << s;
+    for (int o = 0; o < c.num_outputs; ++o) {
+      EXPECT_TRUE(Agree(out[2 * o], out[2 * o + 1], c.tolerance)) << c.name << " output " << o;
+    }
+  }
+}
+
+TEST(GpuConformanceTest, EveryKernelMatchesItsCpuTwin) {
+  if (NumLocalDevices(kDeviceGpu) == 0) GTEST_SKIP() << "no GPU on this machine";
+  setenv("TOWERFLOW_GPU_GUARD_BYTES", "1", 1);  // read by the GPU allocators made below
+  SessionOptions options;
+  options.device_count[kDeviceGpu] = 1;
+  CheckTwins(options, "/device:GPU:0");  // the session's end frees (and checks) every block
+#ifdef TOWERFLOW_CUDA
+  EXPECT_EQ(gpu::CachingGpuAllocator::TotalGuardViolations(), 0);
+#endif
+}
+
+// The suite itself, on any machine: every case builds and runs, and two CPU
+// devices agree exactly, so on a GPU only the GPU side can differ.
+TEST(GpuConformanceTest, CasesRunOnTwoCpus) {
+  SessionOptions options;
+  options.device_count[kDeviceCpu] = 2;
+  CheckTwins(options, "/device:CPU:1");
+}
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,34 @@
+// What the GPU OpKernels share: the kernel's GpuDevice (made current on the
+// calling thread), device temporaries, and a checked launch.
+#ifndef TOWERFLOW_KERNELS_GPU_GPU_KERNEL_UTIL_H_
+#define TOWERFLOW_KERNELS_GPU_GPU_KERNEL_UTIL_H_
+
+#include <cuda_runtime.h>
+
+#include "absl/status/statusor.h"
+#include "kernels/kernel_context.h"
+#include "runtime/gpu/cuda_status.h"
+#include "runtime/gpu/gpu_device.h"
+
+namespace towerflow {
+namespace gpu {
+
+// The GPU this kernel runs on, current on this thread (CUDA's current
+// device is per thread, and a launch on another device's stream fails).
+inline absl::StatusOr<GpuDevice*> CurrentGpu(KernelContext* ctx) {
+  auto* device = static_cast<GpuDevice*>(ctx->device());
+  TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(device->ordinal()));
+  return device;
+}
+
+// A scratch tensor in the device's memory, freed (stream-ordered) with the
+// Tensor.
+inline absl::StatusOr<Tensor> DeviceTemp(KernelContext* ctx, DataType dtype,
+                                         const TensorShape& shape) {
+  return Tensor::Allocate(ctx->device()->allocator(), dtype, shape);
+}
+
+}  // namespace gpu
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_GPU_GPU_KERNEL_UTIL_H_

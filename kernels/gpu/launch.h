@@ -1,0 +1,115 @@
+// Launchers for the CUDA kernels in kernels/gpu/*.cu.cc: plain functions on
+// raw device pointers, so the OpKernels (compiled by the host compiler) never
+// see device code. Each enqueues on `stream` and returns the launch's
+// cudaError_t (CudaStatus turns it into a Status); n == 0 launches nothing.
+//
+// Shapes come in collapsed: a binary op's operands as strides over the
+// output's (at most kMaxDims) dimensions, a reduction as [outer, reduce,
+// inner] with the middle dimension summed.
+#ifndef TOWERFLOW_KERNELS_GPU_LAUNCH_H_
+#define TOWERFLOW_KERNELS_GPU_LAUNCH_H_
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace towerflow {
+namespace gpu {
+
+inline constexpr int kMaxDims = 8;
+
+enum class UnaryFn {
+  kNeg,
+  kAbs,
+  kSquare,
+  kSqrt,
+  kRsqrt,
+  kExp,
+  kLog,
+  kTanh,
+  kSigmoid,
+  kRelu,
+  kReciprocal,
+};
+
+enum class BinaryFn {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMaximum,
+  kMinimum,
+  kSquaredDifference,
+  // Gradients: (dy, y or x) -> dx, TF's argument order.
+  kReluGrad,     // (dy, x): dy where x > 0
+  kTanhGrad,     // (y, dy): dy * (1 - y^2)
+  kSigmoidGrad,  // (y, dy): dy * y * (1 - y)
+};
+
+// Where output element i reads x and y: its index over `dims` dotted with
+// each operand's strides (0 along broadcast dimensions).
+struct Broadcast {
+  int rank = 0;
+  int64_t dims[kMaxDims];
+  int64_t x_strides[kMaxDims];
+  int64_t y_strides[kMaxDims];
+};
+
+enum class ReduceFn { kSum, kMax, kMin, kProd };
+
+template <typename T>
+cudaError_t LaunchUnary(UnaryFn fn, const T* x, T* y, int64_t n, cudaStream_t stream);
+
+// `bcast` null: x, y and z all have n elements.
+template <typename T>
+cudaError_t LaunchBinary(BinaryFn fn, const T* x, const T* y, T* z, int64_t n,
+                         const Broadcast* bcast, cudaStream_t stream);
+
+// out[o, i] = reduce over r of in[o, r, i], times `scale` (1/r for a mean).
+template <typename T>
+cudaError_t LaunchReduce(ReduceFn fn, const T* in, T* out, int64_t outer, int64_t reduce,
+                         int64_t inner, T scale, cudaStream_t stream);
+
+// Row-wise over [rows, cols]: softmax (or log-softmax).
+template <typename T>
+cudaError_t LaunchSoftmax(const T* logits, T* out, int64_t rows, int64_t cols, bool log,
+                          cudaStream_t stream);
+
+// Softmax cross-entropy per row with dense labels: loss [rows], backprop
+// [rows, cols] = softmax - labels.
+template <typename T>
+cudaError_t LaunchSoftmaxXent(const T* logits, const T* labels, T* loss, T* backprop, int64_t rows,
+                              int64_t cols, cudaStream_t stream);
+
+// The same with class indices (already checked to be in [0, cols)).
+template <typename T, typename Index>
+cudaError_t LaunchSparseSoftmaxXent(const T* logits, const Index* labels, T* loss, T* backprop,
+                                    int64_t rows, int64_t cols, cudaStream_t stream);
+
+// out[i] = value (read from device memory).
+template <typename T>
+cudaError_t LaunchFill(const T* value, T* out, int64_t n, cudaStream_t stream);
+template <typename T>
+cudaError_t LaunchFillConstant(T value, T* out, int64_t n, cudaStream_t stream);
+
+template <typename From, typename To>
+cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream);
+
+// ArgMax / ArgMin over the middle of [outer, reduce, inner].
+template <typename T, typename Index>
+cudaError_t LaunchArgReduce(const T* in, Index* out, int64_t outer, int64_t reduce, int64_t inner,
+                            bool is_max, cudaStream_t stream);
+
+// Optimizer updates with host scalars: var -= alpha * grad; Momentum as
+// TF's ApplyMomentum.
+template <typename T>
+cudaError_t LaunchApplyGradientDescent(T* var, const T* grad, T alpha, int64_t n,
+                                       cudaStream_t stream);
+template <typename T>
+cudaError_t LaunchApplyMomentum(T* var, T* accum, const T* grad, T lr, T momentum, bool nesterov,
+                                int64_t n, cudaStream_t stream);
+
+}  // namespace gpu
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_GPU_LAUNCH_H_
