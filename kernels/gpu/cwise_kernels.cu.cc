@@ -11,13 +11,6 @@ namespace towerflow {
 namespace gpu {
 namespace {
 
-constexpr int kThreads = 256;
-
-int Blocks(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(blocks < 4096 ? blocks : 4096);
-}
-
 #define TW_GRID_LOOP(i, n)                                                               \
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
@@ -138,7 +131,7 @@ __global__ void MomentumKernel(T* var, T* accum, const T* grad, T lr, T momentum
 template <typename T>
 cudaError_t LaunchUnary(UnaryFn fn, const T* x, T* y, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  UnaryKernel<T><<<Blocks(n), kThreads, 0, stream>>>(fn, x, y, n);
+  UnaryKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(fn, x, y, n);
   return cudaGetLastError();
 }
 
@@ -147,9 +140,9 @@ cudaError_t LaunchBinary(BinaryFn fn, const T* x, const T* y, T* z, int64_t n,
                          const Broadcast* bcast, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   if (bcast == nullptr) {
-    BinaryKernel<T><<<Blocks(n), kThreads, 0, stream>>>(fn, x, y, z, n);
+    BinaryKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(fn, x, y, z, n);
   } else {
-    BroadcastBinaryKernel<T><<<Blocks(n), kThreads, 0, stream>>>(fn, x, y, z, n, *bcast);
+    BroadcastBinaryKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(fn, x, y, z, n, *bcast);
   }
   return cudaGetLastError();
 }
@@ -157,21 +150,21 @@ cudaError_t LaunchBinary(BinaryFn fn, const T* x, const T* y, T* z, int64_t n,
 template <typename T>
 cudaError_t LaunchFill(const T* value, T* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  FillKernel<T><<<Blocks(n), kThreads, 0, stream>>>(value, out, n);
+  FillKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(value, out, n);
   return cudaGetLastError();
 }
 
 template <typename T>
 cudaError_t LaunchFillConstant(T value, T* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  FillConstantKernel<T><<<Blocks(n), kThreads, 0, stream>>>(value, out, n);
+  FillConstantKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(value, out, n);
   return cudaGetLastError();
 }
 
 template <typename From, typename To>
 cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  CastKernel<From, To><<<Blocks(n), kThreads, 0, stream>>>(in, out, n);
+  CastKernel<From, To><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(in, out, n);
   return cudaGetLastError();
 }
 
@@ -179,7 +172,7 @@ template <typename T>
 cudaError_t LaunchApplyGradientDescent(T* var, const T* grad, T alpha, int64_t n,
                                        cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  GradientDescentKernel<T><<<Blocks(n), kThreads, 0, stream>>>(var, grad, alpha, n);
+  GradientDescentKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(var, grad, alpha, n);
   return cudaGetLastError();
 }
 
@@ -188,7 +181,7 @@ cudaError_t LaunchApplyMomentum(T* var, T* accum, const T* grad, T lr, T momentu
                                 int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   MomentumKernel<T>
-      <<<Blocks(n), kThreads, 0, stream>>>(var, accum, grad, lr, momentum, nesterov, n);
+      <<<GridSize(n), kThreadsPerBlock, 0, stream>>>(var, accum, grad, lr, momentum, nesterov, n);
   return cudaGetLastError();
 }
 

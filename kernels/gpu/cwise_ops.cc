@@ -118,9 +118,7 @@ template <typename T>
 class BiasAddOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
-    std::string format;
-    TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
-    nchw_ = format == "NCHW";
+    TW_ASSIGN_OR_RETURN(nchw_, IsNchw(c));
     return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {

@@ -5,7 +5,11 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+
 #include "absl/status/statusor.h"
+#include "core/status_macros.h"
+#include "kernels/kernel.h"
 #include "kernels/kernel_context.h"
 #include "runtime/gpu/cuda_status.h"
 #include "runtime/gpu/gpu_device.h"
@@ -26,6 +30,13 @@ inline absl::StatusOr<GpuDevice*> CurrentGpu(KernelContext* ctx) {
 inline absl::StatusOr<Tensor> DeviceTemp(KernelContext* ctx, DataType dtype,
                                          const TensorShape& shape) {
   return Tensor::Allocate(ctx->device()->allocator(), dtype, shape);
+}
+
+// Whether the node's data_format attr says NCHW (else NHWC).
+inline absl::StatusOr<bool> IsNchw(const KernelConstruction& c) {
+  std::string format;
+  TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
+  return format == "NCHW";
 }
 
 }  // namespace gpu

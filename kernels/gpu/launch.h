@@ -18,6 +18,14 @@ namespace gpu {
 
 inline constexpr int kMaxDims = 8;
 
+// Launch shape of the elementwise kernels: 256 threads a block and enough
+// blocks for n elements, at most 4096 (the kernels loop over the rest).
+inline constexpr int kThreadsPerBlock = 256;
+inline int GridSize(int64_t n) {
+  const int64_t blocks = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  return static_cast<int>(blocks < 4096 ? blocks : 4096);
+}
+
 enum class UnaryFn {
   kNeg,
   kAbs,

@@ -14,12 +14,7 @@ namespace towerflow {
 namespace gpu {
 namespace {
 
-constexpr int kThreads = 256;
-
-int GridFor(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(blocks < 4096 ? blocks : 4096);
-}
+constexpr int kThreads = kThreadsPerBlock;  // BlockReduce's shared array
 
 int RowBlocks(int64_t rows) { return static_cast<int>(rows < 65535 ? rows : 65535); }
 
@@ -189,8 +184,8 @@ cudaError_t LaunchReduce(ReduceFn fn, const T* in, T* out, int64_t outer, int64_
     RowReduceKernel<T>
         <<<RowBlocks(outer), kThreads, 0, stream>>>(fn, in, out, outer, reduce, scale);
   } else {
-    ColumnReduceKernel<T>
-        <<<GridFor(outer * inner), kThreads, 0, stream>>>(fn, in, out, outer, reduce, inner, scale);
+    ColumnReduceKernel<T><<<GridSize(outer * inner), kThreads, 0, stream>>>(fn, in, out, outer,
+                                                                            reduce, inner, scale);
   }
   return cudaGetLastError();
 }
@@ -200,7 +195,7 @@ cudaError_t LaunchArgReduce(const T* in, Index* out, int64_t outer, int64_t redu
                             bool is_max, cudaStream_t stream) {
   if (outer * inner == 0) return cudaSuccess;
   ArgReduceKernel<T, Index>
-      <<<GridFor(outer * inner), kThreads, 0, stream>>>(in, out, outer, reduce, inner, is_max);
+      <<<GridSize(outer * inner), kThreads, 0, stream>>>(in, out, outer, reduce, inner, is_max);
   return cudaGetLastError();
 }
 
