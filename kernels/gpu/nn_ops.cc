@@ -162,9 +162,9 @@ class BiasAddGradOp : public OpKernel {
     if (c == 0) return absl::OkStatus();
     const int64_t n = dy.NumElements();
     if (!nchw_) {
-      return CudaStatus(LaunchReduce<T>(ReduceFn::kSum, dy.data<T>(), out->data<T>(), 1, n / c, c,
-                                        T(1), gpu->compute_stream()),
-                        "LaunchReduce", __FILE__, __LINE__);
+      TW_CUDA_RETURN_IF_ERROR(LaunchReduce<T>(ReduceFn::kSum, dy.data<T>(), out->data<T>(), 1,
+                                              n / c, c, T(1), gpu->compute_stream()));
+      return absl::OkStatus();
     }
     // [N, C, HW]: sum HW into [N, C], then N into [C].
     const int64_t batch = dy.dim_size(0), inner = batch == 0 ? 0 : n / batch / c;
