@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/kernel_util.h"
-#include "kernels/cpu/variable_util.h"
+#include "kernels/variable_util.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
 #include "runtime/device.h"

@@ -1,19 +1,16 @@
 // CUDA kernels behind kernels/gpu/launch.h: elementwise maths with
-// broadcasting, fills, casts and the optimizer updates. Grid-stride loops
+// broadcasting, fills and casts. Grid-stride loops
 // over 64-bit indices, 256 threads a block.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "kernels/gpu/cuda_util.cu.h"
 #include "kernels/gpu/launch.h"
 
 namespace towerflow {
 namespace gpu {
 namespace {
-
-#define TW_GRID_LOOP(i, n)                                                               \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
-       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
 template <typename T>
 __device__ T ApplyUnary(UnaryFn fn, T x) {
@@ -111,21 +108,6 @@ __global__ void CastKernel(const From* in, To* out, int64_t n) {
   TW_GRID_LOOP(i, n) { out[i] = static_cast<To>(in[i]); }
 }
 
-template <typename T>
-__global__ void GradientDescentKernel(T* var, const T* grad, T alpha, int64_t n) {
-  TW_GRID_LOOP(i, n) { var[i] -= alpha * grad[i]; }
-}
-
-template <typename T>
-__global__ void MomentumKernel(T* var, T* accum, const T* grad, T lr, T momentum, bool nesterov,
-                               int64_t n) {
-  TW_GRID_LOOP(i, n) {
-    const T a = accum[i] * momentum + grad[i];
-    accum[i] = a;
-    var[i] -= nesterov ? grad[i] * lr + a * momentum * lr : a * lr;
-  }
-}
-
 }  // namespace
 
 template <typename T>
@@ -168,31 +150,12 @@ cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream) 
   return cudaGetLastError();
 }
 
-template <typename T>
-cudaError_t LaunchApplyGradientDescent(T* var, const T* grad, T alpha, int64_t n,
-                                       cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  GradientDescentKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(var, grad, alpha, n);
-  return cudaGetLastError();
-}
-
-template <typename T>
-cudaError_t LaunchApplyMomentum(T* var, T* accum, const T* grad, T lr, T momentum, bool nesterov,
-                                int64_t n, cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  MomentumKernel<T>
-      <<<GridSize(n), kThreadsPerBlock, 0, stream>>>(var, accum, grad, lr, momentum, nesterov, n);
-  return cudaGetLastError();
-}
-
-#define TW_INSTANTIATE(T)                                                                     \
-  template cudaError_t LaunchUnary<T>(UnaryFn, const T*, T*, int64_t, cudaStream_t);          \
-  template cudaError_t LaunchBinary<T>(BinaryFn, const T*, const T*, T*, int64_t,             \
-                                       const Broadcast*, cudaStream_t);                       \
-  template cudaError_t LaunchFill<T>(const T*, T*, int64_t, cudaStream_t);                    \
-  template cudaError_t LaunchFillConstant<T>(T, T*, int64_t, cudaStream_t);                   \
-  template cudaError_t LaunchApplyGradientDescent<T>(T*, const T*, T, int64_t, cudaStream_t); \
-  template cudaError_t LaunchApplyMomentum<T>(T*, T*, const T*, T, T, bool, int64_t, cudaStream_t);
+#define TW_INSTANTIATE(T)                                                            \
+  template cudaError_t LaunchUnary<T>(UnaryFn, const T*, T*, int64_t, cudaStream_t); \
+  template cudaError_t LaunchBinary<T>(BinaryFn, const T*, const T*, T*, int64_t,    \
+                                       const Broadcast*, cudaStream_t);              \
+  template cudaError_t LaunchFill<T>(const T*, T*, int64_t, cudaStream_t);           \
+  template cudaError_t LaunchFillConstant<T>(T, T*, int64_t, cudaStream_t);
 TW_INSTANTIATE(float)
 TW_INSTANTIATE(double)
 #undef TW_INSTANTIATE

@@ -5,6 +5,7 @@
 // bytes around every block, so a kernel writing past its output fails the
 // suite. Skipped on machines without a GPU (and in CPU-only builds); the
 // cases themselves run on two CPU devices everywhere.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -240,12 +241,154 @@ void CheckTwins(const SessionOptions& options, const std::string& device) {
   }
 }
 
+// ---- Variables and their updates ----
+
+// One optimizer update run three times on twin variables: the variable and
+// its slots start from the same values, every step applies the same grad.
+struct UpdateCase {
+  std::string op;
+  std::string attrs;
+  int slots;
+  std::vector<std::pair<int, float>> scalars;  // (input index, value)
+  int grad;                                    // or AssignAdd's value
+  bool resource = false;
+};
+
+std::vector<UpdateCase> UpdateCases() {
+  const std::string nesterov = " attr { key: 'use_nesterov' value { b: true } }";
+  std::vector<UpdateCase> cases = {
+      {"ApplyGradientDescent", "", 0, {{1, 0.1f}}, 2},
+      {"ApplyMomentum", "", 1, {{2, 0.1f}, {4, 0.9f}}, 3},
+      {"ApplyMomentum", nesterov, 1, {{2, 0.1f}, {4, 0.9f}}, 3},
+      {"ApplyAdam",
+       "",
+       2,
+       {{3, 0.9f}, {4, 0.999f}, {5, 0.01f}, {6, 0.9f}, {7, 0.999f}, {8, 1e-3f}},
+       9},
+      {"ApplyAdam",
+       nesterov,
+       2,
+       {{3, 0.81f}, {4, 0.998f}, {5, 0.01f}, {6, 0.9f}, {7, 0.999f}, {8, 1e-3f}},
+       9},
+      {"ApplyAdagrad", "", 1, {{2, 0.1f}}, 3},
+      {"ApplyRMSProp", "", 2, {{3, 0.01f}, {4, 0.9f}, {5, 0.5f}, {6, 1e-3f}}, 7},
+  };
+  for (size_t i = 0, n = cases.size(); i < n; ++i) {
+    UpdateCase r = cases[i];
+    r.op = "Resource" + r.op;
+    r.resource = true;
+    cases.push_back(r);
+  }
+  const std::string dtype = "attr { key: 'dtype' value { type: DT_FLOAT } }";
+  cases.push_back({"AssignAdd", kFloat, 0, {}, 1});
+  cases.push_back({"AssignSub", kFloat, 0, {}, 1});
+  cases.push_back({"AssignAddVariableOp", dtype, 0, {}, 1, true});
+  cases.push_back({"AssignSubVariableOp", dtype, 0, {}, 1, true});
+  return cases;
+}
+
+// Builds every update case on `device` and on /device:CPU:0, runs the
+// initialisers, then three steps, and compares the variables and slots.
+// Each ref case also reads the variable before its first update and keeps
+// that read alive past the update (a consumer ordered after it), so the
+// update must copy the shared buffer first: the read must keep the initial
+// value on both devices.
+void CheckUpdateTwins(const SessionOptions& options, const std::string& device) {
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
+  std::mt19937 rng(302);
+  const std::vector<UpdateCase> cases = UpdateCases();
+  const std::vector<int64_t> shape = {4, 33};
+  const std::string shape_attr =
+      "attr { key: 'shape' value { shape { dim { size: 4 } dim { size: 33 } } } }";
+  const std::string float_dtype = "attr { key: 'dtype' value { type: DT_FLOAT } }";
+  std::string text;
+  std::vector<std::string> init, step, fetch_pairs, snapshots;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const UpdateCase& c = cases[k];
+    const bool resource = c.resource;
+    const std::string in = absl::StrCat("u", k, "_");
+    // Slots start positive (Adagrad's accum, RMSProp's ms are square roots' arguments).
+    for (int j = 0; j <= c.slots; ++j) {
+      text += InputText(absl::StrCat(in, "init", j),
+                        j == 0 ? Floats(shape) : Floats(shape, 0.1f, 1.0f), &rng);
+    }
+    text += InputText(in + "grad", Floats(shape), &rng);
+    for (const auto& [index, value] : c.scalars) {
+      text += NodeText(absl::StrCat(in, "s", index), "Const", {}, "/device:CPU:0",
+                       absl::StrCat("attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
+                                    "'value' value { tensor { dtype: DT_FLOAT float_val: ",
+                                    value, " } } }"));
+    }
+    for (const std::string& dev : {device, std::string("/device:CPU:0")}) {
+      const std::string p = absl::StrCat(in, dev == device ? "dev" : "cpu", "_");
+      int num_inputs = c.grad + 1;
+      for (const auto& scalar : c.scalars) num_inputs = std::max(num_inputs, scalar.first + 1);
+      std::vector<std::string> args(num_inputs);
+      for (int j = 0; j <= c.slots; ++j) {
+        const std::string var = absl::StrCat(p, "v", j);
+        if (resource) {
+          text += NodeText(var, "VarHandleOp", {}, dev, absl::StrCat(float_dtype, shape_attr));
+          text += NodeText(var + "_init", "AssignVariableOp", {var, absl::StrCat(in, "init", j)},
+                           dev, float_dtype);
+          text += NodeText(var + "_read", "ReadVariableOp", {var}, dev, float_dtype);
+          fetch_pairs.push_back(var + "_read");
+        } else {
+          text += NodeText(var, "VariableV2", {}, dev, absl::StrCat(float_dtype, shape_attr));
+          text +=
+              NodeText(var + "_init", "Assign", {var, absl::StrCat(in, "init", j)}, dev, kFloat);
+          fetch_pairs.push_back(var);
+        }
+        init.push_back(var + "_init");
+        args[j] = var;
+      }
+      for (const auto& [index, value] : c.scalars) args[index] = absl::StrCat(in, "s", index);
+      args[c.grad] = in + "grad";
+      std::string update = p + "update";
+      if (!resource) {
+        // The read that shares the buffer, and a consumer after the update.
+        text += NodeText(p + "snap", "Identity", {p + "v0"}, dev, kFloat);
+        args.push_back("^" + p + "snap");
+        text += NodeText(p + "after", "Identity", {p + "snap", "^" + update}, dev, kFloat);
+        snapshots.push_back(p + "after");
+      }
+      if (!resource && dev != device) snapshots.push_back(in + "init0");
+      text += NodeText(update, c.op, args, dev,
+                       c.op.rfind("Assign", 0) == 0 ? c.attrs : absl::StrCat(kFloat, c.attrs));
+      step.push_back(update);
+    }
+  }
+  GraphDef graph;
+  TW_ASSERT_OK(ParseTextProto(text, &graph));
+  TW_ASSERT_OK(session->Create(graph));
+  TW_ASSERT_OK(session->Run({}, {}, init, nullptr));
+  std::vector<Tensor> snaps;
+  TW_ASSERT_OK(session->Run({}, snapshots, step, &snaps));
+  for (size_t i = 0; i < snaps.size(); i += 3) {  // device read, CPU read, initial value
+    EXPECT_TRUE(Agree(snaps[i], snaps[i + 2], 0)) << snapshots[i];
+    EXPECT_TRUE(Agree(snaps[i + 1], snaps[i + 2], 0)) << snapshots[i + 1];
+  }
+  for (int i = 0; i < 2; ++i) TW_ASSERT_OK(session->Run({}, {}, step, nullptr));
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session->Run({}, fetch_pairs, {}, &out));
+  // fetch_pairs holds each case's device variables, then its CPU ones.
+  size_t i = 0;
+  for (const UpdateCase& c : cases) {
+    for (int j = 0; j <= c.slots; ++j, ++i) {
+      EXPECT_TRUE(Agree(out[i], out[i + c.slots + 1], 1e-5))
+          << c.op << c.attrs << " variable " << j;
+    }
+    i += c.slots + 1;
+  }
+}
+
 TEST(GpuConformanceTest, EveryKernelMatchesItsCpuTwin) {
   if (NumLocalDevices(kDeviceGpu) == 0) GTEST_SKIP() << "no GPU on this machine";
   setenv("TOWERFLOW_GPU_GUARD_BYTES", "1", 1);  // read by the GPU allocators made below
   SessionOptions options;
   options.device_count[kDeviceGpu] = 1;
-  CheckTwins(options, "/device:GPU:0");  // the session's end frees (and checks) every block
+  // The sessions' ends free (and check) every block.
+  CheckTwins(options, "/device:GPU:0");
+  CheckUpdateTwins(options, "/device:GPU:0");
 #ifdef TOWERFLOW_CUDA
   EXPECT_EQ(gpu::CachingGpuAllocator::TotalGuardViolations(), 0);
 #endif
@@ -257,6 +400,7 @@ TEST(GpuConformanceTest, CasesRunOnTwoCpus) {
   SessionOptions options;
   options.device_count[kDeviceCpu] = 2;
   CheckTwins(options, "/device:CPU:1");
+  CheckUpdateTwins(options, "/device:CPU:1");
 }
 
 }  // namespace

@@ -108,14 +108,28 @@ template <typename T, typename Index>
 cudaError_t LaunchArgReduce(const T* in, Index* out, int64_t outer, int64_t reduce, int64_t inner,
                             bool is_max, cudaStream_t stream);
 
-// Optimizer updates with host scalars: var -= alpha * grad; Momentum as
-// TF's ApplyMomentum.
+// The optimizer updates of kernels/cpu/training_ops.cc, elementwise over n.
+enum class ApplyFn { kGradientDescent, kMomentum, kAdam, kAdagrad, kRmsProp };
+
+// One update's operands in device memory. `scalars` are the hyperparameters
+// in the order of the op's TF signature (kernels/variable_util.h), read by
+// the kernel, so no step waits for a copy of the learning rate to the host.
+// `flag` is use_nesterov (Momentum, Adam) or update_slots (Adagrad).
 template <typename T>
-cudaError_t LaunchApplyGradientDescent(T* var, const T* grad, T alpha, int64_t n,
-                                       cudaStream_t stream);
+struct ApplyArgs {
+  T* var = nullptr;
+  T* slots[2] = {nullptr, nullptr};
+  const T* grad = nullptr;
+  const T* scalars[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  bool flag = false;
+};
+
 template <typename T>
-cudaError_t LaunchApplyMomentum(T* var, T* accum, const T* grad, T lr, T momentum, bool nesterov,
-                                int64_t n, cudaStream_t stream);
+cudaError_t LaunchApply(ApplyFn fn, const ApplyArgs<T>& args, int64_t n, cudaStream_t stream);
+
+// out = a + b, or a - b when !add (AssignAdd / AssignSub); out may be a.
+template <typename T>
+cudaError_t LaunchAddInto(const T* a, const T* b, T* out, bool add, int64_t n, cudaStream_t stream);
 
 }  // namespace gpu
 }  // namespace towerflow

@@ -1,7 +1,8 @@
-// Variable kernels: resource variables (VarHandleOp, ReadVariableOp,
+// Variable kernels, the same on every device: resource variables (VarHandleOp, ReadVariableOp,
 // Assign*VariableOp, VarIsInitializedOp, DestroyResourceOp) and TF1
 // reference variables (VariableV2/Variable, Assign, AssignAdd, AssignSub,
-// IsVariableInitialized). Both kinds keep their value in a `Var` in the
+// IsVariableInitialized). The arithmetic of AssignAdd/AssignSub is the
+// device's own (AddIntoFn). Both kinds keep their value in a `Var` in the
 // device's ResourceMgr under (container, shared_name or node name).
 //
 // Note [Variable copy-on-write]
@@ -11,11 +12,15 @@
 // (RefCountIsOne); otherwise they compute into a new buffer and swap it in.
 // Readers thus see either the old or the new value, never a torn one, and a
 // value fetched by Session::Run stays what it was when read.
+#include "kernels/variable_ops.h"
+
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/variable_util.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/variable_util.h"
 #include "runtime/device.h"
 
 namespace towerflow {
@@ -45,33 +50,10 @@ absl::Status UninitializedError(const Var& var) {
       absl::StrCat("Attempting to use uninitialized value ", var.name()));
 }
 
-// dst = src (+|-) delta, written in place when `var` is the buffer's only
-// holder. See Note [Variable copy-on-write].
-// REQUIRES: var->mu held, var initialized, shapes equal.
-template <typename T>
-absl::Status UpdateInPlaceOrCopy(KernelContext* ctx, Var* var, const Tensor& delta, bool add)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(var->mu) {
-  const auto& d = ctx->eigen_cpu_device();
-  Tensor& current = var->tensor;
-  if (!current.RefCountIsOne()) {
-    TW_ASSIGN_OR_RETURN(
-        Tensor fresh, Tensor::Allocate(ctx->device()->allocator(), var->dtype(), current.shape()));
-    if (add) {
-      fresh.flat<T>().device(d) = current.flat<T>() + delta.flat<T>();
-    } else {
-      fresh.flat<T>().device(d) = current.flat<T>() - delta.flat<T>();
-    }
-    current = std::move(fresh);
-  } else if (add) {
-    current.flat<T>().device(d) += delta.flat<T>();
-  } else {
-    current.flat<T>().device(d) -= delta.flat<T>();
-  }
-  return absl::OkStatus();
-}
-
-template <typename T>
-absl::Status AddOrSub(KernelContext* ctx, Var* var, const Tensor& delta, bool add) {
+// var = var (+|-) delta through `add_into`, in place when `var` is the
+// buffer's only holder. See Note [Variable copy-on-write].
+absl::Status AddOrSub(KernelContext* ctx, AddIntoFn add_into, Var* var, const Tensor& delta,
+                      bool add) {
   absl::MutexLock lock(&var->mu);
   if (!var->initialized) return UninitializedError(*var);
   if (var->tensor.shape() != delta.shape()) {
@@ -79,7 +61,12 @@ absl::Status AddOrSub(KernelContext* ctx, Var* var, const Tensor& delta, bool ad
         "Cannot update variable with shape ", var->tensor.shape().DebugString(),
         " using a Tensor with shape ", delta.shape().DebugString(), ", shapes must be equal."));
   }
-  return UpdateInPlaceOrCopy<T>(ctx, var, delta, add);
+  if (var->tensor.RefCountIsOne()) return add_into(ctx, var->tensor, delta, add, &var->tensor);
+  TW_ASSIGN_OR_RETURN(Tensor fresh, Tensor::Allocate(ctx->device()->allocator(), var->dtype(),
+                                                     var->tensor.shape()));
+  TW_RETURN_IF_ERROR(add_into(ctx, var->tensor, delta, add, &fresh));
+  var->tensor = std::move(fresh);
+  return absl::OkStatus();
 }
 
 // ---- Resource variables ----
@@ -141,19 +128,21 @@ class AssignVariableOp : public OpKernel {
   DataType dtype_ = DT_INVALID;
 };
 
-template <typename T, bool kAdd>
 class AssignUpdateVariableOp : public OpKernel {
  public:
+  AssignUpdateVariableOp(DataType dtype, AddIntoFn add_into, bool add)
+      : dtype_(dtype), add_into_(add_into), add_(add) {}
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupResourceVar(ctx, 0));
-    TW_RETURN_IF_ERROR(CheckDtype(*var, DataTypeToEnum<T>::value, "update"));
-    return AddOrSub<T>(ctx, var.get(), ctx->input(1), kAdd);
+    TW_RETURN_IF_ERROR(CheckDtype(*var, dtype_, "update"));
+    return AddOrSub(ctx, add_into_, var.get(), ctx->input(1), add_);
   }
+
+ private:
+  const DataType dtype_;
+  const AddIntoFn add_into_;
+  const bool add_;
 };
-template <typename T>
-using AssignAddVariableOp = AssignUpdateVariableOp<T, true>;
-template <typename T>
-using AssignSubVariableOp = AssignUpdateVariableOp<T, false>;
 
 class VarIsInitializedOp : public OpKernel {
  public:
@@ -243,20 +232,20 @@ class AssignOp : public OpKernel {
   bool validate_shape_ = true;
 };
 
-template <typename T, bool kAdd>
 class AssignUpdateOp : public OpKernel {
  public:
+  AssignUpdateOp(AddIntoFn add_into, bool add) : add_into_(add_into), add_(add) {}
   absl::Status Compute(KernelContext* ctx) override {
     Var* var = ctx->ref_input(0);
-    TW_RETURN_IF_ERROR(AddOrSub<T>(ctx, var, ctx->input(1), kAdd));
+    TW_RETURN_IF_ERROR(AddOrSub(ctx, add_into_, var, ctx->input(1), add_));
     ctx->set_output_ref(0, var);
     return absl::OkStatus();
   }
+
+ private:
+  const AddIntoFn add_into_;
+  const bool add_;
 };
-template <typename T>
-using AssignAddOp = AssignUpdateOp<T, true>;
-template <typename T>
-using AssignSubOp = AssignUpdateOp<T, false>;
 
 class IsVariableInitializedOp : public OpKernel {
  public:
@@ -274,25 +263,6 @@ class IsVariableInitializedOp : public OpKernel {
   }
 };
 
-TW_REGISTER_KERNELS(variables) {
-  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
-  RegisterKernel(cpu("VarHandleOp"), MakeFactory<VarHandleOp>());
-  RegisterKernel(cpu("ReadVariableOp"), MakeFactory<ReadVariableOp>());
-  RegisterKernel(cpu("AssignVariableOp"), MakeFactory<AssignVariableOp>());
-  RegisterKernel(cpu("VarIsInitializedOp"), MakeFactory<VarIsInitializedOp>());
-  RegisterKernel(cpu("DestroyResourceOp"), MakeFactory<DestroyResourceOp>());
-  RegisterTypedKernels<AssignAddVariableOp, float, double, int32_t, int64_t>(
-      cpu("AssignAddVariableOp"), "dtype");
-  RegisterTypedKernels<AssignSubVariableOp, float, double, int32_t, int64_t>(
-      cpu("AssignSubVariableOp"), "dtype");
-  RegisterKernel(cpu("VariableV2"), MakeFactory<VariableOp>());
-  RegisterKernel(cpu("Variable"), MakeFactory<VariableOp>());
-  RegisterKernel(cpu("Assign"), MakeFactory<AssignOp>());
-  RegisterKernel(cpu("IsVariableInitialized"), MakeFactory<IsVariableInitializedOp>());
-  RegisterTypedKernels<AssignAddOp, float, double, int32_t, int64_t>(cpu("AssignAdd"), "T");
-  RegisterTypedKernels<AssignSubOp, float, double, int32_t, int64_t>(cpu("AssignSub"), "T");
-}
-
 }  // namespace
 
 absl::StatusOr<const ResourceHandle*> ResourceHandleInput(KernelContext* ctx, int input) {
@@ -308,6 +278,89 @@ absl::StatusOr<const ResourceHandle*> ResourceHandleInput(KernelContext* ctx, in
                                                    ctx->device()->name()));
   }
   return h;
+}
+
+void RegisterVariableKernels(const std::string& device_type) {
+  const auto on = [&](const char* op) { return KernelDefBuilder(op).Device(device_type); };
+  RegisterKernel(on("VarHandleOp"), MakeFactory<VarHandleOp>());
+  RegisterKernel(on("ReadVariableOp"), MakeFactory<ReadVariableOp>());
+  RegisterKernel(on("AssignVariableOp"), MakeFactory<AssignVariableOp>());
+  RegisterKernel(on("VarIsInitializedOp").HostMemory("is_initialized"),
+                 MakeFactory<VarIsInitializedOp>());
+  RegisterKernel(on("DestroyResourceOp"), MakeFactory<DestroyResourceOp>());
+  RegisterKernel(on("VariableV2"), MakeFactory<VariableOp>());
+  RegisterKernel(on("Variable"), MakeFactory<VariableOp>());
+  RegisterKernel(on("Assign"), MakeFactory<AssignOp>());
+  RegisterKernel(on("IsVariableInitialized").HostMemory("is_initialized"),
+                 MakeFactory<IsVariableInitializedOp>());
+}
+
+void RegisterAssignUpdateKernels(const std::string& device_type, DataType dtype,
+                                 AddIntoFn add_into) {
+  for (const bool add : {true, false}) {
+    RegisterKernel(KernelDefBuilder(add ? "AssignAdd" : "AssignSub")
+                       .Device(device_type)
+                       .TypeConstraint("T", dtype),
+                   [=] { return std::make_unique<AssignUpdateOp>(add_into, add); });
+    RegisterKernel(KernelDefBuilder(add ? "AssignAddVariableOp" : "AssignSubVariableOp")
+                       .Device(device_type)
+                       .TypeConstraint("dtype", dtype),
+                   [=] { return std::make_unique<AssignUpdateVariableOp>(dtype, add_into, add); });
+  }
+}
+
+TW_REGISTER_KERNELS(variables) { RegisterVariableKernels(kDeviceCpu); }
+
+absl::StatusOr<Tensor> CopyForWrite(KernelContext* ctx, const Tensor& value) {
+  Device* device = ctx->device();
+  if (device->has_device_memory()) return device->CopyToDevice(value, device);
+  return value.DeepCopy(device->allocator());
+}
+
+LockedVars::~LockedVars() {
+  for (Var* v : locked_) v->mu.Unlock();
+}
+
+absl::Status LockedVars::Acquire(KernelContext* ctx, int count, bool resource) {
+  for (int i = 0; i < count; ++i) {
+    if (!resource) {
+      vars_.push_back(ctx->ref_input(i));
+      continue;
+    }
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupResourceVar(ctx, i));
+    vars_.push_back(var.get());
+    holders_.push_back(std::move(var));
+  }
+  std::vector<Var*> order = vars_;
+  std::sort(order.begin(), order.end());
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  for (Var* v : order) v->mu.Lock();
+  locked_ = std::move(order);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor*> LockedVars::Mutable(KernelContext* ctx, int i, DataType dtype,
+                                            const TensorShape& shape)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {  // the lock was taken in Acquire
+  Var* v = vars_[i];
+  if (!v->initialized) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("Attempting to use uninitialized value ", v->name()));
+  }
+  if (v->tensor.dtype() != dtype) {
+    return absl::InvalidArgumentError(absl::StrCat("Variable ", v->name(), " holds ",
+                                                   DataTypeString(v->tensor.dtype()),
+                                                   ", the update is ", DataTypeString(dtype)));
+  }
+  if (v->tensor.shape() != shape) {
+    return absl::InvalidArgumentError(absl::StrCat(i == 0 ? "var" : "slot", " ", v->name(),
+                                                   " has shape ", v->tensor.shape().DebugString(),
+                                                   " but grad has shape ", shape.DebugString()));
+  }
+  if (!v->tensor.RefCountIsOne()) {
+    TW_ASSIGN_OR_RETURN(v->tensor, CopyForWrite(ctx, v->tensor));
+  }
+  return &v->tensor;
 }
 
 absl::StatusOr<std::shared_ptr<Var>> LookupResourceVar(KernelContext* ctx, int input) {

@@ -1,0 +1,131 @@
+// CUDA kernels of the optimizer updates and AssignAdd/AssignSub
+// (kernels/gpu/launch.h). The maths is TF's, as on the CPU
+// (kernels/cpu/training_ops.cc); hyperparameters are read from device
+// memory by every thread (one cached load each).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/gpu/cuda_util.cu.h"
+#include "kernels/gpu/launch.h"
+
+namespace towerflow {
+namespace gpu {
+namespace {
+
+template <typename T>
+__global__ void GradientDescentKernel(ApplyArgs<T> a, int64_t n) {
+  const T alpha = *a.scalars[0];
+  TW_GRID_LOOP(i, n) { a.var[i] -= alpha * a.grad[i]; }
+}
+
+// accum = accum * momentum + grad; var -= lr * accum, or with Nesterov
+// lr * (grad + momentum * accum). Scalars: lr, momentum.
+template <typename T>
+__global__ void MomentumKernel(ApplyArgs<T> a, int64_t n) {
+  const T lr = *a.scalars[0], momentum = *a.scalars[1];
+  TW_GRID_LOOP(i, n) {
+    const T g = a.grad[i];
+    const T accum = a.slots[0][i] * momentum + g;
+    a.slots[0][i] = accum;
+    a.var[i] -= a.flag ? g * lr + accum * momentum * lr : accum * lr;
+  }
+}
+
+// Scalars: beta1_power, beta2_power, lr, beta1, beta2, epsilon.
+template <typename T>
+__global__ void AdamKernel(ApplyArgs<T> a, int64_t n) {
+  const T beta1_power = *a.scalars[0], beta2_power = *a.scalars[1], lr = *a.scalars[2];
+  const T beta1 = *a.scalars[3], beta2 = *a.scalars[4], epsilon = *a.scalars[5];
+  const T lr_t = lr * sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
+  TW_GRID_LOOP(i, n) {
+    const T g = a.grad[i];
+    const T m = a.slots[0][i] + (g - a.slots[0][i]) * (T(1) - beta1);
+    const T v = a.slots[1][i] + (g * g - a.slots[1][i]) * (T(1) - beta2);
+    a.slots[0][i] = m;
+    a.slots[1][i] = v;
+    const T step = a.flag ? m * beta1 + g * (T(1) - beta1) : m;
+    a.var[i] -= step * lr_t / (sqrt(v) + epsilon);
+  }
+}
+
+// Scalars: lr. `flag`: update_slots.
+template <typename T>
+__global__ void AdagradKernel(ApplyArgs<T> a, int64_t n) {
+  const T lr = *a.scalars[0];
+  TW_GRID_LOOP(i, n) {
+    const T g = a.grad[i];
+    T accum = a.slots[0][i];
+    if (a.flag) {
+      accum += g * g;
+      a.slots[0][i] = accum;
+    }
+    a.var[i] -= g * lr / sqrt(accum);
+  }
+}
+
+// Scalars: lr, rho, momentum, epsilon.
+template <typename T>
+__global__ void RmsPropKernel(ApplyArgs<T> a, int64_t n) {
+  const T lr = *a.scalars[0], rho = *a.scalars[1], momentum = *a.scalars[2];
+  const T epsilon = *a.scalars[3];
+  TW_GRID_LOOP(i, n) {
+    const T g = a.grad[i];
+    const T ms = a.slots[0][i] + (g * g - a.slots[0][i]) * (T(1) - rho);
+    const T mom = a.slots[1][i] * momentum + lr * g / sqrt(ms + epsilon);
+    a.slots[0][i] = ms;
+    a.slots[1][i] = mom;
+    a.var[i] -= mom;
+  }
+}
+
+template <typename T>
+__global__ void AddIntoKernel(const T* a, const T* b, T* out, bool add, int64_t n) {
+  TW_GRID_LOOP(i, n) { out[i] = add ? a[i] + b[i] : a[i] - b[i]; }
+}
+
+}  // namespace
+
+template <typename T>
+cudaError_t LaunchApply(ApplyFn fn, const ApplyArgs<T>& args, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const int grid = GridSize(n);
+  switch (fn) {
+    case ApplyFn::kGradientDescent:
+      GradientDescentKernel<T><<<grid, kThreadsPerBlock, 0, stream>>>(args, n);
+      break;
+    case ApplyFn::kMomentum:
+      MomentumKernel<T><<<grid, kThreadsPerBlock, 0, stream>>>(args, n);
+      break;
+    case ApplyFn::kAdam:
+      AdamKernel<T><<<grid, kThreadsPerBlock, 0, stream>>>(args, n);
+      break;
+    case ApplyFn::kAdagrad:
+      AdagradKernel<T><<<grid, kThreadsPerBlock, 0, stream>>>(args, n);
+      break;
+    case ApplyFn::kRmsProp:
+      RmsPropKernel<T><<<grid, kThreadsPerBlock, 0, stream>>>(args, n);
+      break;
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchAddInto(const T* a, const T* b, T* out, bool add, int64_t n,
+                          cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  AddIntoKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(a, b, out, add, n);
+  return cudaGetLastError();
+}
+
+template cudaError_t LaunchApply<float>(ApplyFn, const ApplyArgs<float>&, int64_t, cudaStream_t);
+template cudaError_t LaunchApply<double>(ApplyFn, const ApplyArgs<double>&, int64_t, cudaStream_t);
+template cudaError_t LaunchAddInto<float>(const float*, const float*, float*, bool, int64_t,
+                                          cudaStream_t);
+template cudaError_t LaunchAddInto<double>(const double*, const double*, double*, bool, int64_t,
+                                           cudaStream_t);
+template cudaError_t LaunchAddInto<int64_t>(const int64_t*, const int64_t*, int64_t*, bool, int64_t,
+                                            cudaStream_t);
+
+}  // namespace gpu
+}  // namespace towerflow

@@ -1,0 +1,102 @@
+// Variables and their updates on GPUs: the device-agnostic variable kernels
+// (kernels/variable_ops.h), AssignAdd/AssignSub, and the optimizer updates
+// (ApplyX on ref variables, ResourceApplyX on handles) for GradientDescent,
+// Momentum, Adam, Adagrad and RMSProp. Locking, checks and copy-on-write are
+// ApplyOpBase's, shared with the CPU; a shared buffer is copied on the
+// device. The hyperparameters stay in device memory and the kernels read
+// them there, so an update never waits on a copy to the host.
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/gpu/gpu_kernel_util.h"
+#include "kernels/gpu/launch.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/variable_ops.h"
+#include "kernels/variable_util.h"
+
+namespace towerflow {
+namespace gpu {
+namespace {
+
+template <typename T>
+absl::Status GpuAddInto(KernelContext* ctx, const Tensor& current, const Tensor& delta, bool add,
+                        Tensor* out) {
+  TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+  TW_CUDA_RETURN_IF_ERROR(LaunchAddInto<T>(current.data<T>(), delta.data<T>(), out->data<T>(), add,
+                                           out->NumElements(), gpu->compute_stream()));
+  return absl::OkStatus();
+}
+
+// `flag_attr` names the bool attr passed as ApplyArgs::flag ("" for none).
+template <typename T, int kSlots>
+class GpuApplyOp : public ApplyOpBase<T, kSlots> {
+ public:
+  GpuApplyOp(bool resource, const ApplySignature& signature, ApplyFn fn, const char* flag_attr)
+      : ApplyOpBase<T, kSlots>(resource, signature),
+        signature_(signature),
+        fn_(fn),
+        flag_attr_(flag_attr) {}
+
+  absl::Status Init(const KernelConstruction& c) override {
+    if (*flag_attr_ == '\0') return absl::OkStatus();
+    return c.GetAttr(flag_attr_, &flag_);
+  }
+
+ protected:
+  absl::Status Update(KernelContext* ctx, const typename ApplyOpBase<T, kSlots>::Vars& t,
+                      const Tensor& grad) override {
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    ApplyArgs<T> args;
+    args.var = t[0]->template data<T>();
+    for (int i = 0; i < kSlots; ++i) args.slots[i] = t[i + 1]->template data<T>();
+    args.grad = grad.data<T>();
+    for (size_t i = 0; i < signature_.scalars.size(); ++i) {
+      args.scalars[i] = ctx->input(signature_.scalars[i].first).template data<T>();
+    }
+    args.flag = flag_;
+    TW_CUDA_RETURN_IF_ERROR(LaunchApply<T>(fn_, args, grad.NumElements(), gpu->compute_stream()));
+    return absl::OkStatus();
+  }
+
+ private:
+  const ApplySignature& signature_;
+  const ApplyFn fn_;
+  const char* const flag_attr_;
+  bool flag_ = false;
+};
+
+template <typename T, int kSlots>
+void RegisterApply(const char* family, const ApplySignature& signature, ApplyFn fn,
+                   const char* flag_attr) {
+  static_assert(kSlots <= 2);
+  for (const bool resource : {false, true}) {
+    RegisterKernel(KernelDefBuilder(absl::StrCat(resource ? "ResourceApply" : "Apply", family))
+                       .Device(kDeviceGpu)
+                       .TypeConstraint("T", DataTypeToEnum<T>::value),
+                   [=, &signature] {
+                     return std::make_unique<GpuApplyOp<T, kSlots>>(resource, signature, fn,
+                                                                    flag_attr);
+                   });
+  }
+}
+
+template <typename T>
+void RegisterApplyForType() {
+  RegisterApply<T, 0>("GradientDescent", kApplyGradientDescent, ApplyFn::kGradientDescent, "");
+  RegisterApply<T, 1>("Momentum", kApplyMomentum, ApplyFn::kMomentum, "use_nesterov");
+  RegisterApply<T, 2>("Adam", kApplyAdam, ApplyFn::kAdam, "use_nesterov");
+  RegisterApply<T, 1>("Adagrad", kApplyAdagrad, ApplyFn::kAdagrad, "update_slots");
+  RegisterApply<T, 2>("RMSProp", kApplyRmsProp, ApplyFn::kRmsProp, "");
+}
+
+TW_REGISTER_KERNELS(gpu_training) {
+  RegisterVariableKernels(kDeviceGpu);
+  RegisterAssignUpdateKernels(kDeviceGpu, DT_FLOAT, GpuAddInto<float>);
+  RegisterAssignUpdateKernels(kDeviceGpu, DT_DOUBLE, GpuAddInto<double>);
+  RegisterAssignUpdateKernels(kDeviceGpu, DT_INT64, GpuAddInto<int64_t>);
+  RegisterApplyForType<float>();
+  RegisterApplyForType<double>();
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace towerflow

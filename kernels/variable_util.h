@@ -1,0 +1,128 @@
+// Variable access shared by every device's kernels that read or update a
+// variable: handle lookup, copy-on-write, and the locking every optimizer
+// update (Apply*, ResourceApply*) does. The variable kernels themselves
+// (kernels/variable_ops.h) are device-agnostic; the arithmetic of AssignAdd
+// and the Apply* updates is each device's own.
+#ifndef TOWERFLOW_KERNELS_VARIABLE_UTIL_H_
+#define TOWERFLOW_KERNELS_VARIABLE_UTIL_H_
+
+#include <array>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/kernel.h"
+#include "kernels/kernel_context.h"
+#include "runtime/resource_mgr.h"
+
+namespace towerflow {
+
+// The handle in input `input`: a one-element DT_RESOURCE tensor naming a
+// resource on this kernel's device; InvalidArgument otherwise.
+absl::StatusOr<const ResourceHandle*> ResourceHandleInput(KernelContext* ctx, int input);
+
+// The variable behind handle input `input`; FailedPrecondition when it does
+// not exist (never assigned), which is how an uninitialised resource
+// variable reads.
+absl::StatusOr<std::shared_ptr<Var>> LookupResourceVar(KernelContext* ctx, int input);
+
+// A copy of `value` with a buffer of its own in the same memory of the
+// kernel's device: a host copy on CPUs, a device-to-device copy (ordered on
+// the device's stream) on a device with memory of its own.
+// REQUIRES: on such a device, `value` is in device memory.
+absl::StatusOr<Tensor> CopyForWrite(KernelContext* ctx, const Tensor& value);
+
+// The variables an update touches, locked for the update's duration (in
+// address order, so two updates never deadlock).
+class LockedVars {
+ public:
+  LockedVars() = default;
+  LockedVars(const LockedVars&) = delete;
+  LockedVars& operator=(const LockedVars&) = delete;
+  ~LockedVars();
+
+  // Inputs 0..count-1: ref inputs, or resource handles when `resource`.
+  absl::Status Acquire(KernelContext* ctx, int count, bool resource);
+
+  // Variable i's tensor, checked initialised, of `dtype` and `shape`, with a
+  // buffer of its own (copied first when a reader shares it: Note [Variable
+  // copy-on-write] in variable_ops.cc).
+  absl::StatusOr<Tensor*> Mutable(KernelContext* ctx, int i, DataType dtype,
+                                  const TensorShape& shape);
+
+  Var* var(int i) const { return vars_[i]; }
+
+ private:
+  std::vector<Var*> vars_;
+  std::vector<std::shared_ptr<Var>> holders_;
+  std::vector<Var*> locked_;
+};
+
+// Where an optimizer update's inputs are: variables 0..slots (var, then its
+// slots), the scalar hyperparameters (index and name), and grad. TF's
+// signatures (../shared/reference/OP_FACTS.md), the same on every device.
+struct ApplySignature {
+  int slots;
+  std::vector<std::pair<int, const char*>> scalars;
+  int grad;
+};
+inline const ApplySignature kApplyGradientDescent{0, {{1, "alpha"}}, 2};
+inline const ApplySignature kApplyMomentum{1, {{2, "lr"}, {4, "momentum"}}, 3};
+inline const ApplySignature kApplyAdam{
+    2,
+    {{3, "beta1_power"}, {4, "beta2_power"}, {5, "lr"}, {6, "beta1"}, {7, "beta2"}, {8, "epsilon"}},
+    9};
+inline const ApplySignature kApplyAdagrad{1, {{2, "lr"}}, 3};
+inline const ApplySignature kApplyRmsProp{
+    2, {{3, "lr"}, {4, "rho"}, {5, "momentum"}, {6, "epsilon"}}, 7};
+
+// The base of the optimizer updates (ApplyX on ref variables, ResourceApplyX
+// on handles) of every device. Each update holds the locks of all its
+// variables whatever use_locking says: TF's lock-free mode trades
+// correctness for speed on many-core parameter servers, which is not this
+// library's setting.
+template <typename T, int kSlots>
+class ApplyOpBase : public OpKernel {
+ public:
+  ApplyOpBase(bool resource, const ApplySignature& signature)
+      : resource_(resource), signature_(signature) {}
+
+  absl::Status Compute(KernelContext* ctx) override {
+    static_assert(kSlots >= 0);
+    LockedVars vars;
+    TW_RETURN_IF_ERROR(vars.Acquire(ctx, 1 + kSlots, resource_));
+    const Tensor& grad = ctx->input(signature_.grad);
+    Vars t;
+    for (int i = 0; i <= kSlots; ++i) {
+      TW_ASSIGN_OR_RETURN(t[i], vars.Mutable(ctx, i, DataTypeToEnum<T>::value, grad.shape()));
+    }
+    for (const auto& [index, name] : signature_.scalars) {
+      const Tensor& s = ctx->input(index);
+      if (s.dims() != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(name, " must be a scalar, got shape ",
+                                                       s.shape().DebugString(), " in '",
+                                                       ctx->name(), "' (", ctx->op(), ")"));
+      }
+    }
+    if (grad.NumElements() > 0) TW_RETURN_IF_ERROR(Update(ctx, t, grad));
+    if (!resource_) ctx->set_output_ref(0, vars.var(0));
+    return absl::OkStatus();
+  }
+
+ protected:
+  using Vars = std::array<Tensor*, 1 + kSlots>;
+  // REQUIRES: grad has elements; every t[i] has grad's shape; the
+  // signature's scalars are scalars.
+  virtual absl::Status Update(KernelContext* ctx, const Vars& t, const Tensor& grad) = 0;
+
+ private:
+  const bool resource_;
+  const ApplySignature& signature_;
+};
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_VARIABLE_UTIL_H_
