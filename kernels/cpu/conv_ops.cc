@@ -20,7 +20,6 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/dnnl_conv.h"
-#include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
@@ -110,35 +109,6 @@ int64_t ChunkRows(const Window2D& w, size_t elem, bool whole_images) {
   return rows;
 }
 
-// Checks shared by the three kernels; returns the geometry for NHWC input
-// dims `in` and filter dims `f` [KH,KW,C,OC].
-absl::StatusOr<Window2D> ConvGeometry(const WindowAttrs& attrs, absl::Span<const int64_t> in,
-                                      absl::Span<const int64_t> f) {
-  if (in.size() != 4) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("input must be 4-dimensional, got rank ", in.size()));
-  }
-  if (f.size() != 4) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("filter must be 4-dimensional, got rank ", f.size()));
-  }
-  for (int i = 0; i < 4; ++i) {
-    if (in[i] < 0 || f[i] < 0) return absl::InvalidArgumentError("negative dimension");
-  }
-  if (in[3] != f[2]) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input depth must equal filter depth (grouped convolutions are not supported): ", in[3],
-        " vs ", f[2]));
-  }
-  if (f[0] == 0 || f[1] == 0) {
-    return absl::InvalidArgumentError("filter spatial dimensions must be positive");
-  }
-  if (!FitsBlas(f[0] * f[1] * f[2]) || !FitsBlas(f[3])) {
-    return absl::InvalidArgumentError("filter too large");
-  }
-  return attrs.Compute(in, f[0], f[1]);
-}
-
 template <typename T>
 class Conv2DOp : public OpKernel {
  public:
@@ -207,44 +177,18 @@ class Conv2DBackpropOp : public OpKernel {
   }
   absl::Status Compute(KernelContext* ctx) override {
     const auto& d = ctx->eigen_cpu_device();
-    const Tensor& sizes = ctx->input(kFilter ? 1 : 0);
-    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                        IntVector(sizes, kFilter ? "filter_sizes" : "input_sizes"));
-    if (dims.size() != 4) {
-      return absl::InvalidArgumentError(absl::StrCat(kFilter ? "filter_sizes" : "input_sizes",
-                                                     " must have 4 elements, got ", dims.size()));
-    }
-    TW_ASSIGN_OR_RETURN(TensorShape given_shape, TensorShape::FromDims(dims));
     const Tensor& input = kFilter ? ctx->input(0) : Tensor();
     const Tensor& filter = kFilter ? Tensor() : ctx->input(1);
     const Tensor& dy_in = ctx->input(2);
-    if (kFilter && input.dims() != 4) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input must be 4-dimensional, got ", input.shape().DebugString()));
-    }
-    if (dy_in.dims() != 4) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("out_backprop must be 4-dimensional, got ", dy_in.shape().DebugString()));
-    }
-    const std::vector<int64_t> in_dims =
-        kFilter ? std::vector<int64_t>(input.shape().dim_sizes().begin(),
-                                       input.shape().dim_sizes().end())
-                : dims;
-    const std::vector<int64_t> f_dims =
-        kFilter ? dims
-                : std::vector<int64_t>(filter.shape().dim_sizes().begin(),
-                                       filter.shape().dim_sizes().end());
-    const std::vector<int64_t> in_nhwc = attrs_.nchw ? NchwToNhwcDims(in_dims) : in_dims;
-    TW_ASSIGN_OR_RETURN(Window2D w, ConvGeometry(attrs_, in_nhwc, f_dims));
-    const int64_t oc = f_dims[3];
-    const std::vector<int64_t> dy_nhwc{w.batch, w.out_h, w.out_w, oc};
-    const std::vector<int64_t> dy_expected = attrs_.nchw ? NhwcToNchwDims(dy_nhwc) : dy_nhwc;
-    if (dy_in.shape() != TensorShape(dy_expected)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "out_backprop has shape ", dy_in.shape().DebugString(), " but the convolution of ",
-          TensorShape(in_dims).DebugString(), " by ", TensorShape(f_dims).DebugString(), " gives ",
-          TensorShape(dy_expected).DebugString()));
-    }
+    TW_ASSIGN_OR_RETURN(
+        ConvBackpropShapes shapes,
+        ConvBackpropGeometry(attrs_, kFilter, ctx->input(kFilter ? 1 : 0),
+                             kFilter ? input.shape() : filter.shape(), dy_in.shape()));
+    const Window2D& w = shapes.w;
+    const TensorShape& given_shape = shapes.out_shape;
+    const std::vector<int64_t> in_nhwc =
+        attrs_.nchw ? NchwToNhwcDims(shapes.in_dims) : shapes.in_dims;
+    const int64_t oc = shapes.f_dims[3];
     Tensor dy = dy_in;
     if (attrs_.nchw) {
       TW_ASSIGN_OR_RETURN(dy, ToNhwc(d, ctx->device()->allocator(), dy_in));

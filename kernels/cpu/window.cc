@@ -1,8 +1,11 @@
 #include "kernels/cpu/window.h"
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "kernels/cpu/kernel_util.h"
 
 namespace towerflow {
 namespace {
@@ -99,6 +102,71 @@ absl::StatusOr<Window2D> WindowAttrs::Compute(absl::Span<const int64_t> in, int6
   TW_RETURN_IF_ERROR(GetWindowedOutputSize(w.in_w, k_w, dilation_w, stride_w, padding, &w.out_w,
                                            &w.pad_left, &w.pad_right));
   return w;
+}
+
+absl::StatusOr<Window2D> ConvGeometry(const WindowAttrs& attrs, absl::Span<const int64_t> in,
+                                      absl::Span<const int64_t> f) {
+  if (in.size() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input must be 4-dimensional, got rank ", in.size()));
+  }
+  if (f.size() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("filter must be 4-dimensional, got rank ", f.size()));
+  }
+  for (int i = 0; i < 4; ++i) {
+    if (in[i] < 0 || f[i] < 0) return absl::InvalidArgumentError("negative dimension");
+  }
+  if (in[3] != f[2]) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input depth must equal filter depth (grouped convolutions are not supported): ", in[3],
+        " vs ", f[2]));
+  }
+  if (f[0] == 0 || f[1] == 0) {
+    return absl::InvalidArgumentError("filter spatial dimensions must be positive");
+  }
+  constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+  if (f[0] * f[1] * f[2] > kMaxInt || f[3] > kMaxInt) {
+    return absl::InvalidArgumentError("filter too large");
+  }
+  return attrs.Compute(in, f[0], f[1]);
+}
+
+absl::StatusOr<ConvBackpropShapes> ConvBackpropGeometry(const WindowAttrs& attrs, bool filter_grad,
+                                                        const Tensor& sizes,
+                                                        const TensorShape& given,
+                                                        const TensorShape& dy) {
+  const char* what = filter_grad ? "filter_sizes" : "input_sizes";
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(sizes, what));
+  if (dims.size() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must have 4 elements, got ", dims.size()));
+  }
+  ConvBackpropShapes shapes;
+  TW_ASSIGN_OR_RETURN(shapes.out_shape, TensorShape::FromDims(dims));
+  if (filter_grad && given.dims() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input must be 4-dimensional, got ", given.DebugString()));
+  }
+  if (dy.dims() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("out_backprop must be 4-dimensional, got ", dy.DebugString()));
+  }
+  const std::vector<int64_t> given_dims(given.dim_sizes().begin(), given.dim_sizes().end());
+  shapes.in_dims = filter_grad ? given_dims : dims;
+  shapes.f_dims = filter_grad ? dims : given_dims;
+  const std::vector<int64_t> in_nhwc = attrs.nchw ? NchwToNhwcDims(shapes.in_dims) : shapes.in_dims;
+  TW_ASSIGN_OR_RETURN(shapes.w, ConvGeometry(attrs, in_nhwc, shapes.f_dims));
+  const Window2D& w = shapes.w;
+  const std::vector<int64_t> dy_nhwc{w.batch, w.out_h, w.out_w, shapes.f_dims[3]};
+  const std::vector<int64_t> dy_expected = attrs.nchw ? NhwcToNchwDims(dy_nhwc) : dy_nhwc;
+  if (dy != TensorShape(dy_expected)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "out_backprop has shape ", dy.DebugString(), " but the convolution of ",
+        TensorShape(shapes.in_dims).DebugString(), " by ", TensorShape(shapes.f_dims).DebugString(),
+        " gives ", TensorShape(dy_expected).DebugString()));
+  }
+  return shapes;
 }
 
 std::vector<int64_t> NchwToNhwcDims(absl::Span<const int64_t> d) {

@@ -45,6 +45,28 @@ struct WindowAttrs {
                                    int64_t k_w) const;
 };
 
+// Conv2D's geometry for NHWC input dims `in` and filter dims `f`
+// [KH,KW,C,OC]: both 4-D, depths equal, a positive window, sizes that fit
+// 32-bit BLAS and cuDNN.
+absl::StatusOr<Window2D> ConvGeometry(const WindowAttrs& attrs, absl::Span<const int64_t> in,
+                                      absl::Span<const int64_t> f);
+
+// The shapes of Conv2DBackpropInput(input_sizes, filter, out_backprop) and
+// Conv2DBackpropFilter(input, filter_sizes, out_backprop), checked:
+// `sizes` is the host tensor input_sizes or filter_sizes, `given` the shape
+// of filter or input, `dy` out_backprop's, which must be what the forward
+// convolution gives.
+struct ConvBackpropShapes {
+  Window2D w;                    // NHWC geometry
+  std::vector<int64_t> in_dims;  // input's, in the data format
+  std::vector<int64_t> f_dims;   // filter's [KH,KW,C,OC]
+  TensorShape out_shape;         // the gradient's: input_sizes or filter_sizes
+};
+absl::StatusOr<ConvBackpropShapes> ConvBackpropGeometry(const WindowAttrs& attrs, bool filter_grad,
+                                                        const Tensor& sizes,
+                                                        const TensorShape& given,
+                                                        const TensorShape& dy);
+
 // NCHW <-> NHWC copies for kernels that compute in NHWC; the NHWC copy
 // comes from `allocator` (the kernel's device's).
 absl::StatusOr<Tensor> ToNhwc(const Eigen::ThreadPoolDevice& d, Allocator* allocator,

@@ -150,6 +150,96 @@ std::vector<Case> Cases() {
                    "Fill",
                    absl::StrCat(kFloat, " attr { key: 'index_type' value { type: DT_INT32 } }"),
                    {Ints({3, 0, 2}), Floats({})}});
+  // Convolutions: symmetric and asymmetric (SAME, stride 2) padding, NCHW,
+  // dilation, 1x1; each pass.
+  const auto conv_attrs = [](const char* padding, int stride, bool nchw, int dilation) {
+    const std::string s = nchw ? absl::StrCat("i: 1 i: 1 i: ", stride, " i: ", stride)
+                               : absl::StrCat("i: 1 i: ", stride, " i: ", stride, " i: 1");
+    const std::string d = nchw ? absl::StrCat("i: 1 i: 1 i: ", dilation, " i: ", dilation)
+                               : absl::StrCat("i: 1 i: ", dilation, " i: ", dilation, " i: 1");
+    return absl::StrCat(kFloat, " attr { key: 'padding' value { s: '", padding,
+                        "' } } attr { key: 'strides' value { list { ", s,
+                        " } } } attr { key: 'dilations' value { list { ", d,
+                        " } } } attr { key: 'data_format' value { s: '", nchw ? "NCHW" : "NHWC",
+                        "' } }");
+  };
+  struct ConvCase {
+    const char* name;
+    const char* padding;
+    int stride;
+    bool nchw;
+    int dilation;
+    std::vector<int64_t> in, filter, out;  // out: the forward output's shape
+  };
+  const ConvCase convs[] = {
+      {"same5x5", "SAME", 1, false, 1, {2, 12, 12, 3}, {5, 5, 3, 8}, {2, 12, 12, 8}},
+      {"same_s2", "SAME", 2, false, 1, {2, 9, 10, 4}, {3, 3, 4, 5}, {2, 5, 5, 5}},
+      {"valid", "VALID", 1, false, 1, {1, 7, 6, 2}, {3, 2, 2, 3}, {1, 5, 5, 3}},
+      {"nchw_s2", "SAME", 2, true, 1, {2, 3, 8, 8}, {3, 3, 3, 4}, {2, 4, 4, 4}},
+      {"dilated", "SAME", 1, false, 2, {1, 9, 9, 2}, {3, 3, 2, 3}, {1, 9, 9, 3}},
+      {"pointwise", "VALID", 1, false, 1, {3, 4, 4, 16}, {1, 1, 16, 7}, {3, 4, 4, 7}},
+  };
+  for (const ConvCase& c : convs) {
+    const std::string attrs = conv_attrs(c.padding, c.stride, c.nchw, c.dilation);
+    const auto ints = [](const std::vector<int64_t>& v) {
+      return Ints(std::vector<int32_t>(v.begin(), v.end()));
+    };
+    cases.push_back({absl::StrCat("Conv2D_", c.name),
+                     "Conv2D",
+                     attrs,
+                     {Floats(c.in), Floats(c.filter)},
+                     1,
+                     1e-4});
+    cases.push_back({absl::StrCat("Conv2DBackpropInput_", c.name),
+                     "Conv2DBackpropInput",
+                     attrs,
+                     {ints(c.in), Floats(c.filter), Floats(c.out)},
+                     1,
+                     1e-4});
+    cases.push_back({absl::StrCat("Conv2DBackpropFilter_", c.name),
+                     "Conv2DBackpropFilter",
+                     attrs,
+                     {Floats(c.in), ints(c.filter), Floats(c.out)},
+                     1,
+                     1e-4});
+  }
+  // Pooling: the CIFAR-10 model's 3x3 stride-2 SAME window on 24x24 (one
+  // padded row below, none above), VALID, NCHW.
+  const auto pool_attrs = [](const char* padding, int k, int stride, bool nchw) {
+    const auto four = [nchw](int v) {
+      return nchw ? absl::StrCat("i: 1 i: 1 i: ", v, " i: ", v)
+                  : absl::StrCat("i: 1 i: ", v, " i: ", v, " i: 1");
+    };
+    return absl::StrCat(kFloat, " attr { key: 'padding' value { s: '", padding,
+                        "' } } attr { key: 'ksize' value { list { ", four(k),
+                        " } } } attr { key: 'strides' value { list { ", four(stride),
+                        " } } } attr { key: 'data_format' value { s: '", nchw ? "NCHW" : "NHWC",
+                        "' } }");
+  };
+  const std::string cifar_pool = pool_attrs("SAME", 3, 2, false);
+  for (const char* op : {"MaxPool", "AvgPool"}) {
+    cases.push_back({absl::StrCat(op, "_cifar"), op, cifar_pool, {Floats({2, 24, 24, 8})}});
+    cases.push_back(
+        {absl::StrCat(op, "_valid"), op, pool_attrs("VALID", 2, 2, false), {Floats({1, 7, 9, 3})}});
+    cases.push_back(
+        {absl::StrCat(op, "_nchw"), op, pool_attrs("SAME", 3, 2, true), {Floats({2, 3, 11, 10})}});
+  }
+  cases.push_back({"MaxPoolGrad_cifar",
+                   "MaxPoolGrad",
+                   cifar_pool,
+                   {Floats({2, 24, 24, 8}), Floats({2, 12, 12, 8}), Floats({2, 12, 12, 8})}});
+  cases.push_back({"MaxPoolGrad_nchw",
+                   "MaxPoolGrad",
+                   pool_attrs("SAME", 3, 2, true),
+                   {Floats({2, 3, 11, 10}), Floats({2, 3, 6, 5}), Floats({2, 3, 6, 5})}});
+  cases.push_back({"AvgPoolGrad_cifar",
+                   "AvgPoolGrad",
+                   cifar_pool,
+                   {Ints({2, 24, 24, 8}), Floats({2, 12, 12, 8})}});
+  cases.push_back({"AvgPoolGrad_valid",
+                   "AvgPoolGrad",
+                   pool_attrs("VALID", 2, 2, false),
+                   {Ints({1, 7, 9, 3}), Floats({1, 3, 4, 3})}});
   cases.push_back({"ZerosLike", "ZerosLike", kFloat, {Floats({4, 4})}});
   cases.push_back({"OnesLike", "OnesLike", kFloat, {Floats({4, 4})}});
   return cases;

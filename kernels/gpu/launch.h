@@ -131,6 +131,43 @@ cudaError_t LaunchApply(ApplyFn fn, const ApplyArgs<T>& args, int64_t n, cudaStr
 template <typename T>
 cudaError_t LaunchAddInto(const T* a, const T* b, T* out, bool add, int64_t n, cudaStream_t stream);
 
+// ---- Layout (layout_kernels.cu.cc) ----
+
+// out = in with its 4 dims permuted: out's dim i is in's dim perm[i].
+template <typename T>
+cudaError_t LaunchTranspose4(const T* in, const int64_t in_dims[4], const int perm[4], T* out,
+                             cudaStream_t stream);
+
+// out[o] = in[o - offset] where that is inside `in`, else `fill`: a pad
+// (offsets >= 0) or a crop (offsets <= 0) of a 4-D tensor.
+template <typename T>
+cudaError_t LaunchShift4(const T* in, const int64_t in_dims[4], T* out, const int64_t out_dims[4],
+                         const int64_t offset[4], T fill, cudaStream_t stream);
+
+// ---- Pooling (pooling_kernels.cu.cc) ----
+
+// A 2-D pooling window over a 4-D tensor, TF's semantics: windows start at
+// -pad_top/-pad_left and step by the strides; padding never counts (max
+// over, and average over, the window's elements inside the input).
+struct PoolShape {
+  int64_t batch, in_h, in_w, channels, out_h, out_w;
+  int64_t k_h, k_w, stride_h, stride_w, pad_top, pad_left;
+  bool nchw;
+};
+
+template <typename T>
+cudaError_t LaunchMaxPool(const PoolShape& p, const T* in, T* out, cudaStream_t stream);
+template <typename T>
+cudaError_t LaunchAvgPool(const PoolShape& p, const T* in, T* out, cudaStream_t stream);
+// dx (in's shape, zeroed here) gets each dy added at its window's first
+// maximum of `in`.
+template <typename T>
+cudaError_t LaunchMaxPoolGrad(const PoolShape& p, const T* in, const T* dy, T* dx,
+                              cudaStream_t stream);
+// dx[i] = sum over the windows holding i of dy / (the window's count).
+template <typename T>
+cudaError_t LaunchAvgPoolGrad(const PoolShape& p, const T* dy, T* dx, cudaStream_t stream);
+
 }  // namespace gpu
 }  // namespace towerflow
 

@@ -1,0 +1,327 @@
+// Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter on cuDNN, NHWC or
+// NCHW, float and double, with strides, dilations and any padding.
+//
+// - TF's filter is HWIO; cuDNN wants OHWI (KRSC) beside NHWC data and OIHW
+//   (KCRS) beside NCHW, so the filter (or its gradient) is transposed on the
+//   device.
+// - cuDNN pads symmetrically. Where TF's padding is not (SAME with an odd
+//   total puts the extra row at the bottom), the input is padded explicitly
+//   by the difference and cuDNN pads the rest; the input gradient is then
+//   computed for the padded input and cropped.
+// - The algorithm is cuDNN's first heuristic choice (the _v7 queries) that
+//   runs within a 1 GiB workspace, cached per kernel and shape. Math is FMA
+//   (no TF32), so results match the CPU kernels to float rounding.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/window.h"
+#include "kernels/gpu/cudnn_util.h"
+#include "kernels/gpu/gpu_kernel_util.h"
+#include "kernels/gpu/launch.h"
+#include "kernels/kernel_registry.h"
+
+namespace towerflow {
+namespace gpu {
+namespace {
+
+constexpr size_t kWorkspaceLimit = size_t{1} << 30;
+
+enum class ConvPass { kForward, kBackwardInput, kBackwardFilter };
+
+// The descriptors of one convolution. x is the (maybe explicitly padded)
+// input.
+struct ConvDescriptors {
+  TensorDescriptor x, y;
+  FilterDescriptor filter;
+  ConvolutionDescriptor conv;
+};
+
+struct Algorithm {
+  int algo = 0;
+  size_t workspace = 0;
+};
+
+// cuDNN's heuristic choices in order; the first that succeeded and fits.
+template <typename Perf>
+absl::StatusOr<Algorithm> FirstFit(const Perf* perf, int count, const std::string& what) {
+  for (int i = 0; i < count; ++i) {
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kWorkspaceLimit) {
+      return Algorithm{static_cast<int>(perf[i].algo), perf[i].memory};
+    }
+  }
+  return absl::InternalError(
+      absl::StrCat("cuDNN has no algorithm for ", what, " within a 1 GiB workspace"));
+}
+
+absl::StatusOr<Algorithm> ChooseAlgorithm(cudnnHandle_t handle, ConvPass pass,
+                                          const ConvDescriptors& d, const std::string& what) {
+  int returned = 0;
+  switch (pass) {
+    case ConvPass::kForward: {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      TW_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(
+          handle, d.x.get(), d.filter.get(), d.conv.get(), d.y.get(),
+          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+      return FirstFit(perf, returned, what);
+    }
+    case ConvPass::kBackwardInput: {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      TW_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+          handle, d.filter.get(), d.y.get(), d.conv.get(), d.x.get(),
+          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf));
+      return FirstFit(perf, returned, what);
+    }
+    case ConvPass::kBackwardFilter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      TW_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+          handle, d.x.get(), d.y.get(), d.conv.get(), d.filter.get(),
+          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf));
+      return FirstFit(perf, returned, what);
+    }
+  }
+  return absl::InternalError("unknown convolution pass");
+}
+
+// Memory-order dims and the explicit padding of the input (in the data
+// format), and the symmetric padding left to cuDNN.
+struct Padding {
+  std::vector<int64_t> in_dims, padded_dims;
+  int64_t offset[4] = {0, 0, 0, 0};
+  int64_t sym_h = 0, sym_w = 0;
+  bool explicit_pad = false;
+};
+
+Padding PaddingFor(const Window2D& w, bool nchw) {
+  Padding p;
+  p.sym_h = std::min(w.pad_top, w.pad_bottom);
+  p.sym_w = std::min(w.pad_left, w.pad_right);
+  const int64_t extra_h = std::max(w.pad_top, w.pad_bottom) - p.sym_h;
+  const int64_t extra_w = std::max(w.pad_left, w.pad_right) - p.sym_w;
+  const int h_axis = nchw ? 2 : 1, w_axis = nchw ? 3 : 2;
+  p.in_dims = nchw ? std::vector<int64_t>{w.batch, w.channels, w.in_h, w.in_w}
+                   : std::vector<int64_t>{w.batch, w.in_h, w.in_w, w.channels};
+  p.padded_dims = p.in_dims;
+  p.padded_dims[h_axis] += extra_h;
+  p.padded_dims[w_axis] += extra_w;
+  p.offset[h_axis] = w.pad_top > w.pad_bottom ? extra_h : 0;
+  p.offset[w_axis] = w.pad_left > w.pad_right ? extra_w : 0;
+  p.explicit_pad = extra_h > 0 || extra_w > 0;
+  return p;
+}
+
+template <typename T>
+absl::StatusOr<ConvDescriptors> Describe(const Window2D& w, int64_t oc, const Padding& pad,
+                                         bool nchw) {
+  const cudnnTensorFormat_t format = nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+  for (int64_t d : pad.padded_dims) {
+    if (d > std::numeric_limits<int>::max()) {
+      return absl::InvalidArgumentError(absl::StrCat("convolution input dimension ", d,
+                                                     " does not fit cuDNN's 32-bit dimensions"));
+    }
+  }
+  const int64_t ph = pad.padded_dims[nchw ? 2 : 1], pw = pad.padded_dims[nchw ? 3 : 2];
+  TW_ASSIGN_OR_RETURN(TensorDescriptor x, Tensor4d<T>(format, w.batch, w.channels, ph, pw));
+  TW_ASSIGN_OR_RETURN(TensorDescriptor y, Tensor4d<T>(format, w.batch, oc, w.out_h, w.out_w));
+  TW_ASSIGN_OR_RETURN(FilterDescriptor filter, FilterDescriptor::Create());
+  TW_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(
+      filter.get(), CudnnDataType<T>(), format, static_cast<int>(oc), static_cast<int>(w.channels),
+      static_cast<int>(w.k_h), static_cast<int>(w.k_w)));
+  TW_ASSIGN_OR_RETURN(ConvolutionDescriptor conv, ConvolutionDescriptor::Create());
+  TW_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(
+      conv.get(), static_cast<int>(pad.sym_h), static_cast<int>(pad.sym_w),
+      static_cast<int>(w.stride_h), static_cast<int>(w.stride_w), static_cast<int>(w.dilation_h),
+      static_cast<int>(w.dilation_w), CUDNN_CROSS_CORRELATION, CudnnDataType<T>()));
+  TW_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv.get(), CUDNN_FMA_MATH));
+  int n = 0, c = 0, h = 0, wd = 0;
+  TW_CUDNN_RETURN_IF_ERROR(
+      cudnnGetConvolution2dForwardOutputDim(conv.get(), x.get(), filter.get(), &n, &c, &h, &wd));
+  if (n != w.batch || c != oc || h != w.out_h || wd != w.out_w) {
+    return absl::InternalError(absl::StrCat("cuDNN's convolution output [", n, ",", c, ",", h, ",",
+                                            wd, "] differs from TF's [", w.batch, ",", oc, ",",
+                                            w.out_h, ",", w.out_w, "]"));
+  }
+  return ConvDescriptors{std::move(x), std::move(y), std::move(filter), std::move(conv)};
+}
+
+// HWIO -> cuDNN's filter layout and back (LaunchTranspose4 permutations).
+constexpr int kToOhwi[4] = {3, 0, 1, 2}, kToOihw[4] = {3, 2, 0, 1};
+constexpr int kFromOhwi[4] = {1, 2, 3, 0}, kFromOihw[4] = {2, 3, 1, 0};
+
+template <typename T, ConvPass kPass>
+class CudnnConvOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return attrs_.Init(c, /*has_dilations=*/true, /*has_ksize=*/false);
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    cudaStream_t stream = gpu->compute_stream();
+    Window2D w;
+    std::vector<int64_t> f_dims;
+    TensorShape out_shape;
+    if constexpr (kPass == ConvPass::kForward) {
+      const Tensor& input = ctx->input(0);
+      const Tensor& filter = ctx->input(1);
+      if (input.dims() != 4) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input must be 4-dimensional, got ", input.shape().DebugString()));
+      }
+      std::vector<int64_t> in_dims(input.shape().dim_sizes().begin(),
+                                   input.shape().dim_sizes().end());
+      f_dims.assign(filter.shape().dim_sizes().begin(), filter.shape().dim_sizes().end());
+      TW_ASSIGN_OR_RETURN(
+          w, ConvGeometry(attrs_, attrs_.nchw ? NchwToNhwcDims(in_dims) : in_dims, f_dims));
+      const std::vector<int64_t> out_nhwc{w.batch, w.out_h, w.out_w, f_dims[3]};
+      TW_ASSIGN_OR_RETURN(out_shape,
+                          TensorShape::FromDims(attrs_.nchw ? NhwcToNchwDims(out_nhwc) : out_nhwc));
+    } else {
+      constexpr bool kFilter = kPass == ConvPass::kBackwardFilter;
+      TW_ASSIGN_OR_RETURN(
+          ConvBackpropShapes shapes,
+          ConvBackpropGeometry(attrs_, kFilter, ctx->input(kFilter ? 1 : 0),
+                               ctx->input(kFilter ? 0 : 1).shape(), ctx->input(2).shape()));
+      w = shapes.w;
+      f_dims = shapes.f_dims;
+      out_shape = shapes.out_shape;
+    }
+    const int64_t oc = f_dims[3];
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    // Nothing to sum over: zeros (cuDNN refuses empty dimensions).
+    const bool empty_sum =
+        kPass == ConvPass::kForward
+            ? w.channels == 0 || w.out_h == 0 || w.out_w == 0
+            : w.batch == 0 || oc == 0 || w.out_h == 0 || w.out_w == 0 || w.in_h == 0 || w.in_w == 0;
+    if (empty_sum) {
+      TW_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), stream));
+      return absl::OkStatus();
+    }
+    const Padding pad = PaddingFor(w, attrs_.nchw);
+    TW_ASSIGN_OR_RETURN(ConvDescriptors d, Describe<T>(w, oc, pad, attrs_.nchw));
+    TW_ASSIGN_OR_RETURN(Algorithm algo, AlgorithmFor(gpu, d, w, oc));
+    Tensor workspace;
+    if (algo.workspace > 0) {
+      TW_ASSIGN_OR_RETURN(workspace,
+                          DeviceTemp(ctx, DT_UINT8, TensorShape({int64_t(algo.workspace)})));
+    }
+    const std::vector<int64_t> cudnn_filter_dims =
+        attrs_.nchw ? std::vector<int64_t>{oc, w.channels, w.k_h, w.k_w}
+                    : std::vector<int64_t>{oc, w.k_h, w.k_w, w.channels};
+    const T one = 1, zero = 0;
+    if constexpr (kPass == ConvPass::kBackwardFilter) {
+      TW_ASSIGN_OR_RETURN(Tensor x, PaddedInput(ctx, ctx->input(0), pad, stream));
+      TW_ASSIGN_OR_RETURN(
+          Tensor df, DeviceTemp(ctx, DataTypeToEnum<T>::value, TensorShape(cudnn_filter_dims)));
+      {
+        absl::MutexLock lock(&gpu->handle_mutex());
+        TW_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardFilter(
+            gpu->cudnn(), &one, d.x.get(), x.data<T>(), d.y.get(), ctx->input(2).data<T>(),
+            d.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo),
+            workspace.raw_data(), algo.workspace, &zero, d.filter.get(), df.data<T>()));
+      }
+      TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<T>(df.data<T>(), cudnn_filter_dims.data(),
+                                                  attrs_.nchw ? kFromOihw : kFromOhwi,
+                                                  out->data<T>(), stream));
+      return absl::OkStatus();
+    }
+    // Forward and input gradient: the filter in cuDNN's layout.
+    const Tensor& filter = ctx->input(1);
+    TW_ASSIGN_OR_RETURN(Tensor f,
+                        DeviceTemp(ctx, DataTypeToEnum<T>::value, TensorShape(cudnn_filter_dims)));
+    TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<T>(
+        filter.data<T>(), f_dims.data(), attrs_.nchw ? kToOihw : kToOhwi, f.data<T>(), stream));
+    if constexpr (kPass == ConvPass::kForward) {
+      TW_ASSIGN_OR_RETURN(Tensor x, PaddedInput(ctx, ctx->input(0), pad, stream));
+      absl::MutexLock lock(&gpu->handle_mutex());
+      TW_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
+          gpu->cudnn(), &one, d.x.get(), x.data<T>(), d.filter.get(), f.data<T>(), d.conv.get(),
+          static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), workspace.raw_data(), algo.workspace,
+          &zero, d.y.get(), out->data<T>()));
+      return absl::OkStatus();
+    } else {
+      Tensor dx = *out;
+      if (pad.explicit_pad) {
+        TW_ASSIGN_OR_RETURN(
+            dx, DeviceTemp(ctx, DataTypeToEnum<T>::value, TensorShape(pad.padded_dims)));
+      }
+      {
+        absl::MutexLock lock(&gpu->handle_mutex());
+        TW_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(
+            gpu->cudnn(), &one, d.filter.get(), f.data<T>(), d.y.get(), ctx->input(2).data<T>(),
+            d.conv.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo),
+            workspace.raw_data(), algo.workspace, &zero, d.x.get(), dx.data<T>()));
+      }
+      if (pad.explicit_pad) {
+        const int64_t crop[4] = {-pad.offset[0], -pad.offset[1], -pad.offset[2], -pad.offset[3]};
+        TW_CUDA_RETURN_IF_ERROR(LaunchShift4<T>(dx.data<T>(), pad.padded_dims.data(),
+                                                out->data<T>(), pad.in_dims.data(), crop, T(0),
+                                                stream));
+      }
+      return absl::OkStatus();
+    }
+  }
+
+ private:
+  // The input itself, or a zero-padded copy where cuDNN's symmetric
+  // padding falls short.
+  static absl::StatusOr<Tensor> PaddedInput(KernelContext* ctx, const Tensor& input,
+                                            const Padding& pad, cudaStream_t stream) {
+    if (!pad.explicit_pad) return input;
+    TW_ASSIGN_OR_RETURN(Tensor x,
+                        DeviceTemp(ctx, DataTypeToEnum<T>::value, TensorShape(pad.padded_dims)));
+    TW_CUDA_RETURN_IF_ERROR(LaunchShift4<T>(input.data<T>(), pad.in_dims.data(), x.data<T>(),
+                                            pad.padded_dims.data(), pad.offset, T(0), stream));
+    return x;
+  }
+
+  absl::StatusOr<Algorithm> AlgorithmFor(GpuDevice* gpu, const ConvDescriptors& d,
+                                         const Window2D& w, int64_t oc) {
+    const std::string key = absl::StrJoin(
+        {w.batch, w.in_h, w.in_w, w.channels, w.k_h, w.k_w, oc, w.stride_h, w.stride_w,
+         w.dilation_h, w.dilation_w, w.pad_top, w.pad_bottom, w.pad_left, w.pad_right},
+        ",");
+    absl::MutexLock lock(&cache_mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    absl::StatusOr<Algorithm> algo;
+    {
+      absl::MutexLock handle_lock(&gpu->handle_mutex());
+      algo = ChooseAlgorithm(gpu->cudnn(), kPass, d, key);
+    }
+    if (algo.ok()) cache_.emplace(key, *algo);
+    return algo;
+  }
+
+  WindowAttrs attrs_;
+  absl::Mutex cache_mu_;
+  absl::flat_hash_map<std::string, Algorithm> cache_ ABSL_GUARDED_BY(cache_mu_);
+};
+
+template <typename T>
+void RegisterForType() {
+  const auto on = [](const char* op) {
+    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint("T", DataTypeToEnum<T>::value);
+  };
+  RegisterKernel(on("Conv2D"), MakeFactory<CudnnConvOp<T, ConvPass::kForward>>());
+  RegisterKernel(on("Conv2DBackpropInput"),
+                 MakeFactory<CudnnConvOp<T, ConvPass::kBackwardInput>>());
+  RegisterKernel(on("Conv2DBackpropFilter"),
+                 MakeFactory<CudnnConvOp<T, ConvPass::kBackwardFilter>>());
+}
+
+TW_REGISTER_KERNELS(gpu_conv) {
+  RegisterForType<float>();
+  RegisterForType<double>();
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace towerflow

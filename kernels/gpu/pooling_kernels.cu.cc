@@ -1,0 +1,220 @@
+// CUDA pooling kernels (kernels/gpu/launch.h) with TF's exact window rules
+// for any padding, NHWC or NCHW. They are our own rather than cuDNN's:
+// cuDNN pads symmetrically, while TF's SAME padding puts the odd row at the
+// bottom (a 3x3 stride-2 pool of 24x24 pads 0 above and 1 below), and an
+// average over padded zeros is not TF's average over the window's inside.
+// TF itself runs NHWC max pooling on a kernel of its own for the same reason.
+#include <cuda_runtime.h>
+
+#include <cfloat>
+#include <cstdint>
+
+#include "kernels/gpu/cuda_util.cu.h"
+#include "kernels/gpu/launch.h"
+
+namespace towerflow {
+namespace gpu {
+namespace {
+
+struct Pixel {
+  int64_t n, h, w, c;
+};
+
+// Output element i as (n, oh, ow, c) in the layout's order.
+__device__ Pixel OutputPixel(const PoolShape& p, int64_t i) {
+  Pixel x;
+  if (p.nchw) {
+    x.w = i % p.out_w;
+    i /= p.out_w;
+    x.h = i % p.out_h;
+    i /= p.out_h;
+    x.c = i % p.channels;
+    x.n = i / p.channels;
+  } else {
+    x.c = i % p.channels;
+    i /= p.channels;
+    x.w = i % p.out_w;
+    i /= p.out_w;
+    x.h = i % p.out_h;
+    x.n = i / p.out_h;
+  }
+  return x;
+}
+
+__device__ Pixel InputPixel(const PoolShape& p, int64_t i) {
+  Pixel x;
+  if (p.nchw) {
+    x.w = i % p.in_w;
+    i /= p.in_w;
+    x.h = i % p.in_h;
+    i /= p.in_h;
+    x.c = i % p.channels;
+    x.n = i / p.channels;
+  } else {
+    x.c = i % p.channels;
+    i /= p.channels;
+    x.w = i % p.in_w;
+    i /= p.in_w;
+    x.h = i % p.in_h;
+    x.n = i / p.in_h;
+  }
+  return x;
+}
+
+__device__ int64_t InputIndex(const PoolShape& p, int64_t n, int64_t h, int64_t w, int64_t c) {
+  return p.nchw ? ((n * p.channels + c) * p.in_h + h) * p.in_w + w
+                : ((n * p.in_h + h) * p.in_w + w) * p.channels + c;
+}
+
+__device__ int64_t OutputIndex(const PoolShape& p, int64_t n, int64_t h, int64_t w, int64_t c) {
+  return p.nchw ? ((n * p.channels + c) * p.out_h + h) * p.out_w + w
+                : ((n * p.out_h + h) * p.out_w + w) * p.channels + c;
+}
+
+// The window of output pixel (oh, ow), clipped to the input: rows [h0, h1),
+// columns [w0, w1).
+struct Window {
+  int64_t h0, h1, w0, w1;
+};
+__device__ Window WindowOf(const PoolShape& p, int64_t oh, int64_t ow) {
+  const int64_t hs = oh * p.stride_h - p.pad_top, ws = ow * p.stride_w - p.pad_left;
+  Window win;
+  win.h0 = hs > 0 ? hs : 0;
+  win.w0 = ws > 0 ? ws : 0;
+  win.h1 = hs + p.k_h < p.in_h ? hs + p.k_h : p.in_h;
+  win.w1 = ws + p.k_w < p.in_w ? ws + p.k_w : p.in_w;
+  return win;
+}
+
+// The window's maximum (-inf when it has none above -inf) and the position
+// of its first holder in row-major scan order (the window's first element
+// when none beats -inf), as the CPU kernels; -1 for an empty window.
+template <typename T>
+__device__ int64_t ArgMaxOfWindow(const PoolShape& p, const T* in, const Pixel& o, T* best) {
+  const Window win = WindowOf(p, o.h, o.w);
+  *best = T(-INFINITY);
+  if (win.h0 >= win.h1 || win.w0 >= win.w1) return -1;
+  int64_t arg = InputIndex(p, o.n, win.h0, win.w0, o.c);
+  for (int64_t h = win.h0; h < win.h1; ++h) {
+    for (int64_t w = win.w0; w < win.w1; ++w) {
+      const int64_t j = InputIndex(p, o.n, h, w, o.c);
+      if (in[j] > *best) {
+        *best = in[j];
+        arg = j;
+      }
+    }
+  }
+  return arg;
+}
+
+template <typename T>
+__global__ void MaxPoolKernel(PoolShape p, const T* in, T* out, int64_t n) {
+  TW_GRID_LOOP(i, n) {
+    T best;
+    ArgMaxOfWindow(p, in, OutputPixel(p, i), &best);
+    out[i] = best;
+  }
+}
+
+template <typename T>
+__global__ void AvgPoolKernel(PoolShape p, const T* in, T* out, int64_t n) {
+  TW_GRID_LOOP(i, n) {
+    const Pixel o = OutputPixel(p, i);
+    const Window win = WindowOf(p, o.h, o.w);
+    T sum = T(0);
+    for (int64_t h = win.h0; h < win.h1; ++h) {
+      for (int64_t w = win.w0; w < win.w1; ++w) sum += in[InputIndex(p, o.n, h, w, o.c)];
+    }
+    out[i] = sum / T((win.h1 - win.h0) * (win.w1 - win.w0));
+  }
+}
+
+template <typename T>
+__global__ void ZeroKernel(T* out, int64_t n) {
+  TW_GRID_LOOP(i, n) { out[i] = T(0); }
+}
+
+template <typename T>
+__global__ void MaxPoolGradKernel(PoolShape p, const T* in, const T* dy, T* dx, int64_t n) {
+  TW_GRID_LOOP(i, n) {
+    T best;
+    const int64_t arg = ArgMaxOfWindow(p, in, OutputPixel(p, i), &best);
+    if (arg >= 0) atomicAdd(dx + arg, dy[i]);
+  }
+}
+
+// One thread per input element: the outputs whose windows hold (h, w) are
+// oh in [ceil((h + pad_top - k_h + 1) / s), floor((h + pad_top) / s)].
+template <typename T>
+__global__ void AvgPoolGradKernel(PoolShape p, const T* dy, T* dx, int64_t n) {
+  TW_GRID_LOOP(i, n) {
+    const Pixel x = InputPixel(p, i);
+    const int64_t ph = x.h + p.pad_top, pw = x.w + p.pad_left;
+    int64_t oh0 = ph - p.k_h + 1 > 0 ? (ph - p.k_h + 1 + p.stride_h - 1) / p.stride_h : 0;
+    int64_t ow0 = pw - p.k_w + 1 > 0 ? (pw - p.k_w + 1 + p.stride_w - 1) / p.stride_w : 0;
+    int64_t oh1 = ph / p.stride_h + 1, ow1 = pw / p.stride_w + 1;
+    if (oh1 > p.out_h) oh1 = p.out_h;
+    if (ow1 > p.out_w) ow1 = p.out_w;
+    T sum = T(0);
+    for (int64_t oh = oh0; oh < oh1; ++oh) {
+      for (int64_t ow = ow0; ow < ow1; ++ow) {
+        const Window win = WindowOf(p, oh, ow);
+        sum += dy[OutputIndex(p, x.n, oh, ow, x.c)] / T((win.h1 - win.h0) * (win.w1 - win.w0));
+      }
+    }
+    dx[i] = sum;
+  }
+}
+
+int64_t OutputCount(const PoolShape& p) { return p.batch * p.out_h * p.out_w * p.channels; }
+int64_t InputCount(const PoolShape& p) { return p.batch * p.in_h * p.in_w * p.channels; }
+
+}  // namespace
+
+template <typename T>
+cudaError_t LaunchMaxPool(const PoolShape& p, const T* in, T* out, cudaStream_t stream) {
+  const int64_t n = OutputCount(p);
+  if (n == 0) return cudaSuccess;
+  MaxPoolKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(p, in, out, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchAvgPool(const PoolShape& p, const T* in, T* out, cudaStream_t stream) {
+  const int64_t n = OutputCount(p);
+  if (n == 0) return cudaSuccess;
+  AvgPoolKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(p, in, out, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchMaxPoolGrad(const PoolShape& p, const T* in, const T* dy, T* dx,
+                              cudaStream_t stream) {
+  const int64_t n_in = InputCount(p), n_out = OutputCount(p);
+  if (n_in == 0) return cudaSuccess;
+  ZeroKernel<T><<<GridSize(n_in), kThreadsPerBlock, 0, stream>>>(dx, n_in);
+  if (n_out == 0) return cudaGetLastError();
+  MaxPoolGradKernel<T><<<GridSize(n_out), kThreadsPerBlock, 0, stream>>>(p, in, dy, dx, n_out);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchAvgPoolGrad(const PoolShape& p, const T* dy, T* dx, cudaStream_t stream) {
+  const int64_t n = InputCount(p);
+  if (n == 0) return cudaSuccess;
+  AvgPoolGradKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(p, dy, dx, n);
+  return cudaGetLastError();
+}
+
+#define TW_INSTANTIATE(T)                                                              \
+  template cudaError_t LaunchMaxPool<T>(const PoolShape&, const T*, T*, cudaStream_t); \
+  template cudaError_t LaunchAvgPool<T>(const PoolShape&, const T*, T*, cudaStream_t); \
+  template cudaError_t LaunchMaxPoolGrad<T>(const PoolShape&, const T*, const T*, T*,  \
+                                            cudaStream_t);                             \
+  template cudaError_t LaunchAvgPoolGrad<T>(const PoolShape&, const T*, T*, cudaStream_t);
+TW_INSTANTIATE(float)
+TW_INSTANTIATE(double)
+#undef TW_INSTANTIATE
+
+}  // namespace gpu
+}  // namespace towerflow
