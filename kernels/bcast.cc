@@ -71,4 +71,23 @@ BCast::BCast(absl::Span<const int64_t> x, absl::Span<const int64_t> y) {
   }
 }
 
+std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, const TensorShape& out) {
+  const int r = out.dims(), off = r - static_cast<int>(in.size());
+  std::vector<int64_t> idx(out.num_elements());
+  std::vector<int64_t> pos(r, 0);
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    int64_t flat = 0;
+    for (int d = off; d < r; ++d) {
+      const int64_t size = in[d - off];
+      flat = flat * size + (size == 1 ? 0 : pos[d]);
+    }
+    idx[i] = flat;
+    for (int d = r - 1; d >= 0; --d) {  // next position
+      if (++pos[d] < out.dim_size(d)) break;
+      pos[d] = 0;
+    }
+  }
+  return idx;
+}
+
 }  // namespace towerflow

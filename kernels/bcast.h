@@ -59,6 +59,11 @@ class BCast {
   Vec grad_x_reduce_idx_, grad_y_reduce_idx_;
 };
 
+// For each position (row-major) of `out`, the flat index into `in` (dims
+// that broadcast to out's, aligned at the end) that it reads: the batch
+// matrices of BatchMatMulV2.
+std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, const TensorShape& out);
+
 }  // namespace towerflow
 
 #endif  // TOWERFLOW_KERNELS_BCAST_H_

@@ -65,5 +65,16 @@ TEST(BCastTest, IncompatibleAndNegativeShapesAreErrors) {
   EXPECT_FALSE(B({int64_t{1} << 62, 1}, {1, 8}).ok());
 }
 
+TEST(BroadcastIndicesTest, PicksTheMatrixEachOutputPositionReads) {
+  // [2,1] against an output of [2,3]: rows follow, the column broadcasts.
+  EXPECT_EQ(BroadcastIndices({2, 1}, TensorShape({2, 3})),
+            (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
+  // [3] aligned at the end of [2,3].
+  EXPECT_EQ(BroadcastIndices({3}, TensorShape({2, 3})), (std::vector<int64_t>{0, 1, 2, 0, 1, 2}));
+  // No dims: every position reads the one matrix.
+  EXPECT_EQ(BroadcastIndices({}, TensorShape({2, 2})), (std::vector<int64_t>{0, 0, 0, 0}));
+  EXPECT_EQ(BroadcastIndices({}, TensorShape({})), (std::vector<int64_t>{0}));
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -117,8 +117,8 @@ class BatchMatMulOp : public OpKernel {
     const int64_t batches = batch.output_shape().num_elements();
     if (shape.num_elements() == 0) return absl::OkStatus();
     // Index of each output batch's x and y matrix, from the broadcast plan.
-    const std::vector<int64_t> xi = BatchIndices(xb, batch.output_shape());
-    const std::vector<int64_t> yi = BatchIndices(yb, batch.output_shape());
+    const std::vector<int64_t> xi = BroadcastIndices(xb, batch.output_shape());
+    const std::vector<int64_t> yi = BroadcastIndices(yb, batch.output_shape());
     const T* xd = x.data<T>();
     const T* yd = y.data<T>();
     T* od = out->data<T>();
@@ -130,27 +130,6 @@ class BatchMatMulOp : public OpKernel {
   }
 
  private:
-  // For each batch position of `out`, the flat batch index into `in`
-  // (whose dims broadcast to out's).
-  static std::vector<int64_t> BatchIndices(absl::Span<const int64_t> in, const TensorShape& out) {
-    const int r = out.dims(), off = r - static_cast<int>(in.size());
-    std::vector<int64_t> idx(out.num_elements());
-    std::vector<int64_t> pos(r, 0);
-    for (int64_t i = 0; i < out.num_elements(); ++i) {
-      int64_t flat = 0;
-      for (int d = off; d < r; ++d) {
-        const int64_t size = in[d - off];
-        flat = flat * size + (size == 1 ? 0 : pos[d]);
-      }
-      idx[i] = flat;
-      for (int d = r - 1; d >= 0; --d) {  // next position
-        if (++pos[d] < out.dim_size(d)) break;
-        pos[d] = 0;
-      }
-    }
-    return idx;
-  }
-
   bool adj_x_ = false, adj_y_ = false;
 };
 

@@ -141,6 +141,34 @@ std::vector<Case> Cases() {
     }
   }
   cases.push_back({"MatMul_empty_k", "MatMul", kFloat, {Floats({3, 0}), Floats({0, 4})}});
+  const auto adj = [](bool x, bool y) {
+    return absl::StrCat(kFloat, " attr { key: 'adj_x' value { b: ", x ? "true" : "false",
+                        " } } attr { key: 'adj_y' value { b: ", y ? "true" : "false", " } }");
+  };
+  // Same batch (strided), one side broadcast (stride 0), and a general
+  // broadcast ([2,1] x [3]: pointer arrays).
+  cases.push_back({"BatchMatMulV2_same",
+                   "BatchMatMulV2",
+                   adj(false, false),
+                   {Floats({4, 5, 6}), Floats({4, 6, 3})},
+                   1,
+                   1e-4});
+  cases.push_back({"BatchMatMulV2_adj_bcast",
+                   "BatchMatMulV2",
+                   adj(true, true),
+                   {Floats({3, 6, 5}), Floats({4, 6})},
+                   1,
+                   1e-4});
+  cases.push_back({"BatchMatMulV2_general",
+                   "BatchMatMulV2",
+                   adj(false, false),
+                   {Floats({2, 1, 4, 5}), Floats({3, 5, 2})},
+                   1,
+                   1e-4});
+  cases.push_back({"BatchMatMul_empty_k",
+                   "BatchMatMul",
+                   adj(false, false),
+                   {Floats({2, 3, 0}), Floats({2, 0, 4})}});
   cases.push_back({"Cast_float_int64",
                    "Cast",
                    "attr { key: 'SrcT' value { type: DT_FLOAT } } attr { key: 'DstT' value { type: "

@@ -1,13 +1,17 @@
 // GPU reductions (Sum, Mean, Max, Min, Prod over any axes; ArgMax/ArgMin;
-// BiasAddGrad), softmax and the cross-entropy losses, and MatMul on cuBLAS.
+// BiasAddGrad), softmax and the cross-entropy losses, and MatMul and
+// BatchMatMul on cuBLAS.
 // Axes and class labels of type int32 arrive in host memory, so they are
 // checked on the host with the CPU kernels' messages before anything is
 // launched.
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "kernels/bcast.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
 #include "kernels/kernel_registry.h"
@@ -328,6 +332,121 @@ class MatMulOp : public OpKernel {
   bool transpose_a_ = false, transpose_b_ = false;
 };
 
+// BatchMatMul / BatchMatMulV2 (batch dims broadcast) on cuBLAS: one
+// strided-batched GEMM when each operand's matrices are all distinct or all
+// one (broadcast), else a batched GEMM over pointer arrays copied to the
+// device. Row-major as in MatMulOp.
+template <typename T>
+class BatchMatMulOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("adj_x", &adj_x_));
+    return c.GetAttr("adj_y", &adj_y_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    if (x.dims() < 2 || y.dims() < 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("In[0] and In[1] need rank >= 2: ", x.shape().DebugString(), " ",
+                       y.shape().DebugString()));
+    }
+    const int rx = x.dims(), ry = y.dims();
+    const int64_t m = x.dim_size(rx - (adj_x_ ? 1 : 2)), k = x.dim_size(rx - (adj_x_ ? 2 : 1));
+    const int64_t ky = y.dim_size(ry - (adj_y_ ? 1 : 2)), n = y.dim_size(ry - (adj_y_ ? 2 : 1));
+    if (k != ky) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Matrix size-incompatible: In[0]: ", x.shape().DebugString(),
+                       ", In[1]: ", y.shape().DebugString()));
+    }
+    constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+    if (m > kMaxInt || n > kMaxInt || k > kMaxInt) {
+      return absl::InvalidArgumentError(absl::StrCat("BatchMatMul dimensions [", m, ",", k, "]x[",
+                                                     k, ",", n,
+                                                     "] do not fit cuBLAS's 32-bit sizes"));
+    }
+    const auto xb = x.shape().dim_sizes().subspan(0, rx - 2);
+    const auto yb = y.shape().dim_sizes().subspan(0, ry - 2);
+    const BCast batch(xb, yb);
+    TW_RETURN_IF_ERROR(batch.status());
+    std::vector<int64_t> dims(batch.output_shape().dim_sizes().begin(),
+                              batch.output_shape().dim_sizes().end());
+    dims.push_back(m);
+    dims.push_back(n);
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (shape.num_elements() == 0) return absl::OkStatus();
+    cudaStream_t stream = gpu->compute_stream();
+    if (k == 0) {
+      TW_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), stream));
+      return absl::OkStatus();
+    }
+    const int64_t batches = batch.output_shape().num_elements();
+    if (batches > kMaxInt) return absl::InvalidArgumentError("too many matrices for cuBLAS");
+    const std::vector<int64_t> xi = BroadcastIndices(xb, batch.output_shape());
+    const std::vector<int64_t> yi = BroadcastIndices(yb, batch.output_shape());
+    const cublasOperation_t op_x = adj_x_ ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_y = adj_y_ ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int ldx = static_cast<int>(x.dim_size(rx - 1)),
+              ldy = static_cast<int>(y.dim_size(ry - 1));
+    const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
+    const T one = 1, zero = 0;
+    int64_t stride_x, stride_y;
+    if (Strided(xi, m * k, &stride_x) && Strided(yi, k * n, &stride_y)) {
+      absl::MutexLock lock(&gpu->handle_mutex());
+      if constexpr (std::is_same_v<T, float>) {
+        TW_CUBLAS_RETURN_IF_ERROR(cublasSgemmStridedBatched(
+            gpu->cublas(), op_y, op_x, in, im, ik, &one, y.data<T>(), ldy, stride_y, x.data<T>(),
+            ldx, stride_x, &zero, out->data<T>(), in, m * n, static_cast<int>(batches)));
+      } else {
+        TW_CUBLAS_RETURN_IF_ERROR(cublasDgemmStridedBatched(
+            gpu->cublas(), op_y, op_x, in, im, ik, &one, y.data<T>(), ldy, stride_y, x.data<T>(),
+            ldx, stride_x, &zero, out->data<T>(), in, m * n, static_cast<int>(batches)));
+      }
+      return absl::OkStatus();
+    }
+    // Pointer arrays [y..., x..., out...] for the general broadcast.
+    TW_ASSIGN_OR_RETURN(Tensor host_ptrs,
+                        Tensor::Allocate(CpuAllocator(), DT_INT64, TensorShape({3 * batches})));
+    const T** p = reinterpret_cast<const T**>(host_ptrs.raw_data());
+    for (int64_t i = 0; i < batches; ++i) {
+      p[i] = y.data<T>() + yi[i] * k * n;
+      p[batches + i] = x.data<T>() + xi[i] * m * k;
+      p[2 * batches + i] = out->data<T>() + i * m * n;
+    }
+    TW_ASSIGN_OR_RETURN(Tensor ptrs, gpu->CopyFromHost(host_ptrs));
+    const T** d = reinterpret_cast<const T**>(ptrs.raw_data());
+    T** c = reinterpret_cast<T**>(ptrs.raw_data()) + 2 * batches;
+    absl::MutexLock lock(&gpu->handle_mutex());
+    if constexpr (std::is_same_v<T, float>) {
+      TW_CUBLAS_RETURN_IF_ERROR(cublasSgemmBatched(gpu->cublas(), op_y, op_x, in, im, ik, &one, d,
+                                                   ldy, d + batches, ldx, &zero, c, in,
+                                                   static_cast<int>(batches)));
+    } else {
+      TW_CUBLAS_RETURN_IF_ERROR(cublasDgemmBatched(gpu->cublas(), op_y, op_x, in, im, ik, &one, d,
+                                                   ldy, d + batches, ldx, &zero, c, in,
+                                                   static_cast<int>(batches)));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Whether the matrices `index` picks are every one in turn (stride =
+  // matrix size) or always the first (stride 0).
+  static bool Strided(const std::vector<int64_t>& index, int64_t matrix, int64_t* stride) {
+    bool all_first = true, in_turn = true;
+    for (size_t i = 0; i < index.size(); ++i) {
+      all_first = all_first && index[i] == 0;
+      in_turn = in_turn && index[i] == static_cast<int64_t>(i);
+    }
+    *stride = all_first ? 0 : matrix;
+    return all_first || in_turn;
+  }
+
+  bool adj_x_ = false, adj_y_ = false;
+};
+
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
@@ -358,6 +477,8 @@ void RegisterForType() {
   RegisterKernel(on("SparseSoftmaxCrossEntropyWithLogits").TypeConstraint("Tlabels", DT_INT64),
                  MakeFactory<SparseSoftmaxXentOp<T, int64_t>>());
   RegisterKernel(on("MatMul"), MakeFactory<MatMulOp<T>>());
+  RegisterKernel(on("BatchMatMul"), MakeFactory<BatchMatMulOp<T>>());
+  RegisterKernel(on("BatchMatMulV2"), MakeFactory<BatchMatMulOp<T>>());
 }
 
 TW_REGISTER_KERNELS(gpu_nn) {
