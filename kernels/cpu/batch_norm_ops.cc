@@ -13,6 +13,7 @@
 // Inference uses the given mean and variance; dx = dy * scale * rsqrt.
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "kernels/cpu/norm_attrs.h"
 #include "kernels/cpu/window.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
@@ -20,29 +21,6 @@
 
 namespace towerflow {
 namespace {
-
-struct BnAttrs {
-  float epsilon = 1e-4f;
-  float exponential_avg_factor = 1.0f;
-  bool is_training = true;
-  bool nchw = false;
-  absl::Status Init(const KernelConstruction& c) {
-    TW_RETURN_IF_ERROR(c.GetAttr("epsilon", &epsilon));
-    TW_RETURN_IF_ERROR(c.GetAttr("is_training", &is_training));
-    if (c.def().attr().count("exponential_avg_factor")) {
-      TW_RETURN_IF_ERROR(c.GetAttr("exponential_avg_factor", &exponential_avg_factor));
-    }
-    std::string format;
-    TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
-    if (format != "NHWC" && format != "NCHW") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "FusedBatchNorm supports NHWC and NCHW 4-D tensors, got data_format ", format));
-    }
-    nchw = format == "NCHW";
-    if (!(epsilon >= 0)) return absl::InvalidArgumentError("epsilon must be non-negative");
-    return absl::OkStatus();
-  }
-};
 
 absl::Status CheckVector(const Tensor& t, int64_t c, const char* what) {
   if (t.dims() != 1 || t.dim_size(0) != c) {

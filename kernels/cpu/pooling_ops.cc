@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/norm_attrs.h"
 #include "kernels/cpu/window.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
@@ -284,22 +285,6 @@ class AvgPoolGradOp : public OpKernel {
 
  private:
   WindowAttrs attrs_;
-};
-
-struct LrnParams {
-  int64_t radius = 5;
-  float bias = 1, alpha = 1, beta = 0.5f;
-  absl::Status Init(const KernelConstruction& c) {
-    TW_RETURN_IF_ERROR(c.GetAttr("depth_radius", &radius));
-    TW_RETURN_IF_ERROR(c.GetAttr("bias", &bias));
-    TW_RETURN_IF_ERROR(c.GetAttr("alpha", &alpha));
-    TW_RETURN_IF_ERROR(c.GetAttr("beta", &beta));
-    if (radius < 0 || radius > (int64_t{1} << 30)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("depth_radius = ", radius, " is out of range"));
-    }
-    return absl::OkStatus();
-  }
 };
 
 // Windowed sums over channels of `v` (length c) with radius r, via prefix

@@ -24,6 +24,7 @@ constexpr cudnnDataType_t CudnnDataType() {
 template <typename D, cudnnStatus_t (*kCreate)(D*), cudnnStatus_t (*kDestroy)(D)>
 class CudnnDescriptor {
  public:
+  CudnnDescriptor() = default;  // none yet
   static absl::StatusOr<CudnnDescriptor> Create() {
     D d = nullptr;
     TW_CUDNN_RETURN_IF_ERROR(kCreate(&d));

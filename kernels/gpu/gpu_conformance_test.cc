@@ -268,6 +268,58 @@ std::vector<Case> Cases() {
                    "AvgPoolGrad",
                    pool_attrs("VALID", 2, 2, false),
                    {Ints({1, 7, 9, 3}), Floats({1, 3, 4, 3})}});
+  // LRN (the CIFAR-10 model's parameters, and a radius wider than the depth).
+  const auto lrn = [](int radius) {
+    return absl::StrCat(kFloat, " attr { key: 'depth_radius' value { i: ", radius,
+                        " } } attr { key: 'bias' value { f: 1.0 } } attr { key: 'alpha' value { "
+                        "f: 0.00011 } } attr { key: 'beta' value { f: 0.75 } }");
+  };
+  cases.push_back({"LRN_cifar", "LRN", lrn(4), {Floats({2, 5, 5, 64})}});
+  cases.push_back({"LRN_wide", "LRN", lrn(9), {Floats({1, 2, 3, 7})}});
+  cases.push_back({"LRNGrad_cifar",
+                   "LRNGrad",
+                   lrn(4),
+                   {Floats({2, 5, 5, 64}), Floats({2, 5, 5, 64}), Floats({2, 5, 5, 64})},
+                   1,
+                   1e-4});
+  // Batch norm: training and inference, NHWC and NCHW, V3 with a running
+  // average; every output (the reserve spaces hold mean and biased variance
+  // on both devices).
+  const auto bn = [](bool training, bool nchw, const char* extra) {
+    return absl::StrCat(kFloat,
+                        " attr { key: 'epsilon' value { f: 0.001 } } attr { key: "
+                        "'is_training' value { b: ",
+                        training ? "true" : "false", " } } attr { key: 'data_format' value { s: '",
+                        nchw ? "NCHW" : "NHWC", "' } } ", extra);
+  };
+  const char* v3 =
+      "attr { key: 'U' value { type: DT_FLOAT } } attr { key: 'exponential_avg_factor' value { f: "
+      "0.25 } }";
+  const auto stats = [](int64_t c) {
+    return std::vector<Input>{Floats({c}), Floats({c}), Floats({c}), Floats({c}, 0.5f, 2)};
+  };
+  const auto with = [](Input x, std::vector<Input> rest) {
+    rest.insert(rest.begin(), std::move(x));
+    return rest;
+  };
+  cases.push_back({"FusedBatchNorm_train", "FusedBatchNorm", bn(true, false, ""),
+                   with(Floats({4, 5, 5, 6}), stats(6)), 5, 1e-4});
+  cases.push_back({"FusedBatchNorm_train_nchw", "FusedBatchNorm", bn(true, true, ""),
+                   with(Floats({4, 6, 5, 5}), stats(6)), 5, 1e-4});
+  cases.push_back({"FusedBatchNorm_infer", "FusedBatchNorm", bn(false, false, ""),
+                   with(Floats({3, 4, 4, 5}), stats(5)), 5, 1e-4});
+  cases.push_back({"FusedBatchNormV3_running", "FusedBatchNormV3", bn(true, false, v3),
+                   with(Floats({2, 3, 3, 4}), stats(4)), 5, 1e-4});
+  const auto grad_inputs = [](std::vector<int64_t> shape, int64_t c) {
+    return std::vector<Input>{Floats(shape), Floats(shape), Floats({c}), Floats({c}),
+                              Floats({c}, 0.5f, 2)};
+  };
+  cases.push_back({"FusedBatchNormGrad_train", "FusedBatchNormGrad", bn(true, false, ""),
+                   grad_inputs({4, 5, 5, 6}, 6), 3, 1e-4});
+  cases.push_back({"FusedBatchNormGrad_train_nchw", "FusedBatchNormGrad", bn(true, true, ""),
+                   grad_inputs({4, 6, 5, 5}, 6), 3, 1e-4});
+  cases.push_back({"FusedBatchNormGrad_infer", "FusedBatchNormGrad", bn(false, true, ""),
+                   grad_inputs({3, 5, 4, 4}, 5), 3, 1e-4});
   cases.push_back({"ZerosLike", "ZerosLike", kFloat, {Floats({4, 4})}});
   cases.push_back({"OnesLike", "OnesLike", kFloat, {Floats({4, 4})}});
   return cases;

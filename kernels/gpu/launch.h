@@ -168,6 +168,45 @@ cudaError_t LaunchMaxPoolGrad(const PoolShape& p, const T* in, const T* dy, T* d
 template <typename T>
 cudaError_t LaunchAvgPoolGrad(const PoolShape& p, const T* dy, T* dx, cudaStream_t stream);
 
+// ---- Normalisation (norm_kernels.cu.cc), float ----
+
+// LRN over the last dimension (`depth`) of `pixels` x depth values:
+// y = x * (bias + alpha * sum_{|c'-c|<=radius} x[c']^2)^-beta.
+struct LrnShape {
+  int64_t pixels, depth, radius;
+  float bias, alpha, beta;
+};
+cudaError_t LaunchLrn(const LrnShape& s, const float* x, float* y, cudaStream_t stream);
+// LRNGrad: dx[j] = dy[j] n[j]^-beta - 2 alpha beta x[j] sum_{|c-j|<=r}
+// dy[c] x[c] n[c]^(-beta-1); `scratch` holds 2 * pixels * depth floats.
+cudaError_t LaunchLrnGrad(const LrnShape& s, const float* dy, const float* x, float* scratch,
+                          float* dx, cudaStream_t stream);
+
+// Per-channel statistics of batch norm in training from cuDNN's batch mean
+// and unbiased variance over `n` values per channel (factor 1): the
+// reserve spaces get the mean and the biased variance (the CPU kernels'
+// layout), batch_mean/batch_variance the unbiased statistics, or with
+// factor f != 1 the running averages (1 - f) * old + f * new.
+cudaError_t LaunchBatchNormFinalize(const float* mean, const float* unbiased_var, int64_t n,
+                                    float factor, const float* old_mean, const float* old_var,
+                                    float* batch_mean, float* batch_var, float* saved_mean,
+                                    float* saved_var, int64_t channels, cudaStream_t stream);
+// out = 1 / sqrt(var + epsilon), cuDNN's saved inverse deviation.
+cudaError_t LaunchInverseStd(const float* var, float epsilon, float* out, int64_t channels,
+                             cudaStream_t stream);
+// Batch norm's gradient with given (population) statistics: per channel
+// offset_bp = sum dy, scale_bp = sum dy * (x - mean) * rsqrt(var + eps);
+// dx = dy * scale * rsqrt(var + eps). x is [batch, channels, spatial]
+// (NCHW) or [batch * spatial, channels] (NHWC).
+struct BatchNormShape {
+  int64_t batch, channels, spatial;
+  bool nchw;
+};
+cudaError_t LaunchBatchNormInferenceGrad(const BatchNormShape& s, const float* dy, const float* x,
+                                         const float* scale, const float* mean, const float* var,
+                                         float epsilon, float* dx, float* scale_bp,
+                                         float* offset_bp, cudaStream_t stream);
+
 }  // namespace gpu
 }  // namespace towerflow
 

@@ -1,0 +1,58 @@
+// The attrs of the normalisation ops, read and checked the same way by the
+// CPU and GPU kernels: FusedBatchNorm (V1/V3) and its gradient, LRN and
+// LRNGrad.
+#ifndef TOWERFLOW_KERNELS_CPU_NORM_ATTRS_H_
+#define TOWERFLOW_KERNELS_CPU_NORM_ATTRS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/kernel.h"
+
+namespace towerflow {
+
+struct BnAttrs {
+  float epsilon = 1e-4f;
+  float exponential_avg_factor = 1.0f;
+  bool is_training = true;
+  bool nchw = false;
+  absl::Status Init(const KernelConstruction& c) {
+    TW_RETURN_IF_ERROR(c.GetAttr("epsilon", &epsilon));
+    TW_RETURN_IF_ERROR(c.GetAttr("is_training", &is_training));
+    if (c.def().attr().count("exponential_avg_factor")) {
+      TW_RETURN_IF_ERROR(c.GetAttr("exponential_avg_factor", &exponential_avg_factor));
+    }
+    std::string format;
+    TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
+    if (format != "NHWC" && format != "NCHW") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "FusedBatchNorm supports NHWC and NCHW 4-D tensors, got data_format ", format));
+    }
+    nchw = format == "NCHW";
+    if (!(epsilon >= 0)) return absl::InvalidArgumentError("epsilon must be non-negative");
+    return absl::OkStatus();
+  }
+};
+
+struct LrnParams {
+  int64_t radius = 5;
+  float bias = 1, alpha = 1, beta = 0.5f;
+  absl::Status Init(const KernelConstruction& c) {
+    TW_RETURN_IF_ERROR(c.GetAttr("depth_radius", &radius));
+    TW_RETURN_IF_ERROR(c.GetAttr("bias", &bias));
+    TW_RETURN_IF_ERROR(c.GetAttr("alpha", &alpha));
+    TW_RETURN_IF_ERROR(c.GetAttr("beta", &beta));
+    if (radius < 0 || radius > (int64_t{1} << 30)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("depth_radius = ", radius, " is out of range"));
+    }
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_CPU_NORM_ATTRS_H_
