@@ -2,8 +2,8 @@
 // TruncatedNormal, RandomUniformInt and RandomShuffle.
 //
 // Note [Random streams]
-// Numbers come from Philox4x32-10 (Salmon et al., "Parallel random numbers:
-// as easy as 1, 2, 3"), a counter-based generator: output = Philox(key,
+// Numbers come from Philox4x32-10 (kernels/philox.h, shared with the GPU
+// kernels, which draw the same numbers), a counter-based generator: output = Philox(key,
 // counter). The key is the node's (seed, seed2) attrs — set from the graph
 // seed and the op seed when the graph is built (graph/random_seed.h) — or,
 // when both are 0, random bits from the OS, as TF. Each call reserves a
@@ -13,67 +13,24 @@
 // output are filled in parallel, independent of the thread count, and the
 // rejection loop of TruncatedNormal (|x| > 2 is redrawn) only advances
 // `attempt` for that element. The streams are not bit-identical to TF's.
-#include <cmath>
 #include <cstring>
-#include <random>
 
-#include "absl/synchronization/mutex.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/philox.h"
+#include "kernels/random_op_base.h"
 #include "runtime/device.h"
 #include "runtime/threadpool.h"
 
 namespace towerflow {
 namespace {
 
-using Block = std::array<uint32_t, 4>;
-
-Block Philox(Block ctr, std::array<uint32_t, 2> key) {
-  constexpr uint32_t kM0 = 0xD2511F53, kM1 = 0xCD9E8D57, kW0 = 0x9E3779B9, kW1 = 0xBB67AE85;
-  for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = uint64_t{kM0} * ctr[0], p1 = uint64_t{kM1} * ctr[2];
-    ctr = {static_cast<uint32_t>(p1 >> 32) ^ ctr[1] ^ key[0], static_cast<uint32_t>(p1),
-           static_cast<uint32_t>(p0 >> 32) ^ ctr[3] ^ key[1], static_cast<uint32_t>(p0)};
-    key[0] += kW0;
-    key[1] += kW1;
-  }
-  return ctr;
-}
-
-// A uniform float in [0, 1) from 32 random bits (24 significant).
-inline double Uniform01(uint32_t bits) { return (bits >> 8) * (1.0 / 16777216.0); }
-
-class RandomKernel : public OpKernel {
- public:
-  absl::Status Init(const KernelConstruction& c) override {
-    int64_t seed = 0, seed2 = 0;
-    TW_RETURN_IF_ERROR(c.GetAttr("seed", &seed));
-    TW_RETURN_IF_ERROR(c.GetAttr("seed2", &seed2));
-    if (seed == 0 && seed2 == 0) {
-      std::random_device rd;
-      seed = rd();
-      seed2 = rd();
-    }
-    // Mix both seeds into the 64-bit key.
-    const Block k = Philox({static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                            static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)},
-                           {0x5EEDu, 0xC0FFEEu});
-    key_ = {k[0], k[1]};
-    return absl::OkStatus();
-  }
-
+// The CPU's draws: element i of a call from PhiloxDraw(key, base + i, ...).
+class RandomKernel : public RandomOpBase {
  protected:
-  // The first counter of `n` fresh ones.
-  uint64_t Reserve(uint64_t n) {
-    absl::MutexLock lock(&mu_);
-    const uint64_t base = next_;
-    next_ += n;
-    return base;
-  }
-  Block Draw(uint64_t index, uint32_t attempt) const {
-    return Philox({static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), attempt, 0},
-                  key_);
+  PhiloxBlock Draw(uint64_t index, uint32_t attempt) const {
+    return PhiloxDraw(key(), index, attempt);
   }
 
   absl::StatusOr<Tensor*> AllocateFromShapeInput(KernelContext* ctx) {
@@ -90,19 +47,7 @@ class RandomKernel : public OpKernel {
       for (int64_t i = b; i < e; ++i) o[i] = f(i);
     });
   }
-
- private:
-  std::array<uint32_t, 2> key_{};
-  absl::Mutex mu_;
-  uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
 };
-
-// A standard normal from one draw (Box-Muller on its first two words).
-inline double Normal(const Block& b) {
-  const double u1 = (static_cast<double>(b[0]) + 1.0) / 4294967296.0;  // (0, 1]
-  const double u2 = Uniform01(b[1]);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-}
 
 template <typename T>
 class RandomUniformOp : public RandomKernel {
@@ -110,7 +55,8 @@ class RandomUniformOp : public RandomKernel {
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(Tensor * out, AllocateFromShapeInput(ctx));
     const uint64_t base = Reserve(out->NumElements());
-    Fill<T>(ctx, out, [&](int64_t i) { return static_cast<T>(Uniform01(Draw(base + i, 0)[0])); });
+    Fill<T>(ctx, out,
+            [&](int64_t i) { return static_cast<T>(PhiloxUniform01(Draw(base + i, 0).v[0])); });
     return absl::OkStatus();
   }
 };
@@ -121,14 +67,8 @@ class RandomNormalOp : public RandomKernel {
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(Tensor * out, AllocateFromShapeInput(ctx));
     const uint64_t base = Reserve(out->NumElements());
-    Fill<T>(ctx, out, [&](int64_t i) {
-      double x = Normal(Draw(base + i, 0));
-      if constexpr (kTruncated) {
-        for (uint32_t attempt = 1; std::abs(x) > 2.0; ++attempt)
-          x = Normal(Draw(base + i, attempt));
-      }
-      return static_cast<T>(x);
-    });
+    Fill<T>(ctx, out,
+            [&](int64_t i) { return static_cast<T>(PhiloxNormalAt(key(), base + i, kTruncated)); });
     return absl::OkStatus();
   }
 };
@@ -154,8 +94,8 @@ class RandomUniformIntOp : public RandomKernel {
     const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
     const uint64_t base = Reserve(out->NumElements());
     Fill<T>(ctx, out, [&](int64_t i) {
-      const Block b = Draw(base + i, 0);
-      const uint64_t bits = (uint64_t{b[0]} << 32) | b[1];
+      const PhiloxBlock b = Draw(base + i, 0);
+      const uint64_t bits = (uint64_t{b.v[0]} << 32) | b.v[1];
       return static_cast<T>(static_cast<uint64_t>(lo) + bits % range);
     });
     return absl::OkStatus();
@@ -178,8 +118,8 @@ class RandomShuffleOp : public RandomKernel {
     for (int64_t i = 0; i < n; ++i) perm[i] = i;
     const uint64_t base = Reserve(n);
     for (int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates
-      const Block b = Draw(base + i, 0);
-      const uint64_t bits = (uint64_t{b[0]} << 32) | b[1];
+      const PhiloxBlock b = Draw(base + i, 0);
+      const uint64_t bits = (uint64_t{b.v[0]} << 32) | b.v[1];
       std::swap(perm[i], perm[bits % static_cast<uint64_t>(i + 1)]);
     }
     const char* src = static_cast<const char*>(in.raw_data());

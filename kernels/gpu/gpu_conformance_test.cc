@@ -320,6 +320,15 @@ std::vector<Case> Cases() {
                    grad_inputs({4, 6, 5, 5}, 6), 3, 1e-4});
   cases.push_back({"FusedBatchNormGrad_infer", "FusedBatchNormGrad", bn(false, true, ""),
                    grad_inputs({3, 5, 4, 4}, 5), 3, 1e-4});
+  // Seeded random ops draw the same Philox streams on both devices.
+  for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
+    cases.push_back({op,
+                     op,
+                     "attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'T' value { type: "
+                     "DT_INT32 } } attr { key: 'seed' value { i: 7 } } attr { key: 'seed2' value "
+                     "{ i: 3 } }",
+                     {Ints({40, 50})}});
+  }
   cases.push_back({"ZerosLike", "ZerosLike", kFloat, {Floats({4, 4})}});
   cases.push_back({"OnesLike", "OnesLike", kFloat, {Floats({4, 4})}});
   return cases;

@@ -207,6 +207,16 @@ cudaError_t LaunchBatchNormInferenceGrad(const BatchNormShape& s, const float* d
                                          float epsilon, float* dx, float* scale_bp,
                                          float* offset_bp, cudaStream_t stream);
 
+// ---- Random numbers (random_kernels.cu.cc) ----
+
+enum class RandomFn { kUniform, kNormal, kTruncatedNormal };
+
+// out[i] = the CPU kernels' number for counter base + i under `key`
+// (kernels/philox.h), so a seeded op draws the same numbers on both.
+template <typename T>
+cudaError_t LaunchRandom(RandomFn fn, uint32_t key0, uint32_t key1, uint64_t base, T* out,
+                         int64_t n, cudaStream_t stream);
+
 }  // namespace gpu
 }  // namespace towerflow
 

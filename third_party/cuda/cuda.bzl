@@ -18,7 +18,8 @@ CUDA_COPTS = select({
 
 ARCHS = ["80", "90"]
 
-def tw_cuda_library(name, srcs, hdrs = [], deps = [], testonly = 0):
+def tw_cuda_library(name, srcs, hdrs = [], deps = [], device_hdrs = [], testonly = 0):
+    """`device_hdrs`: headers of other packages the CUDA sources include."""
     objects = []
     for src in srcs:
         obj = "_%s_%s" % (name, src.replace("/", "_").replace(".cu.cc", ".o"))
@@ -26,7 +27,7 @@ def tw_cuda_library(name, srcs, hdrs = [], deps = [], testonly = 0):
         gencode += " -gencode arch=compute_%s,code=compute_%s" % (ARCHS[-1], ARCHS[-1])
         native.genrule(
             name = obj + "_nvcc",
-            srcs = [src] + hdrs,
+            srcs = [src] + hdrs + device_hdrs,
             outs = [obj],
             cmd = "%s -std=c++17 -O3 -Xcompiler -fPIC %s -I. -x cu -c $(location %s) -o $@" % (
                 NVCC,

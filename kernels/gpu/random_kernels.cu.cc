@@ -1,0 +1,46 @@
+// CUDA kernels of the seeded random ops (kernels/gpu/launch.h): each element
+// is an independent Philox draw, the same as the CPU kernel's.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/gpu/cuda_util.cu.h"
+#include "kernels/gpu/launch.h"
+#include "kernels/philox.h"
+
+namespace towerflow {
+namespace gpu {
+namespace {
+
+template <typename T>
+__global__ void RandomKernel(RandomFn fn, PhiloxKey key, uint64_t base, T* out, int64_t n) {
+  TW_GRID_LOOP(i, n) {
+    const uint64_t index = base + static_cast<uint64_t>(i);
+    double x;
+    if (fn == RandomFn::kUniform) {
+      x = PhiloxUniform01(PhiloxDraw(key, index, 0).v[0]);
+    } else {
+      x = PhiloxNormalAt(key, index, fn == RandomFn::kTruncatedNormal);
+    }
+    out[i] = static_cast<T>(x);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+cudaError_t LaunchRandom(RandomFn fn, uint32_t key0, uint32_t key1, uint64_t base, T* out,
+                         int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  RandomKernel<T>
+      <<<GridSize(n), kThreadsPerBlock, 0, stream>>>(fn, PhiloxKey{{key0, key1}}, base, out, n);
+  return cudaGetLastError();
+}
+
+template cudaError_t LaunchRandom<float>(RandomFn, uint32_t, uint32_t, uint64_t, float*, int64_t,
+                                         cudaStream_t);
+template cudaError_t LaunchRandom<double>(RandomFn, uint32_t, uint32_t, uint64_t, double*, int64_t,
+                                          cudaStream_t);
+
+}  // namespace gpu
+}  // namespace towerflow

@@ -1,0 +1,60 @@
+// RandomUniform, RandomStandardNormal and TruncatedNormal on GPUs, float and
+// double: the same Philox streams as the CPU kernels (kernels/philox.h), so
+// a seeded op gives the CPU's numbers. The shape stays on the host.
+#include <vector>
+
+#include "core/status_macros.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/gpu/gpu_kernel_util.h"
+#include "kernels/gpu/launch.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/random_op_base.h"
+
+namespace towerflow {
+namespace gpu {
+namespace {
+
+template <typename T>
+class GpuRandomOp : public RandomOpBase {
+ public:
+  explicit GpuRandomOp(RandomFn fn) : fn_(fn) {}
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(0), "shape"));
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    const uint64_t base = Reserve(out->NumElements());
+    const PhiloxKey k = key();
+    TW_CUDA_RETURN_IF_ERROR(LaunchRandom<T>(fn_, k.k[0], k.k[1], base, out->data<T>(),
+                                            out->NumElements(), gpu->compute_stream()));
+    return absl::OkStatus();
+  }
+
+ private:
+  const RandomFn fn_;
+};
+
+template <typename T>
+void RegisterForType() {
+  const auto on = [](const char* op) {
+    return KernelDefBuilder(op)
+        .Device(kDeviceGpu)
+        .TypeConstraint("dtype", DataTypeToEnum<T>::value)
+        .HostMemory("shape");
+  };
+  RegisterKernel(on("RandomUniform"),
+                 [] { return std::make_unique<GpuRandomOp<T>>(RandomFn::kUniform); });
+  RegisterKernel(on("RandomStandardNormal"),
+                 [] { return std::make_unique<GpuRandomOp<T>>(RandomFn::kNormal); });
+  RegisterKernel(on("TruncatedNormal"),
+                 [] { return std::make_unique<GpuRandomOp<T>>(RandomFn::kTruncatedNormal); });
+}
+
+TW_REGISTER_KERNELS(gpu_random) {
+  RegisterForType<float>();
+  RegisterForType<double>();
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace towerflow
