@@ -94,6 +94,18 @@ __global__ void BroadcastBinaryKernel(BinaryFn fn, const T* x, const T* y, T* z,
 }
 
 template <typename T>
+__global__ void BroadcastCopyKernel(const T* x, T* out, int64_t n, Broadcast b) {
+  TW_GRID_LOOP(i, n) {
+    int64_t rest = i, xi = 0;
+    for (int d = b.rank - 1; d >= 0; --d) {
+      xi += (rest % b.dims[d]) * b.x_strides[d];
+      rest /= b.dims[d];
+    }
+    out[i] = x[xi];
+  }
+}
+
+template <typename T>
 __global__ void FillKernel(const T* value, T* out, int64_t n) {
   TW_GRID_LOOP(i, n) { out[i] = *value; }
 }
@@ -130,6 +142,14 @@ cudaError_t LaunchBinary(BinaryFn fn, const T* x, const T* y, T* z, int64_t n,
 }
 
 template <typename T>
+cudaError_t LaunchBroadcastCopy(const T* x, T* out, int64_t n, const Broadcast& bcast,
+                                cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  BroadcastCopyKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, out, n, bcast);
+  return cudaGetLastError();
+}
+
+template <typename T>
 cudaError_t LaunchFill(const T* value, T* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   FillKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(value, out, n);
@@ -150,12 +170,14 @@ cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream) 
   return cudaGetLastError();
 }
 
-#define TW_INSTANTIATE(T)                                                            \
-  template cudaError_t LaunchUnary<T>(UnaryFn, const T*, T*, int64_t, cudaStream_t); \
-  template cudaError_t LaunchBinary<T>(BinaryFn, const T*, const T*, T*, int64_t,    \
-                                       const Broadcast*, cudaStream_t);              \
-  template cudaError_t LaunchFill<T>(const T*, T*, int64_t, cudaStream_t);           \
-  template cudaError_t LaunchFillConstant<T>(T, T*, int64_t, cudaStream_t);
+#define TW_INSTANTIATE(T)                                                              \
+  template cudaError_t LaunchUnary<T>(UnaryFn, const T*, T*, int64_t, cudaStream_t);   \
+  template cudaError_t LaunchBinary<T>(BinaryFn, const T*, const T*, T*, int64_t,      \
+                                       const Broadcast*, cudaStream_t);                \
+  template cudaError_t LaunchFill<T>(const T*, T*, int64_t, cudaStream_t);             \
+  template cudaError_t LaunchFillConstant<T>(T, T*, int64_t, cudaStream_t);            \
+  template cudaError_t LaunchBroadcastCopy<T>(const T*, T*, int64_t, const Broadcast&, \
+                                              cudaStream_t);
 TW_INSTANTIATE(float)
 TW_INSTANTIATE(double)
 #undef TW_INSTANTIATE

@@ -2,10 +2,13 @@
 // broadcasting (BCast's collapsed shapes as strides), AddN, BiasAdd, Cast,
 // Fill / ZerosLike / OnesLike. The CPU kernels are their reference (see
 // gpu_conformance_test).
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/basic_ops.h"
 #include "kernels/bcast.h"
+#include "kernels/cpu/kernel_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
 #include "kernels/kernel_registry.h"
@@ -41,6 +44,23 @@ void FillStrides(const BCast::Vec& reshape, int64_t* strides) {
   }
 }
 
+// The kernels' description of a (non-trivial) broadcast of x and y.
+absl::StatusOr<Broadcast> MakeBroadcast(const BCast& b, const TensorShape& x,
+                                        const TensorShape& y) {
+  const int rank = static_cast<int>(b.result_shape().size());
+  if (rank > kMaxDims) {
+    return absl::UnimplementedError(absl::StrCat("broadcasting ", x.DebugString(), " and ",
+                                                 y.DebugString(), " needs ", rank,
+                                                 " dimensions; the GPU kernels take ", kMaxDims));
+  }
+  Broadcast bcast;
+  bcast.rank = rank;
+  for (int d = 0; d < rank; ++d) bcast.dims[d] = b.result_shape()[d];
+  FillStrides(b.x_reshape(), bcast.x_strides);
+  FillStrides(b.y_reshape(), bcast.y_strides);
+  return bcast;
+}
+
 template <typename T>
 absl::Status BinaryInto(KernelContext* ctx, BinaryFn fn, const Tensor& x, const Tensor& y,
                         int output) {
@@ -55,17 +75,7 @@ absl::Status BinaryInto(KernelContext* ctx, BinaryFn fn, const Tensor& x, const 
                                             gpu->compute_stream()));
     return absl::OkStatus();
   }
-  const int rank = static_cast<int>(b.result_shape().size());
-  if (rank > kMaxDims) {
-    return absl::UnimplementedError(absl::StrCat("broadcasting ", x.shape().DebugString(), " and ",
-                                                 y.shape().DebugString(), " needs ", rank,
-                                                 " dimensions; the GPU kernels take ", kMaxDims));
-  }
-  Broadcast bcast;
-  bcast.rank = rank;
-  for (int d = 0; d < rank; ++d) bcast.dims[d] = b.result_shape()[d];
-  FillStrides(b.x_reshape(), bcast.x_strides);
-  FillStrides(b.y_reshape(), bcast.y_strides);
+  TW_ASSIGN_OR_RETURN(const Broadcast bcast, MakeBroadcast(b, x.shape(), y.shape()));
   TW_ASSIGN_OR_RETURN(z, ctx->allocate_output(output, b.output_shape()));
   TW_CUDA_RETURN_IF_ERROR(LaunchBinary<T>(fn, x.data<T>(), y.data<T>(), z->data<T>(), n, &bcast,
                                           gpu->compute_stream()));
@@ -157,6 +167,32 @@ class BiasAddOp : public OpKernel {
 
  private:
   bool nchw_ = false;
+};
+
+// BroadcastTo(input, shape): the CPU kernel's checks; a copy when nothing
+// broadcasts.
+template <typename T>
+class BroadcastToOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(1), "shape"));
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    const BCast b(in.shape(), shape);
+    if (!b.ok() || b.output_shape() != shape) {
+      return absl::InvalidArgumentError(absl::StrCat("Unable to broadcast tensor of shape ",
+                                                     in.shape().DebugString(),
+                                                     " to tensor of shape ", shape.DebugString()));
+    }
+    if (in.shape() == shape) return ctx->set_output(0, in);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (shape.num_elements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(const Broadcast bcast, MakeBroadcast(b, in.shape(), shape));
+    TW_CUDA_RETURN_IF_ERROR(LaunchBroadcastCopy<T>(
+        in.data<T>(), out->data<T>(), shape.num_elements(), bcast, gpu->compute_stream()));
+    return absl::OkStatus();
+  }
 };
 
 // Cast between float, double, int64 and bool (int32 lives on the host).
@@ -298,6 +334,7 @@ void RegisterForType() {
   }
   RegisterKernel(on("AddN"), MakeFactory<AddNOp<T>>());
   RegisterKernel(on("BiasAdd"), MakeFactory<BiasAddOp<T>>());
+  RegisterKernel(on("BroadcastTo").HostMemory("shape"), MakeFactory<BroadcastToOp<T>>());
   RegisterKernel(on("Fill").HostMemory("dims"), MakeFactory<FillOp<T>>());
   RegisterKernel(on("ZerosLike"), MakeFactory<ConstantLikeOp<T, 0>>());
   RegisterKernel(on("OnesLike"), MakeFactory<ConstantLikeOp<T, 1>>());

@@ -329,6 +329,13 @@ std::vector<Case> Cases() {
                      "{ i: 3 } }",
                      {Ints({40, 50})}});
   }
+  cases.push_back({"L2Loss", "L2Loss", kFloat, {Floats({5, 5, 3, 64})}, 1, 1e-4});
+  cases.push_back({"L2Loss_empty", "L2Loss", kFloat, {Floats({0, 3})}});
+  const std::string broadcast_to =
+      absl::StrCat(kFloat, " attr { key: 'Tidx' value { type: DT_INT32 } }");
+  cases.push_back({"BroadcastTo", "BroadcastTo", broadcast_to, {Floats({3, 1}), Ints({2, 3, 4})}});
+  cases.push_back(
+      {"BroadcastTo_same", "BroadcastTo", broadcast_to, {Floats({2, 2}), Ints({2, 2})}});
   cases.push_back({"ZerosLike", "ZerosLike", kFloat, {Floats({4, 4})}});
   cases.push_back({"OnesLike", "OnesLike", kFloat, {Floats({4, 4})}});
   return cases;

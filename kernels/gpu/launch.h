@@ -103,6 +103,12 @@ cudaError_t LaunchFillConstant(T value, T* out, int64_t n, cudaStream_t stream);
 template <typename From, typename To>
 cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream);
 
+// out[i] = x at output element i's broadcast position (BroadcastTo); the
+// y strides of `bcast` are unused.
+template <typename T>
+cudaError_t LaunchBroadcastCopy(const T* x, T* out, int64_t n, const Broadcast& bcast,
+                                cudaStream_t stream);
+
 // ArgMax / ArgMin over the middle of [outer, reduce, inner].
 template <typename T, typename Index>
 cudaError_t LaunchArgReduce(const T* in, Index* out, int64_t outer, int64_t reduce, int64_t inner,

@@ -332,6 +332,29 @@ class MatMulOp : public OpKernel {
   bool transpose_a_ = false, transpose_b_ = false;
 };
 
+// L2Loss: sum(x^2) / 2, a scalar, as a square then a halved sum.
+template <typename T>
+class L2LossOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    const Tensor& x = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    const int64_t n = x.NumElements();
+    if (n == 0) {
+      TW_CUDA_RETURN_IF_ERROR(
+          cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), gpu->compute_stream()));
+      return absl::OkStatus();
+    }
+    TW_ASSIGN_OR_RETURN(Tensor squares, DeviceTemp(ctx, x.dtype(), TensorShape({n})));
+    TW_CUDA_RETURN_IF_ERROR(
+        LaunchUnary<T>(UnaryFn::kSquare, x.data<T>(), squares.data<T>(), n, gpu->compute_stream()));
+    TW_CUDA_RETURN_IF_ERROR(LaunchReduce<T>(ReduceFn::kSum, squares.data<T>(), out->data<T>(), 1, n,
+                                            1, T(0.5), gpu->compute_stream()));
+    return absl::OkStatus();
+  }
+};
+
 // BatchMatMul / BatchMatMulV2 (batch dims broadcast) on cuBLAS: one
 // strided-batched GEMM when each operand's matrices are all distinct or all
 // one (broadcast), else a batched GEMM over pointer arrays copied to the
@@ -469,6 +492,7 @@ void RegisterForType() {
                    [is_max] { return std::make_unique<ArgReduceOp<T, int64_t>>(is_max); });
   }
   RegisterKernel(on("BiasAddGrad"), MakeFactory<BiasAddGradOp<T>>());
+  RegisterKernel(on("L2Loss"), MakeFactory<L2LossOp<T>>());
   RegisterKernel(on("Softmax"), [] { return std::make_unique<SoftmaxOp<T>>(false); });
   RegisterKernel(on("LogSoftmax"), [] { return std::make_unique<SoftmaxOp<T>>(true); });
   RegisterKernel(on("SoftmaxCrossEntropyWithLogits"), MakeFactory<SoftmaxXentOp<T>>());
