@@ -1,11 +1,13 @@
 #include "runtime/gpu/gpu_device.h"
 
+#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "runtime/gpu/cuda_status.h"
+#include "runtime/gpu/pinned_allocator.h"
 
 namespace towerflow {
 namespace gpu {
@@ -60,9 +62,21 @@ absl::Status GpuDevice::StreamWait(cudaStream_t stream, cudaStream_t after) cons
   return absl::OkStatus();
 }
 
+namespace {
+
+// A host tensor in pinned memory, or in pageable memory when the driver has
+// no pinned memory to give.
+absl::StatusOr<Tensor> PinnedHostTensor(DataType dtype, const TensorShape& shape) {
+  absl::StatusOr<Tensor> pinned = Tensor::Allocate(PinnedHostAllocator(), dtype, shape);
+  if (pinned.ok()) return pinned;
+  return Tensor::Allocate(CpuAllocator(), dtype, shape);
+}
+
+}  // namespace
+
 absl::StatusOr<Tensor> GpuDevice::CopyToHost(const Tensor& device_tensor) {
-  TW_ASSIGN_OR_RETURN(
-      Tensor host, Tensor::Allocate(CpuAllocator(), device_tensor.dtype(), device_tensor.shape()));
+  // Straight into pinned memory, which the caller keeps as its host tensor.
+  TW_ASSIGN_OR_RETURN(Tensor host, PinnedHostTensor(device_tensor.dtype(), device_tensor.shape()));
   if (host.TotalBytes() == 0) return host;
   TW_RETURN_IF_ERROR(StreamWait(device_to_host_, compute_));
   TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host.raw_data(), device_tensor.raw_data(),
@@ -76,11 +90,27 @@ absl::StatusOr<Tensor> GpuDevice::CopyFromHost(const Tensor& host_tensor) {
   TW_ASSIGN_OR_RETURN(Tensor out,
                       Tensor::Allocate(allocator(), host_tensor.dtype(), host_tensor.shape()));
   if (out.TotalBytes() == 0) return out;
+  // The caller's buffer is copied into pinned staging memory, so it may go
+  // when this returns and the device copy runs asynchronously; the staging
+  // tensor is released by a host callback once the copy is done.
+  TW_ASSIGN_OR_RETURN(Tensor staging, PinnedHostTensor(host_tensor.dtype(), host_tensor.shape()));
+  std::memcpy(staging.raw_data(), host_tensor.raw_data(), out.TotalBytes());
+  // The block of `out` may have been freed by a kernel still queued on the
+  // compute stream.
   TW_RETURN_IF_ERROR(StreamWait(host_to_device_, compute_));
-  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out.raw_data(), host_tensor.raw_data(), out.TotalBytes(),
+  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out.raw_data(), staging.raw_data(), out.TotalBytes(),
                                           cudaMemcpyHostToDevice, host_to_device_));
-  // The host buffer may go as soon as this returns.
-  TW_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(host_to_device_));
+  auto* hold = new Tensor(std::move(staging));
+  const cudaError_t error = cudaLaunchHostFunc(
+      host_to_device_, [](void* t) { delete static_cast<Tensor*>(t); }, hold);
+  if (error != cudaSuccess) {
+    // The callback will not run: wait for the copy, then release here.
+    cudaStreamSynchronize(host_to_device_);
+    delete hold;
+    TW_CUDA_RETURN_IF_ERROR(error);
+  }
+  // Kernels enqueued from now on run after the copy.
+  TW_RETURN_IF_ERROR(StreamWait(compute_, host_to_device_));
   return out;
 }
 

@@ -14,6 +14,10 @@
 // earlier work (the block may have just been freed by a queued kernel) and
 // the compute stream waits for the copy; a copy to the host waits for the
 // kernels before it and returns when the bytes are there.
+//
+// Host ends are pinned (runtime/gpu/pinned_allocator.h): a fetched tensor
+// is copied straight into pinned memory, and a fed one is staged through
+// pinned memory so that CopyFromHost returns without waiting for the copy.
 #ifndef TOWERFLOW_RUNTIME_GPU_GPU_DEVICE_H_
 #define TOWERFLOW_RUNTIME_GPU_GPU_DEVICE_H_
 
@@ -42,6 +46,7 @@ class GpuDevice final : public Device {
   absl::StatusOr<Tensor> CopyToHost(const Tensor& device_tensor) override;
   absl::StatusOr<Tensor> CopyFromHost(const Tensor& host_tensor) override;
   // Peer to peer when the two GPUs can, else through the driver's staging.
+  // With dst == this, a copy within this GPU's memory.
   absl::StatusOr<Tensor> CopyToDevice(const Tensor& device_tensor, Device* dst) override;
 
   int ordinal() const { return ordinal_; }

@@ -11,6 +11,7 @@
 #ifdef TOWERFLOW_CUDA
 #include "runtime/gpu/cuda_status.h"
 #include "runtime/gpu/gpu_device.h"
+#include "runtime/gpu/pinned_allocator.h"
 #include "runtime/gpu/testing/add_one.h"
 #endif
 
@@ -89,6 +90,32 @@ TEST(GpuDeviceTest, AllocatorStreamsAndAKernel) {
   allocator->DeallocateRaw(again);
   // More than any GPU has: nullptr, not a crash.
   EXPECT_EQ(allocator->AllocateRaw(kTensorAlignment, size_t{1} << 52), nullptr);
+}
+
+// Feeds are staged through pinned memory and copied asynchronously, so the
+// caller's buffer may change as soon as CopyFromHost returns; fetches land
+// in pinned memory, which is cached for the next one.
+TEST(GpuDeviceTest, PinnedFeedsAndFetches) {
+  if (gpu::CudaDeviceCount() == 0) GTEST_SKIP() << "no GPU on this machine";
+  ThreadPool pool("test", 1);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<gpu::GpuDevice> device, gpu::GpuDevice::Create(0, &pool));
+  constexpr int kN = 1 << 20;
+  TW_ASSERT_OK_AND_ASSIGN(Tensor feed,
+                          Tensor::Allocate(CpuAllocator(), DT_FLOAT, TensorShape({kN})));
+  for (int i = 0; i < kN; ++i) feed.data<float>()[i] = static_cast<float>(i);
+  TW_ASSERT_OK_AND_ASSIGN(Tensor on_gpu, device->CopyFromHost(feed));
+  for (int i = 0; i < kN; ++i) feed.data<float>()[i] = -1.0f;  // the copy must not see this
+  const int64_t allocations = gpu::PinnedHostStats().driver_allocations;
+  {
+    TW_ASSERT_OK_AND_ASSIGN(Tensor fetched, device->CopyToHost(on_gpu));
+    for (int i = 0; i < kN; i += 4099) ASSERT_EQ(fetched.data<float>()[i], i) << i;
+    EXPECT_GE(gpu::PinnedHostStats().bytes_in_use, int64_t{kN} * 4);
+  }
+  TW_ASSERT_OK_AND_ASSIGN(Tensor again, device->CopyToHost(on_gpu));
+  EXPECT_EQ(again.data<float>()[kN - 1], kN - 1);
+  // The second fetch of the same size reused the first one's pinned block
+  // (at most the first fetch went to the driver).
+  EXPECT_LE(gpu::PinnedHostStats().driver_allocations, allocations + 1);
 }
 
 #endif  // TOWERFLOW_CUDA
