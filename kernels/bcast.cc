@@ -1,9 +1,11 @@
 #include "kernels/bcast.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/status_macros.h"
 
 namespace towerflow {
 namespace {
@@ -88,6 +90,41 @@ std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, const Tensor
     }
   }
   return idx;
+}
+
+absl::StatusOr<BatchMatMulPlan> PlanBatchMatMul(const TensorShape& x, const TensorShape& y,
+                                                bool adj_x, bool adj_y) {
+  if (x.dims() < 2 || y.dims() < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("In[0] and In[1] need rank >= 2: ", x.DebugString(), " ", y.DebugString()));
+  }
+  const int rx = x.dims(), ry = y.dims();
+  BatchMatMulPlan plan;
+  plan.m = x.dim_size(rx - (adj_x ? 1 : 2));
+  plan.k = x.dim_size(rx - (adj_x ? 2 : 1));
+  plan.n = y.dim_size(ry - (adj_y ? 2 : 1));
+  if (plan.k != y.dim_size(ry - (adj_y ? 1 : 2))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Matrix size-incompatible: In[0]: ", x.DebugString(), ", In[1]: ", y.DebugString()));
+  }
+  constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+  if (plan.m > kMaxInt || plan.n > kMaxInt || plan.k > kMaxInt) {
+    return absl::InvalidArgumentError(absl::StrCat("MatMul dimensions [", plan.m, ", ", plan.k,
+                                                   "] x [", plan.k, ", ", plan.n,
+                                                   "] exceed 2^31 - 1"));
+  }
+  const auto xb = x.dim_sizes().subspan(0, rx - 2);
+  const auto yb = y.dim_sizes().subspan(0, ry - 2);
+  const BCast batch(xb, yb);
+  TW_RETURN_IF_ERROR(batch.status());
+  std::vector<int64_t> dims(batch.output_shape().dim_sizes().begin(),
+                            batch.output_shape().dim_sizes().end());
+  dims.push_back(plan.m);
+  dims.push_back(plan.n);
+  TW_ASSIGN_OR_RETURN(plan.out_shape, TensorShape::FromDims(dims));
+  plan.x_index = BroadcastIndices(xb, batch.output_shape());
+  plan.y_index = BroadcastIndices(yb, batch.output_shape());
+  return plan;
 }
 
 }  // namespace towerflow

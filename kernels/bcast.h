@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/tensor_shape.h"
 
@@ -63,6 +64,20 @@ class BCast {
 // that broadcast to out's, aligned at the end) that it reads: the batch
 // matrices of BatchMatMulV2.
 std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, const TensorShape& out);
+
+// BatchMatMul(V2) of x [..., m, k] ([..., k, m] with adj_x) and y [..., k,
+// n] ([..., n, k] with adj_y): the product's sizes, the output shape (the
+// broadcast batch dims, then [m, n]) and, per output matrix, the x and y
+// matrices it multiplies. InvalidArgument naming both shapes for a rank
+// below 2, unequal k, batch dims that do not broadcast, or a size over
+// 2^31 - 1 (BLAS's and cuBLAS's ints).
+struct BatchMatMulPlan {
+  int64_t m = 0, n = 0, k = 0;
+  TensorShape out_shape;
+  std::vector<int64_t> x_index, y_index;
+};
+absl::StatusOr<BatchMatMulPlan> PlanBatchMatMul(const TensorShape& x, const TensorShape& y,
+                                                bool adj_x, bool adj_y);
 
 }  // namespace towerflow
 

@@ -22,14 +22,6 @@
 namespace towerflow {
 namespace {
 
-absl::Status CheckVector(const Tensor& t, int64_t c, const char* what) {
-  if (t.dims() != 1 || t.dim_size(0) != c) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be a vector of ", c, " channels, got ", t.shape().DebugString()));
-  }
-  return absl::OkStatus();
-}
-
 using Matrix = Eigen::TensorMap<Eigen::Tensor<float, 2, Eigen::RowMajor>>;
 using Row = Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor>>;
 
@@ -51,9 +43,9 @@ class FusedBatchNormOp : public OpKernel {
     const char* names[] = {"scale", "offset", "mean", "variance"};
     for (int i = 1; i <= 4; ++i) {
       if (!a_.is_training && i >= 3) {
-        TW_RETURN_IF_ERROR(CheckVector(ctx->input(i), c, names[i - 1]));
+        TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(i), c, names[i - 1]));
       } else if (i < 3) {
-        TW_RETURN_IF_ERROR(CheckVector(ctx->input(i), c, names[i - 1]));
+        TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(i), c, names[i - 1]));
       }
     }
     TW_ASSIGN_OR_RETURN(Tensor * y_out, ctx->allocate_output(0, x_in.shape()));
@@ -89,8 +81,8 @@ class FusedBatchNormOp : public OpKernel {
         mean.device(d) = saved_mean;
         var.device(d) = saved_var * correction;
       } else {
-        TW_RETURN_IF_ERROR(CheckVector(ctx->input(3), c, "mean"));
-        TW_RETURN_IF_ERROR(CheckVector(ctx->input(4), c, "variance"));
+        TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(3), c, "mean"));
+        TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(4), c, "variance"));
         mean.device(d) = ctx->input(3).vec<float>() * (1 - f) + saved_mean * f;
         var.device(d) = ctx->input(4).vec<float>() * (1 - f) + saved_var * correction * f;
       }
@@ -133,9 +125,9 @@ class FusedBatchNormGradOp : public OpKernel {
       TW_ASSIGN_OR_RETURN(dy, ToNhwc(d, ctx->device()->allocator(), dy_in));
     }
     const int64_t c = x.dim_size(3), rows = x.NumElements() / std::max<int64_t>(c, 1);
-    TW_RETURN_IF_ERROR(CheckVector(ctx->input(2), c, "scale"));
-    TW_RETURN_IF_ERROR(CheckVector(ctx->input(3), c, "reserve_space_1 (mean)"));
-    TW_RETURN_IF_ERROR(CheckVector(ctx->input(4), c, "reserve_space_2 (variance)"));
+    TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(2), c, "scale"));
+    TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(3), c, "reserve_space_1 (mean)"));
+    TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(4), c, "reserve_space_2 (variance)"));
     TW_ASSIGN_OR_RETURN(Tensor * dx_out, ctx->allocate_output(0, x_in.shape()));
     std::array<Tensor*, 4> outs;
     for (int i = 1; i < ctx->num_outputs(); ++i) {

@@ -90,35 +90,14 @@ class BatchMatMulOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const Tensor& y = ctx->input(1);
-    if (x.dims() < 2 || y.dims() < 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("In[0] and In[1] need rank >= 2: ", x.shape().DebugString(), " ",
-                       y.shape().DebugString()));
-    }
-    const int rx = x.dims(), ry = y.dims();
-    const int64_t m = x.dim_size(rx - (adj_x_ ? 1 : 2)), k = x.dim_size(rx - (adj_x_ ? 2 : 1));
-    const int64_t ky = y.dim_size(ry - (adj_y_ ? 1 : 2)), n = y.dim_size(ry - (adj_y_ ? 2 : 1));
-    if (k != ky) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Matrix size-incompatible: In[0]: ", x.shape().DebugString(),
-                       ", In[1]: ", y.shape().DebugString()));
-    }
-    TW_RETURN_IF_ERROR(CheckBlasDims(m, n, k));
-    const auto xb = x.shape().dim_sizes().subspan(0, rx - 2);
-    const auto yb = y.shape().dim_sizes().subspan(0, ry - 2);
-    const BCast batch(xb, yb);
-    TW_RETURN_IF_ERROR(batch.status());
-    std::vector<int64_t> dims(batch.output_shape().dim_sizes().begin(),
-                              batch.output_shape().dim_sizes().end());
-    dims.push_back(m);
-    dims.push_back(n);
-    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-    const int64_t batches = batch.output_shape().num_elements();
-    if (shape.num_elements() == 0) return absl::OkStatus();
-    // Index of each output batch's x and y matrix, from the broadcast plan.
-    const std::vector<int64_t> xi = BroadcastIndices(xb, batch.output_shape());
-    const std::vector<int64_t> yi = BroadcastIndices(yb, batch.output_shape());
+    TW_ASSIGN_OR_RETURN(const BatchMatMulPlan plan,
+                        PlanBatchMatMul(x.shape(), y.shape(), adj_x_, adj_y_));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
+    if (plan.out_shape.num_elements() == 0) return absl::OkStatus();
+    const int64_t m = plan.m, n = plan.n, k = plan.k;
+    const std::vector<int64_t>& xi = plan.x_index;
+    const std::vector<int64_t>& yi = plan.y_index;
+    const int64_t batches = static_cast<int64_t>(xi.size());
     const T* xd = x.data<T>();
     const T* yd = y.data<T>();
     T* od = out->data<T>();

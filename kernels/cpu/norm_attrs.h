@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/kernel.h"
+#include "runtime/tensor.h"
 
 namespace towerflow {
 
@@ -36,6 +37,15 @@ struct BnAttrs {
     return absl::OkStatus();
   }
 };
+
+// InvalidArgument unless `t` is a vector of `c` channels.
+inline absl::Status CheckChannelVector(const Tensor& t, int64_t c, const char* what) {
+  if (t.dims() != 1 || t.dim_size(0) != c) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be a vector of ", c, " channels, got ", t.shape().DebugString()));
+  }
+  return absl::OkStatus();
+}
 
 struct LrnParams {
   int64_t radius = 5;

@@ -20,14 +20,6 @@ namespace towerflow {
 namespace gpu {
 namespace {
 
-absl::Status CheckVector(const Tensor& t, int64_t c, const char* what) {
-  if (t.dims() != 1 || t.dim_size(0) != c) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be a vector of ", c, " channels, got ", t.shape().DebugString()));
-  }
-  return absl::OkStatus();
-}
-
 // The geometry of a 4-D batch-norm input and its cuDNN descriptors: x (and
 // y, dy, dx, which share its shape) and the per-channel parameters.
 struct BatchNorm {
@@ -78,7 +70,8 @@ class FusedBatchNormOp : public OpKernel {
     const char* names[] = {"scale", "offset", "mean", "variance"};
     const bool need_stats = !a_.is_training || a_.exponential_avg_factor != 1.0f;
     for (int i = 1; i <= 4; ++i) {
-      if (i < 3 || need_stats) TW_RETURN_IF_ERROR(CheckVector(ctx->input(i), c, names[i - 1]));
+      if (i < 3 || need_stats)
+        TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(i), c, names[i - 1]));
     }
     TW_ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
     Tensor* stats[5] = {};
@@ -143,9 +136,9 @@ class FusedBatchNormGradOp : public OpKernel {
     }
     TW_ASSIGN_OR_RETURN(BatchNorm bn, Describe(x, a_.nchw));
     const int64_t c = bn.shape.channels;
-    TW_RETURN_IF_ERROR(CheckVector(ctx->input(2), c, "scale"));
-    TW_RETURN_IF_ERROR(CheckVector(ctx->input(3), c, "reserve_space_1 (mean)"));
-    TW_RETURN_IF_ERROR(CheckVector(ctx->input(4), c, "reserve_space_2 (variance)"));
+    TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(2), c, "scale"));
+    TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(3), c, "reserve_space_1 (mean)"));
+    TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(4), c, "reserve_space_2 (variance)"));
     TW_ASSIGN_OR_RETURN(Tensor * dx, ctx->allocate_output(0, x.shape()));
     Tensor* outs[4] = {};
     for (int i = 1; i < ctx->num_outputs(); ++i) {

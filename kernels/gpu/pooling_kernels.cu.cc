@@ -20,45 +20,32 @@ struct Pixel {
   int64_t n, h, w, c;
 };
 
-// Output element i as (n, oh, ow, c) in the layout's order.
-__device__ Pixel OutputPixel(const PoolShape& p, int64_t i) {
+// Element i of a [batch, h, w, channels] tensor (or [batch, channels, h,
+// w]) as (n, h, w, c).
+__device__ Pixel Unflatten(const PoolShape& p, int64_t i, int64_t h, int64_t w) {
   Pixel x;
   if (p.nchw) {
-    x.w = i % p.out_w;
-    i /= p.out_w;
-    x.h = i % p.out_h;
-    i /= p.out_h;
+    x.w = i % w;
+    i /= w;
+    x.h = i % h;
+    i /= h;
     x.c = i % p.channels;
     x.n = i / p.channels;
   } else {
     x.c = i % p.channels;
     i /= p.channels;
-    x.w = i % p.out_w;
-    i /= p.out_w;
-    x.h = i % p.out_h;
-    x.n = i / p.out_h;
+    x.w = i % w;
+    i /= w;
+    x.h = i % h;
+    x.n = i / h;
   }
   return x;
 }
-
+__device__ Pixel OutputPixel(const PoolShape& p, int64_t i) {
+  return Unflatten(p, i, p.out_h, p.out_w);
+}
 __device__ Pixel InputPixel(const PoolShape& p, int64_t i) {
-  Pixel x;
-  if (p.nchw) {
-    x.w = i % p.in_w;
-    i /= p.in_w;
-    x.h = i % p.in_h;
-    i /= p.in_h;
-    x.c = i % p.channels;
-    x.n = i / p.channels;
-  } else {
-    x.c = i % p.channels;
-    i /= p.channels;
-    x.w = i % p.in_w;
-    i /= p.in_w;
-    x.h = i % p.in_h;
-    x.n = i / p.in_h;
-  }
-  return x;
+  return Unflatten(p, i, p.in_h, p.in_w);
 }
 
 __device__ int64_t InputIndex(const PoolShape& p, int64_t n, int64_t h, int64_t w, int64_t c) {
