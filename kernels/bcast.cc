@@ -92,6 +92,46 @@ std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, const Tensor
   return idx;
 }
 
+namespace {
+
+absl::Status CheckMatMulSizes(int64_t m, int64_t n, int64_t k) {
+  constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+  if (m > kMaxInt || n > kMaxInt || k > kMaxInt) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("MatMul dimensions [", m, ", ", k, "] x [", k, ", ", n, "] exceed 2^31 - 1"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<MatMulDims> PlanMatMul(const TensorShape& a, const TensorShape& b, bool transpose_a,
+                                      bool transpose_b) {
+  if (a.dims() != 2 || b.dims() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("In[0] and In[1] must be matrices: ", a.DebugString(), " ", b.DebugString()));
+  }
+  MatMulDims d;
+  d.m = a.dim_size(transpose_a ? 1 : 0);
+  d.k = a.dim_size(transpose_a ? 0 : 1);
+  d.n = b.dim_size(transpose_b ? 0 : 1);
+  if (d.k != b.dim_size(transpose_b ? 1 : 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Matrix size-incompatible: In[0]: ", a.DebugString(), ", In[1]: ", b.DebugString()));
+  }
+  TW_RETURN_IF_ERROR(CheckMatMulSizes(d.m, d.n, d.k));
+  return d;
+}
+
+absl::Status CheckBroadcastTo(const BCast& b, const TensorShape& in, const TensorShape& shape) {
+  if (!b.ok() || b.output_shape() != shape) {
+    return absl::InvalidArgumentError(absl::StrCat("Unable to broadcast tensor of shape ",
+                                                   in.DebugString(), " to tensor of shape ",
+                                                   shape.DebugString()));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<BatchMatMulPlan> PlanBatchMatMul(const TensorShape& x, const TensorShape& y,
                                                 bool adj_x, bool adj_y) {
   if (x.dims() < 2 || y.dims() < 2) {
@@ -107,12 +147,7 @@ absl::StatusOr<BatchMatMulPlan> PlanBatchMatMul(const TensorShape& x, const Tens
     return absl::InvalidArgumentError(absl::StrCat(
         "Matrix size-incompatible: In[0]: ", x.DebugString(), ", In[1]: ", y.DebugString()));
   }
-  constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
-  if (plan.m > kMaxInt || plan.n > kMaxInt || plan.k > kMaxInt) {
-    return absl::InvalidArgumentError(absl::StrCat("MatMul dimensions [", plan.m, ", ", plan.k,
-                                                   "] x [", plan.k, ", ", plan.n,
-                                                   "] exceed 2^31 - 1"));
-  }
+  TW_RETURN_IF_ERROR(CheckMatMulSizes(plan.m, plan.n, plan.k));
   const auto xb = x.dim_sizes().subspan(0, rx - 2);
   const auto yb = y.dim_sizes().subspan(0, ry - 2);
   const BCast batch(xb, yb);

@@ -65,6 +65,19 @@ class BCast {
 // matrices of BatchMatMulV2.
 std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, const TensorShape& out);
 
+// MatMul of a [m, k] ([k, m] with transpose_a) and b [k, n] ([n, k]):
+// InvalidArgument naming both shapes unless they are matrices with one k
+// and sizes up to 2^31 - 1 (BLAS's and cuBLAS's ints).
+struct MatMulDims {
+  int64_t m = 0, n = 0, k = 0;
+};
+absl::StatusOr<MatMulDims> PlanMatMul(const TensorShape& a, const TensorShape& b, bool transpose_a,
+                                      bool transpose_b);
+
+// BroadcastTo's check: InvalidArgument unless `b` (the broadcast of `in`
+// and `shape`) succeeded and gives `shape` itself.
+absl::Status CheckBroadcastTo(const BCast& b, const TensorShape& in, const TensorShape& shape);
+
 // BatchMatMul(V2) of x [..., m, k] ([..., k, m] with adj_x) and y [..., k,
 // n] ([..., n, k] with adj_y): the product's sizes, the output shape (the
 // broadcast batch dims, then [m, n]) and, per output matrix, the x and y

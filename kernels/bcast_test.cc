@@ -76,5 +76,29 @@ TEST(BroadcastIndicesTest, PicksTheMatrixEachOutputPositionReads) {
   EXPECT_EQ(BroadcastIndices({}, TensorShape({})), (std::vector<int64_t>{0}));
 }
 
+TEST(PlanMatMulTest, SizesAndErrors) {
+  absl::StatusOr<MatMulDims> d = PlanMatMul(TensorShape({3, 2}), TensorShape({4, 3}), true, true);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->m, 2);
+  EXPECT_EQ(d->k, 3);
+  EXPECT_EQ(d->n, 4);
+  EXPECT_EQ(PlanMatMul(TensorShape({2, 3}), TensorShape({2, 3}), false, false).status().message(),
+            "Matrix size-incompatible: In[0]: [2,3], In[1]: [2,3]");
+  EXPECT_EQ(PlanMatMul(TensorShape({2}), TensorShape({2, 3}), false, false).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(PlanMatMul(TensorShape({int64_t{1} << 31, 1}), TensorShape({1, 1}), false, false)
+                .status()
+                .message(),
+            "MatMul dimensions [2147483648, 1] x [1, 1] exceed 2^31 - 1");
+}
+
+TEST(CheckBroadcastToTest, OnlyToTheTargetShape) {
+  const TensorShape in({3, 1}), to({2, 3, 4});
+  EXPECT_TRUE(CheckBroadcastTo(BCast(in, to), in, to).ok());
+  const TensorShape small({3});
+  EXPECT_EQ(CheckBroadcastTo(BCast(in, small), in, small).message(),
+            "Unable to broadcast tensor of shape [3,1] to tensor of shape [3]");
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -114,11 +114,7 @@ class FusedBatchNormGradOp : public OpKernel {
     const auto& d = ctx->eigen_cpu_device();
     const Tensor& dy_in = ctx->input(0);
     const Tensor& x_in = ctx->input(1);
-    if (x_in.dims() != 4 || dy_in.shape() != x_in.shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("y_backprop and x must be 4-D of one shape, got ",
-                       dy_in.shape().DebugString(), " and ", x_in.shape().DebugString()));
-    }
+    TW_RETURN_IF_ERROR(CheckBatchNormGradShapes(dy_in, x_in));
     Tensor x = x_in, dy = dy_in;
     if (a_.nchw) {
       TW_ASSIGN_OR_RETURN(x, ToNhwc(d, ctx->device()->allocator(), x_in));

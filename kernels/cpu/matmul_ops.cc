@@ -18,14 +18,6 @@
 namespace towerflow {
 namespace {
 
-absl::Status CheckBlasDims(int64_t m, int64_t n, int64_t k) {
-  if (!FitsBlas(m) || !FitsBlas(n) || !FitsBlas(k)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("MatMul dimensions [", m, ", ", k, "] x [", k, ", ", n, "] exceed 2^31 - 1"));
-  }
-  return absl::OkStatus();
-}
-
 // One product of row-major matrices a and b into c [m, n].
 template <typename T>
 void Product(const Eigen::ThreadPoolDevice& d, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
@@ -57,19 +49,8 @@ class MatMulOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    if (a.dims() != 2 || b.dims() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("In[0] and In[1] must be matrices: ", a.shape().DebugString(), " ",
-                       b.shape().DebugString()));
-    }
-    const int64_t m = a.dim_size(ta_ ? 1 : 0), k = a.dim_size(ta_ ? 0 : 1);
-    const int64_t kb = b.dim_size(tb_ ? 1 : 0), n = b.dim_size(tb_ ? 0 : 1);
-    if (k != kb) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Matrix size-incompatible: In[0]: ", a.shape().DebugString(),
-                       ", In[1]: ", b.shape().DebugString()));
-    }
-    TW_RETURN_IF_ERROR(CheckBlasDims(m, n, k));
+    TW_ASSIGN_OR_RETURN(const MatMulDims d, PlanMatMul(a.shape(), b.shape(), ta_, tb_));
+    const int64_t m = d.m, n = d.n, k = d.k;
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({m, n})));
     Product<T>(ctx->eigen_cpu_device(), ta_, tb_, m, n, k, a.data<T>(), b.data<T>(),
                out->data<T>());

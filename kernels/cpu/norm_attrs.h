@@ -47,6 +47,26 @@ inline absl::Status CheckChannelVector(const Tensor& t, int64_t c, const char* w
   return absl::OkStatus();
 }
 
+// FusedBatchNormGrad's y_backprop and x: 4-D, of one shape.
+inline absl::Status CheckBatchNormGradShapes(const Tensor& dy, const Tensor& x) {
+  if (x.dims() != 4 || dy.shape() != x.shape()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("y_backprop and x must be 4-D of one shape, got ", dy.shape().DebugString(),
+                     " and ", x.shape().DebugString()));
+  }
+  return absl::OkStatus();
+}
+
+// LRNGrad's input_grads, input_image and output_image: 4-D, of one shape.
+inline absl::Status CheckLrnGradShapes(const Tensor& dy, const Tensor& in, const Tensor& out) {
+  if (in.dims() != 4 || dy.shape() != in.shape() || out.shape() != in.shape()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LRNGrad needs 4-D input_grads, input_image and output_image of one shape, got ",
+        dy.shape().DebugString(), ", ", in.shape().DebugString(), ", ", out.shape().DebugString()));
+  }
+  return absl::OkStatus();
+}
+
 struct LrnParams {
   int64_t radius = 5;
   float bias = 1, alpha = 1, beta = 0.5f;

@@ -364,12 +364,7 @@ class LrnGradOp : public OpKernel {
     const Tensor& dy = ctx->input(0);
     const Tensor& in = ctx->input(1);
     const Tensor& out = ctx->input(2);
-    if (in.dims() != 4 || dy.shape() != in.shape() || out.shape() != in.shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "LRNGrad needs 4-D input_grads, input_image and output_image of one shape, got ",
-          dy.shape().DebugString(), ", ", in.shape().DebugString(), ", ",
-          out.shape().DebugString()));
-    }
+    TW_RETURN_IF_ERROR(CheckLrnGradShapes(dy, in, out));
     TW_ASSIGN_OR_RETURN(Tensor * dx_t, ctx->allocate_output(0, in.shape()));
     if (in.NumElements() == 0) return absl::OkStatus();
     const int64_t c = in.dim_size(3), pixels = in.NumElements() / c;

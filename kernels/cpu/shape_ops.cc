@@ -195,11 +195,7 @@ class BroadcastToOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(1), "shape"));
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
     const BCast b(in.shape(), shape);
-    if (!b.ok() || b.output_shape() != shape) {
-      return absl::InvalidArgumentError(absl::StrCat("Unable to broadcast tensor of shape ",
-                                                     in.shape().DebugString(),
-                                                     " to tensor of shape ", shape.DebugString()));
-    }
+    TW_RETURN_IF_ERROR(CheckBroadcastTo(b, in.shape(), shape));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     if (shape.num_elements() == 0) return absl::OkStatus();
     const auto& d = ctx->eigen_cpu_device();

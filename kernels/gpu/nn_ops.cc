@@ -292,18 +292,9 @@ class MatMulOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    if (a.dims() != 2 || b.dims() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("In[0] and In[1] must be matrices: ", a.shape().DebugString(), ", ",
-                       b.shape().DebugString()));
-    }
-    const int64_t m = a.dim_size(transpose_a_ ? 1 : 0), k = a.dim_size(transpose_a_ ? 0 : 1);
-    const int64_t k2 = b.dim_size(transpose_b_ ? 1 : 0), n = b.dim_size(transpose_b_ ? 0 : 1);
-    if (k != k2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Matrix size-incompatible: In[0]: ", a.shape().DebugString(),
-                       ", In[1]: ", b.shape().DebugString()));
-    }
+    TW_ASSIGN_OR_RETURN(const MatMulDims d,
+                        PlanMatMul(a.shape(), b.shape(), transpose_a_, transpose_b_));
+    const int64_t m = d.m, n = d.n, k = d.k;
     TW_ASSIGN_OR_RETURN(Tensor * c, ctx->allocate_output(0, TensorShape({m, n})));
     if (m == 0 || n == 0) return absl::OkStatus();
     if (k == 0) {

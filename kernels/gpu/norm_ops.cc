@@ -129,11 +129,7 @@ class FusedBatchNormGradOp : public OpKernel {
     cudaStream_t stream = gpu->compute_stream();
     const Tensor& dy = ctx->input(0);
     const Tensor& x = ctx->input(1);
-    if (x.dims() != 4 || dy.shape() != x.shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("y_backprop and x must be 4-D of one shape, got ", dy.shape().DebugString(),
-                       " and ", x.shape().DebugString()));
-    }
+    TW_RETURN_IF_ERROR(CheckBatchNormGradShapes(dy, x));
     TW_ASSIGN_OR_RETURN(BatchNorm bn, Describe(x, a_.nchw));
     const int64_t c = bn.shape.channels;
     TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(2), c, "scale"));
@@ -212,12 +208,7 @@ class LrnGradOp : public OpKernel {
     const Tensor& dy = ctx->input(0);
     const Tensor& in = ctx->input(1);
     const Tensor& out = ctx->input(2);
-    if (in.dims() != 4 || dy.shape() != in.shape() || out.shape() != in.shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "LRNGrad needs 4-D input_grads, input_image and output_image of one shape, got ",
-          dy.shape().DebugString(), ", ", in.shape().DebugString(), ", ",
-          out.shape().DebugString()));
-    }
+    TW_RETURN_IF_ERROR(CheckLrnGradShapes(dy, in, out));
     TW_ASSIGN_OR_RETURN(Tensor * dx, ctx->allocate_output(0, in.shape()));
     if (in.NumElements() == 0) return absl::OkStatus();
     const LrnShape s = LrnGeometry(p_, in);
