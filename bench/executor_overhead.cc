@@ -11,7 +11,7 @@
 #include "absl/time/clock.h"
 #include "benchmark/benchmark.h"
 #include "core/tensor_proto_util.h"
-#include "graph/attr_value_util.h"
+#include "framework/attr_value_util.h"
 #include "runtime/session.h"
 
 namespace towerflow {

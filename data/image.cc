@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "runtime/type_dispatch.h"
+#include "core/type_dispatch.h"
 
 namespace towerflow {
 namespace data {

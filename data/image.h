@@ -23,7 +23,7 @@
 #include <random>
 
 #include "absl/status/statusor.h"
-#include "runtime/tensor.h"
+#include "framework/tensor.h"
 
 namespace towerflow {
 namespace data {

@@ -19,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "data/dataset.h"
-#include "runtime/tensor.h"
+#include "framework/tensor.h"
 
 namespace towerflow {
 namespace data {

@@ -9,7 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "data/dataset.h"
-#include "runtime/threadpool.h"
+#include "framework/threadpool.h"
 
 namespace towerflow {
 namespace data {

@@ -18,11 +18,11 @@
 #include "estimator/replicate_model_fn.h"
 #include "estimator/tower_optimizer.h"
 #include "gmock/gmock.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "runtime/client_session.h"
-#include "runtime/device.h"
+#include "framework/device.h"
 #include "tests/tensor_testing.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
@@ -60,10 +60,7 @@ EstimatorSpec Regression(const Scope& s, const FeatureMap& features, const Featu
       optimizer = std::make_shared<train::GradientDescentOptimizer>(0.1);
   }
   TowerOptimizer tower_optimizer(optimizer);
-  absl::StatusOr<Operation> op =
-      tower_optimizer.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
-  s.UpdateStatus(op.status());
-  if (op.ok()) spec.train_op = *op;
+  spec.train_op = tower_optimizer.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
   return spec;
 }
 

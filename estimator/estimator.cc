@@ -5,13 +5,16 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <type_traits>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "core/type_dispatch.h"
 #include "estimator/estimator_internal.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "ops/ops.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"
@@ -75,19 +78,18 @@ absl::StatusOr<double> ScalarValue(const Tensor& t, const std::string& what) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " must be a scalar, got shape ", t.shape().DebugString()));
   }
-  switch (t.dtype()) {
-    case DT_FLOAT:
-      return static_cast<double>(t.data<float>()[0]);
-    case DT_DOUBLE:
-      return t.data<double>()[0];
-    case DT_INT32:
-      return static_cast<double>(t.data<int32_t>()[0]);
-    case DT_INT64:
-      return static_cast<double>(t.data<int64_t>()[0]);
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " must be a number, got ", DataTypeString(t.dtype())));
+  std::optional<double> value;
+  VisitNumberType(t.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      value = static_cast<double>(t.data<T>()[0]);
+    }
+  });
+  if (!value.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be a number, got ", DataTypeString(t.dtype())));
   }
+  return *value;
 }
 
 }  // namespace estimator_internal

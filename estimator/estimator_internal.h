@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "estimator/estimator.h"
 #include "graph/scope.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "train/saver.h"
 
 namespace towerflow {

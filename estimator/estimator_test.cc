@@ -35,9 +35,7 @@ using testing::StatusIs;
 
 // train_op = opt.Minimize(loss), counting the global step; errors go to `s`.
 void SetTrainOp(const Scope& s, train::Optimizer& opt, EstimatorSpec* spec) {
-  absl::StatusOr<Operation> op = opt.Minimize(s, spec->loss, train::GetOrCreateGlobalStep(s));
-  s.UpdateStatus(op.status());
-  if (op.ok()) spec->train_op = *op;
+  spec->train_op = opt.Minimize(s, spec->loss, train::GetOrCreateGlobalStep(s));
 }
 
 EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const FeatureMap& labels,
@@ -60,15 +58,8 @@ EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const Feat
   }
   if (mode != ModeKeys::kTrain || params.Get("no_train_op") != 0) return spec;
   TowerOptimizer opt(std::make_shared<train::GradientDescentOptimizer>(1.0));
-  absl::StatusOr<Operation> op = opt.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
-  s.UpdateStatus(op.status());
-  if (!op.ok()) return spec;
-  spec.train_op = *op;
-  if (averaged) {
-    absl::StatusOr<Operation> average = ema.Apply(s.WithControlDependencies({*op}), {c});
-    s.UpdateStatus(average.status());
-    if (average.ok()) spec.train_op = *average;
-  }
+  spec.train_op = opt.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
+  if (averaged && s.ok()) spec.train_op = ema.Apply(s.WithControlDependencies({spec.train_op}), {c});
   return spec;
 }
 

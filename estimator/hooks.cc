@@ -8,7 +8,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/status_macros.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "ops/ops.h"
 
 namespace towerflow {

@@ -32,7 +32,7 @@
 #include "graph/scope.h"
 #include "proto/graph.pb.h"
 #include "runtime/client_session.h"
-#include "runtime/tensor.h"
+#include "framework/tensor.h"
 #include "train/event_writer.h"
 #include "train/saver.h"
 

@@ -8,7 +8,7 @@
 //     spec.predictions["classes"] = ops::ArgMax(s, logits, 1);
 //     if (mode == ModeKeys::kPredict) return spec;
 //     spec.loss = ...;
-//     if (mode == ModeKeys::kTrain) { ... spec.train_op = *opt.Minimize(...); }
+//     if (mode == ModeKeys::kTrain) { ... spec.train_op = opt.Minimize(...); }
 //     if (mode == ModeKeys::kEval) spec.eval_metric_ops["accuracy"] = ...;
 //     return spec;
 //   }
@@ -25,7 +25,7 @@
 #include "estimator/hooks.h"
 #include "graph/output.h"
 #include "graph/scope.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "train/metrics.h"
 
 namespace towerflow {

@@ -9,11 +9,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "estimator/replication_internal.h"
 #include "estimator/tower_optimizer.h"
-#include "graph/device_name.h"
-#include "graph/variables.h"
+#include "framework/device_name.h"
+#include "ops/variables.h"
 #include "ops/ops.h"
-#include "runtime/device.h"
+#include "framework/device.h"
 
 namespace towerflow {
 namespace {

@@ -10,7 +10,7 @@
 #include "absl/strings/match.h"
 #include "estimator/tower_optimizer.h"
 #include "gmock/gmock.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_test_matchers.h"
 #include "ops/ops.h"
@@ -47,9 +47,7 @@ EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const Feat
   const double lr = params.Get("learning_rate", 1.0);
   if (params.Get("plain_optimizer") != 0) {
     train::GradientDescentOptimizer plain(lr);
-    absl::StatusOr<Operation> op = plain.Minimize(s, spec.loss);
-    if (op.ok()) spec.train_op = *op;
-    s.UpdateStatus(op.status());
+    spec.train_op = plain.Minimize(s, spec.loss);
     return spec;
   }
   int calls = static_cast<int>(params.Get("optimizer_calls", 1));
@@ -57,10 +55,9 @@ EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const Feat
   std::vector<Operation> ops;
   for (int k = 0; k < calls; ++k) {
     TowerOptimizer opt(std::make_shared<train::GradientDescentOptimizer>(lr));
-    absl::StatusOr<Operation> op = opt.Minimize(s, spec.loss);
-    s.UpdateStatus(op.status());
-    if (!op.ok()) return spec;
-    ops.push_back(*op);
+    Operation op = opt.Minimize(s, spec.loss);
+    if (!s.ok()) return spec;
+    ops.push_back(op);
   }
   spec.train_op = ops::NoOp(s.WithControlDependencies(ops));
   return spec;

@@ -4,8 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "graph/gradients.h"
-#include "graph/variables.h"
+#include "estimator/replication_internal.h"
+#include "ops/gradients.h"
+#include "ops/variables.h"
 #include "ops/initializers.h"
 #include "ops/ops.h"
 
@@ -104,9 +105,9 @@ absl::StatusOr<std::vector<train::GradAndVar>> AggregateTowerGradients(
 }
 
 TowerOptimizer::TowerOptimizer(std::shared_ptr<train::Optimizer> optimizer)
-    : optimizer_(std::move(optimizer)) {}
+    : train::Optimizer(optimizer->name()), optimizer_(std::move(optimizer)) {}
 
-absl::StatusOr<std::vector<train::GradAndVar>> TowerOptimizer::ComputeGradients(
+std::vector<train::GradAndVar> TowerOptimizer::ComputeGradients(
     const Scope& scope, const Output& loss, const std::vector<Variable>& var_list) const {
   Replication* r = CurrentReplication();
   Output scaled = loss;
@@ -129,9 +130,9 @@ absl::StatusOr<std::vector<train::GradAndVar>> TowerOptimizer::ComputeGradients(
   return optimizer_->ComputeGradients(scope, scaled, vars);
 }
 
-absl::StatusOr<Operation> TowerOptimizer::ApplyGradients(
-    const Scope& scope, const std::vector<train::GradAndVar>& grads_and_vars,
-    const std::optional<Variable>& global_step) {
+Operation TowerOptimizer::ApplyGradients(const Scope& scope,
+                                         const std::vector<train::GradAndVar>& grads_and_vars,
+                                         const std::optional<Variable>& global_step) {
   Replication* r = CurrentReplication();
   if (r == nullptr) return optimizer_->ApplyGradients(scope, grads_and_vars, global_step);
   r->tower_optimizer_used = true;
@@ -144,24 +145,30 @@ absl::StatusOr<Operation> TowerOptimizer::ApplyGradients(
   const size_t k = r->calls[r->tower].size() - 1;
   std::vector<std::vector<train::GradAndVar>> per_tower;
   for (const auto& tower_calls : r->calls) {
-    if (tower_calls.size() <= k) return absl::InvalidArgumentError(kDifferentOptimizerCalls);
+    if (tower_calls.size() <= k) {
+      scope.UpdateStatus(absl::InvalidArgumentError(kDifferentOptimizerCalls));
+      return Operation();
+    }
     per_tower.push_back(tower_calls[k]);
   }
   const Scope& apply = r->apply_scope.has_value() ? *r->apply_scope : scope;
   const Scope aggregating = apply.NewSubScope("gradient_aggregating");
-  TW_ASSIGN_OR_RETURN(std::vector<train::GradAndVar> summed,
-                      r->all_reduce
-                          ? AllReduceTowerGradients(aggregating, per_tower, r->variable_of)
-                          : AggregateTowerGradients(aggregating, per_tower));
-  return optimizer_->ApplyGradients(apply, summed, global_step);
+  absl::StatusOr<std::vector<train::GradAndVar>> summed =
+      r->all_reduce ? AllReduceTowerGradients(aggregating, per_tower, r->variable_of)
+                    : AggregateTowerGradients(aggregating, per_tower);
+  if (!summed.ok()) {
+    scope.UpdateStatus(summed.status());
+    return Operation();
+  }
+  return optimizer_->ApplyGradients(apply, *summed, global_step);
 }
 
-absl::StatusOr<Operation> TowerOptimizer::Minimize(const Scope& scope, const Output& loss,
-                                                   const std::optional<Variable>& global_step,
-                                                   const std::vector<Variable>& var_list) {
-  TW_ASSIGN_OR_RETURN(std::vector<train::GradAndVar> grads,
-                      ComputeGradients(scope, loss, var_list));
-  return ApplyGradients(scope, grads, global_step);
+Variable TowerOptimizer::GetSlot(const Variable& var, const std::string& slot) const {
+  return optimizer_->GetSlot(var, slot);
+}
+
+Operation TowerOptimizer::ApplyDense(const Scope& scope, const Output& grad, const Variable& var) {
+  return ApplyDenseOf(*optimizer_, scope, grad, var);
 }
 
 }  // namespace towerflow

@@ -4,8 +4,8 @@
 //
 //   EstimatorSpec MyModel(const Scope& s, ...) {
 //     ...
-//     TowerOptimizer opt(std::make_unique<train::MomentumOptimizer>(0.1, 0.9));
-//     spec.train_op = *opt.Minimize(s, loss, train::GetOrCreateGlobalStep(s));
+//     TowerOptimizer opt(std::make_shared<train::MomentumOptimizer>(0.1, 0.9));
+//     spec.train_op = opt.Minimize(s, loss, train::GetOrCreateGlobalStep(s));
 //   }
 //
 // Under ReplicateModelFn, each tower's Minimize (or ApplyGradients) records
@@ -19,7 +19,9 @@
 // Several optimizer calls per model_fn are fine when every tower makes the
 // same calls in the same order.
 //
-// Outside ReplicateModelFn it is the wrapped optimizer.
+// Outside ReplicateModelFn it is the wrapped optimizer. It is a
+// train::Optimizer: errors are recorded in the Scope like every builder's,
+// and its slots are the wrapped optimizer's.
 //
 // Thread-compatible, like graph building.
 #ifndef TOWERFLOW_ESTIMATOR_TOWER_OPTIMIZER_H_
@@ -37,22 +39,30 @@
 
 namespace towerflow {
 
-class TowerOptimizer {
+class TowerOptimizer final : public train::Optimizer {
  public:
+  // REQUIRES: optimizer != nullptr. Takes the wrapped optimizer's name.
   explicit TowerOptimizer(std::shared_ptr<train::Optimizer> optimizer);
 
-  absl::StatusOr<std::vector<train::GradAndVar>> ComputeGradients(
-      const Scope& scope, const Output& loss, const std::vector<Variable>& var_list = {}) const;
-  absl::StatusOr<Operation> ApplyGradients(const Scope& scope,
-                                           const std::vector<train::GradAndVar>& grads_and_vars,
-                                           const std::optional<Variable>& global_step = {});
-  absl::StatusOr<Operation> Minimize(const Scope& scope, const Output& loss,
-                                     const std::optional<Variable>& global_step = {},
-                                     const std::vector<Variable>& var_list = {});
+  // The wrapped optimizer's gradients of this tower's scaled loss (of its
+  // mirrors under all-reduce).
+  std::vector<train::GradAndVar> ComputeGradients(
+      const Scope& scope, const Output& loss,
+      const std::vector<Variable>& var_list = {}) const override;
+  // Records this tower's gradients; the last tower aggregates every tower's
+  // and applies them once. Errors are recorded in `scope`; InvalidArgument
+  // when the towers made different optimizer calls.
+  Operation ApplyGradients(const Scope& scope,
+                           const std::vector<train::GradAndVar>& grads_and_vars,
+                           const std::optional<Variable>& global_step = {}) override;
+  Variable GetSlot(const Variable& var, const std::string& slot) const override;
 
   train::Optimizer& optimizer() const { return *optimizer_; }
 
  private:
+  // The wrapped optimizer's update.
+  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
+
   std::shared_ptr<train::Optimizer> optimizer_;
 };
 
@@ -84,50 +94,6 @@ absl::StatusOr<std::vector<train::GradAndVar>> AllReduceTowerGradients(
     const Scope& scope, const std::vector<std::vector<train::GradAndVar>>& grads_per_tower,
     const std::map<std::string, std::string>& variable_of);
 
-namespace estimator_internal {
-
-inline constexpr char kDifferentOptimizerCalls[] =
-    "Each invocation of model_fn was supposed to make the same optimizer calls.";
-
-// What ReplicateModelFn shares with the TowerOptimizers its towers create:
-// set for the duration of the model_fn calls on the building thread.
-struct Replication {
-  int num_towers = 1;
-  int tower = 0;  // the tower being built
-  // Per tower, the factor its loss is scaled by for the gradients; an
-  // invalid Output means 1.
-  std::vector<Output> loss_scale;
-  // Where the single apply is built: tower 0's name and variable scopes.
-  std::optional<Scope> apply_scope;
-  // calls[t][k]: tower t's gradients at its k-th optimizer call.
-  std::vector<std::vector<std::vector<train::GradAndVar>>> calls;
-  bool tower_optimizer_used = false;
-  // Aggregation by all-reduce over mirrored variables: per tower, variable
-  // name -> the tower's mirror (none for tower 0), and mirror name ->
-  // variable name.
-  bool all_reduce = false;
-  std::vector<std::map<std::string, Variable>> mirrors;
-  std::map<std::string, std::string> variable_of;
-  // Every mirror (the optimizer's slots of mirrors too) -> what it copies.
-  std::map<std::string, Variable> sources;
-};
-
-// The replication being built on this thread; nullptr outside one.
-Replication* CurrentReplication();
-
-// Makes `r` current for its lifetime (nesting restores the outer one).
-class ScopedReplication {
- public:
-  explicit ScopedReplication(Replication* r);
-  ~ScopedReplication();
-  ScopedReplication(const ScopedReplication&) = delete;
-  ScopedReplication& operator=(const ScopedReplication&) = delete;
-
- private:
-  Replication* previous_;
-};
-
-}  // namespace estimator_internal
 }  // namespace towerflow
 
 #endif  // TOWERFLOW_ESTIMATOR_TOWER_OPTIMIZER_H_

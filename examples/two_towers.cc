@@ -16,7 +16,7 @@
 #include "graph/device_setter.h"
 #include "graph/graph_io.h"
 #include "graph/scope.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "ops/initializers.h"
 #include "ops/ops.h"
 

@@ -4,7 +4,7 @@
 // the roles of v.device and v.initializer.device).
 #include "graph/device_setter.h"
 
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "tests/test_util.h"

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
-#include "graph/attr_value_util.h"
+#include "framework/attr_value_util.h"
 
 namespace towerflow {
 

@@ -34,7 +34,7 @@
 #include "core/tensor_shape.h"
 #include "core/types.h"
 #include "graph/collections.h"
-#include "graph/node_def_util.h"
+#include "framework/node_def_util.h"
 #include "graph/op_registry.h"
 #include "graph/variable_store.h"
 #include "proto/function.pb.h"

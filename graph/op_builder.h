@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/attr_value_util.h"
+#include "framework/attr_value_util.h"
 #include "graph/output.h"
 #include "graph/scope.h"
 

@@ -8,8 +8,8 @@
 #include "absl/strings/strip.h"
 #include "core/status_macros.h"
 #include "core/types.h"
-#include "graph/attr_value_util.h"
-#include "graph/node_def_util.h"
+#include "framework/attr_value_util.h"
+#include "framework/node_def_util.h"
 #include "graph/op_registry.h"
 
 namespace towerflow {

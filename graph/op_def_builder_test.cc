@@ -3,8 +3,8 @@
 
 #include "core/proto_io.h"
 #include "core/tensor_proto_util.h"
-#include "graph/attr_value_util.h"
-#include "graph/node_def_util.h"
+#include "framework/attr_value_util.h"
+#include "framework/node_def_util.h"
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"

@@ -49,7 +49,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
-#include "graph/device_name.h"
+#include "framework/device_name.h"
 #include "graph/graph.h"
 #include "graph/output.h"
 #include "proto/graph.pb.h"

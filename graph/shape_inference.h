@@ -30,7 +30,7 @@
 #include "absl/status/statusor.h"
 #include "core/tensor_shape.h"
 #include "core/types.h"
-#include "graph/node_def_util.h"
+#include "framework/node_def_util.h"
 #include "proto/node_def.pb.h"
 #include "proto/op_def.pb.h"
 

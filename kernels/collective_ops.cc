@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/kernel_registry.h"
-#include "runtime/device.h"
-#include "runtime/rendezvous.h"
+#include "framework/kernel_registry.h"
+#include "framework/device.h"
+#include "framework/rendezvous.h"
 
 namespace towerflow {
 namespace {

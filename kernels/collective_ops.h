@@ -23,8 +23,8 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "core/types.h"
-#include "kernels/kernel.h"
-#include "kernels/kernel_context.h"
+#include "framework/kernel.h"
+#include "framework/kernel_context.h"
 
 namespace towerflow {
 

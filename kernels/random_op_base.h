@@ -10,7 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
-#include "kernels/kernel.h"
+#include "framework/kernel.h"
 #include "kernels/philox.h"
 
 namespace towerflow {

@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "core/types.h"
-#include "kernels/kernel_context.h"
+#include "framework/kernel_context.h"
 
 namespace towerflow {
 

@@ -14,9 +14,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/kernel.h"
-#include "kernels/kernel_context.h"
-#include "runtime/resource_mgr.h"
+#include "framework/kernel.h"
+#include "framework/kernel_context.h"
+#include "framework/resource_mgr.h"
 
 namespace towerflow {
 

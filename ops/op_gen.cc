@@ -21,7 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "graph/attr_value_util.h"
+#include "framework/attr_value_util.h"
 #include "graph/op_registry.h"
 
 namespace towerflow {

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_join.h"
-#include "graph/attr_value_util.h"
+#include "framework/attr_value_util.h"
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"

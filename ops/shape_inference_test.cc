@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "core/tensor_proto_util.h"
-#include "graph/attr_value_util.h"
+#include "framework/attr_value_util.h"
 #include "graph/op_builder.h"
 #include "graph/scope.h"
 #include "gtest/gtest.h"

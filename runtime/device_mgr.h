@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "runtime/device.h"
+#include "framework/device.h"
 
 namespace towerflow {
 

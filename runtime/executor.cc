@@ -8,8 +8,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/memory_types.h"
+#include "framework/kernel_registry.h"
+#include "framework/memory_types.h"
 
 namespace towerflow {
 

@@ -26,12 +26,12 @@
 
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
-#include "kernels/kernel.h"
-#include "kernels/kernel_context.h"
-#include "runtime/device.h"
-#include "runtime/rendezvous.h"
+#include "framework/kernel.h"
+#include "framework/kernel_context.h"
+#include "framework/device.h"
+#include "framework/rendezvous.h"
 #include "runtime/step_stats.h"
-#include "runtime/threadpool.h"
+#include "framework/threadpool.h"
 
 namespace towerflow {
 

@@ -34,7 +34,7 @@
 #include "absl/status/statusor.h"
 #include "proto/graph.pb.h"
 #include "runtime/step_stats.h"
-#include "runtime/tensor.h"
+#include "framework/tensor.h"
 
 namespace towerflow {
 

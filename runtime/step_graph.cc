@@ -9,10 +9,10 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "core/tensor_proto_util.h"
-#include "graph/attr_value_util.h"
-#include "graph/node_def_util.h"
+#include "framework/attr_value_util.h"
+#include "framework/node_def_util.h"
 #include "graph/op_registry.h"
-#include "kernels/memory_types.h"
+#include "framework/memory_types.h"
 
 namespace towerflow {
 namespace {

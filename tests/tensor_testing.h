@@ -14,7 +14,7 @@
 
 #include "absl/base/internal/raw_logging.h"
 #include "gmock/gmock.h"
-#include "runtime/tensor.h"
+#include "framework/tensor.h"
 
 namespace towerflow {
 

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "graph/node_def_util.h"
+#include "framework/node_def_util.h"
 
 namespace towerflow {
 namespace tools {

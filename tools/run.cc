@@ -2,15 +2,17 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
+#include "core/type_dispatch.h"
 #include "graph/graph.h"
 #include "graph/graph_io.h"
-#include "graph/node_def_util.h"
+#include "framework/node_def_util.h"
 #include "nlohmann/json.hpp"
 #include "runtime/session.h"
 
@@ -94,40 +96,17 @@ Json ToJson(const Tensor& t) {
   Json j;
   j["dtype"] = DataTypeString(t.dtype());
   j["shape"] = std::vector<int64_t>(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end());
-  switch (t.dtype()) {
-    case DT_FLOAT:
-      j["values"] = JsonValues<float>(t);
-      break;
-    case DT_DOUBLE:
-      j["values"] = JsonValues<double>(t);
-      break;
-    case DT_INT32:
-      j["values"] = JsonValues<int32_t>(t);
-      break;
-    case DT_INT64:
-      j["values"] = JsonValues<int64_t>(t);
-      break;
-    case DT_UINT8:
-      j["values"] = JsonValues<uint8_t>(t);
-      break;
-    case DT_INT8:
-      j["values"] = JsonValues<int8_t>(t);
-      break;
-    case DT_INT16:
-      j["values"] = JsonValues<int16_t>(t);
-      break;
-    case DT_UINT16:
-      j["values"] = JsonValues<uint16_t>(t);
-      break;
-    case DT_BOOL:
-      j["values"] = JsonValues<bool>(t);
-      break;
-    case DT_STRING:
-      j["values"] = JsonValues<std::string>(t);
-      break;
-    default:
-      j["values"] = t.SummarizeValue(1 << 20);  // handles and the rest, as text
+  if (t.dtype() == DT_STRING) {
+    j["values"] = JsonValues<std::string>(t);
+    return j;
   }
+  // Real numbers and bools as JSON numbers; complex numbers, handles and the
+  // rest as text.
+  VisitNumberType(t.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_arithmetic_v<T>) j["values"] = JsonValues<T>(t);
+  });
+  if (!j.contains("values")) j["values"] = t.SummarizeValue(1 << 20);
   return j;
 }
 

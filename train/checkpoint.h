@@ -39,7 +39,7 @@
 
 #include "absl/status/statusor.h"
 #include "proto/checkpoint_state.pb.h"
-#include "runtime/tensor.h"
+#include "framework/tensor.h"
 
 namespace towerflow {
 

@@ -18,7 +18,7 @@
 
 #include "graph/output.h"
 #include "graph/scope.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 
 namespace towerflow {
 namespace train {

@@ -7,8 +7,17 @@
 namespace towerflow {
 namespace train {
 
-absl::StatusOr<Operation> ExponentialMovingAverage::Apply(const Scope& scope,
-                                                          const std::vector<Variable>& vars) {
+Operation ExponentialMovingAverage::Apply(const Scope& scope, const std::vector<Variable>& vars) {
+  absl::StatusOr<Operation> op = BuildApply(scope, vars);
+  if (!op.ok()) {
+    scope.UpdateStatus(op.status());
+    return Operation();
+  }
+  return *op;
+}
+
+absl::StatusOr<Operation> ExponentialMovingAverage::BuildApply(const Scope& scope,
+                                                               const std::vector<Variable>& vars) {
   TW_RETURN_IF_ERROR(scope.status());
   const Scope s = scope.NewSubScope(name_);
   std::vector<Operation> updates;

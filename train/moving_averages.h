@@ -4,7 +4,7 @@
 // num_updates = global_step, and evaluates with the averages.
 //
 //   train::ExponentialMovingAverage ema(0.9999, step.value());
-//   TW_ASSIGN_OR_RETURN(Operation update, ema.Apply(root, trainable));
+//   Operation update = ema.Apply(root, trainable);   // errors go to root's status
 //   // run `update` after each training step (e.g. with control deps)
 //   SaverOptions eval;  eval.var_names = ema.VariablesToRestore(trainable);
 //
@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "graph/output.h"
 #include "graph/scope.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 
 namespace towerflow {
 namespace train {
@@ -36,8 +36,9 @@ class ExponentialMovingAverage {
       : decay_(decay), num_updates_(std::move(num_updates)), name_(std::move(name)) {}
 
   // One op updating every shadow of `vars` (creating them on first use).
-  // InvalidArgument for an invalid or non-float variable.
-  absl::StatusOr<Operation> Apply(const Scope& scope, const std::vector<Variable>& vars);
+  // Errors are recorded in `scope` (and an invalid Operation returned), like
+  // every builder's: InvalidArgument for an invalid or non-float variable.
+  Operation Apply(const Scope& scope, const std::vector<Variable>& vars);
 
   // The shadow of `var`; invalid before Apply.
   Variable Average(const Variable& var) const;
@@ -48,6 +49,8 @@ class ExponentialMovingAverage {
   std::map<std::string, Variable> VariablesToRestore(const std::vector<Variable>& vars) const;
 
  private:
+  absl::StatusOr<Operation> BuildApply(const Scope& scope, const std::vector<Variable>& vars);
+
   const double decay_;
   const std::optional<Output> num_updates_;
   const std::string name_;

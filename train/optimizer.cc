@@ -4,7 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "core/tensor_proto_util.h"
-#include "graph/attr_value_util.h"
+#include "framework/attr_value_util.h"
 #include "ops/ops.h"
 
 namespace towerflow {
@@ -26,7 +26,36 @@ std::optional<Variable> GetGlobalStep(const Graph& graph) {
   return steps[0];
 }
 
-absl::StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(
+std::vector<GradAndVar> Optimizer::ComputeGradients(const Scope& scope, const Output& loss,
+                                                    const std::vector<Variable>& var_list) const {
+  absl::StatusOr<std::vector<GradAndVar>> grads = SymbolicGradients(scope, loss, var_list);
+  if (!grads.ok()) {
+    scope.UpdateStatus(grads.status());
+    return {};
+  }
+  return *std::move(grads);
+}
+
+Operation Optimizer::ApplyGradients(const Scope& scope,
+                                    const std::vector<GradAndVar>& grads_and_vars,
+                                    const std::optional<Variable>& global_step) {
+  absl::StatusOr<Operation> op = BuildApply(scope, grads_and_vars, global_step);
+  if (!op.ok()) {
+    scope.UpdateStatus(op.status());
+    return Operation();
+  }
+  return *op;
+}
+
+Operation Optimizer::Minimize(const Scope& scope, const Output& loss,
+                              const std::optional<Variable>& global_step,
+                              const std::vector<Variable>& var_list) {
+  std::vector<GradAndVar> grads = ComputeGradients(scope, loss, var_list);
+  if (!scope.ok()) return Operation();
+  return ApplyGradients(scope, grads, global_step);
+}
+
+absl::StatusOr<std::vector<GradAndVar>> Optimizer::SymbolicGradients(
     const Scope& scope, const Output& loss, const std::vector<Variable>& var_list) const {
   TW_RETURN_IF_ERROR(scope.status());
   if (!loss.valid()) return absl::InvalidArgumentError("ComputeGradients: invalid loss");
@@ -48,9 +77,9 @@ absl::StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(
   return out;
 }
 
-absl::StatusOr<Operation> Optimizer::ApplyGradients(const Scope& scope,
-                                                    const std::vector<GradAndVar>& grads_and_vars,
-                                                    const std::optional<Variable>& global_step) {
+absl::StatusOr<Operation> Optimizer::BuildApply(const Scope& scope,
+                                                const std::vector<GradAndVar>& grads_and_vars,
+                                                const std::optional<Variable>& global_step) {
   TW_RETURN_IF_ERROR(scope.status());
   std::vector<const GradAndVar*> with_grad;
   std::vector<Variable> vars;
@@ -103,13 +132,6 @@ absl::StatusOr<Operation> Optimizer::ApplyGradients(const Scope& scope,
   return Operation(node);
 }
 
-absl::StatusOr<Operation> Optimizer::Minimize(const Scope& scope, const Output& loss,
-                                              const std::optional<Variable>& global_step,
-                                              const std::vector<Variable>& var_list) {
-  TW_ASSIGN_OR_RETURN(std::vector<GradAndVar> grads, ComputeGradients(scope, loss, var_list));
-  return ApplyGradients(scope, grads, global_step);
-}
-
 Variable Optimizer::GetSlot(const Variable& var, const std::string& slot) const {
   auto it = slots_.find({slot, var.name()});
   return it == slots_.end() ? Variable() : it->second;
@@ -131,6 +153,15 @@ Variable Optimizer::CreateSlot(const Scope& scope, const Variable& var, const st
                                      init.valid() ? init : initializers::Zeros(), options);
   if (v.valid()) slots_[{slot, var.name()}] = v;
   return v;
+}
+
+Output Optimizer::LearningRate(const Scope& scope, DataType dtype) const {
+  if (!learning_rate_.has_value()) {
+    scope.UpdateStatus(absl::FailedPreconditionError(
+        absl::StrCat("Optimizer ", name_, " has no learning rate of its own")));
+    return Output();
+  }
+  return AsTensor(scope, *learning_rate_, dtype);
 }
 
 Output Optimizer::AsTensor(const Scope& scope, const Input& value, DataType dtype) {

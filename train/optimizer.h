@@ -30,10 +30,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "graph/gradients.h"
+#include "ops/gradients.h"
 #include "graph/output.h"
 #include "graph/scope.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 
 namespace towerflow {
 namespace train {
@@ -59,25 +59,28 @@ class Optimizer {
   const std::string& name() const { return name_; }
 
   // Gradients of `loss` for `var_list` (empty: the trainable variables).
-  // A variable the loss does not reach gets a none gradient. Errors: those
-  // of AddSymbolicGradients; InvalidArgument for a non-float loss.
-  absl::StatusOr<std::vector<GradAndVar>> ComputeGradients(
+  // A variable the loss does not reach gets a none gradient. Errors
+  // (recorded in `scope`, and an empty list returned): those of
+  // AddSymbolicGradients; InvalidArgument for a non-float loss.
+  virtual std::vector<GradAndVar> ComputeGradients(
       const Scope& scope, const Output& loss, const std::vector<Variable>& var_list = {}) const;
 
   // Updates each variable with a gradient; then, when given, increments
-  // `global_step`. Returns the op to run. InvalidArgument when no variable
-  // has a gradient ("No gradients provided for any variable").
-  absl::StatusOr<Operation> ApplyGradients(const Scope& scope,
-                                           const std::vector<GradAndVar>& grads_and_vars,
-                                           const std::optional<Variable>& global_step = {});
+  // `global_step`. Returns the op to run. Errors (recorded in `scope`, and
+  // an invalid Operation returned): InvalidArgument when no variable has a
+  // gradient ("No gradients provided for any variable").
+  virtual Operation ApplyGradients(const Scope& scope,
+                                   const std::vector<GradAndVar>& grads_and_vars,
+                                   const std::optional<Variable>& global_step = {});
 
-  absl::StatusOr<Operation> Minimize(const Scope& scope, const Output& loss,
-                                     const std::optional<Variable>& global_step = {},
-                                     const std::vector<Variable>& var_list = {});
+  // ComputeGradients, then ApplyGradients unless it failed.
+  Operation Minimize(const Scope& scope, const Output& loss,
+                     const std::optional<Variable>& global_step = {},
+                     const std::vector<Variable>& var_list = {});
 
   // Slot `slot` ("momentum", "m", "v", "accumulator", "rms") of `var`;
   // invalid when ApplyGradients has not created it.
-  Variable GetSlot(const Variable& var, const std::string& slot) const;
+  virtual Variable GetSlot(const Variable& var, const std::string& slot) const;
 
   // A hyper-parameter as a tensor of `dtype`: literals become constants,
   // tensors of another type are cast.
@@ -87,9 +90,17 @@ class Optimizer {
   // `learning_rate`: a literal or a scalar tensor (a schedule).
   Optimizer(std::string name, Input learning_rate)
       : name_(std::move(name)), learning_rate_(std::move(learning_rate)) {}
+  // For an optimizer that wraps another and has no learning rate of its own
+  // (LearningRate records FailedPrecondition).
+  explicit Optimizer(std::string name) : name_(std::move(name)) {}
 
   // Builds the update of one variable under `scope` (colocated with it).
   virtual Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) = 0;
+  // `other`'s update of one variable, for optimizers that wrap another.
+  static Operation ApplyDenseOf(Optimizer& other, const Scope& scope, const Output& grad,
+                                const Variable& var) {
+    return other.ApplyDense(scope, grad, var);
+  }
   // Before the updates, with every variable that will be updated (Adam's
   // beta powers).
   virtual absl::Status Prepare(const Scope& scope, const std::vector<Variable>& vars) {
@@ -103,13 +114,17 @@ class Optimizer {
   // remembered as slot `slot`.
   Variable CreateSlot(const Scope& scope, const Variable& var, const std::string& slot,
                       const std::string& suffix, const initializers::Initializer& init = {});
-  Output LearningRate(const Scope& scope, DataType dtype) const {
-    return AsTensor(scope, learning_rate_, dtype);
-  }
+  Output LearningRate(const Scope& scope, DataType dtype) const;
 
  private:
+  absl::StatusOr<std::vector<GradAndVar>> SymbolicGradients(
+      const Scope& scope, const Output& loss, const std::vector<Variable>& var_list) const;
+  absl::StatusOr<Operation> BuildApply(const Scope& scope,
+                                       const std::vector<GradAndVar>& grads_and_vars,
+                                       const std::optional<Variable>& global_step);
+
   const std::string name_;
-  const Input learning_rate_;
+  const std::optional<Input> learning_rate_;
   // (slot, variable name) -> slot variable.
   std::map<std::pair<std::string, std::string>, Variable> slots_;
 };

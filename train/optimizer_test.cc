@@ -28,17 +28,17 @@ void ExpectTwoSteps(Optimizer& opt, const Steps& expected, double tolerance = 1e
   Variable w = GetVariable(s, "w", TensorShape({2}), DT_FLOAT, initializers::Constant({1.f, 2.f}));
   Output loss = ops::L2Loss(s, w.value());
   Variable step = GetOrCreateGlobalStep(s);
-  absl::StatusOr<Operation> train = opt.Minimize(s, loss, step);
-  ASSERT_TRUE(train.ok()) << train.status();
-  EXPECT_EQ(train->name(), opt.name());
+  Operation train = opt.Minimize(s, loss, step);
+  TW_ASSERT_OK(s.status());
+  EXPECT_EQ(train.name(), opt.name());
   ClientSession session(s);
   std::vector<Tensor> out;
   TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(s)}, &out));
-  TW_ASSERT_OK(session.Run({}, {}, {*train}, &out));
+  TW_ASSERT_OK(session.Run({}, {}, {train}, &out));
   TW_ASSERT_OK(session.Run({w.value(s), step.value(s)}, &out));
   EXPECT_THAT(out[0], TensorNear<float>({2}, expected.after_one, tolerance));
   EXPECT_THAT(out[1], TensorIs<int64_t>({}, {1}));
-  TW_ASSERT_OK(session.Run({}, {}, {*train}, &out));
+  TW_ASSERT_OK(session.Run({}, {}, {train}, &out));
   TW_ASSERT_OK(session.Run({w.value(s), step.value(s)}, &out));
   EXPECT_THAT(out[0], TensorNear<float>({2}, expected.after_two, tolerance));
   EXPECT_THAT(out[1], TensorIs<int64_t>({}, {2}));
@@ -91,10 +91,12 @@ TEST(OptimizerTest, SlotsAreNamedAsTensorFlowNamesThem) {
       GetVariable(conv, "weights", TensorShape({2}), DT_FLOAT, initializers::Constant({1.f, 2.f}));
   Output loss = ops::L2Loss(s, w.value());
   MomentumOptimizer momentum(0.1, 0.9);
-  ASSERT_TRUE(momentum.Minimize(s, loss).ok());
+  momentum.Minimize(s, loss);
+  TW_ASSERT_OK(s.status());
   EXPECT_EQ(momentum.GetSlot(w, "momentum").name(), "conv1/weights/Momentum");
   AdamOptimizer adam;
-  ASSERT_TRUE(adam.Minimize(s, loss).ok());
+  adam.Minimize(s, loss);
+  TW_ASSERT_OK(s.status());
   EXPECT_EQ(adam.GetSlot(w, "m").name(), "conv1/weights/Adam");
   EXPECT_EQ(adam.GetSlot(w, "v").name(), "conv1/weights/Adam_1");
   EXPECT_EQ(adam.beta1_power().name(), "beta1_power");
@@ -115,15 +117,15 @@ TEST(OptimizerTest, SparseGradientsUpdateOnlyGatheredRows) {
   Output rows = ops::ResourceGather(s, emb.handle(), {2, 2}, DT_FLOAT);
   Output loss = ops::Sum(s, rows, {0, 1});
   GradientDescentOptimizer opt(0.5);
-  absl::StatusOr<std::vector<GradAndVar>> grads = opt.ComputeGradients(s, loss);
-  ASSERT_TRUE(grads.ok()) << grads.status();
-  EXPECT_TRUE((*grads)[0].grad.is_sparse());
-  absl::StatusOr<Operation> train = opt.ApplyGradients(s, *grads);
-  ASSERT_TRUE(train.ok()) << train.status();
+  std::vector<GradAndVar> grads = opt.ComputeGradients(s, loss);
+  TW_ASSERT_OK(s.status());
+  EXPECT_TRUE(grads[0].grad.is_sparse());
+  Operation train = opt.ApplyGradients(s, grads);
+  TW_ASSERT_OK(s.status());
   ClientSession session(s);
   std::vector<Tensor> out;
   TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(s)}, &out));
-  TW_ASSERT_OK(session.Run({}, {}, {*train}, &out));
+  TW_ASSERT_OK(session.Run({}, {}, {train}, &out));
   TW_ASSERT_OK(session.Run({emb.value(s)}, &out));
   // Row 2 gathered twice: 3 - 0.5 * 2 = 2.
   EXPECT_THAT(out[0], TensorIs<float>({3, 2}, {1, 1, 2, 2, 2, 2}));
@@ -135,14 +137,15 @@ TEST(OptimizerTest, VariablesWithoutGradientAreSkipped) {
   Variable unused =
       GetVariable(s, "unused", TensorShape({}), DT_FLOAT, initializers::Constant(1.f));
   GradientDescentOptimizer opt(1.0);
-  absl::StatusOr<std::vector<GradAndVar>> grads = opt.ComputeGradients(s, used.value());
-  ASSERT_TRUE(grads.ok()) << grads.status();
-  EXPECT_TRUE((*grads)[1].grad.is_none());
-  EXPECT_TRUE(opt.ApplyGradients(s, *grads).ok());
-  std::vector<GradAndVar> none = {(*grads)[1]};
-  EXPECT_THAT(opt.ApplyGradients(s, none),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "No gradients provided for any variable: [unused]"));
+  std::vector<GradAndVar> grads = opt.ComputeGradients(s, used.value());
+  TW_ASSERT_OK(s.status());
+  EXPECT_TRUE(grads[1].grad.is_none());
+  EXPECT_TRUE(opt.ApplyGradients(s, grads).valid());
+  TW_ASSERT_OK(s.status());
+  std::vector<GradAndVar> none = {grads[1]};
+  EXPECT_FALSE(opt.ApplyGradients(s, none).valid());
+  EXPECT_THAT(s.status(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                   "No gradients provided for any variable: [unused]"));
 }
 
 TEST(OptimizerTest, LearningRateMayBeATensor) {
@@ -150,12 +153,12 @@ TEST(OptimizerTest, LearningRateMayBeATensor) {
   Variable w = GetVariable(s, "w", TensorShape({}), DT_FLOAT, initializers::Constant(1.f));
   Output lr = ops::Placeholder(s, DT_FLOAT);
   GradientDescentOptimizer opt(lr);
-  absl::StatusOr<Operation> train = opt.Minimize(s, ops::Mul(s, w.value(), 3.f));
-  ASSERT_TRUE(train.ok()) << train.status();
+  Operation train = opt.Minimize(s, ops::Mul(s, w.value(), 3.f));
+  TW_ASSERT_OK(s.status());
   ClientSession session(s);
   std::vector<Tensor> out;
   TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(s)}, &out));
-  TW_ASSERT_OK(session.Run({{lr, 0.25f}}, {}, {*train}, &out));
+  TW_ASSERT_OK(session.Run({{lr, 0.25f}}, {}, {train}, &out));
   TW_ASSERT_OK(session.Run({w.value(s)}, &out));
   EXPECT_THAT(out[0], TensorIs<float>({}, {0.25f}));  // 1 - 0.25 * 3
 }

@@ -24,7 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "graph/scope.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "runtime/client_session.h"
 #include "train/checkpoint.h"
 

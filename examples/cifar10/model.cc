@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "estimator/tower_optimizer.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "ops/initializers.h"
 #include "ops/ops.h"
 #include "train/learning_rate.h"
@@ -119,17 +119,12 @@ EstimatorSpec ModelFn(const Scope& s, const FeatureMap& features, const FeatureM
                               global_step.value(s), decay_steps, params.Get("decay_factor", 0.1),
                               /*staircase=*/true);
   TowerOptimizer opt(std::make_shared<train::GradientDescentOptimizer>(lr));
-  absl::StatusOr<Operation> apply = opt.Minimize(s, spec.loss, global_step);
-  s.UpdateStatus(apply.status());
-  if (!apply.ok()) return spec;
-  spec.train_op = *apply;
+  spec.train_op = opt.Minimize(s, spec.loss, global_step);
   // The towers' gradients are applied once, by the last tower's call: the
   // moving averages follow that update, once per step.
   if (params.tower_index == params.num_towers - 1) {
-    absl::StatusOr<Operation> average =
-        ema.Apply(s.NewSubScope("moving_averages").WithControlDependencies({*apply}), trainable);
-    s.UpdateStatus(average.status());
-    if (average.ok()) spec.train_op = *average;
+    spec.train_op = ema.Apply(
+        s.NewSubScope("moving_averages").WithControlDependencies({spec.train_op}), trainable);
   }
   return spec;
 }

@@ -23,7 +23,7 @@
 #include "estimator/replicate_model_fn.h"
 #include "examples/common/input.h"
 #include "graph/graph_io.h"
-#include "runtime/device.h"
+#include "framework/device.h"
 #include "tools/dot.h"
 #include "train/checkpoint.h"
 

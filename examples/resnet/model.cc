@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "estimator/tower_optimizer.h"
 #include "graph/collections.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "ops/initializers.h"
 #include "ops/ops.h"
 #include "train/learning_rate.h"
@@ -167,9 +167,7 @@ EstimatorSpec ModelFn(const Scope& s, const FeatureMap& features, const FeatureM
                                {initial, initial * 0.1, initial * 0.01, initial * 0.001});
   TowerOptimizer opt(std::make_shared<train::MomentumOptimizer>(
       ops::Cast(s, lr, DT_FLOAT), static_cast<float>(params.Get("momentum", 0.9))));
-  absl::StatusOr<Operation> apply = opt.Minimize(s, spec.loss, global_step);
-  s.UpdateStatus(apply.status());
-  if (apply.ok()) spec.train_op = *apply;
+  spec.train_op = opt.Minimize(s, spec.loss, global_step);
   return spec;
 }
 

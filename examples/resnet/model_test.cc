@@ -9,7 +9,7 @@
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
 #include "gmock/gmock.h"
-#include "graph/variables.h"
+#include "ops/variables.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "tests/test_util.h"

@@ -13,11 +13,11 @@
 // Inference uses the given mean and variance; dx = dy * scale * rsqrt.
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/norm_attrs.h"
-#include "kernels/cpu/window.h"
-#include "kernels/kernel_context.h"
-#include "kernels/kernel_registry.h"
-#include "runtime/device.h"
+#include "kernels/norm_attrs.h"
+#include "kernels/window.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "framework/device.h"
 
 namespace towerflow {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/kernel_registry.h"
-#include "runtime/type_dispatch.h"
+#include "framework/kernel_registry.h"
+#include "core/type_dispatch.h"
 
 namespace towerflow {
 namespace {

@@ -7,13 +7,13 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/cpu/kernel_util.h"
-#include "kernels/cpu/rearrange.h"
-#include "kernels/kernel_context.h"
-#include "kernels/kernel_registry.h"
+#include "kernels/kernel_util.h"
+#include "kernels/rearrange.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
 #include "kernels/variable_util.h"
-#include "runtime/device.h"
-#include "runtime/threadpool.h"
+#include "framework/device.h"
+#include "framework/threadpool.h"
 
 namespace towerflow {
 namespace {

@@ -20,11 +20,11 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/dnnl_conv.h"
-#include "kernels/cpu/window.h"
-#include "kernels/kernel_context.h"
-#include "kernels/kernel_registry.h"
-#include "runtime/device.h"
-#include "runtime/threadpool.h"
+#include "kernels/window.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "framework/device.h"
+#include "framework/threadpool.h"
 
 namespace towerflow {
 namespace {

@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "kernels/cpu/window.h"
+#include "kernels/window.h"
 
 namespace towerflow {
 

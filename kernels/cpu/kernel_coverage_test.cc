@@ -5,8 +5,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/kernel_registry.h"
-#include "runtime/device.h"
+#include "framework/kernel_registry.h"
+#include "framework/device.h"
 
 namespace towerflow {
 namespace {

@@ -7,12 +7,12 @@
 #include <set>
 
 #include "absl/strings/str_join.h"
-#include "kernels/cpu/kernel_util.h"
-#include "kernels/kernel_context.h"
-#include "kernels/kernel_registry.h"
+#include "kernels/kernel_util.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
 #include "proto/summary.pb.h"
-#include "runtime/device.h"
-#include "runtime/type_dispatch.h"
+#include "framework/device.h"
+#include "core/type_dispatch.h"
 
 namespace towerflow {
 namespace {

@@ -11,9 +11,9 @@
 #include "core/status_macros.h"
 #include "kernels/bcast.h"
 #include "kernels/cpu/blas.h"
-#include "kernels/kernel_context.h"
-#include "kernels/kernel_registry.h"
-#include "runtime/device.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "framework/device.h"
 
 namespace towerflow {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "core/status_macros.h"
 #include "kernels/cpu/cwise_ops.h"
-#include "kernels/cpu/kernel_util.h"
-#include "runtime/threadpool.h"
+#include "kernels/kernel_util.h"
+#include "framework/threadpool.h"
 
 namespace towerflow {
 namespace {

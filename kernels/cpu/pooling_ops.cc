@@ -15,13 +15,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/kernel_util.h"
-#include "kernels/cpu/norm_attrs.h"
-#include "kernels/cpu/window.h"
-#include "kernels/kernel_context.h"
-#include "kernels/kernel_registry.h"
-#include "runtime/device.h"
-#include "runtime/threadpool.h"
+#include "kernels/kernel_util.h"
+#include "kernels/norm_attrs.h"
+#include "kernels/window.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "framework/device.h"
+#include "framework/threadpool.h"
 
 namespace towerflow {
 namespace {

@@ -15,13 +15,13 @@
 // `attempt` for that element. The streams are not bit-identical to TF's.
 #include <cstring>
 
-#include "kernels/cpu/kernel_util.h"
-#include "kernels/kernel_context.h"
-#include "kernels/kernel_registry.h"
+#include "kernels/kernel_util.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
 #include "kernels/philox.h"
 #include "kernels/random_op_base.h"
-#include "runtime/device.h"
-#include "runtime/threadpool.h"
+#include "framework/device.h"
+#include "framework/threadpool.h"
 
 namespace towerflow {
 namespace {

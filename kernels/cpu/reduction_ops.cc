@@ -14,9 +14,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/kernel_context.h"
-#include "kernels/kernel_registry.h"
-#include "runtime/device.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "framework/device.h"
 
 namespace towerflow {
 namespace {

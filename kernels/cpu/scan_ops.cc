@@ -11,8 +11,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/cwise_ops.h"
-#include "kernels/cpu/kernel_util.h"
-#include "runtime/threadpool.h"
+#include "kernels/kernel_util.h"
+#include "framework/threadpool.h"
 
 namespace towerflow {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/cwise_ops.h"
-#include "kernels/cpu/kernel_util.h"
+#include "kernels/kernel_util.h"
 
 namespace towerflow {
 namespace {

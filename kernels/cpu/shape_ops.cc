@@ -11,8 +11,8 @@
 #include "absl/strings/str_join.h"
 #include "kernels/bcast.h"
 #include "kernels/cpu/cwise_ops.h"
-#include "kernels/cpu/kernel_util.h"
-#include "runtime/type_dispatch.h"
+#include "kernels/kernel_util.h"
+#include "core/type_dispatch.h"
 
 namespace towerflow {
 namespace {

@@ -8,8 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "core/strided_slice.h"
 #include "kernels/cpu/cwise_ops.h"
-#include "kernels/cpu/kernel_util.h"
-#include "kernels/cpu/rearrange.h"
+#include "kernels/kernel_util.h"
+#include "kernels/rearrange.h"
 
 namespace towerflow {
 namespace {

@@ -6,8 +6,8 @@
 #include "kernels/testing/kernel_runner.h"
 #include "kernels/testing/kernel_test_matchers.h"
 #include "proto/summary.pb.h"
-#include "runtime/device.h"
-#include "runtime/resource_mgr.h"
+#include "framework/device.h"
+#include "framework/resource_mgr.h"
 
 namespace towerflow {
 namespace {

@@ -2,7 +2,7 @@
 // index-arithmetic gather (LaunchIndexGather), Pad and PadV2 through its
 // twin (LaunchIndexPad), GatherV2 by rows (LaunchGatherRows), ConcatV2 as
 // one pitched device copy per input. The checks and shapes are
-// the CPU kernels' (kernels/cpu/rearrange.h, core/strided_slice.h); the index arguments stay in
+// the CPU kernels' (kernels/rearrange.h, core/strided_slice.h); the index arguments stay in
 // host memory.
 #include <algorithm>
 #include <cstring>
@@ -11,11 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "core/strided_slice.h"
-#include "kernels/cpu/kernel_util.h"
-#include "kernels/cpu/rearrange.h"
+#include "kernels/kernel_util.h"
+#include "kernels/rearrange.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "kernels/kernel_registry.h"
+#include "framework/kernel_registry.h"
 
 namespace towerflow {
 namespace gpu {

@@ -21,11 +21,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/window.h"
+#include "kernels/window.h"
 #include "kernels/gpu/cudnn_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "kernels/kernel_registry.h"
+#include "framework/kernel_registry.h"
 
 namespace towerflow {
 namespace gpu {

@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "absl/status/statusor.h"
-#include "runtime/gpu/cuda_status.h"
+#include "framework/gpu/cuda_status.h"
 
 namespace towerflow {
 namespace gpu {

@@ -8,10 +8,10 @@
 #include "core/status_macros.h"
 #include "kernels/basic_ops.h"
 #include "kernels/bcast.h"
-#include "kernels/cpu/kernel_util.h"
+#include "kernels/kernel_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "kernels/kernel_registry.h"
+#include "framework/kernel_registry.h"
 
 namespace towerflow {
 namespace gpu {

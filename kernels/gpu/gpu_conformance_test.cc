@@ -16,12 +16,12 @@
 #include "absl/strings/str_join.h"
 #include "core/proto_io.h"
 #include "gtest/gtest.h"
-#include "runtime/device.h"
+#include "framework/device.h"
 #include "runtime/session.h"
 #include "tests/test_util.h"
 
 #ifdef TOWERFLOW_CUDA
-#include "runtime/gpu/gpu_device.h"
+#include "framework/gpu/gpu_device.h"
 #endif
 
 namespace towerflow {

@@ -9,10 +9,10 @@
 
 #include "absl/status/statusor.h"
 #include "core/status_macros.h"
-#include "kernels/kernel.h"
-#include "kernels/kernel_context.h"
-#include "runtime/gpu/cuda_status.h"
-#include "runtime/gpu/gpu_device.h"
+#include "framework/kernel.h"
+#include "framework/kernel_context.h"
+#include "framework/gpu/cuda_status.h"
+#include "framework/gpu/gpu_device.h"
 
 namespace towerflow {
 namespace gpu {

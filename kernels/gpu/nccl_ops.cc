@@ -25,7 +25,7 @@
 #include "core/status_macros.h"
 #include "kernels/collective_ops.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/kernel_registry.h"
+#include "framework/kernel_registry.h"
 
 namespace towerflow {
 namespace gpu {

@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "runtime/client_session.h"
-#include "runtime/device.h"
+#include "framework/device.h"
 #include "tests/tensor_testing.h"
 #include "tests/test_util.h"
 

@@ -10,11 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/norm_attrs.h"
+#include "kernels/norm_attrs.h"
 #include "kernels/gpu/cudnn_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "kernels/kernel_registry.h"
+#include "framework/kernel_registry.h"
 
 namespace towerflow {
 namespace gpu {

@@ -1,17 +1,17 @@
 // MaxPool, AvgPool and their gradients on GPUs, NHWC or NCHW, on the CUDA
 // kernels of pooling_kernels.cu.cc (why not cuDNN's: see there). Shapes are
-// checked with the CPU kernels' geometry (kernels/cpu/window.h) and
+// checked with the CPU kernels' geometry (kernels/window.h) and
 // messages; AvgPoolGrad's orig_input_shape is int32, so it is read on the
 // host.
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/kernel_util.h"
-#include "kernels/cpu/window.h"
+#include "kernels/kernel_util.h"
+#include "kernels/window.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "kernels/kernel_registry.h"
+#include "framework/kernel_registry.h"
 
 namespace towerflow {
 namespace gpu {

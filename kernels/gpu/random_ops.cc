@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "core/status_macros.h"
-#include "kernels/cpu/kernel_util.h"
+#include "kernels/kernel_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "kernels/kernel_registry.h"
+#include "framework/kernel_registry.h"
 #include "kernels/random_op_base.h"
 
 namespace towerflow {

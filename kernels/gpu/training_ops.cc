@@ -9,7 +9,7 @@
 #include "core/status_macros.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "kernels/kernel_registry.h"
+#include "framework/kernel_registry.h"
 #include "kernels/variable_ops.h"
 #include "kernels/variable_util.h"
 

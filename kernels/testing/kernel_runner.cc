@@ -6,12 +6,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "core/status_macros.h"
-#include "graph/node_def_util.h"
+#include "framework/node_def_util.h"
 #include "graph/op_registry.h"
-#include "kernels/kernel_context.h"
-#include "kernels/kernel_registry.h"
-#include "runtime/device.h"
-#include "runtime/threadpool.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "framework/device.h"
+#include "framework/threadpool.h"
 
 namespace towerflow {
 namespace {

@@ -23,10 +23,10 @@
 
 #include "absl/status/statusor.h"
 #include "core/types.h"
-#include "graph/attr_value_util.h"
-#include "kernels/kernel.h"
+#include "framework/attr_value_util.h"
+#include "framework/kernel.h"
 #include "proto/node_def.pb.h"
-#include "runtime/tensor.h"
+#include "framework/tensor.h"
 #include "tests/tensor_testing.h"
 
 namespace towerflow {

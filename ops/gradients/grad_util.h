@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "graph/grad_registry.h"
+#include "ops/grad_registry.h"
 #include "graph/output.h"
 #include "graph/scope.h"
 

@@ -8,12 +8,12 @@
 #include <string>
 
 #include "gmock/gmock.h"
-#include "graph/grad_registry.h"
+#include "ops/grad_registry.h"
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"
-#include "kernels/kernel_registry.h"
+#include "framework/kernel_registry.h"
 #include "kernels/testing/kernel_runner.h"
-#include "ops/gradients/gradient_checker.h"
+#include "testing/gradient_checker.h"
 #include "ops/ops.h"
 
 namespace towerflow {

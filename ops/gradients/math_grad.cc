@@ -2,7 +2,7 @@
 // forward op computes z = f(x, y) (or y = f(x)); g is dL/dz (dL/dy); each
 // function returns dL/d(input) for every input.
 #include "core/status_macros.h"
-#include "graph/grad_registry.h"
+#include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
 #include "ops/ops.h"
 

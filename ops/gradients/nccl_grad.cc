@@ -3,7 +3,7 @@
 // (shared_name + "_grad"), each on its member's device (the gradient is
 // colocated with it). Only "sum" has one.
 #include "absl/strings/str_cat.h"
-#include "graph/grad_registry.h"
+#include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
 #include "ops/ops.h"
 

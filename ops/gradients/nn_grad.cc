@@ -1,7 +1,7 @@
 // Gradients of the neural-network ops. g is dL/d(output).
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "graph/grad_registry.h"
+#include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
 #include "ops/ops.h"
 

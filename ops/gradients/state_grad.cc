@@ -2,7 +2,7 @@
 // is the updated variable, not a function to differentiate), checkpoint and
 // string I/O, and the runtime's transfer and function-boundary ops. As TF's
 // state_grad.py, a backward pass reaching one of them stops there.
-#include "graph/grad_registry.h"
+#include "ops/grad_registry.h"
 
 namespace towerflow {
 namespace {

@@ -1,0 +1,70 @@
+// Dispatch from a runtime DataType to the C++ element type, for code that
+// handles every dtype alike (proto conversion, Cast, printing).
+//
+//   VisitNumberType(t.dtype(), [&](auto zero) {
+//     using T = decltype(zero);
+//     Use(t.flat<T>());
+//   });
+//
+// Header-only; thread-safe.
+#ifndef TOWERFLOW_CORE_TYPE_DISPATCH_H_
+#define TOWERFLOW_CORE_TYPE_DISPATCH_H_
+
+#include <cstdint>
+
+#include "core/types.h"
+
+namespace towerflow {
+
+// Calls f(T{}) with the C++ element type of a fixed-size numeric dtype.
+// Returns false for other dtypes.
+template <typename F>
+inline bool VisitNumberType(DataType dtype, F&& f) {
+  switch (dtype) {
+    case DT_FLOAT:
+      f(float{});
+      return true;
+    case DT_DOUBLE:
+      f(double{});
+      return true;
+    case DT_INT32:
+      f(int32_t{});
+      return true;
+    case DT_INT64:
+      f(int64_t{});
+      return true;
+    case DT_UINT8:
+      f(uint8_t{});
+      return true;
+    case DT_INT8:
+      f(int8_t{});
+      return true;
+    case DT_INT16:
+      f(int16_t{});
+      return true;
+    case DT_UINT16:
+      f(uint16_t{});
+      return true;
+    case DT_UINT32:
+      f(uint32_t{});
+      return true;
+    case DT_UINT64:
+      f(uint64_t{});
+      return true;
+    case DT_BOOL:
+      f(bool{});
+      return true;
+    case DT_COMPLEX64:
+      f(complex64{});
+      return true;
+    case DT_COMPLEX128:
+      f(complex128{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_CORE_TYPE_DISPATCH_H_

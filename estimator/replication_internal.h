@@ -1,0 +1,66 @@
+// The state ReplicateModelFn shares with the TowerOptimizers its towers
+// create while it calls the model_fn: private to estimator/ (Bazel
+// visibility keeps it there).
+//
+// Thread-compatible: the state is per building thread.
+#ifndef TOWERFLOW_ESTIMATOR_REPLICATION_INTERNAL_H_
+#define TOWERFLOW_ESTIMATOR_REPLICATION_INTERNAL_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/output.h"
+#include "graph/scope.h"
+#include "ops/variables.h"
+#include "train/optimizer.h"
+
+namespace towerflow {
+namespace estimator_internal {
+
+inline constexpr char kDifferentOptimizerCalls[] =
+    "Each invocation of model_fn was supposed to make the same optimizer calls.";
+
+// What ReplicateModelFn shares with the TowerOptimizers its towers create:
+// set for the duration of the model_fn calls on the building thread.
+struct Replication {
+  int num_towers = 1;
+  int tower = 0;  // the tower being built
+  // Per tower, the factor its loss is scaled by for the gradients; an
+  // invalid Output means 1.
+  std::vector<Output> loss_scale;
+  // Where the single apply is built: tower 0's name and variable scopes.
+  std::optional<Scope> apply_scope;
+  // calls[t][k]: tower t's gradients at its k-th optimizer call.
+  std::vector<std::vector<std::vector<train::GradAndVar>>> calls;
+  bool tower_optimizer_used = false;
+  // Aggregation by all-reduce over mirrored variables: per tower, variable
+  // name -> the tower's mirror (none for tower 0), and mirror name ->
+  // variable name.
+  bool all_reduce = false;
+  std::vector<std::map<std::string, Variable>> mirrors;
+  std::map<std::string, std::string> variable_of;
+  // Every mirror (the optimizer's slots of mirrors too) -> what it copies.
+  std::map<std::string, Variable> sources;
+};
+
+// The replication being built on this thread; nullptr outside one.
+Replication* CurrentReplication();
+
+// Makes `r` current for its lifetime (nesting restores the outer one).
+class ScopedReplication {
+ public:
+  explicit ScopedReplication(Replication* r);
+  ~ScopedReplication();
+  ScopedReplication(const ScopedReplication&) = delete;
+  ScopedReplication& operator=(const ScopedReplication&) = delete;
+
+ private:
+  Replication* previous_;
+};
+
+}  // namespace estimator_internal
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_ESTIMATOR_REPLICATION_INTERNAL_H_

@@ -1,0 +1,175 @@
+#include "framework/gpu/gpu_device.h"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "framework/gpu/cuda_status.h"
+#include "framework/gpu/pinned_allocator.h"
+
+namespace towerflow {
+namespace gpu {
+
+int CudaDeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // no driver or no device: not an error for a CPU-only session
+    return 0;
+  }
+  return count;
+}
+
+GpuDevice::GpuDevice(int ordinal, std::unique_ptr<CachingGpuAllocator> allocator,
+                     ThreadPool* intra_op_pool)
+    : Device(LocalDeviceName(kDeviceGpu, ordinal), kDeviceGpu, allocator.get(), intra_op_pool),
+      ordinal_(ordinal),
+      allocator_(std::move(allocator)) {}
+
+absl::StatusOr<std::unique_ptr<GpuDevice>> GpuDevice::Create(int ordinal,
+                                                             ThreadPool* intra_op_pool) {
+  TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal));
+  std::unique_ptr<GpuDevice> device(
+      new GpuDevice(ordinal, std::make_unique<CachingGpuAllocator>(ordinal), intra_op_pool));
+  for (cudaStream_t* stream :
+       {&device->compute_, &device->host_to_device_, &device->device_to_host_}) {
+    TW_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
+  }
+  TW_CUBLAS_RETURN_IF_ERROR(cublasCreate(&device->cublas_));
+  TW_CUBLAS_RETURN_IF_ERROR(cublasSetStream(device->cublas_, device->compute_));
+  TW_CUDNN_RETURN_IF_ERROR(cudnnCreate(&device->cudnn_));
+  TW_CUDNN_RETURN_IF_ERROR(cudnnSetStream(device->cudnn_, device->compute_));
+  // Peer access to every other GPU that allows it, for CopyToDevice.
+  for (int peer = 0, n = CudaDeviceCount(); peer < n; ++peer) {
+    int can = 0;
+    if (peer == ordinal || cudaDeviceCanAccessPeer(&can, ordinal, peer) != cudaSuccess || !can) {
+      continue;
+    }
+    if (cudaDeviceEnablePeerAccess(peer, 0) != cudaSuccess) cudaGetLastError();  // already on
+  }
+  return device;
+}
+
+absl::Status GpuDevice::StreamWait(cudaStream_t stream, cudaStream_t after) const {
+  TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
+  cudaEvent_t event;
+  TW_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  cudaError_t error = cudaEventRecord(event, after);
+  if (error == cudaSuccess) error = cudaStreamWaitEvent(stream, event, 0);
+  cudaEventDestroy(event);  // released once it has fired
+  TW_CUDA_RETURN_IF_ERROR(error);
+  return absl::OkStatus();
+}
+
+namespace {
+
+// A host tensor in pinned memory, or in pageable memory when the driver has
+// no pinned memory to give.
+absl::StatusOr<Tensor> PinnedHostTensor(DataType dtype, const TensorShape& shape) {
+  absl::StatusOr<Tensor> pinned = Tensor::Allocate(PinnedHostAllocator(), dtype, shape);
+  if (pinned.ok()) return pinned;
+  return Tensor::Allocate(CpuAllocator(), dtype, shape);
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> GpuDevice::CopyToHost(const Tensor& device_tensor) {
+  // Straight into pinned memory, which the caller keeps as its host tensor.
+  TW_ASSIGN_OR_RETURN(Tensor host, PinnedHostTensor(device_tensor.dtype(), device_tensor.shape()));
+  if (host.TotalBytes() == 0) return host;
+  TW_RETURN_IF_ERROR(StreamWait(device_to_host_, compute_));
+  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host.raw_data(), device_tensor.raw_data(),
+                                          host.TotalBytes(), cudaMemcpyDeviceToHost,
+                                          device_to_host_));
+  TW_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(device_to_host_));
+  return host;
+}
+
+absl::StatusOr<Tensor> GpuDevice::CopyFromHost(const Tensor& host_tensor) {
+  TW_ASSIGN_OR_RETURN(Tensor out,
+                      Tensor::Allocate(allocator(), host_tensor.dtype(), host_tensor.shape()));
+  if (out.TotalBytes() == 0) return out;
+  // The caller's buffer is copied into pinned staging memory, so it may go
+  // when this returns and the device copy runs asynchronously; the staging
+  // tensor is released by a host callback once the copy is done.
+  TW_ASSIGN_OR_RETURN(Tensor staging, PinnedHostTensor(host_tensor.dtype(), host_tensor.shape()));
+  std::memcpy(staging.raw_data(), host_tensor.raw_data(), out.TotalBytes());
+  // The block of `out` may have been freed by a kernel still queued on the
+  // compute stream.
+  TW_RETURN_IF_ERROR(StreamWait(host_to_device_, compute_));
+  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out.raw_data(), staging.raw_data(), out.TotalBytes(),
+                                          cudaMemcpyHostToDevice, host_to_device_));
+  auto* hold = new Tensor(std::move(staging));
+  const cudaError_t error = cudaLaunchHostFunc(
+      host_to_device_, [](void* t) { delete static_cast<Tensor*>(t); }, hold);
+  if (error != cudaSuccess) {
+    // The callback will not run: wait for the copy, then release here.
+    cudaStreamSynchronize(host_to_device_);
+    delete hold;
+    TW_CUDA_RETURN_IF_ERROR(error);
+  }
+  // Kernels enqueued from now on run after the copy.
+  TW_RETURN_IF_ERROR(StreamWait(compute_, host_to_device_));
+  return out;
+}
+
+absl::StatusOr<Tensor> GpuDevice::CopyToDevice(const Tensor& device_tensor, Device* dst) {
+  auto* peer = dynamic_cast<GpuDevice*>(dst);
+  if (peer == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CopyToDevice from ", name(), " to ", dst->name(), ", which is not a GPU"));
+  }
+  TW_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(peer->allocator(), device_tensor.dtype(),
+                                                   device_tensor.shape()));
+  if (out.TotalBytes() == 0) return out;
+  // The copy runs on this device's compute stream, after the kernels that
+  // made the value and after the peer's work on the (maybe reused) block;
+  // the peer's later kernels wait for it.
+  TW_RETURN_IF_ERROR(peer->StreamWait(compute_, peer->compute_));
+  TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
+  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyPeerAsync(out.raw_data(), peer->ordinal_,
+                                              device_tensor.raw_data(), ordinal_, out.TotalBytes(),
+                                              compute_));
+  TW_RETURN_IF_ERROR(StreamWait(peer->compute_, compute_));
+  return out;
+}
+
+GpuDevice::~GpuDevice() {
+  cudaSetDevice(ordinal_);
+  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (cudnn_ != nullptr) cudnnDestroy(cudnn_);
+  for (cudaStream_t stream : {compute_, host_to_device_, device_to_host_}) {
+    if (stream != nullptr) {
+      cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);
+    }
+  }
+}
+
+namespace {
+
+class GpuDeviceFactory final : public DeviceFactory {
+ public:
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
+      int max_count, ThreadPool* intra_op_pool) override {
+    int count = CudaDeviceCount();
+    if (max_count >= 0 && max_count < count) count = max_count;
+    std::vector<std::unique_ptr<Device>> devices;
+    for (int i = 0; i < count; ++i) {
+      TW_ASSIGN_OR_RETURN(std::unique_ptr<GpuDevice> device, GpuDevice::Create(i, intra_op_pool));
+      devices.push_back(std::move(device));
+    }
+    return devices;
+  }
+  int NumPresent() const override { return CudaDeviceCount(); }
+};
+
+const bool registered = [] {
+  RegisterDeviceFactory(kDeviceGpu, std::make_unique<GpuDeviceFactory>());
+  return true;
+}();
+
+}  // namespace
+}  // namespace gpu
+}  // namespace towerflow

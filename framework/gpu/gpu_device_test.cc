@@ -1,0 +1,124 @@
+// GPU devices: absent from CPU-only builds; under --config=cuda, CUDA errors
+// become Status values, and on a machine with a GPU the caching allocator,
+// the streams and an nvcc-built kernel work (skipped without one).
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "framework/device.h"
+#include "tests/test_util.h"
+
+#ifdef TOWERFLOW_CUDA
+#include "framework/gpu/cuda_status.h"
+#include "framework/gpu/gpu_device.h"
+#include "framework/gpu/pinned_allocator.h"
+#include "framework/gpu/testing/add_one.h"
+#endif
+
+namespace towerflow {
+namespace {
+
+using testing::StatusIs;
+
+#ifndef TOWERFLOW_CUDA
+
+TEST(GpuDeviceTest, ACpuOnlyBuildHasNoGpuDeviceType) {
+  EXPECT_EQ(GetDeviceFactory(kDeviceGpu), nullptr);
+  EXPECT_EQ(NumLocalDevices(kDeviceGpu), 0);
+  EXPECT_EQ(RegisteredDeviceTypes(), std::vector<std::string>{kDeviceCpu});
+}
+
+#else  // TOWERFLOW_CUDA
+
+TEST(GpuDeviceTest, RegistersTheGpusPresent) {
+  ASSERT_NE(GetDeviceFactory(kDeviceGpu), nullptr);
+  EXPECT_EQ(NumLocalDevices(kDeviceGpu), gpu::CudaDeviceCount());
+  // GPU before CPU, as TensorFlow's placer prefers it.
+  EXPECT_EQ(RegisteredDeviceTypes(), (std::vector<std::string>{kDeviceGpu, kDeviceCpu}));
+}
+
+TEST(CudaStatusTest, NamesTheCallAndMapsOutOfMemory) {
+  TW_EXPECT_OK(gpu::CudaStatus(cudaSuccess, "cudaFree(p)", "x.cc", 1));
+  EXPECT_THAT(gpu::CudaStatus(cudaErrorMemoryAllocation, "cudaMalloc(&p, n)", "x.cc", 12),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       "cudaMalloc(&p, n) failed at x.cc:12: cudaErrorMemoryAllocation: "));
+  EXPECT_THAT(gpu::CudaStatus(cudaErrorInvalidValue, "cudaMemcpy(d, s, n, k)", "y.cc", 7),
+              StatusIs(absl::StatusCode::kInternal,
+                       "cudaMemcpy(d, s, n, k) failed at y.cc:7: cudaErrorInvalidValue"));
+}
+
+TEST(CachingGpuAllocatorTest, RoundsSizes) {
+  using gpu::CachingGpuAllocator;
+  EXPECT_EQ(CachingGpuAllocator::RoundedSize(0), 512u);
+  EXPECT_EQ(CachingGpuAllocator::RoundedSize(513), 1024u);
+  EXPECT_EQ(CachingGpuAllocator::RoundedSize(1 << 20), 1u << 20);
+  EXPECT_EQ(CachingGpuAllocator::RoundedSize((1 << 20) + 1), 2u << 20);
+  EXPECT_EQ(CachingGpuAllocator::RoundedSize(3u << 20), 4u << 20);
+}
+
+TEST(GpuDeviceTest, AllocatorStreamsAndAKernel) {
+  if (gpu::CudaDeviceCount() == 0) GTEST_SKIP() << "no GPU on this machine";
+  ThreadPool pool("test", 1);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<gpu::GpuDevice> device, gpu::GpuDevice::Create(0, &pool));
+  EXPECT_EQ(device->name(), "/job:localhost/replica:0/task:0/device:GPU:0");
+  gpu::CachingGpuAllocator* allocator = device->gpu_allocator();
+
+  constexpr int kN = 1000;
+  std::vector<float> host(kN);
+  for (int i = 0; i < kN; ++i) host[i] = static_cast<float>(i);
+  auto* x = static_cast<float*>(allocator->AllocateRaw(kTensorAlignment, kN * sizeof(float)));
+  ASSERT_NE(x, nullptr);
+  TW_ASSERT_OK(gpu::CudaStatus(cudaMemcpyAsync(x, host.data(), kN * sizeof(float),
+                                               cudaMemcpyHostToDevice, device->compute_stream()),
+                               "h2d", __FILE__, __LINE__));
+  TW_ASSERT_OK(gpu::CudaStatus(gpu::testing::LaunchAddOne(x, kN, device->compute_stream()),
+                               "AddOne", __FILE__, __LINE__));
+  std::vector<float> back(kN);
+  TW_ASSERT_OK(gpu::CudaStatus(cudaMemcpyAsync(back.data(), x, kN * sizeof(float),
+                                               cudaMemcpyDeviceToHost, device->compute_stream()),
+                               "d2h", __FILE__, __LINE__));
+  TW_ASSERT_OK(
+      gpu::CudaStatus(cudaStreamSynchronize(device->compute_stream()), "sync", __FILE__, __LINE__));
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(back[i], i + 1.0f) << i;
+
+  // Freed blocks are reused without the driver.
+  allocator->DeallocateRaw(x);
+  EXPECT_EQ(allocator->stats().bytes_cached, 4096);
+  void* again = allocator->AllocateRaw(kTensorAlignment, kN * sizeof(float) - 10);
+  EXPECT_EQ(again, x);
+  EXPECT_EQ(allocator->stats().driver_allocations, 1);
+  allocator->DeallocateRaw(again);
+  // More than any GPU has: nullptr, not a crash.
+  EXPECT_EQ(allocator->AllocateRaw(kTensorAlignment, size_t{1} << 52), nullptr);
+}
+
+// Feeds are staged through pinned memory and copied asynchronously, so the
+// caller's buffer may change as soon as CopyFromHost returns; fetches land
+// in pinned memory, which is cached for the next one.
+TEST(GpuDeviceTest, PinnedFeedsAndFetches) {
+  if (gpu::CudaDeviceCount() == 0) GTEST_SKIP() << "no GPU on this machine";
+  ThreadPool pool("test", 1);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<gpu::GpuDevice> device, gpu::GpuDevice::Create(0, &pool));
+  constexpr int kN = 1 << 20;
+  TW_ASSERT_OK_AND_ASSIGN(Tensor feed,
+                          Tensor::Allocate(CpuAllocator(), DT_FLOAT, TensorShape({kN})));
+  for (int i = 0; i < kN; ++i) feed.data<float>()[i] = static_cast<float>(i);
+  TW_ASSERT_OK_AND_ASSIGN(Tensor on_gpu, device->CopyFromHost(feed));
+  for (int i = 0; i < kN; ++i) feed.data<float>()[i] = -1.0f;  // the copy must not see this
+  const int64_t allocations = gpu::PinnedHostStats().driver_allocations;
+  {
+    TW_ASSERT_OK_AND_ASSIGN(Tensor fetched, device->CopyToHost(on_gpu));
+    for (int i = 0; i < kN; i += 4099) ASSERT_EQ(fetched.data<float>()[i], i) << i;
+    EXPECT_GE(gpu::PinnedHostStats().bytes_in_use, int64_t{kN} * 4);
+  }
+  TW_ASSERT_OK_AND_ASSIGN(Tensor again, device->CopyToHost(on_gpu));
+  EXPECT_EQ(again.data<float>()[kN - 1], kN - 1);
+  // The second fetch of the same size reused the first one's pinned block
+  // (at most the first fetch went to the driver).
+  EXPECT_LE(gpu::PinnedHostStats().driver_allocations, allocations + 1);
+}
+
+#endif  // TOWERFLOW_CUDA
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,203 @@
+// Tensor: a typed, shaped view over a refcounted buffer.
+//
+// A Tensor is a value type. Copying one shares the buffer (an atomic refcount
+// increment), so passing tensors along graph edges never copies data; a
+// kernel that wants to write in place checks RefCountIsOne() first. Buffers
+// come from an Allocator and are kTensorAlignment-aligned; element types are
+// the fixed-size dtypes, std::string (DT_STRING) and ResourceHandle
+// (DT_RESOURCE), whose elements are constructed and destroyed with the buffer.
+//
+//   absl::StatusOr<Tensor> t = Tensor::Allocate(CpuAllocator(), DT_FLOAT, {2, 3});
+//   t->matrix<float>()(1, 2) = 5.0f;              // Eigen TensorMap views
+//   absl::StatusOr<Tensor> c = Tensor::FromProto(node_value_proto);
+//   TensorProto p = t->AsProto();
+//
+// Views (flat/vec/matrix/tensor/scalar) REQUIRE the element type to match
+// dtype() and the rank to match; a mismatch is a programmer error and aborts.
+// Anything from a GraphDef or a feed goes through the StatusOr factories,
+// which never abort.
+//
+// Thread safety: distinct Tensor objects may be used concurrently even when
+// they share a buffer; writing the elements of a shared buffer while others
+// read it is a data race the writer must avoid (see RefCountIsOne).
+#ifndef TOWERFLOW_FRAMEWORK_TENSOR_H_
+#define TOWERFLOW_FRAMEWORK_TENSOR_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/base/internal/raw_logging.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/tensor_shape.h"
+#include "core/types.h"
+#include "proto/tensor.pb.h"
+#include "framework/allocator.h"
+#include "framework/resource_handle.h"
+#include "unsupported/Eigen/CXX11/Tensor"
+
+namespace towerflow {
+
+template <>
+struct DataTypeToEnum<ResourceHandle> {
+  static constexpr DataType value = DT_RESOURCE;
+};
+
+// Eigen views over tensor memory. Row-major like TensorFlow; unaligned maps
+// because a dim-0 slice of an aligned buffer need not be aligned.
+template <typename T, int N>
+using TensorMap = Eigen::TensorMap<Eigen::Tensor<T, N, Eigen::RowMajor, Eigen::DenseIndex>>;
+template <typename T>
+using ScalarMap = Eigen::TensorMap<Eigen::TensorFixedSize<T, Eigen::Sizes<>, Eigen::RowMajor>>;
+
+namespace tensor_internal {
+class Buffer;
+}  // namespace tensor_internal
+
+class Tensor {
+ public:
+  // An uninitialised tensor: dtype DT_INVALID, no buffer. Kernels never see
+  // one as an input.
+  Tensor() = default;
+
+  // A tensor of `shape` from `allocator` (elements of strings/handles are
+  // default-constructed, numbers are left uninitialised). InvalidArgument for
+  // a dtype without elements (refs, variants) or an invalid shape;
+  // ResourceExhausted when the allocator has no memory, naming the bytes.
+  static absl::StatusOr<Tensor> Allocate(Allocator* allocator, DataType dtype,
+                                         const TensorShape& shape);
+
+  // Convenience for tests and host code: Allocate from the CPU allocator.
+  // REQUIRES: a valid shape and a dtype with elements; aborts when the
+  // process is out of memory.
+  Tensor(DataType dtype, const TensorShape& shape);
+
+  // Decodes `proto` with TensorFlow's rules (see core/tensor_proto_util.h):
+  // exact-size tensor_content, a short *_val list repeats its last value, no
+  // values means zeros. InvalidArgument for any malformed proto.
+  static absl::StatusOr<Tensor> FromProto(const TensorProto& proto,
+                                          Allocator* allocator = CpuAllocator());
+
+  // Encodes as TensorFlow's writers do (numbers as tensor_content, strings
+  // and resource handles in their *_val fields).
+  TensorProto AsProto() const;
+
+  bool IsInitialized() const { return dtype_ != DT_INVALID; }
+  DataType dtype() const { return dtype_; }
+  const TensorShape& shape() const { return shape_; }
+  int dims() const { return shape_.dims(); }
+  int64_t dim_size(int d) const { return shape_.dim_size(d); }
+  int64_t NumElements() const { return shape_.num_elements(); }
+  // Bytes of element storage (sizeof(std::string) per string element).
+  size_t TotalBytes() const;
+
+  // True when no other Tensor shares this buffer, so writing is private.
+  bool RefCountIsOne() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
+  bool SharesBufferWith(const Tensor& other) const {
+    return buffer_ != nullptr && buffer_ == other.buffer_;
+  }
+
+  // This tensor's elements under another shape with the same number of
+  // elements, sharing the buffer. InvalidArgument otherwise.
+  absl::StatusOr<Tensor> Reshaped(const TensorShape& shape) const;
+
+  // Rows [begin, end) of dimension 0, sharing the buffer.
+  // InvalidArgument for a scalar or a bad range.
+  absl::StatusOr<Tensor> Slice(int64_t begin, int64_t end) const;
+
+  // A copy with a buffer of its own from `allocator`.
+  absl::StatusOr<Tensor> DeepCopy(Allocator* allocator = CpuAllocator()) const;
+
+  // Typed element access. REQUIRES: DataTypeToEnum<T>::value == dtype().
+  template <typename T>
+  T* data() const {
+    CheckType(DataTypeToEnum<T>::value);
+    return static_cast<T*>(data_);
+  }
+  template <typename T>
+  absl::Span<T> span() const {
+    return absl::Span<T>(data<T>(), static_cast<size_t>(NumElements()));
+  }
+  template <typename T>
+  TensorMap<T, 1> flat() const {
+    return TensorMap<T, 1>(data<T>(), NumElements());
+  }
+  // REQUIRES: dims() == N.
+  template <typename T, int N>
+  TensorMap<T, N> tensor() const {
+    CheckRank(N);
+    std::array<Eigen::DenseIndex, N> d;
+    for (int i = 0; i < N; ++i) d[i] = shape_.dim_size(i);
+    return TensorMap<T, N>(data<T>(), d);
+  }
+  // The elements viewed with another shape of the same element count.
+  // REQUIRES: the product of `dims` == NumElements().
+  template <typename T, int N>
+  TensorMap<T, N> shaped(absl::Span<const int64_t> dims) const {
+    ABSL_RAW_CHECK(dims.size() == N, "Tensor::shaped rank mismatch");
+    std::array<Eigen::DenseIndex, N> d;
+    int64_t n = 1;
+    for (int i = 0; i < N; ++i) n *= d[i] = dims[i];
+    ABSL_RAW_CHECK(n == NumElements(), "Tensor::shaped element count mismatch");
+    return TensorMap<T, N>(data<T>(), d);
+  }
+  template <typename T>
+  TensorMap<T, 1> vec() const {
+    return tensor<T, 1>();
+  }
+  template <typename T>
+  TensorMap<T, 2> matrix() const {
+    return tensor<T, 2>();
+  }
+  // REQUIRES: NumElements() == 1 (any rank, as TF allows for scalars).
+  template <typename T>
+  ScalarMap<T> scalar() const {
+    ABSL_RAW_CHECK(NumElements() == 1, "Tensor::scalar() on a tensor that is not one element");
+    return ScalarMap<T>(data<T>());
+  }
+  // The elements viewed as a [d0*...*d(n-2), d(n-1)] matrix (a scalar is
+  // [1, 1]).
+  template <typename T>
+  TensorMap<T, 2> flat_inner_dims() const {
+    const int64_t inner = dims() == 0 ? 1 : dim_size(dims() - 1);
+    const int64_t outer = inner == 0 ? 0 : NumElements() / inner;
+    return TensorMap<T, 2>(data<T>(), outer, inner);
+  }
+
+  // Raw bytes, for copies between devices and tensor_content.
+  void* raw_data() const { return data_; }
+
+  // "Tensor<type: float shape: [2,3] values: 1 2 3...>" with at most
+  // `max_entries` values.
+  std::string DebugString(int max_entries = 6) const;
+  // Just the values, "[[1 2][3 4]]" style flattened: "1 2 3 4...".
+  std::string SummarizeValue(int max_entries) const;
+
+ private:
+  Tensor(DataType dtype, TensorShape shape, std::shared_ptr<tensor_internal::Buffer> buffer,
+         void* data)
+      : dtype_(dtype), shape_(std::move(shape)), buffer_(std::move(buffer)), data_(data) {}
+
+  void CheckType(DataType expected) const {
+    ABSL_RAW_CHECK(expected == dtype_, "Tensor element type does not match its dtype");
+  }
+  void CheckRank(int rank) const {
+    ABSL_RAW_CHECK(rank == shape_.dims(), "Tensor view rank does not match its shape");
+  }
+
+  DataType dtype_ = DT_INVALID;
+  TensorShape shape_;
+  std::shared_ptr<tensor_internal::Buffer> buffer_;
+  void* data_ = nullptr;  // inside buffer_ (a Slice may start past its beginning)
+};
+
+// Bytes per element in a Tensor buffer: DataTypeSize for numbers,
+// sizeof(std::string) / sizeof(ResourceHandle) for strings and handles, 0 for
+// dtypes a Tensor cannot hold.
+size_t TensorElementSize(DataType dtype);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_FRAMEWORK_TENSOR_H_

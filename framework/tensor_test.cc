@@ -1,0 +1,140 @@
+#include "framework/tensor.h"
+
+#include <cstdint>
+
+#include "core/proto_io.h"
+#include "core/tensor_proto_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::towerflow::testing::StatusIs;
+
+TensorProto Parse(const std::string& text) {
+  TensorProto p;
+  EXPECT_TRUE(ParseTextProto(text, &p).ok()) << text;
+  return p;
+}
+
+TEST(TensorTest, AllocatesAlignedBufferWithShapeAndDtype) {
+  TW_ASSERT_OK_AND_ASSIGN(Tensor t, Tensor::Allocate(CpuAllocator(), DT_FLOAT, {2, 3}));
+  EXPECT_EQ(t.dtype(), DT_FLOAT);
+  EXPECT_EQ(t.shape(), TensorShape({2, 3}));
+  EXPECT_EQ(t.NumElements(), 6);
+  EXPECT_EQ(t.TotalBytes(), 24u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % kTensorAlignment, 0u);
+  t.matrix<float>()(1, 2) = 5.0f;
+  EXPECT_EQ(t.flat<float>()(5), 5.0f);
+}
+
+TEST(TensorTest, OverflowingShapeIsInvalidArgumentNotACrash) {
+  // 2^62 float elements need 2^64 bytes.
+  EXPECT_THAT(
+      Tensor::Allocate(CpuAllocator(), DT_FLOAT, TensorShape({int64_t{1} << 31, int64_t{1} << 31}))
+          .status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, "needs too many bytes"));
+  EXPECT_THAT(Tensor::Allocate(CpuAllocator(), DT_FLOAT_REF, TensorShape({2})).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "cannot hold elements"));
+}
+
+TEST(TensorTest, CopiesShareTheBuffer) {
+  Tensor a(DT_INT32, {3});
+  EXPECT_TRUE(a.RefCountIsOne());
+  Tensor b = a;
+  EXPECT_TRUE(a.SharesBufferWith(b));
+  EXPECT_FALSE(a.RefCountIsOne());
+  b.flat<int32_t>()(0) = 7;
+  EXPECT_EQ(a.flat<int32_t>()(0), 7);
+  TW_ASSERT_OK_AND_ASSIGN(Tensor c, a.DeepCopy());
+  EXPECT_FALSE(c.SharesBufferWith(a));
+  EXPECT_EQ(c.flat<int32_t>()(0), 7);
+}
+
+TEST(TensorTest, FromProtoReadsTensorContent) {
+  TensorProto p = MakeTensorProto<float>({1, 2, 3, 4}, TensorShape({2, 2}));
+  ASSERT_FALSE(p.tensor_content().empty());
+  TW_ASSERT_OK_AND_ASSIGN(Tensor t, Tensor::FromProto(p));
+  EXPECT_THAT(t.span<float>(), ElementsAre(1, 2, 3, 4));
+}
+
+TEST(TensorTest, FromProtoRepeatsTheLastValueOfAShortList) {
+  // As TF's Deep MNIST bias initialiser: shape [32], one float_val 0.1.
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor t, Tensor::FromProto(Parse("dtype: DT_FLOAT tensor_shape { dim { size: 5 } } "
+                                        "float_val: 1 float_val: 0.5")));
+  EXPECT_THAT(t.span<float>(), ElementsAre(1, 0.5, 0.5, 0.5, 0.5));
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor i, Tensor::FromProto(Parse("dtype: DT_INT64 tensor_shape { dim { size: 3 } } "
+                                        "int64_val: -4")));
+  EXPECT_THAT(i.span<int64_t>(), ElementsAre(-4, -4, -4));
+}
+
+TEST(TensorTest, FromProtoWithoutValuesIsZeros) {
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor t, Tensor::FromProto(
+                    Parse("dtype: DT_DOUBLE tensor_shape { dim { size: 2 } dim { size: 2 } }")));
+  EXPECT_THAT(t.span<double>(), ElementsAre(0, 0, 0, 0));
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor s, Tensor::FromProto(Parse("dtype: DT_STRING tensor_shape { dim { size: 2 } }")));
+  EXPECT_THAT(s.span<std::string>(), ElementsAre("", ""));
+}
+
+TEST(TensorTest, FromProtoRejectsWrongSizes) {
+  EXPECT_THAT(Tensor::FromProto(Parse("dtype: DT_FLOAT tensor_shape { dim { size: 2 } } "
+                                      "tensor_content: '\\000\\000\\200?'"))
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "tensor_content has 4 bytes, but shape [2] of float needs 8"));
+  EXPECT_THAT(Tensor::FromProto(Parse("dtype: DT_INT32 tensor_shape { dim { size: 1 } } "
+                                      "int_val: 1 int_val: 2"))
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "int_val has 2 values"));
+  EXPECT_THAT(
+      Tensor::FromProto(Parse("dtype: DT_FLOAT tensor_shape { dim { size: -3 } }")).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(TensorTest, ProtoRoundTripKeepsValues) {
+  Tensor t(DT_INT32, {2, 2});
+  auto m = t.matrix<int32_t>();
+  m(0, 0) = 1;
+  m(0, 1) = -2;
+  m(1, 0) = 3;
+  m(1, 1) = 400000;
+  TW_ASSERT_OK_AND_ASSIGN(Tensor back, Tensor::FromProto(t.AsProto()));
+  EXPECT_EQ(back.shape(), TensorShape({2, 2}));
+  EXPECT_THAT(back.span<int32_t>(), ElementsAre(1, -2, 3, 400000));
+  Tensor s(DT_STRING, {2});
+  s.flat<std::string>()(0) = "ab";
+  s.flat<std::string>()(1) = "c";
+  TW_ASSERT_OK_AND_ASSIGN(Tensor sback, Tensor::FromProto(s.AsProto()));
+  EXPECT_THAT(sback.span<std::string>(), ElementsAre("ab", "c"));
+}
+
+TEST(TensorTest, SliceAndReshapeShareTheBuffer) {
+  Tensor t(DT_FLOAT, {3, 2});
+  for (int i = 0; i < 6; ++i) t.flat<float>()(i) = i;
+  TW_ASSERT_OK_AND_ASSIGN(Tensor rows, t.Slice(1, 3));
+  EXPECT_EQ(rows.shape(), TensorShape({2, 2}));
+  EXPECT_THAT(rows.span<float>(), ElementsAre(2, 3, 4, 5));
+  EXPECT_TRUE(rows.SharesBufferWith(t));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor flat, t.Reshaped(TensorShape({6})));
+  EXPECT_EQ(flat.vec<float>()(5), 5.0f);
+  EXPECT_THAT(t.Reshaped(TensorShape({4})).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Cannot reshape a tensor with 6"));
+  EXPECT_THAT(t.Slice(2, 4).status(), StatusIs(absl::StatusCode::kInvalidArgument, "out of range"));
+}
+
+TEST(TensorTest, DebugStringShowsTypeShapeAndValues) {
+  Tensor t(DT_FLOAT, {2});
+  t.flat<float>()(0) = 1.5f;
+  t.flat<float>()(1) = -2.0f;
+  EXPECT_EQ(t.DebugString(), "Tensor<type: float shape: [2] values: 1.5 -2>");
+}
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,233 @@
+#include "kernels/rearrange.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "kernels/kernel_util.h"
+
+namespace towerflow {
+
+int64_t DimProduct(const TensorShape& s, int begin, int end) {
+  int64_t n = 1;
+  for (int i = begin; i < end; ++i) n *= s.dim_size(i);
+  return n;
+}
+
+absl::Status ReadStridedSliceMasks(const KernelConstruction& c, StridedSliceSpec* spec) {
+  TW_RETURN_IF_ERROR(c.GetAttr("begin_mask", &spec->begin_mask));
+  TW_RETURN_IF_ERROR(c.GetAttr("end_mask", &spec->end_mask));
+  TW_RETURN_IF_ERROR(c.GetAttr("ellipsis_mask", &spec->ellipsis_mask));
+  TW_RETURN_IF_ERROR(c.GetAttr("new_axis_mask", &spec->new_axis_mask));
+  return c.GetAttr("shrink_axis_mask", &spec->shrink_axis_mask);
+}
+
+absl::StatusOr<StridedSlicePlan> PlanStridedSlice(const TensorShape& in,
+                                                  const StridedSliceSpec& masks,
+                                                  const Tensor& begin, const Tensor& end,
+                                                  const Tensor& strides) {
+  StridedSliceSpec spec = masks;
+  TW_ASSIGN_OR_RETURN(spec.begin, IntVector(begin, "begin"));
+  TW_ASSIGN_OR_RETURN(spec.end, IntVector(end, "end"));
+  TW_ASSIGN_OR_RETURN(spec.strides, IntVector(strides, "strides"));
+  StridedSlicePlan plan;
+  TW_ASSIGN_OR_RETURN(plan.slice, ComputeStridedSlice(in, spec));
+  TW_ASSIGN_OR_RETURN(plan.final_shape, plan.slice.final.AsTensorShape());
+  TW_ASSIGN_OR_RETURN(plan.processing, plan.slice.processing.AsTensorShape());
+  return plan;
+}
+
+absl::StatusOr<TransposePlan> PlanTranspose(const TensorShape& in, const Tensor& perm_t) {
+  TransposePlan plan;
+  TW_ASSIGN_OR_RETURN(plan.perm, IntVector(perm_t, "perm"));
+  const std::vector<int64_t>& perm = plan.perm;
+  const int rank = in.dims();
+  if (static_cast<int>(perm.size()) != rank) {
+    return absl::InvalidArgumentError(absl::StrCat("transpose expects a vector of size ", rank,
+                                                   ". But input(1) is a vector of size ",
+                                                   perm.size()));
+  }
+  std::vector<bool> seen(rank, false);
+  std::vector<int64_t> out_dims(rank);
+  plan.identity = true;
+  for (int i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= rank) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(perm[i], " is out of range [0 .. ", rank, ")"));
+    }
+    if (seen[perm[i]]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(perm[i], " is missing from {", absl::StrJoin(perm, ","), "}."));
+    }
+    seen[perm[i]] = true;
+    out_dims[i] = in.dim_size(static_cast<int>(perm[i]));
+    plan.identity = plan.identity && (perm[i] == i || in.dim_size(i) == 1);
+  }
+  TW_ASSIGN_OR_RETURN(plan.shape, TensorShape::FromDims(out_dims));
+  return plan;
+}
+
+absl::StatusOr<SlicePlan> PlanSlice(const TensorShape& in, const Tensor& begin_t,
+                                    const Tensor& size_t_) {
+  SlicePlan plan;
+  TW_ASSIGN_OR_RETURN(plan.begin, IntVector(begin_t, "begin"));
+  TW_ASSIGN_OR_RETURN(plan.size, IntVector(size_t_, "size"));
+  const int rank = in.dims();
+  if (static_cast<int>(plan.begin.size()) != rank || static_cast<int>(plan.size.size()) != rank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Expected begin and size arguments to be 1-D tensors of size ", rank, ", but got shapes ",
+        begin_t.shape().DebugString(), " and ", size_t_.shape().DebugString(), " instead."));
+  }
+  plan.end.resize(rank);
+  for (int i = 0; i < rank; ++i) {
+    const int64_t dim = in.dim_size(i);
+    int64_t& begin = plan.begin[i];
+    int64_t& size = plan.size[i];
+    if (size == -1) size = dim - begin;
+    if (begin < 0 || begin > dim || size < 0 || size > dim - begin) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Expected begin[", i, "] in [0, ", dim, "] and size[", i, "] in [0, ", dim,
+                       " - begin], but got begin ", begin, " and size ", size));
+    }
+    plan.end[i] = begin + size;
+  }
+  TW_ASSIGN_OR_RETURN(plan.shape, TensorShape::FromDims(plan.size));
+  return plan;
+}
+
+absl::StatusOr<TilePlan> PlanTile(const TensorShape& in, const Tensor& multiples_t) {
+  TilePlan plan;
+  TW_ASSIGN_OR_RETURN(plan.multiples, IntVector(multiples_t, "multiples"));
+  const std::vector<int64_t>& multiples = plan.multiples;
+  const int rank = in.dims();
+  if (static_cast<int>(multiples.size()) != rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Expected multiples argument to be a vector of length ", rank,
+                     " but got length ", multiples.size()));
+  }
+  std::vector<int64_t> out_dims(rank);
+  for (int i = 0; i < rank; ++i) {
+    if (multiples[i] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Expected multiples[", i, "] >= 0, but got ", multiples[i]));
+    }
+    out_dims[i] = in.dim_size(i) * multiples[i];
+    if (in.dim_size(i) != 0 && out_dims[i] / in.dim_size(i) != multiples[i]) {
+      return absl::InvalidArgumentError("Tile: output dimension overflows int64");
+    }
+  }
+  TW_ASSIGN_OR_RETURN(plan.shape, TensorShape::FromDims(out_dims));
+  return plan;
+}
+
+absl::StatusOr<PadPlan> PlanPad(const TensorShape& in, const Tensor& paddings,
+                                const Tensor* constant) {
+  const int rank = in.dims();
+  if (paddings.dims() != 2 || paddings.dim_size(0) != rank || paddings.dim_size(1) != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("The first dimension of paddings must be the rank of inputs[", rank,
+                     ", 2], got ", paddings.shape().DebugString()));
+  }
+  PadPlan plan;
+  std::vector<int64_t> out_dims(rank);
+  for (int i = 0; i < rank; ++i) {
+    const int64_t before = IntAt(paddings, 2 * i), after = IntAt(paddings, 2 * i + 1);
+    if (before < 0 || after < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Paddings must be non-negative: ", before, " ", after));
+    }
+    const int64_t limit = std::numeric_limits<int64_t>::max() - in.dim_size(i);
+    if (before > limit || after > limit - before) {
+      return absl::InvalidArgumentError("Padded dimension size overflows int64");
+    }
+    out_dims[i] = in.dim_size(i) + before + after;
+    plan.before.push_back(before);
+  }
+  if (constant != nullptr && constant->NumElements() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("constant_values must be a scalar, got shape ",
+                                                   constant->shape().DebugString()));
+  }
+  TW_ASSIGN_OR_RETURN(plan.shape, TensorShape::FromDims(out_dims));
+  return plan;
+}
+
+absl::Status CheckGatherBatchDims(const KernelConstruction& c) {
+  int64_t batch_dims = 0;
+  TW_RETURN_IF_ERROR(c.GetAttr("batch_dims", &batch_dims));
+  if (batch_dims != 0) {
+    return absl::UnimplementedError(
+        absl::StrCat("GatherV2 with batch_dims = ", batch_dims, " is not supported"));
+  }
+  return absl::OkStatus();
+}
+
+int64_t GatherIndex(const Tensor& indices, int64_t i) {
+  return indices.dtype() == DT_INT16 ? indices.data<int16_t>()[i] : IntAt(indices, i);
+}
+
+absl::StatusOr<GatherPlan> PlanGather(const TensorShape& params, const Tensor& indices,
+                                      int64_t axis) {
+  if (params.dims() == 0) {
+    return absl::InvalidArgumentError("params must be at least 1 dimensional");
+  }
+  GatherPlan plan;
+  TW_ASSIGN_OR_RETURN(plan.axis, CanonicalAxis(axis, params.dims(), "Gather axis"));
+  const int a = plan.axis;
+  std::vector<int64_t> dims(params.dim_sizes().begin(), params.dim_sizes().begin() + a);
+  for (int64_t d : indices.shape().dim_sizes()) dims.push_back(d);
+  for (int i = a + 1; i < params.dims(); ++i) dims.push_back(params.dim_size(i));
+  TW_ASSIGN_OR_RETURN(plan.shape, TensorShape::FromDims(dims));
+  plan.outer = DimProduct(params, 0, a);
+  plan.limit = params.dim_size(a);
+  plan.inner = DimProduct(params, a + 1, params.dims());
+  for (int64_t i = 0; i < indices.NumElements(); ++i) {
+    const int64_t idx = GatherIndex(indices, i);
+    if (idx < 0 || idx >= plan.limit) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("indices[", i, "] = ", idx, " is not in [0, ", plan.limit, ")"));
+    }
+  }
+  return plan;
+}
+
+absl::StatusOr<ConcatPlan> PlanConcat(absl::Span<const Tensor* const> values,
+                                      const Tensor& axis_t) {
+  TW_ASSIGN_OR_RETURN(int64_t axis, IntScalar(axis_t, "axis"));
+  const Tensor& v0 = *values[0];
+  const int rank = v0.dims();
+  if (rank == 0) {
+    return absl::InvalidArgumentError("Can't concatenate scalars (use tf.stack instead)");
+  }
+  ConcatPlan plan;
+  TW_ASSIGN_OR_RETURN(
+      plan.axis,
+      CanonicalAxis(
+          axis, rank,
+          "ConcatOp : Expected concatenating dimensions in the range [-rank, rank), got"));
+  const int a = plan.axis;
+  int64_t total = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Tensor& v = *values[i];
+    if (v.dims() != rank) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ConcatOp : Ranks of all input tensors should match: shape[0] = ",
+          v0.shape().DebugString(), " vs. shape[", i, "] = ", v.shape().DebugString()));
+    }
+    for (int d = 0; d < rank; ++d) {
+      if (d != a && v.dim_size(d) != v0.dim_size(d)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ConcatOp : Dimension ", d, " in both shapes must be equal: shape[0] = ",
+            v0.shape().DebugString(), " vs. shape[", i, "] = ", v.shape().DebugString()));
+      }
+    }
+    total += v.dim_size(a);
+  }
+  std::vector<int64_t> dims(v0.shape().dim_sizes().begin(), v0.shape().dim_sizes().end());
+  dims[a] = total;
+  TW_ASSIGN_OR_RETURN(plan.shape, TensorShape::FromDims(dims));
+  plan.outer = DimProduct(plan.shape, 0, a);
+  return plan;
+}
+
+}  // namespace towerflow

@@ -1,0 +1,100 @@
+// The checks and output shapes of the kernels that rearrange elements
+// (Transpose, Slice, Tile, Pad/PadV2, ConcatV2/Concat, GatherV2), shared by the CPU kernels and
+// their GPU twins so that both refuse the same inputs with the same errors.
+// StridedSlice's is core/strided_slice.h, with its attrs read here.
+#ifndef TOWERFLOW_KERNELS_REARRANGE_H_
+#define TOWERFLOW_KERNELS_REARRANGE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/strided_slice.h"
+#include "core/tensor_shape.h"
+#include "framework/kernel.h"
+#include "framework/tensor.h"
+
+namespace towerflow {
+
+struct TransposePlan {
+  std::vector<int64_t> perm;
+  TensorShape shape;      // the output's: dim i is the input's dim perm[i]
+  bool identity = false;  // only size-1 dims move: a reshape does
+};
+// InvalidArgument unless `perm` (int vector) is a permutation of 0..rank-1.
+absl::StatusOr<TransposePlan> PlanTranspose(const TensorShape& in, const Tensor& perm);
+
+struct SlicePlan {
+  std::vector<int64_t> begin, end, size;  // size with -1 resolved
+  TensorShape shape;
+};
+// InvalidArgument unless begin and size are rank-long and inside `in`.
+absl::StatusOr<SlicePlan> PlanSlice(const TensorShape& in, const Tensor& begin, const Tensor& size);
+
+struct TilePlan {
+  std::vector<int64_t> multiples;
+  TensorShape shape;
+};
+// InvalidArgument for a multiples vector of another length, a negative
+// multiple, or an output dimension that overflows.
+absl::StatusOr<TilePlan> PlanTile(const TensorShape& in, const Tensor& multiples);
+
+struct PadPlan {
+  std::vector<int64_t> before;  // padding before each dim
+  TensorShape shape;
+};
+// Pad(input, paddings) and PadV2(..., constant_values): InvalidArgument for
+// paddings not [rank, 2], a negative padding, a dimension that overflows,
+// or a constant that is not one element (`constant` may be null).
+absl::StatusOr<PadPlan> PlanPad(const TensorShape& in, const Tensor& paddings,
+                                const Tensor* constant);
+
+struct GatherPlan {
+  int axis = 0;
+  TensorShape shape;  // params' dims before the axis, indices', params' after
+  int64_t outer = 1;  // params' elements before the axis
+  int64_t limit = 0;  // params' size along the axis
+  int64_t inner = 1;  // params' elements after the axis
+};
+// GatherV2(params, indices, axis) with `indices` (int16, int32 or int64) in
+// host memory: InvalidArgument for scalar params, an axis out of range, or
+// an index outside [0, limit) ("indices[3] = 7 is not in [0, 5)").
+absl::StatusOr<GatherPlan> PlanGather(const TensorShape& params, const Tensor& indices,
+                                      int64_t axis);
+// Unimplemented unless GatherV2's batch_dims attr is 0 (the only value the
+// kernels support).
+absl::Status CheckGatherBatchDims(const KernelConstruction& c);
+// Index i of `indices`, whatever its integer type.
+int64_t GatherIndex(const Tensor& indices, int64_t i);
+
+struct ConcatPlan {
+  int axis = 0;
+  TensorShape shape;
+  int64_t outer = 1;  // elements of the dims before the axis
+};
+// InvalidArgument for scalars, an axis out of range, or values whose ranks
+// or other dims differ (TF's messages).
+absl::StatusOr<ConcatPlan> PlanConcat(absl::Span<const Tensor* const> values, const Tensor& axis);
+
+// The five mask attrs of StridedSlice and StridedSliceGrad.
+absl::Status ReadStridedSliceMasks(const KernelConstruction& c, StridedSliceSpec* spec);
+
+struct StridedSlicePlan {
+  StridedSliceResult slice;  // begin, end and strides per input dim
+  TensorShape final_shape;   // the output's
+  TensorShape processing;    // the same elements, one dim per input dim
+};
+// `masks` (from ReadStridedSliceMasks) with the begin, end and strides
+// vectors, over a tensor of shape `in`; ComputeStridedSlice's errors.
+absl::StatusOr<StridedSlicePlan> PlanStridedSlice(const TensorShape& in,
+                                                  const StridedSliceSpec& masks,
+                                                  const Tensor& begin, const Tensor& end,
+                                                  const Tensor& strides);
+
+// Product of dims [begin, end) of `s`.
+int64_t DimProduct(const TensorShape& s, int begin, int end);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_REARRANGE_H_

@@ -1,0 +1,334 @@
+#include "ops/gradients.h"
+
+#include <deque>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "ops/ops.h"
+
+namespace towerflow {
+
+absl::StatusOr<Gradient> AddGradients(const Scope& scope, const std::vector<Gradient>& gradients) {
+  std::vector<Gradient> grads;
+  for (const Gradient& g : gradients) {
+    if (!g.is_none()) grads.push_back(g);
+  }
+  if (grads.empty()) return Gradient();
+  if (grads.size() == 1) return grads[0];
+  bool all_sparse = true;
+  for (const Gradient& g : grads) all_sparse &= g.is_sparse();
+  if (all_sparse) {
+    std::vector<Output> values, indices;
+    for (const Gradient& g : grads) {
+      values.push_back(g.slices().values);
+      indices.push_back(g.slices().indices);
+    }
+    IndexedSlices sum{ops::ConcatV2(scope, values, 0), ops::ConcatV2(scope, indices, 0),
+                      grads[0].slices().dense_shape};
+    TW_RETURN_IF_ERROR(scope.status());
+    return Gradient(sum);
+  }
+  std::vector<Output> dense;
+  for (const Gradient& g : grads) dense.push_back(Densify(scope, g));
+  Output sum = ops::AddN(scope, dense);
+  TW_RETURN_IF_ERROR(scope.status());
+  return Gradient(sum);
+}
+
+Output Densify(const Scope& scope, const Gradient& gradient) {
+  if (!gradient.is_sparse()) return gradient.dense();
+  const IndexedSlices& s = gradient.slices();
+  Scope sub = scope.NewSubScope("densify");
+  Output rows =
+      ops::StridedSlice(sub, s.dense_shape, {0}, {1}, {1}, ops::StridedSlice::ShrinkAxisMask(1));
+  return ops::UnsortedSegmentSum(sub, s.values, s.indices, rows);
+}
+
+namespace {
+
+// Note [Backprop order]
+// The builder follows TensorFlow's tf.gradients: it marks the ops between
+// the xs and the ys (reachable forwards from an x and backwards from a y),
+// counts for each of them the data edges to consumers inside that set, and
+// differentiates an op once all those consumers have sent their gradient
+// (a topological order of the reversed subgraph). Outputs of ys are seeded
+// with grad_ys before the walk starts, so a y that feeds another y gets both
+// its seed and the gradient flowing back through the other.
+class GradientBuilder {
+ public:
+  GradientBuilder(const Scope& scope, std::vector<Output> ys, std::vector<Output> xs,
+                  std::vector<Output> grad_ys, const GradientOptions& options)
+      : scope_(scope),
+        ys_(std::move(ys)),
+        xs_(std::move(xs)),
+        grad_ys_(std::move(grad_ys)),
+        options_(options) {}
+
+  absl::StatusOr<std::vector<Gradient>> Build();
+
+ private:
+  absl::Status Validate() const;
+  void MarkBetween();
+  // The sum of the gradients that arrived for `out`; none when none did.
+  absl::StatusOr<Gradient> Sum(const Scope& scope, const Output& out);
+  // Differentiates `node`, sending gradients to its producers.
+  absl::Status Backprop(const Scope& scope, Node* node, std::vector<Gradient> dys);
+  void Send(const Edge* edge, const Gradient& grad);
+
+  bool Between(const Node* n) const { return between_[n->id()]; }
+
+  const Scope scope_;
+  const std::vector<Output> ys_, xs_;
+  std::vector<Output> grad_ys_;
+  const GradientOptions options_;
+  Scope grad_scope_ = scope_;
+
+  std::vector<bool> reachable_from_ys_;
+  std::vector<bool> between_;
+  std::vector<int> pending_;
+  absl::flat_hash_map<Output, std::vector<Gradient>> arrived_;
+  std::deque<Node*> ready_;
+};
+
+absl::Status GradientBuilder::Validate() const {
+  TW_RETURN_IF_ERROR(scope_.status());
+  if (grad_ys_.size() != ys_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Got ", grad_ys_.size(), " grad_ys for ", ys_.size(), " ys; they must match"));
+  }
+  auto check = [&](const Output& o, const char* what, size_t i) -> absl::Status {
+    if (!o.valid()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, "[", i, "] is not a valid output"));
+    }
+    if (o.node()->id() >= scope_.graph()->num_node_ids() ||
+        scope_.graph()->FindNodeId(o.node()->id()) != o.node()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, "[", i, "] (", o.name(), ") is not in the scope's graph"));
+    }
+    return absl::OkStatus();
+  };
+  for (size_t i = 0; i < ys_.size(); ++i) {
+    TW_RETURN_IF_ERROR(check(ys_[i], "ys", i));
+    TW_RETURN_IF_ERROR(check(grad_ys_[i], "grad_ys", i));
+    if (ys_[i].type() != grad_ys_[i].type()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "grad_ys[", i, "] (", grad_ys_[i].name(), ") is ", DataTypeString(grad_ys_[i].type()),
+          " but ys[", i, "] (", ys_[i].name(), ") is ", DataTypeString(ys_[i].type())));
+    }
+  }
+  for (size_t i = 0; i < xs_.size(); ++i) TW_RETURN_IF_ERROR(check(xs_[i], "xs", i));
+  return absl::OkStatus();
+}
+
+void GradientBuilder::MarkBetween() {
+  const int n = scope_.graph()->num_node_ids();
+  reachable_from_ys_.assign(n, false);
+  std::deque<Node*> queue;
+  for (const Output& y : ys_) {
+    if (!reachable_from_ys_[y.node()->id()]) {
+      reachable_from_ys_[y.node()->id()] = true;
+      queue.push_back(y.node());
+    }
+  }
+  while (!queue.empty()) {
+    Node* node = queue.front();
+    queue.pop_front();
+    for (const Edge* e : node->in_edges()) {
+      if (e->IsControlEdge() || reachable_from_ys_[e->src()->id()]) continue;
+      reachable_from_ys_[e->src()->id()] = true;
+      queue.push_back(e->src());
+    }
+  }
+  between_.assign(n, false);
+  for (const Output& x : xs_) {
+    Node* node = x.node();
+    if (reachable_from_ys_[node->id()] && !between_[node->id()]) {
+      between_[node->id()] = true;
+      queue.push_back(node);
+    }
+  }
+  while (!queue.empty()) {
+    Node* node = queue.front();
+    queue.pop_front();
+    for (const Edge* e : node->out_edges()) {
+      Node* dst = e->dst();
+      if (e->IsControlEdge() || !reachable_from_ys_[dst->id()] || between_[dst->id()]) continue;
+      between_[dst->id()] = true;
+      queue.push_back(dst);
+    }
+  }
+  pending_.assign(n, 0);
+  for (Node* node : scope_.graph()->nodes()) {
+    if (!between_[node->id()]) continue;
+    for (const Edge* e : node->out_edges()) {
+      if (!e->IsControlEdge() && between_[e->dst()->id()]) ++pending_[node->id()];
+    }
+  }
+}
+
+absl::StatusOr<Gradient> GradientBuilder::Sum(const Scope& scope, const Output& out) {
+  auto it = arrived_.find(out);
+  if (it == arrived_.end()) return Gradient();
+  return AddGradients(scope, it->second);
+}
+
+void GradientBuilder::Send(const Edge* edge, const Gradient& grad) {
+  Node* src = edge->src();
+  if (!Between(src)) return;
+  arrived_[Output(src, edge->src_output())].push_back(grad);
+  if (--pending_[src->id()] == 0) ready_.push_back(src);
+}
+
+absl::Status GradientBuilder::Backprop(const Scope& scope, Node* node, std::vector<Gradient> dys) {
+  std::vector<const Edge*> inputs(node->num_inputs(), nullptr);
+  bool any_input_between = false;
+  for (const Edge* e : node->in_edges()) {
+    if (e->IsControlEdge()) continue;
+    inputs[e->dst_input()] = e;
+    any_input_between |= Between(e->src());
+  }
+  // Nothing upstream wants a gradient (the node is an x, or its inputs lead
+  // only to constants): do not differentiate it.
+  if (!any_input_between) return absl::OkStatus();
+  bool all_none = true;
+  for (const Gradient& g : dys) all_none &= g.is_none();
+  auto send_none = [&] {
+    for (const Edge* e : inputs) {
+      if (e != nullptr) Send(e, Gradient());
+    }
+    return absl::OkStatus();
+  };
+  if (all_none) return send_none();
+  TW_ASSIGN_OR_RETURN(const GradientRegistry::Entry* entry,
+                      GradientRegistry::Global()->Lookup(node->type_string()));
+  if (entry->no_gradient()) return send_none();
+
+  std::vector<Gradient> dxs;
+  if (entry->pass_through) {
+    dxs.assign(node->num_inputs(), Gradient());
+    if (!dxs.empty()) dxs[0] = dys[0];
+  } else {
+    std::vector<Output> dense(dys.size());
+    for (size_t i = 0; i < dys.size(); ++i) {
+      dense[i] = dys[i].is_none() ? Output(ops::ZerosLike(scope, Output(node, i)))
+                                  : Densify(scope, dys[i]);
+    }
+    TW_RETURN_IF_ERROR(scope.status());
+    if (entry->sparse) {
+      TW_RETURN_IF_ERROR(entry->sparse(scope, Operation(node), dense, &dxs));
+    } else {
+      std::vector<Output> out;
+      TW_RETURN_IF_ERROR(entry->dense(scope, Operation(node), dense, &out));
+      dxs.assign(out.begin(), out.end());
+    }
+    TW_RETURN_IF_ERROR(scope.status());
+  }
+  if (static_cast<int>(dxs.size()) != node->num_inputs()) {
+    return absl::InternalError(absl::StrCat("Gradient of ", node->type_string(), " node '",
+                                            node->name(), "' returned ", dxs.size(),
+                                            " gradients for ", node->num_inputs(), " inputs"));
+  }
+  for (int i = 0; i < node->num_inputs(); ++i) {
+    if (inputs[i] != nullptr) Send(inputs[i], dxs[i]);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Gradient>> GradientBuilder::Build() {
+  TW_RETURN_IF_ERROR(Validate());
+  MarkBetween();
+  std::vector<Gradient> result(xs_.size());
+  absl::flat_hash_map<Output, std::vector<size_t>> x_index;
+  for (size_t i = 0; i < xs_.size(); ++i) {
+    if (!reachable_from_ys_[xs_[i].node()->id()]) {
+      if (options_.allow_unreachable) continue;
+      return absl::InvalidArgumentError(
+          absl::StrCat("Cannot compute the partial derivative for node '", xs_[i].node()->name(),
+                       "' as it's unreachable from the output node(s)."));
+    }
+    x_index[xs_[i]].push_back(i);
+  }
+  grad_scope_ = scope_.NewSubScope("gradients");
+  for (size_t i = 0; i < ys_.size(); ++i) {
+    if (Between(ys_[i].node())) arrived_[ys_[i]].push_back(grad_ys_[i]);
+  }
+  for (Node* node : scope_.graph()->nodes()) {
+    if (Between(node) && pending_[node->id()] == 0) ready_.push_back(node);
+  }
+  while (!ready_.empty()) {
+    Node* node = ready_.front();
+    ready_.pop_front();
+    // "gradients/<node>_grad", colocated with the node: its sums and its
+    // backward ops.
+    const Scope node_scope =
+        grad_scope_.NewSubScope(absl::StrCat(node->name(), "_grad")).ColocateWith(Operation(node));
+    std::vector<Gradient> dys(node->num_outputs());
+    for (int i = 0; i < node->num_outputs(); ++i) {
+      const Output out(node, i);
+      TW_ASSIGN_OR_RETURN(dys[i], Sum(node_scope, out));
+      auto xi = x_index.find(out);
+      if (xi != x_index.end()) {
+        for (size_t k : xi->second) result[k] = dys[i];
+      }
+    }
+    TW_RETURN_IF_ERROR(Backprop(node_scope, node, std::move(dys)));
+  }
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Gradient>> ComputeSymbolicGradients(const Scope& scope,
+                                                               const std::vector<Output>& ys,
+                                                               const std::vector<Output>& xs,
+                                                               const std::vector<Output>& grad_ys,
+                                                               const GradientOptions& options) {
+  std::vector<Output> seeds = grad_ys;
+  if (seeds.empty()) {
+    Scope ones = scope.NewSubScope("gradients_seed");
+    for (const Output& y : ys) {
+      seeds.push_back(y.valid() ? Output(ops::OnesLike(ones.ColocateWith(y), y)) : Output());
+    }
+  }
+  GradientBuilder builder(scope, ys, xs, std::move(seeds), options);
+  absl::StatusOr<std::vector<Gradient>> grads = builder.Build();
+  if (!grads.ok()) scope.UpdateStatus(grads.status());
+  return grads;
+}
+
+namespace {
+
+absl::Status DenseGradients(const Scope& scope, const std::vector<Output>& ys,
+                            const std::vector<Output>& xs, const std::vector<Output>& grad_ys,
+                            std::vector<Output>* grads) {
+  TW_ASSIGN_OR_RETURN(std::vector<Gradient> g, ComputeSymbolicGradients(scope, ys, xs, grad_ys));
+  grads->clear();
+  for (const Gradient& gi : g) {
+    grads->push_back(gi.is_sparse() ? Densify(scope.NewSubScope("gradients_dense"), gi)
+                                    : gi.dense());
+  }
+  return scope.status();
+}
+
+}  // namespace
+
+absl::Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>& ys,
+                                  const std::vector<Output>& xs, const std::vector<Output>& grad_ys,
+                                  std::vector<Output>* grads) {
+  if (grad_ys.size() != ys.size()) {
+    absl::Status s = absl::InvalidArgumentError(
+        absl::StrCat("Got ", grad_ys.size(), " grad_ys for ", ys.size(), " ys; they must match"));
+    scope.UpdateStatus(s);
+    return s;
+  }
+  return DenseGradients(scope, ys, xs, grad_ys, grads);
+}
+
+absl::Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>& ys,
+                                  const std::vector<Output>& xs, std::vector<Output>* grads) {
+  return DenseGradients(scope, ys, xs, {}, grads);
+}
+
+}  // namespace towerflow
