@@ -2,7 +2,7 @@
 //
 // A collection is an ordered list of outputs (a node and an output index) or
 // ops (index kControlSlot). Variables are collected as their handle output.
-// The typed views users call are in graph/variables.h and graph/output.h
+// The typed views users call are in ops/variables.h and graph/output.h
 // (GetCollection, GetVariables); this is the storage the Graph owns.
 //
 // Not thread-safe; part of its Graph.

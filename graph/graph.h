@@ -214,7 +214,7 @@ class Graph {
   Collections& collections() { return collections_; }
   const Collections& collections() const { return collections_; }
 
-  // The variables GetVariable created (graph/variables.h).
+  // The variables GetVariable created (ops/variables.h).
   VariableStore& variable_store() { return variable_store_; }
   const VariableStore& variable_store() const { return variable_store_; }
 

@@ -3,7 +3,7 @@
 // A Scope carries everything that decides how a new node looks: its name
 // (name scopes, uniquified TensorFlow-style), its device (device scopes and
 // device functions, merged TensorFlow-style), its control dependencies, its
-// colocation, and the variable scope GetVariable (graph/variables.h) uses.
+// colocation, and the variable scope GetVariable (ops/variables.h) uses.
 // Derived scopes are cheap values; they share the Graph, the sticky status
 // and, within one name scope, the table of used names.
 //

@@ -1,5 +1,5 @@
 // The record of variables GetVariable created in a graph (TensorFlow's
-// _VariableStore). The Graph owns it; graph/variables.h is the API over it.
+// _VariableStore). The Graph owns it; ops/variables.h is the API over it.
 //
 // Not thread-safe; part of its Graph.
 #ifndef TOWERFLOW_GRAPH_VARIABLE_STORE_H_

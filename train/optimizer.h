@@ -5,7 +5,7 @@
 //   absl::StatusOr<Operation> train_op = opt.Minimize(root, loss, step);
 //
 // Minimize = ComputeGradients (d loss / d var through each variable's handle,
-// graph/gradients.h) + ApplyGradients (one update op per variable that has a
+// ops/gradients.h) + ApplyGradients (one update op per variable that has a
 // gradient, then global_step += 1). The two halves are public so that a
 // wrapper can run ComputeGradients per tower and apply once, as
 // TowerOptimizer does (estimator/).

@@ -1,5 +1,5 @@
 // UnsortedSegmentSum: output[ids[i], ...] += data[i, ...]. What densifies an
-// IndexedSlices gradient (graph/gradients.h).
+// IndexedSlices gradient (ops/gradients.h).
 //
 // Shapes: data [I..., R...] with ids [I...]; output [num_segments, R...].
 #include <cstring>

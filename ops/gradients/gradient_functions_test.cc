@@ -609,7 +609,7 @@ INSTANTIATE_TEST_SUITE_P(AllOps, GradientFunctionTest, ::testing::ValuesIn(Cases
 TEST(GradientCoverageTest, EveryRegisteredGradientHasACase) {
   std::set<std::string> covered;
   for (const GradCase& c : Cases()) covered.insert(c.name.substr(0, c.name.find('/')));
-  // Checked with variables in graph/gradients_test.cc (they take a handle).
+  // Checked with variables in ops/gradients_test.cc (they take a handle).
   covered.insert("ReadVariableOp");
   covered.insert("ResourceGather");
   // Its gradient is an error by design (gradients_test.cc).
