@@ -261,6 +261,24 @@ Variable Mirrored(const Scope& scope, const VariableRequest& request, const Vari
   return made;
 }
 
+// The inputs of every tower.
+struct TowerInputs {
+  std::vector<FeatureMap> features;
+  std::vector<FeatureMap> labels;
+  // Tower i's share of the batch, n * b_i / B (double); empty when the
+  // split is even.
+  std::vector<Output> weights;
+};
+
+// What the model_fn calls built.
+struct Towers {
+  std::vector<Scope> scopes;
+  std::vector<EstimatorSpec> specs;
+  // update_marks[i]: the size of GraphKeys::kUpdateOps before tower i was
+  // built; update_marks[n] after the last tower.
+  std::vector<size_t> update_marks;
+};
+
 class Replicator {
  public:
   Replicator(ModelFn model_fn, ReplicateOptions options, std::vector<std::string> devices)
@@ -271,6 +289,7 @@ class Replicator {
                       ? devices_
                       : std::vector<std::string>{consolidation_};
     all_reduce_ = options_.aggregation == GradientAggregation::kAllReduce && devices_.size() > 1;
+    averaged_ = options_.loss_reduction == LossReduction::kMean && devices_.size() > 1;
   }
 
   EstimatorSpec operator()(const Scope& root, const FeatureMap& features, const FeatureMap& labels,
@@ -281,8 +300,25 @@ class Replicator {
   }
 
  private:
+  int num_towers() const { return static_cast<int>(devices_.size()); }
+
+  // The steps, in order.
   absl::Status Build(const Scope& root, const FeatureMap& features, const FeatureMap& labels,
                      ModeKeys mode, const Params& params, EstimatorSpec* result) const;
+  absl::StatusOr<TowerInputs> SplitInputs(const Scope& root, const FeatureMap& features,
+                                          const FeatureMap& labels) const;
+  // Per tower, the factor its loss is scaled by (invalid: 1).
+  std::vector<Output> LossScales(const Scope& root, const std::vector<Output>& weights) const;
+  absl::StatusOr<Towers> BuildTowers(const Scope& root, const TowerInputs& inputs, ModeKeys mode,
+                                     const Params& params, Replication* replication) const;
+  absl::StatusOr<Output> ReduceLoss(const Scope& root, const Towers& towers,
+                                    const Replication& replication, bool uneven,
+                                    ModeKeys mode) const;
+  absl::StatusOr<Operation> TrainOp(const Scope& root, const Towers& towers,
+                                    const Replication& replication) const;
+  absl::StatusOr<std::map<std::string, train::Metric>> EvalMetrics(const Scope& root,
+                                                                   const Towers& towers) const;
+  absl::Status ConcatOutputs(const Scope& root, const Towers& towers, EstimatorSpec* result) const;
 
   ModelFn model_fn_;
   ReplicateOptions options_;
@@ -290,46 +326,83 @@ class Replicator {
   std::string consolidation_;
   std::vector<std::string> ps_devices_;
   bool all_reduce_ = false;
+  bool averaged_ = false;  // each tower's loss divided by the number of towers
 };
 
 absl::Status Replicator::Build(const Scope& root, const FeatureMap& features,
                                const FeatureMap& labels, ModeKeys mode, const Params& params,
                                EstimatorSpec* result) const {
-  const int n = static_cast<int>(devices_.size());
-  const Scope consolidation = root.WithDevice(consolidation_);
-  std::vector<FeatureMap> feature_shards(1, features), label_shards(1, labels);
-  std::vector<Output> weights;
-  if (n > 1) {
-    const Scope split = root.NewSubScope("split_inputs").WithDevice(consolidation_);
-    TW_RETURN_IF_ERROR(
-        SplitMap(split, features, n, options_.uneven_batches, &feature_shards, &weights));
-    TW_RETURN_IF_ERROR(SplitMap(split, labels, n, options_.uneven_batches, &label_shards, nullptr));
-  }
-  const bool mean = options_.loss_reduction == LossReduction::kMean && n > 1;
+  TW_ASSIGN_OR_RETURN(TowerInputs inputs, SplitInputs(root, features, labels));
   Replication replication;
-  replication.num_towers = n;
+  replication.num_towers = num_towers();
   replication.apply_scope = root;
   replication.all_reduce = all_reduce_;
-  replication.mirrors.resize(n);
-  for (int i = 0; i < n; ++i) {
+  replication.mirrors.resize(num_towers());
+  replication.loss_scale = LossScales(root, inputs.weights);
+  TW_ASSIGN_OR_RETURN(Towers towers, BuildTowers(root, inputs, mode, params, &replication));
+
+  // Tower 0's hooks and restore map (the variables are shared), as TF's
+  // replicate_model_fn keeps tower 0's spec.
+  result->training_hooks = towers.specs[0].training_hooks;
+  result->restore_var_names = towers.specs[0].restore_var_names;
+  result->mirrored_from = replication.sources;
+  if (mode != ModeKeys::kPredict) {
+    TW_ASSIGN_OR_RETURN(result->loss,
+                        ReduceLoss(root, towers, replication, !inputs.weights.empty(), mode));
+  }
+  if (mode == ModeKeys::kTrain) {
+    TW_ASSIGN_OR_RETURN(result->train_op, TrainOp(root, towers, replication));
+  }
+  if (mode == ModeKeys::kEval) {
+    TW_ASSIGN_OR_RETURN(result->eval_metric_ops, EvalMetrics(root, towers));
+  }
+  TW_RETURN_IF_ERROR(ConcatOutputs(root, towers, result));
+  return root.status();
+}
+
+absl::StatusOr<TowerInputs> Replicator::SplitInputs(const Scope& root, const FeatureMap& features,
+                                                    const FeatureMap& labels) const {
+  TowerInputs inputs;
+  if (num_towers() == 1) {
+    inputs.features = {features};
+    inputs.labels = {labels};
+    return inputs;
+  }
+  const Scope split = root.NewSubScope("split_inputs").WithDevice(consolidation_);
+  TW_RETURN_IF_ERROR(SplitMap(split, features, num_towers(), options_.uneven_batches,
+                              &inputs.features, &inputs.weights));
+  TW_RETURN_IF_ERROR(
+      SplitMap(split, labels, num_towers(), options_.uneven_batches, &inputs.labels, nullptr));
+  return inputs;
+}
+
+std::vector<Output> Replicator::LossScales(const Scope& root,
+                                           const std::vector<Output>& weights) const {
+  const Scope consolidation = root.WithDevice(consolidation_);
+  std::vector<Output> scales;
+  for (int i = 0; i < num_towers(); ++i) {
     Output scale;
     if (!weights.empty()) scale = weights[i];
-    if (mean) {
-      const double inv = 1.0 / static_cast<double>(n);
+    if (averaged_) {
+      const double inv = 1.0 / static_cast<double>(num_towers());
       scale = scale.valid() ? Output(ops::Mul(consolidation, scale, inv)) : ops::Const(root, inv);
     }
-    replication.loss_scale.push_back(scale);
+    scales.push_back(scale);
   }
+  return scales;
+}
 
-  // Build the towers.
-  const ScopedReplication active(&replication);
+absl::StatusOr<Towers> Replicator::BuildTowers(const Scope& root, const TowerInputs& inputs,
+                                               ModeKeys mode, const Params& params,
+                                               Replication* replication) const {
+  const int n = num_towers();
+  const ScopedReplication active(replication);
   auto next_ps = std::make_shared<size_t>(0);
-  std::vector<EstimatorSpec> specs;
-  std::vector<Scope> towers;
-  std::vector<size_t> update_marks = {
-      GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps).size()};
+  auto updates = [&root] { return GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps).size(); };
+  Towers towers;
+  towers.update_marks.push_back(updates());
   for (int i = 0; i < n; ++i) {
-    replication.tower = i;
+    replication->tower = i;
     Scope tower = i == 0 ? root
                          : root.NewSubScope(absl::StrCat("tower_", i))
                                .WithVariableScope("", VariableReuse::kReuse);
@@ -341,98 +414,100 @@ absl::Status Replicator::Build(const Scope& root, const FeatureMap& features,
     tower_params.num_towers = n;
     std::optional<ScopedVariableCreator> mirroring;
     if (all_reduce_ && i > 0) {
-      mirroring.emplace([i, r = &replication](const Scope& s, const VariableRequest& request,
-                                              const VariableGetter& next) {
-        return Mirrored(s, request, next, i, r);
+      mirroring.emplace([i, replication](const Scope& s, const VariableRequest& request,
+                                         const VariableGetter& next) {
+        return Mirrored(s, request, next, i, replication);
       });
     }
-    specs.push_back(model_fn_(tower, feature_shards[i],
-                              label_shards.size() > 1 ? label_shards[i] : labels, mode,
-                              tower_params));
+    towers.specs.push_back(
+        model_fn_(tower, inputs.features[i], inputs.labels[i], mode, tower_params));
     mirroring.reset();
     TW_RETURN_IF_ERROR(root.status());
-    towers.push_back(tower);
-    update_marks.push_back(GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps).size());
+    towers.scopes.push_back(tower);
+    towers.update_marks.push_back(updates());
   }
+  return towers;
+}
 
-  // Tower 0's hooks and restore map (the variables are shared), as TF's replicate_model_fn keeps
-  // tower 0's spec.
-  result->training_hooks = specs[0].training_hooks;
-  result->restore_var_names = specs[0].restore_var_names;
-  result->mirrored_from = replication.sources;
-
-  // The reported loss.
-  if (mode != ModeKeys::kPredict) {
-    std::vector<Output> losses;
-    for (int i = 0; i < n; ++i) {
-      Output loss = specs[i].loss;
-      if (!loss.valid()) {
-        return absl::InvalidArgumentError(absl::StrCat("model_fn returned no loss for tower ", i,
-                                                       " in mode ", ModeKeyName(mode)));
-      }
-      if (replication.loss_scale[i].valid()) {
-        const Scope& t = towers[i];
-        const Output scale = ops::Cast(t, replication.loss_scale[i], loss.type());
-        loss = ops::Mul(t.WithOpName(mean ? "averaged_loss" : "weighted_loss"), loss, scale);
-        if (!weights.empty()) {
-          // A tower left without examples (a batch smaller than the number
-          // of towers) adds 0, not its empty mean's NaN.
-          loss = ops::SelectV2(t, ops::Greater(t, scale, ops::ZerosLike(t, scale)), loss,
-                               ops::ZerosLike(t, loss));
-        }
-      }
-      losses.push_back(loss);
+absl::StatusOr<Output> Replicator::ReduceLoss(const Scope& root, const Towers& towers,
+                                              const Replication& replication, bool uneven,
+                                              ModeKeys mode) const {
+  std::vector<Output> losses;
+  for (int i = 0; i < num_towers(); ++i) {
+    Output loss = towers.specs[i].loss;
+    if (!loss.valid()) {
+      return absl::InvalidArgumentError(absl::StrCat("model_fn returned no loss for tower ", i,
+                                                     " in mode ", ModeKeyName(mode)));
     }
-    result->loss = ops::AddN(consolidation.WithOpName("loss"), losses);
+    if (replication.loss_scale[i].valid()) {
+      const Scope& t = towers.scopes[i];
+      const Output scale = ops::Cast(t, replication.loss_scale[i], loss.type());
+      loss = ops::Mul(t.WithOpName(averaged_ ? "averaged_loss" : "weighted_loss"), loss, scale);
+      if (uneven) {
+        // A tower left without examples (a batch smaller than the number
+        // of towers) adds 0, not its empty mean's NaN.
+        loss = ops::SelectV2(t, ops::Greater(t, scale, ops::ZerosLike(t, scale)), loss,
+                             ops::ZerosLike(t, loss));
+      }
+    }
+    losses.push_back(loss);
   }
+  const Output sum = ops::AddN(root.WithDevice(consolidation_).WithOpName("loss"), losses);
+  TW_RETURN_IF_ERROR(root.status());
+  return sum;
+}
 
-  if (mode == ModeKeys::kTrain) {
-    if (n > 1 && !replication.tower_optimizer_used) {
-      return absl::InvalidArgumentError(kWrapOptimizers);
-    }
-    for (const auto& calls : replication.calls) {
-      if (calls.size() != replication.calls[0].size()) {
-        return absl::InvalidArgumentError(kDifferentOptimizerCalls);
-      }
-    }
-    std::vector<Operation> deps;
-    for (int i = 0; i < n; ++i) {
-      if (!specs[i].train_op.valid()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("model_fn returned no train_op for tower ", i, " in mode train"));
-      }
-      deps.push_back(specs[i].train_op);
-    }
-    const std::vector<Operation> update_ops =
-        GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps);
-    const size_t last =
-        options_.update_ops_from_first_tower_only ? update_marks[1] : update_marks[n];
-    for (size_t k = update_marks[0]; k < last; ++k) deps.push_back(update_ops[k]);
-    result->train_op =
-        ops::NoOp(consolidation.WithControlDependencies(deps).WithOpName("train_op"));
+absl::StatusOr<Operation> Replicator::TrainOp(const Scope& root, const Towers& towers,
+                                              const Replication& replication) const {
+  const int n = num_towers();
+  if (n > 1 && !replication.tower_optimizer_used) {
+    return absl::InvalidArgumentError(kWrapOptimizers);
   }
-
-  if (mode == ModeKeys::kEval) {
-    if (n == 1) {
-      result->eval_metric_ops = specs[0].eval_metric_ops;
-    } else {
-      TW_ASSIGN_OR_RETURN(Operation reduced, ReduceMetrics(root, specs));
-      for (const auto& [name, metric] : specs[0].eval_metric_ops) {
-        result->eval_metric_ops[name] = train::Metric{metric.value, reduced, metric.variables};
-      }
+  for (const auto& calls : replication.calls) {
+    if (calls.size() != replication.calls[0].size()) {
+      return absl::InvalidArgumentError(kDifferentOptimizerCalls);
     }
   }
+  std::vector<Operation> deps;
+  for (int i = 0; i < n; ++i) {
+    if (!towers.specs[i].train_op.valid()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model_fn returned no train_op for tower ", i, " in mode train"));
+    }
+    deps.push_back(towers.specs[i].train_op);
+  }
+  const std::vector<Operation> update_ops = GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps);
+  const size_t last =
+      options_.update_ops_from_first_tower_only ? towers.update_marks[1] : towers.update_marks[n];
+  for (size_t k = towers.update_marks[0]; k < last; ++k) deps.push_back(update_ops[k]);
+  const Operation train_op =
+      ops::NoOp(root.WithDevice(consolidation_).WithControlDependencies(deps).WithOpName("train_op"));
+  TW_RETURN_IF_ERROR(root.status());
+  return train_op;
+}
 
+absl::StatusOr<std::map<std::string, train::Metric>> Replicator::EvalMetrics(
+    const Scope& root, const Towers& towers) const {
+  if (num_towers() == 1) return towers.specs[0].eval_metric_ops;
+  TW_ASSIGN_OR_RETURN(Operation reduced, ReduceMetrics(root, towers.specs));
+  std::map<std::string, train::Metric> metrics;
+  for (const auto& [name, metric] : towers.specs[0].eval_metric_ops) {
+    metrics[name] = train::Metric{metric.value, reduced, metric.variables};
+  }
+  return metrics;
+}
+
+absl::Status Replicator::ConcatOutputs(const Scope& root, const Towers& towers,
+                                       EstimatorSpec* result) const {
   std::vector<const std::map<std::string, Output>*> predictions, exports;
-  for (const EstimatorSpec& spec : specs) {
+  for (const EstimatorSpec& spec : towers.specs) {
     predictions.push_back(&spec.predictions);
     exports.push_back(&spec.export_outputs);
   }
+  const Scope consolidation = root.WithDevice(consolidation_);
   TW_RETURN_IF_ERROR(
       ConcatMaps(consolidation.NewSubScope("predictions"), predictions, &result->predictions));
-  TW_RETURN_IF_ERROR(
-      ConcatMaps(consolidation.NewSubScope("export_outputs"), exports, &result->export_outputs));
-  return root.status();
+  return ConcatMaps(consolidation.NewSubScope("export_outputs"), exports, &result->export_outputs);
 }
 
 }  // namespace
