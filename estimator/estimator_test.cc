@@ -424,7 +424,11 @@ TEST(EstimatorTest, BadCallsAreErrors) {
 }
 
 // A replicated model_fn under the Estimator: two towers on two virtual CPUs
-// take TF's canonical step (27, then c = 7 with SUM).
+// average by default, as TF's do: step 1 reports (9 + 18) / 2 = 13.5 and
+// moves c by the averaged gradient (1 + 2) / 2 to 8.5; step 2 reports
+// (7.5 + 15) / 2 = 11.25 and leaves c = 7. Evaluation with c = 7: loss
+// (6 + 12) / 2 = 9, mean prediction (7 + 14) / 2 = 10.5. (Before TF's
+// default, the towers summed: 18, 9 and 6.)
 TEST(EstimatorTest, TrainsAReplicatedModelFn) {
   Fixture f("replicated");
   f.config.session_options.device_count["CPU"] = 2;
@@ -433,10 +437,10 @@ TEST(EstimatorTest, TrainsAReplicatedModelFn) {
   TW_ASSERT_OK_AND_ASSIGN(ModelFn towers, ReplicateModelFn(LinearModel, options));
   Estimator estimator(towers, f.config);
   TW_ASSERT_OK_AND_ASSIGN(TrainResult r, estimator.Train(LinearInput(), {.steps = 2}));
-  EXPECT_EQ(r.loss, 18);
+  EXPECT_EQ(r.loss, 11.25);
   TW_ASSERT_OK_AND_ASSIGN(MetricMap m, estimator.Evaluate(LinearInput(1)));
   EXPECT_EQ(m["loss"], 9);
-  EXPECT_EQ(m["mean_prediction"], 6);
+  EXPECT_EQ(m["mean_prediction"], 10.5);
 }
 
 }  // namespace

@@ -289,7 +289,7 @@ class Replicator {
                       ? devices_
                       : std::vector<std::string>{consolidation_};
     all_reduce_ = options_.aggregation == GradientAggregation::kAllReduce && devices_.size() > 1;
-    averaged_ = options_.loss_reduction == LossReduction::kMean && devices_.size() > 1;
+    averaged_ = options_.loss_reduction != LossReduction::kSum && devices_.size() > 1;
   }
 
   EstimatorSpec operator()(const Scope& root, const FeatureMap& features, const FeatureMap& labels,

@@ -20,8 +20,10 @@
 //   model_fn sets explicitly is merged in and wins. Params::tower_index
 //   tells model_fn which tower it builds;
 // - reports `loss` = AddN of the tower losses on the consolidation device.
-//   kSum adds them; kMean first divides each by the number of towers
-//   ("averaged_loss"), for the gradients too; kNone is refused;
+//   kSum adds them; every other reduction (TF's default
+//   kSumByNonzeroWeights, and kMean) first divides each by the number of
+//   towers ("averaged_loss"), for the gradients too, so the towers average;
+//   kNone is refused;
 // - TRAIN: towers must use TowerOptimizer (with several devices), which
 //   sums the gradients per variable and applies once. train_op runs every
 //   tower's train op and the update ops (GraphKeys::kUpdateOps, e.g. batch
@@ -67,7 +69,10 @@
 
 namespace towerflow {
 
-enum class LossReduction { kSum, kMean, kNone };
+// TF's tf.losses.Reduction values that replicate_model_fn takes. It sums
+// the tower losses for kSum and averages them for every other value; kNone
+// is refused.
+enum class LossReduction { kSumByNonzeroWeights, kSum, kMean, kNone };
 
 enum class VariablePlacement {
   kConsolidationDevice,  // every variable on the consolidation device
@@ -84,7 +89,8 @@ struct ReplicateOptions {
   // Any TF spelling ("/gpu:1", "/device:CPU:0"); empty: every local GPU,
   // or the CPU when there is none.
   std::vector<std::string> devices;
-  LossReduction loss_reduction = LossReduction::kSum;
+  // TF's default: the towers' losses (and gradients) are averaged.
+  LossReduction loss_reduction = LossReduction::kSumByNonzeroWeights;
   VariablePlacement variable_placement = VariablePlacement::kConsolidationDevice;
   bool uneven_batches = false;
   bool update_ops_from_first_tower_only = false;

@@ -147,6 +147,20 @@ TEST_P(ReplicateTrainTest, MeanReduction) {
   EXPECT_EQ(c, 8.5);
 }
 
+// TF's default reduction, SUM_BY_NONZERO_WEIGHTS, averages the towers as
+// MEAN does: replicate_model_fn divides by the number of towers for every
+// reduction but SUM.
+TEST_P(ReplicateTrainTest, DefaultReductionAveragesAsTFs) {
+  ReplicateOptions options;
+  options.devices = GetParam();
+  EXPECT_EQ(options.loss_reduction, LossReduction::kSumByNonzeroWeights);
+  auto b = Build(options, ModeKeys::kTrain, {1, 2}, {1, 2});
+  TW_ASSERT_OK(b->root.status());
+  auto [loss, c] = TrainOneStep(*b);
+  EXPECT_EQ(loss, 13.5);
+  EXPECT_EQ(c, 8.5);
+}
+
 // Two virtual CPU devices, and two GPUs placed softly on the CPU when the
 // machine has none.
 INSTANTIATE_TEST_SUITE_P(Devices, ReplicateTrainTest,

@@ -12,8 +12,6 @@ int main(int argc, char** argv) {
   model.name = "cifar10_train";
   model.model_fn = towerflow::cifar10::ModelFn;
   model.param_flags = {"learning_rate"};
-  // The multi-GPU tutorial averages the towers' gradients.
-  model.loss_reduction = towerflow::LossReduction::kMean;
   model.cifar10_input = towerflow::examples::Cifar10TutorialInput;
   model.cifar10_side = 24;
   return towerflow::examples::TrainMain(model, argc, argv);

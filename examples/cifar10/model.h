@@ -13,8 +13,8 @@
 // learning rate 0.1, multiplied by 0.1 every 350 epochs (staircase), with a
 // moving average (decay 0.9999, num_updates = global step) of every
 // trainable variable that evaluation and export use. Replicate it with
-// ReplicateModelFn (LossReduction::kMean averages the towers' gradients as
-// the multi-GPU tutorial does).
+// ReplicateModelFn, whose default loss reduction (TF's) averages the towers'
+// gradients as the multi-GPU tutorial does.
 //
 // Features: "images" float [batch, height, width, channels] (any size and
 // channel count: 24x24x3 crops of CIFAR-10, 28x28x1 Fashion-MNIST);

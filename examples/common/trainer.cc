@@ -123,7 +123,6 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
   const int gpus = NumLocalDevices("GPU");
   TW_ASSIGN_OR_RETURN(int64_t num_towers, flags.Int("num_towers", gpus > 0 ? gpus : 2));
   ReplicateOptions replicate;
-  replicate.loss_reduction = model.loss_reduction;
   replicate.uneven_batches = true;  // the test set's last batch
   if (flags.values.count("devices") > 0) {
     replicate.devices = absl::StrSplit(flags.Get("devices", ""), ',', absl::SkipEmpty());

@@ -42,7 +42,6 @@ struct ExampleModel {
   ModelFn model_fn;
   Params params;                         // defaults
   std::vector<std::string> param_flags;  // flags that set Params of these names
-  LossReduction loss_reduction = LossReduction::kMean;
   // CIFAR-10's input_fn, and the side of the images it yields.
   std::function<absl::StatusOr<InputSpec>(const std::string& data_dir, bool train,
                                           int64_t batch_size, uint64_t seed,

@@ -13,7 +13,6 @@ int main(int argc, char** argv) {
   model.name = "resnet_train";
   model.model_fn = towerflow::resnet::ModelFn;
   model.param_flags = {"resnet_size", "weight_decay", "momentum"};
-  model.loss_reduction = towerflow::LossReduction::kMean;
   model.cifar10_input = towerflow::examples::Cifar10ResNetInput;
   model.cifar10_side = 32;
   return towerflow::examples::TrainMain(model, argc, argv);
