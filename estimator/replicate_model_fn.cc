@@ -28,6 +28,8 @@ constexpr char kWrapOptimizers[] =
     "multiple `devices`.";
 constexpr char kDifferentMetrics[] =
     "Different `EstimatorSpec.eval_metric_ops` across `model_fn()` calls.";
+constexpr char kNoneReduction[] =
+    "Tower losses need to be reduced in some way, yet none reduction is specified.";
 
 bool IsVariableOp(const Node& node) {
   return node.IsOp("VarHandleOp") || node.IsOp("VariableV2") || node.IsOp("Variable");
@@ -153,25 +155,37 @@ absl::Status ConcatMaps(const Scope& s,
 
 // Adds the metric variables of towers 1.. into tower 0's and zeroes them,
 // after every tower's update ran: one op for all metrics.
+// Every tower's metrics with tower 0's names and variable counts.
+absl::Status CheckSameMetrics(const std::vector<EstimatorSpec>& specs) {
+  for (size_t t = 1; t < specs.size(); ++t) {
+    const std::map<std::string, train::Metric>& metrics = specs[t].eval_metric_ops;
+    for (const auto& [name, metric] : specs[0].eval_metric_ops) {
+      auto it = metrics.find(name);
+      if (it == metrics.end() || it->second.variables.size() != metric.variables.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(kDifferentMetrics, " Tower ", t, " has no metric '", name, "' of ",
+                         metric.variables.size(), " variables, as tower 0 has."));
+      }
+    }
+    if (metrics.size() != specs[0].eval_metric_ops.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(kDifferentMetrics, " Tower ", t, " has ",
+                                                     metrics.size(), " metrics; tower 0 has ",
+                                                     specs[0].eval_metric_ops.size(), "."));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Operation> ReduceMetrics(const Scope& root,
                                         const std::vector<EstimatorSpec>& specs) {
+  TW_RETURN_IF_ERROR(CheckSameMetrics(specs));
   std::vector<Operation> updates;
   for (const EstimatorSpec& spec : specs) {
-    if (spec.eval_metric_ops.size() != specs[0].eval_metric_ops.size()) {
-      return absl::InvalidArgumentError(kDifferentMetrics);
-    }
     for (const auto& [name, metric] : spec.eval_metric_ops) updates.push_back(metric.update);
   }
   const Scope s = root.NewSubScope("eval_metric_reduction").WithControlDependencies(updates);
   std::vector<Operation> reduced;
   for (const auto& [name, metric] : specs[0].eval_metric_ops) {
-    for (size_t t = 1; t < specs.size(); ++t) {
-      auto it = specs[t].eval_metric_ops.find(name);
-      if (it == specs[t].eval_metric_ops.end() ||
-          it->second.variables.size() != metric.variables.size()) {
-        return absl::InvalidArgumentError(kDifferentMetrics);
-      }
-    }
     for (size_t j = 0; j < metric.variables.size(); ++j) {
       const Variable& target = metric.variables[j];
       std::vector<Output> replicas;
@@ -274,9 +288,10 @@ struct TowerInputs {
 struct Towers {
   std::vector<Scope> scopes;
   std::vector<EstimatorSpec> specs;
-  // update_marks[i]: the size of GraphKeys::kUpdateOps before tower i was
-  // built; update_marks[n] after the last tower.
+  // update_marks[i] (metric_marks[i]): the size of GraphKeys::kUpdateOps
+  // (kMetricVariables) before tower i was built; [n] after the last tower.
   std::vector<size_t> update_marks;
+  std::vector<size_t> metric_marks;
 };
 
 class Replicator {
@@ -398,9 +413,13 @@ absl::StatusOr<Towers> Replicator::BuildTowers(const Scope& root, const TowerInp
   const int n = num_towers();
   const ScopedReplication active(replication);
   auto next_ps = std::make_shared<size_t>(0);
-  auto updates = [&root] { return GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps).size(); };
+  const Collections& collections = root.graph()->collections();
   Towers towers;
-  towers.update_marks.push_back(updates());
+  auto mark = [&collections, &towers] {
+    towers.update_marks.push_back(collections.Get(GraphKeys::kUpdateOps).size());
+    towers.metric_marks.push_back(collections.Get(GraphKeys::kMetricVariables).size());
+  };
+  mark();
   for (int i = 0; i < n; ++i) {
     replication->tower = i;
     Scope tower = i == 0 ? root
@@ -424,7 +443,7 @@ absl::StatusOr<Towers> Replicator::BuildTowers(const Scope& root, const TowerInp
     mirroring.reset();
     TW_RETURN_IF_ERROR(root.status());
     towers.scopes.push_back(tower);
-    towers.update_marks.push_back(updates());
+    mark();
   }
   return towers;
 }
@@ -488,7 +507,16 @@ absl::StatusOr<Operation> Replicator::TrainOp(const Scope& root, const Towers& t
 
 absl::StatusOr<std::map<std::string, train::Metric>> Replicator::EvalMetrics(
     const Scope& root, const Towers& towers) const {
-  if (num_towers() == 1) return towers.specs[0].eval_metric_ops;
+  const int n = num_towers();
+  if (n == 1) return towers.specs[0].eval_metric_ops;
+  // TF's check, over the metric variables the towers created.
+  const size_t per_tower = towers.metric_marks[1] - towers.metric_marks[0];
+  const size_t created = towers.metric_marks[n] - towers.metric_marks[0];
+  if (created != per_tower * n) {
+    return absl::InvalidArgumentError(absl::StrCat(kDifferentMetrics, " Expected ", per_tower * n,
+                                                   " local variables, but got ", created,
+                                                   " instead."));
+  }
   TW_ASSIGN_OR_RETURN(Operation reduced, ReduceMetrics(root, towers.specs));
   std::map<std::string, train::Metric> metrics;
   for (const auto& [name, metric] : towers.specs[0].eval_metric_ops) {
@@ -537,9 +565,7 @@ absl::StatusOr<std::vector<std::string>> ReplicationDevices(const ReplicateOptio
 
 absl::StatusOr<ModelFn> ReplicateModelFn(ModelFn model_fn, const ReplicateOptions& options) {
   if (options.loss_reduction == LossReduction::kNone) {
-    return absl::InvalidArgumentError(
-        "Tower losses need to be reduced in some way, yet NONE `loss_reduction` was given; "
-        "use SUM or MEAN.");
+    return absl::InvalidArgumentError(kNoneReduction);
   }
   if (!model_fn) return absl::InvalidArgumentError("ReplicateModelFn got an empty model_fn");
   if (options.aggregation == GradientAggregation::kAllReduce &&

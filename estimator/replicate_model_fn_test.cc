@@ -37,12 +37,19 @@ EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const Feat
   Output predictions = ops::Mul(s, features.at("x"), c.value());
   EstimatorSpec spec(mode);
   spec.predictions["probabilities"] = predictions;
+  // Knobs that make tower 1 differ from tower 0.
+  auto tower1 = [&params](const char* knob) {
+    return params.tower_index == 1 && params.Get(knob) != 0;
+  };
+  if (tower1("tower1_doubles")) spec.predictions["doubled"] = ops::Mul(s, predictions, 2.0);
   if (mode == ModeKeys::kPredict) return spec;
   Output error = ops::Abs(s, ops::Sub(s, predictions, labels.at("y")));
   spec.loss = params.Get("mean_loss") != 0 ? Output(ops::Mean(s, error, {0, 1}))
                                            : Output(ops::Sum(s, error, {0, 1}));
-  spec.eval_metric_ops["accuracy"] = train::Accuracy(s, labels.at("y"), predictions);
+  spec.eval_metric_ops[tower1("tower1_renames") ? "renamed" : "accuracy"] =
+      train::Accuracy(s, labels.at("y"), predictions);
   spec.eval_metric_ops["mean_prediction"] = train::Mean(s, predictions);
+  if (tower1("tower1_extra_metric")) spec.eval_metric_ops["extra"] = train::Mean(s, predictions);
   if (mode != ModeKeys::kTrain) return spec;
   const double lr = params.Get("learning_rate", 1.0);
   if (params.Get("plain_optimizer") != 0) {
@@ -245,8 +252,9 @@ TEST(ReplicateModelFnTest, IndivisibleBatchIsAnError) {
 TEST(ReplicateModelFnTest, NoneReductionIsRefusedAtWrapTime) {
   absl::StatusOr<ModelFn> fn =
       ReplicateModelFn(LinearModel, Devices({"/cpu:0", "/cpu:1"}, LossReduction::kNone));
-  EXPECT_EQ(fn.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(fn.status().message(), HasSubstr("NONE"));
+  EXPECT_THAT(fn.status(), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                             "Tower losses need to be reduced in some way, yet "
+                                             "none reduction is specified."));
   EXPECT_EQ(ReplicateModelFn(LinearModel, Devices({"/bogus:0"})).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
@@ -321,6 +329,29 @@ TEST(ReplicateModelFnTest, EvalReducesMetricsIdempotently) {
   EXPECT_EQ(mean.update.node()->name(), "eval_metric_reduction/group_deps");
   EXPECT_FLOAT_EQ(out[0].data<float>()[0], 15.0f);
   EXPECT_FLOAT_EQ(out[1].data<float>()[0], 0.0f);
+}
+
+// TF's error, counted over the metric variables: tower 0 made 4 (accuracy's
+// and the mean's total and count), so two towers should make 8; tower 1's
+// extra mean makes it 10.
+TEST(ReplicateModelFnTest, DifferentMetricsAcrossTowersAreRefusedWithTFsError) {
+  Params params;
+  params.values["tower1_extra_metric"] = 1;
+  auto b = Build(Devices({"/cpu:0", "/cpu:1"}), ModeKeys::kEval, {1, 2}, {1, 2}, params);
+  EXPECT_THAT(b->root.status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Different `EstimatorSpec.eval_metric_ops` across `model_fn()` "
+                                "calls. Expected 8 local variables, but got 10 instead."));
+  // As many variables, under another name: TF would reduce the wrong
+  // variables into each other; Towerflow names the metric.
+  Params renamed;
+  renamed.values["tower1_renames"] = 1;
+  b = Build(Devices({"/cpu:0", "/cpu:1"}), ModeKeys::kEval, {1, 2}, {1, 2}, renamed);
+  EXPECT_THAT(b->root.status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Different `EstimatorSpec.eval_metric_ops` across `model_fn()` "
+                                "calls. Tower 1 has no metric 'accuracy' of 2 variables, as "
+                                "tower 0 has."));
 }
 
 TEST(ReplicateModelFnTest, PredictConcatenatesWithoutLabels) {
