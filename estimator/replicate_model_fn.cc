@@ -133,28 +133,26 @@ Output ConcatBatch(const Scope& s, const std::string& name, const std::vector<Ou
   return ops::ConcatV2(s.WithOpName(name), tensors, 0);
 }
 
-// The same key of every tower's map, concatenated.
+// Per key, what the towers that return it return, concatenated (TF's
+// _concat_tensor_dicts): a key that only some towers return has only their
+// rows.
 absl::Status ConcatMaps(const Scope& s,
                         const std::vector<const std::map<std::string, Output>*>& maps,
                         std::map<std::string, Output>* out) {
-  for (const auto& [name, first] : *maps[0]) {
-    std::vector<Output> parts;
-    for (const auto* m : maps) {
-      auto it = m->find(name);
-      if (it == m->end() || !it->second.valid()) {
+  std::map<std::string, std::vector<Output>> parts;
+  for (size_t t = 0; t < maps.size(); ++t) {
+    for (const auto& [name, tensor] : *maps[t]) {
+      if (!tensor.valid()) {
         return absl::InvalidArgumentError(
-            absl::StrCat("Tower ", parts.size(), " did not return '", name,
-                         "' (every model_fn call must return the same predictions)"));
+            absl::StrCat("Tower ", t, " returned no tensor for '", name, "'"));
       }
-      parts.push_back(it->second);
+      parts[name].push_back(tensor);
     }
-    (*out)[name] = ConcatBatch(s, name, parts);
   }
+  for (const auto& [name, tensors] : parts) (*out)[name] = ConcatBatch(s, name, tensors);
   return s.status();
 }
 
-// Adds the metric variables of towers 1.. into tower 0's and zeroes them,
-// after every tower's update ran: one op for all metrics.
 // Every tower's metrics with tower 0's names and variable counts.
 absl::Status CheckSameMetrics(const std::vector<EstimatorSpec>& specs) {
   for (size_t t = 1; t < specs.size(); ++t) {

@@ -31,8 +31,13 @@
 //   `update_ops_from_first_tower_only` (what the CIFAR-10 tutorial did);
 // - EVAL: every tower's metric updates run, then the metric variables of
 //   towers 1..n-1 are added into tower 0's and zeroed, so the reduction is
-//   idempotent; metric values are tower 0's;
-// - PREDICT: predictions and export outputs concatenated along the batch.
+//   idempotent; metric values are tower 0's. Towers whose metrics differ
+//   are refused with TF's error ("Different `EstimatorSpec.eval_metric_ops`
+//   across `model_fn()` calls. Expected 8 local variables, but got 10
+//   instead.");
+// - PREDICT: predictions and export outputs concatenated along the batch,
+//   per key over the towers that return it (a key only some towers return
+//   has only their rows, as TF's _concat_tensor_dicts).
 //
 // Beyond TF, `aggregation = kAllReduce` keeps every trainable variable
 // mirrored on every tower's device instead of once on a parameter server,

@@ -364,6 +364,22 @@ TEST(ReplicateModelFnTest, PredictConcatenatesWithoutLabels) {
   EXPECT_THAT(out[0], TensorIs<double>({2, 1}, {10, 20}));
 }
 
+// TF's _concat_tensor_dicts: a prediction only tower 1 returns holds tower
+// 1's rows alone (x = 2, c = 10: 2 * 20).
+TEST(ReplicateModelFnTest, PredictConcatenatesEachKeyOverTheTowersThatReturnIt) {
+  Params params;
+  params.values["tower1_doubles"] = 1;
+  auto b = Build(Devices({"/cpu:0", "/cpu:1"}), ModeKeys::kPredict, {1, 2}, {}, params);
+  TW_ASSERT_OK(b->root.status());
+  ClientSession session(b->root, TwoCpus());
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(b->root)}, &out));
+  TW_ASSERT_OK(session.Run(
+      {b->spec.predictions.at("probabilities"), b->spec.predictions.at("doubled")}, &out));
+  EXPECT_THAT(out[0], TensorIs<double>({2, 1}, {10, 20}));
+  EXPECT_THAT(out[1], TensorIs<double>({1, 1}, {40}));
+}
+
 // node name -> requested device of the graph built so far.
 std::map<std::string, std::string> Devices(const Scope& root) {
   std::map<std::string, std::string> out;
