@@ -1,7 +1,8 @@
 // `towerflow run`: feed JSON values into a GraphDef, run it, print fetches.
 //
-//   towerflow run g.pbtxt --feed x=[[1,2],[3,4]] --feed k=3:int64 \
+//   towerflow run g.pbtxt --feed x=[[1,2],[3,4]] --feed k=3:int64
 //       --target init --fetch y --fetch z:1 [--device_count CPU=2] [--json] [--trace t.json]
+//   (one command line)
 //
 // Feeds are JSON numbers, booleans or strings in nested lists; the dtype
 // comes from the fed node's output unless given as a ":dtype" suffix.
