@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails when a file includes a header of a higher layer (docs/ARCHITECTURE.md
-# has the table and the reasons). Run by `bazel test //tools:layering_test`,
+# has the table and the reasons), or a Bazel package outside third_party/
+# makes its targets public by default. Run by `bazel test //tools:layering_test`,
 # or by hand from anywhere in the tree:
 #
 #   tools/check_layers.sh [TREE]
@@ -84,12 +85,22 @@ while IFS= read -r file; do
 done < <(find proto core framework graph ops kernels runtime data train estimator testing \
            -type f \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | sort)
 
+# Bazel packages are private by default; only third_party/ (glue for
+# system libraries) exports everything.
+while IFS= read -r build; do
+  if grep -q 'default_visibility = \["//visibility:public"\]' "$build"; then
+    echo "$build: packages are private by default; give public API targets visibility"
+    violations=$((violations + 1))
+  fi
+done < <(find . -path ./third_party -prune -o -path './bazel-*' -prune -o \
+           \( -name BUILD -o -name BUILD.bazel \) -type f -print | sort)
+
 if [ "$checked" -eq 0 ]; then
   echo "check_layers: no sources found under $tree" >&2
   exit 1
 fi
 if [ "$violations" -gt 0 ]; then
-  echo "check_layers: $violations include(s) against the layering in $checked files"
+  echo "check_layers: $violations violation(s) of the layering ($checked source files)"
   exit 1
 fi
 echo "check_layers: $checked files, every include points down the layers"
