@@ -1,0 +1,266 @@
+// The three registries against each other. Every op of the op registry
+// (whose schemas are TensorFlow's, so they allow more dtypes than
+// TensorFlow's own CPU kernels take) has
+// - a CPU kernel, or an entry in kOpsWithoutCpuKernel with the reason;
+// - for each dtype a `type` attr allows, a CPU kernel that takes it, unless
+//   the dtype is in kDtypesWithoutCpuMath or the op's gap is in kDtypeGaps;
+// - a gradient (or an explicit TW_REGISTER_NO_GRADIENT), or an entry in
+//   kOpsWithoutGradient.
+// Exemptions that no longer apply fail too, so the lists stay true.
+//
+// Attrs of any type (`T: type`, Identity's) and list(type) attrs are not
+// enumerated: their kernels take what they are given.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/types.h"
+#include "framework/device.h"
+#include "framework/kernel_registry.h"
+#include "gmock/gmock.h"
+#include "graph/op_registry.h"
+#include "gtest/gtest.h"
+#include "ops/grad_registry.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::IsEmpty;
+
+// Dtypes the schemas allow that no CPU kernel computes in.
+const std::map<DataType, std::string>& DtypesWithoutCpuMath() {
+  static const auto* dtypes = new std::map<DataType, std::string>{
+      {DT_HALF, "16-bit floats: no CPU arithmetic (a model casts to float)"},
+      {DT_BFLOAT16, "16-bit floats: no CPU arithmetic (a model casts to float)"},
+      {DT_COMPLEX64, "complex numbers: no kernels"},
+      {DT_COMPLEX128, "complex numbers: no kernels"},
+      {DT_QINT8, "quantized types: no quantized kernels"},
+      {DT_QUINT8, "quantized types: no quantized kernels"},
+      {DT_QINT16, "quantized types: no quantized kernels"},
+      {DT_QUINT16, "quantized types: no quantized kernels"},
+      {DT_QINT32, "quantized types: no quantized kernels"},
+      {DT_INT8, "narrow integers: data only (Cast, copies), no arithmetic"},
+      {DT_INT16, "narrow integers: data only (Cast, copies), no arithmetic"},
+      {DT_UINT16, "unsigned integers wider than 8 bits: data only, no arithmetic"},
+      {DT_UINT32, "unsigned integers wider than 8 bits: data only, no arithmetic"},
+      {DT_UINT64, "unsigned integers wider than 8 bits: data only, no arithmetic"},
+  };
+  return *dtypes;
+}
+
+// Ops registered (so that TensorFlow's graphs import) whose CPU kernel is
+// not written yet.
+const std::map<std::string, std::string>& OpsWithoutCpuKernel() {
+  static const auto* ops = new std::map<std::string, std::string>{
+      {"SaveV2", "V2 checkpoints in graphs: issue 20 (the Saver writes them from C++)"},
+      {"RestoreV2", "V2 checkpoints in graphs: issue 20"},
+      {"MergeV2Checkpoints", "V2 checkpoints in graphs: issue 20"},
+      {"ShardedFilename", "V2 checkpoints in graphs: issue 20"},
+      {"StringJoin", "V2 checkpoints in graphs (the saver's file names): issue 20"},
+      {"Send", "the executor partitions with _Send/_Recv; Send/Recv are multi-process (issue 22)"},
+      {"Recv", "the executor partitions with _Send/_Recv; Send/Recv are multi-process (issue 22)"},
+      {"PrintV2", "string formatting ops are not implemented; Print is"},
+      {"DivNoNan", "not implemented yet"},
+      {"FloorMod", "not implemented yet"},
+      {"Mod", "not implemented yet"},
+      {"MirrorPad", "not implemented yet"},
+      {"TopKV2", "not implemented yet"},
+      {"DynamicPartition", "not implemented yet"},
+      {"DynamicStitch", "not implemented yet"},
+      {"ScatterAdd", "ref-variable scatter: not implemented yet"},
+      {"ScatterSub", "ref-variable scatter: not implemented yet"},
+      {"ScatterUpdate", "ref-variable scatter: not implemented yet"},
+      {"ResourceScatterAdd", "resource-variable scatter: not implemented yet"},
+      {"ResourceScatterSub", "resource-variable scatter: not implemented yet"},
+      {"ResourceScatterUpdate", "resource-variable scatter: not implemented yet"},
+      {"SparseApplyAdagrad", "sparse optimizer updates: the optimizers densify"},
+      {"SparseApplyMomentum", "sparse optimizer updates: the optimizers densify"},
+      {"ResourceSparseApplyAdagrad", "sparse optimizer updates: the optimizers densify"},
+      {"ResourceSparseApplyMomentum", "sparse optimizer updates: the optimizers densify"},
+  };
+  return *ops;
+}
+
+struct DtypeGap {
+  std::vector<DataType> dtypes;
+  std::string reason;
+};
+
+// Per op, dtypes of its `T` the schema allows but the CPU kernels do not
+// take (besides DtypesWithoutCpuMath).
+const std::map<std::string, DtypeGap>& DtypeGaps() {
+  const std::vector<DataType> ints = {DT_INT32, DT_INT64, DT_UINT8};
+  const std::string floats_only = "floating point only, as TensorFlow's CPU kernels";
+  const std::string no_uint8 = "uint8 arithmetic beyond Add/Mul/Div/compare: not implemented";
+  static const auto* gaps = new std::map<std::string, DtypeGap>{
+      {"Add", {{DT_STRING}, "string concatenation: not implemented"}},
+      {"Equal", {{DT_STRING}, "string comparison: not implemented"}},
+      {"NotEqual", {{DT_STRING}, "string comparison: not implemented"}},
+      {"AddN", {{DT_UINT8, DT_VARIANT}, "numeric types only: float, double, int32, int64"}},
+      {"ApplyAdagrad", {ints, floats_only}},
+      {"ApplyAdam", {ints, floats_only}},
+      {"ApplyGradientDescent", {ints, floats_only}},
+      {"ApplyMomentum", {ints, floats_only}},
+      {"ApplyRMSProp", {ints, floats_only}},
+      {"ResourceApplyAdagrad", {ints, floats_only}},
+      {"ResourceApplyAdam", {ints, floats_only}},
+      {"ResourceApplyGradientDescent", {ints, floats_only}},
+      {"ResourceApplyMomentum", {ints, floats_only}},
+      {"ResourceApplyRMSProp", {ints, floats_only}},
+      {"BiasAdd", {ints, floats_only}},
+      {"BiasAddV1", {ints, floats_only}},
+      {"BiasAddGrad", {ints, floats_only}},
+      {"MaxPool", {ints, floats_only}},
+      {"MaxPoolGrad", {ints, floats_only}},
+      {"MaxPoolGradGrad", {ints, floats_only}},
+      {"ReluGrad", {ints, floats_only}},
+      {"Relu6Grad", {ints, floats_only}},
+      {"RealDiv", {ints, "floating point only: integer division is Div, as in TensorFlow"}},
+      {"Reciprocal", {{DT_INT32, DT_INT64}, floats_only}},
+      {"Inv", {{DT_INT32, DT_INT64}, floats_only}},
+      {"Round", {{DT_INT32, DT_INT64}, "floating point only (integers are already round)"}},
+      {"Conv2D", {{DT_INT32}, floats_only}},
+      {"Conv2DBackpropInput", {{DT_INT32}, floats_only}},
+      {"MatMul", {{DT_INT64, DT_UINT8}, "float, double and int32, as the BLAS and Eigen paths"}},
+      {"BatchMatMul", {{DT_INT64}, "float, double and int32, as the BLAS and Eigen paths"}},
+      {"BatchMatMulV2", {{DT_INT64}, "float, double and int32, as the BLAS and Eigen paths"}},
+      {"Sub", {{DT_UINT8}, no_uint8}},
+      {"Maximum", {{DT_UINT8}, no_uint8}},
+      {"Minimum", {{DT_UINT8}, no_uint8}},
+      {"Relu", {{DT_UINT8}, no_uint8}},
+      {"Relu6", {{DT_UINT8}, no_uint8}},
+      {"AssignAdd", {{DT_UINT8}, no_uint8}},
+      {"AssignSub", {{DT_UINT8}, no_uint8}},
+      {"ArgMax", {{DT_UINT8}, no_uint8}},
+      {"ArgMin", {{DT_UINT8}, no_uint8}},
+      {"Cumsum", {{DT_UINT8}, no_uint8}},
+      {"Cumprod", {{DT_UINT8}, no_uint8}},
+      {"Sum", {{DT_UINT8}, no_uint8}},
+      {"Mean", {{DT_UINT8}, no_uint8}},
+      {"Prod", {{DT_UINT8}, no_uint8}},
+      {"Max", {{DT_UINT8}, no_uint8}},
+      {"Min", {{DT_UINT8}, no_uint8}},
+      {"UnsortedSegmentSum", {{DT_UINT8}, no_uint8}},
+  };
+  return *gaps;
+}
+
+// Ops registered without a gradient function or a declared no-gradient.
+const std::map<std::string, std::string>& OpsWithoutGradient() {
+  static const auto* ops = new std::map<std::string, std::string>{
+      {"LRNGrad", "second-order LRN: TensorFlow defines none either"},
+      {"DivNoNan", "no kernel yet (OpsWithoutCpuKernel)"},
+      {"FloorMod", "no kernel yet (OpsWithoutCpuKernel)"},
+      {"Mod", "no kernel yet (OpsWithoutCpuKernel)"},
+      {"MirrorPad", "no kernel yet (OpsWithoutCpuKernel)"},
+      {"TopKV2", "no kernel yet (OpsWithoutCpuKernel)"},
+      {"DynamicPartition", "no kernel yet (OpsWithoutCpuKernel)"},
+      {"DynamicStitch", "no kernel yet (OpsWithoutCpuKernel)"},
+  };
+  return *ops;
+}
+
+std::map<std::string, std::vector<const KernelDef*>> CpuKernels() {
+  std::map<std::string, std::vector<const KernelDef*>> cpu;
+  for (const KernelDef* def : AllKernelDefs()) {
+    if (def->device_type == kDeviceCpu) cpu[def->op].push_back(def);
+  }
+  return cpu;
+}
+
+// Whether one of `kernels` takes `dtype` for `attr` (a kernel without a
+// constraint on `attr` takes every dtype).
+bool Takes(const std::vector<const KernelDef*>& kernels, const std::string& attr,
+           DataType dtype) {
+  for (const KernelDef* k : kernels) {
+    auto it = k->type_constraints.find(attr);
+    if (it == k->type_constraints.end()) return true;
+    for (DataType t : it->second) {
+      if (t == dtype) return true;
+    }
+  }
+  return false;
+}
+
+TEST(RegistryCoverageTest, TheOpRegistryHasOps) {
+  EXPECT_GT(OpRegistry::Global()->ListOps().size(), 200u);
+  EXPECT_THAT(OpRegistry::Global()->registration_errors(), IsEmpty());
+}
+
+TEST(RegistryCoverageTest, EveryOpHasACpuKernelOrAReason) {
+  const auto cpu = CpuKernels();
+  std::vector<std::string> missing, stale;
+  for (const std::string& op : OpRegistry::Global()->ListOps()) {
+    const bool exempt = OpsWithoutCpuKernel().count(op) > 0;
+    if (cpu.count(op) == 0 && !exempt) missing.push_back(op);
+    if (cpu.count(op) > 0 && exempt) stale.push_back(op);
+  }
+  for (const auto& [op, reason] : OpsWithoutCpuKernel()) {
+    if (OpRegistry::Global()->Find(op) == nullptr) stale.push_back(op + " (not registered)");
+  }
+  EXPECT_THAT(missing, IsEmpty()) << "ops without a CPU kernel";
+  EXPECT_THAT(stale, IsEmpty()) << "exemptions in OpsWithoutCpuKernel that no longer apply";
+}
+
+TEST(RegistryCoverageTest, EveryDtypeASchemaAllowsHasACpuKernelOrAReason) {
+  const auto cpu = CpuKernels();
+  std::vector<std::string> missing;
+  std::set<std::string> gaps_used;
+  for (const std::string& op : OpRegistry::Global()->ListOps()) {
+    auto kernels = cpu.find(op);
+    if (kernels == cpu.end()) continue;  // the test above
+    auto gap = DtypeGaps().find(op);
+    for (const auto& attr : OpRegistry::Global()->Find(op)->op_def.attr()) {
+      if (attr.type() != "type") continue;
+      for (int t : attr.allowed_values().list().type()) {
+        const auto dtype = static_cast<DataType>(t);
+        if (Takes(kernels->second, attr.name(), dtype)) continue;
+        if (DtypesWithoutCpuMath().count(dtype) > 0) continue;
+        if (gap != DtypeGaps().end() && attr.name() == "T" &&
+            absl::c_linear_search(gap->second.dtypes, dtype)) {
+          gaps_used.insert(absl::StrCat(op, ":", DataTypeString(dtype)));
+          continue;
+        }
+        missing.push_back(absl::StrCat(op, " ", attr.name(), "=", DataTypeString(dtype)));
+      }
+    }
+  }
+  std::vector<std::string> stale;
+  for (const auto& [op, gap] : DtypeGaps()) {
+    for (DataType dtype : gap.dtypes) {
+      const std::string key = absl::StrCat(op, ":", DataTypeString(dtype));
+      if (gaps_used.count(key) == 0) stale.push_back(key);
+    }
+  }
+  EXPECT_THAT(missing, IsEmpty()) << "dtypes a schema allows that no CPU kernel takes";
+  EXPECT_THAT(stale, IsEmpty()) << "DtypeGaps entries a kernel now covers (or not allowed)";
+}
+
+TEST(RegistryCoverageTest, EveryOpHasAGradientOrADeclaredNone) {
+  std::vector<std::string> missing, stale;
+  for (const std::string& op : OpRegistry::Global()->ListOps()) {
+    const bool registered = GradientRegistry::Global()->Lookup(op).ok();
+    const bool exempt = OpsWithoutGradient().count(op) > 0;
+    if (!registered && !exempt) missing.push_back(op);
+    if (registered && exempt) stale.push_back(op);
+  }
+  EXPECT_THAT(missing, IsEmpty())
+      << "ops with neither TW_REGISTER_GRADIENT nor TW_REGISTER_NO_GRADIENT";
+  EXPECT_THAT(stale, IsEmpty()) << "exemptions in OpsWithoutGradient that no longer apply";
+}
+
+// The gradient registry names only registered ops.
+TEST(RegistryCoverageTest, GradientsAreForRegisteredOps) {
+  std::vector<std::string> unknown;
+  for (const std::string& op : GradientRegistry::Global()->Ops(/*with_gradient=*/false)) {
+    if (OpRegistry::Global()->Find(op) == nullptr) unknown.push_back(op);
+  }
+  EXPECT_THAT(unknown, IsEmpty());
+}
+
+}  // namespace
+}  // namespace towerflow
