@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "proto/summary.pb.h"
 #include "runtime/session.h"
+#include "testing/session.h"
 #include "tests/test_util.h"
 
 namespace towerflow {
@@ -74,14 +75,6 @@ std::vector<float> ReferenceDeepMnistLogits(const Tensor& x, const std::vector<T
   return a;
 }
 
-std::unique_ptr<Session> MakeSession(const GraphDef& g) {
-  absl::StatusOr<std::unique_ptr<Session>> s = NewSession(SessionOptions());
-  EXPECT_TRUE(s.ok()) << s.status();
-  const absl::Status created = (*s)->Create(g);
-  EXPECT_TRUE(created.ok()) << created;
-  return *std::move(s);
-}
-
 // The Deep MNIST tutorial's graph before training: initialise every
 // variable through its Assign, then feed a batch of MNIST-like images (a
 // fifth of the pixels lit, the rest 0). The graph's loss (sparse softmax
@@ -96,7 +89,7 @@ TEST(TfGraphsTest, DeepMnistInitialLossIsTheLogitsCrossEntropy) {
   std::string path;
   TW_SKIP_WITHOUT_REFERENCE(path, "tf/graphs/mnist_deep_cnn_before.pbtxt");
   TW_ASSERT_OK_AND_ASSIGN(GraphDef g, ReadGraphDef(path));
-  auto s = MakeSession(g);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(g));
   std::vector<std::string> assigns;
   for (const char* layer : {"conv1", "conv2", "fc1", "fc2"}) {
     assigns.push_back(absl::StrCat(layer, "/Variable/Assign"));
@@ -150,7 +143,7 @@ TEST(TfGraphsTest, DeepMnistAdamLowersTheLoss) {
   std::string path;
   TW_SKIP_WITHOUT_REFERENCE(path, "tf/graphs/mnist_deep_cnn_after.pbtxt");
   TW_ASSERT_OK_AND_ASSIGN(GraphDef g, ReadGraphDef(path));
-  auto s = MakeSession(g);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(g));
   std::vector<std::string> assigns;
   for (const NodeDef& n : g.node()) {
     // Initialisers; adam_optimizer/Adam/Assign* update the beta powers.
@@ -191,7 +184,7 @@ TEST(TfGraphsTest, VrGestureSoftmaxRegressionStep) {
   std::string path;
   TW_SKIP_WITHOUT_REFERENCE(path, "tf/graphs/vr_gesture_softmax_regression.pbtxt");
   TW_ASSERT_OK_AND_ASSIGN(GraphDef g, ReadGraphDef(path));
-  auto s = MakeSession(g);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(g));
   TW_ASSERT_OK(s->Run({}, {}, {"init"}, nullptr));
   Tensor x(DT_FLOAT, TensorShape({2, 784}));
   x.flat<float>().setZero();
@@ -228,7 +221,7 @@ TEST(TfGraphsTest, DeepMnistInitialisersDrawFreshTruncatedNormals) {
   std::string path;
   TW_SKIP_WITHOUT_REFERENCE(path, "tf/graphs/mnist_deep_cnn_before.pbtxt");
   TW_ASSERT_OK_AND_ASSIGN(GraphDef g, ReadGraphDef(path));
-  auto s = MakeSession(g);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(g));
   std::vector<Tensor> a, b;
   TW_ASSERT_OK(s->Run({}, {"conv1/Variable/Assign"}, {}, &a));
   TW_ASSERT_OK(s->Run({}, {"conv1/Variable/Assign"}, {}, &b));

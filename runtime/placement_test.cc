@@ -8,6 +8,7 @@
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
 #include "runtime/session.h"
+#include "testing/session.h"
 #include "tests/test_util.h"
 
 namespace towerflow {
@@ -37,16 +38,6 @@ std::string Scalar(const std::string& name, float v, const std::string& device,
                            v, " } } } ", extra));
 }
 
-std::unique_ptr<Session> MakeSession(const std::string& text, SessionOptions opts) {
-  GraphDef g;
-  EXPECT_TRUE(ParseTextProto(text, &g).ok());
-  absl::StatusOr<std::unique_ptr<Session>> s = NewSession(opts);
-  EXPECT_TRUE(s.ok()) << s.status();
-  absl::Status created = (*s)->Create(g);
-  EXPECT_TRUE(created.ok()) << created;
-  return *std::move(s);
-}
-
 SessionOptions Cpus(int n, bool soft = false) {
   SessionOptions o;
   o.device_count["CPU"] = n;
@@ -71,17 +62,18 @@ std::map<std::string, std::string> PlacementOf(Session* s, const std::vector<std
 }
 
 TEST(PlacementTest, VirtualCpuDevicesAreListed) {
-  auto s = MakeSession("", Cpus(3));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession("", Cpus(3)));
   std::vector<std::string> names;
   for (const DeviceAttributes& d : s->ListDevices()) names.push_back(d.name);
   EXPECT_THAT(names, ElementsAre(kCpu0, kCpu1, kCpu2));
 }
 
 TEST(PlacementTest, ExplicitAndPartialSpecs) {
-  auto s =
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
       MakeSession(Scalar("a", 1, "/cpu:1") + Scalar("b", 2, "/device:CPU:*") + Scalar("c", 3, "") +
                       Node("d", "AddV2", {"a", "b"}, "/job:localhost/device:CPU:2"),
-                  Cpus(3));
+                  Cpus(3)));
   auto where = PlacementOf(s.get(), {"d", "c"});
   EXPECT_EQ(where["a"], kCpu1);
   EXPECT_EQ(where["b"], kCpu0);
@@ -90,7 +82,8 @@ TEST(PlacementTest, ExplicitAndPartialSpecs) {
 }
 
 TEST(PlacementTest, MissingDeviceIsAnErrorWithoutSoftPlacement) {
-  auto s = MakeSession(Scalar("x", 1, "/gpu:1"), Cpus(1));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
+                          MakeSession(Scalar("x", 1, "/gpu:1"), Cpus(1)));
   std::vector<Tensor> out;
   EXPECT_THAT(s->Run({}, {"x"}, {}, &out),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -100,9 +93,10 @@ TEST(PlacementTest, MissingDeviceIsAnErrorWithoutSoftPlacement) {
 }
 
 TEST(PlacementTest, SoftPlacementRunsAGpuGraphOnCpu) {
-  auto s = MakeSession(Scalar("x", 1, "/gpu:1") + Scalar("y", 2, "/device:GPU:0") +
-                           Node("z", "AddV2", {"x", "y"}, "/gpu:1"),
-                       Cpus(1, /*soft=*/true));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
+                          MakeSession(Scalar("x", 1, "/gpu:1") + Scalar("y", 2, "/device:GPU:0") +
+                                          Node("z", "AddV2", {"x", "y"}, "/gpu:1"),
+                                      Cpus(1, /*soft=*/true)));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {"z"}, {}, &out));
   EXPECT_EQ(*out[0].data<float>(), 3.0f);
@@ -110,15 +104,17 @@ TEST(PlacementTest, SoftPlacementRunsAGpuGraphOnCpu) {
 }
 
 TEST(PlacementTest, SoftPlacementKeepsTheTypeWhenTheIndexIsMissing) {
-  auto s = MakeSession(Scalar("x", 1, "/cpu:7"), Cpus(2, /*soft=*/true));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
+                          MakeSession(Scalar("x", 1, "/cpu:7"), Cpus(2, /*soft=*/true)));
   EXPECT_EQ(PlacementOf(s.get(), {"x"})["x"], kCpu0);
 }
 
 TEST(PlacementTest, ColocationAttrFollowsTheNamedNode) {
-  auto s =
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
       MakeSession(Scalar("a", 1, "/cpu:2") +
                       Scalar("b", 2, "", "attr { key: '_class' value { list { s: 'loc:@a' } } }"),
-                  Cpus(3));
+                  Cpus(3)));
   EXPECT_EQ(PlacementOf(s.get(), {"b"})["b"], kCpu2);
 }
 
@@ -126,23 +122,25 @@ TEST(PlacementTest, ConflictingColocatedRequestsAreAnError) {
   const std::string g =
       Scalar("a", 1, "/cpu:1") +
       Scalar("b", 2, "/cpu:2", "attr { key: '_class' value { list { s: 'loc:@a' } } }");
-  auto strict = MakeSession(g, Cpus(3));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> strict, MakeSession(g, Cpus(3)));
   std::vector<Tensor> out;
   EXPECT_THAT(strict->Run({}, {"b"}, {}, &out),
               StatusIs(absl::StatusCode::kInvalidArgument, "Cannot colocate nodes 'a' and 'b'"));
-  auto soft = MakeSession(g, Cpus(3, /*soft=*/true));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> soft, MakeSession(g, Cpus(3, /*soft=*/true)));
   EXPECT_EQ(PlacementOf(soft.get(), {"b"})["b"], kCpu1);
 }
 
 TEST(PlacementTest, ResourceOpsFollowTheirVariable) {
   const std::string var_attrs =
       "attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'shape' value { shape {} } }";
-  auto s = MakeSession(Node("v", "VarHandleOp", {}, "/cpu:1", var_attrs) + Scalar("init", 5, "") +
-                           Node("assign", "AssignVariableOp", {"v", "init"}, "",
-                                "attr { key: 'dtype' value { type: DT_FLOAT } }") +
-                           Node("read", "ReadVariableOp", {"v"}, "",
-                                "attr { key: 'dtype' value { type: DT_FLOAT } }"),
-                       Cpus(2));
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
+      MakeSession(Node("v", "VarHandleOp", {}, "/cpu:1", var_attrs) + Scalar("init", 5, "") +
+                      Node("assign", "AssignVariableOp", {"v", "init"}, "",
+                           "attr { key: 'dtype' value { type: DT_FLOAT } }") +
+                      Node("read", "ReadVariableOp", {"v"}, "",
+                           "attr { key: 'dtype' value { type: DT_FLOAT } }"),
+                  Cpus(2)));
   auto where = PlacementOf(s.get(), {}, {"assign"});
   EXPECT_EQ(where["assign"], kCpu1);
   EXPECT_EQ(where["init"], kCpu0);  // sent across
@@ -155,7 +153,7 @@ TEST(PlacementTest, ResourceOpsFollowTheirVariable) {
 TEST(PlacementTest, LogDevicePlacementPrintsEachNode) {
   SessionOptions o = Cpus(2);
   o.log_device_placement = true;
-  auto s = MakeSession(Scalar("a", 1, "/cpu:1"), o);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(Scalar("a", 1, "/cpu:1"), o));
   ::testing::internal::CaptureStderr();
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {"a"}, {}, &out));
@@ -165,11 +163,12 @@ TEST(PlacementTest, LogDevicePlacementPrintsEachNode) {
 
 TEST(PartitionTest, SendRecvAcrossThreeDevicesCopiesEachTensorOncePerDevice) {
   // a on CPU:0 feeds two nodes on CPU:1 and one on CPU:2; c on CPU:1 feeds CPU:2.
-  auto s = MakeSession(Scalar("a", 3, "/cpu:0") + Scalar("one", 1, "/cpu:1") +
-                           Node("b", "AddV2", {"a", "one"}, "/cpu:1") +
-                           Node("c", "Mul", {"a", "b"}, "/cpu:1") +
-                           Node("d", "Sub", {"c", "a"}, "/cpu:2"),
-                       Cpus(3));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
+                          MakeSession(Scalar("a", 3, "/cpu:0") + Scalar("one", 1, "/cpu:1") +
+                                          Node("b", "AddV2", {"a", "one"}, "/cpu:1") +
+                                          Node("c", "Mul", {"a", "b"}, "/cpu:1") +
+                                          Node("d", "Sub", {"c", "a"}, "/cpu:2"),
+                                      Cpus(3)));
   RunOptions options;
   options.output_partition_graphs = true;
   RunMetadata metadata;
@@ -193,12 +192,14 @@ TEST(PartitionTest, ControlEdgesCrossDevices) {
   const std::string var_attrs =
       "attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'shape' value { shape {} } }";
   // read on CPU:1 must wait for assign on CPU:0 through a control edge.
-  auto s = MakeSession(
-      Node("v", "VarHandleOp", {}, "/cpu:0", var_attrs) + Scalar("x", 7, "/cpu:0") +
-          Node("assign", "AssignVariableOp", {"v", "x"}, "/cpu:0",
-               "attr { key: 'dtype' value { type: DT_FLOAT } }") +
-          Scalar("y", 1, "/cpu:1") + Node("after", "Identity", {"y", "^assign"}, "/cpu:1"),
-      Cpus(2));
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
+      MakeSession(Node("v", "VarHandleOp", {}, "/cpu:0", var_attrs) + Scalar("x", 7, "/cpu:0") +
+                      Node("assign", "AssignVariableOp", {"v", "x"}, "/cpu:0",
+                           "attr { key: 'dtype' value { type: DT_FLOAT } }") +
+                      Scalar("y", 1, "/cpu:1") +
+                      Node("after", "Identity", {"y", "^assign"}, "/cpu:1"),
+                  Cpus(2)));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {"after"}, {}, &out));
   EXPECT_EQ(*out[0].data<float>(), 1.0f);
@@ -208,12 +209,13 @@ TEST(PartitionTest, AnErrorOnOneDeviceCancelsTheOthersWithoutDeadlock) {
   const std::string p =
       "attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'shape' value { shape { "
       "unknown_rank: true } } }";
-  auto s = MakeSession(Node("x", "Placeholder", {}, "/cpu:0", p) +
-                           Node("y", "Placeholder", {}, "/cpu:0", p) +
-                           Node("bad", "AddV2", {"x", "y"}, "/cpu:1") +
-                           Node("after", "Mul", {"bad", "bad"}, "/cpu:2") +
-                           Node("other", "Mul", {"x", "x"}, "/cpu:2"),
-                       Cpus(3));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
+                          MakeSession(Node("x", "Placeholder", {}, "/cpu:0", p) +
+                                          Node("y", "Placeholder", {}, "/cpu:0", p) +
+                                          Node("bad", "AddV2", {"x", "y"}, "/cpu:1") +
+                                          Node("after", "Mul", {"bad", "bad"}, "/cpu:2") +
+                                          Node("other", "Mul", {"x", "x"}, "/cpu:2"),
+                                      Cpus(3)));
   Tensor x(DT_FLOAT, {2}), y(DT_FLOAT, {3});
   std::vector<Tensor> out;
   EXPECT_THAT(

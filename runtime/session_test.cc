@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
+#include "testing/session.h"
 #include "tests/test_util.h"
 
 namespace towerflow {
@@ -55,17 +56,11 @@ Tensor Floats(std::vector<float> v) {
   return t;
 }
 
-std::unique_ptr<Session> MakeSession(const GraphDef& g, SessionOptions opts = {}) {
-  absl::StatusOr<std::unique_ptr<Session>> s = NewSession(opts);
-  EXPECT_TRUE(s.ok()) << s.status();
-  absl::Status created = (*s)->Create(g);
-  EXPECT_TRUE(created.ok()) << created;
-  return *std::move(s);
-}
-
 TEST(SessionTest, RunsConstantArithmetic) {
-  auto s = MakeSession(G(FloatConst("a", {1, 2}) + FloatConst("b", {10, 20}) +
-                         Binary("AddV2", "c", "a", "b") + Binary("Mul", "d", "c", "a")));
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
+      MakeSession(G(FloatConst("a", {1, 2}) + FloatConst("b", {10, 20}) +
+                    Binary("AddV2", "c", "a", "b") + Binary("Mul", "d", "c", "a"))));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {"c", "d:0"}, {}, &out));
   ASSERT_EQ(out.size(), 2u);
@@ -74,8 +69,9 @@ TEST(SessionTest, RunsConstantArithmetic) {
 }
 
 TEST(SessionTest, FeedsPlaceholdersAndChecksThem) {
-  auto s =
-      MakeSession(G(Placeholder("x") + FloatConst("two", {2, 2}) + Binary("Mul", "y", "x", "two")));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
+                          MakeSession(G(Placeholder("x") + FloatConst("two", {2, 2}) +
+                                        Binary("Mul", "y", "x", "two"))));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({{"x", Floats({3, 4})}}, {"y"}, {}, &out));
   EXPECT_THAT(out[0].span<float>(), ElementsAre(6, 8));
@@ -97,7 +93,8 @@ TEST(SessionTest, FeedsPlaceholdersAndChecksThem) {
 }
 
 TEST(SessionTest, UnusedPlaceholdersNeedNoFeed) {
-  auto s = MakeSession(G(Placeholder("unused") + FloatConst("a", {5})));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
+                          MakeSession(G(Placeholder("unused") + FloatConst("a", {5}))));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {"a"}, {}, &out));
   EXPECT_THAT(out[0].span<float>(), ElementsAre(5));
@@ -105,8 +102,10 @@ TEST(SessionTest, UnusedPlaceholdersNeedNoFeed) {
 
 TEST(SessionTest, FeedingANonPlaceholderCutsItsProducer) {
   // c would need the unfed placeholder x; feeding c itself cuts x off.
-  auto s = MakeSession(G(Placeholder("x") + FloatConst("a", {1, 1}) +
-                         Binary("AddV2", "c", "x", "a") + Binary("Mul", "d", "c", "c")));
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
+      MakeSession(G(Placeholder("x") + FloatConst("a", {1, 1}) + Binary("AddV2", "c", "x", "a") +
+                    Binary("Mul", "d", "c", "c"))));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({{"c", Floats({3, 5})}}, {"d", "c"}, {}, &out));
   EXPECT_THAT(out[0].span<float>(), ElementsAre(9, 25));
@@ -114,10 +113,12 @@ TEST(SessionTest, FeedingANonPlaceholderCutsItsProducer) {
 }
 
 TEST(SessionTest, FeedsASecondOutput) {
-  auto s = MakeSession(G(FloatConst("a", {1}) + FloatConst("b", {2}) +
-                         "node { name: 'z' op: 'IdentityN' input: 'a' input: 'b' "
-                         "attr { key: 'T' value { list { type: DT_FLOAT type: DT_FLOAT } } } }\n" +
-                         Binary("AddV2", "w", "z:0", "z:1")));
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
+      MakeSession(G(FloatConst("a", {1}) + FloatConst("b", {2}) +
+                    "node { name: 'z' op: 'IdentityN' input: 'a' input: 'b' "
+                    "attr { key: 'T' value { list { type: DT_FLOAT type: DT_FLOAT } } } }\n" +
+                    Binary("AddV2", "w", "z:0", "z:1"))));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {"w"}, {}, &out));
   EXPECT_THAT(out[0].span<float>(), ElementsAre(3));
@@ -127,9 +128,11 @@ TEST(SessionTest, FeedsASecondOutput) {
 }
 
 TEST(SessionTest, MissingKernelIsUnimplementedNamingOpDeviceAndDtype) {
-  auto s = MakeSession(G(FloatConst("a", {1}) + Placeholder("p", "unknown_rank: true") +
-                         "node { name: 'm' op: 'Mod' input: 'p' input: 'p' "
-                         "attr { key: 'T' value { type: DT_FLOAT } } }\n"));
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
+      MakeSession(G(FloatConst("a", {1}) + Placeholder("p", "unknown_rank: true") +
+                    "node { name: 'm' op: 'Mod' input: 'p' input: 'p' "
+                    "attr { key: 'T' value { type: DT_FLOAT } } }\n")));
   std::vector<Tensor> out;
   EXPECT_THAT(s->Run({{"p", Floats({1})}}, {"m"}, {}, &out),
               StatusIs(absl::StatusCode::kUnimplemented,
@@ -139,9 +142,10 @@ TEST(SessionTest, MissingKernelIsUnimplementedNamingOpDeviceAndDtype) {
 
 TEST(SessionTest, KernelErrorNamesTheNodeAndOp) {
   // Shapes unknown when the graph is built, so only the kernel can tell.
-  auto s =
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
       MakeSession(G(Placeholder("a", "unknown_rank: true") +
-                    Placeholder("b", "unknown_rank: true") + Binary("AddV2", "bad", "a", "b")));
+                    Placeholder("b", "unknown_rank: true") + Binary("AddV2", "bad", "a", "b"))));
   std::vector<Tensor> out;
   absl::Status st = s->Run({{"a", Floats({1, 2})}, {"b", Floats({1, 2, 3})}}, {"bad"}, {}, &out);
   EXPECT_THAT(st, StatusIs(absl::StatusCode::kInvalidArgument, "Incompatible shapes: [2] vs. [3]"));
@@ -149,7 +153,7 @@ TEST(SessionTest, KernelErrorNamesTheNodeAndOp) {
 }
 
 TEST(SessionTest, CreateTwiceAndRunAfterCloseAreFailedPrecondition) {
-  auto s = MakeSession(G(FloatConst("a", {1})));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(FloatConst("a", {1}))));
   EXPECT_THAT(s->Create(G("")), StatusIs(absl::StatusCode::kFailedPrecondition, "use Extend"));
   TW_ASSERT_OK(s->Close());
   std::vector<Tensor> out;
@@ -158,7 +162,7 @@ TEST(SessionTest, CreateTwiceAndRunAfterCloseAreFailedPrecondition) {
 }
 
 TEST(SessionTest, ExtendAddsNodesToLaterRuns) {
-  auto s = MakeSession(G(FloatConst("a", {1})));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(FloatConst("a", {1}))));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {"a"}, {}, &out));
   TW_ASSERT_OK(s->Extend(G(Binary("AddV2", "b", "a", "a"))));
@@ -167,7 +171,8 @@ TEST(SessionTest, ExtendAddsNodesToLaterRuns) {
 }
 
 TEST(SessionTest, StepStatsRecordEveryNodeAndMakeAChromeTrace) {
-  auto s = MakeSession(G(FloatConst("a", {1}) + Binary("AddV2", "b", "a", "a")));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
+                          MakeSession(G(FloatConst("a", {1}) + Binary("AddV2", "b", "a", "a"))));
   RunOptions options;
   options.trace_level = RunOptions::TraceLevel::kFullTrace;
   RunMetadata metadata;
@@ -188,8 +193,10 @@ TEST(SessionTest, StepStatsRecordEveryNodeAndMakeAChromeTrace) {
 }
 
 TEST(SessionTest, SixteenThreadsRunConcurrentlyWithCorrectResults) {
-  auto s = MakeSession(G(Placeholder("x") + FloatConst("a", {1, 2}) + Binary("Mul", "y", "x", "a") +
-                         Binary("AddV2", "z", "y", "a")));
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
+      MakeSession(G(Placeholder("x") + FloatConst("a", {1, 2}) + Binary("Mul", "y", "x", "a") +
+                    Binary("AddV2", "z", "y", "a"))));
   std::atomic<int> runs{0}, wrong{0};
   const absl::Time end = absl::Now() + absl::Seconds(2);
   std::vector<std::thread> threads;

@@ -8,6 +8,7 @@
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
 #include "runtime/session.h"
+#include "testing/session.h"
 #include "tests/test_util.h"
 
 namespace towerflow {
@@ -17,14 +18,6 @@ using ::testing::Each;
 using ::testing::ElementsAre;
 using ::testing::FloatEq;
 using ::towerflow::testing::StatusIs;
-
-std::unique_ptr<Session> MakeSession(const GraphDef& g) {
-  absl::StatusOr<std::unique_ptr<Session>> s = NewSession(SessionOptions());
-  EXPECT_TRUE(s.ok()) << s.status();
-  absl::Status created = (*s)->Create(g);
-  EXPECT_TRUE(created.ok()) << created;
-  return *std::move(s);
-}
 
 GraphDef G(const std::string& text) {
   GraphDef g;
@@ -107,7 +100,7 @@ constexpr char kResourceGraph[] = R"pb(
 )pb";
 
 TEST(ResourceVariableTest, ReadBeforeAssignIsFailedPreconditionNamingIt) {
-  auto s = MakeSession(G(kResourceGraph));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(kResourceGraph)));
   std::vector<Tensor> out;
   EXPECT_THAT(s->Run({}, {"read"}, {}, &out),
               StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -118,7 +111,7 @@ TEST(ResourceVariableTest, ReadBeforeAssignIsFailedPreconditionNamingIt) {
 }
 
 TEST(ResourceVariableTest, AssignAddSubAndReadPersistAcrossRuns) {
-  auto s = MakeSession(G(kResourceGraph));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(kResourceGraph)));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {}, {"init"}, nullptr));
   TW_ASSERT_OK(s->Run({}, {"read", "is_init"}, {}, &out));
@@ -137,7 +130,7 @@ TEST(ResourceVariableTest, AssignAddSubAndReadPersistAcrossRuns) {
 }
 
 TEST(ResourceVariableTest, ConcurrentAssignAddsAreNotLost) {
-  auto s = MakeSession(G(kResourceGraph));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(kResourceGraph)));
   TW_ASSERT_OK(s->Run({}, {}, {"init"}, nullptr));
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
@@ -256,7 +249,7 @@ constexpr char kRefGraph[] = R"pb(
 )pb";
 
 TEST(RefVariableTest, ReadingUninitializedValueIsFailedPrecondition) {
-  auto s = MakeSession(G(kRefGraph));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(kRefGraph)));
   std::vector<Tensor> out;
   EXPECT_THAT(
       s->Run({}, {"w/read"}, {}, &out),
@@ -266,7 +259,7 @@ TEST(RefVariableTest, ReadingUninitializedValueIsFailedPrecondition) {
 }
 
 TEST(RefVariableTest, AssignAddSubThroughRefs) {
-  auto s = MakeSession(G(kRefGraph));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(kRefGraph)));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {}, {"w/Assign"}, nullptr));
   TW_ASSERT_OK(s->Run({}, {"w/AssignAdd", "w/read"}, {}, &out));
@@ -286,7 +279,7 @@ TEST(RefVariableTest, TensorFlowDeepMnistBiasesInitialiseAndRead) {
   std::string path;
   TW_SKIP_WITHOUT_REFERENCE(path, "tf/graphs/mnist_deep_cnn_before.pbtxt");
   TW_ASSERT_OK_AND_ASSIGN(GraphDef g, ReadGraphDef(path));
-  auto s = MakeSession(g);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(g));
   std::vector<Tensor> out;
   EXPECT_THAT(s->Run({}, {"conv1/Variable_1/read"}, {}, &out),
               StatusIs(absl::StatusCode::kFailedPrecondition,
