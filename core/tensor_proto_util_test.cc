@@ -82,13 +82,17 @@ TEST(TensorProtoTest, RejectsRefResourceAndBadShapes) {
   TensorProto string_content;
   string_content.set_dtype(DT_STRING);
   string_content.set_tensor_content("abc");
-  EXPECT_FALSE(ValidateTensorProto(string_content).ok());
+  EXPECT_THAT(ValidateTensorProto(string_content),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "TensorProto of dtype string must not use tensor_content"));
 }
 
 TEST(TensorProtoTest, ZeroElementTensorNeedsNoValues) {
   TW_ASSERT_OK_AND_ASSIGN(std::vector<double> v, TensorProtoAsDoubles(FloatProto({}, {0, 3})));
   EXPECT_TRUE(v.empty());
-  EXPECT_FALSE(ValidateTensorProto(FloatProto({1}, {0})).ok());
+  EXPECT_THAT(ValidateTensorProto(FloatProto({1}, {0})),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "float_val has 1 values, but shape [0] has only 0 elements"));
 }
 
 TEST(TensorProtoTest, IntegerDecoding) {
@@ -158,7 +162,9 @@ TEST(TensorProtoTest, ConvertIsExactForIntegers) {
       ConvertTensorProto(MakeTensorProto<int32_t>({1, 2}, TensorShape({2})), DT_INT64));
   TW_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> v, TensorProtoAsInt64s(i64));
   EXPECT_THAT(v, ElementsAre(1, 2));
-  EXPECT_FALSE(ConvertTensorProto(MakeScalarTensorProto<std::string>("x"), DT_FLOAT).ok());
+  EXPECT_THAT(ConvertTensorProto(MakeScalarTensorProto<std::string>("x"), DT_FLOAT),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Cannot convert a string constant to float"));
 }
 
 }  // namespace

@@ -56,7 +56,9 @@ TEST(DatasetTest, FromTensorSlicesSlicesEveryComponent) {
       HasSubstr("component 1 has 3 rows but component 0 has 2"));
   EXPECT_THAT(Dataset::FromTensorSlices({Scalar<int32_t>(1)}).status().message(),
               HasSubstr("scalar"));
-  EXPECT_FALSE(Dataset::FromTensorSlices({}).ok());
+  EXPECT_THAT(Dataset::FromTensorSlices({}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "FromTensorSlices needs at least one component"));
 }
 
 TEST(DatasetTest, BatchKeepsOrDropsTheRemainder) {
@@ -109,7 +111,9 @@ TEST(DatasetTest, ShuffleIsAPermutationDeterministicPerSeed) {
   EXPECT_EQ(Drain(Range(20).Shuffle(8, 7)), pass1);
   // A buffer of one keeps the order.
   EXPECT_EQ(Drain(Range(5).Shuffle(1, 3)), Drain(Range(5)));
-  EXPECT_FALSE(Range(2).Shuffle(0, 1).MakeIterator()->GetNext().ok());
+  EXPECT_THAT(Range(2).Shuffle(0, 1).MakeIterator()->GetNext(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Shuffle buffer size must be greater than zero, got 0"));
 }
 
 TEST(DatasetTest, ConcatJoinsAlongTheFirstDimension) {

@@ -145,8 +145,15 @@ TEST(NodeDefUtilTest, ParseTensorNames) {
   EXPECT_EQ(TensorIdString("x", 0), "x");
   EXPECT_EQ(TensorIdString("x", 2), "x:2");
   EXPECT_EQ(TensorIdString("x", kControlSlot), "^x");
-  for (const char* bad : {"", "^", ":1", "x:", "x:1.5", "x:99999999999"}) {
-    EXPECT_FALSE(ParseTensorName(bad).ok()) << bad;
+  for (const char* bad : {"", "^", ":1"}) {
+    EXPECT_THAT(ParseTensorName(bad),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument, "names no node"))
+        << bad;
+  }
+  for (const char* bad : {"x:", "x:1.5", "x:99999999999"}) {
+    EXPECT_THAT(ParseTensorName(bad),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument, "has a bad output index"))
+        << bad;
   }
 }
 

@@ -149,7 +149,9 @@ TEST(ScopeTest, FirstErrorIsStickyAndLaterBuildersDoNothing) {
                        "Node 'bad' (op 'MatMul') with input shapes [2,3], [4,5]: Matrix "
                        "size-incompatible: inner dimensions are 3 and 4"));
   // Derived scopes share the status.
-  EXPECT_FALSE(root.NewSubScope("x").ok());
+  EXPECT_THAT(root.NewSubScope("x").status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Matrix size-incompatible: inner dimensions are 3 and 4"));
 }
 
 TEST(ScopeTest, DeviceStringsAreNormalised) {

@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_util.h"
 
 namespace towerflow {
 namespace {
@@ -58,11 +59,16 @@ TEST(BCastTest, ScalarsAndEmpty) {
 
 TEST(BCastTest, IncompatibleAndNegativeShapesAreErrors) {
   const BCast b = B({2}, {3});
-  EXPECT_FALSE(b.ok());
+  EXPECT_THAT(b.status(), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                            "Incompatible shapes: [2] vs. [3]"));
   EXPECT_THAT(b.status().message(), HasSubstr("Incompatible shapes: [2] vs. [3]"));
-  EXPECT_FALSE(B({-1}, {3}).ok());
+  EXPECT_THAT(B({-1}, {3}).status(), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                                       "Incompatible shapes: [-1] vs. [3]"));
   // Dims whose product overflows int64.
-  EXPECT_FALSE(B({int64_t{1} << 62, 1}, {1, 8}).ok());
+  EXPECT_THAT(
+      B({int64_t{1} << 62, 1}, {1, 8}).status(),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                        "Shape [4611686018427387904,8] has more elements than fit in int64"));
 }
 
 TEST(BroadcastIndicesTest, PicksTheMatrixEachOutputPositionReads) {
