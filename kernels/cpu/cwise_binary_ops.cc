@@ -1,5 +1,7 @@
-// Binary elementwise kernels with broadcasting: arithmetic, comparisons and
-// logical ops. The machinery is in cwise_ops.h.
+// Binary elementwise kernels with broadcasting: arithmetic (the shared
+// functors of kernels/cwise_functors.h), comparisons and logical ops (Eigen's
+// and local functors: the CPU alone has them). The machinery is in
+// cwise_ops.h.
 #include "kernels/cpu/cwise_ops.h"
 
 namespace towerflow {
@@ -9,25 +11,25 @@ namespace {
 namespace ei = Eigen::internal;
 
 template <typename T>
-using AddOp = BinaryOp<T, T, ei::scalar_sum_op<T, T>>;
+using AddOp = BinaryOp<T, T, functor::Add<T>>;
 template <typename T>
-using SubOp = BinaryOp<T, T, ei::scalar_difference_op<T, T>>;
+using SubOp = BinaryOp<T, T, functor::Sub<T>>;
 template <typename T>
-using MulOp = BinaryOp<T, T, ei::scalar_product_op<T, T>>;
+using MulOp = BinaryOp<T, T, functor::Mul<T>>;
 template <typename T>
-using RealDivOp = BinaryOp<T, T, ei::scalar_quotient_op<T, T>>;
+using RealDivOp = BinaryOp<T, T, functor::Div<T>>;
 template <typename T>
-using IntDivOp = BinaryOp<T, T, SafeDiv<T>>;
+using IntDivOp = BinaryOp<T, T, functor::Div<T>>;
 template <typename T>
-using FloorDivOp = BinaryOp<T, T, FloorDivFn<T>>;
+using FloorDivOp = BinaryOp<T, T, functor::FloorDiv<T>>;
 template <typename T>
-using MaximumOp = BinaryOp<T, T, ei::scalar_max_op<T, T>>;
+using MaximumOp = BinaryOp<T, T, functor::Maximum<T>>;
 template <typename T>
-using MinimumOp = BinaryOp<T, T, ei::scalar_min_op<T, T>>;
+using MinimumOp = BinaryOp<T, T, functor::Minimum<T>>;
 template <typename T>
-using PowOp = BinaryOp<T, T, PowFn<T>>;
+using PowOp = BinaryOp<T, T, functor::Pow<T>>;
 template <typename T>
-using SquaredDifferenceOp = BinaryOp<T, T, SquaredDifferenceFn<T>>;
+using SquaredDifferenceOp = BinaryOp<T, T, functor::SquaredDifference<T>>;
 
 template <typename T>
 using EqualOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_EQ>>;

@@ -1,11 +1,12 @@
 // Elementwise kernels: unary ops and binary ops with NumPy broadcasting,
 // on Eigen expressions evaluated by the intra-op pool.
 //
-// A binary op is BinaryOp<T, Out, F> where F is an Eigen-style scalar
-// functor (operator()(const T&, const T&) -> Out, plus packetOp when Eigen
-// can vectorise it): Eigen's own functors for Add, Mul, Maximum, compare...,
-// ours below for the rest. Shapes broadcast through BCast: equal shapes and
-// one-element operands run as flat loops, everything else as a rank-2..5
+// A binary op is BinaryOp<T, Out, F> and a unary one UnaryOp<T, F>, where
+// F is a scalar functor: the device-neutral maths of kernels/cwise_functors.h
+// (which the GPU kernels compute with too), or Eigen's own functor for ops
+// only the CPU has (compares, Sign, Sin...). A shared functor runs with
+// Eigen's SIMD form of the same maths where Eigen has one (CpuForm below). Shapes broadcast through
+// BCast: equal shapes and one-element operands run as flat loops, everything else as a rank-2..5
 // Eigen broadcast after collapsing dims (TF's limit is also 5).
 //
 // Buffers: x [any], y [any], z [BCast(x, y).output_shape()], written over
@@ -20,10 +21,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/bcast.h"
+#include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
-#include "framework/device.h"
+#include "kernels/bcast.h"
+#include "kernels/cwise_functors.h"
 
 namespace towerflow {
 namespace cwise {
@@ -61,11 +63,62 @@ absl::Status CheckNonNegative(const Tensor& y) {
   return absl::OkStatus();
 }
 
-// Markers: functors whose integer instantiations divide by y, or need y >= 0.
+namespace ei = Eigen::internal;
+
+// A shared functor F with Eigen's SIMD form `Simd` of the same maths: Eigen
+// calls packetOp on whole registers and F's operator() on the rest.
+template <typename F, typename Simd>
+struct WithSimd : F {
+  using F::operator();
+  template <typename Packet>
+  EIGEN_STRONG_INLINE Packet packetOp(const Packet& x) const {
+    return Simd().packetOp(x);
+  }
+  template <typename Packet>
+  EIGEN_STRONG_INLINE Packet packetOp(const Packet& x, const Packet& y) const {
+    return Simd().packetOp(x, y);
+  }
+};
+
+// What the CPU kernels evaluate for F: F itself, or F WithSimd where Eigen
+// has a packet form of F's maths.
 template <typename F>
-struct DividesByY : std::false_type {};
+struct CpuFormOf {
+  using type = F;
+};
 template <typename F>
-struct NonNegativeIntY : std::false_type {};
+using CpuForm = typename CpuFormOf<F>::type;
+
+#define TW_CPU_SIMD_FORM(Functor, ...)                           \
+  template <typename T>                                          \
+  struct CpuFormOf<functor::Functor<T>> {                        \
+    using type = WithSimd<functor::Functor<T>, ei::__VA_ARGS__>; \
+  };
+TW_CPU_SIMD_FORM(Neg, scalar_opposite_op<T>)
+TW_CPU_SIMD_FORM(Abs, scalar_abs_op<T>)
+TW_CPU_SIMD_FORM(Square, scalar_square_op<T>)
+TW_CPU_SIMD_FORM(Sqrt, scalar_sqrt_op<T>)
+TW_CPU_SIMD_FORM(Rsqrt, scalar_rsqrt_op<T>)
+TW_CPU_SIMD_FORM(Exp, scalar_exp_op<T>)
+TW_CPU_SIMD_FORM(Log, scalar_log_op<T>)
+TW_CPU_SIMD_FORM(Tanh, scalar_tanh_op<T>)
+TW_CPU_SIMD_FORM(Sigmoid, scalar_logistic_op<T>)
+TW_CPU_SIMD_FORM(Reciprocal, scalar_inverse_op<T>)
+TW_CPU_SIMD_FORM(Floor, scalar_floor_op<T>)
+TW_CPU_SIMD_FORM(Add, scalar_sum_op<T, T>)
+TW_CPU_SIMD_FORM(Sub, scalar_difference_op<T, T>)
+TW_CPU_SIMD_FORM(Mul, scalar_product_op<T, T>)
+TW_CPU_SIMD_FORM(Maximum, scalar_max_op<T, T>)
+TW_CPU_SIMD_FORM(Minimum, scalar_min_op<T, T>)
+#undef TW_CPU_SIMD_FORM
+// Division vectorises for floating point only (integers truncate, wrap
+// INT_MIN / -1 and were checked for zero divisors).
+template <typename T>
+struct CpuFormOf<functor::Div<T>> {
+  using type =
+      std::conditional_t<std::is_floating_point_v<T>,
+                         WithSimd<functor::Div<T>, ei::scalar_quotient_op<T, T>>, functor::Div<T>>;
+};
 
 template <typename T, typename Out, typename F, int N>
 void Broadcast(const Eigen::ThreadPoolDevice& d, const Tensor& x, const Tensor& y, const BCast& b,
@@ -73,7 +126,8 @@ void Broadcast(const Eigen::ThreadPoolDevice& d, const Tensor& x, const Tensor& 
   z->shaped<Out, N>(b.result_shape()).device(d) =
       x.shaped<T, N>(b.x_reshape())
           .broadcast(AsArray<N>(b.x_bcast()))
-          .binaryExpr(y.shaped<T, N>(b.y_reshape()).broadcast(AsArray<N>(b.y_bcast())), F());
+          .binaryExpr(y.shaped<T, N>(b.y_reshape()).broadcast(AsArray<N>(b.y_bcast())),
+                      CpuForm<F>());
 }
 
 template <typename T, typename Out, typename F>
@@ -84,8 +138,8 @@ class BinaryOp : public OpKernel {
     const Tensor& y = ctx->input(1);
     const BCast b(x.shape(), y.shape());
     TW_RETURN_IF_ERROR(b.status());
-    if constexpr (DividesByY<F>::value) TW_RETURN_IF_ERROR(CheckNoZeroDivisor<T>(y));
-    if constexpr (NonNegativeIntY<F>::value) TW_RETURN_IF_ERROR(CheckNonNegative<T>(y));
+    if constexpr (functor::DividesByY<F>::value) TW_RETURN_IF_ERROR(CheckNoZeroDivisor<T>(y));
+    if constexpr (functor::NonNegativeIntY<F>::value) TW_RETURN_IF_ERROR(CheckNonNegative<T>(y));
     const TensorShape& shape = b.output_shape();
     Tensor* z;
     if (std::is_same_v<T, Out> && x.shape() == shape) {
@@ -98,7 +152,7 @@ class BinaryOp : public OpKernel {
     if (shape.num_elements() == 0) return absl::OkStatus();
     const auto& d = ctx->eigen_cpu_device();
     auto out = z->flat<Out>();
-    const F f;
+    const CpuForm<F> f;
     if (x.NumElements() == shape.num_elements() && y.NumElements() == shape.num_elements()) {
       out.device(d) = x.flat<T>().binaryExpr(y.flat<T>(), f);
     } else if (y.NumElements() == 1) {
@@ -151,71 +205,21 @@ class UnaryOp : public OpKernel {
     const Tensor& x = ctx->input(0);
     TW_ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
     if (x.NumElements() > 0) {
-      y->flat<T>().device(ctx->eigen_cpu_device()) = x.flat<T>().unaryExpr(F());
+      y->flat<T>().device(ctx->eigen_cpu_device()) = x.flat<T>().unaryExpr(CpuForm<F>());
     }
     return absl::OkStatus();
   }
 };
 
-// ---- Functors Eigen lacks ----
-
-// x / y truncating for integers (INT_MIN / -1 wraps instead of trapping).
-template <typename T>
-struct SafeDiv {
-  T operator()(const T& x, const T& y) const {
-    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-      if (y == -1) return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(x));
-    }
-    return x / y;
-  }
-};
-
-// floor(x / y); Python's // for integers.
-template <typename T>
-struct FloorDivFn {
-  T operator()(const T& x, const T& y) const {
-    if constexpr (std::is_integral_v<T>) {
-      const T q = SafeDiv<T>()(x, y);
-      if constexpr (std::is_signed_v<T>) {
-        if ((x % y != 0) && ((x < 0) != (y < 0))) return q - 1;
-      }
-      return q;
-    } else {
-      return std::floor(x / y);
-    }
-  }
-};
-
-template <typename T>
-struct PowFn {
-  T operator()(const T& x, const T& y) const {
-    if constexpr (std::is_integral_v<T>) {
-      T result = 1, base = x;
-      for (auto e = y; e > 0; e >>= 1) {  // y >= 0 was checked
-        if (e & 1) result = static_cast<T>(result * base);
-        base = static_cast<T>(base * base);
-      }
-      return result;
-    } else {
-      return std::pow(x, y);
-    }
-  }
-};
-
-// (x - y)^2
-template <typename T>
-struct SquaredDifferenceFn {
-  T operator()(const T& x, const T& y) const { return (x - y) * (x - y); }
-};
-
-template <typename T>
-struct DividesByY<SafeDiv<T>> : std::true_type {};
-template <typename T>
-struct DividesByY<FloorDivFn<T>> : std::true_type {};
-template <typename T>
-struct NonNegativeIntY<PowFn<T>> : std::true_type {};
-
 }  // namespace cwise
 }  // namespace towerflow
+
+namespace Eigen {
+namespace internal {
+// Cost and vectorisation of a shared functor with a SIMD form: Eigen's.
+template <typename F, typename Simd>
+struct functor_traits<towerflow::cwise::WithSimd<F, Simd>> : functor_traits<Simd> {};
+}  // namespace internal
+}  // namespace Eigen
 
 #endif  // TOWERFLOW_KERNELS_CPU_CWISE_OPS_H_

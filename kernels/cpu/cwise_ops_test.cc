@@ -1,8 +1,11 @@
+#include "kernels/cpu/cwise_ops.h"
+
 #include <cmath>
 #include <limits>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/cwise_functors.h"
 #include "kernels/testing/kernel_runner.h"
 #include "kernels/testing/kernel_test_matchers.h"
 #include "tests/test_util.h"
@@ -129,6 +132,49 @@ TEST(CwiseTest, UnaryMath) {
   const Tensor specials = Literal<float>({3}, {1, std::nanf(""), INFINITY});
   EXPECT_THAT(Unary("IsNan", specials), TensorIs<bool>({3}, {false, true, false}));
   EXPECT_THAT(Unary("IsFinite", specials), TensorIs<bool>({3}, {true, false, false}));
+}
+
+// The CPU kernels compute with the shared functors of cwise_functors.h and
+// keep Eigen's SIMD form where Eigen has one (integer division has none: it
+// truncates and wraps).
+namespace ei = Eigen::internal;
+static_assert(ei::functor_traits<cwise::CpuForm<functor::Add<float>>>::PacketAccess);
+static_assert(ei::functor_traits<cwise::CpuForm<functor::Mul<double>>>::PacketAccess);
+static_assert(ei::functor_traits<cwise::CpuForm<functor::Div<float>>>::PacketAccess);
+static_assert(ei::functor_traits<cwise::CpuForm<functor::Maximum<float>>>::PacketAccess);
+static_assert(ei::functor_traits<cwise::CpuForm<functor::Exp<float>>>::PacketAccess);
+static_assert(ei::functor_traits<cwise::CpuForm<functor::Tanh<float>>>::PacketAccess);
+static_assert(!ei::functor_traits<cwise::CpuForm<functor::Div<int32_t>>>::PacketAccess);
+
+// 19 elements: whole SIMD registers and a scalar tail. Both agree with the
+// shared functor's scalar form (Eigen's vector tanh and exp are
+// approximations within a few ulps).
+TEST(CwiseTest, VectorAndScalarPathsAgreeWithTheSharedFunctor) {
+  std::vector<float> x;
+  for (int i = 0; i < 19; ++i) x.push_back(-4.5f + 0.5f * static_cast<float>(i));
+  for (const char* op : {"Tanh", "Sigmoid", "Exp", "Neg", "Square", "Floor"}) {
+    std::vector<float> want;
+    for (float v : x) {
+      const std::string name = op;
+      want.push_back(name == "Tanh"      ? functor::Tanh<float>()(v)
+                     : name == "Sigmoid" ? functor::Sigmoid<float>()(v)
+                     : name == "Exp"     ? functor::Exp<float>()(v)
+                     : name == "Neg"     ? functor::Neg<float>()(v)
+                     : name == "Square"  ? functor::Square<float>()(v)
+                                         : functor::Floor<float>()(v));
+    }
+    EXPECT_THAT(Unary(op, Literal<float>({19}, x)), TensorNear<float>({19}, want, 1e-4)) << op;
+  }
+  std::vector<float> y(19, 0.75f);
+  std::vector<float> quotients, maxima;
+  for (float v : x) {
+    quotients.push_back(functor::Div<float>()(v, 0.75f));
+    maxima.push_back(functor::Maximum<float>()(v, 0.75f));
+  }
+  EXPECT_THAT(Binary("RealDiv", Literal<float>({19}, x), Literal<float>({19}, y)),
+              TensorNear<float>({19}, quotients, 1e-6f));
+  EXPECT_THAT(Binary("Maximum", Literal<float>({19}, x), Literal<float>({19}, y)),
+              TensorIs<float>({19}, maxima));
 }
 
 TEST(CwiseTest, UnaryGradients) {

@@ -10,11 +10,6 @@ namespace {
 
 namespace ei = Eigen::internal;
 
-// TF's Round: half to even.
-template <typename T>
-struct RoundHalfEvenFn {
-  T operator()(const T& x) const { return std::nearbyint(x); }
-};
 struct NotFn {
   bool operator()(bool x) const { return !x; }
 };
@@ -30,28 +25,6 @@ class PredicateOp : public OpKernel {  // float -> bool
     }
     return absl::OkStatus();
   }
-};
-
-// Gradients of unary ops in terms of their output y and incoming dy.
-template <typename T>
-struct SigmoidGradFn {  // dy * y * (1 - y)
-  T operator()(const T& y, const T& dy) const { return dy * y * (T(1) - y); }
-};
-template <typename T>
-struct TanhGradFn {  // dy * (1 - y^2)
-  T operator()(const T& y, const T& dy) const { return dy * (T(1) - y * y); }
-};
-template <typename T>
-struct SqrtGradFn {  // dy / (2 y)
-  T operator()(const T& y, const T& dy) const { return dy * T(0.5) / y; }
-};
-template <typename T>
-struct RsqrtGradFn {  // -dy y^3 / 2
-  T operator()(const T& y, const T& dy) const { return dy * T(-0.5) * y * y * y; }
-};
-template <typename T>
-struct ReciprocalGradFn {  // -dy y^2
-  T operator()(const T& y, const T& dy) const { return -dy * y * y; }
 };
 
 // sum_i inputs[i]; all of one shape.
@@ -196,37 +169,37 @@ class SelectV2Op : public OpKernel {
 };
 
 template <typename T>
-using NegOp = UnaryOp<T, ei::scalar_opposite_op<T>>;
+using NegOp = UnaryOp<T, functor::Neg<T>>;
 template <typename T>
-using AbsOp = UnaryOp<T, ei::scalar_abs_op<T>>;
+using AbsOp = UnaryOp<T, functor::Abs<T>>;
 template <typename T>
-using SquareOp = UnaryOp<T, ei::scalar_square_op<T>>;
+using SquareOp = UnaryOp<T, functor::Square<T>>;
 template <typename T>
 using SignOp = UnaryOp<T, ei::scalar_sign_op<T>>;
 template <typename T>
-using SqrtOp = UnaryOp<T, ei::scalar_sqrt_op<T>>;
+using SqrtOp = UnaryOp<T, functor::Sqrt<T>>;
 template <typename T>
-using RsqrtOp = UnaryOp<T, ei::scalar_rsqrt_op<T>>;
+using RsqrtOp = UnaryOp<T, functor::Rsqrt<T>>;
 template <typename T>
-using ExpOp = UnaryOp<T, ei::scalar_exp_op<T>>;
+using ExpOp = UnaryOp<T, functor::Exp<T>>;
 template <typename T>
 using Expm1Op = UnaryOp<T, ei::scalar_expm1_op<T>>;
 template <typename T>
-using LogOp = UnaryOp<T, ei::scalar_log_op<T>>;
+using LogOp = UnaryOp<T, functor::Log<T>>;
 template <typename T>
 using Log1pOp = UnaryOp<T, ei::scalar_log1p_op<T>>;
 template <typename T>
-using SigmoidOp = UnaryOp<T, ei::scalar_logistic_op<T>>;
+using SigmoidOp = UnaryOp<T, functor::Sigmoid<T>>;
 template <typename T>
-using TanhOp = UnaryOp<T, ei::scalar_tanh_op<T>>;
+using TanhOp = UnaryOp<T, functor::Tanh<T>>;
 template <typename T>
-using ReciprocalOp = UnaryOp<T, ei::scalar_inverse_op<T>>;
+using ReciprocalOp = UnaryOp<T, functor::Reciprocal<T>>;
 template <typename T>
-using FloorOp = UnaryOp<T, ei::scalar_floor_op<T>>;
+using FloorOp = UnaryOp<T, functor::Floor<T>>;
 template <typename T>
 using CeilOp = UnaryOp<T, ei::scalar_ceil_op<T>>;
 template <typename T>
-using RoundOp = UnaryOp<T, RoundHalfEvenFn<T>>;
+using RoundOp = UnaryOp<T, functor::Round<T>>;
 template <typename T>
 using SinOp = UnaryOp<T, ei::scalar_sin_op<T>>;
 template <typename T>
@@ -238,15 +211,15 @@ using IsInfOp = PredicateOp<T, ei::scalar_isinf_op<T>>;
 template <typename T>
 using IsFiniteOp = PredicateOp<T, ei::scalar_isfinite_op<T>>;
 template <typename T>
-using SigmoidGradOp = SameShapeBinaryOp<T, SigmoidGradFn<T>>;
+using SigmoidGradOp = SameShapeBinaryOp<T, functor::SigmoidGrad<T>>;
 template <typename T>
-using TanhGradOp = SameShapeBinaryOp<T, TanhGradFn<T>>;
+using TanhGradOp = SameShapeBinaryOp<T, functor::TanhGrad<T>>;
 template <typename T>
-using SqrtGradOp = SameShapeBinaryOp<T, SqrtGradFn<T>>;
+using SqrtGradOp = SameShapeBinaryOp<T, functor::SqrtGrad<T>>;
 template <typename T>
-using RsqrtGradOp = SameShapeBinaryOp<T, RsqrtGradFn<T>>;
+using RsqrtGradOp = SameShapeBinaryOp<T, functor::RsqrtGrad<T>>;
 template <typename T>
-using ReciprocalGradOp = SameShapeBinaryOp<T, ReciprocalGradFn<T>>;
+using ReciprocalGradOp = SameShapeBinaryOp<T, functor::ReciprocalGrad<T>>;
 
 TW_REGISTER_KERNELS(cwise_unary) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };

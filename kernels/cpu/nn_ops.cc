@@ -8,41 +8,15 @@
 #include <cmath>
 
 #include "core/status_macros.h"
+#include "framework/threadpool.h"
 #include "kernels/cpu/cwise_ops.h"
 #include "kernels/kernel_util.h"
-#include "framework/threadpool.h"
 
 namespace towerflow {
 namespace {
 
 using cwise::SameShapeBinaryOp;
 using cwise::UnaryOp;
-
-template <typename T>
-struct ReluFn {
-  T operator()(const T& x) const { return x > T(0) ? x : T(0); }
-};
-template <typename T>
-struct Relu6Fn {
-  T operator()(const T& x) const { return x > T(0) ? (x < T(6) ? x : T(6)) : T(0); }
-};
-template <typename T>
-struct EluFn {
-  T operator()(const T& x) const { return x < T(0) ? std::expm1(x) : x; }
-};
-// Gradients: (incoming gradient g, forward features or outputs f).
-template <typename T>
-struct ReluGradFn {
-  T operator()(const T& g, const T& f) const { return f > T(0) ? g : T(0); }
-};
-template <typename T>
-struct Relu6GradFn {
-  T operator()(const T& g, const T& f) const { return f > T(0) && f < T(6) ? g : T(0); }
-};
-template <typename T>
-struct EluGradFn {  // f is Elu's output: d/dx (e^x - 1) = e^x = f + 1
-  T operator()(const T& g, const T& f) const { return f < T(0) ? g * (f + T(1)) : g; }
-};
 
 absl::StatusOr<bool> ParseDataFormat(const KernelConstruction& c) {
   std::string format;
@@ -328,17 +302,17 @@ class InTopKOp : public OpKernel {
 };
 
 template <typename T>
-using ReluOp = UnaryOp<T, ReluFn<T>>;
+using ReluOp = UnaryOp<T, functor::Relu<T>>;
 template <typename T>
-using Relu6Op = UnaryOp<T, Relu6Fn<T>>;
+using Relu6Op = UnaryOp<T, functor::Relu6<T>>;
 template <typename T>
-using EluOp = UnaryOp<T, EluFn<T>>;
+using EluOp = UnaryOp<T, functor::Elu<T>>;
 template <typename T>
-using ReluGradOp = SameShapeBinaryOp<T, ReluGradFn<T>>;
+using ReluGradOp = SameShapeBinaryOp<T, functor::ReluGrad<T>>;
 template <typename T>
-using Relu6GradOp = SameShapeBinaryOp<T, Relu6GradFn<T>>;
+using Relu6GradOp = SameShapeBinaryOp<T, functor::Relu6Grad<T>>;
 template <typename T>
-using EluGradOp = SameShapeBinaryOp<T, EluGradFn<T>>;
+using EluGradOp = SameShapeBinaryOp<T, functor::EluGrad<T>>;
 template <typename T>
 using SoftmaxKernel = SoftmaxOp<T, false>;
 template <typename T>

@@ -1,5 +1,5 @@
-// MaxPool, AvgPool and their gradients (MaxPool's second order too); LRN and LRNGrad as single
-// fused passes (TF's formulas).
+// MaxPool, AvgPool and their gradients (MaxPool's second order too). LRN,
+// a normalization, is in norm_ops.cc, as on the GPU.
 //
 // Buffers (NHWC; NCHW inputs are transposed to NHWC and back):
 // input [N,H,W,C], output [N,OH,OW,C]. Every kernel walks output pixels
@@ -15,13 +15,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/kernel_util.h"
-#include "kernels/norm_attrs.h"
-#include "kernels/window.h"
+#include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
-#include "framework/device.h"
 #include "framework/threadpool.h"
+#include "kernels/kernel_util.h"
+#include "kernels/window.h"
 
 namespace towerflow {
 namespace {
@@ -287,115 +286,6 @@ class AvgPoolGradOp : public OpKernel {
   WindowAttrs attrs_;
 };
 
-// Windowed sums over channels of `v` (length c) with radius r, via prefix
-// sums: out[i] = sum v[max(0,i-r) .. min(c-1,i+r)]. The middle range needs
-// no clamping, so it vectorises.
-template <typename T>
-void WindowSums(const T* v, int64_t c, int64_t r, T* prefix, T* out) {
-  prefix[0] = 0;
-  for (int64_t i = 0; i < c; ++i) prefix[i + 1] = prefix[i] + v[i];
-  const int64_t lo = std::min(r, c), hi = std::max(lo, c - r - 1);
-  for (int64_t i = 0; i < lo; ++i) out[i] = prefix[std::min(c, i + r + 1)] - prefix[0];
-  for (int64_t i = lo; i < hi; ++i) out[i] = prefix[i + r + 1] - prefix[i - r];
-  for (int64_t i = hi; i < c; ++i) {
-    out[i] = prefix[std::min(c, i + r + 1)] - prefix[std::max<int64_t>(0, i - r)];
-  }
-}
-
-// out[i] = (bias + alpha * sums[i])^-beta, with the branch on beta hoisted
-// out of the loop.
-template <typename T>
-void NormPowers(const T* sums, int64_t c, T bias, T alpha, T beta, T* out) {
-  if (beta == T(0.75)) {
-    for (int64_t i = 0; i < c; ++i) {
-      const T r = T(1) / std::sqrt(bias + alpha * sums[i]);
-      out[i] = r * std::sqrt(r);
-    }
-  } else if (beta == T(0.5)) {
-    for (int64_t i = 0; i < c; ++i) out[i] = T(1) / std::sqrt(bias + alpha * sums[i]);
-  } else {
-    for (int64_t i = 0; i < c; ++i) out[i] = std::pow(bias + alpha * sums[i], -beta);
-  }
-}
-
-// LRN: y = x * (bias + alpha * sum_{|c'-c|<=r} x[c']^2)^-beta.
-template <typename T>
-class LrnOp : public OpKernel {
- public:
-  absl::Status Init(const KernelConstruction& c) override { return p_.Init(c); }
-  absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& in = ctx->input(0);
-    if (in.dims() != 4) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input must be 4-dimensional, got ", in.shape().DebugString()));
-    }
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
-    if (in.NumElements() == 0) return absl::OkStatus();
-    const int64_t c = in.dim_size(3), pixels = in.NumElements() / c;
-    const T* x = in.data<T>();
-    T* y = out->data<T>();
-    const T bias = p_.bias, alpha = p_.alpha, beta = p_.beta;
-    ctx->intra_op_pool()->ParallelFor(pixels, 8 * c, [&](int64_t begin, int64_t end) {
-      std::vector<T> sq(c), prefix(c + 1), sums(c), pw(c);
-      for (int64_t px = begin; px < end; ++px) {
-        const T* xi = x + px * c;
-        for (int64_t i = 0; i < c; ++i) sq[i] = xi[i] * xi[i];
-        WindowSums(sq.data(), c, p_.radius, prefix.data(), sums.data());
-        NormPowers(sums.data(), c, bias, alpha, beta, pw.data());
-        for (int64_t i = 0; i < c; ++i) y[px * c + i] = xi[i] * pw[i];
-      }
-    });
-    return absl::OkStatus();
-  }
-
- private:
-  LrnParams p_;
-};
-
-// LRNGrad(input_grads dy, input_image x, output_image y):
-//   dx[j] = dy[j] n[j]^-beta
-//           - 2 alpha beta x[j] sum_{|c-j|<=r} dy[c] x[c] n[c]^(-beta-1)
-// with n[c] = bias + alpha * sum_{|c'-c|<=r} x[c']^2.
-template <typename T>
-class LrnGradOp : public OpKernel {
- public:
-  absl::Status Init(const KernelConstruction& c) override { return p_.Init(c); }
-  absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& dy = ctx->input(0);
-    const Tensor& in = ctx->input(1);
-    const Tensor& out = ctx->input(2);
-    TW_RETURN_IF_ERROR(CheckLrnGradShapes(dy, in, out));
-    TW_ASSIGN_OR_RETURN(Tensor * dx_t, ctx->allocate_output(0, in.shape()));
-    if (in.NumElements() == 0) return absl::OkStatus();
-    const int64_t c = in.dim_size(3), pixels = in.NumElements() / c;
-    const T* x = in.data<T>();
-    const T* g = dy.data<T>();
-    T* dx = dx_t->data<T>();
-    const T bias = p_.bias, alpha = p_.alpha, beta = p_.beta;
-    ctx->intra_op_pool()->ParallelFor(pixels, 16 * c, [&](int64_t begin, int64_t end) {
-      std::vector<T> v(c), prefix(c + 1), sums(c), t(c);
-      for (int64_t px = begin; px < end; ++px) {
-        const T* xi = x + px * c;
-        const T* gi = g + px * c;
-        for (int64_t i = 0; i < c; ++i) v[i] = xi[i] * xi[i];
-        WindowSums(v.data(), c, p_.radius, prefix.data(), sums.data());
-        NormPowers(sums.data(), c, bias, alpha, beta, v.data());  // n^-beta
-        for (int64_t i = 0; i < c; ++i) {
-          t[i] = gi[i] * xi[i] * v[i] / (bias + alpha * sums[i]);  // dy x n^(-beta-1)
-        }
-        WindowSums(t.data(), c, p_.radius, prefix.data(), sums.data());
-        for (int64_t i = 0; i < c; ++i) {
-          dx[px * c + i] = gi[i] * v[i] - T(2) * alpha * beta * xi[i] * sums[i];
-        }
-      }
-    });
-    return absl::OkStatus();
-  }
-
- private:
-  LrnParams p_;
-};
-
 template <typename T>
 using MaxPoolOp = PoolOp<T, true>;
 template <typename T>
@@ -408,8 +298,6 @@ TW_REGISTER_KERNELS(pooling_ops) {
   RegisterTypedKernels<MaxPoolGradOp, float, double>(cpu("MaxPoolGrad"), "T");
   RegisterTypedKernels<MaxPoolGradGradOp, float, double>(cpu("MaxPoolGradGrad"), "T");
   RegisterTypedKernels<AvgPoolGradOp, float, double>(cpu("AvgPoolGrad"), "T");
-  RegisterTypedKernels<LrnOp, float>(cpu("LRN"), "T");
-  RegisterTypedKernels<LrnGradOp, float>(cpu("LRNGrad"), "T");
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // CUDA kernels behind kernels/gpu/launch.h: elementwise maths with
-// broadcasting, fills and casts. Grid-stride loops
-// over 64-bit indices, 256 threads a block.
+// broadcasting (the functors of kernels/cwise_functors.h, which the CPU
+// kernels use too), fills and casts. Grid-stride loops over 64-bit indices,
+// 256 threads a block.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "kernels/cwise_functors.h"
 #include "kernels/gpu/cuda_util.cu.h"
 #include "kernels/gpu/launch.h"
 
@@ -12,81 +14,21 @@ namespace towerflow {
 namespace gpu {
 namespace {
 
-template <typename T>
-__device__ T ApplyUnary(UnaryFn fn, T x) {
-  switch (fn) {
-    case UnaryFn::kNeg:
-      return -x;
-    case UnaryFn::kAbs:
-      return x < T(0) ? -x : x;
-    case UnaryFn::kSquare:
-      return x * x;
-    case UnaryFn::kSqrt:
-      return sqrt(x);
-    case UnaryFn::kRsqrt:
-      return T(1) / sqrt(x);
-    case UnaryFn::kExp:
-      return exp(x);
-    case UnaryFn::kLog:
-      return log(x);
-    case UnaryFn::kTanh:
-      return tanh(x);
-    case UnaryFn::kSigmoid:
-      return T(1) / (T(1) + exp(-x));
-    case UnaryFn::kRelu:
-      return x > T(0) ? x : T(0);
-    case UnaryFn::kReciprocal:
-      return T(1) / x;
-    case UnaryFn::kFloor:
-      return floor(x);
-  }
-  return x;
+template <typename T, typename F>
+__global__ void UnaryKernel(const T* x, T* y, int64_t n) {
+  const F f;
+  TW_GRID_LOOP(i, n) { y[i] = f(x[i]); }
 }
 
-template <typename T>
-__device__ T ApplyBinary(BinaryFn fn, T a, T b) {
-  switch (fn) {
-    case BinaryFn::kAdd:
-      return a + b;
-    case BinaryFn::kSub:
-      return a - b;
-    case BinaryFn::kMul:
-      return a * b;
-    case BinaryFn::kDiv:
-      return a / b;
-    case BinaryFn::kMaximum:
-      return a > b ? a : b;
-    case BinaryFn::kMinimum:
-      return a < b ? a : b;
-    case BinaryFn::kSquaredDifference:
-      return (a - b) * (a - b);
-    case BinaryFn::kFloorDiv:
-      return floor(a / b);
-    case BinaryFn::kPow:
-      return pow(a, b);
-    case BinaryFn::kReluGrad:
-      return b > T(0) ? a : T(0);
-    case BinaryFn::kTanhGrad:
-      return b * (T(1) - a * a);
-    case BinaryFn::kSigmoidGrad:
-      return b * a * (T(1) - a);
-  }
-  return a;
+template <typename T, typename F>
+__global__ void BinaryKernel(const T* x, const T* y, T* z, int64_t n) {
+  const F f;
+  TW_GRID_LOOP(i, n) { z[i] = f(x[i], y[i]); }
 }
 
-template <typename T>
-__global__ void UnaryKernel(UnaryFn fn, const T* x, T* y, int64_t n) {
-  TW_GRID_LOOP(i, n) { y[i] = ApplyUnary(fn, x[i]); }
-}
-
-template <typename T>
-__global__ void BinaryKernel(BinaryFn fn, const T* x, const T* y, T* z, int64_t n) {
-  TW_GRID_LOOP(i, n) { z[i] = ApplyBinary(fn, x[i], y[i]); }
-}
-
-template <typename T>
-__global__ void BroadcastBinaryKernel(BinaryFn fn, const T* x, const T* y, T* z, int64_t n,
-                                      Broadcast b) {
+template <typename T, typename F>
+__global__ void BroadcastBinaryKernel(const T* x, const T* y, T* z, int64_t n, Broadcast b) {
+  const F f;
   TW_GRID_LOOP(i, n) {
     int64_t rest = i, xi = 0, yi = 0;
     for (int d = b.rank - 1; d >= 0; --d) {
@@ -95,7 +37,7 @@ __global__ void BroadcastBinaryKernel(BinaryFn fn, const T* x, const T* y, T* z,
       xi += k * b.x_strides[d];
       yi += k * b.y_strides[d];
     }
-    z[i] = ApplyBinary(fn, x[xi], y[yi]);
+    z[i] = f(x[xi], y[yi]);
   }
 }
 
@@ -128,21 +70,21 @@ __global__ void CastKernel(const From* in, To* out, int64_t n) {
 
 }  // namespace
 
-template <typename T>
-cudaError_t LaunchUnary(UnaryFn fn, const T* x, T* y, int64_t n, cudaStream_t stream) {
+template <typename T, typename F>
+cudaError_t LaunchUnary(const T* x, T* y, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  UnaryKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(fn, x, y, n);
+  UnaryKernel<T, F><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, y, n);
   return cudaGetLastError();
 }
 
-template <typename T>
-cudaError_t LaunchBinary(BinaryFn fn, const T* x, const T* y, T* z, int64_t n,
-                         const Broadcast* bcast, cudaStream_t stream) {
+template <typename T, typename F>
+cudaError_t LaunchBinary(const T* x, const T* y, T* z, int64_t n, const Broadcast* bcast,
+                         cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   if (bcast == nullptr) {
-    BinaryKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(fn, x, y, z, n);
+    BinaryKernel<T, F><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, y, z, n);
   } else {
-    BroadcastBinaryKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(fn, x, y, z, n, *bcast);
+    BroadcastBinaryKernel<T, F><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, y, z, n, *bcast);
   }
   return cudaGetLastError();
 }
@@ -176,10 +118,45 @@ cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream) 
   return cudaGetLastError();
 }
 
+// The functors the GPU kernels register (kernels/gpu/cwise_ops.cc, and
+// L2Loss, AddN and BiasAdd).
+#define TW_INSTANTIATE_UNARY(T, F) \
+  template cudaError_t LaunchUnary<T, functor::F<T>>(const T*, T*, int64_t, cudaStream_t);
+#define TW_INSTANTIATE_BINARY(T, F)                                                    \
+  template cudaError_t LaunchBinary<T, functor::F<T>>(const T*, const T*, T*, int64_t, \
+                                                      const Broadcast*, cudaStream_t);
+#define TW_INSTANTIATE_CWISE(T)               \
+  TW_INSTANTIATE_UNARY(T, Neg)                \
+  TW_INSTANTIATE_UNARY(T, Abs)                \
+  TW_INSTANTIATE_UNARY(T, Square)             \
+  TW_INSTANTIATE_UNARY(T, Sqrt)               \
+  TW_INSTANTIATE_UNARY(T, Rsqrt)              \
+  TW_INSTANTIATE_UNARY(T, Exp)                \
+  TW_INSTANTIATE_UNARY(T, Log)                \
+  TW_INSTANTIATE_UNARY(T, Tanh)               \
+  TW_INSTANTIATE_UNARY(T, Sigmoid)            \
+  TW_INSTANTIATE_UNARY(T, Relu)               \
+  TW_INSTANTIATE_UNARY(T, Reciprocal)         \
+  TW_INSTANTIATE_UNARY(T, Floor)              \
+  TW_INSTANTIATE_BINARY(T, Add)               \
+  TW_INSTANTIATE_BINARY(T, Sub)               \
+  TW_INSTANTIATE_BINARY(T, Mul)               \
+  TW_INSTANTIATE_BINARY(T, Div)               \
+  TW_INSTANTIATE_BINARY(T, Maximum)           \
+  TW_INSTANTIATE_BINARY(T, Minimum)           \
+  TW_INSTANTIATE_BINARY(T, SquaredDifference) \
+  TW_INSTANTIATE_BINARY(T, FloorDiv)          \
+  TW_INSTANTIATE_BINARY(T, Pow)               \
+  TW_INSTANTIATE_BINARY(T, ReluGrad)          \
+  TW_INSTANTIATE_BINARY(T, TanhGrad)          \
+  TW_INSTANTIATE_BINARY(T, SigmoidGrad)
+TW_INSTANTIATE_CWISE(float)
+TW_INSTANTIATE_CWISE(double)
+#undef TW_INSTANTIATE_CWISE
+#undef TW_INSTANTIATE_BINARY
+#undef TW_INSTANTIATE_UNARY
+
 #define TW_INSTANTIATE(T)                                                              \
-  template cudaError_t LaunchUnary<T>(UnaryFn, const T*, T*, int64_t, cudaStream_t);   \
-  template cudaError_t LaunchBinary<T>(BinaryFn, const T*, const T*, T*, int64_t,      \
-                                       const Broadcast*, cudaStream_t);                \
   template cudaError_t LaunchFill<T>(const T*, T*, int64_t, cudaStream_t);             \
   template cudaError_t LaunchFillConstant<T>(T, T*, int64_t, cudaStream_t);            \
   template cudaError_t LaunchBroadcastCopy<T>(const T*, T*, int64_t, const Broadcast&, \

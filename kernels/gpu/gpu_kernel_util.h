@@ -8,11 +8,14 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "framework/kernel.h"
-#include "framework/kernel_context.h"
 #include "framework/gpu/cuda_status.h"
 #include "framework/gpu/gpu_device.h"
+#include "framework/kernel.h"
+#include "framework/kernel_context.h"
+#include "kernels/bcast.h"
+#include "kernels/gpu/launch.h"
 
 namespace towerflow {
 namespace gpu {
@@ -37,6 +40,33 @@ inline absl::StatusOr<bool> IsNchw(const KernelConstruction& c) {
   std::string format;
   TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
   return format == "NCHW";
+}
+
+// Strides over the collapsed output for operands reshaped to `reshape`
+// (a dimension of 1 broadcasts: stride 0).
+inline void FillStrides(const BCast::Vec& reshape, int64_t* strides) {
+  int64_t stride = 1;
+  for (int d = static_cast<int>(reshape.size()) - 1; d >= 0; --d) {
+    strides[d] = reshape[d] == 1 ? 0 : stride;
+    stride *= reshape[d];
+  }
+}
+
+// The kernels' description of a (non-trivial) broadcast of x and y.
+inline absl::StatusOr<Broadcast> MakeBroadcast(const BCast& b, const TensorShape& x,
+                                               const TensorShape& y) {
+  const int rank = static_cast<int>(b.result_shape().size());
+  if (rank > kMaxDims) {
+    return absl::UnimplementedError(absl::StrCat("broadcasting ", x.DebugString(), " and ",
+                                                 y.DebugString(), " needs ", rank,
+                                                 " dimensions; the GPU kernels take ", kMaxDims));
+  }
+  Broadcast bcast;
+  bcast.rank = rank;
+  for (int d = 0; d < rank; ++d) bcast.dims[d] = b.result_shape()[d];
+  FillStrides(b.x_reshape(), bcast.x_strides);
+  FillStrides(b.y_reshape(), bcast.y_strides);
+  return bcast;
 }
 
 }  // namespace gpu

@@ -26,37 +26,6 @@ inline int GridSize(int64_t n) {
   return static_cast<int>(blocks < 4096 ? blocks : 4096);
 }
 
-enum class UnaryFn {
-  kNeg,
-  kAbs,
-  kSquare,
-  kSqrt,
-  kRsqrt,
-  kExp,
-  kLog,
-  kTanh,
-  kSigmoid,
-  kRelu,
-  kReciprocal,
-  kFloor,
-};
-
-enum class BinaryFn {
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kMaximum,
-  kMinimum,
-  kSquaredDifference,
-  kFloorDiv,  // floor(a / b), Python's // on floats
-  kPow,
-  // Gradients: (dy, y or x) -> dx, TF's argument order.
-  kReluGrad,     // (dy, x): dy where x > 0
-  kTanhGrad,     // (y, dy): dy * (1 - y^2)
-  kSigmoidGrad,  // (y, dy): dy * y * (1 - y)
-};
-
 // Where output element i reads x and y: its index over `dims` dotted with
 // each operand's strides (0 along broadcast dimensions).
 struct Broadcast {
@@ -68,13 +37,15 @@ struct Broadcast {
 
 enum class ReduceFn { kSum, kMax, kMin, kProd };
 
-template <typename T>
-cudaError_t LaunchUnary(UnaryFn fn, const T* x, T* y, int64_t n, cudaStream_t stream);
+// y[i] = F()(x[i]) for a functor of kernels/cwise_functors.h; instantiated
+// in cwise_kernels.cu.cc for the functors the GPU kernels use.
+template <typename T, typename F>
+cudaError_t LaunchUnary(const T* x, T* y, int64_t n, cudaStream_t stream);
 
-// `bcast` null: x, y and z all have n elements.
-template <typename T>
-cudaError_t LaunchBinary(BinaryFn fn, const T* x, const T* y, T* z, int64_t n,
-                         const Broadcast* bcast, cudaStream_t stream);
+// z[i] = F()(x[..], y[..]); `bcast` null: x, y and z all have n elements.
+template <typename T, typename F>
+cudaError_t LaunchBinary(const T* x, const T* y, T* z, int64_t n, const Broadcast* bcast,
+                         cudaStream_t stream);
 
 // out[o, i] = reduce over r of in[o, r, i], times `scale` (1/r for a mean).
 template <typename T>

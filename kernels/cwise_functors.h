@@ -1,0 +1,219 @@
+// Elementwise maths, defined once per op for every device (TF's
+// cwise_ops.h functor pattern): the CPU kernels evaluate these functors
+// through Eigen (kernels/cpu/cwise_ops.h adds Eigen's SIMD form where Eigen
+// has one), the CUDA kernels call them per element
+// (kernels/gpu/cwise_kernels.cu.cc).
+//
+// Each functor is a stateless struct whose operator() compiles for host and
+// device (TW_HOST_DEVICE). The header includes neither Eigen nor CUDA, so
+// nvcc sees only this file and the C++ library.
+//
+// Argument order is TensorFlow's: the *Grad functors of activations take
+// (incoming gradient, forward features or output) as ReluGrad does, and
+// (forward output, incoming gradient) as TanhGrad and SigmoidGrad do.
+#ifndef TOWERFLOW_KERNELS_CWISE_FUNCTORS_H_
+#define TOWERFLOW_KERNELS_CWISE_FUNCTORS_H_
+
+#include <cmath>
+#include <type_traits>
+
+#if defined(__CUDACC__)
+#define TW_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define TW_HOST_DEVICE inline
+#endif
+
+namespace towerflow {
+namespace functor {
+
+// ---- Unary ----
+
+template <typename T>
+struct Neg {
+  TW_HOST_DEVICE T operator()(const T& x) const { return -x; }
+};
+template <typename T>
+struct Abs {
+  TW_HOST_DEVICE T operator()(const T& x) const { return x < T(0) ? -x : x; }
+};
+template <typename T>
+struct Square {
+  TW_HOST_DEVICE T operator()(const T& x) const { return x * x; }
+};
+template <typename T>
+struct Sqrt {
+  TW_HOST_DEVICE T operator()(const T& x) const { return std::sqrt(x); }
+};
+template <typename T>
+struct Rsqrt {
+  TW_HOST_DEVICE T operator()(const T& x) const { return T(1) / std::sqrt(x); }
+};
+template <typename T>
+struct Exp {
+  TW_HOST_DEVICE T operator()(const T& x) const { return std::exp(x); }
+};
+template <typename T>
+struct Log {
+  TW_HOST_DEVICE T operator()(const T& x) const { return std::log(x); }
+};
+template <typename T>
+struct Tanh {
+  TW_HOST_DEVICE T operator()(const T& x) const { return std::tanh(x); }
+};
+template <typename T>
+struct Sigmoid {
+  TW_HOST_DEVICE T operator()(const T& x) const { return T(1) / (T(1) + std::exp(-x)); }
+};
+template <typename T>
+struct Reciprocal {
+  TW_HOST_DEVICE T operator()(const T& x) const { return T(1) / x; }
+};
+template <typename T>
+struct Floor {
+  TW_HOST_DEVICE T operator()(const T& x) const { return std::floor(x); }
+};
+// TF's Round: half to even.
+template <typename T>
+struct Round {
+  TW_HOST_DEVICE T operator()(const T& x) const { return std::nearbyint(x); }
+};
+template <typename T>
+struct Relu {
+  TW_HOST_DEVICE T operator()(const T& x) const { return x > T(0) ? x : T(0); }
+};
+template <typename T>
+struct Relu6 {
+  TW_HOST_DEVICE T operator()(const T& x) const { return x > T(0) ? (x < T(6) ? x : T(6)) : T(0); }
+};
+template <typename T>
+struct Elu {
+  TW_HOST_DEVICE T operator()(const T& x) const { return x < T(0) ? std::expm1(x) : x; }
+};
+
+// ---- Binary ----
+
+template <typename T>
+struct Add {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x + y; }
+};
+template <typename T>
+struct Sub {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x - y; }
+};
+template <typename T>
+struct Mul {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x * y; }
+};
+// x / y, truncating for integers; INT_MIN / -1 wraps instead of trapping.
+// (Integer kernels refuse y == 0 before they run: DividesByY.)
+template <typename T>
+struct Div {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      if (y == T(-1)) return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(x));
+    }
+    return x / y;
+  }
+};
+// floor(x / y); Python's // for integers.
+template <typename T>
+struct FloorDiv {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    if constexpr (std::is_integral_v<T>) {
+      const T q = Div<T>()(x, y);
+      if constexpr (std::is_signed_v<T>) {
+        if ((x % y != 0) && ((x < 0) != (y < 0))) return q - 1;
+      }
+      return q;
+    } else {
+      return std::floor(x / y);
+    }
+  }
+};
+// std::max's and std::min's answers (the first argument on a NaN).
+template <typename T>
+struct Maximum {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x < y ? y : x; }
+};
+template <typename T>
+struct Minimum {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return y < x ? y : x; }
+};
+template <typename T>
+struct SquaredDifference {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return (x - y) * (x - y); }
+};
+// x^y; for integers by squaring (integer kernels refuse y < 0 first:
+// NonNegativeIntY).
+template <typename T>
+struct Pow {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    if constexpr (std::is_integral_v<T>) {
+      T result = 1, base = x;
+      for (T e = y; e > 0; e >>= 1) {
+        if (e & 1) result = static_cast<T>(result * base);
+        base = static_cast<T>(base * base);
+      }
+      return result;
+    } else {
+      return std::pow(x, y);
+    }
+  }
+};
+
+// ---- Gradients of unary ops ----
+
+template <typename T>
+struct ReluGrad {  // (g, features): g where features > 0
+  TW_HOST_DEVICE T operator()(const T& g, const T& f) const { return f > T(0) ? g : T(0); }
+};
+template <typename T>
+struct Relu6Grad {  // (g, features): g where 0 < features < 6
+  TW_HOST_DEVICE T operator()(const T& g, const T& f) const {
+    return f > T(0) && f < T(6) ? g : T(0);
+  }
+};
+template <typename T>
+struct EluGrad {  // (g, Elu's output f): d/dx (e^x - 1) = e^x = f + 1
+  TW_HOST_DEVICE T operator()(const T& g, const T& f) const {
+    return f < T(0) ? g * (f + T(1)) : g;
+  }
+};
+template <typename T>
+struct TanhGrad {  // (y, dy): dy * (1 - y^2)
+  TW_HOST_DEVICE T operator()(const T& y, const T& dy) const { return dy * (T(1) - y * y); }
+};
+template <typename T>
+struct SigmoidGrad {  // (y, dy): dy * y * (1 - y)
+  TW_HOST_DEVICE T operator()(const T& y, const T& dy) const { return dy * y * (T(1) - y); }
+};
+template <typename T>
+struct SqrtGrad {  // (y, dy): dy / (2 y)
+  TW_HOST_DEVICE T operator()(const T& y, const T& dy) const { return dy * T(0.5) / y; }
+};
+template <typename T>
+struct RsqrtGrad {  // (y, dy): -dy y^3 / 2
+  TW_HOST_DEVICE T operator()(const T& y, const T& dy) const { return dy * T(-0.5) * y * y * y; }
+};
+template <typename T>
+struct ReciprocalGrad {  // (y, dy): -dy y^2
+  TW_HOST_DEVICE T operator()(const T& y, const T& dy) const { return -dy * y * y; }
+};
+
+// Markers for the checks integer kernels run before these functors:
+// division by zero and negative exponents are errors, as in TF.
+template <typename F>
+struct DividesByY : std::false_type {};
+template <typename T>
+struct DividesByY<Div<T>> : std::true_type {};
+template <typename T>
+struct DividesByY<FloorDiv<T>> : std::true_type {};
+template <typename F>
+struct NonNegativeIntY : std::false_type {};
+template <typename T>
+struct NonNegativeIntY<Pow<T>> : std::true_type {};
+
+}  // namespace functor
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_CWISE_FUNCTORS_H_

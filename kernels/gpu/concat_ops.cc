@@ -1,0 +1,101 @@
+// Joining and picking whole slices on GPUs, as cpu/concat_ops.cc: ConcatV2
+// as one pitched device copy per input, GatherV2 by rows
+// (LaunchGatherRows). The checks and shapes are the CPU kernels'
+// (kernels/rearrange.h); the axis and the indices stay in host memory.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "core/strided_slice.h"
+#include "framework/kernel_registry.h"
+#include "kernels/gpu/gpu_kernel_util.h"
+#include "kernels/gpu/launch.h"
+#include "kernels/kernel_util.h"
+#include "kernels/rearrange.h"
+
+namespace towerflow {
+namespace gpu {
+namespace {
+
+// GatherV2 with batch_dims 0: the indices are checked on the host (the CPU
+// kernel's plan), then copied to the device for the row gather.
+class GatherV2Op : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return CheckGatherBatchDims(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& params = ctx->input(0);
+    const Tensor& indices = ctx->input(1);
+    TW_ASSIGN_OR_RETURN(int64_t axis, IntScalar(ctx->input(2), "axis"));
+    TW_ASSIGN_OR_RETURN(GatherPlan plan, PlanGather(params.shape(), indices, axis));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.shape));
+    if (plan.shape.num_elements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    TW_ASSIGN_OR_RETURN(Tensor device_indices, gpu->CopyFromHost(indices));
+    cudaError_t error = cudaSuccess;
+    const bool ok = VisitByElementSize(params.dtype(), [&](auto zero) {
+      using U = decltype(zero);
+      const auto launch = [&](const auto* idx) {
+        return LaunchGatherRows<U>(static_cast<const U*>(params.raw_data()), idx,
+                                   static_cast<U*>(out->raw_data()), plan.outer, plan.limit,
+                                   indices.NumElements(), plan.inner, gpu->compute_stream());
+      };
+      error = indices.dtype() == DT_INT64 ? launch(device_indices.data<int64_t>())
+                                          : launch(device_indices.data<int32_t>());
+    });
+    if (!ok) return UnsupportedDtype("GatherV2", params.dtype());
+    TW_CUDA_RETURN_IF_ERROR(error);
+    return absl::OkStatus();
+  }
+};
+
+// Each input's rows (its elements from the axis on) land side by side in
+// the output's rows: a 2-D copy with the output's row pitch.
+class ConcatV2Op : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const int n = ctx->num_inputs() - 1;
+    std::vector<const Tensor*> values;
+    for (int i = 0; i < n; ++i) values.push_back(&ctx->input(i));
+    TW_ASSIGN_OR_RETURN(ConcatPlan plan, PlanConcat(values, ctx->input(n)));
+    if (n == 1) return ctx->set_output(0, *values[0]);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.shape));
+    if (plan.shape.num_elements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    const size_t elem = TensorElementSize(out->dtype());
+    const size_t out_row = elem * DimProduct(plan.shape, plan.axis, plan.shape.dims());
+    char* dst = static_cast<char*>(out->raw_data());
+    for (const Tensor* v : values) {
+      const size_t row = elem * DimProduct(v->shape(), plan.axis, v->dims());
+      if (row == 0) continue;
+      TW_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(dst, out_row, v->raw_data(), row, row,
+                                                static_cast<size_t>(plan.outer),
+                                                cudaMemcpyDeviceToDevice, gpu->compute_stream()));
+      dst += row;
+    }
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+TW_REGISTER_KERNELS(gpu_concat_ops) {
+  for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
+    RegisterKernel(
+        KernelDefBuilder("ConcatV2").Device(kDeviceGpu).TypeConstraint("T", t).HostMemory("axis"),
+        MakeFactory<ConcatV2Op>());
+    for (DataType index : {DT_INT32, DT_INT64}) {
+      RegisterKernel(KernelDefBuilder("GatherV2")
+                         .Device(kDeviceGpu)
+                         .TypeConstraint("Tparams", t)
+                         .TypeConstraint("Tindices", index)
+                         .HostMemory("indices")
+                         .HostMemory("axis"),
+                     MakeFactory<GatherV2Op>());
+    }
+  }
+}
+
+}  // namespace gpu
+}  // namespace towerflow
