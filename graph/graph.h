@@ -91,9 +91,6 @@ class Node {
 
   const std::string& requested_device() const { return def_.device(); }
   void set_requested_device(std::string device) { def_.set_device(std::move(device)); }
-  // Set by the placer; empty before placement.
-  const std::string& assigned_device_name() const { return assigned_device_; }
-  void set_assigned_device_name(std::string device) { assigned_device_ = std::move(device); }
 
   int num_inputs() const { return static_cast<int>(input_types_.size()); }
   int num_outputs() const { return static_cast<int>(output_types_.size()); }
@@ -138,7 +135,6 @@ class Node {
   std::optional<PartialTensorShape> output_as_shape_;
   std::vector<const Edge*> in_edges_;
   std::vector<const Edge*> out_edges_;
-  std::string assigned_device_;
 };
 
 // How ToGraphDef writes attrs.
