@@ -8,7 +8,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "core/strided_slice.h"
 #include "framework/kernel_registry.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"

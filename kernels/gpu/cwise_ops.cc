@@ -7,12 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
-#include "kernels/basic_ops.h"
 #include "kernels/bcast.h"
 #include "kernels/cwise_functors.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "kernels/kernel_util.h"
 
 namespace towerflow {
 namespace gpu {

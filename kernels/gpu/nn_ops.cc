@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
-#include "kernels/bcast.h"
 #include "kernels/cwise_functors.h"
 #include "kernels/gpu/cudnn_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
