@@ -115,6 +115,38 @@ struct Div {
     return x / y;
   }
 };
+// x / y, or 0 where y is 0 (TF's DivNoNan).
+template <typename T>
+struct DivNoNan {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return y == T(0) ? T(0) : x / y; }
+};
+// x % y with the sign of x (C's %, fmod; TF's Mod and TruncateMod).
+// INT_MIN % -1 is 0 instead of trapping.
+template <typename T>
+struct Mod {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    if constexpr (std::is_integral_v<T>) {
+      if constexpr (std::is_signed_v<T>) {
+        if (y == T(-1)) return T(0);
+      }
+      return x % y;
+    } else {
+      return std::fmod(x, y);
+    }
+  }
+};
+// x - floor(x / y) * y, with the sign of y (Python's %; TF's FloorMod).
+template <typename T>
+struct FloorMod {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    const T r = Mod<T>()(x, y);
+    if constexpr (std::is_unsigned_v<T>) {
+      return r;
+    } else {
+      return r != T(0) && ((r < T(0)) != (y < T(0))) ? r + y : r;
+    }
+  }
+};
 // floor(x / y); Python's // for integers.
 template <typename T>
 struct FloorDiv {
@@ -208,6 +240,10 @@ template <typename T>
 struct DividesByY<Div<T>> : std::true_type {};
 template <typename T>
 struct DividesByY<FloorDiv<T>> : std::true_type {};
+template <typename T>
+struct DividesByY<Mod<T>> : std::true_type {};
+template <typename T>
+struct DividesByY<FloorMod<T>> : std::true_type {};
 template <typename F>
 struct NonNegativeIntY : std::false_type {};
 template <typename T>

@@ -131,12 +131,15 @@ TEST(SessionTest, MissingKernelIsUnimplementedNamingOpDeviceAndDtype) {
   TW_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Session> s,
       MakeSession(G(FloatConst("a", {1}) + Placeholder("p", "unknown_rank: true") +
-                    "node { name: 'm' op: 'Mod' input: 'p' input: 'p' "
+                    "node { name: 'k' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
+                    "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} "
+                    "int_val: 1 } } } }\n"
+                    "node { name: 'm' op: 'TopKV2' input: 'p' input: 'k' "
                     "attr { key: 'T' value { type: DT_FLOAT } } }\n")));
   std::vector<Tensor> out;
   EXPECT_THAT(s->Run({{"p", Floats({1})}}, {"m"}, {}, &out),
               StatusIs(absl::StatusCode::kUnimplemented,
-                       "No kernel for op 'Mod' on device type CPU with T=float"));
+                       "No kernel for op 'TopKV2' on device type CPU with T=float"));
   TW_EXPECT_OK(s->Run({}, {"a"}, {}, &out));  // pruned away, it does not matter
 }
 

@@ -64,9 +64,6 @@ const std::map<std::string, std::string>& OpsWithoutCpuKernel() {
       {"Send", "the executor partitions with _Send/_Recv; Send/Recv are multi-process (issue 22)"},
       {"Recv", "the executor partitions with _Send/_Recv; Send/Recv are multi-process (issue 22)"},
       {"PrintV2", "string formatting ops are not implemented; Print is"},
-      {"DivNoNan", "not implemented yet"},
-      {"FloorMod", "not implemented yet"},
-      {"Mod", "not implemented yet"},
       {"MirrorPad", "not implemented yet"},
       {"TopKV2", "not implemented yet"},
       {"DynamicPartition", "not implemented yet"},
@@ -153,9 +150,7 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
 const std::map<std::string, std::string>& OpsWithoutGradient() {
   static const auto* ops = new std::map<std::string, std::string>{
       {"LRNGrad", "second-order LRN: TensorFlow defines none either"},
-      {"DivNoNan", "no kernel yet (OpsWithoutCpuKernel)"},
-      {"FloorMod", "no kernel yet (OpsWithoutCpuKernel)"},
-      {"Mod", "no kernel yet (OpsWithoutCpuKernel)"},
+      {"Mod", "TensorFlow defines none for Mod (users register their own); FloorMod has one"},
       {"MirrorPad", "no kernel yet (OpsWithoutCpuKernel)"},
       {"TopKV2", "no kernel yet (OpsWithoutCpuKernel)"},
       {"DynamicPartition", "no kernel yet (OpsWithoutCpuKernel)"},
@@ -174,8 +169,7 @@ std::map<std::string, std::vector<const KernelDef*>> CpuKernels() {
 
 // Whether one of `kernels` takes `dtype` for `attr` (a kernel without a
 // constraint on `attr` takes every dtype).
-bool Takes(const std::vector<const KernelDef*>& kernels, const std::string& attr,
-           DataType dtype) {
+bool Takes(const std::vector<const KernelDef*>& kernels, const std::string& attr, DataType dtype) {
   for (const KernelDef* k : kernels) {
     auto it = k->type_constraints.find(attr);
     if (it == k->type_constraints.end()) return true;

@@ -23,6 +23,12 @@ using IntDivOp = BinaryOp<T, T, functor::Div<T>>;
 template <typename T>
 using FloorDivOp = BinaryOp<T, T, functor::FloorDiv<T>>;
 template <typename T>
+using DivNoNanOp = BinaryOp<T, T, functor::DivNoNan<T>>;
+template <typename T>
+using ModOp = BinaryOp<T, T, functor::Mod<T>>;
+template <typename T>
+using FloorModOp = BinaryOp<T, T, functor::FloorMod<T>>;
+template <typename T>
 using MaximumOp = BinaryOp<T, T, functor::Maximum<T>>;
 template <typename T>
 using MinimumOp = BinaryOp<T, T, functor::Minimum<T>>;
@@ -62,6 +68,9 @@ TW_REGISTER_KERNELS(cwise_binary) {
   RegisterTypedKernels<RealDivOp, float, double>(cpu("Div"), "T");
   RegisterTypedKernels<IntDivOp, int32_t, int64_t, uint8_t>(cpu("Div"), "T");
   RegisterTypedKernels<FloorDivOp, float, double, int32_t, int64_t, uint8_t>(cpu("FloorDiv"), "T");
+  RegisterTypedKernels<DivNoNanOp, float, double>(cpu("DivNoNan"), "T");
+  RegisterTypedKernels<ModOp, float, double, int32_t, int64_t>(cpu("Mod"), "T");
+  RegisterTypedKernels<FloorModOp, float, double, int32_t, int64_t, uint8_t>(cpu("FloorMod"), "T");
   RegisterTypedKernels<MaximumOp, float, double, int32_t, int64_t>(cpu("Maximum"), "T");
   RegisterTypedKernels<MinimumOp, float, double, int32_t, int64_t>(cpu("Minimum"), "T");
   RegisterTypedKernels<PowOp, float, double, int32_t, int64_t>(cpu("Pow"), "T");

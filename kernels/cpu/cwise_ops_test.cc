@@ -70,10 +70,41 @@ TEST(CwiseTest, DivisionFamilies) {
       TensorIs<int32_t>({}, {std::numeric_limits<int32_t>::min()}));
 }
 
+// Mod keeps the sign of x (C's %, fmod), FloorMod the sign of y (Python's
+// %): 7 % 3, -7 % 3, 7 % -3, -7 % -3.
+TEST(CwiseTest, ModFamilies) {
+  const Tensor x = Literal<int32_t>({4}, {7, -7, 7, -7});
+  const Tensor y = Literal<int32_t>({4}, {3, 3, -3, -3});
+  EXPECT_THAT(Binary("Mod", x, y), TensorIs<int32_t>({4}, {1, -1, 1, -1}));
+  EXPECT_THAT(Binary("FloorMod", x, y), TensorIs<int32_t>({4}, {1, 2, -2, -1}));
+  EXPECT_THAT(Binary("FloorMod", Literal<int64_t>({2}, {-8, 9}), Scalar<int64_t>(4)),
+              TensorIs<int64_t>({2}, {0, 1}));
+  EXPECT_THAT(Binary("FloorMod", Literal<uint8_t>({2}, {250, 7}), Scalar<uint8_t>(4)),
+              TensorIs<uint8_t>({2}, {2, 3}));
+  EXPECT_THAT(Binary("Mod", Literal<float>({2}, {7.5f, -7.5f}), Scalar<float>(2)),
+              TensorIs<float>({2}, {1.5f, -1.5f}));
+  EXPECT_THAT(Binary("FloorMod", Literal<double>({2}, {7.5, -7.5}), Scalar<double>(2)),
+              TensorIs<double>({2}, {1.5, 0.5}));
+  // INT_MIN % -1 is 0 instead of trapping.
+  EXPECT_THAT(
+      Binary("FloorMod", Scalar<int32_t>(std::numeric_limits<int32_t>::min()), Scalar<int32_t>(-1)),
+      TensorIs<int32_t>({}, {0}));
+  // DivNoNan: 0 where y is 0, whatever x is.
+  EXPECT_THAT(Binary("DivNoNan", Literal<float>({3}, {1, 2, 3}), Literal<float>({3}, {2, 0, -4})),
+              TensorIs<float>({3}, {0.5f, 0, -0.75f}));
+  EXPECT_THAT(Binary("DivNoNan", Scalar<double>(0), Scalar<double>(0)), TensorIs<double>({}, {0}));
+}
+
 TEST(CwiseTest, IntegerDivisionByZeroIsAnError) {
   KernelRunner r("FloorDiv");
   auto out = r.Run({Literal<int32_t>({2}, {1, 2}), Literal<int32_t>({2}, {1, 0})});
   EXPECT_THAT(out.status().message(), HasSubstr("Integer division by zero"));
+  for (const char* op : {"Mod", "FloorMod"}) {
+    KernelRunner m(op);
+    EXPECT_THAT(m.Run({Literal<int32_t>({2}, {5, 6}), Literal<int32_t>({2}, {2, 0})}),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument, "Integer division by zero"))
+        << op;
+  }
   KernelRunner d("Div");
   EXPECT_THAT(d.Run({Scalar<int64_t>(5), Scalar<int64_t>(0)}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument, "Integer division by zero"));

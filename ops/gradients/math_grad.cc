@@ -164,6 +164,20 @@ TW_GRAD_FN(DivGrad) {
       ops::Mul(scope, g, ops::RealDiv(scope, ops::RealDiv(scope, ops::Neg(scope, x), y), y));
   return BinaryResult(scope, op, ops::RealDiv(scope, g, y), dy, grad_outputs);
 }
+// z = x / y or 0 where y is 0: dx = g / y, dy = -g x / y^2, each 0 where
+// y is 0 (TF's _DivNoNanGrad).
+TW_GRAD_FN(DivNoNanGrad) {
+  const Output g = grad_inputs[0], x = In(op, 0), y = In(op, 1);
+  Output dy =
+      ops::Mul(scope, g, ops::DivNoNan(scope, ops::DivNoNan(scope, ops::Neg(scope, x), y), y));
+  return BinaryResult(scope, op, ops::DivNoNan(scope, g, y), dy, grad_outputs);
+}
+// z = x - floor(x / y) y: dx = g, dy = -g floor(x / y) (TF's _FloorModGrad).
+TW_GRAD_FN(FloorModGrad) {
+  const Output g = grad_inputs[0];
+  Output dy = ops::Mul(scope, g, ops::Neg(scope, ops::FloorDiv(scope, In(op, 0), In(op, 1))));
+  return BinaryResult(scope, op, g, dy, grad_outputs);
+}
 // z = max(x, y) (min): the gradient goes to x where x >= y (x <= y), else
 // to y; ties go to x, as TensorFlow.
 absl::Status MaxMinGrad(const Scope& scope, const Operation& op, const Output& g, bool is_max,
@@ -399,6 +413,8 @@ TW_REGISTER_GRADIENT("Sub", SubGrad);
 TW_REGISTER_GRADIENT("Mul", MulGrad);
 TW_REGISTER_GRADIENT("RealDiv", DivGrad);
 TW_REGISTER_GRADIENT("Div", DivGrad);
+TW_REGISTER_GRADIENT("DivNoNan", DivNoNanGrad);
+TW_REGISTER_GRADIENT("FloorMod", FloorModGrad);
 TW_REGISTER_GRADIENT("Maximum", MaximumGrad);
 TW_REGISTER_GRADIENT("Minimum", MinimumGrad);
 TW_REGISTER_GRADIENT("Pow", PowGrad);
