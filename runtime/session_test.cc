@@ -59,8 +59,8 @@ Tensor Floats(std::vector<float> v) {
 TEST(SessionTest, RunsConstantArithmetic) {
   TW_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Session> s,
-      MakeSession(G(FloatConst("a", {1, 2}) + FloatConst("b", {10, 20}) +
-                    Binary("AddV2", "c", "a", "b") + Binary("Mul", "d", "c", "a"))));
+      MakeSession(FloatConst("a", {1, 2}) + FloatConst("b", {10, 20}) +
+                  Binary("AddV2", "c", "a", "b") + Binary("Mul", "d", "c", "a")));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {"c", "d:0"}, {}, &out));
   ASSERT_EQ(out.size(), 2u);
@@ -69,9 +69,9 @@ TEST(SessionTest, RunsConstantArithmetic) {
 }
 
 TEST(SessionTest, FeedsPlaceholdersAndChecksThem) {
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
-                          MakeSession(G(Placeholder("x") + FloatConst("two", {2, 2}) +
-                                        Binary("Mul", "y", "x", "two"))));
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
+      MakeSession(Placeholder("x") + FloatConst("two", {2, 2}) + Binary("Mul", "y", "x", "two")));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({{"x", Floats({3, 4})}}, {"y"}, {}, &out));
   EXPECT_THAT(out[0].span<float>(), ElementsAre(6, 8));
@@ -94,7 +94,7 @@ TEST(SessionTest, FeedsPlaceholdersAndChecksThem) {
 
 TEST(SessionTest, UnusedPlaceholdersNeedNoFeed) {
   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
-                          MakeSession(G(Placeholder("unused") + FloatConst("a", {5}))));
+                          MakeSession(Placeholder("unused") + FloatConst("a", {5})));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {"a"}, {}, &out));
   EXPECT_THAT(out[0].span<float>(), ElementsAre(5));
@@ -104,8 +104,8 @@ TEST(SessionTest, FeedingANonPlaceholderCutsItsProducer) {
   // c would need the unfed placeholder x; feeding c itself cuts x off.
   TW_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Session> s,
-      MakeSession(G(Placeholder("x") + FloatConst("a", {1, 1}) + Binary("AddV2", "c", "x", "a") +
-                    Binary("Mul", "d", "c", "c"))));
+      MakeSession(Placeholder("x") + FloatConst("a", {1, 1}) + Binary("AddV2", "c", "x", "a") +
+                  Binary("Mul", "d", "c", "c")));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({{"c", Floats({3, 5})}}, {"d", "c"}, {}, &out));
   EXPECT_THAT(out[0].span<float>(), ElementsAre(9, 25));
@@ -115,10 +115,10 @@ TEST(SessionTest, FeedingANonPlaceholderCutsItsProducer) {
 TEST(SessionTest, FeedsASecondOutput) {
   TW_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Session> s,
-      MakeSession(G(FloatConst("a", {1}) + FloatConst("b", {2}) +
-                    "node { name: 'z' op: 'IdentityN' input: 'a' input: 'b' "
-                    "attr { key: 'T' value { list { type: DT_FLOAT type: DT_FLOAT } } } }\n" +
-                    Binary("AddV2", "w", "z:0", "z:1"))));
+      MakeSession(FloatConst("a", {1}) + FloatConst("b", {2}) +
+                  "node { name: 'z' op: 'IdentityN' input: 'a' input: 'b' "
+                  "attr { key: 'T' value { list { type: DT_FLOAT type: DT_FLOAT } } } }\n" +
+                  Binary("AddV2", "w", "z:0", "z:1")));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {"w"}, {}, &out));
   EXPECT_THAT(out[0].span<float>(), ElementsAre(3));
@@ -130,12 +130,12 @@ TEST(SessionTest, FeedsASecondOutput) {
 TEST(SessionTest, MissingKernelIsUnimplementedNamingOpDeviceAndDtype) {
   TW_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Session> s,
-      MakeSession(G(FloatConst("a", {1}) + Placeholder("p", "unknown_rank: true") +
-                    "node { name: 'k' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
-                    "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} "
-                    "int_val: 1 } } } }\n"
-                    "node { name: 'm' op: 'TopKV2' input: 'p' input: 'k' "
-                    "attr { key: 'T' value { type: DT_FLOAT } } }\n")));
+      MakeSession(FloatConst("a", {1}) + Placeholder("p", "unknown_rank: true") +
+                  "node { name: 'k' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
+                  "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} "
+                  "int_val: 1 } } } }\n"
+                  "node { name: 'm' op: 'TopKV2' input: 'p' input: 'k' "
+                  "attr { key: 'T' value { type: DT_FLOAT } } }\n"));
   std::vector<Tensor> out;
   EXPECT_THAT(s->Run({{"p", Floats({1})}}, {"m"}, {}, &out),
               StatusIs(absl::StatusCode::kUnimplemented,
@@ -147,8 +147,8 @@ TEST(SessionTest, KernelErrorNamesTheNodeAndOp) {
   // Shapes unknown when the graph is built, so only the kernel can tell.
   TW_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Session> s,
-      MakeSession(G(Placeholder("a", "unknown_rank: true") +
-                    Placeholder("b", "unknown_rank: true") + Binary("AddV2", "bad", "a", "b"))));
+      MakeSession(Placeholder("a", "unknown_rank: true") + Placeholder("b", "unknown_rank: true") +
+                  Binary("AddV2", "bad", "a", "b")));
   std::vector<Tensor> out;
   absl::Status st = s->Run({{"a", Floats({1, 2})}, {"b", Floats({1, 2, 3})}}, {"bad"}, {}, &out);
   EXPECT_THAT(st, StatusIs(absl::StatusCode::kInvalidArgument, "Incompatible shapes: [2] vs. [3]"));
@@ -156,7 +156,7 @@ TEST(SessionTest, KernelErrorNamesTheNodeAndOp) {
 }
 
 TEST(SessionTest, CreateTwiceAndRunAfterCloseAreFailedPrecondition) {
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(FloatConst("a", {1}))));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(FloatConst("a", {1})));
   EXPECT_THAT(s->Create(G("")), StatusIs(absl::StatusCode::kFailedPrecondition, "use Extend"));
   TW_ASSERT_OK(s->Close());
   std::vector<Tensor> out;
@@ -165,7 +165,7 @@ TEST(SessionTest, CreateTwiceAndRunAfterCloseAreFailedPrecondition) {
 }
 
 TEST(SessionTest, ExtendAddsNodesToLaterRuns) {
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(FloatConst("a", {1}))));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(FloatConst("a", {1})));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {"a"}, {}, &out));
   TW_ASSERT_OK(s->Extend(G(Binary("AddV2", "b", "a", "a"))));
@@ -175,7 +175,7 @@ TEST(SessionTest, ExtendAddsNodesToLaterRuns) {
 
 TEST(SessionTest, StepStatsRecordEveryNodeAndMakeAChromeTrace) {
   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
-                          MakeSession(G(FloatConst("a", {1}) + Binary("AddV2", "b", "a", "a"))));
+                          MakeSession(FloatConst("a", {1}) + Binary("AddV2", "b", "a", "a")));
   RunOptions options;
   options.trace_level = RunOptions::TraceLevel::kFullTrace;
   RunMetadata metadata;
@@ -198,8 +198,8 @@ TEST(SessionTest, StepStatsRecordEveryNodeAndMakeAChromeTrace) {
 TEST(SessionTest, SixteenThreadsRunConcurrentlyWithCorrectResults) {
   TW_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Session> s,
-      MakeSession(G(Placeholder("x") + FloatConst("a", {1, 2}) + Binary("Mul", "y", "x", "a") +
-                    Binary("AddV2", "z", "y", "a"))));
+      MakeSession(Placeholder("x") + FloatConst("a", {1, 2}) + Binary("Mul", "y", "x", "a") +
+                  Binary("AddV2", "z", "y", "a")));
   std::atomic<int> runs{0}, wrong{0};
   const absl::Time end = absl::Now() + absl::Seconds(2);
   std::vector<std::thread> threads;

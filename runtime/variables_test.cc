@@ -3,7 +3,6 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "core/proto_io.h"
 #include "gmock/gmock.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
@@ -18,12 +17,6 @@ using ::testing::Each;
 using ::testing::ElementsAre;
 using ::testing::FloatEq;
 using ::towerflow::testing::StatusIs;
-
-GraphDef G(const std::string& text) {
-  GraphDef g;
-  EXPECT_TRUE(ParseTextProto(text, &g).ok()) << text;
-  return g;
-}
 
 constexpr char kResourceGraph[] = R"pb(
   node {
@@ -100,7 +93,7 @@ constexpr char kResourceGraph[] = R"pb(
 )pb";
 
 TEST(ResourceVariableTest, ReadBeforeAssignIsFailedPreconditionNamingIt) {
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(kResourceGraph)));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(kResourceGraph));
   std::vector<Tensor> out;
   EXPECT_THAT(s->Run({}, {"read"}, {}, &out),
               StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -111,7 +104,7 @@ TEST(ResourceVariableTest, ReadBeforeAssignIsFailedPreconditionNamingIt) {
 }
 
 TEST(ResourceVariableTest, AssignAddSubAndReadPersistAcrossRuns) {
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(kResourceGraph)));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(kResourceGraph));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {}, {"init"}, nullptr));
   TW_ASSERT_OK(s->Run({}, {"read", "is_init"}, {}, &out));
@@ -130,7 +123,7 @@ TEST(ResourceVariableTest, AssignAddSubAndReadPersistAcrossRuns) {
 }
 
 TEST(ResourceVariableTest, ConcurrentAssignAddsAreNotLost) {
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(kResourceGraph)));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(kResourceGraph));
   TW_ASSERT_OK(s->Run({}, {}, {"init"}, nullptr));
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
@@ -249,7 +242,7 @@ constexpr char kRefGraph[] = R"pb(
 )pb";
 
 TEST(RefVariableTest, ReadingUninitializedValueIsFailedPrecondition) {
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(kRefGraph)));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(kRefGraph));
   std::vector<Tensor> out;
   EXPECT_THAT(
       s->Run({}, {"w/read"}, {}, &out),
@@ -259,7 +252,7 @@ TEST(RefVariableTest, ReadingUninitializedValueIsFailedPrecondition) {
 }
 
 TEST(RefVariableTest, AssignAddSubThroughRefs) {
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(G(kRefGraph)));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(kRefGraph));
   std::vector<Tensor> out;
   TW_ASSERT_OK(s->Run({}, {}, {"w/Assign"}, nullptr));
   TW_ASSERT_OK(s->Run({}, {"w/AssignAdd", "w/read"}, {}, &out));
