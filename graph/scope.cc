@@ -33,6 +33,10 @@ struct Scope::Impl {
   std::set<std::string> colocation;  // group names, without "loc:@"
   std::string colocation_device;
   VariableScope var_scope;
+  // Variable scopes entered in this entry of var_scope -> times entered
+  // (TF's variable_scopes_count); a new map per WithVariableScope.
+  using ScopeCounts = absl::flat_hash_map<std::string, int>;
+  std::shared_ptr<ScopeCounts> var_scope_counts = std::make_shared<ScopeCounts>();
 
   std::string FullName(const std::string& n) const {
     return name.empty() ? n : absl::StrCat(name, "/", n);
@@ -204,13 +208,23 @@ Scope Scope::WithVariableScope(const std::string& name, VariableReuse reuse) con
   if (name.empty()) {
     auto impl = Derive();
     impl->var_scope = VariableScope(current.name(), resolved);
+    impl->var_scope_counts = std::make_shared<Impl::ScopeCounts>();
     return Scope(std::move(impl));
   }
+  ++(*impl_->var_scope_counts)[name];
   Scope child = NewSubScope(name);
   const std::string var_name =
       current.name().empty() ? name : absl::StrCat(current.name(), "/", name);
   child.impl_->var_scope = VariableScope(var_name, resolved);
+  child.impl_->var_scope_counts = std::make_shared<Impl::ScopeCounts>();
   return child;
+}
+
+Scope Scope::WithUniqueVariableScope(const std::string& default_name, VariableReuse reuse) const {
+  const Impl::ScopeCounts& counts = *impl_->var_scope_counts;
+  std::string name = default_name;
+  for (int i = 1; counts.contains(name); ++i) name = absl::StrCat(default_name, "_", i);
+  return WithVariableScope(name, reuse);
 }
 
 const VariableScope& Scope::variable_scope() const { return impl_->var_scope; }

@@ -124,8 +124,20 @@ class Scope {
   // Enters variable scope `name` (under the current one) and a name scope of
   // the same name, as TensorFlow 1.x's tf.variable_scope does. An empty name
   // changes only the reuse mode, keeping the variable and name scopes.
+  //
+  // Each entry of a variable scope (each call, an empty name included) starts
+  // a fresh count of the variable scopes opened inside it, the count
+  // WithUniqueVariableScope reads: a tower that re-enters the root's variable
+  // scope to reuse its variables names its layers "dense", "dense_1", ... as
+  // the first tower did (TF resets these counts when a variable scope exits).
   Scope WithVariableScope(const std::string& name,
                           VariableReuse reuse = VariableReuse::kInherit) const;
+  // TensorFlow's variable_scope(None, default_name=...): enters
+  // `default_name`, or `default_name_1`, `_2`, ... the first that no
+  // variable scope entered in this entry of the current variable scope has
+  // used. tf.layers names its layers so ("dense", "dense_1").
+  Scope WithUniqueVariableScope(const std::string& default_name,
+                                VariableReuse reuse = VariableReuse::kInherit) const;
   const VariableScope& variable_scope() const;
 
   // For composite ops (one public op built from several): `child` is a name

@@ -109,6 +109,29 @@ TEST(VariablesTest, ReuseIsInheritedBySubScopes) {
   EXPECT_EQ(root.variable_scope().reuse(), VariableReuse::kNoReuse);
 }
 
+TEST(VariablesTest, UniqueVariableScopesCountPerEntryOfTheirVariableScope) {
+  Scope root = Scope::NewRootScope();
+  // TF: variable_scope(None, default_name="dense") gives dense, dense_1; an
+  // explicitly named scope counts as used.
+  EXPECT_EQ(root.WithUniqueVariableScope("dense").variable_scope().name(), "dense");
+  EXPECT_EQ(root.NewSubScope("x").WithUniqueVariableScope("dense").variable_scope().name(),
+            "dense_1");
+  Scope named = root.WithVariableScope("dense_2");
+  EXPECT_EQ(root.WithUniqueVariableScope("dense").variable_scope().name(), "dense_3");
+  // Inside another variable scope the count starts afresh.
+  EXPECT_EQ(named.WithUniqueVariableScope("dense").variable_scope().name(), "dense_2/dense");
+  // A tower entering the root's variable scope again to reuse it counts
+  // afresh too, so its layers find the first tower's variables.
+  Scope tower = root.NewSubScope("tower_1").WithVariableScope("", VariableReuse::kReuse);
+  Scope first = tower.WithUniqueVariableScope("dense");
+  EXPECT_EQ(first.variable_scope().name(), "dense");
+  EXPECT_EQ(first.variable_scope().reuse(), VariableReuse::kReuse);
+  EXPECT_EQ(tower.WithUniqueVariableScope("dense").variable_scope().name(), "dense_1");
+  // The name scope is uniquified on its own: tower_1/dense/.
+  EXPECT_EQ(first.name(), "tower_1/dense");
+  TW_EXPECT_OK(root.status());
+}
+
 TEST(VariablesTest, AutoReuseCreatesOrReturns) {
   Scope root = Scope::NewRootScope();
   Scope s = root.WithVariableScope("s", VariableReuse::kAutoReuse);
