@@ -27,8 +27,9 @@ kernels/gpu:    kernels framework/gpu framework core proto
 runtime:        graph framework core proto
 data:           framework core proto
 train:          ops graph runtime framework core proto
+layers:         ops graph framework core proto
 estimator:      train data ops graph runtime framework core proto
-testing:        estimator train data ops graph runtime kernels framework core proto tests
+testing:        estimator layers train data ops graph runtime kernels framework core proto tests
 EOF
 
 tree="${1:-}"

@@ -1,0 +1,222 @@
+// BatchNormalization and LayerNormalization (tf.layers normalization.py,
+// Keras's LayerNormalization).
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/collections.h"
+#include "layers/layer_util.h"
+#include "layers/layers.h"
+#include "ops/ops.h"
+
+namespace towerflow {
+namespace layers {
+
+using internal::AddWeight;
+using internal::LayerError;
+using internal::LayerScope;
+
+namespace {
+
+initializers::Initializer Or(const initializers::Initializer& given,
+                             initializers::Initializer fallback) {
+  return given.valid() ? given : std::move(fallback);
+}
+
+// The mean and (biased) variance over `axes`, kept as size-1 dimensions:
+// TF's nn.moments, with the variance taken around a gradient-stopped mean.
+struct Moments {
+  Output mean;
+  Output variance;
+};
+Moments ComputeMoments(const Scope& scope, const Output& x, const std::vector<int64_t>& axes) {
+  const Scope s = scope.NewSubScope("moments");
+  Output axes_t = internal::VectorConst(s, axes);
+  Output mean = ops::Mean(s, x, axes_t, ops::Mean::KeepDims(true));
+  Output variance = ops::Mean(s, ops::SquaredDifference(s, x, ops::StopGradient(s, mean)), axes_t,
+                              ops::Mean::KeepDims(true));
+  return {mean, variance};
+}
+
+// (x - mean) * rsqrt(variance + epsilon) * gamma + beta, as TF's
+// nn.batch_normalization computes it: x * inv + (beta - mean * inv).
+// gamma and beta may be invalid (scale, center off).
+Output Normalize(const Scope& s, const Output& x, const Output& mean, const Output& variance,
+                 const Output& gamma, const Output& beta, double epsilon) {
+  Output inv = ops::Rsqrt(s, ops::AddV2(s, variance, epsilon));
+  if (gamma.valid()) inv = ops::Mul(s, inv, gamma);
+  Output shift = ops::Mul(s, mean, inv);
+  shift = beta.valid() ? Output(ops::Sub(s, beta, shift)) : Output(ops::Neg(s, shift));
+  return ops::AddV2(s, ops::Mul(s, x, inv), shift);
+}
+
+// m -= (m - value) * decay, added to kUpdateOps (Keras's
+// _assign_moving_average, named "AssignMovingAvg").
+void AddMovingAverageUpdate(const Scope& s, const Variable& moving, const Output& value,
+                            const Output& decay) {
+  const Scope a = s.NewSubScope("AssignMovingAvg");
+  Output delta = ops::Mul(a, ops::Sub(a, moving.value(a), value), decay);
+  ops::AssignSubVariableOp update(a, moving.handle(), delta);
+  if (a.ok()) AddToCollection(s.graph(), GraphKeys::kUpdateOps, update.operation);
+}
+
+}  // namespace
+
+Output BatchNormalization(const Scope& scope, const Output& inputs,
+                          const BatchNormalizationOptions& options) {
+  if (!scope.ok()) return Output();
+  const Scope s = LayerScope(scope, options.name, "batch_normalization");
+  const int rank = inputs.shape().dims();
+  if (rank < 2) {
+    LayerError(s, absl::StrCat("BatchNormalization needs inputs of known rank 2 or more, got "
+                               "shape ",
+                               inputs.shape().DebugString()));
+    return Output();
+  }
+  const int axis = options.axis < 0 ? rank + options.axis : options.axis;
+  if (axis < 0 || axis >= rank) {
+    LayerError(s, absl::StrCat("Invalid axis: ", options.axis, " for inputs of rank ", rank));
+    return Output();
+  }
+  if (!(options.momentum >= 0 && options.momentum <= 1) || !(options.epsilon > 0)) {
+    LayerError(s, absl::StrCat("momentum must be in [0, 1] and epsilon positive, got ",
+                               options.momentum, " and ", options.epsilon));
+    return Output();
+  }
+  const int64_t channels = internal::KnownDim(s, inputs, axis, "feature axis");
+  if (channels < 0) return Output();
+  const DataType dtype = inputs.type();
+  const bool fusable = rank == 4 && (axis == 1 || axis == 3) && dtype == DT_FLOAT;
+  const bool fused = options.fused.value_or(fusable);
+  if (fused && !fusable) {
+    LayerError(s, absl::StrCat("fused batch norm needs 4-D float inputs normalized over axis 1 "
+                               "or 3, got shape ",
+                               inputs.shape().DebugString(), " and axis ", options.axis));
+    return Output();
+  }
+
+  const TensorShape param_shape({channels});
+  Variable gamma, beta;
+  if (options.scale) {
+    gamma = AddWeight(
+        s, {"gamma", param_shape, dtype, Or(options.gamma_initializer, initializers::Ones()),
+            options.gamma_regularizer, options.trainable});
+  }
+  if (options.center) {
+    beta = AddWeight(
+        s, {"beta", param_shape, dtype, Or(options.beta_initializer, initializers::Zeros()),
+            options.beta_regularizer, options.trainable});
+  }
+  Variable moving_mean = AddWeight(s, {"moving_mean",
+                                       param_shape,
+                                       dtype,
+                                       Or(options.moving_mean_initializer, initializers::Zeros()),
+                                       {},
+                                       /*trainable=*/false});
+  Variable moving_variance =
+      AddWeight(s, {"moving_variance",
+                    param_shape,
+                    dtype,
+                    Or(options.moving_variance_initializer, initializers::Ones()),
+                    {},
+                    /*trainable=*/false});
+  if (!s.ok()) return Output();
+
+  const TrainingFlag& training = options.training;
+  const bool build_training = training.is_tensor() || training.value();
+  const bool build_inference = training.is_tensor() || !training.value();
+  // The moving averages' decay: 1 - momentum in training, 0 otherwise (TF's
+  // smart_cond on the momentum).
+  Output decay;
+  if (build_training) {
+    decay = ops::Cast(s, ops::Const(s, 1 - options.momentum), dtype);
+    if (training.is_tensor()) {
+      decay = ops::SelectV2(s, training.tensor(), decay, ops::ZerosLike(s, decay));
+    }
+  }
+
+  if (fused) {
+    const std::string format = axis == 1 ? "NCHW" : "NHWC";
+    // FusedBatchNormV3 wants scale and offset: ones and zeros stand in.
+    Output scale =
+        options.scale ? gamma.value() : internal::VectorConst(s, std::vector<float>(channels, 1));
+    Output offset =
+        options.center ? beta.value() : internal::VectorConst(s, std::vector<float>(channels, 0));
+    const auto attrs =
+        ops::FusedBatchNormV3::Epsilon(static_cast<float>(options.epsilon)).DataFormat(format);
+    Output train_y, infer_y;
+    if (build_training) {
+      ops::FusedBatchNormV3 bn(s.WithOpName("FusedBatchNormV3"), inputs, scale, offset,
+                               moving_mean.value(), moving_variance.value(),
+                               attrs.IsTraining(true));
+      train_y = bn.y;
+      AddMovingAverageUpdate(s, moving_mean, bn.batch_mean, decay);
+      AddMovingAverageUpdate(s, moving_variance, bn.batch_variance, decay);
+    }
+    if (build_inference) {
+      ops::FusedBatchNormV3 bn(s.WithOpName("FusedBatchNormV3"), inputs, scale, offset,
+                               moving_mean.value(), moving_variance.value(),
+                               attrs.IsTraining(false));
+      infer_y = bn.y;
+    }
+    return internal::SelectByTraining(s, training, train_y, infer_y);
+  }
+
+  // Unfused: moments over every axis but `axis`; parameters broadcast as
+  // [1, ..., channels, ..., 1].
+  std::vector<int64_t> reduction_axes, broadcast_shape(rank, 1);
+  for (int d = 0; d < rank; ++d) {
+    if (d != axis) reduction_axes.push_back(d);
+  }
+  broadcast_shape[axis] = channels;
+  const auto broadcast = [&](const Output& v) {
+    return axis == rank - 1 ? v : ops::Reshape(s, v, internal::VectorConst(s, broadcast_shape));
+  };
+  Output g = options.scale ? broadcast(gamma.value()) : Output();
+  Output b = options.center ? broadcast(beta.value()) : Output();
+  Output train_y, infer_y;
+  if (build_training) {
+    const Moments m = ComputeMoments(s, inputs, reduction_axes);
+    train_y = Normalize(s, inputs, m.mean, m.variance, g, b, options.epsilon);
+    Output flat = ops::Const(s, {channels});
+    AddMovingAverageUpdate(s, moving_mean, ops::Reshape(s, m.mean, flat), decay);
+    AddMovingAverageUpdate(s, moving_variance, ops::Reshape(s, m.variance, flat), decay);
+  }
+  if (build_inference) {
+    infer_y = Normalize(s, inputs, broadcast(moving_mean.value()),
+                        broadcast(moving_variance.value()), g, b, options.epsilon);
+  }
+  return internal::SelectByTraining(s, training, train_y, infer_y);
+}
+
+Output LayerNormalization(const Scope& scope, const Output& inputs,
+                          const LayerNormalizationOptions& options) {
+  if (!scope.ok()) return Output();
+  const Scope s = LayerScope(scope, options.name, "layer_normalization");
+  if (!(options.epsilon > 0)) {
+    LayerError(s, absl::StrCat("epsilon must be positive, got ", options.epsilon));
+    return Output();
+  }
+  const int64_t features = internal::KnownDim(s, inputs, -1, "last dimension");
+  if (features < 0) return Output();
+  const int rank = inputs.shape().dims();
+  const TensorShape param_shape({features});
+  Output gamma, beta;
+  if (options.scale) {
+    gamma = AddWeight(s, {"gamma", param_shape, inputs.type(),
+                          Or(options.gamma_initializer, initializers::Ones()),
+                          options.gamma_regularizer, options.trainable})
+                .value();
+  }
+  if (options.center) {
+    beta = AddWeight(s, {"beta", param_shape, inputs.type(),
+                         Or(options.beta_initializer, initializers::Zeros()),
+                         options.beta_regularizer, options.trainable})
+               .value();
+  }
+  if (!s.ok()) return Output();
+  const Moments m = ComputeMoments(s, inputs, {rank - 1});
+  return Normalize(s, inputs, m.mean, m.variance, gamma, beta, options.epsilon);
+}
+
+}  // namespace layers
+}  // namespace towerflow
