@@ -7,10 +7,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "estimator/tower_optimizer.h"
-#include "graph/collections.h"
-#include "ops/variables.h"
+#include "layers/layers.h"
+#include "layers/losses.h"
 #include "ops/initializers.h"
 #include "ops/ops.h"
+#include "ops/variables.h"
 #include "train/learning_rate.h"
 #include "train/metrics.h"
 #include "train/optimizer.h"
@@ -20,50 +21,25 @@ namespace towerflow {
 namespace resnet {
 namespace {
 
-constexpr float kBatchNormMomentum = 0.997f;
-constexpr float kBatchNormEpsilon = 1e-5f;
-
-// A name scope and a variable scope of the same name.
-Scope Sub(const Scope& scope, const std::string& name) {
-  return scope.NewSubScope(name).WithVariableScope(name);
-}
+constexpr double kBatchNormMomentum = 0.997;
+constexpr double kBatchNormEpsilon = 1e-5;
 
 // Batch norm then ReLU. In training the batch's statistics normalise and
 // the moving averages follow them (update ops); otherwise the moving
 // averages normalise.
-Output BatchNormRelu(const Scope& scope, const Output& x, int64_t channels, bool training) {
-  const Scope s = Sub(scope, "batch_normalization");
-  const TensorShape shape({channels});
-  Variable gamma = GetVariable(s, "gamma", shape, DT_FLOAT, initializers::Ones());
-  Variable beta = GetVariable(s, "beta", shape, DT_FLOAT, initializers::Zeros());
-  VariableOptions frozen;
-  frozen.trainable = false;
-  Variable mean = GetVariable(s, "moving_mean", shape, DT_FLOAT, initializers::Zeros(), frozen);
-  Variable variance =
-      GetVariable(s, "moving_variance", shape, DT_FLOAT, initializers::Ones(), frozen);
-  ops::FusedBatchNormV3 bn(s, x, gamma.value(), beta.value(), mean.value(), variance.value(),
-                           ops::FusedBatchNormV3::Epsilon(kBatchNormEpsilon).IsTraining(training));
-  if (training) {
-    const float rate = 1 - kBatchNormMomentum;
-    const auto follow = [&](const Variable& v, const Output& batch) {
-      Output step = ops::Mul(s, ops::Sub(s, v.value(), batch), rate);
-      AddToCollection(s.graph(), GraphKeys::kUpdateOps,
-                      Operation(ops::AssignSubVariableOp(s, v.handle(), step).operation));
-    };
-    follow(mean, bn.batch_mean);
-    follow(variance, bn.batch_variance);
-  }
-  return ops::Relu(s, bn.y);
+Output BatchNormRelu(const Scope& s, const Output& x, bool training) {
+  return ops::Relu(s, layers::BatchNormalization(s, x,
+                                                 {.axis = 3,
+                                                  .momentum = kBatchNormMomentum,
+                                                  .epsilon = kBatchNormEpsilon,
+                                                  .training = training,
+                                                  .fused = true}));
 }
 
 // TF's conv2d_fixed_padding: explicit padding at stride > 1, so that the
 // output does not depend on the input's size.
-Output Conv(const Scope& scope, const std::string& name, Output x, int64_t in, int64_t out,
-            int64_t kernel, int64_t stride) {
-  const Scope s = Sub(scope, name);
-  Variable w = GetVariable(s, "kernel", TensorShape({kernel, kernel, in, out}), DT_FLOAT,
-                           initializers::HeNormal());
-  std::string padding = "SAME";
+Output Conv(const Scope& s, Output x, int64_t filters, int64_t kernel, int64_t stride) {
+  std::string padding = "same";
   if (stride > 1) {
     const int64_t total = kernel - 1, begin = total / 2;
     x = ops::Pad(s, x,
@@ -71,21 +47,26 @@ Output Conv(const Scope& scope, const std::string& name, Output x, int64_t in, i
                                 {begin, total - begin},
                                 {begin, total - begin},
                                 {int64_t{0}, int64_t{0}}}));
-    padding = "VALID";
+    padding = "valid";
   }
-  return ops::Conv2D(s, x, w.value(), {1, stride, stride, 1}, padding);
+  return layers::Conv2D(s, x, filters, kernel,
+                        {.strides = stride,
+                         .padding = padding,
+                         .use_bias = false,
+                         .kernel_initializer = initializers::HeNormal()});
 }
 
-// Building block v2.
-Output Block(const Scope& scope, Output x, int64_t in, int64_t filters, int64_t stride,
-             bool projection, bool training) {
+// Building block v2: BN-ReLU, (projection of the shortcut), conv, BN-ReLU,
+// conv, plus the shortcut.
+Output Block(const Scope& s, Output x, int64_t filters, int64_t stride, bool projection,
+             bool training) {
   Output shortcut = x;
-  x = BatchNormRelu(Sub(scope, "preact"), x, in, training);
-  if (projection) shortcut = Conv(scope, "projection", x, in, filters, 1, stride);
-  x = Conv(scope, "conv1", x, in, filters, 3, stride);
-  x = BatchNormRelu(Sub(scope, "bn2"), x, filters, training);
-  x = Conv(scope, "conv2", x, filters, filters, 3, 1);
-  return ops::AddV2(scope, x, shortcut);
+  x = BatchNormRelu(s, x, training);
+  if (projection) shortcut = Conv(s, x, filters, 1, stride);
+  x = Conv(s, x, filters, 3, stride);
+  x = BatchNormRelu(s, x, training);
+  x = Conv(s, x, filters, 3, 1);
+  return ops::AddV2(s, x, shortcut);
 }
 
 }  // namespace
@@ -104,25 +85,20 @@ Output Inference(const Scope& scope, const Output& images, int resnet_size, int 
         shape.DebugString())));
     return Output();
   }
+  // TF's _model_variable_scope: every variable under "resnet_model/".
+  const Scope s = scope.WithVariableScope("resnet_model");
   const int blocks = (resnet_size - 2) / 6;
-  Output x = Conv(scope, "initial_conv", images, shape.dim_size(3), 16, 3, 1);
-  int64_t in = 16;
+  Output x = ops::Identity(s.WithOpName("initial_conv"), Conv(s, images, 16, 3, 1));
   for (int stage = 0; stage < 3; ++stage) {
     const int64_t filters = int64_t{16} << stage;
     for (int b = 0; b < blocks; ++b) {
-      const Scope s = Sub(scope, absl::StrCat("block_layer", stage + 1, "/block", b));
-      x = Block(s, x, in, filters, b == 0 && stage > 0 ? 2 : 1, /*projection=*/b == 0, training);
-      in = filters;
+      x = Block(s, x, filters, b == 0 && stage > 0 ? 2 : 1, /*projection=*/b == 0, training);
     }
+    x = ops::Identity(s.WithOpName("block_layer", stage + 1), x);
   }
-  x = BatchNormRelu(Sub(scope, "final"), x, in, training);
-  x = ops::Mean(scope.WithOpName("global_average_pool"), x, {1, 2});
-  const Scope dense = Sub(scope, "dense");
-  Variable w = GetVariable(dense, "kernel", TensorShape({in, num_classes}), DT_FLOAT,
-                           initializers::GlorotUniform());
-  Variable b =
-      GetVariable(dense, "bias", TensorShape({num_classes}), DT_FLOAT, initializers::Zeros());
-  return ops::BiasAdd(dense.WithOpName("logits"), ops::MatMul(dense, x, w.value()), b.value());
+  x = BatchNormRelu(s, x, training);
+  x = ops::Mean(s.WithOpName("final_reduce_mean"), x, {1, 2});
+  return ops::Identity(s.WithOpName("final_dense"), layers::Dense(s, x, num_classes));
 }
 
 EstimatorSpec ModelFn(const Scope& s, const FeatureMap& features, const FeatureMap& labels,
@@ -138,8 +114,7 @@ EstimatorSpec ModelFn(const Scope& s, const FeatureMap& features, const FeatureM
 
   const Output& y = labels.at("labels");
   Output cross_entropy =
-      ops::Mean(s.WithOpName("cross_entropy"),
-                ops::SparseSoftmaxCrossEntropyWithLogits(s, logits, y).loss, {0});
+      ops::Identity(s.WithOpName("cross_entropy"), losses::SparseSoftmaxCrossEntropy(s, y, logits));
   // Weight decay on every trainable variable but batch norm's.
   std::vector<Output> l2;
   for (const Variable& v : GetVariables(*s.graph(), GraphKeys::kTrainableVariables)) {

@@ -7,9 +7,13 @@
 //   shortcut) -> batch norm, ReLU -> global average pool -> dense
 //
 // A building block is BN-ReLU, conv 3x3, BN-ReLU, conv 3x3, plus the
-// shortcut. Convolutions have no bias, He-normal kernels and, at stride 2,
-// TF's fixed padding; batch norm uses momentum 0.997 and epsilon 1e-5 (its
-// moving averages are kUpdateOps, which ReplicateModelFn runs). The loss is
+// shortcut. Built with layers:: as the official model is with tf.layers, so
+// the variables have TF's names: "resnet_model/conv2d/kernel",
+// "resnet_model/conv2d_1/kernel", ..., "resnet_model/batch_normalization/gamma",
+// ..., "resnet_model/dense/kernel". Convolutions have no bias, He-normal
+// kernels and, at stride 2, TF's fixed padding; batch norm (fused) uses
+// momentum 0.997 and epsilon 1e-5 (its moving averages are kUpdateOps, which
+// ReplicateModelFn runs). The loss is
 // the mean sparse softmax cross-entropy plus 2e-4 * l2 of every trainable
 // variable but batch norm's; training is Momentum(0.9) with learning rate
 // 0.1 * batch / 128, times 0.1 at epochs 91, 136 and 182.

@@ -9,9 +9,9 @@
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
 #include "gmock/gmock.h"
-#include "ops/variables.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
+#include "ops/variables.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 
@@ -33,13 +33,21 @@ TEST(ResNetModelTest, Resnet20HasTheOfficialStructure) {
     shapes[v.name()] = v.shape().DebugString();
     if (v.trainable()) trainable += v.shape().num_elements();
   }
-  EXPECT_EQ(shapes["initial_conv/kernel"], "[3,3,3,16]");
-  EXPECT_EQ(shapes["block_layer1/block0/projection/kernel"], "[1,1,16,16]");
-  EXPECT_EQ(shapes["block_layer2/block0/conv1/kernel"], "[3,3,16,32]");
-  EXPECT_EQ(shapes["block_layer3/block2/conv2/kernel"], "[3,3,64,64]");
-  EXPECT_EQ(shapes["block_layer3/block2/bn2/batch_normalization/moving_variance"], "[64]");
-  EXPECT_EQ(shapes["dense/kernel"], "[64,10]");
-  EXPECT_EQ(shapes.count("block_layer2/block1/projection/kernel"), 0u);
+  // tf.layers' names under TF's "resnet_model" scope, in creation order: the
+  // initial conv, then per block BN, (projection,) conv, BN, conv.
+  EXPECT_EQ(shapes["resnet_model/conv2d/kernel"], "[3,3,3,16]");
+  EXPECT_EQ(shapes["resnet_model/conv2d_1/kernel"], "[1,1,16,16]");  // stage 1's projection
+  EXPECT_EQ(shapes["resnet_model/conv2d_8/kernel"], "[1,1,16,32]");  // stage 2's projection
+  EXPECT_EQ(shapes["resnet_model/conv2d_9/kernel"], "[3,3,16,32]");
+  EXPECT_EQ(shapes["resnet_model/conv2d_21/kernel"], "[3,3,64,64]");
+  EXPECT_EQ(shapes.count("resnet_model/conv2d_22/kernel"), 0u);
+  EXPECT_EQ(shapes["resnet_model/batch_normalization/gamma"], "[16]");
+  EXPECT_EQ(shapes["resnet_model/batch_normalization_18/moving_variance"], "[64]");
+  EXPECT_EQ(shapes.count("resnet_model/batch_normalization_19/moving_variance"), 0u);
+  EXPECT_EQ(shapes["resnet_model/dense/kernel"], "[64,10]");
+  EXPECT_EQ(shapes["resnet_model/dense/bias"], "[10]");
+  // 19 batch norms in training: two moving-average updates each.
+  EXPECT_EQ(GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps).size(), 38u);
   // Counted by hand: the initial conv 432; stage 1 4928 + 2 x 4672; stage 2
   // 14432 + 2 x 18560; stage 3 57536 + 2 x 73984; the final batch norm 128
   // and the dense layer 650. The paper's ResNet-20 has 0.27M.
@@ -91,7 +99,7 @@ TEST(ResNetModelTest, TrainsOnTwoTowersAndItsBatchNormFollows) {
   TW_ASSERT_OK_AND_ASSIGN(std::vector<NamedTensor> saved, ReadCheckpoint(latest));
   bool found = false;
   for (const NamedTensor& nt : saved) {
-    if (nt.name != "block_layer1/block0/preact/batch_normalization/moving_mean") continue;
+    if (nt.name != "resnet_model/batch_normalization/moving_mean") continue;
     found = true;
     for (int c = 0; c < 16; ++c) EXPECT_NE(nt.tensor.data<float>()[c], 0) << c;
   }
