@@ -29,7 +29,8 @@ data:           framework core proto
 train:          ops graph runtime framework core proto
 layers:         ops graph framework core proto
 estimator:      train data ops graph runtime framework core proto
-testing:        estimator layers train data ops graph runtime kernels framework core proto tests
+keras:          estimator layers train data ops graph runtime framework core proto
+testing:        keras estimator layers train data ops graph runtime kernels framework core proto tests
 EOF
 
 tree="${1:-}"

@@ -1,0 +1,116 @@
+// A Keras-style CNN on Fashion-MNIST, replicated on two virtual CPUs:
+//
+//   keras_fmnist [--data_dir=/usr/share/datasets/fashion-mnist] [--epochs=8]
+//                [--replicas=2] [--limit=N (train on the first N images)]
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "data/readers.h"
+#include "keras/model.h"
+#include "train/optimizers.h"
+
+namespace towerflow {
+namespace {
+
+struct Split {
+  Tensor x;  // float [n, 28, 28, 1] in [0, 1]
+  Tensor y;  // int32 [n]
+};
+
+// IDX images and labels, the first `limit` (0: all).
+absl::StatusOr<Split> Load(const std::string& dir, const std::string& prefix, int64_t limit) {
+  TW_ASSIGN_OR_RETURN(Tensor images,
+                      data::ReadIdxFile(dir + "/" + prefix + "-images-idx3-ubyte.gz"));
+  TW_ASSIGN_OR_RETURN(Tensor labels,
+                      data::ReadIdxFile(dir + "/" + prefix + "-labels-idx1-ubyte.gz"));
+  if (images.dtype() != DT_UINT8 || images.dims() != 3 || labels.dtype() != DT_UINT8 ||
+      labels.dims() != 1 || labels.dim_size(0) != images.dim_size(0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Fashion-MNIST files in ", dir, " are not uint8 images [n, 28, 28] and labels [n]"));
+  }
+  int64_t n = images.dim_size(0);
+  if (limit > 0 && limit < n) n = limit;
+  const int64_t pixels = images.dim_size(1) * images.dim_size(2);
+  Split s{Tensor(DT_FLOAT, TensorShape({n, images.dim_size(1), images.dim_size(2), 1})),
+          Tensor(DT_INT32, TensorShape({n}))};
+  for (int64_t i = 0; i < n * pixels; ++i) s.x.data<float>()[i] = images.data<uint8_t>()[i] / 255.f;
+  for (int64_t i = 0; i < n; ++i) s.y.data<int32_t>()[i] = labels.data<uint8_t>()[i];
+  return s;
+}
+
+absl::Status Main(const std::string& dir, int epochs, int replicas, int64_t limit) {
+  TW_ASSIGN_OR_RETURN(Split train, Load(dir, "train", limit));
+  TW_ASSIGN_OR_RETURN(Split test, Load(dir, "t10k", limit));
+  // The model and its training: what a Keras user writes.
+  keras::Sequential model({28, 28, 1}, {
+                                           keras::Conv2D(32, 3, {.activation = "relu"}),
+                                           keras::MaxPooling2D(2),
+                                           keras::Conv2D(64, 3, {.activation = "relu"}),
+                                           keras::MaxPooling2D(2),
+                                           keras::Flatten(),
+                                           keras::Dropout(0.3),
+                                           keras::Dense(128, {.activation = "relu"}),
+                                           keras::Dense(10, {.activation = "softmax"}),
+                                       });
+  TW_RETURN_IF_ERROR(model.Compile(std::make_shared<train::AdamOptimizer>(1e-3),
+                                   "sparse_categorical_crossentropy", {"accuracy"}));
+  keras::Sequential replicated = keras::ReplicatedModel(model, {.replicas = replicas});
+  TW_ASSIGN_OR_RETURN(std::string summary, replicated.Summary());
+  std::cout << summary;
+  TW_RETURN_IF_ERROR(replicated
+                         .Fit(train.x, train.y,
+                              {.batch_size = 128,
+                               .epochs = epochs,
+                               .seed = 1,
+                               .validation_x = &test.x,
+                               .validation_y = &test.y})
+                         .status());
+  TW_ASSIGN_OR_RETURN(auto metrics, replicated.Evaluate(test.x, test.y, 128));
+  std::cout << "test loss " << metrics["loss"] << ", test accuracy " << metrics["accuracy"] << " ("
+            << replicas << " replicas)\n";
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace towerflow
+
+int main(int argc, char** argv) {
+  std::string dir = "/usr/share/datasets/fashion-mnist";
+  int epochs = 8, replicas = 2;
+  int64_t limit = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto value = [&arg](const char* flag) -> const char* {
+      const size_t n = std::strlen(flag);
+      return arg.compare(0, n, flag) == 0 ? arg.c_str() + n : nullptr;
+    };
+    bool ok = true;
+    if (const char* v = value("--data_dir=")) {
+      dir = v;
+    } else if (const char* v = value("--epochs=")) {
+      ok = absl::SimpleAtoi(v, &epochs);
+    } else if (const char* v = value("--replicas=")) {
+      ok = absl::SimpleAtoi(v, &replicas);
+    } else if (const char* v = value("--limit=")) {
+      ok = absl::SimpleAtoi(v, &limit);
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      std::cerr << "keras_fmnist: bad flag " << arg
+                << " (flags: --data_dir, --epochs, --replicas, --limit)\n";
+      return 1;
+    }
+  }
+  const absl::Status s = towerflow::Main(dir, epochs, replicas, limit);
+  if (!s.ok()) {
+    std::cerr << "keras_fmnist: " << s << "\n";
+    return 1;
+  }
+  return 0;
+}

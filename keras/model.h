@@ -1,0 +1,201 @@
+// A Keras-style Sequential model in C++, replicable over devices like
+// TensorFlow's tpu_model(model, replicas=N):
+//
+//   keras::Sequential model({28, 28, 1}, {
+//       keras::Conv2D(32, 3, {.activation = "relu"}),
+//       keras::MaxPooling2D(2),
+//       keras::Flatten(),
+//       keras::Dense(10, {.activation = "softmax"}),
+//   });
+//   TW_RETURN_IF_ERROR(model.Compile(std::make_shared<train::AdamOptimizer>(1e-3),
+//                                    "sparse_categorical_crossentropy", {"accuracy"}));
+//   keras::Sequential replicated = keras::ReplicatedModel(model, {.replicas = 2});
+//   TW_ASSIGN_OR_RETURN(keras::History h, replicated.Fit(x, y, {.epochs = 5}));
+//   TW_ASSIGN_OR_RETURN(auto metrics, replicated.Evaluate(x_test, y_test));  // "loss", "accuracy"
+//   TW_ASSIGN_OR_RETURN(Tensor probabilities, replicated.Predict(x_test));
+//
+// Semantics (tf.keras'): layers are named per model ("dense", "dense_1")
+// and their weights "dense/kernel", ...; a batch's loss is the compiled
+// loss's mean over the batch plus the layers' regularization; Fit shuffles
+// each epoch (seeded), includes the last partial batch, and shows Keras's
+// progress bar; Evaluate and Predict run in inference mode (no dropout,
+// batch norm's moving averages), Evaluate's values being the means over
+// every example. Losses: "sparse_categorical_crossentropy" (integer labels),
+// "categorical_crossentropy" (one-hot), "binary_crossentropy",
+// "mean_squared_error" ("mse"), "mean_absolute_error" ("mae"), "huber". A
+// cross-entropy of a softmax or sigmoid output is computed from its logits,
+// as Keras's TF backend does. Metrics: "accuracy" (the form the loss
+// implies, as Keras picks), "mse", "mae".
+//
+// Replication (ReplicationOptions): each batch is split along axis 0 into N
+// equal shards, shard i = rows [i B / N, (i + 1) B / N), one replica per
+// device (N virtual CPU devices unless `devices` names them), each shard's
+// loss scaled by 1 / N and the gradients summed (ReplicateModelFn with
+// TowerOptimizer), one update per step. A batch that does not divide is
+// refused ("batch_size must be divisible by num_replicas") unless
+// `uneven_batches`, with which the shards differ by at most one row and
+// are weighted so the step equals the unreplicated one. Beyond TF, Evaluate
+// and Predict are replicated too: predictions are concatenated in input
+// order and metrics computed on them, so they equal the plain model's.
+//
+// A Sequential is a value whose copies share one graph and session once
+// built (the first Fit, Evaluate, Predict or Summary). Not thread-safe.
+#ifndef TOWERFLOW_KERAS_MODEL_H_
+#define TOWERFLOW_KERAS_MODEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "estimator/model_fn.h"
+#include "framework/tensor.h"
+#include "layers/layers.h"
+#include "proto/graph.pb.h"
+#include "train/optimizer.h"
+
+namespace towerflow {
+namespace keras {
+
+// A layer of a model: its Keras class name, the base of its default name,
+// and how it builds its output (under the layer's name, in training or not).
+class Layer {
+ public:
+  using BuildFn = std::function<Output(const Scope& scope, const Output& x, bool training,
+                                       const std::string& name)>;
+  Layer(std::string class_name, std::string base_name, BuildFn build, std::string name = "");
+
+  const std::string& class_name() const { return class_name_; }
+  const std::string& base_name() const { return base_name_; }
+  // The name given, or "" until the model names it.
+  const std::string& name() const { return name_; }
+  Layer& set_name(std::string name) {
+    name_ = std::move(name);
+    return *this;
+  }
+  Output operator()(const Scope& scope, const Output& x, bool training) const {
+    return build_(scope, x, training, name_);
+  }
+
+ private:
+  std::string class_name_;
+  std::string base_name_;
+  BuildFn build_;
+  std::string name_;
+};
+
+// The layers, over layers:: (their options' `name` and `training` are the
+// model's to set).
+Layer Dense(int64_t units, layers::DenseOptions options = {});
+Layer Conv2D(int64_t filters, layers::Size2 kernel_size, layers::Conv2DOptions options = {});
+Layer MaxPooling2D(layers::Size2 pool_size, layers::Pooling2DOptions options = {});
+Layer AveragePooling2D(layers::Size2 pool_size, layers::Pooling2DOptions options = {});
+Layer GlobalAveragePooling2D(std::string data_format = "channels_last");
+Layer Flatten();
+Layer Dropout(double rate, std::optional<int64_t> seed = std::nullopt);
+Layer BatchNormalization(layers::BatchNormalizationOptions options = {});
+Layer LayerNormalization(layers::LayerNormalizationOptions options = {});
+Layer Activation(layers::Activation activation);
+
+struct FitOptions {
+  int64_t batch_size = 32;
+  int epochs = 1;
+  int initial_epoch = 0;
+  bool shuffle = true;
+  uint64_t seed = 0;  // of the shuffles
+  // Evaluated after each epoch: "val_loss", "val_<metric>".
+  const Tensor* validation_x = nullptr;
+  const Tensor* validation_y = nullptr;
+  // 0: silent; 1: Keras's progress bar.
+  int verbose = 1;
+  std::ostream* out = nullptr;  // null: std::cout
+};
+
+// Per epoch: "loss", each metric, and "val_..." with validation data.
+struct History {
+  std::vector<int> epochs;
+  std::map<std::string, std::vector<double>> history;
+};
+
+struct ReplicationOptions {
+  int replicas = 1;
+  // One per replica; empty: "/cpu:0" ... "/cpu:N-1" (virtual CPU devices).
+  std::vector<std::string> devices;
+  bool uneven_batches = false;
+};
+
+class Sequential {
+ public:
+  // `input_shape` without the batch dimension.
+  Sequential(std::vector<int64_t> input_shape, std::vector<Layer> layers,
+             std::string name = "sequential", DataType dtype = DT_FLOAT);
+
+  // Appends a layer. FailedPrecondition once built.
+  absl::Status Add(Layer layer);
+
+  // InvalidArgument for an unknown loss or metric, or no optimizer.
+  absl::Status Compile(std::shared_ptr<train::Optimizer> optimizer, const std::string& loss,
+                       std::vector<std::string> metrics = {});
+
+  // x: [N, input_shape...]; y: [N] integer labels or [N, outputs...].
+  absl::StatusOr<History> Fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
+  // "loss" and each metric, means over every example.
+  absl::StatusOr<std::map<std::string, double>> Evaluate(const Tensor& x, const Tensor& y,
+                                                         int64_t batch_size = 32);
+  // The outputs for every row of x, in order (the last partial batch too).
+  absl::StatusOr<Tensor> Predict(const Tensor& x, int64_t batch_size = 32);
+
+  // Keras's summary table (layer (type), output shape, param #, totals).
+  absl::StatusOr<std::string> Summary();
+
+  // The model as a model_fn (TF's model_to_estimator): features "x", labels
+  // "y", predictions "output"; TRAIN uses the compiled optimizer. The model
+  // must be compiled.
+  absl::StatusOr<ModelFn> ToModelFn() const;
+
+  // The graph built so far (by Fit, Evaluate, Predict or Summary).
+  // FailedPrecondition before any.
+  absl::StatusOr<GraphDef> ExportGraphDef() const;
+
+  const std::string& name() const { return name_; }
+  int replicas() const { return replication_.replicas; }
+
+ private:
+  friend Sequential ReplicatedModel(const Sequential& model, const ReplicationOptions& options);
+  struct Compiled;
+  struct Built;
+
+  // Builds the graph and session for labels like `y` (null: predict only).
+  absl::Status Build(const Tensor* y);
+  // Whether the replicas can split a batch of `batch` rows (see the file
+  // comment); CheckBatches for every batch of n rows in batches of batch_size.
+  absl::Status CheckBatch(int64_t batch) const;
+  absl::Status CheckBatches(int64_t n, int64_t batch_size) const;
+  // Runs `fetches` over x (and y) in batches of `batch_size`, in order.
+  absl::Status RunBatches(const Tensor& x, const Tensor* y, int64_t batch_size, bool train,
+                          const std::vector<int64_t>& order,
+                          const std::function<absl::Status(int64_t step, int64_t rows,
+                                                           const std::vector<Tensor>&)>& each);
+
+  std::string name_;
+  std::vector<int64_t> input_shape_;
+  DataType dtype_;
+  std::vector<Layer> layers_;
+  std::shared_ptr<const Compiled> compiled_;
+  ReplicationOptions replication_;
+  std::shared_ptr<Built> built_;
+};
+
+// The model with `options.replicas` replicas (TF's tpu_model): a copy that
+// builds its own graph. replicas = 1 is the plain model.
+Sequential ReplicatedModel(const Sequential& model, const ReplicationOptions& options);
+
+}  // namespace keras
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERAS_MODEL_H_

@@ -1,0 +1,242 @@
+// keras::: the progress bar and summary as Keras prints them, fit /
+// evaluate / predict with hand-computed values, and replication: 1, 2 and 4
+// replicas train to the same weights and evaluate and predict alike.
+#include "keras/model.h"
+
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "core/tensor_proto_util.h"
+#include "gtest/gtest.h"
+#include "keras/progbar.h"
+#include "ops/ops.h"
+#include "tests/tensor_testing.h"
+#include "tests/test_util.h"
+#include "train/optimizers.h"
+
+namespace towerflow {
+namespace {
+
+using ::towerflow::testing::StatusIs;
+
+TEST(ProgbarTest, OneLinePerEpochOnAPipe) {
+  std::ostringstream out;
+  double now = 0;
+  keras::Progbar bar(3, &out, /*dynamic=*/false, [&now] { return now; });
+  now = 1;
+  bar.Update(1, {{"loss", 0.75}, {"accuracy", 0.5}}, 2);
+  now = 2;
+  bar.Update(2, {{"loss", 0.25}, {"accuracy", 1}}, 2);
+  now = 3;
+  bar.Update(3, {{"loss", 0.5}, {"accuracy", 0.75}}, 4);
+  EXPECT_EQ(out.str(), "");  // nothing until the epoch ends
+  bar.Finish({{"val_loss", 0.0001}});
+  // Means weighted by batch size: loss (1.5 + 0.5 + 2) / 8, accuracy (1 + 2 + 3) / 8.
+  EXPECT_EQ(out.str(),
+            "3/3 [==============================] - 3s 1s/step - loss: 0.5000 - accuracy: 0.7500 "
+            "- val_loss: 1.0000e-04\n");
+}
+
+TEST(ProgbarTest, RedrawsInPlaceOnATerminal) {
+  std::ostringstream out;
+  double now = 0;
+  keras::Progbar bar(20, &out, /*dynamic=*/true, [&now] { return now; });
+  now = 0.5;
+  bar.Update(5, {{"loss", 2}});
+  EXPECT_EQ(out.str(), "\r 5/20 [======>.......................] - ETA: 1s - loss: 2.0000");
+  now = 0.04 * 20;
+  bar.Update(20, {{"loss", 1}});
+  bar.Finish();
+  EXPECT_EQ(out.str().substr(out.str().rfind('\r')),
+            "\r20/20 [==============================] - 1s 40ms/step - loss: 1.5000\n");
+}
+
+keras::Sequential SmallModel() {
+  // Fixed weights: kernel [4, 5] of 0.1 * (i % 7 - 3), kernel [5, 3] of 0.
+  std::vector<float> k1(20);
+  for (int i = 0; i < 20; ++i) k1[i] = 0.1f * (i % 7 - 3);
+  return keras::Sequential(
+      {4},
+      {keras::Dense(5, {.activation = "relu",
+                        .kernel_initializer = initializers::Constant(
+                            MakeTensorProto<float>(absl::MakeConstSpan(k1), TensorShape({4, 5})))}),
+       keras::Dense(3, {.activation = "softmax", .kernel_initializer = initializers::Zeros()})});
+}
+
+// 16 examples of 4 features; labels 0, 1, 2 by the features' sign pattern.
+void Data(Tensor* x, Tensor* y) {
+  *x = Tensor(DT_FLOAT, TensorShape({16, 4}));
+  *y = Tensor(DT_INT32, TensorShape({16}));
+  for (int i = 0; i < 16; ++i) {
+    for (int j = 0; j < 4; ++j) x->data<float>()[i * 4 + j] = ((i * 5 + j * 3) % 11) / 5.0f - 1;
+    y->data<int32_t>()[i] = i % 3;
+  }
+}
+
+TEST(SequentialTest, SummaryIsKerasTable) {
+  keras::Sequential model({4}, {keras::Dense(3, {.activation = "relu"}), keras::Dropout(0.5),
+                                keras::Dense(2), keras::BatchNormalization()});
+  TW_ASSERT_OK_AND_ASSIGN(std::string summary, model.Summary());
+  EXPECT_EQ(summary,
+            "Model: \"sequential\"\n"
+            "_________________________________________________________________\n"
+            "Layer (type)                 Output Shape              Param #   \n"
+            "=================================================================\n"
+            "dense (Dense)                (None, 3)                 15        \n"
+            "_________________________________________________________________\n"
+            "dropout (Dropout)            (None, 3)                 0         \n"
+            "_________________________________________________________________\n"
+            "dense_1 (Dense)              (None, 2)                 8         \n"
+            "_________________________________________________________________\n"
+            "batch_normalization (BatchNo (None, 2)                 8         \n"
+            "=================================================================\n"
+            "Total params: 31\n"
+            "Trainable params: 27\n"
+            "Non-trainable params: 4\n"
+            "_________________________________________________________________\n");
+}
+
+TEST(SequentialTest, EvaluatesFitsAndPredicts) {
+  keras::Sequential model = SmallModel();
+  Tensor x, y;
+  Data(&x, &y);
+  EXPECT_THAT(model.Fit(x, y), StatusIs(absl::StatusCode::kFailedPrecondition, "compile"));
+  TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
+                             "sparse_categorical_crossentropy", {"accuracy"}));
+  // Zero output weights: every class 1/3, loss log 3; argmax picks class 0,
+  // right for 6 of 16 labels.
+  TW_ASSERT_OK_AND_ASSIGN(auto before, model.Evaluate(x, y, 5));
+  EXPECT_NEAR(before["loss"], std::log(3.0), 1e-6);
+  EXPECT_NEAR(before["accuracy"], 6.0 / 16, 1e-6);
+  std::ostringstream log;
+  TW_ASSERT_OK_AND_ASSIGN(keras::History history, model.Fit(x, y,
+                                                            {.batch_size = 8,
+                                                             .epochs = 5,
+                                                             .seed = 3,
+                                                             .validation_x = &x,
+                                                             .validation_y = &y,
+                                                             .out = &log}));
+  ASSERT_EQ(history.history["loss"].size(), 5u);
+  EXPECT_EQ(history.history.count("val_accuracy"), 1u);
+  EXPECT_LT(history.history["loss"].back(), history.history["loss"].front());
+  EXPECT_NEAR(history.history["val_loss"].back(), (*model.Evaluate(x, y, 16))["loss"], 1e-6);
+  EXPECT_EQ(log.str().substr(0, 10), "Epoch 1/5\n");
+  EXPECT_NE(log.str().find("2/2 [==============================] - "), std::string::npos);
+  TW_ASSERT_OK_AND_ASSIGN(Tensor p, model.Predict(x, 5));  // 5 + 5 + 5 + 1 rows
+  ASSERT_EQ(p.shape(), TensorShape({16, 3}));
+  for (int i = 0; i < 16; ++i) {
+    const float* row = p.data<float>() + 3 * i;
+    EXPECT_NEAR(row[0] + row[1] + row[2], 1, 1e-6);
+  }
+  Tensor wrong(DT_FLOAT, TensorShape({2, 5}));
+  EXPECT_THAT(model.Predict(wrong),
+              StatusIs(absl::StatusCode::kInvalidArgument, "expected shape (None, 4)"));
+}
+
+TEST(SequentialTest, ToModelFnGivesAnEstimatorModel) {
+  keras::Sequential model = SmallModel();
+  EXPECT_THAT(model.ToModelFn().status(), StatusIs(absl::StatusCode::kFailedPrecondition));
+  TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5), "mse"));
+  TW_ASSERT_OK_AND_ASSIGN(ModelFn fn, model.ToModelFn());
+  Scope root = Scope::NewRootScope();
+  Output x = ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({-1, 4}));
+  Output y = ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({-1, 3}));
+  EstimatorSpec spec = fn(root, {{"x", x}}, {{"y", y}}, ModeKeys::kTrain, Params());
+  TW_ASSERT_OK(root.status());
+  EXPECT_TRUE(spec.loss.valid());
+  EXPECT_TRUE(spec.train_op.valid());
+  EXPECT_EQ(spec.predictions.at("output").shape().DebugString(), "[?,3]");
+  EXPECT_EQ(spec.predictions.at("logits").node()->name(), "dense_1/BiasAdd");
+}
+
+struct Trained {
+  keras::History history;
+  std::map<std::string, double> metrics;
+  Tensor predictions;
+};
+
+Trained Train(int replicas, bool uneven, int64_t batch) {
+  keras::Sequential model = SmallModel();
+  EXPECT_EQ(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
+                          "sparse_categorical_crossentropy", {"accuracy"}),
+            absl::OkStatus());
+  keras::Sequential replicated =
+      keras::ReplicatedModel(model, {.replicas = replicas, .uneven_batches = uneven});
+  Tensor x, y;
+  Data(&x, &y);
+  Trained t;
+  absl::StatusOr<keras::History> h =
+      replicated.Fit(x, y, {.batch_size = batch, .epochs = 5, .seed = 3, .verbose = 0});
+  EXPECT_EQ(h.status(), absl::OkStatus());
+  if (h.ok()) t.history = *h;
+  absl::StatusOr<std::map<std::string, double>> m = replicated.Evaluate(x, y, batch);
+  EXPECT_EQ(m.status(), absl::OkStatus());
+  if (m.ok()) t.metrics = *m;
+  absl::StatusOr<Tensor> p = replicated.Predict(x, batch);
+  EXPECT_EQ(p.status(), absl::OkStatus());
+  if (p.ok()) t.predictions = *p;
+  return t;
+}
+
+void ExpectSame(const Trained& a, const Trained& b) {
+  for (const auto& [name, values] : a.history.history) {
+    ASSERT_EQ(b.history.history.at(name).size(), values.size()) << name;
+    for (size_t i = 0; i < values.size(); ++i) {
+      EXPECT_NEAR(b.history.history.at(name)[i], values[i], 1e-5) << name << " epoch " << i;
+    }
+  }
+  EXPECT_NEAR(a.metrics.at("loss"), b.metrics.at("loss"), 1e-5);
+  EXPECT_NEAR(a.metrics.at("accuracy"), b.metrics.at("accuracy"), 1e-6);
+  EXPECT_THAT(b.predictions, TensorNear<float>({16, 3}, Values<float>(a.predictions), 1e-5));
+}
+
+TEST(ReplicatedModelTest, OneTwoAndFourReplicasTrainAlike) {
+  // 10 steps of 8 examples (2 per epoch); the shards' losses scaled by 1/N
+  // and their gradients summed give the unreplicated step.
+  const Trained one = Train(1, false, 8);
+  EXPECT_LT(one.metrics.at("loss"), std::log(3.0));
+  ExpectSame(one, Train(2, false, 8));
+  ExpectSame(one, Train(4, false, 8));
+}
+
+TEST(ReplicatedModelTest, ReplicasRunOnTheirDevices) {
+  keras::Sequential model = SmallModel();
+  TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
+                             "sparse_categorical_crossentropy"));
+  keras::Sequential two = keras::ReplicatedModel(model, {.replicas = 2});
+  EXPECT_EQ(two.replicas(), 2);
+  EXPECT_EQ(model.replicas(), 1);
+  Tensor x, y;
+  Data(&x, &y);
+  TW_ASSERT_OK(two.Fit(x, y, {.batch_size = 8, .verbose = 0}).status());
+  TW_ASSERT_OK_AND_ASSIGN(GraphDef graph, two.ExportGraphDef());
+  std::map<std::string, std::string> devices;
+  for (const NodeDef& n : graph.node()) devices[n.name()] = n.device();
+  // One input placeholder, split for the replicas; the weights once, on
+  // the first device (the parameter server); each replica on its device.
+  EXPECT_EQ(devices.count("dense_input"), 1u);
+  EXPECT_EQ(devices["dense/kernel"], "/device:CPU:0");
+  EXPECT_EQ(devices["dense/MatMul"], "/device:CPU:0");
+  EXPECT_EQ(devices["tower_1/dense/MatMul"], "/device:CPU:1");
+  EXPECT_EQ(devices["training/tower_1/dense_1/MatMul"], "/device:CPU:1");
+  EXPECT_EQ(devices.count("tower_2/dense/MatMul"), 0u);
+}
+
+TEST(ReplicatedModelTest, UnevenBatchesAreRefusedOrWeighted) {
+  keras::Sequential model = SmallModel();
+  TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
+                             "sparse_categorical_crossentropy", {"accuracy"}));
+  keras::Sequential four = keras::ReplicatedModel(model, {.replicas = 4});
+  Tensor x, y;
+  Data(&x, &y);
+  EXPECT_THAT(four.Fit(x, y, {.batch_size = 6, .verbose = 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "batch_size must be divisible by num_replicas (batch_size 6, "
+                       "num_replicas 4)"));
+  // Batches of 6, 6 and 4: three replicas split the last one 2, 1, 1.
+  ExpectSame(Train(1, false, 6), Train(3, true, 6));
+}
+
+}  // namespace
+}  // namespace towerflow
