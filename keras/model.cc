@@ -267,6 +267,10 @@ struct Sequential::Built {
   Output x;
   Outputs predict;
   std::vector<Output> layer_outputs;  // tower 0's, for Summary
+  // The layers' weights, read once; their assignments, made when first set.
+  std::vector<Variable> weights;
+  std::vector<Output> weight_reads;
+  absl::flat_hash_map<std::string, std::pair<Output, Operation>> assigners;
   bool trained = false;
   Output y;
   Output train_loss;
@@ -416,6 +420,10 @@ absl::Status Sequential::Build(const Tensor* y) {
     built->predict = {spec.predictions.at("output"), Output()};
     if (spec.predictions.count("logits")) built->predict.logits = spec.predictions.at("logits");
     built->layer_outputs = *recorded;
+    built->weights = GetVariables(*root.graph());
+    const Scope reads = root.NewSubScope("weights");
+    for (const Variable& v : built->weights) built->weight_reads.push_back(v.value(reads));
+    TW_RETURN_IF_ERROR(root.status());
     SessionOptions session_options;
     session_options.device_count["CPU"] = std::max(1, replication_.replicas);
     session_options.allow_soft_placement = true;
@@ -461,6 +469,91 @@ absl::Status Sequential::Build(const Tensor* y) {
   return absl::OkStatus();
 }
 
+absl::Status Sequential::InitializeNewVariables() {
+  Built& b = *built_;
+  std::vector<Operation> inits;
+  std::vector<std::string> names;
+  for (const Variable& v : GetVariables(*b.root.graph(), GraphKeys::kGlobalVariables)) {
+    if (!b.initialized.contains(v.name())) {
+      inits.push_back(v.initializer());
+      names.push_back(v.name());
+    }
+  }
+  if (inits.empty()) return absl::OkStatus();
+  TW_RETURN_IF_ERROR(b.session->Run({}, {}, inits, nullptr));
+  b.initialized.insert(names.begin(), names.end());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<NamedTensor>> Sequential::GetWeights() {
+  TW_RETURN_IF_ERROR(Build(nullptr));
+  TW_RETURN_IF_ERROR(InitializeNewVariables());
+  const Built& b = *built_;
+  std::vector<Tensor> values;
+  TW_RETURN_IF_ERROR(b.session->Run(b.weight_reads, &values));
+  std::vector<NamedTensor> weights;
+  for (size_t i = 0; i < b.weights.size(); ++i) {
+    weights.push_back({b.weights[i].name(), values[i]});
+  }
+  return weights;
+}
+
+absl::Status Sequential::SetWeights(const std::vector<NamedTensor>& weights) {
+  TW_RETURN_IF_ERROR(Build(nullptr));
+  TW_RETURN_IF_ERROR(InitializeNewVariables());
+  Built& b = *built_;
+  ClientSession::FeedType feeds;
+  std::vector<Operation> assigns;
+  for (const NamedTensor& w : weights) {
+    auto v = std::find_if(b.weights.begin(), b.weights.end(),
+                          [&w](const Variable& v) { return v.name() == w.name; });
+    if (v == b.weights.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("SetWeights: the model has no weight named ", w.name));
+    }
+    if (w.tensor.dtype() != v->dtype() || w.tensor.shape() != v->shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SetWeights: ", w.name, " is ", DataTypeString(v->dtype()), " ", v->shape().DebugString(),
+          ", got ", DataTypeString(w.tensor.dtype()), " ", w.tensor.shape().DebugString()));
+    }
+    auto it = b.assigners.find(w.name);
+    if (it == b.assigners.end()) {
+      const Scope s = b.root.NewSubScope("set_weights").ColocateWith(v->handle());
+      Output value = ops::Placeholder(s, v->dtype(), ops::Placeholder::Shape(v->shape()));
+      Operation assign = ops::AssignVariableOp(s, v->handle(), value).operation;
+      TW_RETURN_IF_ERROR(s.status());
+      it = b.assigners.emplace(w.name, std::make_pair(value, assign)).first;
+    }
+    feeds.emplace(it->second.first, w.tensor);
+    assigns.push_back(it->second.second);
+  }
+  return b.session->Run(feeds, {}, assigns, nullptr);
+}
+
+absl::Status Sequential::SaveWeights(const std::string& path) {
+  TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> weights, GetWeights());
+  return WriteCheckpoint(path, weights);
+}
+
+absl::Status Sequential::LoadWeights(const std::string& path) {
+  TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> saved, ReadCheckpoint(path));
+  TW_RETURN_IF_ERROR(Build(nullptr));
+  for (const Variable& v : built_->weights) {
+    const bool found = std::any_of(saved.begin(), saved.end(),
+                                   [&v](const NamedTensor& t) { return t.name == v.name(); });
+    if (!found) {
+      return absl::NotFoundError(absl::StrCat(path, ": no weight ", v.name(), " in the file"));
+    }
+  }
+  std::vector<NamedTensor> weights;
+  for (NamedTensor& t : saved) {
+    const bool ours = std::any_of(built_->weights.begin(), built_->weights.end(),
+                                  [&t](const Variable& v) { return v.name() == t.name; });
+    if (ours) weights.push_back(std::move(t));
+  }
+  return SetWeights(weights);
+}
+
 absl::Status Sequential::CheckBatches(int64_t n, int64_t batch_size) const {
   TW_RETURN_IF_ERROR(CheckBatch(std::min(n, batch_size)));
   return n % batch_size == 0 ? absl::OkStatus() : CheckBatch(n % batch_size);
@@ -480,13 +573,8 @@ absl::Status Sequential::RunBatches(
     const Tensor& x, const Tensor* y, int64_t batch_size, bool train,
     const std::vector<int64_t>& order,
     const std::function<absl::Status(int64_t, int64_t, const std::vector<Tensor>&)>& each) {
+  TW_RETURN_IF_ERROR(InitializeNewVariables());
   Built& b = *built_;
-  // Initialize what this session has not yet (the training graph's slots).
-  std::vector<Operation> inits;
-  for (const Variable& v : GetVariables(*b.root.graph(), GraphKeys::kGlobalVariables)) {
-    if (b.initialized.insert(v.name()).second) inits.push_back(v.initializer());
-  }
-  if (!inits.empty()) TW_RETURN_IF_ERROR(b.session->Run({}, {}, inits, nullptr));
 
   const int64_t n = x.dim_size(0);
   std::vector<Output> fetches;
@@ -570,11 +658,14 @@ absl::StatusOr<History> Sequential::Fit(const Tensor& x, const Tensor& y,
   const int64_t steps = (n + options.batch_size - 1) / options.batch_size;
   History history;
   std::vector<int64_t> order = Identity(n);
-  for (int epoch = options.initial_epoch; epoch < options.epochs; ++epoch) {
+  stop_training_ = false;
+  for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnTrainBegin(this));
+  for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
     if (options.shuffle) {
       std::mt19937_64 rng(options.seed * 1000003 + epoch);
       std::shuffle(order.begin(), order.end(), rng);
     }
+    for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnEpochBegin(this, epoch));
     if (options.verbose > 0) *out << "Epoch " << epoch + 1 << "/" << options.epochs << "\n";
     Progbar bar(steps, options.verbose > 0 ? out : nullptr, dynamic);
     TW_RETURN_IF_ERROR(
@@ -586,6 +677,10 @@ absl::StatusOr<History> Sequential::Fit(const Tensor& x, const Tensor& y,
                        named.push_back({compiled_->metrics[m], values[m + 1].scalar<float>()()});
                      }
                      bar.Update(step + 1, named, static_cast<double>(rows));
+                     const Logs logs(named.begin(), named.end());
+                     for (const auto& c : options.callbacks) {
+                       TW_RETURN_IF_ERROR(c->OnBatchEnd(this, step, logs));
+                     }
                      return absl::OkStatus();
                    }));
     std::vector<std::pair<std::string, double>> extra;
@@ -597,9 +692,13 @@ absl::StatusOr<History> Sequential::Fit(const Tensor& x, const Tensor& y,
     }
     bar.Finish(extra);
     history.epochs.push_back(epoch);
-    for (const auto& [name, value] : bar.Means()) history.history[name].push_back(value);
-    for (const auto& [name, value] : extra) history.history[name].push_back(value);
+    Logs logs;
+    for (const auto& [name, value] : bar.Means()) logs[name] = value;
+    for (const auto& [name, value] : extra) logs[name] = value;
+    for (const auto& [name, value] : logs) history.history[name].push_back(value);
+    for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnEpochEnd(this, epoch, logs));
   }
+  for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnTrainEnd(this));
   return history;
 }
 

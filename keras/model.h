@@ -57,6 +57,7 @@
 #include "framework/tensor.h"
 #include "layers/layers.h"
 #include "proto/graph.pb.h"
+#include "train/checkpoint.h"
 #include "train/optimizer.h"
 
 namespace towerflow {
@@ -102,6 +103,9 @@ Layer BatchNormalization(layers::BatchNormalizationOptions options = {});
 Layer LayerNormalization(layers::LayerNormalizationOptions options = {});
 Layer Activation(layers::Activation activation);
 
+class Sequential;
+class Callback;
+
 struct FitOptions {
   int64_t batch_size = 32;
   int epochs = 1;
@@ -114,6 +118,28 @@ struct FitOptions {
   // 0: silent; 1: Keras's progress bar.
   int verbose = 1;
   std::ostream* out = nullptr;  // null: std::cout
+  // Called in order at each stage (keras/callbacks.h).
+  std::vector<std::shared_ptr<Callback>> callbacks;
+};
+
+// An epoch's (or a batch's) values: "loss", metrics, "val_...".
+using Logs = std::map<std::string, double>;
+
+// Keras's Callback: hooks around training. An error stops Fit and is
+// returned by it; model->set_stop_training(true) ends it after the epoch.
+class Callback {
+ public:
+  virtual ~Callback() = default;
+  virtual absl::Status OnTrainBegin(Sequential* model) { return absl::OkStatus(); }
+  virtual absl::Status OnEpochBegin(Sequential* model, int epoch) { return absl::OkStatus(); }
+  // `batch` counts from 0 in the epoch; logs hold the batch's values.
+  virtual absl::Status OnBatchEnd(Sequential* model, int64_t batch, const Logs& logs) {
+    return absl::OkStatus();
+  }
+  virtual absl::Status OnEpochEnd(Sequential* model, int epoch, const Logs& logs) {
+    return absl::OkStatus();
+  }
+  virtual absl::Status OnTrainEnd(Sequential* model) { return absl::OkStatus(); }
 };
 
 // Per epoch: "loss", each metric, and "val_..." with validation data.
@@ -158,6 +184,20 @@ class Sequential {
   // must be compiled.
   absl::StatusOr<ModelFn> ToModelFn() const;
 
+  // The layers' weights (not the optimizer's slots), by variable name, in
+  // creation order; SetWeights assigns some or all of them (shapes and
+  // dtypes must match). Both build the model if needed.
+  absl::StatusOr<std::vector<NamedTensor>> GetWeights();
+  absl::Status SetWeights(const std::vector<NamedTensor>& weights);
+  // GetWeights to a checkpoint file (train/checkpoint.h: crash-safe, CRC'd)
+  // and back; LoadWeights refuses a file missing one of the weights.
+  absl::Status SaveWeights(const std::string& path);
+  absl::Status LoadWeights(const std::string& path);
+
+  // Set by a callback (EarlyStopping) to end Fit after the current epoch.
+  void set_stop_training(bool stop) { stop_training_ = stop; }
+  bool stop_training() const { return stop_training_; }
+
   // The graph built so far (by Fit, Evaluate, Predict or Summary).
   // FailedPrecondition before any.
   absl::StatusOr<GraphDef> ExportGraphDef() const;
@@ -175,6 +215,8 @@ class Sequential {
   // Whether the replicas can split a batch of `batch` rows (see the file
   // comment); CheckBatches for every batch of n rows in batches of batch_size.
   absl::Status CheckBatch(int64_t batch) const;
+  // Runs the initializers of the variables the session has not seen.
+  absl::Status InitializeNewVariables();
   absl::Status CheckBatches(int64_t n, int64_t batch_size) const;
   // Runs `fetches` over x (and y) in batches of `batch_size`, in order.
   absl::Status RunBatches(const Tensor& x, const Tensor* y, int64_t batch_size, bool train,
@@ -189,6 +231,7 @@ class Sequential {
   std::shared_ptr<const Compiled> compiled_;
   ReplicationOptions replication_;
   std::shared_ptr<Built> built_;
+  bool stop_training_ = false;
 };
 
 // The model with `options.replicas` replicas (TF's tpu_model): a copy that

@@ -1,6 +1,6 @@
 // A Keras-style CNN on Fashion-MNIST, replicated on two virtual CPUs:
 //
-//   keras_fmnist [--data_dir=/usr/share/datasets/fashion-mnist] [--epochs=8]
+//   keras_fmnist [--data_dir=/usr/share/datasets/fashion-mnist] [--epochs=12]
 //                [--replicas=2] [--limit=N (train on the first N images)]
 #include <cstring>
 #include <iostream>
@@ -81,7 +81,7 @@ absl::Status Main(const std::string& dir, int epochs, int replicas, int64_t limi
 
 int main(int argc, char** argv) {
   std::string dir = "/usr/share/datasets/fashion-mnist";
-  int epochs = 8, replicas = 2;
+  int epochs = 12, replicas = 2;
   int64_t limit = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
