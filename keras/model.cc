@@ -116,6 +116,15 @@ Layer Activation(layers::Activation activation) {
                });
 }
 
+Layer Embedding(int64_t input_dim, int64_t output_dim, layers::EmbeddingOptions options) {
+  return Layer("Embedding", "embedding",
+               [input_dim, output_dim, options](const Scope& s, const Output& x, bool,
+                                                const std::string& name) mutable {
+                 options.name = name;
+                 return layers::Embedding(s, x, input_dim, output_dim, options);
+               });
+}
+
 // ---- Losses and metrics -------------------------------------------------------
 
 namespace {
@@ -641,17 +650,37 @@ std::vector<int64_t> Identity(int64_t n) {
 
 }  // namespace
 
-absl::StatusOr<History> Sequential::Fit(const Tensor& x, const Tensor& y,
+absl::StatusOr<History> Sequential::Fit(const Tensor& x_all, const Tensor& y_all,
                                         const FitOptions& options) {
   if (compiled_ == nullptr) {
     return absl::FailedPreconditionError(kNotCompiled);
   }
-  TW_RETURN_IF_ERROR(CheckData(x, &y, input_shape_, dtype_, options.batch_size));
-  const int64_t n = x.dim_size(0);
-  TW_RETURN_IF_ERROR(CheckBatches(n, options.batch_size));
+  TW_RETURN_IF_ERROR(CheckData(x_all, &y_all, input_shape_, dtype_, options.batch_size));
   if ((options.validation_x == nullptr) != (options.validation_y == nullptr)) {
     return absl::InvalidArgumentError("validation data needs both x and y");
   }
+  if (!(options.validation_split >= 0 && options.validation_split < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("validation_split must be in [0, 1), got ", options.validation_split));
+  }
+  // Keras's validation_split: the last rows, before shuffling.
+  Tensor x = x_all, y = y_all, split_x, split_y;
+  const Tensor* validation_x = options.validation_x;
+  const Tensor* validation_y = options.validation_y;
+  if (validation_x == nullptr && options.validation_split > 0) {
+    const int64_t rows = x_all.dim_size(0);
+    const int64_t train_rows = static_cast<int64_t>(rows * (1 - options.validation_split));
+    const std::vector<int64_t> order = Identity(rows);
+    x = GatherRows(x_all, order, 0, train_rows);
+    y = GatherRows(y_all, order, 0, train_rows);
+    split_x = GatherRows(x_all, order, train_rows, rows);
+    split_y = GatherRows(y_all, order, train_rows, rows);
+    validation_x = &split_x;
+    validation_y = &split_y;
+  }
+  const int64_t n = x.dim_size(0);
+  if (n == 0) return absl::InvalidArgumentError("Fit: no training examples");
+  TW_RETURN_IF_ERROR(CheckBatches(n, options.batch_size));
   TW_RETURN_IF_ERROR(Build(&y));
   std::ostream* out = options.out != nullptr ? options.out : &std::cout;
   const bool dynamic = IsTerminal(out);
@@ -684,9 +713,8 @@ absl::StatusOr<History> Sequential::Fit(const Tensor& x, const Tensor& y,
                      return absl::OkStatus();
                    }));
     std::vector<std::pair<std::string, double>> extra;
-    if (options.validation_x != nullptr) {
-      TW_ASSIGN_OR_RETURN(
-          auto val, Evaluate(*options.validation_x, *options.validation_y, options.batch_size));
+    if (validation_x != nullptr) {
+      TW_ASSIGN_OR_RETURN(auto val, Evaluate(*validation_x, *validation_y, options.batch_size));
       extra.push_back({"val_loss", val["loss"]});
       for (const std::string& m : compiled_->metrics) extra.push_back({"val_" + m, val[m]});
     }
@@ -746,6 +774,28 @@ absl::StatusOr<Tensor> Sequential::Predict(const Tensor& x, int64_t batch_size) 
                                   return absl::OkStatus();
                                 }));
   return result;
+}
+
+absl::StatusOr<Logs> Sequential::TrainOnBatch(const Tensor& x, const Tensor& y) {
+  if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
+  TW_RETURN_IF_ERROR(CheckData(x, &y, input_shape_, dtype_, std::max<int64_t>(1, x.dim_size(0))));
+  TW_RETURN_IF_ERROR(CheckBatch(x.dim_size(0)));
+  TW_RETURN_IF_ERROR(Build(&y));
+  Logs logs;
+  TW_RETURN_IF_ERROR(RunBatches(x, &y, std::max<int64_t>(1, x.dim_size(0)), /*train=*/true,
+                                Identity(x.dim_size(0)),
+                                [&](int64_t, int64_t, const std::vector<Tensor>& values) {
+                                  logs["loss"] = values[0].scalar<float>()();
+                                  for (size_t m = 0; m < compiled_->metrics.size(); ++m) {
+                                    logs[compiled_->metrics[m]] = values[m + 1].scalar<float>()();
+                                  }
+                                  return absl::OkStatus();
+                                }));
+  return logs;
+}
+
+absl::StatusOr<Tensor> Sequential::PredictOnBatch(const Tensor& x) {
+  return Predict(x, std::max<int64_t>(1, x.dims() > 0 ? x.dim_size(0) : 1));
 }
 
 absl::StatusOr<std::string> Sequential::Summary() {

@@ -102,6 +102,8 @@ Layer Dropout(double rate, std::optional<int64_t> seed = std::nullopt);
 Layer BatchNormalization(layers::BatchNormalizationOptions options = {});
 Layer LayerNormalization(layers::LayerNormalizationOptions options = {});
 Layer Activation(layers::Activation activation);
+// For integer inputs (a Sequential of dtype DT_INT32 or DT_INT64).
+Layer Embedding(int64_t input_dim, int64_t output_dim, layers::EmbeddingOptions options = {});
 
 class Sequential;
 class Callback;
@@ -115,6 +117,9 @@ struct FitOptions {
   // Evaluated after each epoch: "val_loss", "val_<metric>".
   const Tensor* validation_x = nullptr;
   const Tensor* validation_y = nullptr;
+  // Without validation data: the last fraction of x and y (before any
+  // shuffling) is held out and validates instead, as Keras does.
+  double validation_split = 0;
   // 0: silent; 1: Keras's progress bar.
   int verbose = 1;
   std::ostream* out = nullptr;  // null: std::cout
@@ -175,6 +180,10 @@ class Sequential {
                                                          int64_t batch_size = 32);
   // The outputs for every row of x, in order (the last partial batch too).
   absl::StatusOr<Tensor> Predict(const Tensor& x, int64_t batch_size = 32);
+  // One training step on the whole of x and y: its "loss" and metrics.
+  absl::StatusOr<Logs> TrainOnBatch(const Tensor& x, const Tensor& y);
+  // Predict in one batch.
+  absl::StatusOr<Tensor> PredictOnBatch(const Tensor& x);
 
   // Keras's summary table (layer (type), output shape, param #, totals).
   absl::StatusOr<std::string> Summary();

@@ -150,10 +150,48 @@ TEST(SequentialTest, ToModelFnGivesAnEstimatorModel) {
   EXPECT_EQ(spec.predictions.at("logits").node()->name(), "dense_1/BiasAdd");
 }
 
+TEST(SequentialTest, TrainOnBatchValidationSplitAndEmbeddings) {
+  Tensor x, y;
+  Data(&x, &y);
+  keras::Sequential model = SmallModel();
+  TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
+                             "sparse_categorical_crossentropy", {"accuracy"}));
+  // The first step starts from uniform outputs: loss log 3.
+  TW_ASSERT_OK_AND_ASSIGN(keras::Logs first, model.TrainOnBatch(x, y));
+  EXPECT_NEAR(first["loss"], std::log(3.0), 1e-6);
+  EXPECT_NEAR(first["accuracy"], 6.0 / 16, 1e-6);
+  TW_ASSERT_OK_AND_ASSIGN(Tensor p, model.PredictOnBatch(x));
+  EXPECT_EQ(p.shape(), TensorShape({16, 3}));
+  // validation_split 0.25 holds out the last 4 rows: val_* equal their evaluation.
+  TW_ASSERT_OK_AND_ASSIGN(
+      keras::History h, model.Fit(x, y, {.batch_size = 4, .validation_split = 0.25, .verbose = 0}));
+  Tensor xv(DT_FLOAT, TensorShape({4, 4})), yv(DT_INT32, TensorShape({4}));
+  std::copy(x.data<float>() + 48, x.data<float>() + 64, xv.data<float>());
+  std::copy(y.data<int32_t>() + 12, y.data<int32_t>() + 16, yv.data<int32_t>());
+  TW_ASSERT_OK_AND_ASSIGN(auto val, model.Evaluate(xv, yv));
+  ASSERT_EQ(h.history["val_loss"].size(), 1u);
+  ASSERT_EQ(h.history["val_accuracy"].size(), 1u);
+  EXPECT_NEAR(h.history["val_loss"][0], val["loss"], 1e-6);
+  EXPECT_NEAR(h.history["val_accuracy"][0], val["accuracy"], 1e-6);
+
+  // Integer inputs through an Embedding: rows of the table, averaged.
+  keras::Sequential words({2}, {keras::Embedding(5, 3), keras::Flatten(), keras::Dense(2)}, "words",
+                          DT_INT32);
+  TW_ASSERT_OK_AND_ASSIGN(std::string summary, words.Summary());
+  EXPECT_NE(summary.find("embedding (Embedding)        (None, 2, 3)              15"),
+            std::string::npos)
+      << summary;
+  Tensor ids(DT_INT32, TensorShape({2, 2}));
+  for (int i = 0; i < 4; ++i) ids.data<int32_t>()[i] = i;
+  TW_ASSERT_OK_AND_ASSIGN(Tensor out, words.Predict(ids));
+  EXPECT_EQ(out.shape(), TensorShape({2, 2}));
+}
+
 struct Trained {
   keras::History history;
   std::map<std::string, double> metrics;
   Tensor predictions;
+  std::vector<NamedTensor> weights;
 };
 
 Trained Train(int replicas, bool uneven, int64_t batch) {
@@ -176,6 +214,9 @@ Trained Train(int replicas, bool uneven, int64_t batch) {
   absl::StatusOr<Tensor> p = replicated.Predict(x, batch);
   EXPECT_EQ(p.status(), absl::OkStatus());
   if (p.ok()) t.predictions = *p;
+  absl::StatusOr<std::vector<NamedTensor>> w = replicated.GetWeights();
+  EXPECT_EQ(w.status(), absl::OkStatus());
+  if (w.ok()) t.weights = *w;
   return t;
 }
 
@@ -189,6 +230,15 @@ void ExpectSame(const Trained& a, const Trained& b) {
   EXPECT_NEAR(a.metrics.at("loss"), b.metrics.at("loss"), 1e-5);
   EXPECT_NEAR(a.metrics.at("accuracy"), b.metrics.at("accuracy"), 1e-6);
   EXPECT_THAT(b.predictions, TensorNear<float>({16, 3}, Values<float>(a.predictions), 1e-5));
+  // The same weights after the 10 steps.
+  ASSERT_EQ(a.weights.size(), 4u);
+  ASSERT_EQ(b.weights.size(), 4u);
+  for (size_t i = 0; i < a.weights.size(); ++i) {
+    EXPECT_EQ(a.weights[i].name, b.weights[i].name);
+    EXPECT_THAT(b.weights[i].tensor, TensorNear<float>(a.weights[i].tensor.shape(),
+                                                       Values<float>(a.weights[i].tensor), 1e-5))
+        << a.weights[i].name;
+  }
 }
 
 TEST(ReplicatedModelTest, OneTwoAndFourReplicasTrainAlike) {
