@@ -135,6 +135,11 @@ absl::Status CSVLogger::OnEpochEnd(Sequential*, int epoch, const Logs& logs) {
   return absl::OkStatus();
 }
 
+absl::Status LearningRateScheduler::OnEpochBegin(Sequential* model, int epoch) {
+  TW_ASSIGN_OR_RETURN(double lr, model->GetLearningRate());
+  return model->SetLearningRate(schedule_(epoch, lr));
+}
+
 TensorBoard::TensorBoard(std::string log_dir) : log_dir_(std::move(log_dir)) {}
 
 absl::Status TensorBoard::OnTrainBegin(Sequential* model) {

@@ -105,6 +105,19 @@ class TensorBoard : public Callback {
   std::unique_ptr<train::EventWriter> writer_;
 };
 
+// Sets the learning rate at the start of each epoch to
+// schedule(epoch, current rate) (Keras's LearningRateScheduler). The model
+// must be compiled with a keras::Optimizer.
+class LearningRateScheduler : public Callback {
+ public:
+  explicit LearningRateScheduler(std::function<double(int epoch, double lr)> schedule)
+      : schedule_(std::move(schedule)) {}
+  absl::Status OnEpochBegin(Sequential* model, int epoch) override;
+
+ private:
+  std::function<double(int, double)> schedule_;
+};
+
 // A callback from functions (Keras's LambdaCallback); unset ones do nothing.
 class LambdaCallback : public Callback {
  public:

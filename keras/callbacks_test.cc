@@ -142,6 +142,49 @@ TEST(CallbacksTest, CSVLoggerWritesKerasRows) {
   EXPECT_EQ(rows[2].substr(0, 2), "1,");
 }
 
+TEST(CallbacksTest, LearningRateSchedulerChangesTheRateEachEpoch) {
+  Tensor x, y;
+  Data(&x, &y);
+  // keras::SGD(0.5) trains as train::GradientDescentOptimizer(0.5) does.
+  keras::Sequential fixed = Compiled();
+  keras::Sequential keras_sgd(
+      {4}, {keras::Dense(5, {.activation = "relu"}), keras::Dense(3, {.activation = "softmax"})});
+  TW_ASSERT_OK(keras_sgd.Compile(keras::SGD(0.5), "sparse_categorical_crossentropy", {"accuracy"}));
+  TW_ASSERT_OK(keras_sgd.SetWeights(*fixed.GetWeights()));
+  TW_ASSERT_OK_AND_ASSIGN(keras::History a, fixed.Fit(x, y, {.epochs = 2, .verbose = 0}));
+  TW_ASSERT_OK_AND_ASSIGN(keras::History b, keras_sgd.Fit(x, y, {.epochs = 2, .verbose = 0}));
+  for (int e = 0; e < 2; ++e) EXPECT_NEAR(a.history["loss"][e], b.history["loss"][e], 1e-6);
+  EXPECT_THAT(fixed.GetLearningRate().status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "keras::Optimizer"));
+
+  // A schedule of 0.5 then 0: the weights stop moving after the first epoch.
+  keras::Sequential model({4}, {keras::Dense(3, {.activation = "softmax"})});
+  TW_ASSERT_OK(model.Compile(keras::SGD(0.1), "sparse_categorical_crossentropy"));
+  TW_ASSERT_OK(model.SetLearningRate(0.25));  // before training: where it starts
+  TW_ASSERT_OK_AND_ASSIGN(double start, model.GetLearningRate());
+  EXPECT_EQ(start, 0.25);
+  std::vector<double> seen;
+  auto schedule = std::make_shared<keras::LearningRateScheduler>([&seen](int epoch, double lr) {
+    seen.push_back(lr);
+    return epoch == 0 ? 0.5 : 0.0;
+  });
+  std::vector<std::vector<NamedTensor>> weights;
+  auto record = std::make_shared<keras::LambdaCallback>();
+  record->on_epoch_end = [&weights](keras::Sequential* m, int, const keras::Logs&) {
+    absl::StatusOr<std::vector<NamedTensor>> w = m->GetWeights();
+    if (w.ok()) weights.push_back(*w);
+    return w.status();
+  };
+  TW_ASSERT_OK(
+      model.Fit(x, y, {.epochs = 3, .verbose = 0, .callbacks = {schedule, record}}).status());
+  EXPECT_EQ(seen, (std::vector<double>{0.25, 0.5, 0.0}));
+  ASSERT_EQ(weights.size(), 3u);
+  EXPECT_EQ(Values<float>(weights[1][0].tensor), Values<float>(weights[0][0].tensor));
+  EXPECT_EQ(Values<float>(weights[2][0].tensor), Values<float>(weights[0][0].tensor));
+  TW_ASSERT_OK_AND_ASSIGN(double end, model.GetLearningRate());
+  EXPECT_EQ(end, 0.0);
+}
+
 TEST(CallbacksTest, TensorBoardWritesAnEventFile) {
   const std::string dir = testing::MakeTempDir("keras_tb");
   keras::Sequential model = Compiled();

@@ -18,9 +18,11 @@
 #include "keras/progbar.h"
 #include "layers/losses.h"
 #include "layers/regularizers.h"
+#include "ops/initializers.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
 #include "runtime/client_session.h"
+#include "train/optimizers.h"
 
 namespace towerflow {
 namespace keras {
@@ -123,6 +125,34 @@ Layer Embedding(int64_t input_dim, int64_t output_dim, layers::EmbeddingOptions 
                  options.name = name;
                  return layers::Embedding(s, x, input_dim, output_dim, options);
                });
+}
+
+// ---- Optimizers ----------------------------------------------------------------
+
+Optimizer SGD(double learning_rate, double momentum, bool nesterov) {
+  return {"SGD", learning_rate,
+          [momentum, nesterov](Input lr) -> std::shared_ptr<train::Optimizer> {
+            if (momentum == 0) return std::make_shared<train::GradientDescentOptimizer>(lr);
+            return std::make_shared<train::MomentumOptimizer>(lr, momentum, nesterov);
+          }};
+}
+
+Optimizer Adam(double learning_rate, double beta_1, double beta_2, double epsilon) {
+  return {"Adam", learning_rate, [beta_1, beta_2, epsilon](Input lr) {
+            return std::make_shared<train::AdamOptimizer>(lr, beta_1, beta_2, epsilon);
+          }};
+}
+
+Optimizer RMSprop(double learning_rate, double rho, double epsilon) {
+  return {"RMSprop", learning_rate, [rho, epsilon](Input lr) {
+            return std::make_shared<train::RMSPropOptimizer>(lr, rho, 0.0, epsilon);
+          }};
+}
+
+Optimizer Adagrad(double learning_rate, double initial_accumulator_value) {
+  return {"Adagrad", learning_rate, [initial_accumulator_value](Input lr) {
+            return std::make_shared<train::AdagradOptimizer>(lr, initial_accumulator_value);
+          }};
 }
 
 // ---- Losses and metrics -------------------------------------------------------
@@ -263,7 +293,10 @@ std::string ShapeTuple(const PartialTensorShape& shape) {
 // ---- The model ------------------------------------------------------------------
 
 struct Sequential::Compiled {
+  // The optimizer, or the Keras optimizer that makes it on a learning-rate
+  // variable when the training graph is built.
   std::shared_ptr<train::Optimizer> optimizer;
+  std::optional<Optimizer> keras_optimizer;
   std::string loss_name;
   LossKind loss;
   std::vector<std::string> metrics;
@@ -285,6 +318,11 @@ struct Sequential::Built {
   Output train_loss;
   Operation train_op;
   std::vector<Output> train_metrics;
+  // With a keras::Optimizer: the learning-rate variable and its setter.
+  Variable learning_rate;
+  Output learning_rate_value;
+  Output learning_rate_feed;
+  Operation set_learning_rate;
   Output eval_loss;
   std::vector<Output> eval_metrics;
 };
@@ -311,6 +349,22 @@ absl::Status Sequential::Add(Layer layer) {
     layer.set_name(name);
   }
   layers_.push_back(std::move(layer));
+  return absl::OkStatus();
+}
+
+absl::Status Sequential::Compile(Optimizer optimizer, const std::string& loss,
+                                 std::vector<std::string> metrics) {
+  if (!optimizer.make) return absl::InvalidArgumentError("Compile: the optimizer makes nothing");
+  if (!(optimizer.learning_rate >= 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Compile: learning rate ", optimizer.learning_rate));
+  }
+  // The training optimizer for ToModelFn, on a constant rate.
+  std::shared_ptr<train::Optimizer> fixed = optimizer.make(optimizer.learning_rate);
+  TW_RETURN_IF_ERROR(Compile(std::move(fixed), loss, std::move(metrics)));
+  auto compiled = std::make_shared<Compiled>(*compiled_);
+  compiled->keras_optimizer = std::move(optimizer);
+  compiled_ = std::move(compiled);
   return absl::OkStatus();
 }
 
@@ -404,16 +458,21 @@ absl::Status Sequential::Build(const Tensor* y) {
         "ReplicatedModel: ", devices.size(), " devices for ", replication_.replicas, " replicas"));
   }
   auto recorded = std::make_shared<std::vector<Output>>();
-  ModelFn model_fn =
-      LayersModelFn(layers_, compiled_ != nullptr ? compiled_->optimizer : nullptr,
-                    compiled_ != nullptr ? std::optional<LossKind>(compiled_->loss) : std::nullopt,
-                    replicated, recorded);
-  if (replicated) {
+  // The layers as a model_fn training with `optimizer`, replicated when asked.
+  const auto make_model_fn =
+      [&](std::shared_ptr<train::Optimizer> optimizer) -> absl::StatusOr<ModelFn> {
+    ModelFn fn = LayersModelFn(
+        layers_, std::move(optimizer),
+        compiled_ != nullptr ? std::optional<LossKind>(compiled_->loss) : std::nullopt, replicated,
+        recorded);
+    if (!replicated) return fn;
     ReplicateOptions options;
     options.devices = devices;
     options.uneven_batches = replication_.uneven_batches;
-    TW_ASSIGN_OR_RETURN(model_fn, ReplicateModelFn(model_fn, options));
-  }
+    return ReplicateModelFn(fn, options);
+  };
+  TW_ASSIGN_OR_RETURN(ModelFn model_fn,
+                      make_model_fn(compiled_ != nullptr ? compiled_->optimizer : nullptr));
 
   if (built_ == nullptr) {
     auto built = std::make_shared<Built>();
@@ -450,6 +509,24 @@ absl::Status Sequential::Build(const Tensor* y) {
                          ops::Placeholder::Shape(PartialTensorShape(ydims)));
   const Scope train_scope =
       root.NewSubScope("training").WithVariableScope("", VariableReuse::kAutoReuse);
+  if (compiled_->keras_optimizer.has_value()) {
+    // The learning rate in a variable, so that it can change between steps.
+    const Optimizer& keras_optimizer = *compiled_->keras_optimizer;
+    VariableOptions frozen;
+    frozen.trainable = false;
+    const Scope lr = root.WithNoControlDependencies();
+    b.learning_rate = GetVariable(
+        lr, "learning_rate", TensorShape(), DT_FLOAT,
+        initializers::Constant(static_cast<float>(keras_optimizer.learning_rate)), frozen);
+    TW_RETURN_IF_ERROR(root.status());
+    b.learning_rate_value = b.learning_rate.value(root.NewSubScope("learning_rate_value"));
+    const Scope set = root.NewSubScope("set_learning_rate");
+    b.learning_rate_feed = ops::Placeholder(set, DT_FLOAT, ops::Placeholder::Shape(TensorShape()));
+    b.set_learning_rate =
+        ops::AssignVariableOp(set, b.learning_rate.handle(), b.learning_rate_feed).operation;
+    TW_ASSIGN_OR_RETURN(model_fn, make_model_fn(keras_optimizer.make(
+                                      b.learning_rate.value(root.NewSubScope("training_rate")))));
+  }
   Params params;
   params.num_towers = replication_.replicas;
   EstimatorSpec spec = model_fn(train_scope, {{"x", b.x}}, {{"y", b.y}}, ModeKeys::kTrain, params);
@@ -774,6 +851,40 @@ absl::StatusOr<Tensor> Sequential::Predict(const Tensor& x, int64_t batch_size) 
                                   return absl::OkStatus();
                                 }));
   return result;
+}
+
+absl::StatusOr<double> Sequential::GetLearningRate() {
+  if (compiled_ == nullptr || !compiled_->keras_optimizer.has_value()) {
+    return absl::FailedPreconditionError(
+        "GetLearningRate: compile the model with a keras::Optimizer (keras::SGD, keras::Adam, "
+        "...) to have a learning rate that can change");
+  }
+  if (built_ == nullptr || !built_->learning_rate.valid()) {
+    return compiled_->keras_optimizer->learning_rate;
+  }
+  TW_RETURN_IF_ERROR(InitializeNewVariables());
+  std::vector<Tensor> out;
+  TW_RETURN_IF_ERROR(built_->session->Run({built_->learning_rate_value}, &out));
+  return static_cast<double>(out[0].scalar<float>()());
+}
+
+absl::Status Sequential::SetLearningRate(double learning_rate) {
+  TW_RETURN_IF_ERROR(GetLearningRate().status());
+  if (!(learning_rate >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("SetLearningRate: ", learning_rate));
+  }
+  if (built_ == nullptr || !built_->learning_rate.valid()) {
+    // Not trained yet: training starts from it.
+    auto compiled = std::make_shared<Compiled>(*compiled_);
+    compiled->keras_optimizer->learning_rate = learning_rate;
+    compiled_ = std::move(compiled);
+    return absl::OkStatus();
+  }
+  TW_RETURN_IF_ERROR(InitializeNewVariables());
+  Tensor value(DT_FLOAT, TensorShape());
+  value.scalar<float>()() = static_cast<float>(learning_rate);
+  return built_->session->Run({{built_->learning_rate_feed, value}}, {},
+                              {built_->set_learning_rate}, nullptr);
 }
 
 absl::StatusOr<Logs> Sequential::TrainOnBatch(const Tensor& x, const Tensor& y) {

@@ -108,6 +108,23 @@ Layer Embedding(int64_t input_dim, int64_t output_dim, layers::EmbeddingOptions 
 class Sequential;
 class Callback;
 
+// A Keras optimizer: its hyper-parameters, and how to make the training
+// optimizer once the learning rate is a tensor. Compiled with one, a model
+// keeps its learning rate in a variable ("learning_rate") that
+// SetLearningRate and LearningRateScheduler change between steps.
+struct Optimizer {
+  std::string name;
+  double learning_rate = 0.01;
+  std::function<std::shared_ptr<train::Optimizer>(Input learning_rate)> make;
+};
+// Keras's defaults (tf.keras): SGD 0.01; Adam 0.001, 0.9, 0.999, 1e-7;
+// RMSprop 0.001, rho 0.9, 1e-7; Adagrad 0.01, accumulators from 0.1.
+Optimizer SGD(double learning_rate = 0.01, double momentum = 0, bool nesterov = false);
+Optimizer Adam(double learning_rate = 0.001, double beta_1 = 0.9, double beta_2 = 0.999,
+               double epsilon = 1e-7);
+Optimizer RMSprop(double learning_rate = 0.001, double rho = 0.9, double epsilon = 1e-7);
+Optimizer Adagrad(double learning_rate = 0.01, double initial_accumulator_value = 0.1);
+
 struct FitOptions {
   int64_t batch_size = 32;
   int epochs = 1;
@@ -172,6 +189,15 @@ class Sequential {
   // InvalidArgument for an unknown loss or metric, or no optimizer.
   absl::Status Compile(std::shared_ptr<train::Optimizer> optimizer, const std::string& loss,
                        std::vector<std::string> metrics = {});
+  // With a Keras optimizer, whose learning rate can change (see Optimizer).
+  absl::Status Compile(Optimizer optimizer, const std::string& loss,
+                       std::vector<std::string> metrics = {});
+
+  // The learning rate of a model compiled with a keras::Optimizer;
+  // FailedPrecondition for one compiled with a train::Optimizer (its rate is
+  // part of it). Setting it before training sets where training starts.
+  absl::StatusOr<double> GetLearningRate();
+  absl::Status SetLearningRate(double learning_rate);
 
   // x: [N, input_shape...]; y: [N] integer labels or [N, outputs...].
   absl::StatusOr<History> Fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
