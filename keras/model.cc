@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "data/dataset.h"
 #include "estimator/replicate_model_fn.h"
 #include "estimator/tower_optimizer.h"
 #include "keras/progbar.h"
@@ -655,14 +656,10 @@ absl::Status Sequential::CheckBatch(int64_t batch) const {
   return absl::OkStatus();
 }
 
-absl::Status Sequential::RunBatches(
-    const Tensor& x, const Tensor* y, int64_t batch_size, bool train,
-    const std::vector<int64_t>& order,
-    const std::function<absl::Status(int64_t, int64_t, const std::vector<Tensor>&)>& each) {
+absl::StatusOr<std::vector<Tensor>> Sequential::RunStep(const Tensor& x, const Tensor* y,
+                                                        bool train) {
   TW_RETURN_IF_ERROR(InitializeNewVariables());
   Built& b = *built_;
-
-  const int64_t n = x.dim_size(0);
   std::vector<Output> fetches;
   std::vector<Operation> targets;
   if (train) {
@@ -675,14 +672,24 @@ absl::Status Sequential::RunBatches(
   } else {
     fetches.push_back(b.predict.output);
   }
+  ClientSession::FeedType feeds;
+  feeds.emplace(b.x, x);
+  if (y != nullptr) feeds.emplace(b.y, *y);
+  std::vector<Tensor> out;
+  TW_RETURN_IF_ERROR(b.session->Run(feeds, fetches, targets, &out));
+  return out;
+}
+
+absl::Status Sequential::RunBatches(const Tensor& x, const Tensor* y, int64_t batch_size,
+                                    bool train, const std::vector<int64_t>& order,
+                                    const StepFn& each) {
+  const int64_t n = x.dim_size(0);
   int64_t step = 0;
   for (int64_t begin = 0; begin < n; begin += batch_size, ++step) {
     const int64_t end = std::min(n, begin + batch_size);
-    ClientSession::FeedType feeds;
-    feeds.emplace(b.x, GatherRows(x, order, begin, end));
-    if (y != nullptr) feeds.emplace(b.y, GatherRows(*y, order, begin, end));
-    std::vector<Tensor> out;
-    TW_RETURN_IF_ERROR(b.session->Run(feeds, fetches, targets, &out));
+    const Tensor yb = y != nullptr ? GatherRows(*y, order, begin, end) : Tensor();
+    TW_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunStep(GatherRows(x, order, begin, end),
+                                                         y != nullptr ? &yb : nullptr, train));
     TW_RETURN_IF_ERROR(each(step, end - begin, out));
   }
   return absl::OkStatus();
@@ -759,36 +766,81 @@ absl::StatusOr<History> Sequential::Fit(const Tensor& x_all, const Tensor& y_all
   if (n == 0) return absl::InvalidArgumentError("Fit: no training examples");
   TW_RETURN_IF_ERROR(CheckBatches(n, options.batch_size));
   TW_RETURN_IF_ERROR(Build(&y));
-  std::ostream* out = options.out != nullptr ? options.out : &std::cout;
-  const bool dynamic = IsTerminal(out);
   const int64_t steps = (n + options.batch_size - 1) / options.batch_size;
-  History history;
   std::vector<int64_t> order = Identity(n);
-  stop_training_ = false;
-  for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnTrainBegin(this));
-  for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
+  return FitEpochs(options, steps, validation_x, validation_y, [&](int epoch, const StepFn& each) {
     if (options.shuffle) {
       std::mt19937_64 rng(options.seed * 1000003 + epoch);
       std::shuffle(order.begin(), order.end(), rng);
     }
+    return RunBatches(x, &y, options.batch_size, /*train=*/true, order, each);
+  });
+}
+
+absl::StatusOr<History> Sequential::Fit(const data::Dataset& dataset, const FitOptions& options) {
+  if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
+  if ((options.validation_x == nullptr) != (options.validation_y == nullptr)) {
+    return absl::InvalidArgumentError("validation data needs both x and y");
+  }
+  // An element is one batch (x, y).
+  const auto next = [this](data::Iterator* it,
+                           int64_t step) -> absl::StatusOr<std::optional<data::Element>> {
+    TW_ASSIGN_OR_RETURN(std::optional<data::Element> e, it->GetNext());
+    if (!e.has_value()) return e;
+    if (e->size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Fit: a dataset element must be a batch (x, y), got ", e->size(),
+                       " tensors at step ", step));
+    }
+    TW_RETURN_IF_ERROR(CheckData((*e)[0], &(*e)[1], input_shape_, dtype_, 1));
+    TW_RETURN_IF_ERROR(CheckBatch((*e)[0].dim_size(0)));
+    return e;
+  };
+  {
+    std::unique_ptr<data::Iterator> first = dataset.MakeIterator();
+    TW_ASSIGN_OR_RETURN(std::optional<data::Element> e, next(first.get(), 0));
+    if (!e.has_value()) return absl::InvalidArgumentError("Fit: the dataset is empty");
+    TW_RETURN_IF_ERROR(Build(&(*e)[1]));
+  }
+  return FitEpochs(options, /*steps=*/0, options.validation_x, options.validation_y,
+                   [&](int, const StepFn& each) -> absl::Status {
+                     std::unique_ptr<data::Iterator> it = dataset.MakeIterator();
+                     for (int64_t step = 0;; ++step) {
+                       TW_ASSIGN_OR_RETURN(std::optional<data::Element> e, next(it.get(), step));
+                       if (!e.has_value()) return absl::OkStatus();
+                       TW_ASSIGN_OR_RETURN(std::vector<Tensor> values,
+                                           RunStep((*e)[0], &(*e)[1], /*train=*/true));
+                       TW_RETURN_IF_ERROR(each(step, (*e)[0].dim_size(0), values));
+                     }
+                   });
+}
+
+absl::StatusOr<History> Sequential::FitEpochs(
+    const FitOptions& options, int64_t steps, const Tensor* validation_x,
+    const Tensor* validation_y,
+    const std::function<absl::Status(int epoch, const StepFn& each)>& run_epoch) {
+  std::ostream* out = options.out != nullptr ? options.out : &std::cout;
+  const bool dynamic = IsTerminal(out);
+  History history;
+  stop_training_ = false;
+  for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnTrainBegin(this));
+  for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
     for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnEpochBegin(this, epoch));
     if (options.verbose > 0) *out << "Epoch " << epoch + 1 << "/" << options.epochs << "\n";
     Progbar bar(steps, options.verbose > 0 ? out : nullptr, dynamic);
-    TW_RETURN_IF_ERROR(
-        RunBatches(x, &y, options.batch_size, /*train=*/true, order,
-                   [&](int64_t step, int64_t rows, const std::vector<Tensor>& values) {
-                     std::vector<std::pair<std::string, double>> named = {
-                         {"loss", values[0].scalar<float>()()}};
-                     for (size_t m = 0; m < compiled_->metrics.size(); ++m) {
-                       named.push_back({compiled_->metrics[m], values[m + 1].scalar<float>()()});
-                     }
-                     bar.Update(step + 1, named, static_cast<double>(rows));
-                     const Logs logs(named.begin(), named.end());
-                     for (const auto& c : options.callbacks) {
-                       TW_RETURN_IF_ERROR(c->OnBatchEnd(this, step, logs));
-                     }
-                     return absl::OkStatus();
-                   }));
+    TW_RETURN_IF_ERROR(run_epoch(epoch, [&](int64_t step, int64_t rows,
+                                            const std::vector<Tensor>& values) {
+      std::vector<std::pair<std::string, double>> named = {{"loss", values[0].scalar<float>()()}};
+      for (size_t m = 0; m < compiled_->metrics.size(); ++m) {
+        named.push_back({compiled_->metrics[m], values[m + 1].scalar<float>()()});
+      }
+      bar.Update(step + 1, named, static_cast<double>(rows));
+      const Logs logs(named.begin(), named.end());
+      for (const auto& c : options.callbacks) {
+        TW_RETURN_IF_ERROR(c->OnBatchEnd(this, step, logs));
+      }
+      return absl::OkStatus();
+    }));
     std::vector<std::pair<std::string, double>> extra;
     if (validation_x != nullptr) {
       TW_ASSIGN_OR_RETURN(auto val, Evaluate(*validation_x, *validation_y, options.batch_size));

@@ -53,6 +53,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "data/dataset.h"
 #include "estimator/model_fn.h"
 #include "framework/tensor.h"
 #include "layers/layers.h"
@@ -201,6 +202,10 @@ class Sequential {
 
   // x: [N, input_shape...]; y: [N] integer labels or [N, outputs...].
   absl::StatusOr<History> Fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
+  // From a dataset whose elements are batches (x, y) (e.g.
+  // FromTensorSlices(...).Shuffle(...).Batch(128)), one pass per epoch; the
+  // progress bar counts steps without a total ("12/Unknown").
+  absl::StatusOr<History> Fit(const data::Dataset& dataset, const FitOptions& options = {});
   // "loss" and each metric, means over every example.
   absl::StatusOr<std::map<std::string, double>> Evaluate(const Tensor& x, const Tensor& y,
                                                          int64_t batch_size = 32);
@@ -253,11 +258,20 @@ class Sequential {
   // Runs the initializers of the variables the session has not seen.
   absl::Status InitializeNewVariables();
   absl::Status CheckBatches(int64_t n, int64_t batch_size) const;
-  // Runs `fetches` over x (and y) in batches of `batch_size`, in order.
+  // A step's results for Fit, Evaluate and Predict: (step, rows, fetched).
+  using StepFn =
+      std::function<absl::Status(int64_t step, int64_t rows, const std::vector<Tensor>& values)>;
+  // One batch: training (loss, metrics), evaluation (loss, metrics) or
+  // prediction (outputs) when y is null.
+  absl::StatusOr<std::vector<Tensor>> RunStep(const Tensor& x, const Tensor* y, bool train);
+  // RunStep over rows order[...] of x (and y) in batches of `batch_size`.
   absl::Status RunBatches(const Tensor& x, const Tensor* y, int64_t batch_size, bool train,
-                          const std::vector<int64_t>& order,
-                          const std::function<absl::Status(int64_t step, int64_t rows,
-                                                           const std::vector<Tensor>&)>& each);
+                          const std::vector<int64_t>& order, const StepFn& each);
+  // Fit's epochs: callbacks, progress bar (`steps` 0: unknown), validation.
+  absl::StatusOr<History> FitEpochs(
+      const FitOptions& options, int64_t steps, const Tensor* validation_x,
+      const Tensor* validation_y,
+      const std::function<absl::Status(int epoch, const StepFn& each)>& run_epoch);
 
   std::string name_;
   std::vector<int64_t> input_shape_;

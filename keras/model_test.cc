@@ -187,6 +187,32 @@ TEST(SequentialTest, TrainOnBatchValidationSplitAndEmbeddings) {
   EXPECT_EQ(out.shape(), TensorShape({2, 2}));
 }
 
+TEST(SequentialTest, FitsFromADatasetOfBatches) {
+  Tensor x, y;
+  Data(&x, &y);
+  keras::Sequential a = SmallModel(), b = SmallModel();
+  for (keras::Sequential* m : {&a, &b}) {
+    TW_ASSERT_OK(m->Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
+                            "sparse_categorical_crossentropy", {"accuracy"}));
+  }
+  TW_ASSERT_OK_AND_ASSIGN(
+      keras::History from_tensors,
+      a.Fit(x, y, {.batch_size = 8, .epochs = 2, .shuffle = false, .verbose = 0}));
+  TW_ASSERT_OK_AND_ASSIGN(data::Dataset d, data::Dataset::FromTensorSlices({x, y}));
+  std::ostringstream log;
+  TW_ASSERT_OK_AND_ASSIGN(keras::History from_dataset,
+                          b.Fit(d.Batch(8), {.epochs = 2, .out = &log}));
+  for (int e = 0; e < 2; ++e) {
+    EXPECT_NEAR(from_dataset.history["loss"][e], from_tensors.history["loss"][e], 1e-6);
+    EXPECT_NEAR(from_dataset.history["accuracy"][e], from_tensors.history["accuracy"][e], 1e-6);
+  }
+  // Without a known number of steps, Keras's bar counts them.
+  EXPECT_EQ(log.str().substr(0, 28), "Epoch 1/2\n      2/Unknown - ");
+  TW_ASSERT_OK_AND_ASSIGN(data::Dataset only_x, data::Dataset::FromTensorSlices({x}));
+  EXPECT_THAT(b.Fit(only_x.Batch(8)), StatusIs(absl::StatusCode::kInvalidArgument,
+                                               "a dataset element must be a batch (x, y)"));
+}
+
 struct Trained {
   keras::History history;
   std::map<std::string, double> metrics;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -78,18 +79,23 @@ std::vector<std::pair<std::string, double>> Progbar::Means() const {
 
 std::string Progbar::Line(bool final,
                           const std::vector<std::pair<std::string, double>>& extra) const {
-  const int digits = static_cast<int>(std::to_string(target_).size());
-  std::string line = absl::StrFormat("%*d/%d [", digits, current_, target_);
-  const double progress = target_ > 0 ? static_cast<double>(current_) / target_ : 1;
-  const int width = static_cast<int>(30 * progress);
-  if (width > 0) {
-    line += std::string(width - 1, '=');
-    line += current_ < target_ ? '>' : '=';
+  std::string line;
+  if (target_ <= 0) {
+    line = absl::StrFormat("%7d/Unknown", current_);  // Keras's bar without a target
+  } else {
+    const int digits = static_cast<int>(std::to_string(target_).size());
+    line = absl::StrFormat("%*d/%d [", digits, current_, target_);
+    const double progress = static_cast<double>(current_) / target_;
+    const int width = static_cast<int>(30 * std::min(progress, 1.0));
+    if (width > 0) {
+      line += std::string(width - 1, '=');
+      line += current_ < target_ ? '>' : '=';
+    }
+    line += std::string(30 - width, '.') + "]";
   }
-  line += std::string(30 - width, '.') + "]";
   const double elapsed = clock_() - start_;
   const double per_step = current_ > 0 ? elapsed / current_ : 0;
-  if (final || current_ >= target_) {
+  if (final || target_ <= 0 || current_ >= target_) {
     absl::StrAppend(&line, absl::StrFormat(" - %.0fs", elapsed));
     if (per_step >= 1) {
       absl::StrAppend(&line, absl::StrFormat(" %.0fs/step", per_step));

@@ -26,7 +26,8 @@ class Progbar {
   // Seconds since some fixed point.
   using Clock = std::function<double()>;
 
-  // `target` steps; `dynamic`: redraw in place (a terminal).
+  // `target` steps (0: unknown, "12/Unknown"); `dynamic`: redraw in place
+  // (a terminal).
   Progbar(int64_t target, std::ostream* out, bool dynamic, Clock clock = {});
 
   // Step `current` (1-based) done; `values` are that step's, averaged over
