@@ -385,7 +385,8 @@ absl::Status Sequential::Compile(std::shared_ptr<train::Optimizer> optimizer,
   compiled->loss = kind;
   compiled->metrics = std::move(metrics);
   compiled_ = std::move(compiled);
-  built_.reset();  // a new graph with the new loss
+  CarryWeights();
+  built_.reset();  // a new graph with the new loss, the same weights
   return absl::OkStatus();
 }
 
@@ -498,6 +499,12 @@ absl::Status Sequential::Build(const Tensor* y) {
     session_options.allow_soft_placement = true;
     built->session = std::make_unique<ClientSession>(root, session_options);
     built_ = std::move(built);
+    TW_RETURN_IF_ERROR(carried_status_);
+    if (!carried_weights_.empty()) {
+      const std::vector<NamedTensor> carried = std::move(carried_weights_);
+      carried_weights_.clear();
+      TW_RETURN_IF_ERROR(SetWeights(carried));
+    }
   }
   Built& b = *built_;
   if (y == nullptr || compiled_ == nullptr || b.trained) return absl::OkStatus();
@@ -556,7 +563,7 @@ absl::Status Sequential::Build(const Tensor* y) {
   return absl::OkStatus();
 }
 
-absl::Status Sequential::InitializeNewVariables() {
+absl::Status Sequential::InitializeNewVariables() const {
   Built& b = *built_;
   std::vector<Operation> inits;
   std::vector<std::string> names;
@@ -574,6 +581,20 @@ absl::Status Sequential::InitializeNewVariables() {
 
 absl::StatusOr<std::vector<NamedTensor>> Sequential::GetWeights() {
   TW_RETURN_IF_ERROR(Build(nullptr));
+  return BuiltWeights();
+}
+
+void Sequential::CarryWeights() {
+  if (built_ == nullptr) return;
+  absl::StatusOr<std::vector<NamedTensor>> weights = BuiltWeights();
+  if (weights.ok()) {
+    carried_weights_ = std::move(*weights);
+  } else {
+    carried_status_ = weights.status();
+  }
+}
+
+absl::StatusOr<std::vector<NamedTensor>> Sequential::BuiltWeights() const {
   TW_RETURN_IF_ERROR(InitializeNewVariables());
   const Built& b = *built_;
   std::vector<Tensor> values;
@@ -1020,6 +1041,7 @@ Sequential ReplicatedModel(const Sequential& model, const ReplicationOptions& op
   Sequential copy = model;
   copy.replication_ = options;
   if (copy.replication_.replicas < 1) copy.replication_.replicas = 1;
+  copy.CarryWeights();
   copy.built_.reset();
   return copy;
 }

@@ -187,7 +187,8 @@ class Sequential {
   // Appends a layer. FailedPrecondition once built.
   absl::Status Add(Layer layer);
 
-  // InvalidArgument for an unknown loss or metric, or no optimizer.
+  // InvalidArgument for an unknown loss or metric, or no optimizer. A built
+  // model keeps its weights (the optimizer starts afresh), as in Keras.
   absl::Status Compile(std::shared_ptr<train::Optimizer> optimizer, const std::string& loss,
                        std::vector<std::string> metrics = {});
   // With a Keras optimizer, whose learning rate can change (see Optimizer).
@@ -256,7 +257,12 @@ class Sequential {
   // comment); CheckBatches for every batch of n rows in batches of batch_size.
   absl::Status CheckBatch(int64_t batch) const;
   // Runs the initializers of the variables the session has not seen.
-  absl::Status InitializeNewVariables();
+  absl::Status InitializeNewVariables() const;
+  // The weights of a built model. REQUIRES: built_.
+  absl::StatusOr<std::vector<NamedTensor>> BuiltWeights() const;
+  // Keeps the current weights (if built) for the next graph, which Build
+  // assigns once it has made the weights.
+  void CarryWeights();
   absl::Status CheckBatches(int64_t n, int64_t batch_size) const;
   // A step's results for Fit, Evaluate and Predict: (step, rows, fetched).
   using StepFn =
@@ -281,10 +287,14 @@ class Sequential {
   ReplicationOptions replication_;
   std::shared_ptr<Built> built_;
   bool stop_training_ = false;
+  // Weights for the next graph (see CarryWeights), or why they could not be read.
+  std::vector<NamedTensor> carried_weights_;
+  absl::Status carried_status_;
 };
 
 // The model with `options.replicas` replicas (TF's tpu_model): a copy that
-// builds its own graph. replicas = 1 is the plain model.
+// builds its own graph, starting from `model`'s weights when it has any
+// (as tpu_model copies them). replicas = 1 is the plain model.
 Sequential ReplicatedModel(const Sequential& model, const ReplicationOptions& options);
 
 }  // namespace keras

@@ -213,6 +213,25 @@ TEST(SequentialTest, FitsFromADatasetOfBatches) {
                                                "a dataset element must be a batch (x, y)"));
 }
 
+TEST(SequentialTest, RecompilingAndReplicatingKeepTheWeights) {
+  Tensor x, y;
+  Data(&x, &y);
+  keras::Sequential model = SmallModel();
+  TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
+                             "sparse_categorical_crossentropy"));
+  TW_ASSERT_OK(model.Fit(x, y, {.epochs = 2, .verbose = 0}).status());
+  TW_ASSERT_OK_AND_ASSIGN(Tensor trained, model.Predict(x));
+  // TF's tpu_model starts from the model's weights.
+  keras::Sequential two = keras::ReplicatedModel(model, {.replicas = 2});
+  TW_ASSERT_OK_AND_ASSIGN(Tensor replicated, two.Predict(x, 8));
+  EXPECT_THAT(replicated, TensorNear<float>({16, 3}, Values<float>(trained), 1e-6));
+  // Compiling again changes the loss, not the weights.
+  TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.1),
+                             "sparse_categorical_crossentropy", {"accuracy"}));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor recompiled, model.Predict(x));
+  EXPECT_EQ(Values<float>(recompiled), Values<float>(trained));
+}
+
 struct Trained {
   keras::History history;
   std::map<std::string, double> metrics;
