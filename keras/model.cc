@@ -405,7 +405,13 @@ ModelFn LayersModelFn(std::vector<Layer> layers, std::shared_ptr<train::Optimize
     const size_t updates_before = GetCollectionOps(*s.graph(), GraphKeys::kUpdateOps).size();
     const bool recording =
         record != nullptr && mode == ModeKeys::kPredict && params.tower_index == 0;
-    Output x = features.at("x");
+    const auto x_it = features.find("x");
+    if (x_it == features.end()) {
+      s.UpdateStatus(absl::InvalidArgumentError(
+          "The Keras model_fn takes its input as feature \"x\", which is missing"));
+      return spec;
+    }
+    Output x = x_it->second;
     for (const Layer& layer : layers) {
       x = layer(s, x, mode == ModeKeys::kTrain);
       if (recording) record->push_back(x);
@@ -419,7 +425,13 @@ ModelFn LayersModelFn(std::vector<Layer> layers, std::shared_ptr<train::Optimize
       s.UpdateStatus(absl::FailedPreconditionError("The model is not compiled"));
       return spec;
     }
-    Output loss = BatchLoss(s.NewSubScope("loss"), *loss_kind, labels.at("y"), out);
+    const auto y_it = labels.find("y");
+    if (y_it == labels.end()) {
+      s.UpdateStatus(absl::InvalidArgumentError(
+          "The Keras model_fn takes its labels as \"y\", which is missing"));
+      return spec;
+    }
+    Output loss = BatchLoss(s.NewSubScope("loss"), *loss_kind, y_it->second, out);
     if (!GetCollection(*s.graph(), GraphKeys::kRegularizationLosses).empty()) {
       loss = ops::AddV2(s, loss, GetRegularizationLoss(s.NewSubScope("loss")));
     }
@@ -737,6 +749,7 @@ absl::Status CheckData(const Tensor& x, const Tensor* y, const std::vector<int64
     }
   }
   if (!IsNumeric(x.dtype())) return absl::InvalidArgumentError("x must be numeric");
+  if (x.dim_size(0) == 0) return absl::InvalidArgumentError("x has no examples (0 rows)");
   if (y != nullptr &&
       (y->dims() < 1 || y->dim_size(0) != x.dim_size(0) || !IsNumeric(y->dtype()))) {
     return absl::InvalidArgumentError(

@@ -129,6 +129,14 @@ TEST(SequentialTest, EvaluatesFitsAndPredicts) {
     const float* row = p.data<float>() + 3 * i;
     EXPECT_NEAR(row[0] + row[1] + row[2], 1, 1e-6);
   }
+  EXPECT_THAT(
+      model.Evaluate(Tensor(DT_FLOAT, TensorShape({0, 4})), Tensor(DT_INT32, TensorShape({0}))),
+      StatusIs(absl::StatusCode::kInvalidArgument, "x has no examples"));
+  // A model_fn without its feature is an error, not a crash.
+  TW_ASSERT_OK_AND_ASSIGN(ModelFn fn, model.ToModelFn());
+  Scope s = Scope::NewRootScope();
+  fn(s, {{"images", ops::Placeholder(s, DT_FLOAT)}}, {}, ModeKeys::kPredict, Params());
+  EXPECT_THAT(s.status(), StatusIs(absl::StatusCode::kInvalidArgument, "feature \"x\""));
   Tensor wrong(DT_FLOAT, TensorShape({2, 5}));
   EXPECT_THAT(model.Predict(wrong),
               StatusIs(absl::StatusCode::kInvalidArgument, "expected shape (None, 4)"));
