@@ -16,6 +16,11 @@ Output Softplus(const Scope& s, const Output& x) {
 
 Output Activation::operator()(const Scope& scope, const Output& x) const {
   if (!scope.ok()) return Output();
+  if (!x.valid()) {
+    scope.UpdateStatus(absl::InvalidArgumentError(
+        absl::StrCat(scope.name(), ": the activation's input is not a valid tensor")));
+    return Output();
+  }
   if (fn_) return fn_(scope, x);
   if (linear()) return x;
   if (name_ == "relu") return ops::Relu(scope, x);

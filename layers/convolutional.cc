@@ -42,6 +42,7 @@ Output Pooling2D(const Scope& scope, const Output& inputs, Size2 pool_size,
   if (!scope.ok()) return Output();
   const Scope s = LayerScope(scope, options.name,
                              kind == PoolKind::kMax ? "max_pooling2d" : "average_pooling2d");
+  if (!internal::ValidInput(s, inputs)) return Output();
   const std::string padding = internal::PaddingAttr(s, options.padding);
   const std::string format = internal::DataFormatAttr(s, options.data_format);
   const Size2 strides = options.strides.value_or(pool_size);
@@ -63,6 +64,7 @@ Output Conv2D(const Scope& scope, const Output& inputs, int64_t filters, Size2 k
               const Conv2DOptions& options) {
   if (!scope.ok()) return Output();
   const Scope s = LayerScope(scope, options.name, "conv2d");
+  if (!internal::ValidInput(s, inputs)) return Output();
   const std::string padding = internal::PaddingAttr(s, options.padding);
   const std::string format = internal::DataFormatAttr(s, options.data_format);
   if (!s.ok() || !Require4D(s, inputs) || !RequirePositive(s, "kernel_size", kernel_size) ||
@@ -117,6 +119,7 @@ Output GlobalAveragePooling2D(const Scope& scope, const Output& inputs,
                               const std::string& data_format, const std::string& name) {
   if (!scope.ok()) return Output();
   const Scope s = LayerScope(scope, name, "global_average_pooling2d");
+  if (!internal::ValidInput(s, inputs)) return Output();
   const std::string format = internal::DataFormatAttr(s, data_format);
   if (!s.ok() || !Require4D(s, inputs)) return Output();
   return format == "NCHW" ? ops::Mean(s, inputs, {2, 3}) : ops::Mean(s, inputs, {1, 2});

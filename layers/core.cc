@@ -15,6 +15,7 @@ using internal::LayerScope;
 Output Dense(const Scope& scope, const Output& inputs, int64_t units, const DenseOptions& options) {
   if (!scope.ok()) return Output();
   const Scope s = LayerScope(scope, options.name, "dense");
+  if (!internal::ValidInput(s, inputs)) return Output();
   if (units <= 0) {
     LayerError(s, absl::StrCat("units must be positive, got ", units));
     return Output();
@@ -62,6 +63,7 @@ Output Dropout(const Scope& scope, const Output& inputs, double rate,
                const DropoutOptions& options) {
   if (!scope.ok()) return Output();
   const Scope s = LayerScope(scope, options.name, "dropout");
+  if (!internal::ValidInput(s, inputs)) return Output();
   if (!(rate >= 0 && rate < 1)) {
     LayerError(
         s, absl::StrCat("rate must be a scalar tensor or a float in the range [0, 1), got ", rate));
@@ -84,6 +86,7 @@ Output Dropout(const Scope& scope, const Output& inputs, double rate,
 Output Flatten(const Scope& scope, const Output& inputs, const std::string& name) {
   if (!scope.ok()) return Output();
   const Scope s = LayerScope(scope, name, "flatten");
+  if (!internal::ValidInput(s, inputs)) return Output();
   const PartialTensorShape& shape = inputs.shape();
   if (shape.dims() < 1) {
     LayerError(s, absl::StrCat("Flatten needs inputs of known rank 1 or more, got shape ",
@@ -109,6 +112,7 @@ Output Embedding(const Scope& scope, const Output& ids, int64_t input_dim, int64
                  const EmbeddingOptions& options) {
   if (!scope.ok()) return Output();
   const Scope s = LayerScope(scope, options.name, "embedding");
+  if (!internal::ValidInput(s, ids)) return Output();
   if (input_dim <= 0 || output_dim <= 0) {
     LayerError(s, absl::StrCat("input_dim and output_dim must be positive, got ", input_dim,
                                " and ", output_dim));

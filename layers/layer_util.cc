@@ -13,6 +13,12 @@ Scope LayerScope(const Scope& scope, const std::string& name, const std::string&
   return name.empty() ? scope.WithUniqueVariableScope(default_name) : scope.WithVariableScope(name);
 }
 
+bool ValidInput(const Scope& layer, const Output& x) {
+  if (x.valid()) return true;
+  LayerError(layer, "the inputs are not a valid tensor");
+  return false;
+}
+
 void LayerError(const Scope& layer, const std::string& message) {
   layer.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(layer.name(), ": ", message)));
 }

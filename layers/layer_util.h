@@ -25,6 +25,10 @@ namespace internal {
 // unique in the current variable scope.
 Scope LayerScope(const Scope& scope, const std::string& name, const std::string& default_name);
 
+// False after recording an error in `layer` when `x` is not a valid tensor
+// (an Output of a builder that failed, say).
+bool ValidInput(const Scope& layer, const Output& x);
+
 // An InvalidArgument "<layer scope>: <message>" recorded in `layer`.
 void LayerError(const Scope& layer, const std::string& message);
 

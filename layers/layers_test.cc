@@ -4,6 +4,7 @@
 #include "layers/layers.h"
 
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -421,6 +422,23 @@ TEST(LayersTest, BadInputsAreErrorsNamingTheLayer) {
   EXPECT_THAT(pool.status(), StatusIs(absl::StatusCode::kInvalidArgument,
                                       "max_pooling2d: expected "
                                       "inputs of rank 4"));
+  for (const auto& layer : std::vector<std::function<Output(const Scope&)>>{
+           [](const Scope& s) { return layers::Dense(s, Output(), 3); },
+           [](const Scope& s) { return layers::Conv2D(s, Output(), 3, 3); },
+           [](const Scope& s) { return layers::MaxPooling2D(s, Output(), 2); },
+           [](const Scope& s) { return layers::GlobalAveragePooling2D(s, Output()); },
+           [](const Scope& s) { return layers::Flatten(s, Output()); },
+           [](const Scope& s) { return layers::Dropout(s, Output(), 0.5); },
+           [](const Scope& s) { return layers::BatchNormalization(s, Output()); },
+           [](const Scope& s) { return layers::LayerNormalization(s, Output()); },
+           [](const Scope& s) { return layers::Embedding(s, Output(), 3, 2); },
+           [](const Scope& s) { return layers::Activation("relu")(s, Output()); },
+       }) {
+    // The Output of a builder that failed: an error, never a crash.
+    Scope s = Scope::NewRootScope();
+    EXPECT_FALSE(layer(s).valid());
+    EXPECT_THAT(s.status(), StatusIs(absl::StatusCode::kInvalidArgument, "not a valid tensor"));
+  }
   Scope bn = Scope::NewRootScope();
   layers::BatchNormalization(bn, ops::Placeholder(bn, DT_FLOAT, ops::Placeholder::Shape({2, 3})),
                              {.fused = true});

@@ -14,7 +14,10 @@ void Fail(const Scope& s, const std::string& message) {
 
 // TF's assert_is_compatible_with on the static shapes.
 bool CompatibleShapes(const Scope& s, const Output& a, const Output& b) {
-  if (!a.valid() || !b.valid()) return false;
+  if (!a.valid() || !b.valid()) {
+    Fail(s, "labels and predictions must be valid tensors");
+    return false;
+  }
   if (a.shape().IsCompatibleWith(b.shape())) return true;
   Fail(s, absl::StrCat("Shapes ", a.shape().DebugString(), " and ", b.shape().DebugString(),
                        " are incompatible"));

@@ -94,6 +94,10 @@ TEST_F(AbsoluteDifference, BadShapesAreRefused) {
   losses::AbsoluteDifference(root, labels, wrong);
   EXPECT_THAT(root.status(), StatusIs(absl::StatusCode::kInvalidArgument,
                                       "Shapes [2,2] and [2,3] are incompatible"));
+  Scope invalid = Scope::NewRootScope();
+  losses::MeanSquaredError(invalid, Output(), ops::Const(invalid, 1.f));
+  EXPECT_THAT(invalid.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "must be valid tensors"));
   Scope s = Scope::NewRootScope();
   Output p = ops::Const(s, {{4.f, 8.f, 12.f}, {8.f, 1.f, 3.f}});
   losses::AbsoluteDifference(s, p, p, {.weights = ops::Const(s, {1.f, 2.f})});

@@ -65,6 +65,7 @@ Output BatchNormalization(const Scope& scope, const Output& inputs,
                           const BatchNormalizationOptions& options) {
   if (!scope.ok()) return Output();
   const Scope s = LayerScope(scope, options.name, "batch_normalization");
+  if (!internal::ValidInput(s, inputs)) return Output();
   const int rank = inputs.shape().dims();
   if (rank < 2) {
     LayerError(s, absl::StrCat("BatchNormalization needs inputs of known rank 2 or more, got "
@@ -192,6 +193,7 @@ Output LayerNormalization(const Scope& scope, const Output& inputs,
                           const LayerNormalizationOptions& options) {
   if (!scope.ok()) return Output();
   const Scope s = LayerScope(scope, options.name, "layer_normalization");
+  if (!internal::ValidInput(s, inputs)) return Output();
   if (!(options.epsilon > 0)) {
     LayerError(s, absl::StrCat("epsilon must be positive, got ", options.epsilon));
     return Output();
