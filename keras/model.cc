@@ -396,11 +396,11 @@ namespace {
 // PREDICT works. Tower 0's PREDICT build records each layer's output in
 // `record` (for Summary) when given.
 ModelFn LayersModelFn(std::vector<Layer> layers, std::shared_ptr<train::Optimizer> optimizer,
-                      std::optional<LossKind> loss_kind, bool replicated,
+                      std::optional<LossKind> loss_kind,
                       std::shared_ptr<std::vector<Output>> record) {
-  return [layers, optimizer, loss_kind, replicated, record](
-             const Scope& s, const FeatureMap& features, const FeatureMap& labels, ModeKeys mode,
-             const Params& params) {
+  return [layers, optimizer, loss_kind, record](const Scope& s, const FeatureMap& features,
+                                                const FeatureMap& labels, ModeKeys mode,
+                                                const Params& params) {
     EstimatorSpec spec(mode);
     const size_t updates_before = GetCollectionOps(*s.graph(), GraphKeys::kUpdateOps).size();
     const bool recording =
@@ -438,8 +438,8 @@ ModelFn LayersModelFn(std::vector<Layer> layers, std::shared_ptr<train::Optimize
     spec.loss = loss;
     if (mode != ModeKeys::kTrain) return spec;
     Variable step = train::GetOrCreateGlobalStep(s);
-    Operation minimize = replicated ? TowerOptimizer(optimizer).Minimize(s, loss, step)
-                                    : optimizer->Minimize(s, loss, step);
+    // The wrapped optimizer itself outside ReplicateModelFn.
+    Operation minimize = TowerOptimizer(optimizer).Minimize(s, loss, step);
     // The batch norms' moving averages update with the step.
     std::vector<Operation> deps = {minimize};
     const std::vector<Operation> updates = GetCollectionOps(*s.graph(), GraphKeys::kUpdateOps);
@@ -456,8 +456,7 @@ constexpr char kNotCompiled[] =
 
 absl::StatusOr<ModelFn> Sequential::ToModelFn() const {
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
-  return LayersModelFn(layers_, compiled_->optimizer, compiled_->loss, replication_.replicas > 1,
-                       nullptr);
+  return LayersModelFn(layers_, compiled_->optimizer, compiled_->loss, nullptr);
 }
 
 absl::Status Sequential::Build(const Tensor* y) {
@@ -477,8 +476,7 @@ absl::Status Sequential::Build(const Tensor* y) {
       [&](std::shared_ptr<train::Optimizer> optimizer) -> absl::StatusOr<ModelFn> {
     ModelFn fn = LayersModelFn(
         layers_, std::move(optimizer),
-        compiled_ != nullptr ? std::optional<LossKind>(compiled_->loss) : std::nullopt, replicated,
-        recorded);
+        compiled_ != nullptr ? std::optional<LossKind>(compiled_->loss) : std::nullopt, recorded);
     if (!replicated) return fn;
     ReplicateOptions options;
     options.devices = devices;

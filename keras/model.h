@@ -221,8 +221,9 @@ class Sequential {
   absl::StatusOr<std::string> Summary();
 
   // The model as a model_fn (TF's model_to_estimator): features "x", labels
-  // "y", predictions "output"; TRAIN uses the compiled optimizer. The model
-  // must be compiled.
+  // "y", predictions "output" (and "logits" after a softmax or sigmoid);
+  // TRAIN minimizes with the compiled optimizer wrapped in TowerOptimizer,
+  // so ReplicateModelFn can replicate it. The model must be compiled.
   absl::StatusOr<ModelFn> ToModelFn() const;
 
   // The layers' weights (not the optimizer's slots), by variable name, in

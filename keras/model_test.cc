@@ -7,7 +7,10 @@
 #include <map>
 #include <sstream>
 
+#include "core/status_macros.h"
 #include "core/tensor_proto_util.h"
+#include "estimator/estimator.h"
+#include "estimator/replicate_model_fn.h"
 #include "gtest/gtest.h"
 #include "keras/progbar.h"
 #include "ops/ops.h"
@@ -238,6 +241,37 @@ TEST(SequentialTest, RecompilingAndReplicatingKeepTheWeights) {
                              "sparse_categorical_crossentropy", {"accuracy"}));
   TW_ASSERT_OK_AND_ASSIGN(Tensor recompiled, model.Predict(x));
   EXPECT_EQ(Values<float>(recompiled), Values<float>(trained));
+}
+
+TEST(SequentialTest, TheEstimatorTrainsItReplicated) {
+  keras::Sequential model = SmallModel();
+  TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
+                             "sparse_categorical_crossentropy"));
+  TW_ASSERT_OK_AND_ASSIGN(ModelFn fn, model.ToModelFn());
+  ReplicateOptions replicate;
+  replicate.devices = {"/cpu:0", "/cpu:1"};
+  TW_ASSERT_OK_AND_ASSIGN(ModelFn towers, ReplicateModelFn(fn, replicate));
+  RunConfig config;
+  config.model_dir = testing::MakeTempDir("keras_estimator");
+  config.log_step_count_steps = 0;
+  config.progress_bar = RunConfig::ProgressBar::kOff;
+  config.session_options.device_count["CPU"] = 2;
+  Estimator estimator(towers, config);
+  const InputFn input = []() -> absl::StatusOr<InputSpec> {
+    Tensor x, y;
+    Data(&x, &y);
+    TW_ASSIGN_OR_RETURN(data::Dataset d, data::Dataset::FromTensorSlices({x, y}));
+    return InputSpec{d.Batch(8).Repeat(), {"x"}, {"y"}};
+  };
+  const InputFn once = [&input]() -> absl::StatusOr<InputSpec> {
+    TW_ASSIGN_OR_RETURN(InputSpec spec, input());
+    spec.dataset = spec.dataset.Take(2);
+    return spec;
+  };
+  TW_ASSERT_OK(estimator.Train(input, {.steps = 10}).status());
+  TW_ASSERT_OK_AND_ASSIGN(MetricMap after, estimator.Evaluate(once));
+  // Zero output weights start at log 3; ten steps lower it.
+  EXPECT_LT(after["loss"], std::log(3.0));
 }
 
 struct Trained {
