@@ -183,7 +183,7 @@ absl::Status AddRanges(const NodeDef& node_def,
 bool IsValidNodeName(absl::string_view name) {
   if (name.empty() || !IsNameChar(name[0], ".")) return false;
   for (char c : name.substr(1)) {
-    if (!IsNameChar(c, "_>./")) return false;
+    if (!IsNameChar(c, "_>./-")) return false;
   }
   return true;
 }

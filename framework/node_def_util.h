@@ -36,7 +36,7 @@ namespace towerflow {
 // so without a cap a NodeDef of a few bytes could demand billions of them.
 inline constexpr int64_t kMaxArgListLength = 1 << 16;
 
-// Node names: [A-Za-z0-9.][A-Za-z0-9_>./]* (TensorFlow's rule).
+// Node names: [A-Za-z0-9.][A-Za-z0-9_>./-]* (TensorFlow's rule: a dash may follow the first).
 bool IsValidNodeName(absl::string_view name);
 // Op names: [A-Za-z0-9>_][A-Za-z0-9>_]* ("MatMul", "_Send").
 bool IsValidOpName(absl::string_view name);

@@ -105,7 +105,7 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
   if (!IsValidNodeName(def.name()) && !internal_name) {
     return absl::InvalidArgumentError(absl::StrCat(where,
                                                    ": the name is not valid; node names match "
-                                                   "[A-Za-z0-9.][A-Za-z0-9_>./]*"));
+                                                   "[A-Za-z0-9.][A-Za-z0-9_>./-]*"));
   }
   if (names_.contains(def.name())) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": the name is not unique in the graph"));

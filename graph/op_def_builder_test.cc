@@ -160,6 +160,8 @@ TEST(NodeDefUtilTest, ParseTensorNames) {
 TEST(NodeDefUtilTest, NameRules) {
   EXPECT_TRUE(IsValidNodeName("tower_1/conv1/Conv2D"));
   EXPECT_TRUE(IsValidNodeName(".hidden>x"));
+  EXPECT_TRUE(IsValidNodeName("infeed-enqueue-image-0"));  // TF allows dashes after the first
+  EXPECT_FALSE(IsValidNodeName("-leading"));
   EXPECT_FALSE(IsValidNodeName("_leading"));
   EXPECT_FALSE(IsValidNodeName("a b"));
   EXPECT_FALSE(IsValidNodeName("a:0"));
