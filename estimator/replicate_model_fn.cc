@@ -11,10 +11,10 @@
 #include "core/status_macros.h"
 #include "estimator/replication_internal.h"
 #include "estimator/tower_optimizer.h"
-#include "framework/device_name.h"
-#include "ops/variables.h"
-#include "ops/ops.h"
 #include "framework/device.h"
+#include "framework/device_name.h"
+#include "ops/ops.h"
+#include "ops/variables.h"
 
 namespace towerflow {
 namespace {
@@ -308,7 +308,20 @@ class Replicator {
   EstimatorSpec operator()(const Scope& root, const FeatureMap& features, const FeatureMap& labels,
                            ModeKeys mode, const Params& params) const {
     EstimatorSpec result(mode);
-    if (root.ok()) root.UpdateStatus(Build(root, features, labels, mode, params, &result));
+    if (!root.ok()) return result;
+    absl::StatusOr<TowerInputs> inputs = SplitInputs(root, features, labels);
+    root.UpdateStatus(inputs.ok() ? Build(root, *inputs, mode, params, &result) : inputs.status());
+    return result;
+  }
+
+  // Over inputs already split per tower (ShardedModelFn).
+  EstimatorSpec operator()(const Scope& root, const std::vector<FeatureMap>& features,
+                           const std::vector<FeatureMap>& labels, ModeKeys mode,
+                           const Params& params) const {
+    EstimatorSpec result(mode);
+    if (!root.ok()) return result;
+    absl::StatusOr<TowerInputs> inputs = ShardedInputs(root, features, labels);
+    root.UpdateStatus(inputs.ok() ? Build(root, *inputs, mode, params, &result) : inputs.status());
     return result;
   }
 
@@ -316,10 +329,15 @@ class Replicator {
   int num_towers() const { return static_cast<int>(devices_.size()); }
 
   // The steps, in order.
-  absl::Status Build(const Scope& root, const FeatureMap& features, const FeatureMap& labels,
-                     ModeKeys mode, const Params& params, EstimatorSpec* result) const;
+  absl::Status Build(const Scope& root, const TowerInputs& inputs, ModeKeys mode,
+                     const Params& params, EstimatorSpec* result) const;
   absl::StatusOr<TowerInputs> SplitInputs(const Scope& root, const FeatureMap& features,
                                           const FeatureMap& labels) const;
+  // Checks the towers' inputs; with uneven_batches, weighs the towers by
+  // their batch sizes (of their first feature) at run time.
+  absl::StatusOr<TowerInputs> ShardedInputs(const Scope& root,
+                                            const std::vector<FeatureMap>& features,
+                                            const std::vector<FeatureMap>& labels) const;
   // Per tower, the factor its loss is scaled by (invalid: 1).
   std::vector<Output> LossScales(const Scope& root, const std::vector<Output>& weights) const;
   absl::StatusOr<Towers> BuildTowers(const Scope& root, const TowerInputs& inputs, ModeKeys mode,
@@ -342,10 +360,8 @@ class Replicator {
   bool averaged_ = false;  // each tower's loss divided by the number of towers
 };
 
-absl::Status Replicator::Build(const Scope& root, const FeatureMap& features,
-                               const FeatureMap& labels, ModeKeys mode, const Params& params,
-                               EstimatorSpec* result) const {
-  TW_ASSIGN_OR_RETURN(TowerInputs inputs, SplitInputs(root, features, labels));
+absl::Status Replicator::Build(const Scope& root, const TowerInputs& inputs, ModeKeys mode,
+                               const Params& params, EstimatorSpec* result) const {
   Replication replication;
   replication.num_towers = num_towers();
   replication.apply_scope = root;
@@ -386,6 +402,41 @@ absl::StatusOr<TowerInputs> Replicator::SplitInputs(const Scope& root, const Fea
                               &inputs.features, &inputs.weights));
   TW_RETURN_IF_ERROR(
       SplitMap(split, labels, num_towers(), options_.uneven_batches, &inputs.labels, nullptr));
+  return inputs;
+}
+
+absl::StatusOr<TowerInputs> Replicator::ShardedInputs(const Scope& root,
+                                                      const std::vector<FeatureMap>& features,
+                                                      const std::vector<FeatureMap>& labels) const {
+  const size_t n = devices_.size();
+  if (features.size() != n || (!labels.empty() && labels.size() != n)) {
+    return absl::InvalidArgumentError(absl::StrCat("ReplicateShardedModelFn: ", n,
+                                                   " towers got features for ", features.size(),
+                                                   " and labels for ", labels.size()));
+  }
+  TowerInputs inputs;
+  inputs.features = features;
+  inputs.labels = labels.empty() ? std::vector<FeatureMap>(n) : labels;
+  if (!options_.uneven_batches || n == 1) return inputs;
+  // Tower i's share n * b_i / B, from the rows of its first feature.
+  const Scope s = root.NewSubScope("shard_weights").WithDevice(consolidation_);
+  std::vector<Output> rows;
+  for (size_t i = 0; i < n; ++i) {
+    if (features[i].empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ReplicateShardedModelFn: tower ", i, " has no features to count rows of"));
+    }
+    const Output& x = features[i].begin()->second;
+    rows.push_back(ops::Cast(
+        s,
+        ops::StridedSlice(s, ops::Shape(s, x), {0}, {1}, {1}, ops::StridedSlice::ShrinkAxisMask(1)),
+        DT_DOUBLE));
+  }
+  const Output total = ops::AddN(s, rows);
+  for (size_t i = 0; i < n; ++i) {
+    inputs.weights.push_back(ops::RealDiv(s, ops::Mul(s, rows[i], static_cast<double>(n)), total));
+  }
+  TW_RETURN_IF_ERROR(s.status());
   return inputs;
 }
 
@@ -453,8 +504,8 @@ absl::StatusOr<Output> Replicator::ReduceLoss(const Scope& root, const Towers& t
   for (int i = 0; i < num_towers(); ++i) {
     Output loss = towers.specs[i].loss;
     if (!loss.valid()) {
-      return absl::InvalidArgumentError(absl::StrCat("model_fn returned no loss for tower ", i,
-                                                     " in mode ", ModeKeyName(mode)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("model_fn returned no loss for tower ", i, " in mode ", ModeKeyName(mode)));
     }
     if (replication.loss_scale[i].valid()) {
       const Scope& t = towers.scopes[i];
@@ -497,8 +548,8 @@ absl::StatusOr<Operation> Replicator::TrainOp(const Scope& root, const Towers& t
   const size_t last =
       options_.update_ops_from_first_tower_only ? towers.update_marks[1] : towers.update_marks[n];
   for (size_t k = towers.update_marks[0]; k < last; ++k) deps.push_back(update_ops[k]);
-  const Operation train_op =
-      ops::NoOp(root.WithDevice(consolidation_).WithControlDependencies(deps).WithOpName("train_op"));
+  const Operation train_op = ops::NoOp(
+      root.WithDevice(consolidation_).WithControlDependencies(deps).WithOpName("train_op"));
   TW_RETURN_IF_ERROR(root.status());
   return train_op;
 }
@@ -585,6 +636,14 @@ absl::StatusOr<ModelFn> ReplicateModelFn(ModelFn model_fn, const ReplicateOption
     }
   }
   return ModelFn(Replicator(std::move(model_fn), options, std::move(devices)));
+}
+
+absl::StatusOr<ShardedModelFn> ReplicateShardedModelFn(ModelFn model_fn,
+                                                       const ReplicateOptions& options) {
+  // The same checks and devices; then the sharded entry point.
+  TW_RETURN_IF_ERROR(ReplicateModelFn(model_fn, options).status());
+  TW_ASSIGN_OR_RETURN(std::vector<std::string> devices, ReplicationDevices(options));
+  return ShardedModelFn(Replicator(std::move(model_fn), options, std::move(devices)));
 }
 
 }  // namespace towerflow

@@ -65,6 +65,7 @@
 #ifndef TOWERFLOW_ESTIMATOR_REPLICATE_MODEL_FN_H_
 #define TOWERFLOW_ESTIMATOR_REPLICATE_MODEL_FN_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,20 @@ struct ReplicateOptions {
 // distinct devices when the graph runs too: NCCL takes one member per GPU,
 // so towers that soft placement puts on one GPU fail the step.)
 absl::StatusOr<ModelFn> ReplicateModelFn(ModelFn model_fn, const ReplicateOptions& options = {});
+
+// The replicated model_fn of ReplicateModelFn over inputs that the caller
+// has already split: features[i] and labels[i] (or no labels at all) are
+// tower i's, typically placeholders on tower i's device that the host
+// feeds with its shard, as TF's Keras tpu_model feeds its per-shard infeed
+// placeholders. Everything else is ReplicateModelFn's. The shards must
+// hold equal batches, except with `uneven_batches`, where tower i's loss is
+// weighed by n * b_i / B with b_i the rows of its first feature (by name)
+// at run time.
+using ShardedModelFn = std::function<EstimatorSpec(
+    const Scope& root, const std::vector<FeatureMap>& features,
+    const std::vector<FeatureMap>& labels, ModeKeys mode, const Params& params)>;
+absl::StatusOr<ShardedModelFn> ReplicateShardedModelFn(ModelFn model_fn,
+                                                       const ReplicateOptions& options = {});
 
 // The devices ReplicateModelFn would use for `options`, canonical
 // ("/device:GPU:0").

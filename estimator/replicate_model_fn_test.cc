@@ -8,12 +8,13 @@
 #include <tuple>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "estimator/tower_optimizer.h"
 #include "gmock/gmock.h"
-#include "ops/variables.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_test_matchers.h"
 #include "ops/ops.h"
+#include "ops/variables.h"
 #include "runtime/client_session.h"
 #include "tests/test_util.h"
 #include "train/metrics.h"
@@ -309,6 +310,44 @@ TEST(ReplicateModelFnTest, UnevenBatchOfRunTimeSize) {
   EXPECT_DOUBLE_EQ(out[0].data<double>()[0], 9.0);
   TW_ASSERT_OK(session.Run({{x, one}, {y, one}}, {}, {spec.train_op}, &out));
   EXPECT_DOUBLE_EQ(RunScalar(session, VariableC(root)), 9.0);
+}
+
+TEST(ReplicateModelFnTest, ShardedInputsTakeTheSameStep) {
+  // The caller's own shards, one placeholder per tower on its device (as
+  // keras::ReplicatedModel feeds them): rows [1, 2] and [3], weighed by
+  // their sizes at run time, give UnevenBatchMatchesOneTower's numbers.
+  Params params;
+  params.values["mean_loss"] = 1;
+  ReplicateOptions uneven = Devices({"/cpu:0", "/cpu:1"}, LossReduction::kMean);
+  uneven.uneven_batches = true;
+  Scope root = Scope::NewRootScope();
+  std::vector<FeatureMap> features, labels;
+  std::vector<Output> xs, ys;
+  for (int i = 0; i < 2; ++i) {
+    const Scope tower = root.WithDevice(absl::StrCat("/cpu:", i));
+    xs.push_back(ops::Placeholder(tower, DT_DOUBLE, ops::Placeholder::Shape({-1, 1})));
+    ys.push_back(ops::Placeholder(tower, DT_DOUBLE, ops::Placeholder::Shape({-1, 1})));
+    features.push_back({{"x", xs.back()}});
+    labels.push_back({{"y", ys.back()}});
+  }
+  TW_ASSERT_OK_AND_ASSIGN(ShardedModelFn fn, ReplicateShardedModelFn(LinearModel, uneven));
+  EstimatorSpec spec = fn(root, features, labels, ModeKeys::kTrain, params);
+  TW_ASSERT_OK(root.status());
+  ClientSession session(root, TwoCpus());
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(root)}, &out));
+  const Input::Initializer first({1.0, 2.0}, TensorShape({2, 1}));
+  const Input::Initializer second({3.0}, TensorShape({1, 1}));
+  const ClientSession::FeedType feeds = {
+      {xs[0], first}, {ys[0], first}, {xs[1], second}, {ys[1], second}};
+  TW_ASSERT_OK(session.Run(feeds, {spec.loss}, &out));
+  EXPECT_DOUBLE_EQ(out[0].data<double>()[0], 18.0);
+  TW_ASSERT_OK(session.Run(feeds, {}, {spec.train_op}, &out));
+  EXPECT_DOUBLE_EQ(RunScalar(session, VariableC(root)), 8.0);
+  // One tower's inputs for two towers is an error, not a crash.
+  Scope wrong = Scope::NewRootScope();
+  fn(wrong, {features[0]}, {}, ModeKeys::kPredict, params);
+  EXPECT_THAT(wrong.status().message(), HasSubstr("2 towers got features for 1 and labels for 0"));
 }
 
 TEST(ReplicateModelFnTest, EvalReducesMetricsIdempotently) {
