@@ -49,7 +49,7 @@ std::string ShortestRepr(double v) {
 EarlyStopping::EarlyStopping(Options options)
     : options_(std::move(options)), maximize_(Maximize(options_.mode, options_.monitor)) {}
 
-absl::Status EarlyStopping::OnTrainBegin(Sequential*) {
+absl::Status EarlyStopping::OnTrainBegin(Model*) {
   wait_ = 0;
   stopped_epoch_ = -1;
   best_ = maximize_ ? -std::numeric_limits<double>::infinity()
@@ -58,7 +58,7 @@ absl::Status EarlyStopping::OnTrainBegin(Sequential*) {
   return absl::OkStatus();
 }
 
-absl::Status EarlyStopping::OnEpochEnd(Sequential* model, int epoch, const Logs& logs) {
+absl::Status EarlyStopping::OnEpochEnd(Model* model, int epoch, const Logs& logs) {
   const double* current = Monitored("Early stopping", options_.monitor, logs);
   if (current == nullptr) return absl::OkStatus();
   // Keras: an improvement is beyond min_delta in the good direction.
@@ -87,7 +87,7 @@ ModelCheckpoint::ModelCheckpoint(std::string filepath, Options options)
       options_(std::move(options)),
       maximize_(Maximize(options_.mode, options_.monitor)) {}
 
-absl::Status ModelCheckpoint::OnEpochEnd(Sequential* model, int epoch, const Logs& logs) {
+absl::Status ModelCheckpoint::OnEpochEnd(Model* model, int epoch, const Logs& logs) {
   if (options_.save_best_only) {
     const double* current = Monitored("Can save best model only with", options_.monitor, logs);
     if (current == nullptr) return absl::OkStatus();
@@ -107,7 +107,7 @@ absl::Status ModelCheckpoint::OnEpochEnd(Sequential* model, int epoch, const Log
 CSVLogger::CSVLogger(std::string filename, char separator, bool append)
     : filename_(std::move(filename)), separator_(separator), append_(append) {}
 
-absl::Status CSVLogger::OnTrainBegin(Sequential*) {
+absl::Status CSVLogger::OnTrainBegin(Model*) {
   keys_.clear();
   if (!append_) {
     std::ofstream truncate(filename_, std::ios::trunc);
@@ -116,7 +116,7 @@ absl::Status CSVLogger::OnTrainBegin(Sequential*) {
   return absl::OkStatus();
 }
 
-absl::Status CSVLogger::OnEpochEnd(Sequential*, int epoch, const Logs& logs) {
+absl::Status CSVLogger::OnEpochEnd(Model*, int epoch, const Logs& logs) {
   std::ofstream out(filename_, std::ios::app);
   if (!out) return absl::UnavailableError(absl::StrCat(filename_, ": cannot write"));
   const std::string sep(1, separator_);
@@ -135,27 +135,27 @@ absl::Status CSVLogger::OnEpochEnd(Sequential*, int epoch, const Logs& logs) {
   return absl::OkStatus();
 }
 
-absl::Status LearningRateScheduler::OnEpochBegin(Sequential* model, int epoch) {
+absl::Status LearningRateScheduler::OnEpochBegin(Model* model, int epoch) {
   TW_ASSIGN_OR_RETURN(double lr, model->GetLearningRate());
   return model->SetLearningRate(schedule_(epoch, lr));
 }
 
 TensorBoard::TensorBoard(std::string log_dir) : log_dir_(std::move(log_dir)) {}
 
-absl::Status TensorBoard::OnTrainBegin(Sequential* model) {
+absl::Status TensorBoard::OnTrainBegin(Model* model) {
   TW_ASSIGN_OR_RETURN(writer_, train::EventWriter::Open(log_dir_));
   TW_ASSIGN_OR_RETURN(GraphDef graph, model->ExportGraphDef());
   return writer_->WriteGraph(graph);
 }
 
-absl::Status TensorBoard::OnEpochEnd(Sequential*, int epoch, const Logs& logs) {
+absl::Status TensorBoard::OnEpochEnd(Model*, int epoch, const Logs& logs) {
   if (writer_ == nullptr) return absl::FailedPreconditionError("TensorBoard: training not begun");
   for (const auto& [name, value] : logs)
     TW_RETURN_IF_ERROR(writer_->WriteScalar(epoch, name, value));
   return writer_->Flush();
 }
 
-absl::Status TensorBoard::OnTrainEnd(Sequential*) {
+absl::Status TensorBoard::OnTrainEnd(Model*) {
   if (writer_ == nullptr) return absl::OkStatus();
   absl::Status s = writer_->Close();
   writer_.reset();

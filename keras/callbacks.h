@@ -1,4 +1,4 @@
-// Keras's callbacks for Sequential::Fit (FitOptions::callbacks):
+// Keras's callbacks for Model::Fit (FitOptions::callbacks):
 //
 //   auto stop = std::make_shared<keras::EarlyStopping>(
 //       keras::EarlyStopping::Options{.monitor = "val_loss", .patience = 2});
@@ -36,8 +36,8 @@ class EarlyStopping : public Callback {
     bool restore_best_weights = false;
   };
   explicit EarlyStopping(Options options);
-  absl::Status OnTrainBegin(Sequential* model) override;
-  absl::Status OnEpochEnd(Sequential* model, int epoch, const Logs& logs) override;
+  absl::Status OnTrainBegin(Model* model) override;
+  absl::Status OnEpochEnd(Model* model, int epoch, const Logs& logs) override;
   // The epoch training stopped after (0-based), or -1.
   int stopped_epoch() const { return stopped_epoch_; }
 
@@ -50,7 +50,7 @@ class EarlyStopping : public Callback {
   std::vector<NamedTensor> best_weights_;
 };
 
-// Saves the weights (Sequential::SaveWeights) after every epoch, or only
+// Saves the weights (Model::SaveWeights) after every epoch, or only
 // when the monitored value improved with save_best_only. `filepath` may
 // hold "{epoch}" or "{epoch:02d}" (the 1-based epoch), as Keras's format.
 class ModelCheckpoint : public Callback {
@@ -63,7 +63,7 @@ class ModelCheckpoint : public Callback {
   ModelCheckpoint(std::string filepath, Options options);
   explicit ModelCheckpoint(std::string filepath)
       : ModelCheckpoint(std::move(filepath), Options()) {}
-  absl::Status OnEpochEnd(Sequential* model, int epoch, const Logs& logs) override;
+  absl::Status OnEpochEnd(Model* model, int epoch, const Logs& logs) override;
   // The paths written, in order.
   const std::vector<std::string>& saved() const { return saved_; }
 
@@ -81,8 +81,8 @@ class ModelCheckpoint : public Callback {
 class CSVLogger : public Callback {
  public:
   explicit CSVLogger(std::string filename, char separator = ',', bool append = false);
-  absl::Status OnTrainBegin(Sequential* model) override;
-  absl::Status OnEpochEnd(Sequential* model, int epoch, const Logs& logs) override;
+  absl::Status OnTrainBegin(Model* model) override;
+  absl::Status OnEpochEnd(Model* model, int epoch, const Logs& logs) override;
 
  private:
   std::string filename_;
@@ -96,9 +96,9 @@ class CSVLogger : public Callback {
 class TensorBoard : public Callback {
  public:
   explicit TensorBoard(std::string log_dir);
-  absl::Status OnTrainBegin(Sequential* model) override;
-  absl::Status OnEpochEnd(Sequential* model, int epoch, const Logs& logs) override;
-  absl::Status OnTrainEnd(Sequential* model) override;
+  absl::Status OnTrainBegin(Model* model) override;
+  absl::Status OnEpochEnd(Model* model, int epoch, const Logs& logs) override;
+  absl::Status OnTrainEnd(Model* model) override;
 
  private:
   std::string log_dir_;
@@ -112,7 +112,7 @@ class LearningRateScheduler : public Callback {
  public:
   explicit LearningRateScheduler(std::function<double(int epoch, double lr)> schedule)
       : schedule_(std::move(schedule)) {}
-  absl::Status OnEpochBegin(Sequential* model, int epoch) override;
+  absl::Status OnEpochBegin(Model* model, int epoch) override;
 
  private:
   std::function<double(int, double)> schedule_;
@@ -121,12 +121,12 @@ class LearningRateScheduler : public Callback {
 // A callback from functions (Keras's LambdaCallback); unset ones do nothing.
 class LambdaCallback : public Callback {
  public:
-  std::function<absl::Status(Sequential*, int epoch, const Logs&)> on_epoch_end;
-  std::function<absl::Status(Sequential*, int64_t batch, const Logs&)> on_batch_end;
-  absl::Status OnEpochEnd(Sequential* model, int epoch, const Logs& logs) override {
+  std::function<absl::Status(Model*, int epoch, const Logs&)> on_epoch_end;
+  std::function<absl::Status(Model*, int64_t batch, const Logs&)> on_batch_end;
+  absl::Status OnEpochEnd(Model* model, int epoch, const Logs& logs) override {
     return on_epoch_end ? on_epoch_end(model, epoch, logs) : absl::OkStatus();
   }
-  absl::Status OnBatchEnd(Sequential* model, int64_t batch, const Logs& logs) override {
+  absl::Status OnBatchEnd(Model* model, int64_t batch, const Logs& logs) override {
     return on_batch_end ? on_batch_end(model, batch, logs) : absl::OkStatus();
   }
 };

@@ -68,7 +68,7 @@ TEST(CallbacksTest, FitStopsEarlyAndRestoresTheBestWeights) {
       .monitor = "loss", .min_delta = 10, .restore_best_weights = true});
   std::vector<std::vector<NamedTensor>> weights;  // after each epoch
   auto record = std::make_shared<keras::LambdaCallback>();
-  record->on_epoch_end = [&weights](keras::Sequential* m, int, const keras::Logs&) {
+  record->on_epoch_end = [&weights](keras::Model* m, int, const keras::Logs&) {
     absl::StatusOr<std::vector<NamedTensor>> w = m->GetWeights();
     if (w.ok()) weights.push_back(*w);
     return w.status();
@@ -170,7 +170,7 @@ TEST(CallbacksTest, LearningRateSchedulerChangesTheRateEachEpoch) {
   });
   std::vector<std::vector<NamedTensor>> weights;
   auto record = std::make_shared<keras::LambdaCallback>();
-  record->on_epoch_end = [&weights](keras::Sequential* m, int, const keras::Logs&) {
+  record->on_epoch_end = [&weights](keras::Model* m, int, const keras::Logs&) {
     absl::StatusOr<std::vector<NamedTensor>> w = m->GetWeights();
     if (w.ok()) weights.push_back(*w);
     return w.status();

@@ -16,6 +16,7 @@
 #include "data/dataset.h"
 #include "estimator/replicate_model_fn.h"
 #include "estimator/tower_optimizer.h"
+#include "keras/compile_internal.h"
 #include "keras/progbar.h"
 #include "layers/losses.h"
 #include "layers/regularizers.h"
@@ -28,234 +29,42 @@
 namespace towerflow {
 namespace keras {
 
-// ---- Layers -----------------------------------------------------------------
-
-Layer::Layer(std::string class_name, std::string base_name, BuildFn build, std::string name)
-    : class_name_(std::move(class_name)),
-      base_name_(std::move(base_name)),
-      build_(std::move(build)),
-      name_(std::move(name)) {}
-
-Layer Dense(int64_t units, layers::DenseOptions options) {
-  return Layer(
-      "Dense", "dense",
-      [units, options](const Scope& s, const Output& x, bool, const std::string& name) mutable {
-        options.name = name;
-        return layers::Dense(s, x, units, options);
-      });
-}
-
-Layer Conv2D(int64_t filters, layers::Size2 kernel_size, layers::Conv2DOptions options) {
-  return Layer("Conv2D", "conv2d",
-               [filters, kernel_size, options](const Scope& s, const Output& x, bool,
-                                               const std::string& name) mutable {
-                 options.name = name;
-                 return layers::Conv2D(s, x, filters, kernel_size, options);
-               });
-}
-
-Layer MaxPooling2D(layers::Size2 pool_size, layers::Pooling2DOptions options) {
-  return Layer(
-      "MaxPooling2D", "max_pooling2d",
-      [pool_size, options](const Scope& s, const Output& x, bool, const std::string& name) mutable {
-        options.name = name;
-        return layers::MaxPooling2D(s, x, pool_size, options);
-      });
-}
-
-Layer AveragePooling2D(layers::Size2 pool_size, layers::Pooling2DOptions options) {
-  return Layer(
-      "AveragePooling2D", "average_pooling2d",
-      [pool_size, options](const Scope& s, const Output& x, bool, const std::string& name) mutable {
-        options.name = name;
-        return layers::AveragePooling2D(s, x, pool_size, options);
-      });
-}
-
-Layer GlobalAveragePooling2D(std::string data_format) {
-  return Layer("GlobalAveragePooling2D", "global_average_pooling2d",
-               [data_format](const Scope& s, const Output& x, bool, const std::string& name) {
-                 return layers::GlobalAveragePooling2D(s, x, data_format, name);
-               });
-}
-
-Layer Flatten() {
-  return Layer("Flatten", "flatten",
-               [](const Scope& s, const Output& x, bool, const std::string& name) {
-                 return layers::Flatten(s, x, name);
-               });
-}
-
-Layer Dropout(double rate, std::optional<int64_t> seed) {
-  return Layer(
-      "Dropout", "dropout",
-      [rate, seed](const Scope& s, const Output& x, bool training, const std::string& name) {
-        return layers::Dropout(s, x, rate, {.training = training, .seed = seed, .name = name});
-      });
-}
-
-Layer BatchNormalization(layers::BatchNormalizationOptions options) {
-  return Layer(
-      "BatchNormalization", "batch_normalization",
-      [options](const Scope& s, const Output& x, bool training, const std::string& name) mutable {
-        options.name = name;
-        options.training = training;
-        return layers::BatchNormalization(s, x, options);
-      });
-}
-
-Layer LayerNormalization(layers::LayerNormalizationOptions options) {
-  return Layer("LayerNormalization", "layer_normalization",
-               [options](const Scope& s, const Output& x, bool, const std::string& name) mutable {
-                 options.name = name;
-                 return layers::LayerNormalization(s, x, options);
-               });
-}
-
-Layer Activation(layers::Activation activation) {
-  return Layer("Activation", "activation",
-               [activation](const Scope& s, const Output& x, bool, const std::string& name) {
-                 return activation(s.WithVariableScope(name), x);
-               });
-}
-
-Layer Embedding(int64_t input_dim, int64_t output_dim, layers::EmbeddingOptions options) {
-  return Layer("Embedding", "embedding",
-               [input_dim, output_dim, options](const Scope& s, const Output& x, bool,
-                                                const std::string& name) mutable {
-                 options.name = name;
-                 return layers::Embedding(s, x, input_dim, output_dim, options);
-               });
-}
+using internal::LossKind;
+using internal::Outputs;
+using Topology = internal::ModelTopology;
+using Compiled = internal::CompiledModel;
 
 // ---- Optimizers ----------------------------------------------------------------
 
 Optimizer SGD(double learning_rate, double momentum, bool nesterov) {
   return {"SGD", learning_rate,
-          [momentum, nesterov](Input lr) -> std::shared_ptr<train::Optimizer> {
+          [momentum, nesterov](::towerflow::Input lr) -> std::shared_ptr<train::Optimizer> {
             if (momentum == 0) return std::make_shared<train::GradientDescentOptimizer>(lr);
             return std::make_shared<train::MomentumOptimizer>(lr, momentum, nesterov);
           }};
 }
 
 Optimizer Adam(double learning_rate, double beta_1, double beta_2, double epsilon) {
-  return {"Adam", learning_rate, [beta_1, beta_2, epsilon](Input lr) {
+  return {"Adam", learning_rate, [beta_1, beta_2, epsilon](::towerflow::Input lr) {
             return std::make_shared<train::AdamOptimizer>(lr, beta_1, beta_2, epsilon);
           }};
 }
 
 Optimizer RMSprop(double learning_rate, double rho, double epsilon) {
-  return {"RMSprop", learning_rate, [rho, epsilon](Input lr) {
+  return {"RMSprop", learning_rate, [rho, epsilon](::towerflow::Input lr) {
             return std::make_shared<train::RMSPropOptimizer>(lr, rho, 0.0, epsilon);
           }};
 }
 
 Optimizer Adagrad(double learning_rate, double initial_accumulator_value) {
-  return {"Adagrad", learning_rate, [initial_accumulator_value](Input lr) {
+  return {"Adagrad", learning_rate, [initial_accumulator_value](::towerflow::Input lr) {
             return std::make_shared<train::AdagradOptimizer>(lr, initial_accumulator_value);
           }};
 }
 
-// ---- Losses and metrics -------------------------------------------------------
+// ---- Helpers ----------------------------------------------------------------------
 
 namespace {
-
-enum class LossKind { kSparseCategorical, kCategorical, kBinary, kMse, kMae, kHuber };
-
-absl::StatusOr<LossKind> ParseLoss(const std::string& loss) {
-  static const auto* kinds = new absl::flat_hash_map<std::string, LossKind>{
-      {"sparse_categorical_crossentropy", LossKind::kSparseCategorical},
-      {"categorical_crossentropy", LossKind::kCategorical},
-      {"binary_crossentropy", LossKind::kBinary},
-      {"mean_squared_error", LossKind::kMse},
-      {"mse", LossKind::kMse},
-      {"mean_absolute_error", LossKind::kMae},
-      {"mae", LossKind::kMae},
-      {"huber", LossKind::kHuber},
-  };
-  auto it = kinds->find(loss);
-  if (it == kinds->end())
-    return absl::InvalidArgumentError(absl::StrCat("Unknown loss function: ", loss));
-  return it->second;
-}
-
-// The model's outputs as the loss sees them: the probabilities, and the
-// logits when the last op was a softmax or sigmoid (Keras's TF backend
-// takes those to compute cross-entropies).
-struct Outputs {
-  Output output;
-  Output logits;  // may be invalid
-};
-
-Outputs SplitLogits(const Output& output) {
-  const std::string& type = output.node()->type_string();
-  if (type != "Softmax" && type != "Sigmoid") return {output, Output()};
-  for (const Edge* e : output.node()->in_edges()) {
-    if (e->dst_input() == 0) return {output, Output(e->src(), e->src_output())};
-  }
-  return {output, Output()};
-}
-
-constexpr double kEpsilon = 1e-7;  // Keras's backend.epsilon()
-
-// The batch's mean loss (no regularization).
-Output BatchLoss(const Scope& s, LossKind kind, const Output& y, const Outputs& out) {
-  const losses::LossOptions mean{.reduction = losses::Reduction::kSumOverBatchSize,
-                                 .loss_collection = ""};
-  const auto logits_or_log = [&](bool binary) {
-    if (out.logits.valid()) return out.logits;
-    Output p = ops::Minimum(s, ops::Maximum(s, out.output, kEpsilon), 1 - kEpsilon);
-    if (!binary) return Output(ops::Log(s, p));
-    return Output(ops::Log(s, ops::RealDiv(s, p, ops::Sub(s, 1.0, p))));
-  };
-  switch (kind) {
-    case LossKind::kSparseCategorical:
-      return losses::SparseSoftmaxCrossEntropy(
-          s, ops::Reshape(s, ops::Cast(s, y, DT_INT64), ops::Const(s, {int64_t{-1}})),
-          logits_or_log(false), mean);
-    case LossKind::kCategorical:
-      return losses::SoftmaxCrossEntropy(s, y, logits_or_log(false), 0, mean);
-    case LossKind::kBinary:
-      return losses::SigmoidCrossEntropy(s, y, logits_or_log(true), 0, mean);
-    case LossKind::kMse:
-      return losses::MeanSquaredError(s, ops::Cast(s, y, out.output.type()), out.output, mean);
-    case LossKind::kMae:
-      return losses::AbsoluteDifference(s, ops::Cast(s, y, out.output.type()), out.output, mean);
-    case LossKind::kHuber:
-      return losses::HuberLoss(s, ops::Cast(s, y, out.output.type()), out.output, 1.0, mean);
-  }
-  return Output();
-}
-
-// A metric's batch mean.
-absl::StatusOr<Output> BatchMetric(const Scope& scope, const std::string& name, LossKind kind,
-                                   const Output& y, const Output& out) {
-  const Scope s = scope.NewSubScope(name);
-  const auto mean = [&s](const Output& v) {
-    return Output(ops::Mean(s, v, ops::Range(s, 0, ops::Rank(s, v), 1)));
-  };
-  const DataType dt = out.type();
-  if (name == "accuracy" || name == "acc") {
-    Output correct;
-    if (kind == LossKind::kSparseCategorical) {
-      correct =
-          ops::Equal(s, ops::ArgMax(s, out, -1),
-                     ops::Reshape(s, ops::Cast(s, y, DT_INT64), ops::Const(s, {int64_t{-1}})));
-    } else if (kind == LossKind::kCategorical) {
-      correct = ops::Equal(s, ops::ArgMax(s, out, -1), ops::ArgMax(s, y, -1));
-    } else {
-      correct = ops::Equal(s, ops::Cast(s, y, dt), ops::Round(s, out));
-    }
-    return mean(ops::Cast(s, correct, dt));
-  }
-  if (name == "mse" || name == "mean_squared_error") {
-    return mean(ops::SquaredDifference(s, out, ops::Cast(s, y, dt)));
-  }
-  if (name == "mae" || name == "mean_absolute_error") {
-    return mean(ops::Abs(s, ops::Sub(s, out, ops::Cast(s, y, dt))));
-  }
-  return absl::InvalidArgumentError(absl::StrCat("Unknown metric function: ", name));
-}
 
 // `shape` with `rows` as its first dimension.
 TensorShape WithRows(const TensorShape& shape, int64_t rows) {
@@ -266,10 +75,14 @@ TensorShape WithRows(const TensorShape& shape, int64_t rows) {
 
 bool IsNumeric(DataType t) { return DataTypeIsFloating(t) || DataTypeIsInteger(t); }
 
+size_t RowBytes(const Tensor& t) {
+  const int64_t rows = t.dim_size(0);
+  return rows > 0 ? t.TotalBytes() / rows : 0;
+}
+
 // Rows `order[begin, end)` of `t`.
 Tensor GatherRows(const Tensor& t, const std::vector<int64_t>& order, int64_t begin, int64_t end) {
-  const int64_t rows = t.dim_size(0);
-  const size_t row_bytes = rows > 0 ? t.TotalBytes() / rows : 0;
+  const size_t row_bytes = RowBytes(t);
   Tensor out(t.dtype(), WithRows(t.shape(), end - begin));
   const char* src = static_cast<const char*>(t.raw_data());
   char* dst = static_cast<char*>(out.raw_data());
@@ -277,6 +90,25 @@ Tensor GatherRows(const Tensor& t, const std::vector<int64_t>& order, int64_t be
     std::memcpy(dst + (i - begin) * row_bytes, src + order[i] * row_bytes, row_bytes);
   }
   return out;
+}
+
+// Rows [begin, end) of `t`.
+Tensor SliceRows(const Tensor& t, int64_t begin, int64_t end) {
+  const size_t row_bytes = RowBytes(t);
+  Tensor out(t.dtype(), WithRows(t.shape(), end - begin));
+  if (end > begin) {
+    std::memcpy(out.raw_data(), static_cast<const char*>(t.raw_data()) + begin * row_bytes,
+                (end - begin) * row_bytes);
+  }
+  return out;
+}
+
+// Where shard i of a batch of `rows` starts (i = 0..n; [n] = rows): the
+// first rows % n shards have one row more, as ReplicateModelFn splits.
+std::vector<int64_t> ShardStarts(int64_t rows, int n) {
+  std::vector<int64_t> starts = {0};
+  for (int i = 0; i < n; ++i) starts.push_back(starts.back() + rows / n + (i < rows % n ? 1 : 0));
+  return starts;
 }
 
 std::string ShapeTuple(const PartialTensorShape& shape) {
@@ -289,72 +121,281 @@ std::string ShapeTuple(const PartialTensorShape& shape) {
                           : absl::StrCat("(", absl::StrJoin(dims, ", "), ")");
 }
 
+std::vector<int64_t> Identity(int64_t n) {
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  return order;
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::vector<std::string> dims = {"None"};
+  for (int64_t d : shape) dims.push_back(d < 0 ? "None" : absl::StrCat(d));
+  return absl::StrCat("(", absl::StrJoin(dims, ", "), ")");
+}
+
 }  // namespace
 
-// ---- The model ------------------------------------------------------------------
+// ---- The layer graph ------------------------------------------------------------------
 
-struct Sequential::Compiled {
-  // The optimizer, or the Keras optimizer that makes it on a learning-rate
-  // variable when the training graph is built.
-  std::shared_ptr<train::Optimizer> optimizer;
-  std::optional<Optimizer> keras_optimizer;
-  std::string loss_name;
-  LossKind loss;
-  std::vector<std::string> metrics;
+// The model's layers and how they connect. Value v is input v for v <
+// inputs.size(), else the output of calls[v - inputs.size()].
+struct internal::ModelTopology {
+  struct Feed {
+    std::string name;  // the placeholder's
+    std::vector<int64_t> shape;
+    DataType dtype = DT_FLOAT;
+    std::string key;  // the model_fn's feature
+  };
+  struct Call {
+    size_t layer;
+    std::vector<size_t> inputs;  // values
+    int node_index = 0;          // the layer's how-manieth call
+  };
+  struct Out {
+    size_t value;
+    std::string name;  // the layer's
+    std::string label_key;
+    std::string prediction_key;
+    std::string logits_key;
+  };
+  std::vector<Feed> inputs;
+  std::vector<Layer> layers;
+  std::vector<std::string> layer_names;
+  std::vector<Call> calls;
+  std::vector<Out> outputs;
+  bool sequential = false;
+  absl::Status status;
+
+  // The layer giving value v; -1 for an input.
+  int LayerOf(size_t v) const {
+    return v < inputs.size() ? -1 : static_cast<int>(calls[v - inputs.size()].layer);
+  }
+  // Keras's name of value v's producer ("dense_1", "input_1").
+  const std::string& ProducerName(size_t v) const {
+    return v < inputs.size() ? inputs[v].name : layer_names[calls[v - inputs.size()].layer];
+  }
 };
 
-struct Sequential::Built {
-  Scope root = Scope::NewRootScope();
-  std::unique_ptr<ClientSession> session;
-  absl::flat_hash_set<std::string> initialized;
-  Output x;
-  Outputs predict;
-  std::vector<Output> layer_outputs;  // tower 0's, for Summary
-  // The layers' weights, read once; their assignments, made when first set.
-  std::vector<Variable> weights;
-  std::vector<Output> weight_reads;
-  absl::flat_hash_map<std::string, std::pair<Output, Operation>> assigners;
-  bool trained = false;
-  Output y;
-  Output train_loss;
-  Operation train_op;
-  std::vector<Output> train_metrics;
-  // With a keras::Optimizer: the learning-rate variable and its setter.
-  Variable learning_rate;
-  Output learning_rate_value;
-  Output learning_rate_feed;
-  Operation set_learning_rate;
-  Output eval_loss;
-  std::vector<Output> eval_metrics;
-};
+namespace {
+
+// The first of `base`, `base_1`, `base_2`, ... not in `taken`, taken now.
+std::string UniqueName(const std::string& base, absl::flat_hash_set<std::string>* taken,
+                       int first_suffix = 0) {
+  std::string name = first_suffix == 0 ? base : absl::StrCat(base, "_", first_suffix);
+  for (int i = first_suffix + 1; taken->contains(name); ++i) name = absl::StrCat(base, "_", i);
+  taken->insert(name);
+  return name;
+}
+
+// The functional model's topology: the calls that lead from `inputs` to
+// `outputs`, in an order where every call follows its inputs.
+absl::Status MapGraph(const std::vector<KerasTensor>& inputs,
+                      const std::vector<KerasTensor>& outputs, Topology* t) {
+  if (inputs.empty() || outputs.empty()) {
+    return absl::InvalidArgumentError("A model needs at least one input and one output");
+  }
+  absl::flat_hash_map<const internal::SymbolicNode*, size_t> value_of;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const internal::SymbolicNode* n = inputs[i].node();
+    if (n == nullptr || !n->is_input) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Model inputs must come from keras::Input; input ", i, " is ",
+                       n == nullptr ? "an empty KerasTensor" : "the output of a layer"));
+    }
+    if (!value_of.emplace(n, i).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("The same Input is passed twice among the model's inputs (", i, ")"));
+    }
+    t->inputs.push_back({n->input_name, n->shape, n->dtype, ""});
+  }
+  // Iterative post-order from each output: a call after its inputs.
+  absl::flat_hash_set<const internal::SymbolicNode*> visiting;
+  for (const KerasTensor& output : outputs) {
+    if (!output.valid())
+      return absl::InvalidArgumentError("A model output is an empty KerasTensor");
+    std::vector<std::pair<const internal::SymbolicNode*, size_t>> stack = {{output.node(), 0}};
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (value_of.contains(node)) {
+        stack.pop_back();
+        continue;
+      }
+      if (node->is_input) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Graph disconnected: cannot obtain value for Input \"",
+                         node->input_name.empty() ? "(unnamed)" : node->input_name,
+                         "\": it is not among the model's inputs"));
+      }
+      if (next == 0) {
+        if (!visiting.insert(node).second) {
+          return absl::InvalidArgumentError("The layer graph has a cycle");
+        }
+        const Layer& layer = *node->layer;
+        const int n = static_cast<int>(node->inputs.size());
+        if ((layer.unary() && n != 1) || n < layer.min_inputs()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("Layer ", layer.name().empty() ? layer.base_name() : layer.name(), " (",
+                           layer.class_name(), ") takes ",
+                           layer.unary() ? "one input"
+                                         : absl::StrCat("at least ", layer.min_inputs(), " inputs"),
+                           ", but is called on ", n));
+        }
+      }
+      if (next < node->inputs.size()) {
+        const KerasTensor& in = node->inputs[next++];
+        if (!in.valid()) {
+          return absl::InvalidArgumentError(absl::StrCat("Layer ", node->layer->class_name(),
+                                                         " is called on an empty KerasTensor"));
+        }
+        stack.push_back({in.node(), 0});
+        continue;
+      }
+      // Every input has a value: the call's turn.
+      Topology::Call call;
+      size_t layer = 0;
+      while (layer < t->layers.size() && !t->layers[layer].SameAs(*node->layer)) ++layer;
+      if (layer == t->layers.size()) t->layers.push_back(*node->layer);
+      call.layer = layer;
+      for (const KerasTensor& in : node->inputs) call.inputs.push_back(value_of.at(in.node()));
+      for (const Topology::Call& c : t->calls) call.node_index += c.layer == layer ? 1 : 0;
+      value_of[node] = t->inputs.size() + t->calls.size();
+      t->calls.push_back(std::move(call));
+      visiting.erase(node);
+      stack.pop_back();
+    }
+  }
+  // Names: the given ones, then Keras's defaults in order.
+  absl::flat_hash_set<std::string> taken;
+  for (const auto& feed : t->inputs) {
+    if (!feed.name.empty() && !taken.insert(feed.name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("Two inputs are named ", feed.name));
+    }
+  }
+  for (const Layer& layer : t->layers) {
+    if (!layer.name().empty() && !taken.insert(layer.name()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "All layer names should be unique: ", layer.name(), " names two layers or inputs"));
+    }
+  }
+  for (auto& feed : t->inputs) {
+    if (feed.name.empty()) feed.name = UniqueName("input", &taken, 1);
+    feed.key = feed.name;
+  }
+  for (const Layer& layer : t->layers) {
+    t->layer_names.push_back(layer.name().empty() ? UniqueName(layer.base_name(), &taken)
+                                                  : layer.name());
+  }
+  absl::flat_hash_set<std::string> output_names;
+  for (const KerasTensor& output : outputs) {
+    Topology::Out out;
+    out.value = value_of.at(output.node());
+    out.name = t->ProducerName(out.value);
+    if (!output_names.insert(out.name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Two of the model's outputs come from ", out.name,
+                       "; outputs are named by their layers, so each needs its own"));
+    }
+    out.label_key = out.prediction_key = out.name;
+    out.logits_key = out.name + "/logits";
+    t->outputs.push_back(std::move(out));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Model::Model(std::string name) : name_(std::move(name)) {}
+
+Model::Model(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs, std::string name)
+    : name_(std::move(name)) {
+  auto topology = std::make_shared<Topology>();
+  topology->status = MapGraph(inputs, outputs, topology.get());
+  topology_ = std::move(topology);
+}
+
+absl::Status Model::status() const { return topology_->status; }
+
+std::vector<std::string> Model::input_names() const {
+  std::vector<std::string> names;
+  for (const auto& feed : topology_->inputs) names.push_back(feed.name);
+  return names;
+}
+
+std::vector<std::string> Model::output_names() const {
+  std::vector<std::string> names;
+  for (const auto& out : topology_->outputs) names.push_back(out.name);
+  return names;
+}
 
 Sequential::Sequential(std::vector<int64_t> input_shape, std::vector<Layer> layers,
                        std::string name, DataType dtype)
-    : name_(std::move(name)), input_shape_(std::move(input_shape)), dtype_(dtype) {
+    : Model(std::move(name)) {
+  auto topology = std::make_shared<Topology>();
+  topology->sequential = true;
+  topology->inputs.push_back({"", std::move(input_shape), dtype, "x"});
+  topology_ = std::move(topology);
   for (Layer& layer : layers) Add(std::move(layer)).IgnoreError();  // not built yet
 }
 
 absl::Status Sequential::Add(Layer layer) {
-  if (built_ != nullptr) {
-    return absl::FailedPreconditionError("Sequential::Add: the model is already built");
-  }
-  if (layer.name().empty()) {
+  if (built()) return absl::FailedPreconditionError("Sequential::Add: the model is already built");
+  auto t = std::make_shared<Topology>(*topology_);
+  size_t index = 0;
+  while (index < t->layers.size() && !t->layers[index].SameAs(layer)) ++index;
+  if (index == t->layers.size()) {
     // Keras's naming: the class's base name, then _1, _2 ... in this model.
-    std::string name = layer.base_name();
-    for (int i = 1;; ++i) {
-      const bool taken = std::any_of(layers_.begin(), layers_.end(),
-                                     [&](const Layer& l) { return l.name() == name; });
-      if (!taken) break;
-      name = absl::StrCat(layer.base_name(), "_", i);
-    }
-    layer.set_name(name);
+    absl::flat_hash_set<std::string> taken(t->layer_names.begin(), t->layer_names.end());
+    t->layer_names.push_back(layer.name().empty() ? UniqueName(layer.base_name(), &taken)
+                                                  : layer.name());
+    t->layers.push_back(std::move(layer));
   }
-  layers_.push_back(std::move(layer));
+  Topology::Call call;
+  call.layer = index;
+  call.inputs = {t->inputs.size() + t->calls.size() - 1};
+  for (const Topology::Call& c : t->calls) call.node_index += c.layer == index ? 1 : 0;
+  t->calls.push_back(std::move(call));
+  if (t->inputs[0].name.empty()) t->inputs[0].name = t->layer_names[index] + "_input";
+  const size_t last = t->inputs.size() + t->calls.size() - 1;
+  t->outputs = {{last, t->layer_names[index], "y", "output", "logits"}};
+  topology_ = std::move(t);
   return absl::OkStatus();
 }
 
-absl::Status Sequential::Compile(Optimizer optimizer, const std::string& loss,
-                                 std::vector<std::string> metrics) {
+// ---- Compiling ------------------------------------------------------------------------
+
+struct internal::CompiledModel {
+  // The optimizer, or the Keras optimizer that makes it on a learning-rate
+  // variable when the training graph is built.
+  std::shared_ptr<train::Optimizer> optimizer;
+  std::optional<Optimizer> keras_optimizer;
+  // Per output, in the topology's order.
+  struct PerOutput {
+    LossKind loss;
+    double weight = 1;
+    std::vector<std::string> metrics;
+  };
+  std::vector<PerOutput> outputs;
+  // The logs after "loss", as RunStep fetches them.
+  std::vector<std::string> log_names;
+};
+
+absl::Status Model::Compile(std::shared_ptr<train::Optimizer> optimizer, const std::string& loss,
+                            std::vector<std::string> metrics) {
+  return CompileWith(std::move(optimizer), std::nullopt,
+                     {.loss = {{"", loss}}, .metrics = {{"", std::move(metrics)}}});
+}
+
+absl::Status Model::Compile(std::shared_ptr<train::Optimizer> optimizer, CompileOptions options) {
+  return CompileWith(std::move(optimizer), std::nullopt, options);
+}
+
+absl::Status Model::Compile(Optimizer optimizer, const std::string& loss,
+                            std::vector<std::string> metrics) {
+  return Compile(std::move(optimizer),
+                 CompileOptions{.loss = {{"", loss}}, .metrics = {{"", std::move(metrics)}}});
+}
+
+absl::Status Model::Compile(Optimizer optimizer, CompileOptions options) {
   if (!optimizer.make) return absl::InvalidArgumentError("Compile: the optimizer makes nothing");
   if (!(optimizer.learning_rate >= 0)) {
     return absl::InvalidArgumentError(
@@ -362,84 +403,180 @@ absl::Status Sequential::Compile(Optimizer optimizer, const std::string& loss,
   }
   // The training optimizer for ToModelFn, on a constant rate.
   std::shared_ptr<train::Optimizer> fixed = optimizer.make(optimizer.learning_rate);
-  TW_RETURN_IF_ERROR(Compile(std::move(fixed), loss, std::move(metrics)));
-  auto compiled = std::make_shared<Compiled>(*compiled_);
-  compiled->keras_optimizer = std::move(optimizer);
-  compiled_ = std::move(compiled);
-  return absl::OkStatus();
+  return CompileWith(std::move(fixed), std::move(optimizer), options);
 }
 
-absl::Status Sequential::Compile(std::shared_ptr<train::Optimizer> optimizer,
-                                 const std::string& loss, std::vector<std::string> metrics) {
+absl::Status Model::CompileWith(std::shared_ptr<train::Optimizer> optimizer,
+                                std::optional<Optimizer> keras_optimizer,
+                                const CompileOptions& options) {
+  TW_RETURN_IF_ERROR(status());
   if (optimizer == nullptr) return absl::InvalidArgumentError("Compile: no optimizer");
-  TW_ASSIGN_OR_RETURN(LossKind kind, ParseLoss(loss));
-  for (const std::string& m : metrics) {
-    if (m != "accuracy" && m != "acc" && m != "mse" && m != "mean_squared_error" && m != "mae" &&
-        m != "mean_absolute_error") {
-      return absl::InvalidArgumentError(absl::StrCat("Unknown metric function: ", m));
+  const Topology& t = *topology_;
+  // Every key names an output ("" all others).
+  const auto check_keys = [&t](const auto& map, const char* what) -> absl::Status {
+    for (const auto& [key, value] : map) {
+      const bool known = key.empty() || std::any_of(t.outputs.begin(), t.outputs.end(),
+                                                    [&](const auto& o) { return o.name == key; });
+      if (!known) {
+        std::vector<std::string> names;
+        for (const auto& o : t.outputs) names.push_back(o.name);
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Unknown entry in ", what, " dictionary: \"", key,
+            "\". Only expected the following keys: [", absl::StrJoin(names, ", "), "]"));
+      }
     }
-  }
+    return absl::OkStatus();
+  };
+  TW_RETURN_IF_ERROR(check_keys(options.loss, "loss"));
+  TW_RETURN_IF_ERROR(check_keys(options.metrics, "metrics"));
+  TW_RETURN_IF_ERROR(check_keys(options.loss_weights, "loss_weights"));
+  const auto find = [](const auto& map, const std::string& name) {
+    auto it = map.find(name);
+    return it != map.end() ? it : map.find("");
+  };
   auto compiled = std::make_shared<Compiled>();
   compiled->optimizer = std::move(optimizer);
-  compiled->loss_name = loss;
-  compiled->loss = kind;
-  compiled->metrics = std::move(metrics);
+  compiled->keras_optimizer = std::move(keras_optimizer);
+  const bool several = t.outputs.size() > 1;
+  std::vector<std::string> metric_logs;
+  for (const Topology::Out& out : t.outputs) {
+    Compiled::PerOutput per;
+    auto loss = find(options.loss, out.name);
+    if (loss == options.loss.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Compile: output ", out.name, " has no loss (CompileOptions::loss)"));
+    }
+    TW_ASSIGN_OR_RETURN(per.loss, internal::ParseLoss(loss->second));
+    if (auto w = options.loss_weights.find(out.name); w != options.loss_weights.end()) {
+      per.weight = w->second;
+    }
+    if (!std::isfinite(per.weight)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Compile: the loss weight of ", out.name, " is ", per.weight));
+    }
+    if (auto m = find(options.metrics, out.name); m != options.metrics.end()) {
+      per.metrics = m->second;
+    }
+    for (const std::string& m : per.metrics) {
+      TW_RETURN_IF_ERROR(internal::CheckMetric(m));
+      metric_logs.push_back(several ? absl::StrCat(out.name, "_", m) : m);
+    }
+    if (several) compiled->log_names.push_back(out.name + "_loss");
+    compiled->outputs.push_back(std::move(per));
+  }
+  compiled->log_names.insert(compiled->log_names.end(), metric_logs.begin(), metric_logs.end());
   compiled_ = std::move(compiled);
   CarryWeights();
   built_.reset();  // a new graph with the new loss, the same weights
   return absl::OkStatus();
 }
 
+const std::vector<std::string>& Model::LogNames() const { return compiled_->log_names; }
+
 namespace {
 
-// The layers as a model_fn. Without `loss` (an uncompiled model) only
-// PREDICT works. Tower 0's PREDICT build records each layer's output in
-// `record` (for Summary) when given.
-ModelFn LayersModelFn(std::vector<Layer> layers, std::shared_ptr<train::Optimizer> optimizer,
-                      std::optional<LossKind> loss_kind,
-                      std::shared_ptr<std::vector<Output>> record) {
-  return [layers, optimizer, loss_kind, record](const Scope& s, const FeatureMap& features,
-                                                const FeatureMap& labels, ModeKeys mode,
-                                                const Params& params) {
+constexpr char kNotCompiled[] =
+    "You must compile your model before training/testing. Use `model.compile(optimizer, loss)`.";
+
+// The compiled losses of `outputs` against `targets`: each, and their
+// weighted sum.
+struct Losses {
+  std::vector<Output> each;
+  Output total;
+};
+
+template <typename PerOutput>
+Losses CompiledLosses(const Scope& s, const std::vector<PerOutput>& per,
+                      const std::vector<Topology::Out>& outs, const std::vector<Output>& targets,
+                      const std::vector<Outputs>& outputs) {
+  Losses losses;
+  std::vector<Output> weighted;
+  for (size_t o = 0; o < per.size(); ++o) {
+    // One output keeps the loss directly under `s`, as Keras's graph has it.
+    const Scope ls = per.size() == 1 ? s : s.NewSubScope(outs[o].name);
+    Output loss = internal::BatchLoss(ls, per[o].loss, targets[o], outputs[o]);
+    losses.each.push_back(loss);
+    weighted.push_back(per[o].weight == 1
+                           ? loss
+                           : Output(ops::Mul(ls, loss, ops::Cast(ls, per[o].weight, loss.type()))));
+  }
+  losses.total = weighted.size() == 1 ? weighted[0] : Output(ops::AddN(s, weighted));
+  if (!GetCollection(*s.graph(), GraphKeys::kRegularizationLosses).empty()) {
+    losses.total = ops::AddV2(s, losses.total, GetRegularizationLoss(s));
+  }
+  return losses;
+}
+
+}  // namespace
+
+namespace {
+
+// The layers as a model_fn. Without `compiled` only PREDICT works. Tower
+// 0's PREDICT build records each call's output in `record` (for Summary)
+// when given.
+ModelFn TopologyModelFn(std::shared_ptr<const Topology> t,
+                        std::shared_ptr<train::Optimizer> optimizer,
+                        std::shared_ptr<const Compiled> compiled,
+                        std::shared_ptr<std::vector<Output>> record) {
+  return [t, optimizer, compiled, record](const Scope& s, const FeatureMap& features,
+                                          const FeatureMap& labels, ModeKeys mode,
+                                          const Params& params) {
     EstimatorSpec spec(mode);
     const size_t updates_before = GetCollectionOps(*s.graph(), GraphKeys::kUpdateOps).size();
     const bool recording =
         record != nullptr && mode == ModeKeys::kPredict && params.tower_index == 0;
-    const auto x_it = features.find("x");
-    if (x_it == features.end()) {
-      s.UpdateStatus(absl::InvalidArgumentError(
-          "The Keras model_fn takes its input as feature \"x\", which is missing"));
-      return spec;
+    std::vector<Output> values;
+    for (const Topology::Feed& feed : t->inputs) {
+      const auto it = features.find(feed.key);
+      if (it == features.end()) {
+        s.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(
+            "The Keras model_fn takes its input as feature \"", feed.key, "\", which is missing")));
+        return spec;
+      }
+      values.push_back(it->second);
     }
-    Output x = x_it->second;
-    for (const Layer& layer : layers) {
-      x = layer(s, x, mode == ModeKeys::kTrain);
-      if (recording) record->push_back(x);
+    // A layer's later calls reuse the weights its first made.
+    std::vector<bool> called(t->layers.size(), false);
+    for (const Topology::Call& call : t->calls) {
+      std::vector<Output> inputs;
+      for (size_t v : call.inputs) inputs.push_back(values[v]);
+      const Scope ls =
+          called[call.layer] ? s.WithVariableScope("", VariableReuse::kReuse) : Scope(s);
+      called[call.layer] = true;
+      values.push_back(t->layers[call.layer].Call(ls, inputs, mode == ModeKeys::kTrain,
+                                                  t->layer_names[call.layer]));
+      if (recording) record->push_back(values.back());
+      if (!s.ok()) return spec;
     }
-    if (!s.ok()) return spec;
-    const Outputs out = SplitLogits(x);
-    spec.predictions["output"] = out.output;
-    if (out.logits.valid()) spec.predictions["logits"] = out.logits;
+    std::vector<Outputs> outputs;
+    for (const Topology::Out& out : t->outputs) {
+      outputs.push_back(internal::SplitLogits(values[out.value]));
+      spec.predictions[out.prediction_key] = outputs.back().output;
+      if (outputs.back().logits.valid()) spec.predictions[out.logits_key] = outputs.back().logits;
+    }
     if (mode == ModeKeys::kPredict) return spec;
-    if (!loss_kind.has_value()) {
+    if (compiled == nullptr) {
       s.UpdateStatus(absl::FailedPreconditionError("The model is not compiled"));
       return spec;
     }
-    const auto y_it = labels.find("y");
-    if (y_it == labels.end()) {
-      s.UpdateStatus(absl::InvalidArgumentError(
-          "The Keras model_fn takes its labels as \"y\", which is missing"));
-      return spec;
+    std::vector<Output> targets;
+    for (const Topology::Out& out : t->outputs) {
+      const auto it = labels.find(out.label_key);
+      if (it == labels.end()) {
+        s.UpdateStatus(absl::InvalidArgumentError(
+            absl::StrCat("The Keras model_fn takes the targets of output ", out.name, " as \"",
+                         out.label_key, "\", which is missing")));
+        return spec;
+      }
+      targets.push_back(it->second);
     }
-    Output loss = BatchLoss(s.NewSubScope("loss"), *loss_kind, y_it->second, out);
-    if (!GetCollection(*s.graph(), GraphKeys::kRegularizationLosses).empty()) {
-      loss = ops::AddV2(s, loss, GetRegularizationLoss(s.NewSubScope("loss")));
-    }
-    spec.loss = loss;
+    spec.loss =
+        CompiledLosses(s.NewSubScope("loss"), compiled->outputs, t->outputs, targets, outputs)
+            .total;
     if (mode != ModeKeys::kTrain) return spec;
     Variable step = train::GetOrCreateGlobalStep(s);
     // The wrapped optimizer itself outside ReplicateModelFn.
-    Operation minimize = TowerOptimizer(optimizer).Minimize(s, loss, step);
+    Operation minimize = TowerOptimizer(optimizer).Minimize(s, spec.loss, step);
     // The batch norms' moving averages update with the step.
     std::vector<Operation> deps = {minimize};
     const std::vector<Operation> updates = GetCollectionOps(*s.graph(), GraphKeys::kUpdateOps);
@@ -449,66 +586,153 @@ ModelFn LayersModelFn(std::vector<Layer> layers, std::shared_ptr<train::Optimize
   };
 }
 
-constexpr char kNotCompiled[] =
-    "You must compile your model before training/testing. Use `model.compile(optimizer, loss)`.";
+}  // namespace
+
+absl::StatusOr<ModelFn> Model::ToModelFn() const {
+  TW_RETURN_IF_ERROR(status());
+  if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
+  return TopologyModelFn(topology_, compiled_->optimizer, compiled_, nullptr);
+}
+
+// ---- Building -------------------------------------------------------------------------
+
+struct Model::Built {
+  Scope root = Scope::NewRootScope();
+  std::unique_ptr<ClientSession> session;
+  absl::flat_hash_set<std::string> initialized;
+  // [input][replica] and [output][replica]: the placeholders fed (one per
+  // replica when replicated, each on its replica's device).
+  std::vector<std::vector<Output>> inputs;
+  std::vector<std::vector<Output>> targets;
+  // Per output: its replicas' targets joined (the placeholder when one).
+  std::vector<Output> joined_targets;
+  std::vector<Outputs> predict;      // per output
+  std::vector<Output> call_outputs;  // tower 0's, per call, for Summary
+  // The layers' weights, read once; their assignments, made when first set.
+  std::vector<Variable> weights;
+  std::vector<Output> weight_reads;
+  absl::flat_hash_map<std::string, std::pair<Output, Operation>> assigners;
+  bool trained = false;
+  Output train_loss;
+  Operation train_op;
+  std::vector<Output> train_logs;  // LogNames()
+  // With a keras::Optimizer: the learning-rate variable and its setter.
+  Variable learning_rate;
+  Output learning_rate_value;
+  Output learning_rate_feed;
+  Operation set_learning_rate;
+  Output eval_loss;
+  std::vector<Output> eval_logs;
+};
+
+namespace {
+
+// The logs after "loss" (Compiled::log_names) of `outputs` against
+// `targets`: per-output losses with several outputs, then the metrics.
+absl::StatusOr<std::vector<Output>> LogValues(const Scope& s, const Compiled& c, const Topology& t,
+                                              const std::vector<Output>& targets,
+                                              const std::vector<Outputs>& outputs) {
+  std::vector<Output> logs;
+  if (t.outputs.size() > 1) {
+    const Losses losses =
+        CompiledLosses(s.NewSubScope("loss"), c.outputs, t.outputs, targets, outputs);
+    logs = losses.each;
+  }
+  for (size_t o = 0; o < t.outputs.size(); ++o) {
+    const Scope ms = t.outputs.size() == 1 ? s : s.NewSubScope(t.outputs[o].name);
+    for (const std::string& m : c.outputs[o].metrics) {
+      TW_ASSIGN_OR_RETURN(
+          Output v, internal::BatchMetric(ms, m, c.outputs[o].loss, targets[o], outputs[o].output));
+      logs.push_back(v);
+    }
+  }
+  return logs;
+}
 
 }  // namespace
 
-absl::StatusOr<ModelFn> Sequential::ToModelFn() const {
-  if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
-  return LayersModelFn(layers_, compiled_->optimizer, compiled_->loss, nullptr);
-}
-
-absl::Status Sequential::Build(const Tensor* y) {
-  if (layers_.empty()) return absl::FailedPreconditionError("The model has no layers");
-  const bool replicated = replication_.replicas > 1;
-  std::vector<std::string> devices = replication_.devices;
-  if (devices.empty()) {
-    for (int i = 0; i < replication_.replicas; ++i) devices.push_back(absl::StrCat("/cpu:", i));
+absl::Status Model::Build(const TensorMap* y) {
+  TW_RETURN_IF_ERROR(status());
+  const Topology& t = *topology_;
+  if (t.calls.empty()) return absl::FailedPreconditionError("The model has no layers");
+  const int n = replication_.replicas;
+  ReplicateOptions options;
+  options.devices = replication_.devices;
+  if (options.devices.empty()) {
+    for (int i = 0; i < n; ++i) options.devices.push_back(absl::StrCat("/cpu:", i));
   }
-  if (static_cast<int>(devices.size()) != replication_.replicas) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ReplicatedModel: ", devices.size(), " devices for ", replication_.replicas, " replicas"));
+  options.uneven_batches = replication_.uneven_batches;
+  if (static_cast<int>(options.devices.size()) != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ReplicatedModel: ", options.devices.size(), " devices for ", n, " replicas"));
   }
+  TW_ASSIGN_OR_RETURN(const std::vector<std::string> devices, ReplicationDevices(options));
   auto recorded = std::make_shared<std::vector<Output>>();
-  // The layers as a model_fn training with `optimizer`, replicated when asked.
-  const auto make_model_fn =
-      [&](std::shared_ptr<train::Optimizer> optimizer) -> absl::StatusOr<ModelFn> {
-    ModelFn fn = LayersModelFn(
-        layers_, std::move(optimizer),
-        compiled_ != nullptr ? std::optional<LossKind>(compiled_->loss) : std::nullopt, recorded);
-    if (!replicated) return fn;
-    ReplicateOptions options;
-    options.devices = devices;
-    options.uneven_batches = replication_.uneven_batches;
-    return ReplicateModelFn(fn, options);
+  Params params;
+  params.num_towers = n;
+  // The model's spec for `mode`, replicated over the replicas' feeds when
+  // there are several, training with `optimizer`.
+  const auto build_spec =
+      [&](const Scope& scope, ModeKeys mode,
+          std::shared_ptr<train::Optimizer> optimizer) -> absl::StatusOr<EstimatorSpec> {
+    const Built& b = *built_;
+    ModelFn fn = TopologyModelFn(topology_, std::move(optimizer), compiled_, recorded);
+    std::vector<FeatureMap> features(n), labels(mode == ModeKeys::kPredict ? 0 : n);
+    for (int r = 0; r < n; ++r) {
+      for (size_t i = 0; i < t.inputs.size(); ++i) features[r][t.inputs[i].key] = b.inputs[i][r];
+      if (labels.empty()) continue;
+      for (size_t o = 0; o < t.outputs.size(); ++o) {
+        labels[r][t.outputs[o].label_key] = b.targets[o][r];
+      }
+    }
+    if (n == 1) {
+      return fn(scope, features[0], labels.empty() ? FeatureMap() : labels[0], mode, params);
+    }
+    TW_ASSIGN_OR_RETURN(ShardedModelFn sharded, ReplicateShardedModelFn(fn, options));
+    return sharded(scope, features, labels, mode, params);
   };
-  TW_ASSIGN_OR_RETURN(ModelFn model_fn,
-                      make_model_fn(compiled_ != nullptr ? compiled_->optimizer : nullptr));
+  // A feed `name`, or replica r's "infeed-enqueue-<name>-<r>" on its device.
+  const auto feeds = [&](const Scope& root, const std::string& name, DataType dtype,
+                         const PartialTensorShape& shape) {
+    std::vector<Output> out;
+    for (int r = 0; r < n; ++r) {
+      const Scope s = n == 1 ? root.WithOpName(name)
+                             : root.WithOpName(absl::StrCat("infeed-enqueue-", name, "-", r))
+                                   .WithDevice(devices[r]);
+      out.push_back(ops::Placeholder(s, dtype, ops::Placeholder::Shape(shape)));
+    }
+    return out;
+  };
 
   if (built_ == nullptr) {
-    auto built = std::make_shared<Built>();
-    const Scope& root = built->root;
-    std::vector<int64_t> dims = {-1};
-    dims.insert(dims.end(), input_shape_.begin(), input_shape_.end());
-    built->x = ops::Placeholder(root.WithOpName(layers_[0].name(), "_input"), dtype_,
-                                ops::Placeholder::Shape(PartialTensorShape(dims)));
-    Params params;
-    params.num_towers = replication_.replicas;
-    EstimatorSpec spec = model_fn(root, {{"x", built->x}}, {}, ModeKeys::kPredict, params);
-    TW_RETURN_IF_ERROR(root.status());
-    built->predict = {spec.predictions.at("output"), Output()};
-    if (spec.predictions.count("logits")) built->predict.logits = spec.predictions.at("logits");
-    built->layer_outputs = *recorded;
-    built->weights = GetVariables(*root.graph());
+    built_ = std::make_shared<Built>();
+    Built& b = *built_;
+    const Scope& root = b.root;
+    for (const Topology::Feed& feed : t.inputs) {
+      std::vector<int64_t> dims = {-1};
+      dims.insert(dims.end(), feed.shape.begin(), feed.shape.end());
+      b.inputs.push_back(feeds(root, feed.name, feed.dtype, PartialTensorShape(dims)));
+    }
+    absl::StatusOr<EstimatorSpec> spec = build_spec(root, ModeKeys::kPredict, nullptr);
+    if (spec.ok()) spec = root.status().ok() ? spec : root.status();
+    if (!spec.ok()) {
+      built_.reset();
+      return spec.status();
+    }
+    for (const Topology::Out& out : t.outputs) {
+      Outputs o{spec->predictions.at(out.prediction_key), Output()};
+      if (spec->predictions.count(out.logits_key)) o.logits = spec->predictions.at(out.logits_key);
+      b.predict.push_back(o);
+    }
+    b.call_outputs = *recorded;
+    b.weights = GetVariables(*root.graph());
     const Scope reads = root.NewSubScope("weights");
-    for (const Variable& v : built->weights) built->weight_reads.push_back(v.value(reads));
+    for (const Variable& v : b.weights) b.weight_reads.push_back(v.value(reads));
     TW_RETURN_IF_ERROR(root.status());
     SessionOptions session_options;
-    session_options.device_count["CPU"] = std::max(1, replication_.replicas);
+    session_options.device_count["CPU"] = std::max(1, n);
     session_options.allow_soft_placement = true;
-    built->session = std::make_unique<ClientSession>(root, session_options);
-    built_ = std::move(built);
+    b.session = std::make_unique<ClientSession>(root, session_options);
     TW_RETURN_IF_ERROR(carried_status_);
     if (!carried_weights_.empty()) {
       const std::vector<NamedTensor> carried = std::move(carried_weights_);
@@ -521,12 +745,20 @@ absl::Status Sequential::Build(const Tensor* y) {
 
   // The training graph: the same layers reusing the weights.
   const Scope& root = b.root;
-  std::vector<int64_t> ydims = {-1};
-  for (int d = 1; d < y->dims(); ++d) ydims.push_back(y->dim_size(d));
-  b.y = ops::Placeholder(root.WithOpName(layers_.back().name(), "_target"), y->dtype(),
-                         ops::Placeholder::Shape(PartialTensorShape(ydims)));
+  for (const Topology::Out& out : t.outputs) {
+    const Tensor& target = y->at(out.name);
+    std::vector<int64_t> dims = {-1};
+    for (int d = 1; d < target.dims(); ++d) dims.push_back(target.dim_size(d));
+    b.targets.push_back(
+        feeds(root, out.name + "_target", target.dtype(), PartialTensorShape(dims)));
+    b.joined_targets.push_back(
+        n == 1 ? b.targets.back()[0]
+               : Output(ops::ConcatV2(root.NewSubScope("targets").WithOpName(out.name),
+                                      b.targets.back(), 0)));
+  }
   const Scope train_scope =
       root.NewSubScope("training").WithVariableScope("", VariableReuse::kAutoReuse);
+  std::shared_ptr<train::Optimizer> optimizer = compiled_->optimizer;
   if (compiled_->keras_optimizer.has_value()) {
     // The learning rate in a variable, so that it can change between steps.
     const Optimizer& keras_optimizer = *compiled_->keras_optimizer;
@@ -542,38 +774,33 @@ absl::Status Sequential::Build(const Tensor* y) {
     b.learning_rate_feed = ops::Placeholder(set, DT_FLOAT, ops::Placeholder::Shape(TensorShape()));
     b.set_learning_rate =
         ops::AssignVariableOp(set, b.learning_rate.handle(), b.learning_rate_feed).operation;
-    TW_ASSIGN_OR_RETURN(model_fn, make_model_fn(keras_optimizer.make(
-                                      b.learning_rate.value(root.NewSubScope("training_rate")))));
+    optimizer = keras_optimizer.make(b.learning_rate.value(root.NewSubScope("training_rate")));
   }
-  Params params;
-  params.num_towers = replication_.replicas;
-  EstimatorSpec spec = model_fn(train_scope, {{"x", b.x}}, {{"y", b.y}}, ModeKeys::kTrain, params);
+  TW_ASSIGN_OR_RETURN(EstimatorSpec spec, build_spec(train_scope, ModeKeys::kTrain, optimizer));
   TW_RETURN_IF_ERROR(root.status());
   b.train_loss = spec.loss;
   b.train_op = spec.train_op;
-  const Output train_out = spec.predictions.at("output");
-  // Metrics of the whole batch (the towers' outputs concatenated).
-  const Scope metrics = root.NewSubScope("metrics");
-  for (const std::string& m : compiled_->metrics) {
-    TW_ASSIGN_OR_RETURN(Output v, BatchMetric(metrics, m, compiled_->loss, b.y, train_out));
-    b.train_metrics.push_back(v);
+  // The logs of the whole batch (the replicas' outputs concatenated).
+  std::vector<Outputs> train_outputs;
+  for (const Topology::Out& out : t.outputs) {
+    Outputs o{spec.predictions.at(out.prediction_key), Output()};
+    if (spec.predictions.count(out.logits_key)) o.logits = spec.predictions.at(out.logits_key);
+    train_outputs.push_back(o);
   }
-  // Evaluation: the loss and metrics of the inference outputs.
+  TW_ASSIGN_OR_RETURN(b.train_logs, LogValues(root.NewSubScope("metrics"), *compiled_, t,
+                                              b.joined_targets, train_outputs));
+  // Evaluation: the loss and logs of the inference outputs.
   const Scope eval = root.NewSubScope("evaluation");
-  b.eval_loss = BatchLoss(eval.NewSubScope("loss"), compiled_->loss, b.y, b.predict);
-  if (!GetCollection(*root.graph(), GraphKeys::kRegularizationLosses).empty()) {
-    b.eval_loss = ops::AddV2(eval, b.eval_loss, GetRegularizationLoss(eval));
-  }
-  for (const std::string& m : compiled_->metrics) {
-    TW_ASSIGN_OR_RETURN(Output v, BatchMetric(eval, m, compiled_->loss, b.y, b.predict.output));
-    b.eval_metrics.push_back(v);
-  }
+  b.eval_loss = CompiledLosses(eval.NewSubScope("loss"), compiled_->outputs, t.outputs,
+                               b.joined_targets, b.predict)
+                    .total;
+  TW_ASSIGN_OR_RETURN(b.eval_logs, LogValues(eval, *compiled_, t, b.joined_targets, b.predict));
   TW_RETURN_IF_ERROR(root.status());
   b.trained = true;
   return absl::OkStatus();
 }
 
-absl::Status Sequential::InitializeNewVariables() const {
+absl::Status Model::InitializeNewVariables() const {
   Built& b = *built_;
   std::vector<Operation> inits;
   std::vector<std::string> names;
@@ -589,12 +816,12 @@ absl::Status Sequential::InitializeNewVariables() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<NamedTensor>> Sequential::GetWeights() {
+absl::StatusOr<std::vector<NamedTensor>> Model::GetWeights() {
   TW_RETURN_IF_ERROR(Build(nullptr));
   return BuiltWeights();
 }
 
-void Sequential::CarryWeights() {
+void Model::CarryWeights() {
   if (built_ == nullptr) return;
   absl::StatusOr<std::vector<NamedTensor>> weights = BuiltWeights();
   if (weights.ok()) {
@@ -604,7 +831,7 @@ void Sequential::CarryWeights() {
   }
 }
 
-absl::StatusOr<std::vector<NamedTensor>> Sequential::BuiltWeights() const {
+absl::StatusOr<std::vector<NamedTensor>> Model::BuiltWeights() const {
   TW_RETURN_IF_ERROR(InitializeNewVariables());
   const Built& b = *built_;
   std::vector<Tensor> values;
@@ -616,7 +843,7 @@ absl::StatusOr<std::vector<NamedTensor>> Sequential::BuiltWeights() const {
   return weights;
 }
 
-absl::Status Sequential::SetWeights(const std::vector<NamedTensor>& weights) {
+absl::Status Model::SetWeights(const std::vector<NamedTensor>& weights) {
   TW_RETURN_IF_ERROR(Build(nullptr));
   TW_RETURN_IF_ERROR(InitializeNewVariables());
   Built& b = *built_;
@@ -648,12 +875,12 @@ absl::Status Sequential::SetWeights(const std::vector<NamedTensor>& weights) {
   return b.session->Run(feeds, {}, assigns, nullptr);
 }
 
-absl::Status Sequential::SaveWeights(const std::string& path) {
+absl::Status Model::SaveWeights(const std::string& path) {
   TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> weights, GetWeights());
   return WriteCheckpoint(path, weights);
 }
 
-absl::Status Sequential::LoadWeights(const std::string& path) {
+absl::Status Model::LoadWeights(const std::string& path) {
   TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> saved, ReadCheckpoint(path));
   TW_RETURN_IF_ERROR(Build(nullptr));
   for (const Variable& v : built_->weights) {
@@ -672,12 +899,12 @@ absl::Status Sequential::LoadWeights(const std::string& path) {
   return SetWeights(weights);
 }
 
-absl::Status Sequential::CheckBatches(int64_t n, int64_t batch_size) const {
+absl::Status Model::CheckBatches(int64_t n, int64_t batch_size) const {
   TW_RETURN_IF_ERROR(CheckBatch(std::min(n, batch_size)));
   return n % batch_size == 0 ? absl::OkStatus() : CheckBatch(n % batch_size);
 }
 
-absl::Status Sequential::CheckBatch(int64_t batch) const {
+absl::Status Model::CheckBatch(int64_t batch) const {
   if (replication_.replicas > 1 && !replication_.uneven_batches &&
       batch % replication_.replicas != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -687,257 +914,7 @@ absl::Status Sequential::CheckBatch(int64_t batch) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Tensor>> Sequential::RunStep(const Tensor& x, const Tensor* y,
-                                                        bool train) {
-  TW_RETURN_IF_ERROR(InitializeNewVariables());
-  Built& b = *built_;
-  std::vector<Output> fetches;
-  std::vector<Operation> targets;
-  if (train) {
-    fetches.push_back(b.train_loss);
-    fetches.insert(fetches.end(), b.train_metrics.begin(), b.train_metrics.end());
-    targets.push_back(b.train_op);
-  } else if (y != nullptr) {
-    fetches.push_back(b.eval_loss);
-    fetches.insert(fetches.end(), b.eval_metrics.begin(), b.eval_metrics.end());
-  } else {
-    fetches.push_back(b.predict.output);
-  }
-  ClientSession::FeedType feeds;
-  feeds.emplace(b.x, x);
-  if (y != nullptr) feeds.emplace(b.y, *y);
-  std::vector<Tensor> out;
-  TW_RETURN_IF_ERROR(b.session->Run(feeds, fetches, targets, &out));
-  return out;
-}
-
-absl::Status Sequential::RunBatches(const Tensor& x, const Tensor* y, int64_t batch_size,
-                                    bool train, const std::vector<int64_t>& order,
-                                    const StepFn& each) {
-  const int64_t n = x.dim_size(0);
-  int64_t step = 0;
-  for (int64_t begin = 0; begin < n; begin += batch_size, ++step) {
-    const int64_t end = std::min(n, begin + batch_size);
-    const Tensor yb = y != nullptr ? GatherRows(*y, order, begin, end) : Tensor();
-    TW_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunStep(GatherRows(x, order, begin, end),
-                                                         y != nullptr ? &yb : nullptr, train));
-    TW_RETURN_IF_ERROR(each(step, end - begin, out));
-  }
-  return absl::OkStatus();
-}
-
-namespace {
-
-absl::Status CheckData(const Tensor& x, const Tensor* y, const std::vector<int64_t>& input_shape,
-                       DataType dtype, int64_t batch_size) {
-  if (batch_size <= 0)
-    return absl::InvalidArgumentError(
-        absl::StrCat("batch_size must be positive, got ", batch_size));
-  if (x.dtype() != dtype || x.dims() != static_cast<int>(input_shape.size()) + 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Error when checking input: expected ", DataTypeString(dtype),
-                     " of shape (None, ", absl::StrJoin(input_shape, ", "), "), got ",
-                     DataTypeString(x.dtype()), " ", x.shape().DebugString()));
-  }
-  for (size_t d = 0; d < input_shape.size(); ++d) {
-    if (x.dim_size(d + 1) != input_shape[d]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Error when checking input: expected shape (None, ",
-                       absl::StrJoin(input_shape, ", "), "), got ", x.shape().DebugString()));
-    }
-  }
-  if (!IsNumeric(x.dtype())) return absl::InvalidArgumentError("x must be numeric");
-  if (x.dim_size(0) == 0) return absl::InvalidArgumentError("x has no examples (0 rows)");
-  if (y != nullptr &&
-      (y->dims() < 1 || y->dim_size(0) != x.dim_size(0) || !IsNumeric(y->dtype()))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Input arrays should have the same number of samples as target arrays. Found ",
-                     x.dim_size(0), " input samples and ", y->dims() < 1 ? 0 : y->dim_size(0),
-                     " target samples."));
-  }
-  return absl::OkStatus();
-}
-
-std::vector<int64_t> Identity(int64_t n) {
-  std::vector<int64_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  return order;
-}
-
-}  // namespace
-
-absl::StatusOr<History> Sequential::Fit(const Tensor& x_all, const Tensor& y_all,
-                                        const FitOptions& options) {
-  if (compiled_ == nullptr) {
-    return absl::FailedPreconditionError(kNotCompiled);
-  }
-  TW_RETURN_IF_ERROR(CheckData(x_all, &y_all, input_shape_, dtype_, options.batch_size));
-  if ((options.validation_x == nullptr) != (options.validation_y == nullptr)) {
-    return absl::InvalidArgumentError("validation data needs both x and y");
-  }
-  if (!(options.validation_split >= 0 && options.validation_split < 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("validation_split must be in [0, 1), got ", options.validation_split));
-  }
-  // Keras's validation_split: the last rows, before shuffling.
-  Tensor x = x_all, y = y_all, split_x, split_y;
-  const Tensor* validation_x = options.validation_x;
-  const Tensor* validation_y = options.validation_y;
-  if (validation_x == nullptr && options.validation_split > 0) {
-    const int64_t rows = x_all.dim_size(0);
-    const int64_t train_rows = static_cast<int64_t>(rows * (1 - options.validation_split));
-    const std::vector<int64_t> order = Identity(rows);
-    x = GatherRows(x_all, order, 0, train_rows);
-    y = GatherRows(y_all, order, 0, train_rows);
-    split_x = GatherRows(x_all, order, train_rows, rows);
-    split_y = GatherRows(y_all, order, train_rows, rows);
-    validation_x = &split_x;
-    validation_y = &split_y;
-  }
-  const int64_t n = x.dim_size(0);
-  if (n == 0) return absl::InvalidArgumentError("Fit: no training examples");
-  TW_RETURN_IF_ERROR(CheckBatches(n, options.batch_size));
-  TW_RETURN_IF_ERROR(Build(&y));
-  const int64_t steps = (n + options.batch_size - 1) / options.batch_size;
-  std::vector<int64_t> order = Identity(n);
-  return FitEpochs(options, steps, validation_x, validation_y, [&](int epoch, const StepFn& each) {
-    if (options.shuffle) {
-      std::mt19937_64 rng(options.seed * 1000003 + epoch);
-      std::shuffle(order.begin(), order.end(), rng);
-    }
-    return RunBatches(x, &y, options.batch_size, /*train=*/true, order, each);
-  });
-}
-
-absl::StatusOr<History> Sequential::Fit(const data::Dataset& dataset, const FitOptions& options) {
-  if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
-  if ((options.validation_x == nullptr) != (options.validation_y == nullptr)) {
-    return absl::InvalidArgumentError("validation data needs both x and y");
-  }
-  // An element is one batch (x, y).
-  const auto next = [this](data::Iterator* it,
-                           int64_t step) -> absl::StatusOr<std::optional<data::Element>> {
-    TW_ASSIGN_OR_RETURN(std::optional<data::Element> e, it->GetNext());
-    if (!e.has_value()) return e;
-    if (e->size() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Fit: a dataset element must be a batch (x, y), got ", e->size(),
-                       " tensors at step ", step));
-    }
-    TW_RETURN_IF_ERROR(CheckData((*e)[0], &(*e)[1], input_shape_, dtype_, 1));
-    TW_RETURN_IF_ERROR(CheckBatch((*e)[0].dim_size(0)));
-    return e;
-  };
-  {
-    std::unique_ptr<data::Iterator> first = dataset.MakeIterator();
-    TW_ASSIGN_OR_RETURN(std::optional<data::Element> e, next(first.get(), 0));
-    if (!e.has_value()) return absl::InvalidArgumentError("Fit: the dataset is empty");
-    TW_RETURN_IF_ERROR(Build(&(*e)[1]));
-  }
-  return FitEpochs(options, /*steps=*/0, options.validation_x, options.validation_y,
-                   [&](int, const StepFn& each) -> absl::Status {
-                     std::unique_ptr<data::Iterator> it = dataset.MakeIterator();
-                     for (int64_t step = 0;; ++step) {
-                       TW_ASSIGN_OR_RETURN(std::optional<data::Element> e, next(it.get(), step));
-                       if (!e.has_value()) return absl::OkStatus();
-                       TW_ASSIGN_OR_RETURN(std::vector<Tensor> values,
-                                           RunStep((*e)[0], &(*e)[1], /*train=*/true));
-                       TW_RETURN_IF_ERROR(each(step, (*e)[0].dim_size(0), values));
-                     }
-                   });
-}
-
-absl::StatusOr<History> Sequential::FitEpochs(
-    const FitOptions& options, int64_t steps, const Tensor* validation_x,
-    const Tensor* validation_y,
-    const std::function<absl::Status(int epoch, const StepFn& each)>& run_epoch) {
-  std::ostream* out = options.out != nullptr ? options.out : &std::cout;
-  const bool dynamic = IsTerminal(out);
-  History history;
-  stop_training_ = false;
-  for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnTrainBegin(this));
-  for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
-    for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnEpochBegin(this, epoch));
-    if (options.verbose > 0) *out << "Epoch " << epoch + 1 << "/" << options.epochs << "\n";
-    Progbar bar(steps, options.verbose > 0 ? out : nullptr, dynamic);
-    TW_RETURN_IF_ERROR(run_epoch(epoch, [&](int64_t step, int64_t rows,
-                                            const std::vector<Tensor>& values) {
-      std::vector<std::pair<std::string, double>> named = {{"loss", values[0].scalar<float>()()}};
-      for (size_t m = 0; m < compiled_->metrics.size(); ++m) {
-        named.push_back({compiled_->metrics[m], values[m + 1].scalar<float>()()});
-      }
-      bar.Update(step + 1, named, static_cast<double>(rows));
-      const Logs logs(named.begin(), named.end());
-      for (const auto& c : options.callbacks) {
-        TW_RETURN_IF_ERROR(c->OnBatchEnd(this, step, logs));
-      }
-      return absl::OkStatus();
-    }));
-    std::vector<std::pair<std::string, double>> extra;
-    if (validation_x != nullptr) {
-      TW_ASSIGN_OR_RETURN(auto val, Evaluate(*validation_x, *validation_y, options.batch_size));
-      extra.push_back({"val_loss", val["loss"]});
-      for (const std::string& m : compiled_->metrics) extra.push_back({"val_" + m, val[m]});
-    }
-    bar.Finish(extra);
-    history.epochs.push_back(epoch);
-    Logs logs;
-    for (const auto& [name, value] : bar.Means()) logs[name] = value;
-    for (const auto& [name, value] : extra) logs[name] = value;
-    for (const auto& [name, value] : logs) history.history[name].push_back(value);
-    for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnEpochEnd(this, epoch, logs));
-  }
-  for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnTrainEnd(this));
-  return history;
-}
-
-absl::StatusOr<std::map<std::string, double>> Sequential::Evaluate(const Tensor& x, const Tensor& y,
-                                                                   int64_t batch_size) {
-  if (compiled_ == nullptr) {
-    return absl::FailedPreconditionError(kNotCompiled);
-  }
-  TW_RETURN_IF_ERROR(CheckData(x, &y, input_shape_, dtype_, batch_size));
-  const int64_t n = x.dim_size(0);
-  TW_RETURN_IF_ERROR(CheckBatches(n, batch_size));
-  TW_RETURN_IF_ERROR(Build(&y));
-  std::vector<double> sums(1 + compiled_->metrics.size(), 0.0);
-  TW_RETURN_IF_ERROR(RunBatches(x, &y, batch_size, /*train=*/false, Identity(n),
-                                [&](int64_t, int64_t rows, const std::vector<Tensor>& values) {
-                                  for (size_t i = 0; i < sums.size(); ++i) {
-                                    sums[i] += values[i].scalar<float>()() * rows;
-                                  }
-                                  return absl::OkStatus();
-                                }));
-  std::map<std::string, double> result;
-  result["loss"] = n > 0 ? sums[0] / n : 0;
-  for (size_t m = 0; m < compiled_->metrics.size(); ++m) {
-    result[compiled_->metrics[m]] = n > 0 ? sums[m + 1] / n : 0;
-  }
-  return result;
-}
-
-absl::StatusOr<Tensor> Sequential::Predict(const Tensor& x, int64_t batch_size) {
-  TW_RETURN_IF_ERROR(CheckData(x, nullptr, input_shape_, dtype_, batch_size));
-  const int64_t n = x.dim_size(0);
-  TW_RETURN_IF_ERROR(CheckBatches(n, batch_size));
-  TW_RETURN_IF_ERROR(Build(nullptr));
-  Tensor result;
-  TW_RETURN_IF_ERROR(RunBatches(x, nullptr, batch_size, /*train=*/false, Identity(n),
-                                [&](int64_t step, int64_t rows, const std::vector<Tensor>& values) {
-                                  const Tensor& out = values[0];
-                                  if (step == 0) {
-                                    result = Tensor(out.dtype(), WithRows(out.shape(), n));
-                                  }
-                                  const size_t row_bytes = rows > 0 ? out.TotalBytes() / rows : 0;
-                                  std::memcpy(static_cast<char*>(result.raw_data()) +
-                                                  step * batch_size * row_bytes,
-                                              out.raw_data(), out.TotalBytes());
-                                  return absl::OkStatus();
-                                }));
-  return result;
-}
-
-absl::StatusOr<double> Sequential::GetLearningRate() {
+absl::StatusOr<double> Model::GetLearningRate() {
   if (compiled_ == nullptr || !compiled_->keras_optimizer.has_value()) {
     return absl::FailedPreconditionError(
         "GetLearningRate: compile the model with a keras::Optimizer (keras::SGD, keras::Adam, "
@@ -952,7 +929,7 @@ absl::StatusOr<double> Sequential::GetLearningRate() {
   return static_cast<double>(out[0].scalar<float>()());
 }
 
-absl::Status Sequential::SetLearningRate(double learning_rate) {
+absl::Status Model::SetLearningRate(double learning_rate) {
   TW_RETURN_IF_ERROR(GetLearningRate().status());
   if (!(learning_rate >= 0)) {
     return absl::InvalidArgumentError(absl::StrCat("SetLearningRate: ", learning_rate));
@@ -971,85 +948,597 @@ absl::Status Sequential::SetLearningRate(double learning_rate) {
                               {built_->set_learning_rate}, nullptr);
 }
 
-absl::StatusOr<Logs> Sequential::TrainOnBatch(const Tensor& x, const Tensor& y) {
+// ---- Data and steps ---------------------------------------------------------------------
+
+absl::StatusOr<TensorMap> Model::InputMap(const Tensor& x) const {
+  TW_RETURN_IF_ERROR(status());
+  if (topology_->inputs.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("The model has ", topology_->inputs.size(),
+                                                   " inputs (", absl::StrJoin(input_names(), ", "),
+                                                   "): pass them as a TensorMap"));
+  }
+  return TensorMap{{topology_->inputs[0].name, x}};
+}
+
+absl::StatusOr<TensorMap> Model::TargetMap(const Tensor& y) const {
+  TW_RETURN_IF_ERROR(status());
+  if (topology_->outputs.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("The model has ", topology_->outputs.size(), " outputs (",
+                     absl::StrJoin(output_names(), ", "), "): pass their targets as a TensorMap"));
+  }
+  return TensorMap{{topology_->outputs[0].name, y}};
+}
+
+absl::StatusOr<int64_t> Model::CheckData(const TensorMap& x, const TensorMap* y) const {
+  TW_RETURN_IF_ERROR(status());
+  const Topology& t = *topology_;
+  // Every key is known, every feed given: Keras's messages.
+  const auto check_keys = [](const TensorMap& data, const std::vector<std::string>& names,
+                             const char* what) -> absl::Status {
+    for (const std::string& name : names) {
+      if (data.count(name) == 0) {
+        return absl::InvalidArgumentError(absl::StrCat("No data provided for \"", name,
+                                                       "\". Need data for each key in: [",
+                                                       absl::StrJoin(names, ", "), "]"));
+      }
+    }
+    for (const auto& [name, tensor] : data) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Unknown entry in ", what, " data dictionary: \"", name,
+            "\". Only expected the following keys: [", absl::StrJoin(names, ", "), "]"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  TW_RETURN_IF_ERROR(check_keys(x, input_names(), "input"));
+  int64_t rows = -1;
+  for (const Topology::Feed& feed : t.inputs) {
+    const Tensor& v = x.at(feed.name);
+    bool fits = v.dtype() == feed.dtype && v.dims() == static_cast<int>(feed.shape.size()) + 1;
+    for (size_t d = 0; fits && d < feed.shape.size(); ++d) {
+      fits = feed.shape[d] < 0 || v.dim_size(d + 1) == feed.shape[d];
+    }
+    if (!fits) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Error when checking input: expected ", feed.name, " to be ",
+                       DataTypeString(feed.dtype), " of shape ", ShapeString(feed.shape), ", got ",
+                       DataTypeString(v.dtype()), " ", v.shape().DebugString()));
+    }
+    if (!IsNumeric(v.dtype())) {
+      return absl::InvalidArgumentError(absl::StrCat("Input ", feed.name, " must be numeric"));
+    }
+    if (v.dim_size(0) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Error when checking input: ", feed.name, " has no examples (0 rows)"));
+    }
+    if (rows >= 0 && v.dim_size(0) != rows) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "All input arrays should have the same number of samples. Got array sizes: ", rows,
+          " and ", v.dim_size(0), " (", feed.name, ")"));
+    }
+    rows = v.dim_size(0);
+  }
+  if (y == nullptr) return rows;
+  TW_RETURN_IF_ERROR(check_keys(*y, output_names(), "target"));
+  for (size_t o = 0; o < t.outputs.size(); ++o) {
+    const Topology::Out& out = t.outputs[o];
+    const Tensor& v = y->at(out.name);
+    if (v.dims() < 1 || v.dim_size(0) != rows || !IsNumeric(v.dtype())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Input arrays should have the same number of samples as target arrays. Found ", rows,
+          " input samples and ", v.dims() < 1 ? 0 : v.dim_size(0), " target samples (", out.name,
+          ", ", DataTypeString(v.dtype()), ")."));
+    }
+    // A graph built for other targets cannot take these.
+    if (built_ != nullptr && built_->trained) {
+      const Output& target = built_->targets[o][0];
+      const PartialTensorShape& fed = target.shape();
+      bool fits = !fed.unknown_rank() && fed.dims() == v.dims() && target.type() == v.dtype();
+      for (int d = 1; fits && d < v.dims(); ++d) fits = fed.dim_size(d) == v.dim_size(d);
+      if (!fits) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Error when checking target ", out.name, ": the model trains on ", fed.DebugString(),
+            " targets, got ", v.shape().DebugString(), " (", DataTypeString(v.dtype()), ")"));
+      }
+    }
+  }
+  return rows;
+}
+
+absl::StatusOr<std::vector<Tensor>> Model::RunStep(const TensorMap& x, const TensorMap* y,
+                                                   bool train) {
+  TW_RETURN_IF_ERROR(InitializeNewVariables());
+  Built& b = *built_;
+  const Topology& t = *topology_;
+  std::vector<Output> fetches;
+  std::vector<Operation> targets;
+  if (train) {
+    fetches.push_back(b.train_loss);
+    fetches.insert(fetches.end(), b.train_logs.begin(), b.train_logs.end());
+    targets.push_back(b.train_op);
+  } else if (y != nullptr) {
+    fetches.push_back(b.eval_loss);
+    fetches.insert(fetches.end(), b.eval_logs.begin(), b.eval_logs.end());
+  } else {
+    for (const Outputs& o : b.predict) fetches.push_back(o.output);
+  }
+  // Each replica's placeholders take its shard of the batch.
+  ClientSession::FeedType feeds;
+  const auto feed = [&feeds](const std::vector<Output>& placeholders, const Tensor& v) {
+    if (placeholders.size() == 1) {
+      feeds.emplace(placeholders[0], v);
+      return;
+    }
+    const std::vector<int64_t> starts =
+        ShardStarts(v.dim_size(0), static_cast<int>(placeholders.size()));
+    for (size_t r = 0; r < placeholders.size(); ++r) {
+      feeds.emplace(placeholders[r], SliceRows(v, starts[r], starts[r + 1]));
+    }
+  };
+  for (size_t i = 0; i < t.inputs.size(); ++i) feed(b.inputs[i], x.at(t.inputs[i].name));
+  if (y != nullptr) {
+    for (size_t o = 0; o < t.outputs.size(); ++o) feed(b.targets[o], y->at(t.outputs[o].name));
+  }
+  std::vector<Tensor> out;
+  TW_RETURN_IF_ERROR(b.session->Run(feeds, fetches, targets, &out));
+  return out;
+}
+
+absl::Status Model::RunBatches(const TensorMap& x, const TensorMap* y, int64_t batch_size,
+                               bool train, const std::vector<int64_t>& order, const StepFn& each) {
+  const int64_t n = x.begin()->second.dim_size(0);
+  int64_t step = 0;
+  for (int64_t begin = 0; begin < n; begin += batch_size, ++step) {
+    const int64_t end = std::min(n, begin + batch_size);
+    TensorMap xb, yb;
+    for (const auto& [name, v] : x) xb[name] = GatherRows(v, order, begin, end);
+    if (y != nullptr) {
+      for (const auto& [name, v] : *y) yb[name] = GatherRows(v, order, begin, end);
+    }
+    TW_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunStep(xb, y != nullptr ? &yb : nullptr, train));
+    TW_RETURN_IF_ERROR(each(step, end - begin, out));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status CheckBatchSize(int64_t batch_size) {
+  if (batch_size <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch_size must be positive, got ", batch_size));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<History> Model::Fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
+  TW_ASSIGN_OR_RETURN(TensorMap xs, InputMap(x));
+  TW_ASSIGN_OR_RETURN(TensorMap ys, TargetMap(y));
+  FitOptions with_maps = options;
+  TensorMap vx, vy;
+  if ((options.validation_x == nullptr) != (options.validation_y == nullptr)) {
+    return absl::InvalidArgumentError("validation data needs both x and y");
+  }
+  if (options.validation_x != nullptr) {
+    TW_ASSIGN_OR_RETURN(vx, InputMap(*options.validation_x));
+    TW_ASSIGN_OR_RETURN(vy, TargetMap(*options.validation_y));
+    with_maps.validation_inputs = &vx;
+    with_maps.validation_targets = &vy;
+  }
+  return Fit(xs, ys, with_maps);
+}
+
+absl::StatusOr<History> Model::Fit(const TensorMap& x_all, const TensorMap& y_all,
+                                   const FitOptions& options) {
+  TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
-  TW_RETURN_IF_ERROR(CheckData(x, &y, input_shape_, dtype_, std::max<int64_t>(1, x.dim_size(0))));
-  TW_RETURN_IF_ERROR(CheckBatch(x.dim_size(0)));
+  TW_RETURN_IF_ERROR(CheckBatchSize(options.batch_size));
+  TW_ASSIGN_OR_RETURN(const int64_t rows, CheckData(x_all, &y_all));
+  if ((options.validation_inputs == nullptr) != (options.validation_targets == nullptr)) {
+    return absl::InvalidArgumentError("validation data needs both inputs and targets");
+  }
+  if (!(options.validation_split >= 0 && options.validation_split < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("validation_split must be in [0, 1), got ", options.validation_split));
+  }
+  // Keras's validation_split: the last rows, before shuffling.
+  TensorMap x = x_all, y = y_all, split_x, split_y;
+  const TensorMap* validation_x = options.validation_inputs;
+  const TensorMap* validation_y = options.validation_targets;
+  if (validation_x == nullptr && options.validation_split > 0) {
+    const int64_t train_rows = static_cast<int64_t>(rows * (1 - options.validation_split));
+    for (auto [from, held_out] : {std::make_pair(&x, &split_x), std::make_pair(&y, &split_y)}) {
+      for (auto& [name, v] : *from) {
+        (*held_out)[name] = SliceRows(v, train_rows, rows);
+        v = SliceRows(v, 0, train_rows);
+      }
+    }
+    validation_x = &split_x;
+    validation_y = &split_y;
+  }
+  const int64_t n = x.begin()->second.dim_size(0);
+  if (n == 0) return absl::InvalidArgumentError("Fit: no training examples");
+  TW_RETURN_IF_ERROR(CheckBatches(n, options.batch_size));
   TW_RETURN_IF_ERROR(Build(&y));
-  Logs logs;
-  TW_RETURN_IF_ERROR(RunBatches(x, &y, std::max<int64_t>(1, x.dim_size(0)), /*train=*/true,
-                                Identity(x.dim_size(0)),
-                                [&](int64_t, int64_t, const std::vector<Tensor>& values) {
-                                  logs["loss"] = values[0].scalar<float>()();
-                                  for (size_t m = 0; m < compiled_->metrics.size(); ++m) {
-                                    logs[compiled_->metrics[m]] = values[m + 1].scalar<float>()();
+  const int64_t steps = (n + options.batch_size - 1) / options.batch_size;
+  std::vector<int64_t> order = Identity(n);
+  return FitEpochs(options, steps, validation_x, validation_y, [&](int epoch, const StepFn& each) {
+    if (options.shuffle) {
+      std::mt19937_64 rng(options.seed * 1000003 + epoch);
+      std::shuffle(order.begin(), order.end(), rng);
+    }
+    return RunBatches(x, &y, options.batch_size, /*train=*/true, order, each);
+  });
+}
+
+absl::StatusOr<History> Model::Fit(const data::Dataset& dataset, const FitOptions& options) {
+  TW_RETURN_IF_ERROR(status());
+  if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
+  const Topology& t = *topology_;
+  if ((options.validation_x == nullptr) != (options.validation_y == nullptr) ||
+      (options.validation_inputs == nullptr) != (options.validation_targets == nullptr)) {
+    return absl::InvalidArgumentError("validation data needs both inputs and targets");
+  }
+  TensorMap vx, vy;
+  const TensorMap* validation_x = options.validation_inputs;
+  const TensorMap* validation_y = options.validation_targets;
+  if (options.validation_x != nullptr) {
+    TW_ASSIGN_OR_RETURN(vx, InputMap(*options.validation_x));
+    TW_ASSIGN_OR_RETURN(vy, TargetMap(*options.validation_y));
+    validation_x = &vx;
+    validation_y = &vy;
+  }
+  // An element is one batch: the inputs, then the targets.
+  const size_t arity = t.inputs.size() + t.outputs.size();
+  const auto next =
+      [&](data::Iterator* it,
+          int64_t step) -> absl::StatusOr<std::optional<std::pair<TensorMap, TensorMap>>> {
+    TW_ASSIGN_OR_RETURN(std::optional<data::Element> e, it->GetNext());
+    if (!e.has_value()) return std::nullopt;
+    if (e->size() != arity) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Fit: a dataset element must be a batch ",
+          arity == 2
+              ? "(x, y)"
+              : absl::StrCat("of ", t.inputs.size(), " inputs and ", t.outputs.size(), " targets"),
+          ", got ", e->size(), " tensors at step ", step));
+    }
+    std::pair<TensorMap, TensorMap> batch;
+    for (size_t i = 0; i < t.inputs.size(); ++i) batch.first[t.inputs[i].name] = (*e)[i];
+    for (size_t o = 0; o < t.outputs.size(); ++o) {
+      batch.second[t.outputs[o].name] = (*e)[t.inputs.size() + o];
+    }
+    TW_ASSIGN_OR_RETURN(const int64_t rows, CheckData(batch.first, &batch.second));
+    TW_RETURN_IF_ERROR(CheckBatch(rows));
+    return batch;
+  };
+  {
+    std::unique_ptr<data::Iterator> first = dataset.MakeIterator();
+    TW_ASSIGN_OR_RETURN(auto batch, next(first.get(), 0));
+    if (!batch.has_value()) return absl::InvalidArgumentError("Fit: the dataset is empty");
+    TW_RETURN_IF_ERROR(Build(&batch->second));
+  }
+  return FitEpochs(
+      options, /*steps=*/0, validation_x, validation_y,
+      [&](int, const StepFn& each) -> absl::Status {
+        std::unique_ptr<data::Iterator> it = dataset.MakeIterator();
+        for (int64_t step = 0;; ++step) {
+          TW_ASSIGN_OR_RETURN(auto batch, next(it.get(), step));
+          if (!batch.has_value()) return absl::OkStatus();
+          TW_ASSIGN_OR_RETURN(std::vector<Tensor> values,
+                              RunStep(batch->first, &batch->second, /*train=*/true));
+          TW_RETURN_IF_ERROR(each(step, batch->first.begin()->second.dim_size(0), values));
+        }
+      });
+}
+
+absl::StatusOr<History> Model::FitEpochs(
+    const FitOptions& options, int64_t steps, const TensorMap* validation_x,
+    const TensorMap* validation_y,
+    const std::function<absl::Status(int epoch, const StepFn& each)>& run_epoch) {
+  std::ostream* out = options.out != nullptr ? options.out : &std::cout;
+  const bool dynamic = IsTerminal(out);
+  const std::vector<std::string>& log_names = LogNames();
+  History history;
+  stop_training_ = false;
+  for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnTrainBegin(this));
+  for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
+    for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnEpochBegin(this, epoch));
+    if (options.verbose > 0) *out << "Epoch " << epoch + 1 << "/" << options.epochs << "\n";
+    Progbar bar(steps, options.verbose > 0 ? out : nullptr, dynamic);
+    TW_RETURN_IF_ERROR(run_epoch(epoch, [&](int64_t step, int64_t rows,
+                                            const std::vector<Tensor>& values) {
+      std::vector<std::pair<std::string, double>> named = {{"loss", values[0].scalar<float>()()}};
+      for (size_t m = 0; m < log_names.size(); ++m) {
+        named.push_back({log_names[m], values[m + 1].scalar<float>()()});
+      }
+      bar.Update(step + 1, named, static_cast<double>(rows));
+      const Logs logs(named.begin(), named.end());
+      for (const auto& c : options.callbacks) {
+        TW_RETURN_IF_ERROR(c->OnBatchEnd(this, step, logs));
+      }
+      return absl::OkStatus();
+    }));
+    std::vector<std::pair<std::string, double>> extra;
+    if (validation_x != nullptr) {
+      TW_ASSIGN_OR_RETURN(Logs val, Evaluate(*validation_x, *validation_y, options.batch_size));
+      extra.push_back({"val_loss", val["loss"]});
+      for (const std::string& m : log_names) extra.push_back({"val_" + m, val[m]});
+    }
+    bar.Finish(extra);
+    history.epochs.push_back(epoch);
+    Logs logs;
+    for (const auto& [name, value] : bar.Means()) logs[name] = value;
+    for (const auto& [name, value] : extra) logs[name] = value;
+    for (const auto& [name, value] : logs) history.history[name].push_back(value);
+    for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnEpochEnd(this, epoch, logs));
+  }
+  for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnTrainEnd(this));
+  return history;
+}
+
+absl::StatusOr<Logs> Model::Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size) {
+  TW_ASSIGN_OR_RETURN(TensorMap xs, InputMap(x));
+  TW_ASSIGN_OR_RETURN(TensorMap ys, TargetMap(y));
+  return Evaluate(xs, ys, batch_size);
+}
+
+absl::StatusOr<Logs> Model::Evaluate(const TensorMap& x, const TensorMap& y, int64_t batch_size) {
+  TW_RETURN_IF_ERROR(status());
+  if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
+  TW_RETURN_IF_ERROR(CheckBatchSize(batch_size));
+  TW_ASSIGN_OR_RETURN(const int64_t n, CheckData(x, &y));
+  TW_RETURN_IF_ERROR(CheckBatches(n, batch_size));
+  TW_RETURN_IF_ERROR(Build(&y));
+  const std::vector<std::string>& log_names = LogNames();
+  std::vector<double> sums(1 + log_names.size(), 0.0);
+  TW_RETURN_IF_ERROR(RunBatches(x, &y, batch_size, /*train=*/false, Identity(n),
+                                [&](int64_t, int64_t rows, const std::vector<Tensor>& values) {
+                                  for (size_t i = 0; i < sums.size(); ++i) {
+                                    sums[i] += values[i].scalar<float>()() * rows;
                                   }
                                   return absl::OkStatus();
                                 }));
+  Logs result;
+  result["loss"] = sums[0] / n;
+  for (size_t m = 0; m < log_names.size(); ++m) result[log_names[m]] = sums[m + 1] / n;
+  return result;
+}
+
+absl::StatusOr<Tensor> Model::Predict(const Tensor& x, int64_t batch_size) {
+  TW_ASSIGN_OR_RETURN(TensorMap xs, InputMap(x));
+  if (topology_->outputs.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("The model has ", topology_->outputs.size(),
+                                                   " outputs: Predict a TensorMap to get them"));
+  }
+  TW_ASSIGN_OR_RETURN(TensorMap out, Predict(xs, batch_size));
+  return out.begin()->second;
+}
+
+absl::StatusOr<TensorMap> Model::Predict(const TensorMap& x, int64_t batch_size) {
+  TW_RETURN_IF_ERROR(CheckBatchSize(batch_size));
+  TW_ASSIGN_OR_RETURN(const int64_t n, CheckData(x, nullptr));
+  TW_RETURN_IF_ERROR(CheckBatches(n, batch_size));
+  TW_RETURN_IF_ERROR(Build(nullptr));
+  const Topology& t = *topology_;
+  std::vector<Tensor> results(t.outputs.size());
+  TW_RETURN_IF_ERROR(RunBatches(
+      x, nullptr, batch_size, /*train=*/false, Identity(n),
+      [&](int64_t step, int64_t rows, const std::vector<Tensor>& values) {
+        for (size_t o = 0; o < values.size(); ++o) {
+          const Tensor& out = values[o];
+          if (out.dims() < 1 || out.dim_size(0) != rows) {
+            return absl::InternalError(absl::StrCat("Output ", t.outputs[o].name, " of ", rows,
+                                                    " rows is ", out.shape().DebugString()));
+          }
+          if (step == 0) results[o] = Tensor(out.dtype(), WithRows(out.shape(), n));
+          std::memcpy(static_cast<char*>(results[o].raw_data()) + step * batch_size * RowBytes(out),
+                      out.raw_data(), out.TotalBytes());
+        }
+        return absl::OkStatus();
+      }));
+  TensorMap result;
+  for (size_t o = 0; o < t.outputs.size(); ++o) result[t.outputs[o].name] = results[o];
+  return result;
+}
+
+absl::StatusOr<Logs> Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
+  TW_ASSIGN_OR_RETURN(TensorMap xs, InputMap(x));
+  TW_ASSIGN_OR_RETURN(TensorMap ys, TargetMap(y));
+  return TrainOnBatch(xs, ys);
+}
+
+absl::StatusOr<Logs> Model::TrainOnBatch(const TensorMap& x, const TensorMap& y) {
+  TW_RETURN_IF_ERROR(status());
+  if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
+  TW_ASSIGN_OR_RETURN(const int64_t rows, CheckData(x, &y));
+  TW_RETURN_IF_ERROR(CheckBatch(rows));
+  TW_RETURN_IF_ERROR(Build(&y));
+  TW_ASSIGN_OR_RETURN(std::vector<Tensor> values, RunStep(x, &y, /*train=*/true));
+  Logs logs;
+  logs["loss"] = values[0].scalar<float>()();
+  const std::vector<std::string>& log_names = LogNames();
+  for (size_t m = 0; m < log_names.size(); ++m)
+    logs[log_names[m]] = values[m + 1].scalar<float>()();
   return logs;
 }
 
-absl::StatusOr<Tensor> Sequential::PredictOnBatch(const Tensor& x) {
+absl::StatusOr<Tensor> Model::PredictOnBatch(const Tensor& x) {
   return Predict(x, std::max<int64_t>(1, x.dims() > 0 ? x.dim_size(0) : 1));
 }
 
-absl::StatusOr<std::string> Sequential::Summary() {
+absl::StatusOr<TensorMap> Model::PredictOnBatch(const TensorMap& x) {
+  const int64_t rows =
+      x.empty() || x.begin()->second.dims() < 1 ? 1 : x.begin()->second.dim_size(0);
+  return Predict(x, std::max<int64_t>(1, rows));
+}
+
+// ---- Summary --------------------------------------------------------------------------
+
+namespace {
+
+// Keras's print_row: each field cut at its column and padded to it, a
+// field running into the next column losing its last character to a space.
+std::string Row(const std::vector<std::string>& fields, const std::vector<int>& positions) {
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line = line.substr(0, line.size() - 1) + " ";
+    line += fields[i];
+    line = line.substr(0, positions[i]);
+    line += std::string(positions[i] - line.size(), ' ');
+  }
+  return line + "\n";
+}
+
+std::string Commas(int64_t v) {
+  std::string digits = absl::StrCat(v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// Whether Keras prints the model as a chain: one input, each layer called
+// once on the previous call's output.
+bool SequentialLike(const Topology& t) {
+  if (t.sequential) return true;
+  if (t.inputs.size() != 1 || t.outputs.size() != 1 || t.calls.size() != t.layers.size()) {
+    return false;
+  }
+  for (size_t k = 0; k < t.calls.size(); ++k) {
+    if (t.calls[k].inputs != std::vector<size_t>{t.inputs.size() + k - 1}) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> Model::Summary() {
   TW_RETURN_IF_ERROR(Build(nullptr));
   const Built& b = *built_;
-  // Keras's print_summary for sequential models: 65 columns, fields ending
-  // at 29, 55 and 65.
-  constexpr int kLine = 65;
-  const int positions[] = {29, 55, 65};
-  const auto row = [&](const std::vector<std::string>& fields) {
-    std::string line;
-    for (size_t i = 0; i < fields.size(); ++i) {
-      if (i > 0) line = line.substr(0, line.size() - 1) + " ";  // Keras's print_row
-      line += fields[i];
-      line = line.substr(0, positions[i]);
-      line += std::string(positions[i] - line.size(), ' ');
-    }
-    return line + "\n";
+  const Topology& t = *topology_;
+  const size_t num_inputs = t.inputs.size();
+  const bool chain = SequentialLike(t);
+  // Keras's columns: 65 wide for a chain, else 98 with the connections.
+  const int line_length = chain ? 65 : 98;
+  const std::vector<int> positions =
+      chain ? std::vector<int>{29, 55, 65} : std::vector<int>{32, 53, 65, 98};
+  std::vector<std::string> header = {"Layer (type)", "Output Shape", "Param #"};
+  if (!chain) header.push_back("Connected to");
+
+  // Rows: the input layers (but a Sequential's) and the layers, ordered as
+  // Keras orders a network's layers: by decreasing depth from the outputs,
+  // then by when a walk from the outputs first meets them.
+  struct Entry {
+    int layer;  // -1: input `input`
+    size_t input = 0;
+    int depth = 0;
+    int index = 0;
   };
-  std::string s = absl::StrCat("Model: \"", name_, "\"\n", std::string(kLine, '_'), "\n");
-  s += row({"Layer (type)", "Output Shape", "Param #"});
-  s += std::string(kLine, '=') + "\n";
+  std::vector<int> depth(num_inputs + t.calls.size(), 0);
+  for (size_t k = t.calls.size(); k-- > 0;) {
+    for (size_t u : t.calls[k].inputs) {
+      depth[u] = std::max(depth[u], depth[num_inputs + k] + 1);
+    }
+  }
+  std::vector<int> found(num_inputs + t.layers.size(), -1);  // inputs, then layers
+  int next_index = 0;
+  std::vector<bool> seen(depth.size(), false);
+  for (const Topology::Out& out : t.outputs) {
+    std::vector<size_t> stack = {out.value};
+    while (!stack.empty()) {
+      const size_t v = stack.back();
+      stack.pop_back();
+      if (seen[v]) continue;
+      seen[v] = true;
+      const size_t slot = v < num_inputs ? v : num_inputs + t.calls[v - num_inputs].layer;
+      if (found[slot] < 0) found[slot] = next_index++;
+      if (v >= num_inputs) {
+        const auto& in = t.calls[v - num_inputs].inputs;
+        for (auto it = in.rbegin(); it != in.rend(); ++it) stack.push_back(*it);
+      }
+    }
+  }
+  std::vector<Entry> entries;
+  if (!t.sequential) {
+    for (size_t i = 0; i < num_inputs; ++i) entries.push_back({-1, i, depth[i], found[i]});
+  }
+  for (size_t l = 0; l < t.layers.size(); ++l) {
+    Entry e{static_cast<int>(l), 0, 0, found[num_inputs + l]};
+    for (size_t k = 0; k < t.calls.size(); ++k) {
+      if (t.calls[k].layer == l) e.depth = std::max(e.depth, depth[num_inputs + k]);
+    }
+    entries.push_back(e);
+  }
+  if (!chain) {
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return a.depth != b.depth ? a.depth > b.depth : a.index < b.index;
+    });
+  }
+
+  std::string s = absl::StrCat("Model: \"", name_, "\"\n", std::string(line_length, '_'), "\n");
+  s += Row(header, positions);
+  s += std::string(line_length, '=') + "\n";
   int64_t trainable = 0, frozen = 0;
   const std::vector<Variable> variables = GetVariables(*b.root.graph());
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    int64_t params = 0;
-    for (const Variable& v : variables) {
-      if (!absl::StartsWith(v.name(), layers_[i].name() + "/")) continue;
-      params += v.shape().num_elements();
-      (v.trainable() ? trainable : frozen) += v.shape().num_elements();
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const Entry& entry = entries[e];
+    std::vector<std::string> fields;
+    std::vector<std::string> connections;
+    if (entry.layer < 0) {
+      fields = {absl::StrCat(t.inputs[entry.input].name, " (InputLayer)"),
+                ShapeTuple(b.inputs[entry.input][0].shape()), "0"};
+    } else {
+      const std::string& name = t.layer_names[entry.layer];
+      int64_t params = 0;
+      for (const Variable& v : variables) {
+        if (!absl::StartsWith(v.name(), name + "/")) continue;
+        params += v.shape().num_elements();
+        (v.trainable() ? trainable : frozen) += v.shape().num_elements();
+      }
+      // Its output shape: the same from every call, or "multiple".
+      std::string shape;
+      for (size_t k = 0; k < t.calls.size(); ++k) {
+        if (static_cast<int>(t.calls[k].layer) != entry.layer) continue;
+        const Output& out = b.call_outputs[k];
+        const std::string this_shape = out.valid() ? ShapeTuple(out.shape()) : "multiple";
+        shape = shape.empty() || shape == this_shape ? this_shape : "multiple";
+        for (size_t u : t.calls[k].inputs) {
+          const int node = u < num_inputs ? 0 : t.calls[u - num_inputs].node_index;
+          connections.push_back(absl::StrCat(t.ProducerName(u), "[", node, "][0]"));
+        }
+      }
+      fields = {absl::StrCat(name, " (", t.layers[entry.layer].class_name(), ")"), shape,
+                absl::StrCat(params)};
     }
-    const Output& out = b.layer_outputs[i];
-    s += row({absl::StrCat(layers_[i].name(), " (", layers_[i].class_name(), ")"),
-              out.valid() ? ShapeTuple(out.shape()) : "multiple", absl::StrCat(params)});
-    s += std::string(kLine, i + 1 == layers_.size() ? '=' : '_') + "\n";
+    if (!chain) fields.push_back(connections.empty() ? "" : connections[0]);
+    s += Row(fields, positions);
+    for (size_t c = 1; !chain && c < connections.size(); ++c) {
+      s += Row({"", "", "", connections[c]}, positions);
+    }
+    s += std::string(line_length, e + 1 == entries.size() ? '=' : '_') + "\n";
   }
-  const auto commas = [](int64_t v) {
-    std::string digits = absl::StrCat(v), out;
-    for (size_t i = 0; i < digits.size(); ++i) {
-      if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-      out += digits[i];
-    }
-    return out;
-  };
-  absl::StrAppend(&s, "Total params: ", commas(trainable + frozen), "\n",
-                  "Trainable params: ", commas(trainable), "\n",
-                  "Non-trainable params: ", commas(frozen), "\n", std::string(kLine, '_'), "\n");
+  absl::StrAppend(&s, "Total params: ", Commas(trainable + frozen), "\n",
+                  "Trainable params: ", Commas(trainable), "\n",
+                  "Non-trainable params: ", Commas(frozen), "\n", std::string(line_length, '_'),
+                  "\n");
   return s;
 }
 
-absl::StatusOr<GraphDef> Sequential::ExportGraphDef() const {
+absl::StatusOr<GraphDef> Model::ExportGraphDef() const {
   if (built_ == nullptr) {
     return absl::FailedPreconditionError("ExportGraphDef: the model is not built yet");
   }
   return built_->root.ToGraphDef();
 }
 
-Sequential ReplicatedModel(const Sequential& model, const ReplicationOptions& options) {
-  Sequential copy = model;
+Model ReplicatedModel(const Model& model, const ReplicationOptions& options) {
+  Model copy = model;
   copy.replication_ = options;
   if (copy.replication_.replicas < 1) copy.replication_.replicas = 1;
   copy.CarryWeights();

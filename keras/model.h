@@ -47,6 +47,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -56,6 +57,7 @@
 #include "data/dataset.h"
 #include "estimator/model_fn.h"
 #include "framework/tensor.h"
+#include "keras/layer.h"
 #include "layers/layers.h"
 #include "proto/graph.pb.h"
 #include "train/checkpoint.h"
@@ -64,50 +66,15 @@
 namespace towerflow {
 namespace keras {
 
-// A layer of a model: its Keras class name, the base of its default name,
-// and how it builds its output (under the layer's name, in training or not).
-class Layer {
- public:
-  using BuildFn = std::function<Output(const Scope& scope, const Output& x, bool training,
-                                       const std::string& name)>;
-  Layer(std::string class_name, std::string base_name, BuildFn build, std::string name = "");
-
-  const std::string& class_name() const { return class_name_; }
-  const std::string& base_name() const { return base_name_; }
-  // The name given, or "" until the model names it.
-  const std::string& name() const { return name_; }
-  Layer& set_name(std::string name) {
-    name_ = std::move(name);
-    return *this;
-  }
-  Output operator()(const Scope& scope, const Output& x, bool training) const {
-    return build_(scope, x, training, name_);
-  }
-
- private:
-  std::string class_name_;
-  std::string base_name_;
-  BuildFn build_;
-  std::string name_;
-};
-
-// The layers, over layers:: (their options' `name` and `training` are the
-// model's to set).
-Layer Dense(int64_t units, layers::DenseOptions options = {});
-Layer Conv2D(int64_t filters, layers::Size2 kernel_size, layers::Conv2DOptions options = {});
-Layer MaxPooling2D(layers::Size2 pool_size, layers::Pooling2DOptions options = {});
-Layer AveragePooling2D(layers::Size2 pool_size, layers::Pooling2DOptions options = {});
-Layer GlobalAveragePooling2D(std::string data_format = "channels_last");
-Layer Flatten();
-Layer Dropout(double rate, std::optional<int64_t> seed = std::nullopt);
-Layer BatchNormalization(layers::BatchNormalizationOptions options = {});
-Layer LayerNormalization(layers::LayerNormalizationOptions options = {});
-Layer Activation(layers::Activation activation);
-// For integer inputs (a Sequential of dtype DT_INT32 or DT_INT64).
-Layer Embedding(int64_t input_dim, int64_t output_dim, layers::EmbeddingOptions options = {});
-
-class Sequential;
+class Model;
 class Callback;
+namespace internal {
+struct ModelTopology;
+struct CompiledModel;
+}  // namespace internal
+
+// Tensors by input or output name.
+using TensorMap = std::map<std::string, Tensor>;
 
 // A Keras optimizer: its hyper-parameters, and how to make the training
 // optimizer once the learning rate is a tensor. Compiled with one, a model
@@ -116,7 +83,7 @@ class Callback;
 struct Optimizer {
   std::string name;
   double learning_rate = 0.01;
-  std::function<std::shared_ptr<train::Optimizer>(Input learning_rate)> make;
+  std::function<std::shared_ptr<train::Optimizer>(::towerflow::Input learning_rate)> make;
 };
 // Keras's defaults (tf.keras): SGD 0.01; Adam 0.001, 0.9, 0.999, 1e-7;
 // RMSprop 0.001, rho 0.9, 1e-7; Adagrad 0.01, accumulators from 0.1.
@@ -135,6 +102,9 @@ struct FitOptions {
   // Evaluated after each epoch: "val_loss", "val_<metric>".
   const Tensor* validation_x = nullptr;
   const Tensor* validation_y = nullptr;
+  // The same for a model of several inputs or outputs.
+  const TensorMap* validation_inputs = nullptr;
+  const TensorMap* validation_targets = nullptr;
   // Without validation data: the last fraction of x and y (before any
   // shuffling) is held out and validates instead, as Keras does.
   double validation_split = 0;
@@ -153,16 +123,16 @@ using Logs = std::map<std::string, double>;
 class Callback {
  public:
   virtual ~Callback() = default;
-  virtual absl::Status OnTrainBegin(Sequential* model) { return absl::OkStatus(); }
-  virtual absl::Status OnEpochBegin(Sequential* model, int epoch) { return absl::OkStatus(); }
+  virtual absl::Status OnTrainBegin(Model* model) { return absl::OkStatus(); }
+  virtual absl::Status OnEpochBegin(Model* model, int epoch) { return absl::OkStatus(); }
   // `batch` counts from 0 in the epoch; logs hold the batch's values.
-  virtual absl::Status OnBatchEnd(Sequential* model, int64_t batch, const Logs& logs) {
+  virtual absl::Status OnBatchEnd(Model* model, int64_t batch, const Logs& logs) {
     return absl::OkStatus();
   }
-  virtual absl::Status OnEpochEnd(Sequential* model, int epoch, const Logs& logs) {
+  virtual absl::Status OnEpochEnd(Model* model, int epoch, const Logs& logs) {
     return absl::OkStatus();
   }
-  virtual absl::Status OnTrainEnd(Sequential* model) { return absl::OkStatus(); }
+  virtual absl::Status OnTrainEnd(Model* model) { return absl::OkStatus(); }
 };
 
 // Per epoch: "loss", each metric, and "val_..." with validation data.
@@ -178,22 +148,51 @@ struct ReplicationOptions {
   bool uneven_batches = false;
 };
 
-class Sequential {
+// How Compile applies losses and metrics to a model of several outputs,
+// by output name (the names of the layers giving them, Model::output_names).
+struct CompileOptions {
+  // The loss of each output; "" names the loss of every output not named.
+  std::map<std::string, std::string> loss;
+  // The metrics of each output; "" for every output not named.
+  std::map<std::string, std::vector<std::string>> metrics;
+  // Each output's loss is multiplied by its weight (default 1) in the total.
+  std::map<std::string, double> loss_weights;
+};
+
+// A Keras model of layers: the functional form, a graph of layer calls
+// from Inputs to outputs (keras/layer.h), of which Sequential is the chain.
+class Model {
  public:
-  // `input_shape` without the batch dimension.
-  Sequential(std::vector<int64_t> input_shape, std::vector<Layer> layers,
-             std::string name = "sequential", DataType dtype = DT_FLOAT);
+  // The layers that lead from `inputs` to `outputs`. Its mistakes (an
+  // output that depends on a tensor not among the inputs, a layer given
+  // the wrong number of inputs, two inputs of one name) are status() and
+  // every method's error.
+  Model(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs,
+        std::string name = "model");
+  Model(const KerasTensor& input, const KerasTensor& output, std::string name = "model")
+      : Model(std::vector<KerasTensor>{input}, std::vector<KerasTensor>{output}, std::move(name)) {}
+  virtual ~Model() = default;
 
-  // Appends a layer. FailedPrecondition once built.
-  absl::Status Add(Layer layer);
+  absl::Status status() const;
+  // The feeds' names: the Inputs' (Sequential: "<first layer>_input"), and
+  // the outputs' (their layers' names) that targets, losses and
+  // predictions are keyed by.
+  std::vector<std::string> input_names() const;
+  std::vector<std::string> output_names() const;
 
-  // InvalidArgument for an unknown loss or metric, or no optimizer. A built
-  // model keeps its weights (the optimizer starts afresh), as in Keras.
+  // InvalidArgument for an unknown loss or metric, an output without a
+  // loss, or no optimizer. A built model keeps its weights (the optimizer
+  // starts afresh), as in Keras. A loss or metrics given as one name apply
+  // to every output. The logs (History, callbacks, Evaluate) hold "loss"
+  // (the weighted sum, plus regularization) and each metric by name; with
+  // several outputs "<output>_loss" and "<output>_<metric>" instead.
   absl::Status Compile(std::shared_ptr<train::Optimizer> optimizer, const std::string& loss,
                        std::vector<std::string> metrics = {});
+  absl::Status Compile(std::shared_ptr<train::Optimizer> optimizer, CompileOptions options);
   // With a Keras optimizer, whose learning rate can change (see Optimizer).
   absl::Status Compile(Optimizer optimizer, const std::string& loss,
                        std::vector<std::string> metrics = {});
+  absl::Status Compile(Optimizer optimizer, CompileOptions options);
 
   // The learning rate of a model compiled with a keras::Optimizer;
   // FailedPrecondition for one compiled with a train::Optimizer (its rate is
@@ -201,29 +200,40 @@ class Sequential {
   absl::StatusOr<double> GetLearningRate();
   absl::Status SetLearningRate(double learning_rate);
 
-  // x: [N, input_shape...]; y: [N] integer labels or [N, outputs...].
+  // A model of one input and one output: x [N, input_shape...]; y [N]
+  // integer labels or [N, outputs...].
   absl::StatusOr<History> Fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
-  // From a dataset whose elements are batches (x, y) (e.g.
-  // FromTensorSlices(...).Shuffle(...).Batch(128)), one pass per epoch; the
-  // progress bar counts steps without a total ("12/Unknown").
+  // Any model: x by input name, y by output name.
+  absl::StatusOr<History> Fit(const TensorMap& x, const TensorMap& y,
+                              const FitOptions& options = {});
+  // From a dataset whose elements are batches: (x, y), or for several
+  // inputs and outputs every input then every target, in the order of
+  // input_names() and output_names() (e.g. FromTensorSlices(...).Batch(128)),
+  // one pass per epoch; the progress bar counts steps ("12/Unknown").
   absl::StatusOr<History> Fit(const data::Dataset& dataset, const FitOptions& options = {});
   // "loss" and each metric, means over every example.
-  absl::StatusOr<std::map<std::string, double>> Evaluate(const Tensor& x, const Tensor& y,
-                                                         int64_t batch_size = 32);
+  absl::StatusOr<Logs> Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
+  absl::StatusOr<Logs> Evaluate(const TensorMap& x, const TensorMap& y, int64_t batch_size = 32);
   // The outputs for every row of x, in order (the last partial batch too).
   absl::StatusOr<Tensor> Predict(const Tensor& x, int64_t batch_size = 32);
-  // One training step on the whole of x and y: its "loss" and metrics.
+  absl::StatusOr<TensorMap> Predict(const TensorMap& x, int64_t batch_size = 32);
+  // One training step on the whole of x and y: its logs.
   absl::StatusOr<Logs> TrainOnBatch(const Tensor& x, const Tensor& y);
+  absl::StatusOr<Logs> TrainOnBatch(const TensorMap& x, const TensorMap& y);
   // Predict in one batch.
   absl::StatusOr<Tensor> PredictOnBatch(const Tensor& x);
+  absl::StatusOr<TensorMap> PredictOnBatch(const TensorMap& x);
 
-  // Keras's summary table (layer (type), output shape, param #, totals).
+  // Keras's summary table: layer (type), output shape, param # and, unless
+  // the model is a chain, the layers each is connected to; then totals.
   absl::StatusOr<std::string> Summary();
 
-  // The model as a model_fn (TF's model_to_estimator): features "x", labels
-  // "y", predictions "output" (and "logits" after a softmax or sigmoid);
-  // TRAIN minimizes with the compiled optimizer wrapped in TowerOptimizer,
-  // so ReplicateModelFn can replicate it. The model must be compiled.
+  // The model as a model_fn (TF's model_to_estimator). Its features are
+  // keyed by input name, its labels and predictions by output name, plus
+  // "<output>/logits" after a softmax or sigmoid; a Sequential's are "x",
+  // "y", "output" and "logits". TRAIN minimizes with the compiled optimizer
+  // wrapped in TowerOptimizer, so ReplicateModelFn can replicate it. The
+  // model must be compiled.
   absl::StatusOr<ModelFn> ToModelFn() const;
 
   // The layers' weights (not the optimizer's slots), by variable name, in
@@ -247,16 +257,34 @@ class Sequential {
   const std::string& name() const { return name_; }
   int replicas() const { return replication_.replicas; }
 
- private:
-  friend Sequential ReplicatedModel(const Sequential& model, const ReplicationOptions& options);
-  struct Compiled;
-  struct Built;
+ protected:
+  // A model without layers yet (Sequential).
+  explicit Model(std::string name);
+  // The layer graph, replaced (never changed) as a Sequential grows.
+  std::shared_ptr<const internal::ModelTopology> topology_;
+  // Whether Add may still change the topology.
+  bool built() const { return built_ != nullptr; }
 
-  // Builds the graph and session for labels like `y` (null: predict only).
-  absl::Status Build(const Tensor* y);
+ private:
+  friend Model ReplicatedModel(const Model& model, const ReplicationOptions& options);
+  struct Built;
+  // A step's results for Fit, Evaluate and Predict: (step, rows, fetched).
+  using StepFn =
+      std::function<absl::Status(int64_t step, int64_t rows, const std::vector<Tensor>& values)>;
+
+  absl::Status CompileWith(std::shared_ptr<train::Optimizer> optimizer,
+                           std::optional<Optimizer> keras_optimizer, const CompileOptions& options);
+  // x and y as maps, for a model of one input and one output.
+  absl::StatusOr<TensorMap> InputMap(const Tensor& x) const;
+  absl::StatusOr<TensorMap> TargetMap(const Tensor& y) const;
+  // Checks the inputs (and targets) of a batch; returns its rows.
+  absl::StatusOr<int64_t> CheckData(const TensorMap& x, const TensorMap* y) const;
+  // Builds the graph and session for targets like `y` (null: predict only).
+  absl::Status Build(const TensorMap* y);
   // Whether the replicas can split a batch of `batch` rows (see the file
   // comment); CheckBatches for every batch of n rows in batches of batch_size.
   absl::Status CheckBatch(int64_t batch) const;
+  absl::Status CheckBatches(int64_t n, int64_t batch_size) const;
   // Runs the initializers of the variables the session has not seen.
   absl::Status InitializeNewVariables() const;
   // The weights of a built model. REQUIRES: built_.
@@ -264,27 +292,22 @@ class Sequential {
   // Keeps the current weights (if built) for the next graph, which Build
   // assigns once it has made the weights.
   void CarryWeights();
-  absl::Status CheckBatches(int64_t n, int64_t batch_size) const;
-  // A step's results for Fit, Evaluate and Predict: (step, rows, fetched).
-  using StepFn =
-      std::function<absl::Status(int64_t step, int64_t rows, const std::vector<Tensor>& values)>;
-  // One batch: training (loss, metrics), evaluation (loss, metrics) or
-  // prediction (outputs) when y is null.
-  absl::StatusOr<std::vector<Tensor>> RunStep(const Tensor& x, const Tensor* y, bool train);
+  // One batch: training (loss, logs), evaluation (loss, logs) or
+  // prediction (the outputs) when y is null.
+  absl::StatusOr<std::vector<Tensor>> RunStep(const TensorMap& x, const TensorMap* y, bool train);
   // RunStep over rows order[...] of x (and y) in batches of `batch_size`.
-  absl::Status RunBatches(const Tensor& x, const Tensor* y, int64_t batch_size, bool train,
+  absl::Status RunBatches(const TensorMap& x, const TensorMap* y, int64_t batch_size, bool train,
                           const std::vector<int64_t>& order, const StepFn& each);
   // Fit's epochs: callbacks, progress bar (`steps` 0: unknown), validation.
   absl::StatusOr<History> FitEpochs(
-      const FitOptions& options, int64_t steps, const Tensor* validation_x,
-      const Tensor* validation_y,
+      const FitOptions& options, int64_t steps, const TensorMap* validation_x,
+      const TensorMap* validation_y,
       const std::function<absl::Status(int epoch, const StepFn& each)>& run_epoch);
+  // The names of the logs after "loss", in the order RunStep fetches them.
+  const std::vector<std::string>& LogNames() const;
 
   std::string name_;
-  std::vector<int64_t> input_shape_;
-  DataType dtype_;
-  std::vector<Layer> layers_;
-  std::shared_ptr<const Compiled> compiled_;
+  std::shared_ptr<const internal::CompiledModel> compiled_;
   ReplicationOptions replication_;
   std::shared_ptr<Built> built_;
   bool stop_training_ = false;
@@ -293,10 +316,25 @@ class Sequential {
   absl::Status carried_status_;
 };
 
+// Keras's Sequential: one input, the layers in a chain. Its feeds are
+// named "<first layer>_input" and "<last layer>_target"; its model_fn takes
+// "x" and "y" (see ToModelFn).
+class Sequential : public Model {
+ public:
+  // `input_shape` without the batch dimension.
+  Sequential(std::vector<int64_t> input_shape, std::vector<Layer> layers,
+             std::string name = "sequential", DataType dtype = DT_FLOAT);
+
+  // Appends a layer. FailedPrecondition once built.
+  absl::Status Add(Layer layer);
+};
+
 // The model with `options.replicas` replicas (TF's tpu_model): a copy that
 // builds its own graph, starting from `model`'s weights when it has any
-// (as tpu_model copies them). replicas = 1 is the plain model.
-Sequential ReplicatedModel(const Sequential& model, const ReplicationOptions& options);
+// (as tpu_model copies them). replicas = 1 is the plain model. Replica i
+// takes its shard of every input and target from its own placeholder,
+// "infeed-enqueue-<feed name>-<i>" on its device, as tpu_model's.
+Model ReplicatedModel(const Model& model, const ReplicationOptions& options);
 
 }  // namespace keras
 }  // namespace towerflow

@@ -134,7 +134,7 @@ TEST(SequentialTest, EvaluatesFitsAndPredicts) {
   }
   EXPECT_THAT(
       model.Evaluate(Tensor(DT_FLOAT, TensorShape({0, 4})), Tensor(DT_INT32, TensorShape({0}))),
-      StatusIs(absl::StatusCode::kInvalidArgument, "x has no examples"));
+      StatusIs(absl::StatusCode::kInvalidArgument, "dense_input has no examples (0 rows)"));
   // A model_fn without its feature is an error, not a crash.
   TW_ASSERT_OK_AND_ASSIGN(ModelFn fn, model.ToModelFn());
   Scope s = Scope::NewRootScope();
@@ -142,7 +142,8 @@ TEST(SequentialTest, EvaluatesFitsAndPredicts) {
   EXPECT_THAT(s.status(), StatusIs(absl::StatusCode::kInvalidArgument, "feature \"x\""));
   Tensor wrong(DT_FLOAT, TensorShape({2, 5}));
   EXPECT_THAT(model.Predict(wrong),
-              StatusIs(absl::StatusCode::kInvalidArgument, "expected shape (None, 4)"));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "expected dense_input to be float of shape (None, 4)"));
 }
 
 TEST(SequentialTest, ToModelFnGivesAnEstimatorModel) {
@@ -233,7 +234,7 @@ TEST(SequentialTest, RecompilingAndReplicatingKeepTheWeights) {
   TW_ASSERT_OK(model.Fit(x, y, {.epochs = 2, .verbose = 0}).status());
   TW_ASSERT_OK_AND_ASSIGN(Tensor trained, model.Predict(x));
   // TF's tpu_model starts from the model's weights.
-  keras::Sequential two = keras::ReplicatedModel(model, {.replicas = 2});
+  keras::Model two = keras::ReplicatedModel(model, {.replicas = 2});
   TW_ASSERT_OK_AND_ASSIGN(Tensor replicated, two.Predict(x, 8));
   EXPECT_THAT(replicated, TensorNear<float>({16, 3}, Values<float>(trained), 1e-6));
   // Compiling again changes the loss, not the weights.
@@ -286,7 +287,7 @@ Trained Train(int replicas, bool uneven, int64_t batch) {
   EXPECT_EQ(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
                           "sparse_categorical_crossentropy", {"accuracy"}),
             absl::OkStatus());
-  keras::Sequential replicated =
+  keras::Model replicated =
       keras::ReplicatedModel(model, {.replicas = replicas, .uneven_batches = uneven});
   Tensor x, y;
   Data(&x, &y);
@@ -341,7 +342,7 @@ TEST(ReplicatedModelTest, ReplicasRunOnTheirDevices) {
   keras::Sequential model = SmallModel();
   TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
                              "sparse_categorical_crossentropy"));
-  keras::Sequential two = keras::ReplicatedModel(model, {.replicas = 2});
+  keras::Model two = keras::ReplicatedModel(model, {.replicas = 2});
   EXPECT_EQ(two.replicas(), 2);
   EXPECT_EQ(model.replicas(), 1);
   Tensor x, y;
@@ -350,9 +351,16 @@ TEST(ReplicatedModelTest, ReplicasRunOnTheirDevices) {
   TW_ASSERT_OK_AND_ASSIGN(GraphDef graph, two.ExportGraphDef());
   std::map<std::string, std::string> devices;
   for (const NodeDef& n : graph.node()) devices[n.name()] = n.device();
-  // One input placeholder, split for the replicas; the weights once, on
-  // the first device (the parameter server); each replica on its device.
-  EXPECT_EQ(devices.count("dense_input"), 1u);
+  // Each replica's shard of the inputs and targets in its own placeholder
+  // on its device (tpu_model's names); the weights once, on the first
+  // device (the parameter server); each replica on its device.
+  EXPECT_EQ(devices.count("dense_input"), 0u);
+  EXPECT_EQ(devices["infeed-enqueue-dense_input-0"], "/device:CPU:0");
+  EXPECT_EQ(devices["infeed-enqueue-dense_input-1"], "/device:CPU:1");
+  EXPECT_EQ(devices["infeed-enqueue-dense_1_target-0"], "/device:CPU:0");
+  EXPECT_EQ(devices["infeed-enqueue-dense_1_target-1"], "/device:CPU:1");
+  EXPECT_EQ(devices.count("infeed-enqueue-dense_input-2"), 0u);
+  EXPECT_EQ(devices.count("split_inputs/split"), 0u);
   EXPECT_EQ(devices["dense/kernel"], "/device:CPU:0");
   EXPECT_EQ(devices["dense/MatMul"], "/device:CPU:0");
   EXPECT_EQ(devices["tower_1/dense/MatMul"], "/device:CPU:1");
@@ -364,7 +372,7 @@ TEST(ReplicatedModelTest, UnevenBatchesAreRefusedOrWeighted) {
   keras::Sequential model = SmallModel();
   TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
                              "sparse_categorical_crossentropy", {"accuracy"}));
-  keras::Sequential four = keras::ReplicatedModel(model, {.replicas = 4});
+  keras::Model four = keras::ReplicatedModel(model, {.replicas = 4});
   Tensor x, y;
   Data(&x, &y);
   EXPECT_THAT(four.Fit(x, y, {.batch_size = 6, .verbose = 0}),

@@ -59,7 +59,7 @@ absl::Status Main(const std::string& dir, int epochs, int replicas, int64_t limi
                                        });
   TW_RETURN_IF_ERROR(model.Compile(std::make_shared<train::AdamOptimizer>(1e-3),
                                    "sparse_categorical_crossentropy", {"accuracy"}));
-  keras::Sequential replicated = keras::ReplicatedModel(model, {.replicas = replicas});
+  keras::Model replicated = keras::ReplicatedModel(model, {.replicas = replicas});
   TW_ASSIGN_OR_RETURN(std::string summary, replicated.Summary());
   std::cout << summary;
   TW_RETURN_IF_ERROR(replicated
