@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "core/tensor_proto_util.h"
 #include "data/dataset.h"
@@ -93,6 +94,21 @@ TEST(FunctionalTest, TwoInputsAndOutputsEvaluateAndPredictByHand) {
   EXPECT_NEAR(after["loss"], after["total_loss"] + 0.5 * after["mix_loss"], 1e-5);
   TW_ASSERT_OK_AND_ASSIGN(keras::Logs step, model.TrainOnBatch(Inputs(), Targets()));
   EXPECT_NEAR(step["loss"], after["loss"], 1e-5);  // the loss before the step
+  // Validation data by name: every log again as "val_...", Evaluate's.
+  const keras::TensorMap x = Inputs(), y = Targets();
+  TW_ASSERT_OK_AND_ASSIGN(
+      keras::History validated,
+      model.Fit(
+          x, y,
+          {.batch_size = 4, .validation_inputs = &x, .validation_targets = &y, .verbose = 0}));
+  TW_ASSERT_OK_AND_ASSIGN(keras::Logs now, model.Evaluate(x, y));
+  for (const char* name : {"loss", "total_loss", "mix_loss", "total_mae"}) {
+    ASSERT_EQ(validated.history.count(absl::StrCat("val_", name)), 1u) << name;
+    EXPECT_NEAR(validated.history[absl::StrCat("val_", name)][0], now[name], 1e-5) << name;
+  }
+  const Tensor half = x.at("a");
+  EXPECT_THAT(model.Fit(x, y, {.validation_x = &half, .verbose = 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "validation data needs both"));
 }
 
 TEST(FunctionalTest, SummaryShowsConnections) {

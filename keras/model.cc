@@ -1118,18 +1118,27 @@ absl::Status CheckBatchSize(int64_t batch_size) {
 absl::StatusOr<History> Model::Fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
   TW_ASSIGN_OR_RETURN(TensorMap xs, InputMap(x));
   TW_ASSIGN_OR_RETURN(TensorMap ys, TargetMap(y));
-  FitOptions with_maps = options;
-  TensorMap vx, vy;
-  if ((options.validation_x == nullptr) != (options.validation_y == nullptr)) {
-    return absl::InvalidArgumentError("validation data needs both x and y");
+  return Fit(xs, ys, options);
+}
+
+absl::Status Model::ValidationData(const FitOptions& options, TensorMap* x, TensorMap* y,
+                                   const TensorMap** validation_x,
+                                   const TensorMap** validation_y) const {
+  *validation_x = options.validation_inputs;
+  *validation_y = options.validation_targets;
+  if ((options.validation_x == nullptr) != (options.validation_y == nullptr) ||
+      (options.validation_inputs == nullptr) != (options.validation_targets == nullptr) ||
+      (options.validation_x != nullptr && options.validation_inputs != nullptr)) {
+    return absl::InvalidArgumentError(
+        "validation data needs both inputs and targets, as tensors or as maps");
   }
   if (options.validation_x != nullptr) {
-    TW_ASSIGN_OR_RETURN(vx, InputMap(*options.validation_x));
-    TW_ASSIGN_OR_RETURN(vy, TargetMap(*options.validation_y));
-    with_maps.validation_inputs = &vx;
-    with_maps.validation_targets = &vy;
+    TW_ASSIGN_OR_RETURN(*x, InputMap(*options.validation_x));
+    TW_ASSIGN_OR_RETURN(*y, TargetMap(*options.validation_y));
+    *validation_x = x;
+    *validation_y = y;
   }
-  return Fit(xs, ys, with_maps);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<History> Model::Fit(const TensorMap& x_all, const TensorMap& y_all,
@@ -1138,17 +1147,16 @@ absl::StatusOr<History> Model::Fit(const TensorMap& x_all, const TensorMap& y_al
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
   TW_RETURN_IF_ERROR(CheckBatchSize(options.batch_size));
   TW_ASSIGN_OR_RETURN(const int64_t rows, CheckData(x_all, &y_all));
-  if ((options.validation_inputs == nullptr) != (options.validation_targets == nullptr)) {
-    return absl::InvalidArgumentError("validation data needs both inputs and targets");
-  }
+  TensorMap vx, vy;
+  const TensorMap* validation_x = nullptr;
+  const TensorMap* validation_y = nullptr;
+  TW_RETURN_IF_ERROR(ValidationData(options, &vx, &vy, &validation_x, &validation_y));
   if (!(options.validation_split >= 0 && options.validation_split < 1)) {
     return absl::InvalidArgumentError(
         absl::StrCat("validation_split must be in [0, 1), got ", options.validation_split));
   }
   // Keras's validation_split: the last rows, before shuffling.
   TensorMap x = x_all, y = y_all, split_x, split_y;
-  const TensorMap* validation_x = options.validation_inputs;
-  const TensorMap* validation_y = options.validation_targets;
   if (validation_x == nullptr && options.validation_split > 0) {
     const int64_t train_rows = static_cast<int64_t>(rows * (1 - options.validation_split));
     for (auto [from, held_out] : {std::make_pair(&x, &split_x), std::make_pair(&y, &split_y)}) {
@@ -1179,19 +1187,10 @@ absl::StatusOr<History> Model::Fit(const data::Dataset& dataset, const FitOption
   TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
   const Topology& t = *topology_;
-  if ((options.validation_x == nullptr) != (options.validation_y == nullptr) ||
-      (options.validation_inputs == nullptr) != (options.validation_targets == nullptr)) {
-    return absl::InvalidArgumentError("validation data needs both inputs and targets");
-  }
   TensorMap vx, vy;
-  const TensorMap* validation_x = options.validation_inputs;
-  const TensorMap* validation_y = options.validation_targets;
-  if (options.validation_x != nullptr) {
-    TW_ASSIGN_OR_RETURN(vx, InputMap(*options.validation_x));
-    TW_ASSIGN_OR_RETURN(vy, TargetMap(*options.validation_y));
-    validation_x = &vx;
-    validation_y = &vy;
-  }
+  const TensorMap* validation_x = nullptr;
+  const TensorMap* validation_y = nullptr;
+  TW_RETURN_IF_ERROR(ValidationData(options, &vx, &vy, &validation_x, &validation_y));
   // An element is one batch: the inputs, then the targets.
   const size_t arity = t.inputs.size() + t.outputs.size();
   const auto next =

@@ -1,5 +1,7 @@
-// A Keras-style Sequential model in C++, replicable over devices like
-// TensorFlow's tpu_model(model, replicas=N):
+// Keras-style models in C++, replicable over devices like TensorFlow's
+// tpu_model(model, replicas=N): a Sequential chain of layers, or the
+// functional Model of keras::Input and layers called on symbolic tensors
+// (keras/layer.h), with several inputs and outputs.
 //
 //   keras::Sequential model({28, 28, 1}, {
 //       keras::Conv2D(32, 3, {.activation = "relu"}),
@@ -9,7 +11,7 @@
 //   });
 //   TW_RETURN_IF_ERROR(model.Compile(std::make_shared<train::AdamOptimizer>(1e-3),
 //                                    "sparse_categorical_crossentropy", {"accuracy"}));
-//   keras::Sequential replicated = keras::ReplicatedModel(model, {.replicas = 2});
+//   keras::Model replicated = keras::ReplicatedModel(model, {.replicas = 2});
 //   TW_ASSIGN_OR_RETURN(keras::History h, replicated.Fit(x, y, {.epochs = 5}));
 //   TW_ASSIGN_OR_RETURN(auto metrics, replicated.Evaluate(x_test, y_test));  // "loss", "accuracy"
 //   TW_ASSIGN_OR_RETURN(Tensor probabilities, replicated.Predict(x_test));
@@ -38,8 +40,8 @@
 // and Predict are replicated too: predictions are concatenated in input
 // order and metrics computed on them, so they equal the plain model's.
 //
-// A Sequential is a value whose copies share one graph and session once
-// built (the first Fit, Evaluate, Predict or Summary). Not thread-safe.
+// A model is a value whose copies share one graph and session once built
+// (the first Fit, Evaluate, Predict or Summary). Not thread-safe.
 #ifndef TOWERFLOW_KERAS_MODEL_H_
 #define TOWERFLOW_KERAS_MODEL_H_
 
@@ -277,6 +279,10 @@ class Model {
   // x and y as maps, for a model of one input and one output.
   absl::StatusOr<TensorMap> InputMap(const Tensor& x) const;
   absl::StatusOr<TensorMap> TargetMap(const Tensor& y) const;
+  // The validation data of `options` as maps (in *x and *y when given as
+  // tensors), or nulls; InvalidArgument for half of it.
+  absl::Status ValidationData(const FitOptions& options, TensorMap* x, TensorMap* y,
+                              const TensorMap** validation_x, const TensorMap** validation_y) const;
   // Checks the inputs (and targets) of a batch; returns its rows.
   absl::StatusOr<int64_t> CheckData(const TensorMap& x, const TensorMap* y) const;
   // Builds the graph and session for targets like `y` (null: predict only).
