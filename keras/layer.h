@@ -19,11 +19,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/types.h"
 #include "graph/output.h"
 #include "graph/scope.h"
@@ -89,6 +91,17 @@ class Layer {
   // Two layers are the same when one is a copy of the other.
   bool SameAs(const Layer& other) const { return state_ == other.state_; }
 
+  // Keras's config: the layer's arguments by Keras's names, as text
+  // ("units": "10", "activation": "relu"); what Model::Save writes and
+  // LayerFromConfig reads. Initializers are not part of it (a loaded
+  // model's weights come from its file). None for a layer that cannot
+  // describe itself: one the user built from a function, or given an
+  // activation or a regularizer as a function.
+  using Config = std::map<std::string, std::string>;
+  const std::optional<Config>& config() const;
+  // A new layer of this one's function, with `config`.
+  Layer WithConfig(std::optional<Config> config) const;
+
   // Records a call on symbolic tensors (the functional API).
   KerasTensor operator()(const KerasTensor& x) const;
   KerasTensor operator()(std::vector<KerasTensor> inputs) const;
@@ -142,6 +155,12 @@ Layer Multiply(std::string name = "");
 Layer Average(std::string name = "");
 Layer Maximum(std::string name = "");
 Layer Minimum(std::string name = "");
+
+// The layer of class `class_name` ("Dense", ...) that `config` describes,
+// named `name`; InvalidArgument naming the layer and the argument for an
+// unknown class or argument, or a value that does not parse.
+absl::StatusOr<Layer> LayerFromConfig(const std::string& class_name, const std::string& name,
+                                      const Layer::Config& config);
 
 }  // namespace keras
 }  // namespace towerflow

@@ -86,6 +86,9 @@ struct Optimizer {
   std::string name;
   double learning_rate = 0.01;
   std::function<std::shared_ptr<train::Optimizer>(::towerflow::Input learning_rate)> make;
+  // Its other hyper-parameters by Keras's names ("momentum", "beta_1", ...),
+  // which Model::Save keeps.
+  std::map<std::string, double> config;
 };
 // Keras's defaults (tf.keras): SGD 0.01; Adam 0.001, 0.9, 0.999, 1e-7;
 // RMSprop 0.001, rho 0.9, 1e-7; Adagrad 0.01, accumulators from 0.1.
@@ -94,6 +97,11 @@ Optimizer Adam(double learning_rate = 0.001, double beta_1 = 0.9, double beta_2 
                double epsilon = 1e-7);
 Optimizer RMSprop(double learning_rate = 0.001, double rho = 0.9, double epsilon = 1e-7);
 Optimizer Adagrad(double learning_rate = 0.01, double initial_accumulator_value = 0.1);
+// The optimizer `name` ("SGD", "Adam", "RMSprop", "Adagrad") with `config`
+// (missing values take the defaults); InvalidArgument for another name or
+// an unknown hyper-parameter.
+absl::StatusOr<Optimizer> OptimizerFromConfig(const std::string& name, double learning_rate,
+                                              const std::map<std::string, double>& config);
 
 struct FitOptions {
   int64_t batch_size = 32;
@@ -248,6 +256,15 @@ class Model {
   absl::Status SaveWeights(const std::string& path);
   absl::Status LoadWeights(const std::string& path);
 
+  // Keras's model.save: the directory `dir` (made if missing) gets
+  // "model.pbtxt", the architecture (keras/model_config.proto: inputs,
+  // layers with their configs, calls, outputs) and the compile settings
+  // when compiled with a keras::Optimizer (Keras saves none for a TF
+  // optimizer either; its current learning rate included), and "weights",
+  // the layers' weights (SaveWeights). The optimizer's slots are not saved.
+  // FailedPrecondition for a layer without a config (Layer::config()).
+  absl::Status Save(const std::string& dir);
+
   // Set by a callback (EarlyStopping) to end Fit after the current epoch.
   void set_stop_training(bool stop) { stop_training_ = stop; }
   bool stop_training() const { return stop_training_; }
@@ -334,6 +351,12 @@ class Sequential : public Model {
   // Appends a layer. FailedPrecondition once built.
   absl::Status Add(Layer layer);
 };
+
+// Keras's load_model: the model Model::Save wrote in `dir`, with its
+// weights, compiled as it was (when it was, with a keras::Optimizer).
+// NotFound without the files; InvalidArgument naming the file for a config
+// that does not parse or describes no valid model; the weights' errors.
+absl::StatusOr<Model> LoadModel(const std::string& dir);
 
 // The model with `options.replicas` replicas (TF's tpu_model): a copy that
 // builds its own graph, starting from `model`'s weights when it has any

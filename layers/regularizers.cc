@@ -23,17 +23,19 @@ Output L2Penalty(const Scope& s, const Output& w, double l2) {
 }  // namespace
 
 Regularizer L1(double l1) {
-  return Regularizer([l1](const Scope& s, const Output& w) { return L1Penalty(s, w, l1); });
+  return Regularizer([l1](const Scope& s, const Output& w) { return L1Penalty(s, w, l1); }, l1, 0);
 }
 
 Regularizer L2(double l2) {
-  return Regularizer([l2](const Scope& s, const Output& w) { return L2Penalty(s, w, l2); });
+  return Regularizer([l2](const Scope& s, const Output& w) { return L2Penalty(s, w, l2); }, 0, l2);
 }
 
 Regularizer L1L2(double l1, double l2) {
-  return Regularizer([l1, l2](const Scope& s, const Output& w) {
-    return ops::AddV2(s, L1Penalty(s, w, l1), L2Penalty(s, w, l2));
-  });
+  return Regularizer(
+      [l1, l2](const Scope& s, const Output& w) {
+        return ops::AddV2(s, L1Penalty(s, w, l1), L2Penalty(s, w, l2));
+      },
+      l1, l2);
 }
 
 }  // namespace regularizers

@@ -13,7 +13,9 @@
 #define TOWERFLOW_LAYERS_REGULARIZERS_H_
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "graph/output.h"
 #include "graph/scope.h"
@@ -28,13 +30,18 @@ class Regularizer {
   // None: no penalty.
   Regularizer() = default;
   explicit Regularizer(Fn fn) : fn_(std::move(fn)) {}
+  // Keras's L1L2 penalty l1 sum |w| + l2 sum w^2, which it can describe.
+  Regularizer(Fn fn, double l1, double l2) : fn_(std::move(fn)), l1_l2_(std::make_pair(l1, l2)) {}
 
   bool valid() const { return static_cast<bool>(fn_); }
   // The scalar penalty of `weights`, its ops under `scope`. REQUIRES: valid().
   Output operator()(const Scope& scope, const Output& weights) const { return fn_(scope, weights); }
+  // (l1, l2) for one of L1, L2 and L1L2 (Keras's config); none for a function.
+  const std::optional<std::pair<double, double>>& l1_l2() const { return l1_l2_; }
 
  private:
   Fn fn_;
+  std::optional<std::pair<double, double>> l1_l2_;
 };
 
 Regularizer L1(double l1);
