@@ -1,4 +1,5 @@
 // The in-process Session: see session.h.
+#include <algorithm>
 #include <atomic>
 #include <utility>
 
@@ -116,13 +117,26 @@ class DirectSession final : public Session {
   }
 
   absl::Status Run(const RunOptions& run_options,
-                   const std::vector<std::pair<std::string, Tensor>>& inputs,
+                   const std::vector<std::pair<std::string, Tensor>>& given_inputs,
                    const std::vector<std::string>& output_names,
                    const std::vector<std::string>& target_names, std::vector<Tensor>* outputs,
                    RunMetadata* run_metadata) override {
     if (outputs == nullptr && !output_names.empty()) {
       return absl::InvalidArgumentError("Run with fetches needs an outputs vector");
     }
+    // The feeds in name order, so that a signature finds its executors
+    // whatever order the caller lists them in (ClientSession's come from a
+    // hash map): a new executor would also restart its stateful kernels,
+    // such as a seeded RandomUniform's stream.
+    const auto by_name = [](const std::pair<std::string, Tensor>& a,
+                            const std::pair<std::string, Tensor>& b) { return a.first < b.first; };
+    std::vector<std::pair<std::string, Tensor>> sorted;
+    if (!std::is_sorted(given_inputs.begin(), given_inputs.end(), by_name)) {
+      sorted = given_inputs;
+      std::sort(sorted.begin(), sorted.end(), by_name);
+    }
+    const std::vector<std::pair<std::string, Tensor>>& inputs =
+        sorted.empty() ? given_inputs : sorted;
     TW_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutorsAndKeys> ek,
                         GetOrCreateExecutors(inputs, output_names, target_names));
     TW_RETURN_IF_ERROR(CheckFeeds(inputs, ek->step));

@@ -92,6 +92,32 @@ TEST(SessionTest, FeedsPlaceholdersAndChecksThem) {
               StatusIs(absl::StatusCode::kInvalidArgument, "has only 1 outputs"));
 }
 
+TEST(SessionTest, FeedsInAnyOrderRunOneExecutorAndOneRandomStream) {
+  // A seeded RandomUniform plus x and y: its stream goes on from step to
+  // step, whatever order the feeds come in (a hash map's, say); a step
+  // that restarted it would repeat the first draw.
+  const std::string uniform =
+      "node { name: 'shape' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
+      "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } "
+      "int_val: 2 } } } }\n"
+      "node { name: 'u' op: 'RandomUniform' input: 'shape' attr { key: 'T' value { type: DT_INT32 "
+      "} } attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'seed' value { i: 1 } } "
+      "attr { key: 'seed2' value { i: 2 } } }\n";
+  const std::string graph = Placeholder("x") + Placeholder("y") + uniform +
+                            Binary("AddV2", "xy", "x", "y") + Binary("AddV2", "out", "xy", "u");
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> one, MakeSession(graph));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> other, MakeSession(graph));
+  const Tensor zeros = Floats({0, 0});
+  std::vector<Tensor> a1, a2, b1, b2;
+  TW_ASSERT_OK(one->Run({{"x", zeros}, {"y", zeros}}, {"out"}, {}, &a1));
+  TW_ASSERT_OK(one->Run({{"y", zeros}, {"x", zeros}}, {"out"}, {}, &a2));
+  TW_ASSERT_OK(other->Run({{"x", zeros}, {"y", zeros}}, {"out"}, {}, &b1));
+  TW_ASSERT_OK(other->Run({{"x", zeros}, {"y", zeros}}, {"out"}, {}, &b2));
+  EXPECT_EQ(a1[0].span<float>()[0], b1[0].span<float>()[0]);
+  EXPECT_EQ(a2[0].span<float>()[0], b2[0].span<float>()[0]);  // the stream went on
+  EXPECT_NE(a1[0].span<float>()[0], a2[0].span<float>()[0]);
+}
+
 TEST(SessionTest, UnusedPlaceholdersNeedNoFeed) {
   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
                           MakeSession(Placeholder("unused") + FloatConst("a", {5})));
