@@ -631,6 +631,16 @@ ModelFn TopologyModelFn(std::shared_ptr<const Topology> t,
 
 }  // namespace
 
+absl::Status Model::SetRandomSeed(int64_t seed) {
+  if (built_ != nullptr) {
+    return absl::FailedPreconditionError(
+        "SetRandomSeed: the model is built; set the seed before its first Fit, Evaluate, "
+        "Predict or Summary");
+  }
+  seed_ = seed;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ModelFn> Model::ToModelFn() const {
   TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
@@ -705,6 +715,12 @@ absl::Status Model::Build(const TensorMap* y) {
     for (int i = 0; i < n; ++i) options.devices.push_back(absl::StrCat("/cpu:", i));
   }
   options.uneven_batches = replication_.uneven_batches;
+  options.loss_reduction = replication_.loss_reduction;
+  if (options.loss_reduction != LossReduction::kMean &&
+      options.loss_reduction != LossReduction::kSum) {
+    return absl::InvalidArgumentError(
+        "ReplicatedModel: loss_reduction must be kMean or kSum, as CrossShardOptimizer's");
+  }
   if (static_cast<int>(options.devices.size()) != n) {
     return absl::InvalidArgumentError(
         absl::StrCat("ReplicatedModel: ", options.devices.size(), " devices for ", n, " replicas"));
@@ -751,6 +767,7 @@ absl::Status Model::Build(const TensorMap* y) {
     built_ = std::make_shared<Built>();
     Built& b = *built_;
     const Scope& root = b.root;
+    if (seed_.has_value()) root.graph()->set_seed(*seed_);
     for (const Topology::Feed& feed : t.inputs) {
       std::vector<int64_t> dims = {-1};
       dims.insert(dims.end(), feed.shape.begin(), feed.shape.end());

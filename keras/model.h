@@ -58,6 +58,7 @@
 #include "absl/status/statusor.h"
 #include "data/dataset.h"
 #include "estimator/model_fn.h"
+#include "estimator/replicate_model_fn.h"
 #include "framework/tensor.h"
 #include "keras/layer.h"
 #include "layers/layers.h"
@@ -156,6 +157,11 @@ struct ReplicationOptions {
   // One per replica; empty: "/cpu:0" ... "/cpu:N-1" (virtual CPU devices).
   std::vector<std::string> devices;
   bool uneven_batches = false;
+  // TF's CrossShardOptimizer reduction: kMean (its default) scales each
+  // replica's loss by 1 / N, so the step is the unreplicated one; kSum
+  // adds the replicas' losses and gradients unscaled (N times the step).
+  // Others are refused.
+  LossReduction loss_reduction = LossReduction::kMean;
 };
 
 // How Compile applies losses and metrics to a model of several outputs,
@@ -265,6 +271,11 @@ class Model {
   // FailedPrecondition for a layer without a config (Layer::config()).
   absl::Status Save(const std::string& dir);
 
+  // The graph-level seed (TF's tf.set_random_seed) of the model's graph, so
+  // that its initial weights and dropout masks are the same run after run;
+  // without one they differ. FailedPrecondition once the model is built.
+  absl::Status SetRandomSeed(int64_t seed);
+
   // Set by a callback (EarlyStopping) to end Fit after the current epoch.
   void set_stop_training(bool stop) { stop_training_ = stop; }
   bool stop_training() const { return stop_training_; }
@@ -330,6 +341,7 @@ class Model {
   const std::vector<std::string>& LogNames() const;
 
   std::string name_;
+  std::optional<int64_t> seed_;
   std::shared_ptr<const internal::CompiledModel> compiled_;
   ReplicationOptions replication_;
   std::shared_ptr<Built> built_;

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "core/status_macros.h"
@@ -199,6 +200,36 @@ TEST(SequentialTest, TrainOnBatchValidationSplitAndEmbeddings) {
   EXPECT_EQ(out.shape(), TensorShape({2, 2}));
 }
 
+TEST(SequentialTest, ARandomSeedMakesRunsAlike) {
+  // Glorot-uniform kernels and dropout: the same seed, the same numbers.
+  const auto run = [](std::optional<int64_t> seed) -> std::vector<NamedTensor> {
+    keras::Sequential model({4}, {keras::Dense(5), keras::Dropout(0.5), keras::Dense(3)});
+    if (seed.has_value()) {
+      EXPECT_EQ(model.SetRandomSeed(*seed), absl::OkStatus());
+    }
+    EXPECT_EQ(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.1), "mse"),
+              absl::OkStatus());
+    Tensor x, y;
+    Data(&x, &y);
+    Tensor targets(DT_FLOAT, TensorShape({16, 3}));
+    for (int i = 0; i < 48; ++i) targets.data<float>()[i] = (i % 3) * 0.5f;
+    EXPECT_EQ(model.Fit(x, targets, {.batch_size = 8, .verbose = 0}).status(), absl::OkStatus());
+    EXPECT_THAT(model.SetRandomSeed(1), StatusIs(absl::StatusCode::kFailedPrecondition, "built"));
+    absl::StatusOr<std::vector<NamedTensor>> w = model.GetWeights();
+    EXPECT_EQ(w.status(), absl::OkStatus());
+    return w.ok() ? *w : std::vector<NamedTensor>();
+  };
+  const std::vector<NamedTensor> a = run(42), b = run(42), c = run(43);
+  ASSERT_EQ(a.size(), 4u);
+  ASSERT_EQ(b.size(), 4u);
+  ASSERT_EQ(c.size(), 4u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_THAT(b[i].tensor, TensorNear<float>(a[i].tensor.shape(), Values<float>(a[i].tensor), 0))
+        << a[i].name;
+  }
+  EXPECT_NE(Values<float>(a[0].tensor), Values<float>(c[0].tensor));
+}
+
 TEST(SequentialTest, FitsFromADatasetOfBatches) {
   Tensor x, y;
   Data(&x, &y);
@@ -336,6 +367,35 @@ TEST(ReplicatedModelTest, OneTwoAndFourReplicasTrainAlike) {
   EXPECT_LT(one.metrics.at("loss"), std::log(3.0));
   ExpectSame(one, Train(2, false, 8));
   ExpectSame(one, Train(4, false, 8));
+}
+
+TEST(ReplicatedModelTest, SumReductionAddsTheReplicasSteps) {
+  // CrossShardOptimizer's SUM: two replicas' unscaled mean-loss gradients
+  // add up to twice the plain step, so learning rate 0.25 with SUM is the
+  // plain model at 0.5.
+  Tensor x, y;
+  Data(&x, &y);
+  std::vector<std::vector<NamedTensor>> weights;
+  for (const auto& [rate, reduction] :
+       {std::make_pair(0.5, LossReduction::kMean), std::make_pair(0.25, LossReduction::kSum)}) {
+    keras::Sequential model = SmallModel();
+    TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(rate),
+                               "sparse_categorical_crossentropy"));
+    keras::Model two = keras::ReplicatedModel(model, {.replicas = 2, .loss_reduction = reduction});
+    TW_ASSERT_OK(two.Fit(x, y, {.batch_size = 8, .epochs = 3, .seed = 1, .verbose = 0}).status());
+    TW_ASSERT_OK_AND_ASSIGN(std::vector<NamedTensor> w, two.GetWeights());
+    weights.push_back(w);
+  }
+  ASSERT_EQ(weights[0].size(), weights[1].size());
+  for (size_t i = 0; i < weights[0].size(); ++i) {
+    EXPECT_THAT(weights[1][i].tensor, TensorNear<float>(weights[0][i].tensor.shape(),
+                                                        Values<float>(weights[0][i].tensor), 1e-5))
+        << weights[0][i].name;
+  }
+  keras::Model none = keras::ReplicatedModel(
+      SmallModel(), {.replicas = 2, .loss_reduction = LossReduction::kSumByNonzeroWeights});
+  EXPECT_THAT(none.Predict(x, 8),
+              StatusIs(absl::StatusCode::kInvalidArgument, "must be kMean or kSum"));
 }
 
 TEST(ReplicatedModelTest, ReplicasRunOnTheirDevices) {
