@@ -57,6 +57,7 @@ absl::Status Main(const std::string& dir, int epochs, int replicas, int64_t limi
                                            keras::Dense(128, {.activation = "relu"}),
                                            keras::Dense(10, {.activation = "softmax"}),
                                        });
+  TW_RETURN_IF_ERROR(model.SetRandomSeed(1));  // the same run every time
   TW_RETURN_IF_ERROR(model.Compile(std::make_shared<train::AdamOptimizer>(1e-3),
                                    "sparse_categorical_crossentropy", {"accuracy"}));
   keras::Model replicated = keras::ReplicatedModel(model, {.replicas = replicas});
