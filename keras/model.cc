@@ -774,7 +774,7 @@ absl::Status Model::Build(const TensorMap* y) {
       b.inputs.push_back(feeds(root, feed.name, feed.dtype, PartialTensorShape(dims)));
     }
     absl::StatusOr<EstimatorSpec> spec = build_spec(root, ModeKeys::kPredict, nullptr);
-    if (spec.ok()) spec = root.status().ok() ? spec : root.status();
+    if (spec.ok() && !root.status().ok()) spec = root.status();
     if (!spec.ok()) {
       built_.reset();
       return spec.status();

@@ -31,14 +31,19 @@
 //
 // Replication (ReplicationOptions): each batch is split along axis 0 into N
 // equal shards, shard i = rows [i B / N, (i + 1) B / N), one replica per
-// device (N virtual CPU devices unless `devices` names them), each shard's
-// loss scaled by 1 / N and the gradients summed (ReplicateModelFn with
+// device (N virtual CPU devices unless `devices` names them) reading its
+// shard from its own placeholders ("infeed-enqueue-<feed>-<i>" on its
+// device, as tpu_model's), each shard's loss scaled by 1 / N (or not, with
+// kSum) and the gradients summed (ReplicateShardedModelFn with
 // TowerOptimizer), one update per step. A batch that does not divide is
 // refused ("batch_size must be divisible by num_replicas") unless
 // `uneven_batches`, with which the shards differ by at most one row and
 // are weighted so the step equals the unreplicated one. Beyond TF, Evaluate
 // and Predict are replicated too: predictions are concatenated in input
 // order and metrics computed on them, so they equal the plain model's.
+//
+// Save and LoadModel keep a model whole: its architecture and compile
+// settings (keras/model_config.proto) beside its weights.
 //
 // A model is a value whose copies share one graph and session once built
 // (the first Fit, Evaluate, Predict or Summary). Not thread-safe.
