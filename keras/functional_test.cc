@@ -219,9 +219,29 @@ TEST(FunctionalTest, FitsFromADatasetOfInputsThenTargets) {
       EXPECT_NEAR(from_dataset.history[name][e], from_tensors.history[name][e], 1e-6) << name;
     }
   }
+  // Evaluate and Predict over a dataset equal them over the tensors (the
+  // last batch of 3 rows, then 1).
+  TW_ASSERT_OK_AND_ASSIGN(keras::Logs on_tensors, b.Evaluate(x, y, 3));
+  TW_ASSERT_OK_AND_ASSIGN(keras::Logs on_dataset, b.Evaluate(d.Batch(3)));
+  ASSERT_EQ(on_dataset.size(), 4u);
+  for (const auto& [name, value] : on_tensors) EXPECT_NEAR(on_dataset[name], value, 1e-6) << name;
+  TW_ASSERT_OK_AND_ASSIGN(keras::TensorMap p, b.Predict(x));
+  TW_ASSERT_OK_AND_ASSIGN(data::Dataset inputs, data::Dataset::FromTensorSlices({x["a"], x["b"]}));
+  for (const data::Dataset& dataset : {inputs.Batch(3), d.Batch(3)}) {  // targets ignored
+    TW_ASSERT_OK_AND_ASSIGN(keras::TensorMap q, b.Predict(dataset));
+    ASSERT_EQ(q.size(), 2u);
+    for (const auto& [name, t] : p) {
+      EXPECT_THAT(q.at(name), TensorNear<float>(t.shape(), Values<float>(t), 1e-6)) << name;
+    }
+  }
   TW_ASSERT_OK_AND_ASSIGN(data::Dataset two, data::Dataset::FromTensorSlices({x["a"], y["mix"]}));
   EXPECT_THAT(b.Fit(two.Batch(2)),
               StatusIs(absl::StatusCode::kInvalidArgument, "of 2 inputs and 2 targets, got 2"));
+  EXPECT_THAT(b.Evaluate(two.Batch(2)),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Evaluate: a dataset element"));
+  TW_ASSERT_OK_AND_ASSIGN(data::Dataset only_a, data::Dataset::FromTensorSlices({x["a"]}));
+  EXPECT_THAT(b.Predict(only_a.Batch(2)),
+              StatusIs(absl::StatusCode::kInvalidArgument, "(or of the inputs alone), got 1"));
 }
 
 TEST(FunctionalTest, AWrongGraphIsAnError) {

@@ -1243,56 +1243,123 @@ absl::StatusOr<History> Model::Fit(const TensorMap& x_all, const TensorMap& y_al
   });
 }
 
+absl::StatusOr<std::optional<Model::Batch>> Model::NextBatch(data::Iterator* it, int64_t step,
+                                                             const char* what,
+                                                             bool targets_optional) const {
+  const Topology& t = *topology_;
+  TW_ASSIGN_OR_RETURN(std::optional<data::Element> e, it->GetNext());
+  if (!e.has_value()) return std::nullopt;
+  // The inputs, then the targets.
+  const size_t arity = t.inputs.size() + t.outputs.size();
+  const bool inputs_only = targets_optional && e->size() == t.inputs.size();
+  if (e->size() != arity && !inputs_only) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": a dataset element must be a batch ",
+        arity == 2
+            ? "(x, y)"
+            : absl::StrCat("of ", t.inputs.size(), " inputs and ", t.outputs.size(), " targets"),
+        targets_optional ? " (or of the inputs alone)" : "", ", got ", e->size(),
+        " tensors at step ", step));
+  }
+  Batch batch;
+  for (size_t i = 0; i < t.inputs.size(); ++i) batch.x[t.inputs[i].name] = (*e)[i];
+  if (!inputs_only) {
+    for (size_t o = 0; o < t.outputs.size(); ++o) {
+      batch.y[t.outputs[o].name] = (*e)[t.inputs.size() + o];
+    }
+  }
+  TW_ASSIGN_OR_RETURN(batch.rows, CheckData(batch.x, targets_optional ? nullptr : &batch.y));
+  TW_RETURN_IF_ERROR(CheckBatch(batch.rows));
+  return batch;
+}
+
 absl::StatusOr<History> Model::Fit(const data::Dataset& dataset, const FitOptions& options) {
   TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
-  const Topology& t = *topology_;
   TensorMap vx, vy;
   const TensorMap* validation_x = nullptr;
   const TensorMap* validation_y = nullptr;
   TW_RETURN_IF_ERROR(ValidationData(options, &vx, &vy, &validation_x, &validation_y));
-  // An element is one batch: the inputs, then the targets.
-  const size_t arity = t.inputs.size() + t.outputs.size();
-  const auto next =
-      [&](data::Iterator* it,
-          int64_t step) -> absl::StatusOr<std::optional<std::pair<TensorMap, TensorMap>>> {
-    TW_ASSIGN_OR_RETURN(std::optional<data::Element> e, it->GetNext());
-    if (!e.has_value()) return std::nullopt;
-    if (e->size() != arity) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Fit: a dataset element must be a batch ",
-          arity == 2
-              ? "(x, y)"
-              : absl::StrCat("of ", t.inputs.size(), " inputs and ", t.outputs.size(), " targets"),
-          ", got ", e->size(), " tensors at step ", step));
-    }
-    std::pair<TensorMap, TensorMap> batch;
-    for (size_t i = 0; i < t.inputs.size(); ++i) batch.first[t.inputs[i].name] = (*e)[i];
-    for (size_t o = 0; o < t.outputs.size(); ++o) {
-      batch.second[t.outputs[o].name] = (*e)[t.inputs.size() + o];
-    }
-    TW_ASSIGN_OR_RETURN(const int64_t rows, CheckData(batch.first, &batch.second));
-    TW_RETURN_IF_ERROR(CheckBatch(rows));
-    return batch;
-  };
   {
     std::unique_ptr<data::Iterator> first = dataset.MakeIterator();
-    TW_ASSIGN_OR_RETURN(auto batch, next(first.get(), 0));
+    TW_ASSIGN_OR_RETURN(std::optional<Batch> batch, NextBatch(first.get(), 0, "Fit"));
     if (!batch.has_value()) return absl::InvalidArgumentError("Fit: the dataset is empty");
-    TW_RETURN_IF_ERROR(Build(&batch->second));
+    TW_RETURN_IF_ERROR(Build(&batch->y));
   }
-  return FitEpochs(
-      options, /*steps=*/0, validation_x, validation_y,
-      [&](int, const StepFn& each) -> absl::Status {
-        std::unique_ptr<data::Iterator> it = dataset.MakeIterator();
-        for (int64_t step = 0;; ++step) {
-          TW_ASSIGN_OR_RETURN(auto batch, next(it.get(), step));
-          if (!batch.has_value()) return absl::OkStatus();
-          TW_ASSIGN_OR_RETURN(std::vector<Tensor> values,
-                              RunStep(batch->first, &batch->second, /*train=*/true));
-          TW_RETURN_IF_ERROR(each(step, batch->first.begin()->second.dim_size(0), values));
-        }
-      });
+  return FitEpochs(options, /*steps=*/0, validation_x, validation_y,
+                   [&](int, const StepFn& each) -> absl::Status {
+                     std::unique_ptr<data::Iterator> it = dataset.MakeIterator();
+                     for (int64_t step = 0;; ++step) {
+                       TW_ASSIGN_OR_RETURN(std::optional<Batch> batch,
+                                           NextBatch(it.get(), step, "Fit"));
+                       if (!batch.has_value()) return absl::OkStatus();
+                       TW_ASSIGN_OR_RETURN(std::vector<Tensor> values,
+                                           RunStep(batch->x, &batch->y, /*train=*/true));
+                       TW_RETURN_IF_ERROR(each(step, batch->rows, values));
+                     }
+                   });
+}
+
+absl::StatusOr<Logs> Model::Evaluate(const data::Dataset& dataset) {
+  TW_RETURN_IF_ERROR(status());
+  if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
+  const std::vector<std::string>& log_names = LogNames();
+  std::vector<double> sums(1 + log_names.size(), 0.0);
+  int64_t n = 0;
+  std::unique_ptr<data::Iterator> it = dataset.MakeIterator();
+  for (int64_t step = 0;; ++step) {
+    TW_ASSIGN_OR_RETURN(std::optional<Batch> batch, NextBatch(it.get(), step, "Evaluate"));
+    if (!batch.has_value()) break;
+    TW_RETURN_IF_ERROR(Build(&batch->y));
+    TW_ASSIGN_OR_RETURN(std::vector<Tensor> values, RunStep(batch->x, &batch->y, /*train=*/false));
+    for (size_t i = 0; i < sums.size(); ++i) sums[i] += values[i].scalar<float>()() * batch->rows;
+    n += batch->rows;
+  }
+  if (n == 0) return absl::InvalidArgumentError("Evaluate: the dataset is empty");
+  Logs result;
+  result["loss"] = sums[0] / n;
+  for (size_t m = 0; m < log_names.size(); ++m) result[log_names[m]] = sums[m + 1] / n;
+  return result;
+}
+
+absl::StatusOr<TensorMap> Model::Predict(const data::Dataset& dataset) {
+  TW_RETURN_IF_ERROR(status());
+  const Topology& t = *topology_;
+  std::vector<std::vector<Tensor>> parts(t.outputs.size());
+  int64_t n = 0;
+  std::unique_ptr<data::Iterator> it = dataset.MakeIterator();
+  for (int64_t step = 0;; ++step) {
+    TW_ASSIGN_OR_RETURN(std::optional<Batch> batch,
+                        NextBatch(it.get(), step, "Predict", /*targets_optional=*/true));
+    if (!batch.has_value()) break;
+    TW_RETURN_IF_ERROR(Build(nullptr));
+    TW_ASSIGN_OR_RETURN(std::vector<Tensor> values, RunStep(batch->x, nullptr, /*train=*/false));
+    for (size_t o = 0; o < values.size(); ++o) {
+      if (values[o].dims() < 1 || values[o].dim_size(0) != batch->rows ||
+          (!parts[o].empty() &&
+           (parts[o][0].dtype() != values[o].dtype() ||
+            parts[o][0].shape() != WithRows(values[o].shape(), parts[o][0].dim_size(0))))) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Predict: output ", t.outputs[o].name, " is ", values[o].shape().DebugString(),
+            " at step ", step, ", which does not join the batches before"));
+      }
+      parts[o].push_back(values[o]);
+    }
+    n += batch->rows;
+  }
+  if (n == 0) return absl::InvalidArgumentError("Predict: the dataset is empty");
+  // Each output's batches joined in order.
+  TensorMap result;
+  for (size_t o = 0; o < t.outputs.size(); ++o) {
+    Tensor joined(parts[o][0].dtype(), WithRows(parts[o][0].shape(), n));
+    char* dst = static_cast<char*>(joined.raw_data());
+    for (const Tensor& part : parts[o]) {
+      std::memcpy(dst, part.raw_data(), part.TotalBytes());
+      dst += part.TotalBytes();
+    }
+    result[t.outputs[o].name] = joined;
+  }
+  return result;
 }
 
 absl::StatusOr<History> Model::FitEpochs(

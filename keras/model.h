@@ -235,9 +235,15 @@ class Model {
   // "loss" and each metric, means over every example.
   absl::StatusOr<Logs> Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
   absl::StatusOr<Logs> Evaluate(const TensorMap& x, const TensorMap& y, int64_t batch_size = 32);
+  // Over a dataset of batches as Fit takes them: the means over every
+  // example it holds.
+  absl::StatusOr<Logs> Evaluate(const data::Dataset& dataset);
   // The outputs for every row of x, in order (the last partial batch too).
   absl::StatusOr<Tensor> Predict(const Tensor& x, int64_t batch_size = 32);
   absl::StatusOr<TensorMap> Predict(const TensorMap& x, int64_t batch_size = 32);
+  // Over a dataset of batches of the inputs (or of inputs and targets, the
+  // targets ignored): every output's rows, batch after batch.
+  absl::StatusOr<TensorMap> Predict(const data::Dataset& dataset);
   // One training step on the whole of x and y: its logs.
   absl::StatusOr<Logs> TrainOnBatch(const Tensor& x, const Tensor& y);
   absl::StatusOr<Logs> TrainOnBatch(const TensorMap& x, const TensorMap& y);
@@ -316,6 +322,16 @@ class Model {
   // tensors), or nulls; InvalidArgument for half of it.
   absl::Status ValidationData(const FitOptions& options, TensorMap* x, TensorMap* y,
                               const TensorMap** validation_x, const TensorMap** validation_y) const;
+  // A dataset element as a batch: the inputs, then the targets (or the
+  // inputs alone when `targets_optional`); nothing at the end. `what`
+  // names the caller in errors.
+  struct Batch {
+    TensorMap x;
+    TensorMap y;
+    int64_t rows = 0;
+  };
+  absl::StatusOr<std::optional<Batch>> NextBatch(data::Iterator* it, int64_t step, const char* what,
+                                                 bool targets_optional = false) const;
   // Checks the inputs (and targets) of a batch; returns its rows.
   absl::StatusOr<int64_t> CheckData(const TensorMap& x, const TensorMap* y) const;
   // Builds the graph and session for targets like `y` (null: predict only).
