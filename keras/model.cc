@@ -1,6 +1,7 @@
 #include "keras/model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <iostream>
 #include <numeric>
