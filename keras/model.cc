@@ -654,6 +654,7 @@ struct Model::Built {
   Scope root = Scope::NewRootScope();
   std::unique_ptr<ClientSession> session;
   absl::flat_hash_set<std::string> initialized;
+  int initialized_up_to = -1;  // the graph's node count when last checked
   // [input][replica] and [output][replica]: the placeholders fed (one per
   // replica when replicated, each on its replica's device).
   std::vector<std::vector<Output>> inputs;
@@ -863,6 +864,9 @@ absl::Status Model::Build(const TensorMap* y) {
 
 absl::Status Model::InitializeNewVariables() const {
   Built& b = *built_;
+  // Every step asks; only a graph that has grown can hold new variables.
+  const int nodes = b.root.graph()->num_node_ids();
+  if (nodes == b.initialized_up_to) return absl::OkStatus();
   std::vector<Operation> inits;
   std::vector<std::string> names;
   for (const Variable& v : GetVariables(*b.root.graph(), GraphKeys::kGlobalVariables)) {
@@ -871,9 +875,11 @@ absl::Status Model::InitializeNewVariables() const {
       names.push_back(v.name());
     }
   }
-  if (inits.empty()) return absl::OkStatus();
-  TW_RETURN_IF_ERROR(b.session->Run({}, {}, inits, nullptr));
+  if (!inits.empty()) {
+    TW_RETURN_IF_ERROR(b.session->Run({}, {}, inits, nullptr));
+  }
   b.initialized.insert(names.begin(), names.end());
+  b.initialized_up_to = nodes;
   return absl::OkStatus();
 }
 
