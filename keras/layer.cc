@@ -34,20 +34,35 @@ KerasTensor Input(std::vector<int64_t> shape, InputOptions options) {
   return KerasTensor(std::move(node));
 }
 
+// Makes every layer, with the config only the factories below can give.
+struct internal::LayerMaker {
+  static Layer Make(std::string class_name, std::string base_name, Layer::BuildFn build,
+                    int min_inputs, bool unary, std::string name,
+                    std::optional<Layer::Config> config) {
+    return Layer(std::make_shared<const Layer::State>(
+        Layer::State{std::move(class_name), std::move(base_name), std::move(build), min_inputs,
+                     unary, std::move(name), std::move(config)}));
+  }
+  static Layer Unary(std::string class_name, std::string base_name, Layer::UnaryBuildFn build,
+                     std::string name, std::optional<Layer::Config> config) {
+    return Make(
+        std::move(class_name), std::move(base_name),
+        [build = std::move(build)](const Scope& s, const std::vector<Output>& inputs, bool training,
+                                   const std::string& name) {
+          return build(s, inputs[0], training, name);
+        },
+        1, true, std::move(name), std::move(config));
+  }
+};
+
 Layer::Layer(std::string class_name, std::string base_name, UnaryBuildFn build, std::string name)
-    : state_(std::make_shared<const State>(
-          State{std::move(class_name), std::move(base_name),
-                [build = std::move(build)](const Scope& s, const std::vector<Output>& inputs,
-                                           bool training, const std::string& name) {
-                  return build(s, inputs[0], training, name);
-                },
-                1, true, std::move(name), std::nullopt})) {}
+    : Layer(internal::LayerMaker::Unary(std::move(class_name), std::move(base_name),
+                                        std::move(build), std::move(name), std::nullopt)) {}
 
 Layer Layer::WithInputs(std::string class_name, std::string base_name, BuildFn build,
                         int min_inputs, std::string name) {
-  return Layer(
-      std::make_shared<const State>(State{std::move(class_name), std::move(base_name),
-                                          std::move(build), min_inputs, false, std::move(name)}));
+  return internal::LayerMaker::Make(std::move(class_name), std::move(base_name), std::move(build),
+                                    min_inputs, false, std::move(name), std::nullopt);
 }
 
 const std::string& Layer::class_name() const { return state_->class_name; }
@@ -56,12 +71,6 @@ const std::string& Layer::name() const { return state_->name; }
 bool Layer::unary() const { return state_->unary; }
 int Layer::min_inputs() const { return state_->min_inputs; }
 const std::optional<Layer::Config>& Layer::config() const { return state_->config; }
-
-Layer Layer::WithConfig(std::optional<Config> config) const {
-  auto state = std::make_shared<State>(*state_);
-  state->config = std::move(config);
-  return Layer(std::move(state));
-}
 
 KerasTensor Layer::operator()(const KerasTensor& x) const {
   return (*this)(std::vector<KerasTensor>{x});
@@ -216,8 +225,29 @@ class ConfigReader {
 
 // ---- Layers over layers:: ---------------------------------------------------------
 
-Layer Dense(int64_t units, layers::DenseOptions options) {
+namespace {
+
+using internal::LayerMaker;
+
+// A layer over a layers:: function `f(scope, x, training, options)` whose
+// options carry the name: the one given, then the one the model gives.
+template <typename Options, typename F>
+Layer Over(std::string class_name, std::string base_name, Options options,
+           std::optional<Config> config, F f) {
   std::string name = options.name;
+  return LayerMaker::Unary(
+      std::move(class_name), std::move(base_name),
+      [options, f](const Scope& s, const Output& x, bool training,
+                   const std::string& name) mutable {
+        options.name = name;
+        return f(s, x, training, options);
+      },
+      std::move(name), std::move(config));
+}
+
+}  // namespace
+
+Layer Dense(int64_t units, layers::DenseOptions options) {
   std::optional<Config> config = ConfigWriter()
                                      .Set("units", Text(units))
                                      .Activation(options.activation)
@@ -226,19 +256,13 @@ Layer Dense(int64_t units, layers::DenseOptions options) {
                                      .Regularizer("kernel_regularizer", options.kernel_regularizer)
                                      .Regularizer("bias_regularizer", options.bias_regularizer)
                                      .Done();
-  return Layer(
-             "Dense", "dense",
-             [units, options](const Scope& s, const Output& x, bool,
-                              const std::string& name) mutable {
-               options.name = name;
-               return layers::Dense(s, x, units, options);
-             },
-             std::move(name))
-      .WithConfig(std::move(config));
+  return Over("Dense", "dense", std::move(options), std::move(config),
+              [units](const Scope& s, const Output& x, bool, const layers::DenseOptions& o) {
+                return layers::Dense(s, x, units, o);
+              });
 }
 
 Layer Conv2D(int64_t filters, layers::Size2 kernel_size, layers::Conv2DOptions options) {
-  std::string name = options.name;
   std::optional<Config> config = ConfigWriter()
                                      .Set("filters", Text(filters))
                                      .Set("kernel_size", Text(kernel_size))
@@ -252,77 +276,63 @@ Layer Conv2D(int64_t filters, layers::Size2 kernel_size, layers::Conv2DOptions o
                                      .Regularizer("kernel_regularizer", options.kernel_regularizer)
                                      .Regularizer("bias_regularizer", options.bias_regularizer)
                                      .Done();
-  return Layer(
-             "Conv2D", "conv2d",
-             [filters, kernel_size, options](const Scope& s, const Output& x, bool,
-                                             const std::string& name) mutable {
-               options.name = name;
-               return layers::Conv2D(s, x, filters, kernel_size, options);
-             },
-             std::move(name))
-      .WithConfig(std::move(config));
+  return Over("Conv2D", "conv2d", std::move(options), std::move(config),
+              [filters, kernel_size](const Scope& s, const Output& x, bool,
+                                     const layers::Conv2DOptions& o) {
+                return layers::Conv2D(s, x, filters, kernel_size, o);
+              });
 }
 
 namespace {
 
-std::optional<Config> PoolingConfig(layers::Size2 pool_size, const layers::Pooling2DOptions& o) {
-  return ConfigWriter()
-      .Set("pool_size", Text(pool_size))
-      .Set("strides", o.strides.has_value() ? Text(*o.strides) : "")
-      .Set("padding", o.padding)
-      .Set("data_format", o.data_format)
-      .Done();
+// MaxPooling2D or AveragePooling2D, by `pool`.
+Layer Pooling(std::string class_name, std::string base_name,
+              Output (*pool)(const Scope&, const Output&, layers::Size2,
+                             const layers::Pooling2DOptions&),
+              layers::Size2 pool_size, layers::Pooling2DOptions options) {
+  std::optional<Config> config =
+      ConfigWriter()
+          .Set("pool_size", Text(pool_size))
+          .Set("strides", options.strides.has_value() ? Text(*options.strides) : "")
+          .Set("padding", options.padding)
+          .Set("data_format", options.data_format)
+          .Done();
+  return Over(
+      std::move(class_name), std::move(base_name), std::move(options), std::move(config),
+      [pool, pool_size](const Scope& s, const Output& x, bool, const layers::Pooling2DOptions& o) {
+        return pool(s, x, pool_size, o);
+      });
 }
 
 }  // namespace
 
 Layer MaxPooling2D(layers::Size2 pool_size, layers::Pooling2DOptions options) {
-  std::string name = options.name;
-  std::optional<Config> config = PoolingConfig(pool_size, options);
-  return Layer(
-             "MaxPooling2D", "max_pooling2d",
-             [pool_size, options](const Scope& s, const Output& x, bool,
-                                  const std::string& name) mutable {
-               options.name = name;
-               return layers::MaxPooling2D(s, x, pool_size, options);
-             },
-             std::move(name))
-      .WithConfig(std::move(config));
+  return Pooling("MaxPooling2D", "max_pooling2d", &layers::MaxPooling2D, pool_size,
+                 std::move(options));
 }
 
 Layer AveragePooling2D(layers::Size2 pool_size, layers::Pooling2DOptions options) {
-  std::string name = options.name;
-  std::optional<Config> config = PoolingConfig(pool_size, options);
-  return Layer(
-             "AveragePooling2D", "average_pooling2d",
-             [pool_size, options](const Scope& s, const Output& x, bool,
-                                  const std::string& name) mutable {
-               options.name = name;
-               return layers::AveragePooling2D(s, x, pool_size, options);
-             },
-             std::move(name))
-      .WithConfig(std::move(config));
+  return Pooling("AveragePooling2D", "average_pooling2d", &layers::AveragePooling2D, pool_size,
+                 std::move(options));
 }
 
 Layer GlobalAveragePooling2D(std::string data_format, std::string name) {
   std::optional<Config> config = ConfigWriter().Set("data_format", data_format).Done();
-  return Layer(
-             "GlobalAveragePooling2D", "global_average_pooling2d",
-             [data_format](const Scope& s, const Output& x, bool, const std::string& name) {
-               return layers::GlobalAveragePooling2D(s, x, data_format, name);
-             },
-             std::move(name))
-      .WithConfig(std::move(config));
+  return LayerMaker::Unary(
+      "GlobalAveragePooling2D", "global_average_pooling2d",
+      [data_format](const Scope& s, const Output& x, bool, const std::string& name) {
+        return layers::GlobalAveragePooling2D(s, x, data_format, name);
+      },
+      std::move(name), std::move(config));
 }
 
 Layer Flatten(std::string name) {
-  return Layer(
-             "Flatten", "flatten",
-             [](const Scope& s, const Output& x, bool, const std::string& name) {
-               return layers::Flatten(s, x, name);
-             },
-             std::move(name))
-      .WithConfig(Config());
+  return LayerMaker::Unary(
+      "Flatten", "flatten",
+      [](const Scope& s, const Output& x, bool, const std::string& name) {
+        return layers::Flatten(s, x, name);
+      },
+      std::move(name), Config());
 }
 
 Layer Dropout(double rate, std::optional<int64_t> seed, std::string name) {
@@ -330,18 +340,15 @@ Layer Dropout(double rate, std::optional<int64_t> seed, std::string name) {
                                      .Set("rate", Text(rate))
                                      .Set("seed", seed.has_value() ? Text(*seed) : "")
                                      .Done();
-  return Layer(
-             "Dropout", "dropout",
-             [rate, seed](const Scope& s, const Output& x, bool training, const std::string& name) {
-               return layers::Dropout(s, x, rate,
-                                      {.training = training, .seed = seed, .name = name});
-             },
-             std::move(name))
-      .WithConfig(std::move(config));
+  return LayerMaker::Unary(
+      "Dropout", "dropout",
+      [rate, seed](const Scope& s, const Output& x, bool training, const std::string& name) {
+        return layers::Dropout(s, x, rate, {.training = training, .seed = seed, .name = name});
+      },
+      std::move(name), std::move(config));
 }
 
 Layer BatchNormalization(layers::BatchNormalizationOptions options) {
-  std::string name = options.name;
   std::optional<Config> config =
       ConfigWriter()
           .Set("axis", Text(int64_t{options.axis}))
@@ -354,20 +361,15 @@ Layer BatchNormalization(layers::BatchNormalizationOptions options) {
           .Regularizer("beta_regularizer", options.beta_regularizer)
           .Regularizer("gamma_regularizer", options.gamma_regularizer)
           .Done();
-  return Layer(
-             "BatchNormalization", "batch_normalization",
-             [options](const Scope& s, const Output& x, bool training,
-                       const std::string& name) mutable {
-               options.name = name;
-               options.training = training;
-               return layers::BatchNormalization(s, x, options);
-             },
-             std::move(name))
-      .WithConfig(std::move(config));
+  return Over(
+      "BatchNormalization", "batch_normalization", std::move(options), std::move(config),
+      [](const Scope& s, const Output& x, bool training, layers::BatchNormalizationOptions o) {
+        o.training = training;
+        return layers::BatchNormalization(s, x, o);
+      });
 }
 
 Layer LayerNormalization(layers::LayerNormalizationOptions options) {
-  std::string name = options.name;
   std::optional<Config> config = ConfigWriter()
                                      .Set("epsilon", Text(options.epsilon))
                                      .Set("center", Text(options.center))
@@ -376,29 +378,24 @@ Layer LayerNormalization(layers::LayerNormalizationOptions options) {
                                      .Regularizer("beta_regularizer", options.beta_regularizer)
                                      .Regularizer("gamma_regularizer", options.gamma_regularizer)
                                      .Done();
-  return Layer(
-             "LayerNormalization", "layer_normalization",
-             [options](const Scope& s, const Output& x, bool, const std::string& name) mutable {
-               options.name = name;
-               return layers::LayerNormalization(s, x, options);
-             },
-             std::move(name))
-      .WithConfig(std::move(config));
+  return Over(
+      "LayerNormalization", "layer_normalization", std::move(options), std::move(config),
+      [](const Scope& s, const Output& x, bool, const layers::LayerNormalizationOptions& o) {
+        return layers::LayerNormalization(s, x, o);
+      });
 }
 
 Layer Activation(layers::Activation activation, std::string name) {
   std::optional<Config> config = ConfigWriter().Activation(activation).Done();
-  return Layer(
-             "Activation", "activation",
-             [activation](const Scope& s, const Output& x, bool, const std::string& name) {
-               return activation(s.WithVariableScope(name), x);
-             },
-             std::move(name))
-      .WithConfig(std::move(config));
+  return LayerMaker::Unary(
+      "Activation", "activation",
+      [activation](const Scope& s, const Output& x, bool, const std::string& name) {
+        return activation(s.WithVariableScope(name), x);
+      },
+      std::move(name), std::move(config));
 }
 
 Layer Embedding(int64_t input_dim, int64_t output_dim, layers::EmbeddingOptions options) {
-  std::string name = options.name;
   std::optional<Config> config =
       ConfigWriter()
           .Set("input_dim", Text(input_dim))
@@ -407,51 +404,50 @@ Layer Embedding(int64_t input_dim, int64_t output_dim, layers::EmbeddingOptions 
           .Set("dtype", DataTypeString(options.dtype))
           .Regularizer("embeddings_regularizer", options.embeddings_regularizer)
           .Done();
-  return Layer(
-             "Embedding", "embedding",
-             [input_dim, output_dim, options](const Scope& s, const Output& x, bool,
-                                              const std::string& name) mutable {
-               options.name = name;
-               return layers::Embedding(s, x, input_dim, output_dim, options);
-             },
-             std::move(name))
-      .WithConfig(std::move(config));
+  return Over("Embedding", "embedding", std::move(options), std::move(config),
+              [input_dim, output_dim](const Scope& s, const Output& x, bool,
+                                      const layers::EmbeddingOptions& o) {
+                return layers::Embedding(s, x, input_dim, output_dim, o);
+              });
 }
 
 // ---- Merge layers -------------------------------------------------------------------
 
 namespace {
 
-// A merge layer folding its inputs pairwise with `Op` under its name
-// scope; `mean` then divides by the number of inputs.
+// A merge layer of at least two inputs, under its name scope.
+Layer Merge(std::string class_name, std::string base_name, std::string name, Config config,
+            std::function<Output(const Scope& s, const std::vector<Output>& inputs,
+                                 const std::string& name)>
+                merge) {
+  return LayerMaker::Make(
+      std::move(class_name), std::move(base_name),
+      [merge = std::move(merge)](const Scope& scope, const std::vector<Output>& inputs, bool,
+                                 const std::string& name) {
+        return merge(scope.NewSubScope(name), inputs, name);
+      },
+      2, false, std::move(name), std::move(config));
+}
+
+// Folds the inputs pairwise with `Op`; `mean` then divides by their number.
 template <typename Op>
-Layer Fold(std::string class_name, std::string base_name, std::string name, bool mean = false,
-           int min_inputs = 2) {
-  return Layer::WithInputs(
-             std::move(class_name), std::move(base_name),
-             [mean](const Scope& scope, const std::vector<Output>& inputs, bool,
-                    const std::string& name) -> Output {
-               const Scope s = scope.NewSubScope(name);
-               Output out = inputs[0];
-               for (size_t i = 1; i < inputs.size(); ++i) out = Op(s, out, inputs[i]);
-               if (mean) out = ops::Mul(s, out, ops::Cast(s, 1.0 / inputs.size(), out.type()));
-               return out;
-             },
-             min_inputs, std::move(name))
-      .WithConfig(Config());
+Layer Fold(std::string class_name, std::string base_name, std::string name, bool mean = false) {
+  return Merge(std::move(class_name), std::move(base_name), std::move(name), Config(),
+               [mean](const Scope& s, const std::vector<Output>& inputs, const std::string&) {
+                 Output out = inputs[0];
+                 for (size_t i = 1; i < inputs.size(); ++i) out = Op(s, out, inputs[i]);
+                 if (mean) out = ops::Mul(s, out, ops::Cast(s, 1.0 / inputs.size(), out.type()));
+                 return out;
+               });
 }
 
 }  // namespace
 
 Layer Concatenate(int axis, std::string name) {
-  return Layer::WithInputs(
-             "Concatenate", "concatenate",
-             [axis](const Scope& scope, const std::vector<Output>& inputs, bool,
-                    const std::string& name) -> Output {
-               return ops::ConcatV2(scope.NewSubScope(name).WithOpName("concat"), inputs, axis);
-             },
-             2, std::move(name))
-      .WithConfig(Config{{"axis", Text(int64_t{axis})}});
+  return Merge("Concatenate", "concatenate", std::move(name), Config{{"axis", Text(int64_t{axis})}},
+               [axis](const Scope& s, const std::vector<Output>& inputs, const std::string&) {
+                 return Output(ops::ConcatV2(s.WithOpName("concat"), inputs, axis));
+               });
 }
 
 Layer Add(std::string name) { return Fold<ops::AddV2>("Add", "add", std::move(name)); }
@@ -467,20 +463,16 @@ Layer Minimum(std::string name) {
 }
 
 Layer Subtract(std::string name) {
-  return Layer::WithInputs(
-             "Subtract", "subtract",
-             [](const Scope& scope, const std::vector<Output>& inputs, bool,
-                const std::string& name) -> Output {
-               const Scope s = scope.NewSubScope(name);
-               if (inputs.size() != 2) {
-                 s.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(
-                     "Layer ", name, " (Subtract) takes exactly two inputs, got ", inputs.size())));
-                 return Output();
-               }
-               return ops::Sub(s, inputs[0], inputs[1]);
-             },
-             2, std::move(name))
-      .WithConfig(Config());
+  return Merge(
+      "Subtract", "subtract", std::move(name), Config(),
+      [](const Scope& s, const std::vector<Output>& inputs, const std::string& name) {
+        if (inputs.size() != 2) {
+          s.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(
+              "Layer ", name, " (Subtract) takes exactly two inputs, got ", inputs.size())));
+          return Output();
+        }
+        return Output(ops::Sub(s, inputs[0], inputs[1]));
+      });
 }
 
 absl::StatusOr<Layer> LayerFromConfig(const std::string& class_name, const std::string& name,

@@ -38,6 +38,7 @@ class Layer;
 
 namespace internal {
 struct SymbolicNode;
+struct LayerMaker;
 }  // namespace internal
 
 struct InputOptions {
@@ -99,8 +100,6 @@ class Layer {
   // activation or a regularizer as a function.
   using Config = std::map<std::string, std::string>;
   const std::optional<Config>& config() const;
-  // A new layer of this one's function, with `config`.
-  Layer WithConfig(std::optional<Config> config) const;
 
   // Records a call on symbolic tensors (the functional API).
   KerasTensor operator()(const KerasTensor& x) const;
@@ -112,6 +111,7 @@ class Layer {
               const std::string& name) const;
 
  private:
+  friend struct internal::LayerMaker;  // the factories' layers, with their configs
   struct State;
   explicit Layer(std::shared_ptr<const State> state) : state_(std::move(state)) {}
   std::shared_ptr<const State> state_;
