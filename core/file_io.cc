@@ -96,32 +96,62 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   return contents;
 }
 
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Open(const std::string& path) {
   std::string tmp = absl::StrCat(path, ".tmp.XXXXXX");
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) return ErrnoStatus(errno, "Cannot create a temporary file for", path);
-  FdCloser closer(fd);
-  absl::Status status = WriteAll(fd, contents, tmp);
-  if (status.ok() && ::fchmod(fd, 0644) != 0) status = ErrnoStatus(errno, "Cannot chmod", tmp);
-  if (status.ok() && ::fsync(fd) != 0) status = ErrnoStatus(errno, "Cannot fsync", tmp);
-  if (status.ok() && ::close(closer.release()) != 0)
-    status = ErrnoStatus(errno, "Cannot close", tmp);
-  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    status = ErrnoStatus(errno, "Cannot rename a temporary file to", path);
+  return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(path, std::move(tmp), fd));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!done_) ::unlink(tmp_.c_str());
+}
+
+absl::Status AtomicFileWriter::Append(absl::string_view data) {
+  if (done_) return absl::FailedPreconditionError(absl::StrCat(path_, " is already committed"));
+  absl::Status status = WriteAll(fd_, data, tmp_);
+  if (status.ok()) size_ += static_cast<int64_t>(data.size());
+  return status;
+}
+
+absl::Status AtomicFileWriter::Commit() {
+  if (done_) return absl::FailedPreconditionError(absl::StrCat(path_, " is already committed"));
+  done_ = true;
+  absl::Status status;
+  if (::fchmod(fd_, 0644) != 0) status = ErrnoStatus(errno, "Cannot chmod", tmp_);
+  if (status.ok() && ::fsync(fd_) != 0) status = ErrnoStatus(errno, "Cannot fsync", tmp_);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0 && status.ok()) status = ErrnoStatus(errno, "Cannot close", tmp_);
+  if (status.ok() && ::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    status = ErrnoStatus(errno, "Cannot rename a temporary file to", path_);
   }
   if (!status.ok()) {
-    ::unlink(tmp.c_str());
+    ::unlink(tmp_.c_str());
     return status;
   }
   // Make the rename itself durable.
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
+  const size_t slash = path_.rfind('/');
+  return SyncDirectory(slash == std::string::npos ? "." : path_.substr(0, slash == 0 ? 1 : slash));
+}
+
+absl::Status SyncDirectory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, "Cannot open directory", dir);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoStatus(err, "Cannot fsync directory", dir);
   return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  absl::StatusOr<std::unique_ptr<AtomicFileWriter>> out = AtomicFileWriter::Open(path);
+  if (!out.ok()) return out.status();
+  absl::Status status = (*out)->Append(contents);
+  if (!status.ok()) return status;
+  return (*out)->Commit();
 }
 
 absl::Status CreateDirectories(const std::string& dir) {

@@ -13,6 +13,7 @@
 #define TOWERFLOW_CORE_FILE_IO_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -37,8 +38,47 @@ absl::Status ErrnoStatus(int err, const std::string& what, const std::string& pa
 // Internal naming the directory on failure.
 absl::Status CreateDirectories(const std::string& dir);
 
+// fsyncs directory `dir`, making renames into it durable. Internal naming
+// it on failure.
+absl::Status SyncDirectory(const std::string& dir);
+
 // See the file comment. Errors name the path.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
+
+// WriteFileAtomically for contents written piece by piece (a checkpoint's
+// data file): appends go to a temporary file beside `path`, and Commit
+// fsyncs it, renames it over `path` and fsyncs the directory. Destroyed
+// uncommitted, it deletes the temporary file, so a failed save leaves
+// nothing behind.
+//
+//   TW_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> out, AtomicFileWriter::Open(path));
+//   TW_RETURN_IF_ERROR(out->Append(bytes));
+//   TW_RETURN_IF_ERROR(out->Commit());
+//
+// Thread-compatible.
+class AtomicFileWriter {
+ public:
+  static absl::StatusOr<std::unique_ptr<AtomicFileWriter>> Open(const std::string& path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  absl::Status Append(absl::string_view data);
+  // Bytes appended so far.
+  int64_t size() const { return size_; }
+  // After Commit (successful or not) the writer takes no more appends.
+  absl::Status Commit();
+
+ private:
+  AtomicFileWriter(std::string path, std::string tmp, int fd)
+      : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd) {}
+
+  std::string path_;
+  std::string tmp_;
+  int fd_;
+  int64_t size_ = 0;
+  bool done_ = false;
+};
 
 }  // namespace towerflow
 

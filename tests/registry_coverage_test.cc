@@ -56,11 +56,6 @@ const std::map<DataType, std::string>& DtypesWithoutCpuMath() {
 // not written yet.
 const std::map<std::string, std::string>& OpsWithoutCpuKernel() {
   static const auto* ops = new std::map<std::string, std::string>{
-      {"SaveV2", "V2 checkpoints in graphs: issue 20 (the Saver writes them from C++)"},
-      {"RestoreV2", "V2 checkpoints in graphs: issue 20"},
-      {"MergeV2Checkpoints", "V2 checkpoints in graphs: issue 20"},
-      {"ShardedFilename", "V2 checkpoints in graphs: issue 20"},
-      {"StringJoin", "V2 checkpoints in graphs (the saver's file names): issue 20"},
       {"Send", "the executor partitions with _Send/_Recv; Send/Recv are multi-process (issue 22)"},
       {"Recv", "the executor partitions with _Send/_Recv; Send/Recv are multi-process (issue 22)"},
       {"PrintV2", "string formatting ops are not implemented; Print is"},

@@ -14,6 +14,16 @@ def _link_files(ctx, src, dst):
     for child in src.readdir():
         ctx.symlink(child, dst + "/" + child.basename)
 
+def _link_tree(ctx, src, dst):
+    """Symlinks every file under `src`, at any depth, to `dst`/<relative path>."""
+    if not src.exists:
+        return
+    found = ctx.execute(["find", str(src), "-type", "f"])
+    root = str(src) + "/"
+    for line in found.stdout.splitlines():
+        if line.startswith(root):
+            ctx.symlink(line, dst + "/" + line[len(root):])
+
 def _tf_reference_impl(ctx):
     workspace_root = ctx.path(Label("//:WORKSPACE")).dirname
     candidates = []
@@ -30,6 +40,7 @@ def _tf_reference_impl(ctx):
         tf = found.get_child("tf")
         _link_files(ctx, tf.get_child("graphs"), "tf/graphs")
         _link_files(ctx, tf.get_child("events"), "tf/events")
+        _link_tree(ctx, tf.get_child("saved_models"), "tf/saved_models")
     ctx.file("BUILD", """
 package(default_visibility = ["//visibility:public"])
 
@@ -44,8 +55,13 @@ filegroup(
 )
 
 filegroup(
+    name = "saved_models",
+    srcs = glob(["tf/saved_models/**"]),
+)
+
+filegroup(
     name = "all",
-    srcs = [":graphs", ":events"],
+    srcs = [":graphs", ":events", ":saved_models"],
 )
 """)
     ctx.file("WORKSPACE", "workspace(name = \"tf_reference\")\n")

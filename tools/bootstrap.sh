@@ -15,6 +15,8 @@ packages=(
   libopenblas-dev     # OpenBLAS: sgemm for MatMul (and double convolutions)
   libdnnl-dev         # oneDNN: float convolutions
   zlib1g-dev          # zlib: gzip-compressed IDX files
+  libleveldb-dev      # LevelDB tables: TensorFlow's checkpoint index format
+  libsnappy-dev       # Snappy: the index blocks' compression (tests decode it)
   dataset-fashion-mnist  # Fashion-MNIST (IDX, gzip): the examples train on it
   libgtest-dev        # GoogleTest
   libgmock-dev        # GoogleMock

@@ -2,101 +2,23 @@
 
 #include <unistd.h>
 
-#include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/crc32c.h"
 #include "core/file_io.h"
 #include "core/proto_io.h"
 #include "core/status_macros.h"
+#include "framework/tensor_bundle.h"
 
 namespace towerflow {
 namespace {
 
-constexpr absl::string_view kMagic = "TWCKPT01";
-constexpr uint32_t kMaxRank = 64;
-
-template <typename T>
-void Put(std::string* out, T value) {
-  char buf[sizeof(T)];
-  std::memcpy(buf, &value, sizeof(T));
-  out->append(buf, sizeof(T));
-}
-
-// Reads fixed-size fields from a byte range, failing (not crashing) at the
-// end.
-class Reader {
- public:
-  Reader(absl::string_view data, const std::string& path) : data_(data), path_(path) {}
-
-  template <typename T>
-  absl::Status Get(T* value, absl::string_view what) {
-    if (data_.size() < sizeof(T)) return Truncated(what);
-    std::memcpy(value, data_.data(), sizeof(T));
-    data_.remove_prefix(sizeof(T));
-    return absl::OkStatus();
-  }
-  absl::Status Bytes(uint64_t n, absl::string_view* out, absl::string_view what) {
-    if (data_.size() < n) return Truncated(what);
-    *out = data_.substr(0, n);
-    data_.remove_prefix(n);
-    return absl::OkStatus();
-  }
-  size_t remaining() const { return data_.size(); }
-  absl::Status Loss(absl::string_view message) const {
-    return absl::DataLossError(absl::StrCat(path_, ": ", message));
-  }
-
- private:
-  absl::Status Truncated(absl::string_view what) const {
-    return Loss(absl::StrCat("truncated checkpoint (reading ", what, ")"));
-  }
-  absl::string_view data_;
-  const std::string& path_;
-};
-
-absl::StatusOr<NamedTensor> ParseRecord(absl::string_view record, const std::string& path) {
-  Reader r(record, path);
-  uint32_t name_length = 0;
-  TW_RETURN_IF_ERROR(r.Get(&name_length, "name length"));
-  absl::string_view name;
-  TW_RETURN_IF_ERROR(r.Bytes(name_length, &name, "name"));
-  int32_t dtype_value = 0;
-  uint32_t rank = 0;
-  TW_RETURN_IF_ERROR(r.Get(&dtype_value, "dtype"));
-  TW_RETURN_IF_ERROR(r.Get(&rank, "rank"));
-  if (!IsValidDataType(dtype_value) || DataTypeSize(static_cast<DataType>(dtype_value)) == 0 ||
-      IsRefType(static_cast<DataType>(dtype_value))) {
-    return r.Loss(absl::StrCat("tensor '", name, "' has invalid dtype ", dtype_value));
-  }
-  const DataType dtype = static_cast<DataType>(dtype_value);
-  if (rank > kMaxRank) return r.Loss(absl::StrCat("tensor '", name, "' has rank ", rank));
-  std::vector<int64_t> dims(rank);
-  for (uint32_t i = 0; i < rank; ++i) TW_RETURN_IF_ERROR(r.Get(&dims[i], "dims"));
-  absl::StatusOr<TensorShape> shape = TensorShape::FromDims(dims);
-  if (!shape.ok()) {
-    return r.Loss(
-        absl::StrCat("tensor '", name, "' has invalid shape: ", shape.status().message()));
-  }
-  uint64_t data_length = 0;
-  TW_RETURN_IF_ERROR(r.Get(&data_length, "data length"));
-  const uint64_t expected =
-      static_cast<uint64_t>(shape->num_elements()) * static_cast<uint64_t>(DataTypeSize(dtype));
-  if (data_length != expected || data_length != r.remaining()) {
-    return r.Loss(absl::StrCat("tensor '", name, "' of shape ", shape->DebugString(), " ",
-                               DataTypeString(dtype), " claims ", data_length,
-                               " data bytes; the record holds ", r.remaining()));
-  }
-  absl::string_view data;
-  TW_RETURN_IF_ERROR(r.Bytes(data_length, &data, "data"));
-  TW_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(CpuAllocator(), dtype, *shape));
-  if (data_length > 0) std::memcpy(t.raw_data(), data.data(), data_length);
-  return NamedTensor{std::string(name), std::move(t)};
-}
+// The first bytes of the single-file format Towerflow wrote before it wrote
+// TensorFlow's.
+constexpr absl::string_view kOldMagic = "TWCKPT01";
 
 std::string Join(const std::string& dir, const std::string& name) {
   if (dir.empty() || absl::StartsWith(name, "/")) return name;
@@ -115,69 +37,46 @@ std::string Relative(const std::string& dir, const std::string& path) {
 }  // namespace
 
 absl::Status WriteCheckpoint(const std::string& path, const std::vector<NamedTensor>& tensors) {
-  std::string out(kMagic);
-  Put<uint32_t>(&out, static_cast<uint32_t>(tensors.size()));
-  Put<uint32_t>(&out, crc32c::Mask(crc32c::Value(out)));
-  absl::flat_hash_set<std::string> names;
-  for (const NamedTensor& nt : tensors) {
-    const Tensor& t = nt.tensor;
-    if (!names.insert(nt.name).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Checkpoint ", path, ": duplicate tensor name '", nt.name, "'"));
-    }
-    if (DataTypeSize(t.dtype()) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("Checkpoint ", path, ": tensor '", nt.name,
-                                                     "' has dtype ", DataTypeString(t.dtype()),
-                                                     ", which checkpoints cannot hold"));
-    }
-    std::string record;
-    Put<uint32_t>(&record, static_cast<uint32_t>(nt.name.size()));
-    record += nt.name;
-    Put<int32_t>(&record, static_cast<int32_t>(t.dtype()));
-    Put<uint32_t>(&record, static_cast<uint32_t>(t.dims()));
-    for (int i = 0; i < t.dims(); ++i) Put<int64_t>(&record, t.shape().dim_size(i));
-    Put<uint64_t>(&record, static_cast<uint64_t>(t.TotalBytes()));
-    record.append(static_cast<const char*>(t.raw_data()), t.TotalBytes());
-    Put<uint32_t>(&out, static_cast<uint32_t>(record.size()));
-    out += record;
-    Put<uint32_t>(&out, crc32c::Mask(crc32c::Value(record)));
-  }
-  return WriteFileAtomically(path, out);
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<BundleWriter> writer, BundleWriter::Create(path));
+  for (const NamedTensor& nt : tensors) TW_RETURN_IF_ERROR(writer->Add(nt.name, nt.tensor));
+  return writer->Finish();
 }
 
 absl::StatusOr<std::vector<NamedTensor>> ReadCheckpoint(const std::string& path) {
-  TW_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
-  Reader r(bytes, path);
-  absl::string_view magic;
-  TW_RETURN_IF_ERROR(r.Bytes(kMagic.size(), &magic, "magic"));
-  if (magic != kMagic) return r.Loss("not a Towerflow checkpoint (bad magic)");
-  uint32_t count = 0, header_crc = 0;
-  TW_RETURN_IF_ERROR(r.Get(&count, "tensor count"));
-  TW_RETURN_IF_ERROR(r.Get(&header_crc, "header checksum"));
-  if (crc32c::Unmask(header_crc) != crc32c::Value(absl::string_view(bytes).substr(0, 12))) {
-    return r.Loss("header checksum mismatch");
+  absl::StatusOr<std::unique_ptr<BundleReader>> reader = BundleReader::Open(path);
+  if (absl::IsNotFound(reader.status())) {
+    char magic[8] = {};
+    std::ifstream old(path, std::ios::binary);
+    if (old.read(magic, sizeof(magic)) && absl::string_view(magic, sizeof(magic)) == kOldMagic) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          path,
+          " is a checkpoint in the format of Towerflow before 2026-11, which is no longer "
+          "read; checkpoints are now TensorFlow's V2 format (<path>.index and "
+          "<path>.data-*). Retrain, or restore it with an older Towerflow and save again."));
+    }
   }
+  if (!reader.ok()) return reader.status();
   std::vector<NamedTensor> out;
-  absl::flat_hash_set<std::string> names;
-  for (uint32_t i = 0; i < count; ++i) {
-    uint32_t length = 0, crc = 0;
-    absl::string_view record;
-    TW_RETURN_IF_ERROR(r.Get(&length, "record length"));
-    TW_RETURN_IF_ERROR(r.Bytes(length, &record, "record"));
-    TW_RETURN_IF_ERROR(r.Get(&crc, "record checksum"));
-    if (crc32c::Unmask(crc) != crc32c::Value(record)) {
-      return r.Loss(absl::StrCat("checksum mismatch in tensor record ", i));
-    }
-    TW_ASSIGN_OR_RETURN(NamedTensor nt, ParseRecord(record, path));
-    if (!names.insert(nt.name).second) {
-      return r.Loss(absl::StrCat("duplicate tensor name '", nt.name, "'"));
-    }
-    out.push_back(std::move(nt));
-  }
-  if (r.remaining() != 0) {
-    return r.Loss(absl::StrCat(r.remaining(), " unexpected bytes after the last tensor"));
+  for (const auto& [name, entry] : (*reader)->entries()) {
+    TW_ASSIGN_OR_RETURN(Tensor t, (*reader)->Read(name));
+    out.push_back({name, std::move(t)});
   }
   return out;
+}
+
+void DeleteCheckpoint(const std::string& path) {
+  // The index first: without it the rest is no checkpoint.
+  ::unlink(BundleIndexPath(path).c_str());
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  const std::string data_prefix =
+      absl::StrCat(slash == std::string::npos ? path : path.substr(slash + 1), ".data-");
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (absl::StartsWith(file, data_prefix)) ::unlink(entry.path().c_str());
+  }
+  ::unlink(absl::StrCat(path, ".meta").c_str());
 }
 
 absl::StatusOr<CheckpointState> ReadCheckpointState(const std::string& dir) {
@@ -202,14 +101,7 @@ absl::StatusOr<std::string> LatestCheckpoint(const std::string& dir) {
   return Join(dir, state->model_checkpoint_path());
 }
 
-absl::StatusOr<std::string> SaveCheckpoint(const std::string& dir, const std::string& basename,
-                                           int64_t step, const std::vector<NamedTensor>& tensors,
-                                           int max_to_keep) {
-  TW_RETURN_IF_ERROR(CreateDirectories(dir));
-  const std::string name = absl::StrCat(basename, "-", step);
-  const std::string path = Join(dir, name);
-  TW_RETURN_IF_ERROR(WriteCheckpoint(path, tensors));
-
+absl::Status RecordCheckpoint(const std::string& dir, const std::string& name, int max_to_keep) {
   CheckpointState state;
   absl::StatusOr<CheckpointState> old = ReadCheckpointState(dir);
   if (old.ok()) state = *std::move(old);
@@ -245,7 +137,18 @@ absl::StatusOr<std::string> SaveCheckpoint(const std::string& dir, const std::st
   next.set_last_preserved_timestamp(state.last_preserved_timestamp());
   TW_RETURN_IF_ERROR(WriteCheckpointState(dir, next));
   // Only once the state file no longer names them.
-  for (const std::string& d : dropped) ::unlink(Join(dir, d).c_str());
+  for (const std::string& d : dropped) DeleteCheckpoint(Join(dir, d));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> SaveCheckpoint(const std::string& dir, const std::string& basename,
+                                           int64_t step, const std::vector<NamedTensor>& tensors,
+                                           int max_to_keep) {
+  TW_RETURN_IF_ERROR(CreateDirectories(dir));
+  const std::string name = absl::StrCat(basename, "-", step);
+  const std::string path = Join(dir, name);
+  TW_RETURN_IF_ERROR(WriteCheckpoint(path, tensors));
+  TW_RETURN_IF_ERROR(RecordCheckpoint(dir, name, max_to_keep));
   return path;
 }
 

@@ -7,21 +7,20 @@
 //   TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> back, ReadCheckpoint(latest));
 //
 // Note [Checkpoint format]
-// One file per checkpoint, little-endian:
-//   "TWCKPT01"  u32 tensor_count  u32 masked_crc32c(magic and count)
-//   per tensor: u32 record_length, record, u32 masked_crc32c(record)
-//     record = u32 name_length, name, i32 dtype, u32 rank, i64 dims[rank],
-//              u64 data_length, data (row-major elements)
-//   and nothing after the last tensor.
-// Every length is checked against what is left of the file and the dims
-// against data_length before anything is allocated, so a flipped bit, a
-// truncated file or a lying header is DataLoss naming the file, and never a
-// crash or a huge allocation. Tensor names are unique.
+// A checkpoint is TensorFlow's V2 format: `<path>.index` and
+// `<path>.data-00000-of-00001` (framework/tensor_bundle.h has the layout and
+// its checks), so TensorFlow reads what Towerflow writes and the other way
+// round. A flipped bit, a truncated file or a lying entry is DataLoss naming
+// the file (and the tensor), never a crash or an allocation larger than the
+// file. Tensor names are unique. The single-file format of Towerflow before
+// it is no longer read: ReadCheckpoint says so (FailedPrecondition) rather
+// than misreading it.
 //
-// Crash safety: a checkpoint is written to a temporary file, fsynced and
-// renamed into place (core/file_io.h), and only then is the state file
-// rewritten the same way; old checkpoints are deleted last. A kill at any
-// moment leaves the state file naming a complete checkpoint.
+// Crash safety: the data file and then the index are each written to a
+// temporary file, fsynced and renamed into place (core/file_io.h), and only
+// then is the state file rewritten the same way; old checkpoints are deleted
+// last, index first. A kill at any moment leaves the state file naming a
+// complete checkpoint.
 //
 // The state file is TensorFlow's CheckpointState in text format, paths
 // relative to the directory:
@@ -38,8 +37,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "proto/checkpoint_state.pb.h"
 #include "framework/tensor.h"
+#include "proto/checkpoint_state.pb.h"
 
 namespace towerflow {
 
@@ -48,12 +47,17 @@ struct NamedTensor {
   Tensor tensor;
 };
 
-// InvalidArgument for duplicate names or tensors without a fixed-size dtype
-// (strings, resources); I/O errors name the path.
+// Writes the checkpoint `path` (its .index and .data files). InvalidArgument
+// for duplicate names or tensors a checkpoint cannot hold (resources); I/O
+// errors name the path.
 absl::Status WriteCheckpoint(const std::string& path, const std::vector<NamedTensor>& tensors);
-// NotFound when `path` does not exist; DataLoss "<path>: ..." for anything
-// malformed.
+// Every tensor of the checkpoint `path`, sorted by name. NotFound when there
+// is no `<path>.index`; DataLoss "<file>: ..." for anything malformed.
 absl::StatusOr<std::vector<NamedTensor>> ReadCheckpoint(const std::string& path);
+
+// Deletes the files of checkpoint `path` (index first, then its data files
+// and a `.meta` beside them), ignoring those already gone.
+void DeleteCheckpoint(const std::string& path);
 
 // The state file of `dir`; NotFound when there is none, DataLoss when it
 // does not parse.
@@ -64,10 +68,12 @@ absl::Status WriteCheckpointState(const std::string& dir, const CheckpointState&
 // NotFound when the directory has no state file or it names none.
 absl::StatusOr<std::string> LatestCheckpoint(const std::string& dir);
 
-// Writes `<dir>/<basename>-<step>` (creating `dir` and its parents),
-// makes it the latest in the state file
+// Makes the written checkpoint `<dir>/<name>` the latest in the state file
 // and deletes the oldest checkpoints beyond `max_to_keep` (<= 0 keeps all).
-// Returns the path written.
+absl::Status RecordCheckpoint(const std::string& dir, const std::string& name, int max_to_keep);
+
+// Writes `<dir>/<basename>-<step>` (creating `dir` and its parents) and
+// records it (RecordCheckpoint). Returns the path written.
 absl::StatusOr<std::string> SaveCheckpoint(const std::string& dir, const std::string& basename,
                                            int64_t step, const std::vector<NamedTensor>& tensors,
                                            int max_to_keep);

@@ -80,7 +80,63 @@ TEST(SaverTest, KeepsTheLastMaxToKeep) {
   EXPECT_THAT(state.all_model_checkpoint_paths(),
               ::testing::ElementsAre("model.ckpt-2", "model.ckpt-3"));
   EXPECT_EQ(state.model_checkpoint_path(), "model.ckpt-3");
-  EXPECT_EQ(access((dir + "/model.ckpt-1").c_str(), F_OK), -1);
+  EXPECT_EQ(access((dir + "/model.ckpt-1.index").c_str(), F_OK), -1);
+  EXPECT_EQ(access((dir + "/model.ckpt-1.data-00000-of-00001").c_str(), F_OK), -1);
+  EXPECT_EQ(access((dir + "/model.ckpt-3.index").c_str(), F_OK), 0);
+}
+
+TEST(SaverTest, BuildsTensorFlowsSaverSubgraph) {
+  Scope s = Scope::NewRootScope();
+  GetVariable(s, "w", TensorShape({1}), DT_FLOAT, initializers::Zeros());
+  GetVariable(s, "b", TensorShape({}), DT_INT32, initializers::Zeros());
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Saver> saver, Saver::Create(s));
+  const SaverDef& def = saver->saver_def();
+  EXPECT_EQ(def.filename_tensor_name(), "save/Const:0");
+  EXPECT_EQ(def.save_tensor_name(), "save/control_dependency:0");
+  EXPECT_EQ(def.restore_op_name(), "save/restore_all");
+  EXPECT_EQ(def.version(), SaverDef::V2);
+  EXPECT_EQ(def.max_to_keep(), 5);
+  EXPECT_FALSE(def.sharded());
+  const Node* save = s.graph()->FindNode("save/SaveV2");
+  ASSERT_NE(save, nullptr);
+  EXPECT_EQ(save->type_string(), "SaveV2");
+  EXPECT_EQ(save->requested_device(), "/device:CPU:0");
+  const Node* restore = s.graph()->FindNode("save/RestoreV2");
+  ASSERT_NE(restore, nullptr);
+  EXPECT_EQ(restore->num_outputs(), 2);
+  EXPECT_NE(s.graph()->FindNode("save/AssignVariableOp_1"), nullptr);
+}
+
+// TensorFlow's own checkpoint (TF Serving's half_plus_two: a = a2 = 0.5,
+// b = 2, c = c2 = 3) restores into Towerflow variables, and saving them again
+// writes TF's two files byte for byte: same names, dtypes, shapes, bytes and
+// CRCs.
+TEST(SaverTest, RestoresTensorFlowsCheckpointAndSavesItBackIdentically) {
+  std::string index;
+  TW_SKIP_WITHOUT_REFERENCE(index,
+                            "tf/saved_models/half_plus_two_cpu/00000123/variables/"
+                            "variables.index");
+  const std::string prefix = index.substr(0, index.size() - 6);
+  Scope s = Scope::NewRootScope();
+  std::vector<Variable> vars;
+  for (const char* name : {"a", "a2", "b", "c", "c2"}) {
+    vars.push_back(GetVariable(s, name, TensorShape({}), DT_FLOAT, initializers::Zeros()));
+  }
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Saver> saver, Saver::Create(s));
+  ClientSession session(s);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(s)}, &out));
+  TW_ASSERT_OK(saver->Restore(session, prefix));
+  TW_ASSERT_OK(session.Run({vars[0].value(s), vars[2].value(s), vars[4].value(s)}, &out));
+  EXPECT_THAT(out[0], TensorIs<float>({}, {0.5f}));
+  EXPECT_THAT(out[1], TensorIs<float>({}, {2.0f}));
+  EXPECT_THAT(out[2], TensorIs<float>({}, {3.0f}));
+
+  const std::string dir = testing::MakeTempDir("saver_tf");
+  TW_ASSERT_OK_AND_ASSIGN(std::string path, saver->Save(session, dir, 1));
+  EXPECT_EQ(testing::ReadFileOrDie(path + ".index"), testing::ReadFileOrDie(index));
+  EXPECT_EQ(testing::ReadFileOrDie(path + ".data-00000-of-00001"),
+            testing::ReadFileOrDie(prefix + ".data-00000-of-00001"));
 }
 
 }  // namespace

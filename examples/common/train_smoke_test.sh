@@ -34,7 +34,7 @@ grep -q "examples per step, $aggregation aggregation" <<< "$log" || fail "aggreg
 grep -Eq ": step 2, loss = [0-9]+\.[0-9]{2} \([0-9]+\.[0-9] examples/sec; [0-9]+\.[0-9]{3} sec/batch\)" <<< "$log" || fail "step line"
 grep -Eq "precision @ 1 = [01]\.[0-9]{4} \(test set" <<< "$log" || fail "evaluation"
 grep -q "Saving checkpoints for 2 into $model/model.ckpt-2" <<< "$log" || fail "checkpoint"
-for f in checkpoint model.ckpt-2 graph.pbtxt towers.dot export/model.meta; do
+for f in checkpoint model.ckpt-2.index model.ckpt-2.data-00000-of-00001 graph.pbtxt towers.dot export/model.meta; do
   [ -s "$model/$f" ] || fail "$model/$f is missing"
 done
 grep -q 'subgraph "cluster_tower_1"' "$model/towers.dot" || fail "no tower in the picture"
