@@ -14,8 +14,8 @@
 #include "core/status_macros.h"
 #include "core/type_dispatch.h"
 #include "estimator/estimator_internal.h"
-#include "ops/variables.h"
 #include "ops/ops.h"
+#include "ops/variables.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"
 #include "train/optimizer.h"
@@ -311,6 +311,13 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
   saver_options.max_to_keep = config_.keep_checkpoint_max;
   TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver,
                       train::Saver::Create(root, saver_options));
+  // Rewires initializers only: a checkpoint of model_dir, restored below,
+  // still wins over the warm start.
+  if (config_.warm_start_from.has_value() && !latest.ok()) {
+    log << LogTimestamp() << ": Warm-starting from "
+        << config_.warm_start_from->ckpt_to_initialize_from << "\n";
+    TW_RETURN_IF_ERROR(train::WarmStart(root, *config_.warm_start_from));
+  }
   Operation init_global = GlobalVariablesInitializer(root);
   Operation init_local = LocalVariablesInitializer(root);
   TW_RETURN_IF_ERROR(root.status());

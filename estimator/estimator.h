@@ -38,6 +38,7 @@
 #include "estimator/hooks.h"
 #include "estimator/model_fn.h"
 #include "runtime/session.h"
+#include "train/warm_start.h"
 
 namespace towerflow {
 
@@ -60,6 +61,10 @@ struct RunConfig {
   SessionOptions session_options = DefaultSessionOptions();
   // The graph-level random seed (tf.set_random_seed).
   std::optional<int64_t> random_seed;
+  // Warm start (TF's RunConfig... warm_start_from): when model_dir has no
+  // checkpoint yet, Train starts the chosen variables from this checkpoint
+  // instead of their initializers (train/warm_start.h).
+  std::optional<train::WarmStartSettings> warm_start_from;
   // Where the log goes.
   std::ostream* log = &std::cerr;
   // A progress bar on `log`: kAuto draws one when stderr is a terminal and
@@ -99,6 +104,15 @@ struct RunConfig {
   }
   RunConfig& set_random_seed(int64_t seed) {
     random_seed = seed;
+    return *this;
+  }
+  // All trainable variables, under their own names.
+  RunConfig& set_warm_start_from(std::string checkpoint) {
+    warm_start_from = train::WarmStartSettings{std::move(checkpoint)};
+    return *this;
+  }
+  RunConfig& set_warm_start_from(train::WarmStartSettings settings) {
+    warm_start_from = std::move(settings);
     return *this;
   }
 
@@ -184,6 +198,18 @@ class Estimator {
   // none) to "outputs/<name>:0". Load it with ExportedModel (or TF's
   // import_meta_graph). Returns export_dir.
   absl::StatusOr<std::string> Export(const std::string& export_dir, const Signature& features);
+
+  // TF's export_savedmodel: writes the PREDICT graph as a SavedModel
+  // (saved_model/builder.h) in `<export_dir_base>/<timestamp>`, tag "serve":
+  // the graph with its variables and TF's saver subgraph, the latest
+  // checkpoint's values (the moving averages where model_fn restores them)
+  // in variables/, and a "serving_default" signature
+  // (tensorflow/serving/predict) from each of `features` to its
+  // placeholder and each export output (each prediction when there are
+  // none) to "outputs/<name>:0". LoadSavedModel — or TensorFlow's loader —
+  // serves it. NotFound without a checkpoint. Returns the export directory.
+  absl::StatusOr<std::string> ExportSavedModel(const std::string& export_dir_base,
+                                               const Signature& features);
 
   const RunConfig& config() const { return config_; }
 

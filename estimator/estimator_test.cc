@@ -21,6 +21,7 @@
 #include "ops/initializers.h"
 #include "ops/ops.h"
 #include "proto/event.pb.h"
+#include "saved_model/loader.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/moving_averages.h"
@@ -59,7 +60,8 @@ EstimatorSpec LinearModel(const Scope& s, const FeatureMap& features, const Feat
   if (mode != ModeKeys::kTrain || params.Get("no_train_op") != 0) return spec;
   TowerOptimizer opt(std::make_shared<train::GradientDescentOptimizer>(1.0));
   spec.train_op = opt.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
-  if (averaged && s.ok()) spec.train_op = ema.Apply(s.WithControlDependencies({spec.train_op}), {c});
+  if (averaged && s.ok())
+    spec.train_op = ema.Apply(s.WithControlDependencies({spec.train_op}), {c});
   return spec;
 }
 
@@ -137,6 +139,34 @@ TEST(EstimatorTest, TrainsLogsAndResumesFromTheLatestCheckpoint) {
   TW_ASSERT_OK_AND_ASSIGN(r, resumed.Train(LinearInput(), {.max_steps = 4}));
   EXPECT_EQ(r.global_step, 4);
   EXPECT_EQ(r.loss, 0);
+}
+
+// RunConfig::warm_start_from: a new model starts from another one's trained
+// c (4 after two steps: loss 9, not 27) but its own global step (not
+// trainable) from 0; once it has checkpoints of its own they win.
+TEST(EstimatorTest, WarmStartsFromAnotherModelsCheckpoint) {
+  Fixture first("warm_first");
+  TW_ASSERT_OK(first.estimator->Train(LinearInput(), {.steps = 2}).status());
+  Fixture second("warm_second");
+  second.config.set_warm_start_from(first.config.model_dir);
+  Estimator warm(LinearModel, second.config);
+  auto history = std::make_shared<StepHistoryHook>();
+  TW_ASSERT_OK_AND_ASSIGN(TrainResult r,
+                          warm.Train(LinearInput(), {.steps = 1, .hooks = {history}}));
+  EXPECT_EQ(history->losses(), (std::vector<double>{9}));
+  EXPECT_EQ(r.global_step, 1);
+  EXPECT_THAT(second.log.str(), HasSubstr("Warm-starting from " + first.config.model_dir));
+  // c = 1 now in its own checkpoint; the warm start is not applied again.
+  auto again = std::make_shared<StepHistoryHook>();
+  TW_ASSERT_OK(warm.Train(LinearInput(), {.steps = 1, .hooks = {again}}).status());
+  EXPECT_EQ(again->losses(), (std::vector<double>{0}));
+  // A pattern that chooses nothing is an error, not a silent cold start.
+  Fixture third("warm_third");
+  train::WarmStartSettings settings{first.config.model_dir};
+  settings.vars_to_warm_start = "nothing_matches";
+  third.config.set_warm_start_from(settings);
+  EXPECT_THAT(Estimator(LinearModel, third.config).Train(LinearInput(), {.steps = 1}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "chooses no trainable variable"));
 }
 
 TEST(EstimatorTest, TheEndOfTheDataEndsTraining) {
@@ -310,6 +340,41 @@ TEST(EstimatorTest, EvaluatesAndExportsWithMovingAverages) {
   TW_ASSERT_OK_AND_ASSIGN(ExportedModel served, ExportedModel::Load(export_dir));
   TW_ASSERT_OK_AND_ASSIGN(auto out, served.Run({{"x", Literal<double>({1, 1}, {2})}}));
   EXPECT_THAT(out["y"], TensorIs<double>({1, 1}, {17}));
+  // The SavedModel holds the average as c itself.
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::string saved,
+      f.estimator->ExportSavedModel(testing::MakeTempDir("ema_saved_model"),
+                                    {{"x", {DT_DOUBLE, PartialTensorShape({-1, 1})}}}));
+  EXPECT_EQ(CheckpointValue(saved + "/variables/variables", "c"), 8.5);
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(saved, {kSavedModelTagServe}));
+  TW_ASSERT_OK_AND_ASSIGN(SignatureTensors y,
+                          bundle.Run("serving_default", {{"x", Literal<double>({1, 1}, {2})}}));
+  EXPECT_THAT(y.at("y"), TensorIs<double>({1, 1}, {17}));
+}
+
+// ExportSavedModel: a SavedModel in <base>/<timestamp> that LoadSavedModel
+// serves with the trained c = 7, with TF's saver subgraph and signature.
+TEST(EstimatorTest, ExportsASavedModel) {
+  Fixture f("saved_model");
+  const std::string base = testing::MakeTempDir("saved_model_export") + "/export";
+  Signature features = {{"x", {DT_DOUBLE, PartialTensorShape({-1, 1})}}};
+  EXPECT_THAT(f.estimator->ExportSavedModel(base, features),
+              StatusIs(absl::StatusCode::kNotFound, "checkpoint"));
+  TW_ASSERT_OK(f.estimator->Train(LinearInput(), {.steps = 1}));  // c = 7
+  TW_ASSERT_OK_AND_ASSIGN(std::string dir, f.estimator->ExportSavedModel(base, features));
+  EXPECT_EQ(dir.substr(0, base.size() + 1), base + "/");
+  EXPECT_THAT(f.log.str(), HasSubstr("SavedModel written to " + dir));
+  TW_ASSERT_OK_AND_ASSIGN(SavedModel model, ReadSavedModel(dir));
+  const MetaGraphDef& meta = model.meta_graphs(0);
+  EXPECT_EQ(meta.saver_def().restore_op_name(), "save/restore_all");
+  EXPECT_EQ(meta.signature_def().at("serving_default").outputs().at("y").name(), "outputs/y:0");
+  EXPECT_EQ(CheckpointValue(dir + "/variables/variables", "c"), 7);
+
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(dir, {kSavedModelTagServe}));
+  TW_ASSERT_OK_AND_ASSIGN(
+      SignatureTensors out,
+      bundle.Run("serving_default", {{"x", Literal<double>({2, 1}, {10, -1})}}));
+  EXPECT_THAT(out.at("y"), TensorIs<double>({2, 1}, {70, -7}));
 }
 
 // An embedding table read by ResourceGather: the export turns the gather

@@ -1,5 +1,5 @@
-// Estimator::ExportGraph, Estimator::Export (a frozen PREDICT graph) and
-// ExportedModel.
+// Estimator::ExportGraph, Estimator::Export (a frozen PREDICT graph),
+// Estimator::ExportSavedModel and ExportedModel.
 #include <deque>
 
 #include "absl/container/flat_hash_map.h"
@@ -13,7 +13,10 @@
 #include "graph/graph_io.h"
 #include "ops/ops.h"
 #include "proto/meta_graph.pb.h"
+#include "saved_model/builder.h"
+#include "saved_model/loader.h"
 #include "train/checkpoint.h"
+#include "train/saver.h"
 
 namespace towerflow {
 namespace {
@@ -156,6 +159,54 @@ absl::StatusOr<GraphDef> Freeze(
   return frozen;
 }
 
+// Adds the "serving_default" predict signature: each feature's placeholder
+// in, each export output (or prediction) out through an Identity named
+// "outputs/<name>". Returns the output nodes.
+absl::StatusOr<std::vector<std::string>> AddServingSignature(const ModelGraph& g,
+                                                             const Signature& features,
+                                                             MetaGraphDef* meta) {
+  const std::map<std::string, Output>& outputs =
+      g.spec.export_outputs.empty() ? g.spec.predictions : g.spec.export_outputs;
+  if (outputs.empty()) {
+    return absl::InvalidArgumentError("Export: model_fn returned no predictions or outputs");
+  }
+  SignatureDef& signature = (*meta->mutable_signature_def())[kServingSignature];
+  signature.set_method_name(kPredictMethodName);
+  for (const auto& [name, input] : features) {
+    TensorInfo& info = (*signature.mutable_inputs())[name];
+    info.set_name(absl::StrCat(g.placeholders.at(name).node()->name(), ":0"));
+    info.set_dtype(input.dtype);
+    *info.mutable_tensor_shape() = input.shape.AsProto();
+  }
+  const Scope out_scope = g.root.NewSubScope("outputs");
+  std::vector<std::string> output_nodes;
+  for (const auto& [name, output] : outputs) {
+    Output id = ops::Identity(out_scope.WithOpName(name), output);
+    output_nodes.push_back(id.node()->name());
+    TensorInfo& info = (*signature.mutable_outputs())[name];
+    info.set_name(absl::StrCat(id.node()->name(), ":0"));
+    info.set_dtype(output.type());
+    *info.mutable_tensor_shape() = output.shape().AsProto();
+  }
+  TW_RETURN_IF_ERROR(g.root.status());
+  return output_nodes;
+}
+
+// VarHandleOp node -> the checkpoint name its value is restored from, for
+// variables not restored under their own name (moving averages, mirrors).
+absl::flat_hash_map<std::string, std::string> RestoreNames(const ModelGraph& g) {
+  absl::flat_hash_map<std::string, std::string> restore_names;
+  for (const auto& [name, var] : g.spec.restore_var_names) {
+    restore_names[var.handle().node()->name()] = name;
+  }
+  // A mirror holds what its variable restores.
+  for (const auto& [mirror, source] : g.spec.mirrored_from) {
+    auto it = restore_names.find(source.handle().node()->name());
+    restore_names[mirror] = it != restore_names.end() ? it->second : source.name();
+  }
+  return restore_names;
+}
+
 }  // namespace
 
 absl::Status Estimator::ExportGraph(ModeKeys mode, const Signature& features,
@@ -174,41 +225,11 @@ absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
   TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
                       estimator_internal::BuildModelGraph(model_fn_, config_, params_,
                                                           ModeKeys::kPredict, features, {}));
-  const std::map<std::string, Output>& outputs =
-      g->spec.export_outputs.empty() ? g->spec.predictions : g->spec.export_outputs;
-  if (outputs.empty()) {
-    return absl::InvalidArgumentError("Export: model_fn returned no predictions or outputs");
-  }
   MetaGraphDef meta;
-  SignatureDef& signature = (*meta.mutable_signature_def())[kServingSignature];
-  signature.set_method_name("tensorflow/serving/predict");
-  for (const auto& [name, input] : features) {
-    TensorInfo& info = (*signature.mutable_inputs())[name];
-    info.set_name(absl::StrCat(g->placeholders.at(name).node()->name(), ":0"));
-    info.set_dtype(input.dtype);
-    *info.mutable_tensor_shape() = input.shape.AsProto();
-  }
-  const Scope out_scope = g->root.NewSubScope("outputs");
-  std::vector<std::string> output_nodes;
-  for (const auto& [name, output] : outputs) {
-    Output id = ops::Identity(out_scope.WithOpName(name), output);
-    output_nodes.push_back(id.node()->name());
-    TensorInfo& info = (*signature.mutable_outputs())[name];
-    info.set_name(absl::StrCat(id.node()->name(), ":0"));
-    info.set_dtype(output.type());
-    *info.mutable_tensor_shape() = output.shape().AsProto();
-  }
-  TW_RETURN_IF_ERROR(g->root.status());
+  TW_ASSIGN_OR_RETURN(std::vector<std::string> output_nodes,
+                      AddServingSignature(*g, features, &meta));
   TW_ASSIGN_OR_RETURN(GraphDef def, g->root.ToGraphDef());
-  absl::flat_hash_map<std::string, std::string> restore_names;
-  for (const auto& [name, var] : g->spec.restore_var_names) {
-    restore_names[var.handle().node()->name()] = name;
-  }
-  // A mirror holds what its variable restores.
-  for (const auto& [mirror, source] : g->spec.mirrored_from) {
-    auto it = restore_names.find(source.handle().node()->name());
-    restore_names[mirror] = it != restore_names.end() ? it->second : source.name();
-  }
+  const absl::flat_hash_map<std::string, std::string> restore_names = RestoreNames(*g);
   TW_ASSIGN_OR_RETURN(*meta.mutable_graph_def(),
                       Freeze(def, output_nodes, checkpoint, restore_names));
   TW_RETURN_IF_ERROR(CreateDirectories(export_dir));
@@ -216,6 +237,54 @@ absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
                                          SerializeDeterministic(meta)));
   *config_.log << LogTimestamp() << ": Exported " << checkpoint << " to " << export_dir << "\n";
   return export_dir;
+}
+
+absl::StatusOr<std::string> Estimator::ExportSavedModel(const std::string& export_dir_base,
+                                                        const Signature& features) {
+  TW_RETURN_IF_ERROR(estimator_internal::CheckConfig(config_));
+  TW_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(config_.model_dir));
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
+                      estimator_internal::BuildModelGraph(model_fn_, config_, params_,
+                                                          ModeKeys::kPredict, features, {}));
+  MetaGraphDef meta;
+  meta.mutable_meta_info_def()->add_tags(kSavedModelTagServe);
+  meta.mutable_meta_info_def()->set_meta_graph_version("towerflow");
+  TW_RETURN_IF_ERROR(AddServingSignature(*g, features, &meta).status());
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver, train::Saver::Create(g->root));
+  *meta.mutable_saver_def() = saver->saver_def();
+  // Local variables (metrics, mirrors) start after the restore, as TF's
+  // Estimator export runs local_variables_initializer as its main op.
+  const Operation init_local = LocalVariablesInitializer(g->root);
+  TW_RETURN_IF_ERROR(g->root.status());
+  (*meta.mutable_collection_def())["saved_model_main_op"].mutable_node_list()->add_value(
+      init_local.node()->name());
+  TW_ASSIGN_OR_RETURN(*meta.mutable_graph_def(), g->root.ToGraphDef());
+
+  // The variables as the export's Saver restores them: under their own
+  // names, with the values model_fn restores them from.
+  const absl::flat_hash_map<std::string, std::string> restore_names = RestoreNames(*g);
+  TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> saved, ReadCheckpoint(checkpoint));
+  absl::flat_hash_map<std::string, const Tensor*> by_name;
+  for (const NamedTensor& nt : saved) by_name[nt.name] = &nt.tensor;
+  std::vector<NamedTensor> variables;
+  for (const Variable& v : saver->variables()) {
+    auto renamed = restore_names.find(v.handle().node()->name());
+    const std::string& from = renamed != restore_names.end() ? renamed->second : v.name();
+    auto it = by_name.find(from);
+    if (it == by_name.end()) {
+      return absl::NotFoundError(absl::StrCat("ExportSavedModel: variable ", v.name(),
+                                              " (restored from ", from, ") is not in checkpoint ",
+                                              checkpoint));
+    }
+    variables.push_back({v.name(), *it->second});
+  }
+  TW_ASSIGN_OR_RETURN(std::string dir,
+                      WriteSavedModel(export_dir_base, meta, [&](const std::string& prefix) {
+                        return WriteCheckpoint(prefix, variables);
+                      }));
+  *config_.log << LogTimestamp() << ": SavedModel written to " << dir << " (from " << checkpoint
+               << ")\n";
+  return dir;
 }
 
 absl::StatusOr<ExportedModel> ExportedModel::Load(const std::string& export_dir,

@@ -25,12 +25,13 @@ ops:            graph framework core proto
 kernels:        framework core proto
 kernels/gpu:    kernels framework/gpu framework core proto
 runtime:        graph framework core proto
+saved_model:    runtime graph framework core proto
 data:           framework core proto
 train:          ops graph runtime framework core proto
 layers:         ops graph framework core proto
-estimator:      train data ops graph runtime framework core proto
-keras:          estimator layers train data ops graph runtime framework core proto
-testing:        keras estimator layers train data ops graph runtime kernels framework core proto tests
+estimator:      saved_model train data ops graph runtime framework core proto
+keras:          estimator saved_model layers train data ops graph runtime framework core proto
+testing:        keras estimator saved_model layers train data ops graph runtime kernels framework core proto tests
 EOF
 
 tree="${1:-}"

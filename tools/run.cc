@@ -8,11 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/file_io.h"
 #include "core/status_macros.h"
 #include "core/type_dispatch.h"
+#include "framework/node_def_util.h"
 #include "graph/graph.h"
 #include "graph/graph_io.h"
-#include "framework/node_def_util.h"
 #include "nlohmann/json.hpp"
 #include "runtime/session.h"
 
@@ -130,7 +131,7 @@ absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(const std::string& feed
     }
     dtype = BaseType(node->output_type(id.index));
   }
-  absl::StatusOr<Tensor> t = TensorFromJson(json, dtype);
+  absl::StatusOr<Tensor> t = TensorFromJsonOrFile(json, dtype);
   if (!t.ok()) return AddErrorContext(t.status(), absl::StrCat("--feed ", name));
   return std::make_pair(name, *std::move(t));
 }
@@ -180,6 +181,14 @@ absl::StatusOr<Tensor> TensorFromJson(const std::string& text, DataType dtype) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot feed JSON as ", DataTypeString(dtype)));
   }
+  return t;
+}
+
+absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType dtype) {
+  if (value.empty() || value[0] != '@') return TensorFromJson(value, dtype);
+  TW_ASSIGN_OR_RETURN(std::string text, ReadFileToString(value.substr(1)));
+  absl::StatusOr<Tensor> t = TensorFromJson(text, dtype);
+  if (!t.ok()) return AddErrorContext(t.status(), value.substr(1));
   return t;
 }
 

@@ -1,11 +1,12 @@
 // `towerflow run`: feed JSON values into a GraphDef, run it, print fetches.
 //
-//   towerflow run g.pbtxt --feed x=[[1,2],[3,4]] --feed k=3:int64
+//   towerflow run g.pbtxt --feed x=[[1,2],[3,4]] --feed k=3:int64 --feed img=@image.json
 //       --target init --fetch y --fetch z:1 [--device_count CPU=2] [--json] [--trace t.json]
 //   (one command line)
 //
-// Feeds are JSON numbers, booleans or strings in nested lists; the dtype
-// comes from the fed node's output unless given as a ":dtype" suffix.
+// Feeds are JSON numbers, booleans or strings in nested lists, inline or in
+// a file ("@path"); the dtype comes from the fed node's output unless given
+// as a ":dtype" suffix.
 // Targets run one by one, in order, before one run that fetches.
 #ifndef TOWERFLOW_TOOLS_RUN_H_
 #define TOWERFLOW_TOOLS_RUN_H_
@@ -40,6 +41,10 @@ absl::StatusOr<std::string> RunGraph(const RunCommand& command);
 // A tensor of `dtype` from JSON nested lists: InvalidArgument naming the
 // problem (ragged lists, a value that does not fit the dtype).
 absl::StatusOr<Tensor> TensorFromJson(const std::string& json, DataType dtype);
+
+// TensorFromJson of `value`, or of the file it names as "@path" (for feeds
+// too large for a command line); errors name the file.
+absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType dtype);
 
 // {"dtype":"float","shape":[2],"values":[1,2]}
 std::string TensorToJson(const Tensor& t);

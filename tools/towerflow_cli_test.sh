@@ -56,4 +56,64 @@ grep -q "ragged list at values\[1\]" "$tmp/err.txt" || fail "ragged feed error: 
 "$tool" run "$tmp/r.pbtxt" --feed 'x=[[1,2]]:int32' --fetch y 2> "$tmp/err.txt"; [ $? -eq 1 ] || fail "int32 feed"
 grep -q "expects float" "$tmp/err.txt" || fail "dtype feed error: $(cat "$tmp/err.txt")"
 "$tool" run "$tmp/r.pbtxt" --bogus 2> /dev/null; [ $? -eq 2 ] || fail "bad run flag must exit 2"
+# checkpoint: a SaveV2 run through `run` writes a V2 checkpoint; `checkpoint`
+# lists it (by prefix, by .index path, by directory) and prints a tensor.
+cat > "$tmp/save.pbtxt" <<PB
+node { name: "prefix" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape {} string_val: "$tmp/ckpt/model.ckpt-3" } } } }
+node { name: "names" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { dim { size: 2 } } string_val: "dense/kernel" string_val: "global_step" } } } }
+node { name: "slices" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { dim { size: 2 } } string_val: "" string_val: "" } } } }
+node { name: "k" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 2 } } float_val: 1.5 float_val: 2 float_val: 3 float_val: 4 } } } }
+node { name: "step" op: "Const" attr { key: "dtype" value { type: DT_INT64 } } attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape {} int64_val: 3 } } } }
+node { name: "save" op: "SaveV2" input: "prefix" input: "names" input: "slices" input: "k" input: "step" attr { key: "dtypes" value { list { type: DT_FLOAT type: DT_INT64 } } } }
+PB
+"$tool" run "$tmp/save.pbtxt" --target save > /dev/null || fail "SaveV2 run exited $?"
+printf 'model_checkpoint_path: "model.ckpt-3"\n' > "$tmp/ckpt/checkpoint"
+for arg in "$tmp/ckpt/model.ckpt-3" "$tmp/ckpt/model.ckpt-3.index" "$tmp/ckpt"; do
+  "$tool" checkpoint "$arg" > "$tmp/ckpt.txt" || fail "checkpoint $arg exited $?"
+  grep -q "2 tensors, 1 shard, 24 bytes of data" "$tmp/ckpt.txt" || fail "checkpoint: $(cat "$tmp/ckpt.txt")"
+  grep -Eq '^  dense/kernel +float +\[2,2\] +16$' "$tmp/ckpt.txt" || fail "checkpoint: $(cat "$tmp/ckpt.txt")"
+  grep -Eq '^  global_step +int64 +\[\] +8$' "$tmp/ckpt.txt" || fail "checkpoint: $(cat "$tmp/ckpt.txt")"
+done
+"$tool" checkpoint "$tmp/ckpt" --tensor dense/kernel > "$tmp/t.txt" || fail "checkpoint --tensor"
+[ "$(head -1 "$tmp/t.txt")" = "dense/kernel: float [2,2]" ] || fail "checkpoint --tensor: $(cat "$tmp/t.txt")"
+grep -q "1.5 2 3 4" "$tmp/t.txt" || fail "checkpoint --tensor values: $(cat "$tmp/t.txt")"
+"$tool" checkpoint "$tmp/ckpt" --tensor nope 2> "$tmp/err.txt"; [ $? -eq 1 ] || fail "missing tensor must exit 1"
+grep -q "Key nope not found in checkpoint" "$tmp/err.txt" || fail "missing tensor: $(cat "$tmp/err.txt")"
+head -c 40 "$tmp/ckpt/model.ckpt-3.index" > "$tmp/ckpt/cut.index"
+"$tool" checkpoint "$tmp/ckpt/cut" 2> "$tmp/err.txt"; [ $? -eq 1 ] || fail "truncated index must exit 1"
+grep -q "DATA_LOSS.*cut.index" "$tmp/err.txt" || fail "truncated index: $(cat "$tmp/err.txt")"
+# saved_model: TF Serving's half_plus_two (../shared/reference, when present).
+hp2=""
+for root in "${TEST_SRCDIR:-}/tf_reference" "${TEST_SRCDIR:-}/towerflow/external/tf_reference"; do
+  if [ -f "$root/tf/saved_models/half_plus_two_cpu/00000123/saved_model.pb" ]; then
+    hp2="$root/tf/saved_models/half_plus_two_cpu/00000123"
+  fi
+done
+if [ -n "$hp2" ]; then
+  "$tool" saved_model show "$hp2" > "$tmp/sm.txt" || fail "saved_model show exited $?"
+  grep -qx "'serve'" "$tmp/sm.txt" || fail "saved_model show: $(cat "$tmp/sm.txt")"
+  "$tool" saved_model show "$hp2" --tag_set serve > "$tmp/sm.txt" || fail "show --tag_set"
+  grep -q 'SignatureDef key: "regress_x_to_y"' "$tmp/sm.txt" || fail "show --tag_set: $(cat "$tmp/sm.txt")"
+  "$tool" saved_model show "$hp2" --tag_set serve --signature_def serving_default > "$tmp/sm.txt" ||
+      fail "show --signature_def"
+  grep -q "inputs\['x'\] tensor_info:" "$tmp/sm.txt" || fail "show signature: $(cat "$tmp/sm.txt")"
+  grep -q "shape: (-1, 1)" "$tmp/sm.txt" || fail "show signature: $(cat "$tmp/sm.txt")"
+  grep -q "Method name is: tensorflow/serving/predict" "$tmp/sm.txt" || fail "show signature: $(cat "$tmp/sm.txt")"
+  "$tool" saved_model run "$hp2" --signature_def serving_default --input 'x=[[1],[2],[5]]' --json \
+      > "$tmp/sm.json" || fail "saved_model run exited $?"
+  [ "$(cat "$tmp/sm.json")" = '{"y":{"dtype":"float","shape":[3,1],"values":[2.5,3.0,4.5]}}' ] ||
+      fail "saved_model run: $(cat "$tmp/sm.json")"
+  echo '[[1],[2],[5]]' > "$tmp/x.json"
+  "$tool" saved_model run "$hp2" --signature_def serving_default --input "x=@$tmp/x.json" --json \
+      > "$tmp/sm.json" || fail "saved_model run @file exited $?"
+  grep -q '"values":\[2.5,3.0,4.5\]' "$tmp/sm.json" || fail "saved_model run @file: $(cat "$tmp/sm.json")"
+  "$tool" saved_model run "$hp2" --signature_def serving_default --input "x=@$tmp/none.json" 2> "$tmp/err.txt"
+  [ $? -eq 1 ] || fail "a missing input file must exit 1"
+  grep -q "none.json" "$tmp/err.txt" || fail "missing input file: $(cat "$tmp/err.txt")"
+  "$tool" saved_model run "$hp2" 2> /dev/null; [ $? -eq 2 ] || fail "run without --signature_def must exit 2"
+  "$tool" checkpoint "$hp2/variables/variables" > "$tmp/ckpt.txt" || fail "checkpoint of a TF model"
+  grep -q "5 tensors, 1 shard, 20 bytes of data" "$tmp/ckpt.txt" || fail "TF checkpoint: $(cat "$tmp/ckpt.txt")"
+else
+  echo "skipping the SavedModel checks: ../shared/reference is not on this machine"
+fi
 echo PASS

@@ -5,6 +5,10 @@
 //   towerflow dot GRAPH [-o FILE]     Graphviz picture (stdout without -o)
 //   towerflow run GRAPH --feed NAME=JSON --fetch NAME --target NAME ...
 //                                     run a graph (see tools/run.h)
+//   towerflow checkpoint PREFIX|DIR [--tensor NAME]
+//                                     list a checkpoint, print a tensor
+//   towerflow saved_model show|run DIR ...
+//                                     TF's saved_model_cli (tools/saved_model_cli.h)
 //
 // Errors print the Status and exit 1; usage errors exit 2.
 #include <cstdio>
@@ -17,9 +21,11 @@
 #include "core/file_io.h"
 #include "core/status_macros.h"
 #include "graph/graph_io.h"
+#include "tools/checkpoint.h"
 #include "tools/dot.h"
 #include "tools/inspect.h"
 #include "tools/run.h"
+#include "tools/saved_model_cli.h"
 
 namespace towerflow {
 namespace {
@@ -33,7 +39,15 @@ constexpr char kUsage[] =
     "                                  devices as colours\n"
     "  towerflow run GRAPH --feed NAME=JSON[:dtype] ... --fetch NAME ... [--target NAME ...]\n"
     "                [--device_count CPU=2] [--json] [--trace FILE]\n"
-    "                                  run a graph: targets in order, then the fetches\n";
+    "                                  run a graph: targets in order, then the fetches\n"
+    "  towerflow checkpoint PREFIX|DIR [--tensor NAME]\n"
+    "                                  a checkpoint's tensors (a directory: its latest),\n"
+    "                                  or one tensor's values\n"
+    "  towerflow saved_model show DIR [--tag_set serve] [--signature_def KEY]\n"
+    "                                  a SavedModel's tag-sets, signatures, inputs, outputs\n"
+    "  towerflow saved_model run DIR --signature_def KEY --input KEY=JSON|@FILE ...\n"
+    "                [--tag_set serve] [--json]\n"
+    "                                  run a signature of a SavedModel\n";
 
 absl::Status Inspect(const std::string& path) {
   TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(path));
@@ -76,6 +90,22 @@ int Main(const std::vector<std::string>& args) {
     status = Dot(args[1], "");
   } else if (command == "dot" && args.size() == 4 && args[2] == "-o") {
     status = Dot(args[1], args[3]);
+  } else if (command == "checkpoint" &&
+             (args.size() == 2 || (args.size() == 4 && args[2] == "--tensor"))) {
+    absl::StatusOr<std::string> printed =
+        tools::DescribeCheckpoint(args[1], args.size() == 4 ? args[3] : "");
+    if (printed.ok()) std::cout << *printed;
+    status = printed.status();
+  } else if (command == "saved_model") {
+    absl::StatusOr<tools::SavedModelArgs> sm =
+        tools::ParseSavedModelArgs(std::vector<std::string>(args.begin() + 1, args.end()));
+    if (!sm.ok()) {
+      std::cerr << "towerflow saved_model: " << sm.status().message() << "\n" << kUsage;
+      return 2;
+    }
+    absl::StatusOr<std::string> printed = tools::SavedModelCommand(*sm);
+    if (printed.ok()) std::cout << *printed;
+    status = printed.status();
   } else if (command == "run") {
     absl::StatusOr<tools::RunCommand> run =
         tools::ParseRunArgs(std::vector<std::string>(args.begin() + 1, args.end()));

@@ -10,9 +10,10 @@
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
 #include "gmock/gmock.h"
-#include "ops/variables.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
+#include "ops/variables.h"
+#include "saved_model/loader.h"
 #include "tests/test_util.h"
 
 namespace towerflow {
@@ -115,6 +116,52 @@ TEST(Cifar10ModelTest, TwoTowersTakeTheSameStepAsOne) {
         << "step " << step;
   }
   EXPECT_NE(losses[1][1], losses[1][0]);  // training moved
+}
+
+// The tutorial model on two towers, trained a few steps and exported as a
+// SavedModel: LoadSavedModel of it predicts the same classes (and the same
+// probabilities) as the Estimator in process on 100 images, and its
+// signature is the Estimator's.
+TEST(Cifar10ModelTest, SavedModelPredictsTheSameClassesAsTheEstimator) {
+  std::ostringstream log;
+  const std::string dir = testing::MakeTempDir("saved_model_towers");
+  ReplicateOptions options;
+  options.devices = {"/cpu:0", "/cpu:1"};
+  TW_ASSERT_OK_AND_ASSIGN(ModelFn model, ReplicateModelFn(cifar10::ModelFn, options));
+  Estimator estimator(model, Config(dir, &log));
+  TW_ASSERT_OK(estimator.Train(FixedBatch(), {.steps = 3}));
+  Signature features = {{"images", {DT_FLOAT, PartialTensorShape({-1, 12, 12, 1})}}};
+  TW_ASSERT_OK_AND_ASSIGN(std::string export_dir,
+                          estimator.ExportSavedModel(dir + "/export", features));
+
+  std::mt19937 rng(11);
+  std::normal_distribution<float> noise;
+  Tensor images(DT_FLOAT, TensorShape({100, 12, 12, 1}));
+  for (int64_t i = 0; i < images.NumElements(); ++i) images.data<float>()[i] = noise(rng);
+  auto input = [&]() -> absl::StatusOr<InputSpec> {
+    TW_ASSIGN_OR_RETURN(data::Dataset d, data::Dataset::FromTensorSlices({images}));
+    return InputSpec{d.Batch(20), {"images"}, {}};
+  };
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<PredictionMap> in_process, estimator.Predict(input));
+  ASSERT_EQ(in_process.size(), 100u);
+
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle,
+                          LoadSavedModel(export_dir, {kSavedModelTagServe}));
+  TW_ASSERT_OK_AND_ASSIGN(const SignatureDef* sig, bundle.Signature("serving_default"));
+  EXPECT_EQ(sig->inputs().at("images").dtype(), DT_FLOAT);
+  EXPECT_EQ(sig->outputs().at("classes").dtype(), DT_INT64);
+  TW_ASSERT_OK_AND_ASSIGN(SignatureTensors served,
+                          bundle.Run("serving_default", {{"images", images}}));
+  const Tensor& classes = served.at("classes");
+  const Tensor& probabilities = served.at("probabilities");
+  ASSERT_EQ(classes.NumElements(), 100);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(classes.data<int64_t>()[i], in_process[i]["classes"].data<int64_t>()[0]) << i;
+    for (int k = 0; k < 10; ++k) {
+      EXPECT_NEAR(probabilities.data<float>()[i * 10 + k],
+                  in_process[i]["probabilities"].data<float>()[k], 1e-5);
+    }
+  }
 }
 
 }  // namespace

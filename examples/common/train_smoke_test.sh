@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # An example training program end to end on a tiny CIFAR-10 directory the
 # test writes (random pixels, labels 0..9): two towers on two virtual CPUs
-# train two steps, evaluate, export, write the graph and the towers'
-# picture; a second run resumes and skips training.
+# train two steps, evaluate, export a SavedModel (which the program checks
+# against the model in process), write the graph and the towers' picture; a
+# second run resumes and skips training.
 #
 #   train_smoke_test.sh <program> [extra flags...]
 set -u
@@ -34,12 +35,17 @@ grep -q "examples per step, $aggregation aggregation" <<< "$log" || fail "aggreg
 grep -Eq ": step 2, loss = [0-9]+\.[0-9]{2} \([0-9]+\.[0-9] examples/sec; [0-9]+\.[0-9]{3} sec/batch\)" <<< "$log" || fail "step line"
 grep -Eq "precision @ 1 = [01]\.[0-9]{4} \(test set" <<< "$log" || fail "evaluation"
 grep -q "Saving checkpoints for 2 into $model/model.ckpt-2" <<< "$log" || fail "checkpoint"
-for f in checkpoint model.ckpt-2.index model.ckpt-2.data-00000-of-00001 graph.pbtxt towers.dot export/model.meta; do
+for f in checkpoint model.ckpt-2.index model.ckpt-2.data-00000-of-00001 graph.pbtxt towers.dot; do
   [ -s "$model/$f" ] || fail "$model/$f is missing"
 done
 grep -q 'subgraph "cluster_tower_1"' "$model/towers.dot" || fail "no tower in the picture"
 ls "$model"/events.out.tfevents.* > /dev/null 2>&1 || fail "no TensorBoard events"
-grep -q "serving_default" "$model/export/model.meta" || fail "no serving signature"
+grep -Eq "^SavedModel check: 8 of 8 test images get the same class" <<< "$log" || fail "SavedModel check"
+exported="$(ls -d "$model"/export/[0-9]*)"
+for f in saved_model.pb variables/variables.index variables/variables.data-00000-of-00001; do
+  [ -s "$exported/$f" ] || fail "$exported/$f is missing"
+done
+grep -q "serving_default" "$exported/saved_model.pb" || fail "no serving signature"
 
 # Again: the checkpoint is at max_steps already.
 run "$@"

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -22,8 +23,9 @@
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
 #include "examples/common/input.h"
-#include "graph/graph_io.h"
 #include "framework/device.h"
+#include "graph/graph_io.h"
+#include "saved_model/loader.h"
 #include "tools/dot.h"
 #include "train/checkpoint.h"
 
@@ -106,6 +108,39 @@ class TimeLimitHook : public SessionRunHook {
   const double seconds_;
   std::chrono::steady_clock::time_point start_;
 };
+
+// The SavedModel against the Estimator in process: the classes of the first
+// 100 test images must agree.
+absl::Status CheckSavedModel(Estimator& estimator, const std::string& export_dir,
+                             const InputFn& test_input) {
+  constexpr int64_t kImages = 100;
+  TW_ASSIGN_OR_RETURN(InputSpec spec, test_input());
+  std::unique_ptr<data::Iterator> it = spec.dataset.MakeIterator();
+  TW_ASSIGN_OR_RETURN(std::optional<data::Element> batch, it->GetNext());
+  if (!batch.has_value()) return absl::OkStatus();  // no test data
+  const int64_t n = std::min(kImages, (*batch)[0].dim_size(0));
+  TW_ASSIGN_OR_RETURN(Tensor images, (*batch)[0].Slice(0, n));
+  InputFn first = [&]() -> absl::StatusOr<InputSpec> {
+    TW_ASSIGN_OR_RETURN(data::Dataset d, data::Dataset::FromTensorSlices({images}));
+    return InputSpec{d.Batch(n), {spec.features[0]}, {}};
+  };
+  TW_ASSIGN_OR_RETURN(std::vector<PredictionMap> in_process, estimator.Predict(first));
+  TW_ASSIGN_OR_RETURN(SavedModelBundle bundle, LoadSavedModel(export_dir, {kSavedModelTagServe}));
+  TW_ASSIGN_OR_RETURN(SignatureTensors served,
+                      bundle.Run("serving_default", {{spec.features[0], images}}, {"classes"}));
+  const Tensor& classes = served.at("classes");
+  int64_t agree = 0;
+  for (int64_t i = 0; i < n && i < static_cast<int64_t>(in_process.size()); ++i) {
+    agree += classes.data<int64_t>()[i] == in_process[i].at("classes").data<int64_t>()[0];
+  }
+  std::cout << "SavedModel check: " << agree << " of " << n
+            << " test images get the same class from LoadSavedModel as in process\n";
+  if (agree != n) {
+    return absl::InternalError(absl::StrCat("the SavedModel in ", export_dir, " disagrees on ",
+                                            n - agree, " of ", n, " classes"));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status Main(const ExampleModel& model, int argc, char** argv) {
   TW_ASSIGN_OR_RETURN(Flags flags, ParseFlags(argc, argv, model.param_flags));
@@ -204,12 +239,15 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
   TW_ASSIGN_OR_RETURN(GraphDef graph, ReadGraphDef(graph_path));
   const std::string dot_path = model_dir + "/towers.dot";
   TW_RETURN_IF_ERROR(WriteFileAtomically(dot_path, tools::DotFromGraphDef(graph)));
-  TW_ASSIGN_OR_RETURN(std::string export_dir, estimator.Export(model_dir + "/export", features));
+  TW_ASSIGN_OR_RETURN(std::string export_dir,
+                      estimator.ExportSavedModel(model_dir + "/export", features));
+  TW_RETURN_IF_ERROR(CheckSavedModel(estimator, export_dir, input(false)));
   TW_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(model_dir));
   std::cout << "checkpoint: " << checkpoint << "\n"
             << "training graph: " << graph_path << " (" << graph.node_size() << " nodes)\n"
             << "towers picture: " << dot_path << " (dot -Tsvg " << dot_path << " -o towers.svg)\n"
-            << "serving export: " << export_dir << "\n";
+            << "serving export (SavedModel): " << export_dir << " (towerflow saved_model show "
+            << export_dir << " --tag_set serve)\n";
   return absl::OkStatus();
 }
 

@@ -40,12 +40,13 @@ TW_REGISTER_NO_GRADIENT("ResourceApplyRMSProp");
 TW_REGISTER_NO_GRADIENT("ResourceSparseApplyMomentum");
 TW_REGISTER_NO_GRADIENT("ResourceSparseApplyAdagrad");
 
-// Checkpoints and strings.
+// Checkpoints, strings and tf.Example parsing.
 TW_REGISTER_NO_GRADIENT("SaveV2");
 TW_REGISTER_NO_GRADIENT("RestoreV2");
 TW_REGISTER_NO_GRADIENT("MergeV2Checkpoints");
 TW_REGISTER_NO_GRADIENT("ShardedFilename");
 TW_REGISTER_NO_GRADIENT("StringJoin");
+TW_REGISTER_NO_GRADIENT("ParseExample");
 TW_REGISTER_NO_GRADIENT("PrintV2");
 
 // Transfers and function boundaries (added by partitioning, after any

@@ -1,0 +1,234 @@
+// ParseExample: a batch of serialized tf.Example protos into dense tensors
+// ([batch] + dense_shape, a missing feature taking its default) and sparse
+// ones (indices [n, 2], values [n], shape [batch, longest]), with
+// TensorFlow's checks and messages.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "framework/device.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "proto/example.pb.h"
+
+namespace towerflow {
+namespace {
+
+// The values of `feature` as `dtype`, or nullopt-like failure when the
+// feature holds another kind of list.
+absl::Status CopyValues(const Feature& feature, DataType dtype, const std::string& key,
+                        const std::string& example, std::vector<float>* floats,
+                        std::vector<int64_t>* ints, std::vector<std::string>* strings) {
+  const auto wrong = [&](absl::string_view want) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Name: ", example, ", Feature: ", key, ".  Data types don't match. Expected type: ", want));
+  };
+  switch (dtype) {
+    case DT_FLOAT:
+      if (feature.kind_case() != Feature::kFloatList) return wrong("float");
+      floats->assign(feature.float_list().value().begin(), feature.float_list().value().end());
+      return absl::OkStatus();
+    case DT_INT64:
+      if (feature.kind_case() != Feature::kInt64List) return wrong("int64");
+      ints->assign(feature.int64_list().value().begin(), feature.int64_list().value().end());
+      return absl::OkStatus();
+    default:
+      if (feature.kind_case() != Feature::kBytesList) return wrong("string");
+      strings->assign(feature.bytes_list().value().begin(), feature.bytes_list().value().end());
+      return absl::OkStatus();
+  }
+}
+
+size_t CountOf(DataType dtype, const std::vector<float>& f, const std::vector<int64_t>& i,
+               const std::vector<std::string>& s) {
+  return dtype == DT_FLOAT ? f.size() : dtype == DT_INT64 ? i.size() : s.size();
+}
+
+// Writes values [0, n) into `out` at element offset `at`.
+void Put(Tensor* out, int64_t at, const std::vector<float>& f, const std::vector<int64_t>& i,
+         const std::vector<std::string>& s) {
+  switch (out->dtype()) {
+    case DT_FLOAT:
+      std::copy(f.begin(), f.end(), out->data<float>() + at);
+      break;
+    case DT_INT64:
+      std::copy(i.begin(), i.end(), out->data<int64_t>() + at);
+      break;
+    default:
+      std::copy(s.begin(), s.end(), out->data<std::string>() + at);
+      break;
+  }
+}
+
+void PutFrom(Tensor* out, int64_t at, const Tensor& from) {
+  switch (out->dtype()) {
+    case DT_FLOAT:
+      std::copy_n(from.data<float>(), from.NumElements(), out->data<float>() + at);
+      break;
+    case DT_INT64:
+      std::copy_n(from.data<int64_t>(), from.NumElements(), out->data<int64_t>() + at);
+      break;
+    default:
+      std::copy_n(from.data<std::string>(), from.NumElements(), out->data<std::string>() + at);
+      break;
+  }
+}
+
+class ParseExampleOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("Nsparse", &num_sparse_));
+    TW_RETURN_IF_ERROR(c.GetAttr("Ndense", &num_dense_));
+    TW_RETURN_IF_ERROR(c.GetAttr("sparse_types", &sparse_types_));
+    TW_RETURN_IF_ERROR(c.GetAttr("Tdense", &dense_types_));
+    std::vector<PartialTensorShape> shapes;
+    TW_RETURN_IF_ERROR(c.GetAttr("dense_shapes", &shapes));
+    if (static_cast<int64_t>(shapes.size()) != num_dense_ ||
+        static_cast<int64_t>(dense_types_.size()) != num_dense_ ||
+        static_cast<int64_t>(sparse_types_.size()) != num_sparse_) {
+      return absl::InvalidArgumentError(
+          "ParseExample: Ndense, Tdense and dense_shapes (and Nsparse and sparse_types) disagree");
+    }
+    for (const PartialTensorShape& s : shapes) {
+      absl::StatusOr<TensorShape> full = TensorShape::FromDims(s.dim_sizes());
+      if (s.dims() < 0 || !full.ok()) {
+        return absl::UnimplementedError(absl::StrCat(
+            "ParseExample: dense shape ", s.DebugString(),
+            " is not fully defined (variable-length dense features are not supported)"));
+      }
+      dense_shapes_.push_back(*full);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& serialized = ctx->input(0);
+    const Tensor& names = ctx->input(1);
+    if (serialized.dims() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Expected serialized to be a vector, got shape: ", serialized.shape().DebugString()));
+    }
+    const int64_t batch = serialized.NumElements();
+    if (names.NumElements() != 0 && names.NumElements() != batch) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Expected len(names) == len(serialized), but got: ", names.NumElements(),
+                       " vs. ", batch));
+    }
+    const int ns = static_cast<int>(num_sparse_), nd = static_cast<int>(num_dense_);
+    std::vector<std::string> keys(ns + nd);
+    for (int i = 0; i < ns + nd; ++i) {
+      const Tensor& key = ctx->input(2 + i);
+      if (key.NumElements() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(i < ns ? "sparse" : "dense",
+                                                       "_keys must be scalars, got shape ",
+                                                       key.shape().DebugString()));
+      }
+      keys[i] = *key.data<std::string>();
+    }
+    const std::vector<std::string> sparse_keys(keys.begin(), keys.begin() + ns);
+    const std::vector<std::string> dense_keys(keys.begin() + ns, keys.end());
+    std::vector<const Tensor*> defaults(nd);
+    for (int i = 0; i < nd; ++i) {
+      defaults[i] = &ctx->input(2 + ns + nd + i);
+      const int64_t n = defaults[i]->NumElements();
+      if (n != 0 && n != dense_shapes_[i].num_elements()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "dense_defaults[", i, "] has ", n, " elements; the dense shape ",
+            dense_shapes_[i].DebugString(), " needs ", dense_shapes_[i].num_elements()));
+      }
+    }
+
+    std::vector<Example> examples(batch);
+    for (int64_t b = 0; b < batch; ++b) {
+      if (!examples[b].ParseFromString(serialized.data<std::string>()[b])) {
+        return absl::InvalidArgumentError(absl::StrCat("Could not parse example input, value: '",
+                                                       serialized.data<std::string>()[b], "'"));
+      }
+    }
+    const auto example_name = [&](int64_t b) {
+      return names.NumElements() == 0 ? std::string("<unknown>") : names.data<std::string>()[b];
+    };
+
+    std::vector<float> f;
+    std::vector<int64_t> ints;
+    std::vector<std::string> s;
+    for (int d = 0; d < nd; ++d) {
+      std::vector<int64_t> dims = {batch};
+      for (int64_t dim : dense_shapes_[d].dim_sizes()) dims.push_back(dim);
+      TW_ASSIGN_OR_RETURN(TensorShape out_shape, TensorShape::FromDims(dims));
+      TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(3 * ns + d, out_shape));
+      const int64_t per = dense_shapes_[d].num_elements();
+      for (int64_t b = 0; b < batch; ++b) {
+        const auto& features = examples[b].features().feature();
+        auto it = features.find(dense_keys[d]);
+        if (it == features.end()) {
+          if (defaults[d]->NumElements() == 0) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "Name: ", example_name(b), ", Feature: ", dense_keys[d], " (data type: ",
+                DataTypeString(dense_types_[d]), ") is required but could not be found."));
+          }
+          PutFrom(out, b * per, *defaults[d]);
+          continue;
+        }
+        TW_RETURN_IF_ERROR(
+            CopyValues(it->second, dense_types_[d], dense_keys[d], example_name(b), &f, &ints, &s));
+        const size_t n = CountOf(dense_types_[d], f, ints, s);
+        if (static_cast<int64_t>(n) != per) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("Name: ", example_name(b), ", Key: ", dense_keys[d], ", Index: ", b,
+                           ".  Number of values != expected.  values size: ", n,
+                           " but output shape: ", dense_shapes_[d].DebugString()));
+        }
+        Put(out, b * per, f, ints, s);
+      }
+    }
+
+    for (int sp = 0; sp < ns; ++sp) {
+      // Pass 1: counts; pass 2: fill.
+      int64_t total = 0, longest = 0;
+      std::vector<int64_t> counts(batch, 0);
+      for (int64_t b = 0; b < batch; ++b) {
+        const auto& features = examples[b].features().feature();
+        auto it = features.find(sparse_keys[sp]);
+        if (it == features.end()) continue;
+        TW_RETURN_IF_ERROR(CopyValues(it->second, sparse_types_[sp], sparse_keys[sp],
+                                      example_name(b), &f, &ints, &s));
+        counts[b] = static_cast<int64_t>(CountOf(sparse_types_[sp], f, ints, s));
+        total += counts[b];
+        longest = std::max(longest, counts[b]);
+      }
+      TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(sp, TensorShape({total, 2})));
+      TW_ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(ns + sp, TensorShape({total})));
+      TW_ASSIGN_OR_RETURN(Tensor * shape, ctx->allocate_output(2 * ns + sp, TensorShape({2})));
+      shape->data<int64_t>()[0] = batch;
+      shape->data<int64_t>()[1] = longest;
+      int64_t at = 0;
+      for (int64_t b = 0; b < batch; ++b) {
+        if (counts[b] == 0) continue;
+        const auto& features = examples[b].features().feature();
+        TW_RETURN_IF_ERROR(CopyValues(features.at(sparse_keys[sp]), sparse_types_[sp],
+                                      sparse_keys[sp], example_name(b), &f, &ints, &s));
+        Put(values, at, f, ints, s);
+        for (int64_t j = 0; j < counts[b]; ++j) {
+          indices->data<int64_t>()[2 * (at + j)] = b;
+          indices->data<int64_t>()[2 * (at + j) + 1] = j;
+        }
+        at += counts[b];
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t num_sparse_ = 0, num_dense_ = 0;
+  DataTypeVector sparse_types_, dense_types_;
+  std::vector<TensorShape> dense_shapes_;
+};
+
+TW_REGISTER_KERNELS(parsing_ops) {
+  RegisterKernel(KernelDefBuilder("ParseExample").Device(kDeviceCpu),
+                 MakeFactory<ParseExampleOp>());
+}
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,170 @@
+// LoadSavedModel on TensorFlow's own SavedModels (TF Serving's test models):
+// half_plus_two (y = 0.5 x + 2 through every signature), counter (stateful
+// signatures), the TF 2 one (refused clearly), and broken directories.
+#include "saved_model/loader.h"
+
+#include <filesystem>
+
+#include "core/file_io.h"
+#include "gtest/gtest.h"
+#include "proto/example.pb.h"
+#include "tests/tensor_testing.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace {
+
+using testing::StatusIs;
+
+// The export directory of fixture `model`, or "" (and the test skips).
+#define TW_FIXTURE_DIR(var, model)                                                     \
+  std::string var;                                                                     \
+  TW_SKIP_WITHOUT_REFERENCE(var, "tf/saved_models/" model "/00000123/saved_model.pb"); \
+  var = var.substr(0, var.size() - std::string("/saved_model.pb").size())
+
+// Serialized tf.Examples, each with a float feature `key` of one value.
+Tensor Examples(const std::string& key, const std::vector<float>& values) {
+  Tensor t(DT_STRING, TensorShape({static_cast<int64_t>(values.size())}));
+  for (size_t i = 0; i < values.size(); ++i) {
+    Example e;
+    (*e.mutable_features()->mutable_feature())[key].mutable_float_list()->add_value(values[i]);
+    t.data<std::string>()[i] = e.SerializeAsString();
+  }
+  return t;
+}
+
+TEST(LoadSavedModelTest, HalfPlusTwoPredictsThroughEverySignature) {
+  TW_FIXTURE_DIR(dir, "half_plus_two_cpu");
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(dir, {kSavedModelTagServe}));
+
+  // serving_default (tensorflow/serving/predict): x -> y = 0.5 x + 2.
+  TW_ASSERT_OK_AND_ASSIGN(const SignatureDef* sig,
+                          bundle.Signature(kDefaultServingSignatureDefKey));
+  EXPECT_EQ(sig->method_name(), kPredictMethodName);
+  TW_ASSERT_OK_AND_ASSIGN(
+      SignatureTensors out,
+      bundle.Run("serving_default", {{"x", Literal<float>({3, 1}, {1, 2, 5})}}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out.at("y"), TensorIs<float>({3, 1}, {2.5f, 3.0f, 4.5f}));
+
+  // regress_x_to_y: serialized Examples through ParseExample.
+  TW_ASSERT_OK_AND_ASSIGN(out,
+                          bundle.Run("regress_x_to_y", {{"inputs", Examples("x", {1, 2, 5})}}));
+  EXPECT_THAT(out.at("outputs"), TensorIs<float>({3, 1}, {2.5f, 3.0f, 4.5f}));
+  // regress_x_to_y2: y2 = a2 x + c2 = 0.5 x + 3.
+  TW_ASSERT_OK_AND_ASSIGN(out, bundle.Run("regress_x_to_y2", {{"inputs", Examples("x", {2})}}));
+  EXPECT_THAT(out.at("outputs"), TensorIs<float>({1, 1}, {4.0f}));
+  // classify_x_to_y: the scores are y.
+  TW_ASSERT_OK_AND_ASSIGN(out, bundle.Run("classify_x_to_y", {{"inputs", Examples("x", {4})}}));
+  EXPECT_THAT(out.at("scores"), TensorIs<float>({1, 1}, {4.0f}));
+  // regress_x2_to_y3: y3 = 0.5 x2 + 3, with x2 fed directly.
+  TW_ASSERT_OK_AND_ASSIGN(
+      out, bundle.Run("regress_x2_to_y3", {{"inputs", Literal<float>({2, 1}, {1, 4})}}));
+  EXPECT_THAT(out.at("outputs"), TensorIs<float>({2, 1}, {3.5f, 5.0f}));
+
+  // Examples without the required feature, or with another type, are refused
+  // as TF refuses them.
+  EXPECT_THAT(bundle.Run("regress_x_to_y", {{"inputs", Examples("z", {1})}}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Feature: x (data type: float) is required but could not be found"));
+  Tensor ints(DT_STRING, TensorShape({1}));
+  Example e;
+  (*e.mutable_features()->mutable_feature())["x"].mutable_int64_list()->add_value(1);
+  ints.data<std::string>()[0] = e.SerializeAsString();
+  EXPECT_THAT(bundle.Run("regress_x_to_y", {{"inputs", ints}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Data types don't match"));
+
+  // Signature keys are checked.
+  EXPECT_THAT(bundle.Run("nope", {}),
+              StatusIs(absl::StatusCode::kNotFound,
+                       "it has: classify_x_to_y, regress_x2_to_y3, regress_x_to_y, "
+                       "regress_x_to_y2, serving_default"));
+  EXPECT_THAT(bundle.Run("serving_default", {{"z", Scalar<float>(1)}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "has no input 'z'; its inputs: x"));
+  EXPECT_THAT(bundle.Run("serving_default", {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "needs input 'x' (x:0)"));
+}
+
+TEST(LoadSavedModelTest, HalfPlusTwoRestoresItsVariablesAndRunsItsMainOp) {
+  TW_FIXTURE_DIR(dir, "half_plus_two_cpu");
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(dir, {kSavedModelTagServe}));
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(bundle.session->Run({}, {"a:0", "b:0", "c:0", "filename_tensor:0"}, {}, &out));
+  EXPECT_THAT(out[0], TensorIs<float>({}, {0.5f}));
+  EXPECT_THAT(out[1], TensorIs<float>({}, {2.0f}));
+  EXPECT_THAT(out[2], TensorIs<float>({}, {3.0f}));
+  // The main op (saved_model_main_op: group_deps) assigned "foo.txt" to the
+  // variable filename_tensor, whose initializer holds "".
+  EXPECT_EQ(*out[3].data<std::string>(), "foo.txt");
+}
+
+TEST(LoadSavedModelTest, CounterSignaturesIncrementResetAndRead) {
+  TW_FIXTURE_DIR(dir, "counter");
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(dir, {kSavedModelTagServe}));
+  const auto run = [&](const std::string& key, SignatureTensors in) -> float {
+    absl::StatusOr<SignatureTensors> out = bundle.Run(key, in);
+    EXPECT_TRUE(out.ok()) << key << ": " << out.status();
+    return out.ok() ? *out->at("output").data<float>() : -1.0f;
+  };
+  EXPECT_EQ(run("get_counter", {}), 0.0f);
+  EXPECT_EQ(run("incr_counter", {}), 1.0f);
+  EXPECT_EQ(run("incr_counter", {}), 2.0f);
+  EXPECT_EQ(run("incr_counter_by", {{"delta", Scalar<float>(3)}}), 5.0f);
+  EXPECT_EQ(run("get_counter", {}), 5.0f);
+  EXPECT_EQ(run("reset_counter", {}), 0.0f);
+  EXPECT_EQ(run("get_counter", {}), 0.0f);
+}
+
+TEST(LoadSavedModelTest, TensorFlow2SavedModelIsUnimplementedNamingTheOp) {
+  TW_FIXTURE_DIR(dir, "half_plus_two_tf2_cpu");
+  EXPECT_THAT(LoadSavedModel(dir, {kSavedModelTagServe}),
+              StatusIs(absl::StatusCode::kUnimplemented, "StatefulPartitionedCall"));
+}
+
+TEST(LoadSavedModelTest, MissingDirectoriesTagsAndFilesAreClearErrors) {
+  TW_FIXTURE_DIR(dir, "half_plus_two_cpu");
+  EXPECT_THAT(LoadSavedModel(dir, {"train"}),
+              StatusIs(absl::StatusCode::kNotFound,
+                       "Could not find meta graph def matching supplied tags: { train }"));
+  EXPECT_THAT(LoadSavedModel(dir, {"serve", "gpu"}),
+              StatusIs(absl::StatusCode::kNotFound, "have tags: { serve }"));
+  const std::string empty = testing::MakeTempDir("empty_export");
+  EXPECT_THAT(LoadSavedModel(empty, {kSavedModelTagServe}),
+              StatusIs(absl::StatusCode::kNotFound, "SavedModel not found in export directory"));
+
+  // A copy whose variables lost their data file: the restore names it.
+  const std::string copy = testing::MakeTempDir("no_data") + "/1";
+  std::filesystem::copy(dir, copy, std::filesystem::copy_options::recursive);
+  std::filesystem::remove(copy + "/variables/variables.data-00000-of-00001");
+  EXPECT_THAT(LoadSavedModel(copy, {kSavedModelTagServe}),
+              StatusIs(absl::StatusCode::kDataLoss, "variables.data-00000-of-00001"));
+}
+
+// Truncations and bit flips of saved_model.pb never crash: they are DataLoss
+// naming the file, or a graph the importer refuses, or (a flip in a string
+// or a number) a model that loads.
+TEST(LoadSavedModelTest, CorruptSavedModelProtosNeverCrash) {
+  TW_FIXTURE_DIR(dir, "half_plus_two_cpu");
+  const std::string copy = testing::MakeTempDir("corrupt") + "/1";
+  std::filesystem::copy(dir, copy, std::filesystem::copy_options::recursive);
+  std::filesystem::permissions(copy + "/saved_model.pb", std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::add);
+  const std::string good = testing::ReadFileOrDie(dir + "/saved_model.pb");
+  int refused = 0;
+  for (size_t n = 1; n < good.size(); n += 97) {
+    TW_ASSERT_OK(WriteFileAtomically(copy + "/saved_model.pb", good.substr(0, n)));
+    const absl::Status s = LoadSavedModel(copy, {kSavedModelTagServe}).status();
+    if (!s.ok()) ++refused;
+    if (absl::IsDataLoss(s)) EXPECT_THAT(s.message(), ::testing::HasSubstr("saved_model.pb"));
+  }
+  EXPECT_GT(refused, 100);
+  for (size_t byte = 0; byte < good.size(); byte += 53) {
+    std::string bad = good;
+    bad[byte] ^= static_cast<char>(1 << (byte % 8));
+    TW_ASSERT_OK(WriteFileAtomically(copy + "/saved_model.pb", bad));
+    (void)LoadSavedModel(copy, {kSavedModelTagServe}).status();
+  }
+}
+
+}  // namespace
+}  // namespace towerflow

@@ -1,0 +1,167 @@
+#include "tools/saved_model_cli.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/status_macros.h"
+#include "saved_model/loader.h"
+#include "tools/run.h"
+
+namespace towerflow {
+namespace tools {
+namespace {
+
+using Args = SavedModelArgs;
+
+}  // namespace
+
+absl::StatusOr<SavedModelArgs> ParseSavedModelArgs(const std::vector<std::string>& args) {
+  if (args.size() < 2 || (args[0] != "show" && args[0] != "run")) {
+    return absl::InvalidArgumentError("saved_model needs 'show DIR' or 'run DIR'");
+  }
+  Args a;
+  a.verb = args[0];
+  a.dir = args[1];
+  for (size_t i = 2; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (flag == "--json") {
+      a.json = true;
+      continue;
+    }
+    if (i + 1 >= args.size())
+      return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
+    const std::string& value = args[++i];
+    if (flag == "--tag_set") {
+      for (absl::string_view t : absl::StrSplit(value, ',', absl::SkipEmpty())) a.tags.emplace(t);
+    } else if (flag == "--signature_def") {
+      a.signature = value;
+    } else if (flag == "--input" && a.verb == "run") {
+      a.inputs.push_back(value);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
+    }
+  }
+  if (a.verb == "run" && a.signature.empty()) {
+    return absl::InvalidArgumentError("saved_model run needs --signature_def");
+  }
+  return a;
+}
+
+namespace {
+
+std::string TagsString(const google::protobuf::RepeatedPtrField<std::string>& tags) {
+  std::vector<std::string> sorted(tags.begin(), tags.end());
+  std::sort(sorted.begin(), sorted.end());
+  return absl::StrJoin(sorted, ",");
+}
+
+std::string ShapeString(const TensorShapeProto& shape) {
+  if (shape.unknown_rank()) return "unknown rank";
+  std::vector<std::string> dims;
+  for (const auto& d : shape.dim()) dims.push_back(d.size() < 0 ? "-1" : absl::StrCat(d.size()));
+  return absl::StrCat("(", absl::StrJoin(dims, ", "), ")");
+}
+
+void AppendTensors(const char* what, const google::protobuf::Map<std::string, TensorInfo>& infos,
+                   std::string* out) {
+  absl::StrAppend(out, "  The given SavedModel SignatureDef contains the following ", what, ":\n");
+  std::map<std::string, const TensorInfo*> sorted;
+  for (const auto& [key, info] : infos) sorted[key] = &info;
+  for (const auto& [key, info] : sorted) {
+    absl::StrAppend(out, "    ", what == std::string("input(s)") ? "inputs" : "outputs", "['", key,
+                    "'] tensor_info:\n", "        dtype: ", DataTypeString(info->dtype()), "\n",
+                    "        shape: ", ShapeString(info->tensor_shape()), "\n",
+                    "        name: ", info->name(), "\n");
+  }
+}
+
+absl::StatusOr<std::string> Show(const Args& a) {
+  TW_ASSIGN_OR_RETURN(SavedModel model, ReadSavedModel(a.dir));
+  std::string out;
+  if (a.tags.empty()) {
+    absl::StrAppend(&out, "The given SavedModel contains the following tag-sets:\n");
+    for (const MetaGraphDef& meta : model.meta_graphs()) {
+      absl::StrAppend(&out, "'", TagsString(meta.meta_info_def().tags()), "'\n");
+    }
+    return out;
+  }
+  for (const MetaGraphDef& meta : model.meta_graphs()) {
+    const auto& t = meta.meta_info_def().tags();
+    if (std::set<std::string>(t.begin(), t.end()) != a.tags) continue;
+    std::map<std::string, const SignatureDef*> sigs;
+    for (const auto& [key, sig] : meta.signature_def()) {
+      if (key != "__saved_model_init_op") sigs[key] = &sig;
+    }
+    if (a.signature.empty()) {
+      absl::StrAppend(&out,
+                      "The given SavedModel MetaGraphDef contains SignatureDefs with the "
+                      "following keys:\n");
+      for (const auto& [key, sig] : sigs)
+        absl::StrAppend(&out, "SignatureDef key: \"", key, "\"\n");
+      return out;
+    }
+    auto it = sigs.find(a.signature);
+    if (it == sigs.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("No signature '", a.signature, "' for tag-set '", TagsString(t), "'"));
+    }
+    AppendTensors("input(s)", it->second->inputs(), &out);
+    AppendTensors("output(s)", it->second->outputs(), &out);
+    absl::StrAppend(&out, "  Method name is: ", it->second->method_name(), "\n");
+    return out;
+  }
+  return absl::NotFoundError(
+      absl::StrCat("No MetaGraphDef with tag-set '", absl::StrJoin(a.tags, ","), "' in ", a.dir));
+}
+
+absl::StatusOr<std::string> Run(const Args& a) {
+  TW_ASSIGN_OR_RETURN(
+      SavedModelBundle bundle,
+      LoadSavedModel(a.dir, a.tags.empty() ? std::set<std::string>{kSavedModelTagServe} : a.tags));
+  TW_ASSIGN_OR_RETURN(const SignatureDef* sig, bundle.Signature(a.signature));
+  SignatureTensors inputs;
+  for (const std::string& input : a.inputs) {
+    const size_t eq = input.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--input '", input, "' is not KEY=JSON"));
+    }
+    const std::string key = input.substr(0, eq);
+    auto info = sig->inputs().find(key);
+    if (info == sig->inputs().end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Signature '", a.signature, "' has no input '", key, "'"));
+    }
+    absl::StatusOr<Tensor> t = TensorFromJsonOrFile(input.substr(eq + 1), info->second.dtype());
+    if (!t.ok()) {
+      return absl::Status(t.status().code(),
+                          absl::StrCat("--input ", key, ": ", t.status().message()));
+    }
+    inputs.emplace(key, *std::move(t));
+  }
+  TW_ASSIGN_OR_RETURN(SignatureTensors outputs, bundle.Run(a.signature, inputs));
+  std::string out;
+  if (a.json) {
+    std::vector<std::string> parts;
+    for (const auto& [key, t] : outputs)
+      parts.push_back(absl::StrCat("\"", key, "\":", TensorToJson(t)));
+    return absl::StrCat("{", absl::StrJoin(parts, ","), "}\n");
+  }
+  for (const auto& [key, t] : outputs) {
+    absl::StrAppend(&out, "Result for output key ", key, ": ", DataTypeString(t.dtype()), " ",
+                    t.shape().DebugString(), " ", t.SummarizeValue(1000), "\n");
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SavedModelCommand(const SavedModelArgs& args) {
+  return args.verb == "show" ? Show(args) : Run(args);
+}
+
+}  // namespace tools
+}  // namespace towerflow

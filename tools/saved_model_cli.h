@@ -1,0 +1,41 @@
+// `towerflow saved_model`: TF's saved_model_cli.
+//
+//   towerflow saved_model show DIR [--tag_set serve] [--signature_def KEY]
+//   towerflow saved_model run DIR --signature_def KEY --input x=JSON|@FILE ...
+//                         [--tag_set serve] [--json]
+//
+// `show` lists the tag sets, and for one tag set its signatures with their
+// method and every input and output (key, dtype, shape, tensor). `run` loads
+// the SavedModel (saved_model/loader.h), feeds the inputs by key (the dtype
+// from the signature) and prints every output.
+#ifndef TOWERFLOW_TOOLS_SAVED_MODEL_CLI_H_
+#define TOWERFLOW_TOOLS_SAVED_MODEL_CLI_H_
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace towerflow {
+namespace tools {
+
+struct SavedModelArgs {
+  std::string verb;  // "show" or "run"
+  std::string dir;
+  std::set<std::string> tags;       // --tag_set a,b
+  std::string signature;            // --signature_def
+  std::vector<std::string> inputs;  // --input KEY=JSON or KEY=@FILE
+  bool json = false;
+};
+
+// The arguments after "saved_model". InvalidArgument for bad arguments.
+absl::StatusOr<SavedModelArgs> ParseSavedModelArgs(const std::vector<std::string>& args);
+
+// Runs the command; returns what it prints.
+absl::StatusOr<std::string> SavedModelCommand(const SavedModelArgs& args);
+
+}  // namespace tools
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_TOOLS_SAVED_MODEL_CLI_H_
