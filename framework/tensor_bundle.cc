@@ -279,7 +279,9 @@ absl::Status BundleWriter::Finish() {
 class BundleReader::DataFile {
  public:
   static absl::StatusOr<std::unique_ptr<DataFile>> Open(std::string path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO in a data file's place must not block the open;
+    // it is refused below. Reads of regular files ignore the flag.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       if (errno == ENOENT) {
         return absl::DataLossError(absl::StrCat(path, ": the checkpoint's data file is missing"));

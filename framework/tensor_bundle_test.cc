@@ -1,5 +1,6 @@
 #include "framework/tensor_bundle.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -479,6 +480,9 @@ TEST(TensorBundleTest, EveryTruncationOrBitFlipOfTheDataIsDataLossNamingTheTenso
   }
   ::unlink(path.c_str());
   EXPECT_THAT(ReadAll(prefix), StatusIs(absl::StatusCode::kDataLoss, "data file is missing"));
+  // A FIFO in its place is refused, not waited on.
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  EXPECT_THAT(ReadAll(prefix), StatusIs(absl::StatusCode::kDataLoss, "not a regular file"));
 }
 
 TEST(TensorBundleTest, EntriesThatDisagreeWithTheirShapesOrFilesAreDataLoss) {
