@@ -1,9 +1,12 @@
 #include "tools/run.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <map>
 #include <type_traits>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -184,11 +187,91 @@ absl::StatusOr<Tensor> TensorFromJson(const std::string& text, DataType dtype) {
   return t;
 }
 
+absl::StatusOr<Tensor> TensorFromNpy(absl::string_view bytes, DataType dtype) {
+  constexpr absl::string_view kMagic("\x93NUMPY", 6);
+  if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic) {
+    return absl::InvalidArgumentError("not a .npy file (no \\x93NUMPY magic)");
+  }
+  const int major = static_cast<uint8_t>(bytes[6]);
+  size_t header_len = 0, header_start = 0;
+  if (major == 1) {
+    header_len =
+        static_cast<uint8_t>(bytes[8]) | (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
+    header_start = 10;
+  } else if ((major == 2 || major == 3) && bytes.size() >= 12) {
+    for (int i = 0; i < 4; ++i)
+      header_len |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
+    header_start = 12;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(".npy format version ", major, " is not supported"));
+  }
+  if (header_len > bytes.size() - header_start) {
+    return absl::InvalidArgumentError(".npy header is longer than the file");
+  }
+  const absl::string_view header = bytes.substr(header_start, header_len);
+  const absl::string_view data = bytes.substr(header_start + header_len);
+  // The header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3),
+  // }
+  const auto value_of = [&](absl::string_view key) -> absl::string_view {
+    const size_t at = header.find(absl::StrCat("'", key, "':"));
+    if (at == absl::string_view::npos) return {};
+    absl::string_view rest = header.substr(at + key.size() + 3);
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    return rest;
+  };
+  absl::string_view descr = value_of("descr");
+  absl::string_view order = value_of("fortran_order");
+  absl::string_view shape_text = value_of("shape");
+  if (descr.size() < 5 || descr.front() != '\'' || shape_text.empty() ||
+      shape_text.front() != '(' || order.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed .npy header: ", header));
+  }
+  descr = descr.substr(1, descr.find('\'', 1) - 1);
+  if (absl::StartsWith(order, "True")) {
+    return absl::UnimplementedError(".npy arrays in Fortran order are not supported");
+  }
+  static const auto* kDescrs =
+      new std::map<std::string, DataType>{{"<f4", DT_FLOAT}, {"<f8", DT_DOUBLE}, {"<i4", DT_INT32},
+                                          {"<i8", DT_INT64}, {"|u1", DT_UINT8},  {"|i1", DT_INT8},
+                                          {"<i2", DT_INT16}, {"<u2", DT_UINT16}, {"|b1", DT_BOOL}};
+  auto it = kDescrs->find(std::string(descr));
+  if (it == kDescrs->end()) {
+    return absl::UnimplementedError(absl::StrCat(".npy dtype '", descr, "' is not supported"));
+  }
+  if (it->second != dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(".npy holds ", DataTypeString(it->second), " ('",
+                                                   descr, "'), the input is ",
+                                                   DataTypeString(dtype)));
+  }
+  std::vector<int64_t> dims;
+  const absl::string_view inside = shape_text.substr(1, shape_text.find(')') - 1);
+  for (absl::string_view d : absl::StrSplit(inside, ',', absl::SkipWhitespace())) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(d, &v)) {
+      return absl::InvalidArgumentError(absl::StrCat("malformed .npy shape: (", inside, ")"));
+    }
+    dims.push_back(v);
+  }
+  TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+  const uint64_t need = static_cast<uint64_t>(shape.num_elements()) * DataTypeSize(dtype);
+  if (data.size() != need) {
+    return absl::InvalidArgumentError(absl::StrCat(".npy shape ", shape.DebugString(), " needs ",
+                                                   need, " bytes of data, the file has ",
+                                                   data.size()));
+  }
+  TW_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(CpuAllocator(), dtype, shape));
+  if (need > 0) std::memcpy(t.raw_data(), data.data(), need);
+  return t;
+}
+
 absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType dtype) {
   if (value.empty() || value[0] != '@') return TensorFromJson(value, dtype);
-  TW_ASSIGN_OR_RETURN(std::string text, ReadFileToString(value.substr(1)));
-  absl::StatusOr<Tensor> t = TensorFromJson(text, dtype);
-  if (!t.ok()) return AddErrorContext(t.status(), value.substr(1));
+  const std::string path = value.substr(1);
+  TW_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  absl::StatusOr<Tensor> t =
+      absl::EndsWith(path, ".npy") ? TensorFromNpy(bytes, dtype) : TensorFromJson(bytes, dtype);
+  if (!t.ok()) return AddErrorContext(t.status(), path);
   return t;
 }
 

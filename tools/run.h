@@ -5,8 +5,8 @@
 //   (one command line)
 //
 // Feeds are JSON numbers, booleans or strings in nested lists, inline or in
-// a file ("@path"); the dtype comes from the fed node's output unless given
-// as a ":dtype" suffix.
+// a file ("@path"), or NumPy arrays ("@path.npy"); the dtype comes from the
+// fed node's output unless given as a ":dtype" suffix.
 // Targets run one by one, in order, before one run that fetches.
 #ifndef TOWERFLOW_TOOLS_RUN_H_
 #define TOWERFLOW_TOOLS_RUN_H_
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "framework/tensor.h"
 
 namespace towerflow {
@@ -42,8 +43,14 @@ absl::StatusOr<std::string> RunGraph(const RunCommand& command);
 // problem (ragged lists, a value that does not fit the dtype).
 absl::StatusOr<Tensor> TensorFromJson(const std::string& json, DataType dtype);
 
+// A tensor from the bytes of a NumPy .npy file (format 1-3, C order,
+// little-endian float/double/int8-64/uint8/uint16/bool). InvalidArgument
+// for a malformed file or another dtype than `dtype` (no casting).
+absl::StatusOr<Tensor> TensorFromNpy(absl::string_view bytes, DataType dtype);
+
 // TensorFromJson of `value`, or of the file it names as "@path" (for feeds
-// too large for a command line); errors name the file.
+// too large for a command line): a .npy file by its extension, else JSON.
+// Errors name the file.
 absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType dtype);
 
 // {"dtype":"float","shape":[2],"values":[1,2]}

@@ -107,6 +107,13 @@ if [ -n "$hp2" ]; then
   "$tool" saved_model run "$hp2" --signature_def serving_default --input "x=@$tmp/x.json" --json \
       > "$tmp/sm.json" || fail "saved_model run @file exited $?"
   grep -q '"values":\[2.5,3.0,4.5\]' "$tmp/sm.json" || fail "saved_model run @file: $(cat "$tmp/sm.json")"
+  # A NumPy file: float32 [[1], [2], [5]], header padded to 64 bytes as numpy writes it.
+  hdr="{'descr': '<f4', 'fortran_order': False, 'shape': (3, 1), }"
+  { printf '\x93NUMPY\x01\x00\x76\x00'; printf '%s' "$hdr"; printf '%*s' $((117 - ${#hdr})) ''; printf '\n'
+    printf '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\xa0\x40'; } > "$tmp/x.npy"
+  "$tool" saved_model run "$hp2" --signature_def serving_default --input "x=@$tmp/x.npy" --json \
+      > "$tmp/sm.json" || fail "saved_model run .npy exited $?"
+  grep -q '"shape":\[3,1\],"values":\[2.5,3.0,4.5\]' "$tmp/sm.json" || fail "saved_model run .npy: $(cat "$tmp/sm.json")"
   "$tool" saved_model run "$hp2" --signature_def serving_default --input "x=@$tmp/none.json" 2> "$tmp/err.txt"
   [ $? -eq 1 ] || fail "a missing input file must exit 1"
   grep -q "none.json" "$tmp/err.txt" || fail "missing input file: $(cat "$tmp/err.txt")"

@@ -1,0 +1,74 @@
+// Feeds for `towerflow run` and `saved_model run`: NumPy .npy files.
+#include "tools/run.h"
+
+#include <cstring>
+
+#include "gtest/gtest.h"
+#include "tests/tensor_testing.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace {
+
+using testing::StatusIs;
+
+// A version-1 .npy file as numpy writes it: the header padded with spaces
+// and a newline to 64 bytes.
+std::string Npy(const std::string& descr, const std::string& shape, const std::string& data,
+                const std::string& order = "False") {
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': " + order + ", 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  return out + header + data;
+}
+
+template <typename T>
+std::string Bytes(std::initializer_list<T> values) {
+  std::string out(values.size() * sizeof(T), '\0');
+  std::memcpy(out.data(), values.begin(), out.size());
+  return out;
+}
+
+TEST(TensorFromNpyTest, ReadsWhatNumpyWrites) {
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor f,
+      tools::TensorFromNpy(Npy("<f4", "(2, 2)", Bytes<float>({1, 2, 3, 4.5f})), DT_FLOAT));
+  EXPECT_THAT(f, TensorIs<float>({2, 2}, {1, 2, 3, 4.5f}));
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor i, tools::TensorFromNpy(Npy("<i8", "(3,)", Bytes<int64_t>({-1, 0, 7})), DT_INT64));
+  EXPECT_THAT(i, TensorIs<int64_t>({3}, {-1, 0, 7}));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor s,
+                          tools::TensorFromNpy(Npy("|u1", "()", std::string("\xff", 1)), DT_UINT8));
+  EXPECT_THAT(s, TensorIs<uint8_t>({}, {255}));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor e, tools::TensorFromNpy(Npy("<f8", "(0, 3)", ""), DT_DOUBLE));
+  EXPECT_EQ(e.shape(), TensorShape({0, 3}));
+}
+
+TEST(TensorFromNpyTest, RefusesWhatItCannotFeedExactly) {
+  const std::string four = Bytes<float>({1, 2, 3, 4});
+  EXPECT_THAT(
+      tools::TensorFromNpy(Npy("<f4", "(2, 2)", four), DT_DOUBLE),
+      StatusIs(absl::StatusCode::kInvalidArgument, "holds float ('<f4'), the input is double"));
+  EXPECT_THAT(
+      tools::TensorFromNpy(Npy("<f4", "(3, 2)", four), DT_FLOAT),
+      StatusIs(absl::StatusCode::kInvalidArgument, "needs 24 bytes of data, the file has 16"));
+  EXPECT_THAT(tools::TensorFromNpy(Npy(">f4", "(4,)", four), DT_FLOAT),
+              StatusIs(absl::StatusCode::kUnimplemented, "'>f4'"));
+  EXPECT_THAT(tools::TensorFromNpy(Npy("<f4", "(2, 2)", four, "True"), DT_FLOAT),
+              StatusIs(absl::StatusCode::kUnimplemented, "Fortran order"));
+  EXPECT_THAT(tools::TensorFromNpy(Npy("<f4", "(-1,)", four), DT_FLOAT),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(tools::TensorFromNpy("{'descr': '<f4'}", DT_FLOAT),
+              StatusIs(absl::StatusCode::kInvalidArgument, "not a .npy file"));
+  const std::string good = Npy("<f4", "(2, 2)", four);
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_FALSE(tools::TensorFromNpy(good.substr(0, n), DT_FLOAT).ok()) << n;
+  }
+}
+
+}  // namespace
+}  // namespace towerflow
