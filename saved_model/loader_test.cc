@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/file_io.h"
+#include "core/proto_io.h"
 #include "gtest/gtest.h"
 #include "proto/example.pb.h"
 #include "tests/tensor_testing.h"
@@ -138,6 +139,30 @@ TEST(LoadSavedModelTest, MissingDirectoriesTagsAndFilesAreClearErrors) {
   std::filesystem::remove(copy + "/variables/variables.data-00000-of-00001");
   EXPECT_THAT(LoadSavedModel(copy, {kSavedModelTagServe}),
               StatusIs(absl::StatusCode::kDataLoss, "variables.data-00000-of-00001"));
+}
+
+// saved_model.pbtxt is read when there is no saved_model.pb; a SavedModel
+// without variables/ loads without restoring anything, as in TF.
+TEST(LoadSavedModelTest, ReadsTextProtosAndModelsWithoutVariables) {
+  TW_FIXTURE_DIR(dir, "half_plus_two_cpu");
+  const std::string copy = testing::MakeTempDir("text_export") + "/1";
+  std::filesystem::copy(dir, copy, std::filesystem::copy_options::recursive);
+  TW_ASSERT_OK_AND_ASSIGN(SavedModel model, ReadSavedModel(copy));
+  std::filesystem::remove(copy + "/saved_model.pb");
+  TW_ASSERT_OK(WriteFileAtomically(copy + "/saved_model.pbtxt", PrintTextProto(model)));
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(copy, {kSavedModelTagServe}));
+  TW_ASSERT_OK_AND_ASSIGN(SignatureTensors out,
+                          bundle.Run("serving_default", {{"x", Literal<float>({1, 1}, {4})}}));
+  EXPECT_THAT(out.at("y"), TensorIs<float>({1, 1}, {4.0f}));
+
+  std::filesystem::remove_all(copy + "/variables");
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bare, LoadSavedModel(copy, {kSavedModelTagServe}));
+  EXPECT_THAT(bare.Run("serving_default", {{"x", Literal<float>({1, 1}, {4})}}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, ""));
+
+  TW_ASSERT_OK(WriteFileAtomically(copy + "/saved_model.pbtxt", "meta_graphs { nonsense: 1 }"));
+  EXPECT_THAT(LoadSavedModel(copy, {kSavedModelTagServe}),
+              StatusIs(absl::StatusCode::kDataLoss, "saved_model.pbtxt"));
 }
 
 // Truncations and bit flips of saved_model.pb never crash: they are DataLoss
