@@ -3,10 +3,12 @@
 // signatures), the TF 2 one (refused clearly), and broken directories.
 #include "saved_model/loader.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/file_io.h"
 #include "core/proto_io.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/example.pb.h"
 #include "tests/tensor_testing.h"
@@ -97,6 +99,35 @@ TEST(LoadSavedModelTest, HalfPlusTwoRestoresItsVariablesAndRunsItsMainOp) {
   // The main op (saved_model_main_op: group_deps) assigned "foo.txt" to the
   // variable filename_tensor, whose initializer holds "".
   EXPECT_EQ(*out[3].data<std::string>(), "foo.txt");
+}
+
+// TF's own sharded saver subgraph in half_plus_two (StringJoin,
+// ShardedFilename, SaveV2 into <prefix>_temp_<id>/, MergeV2Checkpoints)
+// runs as TF runs it: a checkpoint at the prefix, TF's bytes, no temp
+// directory left.
+TEST(LoadSavedModelTest, TensorFlowsSaverSubgraphSavesTensorFlowsBytes) {
+  TW_FIXTURE_DIR(dir, "half_plus_two_cpu");
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(dir, {kSavedModelTagServe}));
+  const SaverDef& saver = bundle.meta_graph_def.saver_def();
+  ASSERT_TRUE(saver.sharded());
+  const std::string out_dir = testing::MakeTempDir("tf_saver");
+  Tensor prefix(DT_STRING, TensorShape());
+  *prefix.data<std::string>() = out_dir + "/model.ckpt-5";
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(bundle.session->Run({{saver.filename_tensor_name(), prefix}},
+                                   {saver.save_tensor_name()}, {}, &out));
+  EXPECT_EQ(*out[0].data<std::string>(), out_dir + "/model.ckpt-5");
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(out_dir)) {
+    files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_THAT(files,
+              ::testing::ElementsAre("model.ckpt-5.data-00000-of-00001", "model.ckpt-5.index"));
+  EXPECT_EQ(testing::ReadFileOrDie(out_dir + "/model.ckpt-5.index"),
+            testing::ReadFileOrDie(dir + "/variables/variables.index"));
+  EXPECT_EQ(testing::ReadFileOrDie(out_dir + "/model.ckpt-5.data-00000-of-00001"),
+            testing::ReadFileOrDie(dir + "/variables/variables.data-00000-of-00001"));
 }
 
 TEST(LoadSavedModelTest, CounterSignaturesIncrementResetAndRead) {

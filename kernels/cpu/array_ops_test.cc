@@ -290,6 +290,16 @@ TEST(ConcatOpsTest, ConcatPackSplitUnpack) {
   p.Attr("axis", int64_t{1});
   EXPECT_THAT(RunOk(p, {Literal<int32_t>({2}, {1, 2}), Literal<int32_t>({2}, {3, 4})}),
               TensorIs<int32_t>({2, 2}, {1, 3, 2, 4}));
+  // Strings too (TF's sharded saver packs its checkpoint prefixes).
+  Tensor ab(DT_STRING, TensorShape({2})), cd(DT_STRING, TensorShape({2}));
+  ab.data<std::string>()[0] = "a";
+  ab.data<std::string>()[1] = "b";
+  cd.data<std::string>()[0] = "c";
+  cd.data<std::string>()[1] = "d";
+  const Tensor packed = RunOk(p, {ab, cd});
+  ASSERT_EQ(packed.shape(), TensorShape({2, 2}));
+  EXPECT_EQ(std::vector<std::string>(packed.data<std::string>(), packed.data<std::string>() + 4),
+            (std::vector<std::string>{"a", "c", "b", "d"}));
   KernelRunner s("Split");
   s.Attr("num_split", int64_t{2});
   absl::StatusOr<std::vector<Tensor>> parts = s.Run({Scalar<int32_t>(1), Iota({2, 4})});

@@ -7,13 +7,13 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/kernel_util.h"
-#include "kernels/rearrange.h"
+#include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
-#include "kernels/variable_util.h"
-#include "framework/device.h"
 #include "framework/threadpool.h"
+#include "kernels/kernel_util.h"
+#include "kernels/rearrange.h"
+#include "kernels/variable_util.h"
 
 namespace towerflow {
 namespace {
@@ -108,6 +108,21 @@ class PackOp : public OpKernel {
     std::vector<int64_t> dims(v0.shape().dim_sizes().begin(), v0.shape().dim_sizes().end());
     dims.insert(dims.begin() + a, n);
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    if (v0.dtype() == DT_STRING) {
+      // Strings (TF's saver packs its checkpoint prefixes) are copied as
+      // objects, row by row.
+      TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+      const int64_t outer = DimProduct(v0.shape(), 0, a);
+      const int64_t inner = DimProduct(v0.shape(), a, v0.dims());
+      std::string* dst = out->data<std::string>();
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int i = 0; i < n; ++i) {
+          const std::string* src = ctx->input(i).data<std::string>() + o * inner;
+          dst = std::copy(src, src + inner, dst);
+        }
+      }
+      return absl::OkStatus();
+    }
     TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("Pack", v0.dtype()));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     if (shape.num_elements() == 0) return absl::OkStatus();
