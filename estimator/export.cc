@@ -10,6 +10,7 @@
 #include "core/status_macros.h"
 #include "estimator/estimator.h"
 #include "estimator/estimator_internal.h"
+#include "framework/tensor_bundle.h"
 #include "graph/graph_io.h"
 #include "ops/ops.h"
 #include "proto/meta_graph.pb.h"
@@ -159,6 +160,23 @@ absl::StatusOr<GraphDef> Freeze(
   return frozen;
 }
 
+// What both exports start from: the latest checkpoint of model_dir and the
+// PREDICT graph over placeholders of `features`.
+struct PredictGraph {
+  std::string checkpoint;
+  std::unique_ptr<ModelGraph> graph;
+};
+
+absl::StatusOr<PredictGraph> BuildPredictGraph(const ModelFn& model_fn, const RunConfig& config,
+                                               const Params& params, const Signature& features) {
+  TW_RETURN_IF_ERROR(estimator_internal::CheckConfig(config));
+  PredictGraph out;
+  TW_ASSIGN_OR_RETURN(out.checkpoint, LatestCheckpoint(config.model_dir));
+  TW_ASSIGN_OR_RETURN(out.graph, estimator_internal::BuildModelGraph(
+                                     model_fn, config, params, ModeKeys::kPredict, features, {}));
+  return out;
+}
+
 // Adds the "serving_default" predict signature: each feature's placeholder
 // in, each export output (or prediction) out through an Identity named
 // "outputs/<name>". Returns the output nodes.
@@ -220,11 +238,10 @@ absl::Status Estimator::ExportGraph(ModeKeys mode, const Signature& features,
 
 absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
                                               const Signature& features) {
-  TW_RETURN_IF_ERROR(estimator_internal::CheckConfig(config_));
-  TW_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(config_.model_dir));
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
-                      estimator_internal::BuildModelGraph(model_fn_, config_, params_,
-                                                          ModeKeys::kPredict, features, {}));
+  TW_ASSIGN_OR_RETURN(PredictGraph predict,
+                      BuildPredictGraph(model_fn_, config_, params_, features));
+  const std::string& checkpoint = predict.checkpoint;
+  std::unique_ptr<ModelGraph>& g = predict.graph;
   MetaGraphDef meta;
   TW_ASSIGN_OR_RETURN(std::vector<std::string> output_nodes,
                       AddServingSignature(*g, features, &meta));
@@ -241,11 +258,10 @@ absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
 
 absl::StatusOr<std::string> Estimator::ExportSavedModel(const std::string& export_dir_base,
                                                         const Signature& features) {
-  TW_RETURN_IF_ERROR(estimator_internal::CheckConfig(config_));
-  TW_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(config_.model_dir));
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
-                      estimator_internal::BuildModelGraph(model_fn_, config_, params_,
-                                                          ModeKeys::kPredict, features, {}));
+  TW_ASSIGN_OR_RETURN(PredictGraph predict,
+                      BuildPredictGraph(model_fn_, config_, params_, features));
+  const std::string& checkpoint = predict.checkpoint;
+  std::unique_ptr<ModelGraph>& g = predict.graph;
   MetaGraphDef meta;
   meta.mutable_meta_info_def()->add_tags(kSavedModelTagServe);
   meta.mutable_meta_info_def()->set_meta_graph_version("towerflow");
@@ -263,20 +279,20 @@ absl::StatusOr<std::string> Estimator::ExportSavedModel(const std::string& expor
   // The variables as the export's Saver restores them: under their own
   // names, with the values model_fn restores them from.
   const absl::flat_hash_map<std::string, std::string> restore_names = RestoreNames(*g);
-  TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> saved, ReadCheckpoint(checkpoint));
-  absl::flat_hash_map<std::string, const Tensor*> by_name;
-  for (const NamedTensor& nt : saved) by_name[nt.name] = &nt.tensor;
+  // Only those tensors are read: a checkpoint also holds optimizer slots.
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> reader, BundleReader::Open(checkpoint));
   std::vector<NamedTensor> variables;
   for (const Variable& v : saver->variables()) {
     auto renamed = restore_names.find(v.handle().node()->name());
     const std::string& from = renamed != restore_names.end() ? renamed->second : v.name();
-    auto it = by_name.find(from);
-    if (it == by_name.end()) {
+    absl::StatusOr<Tensor> value = reader->Read(from);
+    if (absl::IsNotFound(value.status())) {
       return absl::NotFoundError(absl::StrCat("ExportSavedModel: variable ", v.name(),
                                               " (restored from ", from, ") is not in checkpoint ",
                                               checkpoint));
     }
-    variables.push_back({v.name(), *it->second});
+    if (!value.ok()) return value.status();
+    variables.push_back({v.name(), *std::move(value)});
   }
   TW_ASSIGN_OR_RETURN(std::string dir,
                       WriteSavedModel(export_dir_base, meta, [&](const std::string& prefix) {
