@@ -131,7 +131,9 @@ class BundleReader {
 // TF's MergeV2Checkpoints: merges one-shard-or-more bundles with distinct
 // tensor names into one bundle at `merged_prefix`, renaming their data files
 // to its shards and deleting their indexes. InvalidArgument for a tensor in
-// two bundles or differing endianness/versions.
+// two bundles or nothing to merge; each source is opened with
+// BundleReader::Open and fails as it does (so a big-endian source is
+// Unimplemented); Unimplemented for sliced tensors.
 absl::Status MergeBundles(const std::vector<std::string>& prefixes,
                           const std::string& merged_prefix);
 
