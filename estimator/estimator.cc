@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -26,23 +27,18 @@ using estimator_internal::ModelGraph;
 
 namespace estimator_internal {
 
-absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model_fn,
-                                                            const RunConfig& config,
-                                                            const Params& params, ModeKeys mode,
-                                                            const Signature& features,
-                                                            const Signature& labels) {
+namespace {
+
+// A graph with the inputs `add_inputs` makes, the global step, then what
+// model_fn built; checks the spec (TF's "Missing loss." / "Missing
+// train_op.").
+absl::StatusOr<std::unique_ptr<ModelGraph>> BuildGraph(
+    const ModelFn& model_fn, std::optional<int64_t> seed, const Params& params, ModeKeys mode,
+    const std::function<void(ModelGraph*)>& add_inputs) {
   auto g = std::make_unique<ModelGraph>();
-  if (config.random_seed.has_value()) g->root.graph()->set_seed(*config.random_seed);
-  const auto add_inputs = [&](const Signature& signature, FeatureMap* out) {
-    for (const auto& [name, spec] : signature) {
-      Output p = ops::Placeholder(g->root.WithOpName(name), spec.dtype,
-                                  ops::Placeholder::Shape(spec.shape));
-      (*out)[name] = p;
-      g->placeholders[name] = p;
-    }
-  };
-  add_inputs(features, &g->features);
-  add_inputs(labels, &g->labels);
+  if (seed.has_value()) g->root.graph()->set_seed(*seed);
+  add_inputs(g.get());
+  TW_RETURN_IF_ERROR(g->root.status());
   g->global_step = train::GetOrCreateGlobalStep(g->root);
   TW_RETURN_IF_ERROR(g->root.status());
   g->spec = model_fn(g->root, g->features, g->labels, mode, params);
@@ -54,6 +50,51 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model
     return absl::InvalidArgumentError("Missing train_op.");
   }
   return g;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model_fn,
+                                                            const RunConfig& config,
+                                                            const Params& params, ModeKeys mode,
+                                                            const Signature& features,
+                                                            const Signature& labels) {
+  return BuildGraph(model_fn, config.random_seed, params, mode, [&](ModelGraph* g) {
+    const auto add = [&](const Signature& signature, FeatureMap* out) {
+      for (const auto& [name, spec] : signature) {
+        Output p = ops::Placeholder(g->root.WithOpName(name), spec.dtype,
+                                    ops::Placeholder::Shape(spec.shape));
+        (*out)[name] = p;
+        g->placeholders[name] = p;
+      }
+    };
+    add(features, &g->features);
+    add(labels, &g->labels);
+  });
+}
+
+absl::StatusOr<std::unique_ptr<ModelGraph>> BuildServingModelGraph(
+    const ModelFn& model_fn, std::optional<int64_t> seed, const Params& params,
+    const ServingInputReceiverFn& receiver_fn) {
+  if (!receiver_fn) return absl::InvalidArgumentError("Export: no serving input receiver");
+  return BuildGraph(model_fn, seed, params, ModeKeys::kPredict, [&](ModelGraph* g) {
+    ServingInputReceiver receiver = receiver_fn(g->root);
+    if (!g->root.ok()) return;
+    if (receiver.receiver_tensors.empty()) {
+      g->root.UpdateStatus(
+          absl::InvalidArgumentError("Export: the serving input receiver has no receiver tensors"));
+      return;
+    }
+    for (const auto& [name, t] : receiver.receiver_tensors) {
+      if (!t.valid()) {
+        g->root.UpdateStatus(absl::InvalidArgumentError(
+            absl::StrCat("Export: receiver tensor '", name, "' is not set")));
+        return;
+      }
+    }
+    g->features = std::move(receiver.features);
+    g->receiver_tensors = std::move(receiver.receiver_tensors);
+  });
 }
 
 absl::Status CheckConfig(const RunConfig& config) {

@@ -37,6 +37,7 @@
 #include "data/dataset.h"
 #include "estimator/hooks.h"
 #include "estimator/model_fn.h"
+#include "estimator/serving_input_receiver.h"
 #include "runtime/session.h"
 #include "train/warm_start.h"
 
@@ -134,13 +135,6 @@ struct InputSpec {
 };
 using InputFn = std::function<absl::StatusOr<InputSpec>()>;
 
-// The dtype and shape of an input, for graphs built without data (Export).
-struct TensorSpec {
-  DataType dtype = DT_FLOAT;
-  PartialTensorShape shape;
-};
-using Signature = std::map<std::string, TensorSpec>;
-
 struct TrainOptions {
   // At most one: train `steps` more steps, or until global step `max_steps`
   // (nothing to do when the checkpoint is there already). Neither: until the
@@ -193,21 +187,24 @@ class Estimator {
   // Exports the PREDICT graph for serving, frozen with the latest
   // checkpoint's values (TF's freeze_graph: variable reads become
   // constants), as `<export_dir>/model.meta`: a MetaGraphDef whose
-  // "serving_default" SignatureDef maps each of `features` to its
-  // placeholder and each export output (each prediction when there are
-  // none) to "outputs/<name>:0". Load it with ExportedModel (or TF's
-  // import_meta_graph). Returns export_dir.
+  // signatures (see ExportSavedModel) take a placeholder per feature; its
+  // "serving_default" maps each output to "outputs/<name>:0". Load it with
+  // ExportedModel (or TF's import_meta_graph). Returns export_dir.
   absl::StatusOr<std::string> Export(const std::string& export_dir, const Signature& features);
 
-  // TF's export_savedmodel: writes the PREDICT graph as a SavedModel
-  // (saved_model/builder.h) in `<export_dir_base>/<timestamp>`, tag "serve":
-  // the graph with its variables and TF's saver subgraph, the latest
-  // checkpoint's values (the moving averages where model_fn restores them)
-  // in variables/, and a "serving_default" signature
-  // (tensorflow/serving/predict) from each of `features` to its
-  // placeholder and each export output (each prediction when there are
-  // none) to "outputs/<name>:0". LoadSavedModel — or TensorFlow's loader —
-  // serves it. NotFound without a checkpoint. Returns the export directory.
+  // TF's export_savedmodel: writes the PREDICT graph over the receiver as a
+  // SavedModel (saved_model/builder.h) in `<export_dir_base>/<timestamp>`,
+  // tag "serve": the graph with its variables and TF's saver subgraph, the
+  // latest checkpoint's values (the moving averages where model_fn restores
+  // them) in variables/, and a SignatureDef per export output
+  // (EstimatorSpec::export_outputs; BuildServingMetaGraph in
+  // estimator/export.h says how they are made), a signature the receiver
+  // cannot feed being left out with a line in the log. LoadSavedModel — or
+  // TensorFlow's loader and TF Serving — serves it. NotFound without a
+  // checkpoint. Returns the export directory.
+  absl::StatusOr<std::string> ExportSavedModel(const std::string& export_dir_base,
+                                               const ServingInputReceiverFn& receiver_fn);
+  // With BuildRawServingInputReceiverFn(features): a placeholder per feature.
   absl::StatusOr<std::string> ExportSavedModel(const std::string& export_dir_base,
                                                const Signature& features);
 

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -16,12 +17,13 @@
 namespace towerflow {
 namespace estimator_internal {
 
-// One call's graph: a placeholder per input, the global step, then what
-// model_fn built.
+// One call's graph: a placeholder per input (or the serving input
+// receiver), the global step, then what model_fn built.
 struct ModelGraph {
   Scope root = Scope::NewRootScope();
   FeatureMap features, labels;
-  std::map<std::string, Output> placeholders;  // features and labels by name
+  std::map<std::string, Output> placeholders;      // features and labels by name
+  std::map<std::string, Output> receiver_tensors;  // export: the signatures' inputs
   Variable global_step;
   EstimatorSpec spec;
 };
@@ -33,6 +35,11 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model
                                                             const Params& params, ModeKeys mode,
                                                             const Signature& features,
                                                             const Signature& labels);
+
+// The PREDICT graph over the receiver `receiver_fn` builds (export).
+absl::StatusOr<std::unique_ptr<ModelGraph>> BuildServingModelGraph(
+    const ModelFn& model_fn, std::optional<int64_t> seed, const Params& params,
+    const ServingInputReceiverFn& receiver_fn);
 
 // InvalidArgument for an empty model_dir or a null log.
 absl::Status CheckConfig(const RunConfig& config);

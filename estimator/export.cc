@@ -1,10 +1,13 @@
 // Estimator::ExportGraph, Estimator::Export (a frozen PREDICT graph),
-// Estimator::ExportSavedModel and ExportedModel.
+// BuildServingMetaGraph, Estimator::ExportSavedModel and ExportedModel.
+#include "estimator/export.h"
+
 #include <deque>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/file_io.h"
 #include "core/proto_io.h"
 #include "core/status_macros.h"
@@ -25,7 +28,6 @@ namespace {
 using estimator_internal::ModelGraph;
 
 constexpr char kExportFile[] = "model.meta";
-constexpr char kServingSignature[] = "serving_default";
 
 // The node an input string ("x", "x:1", "^x") names.
 std::string NodeOf(const std::string& input) {
@@ -160,53 +162,79 @@ absl::StatusOr<GraphDef> Freeze(
   return frozen;
 }
 
-// What both exports start from: the latest checkpoint of model_dir and the
-// PREDICT graph over placeholders of `features`.
-struct PredictGraph {
-  std::string checkpoint;
-  std::unique_ptr<ModelGraph> graph;
-};
-
-absl::StatusOr<PredictGraph> BuildPredictGraph(const ModelFn& model_fn, const RunConfig& config,
-                                               const Params& params, const Signature& features) {
-  TW_RETURN_IF_ERROR(estimator_internal::CheckConfig(config));
-  PredictGraph out;
-  TW_ASSIGN_OR_RETURN(out.checkpoint, LatestCheckpoint(config.model_dir));
-  TW_ASSIGN_OR_RETURN(out.graph, estimator_internal::BuildModelGraph(
-                                     model_fn, config, params, ModeKeys::kPredict, features, {}));
-  return out;
-}
-
-// Adds the "serving_default" predict signature: each feature's placeholder
-// in, each export output (or prediction) out through an Identity named
-// "outputs/<name>". Returns the output nodes.
-absl::StatusOr<std::vector<std::string>> AddServingSignature(const ModelGraph& g,
-                                                             const Signature& features,
-                                                             MetaGraphDef* meta) {
-  const std::map<std::string, Output>& outputs =
-      g.spec.export_outputs.empty() ? g.spec.predictions : g.spec.export_outputs;
+// The signatures of export_outputs (TF's rules: see BuildServingMetaGraph)
+// over the receiver tensors; returns the output nodes.
+absl::StatusOr<std::vector<std::string>> AddSignatures(
+    const ModelGraph& g, MetaGraphDef* meta, std::map<std::string, std::string>* excluded) {
+  std::map<std::string, ExportOutput> outputs = g.spec.export_outputs;
   if (outputs.empty()) {
-    return absl::InvalidArgumentError("Export: model_fn returned no predictions or outputs");
+    if (g.spec.predictions.empty()) {
+      return absl::InvalidArgumentError("Export: model_fn returned no predictions or outputs");
+    }
+    outputs.emplace(kDefaultServingSignatureDefKey, ExportOutput::Predict(g.spec.predictions));
   }
-  SignatureDef& signature = (*meta->mutable_signature_def())[kServingSignature];
-  signature.set_method_name(kPredictMethodName);
-  for (const auto& [name, input] : features) {
-    TensorInfo& info = (*signature.mutable_inputs())[name];
-    info.set_name(absl::StrCat(g.placeholders.at(name).node()->name(), ":0"));
-    info.set_dtype(input.dtype);
-    *info.mutable_tensor_shape() = input.shape.AsProto();
+  const bool has_default = outputs.count(kDefaultServingSignatureDefKey) > 0;
+  if (!has_default && outputs.size() > 1) {
+    return absl::InvalidArgumentError(
+        "Multiple export_outputs were provided, but none of them is specified as the default. "
+        "Do this by naming one of them with "
+        "signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY.");
   }
-  const Scope out_scope = g.root.NewSubScope("outputs");
   std::vector<std::string> output_nodes;
-  for (const auto& [name, output] : outputs) {
-    Output id = ops::Identity(out_scope.WithOpName(name), output);
-    output_nodes.push_back(id.node()->name());
-    TensorInfo& info = (*signature.mutable_outputs())[name];
-    info.set_name(absl::StrCat(id.node()->name(), ":0"));
-    info.set_dtype(output.type());
-    *info.mutable_tensor_shape() = output.shape().AsProto();
+  const Scope outputs_scope = g.root.NewSubScope("outputs");
+  for (const auto& [key, output] : outputs) {
+    TW_RETURN_IF_ERROR(output.Validate());
+    SignatureDef signature;
+    signature.set_method_name(output.method_name());
+    const auto add_input = [&](const std::string& name, const Output& t) {
+      TensorInfo& info = (*signature.mutable_inputs())[name];
+      info.set_name(t.name());
+      info.set_dtype(t.type());
+      *info.mutable_tensor_shape() = t.shape().AsProto();
+    };
+    if (output.kind() == ExportOutput::Kind::kPredict) {
+      for (const auto& [name, t] : g.receiver_tensors) add_input(name, t);
+    } else {
+      const Output* single =
+          g.receiver_tensors.size() == 1 ? &g.receiver_tensors.begin()->second : nullptr;
+      if (single == nullptr || single->type() != DT_STRING) {
+        std::vector<std::string> got;
+        for (const auto& [name, t] : g.receiver_tensors) {
+          got.push_back(absl::StrCat(name, ": ", DataTypeString(t.type())));
+        }
+        (*excluded)[key] = absl::StrCat(
+            output.kind() == ExportOutput::Kind::kClassification ? "Classification" : "Regression",
+            " input must be a single string Tensor; got {", absl::StrJoin(got, ", "), "}");
+        continue;
+      }
+      add_input(
+          output.kind() == ExportOutput::Kind::kClassification ? kClassifyInputs : kRegressInputs,
+          *single);
+    }
+    const Scope out_scope =
+        key == kDefaultServingSignatureDefKey ? outputs_scope : outputs_scope.NewSubScope(key);
+    for (const auto& [name, t] : output.outputs()) {
+      const Output id = ops::Identity(out_scope.WithOpName(name), t);
+      TW_RETURN_IF_ERROR(g.root.status());
+      output_nodes.push_back(id.node()->name());
+      TensorInfo& info = (*signature.mutable_outputs())[name];
+      info.set_name(id.name());
+      info.set_dtype(t.type());
+      *info.mutable_tensor_shape() = t.shape().AsProto();
+    }
+    (*meta->mutable_signature_def())[key] = std::move(signature);
   }
-  TW_RETURN_IF_ERROR(g.root.status());
+  // A single signature under another key is the default as well.
+  if (!has_default && meta->signature_def_size() == 1) {
+    const SignatureDef only = meta->signature_def().begin()->second;
+    (*meta->mutable_signature_def())[kDefaultServingSignatureDefKey] = only;
+  }
+  if (meta->signature_def().empty()) {
+    std::vector<std::string> why;
+    for (const auto& [key, reason] : *excluded) why.push_back(absl::StrCat(key, ": ", reason));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Export: no signature could be built (", absl::StrJoin(why, "; "), ")"));
+  }
   return output_nodes;
 }
 
@@ -225,6 +253,14 @@ absl::flat_hash_map<std::string, std::string> RestoreNames(const ModelGraph& g) 
   return restore_names;
 }
 
+// TF's export logs the signatures it leaves out.
+void LogExcluded(const std::map<std::string, std::string>& excluded, std::ostream* log) {
+  for (const auto& [key, why] : excluded) {
+    *log << LogTimestamp() << ": Signature '" << key << "' is left out of the export: " << why
+         << "\n";
+  }
+}
+
 }  // namespace
 
 absl::Status Estimator::ExportGraph(ModeKeys mode, const Signature& features,
@@ -236,36 +272,17 @@ absl::Status Estimator::ExportGraph(ModeKeys mode, const Signature& features,
   return WriteGraphDef(def, path);
 }
 
-absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
-                                              const Signature& features) {
-  TW_ASSIGN_OR_RETURN(PredictGraph predict,
-                      BuildPredictGraph(model_fn_, config_, params_, features));
-  const std::string& checkpoint = predict.checkpoint;
-  std::unique_ptr<ModelGraph>& g = predict.graph;
-  MetaGraphDef meta;
-  TW_ASSIGN_OR_RETURN(std::vector<std::string> output_nodes,
-                      AddServingSignature(*g, features, &meta));
-  TW_ASSIGN_OR_RETURN(GraphDef def, g->root.ToGraphDef());
-  const absl::flat_hash_map<std::string, std::string> restore_names = RestoreNames(*g);
-  TW_ASSIGN_OR_RETURN(*meta.mutable_graph_def(),
-                      Freeze(def, output_nodes, checkpoint, restore_names));
-  TW_RETURN_IF_ERROR(CreateDirectories(export_dir));
-  TW_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(export_dir, "/", kExportFile),
-                                         SerializeDeterministic(meta)));
-  *config_.log << LogTimestamp() << ": Exported " << checkpoint << " to " << export_dir << "\n";
-  return export_dir;
-}
-
-absl::StatusOr<std::string> Estimator::ExportSavedModel(const std::string& export_dir_base,
-                                                        const Signature& features) {
-  TW_ASSIGN_OR_RETURN(PredictGraph predict,
-                      BuildPredictGraph(model_fn_, config_, params_, features));
-  const std::string& checkpoint = predict.checkpoint;
-  std::unique_ptr<ModelGraph>& g = predict.graph;
-  MetaGraphDef meta;
+absl::StatusOr<ServingMetaGraph> BuildServingMetaGraph(const ModelFn& model_fn,
+                                                       const Params& params,
+                                                       const ServingInputReceiverFn& receiver_fn,
+                                                       std::optional<int64_t> seed) {
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g, estimator_internal::BuildServingModelGraph(
+                                                         model_fn, seed, params, receiver_fn));
+  ServingMetaGraph out;
+  MetaGraphDef& meta = out.meta_graph_def;
   meta.mutable_meta_info_def()->add_tags(kSavedModelTagServe);
   meta.mutable_meta_info_def()->set_meta_graph_version("towerflow");
-  TW_RETURN_IF_ERROR(AddServingSignature(*g, features, &meta).status());
+  TW_RETURN_IF_ERROR(AddSignatures(*g, &meta, &out.excluded_signatures).status());
   TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver, train::Saver::Create(g->root));
   *meta.mutable_saver_def() = saver->saver_def();
   // Local variables (metrics, mirrors) start after the restore, as TF's
@@ -275,29 +292,68 @@ absl::StatusOr<std::string> Estimator::ExportSavedModel(const std::string& expor
   (*meta.mutable_collection_def())["saved_model_main_op"].mutable_node_list()->add_value(
       init_local.node()->name());
   TW_ASSIGN_OR_RETURN(*meta.mutable_graph_def(), g->root.ToGraphDef());
-
   // The variables as the export's Saver restores them: under their own
   // names, with the values model_fn restores them from.
   const absl::flat_hash_map<std::string, std::string> restore_names = RestoreNames(*g);
-  // Only those tensors are read: a checkpoint also holds optimizer slots.
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> reader, BundleReader::Open(checkpoint));
-  std::vector<NamedTensor> variables;
   for (const Variable& v : saver->variables()) {
     auto renamed = restore_names.find(v.handle().node()->name());
-    const std::string& from = renamed != restore_names.end() ? renamed->second : v.name();
-    absl::StatusOr<Tensor> value = reader->Read(from);
+    out.variables.push_back(
+        {v.name(), renamed != restore_names.end() ? renamed->second : v.name()});
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
+                                              const Signature& features) {
+  TW_RETURN_IF_ERROR(estimator_internal::CheckConfig(config_));
+  TW_ASSIGN_OR_RETURN(const std::string checkpoint, LatestCheckpoint(config_.model_dir));
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g, estimator_internal::BuildServingModelGraph(
+                                                         model_fn_, config_.random_seed, params_,
+                                                         BuildRawServingInputReceiverFn(features)));
+  MetaGraphDef meta;
+  std::map<std::string, std::string> excluded;
+  TW_ASSIGN_OR_RETURN(std::vector<std::string> output_nodes, AddSignatures(*g, &meta, &excluded));
+  LogExcluded(excluded, config_.log);
+  TW_ASSIGN_OR_RETURN(GraphDef def, g->root.ToGraphDef());
+  TW_ASSIGN_OR_RETURN(*meta.mutable_graph_def(),
+                      Freeze(def, output_nodes, checkpoint, RestoreNames(*g)));
+  TW_RETURN_IF_ERROR(CreateDirectories(export_dir));
+  TW_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(export_dir, "/", kExportFile),
+                                         SerializeDeterministic(meta)));
+  *config_.log << LogTimestamp() << ": Exported " << checkpoint << " to " << export_dir << "\n";
+  return export_dir;
+}
+
+absl::StatusOr<std::string> Estimator::ExportSavedModel(const std::string& export_dir_base,
+                                                        const Signature& features) {
+  return ExportSavedModel(export_dir_base, BuildRawServingInputReceiverFn(features));
+}
+
+absl::StatusOr<std::string> Estimator::ExportSavedModel(const std::string& export_dir_base,
+                                                        const ServingInputReceiverFn& receiver_fn) {
+  TW_RETURN_IF_ERROR(estimator_internal::CheckConfig(config_));
+  TW_ASSIGN_OR_RETURN(const std::string checkpoint, LatestCheckpoint(config_.model_dir));
+  TW_ASSIGN_OR_RETURN(ServingMetaGraph serving,
+                      BuildServingMetaGraph(model_fn_, params_, receiver_fn, config_.random_seed));
+  LogExcluded(serving.excluded_signatures, config_.log);
+  // Only the exported variables are read: a checkpoint also holds
+  // optimizer slots.
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> reader, BundleReader::Open(checkpoint));
+  std::vector<NamedTensor> variables;
+  for (const ServingMetaGraph::SavedVariable& v : serving.variables) {
+    absl::StatusOr<Tensor> value = reader->Read(v.source);
     if (absl::IsNotFound(value.status())) {
-      return absl::NotFoundError(absl::StrCat("ExportSavedModel: variable ", v.name(),
-                                              " (restored from ", from, ") is not in checkpoint ",
-                                              checkpoint));
+      return absl::NotFoundError(absl::StrCat("ExportSavedModel: variable ", v.name,
+                                              " (restored from ", v.source,
+                                              ") is not in checkpoint ", checkpoint));
     }
     if (!value.ok()) return value.status();
-    variables.push_back({v.name(), *std::move(value)});
+    variables.push_back({v.name, *std::move(value)});
   }
-  TW_ASSIGN_OR_RETURN(std::string dir,
-                      WriteSavedModel(export_dir_base, meta, [&](const std::string& prefix) {
-                        return WriteCheckpoint(prefix, variables);
-                      }));
+  TW_ASSIGN_OR_RETURN(std::string dir, WriteSavedModel(export_dir_base, serving.meta_graph_def,
+                                                       [&](const std::string& prefix) {
+                                                         return WriteCheckpoint(prefix, variables);
+                                                       }));
   *config_.log << LogTimestamp() << ": SavedModel written to " << dir << " (from " << checkpoint
                << ")\n";
   return dir;
@@ -307,9 +363,10 @@ absl::StatusOr<ExportedModel> ExportedModel::Load(const std::string& export_dir,
                                                   const SessionOptions& options) {
   const std::string path = absl::StrCat(export_dir, "/", kExportFile);
   TW_ASSIGN_OR_RETURN(MetaGraphDef meta, ReadMetaGraphDef(path));
-  auto it = meta.signature_def().find(kServingSignature);
+  auto it = meta.signature_def().find(kDefaultServingSignatureDefKey);
   if (it == meta.signature_def().end()) {
-    return absl::DataLossError(absl::StrCat(path, " has no '", kServingSignature, "' signature"));
+    return absl::DataLossError(
+        absl::StrCat(path, " has no '", kDefaultServingSignatureDefKey, "' signature"));
   }
   ExportedModel model;
   for (const auto& [name, info] : it->second.inputs()) {

@@ -8,8 +8,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/status_macros.h"
-#include "ops/variables.h"
 #include "ops/ops.h"
+#include "ops/variables.h"
 
 namespace towerflow {
 namespace {

@@ -28,11 +28,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "framework/tensor.h"
 #include "graph/output.h"
 #include "graph/scope.h"
 #include "proto/graph.pb.h"
 #include "runtime/client_session.h"
-#include "framework/tensor.h"
 #include "train/event_writer.h"
 #include "train/saver.h"
 

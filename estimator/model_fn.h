@@ -22,6 +22,7 @@
 #include <map>
 #include <string>
 
+#include "estimator/export_output.h"
 #include "estimator/hooks.h"
 #include "graph/output.h"
 #include "graph/scope.h"
@@ -63,8 +64,11 @@ struct EstimatorSpec {
   std::map<std::string, train::Metric> eval_metric_ops;
   // PREDICT: name -> tensor whose first dimension is the batch.
   std::map<std::string, Output> predictions;
-  // Serving signatures: name -> tensor (batch-major, like predictions).
-  std::map<std::string, Output> export_outputs;
+  // PREDICT, for export: signature key -> typed output
+  // (estimator/export_output.h). Empty means one "serving_default"
+  // PredictOutput of `predictions`; a single entry is also served as
+  // "serving_default"; several need one under that key (TF's rules).
+  std::map<std::string, ExportOutput> export_outputs;
   // TRAIN: hooks Estimator::Train runs besides its own.
   HookList training_hooks;
   // EVAL, PREDICT and export: checkpoint name -> variable, for variables

@@ -153,6 +153,35 @@ absl::Status ConcatMaps(const Scope& s,
   return s.status();
 }
 
+// The towers' export outputs per signature key, each of tower 0's kind
+// with every tensor concatenated along the batch (TF's _predict_spec).
+// Beyond TF: classification classes are concatenated like the scores, not
+// stacked into [towers, batch / towers, classes], which TF Serving's
+// classify refuses ("Expected Tensor shape: [batch_size num_classes]").
+absl::Status MergeExportOutputs(const Scope& s, const std::vector<EstimatorSpec>& specs,
+                                std::map<std::string, ExportOutput>* out) {
+  std::map<std::string, std::vector<const ExportOutput*>> by_key;
+  for (size_t t = 0; t < specs.size(); ++t) {
+    for (const auto& [key, output] : specs[t].export_outputs) {
+      std::vector<const ExportOutput*>& list = by_key[key];
+      if (!list.empty() && list[0]->kind() != output.kind()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Tower ", t, " returned export output '", key, "' of method ", output.method_name(),
+            ", the first tower one of ", list[0]->method_name()));
+      }
+      list.push_back(&output);
+    }
+  }
+  for (const auto& [key, list] : by_key) {
+    std::vector<const std::map<std::string, Output>*> parts;
+    for (const ExportOutput* output : list) parts.push_back(&output->outputs());
+    std::map<std::string, Output> merged;
+    TW_RETURN_IF_ERROR(ConcatMaps(s.NewSubScope(key), parts, &merged));
+    out->insert_or_assign(key, list[0]->WithOutputs(std::move(merged)));
+  }
+  return absl::OkStatus();
+}
+
 // Every tower's metrics with tower 0's names and variable counts.
 absl::Status CheckSameMetrics(const std::vector<EstimatorSpec>& specs) {
   for (size_t t = 1; t < specs.size(); ++t) {
@@ -576,15 +605,13 @@ absl::StatusOr<std::map<std::string, train::Metric>> Replicator::EvalMetrics(
 
 absl::Status Replicator::ConcatOutputs(const Scope& root, const Towers& towers,
                                        EstimatorSpec* result) const {
-  std::vector<const std::map<std::string, Output>*> predictions, exports;
-  for (const EstimatorSpec& spec : towers.specs) {
-    predictions.push_back(&spec.predictions);
-    exports.push_back(&spec.export_outputs);
-  }
+  std::vector<const std::map<std::string, Output>*> predictions;
+  for (const EstimatorSpec& spec : towers.specs) predictions.push_back(&spec.predictions);
   const Scope consolidation = root.WithDevice(consolidation_);
   TW_RETURN_IF_ERROR(
       ConcatMaps(consolidation.NewSubScope("predictions"), predictions, &result->predictions));
-  return ConcatMaps(consolidation.NewSubScope("export_outputs"), exports, &result->export_outputs);
+  return MergeExportOutputs(consolidation.NewSubScope("export_outputs"), towers.specs,
+                            &result->export_outputs);
 }
 
 }  // namespace

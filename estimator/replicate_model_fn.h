@@ -35,9 +35,12 @@
 //   are refused with TF's error ("Different `EstimatorSpec.eval_metric_ops`
 //   across `model_fn()` calls. Expected 8 local variables, but got 10
 //   instead.");
-// - PREDICT: predictions and export outputs concatenated along the batch,
-//   per key over the towers that return it (a key only some towers return
-//   has only their rows, as TF's _concat_tensor_dicts).
+// - PREDICT: predictions concatenated along the batch, per key over the
+//   towers that return it (a key only some towers return has only their
+//   rows, as TF's _concat_tensor_dicts); export outputs likewise, per
+//   signature key and output, keeping their kind (predict outputs,
+//   regression values, classification scores — and classes, which TF
+//   stacks into a shape TF Serving refuses).
 //
 // Beyond TF, `aggregation = kAllReduce` keeps every trainable variable
 // mirrored on every tower's device instead of once on a parameter server,

@@ -6,9 +6,9 @@
 #include "core/status_macros.h"
 #include "estimator/replication_internal.h"
 #include "ops/gradients.h"
-#include "ops/variables.h"
 #include "ops/initializers.h"
 #include "ops/ops.h"
+#include "ops/variables.h"
 
 namespace towerflow {
 namespace estimator_internal {

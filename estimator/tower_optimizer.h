@@ -52,8 +52,7 @@ class TowerOptimizer final : public train::Optimizer {
   // Records this tower's gradients; the last tower aggregates every tower's
   // and applies them once. Errors are recorded in `scope`; InvalidArgument
   // when the towers made different optimizer calls.
-  Operation ApplyGradients(const Scope& scope,
-                           const std::vector<train::GradAndVar>& grads_and_vars,
+  Operation ApplyGradients(const Scope& scope, const std::vector<train::GradAndVar>& grads_and_vars,
                            const std::optional<Variable>& global_step = {}) override;
   Variable GetSlot(const Variable& var, const std::string& slot) const override;
 

@@ -35,16 +35,9 @@
 #include "proto/meta_graph.pb.h"
 #include "proto/saved_model.pb.h"
 #include "runtime/session.h"
+#include "saved_model/signature_constants.h"
 
 namespace towerflow {
-
-inline constexpr char kSavedModelTagServe[] = "serve";
-inline constexpr char kSavedModelTagTrain[] = "train";
-inline constexpr char kDefaultServingSignatureDefKey[] = "serving_default";
-// The signature methods of TF Serving (signature_constants.py).
-inline constexpr char kPredictMethodName[] = "tensorflow/serving/predict";
-inline constexpr char kClassifyMethodName[] = "tensorflow/serving/classify";
-inline constexpr char kRegressMethodName[] = "tensorflow/serving/regress";
 
 // Signature input or output key -> tensor.
 using SignatureTensors = std::map<std::string, Tensor>;

@@ -44,6 +44,18 @@ void ConcatRows(ThreadPool* pool, int64_t outer, const std::vector<const char*>&
   });
 }
 
+// ConcatRows for strings, copied as objects: counts[k] elements of pieces[k]
+// per row.
+void ConcatStringRows(int64_t outer, const std::vector<const std::string*>& pieces,
+                      const std::vector<int64_t>& counts, std::string* out) {
+  for (int64_t r = 0; r < outer; ++r) {
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      const std::string* src = pieces[k] + r * counts[k];
+      out = std::copy(src, src + counts[k], out);
+    }
+  }
+}
+
 // The inverse: splits each input row into pieces.
 void SplitRows(ThreadPool* pool, int64_t outer, const char* in, const std::vector<char*>& pieces,
                const std::vector<int64_t>& bytes) {
@@ -72,6 +84,18 @@ class ConcatOp : public OpKernel {
     for (int i = 0; i < n; ++i) values.push_back(&ctx->input(first + i));
     TW_ASSIGN_OR_RETURN(ConcatPlan plan, PlanConcat(values, ctx->input(axis_first_ ? 0 : n)));
     if (n == 1) return ctx->set_output(0, *values[0]);
+    if (values[0]->dtype() == DT_STRING) {
+      // Strings (classification outputs merged over towers).
+      TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.shape));
+      std::vector<const std::string*> pieces;
+      std::vector<int64_t> counts;
+      for (const Tensor* v : values) {
+        pieces.push_back(v->data<std::string>());
+        counts.push_back(DimProduct(v->shape(), plan.axis, v->dims()));
+      }
+      ConcatStringRows(plan.outer, pieces, counts, out->data<std::string>());
+      return absl::OkStatus();
+    }
     TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("Concat", values[0]->dtype()));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.shape));
     if (plan.shape.num_elements() == 0) return absl::OkStatus();
@@ -112,15 +136,11 @@ class PackOp : public OpKernel {
       // Strings (TF's saver packs its checkpoint prefixes) are copied as
       // objects, row by row.
       TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-      const int64_t outer = DimProduct(v0.shape(), 0, a);
-      const int64_t inner = DimProduct(v0.shape(), a, v0.dims());
-      std::string* dst = out->data<std::string>();
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int i = 0; i < n; ++i) {
-          const std::string* src = ctx->input(i).data<std::string>() + o * inner;
-          dst = std::copy(src, src + inner, dst);
-        }
-      }
+      std::vector<const std::string*> pieces;
+      for (int i = 0; i < n; ++i) pieces.push_back(ctx->input(i).data<std::string>());
+      ConcatStringRows(DimProduct(v0.shape(), 0, a), pieces,
+                       std::vector<int64_t>(n, DimProduct(v0.shape(), a, v0.dims())),
+                       out->data<std::string>());
       return absl::OkStatus();
     }
     TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("Pack", v0.dtype()));

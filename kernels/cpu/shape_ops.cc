@@ -9,10 +9,10 @@
 #include <type_traits>
 
 #include "absl/strings/str_join.h"
+#include "core/type_dispatch.h"
 #include "kernels/bcast.h"
 #include "kernels/cpu/cwise_ops.h"
 #include "kernels/kernel_util.h"
-#include "core/type_dispatch.h"
 
 namespace towerflow {
 namespace {
@@ -161,6 +161,10 @@ class FillOp : public OpKernel {
     }
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (value.dtype() == DT_STRING) {
+      std::fill_n(out->data<std::string>(), out->NumElements(), value.data<std::string>()[0]);
+      return absl::OkStatus();
+    }
     if (!VisitByElementSize(value.dtype(), [&](auto zero) {
           using U = decltype(zero);
           std::fill_n(RawData<U>(*out), out->NumElements(), *RawData<U>(value));

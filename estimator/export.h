@@ -1,0 +1,59 @@
+// A model_fn's serving graph as a SavedModel's MetaGraphDef: what
+// Estimator::ExportSavedModel and keras::Model::Save write, for whoever
+// exports values from elsewhere than a checkpoint.
+//
+//   TW_ASSIGN_OR_RETURN(ServingMetaGraph serving,
+//                       BuildServingMetaGraph(model_fn, params, receiver_fn));
+//   // serving.variables: what variables/variables must hold, and whence.
+#ifndef TOWERFLOW_ESTIMATOR_EXPORT_H_
+#define TOWERFLOW_ESTIMATOR_EXPORT_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "estimator/model_fn.h"
+#include "estimator/serving_input_receiver.h"
+#include "proto/meta_graph.pb.h"
+
+namespace towerflow {
+
+struct ServingMetaGraph {
+  // Tag "serve"; the PREDICT graph over the receiver with TF's saver
+  // subgraph (SaverDef), local variables initialized by the main op, and a
+  // SignatureDef per export output (see BuildServingMetaGraph).
+  MetaGraphDef meta_graph_def;
+  struct SavedVariable {
+    std::string name;    // as the SaverDef saves and restores it
+    std::string source;  // the name its value comes from (a moving average...)
+  };
+  std::vector<SavedVariable> variables;
+  // Signatures left out, key -> why (TF's export logs them and goes on): a
+  // classification or regression output with a receiver that is not one
+  // string tensor.
+  std::map<std::string, std::string> excluded_signatures;
+};
+
+// Builds model_fn's PREDICT graph (with the global step) over
+// `receiver_fn`'s receiver, seeded with `seed` when given. Signatures, from
+// EstimatorSpec::export_outputs as TF's Estimator makes them:
+// - none: "serving_default" is a predict signature of the predictions;
+// - one under another key: also served as "serving_default"; several: one
+//   must be "serving_default" (TF's error otherwise);
+// - predict signatures take every receiver tensor by its key; classify and
+//   regress ones take the single string receiver tensor as "inputs";
+// - each output is an Identity named "outputs/<name>" for serving_default,
+//   "outputs/<key>/<name>" for others.
+// InvalidArgument for an export output that fails ExportOutput::Validate,
+// no predictions and no outputs, or no signature left; the graph's errors.
+absl::StatusOr<ServingMetaGraph> BuildServingMetaGraph(const ModelFn& model_fn,
+                                                       const Params& params,
+                                                       const ServingInputReceiverFn& receiver_fn,
+                                                       std::optional<int64_t> seed = std::nullopt);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_ESTIMATOR_EXPORT_H_
