@@ -34,12 +34,12 @@ namespace {
 // train_op.").
 absl::StatusOr<std::unique_ptr<ModelGraph>> BuildGraph(
     const ModelFn& model_fn, std::optional<int64_t> seed, const Params& params, ModeKeys mode,
-    const std::function<void(ModelGraph*)>& add_inputs) {
+    const std::function<void(ModelGraph*)>& add_inputs, bool global_step = true) {
   auto g = std::make_unique<ModelGraph>();
   if (seed.has_value()) g->root.graph()->set_seed(*seed);
   add_inputs(g.get());
   TW_RETURN_IF_ERROR(g->root.status());
-  g->global_step = train::GetOrCreateGlobalStep(g->root);
+  if (global_step) g->global_step = train::GetOrCreateGlobalStep(g->root);
   TW_RETURN_IF_ERROR(g->root.status());
   g->spec = model_fn(g->root, g->features, g->labels, mode, params);
   TW_RETURN_IF_ERROR(g->root.status());
@@ -74,10 +74,10 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model
 }
 
 absl::StatusOr<std::unique_ptr<ModelGraph>> BuildServingModelGraph(
-    const ModelFn& model_fn, std::optional<int64_t> seed, const Params& params,
+    const ModelFn& model_fn, const ServingGraphOptions& options,
     const ServingInputReceiverFn& receiver_fn) {
   if (!receiver_fn) return absl::InvalidArgumentError("Export: no serving input receiver");
-  return BuildGraph(model_fn, seed, params, ModeKeys::kPredict, [&](ModelGraph* g) {
+  const auto add_inputs = [&](ModelGraph* g) {
     ServingInputReceiver receiver = receiver_fn(g->root);
     if (!g->root.ok()) return;
     if (receiver.receiver_tensors.empty()) {
@@ -94,7 +94,9 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildServingModelGraph(
     }
     g->features = std::move(receiver.features);
     g->receiver_tensors = std::move(receiver.receiver_tensors);
-  });
+  };
+  return BuildGraph(model_fn, options.seed, options.params, ModeKeys::kPredict, add_inputs,
+                    options.global_step);
 }
 
 absl::Status CheckConfig(const RunConfig& config) {

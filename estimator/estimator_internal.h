@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "estimator/estimator.h"
+#include "estimator/export.h"
 #include "graph/scope.h"
 #include "ops/variables.h"
 #include "train/saver.h"
@@ -38,7 +39,7 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model
 
 // The PREDICT graph over the receiver `receiver_fn` builds (export).
 absl::StatusOr<std::unique_ptr<ModelGraph>> BuildServingModelGraph(
-    const ModelFn& model_fn, std::optional<int64_t> seed, const Params& params,
+    const ModelFn& model_fn, const ServingGraphOptions& options,
     const ServingInputReceiverFn& receiver_fn);
 
 // InvalidArgument for an empty model_dir or a null log.

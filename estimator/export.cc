@@ -273,11 +273,10 @@ absl::Status Estimator::ExportGraph(ModeKeys mode, const Signature& features,
 }
 
 absl::StatusOr<ServingMetaGraph> BuildServingMetaGraph(const ModelFn& model_fn,
-                                                       const Params& params,
                                                        const ServingInputReceiverFn& receiver_fn,
-                                                       std::optional<int64_t> seed) {
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g, estimator_internal::BuildServingModelGraph(
-                                                         model_fn, seed, params, receiver_fn));
+                                                       const ServingGraphOptions& options) {
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
+                      estimator_internal::BuildServingModelGraph(model_fn, options, receiver_fn));
   ServingMetaGraph out;
   MetaGraphDef& meta = out.meta_graph_def;
   meta.mutable_meta_info_def()->add_tags(kSavedModelTagServe);
@@ -307,9 +306,10 @@ absl::StatusOr<std::string> Estimator::Export(const std::string& export_dir,
                                               const Signature& features) {
   TW_RETURN_IF_ERROR(estimator_internal::CheckConfig(config_));
   TW_ASSIGN_OR_RETURN(const std::string checkpoint, LatestCheckpoint(config_.model_dir));
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g, estimator_internal::BuildServingModelGraph(
-                                                         model_fn_, config_.random_seed, params_,
-                                                         BuildRawServingInputReceiverFn(features)));
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
+                      estimator_internal::BuildServingModelGraph(
+                          model_fn_, {.params = params_, .seed = config_.random_seed},
+                          BuildRawServingInputReceiverFn(features)));
   MetaGraphDef meta;
   std::map<std::string, std::string> excluded;
   TW_ASSIGN_OR_RETURN(std::vector<std::string> output_nodes, AddSignatures(*g, &meta, &excluded));
@@ -334,7 +334,8 @@ absl::StatusOr<std::string> Estimator::ExportSavedModel(const std::string& expor
   TW_RETURN_IF_ERROR(estimator_internal::CheckConfig(config_));
   TW_ASSIGN_OR_RETURN(const std::string checkpoint, LatestCheckpoint(config_.model_dir));
   TW_ASSIGN_OR_RETURN(ServingMetaGraph serving,
-                      BuildServingMetaGraph(model_fn_, params_, receiver_fn, config_.random_seed));
+                      BuildServingMetaGraph(model_fn_, receiver_fn,
+                                            {.params = params_, .seed = config_.random_seed}));
   LogExcluded(serving.excluded_signatures, config_.log);
   // Only the exported variables are read: a checkpoint also holds
   // optimizer slots.

@@ -2,8 +2,7 @@
 // Estimator::ExportSavedModel and keras::Model::Save write, for whoever
 // exports values from elsewhere than a checkpoint.
 //
-//   TW_ASSIGN_OR_RETURN(ServingMetaGraph serving,
-//                       BuildServingMetaGraph(model_fn, params, receiver_fn));
+//   TW_ASSIGN_OR_RETURN(ServingMetaGraph serving, BuildServingMetaGraph(model_fn, receiver_fn));
 //   // serving.variables: what variables/variables must hold, and whence.
 #ifndef TOWERFLOW_ESTIMATOR_EXPORT_H_
 #define TOWERFLOW_ESTIMATOR_EXPORT_H_
@@ -37,8 +36,14 @@ struct ServingMetaGraph {
   std::map<std::string, std::string> excluded_signatures;
 };
 
-// Builds model_fn's PREDICT graph (with the global step) over
-// `receiver_fn`'s receiver, seeded with `seed` when given. Signatures, from
+struct ServingGraphOptions {
+  Params params;                // model_fn's
+  std::optional<int64_t> seed;  // the graph-level random seed
+  // The Estimator's graphs hold the global step (a Keras model's do not).
+  bool global_step = true;
+};
+
+// Builds model_fn's PREDICT graph over `receiver_fn`'s receiver. Signatures, from
 // EstimatorSpec::export_outputs as TF's Estimator makes them:
 // - none: "serving_default" is a predict signature of the predictions;
 // - one under another key: also served as "serving_default"; several: one
@@ -50,9 +55,8 @@ struct ServingMetaGraph {
 // InvalidArgument for an export output that fails ExportOutput::Validate,
 // no predictions and no outputs, or no signature left; the graph's errors.
 absl::StatusOr<ServingMetaGraph> BuildServingMetaGraph(const ModelFn& model_fn,
-                                                       const Params& params,
                                                        const ServingInputReceiverFn& receiver_fn,
-                                                       std::optional<int64_t> seed = std::nullopt);
+                                                       const ServingGraphOptions& options = {});
 
 }  // namespace towerflow
 

@@ -16,6 +16,7 @@
 #include "ops/initializers.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
+#include "saved_model/signature_constants.h"
 #include "train/optimizers.h"
 
 namespace towerflow {
@@ -308,6 +309,26 @@ ModelFn TopologyModelFn(std::shared_ptr<const Topology> t,
 }
 
 }  // namespace
+
+namespace internal {
+
+ModelFn ServingModelFn(std::shared_ptr<const Topology> topology) {
+  ModelFn predict = TopologyModelFn(topology, nullptr, nullptr, nullptr);
+  return [topology, predict](const Scope& s, const FeatureMap& features, const FeatureMap& labels,
+                             ModeKeys mode, const Params& params) {
+    EstimatorSpec spec = predict(s, features, labels, mode, params);
+    if (!s.ok()) return spec;
+    std::map<std::string, Output> outputs;
+    for (const Topology::Out& out : topology->outputs) {
+      outputs[out.name] = spec.predictions.at(out.prediction_key);
+    }
+    spec.export_outputs.emplace(kDefaultServingSignatureDefKey,
+                                ExportOutput::Predict(std::move(outputs)));
+    return spec;
+  };
+}
+
+}  // namespace internal
 
 absl::Status Model::SetRandomSeed(int64_t seed) {
   if (built_ != nullptr) {

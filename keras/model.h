@@ -273,14 +273,23 @@ class Model {
   absl::Status SaveWeights(const std::string& path);
   absl::Status LoadWeights(const std::string& path);
 
-  // Keras's model.save: the directory `dir` (made if missing) gets
+  // Keras's model.save. kKeras: the directory `dir` (made if missing) gets
   // "model.pbtxt", the architecture (keras/model_config.proto: inputs,
   // layers with their configs, calls, outputs) and the compile settings
   // when compiled with a keras::Optimizer (Keras saves none for a TF
   // optimizer either; its current learning rate included), and "weights",
   // the layers' weights (SaveWeights). The optimizer's slots are not saved.
+  // kSavedModel (TF's save_format="tf"): `dir`, which must not exist or be
+  // empty (AlreadyExists otherwise), becomes a SavedModel TF Serving and
+  // LoadSavedModel serve: tag "serve", the inference graph with its
+  // weights in variables/, and a "serving_default" predict signature
+  // taking each input by its name ("dense_input") and giving each output
+  // by its layer's name ("dense_1"), as TF's Keras export; model.pbtxt goes
+  // to assets.extra/, so LoadModel reads the directory back too. Written
+  // in a temporary directory renamed into place.
   // FailedPrecondition for a layer without a config (Layer::config()).
-  absl::Status Save(const std::string& dir);
+  enum class SaveFormat { kKeras, kSavedModel };
+  absl::Status Save(const std::string& dir, SaveFormat format = SaveFormat::kKeras);
 
   // The graph-level seed (TF's tf.set_random_seed) of the model's graph, so
   // that its initial weights and dropout masks are the same run after run;
@@ -313,6 +322,10 @@ class Model {
   using StepFn =
       std::function<absl::Status(int64_t step, int64_t rows, const std::vector<Tensor>& values)>;
 
+  // Save's model.pbtxt.
+  absl::StatusOr<std::string> ConfigText();
+  // Save in kSavedModel.
+  absl::Status SaveSavedModel(const std::string& dir, const std::string& config_text);
   absl::Status CompileWith(std::shared_ptr<train::Optimizer> optimizer,
                            std::optional<Optimizer> keras_optimizer, const CompileOptions& options);
   // x and y as maps, for a model of one input and one output.
@@ -385,8 +398,9 @@ class Sequential : public Model {
   absl::Status Add(Layer layer);
 };
 
-// Keras's load_model: the model Model::Save wrote in `dir`, with its
-// weights, compiled as it was (when it was, with a keras::Optimizer).
+// Keras's load_model: the model Model::Save wrote in `dir` (in either
+// format), with its weights, compiled as it was (when it was, with a
+// keras::Optimizer).
 // NotFound without the files; InvalidArgument naming the file for a config
 // that does not parse or describes no valid model; the weights' errors.
 absl::StatusOr<Model> LoadModel(const std::string& dir);

@@ -78,6 +78,11 @@ struct CompiledModel {
   std::vector<std::string> log_names;
 };
 
+// The model's PREDICT model_fn with Keras's serving signature: one
+// "serving_default" predict output of each model output by its name
+// (TF's keras export), no logits.
+ModelFn ServingModelFn(std::shared_ptr<const ModelTopology> topology);
+
 inline constexpr char kNotCompiled[] =
     "You must compile your model before training/testing. Use `model.compile(optimizer, loss)`.";
 

@@ -1,4 +1,7 @@
-// keras::Model::Save and keras::LoadModel (keras/model_config.proto).
+// keras::Model::Save and keras::LoadModel (keras/model_config.proto), in
+// Keras's files or as a SavedModel.
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,9 +11,12 @@
 #include "core/file_io.h"
 #include "core/proto_io.h"
 #include "core/status_macros.h"
+#include "estimator/export.h"
 #include "keras/model.h"
 #include "keras/model_config.pb.h"
 #include "keras/model_internal.h"
+#include "ops/ops.h"
+#include "saved_model/builder.h"
 
 namespace towerflow {
 namespace keras {
@@ -24,6 +30,10 @@ namespace {
 
 constexpr char kConfigFile[] = "model.pbtxt";
 constexpr char kWeightsFile[] = "weights";
+// Where a SavedModel keeps them.
+constexpr char kSavedModelFile[] = "saved_model.pb";
+constexpr char kExtraAssetsDir[] = "assets.extra";
+constexpr char kSavedModelVariables[] = "variables/variables";
 
 std::string JoinPath(const std::string& dir, const std::string& file) {
   return absl::EndsWith(dir, "/") ? dir + file : absl::StrCat(dir, "/", file);
@@ -31,7 +41,7 @@ std::string JoinPath(const std::string& dir, const std::string& file) {
 
 }  // namespace
 
-absl::Status Model::Save(const std::string& dir) {
+absl::StatusOr<std::string> Model::ConfigText() {
   TW_RETURN_IF_ERROR(status());
   const Topology& t = *topology_;
   ModelConfig config;
@@ -79,11 +89,51 @@ absl::Status Model::Save(const std::string& dir) {
       for (const std::string& m : per.metrics) metrics->add_values(m);
     }
   }
-  const std::string text = PrintTextProto(config);
+  return PrintTextProto(config);
+}
+
+absl::Status Model::Save(const std::string& dir, SaveFormat format) {
+  TW_ASSIGN_OR_RETURN(const std::string text, ConfigText());
+  if (format == SaveFormat::kSavedModel) return SaveSavedModel(dir, text);
   TW_RETURN_IF_ERROR(CreateDirectories(dir));
   // The weights first: a config names a complete model.
   TW_RETURN_IF_ERROR(SaveWeights(JoinPath(dir, kWeightsFile)));
   return WriteFileAtomically(JoinPath(dir, kConfigFile), text);
+}
+
+absl::Status Model::SaveSavedModel(const std::string& dir, const std::string& config_text) {
+  TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> weights, GetWeights());
+  // A placeholder per input, named after it, fed by its name.
+  std::shared_ptr<const Topology> topology = topology_;
+  const ServingInputReceiverFn receiver = [topology](const Scope& s) {
+    ServingInputReceiver receiver;
+    for (const Topology::Feed& feed : topology->inputs) {
+      std::vector<int64_t> dims = {-1};
+      dims.insert(dims.end(), feed.shape.begin(), feed.shape.end());
+      const Output p = ops::Placeholder(s.WithOpName(feed.name), feed.dtype,
+                                        ops::Placeholder::Shape(PartialTensorShape(dims)));
+      receiver.features[feed.key] = p;
+      receiver.receiver_tensors[feed.name] = p;
+    }
+    return receiver;
+  };
+  TW_ASSIGN_OR_RETURN(ServingMetaGraph serving,
+                      BuildServingMetaGraph(internal::ServingModelFn(topology_), receiver,
+                                            {.seed = seed_, .global_step = false}));
+  std::vector<NamedTensor> variables;
+  for (const ServingMetaGraph::SavedVariable& v : serving.variables) {
+    auto w = std::find_if(weights.begin(), weights.end(),
+                          [&v](const NamedTensor& t) { return t.name == v.source; });
+    if (w == weights.end()) {
+      return absl::InternalError(
+          absl::StrCat("Save: the inference graph's variable ", v.name, " is not a weight"));
+    }
+    variables.push_back({v.name, w->tensor});
+  }
+  return WriteSavedModelTo(
+      dir, serving.meta_graph_def,
+      [&](const std::string& prefix) { return WriteCheckpoint(prefix, variables); },
+      {.extra = {{kConfigFile, config_text}}});
 }
 
 namespace {
@@ -169,7 +219,12 @@ absl::StatusOr<Model> ModelFromConfig(const ModelConfig& config, const std::stri
 }  // namespace
 
 absl::StatusOr<Model> LoadModel(const std::string& dir) {
-  const std::string file = JoinPath(dir, kConfigFile);
+  // A SavedModel keeps the config among its extra assets.
+  std::error_code ec;
+  const bool saved_model = std::filesystem::exists(JoinPath(dir, kSavedModelFile), ec);
+  const std::string file = saved_model
+                               ? JoinPath(dir, absl::StrCat(kExtraAssetsDir, "/", kConfigFile))
+                               : JoinPath(dir, kConfigFile);
   TW_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(file));
   ModelConfig config;
   TW_RETURN_IF_ERROR(AddErrorContext(ParseTextProto(text, &config), file));
@@ -190,7 +245,8 @@ absl::StatusOr<Model> LoadModel(const std::string& dir) {
     if (!compiled.ok())
       return absl::InvalidArgumentError(absl::StrCat(file, ": ", compiled.message()));
   }
-  TW_RETURN_IF_ERROR(model.LoadWeights(JoinPath(dir, kWeightsFile)));
+  TW_RETURN_IF_ERROR(model.LoadWeights(saved_model ? JoinPath(dir, kSavedModelVariables)
+                                                   : JoinPath(dir, kWeightsFile)));
   return model;
 }
 

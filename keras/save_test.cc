@@ -2,6 +2,7 @@
 // model_config.proto), the compile settings and the weights come back, so
 // the loaded model predicts, evaluates and trains on as the saved one;
 // layers that cannot be described and broken files are errors.
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -13,8 +14,10 @@
 #include "keras/model.h"
 #include "layers/regularizers.h"
 #include "ops/ops.h"
+#include "saved_model/loader.h"
 #include "tests/tensor_testing.h"
 #include "tests/test_util.h"
+#include "train/checkpoint.h"
 #include "train/optimizers.h"
 
 namespace towerflow {
@@ -111,6 +114,68 @@ TEST(SaveTest, ASequentialComesBackAsOne) {
   // The loaded model is not compiled, as Keras's after a TF optimizer.
   EXPECT_THAT(loaded.Fit(x, Tensor(DT_INT32, TensorShape({3}))),
               StatusIs(absl::StatusCode::kFailedPrecondition, "compile"));
+}
+
+// save_format "tf": a SavedModel that LoadSavedModel serves with the
+// model's predictions, inputs and outputs by their Keras names, and that
+// LoadModel reads back whole.
+TEST(SaveTest, ASavedModelServesAndComesBack) {
+  keras::KerasTensor a = keras::Input({3}, {.name = "a"});
+  keras::KerasTensor b = keras::Input({3}, {.name = "b"});
+  keras::Layer shared = keras::Dense(4, {.activation = "tanh"});
+  keras::KerasTensor h = keras::BatchNormalization()(keras::Concatenate()({shared(a), shared(b)}));
+  keras::KerasTensor score = keras::Dense(1, {.name = "score"})(h);
+  keras::KerasTensor kind =
+      keras::Dense(3, {.activation = "softmax", .name = "kind"})(keras::Subtract()({a, b}));
+  keras::Model model({a, b}, {score, kind}, "two_heads");
+  TW_ASSERT_OK(model.SetRandomSeed(5));
+  TW_ASSERT_OK(model.Compile(
+      keras::SGD(0.1),
+      keras::CompileOptions{.loss = {{"score", "mse"}, {"kind", "sparse_categorical_crossentropy"}},
+                            .metrics = {{"kind", {"accuracy"}}}}));
+  const keras::TensorMap x = {{"a", Rows(6, 3, 0.1f)}, {"b", Rows(6, 3, -0.2f)}};
+  Tensor labels(DT_INT32, TensorShape({6}));
+  for (int i = 0; i < 6; ++i) labels.data<int32_t>()[i] = i % 3;
+  const keras::TensorMap y = {{"score", Rows(6, 1, 0.3f)}, {"kind", labels}};
+  // Replicated training; the export is the plain inference graph.
+  keras::Model replicated = keras::ReplicatedModel(model, {.replicas = 2});
+  TW_ASSERT_OK(replicated.Fit(x, y, {.batch_size = 2, .epochs = 2, .verbose = 0}).status());
+  TW_ASSERT_OK_AND_ASSIGN(keras::TensorMap expected, replicated.Predict(x));
+  const std::string dir = testing::MakeTempDir("keras_saved_model") + "/two_heads";
+  TW_ASSERT_OK(replicated.Save(dir, keras::Model::SaveFormat::kSavedModel));
+
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(dir, {kSavedModelTagServe}));
+  const SignatureDef& signature = bundle.meta_graph_def.signature_def().at("serving_default");
+  EXPECT_EQ(signature.method_name(), kPredictMethodName);
+  EXPECT_EQ(signature.inputs().at("a").name(), "a:0");
+  EXPECT_EQ(signature.outputs().size(), 2u);  // score and kind, no logits
+  EXPECT_EQ(signature.outputs().at("kind").tensor_shape().dim(1).size(), 3);
+  TW_ASSERT_OK_AND_ASSIGN(SignatureTensors served,
+                          bundle.Run("serving_default", {{"a", x.at("a")}, {"b", x.at("b")}}));
+  for (const std::string& name : {"score", "kind"}) {
+    EXPECT_THAT(served.at(name), TensorNear<float>(expected.at(name).shape(),
+                                                   Values<float>(expected.at(name)), 1e-6))
+        << name;
+  }
+  // The variables are the weights, nothing else (no global step).
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<NamedTensor> weights, replicated.GetWeights());
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<NamedTensor> saved,
+                          ReadCheckpoint(dir + "/variables/variables"));
+  std::sort(weights.begin(), weights.end(),
+            [](const NamedTensor& l, const NamedTensor& r) { return l.name < r.name; });
+  ExpectSameWeights(weights, saved);
+
+  TW_ASSERT_OK_AND_ASSIGN(keras::Model loaded, keras::LoadModel(dir));
+  EXPECT_EQ(loaded.output_names(), model.output_names());
+  TW_ASSERT_OK_AND_ASSIGN(keras::TensorMap predicted, loaded.Predict(x));
+  for (const auto& [name, t] : expected) {
+    EXPECT_THAT(predicted.at(name), TensorNear<float>(t.shape(), Values<float>(t), 1e-6)) << name;
+  }
+  TW_ASSERT_OK(loaded.Fit(x, y, {.batch_size = 3, .verbose = 0}).status());  // compiled as saved
+
+  // Never over an export.
+  EXPECT_THAT(model.Save(dir, keras::Model::SaveFormat::kSavedModel),
+              StatusIs(absl::StatusCode::kAlreadyExists, "isn't empty"));
 }
 
 TEST(SaveTest, WhatCannotBeDescribedIsAnError) {

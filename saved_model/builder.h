@@ -31,6 +31,9 @@ namespace towerflow {
 struct SavedModelAssets {
   // AssetFileDef filename -> the file to copy into assets/.
   std::map<std::string, std::string> files;
+  // File name -> contents, written to assets.extra/: TF's place for what
+  // the graph does not read (a Keras model's config).
+  std::map<std::string, std::string> extra;
 };
 
 // Returns the export directory. `meta` must have its tags; its
@@ -38,6 +41,15 @@ struct SavedModelAssets {
 // file; nothing is left in export_base on failure.
 absl::StatusOr<std::string> WriteSavedModel(
     const std::string& export_base, const MetaGraphDef& meta,
+    const std::function<absl::Status(const std::string& variables_prefix)>& write_variables,
+    const SavedModelAssets& assets = {});
+
+// The same SavedModel in `export_dir` itself (TF's SavedModelBuilder), which
+// must not exist or be an empty directory: AlreadyExists otherwise, as TF's
+// "Export directory already exists, and isn't empty". Built in a sibling
+// `<export_dir>.tmp-<pid>-<n>` and renamed into place.
+absl::Status WriteSavedModelTo(
+    const std::string& export_dir, const MetaGraphDef& meta,
     const std::function<absl::Status(const std::string& variables_prefix)>& write_variables,
     const SavedModelAssets& assets = {});
 

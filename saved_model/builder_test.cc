@@ -71,5 +71,36 @@ TEST(WriteSavedModelTest, AFailedWriteLeavesNothing) {
   EXPECT_TRUE(Entries(base).empty());
 }
 
+// WriteSavedModelTo: into the directory itself, made or empty, never over
+// an export already there; assets.extra beside the rest.
+TEST(WriteSavedModelTest, WritesIntoAGivenDirectory) {
+  const std::string parent = testing::MakeTempDir("builder_to");
+  const auto write = [](const std::string& prefix) {
+    return WriteFileAtomically(prefix + ".index", "index");
+  };
+  const std::string dir = parent + "/made/model";
+  TW_ASSERT_OK(WriteSavedModelTo(dir + "/", Tagged(), write, {.extra = {{"model.pbtxt", "m"}}}));
+  EXPECT_EQ(Entries(parent + "/made"), std::vector<std::string>{"model"});
+  EXPECT_EQ(Entries(dir),
+            (std::vector<std::string>{"assets.extra", "saved_model.pb", "variables"}));
+  EXPECT_EQ(testing::ReadFileOrDie(dir + "/assets.extra/model.pbtxt"), "m");
+  TW_ASSERT_OK_AND_ASSIGN(SavedModel model, ReadSavedModel(dir));
+  EXPECT_EQ(model.meta_graphs(0).meta_info_def().tags(0), "serve");
+  // Not over an export.
+  EXPECT_THAT(WriteSavedModelTo(dir, Tagged(), write),
+              StatusIs(absl::StatusCode::kAlreadyExists,
+                       "Export directory already exists, and isn't empty: " + dir));
+  // An empty directory is taken; a failed write leaves it as it was.
+  const std::string empty = parent + "/empty";
+  std::filesystem::create_directory(empty);
+  EXPECT_THAT(WriteSavedModelTo(empty, Tagged(),
+                                [](const std::string&) { return absl::InternalError("full"); }),
+              StatusIs(absl::StatusCode::kInternal, "full"));
+  EXPECT_TRUE(Entries(empty).empty());
+  EXPECT_EQ(Entries(parent), (std::vector<std::string>{"empty", "made"}));
+  TW_ASSERT_OK(WriteSavedModelTo(empty, Tagged(), write));
+  EXPECT_EQ(testing::ReadFileOrDie(empty + "/variables/variables.index"), "index");
+}
+
 }  // namespace
 }  // namespace towerflow
