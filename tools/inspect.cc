@@ -9,8 +9,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "framework/attr_value_util.h"
-#include "graph/graph_io.h"
 #include "framework/node_def_util.h"
+#include "graph/graph_io.h"
 #include "graph/op_registry.h"
 
 namespace towerflow {

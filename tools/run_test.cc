@@ -1,11 +1,15 @@
-// Feeds for `towerflow run` and `saved_model run`: NumPy .npy files.
+// Feeds for `towerflow run` and `saved_model run`: NumPy .npy files, and
+// serialized tf.Examples from JSON.
 #include "tools/run.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "gtest/gtest.h"
+#include "proto/example.pb.h"
 #include "tests/tensor_testing.h"
 #include "tests/test_util.h"
+#include "tools/saved_model_cli.h"
 
 namespace towerflow {
 namespace {
@@ -68,6 +72,41 @@ TEST(TensorFromNpyTest, RefusesWhatItCannotFeedExactly) {
   for (size_t n = 0; n < good.size(); ++n) {
     EXPECT_FALSE(tools::TensorFromNpy(good.substr(0, n), DT_FLOAT).ok()) << n;
   }
+}
+
+// --input_examples: TF's saved_model_cli JSON to serialized tf.Examples.
+TEST(ExamplesFromJsonTest, BuildsTheExamplesTFWould) {
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor t, tools::ExamplesFromJson(
+                    R"([{"x": [1.5, 2], "id": [7, 9223372036854775807], "s": ["a", ""]}, {}])"));
+  ASSERT_EQ(t.shape(), TensorShape({2}));
+  Example e;
+  ASSERT_TRUE(e.ParseFromString(t.data<std::string>()[0]));
+  const auto& f = e.features().feature();
+  ASSERT_EQ(f.at("x").float_list().value_size(), 2);
+  EXPECT_EQ(f.at("x").float_list().value(0), 1.5f);
+  EXPECT_EQ(f.at("x").float_list().value(1), 2.0f);  // an integer in a float list
+  ASSERT_EQ(f.at("id").int64_list().value_size(), 2);
+  EXPECT_EQ(f.at("id").int64_list().value(1), INT64_MAX);
+  EXPECT_EQ(f.at("s").bytes_list().value(1), "");
+  ASSERT_TRUE(e.ParseFromString(t.data<std::string>()[1]));
+  EXPECT_TRUE(e.features().feature().empty());
+
+  EXPECT_THAT(tools::ExamplesFromJson("{\"x\": [1]}"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "a JSON list of objects"));
+  EXPECT_THAT(tools::ExamplesFromJson("[[1]]"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "example 0 is not a JSON object"));
+  EXPECT_THAT(tools::ExamplesFromJson(R"([{}, {"x": 1}])"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "example 1, feature 'x' is not a list of values"));
+  EXPECT_THAT(tools::ExamplesFromJson(R"([{"x": [1, 2.5]}])"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "example 0, feature 'x' holds 2.5"));
+  EXPECT_THAT(tools::ExamplesFromJson(R"([{"x": ["a", [1]]}])"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "holds [1]"));
+  EXPECT_THAT(tools::ExamplesFromJson(R"([{"x": []}])"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "feature 'x' is empty"));
+  EXPECT_THAT(tools::ExamplesFromJson(R"([{"x": [9223372036854775808]}])"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "does not fit an int64"));
 }
 
 }  // namespace

@@ -1,13 +1,17 @@
 #include "tools/saved_model_cli.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/file_io.h"
 #include "core/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "proto/example.pb.h"
 #include "saved_model/loader.h"
 #include "tools/run.h"
 
@@ -16,8 +20,55 @@ namespace tools {
 namespace {
 
 using Args = SavedModelArgs;
+using Json = nlohmann::json;
 
 }  // namespace
+
+absl::StatusOr<Tensor> ExamplesFromJson(const std::string& text) {
+  const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_array()) {
+    return absl::InvalidArgumentError(
+        "examples must be a JSON list of objects, e.g. [{\"x\": [1.0]}]");
+  }
+  Tensor out(DT_STRING, TensorShape({static_cast<int64_t>(j.size())}));
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat("example ", i, " is not a JSON object"));
+    }
+    Example example;
+    auto& features = *example.mutable_features()->mutable_feature();
+    for (const auto& [name, values] : j[i].items()) {
+      const std::string where = absl::StrCat("example ", i, ", feature '", name, "'");
+      if (!values.is_array()) {
+        return absl::InvalidArgumentError(absl::StrCat(where, " is not a list of values"));
+      }
+      if (values.empty()) return absl::InvalidArgumentError(absl::StrCat(where, " is empty"));
+      // The list's kind is its first value's, as TF's saved_model_cli.
+      const bool ints = values[0].is_number_integer(), floats = values[0].is_number_float(),
+                 strings = values[0].is_string();
+      Feature& feature = features[name];
+      for (const Json& v : values) {
+        if (ints && v.is_number_integer()) {
+          if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) {
+            return absl::InvalidArgumentError(
+                absl::StrCat(where, ": ", v.dump(), " does not fit an int64"));
+          }
+          feature.mutable_int64_list()->add_value(v.get<int64_t>());
+        } else if (floats && v.is_number()) {
+          feature.mutable_float_list()->add_value(v.get<float>());
+        } else if (strings && v.is_string()) {
+          feature.mutable_bytes_list()->add_value(v.get<std::string>());
+        } else {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, " holds ", v.dump(),
+                           "; a feature is a list of integers, of numbers or of strings"));
+        }
+      }
+    }
+    out.data<std::string>()[i] = example.SerializeAsString();
+  }
+  return out;
+}
 
 absl::StatusOr<SavedModelArgs> ParseSavedModelArgs(const std::vector<std::string>& args) {
   if (args.size() < 2 || (args[0] != "show" && args[0] != "run")) {
@@ -41,6 +92,8 @@ absl::StatusOr<SavedModelArgs> ParseSavedModelArgs(const std::vector<std::string
       a.signature = value;
     } else if (flag == "--input" && a.verb == "run") {
       a.inputs.push_back(value);
+    } else if (flag == "--input_examples" && a.verb == "run") {
+      a.input_examples.push_back(value);
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
     }
@@ -139,6 +192,31 @@ absl::StatusOr<std::string> Run(const Args& a) {
     if (!t.ok()) {
       return absl::Status(t.status().code(),
                           absl::StrCat("--input ", key, ": ", t.status().message()));
+    }
+    inputs.emplace(key, *std::move(t));
+  }
+  for (const std::string& input : a.input_examples) {
+    const size_t eq = input.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input_examples '", input, "' is not KEY=JSON"));
+    }
+    const std::string key = input.substr(0, eq);
+    if (sig->inputs().find(key) == sig->inputs().end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Signature '", a.signature, "' has no input '", key, "'"));
+    }
+    std::string json = input.substr(eq + 1);
+    std::string file;
+    if (!json.empty() && json[0] == '@') {
+      file = json.substr(1);
+      TW_ASSIGN_OR_RETURN(json, ReadFileToString(file));
+    }
+    absl::StatusOr<Tensor> t = ExamplesFromJson(json);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(),
+                          absl::StrCat("--input_examples ", key, ": ",
+                                       file.empty() ? "" : file + ": ", t.status().message()));
     }
     inputs.emplace(key, *std::move(t));
   }

@@ -114,6 +114,21 @@ if [ -n "$hp2" ]; then
   "$tool" saved_model run "$hp2" --signature_def serving_default --input "x=@$tmp/x.npy" --json \
       > "$tmp/sm.json" || fail "saved_model run .npy exited $?"
   grep -q '"shape":\[3,1\],"values":\[2.5,3.0,4.5\]' "$tmp/sm.json" || fail "saved_model run .npy: $(cat "$tmp/sm.json")"
+  # Serialized tf.Examples for the regress and classify signatures (TF's --input_examples).
+  "$tool" saved_model run "$hp2" --signature_def regress_x_to_y \
+      --input_examples 'inputs=[{"x": [1.0]}, {"x": [5.0]}]' --json > "$tmp/sm.json" ||
+      fail "saved_model run --input_examples exited $?"
+  [ "$(cat "$tmp/sm.json")" = '{"outputs":{"dtype":"float","shape":[2,1],"values":[2.5,4.5]}}' ] ||
+      fail "saved_model run --input_examples: $(cat "$tmp/sm.json")"
+  echo '[{"x": [2.0]}]' > "$tmp/ex.json"
+  "$tool" saved_model run "$hp2" --signature_def classify_x_to_y --input_examples "inputs=@$tmp/ex.json" \
+      > "$tmp/sm.txt" || fail "saved_model run --input_examples @file exited $?"
+  grep -q "Result for output key scores: float \[1,1\] 3" "$tmp/sm.txt" ||
+      fail "classify: $(cat "$tmp/sm.txt")"
+  "$tool" saved_model run "$hp2" --signature_def regress_x_to_y --input_examples 'inputs=[{"x": [1]}]' \
+      2> "$tmp/err.txt"
+  [ $? -eq 1 ] || fail "an int64 feature where x is float must fail"
+  grep -q "x" "$tmp/err.txt" || fail "int64 x: $(cat "$tmp/err.txt")"
   "$tool" saved_model run "$hp2" --signature_def serving_default --input "x=@$tmp/none.json" 2> "$tmp/err.txt"
   [ $? -eq 1 ] || fail "a missing input file must exit 1"
   grep -q "none.json" "$tmp/err.txt" || fail "missing input file: $(cat "$tmp/err.txt")"
