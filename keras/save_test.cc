@@ -152,7 +152,7 @@ TEST(SaveTest, ASavedModelServesAndComesBack) {
   EXPECT_EQ(signature.outputs().at("kind").tensor_shape().dim(1).size(), 3);
   TW_ASSERT_OK_AND_ASSIGN(SignatureTensors served,
                           bundle.Run("serving_default", {{"a", x.at("a")}, {"b", x.at("b")}}));
-  for (const std::string& name : {"score", "kind"}) {
+  for (const char* name : {"score", "kind"}) {
     EXPECT_THAT(served.at(name), TensorNear<float>(expected.at(name).shape(),
                                                    Values<float>(expected.at(name)), 1e-6))
         << name;

@@ -48,5 +48,65 @@ TW_REGISTER_OP("ParseExample")
       return absl::OkStatus();
     });
 
+// TF 2's tf.io.parse_example: the keys as vectors, `serialized` a vector or
+// a scalar (one example, outputs without the batch dimension), ragged
+// features (refused by the kernel).
+TW_REGISTER_OP("ParseExampleV2")
+    .Input("serialized: string")
+    .Input("names: string")
+    .Input("sparse_keys: string")
+    .Input("dense_keys: string")
+    .Input("ragged_keys: string")
+    .Input("dense_defaults: Tdense")
+    .Output("sparse_indices: num_sparse * int64")
+    .Output("sparse_values: sparse_types")
+    .Output("sparse_shapes: num_sparse * int64")
+    .Output("dense_values: Tdense")
+    .Output("ragged_values: ragged_value_types")
+    .Output("ragged_row_splits: ragged_split_types")
+    .Attr("Tdense: list({float,int64,string}) >= 0")
+    .Attr("num_sparse: int >= 0")
+    .Attr("sparse_types: list({float,int64,string}) >= 0")
+    .Attr("ragged_value_types: list({float,int64,string}) >= 0")
+    .Attr("ragged_split_types: list({int32,int64}) >= 0")
+    .Attr("dense_shapes: list(shape) >= 0")
+    .Doc("Parses a scalar or vector of serialized tf.Example protos (TF 2's parse_example).")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape serialized, names;
+      TW_RETURN_IF_ERROR(c->WithRankAtMost(c->input(0), 1, &serialized));
+      TW_RETURN_IF_ERROR(c->WithRankAtMost(c->input(1), 1, &names));
+      int64_t num_sparse = 0;
+      std::vector<PartialTensorShape> dense_shapes;
+      DataTypeVector ragged_values;
+      TW_RETURN_IF_ERROR(c->GetAttr("num_sparse", &num_sparse));
+      TW_RETURN_IF_ERROR(c->GetAttr("dense_shapes", &dense_shapes));
+      TW_RETURN_IF_ERROR(c->GetAttr("ragged_value_types", &ragged_values));
+      const int n = static_cast<int>(num_sparse);
+      const int64_t rank = serialized.dims() < 0 ? -1 : serialized.dims() + 1;
+      for (int i = 0; i < n; ++i) {
+        c->set_output(i, PartialTensorShape({-1, rank}));
+        c->set_output(n + i, PartialTensorShape({-1}));
+        c->set_output(2 * n + i, PartialTensorShape({rank}));
+      }
+      int next = 3 * n;
+      for (const PartialTensorShape& dense : dense_shapes) {
+        if (next >= c->num_outputs()) {
+          return absl::InvalidArgumentError("dense_shapes must have one shape per Tdense type");
+        }
+        c->set_output(next++, serialized.dims() < 0 ? PartialTensorShape::Unknown()
+                                                    : serialized.Concatenate(dense));
+      }
+      // Row splits: one more than the examples (2 for a scalar).
+      const int64_t splits = serialized.dims() == 0 ? 2
+                             : serialized.dims() == 1 && serialized.dim_size(0) >= 0
+                                 ? serialized.dim_size(0) + 1
+                                 : -1;
+      for (size_t i = 0; i < ragged_values.size() && next < c->num_outputs(); ++i) {
+        c->set_output(next++, PartialTensorShape({-1}));
+      }
+      while (next < c->num_outputs()) c->set_output(next++, PartialTensorShape({splits}));
+      return absl::OkStatus();
+    });
+
 }  // namespace
 }  // namespace towerflow

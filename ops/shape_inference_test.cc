@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "core/tensor_proto_util.h"
+#include "framework/tensor.h"
 #include "framework/attr_value_util.h"
 #include "graph/op_builder.h"
 #include "graph/scope.h"
@@ -562,6 +563,30 @@ TEST(ShapeInferenceTest, SummariesAndAsserts) {
       {"HistogramSummary", {{S(DT_STRING)}, {P({10, 10})}}, {}, "[]"},
       {"MergeSummary", {{S(DT_STRING), S(DT_STRING)}}, {}, "[]"},
   });
+}
+
+// ParseExampleV2: a batch keeps its dimension, a scalar has none; sparse
+// outputs are rank + 1 wide.
+TEST(ShapeInferenceTest, ParseExampleV2) {
+  for (const PartialTensorShape& in : {PartialTensorShape({-1}), PartialTensorShape({})}) {
+    Scope s = Scope::NewRootScope();
+    const Output serialized = ops::Placeholder(s, DT_STRING, ops::Placeholder::Shape(in));
+    const Output no_keys =
+        ops::Const(s, Input::Initializer(Tensor(DT_STRING, TensorShape({0})).AsProto()));
+    const Output x_key =
+        ops::Const(s, Input::Initializer(Tensor(DT_STRING, TensorShape({1})).AsProto()));
+    const Output x_default =
+        ops::Const(s, Input::Initializer(Tensor(DT_FLOAT, TensorShape({0})).AsProto()));
+    ops::ParseExampleV2 parse(s, serialized, no_keys, x_key, x_key, no_keys, {x_default}, 1,
+                              {DT_INT64}, {}, {}, {PartialTensorShape({3})});
+    ASSERT_TRUE(s.ok()) << s.status();
+    const bool scalar = in.dims() == 0;
+    EXPECT_EQ(parse.dense_values[0].shape(),
+              scalar ? PartialTensorShape({3}) : PartialTensorShape({-1, 3}));
+    EXPECT_EQ(parse.sparse_indices[0].shape(), PartialTensorShape({-1, scalar ? 1 : 2}));
+    EXPECT_EQ(parse.sparse_shapes[0].shape(), PartialTensorShape({scalar ? 1 : 2}));
+    EXPECT_EQ(parse.sparse_values[0].shape(), PartialTensorShape({-1}));
+  }
 }
 
 }  // namespace

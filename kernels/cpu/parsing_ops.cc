@@ -1,7 +1,7 @@
-// ParseExample: a batch of serialized tf.Example protos into dense tensors
-// ([batch] + dense_shape, a missing feature taking its default) and sparse
-// ones (indices [n, 2], values [n], shape [batch, longest]), with
-// TensorFlow's checks and messages.
+// ParseExample and ParseExampleV2: a batch of serialized tf.Example protos
+// into dense tensors ([batch] + dense_shape, a missing feature taking its
+// default) and sparse ones (indices [n, 2], values [n], shape [batch,
+// longest]), with TensorFlow's checks and messages.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -74,26 +74,42 @@ void PutFrom(Tensor* out, int64_t at, const Tensor& from) {
   }
 }
 
+// ParseExample (v1: keys as lists of scalars, serialized a vector) and
+// ParseExampleV2 (keys as vectors, serialized a vector or a scalar; ragged
+// features are not supported).
 class ParseExampleOp : public OpKernel {
  public:
+  explicit ParseExampleOp(bool v2) : v2_(v2) {}
+
   absl::Status Init(const KernelConstruction& c) override {
-    TW_RETURN_IF_ERROR(c.GetAttr("Nsparse", &num_sparse_));
-    TW_RETURN_IF_ERROR(c.GetAttr("Ndense", &num_dense_));
+    const char* op = v2_ ? "ParseExampleV2" : "ParseExample";
+    TW_RETURN_IF_ERROR(c.GetAttr(v2_ ? "num_sparse" : "Nsparse", &num_sparse_));
     TW_RETURN_IF_ERROR(c.GetAttr("sparse_types", &sparse_types_));
     TW_RETURN_IF_ERROR(c.GetAttr("Tdense", &dense_types_));
+    if (v2_) {
+      num_dense_ = static_cast<int64_t>(dense_types_.size());
+      DataTypeVector ragged;
+      TW_RETURN_IF_ERROR(c.GetAttr("ragged_value_types", &ragged));
+      if (!ragged.empty()) {
+        return absl::UnimplementedError(
+            "ParseExampleV2: ragged features (tf.io.RaggedFeature) are not supported");
+      }
+    } else {
+      TW_RETURN_IF_ERROR(c.GetAttr("Ndense", &num_dense_));
+    }
     std::vector<PartialTensorShape> shapes;
     TW_RETURN_IF_ERROR(c.GetAttr("dense_shapes", &shapes));
     if (static_cast<int64_t>(shapes.size()) != num_dense_ ||
         static_cast<int64_t>(dense_types_.size()) != num_dense_ ||
         static_cast<int64_t>(sparse_types_.size()) != num_sparse_) {
-      return absl::InvalidArgumentError(
-          "ParseExample: Ndense, Tdense and dense_shapes (and Nsparse and sparse_types) disagree");
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": Tdense and dense_shapes (and the sparse count and sparse_types) disagree"));
     }
     for (const PartialTensorShape& s : shapes) {
       absl::StatusOr<TensorShape> full = TensorShape::FromDims(s.dim_sizes());
       if (s.dims() < 0 || !full.ok()) {
         return absl::UnimplementedError(absl::StrCat(
-            "ParseExample: dense shape ", s.DebugString(),
+            op, ": dense shape ", s.DebugString(),
             " is not fully defined (variable-length dense features are not supported)"));
       }
       dense_shapes_.push_back(*full);
@@ -104,9 +120,12 @@ class ParseExampleOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& serialized = ctx->input(0);
     const Tensor& names = ctx->input(1);
-    if (serialized.dims() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Expected serialized to be a vector, got shape: ", serialized.shape().DebugString()));
+    // v2 takes a scalar: one example, outputs without the batch dimension.
+    const bool scalar = v2_ && serialized.dims() == 0;
+    if (serialized.dims() != 1 && !scalar) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Expected serialized to be a ", v2_ ? "scalar or vector" : "vector",
+                       ", got shape: ", serialized.shape().DebugString()));
     }
     const int64_t batch = serialized.NumElements();
     if (names.NumElements() != 0 && names.NumElements() != batch) {
@@ -115,21 +134,31 @@ class ParseExampleOp : public OpKernel {
                        " vs. ", batch));
     }
     const int ns = static_cast<int>(num_sparse_), nd = static_cast<int>(num_dense_);
-    std::vector<std::string> keys(ns + nd);
-    for (int i = 0; i < ns + nd; ++i) {
-      const Tensor& key = ctx->input(2 + i);
-      if (key.NumElements() != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(i < ns ? "sparse" : "dense",
-                                                       "_keys must be scalars, got shape ",
-                                                       key.shape().DebugString()));
+    std::vector<std::string> sparse_keys, dense_keys;
+    int first_default = 0;
+    if (v2_) {
+      TW_RETURN_IF_ERROR(KeyVector(ctx->input(2), ns, "sparse_keys", &sparse_keys));
+      TW_RETURN_IF_ERROR(KeyVector(ctx->input(3), nd, "dense_keys", &dense_keys));
+      if (ctx->input(4).NumElements() != 0) {
+        return absl::UnimplementedError(
+            "ParseExampleV2: ragged features (ragged_keys) are not supported");
       }
-      keys[i] = *key.data<std::string>();
+      first_default = 5;
+    } else {
+      for (int i = 0; i < ns + nd; ++i) {
+        const Tensor& key = ctx->input(2 + i);
+        if (key.NumElements() != 1 || key.dtype() != DT_STRING) {
+          return absl::InvalidArgumentError(absl::StrCat(i < ns ? "sparse" : "dense",
+                                                         "_keys must be string scalars, got ",
+                                                         key.shape().DebugString()));
+        }
+        (i < ns ? sparse_keys : dense_keys).push_back(*key.data<std::string>());
+      }
+      first_default = 2 + ns + nd;
     }
-    const std::vector<std::string> sparse_keys(keys.begin(), keys.begin() + ns);
-    const std::vector<std::string> dense_keys(keys.begin() + ns, keys.end());
     std::vector<const Tensor*> defaults(nd);
     for (int i = 0; i < nd; ++i) {
-      defaults[i] = &ctx->input(2 + ns + nd + i);
+      defaults[i] = &ctx->input(first_default + i);
       const int64_t n = defaults[i]->NumElements();
       if (n != 0 && n != dense_shapes_[i].num_elements()) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -153,7 +182,8 @@ class ParseExampleOp : public OpKernel {
     std::vector<int64_t> ints;
     std::vector<std::string> s;
     for (int d = 0; d < nd; ++d) {
-      std::vector<int64_t> dims = {batch};
+      std::vector<int64_t> dims;
+      if (!scalar) dims.push_back(batch);
       for (int64_t dim : dense_shapes_[d].dim_sizes()) dims.push_back(dim);
       TW_ASSIGN_OR_RETURN(TensorShape out_shape, TensorShape::FromDims(dims));
       TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(3 * ns + d, out_shape));
@@ -183,6 +213,8 @@ class ParseExampleOp : public OpKernel {
       }
     }
 
+    // Sparse indices are [example, position], or [position] for a scalar.
+    const int64_t rank = scalar ? 1 : 2;
     for (int sp = 0; sp < ns; ++sp) {
       // Pass 1: counts; pass 2: fill.
       int64_t total = 0, longest = 0;
@@ -197,11 +229,11 @@ class ParseExampleOp : public OpKernel {
         total += counts[b];
         longest = std::max(longest, counts[b]);
       }
-      TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(sp, TensorShape({total, 2})));
+      TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(sp, TensorShape({total, rank})));
       TW_ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(ns + sp, TensorShape({total})));
-      TW_ASSIGN_OR_RETURN(Tensor * shape, ctx->allocate_output(2 * ns + sp, TensorShape({2})));
-      shape->data<int64_t>()[0] = batch;
-      shape->data<int64_t>()[1] = longest;
+      TW_ASSIGN_OR_RETURN(Tensor * shape, ctx->allocate_output(2 * ns + sp, TensorShape({rank})));
+      if (!scalar) shape->data<int64_t>()[0] = batch;
+      shape->data<int64_t>()[rank - 1] = longest;
       int64_t at = 0;
       for (int64_t b = 0; b < batch; ++b) {
         if (counts[b] == 0) continue;
@@ -210,8 +242,9 @@ class ParseExampleOp : public OpKernel {
                                       sparse_keys[sp], example_name(b), &f, &ints, &s));
         Put(values, at, f, ints, s);
         for (int64_t j = 0; j < counts[b]; ++j) {
-          indices->data<int64_t>()[2 * (at + j)] = b;
-          indices->data<int64_t>()[2 * (at + j) + 1] = j;
+          int64_t* index = indices->data<int64_t>() + rank * (at + j);
+          if (!scalar) index[0] = b;
+          index[rank - 1] = j;
         }
         at += counts[b];
       }
@@ -220,6 +253,19 @@ class ParseExampleOp : public OpKernel {
   }
 
  private:
+  // ParseExampleV2's keys: a string vector of `n` keys.
+  static absl::Status KeyVector(const Tensor& t, int n, const char* what,
+                                std::vector<std::string>* keys) {
+    if (t.dtype() != DT_STRING || t.dims() != 1 || t.NumElements() != n) {
+      return absl::InvalidArgumentError(absl::StrCat("Expected ", what, " to be a vector of ", n,
+                                                     " strings, got ", DataTypeString(t.dtype()),
+                                                     " ", t.shape().DebugString()));
+    }
+    keys->assign(t.data<std::string>(), t.data<std::string>() + n);
+    return absl::OkStatus();
+  }
+
+  const bool v2_;
   int64_t num_sparse_ = 0, num_dense_ = 0;
   DataTypeVector sparse_types_, dense_types_;
   std::vector<TensorShape> dense_shapes_;
@@ -227,7 +273,9 @@ class ParseExampleOp : public OpKernel {
 
 TW_REGISTER_KERNELS(parsing_ops) {
   RegisterKernel(KernelDefBuilder("ParseExample").Device(kDeviceCpu),
-                 MakeFactory<ParseExampleOp>());
+                 [] { return std::make_unique<ParseExampleOp>(false); });
+  RegisterKernel(KernelDefBuilder("ParseExampleV2").Device(kDeviceCpu),
+                 [] { return std::make_unique<ParseExampleOp>(true); });
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ TW_REGISTER_NO_GRADIENT("MergeV2Checkpoints");
 TW_REGISTER_NO_GRADIENT("ShardedFilename");
 TW_REGISTER_NO_GRADIENT("StringJoin");
 TW_REGISTER_NO_GRADIENT("ParseExample");
+TW_REGISTER_NO_GRADIENT("ParseExampleV2");
 TW_REGISTER_NO_GRADIENT("PrintV2");
 
 // Transfers and function boundaries (added by partitioning, after any
