@@ -18,6 +18,7 @@
 #include "ops/ops.h"
 #include "proto/example.pb.h"
 #include "saved_model/loader.h"
+#include "tests/example_testing.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 
@@ -74,17 +75,6 @@ EstimatorSpec HalfPlusTwo(const Scope& s, const FeatureMap& features, const Feat
   return spec;
 }
 
-// Serialized tf.Examples with one float feature `key` each.
-Tensor Examples(const std::string& key, const std::vector<float>& values) {
-  Tensor t(DT_STRING, TensorShape({static_cast<int64_t>(values.size())}));
-  for (size_t i = 0; i < values.size(); ++i) {
-    Example e;
-    (*e.mutable_features()->mutable_feature())[key].mutable_float_list()->add_value(values[i]);
-    t.data<std::string>()[i] = e.SerializeAsString();
-  }
-  return t;
-}
-
 // An Estimator of HalfPlusTwo whose model_dir holds a = 0.5, b = 2.
 struct Fixture {
   explicit Fixture(const std::string& name, int outputs, ModelFn model_fn = HalfPlusTwo) {
@@ -119,10 +109,6 @@ std::vector<std::string> Keys(const MetaGraphDef& meta) {
   return keys;
 }
 
-std::vector<std::string> StringsOf(const Tensor& t) {
-  return std::vector<std::string>(t.data<std::string>(), t.data<std::string>() + t.NumElements());
-}
-
 // TF's half_plus_two signatures, written by the Estimator from typed
 // outputs over a parsing receiver: every one takes serialized Examples.
 TEST(ExportOutputsTest, TypedSignaturesTakeSerializedExamples) {
@@ -147,7 +133,7 @@ TEST(ExportOutputsTest, TypedSignaturesTakeSerializedExamples) {
   EXPECT_EQ(classify.outputs().at("scores").dtype(), DT_FLOAT);
   EXPECT_EQ(classify.outputs().at("classes").dtype(), DT_STRING);
 
-  const Tensor examples = Examples("x", {1, 2, 5});
+  const Tensor examples = FloatExamples("x", {1, 2, 5});
   TW_ASSERT_OK_AND_ASSIGN(SignatureTensors out,
                           bundle.Run("serving_default", {{"examples", examples}}));
   EXPECT_THAT(out.at("y"), TensorIs<float>({3, 1}, {2.5f, 3, 4.5f}));
@@ -156,10 +142,10 @@ TEST(ExportOutputsTest, TypedSignaturesTakeSerializedExamples) {
   TW_ASSERT_OK_AND_ASSIGN(out, bundle.Run("classify_x_to_y", {{"inputs", examples}}));
   EXPECT_THAT(out.at("scores"), TensorIs<float>({3, 1}, {2.5f, 3, 4.5f}));
   EXPECT_EQ(out.at("classes").shape(), TensorShape({3, 1}));
-  EXPECT_THAT(StringsOf(out.at("classes")), ElementsAre("y", "y", "y"));
+  EXPECT_THAT(Values<std::string>(out.at("classes")), ElementsAre("y", "y", "y"));
 
   // An Example without the required feature fails the call, naming it.
-  EXPECT_THAT(bundle.Run("regress_x_to_y", {{"inputs", Examples("z", {1})}}),
+  EXPECT_THAT(bundle.Run("regress_x_to_y", {{"inputs", FloatExamples("z", {1})}}),
               StatusIs(absl::StatusCode::kInvalidArgument, "x"));
 }
 
@@ -201,7 +187,7 @@ TEST(ExportOutputsTest, DefaultSignatures) {
   EXPECT_EQ(served.method_name(), kRegressMethodName);
   EXPECT_EQ(served.outputs().at("outputs").name(), "outputs/regress/outputs:0");
   TW_ASSERT_OK_AND_ASSIGN(SignatureTensors out,
-                          bundle.Run("serving_default", {{"inputs", Examples("x", {6})}}));
+                          bundle.Run("serving_default", {{"inputs", FloatExamples("x", {6})}}));
   EXPECT_THAT(out.at("outputs"), TensorIs<float>({1, 1}, {5}));
 }
 
@@ -242,7 +228,7 @@ TEST(ExportOutputsTest, ReplicatedTowersMergeTheirOutputs) {
   TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(dir, {kSavedModelTagServe}));
   EXPECT_THAT(Keys(bundle.meta_graph_def),
               ElementsAre("classify_x_to_y", "regress_x_to_y", "serving_default"));
-  const Tensor examples = Examples("x", {1, 2, 5, -4});
+  const Tensor examples = FloatExamples("x", {1, 2, 5, -4});
   TW_ASSERT_OK_AND_ASSIGN(SignatureTensors out,
                           bundle.Run("serving_default", {{"examples", examples}}));
   EXPECT_THAT(out.at("y"), TensorIs<float>({4, 1}, {2.5f, 3, 4.5f, 0}));
@@ -286,7 +272,7 @@ TEST(ExportOutputsTest, ParsedDefaultsFillMissingFeatures) {
           BuildParsingServingInputReceiverFn(
               {{"x", FixedLenFeature{DT_FLOAT, TensorShape({1}), Literal<float>({1}, {10})}}})));
   TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(dir, {kSavedModelTagServe}));
-  Tensor examples = Examples("x", {4, 0});
+  Tensor examples = FloatExamples("x", {4, 0});
   Example empty;
   examples.data<std::string>()[1] = empty.SerializeAsString();
   TW_ASSERT_OK_AND_ASSIGN(SignatureTensors out,

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/example.pb.h"
+#include "tests/example_testing.h"
 #include "tests/tensor_testing.h"
 #include "tests/test_util.h"
 
@@ -24,17 +25,6 @@ using testing::StatusIs;
   std::string var;                                                                     \
   TW_SKIP_WITHOUT_REFERENCE(var, "tf/saved_models/" model "/00000123/saved_model.pb"); \
   var = var.substr(0, var.size() - std::string("/saved_model.pb").size())
-
-// Serialized tf.Examples, each with a float feature `key` of one value.
-Tensor Examples(const std::string& key, const std::vector<float>& values) {
-  Tensor t(DT_STRING, TensorShape({static_cast<int64_t>(values.size())}));
-  for (size_t i = 0; i < values.size(); ++i) {
-    Example e;
-    (*e.mutable_features()->mutable_feature())[key].mutable_float_list()->add_value(values[i]);
-    t.data<std::string>()[i] = e.SerializeAsString();
-  }
-  return t;
-}
 
 TEST(LoadSavedModelTest, HalfPlusTwoPredictsThroughEverySignature) {
   TW_FIXTURE_DIR(dir, "half_plus_two_cpu");
@@ -51,14 +41,16 @@ TEST(LoadSavedModelTest, HalfPlusTwoPredictsThroughEverySignature) {
   EXPECT_THAT(out.at("y"), TensorIs<float>({3, 1}, {2.5f, 3.0f, 4.5f}));
 
   // regress_x_to_y: serialized Examples through ParseExample.
-  TW_ASSERT_OK_AND_ASSIGN(out,
-                          bundle.Run("regress_x_to_y", {{"inputs", Examples("x", {1, 2, 5})}}));
+  TW_ASSERT_OK_AND_ASSIGN(
+      out, bundle.Run("regress_x_to_y", {{"inputs", FloatExamples("x", {1, 2, 5})}}));
   EXPECT_THAT(out.at("outputs"), TensorIs<float>({3, 1}, {2.5f, 3.0f, 4.5f}));
   // regress_x_to_y2: y2 = a2 x + c2 = 0.5 x + 3.
-  TW_ASSERT_OK_AND_ASSIGN(out, bundle.Run("regress_x_to_y2", {{"inputs", Examples("x", {2})}}));
+  TW_ASSERT_OK_AND_ASSIGN(out,
+                          bundle.Run("regress_x_to_y2", {{"inputs", FloatExamples("x", {2})}}));
   EXPECT_THAT(out.at("outputs"), TensorIs<float>({1, 1}, {4.0f}));
   // classify_x_to_y: the scores are y.
-  TW_ASSERT_OK_AND_ASSIGN(out, bundle.Run("classify_x_to_y", {{"inputs", Examples("x", {4})}}));
+  TW_ASSERT_OK_AND_ASSIGN(out,
+                          bundle.Run("classify_x_to_y", {{"inputs", FloatExamples("x", {4})}}));
   EXPECT_THAT(out.at("scores"), TensorIs<float>({1, 1}, {4.0f}));
   // regress_x2_to_y3: y3 = 0.5 x2 + 3, with x2 fed directly.
   TW_ASSERT_OK_AND_ASSIGN(
@@ -67,7 +59,7 @@ TEST(LoadSavedModelTest, HalfPlusTwoPredictsThroughEverySignature) {
 
   // Examples without the required feature, or with another type, are refused
   // as TF refuses them.
-  EXPECT_THAT(bundle.Run("regress_x_to_y", {{"inputs", Examples("z", {1})}}),
+  EXPECT_THAT(bundle.Run("regress_x_to_y", {{"inputs", FloatExamples("z", {1})}}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "Feature: x (data type: float) is required but could not be found"));
   Tensor ints(DT_STRING, TensorShape({1}));

@@ -273,30 +273,20 @@ TEST(SliceOpsTest, PadAndTile) {
                                 "Expected multiples[0] >= 0, but got -1"));
 }
 
-// A string tensor of `shape` holding `values`, and a string tensor's values.
-Tensor Strings(const TensorShape& shape, const std::vector<std::string>& values) {
-  Tensor t(DT_STRING, shape);
-  std::copy(values.begin(), values.end(), t.data<std::string>());
-  return t;
-}
-std::vector<std::string> StringsOf(const Tensor& t) {
-  return std::vector<std::string>(t.data<std::string>(), t.data<std::string>() + t.NumElements());
-}
-
 TEST(ConcatOpsTest, ConcatsAndFillsStrings) {
   KernelRunner c("ConcatV2");
-  const Tensor ab = Strings(TensorShape({1, 2}), {"a", "b"});
-  const Tensor cdef = Strings(TensorShape({2, 2}), {"c", "d", "e", "f"});
+  const Tensor ab = Literal<std::string>({1, 2}, {"a", "b"});
+  const Tensor cdef = Literal<std::string>({2, 2}, {"c", "d", "e", "f"});
   Tensor rows = RunOk(c, {ab, cdef, Scalar<int32_t>(0)});
   EXPECT_EQ(rows.shape(), TensorShape({3, 2}));
-  EXPECT_EQ(StringsOf(rows), (std::vector<std::string>{"a", "b", "c", "d", "e", "f"}));
-  Tensor columns = RunOk(c, {Strings(TensorShape({2, 1}), {"x", "y"}), cdef, Scalar<int32_t>(1)});
+  EXPECT_EQ(Values<std::string>(rows), (std::vector<std::string>{"a", "b", "c", "d", "e", "f"}));
+  Tensor columns = RunOk(c, {Literal<std::string>({2, 1}, {"x", "y"}), cdef, Scalar<int32_t>(1)});
   EXPECT_EQ(columns.shape(), TensorShape({2, 3}));
-  EXPECT_EQ(StringsOf(columns), (std::vector<std::string>{"x", "c", "d", "y", "e", "f"}));
+  EXPECT_EQ(Values<std::string>(columns), (std::vector<std::string>{"x", "c", "d", "y", "e", "f"}));
   KernelRunner f("Fill");
-  Tensor filled = RunOk(f, {Literal<int32_t>({2}, {2, 1}), Strings(TensorShape({}), {"class"})});
+  Tensor filled = RunOk(f, {Literal<int32_t>({2}, {2, 1}), Literal<std::string>({}, {"class"})});
   EXPECT_EQ(filled.shape(), TensorShape({2, 1}));
-  EXPECT_EQ(StringsOf(filled), (std::vector<std::string>{"class", "class"}));
+  EXPECT_EQ(Values<std::string>(filled), (std::vector<std::string>{"class", "class"}));
 }
 
 TEST(ConcatOpsTest, ConcatPackSplitUnpack) {

@@ -14,16 +14,6 @@ namespace {
 
 using testing::StatusIs;
 
-Tensor Strings(const TensorShape& shape, const std::vector<std::string>& values) {
-  Tensor t(DT_STRING, shape);
-  std::copy(values.begin(), values.end(), t.data<std::string>());
-  return t;
-}
-
-std::vector<std::string> StringsOf(const Tensor& t) {
-  return std::vector<std::string>(t.data<std::string>(), t.data<std::string>() + t.NumElements());
-}
-
 // {x: [1, 2], ids: [3, 4, 5], s: ["a"]} and {x: [3, 4], ids: [6]}.
 std::vector<std::string> TwoExamples() {
   Example a, b;
@@ -55,11 +45,11 @@ void ConfigureV2(KernelRunner& k) {
 std::vector<Tensor> V2Inputs(const Tensor& serialized, const Tensor& ragged_keys) {
   return {serialized,
           Tensor(DT_STRING, TensorShape({0})),
-          Strings(TensorShape({1}), {"ids"}),
-          Strings(TensorShape({2}), {"x", "s"}),
+          Literal<std::string>({1}, {"ids"}),
+          Literal<std::string>({2}, {"x", "s"}),
           ragged_keys,
           kNoDefault,
-          Strings(TensorShape({}), {"z"})};
+          Literal<std::string>({}, {"z"})};
 }
 
 TEST(ParseExampleV2Test, ParsesABatch) {
@@ -68,27 +58,27 @@ TEST(ParseExampleV2Test, ParsesABatch) {
   const std::vector<std::string> examples = TwoExamples();
   TW_ASSERT_OK_AND_ASSIGN(
       std::vector<Tensor> out,
-      k.Run(V2Inputs(Strings(TensorShape({2}), examples), Tensor(DT_STRING, TensorShape({0})))));
+      k.Run(V2Inputs(Literal<std::string>({2}, examples), Tensor(DT_STRING, TensorShape({0})))));
   ASSERT_EQ(out.size(), 5u);  // ids' indices, values, shape; x; s
   EXPECT_THAT(out[0], TensorIs<int64_t>({4, 2}, {0, 0, 0, 1, 0, 2, 1, 0}));
   EXPECT_THAT(out[1], TensorIs<int64_t>({4}, {3, 4, 5, 6}));
   EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {2, 3}));
   EXPECT_THAT(out[3], TensorIs<float>({2, 2}, {1, 2, 3, 4}));
   EXPECT_EQ(out[4].shape(), TensorShape({2}));
-  EXPECT_EQ(StringsOf(out[4]), (std::vector<std::string>{"a", "z"}));
+  EXPECT_EQ(Values<std::string>(out[4]), (std::vector<std::string>{"a", "z"}));
 }
 
 TEST(ParseExampleV2Test, AScalarHasNoBatchDimension) {
   KernelRunner k("ParseExampleV2");
   ConfigureV2(k);
   TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out,
-                          k.Run(V2Inputs(Strings(TensorShape({}), {TwoExamples()[0]}),
+                          k.Run(V2Inputs(Literal<std::string>({}, {TwoExamples()[0]}),
                                          Tensor(DT_STRING, TensorShape({0})))));
   EXPECT_THAT(out[0], TensorIs<int64_t>({3, 1}, {0, 1, 2}));
   EXPECT_THAT(out[1], TensorIs<int64_t>({3}, {3, 4, 5}));
   EXPECT_THAT(out[2], TensorIs<int64_t>({1}, {3}));
   EXPECT_THAT(out[3], TensorIs<float>({2}, {1, 2}));
-  EXPECT_EQ(StringsOf(out[4]), std::vector<std::string>{"a"});
+  EXPECT_EQ(Values<std::string>(out[4]), std::vector<std::string>{"a"});
 }
 
 TEST(ParseExampleV2Test, RefusesWhatItCannotParse) {
@@ -96,20 +86,20 @@ TEST(ParseExampleV2Test, RefusesWhatItCannotParse) {
   ConfigureV2(k);
   const std::vector<std::string> examples = TwoExamples();
   EXPECT_THAT(
-      k.Run(V2Inputs(Strings(TensorShape({1, 2}), examples), Tensor(DT_STRING, TensorShape({0})))),
+      k.Run(V2Inputs(Literal<std::string>({1, 2}, examples), Tensor(DT_STRING, TensorShape({0})))),
       StatusIs(absl::StatusCode::kInvalidArgument,
                "Expected serialized to be a scalar or vector, got shape: [1,2]"));
   EXPECT_THAT(
-      k.Run(V2Inputs(Strings(TensorShape({2}), examples), Strings(TensorShape({1}), {"r"}))),
+      k.Run(V2Inputs(Literal<std::string>({2}, examples), Literal<std::string>({1}, {"r"}))),
       StatusIs(absl::StatusCode::kUnimplemented, "ragged"));
   std::vector<Tensor> inputs =
-      V2Inputs(Strings(TensorShape({2}), examples), Tensor(DT_STRING, TensorShape({0})));
-  inputs[3] = Strings(TensorShape({1}), {"x"});
+      V2Inputs(Literal<std::string>({2}, examples), Tensor(DT_STRING, TensorShape({0})));
+  inputs[3] = Literal<std::string>({1}, {"x"});
   EXPECT_THAT(k.Run(inputs), StatusIs(absl::StatusCode::kInvalidArgument,
                                       "Expected dense_keys to be a vector of 2 strings"));
   // The required x missing from an example.
   Example empty;
-  EXPECT_THAT(k.Run(V2Inputs(Strings(TensorShape({1}), {empty.SerializeAsString()}),
+  EXPECT_THAT(k.Run(V2Inputs(Literal<std::string>({1}, {empty.SerializeAsString()}),
                              Tensor(DT_STRING, TensorShape({0})))),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "Feature: x (data type: float) is required but could not be found."));
@@ -118,7 +108,7 @@ TEST(ParseExampleV2Test, RefusesWhatItCannotParse) {
   ragged.Attr("ragged_value_types", std::vector<DataType>{DT_FLOAT});
   ragged.Attr("ragged_split_types", std::vector<DataType>{DT_INT64});
   EXPECT_THAT(
-      ragged.Run(V2Inputs(Strings(TensorShape({2}), examples), Strings(TensorShape({1}), {"r"}))),
+      ragged.Run(V2Inputs(Literal<std::string>({2}, examples), Literal<std::string>({1}, {"r"}))),
       StatusIs(absl::StatusCode::kUnimplemented, "ragged features"));
 }
 
@@ -132,19 +122,19 @@ TEST(ParseExampleTest, ParsesABatch) {
          std::vector<PartialTensorShape>{PartialTensorShape({2}), PartialTensorShape({})});
   TW_ASSERT_OK_AND_ASSIGN(
       std::vector<Tensor> out,
-      k.Run({Strings(TensorShape({2}), TwoExamples()), Tensor(DT_STRING, TensorShape({0})),
-             Strings(TensorShape({}), {"ids"}), Strings(TensorShape({}), {"x"}),
-             Strings(TensorShape({}), {"s"}), kNoDefault, Strings(TensorShape({}), {"z"})}));
+      k.Run({Literal<std::string>({2}, TwoExamples()), Tensor(DT_STRING, TensorShape({0})),
+             Literal<std::string>({}, {"ids"}), Literal<std::string>({}, {"x"}),
+             Literal<std::string>({}, {"s"}), kNoDefault, Literal<std::string>({}, {"z"})}));
   ASSERT_EQ(out.size(), 5u);
   EXPECT_THAT(out[0], TensorIs<int64_t>({4, 2}, {0, 0, 0, 1, 0, 2, 1, 0}));
   EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {2, 3}));
   EXPECT_THAT(out[3], TensorIs<float>({2, 2}, {1, 2, 3, 4}));
-  EXPECT_EQ(StringsOf(out[4]), (std::vector<std::string>{"a", "z"}));
+  EXPECT_EQ(Values<std::string>(out[4]), (std::vector<std::string>{"a", "z"}));
   // V1 takes no scalar.
   EXPECT_THAT(
-      k.Run({Strings(TensorShape({}), {TwoExamples()[0]}), Tensor(DT_STRING, TensorShape({0})),
-             Strings(TensorShape({}), {"ids"}), Strings(TensorShape({}), {"x"}),
-             Strings(TensorShape({}), {"s"}), kNoDefault, Strings(TensorShape({}), {"z"})}),
+      k.Run({Literal<std::string>({}, {TwoExamples()[0]}), Tensor(DT_STRING, TensorShape({0})),
+             Literal<std::string>({}, {"ids"}), Literal<std::string>({}, {"x"}),
+             Literal<std::string>({}, {"s"}), kNoDefault, Literal<std::string>({}, {"z"})}),
       StatusIs(absl::StatusCode::kInvalidArgument, "Expected serialized to be a vector"));
 }
 
