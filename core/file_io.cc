@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 
 namespace towerflow {
 
@@ -63,8 +64,9 @@ absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+absl::StatusOr<int> OpenRegularFile(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO without a writer would wait for one.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return ErrnoStatus(errno, "Cannot open", path);
   FdCloser closer(fd);
   struct stat st;
@@ -72,6 +74,22 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   if (S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(absl::StrCat("'", path, "' is a directory"));
   }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", path, "' is not a regular file (a FIFO, a device or a socket)"));
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    return ErrnoStatus(errno, "Cannot set up", path);
+  }
+  return closer.release();
+}
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  TW_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
+  FdCloser closer(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, "Cannot stat", path);
   if (st.st_size > kMaxReadFileBytes) {
     return absl::ResourceExhaustedError(absl::StrCat("'", path, "' has ", st.st_size,
                                                      " bytes, more than the ", kMaxReadFileBytes,

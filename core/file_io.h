@@ -25,9 +25,15 @@ namespace towerflow {
 // Refuses files larger than this: protobuf messages cannot exceed 2 GiB.
 inline constexpr int64_t kMaxReadFileBytes = int64_t{2} << 30;
 
-// NotFound when `path` does not exist, PermissionDenied, FailedPrecondition
-// for a directory, ResourceExhausted past kMaxReadFileBytes, Internal for
-// other I/O errors; the message names the path.
+// Opens `path` for reading when it is a regular file; the caller owns (and
+// closes) the descriptor. FailedPrecondition for a directory, a FIFO, a
+// device or a socket — found before anything can block on them or read
+// without end — and ErrnoStatus's codes otherwise; messages name the path.
+absl::StatusOr<int> OpenRegularFile(const std::string& path);
+
+// The contents of the regular file `path` (OpenRegularFile's errors),
+// ResourceExhausted past kMaxReadFileBytes, Internal for other I/O errors;
+// the message names the path.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
 // "<what> '<path>': <strerror(err)>" as NotFound (ENOENT), PermissionDenied

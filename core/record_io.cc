@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/crc32c.h"
 #include "core/file_io.h"
+#include "core/status_macros.h"
 
 namespace towerflow {
 namespace {
@@ -32,8 +33,13 @@ uint32_t DecodeFixed32(const char* p) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return ErrnoStatus(errno, "Cannot open", path);
+  TW_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
+  std::FILE* file = ::fdopen(fd, "rb");
+  if (file == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    return ErrnoStatus(err, "Cannot open", path);
+  }
   return std::unique_ptr<RecordReader>(new RecordReader(file, path));
 }
 

@@ -1,5 +1,8 @@
 #include "core/record_io.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "core/crc32c.h"
 #include "core/file_io.h"
 #include "gtest/gtest.h"
@@ -92,6 +95,22 @@ TEST_F(CorruptRecordTest, TruncationIsDataLoss) {
 
 TEST(RecordIoTest, MissingFileIsNotFound) {
   EXPECT_THAT(RecordReader::Open("/nonexistent/events"), StatusIs(absl::StatusCode::kNotFound));
+}
+
+// A FIFO or a device is refused at once (open() on a FIFO would wait for a
+// writer; /dev/zero would read forever).
+TEST(RecordIoTest, OnlyRegularFilesAreRead) {
+  const std::string fifo = testing::MakeTempDir("record_fifo") + "/events";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(RecordReader::Open(fifo).status(),
+              testing::StatusIs(absl::StatusCode::kFailedPrecondition, "is not a regular file"));
+  EXPECT_THAT(RecordReader::Open("/dev/zero").status(),
+              testing::StatusIs(absl::StatusCode::kFailedPrecondition, "is not a regular file"));
+  // A symbolic link to a device is the device.
+  const std::string link = testing::MakeTempDir("record_link") + "/checkpoint";
+  ASSERT_EQ(::symlink("/dev/zero", link.c_str()), 0);
+  EXPECT_THAT(ReadFileToString(link).status(),
+              testing::StatusIs(absl::StatusCode::kFailedPrecondition, "is not a regular file"));
 }
 
 }  // namespace

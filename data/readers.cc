@@ -1,6 +1,7 @@
 #include "data/readers.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -21,9 +22,14 @@ namespace {
 // The whole (decompressed) contents of a gzip or plain file: zlib reads a
 // file without the gzip magic as it is.
 absl::StatusOr<std::string> ReadMaybeGzipped(const std::string& path) {
+  TW_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
   errno = 0;
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (file == nullptr) return ErrnoStatus(errno == 0 ? ENOMEM : errno, "Cannot open", path);
+  gzFile file = gzdopen(fd, "rb");
+  if (file == nullptr) {
+    const int err = errno == 0 ? ENOMEM : errno;
+    ::close(fd);
+    return ErrnoStatus(err, "Cannot open", path);
+  }
   std::string out;
   char chunk[1 << 16];
   while (true) {
@@ -263,8 +269,13 @@ absl::StatusOr<Dataset> Cifar10Dataset(const std::vector<std::string>& files) {
     }
   }
   auto open = [](const std::string& path) -> absl::StatusOr<std::unique_ptr<Iterator>> {
-    std::FILE* file = std::fopen(path.c_str(), "rb");
-    if (file == nullptr) return ErrnoStatus(errno, "Cannot open", path);
+    TW_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
+    std::FILE* file = ::fdopen(fd, "rb");
+    if (file == nullptr) {
+      const int err = errno;
+      ::close(fd);
+      return ErrnoStatus(err, "Cannot open", path);
+    }
     return std::unique_ptr<Iterator>(new CifarFileIterator(file, path));
   };
   return Dataset(std::make_shared<FileListDataset>(files, open));

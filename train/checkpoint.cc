@@ -4,7 +4,6 @@
 
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -46,8 +45,10 @@ absl::StatusOr<std::vector<NamedTensor>> ReadCheckpoint(const std::string& path)
   absl::StatusOr<std::unique_ptr<BundleReader>> reader = BundleReader::Open(path);
   if (absl::IsNotFound(reader.status())) {
     char magic[8] = {};
-    std::ifstream old(path, std::ios::binary);
-    if (old.read(magic, sizeof(magic)) && absl::string_view(magic, sizeof(magic)) == kOldMagic) {
+    absl::StatusOr<int> fd = OpenRegularFile(path);
+    const bool read = fd.ok() && ::read(*fd, magic, sizeof(magic)) == sizeof(magic);
+    if (fd.ok()) ::close(*fd);
+    if (read && absl::string_view(magic, sizeof(magic)) == kOldMagic) {
       return absl::FailedPreconditionError(absl::StrCat(
           path,
           " is a checkpoint in the format of Towerflow before 2026-11, which is no longer "

@@ -7,6 +7,7 @@
 #include "train/checkpoint.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,6 +93,32 @@ TEST(CheckpointTest, StateFileKeepsMaxToKeep) {
   EXPECT_EQ(latest, dir + "/model.ckpt-20");
   TW_ASSERT_OK(WriteFileAtomically(dir + "/checkpoint", "model_checkpoint_path: 7 7"));
   EXPECT_THAT(LatestCheckpoint(dir), StatusIs(absl::StatusCode::kDataLoss, "checkpoint"));
+}
+
+// Only regular files are read: a FIFO (which open() would wait on for a
+// writer) or a device as the state file, an index or a checkpoint is a
+// clear error at once.
+TEST(CheckpointTest, FifosAndDevicesAreRefusedWithoutBlocking) {
+  const std::string dir = testing::MakeTempDir("fifo");
+  ASSERT_EQ(::mkfifo((dir + "/checkpoint").c_str(), 0600), 0) << std::strerror(errno);
+  EXPECT_THAT(LatestCheckpoint(dir),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "/checkpoint' is not a regular file (a FIFO, a device or a socket)"));
+  ASSERT_EQ(::mkfifo((dir + "/fifo.index").c_str(), 0600), 0) << std::strerror(errno);
+  EXPECT_THAT(ReadCheckpoint(dir + "/fifo"),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "fifo.index' is not a regular file"));
+  ASSERT_EQ(::mkfifo((dir + "/plain").c_str(), 0600), 0) << std::strerror(errno);
+  EXPECT_THAT(ReadCheckpoint(dir + "/plain"), StatusIs(absl::StatusCode::kNotFound, ""));
+  // The state file names /dev/zero: refused before reading a byte.
+  const std::string other = testing::MakeTempDir("dev_zero");
+  TW_ASSERT_OK(
+      WriteFileAtomically(other + "/checkpoint", "model_checkpoint_path: \"/dev/zero\"\n"));
+  TW_ASSERT_OK_AND_ASSIGN(std::string latest, LatestCheckpoint(other));
+  EXPECT_THAT(ReadCheckpoint(latest), StatusIs(absl::StatusCode::kNotFound, ""));
+  EXPECT_THAT(ReadFileToString("/dev/zero"),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "'/dev/zero' is not a regular file"));
+  EXPECT_THAT(ReadFileToString(dir),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "is a directory"));
 }
 
 TEST(CheckpointTest, CorruptFilesAreDataLossNamingTheFile) {
