@@ -43,6 +43,11 @@ absl::StatusOr<std::unique_ptr<DeviceMgr>> DeviceMgr::Create(
       return absl::InvalidArgumentError(
           absl::StrCat("device_count[\"", type, "\"] = ", count, " is negative"));
     }
+    if (count > kMaxDevicesPerType) {
+      return absl::InvalidArgumentError(absl::StrCat("device_count[\"", type, "\"] = ", count,
+                                                     " is more than the ", kMaxDevicesPerType,
+                                                     " devices of one type a session makes"));
+    }
     if (GetDeviceFactory(type) == nullptr && count > 0) {
       return absl::InvalidArgumentError(absl::StrCat("device_count names device type ", type,
                                                      ", which is not registered; known types: ",

@@ -23,10 +23,15 @@
 
 namespace towerflow {
 
+// The most devices of one type a session makes (a virtual CPU device each
+// costs memory; a count from a flag or a file must not exhaust it).
+inline constexpr int kMaxDevicesPerType = 1024;
+
 class DeviceMgr {
  public:
-  // InvalidArgument for a negative count or CPU count 0; `intra_op_pool` is
-  // borrowed by the devices and must outlive the DeviceMgr.
+  // InvalidArgument for a negative count, one above kMaxDevicesPerType or
+  // CPU count 0; `intra_op_pool` is borrowed by the devices and must
+  // outlive the DeviceMgr.
   static absl::StatusOr<std::unique_ptr<DeviceMgr>> Create(
       const std::map<std::string, int>& device_count, ThreadPool* intra_op_pool);
 

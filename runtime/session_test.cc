@@ -56,6 +56,23 @@ Tensor Floats(std::vector<float> v) {
   return t;
 }
 
+// Device counts from options (a flag, a file) are checked before any
+// device is made.
+TEST(SessionTest, RefusesImpossibleDeviceCounts) {
+  for (const auto& [count, message] : std::vector<std::pair<int, std::string>>{
+           {2147483647, "device_count[\"CPU\"] = 2147483647 is more than the 1024 devices"},
+           {-1, "device_count[\"CPU\"] = -1 is negative"},
+           {0, "device_count[\"CPU\"] must be at least 1"}}) {
+    SessionOptions options;
+    options.device_count["CPU"] = count;
+    EXPECT_THAT(NewSession(options).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, message));
+  }
+  SessionOptions many;
+  many.device_count["CPU"] = 1024;
+  TW_EXPECT_OK(NewSession(many).status());
+}
+
 TEST(SessionTest, RunsConstantArithmetic) {
   TW_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Session> s,

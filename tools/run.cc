@@ -29,6 +29,12 @@ using Json = nlohmann::json;
 // Walks nested lists, collecting the shape and the leaves in row-major order.
 absl::Status Flatten(const Json& j, size_t depth, std::vector<int64_t>* shape,
                      std::vector<const Json*>* leaves, const std::string& where) {
+  // A tensor has at most kMaxTensorRank dimensions; deeper lists are refused
+  // before they can recurse as deep as the input asks.
+  if (depth > static_cast<size_t>(kMaxTensorRank)) {
+    return absl::InvalidArgumentError(absl::StrCat("lists nested deeper than the ", kMaxTensorRank,
+                                                   " dimensions a tensor can have"));
+  }
   if (!j.is_array()) {
     if (depth != shape->size()) {
       return absl::InvalidArgumentError(absl::StrCat("ragged list at ", where));
@@ -66,15 +72,29 @@ absl::Status Store(const Json& leaf, T* out, int64_t i) {
     }
     const double v = leaf.is_boolean() ? leaf.get<bool>() : leaf.get<double>();
     if constexpr (std::is_integral_v<T>) {
-      const bool fits = v == std::floor(v) &&
-                        v >= static_cast<double>(std::numeric_limits<T>::min()) &&
-                        v <= static_cast<double>(std::numeric_limits<T>::max());
+      // Exactly: JSON integers as integers (9223372036854775808 is not an
+      // int64), other numbers whole and in [min, 2^digits).
+      using Limits = std::numeric_limits<T>;
+      bool fits = false;
+      if (leaf.is_number_unsigned()) {
+        const uint64_t u = leaf.get<uint64_t>();
+        fits = u <= static_cast<uint64_t>(Limits::max());
+        *out = static_cast<T>(u);
+      } else if (leaf.is_number_integer()) {
+        const int64_t n = leaf.get<int64_t>();
+        fits = n >= static_cast<int64_t>(Limits::min()) &&
+               (n < 0 || static_cast<uint64_t>(n) <= static_cast<uint64_t>(Limits::max()));
+        *out = static_cast<T>(n);
+      } else {
+        fits = v == std::floor(v) && v >= static_cast<double>(Limits::min()) &&
+               v < std::ldexp(1.0, Limits::digits);
+        if (fits) *out = static_cast<T>(v);
+      }
       if (!fits) {
         return absl::InvalidArgumentError(absl::StrCat("value ", i, " (", leaf.dump(),
                                                        ") does not fit ",
                                                        DataTypeString(DataTypeToEnum<T>::value)));
       }
-      *out = leaf.is_number_integer() ? static_cast<T>(leaf.get<int64_t>()) : static_cast<T>(v);
     } else {
       *out = static_cast<T>(v);
     }

@@ -109,5 +109,32 @@ TEST(ExamplesFromJsonTest, BuildsTheExamplesTFWould) {
               StatusIs(absl::StatusCode::kInvalidArgument, "does not fit an int64"));
 }
 
+// JSON feeds: integers exactly in range (no silent wrap-around), lists no
+// deeper than a tensor's rank, whatever the input asks.
+TEST(TensorFromJsonTest, RefusesWhatDoesNotFit) {
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor big, tools::TensorFromJson("[9223372036854775807, -9223372036854775808]", DT_INT64));
+  EXPECT_THAT(big, TensorIs<int64_t>({2}, {INT64_MAX, INT64_MIN}));
+  EXPECT_THAT(tools::TensorFromJson("[9223372036854775808]", DT_INT64),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "value 0 (9223372036854775808) does not fit int64"));
+  EXPECT_THAT(tools::TensorFromJson("[9.3e18]", DT_INT64),
+              StatusIs(absl::StatusCode::kInvalidArgument, "does not fit int64"));
+  EXPECT_THAT(tools::TensorFromJson("[2147483648]", DT_INT32),
+              StatusIs(absl::StatusCode::kInvalidArgument, "does not fit int32"));
+  EXPECT_THAT(tools::TensorFromJson("[-1]", DT_UINT8),
+              StatusIs(absl::StatusCode::kInvalidArgument, "does not fit uint8"));
+  EXPECT_THAT(tools::TensorFromJson("[2.5]", DT_INT32),
+              StatusIs(absl::StatusCode::kInvalidArgument, "does not fit int32"));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor whole, tools::TensorFromJson("[255, 3.0]", DT_UINT8));
+  EXPECT_THAT(whole, TensorIs<uint8_t>({2}, {255, 3}));
+
+  // 30,000 nested lists (which once overflowed the stack): a clear error.
+  const std::string deep = std::string(30000, '[') + "1" + std::string(30000, ']');
+  EXPECT_THAT(tools::TensorFromJson(deep, DT_FLOAT),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "lists nested deeper than the 254 dimensions a tensor can have"));
+}
+
 }  // namespace
 }  // namespace towerflow
