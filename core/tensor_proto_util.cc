@@ -348,8 +348,24 @@ absl::StatusOr<TensorShape> TensorProtoShape(const TensorProto& proto) {
   return TensorShape::FromProto(proto.tensor_shape());
 }
 
+namespace {
+
+// InvalidArgument for a shape of more elements than the decoders return.
+absl::Status CheckDecodable(const TensorShape& shape) {
+  if (shape.num_elements() > kMaxDecodedElements) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("A constant of shape ", shape.DebugString(), " has ", shape.num_elements(),
+                     " elements, more than the ", kMaxDecodedElements,
+                     " a shape, an axis list or a literal is decoded with"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<int64_t>> TensorProtoAsInt64s(const TensorProto& proto) {
   TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
+  TW_RETURN_IF_ERROR(CheckDecodable(shape));
   if (!IsIntegerLike(proto.dtype())) {
     return absl::InvalidArgumentError(
         absl::StrCat("Expected an integer tensor, got ", DataTypeString(proto.dtype())));
@@ -371,6 +387,7 @@ absl::StatusOr<std::vector<int64_t>> TensorProtoAsInt64s(const TensorProto& prot
 
 absl::StatusOr<std::vector<double>> TensorProtoAsDoubles(const TensorProto& proto) {
   TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
+  TW_RETURN_IF_ERROR(CheckDecodable(shape));
   const DataType dtype = proto.dtype();
   const int64_t n = shape.num_elements();
   if (IsIntegerLike(dtype)) {
@@ -390,6 +407,7 @@ absl::StatusOr<std::vector<double>> TensorProtoAsDoubles(const TensorProto& prot
 
 absl::StatusOr<std::vector<std::string>> TensorProtoAsStrings(const TensorProto& proto) {
   TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
+  TW_RETURN_IF_ERROR(CheckDecodable(shape));
   if (proto.dtype() != DT_STRING) {
     return absl::InvalidArgumentError(
         absl::StrCat("Expected a string tensor, got ", DataTypeString(proto.dtype())));

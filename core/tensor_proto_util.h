@@ -44,16 +44,22 @@ absl::Status ValidateTensorProto(const TensorProto& proto);
 // The shape of a valid proto (validates first).
 absl::StatusOr<TensorShape> TensorProtoShape(const TensorProto& proto);
 
+// The decoders below serve shapes, axis lists and literals: a proto of
+// more elements than this is InvalidArgument before anything is allocated
+// (a splat of shape [2^62] in a GraphDef is a few bytes).
+inline constexpr int64_t kMaxDecodedElements = int64_t{1} << 24;
+
 // All elements, row-major, of an integer-typed tensor (int8..int64,
 // uint8..uint64, bool). InvalidArgument for other dtypes, for uint64 values
-// past int64, or for a proto that fails ValidateTensorProto.
+// past int64, for more than kMaxDecodedElements elements, or for a proto
+// that fails ValidateTensorProto.
 absl::StatusOr<std::vector<int64_t>> TensorProtoAsInt64s(const TensorProto& proto);
 
 // All elements of a real-number or bool tensor (half and bfloat16 included),
-// converted to double.
+// converted to double; the same errors.
 absl::StatusOr<std::vector<double>> TensorProtoAsDoubles(const TensorProto& proto);
 
-// All elements of a DT_STRING tensor.
+// All elements of a DT_STRING tensor; the same errors.
 absl::StatusOr<std::vector<std::string>> TensorProtoAsStrings(const TensorProto& proto);
 
 // The same values in dtype `to`. Only exact conversions are allowed: 2.0 to

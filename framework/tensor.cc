@@ -1,5 +1,6 @@
 #include "framework/tensor.h"
 
+#include <algorithm>
 #include <complex>
 #include <cstring>
 #include <new>
@@ -273,7 +274,8 @@ absl::StatusOr<Tensor> Tensor::DeepCopy(Allocator* allocator) const {
 }
 
 std::string Tensor::SummarizeValue(int max_entries) const {
-  const int64_t n = std::min<int64_t>(NumElements(), max_entries);
+  // A negative count shows nothing (attrs cast from int64 can be).
+  const int64_t n = std::clamp<int64_t>(max_entries, 0, NumElements());
   std::vector<std::string> parts;
   parts.reserve(n);
   if (dtype_ == DT_STRING) {

@@ -26,6 +26,23 @@ struct BadGraph {
 
 std::string NodeText(const std::string& body) { return absl::StrCat("node { ", body, " }"); }
 
+// A float constant x and `op` (Sum or Reshape) of x and an int32 constant
+// of shape [dim], a splat of one value or no values at all.
+std::string HugeConstConsumer(const std::string& op, const std::string& dim, bool with_value) {
+  const std::string index_attr = op == "Sum" ? "Tidx" : "Tshape";
+  return absl::StrCat(
+      NodeText("name: 'x' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
+               "'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } "
+               "float_val: 1 } } }"),
+      NodeText(absl::StrCat("name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
+                            "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { "
+                            "dim { size: ",
+                            dim, " } } ", with_value ? "int_val: 1 " : "", "} } }")),
+      NodeText(absl::StrCat("name: 'r' op: '", op, "' input: 'x' input: 'c' attr { key: 'T' value ",
+                            "{ type: DT_FLOAT } } attr { key: '", index_attr,
+                            "' value { type: DT_INT32 } }")));
+}
+
 std::vector<BadGraph> Cases() {
   const std::string x = kFloatPlaceholder;
   const auto identity = [](const std::string& name, const std::string& input) {
@@ -174,6 +191,21 @@ std::vector<BadGraph> Cases() {
                "key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } "
                "int_val: -1 } } }"),
        absl::StatusCode::kInvalidArgument, "more elements than fit in int64"},
+      // A fuzzer's: a constant splat of a huge shape read by a shape
+      // function (the axes of Sum, the shape of Reshape) once aborted
+      // allocating its elements.
+      {"SumOverASplatOf2To62Axes", HugeConstConsumer("Sum", "4611686018427387904", true),
+       absl::StatusCode::kInvalidArgument,
+       "A constant of shape [4611686018427387904] has 4611686018427387904 elements, more than "
+       "the 16777216"},
+      {"SumOverAnEmptySplatOf2To62Axes", HugeConstConsumer("Sum", "4611686018427387904", false),
+       absl::StatusCode::kInvalidArgument, "more than the 16777216"},
+      {"SumOverASplatOf2To33Axes", HugeConstConsumer("Sum", "8589934592", true),
+       absl::StatusCode::kInvalidArgument, "more than the 16777216"},
+      {"SumOverABillionAxes", HugeConstConsumer("Sum", "1000000000", true),
+       absl::StatusCode::kInvalidArgument, "more than the 16777216"},
+      {"ReshapeToASplatOf2To62Dims", HugeConstConsumer("Reshape", "4611686018427387904", true),
+       absl::StatusCode::kInvalidArgument, "more than the 16777216"},
       {"FunctionPlaceholderOutsideFunction",
        NodeText("name: 'a' op: 'Placeholder' attr { key: 'dtype' value { placeholder: 'T' } }"),
        absl::StatusCode::kInvalidArgument, "only valid inside a function body"},

@@ -1,18 +1,20 @@
 // Checks and summaries: CheckNumerics, Assert, Print, ScalarSummary,
 // HistogramSummary and MergeSummary. Summaries are serialized `Summary`
 // protos in a scalar string tensor, TensorBoard's format.
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cmath>
 #include <iostream>
 #include <set>
 
 #include "absl/strings/str_join.h"
-#include "kernels/kernel_util.h"
+#include "core/type_dispatch.h"
+#include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "kernels/kernel_util.h"
 #include "proto/summary.pb.h"
-#include "framework/device.h"
-#include "core/type_dispatch.h"
 
 namespace towerflow {
 namespace {
@@ -66,9 +68,9 @@ class AssertOp : public OpKernel {
           absl::StrCat("In[0] should be a scalar: ", cond.shape().DebugString()));
     }
     if (*cond.data<bool>()) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat("assertion failed: ",
-                     Summarize(ctx, 1, static_cast<int>(std::max<int64_t>(summarize_, 0)))));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "assertion failed: ",
+        Summarize(ctx, 1, static_cast<int>(std::clamp<int64_t>(summarize_, 0, INT_MAX)))));
   }
 
  private:
@@ -87,7 +89,8 @@ class PrintOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     const int64_t count = calls_.fetch_add(1);
     if (first_n_ < 0 || count < first_n_) {
-      std::cerr << message_ << Summarize(ctx, 1, static_cast<int>(std::max<int64_t>(summarize_, 0)))
+      std::cerr << message_
+                << Summarize(ctx, 1, static_cast<int>(std::clamp<int64_t>(summarize_, 0, INT_MAX)))
                 << std::endl;
     }
     return ctx->set_output(0, ctx->input(0));

@@ -163,6 +163,27 @@ TEST(LoggingOpsTest, CheckNumericsAndAssert) {
       testing::StatusIs(absl::StatusCode::kInvalidArgument, "In[0] should be a scalar: [1]"));
 }
 
+// summarize beyond int (a fuzzer's 2^31 and 2^32 - 1, which once became -1
+// and aborted in SummarizeValue) shows every value; a negative one none.
+TEST(LoggingOpsTest, AnySummarizeIsSafe) {
+  for (int64_t summarize : {int64_t{2147483648}, int64_t{4294967295}, int64_t{1} << 62}) {
+    KernelRunner a("Assert");
+    a.Attr("summarize", summarize);
+    EXPECT_THAT(a.Run({Scalar<bool>(false), Literal<int32_t>({3}, {1, 2, 3})}),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument, "assertion failed: [1 2 3]"))
+        << summarize;
+    KernelRunner p("Print");
+    p.Attr("summarize", summarize);
+    p.Attr("message", "m");
+    EXPECT_THAT(RunOk(p, {Literal<float>({2}, {1, 2}), Literal<float>({2}, {1, 2})}),
+                TensorIs<float>({2}, {1, 2}));
+  }
+  KernelRunner negative("Assert");
+  negative.Attr("summarize", int64_t{-5});
+  EXPECT_THAT(negative.Run({Scalar<bool>(false), Literal<int32_t>({2}, {1, 2})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "assertion failed: [...]"));
+}
+
 Tensor Strings(const TensorShape& shape, std::vector<std::string> v) {
   Tensor t(DT_STRING, shape);
   for (size_t i = 0; i < v.size(); ++i) t.data<std::string>()[i] = v[i];
