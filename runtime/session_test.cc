@@ -73,6 +73,48 @@ TEST(SessionTest, RefusesImpossibleDeviceCounts) {
   TW_EXPECT_OK(NewSession(many).status());
 }
 
+// A _Recv whose _Send is not in the step (a GraphDef may hold one) would
+// wait forever: the step is refused, naming it. A matched pair runs.
+TEST(SessionTest, RefusesARecvWithoutItsSend) {
+  const std::string cpu = "/job:localhost/replica:0/task:0/device:CPU:0";
+  const auto transfer = [&](const std::string& name, const std::string& op,
+                            const std::string& input) {
+    return absl::StrCat(
+        "node { name: '", name, "' op: '", op, "' ", input.empty() ? "" : "input: '" + input + "' ",
+        op == "_Send" ? "attr { key: 'T' value { type: DT_FLOAT } } "
+                      : "attr { key: 'tensor_type' value { type: DT_FLOAT } } ",
+        "attr { key: 'tensor_name' value { s: 'edge' } } attr { key: 'send_device' value { s: '",
+        cpu,
+        "' } } attr { key: 'send_device_incarnation' value { i: 1 } } attr { key: "
+        "'recv_device' value { s: '",
+        cpu,
+        "' } } attr { key: 'client_terminated' value { b: false "
+        "} } device: '/cpu:0' }");
+  };
+  GraphDef lonely;
+  TW_ASSERT_OK(ParseTextProto(transfer("r", "_Recv", ""), &lonely));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession({}));
+  TW_ASSERT_OK(session->Create(lonely));
+  std::vector<Tensor> out;
+  EXPECT_THAT(session->Run({}, {"r:0"}, {}, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Node 'r' (_Recv) waits for tensor 'edge' from " + cpu +
+                           ", which no _Send of this step sends"));
+
+  GraphDef paired;
+  TW_ASSERT_OK(ParseTextProto(
+      absl::StrCat("node { name: 'x' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
+                   "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {} "
+                   "float_val: 2.5 } } } }",
+                   transfer("s", "_Send", "x"), transfer("r", "_Recv", "^s")),
+      &paired));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> both, NewSession({}));
+  TW_ASSERT_OK(both->Create(paired));
+  TW_ASSERT_OK(both->Run({}, {"r:0"}, {}, &out));
+  EXPECT_THAT(out[0], ::testing::Property(&Tensor::NumElements, 1));
+  EXPECT_EQ(out[0].data<float>()[0], 2.5f);
+}
+
 TEST(SessionTest, RunsConstantArithmetic) {
   TW_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Session> s,

@@ -10,9 +10,9 @@
 #include "core/status_macros.h"
 #include "core/tensor_proto_util.h"
 #include "framework/attr_value_util.h"
+#include "framework/memory_types.h"
 #include "framework/node_def_util.h"
 #include "graph/op_registry.h"
-#include "framework/memory_types.h"
 
 namespace towerflow {
 namespace {
@@ -105,6 +105,7 @@ class StepGraphBuilder {
       }
       out.fetch_retval.push_back(it->second);
     }
+    TW_RETURN_IF_ERROR(CheckEveryRecvHasASend());
     out.partitions = std::move(partitions_);
     for (auto& [device, def] : out.partitions) *def.mutable_versions() = graph_.versions();
     return out;
@@ -296,6 +297,46 @@ class StepGraphBuilder {
     SetAttrValue(src->incarnation(), &attr["send_device_incarnation"]);
     SetAttrValue(dst->name(), &attr["recv_device"]);
     SetAttrValue(false, &attr["client_terminated"]);
+  }
+
+  // A _Recv waits until its _Send (same rendezvous key) runs: one whose
+  // _Send is not in the step — a GraphDef can hold a bare _Recv — would
+  // wait forever, so the step is refused.
+  absl::Status CheckEveryRecvHasASend() const {
+    using Key = std::tuple<std::string, int64_t, std::string, std::string>;
+    const auto key_of = [](const NodeDef& n) -> absl::StatusOr<Key> {
+      Key k;
+      TW_RETURN_IF_ERROR(GetNodeAttr(n, "send_device", &std::get<0>(k)));
+      TW_RETURN_IF_ERROR(GetNodeAttr(n, "send_device_incarnation", &std::get<1>(k)));
+      TW_RETURN_IF_ERROR(GetNodeAttr(n, "recv_device", &std::get<2>(k)));
+      TW_RETURN_IF_ERROR(GetNodeAttr(n, "tensor_name", &std::get<3>(k)));
+      return k;
+    };
+    const auto is = [](const NodeDef& n, const char* a, const char* b) {
+      return n.op() == a || n.op() == b;
+    };
+    absl::flat_hash_set<Key> sent;
+    for (const auto& [device, def] : partitions_) {
+      for (const NodeDef& n : def.node()) {
+        if (!is(n, "_Send", "_HostSend")) continue;
+        TW_ASSIGN_OR_RETURN(Key k, key_of(n));
+        sent.insert(std::move(k));
+      }
+    }
+    for (const auto& [device, def] : partitions_) {
+      for (const NodeDef& n : def.node()) {
+        if (!is(n, "_Recv", "_HostRecv")) continue;
+        TW_ASSIGN_OR_RETURN(const Key k, key_of(n));
+        if (!sent.contains(k)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("Node '", n.name(), "' (", n.op(), ") waits for tensor '",
+                           std::get<3>(k), "' from ", std::get<0>(k),
+                           ", which no _Send of this step sends: the step would "
+                           "never finish"));
+        }
+      }
+    }
+    return absl::OkStatus();
   }
 
   NodeDef* NewNode(Device* device, std::string name, const char* op) {

@@ -203,7 +203,9 @@ TEST(LoadSavedModelTest, CorruptSavedModelProtosNeverCrash) {
     TW_ASSERT_OK(WriteFileAtomically(copy + "/saved_model.pb", good.substr(0, n)));
     const absl::Status s = LoadSavedModel(copy, {kSavedModelTagServe}).status();
     if (!s.ok()) ++refused;
-    if (absl::IsDataLoss(s)) EXPECT_THAT(s.message(), ::testing::HasSubstr("saved_model.pb"));
+    if (absl::IsDataLoss(s)) {
+      EXPECT_THAT(s.message(), ::testing::HasSubstr("saved_model.pb"));
+    }
   }
   EXPECT_GT(refused, 100);
   for (size_t byte = 0; byte < good.size(); byte += 53) {
