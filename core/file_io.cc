@@ -1,6 +1,7 @@
 #include "core/file_io.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -118,7 +119,22 @@ absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Open(const s
   std::string tmp = absl::StrCat(path, ".tmp.XXXXXX");
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) return ErrnoStatus(errno, "Cannot create a temporary file for", path);
+  // Held until the file is renamed or removed: RemoveAbandonedTempFile
+  // leaves it alone. (A file system without flock only loses that.)
+  ::flock(fd, LOCK_EX | LOCK_NB);
   return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(path, std::move(tmp), fd));
+}
+
+bool RemoveAbandonedTempFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0) return false;
+  FdCloser closer(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  // A writer locks its file from creation to rename: a lock taken here
+  // means none holds it.
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) return false;
+  return ::unlink(path.c_str()) == 0;
 }
 
 AtomicFileWriter::~AtomicFileWriter() {

@@ -51,6 +51,11 @@ absl::Status SyncDirectory(const std::string& dir);
 // See the file comment. Errors name the path.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
 
+// Removes `path` when it is an AtomicFileWriter's temporary file that no
+// live writer holds (a killed process's: its flock died with it); returns
+// whether it did. A file being written, or one that cannot be locked, stays.
+bool RemoveAbandonedTempFile(const std::string& path);
+
 // WriteFileAtomically for contents written piece by piece (a checkpoint's
 // data file): appends go to a temporary file beside `path`, and Commit
 // fsyncs it, renames it over `path` and fsyncs the directory. Destroyed
@@ -60,6 +65,10 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
 //   TW_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> out, AtomicFileWriter::Open(path));
 //   TW_RETURN_IF_ERROR(out->Append(bytes));
 //   TW_RETURN_IF_ERROR(out->Commit());
+//
+// The temporary file is "<path>.tmp.XXXXXX", held under an exclusive
+// flock until it is renamed or removed, so RemoveAbandonedTempFile can tell
+// one a killed process left from one being written.
 //
 // Thread-compatible.
 class AtomicFileWriter {

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/file_io.h"
@@ -31,6 +32,38 @@ std::string Relative(const std::string& dir, const std::string& path) {
     return path.substr(prefix.size());
   }
   return path;
+}
+
+// What killed saves leave in `dir` beside the checkpoint `name`
+// ("<basename>-<step>"): temporary files of the state file and of
+// checkpoints of basename that no live writer holds, and, when only the
+// listed checkpoints are kept (max_to_keep), complete checkpoints of
+// basename that `state` does not list.
+void RemoveLeftovers(const std::string& dir, const std::string& name, const CheckpointState& state,
+                     bool only_listed) {
+  const size_t dash = name.rfind('-');
+  const std::string basename = dash == std::string::npos ? "" : name.substr(0, dash);
+  absl::flat_hash_set<std::string> listed = {Relative(dir, state.model_checkpoint_path())};
+  for (const std::string& p : state.all_model_checkpoint_paths()) listed.insert(Relative(dir, p));
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string file = entry.path().filename().string();
+    const std::string path = entry.path().string();
+    const bool ours = !basename.empty() && absl::StartsWith(file, basename + "-");
+    if (absl::StartsWith(file, "checkpoint.tmp.") || (ours && absl::StrContains(file, ".tmp."))) {
+      RemoveAbandonedTempFile(path);
+      continue;
+    }
+    if (!only_listed || !ours) continue;
+    // "<basename>-<digits>.index" or "<basename>-<digits>.data-...".
+    const std::string rest = file.substr(basename.size() + 1);
+    const size_t digits = rest.find_first_not_of("0123456789");
+    if (digits == 0 || digits == std::string::npos) continue;
+    const std::string suffix = rest.substr(digits);
+    if (suffix != ".index" && !absl::StartsWith(suffix, ".data-")) continue;
+    if (listed.contains(file.substr(0, basename.size() + 1 + digits))) continue;
+    std::filesystem::remove(entry.path(), ec);
+  }
 }
 
 }  // namespace
@@ -139,6 +172,7 @@ absl::Status RecordCheckpoint(const std::string& dir, const std::string& name, i
   TW_RETURN_IF_ERROR(WriteCheckpointState(dir, next));
   // Only once the state file no longer names them.
   for (const std::string& d : dropped) DeleteCheckpoint(Join(dir, d));
+  RemoveLeftovers(dir, name, next, /*only_listed=*/max_to_keep > 0);
   return absl::OkStatus();
 }
 

@@ -70,6 +70,10 @@ absl::StatusOr<std::string> LatestCheckpoint(const std::string& dir);
 
 // Makes the written checkpoint `<dir>/<name>` the latest in the state file
 // and deletes the oldest checkpoints beyond `max_to_keep` (<= 0 keeps all).
+// Then it removes what killed saves left behind: abandoned temporary files
+// of the state file and of checkpoints named like `name`
+// (RemoveAbandonedTempFile), and, with max_to_keep > 0, complete
+// checkpoints of that basename the state file does not list.
 absl::Status RecordCheckpoint(const std::string& dir, const std::string& name, int max_to_keep);
 
 // Writes `<dir>/<basename>-<step>` (creating `dir` and its parents) and

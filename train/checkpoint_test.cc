@@ -19,6 +19,7 @@
 #include <random>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/file_io.h"
@@ -119,6 +120,47 @@ TEST(CheckpointTest, FifosAndDevicesAreRefusedWithoutBlocking) {
               StatusIs(absl::StatusCode::kFailedPrecondition, "'/dev/zero' is not a regular file"));
   EXPECT_THAT(ReadFileToString(dir),
               StatusIs(absl::StatusCode::kFailedPrecondition, "is a directory"));
+}
+
+// What killed saves leave (temporary files, complete checkpoints the state
+// file never listed) goes at the next save; a temporary file being written
+// and files of other names stay.
+TEST(CheckpointTest, TheNextSaveRemovesWhatKilledSavesLeft) {
+  const std::string dir = testing::MakeTempDir("leftovers");
+  for (int step : {10, 20}) {
+    TW_ASSERT_OK(SaveCheckpoint(dir, "model.ckpt", step, Sample(), /*max_to_keep=*/2).status());
+  }
+  const auto touch = [&](const std::string& name) {
+    TW_ASSERT_OK(WriteFileAtomically(dir + "/" + name, "left behind"));
+  };
+  touch("model.ckpt-30.data-00000-of-00001.tmp.Ab12Cd");  // killed mid-write
+  touch("model.ckpt-30.index.tmp.Ef34Gh");
+  touch("checkpoint.tmp.Ij56Kl");
+  touch("model.ckpt-25.index");  // complete but never recorded
+  touch("model.ckpt-25.data-00000-of-00001");
+  touch("model.ckpt-best.index");  // not a step: someone else's
+  touch("notes.tmp.1");
+  // A save in progress holds its temporary file.
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<AtomicFileWriter> writing,
+                          AtomicFileWriter::Open(dir + "/model.ckpt-40.index"));
+  TW_ASSERT_OK(SaveCheckpoint(dir, "model.ckpt", 30, Sample(), /*max_to_keep=*/2).status());
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (!absl::StartsWith(name, "model.ckpt-40.index.tmp.")) files.push_back(name);
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_THAT(
+      files, ::testing::ElementsAre("checkpoint", "model.ckpt-20.data-00000-of-00001",
+                                    "model.ckpt-20.index", "model.ckpt-30.data-00000-of-00001",
+                                    "model.ckpt-30.index", "model.ckpt-best.index", "notes.tmp.1"));
+  TW_ASSERT_OK(writing->Append("index"));
+  TW_ASSERT_OK(writing->Commit());
+  EXPECT_EQ(testing::ReadFileOrDie(dir + "/model.ckpt-40.index"), "index");
+  // Keeping everything (max_to_keep <= 0) keeps unlisted checkpoints too.
+  touch("model.ckpt-35.index");
+  TW_ASSERT_OK(SaveCheckpoint(dir, "model.ckpt", 50, Sample(), /*max_to_keep=*/0).status());
+  EXPECT_TRUE(std::filesystem::exists(dir + "/model.ckpt-35.index"));
 }
 
 TEST(CheckpointTest, CorruptFilesAreDataLossNamingTheFile) {
