@@ -86,6 +86,17 @@ absl::StatusOr<int> OpenRegularFile(const std::string& path) {
   return closer.release();
 }
 
+absl::StatusOr<std::FILE*> OpenRegularFileStream(const std::string& path) {
+  TW_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
+  std::FILE* file = ::fdopen(fd, "rb");
+  if (file == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    return ErrnoStatus(err, "Cannot open", path);
+  }
+  return file;
+}
+
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   TW_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
   FdCloser closer(fd);

@@ -13,6 +13,7 @@
 #define TOWERFLOW_CORE_FILE_IO_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,9 @@ inline constexpr int64_t kMaxReadFileBytes = int64_t{2} << 30;
 // device or a socket — found before anything can block on them or read
 // without end — and ErrnoStatus's codes otherwise; messages name the path.
 absl::StatusOr<int> OpenRegularFile(const std::string& path);
+
+// OpenRegularFile as a stdio stream for reading; the caller fcloses it.
+absl::StatusOr<std::FILE*> OpenRegularFileStream(const std::string& path);
 
 // The contents of the regular file `path` (OpenRegularFile's errors),
 // ResourceExhausted past kMaxReadFileBytes, Internal for other I/O errors;

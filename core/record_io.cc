@@ -33,13 +33,7 @@ uint32_t DecodeFixed32(const char* p) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& path) {
-  TW_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
-  std::FILE* file = ::fdopen(fd, "rb");
-  if (file == nullptr) {
-    const int err = errno;
-    ::close(fd);
-    return ErrnoStatus(err, "Cannot open", path);
-  }
+  TW_ASSIGN_OR_RETURN(std::FILE * file, OpenRegularFileStream(path));
   return std::unique_ptr<RecordReader>(new RecordReader(file, path));
 }
 

@@ -269,13 +269,7 @@ absl::StatusOr<Dataset> Cifar10Dataset(const std::vector<std::string>& files) {
     }
   }
   auto open = [](const std::string& path) -> absl::StatusOr<std::unique_ptr<Iterator>> {
-    TW_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
-    std::FILE* file = ::fdopen(fd, "rb");
-    if (file == nullptr) {
-      const int err = errno;
-      ::close(fd);
-      return ErrnoStatus(err, "Cannot open", path);
-    }
+    TW_ASSIGN_OR_RETURN(std::FILE * file, OpenRegularFileStream(path));
     return std::unique_ptr<Iterator>(new CifarFileIterator(file, path));
   };
   return Dataset(std::make_shared<FileListDataset>(files, open));
