@@ -3,6 +3,7 @@
 #include "estimator/export.h"
 
 #include <deque>
+#include <filesystem>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -11,6 +12,7 @@
 #include "core/file_io.h"
 #include "core/proto_io.h"
 #include "core/status_macros.h"
+#include "core/tensor_proto_util.h"
 #include "estimator/estimator.h"
 #include "estimator/estimator_internal.h"
 #include "framework/tensor_bundle.h"
@@ -238,6 +240,35 @@ absl::StatusOr<std::vector<std::string>> AddSignatures(
   return output_nodes;
 }
 
+// TF's builder's assets: each string constant of GraphKeys::kAssetFilepaths
+// names a file, copied into assets/ under its base name (`assets`) and
+// listed in asset_file_def for the loader to feed.
+absl::Status AddAssets(const ModelGraph& g, MetaGraphDef* meta,
+                       std::map<std::string, std::string>* assets) {
+  for (const Output& t : GetCollection(*g.root.graph(), GraphKeys::kAssetFilepaths)) {
+    const AttrValue* value = t.node()->IsOp("Const") ? t.node()->FindAttr("value") : nullptr;
+    absl::StatusOr<std::vector<std::string>> paths =
+        value != nullptr ? TensorProtoAsStrings(value->tensor())
+                         : absl::InvalidArgumentError("not a Const");
+    if (!paths.ok() || paths->size() != 1 || (*paths)[0].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Export: asset ", t.name(), " must be a scalar string Const holding a file's path"));
+    }
+    const std::string& source = (*paths)[0];
+    const std::string filename = std::filesystem::path(source).filename().string();
+    auto [it, added] = assets->emplace(filename, source);
+    if (!added && it->second != source) {
+      return absl::InvalidArgumentError(absl::StrCat("Export: assets ", it->second, " and ", source,
+                                                     " would both be assets/", filename));
+    }
+    AssetFileDef* asset = meta->add_asset_file_def();
+    asset->mutable_tensor_info()->set_name(t.name());
+    asset->mutable_tensor_info()->set_dtype(DT_STRING);
+    asset->set_filename(filename);
+  }
+  return absl::OkStatus();
+}
+
 // VarHandleOp node -> the checkpoint name its value is restored from, for
 // variables not restored under their own name (moving averages, mirrors).
 absl::flat_hash_map<std::string, std::string> RestoreNames(const ModelGraph& g) {
@@ -290,6 +321,7 @@ absl::StatusOr<ServingMetaGraph> BuildServingMetaGraph(const ModelFn& model_fn,
   TW_RETURN_IF_ERROR(g->root.status());
   (*meta.mutable_collection_def())["saved_model_main_op"].mutable_node_list()->add_value(
       init_local.node()->name());
+  TW_RETURN_IF_ERROR(AddAssets(*g, &meta, &out.assets));
   TW_ASSIGN_OR_RETURN(*meta.mutable_graph_def(), g->root.ToGraphDef());
   // The variables as the export's Saver restores them: under their own
   // names, with the values model_fn restores them from.
@@ -354,7 +386,8 @@ absl::StatusOr<std::string> Estimator::ExportSavedModel(const std::string& expor
   TW_ASSIGN_OR_RETURN(std::string dir, WriteSavedModel(export_dir_base, serving.meta_graph_def,
                                                        [&](const std::string& prefix) {
                                                          return WriteCheckpoint(prefix, variables);
-                                                       }));
+                                                       },
+                                                       {.files = serving.assets}));
   *config_.log << LogTimestamp() << ": SavedModel written to " << dir << " (from " << checkpoint
                << ")\n";
   return dir;

@@ -30,6 +30,9 @@ struct ServingMetaGraph {
     std::string source;  // the name its value comes from (a moving average...)
   };
   std::vector<SavedVariable> variables;
+  // Assets (GraphKeys::kAssetFilepaths): file name in assets/ -> the file
+  // to copy there; meta_graph_def's asset_file_def maps each tensor to it.
+  std::map<std::string, std::string> assets;
   // Signatures left out, key -> why (TF's export logs them and goes on): a
   // classification or regression output with a receiver that is not one
   // string tensor.
@@ -52,8 +55,14 @@ struct ServingGraphOptions {
 //   regress ones take the single string receiver tensor as "inputs";
 // - each output is an Identity named "outputs/<name>" for serving_default,
 //   "outputs/<key>/<name>" for others.
+// Each string constant in GraphKeys::kAssetFilepaths (TF's ASSET_FILEPATHS)
+// becomes an asset: its file is copied into assets/ under its base name, and
+// the loader feeds the constant the copy's path when it runs the main op
+// (initializing, say, a local variable from it).
 // InvalidArgument for an export output that fails ExportOutput::Validate,
-// no predictions and no outputs, or no signature left; the graph's errors.
+// no predictions and no outputs, no signature left, or an asset that is not
+// a scalar string constant or whose base name another asset has; the
+// graph's errors.
 absl::StatusOr<ServingMetaGraph> BuildServingMetaGraph(const ModelFn& model_fn,
                                                        const ServingInputReceiverFn& receiver_fn,
                                                        const ServingGraphOptions& options = {});

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/file_io.h"
 #include "core/status_macros.h"
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
@@ -260,6 +261,44 @@ TEST(ExportOutputsTest, ParsingSpecErrors) {
   EXPECT_THAT(t.status(), StatusIs(absl::StatusCode::kInvalidArgument,
                                    "the default of feature 'x' is float []; expected float with "
                                    "the 2 elements of shape [2]"));
+}
+
+// An asset (TF's ASSET_FILEPATHS): the vocabulary file is copied into
+// assets/, and the loaded model's main op sees the copy's path, which a
+// local variable keeps.
+ModelFn WithVocabulary(const std::string& vocabulary) {
+  return [vocabulary](const Scope& s, const FeatureMap& features, const FeatureMap& labels,
+                      ModeKeys mode, const Params& params) {
+    EstimatorSpec spec = HalfPlusTwo(s, features, labels, mode, params);
+    const Output path = ops::Const(s.WithOpName("vocabulary_path"), vocabulary);
+    AddToCollection(s.graph(), GraphKeys::kAssetFilepaths, path);
+    Variable file = GetVariable(
+        s, "vocabulary_file", TensorShape({}), DT_STRING,
+        initializers::Initializer("asset", [path](const Scope& scope, const TensorShape&,
+                                                  DataType) { return ops::Identity(scope, path); }),
+        {.trainable = false, .collections = {GraphKeys::kLocalVariables}});
+    spec.export_outputs.emplace(
+        "serving_default",
+        ExportOutput::Predict({{"y", spec.predictions.at("y")}, {"vocabulary", file.value()}}));
+    return spec;
+  };
+}
+
+TEST(ExportOutputsTest, AssetsAreCopiedAndFedTheirNewPath) {
+  const std::string vocabulary = testing::MakeTempDir("vocabulary") + "/words.txt";
+  TW_ASSERT_OK(WriteFileAtomically(vocabulary, "half\nplus\ntwo\n"));
+  Fixture f("assets", kNone, WithVocabulary(vocabulary));
+  TW_ASSERT_OK_AND_ASSIGN(std::string dir,
+                          f.estimator->ExportSavedModel(f.base, ParsingReceiver()));
+  EXPECT_EQ(testing::ReadFileOrDie(dir + "/assets/words.txt"), "half\nplus\ntwo\n");
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(dir, {kSavedModelTagServe}));
+  ASSERT_EQ(bundle.meta_graph_def.asset_file_def_size(), 1);
+  EXPECT_EQ(bundle.meta_graph_def.asset_file_def(0).tensor_info().name(), "vocabulary_path:0");
+  EXPECT_EQ(bundle.meta_graph_def.asset_file_def(0).filename(), "words.txt");
+  TW_ASSERT_OK_AND_ASSIGN(SignatureTensors out,
+                          bundle.Run("serving_default", {{"examples", FloatExamples("x", {2})}}));
+  EXPECT_THAT(out.at("y"), TensorIs<float>({1, 1}, {3}));
+  EXPECT_EQ(out.at("vocabulary").data<std::string>()[0], dir + "/assets/words.txt");
 }
 
 // Defaults fill missing features.

@@ -36,6 +36,9 @@ struct GraphKeys {
   static constexpr char kTrainOp[] = "train_op";
   static constexpr char kInitOp[] = "init_op";
   static constexpr char kLocalInitOp[] = "local_init_op";
+  // String constants holding the paths of files a SavedModel export copies
+  // into its assets/ (vocabularies); the loader feeds them the copies' paths.
+  static constexpr char kAssetFilepaths[] = "asset_filepaths";
 };
 
 struct CollectionEntry {

@@ -133,7 +133,7 @@ absl::Status Model::SaveSavedModel(const std::string& dir, const std::string& co
   return WriteSavedModelTo(
       dir, serving.meta_graph_def,
       [&](const std::string& prefix) { return WriteCheckpoint(prefix, variables); },
-      {.extra = {{kConfigFile, config_text}}});
+      {.files = serving.assets, .extra = {{kConfigFile, config_text}}});
 }
 
 namespace {
