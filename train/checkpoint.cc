@@ -4,6 +4,7 @@
 
 #include <ctime>
 #include <filesystem>
+#include <set>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
@@ -45,6 +46,7 @@ void RemoveLeftovers(const std::string& dir, const std::string& name, const Chec
   const std::string basename = dash == std::string::npos ? "" : name.substr(0, dash);
   absl::flat_hash_set<std::string> listed = {Relative(dir, state.model_checkpoint_path())};
   for (const std::string& p : state.all_model_checkpoint_paths()) listed.insert(Relative(dir, p));
+  std::set<std::string> unlisted;  // checkpoint names, deleted after the scan
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string file = entry.path().filename().string();
@@ -61,9 +63,11 @@ void RemoveLeftovers(const std::string& dir, const std::string& name, const Chec
     if (digits == 0 || digits == std::string::npos) continue;
     const std::string suffix = rest.substr(digits);
     if (suffix != ".index" && !absl::StartsWith(suffix, ".data-")) continue;
-    if (listed.contains(file.substr(0, basename.size() + 1 + digits))) continue;
-    std::filesystem::remove(entry.path(), ec);
+    const std::string checkpoint = file.substr(0, basename.size() + 1 + digits);
+    if (!listed.contains(checkpoint)) unlisted.insert(checkpoint);
   }
+  // As max_to_keep deletes: the index first.
+  for (const std::string& checkpoint : unlisted) DeleteCheckpoint(Join(dir, checkpoint));
 }
 
 }  // namespace
