@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -177,49 +178,41 @@ absl::StatusOr<std::string> Run(const Args& a) {
       LoadSavedModel(a.dir, a.tags.empty() ? std::set<std::string>{kSavedModelTagServe} : a.tags));
   TW_ASSIGN_OR_RETURN(const SignatureDef* sig, bundle.Signature(a.signature));
   SignatureTensors inputs;
-  for (const std::string& input : a.inputs) {
-    const size_t eq = input.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--input '", input, "' is not KEY=JSON"));
+  // Each "KEY=VALUE" of `flag` through `parse`, for an input of the signature.
+  const auto feed =
+      [&](const char* flag, const std::vector<std::string>& values,
+          const std::function<absl::StatusOr<Tensor>(const std::string& value, DataType dtype)>&
+              parse) -> absl::Status {
+    for (const std::string& input : values) {
+      const size_t eq = input.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(flag, " '", input, "' is not KEY=JSON"));
+      }
+      const std::string key = input.substr(0, eq);
+      auto info = sig->inputs().find(key);
+      if (info == sig->inputs().end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Signature '", a.signature, "' has no input '", key, "'"));
+      }
+      absl::StatusOr<Tensor> t = parse(input.substr(eq + 1), info->second.dtype());
+      if (!t.ok()) {
+        return absl::Status(t.status().code(),
+                            absl::StrCat(flag, " ", key, ": ", t.status().message()));
+      }
+      inputs.emplace(key, *std::move(t));
     }
-    const std::string key = input.substr(0, eq);
-    auto info = sig->inputs().find(key);
-    if (info == sig->inputs().end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Signature '", a.signature, "' has no input '", key, "'"));
-    }
-    absl::StatusOr<Tensor> t = TensorFromJsonOrFile(input.substr(eq + 1), info->second.dtype());
-    if (!t.ok()) {
-      return absl::Status(t.status().code(),
-                          absl::StrCat("--input ", key, ": ", t.status().message()));
-    }
-    inputs.emplace(key, *std::move(t));
-  }
-  for (const std::string& input : a.input_examples) {
-    const size_t eq = input.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input_examples '", input, "' is not KEY=JSON"));
-    }
-    const std::string key = input.substr(0, eq);
-    if (sig->inputs().find(key) == sig->inputs().end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Signature '", a.signature, "' has no input '", key, "'"));
-    }
-    std::string json = input.substr(eq + 1);
-    std::string file;
-    if (!json.empty() && json[0] == '@') {
-      file = json.substr(1);
-      TW_ASSIGN_OR_RETURN(json, ReadFileToString(file));
-    }
-    absl::StatusOr<Tensor> t = ExamplesFromJson(json);
-    if (!t.ok()) {
-      return absl::Status(t.status().code(),
-                          absl::StrCat("--input_examples ", key, ": ",
-                                       file.empty() ? "" : file + ": ", t.status().message()));
-    }
-    inputs.emplace(key, *std::move(t));
-  }
+    return absl::OkStatus();
+  };
+  TW_RETURN_IF_ERROR(feed("--input", a.inputs, TensorFromJsonOrFile));
+  TW_RETURN_IF_ERROR(feed("--input_examples", a.input_examples,
+                          [](const std::string& value, DataType) -> absl::StatusOr<Tensor> {
+                            if (value.empty() || value[0] != '@') return ExamplesFromJson(value);
+                            const std::string file = value.substr(1);
+                            TW_ASSIGN_OR_RETURN(const std::string json, ReadFileToString(file));
+                            absl::StatusOr<Tensor> t = ExamplesFromJson(json);
+                            if (!t.ok()) return AddErrorContext(t.status(), file);
+                            return t;
+                          }));
   TW_ASSIGN_OR_RETURN(SignatureTensors outputs, bundle.Run(a.signature, inputs));
   std::string out;
   if (a.json) {
