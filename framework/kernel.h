@@ -81,7 +81,9 @@ class OpKernel {
   virtual absl::Status Init(const KernelConstruction& construction) { return absl::OkStatus(); }
 
   // Runs the node for one step. Inputs are valid tensors of the node's input
-  // types (ref inputs are variables); every output must be set on success.
+  // types (ref inputs are variables); every output must be set on success,
+  // except by Switch and _Recv, whose unset outputs are dead (see Note
+  // [Control flow] in runtime/executor.cc).
   virtual absl::Status Compute(KernelContext* ctx) = 0;
 
   // False for kernels so cheap (Const, Identity, NoOp, scalar arithmetic)

@@ -24,12 +24,12 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/types.h"
-#include "framework/memory_types.h"
-#include "proto/node_def.pb.h"
 #include "framework/device.h"
+#include "framework/memory_types.h"
 #include "framework/rendezvous.h"
 #include "framework/resource_mgr.h"
 #include "framework/tensor.h"
+#include "proto/node_def.pb.h"
 
 namespace towerflow {
 
@@ -51,7 +51,8 @@ struct KernelInput {
   Var* ref = nullptr;        // kept alive by its ResourceMgr and the producing kernel
 };
 
-// One output: a value, or a ref to a variable for Ref(T) outputs.
+// One output: a value, or a ref to a variable for Ref(T) outputs. An output
+// a kernel leaves unset is dead (Switch's untaken side).
 struct KernelOutput {
   Tensor tensor;
   Var* ref = nullptr;
@@ -72,6 +73,9 @@ class KernelContext {
     Rendezvous* rendezvous = nullptr;
     CallFrame* call_frame = nullptr;
     int64_t step_id = 0;
+    // A _Send or _Recv (which run even when dead, to carry the deadness
+    // across devices) whose inputs are dead.
+    bool is_input_dead = false;
   };
 
   // `params` and what it points to must outlive the context.
@@ -85,6 +89,12 @@ class KernelContext {
   const std::string& op() const { return params_.def->op(); }
 
   int num_inputs() const { return static_cast<int>(params_.inputs.size()); }
+  // Whether input i has arrived: always, except for Merge, which runs on its
+  // first live input (runtime/executor.cc, Note [Control flow]).
+  bool has_input(int i) const {
+    return params_.inputs[i].tensor != nullptr || params_.inputs[i].ref != nullptr;
+  }
+  bool is_input_dead() const { return params_.is_input_dead; }
   // REQUIRES: input i is not a ref input.
   const Tensor& input(int i) const { return *params_.inputs[i].tensor; }
   // The variable behind Ref(T) input i, or nullptr for a value input.

@@ -38,10 +38,12 @@ class Rendezvous {
  public:
   // Where a sent tensor lives: on `device` (null: the host), in host memory
   // or in the device's own. The receiver copies when its side differs
-  // (TransferTensor).
+  // (TransferTensor). A dead tensor (from the untaken side of a Switch) has
+  // no value: `is_dead` tells the receiver to be dead too.
   struct Origin {
     Device* device = nullptr;
     bool on_host = true;
+    bool is_dead = false;
   };
   using DoneCallback = std::function<void(const absl::Status&, const Tensor&, const Origin&)>;
 

@@ -205,6 +205,10 @@ void Graph::RemoveEdge(const Edge* edge) {
   edges_[edge->id()].reset();
 }
 
+void Graph::SetOutputShape(Node* node, int i, PartialTensorShape shape) {
+  node->output_shapes_[i] = std::move(shape);
+}
+
 void Graph::RemoveNode(Node* node) {
   // Copies: RemoveEdge edits the node's edge lists.
   const std::vector<const Edge*> in = node->in_edges_;

@@ -33,8 +33,8 @@
 #include "absl/status/statusor.h"
 #include "core/tensor_shape.h"
 #include "core/types.h"
-#include "graph/collections.h"
 #include "framework/node_def_util.h"
+#include "graph/collections.h"
 #include "graph/op_registry.h"
 #include "graph/variable_store.h"
 #include "proto/function.pb.h"
@@ -170,6 +170,10 @@ class Graph {
   absl::StatusOr<const Edge*> AddDataEdge(Node* src, int src_output, Node* dst, int dst_input);
   // REQUIRES: edge is in this graph.
   void RemoveEdge(const Edge* edge);
+  // Sets what build-time inference knows of output i of `node` — a while
+  // loop's Merge takes its shape invariant so. REQUIRES: node in this graph,
+  // i in range.
+  void SetOutputShape(Node* node, int i, PartialTensorShape shape);
 
   // nullptr when absent.
   Node* FindNode(absl::string_view name) const;

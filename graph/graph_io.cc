@@ -105,7 +105,20 @@ std::string DescribeCycle(const GraphDef& def, const NodeIndex& index,
   return absl::StrJoin(names, " -> ");
 }
 
-// Node indices in an order where every node follows its inputs.
+// Whether input `in` of node `dst` closes a while loop: a NextIteration of
+// the GraphDef into a Merge (TensorFlow's graph constructor allows cycles
+// only there).
+bool IsBackEdge(const GraphDef& def, const NodeIndex& index, int dst, const TensorId& in) {
+  const std::string& op = def.node(dst).op();
+  if ((op != "Merge" && op != "RefMerge") || in.IsControl()) return false;
+  auto it = index.by_name.find(in.node);
+  if (it == index.by_name.end()) return false;
+  const std::string& src = def.node(it->second).op();
+  return src == "NextIteration" || src == "RefNextIteration";
+}
+
+// Node indices in an order where every node follows its inputs, back edges
+// aside.
 absl::StatusOr<std::vector<int>> TopologicalOrder(const GraphDef& def, const NodeIndex& index) {
   const int n = def.node_size();
   std::vector<int> pending(n, 0);
@@ -114,6 +127,7 @@ absl::StatusOr<std::vector<int>> TopologicalOrder(const GraphDef& def, const Nod
     for (const TensorId& in : index.inputs[i]) {
       auto it = index.by_name.find(in.node);
       if (it == index.by_name.end()) continue;  // already in the graph
+      if (IsBackEdge(def, index, i, in)) continue;
       ++pending[i];
       consumers[it->second].push_back(i);
     }
@@ -183,6 +197,67 @@ absl::StatusOr<MetaGraphDef> ReadMetaGraphDef(const std::string& path) {
   return meta;
 }
 
+// A loop's back edge, added once its NextIteration exists.
+struct BackEdge {
+  Node* merge;
+  int input;
+  TensorId source;
+};
+
+// The node to add for `def.node(i)`: a Merge's back-edge inputs name a
+// NextIteration not yet added, so they stand in as copies of its first
+// other data input until AddBackEdges.
+absl::StatusOr<NodeDef> WithoutBackEdges(const GraphDef& def, const NodeIndex& index, int i,
+                                         std::vector<std::pair<int, TensorId>>* back_edges) {
+  NodeDef node = def.node(i);
+  const std::vector<TensorId>& inputs = index.inputs[i];
+  int stand_in = -1;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (IsBackEdge(def, index, i, inputs[k])) {
+      back_edges->emplace_back(static_cast<int>(k), inputs[k]);
+    } else if (stand_in < 0 && !inputs[k].IsControl()) {
+      stand_in = static_cast<int>(k);
+    }
+  }
+  if (back_edges->empty()) return node;
+  if (stand_in < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Merge '", node.name(),
+                     "' has only NextIteration inputs: a while loop's Merge also needs its Enter"));
+  }
+  for (const auto& [k, source] : *back_edges) node.set_input(k, node.input(stand_in));
+  return node;
+}
+
+// Closes the loops, then re-runs shape inference until it settles: a loop
+// variable's shape after an iteration may be less known than on entry, and
+// the Merge (TensorFlow's MergeShape) keeps only what both agree on.
+absl::Status AddBackEdges(const std::vector<BackEdge>& back_edges, const std::vector<Node*>& added,
+                          Graph* graph) {
+  if (back_edges.empty()) return absl::OkStatus();
+  for (const BackEdge& b : back_edges) {
+    Node* src = graph->FindNode(b.source.node);
+    graph->RemoveEdge(b.merge->input_edge(b.input));
+    TW_RETURN_IF_ERROR(
+        AddErrorContext(graph->AddDataEdge(src, b.source.index, b.merge, b.input).status(),
+                        absl::StrCat("Merge '", b.merge->name(), "'")));
+  }
+  // Each pass can only make shapes less known, so this ends; the bound is a
+  // guard against a shape function that does not.
+  constexpr int kMaxPasses = 64;
+  for (int pass = 0; pass < kMaxPasses; ++pass) {
+    bool changed = false;
+    for (Node* n : added) {
+      std::vector<PartialTensorShape> before;
+      for (int i = 0; i < n->num_outputs(); ++i) before.push_back(n->output_shape(i));
+      TW_RETURN_IF_ERROR(RefineNodeShapes(*graph, n));
+      for (int i = 0; i < n->num_outputs(); ++i) changed |= before[i] != n->output_shape(i);
+    }
+    if (!changed) return absl::OkStatus();
+  }
+  return absl::InternalError("shape inference around a while loop did not settle");
+}
+
 absl::Status ImportGraphDef(const GraphDef& graph_def, Graph* graph) {
   TW_RETURN_IF_ERROR(CheckVersions(graph_def.versions()));
   TW_ASSIGN_OR_RETURN(NodeIndex index, IndexNodes(graph_def, *graph));
@@ -197,14 +272,21 @@ absl::Status ImportGraphDef(const GraphDef& graph_def, Graph* graph) {
   absl::Status status = graph->AddFunctionLibrary(graph_def.library());
   const bool library_added = status.ok();
   std::vector<Node*> added;
+  std::vector<BackEdge> back_edges;
   for (size_t k = 0; status.ok() && k < order.size(); ++k) {
-    absl::StatusOr<Node*> node = graph->AddNode(graph_def.node(order[k]));
+    std::vector<std::pair<int, TensorId>> node_back_edges;
+    absl::StatusOr<NodeDef> def = WithoutBackEdges(graph_def, index, order[k], &node_back_edges);
+    absl::StatusOr<Node*> node = def.ok() ? graph->AddNode(*std::move(def)) : def.status();
     if (node.ok()) {
       added.push_back(*node);
+      for (auto& [input, source] : node_back_edges) {
+        back_edges.push_back({*node, input, std::move(source)});
+      }
     } else {
       status = node.status();
     }
   }
+  if (status.ok()) status = AddBackEdges(back_edges, added, graph);
   if (!status.ok()) {
     for (auto it = added.rbegin(); it != added.rend(); ++it) graph->RemoveNode(*it);
     if (library_added) {

@@ -12,10 +12,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "framework/memory_types.h"
-#include "framework/device.h"
 
 namespace towerflow {
 namespace {
@@ -153,8 +153,10 @@ class SendOp : public CheapKernel {
   }
   absl::Status Compute(KernelContext* ctx) override {
     if (ctx->rendezvous() == nullptr) return absl::InternalError("_Send run without a rendezvous");
-    return ctx->rendezvous()->Send(key_, ctx->input(0),
-                                   Rendezvous::Origin{ctx->device(), ctx->input_on_host(0)});
+    // A dead input is sent as dead, so the receiving side is dead too.
+    const bool dead = ctx->is_input_dead();
+    return ctx->rendezvous()->Send(key_, dead ? Tensor() : ctx->input(0),
+                                   Rendezvous::Origin{ctx->device(), ctx->input_on_host(0), dead});
   }
 
  private:
@@ -177,8 +179,8 @@ class RecvOp : public AsyncOpKernel {
     ctx->rendezvous()->RecvAsync(
         key_, [ctx, done = std::move(done)](const absl::Status& s, const Tensor& value,
                                             const Rendezvous::Origin& origin) {
-          if (!s.ok()) {
-            done(s);
+          if (!s.ok() || origin.is_dead) {
+            done(s);  // a dead value leaves the output unset: dead
             return;
           }
           absl::StatusOr<Tensor> moved = TransferTensor(value, origin.device, origin.on_host,
@@ -209,6 +211,7 @@ void RegisterBasicKernels(const std::string& device_type) {
   RegisterKernel(on("_HostSend").HostMemory("tensor"), MakeFactory<SendOp>());
   RegisterKernel(on("_Recv"), MakeFactory<RecvOp>());
   RegisterKernel(on("_HostRecv").HostMemory("tensor"), MakeFactory<RecvOp>());
+  RegisterControlFlowKernels(device_type);
 }
 
 namespace {

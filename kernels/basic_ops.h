@@ -1,6 +1,7 @@
 // The kernels every device type needs to take part in a step: Const,
 // Identity and its relatives, Placeholder, NoOp, _Arg/_Retval, _Send/_Recv
-// and their host-memory forms (kernels/basic_ops.cc). The CPU registers
+// and their host-memory forms (kernels/basic_ops.cc), and the control-flow
+// kernels (kernels/control_flow_ops.cc). The CPU registers
 // them itself; a device type with memory of its own calls
 // RegisterBasicKernels for its type from its kernel library.
 #ifndef TOWERFLOW_KERNELS_BASIC_OPS_H_
@@ -11,7 +12,12 @@
 namespace towerflow {
 
 // REQUIRES: called once per device type, during static initialisation.
+// Registers the control-flow kernels too.
 void RegisterBasicKernels(const std::string& device_type);
+
+// Switch, Merge, Enter, Exit, NextIteration, LoopCond, ControlTrigger
+// (kernels/control_flow_ops.cc).
+void RegisterControlFlowKernels(const std::string& device_type);
 
 }  // namespace towerflow
 

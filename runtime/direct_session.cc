@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -50,6 +51,10 @@ class FeedFetchFrame final : public CallFrame {
   std::vector<Tensor> TakeRetvals() {
     absl::MutexLock lock(&mu_);
     return std::move(retvals_);
+  }
+  bool IsSet(int index) {
+    absl::MutexLock lock(&mu_);
+    return set_[index];
   }
 
  private:
@@ -145,6 +150,16 @@ class DirectSession final : public Session {
         run_options.trace_level == RunOptions::TraceLevel::kFullTrace && run_metadata != nullptr;
     StepStatsCollector stats;
     TW_RETURN_IF_ERROR(RunExecutors(*ek, &frame, trace ? &stats : nullptr));
+    for (size_t i = 0; i < output_names.size(); ++i) {
+      if (frame.IsSet(ek->step.fetch_retval[i])) continue;
+      // The step ended without the fetch's value: its node was dead.
+      std::string name = output_names[i];
+      if (!absl::StrContains(name, ':')) absl::StrAppend(&name, ":0");
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Fetched tensor '", name,
+          "' is dead: it lies on the untaken side of a Switch (a Cond branch that was not "
+          "taken this step) and has no value; fetch the Cond's Merge instead"));
+    }
     if (outputs != nullptr) {
       std::vector<Tensor> retvals = frame.TakeRetvals();
       outputs->clear();

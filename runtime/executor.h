@@ -14,6 +14,11 @@
 // op attached, goes to Args::on_error and to `done`; nodes not yet started
 // are skipped, and `done` runs once every started node has finished.
 //
+// TensorFlow 1.x control flow runs here: dead tensors from a Switch's
+// untaken side, Merge, and while loops as frames of iterations (Enter, Exit,
+// NextIteration), up to each loop's parallel_iterations at once. See Note
+// [Control flow] in executor.cc.
+//
 // Thread-safe: one Executor may run many steps at once.
 #ifndef TOWERFLOW_RUNTIME_EXECUTOR_H_
 #define TOWERFLOW_RUNTIME_EXECUTOR_H_
@@ -25,13 +30,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "graph/graph.h"
+#include "framework/device.h"
 #include "framework/kernel.h"
 #include "framework/kernel_context.h"
-#include "framework/device.h"
 #include "framework/rendezvous.h"
-#include "runtime/step_stats.h"
 #include "framework/threadpool.h"
+#include "graph/graph.h"
+#include "runtime/step_stats.h"
 
 namespace towerflow {
 
@@ -51,7 +56,9 @@ class Executor {
 
   // Takes `graph`, whose nodes must all be assigned to `device` (borrowed;
   // must outlive the executor). Unimplemented when a node has no kernel for
-  // the device; a kernel's Init error otherwise, with the node named.
+  // the device; a kernel's Init error otherwise, with the node named;
+  // InvalidArgument for malformed control flow (graph/control_flow.h) or a
+  // fetch, feed or transfer inside a while loop.
   static absl::StatusOr<std::unique_ptr<Executor>> Create(std::unique_ptr<Graph> graph,
                                                           Device* device);
   ~Executor();
@@ -65,6 +72,7 @@ class Executor {
 
  private:
   struct NodeItem;
+  struct FrameInfo;
   class StepState;
 
   Executor(std::unique_ptr<Graph> graph, Device* device);
@@ -72,9 +80,12 @@ class Executor {
 
   std::unique_ptr<Graph> graph_;
   Device* const device_;
-  std::vector<NodeItem> items_;  // by dense index
-  std::vector<int> roots_;       // items with no inputs
-  int total_input_slots_ = 0;
+  std::vector<NodeItem> items_;    // by dense index
+  std::vector<FrameInfo> frames_;  // frames_[0] is the root frame
+  std::vector<int> roots_;         // items with no inputs
+  // Whether propagation takes the frames' locks: a Merge's arrival logic and
+  // loops need them; without either the counts' atomics suffice.
+  bool locked_ = false;
 };
 
 // "message [[node add (AddV2) on /job:localhost/.../CPU:0]]": how the

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
+#include "graph/control_flow.h"
 
 namespace towerflow {
 namespace {
@@ -50,8 +51,10 @@ class GroupPlacer {
   GroupPlacer(const DeviceMgr& devices, const PlacerOptions& options)
       : devices_(devices), options_(options) {}
 
-  // Chooses the device of one colocation group.
-  absl::StatusOr<Device*> Place(const std::vector<const Node*>& members, const Placement& placed) {
+  // Chooses the device of one colocation group. `loose` (a while loop's
+  // group) lets the first request win over conflicting ones.
+  absl::StatusOr<Device*> Place(const std::vector<const Node*>& members, const Placement& placed,
+                                bool loose) {
     for (const Node* n : members) {
       auto it = placed.find(n->name());
       if (it != placed.end()) return it->second;
@@ -63,7 +66,7 @@ class GroupPlacer {
       absl::StatusOr<DeviceSpec> s = DeviceSpec::Parse(n->requested_device());
       if (!s.ok()) return AddErrorContext(s.status(), absl::StrCat("node '", n->name(), "'"));
       if (requester != nullptr && !Compatible(spec, *s)) {
-        if (options_.allow_soft_placement) continue;
+        if (options_.allow_soft_placement || loose) continue;
         return absl::InvalidArgumentError(
             absl::StrCat("Cannot colocate nodes '", requester->name(), "' and '", n->name(),
                          "': Cannot merge devices with incompatible requests: '", spec.ToString(),
@@ -171,6 +174,25 @@ absl::Status PlaceGraph(const Graph& graph, const DeviceMgr& devices, const Plac
       }
     }
   }
+  // A while loop runs on one device: its frame's nodes, with the Enters
+  // into it, form one group (whose requests may disagree: the first wins).
+  // Malformed control flow is left to the executor to report, if it runs.
+  std::vector<bool> in_loop(graph.num_node_ids(), false);
+  if (absl::StatusOr<ControlFlowInfo> cf = BuildControlFlowInfo(graph); cf.ok()) {
+    for (const Node* n : nodes) {
+      const int frame = cf->frame_of[n->id()];
+      if (frame > 0) {
+        groups.Union(n->id(), cf->frames[frame].first_enter->id());
+        in_loop[n->id()] = true;
+      }
+      if (IsEnter(*n)) {
+        in_loop[n->id()] = true;
+        for (const Edge* e : n->out_edges()) groups.Union(n->id(), e->dst()->id());
+      }
+    }
+  }
+  absl::flat_hash_map<int, bool> loose;  // group root -> holds a loop
+  for (const Node* n : nodes) loose[groups.Find(n->id())] |= in_loop[n->id()];
   absl::flat_hash_map<int, std::vector<const Node*>> members;
   std::vector<int> order;  // group roots in graph order
   for (const Node* n : nodes) {
@@ -182,7 +204,7 @@ absl::Status PlaceGraph(const Graph& graph, const DeviceMgr& devices, const Plac
   Placement added;
   for (int root : order) {
     const std::vector<const Node*>& group = members[root];
-    TW_ASSIGN_OR_RETURN(Device * device, placer.Place(group, *placement));
+    TW_ASSIGN_OR_RETURN(Device * device, placer.Place(group, *placement, loose[root]));
     for (const Node* n : group) {
       if (placement->contains(n->name())) continue;
       added[n->name()] = device;

@@ -3,7 +3,9 @@
 // Nodes are first grouped: a `_class: "loc:@x"` attr puts a node with x, and
 // an edge carrying a variable (a ref or DT_RESOURCE value into a ref or
 // resource input) puts the consumer with the variable, since a variable can
-// only be read and updated where it lives. Each group then gets one device:
+// only be read and updated where it lives, and a while loop's nodes are
+// placed together (graph/control_flow.h; the first device request among them
+// wins). Each group then gets one device:
 //  1. a member placed by an earlier call keeps its device (stateful nodes
 //     must not move between runs);
 //  2. else the members' requested devices, merged ("/gpu:1", "/device:CPU:*",
