@@ -73,14 +73,20 @@ Output Dropout(const Scope& scope, const Output& inputs, double rate,
     return ops::Identity(s, inputs);
   }
   // TF's nn.dropout: keep = floor(keep_prob + U[0, 1)), y = x / keep_prob * keep.
-  const Scope d = s.NewSubScope("dropout");
   const double keep_prob = 1 - rate;
-  const auto [seed, seed2] = GetSeeds(*d.graph(), options.seed);
-  Output uniform = ops::RandomUniform(d, ops::Shape(d, inputs), inputs.type(),
-                                      ops::RandomUniform::Seed(seed).Seed2(seed2));
-  Output keep = ops::Floor(d, ops::AddV2(d, uniform, keep_prob));
-  Output dropped = ops::Mul(d, ops::RealDiv(d, inputs, keep_prob), keep);
-  return internal::SelectByTraining(s, options.training, dropped, inputs);
+  const auto [seed, seed2] = GetSeeds(*s.graph(), options.seed);
+  const auto drop = [&](const Scope& t) -> absl::StatusOr<std::vector<Output>> {
+    const Scope d = t.NewSubScope("dropout");
+    Output uniform = ops::RandomUniform(d, ops::Shape(d, inputs), inputs.type(),
+                                        ops::RandomUniform::Seed(seed).Seed2(seed2));
+    Output keep = ops::Floor(d, ops::AddV2(d, uniform, keep_prob));
+    return std::vector<Output>{ops::Mul(d, ops::RealDiv(d, inputs, keep_prob), keep)};
+  };
+  const auto keep_all = [&](const Scope& t) -> absl::StatusOr<std::vector<Output>> {
+    return std::vector<Output>{ops::Identity(t, inputs)};
+  };
+  const std::vector<Output> y = internal::CondByTraining(s, options.training, drop, keep_all);
+  return y.empty() ? Output() : y[0];
 }
 
 Output Flatten(const Scope& scope, const Output& inputs, const std::string& name) {

@@ -68,10 +68,16 @@ int64_t KnownDim(const Scope& layer, const Output& x, int axis, const std::strin
   return shape.dim_size(a);
 }
 
-Output SelectByTraining(const Scope& scope, const TrainingFlag& training, const Output& train,
-                        const Output& infer) {
-  if (!training.is_tensor()) return training.value() ? train : infer;
-  return ops::SelectV2(scope, training.tensor(), train, infer);
+std::vector<Output> CondByTraining(const Scope& scope, const TrainingFlag& training,
+                                   const ops::BranchFn& train_fn, const ops::BranchFn& infer_fn) {
+  absl::StatusOr<std::vector<Output>> out =
+      training.is_tensor() ? ops::Cond(scope, training.tensor(), train_fn, infer_fn)
+                           : (training.value() ? train_fn : infer_fn)(scope);
+  if (!out.ok()) {
+    scope.UpdateStatus(out.status());
+    return {};
+  }
+  return *std::move(out);
 }
 
 }  // namespace internal

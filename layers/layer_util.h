@@ -14,6 +14,7 @@
 #include "layers/layers.h"
 #include "layers/regularizers.h"
 #include "ops/const_op.h"
+#include "ops/control_flow.h"
 #include "ops/initializers.h"
 #include "ops/variables.h"
 
@@ -61,9 +62,12 @@ Output VectorConst(const Scope& scope, const std::vector<T>& values) {
                                               TensorShape({static_cast<int64_t>(values.size())})));
 }
 
-// train if the flag is true, else infer; with a tensor flag, SelectV2 of both.
-Output SelectByTraining(const Scope& scope, const TrainingFlag& training, const Output& train,
-                        const Output& infer);
+// The outputs of train_fn when the flag is true, else of infer_fn (TF's
+// smart_cond): a constant flag builds only the one it names; a tensor flag
+// builds both under ops::Cond, so a run computes only the chosen one. An
+// error goes to the scope's status, and the result is then empty.
+std::vector<Output> CondByTraining(const Scope& scope, const TrainingFlag& training,
+                                   const ops::BranchFn& train_fn, const ops::BranchFn& infer_fn);
 
 }  // namespace internal
 }  // namespace layers

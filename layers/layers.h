@@ -42,7 +42,7 @@ namespace layers {
 
 // A layer's training mode: a constant, or a scalar bool tensor chosen per
 // run (e.g. a PlaceholderWithDefault). With a tensor both modes are built
-// and selected elementwise, as TF's smart_cond would run one branch.
+// under an ops::Cond (TF's smart_cond): a run computes only the one chosen.
 class TrainingFlag {
  public:
   TrainingFlag(bool value) : value_(value) {}       // NOLINT: a constant mode

@@ -287,6 +287,9 @@ TEST(LayersTest, BatchNormalizationWithATrainingTensor) {
   Output x = ops::Const(root, {{1.f}, {3.f}});
   Output y = layers::BatchNormalization(root, x, {.momentum = 0.5, .training = training});
   TW_ASSERT_OK(root.status());
+  // One graph for both modes: a Cond runs either the training or the
+  // inference normalisation (TF's smart_cond), never both.
+  EXPECT_EQ(y.node()->type_string(), "Merge");
   const std::vector<Operation> updates = GetCollectionOps(*root.graph(), GraphKeys::kUpdateOps);
   ASSERT_EQ(updates.size(), 2u);
   const Variable mean = GetVariables(*root.graph())[2];

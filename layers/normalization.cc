@@ -123,18 +123,21 @@ Output BatchNormalization(const Scope& scope, const Output& inputs,
   if (!s.ok()) return Output();
 
   const TrainingFlag& training = options.training;
-  const bool build_training = training.is_tensor() || training.value();
-  const bool build_inference = training.is_tensor() || !training.value();
-  // The moving averages' decay: 1 - momentum in training, 0 otherwise (TF's
-  // smart_cond on the momentum).
+  // The moving averages follow the batch's statistics in training, with
+  // decay 1 - momentum; with a training tensor the updates always run, with
+  // decay 0 and the moving statistics themselves when not training (TF's
+  // smart_cond on the momentum and on the statistics).
+  const bool update = training.is_tensor() || training.value();
   Output decay;
-  if (build_training) {
+  if (update) {
     decay = ops::Cast(s, ops::Const(s, 1 - options.momentum), dtype);
     if (training.is_tensor()) {
       decay = ops::SelectV2(s, training.tensor(), decay, ops::ZerosLike(s, decay));
     }
   }
-
+  using Outputs = std::vector<Output>;
+  // Each branch returns {y, mean, variance} with the statistics as [channels].
+  ops::BranchFn train_fn, infer_fn;
   if (fused) {
     const std::string format = axis == 1 ? "NCHW" : "NHWC";
     // FusedBatchNormV3 wants scale and offset: ones and zeros stand in.
@@ -144,49 +147,51 @@ Output BatchNormalization(const Scope& scope, const Output& inputs,
         options.center ? beta.value() : internal::VectorConst(s, std::vector<float>(channels, 0));
     const auto attrs =
         ops::FusedBatchNormV3::Epsilon(static_cast<float>(options.epsilon)).DataFormat(format);
-    Output train_y, infer_y;
-    if (build_training) {
-      ops::FusedBatchNormV3 bn(s.WithOpName("FusedBatchNormV3"), inputs, scale, offset,
-                               moving_mean.value(), moving_variance.value(),
-                               attrs.IsTraining(true));
-      train_y = bn.y;
-      AddMovingAverageUpdate(s, moving_mean, bn.batch_mean, decay);
-      AddMovingAverageUpdate(s, moving_variance, bn.batch_variance, decay);
+    Output mean = moving_mean.value(), variance = moving_variance.value();
+    train_fn = [=](const Scope& t) -> absl::StatusOr<Outputs> {
+      ops::FusedBatchNormV3 bn(t.WithOpName("FusedBatchNormV3"), inputs, scale, offset, mean,
+                               variance, attrs.IsTraining(true));
+      return Outputs{bn.y, bn.batch_mean, bn.batch_variance};
+    };
+    infer_fn = [=](const Scope& t) -> absl::StatusOr<Outputs> {
+      ops::FusedBatchNormV3 bn(t.WithOpName("FusedBatchNormV3"), inputs, scale, offset, mean,
+                               variance, attrs.IsTraining(false));
+      return Outputs{bn.y, mean, variance};
+    };
+  } else {
+    // Unfused: moments over every axis but `axis`; parameters broadcast as
+    // [1, ..., channels, ..., 1].
+    std::vector<int64_t> reduction_axes, broadcast_shape(rank, 1);
+    for (int d = 0; d < rank; ++d) {
+      if (d != axis) reduction_axes.push_back(d);
     }
-    if (build_inference) {
-      ops::FusedBatchNormV3 bn(s.WithOpName("FusedBatchNormV3"), inputs, scale, offset,
-                               moving_mean.value(), moving_variance.value(),
-                               attrs.IsTraining(false));
-      infer_y = bn.y;
-    }
-    return internal::SelectByTraining(s, training, train_y, infer_y);
+    broadcast_shape[axis] = channels;
+    const auto broadcast = [=](const Scope& t, const Output& v) {
+      return axis == rank - 1 ? v : ops::Reshape(t, v, internal::VectorConst(t, broadcast_shape));
+    };
+    Output g = options.scale ? broadcast(s, gamma.value()) : Output();
+    Output b = options.center ? broadcast(s, beta.value()) : Output();
+    const double epsilon = options.epsilon;
+    Output mean = moving_mean.value(), variance = moving_variance.value();
+    train_fn = [=](const Scope& t) -> absl::StatusOr<Outputs> {
+      const Moments m = ComputeMoments(t, inputs, reduction_axes);
+      Output flat = ops::Const(t, {channels});
+      return Outputs{Normalize(t, inputs, m.mean, m.variance, g, b, epsilon),
+                     ops::Reshape(t, m.mean, flat), ops::Reshape(t, m.variance, flat)};
+    };
+    infer_fn = [=](const Scope& t) -> absl::StatusOr<Outputs> {
+      return Outputs{
+          Normalize(t, inputs, broadcast(t, mean), broadcast(t, variance), g, b, epsilon), mean,
+          variance};
+    };
   }
-
-  // Unfused: moments over every axis but `axis`; parameters broadcast as
-  // [1, ..., channels, ..., 1].
-  std::vector<int64_t> reduction_axes, broadcast_shape(rank, 1);
-  for (int d = 0; d < rank; ++d) {
-    if (d != axis) reduction_axes.push_back(d);
+  const Outputs out = internal::CondByTraining(s, training, train_fn, infer_fn);
+  if (out.empty()) return Output();
+  if (update) {
+    AddMovingAverageUpdate(s, moving_mean, out[1], decay);
+    AddMovingAverageUpdate(s, moving_variance, out[2], decay);
   }
-  broadcast_shape[axis] = channels;
-  const auto broadcast = [&](const Output& v) {
-    return axis == rank - 1 ? v : ops::Reshape(s, v, internal::VectorConst(s, broadcast_shape));
-  };
-  Output g = options.scale ? broadcast(gamma.value()) : Output();
-  Output b = options.center ? broadcast(beta.value()) : Output();
-  Output train_y, infer_y;
-  if (build_training) {
-    const Moments m = ComputeMoments(s, inputs, reduction_axes);
-    train_y = Normalize(s, inputs, m.mean, m.variance, g, b, options.epsilon);
-    Output flat = ops::Const(s, {channels});
-    AddMovingAverageUpdate(s, moving_mean, ops::Reshape(s, m.mean, flat), decay);
-    AddMovingAverageUpdate(s, moving_variance, ops::Reshape(s, m.variance, flat), decay);
-  }
-  if (build_inference) {
-    infer_y = Normalize(s, inputs, broadcast(moving_mean.value()),
-                        broadcast(moving_variance.value()), g, b, options.epsilon);
-  }
-  return internal::SelectByTraining(s, training, train_y, infer_y);
+  return out[0];
 }
 
 Output LayerNormalization(const Scope& scope, const Output& inputs,
