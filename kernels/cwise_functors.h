@@ -162,14 +162,24 @@ struct FloorDiv {
     }
   }
 };
-// std::max's and std::min's answers (the first argument on a NaN).
+// A NaN in either input gives NaN (TF's scalar_max_op<T, T, PropagateNaN>).
 template <typename T>
 struct Maximum {
-  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x < y ? y : x; }
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (y != y) return y;
+    }
+    return x < y ? y : x;  // x when x is NaN
+  }
 };
 template <typename T>
 struct Minimum {
-  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return y < x ? y : x; }
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (y != y) return y;
+    }
+    return y < x ? y : x;  // x when x is NaN
+  }
 };
 template <typename T>
 struct SquaredDifference {

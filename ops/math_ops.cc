@@ -196,8 +196,20 @@ absl::Status RangeShape(InferenceContext* c) {
     return absl::InvalidArgumentError(
         absl::StrCat("Requires start >= limit when delta < 0: ", start, "/", limit));
   }
-  const double size = std::ceil(std::abs((limit - start) / delta));
-  if (size > static_cast<double>(int64_t{1} << 62)) {
+  // The length as the kernel computes it, in the inputs' type (TF's
+  // RangeSize<T>): Range(0.0f, 0.3f, 0.1f) has 3 elements, where the same
+  // float values in double arithmetic would give 4.
+  double size;
+  if (DataTypeIsInteger(c->input_type(0))) {
+    size = std::ceil(std::abs((limit - start) / delta));
+  } else if (c->input_type(0) == DT_FLOAT) {
+    const float f = std::ceil(std::abs((static_cast<float>(limit) - static_cast<float>(start)) /
+                                       static_cast<float>(delta)));
+    size = f;
+  } else {
+    size = std::ceil(std::abs((limit - start) / delta));
+  }
+  if (!(size <= static_cast<double>(int64_t{1} << 62))) {
     return absl::InvalidArgumentError(absl::StrCat("Range of ", size, " elements is too large"));
   }
   c->set_output(0, PartialTensorShape({static_cast<int64_t>(size)}));

@@ -7,8 +7,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "core/tensor_proto_util.h"
-#include "framework/tensor.h"
 #include "framework/attr_value_util.h"
+#include "framework/tensor.h"
 #include "graph/op_builder.h"
 #include "graph/scope.h"
 #include "gtest/gtest.h"
@@ -336,6 +336,8 @@ TEST(ShapeInferenceTest, Gathering) {
        {},
        "error: Cannot broadcast a tensor of shape [4] to shape [2,3]"},
       {"Range", {{ScalarI32(0)}, {ScalarI32(10)}, {ScalarI32(3)}}, {}, "[4]"},
+      // Computed in float, as TF: 0.3f / 0.1f is 2.9999998f, not double's 3.0000001.
+      {"Range", {{ScalarF(0)}, {ScalarF(0.3f)}, {ScalarF(0.1f)}}, {}, "[3]"},
       {"Range",
        {{ScalarI32(0)}, {ScalarI32(10)}, {ScalarI32(0)}},
        {},

@@ -1,5 +1,7 @@
 // Shape, slicing, joining and gathering kernels (shape_ops.cc,
 // slice_ops.cc, concat_ops.cc).
+#include <limits>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_runner.h"
@@ -119,6 +121,17 @@ TEST(ShapeOpsTest, RangeAndInvertPermutation) {
               TensorIs<int32_t>({5}, {3, 6, 9, 12, 15}));
   EXPECT_THAT(r.Run({Scalar<int32_t>(0), Scalar<int32_t>(5), Scalar<int32_t>(0)}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument, "Requires delta != 0: 0"));
+  // The length in the inputs' type, as TF: three floats, not four.
+  KernelRunner rf("Range");
+  EXPECT_THAT(RunOk(rf, {Scalar<float>(0), Scalar<float>(0.3f), Scalar<float>(0.1f)}),
+              TensorNear<float>({3}, {0, 0.1f, 0.2f}, 1e-7));
+  // Integer lengths exactly, across the whole int64 range.
+  KernelRunner ri("Range");
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  EXPECT_THAT(RunOk(ri, {Scalar<int64_t>(big - 5), Scalar<int64_t>(big), Scalar<int64_t>(2)}),
+              TensorIs<int64_t>({3}, {big - 5, big - 3, big - 1}));
+  EXPECT_THAT(ri.Run({Scalar<int64_t>(-big), Scalar<int64_t>(big), Scalar<int64_t>(1)}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "too large"));
   KernelRunner p("InvertPermutation");
   EXPECT_THAT(RunOk(p, {Literal<int32_t>({5}, {3, 4, 0, 2, 1})}),
               TensorIs<int32_t>({5}, {2, 4, 3, 0, 1}));

@@ -108,9 +108,22 @@ TW_CPU_SIMD_FORM(Floor, scalar_floor_op<T>)
 TW_CPU_SIMD_FORM(Add, scalar_sum_op<T, T>)
 TW_CPU_SIMD_FORM(Sub, scalar_difference_op<T, T>)
 TW_CPU_SIMD_FORM(Mul, scalar_product_op<T, T>)
-TW_CPU_SIMD_FORM(Maximum, scalar_max_op<T, T>)
-TW_CPU_SIMD_FORM(Minimum, scalar_min_op<T, T>)
 #undef TW_CPU_SIMD_FORM
+// Maximum and Minimum propagate NaN from either input, as the functors.
+template <typename T>
+struct CpuFormOf<functor::Maximum<T>> {
+  using type =
+      WithSimd<functor::Maximum<T>, std::conditional_t<std::is_floating_point_v<T>,
+                                                       ei::scalar_max_op<T, T, Eigen::PropagateNaN>,
+                                                       ei::scalar_max_op<T, T>>>;
+};
+template <typename T>
+struct CpuFormOf<functor::Minimum<T>> {
+  using type =
+      WithSimd<functor::Minimum<T>, std::conditional_t<std::is_floating_point_v<T>,
+                                                       ei::scalar_min_op<T, T, Eigen::PropagateNaN>,
+                                                       ei::scalar_min_op<T, T>>>;
+};
 // Division vectorises for floating point only (integers truncate, wrap
 // INT_MIN / -1 and were checked for zero divisors).
 template <typename T>

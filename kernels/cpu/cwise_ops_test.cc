@@ -208,6 +208,27 @@ TEST(CwiseTest, VectorAndScalarPathsAgreeWithTheSharedFunctor) {
               TensorIs<float>({19}, maxima));
 }
 
+TEST(CwiseTest, MaximumAndMinimumPropagateNaNFromEitherInput) {
+  // TF's scalar_max_op<T, T, PropagateNaN>, on the SIMD path (16 elements)
+  // and the scalar tail (3).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x(19, 1.f), y(19, 2.f);
+  x[3] = nan;
+  y[5] = nan;
+  y[17] = nan;
+  for (const char* op : {"Maximum", "Minimum"}) {
+    const std::vector<float> z =
+        Values<float>(Binary(op, Literal<float>({19}, x), Literal<float>({19}, y)));
+    for (int i = 0; i < 19; ++i) {
+      if (i == 3 || i == 5 || i == 17) {
+        EXPECT_TRUE(std::isnan(z[i])) << op << " at " << i;
+      } else {
+        EXPECT_EQ(z[i], std::string(op) == "Maximum" ? 2.f : 1.f) << op << " at " << i;
+      }
+    }
+  }
+}
+
 TEST(CwiseTest, UnaryGradients) {
   // SigmoidGrad(y, dy) = dy y (1 - y)
   EXPECT_THAT(

@@ -281,7 +281,15 @@ class RangeOp : public OpKernel {
           absl::StrCat("Requires start ", delta > 0 ? "<=" : ">=", " limit when delta ",
                        delta > 0 ? ">" : "<", " 0: ", start, "/", limit));
     }
-    const double size = std::ceil(std::abs((static_cast<double>(limit) - start) / delta));
+    // TensorFlow's length, computed in T: Range(0, 0.3, 0.1) has 3 floats.
+    double size;
+    if constexpr (std::is_integral_v<T>) {
+      const __int128 span = static_cast<__int128>(limit) - start;
+      const __int128 step = delta < 0 ? -static_cast<__int128>(delta) : delta;
+      size = static_cast<double>(((span < 0 ? -span : span) + step - 1) / step);
+    } else {
+      size = static_cast<double>(std::ceil(std::abs((limit - start) / delta)));
+    }
     if (!(size <= static_cast<double>(int64_t{1} << 40))) {
       return absl::InvalidArgumentError(absl::StrCat("Range of ", size, " elements is too large"));
     }
