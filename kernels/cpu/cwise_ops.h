@@ -110,19 +110,16 @@ TW_CPU_SIMD_FORM(Sub, scalar_difference_op<T, T>)
 TW_CPU_SIMD_FORM(Mul, scalar_product_op<T, T>)
 #undef TW_CPU_SIMD_FORM
 // Maximum and Minimum propagate NaN from either input, as the functors.
+template <typename T, template <typename, typename, int> class EigenOp>
+using NaNPropagating =
+    EigenOp<T, T, std::is_floating_point_v<T> ? Eigen::PropagateNaN : Eigen::PropagateFast>;
 template <typename T>
 struct CpuFormOf<functor::Maximum<T>> {
-  using type =
-      WithSimd<functor::Maximum<T>, std::conditional_t<std::is_floating_point_v<T>,
-                                                       ei::scalar_max_op<T, T, Eigen::PropagateNaN>,
-                                                       ei::scalar_max_op<T, T>>>;
+  using type = WithSimd<functor::Maximum<T>, NaNPropagating<T, ei::scalar_max_op>>;
 };
 template <typename T>
 struct CpuFormOf<functor::Minimum<T>> {
-  using type =
-      WithSimd<functor::Minimum<T>, std::conditional_t<std::is_floating_point_v<T>,
-                                                       ei::scalar_min_op<T, T, Eigen::PropagateNaN>,
-                                                       ei::scalar_min_op<T, T>>>;
+  using type = WithSimd<functor::Minimum<T>, NaNPropagating<T, ei::scalar_min_op>>;
 };
 // Division vectorises for floating point only (integers truncate, wrap
 // INT_MIN / -1 and were checked for zero divisors).
