@@ -96,6 +96,25 @@ std::string InputShapesString(const std::vector<InferenceContext::InputInfo>& in
       inputs, ", ", [](std::string* out, const auto& in) { out->append(in.shape.DebugString()); });
 }
 
+// The VarHandleOp behind output `index` of `n`, through the ops that pass a
+// handle on unchanged (Identity, and the control-flow ops a variable read
+// in a Cond or a while loop goes through); null when there is none.
+const Node* HandleSource(const Node* n, int index) {
+  constexpr int kMaxHops = 64;
+  for (int hop = 0; n != nullptr && hop < kMaxHops; ++hop) {
+    if (n->IsOp("VarHandleOp")) return index == 0 ? n : nullptr;
+    const std::string& op = n->type_string();
+    const bool forwards = op == "Identity" || op == "Enter" || op == "Exit" ||
+                          op == "NextIteration" || op == "Merge" || op == "Switch";
+    if (!forwards || (index != 0 && op != "Switch")) return nullptr;
+    const Edge* in = n->input_edge(0);
+    if (in == nullptr) return nullptr;
+    n = in->src();
+    index = in->src_output();
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 absl::Status RefineNodeShapes(const Graph& graph, Node* node) {
@@ -111,10 +130,12 @@ absl::Status RefineNodeShapes(const Graph& graph, Node* node) {
         if (value != nullptr && value->has_tensor()) inputs[i].tensor = &value->tensor();
       }
       inputs[i].tensor_as_shape = src->output_as_shape();
-      if (src->IsOp("VarHandleOp")) {
+    }
+    if (src->output_type(e->src_output()) == DT_RESOURCE) {
+      if (const Node* handle = HandleSource(src, e->src_output())) {
         PartialTensorShape shape;
         DataType dtype;
-        if (src->GetAttr("shape", &shape).ok() && src->GetAttr("dtype", &dtype).ok()) {
+        if (handle->GetAttr("shape", &shape).ok() && handle->GetAttr("dtype", &dtype).ok()) {
           inputs[i].handle_shape = shape;
           inputs[i].handle_dtype = dtype;
         }

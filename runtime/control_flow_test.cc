@@ -5,8 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "core/proto_io.h"
 #include "core/status_macros.h"
 #include "gmock/gmock.h"
+#include "graph/graph_io.h"
 #include "gtest/gtest.h"
 #include "runtime/session.h"
 #include "testing/session.h"
@@ -139,6 +141,13 @@ TEST(ControlFlowTest, LoopReadsAResourceVariableThroughALoopInvariantEnter) {
               Node("while/read", "ReadVariableOp", {"while/v", "^while/Identity"},
                    "attr { key: 'dtype' value { type: DT_INT32 } }"),
               "while/read"));
+  // The read inside the loop knows the variable's shape through the Enter.
+  GraphDef def;
+  TW_ASSERT_OK(ParseTextProto(graph, &def));
+  Graph imported;
+  TW_ASSERT_OK(ImportGraphDef(def, &imported));
+  EXPECT_EQ(imported.FindNode("while/read")->output_shape(0).DebugString(), "[]");
+  EXPECT_EQ(imported.FindNode("while/next_sum")->output_shape(0).DebugString(), "[]");
   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, MakeSession(graph));
   TW_ASSERT_OK(session->Run({}, {}, {"init"}, nullptr));
   std::vector<Tensor> out;
