@@ -56,8 +56,11 @@ using CaptureFn = std::function<absl::StatusOr<Output>(const Output& outside, bo
 // per tensor), moves control edges from outside onto `control_sink` when
 // there is one (a loop: a frame takes values only through Enter), and gives
 // every node without an input from inside a control input from `pivot`.
-absl::Status CaptureOutsideInputs(Graph* g, Region r, const CaptureFn& capture, Node* pivot,
-                                  Node* control_sink) {
+// Returns `outputs` with those not made inside captured too.
+absl::StatusOr<std::vector<Output>> CaptureRegion(Graph* g, Region r,
+                                                  const std::vector<Output>& outputs,
+                                                  const CaptureFn& capture, Node* pivot,
+                                                  Node* control_sink) {
   const absl::flat_hash_set<const Node*> variables = VariableNodes(*g, r);
   const auto inside = [&](const Node* n) {
     return n->id() >= r.inside_from && !variables.contains(n);
@@ -93,18 +96,10 @@ absl::Status CaptureOutsideInputs(Graph* g, Region r, const CaptureFn& capture, 
     for (const Edge* e : n->in_edges()) has_inside_input |= inside(e->src());
     if (!has_inside_input) g->AddControlEdge(pivot, n);
   }
-  return absl::OkStatus();
-}
-
-// `outputs` with those not made inside the region captured.
-absl::StatusOr<std::vector<Output>> CaptureOutputs(const Graph& g, Region r,
-                                                   const std::vector<Output>& outputs,
-                                                   const CaptureFn& capture) {
-  const absl::flat_hash_set<const Node*> variables = VariableNodes(g, r);
   std::vector<Output> out;
   for (const Output& o : outputs) {
     if (o.node() == nullptr) return absl::InvalidArgumentError("an output is not set");
-    if (o.node()->id() >= r.inside_from && !variables.contains(o.node())) {
+    if (inside(o.node())) {
       out.push_back(o);
     } else {
       TW_ASSIGN_OR_RETURN(Output c, capture(o, false));
@@ -166,8 +161,7 @@ absl::StatusOr<std::vector<Output>> Cond(const Scope& scope, const Output& pred,
     TW_ASSIGN_OR_RETURN(std::vector<Output> outputs, fn(s));
     TW_RETURN_IF_ERROR(s.status());
     const Region region = RegionSince(*g, first, first);
-    TW_RETURN_IF_ERROR(CaptureOutsideInputs(g, region, capture, pivot.node(), nullptr));
-    return CaptureOutputs(*g, region, outputs, capture);
+    return CaptureRegion(g, region, outputs, capture, pivot.node(), nullptr);
   };
   TW_ASSIGN_OR_RETURN(std::vector<Output> then_out, branch(then_fn, true, pivot_t));
   TW_ASSIGN_OR_RETURN(std::vector<Output> else_out, branch(else_fn, false, pivot_f));
@@ -244,8 +238,8 @@ absl::StatusOr<std::vector<Output>> WhileLoop(const Scope& scope,
   TW_ASSIGN_OR_RETURN(Output pred, cond(s, merges));
   TW_RETURN_IF_ERROR(s.status());
   Region region = RegionSince(*g, mark, loop_first);
-  TW_RETURN_IF_ERROR(CaptureOutsideInputs(g, region, capture, merges[0].node(), enters[0].node()));
-  TW_ASSIGN_OR_RETURN(std::vector<Output> preds, CaptureOutputs(*g, region, {pred}, capture));
+  TW_ASSIGN_OR_RETURN(std::vector<Output> preds, CaptureRegion(g, region, {pred}, capture,
+                                                               merges[0].node(), enters[0].node()));
   if (BaseType(pred.type()) != DT_BOOL) {
     return absl::InvalidArgumentError(
         absl::StrCat("WhileLoop's cond must return a bool, not ", DataTypeString(pred.type())));
@@ -263,8 +257,8 @@ absl::StatusOr<std::vector<Output>> WhileLoop(const Scope& scope,
   TW_ASSIGN_OR_RETURN(std::vector<Output> next, body(s, vars));
   TW_RETURN_IF_ERROR(s.status());
   region = RegionSince(*g, mark, loop_first);
-  TW_RETURN_IF_ERROR(CaptureOutsideInputs(g, region, capture, vars[0].node(), enters[0].node()));
-  TW_ASSIGN_OR_RETURN(next, CaptureOutputs(*g, region, next, capture));
+  TW_ASSIGN_OR_RETURN(next,
+                      CaptureRegion(g, region, next, capture, vars[0].node(), enters[0].node()));
   if (Dtypes(next) != Dtypes(loop_vars)) {
     return absl::InvalidArgumentError(
         absl::StrCat("WhileLoop's body must return one tensor per loop variable, of its dtype: "
