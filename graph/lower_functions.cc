@@ -19,7 +19,7 @@ namespace {
 
 constexpr char kColocationPrefix[] = "loc:@";
 
-enum class CallKind { kNone, kFunction, kPartitionedCall, kIf, kWhile };
+enum class CallKind { kNone, kFunction, kPartitionedCall, kIf, kCase, kWhile };
 
 // The call ops' kinds; kNone for any other op name.
 CallKind CallKindOf(absl::string_view op) {
@@ -27,6 +27,7 @@ CallKind CallKindOf(absl::string_view op) {
     return CallKind::kPartitionedCall;
   }
   if (op == "If" || op == "StatelessIf") return CallKind::kIf;
+  if (op == "Case" || op == "StatelessCase") return CallKind::kCase;
   if (op == "While" || op == "StatelessWhile") return CallKind::kWhile;
   return CallKind::kNone;
 }
@@ -97,6 +98,8 @@ class Lowerer {
       }
       case CallKind::kIf:
         return AddErrorContext(LowerIf(node, stack), where);
+      case CallKind::kCase:
+        return AddErrorContext(LowerCase(node, stack), where);
       case CallKind::kWhile:
         return AddErrorContext(LowerWhile(node, stack), where);
     }
@@ -133,11 +136,16 @@ class Lowerer {
 
   void Reserve(const std::string& name) { names_.insert(name); }
 
-  // Emits a node the lowering adds, with T = `type` (and a Merge's N = 2).
+  // Emits a node the lowering adds, with T = `type` (and a Merge's N, its
+  // number of data inputs).
   template <typename T>
   void Add(NodeDef node, const T& type) {
     SetAttr(&node, "T", type);
-    if (node.op() == "Merge") SetAttr(&node, "N", int64_t{2});
+    if (node.op() == "Merge") {
+      int64_t n = 0;
+      for (const std::string& input : node.input()) n += absl::StartsWith(input, "^") ? 0 : 1;
+      SetAttr(&node, "N", n);
+    }
     *out_->add_node() = std::move(node);
   }
 
@@ -328,6 +336,110 @@ class Lowerer {
     const std::string executed = prefix + "_branch_executed";
     NodeDef branch_executed = MakeNode(
         executed, "Merge", {pivot_t, pivot_f, Control(then_call), Control(else_call)}, device);
+    Add(std::move(branch_executed), DT_BOOL);
+    result.add_input(Control(executed));
+    if (tout.empty()) {
+      *out_->add_node() = std::move(result);  // a NoOp
+    } else {
+      Add(std::move(result), tout);
+    }
+    return absl::OkStatus();
+  }
+
+  // Case(branch_index, input...) as If with one predicate per branch:
+  // k = branch_index, or the last branch when it is out of range, and
+  // branch i runs on the live side of Switch(input, k == i). Merges take
+  // the one live branch's outputs.
+  absl::Status LowerCase(const NodeDef& node, std::vector<std::string>* stack) {
+    TW_ASSIGN_OR_RETURN(DataTypeVector tin, Attr<DataTypeVector>(node, "Tin"));
+    TW_ASSIGN_OR_RETURN(DataTypeVector tout, Attr<DataTypeVector>(node, "Tout"));
+    auto attr = node.attr().find("branches");
+    if (attr == node.attr().end() || attr->second.list().func_size() == 0) {
+      return absl::InvalidArgumentError("Case needs a non-empty list(func) attr 'branches'");
+    }
+    std::vector<std::shared_ptr<const FunctionBody>> bodies;
+    for (const NameAttrList& f : attr->second.list().func()) {
+      TW_ASSIGN_OR_RETURN(std::shared_ptr<const FunctionBody> body, Instantiate(f, *stack));
+      TW_RETURN_IF_ERROR(CheckTypes("argument types (Tin)", body->name, tin, body->arg_types));
+      TW_RETURN_IF_ERROR(CheckTypes("result types (Tout)", body->name, tout, body->ret_types));
+      bodies.push_back(std::move(body));
+    }
+    const Inputs inputs = SplitInputs(node);
+    if (inputs.data.size() != tin.size() + 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "expected ", tin.size() + 1, " inputs (branch_index and Tin), got ", inputs.data.size()));
+    }
+    const std::string& device = node.device();
+    const std::string prefix = UniquePrefix(node.name());
+    const int n = static_cast<int>(bodies.size());
+    // The index through an Identity, which also orders the constants below
+    // in the index's frame (a control edge on the index's own node would
+    // run a fed placeholder).
+    const std::string index = prefix + "_branch_index";
+    NodeDef index_node = MakeNode(index, "Identity", {inputs.data[0]}, device);
+    for (const std::string& ctl : inputs.control) index_node.add_input(ctl);
+    Add(std::move(index_node), DT_INT32);
+    const auto constant = [&](const std::string& name, int value) {
+      NodeDef c = MakeNode(prefix + name, "Const", {Control(index)}, device);
+      TensorProto proto;
+      proto.set_dtype(DT_INT32);
+      proto.mutable_tensor_shape();
+      proto.add_int_val(value);
+      SetAttr(&c, "dtype", DT_INT32);
+      SetAttr(&c, "value", proto);
+      *out_->add_node() = std::move(c);
+      return prefix + name;
+    };
+    const auto binary = [&](const std::string& name, const std::string& op, const std::string& a,
+                            const std::string& b, DataType type) {
+      NodeDef node = MakeNode(prefix + name, op, {a, b}, device);
+      if (type == DT_INVALID) {
+        *out_->add_node() = std::move(node);
+      } else {
+        Add(std::move(node), type);
+      }
+      return prefix + name;
+    };
+    const std::string in_range =
+        binary("_in_range", "LogicalAnd",
+               binary("_ge_0", "GreaterEqual", index, constant("_zero", 0), DT_INT32),
+               binary("_lt_n", "Less", index, constant("_n", n), DT_INT32), DT_INVALID);
+    NodeDef select = MakeNode(prefix + "_index", "SelectV2",
+                              {in_range, index, constant("_last", n - 1)}, device);
+    Add(std::move(select), DT_INT32);
+
+    std::vector<std::string> calls, pivots;
+    for (int b = 0; b < n; ++b) {
+      const std::string pred = binary(absl::StrCat("_is", b), "Equal", prefix + "_index",
+                                      constant(absl::StrCat("_branch", b), b), DT_INT32);
+      const std::string switch_pred = absl::StrCat(prefix, "_switch_pred", b);
+      Add(MakeNode(switch_pred, "Switch", {pred, pred}, device), DT_BOOL);
+      pivots.push_back(absl::StrCat(prefix, "_pivot", b));
+      Add(MakeNode(pivots.back(), "Identity", {switch_pred + ":1"}, device), DT_BOOL);
+      std::vector<std::string> args;
+      for (size_t i = 0; i < tin.size(); ++i) {
+        const std::string name = absl::StrCat(prefix, "_switch", b, "_", i);
+        Add(MakeNode(name, "Switch", {inputs.data[i + 1], pred}, device), tin[i]);
+        args.push_back(name + ":1");
+      }
+      calls.push_back(absl::StrCat(prefix, "branch", b));
+      Reserve(calls.back());
+      TW_RETURN_IF_ERROR(
+          Inline(calls.back(), *bodies[b], args, {Control(pivots.back())}, device, stack));
+    }
+    NodeDef result = MakeNode(node.name(), tout.empty() ? "NoOp" : "IdentityN", {}, device);
+    for (size_t i = 0; i < tout.size(); ++i) {
+      const std::string name = absl::StrCat(prefix, "_merge", i);
+      NodeDef merge = MakeNode(name, "Merge", {}, device);
+      for (const std::string& call : calls) {
+        merge.add_input(TensorIdString(call, static_cast<int>(i)));
+      }
+      Add(std::move(merge), tout[i]);
+      result.add_input(name);
+    }
+    const std::string executed = prefix + "_branch_executed";
+    NodeDef branch_executed = MakeNode(executed, "Merge", pivots, device);
+    for (const std::string& call : calls) branch_executed.add_input(Control(call));
     Add(std::move(branch_executed), DT_BOOL);
     result.add_input(Control(executed));
     if (tout.empty()) {

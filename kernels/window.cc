@@ -105,7 +105,7 @@ absl::StatusOr<Window2D> WindowAttrs::Compute(absl::Span<const int64_t> in, int6
 }
 
 absl::StatusOr<Window2D> ConvGeometry(const WindowAttrs& attrs, absl::Span<const int64_t> in,
-                                      absl::Span<const int64_t> f) {
+                                      absl::Span<const int64_t> f, bool depthwise) {
   if (in.size() != 4) {
     return absl::InvalidArgumentError(
         absl::StrCat("input must be 4-dimensional, got rank ", in.size()));
@@ -126,7 +126,7 @@ absl::StatusOr<Window2D> ConvGeometry(const WindowAttrs& attrs, absl::Span<const
     return absl::InvalidArgumentError("filter spatial dimensions must be positive");
   }
   constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
-  if (f[0] * f[1] * f[2] > kMaxInt || f[3] > kMaxInt) {
+  if (f[0] * f[1] * f[2] > kMaxInt || f[3] > kMaxInt || (depthwise && f[2] * f[3] > kMaxInt)) {
     return absl::InvalidArgumentError("filter too large");
   }
   return attrs.Compute(in, f[0], f[1]);
@@ -135,7 +135,7 @@ absl::StatusOr<Window2D> ConvGeometry(const WindowAttrs& attrs, absl::Span<const
 absl::StatusOr<ConvBackpropShapes> ConvBackpropGeometry(const WindowAttrs& attrs, bool filter_grad,
                                                         const Tensor& sizes,
                                                         const TensorShape& given,
-                                                        const TensorShape& dy) {
+                                                        const TensorShape& dy, bool depthwise) {
   const char* what = filter_grad ? "filter_sizes" : "input_sizes";
   TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(sizes, what));
   if (dims.size() != 4) {
@@ -156,9 +156,10 @@ absl::StatusOr<ConvBackpropShapes> ConvBackpropGeometry(const WindowAttrs& attrs
   shapes.in_dims = filter_grad ? given_dims : dims;
   shapes.f_dims = filter_grad ? dims : given_dims;
   const std::vector<int64_t> in_nhwc = attrs.nchw ? NchwToNhwcDims(shapes.in_dims) : shapes.in_dims;
-  TW_ASSIGN_OR_RETURN(shapes.w, ConvGeometry(attrs, in_nhwc, shapes.f_dims));
+  TW_ASSIGN_OR_RETURN(shapes.w, ConvGeometry(attrs, in_nhwc, shapes.f_dims, depthwise));
   const Window2D& w = shapes.w;
-  const std::vector<int64_t> dy_nhwc{w.batch, w.out_h, w.out_w, shapes.f_dims[3]};
+  const int64_t out_channels = depthwise ? shapes.f_dims[2] * shapes.f_dims[3] : shapes.f_dims[3];
+  const std::vector<int64_t> dy_nhwc{w.batch, w.out_h, w.out_w, out_channels};
   const std::vector<int64_t> dy_expected = attrs.nchw ? NhwcToNchwDims(dy_nhwc) : dy_nhwc;
   if (dy != TensorShape(dy_expected)) {
     return absl::InvalidArgumentError(absl::StrCat(

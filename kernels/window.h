@@ -47,9 +47,10 @@ struct WindowAttrs {
 
 // Conv2D's geometry for NHWC input dims `in` and filter dims `f`
 // [KH,KW,C,OC]: both 4-D, depths equal, a positive window, sizes that fit
-// 32-bit BLAS and cuDNN.
+// 32-bit BLAS and cuDNN. `depthwise`: f is DepthwiseConv2dNative's
+// [KH,KW,C,M], giving C * M output channels.
 absl::StatusOr<Window2D> ConvGeometry(const WindowAttrs& attrs, absl::Span<const int64_t> in,
-                                      absl::Span<const int64_t> f);
+                                      absl::Span<const int64_t> f, bool depthwise = false);
 
 // The shapes of Conv2DBackpropInput(input_sizes, filter, out_backprop) and
 // Conv2DBackpropFilter(input, filter_sizes, out_backprop), checked:
@@ -65,7 +66,8 @@ struct ConvBackpropShapes {
 absl::StatusOr<ConvBackpropShapes> ConvBackpropGeometry(const WindowAttrs& attrs, bool filter_grad,
                                                         const Tensor& sizes,
                                                         const TensorShape& given,
-                                                        const TensorShape& dy);
+                                                        const TensorShape& dy,
+                                                        bool depthwise = false);
 
 // NCHW <-> NHWC copies for kernels that compute in NHWC; the NHWC copy
 // comes from `allocator` (the kernel's device's).

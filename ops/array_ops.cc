@@ -186,54 +186,6 @@ absl::Status WhereShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// DepthToSpace (to_space) and SpaceToDepth on NHWC: height and width times
-// or divided by block_size, depth divided or times block_size^2.
-absl::Status BlockShape(InferenceContext* c, bool to_space) {
-  int64_t block;
-  TW_RETURN_IF_ERROR(c->GetAttr("block_size", &block));
-  std::string format;
-  TW_RETURN_IF_ERROR(c->GetAttr("data_format", &format));
-  PartialTensorShape in;
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &in));
-  if (format != "NHWC") {
-    c->set_output(0, PartialTensorShape::UnknownDims(4));
-    return absl::OkStatus();
-  }
-  if (block < 2 || block > (int64_t{1} << 20)) {
-    return absl::InvalidArgumentError(absl::StrCat("block_size must be in [2, 2^20], got ", block));
-  }
-  const int64_t area = block * block;
-  const auto scale = [&](int64_t d, bool up) -> absl::StatusOr<int64_t> {
-    if (d < 0) return -1;
-    if (up && d > INT64_MAX / area) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Image dimension ", d, " times block_size ", block, " overflows"));
-    }
-    if (up) return d * block;
-    if (d % block != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Image dimension ", d, " must be divisible by block_size ", block));
-    }
-    return d / block;
-  };
-  TW_ASSIGN_OR_RETURN(int64_t h, scale(in.dim_size(1), to_space));
-  TW_ASSIGN_OR_RETURN(int64_t w, scale(in.dim_size(2), to_space));
-  int64_t depth = in.dim_size(3);
-  if (depth >= 0) {
-    if (to_space && depth % area != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Depth ", depth, " must be divisible by block_size * block_size = ", area));
-    }
-    if (!to_space && depth > INT64_MAX / area) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Depth ", depth, " times ", area, " overflows"));
-    }
-    depth = to_space ? depth / area : depth * area;
-  }
-  c->set_output(0, PartialTensorShape({in.dim_size(0), h, w, depth}));
-  return absl::OkStatus();
-}
-
 absl::Status TransposeShape(InferenceContext* c) {
   const PartialTensorShape& input = c->input(0);
   PartialTensorShape perm_shape;
@@ -668,24 +620,6 @@ TW_REGISTER_OP("Where")
     .Attr("T: {numbertype, bool} = DT_BOOL")
     .Doc("The coordinates of the true (non-zero) elements, in row-major order.")
     .SetShapeFn(WhereShape);
-
-TW_REGISTER_OP("DepthToSpace")
-    .Input("input: T")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("block_size: int >= 2")
-    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
-    .Doc("Moves depth into block_size x block_size spatial blocks.")
-    .SetShapeFn([](InferenceContext* c) { return BlockShape(c, true); });
-
-TW_REGISTER_OP("SpaceToDepth")
-    .Input("input: T")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("block_size: int >= 2")
-    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
-    .Doc("Moves block_size x block_size spatial blocks into depth.")
-    .SetShapeFn([](InferenceContext* c) { return BlockShape(c, false); });
 
 TW_REGISTER_OP("InvertPermutation")
     .Input("x: T")

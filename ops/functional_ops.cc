@@ -1,10 +1,10 @@
 // Function calls and functional control flow (TensorFlow's
 // core/ops/functional_ops.cc): PartitionedCall and StatefulPartitionedCall
 // call the function `f` of the graph's library, If / StatelessIf call one of
-// two, While / StatelessWhile loop over `cond` and `body`. No kernel runs
-// them: the session replaces each call with the function's body before it
-// places the graph (graph/lower_functions.h), as TensorFlow's own
-// lowering pass does, so the executor sees Switch, Merge, Enter and Exit.
+// two, Case / StatelessCase one of N, While / StatelessWhile loop over `cond` and `body`. No kernel
+// runs them: the session replaces each call with the function's body before it places the graph
+// (graph/lower_functions.h), as TensorFlow's own lowering pass does, so the executor sees Switch,
+// Merge, Enter and Exit.
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -65,6 +65,19 @@ void RegisterIf(const char* name, bool stateful, const char* doc) {
   RegisterOp(b.Doc(doc).SetShapeFn(IfShape));
 }
 
+void RegisterCase(const char* name, bool stateful, const char* doc) {
+  OpDefBuilder b(name, __FILE__);
+  b.Input("branch_index: int32")
+      .Input("input: Tin")
+      .Output("output: Tout")
+      .Attr("Tin: list(type) >= 0")
+      .Attr("Tout: list(type) >= 0")
+      .Attr("branches: list(func) >= 1")
+      .Attr("output_shapes: list(shape) = []");
+  if (stateful) b.SetIsStateful();
+  RegisterOp(b.Doc(doc).SetShapeFn(IfShape));
+}
+
 void RegisterWhile(const char* name, bool stateful, const char* doc) {
   OpDefBuilder b(name, __FILE__);
   b.Input("input: T")
@@ -86,6 +99,10 @@ void RegisterWhile(const char* name, bool stateful, const char* doc) {
              "a bool is true when it is a non-zero number or a non-empty string (a scalar), or "
              "a non-empty tensor.");
   RegisterIf("StatelessIf", false, "If whose branches have no side effects.");
+  RegisterCase("Case", true,
+               "branches[branch_index](input); an index out of [0, len(branches)) runs the "
+               "last branch.");
+  RegisterCase("StatelessCase", false, "Case whose branches have no side effects.");
   RegisterWhile("While", true,
                 "output = input; while (cond(output)) output = body(output). cond's result "
                 "converts to a bool as If's cond does.");

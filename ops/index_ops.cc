@@ -1,6 +1,7 @@
 // Index ops: slicing (Slice, StridedSlice and its gradient), padding,
-// tiling, gathering and one-hot encoding. Schemas are TensorFlow's; shape
-// functions check every index and size they can see at build time.
+// tiling, gathering and scattering (also by N-d index), and one-hot
+// encoding. Schemas are TensorFlow's; shape functions check every index and
+// size they can see at build time.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -210,6 +211,67 @@ absl::Status GatherShape(InferenceContext* c) {
   return GatherOutput(c, c->input(0), c->input(1), 0, 0);
 }
 
+// GatherNd: indices [..., D] pick slices params[i0, ..., iD-1, :, ...]:
+// output is indices.shape[:-1] + params.shape[D:].
+absl::Status GatherNdShape(InferenceContext* c) {
+  PartialTensorShape params, indices;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &params));
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(1), 1, &indices));
+  if (indices.unknown_rank()) return absl::OkStatus();
+  const int64_t depth = indices.dim_size(indices.dims() - 1);
+  if (depth < 0 || params.unknown_rank()) return absl::OkStatus();
+  if (depth > params.dims()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("indices.shape[-1] must be <= params.rank, but saw indices shape ",
+                     indices.DebugString(), " and params shape ", params.DebugString()));
+  }
+  std::vector<int64_t> dims(indices.dim_sizes().begin(), indices.dim_sizes().end() - 1);
+  dims.insert(dims.end(), params.dim_sizes().begin() + depth, params.dim_sizes().end());
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+// Scatters into a tensor of shape `out`: updates must be
+// indices.shape[:-1] + out[indices.shape[-1]:].
+absl::Status CheckScatterNdUpdates(InferenceContext* c, const PartialTensorShape& out,
+                                   int indices_input, int updates_input) {
+  PartialTensorShape indices, updates;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(indices_input), 1, &indices));
+  updates = c->input(updates_input);
+  if (indices.unknown_rank() || updates.unknown_rank() || out.unknown_rank()) {
+    return absl::OkStatus();
+  }
+  const int64_t depth = indices.dim_size(indices.dims() - 1);
+  if (depth < 0) return absl::OkStatus();
+  if (depth > out.dims()) {
+    return absl::InvalidArgumentError(absl::StrCat("indices.shape[-1] (", depth,
+                                                   ") exceeds the rank of the output shape ",
+                                                   out.DebugString()));
+  }
+  std::vector<int64_t> expected(indices.dim_sizes().begin(), indices.dim_sizes().end() - 1);
+  expected.insert(expected.end(), out.dim_sizes().begin() + depth, out.dim_sizes().end());
+  PartialTensorShape merged;
+  if (!c->Merge(updates, PartialTensorShape(expected), &merged).ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "updates has shape ", updates.DebugString(), " but indices ", indices.DebugString(),
+        " into ", out.DebugString(), " need ", PartialTensorShape(expected).DebugString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ScatterNdShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(PartialTensorShape out, c->MakeShapeFromShapeTensor(2));
+  TW_RETURN_IF_ERROR(CheckScatterNdUpdates(c, out, 0, 1));
+  c->set_output(0, out);
+  return absl::OkStatus();
+}
+
+absl::Status TensorScatterShape(InferenceContext* c) {
+  TW_RETURN_IF_ERROR(CheckScatterNdUpdates(c, c->input(0), 1, 2));
+  c->set_output(0, c->input(0));
+  return absl::OkStatus();
+}
+
 absl::Status OneHotShape(InferenceContext* c) {
   int64_t axis;
   TW_RETURN_IF_ERROR(c->GetAttr("axis", &axis));
@@ -387,6 +449,35 @@ TW_REGISTER_OP("Gather")
     .Attr("Tindices: {int32, int64}")
     .Doc("Gathers rows of params (TF 1.0's form).")
     .SetShapeFn(GatherShape);
+
+TW_REGISTER_OP("GatherNd")
+    .Input("params: Tparams")
+    .Input("indices: Tindices")
+    .Output("output: Tparams")
+    .Attr("Tparams: type")
+    .Attr("Tindices: {int16, int32, int64}")
+    .Doc("Gathers the slices of params that the last dimension of indices addresses.")
+    .SetShapeFn(GatherNdShape);
+
+TW_REGISTER_OP("ScatterNd")
+    .Input("indices: Tindices")
+    .Input("updates: T")
+    .Input("shape: Tindices")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tindices: {int16, int32, int64}")
+    .Doc("Zeros of shape with updates added at indices (duplicates summed).")
+    .SetShapeFn(ScatterNdShape);
+
+TW_REGISTER_OP("TensorScatterUpdate")
+    .Input("tensor: T")
+    .Input("indices: Tindices")
+    .Input("updates: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tindices: {int16, int32, int64, uint16}")
+    .Doc("A copy of tensor with the slices at indices replaced by updates.")
+    .SetShapeFn(TensorScatterShape);
 
 TW_REGISTER_OP("OneHot")
     .Input("indices: TI")

@@ -1,13 +1,11 @@
 // Neural-network ops: bias, activations and their gradients, softmax and
-// cross-entropy, convolution and its backprops, pooling, LRN, batch norm,
-// L2 loss and top-k.
+// cross-entropy, LRN, batch norm, L2 loss and top-k. Convolution and
+// pooling are in conv_ops.cc.
 //
 // Data formats: NHWC is batch, height, width, channels; NCHW puts channels
-// second. Filters are HWIO: [height, width, in_channels, out_channels].
+// second.
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
-#include "core/window_util.h"
 #include "graph/op_registry.h"
 #include "ops/shape_fns.h"
 
@@ -15,199 +13,6 @@ namespace towerflow {
 namespace {
 
 using shape_fns::UnchangedShape;
-
-// Dimension indices of a 4-D tensor in a data format.
-struct Layout {
-  int n, h, w, c;
-};
-
-absl::StatusOr<Layout> LayoutOf(InferenceContext* c) {
-  std::string format;
-  TW_RETURN_IF_ERROR(c->GetAttr("data_format", &format));
-  if (format == "NHWC") return Layout{0, 1, 2, 3};
-  if (format == "NCHW") return Layout{0, 2, 3, 1};
-  return absl::InvalidArgumentError(
-      absl::StrCat("data_format ", format, " is not supported for 4-D tensors"));
-}
-
-// Reads a list(int) attr that must have 4 positive entries.
-absl::StatusOr<std::vector<int64_t>> FourPositive(InferenceContext* c, const char* attr) {
-  std::vector<int64_t> v;
-  TW_RETURN_IF_ERROR(c->GetAttr(attr, &v));
-  if (v.size() != 4) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("The ", attr, " attribute must contain 4 values, but got ", v.size()));
-  }
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "The ", attr, " attribute must be positive, but ", attr, "[", i, "] is ", v[i]));
-    }
-  }
-  return v;
-}
-
-// Explicit paddings as (before, after) for the two spatial dims.
-absl::Status ReadExplicitPaddings(InferenceContext* c, Padding padding, const Layout& l,
-                                  int64_t pads[2][2]) {
-  std::vector<int64_t> p;
-  TW_RETURN_IF_ERROR(c->GetAttr("explicit_paddings", &p));
-  if (padding != Padding::kExplicit) {
-    if (!p.empty()) {
-      return absl::InvalidArgumentError("explicit_paddings is only used with EXPLICIT padding");
-    }
-    return absl::OkStatus();
-  }
-  if (p.size() != 8) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("explicit_paddings must have 8 entries, got ", p.size()));
-  }
-  if (p[2 * l.n] != 0 || p[2 * l.n + 1] != 0 || p[2 * l.c] != 0 || p[2 * l.c + 1] != 0) {
-    return absl::InvalidArgumentError(
-        "explicit_paddings must be 0 in the batch and depth dimensions");
-  }
-  pads[0][0] = p[2 * l.h];
-  pads[0][1] = p[2 * l.h + 1];
-  pads[1][0] = p[2 * l.w];
-  pads[1][1] = p[2 * l.w + 1];
-  return absl::OkStatus();
-}
-
-PartialTensorShape MakeNd(const Layout& l, int64_t n, int64_t h, int64_t w, int64_t ch) {
-  std::vector<int64_t> dims(4);
-  dims[l.n] = n;
-  dims[l.h] = h;
-  dims[l.w] = w;
-  dims[l.c] = ch;
-  return PartialTensorShape(dims);
-}
-
-absl::Status Conv2DShape(InferenceContext* c) {
-  PartialTensorShape input, filter;
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 4, &filter));
-  TW_ASSIGN_OR_RETURN(Layout l, LayoutOf(c));
-  TW_ASSIGN_OR_RETURN(std::vector<int64_t> strides, FourPositive(c, "strides"));
-  TW_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, FourPositive(c, "dilations"));
-  if (strides[l.n] != 1 || strides[l.c] != 1) {
-    return absl::InvalidArgumentError(
-        "Strides in the batch and depth dimensions are not supported");
-  }
-  if (dilations[l.n] != 1 || dilations[l.c] != 1) {
-    return absl::InvalidArgumentError(
-        "Dilations in the batch and depth dimensions are not supported");
-  }
-  std::string padding_name;
-  TW_RETURN_IF_ERROR(c->GetAttr("padding", &padding_name));
-  TW_ASSIGN_OR_RETURN(Padding padding, ParsePadding(padding_name));
-  int64_t pads[2][2] = {{0, 0}, {0, 0}};
-  TW_RETURN_IF_ERROR(ReadExplicitPaddings(c, padding, l, pads));
-
-  const int64_t in_depth = input.dim_size(l.c);
-  const int64_t filter_in = filter.dim_size(2);
-  if (filter_in == 0) return absl::InvalidArgumentError("Depth of filter must not be 0");
-  if (in_depth >= 0 && filter_in > 0 && in_depth % filter_in != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("Depth of input (", in_depth,
-                                                   ") is not a multiple of input depth of filter (",
-                                                   filter_in, ")"));
-  }
-  int64_t out[2];
-  const int spatial[2] = {l.h, l.w};
-  for (int i = 0; i < 2; ++i) {
-    int64_t before = pads[i][0], after = pads[i][1];
-    TW_RETURN_IF_ERROR(GetWindowedOutputSize(
-        input.dim_size(spatial[i]), filter.dim_size(i) < 0 ? 1 : filter.dim_size(i),
-        dilations[spatial[i]], strides[spatial[i]], padding, &out[i], &before, &after));
-    if (filter.dim_size(i) < 0) out[i] = -1;
-  }
-  c->set_output(0, MakeNd(l, input.dim_size(l.n), out[0], out[1], filter.dim_size(3)));
-  return absl::OkStatus();
-}
-
-// Conv2D's backprops: the output shape is given by the 1-D shape tensor at
-// input `sizes`; the other two inputs are 4-D.
-absl::Status ConvBackpropShape(InferenceContext* c, int sizes) {
-  TW_ASSIGN_OR_RETURN(PartialTensorShape given, c->MakeShapeFromShapeTensor(sizes));
-  PartialTensorShape out;
-  TW_RETURN_IF_ERROR(c->WithRank(given, 4, &out));
-  for (int i = 0; i < 3; ++i) {
-    if (i == sizes) continue;
-    PartialTensorShape four;
-    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 4, &four));
-  }
-  TW_RETURN_IF_ERROR(FourPositive(c, "strides").status());
-  c->set_output(0, out);
-  return absl::OkStatus();
-}
-
-absl::Status PoolShape(InferenceContext* c) {
-  PartialTensorShape input;
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
-  TW_ASSIGN_OR_RETURN(Layout l, LayoutOf(c));
-  TW_ASSIGN_OR_RETURN(std::vector<int64_t> ksize, FourPositive(c, "ksize"));
-  TW_ASSIGN_OR_RETURN(std::vector<int64_t> strides, FourPositive(c, "strides"));
-  if (ksize[l.n] != 1 || strides[l.n] != 1) {
-    return absl::InvalidArgumentError("Pooling is not supported on the batch dimension");
-  }
-  if (ksize[l.c] != 1 || strides[l.c] != 1) {
-    return absl::InvalidArgumentError("Pooling is not supported on the depth dimension");
-  }
-  std::string padding_name;
-  TW_RETURN_IF_ERROR(c->GetAttr("padding", &padding_name));
-  TW_ASSIGN_OR_RETURN(Padding padding, ParsePadding(padding_name));
-  int64_t pads[2][2] = {{0, 0}, {0, 0}};
-  if (c->node_def().attr().contains("explicit_paddings")) {
-    TW_RETURN_IF_ERROR(ReadExplicitPaddings(c, padding, l, pads));
-  } else if (padding == Padding::kExplicit) {
-    return absl::InvalidArgumentError("This pooling op does not support EXPLICIT padding");
-  }
-  int64_t out[2];
-  const int spatial[2] = {l.h, l.w};
-  for (int i = 0; i < 2; ++i) {
-    int64_t before = pads[i][0], after = pads[i][1];
-    TW_RETURN_IF_ERROR(GetWindowedOutputSize(input.dim_size(spatial[i]), ksize[spatial[i]], 1,
-                                             strides[spatial[i]], padding, &out[i], &before,
-                                             &after));
-  }
-  c->set_output(0, MakeNd(l, input.dim_size(l.n), out[0], out[1], input.dim_size(l.c)));
-  return absl::OkStatus();
-}
-
-absl::Status MaxPoolGradShape(InferenceContext* c) {
-  PartialTensorShape orig;
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &orig));
-  for (int i = 1; i < 3; ++i) {
-    PartialTensorShape s;
-    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 4, &s));
-  }
-  TW_RETURN_IF_ERROR(FourPositive(c, "ksize").status());
-  TW_RETURN_IF_ERROR(FourPositive(c, "strides").status());
-  c->set_output(0, orig);
-  return absl::OkStatus();
-}
-
-// MaxPoolGradGrad's output is shaped like orig_output.
-absl::Status MaxPoolGradGradShape(InferenceContext* c) {
-  TW_RETURN_IF_ERROR(MaxPoolGradShape(c));
-  c->set_output(0, c->input(1));
-  return absl::OkStatus();
-}
-
-absl::Status AvgPoolGradShape(InferenceContext* c) {
-  TW_ASSIGN_OR_RETURN(PartialTensorShape orig, c->MakeShapeFromShapeTensor(0));
-  PartialTensorShape out, grad;
-  TW_RETURN_IF_ERROR(c->WithRank(orig, 4, &out));
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 4, &grad));
-  TW_RETURN_IF_ERROR(FourPositive(c, "ksize").status());
-  TW_RETURN_IF_ERROR(FourPositive(c, "strides").status());
-  // A constant orig_input_shape must be a real shape (TF advisory 2022-100).
-  if (c->input_tensor(0) != nullptr && !out.IsFullyDefined()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("orig_input_shape must be non-negative, got ", out.DebugString()));
-  }
-  c->set_output(0, out);
-  return absl::OkStatus();
-}
 
 // Channel dimension of a BiasAdd input of the given rank.
 int BiasChannel(const std::string& format, int rank) {
@@ -433,18 +238,6 @@ void RegisterActivationGrad(const char* name, const char* second_input, const ch
                  .SetShapeFn(shape_fns::MergeAllInputsShape));
 }
 
-// Conv2D and its two backprops share everything but their inputs.
-OpDefBuilder ConvAttrs(OpDefBuilder b, const char* types) {
-  b.Attr(absl::StrCat("T: ", types))
-      .Attr("strides: list(int)")
-      .Attr("use_cudnn_on_gpu: bool = true")
-      .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
-      .AttrAddedAfterTF1("explicit_paddings: list(int) = []")
-      .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-      .Attr("dilations: list(int) = [1, 1, 1, 1]");
-  return b;
-}
-
 [[maybe_unused]] const bool kRegistered = [] {
   RegisterActivation("Relu", "{realnumbertype, qint8}", "max(features, 0)");
   RegisterActivation("Relu6", "realnumbertype", "min(max(features, 0), 6)");
@@ -477,29 +270,6 @@ OpDefBuilder ConvAttrs(OpDefBuilder b, const char* types) {
                  .Attr(absl::StrCat("T: ", kFloatish, " = DT_FLOAT"))
                  .Doc("gradients where features > 0, else alpha * gradients")
                  .SetShapeFn(shape_fns::MergeAllInputsShape));
-
-  RegisterOp(
-      ConvAttrs(
-          OpDefBuilder("Conv2D", __FILE__).Input("input: T").Input("filter: T").Output("output: T"),
-          "{half, bfloat16, float, double, int32}")
-          .Doc("2-D convolution of an NHWC/NCHW input with an HWIO filter.")
-          .SetShapeFn(Conv2DShape));
-  RegisterOp(ConvAttrs(OpDefBuilder("Conv2DBackpropInput", __FILE__)
-                           .Input("input_sizes: int32")
-                           .Input("filter: T")
-                           .Input("out_backprop: T")
-                           .Output("output: T"),
-                       "{half, bfloat16, float, double, int32}")
-                 .Doc("Gradient of Conv2D with respect to its input.")
-                 .SetShapeFn([](InferenceContext* c) { return ConvBackpropShape(c, 0); }));
-  RegisterOp(ConvAttrs(OpDefBuilder("Conv2DBackpropFilter", __FILE__)
-                           .Input("input: T")
-                           .Input("filter_sizes: int32")
-                           .Input("out_backprop: T")
-                           .Output("output: T"),
-                       kFloatish)
-                 .Doc("Gradient of Conv2D with respect to its filter.")
-                 .SetShapeFn([](InferenceContext* c) { return ConvBackpropShape(c, 1); }));
   return true;
 }();
 
@@ -561,70 +331,6 @@ TW_REGISTER_OP("SparseSoftmaxCrossEntropyWithLogits")
     .Doc("Per-row cross entropy of softmax(features) against class indices.")
     .SetShapeFn(SparseSoftmaxCrossEntropyShape);
 
-TW_REGISTER_OP("MaxPool")
-    .Input("input: T")
-    .Output("output: T")
-    .Attr(
-        "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, "
-        "qint8} = DT_FLOAT")
-    .Attr("ksize: list(int) >= 4")
-    .Attr("strides: list(int) >= 4")
-    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
-    .AttrAddedAfterTF1("explicit_paddings: list(int) = []")
-    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
-    .Doc("Maximum over sliding windows.")
-    .SetShapeFn(PoolShape);
-
-TW_REGISTER_OP("MaxPoolGrad")
-    .Input("orig_input: T")
-    .Input("orig_output: T")
-    .Input("grad: T")
-    .Output("output: T")
-    .Attr("ksize: list(int) >= 4")
-    .Attr("strides: list(int) >= 4")
-    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
-    .AttrAddedAfterTF1("explicit_paddings: list(int) = []")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Attr("T: realnumbertype = DT_FLOAT")
-    .Doc("Gradient of MaxPool: grad routed to each window's maximum.")
-    .SetShapeFn(MaxPoolGradShape);
-
-TW_REGISTER_OP("MaxPoolGradGrad")
-    .Input("orig_input: T")
-    .Input("orig_output: T")
-    .Input("grad: T")
-    .Output("output: T")
-    .Attr("ksize: list(int) >= 4")
-    .Attr("strides: list(int) >= 4")
-    .Attr("padding: {'SAME', 'VALID'}")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Attr("T: realnumbertype")
-    .Doc("Gradient of MaxPoolGrad: grad (shaped like orig_input) read at each window's maximum.")
-    .SetShapeFn(MaxPoolGradGradShape);
-
-TW_REGISTER_OP("AvgPool")
-    .Input("value: T")
-    .Output("output: T")
-    .Attr("ksize: list(int) >= 4")
-    .Attr("strides: list(int) >= 4")
-    .Attr("padding: {'SAME', 'VALID'}")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Attr("T: {half, bfloat16, float, double}")
-    .Doc("Mean over sliding windows (padding not counted).")
-    .SetShapeFn(PoolShape);
-
-TW_REGISTER_OP("AvgPoolGrad")
-    .Input("orig_input_shape: int32")
-    .Input("grad: T")
-    .Output("output: T")
-    .Attr("ksize: list(int) >= 4")
-    .Attr("strides: list(int) >= 4")
-    .Attr("padding: {'SAME', 'VALID'}")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Attr("T: {half, bfloat16, float, double}")
-    .Doc("Gradient of AvgPool.")
-    .SetShapeFn(AvgPoolGradShape);
-
 TW_REGISTER_OP("LRN")
     .Input("input: T")
     .Output("output: T")
@@ -668,6 +374,26 @@ TW_REGISTER_OP("FusedBatchNorm")
     .Doc("Batch normalization (TF 1.x's form).")
     .SetShapeFn(FusedBatchNormShape);
 
+TW_REGISTER_OP("FusedBatchNormV2")
+    .Input("x: T")
+    .Input("scale: U")
+    .Input("offset: U")
+    .Input("mean: U")
+    .Input("variance: U")
+    .Output("y: T")
+    .Output("batch_mean: U")
+    .Output("batch_variance: U")
+    .Output("reserve_space_1: U")
+    .Output("reserve_space_2: U")
+    .Attr("T: {half, bfloat16, float}")
+    .Attr("U: {float}")
+    .Attr("epsilon: float = 0.0001")
+    .AttrAddedAfterTF1("exponential_avg_factor: float = 1.0")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("is_training: bool = true")
+    .Doc("Batch normalization with the statistics in type U (TF 1.x's tf.layers form).")
+    .SetShapeFn(FusedBatchNormShape);
+
 TW_REGISTER_OP("FusedBatchNormV3")
     .Input("x: T")
     .Input("scale: U")
@@ -705,6 +431,25 @@ TW_REGISTER_OP("FusedBatchNormGrad")
     .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
     .Attr("is_training: bool = true")
     .Doc("Gradient of FusedBatchNorm.")
+    .SetShapeFn(FusedBatchNormGradShape);
+
+TW_REGISTER_OP("FusedBatchNormGradV2")
+    .Input("y_backprop: T")
+    .Input("x: T")
+    .Input("scale: float")
+    .Input("reserve_space_1: U")
+    .Input("reserve_space_2: U")
+    .Output("x_backprop: T")
+    .Output("scale_backprop: U")
+    .Output("offset_backprop: U")
+    .Output("reserve_space_3: U")
+    .Output("reserve_space_4: U")
+    .Attr("T: {half, bfloat16, float}")
+    .Attr("U: {float}")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("is_training: bool = true")
+    .Doc("Gradient of FusedBatchNormV2.")
     .SetShapeFn(FusedBatchNormGradShape);
 
 TW_REGISTER_OP("FusedBatchNormGradV3")

@@ -348,7 +348,9 @@ TEST(OpSchemasTest, LateAttrsAreMarkedForStripping) {
 
 TEST(OpSchemasTest, FamiliesNameTheirSchemaFiles) {
   EXPECT_EQ(OpRegistry::Global()->Find("MatMul")->family, "math_ops");
-  EXPECT_EQ(OpRegistry::Global()->Find("Conv2D")->family, "nn_ops");
+  EXPECT_EQ(OpRegistry::Global()->Find("Conv2D")->family, "conv_ops");
+  EXPECT_EQ(OpRegistry::Global()->Find("Relu")->family, "nn_ops");
+  EXPECT_EQ(OpRegistry::Global()->Find("ResizeBilinear")->family, "image_ops");
   EXPECT_EQ(OpRegistry::Global()->Find("Reshape")->family, "array_ops");
 }
 

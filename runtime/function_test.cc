@@ -1,5 +1,5 @@
 // Function calls run through a Session: TF 2's PartitionedCall,
-// StatefulPartitionedCall, If and While and library functions called by
+// StatefulPartitionedCall, If, Case and While and library functions called by
 // name, on GraphDefs written as TensorFlow writes them (FunctionDef bodies
 // in TF's "node:output_arg:index" syntax). Expected values are worked out by
 // hand.
@@ -376,6 +376,43 @@ TEST(FunctionTest, IfConvertsANumberOrStringPredicateAsTensorFlowDoes) {
   EXPECT_THAT(out[0], TensorIs<int32_t>({}, {11}));
   TW_ASSERT_OK(strings->Run({{"pred", Scalar<std::string>("")}}, {"if"}, {}, &out));
   EXPECT_THAT(out[0], TensorIs<int32_t>({}, {20}));
+}
+
+// Case(index, x) over PlusOne and TimesTwo, x = 10.
+std::string CaseGraph(const std::string& op) {
+  return absl::StrCat("library {", kBranches, R"pb(}
+                                                   node {
+      name: 'index'
+      op: 'Placeholder'
+      attr { key: 'dtype' value { type: DT_INT32 } }
+      attr { key: 'shape' value { shape {} } }
+    }
+    node { )pb",
+                      IntConst("x", 10), R"pb(}
+                                              node {
+      name: 'case'
+      op: ')pb",
+                      op, R"pb(' input: 'index'
+                               input: 'x'
+                               attr { key: 'Tin' value { list { type: DT_INT32 } } }
+                               attr { key: 'Tout' value { list { type: DT_INT32 } } }
+                               attr { key: 'branches'
+                                      value { list { func { name: 'PlusOne' }
+                                                     func { name: 'TimesTwo' } } } }
+    })pb");
+}
+
+TEST(FunctionTest, CaseRunsTheIndexedBranchAndTheLastWhenOutOfRange) {
+  for (const char* op : {"Case", "StatelessCase"}) {
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, MakeSession(CaseGraph(op)));
+    // TF's Case: an index outside [0, N) runs the last branch.
+    for (const auto& [index, expected] :
+         std::vector<std::pair<int32_t, int32_t>>{{0, 11}, {1, 20}, {2, 20}, {-1, 20}}) {
+      std::vector<Tensor> out;
+      TW_ASSERT_OK(session->Run({{"index", Scalar<int32_t>(index)}}, {"case"}, {}, &out));
+      EXPECT_THAT(out[0], TensorIs<int32_t>({}, {expected})) << op << " index " << index;
+    }
+  }
 }
 
 TEST(FunctionTest, OnlyTheTakenBranchsSideEffectsRun) {

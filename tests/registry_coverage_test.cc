@@ -64,6 +64,8 @@ const std::map<std::string, std::string>& OpsWithoutCpuKernel() {
        "the session replaces calls with the body (graph/lower_functions.h)"},
       {"If", "the session lowers it to Switch and Merge (graph/lower_functions.h)"},
       {"StatelessIf", "the session lowers it to Switch and Merge (graph/lower_functions.h)"},
+      {"Case", "the session lowers it to Switch and Merge (graph/lower_functions.h)"},
+      {"StatelessCase", "the session lowers it to Switch and Merge (graph/lower_functions.h)"},
       {"While", "the session lowers it to a while loop's frame (graph/lower_functions.h)"},
       {"StatelessWhile", "the session lowers it to a while loop's frame (graph/lower_functions.h)"},
       {"ScatterAdd", "ref-variable scatter: not implemented yet"},

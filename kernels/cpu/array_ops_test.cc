@@ -1,5 +1,5 @@
 // Shape, slicing, joining and gathering kernels (shape_ops.cc,
-// slice_ops.cc, concat_ops.cc).
+// slice_ops.cc, concat_ops.cc, scatter_nd_ops.cc).
 #include <limits>
 
 #include "gmock/gmock.h"
@@ -514,6 +514,47 @@ TEST(DataFlowOpsTest, DynamicStitchMergesLaterIndicesLast) {
                      Literal<float>({1, 2}, {1, 2}), Literal<float>({1, 3}, {1, 2, 3})}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
                                 "does not start with indices[1].shape"));
+}
+
+TEST(ScatterNdOpsTest, GatherNdPicksElementsOrSlices) {
+  const Tensor params = Literal<float>({2, 2}, {1, 2, 3, 4});
+  KernelRunner g("GatherNd");
+  EXPECT_THAT(RunOk(g, {params, Literal<int32_t>({2, 2}, {0, 0, 1, 1})}),
+              TensorIs<float>({2}, {1, 4}));
+  EXPECT_THAT(RunOk(g, {params, Literal<int64_t>({2, 1}, {1, 0})}),
+              TensorIs<float>({2, 2}, {3, 4, 1, 2}));
+  // An empty index picks all of params.
+  EXPECT_THAT(RunOk(g, {params, Literal<int32_t>({1, 0}, {})}),
+              TensorIs<float>({1, 2, 2}, {1, 2, 3, 4}));
+  EXPECT_THAT(g.Run({params, Literal<int32_t>({2, 2}, {0, 0, 2, 0})}).status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "indices[1] = [2, 0] does not index into params shape [2,2]"));
+  EXPECT_THAT(g.Run({params, Literal<int32_t>({1, 3}, {0, 0, 0})}).status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "must be <= params.rank"));
+}
+
+TEST(ScatterNdOpsTest, ScatterNdAndTensorScatterUpdateAsTensorFlowDocumentsThem) {
+  const Tensor indices = Literal<int32_t>({4, 1}, {4, 3, 1, 7});
+  const Tensor updates = Literal<float>({4}, {9, 10, 11, 12});
+  KernelRunner s("ScatterNd");
+  EXPECT_THAT(RunOk(s, {indices, updates, Literal<int32_t>({1}, {8})}),
+              TensorIs<float>({8}, {0, 11, 0, 10, 9, 0, 0, 12}));
+  // Duplicate indices add.
+  EXPECT_THAT(RunOk(s, {Literal<int32_t>({2, 1}, {1, 1}), Literal<float>({2}, {1, 2}),
+                        Literal<int32_t>({1}, {3})}),
+              TensorIs<float>({3}, {0, 3, 0}));
+  EXPECT_THAT(s.Run({indices, Literal<float>({3}, {1, 2, 3}), Literal<int32_t>({1}, {8})}).status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "updates must have shape [4]"));
+  EXPECT_THAT(s.Run({indices, updates, Literal<int32_t>({1}, {5})}).status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "indices[3] = [7] does not index into output shape [5]"));
+  KernelRunner u("TensorScatterUpdate");
+  EXPECT_THAT(RunOk(u, {Literal<float>({8}, {1, 2, 3, 4, 5, 6, 7, 8}), indices, updates}),
+              TensorIs<float>({8}, {1, 11, 3, 10, 9, 6, 7, 12}));
+  // Rows of a matrix, any element type.
+  EXPECT_THAT(RunOk(u, {Literal<int64_t>({2, 2}, {1, 2, 3, 4}), Literal<int64_t>({1, 1}, {1}),
+                        Literal<int64_t>({1, 2}, {7, 8})}),
+              TensorIs<int64_t>({2, 2}, {1, 2, 7, 8}));
 }
 
 TEST(ConcatOpsTest, V1GatherAndConcat) {

@@ -29,18 +29,29 @@ std::atomic<bool>& UseDnnlConvolutions() {
 }
 
 absl::StatusOr<bool> DnnlConv2D(ConvPass pass, const Window2D& w, int64_t out_channels,
-                                const float* x, const float* filter, const float* dy, float* out) {
+                                const float* x, const float* filter, const float* dy, float* out,
+                                int64_t groups) {
+  if (groups < 1 || w.channels % groups != 0 || out_channels % groups != 0) return false;
   try {
     dnnl::engine& eng = Engine();
     const memory::dims src_dims = {w.batch, w.channels, w.in_h, w.in_w};
-    const memory::dims wei_dims = {out_channels, w.channels, w.k_h, w.k_w};
+    const int64_t in_g = w.channels / groups, out_g = out_channels / groups;
+    // Grouped weights are (g, o, i, h, w); ours are [KH,KW,C/G,G,OC/G].
+    const memory::dims wei_dims = groups == 1 ? memory::dims{out_channels, w.channels, w.k_h, w.k_w}
+                                              : memory::dims{groups, out_g, in_g, w.k_h, w.k_w};
     const memory::dims dst_dims = {w.batch, out_channels, w.out_h, w.out_w};
     const memory::dims strides = {w.stride_h, w.stride_w};
     const memory::dims dilates = {w.dilation_h - 1, w.dilation_w - 1};
     const memory::dims pad_l = {w.pad_top, w.pad_left}, pad_r = {w.pad_bottom, w.pad_right};
     const auto f32 = memory::data_type::f32;
     const memory::desc src_md(src_dims, f32, Tag::nhwc), dst_md(dst_dims, f32, Tag::nhwc);
-    const memory::desc wei_any(wei_dims, f32, Tag::any), wei_hwio(wei_dims, f32, Tag::hwio);
+    const memory::desc wei_any(wei_dims, f32, Tag::any);
+    const memory::desc wei_hwio =
+        groups == 1
+            ? memory::desc(wei_dims, f32, Tag::hwio)
+            : memory::desc(wei_dims, f32,
+                           memory::dims{out_g, 1, groups * out_g, w.k_w * in_g * groups * out_g,
+                                        in_g * groups * out_g});
 
     const dnnl::convolution_forward::desc fwd_d(dnnl::prop_kind::forward_training,
                                                 dnnl::algorithm::convolution_direct, src_md,

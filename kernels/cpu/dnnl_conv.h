@@ -24,11 +24,16 @@ enum class ConvPass { kForward, kBackwardInput, kBackwardFilter };
 //   kForward:        y [N,OH,OW,OC]   from x [N,H,W,C] and filter [KH,KW,C,OC]
 //   kBackwardInput:  dx [N,H,W,C]     from filter and dy [N,OH,OW,OC]
 //   kBackwardFilter: df [KH,KW,C,OC]  from x and dy
+// With `groups` G > 1 (a grouped convolution, G dividing C and OC), the
+// filter is [KH,KW,C/G,OC] and group g maps input channels
+// [g*C/G, (g+1)*C/G) to output channels [g*OC/G, (g+1)*OC/G); G = C is
+// DepthwiseConv2dNative with its [KH,KW,C,M] filter read as [KH,KW,1,C*M].
 // (the unused input pointer may be null). Returns false, having written
 // nothing, when oneDNN has no implementation for the case or rejects its
 // parameters; Internal for other oneDNN failures.
 absl::StatusOr<bool> DnnlConv2D(ConvPass pass, const Window2D& w, int64_t out_channels,
-                                const float* x, const float* filter, const float* dy, float* out);
+                                const float* x, const float* filter, const float* dy, float* out,
+                                int64_t groups = 1);
 
 // Whether the Conv2D kernels use oneDNN for float (default true); tests
 // turn it off to compare against the im2col path.

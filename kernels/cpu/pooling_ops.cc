@@ -19,6 +19,7 @@
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "framework/threadpool.h"
+#include "kernels/cpu/nhwc_output.h"
 #include "kernels/kernel_util.h"
 #include "kernels/window.h"
 
@@ -62,25 +63,6 @@ TensorShape InFormat(const WindowAttrs& attrs, const std::vector<int64_t>& nhwc)
   return TensorShape(attrs.nchw ? NhwcToNchwDims(nhwc) : nhwc);
 }
 
-// Allocates output 0 in the op's format and returns the NHWC buffer to
-// write (the output itself, or a scratch tensor for NCHW).
-absl::StatusOr<std::pair<Tensor*, Tensor>> NhwcOutput(KernelContext* ctx, const WindowAttrs& attrs,
-                                                      const std::vector<int64_t>& nhwc,
-                                                      DataType dtype) {
-  TW_ASSIGN_OR_RETURN(TensorShape shape,
-                      TensorShape::FromDims(attrs.nchw ? NhwcToNchwDims(nhwc) : nhwc));
-  TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-  if (!attrs.nchw) return std::make_pair(out, *out);
-  TW_ASSIGN_OR_RETURN(Tensor scratch,
-                      Tensor::Allocate(ctx->device()->allocator(), dtype, TensorShape(nhwc)));
-  return std::make_pair(out, scratch);
-}
-
-absl::Status Finish(KernelContext* ctx, const WindowAttrs& attrs, const Tensor& nhwc, Tensor* out) {
-  if (!attrs.nchw) return absl::OkStatus();
-  return FromNhwc(ctx->eigen_cpu_device(), nhwc, out);
-}
-
 template <typename T, bool kMax>
 class PoolOp : public OpKernel {
  public:
@@ -90,7 +72,7 @@ class PoolOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(Prepared p, Prepare(ctx, attrs_, ctx->input(0), "input"));
     const Window2D& w = p.w;
-    TW_ASSIGN_OR_RETURN(auto outs, NhwcOutput(ctx, attrs_, OutNhwc(w), p.x.dtype()));
+    TW_ASSIGN_OR_RETURN(auto outs, NhwcOutput(ctx, attrs_.nchw, OutNhwc(w), p.x.dtype()));
     Tensor& y = outs.second;
     if (y.NumElements() == 0) return absl::OkStatus();
     const T* x = p.x.data<T>();
@@ -124,7 +106,7 @@ class PoolOp : public OpKernel {
             }
           }
         });
-    return Finish(ctx, attrs_, y, outs.first);
+    return FinishNhwcOutput(ctx, attrs_.nchw, y, outs.first);
   }
 
  private:
@@ -162,7 +144,7 @@ class MaxPoolBackOp : public OpKernel {
     const std::vector<int64_t> in_nhwc(p.x.shape().dim_sizes().begin(),
                                        p.x.shape().dim_sizes().end());
     TW_ASSIGN_OR_RETURN(auto outs,
-                        NhwcOutput(ctx, attrs_, kSecond ? OutNhwc(w) : in_nhwc, p.x.dtype()));
+                        NhwcOutput(ctx, attrs_.nchw, kSecond ? OutNhwc(w) : in_nhwc, p.x.dtype()));
     Tensor& dx = outs.second;
     if (dx.NumElements() == 0) return absl::OkStatus();
     dx.flat<T>().setZero();
@@ -213,7 +195,7 @@ class MaxPoolBackOp : public OpKernel {
             }
           }
         });
-    return Finish(ctx, attrs_, dx, outs.first);
+    return FinishNhwcOutput(ctx, attrs_.nchw, dx, outs.first);
   }
 
  private:
@@ -252,7 +234,7 @@ class AvgPoolGradOp : public OpKernel {
     if (attrs_.nchw) {
       TW_ASSIGN_OR_RETURN(dy, ToNhwc(ctx->eigen_cpu_device(), ctx->device()->allocator(), dy));
     }
-    TW_ASSIGN_OR_RETURN(auto outs, NhwcOutput(ctx, attrs_, in_nhwc, dy.dtype()));
+    TW_ASSIGN_OR_RETURN(auto outs, NhwcOutput(ctx, attrs_.nchw, in_nhwc, dy.dtype()));
     Tensor& dx = outs.second;
     if (dx.NumElements() == 0) return absl::OkStatus();
     dx.flat<T>().setZero();
@@ -279,7 +261,7 @@ class AvgPoolGradOp : public OpKernel {
             }
           }
         });
-    return Finish(ctx, attrs_, dx, outs.first);
+    return FinishNhwcOutput(ctx, attrs_.nchw, dx, outs.first);
   }
 
  private:

@@ -438,6 +438,34 @@ TW_REGISTER_PASS_THROUGH_GRADIENT("Snapshot");
 TW_REGISTER_PASS_THROUGH_GRADIENT("ReadVariableOp");
 TW_REGISTER_PASS_THROUGH_GRADIENT("PlaceholderWithDefault");
 TW_REGISTER_PASS_THROUGH_GRADIENT("Print");
+// y = gather_nd(params, indices): dparams = scatter_nd(indices, g,
+// shape(params)), repeated indices summed.
+TW_GRAD_FN(GatherNdGrad) {
+  const Output indices = In(op, 1);
+  grad_outputs->push_back(
+      ops::ScatterNd(scope, indices, grad_inputs[0],
+                     ops::Shape(scope, In(op, 0), ops::Shape::OutType(indices.type()))));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// y = scatter_nd(indices, updates, shape): dupdates = gather_nd(g, indices).
+TW_GRAD_FN(ScatterNdGrad) {
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(ops::GatherNd(scope, grad_inputs[0], In(op, 0)));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// y = tensor_scatter_update(t, indices, updates): t's gradient is g with the
+// replaced slices zeroed, updates' is g at those slices.
+TW_GRAD_FN(TensorScatterUpdateGrad) {
+  const Output indices = In(op, 1), g = grad_inputs[0];
+  grad_outputs->push_back(
+      ops::TensorScatterUpdate(scope, g, indices, ops::ZerosLike(scope, In(op, 2))));
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(ops::GatherNd(scope, g, indices));
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("IdentityN", IdentityNGrad);
 TW_REGISTER_GRADIENT("CheckNumerics", CheckNumericsGrad);
 TW_REGISTER_GRADIENT("PreventGradient", PreventGradientGrad);
@@ -471,6 +499,9 @@ TW_REGISTER_GRADIENT("BroadcastTo", BroadcastToGrad);
 TW_REGISTER_GRADIENT("GatherV2", GatherV2Grad);
 TW_REGISTER_GRADIENT("Gather", GatherGrad);
 TW_REGISTER_GRADIENT("ResourceGather", ResourceGatherGrad);
+TW_REGISTER_GRADIENT("GatherNd", GatherNdGrad);
+TW_REGISTER_GRADIENT("ScatterNd", ScatterNdGrad);
+TW_REGISTER_GRADIENT("TensorScatterUpdate", TensorScatterUpdateGrad);
 
 // Sources, shapes, indices, randomness, state and summaries.
 TW_REGISTER_NO_GRADIENT("Const");

@@ -73,6 +73,8 @@ TW_REGISTER_GRADIENT("PartitionedCall", FunctionCallGrad);
 TW_REGISTER_GRADIENT("StatefulPartitionedCall", FunctionCallGrad);
 TW_REGISTER_GRADIENT("If", FunctionCallGrad);
 TW_REGISTER_GRADIENT("StatelessIf", FunctionCallGrad);
+TW_REGISTER_GRADIENT("Case", FunctionCallGrad);
+TW_REGISTER_GRADIENT("StatelessCase", FunctionCallGrad);
 TW_REGISTER_GRADIENT("While", FunctionCallGrad);
 TW_REGISTER_GRADIENT("StatelessWhile", FunctionCallGrad);
 

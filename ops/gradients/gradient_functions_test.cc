@@ -547,6 +547,100 @@ std::vector<GradCase> Cases() {
                   .y};
 }
 }
+, {"FusedBatchNormV2", {S({2, 2, 1, 3}), S({3}, 0.2, 0.6), S({3})},
+   FN{return {ops::FusedBatchNormV2(s, x[0], x[1], x[2], ops::Const(s, {0.f, 0.f, 0.f}),
+                                    ops::Const(s, {1.f, 1.f, 1.f}))
+                  .y};
+}
+}
+, {"FusedBatchNormGradV2", {S({2, 2, 1, 3}), S({2, 2, 1, 3}), S({3}, 0.2, 0.6)},
+   FN{auto fbn =
+          ops::FusedBatchNormV2(s, x[1], x[2], ops::Const(s, {0.f, 0.f, 0.f}),
+                                ops::Const(s, {0.f, 0.f, 0.f}), ops::Const(s, {1.f, 1.f, 1.f}));
+auto g = ops::FusedBatchNormGradV2(s, x[0], x[1], x[2], fbn.reserve_space_1, fbn.reserve_space_2);
+return {g.x_backprop, g.scale_backprop, g.offset_backprop};
+}
+}
+, {"DepthwiseConv2dNative", {S({1, 4, 4, 2}, -0.5, 0.5), S({3, 3, 2, 2}, -0.5, 0.5)},
+   FN{return {ops::DepthwiseConv2dNative(s, x[0], x[1], {1, 1, 1, 1}, "SAME")};
+}
+}
+, {"DepthwiseConv2dNative/valid_stride2", {S({1, 5, 5, 3}, -0.5, 0.5), S({2, 2, 3, 1}, -0.5, 0.5)},
+   FN{return {ops::DepthwiseConv2dNative(s, x[0], x[1], {1, 2, 2, 1}, "VALID")};
+}
+}
+, {"DepthwiseConv2dNativeBackpropInput", {S({2, 2, 2, 1}, -0.5, 0.5), S({1, 2, 2, 2}, -0.5, 0.5)},
+   FN{return {
+       ops::DepthwiseConv2dNativeBackpropInput(s, {1, 4, 4, 2}, x[0], x[1], {1, 2, 2, 1}, "SAME")};
+}
+}
+, {"DepthwiseConv2dNativeBackpropFilter", {S({1, 4, 4, 2}, -0.5, 0.5), S({1, 2, 2, 2}, -0.5, 0.5)},
+   FN{return {
+       ops::DepthwiseConv2dNativeBackpropFilter(s, x[0], {2, 2, 2, 1}, x[1], {1, 2, 2, 1}, "SAME")};
+}
+}
+,
+    Unary(
+        "ResizeBilinear",
+        [](const Scope& s, Output x) {
+          return ops::ResizeBilinear(s, x, {3, 5});
+        },
+        S({1, 2, 3, 2})),
+    Unary(
+        "ResizeBilinear/half_pixel_centers",
+        [](const Scope& s, Output x) {
+          return ops::ResizeBilinear(s, x, {5, 2}, ops::ResizeBilinear::HalfPixelCenters(true));
+        },
+        S({2, 3, 3, 1})),
+    Unary(
+        "ResizeBilinearGrad",
+        [](const Scope& s, Output x) {
+          return ops::ResizeBilinearGrad(s, x, ops::Fill(s, {1, 2, 3, 2}, 0.f),
+                                         ops::ResizeBilinearGrad::AlignCorners(true));
+        },
+        S({1, 3, 5, 2})),
+    Unary(
+        "ResizeNearestNeighbor",
+        [](const Scope& s, Output x) {
+          return ops::ResizeNearestNeighbor(s, x, {3, 5},
+                                            ops::ResizeNearestNeighbor::AlignCorners(true));
+        },
+        S({1, 2, 3, 2})),
+    Unary(
+        "ResizeNearestNeighborGrad",
+        [](const Scope& s, Output x) {
+          return ops::ResizeNearestNeighborGrad(
+              s, x, {2, 3}, ops::ResizeNearestNeighborGrad::HalfPixelCenters(true));
+        },
+        S({1, 3, 5, 2})),
+    Unary(
+        "SpaceToBatchND",
+        [](const Scope& s, Output x) {
+          return ops::SpaceToBatchND(s, x, {2, 2}, {{0, 0}, {2, 0}});
+        },
+        S({2, 2, 4, 1})),
+    Unary(
+        "BatchToSpaceND",
+        [](const Scope& s, Output x) {
+          return ops::BatchToSpaceND(s, x, {2, 2}, {{0, 0}, {2, 0}});
+        },
+        S({8, 1, 3, 1})),
+    Unary(
+        "GatherNd",
+        [](const Scope& s, Output x) {
+          return ops::GatherNd(s, x, {{0, 1}, {2, 0}, {0, 1}});
+        },
+        S({3, 2})),
+    Unary(
+        "ScatterNd",
+        [](const Scope& s, Output x) {
+          return ops::ScatterNd(s, {{1}, {0}, {1}}, x, {3, 2});
+        },
+        S({3, 2})),
+    {"TensorScatterUpdate", {S({3, 2}), S({2, 2})},
+     FN{return {ops::TensorScatterUpdate(s, x[0], {{2}, {0}}, x[1])};
+}
+}
 , Unary("L2Loss", [](const Scope& s, Output x) { return ops::L2Loss(s, x); }),
     // Two members (on one CPU): each outputs x0 + x1; the gradient is the
     // all-reduce of the members' gradients.
@@ -708,8 +802,8 @@ TEST(GradientCoverageTest, EveryRegisteredGradientHasACase) {
     covered.insert(op);
   }
   // Function calls refuse too (runtime/function_test.cc checks it).
-  for (const char* op : {"PartitionedCall", "StatefulPartitionedCall", "If", "StatelessIf", "While",
-                         "StatelessWhile"}) {
+  for (const char* op : {"PartitionedCall", "StatefulPartitionedCall", "If", "StatelessIf", "Case",
+                         "StatelessCase", "While", "StatelessWhile"}) {
     covered.insert(op);
   }
   std::vector<std::string> missing;

@@ -1,4 +1,5 @@
 // Gradients of the neural-network ops. g is dL/d(output).
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "ops/grad_registry.h"
@@ -204,34 +205,51 @@ TW_GRAD_FN(SparseSoftmaxXentGrad) {
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
+// Conv2D and DepthwiseConv2dNative, with their backprops, differentiate
+// alike; only the op names differ.
+struct ConvFamily {
+  const char* forward;
+  const char* input_grad;
+  const char* filter_grad;
+};
+ConvFamily FamilyOf(const Operation& op) {
+  if (absl::StartsWith(op.node()->type_string(), "Depthwise")) {
+    return {"DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
+            "DepthwiseConv2dNativeBackpropFilter"};
+  }
+  return {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"};
+}
 // y = conv(x, w): dx = conv_backprop_input(shape(x), w, g),
 // dw = conv_backprop_filter(x, shape(w), g).
 TW_GRAD_FN(Conv2DGrad) {
+  const ConvFamily f = FamilyOf(op);
   const Output x = In(op, 0), w = In(op, 1), g = grad_inputs[0];
   grad_outputs->push_back(
-      AddWithAttrsOf(scope, "Conv2DBackpropInput", {ops::Shape(scope, x), w, g}, op, kConvAttrs));
+      AddWithAttrsOf(scope, f.input_grad, {ops::Shape(scope, x), w, g}, op, kConvAttrs));
   grad_outputs->push_back(
-      AddWithAttrsOf(scope, "Conv2DBackpropFilter", {x, ops::Shape(scope, w), g}, op, kConvAttrs));
+      AddWithAttrsOf(scope, f.filter_grad, {x, ops::Shape(scope, w), g}, op, kConvAttrs));
   return scope.status();
 }
 // z = conv_backprop_input(sizes, w, dy) is linear in w and dy:
 // dw = conv_backprop_filter(g, shape(w), dy), d(dy) = conv(g, w).
 TW_GRAD_FN(Conv2DBackpropInputGrad) {
+  const ConvFamily f = FamilyOf(op);
   const Output w = In(op, 1), dy = In(op, 2), g = grad_inputs[0];
   grad_outputs->push_back(NoGradient());
   grad_outputs->push_back(
-      AddWithAttrsOf(scope, "Conv2DBackpropFilter", {g, ops::Shape(scope, w), dy}, op, kConvAttrs));
-  grad_outputs->push_back(AddWithAttrsOf(scope, "Conv2D", {g, w}, op, kConvAttrs));
+      AddWithAttrsOf(scope, f.filter_grad, {g, ops::Shape(scope, w), dy}, op, kConvAttrs));
+  grad_outputs->push_back(AddWithAttrsOf(scope, f.forward, {g, w}, op, kConvAttrs));
   return scope.status();
 }
 // z = conv_backprop_filter(x, sizes, dy): dx = conv_backprop_input(shape(x),
 // g, dy), d(dy) = conv(x, g).
 TW_GRAD_FN(Conv2DBackpropFilterGrad) {
+  const ConvFamily f = FamilyOf(op);
   const Output x = In(op, 0), dy = In(op, 2), g = grad_inputs[0];
   grad_outputs->push_back(
-      AddWithAttrsOf(scope, "Conv2DBackpropInput", {ops::Shape(scope, x), g, dy}, op, kConvAttrs));
+      AddWithAttrsOf(scope, f.input_grad, {ops::Shape(scope, x), g, dy}, op, kConvAttrs));
   grad_outputs->push_back(NoGradient());
-  grad_outputs->push_back(AddWithAttrsOf(scope, "Conv2D", {x, g}, op, kConvAttrs));
+  grad_outputs->push_back(AddWithAttrsOf(scope, f.forward, {x, g}, op, kConvAttrs));
   return scope.status();
 }
 // y = maxpool(x): g goes to each window's maximum.
@@ -291,6 +309,7 @@ TW_GRAD_FN(LRNGrad) {
 // variance. mean and variance get no gradient in training mode.
 TW_GRAD_FN(FusedBatchNormGrad) {
   const bool v3 = op.node()->IsOp("FusedBatchNormV3");
+  const bool v2 = op.node()->IsOp("FusedBatchNormV2");
   const bool training = grad_util::Attr<bool>(scope, op, "is_training", true);
   std::vector<Output> inputs = {grad_inputs[0], In(op, 0), In(op, 1)};
   if (training) {
@@ -303,9 +322,11 @@ TW_GRAD_FN(FusedBatchNormGrad) {
     if (v3) inputs.push_back(op.output(5));
   }
   std::vector<std::string> attrs = {"T", "epsilon", "data_format", "is_training"};
-  if (v3) attrs.push_back("U");
-  Output grad =
-      AddWithAttrsOf(scope, v3 ? "FusedBatchNormGradV3" : "FusedBatchNormGrad", inputs, op, attrs);
+  if (v2 || v3) attrs.push_back("U");
+  const char* grad_op = v3   ? "FusedBatchNormGradV3"
+                        : v2 ? "FusedBatchNormGradV2"
+                             : "FusedBatchNormGrad";
+  Output grad = AddWithAttrsOf(scope, grad_op, inputs, op, attrs);
   if (!scope.ok()) return scope.status();
   grad_outputs->push_back(Output(grad.node(), 0));
   grad_outputs->push_back(Output(grad.node(), 1));
@@ -402,6 +423,9 @@ TW_REGISTER_GRADIENT("SparseSoftmaxCrossEntropyWithLogits", SparseSoftmaxXentGra
 TW_REGISTER_GRADIENT("Conv2D", Conv2DGrad);
 TW_REGISTER_GRADIENT("Conv2DBackpropInput", Conv2DBackpropInputGrad);
 TW_REGISTER_GRADIENT("Conv2DBackpropFilter", Conv2DBackpropFilterGrad);
+TW_REGISTER_GRADIENT("DepthwiseConv2dNative", Conv2DGrad);
+TW_REGISTER_GRADIENT("DepthwiseConv2dNativeBackpropInput", Conv2DBackpropInputGrad);
+TW_REGISTER_GRADIENT("DepthwiseConv2dNativeBackpropFilter", Conv2DBackpropFilterGrad);
 TW_REGISTER_GRADIENT("MaxPool", MaxPoolGrad);
 TW_REGISTER_GRADIENT("MaxPoolGrad", MaxPoolGradGrad);
 TW_REGISTER_GRADIENT("MaxPoolGradGrad", MaxPoolGradGradGrad);
@@ -409,8 +433,10 @@ TW_REGISTER_GRADIENT("AvgPool", AvgPoolGrad);
 TW_REGISTER_GRADIENT("AvgPoolGrad", AvgPoolGradGrad);
 TW_REGISTER_GRADIENT("LRN", LRNGrad);
 TW_REGISTER_GRADIENT("FusedBatchNorm", FusedBatchNormGrad);
+TW_REGISTER_GRADIENT("FusedBatchNormV2", FusedBatchNormGrad);
 TW_REGISTER_GRADIENT("FusedBatchNormV3", FusedBatchNormGrad);
 TW_REGISTER_GRADIENT("FusedBatchNormGrad", FusedBatchNormGradGrad);
+TW_REGISTER_GRADIENT("FusedBatchNormGradV2", FusedBatchNormGradGrad);
 TW_REGISTER_GRADIENT("FusedBatchNormGradV3", FusedBatchNormGradGrad);
 TW_REGISTER_GRADIENT("L2Loss", L2LossGrad);
 TW_REGISTER_GRADIENT("TopKV2", TopKV2Grad);

@@ -1,0 +1,176 @@
+// Indexing by N-d index: GatherNd, ScatterNd and TensorScatterUpdate.
+//
+// indices [..., D] address the first D dims of a tensor T (params, or the
+// output): index row r = (i0, ..., iD-1) names the slice T[i0, ..., iD-1]
+// of slice_size = prod(T.shape[D:]) elements, at flat offset
+// sum(ik * stride_k) * slice_size. Every row is checked against T's shape
+// first, so a bad index is an error naming it and nothing is written.
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "kernels/kernel_util.h"
+
+namespace towerflow {
+namespace {
+
+// indices resolved against a tensor of shape `dims`: the slice offset of
+// each index row, in slices.
+struct NdIndex {
+  int64_t rows = 0;        // index rows: prod(indices.shape[:-1])
+  int64_t slice_size = 1;  // elements per slice: prod(dims[D:])
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> batch_dims;  // indices.shape[:-1]
+};
+
+absl::StatusOr<NdIndex> ResolveNd(const Tensor& indices, absl::Span<const int64_t> dims,
+                                  const char* what) {
+  if (indices.dims() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("indices must be at least 1-D, got ", indices.shape().DebugString()));
+  }
+  const int64_t depth = indices.dim_size(indices.dims() - 1);
+  if (depth > static_cast<int64_t>(dims.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "indices.shape[-1] must be <= ", what, ".rank, but saw indices shape ",
+        indices.shape().DebugString(), " and ", what, " shape [", absl::StrJoin(dims, ","), "]"));
+  }
+  NdIndex nd;
+  nd.batch_dims.assign(indices.shape().dim_sizes().begin(), indices.shape().dim_sizes().end() - 1);
+  nd.rows = 1;
+  for (int64_t d : nd.batch_dims) nd.rows *= d;
+  for (size_t d = depth; d < dims.size(); ++d) nd.slice_size *= dims[d];
+  nd.offsets.resize(nd.rows);
+  for (int64_t r = 0; r < nd.rows; ++r) {
+    int64_t offset = 0;
+    for (int64_t k = 0; k < depth; ++k) {
+      const int64_t i = IntAt(indices, r * depth + k);
+      if (i < 0 || i >= dims[k]) {
+        std::vector<int64_t> row(depth);
+        for (int64_t j = 0; j < depth; ++j) row[j] = IntAt(indices, r * depth + j);
+        return absl::InvalidArgumentError(
+            absl::StrCat("indices[", r, "] = [", absl::StrJoin(row, ", "), "] does not index into ",
+                         what, " shape [", absl::StrJoin(dims, ","), "]"));
+      }
+      offset = offset * dims[k] + i;
+    }
+    nd.offsets[r] = offset;
+  }
+  return nd;
+}
+
+// updates must be indices.shape[:-1] + dims[D:].
+absl::Status CheckUpdates(const NdIndex& nd, const Tensor& indices, const Tensor& updates,
+                          absl::Span<const int64_t> dims) {
+  std::vector<int64_t> expected = nd.batch_dims;
+  const int64_t depth = indices.dim_size(indices.dims() - 1);
+  expected.insert(expected.end(), dims.begin() + depth, dims.end());
+  if (updates.shape() != TensorShape(expected)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("updates must have shape ", TensorShape(expected).DebugString(),
+                     " for indices ", indices.shape().DebugString(), " into [",
+                     absl::StrJoin(dims, ","), "], got ", updates.shape().DebugString()));
+  }
+  return absl::OkStatus();
+}
+
+class GatherNdOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& params = ctx->input(0);
+    const Tensor& indices = ctx->input(1);
+    TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("GatherNd", params.dtype()));
+    const std::vector<int64_t> dims(params.shape().dim_sizes().begin(),
+                                    params.shape().dim_sizes().end());
+    TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "params"));
+    std::vector<int64_t> out_dims = nd.batch_dims;
+    out_dims.insert(out_dims.end(), dims.begin() + indices.dim_size(indices.dims() - 1),
+                    dims.end());
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(out_dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (shape.num_elements() == 0) return absl::OkStatus();
+    const size_t run = nd.slice_size * elem;
+    const char* src = static_cast<const char*>(params.raw_data());
+    char* dst = static_cast<char*>(out->raw_data());
+    ctx->intra_op_pool()->ParallelFor(nd.rows, nd.slice_size, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        std::memcpy(dst + r * run, src + nd.offsets[r] * run, run);
+      }
+    });
+    return absl::OkStatus();
+  }
+};
+
+// ScatterNd(indices, updates, shape): zeros with every update added at its
+// index (duplicates summed, in index order).
+template <typename T>
+class ScatterNdOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& indices = ctx->input(0);
+    const Tensor& updates = ctx->input(1);
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(2), "shape"));
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    if (dims.empty()) return absl::InvalidArgumentError("shape must have at least one element");
+    TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "output"));
+    TW_RETURN_IF_ERROR(CheckUpdates(nd, indices, updates, dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    out->flat<T>().setZero();
+    const T* u = updates.data<T>();
+    T* o = out->data<T>();
+    // Sequential: duplicate indices add into one slice.
+    for (int64_t r = 0; r < nd.rows; ++r) {
+      T* dst = o + nd.offsets[r] * nd.slice_size;
+      const T* src = u + r * nd.slice_size;
+      for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] += src[k];
+    }
+    return absl::OkStatus();
+  }
+};
+
+// TensorScatterUpdate(tensor, indices, updates): a copy of tensor with
+// each indexed slice replaced (a duplicate index keeps its last update).
+class TensorScatterUpdateOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& tensor = ctx->input(0);
+    const Tensor& indices = ctx->input(1);
+    const Tensor& updates = ctx->input(2);
+    TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("TensorScatterUpdate", tensor.dtype()));
+    const std::vector<int64_t> dims(tensor.shape().dim_sizes().begin(),
+                                    tensor.shape().dim_sizes().end());
+    if (dims.empty())
+      return absl::InvalidArgumentError("tensor must be at least 1-D, got a scalar");
+    TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "tensor"));
+    TW_RETURN_IF_ERROR(CheckUpdates(nd, indices, updates, dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, tensor.shape()));
+    if (tensor.NumElements() == 0) return absl::OkStatus();
+    std::memcpy(out->raw_data(), tensor.raw_data(), tensor.NumElements() * elem);
+    const size_t run = nd.slice_size * elem;
+    const char* src = static_cast<const char*>(updates.raw_data());
+    char* dst = static_cast<char*>(out->raw_data());
+    for (int64_t r = 0; r < nd.rows; ++r) {
+      std::memcpy(dst + nd.offsets[r] * run, src + r * run, run);
+    }
+    return absl::OkStatus();
+  }
+};
+
+TW_REGISTER_KERNELS(scatter_nd_ops) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  for (const DataType index : {DT_INT32, DT_INT64}) {
+    RegisterKernel(cpu("GatherNd").TypeConstraint("Tindices", index),
+                   [] { return std::make_unique<GatherNdOp>(); });
+    RegisterKernel(cpu("TensorScatterUpdate").TypeConstraint("Tindices", index),
+                   [] { return std::make_unique<TensorScatterUpdateOp>(); });
+  }
+  RegisterTypedKernels<ScatterNdOp, float, double, int32_t, int64_t>(
+      cpu("ScatterNd").HostMemory("shape"), "T");
+}
+
+}  // namespace
+}  // namespace towerflow

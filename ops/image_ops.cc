@@ -1,0 +1,251 @@
+// Ops on batches of images: resizing (bilinear and nearest neighbour, with
+// TensorFlow's align_corners and half_pixel_centers conventions) and their
+// gradients, and the block rearrangements between space, depth and batch
+// (DepthToSpace, SpaceToDepth, SpaceToBatchND, BatchToSpaceND).
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/op_registry.h"
+#include "ops/shape_fns.h"
+
+namespace towerflow {
+namespace {
+
+// DepthToSpace (to_space) and SpaceToDepth on NHWC: height and width times
+// or divided by block_size, depth divided or times block_size^2.
+absl::Status BlockShape(InferenceContext* c, bool to_space) {
+  int64_t block;
+  TW_RETURN_IF_ERROR(c->GetAttr("block_size", &block));
+  std::string format;
+  TW_RETURN_IF_ERROR(c->GetAttr("data_format", &format));
+  PartialTensorShape in;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &in));
+  if (format != "NHWC") {
+    c->set_output(0, PartialTensorShape::UnknownDims(4));
+    return absl::OkStatus();
+  }
+  if (block < 2 || block > (int64_t{1} << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat("block_size must be in [2, 2^20], got ", block));
+  }
+  const int64_t area = block * block;
+  const auto scale = [&](int64_t d, bool up) -> absl::StatusOr<int64_t> {
+    if (d < 0) return -1;
+    if (up && d > INT64_MAX / area) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Image dimension ", d, " times block_size ", block, " overflows"));
+    }
+    if (up) return d * block;
+    if (d % block != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Image dimension ", d, " must be divisible by block_size ", block));
+    }
+    return d / block;
+  };
+  TW_ASSIGN_OR_RETURN(int64_t h, scale(in.dim_size(1), to_space));
+  TW_ASSIGN_OR_RETURN(int64_t w, scale(in.dim_size(2), to_space));
+  int64_t depth = in.dim_size(3);
+  if (depth >= 0) {
+    if (to_space && depth % area != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Depth ", depth, " must be divisible by block_size * block_size = ", area));
+    }
+    if (!to_space && depth > INT64_MAX / area) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Depth ", depth, " times ", area, " overflows"));
+    }
+    depth = to_space ? depth / area : depth * area;
+  }
+  c->set_output(0, PartialTensorShape({in.dim_size(0), h, w, depth}));
+  return absl::OkStatus();
+}
+
+// Resize ops: images [N, H, W, C] and size [2] (new height and width)
+// give [N, size[0], size[1], C].
+absl::Status ResizeShape(InferenceContext* c) {
+  PartialTensorShape images, size;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &images));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &size));
+  if (size.dim_size(0) >= 0 && size.dim_size(0) != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("size must have 2 elements (height, width), got ", size.DebugString()));
+  }
+  int64_t h = -1, w = -1;
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> hw, c->ConstantIntInput(1));
+  if (hw.has_value()) {
+    if (hw->size() != 2 || (*hw)[0] <= 0 || (*hw)[1] <= 0) {
+      return absl::InvalidArgumentError("size must be two positive values (height, width)");
+    }
+    h = (*hw)[0];
+    w = (*hw)[1];
+  }
+  c->set_output(0, PartialTensorShape({images.dim_size(0), h, w, images.dim_size(3)}));
+  return absl::OkStatus();
+}
+
+// ResizeBilinearGrad: grads [N, h, w, C] back onto original_image's shape.
+absl::Status ResizeBilinearGradShape(InferenceContext* c) {
+  PartialTensorShape grads, original;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &grads));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 4, &original));
+  c->set_output(0, original);
+  return absl::OkStatus();
+}
+
+// SpaceToBatchND (to_batch) pads the M block dims after the batch dim and
+// moves each block_shape block into the batch; BatchToSpaceND undoes it,
+// cropping. block_shape [M] and paddings / crops [M, 2] as constants give
+// the output's dims, otherwise they stay unknown.
+absl::Status SpaceBatchShape(InferenceContext* c, bool to_batch) {
+  const char* amounts_name = to_batch ? "paddings" : "crops";
+  PartialTensorShape input, block_shape, amounts;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &block_shape));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 2, &amounts));
+  if (amounts.dim_size(1) >= 0 && amounts.dim_size(1) != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(amounts_name, " must be [M, 2], got ", amounts.DebugString()));
+  }
+  int64_t m = block_shape.dim_size(0);
+  TW_RETURN_IF_ERROR(c->MergeDim(m, amounts.dim_size(0), &m));
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), m < 0 ? 1 : static_cast<int>(m) + 1, &input));
+  if (input.unknown_rank()) return absl::OkStatus();
+  std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> block, c->ConstantIntInput(1));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> amount, c->ConstantIntInput(2));
+  if (!block.has_value() || !amount.has_value()) {
+    // The batch and block dims change; with M unknown, every dim may.
+    const int64_t changed = m < 0 ? input.dims() : m + 1;
+    for (int64_t i = 0; i < changed; ++i) dims[i] = -1;
+    c->set_output(0, PartialTensorShape(dims));
+    return absl::OkStatus();
+  }
+  int64_t product = 1;
+  for (size_t i = 0; i < block->size(); ++i) {
+    const int64_t b = (*block)[i], before = (*amount)[2 * i], after = (*amount)[2 * i + 1];
+    if (b < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("block_shape[", i, "] must be positive, got ", b));
+    }
+    if (before < 0 || after < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(amounts_name, " must be non-negative, got ",
+                                                     before, " and ", after,
+                                                     " for block dimension ", i));
+    }
+    if (product > INT64_MAX / b) return absl::InvalidArgumentError("block_shape overflows");
+    product *= b;
+    int64_t& d = dims[i + 1];
+    if (d < 0) continue;
+    if (to_batch) {
+      if (d > INT64_MAX - before - after || (d + before + after) % b != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("padded input dimension ", i + 1, " (", d, " + ", before, " + ", after,
+                         ") is not divisible by block_shape[", i, "] = ", b));
+      }
+      d = (d + before + after) / b;
+    } else {
+      if (d > INT64_MAX / b || d * b < before + after) {
+        return absl::InvalidArgumentError(absl::StrCat("crops ", before, " + ", after,
+                                                       " exceed dimension ", i + 1, " (", d,
+                                                       ") times block_shape[", i, "] = ", b));
+      }
+      d = d * b - before - after;
+    }
+  }
+  if (dims[0] >= 0) {
+    if (to_batch) {
+      if (dims[0] > INT64_MAX / product) return absl::InvalidArgumentError("batch overflows");
+      dims[0] *= product;
+    } else {
+      if (dims[0] % product != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "batch ", dims[0], " is not divisible by the product of block_shape, ", product));
+      }
+      dims[0] /= product;
+    }
+  }
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+// --------------------------------------------------------------- schemas
+
+TW_REGISTER_OP("DepthToSpace")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("block_size: int >= 2")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+    .Doc("Moves depth into block_size x block_size spatial blocks.")
+    .SetShapeFn([](InferenceContext* c) { return BlockShape(c, true); });
+
+TW_REGISTER_OP("SpaceToDepth")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("block_size: int >= 2")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+    .Doc("Moves block_size x block_size spatial blocks into depth.")
+    .SetShapeFn([](InferenceContext* c) { return BlockShape(c, false); });
+
+TW_REGISTER_OP("ResizeBilinear")
+    .Input("images: T")
+    .Input("size: int32")
+    .Output("resized_images: float")
+    .Attr("T: {int8, uint8, int16, uint16, int32, int64, bfloat16, half, float, double}")
+    .Attr("align_corners: bool = false")
+    .Attr("half_pixel_centers: bool = false")
+    .Doc("Resizes images [N, H, W, C] to size by bilinear interpolation.")
+    .SetShapeFn(ResizeShape);
+
+TW_REGISTER_OP("ResizeBilinearGrad")
+    .Input("grads: float")
+    .Input("original_image: T")
+    .Output("output: T")
+    .Attr("T: {float, bfloat16, half, double}")
+    .Attr("align_corners: bool = false")
+    .Attr("half_pixel_centers: bool = false")
+    .Doc("Gradient of ResizeBilinear with respect to its images.")
+    .SetShapeFn(ResizeBilinearGradShape);
+
+TW_REGISTER_OP("ResizeNearestNeighbor")
+    .Input("images: T")
+    .Input("size: int32")
+    .Output("resized_images: T")
+    .Attr("T: {int8, uint8, int16, uint16, int32, int64, half, float, double, bfloat16}")
+    .Attr("align_corners: bool = false")
+    .Attr("half_pixel_centers: bool = false")
+    .Doc("Resizes images [N, H, W, C] to size, each pixel from its nearest source pixel.")
+    .SetShapeFn(ResizeShape);
+
+TW_REGISTER_OP("ResizeNearestNeighborGrad")
+    .Input("grads: T")
+    .Input("size: int32")
+    .Output("output: T")
+    .Attr("T: {uint8, int8, int32, half, float, double, bfloat16}")
+    .Attr("align_corners: bool = false")
+    .Attr("half_pixel_centers: bool = false")
+    .Doc("Gradient of ResizeNearestNeighbor: each gradient added to its source pixel.")
+    .SetShapeFn(ResizeShape);
+
+TW_REGISTER_OP("SpaceToBatchND")
+    .Input("input: T")
+    .Input("block_shape: Tblock_shape")
+    .Input("paddings: Tpaddings")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tblock_shape: {int32, int64} = DT_INT32")
+    .Attr("Tpaddings: {int32, int64} = DT_INT32")
+    .Doc("Pads the block dimensions and moves block_shape blocks of them into the batch.")
+    .SetShapeFn([](InferenceContext* c) { return SpaceBatchShape(c, true); });
+
+TW_REGISTER_OP("BatchToSpaceND")
+    .Input("input: T")
+    .Input("block_shape: Tblock_shape")
+    .Input("crops: Tcrops")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tblock_shape: {int32, int64} = DT_INT32")
+    .Attr("Tcrops: {int32, int64} = DT_INT32")
+    .Doc("Moves batch blocks back into the block dimensions and crops them.")
+    .SetShapeFn([](InferenceContext* c) { return SpaceBatchShape(c, false); });
+
+}  // namespace
+}  // namespace towerflow
