@@ -1,10 +1,11 @@
 // Math ops: elementwise unary and binary (with broadcasting), comparisons,
-// logic, casts, reductions, arg-max/min, matrix products, ranges, selects
-// and segment sums.
+// logic, casts, reductions, arg-max/min, matrix products (and Einsum),
+// ranges, selects and segment sums.
 #include <cmath>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/einsum.h"
 #include "core/status_macros.h"
 #include "core/tensor_proto_util.h"
 #include "graph/op_registry.h"
@@ -481,6 +482,33 @@ TW_REGISTER_OP("Cumsum")
     .Attr("Tidx: {int32, int64} = DT_INT32")
     .Doc("Running sums along axis (exclusive: without the element itself; reverse: from the end).")
     .SetShapeFn(CumulativeShape);
+
+// Einsum: the output dims follow from the equation (core/einsum.h); an
+// input of unknown rank leaves the output unknown.
+absl::Status EinsumShape(InferenceContext* c) {
+  std::string equation;
+  TW_RETURN_IF_ERROR(c->GetAttr("equation", &equation));
+  TW_ASSIGN_OR_RETURN(EinsumEquation eq, ParseEinsum(equation, c->num_inputs()));
+  std::vector<std::vector<int64_t>> dims;
+  for (int i = 0; i < c->num_inputs(); ++i) {
+    if (c->input(i).unknown_rank()) return absl::OkStatus();
+    dims.emplace_back(c->input(i).dim_sizes().begin(), c->input(i).dim_sizes().end());
+  }
+  TW_ASSIGN_OR_RETURN(EinsumDims r, ResolveEinsum(eq, dims));
+  c->set_output(0, PartialTensorShape(r.output_dims));
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("Einsum")
+    .Input("inputs: N * T")
+    .Output("output: T")
+    .Attr("equation: string")
+    .Attr("N: int >= 1")
+    .Attr("T: type")
+    .Doc(
+        "Sums of products over the labels of an Einstein-summation equation "
+        "(\"ab,bc->ac\").")
+    .SetShapeFn(EinsumShape);
 
 TW_REGISTER_OP("Cumprod")
     .Input("x: T")

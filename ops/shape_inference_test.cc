@@ -554,6 +554,19 @@ TEST(ShapeInferenceTest, NeuralNetworkLayers) {
   });
 }
 
+TEST(ShapeInferenceTest, Einsum) {
+  const auto eq = [](const char* e, int64_t n) { return AttrList{A("equation", e), A("N", n)}; };
+  Check({
+      {"Einsum", {{P({2, 3}), P({3, 5})}}, eq("ij,jk->ik", 2), "[2,5]"},
+      {"Einsum", {{P({2, 3}), P({3, 5})}}, eq("ij,jk", 2), "[2,5]"},
+      {"Einsum", {{P({7, 1, 2, 3}), P({4, 3, 5})}}, eq("...ij,...jk->...ik", 2), "[7,4,2,5]"},
+      {"Einsum", {{P({-1, 3}), P({3, 5})}}, eq("ij,jk->ki", 2), "[5,?]"},
+      {"Einsum", {{P({2, 3})}}, eq("ij->", 1), "[]"},
+      {"Einsum", {{P({2, 3}), P({4, 5})}}, eq("ij,jk->ik", 2), "error: label 'j' has size 3"},
+      {"Einsum", {{P({2, 3})}}, eq("ij,jk->ik", 1), "error: 2 input terms for 1 inputs"},
+  });
+}
+
 TEST(ShapeInferenceTest, RandomOps) {
   Check({
       {"RandomUniform", {{I32({2, 3})}}, {A("dtype", DT_FLOAT)}, "[2,3]"},

@@ -140,6 +140,7 @@ std::vector<Case> MathCases() {
       {"Max", {}, {F({2, 3, 2}), I32({0, 2})}},
       {"ArgMax", {}, {F({2, 3}), Scalar<int32_t>(1)}},
       {"MatMul", {}, {F({2, 3}), F({3, 2})}},
+      {"Einsum", {{"equation", A("ij,jk->ik")}, {"N", A(int64_t{2})}}, {F({2, 3}), F({3, 2})}},
       {"BatchMatMulV2", {}, {F({2, 2, 3}), F({3, 1})}},
       {"SigmoidGrad", {}, {F({2}), F({2})}},
   };

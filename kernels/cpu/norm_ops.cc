@@ -290,12 +290,12 @@ TW_REGISTER_KERNELS(norm_ops) {
     return KernelDefBuilder(op).Device(kDeviceCpu).TypeConstraint<float>("T");
   };
   RegisterKernel(cpu("FusedBatchNorm"), MakeFactory<FusedBatchNormOp>());
-  RegisterKernel(cpu("FusedBatchNormV2").TypeConstraint<float>("T").TypeConstraint<float>("U"),
+  RegisterKernel(cpu("FusedBatchNormV2").TypeConstraint<float>("U"),
                  MakeFactory<FusedBatchNormOp>());
   RegisterKernel(cpu("FusedBatchNormV3").TypeConstraint<float>("U"),
                  MakeFactory<FusedBatchNormOp>());
   RegisterKernel(cpu("FusedBatchNormGrad"), MakeFactory<FusedBatchNormGradOp>());
-  RegisterKernel(cpu("FusedBatchNormGradV2").TypeConstraint<float>("T").TypeConstraint<float>("U"),
+  RegisterKernel(cpu("FusedBatchNormGradV2").TypeConstraint<float>("U"),
                  MakeFactory<FusedBatchNormGradOp>());
   RegisterKernel(cpu("FusedBatchNormGradV3").TypeConstraint<float>("U"),
                  MakeFactory<FusedBatchNormGradOp>());

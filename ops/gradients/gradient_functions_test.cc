@@ -641,7 +641,30 @@ return {g.x_backprop, g.scale_backprop, g.offset_backprop};
      FN{return {ops::TensorScatterUpdate(s, x[0], {{2}, {0}}, x[1])};
 }
 }
-, Unary("L2Loss", [](const Scope& s, Output x) { return ops::L2Loss(s, x); }),
+,
+    Binary(
+        "Einsum",
+        [](const Scope& s, Output a, Output b) {
+          return ops::Einsum(s, {a, b}, "ij,jk->ik");
+        },
+        S({2, 3}), S({3, 2})),
+    Binary(
+        "Einsum/attention",
+        [](const Scope& s, Output a, Output b) {
+          return ops::Einsum(s, {a, b}, "aecd,abcd->acbe");
+        },
+        S({2, 3, 2, 2}), S({2, 2, 2, 2})),
+    // i is summed in a alone, j broadcasts over the ellipsis.
+    Binary(
+        "Einsum/summed_and_broadcast",
+        [](const Scope& s, Output a, Output b) {
+          return ops::Einsum(s, {a, b}, "...ij,...jk->...k");
+        },
+        S({2, 1, 2, 3}), S({3, 3, 2})),
+    Unary(
+        "Einsum/one_input", [](const Scope& s, Output x) { return ops::Einsum(s, {x}, "abc->ca"); },
+        S({2, 3, 2})),
+    Unary("L2Loss", [](const Scope& s, Output x) { return ops::L2Loss(s, x); }),
     // Two members (on one CPU): each outputs x0 + x1; the gradient is the
     // all-reduce of the members' gradients.
     GradCase{"NcclAllReduce",

@@ -1,7 +1,12 @@
 // Gradients of the elementwise, reduction and matrix ops. Notation: the
 // forward op computes z = f(x, y) (or y = f(x)); g is dL/dz (dL/dy); each
 // function returns dL/d(input) for every input.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/einsum.h"
 #include "core/status_macros.h"
+#include "core/tensor_proto_util.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
 #include "ops/ops.h"
@@ -441,6 +446,75 @@ TW_REGISTER_GRADIENT("Prod", ProdGrad);
 TW_REGISTER_GRADIENT("Cumsum", CumsumGrad);
 TW_REGISTER_GRADIENT("Cumprod", CumprodGrad);
 TW_REGISTER_GRADIENT("MatMul", MatMulGrad);
+// z = einsum(x[, y]) is linear in each input: dx = einsum(g[, y]) onto x's
+// labels, as TF does. Labels x sums away alone (in neither z nor y) cannot
+// be an output of that einsum: they come back as size-1 dims broadcast to
+// x's size. Ellipsis dims x broadcast (size 1 against n) are summed back to
+// 1. The inputs' ranks must be known to resolve an ellipsis.
+TW_GRAD_FN(EinsumGrad) {
+  const std::string equation = grad_util::Attr<std::string>(scope, op, "equation");
+  const int num = op.num_inputs();
+  TW_ASSIGN_OR_RETURN(EinsumEquation eq, ParseEinsum(equation, num));
+  std::vector<std::vector<int64_t>> dims;
+  for (int i = 0; i < num; ++i) {
+    const PartialTensorShape& shape = In(op, i).shape();
+    if (shape.unknown_rank()) {
+      return absl::UnimplementedError(
+          absl::StrCat("Gradient of Einsum node '", op.name(), "' needs its inputs' ranks"));
+    }
+    dims.emplace_back(shape.dim_sizes().begin(), shape.dim_sizes().end());
+  }
+  TW_ASSIGN_OR_RETURN(EinsumDims r, ResolveEinsum(eq, dims));
+  const auto contains = [](const std::vector<int>& v, int label) {
+    return std::find(v.begin(), v.end(), label) != v.end();
+  };
+  for (int i = 0; i < num; ++i) {
+    const Output x = In(op, i);
+    const std::vector<int>& labels = r.inputs[i];
+    std::vector<std::vector<int>> terms = {r.output};
+    std::vector<Output> operands = {grad_inputs[0]};
+    if (num == 2) {
+      terms.push_back(r.inputs[1 - i]);
+      operands.push_back(In(op, 1 - i));
+    }
+    // x's labels the gradient einsum can produce, and where each of x's
+    // dims comes from (kept.size(): a size-1 dim to broadcast).
+    std::vector<int> kept;
+    std::vector<int32_t> source;
+    bool may_broadcast = false;
+    for (int label : labels) {
+      const bool reachable = contains(r.output, label) || (num == 2 && contains(terms[1], label));
+      source.push_back(reachable ? static_cast<int32_t>(kept.size()) : -1);
+      if (reachable) kept.push_back(label);
+      may_broadcast = may_broadcast || !reachable || label >= kEllipsisLabel;
+    }
+    for (int32_t& s : source) {
+      if (s < 0) s = static_cast<int32_t>(kept.size());
+    }
+    TW_ASSIGN_OR_RETURN(std::string grad_equation, EinsumLetters(terms, kept));
+    Output dx = ops::Einsum(scope, operands, grad_equation);
+    if (kept.size() != labels.size()) {
+      const Output shape_and_one =
+          ops::ConcatV2(scope, {ops::Shape(scope, dx), ops::Const(scope, {1})}, 0);
+      dx = ops::Reshape(
+          scope, dx,
+          ops::GatherV2(scope, shape_and_one,
+                        ops::Const(scope, MakeTensorProto<int32_t>(
+                                              absl::MakeConstSpan(source),
+                                              TensorShape({static_cast<int64_t>(source.size())}))),
+                        0));
+    }
+    if (may_broadcast) {
+      const Output shape = ops::Shape(scope, x);
+      ops::BroadcastGradientArgs args(scope, shape, ops::Shape(scope, dx));
+      dx = ops::BroadcastTo(scope, ops::Sum(scope, dx, args.r0, ops::Sum::KeepDims(true)), shape);
+    }
+    grad_outputs->push_back(dx);
+  }
+  return scope.status();
+}
+
+TW_REGISTER_GRADIENT("Einsum", EinsumGrad);
 TW_REGISTER_GRADIENT("BatchMatMul", BatchMatMulGrad);
 TW_REGISTER_GRADIENT("BatchMatMulV2", BatchMatMulGrad);
 
