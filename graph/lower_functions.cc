@@ -392,11 +392,11 @@ class Lowerer {
     };
     const auto binary = [&](const std::string& name, const std::string& op, const std::string& a,
                             const std::string& b, DataType type) {
-      NodeDef node = MakeNode(prefix + name, op, {a, b}, device);
+      NodeDef def = MakeNode(prefix + name, op, {a, b}, device);
       if (type == DT_INVALID) {
-        *out_->add_node() = std::move(node);
+        *out_->add_node() = std::move(def);  // LogicalAnd: no T
       } else {
-        Add(std::move(node), type);
+        Add(std::move(def), type);
       }
       return prefix + name;
     };
