@@ -18,13 +18,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/blas.h"
-#include "kernels/cpu/dnnl_conv.h"
-#include "kernels/window.h"
+#include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
-#include "framework/device.h"
 #include "framework/threadpool.h"
+#include "kernels/cpu/blas.h"
+#include "kernels/cpu/dnnl_conv.h"
+#include "kernels/cpu/nhwc_output.h"
+#include "kernels/window.h"
 
 namespace towerflow {
 namespace {
@@ -130,16 +131,10 @@ class Conv2DOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(Window2D w,
                         ConvGeometry(attrs_, x.shape().dim_sizes(), filter.shape().dim_sizes()));
     const int64_t oc = filter.dim_size(3);
-    const std::vector<int64_t> out_nhwc{w.batch, w.out_h, w.out_w, oc};
-    TW_ASSIGN_OR_RETURN(TensorShape out_shape,
-                        TensorShape::FromDims(attrs_.nchw ? NhwcToNchwDims(out_nhwc) : out_nhwc));
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
-    if (out_shape.num_elements() == 0) return absl::OkStatus();
-    Tensor y = *out;
-    if (attrs_.nchw) {
-      TW_ASSIGN_OR_RETURN(
-          y, Tensor::Allocate(ctx->device()->allocator(), input.dtype(), TensorShape(out_nhwc)));
-    }
+    TW_ASSIGN_OR_RETURN(
+        auto outs, NhwcOutput(ctx, attrs_.nchw, {w.batch, w.out_h, w.out_w, oc}, input.dtype()));
+    auto& [out, y] = outs;
+    if (out->NumElements() == 0) return absl::OkStatus();
     const int64_t rows = w.batch * w.out_h * w.out_w, k = w.k_h * w.k_w * w.channels;
     TW_ASSIGN_OR_RETURN(const bool by_dnnl, TryDnnl<T>(ConvPass::kForward, w, oc, x.data<T>(),
                                                        filter.data<T>(), nullptr, y.data<T>()));
@@ -159,8 +154,7 @@ class Conv2DOp : public OpKernel {
                 T(0), y.data<T>() + r0 * oc, oc);
       }
     }
-    if (attrs_.nchw) TW_RETURN_IF_ERROR(FromNhwc(d, y, out));
-    return absl::OkStatus();
+    return FinishNhwcOutput(ctx, attrs_.nchw, y, out);
   }
 
  private:
