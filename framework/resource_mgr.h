@@ -30,6 +30,10 @@ namespace towerflow {
 // The container a resource op uses when its `container` attr is empty.
 inline constexpr char kDefaultContainer[] = "localhost";
 
+// The container of the resources one step makes for itself (a while loop
+// gradient's stacks): the session drops it when the step ends.
+inline std::string StepContainerName(int64_t step_id) { return absl::StrCat("__step_", step_id); }
+
 class ResourceBase {
  public:
   virtual ~ResourceBase() = default;

@@ -16,8 +16,12 @@ namespace towerflow {
 void RegisterBasicKernels(const std::string& device_type);
 
 // Switch, Merge, Enter, Exit, NextIteration, LoopCond, ControlTrigger
-// (kernels/control_flow_ops.cc).
+// (kernels/control_flow_ops.cc), and the stacks a while loop's gradient
+// keeps its forward values on.
 void RegisterControlFlowKernels(const std::string& device_type);
+
+// StackV2, StackPushV2, StackPopV2, StackCloseV2 (kernels/stack_ops.cc).
+void RegisterStackKernels(const std::string& device_type);
 
 }  // namespace towerflow
 

@@ -126,6 +126,7 @@ void RegisterControlFlowKernels(const std::string& device_type) {
                  MakeFactory<LoopCondOp>());
   RegisterKernel(on("ToBool").HostMemory("input").HostMemory("output"), MakeFactory<ToBoolOp>());
   RegisterKernel(on("ControlTrigger"), MakeFactory<ControlTriggerOp>());
+  RegisterStackKernels(device_type);
 }
 
 }  // namespace towerflow

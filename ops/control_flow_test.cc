@@ -369,25 +369,8 @@ TEST(CondGradientTest, BranchWithoutTheInputGivesZero) {
   EXPECT_FLOAT_EQ(out[0].scalar<float>()(), 0);
 }
 
-TEST(WhileLoopGradientTest, IsRefusedClearlyForNow) {
-  Scope root = Scope::NewRootScope();
-  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
-  TW_ASSERT_OK_AND_ASSIGN(Outputs r,
-                          ops::WhileLoop(
-                              root, {ops::Const(root, 0), x},
-                              [](const Scope& c, const Outputs& v) -> absl::StatusOr<Output> {
-                                return ops::Less(c, v[0], 3);
-                              },
-                              [](const Scope& b, const Outputs& v) -> Result {
-                                return Outputs{ops::AddV2(b, v[0], 1), ops::Mul(b, v[1], 2.0f)};
-                              }));
-  std::vector<Output> grads;
-  EXPECT_THAT(AddSymbolicGradients(root, {r[1]}, {x}, &grads),
-              StatusIs(absl::StatusCode::kUnimplemented, "while loops"));
-}
-
 // A library function called from the DSL runs (the session inlines it); its
-// gradient is refused as the while loop's is.
+// gradient is refused clearly.
 TEST(FunctionCallTest, RunsFromTheDslAndRefusesGradientsClearly) {
   Scope root = Scope::NewRootScope();
   FunctionDefLibrary library;

@@ -1,5 +1,7 @@
 // Data-flow ops that route tensor elements by index: DynamicStitch (used by
-// reduction gradients) and DynamicPartition.
+// reduction gradients) and DynamicPartition; and the stacks on which a while
+// loop's gradient keeps each forward iteration's values (StackV2 and its
+// push, pop and close; kernels/stack_ops.cc).
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -61,6 +63,42 @@ TW_REGISTER_OP("DynamicPartition")
     .Attr("T: type")
     .Doc("Splits data into num_partitions tensors by the partitions index.")
     .SetShapeFn(DynamicPartitionShape);
+
+TW_REGISTER_OP("StackV2")
+    .Input("max_size: int32")
+    .Output("handle: resource")
+    .Attr("elem_type: type")
+    .Attr("stack_name: string = ''")
+    .SetIsStateful()
+    .Doc("A new stack of elem_type tensors, at most max_size deep (no limit when negative).")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("StackPushV2")
+    .Input("handle: resource")
+    .Input("elem: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("swap_memory: bool = false")
+    .SetIsStateful()
+    .Doc("Pushes elem onto the stack and forwards it.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->input(1));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("StackPopV2")
+    .Input("handle: resource")
+    .Output("elem: elem_type")
+    .Attr("elem_type: type")
+    .SetIsStateful()
+    .Doc("Pops the stack's last element; an error when it is empty.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("StackCloseV2")
+    .Input("handle: resource")
+    .SetIsStateful()
+    .Doc("Closes the stack, dropping its elements.")
+    .SetShapeFn(shape_fns::UnknownShape);
 
 }  // namespace
 }  // namespace towerflow

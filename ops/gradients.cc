@@ -1,12 +1,16 @@
 #include "ops/gradients.h"
 
 #include <deque>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/control_flow.h"
 #include "ops/ops.h"
+#include "ops/while_gradients.h"
 
 namespace towerflow {
 
@@ -56,34 +60,71 @@ namespace {
 // (a topological order of the reversed subgraph). Outputs of ys are seeded
 // with grad_ys before the walk starts, so a y that feeds another y gets both
 // its seed and the gradient flowing back through the other.
+//
+// In a graph with while loops, the builder works in one frame (the root, or
+// a loop's body when it differentiates that body) and takes each loop one
+// level in as a whole: once the gradients of all its Exits have arrived,
+// WhileGradients builds the backward loop and the builder sends the
+// gradients it returns to the loop's Enters' inputs. The nodes inside the
+// loop are never differentiated one by one. See Note [While-loop gradients]
+// in ops/while_gradients.h.
 class GradientBuilder {
  public:
+  // `loops`: the graph's loops, null when it has none. `frame`: the frame
+  // the ys and xs are in. `stop_at_xs`: the walk back from the ys ends at
+  // the xs (a loop body's gradient stops at the body's inputs).
   GradientBuilder(const Scope& scope, std::vector<Output> ys, std::vector<Output> xs,
-                  std::vector<Output> grad_ys, const GradientOptions& options)
+                  std::vector<Output> grad_ys, const GradientOptions& options,
+                  WhileGradients* loops, int frame, bool stop_at_xs)
       : scope_(scope),
         ys_(std::move(ys)),
         xs_(std::move(xs)),
         grad_ys_(std::move(grad_ys)),
-        options_(options) {}
+        options_(options),
+        loops_(loops),
+        frame_(frame),
+        stop_at_xs_(stop_at_xs) {
+    for (const Output& x : xs_) {
+      if (x.valid()) x_nodes_.insert(x.node());
+    }
+  }
 
   absl::StatusOr<std::vector<Gradient>> Build();
 
  private:
+  // What a node is to the builder's frame: an op it differentiates, the
+  // Exit of a loop one level in, or part of a loop (or outside the frame).
+  enum class Role { kOp, kLoopExit, kInLoop };
+  Role RoleOf(const Node* n) const;
+
   absl::Status Validate() const;
   void MarkBetween();
   // The sum of the gradients that arrived for `out`; none when none did.
   absl::StatusOr<Gradient> Sum(const Scope& scope, const Output& out);
   // Differentiates `node`, sending gradients to its producers.
   absl::Status Backprop(const Scope& scope, Node* node, std::vector<Gradient> dys);
+  // Records the gradient of a loop's Exit; the last of the loop's Exits
+  // builds its backward loop.
+  absl::Status LoopExitReached(Node* exit, const Gradient& grad);
   void Send(const Edge* edge, const Gradient& grad);
 
-  bool Between(const Node* n) const { return between_[n->id()]; }
+  bool Between(const Node* n) const {
+    return n->id() < static_cast<int>(between_.size()) && between_[n->id()];
+  }
 
   const Scope scope_;
   const std::vector<Output> ys_, xs_;
   std::vector<Output> grad_ys_;
   const GradientOptions options_;
+  WhileGradients* const loops_;
+  const int frame_;
+  const bool stop_at_xs_;
+  absl::flat_hash_set<const Node*> x_nodes_;
   Scope grad_scope_ = scope_;
+  // By loop frame: the Exits whose gradients are still to come, and those
+  // that came.
+  absl::flat_hash_map<int, int> exits_left_;
+  absl::flat_hash_map<int, absl::flat_hash_map<const Node*, Gradient>> exit_grads_;
 
   std::vector<bool> reachable_from_ys_;
   std::vector<bool> between_;
@@ -91,6 +132,15 @@ class GradientBuilder {
   absl::flat_hash_map<Output, std::vector<Gradient>> arrived_;
   std::deque<Node*> ready_;
 };
+
+GradientBuilder::Role GradientBuilder::RoleOf(const Node* n) const {
+  if (loops_ == nullptr) return Role::kOp;
+  const int frame = loops_->FrameOf(n);
+  if (frame == WhileGradients::kGradientNode) return Role::kOp;
+  if (IsExit(*n) && loops_->Parent(frame) == frame_) return Role::kLoopExit;
+  if (frame == frame_ && !IsEnter(*n)) return Role::kOp;
+  return Role::kInLoop;
+}
 
 absl::Status GradientBuilder::Validate() const {
   TW_RETURN_IF_ERROR(scope_.status());
@@ -106,6 +156,13 @@ absl::Status GradientBuilder::Validate() const {
         scope_.graph()->FindNodeId(o.node()->id()) != o.node()) {
       return absl::InvalidArgumentError(
           absl::StrCat(what, "[", i, "] (", o.name(), ") is not in the scope's graph"));
+    }
+    const int frame = loops_ == nullptr ? frame_ : loops_->OutputFrame(o);
+    if (frame != frame_ && frame != WhileGradients::kGradientNode) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, "[", i, "] (", o.name(), ") is inside the while loop '", loops_->FrameName(frame),
+          "': gradients are taken of and with respect to a loop's outputs and the tensors it "
+          "reads, not the tensors of one iteration"));
     }
     return absl::OkStatus();
   };
@@ -135,6 +192,7 @@ void GradientBuilder::MarkBetween() {
   while (!queue.empty()) {
     Node* node = queue.front();
     queue.pop_front();
+    if (stop_at_xs_ && x_nodes_.contains(node)) continue;
     for (const Edge* e : node->in_edges()) {
       if (e->IsControlEdge() || reachable_from_ys_[e->src()->id()]) continue;
       reachable_from_ys_[e->src()->id()] = true;
@@ -165,6 +223,7 @@ void GradientBuilder::MarkBetween() {
     for (const Edge* e : node->out_edges()) {
       if (!e->IsControlEdge() && between_[e->dst()->id()]) ++pending_[node->id()];
     }
+    if (RoleOf(node) == Role::kLoopExit) ++exits_left_[loops_->FrameOf(node)];
   }
 }
 
@@ -176,7 +235,7 @@ absl::StatusOr<Gradient> GradientBuilder::Sum(const Scope& scope, const Output& 
 
 void GradientBuilder::Send(const Edge* edge, const Gradient& grad) {
   Node* src = edge->src();
-  if (!Between(src)) return;
+  if (!Between(src) || !Between(edge->dst())) return;
   arrived_[Output(src, edge->src_output())].push_back(grad);
   if (--pending_[src->id()] == 0) ready_.push_back(src);
 }
@@ -255,7 +314,10 @@ absl::StatusOr<std::vector<Gradient>> GradientBuilder::Build() {
     if (Between(ys_[i].node())) arrived_[ys_[i]].push_back(grad_ys_[i]);
   }
   for (Node* node : scope_.graph()->nodes()) {
-    if (Between(node) && pending_[node->id()] == 0) ready_.push_back(node);
+    if (Between(node) && pending_[node->id()] == 0 &&
+        (RoleOf(node) != Role::kInLoop || x_nodes_.contains(node))) {
+      ready_.push_back(node);
+    }
   }
   while (!ready_.empty()) {
     Node* node = ready_.front();
@@ -273,9 +335,40 @@ absl::StatusOr<std::vector<Gradient>> GradientBuilder::Build() {
         for (size_t k : xi->second) result[k] = dys[i];
       }
     }
-    TW_RETURN_IF_ERROR(Backprop(node_scope, node, std::move(dys)));
+    switch (RoleOf(node)) {
+      case Role::kOp:
+        if (!(stop_at_xs_ && x_nodes_.contains(node))) {
+          TW_RETURN_IF_ERROR(Backprop(node_scope, node, std::move(dys)));
+        }
+        break;
+      case Role::kLoopExit:
+        TW_RETURN_IF_ERROR(LoopExitReached(node, dys[0]));
+        break;
+      case Role::kInLoop:  // an x inside a loop's frame: only its gradient is wanted
+        break;
+    }
   }
   return result;
+}
+
+absl::Status GradientBuilder::LoopExitReached(Node* exit, const Gradient& grad) {
+  const int loop = loops_->FrameOf(exit);
+  exit_grads_[loop][exit] = grad;
+  if (--exits_left_[loop] > 0) return absl::OkStatus();
+  const WhileGradients::BodyGradientFn body =
+      [this](const Scope& scope, int frame, const std::vector<Output>& ys,
+             const std::vector<Output>& xs,
+             const std::vector<Output>& grad_ys) -> absl::StatusOr<std::vector<Gradient>> {
+    GradientOptions options;
+    options.allow_unreachable = true;
+    GradientBuilder body_builder(scope, ys, xs, grad_ys, options, loops_, frame,
+                                 /*stop_at_xs=*/true);
+    return body_builder.Build();
+  };
+  TW_ASSIGN_OR_RETURN(const WhileGradients::EnterGradients enter_grads,
+                      loops_->Differentiate(grad_scope_, loop, exit_grads_[loop], body));
+  for (const auto& eg : enter_grads) Send(eg.first, eg.second);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -292,7 +385,18 @@ absl::StatusOr<std::vector<Gradient>> ComputeSymbolicGradients(const Scope& scop
       seeds.push_back(y.valid() ? Output(ops::OnesLike(ones.ColocateWith(y), y)) : Output());
     }
   }
-  GradientBuilder builder(scope, ys, xs, std::move(seeds), options);
+  std::optional<WhileGradients> loops;
+  if (HasControlFlow(*scope.graph())) {
+    absl::StatusOr<WhileGradients> made = WhileGradients::Create(*scope.graph());
+    if (!made.ok()) {
+      scope.UpdateStatus(made.status());
+      return made.status();
+    }
+    loops.emplace(*std::move(made));
+  }
+  GradientBuilder builder(scope, ys, xs, std::move(seeds), options,
+                          loops.has_value() ? &*loops : nullptr, /*frame=*/0,
+                          /*stop_at_xs=*/false);
   absl::StatusOr<std::vector<Gradient>> grads = builder.Build();
   if (!grads.ok()) scope.UpdateStatus(grads.status());
   return grads;

@@ -135,6 +135,10 @@ const Signature kSignatures[] = {
     {"Select", "condition:bool, t:T, e:T", "output:T", "T:type"},
     {"NcclAllReduce", "input:T", "data:T",
      "reduction:string, T:type, num_devices:int, shared_name:string"},
+    {"StackV2", "max_size:int32", "handle:resource", "elem_type:type, stack_name:string=\"\""},
+    {"StackPushV2", "handle:resource, elem:T", "output:T", "T:type, swap_memory:bool=false"},
+    {"StackPopV2", "handle:resource", "elem:elem_type", "elem_type:type"},
+    {"StackCloseV2", "handle:resource", "", ""},
 };
 
 TEST(OpSchemasTest, SignaturesMatchTensorFlow) {
@@ -174,6 +178,7 @@ TEST(OpSchemasTest, FlagsMatchTensorFlow) {
   EXPECT_TRUE(Op("VariableV2").is_stateful());
   EXPECT_TRUE(Op("RandomUniform").is_stateful());
   EXPECT_TRUE(Op("NcclAllReduce").is_stateful());
+  EXPECT_TRUE(Op("StackPopV2").is_stateful());
   EXPECT_FALSE(Op("MatMul").is_stateful());
   EXPECT_TRUE(Op("AddN").is_aggregate());
   EXPECT_TRUE(Op("AddN").is_commutative());
@@ -352,6 +357,7 @@ TEST(OpSchemasTest, FamiliesNameTheirSchemaFiles) {
   EXPECT_EQ(OpRegistry::Global()->Find("Relu")->family, "nn_ops");
   EXPECT_EQ(OpRegistry::Global()->Find("ResizeBilinear")->family, "image_ops");
   EXPECT_EQ(OpRegistry::Global()->Find("Reshape")->family, "array_ops");
+  EXPECT_EQ(OpRegistry::Global()->Find("StackV2")->family, "data_flow_ops");
 }
 
 }  // namespace

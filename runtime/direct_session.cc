@@ -299,6 +299,9 @@ class DirectSession final : public Session {
     }
     ek.executors[0]->RunAsync(args, done);
     all_done.WaitForNotification();
+    // What the step made for itself (a loop gradient's stacks) goes with it.
+    const std::string step_container = StepContainerName(args.step_id);
+    for (Device* d : devices_->devices()) d->resource_manager()->Cleanup(step_container);
     absl::MutexLock lock(&mu);
     return first_error;
   }

@@ -219,6 +219,7 @@ std::vector<Case> StateCases() {
       {"Assert", {}, {Scalar<bool>(true), F({2})}},
       {"ScalarSummary", {}, {Str("t"), Scalar<float>(1)}},
       {"HistogramSummary", {}, {Str("h"), F({4})}},
+      {"StackV2", {{"elem_type", A(DT_FLOAT)}}, {Scalar<int32_t>(4)}},
   };
 }
 

@@ -4,10 +4,13 @@
 // that was taken. The gradient of the untaken side is dead, as the forward
 // values were, so only the taken branch's backward ops run.
 //
-// Gradients through while loops (the backward loop, with each iteration's
-// forward values kept on stacks) are not built yet: Enter, Exit and
-// NextIteration refuse with Unimplemented, and so do function calls and
-// TF 2's functional If and While, whose gradients are functions themselves.
+// A while loop is differentiated as a whole by the gradient builder (the
+// backward loop, with each iteration's forward values kept on stacks: Note
+// [While-loop gradients] in ops/while_gradients.h), so Enter, Exit and
+// NextIteration have no gradient functions of their own: reaching one means
+// the loop is not one the builder recognised. Function calls and TF 2's
+// functional If and While, whose gradients are functions themselves, refuse
+// with Unimplemented.
 #include "absl/strings/str_cat.h"
 #include "graph/control_flow.h"
 #include "ops/gradients/grad_util.h"
@@ -31,8 +34,8 @@ TW_GRAD_FN(MergeGrad) {
   for (const Edge* e : op.node()->in_edges()) {
     if (!e->IsControlEdge() && IsNextIteration(*e->src())) {
       return absl::UnimplementedError(
-          absl::StrCat("Gradients through the while loop of Merge '", op.name(),
-                       "' are not implemented yet; only Cond's can be differentiated"));
+          absl::StrCat("The gradient reached the while loop's Merge '", op.name(),
+                       "' from inside the loop; a loop is differentiated from its Exits"));
     }
   }
   const Output index = op.output(1);
@@ -44,9 +47,9 @@ TW_GRAD_FN(MergeGrad) {
 }
 
 TW_GRAD_FN(LoopGrad) {
-  return absl::UnimplementedError(absl::StrCat("Gradients through while loops (",
-                                               op.node()->type_string(), " '", op.name(),
-                                               "') are not implemented yet"));
+  return absl::UnimplementedError(
+      absl::StrCat("The gradient reached ", op.node()->type_string(), " '", op.name(),
+                   "' on its own; while loops are differentiated as a whole, from their Exits"));
 }
 
 TW_GRAD_FN(FunctionCallGrad) {
@@ -69,6 +72,10 @@ TW_REGISTER_GRADIENT("RefNextIteration", LoopGrad);
 TW_REGISTER_NO_GRADIENT("LoopCond");
 TW_REGISTER_NO_GRADIENT("ControlTrigger");
 TW_REGISTER_NO_GRADIENT("ToBool");
+TW_REGISTER_NO_GRADIENT("StackV2");
+TW_REGISTER_NO_GRADIENT("StackPushV2");
+TW_REGISTER_NO_GRADIENT("StackPopV2");
+TW_REGISTER_NO_GRADIENT("StackCloseV2");
 TW_REGISTER_GRADIENT("PartitionedCall", FunctionCallGrad);
 TW_REGISTER_GRADIENT("StatefulPartitionedCall", FunctionCallGrad);
 TW_REGISTER_GRADIENT("If", FunctionCallGrad);
