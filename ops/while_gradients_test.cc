@@ -42,6 +42,13 @@ Result PowerLoop(const Scope& s, Output x, Output w, Output n, int parallel_iter
 
 double ScalarOf(const Tensor& t) { return t.scalar<double>()(); }
 
+// The condition of a loop whose variable 0 counts up to `n`.
+ops::LoopCondFn CountsTo(int n) {
+  return [n](const Scope& c, const Outputs& v) -> absl::StatusOr<Output> {
+    return ops::Less(c, v[0], n);
+  };
+}
+
 TEST(WhileLoopGradientTest, MultipliesThroughEveryIteration) {
   // y = x * w^n: dy/dx = w^n, dy/dw = n x w^(n-1). At x = 1.5, w = 2, n = 3:
   // y = 12, dy/dx = 8, dy/dw = 18. With n = 0 the loop never iterates:
@@ -69,6 +76,25 @@ TEST(WhileLoopGradientTest, MultipliesThroughEveryIteration) {
   EXPECT_DOUBLE_EQ(ScalarOf(out[0]), 1.5);
   EXPECT_DOUBLE_EQ(ScalarOf(out[1]), 1);
   EXPECT_DOUBLE_EQ(ScalarOf(out[2]), 0);
+}
+
+TEST(WhileLoopGradientTest, TwoGradientsOfOneLoopRunTogether) {
+  // Each backward loop pops stacks of its own: the second gradient (an
+  // optimizer's, say, beside a user's) neither steals the first's values nor
+  // differentiates the first's backward loop.
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_DOUBLE);
+  auto w = ops::Placeholder(root.WithOpName("w"), DT_DOUBLE);
+  TW_ASSERT_OK_AND_ASSIGN(Outputs r, PowerLoop(root, x, w, ops::Const(root, 3)));
+  std::vector<Output> dx, dw;
+  TW_ASSERT_OK(AddSymbolicGradients(root, {r[1]}, {x}, &dx));
+  TW_ASSERT_OK(AddSymbolicGradients(root, {r[1]}, {w}, &dw));
+  ClientSession session(root);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(
+      session.Run({{x, Scalar<double>(1.5)}, {w, Scalar<double>(2)}}, {dx[0], dw[0]}, &out));
+  EXPECT_DOUBLE_EQ(ScalarOf(out[0]), 8);
+  EXPECT_DOUBLE_EQ(ScalarOf(out[1]), 18);
 }
 
 TEST(WhileLoopGradientTest, MatchesFiniteDifferences) {
@@ -99,10 +125,7 @@ absl::StatusOr<Rnn> BuildRnn(const Scope& root, int parallel_iterations) {
   options.name = "rnn";
   TW_ASSIGN_OR_RETURN(
       Outputs out, ops::WhileLoop(
-                       root, {ops::Const(root, 0), rnn.h0},
-                       [](const Scope& c, const Outputs& v) -> absl::StatusOr<Output> {
-                         return ops::Less(c, v[0], 20);
-                       },
+                       root, {ops::Const(root, 0), rnn.h0}, CountsTo(20),
                        [&rnn](const Scope& b, const Outputs& v) -> Result {
                          const Output x_t = ops::ExpandDims(b, ops::GatherV2(b, rnn.x, v[0], 0), 0);
                          const Output h = ops::Tanh(b, ops::AddV2(b, ops::MatMul(b, v[1], rnn.w),
@@ -174,10 +197,7 @@ TEST(WhileLoopGradientTest, VariableReadInEachIteration) {
   TW_ASSERT_OK_AND_ASSIGN(
       Outputs r,
       ops::WhileLoop(
-          root, {ops::Const(root, 0), ops::Const(root, 0.0f)},
-          [](const Scope& c, const Outputs& s) -> absl::StatusOr<Output> {
-            return ops::Less(c, s[0], 4);
-          },
+          root, {ops::Const(root, 0), ops::Const(root, 0.0f)}, CountsTo(4),
           [&](const Scope& b, const Outputs& s) -> Result {
             return Outputs{
                 ops::AddV2(b, s[0], 1),
@@ -203,15 +223,12 @@ TEST(WhileLoopGradientTest, NestedLoops) {
   auto x = ops::Placeholder(root.WithOpName("x"), DT_DOUBLE);
   auto w = ops::Placeholder(root.WithOpName("w"), DT_DOUBLE);
   TW_ASSERT_OK_AND_ASSIGN(
-      Outputs r, ops::WhileLoop(
-                     root, {ops::Const(root, 0), x},
-                     [](const Scope& c, const Outputs& v) -> absl::StatusOr<Output> {
-                       return ops::Less(c, v[0], 3);
-                     },
-                     [&](const Scope& b, const Outputs& v) -> Result {
-                       TW_ASSIGN_OR_RETURN(Outputs inner, PowerLoop(b, v[1], w, ops::Const(b, 2)));
-                       return Outputs{ops::AddV2(b, v[0], 1), inner[1]};
-                     }));
+      Outputs r, ops::WhileLoop(root, {ops::Const(root, 0), x}, CountsTo(3),
+                                [&](const Scope& b, const Outputs& v) -> Result {
+                                  TW_ASSIGN_OR_RETURN(Outputs inner,
+                                                      PowerLoop(b, v[1], w, ops::Const(b, 2)));
+                                  return Outputs{ops::AddV2(b, v[0], 1), inner[1]};
+                                }));
   std::vector<Output> grads;
   TW_ASSERT_OK(AddSymbolicGradients(root, {r[1]}, {x, w}, &grads));
   ClientSession session(root);
@@ -282,22 +299,19 @@ TEST(WhileLoopGradientTest, RefusesWhatItCannotBuildClearly) {
   auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
   Output inside;
   TW_ASSERT_OK_AND_ASSIGN(
-      Outputs r, ops::WhileLoop(
-                     root, {ops::Const(root, 0), x},
-                     [](const Scope& c, const Outputs& v) -> absl::StatusOr<Output> {
-                       return ops::Less(c, v[0], 3);
-                     },
-                     [&](const Scope& b, const Outputs& v) -> Result {
-                       TW_ASSIGN_OR_RETURN(
-                           Outputs y, ops::Cond(
+      Outputs r, ops::WhileLoop(root, {ops::Const(root, 0), x}, CountsTo(3),
+                                [&](const Scope& b, const Outputs& v) -> Result {
+                                  TW_ASSIGN_OR_RETURN(
+                                      Outputs y,
+                                      ops::Cond(
                                           b, ops::Less(b, v[0], 2),
                                           [&](const Scope& t) -> Result {
                                             return Outputs{ops::Mul(t, v[1], v[1])};
                                           },
                                           [&](const Scope&) -> Result { return Outputs{v[1]}; }));
-                       inside = y[0];
-                       return Outputs{ops::AddV2(b, v[0], 1), y[0]};
-                     }));
+                                  inside = y[0];
+                                  return Outputs{ops::AddV2(b, v[0], 1), y[0]};
+                                }));
   std::vector<Output> grads;
   EXPECT_THAT(AddSymbolicGradients(root, {r[1]}, {x}, &grads),
               StatusIs(absl::StatusCode::kUnimplemented, "in a branch of a Cond inside the loop"));
@@ -305,15 +319,11 @@ TEST(WhileLoopGradientTest, RefusesWhatItCannotBuildClearly) {
   Scope other = Scope::NewRootScope();
   auto z = ops::Placeholder(other.WithOpName("z"), DT_FLOAT);
   TW_ASSERT_OK_AND_ASSIGN(Outputs s,
-                          ops::WhileLoop(
-                              other, {ops::Const(other, 0), z},
-                              [](const Scope& c, const Outputs& v) -> absl::StatusOr<Output> {
-                                return ops::Less(c, v[0], 3);
-                              },
-                              [&](const Scope& b, const Outputs& v) -> Result {
-                                inside = ops::Mul(b, v[1], 2.0f);
-                                return Outputs{ops::AddV2(b, v[0], 1), inside};
-                              }));
+                          ops::WhileLoop(other, {ops::Const(other, 0), z}, CountsTo(3),
+                                         [&](const Scope& b, const Outputs& v) -> Result {
+                                           inside = ops::Mul(b, v[1], 2.0f);
+                                           return Outputs{ops::AddV2(b, v[0], 1), inside};
+                                         }));
   EXPECT_THAT(AddSymbolicGradients(other, {inside}, {z}, &grads),
               StatusIs(absl::StatusCode::kInvalidArgument, "is inside the while loop"));
 }

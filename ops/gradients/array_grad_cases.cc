@@ -1,0 +1,236 @@
+// The finite-difference cases of the array gradients (array_grad.cc and image_grad.cc):
+// see gradient_functions_test.cc.
+#include "ops/gradients/grad_cases.h"
+#include "ops/ops.h"
+
+namespace towerflow {
+namespace grad_cases {
+
+std::vector<GradCase> ArrayCases() {
+  return {
+      // Shapes and data movement.
+      Unary("Identity", [](const Scope& s, Output x) { return ops::Identity(s, x); }),
+      Unary("Snapshot", [](const Scope& s, Output x) { return ops::Snapshot(s, x); }),
+      Unary("PlaceholderWithDefault",
+            [](const Scope& s, Output x) {
+              return ops::PlaceholderWithDefault(s, x, PartialTensorShape({2, 3}));
+            }),
+      Unary("Print", [](const Scope& s, Output x) { return ops::Print(s, x, {x}); }),
+      Unary("CheckNumerics",
+            [](const Scope& s, Output x) { return ops::CheckNumerics(s, x, "x"); }),
+      {"IdentityN",
+       {S({2}), S({3})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return ops::IdentityN(s, {x[0], x[1]}).output;
+       }},
+      Unary("Reshape",
+            [](const Scope& s, Output x) {
+              return ops::Reshape(s, x, {3, -1});
+            }),
+      Unary("ExpandDims", [](const Scope& s, Output x) { return ops::ExpandDims(s, x, 1); }),
+      Unary(
+          "Squeeze", [](const Scope& s, Output x) { return ops::Squeeze(s, x); }, S({2, 1, 3})),
+      Unary(
+          "Transpose",
+          [](const Scope& s, Output x) {
+            return ops::Transpose(s, x, {2, 0, 1});
+          },
+          S({2, 3, 2})),
+      {"ConcatV2",
+       {S({2, 1}), S({2, 3})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::ConcatV2(s, {x[0], x[1]}, -1)};
+       }},
+      {"Concat",
+       {S({1, 3}), S({2, 3})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::Concat(s, 0, {x[0], x[1]})};
+       }},
+      Unary(
+          "Split", [](const Scope& s, Output x) { return ops::Split(s, 1, x, 2).output[1]; },
+          S({2, 4})),
+      {"SplitV",
+       {S({2, 5})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return ops::SplitV(s, x[0], {2, 3}, 1, 2).output;
+       }},
+      {"Pack",
+       {S({2}), S({2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::Pack(s, {x[0], x[1]}, ops::Pack::Axis(1))};
+       }},
+      {"Unpack",
+       {S({2, 3})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return ops::Unpack(s, x[0], 3, ops::Unpack::Axis(1)).output;
+       }},
+      Unary(
+          "Slice",
+          [](const Scope& s, Output x) {
+            return ops::Slice(s, x, {1, 0}, {-1, 2});
+          },
+          S({3, 3})),
+      Unary(
+          "StridedSlice",
+          [](const Scope& s, Output x) {
+            return ops::StridedSlice(s, x, {0, 3}, {3, 0}, {2, -1},
+                                     ops::StridedSlice::BeginMask(0).EndMask(2));
+          },
+          S({3, 4})),
+      Unary(
+          "StridedSliceGrad",
+          [](const Scope& s, Output dy) {
+            return ops::StridedSliceGrad(s, {3, 4}, {0, 3}, {3, 0}, {2, -1}, dy,
+                                         ops::StridedSliceGrad::BeginMask(0).EndMask(2));
+          },
+          S({2, 4})),
+      Unary(
+          "UnsortedSegmentSum",
+          [](const Scope& s, Output x) {
+            return ops::UnsortedSegmentSum(s, x, {1, -1, 1, 0}, 3);
+          },
+          S({4, 2})),
+      Unary(
+          "DynamicPartition",
+          [](const Scope& s, Output x) {
+            return ops::DynamicPartition(s, x, {1, 0, 1, 2}, 3).outputs[1];
+          },
+          S({4, 2})),
+      {"DynamicStitch",
+       {S({2, 2}), S({3, 2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {
+             ops::DynamicStitch(s, {ops::Const(s, {0, 3}), ops::Const(s, {1, 4, 2})}, {x[0], x[1]})
+                 .merged};
+       }},
+      Unary(
+          "TopKV2", [](const Scope& s, Output x) { return ops::TopKV2(s, x, 2).values; },
+          S({3, 4})),
+      Unary(
+          "StridedSlice/shrink",
+          [](const Scope& s, Output x) {
+            return ops::StridedSlice(s, x, {1}, {2}, {1}, ops::StridedSlice::ShrinkAxisMask(1));
+          },
+          S({3, 2})),
+      Unary("Pad",
+            [](const Scope& s, Output x) {
+              return ops::Pad(s, x, {{1, 0}, {2, 1}});
+            }),
+      Unary(
+          "ReverseV2",
+          [](const Scope& s, Output x) {
+            return ops::ReverseV2(s, x, {0, -1});
+          },
+          S({2, 3, 2})),
+      Unary(
+          "DepthToSpace", [](const Scope& s, Output x) { return ops::DepthToSpace(s, x, 2); },
+          S({1, 1, 2, 8})),
+      Unary(
+          "SpaceToDepth", [](const Scope& s, Output x) { return ops::SpaceToDepth(s, x, 2); },
+          S({1, 2, 4, 1})),
+      Unary(
+          "MirrorPad/reflect",
+          [](const Scope& s, Output x) {
+            return ops::MirrorPad(s, x, {{1, 2}, {2, 0}}, "REFLECT");
+          },
+          S({3, 3})),
+      Unary(
+          "MirrorPad/symmetric",
+          [](const Scope& s, Output x) {
+            return ops::MirrorPad(s, x, {{2, 1}, {0, 3}}, "SYMMETRIC");
+          },
+          S({2, 3})),
+      Unary(
+          "MirrorPadGrad",
+          [](const Scope& s, Output x) {
+            return ops::MirrorPadGrad(s, x, {{1, 1}, {0, 2}}, "REFLECT");
+          },
+          S({5, 5})),
+      Unary("PadV2",
+            [](const Scope& s, Output x) {
+              return ops::PadV2(s, x, {{0, 1}, {1, 1}}, 0.5f);
+            }),
+      Unary(
+          "Tile",
+          [](const Scope& s, Output x) {
+            return ops::Tile(s, x, {2, 3});
+          },
+          S({2, 2})),
+      Unary(
+          "Fill",
+          [](const Scope& s, Output x) {
+            return ops::Fill(s, {2, 3}, x);
+          },
+          S({})),
+      Unary(
+          "BroadcastTo",
+          [](const Scope& s, Output x) {
+            return ops::BroadcastTo(s, x, {2, 2, 3});
+          },
+          S({2, 1})),
+      Unary(
+          "GatherV2",
+          [](const Scope& s, Output x) {
+            return ops::GatherV2(s, x, {2, 0, 2}, 0);
+          },
+          S({3, 2})),
+      Unary(
+          "Gather",
+          [](const Scope& s, Output x) {
+            return ops::Gather(s, x, {{1, 1}, {0, 2}});
+          },
+          S({3, 2})),
+      Unary(
+          "Prod", [](const Scope& s, Output x) { return ops::Prod(s, x, 0); }, NonZero({2, 3})),
+      Unary(
+          "Prod/two_axes_keep_dims",
+          [](const Scope& s, Output x) {
+            return ops::Prod(s, x, {0, -1}, ops::Prod::KeepDims(true));
+          },
+          NonZero({2, 3, 2})),
+      Unary(
+          "Cumsum", [](const Scope& s, Output x) { return ops::Cumsum(s, x, 1); }, S({2, 3})),
+      Unary(
+          "Cumsum/exclusive_reverse",
+          [](const Scope& s, Output x) {
+            return ops::Cumsum(s, x, 0, ops::Cumsum::Exclusive(true).Reverse(true));
+          },
+          S({3, 2})),
+      Unary(
+          "Cumprod", [](const Scope& s, Output x) { return ops::Cumprod(s, x, -1); },
+          NonZero({2, 3})),
+      Unary(
+          "Cumprod/exclusive_reverse",
+          [](const Scope& s, Output x) {
+            return ops::Cumprod(s, x, 0, ops::Cumprod::Exclusive(true).Reverse(true));
+          },
+          NonZero({3, 2})),
+      Unary(
+          "GatherV2/axis1",
+          [](const Scope& s, Output x) {
+            return ops::GatherV2(s, x, {2, 0, 2}, 1);
+          },
+          S({2, 3, 2})),
+      Unary(
+          "GatherV2/batch_dims",
+          [](const Scope& s, Output x) {
+            return ops::GatherV2(s, x, {{2, 0}, {1, 1}}, 1, ops::GatherV2::BatchDims(1));
+          },
+          S({2, 3, 2})),
+      Unary(
+          "GatherV2/batch_dims_axis_past_them",
+          [](const Scope& s, Output x) {
+            return ops::GatherV2(s, x, {{2, 0, 2}, {1, 1, 0}}, 2, ops::GatherV2::BatchDims(-1));
+          },
+          S({2, 2, 3})),
+      Unary(
+          "GatherV2/negative_axis_matrix_indices",
+          [](const Scope& s, Output x) {
+            return ops::GatherV2(s, x, {{1, 0}, {1, 1}}, -1);
+          },
+          S({2, 3})),
+  };
+}
+
+}  // namespace grad_cases
+}  // namespace towerflow

@@ -1,0 +1,161 @@
+// The finite-difference cases of the math gradients (math_grad.cc):
+// see gradient_functions_test.cc.
+#include "ops/gradients/grad_cases.h"
+#include "ops/ops.h"
+
+namespace towerflow {
+namespace grad_cases {
+
+std::vector<GradCase> MathCases() {
+  const InputSpec positive = S({2, 3}, 0.5, 1.5);
+  const InputSpec above_one = S({2, 3}, 1.0, 2.0);
+  return {
+      // Unary math.
+      Unary("Neg", [](const Scope& s, Output x) { return ops::Neg(s, x); }),
+      Unary(
+          "Abs", [](const Scope& s, Output x) { return ops::Abs(s, x); }, NonZero({2, 3})),
+      Unary("Square", [](const Scope& s, Output x) { return ops::Square(s, x); }),
+      Unary(
+          "Sqrt", [](const Scope& s, Output x) { return ops::Sqrt(s, x); }, positive),
+      Unary(
+          "Rsqrt", [](const Scope& s, Output x) { return ops::Rsqrt(s, x); }, positive),
+      Unary("Exp", [](const Scope& s, Output x) { return ops::Exp(s, x); }),
+      Unary("Expm1", [](const Scope& s, Output x) { return ops::Expm1(s, x); }),
+      Unary(
+          "Log", [](const Scope& s, Output x) { return ops::Log(s, x); }, positive),
+      Unary(
+          "Log1p", [](const Scope& s, Output x) { return ops::Log1p(s, x); }, positive),
+      Unary("Sigmoid", [](const Scope& s, Output x) { return ops::Sigmoid(s, x); }),
+      Unary("Tanh", [](const Scope& s, Output x) { return ops::Tanh(s, x); }),
+      Unary(
+          "Reciprocal", [](const Scope& s, Output x) { return ops::Reciprocal(s, x); }, above_one),
+      Unary(
+          "Inv", [](const Scope& s, Output x) { return ops::Inv(s, x); }, above_one),
+      Unary("Sin", [](const Scope& s, Output x) { return ops::Sin(s, x); }),
+      Unary("Cos", [](const Scope& s, Output x) { return ops::Cos(s, x); }),
+      Unary(
+          "Sign", [](const Scope& s, Output x) { return ops::Sign(s, x); }, NonZero({2, 3})),
+      // Second order: the *Grad ops.
+      Binary(
+          "TanhGrad", [](const Scope& s, Output y, Output dy) { return ops::TanhGrad(s, y, dy); },
+          S({2, 3}, -0.9, 0.9), S({2, 3})),
+      Binary(
+          "SigmoidGrad",
+          [](const Scope& s, Output y, Output dy) { return ops::SigmoidGrad(s, y, dy); },
+          S({2, 3}, 0.1, 0.9), S({2, 3})),
+      Binary(
+          "ReciprocalGrad",
+          [](const Scope& s, Output y, Output dy) { return ops::ReciprocalGrad(s, y, dy); },
+          positive, S({2, 3})),
+      Binary(
+          "SqrtGrad", [](const Scope& s, Output y, Output dy) { return ops::SqrtGrad(s, y, dy); },
+          positive, S({2, 3})),
+      Binary(
+          "RsqrtGrad", [](const Scope& s, Output y, Output dy) { return ops::RsqrtGrad(s, y, dy); },
+          positive, S({2, 3})),
+      Binary(
+          "ReluGrad", [](const Scope& s, Output g, Output f) { return ops::ReluGrad(s, g, f); },
+          S({2, 3}), NonZero({2, 3})),
+      // Binary math with broadcasting.
+      Binary("Add", [](const Scope& s, Output a, Output b) { return ops::Add(s, a, b); }),
+      Binary(
+          "AddV2", [](const Scope& s, Output a, Output b) { return ops::AddV2(s, a, b); },
+          S({3, 1}), S({1, 2})),
+      Binary(
+          "Sub", [](const Scope& s, Output a, Output b) { return ops::Sub(s, a, b); }, S({3}),
+          S({2, 3})),
+      Binary("Mul", [](const Scope& s, Output a, Output b) { return ops::Mul(s, a, b); }),
+      Binary(
+          "RealDiv", [](const Scope& s, Output a, Output b) { return ops::RealDiv(s, a, b); },
+          S({2, 3}), S({3}, 1, 2)),
+      Binary(
+          "Div", [](const Scope& s, Output a, Output b) { return ops::Div(s, a, b); }, S({2, 3}),
+          S({2, 3}, -2, -1)),
+      Binary(
+          "DivNoNan", [](const Scope& s, Output a, Output b) { return ops::DivNoNan(s, a, b); },
+          S({2, 3}), S({3}, 1, 2)),
+      // x / y in (2.1, 2.95): floor(x / y) = 2 around every point, so
+      // FloorMod is x - 2y there (dy = -2 g). Piecewise linear: checked in
+      // double, as the linear ops are.
+      Double(Binary(
+          "FloorMod", [](const Scope& s, Output a, Output b) { return ops::FloorMod(s, a, b); },
+          S({2, 3}, 5.1, 5.9), S({3}, 2.0, 2.4))),
+      Binary("Maximum", [](const Scope& s, Output a, Output b) { return ops::Maximum(s, a, b); }),
+      Binary("Minimum", [](const Scope& s, Output a, Output b) { return ops::Minimum(s, a, b); }),
+      Binary(
+          "Pow", [](const Scope& s, Output a, Output b) { return ops::Pow(s, a, b); },
+          S({2, 3}, 0.5, 1.5), S({3})),
+      Binary("SquaredDifference",
+             [](const Scope& s, Output a, Output b) { return ops::SquaredDifference(s, a, b); }),
+      {"AddN",
+       {S({2, 2}), S({2, 2}), S({2, 2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::AddN(s, {x[0], x[1], x[2]})};
+       }},
+      {"Select",
+       {S({2, 3}), S({2, 3})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::Select(s, ops::Const(s, {true, false}), x[0], x[1])};
+       }},
+      {"SelectV2",
+       {S({2, 3}), S({3})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::SelectV2(s, ops::Const(s, {{true, false, true}, {false, false, true}}), x[0],
+                               x[1])};
+       }},
+      Unary("Cast", [](const Scope& s,
+                       Output x) { return ops::Cast(s, ops::Cast(s, x, DT_DOUBLE), DT_FLOAT); }),
+      // Reductions.
+      Unary(
+          "Sum", [](const Scope& s, Output x) { return ops::Sum(s, x, {1}); }, S({2, 3, 2})),
+      Unary(
+          "Sum/keep_dims_negative_axis",
+          [](const Scope& s, Output x) {
+            return ops::Sum(s, x, {-1, 0}, ops::Sum::KeepDims(true));
+          },
+          S({2, 3, 2})),
+      Unary(
+          "Mean",
+          [](const Scope& s, Output x) {
+            return ops::Mean(s, x, {0, 2});
+          },
+          S({2, 3, 2})),
+      Unary("Max", [](const Scope& s, Output x) { return ops::Max(s, x, {1}); }),
+      Unary("Min", [](const Scope& s, Output x) { return ops::Min(s, x, {0}); }),
+      // Matrices.
+      Binary(
+          "MatMul", [](const Scope& s, Output a, Output b) { return ops::MatMul(s, a, b); },
+          S({2, 3}), S({3, 4})),
+      Binary(
+          "MatMul/transpose_a_b",
+          [](const Scope& s, Output a, Output b) {
+            return ops::MatMul(s, a, b, ops::MatMul::TransposeA(true).TransposeB(true));
+          },
+          S({3, 2}), S({4, 3})),
+      Binary(
+          "MatMul/transpose_a",
+          [](const Scope& s, Output a, Output b) {
+            return ops::MatMul(s, a, b, ops::MatMul::TransposeA(true));
+          },
+          S({3, 2}), S({3, 4})),
+      Binary(
+          "MatMul/transpose_b",
+          [](const Scope& s, Output a, Output b) {
+            return ops::MatMul(s, a, b, ops::MatMul::TransposeB(true));
+          },
+          S({2, 3}), S({4, 3})),
+      Binary(
+          "BatchMatMul",
+          [](const Scope& s, Output a, Output b) {
+            return ops::BatchMatMul(s, a, b, ops::BatchMatMul::AdjY(true));
+          },
+          S({2, 2, 3}), S({2, 4, 3})),
+      Binary(
+          "BatchMatMulV2",
+          [](const Scope& s, Output a, Output b) { return ops::BatchMatMulV2(s, a, b); },
+          S({2, 2, 3}), S({3, 2})),
+  };
+}
+
+}  // namespace grad_cases
+}  // namespace towerflow
