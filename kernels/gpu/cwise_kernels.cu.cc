@@ -138,6 +138,9 @@ cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream) 
   TW_INSTANTIATE_UNARY(T, Relu)               \
   TW_INSTANTIATE_UNARY(T, Reciprocal)         \
   TW_INSTANTIATE_UNARY(T, Floor)              \
+  TW_INSTANTIATE_UNARY(T, Softplus)           \
+  TW_INSTANTIATE_UNARY(T, Selu)               \
+  TW_INSTANTIATE_UNARY(T, Erf)                \
   TW_INSTANTIATE_BINARY(T, Add)               \
   TW_INSTANTIATE_BINARY(T, Sub)               \
   TW_INSTANTIATE_BINARY(T, Mul)               \
@@ -149,7 +152,9 @@ cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream) 
   TW_INSTANTIATE_BINARY(T, Pow)               \
   TW_INSTANTIATE_BINARY(T, ReluGrad)          \
   TW_INSTANTIATE_BINARY(T, TanhGrad)          \
-  TW_INSTANTIATE_BINARY(T, SigmoidGrad)
+  TW_INSTANTIATE_BINARY(T, SigmoidGrad)       \
+  TW_INSTANTIATE_BINARY(T, SoftplusGrad)      \
+  TW_INSTANTIATE_BINARY(T, SeluGrad)
 TW_INSTANTIATE_CWISE(float)
 TW_INSTANTIATE_CWISE(double)
 #undef TW_INSTANTIATE_CWISE

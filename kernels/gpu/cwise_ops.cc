@@ -103,6 +103,9 @@ void RegisterForType() {
   RegisterKernel(on("Relu"), MakeFactory<UnaryOp<T, functor::Relu<T>>>());
   RegisterKernel(on("Reciprocal"), MakeFactory<UnaryOp<T, functor::Reciprocal<T>>>());
   RegisterKernel(on("Floor"), MakeFactory<UnaryOp<T, functor::Floor<T>>>());
+  RegisterKernel(on("Softplus"), MakeFactory<UnaryOp<T, functor::Softplus<T>>>());
+  RegisterKernel(on("Selu"), MakeFactory<UnaryOp<T, functor::Selu<T>>>());
+  RegisterKernel(on("Erf"), MakeFactory<UnaryOp<T, functor::Erf<T>>>());
   RegisterKernel(on("Add"), MakeFactory<BinaryOp<T, functor::Add<T>>>());
   RegisterKernel(on("AddV2"), MakeFactory<BinaryOp<T, functor::Add<T>>>());
   RegisterKernel(on("Sub"), MakeFactory<BinaryOp<T, functor::Sub<T>>>());
@@ -118,6 +121,8 @@ void RegisterForType() {
   RegisterKernel(on("ReluGrad"), MakeFactory<BinaryOp<T, functor::ReluGrad<T>>>());
   RegisterKernel(on("TanhGrad"), MakeFactory<BinaryOp<T, functor::TanhGrad<T>>>());
   RegisterKernel(on("SigmoidGrad"), MakeFactory<BinaryOp<T, functor::SigmoidGrad<T>>>());
+  RegisterKernel(on("SoftplusGrad"), MakeFactory<BinaryOp<T, functor::SoftplusGrad<T>>>());
+  RegisterKernel(on("SeluGrad"), MakeFactory<BinaryOp<T, functor::SeluGrad<T>>>());
   RegisterKernel(on("AddN"), MakeFactory<AddNOp<T>>());
 }
 

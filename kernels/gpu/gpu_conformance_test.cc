@@ -15,8 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/proto_io.h"
-#include "gtest/gtest.h"
 #include "framework/device.h"
+#include "gtest/gtest.h"
 #include "runtime/session.h"
 #include "tests/test_util.h"
 
@@ -120,7 +120,8 @@ void AddRearrangeCases(std::vector<Case>* cases) {
 std::vector<Case> Cases() {
   std::vector<Case> cases;
   const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {7}, {3, 5, 17}, {1000}};
-  for (const char* op : {"Neg", "Abs", "Square", "Exp", "Tanh", "Sigmoid", "Relu"}) {
+  for (const char* op :
+       {"Neg", "Abs", "Square", "Exp", "Tanh", "Sigmoid", "Relu", "Softplus", "Selu", "Erf"}) {
     for (const auto& s : shapes) {
       cases.push_back({absl::StrCat(op, "_", s.size()), op, kFloat, {Floats(s)}});
     }
@@ -140,7 +141,7 @@ std::vector<Case> Cases() {
     cases.push_back({absl::StrCat(op, "_scalar"), op, kFloat, {Floats({9}), Floats({}, 0.5f)}});
     cases.push_back({absl::StrCat(op, "_empty"), op, kFloat, {Floats({0, 3}), Floats({3}, 0.5f)}});
   }
-  for (const char* op : {"ReluGrad", "TanhGrad", "SigmoidGrad"}) {
+  for (const char* op : {"ReluGrad", "TanhGrad", "SigmoidGrad", "SoftplusGrad", "SeluGrad"}) {
     cases.push_back({op, op, kFloat, {Floats({6, 11}), Floats({6, 11})}});
   }
   cases.push_back({"AddN",
@@ -376,6 +377,9 @@ std::vector<Case> Cases() {
                    with(Floats({3, 4, 4, 5}), stats(5)), 5, 1e-4});
   cases.push_back({"FusedBatchNormV3_running", "FusedBatchNormV3", bn(true, false, v3),
                    with(Floats({2, 3, 3, 4}), stats(4)), 5, 1e-4});
+  cases.push_back({"FusedBatchNormV2_train", "FusedBatchNormV2",
+                   bn(true, false, "attr { key: 'U' value { type: DT_FLOAT } }"),
+                   with(Floats({2, 3, 3, 4}), stats(4)), 5, 1e-4});
   const auto grad_inputs = [](std::vector<int64_t> shape, int64_t c) {
     return std::vector<Input>{Floats(shape), Floats(shape), Floats({c}), Floats({c}),
                               Floats({c}, 0.5f, 2)};
@@ -386,6 +390,9 @@ std::vector<Case> Cases() {
                    grad_inputs({4, 6, 5, 5}, 6), 3, 1e-4});
   cases.push_back({"FusedBatchNormGrad_infer", "FusedBatchNormGrad", bn(false, true, ""),
                    grad_inputs({3, 5, 4, 4}, 5), 3, 1e-4});
+  cases.push_back({"FusedBatchNormGradV2_train", "FusedBatchNormGradV2",
+                   bn(true, false, "attr { key: 'U' value { type: DT_FLOAT } }"),
+                   grad_inputs({4, 5, 5, 6}, 6), 3, 1e-4});
   // Seeded random ops draw the same Philox streams on both devices.
   for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
     cases.push_back({op,

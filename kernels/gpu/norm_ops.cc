@@ -1,4 +1,4 @@
-// Normalisation on GPUs: FusedBatchNorm (V1/V3) and its gradient on cuDNN,
+// Normalisation on GPUs: FusedBatchNorm (V1/V2/V3) and its gradient on cuDNN,
 // LRN and LRNGrad on the CUDA kernels of norm_kernels.cu.cc. Float, NHWC or
 // NCHW (batch norm), NHWC (LRN), with the CPU kernels' attrs and checks.
 //
@@ -10,11 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/norm_attrs.h"
+#include "framework/kernel_registry.h"
 #include "kernels/gpu/cudnn_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "framework/kernel_registry.h"
+#include "kernels/norm_attrs.h"
 
 namespace towerflow {
 namespace gpu {
@@ -229,9 +229,12 @@ TW_REGISTER_KERNELS(gpu_norm) {
     return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint("T", DT_FLOAT);
   };
   RegisterKernel(on("FusedBatchNorm"), MakeFactory<FusedBatchNormOp>());
-  RegisterKernel(on("FusedBatchNormV3").TypeConstraint("U", DT_FLOAT),
-                 MakeFactory<FusedBatchNormOp>());
+  for (const char* op : {"FusedBatchNormV2", "FusedBatchNormV3"}) {
+    RegisterKernel(on(op).TypeConstraint("U", DT_FLOAT), MakeFactory<FusedBatchNormOp>());
+  }
   RegisterKernel(on("FusedBatchNormGrad"), MakeFactory<FusedBatchNormGradOp>());
+  RegisterKernel(on("FusedBatchNormGradV2").TypeConstraint("U", DT_FLOAT),
+                 MakeFactory<FusedBatchNormGradOp>());
   RegisterKernel(on("FusedBatchNormGradV3").TypeConstraint("U", DT_FLOAT),
                  MakeFactory<FusedBatchNormGradOp>());
   RegisterKernel(on("LRN"), MakeFactory<LrnOp>());
