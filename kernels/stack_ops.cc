@@ -122,11 +122,12 @@ class StackOp : public OpKernel {
                        max_size.shape().DebugString()));
     }
     // A stack per run: the same node runs once per iteration of an
-    // enclosing loop, and each run's stack is its own.
+    // enclosing loop, and each run's stack is its own. The resource's name
+    // is unique in the process (two nodes may share a stack_name).
     ResourceHandle h;
     h.device = ctx->device()->name();
     h.container = StepContainerName(ctx->step_id());
-    h.name = absl::StrCat(stack_name_, "_", next_id_.fetch_add(1, std::memory_order_relaxed));
+    h.name = absl::StrCat(stack_name_, "_", next_id.fetch_add(1, std::memory_order_relaxed));
     h.type_name = "Stack";
     const int size = *max_size.data<int32_t>();
     const std::string name = h.name;
@@ -143,10 +144,13 @@ class StackOp : public OpKernel {
   }
 
  private:
+  static std::atomic<int64_t> next_id;
+
   DataType elem_type_ = DT_INVALID;
   std::string stack_name_;
-  std::atomic<int64_t> next_id_{0};
 };
+
+std::atomic<int64_t> StackOp::next_id{0};
 
 class StackPushOp : public OpKernel {
  public:

@@ -1,7 +1,10 @@
 #include "ops/while_gradients.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
@@ -211,7 +214,10 @@ class WhileGradients::BackwardLoop {
  public:
   BackwardLoop(WhileGradients* loops, const ForwardLoop& forward, const Scope& scope)
       : loops_(loops), fwd_(forward), s_(scope), g_(scope.graph()) {
-    for (const ForwardLoop::Var& v : fwd_.vars) loop_switches_.insert(v.sw);
+    for (const ForwardLoop::Var& v : fwd_.vars) {
+      loop_nodes_.insert(v.sw);
+      loop_nodes_.insert(v.merge);
+    }
   }
 
   absl::StatusOr<EnterGradients> Build(const absl::flat_hash_map<const Node*, Gradient>& exit_grads,
@@ -231,7 +237,30 @@ class WhileGradients::BackwardLoop {
   absl::Status Capture(int first, int end);
   absl::StatusOr<Output> CaptureValue(const Output& x);
   absl::StatusOr<Output> Pop(const Output& x);
-  absl::Status CheckUnconditional(const Output& x) const;
+
+  // Note [Values in Cond branches]
+  // A forward value computed in a branch of a Cond inside the body exists
+  // only in the iterations that take the branch, so its push runs only in
+  // those. Its pop must run in the same backward iterations: it takes a
+  // control input from a pivot that is dead unless the branch's predicate,
+  // itself popped, says the branch was taken (TF's grad cond contexts).
+  //
+  // A value's guards are the (predicate, side) pairs it is live under: a
+  // Cond Switch's output adds its own to its inputs'; a Cond Merge is live
+  // under what all its inputs share (the branches' own guards drop out);
+  // every other node is live under the union of its inputs', control inputs
+  // included. Loop structure and values from outside the body have none.
+  using Guard = std::tuple<std::string, int, int>;  // predicate node, output, side
+  using Guards = std::set<Guard>;
+  // Computes the guards of `root` and of the body nodes behind it.
+  void ComputeGuards(const Node* root);
+  Guards ValueGuards(const Node* n, int port);
+  bool IsLoopStructure(const Node* n) const {
+    return loops_->FrameOf(n) != fwd_.frame || IsEnter(*n) || IsExit(*n) || IsNextIteration(*n) ||
+           loop_nodes_.contains(n);
+  }
+  // pivot_ where `guards` is empty, else a pivot live only under them.
+  absl::StatusOr<Output> GuardPivot(const Guards& guards);
 
   // Whether `n` is part of this backward loop (made since it started, and
   // not a node added to a forward loop).
@@ -253,7 +282,9 @@ class WhileGradients::BackwardLoop {
   const ForwardLoop& fwd_;
   const Scope s_;
   Graph* const g_;
-  absl::flat_hash_set<const Node*> loop_switches_;
+  absl::flat_hash_set<const Node*> loop_nodes_;  // the variables' Merges and Switches
+  absl::flat_hash_map<const Node*, Guards> node_guards_;
+  std::map<Guards, Output> guard_pivots_;
 
   int first_id_ = 0;
   std::string frame_;
@@ -429,31 +460,93 @@ absl::StatusOr<Output> WhileGradients::BackwardLoop::CaptureValue(const Output& 
   return value;
 }
 
-absl::Status WhileGradients::BackwardLoop::CheckUnconditional(const Output& x) const {
-  std::vector<const Node*> stack{x.node()};
-  absl::flat_hash_set<const Node*> seen;
+void WhileGradients::BackwardLoop::ComputeGuards(const Node* root) {
+  // Post-order over the body's nodes behind `root`, without recursion (a
+  // body may be long); a node met again while pending (a cycle, which only
+  // a malformed graph has) counts as unguarded.
+  std::vector<std::pair<const Node*, bool>> stack{{root, false}};
+  absl::flat_hash_set<const Node*> pending;
   while (!stack.empty()) {
-    const Node* n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n).second || loops_->FrameOf(n) != fwd_.frame || IsMerge(*n) ||
-        loop_switches_.contains(n)) {
+    auto [n, expanded] = stack.back();
+    if (node_guards_.contains(n)) {
+      stack.pop_back();
       continue;
     }
-    if (IsSwitch(*n)) {
-      return NotSupported(
-          fwd_.name, absl::StrCat("its gradient needs '", x.name(),
-                                  "', computed in a branch of a Cond inside the loop (Switch '",
-                                  n->name(), "'); gradients through such loops are not built yet"));
+    if (IsLoopStructure(n)) {
+      node_guards_[n] = {};
+      stack.pop_back();
+      continue;
     }
+    if (!expanded) {
+      stack.back().second = true;
+      pending.insert(n);
+      for (const Edge* e : n->in_edges()) {
+        if (!node_guards_.contains(e->src()) && !pending.contains(e->src())) {
+          stack.push_back({e->src(), false});
+        }
+      }
+      continue;
+    }
+    stack.pop_back();
+    pending.erase(n);
+    Guards guards;
+    bool first = true;
     for (const Edge* e : n->in_edges()) {
-      if (!e->IsControlEdge()) stack.push_back(e->src());
+      if (!node_guards_.contains(e->src())) continue;  // on a cycle
+      if (IsMerge(*n)) {
+        if (e->IsControlEdge()) continue;
+        const Guards in = ValueGuards(e->src(), e->src_output());
+        if (first) {
+          guards = in;
+        } else {
+          Guards shared;
+          std::set_intersection(guards.begin(), guards.end(), in.begin(), in.end(),
+                                std::inserter(shared, shared.begin()));
+          guards = std::move(shared);
+        }
+        first = false;
+      } else if (e->IsControlEdge()) {
+        const Guards& in = node_guards_[e->src()];
+        guards.insert(in.begin(), in.end());
+      } else {
+        const Guards in = ValueGuards(e->src(), e->src_output());
+        guards.insert(in.begin(), in.end());
+      }
     }
+    node_guards_[n] = std::move(guards);
   }
-  return absl::OkStatus();
+}
+
+WhileGradients::BackwardLoop::Guards WhileGradients::BackwardLoop::ValueGuards(const Node* n,
+                                                                               int port) {
+  Guards guards = node_guards_[n];
+  if (IsSwitch(*n) && !IsLoopStructure(n)) {
+    const Output pred = InputOf(n, 1);
+    if (pred.valid()) guards.emplace(pred.node()->name(), pred.index(), port);
+  }
+  return guards;
+}
+
+absl::StatusOr<Output> WhileGradients::BackwardLoop::GuardPivot(const Guards& guards) {
+  if (guards.empty()) return pivot_;
+  auto it = guard_pivots_.find(guards);
+  if (it != guard_pivots_.end()) return it->second;
+  Output pivot = pivot_;
+  for (const Guard& guard : guards) {
+    Node* pred = g_->FindNode(std::get<0>(guard));
+    if (pred == nullptr) return absl::InternalError("a Cond's predicate left the graph");
+    TW_ASSIGN_OR_RETURN(const Output taken, CaptureValue(Output(pred, std::get<1>(guard))));
+    const ops::Switch sw(s_, pivot, taken);
+    pivot = ops::Identity(s_, std::get<2>(guard) == 1 ? sw.output_true : sw.output_false);
+  }
+  TW_RETURN_IF_ERROR(s_.status());
+  guard_pivots_.emplace(guards, pivot);
+  return pivot;
 }
 
 absl::StatusOr<Output> WhileGradients::BackwardLoop::Pop(const Output& x) {
-  TW_RETURN_IF_ERROR(CheckUnconditional(x));
+  ComputeGuards(x.node());
+  TW_ASSIGN_OR_RETURN(const Output pop_pivot, GuardPivot(ValueGuards(x.node(), x.index())));
   const DataType type = BaseType(x.type());
   const Scope s = s_.NewSubScope("stack");
   // The stack, made in the forward loop's parent frame (once per run of the
@@ -471,9 +564,10 @@ absl::StatusOr<Output> WhileGradients::BackwardLoop::Pop(const Output& x) {
   TW_RETURN_IF_ERROR(s.status());
   g_->AddControlEdge(push.operation.node(), fwd_.sync);
   loops_->MarkAdded(*g_, first, fwd_.frame);
-  // The pop, in each backward iteration, before its counter moves on.
+  // The pop, in each backward iteration whose forward iteration pushed (Note
+  // [Values in Cond branches]), before the counter moves on.
   const ops::Enter handle(s, stack.handle, frame_, EnterAttrs(true));
-  const ops::StackPopV2 pop(s.WithControlDependencies(pivot_), handle, type);
+  const ops::StackPopV2 pop(s.WithControlDependencies(pop_pivot), handle, type);
   TW_RETURN_IF_ERROR(s.status());
   g_->AddControlEdge(pop.operation.node(), sync_);
   g_->SetOutputShape(pop.operation.node(), 0, x.node()->output_shape(x.index()));

@@ -35,11 +35,14 @@
 // gradient needs from the outer forward iteration (its iteration count, its
 // stacks' handles) are themselves pushed and popped by the outer loop.
 //
-// Not supported (Unimplemented, naming the loop): a body whose gradient needs
-// a value computed inside a Cond branch of the body (its push would not run
-// in the iterations that take the other branch), and loops whose Enter,
-// Merge, Switch, NextIteration and Exit are not wired as tf.while_loop wires
-// them.
+// A Cond inside the body is differentiated too: a value of one of its
+// branches is pushed only in the iterations that take the branch, and popped
+// only in theirs (Note [Values in Cond branches] in while_gradients.cc).
+//
+// Not supported (Unimplemented, naming the loop): loops whose Enter, Merge,
+// Switch, NextIteration and Exit are not wired as tf.while_loop wires them,
+// and gradients that need a loop variable's initial value from inside the
+// loop.
 #ifndef TOWERFLOW_OPS_WHILE_GRADIENTS_H_
 #define TOWERFLOW_OPS_WHILE_GRADIENTS_H_
 

@@ -293,38 +293,74 @@ TEST(WhileLoopGradientTest, ImportedLoop) {
   EXPECT_DOUBLE_EQ(ScalarOf(out[1]), 18);
 }
 
-TEST(WhileLoopGradientTest, RefusesWhatItCannotBuildClearly) {
-  // A Cond in the body whose branch the gradient needs values from.
+TEST(WhileLoopGradientTest, CondInTheBody) {
+  // v <- (i < 2 ? v + w : v) * 3 over 4 iterations, from x: y = 81x + 108w
+  // (w added in iterations 0 and 1, then tripled 4 and 3 times).
   Scope root = Scope::NewRootScope();
-  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
-  Output inside;
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_DOUBLE, ops::Placeholder::Shape({}));
+  auto w = ops::Placeholder(root.WithOpName("w"), DT_DOUBLE, ops::Placeholder::Shape({}));
   TW_ASSERT_OK_AND_ASSIGN(
-      Outputs r, ops::WhileLoop(root, {ops::Const(root, 0), x}, CountsTo(3),
+      Outputs r, ops::WhileLoop(root, {ops::Const(root, 0), x}, CountsTo(4),
                                 [&](const Scope& b, const Outputs& v) -> Result {
                                   TW_ASSIGN_OR_RETURN(
                                       Outputs y,
                                       ops::Cond(
                                           b, ops::Less(b, v[0], 2),
                                           [&](const Scope& t) -> Result {
-                                            return Outputs{ops::Mul(t, v[1], v[1])};
+                                            return Outputs{ops::AddV2(t, v[1], w)};
                                           },
                                           [&](const Scope&) -> Result { return Outputs{v[1]}; }));
-                                  inside = y[0];
-                                  return Outputs{ops::AddV2(b, v[0], 1), y[0]};
+                                  return Outputs{ops::AddV2(b, v[0], 1), ops::Mul(b, y[0], 3.0)};
                                 }));
   std::vector<Output> grads;
-  EXPECT_THAT(AddSymbolicGradients(root, {r[1]}, {x}, &grads),
-              StatusIs(absl::StatusCode::kUnimplemented, "in a branch of a Cond inside the loop"));
-  // A tensor of one iteration is not a y.
-  Scope other = Scope::NewRootScope();
-  auto z = ops::Placeholder(other.WithOpName("z"), DT_FLOAT);
-  TW_ASSERT_OK_AND_ASSIGN(Outputs s,
-                          ops::WhileLoop(other, {ops::Const(other, 0), z}, CountsTo(3),
+  TW_ASSERT_OK(AddSymbolicGradients(root, {r[1]}, {x, w}, &grads));
+  ClientSession session(root);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({{x, Scalar<double>(1)}, {w, Scalar<double>(2)}}, grads, &out));
+  EXPECT_DOUBLE_EQ(ScalarOf(out[0]), 81);
+  EXPECT_DOUBLE_EQ(ScalarOf(out[1]), 108);
+}
+
+TEST(WhileLoopGradientTest, CondInTheBodyNeedingItsBranchesValues) {
+  // v <- i is even ? v * v * w : sin(v) + w, over 5 iterations: the
+  // gradients need each branch's values, pushed and popped only in the
+  // iterations that took it.
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_DOUBLE, ops::Placeholder::Shape({}));
+  auto w = ops::Placeholder(root.WithOpName("w"), DT_DOUBLE, ops::Placeholder::Shape({}));
+  TW_ASSERT_OK_AND_ASSIGN(
+      Outputs r, ops::WhileLoop(root, {ops::Const(root, 0), x}, CountsTo(5),
+                                [&](const Scope& b, const Outputs& v) -> Result {
+                                  TW_ASSIGN_OR_RETURN(
+                                      Outputs y,
+                                      ops::Cond(
+                                          b, ops::Equal(b, ops::FloorMod(b, v[0], 2), 0),
+                                          [&](const Scope& t) -> Result {
+                                            return Outputs{ops::Mul(t, ops::Mul(t, v[1], v[1]), w)};
+                                          },
+                                          [&](const Scope& f) -> Result {
+                                            return Outputs{ops::AddV2(f, ops::Sin(f, v[1]), w)};
+                                          }));
+                                  return Outputs{ops::AddV2(b, v[0], 1), y[0]};
+                                }));
+  TW_ASSERT_OK_AND_ASSIGN(
+      double error, ComputeGradientError<double>(
+                        root, {x, w}, {Scalar<double>(0.7), Scalar<double>(0.9)}, {r[1]}, 1e-5));
+  EXPECT_LT(error, 1e-6);  // gradients near 10: the differences' truncation
+}
+
+TEST(WhileLoopGradientTest, ATensorOfOneIterationIsRefusedAsAY) {
+  Scope root = Scope::NewRootScope();
+  auto z = ops::Placeholder(root.WithOpName("z"), DT_FLOAT);
+  Output inside;
+  TW_ASSERT_OK_AND_ASSIGN(Outputs r,
+                          ops::WhileLoop(root, {ops::Const(root, 0), z}, CountsTo(3),
                                          [&](const Scope& b, const Outputs& v) -> Result {
                                            inside = ops::Mul(b, v[1], 2.0f);
                                            return Outputs{ops::AddV2(b, v[0], 1), inside};
                                          }));
-  EXPECT_THAT(AddSymbolicGradients(other, {inside}, {z}, &grads),
+  std::vector<Output> grads;
+  EXPECT_THAT(AddSymbolicGradients(root, {inside}, {z}, &grads),
               StatusIs(absl::StatusCode::kInvalidArgument, "is inside the while loop"));
 }
 
@@ -347,6 +383,24 @@ TEST(StackTest, PopsInReverseOrderEveryStep) {
     EXPECT_FLOAT_EQ(out[1].scalar<float>()(), 1);
     EXPECT_FLOAT_EQ(out[2].scalar<float>()(), 2);  // a push forwards its value
   }
+}
+
+TEST(StackTest, StacksOfOneNameAreStillTwo) {
+  Scope root = Scope::NewRootScope();
+  const auto name = ops::StackV2::StackName("same");
+  const ops::StackV2 one(root, ops::Const(root, -1), DT_FLOAT, name);
+  const ops::StackV2 two(root, ops::Const(root, -1), DT_FLOAT, name);
+  const ops::StackPushV2 a(root, one.handle, ops::Const(root, 1.0f));
+  const ops::StackPushV2 b(root, two.handle, ops::Const(root, 2.0f));
+  const ops::StackPopV2 from_one(root.WithControlDependencies({a.operation, b.operation}),
+                                 one.handle, DT_FLOAT);
+  const ops::StackPopV2 from_two(root.WithControlDependencies({a.operation, b.operation}),
+                                 two.handle, DT_FLOAT);
+  ClientSession session(root);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({from_one.elem, from_two.elem}, &out));
+  EXPECT_FLOAT_EQ(out[0].scalar<float>()(), 1);
+  EXPECT_FLOAT_EQ(out[1].scalar<float>()(), 2);
 }
 
 TEST(StackTest, BadUseIsAClearError) {
