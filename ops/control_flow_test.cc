@@ -207,6 +207,36 @@ TEST(WhileLoopTest, ShapeInvariants) {
   EXPECT_THAT(out[0], TensorIs<int32_t>({8}, {7, 7, 7, 7, 7, 7, 7, 7}));
 }
 
+// A loop whose condition never turns false ends at the step's deadline,
+// and the session goes on serving other steps.
+TEST(WhileLoopTest, ALoopThatNeverEndsEndsAtTheDeadline) {
+  Scope root = Scope::NewRootScope();
+  TW_ASSERT_OK_AND_ASSIGN(Outputs forever,
+                          ops::WhileLoop(
+                              root, {ops::Const(root, 0)},
+                              [](const Scope& c, const Outputs& v) -> absl::StatusOr<Output> {
+                                return ops::Less(c, v[0], 10);
+                              },
+                              [](const Scope& b, const Outputs& v) -> Result {
+                                return Outputs{ops::Identity(b, v[0])};
+                              }));
+  TW_ASSERT_OK_AND_ASSIGN(Outputs sum, SumLoop(root.NewSubScope("sum"), ops::Const(root, 10)));
+  ClientSession session(root);
+  RunOptions run_options;
+  run_options.timeout_in_ms = 100;
+  std::vector<Tensor> out;
+  EXPECT_THAT(session.Run(run_options, {}, {forever[0]}, {}, &out, nullptr),
+              StatusIs(absl::StatusCode::kDeadlineExceeded, "timeout of 100 ms"));
+  TW_ASSERT_OK(session.Run({sum[1]}, &out));
+  EXPECT_EQ(out[0].scalar<int32_t>()(), 55);
+  // The session's default deadline, when the run gives none.
+  SessionOptions options;
+  options.operation_timeout_in_ms = 50;
+  ClientSession bounded(root, options);
+  EXPECT_THAT(bounded.Run({forever[0]}, &out),
+              StatusIs(absl::StatusCode::kDeadlineExceeded, "timeout of 50 ms"));
+}
+
 TEST(WhileLoopTest, BadLoopsAreRefused) {
   Scope root = Scope::NewRootScope();
   const auto cond = [](const Scope& c, const Outputs& v) -> absl::StatusOr<Output> {

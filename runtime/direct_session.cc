@@ -150,7 +150,9 @@ class DirectSession final : public Session {
     const bool trace =
         run_options.trace_level == RunOptions::TraceLevel::kFullTrace && run_metadata != nullptr;
     StepStatsCollector stats;
-    TW_RETURN_IF_ERROR(RunExecutors(*ek, &frame, trace ? &stats : nullptr));
+    const int64_t timeout_ms = run_options.timeout_in_ms > 0 ? run_options.timeout_in_ms
+                                                             : options_.operation_timeout_in_ms;
+    TW_RETURN_IF_ERROR(RunExecutors(*ek, &frame, trace ? &stats : nullptr, timeout_ms));
     for (size_t i = 0; i < output_names.size(); ++i) {
       if (frame.IsSet(ek->step.fetch_retval[i])) continue;
       // The step ended without the fetch's value: its node was dead.
@@ -261,15 +263,18 @@ class DirectSession final : public Session {
   }
 
   // Runs every partition of one step and waits. Partition 0 starts on this
-  // thread, the others on the inter-op pool, so towers start together.
-  absl::Status RunExecutors(const ExecutorsAndKeys& ek, CallFrame* frame,
-                            StepStatsCollector* stats) {
+  // thread, the others on the inter-op pool, so towers start together. A
+  // step past `timeout_ms` (when positive) is cancelled: DeadlineExceeded.
+  absl::Status RunExecutors(const ExecutorsAndKeys& ek, CallFrame* frame, StepStatsCollector* stats,
+                            int64_t timeout_ms) {
     Rendezvous rendezvous;
     absl::Mutex mu;
     absl::Status first_error;
     int pending = static_cast<int>(ek.executors.size());
     absl::Notification all_done;
+    std::atomic<bool> cancelled{false};
     Executor::Args args;
+    args.cancelled = &cancelled;
     args.step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
     args.rendezvous = &rendezvous;
     args.call_frame = frame;
@@ -298,6 +303,18 @@ class DirectSession final : public Session {
       inter_op_->Schedule([ex, &args, done] { ex->RunAsync(args, done); });
     }
     ek.executors[0]->RunAsync(args, done);
+    if (timeout_ms > 0 &&
+        !all_done.WaitForNotificationWithTimeout(absl::Milliseconds(timeout_ms))) {
+      const absl::Status deadline = absl::DeadlineExceededError(
+          absl::StrCat("Timed out: the step ran longer than its timeout of ", timeout_ms,
+                       " ms (RunOptions::timeout_in_ms) and was cancelled"));
+      {
+        absl::MutexLock lock(&mu);
+        if (first_error.ok()) first_error = deadline;
+      }
+      cancelled.store(true, std::memory_order_release);
+      rendezvous.StartAbort(deadline);
+    }
     all_done.WaitForNotification();
     // What the step made for itself (a loop gradient's stacks) goes with it.
     const std::string step_container = StepContainerName(args.step_id);

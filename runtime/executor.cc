@@ -208,7 +208,7 @@ class Executor::StepState {
       ready.pop_back();
       const NodeItem& item = ex_->items_[t.item];
       Entry* slots = t.frame->GetIteration(t.iter)->inputs.data() + item.input_start;
-      if (aborted_.load(std::memory_order_acquire)) {
+      if (aborted_.load(std::memory_order_acquire) || Cancelled()) {
         ClearInputs(item, slots);
         if (NodeDone()) return;
         continue;
@@ -622,6 +622,19 @@ class Executor::StepState {
     }
     aborted_.store(true, std::memory_order_release);
     if (first && args_.on_error) args_.on_error(with_node);
+  }
+
+  // Whether the caller cancelled the step; the first to see it records why.
+  bool Cancelled() {
+    if (args_.cancelled == nullptr || !args_.cancelled->load(std::memory_order_acquire)) {
+      return false;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      if (status_.ok()) status_ = absl::CancelledError("The step was cancelled");
+    }
+    aborted_.store(true, std::memory_order_release);
+    return true;
   }
 
   // Returns true when the step is over (and `this` deleted).

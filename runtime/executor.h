@@ -23,6 +23,7 @@
 #ifndef TOWERFLOW_RUNTIME_EXECUTOR_H_
 #define TOWERFLOW_RUNTIME_EXECUTOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -51,6 +52,11 @@ class Executor {
     // Called once with the first error of this partition, before `done`, so
     // the caller can cancel the other partitions of the step.
     std::function<void(const absl::Status&)> on_error;
+    // Set by the caller to end the step early (a deadline): no node starts
+    // after the executor sees it, and the step ends with Cancelled. Nodes
+    // already running finish; a wait on the rendezvous ends only when the
+    // caller aborts the rendezvous too.
+    const std::atomic<bool>* cancelled = nullptr;
   };
   using DoneCallback = std::function<void(absl::Status)>;
 

@@ -18,7 +18,8 @@
 // Errors: FailedPrecondition after Close or before Create; NotFound for an
 // unknown feed/fetch/target; InvalidArgument for a feed of the wrong dtype or
 // shape, a placement that cannot be satisfied; Unimplemented for a node
-// without a kernel; whatever a kernel returns.
+// without a kernel; DeadlineExceeded for a step past its timeout; whatever a
+// kernel returns.
 //
 // Thread safety: Run may be called from many threads at once. Create,
 // Extend and Close are also safe, and wait for nothing but the caches' lock.
@@ -32,9 +33,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/tensor.h"
 #include "proto/graph.pb.h"
 #include "runtime/step_stats.h"
-#include "framework/tensor.h"
 
 namespace towerflow {
 
@@ -46,11 +47,19 @@ struct SessionOptions {
   // 0: one thread per hardware thread.
   int inter_op_parallelism_threads = 0;
   int intra_op_parallelism_threads = 0;
+  // TF's ConfigProto.operation_timeout_in_ms: the deadline of every step
+  // whose RunOptions give none. 0: none.
+  int64_t operation_timeout_in_ms = 0;
 };
 
 struct RunOptions {
   enum class TraceLevel { kNoTrace, kFullTrace };
   TraceLevel trace_level = TraceLevel::kNoTrace;
+  // TF's timeout_in_ms: a step still running after this long is cancelled
+  // (no node starts any more, waits on transfers end) and Run returns
+  // DeadlineExceeded; the session stays usable. 0: the session's
+  // operation_timeout_in_ms.
+  int64_t timeout_in_ms = 0;
   // Copy the partition graphs that ran into RunMetadata.
   bool output_partition_graphs = false;
 };
