@@ -12,6 +12,7 @@
 #include "framework/kernel_registry.h"
 #include "framework/memory_types.h"
 #include "graph/control_flow.h"
+#include "runtime/executor_items.h"
 
 namespace towerflow {
 
@@ -59,44 +60,6 @@ namespace towerflow {
 //  * A frame's state is guarded by its mutex. Locks nest only from a parent
 //    frame to a child, and from the step's frame table to a frame.
 // Without control flow everything is in iteration 0 of the root frame.
-
-struct Executor::FrameInfo {
-  std::string name;          // frame_name; "" for the root
-  int num_enters = 0;        // Enter nodes into the frame
-  int num_slots = 0;         // input slots of its nodes
-  std::vector<int> pending;  // initial pending count by local id
-};
-
-struct Executor::NodeItem {
-  const Node* node = nullptr;
-  std::unique_ptr<OpKernel> kernel;
-  bool expensive = true;
-  bool async = false;
-  int num_inputs = 0;
-  int frame = 0;                  // FrameInfo index
-  int local_id = 0;               // index among the frame's nodes
-  int input_start = 0;            // first of this node's slots in its frame's inputs
-  std::vector<bool> ref_input;    // input slot i expects a Ref(T) (a variable)
-  MemoryTypeVector input_memory;  // on devices with memory of its own
-  MemoryTypeVector output_memory;
-  struct OutEdge {
-    int src_output;
-    int dst_item;
-    int dst_slot;  // slot index in the destination's frame
-  };
-  std::vector<OutEdge> out_edges;
-  std::vector<int> out_controls;  // dst items
-  bool is_merge = false;
-  bool is_enter = false;
-  bool is_constant_enter = false;
-  bool is_exit = false;
-  bool is_next_iteration = false;
-  bool is_control_trigger = false;
-  bool is_transfer = false;      // _Send / _Recv: run even when dead
-  bool may_leave_unset = false;  // Switch, _Recv: unset outputs are dead
-  int child_frame = -1;          // Enter: the frame it enters
-  int parallel_iterations = 1;   // Enter
-};
 
 namespace {
 
@@ -612,16 +575,22 @@ class Executor::StepState {
   void Fail(const NodeItem& item, const absl::Status& s) {
     const absl::Status with_node =
         AttachNodeContext(s, item.node->name(), item.node->type_string(), ex_->device_->name());
+    if (Abort(with_node) && args_.on_error) args_.on_error(with_node);
+  }
+
+  // Records `s` as the step's status unless one was, and stops starting
+  // nodes; whether `s` was the first.
+  bool Abort(const absl::Status& s) {
     bool first = false;
     {
       absl::MutexLock lock(&mu_);
       if (status_.ok()) {
-        status_ = with_node;
+        status_ = s;
         first = true;
       }
     }
     aborted_.store(true, std::memory_order_release);
-    if (first && args_.on_error) args_.on_error(with_node);
+    return first;
   }
 
   // Whether the caller cancelled the step; the first to see it records why.
@@ -629,11 +598,7 @@ class Executor::StepState {
     if (args_.cancelled == nullptr || !args_.cancelled->load(std::memory_order_acquire)) {
       return false;
     }
-    {
-      absl::MutexLock lock(&mu_);
-      if (status_.ok()) status_ = absl::CancelledError("The step was cancelled");
-    }
-    aborted_.store(true, std::memory_order_release);
+    Abort(absl::CancelledError("The step was cancelled"));
     return true;
   }
 
@@ -666,134 +631,6 @@ class Executor::StepState {
   absl::Mutex mu_;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
 };
-
-Executor::Executor(std::unique_ptr<Graph> graph, Device* device)
-    : graph_(std::move(graph)), device_(device) {}
-
-Executor::~Executor() = default;
-
-absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::unique_ptr<Graph> graph,
-                                                           Device* device) {
-  std::unique_ptr<Executor> ex(new Executor(std::move(graph), device));
-  TW_RETURN_IF_ERROR(ex->Initialize());
-  return ex;
-}
-
-namespace {
-
-// Values cross the step's boundary only in the root frame: a loop's tensor
-// is one per iteration.
-absl::Status CheckBoundaryNode(const Node& node, const ControlFlowInfo& cf) {
-  const std::string& op = node.type_string();
-  const bool boundary = op == "_Arg" || op == "_Retval" || op == "_Send" || op == "_Recv" ||
-                        op == "_HostSend" || op == "_HostRecv";
-  const int frame = cf.frame_of[node.id()];
-  if (!boundary || frame == 0) return absl::OkStatus();
-  const std::string what = op == "_Retval" ? "fetched"
-                           : op == "_Arg"  ? "fed"
-                                           : "sent between devices";
-  const Node* input = node.num_inputs() > 0 ? node.input_node(0) : nullptr;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "Tensor ", input != nullptr ? absl::StrCat("'", input->name(), "' ") : "", "of node '",
-      node.name(), "' would be ", what, " inside while loop '", cf.frames[frame].name,
-      "', where it has one value per iteration; use the loop's result (its Exit) instead"));
-}
-
-}  // namespace
-
-absl::Status Executor::Initialize() {
-  TW_ASSIGN_OR_RETURN(const ControlFlowInfo cf, BuildControlFlowInfo(*graph_));
-  frames_.resize(cf.frames.size());
-  for (size_t f = 0; f < cf.frames.size(); ++f) {
-    frames_[f].name = cf.frames[f].name;
-    frames_[f].num_enters = cf.frames[f].num_enters;
-  }
-  const std::vector<Node*> nodes = graph_->nodes();
-  std::vector<int> index_of(graph_->num_node_ids(), -1);
-  items_.resize(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) index_of[nodes[i]->id()] = static_cast<int>(i);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const Node* node = nodes[i];
-    NodeItem& item = items_[i];
-    item.node = node;
-    const auto with_node = [&](const absl::Status& s) {
-      return AttachNodeContext(s, node->name(), node->type_string(), device_->name());
-    };
-    TW_RETURN_IF_ERROR(with_node(CheckBoundaryNode(*node, cf)));
-    absl::StatusOr<std::unique_ptr<OpKernel>> kernel =
-        CreateKernel(device_, device_->device_type(), node->def(), node->op_def());
-    if (!kernel.ok()) return with_node(kernel.status());
-    item.kernel = *std::move(kernel);
-    if (device_->has_device_memory()) {
-      TW_RETURN_IF_ERROR(with_node(MemoryTypesForNode(*device_, node->def(), node->op_def(),
-                                                      &item.input_memory, &item.output_memory)));
-    }
-    item.expensive = item.kernel->IsExpensive();
-    item.async = item.kernel->IsAsync();
-    item.num_inputs = node->num_inputs();
-    for (int k = 0; k < item.num_inputs; ++k)
-      item.ref_input.push_back(IsRefType(node->input_type(k)));
-    const std::string& op = node->type_string();
-    item.is_merge = IsMerge(*node);
-    item.is_enter = IsEnter(*node);
-    item.is_exit = IsExit(*node);
-    item.is_next_iteration = IsNextIteration(*node);
-    item.is_control_trigger = IsControlTrigger(*node);
-    item.is_transfer = op == "_Send" || op == "_Recv" || op == "_HostSend" || op == "_HostRecv";
-    item.may_leave_unset = IsSwitch(*node) || op == "_Recv" || op == "_HostRecv";
-    if (item.is_enter) {
-      int64_t parallel = 0;
-      TW_RETURN_IF_ERROR(with_node(node->GetAttr("is_constant", &item.is_constant_enter)));
-      TW_RETURN_IF_ERROR(with_node(node->GetAttr("parallel_iterations", &parallel)));
-      if (parallel < 1 || parallel > (1 << 20)) {
-        return with_node(absl::InvalidArgumentError(
-            absl::StrCat("parallel_iterations must be in [1, 1048576], not ", parallel)));
-      }
-      item.parallel_iterations = static_cast<int>(parallel);
-    }
-    locked_ |= item.is_merge || item.is_enter || item.is_exit || item.is_next_iteration;
-    // Frame-local numbering; the control-flow info maps node ids to frames.
-    item.frame = cf.frame_of[node->id()];
-    FrameInfo& frame = frames_[item.frame];
-    item.local_id = static_cast<int>(frame.pending.size());
-    item.input_start = frame.num_slots;
-    frame.num_slots += item.num_inputs;
-    int num_controls = 0;
-    for (const Edge* e : node->in_edges()) num_controls += e->IsControlEdge() ? 1 : 0;
-    frame.pending.push_back(item.is_merge ? 2 * num_controls + 1
-                                          : static_cast<int>(node->in_edges().size()));
-    if (node->in_edges().empty()) roots_.push_back(static_cast<int>(i));
-  }
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    NodeItem& item = items_[i];
-    if (item.is_enter) {
-      for (const Edge* e : nodes[i]->out_edges()) {
-        item.child_frame = items_[index_of[e->dst()->id()]].frame;
-      }
-      if (item.child_frame < 0) {
-        // An Enter nothing in the step consumes still enters its frame.
-        std::string frame_name;
-        TW_RETURN_IF_ERROR(nodes[i]->GetAttr("frame_name", &frame_name));
-        for (size_t f = 1; f < frames_.size(); ++f) {
-          if (cf.frames[f].parent == item.frame && frames_[f].name == frame_name) {
-            item.child_frame = static_cast<int>(f);
-          }
-        }
-      }
-    }
-    for (const Edge* e : nodes[i]->out_edges()) {
-      const int dst = index_of[e->dst()->id()];
-      if (e->IsControlEdge()) {
-        item.out_controls.push_back(dst);
-      } else {
-        item.out_edges.push_back({e->src_output(), dst, items_[dst].input_start + e->dst_input()});
-      }
-    }
-  }
-  // Run roots in graph order: the queue is a stack.
-  std::reverse(roots_.begin(), roots_.end());
-  return absl::OkStatus();
-}
 
 void Executor::RunAsync(const Args& args, DoneCallback done) {
   (new StepState(this, args, std::move(done)))->Start();
