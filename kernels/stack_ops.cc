@@ -22,6 +22,7 @@
 #include "framework/resource_handle.h"
 #include "framework/resource_mgr.h"
 #include "kernels/basic_ops.h"
+#include "kernels/variable_util.h"
 
 namespace towerflow {
 namespace {
@@ -90,19 +91,8 @@ class Stack : public ResourceBase {
 };
 
 absl::StatusOr<std::shared_ptr<Stack>> LookupStack(KernelContext* ctx) {
-  const Tensor& t = ctx->input(0);
-  if (t.dtype() != DT_RESOURCE || t.NumElements() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ctx->name(), ": the stack handle must be one resource, not a ",
-                     DataTypeString(t.dtype()), " tensor of shape ", t.shape().DebugString()));
-  }
-  const ResourceHandle& h = *t.data<ResourceHandle>();
-  if (h.device != ctx->device()->name()) {
-    return absl::InvalidArgumentError(absl::StrCat(ctx->name(), ": stack ", h.DebugString(),
-                                                   " lives on ", h.device, ", not on ",
-                                                   ctx->device()->name()));
-  }
-  return ctx->resource_manager()->Lookup<Stack>(h.container, h.name);
+  TW_ASSIGN_OR_RETURN(const ResourceHandle* h, ResourceHandleInput(ctx, 0));
+  return ctx->resource_manager()->Lookup<Stack>(h->container, h->name);
 }
 
 class StackOp : public OpKernel {

@@ -49,18 +49,6 @@ absl::Status NotSupported(absl::string_view loop, absl::string_view why) {
       absl::StrCat("Cannot differentiate the while loop '", loop, "': ", why));
 }
 
-bool IsDifferentiable(DataType t) {
-  switch (BaseType(t)) {
-    case DT_FLOAT:
-    case DT_DOUBLE:
-    case DT_HALF:
-    case DT_BFLOAT16:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::vector<const Edge*> DataOutEdges(const Node* n) {
   std::vector<const Edge*> out;
   for (const Edge* e : n->out_edges()) {
@@ -330,7 +318,7 @@ absl::StatusOr<WhileGradients::EnterGradients> WhileGradients::BackwardLoop::Bui
   std::vector<const ForwardLoop::Var*> diff;
   std::vector<Var> grads;
   for (const ForwardLoop::Var& v : fwd_.vars) {
-    if (!IsDifferentiable(v.enter->output_type(0))) continue;
+    if (!DataTypeIsFloating(v.enter->output_type(0))) continue;
     Output init;
     auto it = v.exit == nullptr ? exit_grads.end() : exit_grads.find(v.exit);
     if (it != exit_grads.end() && !it->second.is_none()) {
@@ -377,7 +365,7 @@ absl::StatusOr<WhileGradients::EnterGradients> WhileGradients::BackwardLoop::Bui
     result.emplace_back(diff[i]->enter->input_edge(0), Gradient(grads[i].exit));
   }
   for (const ForwardLoop::Var& v : fwd_.vars) {
-    if (!IsDifferentiable(v.enter->output_type(0))) {
+    if (!DataTypeIsFloating(v.enter->output_type(0))) {
       result.emplace_back(v.enter->input_edge(0), Gradient());
     }
   }
