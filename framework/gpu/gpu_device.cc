@@ -23,9 +23,10 @@ int CudaDeviceCount() {
 
 GpuDevice::GpuDevice(int ordinal, std::unique_ptr<CachingGpuAllocator> allocator,
                      ThreadPool* intra_op_pool)
-    : Device(LocalDeviceName(kDeviceGpu, ordinal), kDeviceGpu, allocator.get(), intra_op_pool),
-      ordinal_(ordinal),
-      allocator_(std::move(allocator)) {}
+    : GpuAllocatorOwner(std::move(allocator)),
+      Device(LocalDeviceName(kDeviceGpu, ordinal), kDeviceGpu, owned_allocator_.get(),
+             intra_op_pool),
+      ordinal_(ordinal) {}
 
 absl::StatusOr<std::unique_ptr<GpuDevice>> GpuDevice::Create(int ordinal,
                                                              ThreadPool* intra_op_pool) {

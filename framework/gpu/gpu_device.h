@@ -36,7 +36,22 @@
 namespace towerflow {
 namespace gpu {
 
-class GpuDevice final : public Device {
+namespace internal {
+
+// Owns a GPU device's allocator. GpuDevice lists it as a base before Device,
+// so it is made before Device (which borrows the allocator) and destroyed
+// after it: the tensors that Device's resources hold (variables, stacks) go
+// back to the allocator while it still exists.
+class GpuAllocatorOwner {
+ protected:
+  explicit GpuAllocatorOwner(std::unique_ptr<CachingGpuAllocator> allocator)
+      : owned_allocator_(std::move(allocator)) {}
+  const std::unique_ptr<CachingGpuAllocator> owned_allocator_;
+};
+
+}  // namespace internal
+
+class GpuDevice final : private internal::GpuAllocatorOwner, public Device {
  public:
   // Makes the allocator and streams of CUDA device `ordinal`.
   static absl::StatusOr<std::unique_ptr<GpuDevice>> Create(int ordinal, ThreadPool* intra_op_pool);
@@ -53,7 +68,7 @@ class GpuDevice final : public Device {
   cudaStream_t compute_stream() const { return compute_; }
   cudaStream_t host_to_device_stream() const { return host_to_device_; }
   cudaStream_t device_to_host_stream() const { return device_to_host_; }
-  CachingGpuAllocator* gpu_allocator() const { return allocator_.get(); }
+  CachingGpuAllocator* gpu_allocator() const { return owned_allocator_.get(); }
 
   // The library handles, on the compute stream. Neither library promises
   // that one handle may be used from two threads at once, so callers hold
@@ -70,7 +85,6 @@ class GpuDevice final : public Device {
   GpuDevice(int ordinal, std::unique_ptr<CachingGpuAllocator> allocator, ThreadPool* intra_op_pool);
 
   const int ordinal_;
-  std::unique_ptr<CachingGpuAllocator> allocator_;
   cudaStream_t compute_ = nullptr;
   cudaStream_t host_to_device_ = nullptr;
   cudaStream_t device_to_host_ = nullptr;
