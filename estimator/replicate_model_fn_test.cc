@@ -169,11 +169,13 @@ TEST_P(ReplicateTrainTest, DefaultReductionAveragesAsTFs) {
   EXPECT_EQ(c, 8.5);
 }
 
-// Two virtual CPU devices, and two GPUs placed softly on the CPU when the
-// machine has none.
+// Two virtual CPU devices; two GPUs (placed softly on the CPU when the
+// machine has none, and both on a machine's one GPU); and the multi-GPU
+// tutorial's towers on a GPU and the CPU, the variables on the CPU.
 INSTANTIATE_TEST_SUITE_P(Devices, ReplicateTrainTest,
                          ::testing::Values(std::vector<std::string>{"/cpu:0", "/cpu:1"},
-                                           std::vector<std::string>{"/gpu:0", "/gpu:1"}));
+                                           std::vector<std::string>{"/gpu:0", "/gpu:1"},
+                                           std::vector<std::string>{"/gpu:0", "/cpu:0"}));
 
 TEST(ReplicateModelFnTest, AllReduceTakesTheSameStepWithTFsNumbers) {
   // As SumReduction and MeanReduction, with c mirrored on CPU:1.

@@ -38,9 +38,12 @@ std::string Scalar(const std::string& name, float v, const std::string& device,
                            v, " } } } ", extra));
 }
 
+// n CPUs and no GPU, also on a machine that has one (a CUDA build there
+// would otherwise list /device:GPU:0 and place the unpinned nodes on it).
 SessionOptions Cpus(int n, bool soft = false) {
   SessionOptions o;
   o.device_count["CPU"] = n;
+  o.device_count["GPU"] = 0;
   o.allow_soft_placement = soft;
   return o;
 }
