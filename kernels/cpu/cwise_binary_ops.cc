@@ -89,6 +89,21 @@ TW_REGISTER_KERNELS(cwise_binary) {
       cpu("GreaterEqual"), "T");
   RegisterKernel(cpu("LogicalAnd"), MakeFactory<BinaryOp<bool, bool, AndFn>>());
   RegisterKernel(cpu("LogicalOr"), MakeFactory<BinaryOp<bool, bool, OrFn>>());
+
+  // int32 shape arithmetic of GPU nodes, as TensorFlow's: int32 tensors of
+  // a GPU node live in host memory, so these CPU kernels serve. Gradients
+  // are colocated with their op; without these, a mean's gradient (sizes
+  // multiplied and divided) would move the mean and its gradient to the CPU,
+  // and the activations with them.
+  const auto gpu_host = [](const char* op) {
+    return KernelDefBuilder(op).Device(kDeviceGpu).HostMemory("x").HostMemory("y").HostMemory("z");
+  };
+  for (const char* op : {"Add", "AddV2"}) RegisterTypedKernels<AddOp, int32_t>(gpu_host(op), "T");
+  RegisterTypedKernels<SubOp, int32_t>(gpu_host("Sub"), "T");
+  RegisterTypedKernels<MulOp, int32_t>(gpu_host("Mul"), "T");
+  RegisterTypedKernels<FloorDivOp, int32_t>(gpu_host("FloorDiv"), "T");
+  RegisterTypedKernels<MaximumOp, int32_t>(gpu_host("Maximum"), "T");
+  RegisterTypedKernels<MinimumOp, int32_t>(gpu_host("Minimum"), "T");
 }
 
 }  // namespace

@@ -406,15 +406,33 @@ TW_REGISTER_KERNELS(shape_ops) {
     RegisterKernel(on("Reshape").HostMemory("shape"), MakeFactory<ReshapeOp>());
     RegisterKernel(on("ExpandDims").HostMemory("dim"), MakeFactory<ExpandDimsOp>());
     RegisterKernel(on("Squeeze"), MakeFactory<SqueezeOp>());
+    // A broadcasting op's gradient is colocated with the op; without a GPU
+    // kernel for this shape arithmetic, the placer would move the op and
+    // its gradient to the CPU (ResNet's residual adds did, copying every
+    // activation both ways).
+    RegisterKernel(on("BroadcastGradientArgs")
+                       .HostMemory("s0")
+                       .HostMemory("s1")
+                       .HostMemory("r0")
+                       .HostMemory("r1"),
+                   MakeFactory<BroadcastGradientArgsOp>());
   }
   RegisterKernel(cpu("Fill"), MakeFactory<FillOp>());
   RegisterKernel(cpu("ZerosLike"), MakeFactory<ConstantLikeOp<0>>());
   RegisterKernel(cpu("OnesLike"), MakeFactory<ConstantLikeOp<1>>());
   RegisterKernel(cpu("BroadcastTo"), MakeFactory<BroadcastToOp>());
-  RegisterKernel(cpu("BroadcastGradientArgs"), MakeFactory<BroadcastGradientArgsOp>());
   RegisterTypedKernels<RangeOp, float, double, int32_t, int64_t>(cpu("Range"), "Tidx");
   RegisterTypedKernels<InvertPermutationOp, int32_t, int64_t>(cpu("InvertPermutation"), "T");
   RegisterKernel(cpu("Cast"), MakeFactory<CastOp>());
+  // A GPU node's int32 input is in host memory (see cwise_binary_ops.cc);
+  // its cast stays there, and a float result is copied to the GPU where
+  // used.
+  RegisterKernel(KernelDefBuilder("Cast")
+                     .Device(kDeviceGpu)
+                     .TypeConstraint("SrcT", DT_INT32)
+                     .HostMemory("x")
+                     .HostMemory("y"),
+                 MakeFactory<CastOp>());
 }
 
 }  // namespace

@@ -145,6 +145,7 @@ cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream) 
   TW_INSTANTIATE_BINARY(T, Sub)               \
   TW_INSTANTIATE_BINARY(T, Mul)               \
   TW_INSTANTIATE_BINARY(T, Div)               \
+  TW_INSTANTIATE_BINARY(T, DivNoNan)          \
   TW_INSTANTIATE_BINARY(T, Maximum)           \
   TW_INSTANTIATE_BINARY(T, Minimum)           \
   TW_INSTANTIATE_BINARY(T, SquaredDifference) \

@@ -112,6 +112,7 @@ void RegisterForType() {
   RegisterKernel(on("Mul"), MakeFactory<BinaryOp<T, functor::Mul<T>>>());
   RegisterKernel(on("RealDiv"), MakeFactory<BinaryOp<T, functor::Div<T>>>());
   RegisterKernel(on("Div"), MakeFactory<BinaryOp<T, functor::Div<T>>>());
+  RegisterKernel(on("DivNoNan"), MakeFactory<BinaryOp<T, functor::DivNoNan<T>>>());
   RegisterKernel(on("Maximum"), MakeFactory<BinaryOp<T, functor::Maximum<T>>>());
   RegisterKernel(on("Minimum"), MakeFactory<BinaryOp<T, functor::Minimum<T>>>());
   RegisterKernel(on("SquaredDifference"),
