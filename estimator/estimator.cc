@@ -9,6 +9,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -288,9 +289,14 @@ absl::StatusOr<bool> RunStep(const ClientSession& session, const ModelGraph& g,
     fetches.insert(fetches.end(), wanted.begin(), wanted.end());
   }
   first_value.push_back(fetches.size());
+  std::vector<bool> traced;  // by hook
+  for (const auto& hook : hooks) traced.push_back(hook->TraceStep(result->global_step + 1));
+  RunOptions options;
+  if (absl::c_linear_search(traced, true)) options.trace_level = RunOptions::TraceLevel::kFullTrace;
+  RunMetadata metadata;
   std::vector<Tensor> values;
   const auto start = std::chrono::steady_clock::now();
-  TW_RETURN_IF_ERROR(session.Run(feeds, fetches, {g.spec.train_op}, &values));
+  TW_RETURN_IF_ERROR(session.Run(options, feeds, fetches, {g.spec.train_op}, &values, &metadata));
   StepResult step;
   step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   TW_ASSIGN_OR_RETURN(step.loss, ScalarValue(values[0], "loss"));
@@ -303,6 +309,9 @@ absl::StatusOr<bool> RunStep(const ClientSession& session, const ModelGraph& g,
   for (size_t h = 0; h < hooks.size(); ++h) {
     const std::vector<Tensor> hook_values(values.begin() + first_value[h],
                                           values.begin() + first_value[h + 1]);
+    if (traced[h]) {
+      TW_RETURN_IF_ERROR(hooks[h]->AfterTracedRun(step, metadata));
+    }
     TW_RETURN_IF_ERROR(hooks[h]->AfterRun(step, hook_values, &stop_requested));
   }
   return stop_requested;

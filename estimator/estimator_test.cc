@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "core/file_io.h"
 #include "core/proto_io.h"
 #include "core/record_io.h"
 #include "core/status_macros.h"
@@ -460,6 +461,29 @@ TEST(EstimatorTest, HooksFetchTensorsAndStopTraining) {
   // The progress bar, and the log line clearing it first.
   EXPECT_THAT(f.log.str(), HasSubstr("] 2/10 steps  loss 18.000"));
   EXPECT_THAT(f.log.str(), HasSubstr("\r\033[K"));
+}
+
+// Every second step is traced: timeline-2.json and timeline-4.json hold
+// the Chrome trace of steps 2 and 4, with the model's nodes in it.
+TEST(EstimatorTest, ProfilerHookWritesTheTraceOfEveryNthStep) {
+  Fixture f("profiler");
+  auto history = std::make_shared<StepHistoryHook>();
+  TW_ASSERT_OK(
+      f.estimator
+          ->Train(LinearInput(),
+                  {.steps = 5,
+                   .hooks = {std::make_shared<ProfilerHook>(f.config.model_dir, 2), history}})
+          .status());
+  EXPECT_EQ(history->steps().size(), 5u);
+  for (int step = 1; step <= 5; ++step) {
+    const std::string path = absl::StrCat(f.config.model_dir, "/timeline-", step, ".json");
+    EXPECT_EQ(std::filesystem::exists(path), step % 2 == 0) << path;
+  }
+  TW_ASSERT_OK_AND_ASSIGN(std::string trace,
+                          ReadFileToString(f.config.model_dir + "/timeline-4.json"));
+  EXPECT_THAT(trace, HasSubstr("\"traceEvents\""));
+  EXPECT_THAT(trace, HasSubstr("/device:CPU:0"));
+  EXPECT_THAT(trace, HasSubstr("ApplyGradientDescent\""));  // the update's op
 }
 
 TEST(EstimatorTest, BadCallsAreErrors) {

@@ -10,6 +10,7 @@
 #include "core/status_macros.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
+#include "runtime/step_stats.h"
 
 namespace towerflow {
 namespace {
@@ -185,6 +186,11 @@ absl::Status SummarySaverHook::End(const ClientSession&, int64_t) {
 }
 
 // ------------------------------------------------------------ progress bar
+
+absl::Status ProfilerHook::AfterTracedRun(const StepResult& step, const RunMetadata& metadata) {
+  return WriteChromeTrace(metadata.step_stats,
+                          absl::StrCat(dir_, "/timeline-", step.global_step, ".json"));
+}
 
 absl::Status ProgressBarHook::AfterCreateSession(const ClientSession&, int64_t global_step) {
   first_step_ = global_step;

@@ -33,6 +33,7 @@
 #include "graph/scope.h"
 #include "proto/graph.pb.h"
 #include "runtime/client_session.h"
+#include "runtime/session.h"
 #include "train/event_writer.h"
 #include "train/saver.h"
 
@@ -57,6 +58,13 @@ class SessionRunHook {
   }
   // Tensors to fetch with the next step.
   virtual std::vector<Output> BeforeRun() { return {}; }
+  // Whether the next step, the one ending at global step `next_step`, runs
+  // traced (RunOptions::kFullTrace); its RunMetadata then reaches
+  // AfterTracedRun, just before AfterRun.
+  virtual bool TraceStep(int64_t next_step) { return false; }
+  virtual absl::Status AfterTracedRun(const StepResult& step, const RunMetadata& metadata) {
+    return absl::OkStatus();
+  }
   // After a step: `values` are BeforeRun's tensors. Set *request_stop to
   // end training after this step (cleanly: End runs, a checkpoint is kept).
   virtual absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
@@ -221,6 +229,25 @@ class SummarySaverHook : public SessionRunHook {
   std::unique_ptr<train::EventWriter> writer_;
   int64_t last_step_ = 0, last_written_step_ = 0;
   std::chrono::steady_clock::time_point last_written_;
+};
+
+// TensorFlow's ProfilerHook: every `every_n_steps` steps (the steps ending
+// at a multiple of it) runs traced and writes the step's Chrome trace,
+// "timeline-<global step>.json" in `dir` (chrome://tracing, Perfetto): when
+// each node ran, per device and thread. On a GPU a kernel's span is its
+// launch; a copy to the host spans the wait for the kernels before it.
+class ProfilerHook : public SessionRunHook {
+ public:
+  ProfilerHook(std::string dir, int64_t every_n_steps)
+      : dir_(std::move(dir)), every_n_steps_(every_n_steps) {}
+  bool TraceStep(int64_t next_step) override {
+    return every_n_steps_ > 0 && next_step % every_n_steps_ == 0;
+  }
+  absl::Status AfterTracedRun(const StepResult& step, const RunMetadata& metadata) override;
+
+ private:
+  const std::string dir_;
+  const int64_t every_n_steps_;
 };
 
 // A one-line progress bar redrawn in place ("\r"), for a terminal:

@@ -70,8 +70,9 @@ struct Flags {
 
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv, const std::vector<std::string>& extra) {
   std::vector<std::string> known = {
-      "data_dir",   "fashion_mnist_dir", "model_dir",     "num_towers", "devices", "aggregation",
-      "batch_size", "max_steps",         "train_seconds", "log_every",  "seed",    "eval"};
+      "data_dir",     "fashion_mnist_dir", "model_dir",     "num_towers", "devices", "aggregation",
+      "batch_size",   "max_steps",         "train_seconds", "log_every",  "seed",    "eval",
+      "profile_every"};
   known.insert(known.end(), extra.begin(), extra.end());
   Flags flags;
   for (int i = 1; i < argc; ++i) {
@@ -151,6 +152,7 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
   TW_ASSIGN_OR_RETURN(int64_t max_steps, flags.Int("max_steps", 1000000));
   TW_ASSIGN_OR_RETURN(double train_seconds, flags.Double("train_seconds", 0));
   TW_ASSIGN_OR_RETURN(int64_t log_every, flags.Int("log_every", 10));
+  TW_ASSIGN_OR_RETURN(int64_t profile_every, flags.Int("profile_every", 0));
   TW_ASSIGN_OR_RETURN(int64_t seed, flags.Int("seed", 1));
   const bool evaluate = flags.Get("eval", "true") != "false";
 
@@ -218,6 +220,9 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
   TrainOptions train;
   train.max_steps = max_steps;
   if (train_seconds > 0) train.hooks.push_back(std::make_shared<TimeLimitHook>(train_seconds));
+  if (profile_every > 0) {
+    train.hooks.push_back(std::make_shared<ProfilerHook>(model_dir, profile_every));
+  }
   TW_ASSIGN_OR_RETURN(TrainResult trained, estimator.Train(input(true), train));
   std::cerr << "Trained to global step " << trained.global_step << " ("
             << trained.steps_run * batch / static_cast<double>(train_examples)

@@ -17,6 +17,8 @@
 //   --max_steps          stop at this global step (1000000, the tutorial's)
 //   --train_seconds      also stop after this many seconds (0: no limit)
 //   --log_every          a step line every N steps (10, the tutorial's)
+//   --profile_every      a Chrome trace of every Nth step in model_dir,
+//                        timeline-<step>.json (0: none)
 //   --seed               random seed (1)
 //   --eval               evaluate after training (true)
 // and the model's own (ExampleModel::param_flags), which set Params.
