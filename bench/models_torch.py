@@ -1,0 +1,113 @@
+"""The examples' models in PyTorch, for the GPU comparison in bench/README.md:
+the CIFAR-10 tutorial model (examples/cifar10, 24x24x3 input) and the official
+CIFAR-10 ResNet v2 (examples/resnet, 32x32x3 input, pre-activation blocks,
+projection shortcuts at the first block of each stage, batch norm momentum
+0.997 and epsilon 1e-5, Momentum 0.9 with weight decay 2e-4 on all but batch
+norm). One training step (forward, backward, update) on data already on the
+device, eager, batch 128 unless told.
+
+  python3 bench/models_torch.py --model resnet20 --device cuda [--batch 128]
+  python3 bench/models_torch.py --model cifar10 --device cpu --threads 2
+"""
+import argparse
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from cifar10_torch import Cifar10
+
+
+class Block(nn.Module):
+    """BN-ReLU, conv 3x3, BN-ReLU, conv 3x3, plus the shortcut (resnet v2)."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.bn1 = nn.BatchNorm2d(cin, eps=1e-5, momentum=0.003)
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout, eps=1e-5, momentum=0.003)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.project = nn.Conv2d(cin, cout, 1, stride, bias=False) if (stride != 1 or cin != cout) else None
+
+    def forward(self, x):
+        pre = F.relu(self.bn1(x))
+        shortcut = self.project(pre) if self.project is not None else x
+        y = self.conv1(pre)
+        y = self.conv2(F.relu(self.bn2(y)))
+        return y + shortcut
+
+
+class ResNet(nn.Module):
+    def __init__(self, size, num_classes=10):
+        super().__init__()
+        n = (size - 2) // 6
+        self.conv = nn.Conv2d(3, 16, 3, 1, 1, bias=False)
+        blocks, cin = [], 16
+        for cout, stride in ((16, 1), (32, 2), (64, 2)):
+            for i in range(n):
+                blocks.append(Block(cin, cout, stride if i == 0 else 1))
+                cin = cout
+        self.blocks = nn.Sequential(*blocks)
+        self.bn = nn.BatchNorm2d(64, eps=1e-5, momentum=0.003)
+        self.dense = nn.Linear(64, num_classes)
+
+    def forward(self, x):
+        x = self.blocks(self.conv(x))
+        x = F.relu(self.bn(x))
+        return self.dense(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default="cifar10", choices=["cifar10", "resnet20", "resnet56"])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--no_tf32", action="store_true",
+                        help="full float32 convolutions (PyTorch lets cuDNN use TF32 by default)")
+    args = parser.parse_args()
+    if args.no_tf32:
+        torch.backends.cudnn.allow_tf32 = False
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    device = torch.device(args.device)
+    if args.model == "cifar10":
+        model, side = Cifar10(), 24
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    else:
+        model, side = ResNet(int(args.model[len("resnet"):])), 32
+        decay = [p for name, p in model.named_parameters() if "bn" not in name]
+        no_decay = [p for name, p in model.named_parameters() if "bn" in name]
+        opt = torch.optim.SGD([{"params": decay, "weight_decay": 2e-4},
+                               {"params": no_decay, "weight_decay": 0}], lr=0.1, momentum=0.9)
+    model.to(device)
+    images = torch.randn(args.batch, 3, side, side, device=device)
+    labels = (torch.arange(args.batch) % 10).to(device)
+
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(images), labels).backward()
+        opt.step()
+
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+    for _ in range(5):  # warm-up (cuDNN's algorithm choice, the allocator)
+        step()
+    sync()
+    start = time.perf_counter()
+    for _ in range(args.steps):
+        step()
+    sync()
+    per_step = (time.perf_counter() - start) / args.steps
+    tf32 = "" if args.device == "cpu" else (", no TF32" if args.no_tf32 else ", TF32 convolutions")
+    print(f"torch {torch.__version__} {args.model} on {args.device}{tf32}, batch {args.batch}: "
+          f"{per_step * 1e3:.2f} ms/step, {args.batch / per_step:.0f} images/s")
+
+
+if __name__ == "__main__":
+    main()

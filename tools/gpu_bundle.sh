@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Packs the GPU test binaries and the programs timed on a GPU for a machine
+# that has a GPU, CUDA and its libraries but no Bazel and none of Debian's:
+#
+#   tools/gpu_bundle.sh            # builds with --config=cuda, writes gpu_bundle/
+#
+# gpu_bundle/bundle.tar.xz holds bin/ (the programs, without debug information), lib/ (the
+# shared libraries they load that are neither glibc's, GCC's nor CUDA's: the
+# GPU machine brings its own CUDA 13 libraries, newer glibc and libstdc++) and
+# run.sh. On the GPU machine:
+#
+#   tar -xJf gpu_bundle/bundle.tar.xz -C /tmp/tw && /tmp/tw/run.sh PROGRAM ARGS...
+#
+# run.sh finds libcudart, cuBLAS, cuDNN and NCCL there (CUDA's own folder or
+# the nvidia-* Python wheels) and runs bin/PROGRAM with them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Every test target that touches a GPU when one is present, and the programs
+# bench/README.md times on one.
+targets=(
+  //framework/gpu:gpu_device_test
+  //kernels/gpu:gpu_conformance_test
+  //kernels/gpu:collective_ops_test
+  //estimator:all_reduce_test
+  //estimator:replicate_model_fn_test
+  //runtime:placement_test
+  //examples/cifar10:cifar10_train
+  //examples/resnet:resnet_train
+  //bench:gpu_bench
+)
+
+bazel build --config=cuda "${targets[@]}"
+
+out=gpu_bundle
+stage="$out/stage"
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/lib"
+for target in "${targets[@]}"; do
+  path="${target#//}"
+  binary="bazel-bin/${path/://}"
+  cp "$binary" "$stage/bin/"
+  chmod u+w "$stage/bin/$(basename "$binary")"
+  # Symbols stay (backtraces name functions); debug information goes.
+  strip --strip-debug "$stage/bin/$(basename "$binary")"
+  ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'
+done | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    # glibc and GCC's runtime: the GPU machine's own (newer) ones.
+    libc.so.* | libm.so.* | libpthread.so.* | librt.so.* | libdl.so.* | ld-linux*) ;;
+    libstdc++.so.* | libgcc_s.so.*) ;;
+    # CUDA's: the GPU machine's own, matching its driver.
+    libcudart.so.* | libcublas.so.* | libcublasLt.so.* | libcudnn*.so.* | libnccl.so.*) ;;
+    *) cp -L "$lib" "$stage/lib/" ;;
+  esac
+done
+
+cat > "$stage/run.sh" << 'EOF'
+#!/usr/bin/env bash
+# run.sh [--wrap "COMMAND ARGS"] PROGRAM ARGS...: runs bin/PROGRAM with the
+# bundled libraries and the machine's CUDA libraries, under COMMAND when
+# given (compute-sanitizer --tool memcheck, cuda-gdb -batch -ex run -ex bt
+# --args, ncu ...).
+here="$(cd "$(dirname "$0")" && pwd)"
+dirs="$here/lib"
+for soname in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2; do
+  found="$(find /usr/local/cuda*/ /usr/lib /opt -name "$soname" 2>/dev/null | head -n 1)"
+  if [ -z "$found" ]; then
+    echo "run.sh: $soname not found on this machine" >&2
+    exit 1
+  fi
+  case ":$dirs:" in *":$(dirname "$found"):"*) ;; *) dirs="$dirs:$(dirname "$found")" ;; esac
+done
+export LD_LIBRARY_PATH="$dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+wrap=()
+if [ "${1:-}" = --wrap ]; then
+  read -r -a wrap <<< "$2"
+  shift 2
+fi
+program="$1"
+shift
+exec "${wrap[@]}" "$here/bin/$program" "$@"
+EOF
+chmod +x "$stage/run.sh"
+
+tar -cJf "$out/bundle.tar.xz" -C "$stage" .
+rm -rf "$stage"
+ls -l "$out/bundle.tar.xz"

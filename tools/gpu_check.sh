@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# On a GPU machine, with the bundle from tools/gpu_bundle.sh in gpu_bundle/:
+#
+#   tools/gpu_check.sh [tests] [sanitize] [bench] [profile]   (default: the first three)
+#
+#   tests     every GPU test binary (bundle's bin/*_test), one log each
+#   sanitize  compute-sanitizer memcheck and racecheck over the GPU tests
+#   bench     bench/README.md's GPU figures: MatMul against cublasSgemm,
+#             the examples' training step on one GPU, and PyTorch's
+#   profile   ResNet-20's step: GPU time per kernel (ncu), host CPU time,
+#             a Chrome trace of one step
+#
+# Logs go to gpu_logs/ (one per program run, and summary.txt, which ends
+# with what passed and the figures).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+logs=gpu_logs
+mkdir -p "$logs"
+tw=/tmp/tw
+rm -rf "$tw" && mkdir -p "$tw" && tar -xJf gpu_bundle/bundle.tar.xz -C "$tw" || exit 1
+phases=("$@")
+[ ${#phases[@]} -eq 0 ] && phases=(tests sanitize bench)
+summary="$logs/summary.txt"
+: > "$summary"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >> "$summary"
+
+gpu_tests=(gpu_device_test gpu_conformance_test collective_ops_test all_reduce_test
+  replicate_model_fn_test placement_test)
+
+run_tests() {
+  for t in "${gpu_tests[@]}"; do
+    if timeout 240 "$tw/run.sh" "$t" > "$logs/$t.log" 2>&1; then
+      echo "PASSED $t" >> "$summary"
+    else
+      echo "FAILED $t (exit $?)" >> "$summary"
+    fi
+  done
+}
+
+run_sanitize() {
+  for tool in memcheck racecheck; do
+    for t in gpu_device_test gpu_conformance_test collective_ops_test; do
+      local log="$logs/$tool.$t.log"
+      timeout "${SANITIZE_TIMEOUT:-400}" "$tw/run.sh" \
+        --wrap "compute-sanitizer --tool $tool --error-exitcode 1" "$t" > "$log" 2>&1
+      local rc=$?
+      # memcheck counts failed CUDA calls as errors too: the allocator's
+      # deliberate out-of-memory request and NCCL's own probing are among
+      # them. Memory errors and races are counted apart.
+      local api memory
+      api=$(grep -c "Program hit" "$log")
+      memory=$(grep -cE "Invalid (__global__|__shared__|__local__)|Race reported|Uninitialized" "$log")
+      echo "$tool $t: exit $rc, memory errors or races: $memory, failed CUDA calls: $api" >> "$summary"
+    done
+  done
+}
+
+# Random CIFAR-10 records (the layout of the real binaries; the numbers do
+# not change the work of a step).
+cifar_data() {
+  mkdir -p /tmp/cifar
+  python3 - << 'EOF'
+import numpy as np
+rng = np.random.default_rng(0)
+for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+    records = rng.integers(0, 256, size=(10000, 3073), dtype=np.uint8)
+    records[:, 0] %= 10
+    records.tofile(f"/tmp/cifar/{name}.bin")
+EOF
+}
+
+run_bench() {
+  timeout 120 "$tw/run.sh" gpu_bench 1024 4096 > "$logs/gpu_bench.log" 2>&1
+  cifar_data
+  for round in $(seq "${ROUNDS:-2}"); do
+    for model in cifar10 resnet20 resnet56; do
+      case "$model" in
+        cifar10) program=cifar10_train flags=() ;;
+        resnet20) program=resnet_train flags=(--resnet_size=20) ;;
+        resnet56) program=resnet_train flags=(--resnet_size=56) ;;
+      esac
+      rm -rf "/tmp/model_$model"
+      timeout 120 "$tw/run.sh" "$program" --data_dir=/tmp/cifar --model_dir="/tmp/model_$model" \
+        --num_towers=1 --batch_size=128 --max_steps=300 --log_every=50 --eval=false \
+        "${flags[@]}" > "$logs/step.$model.$round.log" 2>&1
+      echo "towerflow $model round $round: $(grep 'sec/batch' "$logs/step.$model.$round.log" | tail -n 3 | tr '\n' ' ')" >> "$summary"
+      (cd bench && python3 models_torch.py --model "$model" --device cuda --steps 100 &&
+        python3 models_torch.py --model "$model" --device cuda --steps 100 --no_tf32) >> "$summary" 2>&1
+    done
+  done
+}
+
+# GPU time per kernel of ResNet-20's training steps (Nsight Compute, one
+# row per kernel launch, after the first steps), the host's CPU time beside
+# the wall time of 200 steps, and the Chrome trace of step 150 (host side:
+# when each kernel was launched, and what waited).
+run_profile() {
+  cifar_data
+  local flags=(--data_dir=/tmp/cifar --num_towers=1 --batch_size=128 --eval=false --resnet_size=20)
+  rm -rf /tmp/model_profile
+  timeout 300 "$tw/run.sh" --wrap "ncu --csv --print-units base --metrics gpu__time_duration.sum --launch-skip 3000 --launch-count 1500" \
+    resnet_train "${flags[@]}" --model_dir=/tmp/model_profile --max_steps=40 --log_every=10 \
+    > "$logs/ncu.resnet20.csv" 2>&1
+  rm -rf /tmp/model_profile
+  { time timeout 300 "$tw/run.sh" resnet_train "${flags[@]}" --model_dir=/tmp/model_profile \
+      --max_steps=200 --log_every=100 --profile_every=150; } > "$logs/time.resnet20.log" 2>&1
+  cp /tmp/model_profile/timeline-150.json "$logs/timeline.resnet20.json"
+  echo "resnet20, 200 steps: $(grep -E '^(real|user|sys)' "$logs/time.resnet20.log" | tr '\n\t' '  ')" >> "$summary"
+}
+
+for phase in "${phases[@]}"; do
+  case "$phase" in
+    tests) run_tests ;;
+    sanitize) run_sanitize ;;
+    bench) run_bench ;;
+    profile) run_profile ;;
+    *) echo "unknown phase $phase" >&2; exit 2 ;;
+  esac
+done
+cat "$summary"
