@@ -2,7 +2,15 @@
 # Packs the GPU test binaries and the programs timed on a GPU for a machine
 # that has a GPU, CUDA and its libraries but no Bazel and none of Debian's:
 #
-#   tools/gpu_bundle.sh            # builds with --config=cuda, writes gpu_bundle/
+#   tools/gpu_bundle.sh              # builds with --config=cuda, writes gpu_bundle/
+#   tools/gpu_bundle.sh //ops/... //train/...   # the C++ tests under these instead
+#
+# The default holds the tests that use a GPU when one is present and the
+# programs bench/README.md times. With patterns, every cc_test they hold: on a
+# GPU machine any session places unpinned nodes on the GPU, so the whole
+# suite exercises the GPU kernels; the device tool carries 64 MiB, so pack it
+# a few packages at a time. Tests that read files beside the checkout
+# (../shared) skip them there.
 #
 # gpu_bundle/bundle.tar.xz holds bin/ (the programs, without debug information), lib/ (the
 # shared libraries they load that are neither glibc's, GCC's nor CUDA's: the
@@ -18,7 +26,7 @@ cd "$(dirname "$0")/.."
 
 # Every test target that touches a GPU when one is present, and the programs
 # bench/README.md times on one.
-targets=(
+default_targets=(
   //framework/gpu:gpu_device_test
   //kernels/gpu:gpu_conformance_test
   //kernels/gpu:collective_ops_test
@@ -29,6 +37,15 @@ targets=(
   //examples/resnet:resnet_train
   //bench:gpu_bench
 )
+if [ $# -gt 0 ]; then
+  mapfile -t targets < <(bazel query "kind(cc_test, tests(set($*)))" 2>/dev/null)
+  if [ ${#targets[@]} -eq 0 ]; then
+    echo "gpu_bundle.sh: no cc_test in $*" >&2
+    exit 1
+  fi
+else
+  targets=("${default_targets[@]}")
+fi
 
 bazel build --config=cuda "${targets[@]}"
 
@@ -39,10 +56,16 @@ mkdir -p "$stage/bin" "$stage/lib"
 for target in "${targets[@]}"; do
   path="${target#//}"
   binary="bazel-bin/${path/://}"
-  cp "$binary" "$stage/bin/"
-  chmod u+w "$stage/bin/$(basename "$binary")"
+  name="$(basename "$binary")"
+  # Two packages' tests of one name (examples' model_test): the second is
+  # named by its package too.
+  if [ -e "$stage/bin/$name" ]; then
+    name="$(echo "$path" | tr '/:' '__')"
+  fi
+  cp "$binary" "$stage/bin/$name"
+  chmod u+w "$stage/bin/$name"
   # Symbols stay (backtraces name functions); debug information goes.
-  strip --strip-debug "$stage/bin/$(basename "$binary")"
+  strip --strip-debug "$stage/bin/$name"
   ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
@@ -86,3 +109,7 @@ chmod +x "$stage/run.sh"
 tar -cJf "$out/bundle.tar.xz" -C "$stage" .
 rm -rf "$stage"
 ls -l "$out/bundle.tar.xz"
+if [ "$(stat -c %s "$out/bundle.tar.xz")" -gt $((60 << 20)) ]; then
+  echo "gpu_bundle.sh: over 60 MiB, more than the device tool carries: pack fewer tests" >&2
+  exit 1
+fi

@@ -3,7 +3,7 @@
 #
 #   tools/gpu_check.sh [tests] [sanitize] [bench] [profile]   (default: the first three)
 #
-#   tests     every GPU test binary (bundle's bin/*_test), one log each
+#   tests     every test binary of the bundle (bin/*_test), one log each
 #   sanitize  compute-sanitizer memcheck and racecheck over the GPU tests
 #   bench     bench/README.md's GPU figures: MatMul against cublasSgemm,
 #             the examples' training step on one GPU, and PyTorch's
@@ -24,11 +24,11 @@ summary="$logs/summary.txt"
 : > "$summary"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >> "$summary"
 
-gpu_tests=(gpu_device_test gpu_conformance_test collective_ops_test all_reduce_test
-  replicate_model_fn_test placement_test)
-
 run_tests() {
-  for t in "${gpu_tests[@]}"; do
+  # Every test in the bundle (tools/gpu_bundle.sh chooses which).
+  for path in "$tw"/bin/*_test; do
+    local t
+    t="$(basename "$path")"
     if timeout 240 "$tw/run.sh" "$t" > "$logs/$t.log" 2>&1; then
       echo "PASSED $t" >> "$summary"
     else
@@ -40,6 +40,7 @@ run_tests() {
 run_sanitize() {
   for tool in memcheck racecheck; do
     for t in gpu_device_test gpu_conformance_test collective_ops_test; do
+      [ -x "$tw/bin/$t" ] || continue  # a bundle of other tests
       local log="$logs/$tool.$t.log"
       timeout "${SANITIZE_TIMEOUT:-400}" "$tw/run.sh" \
         --wrap "compute-sanitizer --tool $tool --error-exitcode 1" "$t" > "$log" 2>&1
