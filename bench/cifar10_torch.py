@@ -8,9 +8,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-torch.set_num_threads(2)
-torch.manual_seed(0)
-
 
 class Cifar10(nn.Module):
     def __init__(self):
@@ -38,6 +35,8 @@ class Cifar10(nn.Module):
 
 
 def main():
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
     model = Cifar10()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     images = torch.randn(128, 3, 24, 24)

@@ -114,10 +114,15 @@ double DirectChain(int n) {
 }
 
 int Main(int argc, char** argv) {
-  if (gpu::CudaDeviceCount() == 0) Fail("no GPU on this machine");
   std::vector<int> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  for (int i = 1; i < argc; ++i) {
+    sizes.push_back(std::atoi(argv[i]));
+    if (sizes.back() <= 0 || sizes.back() > 32768) {
+      Fail(absl::StrCat("a size is a number from 1 to 32768, not '", argv[i], "'"));
+    }
+  }
   if (sizes.empty()) sizes = {1024, 4096};
+  if (gpu::CudaDeviceCount() == 0) Fail("no GPU on this machine");
   std::printf("%-6s %-26s %12s %12s\n", "n", "case", "ms/MatMul", "TFLOP/s");
   for (int n : sizes) {
     const double flops = 2.0 * n * n * static_cast<double>(n);

@@ -85,16 +85,21 @@ cat > "$stage/run.sh" << 'EOF'
 # given (compute-sanitizer --tool memcheck, cuda-gdb -batch -ex run -ex bt
 # --args, ncu ...).
 here="$(cd "$(dirname "$0")" && pwd)"
-dirs="$here/lib"
-for soname in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2; do
-  found="$(find /usr/local/cuda*/ /usr/lib /opt -name "$soname" 2>/dev/null | head -n 1)"
-  if [ -z "$found" ]; then
-    echo "run.sh: $soname not found on this machine" >&2
-    exit 1
-  fi
-  case ":$dirs:" in *":$(dirname "$found"):"*) ;; *) dirs="$dirs:$(dirname "$found")" ;; esac
-done
-export LD_LIBRARY_PATH="$dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The folders of the machine's CUDA libraries, searched for once and kept.
+cache="$here/cuda_lib_path"
+if [ ! -s "$cache" ]; then
+  dirs=""
+  for soname in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2; do
+    found="$(find /usr/local/cuda*/ /usr/lib /opt -name "$soname" 2>/dev/null | head -n 1)"
+    if [ -z "$found" ]; then
+      echo "run.sh: $soname not found on this machine" >&2
+      exit 1
+    fi
+    case ":$dirs:" in *":$(dirname "$found"):"*) ;; *) dirs="$dirs:$(dirname "$found")" ;; esac
+  done
+  echo "${dirs#:}" > "$cache"
+fi
+export LD_LIBRARY_PATH="$here/lib:$(cat "$cache")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 wrap=()
 if [ "${1:-}" = --wrap ]; then
   read -r -a wrap <<< "$2"

@@ -59,6 +59,7 @@ run_sanitize() {
 # Random CIFAR-10 records (the layout of the real binaries; the numbers do
 # not change the work of a step).
 cifar_data() {
+  [ -f /tmp/cifar/test_batch.bin ] && return
   mkdir -p /tmp/cifar
   python3 - << 'EOF'
 import numpy as np
@@ -85,8 +86,9 @@ run_bench() {
         --num_towers=1 --batch_size=128 --max_steps=300 --log_every=50 --eval=false \
         "${flags[@]}" > "$logs/step.$model.$round.log" 2>&1
       echo "towerflow $model round $round: $(grep 'sec/batch' "$logs/step.$model.$round.log" | tail -n 3 | tr '\n' ' ')" >> "$summary"
-      (cd bench && python3 models_torch.py --model "$model" --device cuda --steps 100 &&
-        python3 models_torch.py --model "$model" --device cuda --steps 100 --no_tf32) >> "$summary" 2>&1
+      for tf32 in "" --no_tf32; do
+        python3 bench/models_torch.py --model "$model" --device cuda --steps 100 $tf32 >> "$summary" 2>&1
+      done
     done
   done
 }
@@ -102,6 +104,21 @@ run_profile() {
   timeout 300 "$tw/run.sh" --wrap "ncu --csv --print-units base --metrics gpu__time_duration.sum --launch-skip 3000 --launch-count 1500" \
     resnet_train "${flags[@]}" --model_dir=/tmp/model_profile --max_steps=40 --log_every=10 \
     > "$logs/ncu.resnet20.csv" 2>&1
+  # GPU time by kernel over those launches, largest first.
+  python3 - "$logs/ncu.resnet20.csv" > "$logs/ncu.resnet20.top.txt" << 'EOF'
+import collections, csv, sys
+total, count, header = collections.Counter(), collections.Counter(), None
+for row in csv.reader(open(sys.argv[1])):
+    if row[:1] == ["ID"]:
+        header = row
+    elif header and len(row) == len(header) and row[header.index("Metric Name")] == "gpu__time_duration.sum":
+        name = row[header.index("Kernel Name")][:100]
+        total[name] += float(row[header.index("Metric Value")].replace(",", "")) / 1e6
+        count[name] += 1
+print(f"{sum(total.values()):.2f} ms GPU time over {sum(count.values())} launches")
+for name, ms in total.most_common(25):
+    print(f"{ms:8.2f} ms {count[name]:5d}  {name}")
+EOF
   rm -rf /tmp/model_profile
   { time timeout 300 "$tw/run.sh" resnet_train "${flags[@]}" --model_dir=/tmp/model_profile \
       --max_steps=200 --log_every=100 --profile_every=150; } > "$logs/time.resnet20.log" 2>&1
