@@ -26,19 +26,58 @@
 namespace towerflow {
 namespace functor {
 
+// ---- Integer wrap-around ----
+//
+// Integer arithmetic wraps around on overflow, as TensorFlow's kernels and
+// the hardware do (INT32_MAX + 1 is INT32_MIN, Abs(INT32_MIN) is INT32_MIN).
+// C++ leaves signed overflow undefined (UBSan's signed-integer-overflow) but
+// defines unsigned arithmetic modulo 2^n, so integers are computed in the
+// unsigned type of their width (at least unsigned int: narrower types would
+// promote to int) and converted back. Floating-point types compute as they
+// are.
+template <typename T, typename = void>
+struct Wrapping {
+  using type = T;
+};
+template <typename T>
+struct Wrapping<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+  using type = decltype(std::make_unsigned_t<T>() + 0u);
+};
+template <typename T>
+using WrappingType = typename Wrapping<T>::type;
+
+template <typename T>
+TW_HOST_DEVICE T WrappingAdd(T x, T y) {
+  return static_cast<T>(static_cast<WrappingType<T>>(x) + static_cast<WrappingType<T>>(y));
+}
+template <typename T>
+TW_HOST_DEVICE T WrappingSub(T x, T y) {
+  return static_cast<T>(static_cast<WrappingType<T>>(x) - static_cast<WrappingType<T>>(y));
+}
+template <typename T>
+TW_HOST_DEVICE T WrappingMul(T x, T y) {
+  return static_cast<T>(static_cast<WrappingType<T>>(x) * static_cast<WrappingType<T>>(y));
+}
+
 // ---- Unary ----
 
 template <typename T>
 struct Neg {
-  TW_HOST_DEVICE T operator()(const T& x) const { return -x; }
+  TW_HOST_DEVICE T operator()(const T& x) const {
+    if constexpr (std::is_integral_v<T>) {
+      return WrappingSub(T(0), x);
+    } else {
+      return -x;
+    }
+  }
 };
 template <typename T>
 struct Abs {
-  TW_HOST_DEVICE T operator()(const T& x) const { return x < T(0) ? -x : x; }
+  TW_HOST_DEVICE T operator()(const T& x) const { return x < T(0) ? Neg<T>()(x) : x; }
 };
 template <typename T>
 struct Square {
-  TW_HOST_DEVICE T operator()(const T& x) const { return x * x; }
+  TW_HOST_DEVICE T operator()(const T& x) const { return WrappingMul(x, x); }
 };
 template <typename T>
 struct Sqrt {
@@ -115,15 +154,15 @@ struct Erf {
 
 template <typename T>
 struct Add {
-  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x + y; }
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return WrappingAdd(x, y); }
 };
 template <typename T>
 struct Sub {
-  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x - y; }
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return WrappingSub(x, y); }
 };
 template <typename T>
 struct Mul {
-  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x * y; }
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return WrappingMul(x, y); }
 };
 // x / y, truncating for integers; INT_MIN / -1 wraps instead of trapping.
 // (Integer kernels refuse y == 0 before they run: DividesByY.)
@@ -204,7 +243,10 @@ struct Minimum {
 };
 template <typename T>
 struct SquaredDifference {
-  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return (x - y) * (x - y); }
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    const T d = WrappingSub(x, y);
+    return WrappingMul(d, d);
+  }
 };
 // x^y; for integers by squaring (integer kernels refuse y < 0 first:
 // NonNegativeIntY).
@@ -214,8 +256,8 @@ struct Pow {
     if constexpr (std::is_integral_v<T>) {
       T result = 1, base = x;
       for (T e = y; e > 0; e >>= 1) {
-        if (e & 1) result = static_cast<T>(result * base);
-        base = static_cast<T>(base * base);
+        if (e & 1) result = WrappingMul(result, base);
+        base = WrappingMul(base, base);
       }
       return result;
     } else {

@@ -257,6 +257,37 @@ TEST(CwiseTest, AddNSumsAnyCount) {
       HasSubstr("must have the same size and shape"));
 }
 
+// Integer arithmetic wraps around as in TensorFlow (two's complement),
+// without the undefined behaviour of C++'s signed overflow: CI's sanitizer
+// step runs this test under UBSan. Three elements are fewer than one SIMD
+// register holds, so the scalar functors compute them.
+template <typename T>
+void ExpectWrapAround() {
+  constexpr T kMax = std::numeric_limits<T>::max();
+  constexpr T kMin = std::numeric_limits<T>::min();
+  constexpr T kHalf = T(1) << (sizeof(T) * 4);  // kHalf² is 2^bits: 0
+  const Tensor x = Literal<T>({3}, {kMax, kMin, kHalf});
+  EXPECT_THAT(Binary("Add", x, Literal<T>({3}, {1, -1, kMax})),
+              TensorIs<T>({3}, {kMin, kMax, T(kMin + (kHalf - 1))}));
+  EXPECT_THAT(Binary("AddV2", x, Scalar<T>(1)),
+              TensorIs<T>({3}, {kMin, T(kMin + 1), T(kHalf + 1)}));
+  EXPECT_THAT(Binary("Sub", x, Literal<T>({3}, {-1, 1, kMin})),
+              TensorIs<T>({3}, {kMin, kMax, T(kMin + kHalf)}));
+  EXPECT_THAT(Binary("Mul", x, Literal<T>({3}, {2, -1, kHalf})), TensorIs<T>({3}, {-2, kMin, 0}));
+  EXPECT_THAT(Binary("SquaredDifference", x, Literal<T>({3}, {-1, 0, 0})),
+              TensorIs<T>({3}, {0, 0, 0}));
+  EXPECT_THAT(Binary("Pow", x, Literal<T>({3}, {2, 3, 2})), TensorIs<T>({3}, {1, 0, 0}));
+  EXPECT_THAT(Unary("Neg", x), TensorIs<T>({3}, {T(kMin + 1), kMin, T(-kHalf)}));
+  EXPECT_THAT(Unary("Abs", x), TensorIs<T>({3}, {kMax, kMin, kHalf}));
+  EXPECT_THAT(Unary("Square", x), TensorIs<T>({3}, {1, 0, 0}));
+  KernelRunner add_n("AddN");
+  EXPECT_THAT(RunOk(add_n, {x, x, x, x, x}), TensorIs<T>({3}, {T(kMax - 4), kMin, T(5 * kHalf)}));
+}
+TEST(CwiseTest, IntegersWrapAroundOnOverflow) {
+  ExpectWrapAround<int32_t>();
+  ExpectWrapAround<int64_t>();
+}
+
 TEST(CwiseTest, SelectByElementRowAndScalar) {
   const Tensor t = Literal<float>({2, 2}, {1, 2, 3, 4});
   const Tensor e = Literal<float>({2, 2}, {-1, -2, -3, -4});

@@ -54,13 +54,16 @@ class AddNOp : public OpKernel {
       if (!out->SharesBufferWith(first)) o.device(d) = first.flat<T>();
       return absl::OkStatus();
     }
-    // Add up to three more inputs per pass over the output.
-    o.device(d) = first.flat<T>() + ctx->input(i++).flat<T>();
+    // Add up to three more inputs per pass over the output. (functor::Add:
+    // integers wrap around on overflow.)
+    const CpuForm<functor::Add<T>> add;
+    o.device(d) = first.flat<T>().binaryExpr(ctx->input(i++).flat<T>(), add);
     for (; i + 2 < n; i += 3) {
-      o.device(d) =
-          o + ctx->input(i).flat<T>() + ctx->input(i + 1).flat<T>() + ctx->input(i + 2).flat<T>();
+      o.device(d) = o.binaryExpr(ctx->input(i).flat<T>(), add)
+                        .binaryExpr(ctx->input(i + 1).flat<T>(), add)
+                        .binaryExpr(ctx->input(i + 2).flat<T>(), add);
     }
-    for (; i < n; ++i) o.device(d) = o + ctx->input(i).flat<T>();
+    for (; i < n; ++i) o.device(d) = o.binaryExpr(ctx->input(i).flat<T>(), add);
     return absl::OkStatus();
   }
 };

@@ -5,15 +5,16 @@
 // product [m,n]. BatchMatMulV2 x [..., m, k], y [..., k, n] whose batch dims
 // broadcast; output [broadcast batch..., m, n]. adj_x/adj_y transpose
 // (real types: adjoint = transpose).
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/bcast.h"
-#include "kernels/cpu/blas.h"
+#include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
-#include "framework/device.h"
+#include "kernels/bcast.h"
+#include "kernels/cpu/blas.h"
 
 namespace towerflow {
 namespace {
@@ -30,9 +31,13 @@ void Product(const Eigen::ThreadPoolDevice& d, bool ta, bool tb, int64_t m, int6
   if constexpr (std::is_floating_point_v<T>) {
     Gemm<T>(ta, tb, m, n, k, T(1), a, ta ? m : k, b, tb ? k : n, T(0), c, n);
   } else {
-    using Map = Eigen::TensorMap<Eigen::Tensor<const T, 2, Eigen::RowMajor>>;
-    const Map am(a, ta ? k : m, ta ? m : k), bm(b, tb ? n : k, tb ? k : n);
-    Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor>> cm(c, m, n);
+    // Integers wrap around on overflow (functor::WrappingType): the product
+    // is computed on the same bits as unsigned, whose overflow is defined.
+    using U = std::make_unsigned_t<T>;
+    using Map = Eigen::TensorMap<Eigen::Tensor<const U, 2, Eigen::RowMajor>>;
+    const Map am(reinterpret_cast<const U*>(a), ta ? k : m, ta ? m : k);
+    const Map bm(reinterpret_cast<const U*>(b), tb ? n : k, tb ? k : n);
+    Eigen::TensorMap<Eigen::Tensor<U, 2, Eigen::RowMajor>> cm(reinterpret_cast<U*>(c), m, n);
     const Eigen::array<Eigen::IndexPair<Eigen::DenseIndex>, 1> dims{
         Eigen::IndexPair<Eigen::DenseIndex>(ta ? 0 : 1, tb ? 1 : 0)};
     cm.device(d) = am.contract(bm, dims);

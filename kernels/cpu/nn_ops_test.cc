@@ -3,6 +3,7 @@
 // forward kernels.
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "gmock/gmock.h"
@@ -74,6 +75,22 @@ TEST(MatMulTest, TransposesAndErrors) {
   EXPECT_THAT(m.Run({Literal<float>({3}, {1, 2, 3}), b}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
                                 "In[0] and In[1] must be matrices: [3] [3,2]"));
+}
+
+// int32 products and sums wrap around (TF's results), without undefined
+// behaviour (the sanitizer step of CI runs this test under UBSan).
+TEST(MatMulTest, Int32WrapsAroundOnOverflow) {
+  constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
+  KernelRunner r("MatMul");
+  // [1,2]·[2,2]: kMax·2 + 1·1 = -1 and kMax + kMax = -2 (mod 2^32);
+  // 65536·65536 = 0 and kMin·(-1) = kMin.
+  EXPECT_THAT(
+      RunOk(r, {Literal<int32_t>({1, 2}, {kMax, 1}), Literal<int32_t>({2, 2}, {2, 1, 1, kMax})}),
+      TensorIs<int32_t>({1, 2}, {-1, -2}));
+  EXPECT_THAT(
+      RunOk(r, {Literal<int32_t>({2, 1}, {65536, kMin}), Literal<int32_t>({1, 2}, {65536, -1})}),
+      TensorIs<int32_t>({2, 2}, {0, -65536, 0, kMin}));
 }
 
 TEST(MatMulTest, BatchMatMulBroadcastsBatches) {
