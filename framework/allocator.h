@@ -13,7 +13,11 @@
 #define TOWERFLOW_FRAMEWORK_ALLOCATOR_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+
+#include "absl/status/statusor.h"
 
 namespace towerflow {
 
@@ -33,11 +37,41 @@ class Allocator {
 
   // REQUIRES: `ptr` came from AllocateRaw on this allocator (or is nullptr).
   virtual void DeallocateRaw(void* ptr) = 0;
+
+  // What the allocator has handed out, where it keeps count (TF's GetStats).
+  struct Stats {
+    int64_t num_allocs = 0;          // since the process started
+    int64_t bytes_in_use = 0;        // now
+    int64_t peak_bytes_in_use = 0;   // since the process started
+    int64_t largest_alloc_size = 0;  // since the process started
+  };
+  virtual std::optional<Stats> GetStats() const { return std::nullopt; }
 };
 
 // The process-wide host allocator (aligned malloc). Never null; lives for the
-// whole process.
+// whole process. Keeps Stats: every host tensor of the process is counted,
+// whichever session or thread made it.
 Allocator* CpuAllocator();
+
+// Limits on the tensors a session's kernels allocate (SessionOptions'
+// max_tensor_bytes and host_memory_budget_bytes), checked before memory is
+// asked for, so that a graph whose sizes come from its input ends with
+// ResourceExhausted naming its node instead of exhausting the machine.
+struct MemoryLimits {
+  // No single tensor larger.
+  int64_t max_tensor_bytes = 0;
+  // The process's host tensors (CpuAllocator()'s bytes_in_use) never grow
+  // past this through the session's kernels.
+  int64_t host_budget_bytes = 0;
+
+  // Three quarters of the machine's physical memory for both: on a 24 GiB
+  // machine, 18 GiB.
+  static MemoryLimits Default();
+  // `max_tensor_bytes` and `host_budget_bytes` of SessionOptions: 0 takes
+  // the default; negative values are InvalidArgument.
+  static absl::StatusOr<MemoryLimits> FromOptions(int64_t max_tensor_bytes,
+                                                  int64_t host_budget_bytes);
+};
 
 }  // namespace towerflow
 

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "framework/device_name.h"
 #include "framework/allocator.h"
+#include "framework/device_name.h"
 #include "framework/resource_mgr.h"
 #include "framework/tensor.h"
 #include "framework/threadpool.h"
@@ -51,6 +51,10 @@ class Device {
   int64_t incarnation() const { return incarnation_; }
 
   Allocator* allocator() const { return allocator_; }
+  // What the device's kernels may allocate (KernelContext checks); the
+  // session sets them from its options.
+  const MemoryLimits& memory_limits() const { return memory_limits_; }
+  void set_memory_limits(const MemoryLimits& limits) { memory_limits_ = limits; }
   ThreadPool* intra_op_pool() const { return intra_op_pool_; }
   ResourceMgr* resource_manager() const { return resource_mgr_.get(); }
 
@@ -78,6 +82,7 @@ class Device {
   const std::string device_type_;
   const int64_t incarnation_;
   Allocator* const allocator_;
+  MemoryLimits memory_limits_ = MemoryLimits::Default();
   ThreadPool* const intra_op_pool_;
   const std::unique_ptr<ResourceMgr> resource_mgr_;
 };

@@ -2,18 +2,39 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "framework/memory_limits.h"
 
 namespace towerflow {
 
+absl::StatusOr<Tensor> KernelContext::Allocate(DataType dtype, const TensorShape& shape,
+                                               bool on_host) const {
+  const MemoryLimits& limits = params_.device->memory_limits();
+  TW_RETURN_IF_ERROR(CheckTensorBytes(dtype, shape, limits));
+  Allocator* allocator = on_host ? CpuAllocator() : params_.device->allocator();
+  if (on_host) {
+    const std::optional<Allocator::Stats> stats = allocator->GetStats();
+    const int64_t bytes = shape.num_elements() * static_cast<int64_t>(TensorElementSize(dtype));
+    if (stats && bytes > limits.host_budget_bytes - stats->bytes_in_use) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "OOM when allocating tensor with shape ", shape.DebugString(), " and type ",
+          DataTypeString(dtype), ": ", bytes,
+          " bytes more would take the process's host tensors from ", stats->bytes_in_use,
+          " bytes past the session's host memory budget of ", limits.host_budget_bytes, " bytes"));
+    }
+  }
+  return Tensor::Allocate(allocator, dtype, shape);
+}
+
 absl::StatusOr<Tensor*> KernelContext::allocate_output(int i, const TensorShape& shape) {
   KernelOutput& out = outputs_[i];
-  TW_ASSIGN_OR_RETURN(out.tensor,
-                      Tensor::Allocate(params_.device->has_device_memory() && output_on_host(i)
-                                           ? CpuAllocator()
-                                           : params_.device->allocator(),
-                                       output_type(i), shape));
+  const bool on_host = !params_.device->has_device_memory() || output_on_host(i);
+  TW_ASSIGN_OR_RETURN(out.tensor, Allocate(output_type(i), shape, on_host));
   out.set = true;
   return &out.tensor;
+}
+
+absl::StatusOr<Tensor> KernelContext::allocate_temp(DataType dtype, const TensorShape& shape) {
+  return Allocate(dtype, shape, !params_.device->has_device_memory());
 }
 
 absl::StatusOr<Tensor*> KernelContext::forward_input_or_allocate_output(int input_index, int i,

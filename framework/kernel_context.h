@@ -109,8 +109,12 @@ class KernelContext {
 
   // Allocates output i with the node's output dtype on this device (in host
   // memory when the output is a host-memory one).
-  // ResourceExhausted when out of memory; InvalidArgument for a bad shape.
+  // ResourceExhausted when out of memory or past the device's
+  // memory_limits(); InvalidArgument for a bad shape.
   absl::StatusOr<Tensor*> allocate_output(int i, const TensorShape& shape);
+
+  // A scratch tensor in this device's memory, under the same limits.
+  absl::StatusOr<Tensor> allocate_temp(DataType dtype, const TensorShape& shape);
 
   // Output i as input `input_index`'s buffer when no one else holds it and
   // it has the same dtype and element count (so the kernel may overwrite it
@@ -142,6 +146,10 @@ class KernelContext {
     return !params_.device->has_device_memory() ||
            (types != nullptr && (*types)[i] == MemoryType::kHost);
   }
+
+  // The allocation of a `dtype` tensor of `shape` in host memory (`on_host`)
+  // or the device's, after the device's memory_limits() allow it.
+  absl::StatusOr<Tensor> Allocate(DataType dtype, const TensorShape& shape, bool on_host) const;
 
   const Params& params_;
   absl::InlinedVector<KernelOutput, 2> outputs_;

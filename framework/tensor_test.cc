@@ -20,6 +20,20 @@ TensorProto Parse(const std::string& text) {
   return p;
 }
 
+TEST(AllocatorTest, CpuAllocatorCountsBytesInUseAndPeak) {
+  Allocator* a = CpuAllocator();
+  const Allocator::Stats before = *a->GetStats();
+  void* p = a->AllocateRaw(kTensorAlignment, 1 << 20);
+  ASSERT_NE(p, nullptr);
+  const Allocator::Stats during = *a->GetStats();
+  EXPECT_GE(during.bytes_in_use - before.bytes_in_use, 1 << 20);
+  EXPECT_GE(during.peak_bytes_in_use, during.bytes_in_use);
+  EXPECT_EQ(during.num_allocs, before.num_allocs + 1);
+  EXPECT_GE(during.largest_alloc_size, 1 << 20);
+  a->DeallocateRaw(p);
+  EXPECT_EQ(a->GetStats()->bytes_in_use, before.bytes_in_use);
+}
+
 TEST(TensorTest, AllocatesAlignedBufferWithShapeAndDtype) {
   TW_ASSERT_OK_AND_ASSIGN(Tensor t, Tensor::Allocate(CpuAllocator(), DT_FLOAT, {2, 3}));
   EXPECT_EQ(t.dtype(), DT_FLOAT);

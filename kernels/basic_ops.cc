@@ -15,6 +15,7 @@
 #include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "framework/memory_limits.h"
 #include "framework/memory_types.h"
 
 namespace towerflow {
@@ -42,6 +43,10 @@ class ConstOp : public CheapKernel {
                                                      DataTypeString(dtype), " but its value is ",
                                                      DataTypeString(proto.dtype())));
     }
+    // A splat of one value may describe any number of elements: the size is
+    // checked against the session's limits before it is allocated.
+    absl::Status fits = CheckTensorProtoBytes(proto, c.device()->memory_limits());
+    if (!fits.ok()) return AddErrorContext(fits, absl::StrCat("value of Const '", c.name(), "'"));
     absl::StatusOr<Tensor> t = Tensor::FromProto(proto);
     if (!t.ok())
       return AddErrorContext(t.status(), absl::StrCat("value of Const '", c.name(), "'"));

@@ -62,8 +62,7 @@ absl::Status AddOrSub(KernelContext* ctx, AddIntoFn add_into, Var* var, const Te
         " using a Tensor with shape ", delta.shape().DebugString(), ", shapes must be equal."));
   }
   if (var->tensor.RefCountIsOne()) return add_into(ctx, var->tensor, delta, add, &var->tensor);
-  TW_ASSIGN_OR_RETURN(Tensor fresh, Tensor::Allocate(ctx->device()->allocator(), var->dtype(),
-                                                     var->tensor.shape()));
+  TW_ASSIGN_OR_RETURN(Tensor fresh, ctx->allocate_temp(var->dtype(), var->tensor.shape()));
   TW_RETURN_IF_ERROR(add_into(ctx, var->tensor, delta, add, &fresh));
   var->tensor = std::move(fresh);
   return absl::OkStatus();

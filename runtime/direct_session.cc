@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "core/status_macros.h"
 #include "graph/graph_io.h"
 #include "graph/lower_functions.h"
@@ -88,6 +89,10 @@ class DirectSession final : public Session {
     inter_op_ = std::make_unique<ThreadPool>("inter_op", inter);
     intra_op_ = std::make_unique<ThreadPool>("intra_op", intra);
     TW_ASSIGN_OR_RETURN(devices_, DeviceMgr::Create(options_.device_count, intra_op_.get()));
+    TW_ASSIGN_OR_RETURN(
+        const MemoryLimits limits,
+        MemoryLimits::FromOptions(options_.max_tensor_bytes, options_.host_memory_budget_bytes));
+    for (Device* d : devices_->devices()) d->set_memory_limits(limits);
     return absl::OkStatus();
   }
 
@@ -280,6 +285,10 @@ class DirectSession final : public Session {
     args.call_frame = frame;
     args.stats = stats;
     args.inter_op_pool = inter_op_.get();
+    if (timeout_ms > 0) {
+      args.deadline = absl::Now() + absl::Milliseconds(timeout_ms);
+      args.timeout_ms = timeout_ms;
+    }
     args.on_error = [&](const absl::Status& s) {
       {
         absl::MutexLock lock(&mu);
@@ -305,9 +314,7 @@ class DirectSession final : public Session {
     ek.executors[0]->RunAsync(args, done);
     if (timeout_ms > 0 &&
         !all_done.WaitForNotificationWithTimeout(absl::Milliseconds(timeout_ms))) {
-      const absl::Status deadline = absl::DeadlineExceededError(
-          absl::StrCat("Timed out: the step ran longer than its timeout of ", timeout_ms,
-                       " ms (RunOptions::timeout_in_ms) and was cancelled"));
+      const absl::Status deadline = StepTimeoutError(timeout_ms);
       {
         absl::MutexLock lock(&mu);
         if (first_error.ok()) first_error = deadline;

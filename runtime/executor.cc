@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <atomic>
+#include <new>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -15,6 +16,26 @@
 #include "runtime/executor_items.h"
 
 namespace towerflow {
+namespace {
+
+// A kernel's status, where std::bad_alloc from inside it (a container or a
+// library's scratch sized by the input) is ResourceExhausted: running out of
+// memory fails the node, never the process.
+absl::Status ComputeOrResourceExhausted(OpKernel* kernel, KernelContext* ctx) {
+  try {
+    return kernel->Compute(ctx);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError("OOM inside the kernel (std::bad_alloc)");
+  }
+}
+
+}  // namespace
+
+absl::Status StepTimeoutError(int64_t timeout_ms) {
+  return absl::DeadlineExceededError(
+      absl::StrCat("Timed out: the step ran longer than its timeout of ", timeout_ms,
+                   " ms (RunOptions::timeout_in_ms) and was cancelled"));
+}
 
 // Note [Executor scheduling]
 // Each iteration of a frame (below) keeps one pending count per node (its
@@ -194,7 +215,7 @@ class Executor::StepState {
         if (s.ok()) {
           KernelContext::Params params = MakeParams(item, inputs, t.dead);
           KernelContext ctx(params);
-          s = item.kernel->Compute(&ctx);
+          s = ComputeOrResourceExhausted(item.kernel.get(), &ctx);
           RecordStats(item, start);
           if (s.ok()) s = TakeOutputs(item, &ctx, &outputs);
         }
@@ -593,8 +614,14 @@ class Executor::StepState {
     return first;
   }
 
-  // Whether the caller cancelled the step; the first to see it records why.
+  // Whether the caller cancelled the step or its deadline passed; the first
+  // to see it records why.
   bool Cancelled() {
+    if (args_.deadline != absl::InfiniteFuture() && absl::Now() >= args_.deadline) {
+      const absl::Status s = StepTimeoutError(args_.timeout_ms);
+      if (Abort(s) && args_.on_error) args_.on_error(s);
+      return true;
+    }
     if (args_.cancelled == nullptr || !args_.cancelled->load(std::memory_order_acquire)) {
       return false;
     }

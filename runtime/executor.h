@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "framework/device.h"
 #include "framework/kernel.h"
 #include "framework/kernel_context.h"
@@ -40,6 +41,10 @@
 #include "runtime/step_stats.h"
 
 namespace towerflow {
+
+// DeadlineExceeded for a step that ran past its timeout (RunOptions's
+// timeout_in_ms, or the session's operation_timeout_in_ms).
+absl::Status StepTimeoutError(int64_t timeout_ms);
 
 class Executor {
  public:
@@ -57,6 +62,12 @@ class Executor {
     // already running finish; a wait on the rendezvous ends only when the
     // caller aborts the rendezvous too.
     const std::atomic<bool>* cancelled = nullptr;
+    // The step's deadline: past it no node starts and the step ends with
+    // StepTimeoutError(timeout_ms), also when the executor runs the whole
+    // step on the caller's thread (a loop that never ends) and the caller
+    // cannot set `cancelled`. InfiniteFuture: none.
+    absl::Time deadline = absl::InfiniteFuture();
+    int64_t timeout_ms = 0;
   };
   using DoneCallback = std::function<void(absl::Status)>;
 

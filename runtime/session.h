@@ -50,6 +50,13 @@ struct SessionOptions {
   // TF's ConfigProto.operation_timeout_in_ms: the deadline of every step
   // whose RunOptions give none. 0: none.
   int64_t operation_timeout_in_ms = 0;
+  // Limits on what the session's kernels allocate (framework/allocator.h,
+  // MemoryLimits): no tensor larger than max_tensor_bytes, and the process's
+  // host tensors never past host_memory_budget_bytes. Past either, the node
+  // fails with ResourceExhausted naming it. 0: three quarters of the
+  // machine's physical memory.
+  int64_t max_tensor_bytes = 0;
+  int64_t host_memory_budget_bytes = 0;
 };
 
 struct RunOptions {

@@ -242,6 +242,87 @@ TEST(SessionTest, KernelErrorNamesTheNodeAndOp) {
   EXPECT_THAT(std::string(st.message()), HasSubstr("[[node bad (AddV2) on "));
 }
 
+// Fill's output shape comes from a feed, so only the kernel knows its size.
+GraphDef FillOfFedDims() {
+  return G(R"pb(
+    node {
+      name: "dims"
+      op: "Placeholder"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+    }
+    node {
+      name: "one"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "value"
+        value { tensor { dtype: DT_FLOAT float_val: 1 } }
+      }
+    }
+    node {
+      name: "fill"
+      op: "Fill"
+      input: [ "dims", "one" ]
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "index_type"
+        value { type: DT_INT32 }
+      }
+    }
+  )pb");
+}
+
+absl::Status RunFill(Session* s, int32_t rows, int32_t cols) {
+  Tensor dims(DT_INT32, {2});
+  dims.flat<int32_t>()(0) = rows;
+  dims.flat<int32_t>()(1) = cols;
+  std::vector<Tensor> out;
+  return s->Run({{"dims", dims}}, {"fill"}, {}, &out);
+}
+
+TEST(SessionTest, MemoryLimitsRefuseTensorsNamingTheNodeBeforeAllocating) {
+  SessionOptions options;
+  options.max_tensor_bytes = 1 << 20;
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, NewSession(options));
+  TW_ASSERT_OK(s->Create(FillOfFedDims()));
+  TW_EXPECT_OK(RunFill(s.get(), 10, 10));
+  absl::Status st = RunFill(s.get(), 1000, 1000);
+  EXPECT_THAT(st, StatusIs(absl::StatusCode::kResourceExhausted,
+                           "OOM when allocating tensor with shape [1000,1000] and type float: "
+                           "4000000 bytes, past the session's max_tensor_bytes of 1048576"));
+  EXPECT_THAT(std::string(st.message()), HasSubstr("[[node fill (Fill) on "));
+  // 2^62 elements of 4 bytes: more bytes than an int64 counts.
+  EXPECT_THAT(RunFill(s.get(), 2147483647, 2147483647),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       "more than 2^63 bytes, past the session's max_tensor_bytes"));
+
+  // The budget counts every host tensor of the process.
+  SessionOptions budget;
+  budget.host_memory_budget_bytes = CpuAllocator()->GetStats()->bytes_in_use + (1 << 20);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, NewSession(budget));
+  TW_ASSERT_OK(b->Create(FillOfFedDims()));
+  TW_EXPECT_OK(RunFill(b.get(), 10, 10));
+  EXPECT_THAT(RunFill(b.get(), 1000, 1000),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       "4000000 bytes more would take the process's host tensors from "));
+  EXPECT_THAT(RunFill(b.get(), 1000, 1000), StatusIs(absl::StatusCode::kResourceExhausted,
+                                                     "past the session's host memory budget of "));
+
+  SessionOptions negative;
+  negative.max_tensor_bytes = -1;
+  EXPECT_THAT(NewSession(negative).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "max_tensor_bytes (-1)"));
+}
+
 TEST(SessionTest, CreateTwiceAndRunAfterCloseAreFailedPrecondition) {
   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(FloatConst("a", {1})));
   EXPECT_THAT(s->Create(G("")), StatusIs(absl::StatusCode::kFailedPrecondition, "use Extend"));

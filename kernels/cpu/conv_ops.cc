@@ -145,8 +145,8 @@ class Conv2DOp : public OpKernel {
               y.data<T>(), oc);
     } else if (!by_dnnl) {
       const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), false));
-      TW_ASSIGN_OR_RETURN(Tensor patches, Tensor::Allocate(ctx->device()->allocator(),
-                                                           input.dtype(), TensorShape({chunk, k})));
+      TW_ASSIGN_OR_RETURN(Tensor patches,
+                          ctx->allocate_temp(input.dtype(), TensorShape({chunk, k})));
       for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
         const int64_t r1 = std::min(rows, r0 + chunk);
         Im2Col<T>(ctx->intra_op_pool(), w, x.data<T>(), r0, r1, patches.data<T>());
@@ -207,8 +207,7 @@ class Conv2DBackpropOp : public OpKernel {
         return absl::OkStatus();
       }
       const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), false));
-      TW_ASSIGN_OR_RETURN(Tensor patches, Tensor::Allocate(ctx->device()->allocator(), x.dtype(),
-                                                           TensorShape({chunk, k})));
+      TW_ASSIGN_OR_RETURN(Tensor patches, ctx->allocate_temp(x.dtype(), TensorShape({chunk, k})));
       for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
         const int64_t r1 = std::min(rows, r0 + chunk);
         Im2Col<T>(ctx->intra_op_pool(), w, x.data<T>(), r0, r1, patches.data<T>());
@@ -218,8 +217,7 @@ class Conv2DBackpropOp : public OpKernel {
     } else {
       Tensor dx = *out;
       if (attrs_.nchw) {
-        TW_ASSIGN_OR_RETURN(
-            dx, Tensor::Allocate(ctx->device()->allocator(), dy.dtype(), TensorShape(in_nhwc)));
+        TW_ASSIGN_OR_RETURN(dx, ctx->allocate_temp(dy.dtype(), TensorShape(in_nhwc)));
       }
       TW_ASSIGN_OR_RETURN(const bool by_dnnl,
                           TryDnnl<T>(ConvPass::kBackwardInput, w, oc, nullptr, filter.data<T>(),
@@ -231,9 +229,8 @@ class Conv2DBackpropOp : public OpKernel {
                   dx.data<T>(), k);
         } else if (rows > 0) {
           const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), true));
-          TW_ASSIGN_OR_RETURN(
-              Tensor patches,
-              Tensor::Allocate(ctx->device()->allocator(), dy.dtype(), TensorShape({chunk, k})));
+          TW_ASSIGN_OR_RETURN(Tensor patches,
+                              ctx->allocate_temp(dy.dtype(), TensorShape({chunk, k})));
           for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
             const int64_t r1 = std::min(rows, r0 + chunk);
             Gemm<T>(false, true, r1 - r0, k, oc, T(1), dy.data<T>() + r0 * oc, oc, filter.data<T>(),

@@ -103,8 +103,7 @@ absl::StatusOr<const T*> Arrange(KernelContext* ctx, const Operand<T>& op,
   int64_t own = 1;
   for (int64_t d : op.dims) own *= d;
   if (own == n && Contiguous(strides, sizes)) return op.data;
-  TW_ASSIGN_OR_RETURN(*scratch, Tensor::Allocate(ctx->device()->allocator(),
-                                                 DataTypeToEnum<T>::value, TensorShape({n})));
+  TW_ASSIGN_OR_RETURN(*scratch, ctx->allocate_temp(DataTypeToEnum<T>::value, TensorShape({n})));
   Gather(op.data, strides, sizes, scratch->data<T>());
   return scratch->data<T>();
 }
@@ -190,8 +189,7 @@ class EinsumOp : public OpKernel {
     const bool direct = c_labels == r.output;
     if (!direct) {
       TW_ASSIGN_OR_RETURN(c_scratch,
-                          Tensor::Allocate(ctx->device()->allocator(), DataTypeToEnum<T>::value,
-                                           TensorShape({bt * m * n})));
+                          ctx->allocate_temp(DataTypeToEnum<T>::value, TensorShape({bt * m * n})));
       c = c_scratch.data<T>();
     }
     if (k == 0) {

@@ -23,8 +23,7 @@ inline absl::StatusOr<std::pair<Tensor*, Tensor>> NhwcOutput(KernelContext* ctx,
   TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(nchw ? NhwcToNchwDims(nhwc) : nhwc));
   TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
   if (!nchw) return std::make_pair(out, *out);
-  TW_ASSIGN_OR_RETURN(Tensor scratch,
-                      Tensor::Allocate(ctx->device()->allocator(), dtype, TensorShape(nhwc)));
+  TW_ASSIGN_OR_RETURN(Tensor scratch, ctx->allocate_temp(dtype, TensorShape(nhwc)));
   return std::make_pair(out, scratch);
 }
 

@@ -104,8 +104,7 @@ class BiasAddGradOp : public OpKernel {
   static absl::Status ColumnSums(KernelContext* ctx, const T* g, int64_t rows, int64_t c, T* out) {
     const int64_t blocks = std::min<int64_t>(rows, 4 * ctx->intra_op_pool()->NumThreads());
     TW_ASSIGN_OR_RETURN(Tensor partial,
-                        Tensor::Allocate(ctx->device()->allocator(), DataTypeToEnum<T>::value,
-                                         TensorShape({blocks, c})));
+                        ctx->allocate_temp(DataTypeToEnum<T>::value, TensorShape({blocks, c})));
     T* p = partial.data<T>();
     std::fill_n(p, blocks * c, T(0));
     const int64_t per_block = (rows + blocks - 1) / blocks;
@@ -157,7 +156,7 @@ void SoftmaxXent(const Eigen::ThreadPoolDevice& d, TensorMap<T, 2> logits, Tenso
 }
 
 absl::StatusOr<Tensor> RowScratch(KernelContext* ctx, int64_t rows, DataType dtype) {
-  return Tensor::Allocate(ctx->device()->allocator(), dtype, TensorShape({rows}));
+  return ctx->allocate_temp(dtype, TensorShape({rows}));
 }
 
 // Softmax / LogSoftmax over the last dimension.
@@ -232,8 +231,7 @@ class SparseSoftmaxXentOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(Tensor * loss, ctx->allocate_output(0, TensorShape({rows})));
     TW_ASSIGN_OR_RETURN(Tensor * backprop, ctx->allocate_output(1, logits.shape()));
     if (rows == 0) return absl::OkStatus();
-    TW_ASSIGN_OR_RETURN(Tensor dense, Tensor::Allocate(ctx->device()->allocator(),
-                                                       DataTypeToEnum<T>::value, logits.shape()));
+    TW_ASSIGN_OR_RETURN(Tensor dense, ctx->allocate_temp(DataTypeToEnum<T>::value, logits.shape()));
     auto dm = dense.matrix<T>();
     dm.setZero();
     for (int64_t i = 0; i < rows; ++i) dm(i, l[i]) = T(1);

@@ -62,7 +62,7 @@ class FusedBatchNormOp : public OpKernel {
     }
     Tensor y = *y_out;
     if (a_.nchw) {
-      TW_ASSIGN_OR_RETURN(y, Tensor::Allocate(ctx->device()->allocator(), DT_FLOAT, x.shape()));
+      TW_ASSIGN_OR_RETURN(y, ctx->allocate_temp(DT_FLOAT, x.shape()));
     }
     const Matrix xm(x.data<float>(), rows, c);
     Matrix ym(y.data<float>(), rows, c);
@@ -137,7 +137,7 @@ class FusedBatchNormGradOp : public OpKernel {
     }
     Tensor dx = *dx_out;
     if (a_.nchw) {
-      TW_ASSIGN_OR_RETURN(dx, Tensor::Allocate(ctx->device()->allocator(), DT_FLOAT, x.shape()));
+      TW_ASSIGN_OR_RETURN(dx, ctx->allocate_temp(DT_FLOAT, x.shape()));
     }
     Row scale_bp = outs[0]->vec<float>(), offset_bp = outs[1]->vec<float>();
     if (rows == 0) {
@@ -151,8 +151,7 @@ class FusedBatchNormGradOp : public OpKernel {
               var = ctx->input(4).vec<float>();
     const Eigen::array<Eigen::DenseIndex, 1> along_rows{0};
     const Eigen::array<Eigen::DenseIndex, 2> one_by_c{1, c}, bcast{rows, 1};
-    TW_ASSIGN_OR_RETURN(Tensor rstd_t,
-                        Tensor::Allocate(ctx->device()->allocator(), DT_FLOAT, TensorShape({c})));
+    TW_ASSIGN_OR_RETURN(Tensor rstd_t, ctx->allocate_temp(DT_FLOAT, TensorShape({c})));
     Row rstd = rstd_t.vec<float>();
     rstd.device(d) = (var + a_.epsilon).rsqrt();
     // dx holds x^ first.

@@ -14,9 +14,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
-#include "framework/device.h"
 
 namespace towerflow {
 namespace {
@@ -187,8 +187,7 @@ class ReductionOp : public OpKernel {
         if (pass == 0) (is_reduced ? red : kept) *= g[i];
       }
     }
-    TW_ASSIGN_OR_RETURN(Tensor shuffled,
-                        Tensor::Allocate(ctx->device()->allocator(), in.dtype(), in.shape()));
+    TW_ASSIGN_OR_RETURN(Tensor shuffled, ctx->allocate_temp(in.dtype(), in.shape()));
     Eigen::array<Eigen::DenseIndex, 8> shuffle_dims;
     Eigen::array<Eigen::DenseIndex, 8> dims8;
     std::vector<int64_t> shuffled_dims;

@@ -1,0 +1,27 @@
+#include "framework/memory_limits.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "core/tensor_proto_util.h"
+#include "framework/tensor.h"
+
+namespace towerflow {
+
+absl::Status CheckTensorBytes(DataType dtype, const TensorShape& shape,
+                              const MemoryLimits& limits) {
+  TW_RETURN_IF_ERROR(shape.status());
+  const int64_t bytes =
+      MultiplyWithoutOverflow(shape.num_elements(), static_cast<int64_t>(TensorElementSize(dtype)));
+  if (bytes >= 0 && bytes <= limits.max_tensor_bytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      absl::StrCat("OOM when allocating tensor with shape ", shape.DebugString(), " and type ",
+                   DataTypeString(dtype), ": ", bytes < 0 ? "more than 2^63" : absl::StrCat(bytes),
+                   " bytes, past the session's max_tensor_bytes of ", limits.max_tensor_bytes));
+}
+
+absl::Status CheckTensorProtoBytes(const TensorProto& proto, const MemoryLimits& limits) {
+  TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
+  return CheckTensorBytes(proto.dtype(), shape, limits);
+}
+
+}  // namespace towerflow
