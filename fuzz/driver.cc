@@ -1,0 +1,388 @@
+// The plain program around a fuzz target (when libFuzzer is not linked):
+// replays inputs and fuzzes by mutation.
+//
+//   graph_fuzz [FLAGS] [FILE|DIR]...
+//
+// Replays the target's seeds (unless --no_seeds) and every FILE and every
+// file under DIR, then, with --runs or --seconds, mutates them: bit flips,
+// byte and number substitutions (including the integers that broke
+// TensorFlow: 2^31, 2^32, 2^62, -1...), insertions, erasures and splices.
+// Without coverage instrumentation the signal that keeps a mutant in the
+// corpus is a status no input gave before (its code and message, digits
+// aside): new errors mean new paths through the checks.
+//
+// A crash (signal or sanitizer report) or an input running past --timeout_s
+// writes the input to <artifact_prefix>crash-<target>-<n> or timeout-...
+// and exits non-zero; the last line says how many executions ran.
+//
+// Flags: --runs=N --seconds=S --seed=K --max_len=BYTES (4096) --timeout_s=S
+// (20) --artifact_prefix=PATH (./) --malloc_limit_mb=MB (4096; sets
+// RLIMIT_AS where no sanitizer runs, so allocations past it fail cleanly)
+// --no_seeds --verbose (prints each replayed input's status).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "fuzz/fuzz_target.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TW_FUZZ_SANITIZED 1
+#endif
+
+extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__((weak));
+
+#ifdef TW_FUZZ_SANITIZED
+// Sanitizer defaults of a fuzzing process: big allocations fail (and become
+// ResourceExhausted) instead of aborting; undefined behaviour is fatal.
+extern "C" const char* __asan_default_options() {
+  return "allocator_may_return_null=1:max_allocation_size_mb=2048:detect_leaks=0";
+}
+extern "C" const char* __ubsan_default_options() { return "print_stacktrace=1:halt_on_error=1"; }
+#endif
+
+namespace towerflow {
+namespace fuzz {
+namespace {
+
+// The input being run, for the signal handlers (written before each run).
+const char* g_current = nullptr;
+size_t g_current_size = 0;
+char g_crash_path[4096];
+char g_timeout_path[4096];
+
+// Async-signal-safe: open, write, close.
+void DumpCurrent(const char* path, const char* what) {
+  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) {
+    size_t done = 0;
+    while (done < g_current_size) {
+      const ssize_t n = write(fd, g_current + done, g_current_size - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    close(fd);
+  }
+  const char* parts[] = {"==fuzz== ", what, ": the input is in ", path, "\n"};
+  for (const char* p : parts) {
+    ssize_t ignored = write(STDERR_FILENO, p, std::strlen(p));
+    (void)ignored;
+  }
+}
+
+void OnCrashSignal(int sig) {
+  DumpCurrent(g_crash_path, "crash");
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void OnSanitizerDeath() { DumpCurrent(g_crash_path, "sanitizer report"); }
+
+void OnTimeout(int) {
+  DumpCurrent(g_timeout_path, "timeout");
+  _exit(70);
+}
+
+struct Flags {
+  int64_t runs = 0;
+  double seconds = 0;
+  uint64_t seed = 1;
+  size_t max_len = 4096;
+  unsigned timeout_s = 20;
+  std::string artifact_prefix = "./";
+  int64_t malloc_limit_mb = 4096;
+  bool seeds = true;
+  bool verbose = false;
+  std::vector<std::string> paths;
+};
+
+bool ParseFlags(int argc, char** argv, Flags* f) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* name, std::string* out) {
+      const std::string prefix = absl::StrCat("--", name, "=");
+      if (!absl::StartsWith(arg, prefix)) return false;
+      *out = arg.substr(prefix.size());
+      return true;
+    };
+    std::string v;
+    bool ok = true;
+    if (value("runs", &v)) {
+      ok = absl::SimpleAtoi(v, &f->runs);
+    } else if (value("seconds", &v)) {
+      ok = absl::SimpleAtod(v, &f->seconds);
+    } else if (value("seed", &v)) {
+      ok = absl::SimpleAtoi(v, &f->seed);
+    } else if (value("max_len", &v)) {
+      ok = absl::SimpleAtoi(v, &f->max_len) && f->max_len <= kMaxInputBytes;
+    } else if (value("timeout_s", &v)) {
+      ok = absl::SimpleAtoi(v, &f->timeout_s) && f->timeout_s > 0;
+    } else if (value("artifact_prefix", &v)) {
+      f->artifact_prefix = v;
+    } else if (value("malloc_limit_mb", &v)) {
+      ok = absl::SimpleAtoi(v, &f->malloc_limit_mb);
+    } else if (arg == "--no_seeds") {
+      f->seeds = false;
+    } else if (arg == "--verbose") {
+      f->verbose = true;
+    } else if (absl::StartsWith(arg, "-")) {
+      ok = false;
+    } else {
+      f->paths.push_back(arg);
+    }
+    if (!ok) {
+      std::fprintf(stderr, "bad flag %s (see fuzz/driver.cc)\n", arg.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+// The files named, directories expanded (sorted, for a stable order).
+std::vector<std::string> InputFiles(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> inside;
+      for (const auto& e : fs::recursive_directory_iterator(p, ec)) {
+        if (e.is_regular_file()) inside.push_back(e.path().string());
+      }
+      std::sort(inside.begin(), inside.end());
+      files.insert(files.end(), inside.begin(), inside.end());
+    } else {
+      files.push_back(p);
+    }
+  }
+  return files;
+}
+
+// A status as a corpus feature: its code and message without digits.
+std::string Feature(const absl::Status& s) {
+  std::string f = absl::StrCat(static_cast<int>(s.code()), ":");
+  for (char c : s.message()) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) f.push_back(c);
+  }
+  return f;
+}
+
+class Mutator {
+ public:
+  explicit Mutator(uint64_t seed) : rng_(seed) {}
+
+  std::string Mutate(const std::string& in, const std::vector<std::string>& corpus,
+                     size_t max_len) {
+    std::string s = in;
+    const int steps = 1 + static_cast<int>(Below(4));
+    for (int i = 0; i < steps; ++i) Step(&s, corpus);
+    if (s.size() > max_len) s.resize(max_len);
+    return s;
+  }
+
+ private:
+  uint64_t Below(uint64_t n) { return n == 0 ? 0 : rng_() % n; }
+
+  void Step(std::string* s, const std::vector<std::string>& corpus) {
+    static const char kBytes[] = {0, '\xff', 0x7f, '\x80', '0', '9', '-', ':', '{', '}', '"', ' '};
+    static const char* const kNumbers[] = {"0",
+                                           "-1",
+                                           "1",
+                                           "2",
+                                           "255",
+                                           "65536",
+                                           "2147483647",
+                                           "2147483648",
+                                           "-2147483648",
+                                           "4294967295",
+                                           "4294967296",
+                                           "4611686018427387904",
+                                           "9223372036854775807",
+                                           "-9223372036854775808",
+                                           "18446744073709551615",
+                                           "1000000000",
+                                           "1e300",
+                                           "nan"};
+    static const uint64_t kVarints[] = {
+        0, 1, 0x7f, 0x80, 0xffffffffull, 0x100000000ull, uint64_t{1} << 62, ~uint64_t{0}};
+    switch (s->empty() ? 4 : Below(9)) {
+      case 0:
+        (*s)[Below(s->size())] ^= static_cast<char>(1 << Below(8));
+        break;
+      case 1:
+        (*s)[Below(s->size())] = static_cast<char>(Below(256));
+        break;
+      case 2:
+        (*s)[Below(s->size())] = kBytes[Below(sizeof(kBytes))];
+        break;
+      case 3: {
+        const size_t at = Below(s->size());
+        s->erase(at, 1 + Below(std::min<size_t>(16, s->size() - at)));
+        break;
+      }
+      case 4: {
+        std::string bytes(1 + Below(8), '\0');
+        for (char& c : bytes) c = static_cast<char>(Below(256));
+        s->insert(Below(s->size() + 1), bytes);
+        break;
+      }
+      case 5: {
+        const size_t from = Below(s->size());
+        const std::string piece = s->substr(from, 1 + Below(64));
+        s->insert(Below(s->size() + 1), piece);
+        break;
+      }
+      case 6: {
+        const std::string& other = corpus[Below(corpus.size())];
+        if (other.empty()) break;
+        const size_t from = Below(other.size());
+        const std::string piece = other.substr(from, 1 + Below(256));
+        const size_t at = Below(s->size());
+        s->replace(at, Below(std::min<size_t>(256, s->size() - at) + 1), piece);
+        break;
+      }
+      case 7: {
+        // A decimal number of a text input, replaced.
+        std::vector<std::pair<size_t, size_t>> numbers;
+        for (size_t i = 0; i < s->size();) {
+          if (absl::ascii_isdigit(static_cast<unsigned char>((*s)[i]))) {
+            size_t j = i;
+            while (j < s->size() && absl::ascii_isdigit(static_cast<unsigned char>((*s)[j]))) ++j;
+            numbers.emplace_back(i, j - i);
+            i = j;
+          } else {
+            ++i;
+          }
+        }
+        if (numbers.empty()) break;
+        const auto [at, len] = numbers[Below(numbers.size())];
+        s->replace(at, len, kNumbers[Below(sizeof(kNumbers) / sizeof(kNumbers[0]))]);
+        break;
+      }
+      case 8: {
+        // A varint of a binary input (protobuf's integers), overwritten.
+        uint64_t v = kVarints[Below(sizeof(kVarints) / sizeof(kVarints[0]))];
+        std::string bytes;
+        do {
+          bytes.push_back(static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+          v >>= 7;
+        } while (v != 0);
+        const size_t at = Below(s->size());
+        s->replace(at, std::min(bytes.size(), s->size() - at), bytes);
+        break;
+      }
+    }
+  }
+
+  std::mt19937_64 rng_;
+};
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, &flags)) return 2;
+  const std::vector<Target>& targets = Targets();
+  if (targets.size() != 1) {
+    std::fprintf(stderr, "a fuzz program links exactly one target, this one has %zu\n",
+                 targets.size());
+    return 2;
+  }
+  const Target& target = targets[0];
+  std::snprintf(g_crash_path, sizeof(g_crash_path), "%scrash-%s-%d", flags.artifact_prefix.c_str(),
+                target.name, static_cast<int>(getpid()));
+  std::snprintf(g_timeout_path, sizeof(g_timeout_path), "%stimeout-%s-%d",
+                flags.artifact_prefix.c_str(), target.name, static_cast<int>(getpid()));
+#ifndef TW_FUZZ_SANITIZED
+  if (flags.malloc_limit_mb > 0) {
+    const rlim_t bytes = static_cast<rlim_t>(flags.malloc_limit_mb) << 20;
+    rlimit limit{bytes, bytes};
+    setrlimit(RLIMIT_AS, &limit);
+  }
+#endif
+  for (int sig : {SIGSEGV, SIGABRT, SIGFPE, SIGBUS, SIGILL}) signal(sig, OnCrashSignal);
+  signal(SIGALRM, OnTimeout);
+  if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(OnSanitizerDeath);
+
+  std::vector<std::string> corpus;
+  if (flags.seeds) corpus = target.seeds();
+  const size_t num_seeds = corpus.size();
+  for (const std::string& path : InputFiles(flags.paths)) {
+    std::optional<std::string> bytes = ReadFile(path);
+    if (!bytes) {
+      std::fprintf(stderr, "cannot read %s\n", path.c_str());
+      return 2;
+    }
+    corpus.push_back(*std::move(bytes));
+  }
+
+  std::set<std::string> features;
+  std::map<absl::StatusCode, int64_t> codes;
+  auto run = [&](const std::string& input, bool replay) {
+    g_current = input.data();
+    g_current_size = input.size();
+    alarm(flags.timeout_s);
+    const absl::Status s = target.run(input);
+    alarm(0);
+    ++codes[s.code()];
+    if (replay && flags.verbose) {
+      std::printf("%zu bytes: %s\n", input.size(), s.ToString().c_str());
+    }
+    return features.insert(Feature(s)).second;
+  };
+
+  const auto start = std::chrono::steady_clock::now();
+  for (const std::string& input : corpus) run(input, true);
+  const size_t replayed = corpus.size();
+  std::printf("%s: replayed %zu inputs (%zu seeds), %zu distinct statuses\n", target.name, replayed,
+              num_seeds, features.size());
+
+  int64_t executions = 0;
+  if ((flags.runs > 0 || flags.seconds > 0) && !corpus.empty()) {
+    Mutator mutator(flags.seed);
+    const auto fuzz_start = std::chrono::steady_clock::now();
+    auto elapsed = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - fuzz_start).count();
+    };
+    while ((flags.runs <= 0 || executions < flags.runs) &&
+           (flags.seconds <= 0 || elapsed() < flags.seconds)) {
+      std::string input = mutator.Mutate(corpus[executions % corpus.size()], corpus, flags.max_len);
+      ++executions;
+      if (run(input, false) && corpus.size() < 10000) corpus.push_back(std::move(input));
+    }
+    const double seconds = elapsed();
+    std::printf(
+        "%s: fuzzed %lld executions in %.1f s (%.0f/s), corpus %zu, %zu distinct "
+        "statuses, 0 crashes, 0 timeouts\n",
+        target.name, static_cast<long long>(executions), seconds,
+        seconds > 0 ? executions / seconds : 0.0, corpus.size(), features.size());
+  }
+  std::string by_code;
+  for (const auto& [code, n] : codes) {
+    absl::StrAppend(&by_code, by_code.empty() ? "" : ", ", absl::StatusCodeToString(code), " ", n);
+  }
+  std::printf("%s: statuses: %s; %.1f s in all\n", target.name, by_code.c_str(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
+
+}  // namespace
+}  // namespace fuzz
+}  // namespace towerflow
+
+int main(int argc, char** argv) { return towerflow::fuzz::Main(argc, argv); }

@@ -1,0 +1,77 @@
+// Fuzz targets: what reads bytes Towerflow does not trust (GraphDefs,
+// TensorProtos, checkpoints, SavedModels, TFRecord and event files, the
+// command line's feeds), each behind one entry point that must turn any
+// input into an absl::Status quickly: errors are expected, a crash, a
+// sanitizer report or a hang is a bug.
+//
+// A target registers itself (TW_FUZZ_TARGET) with its run function and its
+// seeds. Linked with fuzz/entry.cc it is a libFuzzer target
+// (LLVMFuzzerTestOneInput); with fuzz/driver.cc as well it is a plain
+// program that replays a corpus and fuzzes by mutation (driver.cc's usage);
+// //fuzz:replay_test runs every target's seeds and corpus as a test.
+//
+//   absl::Status RunTensorProto(absl::string_view input) { ... }
+//   std::vector<std::string> TensorProtoSeeds() { ... }
+//   TW_FUZZ_TARGET(tensor_proto, RunTensorProto, TensorProtoSeeds)
+#ifndef TOWERFLOW_FUZZ_FUZZ_TARGET_H_
+#define TOWERFLOW_FUZZ_FUZZ_TARGET_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/session.h"
+
+namespace towerflow {
+namespace fuzz {
+
+// Inputs longer than this are refused before any parsing (libFuzzer's
+// -max_len; the seeds are shorter).
+inline constexpr size_t kMaxInputBytes = 1 << 20;
+
+struct Target {
+  const char* name;
+  // What the target does with one input.
+  absl::Status (*run)(absl::string_view input);
+  // Inputs to start from: TensorFlow's files of ../shared/reference (none
+  // when it is absent) and files Towerflow itself writes.
+  std::vector<std::string> (*seeds)();
+};
+
+// Registers `target`; returns true (for static initialisers).
+bool RegisterTarget(const Target& target);
+// Every target linked into this program, in registration order.
+const std::vector<Target>& Targets();
+
+#define TW_FUZZ_TARGET(name, run, seeds)                        \
+  [[maybe_unused]] static const bool tw_fuzz_target_##name##_ = \
+      ::towerflow::fuzz::RegisterTarget({#name, run, seeds});
+
+// The session options every target's sessions run under: one CPU device,
+// small thread pools, a step deadline, and memory limits that keep a fuzzing
+// process small (no tensor over 64 MiB, at most 512 MiB of host tensors
+// beyond what the process holds when the session is made).
+SessionOptions FuzzSessionOptions();
+
+// A directory of this process for targets that read their input from files
+// (made on first use, removed at exit).
+const std::string& ScratchDir();
+// Writes `bytes` to `path`.
+absl::Status WriteFile(const std::string& path, absl::string_view bytes);
+// The bytes of `path`, or nullopt when it cannot be read.
+std::optional<std::string> ReadFile(const std::string& path);
+
+// The path of `relative` (e.g. "tf/graphs/x.pbtxt") in ../shared/reference
+// as this program sees it: $TOWERFLOW_REFERENCE_DIR, or the @tf_reference
+// runfiles of a test or of `bazel run`; nullopt when absent.
+std::optional<std::string> ReferenceFile(const std::string& relative);
+// The contents of the reference files that exist among `relative`.
+std::vector<std::string> ReferenceFiles(const std::vector<std::string>& relative);
+
+}  // namespace fuzz
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_FUZZ_FUZZ_TARGET_H_

@@ -1,0 +1,47 @@
+// saved_model.pb bytes -> ReadSavedModel -> LoadSavedModel (tag "serve")
+// under the fuzz session options. The export directory holds the variables
+// of TF Serving's half_plus_two (when ../shared/reference is here), so a
+// model that restores a, b and c loads completely.
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "fuzz/fuzz_target.h"
+#include "saved_model/loader.h"
+
+namespace towerflow {
+namespace fuzz {
+namespace {
+
+absl::Status RunSavedModel(absl::string_view input) {
+  const std::string dir = absl::StrCat(ScratchDir(), "/saved_model");
+  static const bool made = [&] {
+    std::error_code ignored;
+    std::filesystem::create_directories(dir + "/variables", ignored);
+    const std::string from = "tf/saved_models/half_plus_two_cpu/00000123/variables/";
+    for (const char* file : {"variables.index", "variables.data-00000-of-00001"}) {
+      std::vector<std::string> bytes = ReferenceFiles({from + file});
+      if (!bytes.empty()) WriteFile(absl::StrCat(dir, "/variables/", file), bytes[0]).IgnoreError();
+    }
+    return true;
+  }();
+  (void)made;
+  TW_RETURN_IF_ERROR(WriteFile(absl::StrCat(dir, "/saved_model.pb"), input));
+  TW_RETURN_IF_ERROR(ReadSavedModel(dir).status());
+  return LoadSavedModel(dir, {"serve"}, FuzzSessionOptions()).status();
+}
+
+std::vector<std::string> SavedModelSeeds() {
+  return ReferenceFiles({
+      "tf/saved_models/half_plus_two_cpu/00000123/saved_model.pb",
+      "tf/saved_models/counter/00000123/saved_model.pb",
+      "tf/saved_models/half_plus_two_tf2_cpu/00000123/saved_model.pb",
+  });
+}
+
+}  // namespace
+
+TW_FUZZ_TARGET(saved_model, RunSavedModel, SavedModelSeeds)
+
+}  // namespace fuzz
+}  // namespace towerflow
