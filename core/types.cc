@@ -64,7 +64,9 @@ const TypeInfo* FindInfo(DataType dtype) {
 bool IsValidDataType(int value) {
   if (value == DT_INVALID || value == kDataTypeRefOffset) return false;
   const int base = value > kDataTypeRefOffset ? value - kDataTypeRefOffset : value;
-  return DataType_IsValid(base) && base != DT_INVALID;
+  // The enum lists the _REF values themselves (DT_INT64_REF = 109): a ref
+  // of one (209, found by fuzz/tensor_proto) is not a type.
+  return DataType_IsValid(base) && base != DT_INVALID && base < kDataTypeRefOffset;
 }
 
 std::string DataTypeString(DataType dtype) {
@@ -72,6 +74,7 @@ std::string DataTypeString(DataType dtype) {
     return absl::StrCat("unknown dtype enum (", static_cast<int>(dtype), ")");
   }
   const TypeInfo* info = FindInfo(dtype);
+  if (info == nullptr) return absl::StrCat("unknown dtype enum (", static_cast<int>(dtype), ")");
   return IsRefType(dtype) ? absl::StrCat(info->name, "_ref") : info->name;
 }
 

@@ -44,6 +44,10 @@ TEST(TypesTest, ValidityCoversGapsAndRefs) {
   EXPECT_FALSE(IsValidDataType(50));
   EXPECT_FALSE(IsValidDataType(100));
   EXPECT_FALSE(IsValidDataType(-3));
+  // A ref of a ref: DT_INT64_REF (109) + 100. Found by fuzz/tensor_proto, where
+  // DataTypeString dereferenced a null type entry.
+  EXPECT_FALSE(IsValidDataType(209));
+  EXPECT_EQ(DataTypeString(static_cast<DataType>(209)), "unknown dtype enum (209)");
 }
 
 TEST(TypesTest, ElementSizes) {

@@ -42,6 +42,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "fuzz/fuzz_target.h"
+#include "google/protobuf/stubs/logging.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define TW_FUZZ_SANITIZED 1
@@ -175,11 +176,21 @@ std::vector<std::string> InputFiles(const std::vector<std::string>& paths) {
   return files;
 }
 
-// A status as a corpus feature: its code and message without digits.
+// A status as a corpus feature: its code and the start of its message
+// without digits and quoted text (names and values from the input), so
+// that one check failing on many inputs is one feature.
 std::string Feature(const absl::Status& s) {
   std::string f = absl::StrCat(static_cast<int>(s.code()), ":");
+  char quote = 0;
   for (char c : s.message()) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) f.push_back(c);
+    if (f.size() >= 64) break;
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) {
+      f.push_back(c);
+    }
   }
   return f;
 }
@@ -315,6 +326,9 @@ int Main(int argc, char** argv) {
     setrlimit(RLIMIT_AS, &limit);
   }
 #endif
+  // Protocol Buffers logs every malformed string field: millions of lines.
+  google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int,
+                                     const std::string&) {});
   for (int sig : {SIGSEGV, SIGABRT, SIGFPE, SIGBUS, SIGILL}) signal(sig, OnCrashSignal);
   signal(SIGALRM, OnTimeout);
   if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(OnSanitizerDeath);

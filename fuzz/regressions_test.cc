@@ -88,7 +88,11 @@ INSTANTIATE_TEST_SUITE_P(
              "value of Const 'big': OOM when allocating tensor with shape [1099511627776] and type "
              "float: 4398046511104 bytes, past"},
         // A loop that never ends ends at the step deadline.
-        Case{"graph", "while_true_forever.pbtxt", absl::StatusCode::kDeadlineExceeded, ""}),
+        Case{"graph", "while_true_forever.pbtxt", absl::StatusCode::kDeadlineExceeded, ""},
+        // Found by fuzzing: SIGSEGV in DataTypeString on dtype 209, a ref
+        // of DT_INT64_REF.
+        Case{"tensor_proto", "dtype_ref_of_ref_209.pb", kInvalid,
+             "TensorProto has invalid dtype unknown dtype enum (209)"}),
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string name = std::string(info.param.target) + "_" + info.param.file;
       for (char& ch : name) {
