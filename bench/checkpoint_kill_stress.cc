@@ -51,6 +51,7 @@ constexpr int kWidth = 16;
 struct Model {
   Scope scope = Scope::NewRootScope();
   Variable w, b, step;
+  Output w_value, b_value, step_value;  // read once: each value() adds a node
   Operation train_op;
   std::unique_ptr<train::Saver> saver;
   std::unique_ptr<ClientSession> session;
@@ -60,14 +61,18 @@ struct Model {
     w = GetVariable(s, "w", TensorShape({kWidth, 1}), DT_FLOAT, initializers::Constant(0.25f));
     b = GetVariable(s, "b", TensorShape({}), DT_FLOAT, initializers::Constant(0.0f));
     step = train::GetOrCreateGlobalStep(s);
+    w_value = w.value(s);
+    b_value = b.value(s);
+    step_value = step.value(s);
     std::vector<float> xs(8 * kWidth), ys(8);
     for (int i = 0; i < 8 * kWidth; ++i) xs[i] = static_cast<float>((i * 37) % 11) / 11.0f - 0.4f;
     for (int i = 0; i < 8; ++i) ys[i] = static_cast<float>(i % 3) - 1.0f;
     Tensor x(DT_FLOAT, {8, kWidth}), y(DT_FLOAT, {8, 1});
     std::memcpy(x.raw_data(), xs.data(), xs.size() * sizeof(float));
     std::memcpy(y.raw_data(), ys.data(), ys.size() * sizeof(float));
-    Output pred = ops::Add(s, ops::MatMul(s, ops::Const(s, x.AsProto()), w.value()), b.value());
-    Output loss = ops::Mean(s, ops::Square(s, ops::Sub(s, pred, ops::Const(s, y.AsProto()))), {0, 1});
+    Output pred = ops::Add(s, ops::MatMul(s, ops::Const(s, x.AsProto()), w_value), b_value);
+    Output loss =
+        ops::Mean(s, ops::Square(s, ops::Sub(s, pred, ops::Const(s, y.AsProto()))), {0, 1});
     train::GradientDescentOptimizer opt(0.01f);
     train_op = opt.Minimize(s, loss, step);
     train::SaverOptions options;
@@ -86,7 +91,7 @@ struct Model {
   // w then b, as raw floats.
   absl::StatusOr<std::vector<float>> Weights() {
     std::vector<Tensor> out;
-    TW_RETURN_IF_ERROR(session->Run({w.value(scope), b.value(scope)}, &out));
+    TW_RETURN_IF_ERROR(session->Run({w_value, b_value}, &out));
     std::vector<float> v(out[0].data<float>(), out[0].data<float>() + kWidth);
     v.push_back(*out[1].data<float>());
     return v;
@@ -101,7 +106,7 @@ absl::Status Child(const std::string& dir) {
   if (absl::StatusOr<std::string> latest = LatestCheckpoint(dir); latest.ok()) {
     TW_RETURN_IF_ERROR(m.saver->Restore(*m.session, *latest));
     std::vector<Tensor> out;
-    TW_RETURN_IF_ERROR(m.session->Run({m.step.value(m.scope)}, &out));
+    TW_RETURN_IF_ERROR(m.session->Run({m.step_value}, &out));
     step = *out[0].data<int64_t>();
   }
   std::vector<Tensor> out;

@@ -327,8 +327,8 @@ int Main(int argc, char** argv) {
   }
 #endif
   // Protocol Buffers logs every malformed string field: millions of lines.
-  google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int,
-                                     const std::string&) {});
+  google::protobuf::SetLogHandler(
+      [](google::protobuf::LogLevel, const char*, int, const std::string&) {});
   for (int sig : {SIGSEGV, SIGABRT, SIGFPE, SIGBUS, SIGILL}) signal(sig, OnCrashSignal);
   signal(SIGALRM, OnTimeout);
   if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(OnSanitizerDeath);
