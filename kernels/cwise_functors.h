@@ -214,7 +214,8 @@ struct FloorDiv {
     if constexpr (std::is_integral_v<T>) {
       const T q = Div<T>()(x, y);
       if constexpr (std::is_signed_v<T>) {
-        if ((x % y != 0) && ((x < 0) != (y < 0))) return q - 1;
+        // Mod: INT_MIN % -1 is undefined in C++ (found by UBSan).
+        if ((Mod<T>()(x, y) != 0) && ((x < 0) != (y < 0))) return q - 1;
       }
       return q;
     } else {
