@@ -14,7 +14,7 @@ absl::StatusOr<Tensor> KernelContext::Allocate(DataType dtype, const TensorShape
   if (on_host) {
     const std::optional<Allocator::Stats> stats = allocator->GetStats();
     const int64_t bytes = shape.num_elements() * static_cast<int64_t>(TensorElementSize(dtype));
-    if (stats && bytes > limits.host_budget_bytes - stats->bytes_in_use) {
+    if (stats && bytes > 0 && bytes > limits.host_budget_bytes - stats->bytes_in_use) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "OOM when allocating tensor with shape ", shape.DebugString(), " and type ",
           DataTypeString(dtype), ": ", bytes,

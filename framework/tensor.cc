@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "core/tensor_proto_util.h"
 #include "core/type_dispatch.h"
+#include "framework/raw_bytes.h"
 
 namespace towerflow {
 
@@ -200,6 +201,7 @@ absl::StatusOr<Tensor> Tensor::FromProto(const TensorProto& proto, Allocator* al
   if (!proto.tensor_content().empty()) {
     // Validated: exactly NumElements() * element size bytes.
     std::memcpy(t.raw_data(), proto.tensor_content().data(), proto.tensor_content().size());
+    NormalizeBoolBytes(&t);
   } else {
     DecodeValues(proto, t);
   }

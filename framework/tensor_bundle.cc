@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "core/crc32c.h"
 #include "core/status_macros.h"
+#include "framework/raw_bytes.h"
 #include "leveldb/env.h"
 #include "leveldb/iterator.h"
 #include "leveldb/options.h"
@@ -473,6 +474,7 @@ absl::StatusOr<Tensor> BundleReader::Read(const std::string& name) {
     }
   }
   if (crc32c::Unmask(entry->crc32c()) != crc) return loss("checksum mismatch (corrupt data)");
+  NormalizeBoolBytes(&t);
   return t;
 }
 

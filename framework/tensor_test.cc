@@ -68,6 +68,19 @@ TEST(TensorTest, CopiesShareTheBuffer) {
   EXPECT_EQ(c.flat<int32_t>()(0), 7);
 }
 
+TEST(TensorTest, FromProtoMakesEveryNonzeroBoolByteTrue) {
+  TensorProto p;
+  p.set_dtype(DT_BOOL);
+  p.mutable_tensor_shape()->add_dim()->set_size(3);
+  p.set_tensor_content(std::string("\x01\x20\x00", 3));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor t, Tensor::FromProto(p));
+  const auto* bytes = static_cast<const uint8_t*>(t.raw_data());
+  EXPECT_EQ(bytes[0], 1);
+  EXPECT_EQ(bytes[1], 1);
+  EXPECT_EQ(bytes[2], 0);
+  EXPECT_EQ(t.SummarizeValue(3), "[1 1 0]");
+}
+
 TEST(TensorTest, FromProtoReadsTensorContent) {
   TensorProto p = MakeTensorProto<float>({1, 2, 3, 4}, TensorShape({2, 2}));
   ASSERT_FALSE(p.tensor_content().empty());

@@ -52,11 +52,17 @@ extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__
 
 #ifdef TW_FUZZ_SANITIZED
 // Sanitizer defaults of a fuzzing process: big allocations fail (and become
-// ResourceExhausted) instead of aborting; undefined behaviour is fatal.
+// ResourceExhausted) instead of aborting; undefined behaviour is fatal; a
+// report ends in abort(), whose SIGABRT handler writes the input (GCC's
+// UBSan runtime is a library of its own, which the death callback set
+// through ASan's does not reach).
 extern "C" const char* __asan_default_options() {
-  return "allocator_may_return_null=1:max_allocation_size_mb=2048:detect_leaks=0";
+  return "allocator_may_return_null=1:max_allocation_size_mb=2048:detect_leaks=0:"
+         "abort_on_error=1";
 }
-extern "C" const char* __ubsan_default_options() { return "print_stacktrace=1:halt_on_error=1"; }
+extern "C" const char* __ubsan_default_options() {
+  return "print_stacktrace=1:halt_on_error=1:abort_on_error=1";
+}
 #endif
 
 namespace towerflow {

@@ -15,6 +15,7 @@
 #include "core/status_macros.h"
 #include "core/type_dispatch.h"
 #include "framework/node_def_util.h"
+#include "framework/raw_bytes.h"
 #include "graph/graph.h"
 #include "graph/graph_io.h"
 #include "nlohmann/json.hpp"
@@ -282,6 +283,7 @@ absl::StatusOr<Tensor> TensorFromNpy(absl::string_view bytes, DataType dtype) {
   }
   TW_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(CpuAllocator(), dtype, shape));
   if (need > 0) std::memcpy(t.raw_data(), data.data(), need);
+  NormalizeBoolBytes(&t);
   return t;
 }
 
