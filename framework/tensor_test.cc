@@ -78,7 +78,7 @@ TEST(TensorTest, FromProtoMakesEveryNonzeroBoolByteTrue) {
   EXPECT_EQ(bytes[0], 1);
   EXPECT_EQ(bytes[1], 1);
   EXPECT_EQ(bytes[2], 0);
-  EXPECT_EQ(t.SummarizeValue(3), "[1 1 0]");
+  EXPECT_EQ(t.SummarizeValue(3), "1 1 0");
 }
 
 TEST(TensorTest, FromProtoReadsTensorContent) {
