@@ -19,7 +19,7 @@ namespace tensor_internal {
 
 // The owner of a tensor's memory. Constructs and destroys the elements of
 // non-trivial dtypes (strings, resource handles).
-class Buffer {
+class Buffer : public BufferHeader {
  public:
   Buffer(Allocator* allocator, void* data, DataType dtype, int64_t n)
       : allocator_(allocator), data_(data), dtype_(dtype), n_(n) {
@@ -50,6 +50,8 @@ class Buffer {
   const DataType dtype_;
   const int64_t n_;
 };
+
+void BufferRef::Destroy(BufferHeader* header) { delete static_cast<Buffer*>(header); }
 
 }  // namespace tensor_internal
 
@@ -183,9 +185,10 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
         absl::StrCat("OOM when allocating tensor with shape ", shape.DebugString(), " and type ",
                      DataTypeString(dtype), " (", bytes, " bytes) on ", allocator->Name()));
   }
-  auto buffer =
-      std::make_shared<tensor_internal::Buffer>(allocator, data, dtype, shape.num_elements());
-  return Tensor(dtype, shape, std::move(buffer), data);
+  return Tensor(dtype, shape,
+                tensor_internal::BufferRef::Adopt(
+                    new tensor_internal::Buffer(allocator, data, dtype, shape.num_elements())),
+                data);
 }
 
 Tensor::Tensor(DataType dtype, const TensorShape& shape) {

@@ -24,18 +24,20 @@
 #define TOWERFLOW_FRAMEWORK_TENSOR_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/base/internal/raw_logging.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/tensor_shape.h"
 #include "core/types.h"
-#include "proto/tensor.pb.h"
 #include "framework/allocator.h"
 #include "framework/resource_handle.h"
+#include "proto/tensor.pb.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace towerflow {
@@ -53,7 +55,53 @@ template <typename T>
 using ScalarMap = Eigen::TensorMap<Eigen::TensorFixedSize<T, Eigen::Sizes<>, Eigen::RowMajor>>;
 
 namespace tensor_internal {
-class Buffer;
+
+// The reference count at the start of every tensor buffer (tensor.cc's
+// Buffer derives from it).
+struct BufferHeader {
+  std::atomic<int64_t> refs{1};
+};
+
+// A counted reference to a tensor buffer, as TensorFlow's TensorBuffer is
+// core::RefCounted. Unlike std::shared_ptr::use_count(), a relaxed load,
+// IsUnique() loads the count with acquire ordering and owners let go with
+// acq_rel: a kernel that finds itself the only owner and writes in place is
+// ordered after the reads of every owner before it. (With shared_ptr,
+// ThreadSanitizer reported it: one tower's optimizer copied a variable for
+// writing while another updated the buffer they had just stopped sharing.)
+class BufferRef {
+ public:
+  BufferRef() = default;
+  BufferRef(const BufferRef& other) noexcept : header_(other.header_) {
+    if (header_ != nullptr) header_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  BufferRef(BufferRef&& other) noexcept : header_(other.header_) { other.header_ = nullptr; }
+  BufferRef& operator=(BufferRef other) noexcept {
+    std::swap(header_, other.header_);
+    return *this;
+  }
+  ~BufferRef() {
+    if (header_ != nullptr && header_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      Destroy(header_);
+    }
+  }
+
+  // Takes the first reference to a new buffer (count 1).
+  static BufferRef Adopt(BufferHeader* header) { return BufferRef(header); }
+
+  bool IsUnique() const {
+    return header_ != nullptr && header_->refs.load(std::memory_order_acquire) == 1;
+  }
+  explicit operator bool() const { return header_ != nullptr; }
+  bool operator==(const BufferRef& other) const { return header_ == other.header_; }
+
+ private:
+  explicit BufferRef(BufferHeader* header) : header_(header) {}
+  static void Destroy(BufferHeader* header);  // tensor.cc: deletes the Buffer
+
+  BufferHeader* header_ = nullptr;
+};
+
 }  // namespace tensor_internal
 
 class Tensor {
@@ -94,9 +142,9 @@ class Tensor {
   size_t TotalBytes() const;
 
   // True when no other Tensor shares this buffer, so writing is private.
-  bool RefCountIsOne() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
+  bool RefCountIsOne() const { return buffer_.IsUnique(); }
   bool SharesBufferWith(const Tensor& other) const {
-    return buffer_ != nullptr && buffer_ == other.buffer_;
+    return static_cast<bool>(buffer_) && buffer_ == other.buffer_;
   }
 
   // This tensor's elements under another shape with the same number of
@@ -176,8 +224,7 @@ class Tensor {
   std::string SummarizeValue(int max_entries) const;
 
  private:
-  Tensor(DataType dtype, TensorShape shape, std::shared_ptr<tensor_internal::Buffer> buffer,
-         void* data)
+  Tensor(DataType dtype, TensorShape shape, tensor_internal::BufferRef buffer, void* data)
       : dtype_(dtype), shape_(std::move(shape)), buffer_(std::move(buffer)), data_(data) {}
 
   void CheckType(DataType expected) const {
@@ -189,7 +236,7 @@ class Tensor {
 
   DataType dtype_ = DT_INVALID;
   TensorShape shape_;
-  std::shared_ptr<tensor_internal::Buffer> buffer_;
+  tensor_internal::BufferRef buffer_;
   void* data_ = nullptr;  // inside buffer_ (a Slice may start past its beginning)
 };
 
