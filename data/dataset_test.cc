@@ -1,10 +1,10 @@
 #include "data/dataset.h"
 
-#include <atomic>
 #include <chrono>
 #include <set>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/tensor_testing.h"
@@ -191,18 +191,20 @@ TEST(DatasetTest, PrefetchRunsAheadAndStopsCleanly) {
   EXPECT_EQ(Drain(base.Prefetch(4)), Drain(base));
   EXPECT_EQ(Drain(base.Prefetch(1).Batch(4).Prefetch(2)), Drain(base.Batch(4)));
   // The producer fills the buffer without a consumer...
-  std::atomic<int> produced{0};
-  MapFn count = [&produced](Element e) -> absl::StatusOr<Element> {
+  absl::Mutex mu;
+  int produced = 0;
+  MapFn count = [&mu, &produced](Element e) -> absl::StatusOr<Element> {
+    absl::MutexLock lock(&mu);
     ++produced;
     return e;
   };
   {
     std::unique_ptr<Iterator> it = Range(1000).Repeat().Map(count).Prefetch(5).MakeIterator();
-    for (int i = 0; i < 200 && produced < 5; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n >= 5; }, &produced));
     // ...and no further than the buffer and the element in hand.
-    EXPECT_GE(produced.load(), 5);
-    EXPECT_LE(produced.load(), 6);
+    EXPECT_LE(produced, 6);
   }  // destroying the iterator of an endless input joins its thread
   // An input error arrives after the elements before it, then the pass ends.
   MapFn fail_at_2 = [](Element e) -> absl::StatusOr<Element> {
