@@ -15,6 +15,7 @@
 // T6 (dtype confusion) and T7 (list arity) are checked where they are
 // caught: the runner's type checks as the executor's, and NodeDef
 // validation. Specific advisories get explicit cases at the end.
+#include <dlfcn.h>
 #include <sys/resource.h>
 
 #include <cmath>
@@ -370,11 +371,13 @@ std::string RunVariant(const std::string& op, const std::map<std::string, AttrVa
 // Legal but huge requests (OneHot of depth 2^31 - 1, Range over all int32)
 // must fail fast with ResourceExhausted instead of paging in tens of GiB.
 // KernelRunner's allocator is capped; the Session's host allocator is not,
-// so the process's address space is (4 GiB). Not under ASan, which
-// reserves terabytes of shadow memory and caps allocations itself
-// (max_allocation_size_mb in .bazelrc).
+// so the process's address space is (4 GiB). Not under ASan or TSan, which
+// reserve terabytes of shadow memory and cap allocations themselves
+// (max_allocation_size_mb: .bazelrc, tools/tsan). TSan is found at run time:
+// --config=tsan hides __SANITIZE_THREAD__ from the headers.
 void CapAddressSpace() {
 #ifndef __SANITIZE_ADDRESS__
+  if (dlsym(RTLD_DEFAULT, "__tsan_init") != nullptr) return;
   static const bool capped = [] {
     rlimit limit{size_t{4} << 30, size_t{4} << 30};
     return setrlimit(RLIMIT_AS, &limit) == 0;
