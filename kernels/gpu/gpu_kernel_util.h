@@ -29,10 +29,11 @@ inline absl::StatusOr<GpuDevice*> CurrentGpu(KernelContext* ctx) {
 }
 
 // A scratch tensor in the device's memory, freed (stream-ordered) with the
-// Tensor.
+// Tensor. Like every kernel allocation it is checked against the session's
+// max_tensor_bytes first (ResourceExhausted naming the node past it).
 inline absl::StatusOr<Tensor> DeviceTemp(KernelContext* ctx, DataType dtype,
                                          const TensorShape& shape) {
-  return Tensor::Allocate(ctx->device()->allocator(), dtype, shape);
+  return ctx->allocate_temp(dtype, shape);
 }
 
 // Whether the node's data_format attr says NCHW (else NHWC).
