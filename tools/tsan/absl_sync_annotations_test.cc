@@ -57,17 +57,21 @@ TEST(AbslSyncAnnotationsTest, ReaderLocksSeeTheWritersData) {
       data.push_back(i);
     }
   });
-  long seen = 0;
+  bool consistent = true;
   std::thread reader([&] {
+    size_t last = 0;
     for (int i = 0; i < 100; ++i) {
       absl::ReaderMutexLock lock(&mu);
-      seen += data.size();
+      // The vector grows by one element at a time, each equal to its index.
+      consistent = consistent && data.size() >= last && data.size() <= 100 &&
+                   (data.empty() || data.back() == static_cast<int>(data.size()) - 1);
+      last = data.size();
     }
   });
   writer.join();
   reader.join();
   EXPECT_EQ(data.size(), 100u);
-  EXPECT_GE(seen, 0);
+  EXPECT_TRUE(consistent);
 }
 
 TEST(AbslSyncAnnotationsTest, AwaitAndCondVarHandOverData) {
