@@ -32,6 +32,16 @@ uint32_t DecodeFixed32(const char* p) {
 
 }  // namespace
 
+std::string EncodeRecord(absl::string_view data) {
+  std::string record(12 + data.size() + 4, '\0');
+  EncodeFixed64(data.size(), record.data());
+  EncodeFixed32(crc32c::Mask(crc32c::Value(absl::string_view(record.data(), 8))),
+                record.data() + 8);
+  std::memcpy(record.data() + 12, data.data(), data.size());
+  EncodeFixed32(crc32c::Mask(crc32c::Value(data)), record.data() + 12 + data.size());
+  return record;
+}
+
 absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& path) {
   TW_ASSIGN_OR_RETURN(std::FILE * file, OpenRegularFileStream(path));
   return std::unique_ptr<RecordReader>(new RecordReader(file, path));
@@ -86,14 +96,8 @@ absl::Status RecordWriter::WriteRecord(absl::string_view data) {
     return absl::InvalidArgumentError(
         absl::StrCat("Record of ", data.size(), " bytes exceeds the maximum ", kMaxRecordBytes));
   }
-  char header[12];
-  EncodeFixed64(data.size(), header);
-  EncodeFixed32(crc32c::Mask(crc32c::Value(absl::string_view(header, 8))), header + 8);
-  char footer[4];
-  EncodeFixed32(crc32c::Mask(crc32c::Value(data)), footer);
-  if (std::fwrite(header, 1, sizeof(header), file_) != sizeof(header) ||
-      std::fwrite(data.data(), 1, data.size(), file_) != data.size() ||
-      std::fwrite(footer, 1, sizeof(footer), file_) != sizeof(footer)) {
+  const std::string record = EncodeRecord(data);
+  if (std::fwrite(record.data(), 1, record.size(), file_) != record.size()) {
     return absl::InternalError(
         absl::StrCat("Cannot write to '", path_, "': ", std::strerror(errno)));
   }

@@ -31,6 +31,11 @@ namespace towerflow {
 
 inline constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 30;
 
+// The bytes of one record holding `data` in a TFRecord file: the header
+// (length and its CRC), `data`, the data's CRC. What RecordWriter writes.
+// REQUIRES: data.size() <= kMaxRecordBytes.
+std::string EncodeRecord(absl::string_view data);
+
 class RecordReader {
  public:
   // NotFound / PermissionDenied / Internal when `path` cannot be opened.

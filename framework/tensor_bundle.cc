@@ -89,9 +89,14 @@ std::string EncodeStrings(const Tensor& t, uint32_t* crc) {
   return out;
 }
 
+// Strings and the types of a fixed whole number of bytes: not resources,
+// variants or refs, nor the packed sub-byte types (int4, float4...), which
+// Towerflow's tensors do not hold (their DataTypeSize is 0; an entry with
+// one was a division by zero, found by fuzz/checkpoint).
 bool IsBundleDtype(DataType dtype) {
-  return IsValidDataType(dtype) && dtype != DT_INVALID && !IsRefType(dtype) &&
-         dtype != DT_RESOURCE && dtype != DT_VARIANT;
+  return IsValidDataType(dtype) && !IsRefType(dtype) &&
+         (dtype == DT_STRING || DataTypeSize(dtype) > 0) && dtype != DT_RESOURCE &&
+         dtype != DT_VARIANT;
 }
 
 absl::Status FromLevelDb(const leveldb::Status& s, const std::string& path) {
@@ -188,8 +193,7 @@ absl::Status ReadTable(const std::string& file, const std::string& path,
   }
 }
 
-std::string BuildIndex(const BundleHeaderProto& header,
-                       const std::map<std::string, BundleEntryProto>& entries) {
+std::string BuildTable(const std::vector<std::pair<std::string, std::string>>& table) {
   StringSink sink;
   leveldb::Options options;
   options.block_size = kIndexBlockSize;
@@ -197,11 +201,19 @@ std::string BuildIndex(const BundleHeaderProto& header,
   // (LevelDB keeps a block raw when snappy saves less than an eighth).
   options.compression = leveldb::kSnappyCompression;
   leveldb::TableBuilder builder(options, &sink);
-  builder.Add("", header.SerializeAsString());
-  for (const auto& [name, entry] : entries) builder.Add(name, entry.SerializeAsString());
-  // Finish on a string sink cannot fail; keys are sorted by construction.
+  for (const auto& [key, value] : table) builder.Add(key, value);
+  // Finish on a string sink cannot fail; keys are sorted (REQUIRES).
   (void)builder.Finish();
   return sink.contents();
+}
+
+std::string BuildIndex(const BundleHeaderProto& header,
+                       const std::map<std::string, BundleEntryProto>& entries) {
+  std::vector<std::pair<std::string, std::string>> table;
+  table.reserve(entries.size() + 1);
+  table.emplace_back("", header.SerializeAsString());
+  for (const auto& [name, entry] : entries) table.emplace_back(name, entry.SerializeAsString());
+  return BuildTable(table);
 }
 
 BundleHeaderProto MakeHeader(int num_shards) {
@@ -213,6 +225,17 @@ BundleHeaderProto MakeHeader(int num_shards) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ReadBundleIndexTable(
+    const std::string& bytes, const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> table;
+  TW_RETURN_IF_ERROR(ReadTable(bytes, path, &table));
+  return table;
+}
+
+std::string BuildBundleIndexTable(const std::vector<std::pair<std::string, std::string>>& table) {
+  return BuildTable(table);
+}
 
 std::string BundleIndexPath(absl::string_view prefix) { return absl::StrCat(prefix, ".index"); }
 

@@ -52,6 +52,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -66,6 +67,16 @@ namespace towerflow {
 std::string BundleIndexPath(absl::string_view prefix);
 // "<prefix>.data-<shard>-of-<num_shards>", five digits each.
 std::string BundleDataPath(absl::string_view prefix, int shard, int num_shards);
+
+// The index file's table itself, for tools and fuzzing (fuzz/): its keys
+// and values in order -- the BundleHeaderProto under key "", then each
+// tensor's BundleEntryProto -- read with the checks BundleReader::Open makes
+// on the table (DataLoss naming `path`; the values are not parsed here) ...
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ReadBundleIndexTable(
+    const std::string& bytes, const std::string& path);
+// ... and the index file holding `table`, as BundleWriter writes it.
+// REQUIRES: keys sorted and unique.
+std::string BuildBundleIndexTable(const std::vector<std::pair<std::string, std::string>>& table);
 
 // Writes a one-shard bundle (what SaveV2 writes).
 class BundleWriter {

@@ -485,6 +485,33 @@ TEST(TensorBundleTest, EveryTruncationOrBitFlipOfTheDataIsDataLossNamingTheTenso
   EXPECT_THAT(ReadAll(prefix), StatusIs(absl::StatusCode::kDataLoss, "not a regular file"));
 }
 
+// The index table as keys and values: what BundleWriter wrote reads back
+// and is rebuilt byte for byte; a file that is no table is DataLoss.
+TEST(TensorBundleTest, IndexTablesReadAndRebuildByteForByte) {
+  const std::string prefix = testing::MakeTempDir("table") + "/ckpt";
+  auto writer = BundleWriter::Create(prefix);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  Tensor w(DT_FLOAT, {3});
+  for (int i = 0; i < 3; ++i) w.flat<float>()(i) = i;
+  ASSERT_TRUE((*writer)->Add("w", w).ok());
+  ASSERT_TRUE((*writer)->Add("b", w).ok());
+  ASSERT_TRUE((*writer)->Finish().ok());
+  const std::string index = testing::ReadFileOrDie(prefix + ".index");
+  auto table = ReadBundleIndexTable(index, "x.index");
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->size(), 3u);
+  EXPECT_EQ((*table)[0].first, "");
+  EXPECT_EQ((*table)[1].first, "b");
+  EXPECT_EQ((*table)[2].first, "w");
+  BundleEntryProto entry;
+  ASSERT_TRUE(entry.ParseFromString((*table)[2].second));
+  EXPECT_EQ(entry.offset(), 0);
+  EXPECT_EQ(entry.size(), 12);
+  EXPECT_EQ(BuildBundleIndexTable(*table), index);
+  EXPECT_THAT(ReadBundleIndexTable("not a table", "x.index").status(),
+              StatusIs(absl::StatusCode::kDataLoss, "x.index: not a valid checkpoint index"));
+}
+
 TEST(TensorBundleTest, EntriesThatDisagreeWithTheirShapesOrFilesAreDataLoss) {
   const std::string dir = testing::MakeTempDir("lying");
   const std::string prefix = dir + "/ckpt";
@@ -512,6 +539,12 @@ TEST(TensorBundleTest, EntriesThatDisagreeWithTheirShapesOrFilesAreDataLoss) {
   BundleEntryProto resource = FloatEntry({4}, 0, bytes);
   resource.set_dtype(DT_RESOURCE);
   cases.push_back({Header(1), resource, "which checkpoints cannot hold"});
+  // Packed sub-byte types (an entry of int2 was a division by zero).
+  for (DataType packed : {DT_INT4, DT_UINT2, DT_INT2, DT_FLOAT4_E2M1FN}) {
+    BundleEntryProto e = FloatEntry({4}, 0, bytes);
+    e.set_dtype(packed);
+    cases.push_back({Header(1), e, "which checkpoints cannot hold"});
+  }
   BundleEntryProto strings = FloatEntry({int64_t{1} << 40}, 0, bytes);
   strings.set_dtype(DT_STRING);
   cases.push_back({Header(1), strings, "has an inconsistent entry"});
