@@ -3,12 +3,16 @@
 // Input: a 4-byte little-endian length N, then N bytes of the index file,
 // then the bytes of the one data shard (PackBundle below).
 #include <cstring>
+#include <iterator>
+#include <map>
 
 #include "absl/strings/str_cat.h"
+#include "core/crc32c.h"
 #include "core/status_macros.h"
 #include "framework/memory_limits.h"
 #include "framework/tensor_bundle.h"
 #include "fuzz/fuzz_target.h"
+#include "proto/tensor_bundle.pb.h"
 
 namespace towerflow {
 namespace fuzz {
@@ -24,15 +28,25 @@ std::string PackBundle(absl::string_view index, absl::string_view data) {
   return out;
 }
 
-absl::Status RunCheckpoint(absl::string_view input) {
+// The index and data of an input (PackBundle's inverse).
+absl::Status UnpackBundle(absl::string_view input, absl::string_view* index,
+                          absl::string_view* data) {
   if (input.size() < 4) return absl::InvalidArgumentError("no index length");
   uint32_t n = 0;
   for (int i = 0; i < 4; ++i) n |= static_cast<uint32_t>(static_cast<uint8_t>(input[i])) << (8 * i);
   input.remove_prefix(4);
   if (n > input.size()) return absl::InvalidArgumentError("index length past the input");
+  *index = input.substr(0, n);
+  *data = input.substr(n);
+  return absl::OkStatus();
+}
+
+absl::Status RunCheckpoint(absl::string_view input) {
+  absl::string_view index, data;
+  TW_RETURN_IF_ERROR(UnpackBundle(input, &index, &data));
   const std::string prefix = absl::StrCat(ScratchDir(), "/ckpt");
-  TW_RETURN_IF_ERROR(WriteFile(absl::StrCat(prefix, ".index"), input.substr(0, n)));
-  TW_RETURN_IF_ERROR(WriteFile(absl::StrCat(prefix, ".data-00000-of-00001"), input.substr(n)));
+  TW_RETURN_IF_ERROR(WriteFile(absl::StrCat(prefix, ".index"), index));
+  TW_RETURN_IF_ERROR(WriteFile(absl::StrCat(prefix, ".data-00000-of-00001"), data));
   TW_ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> reader, BundleReader::Open(prefix));
   const SessionOptions options = FuzzSessionOptions();
   TW_ASSIGN_OR_RETURN(
@@ -47,6 +61,81 @@ absl::Status RunCheckpoint(absl::string_view input) {
     first.Update(s);
   }
   return first;
+}
+
+// A bundle whose index still is a valid table: a header or entry proto
+// changed (an entry's CRC then made right for its new byte range half the
+// time), an entry dropped or copied under a new name, or the bytes of one
+// tensor mutated -- the entries after it moved, its size and CRC made right
+// -- so that mutants reach the tensor decoders behind the checksums.
+std::optional<std::string> MutateCheckpoint(const std::string& input, MutationContext& ctx) {
+  absl::string_view index_bytes, data_bytes;
+  if (!UnpackBundle(input, &index_bytes, &data_bytes).ok()) return std::nullopt;
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> table =
+      ReadBundleIndexTable(std::string(index_bytes), "index");
+  if (!table.ok() || table->empty()) return std::nullopt;
+  std::string data(data_bytes);
+  std::map<std::string, std::string> kvs(table->begin(), table->end());
+  auto nth = [&](size_t i) { return std::next(kvs.begin(), static_cast<std::ptrdiff_t>(i)); };
+  const auto fix_crc = [&data](BundleEntryProto* entry) {
+    if (entry->offset() >= 0 && entry->size() >= 0 &&
+        static_cast<uint64_t>(entry->offset()) <= data.size() &&
+        static_cast<uint64_t>(entry->size()) <= data.size() - entry->offset()) {
+      entry->set_crc32c(crc32c::Mask(
+          crc32c::Value(absl::string_view(data).substr(entry->offset(), entry->size()))));
+    }
+  };
+  auto it = nth(ctx.Below(kvs.size()));
+  switch (ctx.Below(4)) {
+    case 0: {  // a proto changed
+      if (it->first.empty()) {
+        BundleHeaderProto header;
+        if (!header.ParseFromString(it->second)) return std::nullopt;
+        MutateMessage(&header, ctx);
+        it->second = header.SerializeAsString();
+      } else {
+        BundleEntryProto entry;
+        if (!entry.ParseFromString(it->second)) return std::nullopt;
+        MutateMessage(&entry, ctx);
+        if (ctx.Below(2) == 0) fix_crc(&entry);
+        it->second = entry.SerializeAsString();
+      }
+      break;
+    }
+    case 1:  // an entry dropped (the header too, sometimes)
+      kvs.erase(it);
+      break;
+    case 2:  // an entry copied under another name
+      if (!it->first.empty()) kvs[it->first + "_"] = it->second;
+      break;
+    default: {  // a tensor's bytes mutated
+      BundleEntryProto entry;
+      if (it->first.empty() || !entry.ParseFromString(it->second) || entry.offset() < 0 ||
+          entry.size() < 0 || static_cast<uint64_t>(entry.offset()) > data.size() ||
+          static_cast<uint64_t>(entry.size()) > data.size() - entry.offset()) {
+        return std::nullopt;
+      }
+      const std::string mutated = ctx.MutateBytes(data.substr(entry.offset(), entry.size()));
+      data.replace(entry.offset(), entry.size(), mutated);
+      const int64_t moved = static_cast<int64_t>(mutated.size()) - entry.size();
+      for (auto& [name, value] : kvs) {
+        BundleEntryProto other;
+        if (name.empty() || name == it->first || !other.ParseFromString(value) ||
+            other.offset() <= entry.offset()) {
+          continue;
+        }
+        other.set_offset(other.offset() + moved);
+        value = other.SerializeAsString();
+      }
+      entry.set_size(static_cast<int64_t>(mutated.size()));
+      fix_crc(&entry);
+      it->second = entry.SerializeAsString();
+      break;
+    }
+  }
+  return PackBundle(BuildBundleIndexTable(
+                        std::vector<std::pair<std::string, std::string>>(kvs.begin(), kvs.end())),
+                    data);
 }
 
 std::vector<std::string> CheckpointSeeds() {
@@ -80,7 +169,7 @@ std::vector<std::string> CheckpointSeeds() {
 
 }  // namespace
 
-TW_FUZZ_TARGET(checkpoint, RunCheckpoint, CheckpointSeeds)
+TW_FUZZ_TARGET_WITH_MUTATOR(checkpoint, RunCheckpoint, CheckpointSeeds, MutateCheckpoint)
 
 }  // namespace fuzz
 }  // namespace towerflow

@@ -6,7 +6,10 @@
 // Replays the target's seeds (unless --no_seeds) and every FILE and every
 // file under DIR, then, with --runs or --seconds, mutates them: bit flips,
 // byte and number substitutions (including the integers that broke
-// TensorFlow: 2^31, 2^32, 2^62, -1...), insertions, erasures and splices.
+// TensorFlow: 2^31, 2^32, 2^62, -1...), insertions, erasures and splices;
+// for a target with a structure-aware mutation, half the mutants are its
+// (fields of a parsed protobuf changed, TFRecords reframed with valid CRCs:
+// fuzz/mutator.h).
 // Without coverage instrumentation the signal that keeps a mutant in the
 // corpus is a status no input gave before (its code and message, digits
 // aside): new errors mean new paths through the checks.
@@ -15,9 +18,10 @@
 // writes the input to <artifact_prefix>crash-<target>-<n> or timeout-...
 // and exits non-zero; the last line says how many executions ran.
 //
-// Flags: --runs=N --seconds=S --seed=K --max_len=BYTES (4096) --timeout_s=S
-// (20) --artifact_prefix=PATH (./) --malloc_limit_mb=MB (4096; sets
-// RLIMIT_AS where no sanitizer runs, so allocations past it fail cleanly)
+// Flags: --runs=N --seconds=S --seed=K --max_len=BYTES (4096: mutants grow
+// to it; those of a larger input keep at most its size) --timeout_s=S (20) --artifact_prefix=PATH
+// (./) --malloc_limit_mb=MB (4096; sets RLIMIT_AS where no sanitizer runs, so allocations past it
+// fail cleanly)
 // --no_seeds --verbose (prints each replayed input's status).
 #include <fcntl.h>
 #include <signal.h>
@@ -32,7 +36,6 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -201,116 +204,6 @@ std::string Feature(const absl::Status& s) {
   return f;
 }
 
-class Mutator {
- public:
-  explicit Mutator(uint64_t seed) : rng_(seed) {}
-
-  std::string Mutate(const std::string& in, const std::vector<std::string>& corpus,
-                     size_t max_len) {
-    std::string s = in;
-    const int steps = 1 + static_cast<int>(Below(4));
-    for (int i = 0; i < steps; ++i) Step(&s, corpus);
-    if (s.size() > max_len) s.resize(max_len);
-    return s;
-  }
-
- private:
-  uint64_t Below(uint64_t n) { return n == 0 ? 0 : rng_() % n; }
-
-  void Step(std::string* s, const std::vector<std::string>& corpus) {
-    static const char kBytes[] = {0, '\xff', 0x7f, '\x80', '0', '9', '-', ':', '{', '}', '"', ' '};
-    static const char* const kNumbers[] = {"0",
-                                           "-1",
-                                           "1",
-                                           "2",
-                                           "255",
-                                           "65536",
-                                           "2147483647",
-                                           "2147483648",
-                                           "-2147483648",
-                                           "4294967295",
-                                           "4294967296",
-                                           "4611686018427387904",
-                                           "9223372036854775807",
-                                           "-9223372036854775808",
-                                           "18446744073709551615",
-                                           "1000000000",
-                                           "1e300",
-                                           "nan"};
-    static const uint64_t kVarints[] = {
-        0, 1, 0x7f, 0x80, 0xffffffffull, 0x100000000ull, uint64_t{1} << 62, ~uint64_t{0}};
-    switch (s->empty() ? 4 : Below(9)) {
-      case 0:
-        (*s)[Below(s->size())] ^= static_cast<char>(1 << Below(8));
-        break;
-      case 1:
-        (*s)[Below(s->size())] = static_cast<char>(Below(256));
-        break;
-      case 2:
-        (*s)[Below(s->size())] = kBytes[Below(sizeof(kBytes))];
-        break;
-      case 3: {
-        const size_t at = Below(s->size());
-        s->erase(at, 1 + Below(std::min<size_t>(16, s->size() - at)));
-        break;
-      }
-      case 4: {
-        std::string bytes(1 + Below(8), '\0');
-        for (char& c : bytes) c = static_cast<char>(Below(256));
-        s->insert(Below(s->size() + 1), bytes);
-        break;
-      }
-      case 5: {
-        const size_t from = Below(s->size());
-        const std::string piece = s->substr(from, 1 + Below(64));
-        s->insert(Below(s->size() + 1), piece);
-        break;
-      }
-      case 6: {
-        const std::string& other = corpus[Below(corpus.size())];
-        if (other.empty()) break;
-        const size_t from = Below(other.size());
-        const std::string piece = other.substr(from, 1 + Below(256));
-        const size_t at = Below(s->size());
-        s->replace(at, Below(std::min<size_t>(256, s->size() - at) + 1), piece);
-        break;
-      }
-      case 7: {
-        // A decimal number of a text input, replaced.
-        std::vector<std::pair<size_t, size_t>> numbers;
-        for (size_t i = 0; i < s->size();) {
-          if (absl::ascii_isdigit(static_cast<unsigned char>((*s)[i]))) {
-            size_t j = i;
-            while (j < s->size() && absl::ascii_isdigit(static_cast<unsigned char>((*s)[j]))) ++j;
-            numbers.emplace_back(i, j - i);
-            i = j;
-          } else {
-            ++i;
-          }
-        }
-        if (numbers.empty()) break;
-        const auto [at, len] = numbers[Below(numbers.size())];
-        s->replace(at, len, kNumbers[Below(sizeof(kNumbers) / sizeof(kNumbers[0]))]);
-        break;
-      }
-      case 8: {
-        // A varint of a binary input (protobuf's integers), overwritten.
-        uint64_t v = kVarints[Below(sizeof(kVarints) / sizeof(kVarints[0]))];
-        std::string bytes;
-        do {
-          bytes.push_back(static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-          v >>= 7;
-        } while (v != 0);
-        const size_t at = Below(s->size());
-        s->replace(at, std::min(bytes.size(), s->size() - at), bytes);
-        break;
-      }
-    }
-  }
-
-  std::mt19937_64 rng_;
-};
-
 int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, &flags)) return 2;
@@ -374,14 +267,24 @@ int Main(int argc, char** argv) {
 
   int64_t executions = 0;
   if ((flags.runs > 0 || flags.seconds > 0) && !corpus.empty()) {
-    Mutator mutator(flags.seed);
+    ByteMutator mutator(flags.seed);
     const auto fuzz_start = std::chrono::steady_clock::now();
     auto elapsed = [&] {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - fuzz_start).count();
     };
     while ((flags.runs <= 0 || executions < flags.runs) &&
            (flags.seconds <= 0 || elapsed() < flags.seconds)) {
-      std::string input = mutator.Mutate(corpus[executions % corpus.size()], corpus, flags.max_len);
+      const std::string& parent = corpus[executions % corpus.size()];
+      // Mutants grow to --max_len; a larger seed (TF's event files, graphs)
+      // is not cut, which would break its framing.
+      const size_t max_len = std::max(flags.max_len, parent.size());
+      // Half the mutants keep the input's structure (fuzz/mutator.h).
+      std::optional<std::string> structured;
+      if (target.mutate != nullptr && mutator.Below(2) == 0)
+        structured = target.mutate(parent, mutator);
+      std::string input =
+          structured ? *std::move(structured) : mutator.Mutate(parent, corpus, max_len);
+      if (input.size() > max_len) input.resize(max_len);
       ++executions;
       if (run(input, false) && corpus.size() < 10000) corpus.push_back(std::move(input));
     }

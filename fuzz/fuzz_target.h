@@ -5,7 +5,8 @@
 // sanitizer report or a hang is a bug.
 //
 // A target registers itself (TW_FUZZ_TARGET) with its run function and its
-// seeds. Linked with fuzz/entry.cc it is a libFuzzer target
+// seeds, and optionally a structure-aware mutation
+// (TW_FUZZ_TARGET_WITH_MUTATOR, fuzz/mutator.h). Linked with fuzz/entry.cc it is a libFuzzer target
 // (LLVMFuzzerTestOneInput); with fuzz/driver.cc as well it is a plain
 // program that replays a corpus and fuzzes by mutation (driver.cc's usage);
 // //fuzz:replay_test runs every target's seeds and corpus as a test.
@@ -23,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "fuzz/mutator.h"
 #include "runtime/session.h"
 
 namespace towerflow {
@@ -39,6 +41,10 @@ struct Target {
   // Inputs to start from: TensorFlow's files of ../shared/reference (none
   // when it is absent) and files Towerflow itself writes.
   std::vector<std::string> (*seeds)();
+  // Structure-aware mutation (fuzz/mutator.h), or nullptr: a mutant of
+  // `input` with its framing intact, or nullopt when `input` does not have
+  // the structure (the driver then mutates bytes).
+  std::optional<std::string> (*mutate)(const std::string& input, MutationContext& ctx) = nullptr;
 };
 
 // Registers `target`; returns true (for static initialisers).
@@ -49,6 +55,10 @@ const std::vector<Target>& Targets();
 #define TW_FUZZ_TARGET(name, run, seeds)                        \
   [[maybe_unused]] static const bool tw_fuzz_target_##name##_ = \
       ::towerflow::fuzz::RegisterTarget({#name, run, seeds});
+// A target with a structure-aware mutation (Target::mutate).
+#define TW_FUZZ_TARGET_WITH_MUTATOR(name, run, seeds, mutate)   \
+  [[maybe_unused]] static const bool tw_fuzz_target_##name##_ = \
+      ::towerflow::fuzz::RegisterTarget({#name, run, seeds, mutate});
 
 // The session options every target's sessions run under: one CPU device,
 // small thread pools, a step deadline, and memory limits that keep a fuzzing

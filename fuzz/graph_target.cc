@@ -94,6 +94,10 @@ absl::Status RunGraph(absl::string_view input) {
   return status;
 }
 
+std::optional<std::string> MutateGraph(const std::string& input, MutationContext& ctx) {
+  return MutateProto(input, GraphDef::default_instance(), ProtoFormat::kBinaryOrText, ctx);
+}
+
 std::vector<std::string> GraphSeeds() {
   std::vector<std::string> seeds = ReferenceFiles({
       "tf/graphs/mnist_deep_cnn_before.pbtxt",
@@ -208,7 +212,7 @@ std::vector<std::string> GraphSeeds() {
 
 }  // namespace
 
-TW_FUZZ_TARGET(graph, RunGraph, GraphSeeds)
+TW_FUZZ_TARGET_WITH_MUTATOR(graph, RunGraph, GraphSeeds, MutateGraph)
 
 }  // namespace fuzz
 }  // namespace towerflow

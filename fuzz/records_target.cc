@@ -33,6 +33,24 @@ absl::Status RunRecords(absl::string_view input) {
   return absl::OkStatus();
 }
 
+// Records reframed with valid CRCs; a payload that is an Event changed as
+// one (its graph_def as a GraphDef half the time), any other as bytes.
+std::optional<std::string> MutateRecordFile(const std::string& input, MutationContext& ctx) {
+  return MutateRecords(input, ctx, [&ctx](const std::string& payload) {
+    Event event;
+    if (!event.ParseFromString(payload)) return ctx.MutateBytes(payload);
+    if (event.what_case() == Event::kGraphDef && ctx.Below(2) == 0) {
+      if (std::optional<std::string> graph = MutateProto(
+              event.graph_def(), GraphDef::default_instance(), ProtoFormat::kBinary, ctx)) {
+        event.set_graph_def(*std::move(graph));
+        return event.SerializeAsString();
+      }
+    }
+    MutateMessage(&event, ctx);
+    return event.SerializeAsString();
+  });
+}
+
 std::vector<std::string> RecordSeeds() {
   std::vector<std::string> seeds = ReferenceFiles({
       "tf/events/events.out.tfevents.1524890698.jintao-VirtualBox",
@@ -55,7 +73,7 @@ std::vector<std::string> RecordSeeds() {
 
 }  // namespace
 
-TW_FUZZ_TARGET(records, RunRecords, RecordSeeds)
+TW_FUZZ_TARGET_WITH_MUTATOR(records, RunRecords, RecordSeeds, MutateRecordFile)
 
 }  // namespace fuzz
 }  // namespace towerflow

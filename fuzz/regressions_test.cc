@@ -95,7 +95,12 @@ INSTANTIATE_TEST_SUITE_P(
              "TensorProto has invalid dtype unknown dtype enum (209)"},
         // Found by fuzzing under UBSan: a bool tensor_content byte of 32
         // read as bool (undefined); nonzero bytes are now true.
-        Case{"tensor_proto", "bool_content_byte_32.pbtxt", absl::StatusCode::kOk, ""}),
+        Case{"tensor_proto", "bool_content_byte_32.pbtxt", absl::StatusCode::kOk, ""},
+        // Found by structure-aware fuzzing: SIGFPE (a division by the
+        // element size, 0) for an entry of dtype int2.
+        Case{"checkpoint", "entry_dtype_int2.ckpt", absl::StatusCode::kDataLoss,
+             "tensor 'c/.ATTRIBUTES/VARIABLE_VALUE' has dtype int2, which checkpoints cannot "
+             "hold"}),
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string name = std::string(info.param.target) + "_" + info.param.file;
       for (char& ch : name) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "fuzz/fuzz_target.h"
+#include "proto/saved_model.pb.h"
 #include "saved_model/loader.h"
 
 namespace towerflow {
@@ -31,6 +32,10 @@ absl::Status RunSavedModel(absl::string_view input) {
   return LoadSavedModel(dir, {"serve"}, FuzzSessionOptions()).status();
 }
 
+std::optional<std::string> MutateSavedModel(const std::string& input, MutationContext& ctx) {
+  return MutateProto(input, SavedModel::default_instance(), ProtoFormat::kBinary, ctx);
+}
+
 std::vector<std::string> SavedModelSeeds() {
   return ReferenceFiles({
       "tf/saved_models/half_plus_two_cpu/00000123/saved_model.pb",
@@ -41,7 +46,7 @@ std::vector<std::string> SavedModelSeeds() {
 
 }  // namespace
 
-TW_FUZZ_TARGET(saved_model, RunSavedModel, SavedModelSeeds)
+TW_FUZZ_TARGET_WITH_MUTATOR(saved_model, RunSavedModel, SavedModelSeeds, MutateSavedModel)
 
 }  // namespace fuzz
 }  // namespace towerflow

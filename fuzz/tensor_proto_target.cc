@@ -35,6 +35,10 @@ absl::Status RunTensorProto(absl::string_view input) {
   return absl::OkStatus();
 }
 
+std::optional<std::string> MutateTensorProto(const std::string& input, MutationContext& ctx) {
+  return MutateProto(input, TensorProto::default_instance(), ProtoFormat::kBinaryOrText, ctx);
+}
+
 std::vector<std::string> TensorProtoSeeds() {
   std::vector<std::string> seeds;
   auto add = [&](const Tensor& t) { seeds.push_back(SerializeDeterministic(t.AsProto())); };
@@ -65,7 +69,7 @@ std::vector<std::string> TensorProtoSeeds() {
 
 }  // namespace
 
-TW_FUZZ_TARGET(tensor_proto, RunTensorProto, TensorProtoSeeds)
+TW_FUZZ_TARGET_WITH_MUTATOR(tensor_proto, RunTensorProto, TensorProtoSeeds, MutateTensorProto)
 
 }  // namespace fuzz
 }  // namespace towerflow
