@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/file_io.h"
 #include "framework/allocator.h"
+#include "tests/reference_files.h"
 
 namespace towerflow {
 namespace fuzz {
@@ -77,32 +79,29 @@ std::optional<std::string> ReadFile(const std::string& path) {
   return s.str();
 }
 
-std::optional<std::string> ReferenceFile(const std::string& relative) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> roots;
-  if (const char* dir = std::getenv("TOWERFLOW_REFERENCE_DIR")) roots.push_back(dir);
-  for (const char* var : {"TEST_SRCDIR", "RUNFILES_DIR"}) {
-    if (const char* dir = std::getenv(var)) {
-      roots.push_back(fs::path(dir) / "tf_reference");
-      roots.push_back(fs::path(dir) / "towerflow" / "external" / "tf_reference");
-    }
-  }
-  for (const fs::path& root : roots) {
-    std::error_code ec;
-    const fs::path candidate = root / relative;
-    if (fs::is_regular_file(candidate, ec)) return candidate.string();
-  }
-  return std::nullopt;
-}
-
 std::vector<std::string> ReferenceFiles(const std::vector<std::string>& relative) {
   std::vector<std::string> out;
   for (const std::string& r : relative) {
-    if (std::optional<std::string> path = ReferenceFile(r)) {
+    if (std::optional<std::string> path = ReferenceFilePath(r)) {
       if (std::optional<std::string> bytes = ReadFile(*path)) out.push_back(*std::move(bytes));
     }
   }
   return out;
+}
+
+std::vector<std::string> CorpusFiles(const std::string& target) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir == nullptr || workspace == nullptr) return files;
+  const fs::path dir = fs::path(srcdir) / workspace / "fuzz" / "corpus" / target;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file()) files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 }  // namespace fuzz

@@ -74,12 +74,13 @@ absl::Status WriteFile(const std::string& path, absl::string_view bytes);
 // The bytes of `path`, or nullopt when it cannot be read.
 std::optional<std::string> ReadFile(const std::string& path);
 
-// The path of `relative` (e.g. "tf/graphs/x.pbtxt") in ../shared/reference
-// as this program sees it: $TOWERFLOW_REFERENCE_DIR, or the @tf_reference
-// runfiles of a test or of `bazel run`; nullopt when absent.
-std::optional<std::string> ReferenceFile(const std::string& relative);
-// The contents of the reference files that exist among `relative`.
+// The contents of the files of ../shared/reference that exist among
+// `relative` (tests/reference_files.h says where it is looked for).
 std::vector<std::string> ReferenceFiles(const std::vector<std::string>& relative);
+
+// The paths of fuzz/corpus/<target>/'s files in a test's runfiles, sorted;
+// none outside a test.
+std::vector<std::string> CorpusFiles(const std::string& target);
 
 }  // namespace fuzz
 }  // namespace towerflow

@@ -33,14 +33,15 @@ const Target& Find(absl::string_view name) {
 }
 
 std::string CorpusFile(const Case& c) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  EXPECT_NE(srcdir, nullptr);
-  EXPECT_NE(workspace, nullptr);
-  std::optional<std::string> bytes = ReadFile(
-      (std::filesystem::path(srcdir) / workspace / "fuzz" / "corpus" / c.target / c.file).string());
-  EXPECT_TRUE(bytes.has_value()) << c.file;
-  return bytes.value_or("");
+  for (const std::string& path : CorpusFiles(c.target)) {
+    if (std::filesystem::path(path).filename() == c.file) {
+      std::optional<std::string> bytes = ReadFile(path);
+      EXPECT_TRUE(bytes.has_value()) << path;
+      return bytes.value_or("");
+    }
+  }
+  ADD_FAILURE() << "fuzz/corpus/" << c.target << "/" << c.file << " is not in the runfiles";
+  return "";
 }
 
 class RegressionTest : public ::testing::TestWithParam<Case> {};

@@ -15,21 +15,6 @@ namespace towerflow {
 namespace fuzz {
 namespace {
 
-std::vector<std::string> CorpusFiles(const std::string& target) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> files;
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  if (srcdir == nullptr || workspace == nullptr) return files;
-  const fs::path dir = fs::path(srcdir) / workspace / "fuzz" / "corpus" / target;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file()) files.push_back(e.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 TEST(ReplayTest, EveryTargetIsLinkedOnce) {
   std::vector<std::string> names;
   for (const Target& t : Targets()) names.push_back(t.name);

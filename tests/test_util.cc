@@ -5,23 +5,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/reference_files.h"
+
 namespace towerflow {
 namespace testing {
 
 std::optional<std::string> ReferenceFilePath(const std::string& relative) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> roots;
-  if (const char* dir = std::getenv("TOWERFLOW_REFERENCE_DIR")) roots.push_back(dir);
-  if (const char* srcdir = std::getenv("TEST_SRCDIR")) {
-    roots.push_back(fs::path(srcdir) / "tf_reference");
-    roots.push_back(fs::path(srcdir) / "towerflow" / "external" / "tf_reference");
-  }
-  for (const fs::path& root : roots) {
-    std::error_code ec;
-    const fs::path candidate = root / relative;
-    if (fs::exists(candidate, ec)) return candidate.string();
-  }
-  return std::nullopt;
+  return ::towerflow::ReferenceFilePath(relative);
 }
 
 std::string MakeTempDir(const std::string& name) {
