@@ -1,20 +1,26 @@
 #include "kernels/testing/kernel_runner.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "core/status_macros.h"
-#include "framework/node_def_util.h"
-#include "graph/op_registry.h"
+#include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
-#include "framework/device.h"
+#include "framework/node_def_util.h"
 #include "framework/threadpool.h"
+#include "graph/op_registry.h"
 
 namespace towerflow {
 namespace {
+
+// A number attr counts at most this many inputs here (more than any case
+// gives; the attr itself is left as set).
+constexpr int64_t kMaxInputs = int64_t{1} << 20;
 
 bool HasAttr(const NodeDef& def, const std::string& name) { return def.attr().count(name) > 0; }
 
@@ -25,7 +31,11 @@ int FixedInputs(const OpDef& op_def, const NodeDef& def, int skip) {
     if (i == skip) continue;
     const OpDef::ArgDef& arg = op_def.input_arg(i);
     if (!arg.number_attr().empty()) {
-      if (HasAttr(def, arg.number_attr())) n += def.attr().at(arg.number_attr()).i();
+      // Bad-input cases set N to anything (2^31 - 1, -1): clamped, as the
+      // count only picks inputs among those given.
+      if (HasAttr(def, arg.number_attr())) {
+        n += std::clamp<int64_t>(def.attr().at(arg.number_attr()).i(), 0, kMaxInputs);
+      }
     } else if (!arg.type_list_attr().empty()) {
       if (HasAttr(def, arg.type_list_attr())) {
         n += def.attr().at(arg.type_list_attr()).list().type_size();
@@ -50,7 +60,8 @@ void InferAttrs(const OpDef& op_def, const std::vector<Tensor>& inputs, NodeDef*
         SetAttrValue(static_cast<int64_t>(std::max(0, total - FixedInputs(op_def, *def, i))),
                      &(*def->mutable_attr())[arg.number_attr()]);
       }
-      count = static_cast<int>(def->attr().at(arg.number_attr()).i());
+      count = static_cast<int>(
+          std::clamp<int64_t>(def->attr().at(arg.number_attr()).i(), 0, kMaxInputs));
     } else if (!arg.type_list_attr().empty()) {
       if (!HasAttr(*def, arg.type_list_attr())) {
         DataTypeVector types;
@@ -63,7 +74,7 @@ void InferAttrs(const OpDef& op_def, const std::vector<Tensor>& inputs, NodeDef*
     if (!arg.type_attr().empty() && !HasAttr(*def, arg.type_attr()) && next < total && count > 0) {
       SetAttrValue(inputs[next].dtype(), &(*def->mutable_attr())[arg.type_attr()]);
     }
-    next += count;
+    next = std::min(total, next + count);
   }
 }
 
