@@ -124,7 +124,9 @@ std::optional<std::string> MutateCheckpoint(const std::string& input, MutationCo
             other.offset() <= entry.offset()) {
           continue;
         }
-        other.set_offset(other.offset() + moved);
+        // Wraps (defined) where a mutated offset is near 2^63.
+        other.set_offset(static_cast<int64_t>(static_cast<uint64_t>(other.offset()) +
+                                              static_cast<uint64_t>(moved)));
         value = other.SerializeAsString();
       }
       entry.set_size(static_cast<int64_t>(mutated.size()));
