@@ -30,15 +30,21 @@ uint32_t DecodeFixed32(const char* p) {
   return v;
 }
 
+// The 12-byte header and the 4-byte footer around `data` in a record.
+void Frame(absl::string_view data, char* header, char* footer) {
+  EncodeFixed64(data.size(), header);
+  EncodeFixed32(crc32c::Mask(crc32c::Value(absl::string_view(header, 8))), header + 8);
+  EncodeFixed32(crc32c::Mask(crc32c::Value(data)), footer);
+}
+
 }  // namespace
 
 std::string EncodeRecord(absl::string_view data) {
-  std::string record(12 + data.size() + 4, '\0');
-  EncodeFixed64(data.size(), record.data());
-  EncodeFixed32(crc32c::Mask(crc32c::Value(absl::string_view(record.data(), 8))),
-                record.data() + 8);
-  std::memcpy(record.data() + 12, data.data(), data.size());
-  EncodeFixed32(crc32c::Mask(crc32c::Value(data)), record.data() + 12 + data.size());
+  char header[12], footer[4];
+  Frame(data, header, footer);
+  std::string record;
+  record.reserve(sizeof(header) + data.size() + sizeof(footer));
+  record.append(header, sizeof(header)).append(data.data(), data.size()).append(footer, 4);
   return record;
 }
 
@@ -96,8 +102,12 @@ absl::Status RecordWriter::WriteRecord(absl::string_view data) {
     return absl::InvalidArgumentError(
         absl::StrCat("Record of ", data.size(), " bytes exceeds the maximum ", kMaxRecordBytes));
   }
-  const std::string record = EncodeRecord(data);
-  if (std::fwrite(record.data(), 1, record.size(), file_) != record.size()) {
+  // Written in place, not copied into one string as EncodeRecord does.
+  char header[12], footer[4];
+  Frame(data, header, footer);
+  if (std::fwrite(header, 1, sizeof(header), file_) != sizeof(header) ||
+      std::fwrite(data.data(), 1, data.size(), file_) != data.size() ||
+      std::fwrite(footer, 1, sizeof(footer), file_) != sizeof(footer)) {
     return absl::InternalError(
         absl::StrCat("Cannot write to '", path_, "': ", std::strerror(errno)));
   }
