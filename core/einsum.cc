@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -65,12 +64,7 @@ absl::StatusOr<EinsumEquation> ParseEinsum(absl::string_view equation, int num_i
     absl::StatusOr<EinsumTerm> out = ParseTerm(sides[1], equation);
     if (!out.ok()) return out.status();
     eq.output = *std::move(out);
-    std::set<int> seen;
     for (int label : eq.output.labels) {
-      if (!seen.insert(label).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Einsum equation '", equation, "' repeats a label in its output"));
-      }
       if (label != kEllipsisLabel && counts.count(label) == 0) {
         return absl::InvalidArgumentError(
             absl::StrCat("Einsum equation '", equation, "': output label '",
@@ -117,15 +111,21 @@ absl::StatusOr<EinsumDims> ResolveEinsum(const EinsumEquation& eq,
       }
       for (int k = extra - 1; k >= 0; --k) labels.push_back(kEllipsisLabel + k);
     }
-    std::set<int> seen;
+    std::map<int, int64_t> own;  // this input's size of each label
     for (size_t d = 0; d < labels.size(); ++d) {
       const int label = labels[d];
-      if (!seen.insert(label).second) {
-        return absl::UnimplementedError(absl::StrCat("Einsum input ", i, " repeats label '",
-                                                     std::string(1, static_cast<char>(label)),
-                                                     "' (a diagonal); not supported"));
-      }
       const int64_t n = input_dims[i][d];
+      // A label repeated within one input is a diagonal: its dims agree.
+      auto [mine, first] = own.emplace(label, n);
+      if (!first) {
+        if (mine->second != -1 && n != -1 && mine->second != n) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "Einsum input ", i, " repeats label '", std::string(1, static_cast<char>(label)),
+              "' (a diagonal) over dimensions of sizes ", mine->second, " and ", n,
+              "; they must be equal"));
+        }
+        if (mine->second == -1) mine->second = n;
+      }
       auto it = size.find(label);
       if (it == size.end()) {
         size[label] = n;

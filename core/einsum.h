@@ -36,7 +36,9 @@ struct EinsumEquation {
 
 // Parses `equation` for `num_inputs` inputs (1 or 2); InvalidArgument
 // naming what is wrong (a bad character, a second ellipsis, an output label
-// no input has, a repeated output label, a term count that differs).
+// no input has, a term count that differs). A label may repeat within a
+// term: a diagonal, read from an input ("ii->i") or written into the
+// output ("i->ii", zero elsewhere), as TF's Einsum does.
 absl::StatusOr<EinsumEquation> ParseEinsum(absl::string_view equation, int num_inputs);
 
 // An equation resolved against input dims: every ellipsis expanded.
@@ -49,8 +51,8 @@ struct EinsumDims {
 
 // Resolves `eq` for inputs of dims `input_dims` (-1: unknown size). Sizes of
 // one label must agree or be 1, which broadcasts (NumPy's rule; the
-// gradient relies on it for dims an input broadcast). Unimplemented for a
-// label repeated within one input (a diagonal).
+// gradient relies on it for dims an input broadcast), except that the dims
+// of a label repeated within one input (a diagonal) must be equal.
 absl::StatusOr<EinsumDims> ResolveEinsum(const EinsumEquation& eq,
                                          const std::vector<std::vector<int64_t>>& input_dims);
 

@@ -30,6 +30,23 @@ TEST(EinsumTest, ResolvingExpandsAndBroadcastsEllipses) {
   EXPECT_THAT(r.output_dims, ElementsAre(2, -1));
 }
 
+TEST(EinsumTest, RepeatedLabelsAreDiagonals) {
+  TW_ASSERT_OK_AND_ASSIGN(EinsumEquation eq, ParseEinsum("bii->bi", 1));
+  TW_ASSERT_OK_AND_ASSIGN(EinsumDims r, ResolveEinsum(eq, {{4, 3, -1}}));
+  EXPECT_THAT(r.inputs[0], ElementsAre('b', 'i', 'i'));
+  EXPECT_THAT(r.output_dims, ElementsAre(4, 3));  // the known dim of 'i' wins
+  TW_ASSERT_OK_AND_ASSIGN(eq, ParseEinsum("i->ii", 1));
+  TW_ASSERT_OK_AND_ASSIGN(r, ResolveEinsum(eq, {{5}}));
+  EXPECT_THAT(r.output_dims, ElementsAre(5, 5));
+  TW_ASSERT_OK_AND_ASSIGN(eq, ParseEinsum("ii", 1));  // implicit: the trace
+  EXPECT_TRUE(eq.output.labels.empty());
+  TW_ASSERT_OK_AND_ASSIGN(eq, ParseEinsum("ij->ii", 1));
+  EXPECT_TRUE(ResolveEinsum(eq, {{2, 3}}).ok());
+  TW_ASSERT_OK_AND_ASSIGN(eq, ParseEinsum("ii->i", 1));
+  EXPECT_THAT(ResolveEinsum(eq, {{2, 3}}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "sizes 2 and 3; they must be equal"));
+}
+
 TEST(EinsumTest, LettersRenameLabels) {
   TW_ASSERT_OK_AND_ASSIGN(
       std::string e, EinsumLetters({{kEllipsisLabel, 'x'}, {'x', 'y'}}, {kEllipsisLabel, 'y'}));
@@ -41,8 +58,6 @@ TEST(EinsumTest, BadEquationsAreInvalidArgument) {
               StatusIs(absl::StatusCode::kInvalidArgument, "2 input terms for 1 inputs"));
   EXPECT_THAT(ParseEinsum("i...j...->", 1).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, "two ellipses"));
-  EXPECT_THAT(ParseEinsum("ij->ii", 1).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, "repeats a label in its output"));
   EXPECT_THAT(ParseEinsum("a->b->c", 1).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, "more than one '->'"));
   EXPECT_THAT(ParseEinsum("a,b,c", 3).status(),

@@ -1,82 +1,17 @@
-// Indexing by N-d index: GatherNd, ScatterNd and TensorScatterUpdate.
-//
-// indices [..., D] address the first D dims of a tensor T (params, or the
-// output): index row r = (i0, ..., iD-1) names the slice T[i0, ..., iD-1]
-// of slice_size = prod(T.shape[D:]) elements, at flat offset
-// sum(ik * stride_k) * slice_size. Every row is checked against T's shape
-// first, so a bad index is an error naming it and nothing is written.
+// Indexing by N-d index: GatherNd, ScatterNd and TensorScatterUpdate, on
+// the index rows resolved by kernels/nd_index.h.
 #include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "kernels/kernel_util.h"
+#include "kernels/nd_index.h"
 
 namespace towerflow {
 namespace {
-
-// indices resolved against a tensor of shape `dims`: the slice offset of
-// each index row, in slices.
-struct NdIndex {
-  int64_t rows = 0;        // index rows: prod(indices.shape[:-1])
-  int64_t slice_size = 1;  // elements per slice: prod(dims[D:])
-  std::vector<int64_t> offsets;
-  std::vector<int64_t> batch_dims;  // indices.shape[:-1]
-};
-
-absl::StatusOr<NdIndex> ResolveNd(const Tensor& indices, absl::Span<const int64_t> dims,
-                                  const char* what) {
-  if (indices.dims() < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("indices must be at least 1-D, got ", indices.shape().DebugString()));
-  }
-  const int64_t depth = indices.dim_size(indices.dims() - 1);
-  if (depth > static_cast<int64_t>(dims.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "indices.shape[-1] must be <= ", what, ".rank, but saw indices shape ",
-        indices.shape().DebugString(), " and ", what, " shape [", absl::StrJoin(dims, ","), "]"));
-  }
-  NdIndex nd;
-  nd.batch_dims.assign(indices.shape().dim_sizes().begin(), indices.shape().dim_sizes().end() - 1);
-  nd.rows = 1;
-  for (int64_t d : nd.batch_dims) nd.rows *= d;
-  for (size_t d = depth; d < dims.size(); ++d) nd.slice_size *= dims[d];
-  nd.offsets.resize(nd.rows);
-  for (int64_t r = 0; r < nd.rows; ++r) {
-    int64_t offset = 0;
-    for (int64_t k = 0; k < depth; ++k) {
-      const int64_t i = IntAt(indices, r * depth + k);
-      if (i < 0 || i >= dims[k]) {
-        std::vector<int64_t> row(depth);
-        for (int64_t j = 0; j < depth; ++j) row[j] = IntAt(indices, r * depth + j);
-        return absl::InvalidArgumentError(
-            absl::StrCat("indices[", r, "] = [", absl::StrJoin(row, ", "), "] does not index into ",
-                         what, " shape [", absl::StrJoin(dims, ","), "]"));
-      }
-      offset = offset * dims[k] + i;
-    }
-    nd.offsets[r] = offset;
-  }
-  return nd;
-}
-
-// updates must be indices.shape[:-1] + dims[D:].
-absl::Status CheckUpdates(const NdIndex& nd, const Tensor& indices, const Tensor& updates,
-                          absl::Span<const int64_t> dims) {
-  std::vector<int64_t> expected = nd.batch_dims;
-  const int64_t depth = indices.dim_size(indices.dims() - 1);
-  expected.insert(expected.end(), dims.begin() + depth, dims.end());
-  if (updates.shape() != TensorShape(expected)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("updates must have shape ", TensorShape(expected).DebugString(),
-                     " for indices ", indices.shape().DebugString(), " into [",
-                     absl::StrJoin(dims, ","), "], got ", updates.shape().DebugString()));
-  }
-  return absl::OkStatus();
-}
 
 class GatherNdOp : public OpKernel {
  public:
@@ -87,10 +22,7 @@ class GatherNdOp : public OpKernel {
     const std::vector<int64_t> dims(params.shape().dim_sizes().begin(),
                                     params.shape().dim_sizes().end());
     TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "params"));
-    std::vector<int64_t> out_dims = nd.batch_dims;
-    out_dims.insert(out_dims.end(), dims.begin() + indices.dim_size(indices.dims() - 1),
-                    dims.end());
-    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(out_dims));
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(GatherNdDims(nd, dims)));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     if (shape.num_elements() == 0) return absl::OkStatus();
     const size_t run = nd.slice_size * elem;
@@ -117,7 +49,7 @@ class ScatterNdOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
     if (dims.empty()) return absl::InvalidArgumentError("shape must have at least one element");
     TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "output"));
-    TW_RETURN_IF_ERROR(CheckUpdates(nd, indices, updates, dims));
+    TW_RETURN_IF_ERROR(CheckNdUpdates(nd, indices, updates, dims));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     out->flat<T>().setZero();
     const T* u = updates.data<T>();
@@ -146,7 +78,7 @@ class TensorScatterUpdateOp : public OpKernel {
     if (dims.empty())
       return absl::InvalidArgumentError("tensor must be at least 1-D, got a scalar");
     TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "tensor"));
-    TW_RETURN_IF_ERROR(CheckUpdates(nd, indices, updates, dims));
+    TW_RETURN_IF_ERROR(CheckNdUpdates(nd, indices, updates, dims));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, tensor.shape()));
     if (tensor.NumElements() == 0) return absl::OkStatus();
     std::memcpy(out->raw_data(), tensor.raw_data(), tensor.NumElements() * elem);

@@ -450,7 +450,8 @@ TW_REGISTER_GRADIENT("MatMul", MatMulGrad);
 // labels, as TF does. Labels x sums away alone (in neither z nor y) cannot
 // be an output of that einsum: they come back as size-1 dims broadcast to
 // x's size. Ellipsis dims x broadcast (size 1 against n) are summed back to
-// 1. The inputs' ranks must be known to resolve an ellipsis.
+// 1. The inputs' ranks must be known to resolve an ellipsis. A diagonal
+// input gets its gradient on the diagonal, zeros elsewhere (TF's too).
 TW_GRAD_FN(EinsumGrad) {
   const std::string equation = grad_util::Attr<std::string>(scope, op, "equation");
   const int num = op.num_inputs();
@@ -470,7 +471,23 @@ TW_GRAD_FN(EinsumGrad) {
   };
   for (int i = 0; i < num; ++i) {
     const Output x = In(op, i);
-    const std::vector<int>& labels = r.inputs[i];
+    // A label x repeats (a diagonal) is one label of x' = x's diagonal:
+    // the gradient is found for x' (its dims: x's first dim of each label),
+    // then written onto the diagonal by an einsum that repeats the label.
+    const std::vector<int>& all_labels = r.inputs[i];
+    std::vector<int> labels;
+    std::vector<int32_t> first_dims;
+    for (size_t d = 0; d < all_labels.size(); ++d) {
+      if (contains(labels, all_labels[d])) continue;
+      labels.push_back(all_labels[d]);
+      first_dims.push_back(static_cast<int32_t>(d));
+    }
+    const bool diagonal = labels.size() != all_labels.size();
+    const auto int_vector = [&](const std::vector<int32_t>& v) {
+      return ops::Const(scope,
+                        MakeTensorProto<int32_t>(absl::MakeConstSpan(v),
+                                                 TensorShape({static_cast<int64_t>(v.size())})));
+    };
     std::vector<std::vector<int>> terms = {r.output};
     std::vector<Output> operands = {grad_inputs[0]};
     if (num == 2) {
@@ -496,18 +513,17 @@ TW_GRAD_FN(EinsumGrad) {
     if (kept.size() != labels.size()) {
       const Output shape_and_one =
           ops::ConcatV2(scope, {ops::Shape(scope, dx), ops::Const(scope, {1})}, 0);
-      dx = ops::Reshape(
-          scope, dx,
-          ops::GatherV2(scope, shape_and_one,
-                        ops::Const(scope, MakeTensorProto<int32_t>(
-                                              absl::MakeConstSpan(source),
-                                              TensorShape({static_cast<int64_t>(source.size())}))),
-                        0));
+      dx = ops::Reshape(scope, dx, ops::GatherV2(scope, shape_and_one, int_vector(source), 0));
     }
     if (may_broadcast) {
-      const Output shape = ops::Shape(scope, x);
+      Output shape = ops::Shape(scope, x);
+      if (diagonal) shape = ops::GatherV2(scope, shape, int_vector(first_dims), 0);
       ops::BroadcastGradientArgs args(scope, shape, ops::Shape(scope, dx));
       dx = ops::BroadcastTo(scope, ops::Sum(scope, dx, args.r0, ops::Sum::KeepDims(true)), shape);
+    }
+    if (diagonal) {
+      TW_ASSIGN_OR_RETURN(std::string inflate, EinsumLetters({labels}, all_labels));
+      dx = ops::Einsum(scope, {dx}, inflate);
     }
     grad_outputs->push_back(dx);
   }

@@ -247,6 +247,23 @@ std::vector<GradCase> NnCases() {
       Unary(
           "Einsum/one_input",
           [](const Scope& s, Output x) { return ops::Einsum(s, {x}, "abc->ca"); }, S({2, 3, 2})),
+      // Diagonals: read from an input (alone, summed away, against the other
+      // input's diagonal) and written into the output.
+      Unary(
+          "Einsum/diagonal",
+          [](const Scope& s, Output x) { return ops::Einsum(s, {x}, "bii->ib"); }, S({2, 3, 3})),
+      Unary(
+          "Einsum/trace", [](const Scope& s, Output x) { return ops::Einsum(s, {x}, "ii->"); },
+          S({3, 3})),
+      Binary(
+          "Einsum/diagonal_against_matrix",
+          [](const Scope& s, Output a, Output b) {
+            return ops::Einsum(s, {a, b}, "ij,jj->ji");
+          },
+          S({2, 3}), S({3, 3})),
+      Unary(
+          "Einsum/inflate", [](const Scope& s, Output x) { return ops::Einsum(s, {x}, "ai->aii"); },
+          S({2, 3})),
       Unary("L2Loss", [](const Scope& s, Output x) { return ops::L2Loss(s, x); }),
       // Two members (on one CPU): each outputs x0 + x1; the gradient is the
       // all-reduce of the members' gradients.

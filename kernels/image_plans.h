@@ -1,0 +1,93 @@
+// The host-side plans of the image and block-rearranging kernels, shared by
+// the CPU kernels (kernels/cpu/image_ops.cc) and their GPU twins so that
+// both refuse the same inputs with the same errors and sample the same
+// pixels: resizes (ResizeBilinear, ResizeNearestNeighbor and their
+// gradients, NHWC) and SpaceToBatchND / BatchToSpaceND.
+//
+// Note [Resize coordinates]
+// Output pixel i of a dimension resized from `in` to `out` samples input
+// coordinate scaler(i), with scale = (in - 1) / (out - 1) under
+// align_corners (out > 1) and in / out otherwise (TF's
+// CalculateResizeScale):
+//   bilinear: i * scale, or (i + 0.5) * scale - 0.5 with half_pixel_centers;
+//             it blends rows floor and ceil (clamped into [0, in)) by the
+//             fraction;
+//   nearest:  i * scale, or (i + 0.5) * scale with half_pixel_centers,
+//             rounded under align_corners and floored otherwise, at most
+//             in - 1.
+// The gradients send each output pixel's gradient back along the same
+// weights. Coordinates are computed in float, as TF does, so results match
+// TF's bit for bit on the same inputs.
+#ifndef TOWERFLOW_KERNELS_IMAGE_PLANS_H_
+#define TOWERFLOW_KERNELS_IMAGE_PLANS_H_
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/kernel.h"
+#include "framework/kernel_context.h"
+#include "framework/tensor.h"
+
+namespace towerflow {
+
+struct ResizeAttrs {
+  bool align_corners = false;
+  bool half_pixel_centers = false;
+
+  // Reads both attrs; InvalidArgument when both are set (TF's rule).
+  absl::Status Init(const KernelConstruction& c);
+  float Scale(int64_t in, int64_t out) const;
+};
+
+// InvalidArgument unless `t` is a 4-D NHWC image of non-zero height and
+// width that fit int32; `what` names it.
+absl::Status CheckImages(const Tensor& t, const char* what);
+
+// A resize's image input (input 0) and size (input 1, two positive
+// values), and output 0 allocated as [N, size[0], size[1], C].
+struct ResizeIo {
+  int64_t n, in_h, in_w, c, out_h, out_w;
+  Tensor* out;
+};
+absl::StatusOr<ResizeIo> ResizeOutput(KernelContext* ctx, const char* what);
+
+// ResizeBilinearGrad's inputs checked: both images, batch and depth equal.
+absl::Status CheckResizeBilinearGrad(const Tensor& grads, const Tensor& original);
+
+// One dimension's bilinear taps for each output index.
+struct Taps {
+  std::vector<int64_t> lower, upper;
+  std::vector<float> lerp;
+};
+Taps BilinearTaps(const ResizeAttrs& a, int64_t in, int64_t out);
+
+// The input index that output index i of a nearest-neighbour resize reads.
+std::vector<int64_t> NearestTaps(const ResizeAttrs& a, int64_t in, int64_t out);
+
+// SpaceToBatchND (to_batch) and BatchToSpaceND on input [B, S1..SM, R...]
+// with block_shape [M] and paddings (crops) [M, 2]: the batch of the "deep"
+// side is (i1 * b2 * ... * bM + ... + iM) * B + b for block offsets
+// (i1..iM) and batch b of the "wide" side, whose spatial index k is
+// o_k * b_k + i_k minus the padding (or crop) before it.
+struct SpaceBatchPlan {
+  std::vector<int64_t> block;  // M block sizes
+  std::vector<int64_t> pads;   // 2M: before and after for each block dim
+  std::vector<int64_t> deep;   // the deep side's dims (1 + M + rest)
+  std::vector<int64_t> limit;  // M: the wide side's spatial dims (unpadded)
+  int64_t wide_batch = 0;      // the wide side's batch
+  int64_t product = 1;         // prod(block)
+  int64_t inner = 1;           // elements of the R dims
+  TensorShape shape;           // the output's
+};
+// InvalidArgument for block_shape or amounts of the wrong shape or type, a
+// block that is not positive, negative amounts, a padded dim the block does
+// not divide, crops past a dim, a batch the blocks do not divide, or an
+// overflow.
+absl::StatusOr<SpaceBatchPlan> PlanSpaceBatch(bool to_batch, const TensorShape& in,
+                                              const Tensor& block_shape, const Tensor& amounts);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_IMAGE_PLANS_H_

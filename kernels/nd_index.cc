@@ -1,0 +1,63 @@
+#include "kernels/nd_index.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kernels/kernel_util.h"
+
+namespace towerflow {
+
+absl::StatusOr<NdIndex> ResolveNd(const Tensor& indices, absl::Span<const int64_t> dims,
+                                  const char* what) {
+  if (indices.dims() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("indices must be at least 1-D, got ", indices.shape().DebugString()));
+  }
+  NdIndex nd;
+  nd.depth = indices.dim_size(indices.dims() - 1);
+  if (nd.depth > static_cast<int64_t>(dims.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "indices.shape[-1] must be <= ", what, ".rank, but saw indices shape ",
+        indices.shape().DebugString(), " and ", what, " shape [", absl::StrJoin(dims, ","), "]"));
+  }
+  nd.batch_dims.assign(indices.shape().dim_sizes().begin(), indices.shape().dim_sizes().end() - 1);
+  nd.rows = 1;
+  for (int64_t d : nd.batch_dims) nd.rows *= d;
+  for (size_t d = nd.depth; d < dims.size(); ++d) nd.slice_size *= dims[d];
+  nd.offsets.resize(nd.rows);
+  for (int64_t r = 0; r < nd.rows; ++r) {
+    int64_t offset = 0;
+    for (int64_t k = 0; k < nd.depth; ++k) {
+      const int64_t i = IntAt(indices, r * nd.depth + k);
+      if (i < 0 || i >= dims[k]) {
+        std::vector<int64_t> row(nd.depth);
+        for (int64_t j = 0; j < nd.depth; ++j) row[j] = IntAt(indices, r * nd.depth + j);
+        return absl::InvalidArgumentError(
+            absl::StrCat("indices[", r, "] = [", absl::StrJoin(row, ", "), "] does not index into ",
+                         what, " shape [", absl::StrJoin(dims, ","), "]"));
+      }
+      offset = offset * dims[k] + i;
+    }
+    nd.offsets[r] = offset;
+  }
+  return nd;
+}
+
+std::vector<int64_t> GatherNdDims(const NdIndex& nd, absl::Span<const int64_t> dims) {
+  std::vector<int64_t> out = nd.batch_dims;
+  out.insert(out.end(), dims.begin() + nd.depth, dims.end());
+  return out;
+}
+
+absl::Status CheckNdUpdates(const NdIndex& nd, const Tensor& indices, const Tensor& updates,
+                            absl::Span<const int64_t> dims) {
+  const TensorShape expected(GatherNdDims(nd, dims));
+  if (updates.shape() != expected) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("updates must have shape ", expected.DebugString(), " for indices ",
+                     indices.shape().DebugString(), " into [", absl::StrJoin(dims, ","), "], got ",
+                     updates.shape().DebugString()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace towerflow

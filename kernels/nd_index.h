@@ -1,0 +1,47 @@
+// Indexing by N-d index rows (GatherNd, ScatterNd, TensorScatterUpdate),
+// resolved on the host and shared by the CPU kernels and their GPU twins so
+// that both refuse the same inputs with the same errors.
+//
+// indices [..., D] address the first D dims of a tensor T (params, or the
+// output): index row r = (i0, ..., iD-1) names the slice T[i0, ..., iD-1]
+// of slice_size = prod(T.shape[D:]) elements, at flat offset
+// sum(ik * stride_k) * slice_size. Every row is checked against T's shape
+// first, so a bad index is an error naming it and nothing is written.
+#ifndef TOWERFLOW_KERNELS_ND_INDEX_H_
+#define TOWERFLOW_KERNELS_ND_INDEX_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "framework/tensor.h"
+
+namespace towerflow {
+
+// `indices` (int32 or int64, in host memory) resolved against a tensor of
+// dims `dims`: the slice offset of each index row, in slices.
+struct NdIndex {
+  int64_t rows = 0;        // index rows: prod(indices.shape[:-1])
+  int64_t depth = 0;       // D: indices.shape[-1]
+  int64_t slice_size = 1;  // elements per slice: prod(dims[D:])
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> batch_dims;  // indices.shape[:-1]
+};
+
+// InvalidArgument for indices of rank 0, a depth past dims' rank, or a row
+// outside dims ("indices[2] = [0, 7] does not index into params shape
+// [3,5]"); `what` names the indexed tensor.
+absl::StatusOr<NdIndex> ResolveNd(const Tensor& indices, absl::Span<const int64_t> dims,
+                                  const char* what);
+
+// GatherNd's output dims: indices.shape[:-1] + dims[D:].
+std::vector<int64_t> GatherNdDims(const NdIndex& nd, absl::Span<const int64_t> dims);
+
+// InvalidArgument unless updates has shape indices.shape[:-1] + dims[D:].
+absl::Status CheckNdUpdates(const NdIndex& nd, const Tensor& indices, const Tensor& updates,
+                            absl::Span<const int64_t> dims);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_ND_INDEX_H_
