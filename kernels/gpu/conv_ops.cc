@@ -1,5 +1,6 @@
 // Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter on cuDNN, NHWC or
-// NCHW, float and double, with strides, dilations and any padding.
+// NCHW, float and double, with strides, dilations and any padding; and
+// DepthwiseConv2dNative with its backprops as cuDNN grouped convolutions.
 //
 // - TF's filter is HWIO; cuDNN wants OHWI (KRSC) beside NHWC data and OIHW
 //   (KCRS) beside NCHW, so the filter (or its gradient) is transposed on the
@@ -11,6 +12,10 @@
 // - The algorithm is cuDNN's first heuristic choice (the _v7 queries) that
 //   runs within a 1 GiB workspace, cached per kernel and shape. Math is FMA
 //   (no TF32), so results match the CPU kernels to float rounding.
+// - Depthwise: filter [KH,KW,C,M] gives output channel c * M + m from input
+//   channel c. That is C groups of one input channel and M outputs each,
+//   cuDNN's grouped convolution, and the filter's memory is already HWIO
+//   [KH,KW,1,C*M] (the layout transposes below take it as that).
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -21,11 +26,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
-#include "kernels/window.h"
+#include "framework/kernel_registry.h"
 #include "kernels/gpu/cudnn_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "framework/kernel_registry.h"
+#include "kernels/window.h"
 
 namespace towerflow {
 namespace gpu {
@@ -116,9 +121,11 @@ Padding PaddingFor(const Window2D& w, bool nchw) {
   return p;
 }
 
+// `groups` > 1: a grouped convolution, each group w.channels / groups
+// input channels and oc / groups output channels.
 template <typename T>
-absl::StatusOr<ConvDescriptors> Describe(const Window2D& w, int64_t oc, const Padding& pad,
-                                         bool nchw) {
+absl::StatusOr<ConvDescriptors> Describe(const Window2D& w, int64_t oc, int64_t groups,
+                                         const Padding& pad, bool nchw) {
   const cudnnTensorFormat_t format = nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
   for (int64_t d : pad.padded_dims) {
     if (d > std::numeric_limits<int>::max()) {
@@ -131,14 +138,17 @@ absl::StatusOr<ConvDescriptors> Describe(const Window2D& w, int64_t oc, const Pa
   TW_ASSIGN_OR_RETURN(TensorDescriptor y, Tensor4d<T>(format, w.batch, oc, w.out_h, w.out_w));
   TW_ASSIGN_OR_RETURN(FilterDescriptor filter, FilterDescriptor::Create());
   TW_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(
-      filter.get(), CudnnDataType<T>(), format, static_cast<int>(oc), static_cast<int>(w.channels),
-      static_cast<int>(w.k_h), static_cast<int>(w.k_w)));
+      filter.get(), CudnnDataType<T>(), format, static_cast<int>(oc),
+      static_cast<int>(w.channels / groups), static_cast<int>(w.k_h), static_cast<int>(w.k_w)));
   TW_ASSIGN_OR_RETURN(ConvolutionDescriptor conv, ConvolutionDescriptor::Create());
   TW_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(
       conv.get(), static_cast<int>(pad.sym_h), static_cast<int>(pad.sym_w),
       static_cast<int>(w.stride_h), static_cast<int>(w.stride_w), static_cast<int>(w.dilation_h),
       static_cast<int>(w.dilation_w), CUDNN_CROSS_CORRELATION, CudnnDataType<T>()));
   TW_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv.get(), CUDNN_FMA_MATH));
+  if (groups > 1) {
+    TW_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(conv.get(), static_cast<int>(groups)));
+  }
   int n = 0, c = 0, h = 0, wd = 0;
   TW_CUDNN_RETURN_IF_ERROR(
       cudnnGetConvolution2dForwardOutputDim(conv.get(), x.get(), filter.get(), &n, &c, &h, &wd));
@@ -154,7 +164,7 @@ absl::StatusOr<ConvDescriptors> Describe(const Window2D& w, int64_t oc, const Pa
 constexpr int kToOhwi[4] = {3, 0, 1, 2}, kToOihw[4] = {3, 2, 0, 1};
 constexpr int kFromOhwi[4] = {1, 2, 3, 0}, kFromOihw[4] = {2, 3, 1, 0};
 
-template <typename T, ConvPass kPass>
+template <typename T, ConvPass kPass, bool kDepthwise = false>
 class CudnnConvOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
@@ -177,22 +187,26 @@ class CudnnConvOp : public OpKernel {
       std::vector<int64_t> in_dims(input.shape().dim_sizes().begin(),
                                    input.shape().dim_sizes().end());
       f_dims.assign(filter.shape().dim_sizes().begin(), filter.shape().dim_sizes().end());
-      TW_ASSIGN_OR_RETURN(
-          w, ConvGeometry(attrs_, attrs_.nchw ? NchwToNhwcDims(in_dims) : in_dims, f_dims));
-      const std::vector<int64_t> out_nhwc{w.batch, w.out_h, w.out_w, f_dims[3]};
+      TW_ASSIGN_OR_RETURN(w, ConvGeometry(attrs_, attrs_.nchw ? NchwToNhwcDims(in_dims) : in_dims,
+                                          f_dims, kDepthwise));
+      const std::vector<int64_t> out_nhwc{w.batch, w.out_h, w.out_w,
+                                          kDepthwise ? w.channels * f_dims[3] : f_dims[3]};
       TW_ASSIGN_OR_RETURN(out_shape,
                           TensorShape::FromDims(attrs_.nchw ? NhwcToNchwDims(out_nhwc) : out_nhwc));
     } else {
       constexpr bool kFilter = kPass == ConvPass::kBackwardFilter;
-      TW_ASSIGN_OR_RETURN(
-          ConvBackpropShapes shapes,
-          ConvBackpropGeometry(attrs_, kFilter, ctx->input(kFilter ? 1 : 0),
-                               ctx->input(kFilter ? 0 : 1).shape(), ctx->input(2).shape()));
+      TW_ASSIGN_OR_RETURN(ConvBackpropShapes shapes,
+                          ConvBackpropGeometry(attrs_, kFilter, ctx->input(kFilter ? 1 : 0),
+                                               ctx->input(kFilter ? 0 : 1).shape(),
+                                               ctx->input(2).shape(), kDepthwise));
       w = shapes.w;
       f_dims = shapes.f_dims;
       out_shape = shapes.out_shape;
     }
-    const int64_t oc = f_dims[3];
+    const int64_t groups = kDepthwise ? std::max<int64_t>(w.channels, 1) : 1;
+    const int64_t oc = kDepthwise ? w.channels * f_dims[3] : f_dims[3];
+    // The filter as HWIO: a depthwise [KH,KW,C,M] is [KH,KW,1,C*M].
+    if (kDepthwise) f_dims = {w.k_h, w.k_w, 1, oc};
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     // Nothing to sum over: zeros (cuDNN refuses empty dimensions).
@@ -205,16 +219,17 @@ class CudnnConvOp : public OpKernel {
       return absl::OkStatus();
     }
     const Padding pad = PaddingFor(w, attrs_.nchw);
-    TW_ASSIGN_OR_RETURN(ConvDescriptors d, Describe<T>(w, oc, pad, attrs_.nchw));
+    TW_ASSIGN_OR_RETURN(ConvDescriptors d, Describe<T>(w, oc, groups, pad, attrs_.nchw));
     TW_ASSIGN_OR_RETURN(Algorithm algo, AlgorithmFor(gpu, d, w, oc));
     Tensor workspace;
     if (algo.workspace > 0) {
       TW_ASSIGN_OR_RETURN(workspace,
                           DeviceTemp(ctx, DT_UINT8, TensorShape({int64_t(algo.workspace)})));
     }
+    const int64_t per_group = w.channels / groups;
     const std::vector<int64_t> cudnn_filter_dims =
-        attrs_.nchw ? std::vector<int64_t>{oc, w.channels, w.k_h, w.k_w}
-                    : std::vector<int64_t>{oc, w.k_h, w.k_w, w.channels};
+        attrs_.nchw ? std::vector<int64_t>{oc, per_group, w.k_h, w.k_w}
+                    : std::vector<int64_t>{oc, w.k_h, w.k_w, per_group};
     const T one = 1, zero = 0;
     if constexpr (kPass == ConvPass::kBackwardFilter) {
       TW_ASSIGN_OR_RETURN(Tensor x, PaddedInput(ctx, ctx->input(0), pad, stream));
@@ -315,6 +330,12 @@ void RegisterForType() {
                  MakeFactory<CudnnConvOp<T, ConvPass::kBackwardInput>>());
   RegisterKernel(on("Conv2DBackpropFilter"),
                  MakeFactory<CudnnConvOp<T, ConvPass::kBackwardFilter>>());
+  RegisterKernel(on("DepthwiseConv2dNative"),
+                 MakeFactory<CudnnConvOp<T, ConvPass::kForward, /*kDepthwise=*/true>>());
+  RegisterKernel(on("DepthwiseConv2dNativeBackpropInput"),
+                 MakeFactory<CudnnConvOp<T, ConvPass::kBackwardInput, /*kDepthwise=*/true>>());
+  RegisterKernel(on("DepthwiseConv2dNativeBackpropFilter"),
+                 MakeFactory<CudnnConvOp<T, ConvPass::kBackwardFilter, /*kDepthwise=*/true>>());
 }
 
 TW_REGISTER_KERNELS(gpu_conv) {

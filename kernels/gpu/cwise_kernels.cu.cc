@@ -54,6 +54,16 @@ __global__ void BroadcastCopyKernel(const T* x, T* out, int64_t n, Broadcast b) 
 }
 
 template <typename T>
+__global__ void LeakyReluKernel(const T* x, T* y, int64_t n, T alpha) {
+  TW_GRID_LOOP(i, n) { y[i] = x[i] > T(0) ? x[i] : x[i] * alpha; }
+}
+
+template <typename T>
+__global__ void LeakyReluGradKernel(const T* g, const T* f, T* out, int64_t n, T alpha) {
+  TW_GRID_LOOP(i, n) { out[i] = f[i] > T(0) ? g[i] : g[i] * alpha; }
+}
+
+template <typename T>
 __global__ void FillKernel(const T* value, T* out, int64_t n) {
   TW_GRID_LOOP(i, n) { out[i] = *value; }
 }
@@ -94,6 +104,21 @@ cudaError_t LaunchBroadcastCopy(const T* x, T* out, int64_t n, const Broadcast& 
                                 cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   BroadcastCopyKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, out, n, bcast);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchLeakyRelu(const T* x, T* y, int64_t n, T alpha, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  LeakyReluKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, y, n, alpha);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchLeakyReluGrad(const T* g, const T* features, T* out, int64_t n, T alpha,
+                                cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  LeakyReluGradKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(g, features, out, n, alpha);
   return cudaGetLastError();
 }
 
@@ -162,10 +187,12 @@ TW_INSTANTIATE_CWISE(double)
 #undef TW_INSTANTIATE_BINARY
 #undef TW_INSTANTIATE_UNARY
 
-#define TW_INSTANTIATE(T)                                                              \
-  template cudaError_t LaunchFill<T>(const T*, T*, int64_t, cudaStream_t);             \
-  template cudaError_t LaunchFillConstant<T>(T, T*, int64_t, cudaStream_t);            \
-  template cudaError_t LaunchBroadcastCopy<T>(const T*, T*, int64_t, const Broadcast&, \
+#define TW_INSTANTIATE(T)                                                                        \
+  template cudaError_t LaunchLeakyRelu<T>(const T*, T*, int64_t, T, cudaStream_t);               \
+  template cudaError_t LaunchLeakyReluGrad<T>(const T*, const T*, T*, int64_t, T, cudaStream_t); \
+  template cudaError_t LaunchFill<T>(const T*, T*, int64_t, cudaStream_t);                       \
+  template cudaError_t LaunchFillConstant<T>(T, T*, int64_t, cudaStream_t);                      \
+  template cudaError_t LaunchBroadcastCopy<T>(const T*, T*, int64_t, const Broadcast&,           \
                                               cudaStream_t);
 TW_INSTANTIATE(float)
 TW_INSTANTIATE(double)

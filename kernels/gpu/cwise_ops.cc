@@ -1,7 +1,8 @@
 // GPU elementwise kernels: unary maths, binary maths with NumPy
 // broadcasting (BCast's collapsed shapes as strides) and AddN, each op's
-// maths the functor of kernels/cwise_functors.h that the CPU kernels use.
-// The CPU kernels are their reference (see gpu_conformance_test).
+// maths the functor of kernels/cwise_functors.h that the CPU kernels use;
+// and LeakyRelu with its alpha. The CPU kernels are their reference (see
+// gpu_conformance_test).
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -86,6 +87,36 @@ class AddNOp : public OpKernel {
   }
 };
 
+// LeakyRelu(features) and LeakyReluGrad(gradients, features), with alpha.
+template <typename T, bool kGrad>
+class LeakyReluOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("alpha", &alpha_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    const Tensor& x = ctx->input(0);
+    if (kGrad && ctx->input(1).shape() != x.shape()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("LeakyReluGrad needs both inputs of one shape, got ",
+                       x.shape().DebugString(), " and ", ctx->input(1).shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
+    const T alpha = static_cast<T>(alpha_);
+    if constexpr (kGrad) {
+      TW_CUDA_RETURN_IF_ERROR(LaunchLeakyReluGrad<T>(x.data<T>(), ctx->input(1).data<T>(),
+                                                     y->data<T>(), x.NumElements(), alpha,
+                                                     gpu->compute_stream()));
+    } else {
+      TW_CUDA_RETURN_IF_ERROR(LaunchLeakyRelu<T>(x.data<T>(), y->data<T>(), x.NumElements(), alpha,
+                                                 gpu->compute_stream()));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  float alpha_ = 0.2f;
+};
+
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
@@ -125,6 +156,8 @@ void RegisterForType() {
   RegisterKernel(on("SoftplusGrad"), MakeFactory<BinaryOp<T, functor::SoftplusGrad<T>>>());
   RegisterKernel(on("SeluGrad"), MakeFactory<BinaryOp<T, functor::SeluGrad<T>>>());
   RegisterKernel(on("AddN"), MakeFactory<AddNOp<T>>());
+  RegisterKernel(on("LeakyRelu"), MakeFactory<LeakyReluOp<T, false>>());
+  RegisterKernel(on("LeakyReluGrad"), MakeFactory<LeakyReluOp<T, true>>());
 }
 
 TW_REGISTER_KERNELS(gpu_cwise) {

@@ -68,6 +68,14 @@ template <typename T, typename Index>
 cudaError_t LaunchSparseSoftmaxXent(const T* logits, const Index* labels, T* loss, T* backprop,
                                     int64_t rows, int64_t cols, cudaStream_t stream);
 
+// LeakyRelu: y = x where x > 0, else alpha * x; LeakyReluGrad(g, features):
+// out = g where features > 0, else alpha * g.
+template <typename T>
+cudaError_t LaunchLeakyRelu(const T* x, T* y, int64_t n, T alpha, cudaStream_t stream);
+template <typename T>
+cudaError_t LaunchLeakyReluGrad(const T* g, const T* features, T* out, int64_t n, T alpha,
+                                cudaStream_t stream);
+
 // out[i] = value (read from device memory).
 template <typename T>
 cudaError_t LaunchFill(const T* value, T* out, int64_t n, cudaStream_t stream);
@@ -143,6 +151,13 @@ struct PadMap {
 template <typename T>
 cudaError_t LaunchIndexPad(const T* in, T* out, const PadMap& map, T fill, cudaStream_t stream);
 
+// The inverse move: out[base + sum_d c_d * mult[d]] = in[i] for element i
+// of `in` (row-major over map.dims, mod unused). Elements of out that no
+// element of in reaches keep their value (Einsum zeroes them first where its
+// output repeats a label). T as in LaunchIndexGather.
+template <typename T>
+cudaError_t LaunchIndexScatter(const T* in, T* out, const IndexMap& map, cudaStream_t stream);
+
 // GatherV2: out[(o * n + i) * inner + j] = params[(o * limit + indices[i])
 // * inner + j] over o < outer, i < n, j < inner, with `indices` in device
 // memory and already checked against `limit`. T as in LaunchIndexGather;
@@ -161,6 +176,62 @@ cudaError_t LaunchTranspose4(const T* in, const int64_t in_dims[4], const int pe
 template <typename T>
 cudaError_t LaunchShift4(const T* in, const int64_t in_dims[4], T* out, const int64_t out_dims[4],
                          const int64_t offset[4], T fill, cudaStream_t stream);
+
+// ---- Indexing and images (index_kernels.cu.cc) ----
+
+// ScatterNd and TensorScatterUpdate on index rows grouped on the host by
+// the slice they write: group g writes slice offsets[g] (`slice` elements
+// each) from update rows rows[starts[g]] .. rows[starts[g + 1] - 1], in
+// index order: out's value plus their sum (add, out zeroed first: the CPU
+// kernel's order, so the sums agree bit for bit, and no atomics), or the
+// last of them (!add). `plan` in device memory is offsets [groups], starts
+// [groups + 1], rows [n]. Add: T float, double or int64_t; assign: T as in
+// LaunchIndexGather.
+template <typename T>
+cudaError_t LaunchScatterRows(bool add, const T* updates, const int64_t* plan, int64_t groups,
+                              int64_t n, int64_t slice, T* out, cudaStream_t stream);
+
+// SpaceToBatchND / BatchToSpaceND (kernels/image_plans.h's SpaceBatchPlan)
+// over the deep side's `positions` x inner elements; up to kMaxBlockDims
+// block dims. Padding is zero. T as in LaunchIndexGather.
+constexpr int kMaxBlockDims = 6;
+struct SpaceBatchMap {
+  bool to_batch = true;
+  int m = 0;
+  int64_t block[kMaxBlockDims];
+  int64_t pad_before[kMaxBlockDims];
+  int64_t deep[kMaxBlockDims];   // the deep side's spatial dims
+  int64_t limit[kMaxBlockDims];  // the wide side's (unpadded) spatial dims
+  int64_t wide_batch = 0, product = 1, inner = 1;
+};
+template <typename T>
+cudaError_t LaunchSpaceBatch(const T* in, T* out, const SpaceBatchMap& map, int64_t positions,
+                             cudaStream_t stream);
+
+// Resizes of NHWC images (kernels/image_plans.h, Note [Resize coordinates])
+// with taps computed on the host: `taps` holds int64 input rows and columns
+// -- bilinear: lower [out_h], upper [out_h], lower [out_w], upper [out_w];
+// nearest: rows [out_h], columns [out_w] -- and `lerps` float row then
+// column fractions [out_h + out_w]. For a gradient, "in" is the image the
+// forward resize read and "out" the gradient's size; dx is zeroed first.
+struct ResizeShape {
+  int64_t batch, in_h, in_w, channels, out_h, out_w;
+};
+template <typename T>
+cudaError_t LaunchResizeBilinear(const ResizeShape& s, const T* in, const int64_t* taps,
+                                 const float* lerps, float* out, cudaStream_t stream);
+// dx (in's shape, T float or double) += each gradient along its 4 taps.
+template <typename T>
+cudaError_t LaunchResizeBilinearGrad(const ResizeShape& s, const float* grads, const int64_t* taps,
+                                     const float* lerps, T* dx, cudaStream_t stream);
+// T as in LaunchIndexGather.
+template <typename T>
+cudaError_t LaunchResizeNearest(const ResizeShape& s, const T* in, const int64_t* taps, T* out,
+                                cudaStream_t stream);
+// dx (in's shape, T float or double) += each gradient at its tap.
+template <typename T>
+cudaError_t LaunchResizeNearestGrad(const ResizeShape& s, const T* grads, const int64_t* taps,
+                                    T* dx, cudaStream_t stream);
 
 // ---- Pooling (pooling_kernels.cu.cc) ----
 

@@ -29,6 +29,18 @@ __global__ void IndexGatherKernel(const T* in, T* out, IndexMap map, int64_t n) 
 }
 
 template <typename T>
+__global__ void IndexScatterKernel(const T* in, T* out, IndexMap map, int64_t n) {
+  TW_GRID_LOOP(i, n) {
+    int64_t rest = i, dst = map.base;
+    for (int k = map.rank - 1; k >= 0; --k) {
+      dst += (rest % map.dims[k]) * map.mult[k];
+      rest /= map.dims[k];
+    }
+    out[dst] = in[i];
+  }
+}
+
+template <typename T>
 __global__ void IndexPadKernel(const T* in, T* out, PadMap map, T fill, int64_t n) {
   TW_GRID_LOOP(i, n) {
     int64_t rest = i, src = 0, scale = 1;
@@ -73,6 +85,15 @@ cudaError_t LaunchIndexGather(const T* in, T* out, const IndexMap& map, cudaStre
   for (int k = 0; k < map.rank; ++k) n *= map.dims[k];
   if (n == 0) return cudaSuccess;
   IndexGatherKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(in, out, map, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchIndexScatter(const T* in, T* out, const IndexMap& map, cudaStream_t stream) {
+  int64_t n = 1;
+  for (int k = 0; k < map.rank; ++k) n *= map.dims[k];
+  if (n == 0) return cudaSuccess;
+  IndexScatterKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(in, out, map, n);
   return cudaGetLastError();
 }
 
@@ -125,6 +146,7 @@ TW_INSTANTIATE(double)
 
 #define TW_INSTANTIATE_BITS(U)                                                                \
   template cudaError_t LaunchIndexGather<U>(const U*, U*, const IndexMap&, cudaStream_t);     \
+  template cudaError_t LaunchIndexScatter<U>(const U*, U*, const IndexMap&, cudaStream_t);    \
   template cudaError_t LaunchIndexPad<U>(const U*, U*, const PadMap&, U, cudaStream_t);       \
   template cudaError_t LaunchGatherRows<U, int32_t>(const U*, const int32_t*, U*, int64_t,    \
                                                     int64_t, int64_t, int64_t, cudaStream_t); \

@@ -1,0 +1,383 @@
+// Indexing by N-d index rows, block rearrangements and image resizes on
+// GPUs: GatherNd, ScatterNd, TensorScatterUpdate, SpaceToBatchND,
+// BatchToSpaceND, ResizeBilinear, ResizeNearestNeighbor and the resizes'
+// gradients. Indices, sizes and block shapes stay in host memory: the CPU
+// kernels' plans (kernels/nd_index.h, kernels/image_plans.h) check them and
+// give the same errors, and what the device needs of them (slice offsets,
+// taps) is copied over once per call.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "framework/kernel_registry.h"
+#include "kernels/gpu/gpu_kernel_util.h"
+#include "kernels/gpu/launch.h"
+#include "kernels/image_plans.h"
+#include "kernels/kernel_util.h"
+#include "kernels/nd_index.h"
+
+namespace towerflow {
+namespace gpu {
+namespace {
+
+// `values` in the GPU's memory.
+template <typename V>
+absl::StatusOr<Tensor> Upload(GpuDevice* gpu, const std::vector<V>& values) {
+  Tensor host(DataTypeToEnum<V>::value, TensorShape({static_cast<int64_t>(values.size())}));
+  if (!values.empty()) std::memcpy(host.raw_data(), values.data(), values.size() * sizeof(V));
+  return gpu->CopyFromHost(host);
+}
+
+std::vector<int64_t> Dims(const TensorShape& shape) {
+  return std::vector<int64_t>(shape.dim_sizes().begin(), shape.dim_sizes().end());
+}
+
+// GatherNd: row r of the output is the params slice at offsets[r], a row
+// gather over params as [slices, slice_size].
+class GatherNdOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& params = ctx->input(0);
+    const std::vector<int64_t> dims = Dims(params.shape());
+    TW_ASSIGN_OR_RETURN(const NdIndex nd, ResolveNd(ctx->input(1), dims, "params"));
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(GatherNdDims(nd, dims)));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (shape.num_elements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    TW_ASSIGN_OR_RETURN(Tensor offsets, Upload(gpu, nd.offsets));
+    const int64_t slices = params.NumElements() / nd.slice_size;
+    cudaError_t error = cudaSuccess;
+    const bool ok = VisitByElementSize(params.dtype(), [&](auto zero) {
+      using U = decltype(zero);
+      error = LaunchGatherRows<U>(static_cast<const U*>(params.raw_data()), offsets.data<int64_t>(),
+                                  static_cast<U*>(out->raw_data()), 1, slices, nd.rows,
+                                  nd.slice_size, gpu->compute_stream());
+    });
+    if (!ok) return UnsupportedDtype("GatherNd", params.dtype());
+    TW_CUDA_RETURN_IF_ERROR(error);
+    return absl::OkStatus();
+  }
+};
+
+// The index rows grouped by the slice they write, for LaunchScatterRows:
+// [offsets of the groups, starts (groups + 1), rows in index order].
+std::vector<int64_t> GroupRows(const NdIndex& nd, int64_t* groups) {
+  std::vector<int64_t> order(nd.rows);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return nd.offsets[a] < nd.offsets[b]; });
+  std::vector<int64_t> offsets, starts;
+  for (int64_t j = 0; j < nd.rows; ++j) {
+    if (j == 0 || nd.offsets[order[j]] != nd.offsets[order[j - 1]]) {
+      offsets.push_back(nd.offsets[order[j]]);
+      starts.push_back(j);
+    }
+  }
+  starts.push_back(nd.rows);
+  *groups = static_cast<int64_t>(offsets.size());
+  offsets.insert(offsets.end(), starts.begin(), starts.end());
+  offsets.insert(offsets.end(), order.begin(), order.end());
+  return offsets;
+}
+
+template <typename U>
+absl::Status ScatterInto(GpuDevice* gpu, bool add, const NdIndex& nd, const Tensor& updates,
+                         Tensor* out) {
+  if (nd.rows == 0 || nd.slice_size == 0) return absl::OkStatus();
+  int64_t groups = 0;
+  TW_ASSIGN_OR_RETURN(Tensor plan, Upload(gpu, GroupRows(nd, &groups)));
+  TW_CUDA_RETURN_IF_ERROR(LaunchScatterRows<U>(
+      add, static_cast<const U*>(updates.raw_data()), plan.data<int64_t>(), groups, nd.rows,
+      nd.slice_size, static_cast<U*>(out->raw_data()), gpu->compute_stream()));
+  return absl::OkStatus();
+}
+
+// ScatterNd(indices, updates, shape): zeros, each update added at its index
+// (duplicates summed in index order, as on the CPU).
+template <typename T>
+class ScatterNdOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& indices = ctx->input(0);
+    const Tensor& updates = ctx->input(1);
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(2), "shape"));
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    if (dims.empty()) return absl::InvalidArgumentError("shape must have at least one element");
+    TW_ASSIGN_OR_RETURN(const NdIndex nd, ResolveNd(indices, dims, "output"));
+    TW_RETURN_IF_ERROR(CheckNdUpdates(nd, indices, updates, dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (shape.num_elements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    TW_CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), gpu->compute_stream()));
+    return ScatterInto<T>(gpu, /*add=*/true, nd, updates, out);
+  }
+};
+
+// TensorScatterUpdate(tensor, indices, updates): tensor with each indexed
+// slice replaced (a duplicate index keeps its last update).
+class TensorScatterUpdateOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& tensor = ctx->input(0);
+    const Tensor& indices = ctx->input(1);
+    const Tensor& updates = ctx->input(2);
+    const std::vector<int64_t> dims = Dims(tensor.shape());
+    if (dims.empty()) {
+      return absl::InvalidArgumentError("tensor must be at least 1-D, got a scalar");
+    }
+    TW_ASSIGN_OR_RETURN(const NdIndex nd, ResolveNd(indices, dims, "tensor"));
+    TW_RETURN_IF_ERROR(CheckNdUpdates(nd, indices, updates, dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, tensor.shape()));
+    if (tensor.NumElements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    if (out->raw_data() != tensor.raw_data()) {
+      TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out->raw_data(), tensor.raw_data(),
+                                              tensor.TotalBytes(), cudaMemcpyDeviceToDevice,
+                                              gpu->compute_stream()));
+    }
+    absl::Status status;
+    const bool ok = VisitByElementSize(tensor.dtype(), [&](auto zero) {
+      status = ScatterInto<decltype(zero)>(gpu, /*add=*/false, nd, updates, out);
+    });
+    if (!ok) return UnsupportedDtype("TensorScatterUpdate", tensor.dtype());
+    return status;
+  }
+};
+
+// SpaceToBatchND (to_batch) and BatchToSpaceND.
+class SpaceBatchOp : public OpKernel {
+ public:
+  explicit SpaceBatchOp(bool to_batch) : to_batch_(to_batch) {}
+  absl::Status Compute(KernelContext* ctx) override {
+    const char* op = to_batch_ ? "SpaceToBatchND" : "BatchToSpaceND";
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(const SpaceBatchPlan p,
+                        PlanSpaceBatch(to_batch_, in.shape(), ctx->input(1), ctx->input(2)));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.shape));
+    if (p.shape.num_elements() == 0) return absl::OkStatus();
+    const int m = static_cast<int>(p.block.size());
+    if (m > kMaxBlockDims) {
+      return absl::UnimplementedError(absl::StrCat(op, " on a GPU takes at most ", kMaxBlockDims,
+                                                   " block dimensions, got ", m));
+    }
+    SpaceBatchMap map;
+    map.to_batch = to_batch_;
+    map.m = m;
+    for (int k = 0; k < m; ++k) {
+      map.block[k] = p.block[k];
+      map.pad_before[k] = p.pads[2 * k];
+      map.deep[k] = p.deep[k + 1];
+      map.limit[k] = p.limit[k];
+    }
+    map.wide_batch = p.wide_batch;
+    map.product = p.product;
+    map.inner = p.inner;
+    const Tensor& deep = to_batch_ ? *out : in;
+    const int64_t positions = deep.NumElements() / std::max<int64_t>(p.inner, 1);
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    cudaError_t error = cudaSuccess;
+    const bool ok = VisitByElementSize(in.dtype(), [&](auto zero) {
+      using U = decltype(zero);
+      error = LaunchSpaceBatch<U>(static_cast<const U*>(in.raw_data()),
+                                  static_cast<U*>(out->raw_data()), map, positions,
+                                  gpu->compute_stream());
+    });
+    if (!ok) return UnsupportedDtype(op, in.dtype());
+    TW_CUDA_RETURN_IF_ERROR(error);
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool to_batch_;
+};
+
+// A bilinear resize's taps and fractions on the device, for `in` resized to
+// `out` rows and columns.
+struct DeviceTaps {
+  Tensor taps, lerps;
+};
+absl::StatusOr<DeviceTaps> BilinearTapsOnDevice(GpuDevice* gpu, const ResizeAttrs& a,
+                                                const ResizeShape& s) {
+  const Taps ys = BilinearTaps(a, s.in_h, s.out_h), xs = BilinearTaps(a, s.in_w, s.out_w);
+  std::vector<int64_t> taps = ys.lower;
+  taps.insert(taps.end(), ys.upper.begin(), ys.upper.end());
+  taps.insert(taps.end(), xs.lower.begin(), xs.lower.end());
+  taps.insert(taps.end(), xs.upper.begin(), xs.upper.end());
+  std::vector<float> lerps = ys.lerp;
+  lerps.insert(lerps.end(), xs.lerp.begin(), xs.lerp.end());
+  DeviceTaps d;
+  TW_ASSIGN_OR_RETURN(d.taps, Upload(gpu, taps));
+  TW_ASSIGN_OR_RETURN(d.lerps, Upload(gpu, lerps));
+  return d;
+}
+
+absl::StatusOr<Tensor> NearestTapsOnDevice(GpuDevice* gpu, const ResizeAttrs& a,
+                                           const ResizeShape& s) {
+  std::vector<int64_t> taps = NearestTaps(a, s.in_h, s.out_h);
+  const std::vector<int64_t> xs = NearestTaps(a, s.in_w, s.out_w);
+  taps.insert(taps.end(), xs.begin(), xs.end());
+  return Upload(gpu, taps);
+}
+
+ResizeShape ShapeOf(const ResizeIo& io) {
+  return ResizeShape{io.n, io.in_h, io.in_w, io.c, io.out_h, io.out_w};
+}
+
+template <typename T>
+class ResizeBilinearOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const ResizeIo io, ResizeOutput(ctx, "input"));
+    if (io.out->NumElements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    const ResizeShape s = ShapeOf(io);
+    TW_ASSIGN_OR_RETURN(const DeviceTaps t, BilinearTapsOnDevice(gpu, a_, s));
+    TW_CUDA_RETURN_IF_ERROR(LaunchResizeBilinear<T>(s, ctx->input(0).data<T>(),
+                                                    t.taps.data<int64_t>(), t.lerps.data<float>(),
+                                                    io.out->data<float>(), gpu->compute_stream()));
+    return absl::OkStatus();
+  }
+
+ private:
+  ResizeAttrs a_;
+};
+
+// ResizeBilinearGrad(grads, original_image).
+template <typename T>
+class ResizeBilinearGradOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& grads = ctx->input(0);
+    const Tensor& original = ctx->input(1);
+    TW_RETURN_IF_ERROR(CheckResizeBilinearGrad(grads, original));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, original.shape()));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    TW_CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), gpu->compute_stream()));
+    const ResizeShape s{grads.dim_size(0), original.dim_size(1), original.dim_size(2),
+                        grads.dim_size(3), grads.dim_size(1),    grads.dim_size(2)};
+    TW_ASSIGN_OR_RETURN(const DeviceTaps t, BilinearTapsOnDevice(gpu, a_, s));
+    TW_CUDA_RETURN_IF_ERROR(
+        LaunchResizeBilinearGrad<T>(s, grads.data<float>(), t.taps.data<int64_t>(),
+                                    t.lerps.data<float>(), out->data<T>(), gpu->compute_stream()));
+    return absl::OkStatus();
+  }
+
+ private:
+  ResizeAttrs a_;
+};
+
+class ResizeNearestOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(const ResizeIo io, ResizeOutput(ctx, "input"));
+    if (io.out->NumElements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    const ResizeShape s = ShapeOf(io);
+    TW_ASSIGN_OR_RETURN(const Tensor taps, NearestTapsOnDevice(gpu, a_, s));
+    cudaError_t error = cudaSuccess;
+    const bool ok = VisitByElementSize(in.dtype(), [&](auto zero) {
+      using U = decltype(zero);
+      error = LaunchResizeNearest<U>(s, static_cast<const U*>(in.raw_data()), taps.data<int64_t>(),
+                                     static_cast<U*>(io.out->raw_data()), gpu->compute_stream());
+    });
+    if (!ok) return UnsupportedDtype("ResizeNearestNeighbor", in.dtype());
+    TW_CUDA_RETURN_IF_ERROR(error);
+    return absl::OkStatus();
+  }
+
+ private:
+  ResizeAttrs a_;
+};
+
+// ResizeNearestNeighborGrad(grads, size): each gradient added at the pixel
+// the forward resize (size -> grads) read.
+template <typename T>
+class ResizeNearestGradOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const ResizeIo io, ResizeOutput(ctx, "grads"));
+    if (io.out->NumElements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    TW_CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(io.out->raw_data(), 0, io.out->TotalBytes(), gpu->compute_stream()));
+    // The forward resize read the size-shaped image into grads' shape.
+    const ResizeShape s{io.n, io.out_h, io.out_w, io.c, io.in_h, io.in_w};
+    TW_ASSIGN_OR_RETURN(const Tensor taps, NearestTapsOnDevice(gpu, a_, s));
+    TW_CUDA_RETURN_IF_ERROR(LaunchResizeNearestGrad<T>(s, ctx->input(0).data<T>(),
+                                                       taps.data<int64_t>(), io.out->data<T>(),
+                                                       gpu->compute_stream()));
+    return absl::OkStatus();
+  }
+
+ private:
+  ResizeAttrs a_;
+};
+
+}  // namespace
+
+TW_REGISTER_KERNELS(gpu_index_ops) {
+  const auto gpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceGpu); };
+  for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
+    for (DataType index : {DT_INT32, DT_INT64}) {
+      RegisterKernel(gpu("GatherNd")
+                         .TypeConstraint("Tparams", t)
+                         .TypeConstraint("Tindices", index)
+                         .HostMemory("indices"),
+                     MakeFactory<GatherNdOp>());
+      RegisterKernel(gpu("TensorScatterUpdate")
+                         .TypeConstraint("T", t)
+                         .TypeConstraint("Tindices", index)
+                         .HostMemory("indices"),
+                     MakeFactory<TensorScatterUpdateOp>());
+    }
+    RegisterKernel(gpu("SpaceToBatchND")
+                       .TypeConstraint("T", t)
+                       .HostMemory("block_shape")
+                       .HostMemory("paddings"),
+                   [] { return std::make_unique<SpaceBatchOp>(true); });
+    RegisterKernel(
+        gpu("BatchToSpaceND").TypeConstraint("T", t).HostMemory("block_shape").HostMemory("crops"),
+        [] { return std::make_unique<SpaceBatchOp>(false); });
+    RegisterKernel(gpu("ResizeNearestNeighbor").TypeConstraint("T", t).HostMemory("size"),
+                   MakeFactory<ResizeNearestOp>());
+  }
+  for (DataType index : {DT_INT32, DT_INT64}) {
+    RegisterKernel(gpu("ScatterNd")
+                       .TypeConstraint("T", DT_FLOAT)
+                       .TypeConstraint("Tindices", index)
+                       .HostMemory("indices")
+                       .HostMemory("shape"),
+                   MakeFactory<ScatterNdOp<float>>());
+    RegisterKernel(gpu("ScatterNd")
+                       .TypeConstraint("T", DT_DOUBLE)
+                       .TypeConstraint("Tindices", index)
+                       .HostMemory("indices")
+                       .HostMemory("shape"),
+                   MakeFactory<ScatterNdOp<double>>());
+    RegisterKernel(gpu("ScatterNd")
+                       .TypeConstraint("T", DT_INT64)
+                       .TypeConstraint("Tindices", index)
+                       .HostMemory("indices")
+                       .HostMemory("shape"),
+                   MakeFactory<ScatterNdOp<int64_t>>());
+  }
+  RegisterTypedKernels<ResizeBilinearOp, float, double>(gpu("ResizeBilinear").HostMemory("size"),
+                                                        "T");
+  RegisterTypedKernels<ResizeBilinearGradOp, float, double>(gpu("ResizeBilinearGrad"), "T");
+  RegisterTypedKernels<ResizeNearestGradOp, float, double>(
+      gpu("ResizeNearestNeighborGrad").HostMemory("size"), "T");
+}
+
+}  // namespace gpu
+}  // namespace towerflow
