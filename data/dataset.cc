@@ -182,6 +182,43 @@ class TakeDataset final : public DatasetBase {
   const int64_t count_;
 };
 
+class ShardDataset final : public DatasetBase {
+ public:
+  ShardDataset(Dataset input, int64_t num_shards, int64_t index)
+      : input_(std::move(input)), num_shards_(num_shards), index_(index) {}
+
+  std::unique_ptr<Iterator> MakeIterator() const override {
+    return std::make_unique<It>(input_.MakeIterator(), num_shards_, index_);
+  }
+
+ private:
+  class It final : public Iterator {
+   public:
+    It(std::unique_ptr<Iterator> input, int64_t num_shards, int64_t index)
+        : input_(std::move(input)), num_shards_(num_shards), index_(index) {}
+    absl::StatusOr<std::optional<Element>> GetNext() override {
+      if (num_shards_ <= 0 || index_ < 0 || index_ >= num_shards_) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Shard needs num_shards > 0 and 0 <= index < num_shards, got num_shards ",
+                         num_shards_, " and index ", index_));
+      }
+      while (true) {
+        TW_ASSIGN_OR_RETURN(std::optional<Element> e, input_->GetNext());
+        if (!e.has_value()) return e;
+        if (next_++ % num_shards_ == index_) return e;
+      }
+    }
+
+   private:
+    std::unique_ptr<Iterator> input_;
+    const int64_t num_shards_, index_;
+    int64_t next_ = 0;  // the input's index of the next element
+  };
+
+  const Dataset input_;
+  const int64_t num_shards_, index_;
+};
+
 // ------------------------------------------------------------ shuffle
 
 class ShuffleDataset final : public DatasetBase {
@@ -316,6 +353,9 @@ Dataset Dataset::Repeat(int64_t count) const {
 }
 Dataset Dataset::Take(int64_t count) const {
   return Dataset(std::make_shared<TakeDataset>(*this, count));
+}
+Dataset Dataset::Shard(int64_t num_shards, int64_t index) const {
+  return Dataset(std::make_shared<ShardDataset>(*this, num_shards, index));
 }
 Dataset Dataset::Shuffle(int64_t buffer_size, uint64_t seed) const {
   return Dataset(std::make_shared<ShuffleDataset>(*this, buffer_size, seed));

@@ -66,6 +66,11 @@ class Dataset {
   Dataset Repeat(int64_t count = -1) const;
   // At most the first `count` elements (-1: all).
   Dataset Take(int64_t count) const;
+  // Every num_shards-th element, starting at element `index`: the part of
+  // the data one of num_shards workers reads (TF's shard; with MPI, index
+  // = rank and num_shards = size). A pass fails with InvalidArgument unless
+  // num_shards > 0 and 0 <= index < num_shards.
+  Dataset Shard(int64_t num_shards, int64_t index) const;
   // Draws uniformly from a buffer of `buffer_size` elements refilled from
   // the input: TF's shuffle. Deterministic for a given seed; each pass
   // (iterator) reshuffles with the next seed in the sequence.

@@ -97,6 +97,22 @@ TEST(DatasetTest, RepeatTakeAndEmptyInputs) {
   EXPECT_EQ(Drain(d), Drain(d));
 }
 
+TEST(DatasetTest, ShardTakesEveryNthElementFromItsIndex) {
+  EXPECT_EQ(Drain(Range(7).Shard(3, 0)), (std::vector<std::vector<int32_t>>{{0}, {3}, {6}}));
+  EXPECT_EQ(Drain(Range(7).Shard(3, 2)), (std::vector<std::vector<int32_t>>{{2}, {5}}));
+  EXPECT_EQ(Drain(Range(4).Shard(1, 0)).size(), 4u);
+  // Sharded, then batched: each worker's batches hold its own elements.
+  EXPECT_EQ(Drain(Range(8).Shard(2, 1).Batch(2)),
+            (std::vector<std::vector<int32_t>>{{1, 3}, {5, 7}}));
+  // More shards than elements: some workers get nothing.
+  EXPECT_EQ(Drain(Range(2).Shard(3, 2)).size(), 0u);
+  for (const auto& [n, i] : {std::pair{0, 0}, std::pair{2, 2}, std::pair{2, -1}}) {
+    EXPECT_THAT(Range(4).Shard(n, i).MakeIterator()->GetNext().status(),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                  "Shard needs num_shards > 0 and 0 <= index < num_shards"));
+  }
+}
+
 TEST(DatasetTest, ShuffleIsAPermutationDeterministicPerSeed) {
   const Dataset d = Range(20).Shuffle(8, /*seed=*/7);
   const std::vector<std::vector<int32_t>> pass1 = Drain(d), pass2 = Drain(d);
