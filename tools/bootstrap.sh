@@ -24,6 +24,8 @@ packages=(
   libbenchmark-dev    # Google Benchmark
   nlohmann-json3-dev  # JSON for the command-line tool's feeds and output
   graphviz            # dot: draws the towers of the main job
+  libopenmpi-dev      # Open MPI 4.1: multi-process training (distribute/)
+  openmpi-bin         # mpirun: starts the processes (and the multi-process tests)
 )
 
 missing=()

@@ -1,0 +1,72 @@
+// The processes of one training job: a cluster started by `mpirun` (Open
+// MPI), or a single process when the program was started without it.
+//
+//   TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
+//   dataset = dataset.Shard(cluster->size(), cluster->rank());
+//   if (cluster->is_chief()) { /* write checkpoints, summaries, exports */ }
+//
+// Processes exchange tensors with collectives (Horovod's semantics on MPI):
+// every process calls the same collectives in the same order with tensors of
+// one dtype and shape. A disagreement is found before any data moves and is
+// an InvalidArgument on every process, never a hang or a mixed-up sum.
+//
+// Ranks come from MPI_COMM_WORLD; the local rank (the process's index among
+// those on its machine, which picks its GPU) from MPI's shared-memory split.
+// MPI is initialised on first use with MPI_THREAD_MULTIPLE and finalised at
+// exit; its errors are returned (MPI_ERRORS_RETURN), not fatal.
+#ifndef TOWERFLOW_DISTRIBUTE_CLUSTER_H_
+#define TOWERFLOW_DISTRIBUTE_CLUSTER_H_
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "framework/tensor.h"
+
+namespace towerflow {
+namespace distribute {
+
+class Cluster {
+ public:
+  // This process's cluster, made on the first call (thread-safe). Under
+  // mpirun (Open MPI's OMPI_COMM_WORLD_SIZE in the environment) it joins the
+  // other processes; otherwise it is a cluster of one that never touches MPI.
+  static absl::StatusOr<Cluster*> Get();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  // Rank 0, which alone writes checkpoints, summaries and exports.
+  bool is_chief() const { return rank_ == 0; }
+  // Whether the processes talk through MPI (false for a cluster of one).
+  bool uses_mpi() const { return uses_mpi_; }
+
+  // `t` (float, double, int32 or int64) becomes the element-wise sum of
+  // every process's `t`.
+  absl::Status AllReduceSum(Tensor* t);
+  // `t` becomes process `root`'s `t` on every process.
+  absl::Status Broadcast(Tensor* t, int root);
+  // Returns once every process has called it.
+  absl::Status Barrier();
+
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+ private:
+  Cluster() = default;
+  absl::Status Init();
+  // InvalidArgument on every process unless all pass the same dtype and
+  // shape to collective `what`.
+  absl::Status CheckAgreement(const char* what, const Tensor& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  bool uses_mpi_ = false;
+  // One collective at a time from this process, so every process issues
+  // them in the order its callers did.
+  absl::Mutex mu_;
+};
+
+}  // namespace distribute
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_DISTRIBUTE_CLUSTER_H_

@@ -1,0 +1,121 @@
+// The cluster and its collectives. The same binary runs as one process
+// (bazel test) and under `mpirun -np 2` and `-np 3` (cluster_mpirun_test.sh);
+// every process checks the values it must end with.
+#include "distribute/cluster.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/tensor_testing.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace distribute {
+namespace {
+
+using ::towerflow::testing::StatusIs;
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? fallback : std::atoi(v);
+}
+
+Cluster* GetCluster() {
+  absl::StatusOr<Cluster*> cluster = Cluster::Get();
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  return cluster.ok() ? *cluster : nullptr;
+}
+
+TEST(ClusterTest, RanksAndSizesAreTheLaunchersOrOneProcess) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->size(), EnvInt("OMPI_COMM_WORLD_SIZE", 1));
+  EXPECT_EQ(c->rank(), EnvInt("OMPI_COMM_WORLD_RANK", 0));
+  EXPECT_EQ(c->uses_mpi(), std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr);
+  EXPECT_EQ(c->is_chief(), c->rank() == 0);
+  // Every process of these tests runs on this machine.
+  EXPECT_EQ(c->local_size(), c->size());
+  EXPECT_EQ(c->local_rank(), c->rank());
+  TW_ASSERT_OK_AND_ASSIGN(Cluster * again, Cluster::Get());
+  EXPECT_EQ(again, c);
+}
+
+TEST(ClusterTest, AllReduceSumAddsEveryProcesssTensor) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int r = c->rank(), n = c->size();
+  const int sum = n * (n + 1) / 2;  // of rank + 1 over the ranks
+  Tensor f = Literal<float>({2, 2}, {1.f * (r + 1), 0.5f * (r + 1), -1.f * (r + 1), 0});
+  TW_ASSERT_OK(c->AllReduceSum(&f));
+  EXPECT_THAT(f, TensorIs<float>({2, 2}, {1.f * sum, 0.5f * sum, -1.f * sum, 0}));
+  const double tiny = std::ldexp(1.0, -30);  // sums exactly
+  Tensor d = Literal<double>({3}, {0.25 * (r + 1), tiny * (r + 1), 3.0});
+  TW_ASSERT_OK(c->AllReduceSum(&d));
+  EXPECT_THAT(d, TensorIs<double>({3}, {0.25 * sum, tiny * sum, 3.0 * n}));
+  Tensor i32 = Literal<int32_t>({2}, {r, 7});
+  TW_ASSERT_OK(c->AllReduceSum(&i32));
+  EXPECT_THAT(i32, TensorIs<int32_t>({2}, {sum - n, 7 * n}));
+  Tensor i64 = Literal<int64_t>({1}, {(int64_t{1} << 40) * (r + 1)});
+  TW_ASSERT_OK(c->AllReduceSum(&i64));
+  EXPECT_THAT(i64, TensorIs<int64_t>({1}, {(int64_t{1} << 40) * sum}));
+  Tensor empty(DT_FLOAT, TensorShape({0, 3}));
+  TW_EXPECT_OK(c->AllReduceSum(&empty));
+}
+
+TEST(ClusterTest, BroadcastCopiesTheRootsTensor) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int root = c->size() - 1;
+  const int r = c->rank();
+  Tensor t = Literal<float>({3}, {10.f * r, 10.f * r + 1, 10.f * r + 2});
+  TW_ASSERT_OK(c->Broadcast(&t, root));
+  EXPECT_THAT(t, TensorIs<float>({3}, {10.f * root, 10.f * root + 1, 10.f * root + 2}));
+  Tensor b = Literal<bool>({2}, {r == 0, r != 0});
+  TW_ASSERT_OK(c->Broadcast(&b, 0));
+  EXPECT_TRUE(b.data<bool>()[0]);
+  EXPECT_FALSE(b.data<bool>()[1]);
+  TW_EXPECT_OK(c->Barrier());
+}
+
+TEST(ClusterTest, ProcessesThatDisagreeAllGetTheSameError) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  // Rank 0 passes 3 elements, the others 4: every process learns it before
+  // any data moves (with one process there is nothing to disagree with).
+  Tensor t(DT_FLOAT, TensorShape({c->rank() == 0 ? 3 : 4}));
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = 1;
+  const absl::Status status = c->AllReduceSum(&t);
+  if (c->size() == 1) {
+    TW_EXPECT_OK(status);
+  } else {
+    EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument,
+                                 "AllReduceSum: the processes passed tensors of different dtypes "
+                                 "or shapes"));
+    EXPECT_THAT(status.message(), ::testing::HasSubstr("element counts range over [3, 4]"));
+  }
+  // The cluster is still usable.
+  Tensor one = Literal<int32_t>({1}, {1});
+  TW_ASSERT_OK(c->AllReduceSum(&one));
+  EXPECT_THAT(one, TensorIs<int32_t>({1}, {c->size()}));
+}
+
+TEST(ClusterTest, BadArgumentsAreRefusedBeforeAnyMessage) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  Tensor b = Literal<bool>({1}, {true});
+  EXPECT_THAT(c->AllReduceSum(&b),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "AllReduceSum takes float, double, int32 or int64 tensors, got bool"));
+  Tensor f = Literal<float>({1}, {1});
+  EXPECT_THAT(c->Broadcast(&f, c->size()),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Broadcast from rank"));
+  EXPECT_THAT(c->Broadcast(&f, -1),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Broadcast from rank -1"));
+}
+
+}  // namespace
+}  // namespace distribute
+}  // namespace towerflow
