@@ -119,6 +119,7 @@ absl::Status Cluster::AllReduceSum(Tensor* t) {
     const int count = static_cast<int>(std::min(kChunk, t->NumElements() - done));
     TW_MPI_RETURN_IF_ERROR(
         MPI_Allreduce(MPI_IN_PLACE, data + done * element, count, type, MPI_SUM, MPI_COMM_WORLD));
+    collectives_.fetch_add(1, std::memory_order_relaxed);
   }
   return absl::OkStatus();
 }
@@ -141,6 +142,7 @@ absl::Status Cluster::Broadcast(Tensor* t, int root) {
   for (int64_t done = 0; done < bytes; done += kChunk) {
     const int count = static_cast<int>(std::min(kChunk, bytes - done));
     TW_MPI_RETURN_IF_ERROR(MPI_Bcast(data + done, count, MPI_BYTE, root, MPI_COMM_WORLD));
+    collectives_.fetch_add(1, std::memory_order_relaxed);
   }
   return absl::OkStatus();
 }

@@ -17,6 +17,9 @@
 #ifndef TOWERFLOW_DISTRIBUTE_CLUSTER_H_
 #define TOWERFLOW_DISTRIBUTE_CLUSTER_H_
 
+#include <atomic>
+#include <cstdint>
+
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -49,6 +52,11 @@ class Cluster {
   // Returns once every process has called it.
   absl::Status Barrier();
 
+  // The data collectives (MPI_Allreduce and MPI_Bcast calls moving tensors,
+  // not the agreement checks) this process has issued, for tests and
+  // statistics.
+  int64_t collectives() const { return collectives_.load(std::memory_order_relaxed); }
+
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
@@ -61,6 +69,7 @@ class Cluster {
 
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   bool uses_mpi_ = false;
+  std::atomic<int64_t> collectives_{0};
   // One collective at a time from this process, so every process issues
   // them in the order its callers did.
   absl::Mutex mu_;

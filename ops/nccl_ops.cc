@@ -3,11 +3,23 @@
 // each outputs the reduction of all of them. Towerflow runs it on GPUs with
 // NCCL and, beyond TensorFlow, across CPU devices (virtual ones included),
 // so all-reduce training is exercised on any machine.
+//
+// MpiAllReduce is Towerflow's, after Horovod's HorovodAllreduce: each
+// process of the cluster (distribute/cluster.h) contributes its inputs and
+// every process gets the sums. One op takes all of a step's tensors, so
+// every process issues its collectives in one order, and packs them into
+// fused buffers of up to fusion_threshold_bytes (Horovod's 64 MiB default;
+// 0: one collective per tensor).
 #include "graph/op_registry.h"
 #include "ops/shape_fns.h"
 
 namespace towerflow {
 namespace {
+
+absl::Status SameShapes(InferenceContext* c) {
+  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, c->input(i));
+  return absl::OkStatus();
+}
 
 TW_REGISTER_OP("NcclAllReduce")
     .Input("input: T")
@@ -19,6 +31,15 @@ TW_REGISTER_OP("NcclAllReduce")
     .SetIsStateful()
     .Doc("the reduction of the inputs of the num_devices ops sharing shared_name")
     .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("MpiAllReduce")
+    .Input("input: T")
+    .Output("sum: T")
+    .Attr("T: list({float, float64, int32, int64}) >= 1")
+    .Attr("fusion_threshold_bytes: int = 67108864")
+    .SetIsStateful()
+    .Doc("each input summed over the processes of the cluster (MPI_Allreduce)")
+    .SetShapeFn(SameShapes);
 
 }  // namespace
 }  // namespace towerflow

@@ -24,5 +24,17 @@ TW_GRAD_FN(NcclAllReduceGrad) {
 
 TW_REGISTER_GRADIENT("NcclAllReduce", NcclAllReduceGrad);
 
+// y_i = sum over the processes of x_i: each process's dx_i is the sum of
+// every process's dy_i (Horovod's gradient of its allreduce).
+TW_GRAD_FN(MpiAllReduceGrad) {
+  const int64_t threshold = grad_util::Attr<int64_t>(scope, op, "fusion_threshold_bytes");
+  const ops::MpiAllReduce sums(scope, grad_inputs,
+                               ops::MpiAllReduce::FusionThresholdBytes(threshold));
+  for (const Output& sum : sums.sum) grad_outputs->push_back(sum);
+  return scope.status();
+}
+
+TW_REGISTER_GRADIENT("MpiAllReduce", MpiAllReduceGrad);
+
 }  // namespace
 }  // namespace towerflow

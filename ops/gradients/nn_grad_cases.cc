@@ -273,6 +273,13 @@ std::vector<GradCase> NnCases() {
                  return std::vector<Output>{ops::NcclAllReduce(s, x[0], "sum", 2, "r"),
                                             ops::NcclAllReduce(s, x[1], "sum", 2, "r")};
                }},
+      // In one process the sum over processes is the identity, and so is
+      // its gradient (the multi-process sums: distribute/mpi_ops_test.cc).
+      GradCase{"MpiAllReduce",
+               {S({2, 3}), S({4})},
+               [](const Scope& s, const std::vector<Output>& x) {
+                 return ops::MpiAllReduce(s, {x[0], x[1]}).sum;
+               }},
       // Second order: the backprop ops' own gradients.
       Unary(
           "BiasAddGrad", [](const Scope& s, Output x) { return ops::BiasAddGrad(s, x); },

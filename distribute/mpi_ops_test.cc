@@ -1,0 +1,114 @@
+// MpiAllReduce in a graph: the sums over the processes, with tensor fusion
+// and without, and how many collectives each makes. The same binary runs as
+// one process (bazel test) and under mpirun -np 2 and 3
+// (cluster_mpirun_test.sh); every process checks what it must end with.
+#include <vector>
+
+#include "distribute/cluster.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ops/ops.h"
+#include "runtime/client_session.h"
+#include "tests/tensor_testing.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace distribute {
+namespace {
+
+using ::towerflow::testing::StatusIs;
+
+Cluster* GetCluster() {
+  absl::StatusOr<Cluster*> cluster = Cluster::Get();
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  return cluster.ok() ? *cluster : nullptr;
+}
+
+// Seven tensors of three dtypes (one empty); process r contributes r + 1
+// times each.
+std::vector<Output> Inputs(const Scope& s, int rank) {
+  const float f = static_cast<float>(rank + 1);
+  return {
+      ops::Const(s, {1 * f, 2 * f, 3 * f}),
+      ops::Const(s, {{-1 * f, 0.5f * f}, {0.25f * f, 8 * f}}),
+      ops::Const(s, {100 * f}),
+      ops::Const(s, MakeTensorProto<float>({}, TensorShape({0}))),
+      ops::Const(s, {f, f, f, f, f}),
+      ops::Const(s, {0.5 * (rank + 1), -2.0 * (rank + 1)}),
+      ops::Const(s, {int64_t{1} << 35}),
+  };
+}
+
+TEST(MpiAllReduceTest, SumsEveryProcesssTensorsFusedOrNot) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int n = c->size();
+  const float sum = static_cast<float>(n * (n + 1) / 2);  // of rank + 1
+  for (const int64_t threshold : {int64_t{64} << 20, int64_t{16}, int64_t{0}}) {
+    SCOPED_TRACE(threshold);
+    Scope root = Scope::NewRootScope();
+    ops::MpiAllReduce sums(root, Inputs(root, c->rank()),
+                           ops::MpiAllReduce::FusionThresholdBytes(threshold));
+    TW_ASSERT_OK(root.status());
+    ClientSession session(root);
+    std::vector<Tensor> got;
+    const int64_t before = c->collectives();
+    TW_ASSERT_OK(session.Run(sums.sum, &got));
+    const int64_t collectives = c->collectives() - before;
+    EXPECT_THAT(got[0], TensorIs<float>({3}, {sum, 2 * sum, 3 * sum}));
+    EXPECT_THAT(got[1], TensorIs<float>({2, 2}, {-sum, 0.5f * sum, 0.25f * sum, 8 * sum}));
+    EXPECT_THAT(got[2], TensorIs<float>({1}, {100 * sum}));
+    EXPECT_EQ(got[3].shape(), TensorShape({0}));
+    EXPECT_THAT(got[4], TensorIs<float>({5}, {sum, sum, sum, sum, sum}));
+    EXPECT_THAT(got[5], TensorIs<double>({2}, {0.5 * sum, -2.0 * sum}));
+    EXPECT_THAT(got[6], TensorIs<int64_t>({1}, {(int64_t{1} << 35) * n}));
+    if (n == 1) {
+      EXPECT_EQ(collectives, 0);  // one process sends nothing
+    } else if (threshold == (int64_t{64} << 20)) {
+      EXPECT_EQ(collectives, 3);  // one buffer per dtype
+    } else if (threshold == 16) {
+      // Floats: [3] (12 bytes); [2,2] (16); [1] and the empty one; [5]
+      // alone (20 bytes > 16). Then the double and the int64.
+      EXPECT_EQ(collectives, 6);
+    } else {
+      EXPECT_EQ(collectives, 6);  // one per non-empty tensor
+    }
+  }
+}
+
+TEST(MpiAllReduceTest, AHundredSmallVariablesMakeOneCollective) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  Scope root = Scope::NewRootScope();
+  std::vector<Output> grads;
+  for (int i = 0; i < 100; ++i) {
+    grads.push_back(ops::Const(root, {static_cast<float>(i), static_cast<float>(c->rank())}));
+  }
+  ops::MpiAllReduce sums(root, grads);
+  TW_ASSERT_OK(root.status());
+  ClientSession session(root);
+  std::vector<Tensor> got;
+  const int64_t before = c->collectives();
+  TW_ASSERT_OK(session.Run(sums.sum, &got));
+  EXPECT_EQ(c->collectives() - before, c->size() == 1 ? 0 : 1);
+  const int n = c->size();
+  const float ranks = static_cast<float>(n * (n - 1) / 2);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_THAT(got[i], TensorIs<float>({2}, {static_cast<float>(i * n), ranks}));
+  }
+}
+
+TEST(MpiAllReduceTest, RefusesNegativeThresholds) {
+  Scope root = Scope::NewRootScope();
+  ops::MpiAllReduce sums(root, {ops::Const(root, {1.0f})},
+                         ops::MpiAllReduce::FusionThresholdBytes(-1));
+  TW_ASSERT_OK(root.status());
+  ClientSession session(root);
+  std::vector<Tensor> got;
+  EXPECT_THAT(session.Run(sums.sum, &got),
+              StatusIs(absl::StatusCode::kInvalidArgument, "fusion_threshold_bytes must be >= 0"));
+}
+
+}  // namespace
+}  // namespace distribute
+}  // namespace towerflow
