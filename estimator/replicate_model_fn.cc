@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "distribute/cluster.h"
 #include "estimator/replication_internal.h"
 #include "estimator/tower_optimizer.h"
 #include "framework/device.h"
@@ -367,8 +368,10 @@ class Replicator {
   absl::StatusOr<TowerInputs> ShardedInputs(const Scope& root,
                                             const std::vector<FeatureMap>& features,
                                             const std::vector<FeatureMap>& labels) const;
-  // Per tower, the factor its loss is scaled by (invalid: 1).
-  std::vector<Output> LossScales(const Scope& root, const std::vector<Output>& weights) const;
+  // Per tower, the factor its loss is scaled by (invalid: 1), when
+  // `processes` processes replicate the towers.
+  std::vector<Output> LossScales(const Scope& root, const std::vector<Output>& weights,
+                                 int processes) const;
   absl::StatusOr<Towers> BuildTowers(const Scope& root, const TowerInputs& inputs, ModeKeys mode,
                                      const Params& params, Replication* replication) const;
   absl::StatusOr<Output> ReduceLoss(const Scope& root, const Towers& towers,
@@ -396,7 +399,12 @@ absl::Status Replicator::Build(const Scope& root, const TowerInputs& inputs, Mod
   replication.apply_scope = root;
   replication.all_reduce = all_reduce_;
   replication.mirrors.resize(num_towers());
-  replication.loss_scale = LossScales(root, inputs.weights);
+  if (mode == ModeKeys::kTrain && options_.across_processes) {
+    TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
+    replication.num_processes = cluster->size();
+    replication.fusion_threshold_bytes = options_.fusion_threshold_bytes;
+  }
+  replication.loss_scale = LossScales(root, inputs.weights, replication.num_processes);
   TW_ASSIGN_OR_RETURN(Towers towers, BuildTowers(root, inputs, mode, params, &replication));
 
   // Tower 0's hooks and restore map (the variables are shared), as TF's
@@ -469,15 +477,17 @@ absl::StatusOr<TowerInputs> Replicator::ShardedInputs(const Scope& root,
   return inputs;
 }
 
-std::vector<Output> Replicator::LossScales(const Scope& root,
-                                           const std::vector<Output>& weights) const {
+std::vector<Output> Replicator::LossScales(const Scope& root, const std::vector<Output>& weights,
+                                           int processes) const {
   const Scope consolidation = root.WithDevice(consolidation_);
+  const bool averaged =
+      averaged_ || (processes > 1 && options_.loss_reduction != LossReduction::kSum);
   std::vector<Output> scales;
   for (int i = 0; i < num_towers(); ++i) {
     Output scale;
     if (!weights.empty()) scale = weights[i];
-    if (averaged_) {
-      const double inv = 1.0 / static_cast<double>(num_towers());
+    if (averaged) {
+      const double inv = 1.0 / (static_cast<double>(num_towers()) * processes);
       scale = scale.valid() ? Output(ops::Mul(consolidation, scale, inv)) : ops::Const(root, inv);
     }
     scales.push_back(scale);
@@ -549,9 +559,23 @@ absl::StatusOr<Output> Replicator::ReduceLoss(const Scope& root, const Towers& t
     }
     losses.push_back(loss);
   }
-  const Output sum = ops::AddN(root.WithDevice(consolidation_).WithOpName("loss"), losses);
+  if (replication.num_processes == 1) {
+    const Output sum = ops::AddN(root.WithDevice(consolidation_).WithOpName("loss"), losses);
+    TW_RETURN_IF_ERROR(root.status());
+    return sum;
+  }
+  // The cluster's loss: this process's sum summed over the processes. The
+  // gradients' collectives wait for it, so every process runs them in one
+  // order.
+  const Output local = ops::AddN(root.WithDevice(consolidation_).WithOpName("local_loss"), losses);
+  const ops::MpiAllReduce total(
+      root.WithDevice("/device:CPU:0").WithOpName("loss"), {local},
+      ops::MpiAllReduce::FusionThresholdBytes(replication.fusion_threshold_bytes));
   TW_RETURN_IF_ERROR(root.status());
-  return sum;
+  if (!replication.collectives.empty()) {
+    root.graph()->AddControlEdge(total.operation.node(), replication.collectives.front());
+  }
+  return total.sum[0];
 }
 
 absl::StatusOr<Operation> Replicator::TrainOp(const Scope& root, const Towers& towers,

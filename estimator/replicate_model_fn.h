@@ -106,6 +106,15 @@ struct ReplicateOptions {
   // kAllReduce places every variable on its tower's device, so it takes no
   // variable_placement other than the default.
   GradientAggregation aggregation = GradientAggregation::kParameterServer;
+  // Under mpirun (a distribute::Cluster of several processes), training
+  // replicates over the towers of every process: each process's summed
+  // gradients are summed again over the processes (one MpiAllReduce on the
+  // host, Horovod's tensor fusion up to fusion_threshold_bytes; sparse
+  // gradients densified), averaging reductions divide by every tower of
+  // every process, and the reported loss is the cluster's. false keeps each
+  // process's towers to itself.
+  bool across_processes = true;
+  int64_t fusion_threshold_bytes = int64_t{64} << 20;
 };
 
 // InvalidArgument for kNone, an unparsable device, or kAllReduce with

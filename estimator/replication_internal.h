@@ -43,6 +43,14 @@ struct Replication {
   std::map<std::string, std::string> variable_of;
   // Every mirror (the optimizer's slots of mirrors too) -> what it copies.
   std::map<std::string, Variable> sources;
+  // Training across the processes of an MPI cluster (ReplicateOptions::
+  // across_processes): their number (1: this process alone), the fusion
+  // threshold of the gradient sums, and the MpiAllReduce nodes built so far,
+  // each after the one before it so that every process runs them in one
+  // order (the loss's comes first).
+  int num_processes = 1;
+  int64_t fusion_threshold_bytes = 0;
+  std::vector<Node*> collectives;
 };
 
 // The replication being built on this thread; nullptr outside one.

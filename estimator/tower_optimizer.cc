@@ -1,6 +1,9 @@
 #include "estimator/tower_optimizer.h"
 
+#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -54,6 +57,49 @@ absl::Status CheckSameVariables(const std::vector<std::vector<train::GradAndVar>
     if (!same) return absl::InvalidArgumentError(kDifferentOptimizerCalls);
   }
   return absl::OkStatus();
+}
+
+// The summed gradients (one per variable, or per mirror under all-reduce,
+// where a variable's mirrors hold equal sums) summed again over the
+// cluster's processes: one MpiAllReduce on the host over each variable's
+// dense gradient, chained after the replication's earlier collectives.
+absl::StatusOr<std::vector<train::GradAndVar>> AllReduceAcrossProcesses(
+    const Scope& scope, const std::vector<train::GradAndVar>& summed, Replication* r) {
+  const Scope host = scope.WithDevice("/device:CPU:0");
+  std::vector<Output> inputs;
+  std::map<std::string, int> input_of;  // variable name -> its input
+  std::vector<int> input_for(summed.size(), -1);
+  // The other mirrors' sums: equal to the one that crosses, but their
+  // NcclAllReduce members must still run (a collective completes only with
+  // all of them), so the cross-process sum waits for them.
+  std::vector<Node*> also_run;
+  for (size_t j = 0; j < summed.size(); ++j) {
+    if (summed[j].grad.is_none()) continue;
+    const std::string& name = summed[j].var.name();
+    auto mirror = r->variable_of.find(name);
+    const std::string& variable = mirror == r->variable_of.end() ? name : mirror->second;
+    auto [it, first] = input_of.emplace(variable, static_cast<int>(inputs.size()));
+    if (first) {
+      inputs.push_back(Densify(host, summed[j].grad));
+    } else if (!summed[j].grad.is_sparse()) {
+      also_run.push_back(summed[j].grad.dense().node());
+    }
+    input_for[j] = it->second;
+  }
+  if (inputs.empty()) return summed;
+  const ops::MpiAllReduce sums(host, inputs,
+                               ops::MpiAllReduce::FusionThresholdBytes(r->fusion_threshold_bytes));
+  TW_RETURN_IF_ERROR(scope.status());
+  for (Node* n : also_run) scope.graph()->AddControlEdge(n, sums.operation.node());
+  if (!r->collectives.empty()) {
+    scope.graph()->AddControlEdge(r->collectives.back(), sums.operation.node());
+  }
+  r->collectives.push_back(sums.operation.node());
+  std::vector<train::GradAndVar> out = summed;
+  for (size_t j = 0; j < summed.size(); ++j) {
+    if (input_for[j] >= 0) out[j].grad = Gradient(sums.sum[input_for[j]]);
+  }
+  return out;
 }
 
 }  // namespace
@@ -156,6 +202,9 @@ Operation TowerOptimizer::ApplyGradients(const Scope& scope,
   absl::StatusOr<std::vector<train::GradAndVar>> summed =
       r->all_reduce ? AllReduceTowerGradients(aggregating, per_tower, r->variable_of)
                     : AggregateTowerGradients(aggregating, per_tower);
+  if (summed.ok() && r->num_processes > 1) {
+    summed = AllReduceAcrossProcesses(aggregating.NewSubScope("across_processes"), *summed, r);
+  }
   if (!summed.ok()) {
     scope.UpdateStatus(summed.status());
     return Operation();

@@ -1,0 +1,141 @@
+// ReplicateModelFn and TowerOptimizer across the processes of a cluster:
+// every process trains on its shard of one global batch, and the loss of
+// every step and the final variables equal one process training on the
+// whole batch (built in the same process with across_processes = false).
+// GradientDescent, Momentum and Adam; 1 and 2 towers per process; the
+// parameter-server and the all-reduce aggregation inside each process.
+// Runs as one process (bazel test) and under mpirun -np 2 and 3
+// (cluster_mpirun_test.sh).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distribute/cluster.h"
+#include "estimator/replicate_model_fn.h"
+#include "estimator/tower_optimizer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ops/ops.h"
+#include "ops/variables.h"
+#include "runtime/client_session.h"
+#include "tests/test_util.h"
+#include "train/optimizers.h"
+
+namespace towerflow {
+namespace distribute {
+namespace {
+
+// y = x w + b, mean squared error; params: "optimizer" 0 GradientDescent,
+// 1 Momentum, 2 Adam.
+EstimatorSpec Regression(const Scope& s, const FeatureMap& features, const FeatureMap& labels,
+                         ModeKeys mode, const Params& params) {
+  const Scope dense = s.WithVariableScope("dense");
+  Variable w = GetVariable(dense, "w", TensorShape({3, 1}), DT_DOUBLE, initializers::Constant(0.5));
+  Variable b = GetVariable(dense, "b", TensorShape({1}), DT_DOUBLE, initializers::Constant(0.1));
+  Output prediction = ops::Add(s, ops::MatMul(s, features.at("x"), w.value()), b.value());
+  EstimatorSpec spec(mode);
+  spec.loss = ops::Mean(s, ops::Square(s, ops::Sub(s, prediction, labels.at("y"))), {0, 1});
+  std::shared_ptr<train::Optimizer> optimizer;
+  switch (static_cast<int>(params.Get("optimizer"))) {
+    case 1:
+      optimizer = std::make_shared<train::MomentumOptimizer>(0.1, 0.9);
+      break;
+    case 2:
+      optimizer = std::make_shared<train::AdamOptimizer>(0.1);
+      break;
+    default:
+      optimizer = std::make_shared<train::GradientDescentOptimizer>(0.1);
+  }
+  TowerOptimizer tower_optimizer(optimizer);
+  spec.train_op = tower_optimizer.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
+  return spec;
+}
+
+// The global batch: 12 examples, divisible by 1, 2, 3 processes of 1 or 2
+// towers.
+constexpr int kRows = 12;
+const std::vector<double> kX = {1,   2,    3,   -1, 0.5, 1,    -2, 1, 0, 0.25, -1, 2,
+                                1.5, -0.5, 0,   2,  2,   -1,   3,  0, 1, -1,   -1, -1,
+                                0.5, 0.5,  0.5, 4,  -2,  0.75, 1,  1, 1, -3,   2,  0.125};
+const std::vector<double> kY = {1, 0, 2, -1, 0.5, 3, -2, 1, 1.5, 0, 2.5, -0.5};
+
+struct TrainingRun {
+  std::vector<double> losses;
+  std::vector<double> w, b;
+};
+
+// Trains `steps` steps on rows [first, first + rows) of the global batch.
+TrainingRun Train(const ReplicateOptions& options, int optimizer, int first, int rows, int steps) {
+  TrainingRun run;
+  Scope root = Scope::NewRootScope();
+  absl::StatusOr<ModelFn> fn = ReplicateModelFn(Regression, options);
+  EXPECT_TRUE(fn.ok()) << fn.status();
+  if (!fn.ok()) return run;
+  FeatureMap x = {{"x", ops::Const(root, MakeTensorProto<double>(
+                                             absl::MakeConstSpan(kX.data() + 3 * first, 3 * rows),
+                                             TensorShape({rows, 3})))}};
+  FeatureMap y = {
+      {"y", ops::Const(root, MakeTensorProto<double>(absl::MakeConstSpan(kY.data() + first, rows),
+                                                     TensorShape({rows, 1})))}};
+  Params params;
+  params.values["optimizer"] = optimizer;
+  EstimatorSpec spec = (*fn)(root, x, y, ModeKeys::kTrain, params);
+  EXPECT_TRUE(root.ok()) << root.status();
+  if (!root.ok()) return run;
+  SessionOptions session_options;
+  session_options.device_count["CPU"] = 2;
+  ClientSession session(root, session_options);
+  std::vector<Tensor> out;
+  EXPECT_TRUE(session.Run({}, {}, {GlobalVariablesInitializer(root)}, &out).ok());
+  EXPECT_TRUE(session.Run({}, {}, {LocalVariablesInitializer(root)}, &out).ok());
+  for (int i = 0; i < steps; ++i) {
+    const absl::Status st = session.Run({}, {spec.loss}, {spec.train_op}, &out);
+    EXPECT_TRUE(st.ok()) << st;
+    if (!st.ok()) return run;
+    run.losses.push_back(out[0].data<double>()[0]);
+  }
+  for (const Variable& v : GetVariables(*root.graph(), GraphKeys::kTrainableVariables)) {
+    EXPECT_TRUE(session.Run({v.value(root.NewSubScope("read"))}, &out).ok());
+    std::vector<double>& dst = v.name() == "dense/w" ? run.w : run.b;
+    dst.assign(out[0].data<double>(), out[0].data<double>() + out[0].NumElements());
+  }
+  return run;
+}
+
+TEST(ReplicatedTrainingTest, ProcessesTrainAsOneProcessOnTheGlobalBatch) {
+  absl::StatusOr<Cluster*> cluster = Cluster::Get();
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const int n = (*cluster)->size(), rank = (*cluster)->rank();
+  const int rows = kRows / n;
+  ReplicateOptions single;
+  single.devices = {"/cpu:0"};
+  single.across_processes = false;
+  for (int optimizer : {0, 1, 2}) {
+    const TrainingRun expected = Train(single, optimizer, 0, kRows, 4);
+    for (const GradientAggregation aggregation :
+         {GradientAggregation::kParameterServer, GradientAggregation::kAllReduce}) {
+      for (const std::vector<std::string>& devices :
+           {std::vector<std::string>{"/cpu:0"}, std::vector<std::string>{"/cpu:0", "/cpu:1"}}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "optimizer " << optimizer << ", " << devices.size() << " towers, "
+                     << (aggregation == GradientAggregation::kAllReduce ? "all-reduce" : "ps"));
+        ReplicateOptions options;
+        options.devices = devices;
+        options.aggregation = aggregation;
+        const TrainingRun got = Train(options, optimizer, rank * rows, rows, 4);
+        ASSERT_EQ(got.losses.size(), 4u);
+        for (int step = 0; step < 4; ++step) {
+          EXPECT_NEAR(got.losses[step], expected.losses[step], 1e-9) << "step " << step;
+        }
+        ASSERT_EQ(got.w.size(), 3u);
+        for (int i = 0; i < 3; ++i) EXPECT_NEAR(got.w[i], expected.w[i], 1e-9);
+        ASSERT_EQ(got.b.size(), 1u);
+        EXPECT_NEAR(got.b[0], expected.b[0], 1e-9);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace distribute
+}  // namespace towerflow
