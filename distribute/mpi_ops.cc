@@ -1,11 +1,12 @@
-// The CPU kernel of MpiAllReduce (ops/nccl_ops.cc): the inputs summed over
-// the cluster's processes with tensor fusion (Horovod's). Inputs are taken
-// in order and packed, per dtype, into buffers of up to the threshold; a
-// tensor larger than the threshold travels alone. Each buffer is one
-// MPI_Allreduce, so a model with many small variables pays a few
-// collectives per step, not one per variable. Fusion changes only how the
-// numbers travel, not the sums. In a cluster of one process the outputs
-// are the inputs.
+// The CPU kernels of MpiAllReduce and MpiBroadcast (ops/nccl_ops.cc).
+//
+// MpiAllReduce: the inputs summed over the cluster's processes with tensor
+// fusion (Horovod's). Inputs are taken in order and packed, per dtype, into
+// buffers of up to the threshold; a tensor larger than the threshold
+// travels alone. Each buffer is one MPI_Allreduce, so a model with many
+// small variables pays a few collectives per step, not one per variable.
+// Fusion changes only how the numbers travel, not the sums. In a cluster of
+// one process the outputs are the inputs (so are MpiBroadcast's).
 #include <cstring>
 #include <vector>
 
@@ -96,9 +97,83 @@ class MpiAllReduceOp : public OpKernel {
   int64_t threshold_ = 0;
 };
 
+// MpiBroadcast: root_rank's inputs on every process. Tensors travel as
+// bytes, so one buffer holds any mix of dtypes.
+class MpiBroadcastOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("root_rank", &root_));
+    TW_RETURN_IF_ERROR(c.GetAttr("fusion_threshold_bytes", &threshold_));
+    if (threshold_ < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fusion_threshold_bytes must be >= 0, got ", threshold_));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Cluster * cluster, Cluster::Get());
+    if (root_ < 0 || root_ >= cluster->size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "MpiBroadcast from rank ", root_, " in a cluster of ", cluster->size(), " processes"));
+    }
+    const int n = ctx->num_inputs();
+    for (int i = 0; i < n; ++i) {
+      const DataType dtype = ctx->input(i).dtype();
+      if (dtype == DT_STRING || dtype == DT_RESOURCE || dtype == DT_VARIANT) {
+        return absl::InvalidArgumentError(absl::StrCat("MpiBroadcast input ", i, " is ",
+                                                       DataTypeString(dtype),
+                                                       "; it sends tensors of plain elements"));
+      }
+    }
+    if (cluster->size() == 1) {
+      for (int i = 0; i < n; ++i) TW_RETURN_IF_ERROR(ctx->set_output(i, ctx->input(i)));
+      return absl::OkStatus();
+    }
+    std::vector<Tensor*> outs(n);
+    for (int i = 0; i < n; ++i) {
+      TW_ASSIGN_OR_RETURN(outs[i], ctx->allocate_output(i, ctx->input(i).shape()));
+      std::memcpy(outs[i]->raw_data(), ctx->input(i).raw_data(), ctx->input(i).TotalBytes());
+    }
+    // Buckets of consecutive outputs up to the threshold.
+    int begin = 0;
+    while (begin < n) {
+      int end = begin + 1;
+      int64_t bytes = static_cast<int64_t>(outs[begin]->TotalBytes());
+      while (end < n && bytes + static_cast<int64_t>(outs[end]->TotalBytes()) <= threshold_) {
+        bytes += static_cast<int64_t>(outs[end++]->TotalBytes());
+      }
+      if (end == begin + 1) {
+        TW_RETURN_IF_ERROR(cluster->Broadcast(outs[begin], static_cast<int>(root_)));
+      } else {
+        TW_ASSIGN_OR_RETURN(Tensor fused, ctx->allocate_temp(DT_UINT8, TensorShape({bytes})));
+        char* p = static_cast<char*>(fused.raw_data());
+        for (int i = begin; i < end; ++i) {
+          std::memcpy(p, outs[i]->raw_data(), outs[i]->TotalBytes());
+          p += outs[i]->TotalBytes();
+        }
+        TW_RETURN_IF_ERROR(cluster->Broadcast(&fused, static_cast<int>(root_)));
+        p = static_cast<char*>(fused.raw_data());
+        for (int i = begin; i < end; ++i) {
+          std::memcpy(outs[i]->raw_data(), p, outs[i]->TotalBytes());
+          p += outs[i]->TotalBytes();
+        }
+      }
+      begin = end;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t root_ = 0;
+  int64_t threshold_ = 0;
+};
+
 TW_REGISTER_KERNELS(mpi_ops) {
   RegisterKernel(KernelDefBuilder("MpiAllReduce").Device(kDeviceCpu),
                  [] { return std::make_unique<MpiAllReduceOp>(); });
+  RegisterKernel(KernelDefBuilder("MpiBroadcast").Device(kDeviceCpu),
+                 [] { return std::make_unique<MpiBroadcastOp>(); });
 }
 
 }  // namespace

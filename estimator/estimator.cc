@@ -15,6 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "core/type_dispatch.h"
+#include "distribute/cluster.h"
+#include "distribute/variables.h"
 #include "estimator/estimator_internal.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
@@ -245,8 +247,10 @@ struct TrainingHooks {
   bool progress_bar = false;             // to add once `stop` knows its last step
 };
 
+// `chief`: this process writes (alone in a cluster): logs, summaries and
+// checkpoints.
 TrainingHooks MakeTrainingHooks(const RunConfig& config, const TrainOptions& options,
-                                const EstimatorSpec& spec, const train::Saver* saver) {
+                                const EstimatorSpec& spec, const train::Saver* saver, bool chief) {
   TrainingHooks hooks;
   hooks.list.push_back(std::make_shared<NanGuardHook>());
   if (options.steps.has_value()) {
@@ -257,6 +261,7 @@ TrainingHooks MakeTrainingHooks(const RunConfig& config, const TrainOptions& opt
   if (hooks.stop != nullptr) hooks.list.push_back(hooks.stop);
   hooks.list.insert(hooks.list.end(), options.hooks.begin(), options.hooks.end());
   hooks.list.insert(hooks.list.end(), spec.training_hooks.begin(), spec.training_hooks.end());
+  if (!chief) return hooks;
   hooks.progress_bar = hooks.stop != nullptr && DrawProgressBar(config);
   if (config.log_step_count_steps > 0) {
     hooks.list.push_back(std::make_shared<LoggingHook>(config.log_step_count_steps, config.log,
@@ -332,7 +337,16 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
     return absl::InvalidArgumentError(
         absl::StrCat("Must specify max_steps > 0, given: ", *options.max_steps));
   }
-  std::ostream& log = *config_.log;
+  // In a cluster (under mpirun) every process trains its towers of one
+  // replicated model; rank 0 alone logs and writes.
+  distribute::Cluster* cluster = nullptr;
+  if (config_.across_processes) {
+    TW_ASSIGN_OR_RETURN(cluster, distribute::Cluster::Get());
+    if (cluster->size() == 1) cluster = nullptr;
+  }
+  const bool chief = cluster == nullptr || cluster->is_chief();
+  static std::ostream* const quiet = new std::ostream(nullptr);
+  std::ostream& log = chief ? *config_.log : *quiet;
   const absl::StatusOr<std::string> latest = LatestCheckpoint(config_.model_dir);
   TrainResult result;
   result.loss = std::numeric_limits<double>::quiet_NaN();
@@ -372,9 +386,11 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
   }
   Operation init_global = GlobalVariablesInitializer(root);
   Operation init_local = LocalVariablesInitializer(root);
+  std::optional<Operation> broadcast;
+  if (cluster != nullptr) broadcast = distribute::BroadcastGlobalVariables(root);
   TW_RETURN_IF_ERROR(root.status());
 
-  TrainingHooks training = MakeTrainingHooks(config_, options, g->spec, saver.get());
+  TrainingHooks training = MakeTrainingHooks(config_, options, g->spec, saver.get(), chief);
   HookList& hooks = training.list;
   for (const auto& hook : hooks) TW_RETURN_IF_ERROR(hook->Begin(root));
 
@@ -384,6 +400,9 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
     log << LogTimestamp() << ": Restoring parameters from " << *latest << "\n";
     TW_RETURN_IF_ERROR(saver->Restore(session, *latest));
   }
+  // Every process starts from rank 0's variables, whatever its seeds
+  // (Horovod's BroadcastGlobalVariablesHook).
+  if (broadcast.has_value()) TW_RETURN_IF_ERROR(session.Run({}, {}, {*broadcast}, nullptr));
   // After the restore, as TF's Scaffold runs local_init_op: local variables
   // may start from global ones (the mirrors of an all-reduce replication).
   TW_RETURN_IF_ERROR(session.Run({}, {}, {init_local}, nullptr));
@@ -401,6 +420,14 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
 
   while (true) {
     TW_ASSIGN_OR_RETURN(std::optional<data::Element> batch, in.Next());
+    if (cluster != nullptr) {
+      // The processes step together: the first input to end ends them all
+      // (a process stepping alone would wait for the others forever).
+      Tensor have(DT_INT32, TensorShape({1}));
+      have.data<int32_t>()[0] = batch.has_value() ? 1 : 0;
+      TW_RETURN_IF_ERROR(cluster->AllReduceSum(&have));
+      if (have.data<int32_t>()[0] < cluster->size()) break;
+    }
     if (!batch.has_value()) break;  // the end of the data ends training
     TW_ASSIGN_OR_RETURN(const bool stop_requested,
                         RunStep(session, *g, in, *batch, step_after, hooks, &result));

@@ -66,6 +66,15 @@ struct RunConfig {
   // checkpoint yet, Train starts the chosen variables from this checkpoint
   // instead of their initializers (train/warm_start.h).
   std::optional<train::WarmStartSettings> warm_start_from;
+  // Under mpirun (a distribute::Cluster of several processes), Train runs
+  // the processes as one job: variables broadcast from rank 0 after they
+  // are initialized or restored, the processes stepping together until the
+  // first input ends, and rank 0 alone logging and writing checkpoints and
+  // summaries. Each process's input_fn should read its part of the data
+  // (Dataset::Shard(size, rank)). The model_fn replicates across processes
+  // through ReplicateModelFn (ReplicateOptions::across_processes). false:
+  // this process trains alone. Evaluate and Predict are per process.
+  bool across_processes = true;
   // Where the log goes.
   std::ostream* log = &std::cerr;
   // A progress bar on `log`: kAuto draws one when stderr is a terminal and

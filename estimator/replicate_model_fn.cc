@@ -332,7 +332,6 @@ class Replicator {
                       ? devices_
                       : std::vector<std::string>{consolidation_};
     all_reduce_ = options_.aggregation == GradientAggregation::kAllReduce && devices_.size() > 1;
-    averaged_ = options_.loss_reduction != LossReduction::kSum && devices_.size() > 1;
   }
 
   EstimatorSpec operator()(const Scope& root, const FeatureMap& features, const FeatureMap& labels,
@@ -368,10 +367,6 @@ class Replicator {
   absl::StatusOr<TowerInputs> ShardedInputs(const Scope& root,
                                             const std::vector<FeatureMap>& features,
                                             const std::vector<FeatureMap>& labels) const;
-  // Per tower, the factor its loss is scaled by (invalid: 1), when
-  // `processes` processes replicate the towers.
-  std::vector<Output> LossScales(const Scope& root, const std::vector<Output>& weights,
-                                 int processes) const;
   absl::StatusOr<Towers> BuildTowers(const Scope& root, const TowerInputs& inputs, ModeKeys mode,
                                      const Params& params, Replication* replication) const;
   absl::StatusOr<Output> ReduceLoss(const Scope& root, const Towers& towers,
@@ -389,7 +384,6 @@ class Replicator {
   std::string consolidation_;
   std::vector<std::string> ps_devices_;
   bool all_reduce_ = false;
-  bool averaged_ = false;  // each tower's loss divided by the number of towers
 };
 
 absl::Status Replicator::Build(const Scope& root, const TowerInputs& inputs, ModeKeys mode,
@@ -404,7 +398,10 @@ absl::Status Replicator::Build(const Scope& root, const TowerInputs& inputs, Mod
     replication.num_processes = cluster->size();
     replication.fusion_threshold_bytes = options_.fusion_threshold_bytes;
   }
-  replication.loss_scale = LossScales(root, inputs.weights, replication.num_processes);
+  replication.loss_weight = inputs.weights;
+  if (options_.loss_reduction != LossReduction::kSum) {
+    replication.loss_factor = 1.0 / (static_cast<double>(num_towers()) * replication.num_processes);
+  }
   TW_ASSIGN_OR_RETURN(Towers towers, BuildTowers(root, inputs, mode, params, &replication));
 
   // Tower 0's hooks and restore map (the variables are shared), as TF's
@@ -477,24 +474,6 @@ absl::StatusOr<TowerInputs> Replicator::ShardedInputs(const Scope& root,
   return inputs;
 }
 
-std::vector<Output> Replicator::LossScales(const Scope& root, const std::vector<Output>& weights,
-                                           int processes) const {
-  const Scope consolidation = root.WithDevice(consolidation_);
-  const bool averaged =
-      averaged_ || (processes > 1 && options_.loss_reduction != LossReduction::kSum);
-  std::vector<Output> scales;
-  for (int i = 0; i < num_towers(); ++i) {
-    Output scale;
-    if (!weights.empty()) scale = weights[i];
-    if (averaged) {
-      const double inv = 1.0 / (static_cast<double>(num_towers()) * processes);
-      scale = scale.valid() ? Output(ops::Mul(consolidation, scale, inv)) : ops::Const(root, inv);
-    }
-    scales.push_back(scale);
-  }
-  return scales;
-}
-
 absl::StatusOr<Towers> Replicator::BuildTowers(const Scope& root, const TowerInputs& inputs,
                                                ModeKeys mode, const Params& params,
                                                Replication* replication) const {
@@ -546,10 +525,13 @@ absl::StatusOr<Output> Replicator::ReduceLoss(const Scope& root, const Towers& t
       return absl::InvalidArgumentError(
           absl::StrCat("model_fn returned no loss for tower ", i, " in mode ", ModeKeyName(mode)));
     }
-    if (replication.loss_scale[i].valid()) {
-      const Scope& t = towers.scopes[i];
-      const Output scale = ops::Cast(t, replication.loss_scale[i], loss.type());
-      loss = ops::Mul(t.WithOpName(averaged_ ? "averaged_loss" : "weighted_loss"), loss, scale);
+    const Scope& t = towers.scopes[i];
+    const Output factor = estimator_internal::LossScale(t, replication, i);
+    if (factor.valid()) {
+      const Output scale = ops::Cast(t, factor, loss.type());
+      loss =
+          ops::Mul(t.WithOpName(replication.loss_factor != 1.0 ? "averaged_loss" : "weighted_loss"),
+                   loss, scale);
       if (uneven) {
         // A tower left without examples (a batch smaller than the number
         // of towers) adds 0, not its empty mean's NaN.

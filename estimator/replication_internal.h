@@ -27,9 +27,15 @@ inline constexpr char kDifferentOptimizerCalls[] =
 struct Replication {
   int num_towers = 1;
   int tower = 0;  // the tower being built
-  // Per tower, the factor its loss is scaled by for the gradients; an
-  // invalid Output means 1.
-  std::vector<Output> loss_scale;
+  // Tower t's loss (and so its gradients) is scaled by loss_weight[t] (with
+  // uneven batches; invalid: 1) times loss_factor (1 / (towers x
+  // processes) for the averaging reductions). LossScale builds the product
+  // where a loss is scaled, after the model's nodes, so the replication
+  // adds nothing before them: random initializers take their seeds from
+  // the graph's node count, and must draw the same with any number of
+  // processes.
+  std::vector<Output> loss_weight;
+  double loss_factor = 1.0;
   // Where the single apply is built: tower 0's name and variable scopes.
   std::optional<Scope> apply_scope;
   // calls[t][k]: tower t's gradients at its k-th optimizer call.
@@ -52,6 +58,10 @@ struct Replication {
   int64_t fusion_threshold_bytes = 0;
   std::vector<Node*> collectives;
 };
+
+// Tower `tower`'s loss scale (see Replication::loss_weight), a double built
+// in `scope`; invalid when it is 1.
+Output LossScale(const Scope& scope, const Replication& r, int tower);
 
 // The replication being built on this thread; nullptr outside one.
 Replication* CurrentReplication();

@@ -21,6 +21,14 @@ thread_local Replication* current_replication = nullptr;
 
 Replication* CurrentReplication() { return current_replication; }
 
+Output LossScale(const Scope& scope, const Replication& r, int tower) {
+  Output weight;
+  if (tower < static_cast<int>(r.loss_weight.size())) weight = r.loss_weight[tower];
+  if (r.loss_factor == 1.0) return weight;
+  if (!weight.valid()) return ops::Const(scope, r.loss_factor);
+  return ops::Mul(scope, weight, r.loss_factor);
+}
+
 ScopedReplication::ScopedReplication(Replication* r) : previous_(current_replication) {
   current_replication = r;
 }
@@ -157,10 +165,10 @@ std::vector<train::GradAndVar> TowerOptimizer::ComputeGradients(
     const Scope& scope, const Output& loss, const std::vector<Variable>& var_list) const {
   Replication* r = CurrentReplication();
   Output scaled = loss;
-  if (r != nullptr && r->tower < static_cast<int>(r->loss_scale.size()) &&
-      r->loss_scale[r->tower].valid() && loss.valid()) {
-    scaled = ops::Mul(scope.WithOpName("scaled_loss"), loss,
-                      ops::Cast(scope, r->loss_scale[r->tower], loss.type()));
+  const Output scale =
+      r != nullptr && loss.valid() ? estimator_internal::LossScale(scope, *r, r->tower) : Output();
+  if (scale.valid()) {
+    scaled = ops::Mul(scope.WithOpName("scaled_loss"), loss, ops::Cast(scope, scale, loss.type()));
   }
   std::vector<Variable> vars = var_list;
   if (r != nullptr && r->all_reduce && r->tower < static_cast<int>(r->mirrors.size()) &&

@@ -9,7 +9,8 @@
 // every process gets the sums. One op takes all of a step's tensors, so
 // every process issues its collectives in one order, and packs them into
 // fused buffers of up to fusion_threshold_bytes (Horovod's 64 MiB default;
-// 0: one collective per tensor).
+// 0: one collective per tensor). MpiBroadcast gives every process one
+// process's tensors the same way.
 #include "graph/op_registry.h"
 #include "ops/shape_fns.h"
 
@@ -39,6 +40,19 @@ TW_REGISTER_OP("MpiAllReduce")
     .Attr("fusion_threshold_bytes: int = 67108864")
     .SetIsStateful()
     .Doc("each input summed over the processes of the cluster (MPI_Allreduce)")
+    .SetShapeFn(SameShapes);
+
+// Each input becomes process root_rank's (MPI_Bcast), the tensors packed
+// into buffers of up to fusion_threshold_bytes whatever their dtypes:
+// Horovod's broadcast of the initial variables.
+TW_REGISTER_OP("MpiBroadcast")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: list(type) >= 1")
+    .Attr("root_rank: int = 0")
+    .Attr("fusion_threshold_bytes: int = 67108864")
+    .SetIsStateful()
+    .Doc("each input as process root_rank has it (MPI_Bcast)")
     .SetShapeFn(SameShapes);
 
 }  // namespace

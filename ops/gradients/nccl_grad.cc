@@ -35,6 +35,8 @@ TW_GRAD_FN(MpiAllReduceGrad) {
 }
 
 TW_REGISTER_GRADIENT("MpiAllReduce", MpiAllReduceGrad);
+// Copies one process's values over the others': nothing flows back.
+TW_REGISTER_NO_GRADIENT("MpiBroadcast");
 
 }  // namespace
 }  // namespace towerflow
