@@ -29,9 +29,10 @@ saved_model:    runtime graph framework core proto
 data:           framework core proto
 train:          ops graph runtime framework core proto
 layers:         ops graph framework core proto
-estimator:      saved_model train data ops graph runtime framework core proto
-keras:          estimator saved_model layers train data ops graph runtime framework core proto
-testing:        keras estimator saved_model layers train data ops graph runtime kernels framework core proto tests
+distribute:     ops graph framework core proto
+estimator:      distribute saved_model train data ops graph runtime framework core proto
+keras:          estimator distribute saved_model layers train data ops graph runtime framework core proto
+testing:        keras estimator distribute saved_model layers train data ops graph runtime kernels framework core proto tests
 EOF
 
 tree="${1:-}"
