@@ -139,6 +139,43 @@ TEST(EstimatorTrainingTest, ProcessesTrainAsOneProcessAndRankZeroAloneWrites) {
   }
 }
 
+// The first `rows` examples in batches of 2 (the last partial one
+// dropped), shard `index` of `shards`: shards of unequal lengths.
+InputFn FirstRows(int rows, int shards, int index) {
+  return [=]() -> absl::StatusOr<InputSpec> {
+    TW_ASSIGN_OR_RETURN(data::Dataset d,
+                        data::Dataset::FromTensorSlices(
+                            {Literal<double>({kRows, 3}, kX), Literal<double>({kRows, 1}, kY)}));
+    return InputSpec{
+        d.Take(rows).Shard(shards, index).Batch(2, /*drop_remainder=*/true), {"x"}, {"y"}};
+  };
+}
+
+TEST(EstimatorTrainingTest, TheFirstInputToEndEndsEveryProcess) {
+  absl::StatusOr<Cluster*> got = Cluster::Get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  const int n = (*got)->size(), rank = (*got)->rank();
+  // 11 examples: the last shard is the shortest, with (11 - (n - 1)) / n
+  // rounded up examples, so 5, 2 and 1 batches for 1, 2 and 3 processes.
+  const int64_t expected_steps = ((11 - (n - 1) + n - 1) / n) / 2;
+  for (const auto& [rows, steps] :
+       {std::pair<int, int64_t>{11, expected_steps}, std::pair<int, int64_t>{n - 1, 0}}) {
+    SCOPED_TRACE(rows);
+    RunConfig config;
+    config.model_dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/uneven_np", n, "_rows", rows);
+    config.log = &std::cerr;
+    config.progress_bar = RunConfig::ProgressBar::kOff;
+    std::filesystem::create_directories(config.model_dir);
+    absl::StatusOr<ModelFn> replicated = ReplicateModelFn(Regression, {.devices = {"/cpu:0"}});
+    ASSERT_TRUE(replicated.ok()) << replicated.status();
+    Estimator estimator(*replicated, config);
+    // With n - 1 examples the last process's input is empty from the start.
+    absl::StatusOr<TrainResult> trained = estimator.Train(FirstRows(rows, n, rank));
+    ASSERT_TRUE(trained.ok()) << trained.status();
+    EXPECT_EQ(trained->global_step, steps);
+  }
+}
+
 }  // namespace
 }  // namespace distribute
 }  // namespace towerflow

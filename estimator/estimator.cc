@@ -347,20 +347,40 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
   const bool chief = cluster == nullptr || cluster->is_chief();
   static std::ostream* const quiet = new std::ostream(nullptr);
   std::ostream& log = chief ? *config_.log : *quiet;
+  // What ends Train early is decided for the whole cluster (a process that
+  // returned alone would leave the others waiting in a collective): rank
+  // 0's checkpoint decides the skip, and one empty input ends every process.
+  const auto rank_zeros = [cluster](bool mine) -> absl::StatusOr<bool> {
+    if (cluster == nullptr) return mine;
+    Tensor flag(DT_INT32, TensorShape({1}));
+    flag.data<int32_t>()[0] = mine ? 1 : 0;
+    TW_RETURN_IF_ERROR(cluster->Broadcast(&flag, 0));
+    return flag.data<int32_t>()[0] != 0;
+  };
+  const auto everyones = [cluster](bool mine) -> absl::StatusOr<bool> {
+    if (cluster == nullptr) return mine;
+    Tensor count(DT_INT32, TensorShape({1}));
+    count.data<int32_t>()[0] = mine ? 1 : 0;
+    TW_RETURN_IF_ERROR(cluster->AllReduceSum(&count));
+    return count.data<int32_t>()[0] == cluster->size();
+  };
   const absl::StatusOr<std::string> latest = LatestCheckpoint(config_.model_dir);
   TrainResult result;
   result.loss = std::numeric_limits<double>::quiet_NaN();
-  if (options.max_steps.has_value() && latest.ok()) {
-    const std::optional<int64_t> saved = CheckpointGlobalStep(*latest);
-    if (saved.has_value() && *saved >= *options.max_steps) {
-      log << LogTimestamp() << ": Skipping training since max_steps has already saved.\n";
-      result.global_step = *saved;
-      return result;
-    }
+  std::optional<int64_t> saved;
+  if (latest.ok()) saved = CheckpointGlobalStep(*latest);
+  TW_ASSIGN_OR_RETURN(const bool skip,
+                      rank_zeros(options.max_steps.has_value() && saved.has_value() &&
+                                 *saved >= *options.max_steps));
+  if (skip) {
+    log << LogTimestamp() << ": Skipping training since max_steps has already saved.\n";
+    result.global_step = saved.value_or(*options.max_steps);
+    return result;
   }
 
   TW_ASSIGN_OR_RETURN(OpenedInput in, OpenInput(input_fn, /*with_labels=*/true));
-  if (!in.first.has_value()) {
+  TW_ASSIGN_OR_RETURN(const bool have_input, everyones(in.first.has_value()));
+  if (!have_input) {
     log << LogTimestamp() << ": The input is empty: nothing to train.\n";
     if (latest.ok()) result.global_step = CheckpointGlobalStep(*latest).value_or(0);
     return result;
@@ -420,15 +440,10 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
 
   while (true) {
     TW_ASSIGN_OR_RETURN(std::optional<data::Element> batch, in.Next());
-    if (cluster != nullptr) {
-      // The processes step together: the first input to end ends them all
-      // (a process stepping alone would wait for the others forever).
-      Tensor have(DT_INT32, TensorShape({1}));
-      have.data<int32_t>()[0] = batch.has_value() ? 1 : 0;
-      TW_RETURN_IF_ERROR(cluster->AllReduceSum(&have));
-      if (have.data<int32_t>()[0] < cluster->size()) break;
-    }
-    if (!batch.has_value()) break;  // the end of the data ends training
+    // The end of the data ends training; the processes of a cluster step
+    // together, so the first input to end ends them all.
+    TW_ASSIGN_OR_RETURN(const bool all_have_data, everyones(batch.has_value()));
+    if (!all_have_data) break;
     TW_ASSIGN_OR_RETURN(const bool stop_requested,
                         RunStep(session, *g, in, *batch, step_after, hooks, &result));
     if (stop_requested) break;
