@@ -20,14 +20,21 @@ namespace towerflow {
 namespace distribute {
 namespace {
 
+// The fusion_threshold_bytes attr, checked.
+absl::StatusOr<int64_t> FusionThreshold(const KernelConstruction& c) {
+  int64_t threshold = 0;
+  TW_RETURN_IF_ERROR(c.GetAttr("fusion_threshold_bytes", &threshold));
+  if (threshold < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fusion_threshold_bytes must be >= 0, got ", threshold));
+  }
+  return threshold;
+}
+
 class MpiAllReduceOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
-    TW_RETURN_IF_ERROR(c.GetAttr("fusion_threshold_bytes", &threshold_));
-    if (threshold_ < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("fusion_threshold_bytes must be >= 0, got ", threshold_));
-    }
+    TW_ASSIGN_OR_RETURN(threshold_, FusionThreshold(c));
     return absl::OkStatus();
   }
 
@@ -103,11 +110,7 @@ class MpiBroadcastOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
     TW_RETURN_IF_ERROR(c.GetAttr("root_rank", &root_));
-    TW_RETURN_IF_ERROR(c.GetAttr("fusion_threshold_bytes", &threshold_));
-    if (threshold_ < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("fusion_threshold_bytes must be >= 0, got ", threshold_));
-    }
+    TW_ASSIGN_OR_RETURN(threshold_, FusionThreshold(c));
     return absl::OkStatus();
   }
 

@@ -98,6 +98,36 @@ TEST(MpiAllReduceTest, AHundredSmallVariablesMakeOneCollective) {
   }
 }
 
+TEST(MpiBroadcastTest, EveryProcessGetsTheRootsTensorsOfAnyDtype) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int root = c->size() - 1, r = c->rank();
+  for (const int64_t threshold : {int64_t{64} << 20, int64_t{0}}) {
+    SCOPED_TRACE(threshold);
+    Scope root_scope = Scope::NewRootScope();
+    const std::vector<Output> mine = {
+        ops::Const(root_scope, {1.5f * r, -1.0f * r}),
+        ops::Const(root_scope, {int64_t{10} * r}),
+        ops::Const(root_scope, {r == root, r != root, true}),
+        ops::Const(root_scope, {{0.25 * r}}),
+    };
+    ops::MpiBroadcast broadcast(root_scope, mine,
+                                ops::MpiBroadcast::RootRank(root).FusionThresholdBytes(threshold));
+    TW_ASSERT_OK(root_scope.status());
+    ClientSession session(root_scope);
+    std::vector<Tensor> got;
+    const int64_t before = c->collectives();
+    TW_ASSERT_OK(session.Run(broadcast.output, &got));
+    EXPECT_THAT(got[0], TensorIs<float>({2}, {1.5f * root, -1.0f * root}));
+    EXPECT_THAT(got[1], TensorIs<int64_t>({1}, {int64_t{10} * root}));
+    EXPECT_TRUE(got[2].data<bool>()[0]);
+    EXPECT_FALSE(got[2].data<bool>()[1]);
+    EXPECT_THAT(got[3], TensorIs<double>({1, 1}, {0.25 * root}));
+    // Fused: one buffer for all four dtypes; unfused: one per tensor.
+    EXPECT_EQ(c->collectives() - before, c->size() == 1 ? 0 : (threshold == 0 ? 4 : 1));
+  }
+}
+
 TEST(MpiAllReduceTest, RefusesNegativeThresholds) {
   Scope root = Scope::NewRootScope();
   ops::MpiAllReduce sums(root, {ops::Const(root, {1.0f})},
