@@ -73,9 +73,13 @@ class MpiAllReduceOp : public OpKernel {
     }
     for (size_t b = 0; b < buckets.size(); ++b) {
       if (buckets[b].size() == 1) {
+        // In place when no one else holds the input (a step's gradient).
         const int i = buckets[b][0];
-        TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(i, ctx->input(i).shape()));
-        std::memcpy(out->raw_data(), ctx->input(i).raw_data(), ctx->input(i).TotalBytes());
+        TW_ASSIGN_OR_RETURN(Tensor * out,
+                            ctx->forward_input_or_allocate_output(i, i, ctx->input(i).shape()));
+        if (out->raw_data() != ctx->input(i).raw_data()) {
+          std::memcpy(out->raw_data(), ctx->input(i).raw_data(), ctx->input(i).TotalBytes());
+        }
         TW_RETURN_IF_ERROR(cluster->AllReduceSum(out));
         continue;
       }
