@@ -345,8 +345,8 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
     if (cluster->size() == 1) cluster = nullptr;
   }
   const bool chief = cluster == nullptr || cluster->is_chief();
-  static std::ostream* const quiet = new std::ostream(nullptr);
-  std::ostream& log = chief ? *config_.log : *quiet;
+  std::ostream quiet(nullptr);  // discards
+  std::ostream& log = chief ? *config_.log : quiet;
   // What ends Train early is decided for the whole cluster (a process that
   // returned alone would leave the others waiting in a collective): rank
   // 0's checkpoint decides the skip, and one empty input ends every process.

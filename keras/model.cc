@@ -386,6 +386,10 @@ absl::Status Model::Build(const TensorMap* y) {
   }
   options.uneven_batches = replication_.uneven_batches;
   options.loss_reduction = replication_.loss_reduction;
+  // Fit does not yet step a cluster's processes together (broadcast,
+  // agreement on the end of the data): under mpirun each process trains
+  // alone.
+  options.across_processes = false;
   if (options.loss_reduction != LossReduction::kMean &&
       options.loss_reduction != LossReduction::kSum) {
     return absl::InvalidArgumentError(
