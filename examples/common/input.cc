@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "data/image.h"
 #include "data/readers.h"
+#include "distribute/cluster.h"
 
 namespace towerflow {
 namespace examples {
@@ -28,6 +29,9 @@ InputSpec Pipeline(const data::Dataset& examples, bool train, int64_t batch_size
                    const PipelineOptions& options) {
   data::Dataset d = examples;
   if (train) {
+    // Under mpirun each process reads its part (every size-th example).
+    absl::StatusOr<distribute::Cluster*> cluster = distribute::Cluster::Get();
+    if (cluster.ok() && (*cluster)->size() > 1) d = d.Shard((*cluster)->size(), (*cluster)->rank());
     d = d.Shuffle(kShuffleBuffer, seed)
             .Repeat()
             .RandomMap(std::move(augment), seed + 1, options.threads)

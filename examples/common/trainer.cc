@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "core/file_io.h"
 #include "core/status_macros.h"
+#include "distribute/cluster.h"
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
 #include "examples/common/input.h"
@@ -180,16 +181,24 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
 
   const bool cifar = HasCifar10(data_dir);
   const int64_t train_examples = cifar ? 50000 : 60000;
-  const int64_t batch = per_tower_batch * num_towers;
+  // Under mpirun every process trains its towers on its part of the data
+  // (the input shards itself); rank 0 alone writes, evaluates and exports.
+  TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
+  const int64_t batch = per_tower_batch * num_towers;  // per process
+  const int64_t global_batch = batch * cluster->size();
   if (!cifar && !HasFashionMnist(fashion_dir)) {
     return absl::NotFoundError(absl::StrCat("no CIFAR-10 binaries in --data_dir='", data_dir,
                                             "' and no Fashion-MNIST in ", fashion_dir,
                                             " (tools/bootstrap.sh installs it)"));
   }
-  std::cerr << "Training on "
-            << (cifar ? "CIFAR-10 from " + data_dir : "Fashion-MNIST from " + fashion_dir)
-            << " with " << num_towers << " towers (" << absl::StrJoin(replicate.devices, ", ")
-            << "), " << batch << " examples per step, " << aggregation << " aggregation\n";
+  if (cluster->is_chief()) {
+    std::cerr << "Training on "
+              << (cifar ? "CIFAR-10 from " + data_dir : "Fashion-MNIST from " + fashion_dir)
+              << " with "
+              << (cluster->size() > 1 ? absl::StrCat(cluster->size(), " processes of ") : "")
+              << num_towers << " towers (" << absl::StrJoin(replicate.devices, ", ") << "), "
+              << global_batch << " examples per step, " << aggregation << " aggregation\n";
+  }
   auto input = [&](bool train) -> InputFn {
     return [=]() {
       return cifar ? model.cifar10_input(data_dir, train, batch, seed, PipelineOptions())
@@ -210,7 +219,7 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
   Params params = model.params;
   params.values["num_classes"] = 10;
   params.values["batch_size"] = static_cast<double>(batch);
-  params.values["steps_per_epoch"] = static_cast<double>(train_examples / batch);
+  params.values["steps_per_epoch"] = static_cast<double>(train_examples / global_batch);
   for (const std::string& name : model.param_flags) {
     if (flags.values.count(name) == 0) continue;
     TW_ASSIGN_OR_RETURN(params.values[name], flags.Double(name, 0));
@@ -224,8 +233,9 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
     train.hooks.push_back(std::make_shared<ProfilerHook>(model_dir, profile_every));
   }
   TW_ASSIGN_OR_RETURN(TrainResult trained, estimator.Train(input(true), train));
+  if (!cluster->is_chief()) return absl::OkStatus();
   std::cerr << "Trained to global step " << trained.global_step << " ("
-            << trained.steps_run * batch / static_cast<double>(train_examples)
+            << trained.steps_run * global_batch / static_cast<double>(train_examples)
             << " epochs in this run)\n";
 
   if (evaluate) {
