@@ -23,6 +23,7 @@
 #include "tests/tensor_testing.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
+#include "train/metrics.h"
 #include "train/optimizers.h"
 
 namespace towerflow {
@@ -40,6 +41,7 @@ EstimatorSpec Regression(const Scope& s, const FeatureMap& features, const Featu
   spec.predictions["y"] = prediction;
   if (mode == ModeKeys::kPredict) return spec;
   spec.loss = ops::Mean(s, ops::Square(s, ops::Sub(s, prediction, labels.at("y"))), {0, 1});
+  spec.eval_metric_ops["mean_prediction"] = train::Mean(s, prediction);
   if (mode != ModeKeys::kTrain) return spec;
   TowerOptimizer optimizer(std::make_shared<train::MomentumOptimizer>(0.05, 0.9));
   spec.train_op = optimizer.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
@@ -52,13 +54,15 @@ const std::vector<double> kX = {1,   2,    3,   -1, 0.5, 1,    -2, 1, 0, 0.25, -
                                 0.5, 0.5,  0.5, 4,  -2,  0.75, 1,  1, 1, -3,   2,  0.125};
 const std::vector<double> kY = {1, 0, 2, -1, 0.5, 3, -2, 1, 1.5, 0, 2.5, -0.5};
 
-// The data in batches of `batch` rows, shard `index` of `shards`.
-InputFn Input(int shards, int index, int batch) {
+// The data in batches of `batch` rows, shard `index` of `shards`, repeated
+// (for training) or once.
+InputFn Input(int shards, int index, int batch, bool repeat = true) {
   return [=]() -> absl::StatusOr<InputSpec> {
     TW_ASSIGN_OR_RETURN(data::Dataset d,
                         data::Dataset::FromTensorSlices(
                             {Literal<double>({kRows, 3}, kX), Literal<double>({kRows, 1}, kY)}));
-    return InputSpec{d.Shard(shards, index).Batch(batch).Repeat(), {"x"}, {"y"}};
+    d = d.Shard(shards, index).Batch(batch);
+    return InputSpec{repeat ? d.Repeat() : d, {"x"}, {"y"}};
   };
 }
 
@@ -126,6 +130,18 @@ TEST(EstimatorTrainingTest, ProcessesTrainAsOneProcessAndRankZeroAloneWrites) {
       EXPECT_NEAR(a[name].data<double>()[i], b[name].data<double>()[i], 1e-9) << name << i;
     }
   }
+  // Evaluation: each process its shard, the metrics those of all the data,
+  // as one process evaluating all of it (the same checkpoint).
+  absl::StatusOr<MetricMap> shard_metrics = multi.Evaluate(Input(n, rank, 2, false), std::nullopt);
+  ASSERT_TRUE(shard_metrics.ok()) << shard_metrics.status();
+  absl::StatusOr<MetricMap> all_metrics =
+      single.Evaluate(Input(1, 0, 2, false), std::nullopt, *LatestCheckpoint(multi_dir));
+  ASSERT_TRUE(all_metrics.ok()) << all_metrics.status();
+  for (const char* metric : {"loss", "mean_prediction", "global_step"}) {
+    ASSERT_EQ(shard_metrics->count(metric), 1u) << metric;
+    EXPECT_NEAR(shard_metrics->at(metric), all_metrics->at(metric), 1e-9) << metric;
+  }
+
   // Rank 0 alone logged and wrote one event file; the others were quiet.
   int events = 0;
   for (const auto& entry : std::filesystem::directory_iterator(multi_dir)) {

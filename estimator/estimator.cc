@@ -465,8 +465,27 @@ absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::opti
     }
     path = *latest;
   }
+  // In a cluster each process evaluates its part of the data and the metric
+  // variables are summed over the processes at the end, so every process
+  // gets the metrics of all of it.
+  distribute::Cluster* cluster = nullptr;
+  if (config_.across_processes) {
+    TW_ASSIGN_OR_RETURN(cluster, distribute::Cluster::Get());
+    if (cluster->size() == 1) cluster = nullptr;
+  }
   TW_ASSIGN_OR_RETURN(OpenedInput in, OpenInput(input_fn, /*with_labels=*/true));
-  if (!in.first.has_value()) return absl::InvalidArgumentError("Evaluate: the input is empty");
+  bool all_have_input = in.first.has_value();
+  if (cluster != nullptr) {
+    Tensor count(DT_INT32, TensorShape({1}));
+    count.data<int32_t>()[0] = all_have_input ? 1 : 0;
+    TW_RETURN_IF_ERROR(cluster->AllReduceSum(&count));
+    all_have_input = count.data<int32_t>()[0] == cluster->size();
+  }
+  if (!all_have_input) {
+    return absl::InvalidArgumentError(cluster == nullptr
+                                          ? "Evaluate: the input is empty"
+                                          : "Evaluate: the input of a process is empty");
+  }
   TW_ASSIGN_OR_RETURN(std::unique_ptr<ModelGraph> g,
                       estimator_internal::BuildModelGraph(model_fn_, config_, params_,
                                                           ModeKeys::kEval, in.features, in.labels));
@@ -484,6 +503,12 @@ absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::opti
   TW_ASSIGN_OR_RETURN(std::unique_ptr<train::Saver> saver, estimator_internal::RestoringSaver(*g));
   Operation init_global = GlobalVariablesInitializer(root);
   Operation init_local = LocalVariablesInitializer(root);
+  std::optional<Operation> reduce_metrics;
+  if (cluster != nullptr) {
+    reduce_metrics =
+        distribute::AllReduceVariables(root.NewSubScope("reduce_metrics"),
+                                       GetVariables(*root.graph(), GraphKeys::kMetricVariables));
+  }
   TW_RETURN_IF_ERROR(root.status());
 
   ClientSession session(root, config_.session_options);
@@ -496,6 +521,9 @@ absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::opti
     TW_ASSIGN_OR_RETURN(ClientSession::FeedType feeds, Feeds(*g, in, *batch));
     TW_RETURN_IF_ERROR(session.Run(feeds, {}, updates, nullptr));
   }
+  if (reduce_metrics.has_value()) {
+    TW_RETURN_IF_ERROR(session.Run({}, {}, {*reduce_metrics}, nullptr));
+  }
   std::vector<Tensor> out;
   TW_RETURN_IF_ERROR(session.Run(values, &out));
   MetricMap result;
@@ -507,9 +535,11 @@ absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::opti
   result["global_step"] = static_cast<double>(global_step);
   std::vector<std::string> parts;
   for (const auto& [name, value] : result) parts.push_back(absl::StrCat(name, " = ", value));
-  *config_.log << LogTimestamp() << ": Saving dict for global step " << global_step << ": "
-               << absl::StrJoin(parts, ", ") << "\n"
-               << std::flush;
+  if (cluster == nullptr || cluster->is_chief()) {
+    *config_.log << LogTimestamp() << ": Saving dict for global step " << global_step << ": "
+                 << absl::StrJoin(parts, ", ") << "\n"
+                 << std::flush;
+  }
   return result;
 }
 

@@ -72,8 +72,10 @@ struct RunConfig {
   // first input ends, and rank 0 alone logging and writing checkpoints and
   // summaries. Each process's input_fn should read its part of the data
   // (Dataset::Shard(size, rank)). The model_fn replicates across processes
-  // through ReplicateModelFn (ReplicateOptions::across_processes). false:
-  // this process trains alone. Evaluate and Predict are per process.
+  // through ReplicateModelFn (ReplicateOptions::across_processes).
+  // Evaluate sums the processes' metric variables at the end, so each gets
+  // the metrics of all their data; Predict is per process. false: this
+  // process trains and evaluates alone.
   bool across_processes = true;
   // Where the log goes.
   std::ostream* log = &std::cerr;

@@ -28,10 +28,11 @@ InputSpec Pipeline(const data::Dataset& examples, bool train, int64_t batch_size
                    data::RandomMapFn augment, data::MapFn preprocess,
                    const PipelineOptions& options) {
   data::Dataset d = examples;
+  // Under mpirun each process reads its part (every size-th example); the
+  // Estimator sums the processes' gradients, and their metrics.
+  absl::StatusOr<distribute::Cluster*> cluster = distribute::Cluster::Get();
+  if (cluster.ok() && (*cluster)->size() > 1) d = d.Shard((*cluster)->size(), (*cluster)->rank());
   if (train) {
-    // Under mpirun each process reads its part (every size-th example).
-    absl::StatusOr<distribute::Cluster*> cluster = distribute::Cluster::Get();
-    if (cluster.ok() && (*cluster)->size() > 1) d = d.Shard((*cluster)->size(), (*cluster)->rank());
     d = d.Shuffle(kShuffleBuffer, seed)
             .Repeat()
             .RandomMap(std::move(augment), seed + 1, options.threads)

@@ -181,8 +181,8 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
 
   const bool cifar = HasCifar10(data_dir);
   const int64_t train_examples = cifar ? 50000 : 60000;
-  // Under mpirun every process trains its towers on its part of the data
-  // (the input shards itself); rank 0 alone writes, evaluates and exports.
+  // Under mpirun every process trains and evaluates its towers on its part
+  // of the data (the input shards itself); rank 0 alone writes and exports.
   TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
   const int64_t batch = per_tower_batch * num_towers;  // per process
   const int64_t global_batch = batch * cluster->size();
@@ -233,17 +233,20 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
     train.hooks.push_back(std::make_shared<ProfilerHook>(model_dir, profile_every));
   }
   TW_ASSIGN_OR_RETURN(TrainResult trained, estimator.Train(input(true), train));
-  if (!cluster->is_chief()) return absl::OkStatus();
-  std::cerr << "Trained to global step " << trained.global_step << " ("
-            << trained.steps_run * global_batch / static_cast<double>(train_examples)
-            << " epochs in this run)\n";
-
-  if (evaluate) {
-    TW_ASSIGN_OR_RETURN(MetricMap metrics, estimator.Evaluate(input(false)));
-    std::cout << LogTimestamp()
-              << ": precision @ 1 = " << absl::StrFormat("%.4f", metrics["accuracy"])
-              << " (test set, global step " << metrics["global_step"] << ")\n";
+  if (cluster->is_chief()) {
+    std::cerr << "Trained to global step " << trained.global_step << " ("
+              << trained.steps_run * global_batch / static_cast<double>(train_examples)
+              << " epochs in this run)\n";
   }
+  if (evaluate) {  // every process its part of the test set
+    TW_ASSIGN_OR_RETURN(MetricMap metrics, estimator.Evaluate(input(false)));
+    if (cluster->is_chief()) {
+      std::cout << LogTimestamp()
+                << ": precision @ 1 = " << absl::StrFormat("%.4f", metrics["accuracy"])
+                << " (test set, global step " << metrics["global_step"] << ")\n";
+    }
+  }
+  if (!cluster->is_chief()) return absl::OkStatus();
 
   // The graph and a picture of the towers; the serving export.
   const int64_t side = cifar ? model.cifar10_side : 28, channels = cifar ? 3 : 1;
