@@ -157,6 +157,18 @@ struct Tree {
   std::vector<const Message*> messages;
 };
 
+void Walk(Message* message, int depth, Tree* tree);
+
+// The tree of `message`, its strings sorted: protobuf maps iterate in an
+// order that differs from process to process, and the pool of names to
+// copy should not.
+Tree TreeOf(Message* message) {
+  Tree tree;
+  Walk(message, 0, &tree);
+  std::sort(tree.strings.begin(), tree.strings.end());
+  return tree;
+}
+
 void Walk(Message* message, int depth, Tree* tree) {
   if (depth > kMaxDepth || tree->sites.size() >= kMaxSites) return;
   tree->messages.push_back(message);
@@ -436,8 +448,7 @@ void MutateSubmessage(Message* message, const FieldDescriptor* field, const Tree
 }  // namespace
 
 bool MutateMessage(Message* message, MutationContext& ctx) {
-  Tree tree;
-  Walk(message, 0, &tree);
+  const Tree tree = TreeOf(message);
   if (tree.sites.empty()) return false;
   const Site site = tree.sites[ctx.Below(tree.sites.size())];
   const bool is_message = site.field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE;
@@ -473,20 +484,30 @@ std::optional<std::string> MutateProto(const std::string& input, const Message& 
     }
     text = true;
   }
-  const int changes = 1 + static_cast<int>(ctx.Below(3));
-  for (int i = 0; i < changes; ++i) MutateMessage(message.get(), ctx);
-  std::string out;
-  if (text) {
-    google::protobuf::TextFormat::Printer printer;
-    printer.SetSingleLineMode(true);
-    printer.PrintToString(*message, &out);
+  const auto serialize = [text](const Message& m) {
+    std::string out;
+    if (text) {
+      google::protobuf::TextFormat::Printer printer;
+      printer.SetSingleLineMode(true);
+      printer.PrintToString(m, &out);
+      return out;
+    }
+    {  // the streams hand `out` its final size when they close
+      google::protobuf::io::StringOutputStream stream(&out);
+      google::protobuf::io::CodedOutputStream coded(&stream);
+      coded.SetSerializationDeterministic(true);
+      m.SerializeToCodedStream(&coded);
+    }
     return out;
-  }
-  {
-    google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    message->SerializeToCodedStream(&coded);
+  };
+  // Some changes change nothing (swapping two map entries, setting a field
+  // to its value): mutate again until the message differs, a few times.
+  const std::string before = serialize(*message);
+  std::string out = before;
+  for (int round = 0; round < 8 && out == before; ++round) {
+    const int changes = 1 + static_cast<int>(ctx.Below(3));
+    for (int i = 0; i < changes; ++i) MutateMessage(message.get(), ctx);
+    out = serialize(*message);
   }
   return out;
 }
