@@ -322,6 +322,22 @@ absl::StatusOr<bool> RunStep(const ClientSession& session, const ModelGraph& g,
   return stop_requested;
 }
 
+// The cluster `config` trains across, or null for this process alone.
+absl::StatusOr<distribute::Cluster*> ClusterOf(const RunConfig& config) {
+  if (!config.across_processes) return nullptr;
+  TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
+  return cluster->size() > 1 ? cluster : nullptr;
+}
+
+// Whether `mine` holds on every process of `cluster` (null: this one alone).
+absl::StatusOr<bool> EveryProcess(distribute::Cluster* cluster, bool mine) {
+  if (cluster == nullptr) return mine;
+  Tensor count(DT_INT32, TensorShape({1}));
+  count.data<int32_t>()[0] = mine ? 1 : 0;
+  TW_RETURN_IF_ERROR(cluster->AllReduceSum(&count));
+  return count.data<int32_t>()[0] == cluster->size();
+}
+
 }  // namespace
 
 absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const TrainOptions& options) {
@@ -339,11 +355,7 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
   }
   // In a cluster (under mpirun) every process trains its towers of one
   // replicated model; rank 0 alone logs and writes.
-  distribute::Cluster* cluster = nullptr;
-  if (config_.across_processes) {
-    TW_ASSIGN_OR_RETURN(cluster, distribute::Cluster::Get());
-    if (cluster->size() == 1) cluster = nullptr;
-  }
+  TW_ASSIGN_OR_RETURN(distribute::Cluster* const cluster, ClusterOf(config_));
   const bool chief = cluster == nullptr || cluster->is_chief();
   std::ostream quiet(nullptr);  // discards
   std::ostream& log = chief ? *config_.log : quiet;
@@ -356,13 +368,6 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
     flag.data<int32_t>()[0] = mine ? 1 : 0;
     TW_RETURN_IF_ERROR(cluster->Broadcast(&flag, 0));
     return flag.data<int32_t>()[0] != 0;
-  };
-  const auto everyones = [cluster](bool mine) -> absl::StatusOr<bool> {
-    if (cluster == nullptr) return mine;
-    Tensor count(DT_INT32, TensorShape({1}));
-    count.data<int32_t>()[0] = mine ? 1 : 0;
-    TW_RETURN_IF_ERROR(cluster->AllReduceSum(&count));
-    return count.data<int32_t>()[0] == cluster->size();
   };
   const absl::StatusOr<std::string> latest = LatestCheckpoint(config_.model_dir);
   TrainResult result;
@@ -379,7 +384,7 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
   }
 
   TW_ASSIGN_OR_RETURN(OpenedInput in, OpenInput(input_fn, /*with_labels=*/true));
-  TW_ASSIGN_OR_RETURN(const bool have_input, everyones(in.first.has_value()));
+  TW_ASSIGN_OR_RETURN(const bool have_input, EveryProcess(cluster, in.first.has_value()));
   if (!have_input) {
     log << LogTimestamp() << ": The input is empty: nothing to train.\n";
     if (latest.ok()) result.global_step = CheckpointGlobalStep(*latest).value_or(0);
@@ -442,7 +447,7 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
     TW_ASSIGN_OR_RETURN(std::optional<data::Element> batch, in.Next());
     // The end of the data ends training; the processes of a cluster step
     // together, so the first input to end ends them all.
-    TW_ASSIGN_OR_RETURN(const bool all_have_data, everyones(batch.has_value()));
+    TW_ASSIGN_OR_RETURN(const bool all_have_data, EveryProcess(cluster, batch.has_value()));
     if (!all_have_data) break;
     TW_ASSIGN_OR_RETURN(const bool stop_requested,
                         RunStep(session, *g, in, *batch, step_after, hooks, &result));
@@ -468,19 +473,9 @@ absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::opti
   // In a cluster each process evaluates its part of the data and the metric
   // variables are summed over the processes at the end, so every process
   // gets the metrics of all of it.
-  distribute::Cluster* cluster = nullptr;
-  if (config_.across_processes) {
-    TW_ASSIGN_OR_RETURN(cluster, distribute::Cluster::Get());
-    if (cluster->size() == 1) cluster = nullptr;
-  }
+  TW_ASSIGN_OR_RETURN(distribute::Cluster* const cluster, ClusterOf(config_));
   TW_ASSIGN_OR_RETURN(OpenedInput in, OpenInput(input_fn, /*with_labels=*/true));
-  bool all_have_input = in.first.has_value();
-  if (cluster != nullptr) {
-    Tensor count(DT_INT32, TensorShape({1}));
-    count.data<int32_t>()[0] = all_have_input ? 1 : 0;
-    TW_RETURN_IF_ERROR(cluster->AllReduceSum(&count));
-    all_have_input = count.data<int32_t>()[0] == cluster->size();
-  }
+  TW_ASSIGN_OR_RETURN(const bool all_have_input, EveryProcess(cluster, in.first.has_value()));
   if (!all_have_input) {
     return absl::InvalidArgumentError(cluster == nullptr
                                           ? "Evaluate: the input is empty"
