@@ -1,0 +1,49 @@
+// The cases of gpu_conformance_test: an op, its attrs and its inputs, run
+// on /device:GPU:0 and /device:CPU:0 with the same inputs. Split by family
+// over the test's files.
+#ifndef TOWERFLOW_KERNELS_GPU_CONFORMANCE_CASES_H_
+#define TOWERFLOW_KERNELS_GPU_CONFORMANCE_CASES_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace towerflow {
+namespace conformance {
+
+inline constexpr char kFloat[] = "attr { key: 'T' value { type: DT_FLOAT } }";
+
+struct Input {
+  std::vector<int64_t> shape;
+  bool is_int = false;  // int32 `ints` (axes, dims, labels), else random floats
+  std::vector<int32_t> ints;
+  float lo = -2, hi = 2;  // the floats' range [lo, hi)
+};
+
+struct Case {
+  std::string name;
+  std::string op;
+  std::string attrs;
+  std::vector<Input> inputs;
+  int num_outputs = 1;
+  double tolerance = 1e-5;  // relative, and absolute below 1
+};
+
+inline Input Floats(std::vector<int64_t> shape, float lo = -2, float hi = 2) {
+  return Input{std::move(shape), false, {}, lo, hi};
+}
+inline Input Ints(std::vector<int32_t> values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  return Input{{n}, true, std::move(values)};
+}
+inline Input IntScalar(int32_t v) { return Input{{}, true, {v}}; }
+
+// LeakyRelu, DepthwiseConv2dNative, the N-d index ops, the block
+// rearrangements, the resizes and Einsum (conformance_model_op_cases.cc).
+void AddModelOpCases(std::vector<Case>* cases);
+
+}  // namespace conformance
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_GPU_CONFORMANCE_CASES_H_
