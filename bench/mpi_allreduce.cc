@@ -4,16 +4,18 @@
 //   cluster   distribute::Cluster::AllReduceSum on one tensor of them;
 //   op fused  one MpiAllReduce op over the model's tensors (fed; 64 MiB
 //             fusion), run by a Session, as ReplicateModelFn does each step;
-//   op per-tensor  the same with fusion off (one collective per tensor).
+//   op per-tensor  the same with fusion off (one collective per tensor);
+//   session alone  an IdentityN in place of the op: the Session's part.
 // Two sets: ResNet-20's 0.27 M parameters in its 65 tensors, and 25 M
-// parameters in 100 tensors. Each figure is the median of 30 runs after 5
-// warm-up runs, every run between barriers; rank 0 prints the table.
+// parameters in 100 tensors. Each figure is the median of 30 runs, the four
+// taking turns, every run between barriers; rank 0 prints the table.
 #include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "distribute/cluster.h"
@@ -41,50 +43,77 @@ std::vector<int64_t> ResNet20Sizes() {
   return sizes;
 }
 
-double MedianSeconds(distribute::Cluster* cluster, const std::function<void()>& run) {
-  for (int i = 0; i < 5; ++i) run();
-  std::vector<double> times;
-  for (int i = 0; i < 30; ++i) {
-    (void)cluster->Barrier();
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    times.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+// The median seconds of each of `runs`, measured side by side: 5 warm-up
+// rounds, then 30 rounds that run each once in turn, every run between
+// barriers (so drift in the machine's load hits all of them alike).
+std::vector<double> MedianSeconds(distribute::Cluster* cluster,
+                                  const std::vector<std::function<void()>>& runs) {
+  for (int i = 0; i < 5; ++i) {
+    for (const auto& run : runs) run();
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  std::vector<std::vector<double>> times(runs.size());
+  for (int i = 0; i < 30; ++i) {
+    for (size_t r = 0; r < runs.size(); ++r) {
+      (void)cluster->Barrier();
+      const auto start = std::chrono::steady_clock::now();
+      runs[r]();
+      times[r].push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& t : times) {
+    std::sort(t.begin(), t.end());
+    medians.push_back(t[t.size() / 2]);
+  }
+  return medians;
 }
 
-void Measure(distribute::Cluster* cluster, const char* name, const std::vector<int64_t>& sizes) {
-  int64_t total = 0;
-  for (int64_t s : sizes) total += s;
-  std::vector<float> raw(total, 1.0f);
-  const double raw_s = MedianSeconds(cluster, [&] {
-    MPI_Allreduce(MPI_IN_PLACE, raw.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM,
-                  MPI_COMM_WORLD);
-  });
-  Tensor one(DT_FLOAT, TensorShape({total}));
-  std::fill_n(one.data<float>(), total, 1.0f);
-  const double cluster_s = MedianSeconds(cluster, [&] { (void)cluster->AllReduceSum(&one); });
-  double op_s[2];
-  for (int fused = 1; fused >= 0; --fused) {
-    Scope root = Scope::NewRootScope();
+// One Session running an MpiAllReduce over fed tensors of `sizes`, as
+// gradients arrive in a step; with a negative threshold, an IdentityN (the
+// Session's own cost of feeding and fetching them).
+struct OpRun {
+  OpRun(const std::vector<int64_t>& sizes, int64_t threshold) : root(Scope::NewRootScope()) {
     std::vector<Output> tensors;
-    ClientSession::FeedType feeds;
     for (int64_t s : sizes) {
-      // Fed tensors, as gradients would arrive: a run is the op alone.
       Output x = ops::Placeholder(root, DT_FLOAT);
       Tensor value(DT_FLOAT, TensorShape({s}));
       std::fill_n(value.data<float>(), s, 1.0f);
       feeds.emplace(x, value);
       tensors.push_back(x);
     }
-    ops::MpiAllReduce sums(root, tensors,
-                           ops::MpiAllReduce::FusionThresholdBytes(fused ? int64_t{64} << 20 : 0));
-    ClientSession session(root);
-    std::vector<Tensor> out;
-    op_s[fused] = MedianSeconds(cluster, [&] { (void)session.Run(feeds, sums.sum, &out); });
+    sums = threshold < 0 ? ops::IdentityN(root, tensors).output
+                         : ops::MpiAllReduce(root, tensors,
+                                             ops::MpiAllReduce::FusionThresholdBytes(threshold))
+                               .sum;
+    session = std::make_unique<ClientSession>(root);
   }
+  void Run() {
+    out.clear();  // last run's outputs let go, as a step's are
+    (void)session->Run(feeds, sums, &out);
+  }
+  Scope root;
+  ClientSession::FeedType feeds;
+  OutputList sums;
+  std::unique_ptr<ClientSession> session;
+  std::vector<Tensor> out;
+};
+
+void Measure(distribute::Cluster* cluster, const char* name, const std::vector<int64_t>& sizes) {
+  int64_t total = 0;
+  for (int64_t s : sizes) total += s;
+  std::vector<float> raw(total, 1.0f);
+  Tensor one(DT_FLOAT, TensorShape({total}));
+  std::fill_n(one.data<float>(), total, 1.0f);
+  OpRun fused(sizes, int64_t{64} << 20), per_tensor(sizes, 0), session_alone(sizes, -1);
+  const std::vector<double> s =
+      MedianSeconds(cluster, {[&] {
+                                MPI_Allreduce(MPI_IN_PLACE, raw.data(), static_cast<int>(total),
+                                              MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+                              },
+                              [&] { (void)cluster->AllReduceSum(&one); }, [&] { fused.Run(); },
+                              [&] { per_tensor.Run(); }, [&] { session_alone.Run(); }});
+  const double raw_s = s[0];
   if (!cluster->is_chief()) return;
   const double bytes = 4.0 * static_cast<double>(total);
   std::printf("%-24s %9lld floats %4zu tensors\n", name, static_cast<long long>(total),
@@ -93,10 +122,12 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
     std::printf("  %-16s %9.3f ms  %7.2f GB/s  %5.1f%% of raw MPI\n", what, s * 1e3,
                 bytes / s / 1e9, 100.0 * raw_s / s);
   };
-  row("raw MPI", raw_s);
-  row("cluster", cluster_s);
-  row("op fused", op_s[1]);
-  row("op per-tensor", op_s[0]);
+  row("raw MPI", s[0]);
+  row("cluster", s[1]);
+  row("op fused", s[2]);
+  row("op per-tensor", s[3]);
+  std::printf("  %-16s %9.3f ms  (the Session feeding and fetching the tensors, in the op rows)\n",
+              "session alone", s[4] * 1e3);
 }
 
 int Main() {

@@ -76,6 +76,41 @@ TEST(MpiAllReduceTest, SumsEveryProcesssTensorsFusedOrNot) {
   }
 }
 
+// The outputs of a fused reduction are views of the kernel's fusion buffer,
+// which the next run reuses only once nothing holds them: outputs kept from
+// one run keep their values through the next runs.
+TEST(MpiAllReduceTest, OutputsKeptFromARunSurviveTheNextRuns) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int n = c->size();
+  Scope root = Scope::NewRootScope();
+  Output scale = ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({}));
+  std::vector<Output> inputs;
+  for (const Tensor& values : {Literal<float>({3}, {1, 2, 3}), Literal<float>({1}, {10}),
+                               Literal<float>({5}, {-4, 0.5f, 7, 8, 9})}) {
+    inputs.push_back(ops::Mul(root, ops::Const(root, values.AsProto()), scale));
+  }
+  ops::MpiAllReduce sums(root, inputs);
+  TW_ASSERT_OK(root.status());
+  ClientSession session(root);
+  const auto run = [&](float s, std::vector<Tensor>* got) {
+    TW_ASSERT_OK(session.Run({{scale, Literal<float>({}, {s})}}, sums.sum, got));
+  };
+  std::vector<Tensor> first, later;
+  run(1, &first);
+  for (float s : {2.0f, 3.0f, 4.0f}) {
+    later.clear();  // the run before lets go of its outputs
+    run(s, &later);
+    const float x = s * static_cast<float>(n);
+    EXPECT_THAT(later[0], TensorIs<float>({3}, {x, 2 * x, 3 * x}));
+    EXPECT_THAT(later[2], TensorIs<float>({5}, {-4 * x, 0.5f * x, 7 * x, 8 * x, 9 * x}));
+  }
+  const float x = static_cast<float>(n);
+  EXPECT_THAT(first[0], TensorIs<float>({3}, {x, 2 * x, 3 * x}));
+  EXPECT_THAT(first[1], TensorIs<float>({1}, {10 * x}));
+  EXPECT_THAT(first[2], TensorIs<float>({5}, {-4 * x, 0.5f * x, 7 * x, 8 * x, 9 * x}));
+}
+
 TEST(MpiAllReduceTest, AHundredSmallVariablesMakeOneCollective) {
   Cluster* c = GetCluster();
   ASSERT_NE(c, nullptr);
