@@ -192,6 +192,144 @@ TEST(EstimatorTrainingTest, TheFirstInputToEndEndsEveryProcess) {
   }
 }
 
+// Asks to stop after the step ending at `stop_at` (never when negative) and
+// keeps the examples of every step.
+class StopAndCountHook : public SessionRunHook {
+ public:
+  explicit StopAndCountHook(int64_t stop_at) : stop_at_(stop_at) {}
+  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>&,
+                        bool* request_stop) override {
+    examples.push_back(step.batch_size);
+    if (step.global_step == stop_at_) *request_stop = true;
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> examples;
+
+ private:
+  const int64_t stop_at_;
+};
+
+TEST(EstimatorTrainingTest, AHookStoppingOneProcessStopsEveryProcessAndStepsCountTheCluster) {
+  absl::StatusOr<Cluster*> got = Cluster::Get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  const int n = (*got)->size(), rank = (*got)->rank();
+  RunConfig config;
+  config.model_dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/hook_stop_np", n);
+  config.log = &std::cerr;
+  config.progress_bar = RunConfig::ProgressBar::kOff;
+  std::filesystem::create_directories(config.model_dir);
+  absl::StatusOr<ModelFn> replicated = ReplicateModelFn(Regression, {.devices = {"/cpu:0"}});
+  ASSERT_TRUE(replicated.ok()) << replicated.status();
+  Estimator estimator(*replicated, config);
+  // The last process alone asks to stop, after step 3 of 10.
+  auto hook = std::make_shared<StopAndCountHook>(rank == n - 1 ? 3 : -1);
+  absl::StatusOr<TrainResult> trained =
+      estimator.Train(Input(n, rank, kRows / n), TrainOptions{.steps = 10, .hooks = {hook}});
+  ASSERT_TRUE(trained.ok()) << trained.status();
+  EXPECT_EQ(trained->global_step, 3);
+  // Each step trains on the cluster's batch: all 12 rows.
+  EXPECT_EQ(hook->examples, std::vector<int64_t>(3, kRows));
+}
+
+// The variables of `model_dir`'s latest checkpoint equal `expected`'s (to
+// 1e-9), global step included.
+void ExpectSameCheckpoint(const std::string& model_dir, const std::string& expected_dir) {
+  std::map<std::string, Tensor> a = Checkpoint(model_dir), b = Checkpoint(expected_dir);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, tensor] : b) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(a.count(name), 1u);
+    ASSERT_EQ(a[name].dtype(), tensor.dtype());
+    ASSERT_EQ(a[name].NumElements(), tensor.NumElements());
+    for (int64_t i = 0; i < tensor.NumElements(); ++i) {
+      if (tensor.dtype() == DT_INT64) {
+        EXPECT_EQ(a[name].data<int64_t>()[i], tensor.data<int64_t>()[i]);
+      } else {
+        EXPECT_NEAR(a[name].data<double>()[i], tensor.data<double>()[i], 1e-9) << i;
+      }
+    }
+  }
+}
+
+constexpr auto kCopyAll =
+    std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing;
+
+// Checkpoints do not depend on the number of processes: the cluster's
+// checkpoint resumes in one process, one process's resumes in the cluster,
+// and both end where one process training straight through ends. Rank 0
+// alone writes: the other processes are given model_dirs of their own,
+// which stay empty (they restore rank 0's variables by broadcast).
+TEST(EstimatorTrainingTest, CheckpointsResumeOnAnyNumberOfProcesses) {
+  absl::StatusOr<Cluster*> got = Cluster::Get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  Cluster* cluster = *got;
+  const int n = cluster->size(), rank = cluster->rank();
+  const std::string base = absl::StrCat(std::getenv("TEST_TMPDIR"), "/resume_np", n);
+  const auto dir = [&](const std::string& name) {
+    const std::string path = absl::StrCat(base, "/", name);
+    std::filesystem::create_directories(path);
+    return path;
+  };
+  const auto config = [&](const std::string& model_dir, bool across_processes) {
+    RunConfig c;
+    c.model_dir = model_dir;
+    c.random_seed = 100 + (across_processes ? rank : 0);
+    c.log = &std::cerr;
+    c.progress_bar = RunConfig::ProgressBar::kOff;
+    c.across_processes = across_processes;
+    return c;
+  };
+  absl::StatusOr<ModelFn> cluster_model = ReplicateModelFn(Regression, {.devices = {"/cpu:0"}});
+  absl::StatusOr<ModelFn> alone_model =
+      ReplicateModelFn(Regression, {.devices = {"/cpu:0"}, .across_processes = false});
+  ASSERT_TRUE(cluster_model.ok() && alone_model.ok());
+  const auto train_in_cluster = [&](const std::string& shared_dir) {
+    const std::string model_dir =
+        rank == 0 ? shared_dir
+                  : dir(absl::StrCat(std::filesystem::path(shared_dir).filename().string(), "_rank",
+                                     rank));
+    Estimator estimator(*cluster_model, config(model_dir, true));
+    absl::StatusOr<TrainResult> trained =
+        estimator.Train(Input(n, rank, kRows / n), TrainOptions{.steps = 5});
+    ASSERT_TRUE(trained.ok()) << trained.status();
+    if (rank != 0) EXPECT_TRUE(std::filesystem::is_empty(model_dir)) << model_dir;
+    TW_ASSERT_OK(cluster->Barrier());  // rank 0's checkpoint is written
+  };
+  const auto train_alone = [&](const std::string& model_dir) {
+    Estimator estimator(*alone_model, config(model_dir, false));
+    absl::StatusOr<TrainResult> trained =
+        estimator.Train(Input(1, 0, kRows), TrainOptions{.steps = 5});
+    ASSERT_TRUE(trained.ok()) << trained.status();
+  };
+  const auto copy = [&](const std::string& from, const std::string& to) {
+    if (rank == 0) {
+      std::filesystem::copy(from, to, kCopyAll);
+    }
+    TW_ASSERT_OK(cluster->Barrier());
+  };
+  // Every process computes the expectation alone: 10 steps straight.
+  const std::string straight = dir(absl::StrCat("straight_", rank));
+  train_alone(straight);
+  train_alone(straight);
+
+  // The cluster's 5 steps, then 5 in one process.
+  const std::string cluster_first = dir("cluster_first");
+  train_in_cluster(cluster_first);
+  const std::string then_alone = dir(absl::StrCat("then_alone_", rank));
+  std::filesystem::copy(cluster_first, then_alone, kCopyAll);
+  train_alone(then_alone);
+  ExpectSameCheckpoint(then_alone, straight);
+
+  // One process's 5 steps (rank 0's), then 5 in the cluster.
+  const std::string alone_first = dir("alone_first");
+  if (rank == 0) train_alone(alone_first);
+  TW_ASSERT_OK(cluster->Barrier());
+  const std::string then_cluster = dir("then_cluster");
+  copy(alone_first, then_cluster);
+  train_in_cluster(then_cluster);
+  ExpectSameCheckpoint(then_cluster, straight);
+}
+
 }  // namespace
 }  // namespace distribute
 }  // namespace towerflow

@@ -282,8 +282,9 @@ TrainingHooks MakeTrainingHooks(const RunConfig& config, const TrainOptions& opt
 // One training step: feeds `batch`, runs train_op fetching the loss, the
 // global step after the step and what each hook asks for, then gives each
 // hook its values. Returns whether a hook asked to stop.
+// `examples`: the step's batch over every process of the cluster.
 absl::StatusOr<bool> RunStep(const ClientSession& session, const ModelGraph& g,
-                             const OpenedInput& in, const data::Element& batch,
+                             const OpenedInput& in, const data::Element& batch, int64_t examples,
                              const Output& step_after, const HookList& hooks, TrainResult* result) {
   TW_ASSIGN_OR_RETURN(ClientSession::FeedType feeds, Feeds(g, in, batch));
   std::vector<Output> fetches = {g.spec.loss, step_after};
@@ -306,7 +307,7 @@ absl::StatusOr<bool> RunStep(const ClientSession& session, const ModelGraph& g,
   step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   TW_ASSIGN_OR_RETURN(step.loss, ScalarValue(values[0], "loss"));
   step.global_step = values[1].data<int64_t>()[0];
-  step.batch_size = batch[0].dim_size(0);
+  step.batch_size = examples;
   result->global_step = step.global_step;
   result->loss = step.loss;
   ++result->steps_run;
@@ -336,6 +337,24 @@ absl::StatusOr<bool> EveryProcess(distribute::Cluster* cluster, bool mine) {
   count.data<int32_t>()[0] = mine ? 1 : 0;
   TW_RETURN_IF_ERROR(cluster->AllReduceSum(&count));
   return count.data<int32_t>()[0] == cluster->size();
+}
+
+// The processes of a cluster take a training step together or not at all:
+// before each step every process says whether it goes on (it has a batch)
+// and with how many examples. Returns the examples of the whole cluster's
+// step, or nullopt when any process stops.
+absl::StatusOr<std::optional<int64_t>> ClusterStep(distribute::Cluster* cluster, bool go_on,
+                                                   int64_t examples) {
+  if (cluster != nullptr) {
+    Tensor votes(DT_INT64, TensorShape({2}));  // processes going on, examples
+    votes.data<int64_t>()[0] = go_on ? 1 : 0;
+    votes.data<int64_t>()[1] = go_on ? examples : 0;
+    TW_RETURN_IF_ERROR(cluster->AllReduceSum(&votes));
+    go_on = votes.data<int64_t>()[0] == cluster->size();
+    examples = votes.data<int64_t>()[1];
+  }
+  if (!go_on) return std::nullopt;
+  return examples;
 }
 
 }  // namespace
@@ -443,15 +462,21 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
     hooks.insert(hooks.end() - 1, bar);
   }
 
+  bool stop_requested = false;
   while (true) {
-    TW_ASSIGN_OR_RETURN(std::optional<data::Element> batch, in.Next());
-    // The end of the data ends training; the processes of a cluster step
-    // together, so the first input to end ends them all.
-    TW_ASSIGN_OR_RETURN(const bool all_have_data, EveryProcess(cluster, batch.has_value()));
-    if (!all_have_data) break;
-    TW_ASSIGN_OR_RETURN(const bool stop_requested,
-                        RunStep(session, *g, in, *batch, step_after, hooks, &result));
-    if (stop_requested) break;
+    std::optional<data::Element> batch;
+    if (!stop_requested) {
+      TW_ASSIGN_OR_RETURN(batch, in.Next());
+    }
+    // The end of the data or a hook's request ends training; the processes
+    // of a cluster step together, so the first process to end ends them all
+    // (one that returned alone would leave the others in a collective).
+    TW_ASSIGN_OR_RETURN(
+        const std::optional<int64_t> examples,
+        ClusterStep(cluster, batch.has_value(), batch.has_value() ? (*batch)[0].dim_size(0) : 0));
+    if (!examples.has_value()) break;
+    TW_ASSIGN_OR_RETURN(stop_requested,
+                        RunStep(session, *g, in, *batch, *examples, step_after, hooks, &result));
   }
   for (const auto& hook : hooks) TW_RETURN_IF_ERROR(hook->End(session, result.global_step));
   log << LogTimestamp() << ": Loss for final step: " << result.loss << ".\n" << std::flush;

@@ -42,7 +42,7 @@ namespace towerflow {
 struct StepResult {
   int64_t global_step = 0;  // after the step
   double loss = 0;
-  int64_t batch_size = 0;  // examples in the step's batch
+  int64_t batch_size = 0;  // examples in the step's batch (of every process in a cluster)
   double seconds = 0;      // the step's wall time
 };
 
