@@ -292,7 +292,9 @@ TEST(EstimatorTrainingTest, CheckpointsResumeOnAnyNumberOfProcesses) {
     absl::StatusOr<TrainResult> trained =
         estimator.Train(Input(n, rank, kRows / n), TrainOptions{.steps = 5});
     ASSERT_TRUE(trained.ok()) << trained.status();
-    if (rank != 0) EXPECT_TRUE(std::filesystem::is_empty(model_dir)) << model_dir;
+    if (rank != 0) {
+      EXPECT_TRUE(std::filesystem::is_empty(model_dir)) << model_dir;
+    }
     TW_ASSERT_OK(cluster->Barrier());  // rank 0's checkpoint is written
   };
   const auto train_alone = [&](const std::string& model_dir) {
