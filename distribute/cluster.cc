@@ -3,11 +3,16 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 
 namespace towerflow {
@@ -41,7 +46,73 @@ absl::StatusOr<MPI_Datatype> MpiType(DataType dtype, const char* what) {
   }
 }
 
+// The side channel's messages.
+constexpr int kFailureTag = 1;   // a failure's text, to every process
+constexpr int kQuestionTag = 2;  // "are you waiting in a collective?"
+constexpr int kAnswerTag = 3;    // "yes"
+constexpr int kFailureBytes = 4096;
+// A collective that has waited this long says so once on stderr.
+constexpr absl::Duration kWarnAfter = absl::Seconds(60);
+// How long a process that timed out waits for the others' answers.
+constexpr absl::Duration kAnswerGrace = absl::Seconds(5);
+
+Cluster* the_cluster = nullptr;  // for the exit handler
+
 }  // namespace
+
+// A duplicate of MPI_COMM_WORLD for failures and questions, apart from the
+// collectives; a receive for each is always posted.
+struct Cluster::Channel {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Request failure_recv = MPI_REQUEST_NULL, question_recv = MPI_REQUEST_NULL;
+  char failure_text[kFailureBytes] = {};
+  int question = 0;
+
+  // Non-blocking sends whose buffers live until they complete.
+  absl::Mutex send_mu;
+  std::vector<std::pair<MPI_Request, std::unique_ptr<std::string>>> sends ABSL_GUARDED_BY(send_mu);
+
+  void Send(int to, int tag, std::string bytes) {
+    absl::MutexLock lock(&send_mu);
+    // Forget the sends that have completed.
+    std::vector<std::pair<MPI_Request, std::unique_ptr<std::string>>> pending;
+    for (auto& send : sends) {
+      int done = 0;
+      if (MPI_Test(&send.first, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done) {
+        pending.push_back(std::move(send));
+      }
+    }
+    sends = std::move(pending);
+    auto buffer = std::make_unique<std::string>(std::move(bytes));
+    MPI_Request request;
+    if (MPI_Isend(buffer->data(), static_cast<int>(buffer->size()), MPI_CHAR, to, tag, comm,
+                  &request) == MPI_SUCCESS) {
+      sends.emplace_back(request, std::move(buffer));
+    }
+  }
+
+  absl::Status PostFailureRecv() {
+    return MpiStatus(MPI_Irecv(failure_text, kFailureBytes, MPI_CHAR, MPI_ANY_SOURCE, kFailureTag,
+                               comm, &failure_recv),
+                     "MPI_Irecv");
+  }
+  absl::Status PostQuestionRecv() {
+    return MpiStatus(
+        MPI_Irecv(&question, 1, MPI_INT, MPI_ANY_SOURCE, kQuestionTag, comm, &question_recv),
+        "MPI_Irecv");
+  }
+  // Withdraws the posted receives (at exit, before MPI_Finalize).
+  void CancelRecvs() {
+    for (MPI_Request* r : {&failure_recv, &question_recv}) {
+      if (*r == MPI_REQUEST_NULL) continue;
+      MPI_Cancel(r);
+      MPI_Wait(r, MPI_STATUS_IGNORE);
+    }
+  }
+};
+
+Cluster::Cluster() : channel_(std::make_unique<Channel>()) {}
+Cluster::~Cluster() = default;
 
 absl::StatusOr<Cluster*> Cluster::Get() {
   static Cluster* cluster = new Cluster();
@@ -57,11 +128,18 @@ absl::Status Cluster::Init() {
   if (!initialized) {
     int provided = 0;
     TW_MPI_RETURN_IF_ERROR(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
-    // Finalised when the process exits normally, as mpirun expects.
+    // Finalised when the process exits normally, as mpirun expects. Not
+    // after a failure: MPI_Finalize waits for every process, and the one
+    // that failed may never come; mpirun then stops the job, non-zero.
     std::atexit([] {
       int finalized = 0;
       MPI_Finalized(&finalized);
-      if (!finalized) MPI_Finalize();
+      if (finalized) return;
+      if (the_cluster != nullptr) {
+        if (the_cluster->failed_.load()) return;
+        the_cluster->channel_->CancelRecvs();
+      }
+      MPI_Finalize();
     });
   }
   TW_MPI_RETURN_IF_ERROR(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -73,8 +151,150 @@ absl::Status Cluster::Init() {
   TW_MPI_RETURN_IF_ERROR(MPI_Comm_rank(local, &local_rank_));
   TW_MPI_RETURN_IF_ERROR(MPI_Comm_size(local, &local_size_));
   TW_MPI_RETURN_IF_ERROR(MPI_Comm_free(&local));
+  TW_MPI_RETURN_IF_ERROR(MPI_Comm_dup(MPI_COMM_WORLD, &channel_->comm));
+  TW_MPI_RETURN_IF_ERROR(MPI_Comm_set_errhandler(channel_->comm, MPI_ERRORS_RETURN));
+  TW_RETURN_IF_ERROR(channel_->PostFailureRecv());
+  TW_RETURN_IF_ERROR(channel_->PostQuestionRecv());
+  double timeout_s = 600;
+  if (const char* env = std::getenv("TOWERFLOW_COLLECTIVE_TIMEOUT_SECONDS")) {
+    if (!absl::SimpleAtod(env, &timeout_s) || !(timeout_s >= 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TOWERFLOW_COLLECTIVE_TIMEOUT_SECONDS must be a number of seconds >= 0, got '", env,
+          "'"));
+    }
+  }
+  set_collective_timeout(timeout_s == 0 ? absl::InfiniteDuration() : absl::Seconds(timeout_s));
   uses_mpi_ = true;
+  the_cluster = this;
   return absl::OkStatus();
+}
+
+void Cluster::set_collective_timeout(absl::Duration timeout) {
+  timeout_ms_.store(timeout == absl::InfiniteDuration()
+                        ? 0
+                        : std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout)));
+}
+
+absl::Status Cluster::failure() const {
+  absl::MutexLock lock(&failure_mu_);
+  return failure_;
+}
+
+void Cluster::Abort(const absl::Status& error) {
+  if (!uses_mpi_ || error.ok()) return;
+  Fail(error, absl::StrCat("process ", rank_, " of ", size_, " failed: ", error.ToString()));
+}
+
+void Cluster::Fail(const absl::Status& failure, const std::string& message) {
+  {
+    absl::MutexLock lock(&failure_mu_);
+    if (failed_.load()) return;
+    failure_ = failure;
+    failed_.store(true);
+  }
+  for (int r = 0; r < size_; ++r) {
+    if (r != rank_) channel_->Send(r, kFailureTag, message.substr(0, kFailureBytes - 1));
+  }
+}
+
+absl::Status Cluster::Wait(void* pending, const std::string& what) {
+  MPI_Request* request = static_cast<MPI_Request*>(pending);
+  Channel& ch = *channel_;
+  const absl::Time start = absl::Now();
+  const int64_t timeout_ms = timeout_ms_.load();
+  bool warned = false;
+  // Serves the side channel: another process's failure ends the wait with
+  // it; a question is answered.
+  const auto serve = [&]() -> absl::Status {
+    int got = 0;
+    MPI_Status status;
+    TW_MPI_RETURN_IF_ERROR(MPI_Test(&ch.failure_recv, &got, &status));
+    if (got) {
+      int length = 0;
+      MPI_Get_count(&status, MPI_CHAR, &length);
+      const absl::Status failure = absl::AbortedError(absl::StrCat(
+          what, " on process ", rank_,
+          " stopped: ", std::string(ch.failure_text, std::clamp(length, 0, kFailureBytes))));
+      absl::MutexLock lock(&failure_mu_);
+      if (!failed_.load()) {
+        failure_ = failure;
+        failed_.store(true);
+      }
+      return failure_;
+    }
+    TW_MPI_RETURN_IF_ERROR(MPI_Test(&ch.question_recv, &got, &status));
+    if (got) {
+      ch.Send(status.MPI_SOURCE, kAnswerTag, std::string(1, '\0'));
+      TW_RETURN_IF_ERROR(ch.PostQuestionRecv());
+    }
+    return absl::OkStatus();
+  };
+  for (int64_t spin = 0;; ++spin) {
+    int done = 0;
+    TW_MPI_RETURN_IF_ERROR(MPI_Test(request, &done, MPI_STATUS_IGNORE));
+    if (done) return absl::OkStatus();
+    if (failed_.load()) return failure();  // this process aborted meanwhile
+    TW_RETURN_IF_ERROR(serve());
+    if (spin < 1000) continue;  // a collective usually completes within microseconds
+    std::this_thread::yield();
+    if (spin % 256 != 0) continue;
+    const absl::Duration waited = absl::Now() - start;
+    if (!warned && waited > kWarnAfter && (timeout_ms == 0 || timeout_ms > 2 * 60000)) {
+      warned = true;
+      std::fprintf(stderr,
+                   "towerflow: process %d has waited %s in %s (collective #%lld) for the other "
+                   "processes\n",
+                   rank_, absl::FormatDuration(absl::Trunc(waited, absl::Seconds(1))).c_str(),
+                   what.c_str(), static_cast<long long>(sequence_));
+    }
+    if (timeout_ms == 0 || waited < absl::Milliseconds(timeout_ms)) continue;
+    // Timed out: the processes waiting in a collective answer; the others
+    // are named.
+    for (int r = 0; r < size_; ++r) {
+      if (r != rank_) ch.Send(r, kQuestionTag, std::string(sizeof(int), '\0'));
+    }
+    std::vector<bool> answered(size_, false);
+    answered[rank_] = true;
+    char answer = 0;
+    MPI_Request answer_recv;
+    TW_MPI_RETURN_IF_ERROR(
+        MPI_Irecv(&answer, 1, MPI_CHAR, MPI_ANY_SOURCE, kAnswerTag, ch.comm, &answer_recv));
+    const absl::Time grace_end = absl::Now() + kAnswerGrace;
+    while (std::count(answered.begin(), answered.end(), false) > 0 && absl::Now() < grace_end) {
+      MPI_Status status;
+      int got = 0;
+      TW_MPI_RETURN_IF_ERROR(MPI_Test(&answer_recv, &got, &status));
+      if (got) {
+        answered[status.MPI_SOURCE] = true;
+        TW_MPI_RETURN_IF_ERROR(
+            MPI_Irecv(&answer, 1, MPI_CHAR, MPI_ANY_SOURCE, kAnswerTag, ch.comm, &answer_recv));
+        continue;
+      }
+      if (const absl::Status s = serve(); !s.ok()) {  // another process gave up first
+        MPI_Cancel(&answer_recv);
+        MPI_Wait(&answer_recv, MPI_STATUS_IGNORE);
+        return s;
+      }
+      std::this_thread::yield();
+    }
+    MPI_Cancel(&answer_recv);
+    MPI_Wait(&answer_recv, MPI_STATUS_IGNORE);
+    std::vector<int> silent;
+    for (int r = 0; r < size_; ++r) {
+      if (!answered[r]) silent.push_back(r);
+    }
+    const std::string message = absl::StrCat(
+        "process ", rank_, " of ", size_, " waited ",
+        absl::FormatDuration(absl::Trunc(waited, absl::Milliseconds(100))), " in ", what,
+        " (collective #", sequence_, ") for the other processes; ",
+        silent.empty() ? "all of them are waiting in collectives, but not in this one"
+                       : absl::StrCat(silent.size() == 1 ? "process " : "processes ",
+                                      absl::StrJoin(silent, ", "),
+                                      " did not answer (hung, or busy outside the collectives)"),
+        " (TOWERFLOW_COLLECTIVE_TIMEOUT_SECONDS sets the wait)");
+    Fail(absl::DeadlineExceededError(message), message);
+    return failure();
+  }
 }
 
 absl::Status Cluster::CheckAgreement(const char* what, const Tensor& t) {
@@ -94,7 +314,12 @@ absl::Status Cluster::CheckAgreement(const char* what, const Tensor& t) {
     send[i] = mine[i];
     send[4 + i] = -mine[i];
   }
-  TW_MPI_RETURN_IF_ERROR(MPI_Allreduce(send, extremes, 8, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD));
+  if (failed_.load()) return failure();
+  ++sequence_;
+  MPI_Request request;
+  TW_MPI_RETURN_IF_ERROR(
+      MPI_Iallreduce(send, extremes, 8, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD, &request));
+  TW_RETURN_IF_ERROR(Wait(&request, what));
   for (int i = 0; i < 4; ++i) {
     if (extremes[i] != -extremes[4 + i]) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -150,8 +375,11 @@ absl::Status Cluster::Broadcast(Tensor* t, int root) {
 absl::Status Cluster::Barrier() {
   if (!uses_mpi_) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
-  TW_MPI_RETURN_IF_ERROR(MPI_Barrier(MPI_COMM_WORLD));
-  return absl::OkStatus();
+  if (failed_.load()) return failure();
+  ++sequence_;
+  MPI_Request request;
+  TW_MPI_RETURN_IF_ERROR(MPI_Ibarrier(MPI_COMM_WORLD, &request));
+  return Wait(&request, "Barrier");
 }
 
 }  // namespace distribute

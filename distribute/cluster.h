@@ -14,15 +14,33 @@
 // those on its machine, which picks its GPU) from MPI's shared-memory split.
 // MPI is initialised on first use with MPI_THREAD_MULTIPLE and finalised at
 // exit; its errors are returned (MPI_ERRORS_RETURN), not fatal.
+//
+// Failures stop the whole job instead of leaving processes waiting:
+//  - A process that fails calls Abort(status) (the Estimator does when its
+//    training or evaluation fails): every other process's collectives then
+//    return Aborted, naming the process and its error.
+//  - A collective that waits longer than the collective timeout for the
+//    others (TOWERFLOW_COLLECTIVE_TIMEOUT_SECONDS, default 600; 0 waits
+//    forever) asks the waiting processes to answer, names those that do not
+//    (hung, or busy outside the collectives), returns DeadlineExceeded and
+//    stops the others with that message.
+//  - A process that dies is named by mpirun, which stops the others.
+// After a failure every collective returns the failure at once.
+// (The processes meet in a small non-blocking collective before each data
+// collective, where these waits happen; the data then moves with MPI's
+// blocking collectives, the fastest.)
 #ifndef TOWERFLOW_DISTRIBUTE_CLUSTER_H_
 #define TOWERFLOW_DISTRIBUTE_CLUSTER_H_
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "framework/tensor.h"
 
 namespace towerflow {
@@ -52,6 +70,18 @@ class Cluster {
   // Returns once every process has called it.
   absl::Status Barrier();
 
+  // This process has failed with `error` (not OK): the other processes'
+  // collectives return Aborted naming this process and `error`, and so do
+  // this process's from now on. Does nothing after the cluster has failed
+  // already (the first failure is the one reported) or in a cluster of one.
+  void Abort(const absl::Status& error);
+  // The failure that stopped the cluster's collectives, or OK.
+  absl::Status failure() const;
+
+  // How long a collective waits for the other processes before it gives up
+  // (InfiniteDuration: forever). From TOWERFLOW_COLLECTIVE_TIMEOUT_SECONDS.
+  void set_collective_timeout(absl::Duration timeout);
+
   // The data collectives (MPI_Allreduce and MPI_Bcast calls moving tensors,
   // not the agreement checks) this process has issued, for tests and
   // statistics.
@@ -59,20 +89,35 @@ class Cluster {
 
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
+  ~Cluster();
 
  private:
-  Cluster() = default;
+  struct Channel;  // cluster.cc: the side channel of failures (MPI types)
+
+  Cluster();
   absl::Status Init();
   // InvalidArgument on every process unless all pass the same dtype and
   // shape to collective `what`.
   absl::Status CheckAgreement(const char* what, const Tensor& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits for the non-blocking collective `request` (an MPI_Request*) of
+  // collective `what`, answering other processes' questions, until it
+  // completes, another process aborts the job, or the timeout.
+  absl::Status Wait(void* request, const std::string& what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records the first failure and tells every other process `message`.
+  void Fail(const absl::Status& failure, const std::string& message);
 
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   bool uses_mpi_ = false;
   std::atomic<int64_t> collectives_{0};
+  int64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;  // collectives begun, for messages
   // One collective at a time from this process, so every process issues
   // them in the order its callers did.
   absl::Mutex mu_;
+  std::unique_ptr<Channel> channel_;
+  mutable absl::Mutex failure_mu_;
+  absl::Status failure_ ABSL_GUARDED_BY(failure_mu_);
+  std::atomic<bool> failed_{false};
+  std::atomic<int64_t> timeout_ms_{0};  // 0: forever
 };
 
 }  // namespace distribute

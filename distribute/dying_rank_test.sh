@@ -1,24 +1,50 @@
 #!/usr/bin/env bash
-# A process that dies mid-training stops the job instead of leaving the
-# others waiting in a collective: mpirun notices the death, names the rank
-# and stops the other processes; the job exits non-zero. The test ends (it
-# does not hang) and checks what the user is told. $1: dying_rank_main.
+# A process that dies, fails or hangs mid-training stops the job instead of
+# leaving the others waiting in a collective; the job exits non-zero, the
+# test ends (it does not hang) and checks what the user is told.
+#   dying_rank_test.sh <dying_rank_main>
 set -uo pipefail
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
-out="$(mpirun -np 3 --oversubscribe "$1" 2>&1)"
-status=$?
-echo "$out"
-if [ "$status" -eq 0 ]; then
-  echo "FAIL: the job exited 0 although rank 2 died"
-  exit 1
-fi
-if ! grep -q "rank 2" <<<"$out"; then
-  echo "FAIL: the output does not name rank 2"
-  exit 1
-fi
-if grep -q "finished all its steps" <<<"$out"; then
-  echo "FAIL: a process went on past the dead one"
-  exit 1
-fi
-echo "PASS: the job stopped (exit $status) naming rank 2"
+# The hanging process is found after 2 s of waiting.
+export TOWERFLOW_COLLECTIVE_TIMEOUT_SECONDS=2
+failed=0
+check() {  # mode, then the lines the output must hold
+  local mode="$1"
+  shift
+  local out status
+  out="$(mpirun -np 3 --oversubscribe "$program" "$mode" 2>&1)"
+  status=$?
+  echo "=== $mode (exit $status)"
+  echo "$out"
+  if [ "$status" -eq 0 ]; then
+    echo "FAIL ($mode): the job exited 0 although rank 2 stopped"
+    failed=1
+  fi
+  if grep -q "finished all its steps" <<<"$out"; then
+    echo "FAIL ($mode): a process went on past the stopped one"
+    failed=1
+  fi
+  for expected in "$@"; do
+    if ! grep -qE "$expected" <<<"$out"; then
+      echo "FAIL ($mode): the output does not say: $expected"
+      failed=1
+    fi
+  done
+}
+program="$1"
+# mpirun names the dead rank.
+check die "rank 2"
+# Each of the others returns the error of rank 2 (process 2 of 3).
+check fail "^rank 0: ABORTED: AllReduceSum on process 0 stopped: process 2 of 3 failed: INTERNAL: disk full" \
+  "^rank 1: ABORTED: AllReduceSum on process 1 stopped: process 2 of 3 failed: INTERNAL: disk full"
+# The others time out; whichever gives up first names the silent rank 2.
+check hang "^rank 0: (DEADLINE_EXCEEDED|ABORTED): .*waited .* in AllReduceSum \(collective #[0-9]+\) for the other processes; process 2 did not answer" \
+  "^rank 1: (DEADLINE_EXCEEDED|ABORTED): .*process 2 did not answer"
+# The Estimator: the failing process's Train returns its hook's error, the
+# others' Train returns Aborted with it.
+check train "^rank 2: INTERNAL: disk full" \
+  "^rank 0: ABORTED: .* on process 0 stopped: process 2 of 3 failed: INTERNAL: disk full" \
+  "^rank 1: ABORTED: .* on process 1 stopped: process 2 of 3 failed: INTERNAL: disk full"
+[ "$failed" -eq 0 ] && echo "PASS"
+exit "$failed"

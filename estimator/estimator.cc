@@ -357,9 +357,29 @@ absl::StatusOr<std::optional<int64_t>> ClusterStep(distribute::Cluster* cluster,
   return examples;
 }
 
+// A process that fails while training or evaluating with others stops
+// them: they are, or will be, waiting for it in a collective.
+template <typename T>
+absl::StatusOr<T> StopClusterOnError(const RunConfig& config, absl::StatusOr<T> result) {
+  if (result.ok()) return result;
+  absl::StatusOr<distribute::Cluster*> cluster = ClusterOf(config);
+  if (cluster.ok() && *cluster != nullptr) (*cluster)->Abort(result.status());
+  return result;
+}
+
 }  // namespace
 
 absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const TrainOptions& options) {
+  return StopClusterOnError(config_, TrainOnThisProcess(input_fn, options));
+}
+
+absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::optional<int64_t> steps,
+                                              const std::string& checkpoint_path) {
+  return StopClusterOnError(config_, EvaluateOnThisProcess(input_fn, steps, checkpoint_path));
+}
+
+absl::StatusOr<TrainResult> Estimator::TrainOnThisProcess(const InputFn& input_fn,
+                                                          const TrainOptions& options) {
   TW_RETURN_IF_ERROR(CheckConfig(config_));
   if (options.steps.has_value() && options.max_steps.has_value()) {
     return absl::InvalidArgumentError("Can not provide both steps and max_steps.");
@@ -483,8 +503,9 @@ absl::StatusOr<TrainResult> Estimator::Train(const InputFn& input_fn, const Trai
   return result;
 }
 
-absl::StatusOr<MetricMap> Estimator::Evaluate(const InputFn& input_fn, std::optional<int64_t> steps,
-                                              const std::string& checkpoint_path) {
+absl::StatusOr<MetricMap> Estimator::EvaluateOnThisProcess(const InputFn& input_fn,
+                                                           std::optional<int64_t> steps,
+                                                           const std::string& checkpoint_path) {
   TW_RETURN_IF_ERROR(CheckConfig(config_));
   std::string path = checkpoint_path;
   if (path.empty()) {

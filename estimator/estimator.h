@@ -176,11 +176,14 @@ class Estimator {
   // See TrainOptions. Errors: model_fn's (the scope's status, or
   // InvalidArgument "Missing loss." / "Missing train_op."), the data's, a
   // hook's (the NaN guard: "Model diverged with loss = NaN ...").
+  // Across processes (RunConfig::across_processes under mpirun) an error on
+  // one process stops the cluster (distribute::Cluster::Abort): the others'
+  // Train returns Aborted, naming the process and its error.
   absl::StatusOr<TrainResult> Train(const InputFn& input_fn, const TrainOptions& options = {});
 
   // Runs every eval metric's update over the data (or `steps` batches) from
   // the latest checkpoint (or `checkpoint_path`). NotFound when there is
-  // no checkpoint.
+  // no checkpoint. Across processes, an error stops the cluster as Train's.
   absl::StatusOr<MetricMap> Evaluate(const InputFn& input_fn,
                                      std::optional<int64_t> steps = std::nullopt,
                                      const std::string& checkpoint_path = "");
@@ -222,6 +225,12 @@ class Estimator {
   const RunConfig& config() const { return config_; }
 
  private:
+  absl::StatusOr<TrainResult> TrainOnThisProcess(const InputFn& input_fn,
+                                                 const TrainOptions& options);
+  absl::StatusOr<MetricMap> EvaluateOnThisProcess(const InputFn& input_fn,
+                                                  std::optional<int64_t> steps,
+                                                  const std::string& checkpoint_path);
+
   ModelFn model_fn_;
   RunConfig config_;
   Params params_;
