@@ -192,6 +192,77 @@ TEST(EstimatorTrainingTest, TheFirstInputToEndEndsEveryProcess) {
   }
 }
 
+// The variables of `model_dir`'s latest checkpoint equal `expected`'s (to
+// 1e-9), global step included.
+void ExpectSameCheckpoint(const std::string& model_dir, const std::string& expected_dir) {
+  std::map<std::string, Tensor> a = Checkpoint(model_dir), b = Checkpoint(expected_dir);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, tensor] : b) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(a.count(name), 1u);
+    ASSERT_EQ(a[name].dtype(), tensor.dtype());
+    ASSERT_EQ(a[name].NumElements(), tensor.NumElements());
+    for (int64_t i = 0; i < tensor.NumElements(); ++i) {
+      if (tensor.dtype() == DT_INT64) {
+        EXPECT_EQ(a[name].data<int64_t>()[i], tensor.data<int64_t>()[i]);
+      } else {
+        EXPECT_NEAR(a[name].data<double>()[i], tensor.data<double>()[i], 1e-9) << i;
+      }
+    }
+  }
+}
+
+// Rows [begin, end) of the data as one batch, every step.
+InputFn Rows(int begin, int end) {
+  return [=]() -> absl::StatusOr<InputSpec> {
+    const std::vector<double> x(kX.begin() + 3 * begin, kX.begin() + 3 * end);
+    const std::vector<double> y(kY.begin() + begin, kY.begin() + end);
+    TW_ASSIGN_OR_RETURN(data::Dataset d,
+                        data::Dataset::FromTensorSlices({Literal<double>({end - begin, 3}, x),
+                                                         Literal<double>({end - begin, 1}, y)}));
+    return InputSpec{d.Batch(end - begin).Repeat(), {"x"}, {"y"}};
+  };
+}
+
+// Processes whose batches differ in size train as one process on the union
+// of their batches: each tower's loss weighs by its share of the cluster's
+// rows. Process r takes r + 1 rows (1 + 2 + 3 = 6 with 3 processes), with one
+// tower or two (an uneven split inside the process too).
+TEST(EstimatorTrainingTest, BatchesOfDifferentSizesWeighByTheirRows) {
+  absl::StatusOr<Cluster*> got = Cluster::Get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  const int n = (*got)->size(), rank = (*got)->rank();
+  const int begin = rank * (rank + 1) / 2, all = n * (n + 1) / 2;
+  for (const std::vector<std::string>& devices :
+       {std::vector<std::string>{"/cpu:0"}, std::vector<std::string>{"/cpu:0", "/cpu:1"}}) {
+    SCOPED_TRACE(devices.size());
+    const std::string base =
+        absl::StrCat(std::getenv("TEST_TMPDIR"), "/unequal_np", n, "_towers", devices.size());
+    const auto train = [&](bool across_processes, const std::string& model_dir, InputFn input) {
+      RunConfig config;
+      config.model_dir = model_dir;
+      config.random_seed = 7;
+      config.log = &std::cerr;
+      config.progress_bar = RunConfig::ProgressBar::kOff;
+      config.across_processes = across_processes;
+      config.session_options.device_count["CPU"] = 2;
+      std::filesystem::create_directories(model_dir);
+      absl::StatusOr<ModelFn> replicated = ReplicateModelFn(
+          Regression,
+          {.devices = devices, .uneven_batches = true, .across_processes = across_processes});
+      ASSERT_TRUE(replicated.ok()) << replicated.status();
+      Estimator estimator(*replicated, config);
+      absl::StatusOr<TrainResult> trained = estimator.Train(input, TrainOptions{.steps = 5});
+      ASSERT_TRUE(trained.ok()) << trained.status();
+    };
+    train(true, base + "/cluster", Rows(begin, begin + rank + 1));
+    TW_ASSERT_OK((*got)->Barrier());  // rank 0's checkpoint is written
+    const std::string alone = absl::StrCat(base, "/alone_", rank);
+    train(false, alone, Rows(0, all));
+    ExpectSameCheckpoint(base + "/cluster", alone);
+  }
+}
+
 // Asks to stop after the step ending at `stop_at` (never when negative) and
 // keeps the examples of every step.
 class StopAndCountHook : public SessionRunHook {
@@ -229,26 +300,6 @@ TEST(EstimatorTrainingTest, AHookStoppingOneProcessStopsEveryProcessAndStepsCoun
   EXPECT_EQ(trained->global_step, 3);
   // Each step trains on the cluster's batch: all 12 rows.
   EXPECT_EQ(hook->examples, std::vector<int64_t>(3, kRows));
-}
-
-// The variables of `model_dir`'s latest checkpoint equal `expected`'s (to
-// 1e-9), global step included.
-void ExpectSameCheckpoint(const std::string& model_dir, const std::string& expected_dir) {
-  std::map<std::string, Tensor> a = Checkpoint(model_dir), b = Checkpoint(expected_dir);
-  ASSERT_EQ(a.size(), b.size());
-  for (const auto& [name, tensor] : b) {
-    SCOPED_TRACE(name);
-    ASSERT_EQ(a.count(name), 1u);
-    ASSERT_EQ(a[name].dtype(), tensor.dtype());
-    ASSERT_EQ(a[name].NumElements(), tensor.NumElements());
-    for (int64_t i = 0; i < tensor.NumElements(); ++i) {
-      if (tensor.dtype() == DT_INT64) {
-        EXPECT_EQ(a[name].data<int64_t>()[i], tensor.data<int64_t>()[i]);
-      } else {
-        EXPECT_NEAR(a[name].data<double>()[i], tensor.data<double>()[i], 1e-9) << i;
-      }
-    }
-  }
 }
 
 constexpr auto kCopyAll =

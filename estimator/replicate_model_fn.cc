@@ -60,43 +60,29 @@ DeviceFunction DeviceSetter(const std::string& worker, const std::vector<std::st
   };
 }
 
-// One input split into towers, plus (for uneven splits) each tower's
-// share of the batch.
-struct Split {
-  std::vector<Output> shards;
-  std::vector<Output> weights;  // n * b_i / B (double); empty when even
-};
-
-absl::StatusOr<Split> SplitTensor(const Scope& s, const std::string& name, const Output& x, int n,
-                                  bool uneven) {
+absl::StatusOr<std::vector<Output>> SplitTensor(const Scope& s, const std::string& name,
+                                                const Output& x, int n, bool uneven) {
   const PartialTensorShape& shape = x.shape();
   if (!shape.unknown_rank() && shape.dims() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Input '", name, "' is a scalar; ReplicateModelFn splits inputs along dimension 0"));
   }
   const int64_t batch = shape.unknown_rank() ? -1 : shape.dim_size(0);
-  Split out;
   if (batch >= 0 && batch % n != 0 && !uneven) {
     return absl::InvalidArgumentError(absl::StrCat("Batch size ", batch,
                                                    " needs to be divisible by the number of GPUs, "
                                                    "which is ",
                                                    n, "."));
   }
-  if (!uneven) {
-    ops::Split split(s.WithOpName("split"), 0, x, n);
-    out.shards = split.output;
-    return out;
-  }
+  if (!uneven) return ops::Split(s.WithOpName("split"), 0, x, n).output;
   // Sizes q + 1 for the first B mod n towers, q for the rest.
   std::vector<Output> sizes;
-  Output total;
   if (batch >= 0) {
-    total = ops::Const(s, static_cast<int32_t>(batch));
     for (int i = 0; i < n; ++i) {
       sizes.push_back(ops::Const(s, static_cast<int32_t>(batch / n + (i < batch % n ? 1 : 0))));
     }
   } else {
-    total =
+    const Output total =
         ops::StridedSlice(s, ops::Shape(s, x), {0}, {1}, {1}, ops::StridedSlice::ShrinkAxisMask(1));
     Output q = ops::FloorDiv(s, total, n);
     Output rem = ops::Sub(s, total, ops::Mul(s, q, n));
@@ -104,26 +90,16 @@ absl::StatusOr<Split> SplitTensor(const Scope& s, const std::string& name, const
       sizes.push_back(ops::Add(s, q, ops::Cast(s, ops::Less(s, i, rem), DT_INT32)));
     }
   }
-  ops::SplitV split(s.WithOpName("split"), x, ops::Pack(s, sizes), 0, n);
-  out.shards = split.output;
-  // In double, cast to the loss's type where used.
-  const Output total_d = ops::Cast(s, total, DT_DOUBLE);
-  for (int i = 0; i < n; ++i) {
-    out.weights.push_back(ops::RealDiv(
-        s, ops::Mul(s, ops::Cast(s, sizes[i], DT_DOUBLE), static_cast<double>(n)), total_d));
-  }
-  return out;
+  return ops::SplitV(s.WithOpName("split"), x, ops::Pack(s, sizes), 0, n).output;
 }
 
-// Splits every tensor of `map` into n maps; the weights of the first
-// tensor go to `weights` when asked for.
+// Splits every tensor of `map` into n maps.
 absl::Status SplitMap(const Scope& s, const FeatureMap& map, int n, bool uneven,
-                      std::vector<FeatureMap>* shards, std::vector<Output>* weights) {
+                      std::vector<FeatureMap>* shards) {
   shards->assign(n, FeatureMap());
   for (const auto& [name, tensor] : map) {
-    TW_ASSIGN_OR_RETURN(Split split, SplitTensor(s, name, tensor, n, uneven));
-    for (int i = 0; i < n; ++i) (*shards)[i][name] = split.shards[i];
-    if (weights != nullptr && weights->empty()) *weights = split.weights;
+    TW_ASSIGN_OR_RETURN(std::vector<Output> split, SplitTensor(s, name, tensor, n, uneven));
+    for (int i = 0; i < n; ++i) (*shards)[i][name] = split[i];
   }
   return s.status();
 }
@@ -307,9 +283,6 @@ Variable Mirrored(const Scope& scope, const VariableRequest& request, const Vari
 struct TowerInputs {
   std::vector<FeatureMap> features;
   std::vector<FeatureMap> labels;
-  // Tower i's share of the batch, n * b_i / B (double); empty when the
-  // split is even.
-  std::vector<Output> weights;
 };
 
 // What the model_fn calls built.
@@ -362,8 +335,7 @@ class Replicator {
                      const Params& params, EstimatorSpec* result) const;
   absl::StatusOr<TowerInputs> SplitInputs(const Scope& root, const FeatureMap& features,
                                           const FeatureMap& labels) const;
-  // Checks the towers' inputs; with uneven_batches, weighs the towers by
-  // their batch sizes (of their first feature) at run time.
+  // Checks the towers' inputs.
   absl::StatusOr<TowerInputs> ShardedInputs(const Scope& root,
                                             const std::vector<FeatureMap>& features,
                                             const std::vector<FeatureMap>& labels) const;
@@ -398,7 +370,20 @@ absl::Status Replicator::Build(const Scope& root, const TowerInputs& inputs, Mod
     replication.num_processes = cluster->size();
     replication.fusion_threshold_bytes = options_.fusion_threshold_bytes;
   }
-  replication.loss_weight = inputs.weights;
+  // Each tower's loss weighed by its rows when the towers' batches may
+  // differ: uneven splits, and processes whose batches differ (the ends of
+  // their inputs).
+  replication.weigh_by_rows = options_.uneven_batches || replication.num_processes > 1;
+  if (replication.weigh_by_rows) {
+    replication.weights_scope = root.NewSubScope("tower_weights").WithDevice(consolidation_);
+    for (int i = 0; i < num_towers(); ++i) {
+      if (inputs.features[i].empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("ReplicateModelFn: tower ", i, " has no features to count rows of"));
+      }
+      replication.row_sources.push_back(inputs.features[i].begin()->second);
+    }
+  }
   if (options_.loss_reduction != LossReduction::kSum) {
     replication.loss_factor = 1.0 / (static_cast<double>(num_towers()) * replication.num_processes);
   }
@@ -411,7 +396,7 @@ absl::Status Replicator::Build(const Scope& root, const TowerInputs& inputs, Mod
   result->mirrored_from = replication.sources;
   if (mode != ModeKeys::kPredict) {
     TW_ASSIGN_OR_RETURN(result->loss,
-                        ReduceLoss(root, towers, replication, !inputs.weights.empty(), mode));
+                        ReduceLoss(root, towers, replication, replication.weigh_by_rows, mode));
   }
   if (mode == ModeKeys::kTrain) {
     TW_ASSIGN_OR_RETURN(result->train_op, TrainOp(root, towers, replication));
@@ -432,10 +417,10 @@ absl::StatusOr<TowerInputs> Replicator::SplitInputs(const Scope& root, const Fea
     return inputs;
   }
   const Scope split = root.NewSubScope("split_inputs").WithDevice(consolidation_);
-  TW_RETURN_IF_ERROR(SplitMap(split, features, num_towers(), options_.uneven_batches,
-                              &inputs.features, &inputs.weights));
   TW_RETURN_IF_ERROR(
-      SplitMap(split, labels, num_towers(), options_.uneven_batches, &inputs.labels, nullptr));
+      SplitMap(split, features, num_towers(), options_.uneven_batches, &inputs.features));
+  TW_RETURN_IF_ERROR(
+      SplitMap(split, labels, num_towers(), options_.uneven_batches, &inputs.labels));
   return inputs;
 }
 
@@ -451,26 +436,6 @@ absl::StatusOr<TowerInputs> Replicator::ShardedInputs(const Scope& root,
   TowerInputs inputs;
   inputs.features = features;
   inputs.labels = labels.empty() ? std::vector<FeatureMap>(n) : labels;
-  if (!options_.uneven_batches || n == 1) return inputs;
-  // Tower i's share n * b_i / B, from the rows of its first feature.
-  const Scope s = root.NewSubScope("shard_weights").WithDevice(consolidation_);
-  std::vector<Output> rows;
-  for (size_t i = 0; i < n; ++i) {
-    if (features[i].empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ReplicateShardedModelFn: tower ", i, " has no features to count rows of"));
-    }
-    const Output& x = features[i].begin()->second;
-    rows.push_back(ops::Cast(
-        s,
-        ops::StridedSlice(s, ops::Shape(s, x), {0}, {1}, {1}, ops::StridedSlice::ShrinkAxisMask(1)),
-        DT_DOUBLE));
-  }
-  const Output total = ops::AddN(s, rows);
-  for (size_t i = 0; i < n; ++i) {
-    inputs.weights.push_back(ops::RealDiv(s, ops::Mul(s, rows[i], static_cast<double>(n)), total));
-  }
-  TW_RETURN_IF_ERROR(s.status());
   return inputs;
 }
 

@@ -111,8 +111,10 @@ struct ReplicateOptions {
   // gradients are summed again over the processes (one MpiAllReduce on the
   // host, Horovod's tensor fusion up to fusion_threshold_bytes; sparse
   // gradients densified), averaging reductions divide by every tower of
-  // every process, and the reported loss is the cluster's. false keeps each
-  // process's towers to itself.
+  // every process, and the reported loss is the cluster's. Processes whose
+  // batches differ in size (the ends of their inputs) weigh each tower's
+  // loss by its share of all the processes' rows, so a step is one step on
+  // the union of their batches. false keeps each process's towers to itself.
   bool across_processes = true;
   int64_t fusion_threshold_bytes = int64_t{64} << 20;
 };

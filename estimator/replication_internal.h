@@ -27,15 +27,21 @@ inline constexpr char kDifferentOptimizerCalls[] =
 struct Replication {
   int num_towers = 1;
   int tower = 0;  // the tower being built
-  // Tower t's loss (and so its gradients) is scaled by loss_weight[t] (with
-  // uneven batches; invalid: 1) times loss_factor (1 / (towers x
-  // processes) for the averaging reductions). LossScale builds the product
-  // where a loss is scaled, after the model's nodes, so the replication
-  // adds nothing before them: random initializers take their seeds from
-  // the graph's node count, and must draw the same with any number of
-  // processes.
-  std::vector<Output> loss_weight;
+  // Tower t's loss (and so its gradients) is scaled by loss_factor (1 /
+  // (towers x processes) for the averaging reductions) and, when
+  // weigh_by_rows, by its share of the rows, towers x processes x b_t / B:
+  // b_t the rows of row_sources[t] (dimension 0 of the tower's first
+  // feature), B the sum over the towers of every process (MpiAllReduce), so
+  // that batches of different sizes weigh as one batch of all their rows.
+  // LossScale builds them where a loss is scaled, after the model's nodes,
+  // so the replication adds nothing before them: random initializers take
+  // their seeds from the graph's node count, and must draw the same with
+  // any number of processes.
   double loss_factor = 1.0;
+  bool weigh_by_rows = false;
+  std::vector<Output> row_sources;
+  std::optional<Scope> weights_scope;       // where the weights are built
+  mutable std::vector<Output> row_weights;  // built on first use
   // Where the single apply is built: tower 0's name and variable scopes.
   std::optional<Scope> apply_scope;
   // calls[t][k]: tower t's gradients at its k-th optimizer call.
@@ -59,7 +65,7 @@ struct Replication {
   std::vector<Node*> collectives;
 };
 
-// Tower `tower`'s loss scale (see Replication::loss_weight), a double built
+// Tower `tower`'s loss scale (see Replication::loss_factor), a double built
 // in `scope`; invalid when it is 1.
 Output LossScale(const Scope& scope, const Replication& r, int tower);
 

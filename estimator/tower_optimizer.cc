@@ -21,9 +21,39 @@ thread_local Replication* current_replication = nullptr;
 
 Replication* CurrentReplication() { return current_replication; }
 
+namespace {
+
+// Every tower's share of the rows (Replication::weigh_by_rows), built once.
+const std::vector<Output>& RowWeights(const Replication& r) {
+  if (!r.row_weights.empty()) return r.row_weights;
+  const Scope& s = *r.weights_scope;
+  std::vector<Output> rows;
+  for (const Output& x : r.row_sources) {
+    rows.push_back(ops::Cast(
+        s,
+        ops::StridedSlice(s, ops::Shape(s, x), {0}, {1}, {1}, ops::StridedSlice::ShrinkAxisMask(1)),
+        DT_DOUBLE));
+  }
+  Output total = ops::AddN(s, rows);
+  if (r.num_processes > 1) {
+    // The first collective of the step on every process: the loss and the
+    // gradients depend on it.
+    total = ops::MpiAllReduce(s.WithDevice("/device:CPU:0").WithOpName("cluster_rows"), {total},
+                              ops::MpiAllReduce::FusionThresholdBytes(r.fusion_threshold_bytes))
+                .sum[0];
+  }
+  const double towers = static_cast<double>(r.num_towers) * r.num_processes;
+  for (const Output& b : rows) {
+    r.row_weights.push_back(ops::RealDiv(s, ops::Mul(s, b, towers), total));
+  }
+  return r.row_weights;
+}
+
+}  // namespace
+
 Output LossScale(const Scope& scope, const Replication& r, int tower) {
   Output weight;
-  if (tower < static_cast<int>(r.loss_weight.size())) weight = r.loss_weight[tower];
+  if (r.weigh_by_rows) weight = RowWeights(r)[tower];
   if (r.loss_factor == 1.0) return weight;
   if (!weight.valid()) return ops::Const(scope, r.loss_factor);
   return ops::Mul(scope, weight, r.loss_factor);
