@@ -67,6 +67,8 @@ class ModelCheckpoint : public Callback {
   // The paths written, in order.
   const std::vector<std::string>& saved() const { return saved_; }
 
+  bool WritesFiles() const override { return true; }
+
  private:
   std::string filepath_;
   Options options_;
@@ -84,6 +86,8 @@ class CSVLogger : public Callback {
   absl::Status OnTrainBegin(Model* model) override;
   absl::Status OnEpochEnd(Model* model, int epoch, const Logs& logs) override;
 
+  bool WritesFiles() const override { return true; }
+
  private:
   std::string filename_;
   char separator_;
@@ -99,6 +103,8 @@ class TensorBoard : public Callback {
   absl::Status OnTrainBegin(Model* model) override;
   absl::Status OnEpochEnd(Model* model, int epoch, const Logs& logs) override;
   absl::Status OnTrainEnd(Model* model) override;
+
+  bool WritesFiles() const override { return true; }
 
  private:
   std::string log_dir_;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "data/dataset.h"
+#include "distribute/cluster.h"
 #include "keras/model.h"
 #include "keras/model_internal.h"
 #include "keras/progbar.h"
@@ -169,21 +170,42 @@ absl::StatusOr<std::vector<Tensor>> Model::RunStep(const TensorMap& x, const Ten
 absl::Status Model::RunBatches(const TensorMap& x, const TensorMap* y, int64_t batch_size,
                                bool train, const std::vector<int64_t>& order, const StepFn& each) {
   const int64_t n = x.begin()->second.dim_size(0);
+  // Training across processes, each takes its part of every batch.
+  const distribute::Cluster* cluster = train ? built_->cluster : nullptr;
   int64_t step = 0;
-  for (int64_t begin = 0; begin < n; begin += batch_size, ++step) {
-    const int64_t end = std::min(n, begin + batch_size);
+  for (int64_t batch_begin = 0; batch_begin < n; batch_begin += batch_size, ++step) {
+    const int64_t batch_end = std::min(n, batch_begin + batch_size);
+    int64_t begin = batch_begin, end = batch_end;
+    if (cluster != nullptr) {
+      const std::vector<int64_t> parts = ShardStarts(batch_end - batch_begin, cluster->size());
+      begin = batch_begin + parts[cluster->rank()];
+      end = batch_begin + parts[cluster->rank() + 1];
+    }
     TensorMap xb, yb;
     for (const auto& [name, v] : x) xb[name] = GatherRows(v, order, begin, end);
     if (y != nullptr) {
       for (const auto& [name, v] : *y) yb[name] = GatherRows(v, order, begin, end);
     }
     TW_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunStep(xb, y != nullptr ? &yb : nullptr, train));
-    TW_RETURN_IF_ERROR(each(step, end - begin, out));
+    int64_t rows = end - begin;
+    if (train) {
+      TW_ASSIGN_OR_RETURN(rows, ClusterLogs(&out, rows));
+    }
+    TW_RETURN_IF_ERROR(each(step, rows, out));
   }
   return absl::OkStatus();
 }
 
 namespace {
+
+// Whether `mine` holds on every process of `cluster` (null: this one alone).
+absl::StatusOr<bool> EveryProcess(distribute::Cluster* cluster, bool mine) {
+  if (cluster == nullptr) return mine;
+  Tensor count(DT_INT32, TensorShape({1}));
+  count.data<int32_t>()[0] = mine ? 1 : 0;
+  TW_RETURN_IF_ERROR(cluster->AllReduceSum(&count));
+  return count.data<int32_t>()[0] == cluster->size();
+}
 
 absl::Status CheckBatchSize(int64_t batch_size) {
   if (batch_size <= 0) {
@@ -252,6 +274,7 @@ absl::StatusOr<History> Model::Fit(const TensorMap& x_all, const TensorMap& y_al
   if (n == 0) return absl::InvalidArgumentError("Fit: no training examples");
   TW_RETURN_IF_ERROR(CheckBatches(n, options.batch_size));
   TW_RETURN_IF_ERROR(Build(&y));
+  TW_RETURN_IF_ERROR(BroadcastWeights());
   const int64_t steps = (n + options.batch_size - 1) / options.batch_size;
   std::vector<int64_t> order = Identity(n);
   return FitEpochs(options, steps, validation_x, validation_y, [&](int epoch, const StepFn& each) {
@@ -306,16 +329,23 @@ absl::StatusOr<History> Model::Fit(const data::Dataset& dataset, const FitOption
     if (!batch.has_value()) return absl::InvalidArgumentError("Fit: the dataset is empty");
     TW_RETURN_IF_ERROR(Build(&batch->y));
   }
+  TW_RETURN_IF_ERROR(BroadcastWeights());
+  distribute::Cluster* const cluster = built_->cluster;
   return FitEpochs(options, /*steps=*/0, validation_x, validation_y,
                    [&](int, const StepFn& each) -> absl::Status {
                      std::unique_ptr<data::Iterator> it = dataset.MakeIterator();
                      for (int64_t step = 0;; ++step) {
                        TW_ASSIGN_OR_RETURN(std::optional<Batch> batch,
                                            NextBatch(it.get(), step, "Fit"));
-                       if (!batch.has_value()) return absl::OkStatus();
+                       // Across processes the first dataset to end ends
+                       // the epoch of every process.
+                       TW_ASSIGN_OR_RETURN(const bool every_process_has_one,
+                                           EveryProcess(cluster, batch.has_value()));
+                       if (!every_process_has_one) return absl::OkStatus();
                        TW_ASSIGN_OR_RETURN(std::vector<Tensor> values,
                                            RunStep(batch->x, &batch->y, /*train=*/true));
-                       TW_RETURN_IF_ERROR(each(step, batch->rows, values));
+                       TW_ASSIGN_OR_RETURN(const int64_t rows, ClusterLogs(&values, batch->rows));
+                       TW_RETURN_IF_ERROR(each(step, rows, values));
                      }
                    });
 }
@@ -391,40 +421,55 @@ absl::StatusOr<History> Model::FitEpochs(
   const std::vector<std::string>& log_names = LogNames();
   History history;
   stop_training_ = false;
-  for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnTrainBegin(this));
-  for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
-    for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnEpochBegin(this, epoch));
-    if (options.verbose > 0) *out << "Epoch " << epoch + 1 << "/" << options.epochs << "\n";
-    Progbar bar(steps, options.verbose > 0 ? out : nullptr, dynamic);
-    TW_RETURN_IF_ERROR(run_epoch(epoch, [&](int64_t step, int64_t rows,
-                                            const std::vector<Tensor>& values) {
-      std::vector<std::pair<std::string, double>> named = {{"loss", values[0].scalar<float>()()}};
-      for (size_t m = 0; m < log_names.size(); ++m) {
-        named.push_back({log_names[m], values[m + 1].scalar<float>()()});
-      }
-      bar.Update(step + 1, named, static_cast<double>(rows));
-      const Logs logs(named.begin(), named.end());
-      for (const auto& c : options.callbacks) {
-        TW_RETURN_IF_ERROR(c->OnBatchEnd(this, step, logs));
-      }
-      return absl::OkStatus();
-    }));
-    std::vector<std::pair<std::string, double>> extra;
-    if (validation_x != nullptr) {
-      TW_ASSIGN_OR_RETURN(Logs val, Evaluate(*validation_x, *validation_y, options.batch_size));
-      extra.push_back({"val_loss", val["loss"]});
-      for (const std::string& m : log_names) extra.push_back({"val_" + m, val[m]});
-    }
-    bar.Finish(extra);
-    history.epochs.push_back(epoch);
-    Logs logs;
-    for (const auto& [name, value] : bar.Means()) logs[name] = value;
-    for (const auto& [name, value] : extra) logs[name] = value;
-    for (const auto& [name, value] : logs) history.history[name].push_back(value);
-    for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnEpochEnd(this, epoch, logs));
+  // Across processes rank 0 alone prints and writes; every process runs the
+  // other callbacks (they see the same logs and decide alike).
+  const distribute::Cluster* cluster = built_->cluster;
+  const bool chief = cluster == nullptr || cluster->is_chief();
+  const int verbose = chief ? options.verbose : 0;
+  std::vector<std::shared_ptr<Callback>> callbacks;
+  for (const auto& c : options.callbacks) {
+    if (chief || !c->WritesFiles()) callbacks.push_back(c);
   }
-  for (const auto& c : options.callbacks) TW_RETURN_IF_ERROR(c->OnTrainEnd(this));
-  return history;
+  absl::StatusOr<History> result = [&]() -> absl::StatusOr<History> {
+    for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnTrainBegin(this));
+    for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
+      for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnEpochBegin(this, epoch));
+      if (verbose > 0) *out << "Epoch " << epoch + 1 << "/" << options.epochs << "\n";
+      Progbar bar(steps, verbose > 0 ? out : nullptr, dynamic);
+      TW_RETURN_IF_ERROR(run_epoch(epoch, [&](int64_t step, int64_t rows,
+                                              const std::vector<Tensor>& values) {
+        std::vector<std::pair<std::string, double>> named = {{"loss", values[0].scalar<float>()()}};
+        for (size_t m = 0; m < log_names.size(); ++m) {
+          named.push_back({log_names[m], values[m + 1].scalar<float>()()});
+        }
+        bar.Update(step + 1, named, static_cast<double>(rows));
+        const Logs logs(named.begin(), named.end());
+        for (const auto& c : callbacks) {
+          TW_RETURN_IF_ERROR(c->OnBatchEnd(this, step, logs));
+        }
+        return absl::OkStatus();
+      }));
+      std::vector<std::pair<std::string, double>> extra;
+      if (validation_x != nullptr) {
+        TW_ASSIGN_OR_RETURN(Logs val, Evaluate(*validation_x, *validation_y, options.batch_size));
+        extra.push_back({"val_loss", val["loss"]});
+        for (const std::string& m : log_names) extra.push_back({"val_" + m, val[m]});
+      }
+      bar.Finish(extra);
+      history.epochs.push_back(epoch);
+      Logs logs;
+      for (const auto& [name, value] : bar.Means()) logs[name] = value;
+      for (const auto& [name, value] : extra) logs[name] = value;
+      for (const auto& [name, value] : logs) history.history[name].push_back(value);
+      for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnEpochEnd(this, epoch, logs));
+    }
+    for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnTrainEnd(this));
+    return history;
+  }();
+  // An error on one process stops the others (they wait for it in the
+  // step's collectives).
+  if (!result.ok() && built_->cluster != nullptr) built_->cluster->Abort(result.status());
+  return result;
 }
 
 absl::StatusOr<Logs> Model::Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size) {

@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "distribute/cluster.h"
+#include "distribute/variables.h"
 #include "estimator/replicate_model_fn.h"
 #include "estimator/tower_optimizer.h"
 #include "keras/model_internal.h"
@@ -386,10 +388,8 @@ absl::Status Model::Build(const TensorMap* y) {
   }
   options.uneven_batches = replication_.uneven_batches;
   options.loss_reduction = replication_.loss_reduction;
-  // Fit does not yet step a cluster's processes together (broadcast,
-  // agreement on the end of the data): under mpirun each process trains
-  // alone.
-  options.across_processes = false;
+  options.across_processes = replication_.across_processes;
+  TW_ASSIGN_OR_RETURN(distribute::Cluster* const cluster, TrainingCluster());
   if (options.loss_reduction != LossReduction::kMean &&
       options.loss_reduction != LossReduction::kSum) {
     return absl::InvalidArgumentError(
@@ -418,7 +418,9 @@ absl::Status Model::Build(const TensorMap* y) {
         labels[r][t.outputs[o].label_key] = b.targets[o][r];
       }
     }
-    if (n == 1) {
+    // One replica alone is the model itself; across processes it is a
+    // tower of the cluster's replication.
+    if (n == 1 && cluster == nullptr) {
       return fn(scope, features[0], labels.empty() ? FeatureMap() : labels[0], mode, params);
     }
     TW_ASSIGN_OR_RETURN(ShardedModelFn sharded, ReplicateShardedModelFn(fn, options));
@@ -440,6 +442,7 @@ absl::Status Model::Build(const TensorMap* y) {
   if (built_ == nullptr) {
     built_ = std::make_shared<Built>();
     Built& b = *built_;
+    b.cluster = cluster;
     const Scope& root = b.root;
     if (seed_.has_value()) root.graph()->set_seed(*seed_);
     for (const Topology::Feed& feed : t.inputs) {
@@ -643,8 +646,51 @@ absl::Status Model::CheckBatches(int64_t n, int64_t batch_size) const {
   return n % batch_size == 0 ? absl::OkStatus() : CheckBatch(n % batch_size);
 }
 
+absl::StatusOr<distribute::Cluster*> Model::TrainingCluster() const {
+  if (!replication_.across_processes) return nullptr;
+  TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
+  return cluster->size() > 1 ? cluster : nullptr;
+}
+
+absl::Status Model::BroadcastWeights() {
+  Built& b = *built_;
+  if (b.cluster == nullptr) return absl::OkStatus();
+  TW_RETURN_IF_ERROR(InitializeNewVariables());
+  if (b.broadcast_up_to != b.root.graph()->num_node_ids()) {
+    b.broadcast = distribute::BroadcastGlobalVariables(b.root.NewSubScope("broadcast_weights"));
+    TW_RETURN_IF_ERROR(b.root.status());
+    b.broadcast_up_to = b.root.graph()->num_node_ids();
+    b.initialized_up_to = b.broadcast_up_to;  // the broadcast adds no variable
+  }
+  return b.session->Run({}, {}, {b.broadcast}, nullptr);
+}
+
+absl::StatusOr<int64_t> Model::ClusterLogs(std::vector<Tensor>* values, int64_t rows) const {
+  distribute::Cluster* cluster = built_->cluster;
+  if (cluster == nullptr) return rows;
+  // Each log times this process's rows (none: 0, not an empty mean's NaN),
+  // then the rows, summed over the processes.
+  const int64_t n = static_cast<int64_t>(values->size());
+  Tensor sums(DT_DOUBLE, TensorShape({n}));
+  double* v = sums.data<double>();
+  for (int64_t i = 1; i < n; ++i) {
+    v[i - 1] = rows == 0 ? 0.0 : (*values)[i].scalar<float>()() * static_cast<double>(rows);
+  }
+  v[n - 1] = static_cast<double>(rows);
+  TW_RETURN_IF_ERROR(cluster->AllReduceSum(&sums));
+  const double all_rows = v[n - 1];
+  for (int64_t i = 1; i < n; ++i) {
+    Tensor mean(DT_FLOAT, TensorShape({}));
+    mean.scalar<float>()() = static_cast<float>(all_rows > 0 ? v[i - 1] / all_rows : 0.0);
+    (*values)[i] = mean;
+  }
+  return static_cast<int64_t>(all_rows);
+}
+
 absl::Status Model::CheckBatch(int64_t batch) const {
-  if (replication_.replicas > 1 && !replication_.uneven_batches &&
+  // Across processes the towers weigh by their rows: any split is exact.
+  TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, TrainingCluster());
+  if (replication_.replicas > 1 && !replication_.uneven_batches && cluster == nullptr &&
       batch % replication_.replicas != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "batch_size must be divisible by num_replicas (batch_size ", batch, ", num_replicas ",

@@ -76,6 +76,11 @@ namespace keras {
 
 class Model;
 class Callback;
+}  // namespace keras
+namespace distribute {
+class Cluster;
+}  // namespace distribute
+namespace keras {
 namespace internal {
 struct ModelTopology;
 struct CompiledModel;
@@ -148,6 +153,9 @@ class Callback {
   virtual absl::Status OnEpochEnd(Model* model, int epoch, const Logs& logs) {
     return absl::OkStatus();
   }
+  // Whether it writes files (checkpoints, logs): across processes only
+  // rank 0 runs such callbacks.
+  virtual bool WritesFiles() const { return false; }
   virtual absl::Status OnTrainEnd(Model* model) { return absl::OkStatus(); }
 };
 
@@ -167,6 +175,19 @@ struct ReplicationOptions {
   // adds the replicas' losses and gradients unscaled (N times the step).
   // Others are refused.
   LossReduction loss_reduction = LossReduction::kMean;
+  // Under mpirun (a distribute::Cluster of several processes), Fit trains
+  // the replicas of every process as one model, as Horovod does: the
+  // weights start from rank 0's, each process trains on its part of every
+  // batch (Fit of tensors: every process holds all the data and takes its
+  // rows of each batch, so batch_size is the cluster's; Fit of a dataset:
+  // each process's own batches, which it shards itself, until the first
+  // dataset ends), gradients are summed over the processes, the logs and
+  // the progress bar are the cluster's, and rank 0 alone prints and runs
+  // the callbacks that write files. The result equals one process training
+  // on the whole batches. Evaluate and Predict run on each process alone
+  // (the weights are the same everywhere). false: each process trains
+  // alone.
+  bool across_processes = true;
 };
 
 // How Compile applies losses and metrics to a model of several outputs,
@@ -355,6 +376,15 @@ class Model {
   absl::Status CheckBatches(int64_t n, int64_t batch_size) const;
   // Runs the initializers of the variables the session has not seen.
   absl::Status InitializeNewVariables() const;
+  // The cluster the model trains across (see ReplicationOptions), or null.
+  absl::StatusOr<distribute::Cluster*> TrainingCluster() const;
+  // Across processes, every weight (and optimizer slot) takes rank 0's
+  // value; nothing alone. REQUIRES: built_.
+  absl::Status BroadcastWeights();
+  // Across processes, a training step's logs become the cluster's: each
+  // log but the loss (already the cluster's) is the mean over every
+  // process's rows. Returns the cluster's rows.
+  absl::StatusOr<int64_t> ClusterLogs(std::vector<Tensor>* values, int64_t rows) const;
   // The weights of a built model. REQUIRES: built_.
   absl::StatusOr<std::vector<NamedTensor>> BuiltWeights() const;
   // Keeps the current weights (if built) for the next graph, which Build

@@ -144,6 +144,12 @@ struct Model::Built {
   Operation set_learning_rate;
   Output eval_loss;
   std::vector<Output> eval_logs;
+  // Across processes (ReplicationOptions::across_processes): the cluster,
+  // and the broadcast of the weights with the graph's node count when it
+  // was made.
+  distribute::Cluster* cluster = nullptr;
+  Operation broadcast;
+  int broadcast_up_to = -1;
 };
 
 }  // namespace keras

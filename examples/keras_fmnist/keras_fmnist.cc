@@ -4,6 +4,7 @@
 //                [--replicas=2] [--limit=N (train on the first N images)]
 #include <cstring>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "data/readers.h"
+#include "distribute/cluster.h"
 #include "keras/model.h"
 #include "train/optimizers.h"
 
@@ -61,8 +63,13 @@ absl::Status Main(const std::string& dir, int epochs, int replicas, int64_t limi
   TW_RETURN_IF_ERROR(model.Compile(std::make_shared<train::AdamOptimizer>(1e-3),
                                    "sparse_categorical_crossentropy", {"accuracy"}));
   keras::Model replicated = keras::ReplicatedModel(model, {.replicas = replicas});
+  // Under mpirun the processes' replicas train as one model, each process
+  // on its rows of every batch; rank 0 alone prints.
+  TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
+  std::ostringstream quiet;
+  std::ostream& out = cluster->is_chief() ? std::cout : quiet;
   TW_ASSIGN_OR_RETURN(std::string summary, replicated.Summary());
-  std::cout << summary;
+  out << summary;
   TW_RETURN_IF_ERROR(replicated
                          .Fit(train.x, train.y,
                               {.batch_size = 128,
@@ -72,8 +79,9 @@ absl::Status Main(const std::string& dir, int epochs, int replicas, int64_t limi
                                .validation_y = &test.y})
                          .status());
   TW_ASSIGN_OR_RETURN(auto metrics, replicated.Evaluate(test.x, test.y, 128));
-  std::cout << "test loss " << metrics["loss"] << ", test accuracy " << metrics["accuracy"] << " ("
-            << replicas << " replicas)\n";
+  out << "test loss " << metrics["loss"] << ", test accuracy " << metrics["accuracy"] << " ("
+      << (cluster->size() > 1 ? absl::StrCat(cluster->size(), " processes of ") : "") << replicas
+      << " replicas)\n";
   return absl::OkStatus();
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # keras_fmnist end to end on a tiny Fashion-MNIST directory the test writes
 # (12 random images per split, gzip'd IDX files): the summary, one epoch on
-# two replicas, validation, and the final evaluation line.
+# two replicas, validation, and the final evaluation line; then the same
+# under mpirun with two processes.
 set -u
 program="$1"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
@@ -31,4 +32,14 @@ grep -q '^Epoch 1/1$' <<< "$out" || fail "epoch line"
 grep -q '^1/1 \[==============================\] - .* - loss: .* - accuracy: .* - val_loss: .* - val_accuracy: ' <<< "$out" || fail "progress line"
 grep -q '^test loss .*, test accuracy .* (2 replicas)$' <<< "$out" || fail "result"
 "$program" --bogus=1 > /dev/null 2>&1 && fail "a bad flag was accepted"
+
+# Under mpirun: two processes of two replicas, rank 0 alone prints.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+mpirun -np 2 --oversubscribe "$program" --data_dir="$tmp" --epochs=1 --replicas=2 \
+  > "$tmp/mpi.txt" 2>&1 || fail "mpirun exit $?: $(cat "$tmp/mpi.txt")"
+out="$(cat "$tmp/mpi.txt")"
+echo "$out"
+[ "$(grep -c '^Total params: 225,034$' <<< "$out")" -eq 1 ] || fail "rank 1 was not quiet"
+grep -q '^test loss .*, test accuracy .* (2 processes of 2 replicas)$' <<< "$out" || fail "mpi result"
 echo PASS
