@@ -73,7 +73,8 @@ std::vector<double> MedianSeconds(distribute::Cluster* cluster,
 // gradients arrive in a step; with a negative threshold, an IdentityN (the
 // Session's own cost of feeding and fetching them).
 struct OpRun {
-  OpRun(const std::vector<int64_t>& sizes, int64_t threshold) : root(Scope::NewRootScope()) {
+  OpRun(const std::vector<int64_t>& sizes, int64_t threshold)
+      : root(Scope::NewRootScope().WithDevice("/cpu:0")) {  // the host path, MPI's
     std::vector<Output> tensors;
     for (int64_t s : sizes) {
       Output x = ops::Placeholder(root, DT_FLOAT);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -326,6 +327,34 @@ absl::Status Cluster::CheckAgreement(const char* what, const Tensor& t) {
           what, ": the processes passed tensors of different dtypes or shapes (this process, rank ",
           rank_, ", passed ", DataTypeString(t.dtype()), t.shape().DebugString(),
           "; element counts range over [", -extremes[6], ", ", extremes[2], "])"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Cluster::CheckSameValues(const std::string& what, const std::vector<int64_t>& values) {
+  if (!uses_mpi_) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  const int64_t n = static_cast<int64_t>(values.size());
+  // As many values everywhere (the agreement on a [n] tensor), then their
+  // maxima and the maxima of their negations: the minima.
+  TW_RETURN_IF_ERROR(CheckAgreement(what.c_str(), Tensor(DT_INT64, TensorShape({n}))));
+  std::vector<int64_t> send(2 * n), extremes(2 * n);
+  for (int64_t i = 0; i < n; ++i) {
+    // INT64_MIN has no negation: it counts as INT64_MIN + 1.
+    send[i] = std::max(values[i], std::numeric_limits<int64_t>::min() + 1);
+    send[n + i] = -send[i];
+  }
+  ++sequence_;
+  MPI_Request request;
+  TW_MPI_RETURN_IF_ERROR(MPI_Iallreduce(send.data(), extremes.data(), static_cast<int>(2 * n),
+                                        MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD, &request));
+  TW_RETURN_IF_ERROR(Wait(&request, what));
+  for (int64_t i = 0; i < n; ++i) {
+    if (extremes[i] != -extremes[n + i]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": the processes disagree on value ", i, " (this process, rank ", rank_, ", has ",
+          values[i], "; they range over [", -extremes[n + i], ", ", extremes[i], "])"));
     }
   }
   return absl::OkStatus();

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -69,6 +70,10 @@ class Cluster {
   absl::Status Broadcast(Tensor* t, int root);
   // Returns once every process has called it.
   absl::Status Barrier();
+  // InvalidArgument on every process unless every process passed the same
+  // `values` (a description of what it is about to do, for collectives
+  // outside MPI such as NCCL's, which cannot check it themselves).
+  absl::Status CheckSameValues(const std::string& what, const std::vector<int64_t>& values);
 
   // This process has failed with `error` (not OK): the other processes'
   // collectives return Aborted naming this process and `error`, and so do

@@ -102,6 +102,28 @@ TEST(ClusterTest, ProcessesThatDisagreeAllGetTheSameError) {
   EXPECT_THAT(one, TensorIs<int32_t>({1}, {c->size()}));
 }
 
+TEST(ClusterTest, CheckSameValuesFindsAnyDifference) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  TW_EXPECT_OK(c->CheckSameValues("plan", {1, 7, -3}));
+  // The last process has another second value; then another count.
+  const bool last = c->rank() == c->size() - 1;
+  const absl::Status values = c->CheckSameValues("plan", {1, last ? 8 : 7, -3});
+  const absl::Status count = c->CheckSameValues(
+      "plan", last ? std::vector<int64_t>{1, 7} : std::vector<int64_t>{1, 7, -3});
+  if (c->size() == 1) {
+    TW_EXPECT_OK(values);
+    TW_EXPECT_OK(count);
+  } else {
+    EXPECT_THAT(values, StatusIs(absl::StatusCode::kInvalidArgument,
+                                 "plan: the processes disagree on value 1"));
+    EXPECT_THAT(values.message(), ::testing::HasSubstr("range over [7, 8]"));
+    EXPECT_THAT(count,
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "plan: the processes passed tensors of different dtypes or shapes"));
+  }
+}
+
 TEST(ClusterTest, BadArgumentsAreRefusedBeforeAnyMessage) {
   Cluster* c = GetCluster();
   ASSERT_NE(c, nullptr);

@@ -6,6 +6,7 @@
 // parameter-server and the all-reduce aggregation inside each process.
 // Runs as one process (bazel test) and under mpirun -np 2 and 3
 // (cluster_mpirun_test.sh).
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -134,6 +135,50 @@ TEST(ReplicatedTrainingTest, ProcessesTrainAsOneProcessOnTheGlobalBatch) {
       }
     }
   }
+}
+
+// Where the cluster's collectives are placed: the row counts and the loss
+// on the host; the gradient sums on the host, or with nccl_across_processes
+// on the GPU that holds them: under all-reduce aggregation (the parameter
+// server of GPU towers sums on the host, and towers on CPUs keep them there
+// too). Only the graph is built: no GPU is needed.
+TEST(ReplicatedTrainingTest, GradientSumsCrossOnTheirGpuWithNccl) {
+  absl::StatusOr<Cluster*> cluster = Cluster::Get();
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  if ((*cluster)->size() == 1) GTEST_SKIP() << "one process builds no cross-process collective";
+  const auto devices_of_collectives = [](const std::vector<std::string>& towers, bool nccl,
+                                         GradientAggregation aggregation =
+                                             GradientAggregation::kAllReduce) {
+    ReplicateOptions options;
+    options.devices = towers;
+    options.aggregation = aggregation;
+    options.nccl_across_processes = nccl;
+    Scope root = Scope::NewRootScope();
+    absl::StatusOr<ModelFn> fn = ReplicateModelFn(Regression, options);
+    EXPECT_TRUE(fn.ok()) << fn.status();
+    FeatureMap x = {{"x", ops::Placeholder(root, DT_DOUBLE, ops::Placeholder::Shape({-1, 3}))}};
+    FeatureMap y = {{"y", ops::Placeholder(root, DT_DOUBLE, ops::Placeholder::Shape({-1, 1}))}};
+    Params params;
+    params.values["optimizer"] = 0;
+    (void)(*fn)(root, x, y, ModeKeys::kTrain, params);
+    EXPECT_TRUE(root.ok()) << root.status();
+    std::vector<std::string> devices;  // in node order
+    for (Node* node : root.graph()->nodes()) {
+      if (node->type_string() == "MpiAllReduce") devices.push_back(node->requested_device());
+    }
+    return devices;
+  };
+  // Rows, gradients, loss.
+  EXPECT_EQ(devices_of_collectives({"/gpu:0", "/gpu:1"}, false),
+            std::vector<std::string>(3, "/device:CPU:0"));
+  std::vector<std::string> nccl = devices_of_collectives({"/gpu:0", "/gpu:1"}, true);
+  std::sort(nccl.begin(), nccl.end());
+  EXPECT_EQ(nccl, (std::vector<std::string>{"/device:CPU:0", "/device:CPU:0", "/device:GPU:0"}));
+  EXPECT_EQ(
+      devices_of_collectives({"/gpu:0", "/gpu:1"}, true, GradientAggregation::kParameterServer),
+      std::vector<std::string>(3, "/device:CPU:0"));
+  EXPECT_EQ(devices_of_collectives({"/cpu:0", "/cpu:1"}, true),
+            std::vector<std::string>(3, "/device:CPU:0"));
 }
 
 }  // namespace

@@ -369,6 +369,7 @@ absl::Status Replicator::Build(const Scope& root, const TowerInputs& inputs, Mod
     TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
     replication.num_processes = cluster->size();
     replication.fusion_threshold_bytes = options_.fusion_threshold_bytes;
+    replication.nccl_across_processes = options_.nccl_across_processes;
   }
   // Each tower's loss weighed by its rows when the towers' batches may
   // differ: uneven splits, and processes whose batches differ (the ends of

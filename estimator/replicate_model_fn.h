@@ -117,6 +117,12 @@ struct ReplicateOptions {
   // the union of their batches. false keeps each process's towers to itself.
   bool across_processes = true;
   int64_t fusion_threshold_bytes = int64_t{64} << 20;
+  // Where the gradient sums cross processes: false, on the host (MPI);
+  // true, on the GPU that holds the first of them (NCCL: a communicator per
+  // GPU ordinal spanning the processes, bootstrapped over MPI). The NCCL path
+  // is compiled (--config=cuda) but has not run yet: no machine with GPUs in
+  // several processes has been available.
+  bool nccl_across_processes = false;
 };
 
 // InvalidArgument for kNone, an unparsable device, or kAllReduce with

@@ -62,6 +62,7 @@ struct Replication {
   // order (the loss's comes first).
   int num_processes = 1;
   int64_t fusion_threshold_bytes = 0;
+  bool nccl_across_processes = false;  // the gradient sums cross on their GPU
   std::vector<Node*> collectives;
 };
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "estimator/replication_internal.h"
+#include "framework/device_name.h"
 #include "ops/gradients.h"
 #include "ops/initializers.h"
 #include "ops/ops.h"
@@ -97,13 +98,29 @@ absl::Status CheckSameVariables(const std::vector<std::vector<train::GradAndVar>
   return absl::OkStatus();
 }
 
+// Where the gradient sums cross processes: the host, or with
+// nccl_across_processes the GPU of the first of them (when on a GPU).
+std::string CrossingDevice(const std::vector<train::GradAndVar>& summed, const Replication& r) {
+  if (r.nccl_across_processes) {
+    for (const train::GradAndVar& g : summed) {
+      if (g.grad.is_none() || g.grad.is_sparse()) continue;
+      const std::string& device = g.grad.dense().node()->requested_device();
+      const absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(device);
+      if (spec.ok() && spec->type == "GPU") return device;
+      break;
+    }
+  }
+  return "/device:CPU:0";
+}
+
 // The summed gradients (one per variable, or per mirror under all-reduce,
 // where a variable's mirrors hold equal sums) summed again over the
-// cluster's processes: one MpiAllReduce on the host over each variable's
-// dense gradient, chained after the replication's earlier collectives.
+// cluster's processes: one MpiAllReduce (on the host, or on a GPU with
+// nccl_across_processes) over each variable's dense gradient, chained after
+// the replication's earlier collectives.
 absl::StatusOr<std::vector<train::GradAndVar>> AllReduceAcrossProcesses(
     const Scope& scope, const std::vector<train::GradAndVar>& summed, Replication* r) {
-  const Scope host = scope.WithDevice("/device:CPU:0");
+  const Scope host = scope.WithDevice(CrossingDevice(summed, *r));
   std::vector<Output> inputs;
   std::map<std::string, int> input_of;  // variable name -> its input
   std::vector<int> input_for(summed.size(), -1);
