@@ -332,6 +332,13 @@ absl::Status Cluster::CheckAgreement(const char* what, const Tensor& t) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> Cluster::EveryProcess(bool mine) {
+  Tensor count(DT_INT32, TensorShape({1}));
+  count.data<int32_t>()[0] = mine ? 1 : 0;
+  TW_RETURN_IF_ERROR(AllReduceSum(&count));
+  return count.data<int32_t>()[0] == size_;
+}
+
 absl::Status Cluster::CheckSameValues(const std::string& what, const std::vector<int64_t>& values) {
   if (!uses_mpi_) return absl::OkStatus();
   absl::MutexLock lock(&mu_);

@@ -70,6 +70,8 @@ class Cluster {
   absl::Status Broadcast(Tensor* t, int root);
   // Returns once every process has called it.
   absl::Status Barrier();
+  // Whether `mine` holds on every process (a vote: one small all-reduce).
+  absl::StatusOr<bool> EveryProcess(bool mine);
   // InvalidArgument on every process unless every process passed the same
   // `values` (a description of what it is about to do, for collectives
   // outside MPI such as NCCL's, which cannot check it themselves).

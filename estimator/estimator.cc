@@ -333,10 +333,7 @@ absl::StatusOr<distribute::Cluster*> ClusterOf(const RunConfig& config) {
 // Whether `mine` holds on every process of `cluster` (null: this one alone).
 absl::StatusOr<bool> EveryProcess(distribute::Cluster* cluster, bool mine) {
   if (cluster == nullptr) return mine;
-  Tensor count(DT_INT32, TensorShape({1}));
-  count.data<int32_t>()[0] = mine ? 1 : 0;
-  TW_RETURN_IF_ERROR(cluster->AllReduceSum(&count));
-  return count.data<int32_t>()[0] == cluster->size();
+  return cluster->EveryProcess(mine);
 }
 
 // The processes of a cluster take a training step together or not at all:

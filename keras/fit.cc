@@ -198,15 +198,6 @@ absl::Status Model::RunBatches(const TensorMap& x, const TensorMap* y, int64_t b
 
 namespace {
 
-// Whether `mine` holds on every process of `cluster` (null: this one alone).
-absl::StatusOr<bool> EveryProcess(distribute::Cluster* cluster, bool mine) {
-  if (cluster == nullptr) return mine;
-  Tensor count(DT_INT32, TensorShape({1}));
-  count.data<int32_t>()[0] = mine ? 1 : 0;
-  TW_RETURN_IF_ERROR(cluster->AllReduceSum(&count));
-  return count.data<int32_t>()[0] == cluster->size();
-}
-
 absl::Status CheckBatchSize(int64_t batch_size) {
   if (batch_size <= 0) {
     return absl::InvalidArgumentError(
@@ -331,23 +322,25 @@ absl::StatusOr<History> Model::Fit(const data::Dataset& dataset, const FitOption
   }
   TW_RETURN_IF_ERROR(BroadcastWeights());
   distribute::Cluster* const cluster = built_->cluster;
-  return FitEpochs(options, /*steps=*/0, validation_x, validation_y,
-                   [&](int, const StepFn& each) -> absl::Status {
-                     std::unique_ptr<data::Iterator> it = dataset.MakeIterator();
-                     for (int64_t step = 0;; ++step) {
-                       TW_ASSIGN_OR_RETURN(std::optional<Batch> batch,
-                                           NextBatch(it.get(), step, "Fit"));
-                       // Across processes the first dataset to end ends
-                       // the epoch of every process.
-                       TW_ASSIGN_OR_RETURN(const bool every_process_has_one,
-                                           EveryProcess(cluster, batch.has_value()));
-                       if (!every_process_has_one) return absl::OkStatus();
-                       TW_ASSIGN_OR_RETURN(std::vector<Tensor> values,
-                                           RunStep(batch->x, &batch->y, /*train=*/true));
-                       TW_ASSIGN_OR_RETURN(const int64_t rows, ClusterLogs(&values, batch->rows));
-                       TW_RETURN_IF_ERROR(each(step, rows, values));
-                     }
-                   });
+  return FitEpochs(
+      options, /*steps=*/0, validation_x, validation_y,
+      [&](int, const StepFn& each) -> absl::Status {
+        std::unique_ptr<data::Iterator> it = dataset.MakeIterator();
+        for (int64_t step = 0;; ++step) {
+          TW_ASSIGN_OR_RETURN(std::optional<Batch> batch, NextBatch(it.get(), step, "Fit"));
+          // Across processes the first dataset to end ends
+          // the epoch of every process.
+          bool every_process_has_one = batch.has_value();
+          if (cluster != nullptr) {
+            TW_ASSIGN_OR_RETURN(every_process_has_one, cluster->EveryProcess(batch.has_value()));
+          }
+          if (!every_process_has_one) return absl::OkStatus();
+          TW_ASSIGN_OR_RETURN(std::vector<Tensor> values,
+                              RunStep(batch->x, &batch->y, /*train=*/true));
+          TW_ASSIGN_OR_RETURN(const int64_t rows, ClusterLogs(&values, batch->rows));
+          TW_RETURN_IF_ERROR(each(step, rows, values));
+        }
+      });
 }
 
 absl::StatusOr<Logs> Model::Evaluate(const data::Dataset& dataset) {
