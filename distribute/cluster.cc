@@ -67,7 +67,7 @@ struct Cluster::Channel {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Request failure_recv = MPI_REQUEST_NULL, question_recv = MPI_REQUEST_NULL;
   char failure_text[kFailureBytes] = {};
-  int question = 0;
+  char question[1] = {};
 
   // Non-blocking sends whose buffers live until they complete.
   absl::Mutex send_mu;
@@ -99,7 +99,7 @@ struct Cluster::Channel {
   }
   absl::Status PostQuestionRecv() {
     return MpiStatus(
-        MPI_Irecv(&question, 1, MPI_INT, MPI_ANY_SOURCE, kQuestionTag, comm, &question_recv),
+        MPI_Irecv(question, 1, MPI_CHAR, MPI_ANY_SOURCE, kQuestionTag, comm, &question_recv),
         "MPI_Irecv");
   }
   // Withdraws the posted receives (at exit, before MPI_Finalize).
@@ -252,7 +252,7 @@ absl::Status Cluster::Wait(void* pending, const std::string& what) {
     // Timed out: the processes waiting in a collective answer; the others
     // are named.
     for (int r = 0; r < size_; ++r) {
-      if (r != rank_) ch.Send(r, kQuestionTag, std::string(sizeof(int), '\0'));
+      if (r != rank_) ch.Send(r, kQuestionTag, std::string(1, '\0'));
     }
     std::vector<bool> answered(size_, false);
     answered[rank_] = true;
