@@ -78,6 +78,17 @@ std::map<std::string, Tensor> Checkpoint(const std::string& model_dir) {
   return out;
 }
 
+// A RunConfig logging to stderr without a progress bar, its model_dir made.
+RunConfig QuietConfig(const std::string& model_dir, bool across_processes = true) {
+  std::filesystem::create_directories(model_dir);
+  RunConfig config;
+  config.model_dir = model_dir;
+  config.log = &std::cerr;
+  config.progress_bar = RunConfig::ProgressBar::kOff;
+  config.across_processes = across_processes;
+  return config;
+}
+
 TEST(EstimatorTrainingTest, ProcessesTrainAsOneProcessAndRankZeroAloneWrites) {
   absl::StatusOr<Cluster*> got = Cluster::Get();
   ASSERT_TRUE(got.ok()) << got.status();
@@ -177,11 +188,8 @@ TEST(EstimatorTrainingTest, TheFirstInputToEndEndsEveryProcess) {
   for (const auto& [rows, steps] :
        {std::pair<int, int64_t>{11, expected_steps}, std::pair<int, int64_t>{n - 1, 0}}) {
     SCOPED_TRACE(rows);
-    RunConfig config;
-    config.model_dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/uneven_np", n, "_rows", rows);
-    config.log = &std::cerr;
-    config.progress_bar = RunConfig::ProgressBar::kOff;
-    std::filesystem::create_directories(config.model_dir);
+    const RunConfig config =
+        QuietConfig(absl::StrCat(std::getenv("TEST_TMPDIR"), "/uneven_np", n, "_rows", rows));
     absl::StatusOr<ModelFn> replicated = ReplicateModelFn(Regression, {.devices = {"/cpu:0"}});
     ASSERT_TRUE(replicated.ok()) << replicated.status();
     Estimator estimator(*replicated, config);
@@ -239,14 +247,9 @@ TEST(EstimatorTrainingTest, BatchesOfDifferentSizesWeighByTheirRows) {
     const std::string base =
         absl::StrCat(std::getenv("TEST_TMPDIR"), "/unequal_np", n, "_towers", devices.size());
     const auto train = [&](bool across_processes, const std::string& model_dir, InputFn input) {
-      RunConfig config;
-      config.model_dir = model_dir;
+      RunConfig config = QuietConfig(model_dir, across_processes);
       config.random_seed = 7;
-      config.log = &std::cerr;
-      config.progress_bar = RunConfig::ProgressBar::kOff;
-      config.across_processes = across_processes;
       config.session_options.device_count["CPU"] = 2;
-      std::filesystem::create_directories(model_dir);
       absl::StatusOr<ModelFn> replicated = ReplicateModelFn(
           Regression,
           {.devices = devices, .uneven_batches = true, .across_processes = across_processes});
@@ -284,11 +287,8 @@ TEST(EstimatorTrainingTest, AHookStoppingOneProcessStopsEveryProcessAndStepsCoun
   absl::StatusOr<Cluster*> got = Cluster::Get();
   ASSERT_TRUE(got.ok()) << got.status();
   const int n = (*got)->size(), rank = (*got)->rank();
-  RunConfig config;
-  config.model_dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/hook_stop_np", n);
-  config.log = &std::cerr;
-  config.progress_bar = RunConfig::ProgressBar::kOff;
-  std::filesystem::create_directories(config.model_dir);
+  const RunConfig config =
+      QuietConfig(absl::StrCat(std::getenv("TEST_TMPDIR"), "/hook_stop_np", n));
   absl::StatusOr<ModelFn> replicated = ReplicateModelFn(Regression, {.devices = {"/cpu:0"}});
   ASSERT_TRUE(replicated.ok()) << replicated.status();
   Estimator estimator(*replicated, config);
@@ -322,12 +322,8 @@ TEST(EstimatorTrainingTest, CheckpointsResumeOnAnyNumberOfProcesses) {
     return path;
   };
   const auto config = [&](const std::string& model_dir, bool across_processes) {
-    RunConfig c;
-    c.model_dir = model_dir;
+    RunConfig c = QuietConfig(model_dir, across_processes);
     c.random_seed = 100 + (across_processes ? rank : 0);
-    c.log = &std::cerr;
-    c.progress_bar = RunConfig::ProgressBar::kOff;
-    c.across_processes = across_processes;
     return c;
   };
   absl::StatusOr<ModelFn> cluster_model = ReplicateModelFn(Regression, {.devices = {"/cpu:0"}});
