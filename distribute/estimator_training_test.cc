@@ -20,7 +20,7 @@
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "keras/layer.h"
 #include "keras/model.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 #include "train/optimizers.h"
 

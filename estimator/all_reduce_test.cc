@@ -23,7 +23,7 @@
 #include "ops/ops.h"
 #include "ops/variables.h"
 #include "runtime/client_session.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"

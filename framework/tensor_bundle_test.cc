@@ -20,7 +20,7 @@
 #include "leveldb/options.h"
 #include "leveldb/table_builder.h"
 #include "snappy.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 #include "train/optimizers.h"
 

@@ -15,7 +15,7 @@
 #include "layers/regularizers.h"
 #include "ops/ops.h"
 #include "saved_model/loader.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/optimizers.h"

@@ -12,7 +12,7 @@
 #include "ops/variables.h"
 #include "runtime/client_session.h"
 #include "testing/gradient_checker.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

@@ -18,7 +18,7 @@
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "runtime/session.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "runtime/session.h"
 #include "testing/session.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

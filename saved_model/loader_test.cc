@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "proto/example.pb.h"
 #include "tests/example_testing.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

@@ -12,8 +12,8 @@ std::optional<std::string> ReferenceFilePath(const std::string& relative) {
   if (const char* dir = std::getenv("TOWERFLOW_REFERENCE_DIR")) roots.push_back(dir);
   for (const char* var : {"TEST_SRCDIR", "RUNFILES_DIR"}) {
     if (const char* dir = std::getenv(var)) {
-      roots.push_back(fs::path(dir) / "tf_reference");
-      roots.push_back(fs::path(dir) / "towerflow" / "external" / "tf_reference");
+      roots.push_back(fs::path(dir) / "towerflow_tf_reference");
+      roots.push_back(fs::path(dir) / "towerflow" / "external" / "towerflow_tf_reference");
     }
   }
   for (const fs::path& root : roots) {

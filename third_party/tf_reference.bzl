@@ -3,7 +3,7 @@
 The fixtures come from other public repositories and are never copied into
 Towerflow: tests read them in place. This repository rule links each file of
 $TOWERFLOW_REFERENCE_DIR, or else of ../shared/reference beside the workspace,
-into @tf_reference. When neither exists (a user's clone), the filegroups are
+into @towerflow_tf_reference. When neither exists (a user's clone), the filegroups are
 empty and the tests that need them skip with a message.
 """
 
@@ -64,7 +64,7 @@ filegroup(
     srcs = [":graphs", ":events", ":saved_models"],
 )
 """)
-    ctx.file("WORKSPACE", "workspace(name = \"tf_reference\")\n")
+    ctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % ctx.name)
 
 tf_reference_repository = repository_rule(
     implementation = _tf_reference_impl,

@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "proto/example.pb.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 #include "tools/saved_model_cli.h"
 

@@ -84,7 +84,7 @@ head -c 40 "$tmp/ckpt/model.ckpt-3.index" > "$tmp/ckpt/cut.index"
 grep -q "DATA_LOSS.*cut.index" "$tmp/err.txt" || fail "truncated index: $(cat "$tmp/err.txt")"
 # saved_model: TF Serving's half_plus_two (../shared/reference, when present).
 hp2=""
-for root in "${TEST_SRCDIR:-}/tf_reference" "${TEST_SRCDIR:-}/towerflow/external/tf_reference"; do
+for root in "${TEST_SRCDIR:-}/towerflow_tf_reference" "${TEST_SRCDIR:-}/towerflow/external/towerflow_tf_reference"; do
   if [ -f "$root/tf/saved_models/half_plus_two_cpu/00000123/saved_model.pb" ]; then
     hp2="$root/tf/saved_models/half_plus_two_cpu/00000123"
   fi

@@ -14,6 +14,7 @@
 #include "ops/ops.h"
 #include "ops/variables.h"
 #include "saved_model/loader.h"
+#include "testing/model_fn_harness.h"
 #include "tests/test_util.h"
 
 namespace towerflow {
@@ -51,18 +52,40 @@ TEST(Cifar10ModelTest, HasTheTutorialsVariables) {
                                      "images must be [batch, height, width, channels]"));
 }
 
-// Four 12x12x1 images of fixed noise and their labels, repeated.
+// Four 12x12x1 images of fixed noise, and their labels.
+void FixedImages(Tensor* images, Tensor* labels) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> noise;
+  *images = Tensor(DT_FLOAT, TensorShape({4, 12, 12, 1}));
+  for (int64_t i = 0; i < images->NumElements(); ++i) images->data<float>()[i] = noise(rng);
+  *labels = Tensor(DT_INT32, TensorShape({4}));
+  for (int i = 0; i < 4; ++i) labels->data<int32_t>()[i] = (3 * i) % 10;
+}
+
+// FixedImages' batch, repeated.
 InputFn FixedBatch() {
   return []() -> absl::StatusOr<InputSpec> {
-    std::mt19937 rng(7);
-    std::normal_distribution<float> noise;
-    Tensor images(DT_FLOAT, TensorShape({4, 12, 12, 1}));
-    for (int64_t i = 0; i < images.NumElements(); ++i) images.data<float>()[i] = noise(rng);
-    Tensor labels(DT_INT32, TensorShape({4}));
-    for (int i = 0; i < 4; ++i) labels.data<int32_t>()[i] = (3 * i) % 10;
+    Tensor images, labels;
+    FixedImages(&images, &labels);
     TW_ASSIGN_OR_RETURN(data::Dataset d, data::Dataset::FromTensorSlices({images, labels}));
     return InputSpec{d.Batch(4).Repeat(), {"images"}, {"labels"}};
   };
+}
+
+// The testing library's checks of a model_fn, on two towers: the loss
+// reaches every weight (not the moving averages: they are not trainable),
+// and training memorizes a batch.
+TEST(Cifar10ModelTest, EveryWeightGetsAGradientAndTwoTowersLearnABatch) {
+  Tensor images, labels;
+  FixedImages(&images, &labels);
+  testing::ModelFnHarnessOptions options;
+  options.num_towers = 2;
+  testing::ModelFnHarness harness(cifar10::ModelFn, {{"images", images}}, {{"labels", labels}},
+                                  options);
+  TW_EXPECT_OK(harness.CheckEveryTrainableVariableHasGradient());
+  TW_EXPECT_OK(harness.CheckLossDecreases(/*steps=*/30, /*max_ratio=*/0.5));
+  TW_ASSERT_OK_AND_ASSIGN(MetricMap metrics, harness.Evaluate());
+  EXPECT_EQ(metrics["global_step"], 30);
 }
 
 RunConfig Config(const std::string& dir, std::ostream* log) {

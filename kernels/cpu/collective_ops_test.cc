@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "runtime/client_session.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

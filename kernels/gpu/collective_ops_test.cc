@@ -11,7 +11,7 @@
 #include "ops/ops.h"
 #include "runtime/client_session.h"
 #include "framework/device.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

@@ -25,9 +25,9 @@
 #include "core/types.h"
 #include "framework/attr_value_util.h"
 #include "framework/kernel.h"
-#include "proto/node_def.pb.h"
 #include "framework/tensor.h"
-#include "tests/tensor_testing.h"
+#include "proto/node_def.pb.h"
+#include "testing/tensor_testing.h"
 
 namespace towerflow {
 

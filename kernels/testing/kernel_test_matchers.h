@@ -1,5 +1,5 @@
 // gmock helpers for kernel tests: RunOk, plus the tensor literals and
-// matchers of tests/tensor_testing.h.
+// matchers of testing/tensor_testing.h.
 //
 //   EXPECT_THAT(RunOk(runner, {a, b}), TensorIs<float>({2, 2}, {1, 2, 3, 4}));
 #ifndef TOWERFLOW_KERNELS_TESTING_KERNEL_TEST_MATCHERS_H_
@@ -10,7 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "kernels/testing/kernel_runner.h"
-#include "tests/tensor_testing.h"
+#include "testing/tensor_testing.h"
 
 namespace towerflow {
 

@@ -7,6 +7,8 @@ empty and nvcc never runs. Keep .cu.cc files to kernels and plain launch
 functions: they see only the CUDA toolkit and the headers listed in `hdrs`.
 """
 
+load("//third_party:repository.bzl", "repository_root")
+
 NVCC = "/usr/local/cuda/bin/nvcc"
 
 # TOWERFLOW_CUDA for C++ sources with CUDA-only parts (tests); local to the
@@ -29,9 +31,10 @@ def tw_cuda_library(name, srcs, hdrs = [], deps = [], device_hdrs = [], testonly
             name = obj + "_nvcc",
             srcs = [src] + hdrs + device_hdrs,
             outs = [obj],
-            cmd = "%s -std=c++17 -O3 -Xcompiler -fPIC %s -I. -x cu -c $(location %s) -o $@" % (
+            cmd = "%s -std=c++17 -O3 -Xcompiler -fPIC %s -I%s -x cu -c $(location %s) -o $@" % (
                 NVCC,
                 gencode,
+                repository_root(),
                 src,
             ),
             # Built only when a --config=cuda target depends on it.

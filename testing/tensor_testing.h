@@ -1,20 +1,31 @@
 // Tensors in tests: literals and gmock matchers, with no kernels linked in
-// (kernels/testing/kernel_runner.h adds running one kernel).
+// (TF's tensor_testutil.h). Part of the public testing library
+// (@towerflow//:testing).
 //
 //   Tensor x = Literal<float>({2, 2}, {1, 2, 3, 4});
 //   EXPECT_THAT(out, TensorIs<float>({2, 2}, {1, 2, 3, 4}));
 //   EXPECT_THAT(out, TensorNear<float>({2}, {0.5, 0.25}, 1e-6));
-#ifndef TOWERFLOW_TESTS_TENSOR_TESTING_H_
-#define TOWERFLOW_TESTS_TENSOR_TESTING_H_
+//   EXPECT_THAT(out, TensorEq(expected));  // dtype, shape, every value
+//   // Each |out - expected| <= atol + rtol * |expected| (numpy's allclose):
+//   EXPECT_THAT(out, TensorNear(expected, /*atol=*/1e-6, /*rtol=*/1e-5));
+//
+// A mismatch says what differs: the dtype, the shape, or how many values,
+// with the first one's index and both values:
+//   2 of 4 values differ; the first at [0, 1] (flat 1): 2.5 where 2 was
+//   expected (|difference| 0.5 > tolerance 1e-06)
+#ifndef TOWERFLOW_TESTING_TENSOR_TESTING_H_
+#define TOWERFLOW_TESTING_TENSOR_TESTING_H_
 
 #include <algorithm>
 #include <initializer_list>
 #include <ostream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/internal/raw_logging.h"
-#include "gmock/gmock.h"
 #include "framework/tensor.h"
+#include "gmock/gmock.h"
 
 namespace towerflow {
 
@@ -91,6 +102,52 @@ auto TensorNear(const TensorShape& shape, std::vector<T> values, double toleranc
   return TensorNearImpl(shape, std::move(values), tolerance);
 }
 
+// Whether `got` equals `expected` (`exact`) or is within
+// atol + rtol * |expected| of it, value by value: the empty string when it
+// is, else what differs. NaN matches NaN. Values are compared for the
+// numeric dtypes and strings; other dtypes compare equal only by their
+// bytes.
+std::string TensorDifference(const Tensor& got, const Tensor& expected, bool exact, double atol,
+                             double rtol);
+
+class TensorMatcher {
+ public:
+  TensorMatcher(Tensor expected, bool exact, double atol, double rtol)
+      : expected_(std::move(expected)), exact_(exact), atol_(atol), rtol_(rtol) {}
+
+  bool MatchAndExplain(const Tensor& got, ::testing::MatchResultListener* listener) const {
+    const std::string difference = TensorDifference(got, expected_, exact_, atol_, rtol_);
+    if (difference.empty()) return true;
+    *listener << difference;
+    return false;
+  }
+  void DescribeTo(std::ostream* os) const {
+    *os << (exact_ ? "equals " : "is near ") << expected_.DebugString(12);
+    if (!exact_) *os << " within atol " << atol_ << " + rtol " << rtol_ << " |expected|";
+  }
+  void DescribeNegationTo(std::ostream* os) const {
+    *os << "is not ";
+    DescribeTo(os);
+  }
+
+ private:
+  Tensor expected_;
+  bool exact_;
+  double atol_;
+  double rtol_;
+};
+
+// A tensor of `expected`'s dtype and shape with the same values.
+inline ::testing::PolymorphicMatcher<TensorMatcher> TensorEq(Tensor expected) {
+  return ::testing::MakePolymorphicMatcher(TensorMatcher(std::move(expected), true, 0, 0));
+}
+// A tensor of `expected`'s dtype and shape whose every value v is within
+// atol + rtol * |e| of expected's e (numpy's allclose).
+inline ::testing::PolymorphicMatcher<TensorMatcher> TensorNear(Tensor expected, double atol,
+                                                               double rtol = 0) {
+  return ::testing::MakePolymorphicMatcher(TensorMatcher(std::move(expected), false, atol, rtol));
+}
+
 }  // namespace towerflow
 
-#endif  // TOWERFLOW_TESTS_TENSOR_TESTING_H_
+#endif  // TOWERFLOW_TESTING_TENSOR_TESTING_H_
