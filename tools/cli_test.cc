@@ -129,8 +129,14 @@ TEST(InspectTest, DescribesTheMnistFixture) {
   EXPECT_THAT(report, HasSubstr("VariableV2 float [5,5,1,32]"));
 }
 
+tools::DotOptions Full() {
+  tools::DotOptions options;
+  options.full = true;
+  return options;
+}
+
 TEST(DotTest, TowersAreClustersDevicesAreColoursControlEdgesDashed) {
-  const std::string dot = tools::DotFromGraphDef(Parse(kTwoTowers));
+  const std::string dot = tools::DotFromGraphDef(Parse(kTwoTowers), Full());
   EXPECT_THAT(dot, HasSubstr("digraph towerflow {"));
   EXPECT_THAT(dot, HasSubstr("subgraph \"cluster_tower_1\" {"));
   EXPECT_THAT(dot, HasSubstr("\"tower_1/y\" [label=\"y\\nMatMul\", fillcolor=\"#d1e7dd\"];"));
@@ -139,12 +145,12 @@ TEST(DotTest, TowersAreClustersDevicesAreColoursControlEdgesDashed) {
   EXPECT_THAT(dot, HasSubstr("\"tower_1/y\" -> \"tower_1/done\" [style=dashed"));
   EXPECT_THAT(dot, HasSubstr("label=\"/device:CPU:1\", fillcolor=\"#d1e7dd\""));
   // Same graph, same picture.
-  EXPECT_EQ(dot, tools::DotFromGraphDef(Parse(kTwoTowers)));
+  EXPECT_EQ(dot, tools::DotFromGraphDef(Parse(kTwoTowers), Full()));
 }
 
 TEST(DotTest, NestedScopesNestClusters) {
   const std::string dot = tools::DotFromGraphDef(
-      Parse("node { name: 'a/b/c' op: 'NoOp' } node { name: 'a/d' op: 'NoOp' }"));
+      Parse("node { name: 'a/b/c' op: 'NoOp' } node { name: 'a/d' op: 'NoOp' }"), Full());
   const size_t a = dot.find("subgraph \"cluster_a\"");
   const size_t ab = dot.find("subgraph \"cluster_a/b\"");
   ASSERT_NE(a, std::string::npos);
@@ -152,8 +158,167 @@ TEST(DotTest, NestedScopesNestClusters) {
   EXPECT_LT(a, ab);
   EXPECT_THAT(dot, HasSubstr("\"a/d\" [label=\"d\\nNoOp\"];"));
   // A node named after its op shows the op once.
-  EXPECT_THAT(tools::DotFromGraphDef(Parse("node { name: 's/NoOp' op: 'NoOp' }")),
+  EXPECT_THAT(tools::DotFromGraphDef(Parse("node { name: 's/NoOp' op: 'NoOp' }"), Full()),
               HasSubstr("\"s/NoOp\" [label=\"NoOp\"];"));
+}
+
+// Two towers of one layer, its variables on the parameter server /cpu:0.
+constexpr char kLayerOnTwoTowers[] = R"pb(
+  node {
+    name: "images"
+    op: "Placeholder"
+    device: "/device:CPU:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: 8 }
+          dim { size: 4 }
+        }
+      }
+    }
+  }
+  node {
+    name: "conv1/weights"
+    op: "VarHandleOp"
+    device: "/device:CPU:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: 4 }
+          dim { size: 2 }
+        }
+      }
+    }
+  }
+  node {
+    name: "conv1/weights/Read"
+    op: "ReadVariableOp"
+    input: "conv1/weights"
+    device: "/device:CPU:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "conv1/biases"
+    op: "VarHandleOp"
+    device: "/device:CPU:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value { shape { dim { size: 2 } } }
+    }
+  }
+  node {
+    name: "conv1/biases/Read"
+    op: "ReadVariableOp"
+    input: "conv1/biases"
+    device: "/device:CPU:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "tower_0/conv1/MatMul"
+    op: "MatMul"
+    input: "images"
+    input: "conv1/weights/Read"
+    device: "/device:CPU:0"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "tower_0/conv1/BiasAdd"
+    op: "BiasAdd"
+    input: "tower_0/conv1/MatMul"
+    input: "conv1/biases/Read"
+    device: "/device:CPU:0"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "tower_1/conv1/MatMul"
+    op: "MatMul"
+    input: "images"
+    input: "conv1/weights/Read"
+    device: "/device:CPU:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node { name: "tower_1/done" op: "NoOp" input: "^tower_1/conv1/MatMul" device: "/device:CPU:1" }
+  node {
+    name: "train"
+    op: "NoOp"
+    input: "^tower_0/conv1/BiasAdd"
+    input: "^tower_1/done"
+    device: "/device:CPU:0"
+  }
+)pb";
+
+TEST(DotTest, ScopesCollapseIntoBoxesAndTheirEdgesAddUp) {
+  const std::string dot = tools::DotFromGraphDef(Parse(kLayerOnTwoTowers));
+  // A box per tower, labelled with its ops and coloured by its device.
+  EXPECT_THAT(dot, HasSubstr("\"[tower_0]\" [label=\"tower_0\\n2 ops\", shape=box, "
+                             "style=\"filled,bold\", fillcolor=\"#cfe2ff\"];"));
+  EXPECT_THAT(dot, HasSubstr("\"[tower_1]\" [label=\"tower_1\\n2 ops\", shape=box, "
+                             "style=\"filled,bold\", fillcolor=\"#d1e7dd\"];"));
+  // The variables' scopes: one box for their device.
+  EXPECT_THAT(dot, HasSubstr("\"[variables on /device:CPU:0]\" [label=\"variables on "
+                             "/device:CPU:0\\n4 ops, 2 variables\""));
+  EXPECT_THAT(dot, Not(HasSubstr("[conv1]")));
+  // Inputs stay nodes; the root's other ops make the "top level" box.
+  EXPECT_THAT(dot, HasSubstr("\"images\" [label=\"images\\nPlaceholder\", "
+                             "fillcolor=\"#cfe2ff\"];"));
+  EXPECT_THAT(dot, HasSubstr("\"[top level]\" [label=\"top level\\n1 op\""));
+  // Edges between boxes: the distinct tensors crossing, and their bytes from
+  // shape inference (weights 4x2 and biases 2 floats; images 8x4 floats).
+  EXPECT_THAT(dot, HasSubstr("\"[variables on /device:CPU:0]\" -> \"[tower_0]\" "
+                             "[label=\"2 tensors, 40 B\", penwidth=2];"));
+  EXPECT_THAT(dot, HasSubstr("\"[variables on /device:CPU:0]\" -> \"[tower_1]\" "
+                             "[label=\"1 tensor, 32 B\"];"));
+  EXPECT_THAT(dot, HasSubstr("\"images\" -> \"[tower_1]\" [label=\"1 tensor, 128 B\"];"));
+  // Control edges between boxes are dashed; those inside a box vanish.
+  EXPECT_THAT(dot, HasSubstr("\"[tower_1]\" -> \"[top level]\" [style=dashed"));
+  EXPECT_THAT(dot, Not(HasSubstr("tower_1/done")));
+  EXPECT_EQ(dot, tools::DotFromGraphDef(Parse(kLayerOnTwoTowers)));
+}
+
+TEST(DotTest, ExpandOpensAScopeAndItsParents) {
+  tools::DotOptions options;
+  options.expand = {"tower_0"};
+  std::string dot = tools::DotFromGraphDef(Parse(kLayerOnTwoTowers), options);
+  EXPECT_THAT(dot, HasSubstr("\"[tower_0/conv1]\" [label=\"tower_0/conv1\\n2 ops\""));
+  EXPECT_THAT(dot, HasSubstr("\"[tower_1]\""));
+  options.expand = {"tower_0/conv1"};
+  dot = tools::DotFromGraphDef(Parse(kLayerOnTwoTowers), options);
+  EXPECT_THAT(dot, HasSubstr("\"tower_0/conv1/MatMul\" [label=\"MatMul\""));
+  EXPECT_THAT(dot, HasSubstr("\"tower_0/conv1/MatMul\" -> \"tower_0/conv1/BiasAdd\""));
+  // Opening a variable's scope shows its variables again.
+  options.expand = {"conv1"};
+  dot = tools::DotFromGraphDef(Parse(kLayerOnTwoTowers), options);
+  EXPECT_THAT(dot, HasSubstr("\"[conv1/weights]\""));
+  EXPECT_THAT(dot, Not(HasSubstr("variables on")));
 }
 
 }  // namespace

@@ -20,8 +20,11 @@ grep -q "Nodes: 2" "$tmp/inspect.txt" || fail "inspect output: $(cat "$tmp/inspe
 cmp -s "$tmp/g.pb" "$tmp/again.pb" || fail "binary -> text -> binary is not lossless"
 
 "$tool" dot "$tmp/g.pb" -o "$tmp/g.dot" > /dev/null || fail "dot -o"
-grep -q 'subgraph "cluster_tower_1"' "$tmp/g.dot" || fail "dot has no tower cluster"
+grep -q '"\[tower_1\]" \[label="tower_1' "$tmp/g.dot" || fail "dot has no tower box"
 "$tool" dot "$tmp/g.pb" | grep -q '^digraph towerflow' || fail "dot to stdout"
+"$tool" dot "$tmp/g.pb" --expand tower_1 | grep -q '"tower_1/r" \[label="r' || fail "dot --expand"
+"$tool" dot --full "$tmp/g.pb" | grep -q 'subgraph "cluster_tower_1"' || fail "dot --full"
+"$tool" dot "$tmp/g.pb" --expand 2> /dev/null; [ $? -eq 2 ] || fail "dot --expand without a scope must exit 2"
 
 "$tool" inspect "$tmp/missing.pb" 2> "$tmp/err.txt" && fail "missing file must fail"
 grep -q "NOT_FOUND" "$tmp/err.txt" || fail "missing file error: $(cat "$tmp/err.txt")"

@@ -2,7 +2,8 @@
 //
 //   towerflow inspect GRAPH           report on a GraphDef (.pb or .pbtxt)
 //   towerflow convert IN OUT          .pb <-> .pbtxt, by the file extensions
-//   towerflow dot GRAPH [-o FILE]     Graphviz picture (stdout without -o)
+//   towerflow dot GRAPH [-o FILE] [--expand SCOPE]... [--full]
+//                                     Graphviz picture (stdout without -o)
 //   towerflow run GRAPH --feed NAME=JSON --fetch NAME --target NAME ...
 //                                     run a graph (see tools/run.h)
 //   towerflow checkpoint PREFIX|DIR [--tensor NAME]
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/file_io.h"
 #include "core/status_macros.h"
@@ -35,8 +37,10 @@ constexpr char kUsage[] =
     "  towerflow inspect GRAPH         nodes, op histogram, placeholders, variables,\n"
     "                                  devices, sinks, unknown ops\n"
     "  towerflow convert IN OUT        GraphDef .pb <-> .pbtxt (by extension)\n"
-    "  towerflow dot GRAPH [-o FILE]   Graphviz picture: name scopes as clusters,\n"
-    "                                  devices as colours\n"
+    "  towerflow dot GRAPH [-o FILE] [--expand SCOPE]... [--full]\n"
+    "                                  Graphviz picture: name scopes collapsed into\n"
+    "                                  boxes (--expand opens one; --full draws every\n"
+    "                                  node), devices as colours\n"
     "  towerflow run GRAPH --feed NAME=JSON[:dtype] ... --fetch NAME ... [--target NAME ...]\n"
     "                [--device_count CPU=2] [--json] [--trace FILE]\n"
     "                                  run a graph: targets in order, then the fetches\n"
@@ -63,9 +67,38 @@ absl::Status Convert(const std::string& in, const std::string& out) {
   return absl::OkStatus();
 }
 
-absl::Status Dot(const std::string& path, const std::string& out) {
-  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(path));
-  const std::string dot = tools::DotFromGraphDef(def);
+struct DotCommand {
+  std::string path;
+  std::string out;  // empty: stdout
+  tools::DotOptions options;
+};
+
+// `args`: what follows "dot".
+absl::StatusOr<DotCommand> ParseDotArgs(const std::vector<std::string>& args) {
+  DotCommand command;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const bool has_value = i + 1 < args.size();
+    if (args[i] == "--full") {
+      command.options.full = true;
+    } else if (args[i] == "-o" && has_value) {
+      command.out = args[++i];
+    } else if (args[i] == "--expand" && has_value) {
+      command.options.expand.push_back(args[++i]);
+    } else if (command.path.empty() && !absl::StartsWith(args[i], "-")) {
+      command.path = args[i];
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown or incomplete argument '", args[i],
+                                                     "' (-o FILE, --expand SCOPE, --full)"));
+    }
+  }
+  if (command.path.empty()) return absl::InvalidArgumentError("no GRAPH file");
+  return command;
+}
+
+absl::Status Dot(const DotCommand& command) {
+  const std::string& out = command.out;
+  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(command.path));
+  const std::string dot = tools::DotFromGraphDef(def, command.options);
   if (out.empty()) {
     std::cout << dot;
     return absl::OkStatus();
@@ -86,10 +119,14 @@ int Main(const std::vector<std::string>& args) {
     status = Inspect(args[1]);
   } else if (command == "convert" && args.size() == 3) {
     status = Convert(args[1], args[2]);
-  } else if (command == "dot" && args.size() == 2) {
-    status = Dot(args[1], "");
-  } else if (command == "dot" && args.size() == 4 && args[2] == "-o") {
-    status = Dot(args[1], args[3]);
+  } else if (command == "dot") {
+    absl::StatusOr<DotCommand> dot =
+        ParseDotArgs(std::vector<std::string>(args.begin() + 1, args.end()));
+    if (!dot.ok()) {
+      std::cerr << "towerflow dot: " << dot.status().message() << "\n" << kUsage;
+      return 2;
+    }
+    status = Dot(*dot);
   } else if (command == "checkpoint" &&
              (args.size() == 2 || (args.size() == 4 && args[2] == "--tensor"))) {
     absl::StatusOr<std::string> printed =
