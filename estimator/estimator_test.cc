@@ -486,6 +486,30 @@ TEST(EstimatorTest, ProfilerHookWritesTheTraceOfEveryNthStep) {
   EXPECT_THAT(trace, HasSubstr("ApplyGradientDescent\""));  // the update's op
 }
 
+// At the end, the time per op type of the traced steps: in op_times.txt and
+// in the log, every op type of the step once, shares adding up to 100%.
+TEST(EstimatorTest, ProfilerHookTablesTheTimePerOpType) {
+  Fixture f("profiler_table");
+  std::ostringstream log;
+  auto profiler = std::make_shared<ProfilerHook>(f.config.model_dir, 2, &log);
+  TW_ASSERT_OK(f.estimator->Train(LinearInput(), {.steps = 5, .hooks = {profiler}}).status());
+  TW_ASSERT_OK_AND_ASSIGN(std::string table,
+                          ReadFileToString(f.config.model_dir + "/op_times.txt"));
+  EXPECT_EQ(table, log.str());
+  EXPECT_THAT(table, HasSubstr("Time per op type over 2 traced step(s)"));
+  EXPECT_THAT(table, HasSubstr("\nResourceApplyGradientDescent "));
+  EXPECT_THAT(table, HasSubstr("\nall "));
+  EXPECT_THAT(table, HasSubstr("100.0%\n"));
+  // Each traced step runs the update once: 2 in all.
+  const size_t row = table.find("\nResourceApplyGradientDescent ");
+  ASSERT_NE(row, std::string::npos);
+  std::istringstream fields(table.substr(row + 1));
+  std::string op;
+  int64_t count = 0;
+  fields >> op >> count;
+  EXPECT_EQ(count, 2);
+}
+
 TEST(EstimatorTest, BadCallsAreErrors) {
   Fixture f("bad");
   EXPECT_THAT(

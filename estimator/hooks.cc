@@ -1,12 +1,15 @@
 #include "estimator/hooks.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/file_io.h"
 #include "core/status_macros.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
@@ -188,8 +191,44 @@ absl::Status SummarySaverHook::End(const ClientSession&, int64_t) {
 // ------------------------------------------------------------ progress bar
 
 absl::Status ProfilerHook::AfterTracedRun(const StepResult& step, const RunMetadata& metadata) {
+  ++traced_steps_;
+  for (const DeviceStepStats& device : metadata.step_stats.dev_stats) {
+    for (const NodeExecStats& node : device.node_stats) {
+      OpTime& time = op_times_[node.op];
+      ++time.count;
+      time.micros += std::max<int64_t>(0, node.end_micros - node.start_micros);
+    }
+  }
   return WriteChromeTrace(metadata.step_stats,
                           absl::StrCat(dir_, "/timeline-", step.global_step, ".json"));
+}
+
+std::string ProfilerHook::OpTimeTable() const {
+  int64_t total = 0;
+  std::vector<std::pair<std::string, OpTime>> rows(op_times_.begin(), op_times_.end());
+  for (const auto& [op, time] : rows) total += time.micros;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.micros > b.second.micros; });
+  std::string table = absl::StrFormat(
+      "Time per op type over %d traced step(s) (node time summed over threads):\n"
+      "%-32s %8s %12s %12s %7s\n",
+      traced_steps_, "op", "count", "total ms", "ms/step", "share");
+  const double steps = std::max<int64_t>(1, traced_steps_);
+  for (const auto& [op, time] : rows) {
+    absl::StrAppendFormat(&table, "%-32s %8d %12.3f %12.3f %6.1f%%\n", op, time.count,
+                          time.micros / 1e3, time.micros / 1e3 / steps,
+                          total > 0 ? 100.0 * time.micros / total : 0.0);
+  }
+  absl::StrAppendFormat(&table, "%-32s %8s %12.3f %12.3f %6.1f%%\n", "all", "", total / 1e3,
+                        total / 1e3 / steps, total > 0 ? 100.0 : 0.0);
+  return table;
+}
+
+absl::Status ProfilerHook::End(const ClientSession&, int64_t) {
+  if (traced_steps_ == 0) return absl::OkStatus();
+  const std::string table = OpTimeTable();
+  if (log_ != nullptr) *log_ << table;
+  return WriteFileAtomically(dir_ + "/op_times.txt", table);
 }
 
 absl::Status ProgressBarHook::AfterCreateSession(const ClientSession&, int64_t global_step) {

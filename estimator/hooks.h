@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -236,18 +237,33 @@ class SummarySaverHook : public SessionRunHook {
 // "timeline-<global step>.json" in `dir` (chrome://tracing, Perfetto): when
 // each node ran, per device and thread. On a GPU a kernel's span is its
 // launch; a copy to the host spans the wait for the kernels before it.
+// When training ends it writes "op_times.txt" in `dir` (and to `log` unless
+// null): the traced steps' time per op type, most first.
 class ProfilerHook : public SessionRunHook {
  public:
-  ProfilerHook(std::string dir, int64_t every_n_steps)
-      : dir_(std::move(dir)), every_n_steps_(every_n_steps) {}
+  ProfilerHook(std::string dir, int64_t every_n_steps, std::ostream* log = nullptr)
+      : dir_(std::move(dir)), every_n_steps_(every_n_steps), log_(log) {}
   bool TraceStep(int64_t next_step) override {
     return every_n_steps_ > 0 && next_step % every_n_steps_ == 0;
   }
   absl::Status AfterTracedRun(const StepResult& step, const RunMetadata& metadata) override;
+  absl::Status End(const ClientSession& session, int64_t global_step) override;
+
+  // The table of End so far: per op type, the nodes run, their total time
+  // and its share of all the nodes' time (summed over threads and devices),
+  // and the time per traced step.
+  std::string OpTimeTable() const;
 
  private:
+  struct OpTime {
+    int64_t count = 0;
+    int64_t micros = 0;
+  };
   const std::string dir_;
   const int64_t every_n_steps_;
+  std::ostream* const log_;
+  std::map<std::string, OpTime> op_times_;
+  int64_t traced_steps_ = 0;
 };
 
 // A one-line progress bar redrawn in place ("\r"), for a terminal:

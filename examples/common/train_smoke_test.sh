@@ -3,7 +3,7 @@
 # test writes (random pixels, labels 0..9): two towers on two virtual CPUs
 # train two steps, evaluate, export a SavedModel (which the program checks
 # against the model in process), write the graph and the towers' picture; a
-# second run resumes and skips training.
+# second run resumes and skips training. Step 2 is traced (--profile_every).
 #
 #   train_smoke_test.sh <program> [extra flags...]
 set -u
@@ -22,7 +22,7 @@ done
 
 run() {
   "$program" --data_dir="$data" --model_dir="$model" --num_towers=2 --batch_size=4 \
-    --max_steps=2 --log_every=1 "$@" > "$tmp/out.txt" 2> "$tmp/err.txt" \
+    --max_steps=2 --log_every=1 --profile_every=2 "$@" > "$tmp/out.txt" 2> "$tmp/err.txt" \
     || fail "exit $?: $(cat "$tmp/out.txt" "$tmp/err.txt")"
 }
 run "$@"
@@ -39,6 +39,10 @@ for f in checkpoint model.ckpt-2.index model.ckpt-2.data-00000-of-00001 graph.pb
   [ -s "$model/$f" ] || fail "$model/$f is missing"
 done
 grep -q '"\[tower_1\]" \[label="tower_1' "$model/towers.dot" || fail "no tower box in the picture"
+# --profile_every=2: step 2's Chrome trace, and the time per op type.
+[ -s "$model/timeline-2.json" ] || fail "no trace of step 2"
+grep -q "Time per op type over 1 traced step(s)" <<< "$log" || fail "no op time table in the log"
+grep -Eq "^Conv2D +[0-9]+ " "$model/op_times.txt" || fail "op_times.txt: $(cat "$model/op_times.txt")"
 ls "$model"/events.out.tfevents.* > /dev/null 2>&1 || fail "no TensorBoard events"
 grep -Eq "^SavedModel check: 8 of 8 test images get the same class" <<< "$log" || fail "SavedModel check"
 exported="$(ls -d "$model"/export/[0-9]*)"

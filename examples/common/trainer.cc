@@ -230,7 +230,9 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
   train.max_steps = max_steps;
   if (train_seconds > 0) train.hooks.push_back(std::make_shared<TimeLimitHook>(train_seconds));
   if (profile_every > 0) {
-    train.hooks.push_back(std::make_shared<ProfilerHook>(model_dir, profile_every));
+    // The traces, and at the end the time per op type (printed by the chief).
+    train.hooks.push_back(std::make_shared<ProfilerHook>(
+        model_dir, profile_every, cluster->is_chief() ? &std::cerr : nullptr));
   }
   TW_ASSIGN_OR_RETURN(TrainResult trained, estimator.Train(input(true), train));
   if (cluster->is_chief()) {
