@@ -19,6 +19,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -28,36 +29,13 @@
 #include "distribute/cluster.h"
 #include "framework/gpu/cuda_status.h"
 #include "framework/gpu/gpu_device.h"
+#include "framework/gpu/nccl_status.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 
 namespace towerflow {
 namespace distribute {
 namespace {
-
-absl::Status NcclStatus(ncclResult_t result, const char* call) {
-  if (result == ncclSuccess) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(call, " failed: ", ncclGetErrorString(result)));
-}
-
-absl::StatusOr<ncclDataType_t> NcclType(DataType dtype, int input) {
-  switch (dtype) {
-    case DT_HALF:
-      return ncclFloat16;
-    case DT_FLOAT:
-      return ncclFloat32;
-    case DT_DOUBLE:
-      return ncclFloat64;
-    case DT_INT32:
-      return ncclInt32;
-    case DT_INT64:
-      return ncclInt64;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("MpiAllReduce input ", input, " is ", DataTypeString(dtype),
-                       "; on a GPU it sums half, float, double, int32 and int64 tensors"));
-  }
-}
 
 // The communicator of GPU `ordinal` across the cluster, made on first use.
 absl::StatusOr<ncclComm_t> ClusterComm(Cluster* cluster, int ordinal) {
@@ -69,7 +47,7 @@ absl::StatusOr<ncclComm_t> ClusterComm(Cluster* cluster, int ordinal) {
   ncclUniqueId id;
   Tensor bytes(DT_UINT8, TensorShape({static_cast<int64_t>(sizeof(id))}));
   if (cluster->is_chief()) {
-    TW_RETURN_IF_ERROR(NcclStatus(ncclGetUniqueId(&id), "ncclGetUniqueId"));
+    TW_NCCL_RETURN_IF_ERROR(ncclGetUniqueId(&id));
     std::memcpy(bytes.raw_data(), &id, sizeof(id));
   }
   TW_RETURN_IF_ERROR(cluster->Broadcast(&bytes, 0));
@@ -77,8 +55,7 @@ absl::StatusOr<ncclComm_t> ClusterComm(Cluster* cluster, int ordinal) {
   TW_RETURN_IF_ERROR(cluster->Barrier());
   TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal));
   ncclComm_t comm;
-  TW_RETURN_IF_ERROR(NcclStatus(ncclCommInitRank(&comm, cluster->size(), id, cluster->rank()),
-                                "ncclCommInitRank"));
+  TW_NCCL_RETURN_IF_ERROR(ncclCommInitRank(&comm, cluster->size(), id, cluster->rank()));
   return comms->emplace(ordinal, comm).first->second;
 }
 
@@ -91,8 +68,13 @@ class NcclMpiAllReduceOp : public OpKernel {
     std::vector<int64_t> signature;  // per input: dtype, elements
     for (int i = 0; i < n; ++i) {
       const Tensor& in = ctx->input(i);
-      TW_ASSIGN_OR_RETURN(ncclDataType_t type, NcclType(in.dtype(), i));
-      types.push_back(type);
+      const std::optional<ncclDataType_t> type = gpu::NcclDataType(in.dtype());
+      if (!type.has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("MpiAllReduce input ", i, " is ", DataTypeString(in.dtype()),
+                         "; on a GPU it sums half, float, double, int32 and int64 tensors"));
+      }
+      types.push_back(*type);
       signature.push_back(in.dtype());
       signature.push_back(in.NumElements());
     }
@@ -110,17 +92,17 @@ class NcclMpiAllReduceOp : public OpKernel {
       TW_ASSIGN_OR_RETURN(outs[i],
                           ctx->forward_input_or_allocate_output(i, i, ctx->input(i).shape()));
     }
-    TW_RETURN_IF_ERROR(NcclStatus(ncclGroupStart(), "ncclGroupStart"));
+    TW_NCCL_RETURN_IF_ERROR(ncclGroupStart());
     absl::Status status;
     for (int i = 0; i < n && status.ok(); ++i) {
       const Tensor& in = ctx->input(i);
       if (in.NumElements() == 0) continue;
-      status = NcclStatus(
+      status = gpu::NcclStatus(
           ncclAllReduce(in.raw_data(), outs[i]->raw_data(), static_cast<size_t>(in.NumElements()),
                         types[i], ncclSum, comm, gpu->compute_stream()),
-          "ncclAllReduce");
+          "ncclAllReduce", __FILE__, __LINE__);
     }
-    const absl::Status ended = NcclStatus(ncclGroupEnd(), "ncclGroupEnd");
+    const absl::Status ended = gpu::NcclStatus(ncclGroupEnd(), "ncclGroupEnd", __FILE__, __LINE__);
     return status.ok() ? ended : status;
   }
 };

@@ -13,9 +13,12 @@
 // All collectives are enqueued under one lock, as one NCCL group each, so
 // every GPU sees them in the same order; two enqueued in different orders on
 // two GPUs would wait for each other for ever.
+#include "kernels/collective_ops.h"
+
 #include <nccl.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -23,40 +26,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
-#include "kernels/collective_ops.h"
-#include "kernels/gpu/gpu_kernel_util.h"
+#include "framework/gpu/nccl_status.h"
 #include "framework/kernel_registry.h"
+#include "kernels/gpu/gpu_kernel_util.h"
 
 namespace towerflow {
 namespace gpu {
 namespace {
 
-absl::Status NcclStatus(ncclResult_t result, const char* expr, const char* file, int line) {
-  if (result == ncclSuccess) return absl::OkStatus();
-  return absl::InternalError(
-      absl::StrCat(expr, " failed at ", file, ":", line, ": ", ncclGetErrorString(result)));
-}
-
-#define TW_NCCL_RETURN_IF_ERROR(expr)                                                   \
-  do {                                                                                  \
-    const absl::Status tw_nccl_status_ = NcclStatus((expr), #expr, __FILE__, __LINE__); \
-    if (!tw_nccl_status_.ok()) return tw_nccl_status_;                                  \
-  } while (false)
-
 absl::StatusOr<ncclDataType_t> NcclType(DataType dtype) {
-  switch (dtype) {
-    case DT_HALF:
-      return ncclFloat16;
-    case DT_FLOAT:
-      return ncclFloat32;
-    case DT_DOUBLE:
-      return ncclFloat64;
-    case DT_INT64:
-      return ncclInt64;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("NcclAllReduce has no GPU kernel for ", DataTypeString(dtype)));
+  // int32 tensors of GPU nodes live in host memory: no GPU kernel for them.
+  const std::optional<ncclDataType_t> type = dtype == DT_INT32 ? std::nullopt : NcclDataType(dtype);
+  if (!type.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("NcclAllReduce has no GPU kernel for ", DataTypeString(dtype)));
   }
+  return *type;
 }
 
 ncclRedOp_t NcclOp(ReduceKind kind) {
