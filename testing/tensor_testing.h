@@ -68,40 +68,6 @@ std::vector<T> Values(const Tensor& t) {
 inline void PrintTo(const Tensor& t, std::ostream* os) { *os << t.DebugString(12); }
 inline void PrintTo(const TensorShape& s, std::ostream* os) { *os << s.DebugString(); }
 
-MATCHER_P2(TensorIsImpl, shape, values, "") {
-  using T = typename std::decay_t<decltype(values)>::value_type;
-  if (arg.dtype() != DataTypeToEnum<T>::value) {
-    *result_listener << "dtype " << DataTypeString(arg.dtype());
-    return false;
-  }
-  if (arg.shape() != shape) {
-    *result_listener << "shape " << arg.shape().DebugString();
-    return false;
-  }
-  const std::vector<T> got = Values<T>(arg);
-  return ::testing::ExplainMatchResult(::testing::ElementsAreArray(values), got, result_listener);
-}
-
-MATCHER_P3(TensorNearImpl, shape, values, tolerance, "") {
-  using T = typename std::decay_t<decltype(values)>::value_type;
-  if (arg.dtype() != DataTypeToEnum<T>::value || arg.shape() != shape) {
-    *result_listener << "got " << arg.DebugString();
-    return false;
-  }
-  const std::vector<T> got = Values<T>(arg);
-  return ::testing::ExplainMatchResult(
-      ::testing::Pointwise(::testing::DoubleNear(tolerance), values), got, result_listener);
-}
-
-template <typename T>
-auto TensorIs(const TensorShape& shape, std::vector<T> values) {
-  return TensorIsImpl(shape, std::move(values));
-}
-template <typename T>
-auto TensorNear(const TensorShape& shape, std::vector<T> values, double tolerance) {
-  return TensorNearImpl(shape, std::move(values), tolerance);
-}
-
 // Whether `got` equals `expected` (`exact`) or is within
 // atol + rtol * |expected| of it, value by value: the empty string when it
 // is, else what differs. NaN matches NaN. Values are compared for the
@@ -112,10 +78,19 @@ std::string TensorDifference(const Tensor& got, const Tensor& expected, bool exa
 
 class TensorMatcher {
  public:
-  TensorMatcher(Tensor expected, bool exact, double atol, double rtol)
-      : expected_(std::move(expected)), exact_(exact), atol_(atol), rtol_(rtol) {}
+  // `invalid`: why `expected` could not be made (then nothing matches).
+  TensorMatcher(Tensor expected, bool exact, double atol, double rtol, std::string invalid = "")
+      : expected_(std::move(expected)),
+        exact_(exact),
+        atol_(atol),
+        rtol_(rtol),
+        invalid_(std::move(invalid)) {}
 
   bool MatchAndExplain(const Tensor& got, ::testing::MatchResultListener* listener) const {
+    if (!invalid_.empty()) {
+      *listener << invalid_;
+      return false;
+    }
     const std::string difference = TensorDifference(got, expected_, exact_, atol_, rtol_);
     if (difference.empty()) return true;
     *listener << difference;
@@ -135,7 +110,19 @@ class TensorMatcher {
   bool exact_;
   double atol_;
   double rtol_;
+  std::string invalid_;
 };
+
+template <typename T>
+TensorMatcher LiteralMatcher(const TensorShape& shape, const std::vector<T>& values, bool exact,
+                             double atol) {
+  if (static_cast<int64_t>(values.size()) != shape.num_elements()) {
+    return TensorMatcher(Tensor(), exact, atol, 0,
+                         "the expected values are " + std::to_string(values.size()) +
+                             " for shape " + shape.DebugString());
+  }
+  return TensorMatcher(Literal<T>(shape, values), exact, atol, 0);
+}
 
 // A tensor of `expected`'s dtype and shape with the same values.
 inline ::testing::PolymorphicMatcher<TensorMatcher> TensorEq(Tensor expected) {
@@ -146,6 +133,21 @@ inline ::testing::PolymorphicMatcher<TensorMatcher> TensorEq(Tensor expected) {
 inline ::testing::PolymorphicMatcher<TensorMatcher> TensorNear(Tensor expected, double atol,
                                                                double rtol = 0) {
   return ::testing::MakePolymorphicMatcher(TensorMatcher(std::move(expected), false, atol, rtol));
+}
+
+// The same with the expected tensor written as its shape and values:
+// TensorIs<float>({2, 2}, {1, 2, 3, 4}) is TensorEq of that literal. A
+// count of values that does not fit the shape matches nothing.
+template <typename T>
+::testing::PolymorphicMatcher<TensorMatcher> TensorIs(const TensorShape& shape,
+                                                      const std::vector<T>& values) {
+  return ::testing::MakePolymorphicMatcher(LiteralMatcher(shape, values, true, 0));
+}
+template <typename T>
+::testing::PolymorphicMatcher<TensorMatcher> TensorNear(const TensorShape& shape,
+                                                        const std::vector<T>& values,
+                                                        double tolerance) {
+  return ::testing::MakePolymorphicMatcher(LiteralMatcher(shape, values, false, tolerance));
 }
 
 }  // namespace towerflow

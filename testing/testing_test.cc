@@ -47,6 +47,13 @@ TEST(TensorMatchersTest, TensorEqComparesDtypeShapeAndEveryValue) {
             "shape [4] where [2,2] was expected");
   EXPECT_EQ(Explain(TensorEq(expected), Literal<int32_t>({2, 2}, {1, 2, 3, 4})),
             "dtype int32 where float was expected");
+  // The shape-and-values form is the same matcher.
+  EXPECT_THAT(Literal<float>({2, 2}, {1, 2, 3, 4}), TensorIs<float>({2, 2}, {1, 2, 3, 4}));
+  EXPECT_EQ(Explain(TensorIs<float>({2, 2}, {1, 2, 3, 5}), expected),
+            "1 of 4 values differ; the first at [1, 1] (flat 3): 4 where 5 was expected");
+  EXPECT_EQ(Explain(TensorIs<float>({2, 2}, {1, 2, 3}), expected),
+            "the expected values are 3 for shape [2,2]");
+  EXPECT_THAT(Literal<float>({2}, {0.5, 0.2501}), TensorNear<float>({2}, {0.5, 0.25}, 1e-3));
   EXPECT_EQ(Explain(TensorEq(Literal<std::string>({2}, {"a", "b"})),
                     Literal<std::string>({2}, {"a", "c"})),
             "1 of 2 values differ; the first at [1] (flat 1): \"c\" where \"b\" was expected");
