@@ -299,52 +299,24 @@ absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType d
 
 std::string TensorToJson(const Tensor& t) { return ToJson(t).dump(); }
 
-absl::StatusOr<RunCommand> ParseRunArgs(const std::vector<std::string>& args) {
-  RunCommand c;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const auto value = [&]() -> absl::StatusOr<std::string> {
-      if (i + 1 >= args.size())
-        return absl::InvalidArgumentError(absl::StrCat(a, " needs a value"));
-      return args[++i];
-    };
-    if (a == "--json") {
-      c.json = true;
-    } else if (a == "--feed") {
-      TW_ASSIGN_OR_RETURN(std::string v, value());
-      c.feeds.push_back(v);
-    } else if (a == "--fetch") {
-      TW_ASSIGN_OR_RETURN(std::string v, value());
-      c.fetches.push_back(v);
-    } else if (a == "--target") {
-      TW_ASSIGN_OR_RETURN(std::string v, value());
-      c.targets.push_back(v);
-    } else if (a == "--trace") {
-      TW_ASSIGN_OR_RETURN(c.trace_path, value());
-    } else if (a == "--device_count") {
-      TW_ASSIGN_OR_RETURN(std::string v, value());
-      std::vector<std::string> parts = absl::StrSplit(v, '=');
-      int n = 0;
-      if (parts.size() != 2 || parts[0].empty() || !absl::SimpleAtoi(parts[1], &n)) {
-        return absl::InvalidArgumentError(absl::StrCat("--device_count '", v, "' is not TYPE=N"));
-      }
-      c.device_count[parts[0]] = n;
-    } else if (!a.empty() && a[0] == '-') {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", a));
-    } else if (c.graph_path.empty()) {
-      c.graph_path = a;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unexpected argument ", a));
+absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(
+    const std::vector<std::string>& specs) {
+  std::map<std::string, int> counts;
+  for (const std::string& spec : specs) {
+    std::vector<std::string> parts = absl::StrSplit(spec, '=');
+    int n = 0;
+    if (parts.size() != 2 || parts[0].empty() || !absl::SimpleAtoi(parts[1], &n) || n < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--device_count '", spec, "' is not TYPE=N"));
     }
+    counts[parts[0]] = n;
   }
-  if (c.graph_path.empty()) return absl::InvalidArgumentError("run needs a GRAPH");
-  if (c.fetches.empty() && c.targets.empty()) {
-    return absl::InvalidArgumentError("run needs at least one --fetch or --target");
-  }
-  return c;
+  return counts;
 }
 
 absl::StatusOr<std::string> RunGraph(const RunCommand& c) {
+  if (c.fetches.empty() && c.targets.empty()) {
+    return absl::InvalidArgumentError("run needs at least one --fetch or --target");
+  }
   TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(c.graph_path));
   Graph graph;
   TW_RETURN_IF_ERROR(ImportGraphDef(def, &graph));

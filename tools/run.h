@@ -32,11 +32,12 @@ struct RunCommand {
   std::string trace_path;  // Chrome trace of the fetch run, when set
 };
 
-// Parses the arguments after "run". InvalidArgument for unknown flags,
-// missing values or a malformed --device_count.
-absl::StatusOr<RunCommand> ParseRunArgs(const std::vector<std::string>& args);
+// --device_count's values ("CPU=2", "GPU=0") as SessionOptions::device_count.
+// InvalidArgument naming a value that is not TYPE=N with N >= 0.
+absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(const std::vector<std::string>& specs);
 
-// Runs the command and returns what it prints.
+// Runs the command and returns what it prints. InvalidArgument when it
+// has neither fetches nor targets.
 absl::StatusOr<std::string> RunGraph(const RunCommand& command);
 
 // A tensor of `dtype` from JSON nested lists: InvalidArgument naming the

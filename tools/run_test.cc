@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "proto/example.pb.h"
@@ -134,6 +136,23 @@ TEST(TensorFromJsonTest, RefusesWhatDoesNotFit) {
   EXPECT_THAT(tools::TensorFromJson(deep, DT_FLOAT),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "lists nested deeper than the 254 dimensions a tensor can have"));
+}
+
+TEST(ParseDeviceCountTest, ReadsTypeEqualsCount) {
+  TW_ASSERT_OK_AND_ASSIGN(auto counts, tools::ParseDeviceCount({"CPU=3", "GPU=0"}));
+  EXPECT_EQ(counts, (std::map<std::string, int>{{"CPU", 3}, {"GPU", 0}}));
+  for (const char* bad : {"CPU", "CPU=", "=2", "CPU=two", "CPU=-1", "CPU=1=2"}) {
+    EXPECT_THAT(tools::ParseDeviceCount({bad}),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         std::string("--device_count '") + bad + "' is not TYPE=N"));
+  }
+}
+
+TEST(RunGraphTest, NeedsSomethingToRun) {
+  tools::RunCommand command;
+  command.graph_path = "unread.pbtxt";
+  EXPECT_THAT(tools::RunGraph(command), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                 "run needs at least one --fetch or --target"));
 }
 
 }  // namespace

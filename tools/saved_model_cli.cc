@@ -71,40 +71,6 @@ absl::StatusOr<Tensor> ExamplesFromJson(const std::string& text) {
   return out;
 }
 
-absl::StatusOr<SavedModelArgs> ParseSavedModelArgs(const std::vector<std::string>& args) {
-  if (args.size() < 2 || (args[0] != "show" && args[0] != "run")) {
-    return absl::InvalidArgumentError("saved_model needs 'show DIR' or 'run DIR'");
-  }
-  Args a;
-  a.verb = args[0];
-  a.dir = args[1];
-  for (size_t i = 2; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    if (flag == "--json") {
-      a.json = true;
-      continue;
-    }
-    if (i + 1 >= args.size())
-      return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
-    const std::string& value = args[++i];
-    if (flag == "--tag_set") {
-      for (absl::string_view t : absl::StrSplit(value, ',', absl::SkipEmpty())) a.tags.emplace(t);
-    } else if (flag == "--signature_def") {
-      a.signature = value;
-    } else if (flag == "--input" && a.verb == "run") {
-      a.inputs.push_back(value);
-    } else if (flag == "--input_examples" && a.verb == "run") {
-      a.input_examples.push_back(value);
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
-    }
-  }
-  if (a.verb == "run" && a.signature.empty()) {
-    return absl::InvalidArgumentError("saved_model run needs --signature_def");
-  }
-  return a;
-}
-
 namespace {
 
 std::string TagsString(const google::protobuf::RepeatedPtrField<std::string>& tags) {
@@ -231,6 +197,9 @@ absl::StatusOr<std::string> Run(const Args& a) {
 }  // namespace
 
 absl::StatusOr<std::string> SavedModelCommand(const SavedModelArgs& args) {
+  if (args.verb == "run" && args.signature.empty()) {
+    return absl::InvalidArgumentError("saved_model run needs --signature_def");
+  }
   return args.verb == "show" ? Show(args) : Run(args);
 }
 

@@ -30,7 +30,7 @@ struct SavedModelArgs {
   std::string verb;  // "show" or "run"
   std::string dir;
   std::set<std::string> tags;               // --tag_set a,b
-  std::string signature;                    // --signature_def
+  std::string signature;                    // --signature_def; required by "run"
   std::vector<std::string> inputs;          // --input KEY=JSON or KEY=@FILE
   std::vector<std::string> input_examples;  // --input_examples KEY=JSON or KEY=@FILE
   bool json = false;
@@ -41,10 +41,8 @@ struct SavedModelArgs {
 // list of objects of lists of numbers or strings, or a list mixing them.
 absl::StatusOr<Tensor> ExamplesFromJson(const std::string& json);
 
-// The arguments after "saved_model". InvalidArgument for bad arguments.
-absl::StatusOr<SavedModelArgs> ParseSavedModelArgs(const std::vector<std::string>& args);
-
-// Runs the command; returns what it prints.
+// Runs the command; returns what it prints. InvalidArgument for "run"
+// without a signature.
 absl::StatusOr<std::string> SavedModelCommand(const SavedModelArgs& args);
 
 }  // namespace tools

@@ -33,7 +33,21 @@ printf 'garbage{' > "$tmp/bad.pbtxt"
 grep -q "INVALID_ARGUMENT" "$tmp/err.txt" || fail "bad text error: $(cat "$tmp/err.txt")"
 "$tool" frobnicate 2> /dev/null; [ $? -eq 2 ] || fail "unknown command must exit 2"
 "$tool" > /dev/null; [ $? -eq 2 ] || fail "no arguments must exit 2"
-"$tool" --help | grep -q "towerflow inspect" || fail "help"
+"$tool" --help | grep -q "^  inspect GRAPH" || fail "help: $("$tool" --help)"
+"$tool" --version | grep -q "^towerflow [0-9]" || fail "version: $("$tool" --version)"
+# Each command's --help lists its flags with their defaults; flags are Abseil's.
+"$tool" run --help > "$tmp/help.txt" || fail "run --help exited $?"
+grep -q "^usage: towerflow run GRAPH" "$tmp/help.txt" || fail "run --help: $(cat "$tmp/help.txt")"
+grep -q "^  --feed=VALUE (repeatable)" "$tmp/help.txt" || fail "run --help: $(cat "$tmp/help.txt")"
+grep -q "^  --json (default: false)" "$tmp/help.txt" || fail "run --help: $(cat "$tmp/help.txt")"
+"$tool" help dot | grep -q "^  --full (default: false)" || fail "help dot"
+"$tool" saved_model --help | grep -q "^usage: towerflow saved_model run" || fail "saved_model --help"
+"$tool" inspect --help | grep -q "^usage: towerflow inspect GRAPH" || fail "inspect --help"
+# Typos are usage errors that name the flag and the nearest one.
+"$tool" dot "$tmp/g.pb" --ful 2> "$tmp/err.txt"; [ $? -eq 2 ] || fail "dot --ful must exit 2"
+grep -q "unknown flag '--ful' (did you mean --full?)" "$tmp/err.txt" || fail "typo: $(cat "$tmp/err.txt")"
+"$tool" dot "$tmp/g.pb" --fetch y 2> /dev/null; [ $? -eq 2 ] || fail "run's flag given to dot must exit 2"
+"$tool" inspect "$tmp/g.pb" "$tmp/g.pb" 2> /dev/null; [ $? -eq 2 ] || fail "inspect takes one GRAPH"
 
 # run: feeds as JSON, targets in order before the fetches, text and JSON output.
 cat > "$tmp/r.pbtxt" <<'PB'
@@ -59,6 +73,13 @@ grep -q "ragged list at values\[1\]" "$tmp/err.txt" || fail "ragged feed error: 
 "$tool" run "$tmp/r.pbtxt" --feed 'x=[[1,2]]:int32' --fetch y 2> "$tmp/err.txt"; [ $? -eq 1 ] || fail "int32 feed"
 grep -q "expects float" "$tmp/err.txt" || fail "dtype feed error: $(cat "$tmp/err.txt")"
 "$tool" run "$tmp/r.pbtxt" --bogus 2> /dev/null; [ $? -eq 2 ] || fail "bad run flag must exit 2"
+"$tool" run "$tmp/r.pbtxt" 2> /dev/null; [ $? -eq 2 ] || fail "run without --fetch or --target must exit 2"
+"$tool" run "$tmp/r.pbtxt" --fetch y --device_count CPU 2> "$tmp/err.txt"; [ $? -eq 2 ] ||
+    fail "a malformed --device_count must exit 2"
+grep -q "'CPU' is not TYPE=N" "$tmp/err.txt" || fail "device_count: $(cat "$tmp/err.txt")"
+# Flags before the graph, --name=value, and a feed whose JSON has commas.
+"$tool" run --json --fetch=y "$tmp/r.pbtxt" --feed='x=[[1,2],[3,4]]' > "$tmp/run.json" || fail "run flags first"
+grep -q '"values":\[2.0,4.0,6.0,8.0\]' "$tmp/run.json" || fail "run flags first: $(cat "$tmp/run.json")"
 # checkpoint: a SaveV2 run through `run` writes a V2 checkpoint; `checkpoint`
 # lists it (by prefix, by .index path, by directory) and prints a tensor.
 cat > "$tmp/save.pbtxt" <<PB

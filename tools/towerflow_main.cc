@@ -10,157 +10,306 @@
 //                                     list a checkpoint, print a tensor
 //   towerflow saved_model show|run DIR ...
 //                                     TF's saved_model_cli (tools/saved_model_cli.h)
+//   towerflow --version, towerflow --help, towerflow COMMAND --help
 //
-// Errors print the Status and exit 1; usage errors exit 2.
-#include <cstdio>
+// Flags are Abseil flags (tools/flags.h), each command taking its own.
+// Exit status: 0 done, 1 the command failed (its Status is printed), 2 a
+// usage error (a flag the command does not take, a missing argument).
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/file_io.h"
 #include "core/status_macros.h"
 #include "graph/graph_io.h"
 #include "tools/checkpoint.h"
 #include "tools/dot.h"
+#include "tools/flags.h"
 #include "tools/inspect.h"
 #include "tools/run.h"
 #include "tools/saved_model_cli.h"
 
+ABSL_FLAG(std::string, o, "", "write the picture to this file (default: standard output)");
+ABSL_FLAG(std::vector<std::string>, expand, {},
+          "open this name scope: its sub-scopes become boxes and its ops show");
+ABSL_FLAG(bool, full, false, "draw every node, name scopes as nested clusters");
+ABSL_FLAG(std::vector<std::string>, feed, {},
+          "NAME=JSON, NAME=JSON:dtype, NAME=@FILE.json or NAME=@FILE.npy: a value to feed");
+ABSL_FLAG(std::vector<std::string>, fetch, {}, "a tensor to print: NAME or NAME:INDEX");
+ABSL_FLAG(std::vector<std::string>, target, {},
+          "an op to run first, in order, each in a run of its own");
+ABSL_FLAG(std::vector<std::string>, device_count, {},
+          "TYPE=N: N devices of TYPE (CPU=2 makes two virtual CPUs)");
+ABSL_FLAG(std::string, trace, "", "write a Chrome trace of the fetching run to this file");
+ABSL_FLAG(bool, json, false, "print the results as one JSON object");
+ABSL_FLAG(std::string, tensor, "", "print this tensor's values too");
+ABSL_FLAG(std::vector<std::string>, tag_set, {},
+          "the MetaGraph's tags, comma-separated (without it, show lists the tag-sets "
+          "and run takes 'serve')");
+ABSL_FLAG(std::string, signature_def, "", "the signature's key (serving_default)");
+ABSL_FLAG(std::vector<std::string>, input, {},
+          "KEY=JSON, KEY=@FILE.json or KEY=@FILE.npy: a value for the signature's input KEY");
+ABSL_FLAG(std::vector<std::string>, input_examples, {},
+          "KEY=JSON or KEY=@FILE: tf.Examples for input KEY, a JSON list of objects of "
+          "feature lists ([{\"x\": [1.0]}])");
+
 namespace towerflow {
 namespace {
 
-constexpr char kUsage[] =
-    "usage:\n"
-    "  towerflow inspect GRAPH         nodes, op histogram, placeholders, variables,\n"
-    "                                  devices, sinks, unknown ops\n"
-    "  towerflow convert IN OUT        GraphDef .pb <-> .pbtxt (by extension)\n"
-    "  towerflow dot GRAPH [-o FILE] [--expand SCOPE]... [--full]\n"
-    "                                  Graphviz picture: name scopes collapsed into\n"
-    "                                  boxes (--expand opens one; --full draws every\n"
-    "                                  node), devices as colours\n"
-    "  towerflow run GRAPH --feed NAME=JSON[:dtype] ... --fetch NAME ... [--target NAME ...]\n"
-    "                [--device_count CPU=2] [--json] [--trace FILE]\n"
-    "                                  run a graph: targets in order, then the fetches\n"
-    "  towerflow checkpoint PREFIX|DIR [--tensor NAME]\n"
-    "                                  a checkpoint's tensors (a directory: its latest),\n"
-    "                                  or one tensor's values\n"
-    "  towerflow saved_model show DIR [--tag_set serve] [--signature_def KEY]\n"
-    "                                  a SavedModel's tag-sets, signatures, inputs, outputs\n"
-    "  towerflow saved_model run DIR --signature_def KEY --input KEY=JSON|@FILE ...\n"
-    "                [--tag_set serve] [--json]\n"
-    "                                  run a signature of a SavedModel\n";
-
-absl::Status Inspect(const std::string& path) {
-  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(path));
-  std::cout << tools::InspectGraphDef(def, path);
-  return absl::OkStatus();
-}
-
-absl::Status Convert(const std::string& in, const std::string& out) {
-  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(in));
-  TW_RETURN_IF_ERROR(WriteGraphDef(def, out));
-  std::cout << "Wrote " << def.node_size() << " nodes to " << out << " ("
-            << (IsTextProtoPath(out) ? "text" : "binary") << ")\n";
-  return absl::OkStatus();
-}
-
-struct DotCommand {
-  std::string path;
-  std::string out;  // empty: stdout
-  tools::DotOptions options;
+struct Command {
+  std::string name;      // "run", "saved_model show"
+  std::string synopsis;  // what follows the name
+  std::string summary;   // for the tool's --help
+  std::string details;   // for the command's --help
+  FlagSet flags;
+  size_t min_args = 0, max_args = 0;  // positional arguments after the name
+  // Runs the command on its positional arguments, the flags parsed:
+  // what it prints, or its error.
+  std::function<absl::StatusOr<std::string>(const std::vector<std::string>&)> run;
+  // The flags' usage errors that their types do not catch; none when empty.
+  std::function<absl::Status()> check_flags;
 };
 
-// `args`: what follows "dot".
-absl::StatusOr<DotCommand> ParseDotArgs(const std::vector<std::string>& args) {
-  DotCommand command;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const bool has_value = i + 1 < args.size();
-    if (args[i] == "--full") {
-      command.options.full = true;
-    } else if (args[i] == "-o" && has_value) {
-      command.out = args[++i];
-    } else if (args[i] == "--expand" && has_value) {
-      command.options.expand.push_back(args[++i]);
-    } else if (command.path.empty() && !absl::StartsWith(args[i], "-")) {
-      command.path = args[i];
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown or incomplete argument '", args[i],
-                                                     "' (-o FILE, --expand SCOPE, --full)"));
-    }
+absl::Status CheckRunFlags() {
+  if (absl::GetFlag(FLAGS_fetch).empty() && absl::GetFlag(FLAGS_target).empty()) {
+    return absl::InvalidArgumentError("needs at least one --fetch or --target");
   }
-  if (command.path.empty()) return absl::InvalidArgumentError("no GRAPH file");
-  return command;
+  return tools::ParseDeviceCount(absl::GetFlag(FLAGS_device_count)).status();
 }
 
-absl::Status Dot(const DotCommand& command) {
-  const std::string& out = command.out;
-  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(command.path));
-  const std::string dot = tools::DotFromGraphDef(def, command.options);
-  if (out.empty()) {
-    std::cout << dot;
-    return absl::OkStatus();
+absl::Status CheckSavedModelRunFlags() {
+  if (absl::GetFlag(FLAGS_signature_def).empty()) {
+    return absl::InvalidArgumentError("needs --signature_def");
   }
-  TW_RETURN_IF_ERROR(WriteFileAtomically(out, dot));
-  std::cout << "Wrote " << out << " (render: dot -Tsvg " << out << " -o graph.svg)\n";
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Inspect(const std::vector<std::string>& args) {
+  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(args[0]));
+  return tools::InspectGraphDef(def, args[0]);
+}
+
+absl::StatusOr<std::string> Convert(const std::vector<std::string>& args) {
+  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(args[0]));
+  TW_RETURN_IF_ERROR(WriteGraphDef(def, args[1]));
+  return absl::StrCat("Wrote ", def.node_size(), " nodes to ", args[1], " (",
+                      IsTextProtoPath(args[1]) ? "text" : "binary", ")\n");
+}
+
+absl::StatusOr<std::string> Dot(const std::vector<std::string>& args) {
+  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(args[0]));
+  tools::DotOptions options;
+  options.full = absl::GetFlag(FLAGS_full);
+  options.expand = absl::GetFlag(FLAGS_expand);
+  const std::string dot = tools::DotFromGraphDef(def, options);
+  const std::string out = absl::GetFlag(FLAGS_o);
+  if (out.empty()) return dot;
+  TW_RETURN_IF_ERROR(WriteFileAtomically(out, dot));
+  return absl::StrCat("Wrote ", out, " (render: dot -Tsvg ", out, " -o graph.svg)\n");
+}
+
+absl::StatusOr<std::string> Run(const std::vector<std::string>& args) {
+  tools::RunCommand command;
+  command.graph_path = args[0];
+  command.feeds = absl::GetFlag(FLAGS_feed);
+  command.fetches = absl::GetFlag(FLAGS_fetch);
+  command.targets = absl::GetFlag(FLAGS_target);
+  TW_ASSIGN_OR_RETURN(command.device_count,
+                      tools::ParseDeviceCount(absl::GetFlag(FLAGS_device_count)));
+  command.json = absl::GetFlag(FLAGS_json);
+  command.trace_path = absl::GetFlag(FLAGS_trace);
+  return tools::RunGraph(command);
+}
+
+absl::StatusOr<std::string> Checkpoint(const std::vector<std::string>& args) {
+  return tools::DescribeCheckpoint(args[0], absl::GetFlag(FLAGS_tensor));
+}
+
+std::function<absl::StatusOr<std::string>(const std::vector<std::string>&)> SavedModel(
+    const std::string& verb) {
+  return [verb](const std::vector<std::string>& args) {
+    tools::SavedModelArgs a;
+    a.verb = verb;
+    a.dir = args[0];
+    for (const std::string& tag : absl::GetFlag(FLAGS_tag_set)) {
+      if (!tag.empty()) a.tags.insert(tag);
+    }
+    a.signature = absl::GetFlag(FLAGS_signature_def);
+    a.inputs = absl::GetFlag(FLAGS_input);
+    a.input_examples = absl::GetFlag(FLAGS_input_examples);
+    a.json = absl::GetFlag(FLAGS_json);
+    return tools::SavedModelCommand(a);
+  };
+}
+
+const std::vector<Command>& Commands() {
+  static const auto* commands = new std::vector<Command>{
+      {"inspect", "GRAPH", "nodes, op histogram, placeholders, variables, devices, sinks",
+       "Reports on a GraphDef (.pb binary or .pbtxt text): node count, op histogram,\n"
+       "placeholders, variables, devices, sinks and ops Towerflow does not know.",
+       {},
+       1,
+       1,
+       Inspect},
+      {"convert", "IN OUT", "GraphDef .pb <-> .pbtxt, by the files' extensions",
+       "Reads a GraphDef and writes it as text (.pbtxt) or binary (any other extension).",
+       {},
+       2,
+       2,
+       Convert},
+      {"dot", "GRAPH", "a Graphviz picture: name scopes as boxes, devices as colours",
+       "Draws a GraphDef for Graphviz (dot -Tsvg graph.dot -o graph.svg): name scopes\n"
+       "collapsed into boxes as TensorBoard's graph view (a box per tower, the input\n"
+       "split, the gradient aggregation, the variables on their device), the edges\n"
+       "between boxes with the tensors and bytes that cross them, devices as colours.",
+       {{"o", "expand", "full"}, {&FLAGS_expand}},
+       1,
+       1,
+       Dot},
+      {"run", "GRAPH", "runs a graph: feeds JSON values, runs targets, prints fetches",
+       "Runs a GraphDef: the --target ops one by one in order, then one run that\n"
+       "fetches every --fetch and prints it. Feeds take their dtype from the fed node\n"
+       "unless a :dtype suffix says it. Soft placement is on: graphs built for GPUs run\n"
+       "on the CPU.",
+       {{"feed", "fetch", "target", "device_count", "trace", "json"},
+        {&FLAGS_feed, &FLAGS_fetch, &FLAGS_target, &FLAGS_device_count}},
+       1,
+       1,
+       Run,
+       CheckRunFlags},
+      {"checkpoint", "PREFIX|DIR", "a checkpoint's tensors, or one tensor's values",
+       "Lists a TensorFlow V2 checkpoint's tensors (name, dtype, shape, bytes), as TF's\n"
+       "inspect_checkpoint: a prefix (model.ckpt-200), its .index file, or a model\n"
+       "directory (its latest checkpoint).",
+       {{"tensor"}, {}},
+       1,
+       1,
+       Checkpoint},
+      {"saved_model show", "DIR", "a SavedModel's tag-sets, signatures, inputs, outputs",
+       "As TF's saved_model_cli show: the tag-sets, then with --tag_set the signatures,\n"
+       "then with --signature_def its method, inputs and outputs.",
+       {{"tag_set", "signature_def"}, {}},
+       1,
+       1,
+       SavedModel("show")},
+      {"saved_model run", "DIR --signature_def KEY", "runs a signature of a SavedModel",
+       "As TF's saved_model_cli run: loads the SavedModel, feeds the signature's inputs\n"
+       "by key and prints every output.",
+       {{"tag_set", "signature_def", "input", "input_examples", "json"},
+        {&FLAGS_input, &FLAGS_input_examples}},
+       1,
+       1,
+       SavedModel("run"),
+       CheckSavedModelRunFlags},
+  };
+  return *commands;
+}
+
+std::string ToolHelp() {
+  std::string out =
+      "towerflow: TensorFlow graphs, checkpoints and SavedModels from the command line.\n\n"
+      "usage: towerflow COMMAND ARGS [FLAGS]\n\ncommands:\n";
+  for (const Command& c : Commands()) {
+    const std::string head = absl::StrCat(c.name, " ", c.synopsis);
+    constexpr size_t kColumn = 34;  // where the summaries start, after two spaces
+    absl::StrAppend(&out, "  ", head,
+                    head.size() < kColumn ? std::string(kColumn - head.size(), ' ')
+                                          : "\n" + std::string(kColumn + 2, ' '),
+                    c.summary, "\n");
+  }
+  absl::StrAppend(&out,
+                  "\n'towerflow COMMAND --help' lists a command's flags; "
+                  "'towerflow --version' prints the version.\n");
+  return out;
+}
+
+std::string CommandHelp(const Command& c) {
+  return absl::StrCat("usage: towerflow ", c.name, " ", c.synopsis,
+                      c.flags.names.empty() ? "" : " [FLAGS]", "\n\n", c.details, "\n",
+                      c.flags.names.empty() ? "" : absl::StrCat("\nflags:\n", FlagsHelp(c.flags)));
+}
+
+// The command that `args` names ("saved_model run" takes two words), and
+// how many words it took; nullptr when none.
+const Command* FindCommand(const std::vector<std::string>& args, size_t* words) {
+  for (const Command& c : Commands()) {
+    std::string name = args[0];
+    *words = 1;
+    if (args.size() > 1 && c.name == absl::StrCat(args[0], " ", args[1])) {
+      name = c.name;
+      *words = 2;
+    }
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+int UsageError(const std::string& message, const std::string& command) {
+  std::cerr << "towerflow" << (command.empty() ? "" : " ") << command << ": " << message
+            << "\n('towerflow " << (command.empty() ? "--help" : command + " --help")
+            << "' says how to use it)\n";
+  return 2;
 }
 
 int Main(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    std::cout << kUsage;
-    return args.empty() ? 2 : 0;
-  }
-  const std::string& command = args[0];
-  absl::Status status;
-  if (command == "inspect" && args.size() == 2) {
-    status = Inspect(args[1]);
-  } else if (command == "convert" && args.size() == 3) {
-    status = Convert(args[1], args[2]);
-  } else if (command == "dot") {
-    absl::StatusOr<DotCommand> dot =
-        ParseDotArgs(std::vector<std::string>(args.begin() + 1, args.end()));
-    if (!dot.ok()) {
-      std::cerr << "towerflow dot: " << dot.status().message() << "\n" << kUsage;
-      return 2;
-    }
-    status = Dot(*dot);
-  } else if (command == "checkpoint" &&
-             (args.size() == 2 || (args.size() == 4 && args[2] == "--tensor"))) {
-    absl::StatusOr<std::string> printed =
-        tools::DescribeCheckpoint(args[1], args.size() == 4 ? args[3] : "");
-    if (printed.ok()) std::cout << *printed;
-    status = printed.status();
-  } else if (command == "saved_model") {
-    absl::StatusOr<tools::SavedModelArgs> sm =
-        tools::ParseSavedModelArgs(std::vector<std::string>(args.begin() + 1, args.end()));
-    if (!sm.ok()) {
-      std::cerr << "towerflow saved_model: " << sm.status().message() << "\n" << kUsage;
-      return 2;
-    }
-    absl::StatusOr<std::string> printed = tools::SavedModelCommand(*sm);
-    if (printed.ok()) std::cout << *printed;
-    status = printed.status();
-  } else if (command == "run") {
-    absl::StatusOr<tools::RunCommand> run =
-        tools::ParseRunArgs(std::vector<std::string>(args.begin() + 1, args.end()));
-    if (!run.ok()) {
-      std::cerr << "towerflow run: " << run.status().message() << "\n" << kUsage;
-      return 2;
-    }
-    absl::StatusOr<std::string> printed = tools::RunGraph(*run);
-    if (printed.ok()) std::cout << *printed;
-    status = printed.status();
-  } else {
-    std::cerr << "towerflow: bad arguments for '" << command << "'\n" << kUsage;
+  if (args.empty()) {
+    std::cerr << ToolHelp();
     return 2;
   }
-  if (!status.ok()) {
-    std::cerr << "towerflow " << command << ": " << status << "\n";
+  if (args[0] == "--help" || args[0] == "-h" || (args[0] == "help" && args.size() == 1)) {
+    std::cout << ToolHelp();
+    return 0;
+  }
+  if (args[0] == "help") {  // help COMMAND: as COMMAND --help
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    rest.push_back("--help");
+    return Main(rest);
+  }
+  if (args[0] == "--version") {
+    std::cout << VersionString();
+    return 0;
+  }
+  size_t words = 0;
+  const Command* command = FindCommand(args, &words);
+  if (command == nullptr) {
+    if (args[0] == "saved_model") {
+      if (args.size() > 1 && (args[1] == "--help" || args[1] == "-h")) {
+        std::cout << CommandHelp(*FindCommand({"saved_model", "show"}, &words)) << "\n"
+                  << CommandHelp(*FindCommand({"saved_model", "run"}, &words));
+        return 0;
+      }
+      return UsageError("needs 'show DIR' or 'run DIR'", "saved_model");
+    }
+    return UsageError(absl::StrCat("no command '", args[0], "'"), "");
+  }
+  absl::StatusOr<ParsedArgs> parsed =
+      ParseFlags(std::vector<std::string>(args.begin() + words, args.end()), command->flags);
+  if (!parsed.ok()) return UsageError(std::string(parsed.status().message()), command->name);
+  if (parsed->help) {
+    std::cout << CommandHelp(*command);
+    return 0;
+  }
+  const std::vector<std::string>& positional = parsed->positional;
+  if (positional.size() < command->min_args || positional.size() > command->max_args) {
+    return UsageError(absl::StrCat("takes ", command->synopsis, ", not '",
+                                   absl::StrJoin(positional, " "), "'"),
+                      command->name);
+  }
+  if (command->check_flags) {
+    const absl::Status checked = command->check_flags();
+    if (!checked.ok()) return UsageError(std::string(checked.message()), command->name);
+  }
+  absl::StatusOr<std::string> printed = command->run(positional);
+  if (!printed.ok()) {
+    std::cerr << "towerflow " << command->name << ": " << printed.status() << "\n";
     return 1;
   }
+  std::cout << *printed;
   return 0;
 }
 
