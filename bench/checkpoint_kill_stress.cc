@@ -27,15 +27,20 @@
 #include <thread>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
+#include "absl/flags/flag.h"
 #include "core/status_macros.h"
 #include "ops/ops.h"
 #include "runtime/client_session.h"
 #include "train/checkpoint.h"
 #include "train/optimizers.h"
+#include "tools/flags.h"
 #include "train/saver.h"
+
+ABSL_FLAG(int32_t, kills, 1000, "SIGKILLs to send");
+ABSL_FLAG(int32_t, max_delay_ms, 400, "each kill comes within this many ms of the child's start");
+ABSL_FLAG(uint64_t, seed, 1, "seed of the kills' timing");
+ABSL_FLAG(std::string, dir, "", "the model directory (empty: $TMPDIR/towerflow_kill_stress)");
+ABSL_FLAG(bool, child, false, "run as the child that trains and saves (the program starts it)");
 
 namespace towerflow {
 namespace {
@@ -165,30 +170,20 @@ void Check(const std::string& dir, const std::vector<std::vector<float>>& trajec
 }
 
 int Main(int argc, char** argv) {
-  int kills = 1000, max_delay_ms = 400;
-  uint64_t seed = 1;
-  std::string dir = (fs::temp_directory_path() / "towerflow_kill_stress").string();
-  bool child = false;
-  for (int i = 1; i < argc; ++i) {
-    const absl::string_view arg = argv[i];
-    bool ok = true;
-    if (absl::StartsWith(arg, "--kills=")) {
-      ok = absl::SimpleAtoi(arg.substr(8), &kills);
-    } else if (absl::StartsWith(arg, "--max_delay_ms=")) {
-      ok = absl::SimpleAtoi(arg.substr(15), &max_delay_ms) && max_delay_ms > 0;
-    } else if (absl::StartsWith(arg, "--seed=")) {
-      ok = absl::SimpleAtoi(arg.substr(7), &seed);
-    } else if (absl::StartsWith(arg, "--dir=")) {
-      dir = std::string(arg.substr(6));
-    } else if (arg == "--child") {
-      child = true;
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      std::fprintf(stderr, "bad argument %s\n", argv[i]);
-      return 2;
-    }
+  const std::vector<std::string> args = ParseCommandLine(
+      argc, argv,
+      "checkpoint_kill_stress: SIGKILLs a training child during its saves, then checks that "
+      "the latest\ncheckpoint loads and holds the weights of its step.\n\n"
+      "usage: checkpoint_kill_stress [FLAGS]");
+  const int kills = absl::GetFlag(FLAGS_kills);
+  const int max_delay_ms = absl::GetFlag(FLAGS_max_delay_ms);
+  const uint64_t seed = absl::GetFlag(FLAGS_seed);
+  std::string dir = absl::GetFlag(FLAGS_dir);
+  if (dir.empty()) dir = (fs::temp_directory_path() / "towerflow_kill_stress").string();
+  const bool child = absl::GetFlag(FLAGS_child);
+  if (!args.empty() || kills < 0 || max_delay_ms <= 0) {
+    std::fprintf(stderr, "bad arguments (--help lists the flags)\n");
+    return 2;
   }
   if (child) {
     absl::Status s = Child(dir);

@@ -16,9 +16,10 @@
 #include "graph/device_setter.h"
 #include "graph/graph_io.h"
 #include "graph/scope.h"
-#include "ops/variables.h"
 #include "ops/initializers.h"
 #include "ops/ops.h"
+#include "ops/variables.h"
+#include "tools/flags.h"
 
 namespace {
 
@@ -107,9 +108,13 @@ int Run(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 2) {
+  const std::vector<std::string> args = towerflow::ParseCommandLine(
+      argc, argv,
+      "two_towers: builds a two-tower training graph with the DSL and writes it as text.\n\n"
+      "usage: two_towers [OUT.pbtxt]   (default: two_towers.pbtxt)");
+  if (args.size() > 1) {
     std::cerr << "usage: two_towers [OUT.pbtxt]\n";
     return 2;
   }
-  return Run(argc == 2 ? argv[1] : "two_towers.pbtxt");
+  return Run(args.empty() ? "two_towers.pbtxt" : args[0]);
 }

@@ -7,6 +7,7 @@ tool="$2"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 fail() { echo "FAIL: $*"; exit 1; }
 
+"$example" --help | grep -q "^usage: two_towers \[OUT.pbtxt\]" || fail "two_towers --help"
 "$example" "$tmp/two_towers.pbtxt" > "$tmp/run.txt" || fail "example exited $?: $(cat "$tmp/run.txt")"
 grep -q "variable hidden/weights \[784,128\] on /device:CPU:0" "$tmp/run.txt" || fail "$(cat "$tmp/run.txt")"
 grep -q "tower 1 loss tower_1/loss on /device:CPU:1" "$tmp/run.txt" || fail "$(cat "$tmp/run.txt")"

@@ -20,7 +20,11 @@ trap 'rm -rf "$model_dir"; bazel shutdown' EXIT
 mode="${USER_WORKSPACE_COMPILATION_MODE:-fastbuild}"
 bazel test -c "$mode" //...
 bazel build -c "$mode" //:train_quadrants
-bazel-bin/train_quadrants "$model_dir" | tee "$model_dir/out.txt"
+bazel-bin/train_quadrants --help | grep -q -- "--model_dir=VALUE (default: \"/tmp/quadrants\")" || {
+  echo "user_workspace: train_quadrants --help does not list --model_dir" >&2
+  exit 1
+}
+bazel-bin/train_quadrants --model_dir="$model_dir" | tee "$model_dir/out.txt"
 accuracy=$(sed -n 's/.*accuracy \([0-9.e-]*\) on 1000 new points.*/\1/p' "$model_dir/out.txt")
 if [ -z "$accuracy" ] || ! awk -v a="$accuracy" 'BEGIN { exit !(a >= 0.95) }'; then
   echo "user_workspace: accuracy '${accuracy}' on new points, expected >= 0.95" >&2

@@ -25,6 +25,18 @@ run() {
     --max_steps=2 --log_every=1 --profile_every=2 "$@" > "$tmp/out.txt" 2> "$tmp/err.txt" \
     || fail "exit $?: $(cat "$tmp/out.txt" "$tmp/err.txt")"
 }
+# Abseil flags: --help lists them with their defaults, --version, typos fail.
+"$program" --help > "$tmp/help.txt" || fail "--help exited $?"
+grep -q "^  --batch_size=INT (default: 128)$" "$tmp/help.txt" || fail "--help: $(cat "$tmp/help.txt")"
+grep -q "^  --eval (default: true)$" "$tmp/help.txt" || fail "--help: $(cat "$tmp/help.txt")"
+grep -q "^  --aggregation=VALUE (default: \"parameter_server\")$" "$tmp/help.txt" ||
+  fail "--help: $(cat "$tmp/help.txt")"
+"$program" --version | grep -q "^towerflow [0-9]" || fail "--version"
+"$program" --max_stesp=2 > /dev/null 2> "$tmp/err.txt" && fail "a misspelt flag was accepted"
+grep -q "Unknown command line flag 'max_stesp'" "$tmp/err.txt" || fail "typo: $(cat "$tmp/err.txt")"
+"$program" --batch_size=four > /dev/null 2> "$tmp/err.txt" && fail "a bad value was accepted"
+grep -q "batch_size" "$tmp/err.txt" || fail "bad value: $(cat "$tmp/err.txt")"
+
 run "$@"
 log="$(cat "$tmp/out.txt" "$tmp/err.txt")"
 echo "$log"

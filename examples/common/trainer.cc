@@ -6,18 +6,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
-#include <map>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "core/file_io.h"
 #include "core/status_macros.h"
 #include "distribute/cluster.h"
@@ -28,68 +25,43 @@
 #include "graph/graph_io.h"
 #include "saved_model/loader.h"
 #include "tools/dot.h"
+#include "tools/flags.h"
 #include "train/checkpoint.h"
 
 namespace towerflow {
 namespace examples {
+constexpr int64_t kTutorialMaxSteps = 1000000;
+}  // namespace examples
+}  // namespace towerflow
+
+ABSL_FLAG(std::string, data_dir, "",
+          "CIFAR-10 binaries (data_batch_1.bin ... test_batch.bin); without them the "
+          "program trains on Fashion-MNIST");
+ABSL_FLAG(std::string, fashion_mnist_dir, towerflow::examples::kFashionMnistDir,
+          "Fashion-MNIST's IDX files (Debian's dataset-fashion-mnist)");
+ABSL_FLAG(std::string, model_dir, "",
+          "checkpoints, events, the graph and the export (empty: /tmp/<program>); "
+          "training resumes from its latest checkpoint");
+ABSL_FLAG(int64_t, num_towers, 0, "towers (0: one per GPU, else 2 on virtual CPUs)");
+ABSL_FLAG(std::vector<std::string>, devices, {},
+          "the towers' devices instead, comma-separated (/gpu:0,/gpu:1)");
+ABSL_FLAG(std::string, aggregation, "parameter_server",
+          "parameter_server (the tutorial's: variables and gradient sums on one device) or "
+          "all_reduce (variables mirrored per tower, NCCL on GPUs)");
+ABSL_FLAG(int64_t, batch_size, 128, "examples per tower per step");
+ABSL_FLAG(int64_t, max_steps, towerflow::examples::kTutorialMaxSteps,
+          "stop at this global step (the tutorial's)");
+ABSL_FLAG(double, train_seconds, 0, "also stop after this many seconds (0: no limit)");
+ABSL_FLAG(int64_t, log_every, 10, "a step line every N steps (the tutorial's 10)");
+ABSL_FLAG(int64_t, profile_every, 0,
+          "a Chrome trace of every Nth step in model_dir (timeline-<step>.json) and the time "
+          "per op type at the end (0: none)");
+ABSL_FLAG(int64_t, seed, 1, "random seed of the initializers and the input order");
+ABSL_FLAG(bool, eval, true, "evaluate on the test set after training");
+
+namespace towerflow {
+namespace examples {
 namespace {
-
-struct Flags {
-  std::map<std::string, std::string> values;
-
-  std::string Get(const std::string& name, const std::string& fallback) const {
-    auto it = values.find(name);
-    return it == values.end() ? fallback : it->second;
-  }
-  absl::StatusOr<int64_t> Int(const std::string& name, int64_t fallback) const {
-    return Number(name, fallback);
-  }
-  absl::StatusOr<double> Double(const std::string& name, double fallback) const {
-    return Number(name, fallback);
-  }
-
- private:
-  template <typename T>
-  absl::StatusOr<T> Number(const std::string& name, T fallback) const {
-    auto it = values.find(name);
-    if (it == values.end()) return fallback;
-    T v;
-    bool ok;
-    if constexpr (std::is_integral_v<T>) {
-      ok = absl::SimpleAtoi(it->second, &v);
-    } else {
-      ok = absl::SimpleAtod(it->second, &v);
-    }
-    if (!ok) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--", name, std::is_integral_v<T> ? " needs an integer" : " needs a number",
-                       ", got '", it->second, "'"));
-    }
-    return v;
-  }
-};
-
-absl::StatusOr<Flags> ParseFlags(int argc, char** argv, const std::vector<std::string>& extra) {
-  std::vector<std::string> known = {
-      "data_dir",     "fashion_mnist_dir", "model_dir",     "num_towers", "devices", "aggregation",
-      "batch_size",   "max_steps",         "train_seconds", "log_every",  "seed",    "eval",
-      "profile_every"};
-  known.insert(known.end(), extra.begin(), extra.end());
-  Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const size_t eq = arg.find('=');
-    if (arg.rfind("--", 0) != 0 || eq == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("expected --name=value, got '", arg, "'"));
-    }
-    const std::string name = arg.substr(2, eq - 2);
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
-    }
-    flags.values[name] = arg.substr(eq + 1);
-  }
-  return flags;
-}
 
 // Ends training after a wall-clock budget.
 class TimeLimitHook : public SessionRunHook {
@@ -144,32 +116,34 @@ absl::Status CheckSavedModel(Estimator& estimator, const std::string& export_dir
   return absl::OkStatus();
 }
 
-absl::Status Main(const ExampleModel& model, int argc, char** argv) {
-  TW_ASSIGN_OR_RETURN(Flags flags, ParseFlags(argc, argv, model.param_flags));
-  const std::string data_dir = flags.Get("data_dir", "");
-  const std::string fashion_dir = flags.Get("fashion_mnist_dir", kFashionMnistDir);
-  const std::string model_dir = flags.Get("model_dir", "/tmp/" + model.name);
-  TW_ASSIGN_OR_RETURN(int64_t per_tower_batch, flags.Int("batch_size", 128));
-  TW_ASSIGN_OR_RETURN(int64_t max_steps, flags.Int("max_steps", 1000000));
-  TW_ASSIGN_OR_RETURN(double train_seconds, flags.Double("train_seconds", 0));
-  TW_ASSIGN_OR_RETURN(int64_t log_every, flags.Int("log_every", 10));
-  TW_ASSIGN_OR_RETURN(int64_t profile_every, flags.Int("profile_every", 0));
-  TW_ASSIGN_OR_RETURN(int64_t seed, flags.Int("seed", 1));
-  const bool evaluate = flags.Get("eval", "true") != "false";
+absl::Status Main(const ExampleModel& model) {
+  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  const std::string fashion_dir = absl::GetFlag(FLAGS_fashion_mnist_dir);
+  std::string model_dir = absl::GetFlag(FLAGS_model_dir);
+  if (model_dir.empty()) model_dir = "/tmp/" + model.name;
+  const int64_t per_tower_batch = absl::GetFlag(FLAGS_batch_size);
+  const int64_t max_steps = absl::GetFlag(FLAGS_max_steps);
+  const double train_seconds = absl::GetFlag(FLAGS_train_seconds);
+  const int64_t log_every = absl::GetFlag(FLAGS_log_every);
+  const int64_t profile_every = absl::GetFlag(FLAGS_profile_every);
+  const int64_t seed = absl::GetFlag(FLAGS_seed);
+  const bool evaluate = absl::GetFlag(FLAGS_eval);
 
   // Towers: the devices given, one per GPU, or virtual CPUs.
   const int gpus = NumLocalDevices("GPU");
-  TW_ASSIGN_OR_RETURN(int64_t num_towers, flags.Int("num_towers", gpus > 0 ? gpus : 2));
+  int64_t num_towers = absl::GetFlag(FLAGS_num_towers);
+  if (num_towers == 0) num_towers = gpus > 0 ? gpus : 2;
   ReplicateOptions replicate;
   replicate.uneven_batches = true;  // the test set's last batch
-  if (flags.values.count("devices") > 0) {
-    replicate.devices = absl::StrSplit(flags.Get("devices", ""), ',', absl::SkipEmpty());
-  } else {
+  for (const std::string& device : absl::GetFlag(FLAGS_devices)) {
+    if (!device.empty()) replicate.devices.push_back(device);
+  }
+  if (replicate.devices.empty()) {
     for (int i = 0; i < num_towers; ++i) {
       replicate.devices.push_back(absl::StrCat(i < gpus ? "/gpu:" : "/cpu:", i));
     }
   }
-  const std::string aggregation = flags.Get("aggregation", "parameter_server");
+  const std::string aggregation = absl::GetFlag(FLAGS_aggregation);
   if (aggregation == "all_reduce") {
     replicate.aggregation = GradientAggregation::kAllReduce;
   } else if (aggregation != "parameter_server") {
@@ -212,7 +186,7 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
   config.random_seed = seed;
   // A progress bar towards the default 1,000,000 steps would not move when a
   // time limit ends training; the log lines show its progress.
-  if (train_seconds > 0 && flags.values.count("max_steps") == 0) {
+  if (train_seconds > 0 && max_steps == kTutorialMaxSteps) {
     config.progress_bar = RunConfig::ProgressBar::kOff;
   }
   config.session_options.device_count["CPU"] = static_cast<int>(std::max<int64_t>(num_towers, 1));
@@ -220,10 +194,7 @@ absl::Status Main(const ExampleModel& model, int argc, char** argv) {
   params.values["num_classes"] = 10;
   params.values["batch_size"] = static_cast<double>(batch);
   params.values["steps_per_epoch"] = static_cast<double>(train_examples / global_batch);
-  for (const std::string& name : model.param_flags) {
-    if (flags.values.count(name) == 0) continue;
-    TW_ASSIGN_OR_RETURN(params.values[name], flags.Double(name, 0));
-  }
+  if (model.flags_to_params) model.flags_to_params(&params);
   Estimator estimator(towers, config, params);
 
   TrainOptions train;
@@ -281,7 +252,19 @@ int TrainMain(const ExampleModel& model, int argc, char** argv) {
     setenv("OMP_WAIT_POLICY", "passive", 1);
     execv("/proc/self/exe", argv);  // returns only on failure: go on as we are
   }
-  const absl::Status status = Main(model, argc, argv);
+  const std::vector<std::string> args = ParseCommandLine(
+      argc, argv,
+      absl::StrCat(model.description, "\n\nusage: ", model.name,
+                   " [FLAGS]\n\nTrains on CIFAR-10 when --data_dir has its binaries, else on "
+                   "Fashion-MNIST; then\nevaluates on the test set, exports a SavedModel and "
+                   "writes the training graph\nand a picture of the towers into --model_dir. "
+                   "Under mpirun the processes train\nas one model."));
+  if (!args.empty()) {
+    std::cerr << model.name << ": unexpected argument '" << args[0]
+              << "' (flags are --name=value; --help lists them)\n";
+    return 2;
+  }
+  const absl::Status status = Main(model);
   if (!status.ok()) {
     std::cerr << model.name << ": " << status << "\n";
     return 1;

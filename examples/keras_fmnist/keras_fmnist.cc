@@ -2,19 +2,28 @@
 //
 //   keras_fmnist [--data_dir=/usr/share/datasets/fashion-mnist] [--epochs=12]
 //                [--replicas=2] [--limit=N (train on the first N images)]
-#include <cstring>
+//
+// --help lists the flags with their defaults.
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "data/readers.h"
 #include "distribute/cluster.h"
 #include "keras/model.h"
+#include "tools/flags.h"
 #include "train/optimizers.h"
+
+ABSL_FLAG(std::string, data_dir, "/usr/share/datasets/fashion-mnist",
+          "Fashion-MNIST's gzip'd IDX files (Debian's dataset-fashion-mnist)");
+ABSL_FLAG(int32_t, epochs, 12, "passes over the training images");
+ABSL_FLAG(int32_t, replicas, 2, "replicas of the model, each on a virtual CPU of its own");
+ABSL_FLAG(int64_t, limit, 0, "train and test on the first N images of each split (0: all)");
 
 namespace towerflow {
 namespace {
@@ -89,34 +98,17 @@ absl::Status Main(const std::string& dir, int epochs, int replicas, int64_t limi
 }  // namespace towerflow
 
 int main(int argc, char** argv) {
-  std::string dir = "/usr/share/datasets/fashion-mnist";
-  int epochs = 12, replicas = 2;
-  int64_t limit = 0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto value = [&arg](const char* flag) -> const char* {
-      const size_t n = std::strlen(flag);
-      return arg.compare(0, n, flag) == 0 ? arg.c_str() + n : nullptr;
-    };
-    bool ok = true;
-    if (const char* v = value("--data_dir=")) {
-      dir = v;
-    } else if (const char* v = value("--epochs=")) {
-      ok = absl::SimpleAtoi(v, &epochs);
-    } else if (const char* v = value("--replicas=")) {
-      ok = absl::SimpleAtoi(v, &replicas);
-    } else if (const char* v = value("--limit=")) {
-      ok = absl::SimpleAtoi(v, &limit);
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      std::cerr << "keras_fmnist: bad flag " << arg
-                << " (flags: --data_dir, --epochs, --replicas, --limit)\n";
-      return 1;
-    }
+  const std::vector<std::string> args = towerflow::ParseCommandLine(
+      argc, argv,
+      "keras_fmnist: a Keras-style CNN on Fashion-MNIST, replicated (tpu_model's replicas = N).\n\n"
+      "usage: keras_fmnist [FLAGS]");
+  if (!args.empty()) {
+    std::cerr << "keras_fmnist: unexpected argument '" << args[0] << "' (--help lists the flags)\n";
+    return 2;
   }
-  const absl::Status s = towerflow::Main(dir, epochs, replicas, limit);
+  const absl::Status s =
+      towerflow::Main(absl::GetFlag(FLAGS_data_dir), absl::GetFlag(FLAGS_epochs),
+                      absl::GetFlag(FLAGS_replicas), absl::GetFlag(FLAGS_limit));
   if (!s.ok()) {
     std::cerr << "keras_fmnist: " << s << "\n";
     return 1;

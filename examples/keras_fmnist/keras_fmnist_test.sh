@@ -32,6 +32,8 @@ grep -q '^Epoch 1/1$' <<< "$out" || fail "epoch line"
 grep -q '^1/1 \[==============================\] - .* - loss: .* - accuracy: .* - val_loss: .* - val_accuracy: ' <<< "$out" || fail "progress line"
 grep -q '^test loss .*, test accuracy .* (2 replicas)$' <<< "$out" || fail "result"
 "$program" --bogus=1 > /dev/null 2>&1 && fail "a bad flag was accepted"
+"$program" --help > "$tmp/help.txt" || fail "--help exited $?"
+grep -q "^  --replicas=INT (default: 2)$" "$tmp/help.txt" || fail "--help: $(cat "$tmp/help.txt")"
 
 # Under mpirun: two processes of two replicas, rank 0 alone prints.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -2,13 +2,19 @@
 // GPU where there are GPUs) with Towerflow's Estimator, then evaluates it on
 // points it has not seen:
 //
-//   bazel run //:train_quadrants -- /tmp/quadrants
+//   bazel run //:train_quadrants -- --model_dir=/tmp/quadrants --steps=600
 #include <iostream>
 #include <string>
+#include <vector>
 
+#include "absl/flags/flag.h"
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
 #include "quadrants_model.h"
+#include "tools/flags.h"
+
+ABSL_FLAG(std::string, model_dir, "/tmp/quadrants", "checkpoints and TensorBoard events");
+ABSL_FLAG(int64_t, steps, 600, "training steps (of 128 points, 64 per tower)");
 
 using namespace towerflow;  // NOLINT: the example reads as a user's code
 
@@ -26,7 +32,7 @@ InputFn Points(int64_t n, uint64_t seed, int64_t batch, bool repeat) {
   };
 }
 
-absl::Status Main(const std::string& model_dir) {
+absl::Status Main(const std::string& model_dir, int64_t steps) {
   ReplicateOptions towers;
   towers.devices = {"/cpu:0", "/cpu:1"};
   absl::StatusOr<ModelFn> replicated = ReplicateModelFn(quadrants::QuadrantsModel, towers);
@@ -37,7 +43,7 @@ absl::Status Main(const std::string& model_dir) {
   config.random_seed = 1;
   Estimator estimator(*replicated, config);
   TrainOptions train;
-  train.steps = 600;
+  train.steps = steps;
   absl::StatusOr<TrainResult> trained = estimator.Train(Points(4096, 1, 128, true), train);
   if (!trained.ok()) return trained.status();
   absl::StatusOr<MetricMap> metrics = estimator.Evaluate(Points(1000, 2, 100, false));
@@ -50,7 +56,15 @@ absl::Status Main(const std::string& model_dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const absl::Status status = Main(argc > 1 ? argv[1] : "/tmp/quadrants");
+  const std::vector<std::string> args = ParseCommandLine(
+      argc, argv,
+      "train_quadrants: trains the quadrants model on two towers, then evaluates it on new "
+      "points.\n\nusage: train_quadrants [FLAGS]");
+  if (!args.empty()) {
+    std::cerr << "train_quadrants: unexpected argument '" << args[0] << "'\n";
+    return 2;
+  }
+  const absl::Status status = Main(absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_steps));
   if (!status.ok()) {
     std::cerr << status << "\n";
     return 1;
