@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "tools/flags.h"
 
 #ifdef TOWERFLOW_CUDA
 #include <cublas_v2.h>
@@ -113,13 +115,14 @@ double DirectChain(int n) {
   return seconds;
 }
 
-int Main(int argc, char** argv) {
+int Main(const std::vector<std::string>& args) {
   std::vector<int> sizes;
-  for (int i = 1; i < argc; ++i) {
-    sizes.push_back(std::atoi(argv[i]));
-    if (sizes.back() <= 0 || sizes.back() > 32768) {
-      Fail(absl::StrCat("a size is a number from 1 to 32768, not '", argv[i], "'"));
+  for (const std::string& arg : args) {
+    int n = 0;
+    if (!absl::SimpleAtoi(arg, &n) || n <= 0 || n > 32768) {
+      Fail(absl::StrCat("a size is a number from 1 to 32768, not '", arg, "'"));
     }
+    sizes.push_back(n);
   }
   if (sizes.empty()) sizes = {1024, 4096};
   if (gpu::CudaDeviceCount() == 0) Fail("no GPU on this machine");
@@ -141,7 +144,7 @@ int Main(int argc, char** argv) {
 
 #else
 
-int Main(int, char**) {
+int Main(const std::vector<std::string>&) {
   std::fprintf(stderr, "gpu_bench: built without CUDA (bazel build --config=cuda)\n");
   return 1;
 }
@@ -151,4 +154,9 @@ int Main(int, char**) {
 }  // namespace
 }  // namespace towerflow
 
-int main(int argc, char** argv) { return towerflow::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return towerflow::Main(towerflow::ParseCommandLine(
+      argc, argv,
+      "gpu_bench: a chain of n x n float MatMuls on /gpu:0 through a Session against direct "
+      "cublasSgemm.\n\nusage: gpu_bench [n ...]   (default: 1024 4096)"));
+}

@@ -18,11 +18,8 @@
 // writes the input to <artifact_prefix>crash-<target>-<n> or timeout-...
 // and exits non-zero; the last line says how many executions ran.
 //
-// Flags: --runs=N --seconds=S --seed=K --max_len=BYTES (4096: mutants grow
-// to it; those of a larger input keep at most its size) --timeout_s=S (20) --artifact_prefix=PATH
-// (./) --malloc_limit_mb=MB (4096; sets RLIMIT_AS where no sanitizer runs, so allocations past it
-// fail cleanly)
-// --no_seeds --verbose (prints each replayed input's status).
+// Flags (Abseil's; --help lists them): --runs, --seconds, --seed, --max_len,
+// --timeout_s, --artifact_prefix, --malloc_limit_mb, --no_seeds, --verbose.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -40,12 +37,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "fuzz/fuzz_target.h"
 #include "google/protobuf/stubs/logging.h"
+#include "tools/flags.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define TW_FUZZ_SANITIZED 1
@@ -67,6 +64,19 @@ extern "C" const char* __ubsan_default_options() {
   return "print_stacktrace=1:halt_on_error=1:abort_on_error=1";
 }
 #endif
+
+ABSL_FLAG(int64_t, runs, 0, "mutants to run after the replay (0: none unless --seconds)");
+ABSL_FLAG(double, seconds, 0, "mutate for this many seconds after the replay (0: none)");
+ABSL_FLAG(uint64_t, seed, 1, "seed of the mutations");
+ABSL_FLAG(size_t, max_len, 4096,
+          "bytes mutants grow to (those of a larger input keep at most its size); at most 1 MiB");
+ABSL_FLAG(unsigned, timeout_s, 20, "an input running longer is a timeout artifact");
+ABSL_FLAG(std::string, artifact_prefix, "./",
+          "where crash-<target>-<n> and timeout-<target>-<n> are written");
+ABSL_FLAG(int64_t, malloc_limit_mb, 4096,
+          "RLIMIT_AS where no sanitizer runs, so allocations past it fail cleanly (0: none)");
+ABSL_FLAG(bool, no_seeds, false, "skip the target's own seeds");
+ABSL_FLAG(bool, verbose, false, "print each replayed input's status");
 
 namespace towerflow {
 namespace fuzz {
@@ -123,44 +133,26 @@ struct Flags {
   std::vector<std::string> paths;
 };
 
-bool ParseFlags(int argc, char** argv, Flags* f) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](const char* name, std::string* out) {
-      const std::string prefix = absl::StrCat("--", name, "=");
-      if (!absl::StartsWith(arg, prefix)) return false;
-      *out = arg.substr(prefix.size());
-      return true;
-    };
-    std::string v;
-    bool ok = true;
-    if (value("runs", &v)) {
-      ok = absl::SimpleAtoi(v, &f->runs);
-    } else if (value("seconds", &v)) {
-      ok = absl::SimpleAtod(v, &f->seconds);
-    } else if (value("seed", &v)) {
-      ok = absl::SimpleAtoi(v, &f->seed);
-    } else if (value("max_len", &v)) {
-      ok = absl::SimpleAtoi(v, &f->max_len) && f->max_len <= kMaxInputBytes;
-    } else if (value("timeout_s", &v)) {
-      ok = absl::SimpleAtoi(v, &f->timeout_s) && f->timeout_s > 0;
-    } else if (value("artifact_prefix", &v)) {
-      f->artifact_prefix = v;
-    } else if (value("malloc_limit_mb", &v)) {
-      ok = absl::SimpleAtoi(v, &f->malloc_limit_mb);
-    } else if (arg == "--no_seeds") {
-      f->seeds = false;
-    } else if (arg == "--verbose") {
-      f->verbose = true;
-    } else if (absl::StartsWith(arg, "-")) {
-      ok = false;
-    } else {
-      f->paths.push_back(arg);
-    }
-    if (!ok) {
-      std::fprintf(stderr, "bad flag %s (see fuzz/driver.cc)\n", arg.c_str());
-      return false;
-    }
+// The parsed command line's flags and `paths`; false (with the reason on
+// stderr) for a value out of its range.
+bool ReadFlags(std::vector<std::string> paths, Flags* f) {
+  f->runs = absl::GetFlag(FLAGS_runs);
+  f->seconds = absl::GetFlag(FLAGS_seconds);
+  f->seed = absl::GetFlag(FLAGS_seed);
+  f->max_len = absl::GetFlag(FLAGS_max_len);
+  f->timeout_s = absl::GetFlag(FLAGS_timeout_s);
+  f->artifact_prefix = absl::GetFlag(FLAGS_artifact_prefix);
+  f->malloc_limit_mb = absl::GetFlag(FLAGS_malloc_limit_mb);
+  f->seeds = !absl::GetFlag(FLAGS_no_seeds);
+  f->verbose = absl::GetFlag(FLAGS_verbose);
+  f->paths = std::move(paths);
+  if (f->max_len > kMaxInputBytes) {
+    std::fprintf(stderr, "--max_len=%zu is over %zu\n", f->max_len, kMaxInputBytes);
+    return false;
+  }
+  if (f->timeout_s == 0) {
+    std::fprintf(stderr, "--timeout_s must be at least 1\n");
+    return false;
   }
   return true;
 }
@@ -206,7 +198,11 @@ std::string Feature(const absl::Status& s) {
 
 int Main(int argc, char** argv) {
   Flags flags;
-  if (!ParseFlags(argc, argv, &flags)) return 2;
+  std::vector<std::string> paths = ParseCommandLine(
+      argc, argv,
+      "A fuzz target's program: replays its seeds and the inputs named, then with --runs or "
+      "--seconds\nmutates them (fuzz/driver.cc).\n\nusage: PROGRAM [FLAGS] [FILE|DIR]...");
+  if (!ReadFlags(std::move(paths), &flags)) return 2;
   const std::vector<Target>& targets = Targets();
   if (targets.size() != 1) {
     std::fprintf(stderr, "a fuzz program links exactly one target, this one has %zu\n",

@@ -1,5 +1,6 @@
 // The inspect report and the Graphviz output, on a TF-written fixture and on
 // small graphs with towers, devices and unknown ops.
+#include "absl/strings/str_replace.h"
 #include "core/proto_io.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
@@ -302,6 +303,32 @@ TEST(DotTest, ScopesCollapseIntoBoxesAndTheirEdgesAddUp) {
   EXPECT_THAT(dot, HasSubstr("\"[tower_1]\" -> \"[top level]\" [style=dashed"));
   EXPECT_THAT(dot, Not(HasSubstr("tower_1/done")));
   EXPECT_EQ(dot, tools::DotFromGraphDef(Parse(kLayerOnTwoTowers)));
+}
+
+// ReplicateModelFn's towers: tower 0 unprefixed (TF's replicate_model_fn),
+// the others under tower_K.
+std::string UnprefixedTowerZero() {
+  return absl::StrReplaceAll(kLayerOnTwoTowers, {{"tower_0/", ""}});
+}
+
+TEST(DotTest, UnprefixedTowerZeroIsOneBox) {
+  const std::string dot = tools::DotFromGraphDef(Parse(UnprefixedTowerZero()));
+  // conv1's ops are tower 0's (tower_1/conv1 exists); its variables stay
+  // in the parameter server's box.
+  EXPECT_THAT(dot, HasSubstr("\"[tower_0]\" [label=\"tower_0\\n2 ops\", shape=box, "
+                             "style=\"filled,bold\", fillcolor=\"#cfe2ff\"];"));
+  EXPECT_THAT(dot, HasSubstr("\"[variables on /device:CPU:0]\" [label=\"variables on "
+                             "/device:CPU:0\\n4 ops, 2 variables\""));
+  EXPECT_THAT(dot, Not(HasSubstr("[conv1]")));
+  // train has no twin in tower_1: it stays at the top level.
+  EXPECT_THAT(dot, HasSubstr("\"[top level]\" [label=\"top level\\n1 op\""));
+  EXPECT_THAT(dot, HasSubstr("\"[variables on /device:CPU:0]\" -> \"[tower_0]\" "
+                             "[label=\"2 tensors, 40 B\", penwidth=2];"));
+  // --expand tower_0 shows its scopes again.
+  tools::DotOptions options;
+  options.expand = {"tower_0"};
+  EXPECT_THAT(tools::DotFromGraphDef(Parse(UnprefixedTowerZero()), options),
+              HasSubstr("\"[conv1]\" [label=\"conv1\\n2 ops\""));
 }
 
 TEST(DotTest, ExpandOpensAScopeAndItsParents) {

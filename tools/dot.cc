@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "core/types.h"
 #include "framework/node_def_util.h"
 #include "graph/graph.h"
@@ -219,10 +221,28 @@ std::string CollapsedDot(const GraphDef& def, const DotOptions& options) {
     }
   };
 
+  // ReplicateModelFn leaves tower 0 unprefixed, as TF's replicate_model_fn
+  // does: a root scope or op C is tower 0's when some tower_K/C (K >= 1)
+  // exists. Closed, they gather into one "tower_0" box, unless the graph has
+  // a real tower_0 scope or --expand tower_0 opens the gathering.
+  std::set<std::string> replicated;  // C of every tower_K/C, K >= 1
+  for (const NodeDef& n : def.node()) {
+    absl::string_view rest = n.name();
+    if (!absl::ConsumePrefix(&rest, "tower_")) continue;
+    const size_t slash = rest.find('/');
+    const absl::string_view index = rest.substr(0, slash);
+    int k = 0;
+    if (slash == absl::string_view::npos || !absl::SimpleAtoi(index, &k) || k < 1) continue;
+    rest.remove_prefix(slash + 1);
+    replicated.emplace(rest.substr(0, rest.find('/')));
+  }
+  const bool gather_tower_0 = !replicated.empty() && scopes.count("tower_0") == 0 &&
+                              open.count("tower_0") == 0;
+
   // The unit of each node: the outermost closed scope holding it; the node
   // itself when it is an input (a placeholder) or sits directly in an open
-  // scope; the "top level" box for the root's other ops (tower 0's, whose
-  // ops ReplicateModelFn leaves unprefixed as TF does, the loss, train_op).
+  // scope; the "top level" box for the root's other ops (the loss, train_op),
+  // tower 0's aside.
   std::map<std::string, Unit> units;
   for (const NodeDef& n : def.node()) {
     const std::string& name = n.name();
@@ -247,6 +267,11 @@ std::string CollapsedDot(const GraphDef& def, const DotOptions& options) {
         break;
       }
       parent = child;
+    }
+    const std::string root = name.substr(0, name.find('/'));
+    if (gather_tower_0 && replicated.count(root) > 0 &&
+        (key == "box:" + root || key == absl::StrCat("box:", kTopLevel))) {
+      key = "box:tower_0";
     }
     Unit& unit = units[key];
     unit.box = absl::StartsWith(key, "box:");

@@ -4,7 +4,10 @@
 // view: a box per top-level scope (each tower, split_inputs,
 // gradient_aggregating, the optimizer...) labelled with its op count and
 // device, the scopes that hold only variables grouped into one box per
-// device, and the edges between two boxes aggregated into one labelled with
+// device, tower 0's scopes and ops gathered into one box where
+// ReplicateModelFn leaves them unprefixed (a root scope or op with a twin
+// under tower_K/ is tower 0's; `expand` "tower_0" opens the gathering), and
+// the edges between two boxes aggregated into one labelled with
 // the tensors and bytes (from shape inference, when the graph imports) that
 // cross it. `expand` opens a scope: its sub-scopes become boxes and its own
 // ops show. `full` draws every node instead, name scopes as nested
