@@ -433,6 +433,98 @@ TEST(BatchNormTest, TrainingForwardAndGradient) {
                    .ok());
 }
 
+// Rows over several of the kernels' blocks (and a partial one), and a
+// channel whose mean dwarfs its spread (1e4 +- 1: a sum of squares minus the
+// squared mean would lose the variance in float), against the formulas in
+// double.
+TEST(BatchNormTest, ManyBlocksAndLargeMeansMatchDoubleReference) {
+  constexpr int64_t kRows = 3 * 4096 + 5, kC = 2;
+  Tensor x(DT_FLOAT, TensorShape({kRows, 1, 1, kC})), dy(DT_FLOAT, x.shape());
+  for (int64_t r = 0; r < kRows; ++r) {
+    x.data<float>()[r * kC] = 1e4f + std::sin(0.1f * r);
+    x.data<float>()[r * kC + 1] = -3 + 0.5f * std::cos(0.37f * r);
+    dy.data<float>()[r * kC] = std::cos(0.05f * r);
+    dy.data<float>()[r * kC + 1] = 0.25f + std::sin(0.011f * r);
+  }
+  const std::vector<float> scale = {1.5f, -0.5f}, offset = {0.25f, 2};
+  constexpr float kEpsilon = 1e-3f;
+  std::vector<double> mean(kC, 0), var(kC, 0), sum_dy(kC, 0), sum_dy_xhat(kC, 0);
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int ch = 0; ch < kC; ++ch) mean[ch] += x.data<float>()[r * kC + ch] / double(kRows);
+  }
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int ch = 0; ch < kC; ++ch) {
+      const double d = x.data<float>()[r * kC + ch] - mean[ch];
+      var[ch] += d * d / kRows;
+    }
+  }
+  KernelRunner fwd("FusedBatchNormV3");
+  fwd.Attr("epsilon", kEpsilon);
+  const Tensor scale_t = Literal<float>({kC}, scale), offset_t = Literal<float>({kC}, offset);
+  absl::StatusOr<std::vector<Tensor>> out =
+      fwd.Run({x, scale_t, offset_t, Literal<float>({0}, {}), Literal<float>({0}, {})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (int ch = 0; ch < kC; ++ch) {
+    EXPECT_NEAR((*out)[3].data<float>()[ch], mean[ch], 1e-6 * std::abs(mean[ch]) + 1e-6);
+    EXPECT_NEAR((*out)[4].data<float>()[ch], var[ch], 1e-4 * var[ch]);
+  }
+  // The normalisation and the gradient against the statistics the kernel
+  // returned (a float mean of 1e4 is itself off by up to 5e-4).
+  for (int ch = 0; ch < kC; ++ch) {
+    mean[ch] = (*out)[3].data<float>()[ch];
+    var[ch] = (*out)[4].data<float>()[ch];
+  }
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int ch = 0; ch < kC; ++ch) {
+      const double xhat = (x.data<float>()[r * kC + ch] - mean[ch]) / std::sqrt(var[ch] + kEpsilon);
+      sum_dy[ch] += dy.data<float>()[r * kC + ch];
+      sum_dy_xhat[ch] += dy.data<float>()[r * kC + ch] * xhat;
+    }
+  }
+  KernelRunner grad("FusedBatchNormGradV3");
+  grad.Attr("epsilon", kEpsilon);
+  absl::StatusOr<std::vector<Tensor>> back =
+      grad.Run({dy, x, scale_t, (*out)[3], (*out)[4], (*out)[5]});
+  ASSERT_TRUE(back.ok()) << back.status();
+  double worst_y = 0, worst_dx = 0;
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int ch = 0; ch < kC; ++ch) {
+      const double rstd = 1 / std::sqrt(var[ch] + kEpsilon);
+      const double xhat = (x.data<float>()[r * kC + ch] - mean[ch]) * rstd;
+      const double y = scale[ch] * xhat + offset[ch];
+      const double dx = scale[ch] * rstd *
+                        (dy.data<float>()[r * kC + ch] - sum_dy[ch] / kRows -
+                         xhat * sum_dy_xhat[ch] / kRows);
+      worst_y = std::max(worst_y, std::abs((*out)[0].data<float>()[r * kC + ch] - y));
+      worst_dx = std::max(worst_dx, std::abs((*back)[0].data<float>()[r * kC + ch] - dx));
+    }
+  }
+  EXPECT_LT(worst_y, 2e-4);
+  EXPECT_LT(worst_dx, 2e-4);
+  for (int ch = 0; ch < kC; ++ch) {
+    EXPECT_NEAR((*back)[1].data<float>()[ch], sum_dy_xhat[ch], 1e-3 * std::abs(sum_dy_xhat[ch]) + 1e-2);
+    EXPECT_NEAR((*back)[2].data<float>()[ch], sum_dy[ch], 1e-4 * std::abs(sum_dy[ch]) + 1e-2);
+  }
+}
+
+// Inference mode: the given statistics, dx = scale * rsqrt(var + eps) * dy,
+// and the scale and offset gradients as in training.
+TEST(BatchNormTest, InferenceGradientUsesTheGivenStatistics) {
+  const Tensor x = Literal<float>({2, 1, 1, 2}, {1, 10, 3, 30});
+  const Tensor dy = Literal<float>({2, 1, 1, 2}, {1, 2, -1, 4});
+  KernelRunner g("FusedBatchNormGradV3");
+  g.Attr("epsilon", 0.0f).Attr("is_training", false);
+  absl::StatusOr<std::vector<Tensor>> back =
+      g.Run({dy, x, Literal<float>({2}, {2, 3}), Literal<float>({2}, {2, 20}),
+             Literal<float>({2}, {4, 25}), Literal<float>({0}, {})});
+  ASSERT_TRUE(back.ok()) << back.status();
+  // rstd 1/2 and 1/5: dx = dy * scale * rstd.
+  EXPECT_THAT((*back)[0], TensorNear<float>({2, 1, 1, 2}, {1, 1.2f, -1, 2.4f}, 1e-6));
+  // x^ = (x - mean) * rstd: channel 0 {-0.5, 0.5}, channel 1 {-2, 2}.
+  EXPECT_THAT((*back)[1], TensorNear<float>({2}, {-1, 4}, 1e-6));  // sum dy x^
+  EXPECT_THAT((*back)[2], TensorNear<float>({2}, {0, 6}, 1e-6));   // sum dy
+}
+
 TEST(NnTest, BiasAddAndGrad) {
   KernelRunner b("BiasAdd");
   EXPECT_THAT(RunOk(b, {Literal<float>({2, 2}, {1, 2, 3, 4}), Literal<float>({2}, {10, 20})}),

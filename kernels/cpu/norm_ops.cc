@@ -13,6 +13,7 @@
 //   offset_bp = sum dy; scale_bp = sum dy x^;
 //   dx = scale * rsqrt(var + eps) * (dy - offset_bp / n - x^ scale_bp / n).
 // Inference uses the given mean and variance; dx = dy * scale * rsqrt.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -30,6 +31,139 @@ namespace {
 
 using Matrix = Eigen::TensorMap<Eigen::Tensor<float, 2, Eigen::RowMajor>>;
 using Row = Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor>>;
+
+// Note [Batch norm on the CPU]
+// Legend: R rows (N*H*W), C channels; x, y, dy, dx are [R, C] row-major
+// (NHWC). Every pass works a row at a time with Eigen arrays of C channels,
+// which Eigen vectorises across the channels (an expression over a whole
+// [C, rows] block with the channel vectors replicated across it, or a
+// reduction along its rows, compiled to scalar loops). The passes walk
+// blocks of whole rows (kBlockFloats floats: an L1 cache's worth) in parallel
+// on the intra-op pool:
+// - moments: per block, the sums of d = x - shift and of d^2, with shift the
+//   first row, so the variance does not cancel when |mean| >> stddev; the
+//   blocks' sums add up in double. One read of x.
+// - normalisation: y = (x - mean) * a + offset per channel, a = scale *
+//   rsqrt(var + eps) (x * a + (offset - mean * a) would lose digits to
+//   cancellation when |mean| >> stddev). One read, one write.
+// - gradient: per block, sum dy and sum dy * (x - mean) in one read of x and
+//   dy; then dx = k dy + A (x - mean) + B per channel (BatchNormGradient),
+//   one pass.
+// Eigen's expressions over the whole [R, C] (a mean, then a variance, then a
+// normalisation, each a broadcast) took three to four passes per kernel.
+using ChannelVector = Eigen::Map<const Eigen::ArrayXf>;  // [C]: a row, or per channel
+using MutableChannelVector = Eigen::Map<Eigen::ArrayXf>;
+
+constexpr int64_t kBlockFloats = 8192;
+
+int64_t RowsPerBlock(int64_t c) { return std::max<int64_t>(1, kBlockFloats / c); }
+
+// Per-channel sums over the rows, `k` sums per channel: `block(r0, n, out)`
+// writes the k*C float sums of rows [r0, r0 + n) into `out`; the blocks'
+// sums are added in double. Returns k*C doubles, sum j of channel ch at
+// [j*C + ch]. REQUIRES: c >= 1.
+template <typename BlockSums>
+std::vector<double> ChannelSums(ThreadPool* pool, int64_t rows, int64_t c, int k,
+                                const BlockSums& block) {
+  const int64_t per_block = RowsPerBlock(c);
+  const int64_t blocks = (rows + per_block - 1) / per_block;
+  std::vector<float> partial(static_cast<size_t>(blocks * k * c));
+  pool->ParallelFor(blocks, per_block * c * 3 * k, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t r0 = b * per_block;
+      block(r0, std::min(per_block, rows - r0), partial.data() + b * k * c);
+    }
+  });
+  std::vector<double> sums(static_cast<size_t>(k * c), 0.0);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* p = partial.data() + b * k * c;
+    for (int64_t i = 0; i < k * c; ++i) sums[i] += p[i];
+  }
+  return sums;
+}
+
+// The biased mean and variance of each channel of x [R, C]. REQUIRES: R, C >= 1.
+void Moments(ThreadPool* pool, const float* x, int64_t rows, int64_t c, float* mean,
+             float* variance) {
+  const ChannelVector shift(x, c);
+  const std::vector<double> sums =
+      ChannelSums(pool, rows, c, 2, [&](int64_t r0, int64_t n, float* out) {
+        MutableChannelVector sum(out, c), sum_squares(out + c, c);
+        sum.setZero();
+        sum_squares.setZero();
+        for (int64_t r = r0; r < r0 + n; ++r) {
+          const ChannelVector row(x + r * c, c);
+          sum += row - shift;
+          sum_squares += (row - shift).square();
+        }
+      });
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const double m = sums[ch] / rows;  // of d
+    mean[ch] = static_cast<float>(shift[ch] + m);
+    variance[ch] = static_cast<float>(std::max(0.0, sums[c + ch] / rows - m * m));
+  }
+}
+
+// y = scale * (x - mean) * rsqrt(variance + epsilon) + offset over [R, C].
+void Normalize(ThreadPool* pool, const float* x, int64_t rows, int64_t c, const float* scale,
+               const float* offset, const float* mean, const float* variance, float epsilon,
+               float* y) {
+  std::vector<float> a(c);
+  for (int64_t ch = 0; ch < c; ++ch) a[ch] = scale[ch] / std::sqrt(variance[ch] + epsilon);
+  const ChannelVector av(a.data(), c), mean_v(mean, c), offset_v(offset, c);
+  pool->ParallelFor(rows, c * 3, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      MutableChannelVector(y + r * c, c) = (ChannelVector(x + r * c, c) - mean_v) * av + offset_v;
+    }
+  });
+}
+
+// The gradient of Normalize (see the file comment), with rstd =
+// rsqrt(variance + epsilon), k = scale * rstd, x^ = (x - mean) * rstd:
+//   offset_bp = sum dy; scale_bp = sum dy x^ = rstd * sum dy (x - mean);
+//   training:  dx = k (dy - offset_bp / R - x^ scale_bp / R)
+//                 = k dy + A (x - mean) + B
+//              with A = -k rstd scale_bp / R, B = -k offset_bp / R;
+//   inference: dx = k dy.
+void BatchNormGradient(ThreadPool* pool, const float* dy, const float* x, int64_t rows, int64_t c,
+                       const float* scale, const float* mean, const float* variance,
+                       float epsilon, bool training, float* dx, float* scale_bp,
+                       float* offset_bp) {
+  const ChannelVector mean_v(mean, c);
+  const std::vector<double> sums =
+      ChannelSums(pool, rows, c, 2, [&](int64_t r0, int64_t n, float* out) {
+        MutableChannelVector sum_dy(out, c), sum_dy_xc(out + c, c);
+        sum_dy.setZero();
+        sum_dy_xc.setZero();
+        for (int64_t r = r0; r < r0 + n; ++r) {
+          const ChannelVector dy_row(dy + r * c, c);
+          sum_dy += dy_row;
+          sum_dy_xc += dy_row * (ChannelVector(x + r * c, c) - mean_v);
+        }
+      });
+  std::vector<float> k(c), a(c), b(c);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const double rstd = 1.0 / std::sqrt(static_cast<double>(variance[ch]) + epsilon);
+    const double kk = scale[ch] * rstd;
+    offset_bp[ch] = static_cast<float>(sums[ch]);
+    scale_bp[ch] = static_cast<float>(rstd * sums[c + ch]);
+    k[ch] = static_cast<float>(kk);
+    a[ch] = training ? static_cast<float>(-kk * rstd * rstd * sums[c + ch] / rows) : 0.0f;
+    b[ch] = training ? static_cast<float>(-kk * sums[ch] / rows) : 0.0f;
+  }
+  const ChannelVector kv(k.data(), c), av(a.data(), c), bv(b.data(), c);
+  pool->ParallelFor(rows, c * 5, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      MutableChannelVector dx_row(dx + r * c, c);
+      const ChannelVector dy_row(dy + r * c, c);
+      if (training) {
+        dx_row = dy_row * kv + (ChannelVector(x + r * c, c) - mean_v) * av + bv;
+      } else {
+        dx_row = dy_row * kv;
+      }
+    }
+  });
+}
 
 class FusedBatchNormOp : public OpKernel {
  public:
@@ -64,22 +198,15 @@ class FusedBatchNormOp : public OpKernel {
     if (a_.nchw) {
       TW_ASSIGN_OR_RETURN(y, ctx->allocate_temp(DT_FLOAT, x.shape()));
     }
-    const Matrix xm(x.data<float>(), rows, c);
-    Matrix ym(y.data<float>(), rows, c);
     Row mean = stats[0]->vec<float>(), var = stats[1]->vec<float>();
     Row saved_mean = stats[2]->vec<float>(), saved_var = stats[3]->vec<float>();
-    const Row scale = ctx->input(1).vec<float>(), offset = ctx->input(2).vec<float>();
-    const Eigen::array<Eigen::DenseIndex, 1> along_rows{0};
-    const Eigen::array<Eigen::DenseIndex, 2> one_by_c{1, c}, bcast{rows, 1};
+    ThreadPool* pool = ctx->intra_op_pool();
     if (a_.is_training) {
-      if (rows == 0) {
+      if (rows == 0 || c == 0) {
         saved_mean.setZero();
         saved_var.setZero();
       } else {
-        saved_mean.device(d) = xm.sum(along_rows) / static_cast<float>(rows);
-        saved_var.device(d) =
-            (xm - saved_mean.reshape(one_by_c).broadcast(bcast)).square().sum(along_rows) /
-            static_cast<float>(rows);
+        Moments(pool, x.data<float>(), rows, c, saved_mean.data(), saved_var.data());
       }
       const float correction = rows > 1 ? static_cast<float>(rows) / (rows - 1) : 1.0f;
       const float f = a_.exponential_avg_factor;
@@ -98,12 +225,11 @@ class FusedBatchNormOp : public OpKernel {
       saved_mean.device(d) = mean;
       saved_var.device(d) = var;
     }
-    if (rows > 0) {
+    if (rows > 0 && c > 0) {
       const Row m = a_.is_training ? saved_mean : mean;
       const Row v = a_.is_training ? saved_var : var;
-      ym.device(d) = (xm - m.reshape(one_by_c).broadcast(bcast)) *
-                         ((v + a_.epsilon).rsqrt() * scale).reshape(one_by_c).broadcast(bcast) +
-                     offset.reshape(one_by_c).broadcast(bcast);
+      Normalize(pool, x.data<float>(), rows, c, ctx->input(1).data<float>(),
+                ctx->input(2).data<float>(), m.data(), v.data(), a_.epsilon, y.data<float>());
     }
     if (a_.nchw) TW_RETURN_IF_ERROR(FromNhwc(d, y, y_out));
     return absl::OkStatus();
@@ -140,33 +266,15 @@ class FusedBatchNormGradOp : public OpKernel {
       TW_ASSIGN_OR_RETURN(dx, ctx->allocate_temp(DT_FLOAT, x.shape()));
     }
     Row scale_bp = outs[0]->vec<float>(), offset_bp = outs[1]->vec<float>();
-    if (rows == 0) {
+    if (rows == 0 || c == 0) {
       scale_bp.setZero();
       offset_bp.setZero();
       return absl::OkStatus();
     }
-    const Matrix xm(x.data<float>(), rows, c), dym(dy.data<float>(), rows, c);
-    Matrix dxm(dx.data<float>(), rows, c);
-    const Row scale = ctx->input(2).vec<float>(), mean = ctx->input(3).vec<float>(),
-              var = ctx->input(4).vec<float>();
-    const Eigen::array<Eigen::DenseIndex, 1> along_rows{0};
-    const Eigen::array<Eigen::DenseIndex, 2> one_by_c{1, c}, bcast{rows, 1};
-    TW_ASSIGN_OR_RETURN(Tensor rstd_t, ctx->allocate_temp(DT_FLOAT, TensorShape({c})));
-    Row rstd = rstd_t.vec<float>();
-    rstd.device(d) = (var + a_.epsilon).rsqrt();
-    // dx holds x^ first.
-    dxm.device(d) =
-        (xm - mean.reshape(one_by_c).broadcast(bcast)) * rstd.reshape(one_by_c).broadcast(bcast);
-    offset_bp.device(d) = dym.sum(along_rows);
-    scale_bp.device(d) = (dym * dxm).sum(along_rows);
-    const auto k = (scale * rstd).reshape(one_by_c).broadcast(bcast);
-    if (a_.is_training) {
-      const float inv_n = 1.0f / static_cast<float>(rows);
-      dxm.device(d) = k * (dym - (offset_bp * inv_n).reshape(one_by_c).broadcast(bcast) -
-                           dxm * (scale_bp * inv_n).reshape(one_by_c).broadcast(bcast));
-    } else {
-      dxm.device(d) = dym * k;
-    }
+    BatchNormGradient(ctx->intra_op_pool(), dy.data<float>(), x.data<float>(), rows, c,
+                      ctx->input(2).data<float>(), ctx->input(3).data<float>(),
+                      ctx->input(4).data<float>(), a_.epsilon, a_.is_training, dx.data<float>(),
+                      scale_bp.data(), offset_bp.data());
     if (a_.nchw) TW_RETURN_IF_ERROR(FromNhwc(d, dx, dx_out));
     return absl::OkStatus();
   }
