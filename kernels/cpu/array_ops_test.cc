@@ -261,6 +261,49 @@ TEST(SliceOpsTest, SliceAndStridedSlice) {
                    .ok());
 }
 
+// Slices with every stride 1 copy contiguous runs: the trailing dims taken
+// whole join the innermost cut one. Each case against the element-by-element
+// definition, for cuts at every depth, several dtypes' sizes and the
+// gradient of a Pad (an image's border cut off).
+TEST(SliceOpsTest, UnitStrideSlicesCopyRunsOfEveryShape) {
+  const std::vector<int64_t> dims = {3, 4, 5, 6};
+  const Tensor x = Iota({3, 4, 5, 6});
+  struct Case {
+    std::vector<int32_t> begin, size;
+  };
+  for (const Case& c : std::vector<Case>{{{0, 0, 0, 0}, {3, 4, 5, 6}},
+                                         {{1, 0, 0, 0}, {2, 4, 5, 6}},
+                                         {{0, 1, 1, 0}, {3, 2, 3, 6}},   // a Pad's gradient
+                                         {{2, 3, 4, 5}, {1, 1, 1, 1}},
+                                         {{0, 0, 0, 2}, {3, 4, 5, 3}},   // the innermost cut
+                                         {{1, 2, 0, 0}, {2, 1, 5, 6}},
+                                         {{0, 0, 0, 0}, {3, 4, 0, 6}}}) {
+    KernelRunner s("Slice");
+    const Tensor out = RunOk(s, {x, Literal<int32_t>({4}, c.begin), Literal<int32_t>({4}, c.size)});
+    std::vector<float> expected;
+    for (int a = 0; a < c.size[0]; ++a)
+      for (int b = 0; b < c.size[1]; ++b)
+        for (int d = 0; d < c.size[2]; ++d)
+          for (int e = 0; e < c.size[3]; ++e)
+            expected.push_back(
+                ((((c.begin[0] + a) * dims[1] + c.begin[1] + b) * dims[2] + c.begin[2] + d) *
+                     dims[3] +
+                 c.begin[3] + e));
+    EXPECT_THAT(out, TensorIs<float>({c.size[0], c.size[1], c.size[2], c.size[3]}, expected))
+        << c.begin[0] << c.begin[1] << c.begin[2] << c.begin[3];
+  }
+  // One-byte and eight-byte elements, and StridedSlice with unit strides.
+  KernelRunner bytes("Slice");
+  EXPECT_THAT(RunOk(bytes, {Literal<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6}),
+                            Literal<int32_t>({2}, {0, 1}), Literal<int32_t>({2}, {2, 2})}),
+              TensorIs<uint8_t>({2, 2}, {2, 3, 5, 6}));
+  KernelRunner wide("StridedSlice");
+  EXPECT_THAT(RunOk(wide, {Literal<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6}),
+                           Literal<int32_t>({2}, {1, 0}), Literal<int32_t>({2}, {2, 2}),
+                           Literal<int32_t>({2}, {1, 1})}),
+              TensorIs<int64_t>({1, 2}, {4, 5}));
+}
+
 TEST(SliceOpsTest, PadAndTile) {
   KernelRunner p("Pad");
   EXPECT_THAT(RunOk(p, {Literal<float>({1, 2}, {1, 2}), Literal<int32_t>({2, 2}, {1, 0, 0, 1})}),

@@ -4,6 +4,7 @@
 // elements, so they dispatch on element size (kernel_util.h). ReverseV2 too;
 // DepthToSpace and SpaceToDepth copy depth runs; MirrorPad and its gradient
 // walk the padded shape row by row with per-dim index maps.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -102,6 +103,38 @@ class TransposeOp : public OpKernel {
   }
 };
 
+// Copies in[begin : begin + size] (every stride 1; `dims` the input's) as
+// runs of contiguous bytes: the trailing dims the slice takes whole join the
+// innermost one it cuts into one run per row of the leading dims, memcpy'd,
+// the rows in parallel. Eigen's slice evaluator computed each element's
+// source index: the gradient of a Pad (a Slice) took 5% of a ResNet-20
+// training step that way.
+void ContiguousSliceCopy(ThreadPool* pool, const char* in, const std::vector<int64_t>& dims,
+                         const std::vector<int64_t>& begin, const std::vector<int64_t>& size,
+                         size_t element_size, char* out) {
+  const int rank = static_cast<int>(dims.size());
+  std::vector<int64_t> stride(rank, 1);  // the input's, in elements
+  for (int i = rank - 2; i >= 0; --i) stride[i] = stride[i + 1] * dims[i + 1];
+  int cut = rank - 1;  // the innermost dim not taken whole, or 0
+  while (cut > 0 && size[cut] == dims[cut]) --cut;
+  const int64_t run = size[cut] * stride[cut];  // elements per row
+  int64_t rows = 1;
+  for (int i = 0; i < cut; ++i) rows *= size[i];
+  const size_t run_bytes = static_cast<size_t>(run) * element_size;
+  pool->ParallelFor(rows, run * static_cast<int64_t>(element_size) / 4 + 8,
+                    [&](int64_t r0, int64_t r1) {
+                      for (int64_t row = r0; row < r1; ++row) {
+                        int64_t offset = begin[cut] * stride[cut];
+                        for (int64_t i = cut - 1, rest = row; i >= 0; --i) {
+                          offset += (begin[i] + rest % size[i]) * stride[i];
+                          rest /= size[i];
+                        }
+                        std::memcpy(out + row * run_bytes,
+                                    in + static_cast<size_t>(offset) * element_size, run_bytes);
+                      }
+                    });
+}
+
 // Copies input[begin : end : strides] (canonical, one entry per dim).
 absl::Status StridedCopy(KernelContext* ctx, const Tensor& in, const std::vector<int64_t>& begin,
                          const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
@@ -113,6 +146,14 @@ absl::Status StridedCopy(KernelContext* ctx, const Tensor& in, const std::vector
   const std::vector<int64_t> b = begin.empty() ? std::vector<int64_t>{0} : begin,
                              e = end.empty() ? std::vector<int64_t>{1} : end,
                              s = strides.empty() ? std::vector<int64_t>{1} : strides;
+  const size_t element_size = TensorElementSize(in.dtype());
+  if (std::all_of(s.begin(), s.end(), [](int64_t v) { return v == 1; }) && element_size > 0 &&
+      in.dtype() != DT_STRING && in.dtype() != DT_RESOURCE && in.dtype() != DT_VARIANT) {
+    TW_RETURN_IF_ERROR(RankLimit("StridedSlice", in.dims()));
+    ContiguousSliceCopy(ctx->intra_op_pool(), static_cast<const char*>(in.raw_data()), in_dims, b,
+                        pdims, element_size, static_cast<char*>(out->raw_data()));
+    return absl::OkStatus();
+  }
   return Dispatch("StridedSlice", in.dtype(), in.dims(), [&]<typename U, int N>() {
     RawMap<U, N>(*out, pdims).device(d) =
         RawMap<U, N>(in, in_dims).stridedSlice(Idx<N>(b), Idx<N>(e), Idx<N>(s));
