@@ -60,7 +60,7 @@ class ResNet(nn.Module):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", default="cifar10", choices=["cifar10", "resnet20", "resnet56"])
+    parser.add_argument("--model", default="cifar10", choices=["cifar10", "resnet20", "resnet32", "resnet56"])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--threads", type=int, default=0)
