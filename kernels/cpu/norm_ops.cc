@@ -40,34 +40,53 @@ using Row = Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor>>;
 // reduction along its rows, compiled to scalar loops). The passes walk
 // blocks of whole rows (kBlockFloats floats: an L1 cache's worth) in parallel
 // on the intra-op pool:
-// - moments: per block, the sums of d = x - shift and of d^2, with shift the
-//   first row, so the variance does not cancel when |mean| >> stddev; the
-//   blocks' sums add up in double. One read of x.
+// - moments: the mean, then the mean of (x - mean)^2: two reads of x (a
+//   one-pass variance cancels when |mean| >> stddev). Sums run in float over
+//   kFloatRows rows, then in double; blocks add up in order, so any thread
+//   count gives the same bits.
 // - normalisation: y = (x - mean) * a + offset per channel, a = scale *
 //   rsqrt(var + eps) (x * a + (offset - mean * a) would lose digits to
 //   cancellation when |mean| >> stddev). One read, one write.
 // - gradient: per block, sum dy and sum dy * (x - mean) in one read of x and
-//   dy; then dx = k dy + A (x - mean) + B per channel (BatchNormGradient),
-//   one pass.
+//   dy; then dx = k (dy - mean dy) + A (x - mean) per channel
+//   (BatchNormGradient), one pass.
 // Eigen's expressions over the whole [R, C] (a mean, then a variance, then a
 // normalisation, each a broadcast) took three to four passes per kernel.
 using ChannelVector = Eigen::Map<const Eigen::ArrayXf>;  // [C]: a row, or per channel
 using MutableChannelVector = Eigen::Map<Eigen::ArrayXf>;
+using ChannelSumVector = Eigen::Map<Eigen::ArrayXd>;
 
 constexpr int64_t kBlockFloats = 8192;
+// Rows summed in float before their sum joins the block's in double.
+constexpr int64_t kFloatRows = 16;
 
 int64_t RowsPerBlock(int64_t c) { return std::max<int64_t>(1, kBlockFloats / c); }
 
+// out[0, C) = the sum over rows [r0, r0 + n) of what add(r, sum) adds to a
+// float sum of C channels, in float over kFloatRows rows at a time (Eigen's
+// float vectors), then in double.
+template <typename AddRow>
+void SumRows(int64_t r0, int64_t n, int64_t c, double* out, const AddRow& add) {
+  ChannelSumVector total(out, c);
+  total.setZero();
+  Eigen::ArrayXf sum(c);
+  for (int64_t r = r0; r < r0 + n; r += kFloatRows) {
+    sum.setZero();
+    for (int64_t q = r; q < std::min(r + kFloatRows, r0 + n); ++q) add(q, sum);
+    total += sum.cast<double>();
+  }
+}
+
 // Per-channel sums over the rows, `k` sums per channel: `block(r0, n, out)`
-// writes the k*C float sums of rows [r0, r0 + n) into `out`; the blocks'
-// sums are added in double. Returns k*C doubles, sum j of channel ch at
-// [j*C + ch]. REQUIRES: c >= 1.
+// writes the k*C sums of rows [r0, r0 + n) into `out`, and the blocks' sums
+// add up in order (the same result for any number of threads). Returns k*C
+// doubles, sum j of channel ch at [j*C + ch]. REQUIRES: c >= 1.
 template <typename BlockSums>
 std::vector<double> ChannelSums(ThreadPool* pool, int64_t rows, int64_t c, int k,
                                 const BlockSums& block) {
   const int64_t per_block = RowsPerBlock(c);
   const int64_t blocks = (rows + per_block - 1) / per_block;
-  std::vector<float> partial(static_cast<size_t>(blocks * k * c));
+  std::vector<double> partial(static_cast<size_t>(blocks * k * c));
   pool->ParallelFor(blocks, per_block * c * 3 * k, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
       const int64_t r0 = b * per_block;
@@ -76,32 +95,33 @@ std::vector<double> ChannelSums(ThreadPool* pool, int64_t rows, int64_t c, int k
   });
   std::vector<double> sums(static_cast<size_t>(k * c), 0.0);
   for (int64_t b = 0; b < blocks; ++b) {
-    const float* p = partial.data() + b * k * c;
+    const double* p = partial.data() + b * k * c;
     for (int64_t i = 0; i < k * c; ++i) sums[i] += p[i];
   }
   return sums;
 }
 
-// The biased mean and variance of each channel of x [R, C]. REQUIRES: R, C >= 1.
+// The biased mean and variance of each channel of x [R, C], in two passes:
+// the mean, then the mean square of x - mean (a one-pass variance, the mean
+// of the squares less the squared mean, loses digits to cancellation, and
+// the finite differences of the gradient ops see them). REQUIRES: R, C >= 1.
 void Moments(ThreadPool* pool, const float* x, int64_t rows, int64_t c, float* mean,
              float* variance) {
-  const ChannelVector shift(x, c);
   const std::vector<double> sums =
-      ChannelSums(pool, rows, c, 2, [&](int64_t r0, int64_t n, float* out) {
-        MutableChannelVector sum(out, c), sum_squares(out + c, c);
-        sum.setZero();
-        sum_squares.setZero();
-        for (int64_t r = r0; r < r0 + n; ++r) {
-          const ChannelVector row(x + r * c, c);
-          sum += row - shift;
-          sum_squares += (row - shift).square();
-        }
+      ChannelSums(pool, rows, c, 1, [&](int64_t r0, int64_t n, double* out) {
+        SumRows(r0, n, c, out, [&](int64_t r, Eigen::ArrayXf& sum) {
+          sum += ChannelVector(x + r * c, c);
+        });
       });
-  for (int64_t ch = 0; ch < c; ++ch) {
-    const double m = sums[ch] / rows;  // of d
-    mean[ch] = static_cast<float>(shift[ch] + m);
-    variance[ch] = static_cast<float>(std::max(0.0, sums[c + ch] / rows - m * m));
-  }
+  for (int64_t ch = 0; ch < c; ++ch) mean[ch] = static_cast<float>(sums[ch] / rows);
+  const ChannelVector mean_v(mean, c);
+  const std::vector<double> squares =
+      ChannelSums(pool, rows, c, 1, [&](int64_t r0, int64_t n, double* out) {
+        SumRows(r0, n, c, out, [&](int64_t r, Eigen::ArrayXf& sum) {
+          sum += (ChannelVector(x + r * c, c) - mean_v).square();
+        });
+      });
+  for (int64_t ch = 0; ch < c; ++ch) variance[ch] = static_cast<float>(squares[ch] / rows);
 }
 
 // y = scale * (x - mean) * rsqrt(variance + epsilon) + offset over [R, C].
@@ -122,8 +142,8 @@ void Normalize(ThreadPool* pool, const float* x, int64_t rows, int64_t c, const 
 // rsqrt(variance + epsilon), k = scale * rstd, x^ = (x - mean) * rstd:
 //   offset_bp = sum dy; scale_bp = sum dy x^ = rstd * sum dy (x - mean);
 //   training:  dx = k (dy - offset_bp / R - x^ scale_bp / R)
-//                 = k dy + A (x - mean) + B
-//              with A = -k rstd scale_bp / R, B = -k offset_bp / R;
+//                 = k (dy - offset_bp / R) + A (x - mean)
+//              with A = -k rstd scale_bp / R;
 //   inference: dx = k dy.
 void BatchNormGradient(ThreadPool* pool, const float* dy, const float* x, int64_t rows, int64_t c,
                        const float* scale, const float* mean, const float* variance,
@@ -131,17 +151,15 @@ void BatchNormGradient(ThreadPool* pool, const float* dy, const float* x, int64_
                        float* offset_bp) {
   const ChannelVector mean_v(mean, c);
   const std::vector<double> sums =
-      ChannelSums(pool, rows, c, 2, [&](int64_t r0, int64_t n, float* out) {
-        MutableChannelVector sum_dy(out, c), sum_dy_xc(out + c, c);
-        sum_dy.setZero();
-        sum_dy_xc.setZero();
-        for (int64_t r = r0; r < r0 + n; ++r) {
-          const ChannelVector dy_row(dy + r * c, c);
-          sum_dy += dy_row;
-          sum_dy_xc += dy_row * (ChannelVector(x + r * c, c) - mean_v);
-        }
+      ChannelSums(pool, rows, c, 2, [&](int64_t r0, int64_t n, double* out) {
+        SumRows(r0, n, c, out, [&](int64_t r, Eigen::ArrayXf& sum_dy) {
+          sum_dy += ChannelVector(dy + r * c, c);
+        });
+        SumRows(r0, n, c, out + c, [&](int64_t r, Eigen::ArrayXf& sum_dy_xc) {
+          sum_dy_xc += ChannelVector(dy + r * c, c) * (ChannelVector(x + r * c, c) - mean_v);
+        });
       });
-  std::vector<float> k(c), a(c), b(c);
+  std::vector<float> k(c), a(c), mean_dy(c);
   for (int64_t ch = 0; ch < c; ++ch) {
     const double rstd = 1.0 / std::sqrt(static_cast<double>(variance[ch]) + epsilon);
     const double kk = scale[ch] * rstd;
@@ -149,15 +167,15 @@ void BatchNormGradient(ThreadPool* pool, const float* dy, const float* x, int64_
     scale_bp[ch] = static_cast<float>(rstd * sums[c + ch]);
     k[ch] = static_cast<float>(kk);
     a[ch] = training ? static_cast<float>(-kk * rstd * rstd * sums[c + ch] / rows) : 0.0f;
-    b[ch] = training ? static_cast<float>(-kk * sums[ch] / rows) : 0.0f;
+    mean_dy[ch] = training ? static_cast<float>(sums[ch] / rows) : 0.0f;
   }
-  const ChannelVector kv(k.data(), c), av(a.data(), c), bv(b.data(), c);
+  const ChannelVector kv(k.data(), c), av(a.data(), c), mean_dy_v(mean_dy.data(), c);
   pool->ParallelFor(rows, c * 5, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       MutableChannelVector dx_row(dx + r * c, c);
       const ChannelVector dy_row(dy + r * c, c);
       if (training) {
-        dx_row = dy_row * kv + (ChannelVector(x + r * c, c) - mean_v) * av + bv;
+        dx_row = (dy_row - mean_dy_v) * kv + (ChannelVector(x + r * c, c) - mean_v) * av;
       } else {
         dx_row = dy_row * kv;
       }
