@@ -43,6 +43,14 @@ size_t SizeClass(size_t bytes) {
   return rounded < bytes ? 0 : rounded;
 }
 
+// The machine's physical memory in bytes; 0 when unknown.
+int64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<int64_t>(pages) * page_size;
+}
+
 int64_t DefaultMaxCachedBytes() {
 #if defined(__SANITIZE_ADDRESS__)
   return 0;
@@ -51,10 +59,8 @@ int64_t DefaultMaxCachedBytes() {
     int64_t value = 0;
     if (absl::SimpleAtoi(mb, &value) && value >= 0) return value << 20;
   }
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return int64_t{1} << 30;
-  return static_cast<int64_t>(pages) / 8 * page_size;
+  const int64_t memory = PhysicalMemoryBytes();
+  return memory > 0 ? memory / 8 : int64_t{1} << 30;  // unknown: 1 GiB
 #endif
 }
 
@@ -186,11 +192,8 @@ Allocator* CpuAllocator() {
 
 MemoryLimits MemoryLimits::Default() {
   static const int64_t kThreeQuartersOfMemory = [] {
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long page_size = sysconf(_SC_PAGESIZE);
-    // Unknown: 8 GiB.
-    if (pages <= 0 || page_size <= 0) return int64_t{8} << 30;
-    return static_cast<int64_t>(pages) / 4 * 3 * page_size;
+    const int64_t memory = PhysicalMemoryBytes();
+    return memory > 0 ? memory / 4 * 3 : int64_t{8} << 30;  // unknown: 8 GiB
   }();
   return MemoryLimits{kThreeQuartersOfMemory, kThreeQuartersOfMemory};
 }

@@ -273,9 +273,9 @@ TEST(SliceOpsTest, UnitStrideSlicesCopyRunsOfEveryShape) {
   };
   for (const Case& c : std::vector<Case>{{{0, 0, 0, 0}, {3, 4, 5, 6}},
                                          {{1, 0, 0, 0}, {2, 4, 5, 6}},
-                                         {{0, 1, 1, 0}, {3, 2, 3, 6}},   // a Pad's gradient
+                                         {{0, 1, 1, 0}, {3, 2, 3, 6}},  // a Pad's gradient
                                          {{2, 3, 4, 5}, {1, 1, 1, 1}},
-                                         {{0, 0, 0, 2}, {3, 4, 5, 3}},   // the innermost cut
+                                         {{0, 0, 0, 2}, {3, 4, 5, 3}},  // the innermost cut
                                          {{1, 2, 0, 0}, {2, 1, 5, 6}},
                                          {{0, 0, 0, 0}, {3, 4, 0, 6}}}) {
     KernelRunner s("Slice");
@@ -298,10 +298,10 @@ TEST(SliceOpsTest, UnitStrideSlicesCopyRunsOfEveryShape) {
                             Literal<int32_t>({2}, {0, 1}), Literal<int32_t>({2}, {2, 2})}),
               TensorIs<uint8_t>({2, 2}, {2, 3, 5, 6}));
   KernelRunner wide("StridedSlice");
-  EXPECT_THAT(RunOk(wide, {Literal<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6}),
-                           Literal<int32_t>({2}, {1, 0}), Literal<int32_t>({2}, {2, 2}),
-                           Literal<int32_t>({2}, {1, 1})}),
-              TensorIs<int64_t>({1, 2}, {4, 5}));
+  EXPECT_THAT(
+      RunOk(wide, {Literal<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6}), Literal<int32_t>({2}, {1, 0}),
+                   Literal<int32_t>({2}, {2, 2}), Literal<int32_t>({2}, {1, 1})}),
+      TensorIs<int64_t>({1, 2}, {4, 5}));
 }
 
 TEST(SliceOpsTest, PadAndTile) {

@@ -492,9 +492,9 @@ TEST(BatchNormTest, ManyBlocksAndLargeMeansMatchDoubleReference) {
       const double rstd = 1 / std::sqrt(var[ch] + kEpsilon);
       const double xhat = (x.data<float>()[r * kC + ch] - mean[ch]) * rstd;
       const double y = scale[ch] * xhat + offset[ch];
-      const double dx = scale[ch] * rstd *
-                        (dy.data<float>()[r * kC + ch] - sum_dy[ch] / kRows -
-                         xhat * sum_dy_xhat[ch] / kRows);
+      const double dx =
+          scale[ch] * rstd *
+          (dy.data<float>()[r * kC + ch] - sum_dy[ch] / kRows - xhat * sum_dy_xhat[ch] / kRows);
       worst_y = std::max(worst_y, std::abs((*out)[0].data<float>()[r * kC + ch] - y));
       worst_dx = std::max(worst_dx, std::abs((*back)[0].data<float>()[r * kC + ch] - dx));
     }
@@ -502,7 +502,8 @@ TEST(BatchNormTest, ManyBlocksAndLargeMeansMatchDoubleReference) {
   EXPECT_LT(worst_y, 2e-4);
   EXPECT_LT(worst_dx, 2e-4);
   for (int ch = 0; ch < kC; ++ch) {
-    EXPECT_NEAR((*back)[1].data<float>()[ch], sum_dy_xhat[ch], 1e-3 * std::abs(sum_dy_xhat[ch]) + 1e-2);
+    EXPECT_NEAR((*back)[1].data<float>()[ch], sum_dy_xhat[ch],
+                1e-3 * std::abs(sum_dy_xhat[ch]) + 1e-2);
     EXPECT_NEAR((*back)[2].data<float>()[ch], sum_dy[ch], 1e-4 * std::abs(sum_dy[ch]) + 1e-2);
   }
 }

@@ -29,17 +29,16 @@
 namespace towerflow {
 namespace {
 
-using Matrix = Eigen::TensorMap<Eigen::Tensor<float, 2, Eigen::RowMajor>>;
 using Row = Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor>>;
 
 // Note [Batch norm on the CPU]
 // Legend: R rows (N*H*W), C channels; x, y, dy, dx are [R, C] row-major
 // (NHWC). Every pass works a row at a time with Eigen arrays of C channels,
-// which Eigen vectorises across the channels (an expression over a whole
-// [C, rows] block with the channel vectors replicated across it, or a
-// reduction along its rows, compiled to scalar loops). The passes walk
-// blocks of whole rows (kBlockFloats floats: an L1 cache's worth) in parallel
-// on the intra-op pool:
+// which Eigen vectorises across the channels (expressions over a whole
+// [C, rows] block, with the channel vectors replicated across it or reduced
+// along its rows, compiled to scalar loops). Rows go in parallel on the
+// intra-op pool; the sums walk blocks of whole rows (kBlockFloats floats: an
+// L1 cache's worth):
 // - moments: the mean, then the mean of (x - mean)^2: two reads of x (a
 //   one-pass variance cancels when |mean| >> stddev). Sums run in float over
 //   kFloatRows rows, then in double; blocks add up in order, so any thread
@@ -109,9 +108,8 @@ void Moments(ThreadPool* pool, const float* x, int64_t rows, int64_t c, float* m
              float* variance) {
   const std::vector<double> sums =
       ChannelSums(pool, rows, c, 1, [&](int64_t r0, int64_t n, double* out) {
-        SumRows(r0, n, c, out, [&](int64_t r, Eigen::ArrayXf& sum) {
-          sum += ChannelVector(x + r * c, c);
-        });
+        SumRows(r0, n, c, out,
+                [&](int64_t r, Eigen::ArrayXf& sum) { sum += ChannelVector(x + r * c, c); });
       });
   for (int64_t ch = 0; ch < c; ++ch) mean[ch] = static_cast<float>(sums[ch] / rows);
   const ChannelVector mean_v(mean, c);
@@ -146,15 +144,13 @@ void Normalize(ThreadPool* pool, const float* x, int64_t rows, int64_t c, const 
 //              with A = -k rstd scale_bp / R;
 //   inference: dx = k dy.
 void BatchNormGradient(ThreadPool* pool, const float* dy, const float* x, int64_t rows, int64_t c,
-                       const float* scale, const float* mean, const float* variance,
-                       float epsilon, bool training, float* dx, float* scale_bp,
-                       float* offset_bp) {
+                       const float* scale, const float* mean, const float* variance, float epsilon,
+                       bool training, float* dx, float* scale_bp, float* offset_bp) {
   const ChannelVector mean_v(mean, c);
   const std::vector<double> sums =
       ChannelSums(pool, rows, c, 2, [&](int64_t r0, int64_t n, double* out) {
-        SumRows(r0, n, c, out, [&](int64_t r, Eigen::ArrayXf& sum_dy) {
-          sum_dy += ChannelVector(dy + r * c, c);
-        });
+        SumRows(r0, n, c, out,
+                [&](int64_t r, Eigen::ArrayXf& sum_dy) { sum_dy += ChannelVector(dy + r * c, c); });
         SumRows(r0, n, c, out + c, [&](int64_t r, Eigen::ArrayXf& sum_dy_xc) {
           sum_dy_xc += ChannelVector(dy + r * c, c) * (ChannelVector(x + r * c, c) - mean_v);
         });
