@@ -31,9 +31,9 @@
 #include "core/status_macros.h"
 #include "ops/ops.h"
 #include "runtime/client_session.h"
+#include "tools/flags.h"
 #include "train/checkpoint.h"
 #include "train/optimizers.h"
-#include "tools/flags.h"
 #include "train/saver.h"
 
 ABSL_FLAG(int32_t, kills, 1000, "SIGKILLs to send");

@@ -236,8 +236,8 @@ std::string CollapsedDot(const GraphDef& def, const DotOptions& options) {
     rest.remove_prefix(slash + 1);
     replicated.emplace(rest.substr(0, rest.find('/')));
   }
-  const bool gather_tower_0 = !replicated.empty() && scopes.count("tower_0") == 0 &&
-                              open.count("tower_0") == 0;
+  const bool gather_tower_0 =
+      !replicated.empty() && scopes.count("tower_0") == 0 && open.count("tower_0") == 0;
 
   // The unit of each node: the outermost closed scope holding it; the node
   // itself when it is an input (a placeholder) or sits directly in an open

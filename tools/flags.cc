@@ -146,15 +146,15 @@ std::string FlagsHelp(const FlagSet& set) {
   for (const std::string& name : names) {
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr) continue;
-    const bool repeated =
-        std::any_of(set.repeated.begin(), set.repeated.end(), [&name](const auto* f) {
-          return absl::GetFlagReflectionHandle(*f).Name() == name;
-        });
+    const bool repeated = std::any_of(
+        set.repeated.begin(), set.repeated.end(),
+        [&name](const auto* f) { return absl::GetFlagReflectionHandle(*f).Name() == name; });
     std::string placeholder = repeated ? "VALUE" : Placeholder(*flag);
     if (!placeholder.empty()) placeholder = absl::StrCat(name.size() == 1 ? " " : "=", placeholder);
-    absl::StrAppend(&out, "  ", Dashes(name), name, placeholder,
-                    repeated ? " (repeatable)" : absl::StrCat(" (default: ", DefaultText(*flag), ")"),
-                    "\n      ", Wrap(flag->Help(), 74, "      "), "\n");
+    absl::StrAppend(
+        &out, "  ", Dashes(name), name, placeholder,
+        repeated ? " (repeatable)" : absl::StrCat(" (default: ", DefaultText(*flag), ")"),
+        "\n      ", Wrap(flag->Help(), 74, "      "), "\n");
   }
   return out;
 }
@@ -173,7 +173,8 @@ absl::StatusOr<ParsedArgs> ParseFlags(const std::vector<std::string>& args, cons
     }
   }
   std::map<std::string, std::vector<std::string>> repeated_values;
-  for (auto* f : set.repeated) repeated_values[std::string(absl::GetFlagReflectionHandle(*f).Name())];
+  for (auto* f : set.repeated)
+    repeated_values[std::string(absl::GetFlagReflectionHandle(*f).Name())];
 
   ParsedArgs parsed;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -200,8 +201,8 @@ absl::StatusOr<ParsedArgs> ParseFlags(const std::vector<std::string>& args, cons
     const std::string flag_name(flag->Name());
     if (eq != absl::string_view::npos) {
       if (value == "false") {  // --nojson=...
-        return absl::InvalidArgumentError(absl::StrCat("'", arg, "': --no", flag_name,
-                                                       " takes no value"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", arg, "': --no", flag_name, " takes no value"));
       }
       value = std::string(body.substr(eq + 1));
     } else if (!flag->IsOfType<bool>()) {

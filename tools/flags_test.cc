@@ -146,8 +146,8 @@ TEST(FlagsHelpTest, WrapsLongHelpAtWords) {
 }
 
 TEST(ProgramFlagNamesTest, NamesThisProgramsFlagsAndNotAbseils) {
-  EXPECT_THAT(ProgramFlagNames(),
-              ElementsAre("devices", "elsewhere", "feed", "json", "long_help", "o", "rate", "steps"));
+  EXPECT_THAT(ProgramFlagNames(), ElementsAre("devices", "elsewhere", "feed", "json", "long_help",
+                                              "o", "rate", "steps"));
 }
 
 TEST(VersionStringTest, NamesVersionAndGraphDefVersion) {

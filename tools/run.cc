@@ -299,8 +299,7 @@ absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType d
 
 std::string TensorToJson(const Tensor& t) { return ToJson(t).dump(); }
 
-absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(
-    const std::vector<std::string>& specs) {
+absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(const std::vector<std::string>& specs) {
   std::map<std::string, int> counts;
   for (const std::string& spec : specs) {
     std::vector<std::string> parts = absl::StrSplit(spec, '=');

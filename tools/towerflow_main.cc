@@ -22,6 +22,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/file_io.h"
@@ -67,7 +68,7 @@ struct Command {
   std::string summary;   // for the tool's --help
   std::string details;   // for the command's --help
   FlagSet flags;
-  size_t min_args = 0, max_args = 0;  // positional arguments after the name
+  size_t num_args = 0;  // positional arguments after the name
   // Runs the command on its positional arguments, the flags parsed:
   // what it prints, or its error.
   std::function<absl::StatusOr<std::string>(const std::vector<std::string>&)> run;
@@ -149,29 +150,34 @@ std::function<absl::StatusOr<std::string>(const std::vector<std::string>&)> Save
 
 const std::vector<Command>& Commands() {
   static const auto* commands = new std::vector<Command>{
-      {"inspect", "GRAPH", "nodes, op histogram, placeholders, variables, devices, sinks",
+      {"inspect",
+       "GRAPH",
+       "nodes, op histogram, placeholders, variables, devices, sinks",
        "Reports on a GraphDef (.pb binary or .pbtxt text): node count, op histogram,\n"
        "placeholders, variables, devices, sinks and ops Towerflow does not know.",
        {},
        1,
-       1,
        Inspect},
-      {"convert", "IN OUT", "GraphDef .pb <-> .pbtxt, by the files' extensions",
+      {"convert",
+       "IN OUT",
+       "GraphDef .pb <-> .pbtxt, by the files' extensions",
        "Reads a GraphDef and writes it as text (.pbtxt) or binary (any other extension).",
        {},
        2,
-       2,
        Convert},
-      {"dot", "GRAPH", "a Graphviz picture: name scopes as boxes, devices as colours",
+      {"dot",
+       "GRAPH",
+       "a Graphviz picture: name scopes as boxes, devices as colours",
        "Draws a GraphDef for Graphviz (dot -Tsvg graph.dot -o graph.svg): name scopes\n"
        "collapsed into boxes as TensorBoard's graph view (a box per tower, the input\n"
        "split, the gradient aggregation, the variables on their device), the edges\n"
        "between boxes with the tensors and bytes that cross them, devices as colours.",
        {{"o", "expand", "full"}, {&FLAGS_expand}},
        1,
-       1,
        Dot},
-      {"run", "GRAPH", "runs a graph: feeds JSON values, runs targets, prints fetches",
+      {"run",
+       "GRAPH",
+       "runs a graph: feeds JSON values, runs targets, prints fetches",
        "Runs a GraphDef: the --target ops one by one in order, then one run that\n"
        "fetches every --fetch and prints it. Feeds take their dtype from the fed node\n"
        "unless a :dtype suffix says it. Soft placement is on: graphs built for GPUs run\n"
@@ -179,30 +185,32 @@ const std::vector<Command>& Commands() {
        {{"feed", "fetch", "target", "device_count", "trace", "json"},
         {&FLAGS_feed, &FLAGS_fetch, &FLAGS_target, &FLAGS_device_count}},
        1,
-       1,
        Run,
        CheckRunFlags},
-      {"checkpoint", "PREFIX|DIR", "a checkpoint's tensors, or one tensor's values",
+      {"checkpoint",
+       "PREFIX|DIR",
+       "a checkpoint's tensors, or one tensor's values",
        "Lists a TensorFlow V2 checkpoint's tensors (name, dtype, shape, bytes), as TF's\n"
        "inspect_checkpoint: a prefix (model.ckpt-200), its .index file, or a model\n"
        "directory (its latest checkpoint).",
        {{"tensor"}, {}},
        1,
-       1,
        Checkpoint},
-      {"saved_model show", "DIR", "a SavedModel's tag-sets, signatures, inputs, outputs",
+      {"saved_model show",
+       "DIR",
+       "a SavedModel's tag-sets, signatures, inputs, outputs",
        "As TF's saved_model_cli show: the tag-sets, then with --tag_set the signatures,\n"
        "then with --signature_def its method, inputs and outputs.",
        {{"tag_set", "signature_def"}, {}},
        1,
-       1,
        SavedModel("show")},
-      {"saved_model run", "DIR --signature_def KEY", "runs a signature of a SavedModel",
+      {"saved_model run",
+       "DIR --signature_def KEY",
+       "runs a signature of a SavedModel",
        "As TF's saved_model_cli run: loads the SavedModel, feeds the signature's inputs\n"
        "by key and prints every output.",
        {{"tag_set", "signature_def", "input", "input_examples", "json"},
         {&FLAGS_input, &FLAGS_input_examples}},
-       1,
        1,
        SavedModel("run"),
        CheckSavedModelRunFlags},
@@ -237,14 +245,12 @@ std::string CommandHelp(const Command& c) {
 // The command that `args` names ("saved_model run" takes two words), and
 // how many words it took; nullptr when none.
 const Command* FindCommand(const std::vector<std::string>& args, size_t* words) {
+  const std::string two_words = args.size() > 1 ? absl::StrCat(args[0], " ", args[1]) : "";
   for (const Command& c : Commands()) {
-    std::string name = args[0];
-    *words = 1;
-    if (args.size() > 1 && c.name == absl::StrCat(args[0], " ", args[1])) {
-      name = c.name;
-      *words = 2;
+    if (c.name == args[0] || c.name == two_words) {
+      *words = c.name == args[0] ? 1 : 2;
+      return &c;
     }
-    if (c.name == name) return &c;
   }
   return nullptr;
 }
@@ -279,8 +285,9 @@ int Main(const std::vector<std::string>& args) {
   if (command == nullptr) {
     if (args[0] == "saved_model") {
       if (args.size() > 1 && (args[1] == "--help" || args[1] == "-h")) {
-        std::cout << CommandHelp(*FindCommand({"saved_model", "show"}, &words)) << "\n"
-                  << CommandHelp(*FindCommand({"saved_model", "run"}, &words));
+        for (const Command& c : Commands()) {
+          if (absl::StartsWith(c.name, "saved_model ")) std::cout << CommandHelp(c) << "\n";
+        }
         return 0;
       }
       return UsageError("needs 'show DIR' or 'run DIR'", "saved_model");
@@ -295,10 +302,10 @@ int Main(const std::vector<std::string>& args) {
     return 0;
   }
   const std::vector<std::string>& positional = parsed->positional;
-  if (positional.size() < command->min_args || positional.size() > command->max_args) {
-    return UsageError(absl::StrCat("takes ", command->synopsis, ", not '",
-                                   absl::StrJoin(positional, " "), "'"),
-                      command->name);
+  if (positional.size() != command->num_args) {
+    return UsageError(
+        absl::StrCat("takes ", command->synopsis, ", not '", absl::StrJoin(positional, " "), "'"),
+        command->name);
   }
   if (command->check_flags) {
     const absl::Status checked = command->check_flags();

@@ -106,9 +106,8 @@ int main(int argc, char** argv) {
     std::cerr << "keras_fmnist: unexpected argument '" << args[0] << "' (--help lists the flags)\n";
     return 2;
   }
-  const absl::Status s =
-      towerflow::Main(absl::GetFlag(FLAGS_data_dir), absl::GetFlag(FLAGS_epochs),
-                      absl::GetFlag(FLAGS_replicas), absl::GetFlag(FLAGS_limit));
+  const absl::Status s = towerflow::Main(absl::GetFlag(FLAGS_data_dir), absl::GetFlag(FLAGS_epochs),
+                                         absl::GetFlag(FLAGS_replicas), absl::GetFlag(FLAGS_limit));
   if (!s.ok()) {
     std::cerr << "keras_fmnist: " << s << "\n";
     return 1;
