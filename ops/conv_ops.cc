@@ -270,6 +270,20 @@ constexpr char kFloatish[] = "{half, bfloat16, float, double}";
                        kFloatish)
                  .Doc("Gradient of Conv2D with respect to its filter.")
                  .SetShapeFn([](InferenceContext* c) { return ConvBackpropShape(c, 1); }));
+  // Made by the session's remapper (runtime/graph_optimizer.h), not by
+  // builders: TF's schema of Conv2D + fused_ops on `args`.
+  RegisterOp(ConvAttrs(OpDefBuilder("_FusedConv2D", __FILE__)
+                           .Input("input: T")
+                           .Input("filter: T")
+                           .Input("args: num_args * T")
+                           .Output("output: T"),
+                       "{float, double}")
+                 .Attr("num_args: int >= 0")
+                 .Attr("fused_ops: list(string) = []")
+                 .Attr("epsilon: float = 0.0001")
+                 .Doc("Conv2D followed by fused_ops: BiasAdd or FusedBatchNorm (inference), then "
+                      "optionally Relu or Relu6, on args.")
+                 .SetShapeFn([](InferenceContext* c) { return ConvShape(c, false); }));
   RegisterOp(DepthwiseAttrs(OpDefBuilder("DepthwiseConv2dNative", __FILE__)
                                 .Input("input: T")
                                 .Input("filter: T")

@@ -412,6 +412,22 @@ TW_REGISTER_OP("MatMul")
     .Doc("Matrix product of a and b, optionally transposed.")
     .SetShapeFn(MatMulShape);
 
+// Made by the session's remapper (runtime/graph_optimizer.h), not by
+// builders: TF's schema of MatMul + fused_ops on `args`.
+TW_REGISTER_OP("_FusedMatMul")
+    .Input("a: T")
+    .Input("b: T")
+    .Input("args: num_args * T")
+    .Output("product: T")
+    .Attr("transpose_a: bool = false")
+    .Attr("transpose_b: bool = false")
+    .Attr("T: {float, double}")
+    .Attr("num_args: int >= 0")
+    .Attr("fused_ops: list(string) = []")
+    .Attr("epsilon: float = 0.0001")
+    .Doc("MatMul followed by fused_ops: BiasAdd, then optionally Relu or Relu6, on args.")
+    .SetShapeFn(MatMulShape);
+
 TW_REGISTER_OP("BatchMatMul")
     .Input("x: T")
     .Input("y: T")

@@ -24,6 +24,7 @@
 #include "framework/threadpool.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/dnnl_conv.h"
+#include "kernels/cpu/fused_ops.h"
 #include "kernels/cpu/nhwc_output.h"
 #include "kernels/window.h"
 
@@ -32,16 +33,20 @@ namespace {
 
 constexpr int64_t kChunkBytes = int64_t{16} << 20;
 
-// Tries the oneDNN path (float only, non-empty shapes); true when it ran.
+// Whether a float convolution goes to oneDNN: non-empty shapes, and not
+// turned off.
+bool DnnlApplies(const Window2D& w, int64_t oc) {
+  const bool empty = w.batch == 0 || w.channels == 0 || w.in_h == 0 || w.in_w == 0 ||
+                     w.out_h == 0 || w.out_w == 0 || oc == 0;
+  return !empty && UseDnnlConvolutions().load();
+}
+
+// Tries the oneDNN path for a backward pass (float only); true when it ran.
 template <typename T>
 absl::StatusOr<bool> TryDnnl(ConvPass pass, const Window2D& w, int64_t oc, const T* x,
                              const T* filter, const T* dy, T* out) {
   if constexpr (std::is_same_v<T, float>) {
-    const bool empty = w.batch == 0 || w.channels == 0 || w.in_h == 0 || w.in_w == 0 ||
-                       w.out_h == 0 || w.out_w == 0 || oc == 0;
-    if (!empty && UseDnnlConvolutions().load()) {
-      return DnnlConv2D(pass, w, oc, x, filter, dy, out);
-    }
+    if (DnnlApplies(w, oc)) return DnnlConv2D(pass, w, oc, x, filter, dy, out);
   }
   return false;
 }
@@ -110,10 +115,51 @@ int64_t ChunkRows(const Window2D& w, size_t elem, bool whole_images) {
   return rows;
 }
 
+// The forward convolution of NHWC `x` with an HWIO filter into NHWC `y`,
+// then y = activation(y + shift[oc]) when `shift` is given (oneDNN does
+// both in the same primitive for float; other paths add a pass).
 template <typename T>
+absl::Status ConvForward(KernelContext* ctx, const Window2D& w, int64_t oc, const Tensor& x,
+                         const T* filter, const T* shift, FusedActivation act, Tensor& y) {
+  const int64_t rows = w.batch * w.out_h * w.out_w, k = w.k_h * w.k_w * w.channels;
+  bool by_dnnl = false;
+  if constexpr (std::is_same_v<T, float>) {
+    if (DnnlApplies(w, oc)) {
+      TW_ASSIGN_OR_RETURN(by_dnnl, DnnlConv2D(ConvPass::kForward, w, oc, x.data<T>(), filter,
+                                              nullptr, y.data<T>(), 1, ConvPostOps{shift, act}));
+    }
+  }
+  if (by_dnnl) return absl::OkStatus();
+  if (x.NumElements() == 0) {
+    y.flat<T>().setZero();
+  } else if (IsPointwise(w)) {
+    Gemm<T>(false, false, rows, oc, k, T(1), x.data<T>(), k, filter, oc, T(0), y.data<T>(), oc);
+  } else {
+    const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), false));
+    TW_ASSIGN_OR_RETURN(Tensor patches, ctx->allocate_temp(x.dtype(), TensorShape({chunk, k})));
+    for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+      const int64_t r1 = std::min(rows, r0 + chunk);
+      Im2Col<T>(ctx->intra_op_pool(), w, x.data<T>(), r0, r1, patches.data<T>());
+      Gemm<T>(false, false, r1 - r0, oc, k, T(1), patches.data<T>(), k, filter, oc, T(0),
+              y.data<T>() + r0 * oc, oc);
+    }
+  }
+  if (shift != nullptr)
+    AddShiftAndActivate(ctx->intra_op_pool(), y.data<T>(), rows, oc, shift, act);
+  return absl::OkStatus();
+}
+
+// Conv2D, and _FusedConv2D (kFused): Conv2D followed by fused_ops
+// (fused_ops.h) on inputs 2.., which the remapper makes from Conv2D +
+// BiasAdd or inference FusedBatchNorm (+ Relu). A batch norm's scale is
+// folded into a copy of the filter: y = conv(x, filter * scale) + shift.
+template <typename T, bool kFused>
 class Conv2DOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
+    if constexpr (kFused) {
+      TW_ASSIGN_OR_RETURN(fused_, ReadFusedOps(c, /*allow_batch_norm=*/true));
+    }
     return attrs_.Init(c, /*has_dilations=*/true, /*has_ksize=*/false);
   }
   absl::Status Compute(KernelContext* ctx) override {
@@ -131,34 +177,32 @@ class Conv2DOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(Window2D w,
                         ConvGeometry(attrs_, x.shape().dim_sizes(), filter.shape().dim_sizes()));
     const int64_t oc = filter.dim_size(3);
+    ChannelAffine<T> affine;
+    Tensor scaled_filter;
+    const T* f = filter.data<T>();
+    if constexpr (kFused) {
+      TW_ASSIGN_OR_RETURN(affine, FusedChannelAffine<T>(ctx, fused_, 2, oc));
+      if (!affine.scale.empty()) {
+        TW_ASSIGN_OR_RETURN(scaled_filter, ctx->allocate_temp(filter.dtype(), filter.shape()));
+        T* sf = scaled_filter.data<T>();
+        for (int64_t i = 0, taps = filter.NumElements() / oc; i < taps; ++i) {
+          for (int64_t c = 0; c < oc; ++c) sf[i * oc + c] = f[i * oc + c] * affine.scale[c];
+        }
+        f = sf;
+      }
+    }
     TW_ASSIGN_OR_RETURN(
         auto outs, NhwcOutput(ctx, attrs_.nchw, {w.batch, w.out_h, w.out_w, oc}, input.dtype()));
     auto& [out, y] = outs;
     if (out->NumElements() == 0) return absl::OkStatus();
-    const int64_t rows = w.batch * w.out_h * w.out_w, k = w.k_h * w.k_w * w.channels;
-    TW_ASSIGN_OR_RETURN(const bool by_dnnl, TryDnnl<T>(ConvPass::kForward, w, oc, x.data<T>(),
-                                                       filter.data<T>(), nullptr, y.data<T>()));
-    if (!by_dnnl && x.NumElements() == 0) {
-      y.flat<T>().setZero();
-    } else if (!by_dnnl && IsPointwise(w)) {
-      Gemm<T>(false, false, rows, oc, k, T(1), x.data<T>(), k, filter.data<T>(), oc, T(0),
-              y.data<T>(), oc);
-    } else if (!by_dnnl) {
-      const int64_t chunk = std::min(rows, ChunkRows(w, sizeof(T), false));
-      TW_ASSIGN_OR_RETURN(Tensor patches,
-                          ctx->allocate_temp(input.dtype(), TensorShape({chunk, k})));
-      for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
-        const int64_t r1 = std::min(rows, r0 + chunk);
-        Im2Col<T>(ctx->intra_op_pool(), w, x.data<T>(), r0, r1, patches.data<T>());
-        Gemm<T>(false, false, r1 - r0, oc, k, T(1), patches.data<T>(), k, filter.data<T>(), oc,
-                T(0), y.data<T>() + r0 * oc, oc);
-      }
-    }
+    TW_RETURN_IF_ERROR(ConvForward<T>(ctx, w, oc, x, f, kFused ? affine.shift.data() : nullptr,
+                                      fused_.activation, y));
     return FinishNhwcOutput(ctx, attrs_.nchw, y, out);
   }
 
  private:
   WindowAttrs attrs_;
+  FusedOps fused_;
 };
 
 // Conv2DBackpropInput(input_sizes, filter, out_backprop) and
@@ -249,13 +293,18 @@ class Conv2DBackpropOp : public OpKernel {
 };
 
 template <typename T>
+using ForwardConv2DOp = Conv2DOp<T, false>;
+template <typename T>
+using FusedConv2DOp = Conv2DOp<T, true>;
+template <typename T>
 using Conv2DBackpropInputOp = Conv2DBackpropOp<T, false>;
 template <typename T>
 using Conv2DBackpropFilterOp = Conv2DBackpropOp<T, true>;
 
 TW_REGISTER_KERNELS(conv_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
-  RegisterTypedKernels<Conv2DOp, float, double>(cpu("Conv2D"), "T");
+  RegisterTypedKernels<ForwardConv2DOp, float, double>(cpu("Conv2D"), "T");
+  RegisterTypedKernels<FusedConv2DOp, float, double>(cpu("_FusedConv2D"), "T");
   RegisterTypedKernels<Conv2DBackpropInputOp, float, double>(cpu("Conv2DBackpropInput"), "T");
   RegisterTypedKernels<Conv2DBackpropFilterOp, float, double>(cpu("Conv2DBackpropFilter"), "T");
 }

@@ -1,6 +1,7 @@
 #include "kernels/cpu/dnnl_conv.h"
 
 #include <string>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -21,6 +22,55 @@ void Reorder(dnnl::stream& s, dnnl::memory& from, dnnl::memory& to) {
   dnnl::reorder(from, to).execute(s, from, to);
 }
 
+// The forward pass with a bias and an activation, for inference: oneDNN
+// adds both while the output is still in registers.
+bool FusedForward(dnnl::engine& eng, const memory::desc& src_md, const memory::desc& wei_hwio,
+                  const memory::desc& dst_md, const memory::dims& strides,
+                  const memory::dims& dilates, const memory::dims& pad_l, const memory::dims& pad_r,
+                  int64_t out_channels, const float* x, const float* filter, float* out,
+                  const ConvPostOps& post) {
+  const auto f32 = memory::data_type::f32;
+  const memory::desc wei_any(wei_hwio.dims(), f32, Tag::any);
+  const memory::desc bias_md({out_channels}, f32, Tag::a);
+  dnnl::post_ops ops;
+  if (post.activation == FusedActivation::kRelu) {
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  } else if (post.activation == FusedActivation::kRelu6) {
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto algo = dnnl::algorithm::convolution_direct;
+  const dnnl::convolution_forward::primitive_desc pd =
+      post.bias != nullptr
+          ? dnnl::convolution_forward::primitive_desc(
+                dnnl::convolution_forward::desc(prop, algo, src_md, wei_any, bias_md, dst_md,
+                                                strides, dilates, pad_l, pad_r),
+                attr, eng)
+          : dnnl::convolution_forward::primitive_desc(
+                dnnl::convolution_forward::desc(prop, algo, src_md, wei_any, dst_md, strides,
+                                                dilates, pad_l, pad_r),
+                attr, eng);
+  dnnl::stream s(eng);
+  const auto mem = [&](const memory::desc& md, const float* p) {
+    return memory(md, eng, const_cast<float*>(p));
+  };
+  memory weights = mem(wei_hwio, filter);
+  memory wei_mem = weights;
+  if (pd.weights_desc() != wei_hwio) {
+    wei_mem = memory(pd.weights_desc(), eng);
+    Reorder(s, weights, wei_mem);
+  }
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, mem(src_md, x)},
+                                          {DNNL_ARG_WEIGHTS, wei_mem},
+                                          {DNNL_ARG_DST, mem(dst_md, out)}};
+  if (post.bias != nullptr) args.insert({DNNL_ARG_BIAS, mem(bias_md, post.bias)});
+  dnnl::convolution_forward(pd).execute(s, args);
+  s.wait();
+  return true;
+}
+
 }  // namespace
 
 std::atomic<bool>& UseDnnlConvolutions() {
@@ -30,7 +80,7 @@ std::atomic<bool>& UseDnnlConvolutions() {
 
 absl::StatusOr<bool> DnnlConv2D(ConvPass pass, const Window2D& w, int64_t out_channels,
                                 const float* x, const float* filter, const float* dy, float* out,
-                                int64_t groups) {
+                                int64_t groups, const ConvPostOps& post) {
   if (groups < 1 || w.channels % groups != 0 || out_channels % groups != 0) return false;
   try {
     dnnl::engine& eng = Engine();
@@ -57,6 +107,11 @@ absl::StatusOr<bool> DnnlConv2D(ConvPass pass, const Window2D& w, int64_t out_ch
                                                 dnnl::algorithm::convolution_direct, src_md,
                                                 wei_any, dst_md, strides, dilates, pad_l, pad_r);
     const dnnl::convolution_forward::primitive_desc fwd_pd(fwd_d, eng);
+    if (pass == ConvPass::kForward &&
+        (post.bias != nullptr || post.activation != FusedActivation::kNone)) {
+      return FusedForward(eng, src_md, wei_hwio, dst_md, strides, dilates, pad_l, pad_r,
+                          out_channels, x, filter, out, post);
+    }
     dnnl::stream s(eng);
     // Our buffers; oneDNN only writes `out`.
     const auto mem = [&](const memory::desc& md, const float* p) {

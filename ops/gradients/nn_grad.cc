@@ -449,6 +449,10 @@ TW_REGISTER_GRADIENT("LeakyReluGrad", LeakyReluGradGradient);
 
 TW_REGISTER_NO_GRADIENT("InTopK");
 TW_REGISTER_NO_GRADIENT("InTopKV2");
+// Made by the session's graph optimizer from nodes whose gradients are
+// already in the graph (runtime/graph_optimizer.h), never differentiated.
+TW_REGISTER_NO_GRADIENT("_FusedConv2D");
+TW_REGISTER_NO_GRADIENT("_FusedMatMul");
 
 }  // namespace
 }  // namespace towerflow
