@@ -15,6 +15,7 @@
 #include "graph/lower_functions.h"
 #include "runtime/device_mgr.h"
 #include "runtime/executor.h"
+#include "runtime/graph_optimizer.h"
 #include "runtime/placer.h"
 #include "runtime/session.h"
 #include "runtime/step_graph.h"
@@ -236,8 +237,9 @@ class DirectSession final : public Session {
     auto ek = std::make_shared<ExecutorsAndKeys>();
     TW_ASSIGN_OR_RETURN(ek->step,
                         BuildStepGraphs(*graph_, placement_, feed_names, outputs, targets));
-    for (const auto& [device_name, def] : ek->step.partitions) {
+    for (auto& [device_name, def] : ek->step.partitions) {
       TW_ASSIGN_OR_RETURN(Device * device, devices_->Lookup(device_name));
+      TW_RETURN_IF_ERROR(OptimizePartition(options_.optimizer, device->device_type(), &def));
       auto partition = std::make_unique<Graph>();
       partition->set_allow_internal_names(true);
       TW_RETURN_IF_ERROR(ImportGraphDef(def, partition.get()));

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
@@ -96,10 +97,14 @@ using Entries = absl::InlinedVector<Entry, 2>;
 
 }  // namespace
 
-absl::Status AttachNodeContext(const absl::Status& status, const std::string& node_name,
-                               const std::string& op, const std::string& device) {
-  return absl::Status(status.code(), absl::StrCat(status.message(), "\n\t [[node ", node_name, " (",
-                                                  op, ") on ", device, "]]"));
+absl::Status AttachNodeContext(const absl::Status& status, const Node& node,
+                               const std::string& device) {
+  std::string op = node.type_string();
+  if (auto it = node.def().attr().find("_fused_nodes"); it != node.def().attr().end()) {
+    absl::StrAppend(&op, ", fused from ", absl::StrJoin(it->second.list().s(), ", "));
+  }
+  return absl::Status(status.code(), absl::StrCat(status.message(), "\n\t [[node ", node.name(),
+                                                  " (", op, ") on ", device, "]]"));
 }
 
 class Executor::StepState {
@@ -594,8 +599,7 @@ class Executor::StepState {
   }
 
   void Fail(const NodeItem& item, const absl::Status& s) {
-    const absl::Status with_node =
-        AttachNodeContext(s, item.node->name(), item.node->type_string(), ex_->device_->name());
+    const absl::Status with_node = AttachNodeContext(s, *item.node, ex_->device_->name());
     if (Abort(with_node) && args_.on_error) args_.on_error(with_node);
   }
 

@@ -106,9 +106,12 @@ class Executor {
 };
 
 // "message [[node add (AddV2) on /job:localhost/.../CPU:0]]": how the
-// executor names the failing node in an error, keeping its code.
-absl::Status AttachNodeContext(const absl::Status& status, const std::string& node_name,
-                               const std::string& op, const std::string& device);
+// executor names the failing node in an error, keeping its code. A node the
+// graph optimizer fused names the nodes it replaced:
+// "[[node conv/Relu (_FusedConv2D, fused from conv/Conv2D, conv/BiasAdd,
+// conv/Relu) on ...]]".
+absl::Status AttachNodeContext(const absl::Status& status, const Node& node,
+                               const std::string& device);
 
 }  // namespace towerflow
 

@@ -65,7 +65,7 @@ absl::Status Executor::Initialize() {
     NodeItem& item = items_[i];
     item.node = node;
     const auto with_node = [&](const absl::Status& s) {
-      return AttachNodeContext(s, node->name(), node->type_string(), device_->name());
+      return AttachNodeContext(s, *node, device_->name());
     };
     TW_RETURN_IF_ERROR(with_node(CheckBoundaryNode(*node, cf)));
     absl::StatusOr<std::unique_ptr<OpKernel>> kernel =

@@ -10,7 +10,8 @@
 //   TW_RETURN_IF_ERROR(s->Run({{"x", x}}, {"loss", "logits:0"}, {"train"}, &out));
 //
 // Run places the graph's nodes (once; see runtime/placer.h), prunes it to the
-// signature (runtime/step_graph.h), builds one Executor per device and caches
+// signature (runtime/step_graph.h), rewrites each device's partition
+// (runtime/graph_optimizer.h), builds one Executor per device and caches
 // them per (feeds, fetches, targets), then runs the partitions together with
 // a fresh Rendezvous. The first failing node cancels the step; its error
 // comes back with the node named.
@@ -35,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "framework/tensor.h"
 #include "proto/graph.pb.h"
+#include "runtime/graph_optimizer.h"
 #include "runtime/step_stats.h"
 
 namespace towerflow {
@@ -57,6 +59,11 @@ struct SessionOptions {
   // machine's physical memory.
   int64_t max_tensor_bytes = 0;
   int64_t host_memory_budget_bytes = 0;
+  // The rewrites each step's partitions get before they run
+  // (runtime/graph_optimizer.h: fused convolutions and matrix products,
+  // padding folded into convolutions). GraphOptimizerOptions::None() runs
+  // the graph as written.
+  GraphOptimizerOptions optimizer;
 };
 
 struct RunOptions {

@@ -54,7 +54,7 @@ grep -q '"\[tower_1\]" \[label="tower_1' "$model/towers.dot" || fail "no tower b
 # --profile_every=2: step 2's Chrome trace, and the time per op type.
 [ -s "$model/timeline-2.json" ] || fail "no trace of step 2"
 grep -q "Time per op type over 1 traced step(s)" <<< "$log" || fail "no op time table in the log"
-grep -Eq "^Conv2D +[0-9]+ " "$model/op_times.txt" || fail "op_times.txt: $(cat "$model/op_times.txt")"
+grep -Eq "^(_Fused)?Conv2D +[0-9]+ " "$model/op_times.txt" || fail "op_times.txt: $(cat "$model/op_times.txt")"
 ls "$model"/events.out.tfevents.* > /dev/null 2>&1 || fail "no TensorBoard events"
 grep -Eq "^SavedModel check: 8 of 8 test images get the same class" <<< "$log" || fail "SavedModel check"
 exported="$(ls -d "$model"/export/[0-9]*)"

@@ -58,6 +58,9 @@ ABSL_FLAG(int64_t, profile_every, 0,
           "per op type at the end (0: none)");
 ABSL_FLAG(int64_t, seed, 1, "random seed of the initializers and the input order");
 ABSL_FLAG(bool, eval, true, "evaluate on the test set after training");
+ABSL_FLAG(bool, graph_optimizer, true,
+          "rewrite each step's graph before it runs (fused convolutions and matrix products, "
+          "padding folded into convolutions); false runs the graph as written");
 
 namespace towerflow {
 namespace examples {
@@ -190,6 +193,9 @@ absl::Status Main(const ExampleModel& model) {
     config.progress_bar = RunConfig::ProgressBar::kOff;
   }
   config.session_options.device_count["CPU"] = static_cast<int>(std::max<int64_t>(num_towers, 1));
+  if (!absl::GetFlag(FLAGS_graph_optimizer)) {
+    config.session_options.optimizer = GraphOptimizerOptions::None();
+  }
   Params params = model.params;
   params.values["num_classes"] = 10;
   params.values["batch_size"] = static_cast<double>(batch);

@@ -1,0 +1,381 @@
+#include "runtime/graph_optimizer.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/status_macros.h"
+#include "framework/device.h"
+#include "framework/kernel_registry.h"
+#include "framework/node_def_util.h"
+#include "framework/tensor.h"
+
+namespace towerflow {
+namespace {
+
+// Who reads what in a partition: per (node, output) the data consumers as
+// (node index, input position), per node the nodes with a control edge from
+// it. Rebuilt after every rewrite that changes edges (partitions are small
+// enough, and rewrites few).
+class GraphView {
+ public:
+  static absl::StatusOr<GraphView> Build(const GraphDef& def) {
+    GraphView v;
+    for (int i = 0; i < def.node_size(); ++i) v.index_[def.node(i).name()] = i;
+    for (int i = 0; i < def.node_size(); ++i) {
+      const NodeDef& n = def.node(i);
+      for (int k = 0; k < n.input_size(); ++k) {
+        TW_ASSIGN_OR_RETURN(TensorId id, ParseTensorName(n.input(k)));
+        if (id.IsControl()) {
+          v.control_out_[id.node].push_back(i);
+        } else {
+          v.data_out_[{id.node, id.index}].push_back({i, k});
+        }
+      }
+    }
+    return v;
+  }
+
+  // The node named `name`, or -1.
+  int Find(const std::string& name) const {
+    auto it = index_.find(name);
+    return it == index_.end() ? -1 : it->second;
+  }
+  const std::vector<std::pair<int, int>>& Consumers(const std::string& node, int output) const {
+    static const std::vector<std::pair<int, int>> kNone;
+    auto it = data_out_.find({node, output});
+    return it == data_out_.end() ? kNone : it->second;
+  }
+  bool HasControlConsumers(const std::string& node) const { return control_out_.count(node) > 0; }
+  // Whether any output of `node` but `output` is read.
+  bool OtherOutputsRead(const std::string& node, int output) const {
+    for (const auto& [key, consumers] : data_out_) {
+      if (key.first == node && key.second != output && !consumers.empty()) return true;
+    }
+    return false;
+  }
+
+ private:
+  absl::flat_hash_map<std::string, int> index_;
+  std::map<std::pair<std::string, int>, std::vector<std::pair<int, int>>> data_out_;
+  absl::flat_hash_map<std::string, std::vector<int>> control_out_;
+};
+
+const AttrValue* Attr(const NodeDef& n, const std::string& name) {
+  auto it = n.attr().find(name);
+  return it == n.attr().end() ? nullptr : &it->second;
+}
+DataType TypeAttr(const NodeDef& n, const std::string& name) {
+  const AttrValue* a = Attr(n, name);
+  return a == nullptr ? DT_INVALID : a->type();
+}
+std::string StringAttr(const NodeDef& n, const std::string& name, const std::string& fallback) {
+  const AttrValue* a = Attr(n, name);
+  return a == nullptr ? fallback : a->s();
+}
+
+// The single consumer of `node`'s output 0 reading it as input 0, when
+// that is its only reader and no control edge leaves `node`; else -1.
+int SoleConsumer(const GraphView& view, const NodeDef& node) {
+  const auto& consumers = view.Consumers(node.name(), 0);
+  if (consumers.size() != 1 || consumers[0].second != 0) return -1;
+  if (view.HasControlConsumers(node.name()) || view.OtherOutputsRead(node.name(), 0)) return -1;
+  return consumers[0].first;
+}
+
+// The node whose output 0 the input string `input` names, or -1.
+int ProducerOfOutput0(const GraphView& view, const std::string& input) {
+  absl::StatusOr<TensorId> id = ParseTensorName(input);
+  if (!id.ok() || id->index != 0) return -1;
+  return view.Find(id->node);
+}
+
+bool IsBiasAdd(const NodeDef& n) { return n.op() == "BiasAdd" || n.op() == "BiasAddV1"; }
+bool IsBatchNorm(const NodeDef& n) {
+  return n.op() == "FusedBatchNorm" || n.op() == "FusedBatchNormV2" || n.op() == "FusedBatchNormV3";
+}
+bool IsActivation(const NodeDef& n) { return n.op() == "Relu" || n.op() == "Relu6"; }
+
+// One fusable chain: product -> affine [-> activation].
+struct Chain {
+  int product = -1, affine = -1, activation = -1;
+};
+
+// The chain starting at product node `p`, if it can fuse.
+std::optional<Chain> MatchChain(const GraphView& view, const GraphDef& def, int p) {
+  const NodeDef& product = def.node(p);
+  const bool conv = product.op() == "Conv2D";
+  if (!conv && product.op() != "MatMul") return std::nullopt;
+  const DataType t = TypeAttr(product, "T");
+  if (t != DT_FLOAT && t != DT_DOUBLE) return std::nullopt;
+  Chain chain{p};
+  chain.affine = SoleConsumer(view, product);
+  if (chain.affine < 0) return std::nullopt;
+  const NodeDef& affine = def.node(chain.affine);
+  const std::string format = StringAttr(product, "data_format", "NHWC");
+  if (IsBiasAdd(affine)) {
+    if (TypeAttr(affine, "T") != t) return std::nullopt;
+    // BiasAddV1 and NHWC add to the last dimension; NCHW to dimension 1,
+    // which is the channels of an NCHW convolution.
+    const std::string bias_format =
+        affine.op() == "BiasAddV1" ? "NHWC" : StringAttr(affine, "data_format", "NHWC");
+    if (bias_format != (conv ? format : "NHWC")) return std::nullopt;
+  } else if (IsBatchNorm(affine) && conv) {
+    const AttrValue* training = Attr(affine, "is_training");
+    if (training == nullptr || training->b() || t != DT_FLOAT ||
+        TypeAttr(affine, "T") != DT_FLOAT ||
+        (affine.op() != "FusedBatchNorm" && TypeAttr(affine, "U") != DT_FLOAT) ||
+        StringAttr(affine, "data_format", "NHWC") != format ||
+        view.OtherOutputsRead(affine.name(), 0)) {
+      return std::nullopt;
+    }
+  } else {
+    return std::nullopt;
+  }
+  const int a = SoleConsumer(view, affine);
+  if (a >= 0 && IsActivation(def.node(a)) && TypeAttr(def.node(a), "T") == t) chain.activation = a;
+  return chain;
+}
+
+// The fused node for `chain`, named after its last node.
+NodeDef FusedNode(const GraphDef& def, const Chain& chain) {
+  const NodeDef& product = def.node(chain.product);
+  const NodeDef& affine = def.node(chain.affine);
+  const NodeDef& last = def.node(chain.activation >= 0 ? chain.activation : chain.affine);
+  const bool conv = product.op() == "Conv2D";
+  const bool batch_norm = IsBatchNorm(affine);
+  NodeDef fused;
+  fused.set_name(last.name());
+  fused.set_op(conv ? "_FusedConv2D" : "_FusedMatMul");
+  fused.set_device(last.device());
+  std::vector<std::string> controls;
+  for (const std::string& in : product.input()) {
+    if (in[0] == '^') {
+      controls.push_back(in);
+    } else {
+      fused.add_input(in);
+    }
+  }
+  const int num_args = batch_norm ? 4 : 1;
+  for (int k = 0; k < affine.input_size(); ++k) {
+    const std::string& in = affine.input(k);
+    if (in[0] == '^') {
+      controls.push_back(in);
+    } else if (k >= 1 && k <= num_args) {
+      fused.add_input(in);
+    }
+  }
+  if (chain.activation >= 0) {
+    for (const std::string& in : def.node(chain.activation).input()) {
+      if (in[0] == '^') controls.push_back(in);
+    }
+  }
+  std::sort(controls.begin(), controls.end());
+  controls.erase(std::unique(controls.begin(), controls.end()), controls.end());
+  for (const std::string& c : controls) fused.add_input(c);
+
+  auto& attrs = *fused.mutable_attr();
+  for (const auto& [name, value] : product.attr()) {
+    if (name == "grad_a" || name == "grad_b" || name[0] == '_') continue;  // not in the schema
+    attrs[name] = value;
+  }
+  attrs["num_args"].set_i(num_args);
+  AttrValue::ListValue* ops = attrs["fused_ops"].mutable_list();
+  ops->add_s(batch_norm ? "FusedBatchNorm" : "BiasAdd");
+  if (chain.activation >= 0) ops->add_s(def.node(chain.activation).op());
+  const AttrValue* epsilon = Attr(affine, "epsilon");
+  attrs["epsilon"].set_f(batch_norm && epsilon != nullptr ? epsilon->f() : 1e-4f);
+  AttrValue::ListValue* names = attrs["_fused_nodes"].mutable_list();
+  names->add_s(product.name());
+  names->add_s(affine.name());
+  if (chain.activation >= 0) names->add_s(last.name());
+  return fused;
+}
+
+// Replaces the nodes `remove` with `node` (import orders nodes itself).
+void ReplaceNodes(GraphDef* def, const std::vector<int>& remove, NodeDef node) {
+  const int at = *std::max_element(remove.begin(), remove.end());
+  *def->mutable_node(at) = std::move(node);
+  std::set<int> drop(remove.begin(), remove.end());
+  drop.erase(at);
+  GraphDef out;
+  for (int i = 0; i < def->node_size(); ++i) {
+    if (!drop.count(i)) *out.add_node() = std::move(*def->mutable_node(i));
+  }
+  def->mutable_node()->Swap(out.mutable_node());
+}
+
+absl::Status Remap(const std::string& device_type, GraphDef* def, GraphOptimizerStats* stats) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
+    for (int i = 0; i < def->node_size(); ++i) {
+      const std::optional<Chain> chain = MatchChain(view, *def, i);
+      if (!chain) continue;
+      NodeDef fused = FusedNode(*def, *chain);
+      if (!FindKernelDef(device_type, fused).ok()) continue;
+      (def->node(i).op() == "Conv2D" ? stats->fused_convolutions : stats->fused_matmuls)++;
+      std::vector<int> remove = {chain->product, chain->affine};
+      if (chain->activation >= 0) remove.push_back(chain->activation);
+      ReplaceNodes(def, remove, std::move(fused));
+      changed = true;
+      break;  // indices moved: look again
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------- pad fusion
+
+// The [rank, 2] paddings of Const node `n` as int64, if it is one.
+std::optional<std::vector<int64_t>> ConstPaddings(const NodeDef& n) {
+  if (n.op() != "Const") return std::nullopt;
+  const AttrValue* value = Attr(n, "value");
+  if (value == nullptr) return std::nullopt;
+  absl::StatusOr<Tensor> t = Tensor::FromProto(value->tensor());
+  if (!t.ok() || t->dims() != 2 || t->dim_size(0) != 4 || t->dim_size(1) != 2) return std::nullopt;
+  std::vector<int64_t> p(8);
+  for (int i = 0; i < 8; ++i) {
+    if (t->dtype() == DT_INT32) {
+      p[i] = t->data<int32_t>()[i];
+    } else if (t->dtype() == DT_INT64) {
+      p[i] = t->data<int64_t>()[i];
+    } else {
+      return std::nullopt;
+    }
+    if (p[i] < 0) return std::nullopt;
+  }
+  return p;
+}
+
+// Whether Const node `n` holds a single zero (PadV2's constant_values).
+bool IsScalarZero(const NodeDef& n) {
+  if (n.op() != "Const") return false;
+  const AttrValue* value = Attr(n, "value");
+  if (value == nullptr) return false;
+  absl::StatusOr<Tensor> t = Tensor::FromProto(value->tensor());
+  if (!t.ok() || t->NumElements() != 1) return false;
+  if (t->dtype() == DT_FLOAT) return t->data<float>()[0] == 0.0f;
+  if (t->dtype() == DT_DOUBLE) return t->data<double>()[0] == 0.0;
+  return false;
+}
+
+bool IsConvReadingPad(const NodeDef& n, int input, const std::string& format) {
+  if ((n.op() != "Conv2D" && n.op() != "Conv2DBackpropFilter") || input != 0) return false;
+  if (StringAttr(n, "padding", "") != "VALID") return false;
+  return StringAttr(n, "data_format", "NHWC") == format;
+}
+
+// Fuses the first fusable Pad; false when none is left.
+absl::StatusOr<bool> FusePad(GraphDef* def, GraphOptimizerStats* stats) {
+  TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
+  for (int p = 0; p < def->node_size(); ++p) {
+    const NodeDef& pad = def->node(p);
+    if (pad.op() != "Pad" && pad.op() != "PadV2") continue;
+    if (pad.input_size() < 2 || view.HasControlConsumers(pad.name())) continue;
+    const int paddings_node = ProducerOfOutput0(view, pad.input(1));
+    if (paddings_node < 0) continue;
+    const std::optional<std::vector<int64_t>> paddings = ConstPaddings(def->node(paddings_node));
+    if (!paddings) continue;
+    if (pad.op() == "PadV2") {
+      const int zero = pad.input_size() >= 3 ? ProducerOfOutput0(view, pad.input(2)) : -1;
+      if (zero < 0 || !IsScalarZero(def->node(zero))) continue;
+    }
+    const auto& consumers = view.Consumers(pad.name(), 0);
+    if (consumers.empty()) continue;
+    // Every reader a convolution in one data format (or a Shape), and only
+    // the spatial dimensions padded in that format.
+    std::string format;
+    bool fusable = true;
+    for (const auto& [c, input] : consumers) {
+      const NodeDef& n = def->node(c);
+      if (n.op() == "Shape") continue;
+      if (format.empty()) format = StringAttr(n, "data_format", "NHWC");
+      fusable = fusable && IsConvReadingPad(n, input, format);
+    }
+    if (!fusable || format.empty()) continue;
+    const std::vector<int64_t>& q = *paddings;
+    const int c_dim = format == "NHWC" ? 3 : 1;
+    if (q[0] != 0 || q[1] != 0 || q[2 * c_dim] != 0 || q[2 * c_dim + 1] != 0) continue;
+
+    const std::string source = pad.input(0);
+    for (const auto& [c, input] : consumers) {
+      NodeDef* n = def->mutable_node(c);
+      if (n->op() == "Shape") {
+        // shape(pad(x)) = shape(x) + the paddings' sums, in Shape's type.
+        const DataType out_type = TypeAttr(*n, "out_type") == DT_INT64 ? DT_INT64 : DT_INT32;
+        Tensor totals(out_type, TensorShape({4}));
+        for (int d = 0; d < 4; ++d) {
+          if (out_type == DT_INT64) {
+            totals.data<int64_t>()[d] = q[2 * d] + q[2 * d + 1];
+          } else {
+            totals.data<int32_t>()[d] = static_cast<int32_t>(q[2 * d] + q[2 * d + 1]);
+          }
+        }
+        NodeDef unpadded = *n;
+        unpadded.set_name(n->name() + "/_unpadded");
+        unpadded.set_input(input, source);
+        NodeDef added;
+        added.set_name(n->name() + "/_paddings");
+        added.set_op("Const");
+        added.set_device(n->device());
+        (*added.mutable_attr())["dtype"].set_type(out_type);
+        *(*added.mutable_attr())["value"].mutable_tensor() = totals.AsProto();
+        NodeDef sum;
+        sum.set_name(n->name());
+        sum.set_op("AddV2");
+        sum.set_device(n->device());
+        sum.add_input(unpadded.name());
+        sum.add_input(added.name());
+        for (const std::string& in : n->input()) {
+          if (in[0] == '^') sum.add_input(in);
+        }
+        (*sum.mutable_attr())["T"].set_type(out_type);
+        *n = std::move(sum);
+        *def->add_node() = std::move(unpadded);
+        *def->add_node() = std::move(added);
+        continue;
+      }
+      n->set_input(0, source);
+      auto& attrs = *n->mutable_attr();
+      attrs["padding"].set_s("EXPLICIT");
+      AttrValue::ListValue* explicit_paddings = attrs["explicit_paddings"].mutable_list();
+      explicit_paddings->clear_i();
+      for (int64_t v : q) explicit_paddings->add_i(v);
+    }
+    // The Pad keeps its control inputs' meaning through its readers.
+    for (const std::string& in : pad.input()) {
+      if (in[0] != '^') continue;
+      for (const auto& [c, input] : consumers) def->mutable_node(c)->add_input(in);
+    }
+    def->mutable_node()->DeleteSubrange(p, 1);
+    ++stats->fused_pads;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::Status OptimizePartition(const GraphOptimizerOptions& options, const std::string& device_type,
+                               GraphDef* partition, GraphOptimizerStats* stats) {
+  GraphOptimizerStats local;
+  if (stats == nullptr) stats = &local;
+  // Pad fusion first: a padded convolution then remaps like any other.
+  // EXPLICIT padding is the CPU kernels' (oneDNN's asymmetric padding).
+  if (options.pad_fusion && device_type == kDeviceCpu) {
+    for (;;) {
+      TW_ASSIGN_OR_RETURN(const bool fused, FusePad(partition, stats));
+      if (!fused) break;
+    }
+  }
+  if (options.remapping) TW_RETURN_IF_ERROR(Remap(device_type, partition, stats));
+  return absl::OkStatus();
+}
+
+}  // namespace towerflow

@@ -1,0 +1,60 @@
+// Graph rewrites before execution (TF's Grappler, in spirit): run on each
+// device's partition of a step (runtime/step_graph.h) before its executor
+// is built, so feeds, fetches and Send/Recv are already fixed.
+//
+// Remapping (TF's remapper) fuses a product with what follows it:
+//   Conv2D + BiasAdd [+ Relu | Relu6]            -> _FusedConv2D
+//   Conv2D + FusedBatchNorm{,V2,V3}(is_training=false) [+ Relu | Relu6]
+//                                                -> _FusedConv2D (inference:
+//                                                   the batch norm is folded
+//                                                   into the convolution)
+//   MatMul + BiasAdd [+ Relu | Relu6]            -> _FusedMatMul
+// A chain fuses only when each intermediate tensor has a single consumer
+// (no fetch, no other reader, no control edge from it), the types agree,
+// and the device type has a kernel for the fused node. The fused node takes
+// the name of the chain's last node, so its fetches and control edges are
+// unchanged, and lists the nodes it replaced in its "_fused_nodes" attr,
+// which the executor's errors name.
+//
+// Pad fusion: Pad (constant paddings, zero value, spatial dimensions only)
+// followed by VALID Conv2D / Conv2DBackpropFilter on its output becomes an
+// EXPLICIT padding of those convolutions, and the Pad goes when nothing
+// else reads it (a Shape of it becomes the shape of its input plus the
+// paddings).
+//
+// Each rewrite keeps the values the graph computes (up to rounding: a fused
+// bias is added inside the convolution's accumulation) and can be switched
+// off in SessionOptions::optimizer.
+#ifndef TOWERFLOW_RUNTIME_GRAPH_OPTIMIZER_H_
+#define TOWERFLOW_RUNTIME_GRAPH_OPTIMIZER_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "proto/graph.pb.h"
+
+namespace towerflow {
+
+struct GraphOptimizerOptions {
+  bool remapping = true;
+  bool pad_fusion = true;
+
+  static GraphOptimizerOptions None() { return {false, false}; }
+};
+
+// What one call rewrote.
+struct GraphOptimizerStats {
+  int fused_convolutions = 0;
+  int fused_matmuls = 0;
+  int fused_pads = 0;
+};
+
+// Rewrites `partition`, whose nodes all run on a device of `device_type`.
+// Errors only for a partition that does not parse (a bad input name); a
+// chain that does not match is left alone.
+absl::Status OptimizePartition(const GraphOptimizerOptions& options, const std::string& device_type,
+                               GraphDef* partition, GraphOptimizerStats* stats = nullptr);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_RUNTIME_GRAPH_OPTIMIZER_H_

@@ -1,0 +1,288 @@
+// The session's graph rewrites (graph_optimizer.h): each rewritten graph
+// gives the values of the graph as written, and the partitions that ran
+// show the rewrite.
+#include "runtime/graph_optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ops/gradients.h"
+#include "ops/ops.h"
+#include "runtime/client_session.h"
+#include "testing/gradient_checker.h"
+#include "testing/session.h"
+#include "testing/tensor_testing.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::towerflow::testing::StatusIs;
+
+// Deterministic values in [-1, 1) for a tensor of `shape`.
+template <typename T>
+Tensor Wavy(const TensorShape& shape, double phase = 0.0) {
+  Tensor t(DataTypeToEnum<T>::value, shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    t.data<T>()[i] = static_cast<T>(std::sin(0.7 * i + phase));
+  }
+  return t;
+}
+
+Output C(const Scope& scope, const Tensor& value) { return ops::Const(scope, value.AsProto()); }
+
+struct Ran {
+  std::vector<Tensor> outputs;
+  std::vector<NodeDef> nodes;  // of every partition that ran
+};
+
+// Runs `fetches` of `scope`'s graph with `optimizer`, keeping the
+// partitions (fed Placeholders become _Arg nodes there).
+absl::StatusOr<Ran> RunWith(const Scope& scope, const GraphOptimizerOptions& optimizer,
+                            const ClientSession::FeedType& feeds,
+                            const std::vector<Output>& fetches) {
+  SessionOptions options;
+  options.optimizer = optimizer;
+  ClientSession session(scope, options);
+  RunOptions run_options;
+  run_options.output_partition_graphs = true;
+  RunMetadata metadata;
+  Ran ran;
+  TW_RETURN_IF_ERROR(session.Run(run_options, feeds, fetches, {}, &ran.outputs, &metadata));
+  for (const GraphDef& g : metadata.partition_graphs) {
+    for (const NodeDef& n : g.node()) ran.nodes.push_back(n);
+  }
+  return ran;
+}
+
+std::vector<std::string> Ops(const Ran& ran) {
+  std::vector<std::string> ops;
+  for (const NodeDef& n : ran.nodes) {
+    if (n.op()[0] != '_' || n.op() == "_FusedConv2D" || n.op() == "_FusedMatMul") {
+      ops.push_back(n.op());
+    }
+  }
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+const NodeDef* FindNode(const Ran& ran, const std::string& name) {
+  for (const NodeDef& n : ran.nodes) {
+    if (n.name() == name) return &n;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> ListAttr(const NodeDef& n, const std::string& name) {
+  const auto& list = n.attr().at(name).list().s();
+  return std::vector<std::string>(list.begin(), list.end());
+}
+
+// Runs with and without the optimizer: the values agree to `atol`.
+void ExpectSameValues(const Scope& scope, const ClientSession::FeedType& feeds,
+                      const std::vector<Output>& fetches, double atol, Ran* optimized) {
+  TW_ASSERT_OK_AND_ASSIGN(Ran plain, RunWith(scope, GraphOptimizerOptions::None(), feeds, fetches));
+  TW_ASSERT_OK_AND_ASSIGN(*optimized, RunWith(scope, GraphOptimizerOptions(), feeds, fetches));
+  ASSERT_EQ(plain.outputs.size(), optimized->outputs.size());
+  for (size_t i = 0; i < plain.outputs.size(); ++i) {
+    EXPECT_THAT(optimized->outputs[i], TensorNear(plain.outputs[i], atol)) << "fetch " << i;
+  }
+}
+
+TEST(GraphOptimizerTest, ConvBiasReluBecomesOneNodeNamedAfterTheRelu) {
+  Scope root = Scope::NewRootScope();
+  auto x = C(root, Literal<float>({1, 2, 2, 1}, {1, 2, 3, 4}));
+  auto filter = C(root, Literal<float>({1, 1, 1, 2}, {1, -1}));
+  auto conv = ops::Conv2D(root.WithOpName("conv"), x, filter, {1, 1, 1, 1}, "VALID");
+  auto biased = ops::BiasAdd(root.WithOpName("bias"), conv, {0.5f, 0.5f});
+  auto relu = ops::Relu(root.WithOpName("relu"), biased);
+
+  TW_ASSERT_OK_AND_ASSIGN(Ran ran, RunWith(root, GraphOptimizerOptions(), {}, {relu}));
+  EXPECT_THAT(ran.outputs[0],
+              TensorNear(Literal<float>({1, 2, 2, 2}, {1.5f, 0, 2.5f, 0, 3.5f, 0, 4.5f, 0}), 1e-6));
+  EXPECT_THAT(Ops(ran), ElementsAre("Const", "Const", "Const", "_FusedConv2D"));
+  const NodeDef* fused = FindNode(ran, "relu");
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->op(), "_FusedConv2D");
+  EXPECT_THAT(ListAttr(*fused, "fused_ops"), ElementsAre("BiasAdd", "Relu"));
+  EXPECT_THAT(ListAttr(*fused, "_fused_nodes"), ElementsAre("conv", "bias", "relu"));
+
+  TW_ASSERT_OK_AND_ASSIGN(Ran plain, RunWith(root, GraphOptimizerOptions::None(), {}, {relu}));
+  EXPECT_THAT(Ops(plain), ElementsAre("BiasAdd", "Const", "Const", "Const", "Conv2D", "Relu"));
+  EXPECT_THAT(plain.outputs[0], TensorEq(ran.outputs[0]));
+}
+
+TEST(GraphOptimizerTest, FusedConvolutionsMatchTheGraphAsWritten) {
+  Scope root = Scope::NewRootScope();
+  // float NHWC, strided SAME, oneDNN with a bias and a clip; double NCHW
+  // on the im2col path.
+  auto x = ops::Placeholder(root, DT_FLOAT);
+  auto f = C(root, Wavy<float>({3, 3, 4, 5}, 1.0));
+  auto y = ops::Relu6(root, ops::BiasAdd(root, ops::Conv2D(root, x, f, {1, 2, 2, 1}, "SAME"),
+                                         C(root, Wavy<float>({5}, 2.0))));
+  auto xd = ops::Placeholder(root, DT_DOUBLE);
+  auto fd = C(root, Wavy<double>({2, 3, 4, 3}, 3.0));
+  auto yd = ops::BiasAdd(
+      root, ops::Conv2D(root, xd, fd, {1, 1, 1, 1}, "VALID", ops::Conv2D::DataFormat("NCHW")),
+      C(root, Wavy<double>({3}, 4.0)), ops::BiasAdd::DataFormat("NCHW"));
+  Tensor x_value = Wavy<float>({2, 7, 6, 4});
+  for (int64_t i = 0; i < x_value.NumElements(); ++i) x_value.data<float>()[i] *= 4;  // past 6
+  Ran ran;
+  ExpectSameValues(root, {{x, x_value}, {xd, Wavy<double>({2, 4, 5, 6})}}, {Output(y), Output(yd)},
+                   1e-5, &ran);
+  EXPECT_THAT(Ops(ran),
+              ElementsAre("Const", "Const", "Const", "Const", "_FusedConv2D", "_FusedConv2D"));
+}
+
+TEST(GraphOptimizerTest, FusedMatMulMatchesTheGraphAsWritten) {
+  Scope root = Scope::NewRootScope();
+  auto a = ops::Placeholder(root, DT_FLOAT);
+  auto w = C(root, Wavy<float>({6, 9}, 1.0));
+  auto y =
+      ops::Relu(root, ops::BiasAdd(root, ops::MatMul(root, a, w, ops::MatMul::TransposeB(true)),
+                                   C(root, Wavy<float>({6}, 2.0))));
+  Ran ran;
+  ExpectSameValues(root, {{a, Wavy<float>({5, 9})}}, {Output(y)}, 1e-6, &ran);
+  EXPECT_THAT(Ops(ran), ElementsAre("Const", "Const", "_FusedMatMul"));
+}
+
+TEST(GraphOptimizerTest, InferenceBatchNormFoldsIntoTheConvolution) {
+  Scope root = Scope::NewRootScope();
+  // conv = 2 * 3 = 6; (6 - mean 4) * scale 2 / sqrt(variance 3 + epsilon 1)
+  // + offset 1 = 3.
+  auto conv = ops::Conv2D(root, C(root, Literal<float>({1, 1, 1, 1}, {2})),
+                          C(root, Literal<float>({1, 1, 1, 1}, {3})), {1, 1, 1, 1}, "VALID");
+  auto bn = ops::FusedBatchNormV3(root, conv, {2.0f}, {1.0f}, {4.0f}, {3.0f},
+                                  ops::FusedBatchNormV3::IsTraining(false).Epsilon(1.0f));
+  TW_ASSERT_OK_AND_ASSIGN(Ran ran, RunWith(root, GraphOptimizerOptions(), {}, {bn.y}));
+  EXPECT_THAT(ran.outputs[0], TensorNear(Literal<float>({1, 1, 1, 1}, {3}), 1e-6));
+  EXPECT_THAT(Ops(ran),
+              ElementsAre("Const", "Const", "Const", "Const", "Const", "Const", "_FusedConv2D"));
+
+  // A larger one with a Relu, against the graph as written.
+  Scope s = Scope::NewRootScope();
+  auto x = ops::Placeholder(s, DT_FLOAT);
+  auto c = ops::Conv2D(s, x, C(s, Wavy<float>({3, 3, 3, 8}, 1.0)), {1, 1, 1, 1}, "SAME");
+  Tensor variance = Wavy<float>({8}, 4.0);
+  for (int64_t i = 0; i < 8; ++i) variance.data<float>()[i] += 1.5f;
+  auto b = ops::FusedBatchNormV3(s, c, C(s, Wavy<float>({8}, 2.0)), C(s, Wavy<float>({8}, 3.0)),
+                                 C(s, Wavy<float>({8}, 5.0)), C(s, variance),
+                                 ops::FusedBatchNormV3::IsTraining(false));
+  auto y = ops::Relu(s, b.y);
+  ExpectSameValues(s, {{x, Wavy<float>({2, 6, 6, 3})}}, {Output(y)}, 1e-5, &ran);
+  EXPECT_THAT(Ops(ran), ElementsAre("Const", "Const", "Const", "Const", "Const", "_FusedConv2D"));
+  EXPECT_THAT(ListAttr(*FindNode(ran, y.node()->name()), "fused_ops"),
+              ElementsAre("FusedBatchNorm", "Relu"));
+}
+
+TEST(GraphOptimizerTest, ChainsWithOtherReadersOrTrainingBatchNormStayAsWritten) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_FLOAT);
+  auto f = C(root, Wavy<float>({1, 1, 2, 2}));
+  // The convolution is fetched too: no fusion.
+  auto conv = ops::Conv2D(root, x, f, {1, 1, 1, 1}, "VALID");
+  auto biased = ops::BiasAdd(root, conv, {1.0f, 2.0f});
+  // A training batch norm computes its own statistics: no fusion.
+  auto conv2 = ops::Conv2D(root, x, f, {1, 1, 1, 1}, "VALID");
+  auto bn = ops::FusedBatchNormV3(root, conv2, {1.0f, 1.0f}, {0.0f, 0.0f},
+                                  C(root, Tensor(DT_FLOAT, TensorShape({0}))),
+                                  C(root, Tensor(DT_FLOAT, TensorShape({0}))));
+  Ran ran;
+  ExpectSameValues(root, {{x, Wavy<float>({1, 3, 3, 2})}}, {Output(conv), Output(biased), bn.y},
+                   1e-6, &ran);
+  EXPECT_THAT(Ops(ran), ElementsAre("BiasAdd", "Const", "Const", "Const", "Const", "Const", "Const",
+                                    "Conv2D", "Conv2D", "FusedBatchNormV3"));
+}
+
+TEST(GraphOptimizerTest, PadFoldsIntoTheConvolutionAndItsGradients) {
+  // The official ResNet's strided convolution: an explicit Pad, then VALID.
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_FLOAT);
+  auto f = ops::Placeholder(root, DT_FLOAT);
+  auto padded = ops::Pad(root, x, {{0, 0}, {1, 2}, {0, 1}, {0, 0}});
+  auto conv = ops::Conv2D(root, padded, f, {1, 2, 2, 1}, "VALID");
+  auto loss = ops::Sum(root, ops::Square(root, conv), {0, 1, 2, 3});
+  std::vector<Output> grads;
+  TW_ASSERT_OK(AddSymbolicGradients(root, {loss}, {x, f}, &grads));
+  Ran ran;
+  ExpectSameValues(root, {{x, Wavy<float>({2, 5, 5, 3})}, {f, Wavy<float>({3, 3, 3, 4}, 1.0)}},
+                   {Output(conv), grads[0], grads[1]}, 1e-5, &ran);
+  for (const std::string& op : Ops(ran)) EXPECT_NE(op, "Pad");
+  EXPECT_EQ(FindNode(ran, conv.node()->name())->attr().at("padding").s(), "EXPLICIT");
+
+  // Finite differences through the rewritten graph (ClientSession's
+  // default options optimize).
+  Scope s = Scope::NewRootScope();
+  auto xs = ops::Placeholder(s, DT_FLOAT);
+  auto y = ops::Conv2D(s, ops::Pad(s, xs, {{0, 0}, {2, 0}, {1, 1}, {0, 0}}),
+                       C(s, Wavy<float>({2, 2, 2, 3}, 2.0)), {1, 1, 2, 1}, "VALID");
+  TW_ASSERT_OK_AND_ASSIGN(const double error,
+                          ComputeGradientError<float>(s, {xs}, {Wavy<float>({1, 3, 4, 2})}, {y}));
+  EXPECT_LT(error, 1e-3);
+}
+
+TEST(GraphOptimizerTest, PadsThatAreNotSpatialZerosStay) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_FLOAT);
+  auto f = C(root, Wavy<float>({1, 1, 3, 2}));
+  // Channels padded: not a convolution's padding.
+  auto channels = ops::Conv2D(root, ops::Pad(root, x, {{0, 0}, {1, 1}, {1, 1}, {0, 1}}),
+                              C(root, Wavy<float>({1, 1, 4, 2})), {1, 1, 1, 1}, "VALID");
+  // Padded with ones.
+  auto ones = ops::Conv2D(root, ops::PadV2(root, x, {{0, 0}, {1, 1}, {1, 1}, {0, 0}}, 1.0f), f,
+                          {1, 1, 1, 1}, "VALID");
+  Ran ran;
+  ExpectSameValues(root, {{x, Wavy<float>({1, 2, 2, 3})}}, {Output(channels), Output(ones)}, 1e-6,
+                   &ran);
+  EXPECT_THAT(Ops(ran), ::testing::Contains("Pad"));
+  EXPECT_THAT(Ops(ran), ::testing::Contains("PadV2"));
+}
+
+TEST(GraphOptimizerTest, AFusedNodesErrorNamesTheNodesItReplaced) {
+  Scope root = Scope::NewRootScope();
+  auto x = C(root, Wavy<float>({1, 2, 2, 2}));
+  auto bias = ops::Placeholder(root, DT_FLOAT);
+  auto conv = ops::Conv2D(root.WithOpName("conv"), x, C(root, Wavy<float>({1, 1, 2, 2})),
+                          {1, 1, 1, 1}, "VALID");
+  auto y = ops::Relu(root.WithOpName("relu"), ops::BiasAdd(root.WithOpName("bias"), conv, bias));
+  ClientSession session(root);
+  std::vector<Tensor> out;
+  EXPECT_THAT(
+      session.Run({{bias, Wavy<float>({3})}}, {y}, &out),
+      StatusIs(absl::StatusCode::kInvalidArgument, "(_FusedConv2D, fused from conv, bias, relu)"));
+}
+
+TEST(GraphOptimizerTest, FusedKernelsRefuseWhatTheyDoNotCompute) {
+  const std::string conv_attrs =
+      "attr { key: 'T' value { type: DT_FLOAT } } "
+      "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+      "attr { key: 'padding' value { s: 'VALID' } } ";
+  const std::string inputs =
+      "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n";
+  const auto fused = [&](const std::string& ops, int num_args) {
+    std::string node = absl::StrCat("node { name: 'f' op: '_FusedConv2D' input: 'x' input: 'x' ");
+    for (int i = 0; i < num_args; ++i) absl::StrAppend(&node, "input: 'x' ");
+    return absl::StrCat(inputs, node, conv_attrs, "attr { key: 'num_args' value { i: ", num_args,
+                        " } } attr { key: 'fused_ops' value { list { ", ops, " } } } }");
+  };
+  for (const auto& [graph, message] : std::vector<std::pair<std::string, std::string>>{
+           {fused("s: 'Elu'", 1), "fused_ops [Elu] is not supported"},
+           {fused("s: 'BiasAdd' s: 'Relu'", 2), "takes 1 args, got num_args 2"},
+           {fused("s: 'FusedBatchNorm'", 1), "takes 4 args, got num_args 1"},
+       }) {
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(graph));
+    std::vector<Tensor> out;
+    EXPECT_THAT(s->Run({{"x", Wavy<float>({1, 1, 1, 1})}}, {"f"}, {}, &out),
+                StatusIs(absl::StatusCode::kInvalidArgument, message));
+  }
+}
+
+}  // namespace
+}  // namespace towerflow
