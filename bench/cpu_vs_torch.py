@@ -9,9 +9,18 @@ Estimator, one tower, batch 128), timed by its own step log over the steps
 after the first `warmup`; PyTorch's is bench/models_torch.py (the same model,
 forward, backward and update on a fixed batch, `--threads` threads).
 
+With --unoptimized, each round also runs Towerflow with --graph_optimizer=false
+(the graph as written), for the optimizer's gain side by side.
+
+With --inference, the CIFAR-10 model is trained for 2 steps and exported, and
+its SavedModel's serving signature (bench/inference_bench: the session's
+graph optimizer on and off) is timed against the PyTorch model in eval mode
+under no_grad, at batch 1 and 128.
+
   tools/bootstrap.sh && apt-get install -y python3-torch
-  bazel build //examples/resnet:resnet_train //examples/cifar10:cifar10_train
-  /usr/bin/python3 bench/cpu_vs_torch.py [--models resnet20,resnet32,cifar10] [--rounds 3]
+  bazel build //examples/resnet:resnet_train //examples/cifar10:cifar10_train //bench:inference_bench
+  /usr/bin/python3 bench/cpu_vs_torch.py [--models resnet20,resnet32,cifar10] [--rounds 3] [--unoptimized]
+  /usr/bin/python3 bench/cpu_vs_torch.py --inference
 """
 import argparse
 import os
@@ -47,7 +56,7 @@ def write_cifar10(directory, records=1000):
                 f.write(bytes([i % 10]) + os.urandom(3072))
 
 
-def towerflow_step(model, data_dir, steps, warmup, log_every):
+def towerflow_step(model, data_dir, steps, warmup, log_every, extra=()):
     program, flags = {
         "cifar10": ("examples/cifar10/cifar10_train", []),
         "resnet20": ("examples/resnet/resnet_train", ["--resnet_size=20"]),
@@ -57,7 +66,8 @@ def towerflow_step(model, data_dir, steps, warmup, log_every):
     with tempfile.TemporaryDirectory() as model_dir:
         out, rss = run([os.path.join(ROOT, "bazel-bin", program), *flags, "--data_dir=" + data_dir,
                         "--model_dir=" + model_dir, "--num_towers=1", "--batch_size=128",
-                        "--max_steps=%d" % steps, "--log_every=%d" % log_every, "--eval=false"])
+                        "--max_steps=%d" % steps, "--log_every=%d" % log_every, "--eval=false",
+                        *extra])
     # Each line's sec/batch is the mean over the `log_every` steps before it.
     times = [float(t) for step, t in STEP.findall(out) if int(step) > warmup]
     if not times:
@@ -65,10 +75,40 @@ def towerflow_step(model, data_dir, steps, warmup, log_every):
     return statistics.mean(times), rss
 
 
-def torch_step(model, threads, steps):
+def torch_step(model, threads, steps, extra=()):
     out, rss = run([sys.executable, os.path.join(HERE, "models_torch.py"), "--model", model,
-                    "--device", "cpu", "--threads", str(threads), "--steps", str(steps)])
+                    "--device", "cpu", "--threads", str(threads), "--steps", str(steps), *extra])
     return float(TORCH.search(out).group(1)) / 1e3, rss
+
+
+INFERENCE = re.compile(r"batch (\d+): optimized ([0-9.]+) ms/batch, as written ([0-9.]+) ms/batch")
+
+
+def inference(data_dir, rounds, threads):
+    """The exported CIFAR-10 model's serving signature against PyTorch's eval forward."""
+    with tempfile.TemporaryDirectory() as model_dir:
+        run([os.path.join(ROOT, "bazel-bin/examples/cifar10/cifar10_train"),
+             "--data_dir=" + data_dir, "--model_dir=" + model_dir, "--num_towers=1",
+             "--max_steps=2", "--eval=false"])
+        export = os.path.join(model_dir, "export")
+        export = os.path.join(export, sorted(os.listdir(export))[-1])
+        results = {}  # batch -> ([optimized], [as written], [torch])
+        for _ in range(rounds):
+            out, _ = run([os.path.join(ROOT, "bazel-bin/bench/inference_bench"),
+                          "--saved_model=" + export, "--rounds=1", "--batch_sizes=1,128",
+                          "--threads=%d" % threads])
+            for batch, optimized, plain in INFERENCE.findall(out):
+                r = results.setdefault(int(batch), ([], [], []))
+                r[0].append(float(optimized))
+                r[1].append(float(plain))
+                seconds, _ = torch_step("cifar10", threads, 50,
+                                        ["--inference", "--batch", batch])
+                r[2].append(seconds * 1e3)
+    print(f"{'batch':<6} {'towerflow ms':>13} {'as written ms':>14} {'torch ms':>9} "
+          f"{'torch/towerflow':>16}")
+    for batch, (optimized, plain, torch) in sorted(results.items()):
+        t, w, p = (statistics.median(v) for v in (optimized, plain, torch))
+        print(f"{batch:<6} {t:>13.3f} {w:>14.3f} {p:>9.3f} {p / t:>15.2f}x", flush=True)
 
 
 def main():
@@ -79,25 +119,40 @@ def main():
     parser.add_argument("--warmup", type=int, default=10, help="Towerflow's steps not timed")
     parser.add_argument("--torch_steps", type=int, default=20)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--unoptimized", action="store_true",
+                        help="also run Towerflow with --graph_optimizer=false each round")
+    parser.add_argument("--inference", action="store_true",
+                        help="time the exported CIFAR-10 model's inference instead of training")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data_dir:
         write_cifar10(data_dir)
+        if args.inference:
+            inference(data_dir, args.rounds, args.threads)
+            return
         print(f"{'model':<10} {'towerflow s/step':>17} {'torch s/step':>13} {'torch/towerflow':>16} "
-              f"{'towerflow MB':>13} {'torch MB':>9}")
+              f"{'towerflow MB':>13} {'torch MB':>9}" +
+              (f" {'as written s/step':>18}" if args.unoptimized else ""))
         for model in args.models.split(","):
-            tw, pt, tw_rss, pt_rss = [], [], [], []
+            tw, pt, plain, tw_rss, pt_rss = [], [], [], [], []
             for _ in range(args.rounds):
                 seconds, rss = towerflow_step(model, data_dir, args.steps, args.warmup, 10)
                 tw.append(seconds)
                 tw_rss.append(rss)
+                if args.unoptimized:
+                    seconds, _ = towerflow_step(model, data_dir, args.steps, args.warmup, 10,
+                                                ["--graph_optimizer=false"])
+                    plain.append(seconds)
                 seconds, rss = torch_step(model, args.threads, args.torch_steps)
                 pt.append(seconds)
                 pt_rss.append(rss)
             t, p = statistics.median(tw), statistics.median(pt)
             print(f"{model:<10} {t:>17.3f} {p:>13.3f} {p / t:>15.2f}x {max(tw_rss):>13.0f} "
-                  f"{max(pt_rss):>9.0f}", flush=True)
+                  f"{max(pt_rss):>9.0f}" +
+                  (f" {statistics.median(plain):>18.3f}" if plain else ""), flush=True)
             print(f"{'':<10} runs: towerflow {' '.join('%.3f' % v for v in tw)}; "
-                  f"torch {' '.join('%.3f' % v for v in pt)}", flush=True)
+                  f"torch {' '.join('%.3f' % v for v in pt)}" +
+                  (f"; as written {' '.join('%.3f' % v for v in plain)}" if plain else ""),
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -4,10 +4,12 @@ CIFAR-10 ResNet v2 (examples/resnet, 32x32x3 input, pre-activation blocks,
 projection shortcuts at the first block of each stage, batch norm momentum
 0.997 and epsilon 1e-5, Momentum 0.9 with weight decay 2e-4 on all but batch
 norm). One training step (forward, backward, update) on data already on the
-device, eager, batch 128 unless told.
+device, eager, batch 128 unless told; with --inference, one forward pass of
+the model in eval mode without autograd (batch norm on its moving averages).
 
   python3 bench/models_torch.py --model resnet20 --device cuda [--batch 128]
   python3 bench/models_torch.py --model cifar10 --device cpu --threads 2
+  python3 bench/models_torch.py --model cifar10 --device cpu --threads 2 --inference --batch 1
 """
 import argparse
 import time
@@ -65,6 +67,8 @@ def main():
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--inference", action="store_true",
+                        help="time the forward pass in eval mode under torch.no_grad()")
     parser.add_argument("--no_tf32", action="store_true",
                         help="full float32 convolutions (PyTorch lets cuDNN use TF32 by default)")
     args = parser.parse_args()
@@ -87,10 +91,18 @@ def main():
     images = torch.randn(args.batch, 3, side, side, device=device)
     labels = (torch.arange(args.batch) % 10).to(device)
 
-    def step():
+    def train_step():
         opt.zero_grad()
         F.cross_entropy(model(images), labels).backward()
         opt.step()
+
+    def inference_step():
+        with torch.no_grad():
+            model(images)
+
+    if args.inference:
+        model.eval()
+    step = inference_step if args.inference else train_step
 
     def sync():
         if device.type == "cuda":
@@ -105,7 +117,8 @@ def main():
     sync()
     per_step = (time.perf_counter() - start) / args.steps
     tf32 = "" if args.device == "cpu" else (", no TF32" if args.no_tf32 else ", TF32 convolutions")
-    print(f"torch {torch.__version__} {args.model} on {args.device}{tf32}, batch {args.batch}: "
+    what = "inference" if args.inference else "training"
+    print(f"torch {torch.__version__} {args.model} {what} on {args.device}{tf32}, batch {args.batch}: "
           f"{per_step * 1e3:.2f} ms/step, {args.batch / per_step:.0f} images/s")
 
 
