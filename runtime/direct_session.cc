@@ -239,7 +239,7 @@ class DirectSession final : public Session {
                         BuildStepGraphs(*graph_, placement_, feed_names, outputs, targets));
     for (auto& [device_name, def] : ek->step.partitions) {
       TW_ASSIGN_OR_RETURN(Device * device, devices_->Lookup(device_name));
-      TW_RETURN_IF_ERROR(OptimizePartition(options_.optimizer, device->device_type(), &def));
+      TW_RETURN_IF_ERROR(OptimizePartition(options_.optimizer, device, inter_op_.get(), &def));
       auto partition = std::make_unique<Graph>();
       partition->set_allow_internal_names(true);
       TW_RETURN_IF_ERROR(ImportGraphDef(def, partition.get()));

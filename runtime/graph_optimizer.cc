@@ -9,11 +9,19 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "core/status_macros.h"
 #include "framework/device.h"
 #include "framework/kernel_registry.h"
 #include "framework/node_def_util.h"
+#include "framework/rendezvous.h"
 #include "framework/tensor.h"
+#include "graph/graph.h"
+#include "graph/graph_io.h"
+#include "graph/op_registry.h"
+#include "runtime/executor.h"
 
 namespace towerflow {
 namespace {
@@ -360,13 +368,232 @@ absl::StatusOr<bool> FusePad(GraphDef* def, GraphOptimizerStats* stats) {
   return false;
 }
 
+// ---------------------------------------------------------- constant folding
+
+constexpr int64_t kMaxFoldedBytes = int64_t{10} << 20;  // TF's default limit
+
+// Whether `n` may be evaluated once for every step: a stateless op with a
+// kernel on `device_type`, one output, outside control flow, not a feed.
+bool IsFoldableOp(const NodeDef& n, const std::string& device_type) {
+  static const auto* const kNever = new std::set<std::string>{"Const",
+                                                              "Placeholder",
+                                                              "PlaceholderWithDefault",
+                                                              "Switch",
+                                                              "RefSwitch",
+                                                              "Merge",
+                                                              "RefMerge",
+                                                              "Enter",
+                                                              "RefEnter",
+                                                              "Exit",
+                                                              "RefExit",
+                                                              "NextIteration",
+                                                              "RefNextIteration",
+                                                              "LoopCond",
+                                                              "ControlTrigger",
+                                                              "NoOp",
+                                                              "Identity"};
+  if (n.op().empty() || n.op()[0] == '_' || kNever->count(n.op())) return false;
+  const OpRegistrationData* reg = OpRegistry::Global()->Find(n.op());
+  if (reg == nullptr || reg->op_def.is_stateful()) return false;
+  DataTypeVector in_types, out_types;
+  if (!InOutTypesForNode(n, reg->op_def, &in_types, &out_types).ok() || out_types.size() != 1) {
+    return false;
+  }
+  for (DataType t : out_types) {
+    if (t == DT_RESOURCE || t == DT_VARIANT || IsRefType(t)) return false;
+  }
+  return FindKernelDef(device_type, n).ok();
+}
+
+// A call frame that only takes fetches.
+class FoldFrame final : public CallFrame {
+ public:
+  explicit FoldFrame(int n) : values_(n) {}
+  absl::StatusOr<Tensor> GetArg(int index) const override {
+    return absl::InvalidArgumentError("constant folding feeds nothing");
+  }
+  absl::Status SetRetval(int index, const Tensor& value) override {
+    absl::MutexLock lock(&mu_);
+    if (index < 0 || index >= static_cast<int>(values_.size())) {
+      return absl::InvalidArgumentError("fetch index out of range");
+    }
+    values_[index] = value;
+    return absl::OkStatus();
+  }
+  std::vector<Tensor> Take() {
+    absl::MutexLock lock(&mu_);
+    return std::move(values_);
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<Tensor> values_ ABSL_GUARDED_BY(mu_);
+};
+
+// Runs `def` (constants and foldable nodes, then one _Retval per wanted
+// tensor) once on `device`.
+absl::StatusOr<std::vector<Tensor>> Evaluate(const GraphDef& def, int num_fetches, Device* device,
+                                             ThreadPool* pool) {
+  auto graph = std::make_unique<Graph>();
+  graph->set_allow_internal_names(true);
+  TW_RETURN_IF_ERROR(ImportGraphDef(def, graph.get()));
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
+                      Executor::Create(std::move(graph), device));
+  Rendezvous rendezvous;
+  FoldFrame frame(num_fetches);
+  Executor::Args args;
+  args.rendezvous = &rendezvous;
+  args.call_frame = &frame;
+  args.inter_op_pool = pool;
+  absl::Notification done;
+  absl::Status status;
+  executor->RunAsync(args, [&](absl::Status s) {
+    status = std::move(s);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  TW_RETURN_IF_ERROR(status);
+  return frame.Take();
+}
+
+// Replaces every node whose value is the same each step (a stateless
+// function of constants) and that a non-constant node reads by a Const
+// holding that value, computed once here; the constant nodes nothing reads
+// any more go. A value over kMaxFoldedBytes, or a subgraph whose kernels
+// fail, stays as written (its error then comes at run time, as without
+// folding).
+absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def,
+                           GraphOptimizerStats* stats) {
+  TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
+  const int n = def->node_size();
+  // constant[i]: a Const, or foldable with only constant inputs.
+  std::vector<bool> constant(n), foldable(n);
+  for (int i = 0; i < n; ++i) {
+    constant[i] = def->node(i).op() == "Const" && def->node(i).input_size() == 0;
+    foldable[i] = IsFoldableOp(def->node(i), device->device_type());
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int i = 0; i < n; ++i) {
+      if (constant[i] || !foldable[i]) continue;
+      bool all = true;
+      for (const std::string& in : def->node(i).input()) {
+        absl::StatusOr<TensorId> id = ParseTensorName(in);
+        const int p = id.ok() ? view.Find(id->node) : -1;
+        all = all && p >= 0 && constant[p];
+      }
+      if (all) constant[i] = changed = true;
+    }
+  }
+  // The folded nodes a non-constant node reads (or that are read by
+  // nothing, a target): their values become Consts.
+  std::vector<int> frontier;
+  for (int i = 0; i < n; ++i) {
+    if (!constant[i] || def->node(i).op() == "Const") continue;
+    bool read_outside = false;
+    for (const auto& [c, input] : view.Consumers(def->node(i).name(), 0)) {
+      read_outside = read_outside || !constant[c];
+    }
+    if (read_outside || view.HasControlConsumers(def->node(i).name())) frontier.push_back(i);
+  }
+  if (frontier.empty()) return absl::OkStatus();
+  // The frontier's constant ancestors, evaluated together.
+  std::vector<bool> in_eval(n);
+  std::vector<int> stack(frontier.begin(), frontier.end());
+  for (int i : frontier) in_eval[i] = true;
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    for (const std::string& in : def->node(i).input()) {
+      absl::StatusOr<TensorId> id = ParseTensorName(in);
+      const int p = id.ok() ? view.Find(id->node) : -1;
+      if (p >= 0 && !in_eval[p]) {
+        in_eval[p] = true;
+        stack.push_back(p);
+      }
+    }
+  }
+  GraphDef eval;
+  for (int i = 0; i < n; ++i) {
+    if (in_eval[i]) *eval.add_node() = def->node(i);
+  }
+  for (size_t k = 0; k < frontier.size(); ++k) {
+    NodeDef* r = eval.add_node();
+    r->set_name(absl::StrCat("_fold_retval_", k));
+    r->set_op("_Retval");
+    r->set_device(def->node(frontier[k]).device());
+    r->add_input(def->node(frontier[k]).name());
+    DataTypeVector in_types, out_types;
+    TW_RETURN_IF_ERROR(InOutTypesForNode(
+        def->node(frontier[k]), OpRegistry::Global()->Find(def->node(frontier[k]).op())->op_def,
+        &in_types, &out_types));
+    (*r->mutable_attr())["T"].set_type(out_types[0]);
+    (*r->mutable_attr())["index"].set_i(static_cast<int64_t>(k));
+  }
+  absl::StatusOr<std::vector<Tensor>> values =
+      Evaluate(eval, static_cast<int>(frontier.size()), device, pool);
+  if (!values.ok()) return absl::OkStatus();  // the step reports it, naming the node
+  // Replace the frontier; then keep only what a remaining node still needs.
+  std::vector<bool> replaced(n);
+  for (size_t k = 0; k < frontier.size(); ++k) {
+    const Tensor& v = (*values)[k];
+    if (!v.IsInitialized() || v.TotalBytes() > kMaxFoldedBytes) continue;
+    NodeDef& node = *def->mutable_node(frontier[k]);
+    NodeDef folded;
+    folded.set_name(node.name());
+    folded.set_op("Const");
+    folded.set_device(node.device());
+    (*folded.mutable_attr())["dtype"].set_type(v.dtype());
+    *(*folded.mutable_attr())["value"].mutable_tensor() = v.AsProto();
+    node = std::move(folded);
+    replaced[frontier[k]] = true;
+    ++stats->folded_constants;
+  }
+  // needed: every node not folded away, and the inputs of the nodes needed.
+  std::vector<bool> needed(n);
+  for (int i = 0; i < n; ++i) {
+    const bool had_readers = !view.Consumers(def->node(i).name(), 0).empty() ||
+                             view.OtherOutputsRead(def->node(i).name(), 0) ||
+                             view.HasControlConsumers(def->node(i).name());
+    if (!constant[i] || replaced[i] || (!had_readers && def->node(i).op() == "Const")) {
+      needed[i] = true;
+      stack.push_back(i);
+    }
+  }
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    for (const std::string& in : def->node(i).input()) {
+      absl::StatusOr<TensorId> id = ParseTensorName(in);
+      const int p = id.ok() ? view.Find(id->node) : -1;
+      if (p >= 0 && !needed[p]) {
+        needed[p] = true;
+        stack.push_back(p);
+      }
+    }
+  }
+  GraphDef out;
+  for (int i = 0; i < n; ++i) {
+    if (needed[i]) *out.add_node() = std::move(*def->mutable_node(i));
+  }
+  def->mutable_node()->Swap(out.mutable_node());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::Status OptimizePartition(const GraphOptimizerOptions& options, const std::string& device_type,
-                               GraphDef* partition, GraphOptimizerStats* stats) {
+absl::Status OptimizePartition(const GraphOptimizerOptions& options, Device* device,
+                               ThreadPool* inter_op_pool, GraphDef* partition,
+                               GraphOptimizerStats* stats) {
   GraphOptimizerStats local;
   if (stats == nullptr) stats = &local;
-  // Pad fusion first: a padded convolution then remaps like any other.
+  const std::string& device_type = device->device_type();
+  // Folding first: what it computes (a bias, paddings) is then a Const the
+  // other rewrites can read. It evaluates on the CPU device itself.
+  if (options.constant_folding && device_type == kDeviceCpu) {
+    TW_RETURN_IF_ERROR(FoldConstants(device, inter_op_pool, partition, stats));
+  }
+  // Pad fusion next: a padded convolution then remaps like any other.
   // EXPLICIT padding is the CPU kernels' (oneDNN's asymmetric padding).
   if (options.pad_fusion && device_type == kDeviceCpu) {
     for (;;) {

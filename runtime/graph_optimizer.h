@@ -2,6 +2,13 @@
 // device's partition of a step (runtime/step_graph.h) before its executor
 // is built, so feeds, fetches and Send/Recv are already fixed.
 //
+// Constant folding (CPU partitions): a stateless node whose inputs are all
+// constants (transitively) is evaluated once, when the step's executors are
+// built, on the partition's device, and replaced by a Const of the same
+// name holding its value (up to 10 MiB, TF's limit); constants nothing reads
+// any more go. Shapes are not materialized: a Shape of a computed tensor
+// stays.
+//
 // Remapping (TF's remapper) fuses a product with what follows it:
 //   Conv2D + BiasAdd [+ Relu | Relu6]            -> _FusedConv2D
 //   Conv2D + FusedBatchNorm{,V2,V3}(is_training=false) [+ Relu | Relu6]
@@ -31,15 +38,18 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "framework/device.h"
+#include "framework/threadpool.h"
 #include "proto/graph.pb.h"
 
 namespace towerflow {
 
 struct GraphOptimizerOptions {
+  bool constant_folding = true;
   bool remapping = true;
   bool pad_fusion = true;
 
-  static GraphOptimizerOptions None() { return {false, false}; }
+  static GraphOptimizerOptions None() { return {false, false, false}; }
 };
 
 // What one call rewrote.
@@ -47,13 +57,15 @@ struct GraphOptimizerStats {
   int fused_convolutions = 0;
   int fused_matmuls = 0;
   int fused_pads = 0;
+  int folded_constants = 0;
 };
 
-// Rewrites `partition`, whose nodes all run on a device of `device_type`.
-// Errors only for a partition that does not parse (a bad input name); a
-// chain that does not match is left alone.
-absl::Status OptimizePartition(const GraphOptimizerOptions& options, const std::string& device_type,
-                               GraphDef* partition, GraphOptimizerStats* stats = nullptr);
+// Rewrites `partition`, whose nodes all run on `device` (constant folding
+// runs kernels there, on `inter_op_pool`). Errors only for a partition that
+// does not parse (a bad input name); what does not match is left alone.
+absl::Status OptimizePartition(const GraphOptimizerOptions& options, Device* device,
+                               ThreadPool* inter_op_pool, GraphDef* partition,
+                               GraphOptimizerStats* stats = nullptr);
 
 }  // namespace towerflow
 

@@ -342,8 +342,12 @@ TEST(SessionTest, ExtendAddsNodesToLaterRuns) {
 }
 
 TEST(SessionTest, StepStatsRecordEveryNodeAndMakeAChromeTrace) {
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
-                          MakeSession(FloatConst("a", {1}) + Binary("AddV2", "b", "a", "a")));
+  // The graph as written: constant folding would make b a Const.
+  SessionOptions as_written;
+  as_written.optimizer = GraphOptimizerOptions::None();
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
+      MakeSession(FloatConst("a", {1}) + Binary("AddV2", "b", "a", "a"), as_written));
   RunOptions options;
   options.trace_level = RunOptions::TraceLevel::kFullTrace;
   RunMetadata metadata;
