@@ -4,7 +4,11 @@
 //  * the CIFAR-10 tutorial model's training-step kernels at batch 128
 //    (forward, loss, backward and the SGD updates; cifar10_multi_gpu_train.py's
 //    inference() and loss()), summed per step, with a per-kernel breakdown
-//    in the counters. bench/cifar10_torch.py runs the same layers in PyTorch.
+//    in the counters. bench/cifar10_torch.py runs the same layers in PyTorch;
+//  * the machine's float FMA peak per thread count (the yardstick for the
+//    convolutions' share of it).
+#include <immintrin.h>
+
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -61,6 +65,50 @@ void BM_CblasSgemm(benchmark::State& state) {
   state.counters["GFLOP/s"] = benchmark::Counter(
       2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
+
+// Float FMAs on registers alone: 12 independent vector accumulators (more
+// than the FMA latency times the pipes), 2 FLOPs per lane per FMA.
+void BM_FmaPeak(benchmark::State& state) {
+  constexpr int64_t kIterations = 1 << 20;
+#if defined(__AVX512F__)
+  using Vec = __m512;
+  const auto fma = [](Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); };
+  const auto set1 = [](float v) { return _mm512_set1_ps(v); };
+  const auto sum = [](Vec v) { return _mm512_reduce_add_ps(v); };
+#elif defined(__FMA__)
+  using Vec = __m256;
+  const auto fma = [](Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); };
+  const auto set1 = [](float v) { return _mm256_set1_ps(v); };
+  const auto sum = [](Vec v) {
+    alignas(32) float f[8];
+    _mm256_store_ps(f, v);
+    return f[0] + f[1] + f[2] + f[3] + f[4] + f[5] + f[6] + f[7];
+  };
+#else
+  state.SkipWithError("built without FMA instructions");
+  return;
+#endif
+#if defined(__AVX512F__) || defined(__FMA__)
+  constexpr int kLanes = sizeof(Vec) / sizeof(float), kChains = 12;
+  const Vec a = set1(0.999999f), b = set1(1e-7f);
+  for (auto _ : state) {
+    Vec acc[kChains];
+    for (int c = 0; c < kChains; ++c) acc[c] = set1(static_cast<float>(c));
+    for (int64_t i = 0; i < kIterations; ++i) {
+      // Unrolled, so the accumulators stay in registers (-O2 keeps the loop).
+#pragma GCC unroll 12
+      for (int c = 0; c < kChains; ++c) acc[c] = fma(acc[c], a, b);
+    }
+    float total = 0;
+    for (int c = 0; c < kChains; ++c) total += sum(acc[c]);
+    benchmark::DoNotOptimize(total);
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * kIterations * kChains * kLanes * 2 / 1e9,
+      benchmark::Counter::kIsRate);
+#endif
+}
+BENCHMARK(BM_FmaPeak)->Threads(1)->Threads(2)->UseRealTime();
 
 BENCHMARK(BM_MatMulKernel)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CblasSgemm)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();

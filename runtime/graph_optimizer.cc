@@ -62,8 +62,10 @@ class GraphView {
   bool HasControlConsumers(const std::string& node) const { return control_out_.count(node) > 0; }
   // Whether any output of `node` but `output` is read.
   bool OtherOutputsRead(const std::string& node, int output) const {
-    for (const auto& [key, consumers] : data_out_) {
-      if (key.first == node && key.second != output && !consumers.empty()) return true;
+    // The map is ordered by (node, output): the node's outputs are adjacent.
+    for (auto it = data_out_.lower_bound({node, 0});
+         it != data_out_.end() && it->first.first == node; ++it) {
+      if (it->first.second != output && !it->second.empty()) return true;
     }
     return false;
   }
@@ -218,6 +220,145 @@ void ReplaceNodes(GraphDef* def, const std::vector<int>& remove, NodeDef node) {
   def->mutable_node()->Swap(out.mutable_node());
 }
 
+// Replaces node i by replace[i] and drops the nodes in `drop`, then points
+// every input naming a key of `renamed` ("node:k") at its value.
+void Rewrite(GraphDef* def, std::map<int, NodeDef> replace, const std::set<int>& drop,
+             const std::map<std::string, std::string>& renamed) {
+  GraphDef out;
+  for (int i = 0; i < def->node_size(); ++i) {
+    if (drop.count(i)) continue;
+    auto it = replace.find(i);
+    NodeDef* n = out.add_node();
+    *n = it != replace.end() ? std::move(it->second) : std::move(*def->mutable_node(i));
+    if (renamed.empty()) continue;
+    for (std::string& in : *n->mutable_input()) {
+      auto r = renamed.find(in);
+      if (r != renamed.end()) in = r->second;
+    }
+  }
+  def->mutable_node()->Swap(out.mutable_node());
+}
+
+// The control inputs of `nodes`, sorted and without repeats.
+std::vector<std::string> ControlInputs(const std::vector<const NodeDef*>& nodes) {
+  std::vector<std::string> controls;
+  for (const NodeDef* n : nodes) {
+    for (const std::string& in : n->input()) {
+      if (in[0] == '^') controls.push_back(in);
+    }
+  }
+  std::sort(controls.begin(), controls.end());
+  controls.erase(std::unique(controls.begin(), controls.end()), controls.end());
+  return controls;
+}
+
+void CopyAttrs(const NodeDef& from, std::initializer_list<const char*> names, NodeDef* to) {
+  for (const char* name : names) {
+    if (const AttrValue* a = Attr(from, name)) (*to->mutable_attr())[name] = *a;
+  }
+}
+
+void MarkFused(std::initializer_list<const NodeDef*> nodes, NodeDef* fused) {
+  AttrValue::ListValue* names = (*fused->mutable_attr())["_fused_nodes"].mutable_list();
+  for (const NodeDef* n : nodes) names->add_s(n->name());
+}
+
+bool IsFloatBatchNorm(const NodeDef& n) {
+  return (n.op() == "FusedBatchNormV2" || n.op() == "FusedBatchNormV3") &&
+         TypeAttr(n, "T") == DT_FLOAT && TypeAttr(n, "U") == DT_FLOAT;
+}
+
+// FusedBatchNorm{V2,V3} whose y only a Relu reads -> _FusedBatchNormEx
+// (activation Relu) named after the Relu; readers of the batch norm's other
+// outputs read the fused node's, at the same indices.
+void FuseBatchNormRelu(const std::string& device_type, const GraphView& view, GraphDef* def,
+                       GraphOptimizerStats* stats) {
+  std::map<int, NodeDef> replace;
+  std::set<int> drop;
+  std::map<std::string, std::string> renamed;
+  for (int b = 0; b < def->node_size(); ++b) {
+    const NodeDef& bn = def->node(b);
+    if (!IsFloatBatchNorm(bn) || view.HasControlConsumers(bn.name())) continue;
+    const auto& readers = view.Consumers(bn.name(), 0);
+    if (readers.size() != 1 || readers[0].second != 0) continue;
+    const NodeDef& relu = def->node(readers[0].first);
+    if (relu.op() != "Relu" || TypeAttr(relu, "T") != DT_FLOAT) continue;
+    NodeDef fused;
+    fused.set_name(relu.name());
+    fused.set_op("_FusedBatchNormEx");
+    fused.set_device(relu.device());
+    for (const std::string& in : bn.input()) {
+      if (in[0] != '^') fused.add_input(in);
+    }
+    for (const std::string& c : ControlInputs({&bn, &relu})) fused.add_input(c);
+    CopyAttrs(bn, {"T", "U", "epsilon", "exponential_avg_factor", "data_format", "is_training"},
+              &fused);
+    (*fused.mutable_attr())["num_side_inputs"].set_i(0);
+    (*fused.mutable_attr())["activation_mode"].set_s("Relu");
+    MarkFused({&bn, &relu}, &fused);
+    if (!FindKernelDef(device_type, fused).ok()) continue;
+    for (int k = 1; k <= 5; ++k) {
+      renamed[absl::StrCat(bn.name(), ":", k)] = absl::StrCat(relu.name(), ":", k);
+    }
+    replace[readers[0].first] = std::move(fused);
+    drop.insert(b);
+    ++stats->fused_batch_norms;
+  }
+  if (!drop.empty()) Rewrite(def, std::move(replace), drop, renamed);
+}
+
+// ReluGrad(dy, y) read only by FusedBatchNormGradV3 as y_backprop, y being
+// a _FusedBatchNormEx's Relu output and the gradient's x that node's x ->
+// _FusedBatchNormGradEx (activation Relu) named after the gradient.
+void FuseBatchNormReluGrad(const std::string& device_type, const GraphView& view, GraphDef* def,
+                           GraphOptimizerStats* stats) {
+  std::map<int, NodeDef> replace;
+  std::set<int> drop;
+  for (int g = 0; g < def->node_size(); ++g) {
+    const NodeDef& grad = def->node(g);
+    if (grad.op() != "FusedBatchNormGradV3" || TypeAttr(grad, "T") != DT_FLOAT ||
+        TypeAttr(grad, "U") != DT_FLOAT || grad.input_size() < 6) {
+      continue;
+    }
+    const int rg = ProducerOfOutput0(view, grad.input(0));
+    if (rg < 0 || def->node(rg).op() != "ReluGrad" || TypeAttr(def->node(rg), "T") != DT_FLOAT ||
+        SoleConsumer(view, def->node(rg)) != g) {
+      continue;
+    }
+    const NodeDef& relu_grad = def->node(rg);
+    const int f = ProducerOfOutput0(view, relu_grad.input(1));
+    if (f < 0) continue;
+    const NodeDef& forward = def->node(f);
+    const AttrValue* mode = Attr(forward, "activation_mode");
+    if (forward.op() != "_FusedBatchNormEx" || mode == nullptr || mode->s() != "Relu") continue;
+    absl::StatusOr<TensorId> x_grad = ParseTensorName(grad.input(1));
+    absl::StatusOr<TensorId> x_forward = ParseTensorName(forward.input(0));
+    if (!x_grad.ok() || !x_forward.ok() || x_grad->node != x_forward->node ||
+        x_grad->index != x_forward->index ||
+        StringAttr(grad, "data_format", "NHWC") != StringAttr(forward, "data_format", "NHWC")) {
+      continue;
+    }
+    NodeDef fused;
+    fused.set_name(grad.name());
+    fused.set_op("_FusedBatchNormGradEx");
+    fused.set_device(grad.device());
+    fused.add_input(relu_grad.input(0));
+    for (int k = 1; k < 6; ++k) fused.add_input(grad.input(k));
+    fused.add_input(forward.input(2));  // offset
+    fused.add_input(relu_grad.input(1));
+    for (const std::string& c : ControlInputs({&relu_grad, &grad})) fused.add_input(c);
+    CopyAttrs(grad, {"T", "U", "epsilon", "data_format", "is_training"}, &fused);
+    (*fused.mutable_attr())["num_side_inputs"].set_i(0);
+    (*fused.mutable_attr())["activation_mode"].set_s("Relu");
+    MarkFused({&relu_grad, &grad}, &fused);
+    if (!FindKernelDef(device_type, fused).ok()) continue;
+    replace[g] = std::move(fused);
+    drop.insert(rg);
+    ++stats->fused_batch_norms;
+  }
+  if (!drop.empty()) Rewrite(def, std::move(replace), drop, {});
+}
+
 absl::Status Remap(const std::string& device_type, GraphDef* def, GraphOptimizerStats* stats) {
   for (bool changed = true; changed;) {
     changed = false;
@@ -235,6 +376,14 @@ absl::Status Remap(const std::string& device_type, GraphDef* def, GraphOptimizer
       break;  // indices moved: look again
     }
   }
+  // Batch norms left (training, or after something other than a
+  // convolution) with their Relus, then their gradients.
+  {
+    TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
+    FuseBatchNormRelu(device_type, view, def, stats);
+  }
+  TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
+  FuseBatchNormReluGrad(device_type, view, def, stats);
   return absl::OkStatus();
 }
 

@@ -16,6 +16,11 @@
 //                                                   the batch norm is folded
 //                                                   into the convolution)
 //   MatMul + BiasAdd [+ Relu | Relu6]            -> _FusedMatMul
+//   FusedBatchNorm{V2,V3} + Relu                 -> _FusedBatchNormEx (training
+//                                                   too; the batch norm's
+//                                                   other outputs read from it)
+//   ReluGrad + FusedBatchNormGradV3 (of such a   -> _FusedBatchNormGradEx
+//   fused batch norm)
 // A chain fuses only when each intermediate tensor has a single consumer
 // (no fetch, no other reader, no control edge from it), the types agree,
 // and the device type has a kernel for the fused node. The fused node takes
@@ -56,6 +61,7 @@ struct GraphOptimizerOptions {
 struct GraphOptimizerStats {
   int fused_convolutions = 0;
   int fused_matmuls = 0;
+  int fused_batch_norms = 0;  // forward and gradient nodes
   int fused_pads = 0;
   int folded_constants = 0;
 };

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "gmock/gmock.h"
@@ -65,9 +66,7 @@ absl::StatusOr<Ran> RunWith(const Scope& scope, const GraphOptimizerOptions& opt
 std::vector<std::string> Ops(const Ran& ran) {
   std::vector<std::string> ops;
   for (const NodeDef& n : ran.nodes) {
-    if (n.op()[0] != '_' || n.op() == "_FusedConv2D" || n.op() == "_FusedMatMul") {
-      ops.push_back(n.op());
-    }
+    if (n.op()[0] != '_' || absl::StartsWith(n.op(), "_Fused")) ops.push_back(n.op());
   }
   std::sort(ops.begin(), ops.end());
   return ops;
@@ -202,6 +201,43 @@ TEST(GraphOptimizerTest, ConstantSubgraphsAreComputedOnce) {
   EXPECT_EQ(FindNode(ran, "scale")->op(), "Const");
 }
 
+TEST(GraphOptimizerTest, TrainingBatchNormAndReluFuseWithTheirGradient) {
+  for (const std::string format : {"NHWC", "NCHW"}) {
+    SCOPED_TRACE(format);
+    Scope root = Scope::NewRootScope();
+    auto x = ops::Placeholder(root, DT_FLOAT);
+    auto scale = ops::Placeholder(root, DT_FLOAT);
+    auto offset = ops::Placeholder(root, DT_FLOAT);
+    auto empty = C(root, Tensor(DT_FLOAT, TensorShape({0})));
+    auto bn = ops::FusedBatchNormV3(root, x, scale, offset, empty, empty,
+                                    ops::FusedBatchNormV3::DataFormat(format));
+    auto y = ops::Relu(root, bn.y);
+    const TensorShape per_channel = format == "NHWC" ? TensorShape({3}) : TensorShape({3, 1, 1});
+    auto loss =
+        ops::Sum(root, ops::Square(root, ops::Mul(root, y, C(root, Wavy<float>(per_channel, 1.0)))),
+                 {0, 1, 2, 3});
+    std::vector<Output> grads;
+    TW_ASSERT_OK(AddSymbolicGradients(root, {loss}, {x, scale, offset}, &grads));
+    const TensorShape shape =
+        format == "NHWC" ? TensorShape({2, 4, 5, 3}) : TensorShape({2, 3, 4, 5});
+    Ran ran;
+    // The batch norm's mean and variance outputs are read from the fused
+    // node; the gradient through the Relu is masked inside the fused one.
+    ExpectSameValues(root,
+                     {{x, Wavy<float>(shape)},
+                      {scale, Literal<float>({3}, {1.5f, -0.5f, 2})},
+                      {offset, Literal<float>({3}, {0.1f, 0.2f, -0.3f})}},
+                     {Output(y), bn.batch_mean, bn.batch_variance, grads[0], grads[1], grads[2]},
+                     1e-5, &ran);
+    const std::vector<std::string> ops = Ops(ran);
+    EXPECT_THAT(ops, ::testing::Contains("_FusedBatchNormEx"));
+    EXPECT_THAT(ops, ::testing::Contains("_FusedBatchNormGradEx"));
+    EXPECT_THAT(ops, ::testing::Not(::testing::Contains("Relu")));
+    EXPECT_THAT(ops, ::testing::Not(::testing::Contains("ReluGrad")));
+    EXPECT_EQ(FindNode(ran, y.node()->name())->op(), "_FusedBatchNormEx");
+  }
+}
+
 TEST(GraphOptimizerTest, ChainsWithOtherReadersOrTrainingBatchNormStayAsWritten) {
   Scope root = Scope::NewRootScope();
   auto x = ops::Placeholder(root, DT_FLOAT);
@@ -301,6 +337,32 @@ TEST(GraphOptimizerTest, FusedKernelsRefuseWhatTheyDoNotCompute) {
     std::vector<Tensor> out;
     EXPECT_THAT(s->Run({{"x", Wavy<float>({1, 1, 1, 1})}}, {"f"}, {}, &out),
                 StatusIs(absl::StatusCode::kInvalidArgument, message));
+  }
+  // _FusedBatchNormEx: Identity or Relu, no side inputs.
+  const std::string bn_inputs = absl::StrCat(
+      inputs,
+      "node { name: 'v' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n");
+  const auto batch_norm = [&](const std::string& mode, int side_inputs) {
+    std::string node =
+        "node { name: 'b' op: '_FusedBatchNormEx' input: 'x' input: 'v' "
+        "input: 'v' input: 'v' input: 'v' ";
+    for (int i = 0; i < side_inputs; ++i) absl::StrAppend(&node, "input: 'x' ");
+    return absl::StrCat(bn_inputs, node,
+                        "attr { key: 'T' value { type: DT_FLOAT } } "
+                        "attr { key: 'U' value { type: DT_FLOAT } } "
+                        "attr { key: 'activation_mode' value { s: '",
+                        mode, "' } } attr { key: 'num_side_inputs' value { i: ", side_inputs,
+                        " } } }");
+  };
+  for (const auto& [graph, message] : std::vector<std::pair<std::string, std::string>>{
+           {batch_norm("Elu", 0), "activation_mode 'Elu' is not supported"},
+           {batch_norm("Relu", 1), "num_side_inputs = 1 is not supported"},
+       }) {
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(graph));
+    std::vector<Tensor> out;
+    EXPECT_THAT(
+        s->Run({{"x", Wavy<float>({1, 1, 1, 1})}, {"v", Wavy<float>({1})}}, {"b"}, {}, &out),
+        StatusIs(absl::StatusCode::kInvalidArgument, message));
   }
 }
 

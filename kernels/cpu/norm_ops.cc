@@ -13,8 +13,11 @@
 //   offset_bp = sum dy; scale_bp = sum dy x^;
 //   dx = scale * rsqrt(var + eps) * (dy - offset_bp / n - x^ scale_bp / n).
 // Inference uses the given mean and variance; dx = dy * scale * rsqrt.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -122,16 +125,40 @@ void Moments(ThreadPool* pool, const float* x, int64_t rows, int64_t c, float* m
   for (int64_t ch = 0; ch < c; ++ch) variance[ch] = static_cast<float>(squares[ch] / rows);
 }
 
-// y = scale * (x - mean) * rsqrt(variance + epsilon) + offset over [R, C].
+// out[i] = y[i] > 0 ? dy[i] : 0 (0 for a NaN y, as ReluGrad), or with
+// dy == out, y[i] > 0 ? y[i] : 0 (Relu). Written with the vector units'
+// compare-and-mask: Eigen 3.4 computes a select one element at a time.
+void ReluMask(const float* y, const float* dy, int64_t n, float* out) {
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  const __m512 zero = _mm512_setzero_ps();
+  for (; i + 16 <= n; i += 16) {
+    const __mmask16 positive = _mm512_cmp_ps_mask(_mm512_loadu_ps(y + i), zero, _CMP_GT_OQ);
+    _mm512_storeu_ps(out + i, _mm512_maskz_mov_ps(positive, _mm512_loadu_ps(dy + i)));
+  }
+#elif defined(__AVX__)
+  const __m256 zero = _mm256_setzero_ps();
+  for (; i + 8 <= n; i += 8) {
+    const __m256 positive = _mm256_cmp_ps(_mm256_loadu_ps(y + i), zero, _CMP_GT_OQ);
+    _mm256_storeu_ps(out + i, _mm256_and_ps(positive, _mm256_loadu_ps(dy + i)));
+  }
+#endif
+  for (; i < n; ++i) out[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+// y = scale * (x - mean) * rsqrt(variance + epsilon) + offset over [R, C],
+// then y = max(y, 0) with `relu` (_FusedBatchNormEx; 0 for NaN, as Relu).
 void Normalize(ThreadPool* pool, const float* x, int64_t rows, int64_t c, const float* scale,
                const float* offset, const float* mean, const float* variance, float epsilon,
-               float* y) {
+               bool relu, float* y) {
   std::vector<float> a(c);
   for (int64_t ch = 0; ch < c; ++ch) a[ch] = scale[ch] / std::sqrt(variance[ch] + epsilon);
   const ChannelVector av(a.data(), c), mean_v(mean, c), offset_v(offset, c);
   pool->ParallelFor(rows, c * 3, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      MutableChannelVector(y + r * c, c) = (ChannelVector(x + r * c, c) - mean_v) * av + offset_v;
+      MutableChannelVector y_row(y + r * c, c);
+      y_row = (ChannelVector(x + r * c, c) - mean_v) * av + offset_v;
+      if (relu) ReluMask(y + r * c, y + r * c, c, y + r * c);
     }
   });
 }
@@ -143,12 +170,19 @@ void Normalize(ThreadPool* pool, const float* x, int64_t rows, int64_t c, const 
 //                 = k (dy - offset_bp / R) + A (x - mean)
 //              with A = -k rstd scale_bp / R;
 //   inference: dx = k dy.
+// With `relu_y` (_FusedBatchNormGradEx: the gradient through
+// Relu(FusedBatchNorm(x)), relu_y its output), dy is first masked to
+// dy where relu_y > 0, block by block into dx, and read from there.
 void BatchNormGradient(ThreadPool* pool, const float* dy, const float* x, int64_t rows, int64_t c,
                        const float* scale, const float* mean, const float* variance, float epsilon,
-                       bool training, float* dx, float* scale_bp, float* offset_bp) {
+                       bool training, const float* relu_y, float* dx, float* scale_bp,
+                       float* offset_bp) {
   const ChannelVector mean_v(mean, c);
+  const float* const given_dy = dy;
+  if (relu_y != nullptr) dy = dx;
   const std::vector<double> sums =
       ChannelSums(pool, rows, c, 2, [&](int64_t r0, int64_t n, double* out) {
+        if (relu_y != nullptr) ReluMask(relu_y + r0 * c, given_dy + r0 * c, n * c, dx + r0 * c);
         SumRows(r0, n, c, out,
                 [&](int64_t r, Eigen::ArrayXf& sum_dy) { sum_dy += ChannelVector(dy + r * c, c); });
         SumRows(r0, n, c, out + c, [&](int64_t r, Eigen::ArrayXf& sum_dy_xc) {
@@ -179,9 +213,36 @@ void BatchNormGradient(ThreadPool* pool, const float* dy, const float* x, int64_
   });
 }
 
+// FusedBatchNorm (V1/V2/V3), and _FusedBatchNormEx with activation_mode
+// Relu (the graph optimizer's FusedBatchNorm + Relu), whose outputs are
+// FusedBatchNormV3's with y past the Relu.
+// _FusedBatchNormEx / _FusedBatchNormGradEx's activation_mode: true for
+// Relu, false for Identity (and for the ops without the attr).
+// InvalidArgument for another mode or side inputs, which the optimizer
+// does not make.
+absl::StatusOr<bool> ReadActivationMode(const KernelConstruction& c) {
+  if (!c.def().attr().count("activation_mode")) return false;
+  std::string mode;
+  int64_t side_inputs = 0;
+  TW_RETURN_IF_ERROR(c.GetAttr("activation_mode", &mode));
+  TW_RETURN_IF_ERROR(c.GetAttr("num_side_inputs", &side_inputs));
+  if (side_inputs != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_side_inputs = ", side_inputs, " is not supported on the CPU"));
+  }
+  if (mode != "Identity" && mode != "Relu") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("activation_mode '", mode, "' is not supported: Identity or Relu"));
+  }
+  return mode == "Relu";
+}
+
 class FusedBatchNormOp : public OpKernel {
  public:
-  absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_ASSIGN_OR_RETURN(relu_, ReadActivationMode(c));
+    return a_.Init(c);
+  }
   absl::Status Compute(KernelContext* ctx) override {
     const auto& d = ctx->eigen_cpu_device();
     const Tensor& x_in = ctx->input(0);
@@ -243,7 +304,8 @@ class FusedBatchNormOp : public OpKernel {
       const Row m = a_.is_training ? saved_mean : mean;
       const Row v = a_.is_training ? saved_var : var;
       Normalize(pool, x.data<float>(), rows, c, ctx->input(1).data<float>(),
-                ctx->input(2).data<float>(), m.data(), v.data(), a_.epsilon, y.data<float>());
+                ctx->input(2).data<float>(), m.data(), v.data(), a_.epsilon, relu_,
+                y.data<float>());
     }
     if (a_.nchw) TW_RETURN_IF_ERROR(FromNhwc(d, y, y_out));
     return absl::OkStatus();
@@ -251,20 +313,39 @@ class FusedBatchNormOp : public OpKernel {
 
  private:
   BnAttrs a_;
+  bool relu_ = false;
 };
 
+// FusedBatchNormGrad (V1/V2/V3), and _FusedBatchNormGradEx with
+// activation_mode Relu (the graph optimizer's ReluGrad +
+// FusedBatchNormGradV3): y_backprop is the gradient of the Relu's output y
+// (input 7), masked where y <= 0.
 class FusedBatchNormGradOp : public OpKernel {
  public:
-  absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_ASSIGN_OR_RETURN(relu_, ReadActivationMode(c));
+    return a_.Init(c);
+  }
   absl::Status Compute(KernelContext* ctx) override {
     const auto& d = ctx->eigen_cpu_device();
     const Tensor& dy_in = ctx->input(0);
     const Tensor& x_in = ctx->input(1);
     TW_RETURN_IF_ERROR(CheckBatchNormGradShapes(dy_in, x_in));
-    Tensor x = x_in, dy = dy_in;
+    Tensor x = x_in, dy = dy_in, relu_y;
+    if (relu_) {
+      relu_y = ctx->input(7);
+      if (relu_y.shape() != x_in.shape()) {
+        return absl::InvalidArgumentError(absl::StrCat("y must have x's shape ",
+                                                       x_in.shape().DebugString(), ", got ",
+                                                       relu_y.shape().DebugString()));
+      }
+    }
     if (a_.nchw) {
       TW_ASSIGN_OR_RETURN(x, ToNhwc(d, ctx->device()->allocator(), x_in));
       TW_ASSIGN_OR_RETURN(dy, ToNhwc(d, ctx->device()->allocator(), dy_in));
+      if (relu_) {
+        TW_ASSIGN_OR_RETURN(relu_y, ToNhwc(d, ctx->device()->allocator(), relu_y));
+      }
     }
     const int64_t c = x.dim_size(3), rows = x.NumElements() / std::max<int64_t>(c, 1);
     TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(2), c, "scale"));
@@ -287,14 +368,16 @@ class FusedBatchNormGradOp : public OpKernel {
     }
     BatchNormGradient(ctx->intra_op_pool(), dy.data<float>(), x.data<float>(), rows, c,
                       ctx->input(2).data<float>(), ctx->input(3).data<float>(),
-                      ctx->input(4).data<float>(), a_.epsilon, a_.is_training, dx.data<float>(),
-                      scale_bp.data(), offset_bp.data());
+                      ctx->input(4).data<float>(), a_.epsilon, a_.is_training,
+                      relu_ ? relu_y.data<float>() : nullptr, dx.data<float>(), scale_bp.data(),
+                      offset_bp.data());
     if (a_.nchw) TW_RETURN_IF_ERROR(FromNhwc(d, dx, dx_out));
     return absl::OkStatus();
   }
 
  private:
   BnAttrs a_;
+  bool relu_ = false;
 };
 
 // Windowed sums over channels of `v` (length c) with radius r, via prefix
@@ -419,6 +502,10 @@ TW_REGISTER_KERNELS(norm_ops) {
   RegisterKernel(cpu("FusedBatchNormGradV2").TypeConstraint<float>("U"),
                  MakeFactory<FusedBatchNormGradOp>());
   RegisterKernel(cpu("FusedBatchNormGradV3").TypeConstraint<float>("U"),
+                 MakeFactory<FusedBatchNormGradOp>());
+  RegisterKernel(cpu("_FusedBatchNormEx").TypeConstraint<float>("U"),
+                 MakeFactory<FusedBatchNormOp>());
+  RegisterKernel(cpu("_FusedBatchNormGradEx").TypeConstraint<float>("U"),
                  MakeFactory<FusedBatchNormGradOp>());
   RegisterKernel(cpu("LRN"), MakeFactory<LrnOp<float>>());
   RegisterKernel(cpu("LRNGrad"), MakeFactory<LrnGradOp<float>>());

@@ -453,6 +453,8 @@ TW_REGISTER_NO_GRADIENT("InTopKV2");
 // already in the graph (runtime/graph_optimizer.h), never differentiated.
 TW_REGISTER_NO_GRADIENT("_FusedConv2D");
 TW_REGISTER_NO_GRADIENT("_FusedMatMul");
+TW_REGISTER_NO_GRADIENT("_FusedBatchNormEx");
+TW_REGISTER_NO_GRADIENT("_FusedBatchNormGradEx");
 
 }  // namespace
 }  // namespace towerflow
