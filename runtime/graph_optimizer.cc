@@ -605,6 +605,24 @@ absl::StatusOr<std::vector<Tensor>> Evaluate(const GraphDef& def, int num_fetche
   return frame.Take();
 }
 
+// Marks in `marked` every node `from` reads, directly or not, walking back
+// from `from` (marked already) through nodes not marked yet.
+void MarkAncestors(const GraphView& view, const GraphDef& def, std::vector<int> from,
+                   std::vector<bool>* marked) {
+  while (!from.empty()) {
+    const int i = from.back();
+    from.pop_back();
+    for (const std::string& in : def.node(i).input()) {
+      absl::StatusOr<TensorId> id = ParseTensorName(in);
+      const int p = id.ok() ? view.Find(id->node) : -1;
+      if (p >= 0 && !(*marked)[p]) {
+        (*marked)[p] = true;
+        from.push_back(p);
+      }
+    }
+  }
+}
+
 // Replaces every node whose value is the same each step (a stateless
 // function of constants) and that a non-constant node reads by a Const
 // holding that value, computed once here; the constant nodes nothing reads
@@ -648,20 +666,8 @@ absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def,
   if (frontier.empty()) return absl::OkStatus();
   // The frontier's constant ancestors, evaluated together.
   std::vector<bool> in_eval(n);
-  std::vector<int> stack(frontier.begin(), frontier.end());
   for (int i : frontier) in_eval[i] = true;
-  while (!stack.empty()) {
-    const int i = stack.back();
-    stack.pop_back();
-    for (const std::string& in : def->node(i).input()) {
-      absl::StatusOr<TensorId> id = ParseTensorName(in);
-      const int p = id.ok() ? view.Find(id->node) : -1;
-      if (p >= 0 && !in_eval[p]) {
-        in_eval[p] = true;
-        stack.push_back(p);
-      }
-    }
-  }
+  MarkAncestors(view, *def, frontier, &in_eval);
   GraphDef eval;
   for (int i = 0; i < n; ++i) {
     if (in_eval[i]) *eval.add_node() = def->node(i);
@@ -700,27 +706,17 @@ absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def,
   }
   // needed: every node not folded away, and the inputs of the nodes needed.
   std::vector<bool> needed(n);
+  std::vector<int> kept;
   for (int i = 0; i < n; ++i) {
     const bool had_readers = !view.Consumers(def->node(i).name(), 0).empty() ||
                              view.OtherOutputsRead(def->node(i).name(), 0) ||
                              view.HasControlConsumers(def->node(i).name());
     if (!constant[i] || replaced[i] || (!had_readers && def->node(i).op() == "Const")) {
       needed[i] = true;
-      stack.push_back(i);
+      kept.push_back(i);
     }
   }
-  while (!stack.empty()) {
-    const int i = stack.back();
-    stack.pop_back();
-    for (const std::string& in : def->node(i).input()) {
-      absl::StatusOr<TensorId> id = ParseTensorName(in);
-      const int p = id.ok() ? view.Find(id->node) : -1;
-      if (p >= 0 && !needed[p]) {
-        needed[p] = true;
-        stack.push_back(p);
-      }
-    }
-  }
+  MarkAncestors(view, *def, kept, &needed);
   GraphDef out;
   for (int i = 0; i < n; ++i) {
     if (needed[i]) *out.add_node() = std::move(*def->mutable_node(i));

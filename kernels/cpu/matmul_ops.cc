@@ -45,10 +45,17 @@ void Product(const Eigen::ThreadPoolDevice& d, bool ta, bool tb, int64_t m, int6
   }
 }
 
-template <typename T>
+// MatMul, and _FusedMatMul (kFused): MatMul then fused_ops (fused_ops.h:
+// BiasAdd, then optionally Relu or Relu6) on input 2, which the remapper
+// makes from MatMul + BiasAdd (+ Relu); the bias and activation are one
+// pass over the product.
+template <typename T, bool kFused>
 class MatMulOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
+    if constexpr (kFused) {
+      TW_ASSIGN_OR_RETURN(fused_, ReadFusedOps(c, /*allow_batch_norm=*/false));
+    }
     TW_RETURN_IF_ERROR(c.GetAttr("transpose_a", &ta_));
     return c.GetAttr("transpose_b", &tb_);
   }
@@ -56,38 +63,17 @@ class MatMulOp : public OpKernel {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
     TW_ASSIGN_OR_RETURN(const MatMulDims d, PlanMatMul(a.shape(), b.shape(), ta_, tb_));
-    const int64_t m = d.m, n = d.n, k = d.k;
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({m, n})));
-    Product<T>(ctx->eigen_cpu_device(), ta_, tb_, m, n, k, a.data<T>(), b.data<T>(),
-               out->data<T>());
-    return absl::OkStatus();
-  }
-
- private:
-  bool ta_ = false, tb_ = false;
-};
-
-// _FusedMatMul: MatMul then fused_ops (fused_ops.h: BiasAdd, then
-// optionally Relu or Relu6), which the remapper makes from MatMul +
-// BiasAdd (+ Relu); the bias and activation are one pass over the product.
-template <typename T>
-class FusedMatMulOp : public OpKernel {
- public:
-  absl::Status Init(const KernelConstruction& c) override {
-    TW_ASSIGN_OR_RETURN(fused_, ReadFusedOps(c, /*allow_batch_norm=*/false));
-    TW_RETURN_IF_ERROR(c.GetAttr("transpose_a", &ta_));
-    return c.GetAttr("transpose_b", &tb_);
-  }
-  absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& a = ctx->input(0);
-    const Tensor& b = ctx->input(1);
-    TW_ASSIGN_OR_RETURN(const MatMulDims d, PlanMatMul(a.shape(), b.shape(), ta_, tb_));
-    TW_ASSIGN_OR_RETURN(const ChannelAffine<T> affine, FusedChannelAffine<T>(ctx, fused_, 2, d.n));
+    ChannelAffine<T> affine;
+    if constexpr (kFused) {
+      TW_ASSIGN_OR_RETURN(affine, FusedChannelAffine<T>(ctx, fused_, 2, d.n));
+    }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({d.m, d.n})));
     Product<T>(ctx->eigen_cpu_device(), ta_, tb_, d.m, d.n, d.k, a.data<T>(), b.data<T>(),
                out->data<T>());
-    AddShiftAndActivate(ctx->intra_op_pool(), out->data<T>(), d.m, d.n, affine.shift.data(),
-                        fused_.activation);
+    if constexpr (kFused) {
+      AddShiftAndActivate(ctx->intra_op_pool(), out->data<T>(), d.m, d.n, affine.shift.data(),
+                          fused_.activation);
+    }
     return absl::OkStatus();
   }
 
@@ -95,6 +81,11 @@ class FusedMatMulOp : public OpKernel {
   FusedOps fused_;
   bool ta_ = false, tb_ = false;
 };
+
+template <typename T>
+using PlainMatMulOp = MatMulOp<T, false>;
+template <typename T>
+using FusedMatMulOp = MatMulOp<T, true>;
 
 template <typename T>
 class BatchMatMulOp : public OpKernel {
@@ -130,7 +121,7 @@ class BatchMatMulOp : public OpKernel {
 
 TW_REGISTER_KERNELS(matmul) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
-  RegisterTypedKernels<MatMulOp, float, double, int32_t>(cpu("MatMul"), "T");
+  RegisterTypedKernels<PlainMatMulOp, float, double, int32_t>(cpu("MatMul"), "T");
   RegisterTypedKernels<FusedMatMulOp, float, double>(cpu("_FusedMatMul"), "T");
   RegisterTypedKernels<BatchMatMulOp, float, double, int32_t>(cpu("BatchMatMul"), "T");
   RegisterTypedKernels<BatchMatMulOp, float, double, int32_t>(cpu("BatchMatMulV2"), "T");
