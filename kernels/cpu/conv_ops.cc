@@ -144,8 +144,9 @@ absl::Status ConvForward(KernelContext* ctx, const Window2D& w, int64_t oc, cons
               y.data<T>() + r0 * oc, oc);
     }
   }
-  if (shift != nullptr)
+  if (shift != nullptr) {
     AddShiftAndActivate(ctx->intra_op_pool(), y.data<T>(), rows, oc, shift, act);
+  }
   return absl::OkStatus();
 }
 

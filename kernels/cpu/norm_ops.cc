@@ -1,5 +1,7 @@
 // Normalizations, as gpu/norm_ops.cc: FusedBatchNorm (V1/V3) and
-// FusedBatchNormGrad (V1/V3) on NHWC or NCHW, computed on a [rows, C] view
+// FusedBatchNormGrad (V1/V3) on NHWC or NCHW (and, on the CPU only, the
+// graph optimizer's _FusedBatchNormEx / _FusedBatchNormGradEx: the same with
+// a Relu after, or its gradient's mask before), computed on a [rows, C] view
 // (NCHW is transposed to NHWC first); LRN and LRNGrad (NHWC) as single fused
 // passes over the channels (TF's formulas).
 //
@@ -213,9 +215,6 @@ void BatchNormGradient(ThreadPool* pool, const float* dy, const float* x, int64_
   });
 }
 
-// FusedBatchNorm (V1/V2/V3), and _FusedBatchNormEx with activation_mode
-// Relu (the graph optimizer's FusedBatchNorm + Relu), whose outputs are
-// FusedBatchNormV3's with y past the Relu.
 // _FusedBatchNormEx / _FusedBatchNormGradEx's activation_mode: true for
 // Relu, false for Identity (and for the ops without the attr).
 // InvalidArgument for another mode or side inputs, which the optimizer
@@ -237,6 +236,9 @@ absl::StatusOr<bool> ReadActivationMode(const KernelConstruction& c) {
   return mode == "Relu";
 }
 
+// FusedBatchNorm (V1/V2/V3), and _FusedBatchNormEx with activation_mode
+// Relu (the graph optimizer's FusedBatchNorm + Relu), whose outputs are
+// FusedBatchNormV3's with y past the Relu.
 class FusedBatchNormOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
