@@ -271,8 +271,7 @@ bool IsFloatBatchNorm(const NodeDef& n) {
 // FusedBatchNorm{V2,V3} whose y only a Relu reads -> _FusedBatchNormEx
 // (activation Relu) named after the Relu; readers of the batch norm's other
 // outputs read the fused node's, at the same indices.
-void FuseBatchNormRelu(const std::string& device_type, const GraphView& view, GraphDef* def,
-                       GraphOptimizerStats* stats) {
+void FuseBatchNormRelu(const std::string& device_type, const GraphView& view, GraphDef* def) {
   std::map<int, NodeDef> replace;
   std::set<int> drop;
   std::map<std::string, std::string> renamed;
@@ -302,7 +301,6 @@ void FuseBatchNormRelu(const std::string& device_type, const GraphView& view, Gr
     }
     replace[readers[0].first] = std::move(fused);
     drop.insert(b);
-    ++stats->fused_batch_norms;
   }
   if (!drop.empty()) Rewrite(def, std::move(replace), drop, renamed);
 }
@@ -310,8 +308,7 @@ void FuseBatchNormRelu(const std::string& device_type, const GraphView& view, Gr
 // ReluGrad(dy, y) read only by FusedBatchNormGradV3 as y_backprop, y being
 // a _FusedBatchNormEx's Relu output and the gradient's x that node's x ->
 // _FusedBatchNormGradEx (activation Relu) named after the gradient.
-void FuseBatchNormReluGrad(const std::string& device_type, const GraphView& view, GraphDef* def,
-                           GraphOptimizerStats* stats) {
+void FuseBatchNormReluGrad(const std::string& device_type, const GraphView& view, GraphDef* def) {
   std::map<int, NodeDef> replace;
   std::set<int> drop;
   for (int g = 0; g < def->node_size(); ++g) {
@@ -354,12 +351,11 @@ void FuseBatchNormReluGrad(const std::string& device_type, const GraphView& view
     if (!FindKernelDef(device_type, fused).ok()) continue;
     replace[g] = std::move(fused);
     drop.insert(rg);
-    ++stats->fused_batch_norms;
   }
   if (!drop.empty()) Rewrite(def, std::move(replace), drop, {});
 }
 
-absl::Status Remap(const std::string& device_type, GraphDef* def, GraphOptimizerStats* stats) {
+absl::Status Remap(const std::string& device_type, GraphDef* def) {
   for (bool changed = true; changed;) {
     changed = false;
     TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
@@ -368,7 +364,6 @@ absl::Status Remap(const std::string& device_type, GraphDef* def, GraphOptimizer
       if (!chain) continue;
       NodeDef fused = FusedNode(*def, *chain);
       if (!FindKernelDef(device_type, fused).ok()) continue;
-      (def->node(i).op() == "Conv2D" ? stats->fused_convolutions : stats->fused_matmuls)++;
       std::vector<int> remove = {chain->product, chain->affine};
       if (chain->activation >= 0) remove.push_back(chain->activation);
       ReplaceNodes(def, remove, std::move(fused));
@@ -380,10 +375,10 @@ absl::Status Remap(const std::string& device_type, GraphDef* def, GraphOptimizer
   // convolution) with their Relus, then their gradients.
   {
     TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
-    FuseBatchNormRelu(device_type, view, def, stats);
+    FuseBatchNormRelu(device_type, view, def);
   }
   TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
-  FuseBatchNormReluGrad(device_type, view, def, stats);
+  FuseBatchNormReluGrad(device_type, view, def);
   return absl::OkStatus();
 }
 
@@ -429,7 +424,7 @@ bool IsConvReadingPad(const NodeDef& n, int input, const std::string& format) {
 }
 
 // Fuses the first fusable Pad; false when none is left.
-absl::StatusOr<bool> FusePad(GraphDef* def, GraphOptimizerStats* stats) {
+absl::StatusOr<bool> FusePad(GraphDef* def) {
   TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
   for (int p = 0; p < def->node_size(); ++p) {
     const NodeDef& pad = def->node(p);
@@ -511,7 +506,6 @@ absl::StatusOr<bool> FusePad(GraphDef* def, GraphOptimizerStats* stats) {
       for (const auto& [c, input] : consumers) def->mutable_node(c)->add_input(in);
     }
     def->mutable_node()->DeleteSubrange(p, 1);
-    ++stats->fused_pads;
     return true;
   }
   return false;
@@ -629,8 +623,7 @@ void MarkAncestors(const GraphView& view, const GraphDef& def, std::vector<int> 
 // any more go. A value over kMaxFoldedBytes, or a subgraph whose kernels
 // fail, stays as written (its error then comes at run time, as without
 // folding).
-absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def,
-                           GraphOptimizerStats* stats) {
+absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def) {
   TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
   const int n = def->node_size();
   // constant[i]: a Const, or foldable with only constant inputs.
@@ -702,7 +695,6 @@ absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def,
     *(*folded.mutable_attr())["value"].mutable_tensor() = v.AsProto();
     node = std::move(folded);
     replaced[frontier[k]] = true;
-    ++stats->folded_constants;
   }
   // needed: every node not folded away, and the inputs of the nodes needed.
   std::vector<bool> needed(n);
@@ -728,25 +720,22 @@ absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def,
 }  // namespace
 
 absl::Status OptimizePartition(const GraphOptimizerOptions& options, Device* device,
-                               ThreadPool* inter_op_pool, GraphDef* partition,
-                               GraphOptimizerStats* stats) {
-  GraphOptimizerStats local;
-  if (stats == nullptr) stats = &local;
+                               ThreadPool* inter_op_pool, GraphDef* partition) {
   const std::string& device_type = device->device_type();
   // Folding first: what it computes (a bias, paddings) is then a Const the
   // other rewrites can read. It evaluates on the CPU device itself.
   if (options.constant_folding && device_type == kDeviceCpu) {
-    TW_RETURN_IF_ERROR(FoldConstants(device, inter_op_pool, partition, stats));
+    TW_RETURN_IF_ERROR(FoldConstants(device, inter_op_pool, partition));
   }
   // Pad fusion next: a padded convolution then remaps like any other.
   // EXPLICIT padding is the CPU kernels' (oneDNN's asymmetric padding).
   if (options.pad_fusion && device_type == kDeviceCpu) {
     for (;;) {
-      TW_ASSIGN_OR_RETURN(const bool fused, FusePad(partition, stats));
+      TW_ASSIGN_OR_RETURN(const bool fused, FusePad(partition));
       if (!fused) break;
     }
   }
-  if (options.remapping) TW_RETURN_IF_ERROR(Remap(device_type, partition, stats));
+  if (options.remapping) TW_RETURN_IF_ERROR(Remap(device_type, partition));
   return absl::OkStatus();
 }
 

@@ -28,7 +28,7 @@
 // unchanged, and lists the nodes it replaced in its "_fused_nodes" attr,
 // which the executor's errors name.
 //
-// Pad fusion: Pad (constant paddings, zero value, spatial dimensions only)
+// Pad fusion (CPU partitions): Pad (constant paddings, zero value, spatial dimensions only)
 // followed by VALID Conv2D / Conv2DBackpropFilter on its output becomes an
 // EXPLICIT padding of those convolutions, and the Pad goes when nothing
 // else reads it (a Shape of it becomes the shape of its input plus the
@@ -57,21 +57,11 @@ struct GraphOptimizerOptions {
   static GraphOptimizerOptions None() { return {false, false, false}; }
 };
 
-// What one call rewrote.
-struct GraphOptimizerStats {
-  int fused_convolutions = 0;
-  int fused_matmuls = 0;
-  int fused_batch_norms = 0;  // forward and gradient nodes
-  int fused_pads = 0;
-  int folded_constants = 0;
-};
-
 // Rewrites `partition`, whose nodes all run on `device` (constant folding
 // runs kernels there, on `inter_op_pool`). Errors only for a partition that
 // does not parse (a bad input name); what does not match is left alone.
 absl::Status OptimizePartition(const GraphOptimizerOptions& options, Device* device,
-                               ThreadPool* inter_op_pool, GraphDef* partition,
-                               GraphOptimizerStats* stats = nullptr);
+                               ThreadPool* inter_op_pool, GraphDef* partition);
 
 }  // namespace towerflow
 
