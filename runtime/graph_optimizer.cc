@@ -152,74 +152,6 @@ std::optional<Chain> MatchChain(const GraphView& view, const GraphDef& def, int 
   return chain;
 }
 
-// The fused node for `chain`, named after its last node.
-NodeDef FusedNode(const GraphDef& def, const Chain& chain) {
-  const NodeDef& product = def.node(chain.product);
-  const NodeDef& affine = def.node(chain.affine);
-  const NodeDef& last = def.node(chain.activation >= 0 ? chain.activation : chain.affine);
-  const bool conv = product.op() == "Conv2D";
-  const bool batch_norm = IsBatchNorm(affine);
-  NodeDef fused;
-  fused.set_name(last.name());
-  fused.set_op(conv ? "_FusedConv2D" : "_FusedMatMul");
-  fused.set_device(last.device());
-  std::vector<std::string> controls;
-  for (const std::string& in : product.input()) {
-    if (in[0] == '^') {
-      controls.push_back(in);
-    } else {
-      fused.add_input(in);
-    }
-  }
-  const int num_args = batch_norm ? 4 : 1;
-  for (int k = 0; k < affine.input_size(); ++k) {
-    const std::string& in = affine.input(k);
-    if (in[0] == '^') {
-      controls.push_back(in);
-    } else if (k >= 1 && k <= num_args) {
-      fused.add_input(in);
-    }
-  }
-  if (chain.activation >= 0) {
-    for (const std::string& in : def.node(chain.activation).input()) {
-      if (in[0] == '^') controls.push_back(in);
-    }
-  }
-  std::sort(controls.begin(), controls.end());
-  controls.erase(std::unique(controls.begin(), controls.end()), controls.end());
-  for (const std::string& c : controls) fused.add_input(c);
-
-  auto& attrs = *fused.mutable_attr();
-  for (const auto& [name, value] : product.attr()) {
-    if (name == "grad_a" || name == "grad_b" || name[0] == '_') continue;  // not in the schema
-    attrs[name] = value;
-  }
-  attrs["num_args"].set_i(num_args);
-  AttrValue::ListValue* ops = attrs["fused_ops"].mutable_list();
-  ops->add_s(batch_norm ? "FusedBatchNorm" : "BiasAdd");
-  if (chain.activation >= 0) ops->add_s(def.node(chain.activation).op());
-  const AttrValue* epsilon = Attr(affine, "epsilon");
-  attrs["epsilon"].set_f(batch_norm && epsilon != nullptr ? epsilon->f() : 1e-4f);
-  AttrValue::ListValue* names = attrs["_fused_nodes"].mutable_list();
-  names->add_s(product.name());
-  names->add_s(affine.name());
-  if (chain.activation >= 0) names->add_s(last.name());
-  return fused;
-}
-
-// Replaces the nodes `remove` with `node` (import orders nodes itself).
-void ReplaceNodes(GraphDef* def, const std::vector<int>& remove, NodeDef node) {
-  const int at = *std::max_element(remove.begin(), remove.end());
-  *def->mutable_node(at) = std::move(node);
-  std::set<int> drop(remove.begin(), remove.end());
-  drop.erase(at);
-  GraphDef out;
-  for (int i = 0; i < def->node_size(); ++i) {
-    if (!drop.count(i)) *out.add_node() = std::move(*def->mutable_node(i));
-  }
-  def->mutable_node()->Swap(out.mutable_node());
-}
-
 // Replaces node i by replace[i] and drops the nodes in `drop`, then points
 // every input naming a key of `renamed` ("node:k") at its value.
 void Rewrite(GraphDef* def, std::map<int, NodeDef> replace, const std::set<int>& drop,
@@ -258,9 +190,44 @@ void CopyAttrs(const NodeDef& from, std::initializer_list<const char*> names, No
   }
 }
 
-void MarkFused(std::initializer_list<const NodeDef*> nodes, NodeDef* fused) {
+void MarkFused(const std::vector<const NodeDef*>& nodes, NodeDef* fused) {
   AttrValue::ListValue* names = (*fused->mutable_attr())["_fused_nodes"].mutable_list();
   for (const NodeDef* n : nodes) names->add_s(n->name());
+}
+
+// The fused node for `chain`, named after its last node.
+NodeDef FusedNode(const GraphDef& def, const Chain& chain) {
+  const NodeDef& product = def.node(chain.product);
+  const NodeDef& affine = def.node(chain.affine);
+  const NodeDef& last = def.node(chain.activation >= 0 ? chain.activation : chain.affine);
+  const bool conv = product.op() == "Conv2D";
+  const bool batch_norm = IsBatchNorm(affine);
+  NodeDef fused;
+  fused.set_name(last.name());
+  fused.set_op(conv ? "_FusedConv2D" : "_FusedMatMul");
+  fused.set_device(last.device());
+  for (const std::string& in : product.input()) {
+    if (in[0] != '^') fused.add_input(in);
+  }
+  const int num_args = batch_norm ? 4 : 1;
+  for (int k = 1; k <= num_args; ++k) fused.add_input(affine.input(k));
+  std::vector<const NodeDef*> members = {&product, &affine};
+  if (chain.activation >= 0) members.push_back(&last);
+  for (const std::string& c : ControlInputs(members)) fused.add_input(c);
+
+  auto& attrs = *fused.mutable_attr();
+  for (const auto& [name, value] : product.attr()) {
+    if (name == "grad_a" || name == "grad_b" || name[0] == '_') continue;  // not in the schema
+    attrs[name] = value;
+  }
+  attrs["num_args"].set_i(num_args);
+  AttrValue::ListValue* ops = attrs["fused_ops"].mutable_list();
+  ops->add_s(batch_norm ? "FusedBatchNorm" : "BiasAdd");
+  if (chain.activation >= 0) ops->add_s(def.node(chain.activation).op());
+  const AttrValue* epsilon = Attr(affine, "epsilon");
+  attrs["epsilon"].set_f(batch_norm && epsilon != nullptr ? epsilon->f() : 1e-4f);
+  MarkFused(members, &fused);
+  return fused;
 }
 
 bool IsFloatBatchNorm(const NodeDef& n) {
@@ -355,21 +322,27 @@ void FuseBatchNormReluGrad(const std::string& device_type, const GraphView& view
   if (!drop.empty()) Rewrite(def, std::move(replace), drop, {});
 }
 
+// Every product chain, in one scan: chains never share a node (an affine
+// node reads one product, an activation one affine node).
+void FuseProductChains(const std::string& device_type, const GraphView& view, GraphDef* def) {
+  std::map<int, NodeDef> replace;
+  std::set<int> drop;
+  for (int i = 0; i < def->node_size(); ++i) {
+    const std::optional<Chain> chain = MatchChain(view, *def, i);
+    if (!chain) continue;
+    NodeDef fused = FusedNode(*def, *chain);
+    if (!FindKernelDef(device_type, fused).ok()) continue;
+    drop.insert(chain->product);
+    if (chain->activation >= 0) drop.insert(chain->affine);
+    replace[chain->activation >= 0 ? chain->activation : chain->affine] = std::move(fused);
+  }
+  if (!drop.empty()) Rewrite(def, std::move(replace), drop, {});
+}
+
 absl::Status Remap(const std::string& device_type, GraphDef* def) {
-  for (bool changed = true; changed;) {
-    changed = false;
+  {
     TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
-    for (int i = 0; i < def->node_size(); ++i) {
-      const std::optional<Chain> chain = MatchChain(view, *def, i);
-      if (!chain) continue;
-      NodeDef fused = FusedNode(*def, *chain);
-      if (!FindKernelDef(device_type, fused).ok()) continue;
-      std::vector<int> remove = {chain->product, chain->affine};
-      if (chain->activation >= 0) remove.push_back(chain->activation);
-      ReplaceNodes(def, remove, std::move(fused));
-      changed = true;
-      break;  // indices moved: look again
-    }
+    FuseProductChains(device_type, view, def);
   }
   // Batch norms left (training, or after something other than a
   // convolution) with their Relus, then their gradients.
@@ -384,13 +357,19 @@ absl::Status Remap(const std::string& device_type, GraphDef* def) {
 
 // ---------------------------------------------------------------- pad fusion
 
-// The [rank, 2] paddings of Const node `n` as int64, if it is one.
-std::optional<std::vector<int64_t>> ConstPaddings(const NodeDef& n) {
-  if (n.op() != "Const") return std::nullopt;
+// The value of Const node `n`, if it is one.
+std::optional<Tensor> ConstValue(const NodeDef& n) {
   const AttrValue* value = Attr(n, "value");
-  if (value == nullptr) return std::nullopt;
+  if (n.op() != "Const" || value == nullptr) return std::nullopt;
   absl::StatusOr<Tensor> t = Tensor::FromProto(value->tensor());
-  if (!t.ok() || t->dims() != 2 || t->dim_size(0) != 4 || t->dim_size(1) != 2) return std::nullopt;
+  if (!t.ok()) return std::nullopt;
+  return *std::move(t);
+}
+
+// The [4, 2] paddings of Const node `n` as int64, if it is one.
+std::optional<std::vector<int64_t>> ConstPaddings(const NodeDef& n) {
+  const std::optional<Tensor> t = ConstValue(n);
+  if (!t || t->dims() != 2 || t->dim_size(0) != 4 || t->dim_size(1) != 2) return std::nullopt;
   std::vector<int64_t> p(8);
   for (int i = 0; i < 8; ++i) {
     if (t->dtype() == DT_INT32) {
@@ -407,11 +386,8 @@ std::optional<std::vector<int64_t>> ConstPaddings(const NodeDef& n) {
 
 // Whether Const node `n` holds a single zero (PadV2's constant_values).
 bool IsScalarZero(const NodeDef& n) {
-  if (n.op() != "Const") return false;
-  const AttrValue* value = Attr(n, "value");
-  if (value == nullptr) return false;
-  absl::StatusOr<Tensor> t = Tensor::FromProto(value->tensor());
-  if (!t.ok() || t->NumElements() != 1) return false;
+  const std::optional<Tensor> t = ConstValue(n);
+  if (!t || t->NumElements() != 1) return false;
   if (t->dtype() == DT_FLOAT) return t->data<float>()[0] == 0.0f;
   if (t->dtype() == DT_DOUBLE) return t->data<double>()[0] == 0.0;
   return false;
@@ -505,7 +481,17 @@ absl::StatusOr<bool> FusePad(GraphDef* def) {
       if (in[0] != '^') continue;
       for (const auto& [c, input] : consumers) def->mutable_node(c)->add_input(in);
     }
-    def->mutable_node()->DeleteSubrange(p, 1);
+    // The Pad goes, and so do the constants only it read.
+    std::vector<int> gone = {p};
+    for (int k = 1; k < pad.input_size(); ++k) {
+      const int q = ProducerOfOutput0(view, pad.input(k));
+      const std::string& name = q >= 0 ? def->node(q).name() : "";
+      if (q >= 0 && view.Consumers(name, 0).size() == 1 && !view.HasControlConsumers(name)) {
+        gone.push_back(q);
+      }
+    }
+    std::sort(gone.rbegin(), gone.rend());
+    for (int i : gone) def->mutable_node()->DeleteSubrange(i, 1);
     return true;
   }
   return false;
@@ -515,9 +501,10 @@ absl::StatusOr<bool> FusePad(GraphDef* def) {
 
 constexpr int64_t kMaxFoldedBytes = int64_t{10} << 20;  // TF's default limit
 
-// Whether `n` may be evaluated once for every step: a stateless op with a
-// kernel on `device_type`, one output, outside control flow, not a feed.
-bool IsFoldableOp(const NodeDef& n, const std::string& device_type) {
+// The output type of `n` when it may be evaluated once for every step: a
+// stateless op with a kernel on `device_type`, one output, outside control
+// flow, not a feed. nullopt otherwise.
+std::optional<DataType> FoldableOutputType(const NodeDef& n, const std::string& device_type) {
   static const auto* const kNever = new std::set<std::string>{"Const",
                                                               "Placeholder",
                                                               "PlaceholderWithDefault",
@@ -535,17 +522,18 @@ bool IsFoldableOp(const NodeDef& n, const std::string& device_type) {
                                                               "ControlTrigger",
                                                               "NoOp",
                                                               "Identity"};
-  if (n.op().empty() || n.op()[0] == '_' || kNever->count(n.op())) return false;
+  if (n.op().empty() || n.op()[0] == '_' || kNever->count(n.op())) return std::nullopt;
   const OpRegistrationData* reg = OpRegistry::Global()->Find(n.op());
-  if (reg == nullptr || reg->op_def.is_stateful()) return false;
+  if (reg == nullptr || reg->op_def.is_stateful()) return std::nullopt;
   DataTypeVector in_types, out_types;
   if (!InOutTypesForNode(n, reg->op_def, &in_types, &out_types).ok() || out_types.size() != 1) {
-    return false;
+    return std::nullopt;
   }
-  for (DataType t : out_types) {
-    if (t == DT_RESOURCE || t == DT_VARIANT || IsRefType(t)) return false;
+  const DataType t = out_types[0];
+  if (t == DT_RESOURCE || t == DT_VARIANT || IsRefType(t) || !FindKernelDef(device_type, n).ok()) {
+    return std::nullopt;
   }
-  return FindKernelDef(device_type, n).ok();
+  return t;
 }
 
 // A call frame that only takes fetches.
@@ -627,10 +615,11 @@ absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def) {
   TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
   const int n = def->node_size();
   // constant[i]: a Const, or foldable with only constant inputs.
-  std::vector<bool> constant(n), foldable(n);
+  std::vector<bool> constant(n);
+  std::vector<std::optional<DataType>> foldable(n);  // the output type
   for (int i = 0; i < n; ++i) {
     constant[i] = def->node(i).op() == "Const" && def->node(i).input_size() == 0;
-    foldable[i] = IsFoldableOp(def->node(i), device->device_type());
+    foldable[i] = FoldableOutputType(def->node(i), device->device_type());
   }
   for (bool changed = true; changed;) {
     changed = false;
@@ -671,11 +660,7 @@ absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def) {
     r->set_op("_Retval");
     r->set_device(def->node(frontier[k]).device());
     r->add_input(def->node(frontier[k]).name());
-    DataTypeVector in_types, out_types;
-    TW_RETURN_IF_ERROR(InOutTypesForNode(
-        def->node(frontier[k]), OpRegistry::Global()->Find(def->node(frontier[k]).op())->op_def,
-        &in_types, &out_types));
-    (*r->mutable_attr())["T"].set_type(out_types[0]);
+    (*r->mutable_attr())["T"].set_type(*foldable[frontier[k]]);
     (*r->mutable_attr())["index"].set_i(static_cast<int64_t>(k));
   }
   absl::StatusOr<std::vector<Tensor>> values =

@@ -103,15 +103,15 @@ absl::StatusOr<bool> DnnlConv2D(ConvPass pass, const Window2D& w, int64_t out_ch
                            memory::dims{out_g, 1, groups * out_g, w.k_w * in_g * groups * out_g,
                                         in_g * groups * out_g});
 
-    const dnnl::convolution_forward::desc fwd_d(dnnl::prop_kind::forward_training,
-                                                dnnl::algorithm::convolution_direct, src_md,
-                                                wei_any, dst_md, strides, dilates, pad_l, pad_r);
-    const dnnl::convolution_forward::primitive_desc fwd_pd(fwd_d, eng);
     if (pass == ConvPass::kForward &&
         (post.bias != nullptr || post.activation != FusedActivation::kNone)) {
       return FusedForward(eng, src_md, wei_hwio, dst_md, strides, dilates, pad_l, pad_r,
                           out_channels, x, filter, out, post);
     }
+    const dnnl::convolution_forward::desc fwd_d(dnnl::prop_kind::forward_training,
+                                                dnnl::algorithm::convolution_direct, src_md,
+                                                wei_any, dst_md, strides, dilates, pad_l, pad_r);
+    const dnnl::convolution_forward::primitive_desc fwd_pd(fwd_d, eng);
     dnnl::stream s(eng);
     // Our buffers; oneDNN only writes `out`.
     const auto mem = [&](const memory::desc& md, const float* p) {

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/status_macros.h"
 #include "framework/kernel.h"
 #include "framework/kernel_context.h"
 #include "framework/tensor.h"
@@ -43,9 +44,9 @@ inline absl::StatusOr<FusedOps> ReadFusedOps(const KernelConstruction& c, bool a
   std::vector<std::string> ops;
   FusedOps f;
   int64_t num_args = 0;
-  if (absl::Status s = c.GetAttr("fused_ops", &ops); !s.ok()) return s;
-  if (absl::Status s = c.GetAttr("num_args", &num_args); !s.ok()) return s;
-  if (absl::Status s = c.GetAttr("epsilon", &f.epsilon); !s.ok()) return s;
+  TW_RETURN_IF_ERROR(c.GetAttr("fused_ops", &ops));
+  TW_RETURN_IF_ERROR(c.GetAttr("num_args", &num_args));
+  TW_RETURN_IF_ERROR(c.GetAttr("epsilon", &f.epsilon));
   const auto unsupported = [&] {
     return absl::InvalidArgumentError(absl::StrCat(
         "fused_ops [", absl::StrJoin(ops, ", "), "] is not supported: expected BiasAdd",
@@ -78,16 +79,16 @@ inline absl::StatusOr<FusedOps> ReadFusedOps(const KernelConstruction& c, bool a
   return f;
 }
 
-// The per-channel y * scale + shift of `f` over `channels` channels, from
-// the kernel's inputs [first_arg, first_arg + num_args). `scale` stays
-// empty for BiasAdd. InvalidArgument for an arg that is not a vector of
-// `channels`.
+// A per-channel y * scale + shift; `scale` empty for BiasAdd.
 template <typename T>
 struct ChannelAffine {
   std::vector<T> scale;
   std::vector<T> shift;
 };
 
+// The ChannelAffine of `f` over `channels` channels, from the kernel's
+// inputs [first_arg, first_arg + num_args). InvalidArgument for an arg that
+// is not a vector of `channels`.
 template <typename T>
 absl::StatusOr<ChannelAffine<T>> FusedChannelAffine(KernelContext* ctx, const FusedOps& f,
                                                     int first_arg, int64_t channels) {
