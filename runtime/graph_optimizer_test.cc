@@ -153,6 +153,47 @@ TEST(GraphOptimizerTest, FusedMatMulMatchesTheGraphAsWritten) {
   Ran ran;
   ExpectSameValues(root, {{a, Wavy<float>({5, 9})}}, {Output(y)}, 1e-6, &ran);
   EXPECT_THAT(Ops(ran), ElementsAre("Const", "Const", "_FusedMatMul"));
+
+  // By hand: [1, 2] x [[1, -1], [1, 1]] = [3, 1]; + [-4, 0.5] = [-1, 1.5];
+  // Relu: [0, 1.5].
+  Scope s = Scope::NewRootScope();
+  auto x = ops::Placeholder(s, DT_FLOAT);
+  auto product = ops::MatMul(s, x, C(s, Literal<float>({2, 2}, {1, -1, 1, 1})));
+  auto z = ops::Relu(s, ops::BiasAdd(s, product, C(s, Literal<float>({2}, {-4, 0.5f}))));
+  TW_ASSERT_OK_AND_ASSIGN(
+      ran, RunWith(s, GraphOptimizerOptions(), {{x, Literal<float>({1, 2}, {1, 2})}}, {z}));
+  EXPECT_THAT(ran.outputs[0], TensorEq(Literal<float>({1, 2}, {0, 1.5f})));
+  EXPECT_THAT(Ops(ran), ElementsAre("Const", "Const", "_FusedMatMul"));
+}
+
+TEST(GraphOptimizerTest, EachRewriteCanBeSwitchedOff) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_FLOAT);
+  auto filter = ops::Sqrt(root.WithOpName("filter"), C(root, Filled<float>({1, 1, 1, 1}, 4.0f)));
+  auto conv = ops::Conv2D(root, ops::Pad(root, x, {{0, 0}, {1, 0}, {0, 1}, {0, 0}}), filter,
+                          {1, 1, 1, 1}, "VALID");
+  auto y = ops::Relu(root, ops::BiasAdd(root, conv, {-1.0f}));
+  const ClientSession::FeedType feeds = {{x, Literal<float>({1, 1, 1, 1}, {3})}};
+  // Padded to [[0, 0], [3, 0]] (top row and right column), * 2 - 1, Relu.
+  const Tensor expected = Literal<float>({1, 2, 2, 1}, {0, 0, 5, 0});
+  struct Case {
+    GraphOptimizerOptions options;
+    std::vector<std::string> ops;
+  };
+  GraphOptimizerOptions no_folding, no_remapping, no_pads;
+  no_folding.constant_folding = false;
+  no_remapping.remapping = false;
+  no_pads.pad_fusion = false;
+  for (const Case& c : std::vector<Case>{
+           {GraphOptimizerOptions(), {"Const", "Const", "_FusedConv2D"}},
+           {no_folding, {"Const", "Const", "Sqrt", "_FusedConv2D"}},
+           {no_remapping, {"BiasAdd", "Const", "Const", "Conv2D", "Relu"}},
+           {no_pads, {"Const", "Const", "Const", "Pad", "_FusedConv2D"}},
+       }) {
+    TW_ASSERT_OK_AND_ASSIGN(Ran ran, RunWith(root, c.options, feeds, {y}));
+    EXPECT_THAT(ran.outputs[0], TensorEq(expected));
+    EXPECT_THAT(Ops(ran), ::testing::ElementsAreArray(c.ops));
+  }
 }
 
 TEST(GraphOptimizerTest, InferenceBatchNormFoldsIntoTheConvolution) {
