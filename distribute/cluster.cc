@@ -15,21 +15,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "distribute/mpi_status.h"
 
 namespace towerflow {
 namespace distribute {
 namespace {
-
-// An MPI call's result as a Status naming the call.
-absl::Status MpiStatus(int code, const char* call) {
-  if (code == MPI_SUCCESS) return absl::OkStatus();
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  return absl::InternalError(absl::StrCat(call, " failed: ", std::string(text, length)));
-}
-
-#define TW_MPI_RETURN_IF_ERROR(call) TW_RETURN_IF_ERROR(MpiStatus((call), #call))
 
 absl::StatusOr<MPI_Datatype> MpiType(DataType dtype, const char* what) {
   switch (dtype) {

@@ -88,6 +88,10 @@ class Cluster {
   // How long a collective waits for the other processes before it gives up
   // (InfiniteDuration: forever). From TOWERFLOW_COLLECTIVE_TIMEOUT_SECONDS.
   void set_collective_timeout(absl::Duration timeout);
+  absl::Duration collective_timeout() const {
+    const int64_t ms = timeout_ms_.load();
+    return ms == 0 ? absl::InfiniteDuration() : absl::Milliseconds(ms);
+  }
 
   // The data collectives (MPI_Allreduce and MPI_Bcast calls moving tensors,
   // not the agreement checks) this process has issued, for tests and

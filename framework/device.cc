@@ -77,8 +77,12 @@ absl::StatusOr<Tensor> TransferTensor(const Tensor& value, Device* src, bool src
   return dst->CopyFromHost(host);
 }
 
+std::string DeviceName(const std::string& task, const std::string& device_type, int index) {
+  return absl::StrCat(task, "/device:", device_type, ":", index);
+}
+
 std::string LocalDeviceName(const std::string& device_type, int index) {
-  return absl::StrCat("/job:localhost/replica:0/task:0/device:", device_type, ":", index);
+  return DeviceName(kLocalTask, device_type, index);
 }
 
 void RegisterDeviceFactory(const std::string& device_type, std::unique_ptr<DeviceFactory> factory) {

@@ -93,9 +93,11 @@ class DeviceFactory {
  public:
   virtual ~DeviceFactory() = default;
   // Up to `max_count` devices (all present ones when max_count < 0), named
-  // "/job:localhost/replica:0/task:0/device:<TYPE>:<i>".
+  // DeviceName(task, <TYPE>, i): "/job:localhost/replica:0/task:0/device:CPU:0"
+  // in a process of its own, "/job:ps/replica:0/task:1/device:CPU:0" as a
+  // task of a cluster (distribute/server.h).
   virtual absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
-      int max_count, ThreadPool* intra_op_pool) = 0;
+      int max_count, const std::string& task, ThreadPool* intra_op_pool) = 0;
   // How many devices of this type the machine has (CreateDevices(-1)'s
   // count), without creating them.
   virtual int NumPresent() const = 0;
@@ -110,7 +112,12 @@ DeviceFactory* GetDeviceFactory(const std::string& device_type);
 // factory (a GPU in a CPU-only build).
 int NumLocalDevices(const std::string& device_type);
 
-// "/job:localhost/replica:0/task:0/device:CPU:3".
+// The task of a process that is no cluster's: "/job:localhost/replica:0/task:0".
+inline constexpr char kLocalTask[] = "/job:localhost/replica:0/task:0";
+
+// "<task>/device:<device_type>:<index>", e.g. "/job:ps/replica:0/task:1/device:CPU:0".
+std::string DeviceName(const std::string& task, const std::string& device_type, int index);
+// DeviceName(kLocalTask, ...): "/job:localhost/replica:0/task:0/device:CPU:3".
 std::string LocalDeviceName(const std::string& device_type, int index);
 
 // Moves `value` from `src` (in host memory when `src_on_host`) to `dst` (to

@@ -48,7 +48,7 @@ class Rendezvous {
   using DoneCallback = std::function<void(const absl::Status&, const Tensor&, const Origin&)>;
 
   Rendezvous() = default;
-  ~Rendezvous();
+  virtual ~Rendezvous();
   Rendezvous(const Rendezvous&) = delete;
   Rendezvous& operator=(const Rendezvous&) = delete;
 
@@ -58,7 +58,9 @@ class Rendezvous {
 
   // Delivers `value` under `key`. InvalidArgument when the key was already
   // sent this step; the abort status after StartAbort.
-  absl::Status Send(const std::string& key, const Tensor& value, const Origin& origin);
+  // A subclass (distribute/server.cc) delivers a key whose receiving device
+  // is in another process there.
+  virtual absl::Status Send(const std::string& key, const Tensor& value, const Origin& origin);
   absl::Status Send(const std::string& key, const Tensor& value) {
     return Send(key, value, Origin());
   }
@@ -85,7 +87,8 @@ class Rendezvous {
 
   // Fails pending and future Recvs, and aborts waiting collective members,
   // with `status` (the first abort wins). REQUIRES: !status.ok().
-  void StartAbort(const absl::Status& status);
+  // A subclass also tells the other processes of the step.
+  virtual void StartAbort(const absl::Status& status);
 
  private:
   struct PendingCollective {

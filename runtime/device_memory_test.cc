@@ -109,6 +109,7 @@ class AccelDevice final : public Device {
 class AccelFactory final : public DeviceFactory {
  public:
   absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(int max_count,
+                                                                     const std::string& /*task*/,
                                                                      ThreadPool* pool) override {
     std::vector<std::unique_ptr<Device>> devices;
     for (int i = 0; i < (max_count < 0 ? 2 : max_count); ++i) {

@@ -11,11 +11,11 @@ namespace {
 class CpuDeviceFactory final : public DeviceFactory {
  public:
   absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
-      int max_count, ThreadPool* intra_op_pool) override {
+      int max_count, const std::string& task, ThreadPool* intra_op_pool) override {
     std::vector<std::unique_ptr<Device>> devices;
     const int n = max_count < 0 ? 1 : max_count;
     for (int i = 0; i < n; ++i) {
-      devices.push_back(std::make_unique<Device>(LocalDeviceName(kDeviceCpu, i), kDeviceCpu,
+      devices.push_back(std::make_unique<Device>(DeviceName(task, kDeviceCpu, i), kDeviceCpu,
                                                  CpuAllocator(), intra_op_pool));
     }
     return devices;
@@ -38,6 +38,12 @@ bool Matches(const DeviceSpec& want, const Device& device) {
 
 absl::StatusOr<std::unique_ptr<DeviceMgr>> DeviceMgr::Create(
     const std::map<std::string, int>& device_count, ThreadPool* intra_op_pool) {
+  return Create(device_count, kLocalTask, intra_op_pool);
+}
+
+absl::StatusOr<std::unique_ptr<DeviceMgr>> DeviceMgr::Create(
+    const std::map<std::string, int>& device_count, const std::string& task,
+    ThreadPool* intra_op_pool) {
   for (const auto& [type, count] : device_count) {
     if (count < 0) {
       return absl::InvalidArgumentError(
@@ -63,16 +69,21 @@ absl::StatusOr<std::unique_ptr<DeviceMgr>> DeviceMgr::Create(
     auto it = device_count.find(type);
     const int max_count = it == device_count.end() ? -1 : it->second;
     TW_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Device>> made,
-                        GetDeviceFactory(type)->CreateDevices(max_count, intra_op_pool));
+                        GetDeviceFactory(type)->CreateDevices(max_count, task, intra_op_pool));
     for (auto& d : made) owned.push_back(std::move(d));
   }
-  return std::unique_ptr<DeviceMgr>(new DeviceMgr(std::move(owned)));
+  return std::unique_ptr<DeviceMgr>(new DeviceMgr(std::move(owned), {}));
 }
 
-DeviceMgr::DeviceMgr(std::vector<std::unique_ptr<Device>> owned) : owned_(std::move(owned)) {
-  for (const auto& d : owned_) {
-    devices_.push_back(d.get());
-    if (d->device_type() == kDeviceCpu && d->parsed_name().id == 0) host_ = d.get();
+std::unique_ptr<DeviceMgr> DeviceMgr::Borrowing(std::vector<Device*> devices) {
+  return std::unique_ptr<DeviceMgr>(new DeviceMgr({}, std::move(devices)));
+}
+
+DeviceMgr::DeviceMgr(std::vector<std::unique_ptr<Device>> owned, std::vector<Device*> borrowed)
+    : owned_(std::move(owned)), devices_(std::move(borrowed)) {
+  for (const auto& d : owned_) devices_.push_back(d.get());
+  for (Device* d : devices_) {
+    if (host_ == nullptr && d->device_type() == kDeviceCpu && d->parsed_name().id == 0) host_ = d;
   }
 }
 

@@ -34,6 +34,14 @@ class DeviceMgr {
   // outlive the DeviceMgr.
   static absl::StatusOr<std::unique_ptr<DeviceMgr>> Create(
       const std::map<std::string, int>& device_count, ThreadPool* intra_op_pool);
+  // The same, the devices named as those of `task` ("/job:ps/replica:0/task:1").
+  static absl::StatusOr<std::unique_ptr<DeviceMgr>> Create(
+      const std::map<std::string, int>& device_count, const std::string& task,
+      ThreadPool* intra_op_pool);
+  // A view of devices owned elsewhere (a cluster's: this task's and the
+  // stand-ins of other tasks' devices), which must outlive it. The host
+  // device is the first CPU:0 among them.
+  static std::unique_ptr<DeviceMgr> Borrowing(std::vector<Device*> devices);
 
   // Devices in a stable order: by type priority (GPU first), then index.
   const std::vector<Device*>& devices() const { return devices_; }
@@ -49,7 +57,7 @@ class DeviceMgr {
   std::vector<Device*> Matching(const DeviceSpec& spec) const;
 
  private:
-  explicit DeviceMgr(std::vector<std::unique_ptr<Device>> owned);
+  DeviceMgr(std::vector<std::unique_ptr<Device>> owned, std::vector<Device*> borrowed);
 
   std::vector<std::unique_ptr<Device>> owned_;
   std::vector<Device*> devices_;

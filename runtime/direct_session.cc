@@ -17,6 +17,7 @@
 #include "runtime/executor.h"
 #include "runtime/graph_optimizer.h"
 #include "runtime/placer.h"
+#include "runtime/remote_tasks.h"
 #include "runtime/session.h"
 #include "runtime/step_graph.h"
 
@@ -28,6 +29,8 @@ namespace {
 struct ExecutorsAndKeys {
   StepGraphs step;
   std::vector<std::unique_ptr<Executor>> executors;
+  // The partitions on other tasks' devices (a cluster session's).
+  std::vector<std::unique_ptr<RemotePartition>> remote;
 };
 
 class FeedFetchFrame final : public CallFrame {
@@ -80,16 +83,29 @@ class DirectSession final : public Session {
  public:
   explicit DirectSession(const SessionOptions& options) : options_(options) {}
 
-  absl::Status Init() {
+  // A session on devices of its own (`cluster` null), or over a cluster's.
+  absl::Status Init(const ClusterSessionEnv* cluster) {
     const int inter = options_.inter_op_parallelism_threads > 0
                           ? options_.inter_op_parallelism_threads
                           : DefaultNumThreads();
+    inter_op_ = std::make_unique<ThreadPool>("inter_op", inter);
+    if (cluster != nullptr) {
+      // The devices, their thread pools and memory limits are the task's.
+      devices_ = cluster->devices;
+      remote_ = cluster->remote;
+      task_ = cluster->task;
+      DeviceSpec host = task_;
+      host.type = kDeviceCpu;
+      host.id = 0;
+      TW_ASSIGN_OR_RETURN(frame_device_, devices_->Lookup(host.ToString()));
+      return absl::OkStatus();
+    }
     const int intra = options_.intra_op_parallelism_threads > 0
                           ? options_.intra_op_parallelism_threads
                           : DefaultNumThreads();
-    inter_op_ = std::make_unique<ThreadPool>("inter_op", inter);
     intra_op_ = std::make_unique<ThreadPool>("intra_op", intra);
-    TW_ASSIGN_OR_RETURN(devices_, DeviceMgr::Create(options_.device_count, intra_op_.get()));
+    TW_ASSIGN_OR_RETURN(owned_devices_, DeviceMgr::Create(options_.device_count, intra_op_.get()));
+    devices_ = owned_devices_.get();
     TW_ASSIGN_OR_RETURN(
         const MemoryLimits limits,
         MemoryLimits::FromOptions(options_.max_tensor_bytes, options_.host_memory_budget_bytes));
@@ -197,6 +213,8 @@ class DirectSession final : public Session {
     if (closed_) return absl::OkStatus();
     closed_ = true;
     cache_.clear();
+    // A cluster's variables belong to its tasks and outlive the session.
+    if (owned_devices_ == nullptr) return absl::OkStatus();
     for (Device* d : devices_->devices()) d->resource_manager()->Cleanup("");
     return absl::OkStatus();
   }
@@ -229,16 +247,22 @@ class DirectSession final : public Session {
     if (it != cache_.end() && it->second.second == graph_->num_node_ids()) return it->second.first;
     // Placement covers the whole graph, so a node keeps its device whatever
     // signature first runs it.
-    const PlacerOptions placer_options{options_.allow_soft_placement,
-                                       options_.log_device_placement};
+    const PlacerOptions placer_options{options_.allow_soft_placement, options_.log_device_placement,
+                                       task_};
     TW_RETURN_IF_ERROR(PlaceGraph(*graph_, *devices_, placer_options, &placement_));
     std::vector<std::string> feed_names;
     for (const auto& [name, t] : inputs) feed_names.push_back(name);
     auto ek = std::make_shared<ExecutorsAndKeys>();
-    TW_ASSIGN_OR_RETURN(ek->step,
-                        BuildStepGraphs(*graph_, placement_, feed_names, outputs, targets));
+    TW_ASSIGN_OR_RETURN(ek->step, BuildStepGraphs(*graph_, placement_, feed_names, outputs, targets,
+                                                  frame_device_));
     for (auto& [device_name, def] : ek->step.partitions) {
       TW_ASSIGN_OR_RETURN(Device * device, devices_->Lookup(device_name));
+      if (remote_ != nullptr && remote_->IsRemote(device)) {
+        TW_ASSIGN_OR_RETURN(std::unique_ptr<RemotePartition> partition,
+                            remote_->Register(device, def, options_.optimizer));
+        ek->remote.push_back(std::move(partition));
+        continue;
+      }
       TW_RETURN_IF_ERROR(OptimizePartition(options_.optimizer, device, inter_op_.get(), &def));
       auto partition = std::make_unique<Graph>();
       partition->set_allow_internal_names(true);
@@ -274,15 +298,20 @@ class DirectSession final : public Session {
   // step past `timeout_ms` (when positive) is cancelled: DeadlineExceeded.
   absl::Status RunExecutors(const ExecutorsAndKeys& ek, CallFrame* frame, StepStatsCollector* stats,
                             int64_t timeout_ms) {
-    Rendezvous rendezvous;
+    const int64_t step_id = remote_ != nullptr
+                                ? remote_->NewStepId()
+                                : next_step_id_.fetch_add(1, std::memory_order_relaxed);
+    const std::shared_ptr<Rendezvous> step_rendezvous =
+        remote_ != nullptr ? remote_->BeginStep(step_id) : std::make_shared<Rendezvous>();
+    Rendezvous& rendezvous = *step_rendezvous;
     absl::Mutex mu;
     absl::Status first_error;
-    int pending = static_cast<int>(ek.executors.size());
+    int pending = static_cast<int>(ek.executors.size() + ek.remote.size());
     absl::Notification all_done;
     std::atomic<bool> cancelled{false};
     Executor::Args args;
     args.cancelled = &cancelled;
-    args.step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
+    args.step_id = step_id;
     args.rendezvous = &rendezvous;
     args.call_frame = frame;
     args.stats = stats;
@@ -308,12 +337,18 @@ class DirectSession final : public Session {
       }
       if (last) all_done.Notify();
     };
-    if (ek.executors.empty()) return absl::OkStatus();
+    if (pending == 0) return absl::OkStatus();
+    for (const auto& partition : ek.remote) {
+      partition->RunAsync(step_id, [&args, done](absl::Status s) {
+        if (!s.ok()) args.on_error(s);
+        done(s);
+      });
+    }
     for (size_t i = 1; i < ek.executors.size(); ++i) {
       Executor* ex = ek.executors[i].get();
       inter_op_->Schedule([ex, &args, done] { ex->RunAsync(args, done); });
     }
-    ek.executors[0]->RunAsync(args, done);
+    if (!ek.executors.empty()) ek.executors[0]->RunAsync(args, done);
     if (timeout_ms > 0 &&
         !all_done.WaitForNotificationWithTimeout(absl::Milliseconds(timeout_ms))) {
       const absl::Status deadline = StepTimeoutError(timeout_ms);
@@ -325,9 +360,13 @@ class DirectSession final : public Session {
       rendezvous.StartAbort(deadline);
     }
     all_done.WaitForNotification();
+    if (remote_ != nullptr) remote_->EndStep(step_id);
     // What the step made for itself (a loop gradient's stacks) goes with it.
     const std::string step_container = StepContainerName(args.step_id);
-    for (Device* d : devices_->devices()) d->resource_manager()->Cleanup(step_container);
+    for (Device* d : devices_->devices()) {
+      if (remote_ == nullptr || !remote_->IsRemote(d))
+        d->resource_manager()->Cleanup(step_container);
+    }
     absl::MutexLock lock(&mu);
     return first_error;
   }
@@ -335,7 +374,13 @@ class DirectSession final : public Session {
   const SessionOptions options_;
   std::unique_ptr<ThreadPool> inter_op_;
   std::unique_ptr<ThreadPool> intra_op_;
-  std::unique_ptr<DeviceMgr> devices_;
+  std::unique_ptr<DeviceMgr> owned_devices_;  // null in a cluster
+  DeviceMgr* devices_ = nullptr;
+  // A cluster session's: the other tasks, the session's task, and its host
+  // device, where feeds enter and fetches leave.
+  RemoteTasks* remote_ = nullptr;
+  DeviceSpec task_;
+  Device* frame_device_ = nullptr;
   std::atomic<int64_t> next_step_id_{1};
 
   absl::Mutex mu_;
@@ -351,7 +396,18 @@ class DirectSession final : public Session {
 
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) {
   auto session = std::make_unique<DirectSession>(options);
-  TW_RETURN_IF_ERROR(session->Init());
+  TW_RETURN_IF_ERROR(session->Init(nullptr));
+  return std::unique_ptr<Session>(std::move(session));
+}
+
+absl::StatusOr<std::unique_ptr<Session>> NewClusterSession(const SessionOptions& options,
+                                                           const ClusterSessionEnv& env) {
+  if (env.devices == nullptr || env.remote == nullptr || !env.task.job || !env.task.task) {
+    return absl::InvalidArgumentError(
+        "NewClusterSession needs the cluster's devices, its tasks and the session's task");
+  }
+  auto session = std::make_unique<DirectSession>(options);
+  TW_RETURN_IF_ERROR(session->Init(&env));
   return std::unique_ptr<Session>(std::move(session));
 }
 

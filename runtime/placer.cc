@@ -75,6 +75,11 @@ class GroupPlacer {
       spec.MergeFrom(*s);
       if (requester == nullptr) requester = n;
     }
+    if (!spec.job && !options_.default_task.empty()) {
+      spec.job = options_.default_task.job;
+      spec.replica = options_.default_task.replica;
+      spec.task = options_.default_task.task;
+    }
     std::vector<bool> has_kernel;
     for (const Node* n : members) has_kernel.push_back(HasAnyKernel(*n));
     const auto supported = [&](Device* d) {
@@ -93,6 +98,13 @@ class GroupPlacer {
     if (options_.allow_soft_placement) {
       DeviceSpec same_type;
       same_type.type = spec.type;
+      if (spec.job) {
+        DeviceSpec same_task = same_type;
+        same_task.job = spec.job;
+        same_task.replica = spec.replica;
+        same_task.task = spec.task;
+        if (Device* d = first_supported(same_task)) return d;
+      }
       if (Device* d = first_supported(same_type)) return d;
       if (Device* d = first_supported(DeviceSpec())) return d;
     }

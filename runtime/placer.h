@@ -20,6 +20,10 @@
 // A node whose op has no kernel on any device is placed by its request alone;
 // it fails when an executor is built for it, which only happens if it runs.
 //
+// In a cluster (PlacerOptions::default_task) a group whose merged request
+// names no job goes to the default task: "/cpu:0" is the session's own task's
+// CPU, "/job:ps/task:1" another task's.
+//
 // With log_device_placement each new placement is printed to stderr as
 // "node_name: (Op): /job:localhost/replica:0/task:0/device:CPU:0".
 #ifndef TOWERFLOW_RUNTIME_PLACER_H_
@@ -37,6 +41,11 @@ namespace towerflow {
 struct PlacerOptions {
   bool allow_soft_placement = false;
   bool log_device_placement = false;
+  // In a cluster, the task a request without a job means ("/job:worker/
+  // replica:0/task:1": the session's own, as TF's master places on the
+  // client's task); soft placement looks in that task before all devices.
+  // Empty: any device.
+  DeviceSpec default_task;
 };
 
 // node name -> device. Entries already present are kept and constrain their

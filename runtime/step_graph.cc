@@ -53,8 +53,8 @@ absl::StatusOr<TensorRef> ResolveTensor(const Graph& graph, const std::string& n
 // Builds the per-device GraphDefs; see the header.
 class StepGraphBuilder {
  public:
-  StepGraphBuilder(const Graph& graph, const Placement& placement)
-      : graph_(graph), placement_(placement) {}
+  StepGraphBuilder(const Graph& graph, const Placement& placement, Device* frame_device)
+      : graph_(graph), placement_(placement), frame_device_(frame_device) {}
 
   absl::StatusOr<StepGraphs> Build(const std::vector<std::string>& feeds,
                                    const std::vector<std::string>& fetches,
@@ -94,13 +94,14 @@ class StepGraphBuilder {
       if (added) {
         TW_ASSIGN_OR_RETURN(const Source src, SourceOf(t));
         const DataType dtype = BaseType(t.node->output_type(t.index));
-        NodeDef* r = NewNode(src.device, absl::StrCat("_retval_", out.num_retvals), "_Retval");
+        Device* frame = FrameDevice(src.device);
+        NodeDef* r = NewNode(frame, absl::StrCat("_retval_", out.num_retvals), "_Retval");
         SetAttrValue(dtype, &(*r->mutable_attr())["T"]);
         SetAttrValue(int64_t{out.num_retvals}, &(*r->mutable_attr())["index"]);
         MemoryTypeVector retval_input;
         TW_ASSIGN_OR_RETURN(const OpRegistrationData* op, OpRegistry::Global()->LookUp("_Retval"));
-        TW_RETURN_IF_ERROR(MemoryTypesForNode(*src.device, *r, op->op_def, &retval_input, nullptr));
-        r->add_input(Transfer(src, src.device, retval_input[0] == MemoryType::kHost, dtype));
+        TW_RETURN_IF_ERROR(MemoryTypesForNode(*frame, *r, op->op_def, &retval_input, nullptr));
+        r->add_input(Transfer(src, frame, retval_input[0] == MemoryType::kHost, dtype));
         ++out.num_retvals;
       }
       out.fetch_retval.push_back(it->second);
@@ -194,11 +195,12 @@ class StepGraphBuilder {
 
   absl::StatusOr<Source> SourceOf(const TensorRef& t) {
     auto fed = fed_.find(t);
-    Device* device = placement_.at(t.node->name());
+    Device* const node_device = placement_.at(t.node->name());
     if (fed == fed_.end()) {
       TW_ASSIGN_OR_RETURN(bool on_host, OutputOnHost(*t.node, t.index));
-      return Source{TensorIdString(t.node->name(), t.index), device, on_host};
+      return Source{TensorIdString(t.node->name(), t.index), node_device, on_host};
     }
+    Device* const device = FrameDevice(node_device);
     const int i = fed->second;
     auto [it, added] = arg_names_.emplace(i, Source{});
     if (added) {
@@ -339,6 +341,14 @@ class StepGraphBuilder {
     return absl::OkStatus();
   }
 
+  // Where the _Arg or _Retval of a tensor on `device` runs.
+  Device* FrameDevice(Device* device) const {
+    if (frame_device_ == nullptr) return device;
+    const DeviceSpec& a = frame_device_->parsed_name();
+    const DeviceSpec& b = device->parsed_name();
+    return a.job == b.job && a.replica == b.replica && a.task == b.task ? device : frame_device_;
+  }
+
   NodeDef* NewNode(Device* device, std::string name, const char* op) {
     NodeDef* def = partitions_[device->name()].add_node();
     def->set_name(std::move(name));
@@ -349,6 +359,7 @@ class StepGraphBuilder {
 
   const Graph& graph_;
   const Placement& placement_;
+  Device* const frame_device_;
   absl::flat_hash_map<TensorRef, int> fed_;
   absl::flat_hash_set<const Node*> needed_;
   absl::flat_hash_map<int, Source> arg_names_;
@@ -363,8 +374,9 @@ class StepGraphBuilder {
 absl::StatusOr<StepGraphs> BuildStepGraphs(const Graph& graph, const Placement& placement,
                                            const std::vector<std::string>& feeds,
                                            const std::vector<std::string>& fetches,
-                                           const std::vector<std::string>& targets) {
-  return StepGraphBuilder(graph, placement).Build(feeds, fetches, targets);
+                                           const std::vector<std::string>& targets,
+                                           Device* frame_device) {
+  return StepGraphBuilder(graph, placement, frame_device).Build(feeds, fetches, targets);
 }
 
 }  // namespace towerflow

@@ -11,6 +11,11 @@
 //    so a tensor crosses to a device once however many nodes there use it;
 //    a control edge between devices becomes a dummy Const sent across.
 // Every inserted node starts with '_', which user node names cannot.
+//
+// In a cluster the feeds and fetches live in the session's process: with a
+// `frame_device` (the session's host device), the _Arg or _Retval of a
+// tensor on another task's device goes on `frame_device` instead, and the
+// value crosses with a _Send/_Recv pair.
 #ifndef TOWERFLOW_RUNTIME_STEP_GRAPH_H_
 #define TOWERFLOW_RUNTIME_STEP_GRAPH_H_
 
@@ -44,7 +49,8 @@ struct StepGraphs {
 absl::StatusOr<StepGraphs> BuildStepGraphs(const Graph& graph, const Placement& placement,
                                            const std::vector<std::string>& feeds,
                                            const std::vector<std::string>& fetches,
-                                           const std::vector<std::string>& targets);
+                                           const std::vector<std::string>& targets,
+                                           Device* frame_device = nullptr);
 
 }  // namespace towerflow
 

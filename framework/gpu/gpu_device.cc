@@ -21,18 +21,23 @@ int CudaDeviceCount() {
   return count;
 }
 
-GpuDevice::GpuDevice(int ordinal, std::unique_ptr<CachingGpuAllocator> allocator,
-                     ThreadPool* intra_op_pool)
+GpuDevice::GpuDevice(int ordinal, const std::string& task,
+                     std::unique_ptr<CachingGpuAllocator> allocator, ThreadPool* intra_op_pool)
     : GpuAllocatorOwner(std::move(allocator)),
-      Device(LocalDeviceName(kDeviceGpu, ordinal), kDeviceGpu, owned_allocator_.get(),
+      Device(DeviceName(task, kDeviceGpu, ordinal), kDeviceGpu, owned_allocator_.get(),
              intra_op_pool),
       ordinal_(ordinal) {}
 
 absl::StatusOr<std::unique_ptr<GpuDevice>> GpuDevice::Create(int ordinal,
                                                              ThreadPool* intra_op_pool) {
+  return Create(ordinal, kLocalTask, intra_op_pool);
+}
+
+absl::StatusOr<std::unique_ptr<GpuDevice>> GpuDevice::Create(int ordinal, const std::string& task,
+                                                             ThreadPool* intra_op_pool) {
   TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal));
   std::unique_ptr<GpuDevice> device(
-      new GpuDevice(ordinal, std::make_unique<CachingGpuAllocator>(ordinal), intra_op_pool));
+      new GpuDevice(ordinal, task, std::make_unique<CachingGpuAllocator>(ordinal), intra_op_pool));
   for (cudaStream_t* stream :
        {&device->compute_, &device->host_to_device_, &device->device_to_host_}) {
     TW_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
@@ -153,12 +158,13 @@ namespace {
 class GpuDeviceFactory final : public DeviceFactory {
  public:
   absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
-      int max_count, ThreadPool* intra_op_pool) override {
+      int max_count, const std::string& task, ThreadPool* intra_op_pool) override {
     int count = CudaDeviceCount();
     if (max_count >= 0 && max_count < count) count = max_count;
     std::vector<std::unique_ptr<Device>> devices;
     for (int i = 0; i < count; ++i) {
-      TW_ASSIGN_OR_RETURN(std::unique_ptr<GpuDevice> device, GpuDevice::Create(i, intra_op_pool));
+      TW_ASSIGN_OR_RETURN(std::unique_ptr<GpuDevice> device,
+                          GpuDevice::Create(i, task, intra_op_pool));
       devices.push_back(std::move(device));
     }
     return devices;

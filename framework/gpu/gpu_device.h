@@ -55,6 +55,9 @@ class GpuDevice final : private internal::GpuAllocatorOwner, public Device {
  public:
   // Makes the allocator and streams of CUDA device `ordinal`.
   static absl::StatusOr<std::unique_ptr<GpuDevice>> Create(int ordinal, ThreadPool* intra_op_pool);
+  // The same, named as a device of `task` (DeviceName).
+  static absl::StatusOr<std::unique_ptr<GpuDevice>> Create(int ordinal, const std::string& task,
+                                                           ThreadPool* intra_op_pool);
   ~GpuDevice() override;
 
   bool has_device_memory() const override { return true; }
@@ -82,7 +85,8 @@ class GpuDevice final : private internal::GpuAllocatorOwner, public Device {
   absl::Status StreamWait(cudaStream_t stream, cudaStream_t after) const;
 
  private:
-  GpuDevice(int ordinal, std::unique_ptr<CachingGpuAllocator> allocator, ThreadPool* intra_op_pool);
+  GpuDevice(int ordinal, const std::string& task, std::unique_ptr<CachingGpuAllocator> allocator,
+            ThreadPool* intra_op_pool);
 
   const int ordinal_;
   cudaStream_t compute_ = nullptr;

@@ -1,0 +1,231 @@
+// Parameter-server training across processes (TF 1.x between-graph
+// replication), three processes under mpirun (ps_mpirun_test): the workers
+// build the model with ReplicaDeviceSetter and run it in sessions over the
+// cluster, the ps tasks serve. Every process runs the same tests in order;
+// each test makes its cluster's Server on every process.
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/status_macros.h"
+#include "distribute/server.h"
+#include "gmock/gmock.h"
+#include "graph/device_setter.h"
+#include "gtest/gtest.h"
+#include "ops/ops.h"
+#include "ops/variables.h"
+#include "tests/test_util.h"
+#include "train/optimizers.h"
+#include "train/session_manager.h"
+
+namespace towerflow {
+namespace distribute {
+namespace {
+
+using ::testing::HasSubstr;
+
+// y = 2x + 1 on four points: the least-squares optimum is w = 2, b = 1. The
+// points are centred, so the loss's Hessian is diag(2.5, 2): gradient
+// descent converges fast, and stays stable on gradients a few updates old
+// (asynchronous workers) for learning rates well below 0.3.
+struct Regression {
+  GraphDef graph;
+  std::string train, loss, step, w, b, init;
+  train::ReadyOp ready;
+};
+
+Regression BuildRegression(const TaskId& task, int ps_tasks, double learning_rate,
+                           const std::function<void(const Scope&, const Variable& b)>& extra = {}) {
+  Regression r;
+  Scope root = Scope::NewRootScope();
+  ReplicaDeviceSetterOptions setter;
+  setter.ps_tasks = ps_tasks;
+  setter.worker_device = task.name();
+  absl::StatusOr<DeviceFunction> fn = ReplicaDeviceSetter(setter);
+  EXPECT_TRUE(fn.ok()) << fn.status();
+  const Scope s = root.WithDeviceFunction(*fn);
+  Variable w = GetVariable(s, "w", TensorShape({1, 1}), DT_DOUBLE, initializers::Constant(0.0));
+  Variable b = GetVariable(s, "b", TensorShape({1}), DT_DOUBLE, initializers::Constant(0.0));
+  Output x = ops::Const(s, MakeTensorProto<double>({-1.5, -0.5, 0.5, 1.5}, TensorShape({4, 1})));
+  Output y = ops::Const(s, MakeTensorProto<double>({-2, 0, 2, 4}, TensorShape({4, 1})));
+  Output prediction = ops::Add(s, ops::MatMul(s, x, w.value()), b.value());
+  Output loss = ops::Mean(s, ops::Square(s, ops::Sub(s, prediction, y)), {0, 1});
+  Variable step = train::GetOrCreateGlobalStep(s);
+  train::GradientDescentOptimizer optimizer(learning_rate);
+  Operation train_op = optimizer.Minimize(s, loss, step);
+  Operation init = GlobalVariablesInitializer(s);
+  if (extra) extra(root, b);
+  absl::StatusOr<train::ReadyOp> ready = train::ReportUninitializedVariables(s);
+  EXPECT_TRUE(ready.ok()) << ready.status();
+  if (ready.ok()) r.ready = *ready;
+  r.train = train_op.node()->name();
+  r.loss = loss.name();
+  r.step = step.value().name();
+  r.w = w.value().name();
+  r.b = b.value().name();
+  r.init = init.node()->name();
+  const absl::Status built = root.ToGraphDef(&r.graph);
+  EXPECT_TRUE(built.ok()) << built;
+  return r;
+}
+
+double Scalar(const Tensor& t) {
+  return t.dtype() == DT_INT64 ? t.flat<int64_t>()(0) : t.flat<double>()(0);
+}
+
+absl::StatusOr<double> Fetch(Session* session, const std::string& name) {
+  std::vector<Tensor> out;
+  TW_RETURN_IF_ERROR(session->Run({}, {name}, {}, &out));
+  return Scalar(out[0]);
+}
+
+std::string DeviceOf(const GraphDef& graph, const std::string& node) {
+  for (const NodeDef& n : graph.node()) {
+    if (n.name() == node) return n.device();
+  }
+  return "(no node " + node + ")";
+}
+
+// Two workers train asynchronously on one ps: every update reaches the
+// shared variables, the global step counts both workers' steps, and the
+// convex problem reaches its optimum.
+TEST(PsTrainingTest, AsynchronousWorkersConvergeAndCountEveryStep) {
+  TW_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ClusterSpec::Parse("ps=1,worker=2"));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create({spec}));
+  if (server->task().job == "ps") {
+    TW_ASSERT_OK(server->Join());
+    return;
+  }
+  constexpr int kStepsPerWorker = 300;
+  const Regression model = BuildRegression(server->task(), 1, 0.1);
+  EXPECT_EQ(DeviceOf(model.graph, "w"), "/job:ps/task:0");
+  EXPECT_EQ(DeviceOf(model.graph, "MatMul"), absl::StrCat(server->task().name()));
+  {
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, server->NewSession({}));
+    TW_ASSERT_OK(session->Create(model.graph));
+    if (server->is_chief()) {
+      TW_ASSERT_OK_AND_ASSIGN(std::vector<std::string> missing,
+                              train::UninitializedVariables(session.get(), model.ready));
+      EXPECT_THAT(missing, ::testing::ElementsAre("w", "b", "global_step"));
+      TW_ASSERT_OK(session->Run({}, {}, {model.init}, nullptr));
+    } else {
+      TW_ASSERT_OK(train::WaitForVariables(session.get(), model.ready, absl::Minutes(5)));
+    }
+    for (int i = 0; i < kStepsPerWorker; ++i) {
+      TW_ASSERT_OK(session->Run({}, {}, {model.train}, nullptr));
+    }
+    TW_ASSERT_OK_AND_ASSIGN(double step, Fetch(session.get(), model.step));
+    EXPECT_GE(step, kStepsPerWorker);
+    if (server->is_chief()) {
+      // Wait for the other worker's steps to land.
+      absl::Duration pause = absl::Milliseconds(5);
+      while (step < 2 * kStepsPerWorker) {
+        absl::SleepFor(pause);
+        pause = std::min(pause * 2, absl::Milliseconds(200));
+        TW_ASSERT_OK_AND_ASSIGN(step, Fetch(session.get(), model.step));
+      }
+      EXPECT_EQ(step, 2 * kStepsPerWorker);
+      TW_ASSERT_OK_AND_ASSIGN(double w, Fetch(session.get(), model.w));
+      TW_ASSERT_OK_AND_ASSIGN(double b, Fetch(session.get(), model.b));
+      EXPECT_NEAR(w, 2.0, 1e-6);
+      EXPECT_NEAR(b, 1.0, 1e-6);
+      TW_ASSERT_OK_AND_ASSIGN(double loss, Fetch(session.get(), model.loss));
+      EXPECT_LT(loss, 1e-10);
+    }
+  }
+  server->Stop();
+  EXPECT_GT(server->bytes_sent(), 0);
+  EXPECT_GT(server->bytes_received(), 0);
+}
+
+// Two ps tasks: the setter puts w on task 0 and b on task 1, the partitions
+// that run there hold them, and one worker's training equals one process
+// running the same graph (to the last bit: the same kernels in the same
+// order). Feeds consumed on a ps, values fetched from one, and an error on
+// a ps (named with its task) work as in one process.
+TEST(PsTrainingTest, TwoPsTasksHoldTheirVariablesAndTrainAsOneProcess) {
+  TW_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ClusterSpec::Parse(R"({"ps": ["a:1", "b:1"],
+                                                                  "worker": ["c:1"]})"));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create({spec}));
+  if (server->task().job == "ps") {
+    TW_ASSERT_OK(server->Join());
+    return;
+  }
+  EXPECT_TRUE(server->is_chief());
+  // Beside the model, an update fed from the worker and applied on ps
+  // task 1, and a bad reshape there.
+  const Regression model =
+      BuildRegression(server->task(), 2, 0.05, [](const Scope& root, const Variable& b) {
+        const Scope ps1 = root.WithDevice("/job:ps/task:1");
+        Output delta = ops::Placeholder(root.WithOpName("delta"), DT_DOUBLE,
+                                        ops::Placeholder::Attrs().Shape(PartialTensorShape({1})));
+        ops::AssignAddVariableOp(ps1.WithOpName("bump_b"), b.handle(), delta);
+        Output shape = ops::Placeholder(root.WithOpName("shape"), DT_INT32,
+                                        ops::Placeholder::Attrs().Shape(PartialTensorShape({1})));
+        ops::Reshape(ps1.WithOpName("bad_reshape"), b.value(ps1), shape);
+      });
+  EXPECT_EQ(DeviceOf(model.graph, "w"), "/job:ps/task:0");
+  EXPECT_EQ(DeviceOf(model.graph, "b"), "/job:ps/task:1");
+  EXPECT_EQ(DeviceOf(model.graph, "global_step"), "/job:ps/task:0");
+  SessionOptions local_options;
+  local_options.allow_soft_placement = true;  // the job names mean nothing in one process
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> local, NewSession(local_options));
+  TW_ASSERT_OK(local->Create(model.graph));
+  TW_ASSERT_OK(local->Run({}, {}, {model.init}, nullptr));
+  {
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, server->NewSession({}));
+    TW_ASSERT_OK(session->Create(model.graph));
+    TW_ASSERT_OK(session->Run({}, {}, {model.init}, nullptr));
+    for (int i = 0; i < 20; ++i) {
+      std::vector<Tensor> remote_out, local_out;
+      TW_ASSERT_OK(session->Run({}, {model.loss}, {model.train}, &remote_out));
+      TW_ASSERT_OK(local->Run({}, {model.loss}, {model.train}, &local_out));
+      EXPECT_EQ(Scalar(remote_out[0]), Scalar(local_out[0])) << "step " << i;
+    }
+    RunOptions trace;
+    trace.output_partition_graphs = true;
+    RunMetadata metadata;
+    std::vector<Tensor> out;
+    TW_ASSERT_OK(session->Run(trace, {}, {model.w, model.b}, {}, &out, &metadata));
+    std::vector<std::string> b_holders;
+    for (const GraphDef& partition : metadata.partition_graphs) {
+      for (const NodeDef& n : partition.node()) {
+        if (n.op() == "VarHandleOp") b_holders.push_back(n.name() + "@" + n.device());
+      }
+    }
+    EXPECT_THAT(b_holders,
+                ::testing::UnorderedElementsAre("w@/job:ps/replica:0/task:0/device:CPU:0",
+                                                "b@/job:ps/replica:0/task:1/device:CPU:0"));
+    TW_ASSERT_OK_AND_ASSIGN(double local_w, Fetch(local.get(), model.w));
+    TW_ASSERT_OK_AND_ASSIGN(double local_b, Fetch(local.get(), model.b));
+    EXPECT_EQ(Scalar(out[0]), local_w);
+    EXPECT_EQ(Scalar(out[1]), local_b);
+    TW_ASSERT_OK_AND_ASSIGN(double step, Fetch(session.get(), model.step));
+    EXPECT_EQ(step, 20);
+
+    // A feed consumed on ps task 1.
+    Tensor delta(DT_DOUBLE, TensorShape({1}));
+    delta.flat<double>()(0) = 0.5;
+    TW_ASSERT_OK(session->Run({{"delta", delta}}, {}, {"bump_b"}, nullptr));
+    TW_ASSERT_OK_AND_ASSIGN(double bumped, Fetch(session.get(), model.b));
+    EXPECT_EQ(bumped, local_b + 0.5);
+
+    // An error on ps task 1 names the node and the task; the session goes on.
+    Tensor two(DT_INT32, TensorShape({1}));
+    two.flat<int32_t>()(0) = 2;
+    const absl::Status bad = session->Run({{"shape", two}}, {"bad_reshape"}, {}, &out);
+    EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(bad.message(), HasSubstr("bad_reshape"));
+    EXPECT_THAT(bad.message(), HasSubstr("/job:ps/replica:0/task:1"));
+    TW_ASSERT_OK_AND_ASSIGN(double after, Fetch(session.get(), model.b));
+    EXPECT_EQ(after, bumped);
+  }
+}
+
+}  // namespace
+}  // namespace distribute
+}  // namespace towerflow
