@@ -21,6 +21,7 @@
 #include "tests/test_util.h"
 #include "train/optimizers.h"
 #include "train/session_manager.h"
+#include "train/sync_replicas_optimizer.h"
 
 namespace towerflow {
 namespace distribute {
@@ -223,6 +224,113 @@ TEST(PsTrainingTest, TwoPsTasksHoldTheirVariablesAndTrainAsOneProcess) {
     EXPECT_THAT(bad.message(), HasSubstr("/job:ps/replica:0/task:1"));
     TW_ASSERT_OK_AND_ASSIGN(double after, Fetch(session.get(), model.b));
     EXPECT_EQ(after, bumped);
+  }
+}
+
+// SyncReplicasOptimizer, 1 ps + 2 workers, replicas_to_aggregate = 2, in
+// lock-step (no tokens at the start): each worker trains on its half of the
+// batch, every update averages one gradient of each, the global step counts
+// the updates, and after 10 the variables equal one process training on the
+// whole batch.
+TEST(PsTrainingTest, SyncReplicasEqualsOneProcessOnTheWholeBatch) {
+  TW_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ClusterSpec::Parse("ps=1,worker=2"));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create({spec}));
+  if (server->task().job == "ps") {
+    TW_ASSERT_OK(server->Join());
+    return;
+  }
+  constexpr int kUpdates = 10;
+  const std::vector<double> x = {-1.5, -0.5, 0.5, 1.5}, y = {-2, 0, 2, 4};
+  // y = x w + b, mean squared error over `rows` rows from `first`.
+  struct Model {
+    GraphDef graph;
+    std::string train, init, init_tokens, token, step, w, b;
+    train::ReadyOp ready;
+    std::shared_ptr<train::SyncReplicasOptimizer> sync;
+  };
+  const auto build = [&](int first, int rows, const TaskId* task) {
+    Model m;
+    Scope root = Scope::NewRootScope();
+    Scope s = root;
+    if (task != nullptr) {
+      ReplicaDeviceSetterOptions setter;
+      setter.ps_tasks = 1;
+      setter.worker_device = task->name();
+      absl::StatusOr<DeviceFunction> fn = ReplicaDeviceSetter(setter);
+      EXPECT_TRUE(fn.ok()) << fn.status();
+      s = root.WithDeviceFunction(*fn);
+    }
+    Variable w = GetVariable(s, "w", TensorShape({1, 1}), DT_DOUBLE, initializers::Constant(0.0));
+    Variable b = GetVariable(s, "b", TensorShape({1}), DT_DOUBLE, initializers::Constant(0.0));
+    const auto rows_of = [&](const std::vector<double>& v) {
+      return ops::Const(s, MakeTensorProto<double>(absl::MakeConstSpan(v.data() + first, rows),
+                                                   TensorShape({rows, 1})));
+    };
+    Output prediction = ops::Add(s, ops::MatMul(s, rows_of(x), w.value()), b.value());
+    Output loss = ops::Mean(s, ops::Square(s, ops::Sub(s, prediction, rows_of(y))), {0, 1});
+    Variable step = train::GetOrCreateGlobalStep(s);
+    auto gd = std::make_shared<train::GradientDescentOptimizer>(0.1);
+    if (task == nullptr) {
+      m.train = gd->Minimize(s, loss, step).node()->name();
+    } else {
+      m.sync = std::make_shared<train::SyncReplicasOptimizer>(gd, 2, 2);
+      m.train = m.sync->Minimize(s, loss, step).node()->name();
+      absl::StatusOr<Operation> tokens = m.sync->GetInitTokensOp(s, 0);
+      EXPECT_TRUE(tokens.ok()) << tokens.status();
+      if (tokens.ok()) m.init_tokens = tokens->node()->name();
+      m.token = "sync_token_q_Dequeue:0";
+      absl::StatusOr<train::ReadyOp> ready = train::ReportUninitializedVariables(s);
+      EXPECT_TRUE(ready.ok()) << ready.status();
+      if (ready.ok()) m.ready = *ready;
+    }
+    m.init = GlobalVariablesInitializer(s).node()->name();
+    m.step = step.value().name();
+    m.w = w.value().name();
+    m.b = b.value().name();
+    EXPECT_TRUE(root.ToGraphDef(&m.graph).ok()) << root.status();
+    return m;
+  };
+  const int task = server->task().task;
+  Model model = build(2 * task, 2, &server->task());
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, server->NewSession({}));
+  TW_ASSERT_OK(session->Create(model.graph));
+  if (server->is_chief()) {
+    TW_ASSERT_OK(session->Run({}, {}, {model.init}, nullptr));
+  } else {
+    TW_ASSERT_OK(train::WaitForVariables(session.get(), model.ready, absl::Minutes(5)));
+  }
+  std::unique_ptr<train::QueueRunner> runner;
+  TW_ASSERT_OK(model.sync->StartReplica(session.get(), server->is_chief(), &runner));
+  int steps = 0;
+  for (double token = 0; token < kUpdates; ++steps) {
+    std::vector<Tensor> out;
+    TW_ASSERT_OK(session->Run({}, {model.token}, {model.train}, &out));
+    token = Scalar(out[0]);
+    EXPECT_EQ(token, steps + 1);
+  }
+  EXPECT_EQ(steps, kUpdates);
+  if (server->is_chief()) {
+    TW_ASSERT_OK_AND_ASSIGN(double step, Fetch(session.get(), model.step));
+    EXPECT_EQ(step, kUpdates);
+    TW_ASSERT_OK_AND_ASSIGN(double w, Fetch(session.get(), model.w));
+    TW_ASSERT_OK_AND_ASSIGN(double b, Fetch(session.get(), model.b));
+    const Model whole = build(0, 4, nullptr);
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> local, NewSession({}));
+    TW_ASSERT_OK(local->Create(whole.graph));
+    TW_ASSERT_OK(local->Run({}, {}, {whole.init}, nullptr));
+    for (int i = 0; i < kUpdates; ++i) TW_ASSERT_OK(local->Run({}, {}, {whole.train}, nullptr));
+    TW_ASSERT_OK_AND_ASSIGN(double local_w, Fetch(local.get(), whole.w));
+    TW_ASSERT_OK_AND_ASSIGN(double local_b, Fetch(local.get(), whole.b));
+    EXPECT_NEAR(w, local_w, 1e-12);
+    EXPECT_NEAR(b, local_b, 1e-12);
+    EXPECT_GT(std::abs(local_w), 0.5);  // it did move
+    // Closing the session ends the chief's loop, which waits for the next
+    // update's gradients.
+    TW_ASSERT_OK(session->Close());
+    TW_ASSERT_OK(runner->Join());
+    EXPECT_EQ(runner->runs(), kUpdates);
+  } else {
+    EXPECT_EQ(runner, nullptr);
   }
 }
 

@@ -19,6 +19,7 @@
 #include "tests/test_util.h"
 #include "train/metrics.h"
 #include "train/optimizers.h"
+#include "train/sync_replicas_optimizer.h"
 
 namespace towerflow {
 namespace {
@@ -199,6 +200,48 @@ TEST(ReplicateModelFnTest, AllReduceTakesTheSameStepWithTFsNumbers) {
     ASSERT_TRUE(mirror.valid());
     EXPECT_EQ(RunScalar(session, mirror), c_after);
   }
+}
+
+// TowerOptimizer over SyncReplicasOptimizer, as in TF: the towers' summed
+// gradient goes to the accumulator once, and with replicas_to_aggregate = 1
+// the chief's loop applies it as one update: c = 10 - (1 + 2) = 7, global
+// step 1.
+TEST(ReplicateModelFnTest, SyncReplicasUnderTowerOptimizerTakesOneUpdatePerStep) {
+  auto sync = std::make_shared<train::SyncReplicasOptimizer>(
+      std::make_shared<train::GradientDescentOptimizer>(1.0), /*replicas_to_aggregate=*/1);
+  const ModelFn model = [sync](const Scope& s, const FeatureMap& features, const FeatureMap& labels,
+                               ModeKeys mode, const Params&) {
+    Variable c = GetVariable(s, "c", TensorShape({}), DT_DOUBLE, initializers::Constant(10.0));
+    EstimatorSpec spec(mode);
+    spec.loss = ops::Sum(
+        s, ops::Abs(s, ops::Sub(s, ops::Mul(s, features.at("x"), c.value()), labels.at("y"))),
+        {0, 1});
+    spec.train_op = TowerOptimizer(sync).Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
+    return spec;
+  };
+  TW_ASSERT_OK_AND_ASSIGN(ModelFn replicated,
+                          ReplicateModelFn(model, Devices({"/cpu:0", "/cpu:1"})));
+  Scope root = Scope::NewRootScope();
+  const TensorShape shape({2, 1});
+  const EstimatorSpec spec = replicated(
+      root, {{"x", ops::Const(root, MakeTensorProto<double>({1, 2}, shape))}},
+      {{"y", ops::Const(root, MakeTensorProto<double>({1, 2}, shape))}}, ModeKeys::kTrain, {});
+  // Lock-step: no tokens at the start, so the step returns after its update.
+  TW_ASSERT_OK(sync->GetInitTokensOp(root, 0).status());
+  TW_ASSERT_OK(root.status());
+  ClientSession session(root, TwoCpus());
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(root)}, &out));
+  std::unique_ptr<train::QueueRunner> runner;
+  TW_ASSERT_OK(sync->StartReplica(session.session(), /*is_chief=*/true, &runner));
+  TW_ASSERT_OK(session.Run({}, {}, {spec.train_op}, &out));
+  EXPECT_EQ(RunScalar(session, VariableC(root)), 7.0);
+  TW_ASSERT_OK(
+      session.Run({train::GetGlobalStep(*root.graph())->value(root.NewSubScope("check"))}, &out));
+  EXPECT_EQ(out[0].flat<int64_t>()(0), 1);
+  TW_ASSERT_OK(session.session()->Close());
+  TW_ASSERT_OK(runner->Join());
+  EXPECT_EQ(runner->runs(), 1);
 }
 
 TEST(ReplicateModelFnTest, OneTowerNeedsNoTowerOptimizer) {

@@ -101,12 +101,33 @@ Rendezvous::CollectiveGroup Rendezvous::JoinCollective(const std::string& key, i
   return {};
 }
 
+int64_t Rendezvous::AddAbortCallback(std::function<void(const absl::Status&)> fn) {
+  absl::Status aborted;
+  int64_t token;
+  {
+    absl::MutexLock lock(&mu_);
+    token = next_abort_token_++;
+    aborted = abort_status_;
+    if (aborted.ok()) abort_callbacks_.emplace(token, std::move(fn));
+  }
+  if (!aborted.ok()) fn(aborted);
+  return token;
+}
+
+void Rendezvous::RemoveAbortCallback(int64_t token) {
+  absl::MutexLock lock(&mu_);
+  abort_callbacks_.erase(token);
+}
+
 void Rendezvous::StartAbort(const absl::Status& status) {
   std::vector<DoneCallback> waiters;
   std::vector<CollectiveGroup> members;
+  std::vector<std::function<void(const absl::Status&)>> callbacks;
   {
     absl::MutexLock lock(&mu_);
     if (abort_status_.ok()) abort_status_ = status;
+    for (auto& [token, fn] : abort_callbacks_) callbacks.push_back(std::move(fn));
+    abort_callbacks_.clear();
     for (auto& [key, item] : table_) {
       if (item.waiter) waiters.push_back(std::move(item.waiter));
     }
@@ -118,6 +139,7 @@ void Rendezvous::StartAbort(const absl::Status& status) {
   for (CollectiveGroup& group : members) {
     for (auto& m : group) m->Abort(status);
   }
+  for (auto& fn : callbacks) fn(status);
 }
 
 }  // namespace towerflow

@@ -85,8 +85,18 @@ class Rendezvous {
   CollectiveGroup JoinCollective(const std::string& key, int group_size,
                                  std::unique_ptr<CollectiveMember> member);
 
-  // Fails pending and future Recvs, and aborts waiting collective members,
-  // with `status` (the first abort wins). REQUIRES: !status.ok().
+  // Kernels that wait on something other than the rendezvous (a queue's
+  // dequeue, an accumulator's take) end their wait when the step is
+  // aborted: `fn` runs with the abort status on the first StartAbort (at once
+  // when the rendezvous is aborted already), unless RemoveAbortCallback
+  // took it back first. Returns the token for RemoveAbortCallback.
+  int64_t AddAbortCallback(std::function<void(const absl::Status&)> fn);
+  // Takes back a callback that has not run. Safe after it has run.
+  void RemoveAbortCallback(int64_t token);
+
+  // Fails pending and future Recvs, and aborts waiting collective members
+  // and runs the abort callbacks, with `status` (the first abort wins).
+  // REQUIRES: !status.ok().
   // A subclass also tells the other processes of the step.
   virtual void StartAbort(const absl::Status& status);
 
@@ -107,6 +117,9 @@ class Rendezvous {
   absl::Status abort_status_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Item> table_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, PendingCollective> collectives_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<int64_t, std::function<void(const absl::Status&)>> abort_callbacks_
+      ABSL_GUARDED_BY(mu_);
+  int64_t next_abort_token_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace towerflow

@@ -23,6 +23,7 @@
 #include "ops/gen/nccl_ops.h"
 #include "ops/gen/nn_ops.h"
 #include "ops/gen/parsing_ops.h"
+#include "ops/gen/queue_ops.h"
 #include "ops/gen/random_ops.h"
 #include "ops/gen/state_ops.h"
 #include "ops/gen/training_ops.h"

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -212,6 +213,16 @@ class DirectSession final : public Session {
     absl::MutexLock lock(&mu_);
     if (closed_) return absl::OkStatus();
     closed_ = true;
+    {
+      // Steps still running end (a step waiting on a queue or an
+      // accumulator, such as SyncReplicasOptimizer's chief loop, would wait
+      // forever), as in TF.
+      absl::MutexLock steps_lock(&steps_mu_);
+      steps_closed_ = true;
+      for (Rendezvous* r : running_) {
+        r->StartAbort(absl::CancelledError("Session has been closed: the step was cancelled"));
+      }
+    }
     cache_.clear();
     // A cluster's variables belong to its tasks and outlive the session.
     if (owned_devices_ == nullptr) return absl::OkStatus();
@@ -298,12 +309,21 @@ class DirectSession final : public Session {
   // step past `timeout_ms` (when positive) is cancelled: DeadlineExceeded.
   absl::Status RunExecutors(const ExecutorsAndKeys& ek, CallFrame* frame, StepStatsCollector* stats,
                             int64_t timeout_ms) {
+    if (ek.executors.empty() && ek.remote.empty()) return absl::OkStatus();
     const int64_t step_id = remote_ != nullptr
                                 ? remote_->NewStepId()
                                 : next_step_id_.fetch_add(1, std::memory_order_relaxed);
     const std::shared_ptr<Rendezvous> step_rendezvous =
         remote_ != nullptr ? remote_->BeginStep(step_id) : std::make_shared<Rendezvous>();
     Rendezvous& rendezvous = *step_rendezvous;
+    {
+      absl::MutexLock lock(&steps_mu_);
+      if (steps_closed_) {
+        if (remote_ != nullptr) remote_->EndStep(step_id);
+        return absl::FailedPreconditionError("Session has been closed.");
+      }
+      running_.insert(&rendezvous);
+    }
     absl::Mutex mu;
     absl::Status first_error;
     int pending = static_cast<int>(ek.executors.size() + ek.remote.size());
@@ -337,7 +357,6 @@ class DirectSession final : public Session {
       }
       if (last) all_done.Notify();
     };
-    if (pending == 0) return absl::OkStatus();
     for (const auto& partition : ek.remote) {
       partition->RunAsync(step_id, [&args, done](absl::Status s) {
         if (!s.ok()) args.on_error(s);
@@ -360,6 +379,10 @@ class DirectSession final : public Session {
       rendezvous.StartAbort(deadline);
     }
     all_done.WaitForNotification();
+    {
+      absl::MutexLock lock(&steps_mu_);
+      running_.erase(&rendezvous);
+    }
     if (remote_ != nullptr) remote_->EndStep(step_id);
     // What the step made for itself (a loop gradient's stacks) goes with it.
     const std::string step_container = StepContainerName(args.step_id);
@@ -382,6 +405,10 @@ class DirectSession final : public Session {
   DeviceSpec task_;
   Device* frame_device_ = nullptr;
   std::atomic<int64_t> next_step_id_{1};
+  // The rendezvous of the steps running, which Close aborts.
+  absl::Mutex steps_mu_;
+  absl::flat_hash_set<Rendezvous*> running_ ABSL_GUARDED_BY(steps_mu_);
+  bool steps_closed_ ABSL_GUARDED_BY(steps_mu_) = false;
 
   absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

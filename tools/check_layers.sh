@@ -29,7 +29,7 @@ saved_model:    runtime graph framework core proto
 data:           framework core proto
 train:          ops graph runtime framework core proto
 layers:         ops graph framework core proto
-distribute:     ops graph framework core proto
+distribute:     ops graph runtime framework core proto
 estimator:      distribute saved_model train data ops graph runtime framework core proto
 keras:          estimator distribute saved_model layers train data ops graph runtime framework core proto
 testing:        keras estimator distribute saved_model layers train data ops graph runtime kernels framework core proto tests

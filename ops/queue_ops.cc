@@ -1,0 +1,125 @@
+// Op schemas: TF's queues and gradient accumulators (resource forms), the
+// parts of between-graph replicated training that workers meet in on a ps
+// task: SyncReplicasOptimizer's token queue and per-variable accumulators
+// (train/sync_replicas_optimizer.h).
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/op_registry.h"
+#include "ops/shape_fns.h"
+
+namespace towerflow {
+namespace {
+
+// Dequeue: each component's shape from the queue's `shapes` attr when the
+// op knows them (it does not: the attr lives on the queue), else unknown.
+absl::Status DequeueShape(InferenceContext* c) {
+  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, PartialTensorShape());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+TW_REGISTER_OP("FIFOQueueV2")
+    .Output("handle: resource")
+    .Attr("component_types: list(type) >= 1")
+    .Attr("shapes: list(shape) >= 0 = []")
+    .Attr("capacity: int = -1")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc(
+        "A queue of tuples of component_types, first in first out; at most capacity "
+        "elements (no limit when negative). Shared by name across sessions.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("QueueEnqueueV2")
+    .Input("handle: resource")
+    .Input("components: Tcomponents")
+    .Attr("Tcomponents: list(type) >= 1")
+    .Attr("timeout_ms: int = -1")
+    .SetIsStateful()
+    .Doc("Adds one element; waits while the queue is full.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("QueueEnqueueManyV2")
+    .Input("handle: resource")
+    .Input("components: Tcomponents")
+    .Attr("Tcomponents: list(type) >= 1")
+    .Attr("timeout_ms: int = -1")
+    .SetIsStateful()
+    .Doc("Adds the elements along dimension 0 of the components; waits while the queue is full.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("QueueDequeueV2")
+    .Input("handle: resource")
+    .Output("components: component_types")
+    .Attr("component_types: list(type) >= 1")
+    .Attr("timeout_ms: int = -1")
+    .SetIsStateful()
+    .Doc("Removes the first element; waits while the queue is empty.")
+    .SetShapeFn(DequeueShape);
+
+TW_REGISTER_OP("QueueSizeV2")
+    .Input("handle: resource")
+    .Output("size: int32")
+    .SetIsStateful()
+    .Doc("The number of elements in the queue.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("QueueCloseV2")
+    .Input("handle: resource")
+    .Attr("cancel_pending_enqueues: bool = false")
+    .SetIsStateful()
+    .Doc("Closes the queue: enqueues fail, dequeues drain what is left, then fail.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("ResourceConditionalAccumulator")
+    .Output("handle: resource")
+    .Attr("dtype: numbertype")
+    .Attr("shape: shape")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .Attr("reduction_type: {'MEAN', 'SUM'} = 'MEAN'")
+    .SetIsStateful()
+    .Doc(
+        "An accumulator of gradients of one shape: gradients computed at a time step older "
+        "than its own are dropped.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("ResourceAccumulatorApplyGradient")
+    .Input("handle: resource")
+    .Input("local_step: int64")
+    .Input("gradient: dtype")
+    .Attr("dtype: numbertype")
+    .SetIsStateful()
+    .Doc("Adds gradient, computed at time step local_step, unless it is stale.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("ResourceAccumulatorTakeGradient")
+    .Input("handle: resource")
+    .Input("num_required: int32")
+    .Output("average: dtype")
+    .Attr("dtype: numbertype")
+    .SetIsStateful()
+    .Doc(
+        "Waits until num_required gradients have been added, returns their mean (or sum), "
+        "empties the accumulator and advances its time step by one.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("ResourceAccumulatorNumAccumulated")
+    .Input("handle: resource")
+    .Output("num_accumulated: int32")
+    .SetIsStateful()
+    .Doc("The number of gradients added since the last take.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("ResourceAccumulatorSetGlobalStep")
+    .Input("handle: resource")
+    .Input("new_global_step: int64")
+    .SetIsStateful()
+    .Doc("Sets the accumulator's time step.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+}  // namespace towerflow
