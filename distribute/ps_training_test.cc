@@ -18,8 +18,11 @@
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
+#include "runtime/client_session.h"
 #include "tests/test_util.h"
+#include "train/checkpoint.h"
 #include "train/optimizers.h"
+#include "train/saver.h"
 #include "train/session_manager.h"
 #include "train/sync_replicas_optimizer.h"
 
@@ -331,6 +334,67 @@ TEST(PsTrainingTest, SyncReplicasEqualsOneProcessOnTheWholeBatch) {
     EXPECT_EQ(runner->runs(), kUpdates);
   } else {
     EXPECT_EQ(runner, nullptr);
+  }
+}
+
+// The chief saves a checkpoint (TF's Saver, through a ClientSession over the
+// cluster session); the job ends; a restarted job (fresh servers: the ps
+// holds nothing) has its chief restore it, and training goes on from the
+// saved global step and values while the other worker waits for them.
+TEST(PsTrainingTest, ARestartedJobResumesFromTheChiefsCheckpoint) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/ps_resume");
+  TW_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ClusterSpec::Parse("ps=1,worker=2"));
+  double saved_w = 0;
+  for (int run = 0; run < 2; ++run) {
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create({spec}));
+    if (server->task().job == "ps") {
+      TW_ASSERT_OK(server->Join());
+      continue;
+    }
+    Scope root = Scope::NewRootScope();
+    ReplicaDeviceSetterOptions setter;
+    setter.ps_tasks = 1;
+    setter.worker_device = server->task().name();
+    TW_ASSERT_OK_AND_ASSIGN(DeviceFunction fn, ReplicaDeviceSetter(setter));
+    const Scope s = root.WithDeviceFunction(fn);
+    Variable w = GetVariable(s, "w", TensorShape({}), DT_DOUBLE, initializers::Constant(0.0));
+    Output loss = ops::Square(s, ops::Sub(s, w.value(), 3.0));
+    Variable step = train::GetOrCreateGlobalStep(s);
+    train::GradientDescentOptimizer optimizer(0.1);
+    Operation train_op = optimizer.Minimize(s, loss, step);
+    Operation init = GlobalVariablesInitializer(s);
+    TW_ASSERT_OK_AND_ASSIGN(train::ReadyOp ready, train::ReportUninitializedVariables(s));
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<train::Saver> saver, train::Saver::Create(root));
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> cluster_session, server->NewSession({}));
+    std::vector<Tensor> out;
+    if (!server->is_chief()) {
+      // The non-chief waits for the chief's initialization or restore.
+      const std::string w_value = w.value(root).name();
+      TW_ASSERT_OK_AND_ASSIGN(GraphDef graph, root.ToGraphDef());
+      TW_ASSERT_OK(cluster_session->Create(graph));
+      TW_ASSERT_OK(train::WaitForVariables(cluster_session.get(), ready, absl::Minutes(5)));
+      TW_ASSERT_OK(cluster_session->Run({}, {w_value}, {}, &out));
+      if (run == 1) EXPECT_NE(out[0].data<double>()[0], 0.0);  // restored, not initialized
+      continue;
+    }
+    ClientSession session(root, std::move(cluster_session));
+    if (run == 0) {
+      TW_ASSERT_OK(session.Run({}, {}, {init}, &out));
+      for (int i = 0; i < 5; ++i) TW_ASSERT_OK(session.Run({}, {}, {train_op}, &out));
+      TW_ASSERT_OK(session.Run({w.value(root)}, &out));
+      saved_w = out[0].data<double>()[0];
+      TW_ASSERT_OK(saver->Save(session, dir, 5).status());
+    } else {
+      absl::StatusOr<std::string> latest = LatestCheckpoint(dir);
+      TW_ASSERT_OK(latest.status());
+      TW_ASSERT_OK(saver->Restore(session, *latest));
+      TW_ASSERT_OK(session.Run({w.value(root), step.value(root)}, &out));
+      EXPECT_EQ(out[0].data<double>()[0], saved_w);
+      EXPECT_EQ(out[1].data<int64_t>()[0], 5);
+      TW_ASSERT_OK(session.Run({}, {}, {train_op}, &out));
+      TW_ASSERT_OK(session.Run({step.value(root)}, &out));
+      EXPECT_EQ(out[0].data<int64_t>()[0], 6);
+    }
   }
 }
 

@@ -29,6 +29,12 @@ ClientSession::ClientSession(const Scope& scope, const SessionOptions& options) 
   }
 }
 
+ClientSession::ClientSession(const Scope& scope, std::unique_ptr<Session> session)
+    : scope_(scope), session_(std::move(session)) {
+  if (session_ == nullptr)
+    init_status_ = absl::InvalidArgumentError("ClientSession needs a session");
+}
+
 absl::Status ClientSession::MaybeExtendGraph() const {
   TW_RETURN_IF_ERROR(scope_.status());
   GraphDef def;

@@ -58,6 +58,9 @@ class ClientSession {
   // A session over `scope`'s graph. Errors making the session (bad options)
   // are returned by every Run.
   explicit ClientSession(const Scope& scope, const SessionOptions& options = SessionOptions());
+  // Over a session made elsewhere, such as a cluster's
+  // (distribute::Server::NewSession), which must have no graph yet.
+  ClientSession(const Scope& scope, std::unique_ptr<Session> session);
 
   absl::Status Run(const std::vector<Output>& fetch_outputs, std::vector<Tensor>* outputs) const;
   absl::Status Run(const FeedType& inputs, const std::vector<Output>& fetch_outputs,

@@ -529,6 +529,19 @@ TW_REGISTER_NO_GRADIENT("Assert");
 TW_REGISTER_NO_GRADIENT("ScalarSummary");
 TW_REGISTER_NO_GRADIENT("HistogramSummary");
 TW_REGISTER_NO_GRADIENT("MergeSummary");
+// Queues and gradient accumulators (SyncReplicasOptimizer's) carry no
+// gradient, as in TF.
+TW_REGISTER_NO_GRADIENT("FIFOQueueV2");
+TW_REGISTER_NO_GRADIENT("QueueEnqueueV2");
+TW_REGISTER_NO_GRADIENT("QueueEnqueueManyV2");
+TW_REGISTER_NO_GRADIENT("QueueDequeueV2");
+TW_REGISTER_NO_GRADIENT("QueueSizeV2");
+TW_REGISTER_NO_GRADIENT("QueueCloseV2");
+TW_REGISTER_NO_GRADIENT("ResourceConditionalAccumulator");
+TW_REGISTER_NO_GRADIENT("ResourceAccumulatorApplyGradient");
+TW_REGISTER_NO_GRADIENT("ResourceAccumulatorTakeGradient");
+TW_REGISTER_NO_GRADIENT("ResourceAccumulatorNumAccumulated");
+TW_REGISTER_NO_GRADIENT("ResourceAccumulatorSetGlobalStep");
 
 }  // namespace
 }  // namespace towerflow
