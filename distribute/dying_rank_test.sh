@@ -4,34 +4,10 @@
 # test ends (it does not hang) and checks what the user is told.
 #   dying_rank_test.sh <dying_rank_main>
 set -uo pipefail
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 # The hanging process is found after 2 s of waiting.
 export TOWERFLOW_COLLECTIVE_TIMEOUT_SECONDS=2
-failed=0
-check() {  # mode, then the lines the output must hold
-  local mode="$1"
-  shift
-  local out status
-  out="$(mpirun -np 3 --oversubscribe "$program" "$mode" 2>&1)"
-  status=$?
-  echo "=== $mode (exit $status)"
-  echo "$out"
-  if [ "$status" -eq 0 ]; then
-    echo "FAIL ($mode): the job exited 0 although rank 2 stopped"
-    failed=1
-  fi
-  if grep -q "finished all its steps" <<<"$out"; then
-    echo "FAIL ($mode): a process went on past the stopped one"
-    failed=1
-  fi
-  for expected in "$@"; do
-    if ! grep -qE "$expected" <<<"$out"; then
-      echo "FAIL ($mode): the output does not say: $expected"
-      failed=1
-    fi
-  done
-}
+# shellcheck source=distribute/job_failure_check.sh
+source "$(dirname "$0")/job_failure_check.sh"
 program="$1"
 # mpirun names the dead rank.
 check die "rank 2"
