@@ -13,6 +13,8 @@
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
 #include "distribute/server.h"
+#include "estimator/replicate_model_fn.h"
+#include "estimator/tower_optimizer.h"
 #include "gmock/gmock.h"
 #include "graph/device_setter.h"
 #include "gtest/gtest.h"
@@ -396,6 +398,94 @@ TEST(PsTrainingTest, ARestartedJobResumesFromTheChiefsCheckpoint) {
       EXPECT_EQ(out[0].data<int64_t>()[0], 6);
     }
   }
+}
+
+// TowerOptimizer over SyncReplicasOptimizer with two towers per worker (the
+// worker's two virtual CPUs), variables on the ps: each aggregated update
+// averages the two workers' tower-averaged gradients, the global step
+// advances once per update (not per tower or worker), and after 10 the
+// variables equal one process on the whole batch.
+TEST(PsTrainingTest, SyncReplicasUnderTowerOptimizerWithTwoTowersPerWorker) {
+  TW_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ClusterSpec::Parse("ps=1,worker=2"));
+  ServerOptions options{spec};
+  options.config.device_count["CPU"] = 2;
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create(options));
+  if (server->task().job == "ps") {
+    TW_ASSERT_OK(server->Join());
+    return;
+  }
+  constexpr int kUpdates = 10;
+  const std::vector<double> x = {-1.5, -0.5, 0.5, 1.5}, y = {-2, 0, 2, 4};
+  auto sync = std::make_shared<train::SyncReplicasOptimizer>(
+      std::make_shared<train::GradientDescentOptimizer>(0.1), 2, 2);
+  const ModelFn model = [sync](const Scope& s, const FeatureMap& features, const FeatureMap& labels,
+                               ModeKeys mode, const Params&) {
+    Variable w = GetVariable(s, "w", TensorShape({1, 1}), DT_DOUBLE, initializers::Constant(0.0));
+    Variable b = GetVariable(s, "b", TensorShape({1}), DT_DOUBLE, initializers::Constant(0.0));
+    Output prediction = ops::Add(s, ops::MatMul(s, features.at("x"), w.value()), b.value());
+    EstimatorSpec spec(mode);
+    spec.loss = ops::Mean(s, ops::Square(s, ops::Sub(s, prediction, labels.at("y"))), {0, 1});
+    spec.train_op = TowerOptimizer(sync).Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
+    return spec;
+  };
+  ReplicateOptions replicate;
+  replicate.devices = {"/cpu:0", "/cpu:1"};
+  replicate.across_processes = false;  // the ps aggregates across the workers
+  TW_ASSERT_OK_AND_ASSIGN(ModelFn replicated, ReplicateModelFn(model, replicate));
+  Scope root = Scope::NewRootScope();
+  ReplicaDeviceSetterOptions setter;
+  setter.ps_tasks = 1;
+  setter.worker_device = server->task().name();
+  TW_ASSERT_OK_AND_ASSIGN(DeviceFunction fn, ReplicaDeviceSetter(setter));
+  const Scope s = root.WithDeviceFunction(fn);
+  const int first = 2 * server->task().task;
+  const auto rows = [&](const std::vector<double>& v) {
+    return ops::Const(
+        s, MakeTensorProto<double>(absl::MakeConstSpan(v.data() + first, 2), TensorShape({2, 1})));
+  };
+  const EstimatorSpec trained =
+      replicated(s, {{"x", rows(x)}}, {{"y", rows(y)}}, ModeKeys::kTrain, {});
+  TW_ASSERT_OK(sync->GetInitTokensOp(s, 0).status());
+  const std::string init = GlobalVariablesInitializer(s).node()->name();
+  TW_ASSERT_OK_AND_ASSIGN(train::ReadyOp ready, train::ReportUninitializedVariables(s));
+  std::string w_value, step_value;
+  for (const Variable& v : GetVariables(*root.graph())) {
+    if (v.name() == "w") w_value = v.value(root.NewSubScope("check")).name();
+    if (v.name() == "global_step") step_value = v.value(root.NewSubScope("check")).name();
+  }
+  TW_ASSERT_OK_AND_ASSIGN(GraphDef graph, root.ToGraphDef());
+  EXPECT_EQ(DeviceOf(graph, "w"), "/job:ps/task:0/device:CPU:0");
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, server->NewSession({}));
+  TW_ASSERT_OK(session->Create(graph));
+  if (server->is_chief()) {
+    TW_ASSERT_OK(session->Run({}, {}, {init}, nullptr));
+  } else {
+    TW_ASSERT_OK(train::WaitForVariables(session.get(), ready, absl::Minutes(5)));
+  }
+  std::unique_ptr<train::QueueRunner> runner;
+  TW_ASSERT_OK(sync->StartReplica(session.get(), server->is_chief(), &runner));
+  for (int i = 0; i < kUpdates; ++i) {
+    std::vector<Tensor> out;
+    TW_ASSERT_OK(
+        session->Run({}, {"sync_token_q_Dequeue:0"}, {trained.train_op.node()->name()}, &out));
+    EXPECT_EQ(Scalar(out[0]), i + 1);
+  }
+  if (!server->is_chief()) return;
+  TW_ASSERT_OK_AND_ASSIGN(double step, Fetch(session.get(), step_value));
+  EXPECT_EQ(step, kUpdates);
+  TW_ASSERT_OK_AND_ASSIGN(double w, Fetch(session.get(), w_value));
+  // One process, the whole batch: w after 10 steps of the mean loss's
+  // gradient descent.
+  const Regression whole = BuildRegression({"worker", 0}, 0, 0.1);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> local, NewSession({}));
+  TW_ASSERT_OK(local->Create(whole.graph));
+  TW_ASSERT_OK(local->Run({}, {}, {whole.init}, nullptr));
+  for (int i = 0; i < kUpdates; ++i) TW_ASSERT_OK(local->Run({}, {}, {whole.train}, nullptr));
+  TW_ASSERT_OK_AND_ASSIGN(double local_w, Fetch(local.get(), whole.w));
+  EXPECT_NEAR(w, local_w, 1e-12);
+  TW_ASSERT_OK(session->Close());
+  TW_ASSERT_OK(runner->Join());
+  EXPECT_EQ(runner->runs(), kUpdates);
 }
 
 }  // namespace

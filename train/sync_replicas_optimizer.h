@@ -57,7 +57,8 @@ namespace train {
 class QueueRunner {
  public:
   QueueRunner(Session* session, std::vector<std::string> targets);
-  ~QueueRunner();  // Join()
+  // Join(): close the session first, or the loop never ends.
+  ~QueueRunner();
   QueueRunner(const QueueRunner&) = delete;
   QueueRunner& operator=(const QueueRunner&) = delete;
 

@@ -149,18 +149,24 @@ class FifoQueue : public ResourceBase {
     for (auto& fn : to_run) fn();
   }
 
-  // Ends wait `id` (an enqueue or a dequeue) with `status`.
-  void Cancel(int64_t id, const absl::Status& status) {
+  // End wait `id` with `status`.
+  void CancelEnqueue(int64_t id, const absl::Status& status) {
     PendingEnqueue enqueue;
-    WaitDone<Tuple> dequeue;
-    bool got_enqueue, got_dequeue;
+    bool got;
     {
       absl::MutexLock lock(&mu_);
-      got_enqueue = enqueues_.Take(id, &enqueue);
-      got_dequeue = dequeues_.Take(id, &dequeue);
+      got = enqueues_.Take(id, &enqueue);
     }
-    if (got_enqueue) enqueue.done(status, false);
-    if (got_dequeue) dequeue(status, {});
+    if (got) enqueue.done(status, false);
+  }
+  void CancelDequeue(int64_t id, const absl::Status& status) {
+    WaitDone<Tuple> dequeue;
+    bool got;
+    {
+      absl::MutexLock lock(&mu_);
+      got = dequeues_.Take(id, &dequeue);
+    }
+    if (got) dequeue(status, {});
   }
 
   int64_t Size() {
@@ -488,7 +494,7 @@ class EnqueueOp : public AsyncOpKernel {
     }
     std::shared_ptr<FifoQueue> q = *queue;
     StartCancellableWait(
-        ctx, [q](int64_t id, const absl::Status& s) { q->Cancel(id, s); }, std::move(done),
+        ctx, [q](int64_t id, const absl::Status& s) { q->CancelEnqueue(id, s); }, std::move(done),
         [q, elements = std::move(elements)](int64_t id, DoneCallback done) mutable {
           q->Enqueue(id, std::move(elements), [done](absl::Status s, bool) { done(s); });
         });
@@ -505,7 +511,7 @@ class DequeueOp : public AsyncOpKernel {
     if (!queue.ok()) return done(queue.status());
     std::shared_ptr<FifoQueue> q = *queue;
     StartCancellableWait(
-        ctx, [q](int64_t id, const absl::Status& s) { q->Cancel(id, s); }, std::move(done),
+        ctx, [q](int64_t id, const absl::Status& s) { q->CancelDequeue(id, s); }, std::move(done),
         [q, ctx](int64_t id, DoneCallback done) {
           q->Dequeue(id, [ctx, done](absl::Status s, FifoQueue::Tuple t) {
             for (size_t i = 0; s.ok() && i < t.size(); ++i) {
