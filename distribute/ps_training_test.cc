@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
+#include "distribute/cluster.h"
 #include "distribute/server.h"
 #include "estimator/replicate_model_fn.h"
 #include "estimator/tower_optimizer.h"
@@ -486,6 +488,47 @@ TEST(PsTrainingTest, SyncReplicasUnderTowerOptimizerWithTwoTowersPerWorker) {
   TW_ASSERT_OK(session->Close());
   TW_ASSERT_OK(runner->Join());
   EXPECT_EQ(runner->runs(), kUpdates);
+}
+
+// Tasks from TF's flags (ServerOptions::job_name, task_index) instead of the
+// rank order: here rank 2 is the ps; a session of either worker reaches it.
+// Two processes claiming one task are an error on every process, not a hang.
+TEST(PsTrainingTest, TasksFromFlagsInAnyRankOrder) {
+  TW_ASSERT_OK_AND_ASSIGN(Cluster * cluster, Cluster::Get());
+  TW_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ClusterSpec::Parse("ps=1,worker=2"));
+  ServerOptions clash{spec};
+  clash.job_name = "worker";
+  clash.task_index = cluster->rank() == 0 ? 1 : 0;  // ranks 1 and 2 both claim worker 0
+  const absl::Status duplicate = Server::Create(clash).status();
+  EXPECT_EQ(duplicate.code(), absl::StatusCode::kInvalidArgument) << duplicate;
+  EXPECT_THAT(duplicate.message(), HasSubstr("are both task /job:worker/replica:0/task:0"));
+
+  ServerOptions options{spec};
+  options.job_name = cluster->rank() == 2 ? "ps" : "worker";
+  options.task_index = cluster->rank() == 2 ? 0 : 1 - cluster->rank();
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create(options));
+  EXPECT_EQ(server->task().job, options.job_name);
+  EXPECT_EQ(server->task().task, options.task_index);
+  if (server->task().job == "ps") {
+    TW_ASSERT_OK(server->Join());
+    return;
+  }
+  EXPECT_EQ(server->is_chief(), cluster->rank() == 1);
+  Scope root = Scope::NewRootScope();
+  Output on_ps =
+      ops::Identity(root.WithDevice("/job:ps/task:0").WithOpName("on_ps"), ops::Const(root, 41.0));
+  ops::AddV2(root.WithOpName("here"), on_ps, 1.0);
+  TW_ASSERT_OK_AND_ASSIGN(GraphDef graph, root.ToGraphDef());
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, server->NewSession({}));
+  TW_ASSERT_OK(session->Create(graph));
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session->Run({}, {"here"}, {}, &out));
+  EXPECT_EQ(Scalar(out[0]), 42.0);
+  std::vector<std::string> ps_devices;
+  for (const DeviceAttributes& d : session->ListDevices()) {
+    if (absl::StrContains(d.name, "/job:ps")) ps_devices.push_back(d.name);
+  }
+  EXPECT_THAT(ps_devices, ::testing::ElementsAre("/job:ps/replica:0/task:0/device:CPU:0"));
 }
 
 }  // namespace

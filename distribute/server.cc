@@ -849,7 +849,7 @@ void Server::Impl::Shutdown() {
   // communicator goes: a message left unreceived on it could be matched on
   // the next server's (MPI reuses communicator ids).
   bool drained = true;
-  if (size_ > 1) {
+  if (poller_.joinable()) {
     absl::MutexLock lock(&mu_);
     const auto all_done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return tasks_done_ >= size_ - 1 || !poll_error_.ok();
