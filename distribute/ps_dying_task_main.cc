@@ -1,8 +1,9 @@
 // One ps and two workers training asynchronously, where one task dies or
 // hangs mid-training (ps_dying_task_test.sh checks what the others do):
 //   ps_dying_task_main kill_ps | hang_ps | kill_worker
-// kill_ps / hang_ps: the ps task SIGKILLs / SIGSTOPs itself once the global
-// step has passed 20; kill_worker: worker 1 SIGKILLs itself after 20 steps.
+// kill_ps / hang_ps: the ps task SIGKILLs / SIGSTOPs itself once the chief
+// has taken 20 steps (the chief says so through a queue on the ps);
+// kill_worker: worker 1 SIGKILLs itself after 20 steps.
 // A worker whose step fails prints "rank R: <status>" and exits 1; one that
 // gets through all its steps prints "rank R finished all its steps".
 #include <signal.h>
@@ -34,7 +35,7 @@ constexpr int kSteps = 1000000;  // more than a worker gets through before the t
 
 struct Model {
   GraphDef graph;
-  std::string train, init, step;
+  std::string train, init;
   train::ReadyOp ready;
 };
 
@@ -54,8 +55,13 @@ absl::StatusOr<Model> Build(const TaskId& task) {
   train::GradientDescentOptimizer optimizer(0.01);
   m.train = optimizer.Minimize(s, loss, step).node()->name();
   m.init = GlobalVariablesInitializer(s).node()->name();
-  m.step = step.value().name();
   TW_ASSIGN_OR_RETURN(m.ready, train::ReportUninitializedVariables(s));
+  // The chief's word to the ps that the trouble may start.
+  const Scope ps = root.WithDevice("/job:ps/task:0");
+  Output trouble = ops::FIFOQueueV2(ps.WithOpName("trouble_queue"), {DT_INT64},
+                                    ops::FIFOQueueV2::Attrs().SharedName("trouble_queue"));
+  ops::QueueEnqueueV2(ps.WithOpName("trouble_enqueue"), trouble, {ops::Const(ps, int64_t{1})});
+  ops::QueueDequeueV2(ps.WithOpName("trouble_dequeue"), trouble, {DT_INT64});
   TW_RETURN_IF_ERROR(root.ToGraphDef(&m.graph));
   return m;
 }
@@ -66,22 +72,16 @@ absl::StatusOr<Model> Build(const TaskId& task) {
   _exit(1);  // mpirun ends the job
 }
 
-// The ps: serves, and once the global step (its own variable) has passed
-// kStepsBeforeTrouble, sends itself `signal`.
+// The ps: serves, and once the chief has taken kStepsBeforeTrouble steps
+// (its word arrives in the queue), sends itself `signal`.
 absl::Status RunPs(Server* server, int signal) {
   if (signal == 0) return server->Join();
   TW_ASSIGN_OR_RETURN(Model model, Build(server->task()));
   TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, server->NewSession({}));
   TW_RETURN_IF_ERROR(session->Create(model.graph));
-  while (true) {
-    std::vector<Tensor> out;
-    // Uninitialized at first: asked again until the chief has initialized.
-    if (session->Run({}, {model.step}, {}, &out).ok() &&
-        out[0].data<int64_t>()[0] > kStepsBeforeTrouble) {
-      raise(signal);
-    }
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  TW_RETURN_IF_ERROR(session->Run({}, {}, {"trouble_dequeue"}, nullptr));
+  raise(signal);
+  return server->Join();  // a stopped ps comes back here only if continued
 }
 
 absl::Status RunWorker(Server* server, int rank, bool dies) {
@@ -94,7 +94,11 @@ absl::Status RunWorker(Server* server, int rank, bool dies) {
     TW_RETURN_IF_ERROR(train::WaitForVariables(session.get(), model.ready, absl::Minutes(1)));
   }
   for (int i = 0; i < kSteps; ++i) {
-    if (dies && i == kStepsBeforeTrouble) raise(SIGKILL);
+    if (i == kStepsBeforeTrouble) {
+      if (dies) raise(SIGKILL);
+      if (server->is_chief())
+        TW_RETURN_IF_ERROR(session->Run({}, {}, {"trouble_enqueue"}, nullptr));
+    }
     const absl::Status s = session->Run({}, {}, {model.train}, nullptr);
     if (!s.ok()) Fail(rank, s);
   }

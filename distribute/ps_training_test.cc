@@ -98,18 +98,36 @@ std::string DeviceOf(const GraphDef& graph, const std::string& node) {
   return "(no node " + node + ")";
 }
 
+// This process's Server of `options`; null on a ps task, after it has
+// served until the workers stopped.
+std::unique_ptr<Server> WorkerOrServe(const ServerOptions& options) {
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(options);
+  EXPECT_TRUE(server.ok()) << server.status();
+  if (!server.ok()) return nullptr;
+  if ((*server)->task().job != "ps") return *std::move(server);
+  const absl::Status joined = (*server)->Join();
+  EXPECT_TRUE(joined.ok()) << joined;
+  return nullptr;
+}
+
 // Two workers train asynchronously on one ps: every update reaches the
 // shared variables, the global step counts both workers' steps, and the
 // convex problem reaches its optimum.
 TEST(PsTrainingTest, AsynchronousWorkersConvergeAndCountEveryStep) {
   TW_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ClusterSpec::Parse("ps=1,worker=2"));
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create({spec}));
-  if (server->task().job == "ps") {
-    TW_ASSERT_OK(server->Join());
-    return;
-  }
+  std::unique_ptr<Server> server = WorkerOrServe(ServerOptions{spec});
+  if (server == nullptr) return;
   constexpr int kStepsPerWorker = 300;
-  const Regression model = BuildRegression(server->task(), 1, 0.1);
+  // The other worker tells the chief it is done through a queue on the ps:
+  // the chief's dequeue waits for that event.
+  const Regression model =
+      BuildRegression(server->task(), 1, 0.1, [](const Scope& root, const Variable&) {
+        const Scope ps = root.WithDevice("/job:ps/task:0");
+        Output done = ops::FIFOQueueV2(ps.WithOpName("done_queue"), {DT_INT64},
+                                       ops::FIFOQueueV2::Attrs().SharedName("done_queue"));
+        ops::QueueEnqueueV2(ps.WithOpName("done_enqueue"), done, {ops::Const(ps, int64_t{1})});
+        ops::QueueDequeueV2(ps.WithOpName("done_dequeue"), done, {DT_INT64});
+      });
   EXPECT_EQ(DeviceOf(model.graph, "w"), "/job:ps/task:0");
   EXPECT_EQ(DeviceOf(model.graph, "MatMul"), absl::StrCat(server->task().name()));
   {
@@ -128,14 +146,11 @@ TEST(PsTrainingTest, AsynchronousWorkersConvergeAndCountEveryStep) {
     }
     TW_ASSERT_OK_AND_ASSIGN(double step, Fetch(session.get(), model.step));
     EXPECT_GE(step, kStepsPerWorker);
-    if (server->is_chief()) {
-      // Wait for the other worker's steps to land.
-      absl::Duration pause = absl::Milliseconds(5);
-      while (step < 2 * kStepsPerWorker) {
-        absl::SleepFor(pause);
-        pause = std::min(pause * 2, absl::Milliseconds(200));
-        TW_ASSERT_OK_AND_ASSIGN(step, Fetch(session.get(), model.step));
-      }
+    if (!server->is_chief()) {
+      TW_ASSERT_OK(session->Run({}, {}, {"done_enqueue"}, nullptr));
+    } else {
+      TW_ASSERT_OK(session->Run({}, {}, {"done_dequeue"}, nullptr));
+      TW_ASSERT_OK_AND_ASSIGN(step, Fetch(session.get(), model.step));
       EXPECT_EQ(step, 2 * kStepsPerWorker);
       TW_ASSERT_OK_AND_ASSIGN(double w, Fetch(session.get(), model.w));
       TW_ASSERT_OK_AND_ASSIGN(double b, Fetch(session.get(), model.b));
@@ -158,11 +173,8 @@ TEST(PsTrainingTest, AsynchronousWorkersConvergeAndCountEveryStep) {
 TEST(PsTrainingTest, TwoPsTasksHoldTheirVariablesAndTrainAsOneProcess) {
   TW_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ClusterSpec::Parse(R"({"ps": ["a:1", "b:1"],
                                                                   "worker": ["c:1"]})"));
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create({spec}));
-  if (server->task().job == "ps") {
-    TW_ASSERT_OK(server->Join());
-    return;
-  }
+  std::unique_ptr<Server> server = WorkerOrServe(ServerOptions{spec});
+  if (server == nullptr) return;
   EXPECT_TRUE(server->is_chief());
   // Beside the model, an update fed from the worker and applied on ps
   // task 1, and a bad reshape there.
@@ -241,11 +253,8 @@ TEST(PsTrainingTest, TwoPsTasksHoldTheirVariablesAndTrainAsOneProcess) {
 // whole batch.
 TEST(PsTrainingTest, SyncReplicasEqualsOneProcessOnTheWholeBatch) {
   TW_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ClusterSpec::Parse("ps=1,worker=2"));
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create({spec}));
-  if (server->task().job == "ps") {
-    TW_ASSERT_OK(server->Join());
-    return;
-  }
+  std::unique_ptr<Server> server = WorkerOrServe(ServerOptions{spec});
+  if (server == nullptr) return;
   constexpr int kUpdates = 10;
   const std::vector<double> x = {-1.5, -0.5, 0.5, 1.5}, y = {-2, 0, 2, 4};
   // y = x w + b, mean squared error over `rows` rows from `first`.
@@ -350,11 +359,8 @@ TEST(PsTrainingTest, ARestartedJobResumesFromTheChiefsCheckpoint) {
   TW_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ClusterSpec::Parse("ps=1,worker=2"));
   double saved_w = 0;
   for (int run = 0; run < 2; ++run) {
-    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create({spec}));
-    if (server->task().job == "ps") {
-      TW_ASSERT_OK(server->Join());
-      continue;
-    }
+    std::unique_ptr<Server> server = WorkerOrServe(ServerOptions{spec});
+    if (server == nullptr) continue;
     Scope root = Scope::NewRootScope();
     ReplicaDeviceSetterOptions setter;
     setter.ps_tasks = 1;
@@ -411,11 +417,8 @@ TEST(PsTrainingTest, SyncReplicasUnderTowerOptimizerWithTwoTowersPerWorker) {
   TW_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ClusterSpec::Parse("ps=1,worker=2"));
   ServerOptions options{spec};
   options.config.device_count["CPU"] = 2;
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create(options));
-  if (server->task().job == "ps") {
-    TW_ASSERT_OK(server->Join());
-    return;
-  }
+  std::unique_ptr<Server> server = WorkerOrServe(options);
+  if (server == nullptr) return;
   constexpr int kUpdates = 10;
   const std::vector<double> x = {-1.5, -0.5, 0.5, 1.5}, y = {-2, 0, 2, 4};
   auto sync = std::make_shared<train::SyncReplicasOptimizer>(

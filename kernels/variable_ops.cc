@@ -26,16 +26,6 @@
 namespace towerflow {
 namespace {
 
-// container / shared_name attrs with TF's defaults: "localhost" and the node
-// name.
-absl::Status ResourceName(const KernelConstruction& c, std::string* container, std::string* name) {
-  TW_RETURN_IF_ERROR(c.GetAttr("container", container));
-  TW_RETURN_IF_ERROR(c.GetAttr("shared_name", name));
-  if (container->empty()) *container = kDefaultContainer;
-  if (name->empty()) *name = c.name();
-  return absl::OkStatus();
-}
-
 absl::Status CheckDtype(const Var& var, DataType want, const char* what) {
   if (var.dtype() != want) {
     return absl::InvalidArgumentError(
@@ -373,6 +363,14 @@ absl::StatusOr<Tensor*> LockedVars::Mutable(KernelContext* ctx, int i, DataType 
     TW_ASSIGN_OR_RETURN(v->tensor, CopyForWrite(ctx, v->tensor));
   }
   return &v->tensor;
+}
+
+absl::Status ResourceName(const KernelConstruction& c, std::string* container, std::string* name) {
+  TW_RETURN_IF_ERROR(c.GetAttr("container", container));
+  TW_RETURN_IF_ERROR(c.GetAttr("shared_name", name));
+  if (container->empty()) *container = kDefaultContainer;
+  if (name->empty()) *name = c.name();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::shared_ptr<Var>> LookupResourceVar(KernelContext* ctx, int input) {

@@ -24,6 +24,10 @@ namespace towerflow {
 // resource on this kernel's device; InvalidArgument otherwise.
 absl::StatusOr<const ResourceHandle*> ResourceHandleInput(KernelContext* ctx, int input);
 
+// The (container, name) of a resource op from its `container` and
+// `shared_name` attrs, with TF's defaults: "localhost" and the node name.
+absl::Status ResourceName(const KernelConstruction& c, std::string* container, std::string* name);
+
 // The variable behind handle input `input`; FailedPrecondition when it does
 // not exist (never assigned), which is how an uninitialised resource
 // variable reads.

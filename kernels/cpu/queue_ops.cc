@@ -384,13 +384,10 @@ class Accumulator : public ResourceBase {
   Waits<PendingTake> takes_ ABSL_GUARDED_BY(mu_);
 };
 
-// container / shared_name with TF's defaults ("localhost", the node name).
+// The handle a resource op outputs (ResourceName's container and name).
 absl::StatusOr<Tensor> MakeHandle(const KernelConstruction& c, const char* type_name) {
   ResourceHandle h;
-  TW_RETURN_IF_ERROR(c.GetAttr("container", &h.container));
-  TW_RETURN_IF_ERROR(c.GetAttr("shared_name", &h.name));
-  if (h.container.empty()) h.container = kDefaultContainer;
-  if (h.name.empty()) h.name = c.name();
+  TW_RETURN_IF_ERROR(ResourceName(c, &h.container, &h.name));
   h.device = c.device()->name();
   h.type_name = type_name;
   Tensor handle(DT_RESOURCE, TensorShape());
