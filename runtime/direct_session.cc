@@ -25,6 +25,19 @@
 namespace towerflow {
 namespace {
 
+// SessionOptions' default inter-op threads. On CPUs alone, one: each
+// expensive kernel already spreads over every core (the intra-op pool, or
+// oneDNN's OpenMP team), and two at once only share the cores, while
+// oneDNN's static split of a convolution waits for its slowest thread, so a
+// convolution beside a batch norm took twice its time. With a GPU, one
+// thread per core, so CPU work overlaps the kernels in flight.
+int DefaultInterOpThreads(const std::vector<Device*>& devices) {
+  for (const Device* d : devices) {
+    if (d->device_type() != kDeviceCpu) return DefaultNumThreads();
+  }
+  return 1;
+}
+
 // The executors of one (feeds, fetches, targets) signature. Immutable once
 // built; shared by the steps running it.
 struct ExecutorsAndKeys {
@@ -86,10 +99,6 @@ class DirectSession final : public Session {
 
   // A session on devices of its own (`cluster` null), or over a cluster's.
   absl::Status Init(const ClusterSessionEnv* cluster) {
-    const int inter = options_.inter_op_parallelism_threads > 0
-                          ? options_.inter_op_parallelism_threads
-                          : DefaultNumThreads();
-    inter_op_ = std::make_unique<ThreadPool>("inter_op", inter);
     if (cluster != nullptr) {
       // The devices, their thread pools and memory limits are the task's.
       devices_ = cluster->devices;
@@ -99,18 +108,23 @@ class DirectSession final : public Session {
       host.type = kDeviceCpu;
       host.id = 0;
       TW_ASSIGN_OR_RETURN(frame_device_, devices_->Lookup(host.ToString()));
-      return absl::OkStatus();
+    } else {
+      const int intra = options_.intra_op_parallelism_threads > 0
+                            ? options_.intra_op_parallelism_threads
+                            : DefaultNumThreads();
+      intra_op_ = std::make_unique<ThreadPool>("intra_op", intra);
+      TW_ASSIGN_OR_RETURN(owned_devices_,
+                          DeviceMgr::Create(options_.device_count, intra_op_.get()));
+      devices_ = owned_devices_.get();
+      TW_ASSIGN_OR_RETURN(
+          const MemoryLimits limits,
+          MemoryLimits::FromOptions(options_.max_tensor_bytes, options_.host_memory_budget_bytes));
+      for (Device* d : devices_->devices()) d->set_memory_limits(limits);
     }
-    const int intra = options_.intra_op_parallelism_threads > 0
-                          ? options_.intra_op_parallelism_threads
-                          : DefaultNumThreads();
-    intra_op_ = std::make_unique<ThreadPool>("intra_op", intra);
-    TW_ASSIGN_OR_RETURN(owned_devices_, DeviceMgr::Create(options_.device_count, intra_op_.get()));
-    devices_ = owned_devices_.get();
-    TW_ASSIGN_OR_RETURN(
-        const MemoryLimits limits,
-        MemoryLimits::FromOptions(options_.max_tensor_bytes, options_.host_memory_budget_bytes));
-    for (Device* d : devices_->devices()) d->set_memory_limits(limits);
+    inter_op_ =
+        std::make_unique<ThreadPool>("inter_op", options_.inter_op_parallelism_threads > 0
+                                                     ? options_.inter_op_parallelism_threads
+                                                     : DefaultInterOpThreads(devices_->devices()));
     return absl::OkStatus();
   }
 

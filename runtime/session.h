@@ -46,7 +46,11 @@ struct SessionOptions {
   std::map<std::string, int> device_count;
   bool allow_soft_placement = false;
   bool log_device_placement = false;
-  // 0: one thread per hardware thread.
+  // Threads running the step's expensive kernels side by side (inter-op)
+  // and the threads one kernel's work is split over (intra-op). 0 picks:
+  // intra-op, one per hardware thread; inter-op, one when every device is
+  // a CPU (each kernel already uses every core: two at once only fight for
+  // them), one per hardware thread when there is a GPU.
   int inter_op_parallelism_threads = 0;
   int intra_op_parallelism_threads = 0;
   // TF's ConfigProto.operation_timeout_in_ms: the deadline of every step

@@ -58,6 +58,12 @@ ABSL_FLAG(int64_t, profile_every, 0,
           "per op type at the end (0: none)");
 ABSL_FLAG(int64_t, seed, 1, "random seed of the initializers and the input order");
 ABSL_FLAG(bool, eval, true, "evaluate on the test set after training");
+ABSL_FLAG(int32_t, inter_op_threads, 0,
+          "kernels run side by side (TF's inter_op_parallelism_threads; 0: the session's "
+          "default, 1 on CPUs alone)");
+ABSL_FLAG(int32_t, intra_op_threads, 0,
+          "threads one kernel's work is split over (TF's intra_op_parallelism_threads; 0: one "
+          "per hardware thread)");
 ABSL_FLAG(bool, graph_optimizer, true,
           "rewrite each step's graph before it runs (fused convolutions and matrix products, "
           "padding folded into convolutions); false runs the graph as written");
@@ -193,6 +199,8 @@ absl::Status Main(const ExampleModel& model) {
     config.progress_bar = RunConfig::ProgressBar::kOff;
   }
   config.session_options.device_count["CPU"] = static_cast<int>(std::max<int64_t>(num_towers, 1));
+  config.session_options.inter_op_parallelism_threads = absl::GetFlag(FLAGS_inter_op_threads);
+  config.session_options.intra_op_parallelism_threads = absl::GetFlag(FLAGS_intra_op_threads);
   if (!absl::GetFlag(FLAGS_graph_optimizer)) {
     config.session_options.optimizer = GraphOptimizerOptions::None();
   }
