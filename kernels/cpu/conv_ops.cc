@@ -41,12 +41,21 @@ bool DnnlApplies(const Window2D& w, int64_t oc) {
   return !empty && UseDnnlConvolutions().load();
 }
 
+// oneDNN's temporaries (Note [Winograd convolutions]) from the kernel's
+// allocator.
+DnnlTemp DnnlTemps(KernelContext* ctx) {
+  return [ctx](int64_t floats) { return ctx->allocate_temp(DT_FLOAT, TensorShape({floats})); };
+}
+
 // Tries the oneDNN path for a backward pass (float only); true when it ran.
 template <typename T>
-absl::StatusOr<bool> TryDnnl(ConvPass pass, const Window2D& w, int64_t oc, const T* x,
-                             const T* filter, const T* dy, T* out) {
+absl::StatusOr<bool> TryDnnl(KernelContext* ctx, ConvPass pass, const Window2D& w, int64_t oc,
+                             const T* x, const T* filter, const T* dy, T* out) {
   if constexpr (std::is_same_v<T, float>) {
-    if (DnnlApplies(w, oc)) return DnnlConv2D(pass, w, oc, x, filter, dy, out);
+    if (DnnlApplies(w, oc)) {
+      const DnnlTemp temp = DnnlTemps(ctx);
+      return DnnlConv2D(pass, w, oc, x, filter, dy, out, 1, {}, &temp);
+    }
   }
   return false;
 }
@@ -125,8 +134,10 @@ absl::Status ConvForward(KernelContext* ctx, const Window2D& w, int64_t oc, cons
   bool by_dnnl = false;
   if constexpr (std::is_same_v<T, float>) {
     if (DnnlApplies(w, oc)) {
-      TW_ASSIGN_OR_RETURN(by_dnnl, DnnlConv2D(ConvPass::kForward, w, oc, x.data<T>(), filter,
-                                              nullptr, y.data<T>(), 1, ConvPostOps{shift, act}));
+      const DnnlTemp temp = DnnlTemps(ctx);
+      TW_ASSIGN_OR_RETURN(
+          by_dnnl, DnnlConv2D(ConvPass::kForward, w, oc, x.data<T>(), filter, nullptr, y.data<T>(),
+                              1, ConvPostOps{shift, act}, &temp));
     }
   }
   if (by_dnnl) return absl::OkStatus();
@@ -241,7 +252,7 @@ class Conv2DBackpropOp : public OpKernel {
         TW_ASSIGN_OR_RETURN(x, ToNhwc(d, ctx->device()->allocator(), input));
       }
       TW_ASSIGN_OR_RETURN(const bool by_dnnl,
-                          TryDnnl<T>(ConvPass::kBackwardFilter, w, oc, x.data<T>(), nullptr,
+                          TryDnnl<T>(ctx, ConvPass::kBackwardFilter, w, oc, x.data<T>(), nullptr,
                                      dy.data<T>(), out->data<T>()));
       if (by_dnnl) return absl::OkStatus();
       out->flat<T>().setZero();
@@ -265,8 +276,8 @@ class Conv2DBackpropOp : public OpKernel {
         TW_ASSIGN_OR_RETURN(dx, ctx->allocate_temp(dy.dtype(), TensorShape(in_nhwc)));
       }
       TW_ASSIGN_OR_RETURN(const bool by_dnnl,
-                          TryDnnl<T>(ConvPass::kBackwardInput, w, oc, nullptr, filter.data<T>(),
-                                     dy.data<T>(), dx.data<T>()));
+                          TryDnnl<T>(ctx, ConvPass::kBackwardInput, w, oc, nullptr,
+                                     filter.data<T>(), dy.data<T>(), dx.data<T>()));
       if (!by_dnnl) {
         dx.flat<T>().setZero();
         if (rows > 0 && IsPointwise(w)) {

@@ -3,8 +3,11 @@
 // forward kernels.
 #include <cmath>
 #include <functional>
+#include <iostream>
 #include <limits>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -220,6 +223,61 @@ TEST(ConvTest, OneDnnAndIm2ColAgree) {
     EXPECT_THAT(Values<float>(a[i]),
                 ::testing::Pointwise(::testing::FloatNear(1e-3), Values<float>(b[i])))
         << i;
+  }
+}
+
+// 3x3 stride-1 convolutions of 32 channels and more run as Winograd
+// (Note [Winograd convolutions]): all three passes, and the forward pass
+// with a bias and a Relu, must agree with the direct convolution and with
+// im2col, at a size that is not a multiple of
+// Winograd's 4x4 tiles, padded and not.
+TEST(ConvTest, WinogradAgreesWithDirectAndIm2Col) {
+  const Tensor x = Random<float>({2, 10, 9, 32}, 21);
+  const Tensor f = Random<float>({3, 3, 32, 48}, 22);
+  const Tensor bias = Random<float>({48}, 24);
+  for (const char* padding : {"SAME", "VALID"}) {
+    const int64_t out_h = std::string(padding) == "SAME" ? 10 : 8;
+    const int64_t out_w = std::string(padding) == "SAME" ? 9 : 7;
+    const Tensor dy = Random<float>({2, out_h, out_w, 48}, 23);
+    const auto run = [&](bool dnnl, bool winograd) {
+      UseDnnlConvolutions() = dnnl;
+      UseWinogradConvolutions() = winograd;
+      std::vector<Tensor> out;
+      KernelRunner conv("Conv2D"), input("Conv2DBackpropInput"), filter("Conv2DBackpropFilter"),
+          fused("_FusedConv2D");
+      for (KernelRunner* r : {&conv, &input, &filter, &fused}) {
+        r->Attr("strides", {1, 1, 1, 1}).Attr("padding", padding);
+      }
+      fused.Attr("fused_ops", std::vector<std::string>{"BiasAdd", "Relu"})
+          .Attr("num_args", int64_t{1})
+          .Attr("epsilon", 0.0f);
+      out.push_back(RunOk(conv, {x, f}));
+      out.push_back(RunOk(fused, {x, f, bias}));
+      out.push_back(RunOk(input, {Shape4(x.shape()), f, dy}));
+      out.push_back(RunOk(filter, {x, Shape4(f.shape()), dy}));
+      UseDnnlConvolutions() = true;
+      UseWinogradConvolutions() = true;
+      return out;
+    };
+    const int64_t before = WinogradPassesRun();
+    const std::vector<Tensor> winograd = run(true, true);
+    if (__builtin_cpu_supports("avx512f")) {
+      EXPECT_EQ(WinogradPassesRun() - before, 4) << padding;
+    } else {
+      std::cerr << "no AVX-512: oneDNN has no Winograd kernel, the direct one ran\n";
+    }
+    const int64_t after = WinogradPassesRun();
+    const std::vector<Tensor> direct = run(true, false), im2col = run(false, false);
+    EXPECT_EQ(WinogradPassesRun(), after) << "Winograd ran while turned off";
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_EQ(winograd[i].shape(), direct[i].shape()) << padding << " " << i;
+      EXPECT_THAT(Values<float>(winograd[i]),
+                  ::testing::Pointwise(::testing::FloatNear(1e-4), Values<float>(direct[i])))
+          << padding << " pass " << i;
+      EXPECT_THAT(Values<float>(winograd[i]),
+                  ::testing::Pointwise(::testing::FloatNear(1e-4), Values<float>(im2col[i])))
+          << padding << " pass " << i;
+    }
   }
 }
 
