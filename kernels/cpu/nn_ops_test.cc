@@ -405,6 +405,34 @@ TEST(PoolTest, MaxPoolGradGradReadsGradAtEachMaximum) {
               TensorIs<float>({1, 1, 2, 2}, {101, 107, 108, 114}));
 }
 
+// Float max pooling works 16 (or 8) channels per vector instruction; it
+// must pick the same first maximum of each window as the scalar loop (the
+// double kernels) where windows hold ties: 20 channels (a vector and a
+// tail) of small integers.
+TEST(PoolTest, VectorMaximaMatchScalarOnTies) {
+  std::mt19937 gen(3);
+  std::uniform_int_distribution<int> pick(0, 3);
+  Tensor xf(DT_FLOAT, TensorShape({2, 7, 7, 20})), xd(DT_DOUBLE, xf.shape());
+  Tensor gf(DT_FLOAT, TensorShape({2, 3, 3, 20})), gd(DT_DOUBLE, gf.shape());
+  for (int64_t i = 0; i < xf.NumElements(); ++i)
+    xd.data<double>()[i] = xf.data<float>()[i] = pick(gen);
+  for (int64_t i = 0; i < gf.NumElements(); ++i) gd.data<double>()[i] = gf.data<float>()[i] = i + 1;
+  const auto run = [](const char* op, std::vector<Tensor> in) {
+    KernelRunner r(op);
+    r.Attr("ksize", {1, 3, 3, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "VALID");
+    return RunOk(r, in);
+  };
+  const Tensor yf = run("MaxPool", {xf}), yd = run("MaxPool", {xd});
+  const Tensor dxf = run("MaxPoolGrad", {xf, yf, gf}), dxd = run("MaxPoolGrad", {xd, yd, gd});
+  const auto as_float = [](const Tensor& t) {
+    std::vector<float> v;
+    for (double d : Values<double>(t)) v.push_back(static_cast<float>(d));
+    return v;
+  };
+  EXPECT_EQ(Values<float>(yf), as_float(yd));
+  EXPECT_EQ(Values<float>(dxf), as_float(dxd));
+}
+
 TEST(LrnTest, ForwardValuesAndGradient) {
   // One pixel, 3 channels, radius 1, bias 1, alpha 1, beta 0.5:
   // y[c] = x[c] / sqrt(1 + sum of squares of neighbours).
@@ -454,6 +482,42 @@ TEST(LrnTest, ForwardValuesAndGradient) {
       },
       1e-2);
   EXPECT_LT(strong_error, 2e-3);
+}
+
+// The CIFAR-10 model's 64 channels, where the kernels work in whole vector
+// packets: the forward pass against the definition computed here in
+// double, the gradient against finite differences.
+TEST(LrnTest, SixtyFourChannels) {
+  const Tensor x = Random<float>({1, 2, 1, 64}, 7, -3, 3);
+  const auto lrn = [](const Tensor& in) {
+    KernelRunner k("LRN");
+    k.Attr("depth_radius", int64_t{4}).Attr("bias", 1.0f).Attr("alpha", 0.1f).Attr("beta", 0.75f);
+    return RunOk(k, {in});
+  };
+  const std::vector<float> v = Values<float>(x);
+  std::vector<float> expected(v.size());
+  for (int px = 0; px < 2; ++px) {
+    for (int c = 0; c < 64; ++c) {
+      double sum = 0;
+      for (int k = std::max(0, c - 4); k <= std::min(63, c + 4); ++k) {
+        sum += double{v[px * 64 + k]} * v[px * 64 + k];
+      }
+      expected[px * 64 + c] = static_cast<float>(v[px * 64 + c] * std::pow(1 + 0.1 * sum, -0.75));
+    }
+  }
+  EXPECT_THAT(lrn(x), TensorNear<float>({1, 2, 1, 64}, expected, 1e-5));
+  const double error = MaxGradientError<float>(
+      x, lrn,
+      [&](const Tensor& in, const Tensor& dy) {
+        KernelRunner g("LRNGrad");
+        g.Attr("depth_radius", int64_t{4})
+            .Attr("bias", 1.0f)
+            .Attr("alpha", 0.1f)
+            .Attr("beta", 0.75f);
+        return RunOk(g, {dy, in, lrn(in)});
+      },
+      1e-2);
+  EXPECT_LT(error, 2e-3);
 }
 
 TEST(BatchNormTest, TrainingForwardAndGradient) {

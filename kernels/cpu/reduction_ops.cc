@@ -133,6 +133,14 @@ class ReductionOp : public OpKernel {
     const Tensor& in = ctx->input(0);
     TW_ASSIGN_OR_RETURN(std::vector<bool> reduced, ReducedAxes(ctx->input(1), in.dims()));
     TW_ASSIGN_OR_RETURN(Plan p, MakePlan(in.shape(), reduced, keep_dims_));
+    const std::vector<int64_t>& g = p.groups;
+    if (in.NumElements() > 0 && (g.empty() || (g.size() == 1 && !p.first_reduced))) {
+      // Nothing (or only size-1 dims) reduced, as in the gradient of an Add
+      // of two same-shape tensors: the input itself, in the output's shape
+      // (TF's kernels forward it too).
+      TW_ASSIGN_OR_RETURN(Tensor same, in.Reshaped(p.out_shape));
+      return ctx->set_output(0, std::move(same));
+    }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.out_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     const auto& d = ctx->eigen_cpu_device();
@@ -140,12 +148,9 @@ class ReductionOp : public OpKernel {
     const Reducer reducer;
     auto o = out->flat<T>();
     const Eigen::array<Eigen::DenseIndex, 1> axis0{0}, axis1{1};
-    const std::vector<int64_t>& g = p.groups;
     if (in.NumElements() == 0) {
       // Reducing an empty dimension gives the reducer's identity.
       o.setConstant(R::template Identity<T>());
-    } else if (g.empty() || (g.size() == 1 && !p.first_reduced)) {
-      o.device(d) = in.flat<T>();  // nothing (or only size-1 dims) reduced
     } else if (g.size() == 1) {
       out->shaped<T, 0>({}).device(d) = in.flat<T>().reduce(axis0, reducer);
     } else if (g.size() == 2 && !p.first_reduced) {

@@ -39,6 +39,26 @@ TEST(ReductionTest, MeanMaxMinProd) {
               TensorIs<int32_t>({}, {1}));
 }
 
+// Reducing over no axis (the gradient of an Add of same-shape tensors sums
+// over BroadcastGradientArgs' empty list), or over size-1 axes only, gives
+// the input itself in the output's shape, without a copy.
+TEST(ReductionTest, NothingReducedForwardsTheInput) {
+  const Tensor x = Literal<float>({2, 1, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor none = Literal<int32_t>({0}, {});
+  for (const char* op : {"Sum", "Mean", "Max", "Prod"}) {
+    const Tensor same = Reduce(op, x, none);
+    EXPECT_THAT(same, TensorIs<float>({2, 1, 3}, {1, 2, 3, 4, 5, 6})) << op;
+    EXPECT_TRUE(same.SharesBufferWith(x)) << op;
+    const Tensor squeezed = Reduce(op, x, Scalar<int32_t>(1));
+    EXPECT_THAT(squeezed, TensorIs<float>({2, 3}, {1, 2, 3, 4, 5, 6})) << op;
+    EXPECT_TRUE(squeezed.SharesBufferWith(x)) << op;
+    EXPECT_THAT(Reduce(op, x, Scalar<int32_t>(1), true),
+                TensorIs<float>({2, 1, 3}, {1, 2, 3, 4, 5, 6}))
+        << op;
+  }
+  EXPECT_THAT(Reduce("Sum", Filled<float>({0, 3}, 1), none), TensorIs<float>({0, 3}, {}));
+}
+
 TEST(ReductionTest, MiddleAndAlternatingAxes) {
   std::vector<float> v(2 * 3 * 4 * 5);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
