@@ -433,55 +433,39 @@ TEST(PoolTest, VectorMaximaMatchScalarOnTies) {
   EXPECT_EQ(Values<float>(dxf), as_float(dxd));
 }
 
+// Gives an LRN or LRNGrad kernel its attributes.
+KernelRunner& LrnAttrs(KernelRunner& k, int64_t radius, float bias, float alpha, float beta) {
+  return k.Attr("depth_radius", radius).Attr("bias", bias).Attr("alpha", alpha).Attr("beta", beta);
+}
+
+// The largest error of LRNGrad against finite differences of LRN at x.
+double LrnGradientError(const Tensor& x, int64_t radius, float bias, float alpha, float beta) {
+  const auto lrn = [&](const Tensor& in) {
+    KernelRunner k("LRN");
+    return RunOk(LrnAttrs(k, radius, bias, alpha, beta), {in});
+  };
+  return MaxGradientError<float>(
+      x, lrn,
+      [&](const Tensor& in, const Tensor& dy) {
+        KernelRunner g("LRNGrad");
+        return RunOk(LrnAttrs(g, radius, bias, alpha, beta), {dy, in, lrn(in)});
+      },
+      1e-2);
+}
+
 TEST(LrnTest, ForwardValuesAndGradient) {
   // One pixel, 3 channels, radius 1, bias 1, alpha 1, beta 0.5:
   // y[c] = x[c] / sqrt(1 + sum of squares of neighbours).
   KernelRunner r("LRN");
-  r.Attr("depth_radius", int64_t{1}).Attr("bias", 1.0f).Attr("alpha", 1.0f).Attr("beta", 0.5f);
   EXPECT_THAT(
-      RunOk(r, {Literal<float>({1, 1, 1, 3}, {1, 2, 3})}),
+      RunOk(LrnAttrs(r, 1, 1.0f, 1.0f, 0.5f), {Literal<float>({1, 1, 1, 3}, {1, 2, 3})}),
       TensorNear<float>({1, 1, 1, 3},
                         {1 / std::sqrt(6.0f), 2 / std::sqrt(15.0f), 3 / std::sqrt(14.0f)}, 1e-6));
-  // The CIFAR-10 tutorial's parameters: radius 4, bias 1, alpha 0.001/9, beta 0.75.
-  const auto lrn = [](const Tensor& in) {
-    KernelRunner k("LRN");
-    k.Attr("depth_radius", int64_t{4})
-        .Attr("bias", 1.0f)
-        .Attr("alpha", 0.001f / 9)
-        .Attr("beta", 0.75f);
-    return RunOk(k, {in});
-  };
   const Tensor x = Random<float>({2, 2, 2, 12}, 6, -3, 3);
-  const double error = MaxGradientError<float>(
-      x, lrn,
-      [&](const Tensor& in, const Tensor& dy) {
-        KernelRunner g("LRNGrad");
-        g.Attr("depth_radius", int64_t{4})
-            .Attr("bias", 1.0f)
-            .Attr("alpha", 0.001f / 9)
-            .Attr("beta", 0.75f);
-        return RunOk(g, {dy, in, lrn(in)});
-      },
-      1e-2);
-  EXPECT_LT(error, 1e-3);
+  // The CIFAR-10 tutorial's parameters: radius 4, bias 1, alpha 0.001/9, beta 0.75.
+  EXPECT_LT(LrnGradientError(x, 4, 1.0f, 0.001f / 9, 0.75f), 1e-3);
   // Larger alpha so the normaliser matters.
-  const auto strong = [](const Tensor& in) {
-    KernelRunner k("LRN");
-    k.Attr("depth_radius", int64_t{2}).Attr("bias", 2.0f).Attr("alpha", 0.5f).Attr("beta", 0.6f);
-    return RunOk(k, {in});
-  };
-  const double strong_error = MaxGradientError<float>(
-      x, strong,
-      [&](const Tensor& in, const Tensor& dy) {
-        KernelRunner g("LRNGrad");
-        g.Attr("depth_radius", int64_t{2})
-            .Attr("bias", 2.0f)
-            .Attr("alpha", 0.5f)
-            .Attr("beta", 0.6f);
-        return RunOk(g, {dy, in, strong(in)});
-      },
-      1e-2);
-  EXPECT_LT(strong_error, 2e-3);
+  EXPECT_LT(LrnGradientError(x, 2, 2.0f, 0.5f, 0.6f), 2e-3);
 }
 
 // The CIFAR-10 model's 64 channels, where the kernels work in whole vector
@@ -489,11 +473,6 @@ TEST(LrnTest, ForwardValuesAndGradient) {
 // double, the gradient against finite differences.
 TEST(LrnTest, SixtyFourChannels) {
   const Tensor x = Random<float>({1, 2, 1, 64}, 7, -3, 3);
-  const auto lrn = [](const Tensor& in) {
-    KernelRunner k("LRN");
-    k.Attr("depth_radius", int64_t{4}).Attr("bias", 1.0f).Attr("alpha", 0.1f).Attr("beta", 0.75f);
-    return RunOk(k, {in});
-  };
   const std::vector<float> v = Values<float>(x);
   std::vector<float> expected(v.size());
   for (int px = 0; px < 2; ++px) {
@@ -505,19 +484,10 @@ TEST(LrnTest, SixtyFourChannels) {
       expected[px * 64 + c] = static_cast<float>(v[px * 64 + c] * std::pow(1 + 0.1 * sum, -0.75));
     }
   }
-  EXPECT_THAT(lrn(x), TensorNear<float>({1, 2, 1, 64}, expected, 1e-5));
-  const double error = MaxGradientError<float>(
-      x, lrn,
-      [&](const Tensor& in, const Tensor& dy) {
-        KernelRunner g("LRNGrad");
-        g.Attr("depth_radius", int64_t{4})
-            .Attr("bias", 1.0f)
-            .Attr("alpha", 0.1f)
-            .Attr("beta", 0.75f);
-        return RunOk(g, {dy, in, lrn(in)});
-      },
-      1e-2);
-  EXPECT_LT(error, 2e-3);
+  KernelRunner r("LRN");
+  EXPECT_THAT(RunOk(LrnAttrs(r, 4, 1.0f, 0.1f, 0.75f), {x}),
+              TensorNear<float>({1, 2, 1, 64}, expected, 1e-5));
+  EXPECT_LT(LrnGradientError(x, 4, 1.0f, 0.1f, 0.75f), 2e-3);
 }
 
 TEST(BatchNormTest, TrainingForwardAndGradient) {
