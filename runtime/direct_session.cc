@@ -27,10 +27,13 @@ namespace {
 
 // SessionOptions' default inter-op threads. On CPUs alone, one: each
 // expensive kernel already spreads over every core (the intra-op pool, or
-// oneDNN's OpenMP team), and two at once only share the cores, while
+// oneDNN's OpenMP team), and more at once only share the cores, while
 // oneDNN's static split of a convolution waits for its slowest thread, so a
-// convolution beside a batch norm took twice its time. With a GPU, one
-// thread per core, so CPU work overlaps the kernels in flight.
+// convolution beside a batch norm took twice its time. (The thread that
+// calls Run still runs its partition's chain of nodes as well: at most two
+// kernels at once, where the default of one per core allowed three on two
+// cores.) With a GPU, one thread per core, so CPU work overlaps the kernels
+// in flight.
 int DefaultInterOpThreads(const std::vector<Device*>& devices) {
   for (const Device* d : devices) {
     if (d->device_type() != kDeviceCpu) return DefaultNumThreads();
