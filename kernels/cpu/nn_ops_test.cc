@@ -468,26 +468,40 @@ TEST(LrnTest, ForwardValuesAndGradient) {
   EXPECT_LT(LrnGradientError(x, 2, 2.0f, 0.5f, 0.6f), 2e-3);
 }
 
-// The CIFAR-10 model's 64 channels, where the kernels work in whole vector
-// packets: the forward pass against the definition computed here in
-// double, the gradient against finite differences.
-TEST(LrnTest, SixtyFourChannels) {
-  const Tensor x = Random<float>({1, 2, 1, 64}, 7, -3, 3);
+// LRN by its definition, in double: x * (bias + alpha * window sum of x^2)^-beta
+// over the last dimension.
+std::vector<float> LrnByDefinition(const Tensor& x, int64_t radius, double bias, double alpha,
+                                   double beta) {
   const std::vector<float> v = Values<float>(x);
-  std::vector<float> expected(v.size());
-  for (int px = 0; px < 2; ++px) {
-    for (int c = 0; c < 64; ++c) {
+  const int64_t c = x.dim_size(3);
+  std::vector<float> y(v.size());
+  for (size_t px = 0; px < v.size() / c; ++px) {
+    for (int64_t i = 0; i < c; ++i) {
       double sum = 0;
-      for (int k = std::max(0, c - 4); k <= std::min(63, c + 4); ++k) {
-        sum += double{v[px * 64 + k]} * v[px * 64 + k];
+      for (int64_t k = std::max<int64_t>(0, i - radius); k <= std::min(c - 1, i + radius); ++k) {
+        sum += double{v[px * c + k]} * v[px * c + k];
       }
-      expected[px * 64 + c] = static_cast<float>(v[px * 64 + c] * std::pow(1 + 0.1 * sum, -0.75));
+      y[px * c + i] = static_cast<float>(v[px * c + i] * std::pow(bias + alpha * sum, -beta));
     }
   }
+  return y;
+}
+
+// The CIFAR-10 model's 64 channels, where the kernels work in whole vector
+// packets, and a radius of 9 over 20 channels (all but two windows clipped
+// at an end): the forward pass against the definition, the gradient
+// against finite differences.
+TEST(LrnTest, VectorPacketsAndWideWindows) {
+  const Tensor x = Random<float>({1, 2, 1, 64}, 7, -3, 3);
   KernelRunner r("LRN");
   EXPECT_THAT(RunOk(LrnAttrs(r, 4, 1.0f, 0.1f, 0.75f), {x}),
-              TensorNear<float>({1, 2, 1, 64}, expected, 1e-5));
+              TensorNear<float>({1, 2, 1, 64}, LrnByDefinition(x, 4, 1, 0.1, 0.75), 1e-5));
   EXPECT_LT(LrnGradientError(x, 4, 1.0f, 0.1f, 0.75f), 2e-3);
+  const Tensor wide = Random<float>({1, 2, 1, 20}, 8, -3, 3);
+  KernelRunner w("LRN");
+  EXPECT_THAT(RunOk(LrnAttrs(w, 9, 1.0f, 0.1f, 0.75f), {wide}),
+              TensorNear<float>({1, 2, 1, 20}, LrnByDefinition(wide, 9, 1, 0.1, 0.75), 1e-5));
+  EXPECT_LT(LrnGradientError(wide, 9, 1.0f, 0.1f, 0.75f), 2e-3);
 }
 
 TEST(BatchNormTest, TrainingForwardAndGradient) {
