@@ -1,6 +1,7 @@
 // CPU kernel benchmarks (commands and figures in bench/README.md):
-//  * MatMul 1024x1024x1024 float through the MatMul kernel against a
-//    direct cblas_sgemm call on the same buffers;
+//  * MatMul 1024x1024x1024 float through the MatMul kernel (oneDNN's
+//    sgemm, kernels/cpu/blas.h) against a direct OpenBLAS cblas_sgemm call
+//    on the same buffers;
 //  * the CIFAR-10 tutorial model's training-step kernels at batch 128
 //    (forward, loss, backward and the SGD updates; cifar10_multi_gpu_train.py's
 //    inference() and loss()), summed per step, with a per-kernel breakdown
@@ -139,7 +140,7 @@ class Step {
 };
 
 // state.range(0): 1 = float convolutions on oneDNN (the default), 0 = the
-// im2col + OpenBLAS path.
+// im2col + GEMM path.
 void BM_Cifar10TrainingStep(benchmark::State& state) {
   UseDnnlConvolutions() = state.range(0) == 1;
   constexpr int64_t kBatch = 128;

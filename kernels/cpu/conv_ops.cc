@@ -1,4 +1,5 @@
-// Conv2D and its two backprops as im2col + GEMM on OpenBLAS.
+// Conv2D and its two backprops as im2col + GEMM (kernels/cpu/blas.h), for
+// double and for what oneDNN's convolutions decline.
 //
 // Note [Convolution as GEMM]
 // For NHWC input x [N,H,W,C] and filter f [KH,KW,C,OC], every output pixel
@@ -10,7 +11,7 @@
 //                                 added back to the input pixel it came from)
 // P is built in chunks of rows (at most kChunkBytes) so memory stays
 // bounded; im2col/col2im are sharded over the intra-op pool (col2im by whole
-// images, so no two threads add into one pixel), each GEMM uses OpenBLAS's
+// images, so no two threads add into one pixel), each GEMM uses the BLAS's
 // own threads. A 1x1 stride-1 unpadded convolution skips im2col: P is x.
 // NCHW tensors are transposed to NHWC and back.
 #include <algorithm>

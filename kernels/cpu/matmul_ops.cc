@@ -1,5 +1,6 @@
-// MatMul and BatchMatMul/BatchMatMulV2: float and double on OpenBLAS
-// sgemm/dgemm, int32 on Eigen's contraction.
+// MatMul and BatchMatMul/BatchMatMulV2: float and double through Gemm
+// (kernels/cpu/blas.h: oneDNN's sgemm, OpenBLAS's dgemm), int32 on Eigen's
+// contraction.
 //
 // Buffers: MatMul a [m,k] (or [k,m] with transpose_a), b [k,n] (or [n,k]),
 // product [m,n]. BatchMatMulV2 x [..., m, k], y [..., k, n] whose batch dims
