@@ -453,6 +453,25 @@ double LrnGradientError(const Tensor& x, int64_t radius, float bias, float alpha
       1e-2);
 }
 
+// A SAME window far larger than the input is clipped to it: every output
+// pixel sees the whole 2x2 image, and MaxPoolGrad sizes its per-window
+// tables by the clipped window, not by ksize.
+TEST(PoolTest, HugeSameWindowIsClippedToTheInput) {
+  const Tensor x = Literal<float>({1, 2, 2, 1}, {1, 4, 2, 3});
+  const auto attrs = [](KernelRunner& r) {
+    r.Attr("ksize", {1, int64_t{1} << 30, int64_t{1} << 30, 1})
+        .Attr("strides", {1, 1, 1, 1})
+        .Attr("padding", "SAME");
+  };
+  KernelRunner pool("MaxPool"), grad("MaxPoolGrad");
+  attrs(pool);
+  attrs(grad);
+  const Tensor y = RunOk(pool, {x});
+  EXPECT_THAT(y, TensorIs<float>({1, 2, 2, 1}, {4, 4, 4, 4}));
+  EXPECT_THAT(RunOk(grad, {x, y, Literal<float>({1, 2, 2, 1}, {1, 2, 3, 4})}),
+              TensorIs<float>({1, 2, 2, 1}, {0, 10, 0, 0}));
+}
+
 TEST(LrnTest, ForwardValuesAndGradient) {
   // One pixel, 3 channels, radius 1, bias 1, alpha 1, beta 0.5:
   // y[c] = x[c] / sqrt(1 + sum of squares of neighbours).

@@ -204,7 +204,8 @@ class MaxPoolBackOp : public OpKernel {
           // Then the gradient is moved between the output pixel and those
           // positions, each position's offset in x read from a table.
           std::vector<T> best(c), at(c);
-          std::vector<int64_t> offset(w.k_h * w.k_w);
+          // A clipped window's positions (ksize may exceed the input).
+          std::vector<int64_t> offset(std::min(w.k_h, w.in_h) * std::min(w.k_w, w.in_w));
           for (int64_t n = begin; n < end; ++n) {
             std::fill_n(o + n * per_image, per_image, T(0));
             for (int64_t oh = 0; oh < w.out_h; ++oh) {
