@@ -40,7 +40,7 @@ bool WinogradApplies(const Window2D& w, int64_t out_channels, int64_t groups) {
 // The operands of one primitive: our buffers as they are where the
 // primitive takes our layout, else temporaries in its layout (reordered in
 // for inputs; Finish reorders outputs back). Temporaries come from `temp`
-// when given, else from oneDNN (the small weights).
+// when given, else from oneDNN.
 class Operands {
  public:
   Operands(dnnl::engine& eng, dnnl::stream& s, const DnnlTemp* temp)
@@ -171,12 +171,8 @@ absl::Status RunPass(dnnl::algorithm algo, ConvPass pass, const Geometry& g, con
     const dnnl::convolution_backward_weights::primitive_desc pd(d, eng, fwd_pd);
     TW_ASSIGN_OR_RETURN(args[DNNL_ARG_SRC], o.In(pd.src_desc(), g.src, x));
     TW_ASSIGN_OR_RETURN(args[DNNL_ARG_DIFF_DST], o.In(pd.diff_dst_desc(), g.dst, dy));
-    // The filter gradient's own layout comes from oneDNN (it is small).
-    Operands weights(eng, s, nullptr);
-    TW_ASSIGN_OR_RETURN(args[DNNL_ARG_DIFF_WEIGHTS],
-                        weights.Out(pd.diff_weights_desc(), g.wei, out));
+    TW_ASSIGN_OR_RETURN(args[DNNL_ARG_DIFF_WEIGHTS], o.Out(pd.diff_weights_desc(), g.wei, out));
     dnnl::convolution_backward_weights(pd).execute(s, args);
-    weights.Finish();
   }
   o.Finish();
   return absl::OkStatus();

@@ -9,12 +9,9 @@
 //
 // Padding pixels never take part: MaxPool ignores them and AvgPool divides
 // by the number of real pixels in the window, as TF does.
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -122,30 +119,21 @@ class PoolOp : public OpKernel {
 };
 
 // Where x[i] > best[i]: best[i] = x[i] and at[i] = k, for i in [0, c) (so
-// NaN never wins, as with a scalar >). Written with the vector units'
-// compare-and-mask for float: GCC's -O2 leaves this select scalar, and the
+// NaN never wins, as with a scalar >). Written with Eigen's packets
+// (compare, then select): GCC's -O2 leaves this select scalar, and the
 // scalar loop was 80% of MaxPoolGrad's time.
 template <typename T>
 void KeepFirstMaximum(const T* x, T k, int64_t c, T* best, T* at) {
+  namespace ei = Eigen::internal;
+  using Packet = typename ei::packet_traits<T>::type;
+  constexpr int64_t kWidth = ei::unpacket_traits<Packet>::size;
+  const Packet kv = ei::pset1<Packet>(k);
   int64_t i = 0;
-  if constexpr (std::is_same_v<T, float>) {
-#if defined(__AVX512F__)
-    const __m512 kv = _mm512_set1_ps(k);
-    for (; i + 16 <= c; i += 16) {
-      const __m512 xv = _mm512_loadu_ps(x + i), bv = _mm512_loadu_ps(best + i);
-      const __mmask16 better = _mm512_cmp_ps_mask(xv, bv, _CMP_GT_OQ);
-      _mm512_storeu_ps(best + i, _mm512_mask_mov_ps(bv, better, xv));
-      _mm512_storeu_ps(at + i, _mm512_mask_mov_ps(_mm512_loadu_ps(at + i), better, kv));
-    }
-#elif defined(__AVX__)
-    const __m256 kv = _mm256_set1_ps(k);
-    for (; i + 8 <= c; i += 8) {
-      const __m256 xv = _mm256_loadu_ps(x + i), bv = _mm256_loadu_ps(best + i);
-      const __m256 better = _mm256_cmp_ps(xv, bv, _CMP_GT_OQ);
-      _mm256_storeu_ps(best + i, _mm256_blendv_ps(bv, xv, better));
-      _mm256_storeu_ps(at + i, _mm256_blendv_ps(_mm256_loadu_ps(at + i), kv, better));
-    }
-#endif
+  for (; i + kWidth <= c; i += kWidth) {
+    const Packet xv = ei::ploadu<Packet>(x + i), bv = ei::ploadu<Packet>(best + i);
+    const Packet better = ei::pcmp_lt(bv, xv);
+    ei::pstoreu(best + i, ei::pselect(better, xv, bv));
+    ei::pstoreu(at + i, ei::pselect(better, kv, ei::ploadu<Packet>(at + i)));
   }
   for (; i < c; ++i) {
     const bool better = x[i] > best[i];
