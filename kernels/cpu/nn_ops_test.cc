@@ -80,6 +80,44 @@ TEST(MatMulTest, TransposesAndErrors) {
                                 "In[0] and In[1] must be matrices: [3] [3,2]"));
 }
 
+// Float GEMMs go to oneDNN's sgemm (kernels/cpu/blas.h): shapes large and
+// odd enough for its blocked, threaded kernels and their edge blocks, in
+// every transpose form, against the products summed in double here.
+TEST(MatMulTest, LargeFloatProductsMatchDoubleSums) {
+  constexpr int64_t kM = 67, kK = 301, kN = 45;
+  const Tensor a = Random<float>(TensorShape({kM, kK}), 1);
+  const Tensor b = Random<float>(TensorShape({kK, kN}), 2);
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  // The transposed operands, stored as their transpose's layout.
+  Tensor at(DT_FLOAT, TensorShape({kK, kM})), bt(DT_FLOAT, TensorShape({kN, kK}));
+  for (int64_t i = 0; i < kM; ++i) {
+    for (int64_t k = 0; k < kK; ++k) at.data<float>()[k * kM + i] = pa[i * kK + k];
+  }
+  for (int64_t k = 0; k < kK; ++k) {
+    for (int64_t j = 0; j < kN; ++j) bt.data<float>()[j * kK + k] = pb[k * kN + j];
+  }
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "transpose_a " << ta << " transpose_b " << tb);
+      KernelRunner r("MatMul");
+      r.Attr("transpose_a", ta).Attr("transpose_b", tb);
+      const Tensor c = RunOk(r, {ta ? at : a, tb ? bt : b});
+      ASSERT_EQ(c.shape(), TensorShape({kM, kN}));
+      double worst = 0;
+      for (int64_t i = 0; i < kM; ++i) {
+        for (int64_t j = 0; j < kN; ++j) {
+          double sum = 0;
+          for (int64_t k = 0; k < kK; ++k) sum += double{pa[i * kK + k]} * pb[k * kN + j];
+          worst = std::max(worst, std::abs(sum - c.data<float>()[i * kN + j]));
+        }
+      }
+      // Sums of 301 products of magnitude below 1, rounded to float.
+      EXPECT_LT(worst, 2e-5);
+    }
+  }
+}
+
 // int32 products and sums wrap around (TF's results), without undefined
 // behaviour (the sanitizer step of CI runs this test under UBSan).
 TEST(MatMulTest, Int32WrapsAroundOnOverflow) {
