@@ -49,6 +49,20 @@ constexpr absl::Duration kAnswerGrace = absl::Seconds(5);
 
 Cluster* the_cluster = nullptr;  // for the exit handler
 
+// MPI's counts are ints: the most elements one call moves.
+constexpr int64_t kMaxMpiCount = int64_t{1} << 30;
+
+// Note [All-reduce pieces]
+// When every process runs on one machine (MPI's shared-memory split holds
+// them all), a large sum goes as one MPI_Allreduce per 512 KiB piece rather
+// than one call for the whole buffer (a piece fits the cores' caches
+// between its copy through shared memory and its sum). On the 2-core VM, 25 M
+// floats in pieces of 256 KiB-1 MiB took 0.45-0.55 of one whole call's time
+// with 2 and with 3 processes (bench/README); small buffers are one piece
+// anyway. Across machines MPI segments the transfer itself, and the extra
+// calls would add a network round trip each, so there it stays one call.
+constexpr int64_t kSharedMemoryPieceBytes = int64_t{512} << 10;
+
 }  // namespace
 
 // A duplicate of MPI_COMM_WORLD for failures and questions, apart from the
@@ -362,15 +376,16 @@ absl::Status Cluster::AllReduceSum(Tensor* t) {
   if (!uses_mpi_) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
   TW_RETURN_IF_ERROR(CheckAgreement("AllReduceSum", *t));
-  // MPI counts are ints: large tensors go in chunks.
-  constexpr int64_t kChunk = int64_t{1} << 30;
+  if (t->NumElements() > 0) collectives_.fetch_add(1, std::memory_order_relaxed);
+  // Note [All-reduce pieces]: on one machine, pieces of 512 KiB; elsewhere
+  // as large as MPI's int counts allow.
   char* data = static_cast<char*>(t->raw_data());
-  const size_t element = TensorElementSize(t->dtype());
-  for (int64_t done = 0; done < t->NumElements(); done += kChunk) {
-    const int count = static_cast<int>(std::min(kChunk, t->NumElements() - done));
+  const int64_t element = static_cast<int64_t>(TensorElementSize(t->dtype()));
+  const int64_t piece = local_size_ == size_ ? kSharedMemoryPieceBytes / element : kMaxMpiCount;
+  for (int64_t done = 0; done < t->NumElements(); done += piece) {
+    const int count = static_cast<int>(std::min(piece, t->NumElements() - done));
     TW_MPI_RETURN_IF_ERROR(
         MPI_Allreduce(MPI_IN_PLACE, data + done * element, count, type, MPI_SUM, MPI_COMM_WORLD));
-    collectives_.fetch_add(1, std::memory_order_relaxed);
   }
   return absl::OkStatus();
 }
@@ -387,13 +402,12 @@ absl::Status Cluster::Broadcast(Tensor* t, int root) {
   }
   absl::MutexLock lock(&mu_);
   TW_RETURN_IF_ERROR(CheckAgreement("Broadcast", *t));
-  constexpr int64_t kChunk = int64_t{1} << 30;
   char* data = static_cast<char*>(t->raw_data());
   const int64_t bytes = static_cast<int64_t>(t->TotalBytes());
-  for (int64_t done = 0; done < bytes; done += kChunk) {
-    const int count = static_cast<int>(std::min(kChunk, bytes - done));
+  if (bytes > 0) collectives_.fetch_add(1, std::memory_order_relaxed);
+  for (int64_t done = 0; done < bytes; done += kMaxMpiCount) {
+    const int count = static_cast<int>(std::min(kMaxMpiCount, bytes - done));
     TW_MPI_RETURN_IF_ERROR(MPI_Bcast(data + done, count, MPI_BYTE, root, MPI_COMM_WORLD));
-    collectives_.fetch_add(1, std::memory_order_relaxed);
   }
   return absl::OkStatus();
 }

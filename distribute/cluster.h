@@ -93,9 +93,9 @@ class Cluster {
     return ms == 0 ? absl::InfiniteDuration() : absl::Milliseconds(ms);
   }
 
-  // The data collectives (MPI_Allreduce and MPI_Bcast calls moving tensors,
-  // not the agreement checks) this process has issued, for tests and
-  // statistics.
+  // The data collectives (AllReduceSum and Broadcast calls of non-empty
+  // tensors, however many MPI calls carry each; not the agreement checks)
+  // this process has issued, for tests and statistics.
   int64_t collectives() const { return collectives_.load(std::memory_order_relaxed); }
 
   Cluster(const Cluster&) = delete;

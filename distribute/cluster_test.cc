@@ -65,6 +65,36 @@ TEST(ClusterTest, AllReduceSumAddsEveryProcesssTensor) {
   TW_EXPECT_OK(c->AllReduceSum(&empty));
 }
 
+// Note [All-reduce pieces]: on one machine a tensor over 512 KiB travels in
+// pieces. Every element of several pieces and a ragged last one (float: 3
+// pieces and 5 elements; double: 2 and 3) is summed once, and the whole is
+// one collective.
+TEST(ClusterTest, AllReduceSumOfATensorInPiecesSumsEveryElementOnce) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int r = c->rank(), n = c->size();
+  constexpr int64_t kPiece = 512 << 10;
+  Tensor f(DT_FLOAT, TensorShape({3 * kPiece / 4 + 5}));
+  for (int64_t i = 0; i < f.NumElements(); ++i) {
+    f.data<float>()[i] = static_cast<float>(i % 1000) + 1000.f * r;
+  }
+  Tensor d(DT_DOUBLE, TensorShape({2 * kPiece / 8 + 3}));
+  for (int64_t i = 0; i < d.NumElements(); ++i) d.data<double>()[i] = i * (r + 1.0);
+  const int64_t before = c->collectives();
+  TW_ASSERT_OK(c->AllReduceSum(&f));
+  TW_ASSERT_OK(c->AllReduceSum(&d));
+  EXPECT_EQ(c->collectives() - before, c->uses_mpi() ? 2 : 0);
+  // Sums of integers below 2^24 (float) and 2^53 (double): exact.
+  const float ranks = 1000.f * (n * (n - 1) / 2);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < f.NumElements(); ++i) {
+    wrong += f.data<float>()[i] != n * static_cast<float>(i % 1000) + ranks;
+  }
+  const double factor = n * (n + 1) / 2.0;
+  for (int64_t i = 0; i < d.NumElements(); ++i) wrong += d.data<double>()[i] != i * factor;
+  EXPECT_EQ(wrong, 0);
+}
+
 TEST(ClusterTest, BroadcastCopiesTheRootsTensor) {
   Cluster* c = GetCluster();
   ASSERT_NE(c, nullptr);
