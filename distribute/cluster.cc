@@ -55,9 +55,10 @@ constexpr int64_t kMaxMpiCount = int64_t{1} << 30;
 // Note [All-reduce pieces]
 // When every process runs on one machine (MPI's shared-memory split holds
 // them all), a large sum goes as one MPI_Allreduce per 512 KiB piece rather
-// than one call for the whole buffer (a piece fits the cores' caches
-// between its copy through shared memory and its sum). On the 2-core VM, 25 M
-// floats in pieces of 256 KiB-1 MiB took 0.45-0.55 of one whole call's time
+// than one call for the whole buffer (presumably because a piece stays in
+// the cores' caches between its copy through shared memory and its sum;
+// Open MPI's own segments of one large call do not). On the 2-core VM, 25 M
+// floats in pieces of 256 KiB-1 MiB took 0.34-0.45 of one whole call's time
 // with 2 and with 3 processes (bench/README); small buffers are one piece
 // anyway. Across machines MPI segments the transfer itself, and the extra
 // calls would add a network round trip each, so there it stays one call.
