@@ -2,11 +2,11 @@
 // depthwise_conv_ops.cc) and N-d gather and scatter (scatter_nd_ops.cc).
 // Expected values are TF's documented examples or worked out by hand from
 // TF's definitions (the coordinates in image_ops.cc's note).
-#include <random>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/dnnl_conv.h"
+#include "kernels/testing/gradient_check.h"
 #include "kernels/testing/kernel_runner.h"
 #include "kernels/testing/kernel_test_matchers.h"
 #include "tests/test_util.h"
@@ -127,21 +127,6 @@ TEST(SpaceBatchTest, BadBlocksAndPaddingsAreInvalidArgument) {
   EXPECT_THAT(b.Run({kBatch, Literal<int32_t>({2}, {2, 2}), Literal<int32_t>({2, 2}, {0, 3, 0, 0})})
                   .status(),
               StatusIs(absl::StatusCode::kInvalidArgument, "exceed"));
-}
-
-template <typename T>
-Tensor Random(const TensorShape& shape, int seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(-1, 1);
-  Tensor t(DataTypeToEnum<T>::value, shape);
-  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<T>()[i] = static_cast<T>(dist(gen));
-  return t;
-}
-
-Tensor Shape4(const TensorShape& s) {
-  return Literal<int32_t>(
-      {4}, {static_cast<int32_t>(s.dim_size(0)), static_cast<int32_t>(s.dim_size(1)),
-            static_cast<int32_t>(s.dim_size(2)), static_cast<int32_t>(s.dim_size(3))});
 }
 
 TEST(DepthwiseConvTest, LiteralTaps) {

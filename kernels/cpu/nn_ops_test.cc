@@ -1,17 +1,17 @@
-// MatMul, convolution, pooling, LRN, batch norm, activations and losses.
+// MatMul, convolution, LRN, batch norm, activations and losses (pooling:
+// pooling_ops_test.cc).
 // Backprop kernels are checked against central differences of their
 // forward kernels.
 #include <cmath>
-#include <functional>
 #include <iostream>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/dnnl_conv.h"
+#include "kernels/testing/gradient_check.h"
 #include "kernels/testing/kernel_runner.h"
 #include "kernels/testing/kernel_test_matchers.h"
 #include "tests/test_util.h"
@@ -20,46 +20,6 @@ namespace towerflow {
 namespace {
 
 using ::testing::HasSubstr;
-
-template <typename T>
-Tensor Random(const TensorShape& shape, int seed, double lo = -1, double hi = 1) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  Tensor t(DataTypeToEnum<T>::value, shape);
-  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<T>()[i] = static_cast<T>(dist(gen));
-  return t;
-}
-
-// Max |analytic - numeric| of d/dx sum(forward(x) * w), where `backprop`
-// returns the analytic gradient given x and w (the output gradient).
-template <typename T>
-double MaxGradientError(const Tensor& x, const std::function<Tensor(const Tensor&)>& forward,
-                        const std::function<Tensor(const Tensor&, const Tensor&)>& backprop,
-                        double delta) {
-  const Tensor y = forward(x);
-  const Tensor w = Random<T>(y.shape(), 99);
-  const Tensor analytic = backprop(x, w);
-  EXPECT_EQ(analytic.shape(), x.shape());
-  double worst = 0;
-  for (int64_t i = 0; i < x.NumElements(); ++i) {
-    Tensor xp = *x.DeepCopy(), xm = *x.DeepCopy();
-    xp.data<T>()[i] += static_cast<T>(delta);
-    xm.data<T>()[i] -= static_cast<T>(delta);
-    const Tensor yp = forward(xp), ym = forward(xm);
-    double numeric = 0;
-    for (int64_t j = 0; j < y.NumElements(); ++j) {
-      numeric += (static_cast<double>(yp.data<T>()[j]) - ym.data<T>()[j]) * w.data<T>()[j];
-    }
-    numeric /= 2 * delta;
-    worst = std::max(worst, std::abs(numeric - analytic.data<T>()[i]));
-  }
-  return worst;
-}
-
-Tensor Shape4(const TensorShape& s) {
-  return Literal<int32_t>({4}, {int32_t(s.dim_size(0)), int32_t(s.dim_size(1)),
-                                int32_t(s.dim_size(2)), int32_t(s.dim_size(3))});
-}
 
 TEST(MatMulTest, TransposesAndErrors) {
   const Tensor a = Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6});
@@ -349,151 +309,6 @@ TEST(ConvTest, BadGeometryIsInvalidArgument) {
               TensorIs<float>({0, 2, 2, 1}, {}));
 }
 
-TEST(PoolTest, MaxAndAvgPool) {
-  const Tensor x = Literal<float>({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
-  KernelRunner m("MaxPool");
-  m.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "SAME");
-  EXPECT_THAT(RunOk(m, {x}), TensorIs<float>({1, 2, 2, 1}, {5, 6, 8, 9}));
-  KernelRunner a("AvgPool");
-  a.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "SAME");
-  EXPECT_THAT(RunOk(a, {x}), TensorIs<float>({1, 2, 2, 1}, {3, 4.5f, 7.5f, 9}));
-  KernelRunner k0("MaxPool");
-  k0.Attr("ksize", {1, 0, 2, 1}).Attr("strides", {1, 1, 1, 1}).Attr("padding", "VALID");
-  EXPECT_THAT(k0.Run({x}), testing::StatusIs(absl::StatusCode::kInvalidArgument,
-                                             "ksize must be positive, got [1,0,2,1]"));
-}
-
-TEST(PoolTest, GradientsMatchFiniteDifferences) {
-  for (const char* padding : {"SAME", "VALID"}) {
-    // Distinct values so the max is unique and the max-pool gradient defined.
-    Tensor x = Random<double>({2, 5, 5, 3}, 5);
-    for (int64_t i = 0; i < x.NumElements(); ++i) x.data<double>()[i] += 0.01 * i;
-    const auto pool = [&](const char* op) {
-      return [op, padding](const Tensor& in) {
-        KernelRunner r(op);
-        r.Attr("ksize", {1, 3, 3, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", padding);
-        return RunOk(r, {in});
-      };
-    };
-    const double max_error = MaxGradientError<double>(
-        x, pool("MaxPool"),
-        [&](const Tensor& in, const Tensor& dy) {
-          KernelRunner r("MaxPoolGrad");
-          r.Attr("ksize", {1, 3, 3, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", padding);
-          return RunOk(r, {in, pool("MaxPool")(in), dy});
-        },
-        1e-6);
-    EXPECT_LT(max_error, 1e-8) << padding;
-    const double avg_error = MaxGradientError<double>(
-        x, pool("AvgPool"),
-        [&](const Tensor& in, const Tensor& dy) {
-          KernelRunner r("AvgPoolGrad");
-          r.Attr("ksize", {1, 3, 3, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", padding);
-          return RunOk(r, {Shape4(in.shape()), dy});
-        },
-        1e-6);
-    EXPECT_LT(avg_error, 1e-8) << padding;
-  }
-}
-
-TEST(PoolTest, GradWithInconsistentShapesIsAnError) {
-  KernelRunner r("AvgPoolGrad");
-  r.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "VALID");
-  EXPECT_THAT(r.Run({Literal<int32_t>({4}, {1, 4, 4, 1}), Filled<float>({1, 3, 3, 1}, 1)}),
-              testing::StatusIs(absl::StatusCode::kInvalidArgument,
-                                "grad has shape [1,3,3,1] but pooling [1,4,4,1] gives [1,2,2,1]"));
-  EXPECT_FALSE(r.Run({Literal<int32_t>({4}, {-536870912, -536870912, -536870912, -536870912}),
-                      Filled<float>({1, 1, 1, 1}, 1)})
-                   .ok());
-  KernelRunner m("MaxPoolGrad");
-  m.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "VALID");
-  EXPECT_FALSE(m.Run({Filled<float>({1, 4, 4, 1}, 1), Filled<float>({1, 2, 2, 1}, 1),
-                      Filled<float>({1, 3, 3, 1}, 1)})
-                   .ok());
-}
-
-TEST(PoolTest, MaxPoolGradGradReadsGradAtEachMaximum) {
-  // 1x4x4x1 input, 2x2 windows, stride 2: the maxima sit at (0,1), (1,3),
-  // (2,0), (3,2); MaxPoolGradGrad reads grad (shaped like the input) there.
-  const Tensor x = Literal<float>({1, 4, 4, 1}, {0, 9, 1, 2,  //
-                                                 3, 4, 5, 8,  //
-                                                 7, 1, 0, 2,  //
-                                                 6, 3, 9, 4});
-  const Tensor y = Literal<float>({1, 2, 2, 1}, {9, 8, 7, 9});
-  Tensor g(DT_FLOAT, TensorShape({1, 4, 4, 1}));
-  for (int i = 0; i < 16; ++i) g.data<float>()[i] = 100.0f + i;
-  KernelRunner r("MaxPoolGradGrad");
-  r.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "VALID");
-  EXPECT_THAT(RunOk(r, {x, y, g}), TensorIs<float>({1, 2, 2, 1}, {101, 107, 108, 114}));
-  // grad must be shaped like orig_input.
-  absl::Status st = r.Run({x, y, y}).status();
-  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(st.message(), HasSubstr("grad has shape [1,2,2,1] but must be [1,4,4,1]"));
-  // NCHW gives the same numbers.
-  KernelRunner nchw("MaxPoolGradGrad");
-  nchw.Attr("ksize", {1, 1, 2, 2})
-      .Attr("strides", {1, 1, 2, 2})
-      .Attr("padding", "VALID")
-      .Attr("data_format", "NCHW");
-  EXPECT_THAT(RunOk(nchw, {Literal<float>({1, 1, 4, 4}, std::vector<float>(x.data<float>(),
-                                                                           x.data<float>() + 16)),
-                           Literal<float>({1, 1, 2, 2}, {9, 8, 7, 9}),
-                           Literal<float>({1, 1, 4, 4}, std::vector<float>(g.data<float>(),
-                                                                           g.data<float>() + 16))}),
-              TensorIs<float>({1, 1, 2, 2}, {101, 107, 108, 114}));
-}
-
-// Max pooling and its gradient work channels a vector packet at a time
-// (16 floats or 8 doubles with AVX-512); each window must still send its
-// gradient to its first maximum in scan order, as TF, where windows hold
-// ties: 20 channels (a packet and a tail) of small integers, against that
-// rule computed here, for float and double.
-TEST(PoolTest, VectorMaximaKeepTheFirstOnTies) {
-  constexpr int64_t kN = 2, kH = 7, kC = 20, kOut = 3;  // 3x3 windows, stride 2
-  std::mt19937 gen(3);
-  std::uniform_int_distribution<int> pick(0, 3);
-  std::vector<double> x(kN * kH * kH * kC), g(kN * kOut * kOut * kC);
-  for (double& v : x) v = pick(gen);
-  for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<double>(i + 1);
-  std::vector<double> y(g.size()), dx(x.size(), 0.0);
-  for (int64_t n = 0; n < kN; ++n) {
-    for (int64_t oh = 0; oh < kOut; ++oh) {
-      for (int64_t ow = 0; ow < kOut; ++ow) {
-        for (int64_t c = 0; c < kC; ++c) {
-          int64_t first = -1;
-          for (int64_t h = 2 * oh; h < 2 * oh + 3; ++h) {
-            for (int64_t w = 2 * ow; w < 2 * ow + 3; ++w) {
-              const int64_t at = ((n * kH + h) * kH + w) * kC + c;
-              if (first < 0 || x[at] > x[first]) first = at;
-            }
-          }
-          const int64_t out = ((n * kOut + oh) * kOut + ow) * kC + c;
-          y[out] = x[first];
-          dx[first] += g[out];
-        }
-      }
-    }
-  }
-  const auto run = [](const char* op, std::vector<Tensor> in) {
-    KernelRunner r(op);
-    r.Attr("ksize", {1, 3, 3, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "VALID");
-    return RunOk(r, in);
-  };
-  const auto check = [&](auto zero) {
-    using T = decltype(zero);
-    const auto tensor = [](const std::vector<double>& v, const std::vector<int64_t>& dims) {
-      return Literal<T>(TensorShape(dims), std::vector<T>(v.begin(), v.end()));
-    };
-    const Tensor xt = tensor(x, {kN, kH, kH, kC}), gt = tensor(g, {kN, kOut, kOut, kC});
-    const Tensor yt = run("MaxPool", {xt});
-    EXPECT_THAT(yt, TensorIs<T>({kN, kOut, kOut, kC}, std::vector<T>(y.begin(), y.end())));
-    EXPECT_THAT(run("MaxPoolGrad", {xt, yt, gt}),
-                TensorIs<T>({kN, kH, kH, kC}, std::vector<T>(dx.begin(), dx.end())));
-  };
-  check(0.0f);
-  check(0.0);
-}
-
 // Gives an LRN or LRNGrad kernel its attributes.
 KernelRunner& LrnAttrs(KernelRunner& k, int64_t radius, float bias, float alpha, float beta) {
   return k.Attr("depth_radius", radius).Attr("bias", bias).Attr("alpha", alpha).Attr("beta", beta);
@@ -512,25 +327,6 @@ double LrnGradientError(const Tensor& x, int64_t radius, float bias, float alpha
         return RunOk(LrnAttrs(g, radius, bias, alpha, beta), {dy, in, lrn(in)});
       },
       1e-2);
-}
-
-// A SAME window far larger than the input is clipped to it: every output
-// pixel sees the whole 2x2 image, and MaxPoolGrad sizes its per-window
-// tables by the clipped window, not by ksize.
-TEST(PoolTest, HugeSameWindowIsClippedToTheInput) {
-  const Tensor x = Literal<float>({1, 2, 2, 1}, {1, 4, 2, 3});
-  const auto attrs = [](KernelRunner& r) {
-    r.Attr("ksize", {1, int64_t{1} << 30, int64_t{1} << 30, 1})
-        .Attr("strides", {1, 1, 1, 1})
-        .Attr("padding", "SAME");
-  };
-  KernelRunner pool("MaxPool"), grad("MaxPoolGrad");
-  attrs(pool);
-  attrs(grad);
-  const Tensor y = RunOk(pool, {x});
-  EXPECT_THAT(y, TensorIs<float>({1, 2, 2, 1}, {4, 4, 4, 4}));
-  EXPECT_THAT(RunOk(grad, {x, y, Literal<float>({1, 2, 2, 1}, {1, 2, 3, 4})}),
-              TensorIs<float>({1, 2, 2, 1}, {0, 10, 0, 0}));
 }
 
 TEST(LrnTest, ForwardValuesAndGradient) {
