@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpu_vs_torch import ROOT, STEP, run, write_cifar10  # noqa: E402
+from cpu_vs_torch import STEP, TOWERFLOW_MODELS, run_towerflow, write_cifar10  # noqa: E402
 
 PROBLEM = re.compile(r"^(?:g(\d+))?mb(\d+)_ic(\d+)oc(\d+)_ih\d+oh(\d+)kh(\d+)\S*_iw\d+ow(\d+)kw(\d+)")
 
@@ -38,8 +38,7 @@ def direct_flops(problem):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", default="resnet20",
-                        choices=["resnet20", "resnet32", "resnet56", "cifar10"])
+    parser.add_argument("--model", default="resnet20", choices=sorted(TOWERFLOW_MODELS))
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--peak", type=float, default=0.0,
@@ -48,21 +47,10 @@ def main():
     args = parser.parse_args()
     if args.steps <= args.warmup:
         sys.exit("--steps must be more than --warmup")
-    program, flags = {
-        "resnet20": ("examples/resnet/resnet_train", ["--resnet_size=20"]),
-        "resnet32": ("examples/resnet/resnet_train", ["--resnet_size=32"]),
-        "resnet56": ("examples/resnet/resnet_train", ["--resnet_size=56"]),
-        "cifar10": ("examples/cifar10/cifar10_train", []),
-    }[args.model]
-    with tempfile.TemporaryDirectory() as tmp:
-        data_dir = os.path.join(tmp, "data")
-        os.mkdir(data_dir)
+    with tempfile.TemporaryDirectory() as data_dir:
         write_cifar10(data_dir)
-        env = dict(os.environ, ONEDNN_VERBOSE="1")
-        out, _ = run([os.path.join(ROOT, "bazel-bin", program), *flags, "--data_dir=" + data_dir,
-                      "--model_dir=" + os.path.join(tmp, "model"), "--num_towers=1",
-                      "--batch_size=128", "--max_steps=%d" % args.steps, "--log_every=1",
-                      "--eval=false"], env=env)
+        out, _ = run_towerflow(args.model, data_dir, args.steps, 1,
+                               env=dict(os.environ, ONEDNN_VERBOSE="1"))
 
     # The verbose lines between the log lines of steps `warmup` and `steps`.
     conv_ms = collections.defaultdict(float)

@@ -56,18 +56,28 @@ def write_cifar10(directory, records=1000):
                 f.write(bytes([i % 10]) + os.urandom(3072))
 
 
-def towerflow_step(model, data_dir, steps, warmup, log_every, extra=()):
-    program, flags = {
-        "cifar10": ("examples/cifar10/cifar10_train", []),
-        "resnet20": ("examples/resnet/resnet_train", ["--resnet_size=20"]),
-        "resnet32": ("examples/resnet/resnet_train", ["--resnet_size=32"]),
-        "resnet56": ("examples/resnet/resnet_train", ["--resnet_size=56"]),
-    }[model]
+# The example program of each model, and its flags.
+TOWERFLOW_MODELS = {
+    "cifar10": ("examples/cifar10/cifar10_train", []),
+    "resnet20": ("examples/resnet/resnet_train", ["--resnet_size=20"]),
+    "resnet32": ("examples/resnet/resnet_train", ["--resnet_size=32"]),
+    "resnet56": ("examples/resnet/resnet_train", ["--resnet_size=56"]),
+}
+
+
+def run_towerflow(model, data_dir, steps, log_every, extra=(), env=None):
+    """Trains `model` for `steps` (one tower, batch 128, no evaluation) in a
+    fresh model_dir; returns its output and peak RSS in MB."""
+    program, flags = TOWERFLOW_MODELS[model]
     with tempfile.TemporaryDirectory() as model_dir:
-        out, rss = run([os.path.join(ROOT, "bazel-bin", program), *flags, "--data_dir=" + data_dir,
-                        "--model_dir=" + model_dir, "--num_towers=1", "--batch_size=128",
-                        "--max_steps=%d" % steps, "--log_every=%d" % log_every, "--eval=false",
-                        *extra])
+        return run([os.path.join(ROOT, "bazel-bin", program), *flags, "--data_dir=" + data_dir,
+                    "--model_dir=" + model_dir, "--num_towers=1", "--batch_size=128",
+                    "--max_steps=%d" % steps, "--log_every=%d" % log_every, "--eval=false",
+                    *extra], env=env)
+
+
+def towerflow_step(model, data_dir, steps, warmup, log_every, extra=()):
+    out, rss = run_towerflow(model, data_dir, steps, log_every, extra)
     # Each line's sec/batch is the mean over the `log_every` steps before it.
     times = [float(t) for step, t in STEP.findall(out) if int(step) > warmup]
     if not times:
