@@ -37,15 +37,23 @@ ClientSession::ClientSession(const Scope& scope, std::unique_ptr<Session> sessio
 
 absl::Status ClientSession::MaybeExtendGraph() const {
   TW_RETURN_IF_ERROR(scope_.status());
+  absl::MutexLock lock(&mu_);
+  // Node ids only grow, so a graph with no id past the last Run's has no
+  // new node, and the graph need not be exported again (TF's ClientSession
+  // checks the same count).
+  const int num_node_ids = scope_.graph()->num_node_ids();
+  if (num_node_ids <= sent_node_ids_) return absl::OkStatus();
   GraphDef def;
   TW_RETURN_IF_ERROR(scope_.ToGraphDef(&def));
-  absl::MutexLock lock(&mu_);
   GraphDef fresh;
   *fresh.mutable_versions() = def.versions();
   for (const NodeDef& n : def.node()) {
     if (!sent_.contains(n.name())) *fresh.add_node() = n;
   }
-  if (fresh.node_size() == 0) return absl::OkStatus();
+  if (fresh.node_size() == 0) {
+    sent_node_ids_ = num_node_ids;
+    return absl::OkStatus();
+  }
   // Functions the new nodes may call (the session runs them).
   for (const FunctionDef& f : def.library().function()) {
     if (!sent_functions_.contains(f.signature().name())) {
@@ -54,6 +62,7 @@ absl::Status ClientSession::MaybeExtendGraph() const {
   }
   TW_RETURN_IF_ERROR(session_->Extend(fresh));
   for (const NodeDef& n : fresh.node()) sent_.insert(n.name());
+  sent_node_ids_ = num_node_ids;
   for (const FunctionDef& f : fresh.library().function()) {
     sent_functions_.insert(f.signature().name());
   }

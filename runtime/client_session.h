@@ -8,7 +8,8 @@
 //   TW_RETURN_IF_ERROR(session.Run({{x, {1.0f, 2.0f}}}, {y}, &out));   // [2, 4]
 //
 // Each Run first sends the session the nodes added to the scope's graph since
-// the last Run (Session::Extend), so a graph may keep growing between runs.
+// the last Run (Session::Extend), so a graph may keep growing between runs;
+// a Run over a graph that has not grown does not export it again.
 // A scope whose status is not OK makes every Run return that status.
 //
 // Thread-safe like Session; the scope's graph must not be modified while a
@@ -86,6 +87,8 @@ class ClientSession {
   mutable absl::flat_hash_set<std::string> sent_ ABSL_GUARDED_BY(mu_);
   // Names of the library functions sent.
   mutable absl::flat_hash_set<std::string> sent_functions_ ABSL_GUARDED_BY(mu_);
+  // The graph's num_node_ids() when its nodes were last sent.
+  mutable int sent_node_ids_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace towerflow
