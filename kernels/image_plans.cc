@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -191,6 +192,52 @@ absl::StatusOr<SpaceBatchPlan> PlanSpaceBatch(bool to_batch, const TensorShape& 
   }
   for (int d = static_cast<int>(m) + 1; d < in.dims(); ++d) p.inner *= in.dim_size(d);
   TW_ASSIGN_OR_RETURN(p.shape, TensorShape::FromDims(out_dims));
+  return p;
+}
+
+absl::Status BlockAttrs::Init(const KernelConstruction& c) {
+  TW_RETURN_IF_ERROR(c.GetAttr("block_size", &block));
+  std::string format;
+  TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
+  if (format != "NHWC") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        c.def().op(), " supports only NHWC data_format, as TF's CPU kernels. Got ", format));
+  }
+  if (block < 2 || block > (int64_t{1} << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat("block_size must be in [2, 2^20], got ", block));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BlockPlan> PlanBlock(bool to_space, int64_t block, const TensorShape& in) {
+  if (in.dims() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Input rank should be: 4 instead of: ", in.dims()));
+  }
+  BlockPlan p;
+  p.s = block;
+  p.batch = in.dim_size(0);
+  const int64_t s = block;
+  if (to_space) {
+    if (in.dim_size(3) % (s * s) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("Input depth dimension ", in.dim_size(3),
+                                                     " should be divisible by: ", s * s));
+    }
+    p.h = in.dim_size(1);
+    p.w = in.dim_size(2);
+    p.c = in.dim_size(3) / (s * s);
+    TW_ASSIGN_OR_RETURN(p.shape, TensorShape::FromDims({p.batch, p.h * s, p.w * s, p.c}));
+  } else {
+    if (in.dim_size(1) % s != 0 || in.dim_size(2) % s != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("Image width ", in.dim_size(2), " and height ",
+                                                     in.dim_size(1),
+                                                     " should be divisible by block_size: ", s));
+    }
+    p.h = in.dim_size(1) / s;
+    p.w = in.dim_size(2) / s;
+    p.c = in.dim_size(3);
+    TW_ASSIGN_OR_RETURN(p.shape, TensorShape::FromDims({p.batch, p.h, p.w, p.c * s * s}));
+  }
   return p;
 }
 

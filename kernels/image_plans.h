@@ -2,7 +2,8 @@
 // the CPU kernels (kernels/cpu/image_ops.cc) and their GPU twins so that
 // both refuse the same inputs with the same errors and sample the same
 // pixels: resizes (ResizeBilinear, ResizeNearestNeighbor and their
-// gradients, NHWC) and SpaceToBatchND / BatchToSpaceND.
+// gradients, NHWC), SpaceToBatchND / BatchToSpaceND, and DepthToSpace /
+// SpaceToDepth.
 //
 // Note [Resize coordinates]
 // Output pixel i of a dimension resized from `in` to `out` samples input
@@ -87,6 +88,25 @@ struct SpaceBatchPlan {
 // overflow.
 absl::StatusOr<SpaceBatchPlan> PlanSpaceBatch(bool to_batch, const TensorShape& in,
                                               const Tensor& block_shape, const Tensor& amounts);
+
+// DepthToSpace (to_space) and SpaceToDepth on NHWC (TF's CPU kernels take
+// no other layout): out[b, y * s + i, x * s + j, k] = in[b, y, x, (i * s +
+// j) * c + k] for DepthToSpace, and the inverse, where the "deep" side is
+// [batch, h, w, c * s * s] and the spatial side [batch, h * s, w * s, c].
+struct BlockAttrs {
+  int64_t block = 2;  // s
+  // InvalidArgument for a data_format other than NHWC or a block_size
+  // outside [2, 2^20] (TF has no upper bound; it keeps shapes from
+  // overflowing).
+  absl::Status Init(const KernelConstruction& c);
+};
+struct BlockPlan {
+  int64_t batch = 0, h = 0, w = 0, c = 0, s = 2;
+  TensorShape shape;  // the output's
+};
+// InvalidArgument unless `in` is 4-D with a depth (DepthToSpace) or a
+// height and width (SpaceToDepth) that the block divides.
+absl::StatusOr<BlockPlan> PlanBlock(bool to_space, int64_t block, const TensorShape& in);
 
 }  // namespace towerflow
 

@@ -484,8 +484,9 @@ TEST(SliceOpsTest, DepthToSpaceAndSpaceToDepth) {
   KernelRunner nchw("DepthToSpace");
   nchw.Attr("block_size", int64_t{2}).Attr("data_format", "NCHW");
   EXPECT_THAT(nchw.Run({Literal<float>({1, 4, 1, 1}, {1, 2, 3, 4})}),
-              testing::StatusIs(absl::StatusCode::kInvalidArgument,
-                                "Only NHWC data_format supported on CPU. Got NCHW"));
+              testing::StatusIs(
+                  absl::StatusCode::kInvalidArgument,
+                  "DepthToSpace supports only NHWC data_format, as TF's CPU kernels. Got NCHW"));
 }
 
 TEST(ConcatOpsTest, WhereGivesCoordinatesOfTrueElements) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "core/strided_slice.h"
 #include "kernels/cpu/cwise_ops.h"
+#include "kernels/image_plans.h"
 #include "kernels/kernel_util.h"
 #include "kernels/rearrange.h"
 
@@ -305,71 +306,30 @@ class ReverseV2Op : public OpKernel {
   }
 };
 
-// DepthToSpace and SpaceToDepth on NHWC (TF's CPU kernels take no other
-// layout): out[b, h * s + i, w * s + j, c] = in[b, h, w, (i * s + j) * C + c]
-// with C the output depth, and the inverse; depth runs are copied as bytes.
+// DepthToSpace and SpaceToDepth (kernels/image_plans.h's BlockPlan): depth
+// runs of c elements are copied as bytes.
 class BlockOp : public OpKernel {
  public:
   explicit BlockOp(bool to_space) : to_space_(to_space) {}
-  absl::Status Init(const KernelConstruction& c) override {
-    TW_RETURN_IF_ERROR(c.GetAttr("block_size", &block_));
-    std::string format;
-    TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
-    if (format != "NHWC") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Only NHWC data_format supported on CPU. Got ", format));
-    }
-    if (block_ < 2 || block_ > (int64_t{1} << 20)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("block_size must be in [2, 2^20], got ", block_));
-    }
-    return absl::OkStatus();
-  }
+  absl::Status Init(const KernelConstruction& c) override { return attrs_.Init(c); }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
-    if (in.dims() != 4) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Input rank should be: 4 instead of: ", in.dims()));
-    }
-    const int64_t s = block_;
-    const int64_t batch = in.dim_size(0);
-    // The spatial ("big") side and the depth ("deep") side.
-    int64_t h, w, c;  // the deep side's height, width and the big side's depth
-    if (to_space_) {
-      h = in.dim_size(1);
-      w = in.dim_size(2);
-      if (in.dim_size(3) % (s * s) != 0) {
-        return absl::InvalidArgumentError(absl::StrCat("Input depth dimension ", in.dim_size(3),
-                                                       " should be divisible by: ", s * s));
-      }
-      c = in.dim_size(3) / (s * s);
-    } else {
-      if (in.dim_size(1) % s != 0 || in.dim_size(2) % s != 0) {
-        return absl::InvalidArgumentError(absl::StrCat("Image width ", in.dim_size(2),
-                                                       " and height ", in.dim_size(1),
-                                                       " should be divisible by block_size: ", s));
-      }
-      h = in.dim_size(1) / s;
-      w = in.dim_size(2) / s;
-      c = in.dim_size(3);
-    }
-    TW_ASSIGN_OR_RETURN(TensorShape shape, to_space_
-                                               ? TensorShape::FromDims({batch, h * s, w * s, c})
-                                               : TensorShape::FromDims({batch, h, w, c * s * s}));
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-    if (shape.num_elements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(const BlockPlan p, PlanBlock(to_space_, attrs_.block, in.shape()));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.shape));
+    if (p.shape.num_elements() == 0) return absl::OkStatus();
+    const int64_t s = p.s, h = p.h, w = p.w, c = p.c;
     const bool ok = VisitByElementSize(in.dtype(), [&](auto zero) {
       using U = decltype(zero);
       const U* src = RawData<U>(in);
       U* dst = RawData<U>(*out);
-      // Index of (b, y, x, k) on the big side and on the deep side.
+      // Index of (b, y, x, k) on the spatial side and on the deep side.
       const auto big = [&](int64_t b, int64_t y, int64_t x) {
         return ((b * h * s + y) * w * s + x) * c;
       };
       const auto deep = [&](int64_t b, int64_t y, int64_t x, int64_t i, int64_t j) {
         return ((b * h + y) * w + x) * c * s * s + (i * s + j) * c;
       };
-      for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t b = 0; b < p.batch; ++b) {
         for (int64_t y = 0; y < h; ++y) {
           for (int64_t x = 0; x < w; ++x) {
             for (int64_t i = 0; i < s; ++i) {
@@ -392,7 +352,7 @@ class BlockOp : public OpKernel {
 
  private:
   const bool to_space_;
-  int64_t block_ = 2;
+  BlockAttrs attrs_;
 };
 
 // MirrorPad and MirrorPadGrad: `big` is the padded shape, `small` the

@@ -1,6 +1,6 @@
 // gpu_conformance_test's cases for the ops the control-flow issue added:
-// indices with duplicates, padding on both sides, every resize coordinate
-// mode, diagonals read and written.
+// indices with duplicates, padding on both sides, blocks of 2 and 3, every
+// resize coordinate mode, diagonals read and written.
 #include <string>
 #include <tuple>
 #include <vector>
@@ -94,6 +94,14 @@ void AddModelOpCases(std::vector<Case>* cases) {
                     "BatchToSpaceND",
                     space_batch("Tcrops"),
                     {Floats({12, 3, 2, 3}), Ints({2, 3}), Input{{2, 2}, true, {1, 0, 1, 1}}}});
+  const auto block = [](int size) {
+    return absl::StrCat(kFloat, " attr { key: 'block_size' value { i: ", size, " } }");
+  };
+  cases->push_back({"DepthToSpace_2", "DepthToSpace", block(2), {Floats({2, 3, 5, 12})}});
+  cases->push_back({"DepthToSpace_3", "DepthToSpace", block(3), {Floats({1, 2, 3, 18})}});
+  cases->push_back({"SpaceToDepth_2", "SpaceToDepth", block(2), {Floats({2, 6, 4, 3})}});
+  cases->push_back({"SpaceToDepth_3", "SpaceToDepth", block(3), {Floats({1, 6, 9, 2})}});
+  cases->push_back({"SpaceToDepth_empty", "SpaceToDepth", block(2), {Floats({0, 4, 4, 1})}});
   const auto resize = [](bool align, bool half) {
     return absl::StrCat(
         kFloat, " attr { key: 'align_corners' value { b: ", align ? "true" : "false",

@@ -1,8 +1,8 @@
-// Element moves on GPUs: Transpose, Slice, StridedSlice and Tile through one
-// index-arithmetic gather (LaunchIndexGather), Pad and PadV2 through its
-// twin (LaunchIndexPad). The checks and shapes are the CPU kernels'
-// (kernels/rearrange.h, core/strided_slice.h); the index arguments stay in
-// host memory.
+// Element moves on GPUs: Transpose, Slice, StridedSlice, Tile, DepthToSpace
+// and SpaceToDepth through one index-arithmetic gather (LaunchIndexGather),
+// Pad and PadV2 through its twin (LaunchIndexPad). The checks and shapes are
+// the CPU kernels' (kernels/rearrange.h, core/strided_slice.h,
+// kernels/image_plans.h); the index arguments stay in host memory.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -13,6 +13,7 @@
 #include "framework/kernel_registry.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
+#include "kernels/image_plans.h"
 #include "kernels/kernel_util.h"
 #include "kernels/rearrange.h"
 
@@ -175,6 +176,39 @@ class PadOp : public OpKernel {
   }
 };
 
+// DepthToSpace and SpaceToDepth (kernels/image_plans.h's BlockPlan): the
+// output walked as six dims that split the block out of the spatial ones,
+// each read from the input by its stride there.
+class BlockOp : public OpKernel {
+ public:
+  explicit BlockOp(bool to_space) : to_space_(to_space) {}
+  absl::Status Init(const KernelConstruction& c) override { return attrs_.Init(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(const BlockPlan p, PlanBlock(to_space_, attrs_.block, in.shape()));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.shape));
+    const int64_t s = p.s, h = p.h, w = p.w, c = p.c;
+    IndexMap map;
+    map.rank = 6;
+    // DepthToSpace: out [b, y, i, x, j, k] = in [b, y, x, (i * s + j) * c + k];
+    // SpaceToDepth: out [b, y, x, i, j, k] = in [b, y * s + i, x * s + j, k].
+    const int64_t dims_to_space[6] = {p.batch, h, s, w, s, c};
+    const int64_t mult_to_space[6] = {h * w * c * s * s, w * c * s * s, s * c, c * s * s, c, 1};
+    const int64_t dims_to_depth[6] = {p.batch, h, w, s, s, c};
+    const int64_t mult_to_depth[6] = {h * s * w * s * c, s * w * s * c, s * c, w * s * c, c, 1};
+    for (int d = 0; d < 6; ++d) {
+      map.dims[d] = to_space_ ? dims_to_space[d] : dims_to_depth[d];
+      map.mult[d] = to_space_ ? mult_to_space[d] : mult_to_depth[d];
+      map.mod[d] = 0;
+    }
+    return Gather(ctx, to_space_ ? "DepthToSpace" : "SpaceToDepth", in, map, out);
+  }
+
+ private:
+  const bool to_space_;
+  BlockAttrs attrs_;
+};
+
 }  // namespace
 
 TW_REGISTER_KERNELS(gpu_slice_ops) {
@@ -190,6 +224,8 @@ TW_REGISTER_KERNELS(gpu_slice_ops) {
     RegisterKernel(gpu("Pad").HostMemory("paddings"), MakeFactory<PadOp>());
     RegisterKernel(gpu("PadV2").HostMemory("paddings").HostMemory("constant_values"),
                    MakeFactory<PadOp>());
+    RegisterKernel(gpu("DepthToSpace"), [] { return std::make_unique<BlockOp>(true); });
+    RegisterKernel(gpu("SpaceToDepth"), [] { return std::make_unique<BlockOp>(false); });
   }
 }
 
