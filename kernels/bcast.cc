@@ -132,6 +132,32 @@ absl::Status CheckBroadcastTo(const BCast& b, const TensorShape& in, const Tenso
   return absl::OkStatus();
 }
 
+absl::StatusOr<SelectCondition> PlanSelect(const TensorShape& condition, const TensorShape& t,
+                                           const TensorShape& e) {
+  if (t != e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'then' and 'else' must have the same size.  but received: ", t.DebugString(),
+                     " vs. ", e.DebugString()));
+  }
+  if (condition == t) return SelectCondition::kSame;
+  if (condition.dims() == 1 && t.dims() >= 1 && condition.dim_size(0) == t.dim_size(0)) {
+    return SelectCondition::kRows;
+  }
+  if (condition.dims() == 0) return SelectCondition::kScalar;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "'condition' must be a scalar, a vector of size ", t.dims() > 0 ? t.dim_size(0) : 0,
+      ", or have the shape of 'then' ", t.DebugString(), "; got ", condition.DebugString()));
+}
+
+absl::StatusOr<TensorShape> SelectV2Shape(const TensorShape& condition, const TensorShape& t,
+                                          const TensorShape& e) {
+  const BCast te(t, e);
+  TW_RETURN_IF_ERROR(te.status());
+  const BCast all(condition, te.output_shape());
+  TW_RETURN_IF_ERROR(all.status());
+  return all.output_shape();
+}
+
 absl::StatusOr<BatchMatMulPlan> PlanBatchMatMul(const TensorShape& x, const TensorShape& y,
                                                 bool adj_x, bool adj_y) {
   if (x.dims() < 2 || y.dims() < 2) {

@@ -92,6 +92,18 @@ struct BatchMatMulPlan {
 absl::StatusOr<BatchMatMulPlan> PlanBatchMatMul(const TensorShape& x, const TensorShape& y,
                                                 bool adj_x, bool adj_y);
 
+// Select(condition, t, e)'s condition: t's shape, a vector over t's first
+// dimension (one choice per row), or a scalar. InvalidArgument unless t and
+// e have one shape and the condition is one of these.
+enum class SelectCondition { kSame, kRows, kScalar };
+absl::StatusOr<SelectCondition> PlanSelect(const TensorShape& condition, const TensorShape& t,
+                                           const TensorShape& e);
+
+// SelectV2's output shape: condition, t and e broadcast together (t with e,
+// then the condition with that); InvalidArgument when they do not.
+absl::StatusOr<TensorShape> SelectV2Shape(const TensorShape& condition, const TensorShape& t,
+                                          const TensorShape& e);
+
 }  // namespace towerflow
 
 #endif  // TOWERFLOW_KERNELS_BCAST_H_

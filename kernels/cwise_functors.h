@@ -267,6 +267,33 @@ struct Pow {
   }
 };
 
+// ---- Comparisons (bool results; NaN compares unequal to everything) ----
+
+template <typename T>
+struct Equal {
+  TW_HOST_DEVICE bool operator()(const T& x, const T& y) const { return x == y; }
+};
+template <typename T>
+struct NotEqual {
+  TW_HOST_DEVICE bool operator()(const T& x, const T& y) const { return x != y; }
+};
+template <typename T>
+struct Less {
+  TW_HOST_DEVICE bool operator()(const T& x, const T& y) const { return x < y; }
+};
+template <typename T>
+struct LessEqual {
+  TW_HOST_DEVICE bool operator()(const T& x, const T& y) const { return x <= y; }
+};
+template <typename T>
+struct Greater {
+  TW_HOST_DEVICE bool operator()(const T& x, const T& y) const { return x > y; }
+};
+template <typename T>
+struct GreaterEqual {
+  TW_HOST_DEVICE bool operator()(const T& x, const T& y) const { return x >= y; }
+};
+
 // ---- Gradients of unary ops ----
 
 template <typename T>

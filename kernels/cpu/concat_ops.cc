@@ -430,6 +430,13 @@ TW_REGISTER_KERNELS(concat_ops) {
   RegisterTypedKernels<WhereOp, bool, float, double, int32_t, int64_t, uint8_t>(cpu("Where"), "T");
   RegisterTypedKernels<OneHotOp, float, double, int32_t, int64_t, uint8_t, bool>(cpu("OneHot"),
                                                                                  "T");
+  // An int32 one-hot of int32 indices on a GPU node (a reduction's gradient
+  // marks its axes so): every argument is int32, in host memory.
+  RegisterKernel(KernelDefBuilder("OneHot")
+                     .Device(kDeviceGpu)
+                     .TypeConstraint("T", DT_INT32)
+                     .TypeConstraint("TI", DT_INT32),
+                 MakeFactory<OneHotOp<int32_t>>());
 }
 
 }  // namespace

@@ -1,14 +1,11 @@
-// Binary elementwise kernels with broadcasting: arithmetic (the shared
-// functors of kernels/cwise_functors.h), comparisons and logical ops (Eigen's
-// and local functors: the CPU alone has them). The machinery is in
-// cwise_ops.h.
+// Binary elementwise kernels with broadcasting: arithmetic and comparisons
+// (the shared functors of kernels/cwise_functors.h) and logical ops (local
+// functors: the CPU alone has them). The machinery is in cwise_ops.h.
 #include "kernels/cpu/cwise_ops.h"
 
 namespace towerflow {
 namespace cwise {
 namespace {
-
-namespace ei = Eigen::internal;
 
 template <typename T>
 using AddOp = BinaryOp<T, T, functor::Add<T>>;
@@ -38,17 +35,17 @@ template <typename T>
 using SquaredDifferenceOp = BinaryOp<T, T, functor::SquaredDifference<T>>;
 
 template <typename T>
-using EqualOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_EQ>>;
+using EqualOp = BinaryOp<T, bool, functor::Equal<T>>;
 template <typename T>
-using NotEqualOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_NEQ>>;
+using NotEqualOp = BinaryOp<T, bool, functor::NotEqual<T>>;
 template <typename T>
-using LessOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_LT>>;
+using LessOp = BinaryOp<T, bool, functor::Less<T>>;
 template <typename T>
-using LessEqualOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_LE>>;
+using LessEqualOp = BinaryOp<T, bool, functor::LessEqual<T>>;
 template <typename T>
-using GreaterOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_GT>>;
+using GreaterOp = BinaryOp<T, bool, functor::Greater<T>>;
 template <typename T>
-using GreaterEqualOp = BinaryOp<T, bool, ei::scalar_cmp_op<T, T, ei::cmp_GE>>;
+using GreaterEqualOp = BinaryOp<T, bool, functor::GreaterEqual<T>>;
 
 struct AndFn {
   bool operator()(bool a, bool b) const { return a && b; }
@@ -104,6 +101,14 @@ TW_REGISTER_KERNELS(cwise_binary) {
   RegisterTypedKernels<FloorDivOp, int32_t>(gpu_host("FloorDiv"), "T");
   RegisterTypedKernels<MaximumOp, int32_t>(gpu_host("Maximum"), "T");
   RegisterTypedKernels<MinimumOp, int32_t>(gpu_host("Minimum"), "T");
+  // Their comparisons too (a reduction's gradient normalises its axes so);
+  // the bool result stays on the host with them.
+  RegisterTypedKernels<EqualOp, int32_t>(gpu_host("Equal"), "T");
+  RegisterTypedKernels<NotEqualOp, int32_t>(gpu_host("NotEqual"), "T");
+  RegisterTypedKernels<LessOp, int32_t>(gpu_host("Less"), "T");
+  RegisterTypedKernels<LessEqualOp, int32_t>(gpu_host("LessEqual"), "T");
+  RegisterTypedKernels<GreaterOp, int32_t>(gpu_host("Greater"), "T");
+  RegisterTypedKernels<GreaterEqualOp, int32_t>(gpu_host("GreaterEqual"), "T");
 }
 
 }  // namespace

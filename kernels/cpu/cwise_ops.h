@@ -4,7 +4,7 @@
 // A binary op is BinaryOp<T, Out, F> and a unary one UnaryOp<T, F>, where
 // F is a scalar functor: the device-neutral maths of kernels/cwise_functors.h
 // (which the GPU kernels compute with too), or Eigen's own functor for ops
-// only the CPU has (compares, Sign, Sin...). A shared functor runs with
+// only the CPU has (Sign, Sin...). A shared functor runs with
 // Eigen's SIMD form of the same maths where Eigen has one (CpuForm below). Shapes broadcast through
 // BCast: equal shapes and one-element operands run as flat loops, everything else as a rank-2..5
 // Eigen broadcast after collapsing dims (TF's limit is also 5).

@@ -132,6 +132,12 @@ TEST(CwiseTest, ComparisonsAndLogic) {
               TensorIs<bool>({2, 2}, {true, false, false, true}));
   EXPECT_THAT(Binary("NotEqual", x, Scalar<float>(2)),
               TensorIs<bool>({4}, {true, false, true, true}));
+  // NaN: every ordered comparison and Equal false, NotEqual true (IEEE, as TF).
+  const Tensor nan = Literal<float>({2}, {std::nanf(""), 1});
+  for (const char* op : {"Less", "LessEqual", "Greater", "GreaterEqual", "Equal"}) {
+    EXPECT_THAT(Binary(op, nan, Scalar<float>(1)).data<bool>()[0], false) << op;
+  }
+  EXPECT_THAT(Binary("NotEqual", nan, nan), TensorIs<bool>({2}, {true, false}));
   EXPECT_THAT(Binary("LogicalAnd", Literal<bool>({2}, {true, false}), Scalar<bool>(true)),
               TensorIs<bool>({2}, {true, false}));
   EXPECT_THAT(Binary("LogicalOr", Literal<bool>({2}, {true, false}), Scalar<bool>(false)),

@@ -77,26 +77,13 @@ class SelectOp : public OpKernel {
     const Tensor& c = ctx->input(0);
     const Tensor& t = ctx->input(1);
     const Tensor& e = ctx->input(2);
-    if (t.shape() != e.shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "'then' and 'else' must have the same size.  but received: ", t.shape().DebugString(),
-          " vs. ", e.shape().DebugString()));
-    }
-    const bool same = c.shape() == t.shape();
-    const bool rows = c.dims() == 1 && t.dims() >= 1 && c.dim_size(0) == t.dim_size(0);
-    const bool scalar = c.dims() == 0;
-    if (!same && !rows && !scalar) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'condition' must be a scalar, a vector of size ",
-                       t.dims() > 0 ? t.dim_size(0) : 0, ", or have the shape of 'then' ",
-                       t.shape().DebugString(), "; got ", c.shape().DebugString()));
-    }
+    TW_ASSIGN_OR_RETURN(const SelectCondition kind, PlanSelect(c.shape(), t.shape(), e.shape()));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, t.shape()));
     if (t.NumElements() == 0) return absl::OkStatus();
     const auto& d = ctx->eigen_cpu_device();
-    if (same) {
+    if (kind == SelectCondition::kSame) {
       out->flat<T>().device(d) = c.flat<bool>().select(t.flat<T>(), e.flat<T>());
-    } else if (scalar) {
+    } else if (kind == SelectCondition::kScalar) {
       out->flat<T>().device(d) = *c.data<bool>() ? t.flat<T>() : e.flat<T>();
     } else {
       const int64_t n = t.dim_size(0), inner = t.NumElements() / n;
@@ -117,11 +104,7 @@ class SelectV2Op : public OpKernel {
     const Tensor& c = ctx->input(0);
     const Tensor& t = ctx->input(1);
     const Tensor& e = ctx->input(2);
-    const BCast te(t.shape(), e.shape());
-    TW_RETURN_IF_ERROR(te.status());
-    const BCast all(c.shape(), te.output_shape());
-    TW_RETURN_IF_ERROR(all.status());
-    const TensorShape& shape = all.output_shape();
+    TW_ASSIGN_OR_RETURN(const TensorShape shape, SelectV2Shape(c.shape(), t.shape(), e.shape()));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     if (shape.num_elements() == 0) return absl::OkStatus();
     switch (std::max(shape.dims(), 1)) {
@@ -263,6 +246,13 @@ TW_REGISTER_KERNELS(cwise_unary) {
                                                                                      "T");
   RegisterTypedKernels<SelectV2Op, float, double, int32_t, int64_t, bool, std::string>(
       cpu("SelectV2"), "T");
+  // int32 selects of GPU nodes (shape arithmetic), on the host with their
+  // int32 branches (see cwise_binary_ops.cc); the condition joins them.
+  const auto gpu_host = [](const char* op) {
+    return KernelDefBuilder(op).Device(kDeviceGpu).HostMemory("condition");
+  };
+  RegisterTypedKernels<SelectOp, int32_t>(gpu_host("Select"), "T");
+  RegisterTypedKernels<SelectV2Op, int32_t>(gpu_host("SelectV2"), "T");
 }
 
 }  // namespace

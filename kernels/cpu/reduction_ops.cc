@@ -326,6 +326,16 @@ TW_REGISTER_KERNELS(reductions) {
   RegisterKernel(cpu("Any"), MakeFactory<ReductionOp<bool, OrR>>());
   RegisterTypedKernels<ArgMaxOp, float, double, int32_t, int64_t>(cpu("ArgMax"), "T");
   RegisterTypedKernels<ArgMinOp, float, double, int32_t, int64_t>(cpu("ArgMin"), "T");
+  // int32 reductions of GPU nodes (a reduction's gradient counts its axes
+  // so): int32 tensors of a GPU node live in host memory, and these CPU
+  // kernels serve, as TensorFlow's do.
+  const auto gpu_host = [](const char* op) {
+    return KernelDefBuilder(op).Device(kDeviceGpu).HostMemory("reduction_indices");
+  };
+  RegisterTypedKernels<SumOp, int32_t>(gpu_host("Sum"), "T");
+  RegisterTypedKernels<ProdOp, int32_t>(gpu_host("Prod"), "T");
+  RegisterTypedKernels<MaxOp, int32_t>(gpu_host("Max"), "T");
+  RegisterTypedKernels<MinOp, int32_t>(gpu_host("Min"), "T");
 }
 
 }  // namespace

@@ -422,6 +422,14 @@ TW_REGISTER_KERNELS(shape_ops) {
   RegisterKernel(cpu("OnesLike"), MakeFactory<ConstantLikeOp<1>>());
   RegisterKernel(cpu("BroadcastTo"), MakeFactory<BroadcastToOp>());
   RegisterTypedKernels<RangeOp, float, double, int32_t, int64_t>(cpu("Range"), "Tidx");
+  // int32 shape arithmetic of GPU nodes (see cwise_binary_ops.cc): int32
+  // tensors live in host memory, so these CPU kernels serve.
+  const auto gpu_int32 = [](const char* op, const char* attr) {
+    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint(attr, DT_INT32);
+  };
+  RegisterKernel(gpu_int32("Range", "Tidx"), MakeFactory<RangeOp<int32_t>>());
+  RegisterKernel(gpu_int32("ZerosLike", "T"), MakeFactory<ConstantLikeOp<0>>());
+  RegisterKernel(gpu_int32("OnesLike", "T"), MakeFactory<ConstantLikeOp<1>>());
   RegisterTypedKernels<InvertPermutationOp, int32_t, int64_t>(cpu("InvertPermutation"), "T");
   RegisterKernel(cpu("Cast"), MakeFactory<CastOp>());
   // A GPU node's int32 input is in host memory (see cwise_binary_ops.cc);

@@ -16,9 +16,12 @@ inline constexpr char kFloat[] = "attr { key: 'T' value { type: DT_FLOAT } }";
 
 struct Input {
   std::vector<int64_t> shape;
-  bool is_int = false;  // int32 `ints` (axes, dims, labels), else random floats
+  bool is_int = false;  // `ints` (axes, dims, labels), else random floats
   std::vector<int32_t> ints;
   float lo = -2, hi = 2;  // the floats' range [lo, hi)
+  // The type `ints` are given as: DT_INT32, DT_FLOAT (exact values, such as
+  // ties for the comparisons) or DT_BOOL (non-zero is true).
+  const char* dtype = "DT_INT32";
 };
 
 struct Case {
@@ -38,10 +41,17 @@ inline Input Ints(std::vector<int32_t> values) {
   return Input{{n}, true, std::move(values)};
 }
 inline Input IntScalar(int32_t v) { return Input{{}, true, {v}}; }
+// `values` as `dtype` (see Input::dtype) in `shape`.
+inline Input Values(std::vector<int64_t> shape, std::vector<int32_t> values, const char* dtype) {
+  return Input{std::move(shape), true, std::move(values), -2, 2, dtype};
+}
 
 // LeakyRelu, DepthwiseConv2dNative, the N-d index ops, the block
 // rearrangements, the resizes and Einsum (conformance_model_op_cases.cc).
 void AddModelOpCases(std::vector<Case>* cases);
+// Comparisons, selects and the int32 shape arithmetic of GPU nodes
+// (conformance_logic_cases.cc).
+void AddLogicCases(std::vector<Case>* cases);
 
 }  // namespace conformance
 }  // namespace towerflow

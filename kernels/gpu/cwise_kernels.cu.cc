@@ -1,7 +1,7 @@
-// CUDA kernels behind kernels/gpu/launch.h: elementwise maths with
-// broadcasting (the functors of kernels/cwise_functors.h, which the CPU
-// kernels use too), fills and casts. Grid-stride loops over 64-bit indices,
-// 256 threads a block.
+// CUDA kernels behind kernels/gpu/launch.h: elementwise maths and
+// comparisons with broadcasting (the functors of kernels/cwise_functors.h,
+// which the CPU kernels use too), selects, fills and casts. Grid-stride
+// loops over 64-bit indices, 256 threads a block.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -20,14 +20,14 @@ __global__ void UnaryKernel(const T* x, T* y, int64_t n) {
   TW_GRID_LOOP(i, n) { y[i] = f(x[i]); }
 }
 
-template <typename T, typename F>
-__global__ void BinaryKernel(const T* x, const T* y, T* z, int64_t n) {
+template <typename T, typename Out, typename F>
+__global__ void BinaryKernel(const T* x, const T* y, Out* z, int64_t n) {
   const F f;
   TW_GRID_LOOP(i, n) { z[i] = f(x[i], y[i]); }
 }
 
-template <typename T, typename F>
-__global__ void BroadcastBinaryKernel(const T* x, const T* y, T* z, int64_t n, Broadcast b) {
+template <typename T, typename Out, typename F>
+__global__ void BroadcastBinaryKernel(const T* x, const T* y, Out* z, int64_t n, Broadcast b) {
   const F f;
   TW_GRID_LOOP(i, n) {
     int64_t rest = i, xi = 0, yi = 0;
@@ -38,6 +38,27 @@ __global__ void BroadcastBinaryKernel(const T* x, const T* y, T* z, int64_t n, B
       yi += k * b.y_strides[d];
     }
     z[i] = f(x[xi], y[yi]);
+  }
+}
+
+template <typename T>
+__global__ void SelectKernel(const bool* c, const T* t, const T* e, T* out, int64_t n) {
+  TW_GRID_LOOP(i, n) { out[i] = c[i] ? t[i] : e[i]; }
+}
+
+template <typename T>
+__global__ void BroadcastSelectKernel(const bool* c, const T* t, const T* e, T* out, int64_t n,
+                                      SelectBroadcast b) {
+  TW_GRID_LOOP(i, n) {
+    int64_t rest = i, ci = 0, ti = 0, ei = 0;
+    for (int d = b.rank - 1; d >= 0; --d) {
+      const int64_t k = rest % b.dims[d];
+      rest /= b.dims[d];
+      ci += k * b.c_strides[d];
+      ti += k * b.t_strides[d];
+      ei += k * b.e_strides[d];
+    }
+    out[i] = c[ci] ? t[ti] : e[ei];
   }
 }
 
@@ -78,6 +99,19 @@ __global__ void CastKernel(const From* in, To* out, int64_t n) {
   TW_GRID_LOOP(i, n) { out[i] = static_cast<To>(in[i]); }
 }
 
+template <typename T, typename Out, typename F>
+cudaError_t LaunchBinaryOf(const T* x, const T* y, Out* z, int64_t n, const Broadcast* bcast,
+                           cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  if (bcast == nullptr) {
+    BinaryKernel<T, Out, F><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, y, z, n);
+  } else {
+    BroadcastBinaryKernel<T, Out, F>
+        <<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, y, z, n, *bcast);
+  }
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 template <typename T, typename F>
@@ -90,11 +124,24 @@ cudaError_t LaunchUnary(const T* x, T* y, int64_t n, cudaStream_t stream) {
 template <typename T, typename F>
 cudaError_t LaunchBinary(const T* x, const T* y, T* z, int64_t n, const Broadcast* bcast,
                          cudaStream_t stream) {
+  return LaunchBinaryOf<T, T, F>(x, y, z, n, bcast, stream);
+}
+
+template <typename T, typename F>
+cudaError_t LaunchCompare(const T* x, const T* y, bool* z, int64_t n, const Broadcast* bcast,
+                          cudaStream_t stream) {
+  return LaunchBinaryOf<T, bool, F>(x, y, z, n, bcast, stream);
+}
+
+template <typename T>
+cudaError_t LaunchSelect(const bool* condition, const T* t, const T* e, T* out, int64_t n,
+                         const SelectBroadcast* bcast, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   if (bcast == nullptr) {
-    BinaryKernel<T, F><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, y, z, n);
+    SelectKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(condition, t, e, out, n);
   } else {
-    BroadcastBinaryKernel<T, F><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, y, z, n, *bcast);
+    BroadcastSelectKernel<T>
+        <<<GridSize(n), kThreadsPerBlock, 0, stream>>>(condition, t, e, out, n, *bcast);
   }
   return cudaGetLastError();
 }
@@ -197,6 +244,31 @@ TW_INSTANTIATE_CWISE(double)
 TW_INSTANTIATE(float)
 TW_INSTANTIATE(double)
 #undef TW_INSTANTIATE
+
+#define TW_INSTANTIATE_COMPARE(T, F)                                                       \
+  template cudaError_t LaunchCompare<T, functor::F<T>>(const T*, const T*, bool*, int64_t, \
+                                                       const Broadcast*, cudaStream_t);
+#define TW_INSTANTIATE_COMPARES(T)     \
+  TW_INSTANTIATE_COMPARE(T, Equal)     \
+  TW_INSTANTIATE_COMPARE(T, NotEqual)  \
+  TW_INSTANTIATE_COMPARE(T, Less)      \
+  TW_INSTANTIATE_COMPARE(T, LessEqual) \
+  TW_INSTANTIATE_COMPARE(T, Greater)   \
+  TW_INSTANTIATE_COMPARE(T, GreaterEqual)
+TW_INSTANTIATE_COMPARES(float)
+TW_INSTANTIATE_COMPARES(double)
+TW_INSTANTIATE_COMPARES(int64_t)
+#undef TW_INSTANTIATE_COMPARES
+#undef TW_INSTANTIATE_COMPARE
+
+#define TW_INSTANTIATE_SELECT(T)                                                     \
+  template cudaError_t LaunchSelect<T>(const bool*, const T*, const T*, T*, int64_t, \
+                                       const SelectBroadcast*, cudaStream_t);
+TW_INSTANTIATE_SELECT(uint8_t)
+TW_INSTANTIATE_SELECT(uint16_t)
+TW_INSTANTIATE_SELECT(uint32_t)
+TW_INSTANTIATE_SELECT(uint64_t)
+#undef TW_INSTANTIATE_SELECT
 
 #define TW_INSTANTIATE_CAST(From, To) \
   template cudaError_t LaunchCast<From, To>(const From*, To*, int64_t, cudaStream_t);

@@ -1,8 +1,12 @@
-// GPU elementwise kernels: unary maths, binary maths with NumPy
-// broadcasting (BCast's collapsed shapes as strides) and AddN, each op's
-// maths the functor of kernels/cwise_functors.h that the CPU kernels use;
-// and LeakyRelu with its alpha. The CPU kernels are their reference (see
+// GPU elementwise kernels: unary maths, binary maths and comparisons with
+// NumPy broadcasting (BCast's collapsed shapes as strides) and AddN, each
+// op's maths the functor of kernels/cwise_functors.h that the CPU kernels
+// use; LeakyRelu with its alpha; Select and SelectV2. The CPU kernels are their reference (see
 // gpu_conformance_test).
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +16,7 @@
 #include "kernels/cwise_functors.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
+#include "kernels/kernel_util.h"
 
 namespace towerflow {
 namespace gpu {
@@ -30,31 +35,37 @@ class UnaryOp : public OpKernel {
   }
 };
 
-template <typename T, typename F>
-absl::Status BinaryInto(KernelContext* ctx, const Tensor& x, const Tensor& y, int output) {
-  TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
-  BCast b(x.shape(), y.shape());
-  if (!b.ok()) return b.status();
-  const int64_t n = b.output_shape().num_elements();
-  Tensor* z = nullptr;
-  if (b.IsTrivial()) {
-    TW_ASSIGN_OR_RETURN(z, ctx->forward_input_or_allocate_output(0, output, b.output_shape()));
-    TW_CUDA_RETURN_IF_ERROR((LaunchBinary<T, F>(x.data<T>(), y.data<T>(), z->data<T>(), n, nullptr,
-                                                gpu->compute_stream())));
-    return absl::OkStatus();
-  }
-  TW_ASSIGN_OR_RETURN(const Broadcast bcast, MakeBroadcast(b, x.shape(), y.shape()));
-  TW_ASSIGN_OR_RETURN(z, ctx->allocate_output(output, b.output_shape()));
-  TW_CUDA_RETURN_IF_ERROR((LaunchBinary<T, F>(x.data<T>(), y.data<T>(), z->data<T>(), n, &bcast,
-                                              gpu->compute_stream())));
-  return absl::OkStatus();
-}
-
-template <typename T, typename F>
+// z = F(x, y) with broadcasting; Out is T (maths, written over x or y when
+// no one else holds it) or bool (comparisons).
+template <typename T, typename Out, typename F>
 class BinaryOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
-    return BinaryInto<T, F>(ctx, ctx->input(0), ctx->input(1), 0);
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    BCast b(x.shape(), y.shape());
+    if (!b.ok()) return b.status();
+    const int64_t n = b.output_shape().num_elements();
+    Tensor* z = nullptr;
+    std::optional<Broadcast> bcast;
+    if (b.IsTrivial() && std::is_same_v<T, Out>) {
+      TW_ASSIGN_OR_RETURN(z, ctx->forward_input_or_allocate_output(0, 0, b.output_shape()));
+    } else {
+      TW_ASSIGN_OR_RETURN(z, ctx->allocate_output(0, b.output_shape()));
+    }
+    if (!b.IsTrivial()) {
+      TW_ASSIGN_OR_RETURN(bcast, MakeBroadcast(b, x.shape(), y.shape()));
+    }
+    const Broadcast* plan = bcast.has_value() ? &*bcast : nullptr;
+    if constexpr (std::is_same_v<Out, bool>) {
+      TW_CUDA_RETURN_IF_ERROR((LaunchCompare<T, F>(x.data<T>(), y.data<T>(), z->data<bool>(), n,
+                                                   plan, gpu->compute_stream())));
+    } else {
+      TW_CUDA_RETURN_IF_ERROR((LaunchBinary<T, F>(x.data<T>(), y.data<T>(), z->data<T>(), n, plan,
+                                                  gpu->compute_stream())));
+    }
+    return absl::OkStatus();
   }
 };
 
@@ -117,6 +128,93 @@ class LeakyReluOp : public OpKernel {
   float alpha_ = 0.2f;
 };
 
+// Select(condition, t, e) and SelectV2 (condition, t and e broadcast
+// together): the CPU kernels' shapes and errors (kernels/bcast.h); elements
+// move as bytes, so one kernel serves every dtype.
+class SelectOp : public OpKernel {
+ public:
+  explicit SelectOp(bool v2) : v2_(v2) {}
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& c = ctx->input(0);
+    const Tensor& t = ctx->input(1);
+    const Tensor& e = ctx->input(2);
+    TensorShape shape;
+    std::optional<SelectBroadcast> bcast;
+    if (v2_) {
+      TW_ASSIGN_OR_RETURN(shape, SelectV2Shape(c.shape(), t.shape(), e.shape()));
+      if (c.shape() != shape || t.shape() != shape || e.shape() != shape) {
+        TW_ASSIGN_OR_RETURN(bcast, Plan(shape, c.shape(), t.shape(), e.shape()));
+      }
+    } else {
+      TW_ASSIGN_OR_RETURN(const SelectCondition kind, PlanSelect(c.shape(), t.shape(), e.shape()));
+      shape = t.shape();
+      if (kind != SelectCondition::kSame) {
+        // The condition's strides: 0 for a scalar; a row vector's 1 along
+        // dimension 0 (it is not aligned at the end, so not a broadcast).
+        TW_ASSIGN_OR_RETURN(bcast, Plan(shape, TensorShape(), t.shape(), e.shape()));
+        if (kind == SelectCondition::kRows) bcast->c_strides[0] = 1;
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    const int64_t n = shape.num_elements();
+    if (n == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    cudaError_t error = cudaSuccess;
+    const bool ok = VisitByElementSize(t.dtype(), [&](auto zero) {
+      using U = decltype(zero);
+      error = LaunchSelect<U>(c.data<bool>(), static_cast<const U*>(t.raw_data()),
+                              static_cast<const U*>(e.raw_data()), static_cast<U*>(out->raw_data()),
+                              n, bcast.has_value() ? &*bcast : nullptr, gpu->compute_stream());
+    });
+    if (!ok) return UnsupportedDtype(v2_ ? "SelectV2" : "Select", t.dtype());
+    TW_CUDA_RETURN_IF_ERROR(error);
+    return absl::OkStatus();
+  }
+
+ private:
+  // Each operand's strides over `out`'s dims, aligned at the end: 0 where
+  // it has no such dim or a 1 that broadcasts.
+  static absl::StatusOr<SelectBroadcast> Plan(const TensorShape& out, const TensorShape& c,
+                                              const TensorShape& t, const TensorShape& e) {
+    if (out.dims() > kMaxDims) {
+      return absl::UnimplementedError(absl::StrCat("Select on GPUs takes up to ", kMaxDims,
+                                                   " dimensions, got ", out.DebugString()));
+    }
+    SelectBroadcast b;
+    b.rank = std::max(out.dims(), 1);
+    const auto strides = [&](const TensorShape& in, int64_t* into) {
+      int64_t stride = 1;
+      for (int d = b.rank - 1; d >= 0; --d) {
+        const int k = d - (b.rank - in.dims());
+        const int64_t size = k >= 0 ? in.dim_size(k) : 1;
+        const int64_t out_size = out.dims() == 0 ? 1 : out.dim_size(d);
+        into[d] = size == out_size && size != 1 ? stride : 0;
+        stride *= size;
+      }
+    };
+    for (int d = 0; d < b.rank; ++d) b.dims[d] = out.dims() == 0 ? 1 : out.dim_size(d);
+    strides(c, b.c_strides);
+    strides(t, b.t_strides);
+    strides(e, b.e_strides);
+    return b;
+  }
+
+  const bool v2_;
+};
+
+template <typename T>
+void RegisterCompares() {
+  const auto on = [](const char* op) {
+    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint<T>("T");
+  };
+  RegisterKernel(on("Equal"), MakeFactory<BinaryOp<T, bool, functor::Equal<T>>>());
+  RegisterKernel(on("NotEqual"), MakeFactory<BinaryOp<T, bool, functor::NotEqual<T>>>());
+  RegisterKernel(on("Less"), MakeFactory<BinaryOp<T, bool, functor::Less<T>>>());
+  RegisterKernel(on("LessEqual"), MakeFactory<BinaryOp<T, bool, functor::LessEqual<T>>>());
+  RegisterKernel(on("Greater"), MakeFactory<BinaryOp<T, bool, functor::Greater<T>>>());
+  RegisterKernel(on("GreaterEqual"), MakeFactory<BinaryOp<T, bool, functor::GreaterEqual<T>>>());
+}
+
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
@@ -137,24 +235,24 @@ void RegisterForType() {
   RegisterKernel(on("Softplus"), MakeFactory<UnaryOp<T, functor::Softplus<T>>>());
   RegisterKernel(on("Selu"), MakeFactory<UnaryOp<T, functor::Selu<T>>>());
   RegisterKernel(on("Erf"), MakeFactory<UnaryOp<T, functor::Erf<T>>>());
-  RegisterKernel(on("Add"), MakeFactory<BinaryOp<T, functor::Add<T>>>());
-  RegisterKernel(on("AddV2"), MakeFactory<BinaryOp<T, functor::Add<T>>>());
-  RegisterKernel(on("Sub"), MakeFactory<BinaryOp<T, functor::Sub<T>>>());
-  RegisterKernel(on("Mul"), MakeFactory<BinaryOp<T, functor::Mul<T>>>());
-  RegisterKernel(on("RealDiv"), MakeFactory<BinaryOp<T, functor::Div<T>>>());
-  RegisterKernel(on("Div"), MakeFactory<BinaryOp<T, functor::Div<T>>>());
-  RegisterKernel(on("DivNoNan"), MakeFactory<BinaryOp<T, functor::DivNoNan<T>>>());
-  RegisterKernel(on("Maximum"), MakeFactory<BinaryOp<T, functor::Maximum<T>>>());
-  RegisterKernel(on("Minimum"), MakeFactory<BinaryOp<T, functor::Minimum<T>>>());
+  RegisterKernel(on("Add"), MakeFactory<BinaryOp<T, T, functor::Add<T>>>());
+  RegisterKernel(on("AddV2"), MakeFactory<BinaryOp<T, T, functor::Add<T>>>());
+  RegisterKernel(on("Sub"), MakeFactory<BinaryOp<T, T, functor::Sub<T>>>());
+  RegisterKernel(on("Mul"), MakeFactory<BinaryOp<T, T, functor::Mul<T>>>());
+  RegisterKernel(on("RealDiv"), MakeFactory<BinaryOp<T, T, functor::Div<T>>>());
+  RegisterKernel(on("Div"), MakeFactory<BinaryOp<T, T, functor::Div<T>>>());
+  RegisterKernel(on("DivNoNan"), MakeFactory<BinaryOp<T, T, functor::DivNoNan<T>>>());
+  RegisterKernel(on("Maximum"), MakeFactory<BinaryOp<T, T, functor::Maximum<T>>>());
+  RegisterKernel(on("Minimum"), MakeFactory<BinaryOp<T, T, functor::Minimum<T>>>());
   RegisterKernel(on("SquaredDifference"),
-                 MakeFactory<BinaryOp<T, functor::SquaredDifference<T>>>());
-  RegisterKernel(on("FloorDiv"), MakeFactory<BinaryOp<T, functor::FloorDiv<T>>>());
-  RegisterKernel(on("Pow"), MakeFactory<BinaryOp<T, functor::Pow<T>>>());
-  RegisterKernel(on("ReluGrad"), MakeFactory<BinaryOp<T, functor::ReluGrad<T>>>());
-  RegisterKernel(on("TanhGrad"), MakeFactory<BinaryOp<T, functor::TanhGrad<T>>>());
-  RegisterKernel(on("SigmoidGrad"), MakeFactory<BinaryOp<T, functor::SigmoidGrad<T>>>());
-  RegisterKernel(on("SoftplusGrad"), MakeFactory<BinaryOp<T, functor::SoftplusGrad<T>>>());
-  RegisterKernel(on("SeluGrad"), MakeFactory<BinaryOp<T, functor::SeluGrad<T>>>());
+                 MakeFactory<BinaryOp<T, T, functor::SquaredDifference<T>>>());
+  RegisterKernel(on("FloorDiv"), MakeFactory<BinaryOp<T, T, functor::FloorDiv<T>>>());
+  RegisterKernel(on("Pow"), MakeFactory<BinaryOp<T, T, functor::Pow<T>>>());
+  RegisterKernel(on("ReluGrad"), MakeFactory<BinaryOp<T, T, functor::ReluGrad<T>>>());
+  RegisterKernel(on("TanhGrad"), MakeFactory<BinaryOp<T, T, functor::TanhGrad<T>>>());
+  RegisterKernel(on("SigmoidGrad"), MakeFactory<BinaryOp<T, T, functor::SigmoidGrad<T>>>());
+  RegisterKernel(on("SoftplusGrad"), MakeFactory<BinaryOp<T, T, functor::SoftplusGrad<T>>>());
+  RegisterKernel(on("SeluGrad"), MakeFactory<BinaryOp<T, T, functor::SeluGrad<T>>>());
   RegisterKernel(on("AddN"), MakeFactory<AddNOp<T>>());
   RegisterKernel(on("LeakyRelu"), MakeFactory<LeakyReluOp<T, false>>());
   RegisterKernel(on("LeakyReluGrad"), MakeFactory<LeakyReluOp<T, true>>());
@@ -163,6 +261,17 @@ void RegisterForType() {
 TW_REGISTER_KERNELS(gpu_cwise) {
   RegisterForType<float>();
   RegisterForType<double>();
+  RegisterCompares<float>();
+  RegisterCompares<double>();
+  RegisterCompares<int64_t>();
+  // int32 selects run on the host (kernels/cpu/cwise_unary_ops.cc).
+  for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
+    const auto on = [t](const char* op) {
+      return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint("T", t);
+    };
+    RegisterKernel(on("Select"), [] { return std::make_unique<SelectOp>(false); });
+    RegisterKernel(on("SelectV2"), [] { return std::make_unique<SelectOp>(true); });
+  }
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 namespace towerflow {
 namespace {
 
+using conformance::AddLogicCases;
 using conformance::AddModelOpCases;
 using conformance::Case;
 using conformance::Floats;
@@ -411,6 +412,7 @@ std::vector<Case> Cases() {
   cases.push_back({"OnesLike", "OnesLike", kFloat, {Floats({4, 4})}});
   AddRearrangeCases(&cases);
   AddModelOpCases(&cases);
+  AddLogicCases(&cases);
   return cases;
 }
 
@@ -430,12 +432,22 @@ std::string InputText(const std::string& name, const Input& in, std::mt19937* rn
   for (int64_t d : in.shape) n *= d;
   std::string values;
   if (in.is_int) {
-    for (int32_t v : in.ints) absl::StrAppend(&values, "int_val: ", v, " ");
+    const std::string dtype = in.dtype;
+    const char* field = dtype == "DT_FLOAT"  ? "float_val"
+                        : dtype == "DT_BOOL" ? "bool_val"
+                                             : "int_val";
+    for (int32_t v : in.ints) {
+      if (dtype == "DT_BOOL") {
+        absl::StrAppend(&values, field, ": ", v != 0 ? "true" : "false", " ");
+      } else {
+        absl::StrAppend(&values, field, ": ", v, " ");
+      }
+    }
   } else {
     std::uniform_real_distribution<float> dist(in.lo, in.hi);
     for (int64_t i = 0; i < n; ++i) absl::StrAppend(&values, "float_val: ", dist(*rng), " ");
   }
-  const char* dtype = in.is_int ? "DT_INT32" : "DT_FLOAT";
+  const char* dtype = in.is_int ? in.dtype : "DT_FLOAT";
   return NodeText(name, "Const", {}, "/device:CPU:0",
                   absl::StrCat("attr { key: 'dtype' value { type: ", dtype,
                                " } } attr { key: 'value' value { tensor { dtype: ", dtype,
@@ -456,6 +468,8 @@ std::string InputText(const std::string& name, const Input& in, std::mt19937* rn
       c = static_cast<double>(cpu.data<int64_t>()[i]);
     } else if (cpu.dtype() == DT_INT32) {
       g = gpu.data<int32_t>()[i], c = cpu.data<int32_t>()[i];
+    } else if (cpu.dtype() == DT_BOOL) {
+      g = gpu.data<bool>()[i], c = cpu.data<bool>()[i];
     } else {
       return ::testing::AssertionFailure() << "unexpected dtype " << DataTypeString(cpu.dtype());
     }

@@ -47,6 +47,29 @@ template <typename T, typename F>
 cudaError_t LaunchBinary(const T* x, const T* y, T* z, int64_t n, const Broadcast* bcast,
                          cudaStream_t stream);
 
+// z[i] = F()(x[..], y[..]) for a comparison functor (bool results), as
+// LaunchBinary.
+template <typename T, typename F>
+cudaError_t LaunchCompare(const T* x, const T* y, bool* z, int64_t n, const Broadcast* bcast,
+                          cudaStream_t stream);
+
+// Where output element i of a select reads its condition and its two
+// branches: its index over `dims` dotted with each one's strides (0 along
+// broadcast dimensions).
+struct SelectBroadcast {
+  int rank = 0;
+  int64_t dims[kMaxDims];
+  int64_t c_strides[kMaxDims];
+  int64_t t_strides[kMaxDims];
+  int64_t e_strides[kMaxDims];
+};
+// out[i] = condition[..] ? t[..] : e[..]; `bcast` null: all have n
+// elements. T is uint8_t, uint16_t, uint32_t or uint64_t: elements move as
+// bytes, whatever their dtype.
+template <typename T>
+cudaError_t LaunchSelect(const bool* condition, const T* t, const T* e, T* out, int64_t n,
+                         const SelectBroadcast* bcast, cudaStream_t stream);
+
 // out[o, i] = reduce over r of in[o, r, i], times `scale` (1/r for a mean).
 template <typename T>
 cudaError_t LaunchReduce(ReduceFn fn, const T* in, T* out, int64_t outer, int64_t reduce,
