@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "core/proto_io.h"
 #include "core/status_macros.h"
 #include "fuzz/fuzz_target.h"
 #include "proto/saved_model.pb.h"
@@ -36,12 +37,105 @@ std::optional<std::string> MutateSavedModel(const std::string& input, MutationCo
   return MutateProto(input, SavedModel::default_instance(), ProtoFormat::kBinary, ctx);
 }
 
+// A SavedModel of the project's own, so the target has a seed without
+// ../shared: y = 0.5 * x + 2 in constants (no variables to restore), tagged
+// "serve", with its serving signature.
+constexpr char kOwnSeed[] = R"pb(
+  saved_model_schema_version: 1
+  meta_graphs {
+    meta_info_def { tags: "serve" }
+    graph_def {
+      node {
+        name: "x"
+        op: "Placeholder"
+        attr {
+          key: "dtype"
+          value { type: DT_FLOAT }
+        }
+      }
+      node {
+        name: "a"
+        op: "Const"
+        attr {
+          key: "dtype"
+          value { type: DT_FLOAT }
+        }
+        attr {
+          key: "value"
+          value {
+            tensor {
+              dtype: DT_FLOAT
+              tensor_shape {}
+              float_val: 0.5
+            }
+          }
+        }
+      }
+      node {
+        name: "b"
+        op: "Const"
+        attr {
+          key: "dtype"
+          value { type: DT_FLOAT }
+        }
+        attr {
+          key: "value"
+          value {
+            tensor {
+              dtype: DT_FLOAT
+              tensor_shape {}
+              float_val: 2
+            }
+          }
+        }
+      }
+      node {
+        name: "ax"
+        op: "Mul"
+        input: "a"
+        input: "x"
+        attr {
+          key: "T"
+          value { type: DT_FLOAT }
+        }
+      }
+      node {
+        name: "y"
+        op: "AddV2"
+        input: "ax"
+        input: "b"
+        attr {
+          key: "T"
+          value { type: DT_FLOAT }
+        }
+      }
+    }
+    signature_def {
+      key: "serving_default"
+      value {
+        inputs {
+          key: "x"
+          value { name: "x:0" dtype: DT_FLOAT }
+        }
+        outputs {
+          key: "y"
+          value { name: "y:0" dtype: DT_FLOAT }
+        }
+        method_name: "tensorflow/serving/predict"
+      }
+    }
+  }
+)pb";
+
 std::vector<std::string> SavedModelSeeds() {
-  return ReferenceFiles({
+  std::vector<std::string> seeds = ReferenceFiles({
       "tf/saved_models/half_plus_two_cpu/00000123/saved_model.pb",
       "tf/saved_models/counter/00000123/saved_model.pb",
       "tf/saved_models/half_plus_two_tf2_cpu/00000123/saved_model.pb",
   });
+  SavedModel own;
+  if (ParseTextProto(kOwnSeed, &own).ok()) seeds.push_back(own.SerializeAsString());
+  return seeds;
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // GPU elementwise kernels: unary maths, binary maths and comparisons with
 // NumPy broadcasting (BCast's collapsed shapes as strides) and AddN, each
 // op's maths the functor of kernels/cwise_functors.h that the CPU kernels
-// use; LeakyRelu with its alpha; Select and SelectV2. The CPU kernels are their reference (see
-// gpu_conformance_test).
+// use; LeakyRelu with its alpha; Select and SelectV2. The CPU kernels are
+// their reference (see gpu_conformance_test).
 #include <algorithm>
 #include <memory>
 #include <optional>
