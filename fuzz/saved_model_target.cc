@@ -3,13 +3,17 @@
 // of TF Serving's half_plus_two (when ../shared/reference is here), so a
 // model that restores a, b and c loads completely.
 #include <filesystem>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/proto_io.h"
 #include "core/status_macros.h"
 #include "fuzz/fuzz_target.h"
+#include "graph/scope.h"
+#include "ops/ops.h"
 #include "proto/saved_model.pb.h"
 #include "saved_model/loader.h"
+#include "saved_model/signature_constants.h"
 
 namespace towerflow {
 namespace fuzz {
@@ -40,92 +44,25 @@ std::optional<std::string> MutateSavedModel(const std::string& input, MutationCo
 // A SavedModel of the project's own, so the target has a seed without
 // ../shared: y = 0.5 * x + 2 in constants (no variables to restore), tagged
 // "serve", with its serving signature.
-constexpr char kOwnSeed[] = R"pb(
-  saved_model_schema_version: 1
-  meta_graphs {
-    meta_info_def { tags: "serve" }
-    graph_def {
-      node {
-        name: "x"
-        op: "Placeholder"
-        attr {
-          key: "dtype"
-          value { type: DT_FLOAT }
-        }
-      }
-      node {
-        name: "a"
-        op: "Const"
-        attr {
-          key: "dtype"
-          value { type: DT_FLOAT }
-        }
-        attr {
-          key: "value"
-          value {
-            tensor {
-              dtype: DT_FLOAT
-              tensor_shape {}
-              float_val: 0.5
-            }
-          }
-        }
-      }
-      node {
-        name: "b"
-        op: "Const"
-        attr {
-          key: "dtype"
-          value { type: DT_FLOAT }
-        }
-        attr {
-          key: "value"
-          value {
-            tensor {
-              dtype: DT_FLOAT
-              tensor_shape {}
-              float_val: 2
-            }
-          }
-        }
-      }
-      node {
-        name: "ax"
-        op: "Mul"
-        input: "a"
-        input: "x"
-        attr {
-          key: "T"
-          value { type: DT_FLOAT }
-        }
-      }
-      node {
-        name: "y"
-        op: "AddV2"
-        input: "ax"
-        input: "b"
-        attr {
-          key: "T"
-          value { type: DT_FLOAT }
-        }
-      }
-    }
-    signature_def {
-      key: "serving_default"
-      value {
-        inputs {
-          key: "x"
-          value { name: "x:0" dtype: DT_FLOAT }
-        }
-        outputs {
-          key: "y"
-          value { name: "y:0" dtype: DT_FLOAT }
-        }
-        method_name: "tensorflow/serving/predict"
-      }
-    }
+std::string OwnSeed() {
+  Scope root = Scope::NewRootScope();
+  Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  ops::AddV2(root.WithOpName("y"), ops::Mul(root, x, 0.5f), 2.0f);
+  SavedModel model;
+  model.set_saved_model_schema_version(1);
+  MetaGraphDef* meta = model.add_meta_graphs();
+  meta->mutable_meta_info_def()->add_tags(kSavedModelTagServe);
+  if (!root.ToGraphDef(meta->mutable_graph_def()).ok()) return "";
+  SignatureDef& signature = (*meta->mutable_signature_def())[kDefaultServingSignatureDefKey];
+  for (auto [map, name] :
+       {std::pair{signature.mutable_inputs(), "x"}, std::pair{signature.mutable_outputs(), "y"}}) {
+    TensorInfo& info = (*map)[name];
+    info.set_name(absl::StrCat(name, ":0"));
+    info.set_dtype(DT_FLOAT);
   }
-)pb";
+  signature.set_method_name(kPredictMethodName);
+  return model.SerializeAsString();
+}
 
 std::vector<std::string> SavedModelSeeds() {
   std::vector<std::string> seeds = ReferenceFiles({
@@ -133,8 +70,7 @@ std::vector<std::string> SavedModelSeeds() {
       "tf/saved_models/counter/00000123/saved_model.pb",
       "tf/saved_models/half_plus_two_tf2_cpu/00000123/saved_model.pb",
   });
-  SavedModel own;
-  if (ParseTextProto(kOwnSeed, &own).ok()) seeds.push_back(own.SerializeAsString());
+  seeds.push_back(OwnSeed());
   return seeds;
 }
 

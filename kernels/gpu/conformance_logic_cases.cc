@@ -28,8 +28,9 @@ void AddLogicCases(std::vector<Case>* cases) {
   }
   for (const char* type : {"DT_FLOAT", "DT_INT32"}) {
     const std::string t = absl::StrCat("attr { key: 'T' value { type: ", type, " } }");
-    const auto branch = [type](std::vector<int64_t> shape, int salt) {
-      if (std::string(type) == "DT_FLOAT") return Floats(std::move(shape));
+    const bool is_float = std::string(type) == "DT_FLOAT";
+    const auto branch = [is_float](std::vector<int64_t> shape, int salt) {
+      if (is_float) return Floats(std::move(shape));
       int64_t n = 1;
       for (int64_t d : shape) n *= d;
       std::vector<int32_t> values;
@@ -39,7 +40,7 @@ void AddLogicCases(std::vector<Case>* cases) {
     const auto bools = [](std::vector<int64_t> shape, std::vector<int32_t> values) {
       return Values(std::move(shape), std::move(values), "DT_BOOL");
     };
-    const std::string suffix = type == std::string("DT_FLOAT") ? "" : "_int32";
+    const std::string suffix = is_float ? "" : "_int32";
     cases->push_back({"Select_same" + suffix,
                       "Select",
                       t,
