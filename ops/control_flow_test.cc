@@ -399,9 +399,9 @@ TEST(CondGradientTest, BranchWithoutTheInputGivesZero) {
   EXPECT_FLOAT_EQ(out[0].scalar<float>()(), 0);
 }
 
-// A library function called from the DSL runs (the session inlines it); its
-// gradient is refused clearly.
-TEST(FunctionCallTest, RunsFromTheDslAndRefusesGradientsClearly) {
+// A library function called from the DSL runs (the session inlines it), and
+// so does its gradient (more in ops/function_gradients_test.cc).
+TEST(FunctionCallTest, RunsFromTheDslWithItsGradient) {
   Scope root = Scope::NewRootScope();
   FunctionDefLibrary library;
   TW_ASSERT_OK(ParseTextProto(R"pb(
@@ -435,9 +435,9 @@ TEST(FunctionCallTest, RunsFromTheDslAndRefusesGradientsClearly) {
   TW_ASSERT_OK(session.Run({{x, Scalar<float>(3)}}, {call[0]}, &out));
   EXPECT_THAT(out[0], TensorIs<float>({}, {9}));
   std::vector<Output> grads;
-  EXPECT_THAT(AddSymbolicGradients(root, {call[0]}, {x}, &grads),
-              StatusIs(absl::StatusCode::kUnimplemented,
-                       "Gradients through function calls (PartitionedCall 'call')"));
+  TW_ASSERT_OK(AddSymbolicGradients(root, {call[0]}, {x}, &grads));
+  TW_ASSERT_OK(session.Run({{x, Scalar<float>(3)}}, grads, &out));
+  EXPECT_THAT(out[0], TensorIs<float>({}, {6}));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/control_flow.h"
+#include "ops/function_gradients.h"
 #include "ops/ops.h"
 #include "ops/while_gradients.h"
 
@@ -103,10 +104,19 @@ class GradientBuilder {
   absl::StatusOr<Gradient> Sum(const Scope& scope, const Output& out);
   // Differentiates `node`, sending gradients to its producers.
   absl::Status Backprop(const Scope& scope, Node* node, std::vector<Gradient> dys);
+  // The registry's entry for `node`'s op; a library function called by name
+  // gets the function-call gradient.
+  absl::StatusOr<const GradientRegistry::Entry*> LookUpGradient(const Node& node) const;
   // Records the gradient of a loop's Exit; the last of the loop's Exits
   // builds its backward loop.
   absl::Status LoopExitReached(Node* exit, const Gradient& grad);
   void Send(const Edge* edge, const Gradient& grad);
+
+  // Whether `n` is a NextIteration of the loop body this builder
+  // differentiates.
+  bool IsBodyNextIteration(const Node& n) const {
+    return stop_at_xs_ && loops_ != nullptr && IsNextIteration(n) && loops_->FrameOf(&n) == frame_;
+  }
 
   bool Between(const Node* n) const {
     return n->id() < static_cast<int>(between_.size()) && between_[n->id()];
@@ -195,6 +205,11 @@ void GradientBuilder::MarkBetween() {
     if (stop_at_xs_ && x_nodes_.contains(node)) continue;
     for (const Edge* e : node->in_edges()) {
       if (e->IsControlEdge() || reachable_from_ys_[e->src()->id()]) continue;
+      // A loop body's gradient is one iteration's: it does not follow a
+      // loop variable back to the iteration before (a body that returns all
+      // its values from one node, as a lowered While's IdentityN, would
+      // otherwise wait on itself through a variable without a gradient).
+      if (IsBodyNextIteration(*e->src())) continue;
       reachable_from_ys_[e->src()->id()] = true;
       queue.push_back(e->src());
     }
@@ -240,6 +255,21 @@ void GradientBuilder::Send(const Edge* edge, const Gradient& grad) {
   if (--pending_[src->id()] == 0) ready_.push_back(src);
 }
 
+absl::StatusOr<const GradientRegistry::Entry*> GradientBuilder::LookUpGradient(
+    const Node& node) const {
+  // A library function called by name has no registration of its own.
+  if (scope_.graph()->op_registry()->Find(node.type_string()) == nullptr &&
+      IsFunctionCall(*scope_.graph(), node)) {
+    static const GradientRegistry::Entry* const kFunctionCall = [] {
+      auto* entry = new GradientRegistry::Entry;
+      entry->sparse = FunctionCallGradient;
+      return entry;
+    }();
+    return kFunctionCall;
+  }
+  return GradientRegistry::Global()->Lookup(node.type_string());
+}
+
 absl::Status GradientBuilder::Backprop(const Scope& scope, Node* node, std::vector<Gradient> dys) {
   std::vector<const Edge*> inputs(node->num_inputs(), nullptr);
   bool any_input_between = false;
@@ -260,8 +290,7 @@ absl::Status GradientBuilder::Backprop(const Scope& scope, Node* node, std::vect
     return absl::OkStatus();
   };
   if (all_none) return send_none();
-  TW_ASSIGN_OR_RETURN(const GradientRegistry::Entry* entry,
-                      GradientRegistry::Global()->Lookup(node->type_string()));
+  TW_ASSIGN_OR_RETURN(const GradientRegistry::Entry* entry, LookUpGradient(*node));
   if (entry->no_gradient()) return send_none();
 
   std::vector<Gradient> dxs;

@@ -10,10 +10,12 @@
 #include "core/file_io.h"
 #include "core/proto_io.h"
 #include "gmock/gmock.h"
+#include "graph/graph_io.h"
 #include "gtest/gtest.h"
+#include "ops/gradients.h"
 #include "proto/example.pb.h"
-#include "tests/example_testing.h"
 #include "testing/tensor_testing.h"
+#include "tests/example_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {
@@ -167,6 +169,45 @@ TEST(LoadSavedModelTest, TensorFlow2HalfPlusTwoRunsItsFunctions) {
   EXPECT_THAT(values[1], TensorIs<float>({}, {2.0f}));
   EXPECT_THAT(values[2], TensorIs<float>({}, {3.0f}));
   EXPECT_EQ(*values[3].data<std::string>(), dir + "/assets/foo.txt");
+}
+
+// The same model differentiated through its StatefulPartitionedCall, as a
+// user fine-tuning it would: y = a x + b, so at x = 5 (the signature takes
+// one value) dy/dx = a = 0.5, dy/da = 5 and dy/db = 1. The variables reach the call as
+// resource handles; the gradients run in the bundle's session.
+TEST(LoadSavedModelTest, TensorFlow2HalfPlusTwoDifferentiatesThroughItsFunction) {
+  TW_FIXTURE_DIR(dir, "half_plus_two_tf2_cpu");
+  TW_ASSERT_OK_AND_ASSIGN(SavedModelBundle bundle, LoadSavedModel(dir, {kSavedModelTagServe}));
+  TW_ASSERT_OK_AND_ASSIGN(const SignatureDef* signature, bundle.Signature("serving_default"));
+  Scope root = Scope::NewRootScope();
+  Graph& graph = *root.graph();
+  TW_ASSERT_OK(ImportGraphDef(bundle.meta_graph_def.graph_def(), &graph));
+  const int loaded = graph.num_node_ids();
+  const auto tensor = [&](const std::string& name) {
+    absl::StatusOr<TensorId> id = ParseTensorName(name);
+    Node* node = id.ok() ? graph.FindNode(id->node) : nullptr;
+    EXPECT_NE(node, nullptr) << name;
+    return node == nullptr ? Output() : Output(node, id->index);
+  };
+  const Output x = tensor(signature->inputs().at("x").name());
+  const Output y = tensor(signature->outputs().at("y").name());
+  ASSERT_EQ(y.node()->type_string(), "StatefulPartitionedCall");
+  std::vector<Output> grads;
+  TW_ASSERT_OK(AddSymbolicGradients(root, {y}, {x, tensor("a"), tensor("b")}, &grads));
+
+  GraphDef all, added;
+  graph.ToGraphDef(&all);
+  for (const NodeDef& node : all.node()) {
+    if (graph.FindNode(node.name())->id() >= loaded) *added.add_node() = node;
+  }
+  TW_ASSERT_OK(bundle.session->Extend(added));
+  std::vector<std::string> names;
+  for (const Output& g : grads) names.push_back(g.name());
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(bundle.session->Run({{x.name(), Literal<float>({1}, {5})}}, names, {}, &out));
+  EXPECT_THAT(out[0], TensorIs<float>({1}, {0.5f}));
+  EXPECT_THAT(out[1], TensorIs<float>({}, {5}));
+  EXPECT_THAT(out[2], TensorIs<float>({}, {1}));
 }
 
 TEST(LoadSavedModelTest, MissingDirectoriesTagsAndFilesAreClearErrors) {

@@ -9,8 +9,8 @@
 // [While-loop gradients] in ops/while_gradients.h), so Enter, Exit and
 // NextIteration have no gradient functions of their own: reaching one means
 // the loop is not one the builder recognised. Function calls and TF 2's
-// functional If and While, whose gradients are functions themselves, refuse
-// with Unimplemented.
+// functional If, Case and While are differentiated by the builder's library
+// (Note [Gradients of function calls] in ops/function_gradients.h).
 #include "absl/strings/str_cat.h"
 #include "graph/control_flow.h"
 #include "ops/gradients/grad_util.h"
@@ -52,13 +52,6 @@ TW_GRAD_FN(LoopGrad) {
                    "' on its own; while loops are differentiated as a whole, from their Exits"));
 }
 
-TW_GRAD_FN(FunctionCallGrad) {
-  return absl::UnimplementedError(absl::StrCat(
-      "Gradients through function calls (", op.node()->type_string(), " '", op.name(),
-      "') are not implemented yet; build the model with ops::Cond and ops::WhileLoop to "
-      "differentiate it"));
-}
-
 TW_REGISTER_GRADIENT("Switch", SwitchGrad);
 TW_REGISTER_GRADIENT("RefSwitch", SwitchGrad);
 TW_REGISTER_GRADIENT("Merge", MergeGrad);
@@ -76,14 +69,6 @@ TW_REGISTER_NO_GRADIENT("StackV2");
 TW_REGISTER_NO_GRADIENT("StackPushV2");
 TW_REGISTER_NO_GRADIENT("StackPopV2");
 TW_REGISTER_NO_GRADIENT("StackCloseV2");
-TW_REGISTER_GRADIENT("PartitionedCall", FunctionCallGrad);
-TW_REGISTER_GRADIENT("StatefulPartitionedCall", FunctionCallGrad);
-TW_REGISTER_GRADIENT("If", FunctionCallGrad);
-TW_REGISTER_GRADIENT("StatelessIf", FunctionCallGrad);
-TW_REGISTER_GRADIENT("Case", FunctionCallGrad);
-TW_REGISTER_GRADIENT("StatelessCase", FunctionCallGrad);
-TW_REGISTER_GRADIENT("While", FunctionCallGrad);
-TW_REGISTER_GRADIENT("StatelessWhile", FunctionCallGrad);
 
 }  // namespace
 }  // namespace towerflow

@@ -107,7 +107,7 @@ TEST(GradientCoverageTest, EveryRegisteredGradientHasACase) {
                          "RefExit", "NextIteration", "RefNextIteration"}) {
     covered.insert(op);
   }
-  // Function calls refuse too (runtime/function_test.cc checks it).
+  // Function calls, by running the body again: ops/function_gradients_test.cc.
   for (const char* op : {"PartitionedCall", "StatefulPartitionedCall", "If", "StatelessIf", "Case",
                          "StatelessCase", "While", "StatelessWhile"}) {
     covered.insert(op);

@@ -1,0 +1,200 @@
+#include "ops/function_gradients.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/control_flow.h"
+#include "graph/graph_io.h"
+#include "graph/lower_functions.h"
+#include "ops/gradients.h"
+#include "ops/ops.h"
+
+namespace towerflow {
+namespace {
+
+bool IsCallOp(absl::string_view op) {
+  return op == "PartitionedCall" || op == "StatefulPartitionedCall" || op == "If" ||
+         op == "StatelessIf" || op == "Case" || op == "StatelessCase" || op == "While" ||
+         op == "StatelessWhile";
+}
+
+// The dtypes a gradient flows through. A resource input (a variable the
+// body reads) gets the gradient of its reads, as ReadVariableOp passes it.
+bool IsDifferentiable(DataType dtype) {
+  switch (dtype) {
+    case DT_FLOAT:
+    case DT_DOUBLE:
+    case DT_HALF:
+    case DT_BFLOAT16:
+    case DT_COMPLEX64:
+    case DT_COMPLEX128:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string Describe(const Node& call) {
+  return absl::StrCat(call.type_string(), " '", call.name(), "'");
+}
+
+// A call inside a TF 1 while loop's body would need its recomputed values
+// kept per iteration; see the header.
+absl::Status CheckOutsideLoops(const Graph& graph, const Node& call) {
+  if (!HasControlFlow(graph)) return absl::OkStatus();
+  absl::StatusOr<ControlFlowInfo> info = BuildControlFlowInfo(graph);
+  if (info.ok() && info->frame_of[call.id()] == 0) return absl::OkStatus();
+  return absl::UnimplementedError(
+      absl::StrCat("Cannot differentiate the function call ", Describe(call),
+                   " inside a while loop's body; call the function outside the loop, or build "
+                   "the body with the DSL's ops"));
+}
+
+// The stateful ops a second run of a body may repeat: reads, and checks.
+bool RepeatableStatefulOp(absl::string_view op) {
+  return op == "ReadVariableOp" || op == "ResourceGather" || op == "VarHandleOp" ||
+         op == "VarIsInitializedOp" || op == "Assert";
+}
+
+// `lowered` is the call's lowered form: every node must give the same
+// values when run again.
+absl::Status CheckRepeatable(const Graph& graph, const GraphDef& lowered, const Node& call) {
+  for (const NodeDef& node : lowered.node()) {
+    absl::StatusOr<const OpRegistrationData*> op = graph.LookUpOp(node.op());
+    if (!op.ok() || !(*op)->op_def.is_stateful() || RepeatableStatefulOp(node.op())) continue;
+    return absl::UnimplementedError(absl::StrCat(
+        "Cannot differentiate the function call ", Describe(call), ": its body runs ", node.op(),
+        " (as '", node.name(),
+        "'), a stateful op, and the gradient runs the body again (Note [Gradients of function "
+        "calls] in ops/function_gradients.h)"));
+  }
+  return absl::OkStatus();
+}
+
+// The function a call runs by name; "" for If, Case and While, whose
+// functions are branches.
+absl::StatusOr<NameAttrList> CalledFunction(const Graph& graph, const Node& call) {
+  NameAttrList f;
+  if (call.type_string() == "PartitionedCall" || call.type_string() == "StatefulPartitionedCall") {
+    auto it = call.def().attr().find("f");
+    if (it == call.def().attr().end() || !it->second.has_func()) {
+      return absl::InvalidArgumentError(absl::StrCat(Describe(call), " has no function attr 'f'"));
+    }
+    return it->second.func();
+  }
+  if (!IsCallOp(call.type_string())) {
+    f.set_name(call.type_string());
+    for (const auto& [name, value] : call.def().attr()) {
+      if (!name.empty() && name[0] != '_') (*f.mutable_attr())[name] = value;
+    }
+  }
+  return f;
+}
+
+// The gradient function the library names for `function`; "" when none.
+std::string GradientFunctionOf(const Graph& graph, const std::string& function) {
+  for (const GradientDef& g : graph.library().gradient()) {
+    if (g.function_name() == function) return g.gradient_func();
+  }
+  return "";
+}
+
+// TF 1's GradientDef: grad_f(inputs..., dL/d outputs...) -> dL/d inputs.
+absl::Status CallGradientFunction(const Scope& scope, const NameAttrList& f,
+                                  const std::vector<Output>& args,
+                                  const std::vector<Output>& grad_inputs,
+                                  std::vector<Gradient>* grad_outputs) {
+  std::vector<Output> inputs = args;
+  inputs.insert(inputs.end(), grad_inputs.begin(), grad_inputs.end());
+  std::vector<DataType> types;
+  for (const Output& a : args) types.push_back(a.type());
+  NameAttrList grad_f = f;
+  grad_f.set_name(GradientFunctionOf(*scope.graph(), f.name()));
+  const ops::PartitionedCall grad(scope.WithOpName("gradient_function"), inputs, types, grad_f);
+  TW_RETURN_IF_ERROR(scope.status());
+  grad_outputs->assign(args.size(), Gradient());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (IsDifferentiable(args[i].type())) (*grad_outputs)[i] = grad.output[i];
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsFunctionCall(const Graph& graph, const Node& node) {
+  return IsCallOp(node.type_string()) || graph.op_registry()->Find(node.type_string()) == nullptr;
+}
+
+absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
+                                  const std::vector<Output>& grad_inputs,
+                                  std::vector<Gradient>* grad_outputs) {
+  Graph* graph = scope.graph();
+  const Node& call = *op.node();
+  TW_RETURN_IF_ERROR(CheckOutsideLoops(*graph, call));
+  // The call's inputs, each through an Identity: the xs of the second run.
+  std::vector<Output> args;
+  for (int i = 0; i < call.num_inputs(); ++i) {
+    const Edge* e = call.input_edge(i);
+    args.push_back(ops::Identity(scope.WithOpName("input_", i), Output(e->src(), e->src_output())));
+  }
+  TW_RETURN_IF_ERROR(scope.status());
+
+  TW_ASSIGN_OR_RETURN(const NameAttrList f, CalledFunction(*graph, call));
+  if (!f.name().empty() && !GradientFunctionOf(*graph, f.name()).empty()) {
+    return CallGradientFunction(scope, f, args, grad_inputs, grad_outputs);
+  }
+
+  // The call again, on the identities, lowered; its results keep its name.
+  const std::string name = scope.GetUniqueNameForOp("again");
+  NodeDef again = call.def();
+  again.set_name(name);
+  again.clear_input();
+  for (const Output& a : args) again.add_input(a.name());
+  GraphDef lowered;
+  *lowered.add_node() = std::move(again);
+  TW_RETURN_IF_ERROR(LowerFunctionCalls(*graph, &lowered));
+  lowered.clear_library();
+  TW_RETURN_IF_ERROR(CheckRepeatable(*graph, lowered, call));
+  TW_RETURN_IF_ERROR(ImportGraphDef(lowered, graph));
+  Node* results = graph->FindNode(name);
+  if (results == nullptr || results->num_outputs() != call.num_outputs()) {
+    return absl::InternalError(
+        absl::StrCat("The lowered form of ", Describe(call), " lost the call's results"));
+  }
+
+  std::vector<Output> ys, grad_ys;
+  for (int k = 0; k < call.num_outputs(); ++k) {
+    if (!IsDifferentiable(call.output_type(k))) continue;
+    ys.emplace_back(results, k);
+    grad_ys.push_back(grad_inputs[k]);
+  }
+  std::vector<Output> xs;
+  std::vector<int> x_inputs;
+  for (int i = 0; i < call.num_inputs(); ++i) {
+    if (!IsDifferentiable(args[i].type()) && args[i].type() != DT_RESOURCE) continue;
+    xs.push_back(args[i]);
+    x_inputs.push_back(i);
+  }
+  grad_outputs->assign(call.num_inputs(), Gradient());
+  if (ys.empty() || xs.empty()) return absl::OkStatus();
+  GradientOptions options;
+  options.allow_unreachable = true;
+  TW_ASSIGN_OR_RETURN(std::vector<Gradient> grads,
+                      ComputeSymbolicGradients(scope, ys, xs, grad_ys, options));
+  for (size_t j = 0; j < xs.size(); ++j) (*grad_outputs)[x_inputs[j]] = std::move(grads[j]);
+  return absl::OkStatus();
+}
+
+TW_REGISTER_GRADIENT("PartitionedCall", FunctionCallGradient);
+TW_REGISTER_GRADIENT("StatefulPartitionedCall", FunctionCallGradient);
+TW_REGISTER_GRADIENT("If", FunctionCallGradient);
+TW_REGISTER_GRADIENT("StatelessIf", FunctionCallGradient);
+TW_REGISTER_GRADIENT("Case", FunctionCallGradient);
+TW_REGISTER_GRADIENT("StatelessCase", FunctionCallGradient);
+TW_REGISTER_GRADIENT("While", FunctionCallGradient);
+TW_REGISTER_GRADIENT("StatelessWhile", FunctionCallGradient);
+
+}  // namespace towerflow
