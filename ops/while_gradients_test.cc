@@ -78,6 +78,30 @@ TEST(WhileLoopGradientTest, MultipliesThroughEveryIteration) {
   EXPECT_DOUBLE_EQ(ScalarOf(out[2]), 0);
 }
 
+// A body whose next values all come from one node (an IdentityN, as a
+// lowered While's body): the counter's path through that node back into the
+// loop is the next iteration's, not this one's, so x w^3 still differentiates.
+TEST(WhileLoopGradientTest, NextValuesFromOneNode) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_DOUBLE);
+  auto w = ops::Placeholder(root.WithOpName("w"), DT_DOUBLE);
+  TW_ASSERT_OK_AND_ASSIGN(
+      Outputs r,
+      ops::WhileLoop(
+          root, {ops::Const(root, 0), x}, CountsTo(3),
+          [w](const Scope& b, const Outputs& v) -> Result {
+            return ops::IdentityN(b, {ops::AddV2(b, v[0], 1), ops::Mul(b, v[1], w)}).output;
+          }));
+  std::vector<Output> grads;
+  TW_ASSERT_OK(AddSymbolicGradients(root, {r[1]}, {x, w}, &grads));
+  ClientSession session(root);
+  std::vector<Tensor> out;
+  // At x = 1.5, w = 2: dy/dx = w^3 = 8, dy/dw = 3 x w^2 = 18.
+  TW_ASSERT_OK(session.Run({{x, Scalar<double>(1.5)}, {w, Scalar<double>(2)}}, grads, &out));
+  EXPECT_DOUBLE_EQ(ScalarOf(out[0]), 8);
+  EXPECT_DOUBLE_EQ(ScalarOf(out[1]), 18);
+}
+
 TEST(WhileLoopGradientTest, TwoGradientsOfOneLoopRunTogether) {
   // Each backward loop pops stacks of its own: the second gradient (an
   // optimizer's, say, beside a user's) neither steals the first's values nor
