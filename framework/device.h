@@ -65,6 +65,12 @@ class Device {
   // have none: every tensor is in host memory and the copies are
   // Unimplemented.
   virtual bool has_device_memory() const { return false; }
+  // Whether this device's kernels only queue work for the device (a GPU's
+  // stream) and return. The executor then runs them inline on the thread
+  // that made them ready instead of handing each to the inter-op pool, as
+  // TF's executor treats GPU kernels (Note [Executor scheduling] in
+  // runtime/executor.cc).
+  virtual bool kernels_only_enqueue() const { return false; }
   // A host copy of `device_tensor` (in this device's memory), complete when
   // it returns.
   virtual absl::StatusOr<Tensor> CopyToHost(const Tensor& device_tensor);

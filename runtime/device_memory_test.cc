@@ -6,17 +6,19 @@
 // HostMemory by kernel), copies in _Arg/_Retval, _Recv between devices and
 // between the two memories of one device, and a Const copied once at Init.
 #include <map>
+#include <set>
+#include <thread>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/proto_io.h"
 #include "core/status_macros.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/basic_ops.h"
-#include "framework/kernel_context.h"
-#include "framework/kernel_registry.h"
 #include "runtime/session.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"
@@ -86,6 +88,8 @@ class AccelDevice final : public Device {
   explicit AccelDevice(int i, ThreadPool* pool)
       : Device(LocalDeviceName(kAccel, i), kAccel, AccelMemory(), pool) {}
   bool has_device_memory() const override { return true; }
+  // As a GPU's: its kernels run inline on the executor's thread.
+  bool kernels_only_enqueue() const override { return true; }
   absl::StatusOr<Tensor> CopyToHost(const Tensor& t) override {
     if (!InAccelMemory(t)) return absl::InternalError("CopyToHost of a host tensor");
     absl::MutexLock lock(&counts_mu);
@@ -132,10 +136,18 @@ absl::Status CheckInputs(KernelContext* ctx) {
   return absl::OkStatus();
 }
 
+// The threads AddV2 ran on.
+absl::Mutex threads_mu;
+std::set<std::thread::id> add_threads ABSL_GUARDED_BY(threads_mu);
+
 class AccelAddOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     TW_RETURN_IF_ERROR(CheckInputs(ctx));
+    {
+      absl::MutexLock lock(&threads_mu);
+      add_threads.insert(std::this_thread::get_id());
+    }
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, a.shape()));
@@ -304,6 +316,34 @@ TEST_F(DeviceMemoryTest, ShapeOfADeviceTensorStaysOnTheHost) {
   const CopyCounts c = TakeCounts();
   EXPECT_EQ(c.from_host, 2);  // x and c
   EXPECT_EQ(c.to_host, 0);    // the int32 shape is fetched as is
+}
+
+// Four adds ready at once on a device whose kernels only enqueue run on one
+// thread, one after another, as a GPU's do (Note [Executor scheduling]);
+// on a CPU device all but one would go to the inter-op pool.
+TEST(AccelSchedulingTest, ReadyKernelsRunInlineOnOneThread) {
+  SessionOptions options;
+  options.device_count[kAccel] = 1;
+  options.inter_op_parallelism_threads = 4;
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
+  std::string text = FloatConst("c", "float_val: 1 float_val: 2", 2, kAccel0);
+  std::vector<std::string> sums;
+  for (int i = 0; i < 4; ++i) {
+    sums.push_back(absl::StrCat("sum", i));
+    absl::StrAppend(&text, Node(sums.back(), "AddV2", {"c", "c"}, kAccel0));
+  }
+  GraphDef g;
+  TW_ASSERT_OK(ParseTextProto(text, &g));
+  TW_ASSERT_OK(session->Create(g));
+  {
+    absl::MutexLock lock(&threads_mu);
+    add_threads.clear();
+  }
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session->Run({}, sums, {}, &out));
+  for (const Tensor& t : out) EXPECT_THAT(t, TensorIs<float>({2}, {2, 4}));
+  absl::MutexLock lock(&threads_mu);
+  EXPECT_EQ(add_threads.size(), 1u);
 }
 
 }  // namespace

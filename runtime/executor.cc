@@ -39,20 +39,23 @@ absl::Status StepTimeoutError(int64_t timeout_ms) {
 }
 
 // Note [Executor scheduling]
-// Each iteration of a frame (below) keeps one pending count per node (its
-// data plus control in-edges) and one input slot per data input. A finished
-// node moves its outputs into its consumers' slots and decrements their
-// counts; a node whose count reaches zero is ready. Ready nodes whose kernels
-// are cheap (IsExpensive() false: Const, Identity, NoOp, variable reads...)
-// join the current thread's local queue and run inline; expensive ones go to
-// the inter-op pool, except that the last of them stays on this thread when
-// the local queue is empty, so a chain of expensive ops never pays a thread
-// hop per node. The partitions of a step share the inter-op pool, and nothing
-// ever blocks a thread: a _Recv whose value is not there yet registers a
-// callback and returns, and its continuation is scheduled on the pool (never
-// run inside the sender's stack). `outstanding` counts nodes that are ready
-// or running; successors are added before the finished node is subtracted,
-// so it reaches zero exactly once, when the step is over.
+// Each iteration of a frame (below) keeps one pending count per node (its data
+// plus control in-edges) and one input slot per data input. A finished node
+// moves its outputs into its consumers' slots and decrements their counts; a
+// node whose count reaches zero is ready. Ready nodes whose kernels are cheap
+// (IsExpensive() false: Const, Identity, NoOp, variable reads...) join the
+// current thread's local queue and run inline; expensive ones go to the
+// inter-op pool, except that the last of them stays on this thread when the local
+// queue is empty, so a chain of expensive ops never pays a thread hop per node.
+// A GPU's kernels are all cheap here (Device::kernels_only_enqueue): they
+// queue work on the GPU's stream and return, so one thread enqueues a
+// partition's nodes in order, as in TF, instead of many pool threads contending
+// for the stream and the cuDNN handle. The partitions of a step share the
+// inter-op pool, and nothing ever blocks a thread: a _Recv whose value is not
+// there yet registers a callback and returns, and its continuation is scheduled
+// on the pool (never run inside the sender's stack). `outstanding` counts nodes
+// that are ready or running; successors are added before the finished node is
+// subtracted, so it reaches zero exactly once, when the step is over.
 
 // Note [Control flow]
 // TensorFlow 1.x's executor semantics (core/common_runtime/executor.cc and

@@ -76,7 +76,7 @@ absl::Status Executor::Initialize() {
       TW_RETURN_IF_ERROR(with_node(MemoryTypesForNode(*device_, node->def(), node->op_def(),
                                                       &item.input_memory, &item.output_memory)));
     }
-    item.expensive = item.kernel->IsExpensive();
+    item.expensive = item.kernel->IsExpensive() && !device_->kernels_only_enqueue();
     item.async = item.kernel->IsAsync();
     item.num_inputs = node->num_inputs();
     for (int k = 0; k < item.num_inputs; ++k)

@@ -61,6 +61,7 @@ class GpuDevice final : private internal::GpuAllocatorOwner, public Device {
   ~GpuDevice() override;
 
   bool has_device_memory() const override { return true; }
+  bool kernels_only_enqueue() const override { return true; }
   absl::StatusOr<Tensor> CopyToHost(const Tensor& device_tensor) override;
   absl::StatusOr<Tensor> CopyFromHost(const Tensor& host_tensor) override;
   // Peer to peer when the two GPUs can, else through the driver's staging.
