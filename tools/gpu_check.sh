@@ -6,7 +6,8 @@
 #   tests     every test binary of the bundle (bin/*_test), one log each
 #   sanitize  compute-sanitizer memcheck and racecheck over the GPU tests
 #   bench     bench/README.md's GPU figures: MatMul against cublasSgemm,
-#             the examples' training step on one GPU, and PyTorch's
+#             the examples' training step on one GPU (ResNet-20 also with
+#             TF_CUDNN_USE_AUTOTUNE=0), and PyTorch's
 #   profile   ResNet-20's step: GPU time per kernel (ncu), host CPU time,
 #             a Chrome trace of one step
 #
@@ -86,6 +87,14 @@ run_bench() {
         --num_towers=1 --batch_size=128 --max_steps=300 --log_every=50 --eval=false \
         "${flags[@]}" > "$logs/step.$model.$round.log" 2>&1
       echo "towerflow $model round $round: $(grep 'sec/batch' "$logs/step.$model.$round.log" | tail -n 3 | tr '\n' ' ')" >> "$summary"
+      if [ "$model" = resnet20 ]; then
+        # The same with cuDNN's heuristic algorithms instead of measured ones.
+        rm -rf "/tmp/model_$model"
+        TF_CUDNN_USE_AUTOTUNE=0 timeout 120 "$tw/run.sh" "$program" --data_dir=/tmp/cifar \
+          --model_dir="/tmp/model_$model" --num_towers=1 --batch_size=128 --max_steps=300 \
+          --log_every=50 --eval=false "${flags[@]}" > "$logs/step.$model.heuristic.$round.log" 2>&1
+        echo "towerflow $model, no autotuning, round $round: $(grep 'sec/batch' "$logs/step.$model.heuristic.$round.log" | tail -n 3 | tr '\n' ' ')" >> "$summary"
+      fi
       for tf32 in "" --no_tf32; do
         python3 bench/models_torch.py --model "$model" --device cuda --steps 100 $tf32 >> "$summary" 2>&1
       done

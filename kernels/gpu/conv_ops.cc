@@ -9,19 +9,24 @@
 //   total puts the extra row at the bottom), the input is padded explicitly
 //   by the difference and cuDNN pads the rest; the input gradient is then
 //   computed for the padded input and cropped.
-// - The algorithm is cuDNN's first heuristic choice (the _v7 queries) that
-//   runs within a 1 GiB workspace, cached per kernel and shape. Math is FMA
+// - The algorithm is chosen once per kernel and shape, as TF's autotuning
+//   does: cuDNN runs every algorithm its heuristics offer within a 1 GiB
+//   workspace on the step's own buffers (cudnnFind*AlgorithmEx) and the
+//   fastest is kept. TF_CUDNN_USE_AUTOTUNE=0 (TF's switch) keeps cuDNN's
+//   first heuristic choice instead, without running anything. Math is FMA
 //   (no TF32), so results match the CPU kernels to float rounding.
 // - Depthwise: filter [KH,KW,C,M] gives output channel c * M + m from input
 //   channel c. That is C groups of one input channel and M outputs each,
 //   cuDNN's grouped convolution, and the filter's memory is already HWIO
 //   [KH,KW,1,C*M] (the layout transposes below take it as that).
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -53,45 +58,88 @@ struct Algorithm {
   size_t workspace = 0;
 };
 
-// cuDNN's heuristic choices in order; the first that succeeded and fits.
+// The buffers of one run of a pass: what cuDNN reads and the one tensor it
+// writes (y, dx or dfilter), in cuDNN's layouts.
+struct ConvBuffers {
+  const void* x = nullptr;       // forward, backward filter
+  const void* filter = nullptr;  // forward, backward input
+  const void* dy = nullptr;      // backward passes
+  void* out = nullptr;
+};
+
+// The algorithms of `perf` (cuDNN's order) that succeeded within `limit`.
 template <typename Perf>
-absl::StatusOr<Algorithm> FirstFit(const Perf* perf, int count, const std::string& what) {
+std::vector<Algorithm> Usable(const Perf* perf, int count, size_t limit) {
+  std::vector<Algorithm> usable;
   for (int i = 0; i < count; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kWorkspaceLimit) {
-      return Algorithm{static_cast<int>(perf[i].algo), perf[i].memory};
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit) {
+      usable.push_back(Algorithm{static_cast<int>(perf[i].algo), perf[i].memory});
     }
   }
-  return absl::InternalError(
-      absl::StrCat("cuDNN has no algorithm for ", what, " within a 1 GiB workspace"));
+  return usable;
 }
 
-absl::StatusOr<Algorithm> ChooseAlgorithm(cudnnHandle_t handle, ConvPass pass,
-                                          const ConvDescriptors& d, const std::string& what) {
+// cuDNN's algorithms for the pass, best first: its heuristics' order, or,
+// given a run's buffers and a workspace, the order of their measured times
+// (each algorithm runs once and writes run->out).
+absl::StatusOr<std::vector<Algorithm>> Candidates(cudnnHandle_t handle, ConvPass pass,
+                                                  const ConvDescriptors& d, const ConvBuffers* run,
+                                                  void* workspace, size_t workspace_bytes) {
   int returned = 0;
+  const size_t limit = run == nullptr ? kWorkspaceLimit : workspace_bytes;
   switch (pass) {
     case ConvPass::kForward: {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      TW_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(
-          handle, d.x.get(), d.filter.get(), d.conv.get(), d.y.get(),
-          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
-      return FirstFit(perf, returned, what);
+      if (run == nullptr) {
+        TW_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(
+            handle, d.x.get(), d.filter.get(), d.conv.get(), d.y.get(),
+            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+      } else {
+        TW_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionForwardAlgorithmEx(
+            handle, d.x.get(), run->x, d.filter.get(), run->filter, d.conv.get(), d.y.get(),
+            run->out, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, workspace,
+            workspace_bytes));
+      }
+      return Usable(perf, returned, limit);
     }
     case ConvPass::kBackwardInput: {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      TW_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-          handle, d.filter.get(), d.y.get(), d.conv.get(), d.x.get(),
-          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf));
-      return FirstFit(perf, returned, what);
+      if (run == nullptr) {
+        TW_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+            handle, d.filter.get(), d.y.get(), d.conv.get(), d.x.get(),
+            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf));
+      } else {
+        TW_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionBackwardDataAlgorithmEx(
+            handle, d.filter.get(), run->filter, d.y.get(), run->dy, d.conv.get(), d.x.get(),
+            run->out, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf, workspace,
+            workspace_bytes));
+      }
+      return Usable(perf, returned, limit);
     }
     case ConvPass::kBackwardFilter: {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      TW_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-          handle, d.x.get(), d.y.get(), d.conv.get(), d.filter.get(),
-          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf));
-      return FirstFit(perf, returned, what);
+      if (run == nullptr) {
+        TW_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+            handle, d.x.get(), d.y.get(), d.conv.get(), d.filter.get(),
+            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf));
+      } else {
+        TW_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+            handle, d.x.get(), run->x, d.y.get(), run->dy, d.conv.get(), d.filter.get(), run->out,
+            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf, workspace, workspace_bytes));
+      }
+      return Usable(perf, returned, limit);
     }
   }
   return absl::InternalError("unknown convolution pass");
+}
+
+// TF's switch: TF_CUDNN_USE_AUTOTUNE=0 (or "false") turns measuring off.
+bool Autotune() {
+  static const bool autotune = [] {
+    const char* v = std::getenv("TF_CUDNN_USE_AUTOTUNE");
+    return v == nullptr || !(std::string(v) == "0" || absl::AsciiStrToLower(v) == "false");
+  }();
+  return autotune;
 }
 
 // Memory-order dims and the explicit padding of the input (in the data
@@ -220,68 +268,73 @@ class CudnnConvOp : public OpKernel {
     }
     const Padding pad = PaddingFor(w, attrs_.nchw);
     TW_ASSIGN_OR_RETURN(ConvDescriptors d, Describe<T>(w, oc, groups, pad, attrs_.nchw));
-    TW_ASSIGN_OR_RETURN(Algorithm algo, AlgorithmFor(gpu, d, w, oc));
+    const int64_t per_group = w.channels / groups;
+    const std::vector<int64_t> cudnn_filter_dims =
+        attrs_.nchw ? std::vector<int64_t>{oc, per_group, w.k_h, w.k_w}
+                    : std::vector<int64_t>{oc, w.k_h, w.k_w, per_group};
+    const DataType dtype = DataTypeToEnum<T>::value;
+    // What cuDNN reads and writes, in its layouts: the (maybe padded)
+    // input, the filter as OHWI or OIHW, and where the result goes (the
+    // filter's gradient and a padded input's gradient before they are
+    // transposed or cropped into the output).
+    ConvBuffers run;
+    Tensor x, f, result = *out;
+    if constexpr (kPass != ConvPass::kBackwardInput) {
+      TW_ASSIGN_OR_RETURN(x, PaddedInput(ctx, ctx->input(0), pad, stream));
+      run.x = x.raw_data();
+    }
+    if constexpr (kPass != ConvPass::kBackwardFilter) {
+      TW_ASSIGN_OR_RETURN(f, DeviceTemp(ctx, dtype, TensorShape(cudnn_filter_dims)));
+      TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<T>(ctx->input(1).data<T>(), f_dims.data(),
+                                                  attrs_.nchw ? kToOihw : kToOhwi, f.data<T>(),
+                                                  stream));
+      run.filter = f.raw_data();
+    }
+    if constexpr (kPass != ConvPass::kForward) run.dy = ctx->input(2).raw_data();
+    if constexpr (kPass == ConvPass::kBackwardFilter) {
+      TW_ASSIGN_OR_RETURN(result, DeviceTemp(ctx, dtype, TensorShape(cudnn_filter_dims)));
+    } else if (kPass == ConvPass::kBackwardInput && pad.explicit_pad) {
+      TW_ASSIGN_OR_RETURN(result, DeviceTemp(ctx, dtype, TensorShape(pad.padded_dims)));
+    }
+    run.out = result.raw_data();
+
+    TW_ASSIGN_OR_RETURN(const Algorithm algo, AlgorithmFor(ctx, gpu, d, w, oc, run));
     Tensor workspace;
     if (algo.workspace > 0) {
       TW_ASSIGN_OR_RETURN(workspace,
                           DeviceTemp(ctx, DT_UINT8, TensorShape({int64_t(algo.workspace)})));
     }
-    const int64_t per_group = w.channels / groups;
-    const std::vector<int64_t> cudnn_filter_dims =
-        attrs_.nchw ? std::vector<int64_t>{oc, per_group, w.k_h, w.k_w}
-                    : std::vector<int64_t>{oc, w.k_h, w.k_w, per_group};
     const T one = 1, zero = 0;
-    if constexpr (kPass == ConvPass::kBackwardFilter) {
-      TW_ASSIGN_OR_RETURN(Tensor x, PaddedInput(ctx, ctx->input(0), pad, stream));
-      TW_ASSIGN_OR_RETURN(
-          Tensor df, DeviceTemp(ctx, DataTypeToEnum<T>::value, TensorShape(cudnn_filter_dims)));
-      {
-        absl::MutexLock lock(&gpu->handle_mutex());
+    {
+      absl::MutexLock lock(&gpu->handle_mutex());
+      if constexpr (kPass == ConvPass::kForward) {
+        TW_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
+            gpu->cudnn(), &one, d.x.get(), run.x, d.filter.get(), run.filter, d.conv.get(),
+            static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), workspace.raw_data(), algo.workspace,
+            &zero, d.y.get(), run.out));
+      } else if constexpr (kPass == ConvPass::kBackwardInput) {
+        TW_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(
+            gpu->cudnn(), &one, d.filter.get(), run.filter, d.y.get(), run.dy, d.conv.get(),
+            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), workspace.raw_data(),
+            algo.workspace, &zero, d.x.get(), run.out));
+      } else {
         TW_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardFilter(
-            gpu->cudnn(), &one, d.x.get(), x.data<T>(), d.y.get(), ctx->input(2).data<T>(),
-            d.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo),
-            workspace.raw_data(), algo.workspace, &zero, d.filter.get(), df.data<T>()));
+            gpu->cudnn(), &one, d.x.get(), run.x, d.y.get(), run.dy, d.conv.get(),
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), workspace.raw_data(),
+            algo.workspace, &zero, d.filter.get(), run.out));
       }
-      TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<T>(df.data<T>(), cudnn_filter_dims.data(),
+    }
+    if constexpr (kPass == ConvPass::kBackwardFilter) {
+      TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<T>(result.data<T>(), cudnn_filter_dims.data(),
                                                   attrs_.nchw ? kFromOihw : kFromOhwi,
                                                   out->data<T>(), stream));
-      return absl::OkStatus();
+    } else if (kPass == ConvPass::kBackwardInput && pad.explicit_pad) {
+      const int64_t crop[4] = {-pad.offset[0], -pad.offset[1], -pad.offset[2], -pad.offset[3]};
+      TW_CUDA_RETURN_IF_ERROR(LaunchShift4<T>(result.data<T>(), pad.padded_dims.data(),
+                                              out->data<T>(), pad.in_dims.data(), crop, T(0),
+                                              stream));
     }
-    // Forward and input gradient: the filter in cuDNN's layout.
-    const Tensor& filter = ctx->input(1);
-    TW_ASSIGN_OR_RETURN(Tensor f,
-                        DeviceTemp(ctx, DataTypeToEnum<T>::value, TensorShape(cudnn_filter_dims)));
-    TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<T>(
-        filter.data<T>(), f_dims.data(), attrs_.nchw ? kToOihw : kToOhwi, f.data<T>(), stream));
-    if constexpr (kPass == ConvPass::kForward) {
-      TW_ASSIGN_OR_RETURN(Tensor x, PaddedInput(ctx, ctx->input(0), pad, stream));
-      absl::MutexLock lock(&gpu->handle_mutex());
-      TW_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
-          gpu->cudnn(), &one, d.x.get(), x.data<T>(), d.filter.get(), f.data<T>(), d.conv.get(),
-          static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), workspace.raw_data(), algo.workspace,
-          &zero, d.y.get(), out->data<T>()));
-      return absl::OkStatus();
-    } else {
-      Tensor dx = *out;
-      if (pad.explicit_pad) {
-        TW_ASSIGN_OR_RETURN(
-            dx, DeviceTemp(ctx, DataTypeToEnum<T>::value, TensorShape(pad.padded_dims)));
-      }
-      {
-        absl::MutexLock lock(&gpu->handle_mutex());
-        TW_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(
-            gpu->cudnn(), &one, d.filter.get(), f.data<T>(), d.y.get(), ctx->input(2).data<T>(),
-            d.conv.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo),
-            workspace.raw_data(), algo.workspace, &zero, d.x.get(), dx.data<T>()));
-      }
-      if (pad.explicit_pad) {
-        const int64_t crop[4] = {-pad.offset[0], -pad.offset[1], -pad.offset[2], -pad.offset[3]};
-        TW_CUDA_RETURN_IF_ERROR(LaunchShift4<T>(dx.data<T>(), pad.padded_dims.data(),
-                                                out->data<T>(), pad.in_dims.data(), crop, T(0),
-                                                stream));
-      }
-      return absl::OkStatus();
-    }
+    return absl::OkStatus();
   }
 
  private:
@@ -297,8 +350,11 @@ class CudnnConvOp : public OpKernel {
     return x;
   }
 
-  absl::StatusOr<Algorithm> AlgorithmFor(GpuDevice* gpu, const ConvDescriptors& d,
-                                         const Window2D& w, int64_t oc) {
+  // The algorithm for this shape: cached, else measured on `run`'s buffers
+  // (or cuDNN's first heuristic choice without autotuning).
+  absl::StatusOr<Algorithm> AlgorithmFor(KernelContext* ctx, GpuDevice* gpu,
+                                         const ConvDescriptors& d, const Window2D& w, int64_t oc,
+                                         const ConvBuffers& run) {
     const std::string key = absl::StrJoin(
         {w.batch, w.in_h, w.in_w, w.channels, w.k_h, w.k_w, oc, w.stride_h, w.stride_w,
          w.dilation_h, w.dilation_w, w.pad_top, w.pad_bottom, w.pad_left, w.pad_right},
@@ -306,13 +362,32 @@ class CudnnConvOp : public OpKernel {
     absl::MutexLock lock(&cache_mu_);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
-    absl::StatusOr<Algorithm> algo;
+    std::vector<Algorithm> candidates;
     {
       absl::MutexLock handle_lock(&gpu->handle_mutex());
-      algo = ChooseAlgorithm(gpu->cudnn(), kPass, d, key);
+      TW_ASSIGN_OR_RETURN(candidates,
+                          Candidates(gpu->cudnn(), kPass, d, nullptr, nullptr, kWorkspaceLimit));
     }
-    if (algo.ok()) cache_.emplace(key, *algo);
-    return algo;
+    if (candidates.empty()) {
+      return absl::InternalError(
+          absl::StrCat("cuDNN has no algorithm for ", key, " within a 1 GiB workspace"));
+    }
+    if (Autotune()) {
+      // Room for the largest of the heuristics' algorithms.
+      size_t bytes = 0;
+      for (const Algorithm& a : candidates) bytes = std::max(bytes, a.workspace);
+      Tensor workspace;
+      if (bytes > 0) {
+        TW_ASSIGN_OR_RETURN(workspace,
+                            DeviceTemp(ctx, DT_UINT8, TensorShape({static_cast<int64_t>(bytes)})));
+      }
+      absl::MutexLock handle_lock(&gpu->handle_mutex());
+      TW_ASSIGN_OR_RETURN(const std::vector<Algorithm> measured,
+                          Candidates(gpu->cudnn(), kPass, d, &run, workspace.raw_data(), bytes));
+      if (!measured.empty()) candidates = measured;
+    }
+    cache_.emplace(key, candidates[0]);
+    return candidates[0];
   }
 
   WindowAttrs attrs_;
