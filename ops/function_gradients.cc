@@ -41,16 +41,28 @@ std::string Describe(const Node& call) {
   return absl::StrCat(call.type_string(), " '", call.name(), "'");
 }
 
-// A call inside a TF 1 while loop's body would need its recomputed values
-// kept per iteration; see the header.
+// A call in a TF 1 loop body is differentiated by that body's builder
+// (`loop_body`); reached without one, it cannot be.
 absl::Status CheckOutsideLoops(const Graph& graph, const Node& call) {
   if (!HasControlFlow(graph)) return absl::OkStatus();
   absl::StatusOr<ControlFlowInfo> info = BuildControlFlowInfo(graph);
   if (info.ok() && info->frame_of[call.id()] == 0) return absl::OkStatus();
-  return absl::UnimplementedError(
-      absl::StrCat("Cannot differentiate the function call ", Describe(call),
-                   " inside a while loop's body; call the function outside the loop, or build "
-                   "the body with the DSL's ops"));
+  return absl::UnimplementedError(absl::StrCat("Cannot differentiate the function call ",
+                                               Describe(call),
+                                               " inside a while loop's body here; "
+                                               "differentiate the loop with AddSymbolicGradients"));
+}
+
+// In a loop body, the second run may not hold a loop of its own.
+absl::Status CheckNoLoop(const GraphDef& lowered, const Node& call) {
+  for (const NodeDef& node : lowered.node()) {
+    if (node.op() != "Enter" && node.op() != "RefEnter") continue;
+    return absl::UnimplementedError(
+        absl::StrCat("Cannot differentiate the function call ", Describe(call),
+                     " inside a while loop's body: it runs a while loop itself (Enter '",
+                     node.name(), "'), which would nest in the backward loop"));
+  }
+  return absl::OkStatus();
 }
 
 // The stateful ops a second run of a body may repeat: reads, and checks.
@@ -130,10 +142,11 @@ bool IsFunctionCall(const Graph& graph, const Node& node) {
 
 absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
                                   const std::vector<Output>& grad_inputs,
-                                  std::vector<Gradient>* grad_outputs) {
+                                  std::vector<Gradient>* grad_outputs,
+                                  const SubgraphGradientFn* loop_body) {
   Graph* graph = scope.graph();
   const Node& call = *op.node();
-  TW_RETURN_IF_ERROR(CheckOutsideLoops(*graph, call));
+  if (loop_body == nullptr) TW_RETURN_IF_ERROR(CheckOutsideLoops(*graph, call));
   // The call's inputs, each through an Identity: the xs of the second run.
   std::vector<Output> args;
   for (int i = 0; i < call.num_inputs(); ++i) {
@@ -158,6 +171,7 @@ absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
   TW_RETURN_IF_ERROR(LowerFunctionCalls(*graph, &lowered));
   lowered.clear_library();
   TW_RETURN_IF_ERROR(CheckRepeatable(*graph, lowered, call));
+  if (loop_body != nullptr) TW_RETURN_IF_ERROR(CheckNoLoop(lowered, call));
   TW_RETURN_IF_ERROR(ImportGraphDef(lowered, graph));
   Node* results = graph->FindNode(name);
   if (results == nullptr || results->num_outputs() != call.num_outputs()) {
@@ -180,21 +194,36 @@ absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
   }
   grad_outputs->assign(call.num_inputs(), Gradient());
   if (ys.empty() || xs.empty()) return absl::OkStatus();
-  GradientOptions options;
-  options.allow_unreachable = true;
-  TW_ASSIGN_OR_RETURN(std::vector<Gradient> grads,
-                      ComputeSymbolicGradients(scope, ys, xs, grad_ys, options));
+  std::vector<Gradient> grads;
+  if (loop_body != nullptr) {
+    TW_ASSIGN_OR_RETURN(grads, (*loop_body)(scope, ys, xs, grad_ys));
+  } else {
+    GradientOptions options;
+    options.allow_unreachable = true;
+    TW_ASSIGN_OR_RETURN(grads, ComputeSymbolicGradients(scope, ys, xs, grad_ys, options));
+  }
   for (size_t j = 0; j < xs.size(); ++j) (*grad_outputs)[x_inputs[j]] = std::move(grads[j]);
   return absl::OkStatus();
 }
 
-TW_REGISTER_GRADIENT("PartitionedCall", FunctionCallGradient);
-TW_REGISTER_GRADIENT("StatefulPartitionedCall", FunctionCallGradient);
-TW_REGISTER_GRADIENT("If", FunctionCallGradient);
-TW_REGISTER_GRADIENT("StatelessIf", FunctionCallGradient);
-TW_REGISTER_GRADIENT("Case", FunctionCallGradient);
-TW_REGISTER_GRADIENT("StatelessCase", FunctionCallGradient);
-TW_REGISTER_GRADIENT("While", FunctionCallGradient);
-TW_REGISTER_GRADIENT("StatelessWhile", FunctionCallGradient);
+// The registry's entries, for completeness: the builder calls
+// FunctionCallGradient itself, with its loop body's builder where there is
+// one (GradientBuilder::Backprop in ops/gradients.cc).
+namespace {
+absl::Status RegisteredCallGradient(const Scope& scope, const Operation& op,
+                                    const std::vector<Output>& grad_inputs,
+                                    std::vector<Gradient>* grad_outputs) {
+  return FunctionCallGradient(scope, op, grad_inputs, grad_outputs);
+}
+}  // namespace
+
+TW_REGISTER_GRADIENT("PartitionedCall", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("StatefulPartitionedCall", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("If", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("StatelessIf", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("Case", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("StatelessCase", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("While", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("StatelessWhile", RegisteredCallGradient);
 
 }  // namespace towerflow

@@ -20,15 +20,19 @@
 // 1's GradientDef, `Defun(grad_func=...)`) is differentiated by calling that
 // instead: grad_f(inputs..., dL/d outputs...) -> dL/d inputs.
 //
-// Not supported (Unimplemented, naming the call): a call inside the body of
-// a TF 1 while loop (ops::WhileLoop), whose backward loop would have to keep
-// the recomputed values per iteration.
+// In the body of a TF 1 while loop (ops::WhileLoop), the second run is part
+// of the backward loop: its inputs are the forward iteration's values, kept
+// on stacks like any other the body's gradient needs. Not supported there
+// (Unimplemented, naming the call): a While, whose lowered loop would nest
+// in the backward loop.
 #ifndef TOWERFLOW_OPS_FUNCTION_GRADIENTS_H_
 #define TOWERFLOW_OPS_FUNCTION_GRADIENTS_H_
 
+#include <functional>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "graph/graph.h"
 #include "graph/output.h"
 #include "graph/scope.h"
@@ -40,12 +44,21 @@ namespace towerflow {
 // the graph's library called by name.
 bool IsFunctionCall(const Graph& graph, const Node& node);
 
-// The gradient function of every function call (a SparseGradFunc): one
-// gradient per input of `op`, none for inputs that are not differentiable
-// (predicates, indices, int32 loop counters).
+// The gradients of `ys` (seeded with `grad_ys`) with respect to `xs`,
+// stopping at the xs.
+using SubgraphGradientFn = std::function<absl::StatusOr<std::vector<Gradient>>(
+    const Scope& scope, const std::vector<Output>& ys, const std::vector<Output>& xs,
+    const std::vector<Output>& grad_ys)>;
+
+// The gradient of every function call: one gradient per input of `op`, none
+// for inputs that are not differentiable (predicates, indices, int32 loop
+// counters). `loop_body`: the builder of the TF 1 loop body the call is in,
+// which differentiates the second run; null outside loops, where a builder
+// of its own does.
 absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
                                   const std::vector<Output>& grad_inputs,
-                                  std::vector<Gradient>* grad_outputs);
+                                  std::vector<Gradient>* grad_outputs,
+                                  const SubgraphGradientFn* loop_body = nullptr);
 
 }  // namespace towerflow
 

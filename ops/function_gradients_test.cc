@@ -481,23 +481,83 @@ TEST(FunctionCallGradientTest, BodiesThatWouldNotRepeatAreRefused) {
                        "runs RandomUniform"));
 }
 
-TEST(FunctionCallGradientTest, CallsInsideAWhileLoopsBodyAreRefused) {
+// Calls in a DSL loop's body: the second run is part of the backward loop.
+// x -> square(x) in iterations 0 and 1 (an If on i < 2), triple(x) in
+// iteration 2, and x -> square(x) by a plain call in every iteration.
+TEST(FunctionCallGradientTest, CallsInsideAWhileLoopsBody) {
   Scope root = RootWithLibrary();
   auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
-  TW_ASSERT_OK_AND_ASSIGN(Outputs out,
+  TW_ASSERT_OK_AND_ASSIGN(
+      Outputs out, ops::WhileLoop(
+                       root, {ops::Const(root, 0), x, x},
+                       [](const Scope& c, const Outputs& v) -> absl::StatusOr<Output> {
+                         return ops::Less(c, v[0], 3);
+                       },
+                       [](const Scope& b, const Outputs& v) -> absl::StatusOr<Outputs> {
+                         const Output early = ops::Less(b, v[0], 2);
+                         return Outputs{
+                             ops::AddV2(b, v[0], 1),
+                             ops::If(b, early, {v[1]}, {DT_FLOAT}, Fn("SquareIt"), Fn("Triple"))[0],
+                             ops::PartitionedCall(b, {v[2]}, {DT_FLOAT}, Fn("SquareIt"))[0]};
+                       }));
+  // 3 x^4 and x^8 at x = 1.1: 12 x^3 = 15.972 and 8 x^7 = 15.5897368.
+  const std::vector<Tensor> grads =
+      RunGradients(root, {out[1], out[2]}, {x}, {{x, Scalar<float>(1.1f)}});
+  ASSERT_EQ(grads.size(), 1u);
+  EXPECT_THAT(grads[0], TensorNear<float>({}, {15.972f + 15.5897368f}, 1e-4));
+  TW_ASSERT_OK_AND_ASSIGN(
+      const double error,
+      ComputeGradientError<float>(root, {x}, {Literal<float>({}, {0.9f})}, {out[1], out[2]}));
+  EXPECT_LT(error, 1e-2);
+}
+
+// A call beside a DSL loop, both on x: the loop's backward loop and the
+// call's second run (a While, lowered to a loop of its own) in one gradient.
+TEST(FunctionCallGradientTest, CallBesideADslLoop) {
+  Scope root = RootWithLibrary();
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  auto w = ops::Placeholder(root.WithOpName("w"), DT_FLOAT);
+  TW_ASSERT_OK_AND_ASSIGN(Outputs loop,
                           ops::WhileLoop(
                               root, {ops::Const(root, 0), x},
                               [](const Scope& c, const Outputs& v) -> absl::StatusOr<Output> {
-                                return ops::Less(c, v[0], 3);
+                                return ops::Less(c, v[0], 2);
                               },
-                              [](const Scope& b, const Outputs& v) -> absl::StatusOr<Outputs> {
-                                return Outputs{ops::AddV2(b, v[0], 1),
-                                               ops::PartitionedCall(b.WithOpName("square"), {v[1]},
-                                                                    {DT_FLOAT}, Fn("SquareIt"))[0]};
+                              [w](const Scope& b, const Outputs& v) -> absl::StatusOr<Outputs> {
+                                return Outputs{ops::AddV2(b, v[0], 1), ops::Mul(b, v[1], w)};
                               }));
+  const ops::While call(root, {ops::Const(root, 0), x, w}, Fn("FiveTimes"), Fn("LoopBody"));
+  // x w^2 + x w^5 at x = 2, w = 1.5: d/dx = w^2 + w^5, d/dw = 2 x w + 5 x w^4.
+  const std::vector<Tensor> grads =
+      RunGradients(root, {ops::AddV2(root, loop[1], call.output[1])}, {x, w},
+                   {{x, Scalar<float>(2)}, {w, Scalar<float>(1.5f)}});
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_THAT(grads[0], TensorNear<float>({}, {2.25f + 7.59375f}, 1e-5));
+  EXPECT_THAT(grads[1], TensorNear<float>({}, {6 + 50.625f}, 1e-4));
+}
+
+// A While call in a loop body would nest its lowered loop in the backward
+// loop: refused.
+TEST(FunctionCallGradientTest, AWhileCallInsideAWhileLoopsBodyIsRefused) {
+  Scope root = RootWithLibrary();
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  auto w = ops::Placeholder(root.WithOpName("w"), DT_FLOAT);
+  TW_ASSERT_OK_AND_ASSIGN(
+      Outputs out, ops::WhileLoop(
+                       root, {ops::Const(root, 0), x},
+                       [](const Scope& c, const Outputs& v) -> absl::StatusOr<Output> {
+                         return ops::Less(c, v[0], 2);
+                       },
+                       [w](const Scope& b, const Outputs& v) -> absl::StatusOr<Outputs> {
+                         const ops::While inner(b.WithOpName("inner"), {ops::Const(b, 0), v[1], w},
+                                                Fn("FiveTimes"), Fn("LoopBody"));
+                         return Outputs{ops::AddV2(b, v[0], 1), inner.output[1]};
+                       }));
   std::vector<Output> grads;
   EXPECT_THAT(AddSymbolicGradients(root, {out[1]}, {x}, &grads),
-              StatusIs(absl::StatusCode::kUnimplemented, "inside a while loop's body"));
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       "Cannot differentiate the function call While 'while/inner' inside a "
+                       "while loop's body: it runs a while loop itself"));
 }
 
 }  // namespace

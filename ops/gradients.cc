@@ -104,9 +104,6 @@ class GradientBuilder {
   absl::StatusOr<Gradient> Sum(const Scope& scope, const Output& out);
   // Differentiates `node`, sending gradients to its producers.
   absl::Status Backprop(const Scope& scope, Node* node, std::vector<Gradient> dys);
-  // The registry's entry for `node`'s op; a library function called by name
-  // gets the function-call gradient.
-  absl::StatusOr<const GradientRegistry::Entry*> LookUpGradient(const Node& node) const;
   // Records the gradient of a loop's Exit; the last of the loop's Exits
   // builds its backward loop.
   absl::Status LoopExitReached(Node* exit, const Gradient& grad);
@@ -255,21 +252,6 @@ void GradientBuilder::Send(const Edge* edge, const Gradient& grad) {
   if (--pending_[src->id()] == 0) ready_.push_back(src);
 }
 
-absl::StatusOr<const GradientRegistry::Entry*> GradientBuilder::LookUpGradient(
-    const Node& node) const {
-  // A library function called by name has no registration of its own.
-  if (scope_.graph()->op_registry()->Find(node.type_string()) == nullptr &&
-      IsFunctionCall(*scope_.graph(), node)) {
-    static const GradientRegistry::Entry* const kFunctionCall = [] {
-      auto* entry = new GradientRegistry::Entry;
-      entry->sparse = FunctionCallGradient;
-      return entry;
-    }();
-    return kFunctionCall;
-  }
-  return GradientRegistry::Global()->Lookup(node.type_string());
-}
-
 absl::Status GradientBuilder::Backprop(const Scope& scope, Node* node, std::vector<Gradient> dys) {
   std::vector<const Edge*> inputs(node->num_inputs(), nullptr);
   bool any_input_between = false;
@@ -290,29 +272,52 @@ absl::Status GradientBuilder::Backprop(const Scope& scope, Node* node, std::vect
     return absl::OkStatus();
   };
   if (all_none) return send_none();
-  TW_ASSIGN_OR_RETURN(const GradientRegistry::Entry* entry, LookUpGradient(*node));
-  if (entry->no_gradient()) return send_none();
-
-  std::vector<Gradient> dxs;
-  if (entry->pass_through) {
-    dxs.assign(node->num_inputs(), Gradient());
-    if (!dxs.empty()) dxs[0] = dys[0];
-  } else {
+  // Gradient functions take dense gradients, zeros for outputs without one.
+  const auto densify = [&]() -> absl::StatusOr<std::vector<Output>> {
     std::vector<Output> dense(dys.size());
     for (size_t i = 0; i < dys.size(); ++i) {
       dense[i] = dys[i].is_none() ? Output(ops::ZerosLike(scope, Output(node, i)))
                                   : Densify(scope, dys[i]);
     }
     TW_RETURN_IF_ERROR(scope.status());
-    if (entry->sparse) {
-      TW_RETURN_IF_ERROR(entry->sparse(scope, Operation(node), dense, &dxs));
+    return dense;
+  };
+
+  std::vector<Gradient> dxs;
+  if (IsFunctionCall(*scope_.graph(), *node)) {
+    TW_ASSIGN_OR_RETURN(const std::vector<Output> dense, densify());
+    // In a loop body, this builder's frame differentiates the call's second
+    // run, so it runs in the backward loop (Note [Gradients of function
+    // calls] in ops/function_gradients.h).
+    const SubgraphGradientFn in_body = [this](const Scope& s, const std::vector<Output>& ys,
+                                              const std::vector<Output>& xs,
+                                              const std::vector<Output>& grad_ys) {
+      GradientOptions options;
+      options.allow_unreachable = true;
+      GradientBuilder nested(s, ys, xs, grad_ys, options, loops_, frame_, /*stop_at_xs=*/true);
+      return nested.Build();
+    };
+    TW_RETURN_IF_ERROR(FunctionCallGradient(scope, Operation(node), dense, &dxs,
+                                            frame_ != 0 ? &in_body : nullptr));
+  } else {
+    TW_ASSIGN_OR_RETURN(const GradientRegistry::Entry* entry,
+                        GradientRegistry::Global()->Lookup(node->type_string()));
+    if (entry->no_gradient()) return send_none();
+    if (entry->pass_through) {
+      dxs.assign(node->num_inputs(), Gradient());
+      if (!dxs.empty()) dxs[0] = dys[0];
     } else {
-      std::vector<Output> out;
-      TW_RETURN_IF_ERROR(entry->dense(scope, Operation(node), dense, &out));
-      dxs.assign(out.begin(), out.end());
+      TW_ASSIGN_OR_RETURN(const std::vector<Output> dense, densify());
+      if (entry->sparse) {
+        TW_RETURN_IF_ERROR(entry->sparse(scope, Operation(node), dense, &dxs));
+      } else {
+        std::vector<Output> out;
+        TW_RETURN_IF_ERROR(entry->dense(scope, Operation(node), dense, &out));
+        dxs.assign(out.begin(), out.end());
+      }
     }
-    TW_RETURN_IF_ERROR(scope.status());
   }
+  TW_RETURN_IF_ERROR(scope.status());
   if (static_cast<int>(dxs.size()) != node->num_inputs()) {
     return absl::InternalError(absl::StrCat("Gradient of ", node->type_string(), " node '",
                                             node->name(), "' returned ", dxs.size(),
