@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/control_flow.h"
@@ -88,7 +87,7 @@ absl::Status CheckRepeatable(const Graph& graph, const GraphDef& lowered, const 
 
 // The function a call runs by name; "" for If, Case and While, whose
 // functions are branches.
-absl::StatusOr<NameAttrList> CalledFunction(const Graph& graph, const Node& call) {
+absl::StatusOr<NameAttrList> CalledFunction(const Node& call) {
   NameAttrList f;
   if (call.type_string() == "PartitionedCall" || call.type_string() == "StatefulPartitionedCall") {
     auto it = call.def().attr().find("f");
@@ -155,7 +154,7 @@ absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
   }
   TW_RETURN_IF_ERROR(scope.status());
 
-  TW_ASSIGN_OR_RETURN(const NameAttrList f, CalledFunction(*graph, call));
+  TW_ASSIGN_OR_RETURN(const NameAttrList f, CalledFunction(call));
   if (!f.name().empty() && !GradientFunctionOf(*graph, f.name()).empty()) {
     return CallGradientFunction(scope, f, args, grad_inputs, grad_outputs);
   }

@@ -16,7 +16,7 @@
 // So a training step runs the body twice, and the second run must give the
 // values the first gave: a body with a stateful op other than reads of
 // variables (a random op, an assignment, a queue) is refused, naming the op
-// and the function. A function with a gradient function in the library (TF
+// and its node. A function with a gradient function in the library (TF
 // 1's GradientDef, `Defun(grad_func=...)`) is differentiated by calling that
 // instead: grad_f(inputs..., dL/d outputs...) -> dL/d inputs.
 //
