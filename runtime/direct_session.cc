@@ -396,9 +396,11 @@ class DirectSession final : public Session {
       rendezvous.StartAbort(deadline);
     }
     all_done.WaitForNotification();
+    bool closed_while_running;
     {
       absl::MutexLock lock(&steps_mu_);
       running_.erase(&rendezvous);
+      closed_while_running = steps_closed_;
     }
     if (remote_ != nullptr) remote_->EndStep(step_id);
     // What the step made for itself (a loop gradient's stacks) goes with it.
@@ -408,6 +410,11 @@ class DirectSession final : public Session {
         d->resource_manager()->Cleanup(step_container);
     }
     absl::MutexLock lock(&mu);
+    // A step Close cut short is cancelled, whatever its kernels met while
+    // the session tore down (a resource Close cleaned up), as in TF.
+    if (!first_error.ok() && closed_while_running) {
+      return absl::CancelledError("Session has been closed: the step was cancelled");
+    }
     return first_error;
   }
 

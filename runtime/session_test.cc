@@ -4,10 +4,14 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "core/proto_io.h"
+#include "framework/kernel_registry.h"
 #include "gmock/gmock.h"
 #include "graph/graph_io.h"
+#include "graph/op_def_builder.h"
+#include "graph/op_registry.h"
 #include "gtest/gtest.h"
 #include "testing/session.h"
 #include "tests/test_util.h"
@@ -330,6 +334,40 @@ TEST(SessionTest, CreateTwiceAndRunAfterCloseAreFailedPrecondition) {
   std::vector<Tensor> out;
   EXPECT_THAT(s->Run({}, {"a"}, {}, &out),
               StatusIs(absl::StatusCode::kFailedPrecondition, "closed"));
+}
+
+// A kernel that says it has started, waits to be let go, then fails as a
+// kernel does when Close has torn down what it needed (a resource gone).
+absl::Notification wait_entered, wait_release;
+class WaitThenFailOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext*) override {
+    wait_entered.Notify();
+    wait_release.WaitForNotification();
+    return absl::NotFoundError("the resource this kernel needed is gone");
+  }
+};
+[[maybe_unused]] const bool wait_registered = [] {
+  RegisterOp(OpDefBuilder("TestWaitThenFail").SetIsStateful().SetShapeFn([](InferenceContext*) {
+    return absl::OkStatus();  // no outputs
+  }));
+  RegisterKernel(KernelDefBuilder("TestWaitThenFail").Device(kDeviceCpu),
+                 MakeFactory<WaitThenFailOp>());
+  return true;
+}();
+
+// A step Close cuts short is cancelled, whatever its kernels met while the
+// session tore down (SyncReplicasOptimizer's chief loop ends on that).
+TEST(SessionTest, AStepCutShortByCloseIsCancelled) {
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
+                          MakeSession("node { name: 'w' op: 'TestWaitThenFail' }"));
+  absl::Status status;
+  std::thread step([&] { status = s->Run({}, {}, {"w"}, nullptr); });
+  wait_entered.WaitForNotification();
+  TW_ASSERT_OK(s->Close());
+  wait_release.Notify();
+  step.join();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kCancelled, "Session has been closed"));
 }
 
 TEST(SessionTest, ExtendAddsNodesToLaterRuns) {
