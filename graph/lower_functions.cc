@@ -529,13 +529,15 @@ class Lowerer {
 
 }  // namespace
 
+bool IsCallOp(absl::string_view op) { return CallKindOf(op) != CallKind::kNone; }
+
 bool HasFunctionCalls(const GraphDef& graph_def, const Graph& graph) {
   absl::flat_hash_set<std::string> functions;
   for (const FunctionDefLibrary* lib : {&graph.library(), &graph_def.library()}) {
     for (const FunctionDef& f : lib->function()) functions.insert(f.signature().name());
   }
   for (const NodeDef& node : graph_def.node()) {
-    if (CallKindOf(node.op()) != CallKind::kNone || functions.contains(node.op())) return true;
+    if (IsCallOp(node.op()) || functions.contains(node.op())) return true;
   }
   return false;
 }

@@ -26,10 +26,15 @@
 #define TOWERFLOW_GRAPH_LOWER_FUNCTIONS_H_
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "graph/graph.h"
 #include "proto/graph.pb.h"
 
 namespace towerflow {
+
+// Whether `op` is a call op: PartitionedCall, StatefulPartitionedCall, If,
+// Case, While or a stateless form.
+bool IsCallOp(absl::string_view op);
 
 // Whether `graph_def` has a node that calls a function: a call op, If,
 // While, or a function of its library or `graph`'s called by name.

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "core/types.h"
 #include "graph/control_flow.h"
 #include "graph/graph_io.h"
 #include "graph/lower_functions.h"
@@ -14,26 +15,10 @@
 namespace towerflow {
 namespace {
 
-bool IsCallOp(absl::string_view op) {
-  return op == "PartitionedCall" || op == "StatefulPartitionedCall" || op == "If" ||
-         op == "StatelessIf" || op == "Case" || op == "StatelessCase" || op == "While" ||
-         op == "StatelessWhile";
-}
-
-// The dtypes a gradient flows through. A resource input (a variable the
-// body reads) gets the gradient of its reads, as ReadVariableOp passes it.
+// The dtypes a gradient flows through (a resource input also gets one: the
+// gradient of its reads, as ReadVariableOp passes it).
 bool IsDifferentiable(DataType dtype) {
-  switch (dtype) {
-    case DT_FLOAT:
-    case DT_DOUBLE:
-    case DT_HALF:
-    case DT_BFLOAT16:
-    case DT_COMPLEX64:
-    case DT_COMPLEX128:
-      return true;
-    default:
-      return false;
-  }
+  return DataTypeIsFloating(dtype) || DataTypeIsComplex(dtype);
 }
 
 std::string Describe(const Node& call) {
@@ -41,7 +26,7 @@ std::string Describe(const Node& call) {
 }
 
 // A call in a TF 1 loop body is differentiated by that body's builder
-// (`loop_body`); reached without one, it cannot be.
+// (`loop_body`); the registry's entry, which has none, refuses it.
 absl::Status CheckOutsideLoops(const Graph& graph, const Node& call) {
   if (!HasControlFlow(graph)) return absl::OkStatus();
   absl::StatusOr<ControlFlowInfo> info = BuildControlFlowInfo(graph);
@@ -113,9 +98,10 @@ std::string GradientFunctionOf(const Graph& graph, const std::string& function) 
   return "";
 }
 
-// TF 1's GradientDef: grad_f(inputs..., dL/d outputs...) -> dL/d inputs.
+// TF 1's GradientDef: grad_f(inputs..., dL/d outputs...) -> dL/d inputs,
+// with f's attrs.
 absl::Status CallGradientFunction(const Scope& scope, const NameAttrList& f,
-                                  const std::vector<Output>& args,
+                                  const std::string& grad_func, const std::vector<Output>& args,
                                   const std::vector<Output>& grad_inputs,
                                   std::vector<Gradient>* grad_outputs) {
   std::vector<Output> inputs = args;
@@ -123,7 +109,7 @@ absl::Status CallGradientFunction(const Scope& scope, const NameAttrList& f,
   std::vector<DataType> types;
   for (const Output& a : args) types.push_back(a.type());
   NameAttrList grad_f = f;
-  grad_f.set_name(GradientFunctionOf(*scope.graph(), f.name()));
+  grad_f.set_name(grad_func);
   const ops::PartitionedCall grad(scope.WithOpName("gradient_function"), inputs, types, grad_f);
   TW_RETURN_IF_ERROR(scope.status());
   grad_outputs->assign(args.size(), Gradient());
@@ -145,7 +131,6 @@ absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
                                   const SubgraphGradientFn* loop_body) {
   Graph* graph = scope.graph();
   const Node& call = *op.node();
-  if (loop_body == nullptr) TW_RETURN_IF_ERROR(CheckOutsideLoops(*graph, call));
   // The call's inputs, each through an Identity: the xs of the second run.
   std::vector<Output> args;
   for (int i = 0; i < call.num_inputs(); ++i) {
@@ -155,8 +140,9 @@ absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
   TW_RETURN_IF_ERROR(scope.status());
 
   TW_ASSIGN_OR_RETURN(const NameAttrList f, CalledFunction(call));
-  if (!f.name().empty() && !GradientFunctionOf(*graph, f.name()).empty()) {
-    return CallGradientFunction(scope, f, args, grad_inputs, grad_outputs);
+  const std::string grad_func = f.name().empty() ? "" : GradientFunctionOf(*graph, f.name());
+  if (!grad_func.empty()) {
+    return CallGradientFunction(scope, f, grad_func, args, grad_inputs, grad_outputs);
   }
 
   // The call again, on the identities, lowered; its results keep its name.
@@ -212,6 +198,7 @@ namespace {
 absl::Status RegisteredCallGradient(const Scope& scope, const Operation& op,
                                     const std::vector<Output>& grad_inputs,
                                     std::vector<Gradient>* grad_outputs) {
+  TW_RETURN_IF_ERROR(CheckOutsideLoops(*scope.graph(), *op.node()));
   return FunctionCallGradient(scope, op, grad_inputs, grad_outputs);
 }
 }  // namespace

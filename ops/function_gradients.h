@@ -53,8 +53,8 @@ using SubgraphGradientFn = std::function<absl::StatusOr<std::vector<Gradient>>(
 // The gradient of every function call: one gradient per input of `op`, none
 // for inputs that are not differentiable (predicates, indices, int32 loop
 // counters). `loop_body`: the builder of the TF 1 loop body the call is in,
-// which differentiates the second run; null outside loops, where a builder
-// of its own does.
+// which differentiates the second run; null for a call outside every loop,
+// where a builder of its own does (the caller knows which).
 absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
                                   const std::vector<Output>& grad_inputs,
                                   std::vector<Gradient>* grad_outputs,
