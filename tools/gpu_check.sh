@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # On a GPU machine, with the bundle from tools/gpu_bundle.sh in gpu_bundle/:
 #
-#   tools/gpu_check.sh [tests] [sanitize] [bench] [profile]   (default: the first three)
+#   tools/gpu_check.sh [tests] [sanitize] [bench] [profile] [trace]   (default: the first three)
 #
-#   tests     every test binary of the bundle (bin/*_test), one log each
-#   sanitize  compute-sanitizer memcheck and racecheck over the GPU tests
+#   tests     every test binary of the bundle (bin/*_test), one log each,
+#             all at once (the GPU allocator grows, so processes share the GPU)
+#   sanitize  compute-sanitizer memcheck and racecheck over the GPU tests,
+#             all at once
 #   bench     bench/README.md's GPU figures: MatMul against cublasSgemm,
 #             the examples' training step on one GPU (ResNet-20 also with
 #             TF_CUDNN_USE_AUTOTUNE=0), and PyTorch's
-#   profile   ResNet-20's step: GPU time per kernel (ncu), host CPU time,
-#             a Chrome trace of one step
+#   profile   ResNet-20's step: GPU time per kernel (ncu), then trace's work
+#   trace     ResNet-20's step: host CPU time beside wall time, a Chrome trace
+#             of one step
 #
 # Logs go to gpu_logs/ (one per program run, and summary.txt, which ends
-# with what passed and the figures).
+# with what passed and the figures; each run of this script appends to it).
+# TEST_TIMEOUT (240 s), SANITIZE_TIMEOUT (400 s) and ROUNDS (2) bound the
+# phases, for a device lease of a few minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logs=gpu_logs
@@ -22,39 +27,43 @@ rm -rf "$tw" && mkdir -p "$tw" && tar -xJf gpu_bundle/bundle.tar.xz -C "$tw" || 
 phases=("$@")
 [ ${#phases[@]} -eq 0 ] && phases=(tests sanitize bench)
 summary="$logs/summary.txt"
-: > "$summary"
+echo "== $(date -u '+%F %T') gpu_check.sh ${phases[*]}" >> "$summary"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >> "$summary"
 
 run_tests() {
   # Every test in the bundle (tools/gpu_bundle.sh chooses which).
   for path in "$tw"/bin/*_test; do
-    local t
-    t="$(basename "$path")"
-    if timeout 240 "$tw/run.sh" "$t" > "$logs/$t.log" 2>&1; then
-      echo "PASSED $t" >> "$summary"
-    else
-      echo "FAILED $t (exit $?)" >> "$summary"
-    fi
+    (
+      t="$(basename "$path")"
+      if timeout "${TEST_TIMEOUT:-240}" "$tw/run.sh" "$t" > "$logs/$t.log" 2>&1; then
+        echo "PASSED $t" >> "$summary"
+      else
+        echo "FAILED $t (exit $?)" >> "$summary"
+      fi
+    ) &
   done
+  wait
 }
 
 run_sanitize() {
   for tool in memcheck racecheck; do
     for t in gpu_device_test gpu_conformance_test collective_ops_test; do
       [ -x "$tw/bin/$t" ] || continue  # a bundle of other tests
-      local log="$logs/$tool.$t.log"
-      timeout "${SANITIZE_TIMEOUT:-400}" "$tw/run.sh" \
-        --wrap "compute-sanitizer --tool $tool --error-exitcode 1" "$t" > "$log" 2>&1
-      local rc=$?
-      # memcheck counts failed CUDA calls as errors too: the allocator's
-      # deliberate out-of-memory request and NCCL's own probing are among
-      # them. Memory errors and races are counted apart.
-      local api memory
-      api=$(grep -c "Program hit" "$log")
-      memory=$(grep -cE "Invalid (__global__|__shared__|__local__)|Race reported|Uninitialized" "$log")
-      echo "$tool $t: exit $rc, memory errors or races: $memory, failed CUDA calls: $api" >> "$summary"
+      (
+        log="$logs/$tool.$t.log"
+        timeout "${SANITIZE_TIMEOUT:-400}" "$tw/run.sh" \
+          --wrap "compute-sanitizer --tool $tool --error-exitcode 1" "$t" > "$log" 2>&1
+        rc=$?
+        # memcheck counts failed CUDA calls as errors too: the allocator's
+        # deliberate out-of-memory request and NCCL's own probing are among
+        # them. Memory errors and races are counted apart.
+        api=$(grep -c "Program hit" "$log")
+        memory=$(grep -cE "Invalid (__global__|__shared__|__local__)|Race reported|Uninitialized" "$log")
+        echo "$tool $t: exit $rc, memory errors or races: $memory, failed CUDA calls: $api" >> "$summary"
+      ) &
     done
   done
+  wait
 }
 
 # Random CIFAR-10 records (the layout of the real binaries; the numbers do
@@ -103,15 +112,13 @@ run_bench() {
 }
 
 # GPU time per kernel of ResNet-20's training steps (Nsight Compute, one
-# row per kernel launch, after the first steps), the host's CPU time beside
-# the wall time of 200 steps, and the Chrome trace of step 150 (host side:
-# when each kernel was launched, and what waited).
+# row per kernel launch, after the first steps), then run_trace.
 run_profile() {
   cifar_data
   local flags=(--data_dir=/tmp/cifar --num_towers=1 --batch_size=128 --eval=false --resnet_size=20)
   rm -rf /tmp/model_profile
-  timeout 300 "$tw/run.sh" --wrap "ncu --csv --print-units base --metrics gpu__time_duration.sum --launch-skip 3000 --launch-count 1500" \
-    resnet_train "${flags[@]}" --model_dir=/tmp/model_profile --max_steps=40 --log_every=10 \
+  timeout 300 "$tw/run.sh" --wrap "ncu --csv --print-units base --metrics gpu__time_duration.sum --launch-skip 30000 --launch-count 1500" \
+    resnet_train "${flags[@]}" --model_dir=/tmp/model_profile --max_steps=60 --log_every=10 \
     > "$logs/ncu.resnet20.csv" 2>&1
   # GPU time by kernel over those launches, largest first.
   python3 - "$logs/ncu.resnet20.csv" > "$logs/ncu.resnet20.top.txt" << 'EOF'
@@ -128,6 +135,15 @@ print(f"{sum(total.values()):.2f} ms GPU time over {sum(count.values())} launche
 for name, ms in total.most_common(25):
     print(f"{ms:8.2f} ms {count[name]:5d}  {name}")
 EOF
+  run_trace
+}
+
+# The host's CPU time beside the wall time of 200 steps of ResNet-20, and
+# the Chrome trace of step 150 (host side: when each kernel was launched,
+# and what waited).
+run_trace() {
+  cifar_data
+  local flags=(--data_dir=/tmp/cifar --num_towers=1 --batch_size=128 --eval=false --resnet_size=20)
   rm -rf /tmp/model_profile
   { time timeout 300 "$tw/run.sh" resnet_train "${flags[@]}" --model_dir=/tmp/model_profile \
       --max_steps=200 --log_every=100 --profile_every=150; } > "$logs/time.resnet20.log" 2>&1
@@ -141,6 +157,7 @@ for phase in "${phases[@]}"; do
     sanitize) run_sanitize ;;
     bench) run_bench ;;
     profile) run_profile ;;
+    trace) run_trace ;;
     *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
 done
