@@ -379,6 +379,18 @@ std::vector<Case> Cases() {
   cases.push_back({"FusedBatchNormV2_train", "FusedBatchNormV2",
                    bn(true, false, "attr { key: 'U' value { type: DT_FLOAT } }"),
                    with(Floats({2, 3, 3, 4}), stats(4)), 5, 1e-4});
+  // NHWC training runs on our own kernels: many blocks of rows (ResNet's
+  // 16 channels), several channel tiles (1100 channels), a tile that is no
+  // power of 2 (3 channels), and data far from 0 (the variance's
+  // cancellation).
+  cases.push_back({"FusedBatchNorm_train_rows", "FusedBatchNorm", bn(true, false, ""),
+                   with(Floats({64, 16, 16, 16}), stats(16)), 5, 1e-4});
+  cases.push_back({"FusedBatchNorm_train_wide", "FusedBatchNorm", bn(true, false, ""),
+                   with(Floats({2, 3, 2, 1100}), stats(1100)), 5, 1e-4});
+  cases.push_back({"FusedBatchNorm_train_odd", "FusedBatchNorm", bn(true, false, ""),
+                   with(Floats({5, 7, 9, 3}), stats(3)), 5, 1e-4});
+  cases.push_back({"FusedBatchNorm_train_offset", "FusedBatchNorm", bn(true, false, ""),
+                   with(Floats({8, 6, 6, 5}, 99, 101), stats(5)), 5, 1e-4});
   const auto grad_inputs = [](std::vector<int64_t> shape, int64_t c) {
     return std::vector<Input>{Floats(shape), Floats(shape), Floats({c}), Floats({c}),
                               Floats({c}, 0.5f, 2)};
@@ -389,6 +401,12 @@ std::vector<Case> Cases() {
                    grad_inputs({4, 6, 5, 5}, 6), 3, 1e-4});
   cases.push_back({"FusedBatchNormGrad_infer", "FusedBatchNormGrad", bn(false, true, ""),
                    grad_inputs({3, 5, 4, 4}, 5), 3, 1e-4});
+  cases.push_back({"FusedBatchNormGrad_train_rows", "FusedBatchNormGrad", bn(true, false, ""),
+                   grad_inputs({64, 16, 16, 16}, 16), 3, 1e-4});
+  cases.push_back({"FusedBatchNormGrad_train_wide", "FusedBatchNormGrad", bn(true, false, ""),
+                   grad_inputs({2, 3, 2, 1100}, 1100), 3, 1e-4});
+  cases.push_back({"FusedBatchNormGrad_train_odd", "FusedBatchNormGrad", bn(true, false, ""),
+                   grad_inputs({5, 7, 9, 3}, 3), 3, 1e-4});
   cases.push_back({"FusedBatchNormGradV2_train", "FusedBatchNormGradV2",
                    bn(true, false, "attr { key: 'U' value { type: DT_FLOAT } }"),
                    grad_inputs({4, 5, 5, 6}, 6), 3, 1e-4});

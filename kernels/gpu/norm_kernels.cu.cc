@@ -1,9 +1,10 @@
-// CUDA kernels of LRN and the parts of batch norm cuDNN does not do
+// CUDA kernels of LRN and of batch norm where cuDNN's are slow or missing
 // (kernels/gpu/launch.h). LRN is our own rather than cuDNN's, whose
 // cross-channel LRN wants NCHW and a window of at most 16 channels, where
 // TF's is NHWC with any radius.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/gpu/cuda_util.cu.h"
@@ -111,6 +112,211 @@ __global__ void BatchNormInferenceGradKernel(BatchNormShape s, const float* dy, 
   }
 }
 
+// ---- Batch norm in training on NHWC data ----
+//
+// The [rows, channels] data is covered by blocks of `tile` channels (one per
+// consecutive thread, so reads are coalesced) by `per_pass` rows; blockIdx.y
+// picks the channel tile and the blocks along x stride over the rows. Each
+// thread keeps one channel, so it sums without any index arithmetic beyond
+// its row.
+struct ChannelGrid {
+  int tile, per_pass, tiles, blocks;
+};
+
+constexpr int kChannelThreads = 1024;
+// Blocks along the rows of a summing pass (two 1024-thread blocks fill a
+// Hopper SM; more only add partial sums), and of an elementwise pass.
+constexpr int kSumBlocks = 512;
+constexpr int kAffineBlocks = 2048;
+constexpr int kMaxGridY = 65535;
+constexpr int kFinishThreads = 256;
+
+ChannelGrid PlanChannelGrid(int64_t rows, int64_t channels, int max_blocks) {
+  ChannelGrid g;
+  g.tiles = static_cast<int>((channels + kChannelThreads - 1) / kChannelThreads);
+  g.tile = static_cast<int>((channels + g.tiles - 1) / g.tiles);
+  g.per_pass = kChannelThreads / g.tile;
+  const int64_t strips = (rows + g.per_pass - 1) / g.per_pass;
+  g.blocks = static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(strips, std::max(1, max_blocks / g.tiles))));
+  return g;
+}
+
+dim3 Blocks(const ChannelGrid& g) { return dim3(g.blocks, std::min(g.tiles, kMaxGridY)); }
+
+// partial[(k * channels + c) * gridDim.x + blockIdx.x] = the block's sum of
+// term's k-th value over its rows of channel c.
+template <int kSums, typename Term>
+__global__ void ChannelPartialSumsKernel(int64_t rows, int channels, ChannelGrid g, Term term,
+                                         float* partial) {
+  extern __shared__ float shared[];
+  const int threads = blockDim.x;  // g.tile * g.per_pass
+  const int cx = threadIdx.x % g.tile, ry = threadIdx.x / g.tile;
+  for (int t = blockIdx.y; t < g.tiles; t += gridDim.y) {
+    const int c = t * g.tile + cx;
+    float acc[kSums] = {};
+    if (c < channels) {
+      for (int64_t r = static_cast<int64_t>(blockIdx.x) * g.per_pass + ry; r < rows;
+           r += static_cast<int64_t>(gridDim.x) * g.per_pass) {
+        term(r * channels + c, c, acc);
+      }
+    }
+    for (int k = 0; k < kSums; ++k) shared[k * threads + threadIdx.x] = acc[k];
+    __syncthreads();
+    // A tree over the block's rows; per_pass need not be a power of 2.
+    int half = 1;
+    while (half * 2 < g.per_pass) half *= 2;
+    for (; half > 0; half /= 2) {
+      if (ry < half && ry + half < g.per_pass) {
+        for (int k = 0; k < kSums; ++k) {
+          shared[k * threads + threadIdx.x] += shared[k * threads + threadIdx.x + half * g.tile];
+        }
+      }
+      __syncthreads();
+    }
+    if (ry == 0 && c < channels) {
+      for (int k = 0; k < kSums; ++k) {
+        partial[(static_cast<int64_t>(k) * channels + c) * gridDim.x + blockIdx.x] =
+            shared[k * threads + cx];
+      }
+    }
+    __syncthreads();  // the next tile reuses `shared`
+  }
+}
+
+// One block per channel adds the partial sums of ChannelPartialSumsKernel's
+// `blocks` blocks in double and hands them to finish(c, sums).
+template <int kSums, typename Finish>
+__global__ void ChannelFinishKernel(int channels, int blocks, const float* partial, Finish finish) {
+  __shared__ double shared[kSums][kFinishThreads];
+  for (int c = blockIdx.x; c < channels; c += gridDim.x) {
+    double acc[kSums] = {};
+    for (int b = threadIdx.x; b < blocks; b += kFinishThreads) {
+      for (int k = 0; k < kSums; ++k) {
+        acc[k] += partial[(static_cast<int64_t>(k) * channels + c) * blocks + b];
+      }
+    }
+    for (int k = 0; k < kSums; ++k) shared[k][threadIdx.x] = acc[k];
+    __syncthreads();
+    for (int half = kFinishThreads / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) {
+        for (int k = 0; k < kSums; ++k) shared[k][threadIdx.x] += shared[k][threadIdx.x + half];
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      double sums[kSums];
+      for (int k = 0; k < kSums; ++k) sums[k] = shared[k][0];
+      finish(c, sums);
+    }
+    __syncthreads();  // the next channel reuses `shared`
+  }
+}
+
+// out = p[c] * (u - shift[c]) + q[c] * v + r[c] (without the v term when v
+// is null), over the same blocks as the sums.
+struct ChannelAffine {
+  const float *u, *shift, *p, *v, *q, *r;
+  float* out;
+};
+
+__global__ void ChannelAffineKernel(int64_t rows, int channels, ChannelGrid g, ChannelAffine a) {
+  const int cx = threadIdx.x % g.tile, ry = threadIdx.x / g.tile;
+  for (int t = blockIdx.y; t < g.tiles; t += gridDim.y) {
+    const int c = t * g.tile + cx;
+    if (c >= channels) continue;
+    const float shift = a.shift[c], p = a.p[c], q = a.v ? a.q[c] : 0.0f, r = a.r[c];
+    for (int64_t row = static_cast<int64_t>(blockIdx.x) * g.per_pass + ry; row < rows;
+         row += static_cast<int64_t>(gridDim.x) * g.per_pass) {
+      const int64_t i = row * channels + c;
+      float out = p * (a.u[i] - shift) + r;
+      if (a.v) out += q * a.v[i];
+      a.out[i] = out;
+    }
+  }
+}
+
+struct SumOf {
+  const float* x;
+  __device__ void operator()(int64_t i, int, float* acc) const { acc[0] += x[i]; }
+};
+
+struct SquaredDeviation {
+  const float *x, *mean;
+  __device__ void operator()(int64_t i, int c, float* acc) const {
+    const float d = x[i] - mean[c];
+    acc[0] += d * d;
+  }
+};
+
+// sum dy and sum dy * (x - mean).
+struct GradSums {
+  const float *dy, *x, *mean;
+  __device__ void operator()(int64_t i, int c, float* acc) const {
+    acc[0] += dy[i];
+    acc[1] += dy[i] * (x[i] - mean[c]);
+  }
+};
+
+struct MeanFinish {
+  int64_t rows;
+  float* mean;
+  __device__ void operator()(int c, const double* sums) const {
+    mean[c] = static_cast<float>(sums[0] / rows);
+  }
+};
+
+// From the sum of squared deviations: the unbiased variance, and the
+// normalisation's factor scale / sqrt(biased variance + epsilon).
+struct VarianceFinish {
+  int64_t rows;
+  float epsilon;
+  const float* scale;
+  float *unbiased_var, *factor;
+  __device__ void operator()(int c, const double* sums) const {
+    unbiased_var[c] = rows > 1 ? static_cast<float>(sums[0] / (rows - 1)) : 0.0f;
+    factor[c] = static_cast<float>(scale[c] / sqrt(sums[0] / rows + epsilon));
+  }
+};
+
+// dx = p * (x - mean) + q * dy + r with q = scale * rstd,
+// p = -scale * rstd^3 * sum(dy (x - mean)) / rows, r = -scale * rstd * sum(dy) / rows.
+struct GradFinish {
+  int64_t rows;
+  float epsilon;
+  const float *scale, *var;
+  float *scale_bp, *offset_bp, *p, *q, *r;
+  __device__ void operator()(int c, const double* sums) const {
+    const double rstd = 1.0 / sqrt(static_cast<double>(var[c]) + epsilon);
+    const double k = scale[c] * rstd;
+    offset_bp[c] = static_cast<float>(sums[0]);
+    scale_bp[c] = static_cast<float>(sums[1] * rstd);
+    q[c] = static_cast<float>(k);
+    p[c] = static_cast<float>(-k * rstd * rstd * sums[1] / rows);
+    r[c] = static_cast<float>(-k * sums[0] / rows);
+  }
+};
+
+template <int kSums, typename Term, typename Finish>
+cudaError_t SumPerChannel(int64_t rows, int channels, const ChannelGrid& g, Term term,
+                          float* partial, Finish finish, cudaStream_t stream) {
+  const int threads = g.tile * g.per_pass;
+  ChannelPartialSumsKernel<kSums><<<Blocks(g), threads, kSums * threads * sizeof(float), stream>>>(
+      rows, channels, g, term, partial);
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  ChannelFinishKernel<kSums><<<std::min(channels, kMaxGridY), kFinishThreads, 0, stream>>>(
+      channels, g.blocks, partial, finish);
+  return cudaGetLastError();
+}
+
+cudaError_t AffinePerChannel(int64_t rows, int channels, const ChannelAffine& a,
+                             cudaStream_t stream) {
+  const ChannelGrid g = PlanChannelGrid(rows, channels, kAffineBlocks);
+  ChannelAffineKernel<<<Blocks(g), g.tile * g.per_pass, 0, stream>>>(rows, channels, g, a);
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 cudaError_t LaunchLrn(const LrnShape& s, const float* x, float* y, cudaStream_t stream) {
@@ -158,6 +364,48 @@ cudaError_t LaunchBatchNormInferenceGrad(const BatchNormShape& s, const float* d
   BatchNormInferenceGradKernel<<<static_cast<unsigned>(s.channels), kThreadsPerBlock, 0, stream>>>(
       s, dy, x, scale, mean, var, epsilon, dx, scale_bp, offset_bp);
   return cudaGetLastError();
+}
+
+int64_t BatchNormNhwcScratchFloats(int64_t rows, int64_t channels) {
+  // Two sums' partials, then three per-channel coefficients.
+  return (2 * PlanChannelGrid(rows, channels, kSumBlocks).blocks + 3) * channels;
+}
+
+cudaError_t LaunchBatchNormTrainingNhwc(int64_t rows, int64_t channels, const float* x,
+                                        const float* scale, const float* offset, float epsilon,
+                                        float* y, float* mean, float* unbiased_var, float* scratch,
+                                        cudaStream_t stream) {
+  if (rows == 0 || channels == 0) return cudaSuccess;
+  const int c = static_cast<int>(channels);
+  const ChannelGrid g = PlanChannelGrid(rows, channels, kSumBlocks);
+  float* partial = scratch;
+  float* factor = scratch + 2 * static_cast<int64_t>(g.blocks) * channels;
+  cudaError_t err = SumPerChannel<1>(rows, c, g, SumOf{x}, partial, MeanFinish{rows, mean}, stream);
+  if (err != cudaSuccess) return err;
+  err = SumPerChannel<1>(rows, c, g, SquaredDeviation{x, mean}, partial,
+                         VarianceFinish{rows, epsilon, scale, unbiased_var, factor}, stream);
+  if (err != cudaSuccess) return err;
+  return AffinePerChannel(rows, c, ChannelAffine{x, mean, factor, nullptr, nullptr, offset, y},
+                          stream);
+}
+
+cudaError_t LaunchBatchNormTrainingGradNhwc(int64_t rows, int64_t channels, const float* dy,
+                                            const float* x, const float* scale, const float* mean,
+                                            const float* var, float epsilon, float* dx,
+                                            float* scale_bp, float* offset_bp, float* scratch,
+                                            cudaStream_t stream) {
+  if (rows == 0 || channels == 0) return cudaSuccess;
+  const int c = static_cast<int>(channels);
+  const ChannelGrid g = PlanChannelGrid(rows, channels, kSumBlocks);
+  float* partial = scratch;
+  float* p = scratch + 2 * static_cast<int64_t>(g.blocks) * channels;
+  float* q = p + channels;
+  float* r = q + channels;
+  cudaError_t err =
+      SumPerChannel<2>(rows, c, g, GradSums{dy, x, mean}, partial,
+                       GradFinish{rows, epsilon, scale, var, scale_bp, offset_bp, p, q, r}, stream);
+  if (err != cudaSuccess) return err;
+  return AffinePerChannel(rows, c, ChannelAffine{x, mean, p, dy, q, r, dx}, stream);
 }
 
 }  // namespace gpu

@@ -20,40 +20,44 @@ namespace towerflow {
 namespace gpu {
 namespace {
 
-// The geometry of a 4-D batch-norm input and its cuDNN descriptors: x (and
-// y, dy, dx, which share its shape) and the per-channel parameters.
+// The geometry of a 4-D batch-norm input and, where cuDNN runs, its cuDNN
+// descriptors: x (and y, dy, dx, which share its shape) and the per-channel
+// parameters.
 //
-// NHWC training runs in CUDNN_BATCHNORM_SPATIAL_PERSISTENT mode: plain
-// SPATIAL mode reduces NHWC data with one block per channel (on an H100,
-// about 1 ms per ResNet-20 layer at batch 128, most of the step), the
-// persistent mode's NHWC kernels in about 150 us. Its overflow caveat is
-// for NCHW only, which keeps SPATIAL.
+// NHWC training runs on our own kernels (LaunchBatchNormTrainingNhwc):
+// cuDNN's plain SPATIAL mode reduces NHWC data with one block per channel
+// (on an H100, about 1 ms per ResNet-20 layer at batch 128), its PERSISTENT
+// mode's NHWC kernels took about 150 us, where the data's memory traffic
+// takes a few. NCHW training and inference stay with cuDNN's SPATIAL mode.
 struct BatchNorm {
   BatchNormShape shape;
   int64_t rows;  // values per channel
-  cudnnBatchNormMode_t mode;
   TensorDescriptor x, params;
 };
 
-absl::StatusOr<BatchNorm> Describe(const Tensor& x, bool nchw) {
+absl::StatusOr<BatchNorm> Describe(const Tensor& x, bool nchw, bool with_cudnn) {
   const int64_t n = x.dim_size(0), c = x.dim_size(nchw ? 1 : 3);
   const int64_t h = x.dim_size(nchw ? 2 : 1), w = x.dim_size(nchw ? 3 : 2);
-  BatchNorm bn{{n, c, h * w, nchw},
-               n * h * w,
-               nchw ? CUDNN_BATCHNORM_SPATIAL : CUDNN_BATCHNORM_SPATIAL_PERSISTENT,
-               {},
-               {}};
-  if (bn.rows == 0 || c == 0) return bn;  // cuDNN is not called
+  BatchNorm bn{{n, c, h * w, nchw}, n * h * w, {}, {}};
   for (int64_t d : x.shape().dim_sizes()) {
     if (d > std::numeric_limits<int>::max()) {
-      return absl::InvalidArgumentError("batch norm dimension does not fit cuDNN's 32-bit sizes");
+      return absl::InvalidArgumentError(absl::StrCat(
+          "batch norm dimension does not fit 32-bit sizes: ", x.shape().DebugString()));
     }
   }
+  if (!with_cudnn || bn.rows == 0 || c == 0) return bn;  // cuDNN is not called
   TW_ASSIGN_OR_RETURN(bn.x,
                       Tensor4d<float>(nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, n, c, h, w));
   TW_ASSIGN_OR_RETURN(bn.params, TensorDescriptor::Create());
-  TW_CUDNN_RETURN_IF_ERROR(cudnnDeriveBNTensorDescriptor(bn.params.get(), bn.x.get(), bn.mode));
+  TW_CUDNN_RETURN_IF_ERROR(
+      cudnnDeriveBNTensorDescriptor(bn.params.get(), bn.x.get(), CUDNN_BATCHNORM_SPATIAL));
   return bn;
+}
+
+// Scratch for LaunchBatchNormTraining*Nhwc.
+absl::StatusOr<Tensor> NhwcScratch(KernelContext* ctx, const BatchNorm& bn) {
+  return DeviceTemp(ctx, DT_FLOAT,
+                    TensorShape({BatchNormNhwcScratchFloats(bn.rows, bn.shape.channels)}));
 }
 
 absl::Status CopyOnDevice(const Tensor& from, Tensor* to, cudaStream_t stream) {
@@ -75,7 +79,8 @@ class FusedBatchNormOp : public OpKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("input must be 4-dimensional", x.shape().DebugString()));
     }
-    TW_ASSIGN_OR_RETURN(BatchNorm bn, Describe(x, a_.nchw));
+    const bool own_kernels = a_.is_training && !a_.nchw;
+    TW_ASSIGN_OR_RETURN(BatchNorm bn, Describe(x, a_.nchw, !own_kernels));
     const int64_t c = bn.shape.channels;
     const char* names[] = {"scale", "offset", "mean", "variance"};
     const bool need_stats = !a_.is_training || a_.exponential_avg_factor != 1.0f;
@@ -103,18 +108,26 @@ class FusedBatchNormOp : public OpKernel {
           ctx->input(4).data<float>(), a_.epsilon));
       return absl::OkStatus();
     }
-    // cuDNN's batch mean and unbiased variance (factor 1 into zeroed
-    // buffers, so no stale value is ever multiplied by 0).
+    // The batch mean and unbiased variance. cuDNN's go into zeroed buffers
+    // (factor 1, so no stale value is ever multiplied by 0); without rows
+    // they stay 0.
     TW_ASSIGN_OR_RETURN(Tensor moments, DeviceTemp(ctx, DT_FLOAT, TensorShape({2, c})));
     float* mean = moments.data<float>();
     float* unbiased = mean + c;
-    TW_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(mean, 0, moments.TotalBytes(), stream));
-    if (bn.rows > 0) {
+    if (own_kernels && bn.rows > 0) {
+      TW_ASSIGN_OR_RETURN(Tensor scratch, NhwcScratch(ctx, bn));
+      TW_CUDA_RETURN_IF_ERROR(LaunchBatchNormTrainingNhwc(
+          bn.rows, c, x.data<float>(), scale, offset, a_.epsilon, y->data<float>(), mean, unbiased,
+          scratch.data<float>(), stream));
+    } else {
+      TW_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(mean, 0, moments.TotalBytes(), stream));
+    }
+    if (!own_kernels && bn.rows > 0) {
       absl::MutexLock lock(&gpu->handle_mutex());
       TW_CUDNN_RETURN_IF_ERROR(cudnnBatchNormalizationForwardTraining(
-          gpu->cudnn(), bn.mode, &one, &zero, bn.x.get(), x.data<float>(), bn.x.get(),
-          y->data<float>(), bn.params.get(), scale, offset, 1.0, mean, unbiased, a_.epsilon,
-          nullptr, nullptr));
+          gpu->cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, bn.x.get(), x.data<float>(),
+          bn.x.get(), y->data<float>(), bn.params.get(), scale, offset, 1.0, mean, unbiased,
+          a_.epsilon, nullptr, nullptr));
     }
     TW_CUDA_RETURN_IF_ERROR(LaunchBatchNormFinalize(
         mean, unbiased, bn.rows, a_.exponential_avg_factor,
@@ -140,7 +153,8 @@ class FusedBatchNormGradOp : public OpKernel {
     const Tensor& dy = ctx->input(0);
     const Tensor& x = ctx->input(1);
     TW_RETURN_IF_ERROR(CheckBatchNormGradShapes(dy, x));
-    TW_ASSIGN_OR_RETURN(BatchNorm bn, Describe(x, a_.nchw));
+    const bool own_kernels = a_.is_training && !a_.nchw;
+    TW_ASSIGN_OR_RETURN(BatchNorm bn, Describe(x, a_.nchw, a_.is_training && a_.nchw));
     const int64_t c = bn.shape.channels;
     TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(2), c, "scale"));
     TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(3), c, "reserve_space_1 (mean)"));
@@ -167,14 +181,21 @@ class FusedBatchNormGradOp : public OpKernel {
           dx->data<float>(), scale_bp, offset_bp, stream));
       return absl::OkStatus();
     }
+    if (own_kernels) {
+      TW_ASSIGN_OR_RETURN(Tensor scratch, NhwcScratch(ctx, bn));
+      TW_CUDA_RETURN_IF_ERROR(LaunchBatchNormTrainingGradNhwc(
+          bn.rows, c, dy.data<float>(), x.data<float>(), scale, mean, var, a_.epsilon,
+          dx->data<float>(), scale_bp, offset_bp, scratch.data<float>(), stream));
+      return absl::OkStatus();
+    }
     TW_ASSIGN_OR_RETURN(Tensor inv_std, DeviceTemp(ctx, DT_FLOAT, TensorShape({c})));
     TW_CUDA_RETURN_IF_ERROR(LaunchInverseStd(var, a_.epsilon, inv_std.data<float>(), c, stream));
     const float one = 1, zero = 0;
     absl::MutexLock lock(&gpu->handle_mutex());
     TW_CUDNN_RETURN_IF_ERROR(cudnnBatchNormalizationBackward(
-        gpu->cudnn(), bn.mode, &one, &zero, &one, &zero, bn.x.get(), x.data<float>(), bn.x.get(),
-        dy.data<float>(), bn.x.get(), dx->data<float>(), bn.params.get(), scale, scale_bp,
-        offset_bp, a_.epsilon, mean, inv_std.data<float>()));
+        gpu->cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, bn.x.get(),
+        x.data<float>(), bn.x.get(), dy.data<float>(), bn.x.get(), dx->data<float>(),
+        bn.params.get(), scale, scale_bp, offset_bp, a_.epsilon, mean, inv_std.data<float>()));
     return absl::OkStatus();
   }
 
