@@ -36,6 +36,7 @@ default_targets=(
   //examples/cifar10:cifar10_train
   //examples/resnet:resnet_train
   //bench:gpu_bench
+  //bench:gpu_node_overhead
 )
 if [ $# -gt 0 ]; then
   mapfile -t targets < <(bazel query "kind(cc_test, tests(set($*)))" 2>/dev/null)
