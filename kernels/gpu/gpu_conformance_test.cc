@@ -245,7 +245,8 @@ std::vector<Case> Cases() {
                    absl::StrCat(kFloat, " attr { key: 'index_type' value { type: DT_INT32 } }"),
                    {Ints({3, 0, 2}), Floats({})}});
   // Convolutions: symmetric and asymmetric (SAME, stride 2) padding, NCHW,
-  // dilation, 1x1; each pass.
+  // dilation, 1x1; each pass. cuDNN computes in NCHW, so the NHWC cases
+  // check the transposes around it too.
   const auto conv_attrs = [](const char* padding, int stride, bool nchw, int dilation) {
     const std::string s = nchw ? absl::StrCat("i: 1 i: 1 i: ", stride, " i: ", stride)
                                : absl::StrCat("i: 1 i: ", stride, " i: ", stride, " i: 1");
@@ -272,6 +273,9 @@ std::vector<Case> Cases() {
       {"nchw_s2", "SAME", 2, true, 1, {2, 3, 8, 8}, {3, 3, 3, 4}, {2, 4, 4, 4}},
       {"dilated", "SAME", 1, false, 2, {1, 9, 9, 2}, {3, 3, 2, 3}, {1, 9, 9, 3}},
       {"pointwise", "VALID", 1, false, 1, {3, 4, 4, 16}, {1, 1, 16, 7}, {3, 4, 4, 7}},
+      // ResNet's downsampling layer: an even input, stride 2, one row and
+      // column of padding at the bottom and right only.
+      {"resnet_s2", "SAME", 2, false, 1, {4, 16, 16, 16}, {3, 3, 16, 32}, {4, 8, 8, 32}},
   };
   for (const ConvCase& c : convs) {
     const std::string attrs = conv_attrs(c.padding, c.stride, c.nchw, c.dilation);
