@@ -96,6 +96,29 @@ absl::StatusOr<SlicePlan> PlanSlice(const TensorShape& in, const Tensor& begin_t
   return plan;
 }
 
+absl::StatusOr<std::vector<bool>> PlanReverse(const TensorShape& in, const Tensor& axis) {
+  if (axis.dims() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'axis' must be 1-D, not ", axis.shape().DebugString()));
+  }
+  std::vector<bool> flip(std::max(in.dims(), 1), false);
+  for (int64_t i = 0; i < axis.NumElements(); ++i) {
+    const int64_t a = IntAt(axis, i);
+    if (a < -in.dims() || a >= in.dims()) {
+      return absl::InvalidArgumentError(absl::StrCat("'axis'[", i, "] = ", a,
+                                                     " is out of valid range [", -in.dims(), ", ",
+                                                     in.dims() - 1, "]"));
+    }
+    const int64_t canonical = a < 0 ? a + in.dims() : a;
+    if (flip[canonical]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("axis ", canonical, " specified more than once"));
+    }
+    flip[canonical] = true;
+  }
+  return flip;
+}
+
 absl::StatusOr<TilePlan> PlanTile(const TensorShape& in, const Tensor& multiples_t) {
   TilePlan plan;
   TW_ASSIGN_OR_RETURN(plan.multiples, IntVector(multiples_t, "multiples"));

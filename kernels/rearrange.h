@@ -40,6 +40,10 @@ struct TilePlan {
 // multiple, or an output dimension that overflows.
 absl::StatusOr<TilePlan> PlanTile(const TensorShape& in, const Tensor& multiples);
 
+// ReverseV2(tensor, axis): which dims flip. InvalidArgument for an axis
+// that is not a vector, out of [-rank, rank), or given twice.
+absl::StatusOr<std::vector<bool>> PlanReverse(const TensorShape& in, const Tensor& axis);
+
 struct PadPlan {
   std::vector<int64_t> before;  // padding before each dim
   TensorShape shape;

@@ -99,6 +99,8 @@ TW_REGISTER_KERNELS(cwise_binary) {
   RegisterTypedKernels<SubOp, int32_t>(gpu_host("Sub"), "T");
   RegisterTypedKernels<MulOp, int32_t>(gpu_host("Mul"), "T");
   RegisterTypedKernels<FloorDivOp, int32_t>(gpu_host("FloorDiv"), "T");
+  RegisterTypedKernels<ModOp, int32_t>(gpu_host("Mod"), "T");
+  RegisterTypedKernels<FloorModOp, int32_t>(gpu_host("FloorMod"), "T");
   RegisterTypedKernels<MaximumOp, int32_t>(gpu_host("Maximum"), "T");
   RegisterTypedKernels<MinimumOp, int32_t>(gpu_host("Minimum"), "T");
   // Their comparisons too (a reduction's gradient normalises its axes so);

@@ -268,31 +268,13 @@ class PadOp : public OpKernel {
   }
 };
 
-// ReverseV2(tensor, axis): Eigen's reverse over the element bytes.
+// ReverseV2(tensor, axis): Eigen's reverse over the element bytes (the axes
+// checked by kernels/rearrange.h's PlanReverse, as on GPUs).
 class ReverseV2Op : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
-    const Tensor& axis = ctx->input(1);
-    if (axis.dims() != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'axis' must be 1-D, not ", axis.shape().DebugString()));
-    }
-    std::vector<bool> flip(std::max(in.dims(), 1), false);
-    for (int64_t i = 0; i < axis.NumElements(); ++i) {
-      const int64_t a = IntAt(axis, i);
-      if (a < -in.dims() || a >= in.dims()) {
-        return absl::InvalidArgumentError(absl::StrCat("'axis'[", i, "] = ", a,
-                                                       " is out of valid range [", -in.dims(), ", ",
-                                                       in.dims() - 1, "]"));
-      }
-      const int64_t canonical = a < 0 ? a + in.dims() : a;
-      if (flip[canonical]) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("axis ", canonical, " specified more than once"));
-      }
-      flip[canonical] = true;
-    }
+    TW_ASSIGN_OR_RETURN(const std::vector<bool> flip, PlanReverse(in.shape(), ctx->input(1)));
     if (in.dims() == 0 || in.NumElements() == 0) return ctx->set_output(0, in);
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
     const auto& d = ctx->eigen_cpu_device();

@@ -222,6 +222,8 @@ cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream) 
   TW_INSTANTIATE_BINARY(T, Minimum)           \
   TW_INSTANTIATE_BINARY(T, SquaredDifference) \
   TW_INSTANTIATE_BINARY(T, FloorDiv)          \
+  TW_INSTANTIATE_BINARY(T, Mod)               \
+  TW_INSTANTIATE_BINARY(T, FloorMod)          \
   TW_INSTANTIATE_BINARY(T, Pow)               \
   TW_INSTANTIATE_BINARY(T, ReluGrad)          \
   TW_INSTANTIATE_BINARY(T, TanhGrad)          \

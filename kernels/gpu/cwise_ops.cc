@@ -247,6 +247,8 @@ void RegisterForType() {
   RegisterKernel(on("SquaredDifference"),
                  MakeFactory<BinaryOp<T, T, functor::SquaredDifference<T>>>());
   RegisterKernel(on("FloorDiv"), MakeFactory<BinaryOp<T, T, functor::FloorDiv<T>>>());
+  RegisterKernel(on("Mod"), MakeFactory<BinaryOp<T, T, functor::Mod<T>>>());
+  RegisterKernel(on("FloorMod"), MakeFactory<BinaryOp<T, T, functor::FloorMod<T>>>());
   RegisterKernel(on("Pow"), MakeFactory<BinaryOp<T, T, functor::Pow<T>>>());
   RegisterKernel(on("ReluGrad"), MakeFactory<BinaryOp<T, T, functor::ReluGrad<T>>>());
   RegisterKernel(on("TanhGrad"), MakeFactory<BinaryOp<T, T, functor::TanhGrad<T>>>());

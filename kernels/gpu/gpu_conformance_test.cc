@@ -37,8 +37,8 @@ using conformance::Ints;
 using conformance::IntScalar;
 using conformance::kFloat;
 
-// Transpose, Slice, StridedSlice, Tile, Pad, GatherV2 and ConcatV2 (int32
-// index inputs).
+// Transpose, Slice, StridedSlice, Tile, ReverseV2, Pad, GatherV2 and
+// ConcatV2 (int32 index inputs).
 void AddRearrangeCases(std::vector<Case>* cases) {
   const std::string index = absl::StrCat(kFloat, " attr { key: 'Index' value { type: DT_INT32 } }");
   const std::string perm = absl::StrCat(kFloat, " attr { key: 'Tperm' value { type: DT_INT32 } }");
@@ -54,7 +54,8 @@ void AddRearrangeCases(std::vector<Case>* cases) {
   cases->push_back({"Slice_empty", "Slice", index, {Floats({4, 3}), Ints({2, 1}), Ints({0, 2})}});
   // int32 shape arithmetic of GPU nodes, on the host (HostMemory).
   const std::string int32 = "attr { key: 'T' value { type: DT_INT32 } }";
-  for (const char* op : {"AddV2", "Sub", "Mul", "FloorDiv", "Maximum", "Minimum"}) {
+  for (const char* op :
+       {"AddV2", "Sub", "Mul", "FloorDiv", "Mod", "FloorMod", "Maximum", "Minimum"}) {
     cases->push_back({absl::StrCat(op, "_int32"), op, int32, {Ints({6, -7, 8}), Ints({3})}});
   }
   cases->push_back({"Cast_int32_float",
@@ -81,6 +82,13 @@ void AddRearrangeCases(std::vector<Case>* cases) {
       absl::StrCat(kFloat, " attr { key: 'Tmultiples' value { type: DT_INT32 } }");
   cases->push_back({"Tile", "Tile", tile, {Floats({2, 3, 5}), Ints({3, 1, 2})}});
   cases->push_back({"Tile_zero", "Tile", tile, {Floats({2, 3}), Ints({0, 2})}});
+  const std::string reverse =
+      absl::StrCat(kFloat, " attr { key: 'Tidx' value { type: DT_INT32 } }");
+  cases->push_back({"ReverseV2", "ReverseV2", reverse, {Floats({2, 3, 5}), Ints({0, 2})}});
+  cases->push_back({"ReverseV2_negative_axis", "ReverseV2", reverse, {Floats({4, 3}), Ints({-1})}});
+  cases->push_back({"ReverseV2_none", "ReverseV2", reverse, {Floats({3, 2}), Ints({})}});
+  cases->push_back(
+      {"ReverseV2_all", "ReverseV2", reverse, {Floats({2, 1, 3, 4}), Ints({3, 1, 0, 2})}});
   const std::string pad =
       absl::StrCat(kFloat, " attr { key: 'Tpaddings' value { type: DT_INT32 } }");
   cases->push_back(
@@ -131,6 +139,15 @@ std::vector<Case> Cases() {
   cases.push_back({"Floor", "Floor", kFloat, {Floats({5, 9}, -5, 5)}});
   cases.push_back({"Pow", "Pow", kFloat, {Floats({6, 7}, 0.1f, 3), Floats({7}, -2, 2)}});
   cases.push_back({"FloorDiv", "FloorDiv", kFloat, {Floats({6, 7}, -9, 9), Floats({}, 0.5f, 2)}});
+  // Mod takes the sign of x, FloorMod that of y; divisors of both signs.
+  for (const char* op : {"Mod", "FloorMod"}) {
+    cases.push_back(
+        {absl::StrCat(op, "_bcast"), op, kFloat, {Floats({6, 7}, -9, 9), Floats({7}, 0.5f, 2)}});
+    cases.push_back({absl::StrCat(op, "_negative"),
+                     op,
+                     kFloat,
+                     {Floats({5, 4}, -9, 9), Floats({}, -2, -0.5f)}});
+  }
   for (const char* op :
        {"AddV2", "Sub", "Mul", "RealDiv", "DivNoNan", "Maximum", "Minimum", "SquaredDifference"}) {
     cases.push_back(

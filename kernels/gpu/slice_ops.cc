@@ -1,5 +1,5 @@
-// Element moves on GPUs: Transpose, Slice, StridedSlice, Tile, DepthToSpace
-// and SpaceToDepth through one index-arithmetic gather (LaunchIndexGather),
+// Element moves on GPUs: Transpose, Slice, StridedSlice, Tile, ReverseV2,
+// DepthToSpace and SpaceToDepth through one index-arithmetic gather (LaunchIndexGather),
 // Pad and PadV2 through its twin (LaunchIndexPad). The checks and shapes are
 // the CPU kernels' (kernels/rearrange.h, core/strided_slice.h,
 // kernels/image_plans.h); the index arguments stay in host memory.
@@ -141,6 +141,24 @@ class TileOp : public OpKernel {
   }
 };
 
+// ReverseV2: a flipped dim reads from its far end (a negative stride).
+class ReverseOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(const std::vector<bool> flip, PlanReverse(in.shape(), ctx->input(1)));
+    if (in.dims() == 0 || in.NumElements() == 0) return ctx->set_output(0, in);
+    TW_ASSIGN_OR_RETURN(IndexMap map, MapOver("ReverseV2", in.shape().dim_sizes()));
+    const std::vector<int64_t> strides = Strides(in.shape());
+    for (int d = 0; d < in.dims(); ++d) {
+      map.mult[d] = flip[d] ? -strides[d] : strides[d];
+      if (flip[d]) map.base += (in.dim_size(d) - 1) * strides[d];
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    return Gather(ctx, "ReverseV2", in, map, out);
+  }
+};
+
 // Pad and PadV2 (the constant read on the host).
 class PadOp : public OpKernel {
  public:
@@ -221,6 +239,10 @@ TW_REGISTER_KERNELS(gpu_slice_ops) {
     RegisterKernel(gpu("StridedSlice").HostMemory("begin").HostMemory("end").HostMemory("strides"),
                    MakeFactory<StridedSliceOp>());
     RegisterKernel(gpu("Tile").HostMemory("multiples"), MakeFactory<TileOp>());
+    for (DataType index : {DT_INT32, DT_INT64}) {
+      RegisterKernel(gpu("ReverseV2").TypeConstraint("Tidx", index).HostMemory("axis"),
+                     MakeFactory<ReverseOp>());
+    }
     RegisterKernel(gpu("Pad").HostMemory("paddings"), MakeFactory<PadOp>());
     RegisterKernel(gpu("PadV2").HostMemory("paddings").HostMemory("constant_values"),
                    MakeFactory<PadOp>());
