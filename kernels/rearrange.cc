@@ -119,6 +119,51 @@ absl::StatusOr<std::vector<bool>> PlanReverse(const TensorShape& in, const Tenso
   return flip;
 }
 
+absl::StatusOr<MirrorPlan> PlanMirrorPad(const TensorShape& given, const Tensor& paddings,
+                                         bool reflect, bool given_is_padded) {
+  const int rank = given.dims();
+  if (paddings.dims() != 2 || paddings.dim_size(0) != rank || paddings.dim_size(1) != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("The first dimension of paddings must be the rank of inputs[", rank,
+                     ", 2], got ", paddings.shape().DebugString()));
+  }
+  std::vector<int64_t> small(rank), big(rank);
+  MirrorPlan plan;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t before = IntAt(paddings, 2 * d), after = IntAt(paddings, 2 * d + 1);
+    const int64_t dim = given.dim_size(d);
+    if (before < 0 || after < 0 || before > dim || after > dim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Paddings must be non-negative and at most the dimension size: ", before,
+                       " ", after, " for dimension ", d, " of size ", dim));
+    }
+    small[d] = given_is_padded ? dim - before - after : dim;
+    big[d] = given_is_padded ? dim : dim + before + after;
+    if (small[d] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Paddings ", before, " ", after, " exceed dimension ", d, " of size ", dim));
+    }
+    const int64_t most = reflect ? small[d] - 1 : small[d];
+    if (before > most || after > most) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "paddings must be less than", reflect ? "" : " or equal to", " the dimension size: ",
+          before, ", ", after, " not less than", reflect ? "" : " or equal to", " ", small[d]));
+    }
+    std::vector<int64_t> map(big[d]);
+    for (int64_t j = 0; j < big[d]; ++j) {
+      int64_t i = j - before;
+      if (i < 0) i = reflect ? -i : -i - 1;
+      if (i >= small[d]) i = reflect ? 2 * small[d] - 2 - i : 2 * small[d] - 1 - i;
+      map[j] = i;
+    }
+    plan.map.push_back(std::move(map));
+    plan.before.push_back(before);
+  }
+  TW_ASSIGN_OR_RETURN(plan.small, TensorShape::FromDims(small));
+  TW_ASSIGN_OR_RETURN(plan.big, TensorShape::FromDims(big));
+  return plan;
+}
+
 absl::StatusOr<TilePlan> PlanTile(const TensorShape& in, const Tensor& multiples_t) {
   TilePlan plan;
   TW_ASSIGN_OR_RETURN(plan.multiples, IntVector(multiples_t, "multiples"));

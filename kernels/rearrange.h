@@ -1,6 +1,7 @@
 // The checks and output shapes of the kernels that rearrange elements
-// (Transpose, Slice, Tile, Pad/PadV2, ConcatV2/Concat, GatherV2), shared by the CPU kernels and
-// their GPU twins so that both refuse the same inputs with the same errors.
+// (Transpose, Slice, Tile, ReverseV2, Pad/PadV2, MirrorPad/MirrorPadGrad,
+// ConcatV2/Concat, GatherV2), shared by the CPU kernels and their GPU twins
+// so that both refuse the same inputs with the same errors.
 // StridedSlice's is core/strided_slice.h, with its attrs read here.
 #ifndef TOWERFLOW_KERNELS_REARRANGE_H_
 #define TOWERFLOW_KERNELS_REARRANGE_H_
@@ -43,6 +44,23 @@ absl::StatusOr<TilePlan> PlanTile(const TensorShape& in, const Tensor& multiples
 // ReverseV2(tensor, axis): which dims flip. InvalidArgument for an axis
 // that is not a vector, out of [-rank, rank), or given twice.
 absl::StatusOr<std::vector<bool>> PlanReverse(const TensorShape& in, const Tensor& axis);
+
+// MirrorPad and MirrorPadGrad: `big` is the padded shape, `small` the
+// unpadded; map[d][j] is the index in `small` that index j of `big` mirrors
+// along dim d (REFLECT leaves the edge out of the mirror, SYMMETRIC repeats
+// it).
+struct MirrorPlan {
+  TensorShape small;
+  TensorShape big;
+  std::vector<int64_t> before;  // padding before each dim
+  std::vector<std::vector<int64_t>> map;
+};
+// MirrorPad (given = the input) and MirrorPadGrad (given = the padded
+// gradient, given_is_padded): InvalidArgument for paddings not [rank, 2], a
+// negative padding, or one past what the mode mirrors (REFLECT: at most
+// dim - 1, SYMMETRIC: at most dim).
+absl::StatusOr<MirrorPlan> PlanMirrorPad(const TensorShape& given, const Tensor& paddings,
+                                         bool reflect, bool given_is_padded);
 
 struct PadPlan {
   std::vector<int64_t> before;  // padding before each dim

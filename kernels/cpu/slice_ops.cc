@@ -337,60 +337,6 @@ class BlockOp : public OpKernel {
   BlockAttrs attrs_;
 };
 
-// MirrorPad and MirrorPadGrad: `big` is the padded shape, `small` the
-// unpadded; map[d][j] is the index in `small` that index j of `big` mirrors
-// along dim d (REFLECT leaves the edge out of the mirror, SYMMETRIC repeats
-// it).
-struct MirrorPlan {
-  TensorShape small;
-  TensorShape big;
-  std::vector<std::vector<int64_t>> map;
-};
-
-absl::StatusOr<MirrorPlan> PlanMirrorPad(const TensorShape& given, const Tensor& paddings,
-                                         bool reflect, bool given_is_padded) {
-  const int rank = given.dims();
-  if (paddings.dims() != 2 || paddings.dim_size(0) != rank || paddings.dim_size(1) != 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("The first dimension of paddings must be the rank of inputs[", rank,
-                     ", 2], got ", paddings.shape().DebugString()));
-  }
-  std::vector<int64_t> small(rank), big(rank);
-  MirrorPlan plan;
-  for (int d = 0; d < rank; ++d) {
-    const int64_t before = IntAt(paddings, 2 * d), after = IntAt(paddings, 2 * d + 1);
-    const int64_t dim = given.dim_size(d);
-    if (before < 0 || after < 0 || before > dim || after > dim) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Paddings must be non-negative and at most the dimension size: ", before,
-                       " ", after, " for dimension ", d, " of size ", dim));
-    }
-    small[d] = given_is_padded ? dim - before - after : dim;
-    big[d] = given_is_padded ? dim : dim + before + after;
-    if (small[d] < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Paddings ", before, " ", after, " exceed dimension ", d, " of size ", dim));
-    }
-    const int64_t most = reflect ? small[d] - 1 : small[d];
-    if (before > most || after > most) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "paddings must be less than", reflect ? "" : " or equal to", " the dimension size: ",
-          before, ", ", after, " not less than", reflect ? "" : " or equal to", " ", small[d]));
-    }
-    std::vector<int64_t> map(big[d]);
-    for (int64_t j = 0; j < big[d]; ++j) {
-      int64_t i = j - before;
-      if (i < 0) i = reflect ? -i : -i - 1;
-      if (i >= small[d]) i = reflect ? 2 * small[d] - 2 - i : 2 * small[d] - 1 - i;
-      map[j] = i;
-    }
-    plan.map.push_back(std::move(map));
-  }
-  TW_ASSIGN_OR_RETURN(plan.small, TensorShape::FromDims(small));
-  TW_ASSIGN_OR_RETURN(plan.big, TensorShape::FromDims(big));
-  return plan;
-}
-
 // Calls f(big_index, small_index) for every element of the padded shape, in
 // order, the small index being the flat index of the element it mirrors.
 template <typename F>

@@ -36,6 +36,7 @@ using conformance::Input;
 using conformance::Ints;
 using conformance::IntScalar;
 using conformance::kFloat;
+using conformance::Values;
 
 // Transpose, Slice, StridedSlice, Tile, ReverseV2, Pad, GatherV2 and
 // ConcatV2 (int32 index inputs).
@@ -89,6 +90,24 @@ void AddRearrangeCases(std::vector<Case>* cases) {
   cases->push_back({"ReverseV2_none", "ReverseV2", reverse, {Floats({3, 2}), Ints({})}});
   cases->push_back(
       {"ReverseV2_all", "ReverseV2", reverse, {Floats({2, 1, 3, 4}), Ints({3, 1, 0, 2})}});
+  // MirrorPad: both modes, each at its largest paddings, and the gradient
+  // (where a small dim is hit from both sides and itself).
+  for (const char* mode : {"REFLECT", "SYMMETRIC"}) {
+    const bool reflect = std::string(mode) == "REFLECT";
+    const std::string attrs =
+        absl::StrCat(kFloat, " attr { key: 'Tpaddings' value { type: DT_INT32 } } attr { key: ",
+                     "'mode' value { s: '", mode, "' } }");
+    const int32_t most = reflect ? 2 : 3;  // a dim of 3
+    cases->push_back({absl::StrCat("MirrorPad_", mode),
+                      "MirrorPad",
+                      attrs,
+                      {Floats({3, 3, 4}), Values({3, 2}, {most, 1, 0, most, 2, 1}, "DT_INT32")}});
+    cases->push_back(
+        {absl::StrCat("MirrorPadGrad_", mode),
+         "MirrorPadGrad",
+         attrs,
+         {Floats({3 + 2 * most, 4, 7}), Values({3, 2}, {most, most, 1, 0, 2, 1}, "DT_INT32")}});
+  }
   const std::string pad =
       absl::StrCat(kFloat, " attr { key: 'Tpaddings' value { type: DT_INT32 } }");
   cases->push_back(

@@ -174,6 +174,26 @@ struct PadMap {
 template <typename T>
 cudaError_t LaunchIndexPad(const T* in, T* out, const PadMap& map, T fill, cudaStream_t stream);
 
+// MirrorPad: along each dim, padded index j reads unpadded index
+// i = j - before, reflected at the edges (REFLECT leaves the edge out of
+// the mirror, SYMMETRIC repeats it). Paddings already checked
+// (kernels/rearrange.h's PlanMirrorPad).
+struct MirrorMap {
+  int rank = 0;
+  int64_t big[kMaxIndexRank];    // the padded dims
+  int64_t small[kMaxIndexRank];  // the unpadded dims
+  int64_t before[kMaxIndexRank];
+  bool reflect = true;
+};
+// out (big) = in (small) mirrored; T as in LaunchIndexGather.
+template <typename T>
+cudaError_t LaunchMirrorPad(const T* in, T* out, const MirrorMap& map, cudaStream_t stream);
+// MirrorPadGrad: out (small) gets for each element the sum of the elements
+// of in (big) that mirror it, at most three a dim, added in a fixed order
+// (no atomics). T float or double.
+template <typename T>
+cudaError_t LaunchMirrorPadGrad(const T* in, T* out, const MirrorMap& map, cudaStream_t stream);
+
 // The inverse move: out[base + sum_d c_d * mult[d]] = in[i] for element i
 // of `in` (row-major over map.dims, mod unused). Elements of out that no
 // element of in reaches keep their value (Einsum zeroes them first where its

@@ -67,6 +67,66 @@ __global__ void GatherRowsKernel(const T* params, const Index* indices, T* out, 
   }
 }
 
+// The unpadded index that padded index j mirrors along one dim.
+__device__ int64_t Mirrored(int64_t j, int64_t before, int64_t small, bool reflect) {
+  int64_t i = j - before;
+  if (i < 0) i = reflect ? -i : -i - 1;
+  if (i >= small) i = reflect ? 2 * small - 2 - i : 2 * small - 1 - i;
+  return i;
+}
+
+template <typename T>
+__global__ void MirrorPadKernel(const T* in, T* out, MirrorMap map, int64_t n) {
+  TW_GRID_LOOP(o, n) {
+    int64_t rest = o, src = 0, stride = 1;
+    for (int k = map.rank - 1; k >= 0; --k) {
+      const int64_t j = rest % map.big[k];
+      rest /= map.big[k];
+      src += Mirrored(j, map.before[k], map.small[k], map.reflect) * stride;
+      stride *= map.small[k];
+    }
+    out[o] = in[src];
+  }
+}
+
+// One thread per unpadded element: along each dim the padded indices that
+// mirror its index (itself shifted, and at most one mirror on each side),
+// summed over their product, in order.
+template <typename T>
+__global__ void MirrorPadGradKernel(const T* in, T* out, MirrorMap map, int64_t n) {
+  TW_GRID_LOOP(o, n) {
+    int64_t hits[kMaxIndexRank][3];
+    int count[kMaxIndexRank];
+    int64_t rest = o;
+    for (int k = map.rank - 1; k >= 0; --k) {
+      const int64_t i = rest % map.small[k];
+      rest /= map.small[k];
+      const int64_t before = map.before[k], small = map.small[k], big = map.big[k];
+      // Left mirror: REFLECT j = before - i (i >= 1), SYMMETRIC j = before - 1 - i.
+      const int64_t left = map.reflect ? before - i : before - 1 - i;
+      // Right mirror: REFLECT j = before + 2 small - 2 - i (i <= small - 2),
+      // SYMMETRIC j = before + 2 small - 1 - i.
+      const int64_t right = map.reflect ? before + 2 * small - 2 - i : before + 2 * small - 1 - i;
+      int c = 0;
+      if (left >= 0 && left < before) hits[k][c++] = left;
+      hits[k][c++] = before + i;
+      if (right >= before + small && right < big) hits[k][c++] = right;
+      count[k] = c;
+    }
+    int pick[kMaxIndexRank] = {};
+    T sum = 0;
+    while (true) {
+      int64_t src = 0;
+      for (int k = 0; k < map.rank; ++k) src = src * map.big[k] + hits[k][pick[k]];
+      sum += in[src];
+      int k = map.rank - 1;
+      while (k >= 0 && ++pick[k] == count[k]) pick[k--] = 0;
+      if (k < 0) break;
+    }
+    out[o] = sum;
+  }
+}
+
 }  // namespace
 
 template <typename T, typename Index>
@@ -135,11 +195,30 @@ cudaError_t LaunchShift4(const T* in, const int64_t in_dims[4], T* out, const in
   return LaunchIndexPad(in, out, map, fill, stream);
 }
 
+template <typename T>
+cudaError_t LaunchMirrorPad(const T* in, T* out, const MirrorMap& map, cudaStream_t stream) {
+  int64_t n = 1;
+  for (int k = 0; k < map.rank; ++k) n *= map.big[k];
+  if (n == 0) return cudaSuccess;
+  MirrorPadKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(in, out, map, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchMirrorPadGrad(const T* in, T* out, const MirrorMap& map, cudaStream_t stream) {
+  int64_t n = 1;
+  for (int k = 0; k < map.rank; ++k) n *= map.small[k];
+  if (n == 0) return cudaSuccess;
+  MirrorPadGradKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(in, out, map, n);
+  return cudaGetLastError();
+}
+
 #define TW_INSTANTIATE(T)                                                                \
   template cudaError_t LaunchTranspose4<T>(const T*, const int64_t[4], const int[4], T*, \
                                            cudaStream_t);                                \
   template cudaError_t LaunchShift4<T>(const T*, const int64_t[4], T*, const int64_t[4], \
-                                       const int64_t[4], T, cudaStream_t);
+                                       const int64_t[4], T, cudaStream_t);               \
+  template cudaError_t LaunchMirrorPadGrad<T>(const T*, T*, const MirrorMap&, cudaStream_t);
 TW_INSTANTIATE(float)
 TW_INSTANTIATE(double)
 #undef TW_INSTANTIATE
@@ -148,6 +227,7 @@ TW_INSTANTIATE(double)
   template cudaError_t LaunchIndexGather<U>(const U*, U*, const IndexMap&, cudaStream_t);     \
   template cudaError_t LaunchIndexScatter<U>(const U*, U*, const IndexMap&, cudaStream_t);    \
   template cudaError_t LaunchIndexPad<U>(const U*, U*, const PadMap&, U, cudaStream_t);       \
+  template cudaError_t LaunchMirrorPad<U>(const U*, U*, const MirrorMap&, cudaStream_t);      \
   template cudaError_t LaunchGatherRows<U, int32_t>(const U*, const int32_t*, U*, int64_t,    \
                                                     int64_t, int64_t, int64_t, cudaStream_t); \
   template cudaError_t LaunchGatherRows<U, int64_t>(const U*, const int64_t*, U*, int64_t,    \

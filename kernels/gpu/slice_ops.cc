@@ -1,10 +1,13 @@
 // Element moves on GPUs: Transpose, Slice, StridedSlice, Tile, ReverseV2,
-// DepthToSpace and SpaceToDepth through one index-arithmetic gather (LaunchIndexGather),
-// Pad and PadV2 through its twin (LaunchIndexPad). The checks and shapes are
-// the CPU kernels' (kernels/rearrange.h, core/strided_slice.h,
-// kernels/image_plans.h); the index arguments stay in host memory.
+// DepthToSpace and SpaceToDepth through one index-arithmetic gather
+// (LaunchIndexGather), Pad and PadV2 through its twin (LaunchIndexPad),
+// MirrorPad and its gradient through their own (LaunchMirrorPad,
+// LaunchMirrorPadGrad). The checks and shapes are the CPU kernels'
+// (kernels/rearrange.h, core/strided_slice.h, kernels/image_plans.h); the
+// index arguments stay in host memory.
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -159,6 +162,70 @@ class ReverseOp : public OpKernel {
   }
 };
 
+// MirrorPad and MirrorPadGrad: the CPU kernels' plan, then one thread per
+// output element.
+absl::StatusOr<MirrorMap> MirrorMapOf(absl::string_view op, const MirrorPlan& plan, bool reflect) {
+  if (plan.big.dims() > kMaxIndexRank) {
+    return absl::UnimplementedError(absl::StrCat(op, " on GPUs supports tensors of rank up to ",
+                                                 kMaxIndexRank, ", got rank ", plan.big.dims()));
+  }
+  MirrorMap map;
+  map.rank = plan.big.dims();
+  map.reflect = reflect;
+  for (int d = 0; d < map.rank; ++d) {
+    map.big[d] = plan.big.dim_size(d);
+    map.small[d] = plan.small.dim_size(d);
+    map.before[d] = plan.before[d];
+  }
+  return map;
+}
+
+class MirrorPadOp : public OpKernel {
+ public:
+  explicit MirrorPadOp(bool grad) : grad_(grad) {}
+  absl::Status Init(const KernelConstruction& c) override {
+    std::string mode;
+    TW_RETURN_IF_ERROR(c.GetAttr("mode", &mode));
+    reflect_ = mode == "REFLECT";
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const char* op = grad_ ? "MirrorPadGrad" : "MirrorPad";
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(const MirrorPlan plan,
+                        PlanMirrorPad(in.shape(), ctx->input(1), reflect_, grad_));
+    TW_ASSIGN_OR_RETURN(const MirrorMap map, MirrorMapOf(op, plan, reflect_));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, grad_ ? plan.small : plan.big));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    cudaStream_t stream = gpu->compute_stream();
+    if (grad_) {
+      // The sums: float or double (the registration's types).
+      if (in.dtype() == DT_DOUBLE) {
+        TW_CUDA_RETURN_IF_ERROR(
+            LaunchMirrorPadGrad<double>(in.data<double>(), out->data<double>(), map, stream));
+      } else {
+        TW_CUDA_RETURN_IF_ERROR(
+            LaunchMirrorPadGrad<float>(in.data<float>(), out->data<float>(), map, stream));
+      }
+      return absl::OkStatus();
+    }
+    cudaError_t error = cudaSuccess;
+    const bool ok = VisitByElementSize(in.dtype(), [&](auto zero) {
+      using U = decltype(zero);
+      error = LaunchMirrorPad<U>(static_cast<const U*>(in.raw_data()),
+                                 static_cast<U*>(out->raw_data()), map, stream);
+    });
+    if (!ok) return UnsupportedDtype(op, in.dtype());
+    TW_CUDA_RETURN_IF_ERROR(error);
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool grad_;
+  bool reflect_ = true;
+};
+
 // Pad and PadV2 (the constant read on the host).
 class PadOp : public OpKernel {
  public:
@@ -242,6 +309,13 @@ TW_REGISTER_KERNELS(gpu_slice_ops) {
     for (DataType index : {DT_INT32, DT_INT64}) {
       RegisterKernel(gpu("ReverseV2").TypeConstraint("Tidx", index).HostMemory("axis"),
                      MakeFactory<ReverseOp>());
+      RegisterKernel(gpu("MirrorPad").TypeConstraint("Tpaddings", index).HostMemory("paddings"),
+                     [] { return std::make_unique<MirrorPadOp>(false); });
+      if (t == DT_FLOAT || t == DT_DOUBLE) {
+        RegisterKernel(
+            gpu("MirrorPadGrad").TypeConstraint("Tpaddings", index).HostMemory("paddings"),
+            [] { return std::make_unique<MirrorPadOp>(true); });
+      }
     }
     RegisterKernel(gpu("Pad").HostMemory("paddings"), MakeFactory<PadOp>());
     RegisterKernel(gpu("PadV2").HostMemory("paddings").HostMemory("constant_values"),
