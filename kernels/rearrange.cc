@@ -164,6 +164,106 @@ absl::StatusOr<MirrorPlan> PlanMirrorPad(const TensorShape& given, const Tensor&
   return plan;
 }
 
+absl::StatusOr<PackPlan> PlanPack(absl::Span<const Tensor* const> values, int64_t axis) {
+  const Tensor& v0 = *values[0];
+  PackPlan plan;
+  TW_ASSIGN_OR_RETURN(plan.axis, CanonicalAxis(axis, v0.dims() + 1, "Pack axis"));
+  for (size_t i = 1; i < values.size(); ++i) {
+    if (values[i]->shape() != v0.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Shapes of all inputs must match: values[0].shape = ", v0.shape().DebugString(),
+          " != values[", i, "].shape = ", values[i]->shape().DebugString()));
+    }
+  }
+  std::vector<int64_t> dims(v0.shape().dim_sizes().begin(), v0.shape().dim_sizes().end());
+  dims.insert(dims.begin() + plan.axis, static_cast<int64_t>(values.size()));
+  TW_ASSIGN_OR_RETURN(plan.shape, TensorShape::FromDims(dims));
+  plan.outer = DimProduct(v0.shape(), 0, plan.axis);
+  plan.inner = DimProduct(v0.shape(), plan.axis, v0.dims());
+  return plan;
+}
+
+namespace {
+
+// The pieces of `in` along `a` with the given sizes (squeezed: Unpack's).
+absl::StatusOr<SplitPlan> PiecesOf(const TensorShape& in, int a, std::vector<int64_t> sizes,
+                                   bool squeeze) {
+  SplitPlan plan;
+  plan.axis = a;
+  plan.outer = DimProduct(in, 0, a);
+  plan.inner = DimProduct(in, a + 1, in.dims());
+  for (int64_t size : sizes) {
+    std::vector<int64_t> dims(in.dim_sizes().begin(), in.dim_sizes().end());
+    if (squeeze) {
+      dims.erase(dims.begin() + a);
+    } else {
+      dims[a] = size;
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    plan.shapes.push_back(std::move(shape));
+  }
+  plan.sizes = std::move(sizes);
+  return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<SplitPlan> PlanSplit(const TensorShape& in, const Tensor& split_dim, int num) {
+  TW_ASSIGN_OR_RETURN(int64_t axis, IntScalar(split_dim, "split_dim"));
+  TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis, in.dims(), "split_dim"));
+  if (in.dim_size(a) % num != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Number of ways to split should evenly divide the split dimension, but got split_dim ", a,
+        " (size = ", in.dim_size(a), ") and num_split ", num));
+  }
+  return PiecesOf(in, a, std::vector<int64_t>(num, in.dim_size(a) / num), false);
+}
+
+absl::StatusOr<SplitPlan> PlanSplitV(const TensorShape& in, const Tensor& size_splits,
+                                     const Tensor& split_dim, int num) {
+  TW_ASSIGN_OR_RETURN(int64_t axis, IntScalar(split_dim, "split_dim"));
+  TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis, in.dims(), "split_dim"));
+  if (size_splits.dims() != 1 || size_splits.NumElements() != num) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("size_splits must be a vector of num_split = ", num, " elements, got shape ",
+                     size_splits.shape().DebugString()));
+  }
+  std::vector<int64_t> sizes(num);
+  int unknown = -1;
+  int64_t known = 0;
+  for (int i = 0; i < num; ++i) {
+    sizes[i] =
+        size_splits.dtype() == DT_INT8 ? size_splits.data<int8_t>()[i] : IntAt(size_splits, i);
+    if (sizes[i] == -1 && unknown == -1) {
+      unknown = i;
+    } else if (sizes[i] < 0 || sizes[i] > in.dim_size(a)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Split size ", i, " = ", sizes[i], " is invalid for dimension of size ", in.dim_size(a)));
+    } else {
+      known += sizes[i];
+    }
+  }
+  if (unknown != -1 && known <= in.dim_size(a)) sizes[unknown] = in.dim_size(a) - known;
+  if ((unknown == -1 && known != in.dim_size(a)) || known > in.dim_size(a)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Determined shape must either match input shape along split_dim exactly if fully "
+        "specified, or be less than the size of the input along split_dim if not fully "
+        "specified.  Got: ",
+        known));
+  }
+  return PiecesOf(in, a, std::move(sizes), false);
+}
+
+absl::StatusOr<SplitPlan> PlanUnpack(const TensorShape& in, int64_t axis, int num) {
+  if (in.dims() == 0) return absl::InvalidArgumentError("Unpack needs a tensor of rank >= 1");
+  TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis, in.dims(), "Unpack axis"));
+  if (in.dim_size(a) != num) {
+    return absl::InvalidArgumentError(absl::StrCat("Input shape axis ", a, " must equal ", num,
+                                                   ", got shape ", in.DebugString()));
+  }
+  return PiecesOf(in, a, std::vector<int64_t>(num, 1), true);
+}
+
 absl::StatusOr<TilePlan> PlanTile(const TensorShape& in, const Tensor& multiples_t) {
   TilePlan plan;
   TW_ASSIGN_OR_RETURN(plan.multiples, IntVector(multiples_t, "multiples"));

@@ -105,6 +105,33 @@ struct ConcatPlan {
 // or other dims differ (TF's messages).
 absl::StatusOr<ConcatPlan> PlanConcat(absl::Span<const Tensor* const> values, const Tensor& axis);
 
+struct PackPlan {
+  int axis = 0;
+  TensorShape shape;
+  int64_t outer = 1;  // elements of the dims before the axis
+  int64_t inner = 1;  // elements of a value from the axis on
+};
+// Pack (values all of one shape, the axis in [-(rank + 1), rank + 1)):
+// InvalidArgument otherwise (TF's messages).
+absl::StatusOr<PackPlan> PlanPack(absl::Span<const Tensor* const> values, int64_t axis);
+
+// The pieces Split, SplitV and Unpack cut `in` into along `axis`: their
+// sizes along it and their shapes (without the axis for Unpack).
+struct SplitPlan {
+  int axis = 0;
+  std::vector<int64_t> sizes;
+  std::vector<TensorShape> shapes;
+  int64_t outer = 1;  // elements of the dims before the axis
+  int64_t inner = 1;  // elements of the dims after it
+};
+// Split(split_dim, value) into `num` equal pieces.
+absl::StatusOr<SplitPlan> PlanSplit(const TensorShape& in, const Tensor& split_dim, int num);
+// SplitV(value, size_splits, split_dim); one size may be -1.
+absl::StatusOr<SplitPlan> PlanSplitV(const TensorShape& in, const Tensor& size_splits,
+                                     const Tensor& split_dim, int num);
+// Unpack(value) along `axis` into `num` pieces.
+absl::StatusOr<SplitPlan> PlanUnpack(const TensorShape& in, int64_t axis, int num);
+
 // The five mask attrs of StridedSlice and StridedSliceGrad.
 absl::Status ReadStridedSliceMasks(const KernelConstruction& c, StridedSliceSpec* spec);
 

@@ -111,39 +111,28 @@ class PackOp : public OpKernel {
   absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("axis", &axis_); }
   absl::Status Compute(KernelContext* ctx) override {
     const int n = ctx->num_inputs();
+    std::vector<const Tensor*> values;
+    for (int i = 0; i < n; ++i) values.push_back(&ctx->input(i));
+    TW_ASSIGN_OR_RETURN(const PackPlan plan, PlanPack(values, axis_));
     const Tensor& v0 = ctx->input(0);
-    const int rank = v0.dims() + 1;
-    TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis_, rank, "Pack axis"));
-    for (int i = 1; i < n; ++i) {
-      if (ctx->input(i).shape() != v0.shape()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Shapes of all inputs must match: values[0].shape = ", v0.shape().DebugString(),
-            " != values[", i, "].shape = ", ctx->input(i).shape().DebugString()));
-      }
-    }
-    std::vector<int64_t> dims(v0.shape().dim_sizes().begin(), v0.shape().dim_sizes().end());
-    dims.insert(dims.begin() + a, n);
-    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
     if (v0.dtype() == DT_STRING) {
       // Strings (TF's saver packs its checkpoint prefixes) are copied as
       // objects, row by row.
-      TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+      TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.shape));
       std::vector<const std::string*> pieces;
       for (int i = 0; i < n; ++i) pieces.push_back(ctx->input(i).data<std::string>());
-      ConcatStringRows(DimProduct(v0.shape(), 0, a), pieces,
-                       std::vector<int64_t>(n, DimProduct(v0.shape(), a, v0.dims())),
+      ConcatStringRows(plan.outer, pieces, std::vector<int64_t>(n, plan.inner),
                        out->data<std::string>());
       return absl::OkStatus();
     }
     TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("Pack", v0.dtype()));
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-    if (shape.num_elements() == 0) return absl::OkStatus();
-    const int64_t outer = DimProduct(v0.shape(), 0, a);
-    const int64_t inner_bytes = static_cast<int64_t>(elem) * DimProduct(v0.shape(), a, v0.dims());
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.shape));
+    if (plan.shape.num_elements() == 0) return absl::OkStatus();
+    const int64_t inner_bytes = static_cast<int64_t>(elem) * plan.inner;
     std::vector<const char*> pieces;
     for (int i = 0; i < n; ++i)
       pieces.push_back(static_cast<const char*>(ctx->input(i).raw_data()));
-    ConcatRows(ctx->intra_op_pool(), outer, pieces, std::vector<int64_t>(n, inner_bytes),
+    ConcatRows(ctx->intra_op_pool(), plan.outer, pieces, std::vector<int64_t>(n, inner_bytes),
                static_cast<char*>(out->raw_data()));
     return absl::OkStatus();
   }
@@ -152,30 +141,19 @@ class PackOp : public OpKernel {
   int64_t axis_ = 0;
 };
 
-// Writes the pieces of `in` along `a` with the given sizes to outputs
-// 0..k-1 (each of `in`'s shape with dim a = sizes[i]; squeezed when
-// `squeeze`, for Unpack).
-absl::Status SplitInto(KernelContext* ctx, const Tensor& in, int a,
-                       const std::vector<int64_t>& sizes, bool squeeze) {
+// Writes the pieces of `in` that `plan` cuts to outputs 0..k-1.
+absl::Status SplitInto(KernelContext* ctx, const Tensor& in, const SplitPlan& plan) {
   TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize(ctx->op(), in.dtype()));
-  const int64_t outer = DimProduct(in.shape(), 0, a);
-  const int64_t inner = DimProduct(in.shape(), a + 1, in.dims());
   std::vector<char*> pieces;
   std::vector<int64_t> bytes;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    std::vector<int64_t> dims(in.shape().dim_sizes().begin(), in.shape().dim_sizes().end());
-    if (squeeze) {
-      dims.erase(dims.begin() + a);
-    } else {
-      dims[a] = sizes[i];
-    }
-    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(static_cast<int>(i), shape));
+  for (size_t i = 0; i < plan.sizes.size(); ++i) {
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(static_cast<int>(i), plan.shapes[i]));
     pieces.push_back(static_cast<char*>(out->raw_data()));
-    bytes.push_back(static_cast<int64_t>(elem) * sizes[i] * inner);
+    bytes.push_back(static_cast<int64_t>(elem) * plan.sizes[i] * plan.inner);
   }
   if (in.NumElements() > 0) {
-    SplitRows(ctx->intra_op_pool(), outer, static_cast<const char*>(in.raw_data()), pieces, bytes);
+    SplitRows(ctx->intra_op_pool(), plan.outer, static_cast<const char*>(in.raw_data()), pieces,
+              bytes);
   }
   return absl::OkStatus();
 }
@@ -185,15 +163,9 @@ class SplitOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(1);
-    TW_ASSIGN_OR_RETURN(int64_t axis, IntScalar(ctx->input(0), "split_dim"));
-    TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis, in.dims(), "split_dim"));
-    const int k = ctx->num_outputs();
-    if (in.dim_size(a) % k != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Number of ways to split should evenly divide the split dimension, but got split_dim ", a,
-          " (size = ", in.dim_size(a), ") and num_split ", k));
-    }
-    return SplitInto(ctx, in, a, std::vector<int64_t>(k, in.dim_size(a) / k), false);
+    TW_ASSIGN_OR_RETURN(const SplitPlan plan,
+                        PlanSplit(in.shape(), ctx->input(0), ctx->num_outputs()));
+    return SplitInto(ctx, in, plan);
   }
 };
 
@@ -202,38 +174,9 @@ class SplitVOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
-    const Tensor& sizes_t = ctx->input(1);
-    TW_ASSIGN_OR_RETURN(int64_t axis, IntScalar(ctx->input(2), "split_dim"));
-    TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis, in.dims(), "split_dim"));
-    if (sizes_t.dims() != 1 || sizes_t.NumElements() != ctx->num_outputs()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("size_splits must be a vector of num_split = ", ctx->num_outputs(),
-                       " elements, got shape ", sizes_t.shape().DebugString()));
-    }
-    std::vector<int64_t> sizes(ctx->num_outputs());
-    int unknown = -1;
-    int64_t known = 0;
-    for (int i = 0; i < ctx->num_outputs(); ++i) {
-      sizes[i] = sizes_t.dtype() == DT_INT8 ? sizes_t.data<int8_t>()[i] : IntAt(sizes_t, i);
-      if (sizes[i] == -1 && unknown == -1) {
-        unknown = i;
-      } else if (sizes[i] < 0 || sizes[i] > in.dim_size(a)) {
-        return absl::InvalidArgumentError(absl::StrCat("Split size ", i, " = ", sizes[i],
-                                                       " is invalid for dimension of size ",
-                                                       in.dim_size(a)));
-      } else {
-        known += sizes[i];
-      }
-    }
-    if (unknown != -1 && known <= in.dim_size(a)) sizes[unknown] = in.dim_size(a) - known;
-    if ((unknown == -1 && known != in.dim_size(a)) || known > in.dim_size(a)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Determined shape must either match input shape along split_dim exactly if fully "
-          "specified, or be less than the size of the input along split_dim if not fully "
-          "specified.  Got: ",
-          known));
-    }
-    return SplitInto(ctx, in, a, sizes, false);
+    TW_ASSIGN_OR_RETURN(const SplitPlan plan,
+                        PlanSplitV(in.shape(), ctx->input(1), ctx->input(2), ctx->num_outputs()));
+    return SplitInto(ctx, in, plan);
   }
 };
 
@@ -242,14 +185,8 @@ class UnpackOp : public OpKernel {
   absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("axis", &axis_); }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
-    if (in.dims() == 0) return absl::InvalidArgumentError("Unpack needs a tensor of rank >= 1");
-    TW_ASSIGN_OR_RETURN(int a, CanonicalAxis(axis_, in.dims(), "Unpack axis"));
-    if (in.dim_size(a) != ctx->num_outputs()) {
-      return absl::InvalidArgumentError(absl::StrCat("Input shape axis ", a, " must equal ",
-                                                     ctx->num_outputs(), ", got shape ",
-                                                     in.shape().DebugString()));
-    }
-    return SplitInto(ctx, in, a, std::vector<int64_t>(ctx->num_outputs(), 1), true);
+    TW_ASSIGN_OR_RETURN(const SplitPlan plan, PlanUnpack(in.shape(), axis_, ctx->num_outputs()));
+    return SplitInto(ctx, in, plan);
   }
 
  private:

@@ -1,9 +1,11 @@
-// Joining and picking whole slices on GPUs, as cpu/concat_ops.cc: ConcatV2
-// as one pitched device copy per input, GatherV2 by rows
+// Joining, cutting and picking whole slices on GPUs, as cpu/concat_ops.cc:
+// ConcatV2 and Pack as one pitched device copy per input, Split, SplitV and
+// Unpack as one per output, GatherV2 by rows
 // (LaunchGatherRows). The checks and shapes are the CPU kernels'
 // (kernels/rearrange.h); the axis and the indices stay in host memory.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -77,6 +79,73 @@ class ConcatV2Op : public OpKernel {
   }
 };
 
+// Pack: value i's rows (its elements from the axis on) land at offset i in
+// each output row, a 2-D copy as ConcatV2's.
+class PackOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("axis", &axis_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const int n = ctx->num_inputs();
+    std::vector<const Tensor*> values;
+    for (int i = 0; i < n; ++i) values.push_back(&ctx->input(i));
+    TW_ASSIGN_OR_RETURN(const PackPlan plan, PlanPack(values, axis_));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.shape));
+    if (plan.shape.num_elements() == 0) return absl::OkStatus();
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    const size_t row = TensorElementSize(out->dtype()) * static_cast<size_t>(plan.inner);
+    char* dst = static_cast<char*>(out->raw_data());
+    for (const Tensor* v : values) {
+      TW_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(dst, row * n, v->raw_data(), row, row,
+                                                static_cast<size_t>(plan.outer),
+                                                cudaMemcpyDeviceToDevice, gpu->compute_stream()));
+      dst += row;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t axis_ = 0;
+};
+
+// Split, SplitV and Unpack: piece i is the columns of the input's rows
+// (its elements from the axis on) after the pieces before it, a 2-D copy.
+class SplitOp : public OpKernel {
+ public:
+  enum class Kind { kSplit, kSplitV, kUnpack };
+  explicit SplitOp(Kind kind) : kind_(kind) {}
+  absl::Status Init(const KernelConstruction& c) override {
+    return kind_ == Kind::kUnpack ? c.GetAttr("axis", &axis_) : absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const int k = ctx->num_outputs();
+    const Tensor& in = ctx->input(kind_ == Kind::kSplit ? 1 : 0);
+    absl::StatusOr<SplitPlan> planned =
+        kind_ == Kind::kSplit    ? PlanSplit(in.shape(), ctx->input(0), k)
+        : kind_ == Kind::kSplitV ? PlanSplitV(in.shape(), ctx->input(1), ctx->input(2), k)
+                                 : PlanUnpack(in.shape(), axis_, k);
+    TW_ASSIGN_OR_RETURN(const SplitPlan plan, std::move(planned));
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    const size_t elem = TensorElementSize(in.dtype());
+    const size_t in_row = elem * static_cast<size_t>(in.dim_size(plan.axis) * plan.inner);
+    const char* src = static_cast<const char*>(in.raw_data());
+    for (int i = 0; i < k; ++i) {
+      TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(i, plan.shapes[i]));
+      const size_t row = elem * static_cast<size_t>(plan.sizes[i] * plan.inner);
+      if (row > 0 && plan.outer > 0) {
+        TW_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(out->raw_data(), row, src, in_row, row,
+                                                  static_cast<size_t>(plan.outer),
+                                                  cudaMemcpyDeviceToDevice, gpu->compute_stream()));
+      }
+      src += row;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const Kind kind_;
+  int64_t axis_ = 0;
+};
+
 }  // namespace
 
 TW_REGISTER_KERNELS(gpu_concat_ops) {
@@ -84,6 +153,20 @@ TW_REGISTER_KERNELS(gpu_concat_ops) {
     RegisterKernel(
         KernelDefBuilder("ConcatV2").Device(kDeviceGpu).TypeConstraint("T", t).HostMemory("axis"),
         MakeFactory<ConcatV2Op>());
+    const auto gpu = [t](const char* op) {
+      return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint("T", t);
+    };
+    RegisterKernel(gpu("Pack"), MakeFactory<PackOp>());
+    RegisterKernel(gpu("Unpack"), [] { return std::make_unique<SplitOp>(SplitOp::Kind::kUnpack); });
+    RegisterKernel(gpu("Split").HostMemory("split_dim"),
+                   [] { return std::make_unique<SplitOp>(SplitOp::Kind::kSplit); });
+    for (DataType len : {DT_INT8, DT_INT32, DT_INT64}) {
+      RegisterKernel(gpu("SplitV")
+                         .TypeConstraint("Tlen", len)
+                         .HostMemory("size_splits")
+                         .HostMemory("split_dim"),
+                     [] { return std::make_unique<SplitOp>(SplitOp::Kind::kSplitV); });
+    }
     for (DataType index : {DT_INT32, DT_INT64}) {
       RegisterKernel(KernelDefBuilder("GatherV2")
                          .Device(kDeviceGpu)

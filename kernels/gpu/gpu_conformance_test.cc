@@ -90,6 +90,34 @@ void AddRearrangeCases(std::vector<Case>* cases) {
   cases->push_back({"ReverseV2_none", "ReverseV2", reverse, {Floats({3, 2}), Ints({})}});
   cases->push_back(
       {"ReverseV2_all", "ReverseV2", reverse, {Floats({2, 1, 3, 4}), Ints({3, 1, 0, 2})}});
+  // Pack and Unpack along the first, a middle and the last axis; Split in
+  // equal parts; SplitV with a size left to be worked out.
+  for (int axis : {0, 1, -1}) {
+    cases->push_back({absl::StrCat("Pack_axis", axis),
+                      "Pack",
+                      absl::StrCat(kFloat, " attr { key: 'N' value { i: 3 } } attr { key: 'axis' ",
+                                   "value { i: ", axis, " } }"),
+                      {Floats({2, 5}), Floats({2, 5}), Floats({2, 5})}});
+    cases->push_back(
+        {absl::StrCat("Unpack_axis", axis),
+         "Unpack",
+         absl::StrCat(kFloat, " attr { key: 'num' value { i: 3 } } attr { key: 'axis' ",
+                      "value { i: ", axis, " } }"),
+         {Floats({3, 3, 3})},
+         3});
+  }
+  cases->push_back({"Split",
+                    "Split",
+                    absl::StrCat(kFloat, " attr { key: 'num_split' value { i: 3 } }"),
+                    {IntScalar(1), Floats({2, 6, 4})},
+                    3});
+  cases->push_back({"SplitV",
+                    "SplitV",
+                    absl::StrCat(kFloat,
+                                 " attr { key: 'num_split' value { i: 3 } } attr { key: 'Tlen' "
+                                 "value { type: DT_INT32 } }"),
+                    {Floats({3, 7}), Ints({2, -1, 4}), IntScalar(-1)},
+                    3});
   // MirrorPad: both modes, each at its largest paddings, and the gradient
   // (where a small dim is hit from both sides and itself).
   for (const char* mode : {"REFLECT", "SYMMETRIC"}) {
