@@ -1,6 +1,7 @@
 #include "kernels/rearrange.h"
 
 #include <limits>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -162,6 +163,12 @@ absl::StatusOr<MirrorPlan> PlanMirrorPad(const TensorShape& given, const Tensor&
   TW_ASSIGN_OR_RETURN(plan.small, TensorShape::FromDims(small));
   TW_ASSIGN_OR_RETURN(plan.big, TensorShape::FromDims(big));
   return plan;
+}
+
+absl::StatusOr<bool> ReadMirrorReflect(const KernelConstruction& c) {
+  std::string mode;
+  TW_RETURN_IF_ERROR(c.GetAttr("mode", &mode));
+  return mode == "REFLECT";
 }
 
 absl::StatusOr<PackPlan> PlanPack(absl::Span<const Tensor* const> values, int64_t axis) {

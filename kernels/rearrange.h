@@ -61,6 +61,8 @@ struct MirrorPlan {
 // dim - 1, SYMMETRIC: at most dim).
 absl::StatusOr<MirrorPlan> PlanMirrorPad(const TensorShape& given, const Tensor& paddings,
                                          bool reflect, bool given_is_padded);
+// MirrorPad's and MirrorPadGrad's `mode` attr: REFLECT (true) or SYMMETRIC.
+absl::StatusOr<bool> ReadMirrorReflect(const KernelConstruction& c);
 
 struct PadPlan {
   std::vector<int64_t> before;  // padding before each dim

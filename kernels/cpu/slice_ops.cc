@@ -365,9 +365,7 @@ void ForEachMirrored(const MirrorPlan& plan, F&& f) {
 class MirrorKernel : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
-    std::string mode;
-    TW_RETURN_IF_ERROR(c.GetAttr("mode", &mode));
-    reflect_ = mode == "REFLECT";
+    TW_ASSIGN_OR_RETURN(reflect_, ReadMirrorReflect(c));
     return absl::OkStatus();
   }
 

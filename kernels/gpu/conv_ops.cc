@@ -146,8 +146,8 @@ bool Autotune() {
   return autotune;
 }
 
-// Memory-order dims and the explicit padding of the input (in the data
-// format), and the symmetric padding left to cuDNN.
+// The input's NCHW dims and its explicit padding, and the symmetric padding
+// left to cuDNN.
 struct Padding {
   std::vector<int64_t> in_dims, padded_dims;
   int64_t offset[4] = {0, 0, 0, 0};
@@ -155,15 +155,14 @@ struct Padding {
   bool explicit_pad = false;
 };
 
-Padding PaddingFor(const Window2D& w, bool nchw) {
+Padding PaddingFor(const Window2D& w) {
   Padding p;
   p.sym_h = std::min(w.pad_top, w.pad_bottom);
   p.sym_w = std::min(w.pad_left, w.pad_right);
   const int64_t extra_h = std::max(w.pad_top, w.pad_bottom) - p.sym_h;
   const int64_t extra_w = std::max(w.pad_left, w.pad_right) - p.sym_w;
-  const int h_axis = nchw ? 2 : 1, w_axis = nchw ? 3 : 2;
-  p.in_dims = nchw ? std::vector<int64_t>{w.batch, w.channels, w.in_h, w.in_w}
-                   : std::vector<int64_t>{w.batch, w.in_h, w.in_w, w.channels};
+  constexpr int h_axis = 2, w_axis = 3;
+  p.in_dims = {w.batch, w.channels, w.in_h, w.in_w};
   p.padded_dims = p.in_dims;
   p.padded_dims[h_axis] += extra_h;
   p.padded_dims[w_axis] += extra_w;
@@ -173,19 +172,19 @@ Padding PaddingFor(const Window2D& w, bool nchw) {
   return p;
 }
 
-// `groups` > 1: a grouped convolution, each group w.channels / groups
-// input channels and oc / groups output channels.
+// NCHW descriptors. `groups` > 1: a grouped convolution, each group
+// w.channels / groups input channels and oc / groups output channels.
 template <typename T>
 absl::StatusOr<ConvDescriptors> Describe(const Window2D& w, int64_t oc, int64_t groups,
-                                         const Padding& pad, bool nchw) {
-  const cudnnTensorFormat_t format = nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+                                         const Padding& pad) {
+  constexpr cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW;
   for (int64_t d : pad.padded_dims) {
     if (d > std::numeric_limits<int>::max()) {
       return absl::InvalidArgumentError(absl::StrCat("convolution input dimension ", d,
                                                      " does not fit cuDNN's 32-bit dimensions"));
     }
   }
-  const int64_t ph = pad.padded_dims[nchw ? 2 : 1], pw = pad.padded_dims[nchw ? 3 : 2];
+  const int64_t ph = pad.padded_dims[2], pw = pad.padded_dims[3];
   TW_ASSIGN_OR_RETURN(TensorDescriptor x, Tensor4d<T>(format, w.batch, w.channels, ph, pw));
   TW_ASSIGN_OR_RETURN(TensorDescriptor y, Tensor4d<T>(format, w.batch, oc, w.out_h, w.out_w));
   TW_ASSIGN_OR_RETURN(FilterDescriptor filter, FilterDescriptor::Create());
@@ -274,8 +273,8 @@ class CudnnConvOp : public OpKernel {
     // cuDNN computes in NCHW whatever the data's format, as TF's float
     // convolutions do: NHWC data is transposed in and the result out.
     const bool nhwc = !attrs_.nchw;
-    const Padding pad = PaddingFor(w, /*nchw=*/true);
-    TW_ASSIGN_OR_RETURN(ConvDescriptors d, Describe<T>(w, oc, groups, pad, /*nchw=*/true));
+    const Padding pad = PaddingFor(w);
+    TW_ASSIGN_OR_RETURN(ConvDescriptors d, Describe<T>(w, oc, groups, pad));
     const int64_t per_group = w.channels / groups;
     const std::vector<int64_t> cudnn_filter_dims{oc, per_group, w.k_h, w.k_w};
     const std::vector<int64_t> out_nchw{w.batch, oc, w.out_h, w.out_w};

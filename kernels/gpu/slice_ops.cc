@@ -7,7 +7,6 @@
 // index arguments stay in host memory.
 #include <algorithm>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -184,9 +183,7 @@ class MirrorPadOp : public OpKernel {
  public:
   explicit MirrorPadOp(bool grad) : grad_(grad) {}
   absl::Status Init(const KernelConstruction& c) override {
-    std::string mode;
-    TW_RETURN_IF_ERROR(c.GetAttr("mode", &mode));
-    reflect_ = mode == "REFLECT";
+    TW_ASSIGN_OR_RETURN(reflect_, ReadMirrorReflect(c));
     return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {
