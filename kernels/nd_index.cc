@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kernels/kernel_util.h"
+#include "kernels/rearrange.h"
 
 namespace towerflow {
 
@@ -58,6 +59,44 @@ absl::Status CheckNdUpdates(const NdIndex& nd, const Tensor& indices, const Tens
                      updates.shape().DebugString()));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<NdIndex> ResolveScatter(const Tensor& indices, const Tensor& updates,
+                                       const TensorShape& params) {
+  if (params.dims() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("params must be at least 1-D, got shape ", params.DebugString()));
+  }
+  bool shapes_agree = updates.dims() == indices.dims() + params.dims() - 1;
+  for (int d = 0; shapes_agree && d < indices.dims(); ++d) {
+    shapes_agree = updates.dim_size(d) == indices.dim_size(d);
+  }
+  for (int d = 1; shapes_agree && d < params.dims(); ++d) {
+    shapes_agree = updates.dim_size(indices.dims() + d - 1) == params.dim_size(d);
+  }
+  if (!shapes_agree && updates.dims() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Must have updates.shape = indices.shape + params.shape[1:] or updates.shape = [], got "
+        "updates.shape ",
+        updates.shape().DebugString(), ", indices.shape ", indices.shape().DebugString(),
+        ", params.shape ", params.DebugString()));
+  }
+  NdIndex nd;
+  nd.depth = 1;
+  nd.rows = indices.NumElements();
+  nd.slice_size = DimProduct(params, 1, params.dims());
+  nd.batch_dims.assign(indices.shape().dim_sizes().begin(), indices.shape().dim_sizes().end());
+  nd.offsets.resize(nd.rows);
+  const int64_t limit = params.dim_size(0);
+  for (int64_t r = 0; r < nd.rows; ++r) {
+    const int64_t i = IntAt(indices, r);
+    if (i < 0 || i >= limit) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("indices[", r, "] = ", i, " is not in [0, ", limit, ")"));
+    }
+    nd.offsets[r] = i;
+  }
+  return nd;
 }
 
 }  // namespace towerflow

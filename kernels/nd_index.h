@@ -42,6 +42,16 @@ std::vector<int64_t> GatherNdDims(const NdIndex& nd, absl::Span<const int64_t> d
 absl::Status CheckNdUpdates(const NdIndex& nd, const Tensor& indices, const Tensor& updates,
                             absl::Span<const int64_t> dims);
 
+// The row scatters into a variable (ScatterAdd, ScatterSub, ScatterUpdate
+// and their resource forms): each element of `indices` (any shape, int32 or
+// int64, in host memory) picks a row of `params`' first dim, so the rows
+// resolve as an NdIndex of depth 1 over params. `updates` has shape
+// indices.shape + params.shape[1:], or is a scalar that every picked
+// element takes. InvalidArgument (TF's messages) for a scalar params,
+// updates of another shape, or an index outside [0, params.shape[0]).
+absl::StatusOr<NdIndex> ResolveScatter(const Tensor& indices, const Tensor& updates,
+                                       const TensorShape& params);
+
 }  // namespace towerflow
 
 #endif  // TOWERFLOW_KERNELS_ND_INDEX_H_

@@ -1,9 +1,10 @@
 // Variable kernels, the same on every device: resource variables (VarHandleOp, ReadVariableOp,
 // Assign*VariableOp, VarIsInitializedOp, DestroyResourceOp) and TF1
 // reference variables (VariableV2/Variable, Assign, AssignAdd, AssignSub,
-// IsVariableInitialized). The arithmetic of AssignAdd/AssignSub is the
-// device's own (AddIntoFn). Both kinds keep their value in a `Var` in the
-// device's ResourceMgr under (container, shared_name or node name).
+// IsVariableInitialized), and the row scatters into either kind
+// (Scatter*/ResourceScatter*). The arithmetic of AssignAdd/AssignSub and of
+// the scatters is the device's own (AddIntoFn, ScatterFn). Both kinds keep their value in a `Var`
+// in the device's ResourceMgr under (container, shared_name or node name).
 //
 // Note [Variable copy-on-write]
 // A read shares the variable's buffer (no copy), so an update must never
@@ -15,6 +16,8 @@
 #include "kernels/variable_ops.h"
 
 #include <algorithm>
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -264,7 +267,64 @@ class IsVariableInitializedOp : public OpKernel {
   }
 };
 
+// ---- Row scatters, on both kinds ----
+
+// ScatterAdd/Sub/Update(ref, indices, updates) and ResourceScatterAdd/Sub/
+// Update(resource, indices, updates). Every index is checked before any
+// row is written, so a bad index leaves the variable as it was (TF's CPU
+// kernels may have written the rows before it). The lock is held whatever
+// use_locking says, as the optimizer updates do (kernels/variable_util.h).
+class ScatterVarOp : public OpKernel {
+ public:
+  ScatterVarOp(bool resource, ScatterMode mode, DataType dtype, ScatterFn scatter)
+      : resource_(resource), mode_(mode), dtype_(dtype), scatter_(scatter) {}
+  absl::Status Compute(KernelContext* ctx) override {
+    std::shared_ptr<Var> holder;
+    Var* var = nullptr;
+    if (resource_) {
+      TW_ASSIGN_OR_RETURN(holder, LookupResourceVar(ctx, 0));
+      var = holder.get();
+    } else {
+      var = ctx->ref_input(0);
+    }
+    TW_RETURN_IF_ERROR(CheckDtype(*var, dtype_, "scatter into"));
+    {
+      absl::MutexLock lock(&var->mu);
+      if (!var->initialized) return UninitializedError(*var);
+      TW_ASSIGN_OR_RETURN(const NdIndex nd,
+                          ResolveScatter(ctx->input(1), ctx->input(2), var->tensor.shape()));
+      if (nd.rows > 0 && nd.slice_size > 0) {
+        if (!var->tensor.RefCountIsOne()) {  // see Note [Variable copy-on-write]
+          TW_ASSIGN_OR_RETURN(var->tensor, CopyForWrite(ctx, var->tensor));
+        }
+        TW_RETURN_IF_ERROR(scatter_(ctx, mode_, nd, ctx->input(2), &var->tensor));
+      }
+    }
+    if (!resource_) ctx->set_output_ref(0, var);
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool resource_;
+  const ScatterMode mode_;
+  const DataType dtype_;
+  const ScatterFn scatter_;
+};
+
 }  // namespace
+
+absl::StatusOr<Tensor> ReadResourceValue(KernelContext* ctx, int input, DataType dtype,
+                                         const char* op) {
+  TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupResourceVar(ctx, input));
+  absl::ReaderMutexLock lock(&var->mu);
+  if (!var->initialized) return UninitializedError(*var);
+  if (var->tensor.dtype() != dtype) {
+    return absl::InvalidArgumentError(absl::StrCat("Variable ", var->name(), " holds ",
+                                                   DataTypeString(var->tensor.dtype()), " but ", op,
+                                                   " expects ", DataTypeString(dtype)));
+  }
+  return var->tensor;
+}
 
 absl::StatusOr<const ResourceHandle*> ResourceHandleInput(KernelContext* ctx, int input) {
   const Tensor& t = ctx->input(input);
@@ -308,6 +368,26 @@ void RegisterAssignUpdateKernels(const std::string& device_type, DataType dtype,
                        .Device(device_type)
                        .TypeConstraint("dtype", dtype),
                    [=] { return std::make_unique<AssignUpdateVariableOp>(dtype, add_into, add); });
+  }
+}
+
+void RegisterScatterKernels(const std::string& device_type, DataType dtype, bool update,
+                            ScatterFn scatter) {
+  const std::vector<ScatterMode> modes =
+      update ? std::vector<ScatterMode>{ScatterMode::kUpdate}
+             : std::vector<ScatterMode>{ScatterMode::kAdd, ScatterMode::kSub};
+  for (const ScatterMode mode : modes) {
+    const char* name = mode == ScatterMode::kAdd   ? "Add"
+                       : mode == ScatterMode::kSub ? "Sub"
+                                                   : "Update";
+    for (const bool resource : {false, true}) {
+      RegisterKernel(
+          KernelDefBuilder(absl::StrCat(resource ? "ResourceScatter" : "Scatter", name))
+              .Device(device_type)
+              .TypeConstraint(resource ? "dtype" : "T", dtype)
+              .HostMemory("indices"),
+          [=] { return std::make_unique<ScatterVarOp>(resource, mode, dtype, scatter); });
+    }
   }
 }
 

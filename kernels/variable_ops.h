@@ -4,7 +4,9 @@
 // device type shares them; the CPU registers them itself, and a device type
 // with memory of its own calls RegisterVariableKernels for its type from its
 // kernel library. AssignAdd/AssignSub (and their resource forms) need the
-// device's arithmetic, given per dtype as an AddIntoFn.
+// device's arithmetic, given per dtype as an AddIntoFn; the row scatters
+// (ScatterAdd, ScatterSub, ScatterUpdate and their resource forms) the
+// device's scatter, given per dtype as a ScatterFn.
 #ifndef TOWERFLOW_KERNELS_VARIABLE_OPS_H_
 #define TOWERFLOW_KERNELS_VARIABLE_OPS_H_
 
@@ -13,6 +15,7 @@
 #include "absl/status/status.h"
 #include "core/types.h"
 #include "framework/kernel_context.h"
+#include "kernels/nd_index.h"
 
 namespace towerflow {
 
@@ -21,11 +24,27 @@ namespace towerflow {
 using AddIntoFn = absl::Status (*)(KernelContext* ctx, const Tensor& current, const Tensor& delta,
                                    bool add, Tensor* out);
 
+enum class ScatterMode { kAdd, kSub, kUpdate };
+
+// Row nd.offsets[i] of `var` (as [params.shape[0], nd.slice_size]) gets row
+// i of `updates` added, subtracted or assigned, for i in index order (so a
+// duplicate index adds each of its rows, or keeps the last one assigned);
+// a scalar `updates` stands for rows all of that value. `var` is the
+// variable's own buffer (nobody else reads it: the caller copied it first
+// if need be), and nd came from ResolveScatter, so every row is checked.
+using ScatterFn = absl::Status (*)(KernelContext* ctx, ScatterMode mode, const NdIndex& nd,
+                                   const Tensor& updates, Tensor* var);
+
 // REQUIRES: each called once per device type (and dtype), during static
 // initialisation.
 void RegisterVariableKernels(const std::string& device_type);
 void RegisterAssignUpdateKernels(const std::string& device_type, DataType dtype,
                                  AddIntoFn add_into);
+// ScatterAdd and ScatterSub (and ResourceScatterAdd/Sub) for `dtype`, or
+// ScatterUpdate and ResourceScatterUpdate when `update`; indices in host
+// memory.
+void RegisterScatterKernels(const std::string& device_type, DataType dtype, bool update,
+                            ScatterFn scatter);
 
 }  // namespace towerflow
 

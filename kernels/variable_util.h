@@ -33,6 +33,12 @@ absl::Status ResourceName(const KernelConstruction& c, std::string* container, s
 // variable reads.
 absl::StatusOr<std::shared_ptr<Var>> LookupResourceVar(KernelContext* ctx, int input);
 
+// The value of the resource variable behind handle input `input`, shared
+// (not copied): FailedPrecondition when it is uninitialised, InvalidArgument
+// when it does not hold `dtype` (naming `op`, the reader).
+absl::StatusOr<Tensor> ReadResourceValue(KernelContext* ctx, int input, DataType dtype,
+                                         const char* op);
+
 // A copy of `value` with a buffer of its own in the same memory of the
 // kernel's device: a host copy on CPUs, a device-to-device copy (ordered on
 // the device's stream) on a device with memory of its own.

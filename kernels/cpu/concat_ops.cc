@@ -266,38 +266,19 @@ class WhereOp : public OpKernel {
 };
 
 // ResourceGather(resource, indices) reads the variable, then gathers on
-// axis 0.
+// axis batch_dims (0 unless batch_dims says otherwise), as GatherV2.
 class ResourceGatherOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
     TW_RETURN_IF_ERROR(c.GetAttr("batch_dims", &batch_dims_));
-    TW_RETURN_IF_ERROR(c.GetAttr("dtype", &dtype_));
-    if (batch_dims_ != 0) {
-      return absl::UnimplementedError(
-          absl::StrCat("ResourceGather with batch_dims = ", batch_dims_, " is not supported"));
-    }
-    return absl::OkStatus();
+    return c.GetAttr("dtype", &dtype_);
   }
   absl::Status Compute(KernelContext* ctx) override {
-    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupResourceVar(ctx, 0));
-    Tensor value;
-    {
-      absl::ReaderMutexLock lock(&var->mu);
-      if (!var->initialized) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("Attempting to use uninitialized value ", var->name()));
-      }
-      value = var->tensor;
-    }
-    if (value.dtype() != dtype_) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Variable ", var->name(), " holds ", DataTypeString(value.dtype()),
-                       " but ResourceGather expects ", DataTypeString(dtype_)));
-    }
+    TW_ASSIGN_OR_RETURN(const Tensor value, ReadResourceValue(ctx, 0, dtype_, "ResourceGather"));
     if (value.dims() == 0) {
       return absl::InvalidArgumentError("params must be at least 1 dimensional");
     }
-    return Gather(ctx, value, ctx->input(1), 0);
+    return Gather(ctx, value, ctx->input(1), batch_dims_, batch_dims_);
   }
 
  private:

@@ -1,6 +1,10 @@
 // Indexing by N-d index: GatherNd, ScatterNd and TensorScatterUpdate, on
-// the index rows resolved by kernels/nd_index.h.
+// the index rows resolved by kernels/nd_index.h; and the CPU's arithmetic
+// of the row scatters into variables (ScatterAdd, ScatterSub, ScatterUpdate
+// and their resource forms: kernels/variable_ops.h).
+#include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +13,7 @@
 #include "framework/kernel_registry.h"
 #include "kernels/kernel_util.h"
 #include "kernels/nd_index.h"
+#include "kernels/variable_ops.h"
 
 namespace towerflow {
 namespace {
@@ -92,7 +97,69 @@ class TensorScatterUpdateOp : public OpKernel {
   }
 };
 
+// ScatterAdd/ScatterSub into a variable: rows in index order, so a
+// duplicate index adds each of its rows in turn, as ScatterNd.
+template <typename T>
+absl::Status ScatterArithmetic(KernelContext*, ScatterMode mode, const NdIndex& nd,
+                               const Tensor& updates, Tensor* var) {
+  const T* u = updates.data<T>();
+  const bool scalar = updates.dims() == 0;
+  T* v = var->data<T>();
+  for (int64_t r = 0; r < nd.rows; ++r) {
+    T* dst = v + nd.offsets[r] * nd.slice_size;
+    const T* src = u + (scalar ? 0 : r * nd.slice_size);
+    if (scalar && mode == ScatterMode::kAdd) {
+      for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] += *src;
+    } else if (scalar) {
+      for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] -= *src;
+    } else if (mode == ScatterMode::kAdd) {
+      for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] += src[k];
+    } else {
+      for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] -= src[k];
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ScatterUpdate: each indexed row replaced (a duplicate keeps its last
+// row), for elements of any size and for strings.
+template <typename T>
+void AssignRows(const NdIndex& nd, const Tensor& updates, Tensor* var) {
+  const T* u = static_cast<const T*>(updates.raw_data());
+  T* v = static_cast<T*>(var->raw_data());
+  const bool scalar = updates.dims() == 0;
+  for (int64_t r = 0; r < nd.rows; ++r) {
+    T* dst = v + nd.offsets[r] * nd.slice_size;
+    if (scalar) {
+      std::fill(dst, dst + nd.slice_size, *u);
+    } else {
+      std::copy(u + r * nd.slice_size, u + (r + 1) * nd.slice_size, dst);
+    }
+  }
+}
+
+absl::Status ScatterAssign(KernelContext*, ScatterMode, const NdIndex& nd, const Tensor& updates,
+                           Tensor* var) {
+  if (var->dtype() == DT_STRING) {
+    AssignRows<std::string>(nd, updates, var);
+    return absl::OkStatus();
+  }
+  const bool ok = VisitByElementSize(
+      var->dtype(), [&](auto zero) { AssignRows<decltype(zero)>(nd, updates, var); });
+  return ok ? absl::OkStatus() : UnsupportedDtype("ScatterUpdate", var->dtype());
+}
+
 TW_REGISTER_KERNELS(scatter_nd_ops) {
+  RegisterScatterKernels(kDeviceCpu, DT_FLOAT, false, ScatterArithmetic<float>);
+  RegisterScatterKernels(kDeviceCpu, DT_DOUBLE, false, ScatterArithmetic<double>);
+  RegisterScatterKernels(kDeviceCpu, DT_INT32, false, ScatterArithmetic<int32_t>);
+  RegisterScatterKernels(kDeviceCpu, DT_INT64, false, ScatterArithmetic<int64_t>);
+  RegisterScatterKernels(kDeviceCpu, DT_UINT8, false, ScatterArithmetic<uint8_t>);
+  for (const DataType t :
+       {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64, DT_UINT8, DT_INT8, DT_INT16, DT_UINT16, DT_UINT32,
+        DT_UINT64, DT_BOOL, DT_HALF, DT_BFLOAT16, DT_STRING}) {
+    RegisterScatterKernels(kDeviceCpu, t, true, ScatterAssign);
+  }
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   for (const DataType index : {DT_INT32, DT_INT64}) {
     RegisterKernel(cpu("GatherNd").TypeConstraint("Tindices", index),

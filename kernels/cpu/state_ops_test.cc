@@ -268,6 +268,14 @@ TEST(ResourceOpsTest, ResourceGatherReadsRows) {
   EXPECT_THAT(wrong.Run({h, Literal<int32_t>({1}, {0})}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
                                 "Variable emb holds float but ResourceGather expects int32"));
+  // batch_dims 1: each row of the variable gathers with its own indices.
+  const Tensor rows = ResourceVariable("batched", Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  KernelRunner batched("ResourceGather");
+  batched.Attr("dtype", DT_FLOAT).Attr("batch_dims", int64_t{1});
+  EXPECT_THAT(RunOk(batched, {rows, Literal<int64_t>({2, 2}, {2, 0, 1, 1})}),
+              TensorIs<float>({2, 2}, {3, 1, 5, 5}));
+  EXPECT_THAT(batched.Run({rows, Literal<int64_t>({2, 1}, {0, 3})}).status().message(),
+              HasSubstr("indices[1] = 3 is not in [0, 3)"));
 }
 
 TEST(ResourceOpsTest, ResourceApplyUpdatesTheVariable) {
@@ -289,6 +297,101 @@ TEST(ResourceOpsTest, ResourceApplyUpdatesTheVariable) {
       ResourceHandle{TestCpuDevice()->name(), "localhost", "nope", "Var"};
   EXPECT_EQ(gd.Run({missing, Scalar<float>(0.5f), Literal<float>({2}, {2, 2})}).status().code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace towerflow
+
+namespace towerflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Rows [3, 2] = {1, 2, 3, 4, 5, 6}, indices {2, 0, 2}: row 2 takes two
+// updates, in index order; row 1 none.
+TEST(ScatterOpsTest, RefScattersAddSubtractAndAssignRowsInIndexOrder) {
+  const Tensor var = Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor indices = Literal<int32_t>({3}, {2, 0, 2});
+  const Tensor updates = Literal<float>({3, 2}, {10, 20, 30, 40, 50, 60});
+  KernelRunner add("ScatterAdd");
+  EXPECT_THAT(RunOk(add, {var, indices, updates}), TensorIs<float>({3, 2}, {31, 42, 3, 4, 65, 86}));
+  KernelRunner sub("ScatterSub");
+  EXPECT_THAT(RunOk(sub, {var, indices, updates}),
+              TensorIs<float>({3, 2}, {-29, -38, 3, 4, -55, -74}));
+  KernelRunner update("ScatterUpdate");
+  EXPECT_THAT(RunOk(update, {var, indices, updates}),
+              TensorIs<float>({3, 2}, {30, 40, 3, 4, 50, 60}));
+  // A scalar update goes to every element of every indexed row.
+  EXPECT_THAT(RunOk(add, {var, Literal<int64_t>({2}, {1, 1}), Scalar<float>(0.5f)}),
+              TensorIs<float>({3, 2}, {1, 2, 4, 5, 5, 6}));
+  EXPECT_THAT(RunOk(update, {var, Literal<int64_t>({1}, {0}), Scalar<float>(-1)}),
+              TensorIs<float>({3, 2}, {-1, -1, 3, 4, 5, 6}));
+  // Indices of rank 2: updates [2, 1, 2].
+  EXPECT_THAT(
+      RunOk(sub, {var, Literal<int64_t>({2, 1}, {0, 1}), Literal<float>({2, 1, 2}, {1, 1, 2, 2})}),
+      TensorIs<float>({3, 2}, {0, 1, 1, 2, 5, 6}));
+  // No indices: the variable as it was.
+  EXPECT_THAT(RunOk(add, {var, Literal<int32_t>({0}, {}), Literal<float>({0, 2}, {})}),
+              TensorIs<float>({3, 2}, {1, 2, 3, 4, 5, 6}));
+  KernelRunner ints("ScatterAdd");
+  EXPECT_THAT(RunOk(ints, {Literal<int64_t>({4}, {1, 2, 3, 4}), Literal<int32_t>({3}, {3, 3, 0}),
+                           Literal<int64_t>({3}, {10, 20, 30})}),
+              TensorIs<int64_t>({4}, {31, 2, 3, 34}));
+}
+
+TEST(ScatterOpsTest, RefScattersRefuseBadIndicesAndShapes) {
+  const Tensor var = Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+  KernelRunner add("ScatterAdd");
+  EXPECT_THAT(
+      add.Run({var, Literal<int32_t>({2}, {0, 3}), Literal<float>({2, 2}, {1, 1, 1, 1})}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "indices[1] = 3 is not in [0, 3)"));
+  EXPECT_THAT(add.Run({var, Literal<int32_t>({1}, {-1}), Literal<float>({1, 2}, {1, 1})})
+                  .status()
+                  .message(),
+              HasSubstr("indices[0] = -1 is not in [0, 3)"));
+  EXPECT_THAT(
+      add.Run({var, Literal<int32_t>({2}, {0, 1}), Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6})})
+          .status()
+          .message(),
+      HasSubstr("Must have updates.shape = indices.shape + params.shape[1:] or "
+                "updates.shape = [], got updates.shape [2,3], indices.shape [2], "
+                "params.shape [3,2]"));
+  EXPECT_THAT(
+      add.Run({Scalar<float>(1), Literal<int32_t>({1}, {0}), Scalar<float>(1)}).status().message(),
+      HasSubstr("params must be at least 1-D, got shape []"));
+}
+
+TEST(ScatterOpsTest, ResourceScattersUpdateTheVariableCopyingASharedBuffer) {
+  const Tensor h = ResourceVariable("scattered", Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6}));
+  const Tensor before = ReadVariable("scattered");  // shares the variable's buffer
+  KernelRunner add("ResourceScatterAdd");
+  TW_ASSERT_OK_OR_FAIL(
+      add.Run({h, Literal<int32_t>({3}, {2, 0, 2}), Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6})}));
+  EXPECT_THAT(ReadVariable("scattered"), TensorIs<float>({3, 2}, {4, 6, 3, 4, 11, 14}));
+  EXPECT_THAT(before, TensorIs<float>({3, 2}, {1, 2, 3, 4, 5, 6}));
+  KernelRunner sub("ResourceScatterSub");
+  TW_ASSERT_OK_OR_FAIL(sub.Run({h, Literal<int64_t>({1}, {1}), Scalar<float>(3)}));
+  EXPECT_THAT(ReadVariable("scattered"), TensorIs<float>({3, 2}, {4, 6, 0, 1, 11, 14}));
+  KernelRunner update("ResourceScatterUpdate");
+  TW_ASSERT_OK_OR_FAIL(
+      update.Run({h, Literal<int32_t>({2}, {1, 1}), Literal<float>({2, 2}, {7, 8, 9, 10})}));
+  EXPECT_THAT(ReadVariable("scattered"), TensorIs<float>({3, 2}, {4, 6, 9, 10, 11, 14}));
+  // A bad index anywhere leaves every row as it was.
+  EXPECT_THAT(update.Run({h, Literal<int32_t>({2}, {0, 5}), Literal<float>({2, 2}, {0, 0, 0, 0})})
+                  .status()
+                  .message(),
+              HasSubstr("indices[1] = 5 is not in [0, 3)"));
+  EXPECT_THAT(ReadVariable("scattered"), TensorIs<float>({3, 2}, {4, 6, 9, 10, 11, 14}));
+  // The kernel's dtype against the variable's.
+  const Tensor ints = ResourceVariable("scattered_ints", Literal<int32_t>({2}, {1, 2}));
+  EXPECT_THAT(
+      add.Run({ints, Literal<int32_t>({1}, {0}), Literal<float>({1}, {1})}).status().message(),
+      HasSubstr("Trying to scatter into variable scattered_ints with wrong dtype. "
+                "Expected int32 got float"));
+  KernelRunner int_add("ResourceScatterAdd");
+  TW_ASSERT_OK_OR_FAIL(
+      int_add.Run({ints, Literal<int32_t>({2}, {1, 1}), Literal<int32_t>({2}, {5, 6})}));
+  EXPECT_THAT(ReadVariable("scattered_ints"), TensorIs<int32_t>({2}, {1, 13}));
 }
 
 }  // namespace

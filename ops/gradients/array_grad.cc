@@ -408,10 +408,15 @@ absl::Status GatherGrad(const Scope& scope, const Operation& op,
   return absl::OkStatus();
 }
 // y = resource_gather(handle, indices): IndexedSlices of the variable's
-// shape, read from the VarHandleOp when it is static.
+// shape, read from the VarHandleOp when it is static. With batch_dims (a
+// gather on axis batch_dims) it is refused, where TF gives a wrong one.
 absl::Status ResourceGatherGrad(const Scope& scope, const Operation& op,
                                 const std::vector<Output>& grad_inputs,
                                 std::vector<Gradient>* grad_outputs) {
+  if (const int64_t b = grad_util::Attr<int64_t>(scope, op, "batch_dims"); b != 0) {
+    return absl::UnimplementedError(absl::StrCat("Gradient of ResourceGather node '", op.name(),
+                                                 "' with batch_dims = ", b, " is not implemented"));
+  }
   const Output handle = In(op, 0);
   PartialTensorShape shape;
   if (handle.node()->IsOp("VarHandleOp")) {
