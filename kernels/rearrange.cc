@@ -1,7 +1,9 @@
 #include "kernels/rearrange.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -327,17 +329,6 @@ absl::StatusOr<PadPlan> PlanPad(const TensorShape& in, const Tensor& paddings,
   return plan;
 }
 
-absl::Status CheckGatherBatchDims(const KernelConstruction& c) {
-  int64_t batch_dims = 0;
-  TW_RETURN_IF_ERROR(c.GetAttr("batch_dims", &batch_dims));
-  if (batch_dims != 0) {
-    return absl::UnimplementedError(absl::StrCat("GatherV2 with batch_dims = ", batch_dims,
-                                                 " is not supported on this device (the CPU's "
-                                                 "kernel supports it)"));
-  }
-  return absl::OkStatus();
-}
-
 int64_t GatherIndex(const Tensor& indices, int64_t i) {
   return indices.dtype() == DT_INT16 ? indices.data<int16_t>()[i] : IntAt(indices, i);
 }
@@ -423,6 +414,141 @@ absl::StatusOr<ConcatPlan> PlanConcat(absl::Span<const Tensor* const> values,
   dims[a] = total;
   TW_ASSIGN_OR_RETURN(plan.shape, TensorShape::FromDims(dims));
   plan.outer = DimProduct(plan.shape, 0, a);
+  return plan;
+}
+
+namespace {
+
+// Whether `shape` starts with `prefix`.
+bool StartsWith(const TensorShape& shape, const TensorShape& prefix) {
+  if (shape.dims() < prefix.dims()) return false;
+  for (int i = 0; i < prefix.dims(); ++i) {
+    if (shape.dim_size(i) != prefix.dim_size(i)) return false;
+  }
+  return true;
+}
+
+// shape[from:] with `lead` in front.
+absl::StatusOr<TensorShape> WithLeadingDim(int64_t lead, const TensorShape& shape, int from) {
+  std::vector<int64_t> dims{lead};
+  for (int i = from; i < shape.dims(); ++i) dims.push_back(shape.dim_size(i));
+  return TensorShape::FromDims(dims);
+}
+
+}  // namespace
+
+absl::StatusOr<PartitionPlan> PlanDynamicPartition(const TensorShape& data,
+                                                   const Tensor& partitions,
+                                                   int64_t num_partitions) {
+  if (!StartsWith(data, partitions.shape())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data.shape must start with partitions.shape, got data.shape = ", data.DebugString(),
+        ", partitions.shape = ", partitions.shape().DebugString()));
+  }
+  const int64_t n = partitions.NumElements();
+  const int32_t* p = partitions.data<int32_t>();
+  PartitionPlan plan;
+  plan.starts.assign(num_partitions + 1, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (p[i] < 0 || p[i] >= num_partitions) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("partitions[", i, "] = ", p[i], " is not in [0, ", num_partitions, ")"));
+    }
+    ++plan.starts[p[i] + 1];
+  }
+  for (int64_t k = 0; k < num_partitions; ++k) {
+    TW_ASSIGN_OR_RETURN(TensorShape shape,
+                        WithLeadingDim(plan.starts[k + 1], data, partitions.dims()));
+    plan.shapes.push_back(std::move(shape));
+    plan.starts[k + 1] += plan.starts[k];
+  }
+  plan.row = DimProduct(data, partitions.dims(), data.dims());
+  plan.rows.resize(n);
+  std::vector<int64_t> next(plan.starts.begin(), plan.starts.end() - 1);
+  for (int64_t i = 0; i < n; ++i) plan.rows[next[p[i]]++] = i;
+  return plan;
+}
+
+absl::StatusOr<StitchPlan> PlanDynamicStitch(absl::Span<const Tensor* const> indices,
+                                             absl::Span<const Tensor* const> data) {
+  const int n = static_cast<int>(indices.size());
+  const TensorShape& data0 = data[0]->shape();
+  const TensorShape& indices0 = indices[0]->shape();
+  if (!StartsWith(data0, indices0)) {
+    return absl::InvalidArgumentError(absl::StrCat("data[0].shape ", data0.DebugString(),
+                                                   " must start with indices[0].shape ",
+                                                   indices0.DebugString()));
+  }
+  int64_t max_index = -1;
+  for (int m = 0; m < n; ++m) {
+    const TensorShape& ishape = indices[m]->shape();
+    const TensorShape& dshape = data[m]->shape();
+    // data[m] = indices[m].shape + the row shape data[0] has.
+    bool ok = StartsWith(dshape, ishape) &&
+              dshape.dims() - ishape.dims() == data0.dims() - indices0.dims();
+    for (int d = 0; ok && d < data0.dims() - indices0.dims(); ++d) {
+      ok = dshape.dim_size(ishape.dims() + d) == data0.dim_size(indices0.dims() + d);
+    }
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("data[", m, "].shape = ", dshape.DebugString(),
+                       " does not start with indices[", m, "].shape = ", ishape.DebugString(),
+                       " followed by the row shape of data[0] ", data0.DebugString()));
+    }
+    const int32_t* idx = indices[m]->data<int32_t>();
+    for (int64_t i = 0; i < indices[m]->NumElements(); ++i) {
+      if (idx[i] < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("indices[", m, "][", i, "] = ", idx[i], " is negative"));
+      }
+      max_index = std::max<int64_t>(max_index, idx[i]);
+    }
+  }
+  StitchPlan plan;
+  TW_ASSIGN_OR_RETURN(plan.shape, WithLeadingDim(max_index + 1, data0, indices0.dims()));
+  plan.row = DimProduct(data0, indices0.dims(), data0.dims());
+  // Every (index, m, i), sorted by index, writer order kept: the last of
+  // each index's run writes its row. Sized by the indices, not by the
+  // largest index, which may be huge.
+  struct Write {
+    int64_t index;
+    int m;
+    int64_t i;
+  };
+  std::vector<Write> writes;
+  for (int m = 0; m < n; ++m) {
+    const int32_t* idx = indices[m]->data<int32_t>();
+    for (int64_t i = 0; i < indices[m]->NumElements(); ++i) writes.push_back({idx[i], m, i});
+  }
+  std::stable_sort(writes.begin(), writes.end(),
+                   [](const Write& a, const Write& b) { return a.index < b.index; });
+  plan.src.resize(n);
+  plan.dst.resize(n);
+  for (size_t k = 0; k < writes.size(); ++k) {
+    if (k + 1 < writes.size() && writes[k + 1].index == writes[k].index) continue;
+    plan.src[writes[k].m].push_back(writes[k].i);
+    plan.dst[writes[k].m].push_back(writes[k].index);
+  }
+  return plan;
+}
+
+absl::StatusOr<TopKPlan> PlanTopK(const TensorShape& input, const Tensor& k) {
+  TopKPlan plan;
+  TW_ASSIGN_OR_RETURN(plan.k, IntScalar(k, "k"));
+  if (plan.k < 0) return absl::InvalidArgumentError(absl::StrCat("Need k >= 0, got ", plan.k));
+  if (input.dims() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input must be >= 1-D, got shape ", input.DebugString()));
+  }
+  plan.n = input.dim_size(input.dims() - 1);
+  if (plan.n < plan.k) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input must have at least k columns. Had ", plan.n, ", needed ", plan.k));
+  }
+  plan.rows = DimProduct(input, 0, input.dims() - 1);
+  std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
+  dims.back() = plan.k;
+  TW_ASSIGN_OR_RETURN(plan.shape, TensorShape::FromDims(dims));
   return plan;
 }
 

@@ -92,9 +92,6 @@ struct GatherPlan {
 // [0, limit) ("indices[3] = 7 is not in [0, 5)").
 absl::StatusOr<GatherPlan> PlanGather(const TensorShape& params, const Tensor& indices,
                                       int64_t axis, int64_t batch_dims = 0);
-// Unimplemented unless GatherV2's batch_dims attr is 0 (the only value the
-// GPU kernel supports).
-absl::Status CheckGatherBatchDims(const KernelConstruction& c);
 // Index i of `indices`, whatever its integer type.
 int64_t GatherIndex(const Tensor& indices, int64_t i);
 
@@ -148,6 +145,50 @@ absl::StatusOr<StridedSlicePlan> PlanStridedSlice(const TensorShape& in,
                                                   const StridedSliceSpec& masks,
                                                   const Tensor& begin, const Tensor& end,
                                                   const Tensor& strides);
+
+// DynamicPartition(data, partitions): output k gets, in order, the rows of
+// data (its elements past partitions' dims) whose partition is k.
+struct PartitionPlan {
+  std::vector<TensorShape> shapes;  // output k's: [count_k] + data's row dims
+  int64_t row = 0;                  // elements per row
+  // The rows of data, output 0's first, then output 1's, ...: output k's
+  // are rows[starts[k] .. starts[k + 1]).
+  std::vector<int64_t> rows;
+  std::vector<int64_t> starts;
+};
+// InvalidArgument (TF's messages) unless data's shape starts with
+// partitions' and every partition (int32, host memory) is in
+// [0, num_partitions).
+absl::StatusOr<PartitionPlan> PlanDynamicPartition(const TensorShape& data,
+                                                   const Tensor& partitions,
+                                                   int64_t num_partitions);
+
+// DynamicStitch(indices[0..n), data[0..n)): merged row j is the row of the
+// last (m, i) with indices[m][i] = j, or zeros where no index names j (TF
+// leaves those rows uninitialised).
+struct StitchPlan {
+  TensorShape shape;  // [max index + 1] + data[0]'s row dims
+  int64_t row = 0;    // elements per row
+  // Per data input m, the rows it writes: data row src[m][k] lands in
+  // merged row dst[m][k]. Only the last writer of a merged row is listed,
+  // so the lists of all m write each merged row at most once.
+  std::vector<std::vector<int64_t>> src, dst;
+};
+// InvalidArgument unless each data[m] has shape indices[m].shape + data[0]'s
+// row dims and every index (int32, host memory) is non-negative.
+absl::StatusOr<StitchPlan> PlanDynamicStitch(absl::Span<const Tensor* const> indices,
+                                             absl::Span<const Tensor* const> data);
+
+// TopKV2(input, k): the k largest of each row (input's last dim).
+struct TopKPlan {
+  TensorShape shape;  // input's, with the last dim k
+  int64_t rows = 0;   // input's rows
+  int64_t n = 0;      // input's last dim
+  int64_t k = 0;
+};
+// InvalidArgument (TF's messages) for k < 0, a scalar input or fewer than
+// k columns; `k` is a scalar in host memory.
+absl::StatusOr<TopKPlan> PlanTopK(const TensorShape& input, const Tensor& k);
 
 // Product of dims [begin, end) of `s`.
 int64_t DimProduct(const TensorShape& s, int begin, int end);

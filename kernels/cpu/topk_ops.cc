@@ -13,6 +13,7 @@
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "kernels/kernel_util.h"
+#include "kernels/rearrange.h"
 
 namespace towerflow {
 namespace {
@@ -32,24 +33,11 @@ class TopKOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
-    TW_ASSIGN_OR_RETURN(int64_t k, IntScalar(ctx->input(1), "k"));
-    if (k < 0) return absl::InvalidArgumentError(absl::StrCat("Need k >= 0, got ", k));
-    if (in.dims() < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input must be >= 1-D, got shape ", in.shape().DebugString()));
-    }
-    const int64_t n = in.dim_size(in.dims() - 1);
-    if (n < k) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input must have at least k columns. Had ", n, ", needed ", k));
-    }
-    std::vector<int64_t> dims(in.shape().dim_sizes().begin(), in.shape().dim_sizes().end());
-    dims.back() = k;
-    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
-    TW_ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(0, shape));
-    TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(1, shape));
-    if (shape.num_elements() == 0) return absl::OkStatus();
-    const int64_t rows = in.NumElements() / n;
+    TW_ASSIGN_OR_RETURN(const TopKPlan plan, PlanTopK(in.shape(), ctx->input(1)));
+    TW_ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(0, plan.shape));
+    TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(1, plan.shape));
+    if (plan.shape.num_elements() == 0) return absl::OkStatus();
+    const int64_t rows = plan.rows, n = plan.n, k = plan.k;
     const T* x = in.data<T>();
     T* v = values->data<T>();
     int32_t* idx = indices->data<int32_t>();

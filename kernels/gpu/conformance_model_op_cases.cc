@@ -1,6 +1,7 @@
 // gpu_conformance_test's cases for the ops the control-flow issue added:
 // indices with duplicates, padding on both sides, blocks of 2 and 3, every
-// resize coordinate mode, diagonals read and written.
+// resize coordinate mode, diagonals read and written, rows partitioned and
+// stitched, Where and TopKV2 on ties.
 #include <string>
 #include <tuple>
 #include <vector>
@@ -81,6 +82,39 @@ void AddModelOpCases(std::vector<Case>* cases) {
                     "TensorScatterUpdate",
                     scatter_nd,
                     {Floats({4, 3}), Input{{3, 1}, true, {2, 0, 2}}, Floats({3, 3})}});
+  // Partition 2 gets no row; partitions of rank 2 route [3, 4] rows.
+  cases->push_back({"DynamicPartition_rows",
+                    "DynamicPartition",
+                    absl::StrCat(kFloat, " attr { key: 'num_partitions' value { i: 3 } }"),
+                    {Floats({2, 3, 4}), Input{{2, 3}, true, {1, 0, 1, 1, 0, 1}}},
+                    3});
+  // Merged row 3 written twice (the later data wins), row 4 never (zeros).
+  cases->push_back(
+      {"DynamicStitch_overlapping",
+       "DynamicStitch",
+       absl::StrCat(kFloat, " attr { key: 'N' value { i: 2 } }"),
+       {Ints({0, 3}), Input{{2, 2}, true, {5, 1, 3, 2}}, Floats({2, 4}), Floats({2, 2, 4})}});
+  // Where: zeros among the values (the row-major order of the rest), on
+  // floats and bools; none at all.
+  cases->push_back({"Where_float",
+                    "Where",
+                    kFloat,
+                    {Values({3, 4}, {0, 1, 0, -2, 3, 0, 0, 0, 5, 6, 0, 7}, "DT_FLOAT")}});
+  cases->push_back({"Where_bool_3d",
+                    "Where",
+                    "attr { key: 'T' value { type: DT_BOOL } }",
+                    {Values({2, 3, 2}, {1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0}, "DT_BOOL")}});
+  cases->push_back({"Where_none", "Where", kFloat, {Values({2, 2}, {0, 0, 0, 0}, "DT_FLOAT")}});
+  // TopKV2: ties (the lower column first), many rows, k = n and k = 0.
+  cases->push_back(
+      {"TopKV2_ties",
+       "TopKV2",
+       kFloat,
+       {Values({2, 6}, {3, 1, 3, 3, 0, -1, 2, 2, 5, 2, 5, 0}, "DT_FLOAT"), IntScalar(4)},
+       2});
+  cases->push_back({"TopKV2_rows", "TopKV2", kFloat, {Floats({5, 3, 40}), IntScalar(7)}, 2});
+  cases->push_back({"TopKV2_all", "TopKV2", kFloat, {Floats({4, 9}), IntScalar(9)}, 2});
+  cases->push_back({"TopKV2_none", "TopKV2", kFloat, {Floats({4, 9}), IntScalar(0)}, 2});
   const auto space_batch = [](const char* amounts) {
     return absl::StrCat(kFloat,
                         " attr { key: 'Tblock_shape' value { type: DT_INT32 } } attr { key: '",

@@ -38,8 +38,8 @@ using conformance::IntScalar;
 using conformance::kFloat;
 using conformance::Values;
 
-// Transpose, Slice, StridedSlice, Tile, ReverseV2, Pad, GatherV2 and
-// ConcatV2 (int32 index inputs).
+// Transpose, Slice, StridedSlice, Tile, ReverseV2, Pad, GatherV2 (with and
+// without batch_dims) and ConcatV2 (int32 index inputs).
 void AddRearrangeCases(std::vector<Case>* cases) {
   const std::string index = absl::StrCat(kFloat, " attr { key: 'Index' value { type: DT_INT32 } }");
   const std::string perm = absl::StrCat(kFloat, " attr { key: 'Tperm' value { type: DT_INT32 } }");
@@ -155,6 +155,11 @@ void AddRearrangeCases(std::vector<Case>* cases) {
       {"GatherV2_axis1", "GatherV2", gather, {Floats({2, 6, 3}), Ints({5, 1, 1}), IntScalar(-2)}});
   cases->push_back(
       {"GatherV2_no_indices", "GatherV2", gather, {Floats({4, 2}), Ints({}), IntScalar(0)}});
+  // batch_dims 1, axis 2: params [2, 3, 5, 4] row (j, o) gathers with indices[j].
+  cases->push_back({"GatherV2_batch_dims",
+                    "GatherV2",
+                    absl::StrCat(gather, " attr { key: 'batch_dims' value { i: 1 } }"),
+                    {Floats({2, 3, 5, 4}), Input{{2, 3}, true, {4, 0, 4, 1, 2, 3}}, IntScalar(2)}});
   const auto concat = [](int n) {
     return absl::StrCat(kFloat, " attr { key: 'Tidx' value { type: DT_INT32 } }",
                         " attr { key: 'N' value { i: ", n, " } }");
@@ -629,18 +634,23 @@ struct UpdateCase {
   std::string attrs;
   int slots;
   std::vector<std::pair<int, float>> scalars;  // (input index, value)
-  int grad;                                    // or AssignAdd's value
+  int grad;                                    // or AssignAdd's value, or a scatter's updates
   bool resource = false;
+  // A row scatter: input 1 is indices {3, 1, 3, 0} (row 3 twice, row 2
+  // never), and grad is [4, 33] updates, or a scalar when scalar_grad.
+  bool indexed = false;
+  bool scalar_grad = false;
 };
 
 std::vector<UpdateCase> UpdateCases() {
-  const std::string nesterov = " attr { key: 'use_nesterov' value { b: true } }";
+  const std::string nesterov =
+      absl::StrCat(kFloat, " attr { key: 'use_nesterov' value { b: true } }");
   std::vector<UpdateCase> cases = {
-      {"ApplyGradientDescent", "", 0, {{1, 0.1f}}, 2},
-      {"ApplyMomentum", "", 1, {{2, 0.1f}, {4, 0.9f}}, 3},
+      {"ApplyGradientDescent", kFloat, 0, {{1, 0.1f}}, 2},
+      {"ApplyMomentum", kFloat, 1, {{2, 0.1f}, {4, 0.9f}}, 3},
       {"ApplyMomentum", nesterov, 1, {{2, 0.1f}, {4, 0.9f}}, 3},
       {"ApplyAdam",
-       "",
+       kFloat,
        2,
        {{3, 0.9f}, {4, 0.999f}, {5, 0.01f}, {6, 0.9f}, {7, 0.999f}, {8, 1e-3f}},
        9},
@@ -649,8 +659,8 @@ std::vector<UpdateCase> UpdateCases() {
        2,
        {{3, 0.81f}, {4, 0.998f}, {5, 0.01f}, {6, 0.9f}, {7, 0.999f}, {8, 1e-3f}},
        9},
-      {"ApplyAdagrad", "", 1, {{2, 0.1f}}, 3},
-      {"ApplyRMSProp", "", 2, {{3, 0.01f}, {4, 0.9f}, {5, 0.5f}, {6, 1e-3f}}, 7},
+      {"ApplyAdagrad", kFloat, 1, {{2, 0.1f}}, 3},
+      {"ApplyRMSProp", kFloat, 2, {{3, 0.01f}, {4, 0.9f}, {5, 0.5f}, {6, 1e-3f}}, 7},
   };
   for (size_t i = 0, n = cases.size(); i < n; ++i) {
     UpdateCase r = cases[i];
@@ -663,11 +673,22 @@ std::vector<UpdateCase> UpdateCases() {
   cases.push_back({"AssignSub", kFloat, 0, {}, 1});
   cases.push_back({"AssignAddVariableOp", dtype, 0, {}, 1, true});
   cases.push_back({"AssignSubVariableOp", dtype, 0, {}, 1, true});
+  const std::string tindices = " attr { key: 'Tindices' value { type: DT_INT32 } }";
+  for (const bool resource : {false, true}) {
+    const std::string attrs = absl::StrCat(resource ? dtype : kFloat, tindices);
+    const std::string prefix = resource ? "ResourceScatter" : "Scatter";
+    for (const char* mode : {"Add", "Sub", "Update"}) {
+      cases.push_back({prefix + mode, attrs, 0, {}, 2, resource, true});
+    }
+    cases.push_back({prefix + "Sub", attrs, 0, {}, 2, resource, true, /*scalar_grad=*/true});
+    cases.push_back({prefix + "Update", attrs, 0, {}, 2, resource, true, /*scalar_grad=*/true});
+  }
   return cases;
 }
 
 // Builds every update case on `device` and on /device:CPU:0, runs the
-// initialisers, then three steps, and compares the variables and slots.
+// initialisers, then three steps, and compares the variables and slots,
+// and for resource variables a ResourceGather of their rows.
 // Each ref case also reads the variable before its first update and keeps
 // that read alive past the update (a consumer ordered after it), so the
 // update must copy the shared buffer first: the read must keep the initial
@@ -681,7 +702,9 @@ void CheckUpdateTwins(const SessionOptions& options, const std::string& device) 
       "attr { key: 'shape' value { shape { dim { size: 4 } dim { size: 33 } } } }";
   const std::string float_dtype = "attr { key: 'dtype' value { type: DT_FLOAT } }";
   std::string text;
-  std::vector<std::string> init, step, fetch_pairs, snapshots;
+  std::vector<std::string> init, step, fetch_pairs, snapshots, gathers;
+  const std::string gather_indices = "gather_indices";
+  text += InputText(gather_indices, Ints({2, 0, 3, 3}), &rng);
   for (size_t k = 0; k < cases.size(); ++k) {
     const UpdateCase& c = cases[k];
     const bool resource = c.resource;
@@ -691,7 +714,8 @@ void CheckUpdateTwins(const SessionOptions& options, const std::string& device) 
       text += InputText(absl::StrCat(in, "init", j),
                         j == 0 ? Floats(shape) : Floats(shape, 0.1f, 1.0f), &rng);
     }
-    text += InputText(in + "grad", Floats(shape), &rng);
+    text += InputText(in + "grad", c.scalar_grad ? Floats({}) : Floats(shape), &rng);
+    if (c.indexed) text += InputText(in + "indices", Ints({3, 1, 3, 0}), &rng);
     for (const auto& [index, value] : c.scalars) {
       text += NodeText(absl::StrCat(in, "s", index), "Const", {}, "/device:CPU:0",
                        absl::StrCat("attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
@@ -722,6 +746,15 @@ void CheckUpdateTwins(const SessionOptions& options, const std::string& device) 
       }
       for (const auto& [index, value] : c.scalars) args[index] = absl::StrCat(in, "s", index);
       args[c.grad] = in + "grad";
+      if (c.indexed) args[1] = in + "indices";
+      if (resource) {
+        // A gather of the variable's rows after the steps, on its device.
+        text += NodeText(p + "gather", "ResourceGather", {p + "v0", gather_indices}, dev,
+                         absl::StrCat(float_dtype,
+                                      " attr { key: 'Tindices' value { type: "
+                                      "DT_INT32 } }"));
+        gathers.push_back(p + "gather");
+      }
       std::string update = p + "update";
       if (!resource) {
         // The read that shares the buffer, and a consumer after the update.
@@ -731,8 +764,7 @@ void CheckUpdateTwins(const SessionOptions& options, const std::string& device) 
         snapshots.push_back(p + "after");
       }
       if (!resource && dev != device) snapshots.push_back(in + "init0");
-      text += NodeText(update, c.op, args, dev,
-                       c.op.rfind("Assign", 0) == 0 ? c.attrs : absl::StrCat(kFloat, c.attrs));
+      text += NodeText(update, c.op, args, dev, c.attrs);
       step.push_back(update);
     }
   }
@@ -757,6 +789,11 @@ void CheckUpdateTwins(const SessionOptions& options, const std::string& device) 
           << c.op << c.attrs << " variable " << j;
     }
     i += c.slots + 1;
+  }
+  out.clear();
+  TW_ASSERT_OK(session->Run({}, gathers, {}, &out));
+  for (size_t g = 0; g < gathers.size(); g += 2) {  // the device's gather, then the CPU's
+    EXPECT_TRUE(Agree(out[g], out[g + 1], 1e-5)) << gathers[g];
   }
   out.clear();
   snaps.clear();

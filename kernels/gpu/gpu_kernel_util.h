@@ -1,11 +1,14 @@
 // What the GPU OpKernels share: the kernel's GpuDevice (made current on the
-// calling thread), device temporaries, and a checked launch.
+// calling thread), device temporaries, host plans uploaded, and a checked
+// launch.
 #ifndef TOWERFLOW_KERNELS_GPU_GPU_KERNEL_UTIL_H_
 #define TOWERFLOW_KERNELS_GPU_GPU_KERNEL_UTIL_H_
 
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -34,6 +37,15 @@ inline absl::StatusOr<GpuDevice*> CurrentGpu(KernelContext* ctx) {
 inline absl::StatusOr<Tensor> DeviceTemp(KernelContext* ctx, DataType dtype,
                                          const TensorShape& shape) {
   return ctx->allocate_temp(dtype, shape);
+}
+
+// `values` copied into the GPU's memory (a plan the host made: offsets,
+// rows, taps), as a 1-D tensor.
+template <typename V>
+absl::StatusOr<Tensor> Upload(GpuDevice* gpu, const std::vector<V>& values) {
+  Tensor host(DataTypeToEnum<V>::value, TensorShape({static_cast<int64_t>(values.size())}));
+  if (!values.empty()) std::memcpy(host.raw_data(), values.data(), values.size() * sizeof(V));
+  return gpu->CopyFromHost(host);
 }
 
 // Whether the node's data_format attr says NCHW (else NHWC).

@@ -16,19 +16,27 @@ namespace gpu {
 namespace {
 
 template <typename T>
-__global__ void ScatterRowsKernel(bool add, const T* updates, const int64_t* offsets,
-                                  const int64_t* starts, const int64_t* rows, int64_t slice, T* out,
-                                  int64_t total) {
+__global__ void ScatterRowsKernel(RowScatter mode, bool scalar, const T* updates,
+                                  const int64_t* offsets, const int64_t* starts,
+                                  const int64_t* rows, int64_t slice, T* out, int64_t total) {
   TW_GRID_LOOP(i, total) {
     const int64_t g = i / slice, k = i % slice;
     T* dst = out + offsets[g] * slice + k;
     const int64_t begin = starts[g], end = starts[g + 1];
-    if (add) {
-      T acc = *dst;
-      for (int64_t j = begin; j < end; ++j) acc += updates[rows[j] * slice + k];
-      *dst = acc;
+    // Update row j's element k (a scalar's one element).
+    const auto update = [&](int64_t j) { return updates[scalar ? 0 : rows[j] * slice + k]; };
+    if (mode == RowScatter::kAssign) {
+      *dst = update(end - 1);
     } else {
-      *dst = updates[rows[end - 1] * slice + k];
+      T acc = *dst;
+      for (int64_t j = begin; j < end; ++j) {
+        if (mode == RowScatter::kAdd) {
+          acc += update(j);
+        } else {
+          acc -= update(j);
+        }
+      }
+      *dst = acc;
     }
   }
 }
@@ -145,12 +153,13 @@ int64_t OutputElements(const ResizeShape& s) { return s.batch * s.out_h * s.out_
 }  // namespace
 
 template <typename T>
-cudaError_t LaunchScatterRows(bool add, const T* updates, const int64_t* plan, int64_t groups,
-                              int64_t n, int64_t slice, T* out, cudaStream_t stream) {
+cudaError_t LaunchScatterRows(RowScatter mode, bool scalar, const T* updates, const int64_t* plan,
+                              int64_t groups, int64_t n, int64_t slice, T* out,
+                              cudaStream_t stream) {
   const int64_t total = groups * slice;
   if (total == 0) return cudaSuccess;
   ScatterRowsKernel<T><<<GridSize(total), kThreadsPerBlock, 0, stream>>>(
-      add, updates, plan, plan + groups, plan + 2 * groups + 1, slice, out, total);
+      mode, scalar, updates, plan, plan + groups, plan + 2 * groups + 1, slice, out, total);
   return cudaGetLastError();
 }
 
@@ -202,12 +211,12 @@ cudaError_t LaunchResizeNearestGrad(const ResizeShape& s, const T* grads, const 
   return cudaGetLastError();
 }
 
-#define TW_INSTANTIATE_BYTES(T)                                                                 \
-  template cudaError_t LaunchScatterRows<T>(bool, const T*, const int64_t*, int64_t, int64_t,   \
-                                            int64_t, T*, cudaStream_t);                         \
-  template cudaError_t LaunchSpaceBatch<T>(const T*, T*, const SpaceBatchMap&, int64_t,         \
-                                           cudaStream_t);                                       \
-  template cudaError_t LaunchResizeNearest<T>(const ResizeShape&, const T*, const int64_t*, T*, \
+#define TW_INSTANTIATE_BYTES(T)                                                                  \
+  template cudaError_t LaunchScatterRows<T>(RowScatter, bool, const T*, const int64_t*, int64_t, \
+                                            int64_t, int64_t, T*, cudaStream_t);                 \
+  template cudaError_t LaunchSpaceBatch<T>(const T*, T*, const SpaceBatchMap&, int64_t,          \
+                                           cudaStream_t);                                        \
+  template cudaError_t LaunchResizeNearest<T>(const ResizeShape&, const T*, const int64_t*, T*,  \
                                               cudaStream_t);
 TW_INSTANTIATE_BYTES(uint8_t)
 TW_INSTANTIATE_BYTES(uint16_t)
@@ -215,20 +224,20 @@ TW_INSTANTIATE_BYTES(uint32_t)
 TW_INSTANTIATE_BYTES(uint64_t)
 #undef TW_INSTANTIATE_BYTES
 
-#define TW_INSTANTIATE_FLOATING(T)                                                              \
-  template cudaError_t LaunchScatterRows<T>(bool, const T*, const int64_t*, int64_t, int64_t,   \
-                                            int64_t, T*, cudaStream_t);                         \
-  template cudaError_t LaunchResizeBilinear<T>(const ResizeShape&, const T*, const int64_t*,    \
-                                               const float*, float*, cudaStream_t);             \
-  template cudaError_t LaunchResizeBilinearGrad<T>(                                             \
-      const ResizeShape&, const float*, const int64_t*, const float*, T*, cudaStream_t);        \
-  template cudaError_t LaunchResizeNearestGrad<T>(const ResizeShape&, const T*, const int64_t*, \
+#define TW_INSTANTIATE_FLOATING(T)                                                               \
+  template cudaError_t LaunchScatterRows<T>(RowScatter, bool, const T*, const int64_t*, int64_t, \
+                                            int64_t, int64_t, T*, cudaStream_t);                 \
+  template cudaError_t LaunchResizeBilinear<T>(const ResizeShape&, const T*, const int64_t*,     \
+                                               const float*, float*, cudaStream_t);              \
+  template cudaError_t LaunchResizeBilinearGrad<T>(                                              \
+      const ResizeShape&, const float*, const int64_t*, const float*, T*, cudaStream_t);         \
+  template cudaError_t LaunchResizeNearestGrad<T>(const ResizeShape&, const T*, const int64_t*,  \
                                                   T*, cudaStream_t);
 TW_INSTANTIATE_FLOATING(float)
 TW_INSTANTIATE_FLOATING(double)
 #undef TW_INSTANTIATE_FLOATING
-template cudaError_t LaunchScatterRows<int64_t>(bool, const int64_t*, const int64_t*, int64_t,
-                                                int64_t, int64_t, int64_t*, cudaStream_t);
+template cudaError_t LaunchScatterRows<int64_t>(RowScatter, bool, const int64_t*, const int64_t*,
+                                                int64_t, int64_t, int64_t, int64_t*, cudaStream_t);
 
 }  // namespace gpu
 }  // namespace towerflow

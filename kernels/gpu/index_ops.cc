@@ -1,5 +1,6 @@
 // Indexing by N-d index rows, block rearrangements and image resizes on
-// GPUs: GatherNd, ScatterNd, TensorScatterUpdate, SpaceToBatchND,
+// GPUs: GatherNd, ScatterNd, TensorScatterUpdate, the scatters into
+// variables (ScatterAdd/Sub/Update and their resource forms), SpaceToBatchND,
 // BatchToSpaceND, ResizeBilinear, ResizeNearestNeighbor and the resizes'
 // gradients. Indices, sizes and block shapes stay in host memory: the CPU
 // kernels' plans (kernels/nd_index.h, kernels/image_plans.h) check them and
@@ -18,18 +19,11 @@
 #include "kernels/image_plans.h"
 #include "kernels/kernel_util.h"
 #include "kernels/nd_index.h"
+#include "kernels/variable_ops.h"
 
 namespace towerflow {
 namespace gpu {
 namespace {
-
-// `values` in the GPU's memory.
-template <typename V>
-absl::StatusOr<Tensor> Upload(GpuDevice* gpu, const std::vector<V>& values) {
-  Tensor host(DataTypeToEnum<V>::value, TensorShape({static_cast<int64_t>(values.size())}));
-  if (!values.empty()) std::memcpy(host.raw_data(), values.data(), values.size() * sizeof(V));
-  return gpu->CopyFromHost(host);
-}
 
 std::vector<int64_t> Dims(const TensorShape& shape) {
   return std::vector<int64_t>(shape.dim_sizes().begin(), shape.dim_sizes().end());
@@ -53,7 +47,7 @@ class GatherNdOp : public OpKernel {
     const bool ok = VisitByElementSize(params.dtype(), [&](auto zero) {
       using U = decltype(zero);
       error = LaunchGatherRows<U>(static_cast<const U*>(params.raw_data()), offsets.data<int64_t>(),
-                                  static_cast<U*>(out->raw_data()), 1, slices, nd.rows,
+                                  static_cast<U*>(out->raw_data()), 1, 1, slices, nd.rows,
                                   nd.slice_size, gpu->compute_stream());
     });
     if (!ok) return UnsupportedDtype("GatherNd", params.dtype());
@@ -84,15 +78,37 @@ std::vector<int64_t> GroupRows(const NdIndex& nd, int64_t* groups) {
 }
 
 template <typename U>
-absl::Status ScatterInto(GpuDevice* gpu, bool add, const NdIndex& nd, const Tensor& updates,
+absl::Status ScatterInto(GpuDevice* gpu, RowScatter mode, const NdIndex& nd, const Tensor& updates,
                          Tensor* out) {
   if (nd.rows == 0 || nd.slice_size == 0) return absl::OkStatus();
   int64_t groups = 0;
   TW_ASSIGN_OR_RETURN(Tensor plan, Upload(gpu, GroupRows(nd, &groups)));
   TW_CUDA_RETURN_IF_ERROR(LaunchScatterRows<U>(
-      add, static_cast<const U*>(updates.raw_data()), plan.data<int64_t>(), groups, nd.rows,
-      nd.slice_size, static_cast<U*>(out->raw_data()), gpu->compute_stream()));
+      mode, updates.dims() == 0, static_cast<const U*>(updates.raw_data()), plan.data<int64_t>(),
+      groups, nd.rows, nd.slice_size, static_cast<U*>(out->raw_data()), gpu->compute_stream()));
   return absl::OkStatus();
+}
+
+// The GPU's arithmetic of the scatters into variables (kernels/
+// variable_ops.h): ScatterAdd and ScatterSub for T ...
+template <typename T>
+absl::Status ScatterArithmetic(KernelContext* ctx, ScatterMode mode, const NdIndex& nd,
+                               const Tensor& updates, Tensor* var) {
+  TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+  return ScatterInto<T>(gpu, mode == ScatterMode::kAdd ? RowScatter::kAdd : RowScatter::kSub, nd,
+                        updates, var);
+}
+
+// ... and ScatterUpdate, which moves elements as bytes.
+absl::Status ScatterAssign(KernelContext* ctx, ScatterMode, const NdIndex& nd,
+                           const Tensor& updates, Tensor* var) {
+  TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+  absl::Status status;
+  const bool ok = VisitByElementSize(var->dtype(), [&](auto zero) {
+    status = ScatterInto<decltype(zero)>(gpu, RowScatter::kAssign, nd, updates, var);
+  });
+  if (!ok) return UnsupportedDtype("ScatterUpdate", var->dtype());
+  return status;
 }
 
 // ScatterNd(indices, updates, shape): zeros, each update added at its index
@@ -113,7 +129,7 @@ class ScatterNdOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
     TW_CUDA_RETURN_IF_ERROR(
         cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), gpu->compute_stream()));
-    return ScatterInto<T>(gpu, /*add=*/true, nd, updates, out);
+    return ScatterInto<T>(gpu, RowScatter::kAdd, nd, updates, out);
   }
 };
 
@@ -141,7 +157,7 @@ class TensorScatterUpdateOp : public OpKernel {
     }
     absl::Status status;
     const bool ok = VisitByElementSize(tensor.dtype(), [&](auto zero) {
-      status = ScatterInto<decltype(zero)>(gpu, /*add=*/false, nd, updates, out);
+      status = ScatterInto<decltype(zero)>(gpu, RowScatter::kAssign, nd, updates, out);
     });
     if (!ok) return UnsupportedDtype("TensorScatterUpdate", tensor.dtype());
     return status;
@@ -371,6 +387,12 @@ TW_REGISTER_KERNELS(gpu_index_ops) {
                        .HostMemory("indices")
                        .HostMemory("shape"),
                    MakeFactory<ScatterNdOp<int64_t>>());
+  }
+  RegisterScatterKernels(kDeviceGpu, DT_FLOAT, false, ScatterArithmetic<float>);
+  RegisterScatterKernels(kDeviceGpu, DT_DOUBLE, false, ScatterArithmetic<double>);
+  RegisterScatterKernels(kDeviceGpu, DT_INT64, false, ScatterArithmetic<int64_t>);
+  for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
+    RegisterScatterKernels(kDeviceGpu, t, true, ScatterAssign);
   }
   RegisterTypedKernels<ResizeBilinearOp, float, double>(gpu("ResizeBilinear").HostMemory("size"),
                                                         "T");

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace towerflow {
@@ -201,13 +202,16 @@ cudaError_t LaunchMirrorPadGrad(const T* in, T* out, const MirrorMap& map, cudaS
 template <typename T>
 cudaError_t LaunchIndexScatter(const T* in, T* out, const IndexMap& map, cudaStream_t stream);
 
-// GatherV2: out[(o * n + i) * inner + j] = params[(o * limit + indices[i])
-// * inner + j] over o < outer, i < n, j < inner, with `indices` in device
-// memory and already checked against `limit`. T as in LaunchIndexGather;
-// Index int32_t or int64_t.
+// GatherV2: out[(o * n + i) * inner + j] = params[(o * limit + index) *
+// inner + j] over o < outer, i < n, j < inner, where index = indices[(o /
+// per_batch) * n + i]: each run of `per_batch` rows o shares n indices
+// (GatherV2's batch_dims; per_batch = outer without them). `indices` in
+// device memory, already checked against `limit`. T as in
+// LaunchIndexGather; Index int32_t or int64_t.
 template <typename T, typename Index>
 cudaError_t LaunchGatherRows(const T* params, const Index* indices, T* out, int64_t outer,
-                             int64_t limit, int64_t n, int64_t inner, cudaStream_t stream);
+                             int64_t per_batch, int64_t limit, int64_t n, int64_t inner,
+                             cudaStream_t stream);
 
 // out = in with its 4 dims permuted: out's dim i is in's dim perm[i].
 template <typename T>
@@ -222,17 +226,20 @@ cudaError_t LaunchShift4(const T* in, const int64_t in_dims[4], T* out, const in
 
 // ---- Indexing and images (index_kernels.cu.cc) ----
 
-// ScatterNd and TensorScatterUpdate on index rows grouped on the host by
-// the slice they write: group g writes slice offsets[g] (`slice` elements
-// each) from update rows rows[starts[g]] .. rows[starts[g + 1] - 1], in
-// index order: out's value plus their sum (add, out zeroed first: the CPU
-// kernel's order, so the sums agree bit for bit, and no atomics), or the
-// last of them (!add). `plan` in device memory is offsets [groups], starts
-// [groups + 1], rows [n]. Add: T float, double or int64_t; assign: T as in
-// LaunchIndexGather.
+// ScatterNd, TensorScatterUpdate and the scatters into variables, on index
+// rows grouped on the host by the slice they write: group g writes slice
+// offsets[g] (`slice` elements each) from update rows rows[starts[g]] ..
+// rows[starts[g + 1] - 1], in index order: out's value plus (kAdd) or minus
+// (kSub) each of them in turn (the CPU kernels' order, so the sums agree bit
+// for bit, and no atomics), or the last of them (kAssign). `plan` in device
+// memory is offsets [groups], starts [groups + 1], rows [n]. A scalar
+// `updates` (scalar true) stands for rows all of its value. kAdd and kSub: T
+// float, double or int64_t; kAssign: T as in LaunchIndexGather.
+enum class RowScatter { kAdd, kSub, kAssign };
 template <typename T>
-cudaError_t LaunchScatterRows(bool add, const T* updates, const int64_t* plan, int64_t groups,
-                              int64_t n, int64_t slice, T* out, cudaStream_t stream);
+cudaError_t LaunchScatterRows(RowScatter mode, bool scalar, const T* updates, const int64_t* plan,
+                              int64_t groups, int64_t n, int64_t slice, T* out,
+                              cudaStream_t stream);
 
 // SpaceToBatchND / BatchToSpaceND (kernels/image_plans.h's SpaceBatchPlan)
 // over the deep side's `positions` x inner elements; up to kMaxBlockDims
@@ -363,6 +370,39 @@ cudaError_t LaunchBatchNormTrainingGradNhwc(int64_t rows, int64_t channels, cons
                                             const float* var, float epsilon, float* dx,
                                             float* scale_bp, float* offset_bp, float* scratch,
                                             cudaStream_t stream);
+
+// ---- Outputs sized by the data (search_kernels.cu.cc) ----
+
+// Where over `n` elements of `rank` dims: first LaunchWhereCount writes
+// each element's output row (the non-zero elements before it) to
+// `positions` [n] and their number to `count` (device memory; the caller
+// reads it back to size the output), with `scratch` of WhereScratchBytes(n)
+// bytes; then LaunchWhereCoords writes the coordinates of each non-zero
+// element to its row of `out` [count, rank]. T bool, float, double or
+// int64_t. REQUIRES: n < 2^31 (cub's item count).
+struct WhereShape {
+  int64_t n = 0;
+  int rank = 0;
+  int64_t dims[kMaxIndexRank];
+};
+size_t WhereScratchBytes(int64_t n);
+template <typename T>
+cudaError_t LaunchWhereCount(const T* in, int64_t n, int64_t* positions, int64_t* count,
+                             void* scratch, size_t scratch_bytes, cudaStream_t stream);
+template <typename T>
+cudaError_t LaunchWhereCoords(const T* in, const int64_t* positions, const WhereShape& s,
+                              int64_t* out, cudaStream_t stream);
+
+// TopKV2 over `rows` rows of `n`: the k largest of each row, largest first,
+// and their int32 columns, with the CPU kernel's order (NaN above every
+// number, -0 equal to +0, equal values in column order), by a stable
+// segmented radix sort of each row; `scratch` of TopKScratchBytes bytes.
+// T float, double or int64_t. REQUIRES: rows * n < 2^31, k <= n.
+template <typename T>
+size_t TopKScratchBytes(int64_t rows, int64_t n);
+template <typename T>
+cudaError_t LaunchTopK(const T* in, int64_t rows, int64_t n, int64_t k, T* values, int32_t* indices,
+                       void* scratch, cudaStream_t stream);
 
 // ---- Random numbers (random_kernels.cu.cc) ----
 

@@ -58,12 +58,13 @@ __global__ void IndexPadKernel(const T* in, T* out, PadMap map, T fill, int64_t 
 }
 
 template <typename T, typename Index>
-__global__ void GatherRowsKernel(const T* params, const Index* indices, T* out, int64_t limit,
-                                 int64_t n, int64_t inner, int64_t total) {
+__global__ void GatherRowsKernel(const T* params, const Index* indices, T* out, int64_t per_batch,
+                                 int64_t limit, int64_t n, int64_t inner, int64_t total) {
   TW_GRID_LOOP(k, total) {
     const int64_t j = k % inner, row = k / inner;  // row = o * n + i
     const int64_t i = row % n, o = row / n;
-    out[k] = params[(o * limit + static_cast<int64_t>(indices[i])) * inner + j];
+    const int64_t index = static_cast<int64_t>(indices[(o / per_batch) * n + i]);
+    out[k] = params[(o * limit + index) * inner + j];
   }
 }
 
@@ -131,11 +132,12 @@ __global__ void MirrorPadGradKernel(const T* in, T* out, MirrorMap map, int64_t 
 
 template <typename T, typename Index>
 cudaError_t LaunchGatherRows(const T* params, const Index* indices, T* out, int64_t outer,
-                             int64_t limit, int64_t n, int64_t inner, cudaStream_t stream) {
+                             int64_t per_batch, int64_t limit, int64_t n, int64_t inner,
+                             cudaStream_t stream) {
   const int64_t total = outer * n * inner;
   if (total == 0) return cudaSuccess;
   GatherRowsKernel<T, Index><<<GridSize(total), kThreadsPerBlock, 0, stream>>>(
-      params, indices, out, limit, n, inner, total);
+      params, indices, out, per_batch, limit, n, inner, total);
   return cudaGetLastError();
 }
 
@@ -223,15 +225,15 @@ TW_INSTANTIATE(float)
 TW_INSTANTIATE(double)
 #undef TW_INSTANTIATE
 
-#define TW_INSTANTIATE_BITS(U)                                                                \
-  template cudaError_t LaunchIndexGather<U>(const U*, U*, const IndexMap&, cudaStream_t);     \
-  template cudaError_t LaunchIndexScatter<U>(const U*, U*, const IndexMap&, cudaStream_t);    \
-  template cudaError_t LaunchIndexPad<U>(const U*, U*, const PadMap&, U, cudaStream_t);       \
-  template cudaError_t LaunchMirrorPad<U>(const U*, U*, const MirrorMap&, cudaStream_t);      \
-  template cudaError_t LaunchGatherRows<U, int32_t>(const U*, const int32_t*, U*, int64_t,    \
-                                                    int64_t, int64_t, int64_t, cudaStream_t); \
-  template cudaError_t LaunchGatherRows<U, int64_t>(const U*, const int64_t*, U*, int64_t,    \
-                                                    int64_t, int64_t, int64_t, cudaStream_t);
+#define TW_INSTANTIATE_BITS(U)                                                                  \
+  template cudaError_t LaunchIndexGather<U>(const U*, U*, const IndexMap&, cudaStream_t);       \
+  template cudaError_t LaunchIndexScatter<U>(const U*, U*, const IndexMap&, cudaStream_t);      \
+  template cudaError_t LaunchIndexPad<U>(const U*, U*, const PadMap&, U, cudaStream_t);         \
+  template cudaError_t LaunchMirrorPad<U>(const U*, U*, const MirrorMap&, cudaStream_t);        \
+  template cudaError_t LaunchGatherRows<U, int32_t>(                                            \
+      const U*, const int32_t*, U*, int64_t, int64_t, int64_t, int64_t, int64_t, cudaStream_t); \
+  template cudaError_t LaunchGatherRows<U, int64_t>(                                            \
+      const U*, const int64_t*, U*, int64_t, int64_t, int64_t, int64_t, int64_t, cudaStream_t);
 TW_INSTANTIATE_BITS(uint8_t)
 TW_INSTANTIATE_BITS(uint16_t)
 TW_INSTANTIATE_BITS(uint32_t)
