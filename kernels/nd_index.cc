@@ -1,5 +1,8 @@
 #include "kernels/nd_index.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kernels/kernel_util.h"
@@ -95,6 +98,67 @@ absl::StatusOr<NdIndex> ResolveScatter(const Tensor& indices, const Tensor& upda
           absl::StrCat("indices[", r, "] = ", i, " is not in [0, ", limit, ")"));
     }
     nd.offsets[r] = i;
+  }
+  return nd;
+}
+
+std::vector<int64_t> GroupRowsBySlice(const NdIndex& nd, int64_t* groups) {
+  std::vector<int64_t> order(nd.rows);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return nd.offsets[a] < nd.offsets[b]; });
+  std::vector<int64_t> offsets, starts;
+  for (int64_t j = 0; j < nd.rows; ++j) {
+    if (j == 0 || nd.offsets[order[j]] != nd.offsets[order[j - 1]]) {
+      offsets.push_back(nd.offsets[order[j]]);
+      starts.push_back(j);
+    }
+  }
+  starts.push_back(nd.rows);
+  *groups = static_cast<int64_t>(offsets.size());
+  offsets.insert(offsets.end(), starts.begin(), starts.end());
+  offsets.insert(offsets.end(), order.begin(), order.end());
+  return offsets;
+}
+
+absl::StatusOr<NdIndex> ResolveSparseApply(const Tensor& indices, const Tensor& grad,
+                                           const TensorShape& var) {
+  if (var.dims() < 1) return absl::InvalidArgumentError("var must be at least 1 dimensional");
+  if (indices.dims() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("indices must be one-dimensional, got shape ", indices.shape().DebugString()));
+  }
+  if (grad.dims() != var.dims()) {
+    return absl::InvalidArgumentError(absl::StrCat("var and grad must have the same rank, got ",
+                                                   var.DebugString(), " and ",
+                                                   grad.shape().DebugString()));
+  }
+  for (int d = 1; d < var.dims(); ++d) {
+    if (var.dim_size(d) != grad.dim_size(d)) {
+      return absl::InvalidArgumentError(absl::StrCat("var and grad must match in dimension ", d,
+                                                     ", got ", var.DebugString(), " and ",
+                                                     grad.shape().DebugString()));
+    }
+  }
+  if (grad.dim_size(0) != indices.dim_size(0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("grad must be the same size as indices in the first dimension, got ",
+                     grad.shape().DebugString(), " and ", indices.shape().DebugString()));
+  }
+  NdIndex nd;
+  nd.depth = 1;
+  nd.rows = indices.NumElements();
+  nd.slice_size = DimProduct(var, 1, var.dims());
+  nd.batch_dims = {nd.rows};
+  nd.offsets.resize(nd.rows);
+  for (int64_t i = 0; i < nd.rows; ++i) {
+    const int64_t index = IntAt(indices, i);
+    if (index < 0 || index >= var.dim_size(0)) {
+      return absl::InvalidArgumentError(absl::StrCat("Index ", index, " at offset ", i,
+                                                     " in indices is out of range [0, ",
+                                                     var.dim_size(0), ")"));
+    }
+    nd.offsets[i] = index;
   }
   return nd;
 }

@@ -52,6 +52,20 @@ absl::Status CheckNdUpdates(const NdIndex& nd, const Tensor& indices, const Tens
 absl::StatusOr<NdIndex> ResolveScatter(const Tensor& indices, const Tensor& updates,
                                        const TensorShape& params);
 
+// The index rows grouped by the slice they address, for a device that
+// gives each slice to one thread (kernels/gpu/launch.h LaunchScatterRows):
+// [offsets of the groups' slices, starts (groups + 1), rows in index order
+// within each group], *groups set to the number of groups.
+std::vector<int64_t> GroupRowsBySlice(const NdIndex& nd, int64_t* groups);
+
+// The rows of a sparse optimizer update (SparseApplyMomentum, ...): grad's
+// row i updates var's row indices[i], so indices (int32 or int64, host
+// memory) is a vector and grad has shape [len(indices)] + var.shape[1:].
+// InvalidArgument (TF's messages) otherwise, or for an index outside
+// [0, var.shape[0]).
+absl::StatusOr<NdIndex> ResolveSparseApply(const Tensor& indices, const Tensor& grad,
+                                           const TensorShape& var);
+
 }  // namespace towerflow
 
 #endif  // TOWERFLOW_KERNELS_ND_INDEX_H_

@@ -422,7 +422,7 @@ absl::Status LockedVars::Acquire(KernelContext* ctx, int count, bool resource) {
 }
 
 absl::StatusOr<Tensor*> LockedVars::Mutable(KernelContext* ctx, int i, DataType dtype,
-                                            const TensorShape& shape)
+                                            const TensorShape& shape, const char* against)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {  // the lock was taken in Acquire
   Var* v = vars_[i];
   if (!v->initialized) {
@@ -435,14 +435,26 @@ absl::StatusOr<Tensor*> LockedVars::Mutable(KernelContext* ctx, int i, DataType 
                                                    ", the update is ", DataTypeString(dtype)));
   }
   if (v->tensor.shape() != shape) {
-    return absl::InvalidArgumentError(absl::StrCat(i == 0 ? "var" : "slot", " ", v->name(),
-                                                   " has shape ", v->tensor.shape().DebugString(),
-                                                   " but grad has shape ", shape.DebugString()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        i == 0 ? "var" : "slot", " ", v->name(), " has shape ", v->tensor.shape().DebugString(),
+        " but ", against, " has shape ", shape.DebugString()));
   }
   if (!v->tensor.RefCountIsOne()) {
     TW_ASSIGN_OR_RETURN(v->tensor, CopyForWrite(ctx, v->tensor));
   }
   return &v->tensor;
+}
+
+absl::Status CheckApplyScalars(KernelContext* ctx, const ApplySignature& signature) {
+  for (const auto& [index, name] : signature.scalars) {
+    const Tensor& s = ctx->input(index);
+    if (s.dims() != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " must be a scalar, got shape ",
+                                                     s.shape().DebugString(), " in '", ctx->name(),
+                                                     "' (", ctx->op(), ")"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ResourceName(const KernelConstruction& c, std::string* container, std::string* name) {

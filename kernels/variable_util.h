@@ -17,6 +17,7 @@
 #include "framework/kernel.h"
 #include "framework/kernel_context.h"
 #include "framework/resource_mgr.h"
+#include "kernels/nd_index.h"
 
 namespace towerflow {
 
@@ -60,10 +61,15 @@ class LockedVars {
   // Variable i's tensor, checked initialised, of `dtype` and `shape`, with a
   // buffer of its own (copied first when a reader shares it: Note [Variable
   // copy-on-write] in variable_ops.cc).
+  // `against` names what `shape` is in the message when they differ.
   absl::StatusOr<Tensor*> Mutable(KernelContext* ctx, int i, DataType dtype,
-                                  const TensorShape& shape);
+                                  const TensorShape& shape, const char* against = "grad");
 
   Var* var(int i) const { return vars_[i]; }
+  // Variable i's shape now (that of an empty tensor while uninitialised).
+  TensorShape shape(int i) const ABSL_NO_THREAD_SAFETY_ANALYSIS {  // locked in Acquire
+    return vars_[i]->tensor.shape();
+  }
 
  private:
   std::vector<Var*> vars_;
@@ -72,12 +78,14 @@ class LockedVars {
 };
 
 // Where an optimizer update's inputs are: variables 0..slots (var, then its
-// slots), the scalar hyperparameters (index and name), and grad. TF's
-// signatures (../shared/reference/OP_FACTS.md), the same on every device.
+// slots), the scalar hyperparameters (index and name), grad, and for a
+// sparse update (SparseApplyX) the indices of grad's rows. TF's signatures
+// (../shared/reference/OP_FACTS.md), the same on every device.
 struct ApplySignature {
   int slots;
   std::vector<std::pair<int, const char*>> scalars;
   int grad;
+  int indices = -1;
 };
 inline const ApplySignature kApplyGradientDescent{0, {{1, "alpha"}}, 2};
 inline const ApplySignature kApplyMomentum{1, {{2, "lr"}, {4, "momentum"}}, 3};
@@ -88,6 +96,11 @@ inline const ApplySignature kApplyAdam{
 inline const ApplySignature kApplyAdagrad{1, {{2, "lr"}}, 3};
 inline const ApplySignature kApplyRmsProp{
     2, {{3, "lr"}, {4, "rho"}, {5, "momentum"}, {6, "epsilon"}}, 7};
+inline const ApplySignature kSparseApplyMomentum{1, {{2, "lr"}, {5, "momentum"}}, 3, 4};
+inline const ApplySignature kSparseApplyAdagrad{1, {{2, "lr"}}, 3, 4};
+
+// InvalidArgument unless each of the signature's scalars is a scalar.
+absl::Status CheckApplyScalars(KernelContext* ctx, const ApplySignature& signature);
 
 // The base of the optimizer updates (ApplyX on ref variables, ResourceApplyX
 // on handles) of every device. Each update holds the locks of all its
@@ -109,14 +122,7 @@ class ApplyOpBase : public OpKernel {
     for (int i = 0; i <= kSlots; ++i) {
       TW_ASSIGN_OR_RETURN(t[i], vars.Mutable(ctx, i, DataTypeToEnum<T>::value, grad.shape()));
     }
-    for (const auto& [index, name] : signature_.scalars) {
-      const Tensor& s = ctx->input(index);
-      if (s.dims() != 0) {
-        return absl::InvalidArgumentError(absl::StrCat(name, " must be a scalar, got shape ",
-                                                       s.shape().DebugString(), " in '",
-                                                       ctx->name(), "' (", ctx->op(), ")"));
-      }
-    }
+    TW_RETURN_IF_ERROR(CheckApplyScalars(ctx, signature_));
     if (grad.NumElements() > 0) TW_RETURN_IF_ERROR(Update(ctx, t, grad));
     if (!resource_) ctx->set_output_ref(0, vars.var(0));
     return absl::OkStatus();
@@ -127,6 +133,48 @@ class ApplyOpBase : public OpKernel {
   // REQUIRES: grad has elements; every t[i] has grad's shape; the
   // signature's scalars are scalars.
   virtual absl::Status Update(KernelContext* ctx, const Vars& t, const Tensor& grad) = 0;
+
+ private:
+  const bool resource_;
+  const ApplySignature& signature_;
+};
+
+// The base of the sparse optimizer updates (SparseApplyX on ref variables,
+// ResourceSparseApplyX on handles) of every device: grad's row i updates
+// the variable's (and its slots') row indices[i], in index order, so a
+// duplicate index updates its row twice, as in TF. Locking as ApplyOpBase.
+template <typename T, int kSlots>
+class SparseApplyOpBase : public OpKernel {
+ public:
+  SparseApplyOpBase(bool resource, const ApplySignature& signature)
+      : resource_(resource), signature_(signature) {}
+
+  absl::Status Compute(KernelContext* ctx) override {
+    static_assert(kSlots >= 0);
+    LockedVars vars;
+    TW_RETURN_IF_ERROR(vars.Acquire(ctx, 1 + kSlots, resource_));
+    Vars t;
+    const DataType dtype = DataTypeToEnum<T>::value;
+    const TensorShape shape = vars.shape(0);
+    for (int i = 0; i <= kSlots; ++i) {
+      TW_ASSIGN_OR_RETURN(t[i], vars.Mutable(ctx, i, dtype, shape, "var"));
+    }
+    TW_RETURN_IF_ERROR(CheckApplyScalars(ctx, signature_));
+    const Tensor& grad = ctx->input(signature_.grad);
+    TW_ASSIGN_OR_RETURN(const NdIndex nd,
+                        ResolveSparseApply(ctx->input(signature_.indices), grad, t[0]->shape()));
+    if (nd.rows > 0 && nd.slice_size > 0) TW_RETURN_IF_ERROR(Update(ctx, t, grad, nd));
+    if (!resource_) ctx->set_output_ref(0, vars.var(0));
+    return absl::OkStatus();
+  }
+
+ protected:
+  using Vars = std::array<Tensor*, 1 + kSlots>;
+  // REQUIRES: grad has nd.rows rows of nd.slice_size elements, each index
+  // of nd is a row of var, every t[i] has var's shape; the signature's
+  // scalars are scalars.
+  virtual absl::Status Update(KernelContext* ctx, const Vars& t, const Tensor& grad,
+                              const NdIndex& nd) = 0;
 
  private:
   const bool resource_;

@@ -68,10 +68,6 @@ const std::map<std::string, std::string>& OpsWithoutCpuKernel() {
       {"StatelessCase", "the session lowers it to Switch and Merge (graph/lower_functions.h)"},
       {"While", "the session lowers it to a while loop's frame (graph/lower_functions.h)"},
       {"StatelessWhile", "the session lowers it to a while loop's frame (graph/lower_functions.h)"},
-      {"SparseApplyAdagrad", "sparse optimizer updates: the optimizers densify"},
-      {"SparseApplyMomentum", "sparse optimizer updates: the optimizers densify"},
-      {"ResourceSparseApplyAdagrad", "sparse optimizer updates: the optimizers densify"},
-      {"ResourceSparseApplyMomentum", "sparse optimizer updates: the optimizers densify"},
   };
   return *ops;
 }
@@ -100,6 +96,10 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
       {"ResourceApplyGradientDescent", {ints, floats_only}},
       {"ResourceApplyMomentum", {ints, floats_only}},
       {"ResourceApplyRMSProp", {ints, floats_only}},
+      {"SparseApplyAdagrad", {ints, floats_only}},
+      {"SparseApplyMomentum", {ints, floats_only}},
+      {"ResourceSparseApplyAdagrad", {ints, floats_only}},
+      {"ResourceSparseApplyMomentum", {ints, floats_only}},
       {"MaxPool", {ints, floats_only}},
       {"MaxPoolGrad", {ints, floats_only}},
       {"MaxPoolGradGrad", {ints, floats_only}},

@@ -278,6 +278,74 @@ TEST(ResourceOpsTest, ResourceGatherReadsRows) {
               HasSubstr("indices[1] = 3 is not in [0, 3)"));
 }
 
+TEST(TrainingOpsTest, SparseMomentumUpdatesIndexedRowsInOrder) {
+  KernelRunner r("SparseApplyMomentum");
+  const Tensor var = Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor accum = Literal<float>({3, 2}, {0, 0, 0, 0, 0, 0});
+  // Row 2: accum 1, var 5 - 0.1; row 0: accum 2, var 1 - 0.2; row 1 untouched.
+  EXPECT_THAT(RunOk(r, {var, accum, Scalar<float>(0.1f), Literal<float>({2, 2}, {1, 1, 2, 2}),
+                        Literal<int32_t>({2}, {2, 0}), Scalar<float>(0.9f)}),
+              TensorNear<float>({3, 2}, {0.8f, 1.8f, 3, 4, 4.9f, 5.9f}, 1e-6));
+  // Row 1 twice, as two dense steps: accum 1 then 1.9, var 3 - 0.1 - 0.19.
+  EXPECT_THAT(RunOk(r, {var, accum, Scalar<float>(0.1f), Literal<float>({2, 2}, {1, 1, 1, 1}),
+                        Literal<int64_t>({2}, {1, 1}), Scalar<float>(0.9f)}),
+              TensorNear<float>({3, 2}, {1, 2, 2.71f, 3.71f, 5, 6}, 1e-6));
+  EXPECT_THAT(r.Run({var, accum, Scalar<float>(0.1f), Literal<float>({1, 2}, {1, 1}),
+                     Literal<int32_t>({1}, {3}), Scalar<float>(0.9f)})
+                  .status()
+                  .message(),
+              HasSubstr("Index 3 at offset 0 in indices is out of range [0, 3)"));
+  EXPECT_THAT(r.Run({var, accum, Scalar<float>(0.1f), Literal<float>({1, 2}, {1, 1}),
+                     Literal<int32_t>({2}, {0, 1}), Scalar<float>(0.9f)})
+                  .status()
+                  .message(),
+              HasSubstr("grad must be the same size as indices in the first dimension"));
+  EXPECT_THAT(
+      r.Run({var, Literal<float>({2, 2}, {0, 0, 0, 0}), Scalar<float>(0.1f),
+             Literal<float>({1, 2}, {1, 1}), Literal<int32_t>({1}, {0}), Scalar<float>(0.9f)})
+          .status()
+          .message(),
+      HasSubstr("has shape [2,2] but var has shape [3,2]"));
+  EXPECT_THAT(r.Run({var, accum, Scalar<float>(0.1f), Literal<float>({1, 3}, {1, 1, 1}),
+                     Literal<int32_t>({1}, {0}), Scalar<float>(0.9f)})
+                  .status()
+                  .message(),
+              HasSubstr("var and grad must match in dimension 1"));
+  // Nesterov: accum = 1; var -= 0.1 * 1 + 0.1 * 0.9 * 1.
+  KernelRunner n("SparseApplyMomentum");
+  n.Attr("use_nesterov", true);
+  EXPECT_THAT(
+      RunOk(n, {Literal<double>({2}, {1, 1}), Literal<double>({2}, {0, 0}), Scalar<double>(0.1),
+                Literal<double>({1}, {1}), Literal<int32_t>({1}, {1}), Scalar<double>(0.9)}),
+      TensorNear<double>({2}, {1, 0.81}, 1e-12));
+}
+
+TEST(TrainingOpsTest, SparseAdagradUpdatesIndexedRows) {
+  KernelRunner r("SparseApplyAdagrad");
+  // Row 1: accum 0.1 + 4, var 1 - 0.5 * 2 / sqrt(4.1); row 0 untouched.
+  EXPECT_THAT(
+      RunOk(r, {Literal<double>({2, 1}, {1, 1}), Literal<double>({2, 1}, {0.1, 0.1}),
+                Scalar<double>(0.5), Literal<double>({1, 1}, {2}), Literal<int32_t>({1}, {1})}),
+      TensorNear<double>({2, 1}, {1, 1 - 0.5 * 2 / std::sqrt(4.1)}, 1e-12));
+  KernelRunner fixed("SparseApplyAdagrad");
+  fixed.Attr("update_slots", false);
+  EXPECT_THAT(
+      RunOk(fixed, {Literal<double>({2, 1}, {1, 1}), Literal<double>({2, 1}, {4, 4}),
+                    Scalar<double>(0.5), Literal<double>({1, 1}, {2}), Literal<int32_t>({1}, {0})}),
+      TensorNear<double>({2, 1}, {0.5, 1}, 1e-12));
+}
+
+TEST(ResourceOpsTest, ResourceSparseApplyUpdatesTheVariableAndItsSlot) {
+  const Tensor v = ResourceVariable("emb_sparse", Literal<float>({3, 1}, {1, 2, 3}));
+  const Tensor accum = ResourceVariable("emb_sparse_accum", Literal<float>({3, 1}, {0, 0, 0}));
+  KernelRunner m("ResourceSparseApplyMomentum");
+  TW_ASSERT_OK_OR_FAIL(m.Run({v, accum, Scalar<float>(0.5f), Literal<float>({2, 1}, {1, 2}),
+                              Literal<int32_t>({2}, {2, 2}), Scalar<float>(0.5f)}));
+  // Row 2: accum 1 then 0.5 + 2 = 2.5; var 3 - 0.5 - 1.25.
+  EXPECT_THAT(ReadVariable("emb_sparse"), TensorNear<float>({3, 1}, {1, 2, 1.25f}, 1e-6));
+  EXPECT_THAT(ReadVariable("emb_sparse_accum"), TensorNear<float>({3, 1}, {0, 0, 2.5f}, 1e-6));
+}
+
 TEST(ResourceOpsTest, ResourceApplyUpdatesTheVariable) {
   const Tensor v = ResourceVariable("w_gd", Literal<float>({2}, {1, 2}));
   const Tensor accum = ResourceVariable("w_gd_momentum", Literal<float>({2}, {0, 0}));

@@ -10,6 +10,8 @@
 //   Adagrad   accum += grad^2 (when update_slots); var -= lr * grad / sqrt(accum)
 //   RMSProp   ms = rho * ms + (1 - rho) * grad^2
 //             mom = momentum * mom + lr * grad / sqrt(ms + epsilon); var -= mom
+// and the sparse forms of Momentum and Adagrad (SparseApplyX,
+// ResourceSparseApplyX), which update the rows grad's indices name.
 //
 // The locking, checks and copy-on-write are ApplyOpBase's
 // (kernels/variable_util.h), shared with the GPU updates. This file also
@@ -20,11 +22,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "kernels/variable_ops.h"
 #include "kernels/variable_util.h"
-#include "framework/device.h"
 
 namespace towerflow {
 namespace {
@@ -160,17 +162,85 @@ class RmsPropOp : public ApplyOpBase<T, 2> {
   }
 };
 
+// SparseApplyMomentum: the Momentum update on the rows indices name, in
+// index order.
+template <typename T>
+class SparseMomentumOp : public SparseApplyOpBase<T, 1> {
+ public:
+  explicit SparseMomentumOp(bool resource)
+      : SparseApplyOpBase<T, 1>(resource, kSparseApplyMomentum) {}
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("use_nesterov", &nesterov_);
+  }
+
+ protected:
+  absl::Status Update(KernelContext* ctx, const std::array<Tensor*, 2>& t, const Tensor& grad,
+                      const NdIndex& nd) override {
+    const T lr = Scalar<T>(ctx, 2), momentum = Scalar<T>(ctx, 5);
+    const int64_t m = nd.slice_size;
+    const T* g = grad.data<T>();
+    for (int64_t r = 0; r < nd.rows; ++r) {
+      T* var = t[0]->data<T>() + nd.offsets[r] * m;
+      T* accum = t[1]->data<T>() + nd.offsets[r] * m;
+      const T* gr = g + r * m;
+      for (int64_t k = 0; k < m; ++k) {
+        accum[k] = accum[k] * momentum + gr[k];
+        var[k] -= nesterov_ ? gr[k] * lr + accum[k] * momentum * lr : accum[k] * lr;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  bool nesterov_ = false;
+};
+
+// SparseApplyAdagrad: the Adagrad update on the rows indices name, in
+// index order.
+template <typename T>
+class SparseAdagradOp : public SparseApplyOpBase<T, 1> {
+ public:
+  explicit SparseAdagradOp(bool resource)
+      : SparseApplyOpBase<T, 1>(resource, kSparseApplyAdagrad) {}
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("update_slots", &update_slots_);
+  }
+
+ protected:
+  absl::Status Update(KernelContext* ctx, const std::array<Tensor*, 2>& t, const Tensor& grad,
+                      const NdIndex& nd) override {
+    const T lr = Scalar<T>(ctx, 2);
+    const int64_t m = nd.slice_size;
+    const T* g = grad.data<T>();
+    for (int64_t r = 0; r < nd.rows; ++r) {
+      T* var = t[0]->data<T>() + nd.offsets[r] * m;
+      T* accum = t[1]->data<T>() + nd.offsets[r] * m;
+      const T* gr = g + r * m;
+      for (int64_t k = 0; k < m; ++k) {
+        if (update_slots_) accum[k] += gr[k] * gr[k];
+        var[k] -= gr[k] * lr / std::sqrt(accum[k]);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  bool update_slots_ = true;
+};
+
+// ApplyX and ResourceApplyX, or SparseApplyX and ResourceSparseApplyX
+// (indices in host memory).
 template <template <typename> class K, typename... Ts>
-void RegisterApply(const char* family) {
-  (RegisterKernel(
-       KernelDefBuilder(absl::StrCat("Apply", family)).Device(kDeviceCpu).TypeConstraint<Ts>("T"),
-       [] { return std::make_unique<K<Ts>>(false); }),
-   ...);
-  (RegisterKernel(KernelDefBuilder(absl::StrCat("ResourceApply", family))
-                      .Device(kDeviceCpu)
-                      .TypeConstraint<Ts>("T"),
-                  [] { return std::make_unique<K<Ts>>(true); }),
-   ...);
+void RegisterApply(const char* family, bool sparse = false) {
+  const char* kind = sparse ? "Sparse" : "";
+  for (const bool resource : {false, true}) {
+    KernelDefBuilder b(absl::StrCat(resource ? "Resource" : "", kind, "Apply", family));
+    b.Device(kDeviceCpu);
+    if (sparse) b.HostMemory("indices");
+    (RegisterKernel(KernelDefBuilder(b).TypeConstraint<Ts>("T"),
+                    [resource] { return std::make_unique<K<Ts>>(resource); }),
+     ...);
+  }
 }
 
 // AssignAdd/AssignSub's arithmetic on the CPU.
@@ -196,6 +266,8 @@ TW_REGISTER_KERNELS(training_ops) {
   RegisterApply<AdamOp, float, double>("Adam");
   RegisterApply<AdagradOp, float, double>("Adagrad");
   RegisterApply<RmsPropOp, float, double>("RMSProp");
+  RegisterApply<SparseMomentumOp, float, double>("Momentum", /*sparse=*/true);
+  RegisterApply<SparseAdagradOp, float, double>("Adagrad", /*sparse=*/true);
 }
 
 }  // namespace

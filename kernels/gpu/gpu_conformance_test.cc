@@ -636,9 +636,10 @@ struct UpdateCase {
   std::vector<std::pair<int, float>> scalars;  // (input index, value)
   int grad;                                    // or AssignAdd's value, or a scatter's updates
   bool resource = false;
-  // A row scatter: input 1 is indices {3, 1, 3, 0} (row 3 twice, row 2
-  // never), and grad is [4, 33] updates, or a scalar when scalar_grad.
-  bool indexed = false;
+  // A row scatter or a sparse update: input `indices` is {3, 1, 3, 0} (row
+  // 3 twice, row 2 never), and grad is [4, 33] rows, or a scalar when
+  // scalar_grad.
+  int indices = -1;
   bool scalar_grad = false;
 };
 
@@ -678,10 +679,21 @@ std::vector<UpdateCase> UpdateCases() {
     const std::string attrs = absl::StrCat(resource ? dtype : kFloat, tindices);
     const std::string prefix = resource ? "ResourceScatter" : "Scatter";
     for (const char* mode : {"Add", "Sub", "Update"}) {
-      cases.push_back({prefix + mode, attrs, 0, {}, 2, resource, true});
+      cases.push_back({prefix + mode, attrs, 0, {}, 2, resource, /*indices=*/1});
     }
-    cases.push_back({prefix + "Sub", attrs, 0, {}, 2, resource, true, /*scalar_grad=*/true});
-    cases.push_back({prefix + "Update", attrs, 0, {}, 2, resource, true, /*scalar_grad=*/true});
+    cases.push_back({prefix + "Sub", attrs, 0, {}, 2, resource, 1, /*scalar_grad=*/true});
+    cases.push_back({prefix + "Update", attrs, 0, {}, 2, resource, 1, /*scalar_grad=*/true});
+    const std::string sparse = absl::StrCat(kFloat, tindices);
+    const std::string op = resource ? "ResourceSparseApply" : "SparseApply";
+    cases.push_back({op + "Momentum", sparse, 1, {{2, 0.1f}, {5, 0.9f}}, 3, resource, 4});
+    cases.push_back({op + "Momentum",
+                     absl::StrCat(sparse, " attr { key: 'use_nesterov' value { b: true } }"),
+                     1,
+                     {{2, 0.1f}, {5, 0.9f}},
+                     3,
+                     resource,
+                     4});
+    cases.push_back({op + "Adagrad", sparse, 1, {{2, 0.1f}}, 3, resource, 4});
   }
   return cases;
 }
@@ -715,7 +727,7 @@ void CheckUpdateTwins(const SessionOptions& options, const std::string& device) 
                         j == 0 ? Floats(shape) : Floats(shape, 0.1f, 1.0f), &rng);
     }
     text += InputText(in + "grad", c.scalar_grad ? Floats({}) : Floats(shape), &rng);
-    if (c.indexed) text += InputText(in + "indices", Ints({3, 1, 3, 0}), &rng);
+    if (c.indices >= 0) text += InputText(in + "indices", Ints({3, 1, 3, 0}), &rng);
     for (const auto& [index, value] : c.scalars) {
       text += NodeText(absl::StrCat(in, "s", index), "Const", {}, "/device:CPU:0",
                        absl::StrCat("attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
@@ -724,7 +736,7 @@ void CheckUpdateTwins(const SessionOptions& options, const std::string& device) 
     }
     for (const std::string& dev : {device, std::string("/device:CPU:0")}) {
       const std::string p = absl::StrCat(in, dev == device ? "dev" : "cpu", "_");
-      int num_inputs = c.grad + 1;
+      int num_inputs = std::max(c.grad, c.indices) + 1;
       for (const auto& scalar : c.scalars) num_inputs = std::max(num_inputs, scalar.first + 1);
       std::vector<std::string> args(num_inputs);
       for (int j = 0; j <= c.slots; ++j) {
@@ -746,7 +758,7 @@ void CheckUpdateTwins(const SessionOptions& options, const std::string& device) 
       }
       for (const auto& [index, value] : c.scalars) args[index] = absl::StrCat(in, "s", index);
       args[c.grad] = in + "grad";
-      if (c.indexed) args[1] = in + "indices";
+      if (c.indices >= 0) args[c.indices] = in + "indices";
       if (resource) {
         // A gather of the variable's rows after the steps, on its device.
         text += NodeText(p + "gather", "ResourceGather", {p + "v0", gather_indices}, dev,

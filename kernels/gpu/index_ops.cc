@@ -56,33 +56,12 @@ class GatherNdOp : public OpKernel {
   }
 };
 
-// The index rows grouped by the slice they write, for LaunchScatterRows:
-// [offsets of the groups, starts (groups + 1), rows in index order].
-std::vector<int64_t> GroupRows(const NdIndex& nd, int64_t* groups) {
-  std::vector<int64_t> order(nd.rows);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return nd.offsets[a] < nd.offsets[b]; });
-  std::vector<int64_t> offsets, starts;
-  for (int64_t j = 0; j < nd.rows; ++j) {
-    if (j == 0 || nd.offsets[order[j]] != nd.offsets[order[j - 1]]) {
-      offsets.push_back(nd.offsets[order[j]]);
-      starts.push_back(j);
-    }
-  }
-  starts.push_back(nd.rows);
-  *groups = static_cast<int64_t>(offsets.size());
-  offsets.insert(offsets.end(), starts.begin(), starts.end());
-  offsets.insert(offsets.end(), order.begin(), order.end());
-  return offsets;
-}
-
 template <typename U>
 absl::Status ScatterInto(GpuDevice* gpu, RowScatter mode, const NdIndex& nd, const Tensor& updates,
                          Tensor* out) {
   if (nd.rows == 0 || nd.slice_size == 0) return absl::OkStatus();
   int64_t groups = 0;
-  TW_ASSIGN_OR_RETURN(Tensor plan, Upload(gpu, GroupRows(nd, &groups)));
+  TW_ASSIGN_OR_RETURN(Tensor plan, Upload(gpu, GroupRowsBySlice(nd, &groups)));
   TW_CUDA_RETURN_IF_ERROR(LaunchScatterRows<U>(
       mode, updates.dims() == 0, static_cast<const U*>(updates.raw_data()), plan.data<int64_t>(),
       groups, nd.rows, nd.slice_size, static_cast<U*>(out->raw_data()), gpu->compute_stream()));

@@ -139,6 +139,14 @@ struct ApplyArgs {
 template <typename T>
 cudaError_t LaunchApply(ApplyFn fn, const ApplyArgs<T>& args, int64_t n, cudaStream_t stream);
 
+// SparseApplyMomentum / SparseApplyAdagrad (fn kMomentum or kAdagrad; else
+// cudaErrorInvalidValue): args.grad holds rows of `slice` elements, grouped
+// by the variable row they update as LaunchScatterRows' plan says; each
+// group's rows apply in index order, one thread per element of the row.
+template <typename T>
+cudaError_t LaunchSparseApply(ApplyFn fn, const ApplyArgs<T>& args, const int64_t* plan,
+                              int64_t groups, int64_t slice, cudaStream_t stream);
+
 // out = a + b, or a - b when !add (AssignAdd / AssignSub); out may be a.
 template <typename T>
 cudaError_t LaunchAddInto(const T* a, const T* b, T* out, bool add, int64_t n, cudaStream_t stream);

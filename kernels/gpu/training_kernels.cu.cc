@@ -1,5 +1,5 @@
-// CUDA kernels of the optimizer updates and AssignAdd/AssignSub
-// (kernels/gpu/launch.h). The maths is TF's, as on the CPU
+// CUDA kernels of the optimizer updates, their sparse forms for Momentum
+// and Adagrad, and AssignAdd/AssignSub (kernels/gpu/launch.h). The maths is TF's, as on the CPU
 // (kernels/cpu/training_ops.cc); hyperparameters are read from device
 // memory by every thread (one cached load each).
 #include <cuda_runtime.h>
@@ -20,16 +20,19 @@ __global__ void GradientDescentKernel(ApplyArgs<T> a, int64_t n) {
 }
 
 // accum = accum * momentum + grad; var -= lr * accum, or with Nesterov
-// lr * (grad + momentum * accum). Scalars: lr, momentum.
+// lr * (grad + momentum * accum), at element i with gradient g.
+template <typename T>
+__device__ void MomentumAt(const ApplyArgs<T>& a, T lr, T momentum, int64_t i, T g) {
+  const T accum = a.slots[0][i] * momentum + g;
+  a.slots[0][i] = accum;
+  a.var[i] -= a.flag ? g * lr + accum * momentum * lr : accum * lr;
+}
+
+// Scalars: lr, momentum.
 template <typename T>
 __global__ void MomentumKernel(ApplyArgs<T> a, int64_t n) {
   const T lr = *a.scalars[0], momentum = *a.scalars[1];
-  TW_GRID_LOOP(i, n) {
-    const T g = a.grad[i];
-    const T accum = a.slots[0][i] * momentum + g;
-    a.slots[0][i] = accum;
-    a.var[i] -= a.flag ? g * lr + accum * momentum * lr : accum * lr;
-  }
+  TW_GRID_LOOP(i, n) { MomentumAt(a, lr, momentum, i, a.grad[i]); }
 }
 
 // Scalars: beta1_power, beta2_power, lr, beta1, beta2, epsilon.
@@ -49,18 +52,44 @@ __global__ void AdamKernel(ApplyArgs<T> a, int64_t n) {
   }
 }
 
-// Scalars: lr. `flag`: update_slots.
+// accum += g^2 (when `flag`, update_slots); var -= lr * g / sqrt(accum),
+// at element i with gradient g.
+template <typename T>
+__device__ void AdagradAt(const ApplyArgs<T>& a, T lr, int64_t i, T g) {
+  T accum = a.slots[0][i];
+  if (a.flag) {
+    accum += g * g;
+    a.slots[0][i] = accum;
+  }
+  a.var[i] -= g * lr / sqrt(accum);
+}
+
+// Scalars: lr.
 template <typename T>
 __global__ void AdagradKernel(ApplyArgs<T> a, int64_t n) {
   const T lr = *a.scalars[0];
-  TW_GRID_LOOP(i, n) {
-    const T g = a.grad[i];
-    T accum = a.slots[0][i];
-    if (a.flag) {
-      accum += g * g;
-      a.slots[0][i] = accum;
+  TW_GRID_LOOP(i, n) { AdagradAt(a, lr, i, a.grad[i]); }
+}
+
+// The sparse forms: one thread per element of a group's row, applying the
+// group's gradient rows in index order (LaunchScatterRows' plan).
+template <typename T>
+__global__ void SparseApplyKernel(ApplyFn fn, ApplyArgs<T> a, const int64_t* offsets,
+                                  const int64_t* starts, const int64_t* rows, int64_t slice,
+                                  int64_t total) {
+  const T lr = *a.scalars[0];
+  const T momentum = fn == ApplyFn::kMomentum ? *a.scalars[1] : T(0);
+  TW_GRID_LOOP(i, total) {
+    const int64_t g = i / slice, k = i % slice;
+    const int64_t at = offsets[g] * slice + k;
+    for (int64_t j = starts[g]; j < starts[g + 1]; ++j) {
+      const T grad = a.grad[rows[j] * slice + k];
+      if (fn == ApplyFn::kMomentum) {
+        MomentumAt(a, lr, momentum, at, grad);
+      } else {
+        AdagradAt(a, lr, at, grad);
+      }
     }
-    a.var[i] -= g * lr / sqrt(accum);
   }
 }
 
@@ -111,6 +140,17 @@ cudaError_t LaunchApply(ApplyFn fn, const ApplyArgs<T>& args, int64_t n, cudaStr
 }
 
 template <typename T>
+cudaError_t LaunchSparseApply(ApplyFn fn, const ApplyArgs<T>& args, const int64_t* plan,
+                              int64_t groups, int64_t slice, cudaStream_t stream) {
+  const int64_t total = groups * slice;
+  if (total == 0) return cudaSuccess;
+  if (fn != ApplyFn::kMomentum && fn != ApplyFn::kAdagrad) return cudaErrorInvalidValue;
+  SparseApplyKernel<T><<<GridSize(total), kThreadsPerBlock, 0, stream>>>(
+      fn, args, plan, plan + groups, plan + 2 * groups + 1, slice, total);
+  return cudaGetLastError();
+}
+
+template <typename T>
 cudaError_t LaunchAddInto(const T* a, const T* b, T* out, bool add, int64_t n,
                           cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
@@ -120,6 +160,10 @@ cudaError_t LaunchAddInto(const T* a, const T* b, T* out, bool add, int64_t n,
 
 template cudaError_t LaunchApply<float>(ApplyFn, const ApplyArgs<float>&, int64_t, cudaStream_t);
 template cudaError_t LaunchApply<double>(ApplyFn, const ApplyArgs<double>&, int64_t, cudaStream_t);
+template cudaError_t LaunchSparseApply<float>(ApplyFn, const ApplyArgs<float>&, const int64_t*,
+                                              int64_t, int64_t, cudaStream_t);
+template cudaError_t LaunchSparseApply<double>(ApplyFn, const ApplyArgs<double>&, const int64_t*,
+                                               int64_t, int64_t, cudaStream_t);
 template cudaError_t LaunchAddInto<float>(const float*, const float*, float*, bool, int64_t,
                                           cudaStream_t);
 template cudaError_t LaunchAddInto<double>(const double*, const double*, double*, bool, int64_t,

@@ -1,15 +1,16 @@
 // Variables and their updates on GPUs: the device-agnostic variable kernels
 // (kernels/variable_ops.h), AssignAdd/AssignSub, and the optimizer updates
 // (ApplyX on ref variables, ResourceApplyX on handles) for GradientDescent,
-// Momentum, Adam, Adagrad and RMSProp. Locking, checks and copy-on-write are
+// Momentum, Adam, Adagrad and RMSProp, and the sparse forms of Momentum and
+// Adagrad (SparseApplyX, ResourceSparseApplyX). Locking, checks and copy-on-write are
 // ApplyOpBase's, shared with the CPU; a shared buffer is copied on the
 // device. The hyperparameters stay in device memory and the kernels read
 // them there, so an update never waits on a copy to the host.
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "framework/kernel_registry.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "framework/kernel_registry.h"
 #include "kernels/variable_ops.h"
 #include "kernels/variable_util.h"
 
@@ -64,6 +65,47 @@ class GpuApplyOp : public ApplyOpBase<T, kSlots> {
   bool flag_ = false;
 };
 
+// SparseApplyMomentum and SparseApplyAdagrad (and their resource forms):
+// the rows grouped on the host (indices stay in host memory), the groups
+// updated on the device.
+template <typename T>
+class GpuSparseApplyOp : public SparseApplyOpBase<T, 1> {
+ public:
+  GpuSparseApplyOp(bool resource, const ApplySignature& signature, ApplyFn fn,
+                   const char* flag_attr)
+      : SparseApplyOpBase<T, 1>(resource, signature),
+        signature_(signature),
+        fn_(fn),
+        flag_attr_(flag_attr) {}
+
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr(flag_attr_, &flag_); }
+
+ protected:
+  absl::Status Update(KernelContext* ctx, const typename SparseApplyOpBase<T, 1>::Vars& t,
+                      const Tensor& grad, const NdIndex& nd) override {
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    int64_t groups = 0;
+    TW_ASSIGN_OR_RETURN(const Tensor plan, Upload(gpu, GroupRowsBySlice(nd, &groups)));
+    ApplyArgs<T> args;
+    args.var = t[0]->template data<T>();
+    args.slots[0] = t[1]->template data<T>();
+    args.grad = grad.data<T>();
+    for (size_t i = 0; i < signature_.scalars.size(); ++i) {
+      args.scalars[i] = ctx->input(signature_.scalars[i].first).template data<T>();
+    }
+    args.flag = flag_;
+    TW_CUDA_RETURN_IF_ERROR(LaunchSparseApply<T>(fn_, args, plan.data<int64_t>(), groups,
+                                                 nd.slice_size, gpu->compute_stream()));
+    return absl::OkStatus();
+  }
+
+ private:
+  const ApplySignature& signature_;
+  const ApplyFn fn_;
+  const char* const flag_attr_;
+  bool flag_ = false;
+};
+
 template <typename T, int kSlots>
 void RegisterApply(const char* family, const ApplySignature& signature, ApplyFn fn,
                    const char* flag_attr) {
@@ -86,6 +128,25 @@ void RegisterApplyForType() {
   RegisterApply<T, 2>("Adam", kApplyAdam, ApplyFn::kAdam, "use_nesterov");
   RegisterApply<T, 1>("Adagrad", kApplyAdagrad, ApplyFn::kAdagrad, "update_slots");
   RegisterApply<T, 2>("RMSProp", kApplyRmsProp, ApplyFn::kRmsProp, "");
+  const struct {
+    const char* family;
+    const ApplySignature& signature;
+    ApplyFn fn;
+    const char* flag_attr;
+  } sparse[] = {{"Momentum", kSparseApplyMomentum, ApplyFn::kMomentum, "use_nesterov"},
+                {"Adagrad", kSparseApplyAdagrad, ApplyFn::kAdagrad, "update_slots"}};
+  for (const auto& f : sparse) {
+    for (const bool resource : {false, true}) {
+      RegisterKernel(
+          KernelDefBuilder(absl::StrCat(resource ? "ResourceSparseApply" : "SparseApply", f.family))
+              .Device(kDeviceGpu)
+              .TypeConstraint("T", DataTypeToEnum<T>::value)
+              .HostMemory("indices"),
+          [resource, &signature = f.signature, fn = f.fn, flag_attr = f.flag_attr] {
+            return std::make_unique<GpuSparseApplyOp<T>>(resource, signature, fn, flag_attr);
+          });
+    }
+  }
 }
 
 TW_REGISTER_KERNELS(gpu_training) {
