@@ -275,4 +275,9 @@ Operation TowerOptimizer::ApplyDense(const Scope& scope, const Output& grad, con
   return ApplyDenseOf(*optimizer_, scope, grad, var);
 }
 
+Operation TowerOptimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                      const Variable& var) {
+  return ApplySparseOf(*optimizer_, scope, grad, var);
+}
+
 }  // namespace towerflow

@@ -61,6 +61,8 @@ class TowerOptimizer final : public train::Optimizer {
  private:
   // The wrapped optimizer's update.
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                        const Variable& var) override;
 
   std::shared_ptr<train::Optimizer> optimizer_;
 };

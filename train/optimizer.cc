@@ -77,6 +77,11 @@ absl::StatusOr<std::vector<GradAndVar>> Optimizer::SymbolicGradients(
   return out;
 }
 
+Operation Optimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                 const Variable& var) {
+  return ApplyDense(scope, Densify(scope, grad), var);
+}
+
 absl::StatusOr<Operation> Optimizer::BuildApply(const Scope& scope,
                                                 const std::vector<GradAndVar>& grads_and_vars,
                                                 const std::optional<Variable>& global_step) {
@@ -104,13 +109,14 @@ absl::StatusOr<Operation> Optimizer::BuildApply(const Scope& scope,
   for (const GradAndVar* gv : with_grad) {
     const Scope update =
         apply.NewSubScope(absl::StrCat("update_", gv->var.name())).ColocateWith(gv->var.handle());
-    const Output grad = Densify(update, gv->grad);
+    const Output grad = gv->grad.is_sparse() ? gv->grad.slices().values : gv->grad.dense();
     if (grad.valid() && grad.type() != gv->var.dtype()) {
       return absl::InvalidArgumentError(
           absl::StrCat("Gradient for ", gv->var.name(), " is ", DataTypeString(grad.type()),
                        " but the variable is ", DataTypeString(gv->var.dtype())));
     }
-    updates.push_back(ApplyDense(update, grad, gv->var));
+    updates.push_back(gv->grad.is_sparse() ? ApplySparse(update, gv->grad.slices(), gv->var)
+                                           : ApplyDense(update, grad, gv->var));
   }
   TW_RETURN_IF_ERROR(scope.status());
   Operation finish = Finish(apply.NewSubScope("update"), updates);

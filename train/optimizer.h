@@ -16,8 +16,13 @@
 // "<var>/Adam", "<var>/Adam_1"), colocated with their variable, not
 // trainable, in kGlobalVariables.
 //
-// Sparse gradients (IndexedSlices, from ResourceGather) are densified with
-// UnsortedSegmentSum before the dense update.
+// Sparse gradients (IndexedSlices, from ResourceGather) update only their
+// rows where the optimizer's dense update leaves a row without gradient
+// alone (GradientDescent: a ResourceScatterSub); the others densify them
+// with UnsortedSegmentSum before the dense update. (Momentum and Adagrad
+// would need TF's sparse updates, which first sum repeated rows with
+// Unique, an op Towerflow does not have yet; TF's sparse Momentum also
+// decays only the rows present, unlike its dense one.)
 //
 // Thread-compatible: one thread builds with an optimizer at a time.
 #ifndef TOWERFLOW_TRAIN_OPTIMIZER_H_
@@ -30,9 +35,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "ops/gradients.h"
 #include "graph/output.h"
 #include "graph/scope.h"
+#include "ops/gradients.h"
 #include "ops/variables.h"
 
 namespace towerflow {
@@ -96,10 +101,19 @@ class Optimizer {
 
   // Builds the update of one variable under `scope` (colocated with it).
   virtual Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) = 0;
+  // Builds the update of one variable from rows of a gradient (IndexedSlices,
+  // from a ResourceGather; rows may repeat). By default the dense update of
+  // their sum (Densify); an optimizer whose update of a row without
+  // gradient is a no-op updates only the rows instead.
+  virtual Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var);
   // `other`'s update of one variable, for optimizers that wrap another.
   static Operation ApplyDenseOf(Optimizer& other, const Scope& scope, const Output& grad,
                                 const Variable& var) {
     return other.ApplyDense(scope, grad, var);
+  }
+  static Operation ApplySparseOf(Optimizer& other, const Scope& scope, const IndexedSlices& grad,
+                                 const Variable& var) {
+    return other.ApplySparse(scope, grad, var);
   }
   // Before the updates, with every variable that will be updated (Adam's
   // beta powers).

@@ -127,8 +127,11 @@ TEST(OptimizerTest, SparseGradientsUpdateOnlyGatheredRows) {
   TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(s)}, &out));
   TW_ASSERT_OK(session.Run({}, {}, {train}, &out));
   TW_ASSERT_OK(session.Run({emb.value(s)}, &out));
-  // Row 2 gathered twice: 3 - 0.5 * 2 = 2.
+  // Row 2 gathered twice: 3 - 0.5 - 0.5 = 2.
   EXPECT_THAT(out[0], TensorIs<float>({3, 2}, {1, 1, 2, 2, 2, 2}));
+  // A scatter of the rows (TF's sparse update), not a dense [3, 2] gradient.
+  EXPECT_NE(s.graph()->FindNode("GradientDescent/update_emb/ResourceScatterSub"), nullptr);
+  for (const Node* n : s.graph()->nodes()) EXPECT_NE(n->type_string(), "UnsortedSegmentSum");
 }
 
 TEST(OptimizerTest, VariablesWithoutGradientAreSkipped) {

@@ -16,6 +16,12 @@ Operation GradientDescentOptimizer::ApplyDense(const Scope& scope, const Output&
                                            grad);
 }
 
+Operation GradientDescentOptimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                                const Variable& var) {
+  return ops::ResourceScatterSub(scope, var.handle(), grad.indices,
+                                 ops::Mul(scope, grad.values, LearningRate(scope, var.dtype())));
+}
+
 Operation MomentumOptimizer::ApplyDense(const Scope& scope, const Output& grad,
                                         const Variable& var) {
   Variable accum = CreateSlot(scope, var, "momentum", name());

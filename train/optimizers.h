@@ -28,6 +28,10 @@ class GradientDescentOptimizer : public Optimizer {
 
  protected:
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
+  // Only the gradient's rows: var[indices] -= lr * values (TF's
+  // _resource_apply_sparse_duplicate_indices: a scatter, repeats each applied).
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                        const Variable& var) override;
 };
 
 class MomentumOptimizer : public Optimizer {
