@@ -162,6 +162,17 @@ class RmsPropOp : public ApplyOpBase<T, 2> {
   }
 };
 
+// f(var row, slot row, grad row, row length) for each of grad's rows, in
+// index order (a repeated row is updated again).
+template <typename T, typename F>
+void ForEachRow(const NdIndex& nd, const std::array<Tensor*, 2>& t, const Tensor& grad, F&& f) {
+  const int64_t m = nd.slice_size;
+  for (int64_t r = 0; r < nd.rows; ++r) {
+    f(t[0]->data<T>() + nd.offsets[r] * m, t[1]->data<T>() + nd.offsets[r] * m,
+      grad.data<T>() + r * m, m);
+  }
+}
+
 // SparseApplyMomentum: the Momentum update on the rows indices name, in
 // index order.
 template <typename T>
@@ -177,17 +188,12 @@ class SparseMomentumOp : public SparseApplyOpBase<T, 1> {
   absl::Status Update(KernelContext* ctx, const std::array<Tensor*, 2>& t, const Tensor& grad,
                       const NdIndex& nd) override {
     const T lr = Scalar<T>(ctx, 2), momentum = Scalar<T>(ctx, 5);
-    const int64_t m = nd.slice_size;
-    const T* g = grad.data<T>();
-    for (int64_t r = 0; r < nd.rows; ++r) {
-      T* var = t[0]->data<T>() + nd.offsets[r] * m;
-      T* accum = t[1]->data<T>() + nd.offsets[r] * m;
-      const T* gr = g + r * m;
+    ForEachRow<T>(nd, t, grad, [&](T* var, T* accum, const T* g, int64_t m) {
       for (int64_t k = 0; k < m; ++k) {
-        accum[k] = accum[k] * momentum + gr[k];
-        var[k] -= nesterov_ ? gr[k] * lr + accum[k] * momentum * lr : accum[k] * lr;
+        accum[k] = accum[k] * momentum + g[k];
+        var[k] -= nesterov_ ? g[k] * lr + accum[k] * momentum * lr : accum[k] * lr;
       }
-    }
+    });
     return absl::OkStatus();
   }
 
@@ -210,17 +216,12 @@ class SparseAdagradOp : public SparseApplyOpBase<T, 1> {
   absl::Status Update(KernelContext* ctx, const std::array<Tensor*, 2>& t, const Tensor& grad,
                       const NdIndex& nd) override {
     const T lr = Scalar<T>(ctx, 2);
-    const int64_t m = nd.slice_size;
-    const T* g = grad.data<T>();
-    for (int64_t r = 0; r < nd.rows; ++r) {
-      T* var = t[0]->data<T>() + nd.offsets[r] * m;
-      T* accum = t[1]->data<T>() + nd.offsets[r] * m;
-      const T* gr = g + r * m;
+    ForEachRow<T>(nd, t, grad, [&](T* var, T* accum, const T* g, int64_t m) {
       for (int64_t k = 0; k < m; ++k) {
-        if (update_slots_) accum[k] += gr[k] * gr[k];
-        var[k] -= gr[k] * lr / std::sqrt(accum[k]);
+        if (update_slots_) accum[k] += g[k] * g[k];
+        var[k] -= g[k] * lr / std::sqrt(accum[k]);
       }
-    }
+    });
     return absl::OkStatus();
   }
 

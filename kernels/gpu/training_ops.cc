@@ -6,6 +6,8 @@
 // ApplyOpBase's, shared with the CPU; a shared buffer is copied on the
 // device. The hyperparameters stay in device memory and the kernels read
 // them there, so an update never waits on a copy to the host.
+#include <array>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
@@ -27,6 +29,23 @@ absl::Status GpuAddInto(KernelContext* ctx, const Tensor& current, const Tensor&
   return absl::OkStatus();
 }
 
+// An update's operands for the launchers: variable t[0], slots t[1..],
+// grad, and the signature's scalars (device memory).
+template <typename T, size_t kVars>
+ApplyArgs<T> MakeApplyArgs(KernelContext* ctx, const ApplySignature& signature,
+                           const std::array<Tensor*, kVars>& t, const Tensor& grad, bool flag) {
+  static_assert(kVars <= 3);
+  ApplyArgs<T> args;
+  args.var = t[0]->template data<T>();
+  for (size_t i = 1; i < kVars; ++i) args.slots[i - 1] = t[i]->template data<T>();
+  args.grad = grad.data<T>();
+  for (size_t i = 0; i < signature.scalars.size(); ++i) {
+    args.scalars[i] = ctx->input(signature.scalars[i].first).template data<T>();
+  }
+  args.flag = flag;
+  return args;
+}
+
 // `flag_attr` names the bool attr passed as ApplyArgs::flag ("" for none).
 template <typename T, int kSlots>
 class GpuApplyOp : public ApplyOpBase<T, kSlots> {
@@ -46,14 +65,7 @@ class GpuApplyOp : public ApplyOpBase<T, kSlots> {
   absl::Status Update(KernelContext* ctx, const typename ApplyOpBase<T, kSlots>::Vars& t,
                       const Tensor& grad) override {
     TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
-    ApplyArgs<T> args;
-    args.var = t[0]->template data<T>();
-    for (int i = 0; i < kSlots; ++i) args.slots[i] = t[i + 1]->template data<T>();
-    args.grad = grad.data<T>();
-    for (size_t i = 0; i < signature_.scalars.size(); ++i) {
-      args.scalars[i] = ctx->input(signature_.scalars[i].first).template data<T>();
-    }
-    args.flag = flag_;
+    const ApplyArgs<T> args = MakeApplyArgs<T>(ctx, signature_, t, grad, flag_);
     TW_CUDA_RETURN_IF_ERROR(LaunchApply<T>(fn_, args, grad.NumElements(), gpu->compute_stream()));
     return absl::OkStatus();
   }
@@ -86,14 +98,7 @@ class GpuSparseApplyOp : public SparseApplyOpBase<T, 1> {
     TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
     int64_t groups = 0;
     TW_ASSIGN_OR_RETURN(const Tensor plan, Upload(gpu, GroupRowsBySlice(nd, &groups)));
-    ApplyArgs<T> args;
-    args.var = t[0]->template data<T>();
-    args.slots[0] = t[1]->template data<T>();
-    args.grad = grad.data<T>();
-    for (size_t i = 0; i < signature_.scalars.size(); ++i) {
-      args.scalars[i] = ctx->input(signature_.scalars[i].first).template data<T>();
-    }
-    args.flag = flag_;
+    const ApplyArgs<T> args = MakeApplyArgs<T>(ctx, signature_, t, grad, flag_);
     TW_CUDA_RETURN_IF_ERROR(LaunchSparseApply<T>(fn_, args, plan.data<int64_t>(), groups,
                                                  nd.slice_size, gpu->compute_stream()));
     return absl::OkStatus();
