@@ -462,6 +462,14 @@ absl::Status ListDiffShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+absl::Status UniqueShape(InferenceContext* c) {
+  PartialTensorShape x;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &x));
+  c->set_output(0, PartialTensorShape({-1}));
+  c->set_output(1, x);
+  return absl::OkStatus();
+}
+
 absl::Status InvertPermutationShape(InferenceContext* c) {
   PartialTensorShape v;
   TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &v));
@@ -637,6 +645,15 @@ TW_REGISTER_OP("ListDiff")
     .Attr("out_idx: {int32, int64} = DT_INT32")
     .Doc("The values of x not in y, in x's order, and their positions in x.")
     .SetShapeFn(ListDiffShape);
+
+TW_REGISTER_OP("Unique")
+    .Input("x: T")
+    .Output("y: T")
+    .Output("idx: out_idx")
+    .Attr("T: type")
+    .Attr("out_idx: {int32, int64} = DT_INT32")
+    .Doc("The distinct values of x in order of first appearance, and where each x[i] is in y.")
+    .SetShapeFn(UniqueShape);
 
 TW_REGISTER_OP("ConcatV2")
     .Input("values: N * T")

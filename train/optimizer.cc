@@ -82,6 +82,15 @@ Operation Optimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
   return ApplyDense(scope, Densify(scope, grad), var);
 }
 
+IndexedSlices Optimizer::SumRepeatedRows(const Scope& scope, const IndexedSlices& grad) {
+  const ops::Unique unique(scope, grad.indices);
+  IndexedSlices summed = grad;
+  summed.indices = unique.y;
+  summed.values =
+      ops::UnsortedSegmentSum(scope, grad.values, unique.idx, ops::Size(scope, unique.y));
+  return summed;
+}
+
 absl::StatusOr<Operation> Optimizer::BuildApply(const Scope& scope,
                                                 const std::vector<GradAndVar>& grads_and_vars,
                                                 const std::optional<Variable>& global_step) {

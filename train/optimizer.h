@@ -17,12 +17,11 @@
 // trainable, in kGlobalVariables.
 //
 // Sparse gradients (IndexedSlices, from ResourceGather) update only their
-// rows where the optimizer's dense update leaves a row without gradient
-// alone (GradientDescent: a ResourceScatterSub); the others densify them
-// with UnsortedSegmentSum before the dense update. (Momentum and Adagrad
-// would need TF's sparse updates, which first sum repeated rows with
-// Unique, an op Towerflow does not have yet; TF's sparse Momentum also
-// decays only the rows present, unlike its dense one.)
+// rows, as TF's sparse updates: GradientDescent by a ResourceScatterSub,
+// Momentum and Adagrad by ResourceSparseApply* once repeated rows are
+// summed (so Momentum decays only the accumulator rows present, as in TF,
+// not every row as its dense update does). Adam and RMSProp densify them
+// with UnsortedSegmentSum before the dense update.
 //
 // Thread-compatible: one thread builds with an optimizer at a time.
 #ifndef TOWERFLOW_TRAIN_OPTIMIZER_H_
@@ -115,6 +114,9 @@ class Optimizer {
                                  const Variable& var) {
     return other.ApplySparse(scope, grad, var);
   }
+  // `grad` with its repeated rows summed into one (Unique, then
+  // UnsortedSegmentSum), as TF does before its sparse updates.
+  static IndexedSlices SumRepeatedRows(const Scope& scope, const IndexedSlices& grad);
   // Before the updates, with every variable that will be updated (Adam's
   // beta powers).
   virtual absl::Status Prepare(const Scope& scope, const std::vector<Variable>& vars) {

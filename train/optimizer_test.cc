@@ -1,6 +1,8 @@
 // Optimizers: one and two steps on loss = |w|^2 / 2 (gradient w) from
 // w = [1, 2], against values computed by hand from the update rules in
 // optimizers.h.
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 
@@ -132,6 +134,61 @@ TEST(OptimizerTest, SparseGradientsUpdateOnlyGatheredRows) {
   // A scatter of the rows (TF's sparse update), not a dense [3, 2] gradient.
   EXPECT_NE(s.graph()->FindNode("GradientDescent/update_emb/ResourceScatterSub"), nullptr);
   for (const Node* n : s.graph()->nodes()) EXPECT_NE(n->type_string(), "UnsortedSegmentSum");
+}
+
+// An embedding read through fed ids: the rows-only gradient of each step.
+struct EmbeddingStep {
+  Scope s = Scope::NewRootScope();
+  Variable emb;
+  Output ids;
+  Output loss;
+  EmbeddingStep() {
+    emb = GetVariable(s, "emb", TensorShape({3, 2}), DT_FLOAT,
+                      initializers::Constant({{1.f, 1.f}, {2.f, 2.f}, {3.f, 3.f}}));
+    ids = ops::Placeholder(s, DT_INT32);
+    loss = ops::Sum(s, ops::ResourceGather(s, emb.handle(), ids, DT_FLOAT), {0, 1});
+  }
+};
+
+// TF's sparse Momentum: repeated rows summed first, and only the rows of
+// the step decay their accumulator.
+TEST(OptimizerTest, SparseMomentumUpdatesOnlyTheRowsOfTheStep) {
+  EmbeddingStep e;
+  MomentumOptimizer opt(0.5, 0.9);
+  Operation train = opt.Minimize(e.s, e.loss);
+  TW_ASSERT_OK(e.s.status());
+  EXPECT_NE(e.s.graph()->FindNode("Momentum/update_emb/ResourceSparseApplyMomentum"), nullptr);
+  ClientSession session(e.s);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(e.s)}, &out));
+  // Row 1: accum 1, var 2 - 0.5. Then row 2 alone: row 1 keeps accum 1 and
+  // its value (a dense step would decay it to 0.9 and move the row by
+  // 0.45). Then row 0 twice, summed: accum 2, var 1 - 0.5 * 2.
+  for (const std::vector<int32_t>& step : {std::vector<int32_t>{1}, {2}, {0, 0}}) {
+    Tensor ids(DT_INT32, TensorShape({static_cast<int64_t>(step.size())}));
+    std::copy(step.begin(), step.end(), ids.data<int32_t>());
+    TW_ASSERT_OK(session.Run({{e.ids, ids}}, {}, {train}, &out));
+  }
+  TW_ASSERT_OK(session.Run({e.emb.value(e.s), opt.GetSlot(e.emb, "momentum").value(e.s)}, &out));
+  EXPECT_THAT(out[0], TensorIs<float>({3, 2}, {0, 0, 1.5f, 1.5f, 2.5f, 2.5f}));
+  EXPECT_THAT(out[1], TensorIs<float>({3, 2}, {2, 2, 1, 1, 1, 1}));
+}
+
+TEST(OptimizerTest, SparseAdagradSumsRepeatedRowsFirst) {
+  EmbeddingStep e;
+  AdagradOptimizer opt(0.5);
+  Operation train = opt.Minimize(e.s, e.loss);
+  TW_ASSERT_OK(e.s.status());
+  ClientSession session(e.s);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(e.s)}, &out));
+  Tensor ids(DT_INT32, TensorShape({2}));
+  ids.data<int32_t>()[0] = ids.data<int32_t>()[1] = 2;
+  TW_ASSERT_OK(session.Run({{e.ids, ids}}, {}, {train}, &out));
+  TW_ASSERT_OK(session.Run({e.emb.value(e.s)}, &out));
+  // Row 2's gradient 2: accum 0.1 + 4, var 3 - 0.5 * 2 / sqrt(4.1).
+  const float row2 = 3 - 0.5f * 2 / std::sqrt(4.1f);
+  EXPECT_THAT(out[0], TensorNear<float>({3, 2}, {1, 1, 2, 2, row2, row2}, 1e-6));
 }
 
 TEST(OptimizerTest, VariablesWithoutGradientAreSkipped) {

@@ -22,14 +22,29 @@ Operation GradientDescentOptimizer::ApplySparse(const Scope& scope, const Indexe
                                  ops::Mul(scope, grad.values, LearningRate(scope, var.dtype())));
 }
 
+Variable MomentumOptimizer::Accumulator(const Scope& scope, const Variable& var) {
+  return CreateSlot(scope, var, "momentum", name());
+}
+
 Operation MomentumOptimizer::ApplyDense(const Scope& scope, const Output& grad,
                                         const Variable& var) {
-  Variable accum = CreateSlot(scope, var, "momentum", name());
+  Variable accum = Accumulator(scope, var);
   if (!accum.valid()) return Operation();
   return ops::ResourceApplyMomentum(scope, var.handle(), accum.handle(),
                                     LearningRate(scope, var.dtype()), grad,
                                     AsTensor(scope, momentum_, var.dtype()),
                                     ops::ResourceApplyMomentum::UseNesterov(use_nesterov_));
+}
+
+Operation MomentumOptimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                         const Variable& var) {
+  Variable accum = Accumulator(scope, var);
+  if (!accum.valid()) return Operation();
+  const IndexedSlices rows = SumRepeatedRows(scope, grad);
+  return ops::ResourceSparseApplyMomentum(
+      scope, var.handle(), accum.handle(), LearningRate(scope, var.dtype()), rows.values,
+      rows.indices, AsTensor(scope, momentum_, var.dtype()),
+      ops::ResourceSparseApplyMomentum::UseNesterov(use_nesterov_));
 }
 
 absl::Status AdamOptimizer::Prepare(const Scope& scope, const std::vector<Variable>& vars) {
@@ -82,12 +97,26 @@ Operation AdamOptimizer::Finish(const Scope& scope, const std::vector<Operation>
   return ops::NoOp(scope.WithControlDependencies(all));
 }
 
+Variable AdagradOptimizer::Accumulator(const Scope& scope, const Variable& var) {
+  return CreateSlot(scope, var, "accumulator", name(), initializers::Constant(initial_));
+}
+
 Operation AdagradOptimizer::ApplyDense(const Scope& scope, const Output& grad,
                                        const Variable& var) {
-  Variable accum = CreateSlot(scope, var, "accumulator", name(), initializers::Constant(initial_));
+  Variable accum = Accumulator(scope, var);
   if (!accum.valid()) return Operation();
   return ops::ResourceApplyAdagrad(scope, var.handle(), accum.handle(),
                                    LearningRate(scope, var.dtype()), grad);
+}
+
+Operation AdagradOptimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                        const Variable& var) {
+  Variable accum = Accumulator(scope, var);
+  if (!accum.valid()) return Operation();
+  const IndexedSlices rows = SumRepeatedRows(scope, grad);
+  return ops::ResourceSparseApplyAdagrad(scope, var.handle(), accum.handle(),
+                                         LearningRate(scope, var.dtype()), rows.values,
+                                         rows.indices);
 }
 
 Operation RMSPropOptimizer::ApplyDense(const Scope& scope, const Output& grad,

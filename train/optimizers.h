@@ -43,8 +43,11 @@ class MomentumOptimizer : public Optimizer {
 
  protected:
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                        const Variable& var) override;
 
  private:
+  Variable Accumulator(const Scope& scope, const Variable& var);
   const Input momentum_;
   const bool use_nesterov_;
 };
@@ -82,8 +85,11 @@ class AdagradOptimizer : public Optimizer {
 
  protected:
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                        const Variable& var) override;
 
  private:
+  Variable Accumulator(const Scope& scope, const Variable& var);
   const double initial_;
 };
 

@@ -233,6 +233,23 @@ TEST(ScanOpsTest, ListDiff) {
               HasSubstr("x must be a vector"));
 }
 
+TEST(ScanOpsTest, Unique) {
+  // TF's tf.unique example.
+  const Tensor x = Literal<int32_t>({9}, {1, 1, 2, 4, 4, 4, 7, 8, 8});
+  KernelRunner r("Unique");
+  EXPECT_THAT(RunOk(r, {x}), TensorIs<int32_t>({5}, {1, 2, 4, 7, 8}));
+  EXPECT_THAT(RunOk(r, {x}, 1), TensorIs<int32_t>({9}, {0, 0, 1, 2, 2, 2, 3, 4, 4}));
+  KernelRunner wide("Unique");
+  wide.Attr("out_idx", DT_INT64);
+  EXPECT_THAT(RunOk(wide, {Literal<float>({4}, {2.5f, -1, 2.5f, 0})}, 0),
+              TensorIs<float>({3}, {2.5f, -1, 0}));
+  EXPECT_THAT(RunOk(wide, {Literal<float>({4}, {2.5f, -1, 2.5f, 0})}, 1),
+              TensorIs<int64_t>({4}, {0, 1, 0, 2}));
+  EXPECT_THAT(RunOk(r, {Literal<int64_t>({0}, {})}), TensorIs<int64_t>({0}, {}));
+  EXPECT_THAT(r.Run({Literal<int32_t>({1, 2}, {1, 1})}).status().message(),
+              HasSubstr("unique expects a 1D vector, got shape [1,2]"));
+}
+
 TEST(SliceOpsTest, SliceAndStridedSlice) {
   KernelRunner s("Slice");
   EXPECT_THAT(

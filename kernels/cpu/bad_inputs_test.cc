@@ -105,6 +105,7 @@ std::vector<Case> ArrayCases() {
       {"DynamicPartition", {{"num_partitions", A(int64_t{2})}}, {F({3, 2}), I32({1, 0, 1})}},
       {"DynamicStitch", {{"N", A(int64_t{2})}}, {I32({0, 2}), I32({1}), F({2, 2}), F({1, 2})}},
       {"TopKV2", {}, {F({2, 4}), Scalar<int32_t>(2)}},
+      {"Unique", {}, {I32({3, 1, 3, 0})}},
       {"GatherNd", {}, {F({3, 2}), Literal<int32_t>({2, 2}, {0, 1, 2, 0})}},
       {"ScatterNd", {}, {Literal<int32_t>({2, 1}, {1, 0}), F({2, 3}), I32({3, 3})}},
       {"TensorScatterUpdate", {}, {F({3, 2}), Literal<int32_t>({1, 1}, {2}), F({1, 2})}},

@@ -1,18 +1,20 @@
 // Cumsum and Cumprod (running sums and products along one axis, optionally
-// exclusive and/or reversed), and ListDiff.
+// exclusive and/or reversed), ListDiff and Unique.
 //
 // A scan is sequential along its axis, so the tensor is viewed as
 // [outer, len, inner]: each step adds (multiplies) a whole contiguous inner
 // row into the running row, which vectorises; outer blocks are sharded over
 // the intra-op pool.
 #include <algorithm>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "framework/threadpool.h"
 #include "kernels/cpu/cwise_ops.h"
 #include "kernels/kernel_util.h"
-#include "framework/threadpool.h"
 
 namespace towerflow {
 namespace {
@@ -104,11 +106,41 @@ class ListDiffOp : public OpKernel {
   }
 };
 
+// Unique(x) = (y, idx): x's distinct values in order of first appearance,
+// and for each x[i] its position in y (TF's unique; each NaN is distinct).
+template <typename T>
+class UniqueOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    if (x.dims() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unique expects a 1D vector, got shape ", x.shape().DebugString()));
+    }
+    const T* xs = x.data<T>();
+    const int64_t n = x.NumElements();
+    absl::flat_hash_map<T, int64_t> position;
+    std::vector<int64_t> idx(n), firsts;
+    for (int64_t i = 0; i < n; ++i) {
+      const auto [it, inserted] = position.try_emplace(xs[i], static_cast<int64_t>(firsts.size()));
+      if (inserted) firsts.push_back(i);
+      idx[i] = it->second;
+    }
+    const int64_t m = static_cast<int64_t>(firsts.size());
+    TW_ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, TensorShape({m})));
+    TW_ASSIGN_OR_RETURN(Tensor * out_idx, ctx->allocate_output(1, TensorShape({n})));
+    T* ys = y->data<T>();
+    for (int64_t k = 0; k < m; ++k) ys[k] = xs[firsts[k]];
+    return WriteInts(idx, out_idx);
+  }
+};
+
 TW_REGISTER_KERNELS(scan_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterTypedKernels<CumsumOp, float, double, int32_t, int64_t>(cpu("Cumsum"), "T");
   RegisterTypedKernels<CumprodOp, float, double, int32_t, int64_t>(cpu("Cumprod"), "T");
   RegisterTypedKernels<ListDiffOp, int32_t, int64_t>(cpu("ListDiff"), "T");
+  RegisterTypedKernels<UniqueOp, float, double, int32_t, int64_t, std::string>(cpu("Unique"), "T");
 }
 
 }  // namespace
