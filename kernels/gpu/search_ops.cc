@@ -2,8 +2,10 @@
 // output size is the number of non-zero elements, which only the device
 // knows: the kernel reads that count back (one small synchronous copy, as
 // TF's GPU Where) before it allocates and fills the output. TopKV2 takes
-// the CPU kernel's checks (kernels/rearrange.h) and order.
+// the CPU kernel's checks (kernels/rearrange.h) and order; its int32
+// indices are read back to host memory.
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -79,9 +81,20 @@ class TopKOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(
         Tensor scratch,
         DeviceTemp(ctx, DT_UINT8, TensorShape({static_cast<int64_t>(scratch_bytes)})));
+    // The indices are int32, which lives in host memory (framework/
+    // memory_types.h): the kernel writes them to the device, and they are
+    // read back, a wait for the sort, as for TF's int32 outputs of GPU kernels.
+    Tensor device_indices = *indices;
+    if (ctx->output_on_host(1)) {
+      TW_ASSIGN_OR_RETURN(device_indices, DeviceTemp(ctx, DT_INT32, plan.shape));
+    }
     TW_CUDA_RETURN_IF_ERROR(LaunchTopK<T>(in.data<T>(), plan.rows, plan.n, plan.k,
-                                          values->data<T>(), indices->data<int32_t>(),
+                                          values->data<T>(), device_indices.data<int32_t>(),
                                           scratch.raw_data(), gpu->compute_stream()));
+    if (ctx->output_on_host(1)) {
+      TW_ASSIGN_OR_RETURN(const Tensor host, gpu->CopyToHost(device_indices));
+      std::memcpy(indices->raw_data(), host.raw_data(), host.TotalBytes());
+    }
     return absl::OkStatus();
   }
 };
