@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "core/type_dispatch.h"
+#include "framework/tensor_views.h"
 
 namespace towerflow {
 namespace data {

@@ -17,6 +17,7 @@
 #include "distribute/server.h"
 #include "estimator/replicate_model_fn.h"
 #include "estimator/tower_optimizer.h"
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "graph/device_setter.h"
 #include "gtest/gtest.h"
@@ -384,7 +385,9 @@ TEST(PsTrainingTest, ARestartedJobResumesFromTheChiefsCheckpoint) {
       TW_ASSERT_OK(cluster_session->Create(graph));
       TW_ASSERT_OK(train::WaitForVariables(cluster_session.get(), ready, absl::Minutes(5)));
       TW_ASSERT_OK(cluster_session->Run({}, {w_value}, {}, &out));
-      if (run == 1) EXPECT_NE(out[0].data<double>()[0], 0.0);  // restored, not initialized
+      if (run == 1) {
+        EXPECT_NE(out[0].data<double>()[0], 0.0);  // restored, not initialized
+      }
       continue;
     }
     ClientSession session(root, std::move(cluster_session));

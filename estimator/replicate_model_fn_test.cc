@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "estimator/tower_optimizer.h"
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_test_matchers.h"

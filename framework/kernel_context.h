@@ -29,6 +29,7 @@
 #include "framework/rendezvous.h"
 #include "framework/resource_mgr.h"
 #include "framework/tensor.h"
+#include "framework/tensor_views.h"  // kernels view tensors through Eigen
 #include "proto/node_def.pb.h"
 
 namespace towerflow {

@@ -14,6 +14,9 @@
 //
 // Views (flat/vec/matrix/tensor/scalar) REQUIRE the element type to match
 // dtype() and the rank to match; a mismatch is a programmer error and aborts.
+// They are Eigen's TensorMaps, defined in framework/tensor_views.h: a file
+// that uses them includes it (kernels have it through kernel_context.h), and
+// the many that do not are spared the seconds Eigen's headers take to compile.
 // Anything from a GraphDef or a feed goes through the StatusOr factories,
 // which never abort.
 //
@@ -38,7 +41,6 @@
 #include "framework/allocator.h"
 #include "framework/resource_handle.h"
 #include "proto/tensor.pb.h"
-#include "unsupported/Eigen/CXX11/Tensor"
 
 namespace towerflow {
 
@@ -46,13 +48,6 @@ template <>
 struct DataTypeToEnum<ResourceHandle> {
   static constexpr DataType value = DT_RESOURCE;
 };
-
-// Eigen views over tensor memory. Row-major like TensorFlow; unaligned maps
-// because a dim-0 slice of an aligned buffer need not be aligned.
-template <typename T, int N>
-using TensorMap = Eigen::TensorMap<Eigen::Tensor<T, N, Eigen::RowMajor, Eigen::DenseIndex>>;
-template <typename T>
-using ScalarMap = Eigen::TensorMap<Eigen::TensorFixedSize<T, Eigen::Sizes<>, Eigen::RowMajor>>;
 
 namespace tensor_internal {
 
@@ -168,51 +163,27 @@ class Tensor {
   absl::Span<T> span() const {
     return absl::Span<T>(data<T>(), static_cast<size_t>(NumElements()));
   }
+  // Eigen views (framework/tensor_views.h defines them): flat() the
+  // elements as a vector; tensor<T, N>() REQUIRES dims() == N; shaped<T, N>
+  // the elements with another shape of the same element count (REQUIRES:
+  // the product of `dims` == NumElements()); vec() and matrix() are
+  // tensor<T, 1> and tensor<T, 2>; scalar() REQUIRES NumElements() == 1 (any
+  // rank, as TF allows for scalars); flat_inner_dims() the elements as a
+  // [d0*...*d(n-2), d(n-1)] matrix (a scalar is [1, 1]).
   template <typename T>
-  TensorMap<T, 1> flat() const {
-    return TensorMap<T, 1>(data<T>(), NumElements());
-  }
-  // REQUIRES: dims() == N.
+  auto flat() const;
   template <typename T, int N>
-  TensorMap<T, N> tensor() const {
-    CheckRank(N);
-    std::array<Eigen::DenseIndex, N> d;
-    for (int i = 0; i < N; ++i) d[i] = shape_.dim_size(i);
-    return TensorMap<T, N>(data<T>(), d);
-  }
-  // The elements viewed with another shape of the same element count.
-  // REQUIRES: the product of `dims` == NumElements().
+  auto tensor() const;
   template <typename T, int N>
-  TensorMap<T, N> shaped(absl::Span<const int64_t> dims) const {
-    ABSL_RAW_CHECK(dims.size() == N, "Tensor::shaped rank mismatch");
-    std::array<Eigen::DenseIndex, N> d;
-    int64_t n = 1;
-    for (int i = 0; i < N; ++i) n *= d[i] = dims[i];
-    ABSL_RAW_CHECK(n == NumElements(), "Tensor::shaped element count mismatch");
-    return TensorMap<T, N>(data<T>(), d);
-  }
+  auto shaped(absl::Span<const int64_t> dims) const;
   template <typename T>
-  TensorMap<T, 1> vec() const {
-    return tensor<T, 1>();
-  }
+  auto vec() const;
   template <typename T>
-  TensorMap<T, 2> matrix() const {
-    return tensor<T, 2>();
-  }
-  // REQUIRES: NumElements() == 1 (any rank, as TF allows for scalars).
+  auto matrix() const;
   template <typename T>
-  ScalarMap<T> scalar() const {
-    ABSL_RAW_CHECK(NumElements() == 1, "Tensor::scalar() on a tensor that is not one element");
-    return ScalarMap<T>(data<T>());
-  }
-  // The elements viewed as a [d0*...*d(n-2), d(n-1)] matrix (a scalar is
-  // [1, 1]).
+  auto scalar() const;
   template <typename T>
-  TensorMap<T, 2> flat_inner_dims() const {
-    const int64_t inner = dims() == 0 ? 1 : dim_size(dims() - 1);
-    const int64_t outer = inner == 0 ? 0 : NumElements() / inner;
-    return TensorMap<T, 2>(data<T>(), outer, inner);
-  }
+  auto flat_inner_dims() const;
 
   // Raw bytes, for copies between devices and tensor_content.
   void* raw_data() const { return data_; }

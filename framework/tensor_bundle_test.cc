@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "core/crc32c.h"
 #include "core/file_io.h"
+#include "framework/tensor_views.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
 #include "leveldb/env.h"

@@ -9,6 +9,7 @@
 
 #include "core/proto_io.h"
 #include "core/tensor_proto_util.h"
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"

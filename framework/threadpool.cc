@@ -4,6 +4,9 @@
 #include <thread>
 #include <utility>
 
+#include "unsupported/Eigen/CXX11/Tensor"
+#include "unsupported/Eigen/CXX11/ThreadPool"
+
 namespace towerflow {
 
 ThreadPool::ThreadPool(std::string name, int num_threads)

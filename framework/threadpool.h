@@ -18,8 +18,13 @@
 #include <memory>
 #include <string>
 
-#include "unsupported/Eigen/CXX11/Tensor"
-#include "unsupported/Eigen/CXX11/ThreadPool"
+// Eigen's types, complete in threadpool.cc and wherever Eigen's Tensor
+// module is included (framework/tensor_views.h): the files that only hold
+// a pool are spared compiling it.
+namespace Eigen {
+class ThreadPoolInterface;
+struct ThreadPoolDevice;
+}  // namespace Eigen
 
 namespace towerflow {
 
@@ -47,7 +52,7 @@ class ThreadPool {
 
  private:
   const std::string name_;
-  std::unique_ptr<Eigen::ThreadPool> pool_;
+  std::unique_ptr<Eigen::ThreadPoolInterface> pool_;
   std::unique_ptr<Eigen::ThreadPoolDevice> device_;
 };
 

@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "framework/memory_limits.h"
 #include "framework/tensor_bundle.h"
+#include "framework/tensor_views.h"
 #include "fuzz/fuzz_target.h"
 #include "proto/tensor_bundle.pb.h"
 

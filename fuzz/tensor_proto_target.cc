@@ -6,6 +6,7 @@
 #include "core/tensor_proto_util.h"
 #include "framework/memory_limits.h"
 #include "framework/tensor.h"
+#include "framework/tensor_views.h"
 #include "fuzz/fuzz_target.h"
 #include "proto/tensor.pb.h"
 

@@ -10,6 +10,7 @@
 #include "core/status_macros.h"
 #include "data/dataset.h"
 #include "distribute/cluster.h"
+#include "framework/tensor_views.h"
 #include "keras/model.h"
 #include "keras/model_internal.h"
 #include "keras/progbar.h"

@@ -12,6 +12,7 @@
 #include "distribute/variables.h"
 #include "estimator/replicate_model_fn.h"
 #include "estimator/tower_optimizer.h"
+#include "framework/tensor_views.h"
 #include "keras/model_internal.h"
 #include "layers/losses.h"
 #include "layers/regularizers.h"

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "framework/tensor.h"
+#include "framework/tensor_views.h"
 
 namespace towerflow {
 

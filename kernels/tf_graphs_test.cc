@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"

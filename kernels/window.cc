@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "framework/tensor_views.h"
 #include "kernels/kernel_util.h"
 
 namespace towerflow {

@@ -12,6 +12,7 @@
 #include "core/window_util.h"
 #include "framework/kernel.h"
 #include "framework/tensor.h"
+#include "framework/tensor_views.h"
 
 namespace towerflow {
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "framework/tensor_views.h"
 #include "gtest/gtest.h"
 #include "ops/gradients.h"
 #include "ops/ops.h"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "framework/tensor_views.h"
 #include "gtest/gtest.h"
 #include "layers/layers.h"
 #include "ops/ops.h"

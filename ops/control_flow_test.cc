@@ -2,6 +2,7 @@
 
 #include "core/proto_io.h"
 #include "core/status_macros.h"
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/gradients.h"

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"

@@ -1,5 +1,6 @@
 #include "runtime/client_session.h"
 
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"

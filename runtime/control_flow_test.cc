@@ -7,6 +7,7 @@
 #include "absl/strings/str_replace.h"
 #include "core/proto_io.h"
 #include "core/status_macros.h"
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"

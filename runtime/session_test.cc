@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "core/proto_io.h"
 #include "framework/kernel_registry.h"
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "graph/graph_io.h"
 #include "graph/op_def_builder.h"

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
+#include "framework/tensor_views.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
 

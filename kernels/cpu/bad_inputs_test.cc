@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"

@@ -8,8 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "framework/kernel_registry.h"
 #include "core/type_dispatch.h"
+#include "framework/kernel_registry.h"
+#include "framework/tensor_views.h"
 
 namespace towerflow {
 namespace {

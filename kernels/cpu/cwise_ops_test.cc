@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cwise_functors.h"

@@ -2,6 +2,7 @@
 // AddN and Select/SelectV2.
 #include <cmath>
 
+#include "framework/tensor_views.h"
 #include "kernels/cpu/cwise_ops.h"
 
 namespace towerflow {

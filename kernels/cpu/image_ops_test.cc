@@ -3,6 +3,7 @@
 // Expected values are TF's documented examples or worked out by hand from
 // TF's definitions (the coordinates in image_ops.cc's note).
 
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/dnnl_conv.h"

@@ -2,6 +2,7 @@
 // ShardedFilename, and StaticRegexFullMatch (RE2 syntax, as TensorFlow).
 // SaveV2 and RestoreV2 are checked on TF's own files in
 // saved_model/loader_test.cc and train/.
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_runner.h"

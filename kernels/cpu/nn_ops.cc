@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/status_macros.h"
+#include "framework/tensor_views.h"
 #include "framework/threadpool.h"
 #include "kernels/cpu/cwise_ops.h"
 #include "kernels/kernel_util.h"

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/dnnl_conv.h"

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "framework/tensor_views.h"
 #include "framework/threadpool.h"
 #include "kernels/cpu/cwise_ops.h"
 #include "kernels/kernel_util.h"

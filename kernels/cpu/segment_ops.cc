@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "framework/tensor_views.h"
 #include "kernels/cpu/cwise_ops.h"
 #include "kernels/kernel_util.h"
 

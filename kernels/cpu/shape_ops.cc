@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_join.h"
 #include "core/type_dispatch.h"
+#include "framework/tensor_views.h"
 #include "kernels/bcast.h"
 #include "kernels/cpu/cwise_ops.h"
 #include "kernels/kernel_util.h"

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_join.h"
 #include "core/strided_slice.h"
+#include "framework/tensor_views.h"
 #include "kernels/cpu/cwise_ops.h"
 #include "kernels/image_plans.h"
 #include "kernels/kernel_util.h"
