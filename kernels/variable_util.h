@@ -98,6 +98,8 @@ inline const ApplySignature kApplyRmsProp{
     2, {{3, "lr"}, {4, "rho"}, {5, "momentum"}, {6, "epsilon"}}, 7};
 inline const ApplySignature kSparseApplyMomentum{1, {{2, "lr"}, {5, "momentum"}}, 3, 4};
 inline const ApplySignature kSparseApplyAdagrad{1, {{2, "lr"}}, 3, 4};
+inline const ApplySignature kSparseApplyRmsProp{
+    2, {{3, "lr"}, {4, "rho"}, {5, "momentum"}, {6, "epsilon"}}, 7, 8};
 
 // InvalidArgument unless each of the signature's scalars is a scalar.
 absl::Status CheckApplyScalars(KernelContext* ctx, const ApplySignature& signature);

@@ -338,7 +338,8 @@ TEST(OpSchemasTest, OpsOfTheSeedModelsAndTheirGradientsAreAllRegistered) {
                          "Relu6Grad",
                          "EluGrad",
                          "ResourceScatterAdd",
-                         "ResourceSparseApplyMomentum"}) {
+                         "ResourceSparseApplyMomentum",
+                         "ResourceSparseApplyRMSProp"}) {
     EXPECT_NE(OpRegistry::Global()->Find(op), nullptr) << op;
   }
 }

@@ -146,7 +146,7 @@ void RegisterVariant(const ApplyFamily& f, bool resource, bool sparse) {
        {},
        {},
        {},
-       false,
+       true,
        "ms = rho * ms + (1 - rho) * grad^2; mom = momentum * mom + lr * grad / "
        "sqrt(ms + epsilon); var -= mom"},
   };

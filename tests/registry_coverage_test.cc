@@ -100,6 +100,8 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
       {"SparseApplyMomentum", {ints, floats_only}},
       {"ResourceSparseApplyAdagrad", {ints, floats_only}},
       {"ResourceSparseApplyMomentum", {ints, floats_only}},
+      {"SparseApplyRMSProp", {ints, floats_only}},
+      {"ResourceSparseApplyRMSProp", {ints, floats_only}},
       {"MaxPool", {ints, floats_only}},
       {"MaxPoolGrad", {ints, floats_only}},
       {"MaxPoolGradGrad", {ints, floats_only}},

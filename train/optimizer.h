@@ -102,8 +102,10 @@ class Optimizer {
   virtual Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) = 0;
   // Builds the update of one variable from rows of a gradient (IndexedSlices,
   // from a ResourceGather; rows may repeat). By default the dense update of
-  // their sum (Densify); an optimizer whose update of a row without
-  // gradient is a no-op updates only the rows instead.
+  // their sum (Densify). The optimizers whose TF form has a sparse update
+  // (GradientDescent, Momentum, Adagrad, RMSProp) update only the rows, as
+  // TF does: for Momentum and RMSProp that differs from the dense update,
+  // which moves the slots (and so the variable) of every row.
   virtual Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var);
   // `other`'s update of one variable, for optimizers that wrap another.
   static Operation ApplyDenseOf(Optimizer& other, const Scope& scope, const Output& grad,

@@ -191,6 +191,36 @@ TEST(OptimizerTest, SparseAdagradSumsRepeatedRowsFirst) {
   EXPECT_THAT(out[0], TensorNear<float>({3, 2}, {1, 1, 2, 2, row2, row2}, 1e-6));
 }
 
+// TF's sparse RMSProp: ms and mom move only on the rows of the step.
+TEST(OptimizerTest, SparseRMSPropMovesOnlyTheRowsOfTheStep) {
+  EmbeddingStep e;
+  RMSPropOptimizer opt(0.5, /*decay=*/0.9, /*momentum=*/0.5);
+  Operation train = opt.Minimize(e.s, e.loss);
+  TW_ASSERT_OK(e.s.status());
+  EXPECT_NE(e.s.graph()->FindNode("RMSProp/update_emb/ResourceSparseApplyRMSProp"), nullptr);
+  ClientSession session(e.s);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(e.s)}, &out));
+  // Row 1 (g 1): ms 1, mom 0.5 * 1 / sqrt(1) = 0.5, var 2 - 0.5. Then row 2
+  // alone, the same; row 1 keeps ms 1, mom 0.5 and its value (a dense step
+  // would make them 0.9 and 0.25 and move the row to 1.25). Then row 0
+  // twice, summed (g 2): ms 1 + (4 - 1) * 0.1 = 1.3, mom 0.5 * 2 /
+  // sqrt(1.3), var 1 - mom.
+  for (const std::vector<int32_t>& step : {std::vector<int32_t>{1}, {2}, {0, 0}}) {
+    Tensor ids(DT_INT32, TensorShape({static_cast<int64_t>(step.size())}));
+    std::copy(step.begin(), step.end(), ids.data<int32_t>());
+    TW_ASSERT_OK(session.Run({{e.ids, ids}}, {}, {train}, &out));
+  }
+  TW_ASSERT_OK(session.Run({e.emb.value(e.s), opt.GetSlot(e.emb, "rms").value(e.s),
+                            opt.GetSlot(e.emb, "momentum").value(e.s)},
+                           &out));
+  const float mom0 = 1 / std::sqrt(1.3f);
+  EXPECT_THAT(out[0],
+              TensorNear<float>({3, 2}, {1 - mom0, 1 - mom0, 1.5f, 1.5f, 2.5f, 2.5f}, 1e-6));
+  EXPECT_THAT(out[1], TensorNear<float>({3, 2}, {1.3f, 1.3f, 1, 1, 1, 1}, 1e-6));
+  EXPECT_THAT(out[2], TensorNear<float>({3, 2}, {mom0, mom0, 0.5f, 0.5f, 0.5f, 0.5f}, 1e-6));
+}
+
 TEST(OptimizerTest, VariablesWithoutGradientAreSkipped) {
   Scope s = Scope::NewRootScope();
   Variable used = GetVariable(s, "used", TensorShape({}), DT_FLOAT, initializers::Constant(1.f));

@@ -119,16 +119,33 @@ Operation AdagradOptimizer::ApplySparse(const Scope& scope, const IndexedSlices&
                                          rows.indices);
 }
 
+bool RMSPropOptimizer::Slots(const Scope& scope, const Variable& var, Variable* ms, Variable* mom) {
+  *ms = CreateSlot(scope, var, "rms", name(), initializers::Ones());
+  *mom = CreateSlot(scope, var, "momentum", absl::StrCat(name(), "_1"));
+  return ms->valid() && mom->valid();
+}
+
 Operation RMSPropOptimizer::ApplyDense(const Scope& scope, const Output& grad,
                                        const Variable& var) {
-  Variable ms = CreateSlot(scope, var, "rms", name(), initializers::Ones());
-  Variable mom = CreateSlot(scope, var, "momentum", absl::StrCat(name(), "_1"));
-  if (!ms.valid() || !mom.valid()) return Operation();
+  Variable ms, mom;
+  if (!Slots(scope, var, &ms, &mom)) return Operation();
   const DataType t = var.dtype();
   return ops::ResourceApplyRMSProp(scope, var.handle(), ms.handle(), mom.handle(),
                                    LearningRate(scope, t), AsTensor(scope, decay_, t),
                                    AsTensor(scope, momentum_, t), AsTensor(scope, epsilon_, t),
                                    grad);
+}
+
+Operation RMSPropOptimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                        const Variable& var) {
+  Variable ms, mom;
+  if (!Slots(scope, var, &ms, &mom)) return Operation();
+  const DataType t = var.dtype();
+  const IndexedSlices rows = SumRepeatedRows(scope, grad);
+  return ops::ResourceSparseApplyRMSProp(scope, var.handle(), ms.handle(), mom.handle(),
+                                         LearningRate(scope, t), AsTensor(scope, decay_, t),
+                                         AsTensor(scope, momentum_, t),
+                                         AsTensor(scope, epsilon_, t), rows.values, rows.indices);
 }
 
 absl::StatusOr<ClippedGradients> ClipByGlobalNorm(const Scope& scope,

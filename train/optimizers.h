@@ -104,8 +104,15 @@ class RMSPropOptimizer : public Optimizer {
 
  protected:
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
+  // TF's sparse RMSProp: ms and mom move only on the rows of the step.
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                        const Variable& var) override;
 
  private:
+  // The slots "<var>/RMSProp" (ms, starting at 1) and "<var>/RMSProp_1"
+  // (mom); false when they could not be made (the scope has the error).
+  bool Slots(const Scope& scope, const Variable& var, Variable* ms, Variable* mom);
+
   const double decay_, momentum_, epsilon_;
 };
 

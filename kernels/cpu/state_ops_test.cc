@@ -335,6 +335,41 @@ TEST(TrainingOpsTest, SparseAdagradUpdatesIndexedRows) {
       TensorNear<double>({2, 1}, {0.5, 1}, 1e-12));
 }
 
+TEST(TrainingOpsTest, SparseRmsPropUpdatesIndexedRowsInOrder) {
+  KernelRunner r("SparseApplyRMSProp");
+  const Tensor var = Literal<double>({3, 1}, {1, 2, 3});
+  const Tensor ms = Literal<double>({3, 1}, {1, 1, 1});
+  const Tensor mom = Literal<double>({3, 1}, {0, 0, 0});
+  const auto run = [&](const Tensor& grad, const Tensor& indices) {
+    return r.Run({var, ms, mom, Scalar<double>(0.1), Scalar<double>(0.9), Scalar<double>(0.5),
+                  Scalar<double>(1e-10), grad, indices});
+  };
+  // Row 2 (g 2): ms 1 + (4 - 1) * 0.1 = 1.3, mom 0.1 * 2 / sqrt(1.3), var 3
+  // - mom. Row 0 (g 3): ms 1.8, mom 0.3 / sqrt(1.8). Row 1 untouched.
+  absl::StatusOr<std::vector<Tensor>> out =
+      run(Literal<double>({2, 1}, {2, 3}), Literal<int32_t>({2}, {2, 0}));
+  TW_ASSERT_OK_OR_FAIL(out);
+  EXPECT_THAT(
+      (*out)[0],
+      TensorNear<double>(
+          {3, 1}, {1 - 0.3 / std::sqrt(1.8 + 1e-10), 2, 3 - 0.2 / std::sqrt(1.3 + 1e-10)}, 1e-12));
+  // Row 1 twice, as two dense steps of that row: ms 1.3 then 1.3 * 0.9 +
+  // 0.4 = 1.57; mom m1 = 0.2 / sqrt(1.3), then 0.5 m1 + 0.2 / sqrt(1.57).
+  const double m1 = 0.2 / std::sqrt(1.3 + 1e-10);
+  const double m2 = 0.5 * m1 + 0.2 / std::sqrt(1.57 + 1e-10);
+  out = run(Literal<double>({2, 1}, {2, 2}), Literal<int64_t>({2}, {1, 1}));
+  TW_ASSERT_OK_OR_FAIL(out);
+  EXPECT_THAT((*out)[0], TensorNear<double>({3, 1}, {1, 2 - m1 - m2, 3}, 1e-12));
+  EXPECT_THAT(run(Literal<double>({1, 1}, {1}), Literal<int32_t>({1}, {-1})).status().message(),
+              HasSubstr("Index -1 at offset 0 in indices is out of range [0, 3)"));
+  EXPECT_THAT(r.Run({var, Literal<double>({2, 1}, {1, 1}), mom, Scalar<double>(0.1),
+                     Scalar<double>(0.9), Scalar<double>(0.5), Scalar<double>(1e-10),
+                     Literal<double>({1, 1}, {1}), Literal<int32_t>({1}, {0})})
+                  .status()
+                  .message(),
+              HasSubstr("has shape [2,1] but var has shape [3,1]"));
+}
+
 TEST(ResourceOpsTest, ResourceSparseApplyUpdatesTheVariableAndItsSlot) {
   const Tensor v = ResourceVariable("emb_sparse", Literal<float>({3, 1}, {1, 2, 3}));
   const Tensor accum = ResourceVariable("emb_sparse_accum", Literal<float>({3, 1}, {0, 0, 0}));

@@ -10,7 +10,7 @@
 //   Adagrad   accum += grad^2 (when update_slots); var -= lr * grad / sqrt(accum)
 //   RMSProp   ms = rho * ms + (1 - rho) * grad^2
 //             mom = momentum * mom + lr * grad / sqrt(ms + epsilon); var -= mom
-// and the sparse forms of Momentum and Adagrad (SparseApplyX,
+// and the sparse forms of Momentum, Adagrad and RMSProp (SparseApplyX,
 // ResourceSparseApplyX), which update the rows grad's indices name.
 //
 // The locking, checks and copy-on-write are ApplyOpBase's
@@ -18,6 +18,7 @@
 // gives the CPU's arithmetic to AssignAdd/AssignSub (kernels/variable_ops.h).
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -162,14 +163,15 @@ class RmsPropOp : public ApplyOpBase<T, 2> {
   }
 };
 
-// f(var row, slot row, grad row, row length) for each of grad's rows, in
-// index order (a repeated row is updated again).
-template <typename T, typename F>
-void ForEachRow(const NdIndex& nd, const std::array<Tensor*, 2>& t, const Tensor& grad, F&& f) {
+// f(var row, slot rows..., grad row, row length) for each of grad's rows,
+// in index order (a repeated row is updated again).
+template <typename T, size_t kVars, typename F>
+void ForEachRow(const NdIndex& nd, const std::array<Tensor*, kVars>& t, const Tensor& grad, F&& f) {
   const int64_t m = nd.slice_size;
   for (int64_t r = 0; r < nd.rows; ++r) {
-    f(t[0]->data<T>() + nd.offsets[r] * m, t[1]->data<T>() + nd.offsets[r] * m,
-      grad.data<T>() + r * m, m);
+    const int64_t at = nd.offsets[r] * m;
+    std::apply(
+        [&](auto*... vars) { f(vars->template data<T>() + at..., grad.data<T>() + r * m, m); }, t);
   }
 }
 
@@ -229,6 +231,30 @@ class SparseAdagradOp : public SparseApplyOpBase<T, 1> {
   bool update_slots_ = true;
 };
 
+// SparseApplyRMSProp: the RMSProp update on the rows indices name, in
+// index order; the other rows' ms and mom stay as they are.
+template <typename T>
+class SparseRmsPropOp : public SparseApplyOpBase<T, 2> {
+ public:
+  explicit SparseRmsPropOp(bool resource)
+      : SparseApplyOpBase<T, 2>(resource, kSparseApplyRmsProp) {}
+
+ protected:
+  absl::Status Update(KernelContext* ctx, const std::array<Tensor*, 3>& t, const Tensor& grad,
+                      const NdIndex& nd) override {
+    const T lr = Scalar<T>(ctx, 3), rho = Scalar<T>(ctx, 4);
+    const T momentum = Scalar<T>(ctx, 5), epsilon = Scalar<T>(ctx, 6);
+    ForEachRow<T>(nd, t, grad, [&](T* var, T* ms, T* mom, const T* g, int64_t m) {
+      for (int64_t k = 0; k < m; ++k) {
+        ms[k] += (g[k] * g[k] - ms[k]) * (T(1) - rho);
+        mom[k] = mom[k] * momentum + lr * g[k] / std::sqrt(ms[k] + epsilon);
+        var[k] -= mom[k];
+      }
+    });
+    return absl::OkStatus();
+  }
+};
+
 // ApplyX and ResourceApplyX, or SparseApplyX and ResourceSparseApplyX
 // (indices in host memory).
 template <template <typename> class K, typename... Ts>
@@ -269,6 +295,7 @@ TW_REGISTER_KERNELS(training_ops) {
   RegisterApply<RmsPropOp, float, double>("RMSProp");
   RegisterApply<SparseMomentumOp, float, double>("Momentum", /*sparse=*/true);
   RegisterApply<SparseAdagradOp, float, double>("Adagrad", /*sparse=*/true);
+  RegisterApply<SparseRmsPropOp, float, double>("RMSProp", /*sparse=*/true);
 }
 
 }  // namespace

@@ -694,6 +694,13 @@ std::vector<UpdateCase> UpdateCases() {
                      resource,
                      4});
     cases.push_back({op + "Adagrad", sparse, 1, {{2, 0.1f}}, 3, resource, 4});
+    cases.push_back({op + "RMSProp",
+                     sparse,
+                     2,
+                     {{3, 0.01f}, {4, 0.9f}, {5, 0.5f}, {6, 1e-3f}},
+                     7,
+                     resource,
+                     8});
   }
   return cases;
 }

@@ -139,8 +139,8 @@ struct ApplyArgs {
 template <typename T>
 cudaError_t LaunchApply(ApplyFn fn, const ApplyArgs<T>& args, int64_t n, cudaStream_t stream);
 
-// SparseApplyMomentum / SparseApplyAdagrad (fn kMomentum or kAdagrad; else
-// cudaErrorInvalidValue): args.grad holds rows of `slice` elements, grouped
+// SparseApplyMomentum / SparseApplyAdagrad / SparseApplyRMSProp (fn
+// kMomentum, kAdagrad or kRmsProp; else cudaErrorInvalidValue): args.grad holds rows of `slice` elements, grouped
 // by the variable row they update as LaunchScatterRows' plan says; each
 // group's rows apply in index order, one thread per element of the row.
 template <typename T>

@@ -1,7 +1,7 @@
-// CUDA kernels of the optimizer updates, their sparse forms for Momentum
-// and Adagrad, and AssignAdd/AssignSub (kernels/gpu/launch.h). The maths is TF's, as on the CPU
-// (kernels/cpu/training_ops.cc); hyperparameters are read from device
-// memory by every thread (one cached load each).
+// CUDA kernels of the optimizer updates, their sparse forms for Momentum,
+// Adagrad and RMSProp, and AssignAdd/AssignSub (kernels/gpu/launch.h). The maths is TF's, as on the
+// CPU (kernels/cpu/training_ops.cc); hyperparameters are read from device memory by every thread
+// (one cached load each).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -71,26 +71,16 @@ __global__ void AdagradKernel(ApplyArgs<T> a, int64_t n) {
   TW_GRID_LOOP(i, n) { AdagradAt(a, lr, i, a.grad[i]); }
 }
 
-// The sparse forms: one thread per element of a group's row, applying the
-// group's gradient rows in index order (LaunchScatterRows' plan).
+// ms += (g^2 - ms) * (1 - rho); mom = momentum * mom + lr * g / sqrt(ms +
+// epsilon); var -= mom, at element i with gradient g.
 template <typename T>
-__global__ void SparseApplyKernel(ApplyFn fn, ApplyArgs<T> a, const int64_t* offsets,
-                                  const int64_t* starts, const int64_t* rows, int64_t slice,
-                                  int64_t total) {
-  const T lr = *a.scalars[0];
-  const T momentum = fn == ApplyFn::kMomentum ? *a.scalars[1] : T(0);
-  TW_GRID_LOOP(i, total) {
-    const int64_t g = i / slice, k = i % slice;
-    const int64_t at = offsets[g] * slice + k;
-    for (int64_t j = starts[g]; j < starts[g + 1]; ++j) {
-      const T grad = a.grad[rows[j] * slice + k];
-      if (fn == ApplyFn::kMomentum) {
-        MomentumAt(a, lr, momentum, at, grad);
-      } else {
-        AdagradAt(a, lr, at, grad);
-      }
-    }
-  }
+__device__ void RmsPropAt(const ApplyArgs<T>& a, T lr, T rho, T momentum, T epsilon, int64_t i,
+                          T g) {
+  const T ms = a.slots[0][i] + (g * g - a.slots[0][i]) * (T(1) - rho);
+  const T mom = a.slots[1][i] * momentum + lr * g / sqrt(ms + epsilon);
+  a.slots[0][i] = ms;
+  a.slots[1][i] = mom;
+  a.var[i] -= mom;
 }
 
 // Scalars: lr, rho, momentum, epsilon.
@@ -98,13 +88,33 @@ template <typename T>
 __global__ void RmsPropKernel(ApplyArgs<T> a, int64_t n) {
   const T lr = *a.scalars[0], rho = *a.scalars[1], momentum = *a.scalars[2];
   const T epsilon = *a.scalars[3];
-  TW_GRID_LOOP(i, n) {
-    const T g = a.grad[i];
-    const T ms = a.slots[0][i] + (g * g - a.slots[0][i]) * (T(1) - rho);
-    const T mom = a.slots[1][i] * momentum + lr * g / sqrt(ms + epsilon);
-    a.slots[0][i] = ms;
-    a.slots[1][i] = mom;
-    a.var[i] -= mom;
+  TW_GRID_LOOP(i, n) { RmsPropAt(a, lr, rho, momentum, epsilon, i, a.grad[i]); }
+}
+
+// The sparse forms: one thread per element of a group's row, applying the
+// group's gradient rows in index order (LaunchScatterRows' plan). Scalars
+// as the dense kernel's: Momentum lr, momentum; Adagrad lr; RMSProp lr,
+// rho, momentum, epsilon.
+template <typename T>
+__global__ void SparseApplyKernel(ApplyFn fn, ApplyArgs<T> a, const int64_t* offsets,
+                                  const int64_t* starts, const int64_t* rows, int64_t slice,
+                                  int64_t total) {
+  T s[4] = {*a.scalars[0], T(0), T(0), T(0)};
+  const int count = fn == ApplyFn::kRmsProp ? 4 : fn == ApplyFn::kMomentum ? 2 : 1;
+  for (int j = 1; j < count; ++j) s[j] = *a.scalars[j];
+  TW_GRID_LOOP(i, total) {
+    const int64_t g = i / slice, k = i % slice;
+    const int64_t at = offsets[g] * slice + k;
+    for (int64_t j = starts[g]; j < starts[g + 1]; ++j) {
+      const T grad = a.grad[rows[j] * slice + k];
+      if (fn == ApplyFn::kMomentum) {
+        MomentumAt(a, s[0], s[1], at, grad);
+      } else if (fn == ApplyFn::kAdagrad) {
+        AdagradAt(a, s[0], at, grad);
+      } else {
+        RmsPropAt(a, s[0], s[1], s[2], s[3], at, grad);
+      }
+    }
   }
 }
 
@@ -144,7 +154,9 @@ cudaError_t LaunchSparseApply(ApplyFn fn, const ApplyArgs<T>& args, const int64_
                               int64_t groups, int64_t slice, cudaStream_t stream) {
   const int64_t total = groups * slice;
   if (total == 0) return cudaSuccess;
-  if (fn != ApplyFn::kMomentum && fn != ApplyFn::kAdagrad) return cudaErrorInvalidValue;
+  if (fn != ApplyFn::kMomentum && fn != ApplyFn::kAdagrad && fn != ApplyFn::kRmsProp) {
+    return cudaErrorInvalidValue;
+  }
   SparseApplyKernel<T><<<GridSize(total), kThreadsPerBlock, 0, stream>>>(
       fn, args, plan, plan + groups, plan + 2 * groups + 1, slice, total);
   return cudaGetLastError();

@@ -1,8 +1,8 @@
 // Variables and their updates on GPUs: the device-agnostic variable kernels
 // (kernels/variable_ops.h), AssignAdd/AssignSub, and the optimizer updates
 // (ApplyX on ref variables, ResourceApplyX on handles) for GradientDescent,
-// Momentum, Adam, Adagrad and RMSProp, and the sparse forms of Momentum and
-// Adagrad (SparseApplyX, ResourceSparseApplyX). Locking, checks and copy-on-write are
+// Momentum, Adam, Adagrad and RMSProp, and the sparse forms of Momentum,
+// Adagrad and RMSProp (SparseApplyX, ResourceSparseApplyX). Locking, checks and copy-on-write are
 // ApplyOpBase's, shared with the CPU; a shared buffer is copied on the
 // device. The hyperparameters stay in device memory and the kernels read
 // them there, so an update never waits on a copy to the host.
@@ -77,23 +77,26 @@ class GpuApplyOp : public ApplyOpBase<T, kSlots> {
   bool flag_ = false;
 };
 
-// SparseApplyMomentum and SparseApplyAdagrad (and their resource forms):
-// the rows grouped on the host (indices stay in host memory), the groups
-// updated on the device.
-template <typename T>
-class GpuSparseApplyOp : public SparseApplyOpBase<T, 1> {
+// SparseApplyMomentum, SparseApplyAdagrad and SparseApplyRMSProp (and their
+// resource forms): the rows grouped on the host (indices stay in host
+// memory), the groups updated on the device.
+template <typename T, int kSlots>
+class GpuSparseApplyOp : public SparseApplyOpBase<T, kSlots> {
  public:
   GpuSparseApplyOp(bool resource, const ApplySignature& signature, ApplyFn fn,
                    const char* flag_attr)
-      : SparseApplyOpBase<T, 1>(resource, signature),
+      : SparseApplyOpBase<T, kSlots>(resource, signature),
         signature_(signature),
         fn_(fn),
         flag_attr_(flag_attr) {}
 
-  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr(flag_attr_, &flag_); }
+  absl::Status Init(const KernelConstruction& c) override {
+    if (*flag_attr_ == '\0') return absl::OkStatus();
+    return c.GetAttr(flag_attr_, &flag_);
+  }
 
  protected:
-  absl::Status Update(KernelContext* ctx, const typename SparseApplyOpBase<T, 1>::Vars& t,
+  absl::Status Update(KernelContext* ctx, const typename SparseApplyOpBase<T, kSlots>::Vars& t,
                       const Tensor& grad, const NdIndex& nd) override {
     TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
     int64_t groups = 0;
@@ -126,6 +129,21 @@ void RegisterApply(const char* family, const ApplySignature& signature, ApplyFn 
   }
 }
 
+template <typename T, int kSlots>
+void RegisterSparseApply(const char* family, const ApplySignature& signature, ApplyFn fn,
+                         const char* flag_attr) {
+  for (const bool resource : {false, true}) {
+    RegisterKernel(
+        KernelDefBuilder(absl::StrCat(resource ? "ResourceSparseApply" : "SparseApply", family))
+            .Device(kDeviceGpu)
+            .TypeConstraint("T", DataTypeToEnum<T>::value)
+            .HostMemory("indices"),
+        [=, &signature] {
+          return std::make_unique<GpuSparseApplyOp<T, kSlots>>(resource, signature, fn, flag_attr);
+        });
+  }
+}
+
 template <typename T>
 void RegisterApplyForType() {
   RegisterApply<T, 0>("GradientDescent", kApplyGradientDescent, ApplyFn::kGradientDescent, "");
@@ -133,25 +151,9 @@ void RegisterApplyForType() {
   RegisterApply<T, 2>("Adam", kApplyAdam, ApplyFn::kAdam, "use_nesterov");
   RegisterApply<T, 1>("Adagrad", kApplyAdagrad, ApplyFn::kAdagrad, "update_slots");
   RegisterApply<T, 2>("RMSProp", kApplyRmsProp, ApplyFn::kRmsProp, "");
-  const struct {
-    const char* family;
-    const ApplySignature& signature;
-    ApplyFn fn;
-    const char* flag_attr;
-  } sparse[] = {{"Momentum", kSparseApplyMomentum, ApplyFn::kMomentum, "use_nesterov"},
-                {"Adagrad", kSparseApplyAdagrad, ApplyFn::kAdagrad, "update_slots"}};
-  for (const auto& f : sparse) {
-    for (const bool resource : {false, true}) {
-      RegisterKernel(
-          KernelDefBuilder(absl::StrCat(resource ? "ResourceSparseApply" : "SparseApply", f.family))
-              .Device(kDeviceGpu)
-              .TypeConstraint("T", DataTypeToEnum<T>::value)
-              .HostMemory("indices"),
-          [resource, &signature = f.signature, fn = f.fn, flag_attr = f.flag_attr] {
-            return std::make_unique<GpuSparseApplyOp<T>>(resource, signature, fn, flag_attr);
-          });
-    }
-  }
+  RegisterSparseApply<T, 1>("Momentum", kSparseApplyMomentum, ApplyFn::kMomentum, "use_nesterov");
+  RegisterSparseApply<T, 1>("Adagrad", kSparseApplyAdagrad, ApplyFn::kAdagrad, "update_slots");
+  RegisterSparseApply<T, 2>("RMSProp", kSparseApplyRmsProp, ApplyFn::kRmsProp, "");
 }
 
 TW_REGISTER_KERNELS(gpu_training) {

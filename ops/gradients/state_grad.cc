@@ -33,6 +33,7 @@ TW_REGISTER_NO_GRADIENT("ApplyAdagrad");
 TW_REGISTER_NO_GRADIENT("ApplyRMSProp");
 TW_REGISTER_NO_GRADIENT("SparseApplyMomentum");
 TW_REGISTER_NO_GRADIENT("SparseApplyAdagrad");
+TW_REGISTER_NO_GRADIENT("SparseApplyRMSProp");
 TW_REGISTER_NO_GRADIENT("ResourceApplyGradientDescent");
 TW_REGISTER_NO_GRADIENT("ResourceApplyMomentum");
 TW_REGISTER_NO_GRADIENT("ResourceApplyAdam");
@@ -40,6 +41,7 @@ TW_REGISTER_NO_GRADIENT("ResourceApplyAdagrad");
 TW_REGISTER_NO_GRADIENT("ResourceApplyRMSProp");
 TW_REGISTER_NO_GRADIENT("ResourceSparseApplyMomentum");
 TW_REGISTER_NO_GRADIENT("ResourceSparseApplyAdagrad");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyRMSProp");
 
 // Checkpoints, strings and tf.Example parsing.
 TW_REGISTER_NO_GRADIENT("SaveV2");
