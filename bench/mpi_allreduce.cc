@@ -1,6 +1,8 @@
 // Towerflow's cross-process all-reduce against raw MPI_Allreduce on the same
 // buffers, under mpirun (bench/README.md has the command and the figures):
 //   raw       MPI_Allreduce in place on one float buffer of all the elements;
+//   raw per-tensor  MPI_Allreduce in place on each tensor's own buffer, one
+//             call per tensor: the baseline of the unfused rows;
 //   cluster   distribute::Cluster::AllReduceSum on one tensor of them;
 //   op fused  one MpiAllReduce op over the model's tensors (fed; 64 MiB
 //             fusion), run by a Session, as ReplicateModelFn does each step;
@@ -125,6 +127,8 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   int64_t total = 0;
   for (int64_t s : sizes) total += s;
   std::vector<float> raw(total, 1.0f);
+  std::vector<std::vector<float>> raw_tensors;
+  for (int64_t size : sizes) raw_tensors.emplace_back(size, 1.0f);
   Tensor one(DT_FLOAT, TensorShape({total}));
   std::fill_n(one.data<float>(), total, 1.0f);
   OpRun fused(sizes, int64_t{64} << 20), per_tensor(sizes, 0), session_alone(sizes, -1);
@@ -134,6 +138,12 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
                   MPI_Allreduce(MPI_IN_PLACE, raw.data(), static_cast<int>(total), MPI_FLOAT,
                                 MPI_SUM, MPI_COMM_WORLD);
                 },
+                [&] {
+                  for (std::vector<float>& t : raw_tensors) {
+                    MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()), MPI_FLOAT,
+                                  MPI_SUM, MPI_COMM_WORLD);
+                  }
+                },
                 [&] { (void)cluster->AllReduceSum(&one); }, [&] { fused.Run(); },
                 [&] { per_tensor.Run(); }, [&] { in_step.Run(); }, [&] { session_alone.Run(); }});
   const double raw_s = s[0];
@@ -141,18 +151,23 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   const double bytes = 4.0 * static_cast<double>(total);
   std::printf("%-24s %9lld floats %4zu tensors\n", name, static_cast<long long>(total),
               sizes.size());
-  const auto row = [&](const char* what, double s) {
-    std::printf("  %-16s %9.3f ms  %7.2f GB/s  %5.1f%% of raw MPI\n", what, s * 1e3,
-                bytes / s / 1e9, 100.0 * raw_s / s);
+  // Each row as a share of raw MPI on one buffer; the unfused rows also as
+  // a share of raw MPI on each tensor.
+  const auto row = [&](const char* what, double s, double per_tensor_s = 0) {
+    std::printf("  %-16s %9.3f ms  %7.2f GB/s  %5.1f%% of raw MPI", what, s * 1e3, bytes / s / 1e9,
+                100.0 * raw_s / s);
+    if (per_tensor_s > 0) std::printf("  %5.1f%% of raw per-tensor", 100.0 * per_tensor_s / s);
+    std::printf("\n");
   };
   row("raw MPI", s[0]);
-  row("cluster", s[1]);
-  row("op fused", s[2]);
-  row("op per-tensor", s[3]);
-  row("op in a step", s[4]);
+  row("raw per-tensor", s[1]);
+  row("cluster", s[2]);
+  row("op fused", s[3]);
+  row("op per-tensor", s[4], s[1]);
+  row("op in a step", s[5]);
   std::printf(
       "  %-16s %9.3f ms  (the Session feeding and fetching the tensors, in the fed op rows)\n",
-      "session alone", s[5] * 1e3);
+      "session alone", s[6] * 1e3);
 }
 
 int Main() {
