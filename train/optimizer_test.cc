@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 
+#include "core/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_test_matchers.h"
@@ -148,6 +149,22 @@ struct EmbeddingStep {
     ids = ops::Placeholder(s, DT_INT32);
     loss = ops::Sum(s, ops::ResourceGather(s, emb.handle(), ids, DT_FLOAT), {0, 1});
   }
+  // Builds opt.Minimize(loss), initialises, and runs one step per entry of
+  // `steps` (the ids fed); `session` stays for reading the results.
+  absl::Status Train(Optimizer& opt, const std::vector<std::vector<int32_t>>& steps) {
+    Operation train = opt.Minimize(s, loss);
+    TW_RETURN_IF_ERROR(s.status());
+    session = std::make_unique<ClientSession>(s);
+    std::vector<Tensor> out;
+    TW_RETURN_IF_ERROR(session->Run({}, {}, {GlobalVariablesInitializer(s)}, &out));
+    for (const std::vector<int32_t>& step : steps) {
+      Tensor fed(DT_INT32, TensorShape({static_cast<int64_t>(step.size())}));
+      std::copy(step.begin(), step.end(), fed.data<int32_t>());
+      TW_RETURN_IF_ERROR(session->Run({{ids, fed}}, {}, {train}, &out));
+    }
+    return absl::OkStatus();
+  }
+  std::unique_ptr<ClientSession> session;
 };
 
 // TF's sparse Momentum: repeated rows summed first, and only the rows of
@@ -155,21 +172,13 @@ struct EmbeddingStep {
 TEST(OptimizerTest, SparseMomentumUpdatesOnlyTheRowsOfTheStep) {
   EmbeddingStep e;
   MomentumOptimizer opt(0.5, 0.9);
-  Operation train = opt.Minimize(e.s, e.loss);
-  TW_ASSERT_OK(e.s.status());
-  EXPECT_NE(e.s.graph()->FindNode("Momentum/update_emb/ResourceSparseApplyMomentum"), nullptr);
-  ClientSession session(e.s);
-  std::vector<Tensor> out;
-  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(e.s)}, &out));
   // Row 1: accum 1, var 2 - 0.5. Then row 2 alone: row 1 keeps accum 1 and
   // its value (a dense step would decay it to 0.9 and move the row by
   // 0.45). Then row 0 twice, summed: accum 2, var 1 - 0.5 * 2.
-  for (const std::vector<int32_t>& step : {std::vector<int32_t>{1}, {2}, {0, 0}}) {
-    Tensor ids(DT_INT32, TensorShape({static_cast<int64_t>(step.size())}));
-    std::copy(step.begin(), step.end(), ids.data<int32_t>());
-    TW_ASSERT_OK(session.Run({{e.ids, ids}}, {}, {train}, &out));
-  }
-  TW_ASSERT_OK(session.Run({e.emb.value(e.s), opt.GetSlot(e.emb, "momentum").value(e.s)}, &out));
+  TW_ASSERT_OK(e.Train(opt, {{1}, {2}, {0, 0}}));
+  EXPECT_NE(e.s.graph()->FindNode("Momentum/update_emb/ResourceSparseApplyMomentum"), nullptr);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(e.session->Run({e.emb.value(e.s), opt.GetSlot(e.emb, "momentum").value(e.s)}, &out));
   EXPECT_THAT(out[0], TensorIs<float>({3, 2}, {0, 0, 1.5f, 1.5f, 2.5f, 2.5f}));
   EXPECT_THAT(out[1], TensorIs<float>({3, 2}, {2, 2, 1, 1, 1, 1}));
 }
@@ -177,15 +186,9 @@ TEST(OptimizerTest, SparseMomentumUpdatesOnlyTheRowsOfTheStep) {
 TEST(OptimizerTest, SparseAdagradSumsRepeatedRowsFirst) {
   EmbeddingStep e;
   AdagradOptimizer opt(0.5);
-  Operation train = opt.Minimize(e.s, e.loss);
-  TW_ASSERT_OK(e.s.status());
-  ClientSession session(e.s);
+  TW_ASSERT_OK(e.Train(opt, {{2, 2}}));
   std::vector<Tensor> out;
-  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(e.s)}, &out));
-  Tensor ids(DT_INT32, TensorShape({2}));
-  ids.data<int32_t>()[0] = ids.data<int32_t>()[1] = 2;
-  TW_ASSERT_OK(session.Run({{e.ids, ids}}, {}, {train}, &out));
-  TW_ASSERT_OK(session.Run({e.emb.value(e.s)}, &out));
+  TW_ASSERT_OK(e.session->Run({e.emb.value(e.s)}, &out));
   // Row 2's gradient 2: accum 0.1 + 4, var 3 - 0.5 * 2 / sqrt(4.1).
   const float row2 = 3 - 0.5f * 2 / std::sqrt(4.1f);
   EXPECT_THAT(out[0], TensorNear<float>({3, 2}, {1, 1, 2, 2, row2, row2}, 1e-6));
@@ -195,25 +198,17 @@ TEST(OptimizerTest, SparseAdagradSumsRepeatedRowsFirst) {
 TEST(OptimizerTest, SparseRMSPropMovesOnlyTheRowsOfTheStep) {
   EmbeddingStep e;
   RMSPropOptimizer opt(0.5, /*decay=*/0.9, /*momentum=*/0.5);
-  Operation train = opt.Minimize(e.s, e.loss);
-  TW_ASSERT_OK(e.s.status());
-  EXPECT_NE(e.s.graph()->FindNode("RMSProp/update_emb/ResourceSparseApplyRMSProp"), nullptr);
-  ClientSession session(e.s);
-  std::vector<Tensor> out;
-  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(e.s)}, &out));
   // Row 1 (g 1): ms 1, mom 0.5 * 1 / sqrt(1) = 0.5, var 2 - 0.5. Then row 2
   // alone, the same; row 1 keeps ms 1, mom 0.5 and its value (a dense step
   // would make them 0.9 and 0.25 and move the row to 1.25). Then row 0
   // twice, summed (g 2): ms 1 + (4 - 1) * 0.1 = 1.3, mom 0.5 * 2 /
   // sqrt(1.3), var 1 - mom.
-  for (const std::vector<int32_t>& step : {std::vector<int32_t>{1}, {2}, {0, 0}}) {
-    Tensor ids(DT_INT32, TensorShape({static_cast<int64_t>(step.size())}));
-    std::copy(step.begin(), step.end(), ids.data<int32_t>());
-    TW_ASSERT_OK(session.Run({{e.ids, ids}}, {}, {train}, &out));
-  }
-  TW_ASSERT_OK(session.Run({e.emb.value(e.s), opt.GetSlot(e.emb, "rms").value(e.s),
-                            opt.GetSlot(e.emb, "momentum").value(e.s)},
-                           &out));
+  TW_ASSERT_OK(e.Train(opt, {{1}, {2}, {0, 0}}));
+  EXPECT_NE(e.s.graph()->FindNode("RMSProp/update_emb/ResourceSparseApplyRMSProp"), nullptr);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(e.session->Run({e.emb.value(e.s), opt.GetSlot(e.emb, "rms").value(e.s),
+                               opt.GetSlot(e.emb, "momentum").value(e.s)},
+                              &out));
   const float mom0 = 1 / std::sqrt(1.3f);
   EXPECT_THAT(out[0],
               TensorNear<float>({3, 2}, {1 - mom0, 1 - mom0, 1.5f, 1.5f, 2.5f, 2.5f}, 1e-6));
