@@ -46,6 +46,9 @@ inline Input Values(std::vector<int64_t> shape, std::vector<int32_t> values, con
   return Input{std::move(shape), true, std::move(values), -2, 2, dtype};
 }
 
+// Transpose, Slice, StridedSlice, Tile, ReverseV2, Pad, GatherV2 and
+// ConcatV2 (conformance_rearrange_cases.cc).
+void AddRearrangeCases(std::vector<Case>* cases);
 // LeakyRelu, DepthwiseConv2dNative, the N-d index ops, the block
 // rearrangements, the resizes and Einsum (conformance_model_op_cases.cc).
 void AddModelOpCases(std::vector<Case>* cases);
