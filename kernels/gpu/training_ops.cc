@@ -46,6 +46,12 @@ ApplyArgs<T> MakeApplyArgs(KernelContext* ctx, const ApplySignature& signature,
   return args;
 }
 
+// The bool attr `flag_attr` into *flag (ApplyArgs::flag); none for "".
+absl::Status ReadFlag(const KernelConstruction& c, const char* flag_attr, bool* flag) {
+  if (*flag_attr == '\0') return absl::OkStatus();
+  return c.GetAttr(flag_attr, flag);
+}
+
 // `flag_attr` names the bool attr passed as ApplyArgs::flag ("" for none).
 template <typename T, int kSlots>
 class GpuApplyOp : public ApplyOpBase<T, kSlots> {
@@ -57,8 +63,7 @@ class GpuApplyOp : public ApplyOpBase<T, kSlots> {
         flag_attr_(flag_attr) {}
 
   absl::Status Init(const KernelConstruction& c) override {
-    if (*flag_attr_ == '\0') return absl::OkStatus();
-    return c.GetAttr(flag_attr_, &flag_);
+    return ReadFlag(c, flag_attr_, &flag_);
   }
 
  protected:
@@ -91,8 +96,7 @@ class GpuSparseApplyOp : public SparseApplyOpBase<T, kSlots> {
         flag_attr_(flag_attr) {}
 
   absl::Status Init(const KernelConstruction& c) override {
-    if (*flag_attr_ == '\0') return absl::OkStatus();
-    return c.GetAttr(flag_attr_, &flag_);
+    return ReadFlag(c, flag_attr_, &flag_);
   }
 
  protected:
