@@ -303,36 +303,55 @@ absl::Status Cluster::Wait(void* pending, const std::string& what) {
   }
 }
 
-absl::Status Cluster::CheckAgreement(const char* what, const Tensor& t) {
-  // Each process's (dtype, rank, element count, hash of the dims) and their
-  // negations, reduced by MAX: the maxima and minima over the processes.
-  // FNV-1a over the dims (the same on every process, unlike absl::Hash),
-  // kept to 62 bits so that its negation fits.
-  uint64_t dims_hash = 14695981039346656037ull;
-  for (int64_t d : t.shape().dim_sizes()) {
-    dims_hash = (dims_hash ^ static_cast<uint64_t>(d)) * 1099511628211ull;
+absl::Status Cluster::CheckAgreement(const char* what, absl::Span<Tensor* const> group) {
+  // Each process's (tensor count, element count, hash of the dtypes and
+  // shapes) and their negations, reduced by MAX: the maxima and minima over
+  // the processes. FNV-1a over the dtypes, ranks and dims (the same on every
+  // process, unlike absl::Hash), kept to 62 bits so that its negation fits.
+  uint64_t hash = 14695981039346656037ull;
+  const auto mix = [&hash](int64_t v) {
+    hash = (hash ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+  };
+  int64_t elements = 0;
+  for (const Tensor* t : group) {
+    mix(t->dtype());
+    mix(t->dims());
+    for (int64_t d : t->shape().dim_sizes()) mix(d);
+    elements += t->NumElements();
   }
-  dims_hash >>= 2;
-  const int64_t mine[4] = {static_cast<int64_t>(t.dtype()), t.dims(), t.NumElements(),
-                           static_cast<int64_t>(dims_hash)};
-  int64_t send[8], extremes[8];
-  for (int i = 0; i < 4; ++i) {
+  hash >>= 2;
+  const int64_t mine[3] = {static_cast<int64_t>(group.size()), elements,
+                           static_cast<int64_t>(hash)};
+  int64_t send[6], extremes[6];
+  for (int i = 0; i < 3; ++i) {
     send[i] = mine[i];
-    send[4 + i] = -mine[i];
+    send[3 + i] = -mine[i];
   }
   if (failed_.load()) return failure();
   ++sequence_;
+  agreements_.fetch_add(1, std::memory_order_relaxed);
   MPI_Request request;
   TW_MPI_RETURN_IF_ERROR(
-      MPI_Iallreduce(send, extremes, 8, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD, &request));
+      MPI_Iallreduce(send, extremes, 6, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD, &request));
   TW_RETURN_IF_ERROR(Wait(&request, what));
-  for (int i = 0; i < 4; ++i) {
-    if (extremes[i] != -extremes[4 + i]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": the processes passed tensors of different dtypes or shapes (this process, rank ",
-          rank_, ", passed ", DataTypeString(t.dtype()), t.shape().DebugString(),
-          "; element counts range over [", -extremes[6], ", ", extremes[2], "])"));
+  for (int i = 0; i < 3; ++i) {
+    if (extremes[i] == -extremes[3 + i]) continue;
+    // This process's tensors, the first few.
+    constexpr size_t kShown = 4;
+    std::string passed;
+    for (size_t j = 0; j < std::min(group.size(), kShown); ++j) {
+      absl::StrAppend(&passed, j == 0 ? "" : ", ", DataTypeString(group[j]->dtype()),
+                      group[j]->shape().DebugString());
     }
+    if (group.size() > kShown) absl::StrAppend(&passed, ", ...");
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": the processes passed tensors of different dtypes or shapes (this process, rank ",
+        rank_, ", passed ", group.size() == 1 ? "" : absl::StrCat(group.size(), " tensors: "),
+        passed, "; ",
+        extremes[0] != -extremes[3]
+            ? absl::StrCat("tensor counts range over [", -extremes[3], ", ", extremes[0], "], ")
+            : "",
+        "element counts range over [", -extremes[4], ", ", extremes[1], "])"));
   }
   return absl::OkStatus();
 }
@@ -350,7 +369,9 @@ absl::Status Cluster::CheckSameValues(const std::string& what, const std::vector
   const int64_t n = static_cast<int64_t>(values.size());
   // As many values everywhere (the agreement on a [n] tensor), then their
   // maxima and the maxima of their negations: the minima.
-  TW_RETURN_IF_ERROR(CheckAgreement(what.c_str(), Tensor(DT_INT64, TensorShape({n}))));
+  Tensor shape_of_values(DT_INT64, TensorShape({n}));
+  Tensor* const group[] = {&shape_of_values};
+  TW_RETURN_IF_ERROR(CheckAgreement(what.c_str(), group));
   std::vector<int64_t> send(2 * n), extremes(2 * n);
   for (int64_t i = 0; i < n; ++i) {
     // INT64_MIN has no negation: it counts as INT64_MIN + 1.
@@ -372,21 +393,29 @@ absl::Status Cluster::CheckSameValues(const std::string& what, const std::vector
   return absl::OkStatus();
 }
 
-absl::Status Cluster::AllReduceSum(Tensor* t) {
-  TW_ASSIGN_OR_RETURN(MPI_Datatype type, MpiType(t->dtype(), "AllReduceSum"));
+absl::Status Cluster::AllReduceSum(Tensor* t) { return AllReduceSum(absl::MakeSpan(&t, 1)); }
+
+absl::Status Cluster::AllReduceSum(absl::Span<Tensor* const> tensors) {
+  std::vector<MPI_Datatype> types(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    TW_ASSIGN_OR_RETURN(types[i], MpiType(tensors[i]->dtype(), "AllReduceSum"));
+  }
   if (!uses_mpi_) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
-  TW_RETURN_IF_ERROR(CheckAgreement("AllReduceSum", *t));
-  if (t->NumElements() > 0) collectives_.fetch_add(1, std::memory_order_relaxed);
-  // Note [All-reduce pieces]: on one machine, pieces of 512 KiB; elsewhere
-  // as large as MPI's int counts allow.
-  char* data = static_cast<char*>(t->raw_data());
-  const int64_t element = static_cast<int64_t>(TensorElementSize(t->dtype()));
-  const int64_t piece = local_size_ == size_ ? kSharedMemoryPieceBytes / element : kMaxMpiCount;
-  for (int64_t done = 0; done < t->NumElements(); done += piece) {
-    const int count = static_cast<int>(std::min(piece, t->NumElements() - done));
-    TW_MPI_RETURN_IF_ERROR(
-        MPI_Allreduce(MPI_IN_PLACE, data + done * element, count, type, MPI_SUM, MPI_COMM_WORLD));
+  TW_RETURN_IF_ERROR(CheckAgreement("AllReduceSum", tensors));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    Tensor* t = tensors[i];
+    if (t->NumElements() > 0) collectives_.fetch_add(1, std::memory_order_relaxed);
+    // Note [All-reduce pieces]: on one machine, pieces of 512 KiB; elsewhere
+    // as large as MPI's int counts allow.
+    char* data = static_cast<char*>(t->raw_data());
+    const int64_t element = static_cast<int64_t>(TensorElementSize(t->dtype()));
+    const int64_t piece = local_size_ == size_ ? kSharedMemoryPieceBytes / element : kMaxMpiCount;
+    for (int64_t done = 0; done < t->NumElements(); done += piece) {
+      const int count = static_cast<int>(std::min(piece, t->NumElements() - done));
+      TW_MPI_RETURN_IF_ERROR(MPI_Allreduce(MPI_IN_PLACE, data + done * element, count, types[i],
+                                           MPI_SUM, MPI_COMM_WORLD));
+    }
   }
   return absl::OkStatus();
 }
@@ -402,7 +431,7 @@ absl::Status Cluster::Broadcast(Tensor* t, int root) {
         "Broadcast takes tensors of plain elements, got ", DataTypeString(t->dtype())));
   }
   absl::MutexLock lock(&mu_);
-  TW_RETURN_IF_ERROR(CheckAgreement("Broadcast", *t));
+  TW_RETURN_IF_ERROR(CheckAgreement("Broadcast", absl::MakeSpan(&t, 1)));
   char* data = static_cast<char*>(t->raw_data());
   const int64_t bytes = static_cast<int64_t>(t->TotalBytes());
   if (bytes > 0) collectives_.fetch_add(1, std::memory_order_relaxed);

@@ -26,9 +26,10 @@
 //    stops the others with that message.
 //  - A process that dies is named by mpirun, which stops the others.
 // After a failure every collective returns the failure at once.
-// (The processes meet in a small non-blocking collective before each data
-// collective, where these waits happen; the data then moves with MPI's
-// blocking collectives, the fastest.)
+// (The processes meet in a small non-blocking collective, the agreement,
+// before each call's data moves, and these waits happen there; the data
+// then moves with MPI's blocking collectives, the fastest. A group
+// AllReduceSum meets once for all its tensors.)
 #ifndef TOWERFLOW_DISTRIBUTE_CLUSTER_H_
 #define TOWERFLOW_DISTRIBUTE_CLUSTER_H_
 
@@ -42,6 +43,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "framework/tensor.h"
 
 namespace towerflow {
@@ -66,6 +68,12 @@ class Cluster {
   // `t` (float, double, int32 or int64) becomes the element-wise sum of
   // every process's `t`.
   absl::Status AllReduceSum(Tensor* t);
+  // Each of `tensors` becomes the sum of every process's tensor at its
+  // place: the processes pass as many tensors, of the same dtypes and shapes
+  // in the same order. One agreement covers the group, so a group of many
+  // small tensors meets the other processes once before its data moves,
+  // not once per tensor.
+  absl::Status AllReduceSum(absl::Span<Tensor* const> tensors);
   // `t` becomes process `root`'s `t` on every process.
   absl::Status Broadcast(Tensor* t, int root);
   // Returns once every process has called it.
@@ -97,6 +105,9 @@ class Cluster {
   // tensors, however many MPI calls carry each; not the agreement checks)
   // this process has issued, for tests and statistics.
   int64_t collectives() const { return collectives_.load(std::memory_order_relaxed); }
+  // The agreements (the small non-blocking collectives that check the
+  // processes' arguments and watch for failures) this process has begun.
+  int64_t agreements() const { return agreements_.load(std::memory_order_relaxed); }
 
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
@@ -107,9 +118,10 @@ class Cluster {
 
   Cluster();
   absl::Status Init();
-  // InvalidArgument on every process unless all pass the same dtype and
-  // shape to collective `what`.
-  absl::Status CheckAgreement(const char* what, const Tensor& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // InvalidArgument on every process unless all pass as many tensors, of
+  // the same dtypes and shapes in the same order, to collective `what`.
+  absl::Status CheckAgreement(const char* what, absl::Span<Tensor* const> group)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits for the non-blocking collective `request` (an MPI_Request*) of
   // collective `what`, answering other processes' questions, until it
   // completes, another process aborts the job, or the timeout.
@@ -120,6 +132,7 @@ class Cluster {
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   bool uses_mpi_ = false;
   std::atomic<int64_t> collectives_{0};
+  std::atomic<int64_t> agreements_{0};
   int64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;  // collectives begun, for messages
   // One collective at a time from this process, so every process issues
   // them in the order its callers did.

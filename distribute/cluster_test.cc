@@ -95,6 +95,60 @@ TEST(ClusterTest, AllReduceSumOfATensorInPiecesSumsEveryElementOnce) {
   EXPECT_EQ(wrong, 0);
 }
 
+// A group of tensors of several dtypes, an empty one among them, is summed
+// tensor by tensor after one agreement.
+TEST(ClusterTest, AllReduceSumOfAGroupSumsEachTensorAfterOneAgreement) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int r = c->rank(), n = c->size();
+  const int sum = n * (n + 1) / 2;  // of rank + 1 over the ranks
+  Tensor f = Literal<float>({2}, {1.f * (r + 1), -2.f * (r + 1)});
+  Tensor empty(DT_FLOAT, TensorShape({0}));
+  Tensor i64 = Literal<int64_t>({1, 1}, {(int64_t{1} << 40) + r});
+  Tensor d = Literal<double>({3}, {0.5, 0.25 * (r + 1), -1});
+  Tensor* const group[] = {&f, &empty, &i64, &d};
+  const int64_t collectives = c->collectives(), agreements = c->agreements();
+  TW_ASSERT_OK(c->AllReduceSum(group));
+  EXPECT_THAT(f, TensorIs<float>({2}, {1.f * sum, -2.f * sum}));
+  EXPECT_EQ(empty.shape(), TensorShape({0}));
+  EXPECT_THAT(i64, TensorIs<int64_t>({1, 1}, {(int64_t{1} << 40) * n + sum - n}));
+  EXPECT_THAT(d, TensorIs<double>({3}, {0.5 * n, 0.25 * sum, -1.0 * n}));
+  EXPECT_EQ(c->agreements() - agreements, c->uses_mpi() ? 1 : 0);
+  EXPECT_EQ(c->collectives() - collectives, c->uses_mpi() ? 3 : 0);  // the empty one moves nothing
+}
+
+// The last process passes a group of another order (the same tensors), then
+// one tensor fewer: every process refuses both before any data moves.
+TEST(ClusterTest, ProcessesPassingDifferentGroupsAllGetTheSameError) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const bool last = c->rank() == c->size() - 1;
+  Tensor a = Literal<float>({2}, {1, 2});
+  Tensor b = Literal<int32_t>({2}, {3, 4});
+  Tensor* const in_order[] = {&a, &b};
+  Tensor* const swapped[] = {&b, &a};
+  const absl::Status order =
+      c->AllReduceSum(last ? absl::MakeSpan(swapped) : absl::MakeSpan(in_order));
+  const absl::Status count =
+      c->AllReduceSum(last ? absl::MakeSpan(in_order).subspan(0, 1) : absl::MakeSpan(in_order));
+  if (c->size() == 1) {
+    TW_EXPECT_OK(order);
+    TW_EXPECT_OK(count);
+    return;
+  }
+  EXPECT_THAT(order, StatusIs(absl::StatusCode::kInvalidArgument,
+                              "AllReduceSum: the processes passed tensors of different dtypes or "
+                              "shapes"));
+  EXPECT_THAT(order.message(), ::testing::HasSubstr(last ? "passed 2 tensors: int32[2], float[2]"
+                                                         : "passed 2 tensors: float[2], int32[2]"));
+  EXPECT_THAT(count, StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(count.message(), ::testing::HasSubstr("tensor counts range over [1, 2], element "
+                                                    "counts range over [2, 4]"));
+  // Nothing moved: every process still holds its own values.
+  EXPECT_THAT(a, TensorIs<float>({2}, {1, 2}));
+  EXPECT_THAT(b, TensorIs<int32_t>({2}, {3, 4}));
+}
+
 TEST(ClusterTest, BroadcastCopiesTheRootsTensor) {
   Cluster* c = GetCluster();
   ASSERT_NE(c, nullptr);

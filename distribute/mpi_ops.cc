@@ -5,6 +5,9 @@
 // buffers of up to the threshold; a tensor larger than the threshold
 // travels alone. Each buffer is one MPI_Allreduce, so a model with many
 // small variables pays a few collectives per step, not one per variable.
+// The buffers go as one group (Cluster::AllReduceSum of a span): the
+// processes check their arguments and watch for failures once per run, so
+// even with fusion off a small tensor costs about what MPI alone does.
 // Fusion changes only how the numbers travel, not the sums. In a cluster of
 // one process the outputs are the inputs (so are MpiBroadcast's).
 //
@@ -82,31 +85,39 @@ class MpiAllReduceOp : public OpKernel {
       bucket_bytes[b] += bytes;
       bucket_slot_bytes[b] += SlotBytes(t);
     }
+    // Each bucket's tensor: the input itself when alone (in place when no
+    // one else holds it, as a step's gradient), else its fused buffer. All
+    // of them are summed in one group, which meets the other processes once.
+    std::vector<Tensor> fused(buckets.size());
+    std::vector<Tensor*> group(buckets.size());
     for (size_t b = 0; b < buckets.size(); ++b) {
       if (buckets[b].size() == 1) {
-        // In place when no one else holds the input (a step's gradient).
         const int i = buckets[b][0];
-        TW_ASSIGN_OR_RETURN(Tensor * out,
+        TW_ASSIGN_OR_RETURN(group[b],
                             ctx->forward_input_or_allocate_output(i, i, ctx->input(i).shape()));
-        if (out->raw_data() != ctx->input(i).raw_data()) {
-          std::memcpy(out->raw_data(), ctx->input(i).raw_data(), ctx->input(i).TotalBytes());
+        if (group[b]->raw_data() != ctx->input(i).raw_data()) {
+          std::memcpy(group[b]->raw_data(), ctx->input(i).raw_data(), ctx->input(i).TotalBytes());
         }
-        TW_RETURN_IF_ERROR(cluster->AllReduceSum(out));
         continue;
       }
       const int64_t element = static_cast<int64_t>(TensorElementSize(bucket_dtype[b]));
-      TW_ASSIGN_OR_RETURN(Tensor fused,
+      TW_ASSIGN_OR_RETURN(fused[b],
                           FusionBuffer(ctx, b, bucket_dtype[b], bucket_slot_bytes[b] / element));
-      char* p = static_cast<char*>(fused.raw_data());
+      char* p = static_cast<char*>(fused[b].raw_data());
       for (int i : buckets[b]) {
         std::memcpy(p, ctx->input(i).raw_data(), ctx->input(i).TotalBytes());
         p += SlotBytes(ctx->input(i));
       }
-      TW_RETURN_IF_ERROR(cluster->AllReduceSum(&fused));
+      group[b] = &fused[b];
+    }
+    TW_RETURN_IF_ERROR(cluster->AllReduceSum(group));
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      if (buckets[b].size() == 1) continue;
+      const int64_t element = static_cast<int64_t>(TensorElementSize(bucket_dtype[b]));
       int64_t offset = 0;  // in elements
       for (int i : buckets[b]) {
         const Tensor& in = ctx->input(i);
-        TW_ASSIGN_OR_RETURN(Tensor slot, fused.Slice(offset, offset + in.NumElements()));
+        TW_ASSIGN_OR_RETURN(Tensor slot, fused[b].Slice(offset, offset + in.NumElements()));
         TW_ASSIGN_OR_RETURN(Tensor out, slot.Reshaped(in.shape()));
         TW_RETURN_IF_ERROR(ctx->set_output(i, std::move(out)));
         offset += SlotBytes(in) / element;

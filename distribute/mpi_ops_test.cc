@@ -52,9 +52,11 @@ TEST(MpiAllReduceTest, SumsEveryProcesssTensorsFusedOrNot) {
     TW_ASSERT_OK(root.status());
     ClientSession session(root);
     std::vector<Tensor> got;
-    const int64_t before = c->collectives();
+    const int64_t before = c->collectives(), agreements_before = c->agreements();
     TW_ASSERT_OK(session.Run(sums.sum, &got));
     const int64_t collectives = c->collectives() - before;
+    // However many buffers, the run checks the processes' arguments once.
+    EXPECT_EQ(c->agreements() - agreements_before, n == 1 ? 0 : 1);
     EXPECT_THAT(got[0], TensorIs<float>({3}, {sum, 2 * sum, 3 * sum}));
     EXPECT_THAT(got[1], TensorIs<float>({2, 2}, {-sum, 0.5f * sum, 0.25f * sum, 8 * sum}));
     EXPECT_THAT(got[2], TensorIs<float>({1}, {100 * sum}));
