@@ -303,11 +303,14 @@ absl::Status Cluster::Wait(void* pending, const std::string& what) {
   }
 }
 
-absl::Status Cluster::CheckAgreement(const char* what, absl::Span<Tensor* const> group) {
+absl::Status Cluster::CheckAgreement(const char* what, absl::Span<const Tensor* const> group,
+                                     bool rows_may_differ) {
   // Each process's (tensor count, element count, hash of the dtypes and
   // shapes) and their negations, reduced by MAX: the maxima and minima over
   // the processes. FNV-1a over the dtypes, ranks and dims (the same on every
   // process, unlike absl::Hash), kept to 62 bits so that its negation fits.
+  // When rows may differ, the first dims are left out and the elements
+  // counted are those of one row.
   uint64_t hash = 14695981039346656037ull;
   const auto mix = [&hash](int64_t v) {
     hash = (hash ^ static_cast<uint64_t>(v)) * 1099511628211ull;
@@ -316,8 +319,13 @@ absl::Status Cluster::CheckAgreement(const char* what, absl::Span<Tensor* const>
   for (const Tensor* t : group) {
     mix(t->dtype());
     mix(t->dims());
-    for (int64_t d : t->shape().dim_sizes()) mix(d);
-    elements += t->NumElements();
+    const absl::Span<const int64_t> dims = t->shape().dim_sizes();
+    int64_t row = 1;
+    for (size_t d = rows_may_differ ? 1 : 0; d < dims.size(); ++d) {
+      mix(dims[d]);
+      row *= dims[d];
+    }
+    elements += rows_may_differ ? row : t->NumElements();
   }
   hash >>= 2;
   const int64_t mine[3] = {static_cast<int64_t>(group.size()), elements,
@@ -345,13 +353,15 @@ absl::Status Cluster::CheckAgreement(const char* what, absl::Span<Tensor* const>
     }
     if (group.size() > kShown) absl::StrAppend(&passed, ", ...");
     return absl::InvalidArgumentError(absl::StrCat(
-        what, ": the processes passed tensors of different dtypes or shapes (this process, rank ",
-        rank_, ", passed ", group.size() == 1 ? "" : absl::StrCat(group.size(), " tensors: "),
-        passed, "; ",
+        what, ": the processes passed tensors of different dtypes or shapes",
+        rows_may_differ ? " past the first dimension" : "", " (this process, rank ", rank_,
+        ", passed ", group.size() == 1 ? "" : absl::StrCat(group.size(), " tensors: "), passed,
+        "; ",
         extremes[0] != -extremes[3]
             ? absl::StrCat("tensor counts range over [", -extremes[3], ", ", extremes[0], "], ")
             : "",
-        "element counts range over [", -extremes[4], ", ", extremes[1], "])"));
+        rows_may_differ ? "elements per row" : "element counts", " range over [", -extremes[4],
+        ", ", extremes[1], "])"));
   }
   return absl::OkStatus();
 }
@@ -370,7 +380,7 @@ absl::Status Cluster::CheckSameValues(const std::string& what, const std::vector
   // As many values everywhere (the agreement on a [n] tensor), then their
   // maxima and the maxima of their negations: the minima.
   Tensor shape_of_values(DT_INT64, TensorShape({n}));
-  Tensor* const group[] = {&shape_of_values};
+  const Tensor* const group[] = {&shape_of_values};
   TW_RETURN_IF_ERROR(CheckAgreement(what.c_str(), group));
   std::vector<int64_t> send(2 * n), extremes(2 * n);
   for (int64_t i = 0; i < n; ++i) {
@@ -402,7 +412,8 @@ absl::Status Cluster::AllReduceSum(absl::Span<Tensor* const> tensors) {
   }
   if (!uses_mpi_) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
-  TW_RETURN_IF_ERROR(CheckAgreement("AllReduceSum", tensors));
+  TW_RETURN_IF_ERROR(
+      CheckAgreement("AllReduceSum", std::vector<const Tensor*>(tensors.begin(), tensors.end())));
   for (size_t i = 0; i < tensors.size(); ++i) {
     Tensor* t = tensors[i];
     if (t->NumElements() > 0) collectives_.fetch_add(1, std::memory_order_relaxed);
@@ -420,6 +431,74 @@ absl::Status Cluster::AllReduceSum(absl::Span<Tensor* const> tensors) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<Tensor>> Cluster::AllGather(absl::Span<const Tensor> tensors) {
+  std::vector<const Tensor*> group;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (t.dtype() == DT_STRING || t.dtype() == DT_RESOURCE || t.dtype() == DT_VARIANT) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("AllGather takes tensors of plain elements, got ", DataTypeString(t.dtype()),
+                       " (tensor ", i, ")"));
+    }
+    if (t.dims() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("AllGather concatenates rows, so it takes tensors of rank >= 1; tensor ", i,
+                       " is ", DataTypeString(t.dtype()), t.shape().DebugString()));
+    }
+    group.push_back(&t);
+  }
+  if (!uses_mpi_) return std::vector<Tensor>(tensors.begin(), tensors.end());
+  absl::MutexLock lock(&mu_);
+  TW_RETURN_IF_ERROR(CheckAgreement("AllGather", group, /*rows_may_differ=*/true));
+  // Every process's row count of every tensor: rows[r * n + i].
+  const int n = static_cast<int>(tensors.size());
+  std::vector<int64_t> mine(n), rows(static_cast<size_t>(n) * size_);
+  for (int i = 0; i < n; ++i) mine[i] = tensors[i].shape().dim_size(0);
+  if (n > 0) {
+    TW_MPI_RETURN_IF_ERROR(
+        MPI_Allgather(mine.data(), n, MPI_INT64_T, rows.data(), n, MPI_INT64_T, MPI_COMM_WORLD));
+  }
+  std::vector<Tensor> out;
+  for (int i = 0; i < n; ++i) {
+    const Tensor& t = tensors[i];
+    // Counts and displacements in rows, of a datatype of one row.
+    std::vector<int> counts(size_), displacements(size_);
+    int64_t total = 0;
+    for (int r = 0; r < size_; ++r) {
+      const int64_t count = rows[static_cast<size_t>(r) * n + i];
+      if (total > std::numeric_limits<int>::max() - count) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "AllGather: tensor ", i, " would gather more than 2^31 rows over the processes"));
+      }
+      counts[r] = static_cast<int>(count);
+      displacements[r] = static_cast<int>(total);
+      total += count;
+    }
+    std::vector<int64_t> dims(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end());
+    dims[0] = total;
+    TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorShape::FromDims(dims));
+    Tensor gathered(t.dtype(), shape);
+    int64_t row_bytes = static_cast<int64_t>(TensorElementSize(t.dtype()));
+    for (size_t d = 1; d < dims.size(); ++d) row_bytes *= dims[d];
+    if (row_bytes > std::numeric_limits<int>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("AllGather: tensor ", i, "'s rows of ", row_bytes, " bytes are over 2 GiB"));
+    }
+    if (total > 0 && row_bytes > 0) {
+      collectives_.fetch_add(1, std::memory_order_relaxed);
+      MPI_Datatype row;
+      TW_MPI_RETURN_IF_ERROR(MPI_Type_contiguous(static_cast<int>(row_bytes), MPI_BYTE, &row));
+      TW_MPI_RETURN_IF_ERROR(MPI_Type_commit(&row));
+      const int status = MPI_Allgatherv(t.raw_data(), counts[rank_], row, gathered.raw_data(),
+                                        counts.data(), displacements.data(), row, MPI_COMM_WORLD);
+      MPI_Type_free(&row);
+      TW_MPI_RETURN_IF_ERROR(status);
+    }
+    out.push_back(std::move(gathered));
+  }
+  return out;
+}
+
 absl::Status Cluster::Broadcast(Tensor* t, int root) {
   if (root < 0 || root >= size_) {
     return absl::InvalidArgumentError(
@@ -431,7 +510,8 @@ absl::Status Cluster::Broadcast(Tensor* t, int root) {
         "Broadcast takes tensors of plain elements, got ", DataTypeString(t->dtype())));
   }
   absl::MutexLock lock(&mu_);
-  TW_RETURN_IF_ERROR(CheckAgreement("Broadcast", absl::MakeSpan(&t, 1)));
+  const Tensor* const group[] = {t};
+  TW_RETURN_IF_ERROR(CheckAgreement("Broadcast", group));
   char* data = static_cast<char*>(t->raw_data());
   const int64_t bytes = static_cast<int64_t>(t->TotalBytes());
   if (bytes > 0) collectives_.fetch_add(1, std::memory_order_relaxed);

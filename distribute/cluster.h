@@ -74,6 +74,12 @@ class Cluster {
   // small tensors meets the other processes once before its data moves,
   // not once per tensor.
   absl::Status AllReduceSum(absl::Span<Tensor* const> tensors);
+  // Every process's `tensors` concatenated along their first dimension in
+  // rank order (MPI_Allgatherv; Horovod's allgather): the processes pass as
+  // many tensors of rank >= 1 and of plain elements, of the same dtypes and
+  // of the same dims past the first, which may differ (a sparse gradient's
+  // rows). One agreement covers the group.
+  absl::StatusOr<std::vector<Tensor>> AllGather(absl::Span<const Tensor> tensors);
   // `t` becomes process `root`'s `t` on every process.
   absl::Status Broadcast(Tensor* t, int root);
   // Returns once every process has called it.
@@ -101,8 +107,9 @@ class Cluster {
     return ms == 0 ? absl::InfiniteDuration() : absl::Milliseconds(ms);
   }
 
-  // The data collectives (AllReduceSum and Broadcast calls of non-empty
-  // tensors, however many MPI calls carry each; not the agreement checks)
+  // The data collectives (the tensors of AllReduceSum, AllGather and
+  // Broadcast calls that move data, however many MPI calls carry each; not
+  // the agreement checks)
   // this process has issued, for tests and statistics.
   int64_t collectives() const { return collectives_.load(std::memory_order_relaxed); }
   // The agreements (the small non-blocking collectives that check the
@@ -119,9 +126,10 @@ class Cluster {
   Cluster();
   absl::Status Init();
   // InvalidArgument on every process unless all pass as many tensors, of
-  // the same dtypes and shapes in the same order, to collective `what`.
-  absl::Status CheckAgreement(const char* what, absl::Span<Tensor* const> group)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // the same dtypes and shapes in the same order, to collective `what`;
+  // with `rows_may_differ`, shapes whose first dims differ are the same.
+  absl::Status CheckAgreement(const char* what, absl::Span<const Tensor* const> group,
+                              bool rows_may_differ = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits for the non-blocking collective `request` (an MPI_Request*) of
   // collective `what`, answering other processes' questions, until it
   // completes, another process aborts the job, or the timeout.

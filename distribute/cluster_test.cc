@@ -149,6 +149,59 @@ TEST(ClusterTest, ProcessesPassingDifferentGroupsAllGetTheSameError) {
   EXPECT_THAT(b, TensorIs<int32_t>({2}, {3, 4}));
 }
 
+// Process r passes r + 1 rows of floats and r rows of int64 indices (none
+// on rank 0), and an empty [0, 2]: the rows in rank order.
+TEST(ClusterTest, AllGatherConcatenatesEveryProcesssRowsInRankOrder) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int r = c->rank(), n = c->size();
+  Tensor values(DT_FLOAT, TensorShape({r + 1, 2}));
+  for (int i = 0; i < 2 * (r + 1); ++i) values.data<float>()[i] = 10.f * r + i;
+  Tensor indices(DT_INT64, TensorShape({r}));
+  for (int i = 0; i < r; ++i) indices.data<int64_t>()[i] = 100 * r + i;
+  const Tensor empty(DT_FLOAT, TensorShape({0, 2}));
+  const int64_t agreements = c->agreements();
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> got, c->AllGather({values, indices, empty}));
+  ASSERT_EQ(got.size(), 3u);
+  std::vector<float> all_values;
+  std::vector<int64_t> all_indices;
+  for (int p = 0; p < n; ++p) {
+    for (int i = 0; i < 2 * (p + 1); ++i) all_values.push_back(10.f * p + i);
+    for (int i = 0; i < p; ++i) all_indices.push_back(100 * p + i);
+  }
+  EXPECT_THAT(got[0], TensorIs<float>({n * (n + 1) / 2, 2}, all_values));
+  EXPECT_THAT(got[1], TensorIs<int64_t>({n * (n - 1) / 2}, all_indices));
+  EXPECT_EQ(got[2].shape(), TensorShape({0, 2}));
+  EXPECT_EQ(c->agreements() - agreements, c->uses_mpi() ? 1 : 0);
+}
+
+TEST(ClusterTest, AllGatherRefusesRowsOfDifferentShapesOnEveryProcess) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  // The last process's rows have 3 elements, the others' 2.
+  const bool last = c->rank() == c->size() - 1;
+  const Tensor t(DT_FLOAT, TensorShape({1, last ? 3 : 2}));
+  const absl::StatusOr<std::vector<Tensor>> got = c->AllGather({t});
+  if (c->size() == 1) {
+    TW_EXPECT_OK(got.status());
+  } else {
+    EXPECT_THAT(got.status(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "AllGather: the processes passed tensors of different dtypes or shapes "
+                         "past the first dimension"));
+    EXPECT_THAT(got.status().message(), ::testing::HasSubstr("elements per row range over [2, 3]"));
+  }
+  // Scalars have no rows, strings no plain elements: refused before any
+  // message, on every process alike.
+  EXPECT_THAT(c->AllGather({Literal<float>({}, {1})}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "AllGather concatenates rows, so it takes tensors of rank >= 1; tensor 0 is "
+                       "float[]"));
+  EXPECT_THAT(c->AllGather({Tensor(DT_STRING, TensorShape({1}))}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "AllGather takes tensors of plain elements, got string"));
+}
+
 TEST(ClusterTest, BroadcastCopiesTheRootsTensor) {
   Cluster* c = GetCluster();
   ASSERT_NE(c, nullptr);

@@ -1,4 +1,5 @@
-// The CPU kernels of MpiAllReduce and MpiBroadcast (ops/nccl_ops.cc).
+// The CPU kernels of MpiAllReduce, MpiAllGather and MpiBroadcast
+// (ops/nccl_ops.cc).
 //
 // MpiAllReduce: the inputs summed over the cluster's processes with tensor
 // fusion (Horovod's). Inputs are taken in order and packed, per dtype, into
@@ -222,9 +223,31 @@ class MpiBroadcastOp : public OpKernel {
   int64_t threshold_ = 0;
 };
 
+// MpiAllGather: each input's rows from every process in rank order, all
+// inputs in one group (one agreement, one exchange of row counts).
+class MpiAllGatherOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Cluster * cluster, Cluster::Get());
+    std::vector<Tensor> inputs;
+    for (int i = 0; i < ctx->num_inputs(); ++i) inputs.push_back(ctx->input(i));
+    absl::StatusOr<std::vector<Tensor>> gathered = cluster->AllGather(inputs);
+    if (!gathered.ok()) {
+      return absl::Status(gathered.status().code(),
+                          absl::StrCat("MpiAllGather: ", gathered.status().message()));
+    }
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      TW_RETURN_IF_ERROR(ctx->set_output(i, std::move((*gathered)[i])));
+    }
+    return absl::OkStatus();
+  }
+};
+
 TW_REGISTER_KERNELS(mpi_ops) {
   RegisterKernel(KernelDefBuilder("MpiAllReduce").Device(kDeviceCpu),
                  [] { return std::make_unique<MpiAllReduceOp>(); });
+  RegisterKernel(KernelDefBuilder("MpiAllGather").Device(kDeviceCpu),
+                 [] { return std::make_unique<MpiAllGatherOp>(); });
   RegisterKernel(KernelDefBuilder("MpiBroadcast").Device(kDeviceCpu),
                  [] { return std::make_unique<MpiBroadcastOp>(); });
 }

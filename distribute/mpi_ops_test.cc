@@ -165,6 +165,41 @@ TEST(MpiBroadcastTest, EveryProcessGetsTheRootsTensorsOfAnyDtype) {
   }
 }
 
+// A sparse gradient's rows crossing processes: process r has r + 1 rows
+// of values and their int32 indices; the shape function leaves the rows
+// unknown.
+TEST(MpiAllGatherTest, EveryProcessGetsEveryProcesssRowsInRankOrder) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int r = c->rank(), n = c->size();
+  std::vector<float> values;
+  std::vector<int32_t> indices;
+  for (int i = 0; i <= r; ++i) {
+    values.insert(values.end(), {static_cast<float>(r), 0.5f * i});
+    indices.push_back(10 * r + i);
+  }
+  Scope root = Scope::NewRootScope();
+  ops::MpiAllGather gathered(
+      root, {ops::Const(root, MakeTensorProto<float>(values, TensorShape({r + 1, 2}))),
+             ops::Const(root, MakeTensorProto<int32_t>(indices, TensorShape({r + 1})))});
+  TW_ASSERT_OK(root.status());
+  EXPECT_EQ(gathered.gathered[0].node()->output_shape(0).DebugString(), "[?,2]");
+  ClientSession session(root);
+  std::vector<Tensor> got;
+  TW_ASSERT_OK(session.Run(gathered.gathered, &got));
+  std::vector<float> all_values;
+  std::vector<int32_t> all_indices;
+  for (int p = 0; p < n; ++p) {
+    for (int i = 0; i <= p; ++i) {
+      all_values.insert(all_values.end(), {static_cast<float>(p), 0.5f * i});
+      all_indices.push_back(10 * p + i);
+    }
+  }
+  const int64_t rows = n * (n + 1) / 2;
+  EXPECT_THAT(got[0], TensorIs<float>({rows, 2}, all_values));
+  EXPECT_THAT(got[1], TensorIs<int32_t>({rows}, all_indices));
+}
+
 TEST(MpiAllReduceTest, RefusesNegativeThresholds) {
   Scope root = Scope::NewRootScope();
   ops::MpiAllReduce sums(root, {ops::Const(root, {1.0f})},

@@ -10,7 +10,10 @@
 // every process issues its collectives in one order, and packs them into
 // fused buffers of up to fusion_threshold_bytes (Horovod's 64 MiB default;
 // 0: one collective per tensor). MpiBroadcast gives every process one
-// process's tensors the same way.
+// process's tensors the same way; MpiAllGather every process's rows.
+#include <vector>
+
+#include "core/status_macros.h"
 #include "graph/op_registry.h"
 #include "ops/shape_fns.h"
 
@@ -41,6 +44,31 @@ TW_REGISTER_OP("MpiAllReduce")
     .SetIsStateful()
     .Doc("each input summed over the processes of the cluster (MPI_Allreduce)")
     .SetShapeFn(SameShapes);
+
+// Each input's rows from every process, concatenated in rank order
+// (MPI_Allgatherv; Horovod's HorovodAllgather): how a sparse gradient's
+// values and indices cross processes. The first dims may differ from
+// process to process, the others may not.
+TW_REGISTER_OP("MpiAllGather")
+    .Input("input: T")
+    .Output("gathered: T")
+    .Attr("T: list(type) >= 1")
+    .SetIsStateful()
+    .Doc("each input's rows from every process, in rank order (MPI_Allgatherv)")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      for (int i = 0; i < c->num_outputs(); ++i) {
+        PartialTensorShape in;
+        TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(i), 1, &in));
+        if (in.unknown_rank()) {
+          c->set_output(i, in);
+          continue;
+        }
+        std::vector<int64_t> dims(in.dim_sizes().begin(), in.dim_sizes().end());
+        dims[0] = -1;  // the cluster's rows, known when it runs
+        c->set_output(i, PartialTensorShape(dims));
+      }
+      return absl::OkStatus();
+    });
 
 // Each input becomes process root_rank's (MPI_Bcast), the tensors packed
 // into buffers of up to fusion_threshold_bytes whatever their dtypes:
