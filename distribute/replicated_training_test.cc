@@ -19,6 +19,7 @@
 #include "ops/ops.h"
 #include "ops/variables.h"
 #include "runtime/client_session.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 #include "train/optimizers.h"
 
@@ -133,6 +134,127 @@ TEST(ReplicatedTrainingTest, ProcessesTrainAsOneProcessOnTheGlobalBatch) {
         ASSERT_EQ(got.b.size(), 1u);
         EXPECT_NEAR(got.b[0], expected.b[0], 1e-9);
       }
+    }
+  }
+}
+
+// An embedding of 6 rows of 2 read by id (ResourceGather: a sparse
+// gradient), y = emb[id] . (1, -0.5), mean squared error, Momentum.
+EstimatorSpec EmbeddingModel(const Scope& s, const FeatureMap& features, const FeatureMap& labels,
+                             ModeKeys mode, const Params&) {
+  Variable emb = GetVariable(
+      s, "emb", TensorShape({6, 2}), DT_DOUBLE,
+      initializers::Constant(
+          {{1.0, 0.5}, {-1.0, 2.0}, {0.25, 0.0}, {3.0, -2.0}, {0.5, 0.5}, {-0.75, 1.0}}));
+  const Output rows = ops::ResourceGather(s, emb.handle(), features.at("id"), DT_DOUBLE);
+  const Output prediction = ops::MatMul(s, rows, ops::Const(s, {{1.0}, {-0.5}}));
+  EstimatorSpec spec(mode);
+  spec.loss = ops::Mean(s, ops::Square(s, ops::Sub(s, prediction, labels.at("y"))), {0, 1});
+  TowerOptimizer optimizer(std::make_shared<train::MomentumOptimizer>(0.1, 0.9));
+  spec.train_op = optimizer.Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
+  return spec;
+}
+
+// Three steps of 12 ids: rows 0-2 in the first two steps only, row 5
+// never, so a row keeps a momentum it gets no gradient for: a sparse update
+// leaves it, a dense one moves it.
+const std::vector<std::vector<int32_t>> kIds = {
+    {0, 1, 2, 3, 0, 1, 2, 3, 4, 4, 0, 3},
+    {2, 2, 1, 0, 3, 3, 4, 1, 0, 2, 4, 3},
+    {3, 4, 3, 4, 3, 4, 4, 3, 3, 4, 4, 3},
+};
+
+struct EmbeddingRun {
+  std::vector<double> losses, emb;
+  int all_gathers = 0, sparse_updates = 0;
+};
+
+// Trains the embedding on ids [first, first + rows) of each step's batch.
+EmbeddingRun TrainEmbedding(const ReplicateOptions& options, int first, int rows) {
+  EmbeddingRun run;
+  Scope root = Scope::NewRootScope();
+  absl::StatusOr<ModelFn> fn = ReplicateModelFn(EmbeddingModel, options);
+  EXPECT_TRUE(fn.ok()) << fn.status();
+  if (!fn.ok()) return run;
+  const Output id = ops::Placeholder(root, DT_INT32, ops::Placeholder::Shape({-1}));
+  const Output y = ops::Placeholder(root, DT_DOUBLE, ops::Placeholder::Shape({-1, 1}));
+  EstimatorSpec spec = (*fn)(root, {{"id", id}}, {{"y", y}}, ModeKeys::kTrain, Params());
+  EXPECT_TRUE(root.ok()) << root.status();
+  if (!root.ok()) return run;
+  for (Node* node : root.graph()->nodes()) {
+    run.all_gathers += node->type_string() == "MpiAllGather";
+    run.sparse_updates += node->type_string() == "ResourceSparseApplyMomentum";
+  }
+  SessionOptions session_options;
+  session_options.device_count["CPU"] = 2;
+  // As the Estimator's sessions: a tower's gather of a variable on the
+  // parameter server runs where the variable is, and so do its gradient's
+  // ops, which are colocated with it but ask for the tower's device.
+  session_options.allow_soft_placement = true;
+  ClientSession session(root, session_options);
+  std::vector<Tensor> out;
+  TW_EXPECT_OK(session.Run({}, {}, {GlobalVariablesInitializer(root)}, &out));
+  TW_EXPECT_OK(session.Run({}, {}, {LocalVariablesInitializer(root)}, &out));
+  for (const std::vector<int32_t>& ids : kIds) {
+    std::vector<double> labels;
+    for (int i = 0; i < rows; ++i) labels.push_back(0.5 * ids[first + i] - 1);
+    const absl::Status st = session.Run(
+        {{id, Literal<int32_t>(
+                  {rows}, std::vector<int32_t>(ids.begin() + first, ids.begin() + first + rows))},
+         {y, Literal<double>({rows, 1}, labels)}},
+        {spec.loss}, {spec.train_op}, &out);
+    EXPECT_TRUE(st.ok()) << st;
+    if (!st.ok()) return run;
+    run.losses.push_back(out[0].data<double>()[0]);
+  }
+  const Variable emb = GetVariables(*root.graph(), GraphKeys::kTrainableVariables).at(0);
+  EXPECT_TRUE(session.Run({emb.value(root.NewSubScope("read"))}, &out).ok());
+  run.emb.assign(out[0].data<double>(), out[0].data<double>() + out[0].NumElements());
+  return run;
+}
+
+// A sparse gradient crosses towers and processes as rows (concatenated
+// inside the process, MpiAllGather of its values and indices across) and
+// stays sparse: Momentum updates only the rows of the step, as one process
+// on the global batch does (a densified gradient would decay and move the
+// rows that left the batch), under both aggregations.
+TEST(ReplicatedTrainingTest, SparseGradientsCrossProcessesAsRows) {
+  absl::StatusOr<Cluster*> cluster = Cluster::Get();
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const int n = (*cluster)->size(), rank = (*cluster)->rank();
+  const int rows = kRows / n;
+  for (const GradientAggregation aggregation :
+       {GradientAggregation::kParameterServer, GradientAggregation::kAllReduce}) {
+    const bool ps = aggregation == GradientAggregation::kParameterServer;
+    ReplicateOptions single;
+    single.devices = {"/cpu:0"};
+    single.aggregation = aggregation;
+    single.across_processes = false;
+    const EmbeddingRun expected = TrainEmbedding(single, 0, kRows);
+    EXPECT_EQ(expected.sparse_updates, 1);
+    ASSERT_EQ(expected.emb.size(), 12u);
+    // Row 5 never had a gradient; rows 0-2 left the batch in step 3 with a
+    // momentum: the sparse update kept them where step 2 left them, which
+    // the losses and values of the multi-process runs must match.
+    EXPECT_EQ(expected.emb[10], -0.75);
+    EXPECT_EQ(expected.emb[11], 1.0);
+    for (const std::vector<std::string>& devices :
+         {std::vector<std::string>{"/cpu:0"}, std::vector<std::string>{"/cpu:0", "/cpu:1"}}) {
+      SCOPED_TRACE(::testing::Message()
+                   << devices.size() << " towers, " << (ps ? "ps" : "all-reduce"));
+      ReplicateOptions options;
+      options.devices = devices;
+      options.aggregation = aggregation;
+      const EmbeddingRun got = TrainEmbedding(options, rank * rows, rows);
+      EXPECT_EQ(got.all_gathers, n > 1 ? 1 : 0);
+      // One update of the variable, or of each tower's mirror.
+      EXPECT_EQ(got.sparse_updates, ps ? 1 : static_cast<int>(devices.size()));
+      ASSERT_EQ(got.losses.size(), kIds.size());
+      for (size_t step = 0; step < kIds.size(); ++step) {
+        EXPECT_NEAR(got.losses[step], expected.losses[step], 1e-12) << "step " << step;
+      }
+      ASSERT_EQ(got.emb.size(), 12u);
+      for (int i = 0; i < 12; ++i) EXPECT_NEAR(got.emb[i], expected.emb[i], 1e-12) << i;
     }
   }
 }

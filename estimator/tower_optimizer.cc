@@ -116,14 +116,16 @@ std::string CrossingDevice(const std::vector<train::GradAndVar>& summed, const R
 // The summed gradients (one per variable, or per mirror under all-reduce,
 // where a variable's mirrors hold equal sums) summed again over the
 // cluster's processes: one MpiAllReduce (on the host, or on a GPU with
-// nccl_across_processes) over each variable's dense gradient, chained after
-// the replication's earlier collectives.
+// nccl_across_processes) over each variable's dense gradient, and one
+// MpiAllGather on the host over the values and indices of each sparse one
+// (Horovod's: every process's rows, which the sparse update sums), chained
+// after the replication's earlier collectives.
 absl::StatusOr<std::vector<train::GradAndVar>> AllReduceAcrossProcesses(
     const Scope& scope, const std::vector<train::GradAndVar>& summed, Replication* r) {
   const Scope host = scope.WithDevice(CrossingDevice(summed, *r));
-  std::vector<Output> inputs;
-  std::map<std::string, int> input_of;  // variable name -> its input
-  std::vector<int> input_for(summed.size(), -1);
+  std::vector<Output> inputs, rows;              // rows: values and indices, by turns
+  std::map<std::string, int> input_of, rows_of;  // variable name -> its input(s)
+  std::vector<int> input_for(summed.size(), -1), rows_for(summed.size(), -1);
   // The other mirrors' sums: equal to the one that crosses, but their
   // NcclAllReduce members must still run (a collective completes only with
   // all of them), so the cross-process sum waits for them.
@@ -133,26 +135,52 @@ absl::StatusOr<std::vector<train::GradAndVar>> AllReduceAcrossProcesses(
     const std::string& name = summed[j].var.name();
     auto mirror = r->variable_of.find(name);
     const std::string& variable = mirror == r->variable_of.end() ? name : mirror->second;
+    if (summed[j].grad.is_sparse()) {
+      // The mirrors' rows are alike: the first mirror's cross.
+      auto [it, first] = rows_of.emplace(variable, static_cast<int>(rows.size()));
+      if (first) {
+        rows.push_back(summed[j].grad.slices().values);
+        rows.push_back(summed[j].grad.slices().indices);
+      }
+      rows_for[j] = it->second;
+      continue;
+    }
     auto [it, first] = input_of.emplace(variable, static_cast<int>(inputs.size()));
     if (first) {
-      inputs.push_back(Densify(host, summed[j].grad));
-    } else if (!summed[j].grad.is_sparse()) {
+      inputs.push_back(summed[j].grad.dense());
+    } else {
       also_run.push_back(summed[j].grad.dense().node());
     }
     input_for[j] = it->second;
   }
-  if (inputs.empty()) return summed;
-  const ops::MpiAllReduce sums(host, inputs,
-                               ops::MpiAllReduce::FusionThresholdBytes(r->fusion_threshold_bytes));
-  TW_RETURN_IF_ERROR(scope.status());
-  for (Node* n : also_run) scope.graph()->AddControlEdge(n, sums.operation.node());
-  if (!r->collectives.empty()) {
-    scope.graph()->AddControlEdge(r->collectives.back(), sums.operation.node());
-  }
-  r->collectives.push_back(sums.operation.node());
+  // The collectives in one order on every process: the sums, then the rows.
+  const auto chain = [&](Node* collective) {
+    if (!r->collectives.empty()) {
+      scope.graph()->AddControlEdge(r->collectives.back(), collective);
+    }
+    r->collectives.push_back(collective);
+  };
   std::vector<train::GradAndVar> out = summed;
-  for (size_t j = 0; j < summed.size(); ++j) {
-    if (input_for[j] >= 0) out[j].grad = Gradient(sums.sum[input_for[j]]);
+  if (!inputs.empty()) {
+    const ops::MpiAllReduce sums(
+        host, inputs, ops::MpiAllReduce::FusionThresholdBytes(r->fusion_threshold_bytes));
+    TW_RETURN_IF_ERROR(scope.status());
+    for (Node* n : also_run) scope.graph()->AddControlEdge(n, sums.operation.node());
+    chain(sums.operation.node());
+    for (size_t j = 0; j < summed.size(); ++j) {
+      if (input_for[j] >= 0) out[j].grad = Gradient(sums.sum[input_for[j]]);
+    }
+  }
+  if (!rows.empty()) {
+    const ops::MpiAllGather gathered(scope.WithDevice("/device:CPU:0"), rows);
+    TW_RETURN_IF_ERROR(scope.status());
+    chain(gathered.operation.node());
+    for (size_t j = 0; j < summed.size(); ++j) {
+      if (rows_for[j] < 0) continue;
+      out[j].grad =
+          Gradient(IndexedSlices{gathered.gathered[rows_for[j]], gathered.gathered[rows_for[j] + 1],
+                                 summed[j].grad.slices().dense_shape});
+    }
   }
   return out;
 }
@@ -171,6 +199,23 @@ absl::StatusOr<std::vector<train::GradAndVar>> AllReduceTowerGradients(
     for (const auto& tower : grads_per_tower) any = any || !tower[j].grad.is_none();
     if (!any) {
       for (const auto& tower : grads_per_tower) out.push_back({Gradient(), tower[j].var});
+      continue;
+    }
+    // All sparse (or none): every tower's rows, concatenated on each
+    // mirror's device (as TF's MirroredStrategy gathers IndexedSlices), so
+    // each mirror's update stays sparse, as one tower's is.
+    bool sparse = true;
+    for (const auto& tower : grads_per_tower) {
+      sparse = sparse && (tower[j].grad.is_none() || tower[j].grad.is_sparse());
+    }
+    if (sparse) {
+      std::vector<Gradient> grads;
+      for (const auto& tower : grads_per_tower) grads.push_back(tower[j].grad);
+      const Scope gather = scope.NewSubScope("all_gather");
+      for (const auto& tower : grads_per_tower) {
+        TW_ASSIGN_OR_RETURN(Gradient rows, AddGradients(OnDeviceOf(gather, tower[j].var), grads));
+        out.push_back({rows, tower[j].var});
+      }
       continue;
     }
     // One collective per variable, named by its scope.

@@ -89,7 +89,9 @@ absl::StatusOr<std::vector<train::GradAndVar>> AggregateTowerGradients(
 // match through it. Under `scope`, each variable with a gradient in some
 // tower gets one NcclAllReduce (sum) per tower on the device of that tower's
 // mirror; a sparse gradient is densified first and a tower without one adds
-// zeros. Returns, variable by variable and tower by tower, each tower's sum
+// zeros. A variable whose gradients are all sparse (or none) gets instead
+// every tower's rows concatenated on each mirror's device, and its update
+// stays sparse. Returns, variable by variable and tower by tower, each tower's sum
 // with its mirror (none where no tower has a gradient).
 absl::StatusOr<std::vector<train::GradAndVar>> AllReduceTowerGradients(
     const Scope& scope, const std::vector<std::vector<train::GradAndVar>>& grads_per_tower,
