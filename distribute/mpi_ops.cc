@@ -1,4 +1,4 @@
-// The CPU kernels of MpiAllReduce, MpiAllGather and MpiBroadcast
+// The CPU kernels of MpiAllReduce, MpiAllGather, MpiRank and MpiBroadcast
 // (ops/nccl_ops.cc).
 //
 // MpiAllReduce: the inputs summed over the cluster's processes with tensor
@@ -243,11 +243,23 @@ class MpiAllGatherOp : public OpKernel {
   }
 };
 
+class MpiRankOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Cluster * cluster, Cluster::Get());
+    TW_ASSIGN_OR_RETURN(Tensor * rank, ctx->allocate_output(0, TensorShape({})));
+    rank->data<int32_t>()[0] = cluster->rank();
+    return absl::OkStatus();
+  }
+};
+
 TW_REGISTER_KERNELS(mpi_ops) {
   RegisterKernel(KernelDefBuilder("MpiAllReduce").Device(kDeviceCpu),
                  [] { return std::make_unique<MpiAllReduceOp>(); });
   RegisterKernel(KernelDefBuilder("MpiAllGather").Device(kDeviceCpu),
                  [] { return std::make_unique<MpiAllGatherOp>(); });
+  RegisterKernel(KernelDefBuilder("MpiRank").Device(kDeviceCpu),
+                 [] { return std::make_unique<MpiRankOp>(); });
   RegisterKernel(KernelDefBuilder("MpiBroadcast").Device(kDeviceCpu),
                  [] { return std::make_unique<MpiBroadcastOp>(); });
 }

@@ -7,6 +7,7 @@
 #include "distribute/cluster.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/gradients.h"
 #include "ops/ops.h"
 #include "runtime/client_session.h"
 #include "testing/tensor_testing.h"
@@ -198,6 +199,35 @@ TEST(MpiAllGatherTest, EveryProcessGetsEveryProcesssRowsInRankOrder) {
   const int64_t rows = n * (n + 1) / 2;
   EXPECT_THAT(got[0], TensorIs<float>({rows, 2}, all_values));
   EXPECT_THAT(got[1], TensorIs<int32_t>({rows}, all_indices));
+}
+
+// loss = sum(w * gather(x)) with w the same on every process: each
+// process's dx is its rows of the sum of every process's w, n * w (process
+// r has r + 1 rows, so its rows start at r (r + 1) / 2).
+TEST(MpiAllGatherTest, GradientIsThisProcesssRowsOfTheSummedGradient) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int r = c->rank(), n = c->size();
+  const int rows = n * (n + 1) / 2;
+  std::vector<double> w;
+  for (int i = 0; i < 2 * rows; ++i) w.push_back(0.5 * i - 1);
+  Scope root = Scope::NewRootScope();
+  const Output x = ops::Const(root, MakeTensorProto<double>(std::vector<double>(2 * (r + 1), 1.0),
+                                                            TensorShape({r + 1, 2})));
+  const Output gathered = ops::MpiAllGather(root, {x}).gathered[0];
+  const Output loss = ops::Sum(
+      root, ops::Mul(root, gathered, ops::Const(root, Literal<double>({rows, 2}, w).AsProto())),
+      {0, 1});
+  std::vector<Output> dx;
+  TW_ASSERT_OK(AddSymbolicGradients(root, {loss}, {x}, &dx));
+  ClientSession session(root);
+  std::vector<Tensor> got;
+  TW_ASSERT_OK(session.Run({dx[0], ops::MpiRank(root)}, &got));
+  const int first = r * (r + 1) / 2;
+  std::vector<double> want;
+  for (int i = 2 * first; i < 2 * (first + r + 1); ++i) want.push_back(n * w[i]);
+  EXPECT_THAT(got[0], TensorIs<double>({r + 1, 2}, want));
+  EXPECT_THAT(got[1], TensorIs<int32_t>({}, {r}));
 }
 
 TEST(MpiAllReduceTest, RefusesNegativeThresholds) {

@@ -70,6 +70,15 @@ TW_REGISTER_OP("MpiAllGather")
       return absl::OkStatus();
     });
 
+// This process's rank in the cluster (Horovod's rank op): 0 in a cluster of
+// one. Stateful so that it is never folded into a graph that another
+// process may run.
+TW_REGISTER_OP("MpiRank")
+    .Output("rank: int32")
+    .SetIsStateful()
+    .Doc("this process's rank in the cluster (0 without mpirun)")
+    .SetShapeFn(shape_fns::ScalarShape);
+
 // Each input becomes process root_rank's (MPI_Bcast), the tensors packed
 // into buffers of up to fusion_threshold_bytes whatever their dtypes:
 // Horovod's broadcast of the initial variables.

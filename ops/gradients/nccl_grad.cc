@@ -35,6 +35,33 @@ TW_GRAD_FN(MpiAllReduceGrad) {
 }
 
 TW_REGISTER_GRADIENT("MpiAllReduce", MpiAllReduceGrad);
+
+// y_i = every process's x_i in rank order: each process's dx_i is its own
+// rows of the sum over the processes of dy_i (Horovod's gradient of its
+// allgather). The rows start after those of the lower ranks, whose counts
+// are gathered too.
+TW_GRAD_FN(MpiAllGatherGrad) {
+  const ops::MpiAllReduce sums(scope, grad_inputs);
+  std::vector<Output> shapes, rows;
+  for (size_t i = 0; i < grad_inputs.size(); ++i) {
+    shapes.push_back(ops::Shape(scope, grad_util::In(op, static_cast<int>(i))));
+    rows.push_back(ops::Slice(scope, shapes.back(), {0}, {1}));
+  }
+  // After the sums: every process issues the two collectives in one order.
+  const ops::MpiAllGather counts(scope.WithControlDependencies({sums.operation}), rows);
+  const Output lower = ops::Reshape(scope, ops::MpiRank(scope), {1});  // ranks below this one
+  for (size_t i = 0; i < grad_inputs.size(); ++i) {
+    const Output offset = ops::Sum(scope, ops::Slice(scope, counts.gathered[i], {0}, lower), {0},
+                                   ops::Sum::KeepDims(true));
+    const Output begin = ops::ConcatV2(
+        scope, {offset, ops::ZerosLike(scope, ops::Slice(scope, shapes[i], {1}, {-1}))}, 0);
+    grad_outputs->push_back(ops::Slice(scope, sums.sum[i], begin, shapes[i]));
+  }
+  return scope.status();
+}
+
+TW_REGISTER_GRADIENT("MpiAllGather", MpiAllGatherGrad);
+TW_REGISTER_NO_GRADIENT("MpiRank");
 // Copies one process's values over the others': nothing flows back.
 TW_REGISTER_NO_GRADIENT("MpiBroadcast");
 

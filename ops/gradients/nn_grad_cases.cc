@@ -280,6 +280,13 @@ std::vector<GradCase> NnCases() {
                [](const Scope& s, const std::vector<Output>& x) {
                  return ops::MpiAllReduce(s, {x[0], x[1]}).sum;
                }},
+      // Likewise the gather of one process's rows (the multi-process
+      // gradient: distribute/mpi_ops_test.cc).
+      GradCase{"MpiAllGather",
+               {S({3, 2}), S({2})},
+               [](const Scope& s, const std::vector<Output>& x) {
+                 return ops::MpiAllGather(s, {x[0], x[1]}).gathered;
+               }},
       // Second order: the backprop ops' own gradients.
       Unary(
           "BiasAddGrad", [](const Scope& s, Output x) { return ops::BiasAddGrad(s, x); },
