@@ -2,8 +2,11 @@
 // and without, and how many collectives each makes. The same binary runs as
 // one process (bazel test) and under mpirun -np 2 and 3
 // (cluster_mpirun_test.sh); every process checks what it must end with.
+#include <map>
+#include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "distribute/cluster.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -228,6 +231,62 @@ TEST(MpiAllGatherTest, GradientIsThisProcesssRowsOfTheSummedGradient) {
   for (int i = 2 * first; i < 2 * (first + r + 1); ++i) want.push_back(n * w[i]);
   EXPECT_THAT(got[0], TensorIs<double>({r + 1, 2}, want));
   EXPECT_THAT(got[1], TensorIs<int32_t>({}, {r}));
+}
+
+// Note [Collective order] (runtime/step_graph.cc): three collectives that
+// nothing orders each wait for the one made before them, the middle one on
+// another device too, so every process issues them in one order.
+TEST(MpiCollectivesTest, AStepIssuesItsCollectivesInOneOrder) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int r = c->rank(), n = c->size();
+  for (const std::string middle_device : {"/cpu:0", "/cpu:1"}) {
+    SCOPED_TRACE(middle_device);
+    Scope root = Scope::NewRootScope().WithDevice("/cpu:0");
+    const Output first =
+        ops::MpiAllGather(root.WithOpName("first"), {ops::Const(root, {1.0f * r, 2.0f})})
+            .gathered[0];
+    const Output second = ops::MpiAllReduce(root.WithDevice(middle_device).WithOpName("second"),
+                                            {ops::Const(root, {3.0f, 1.0f * r})})
+                              .sum[0];
+    const Output third =
+        ops::MpiAllGather(root.WithOpName("third"), {ops::Const(root, {4.0f, 1.0f * r})})
+            .gathered[0];
+    TW_ASSERT_OK(root.status());
+    SessionOptions options;
+    options.device_count["CPU"] = 2;
+    ClientSession session(root, options);
+    RunOptions run_options;
+    run_options.output_partition_graphs = true;
+    RunMetadata metadata;
+    std::vector<Tensor> got;
+    TW_ASSERT_OK(session.Run(run_options, {}, {third, first, second}, {}, &got, &metadata));
+    std::vector<float> firsts, thirds;
+    for (int p = 0; p < n; ++p) {
+      firsts.insert(firsts.end(), {1.0f * p, 2.0f});
+      thirds.insert(thirds.end(), {4.0f, 1.0f * p});
+    }
+    EXPECT_THAT(got[0], TensorIs<float>({2 * n}, thirds));
+    EXPECT_THAT(got[1], TensorIs<float>({2 * n}, firsts));
+    EXPECT_THAT(got[2], TensorIs<float>({2}, {3.0f * n, n * (n - 1) / 2.0f}));
+    std::map<std::string, std::vector<std::string>> controls;  // node -> its control inputs
+    for (const GraphDef& g : metadata.partition_graphs) {
+      for (const NodeDef& node : g.node()) {
+        for (const std::string& in : node.input()) {
+          if (absl::StartsWith(in, "^")) controls[node.name()].push_back(in);
+        }
+      }
+    }
+    EXPECT_THAT(controls["first"], ::testing::IsEmpty());
+    if (middle_device == "/cpu:0") {
+      EXPECT_THAT(controls["second"], ::testing::ElementsAre("^first"));
+      EXPECT_THAT(controls["third"], ::testing::ElementsAre("^second"));
+    } else {
+      // Across devices the wait is a received dummy.
+      EXPECT_THAT(controls["second"], ::testing::ElementsAre(::testing::StartsWith("^_recv_")));
+      EXPECT_THAT(controls["third"], ::testing::ElementsAre(::testing::StartsWith("^_recv_")));
+    }
+  }
 }
 
 TEST(MpiAllReduceTest, RefusesNegativeThresholds) {

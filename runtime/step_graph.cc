@@ -1,5 +1,8 @@
 #include "runtime/step_graph.h"
 
+#include <algorithm>
+#include <functional>
+#include <queue>
 #include <tuple>
 #include <utility>
 
@@ -12,6 +15,7 @@
 #include "framework/attr_value_util.h"
 #include "framework/memory_types.h"
 #include "framework/node_def_util.h"
+#include "graph/control_flow.h"
 #include "graph/op_registry.h"
 
 namespace towerflow {
@@ -85,6 +89,7 @@ class StepGraphBuilder {
     }
     Prune(fetch_refs, target_nodes);
     TW_RETURN_IF_ERROR(CheckCollectives());
+    OrderCrossProcessCollectives();
     for (const Node* n : graph_.nodes()) {
       if (needed_.contains(n)) TW_RETURN_IF_ERROR(EmitNode(*n));
     }
@@ -154,6 +159,58 @@ class StepGraphBuilder {
         if (e->IsControlEdge() || !fed_.contains(TensorRef{e->src(), e->src_output()})) {
           visit(e->src());
         }
+      }
+    }
+  }
+
+  // Note [Collective order]
+  // The processes of a cluster match their collectives by order: each must
+  // issue the step's MpiAllReduce, MpiAllGather and MpiBroadcast ops in one
+  // order, or one process's sum of tower 0's gradient meets another's of
+  // tower 1 (the agreement catches different shapes, not equal ones). Two
+  // such ops that nothing orders would run in whichever order the executor
+  // reaches them, so each is made to wait for the one before it in a
+  // topological order of the step, the smallest node id first among the
+  // ready ones: the same order on every process, since every process builds
+  // the same graph, and never a cycle. (Horovod matches its collectives by
+  // name in a coordinator instead.) Collectives inside a while loop are
+  // left as they are: an edge cannot cross into a loop's frame.
+  void OrderCrossProcessCollectives() {
+    const auto is_collective = [](const Node& n) {
+      return n.IsOp("MpiAllReduce") || n.IsOp("MpiAllGather") || n.IsOp("MpiBroadcast");
+    };
+    int count = 0;
+    for (const Node* n : needed_) count += is_collective(*n);
+    if (count < 2) return;
+    // Malformed control flow is the executor's to report.
+    const absl::StatusOr<ControlFlowInfo> cf = BuildControlFlowInfo(graph_);
+    if (!cf.ok()) return;
+    // The step's edges: between nodes it runs, not cut by a feed, and not a
+    // loop's back edge.
+    const auto in_step = [&](const Edge* e) {
+      return needed_.contains(e->src()) && needed_.contains(e->dst()) &&
+             !IsNextIteration(*e->src()) &&
+             (e->IsControlEdge() || !fed_.contains(TensorRef{e->src(), e->src_output()}));
+    };
+    absl::flat_hash_map<const Node*, int> pending;
+    using Ready = std::pair<int, const Node*>;
+    std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready;
+    for (const Node* n : needed_) {
+      int inputs = 0;
+      for (const Edge* e : n->in_edges()) inputs += in_step(e);
+      pending[n] = inputs;
+      if (inputs == 0) ready.emplace(n->id(), n);
+    }
+    const Node* previous = nullptr;
+    while (!ready.empty()) {
+      const Node* n = ready.top().second;
+      ready.pop();
+      if (is_collective(*n) && cf->frame_of[n->id()] == 0) {
+        if (previous != nullptr) after_[n] = previous;
+        previous = n;
+      }
+      for (const Edge* e : n->out_edges()) {
+        if (in_step(e) && --pending[e->dst()] == 0) ready.emplace(e->dst()->id(), e->dst());
       }
     }
   }
@@ -239,10 +296,16 @@ class StepGraphBuilder {
       def.add_input(Transfer(src, device, input_memory[i] == MemoryType::kHost,
                              BaseType(t.node->output_type(t.index))));
     }
-    for (const Edge* e : controls) {
-      Device* src_device = placement_.at(e->src()->name());
-      def.add_input(src_device == device ? absl::StrCat("^", e->src()->name())
-                                         : absl::StrCat("^", ControlTransfer(*e->src(), device)));
+    std::vector<const Node*> after;
+    for (const Edge* e : controls) after.push_back(e->src());
+    if (auto it = after_.find(&n);
+        it != after_.end() && std::find(after.begin(), after.end(), it->second) == after.end()) {
+      after.push_back(it->second);
+    }
+    for (const Node* src : after) {
+      Device* src_device = placement_.at(src->name());
+      def.add_input(src_device == device ? absl::StrCat("^", src->name())
+                                         : absl::StrCat("^", ControlTransfer(*src, device)));
     }
     *partitions_[device->name()].add_node() = std::move(def);
     return absl::OkStatus();
@@ -362,6 +425,8 @@ class StepGraphBuilder {
   Device* const frame_device_;
   absl::flat_hash_map<TensorRef, int> fed_;
   absl::flat_hash_set<const Node*> needed_;
+  // A collective -> the one it waits for (Note [Collective order]).
+  absl::flat_hash_map<const Node*, const Node*> after_;
   absl::flat_hash_map<int, Source> arg_names_;
   absl::flat_hash_map<const Node*, MemoryTypeVector> output_memory_;
   absl::flat_hash_map<std::tuple<std::string, Device*, bool>, std::string> recv_names_;
