@@ -512,17 +512,12 @@ absl::StatusOr<Output> Replicator::ReduceLoss(const Scope& root, const Towers& t
     TW_RETURN_IF_ERROR(root.status());
     return sum;
   }
-  // The cluster's loss: this process's sum summed over the processes. The
-  // gradients' collectives wait for it, so every process runs them in one
-  // order.
+  // The cluster's loss: this process's sum summed over the processes.
   const Output local = ops::AddN(root.WithDevice(consolidation_).WithOpName("local_loss"), losses);
   const ops::MpiAllReduce total(
       root.WithDevice("/device:CPU:0").WithOpName("loss"), {local},
       ops::MpiAllReduce::FusionThresholdBytes(replication.fusion_threshold_bytes));
   TW_RETURN_IF_ERROR(root.status());
-  if (!replication.collectives.empty()) {
-    root.graph()->AddControlEdge(total.operation.node(), replication.collectives.front());
-  }
   return total.sum[0];
 }
 

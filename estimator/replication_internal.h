@@ -56,14 +56,13 @@ struct Replication {
   // Every mirror (the optimizer's slots of mirrors too) -> what it copies.
   std::map<std::string, Variable> sources;
   // Training across the processes of an MPI cluster (ReplicateOptions::
-  // across_processes): their number (1: this process alone), the fusion
-  // threshold of the gradient sums, and the MpiAllReduce nodes built so far,
-  // each after the one before it so that every process runs them in one
-  // order (the loss's comes first).
+  // across_processes): their number (1: this process alone) and the fusion
+  // threshold of the gradient sums. Every process runs the step's
+  // collectives in one order: the step graph sees to it (Note [Collective
+  // order] in runtime/step_graph.cc).
   int num_processes = 1;
   int64_t fusion_threshold_bytes = 0;
   bool nccl_across_processes = false;  // the gradient sums cross on their GPU
-  std::vector<Node*> collectives;
 };
 
 // Tower `tower`'s loss scale (see Replication::loss_factor), a double built

@@ -118,8 +118,7 @@ std::string CrossingDevice(const std::vector<train::GradAndVar>& summed, const R
 // cluster's processes: one MpiAllReduce (on the host, or on a GPU with
 // nccl_across_processes) over each variable's dense gradient, and one
 // MpiAllGather on the host over the values and indices of each sparse one
-// (Horovod's: every process's rows, which the sparse update sums), chained
-// after the replication's earlier collectives.
+// (Horovod's: every process's rows, which the sparse update sums).
 absl::StatusOr<std::vector<train::GradAndVar>> AllReduceAcrossProcesses(
     const Scope& scope, const std::vector<train::GradAndVar>& summed, Replication* r) {
   const Scope host = scope.WithDevice(CrossingDevice(summed, *r));
@@ -153,20 +152,12 @@ absl::StatusOr<std::vector<train::GradAndVar>> AllReduceAcrossProcesses(
     }
     input_for[j] = it->second;
   }
-  // The collectives in one order on every process: the sums, then the rows.
-  const auto chain = [&](Node* collective) {
-    if (!r->collectives.empty()) {
-      scope.graph()->AddControlEdge(r->collectives.back(), collective);
-    }
-    r->collectives.push_back(collective);
-  };
   std::vector<train::GradAndVar> out = summed;
   if (!inputs.empty()) {
     const ops::MpiAllReduce sums(
         host, inputs, ops::MpiAllReduce::FusionThresholdBytes(r->fusion_threshold_bytes));
     TW_RETURN_IF_ERROR(scope.status());
     for (Node* n : also_run) scope.graph()->AddControlEdge(n, sums.operation.node());
-    chain(sums.operation.node());
     for (size_t j = 0; j < summed.size(); ++j) {
       if (input_for[j] >= 0) out[j].grad = Gradient(sums.sum[input_for[j]]);
     }
@@ -174,7 +165,6 @@ absl::StatusOr<std::vector<train::GradAndVar>> AllReduceAcrossProcesses(
   if (!rows.empty()) {
     const ops::MpiAllGather gathered(scope.WithDevice("/device:CPU:0"), rows);
     TW_RETURN_IF_ERROR(scope.status());
-    chain(gathered.operation.node());
     for (size_t j = 0; j < summed.size(); ++j) {
       if (rows_for[j] < 0) continue;
       out[j].grad =
