@@ -115,6 +115,13 @@ class Cluster {
   // The agreements (the small non-blocking collectives that check the
   // processes' arguments and watch for failures) this process has begun.
   int64_t agreements() const { return agreements_.load(std::memory_order_relaxed); }
+  // The bytes fused collectives copied into their buffers (Horovod's
+  // MEMCPY_IN_FUSION_BUFFER), as MpiAllReduce records them: what producers
+  // that wrote into the buffer themselves spared (OpKernel::InputBuffer).
+  int64_t fusion_copy_bytes() const { return fusion_copy_bytes_.load(std::memory_order_relaxed); }
+  void RecordFusionCopy(int64_t bytes) {
+    fusion_copy_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
 
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
@@ -141,6 +148,7 @@ class Cluster {
   bool uses_mpi_ = false;
   std::atomic<int64_t> collectives_{0};
   std::atomic<int64_t> agreements_{0};
+  std::atomic<int64_t> fusion_copy_bytes_{0};
   int64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;  // collectives begun, for messages
   // One collective at a time from this process, so every process issues
   // them in the order its callers did.

@@ -12,12 +12,12 @@
 // Fusion changes only how the numbers travel, not the sums. In a cluster of
 // one process the outputs are the inputs (so are MpiBroadcast's).
 //
-// A fused buffer is copied into once and reduced in place; the outputs are
-// views of it (each tensor's slot starts on a 64-byte boundary), so nothing
-// is copied out. The kernel keeps each bucket's buffer and reuses it in the
-// next step once the step before has let go of its outputs, as Horovod keeps
-// its fusion buffer: a steady step allocates nothing and faults no pages.
+// A fused buffer is reduced in place and the outputs are views of it (each
+// tensor's slot starts on a 64-byte boundary), so nothing is copied out; the
+// kernel keeps it from run to run, and the inputs' producers may write
+// straight into it, so nothing is copied in either (Note [Fusion buffer]).
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -50,6 +50,28 @@ class MpiAllReduceOp : public OpKernel {
     return absl::OkStatus();
   }
 
+  bool TakesInputBuffers() const override { return true; }
+
+  // Input `input`'s slot in its bucket's kept buffer, when the last run laid
+  // it out with this dtype and shape and the buffer is this run's: the
+  // first of the run's producers to ask takes it, once nothing else holds
+  // it (the outputs of the run before are gone). See Note [Fusion buffer].
+  std::optional<Tensor> InputBuffer(int64_t run, int input, DataType dtype,
+                                    const TensorShape& shape) override {
+    absl::MutexLock lock(&mu_);
+    if (input < 0 || input >= static_cast<int>(slots_.size())) return std::nullopt;
+    const Slot& slot = slots_[input];
+    if (slot.bucket < 0 || slot.dtype != dtype || slot.shape != shape) return std::nullopt;
+    Fusion& fusion = fusions_[slot.bucket];
+    if (fusion.run != run) {
+      if (!fusion.buffer.RefCountIsOne()) return std::nullopt;
+      fusion.run = run;
+    }
+    absl::StatusOr<Tensor> view = View(fusion.buffer, slot);
+    if (!view.ok()) return std::nullopt;
+    return *std::move(view);
+  }
+
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(Cluster * cluster, Cluster::Get());
     const int n = ctx->num_inputs();
@@ -69,7 +91,8 @@ class MpiAllReduceOp : public OpKernel {
     // threshold bounds the tensors' bytes, the buffer holds their slots.
     std::vector<std::vector<int>> buckets;
     std::vector<DataType> bucket_dtype;
-    std::vector<int64_t> bucket_bytes, bucket_slot_bytes;
+    std::vector<int64_t> bucket_bytes, bucket_elements;
+    std::vector<Slot> slots(n);
     std::vector<int> open(DataType_ARRAYSIZE, -1);  // each dtype's open bucket
     for (int i = 0; i < n; ++i) {
       const Tensor& t = ctx->input(i);
@@ -80,17 +103,24 @@ class MpiAllReduceOp : public OpKernel {
         buckets.emplace_back();
         bucket_dtype.push_back(t.dtype());
         bucket_bytes.push_back(0);
-        bucket_slot_bytes.push_back(0);
+        bucket_elements.push_back(0);
       }
       buckets[b].push_back(i);
+      slots[i] = {b, bucket_elements[b], t.dtype(), t.shape()};
       bucket_bytes[b] += bytes;
-      bucket_slot_bytes[b] += SlotBytes(t);
+      bucket_elements[b] += SlotElements(t);
+    }
+    for (int i = 0; i < n; ++i) {
+      if (buckets[slots[i].bucket].size() == 1) slots[i].bucket = -1;  // alone
     }
     // Each bucket's tensor: the input itself when alone (in place when no
     // one else holds it, as a step's gradient), else its fused buffer. All
     // of them are summed in one group, which meets the other processes once.
     std::vector<Tensor> fused(buckets.size());
     std::vector<Tensor*> group(buckets.size());
+    TW_RETURN_IF_ERROR(
+        TakeFusionBuffers(ctx, buckets, bucket_dtype, bucket_elements, slots, &fused));
+    int64_t copied = 0;
     for (size_t b = 0; b < buckets.size(); ++b) {
       if (buckets[b].size() == 1) {
         const int i = buckets[b][0];
@@ -102,57 +132,115 @@ class MpiAllReduceOp : public OpKernel {
         continue;
       }
       const int64_t element = static_cast<int64_t>(TensorElementSize(bucket_dtype[b]));
-      TW_ASSIGN_OR_RETURN(fused[b],
-                          FusionBuffer(ctx, b, bucket_dtype[b], bucket_slot_bytes[b] / element));
-      char* p = static_cast<char*>(fused[b].raw_data());
       for (int i : buckets[b]) {
-        std::memcpy(p, ctx->input(i).raw_data(), ctx->input(i).TotalBytes());
-        p += SlotBytes(ctx->input(i));
+        char* slot = static_cast<char*>(fused[b].raw_data()) + slots[i].offset * element;
+        if (slot == ctx->input(i).raw_data()) continue;  // its producer wrote it there
+        std::memcpy(slot, ctx->input(i).raw_data(), ctx->input(i).TotalBytes());
+        copied += static_cast<int64_t>(ctx->input(i).TotalBytes());
       }
       group[b] = &fused[b];
     }
+    cluster->RecordFusionCopy(copied);
     TW_RETURN_IF_ERROR(cluster->AllReduceSum(group));
     for (size_t b = 0; b < buckets.size(); ++b) {
       if (buckets[b].size() == 1) continue;
-      const int64_t element = static_cast<int64_t>(TensorElementSize(bucket_dtype[b]));
-      int64_t offset = 0;  // in elements
       for (int i : buckets[b]) {
-        const Tensor& in = ctx->input(i);
-        TW_ASSIGN_OR_RETURN(Tensor slot, fused[b].Slice(offset, offset + in.NumElements()));
-        TW_ASSIGN_OR_RETURN(Tensor out, slot.Reshaped(in.shape()));
+        TW_ASSIGN_OR_RETURN(Tensor out, View(fused[b], slots[i]));
         TW_RETURN_IF_ERROR(ctx->set_output(i, std::move(out)));
-        offset += SlotBytes(in) / element;
       }
     }
     return absl::OkStatus();
   }
 
  private:
-  // A tensor's bytes rounded up to its slot in a fused buffer.
-  static int64_t SlotBytes(const Tensor& t) {
+  // Where an input lies in its bucket's fused buffer.
+  struct Slot {
+    int bucket = -1;     // -1: the input travels alone
+    int64_t offset = 0;  // in elements
+    DataType dtype = DT_INVALID;
+    TensorShape shape;
+  };
+  // A bucket's kept buffer and the run that holds it.
+  struct Fusion {
+    Tensor buffer;
+    int64_t run = 0;
+  };
+
+  // A tensor's elements rounded up to its slot in a fused buffer: slots
+  // start on 64-byte boundaries.
+  static int64_t SlotElements(const Tensor& t) {
     constexpr int64_t kSlot = 64;
-    return (static_cast<int64_t>(t.TotalBytes()) + kSlot - 1) / kSlot * kSlot;
+    const int64_t element = static_cast<int64_t>(TensorElementSize(t.dtype()));
+    return (static_cast<int64_t>(t.TotalBytes()) + kSlot - 1) / kSlot * kSlot / element;
   }
 
-  // Bucket b's fused buffer of `elements`: the one kept from the step before
-  // when nothing else holds it any more (its outputs are gone), else a new
-  // one, zeroed (the padding between slots is summed too, and never read).
-  absl::StatusOr<Tensor> FusionBuffer(KernelContext* ctx, size_t b, DataType dtype,
-                                      int64_t elements) {
+  // Input `slot`'s tensor in `buffer`.
+  static absl::StatusOr<Tensor> View(const Tensor& buffer, const Slot& slot) {
+    TW_ASSIGN_OR_RETURN(Tensor elements,
+                        buffer.Slice(slot.offset, slot.offset + slot.shape.num_elements()));
+    return elements.Reshaped(slot.shape);
+  }
+
+  // Note [Fusion buffer]
+  // Each bucket of two or more inputs is reduced in a buffer the kernel
+  // keeps from run to run (as Horovod keeps its fusion buffer), whose slots
+  // become the outputs: a steady step allocates nothing and copies nothing
+  // out. Its inputs' producers may write straight into their slots (TF's
+  // ScopedAllocator): the executor asks InputBuffer when a producer
+  // allocates an output this node alone consumes, and the slot is given
+  // when the last run laid that input out with the same dtype and shape.
+  // Then nothing is copied in either. A bucket's buffer is this run's when
+  //  * nothing but the kernel and this run's inputs holds it: the outputs of
+  //    the runs before are gone, and no producer kept or shared what it
+  //    wrote (the count of the buffer's holders says so), and
+  //  * every input that lies in it lies at its slot of this run's layout.
+  // Otherwise the bucket gets a new buffer, zeroed (the padding between
+  // slots is summed too, and never read), and every input is copied in: the
+  // old buffer stays with whoever holds it, untouched. Only the first
+  // producer of a run to ask takes a free buffer for its run, so producers
+  // of two runs at once never share one; a run's producers hold it from
+  // then until its outputs are gone.
+  absl::Status TakeFusionBuffers(KernelContext* ctx, const std::vector<std::vector<int>>& buckets,
+                                 const std::vector<DataType>& dtypes,
+                                 const std::vector<int64_t>& elements,
+                                 const std::vector<Slot>& slots, std::vector<Tensor>* fused) {
     absl::MutexLock lock(&mu_);
-    if (kept_.size() <= b) kept_.resize(b + 1);
-    Tensor& kept = kept_[b];
-    if (!kept.IsInitialized() || !kept.RefCountIsOne() || kept.dtype() != dtype ||
-        kept.NumElements() != elements) {
-      TW_ASSIGN_OR_RETURN(kept, ctx->allocate_temp(dtype, TensorShape({elements})));
-      std::memset(kept.raw_data(), 0, kept.TotalBytes());
+    if (fusions_.size() < buckets.size()) fusions_.resize(buckets.size());
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      if (buckets[b].size() == 1) continue;
+      Fusion& fusion = fusions_[b];
+      bool keep = fusion.buffer.IsInitialized() && fusion.buffer.dtype() == dtypes[b] &&
+                  fusion.buffer.NumElements() == elements[b];
+      if (keep) {
+        const char* begin = static_cast<const char*>(fusion.buffer.raw_data());
+        const char* end = begin + fusion.buffer.TotalBytes();
+        const int64_t element = static_cast<int64_t>(TensorElementSize(dtypes[b]));
+        int64_t inside = 0;  // inputs that lie in the buffer
+        for (int i = 0; i < ctx->num_inputs() && keep; ++i) {
+          const char* data = static_cast<const char*>(ctx->input(i).raw_data());
+          if (data < begin || data >= end) continue;
+          ++inside;
+          keep =
+              slots[i].bucket == static_cast<int>(b) && data == begin + slots[i].offset * element;
+        }
+        keep = keep && fusion.buffer.BufferRefCount() == 1 + inside;
+      }
+      if (!keep) {
+        TW_ASSIGN_OR_RETURN(fusion.buffer,
+                            ctx->allocate_temp(dtypes[b], TensorShape({elements[b]})));
+        std::memset(fusion.buffer.raw_data(), 0, fusion.buffer.TotalBytes());
+      }
+      fusion.run = ctx->run_id();
+      (*fused)[b] = fusion.buffer;
     }
-    return kept;
+    slots_ = slots;
+    return absl::OkStatus();
   }
 
   int64_t threshold_ = 0;
   absl::Mutex mu_;
-  std::vector<Tensor> kept_ ABSL_GUARDED_BY(mu_);
+  std::vector<Fusion> fusions_ ABSL_GUARDED_BY(mu_);  // by bucket
+  std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);      // by input, as the last run laid them out
 };
 
 // MpiBroadcast: root_rank's inputs on every process. Tensors travel as

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "distribute/cluster.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -115,6 +116,129 @@ TEST(MpiAllReduceTest, OutputsKeptFromARunSurviveTheNextRuns) {
   EXPECT_THAT(first[0], TensorIs<float>({3}, {x, 2 * x, 3 * x}));
   EXPECT_THAT(first[1], TensorIs<float>({1}, {10 * x}));
   EXPECT_THAT(first[2], TensorIs<float>({5}, {-4 * x, 0.5f * x, 7 * x, 8 * x, 9 * x}));
+}
+
+// Note [Fusion buffer] (distribute/mpi_ops.cc): once a run has laid the
+// buffer out, the producers of the next runs write their outputs straight
+// into their slots, so a steady step copies nothing into the buffer; the
+// sums stay right, and outputs kept from a run keep their values.
+TEST(MpiAllReduceTest, ProducersWriteStraightIntoTheFusionBuffer) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const int n = c->size();
+  Scope root = Scope::NewRootScope();
+  Output scale = ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({}));
+  std::vector<Output> inputs;
+  for (const Tensor& values : {Literal<float>({3}, {1, 2, 3}), Literal<float>({2, 2}, {5, 6, 7, 8}),
+                               Literal<float>({1}, {-10})}) {
+    inputs.push_back(ops::Mul(root, ops::Const(root, values.AsProto()), scale));
+  }
+  const Output scale_double = ops::Cast(root, scale, DT_DOUBLE);
+  inputs.push_back(ops::Mul(root, ops::Const(root, {1.5, 2.5}), scale_double));
+  inputs.push_back(ops::Mul(root, ops::Const(root, {-1.0}), scale_double));
+  ops::MpiAllReduce sums(root, inputs);
+  TW_ASSERT_OK(root.status());
+  ClientSession session(root);
+  std::vector<Tensor> first, later;
+  for (int run = 1; run <= 4; ++run) {
+    SCOPED_TRACE(run);
+    const float s = static_cast<float>(run);
+    const int64_t before = c->fusion_copy_bytes();
+    later.clear();  // the run before lets go of its outputs, as a step's go
+    TW_ASSERT_OK(
+        session.Run({{scale, Literal<float>({}, {s})}}, sums.sum, run == 1 ? &first : &later));
+    const std::vector<Tensor>& got = run == 1 ? first : later;
+    const float x = s * static_cast<float>(n);
+    EXPECT_THAT(got[0], TensorIs<float>({3}, {x, 2 * x, 3 * x}));
+    EXPECT_THAT(got[1], TensorIs<float>({2, 2}, {5 * x, 6 * x, 7 * x, 8 * x}));
+    EXPECT_THAT(got[2], TensorIs<float>({1}, {-10 * x}));
+    EXPECT_THAT(got[3], TensorIs<double>({2}, {1.5 * x, 2.5 * x}));
+    EXPECT_THAT(got[4], TensorIs<double>({1}, {-x}));
+    // The first run lays the buffers out and copies (32 bytes of floats and
+    // 24 of doubles); the second, whose outputs `first` still holds, gets new
+    // buffers and copies again; from the third on the producers write in place.
+    const int64_t copied = c->fusion_copy_bytes() - before;
+    if (n == 1) {
+      EXPECT_EQ(copied, 0);  // one process fuses nothing
+    } else {
+      EXPECT_EQ(copied, run <= 2 ? 56 : 0);
+    }
+  }
+  const float x = static_cast<float>(n);
+  EXPECT_THAT(first[0], TensorIs<float>({3}, {x, 2 * x, 3 * x}));
+  EXPECT_THAT(first[2], TensorIs<float>({1}, {-10 * x}));
+}
+
+// What the fusion buffer must not do: sum in place a tensor someone else
+// also reads. An input another node consumes too is copied; so is one its
+// producer shares with another output (the CPU NcclAllReduce's members share
+// one result), which only the count of the buffer's holders reveals; and an
+// input whose slot moved because an earlier input grew is copied from where
+// its producer wrote it.
+TEST(MpiAllReduceTest, TheFusionBufferNeverSumsWhatOthersRead) {
+  Cluster* c = GetCluster();
+  ASSERT_NE(c, nullptr);
+  const float n = static_cast<float>(c->size());
+  {
+    SCOPED_TRACE("an input also fetched, and one shared by two all-reduce members");
+    Scope root = Scope::NewRootScope().WithDevice("/cpu:0");
+    Output scale = ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({}));
+    Output read_too = ops::Mul(root, ops::Const(root, {1.0f, 2.0f}), scale);
+    Output member0 = ops::NcclAllReduce(root, ops::Mul(root, ops::Const(root, {3.0f}), scale),
+                                        "sum", 2, "members");
+    Output member1 = ops::NcclAllReduce(root.WithDevice("/cpu:1"), ops::Const(root, {4.0f}), "sum",
+                                        2, "members");
+    ops::MpiAllReduce sums(root, {read_too, member0});
+    TW_ASSERT_OK(root.status());
+    SessionOptions options;
+    options.device_count["CPU"] = 2;
+    ClientSession session(root, options);
+    for (int run = 1; run <= 4; ++run) {
+      SCOPED_TRACE(run);
+      const float s = static_cast<float>(run);
+      std::vector<Tensor> got;
+      TW_ASSERT_OK(session.Run({{scale, Literal<float>({}, {s})}},
+                               {sums.sum[0], sums.sum[1], read_too, member1}, &got));
+      EXPECT_THAT(got[0], TensorIs<float>({2}, {s * n, 2 * s * n}));
+      EXPECT_THAT(got[1], TensorIs<float>({1}, {(3 * s + 4) * n}));
+      EXPECT_THAT(got[2], TensorIs<float>({2}, {s, 2 * s}));
+      EXPECT_THAT(got[3], TensorIs<float>({1}, {3 * s + 4}));
+    }
+  }
+  {
+    SCOPED_TRACE("slots that move");
+    // x and z fed, of 3 or 20 floats (a 16- or 32-float slot); y's slot
+    // follows x's, so it moves when x grows, though y keeps its shape.
+    Scope root = Scope::NewRootScope();
+    Output scale = ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({}));
+    Output x = ops::Placeholder(root, DT_FLOAT), z = ops::Placeholder(root, DT_FLOAT);
+    ops::MpiAllReduce sums(
+        root, {ops::Mul(root, x, scale), ops::Mul(root, ops::Const(root, {7.0f, 8.0f}), scale),
+               ops::Mul(root, z, scale)});
+    TW_ASSERT_OK(root.status());
+    ClientSession session(root);
+    const auto values = [](int size, float start) {
+      std::vector<float> v(size);
+      for (int i = 0; i < size; ++i) v[i] = start + static_cast<float>(i);
+      return v;
+    };
+    for (const auto& [x_size, z_size] :
+         std::vector<std::pair<int, int>>{{3, 20}, {3, 20}, {20, 3}, {20, 3}, {3, 20}}) {
+      SCOPED_TRACE(absl::StrCat("x ", x_size, ", z ", z_size));
+      std::vector<Tensor> got;
+      TW_ASSERT_OK(session.Run({{scale, Literal<float>({}, {2})},
+                                {x, Literal<float>({x_size}, values(x_size, 1))},
+                                {z, Literal<float>({z_size}, values(z_size, -5))}},
+                               sums.sum, &got));
+      const auto times = [&](std::vector<float> v) {
+        for (float& e : v) e *= 2 * n;
+        return v;
+      };
+      EXPECT_THAT(got[0], TensorIs<float>({x_size}, times(values(x_size, 1))));
+      EXPECT_THAT(got[1], TensorIs<float>({2}, {14 * n, 16 * n}));
+      EXPECT_THAT(got[2], TensorIs<float>({z_size}, times(values(z_size, -5))));
+    }
+  }
 }
 
 TEST(MpiAllReduceTest, AHundredSmallVariablesMakeOneCollective) {

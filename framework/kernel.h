@@ -21,12 +21,15 @@
 #ifndef TOWERFLOW_FRAMEWORK_KERNEL_H_
 #define TOWERFLOW_FRAMEWORK_KERNEL_H_
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "core/types.h"
 #include "framework/node_def_util.h"
+#include "framework/tensor.h"
 #include "proto/node_def.pb.h"
 #include "proto/op_def.pb.h"
 
@@ -97,6 +100,23 @@ class OpKernel {
   using DoneCallback = std::function<void(absl::Status)>;
   // REQUIRES: IsAsync(). Calls done exactly once.
   virtual void ComputeAsync(KernelContext* ctx, DoneCallback done) { done(Compute(ctx)); }
+
+  // Input buffers (TF's ScopedAllocator, for a fused collective): a kernel
+  // whose inputs end up copied into a buffer of its own may let their
+  // producers write them there directly. When TakesInputBuffers(), the
+  // executor asks InputBuffer whenever the producer of an input this node
+  // alone consumes (in the root frame, on the same device) allocates that
+  // output: `run` is the executor run (unique in the process, never reused),
+  // `input` the input index. A tensor of exactly `dtype` and `shape` is the
+  // output's buffer; nullopt, a buffer of its own. Called from the producers'
+  // threads, concurrently with each other and with other runs' Compute. The
+  // kernel still checks at Compute where each input lies: a producer may
+  // forward another buffer instead.
+  virtual bool TakesInputBuffers() const { return false; }
+  virtual std::optional<Tensor> InputBuffer(int64_t run, int input, DataType dtype,
+                                            const TensorShape& shape) {
+    return std::nullopt;
+  }
 };
 
 class AsyncOpKernel : public OpKernel {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "framework/kernel.h"
 #include "framework/memory_limits.h"
 
 namespace towerflow {
@@ -25,7 +26,21 @@ absl::StatusOr<Tensor> KernelContext::Allocate(DataType dtype, const TensorShape
   return Tensor::Allocate(allocator, dtype, shape);
 }
 
+Tensor* KernelContext::TakeInputBuffer(int i, const TensorShape& shape) {
+  if (params_.output_sinks.empty()) return nullptr;
+  const InputBufferSink& sink = params_.output_sinks[i];
+  if (sink.consumer == nullptr || params_.device->has_device_memory()) return nullptr;
+  std::optional<Tensor> buffer =
+      sink.consumer->InputBuffer(params_.run_id, sink.input, output_type(i), shape);
+  if (!buffer.has_value()) return nullptr;
+  KernelOutput& out = outputs_[i];
+  out.tensor = *std::move(buffer);
+  out.set = true;
+  return &out.tensor;
+}
+
 absl::StatusOr<Tensor*> KernelContext::allocate_output(int i, const TensorShape& shape) {
+  if (Tensor* given = TakeInputBuffer(i, shape)) return given;
   KernelOutput& out = outputs_[i];
   const bool on_host = !params_.device->has_device_memory() || output_on_host(i);
   TW_ASSIGN_OR_RETURN(out.tensor, Allocate(output_type(i), shape, on_host));
@@ -39,6 +54,7 @@ absl::StatusOr<Tensor> KernelContext::allocate_temp(DataType dtype, const Tensor
 
 absl::StatusOr<Tensor*> KernelContext::forward_input_or_allocate_output(int input_index, int i,
                                                                         const TensorShape& shape) {
+  if (Tensor* given = TakeInputBuffer(i, shape)) return given;
   Tensor* in = params_.inputs[input_index].tensor;
   if (in != nullptr && in->RefCountIsOne() && in->dtype() == output_type(i) &&
       in->NumElements() == shape.num_elements() && shape.IsValid()) {

@@ -60,6 +60,16 @@ struct KernelOutput {
   bool set = false;
 };
 
+class OpKernel;
+
+// Where a node's output goes when its one consumer takes that input in a
+// buffer of its own (OpKernel::TakesInputBuffers): the consumer's kernel and
+// input index; a null kernel for every other output.
+struct InputBufferSink {
+  OpKernel* consumer = nullptr;
+  int input = 0;
+};
+
 class KernelContext {
  public:
   struct Params {
@@ -74,6 +84,10 @@ class KernelContext {
     Rendezvous* rendezvous = nullptr;
     CallFrame* call_frame = nullptr;
     int64_t step_id = 0;
+    // This run of the executor, unique in the process (OpKernel::InputBuffer).
+    int64_t run_id = 0;
+    // By output: empty, or where each output's consumer wants it written.
+    absl::Span<const InputBufferSink> output_sinks;
     // A _Send or _Recv (which run even when dead, to carry the deadness
     // across devices) whose inputs are dead.
     bool is_input_dead = false;
@@ -109,7 +123,8 @@ class KernelContext {
   bool output_on_host(int i) const { return OnHost(params_.output_memory_types, i); }
 
   // Allocates output i with the node's output dtype on this device (in host
-  // memory when the output is a host-memory one).
+  // memory when the output is a host-memory one), or takes the buffer its
+  // one consumer gives it for this run (OpKernel::InputBuffer).
   // ResourceExhausted when out of memory or past the device's
   // memory_limits(); InvalidArgument for a bad shape.
   absl::StatusOr<Tensor*> allocate_output(int i, const TensorShape& shape);
@@ -117,9 +132,10 @@ class KernelContext {
   // A scratch tensor in this device's memory, under the same limits.
   absl::StatusOr<Tensor> allocate_temp(DataType dtype, const TensorShape& shape);
 
-  // Output i as input `input_index`'s buffer when no one else holds it and
-  // it has the same dtype and element count (so the kernel may overwrite it
-  // in place), else a fresh allocation.
+  // Output i in the buffer its consumer gives it (as allocate_output), else
+  // input `input_index`'s buffer when no one else holds it and it has the
+  // same dtype and element count (so the kernel may overwrite it in place),
+  // else a fresh allocation.
   absl::StatusOr<Tensor*> forward_input_or_allocate_output(int input_index, int i,
                                                            const TensorShape& shape);
 
@@ -138,6 +154,7 @@ class KernelContext {
   Rendezvous* rendezvous() const { return params_.rendezvous; }
   CallFrame* call_frame() const { return params_.call_frame; }
   int64_t step_id() const { return params_.step_id; }
+  int64_t run_id() const { return params_.run_id; }
 
   // For the executor.
   absl::InlinedVector<KernelOutput, 2>& outputs() { return outputs_; }
@@ -151,6 +168,9 @@ class KernelContext {
   // The allocation of a `dtype` tensor of `shape` in host memory (`on_host`)
   // or the device's, after the device's memory_limits() allow it.
   absl::StatusOr<Tensor> Allocate(DataType dtype, const TensorShape& shape, bool on_host) const;
+
+  // Output i in the buffer its consumer gives it for this run, if any.
+  Tensor* TakeInputBuffer(int i, const TensorShape& shape);
 
   const Params& params_;
   absl::InlinedVector<KernelOutput, 2> outputs_;

@@ -87,6 +87,9 @@ class BufferRef {
   bool IsUnique() const {
     return header_ != nullptr && header_->refs.load(std::memory_order_acquire) == 1;
   }
+  int64_t count() const {
+    return header_ == nullptr ? 0 : header_->refs.load(std::memory_order_acquire);
+  }
   explicit operator bool() const { return header_ != nullptr; }
   bool operator==(const BufferRef& other) const { return header_ == other.header_; }
 
@@ -138,6 +141,9 @@ class Tensor {
 
   // True when no other Tensor shares this buffer, so writing is private.
   bool RefCountIsOne() const { return buffer_.IsUnique(); }
+  // How many Tensors share this buffer (0 without one): a kernel that knows
+  // which of them are its own tells whether anyone else holds it.
+  int64_t BufferRefCount() const { return buffer_.count(); }
   bool SharesBufferWith(const Tensor& other) const {
     return static_cast<bool>(buffer_) && buffer_ == other.buffer_;
   }

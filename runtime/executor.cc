@@ -280,6 +280,8 @@ class Executor::StepState {
     params.rendezvous = args_.rendezvous;
     params.call_frame = args_.call_frame;
     params.step_id = args_.step_id;
+    params.run_id = run_id_;
+    params.output_sinks = item.output_sinks;
     params.is_input_dead = is_input_dead;
     return params;
   }
@@ -654,8 +656,12 @@ class Executor::StepState {
     done(status);
   }
 
+  // Process-wide, so kernels can tell runs apart (OpKernel::InputBuffer).
+  static std::atomic<int64_t> next_run_id_;
+
   const Executor* const ex_;
   const Args args_;
+  const int64_t run_id_ = next_run_id_.fetch_add(1, std::memory_order_relaxed);
   DoneCallback done_;
   Frame root_;
   absl::Mutex frames_mu_;
@@ -665,6 +671,8 @@ class Executor::StepState {
   absl::Mutex mu_;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
 };
+
+std::atomic<int64_t> Executor::StepState::next_run_id_{1};
 
 void Executor::RunAsync(const Args& args, DoneCallback done) {
   (new StepState(this, args, std::move(done)))->Start();

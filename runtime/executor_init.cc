@@ -129,13 +129,28 @@ absl::Status Executor::Initialize() {
         }
       }
     }
+    std::vector<int> consumers(nodes[i]->num_outputs(), 0);
     for (const Edge* e : nodes[i]->out_edges()) {
       const int dst = index_of[e->dst()->id()];
       if (e->IsControlEdge()) {
         item.out_controls.push_back(dst);
       } else {
         item.out_edges.push_back({e->src_output(), dst, items_[dst].input_start + e->dst_input()});
+        ++consumers[e->src_output()];
       }
+    }
+    // Input buffers (OpKernel::InputBuffer): an output whose one consumer
+    // takes it in a buffer of its own, both in the root frame (a loop's
+    // iterations would share the buffer) and not a ref.
+    for (const Edge* e : nodes[i]->out_edges()) {
+      const NodeItem& dst = items_[index_of[e->dst()->id()]];
+      if (e->IsControlEdge() || consumers[e->src_output()] != 1 || item.frame != 0 ||
+          dst.frame != 0 || !dst.kernel->TakesInputBuffers() || dst.ref_input[e->dst_input()] ||
+          IsRefType(nodes[i]->output_type(e->src_output()))) {
+        continue;
+      }
+      item.output_sinks.resize(nodes[i]->num_outputs());
+      item.output_sinks[e->src_output()] = {dst.kernel.get(), e->dst_input()};
     }
   }
   // Run roots in graph order: the queue is a stack.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "framework/kernel.h"
+#include "framework/kernel_context.h"
 #include "framework/memory_types.h"
 #include "graph/graph.h"
 #include "runtime/executor.h"
@@ -41,6 +42,9 @@ struct Executor::NodeItem {
   };
   std::vector<OutEdge> out_edges;
   std::vector<int> out_controls;  // dst items
+  // By output, when any output's one consumer takes it in a buffer of its
+  // own (OpKernel::TakesInputBuffers); else empty.
+  std::vector<InputBufferSink> output_sinks;
   bool is_merge = false;
   bool is_enter = false;
   bool is_constant_enter = false;
