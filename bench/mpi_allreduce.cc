@@ -7,12 +7,14 @@
 //   op fused  one MpiAllReduce op over the model's tensors (fed; 64 MiB
 //             fusion), run by a Session, as ReplicateModelFn does each step;
 //   op per-tensor  the same with fusion off (one collective per tensor);
-//   op in a step   the fused op over tensors made in the graph (Fill,
-//             folded to constants when the step is built), its sums used
-//             in the step and not fetched: a training step's case, where
-//             the gradients come from the step and go to the updates;
 //   session alone  an IdentityN in place of the op: the Session's part of
-//             the fed rows.
+//             the fed rows;
+//   op in a step   the fused op over tensors its producers make in the step,
+//             as a training step's gradients come (the step's time less
+//             that of its producers alone): they write into the op's
+//             fusion buffer;
+//     copying in   the same with each tensor also read by another node, so
+//             the op copies them into its buffer.
 // Two sets: ResNet-20's 0.27 M parameters in its 65 tensors, and 25 M
 // parameters in 100 tensors. Each figure is the median of 30 runs, all
 // taking turns, every run between barriers; rank 0 prints the table.
@@ -107,19 +109,45 @@ struct OpRun {
   std::vector<Tensor> out;
 };
 
-// The fused op in a step of its own: the tensors come from the graph and the
-// sums stay in it (run as a target), as a step's gradients do.
+// The fused op in a step of its own, over tensors its producers make in the
+// step (a constant times a fed scalar, as a backprop op makes a gradient),
+// its sums used in the step and not fetched. The op's share of the step is
+// the step's time less that of the same step without it (`with_op` false:
+// the producers alone). With `read_elsewhere`, a Shape of each tensor reads
+// it too, so the producers cannot write into the op's fusion buffer (Note
+// [Fusion buffer] in distribute/mpi_ops.cc) and the op copies them in.
 struct InStepRun {
-  explicit InStepRun(const std::vector<int64_t>& sizes)
+  InStepRun(const std::vector<int64_t>& sizes, bool with_op, bool read_elsewhere)
       : root(Scope::NewRootScope().WithDevice("/cpu:0")) {
+    scale = ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({}));
     std::vector<Output> tensors;
-    for (int64_t s : sizes) tensors.push_back(ops::Fill(root, {s}, 1.0f));
-    op = ops::MpiAllReduce(root, tensors).operation;
-    session = std::make_unique<ClientSession>(root);
+    for (int64_t s : sizes) {
+      Tensor value(DT_FLOAT, TensorShape({s}));
+      std::fill_n(value.data<float>(), s, 1.0f);
+      tensors.push_back(ops::Mul(root, ops::Const(root, value.AsProto()), scale));
+      if (read_elsewhere) targets.push_back(Output(ops::Shape(root, tensors.back())).node());
+    }
+    if (with_op) {
+      targets.push_back(ops::MpiAllReduce(root, tensors).operation.node());
+    } else {
+      for (const Output& t : tensors) targets.push_back(t.node());
+    }
+    // One thread each: the two processes share this machine's two cores,
+    // and a process waiting in MPI spins on its core.
+    SessionOptions options;
+    options.inter_op_parallelism_threads = 1;
+    options.intra_op_parallelism_threads = 1;
+    session = std::make_unique<ClientSession>(root, options);
   }
-  void Run() { (void)session->Run({}, {}, {op}, nullptr); }
+  void Run() {
+    std::vector<Operation> run;
+    for (Node* n : targets) run.emplace_back(n);
+    (void)session->Run({{scale, one}}, {}, run, nullptr);
+  }
   Scope root;
-  Operation op;
+  Output scale;
+  Tensor one{DT_FLOAT, TensorShape({})};
+  std::vector<Node*> targets;
   std::unique_ptr<ClientSession> session;
 };
 
@@ -132,20 +160,31 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   Tensor one(DT_FLOAT, TensorShape({total}));
   std::fill_n(one.data<float>(), total, 1.0f);
   OpRun fused(sizes, int64_t{64} << 20), per_tensor(sizes, 0), session_alone(sizes, -1);
-  InStepRun in_step(sizes);
-  const std::vector<double> s = MedianSeconds(
-      cluster, {[&] {
-                  MPI_Allreduce(MPI_IN_PLACE, raw.data(), static_cast<int>(total), MPI_FLOAT,
-                                MPI_SUM, MPI_COMM_WORLD);
-                },
-                [&] {
-                  for (std::vector<float>& t : raw_tensors) {
-                    MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()), MPI_FLOAT,
-                                  MPI_SUM, MPI_COMM_WORLD);
-                  }
-                },
-                [&] { (void)cluster->AllReduceSum(&one); }, [&] { fused.Run(); },
-                [&] { per_tensor.Run(); }, [&] { in_step.Run(); }, [&] { session_alone.Run(); }});
+  InStepRun in_step(sizes, true, false), producers(sizes, false, false),
+      in_step_copied(sizes, true, true), producers_read(sizes, false, true);
+  for (InStepRun* r : {&in_step, &producers, &in_step_copied, &producers_read}) {
+    r->one.data<float>()[0] = 1.0f;
+  }
+  const auto raw_run = [&] {
+    MPI_Allreduce(MPI_IN_PLACE, raw.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM,
+                  MPI_COMM_WORLD);
+  };
+  const std::vector<double> s =
+      MedianSeconds(cluster, {raw_run,
+                              [&] {
+                                for (std::vector<float>& t : raw_tensors) {
+                                  MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()),
+                                                MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+                                }
+                              },
+                              [&] { (void)cluster->AllReduceSum(&one); }, [&] { fused.Run(); },
+                              [&] { per_tensor.Run(); }, [&] { session_alone.Run(); }});
+  // The steps on their own, beside raw MPI again: the sessions above leave
+  // their pools' threads spinning a while after each run, which on two
+  // shared cores would slow whichever step follows.
+  const std::vector<double> step =
+      MedianSeconds(cluster, {raw_run, [&] { in_step.Run(); }, [&] { producers.Run(); },
+                              [&] { in_step_copied.Run(); }, [&] { producers_read.Run(); }});
   const double raw_s = s[0];
   if (!cluster->is_chief()) return;
   const double bytes = 4.0 * static_cast<double>(total);
@@ -164,10 +203,20 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   row("cluster", s[2]);
   row("op fused", s[3]);
   row("op per-tensor", s[4], s[1]);
-  row("op in a step", s[5]);
   std::printf(
       "  %-16s %9.3f ms  (the Session feeding and fetching the tensors, in the fed op rows)\n",
-      "session alone", s[6] * 1e3);
+      "session alone", s[5] * 1e3);
+  // The op's share of a step: the step less its producers alone, as a share
+  // of raw MPI in the same round.
+  std::printf("  %-16s %9.3f ms  (raw MPI again, beside the steps)\n", "raw MPI", step[0] * 1e3);
+  const auto step_row = [&](const char* what, double t) {
+    std::printf("  %-16s %9.3f ms  %7.2f GB/s  %5.1f%% of raw MPI\n", what, t * 1e3,
+                bytes / t / 1e9, 100.0 * step[0] / t);
+  };
+  step_row("op in a step", step[1] - step[2]);
+  step_row("  copying in", step[3] - step[4]);
+  std::printf("  %-16s %9.3f ms  (the step without the op: its producers)\n", "producers",
+              step[2] * 1e3);
 }
 
 int Main() {
