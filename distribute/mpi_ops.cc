@@ -61,13 +61,16 @@ class MpiAllReduceOp : public OpKernel {
     absl::MutexLock lock(&mu_);
     if (input < 0 || input >= static_cast<int>(slots_.size())) return std::nullopt;
     const Slot& slot = slots_[input];
-    if (slot.bucket < 0 || slot.dtype != dtype || slot.shape != shape) return std::nullopt;
+    if (slot.bucket < 0 || slot.dtype != dtype ||
+        slot.shape.num_elements() != shape.num_elements()) {
+      return std::nullopt;  // (a producer before a Reshape asks with its own shape)
+    }
     Fusion& fusion = fusions_[slot.bucket];
     if (fusion.run != run) {
       if (!fusion.buffer.RefCountIsOne()) return std::nullopt;
       fusion.run = run;
     }
-    absl::StatusOr<Tensor> view = View(fusion.buffer, slot);
+    absl::StatusOr<Tensor> view = View(fusion.buffer, slot, shape);
     if (!view.ok()) return std::nullopt;
     return *std::move(view);
   }
@@ -145,7 +148,7 @@ class MpiAllReduceOp : public OpKernel {
     for (size_t b = 0; b < buckets.size(); ++b) {
       if (buckets[b].size() == 1) continue;
       for (int i : buckets[b]) {
-        TW_ASSIGN_OR_RETURN(Tensor out, View(fused[b], slots[i]));
+        TW_ASSIGN_OR_RETURN(Tensor out, View(fused[b], slots[i], slots[i].shape));
         TW_RETURN_IF_ERROR(ctx->set_output(i, std::move(out)));
       }
     }
@@ -174,11 +177,12 @@ class MpiAllReduceOp : public OpKernel {
     return (static_cast<int64_t>(t.TotalBytes()) + kSlot - 1) / kSlot * kSlot / element;
   }
 
-  // Input `slot`'s tensor in `buffer`.
-  static absl::StatusOr<Tensor> View(const Tensor& buffer, const Slot& slot) {
+  // Input `slot`'s elements in `buffer`, as `shape`.
+  static absl::StatusOr<Tensor> View(const Tensor& buffer, const Slot& slot,
+                                     const TensorShape& shape) {
     TW_ASSIGN_OR_RETURN(Tensor elements,
                         buffer.Slice(slot.offset, slot.offset + slot.shape.num_elements()));
-    return elements.Reshaped(slot.shape);
+    return elements.Reshaped(shape);
   }
 
   // Note [Fusion buffer]
@@ -188,7 +192,9 @@ class MpiAllReduceOp : public OpKernel {
   // out. Its inputs' producers may write straight into their slots (TF's
   // ScopedAllocator): the executor asks InputBuffer when a producer
   // allocates an output this node alone consumes, and the slot is given
-  // when the last run laid that input out with the same dtype and shape.
+  // when the last run laid that input out with the same dtype and element
+  // count (the executor passes the question on through a Reshape or an
+  // Identity to the op before it).
   // Then nothing is copied in either. A bucket's buffer is this run's when
   //  * nothing but the kernel and this run's inputs holds it: the outputs of
   //    the runs before are gone, and no producer kept or shared what it

@@ -133,6 +133,9 @@ TEST(MpiAllReduceTest, ProducersWriteStraightIntoTheFusionBuffer) {
                                Literal<float>({1}, {-10})}) {
     inputs.push_back(ops::Mul(root, ops::Const(root, values.AsProto()), scale));
   }
+  // Through a Reshape, its input's producer writes into the buffer.
+  inputs.push_back(
+      ops::Reshape(root, ops::Mul(root, ops::Const(root, {{4.0f, 5.0f}}), scale), {2}));
   const Output scale_double = ops::Cast(root, scale, DT_DOUBLE);
   inputs.push_back(ops::Mul(root, ops::Const(root, {1.5, 2.5}), scale_double));
   inputs.push_back(ops::Mul(root, ops::Const(root, {-1.0}), scale_double));
@@ -152,16 +155,17 @@ TEST(MpiAllReduceTest, ProducersWriteStraightIntoTheFusionBuffer) {
     EXPECT_THAT(got[0], TensorIs<float>({3}, {x, 2 * x, 3 * x}));
     EXPECT_THAT(got[1], TensorIs<float>({2, 2}, {5 * x, 6 * x, 7 * x, 8 * x}));
     EXPECT_THAT(got[2], TensorIs<float>({1}, {-10 * x}));
-    EXPECT_THAT(got[3], TensorIs<double>({2}, {1.5 * x, 2.5 * x}));
-    EXPECT_THAT(got[4], TensorIs<double>({1}, {-x}));
-    // The first run lays the buffers out and copies (32 bytes of floats and
+    EXPECT_THAT(got[3], TensorIs<float>({2}, {4 * x, 5 * x}));
+    EXPECT_THAT(got[4], TensorIs<double>({2}, {1.5 * x, 2.5 * x}));
+    EXPECT_THAT(got[5], TensorIs<double>({1}, {-x}));
+    // The first run lays the buffers out and copies (40 bytes of floats and
     // 24 of doubles); the second, whose outputs `first` still holds, gets new
     // buffers and copies again; from the third on the producers write in place.
     const int64_t copied = c->fusion_copy_bytes() - before;
     if (n == 1) {
       EXPECT_EQ(copied, 0);  // one process fuses nothing
     } else {
-      EXPECT_EQ(copied, run <= 2 ? 56 : 0);
+      EXPECT_EQ(copied, run <= 2 ? 64 : 0);
     }
   }
   const float x = static_cast<float>(n);

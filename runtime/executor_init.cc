@@ -153,6 +153,39 @@ absl::Status Executor::Initialize() {
       item.output_sinks[e->src_output()] = {dst.kernel.get(), e->dst_input()};
     }
   }
+  // Through ops that pass their input's buffer on as their output (a
+  // gradient's Reshape): the input's producer writes into the consumer's
+  // buffer when the op is its one consumer.
+  const auto consumers_of = [&](const NodeItem& item, int output) {
+    int n = 0;
+    for (const NodeItem::OutEdge& e : item.out_edges) n += e.src_output == output ? 1 : 0;
+    return n;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeItem& pass = items_[i];
+      const std::string& op = nodes[i]->type_string();
+      if (pass.output_sinks.empty() || pass.output_sinks[0].consumer == nullptr ||
+          (op != "Identity" && op != "Reshape" && op != "Squeeze" && op != "ExpandDims")) {
+        continue;
+      }
+      const Edge* in = nullptr;
+      for (const Edge* e : nodes[i]->in_edges()) {
+        if (!e->IsControlEdge() && e->dst_input() == 0) in = e;
+      }
+      if (in == nullptr) continue;
+      NodeItem& src = items_[index_of[in->src()->id()]];
+      const int o = in->src_output();
+      if (src.frame != 0 || consumers_of(src, o) != 1 || IsRefType(in->src()->output_type(o)) ||
+          (!src.output_sinks.empty() && src.output_sinks[o].consumer != nullptr)) {
+        continue;
+      }
+      src.output_sinks.resize(in->src()->num_outputs());
+      src.output_sinks[o] = pass.output_sinks[0];
+      changed = true;
+    }
+  }
   // Run roots in graph order: the queue is a stack.
   std::reverse(roots_.begin(), roots_.end());
   return absl::OkStatus();
