@@ -113,9 +113,9 @@ struct OpRun {
 // step (a constant times a fed scalar, as a backprop op makes a gradient),
 // its sums used in the step and not fetched. The op's share of the step is
 // the step's time less that of the same step without it (`with_op` false:
-// the producers alone). With `read_elsewhere`, a Shape of each tensor reads
-// it too, so the producers cannot write into the op's fusion buffer (Note
-// [Fusion buffer] in distribute/mpi_ops.cc) and the op copies them in.
+// the producers alone), the processes meeting after their producers in both. With `read_elsewhere`,
+// a Shape of each tensor reads it too, so the producers cannot write into the op's fusion buffer
+// (Note [Fusion buffer] in distribute/mpi_ops.cc) and the op copies them in.
 struct InStepRun {
   InStepRun(const std::vector<int64_t>& sizes, bool with_op, bool read_elsewhere)
       : root(Scope::NewRootScope().WithDevice("/cpu:0")) {
@@ -127,11 +127,15 @@ struct InStepRun {
       tensors.push_back(ops::Mul(root, ops::Const(root, value.AsProto()), scale));
       if (read_elsewhere) targets.push_back(Output(ops::Shape(root, tensors.back())).node());
     }
-    if (with_op) {
-      targets.push_back(ops::MpiAllReduce(root, tensors).operation.node());
-    } else {
-      for (const Output& t : tensors) targets.push_back(t.node());
-    }
+    // Both processes meet once their producers are done (a one-float sum),
+    // so the op's time is not the other process's producers running late.
+    std::vector<Operation> made;
+    for (const Output& t : tensors) made.push_back(t.op());
+    const Operation met =
+        ops::MpiAllReduce(root.WithControlDependencies(made), {ops::Const(root, 0.0f)}).operation;
+    targets.push_back(
+        with_op ? ops::MpiAllReduce(root.WithControlDependencies({met}), tensors).operation.node()
+                : met.node());
     // One thread each: the two processes share this machine's two cores,
     // and a process waiting in MPI spins on its core.
     SessionOptions options;
