@@ -53,7 +53,7 @@ class MpiAllReduceOp : public OpKernel {
   bool TakesInputBuffers() const override { return true; }
 
   // Input `input`'s slot in its bucket's kept buffer, when the last run laid
-  // it out with this dtype and shape and the buffer is this run's: the
+  // it out with this dtype and element count and the buffer is this run's: the
   // first of the run's producers to ask takes it, once nothing else holds
   // it (the outputs of the run before are gone). See Note [Fusion buffer].
   std::optional<Tensor> InputBuffer(int64_t run, int input, DataType dtype,
@@ -61,9 +61,12 @@ class MpiAllReduceOp : public OpKernel {
     absl::MutexLock lock(&mu_);
     if (input < 0 || input >= static_cast<int>(slots_.size())) return std::nullopt;
     const Slot& slot = slots_[input];
+    // A producer before a Reshape asks with its own shape. An empty tensor
+    // has nothing to write (and its view at the buffer's end would count as
+    // one more holder).
     if (slot.bucket < 0 || slot.dtype != dtype ||
-        slot.shape.num_elements() != shape.num_elements()) {
-      return std::nullopt;  // (a producer before a Reshape asks with its own shape)
+        slot.shape.num_elements() != shape.num_elements() || shape.num_elements() == 0) {
+      return std::nullopt;
     }
     Fusion& fusion = fusions_[slot.bucket];
     if (fusion.run != run) {

@@ -136,6 +136,9 @@ TEST(MpiAllReduceTest, ProducersWriteStraightIntoTheFusionBuffer) {
   // Through a Reshape, its input's producer writes into the buffer.
   inputs.push_back(
       ops::Reshape(root, ops::Mul(root, ops::Const(root, {{4.0f, 5.0f}}), scale), {2}));
+  // An empty tensor last in its buffer.
+  inputs.push_back(
+      ops::Mul(root, ops::Const(root, MakeTensorProto<float>({}, TensorShape({0}))), scale));
   const Output scale_double = ops::Cast(root, scale, DT_DOUBLE);
   inputs.push_back(ops::Mul(root, ops::Const(root, {1.5, 2.5}), scale_double));
   inputs.push_back(ops::Mul(root, ops::Const(root, {-1.0}), scale_double));
@@ -156,8 +159,9 @@ TEST(MpiAllReduceTest, ProducersWriteStraightIntoTheFusionBuffer) {
     EXPECT_THAT(got[1], TensorIs<float>({2, 2}, {5 * x, 6 * x, 7 * x, 8 * x}));
     EXPECT_THAT(got[2], TensorIs<float>({1}, {-10 * x}));
     EXPECT_THAT(got[3], TensorIs<float>({2}, {4 * x, 5 * x}));
-    EXPECT_THAT(got[4], TensorIs<double>({2}, {1.5 * x, 2.5 * x}));
-    EXPECT_THAT(got[5], TensorIs<double>({1}, {-x}));
+    EXPECT_EQ(got[4].shape(), TensorShape({0}));
+    EXPECT_THAT(got[5], TensorIs<double>({2}, {1.5 * x, 2.5 * x}));
+    EXPECT_THAT(got[6], TensorIs<double>({1}, {-x}));
     // The first run lays the buffers out and copies (40 bytes of floats and
     // 24 of doubles); the second, whose outputs `first` still holds, gets new
     // buffers and copies again; from the third on the producers write in place.
