@@ -129,61 +129,51 @@ absl::Status Executor::Initialize() {
         }
       }
     }
-    std::vector<int> consumers(nodes[i]->num_outputs(), 0);
     for (const Edge* e : nodes[i]->out_edges()) {
       const int dst = index_of[e->dst()->id()];
       if (e->IsControlEdge()) {
         item.out_controls.push_back(dst);
       } else {
         item.out_edges.push_back({e->src_output(), dst, items_[dst].input_start + e->dst_input()});
-        ++consumers[e->src_output()];
       }
-    }
-    // Input buffers (OpKernel::InputBuffer): an output whose one consumer
-    // takes it in a buffer of its own, both in the root frame (a loop's
-    // iterations would share the buffer) and not a ref.
-    for (const Edge* e : nodes[i]->out_edges()) {
-      const NodeItem& dst = items_[index_of[e->dst()->id()]];
-      if (e->IsControlEdge() || consumers[e->src_output()] != 1 || item.frame != 0 ||
-          dst.frame != 0 || !dst.kernel->TakesInputBuffers() || dst.ref_input[e->dst_input()] ||
-          IsRefType(nodes[i]->output_type(e->src_output()))) {
-        continue;
-      }
-      item.output_sinks.resize(nodes[i]->num_outputs());
-      item.output_sinks[e->src_output()] = {dst.kernel.get(), e->dst_input()};
     }
   }
-  // Through ops that pass their input's buffer on as their output (a
-  // gradient's Reshape): the input's producer writes into the consumer's
-  // buffer when the op is its one consumer.
-  const auto consumers_of = [&](const NodeItem& item, int output) {
-    int n = 0;
-    for (const NodeItem::OutEdge& e : item.out_edges) n += e.src_output == output ? 1 : 0;
-    return n;
-  };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      const NodeItem& pass = items_[i];
-      const std::string& op = nodes[i]->type_string();
-      if (pass.output_sinks.empty() || pass.output_sinks[0].consumer == nullptr ||
+  // Input buffers (OpKernel::InputBuffer): an output is written where its one
+  // consumer wants it when that consumer takes input buffers, or, through an
+  // op that passes its input's buffer on as its output (a gradient's
+  // Reshape), where that op's output is written. Only in the root frame (a
+  // loop's iterations would share the buffer), which has no cycles; never a
+  // ref.
+  const auto sink_of = [&](int i, int o) {
+    for (;;) {
+      const NodeItem& item = items_[i];
+      if (item.frame != 0 || IsRefType(item.node->output_type(o))) return InputBufferSink{};
+      const NodeItem::OutEdge* only = nullptr;
+      for (const NodeItem::OutEdge& e : item.out_edges) {
+        if (e.src_output != o) continue;
+        if (only != nullptr) return InputBufferSink{};
+        only = &e;
+      }
+      if (only == nullptr) return InputBufferSink{};
+      const NodeItem& dst = items_[only->dst_item];
+      const int input = only->dst_slot - dst.input_start;
+      if (dst.frame != 0 || dst.ref_input[input]) return InputBufferSink{};
+      if (dst.kernel->TakesInputBuffers()) return InputBufferSink{dst.kernel.get(), input};
+      const std::string& op = dst.node->type_string();
+      if (input != 0 ||
           (op != "Identity" && op != "Reshape" && op != "Squeeze" && op != "ExpandDims")) {
-        continue;
+        return InputBufferSink{};
       }
-      const Edge* in = nullptr;
-      for (const Edge* e : nodes[i]->in_edges()) {
-        if (!e->IsControlEdge() && e->dst_input() == 0) in = e;
-      }
-      if (in == nullptr) continue;
-      NodeItem& src = items_[index_of[in->src()->id()]];
-      const int o = in->src_output();
-      if (src.frame != 0 || consumers_of(src, o) != 1 || IsRefType(in->src()->output_type(o)) ||
-          (!src.output_sinks.empty() && src.output_sinks[o].consumer != nullptr)) {
-        continue;
-      }
-      src.output_sinks.resize(in->src()->num_outputs());
-      src.output_sinks[o] = pass.output_sinks[0];
-      changed = true;
+      i = only->dst_item;
+      o = 0;
+    }
+  };
+  for (size_t i = 0; i < items_.size(); ++i) {
+    for (int o = 0; o < nodes[i]->num_outputs(); ++o) {
+      const InputBufferSink sink = sink_of(static_cast<int>(i), o);
+      if (sink.consumer == nullptr) continue;
+      items_[i].output_sinks.resize(nodes[i]->num_outputs());
+      items_[i].output_sinks[o] = sink;
     }
   }
   // Run roots in graph order: the queue is a stack.
