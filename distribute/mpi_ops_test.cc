@@ -83,45 +83,11 @@ TEST(MpiAllReduceTest, SumsEveryProcesssTensorsFusedOrNot) {
   }
 }
 
-// The outputs of a fused reduction are views of the kernel's fusion buffer,
-// which the next run reuses only once nothing holds them: outputs kept from
-// one run keep their values through the next runs.
-TEST(MpiAllReduceTest, OutputsKeptFromARunSurviveTheNextRuns) {
-  Cluster* c = GetCluster();
-  ASSERT_NE(c, nullptr);
-  const int n = c->size();
-  Scope root = Scope::NewRootScope();
-  Output scale = ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({}));
-  std::vector<Output> inputs;
-  for (const Tensor& values : {Literal<float>({3}, {1, 2, 3}), Literal<float>({1}, {10}),
-                               Literal<float>({5}, {-4, 0.5f, 7, 8, 9})}) {
-    inputs.push_back(ops::Mul(root, ops::Const(root, values.AsProto()), scale));
-  }
-  ops::MpiAllReduce sums(root, inputs);
-  TW_ASSERT_OK(root.status());
-  ClientSession session(root);
-  const auto run = [&](float s, std::vector<Tensor>* got) {
-    TW_ASSERT_OK(session.Run({{scale, Literal<float>({}, {s})}}, sums.sum, got));
-  };
-  std::vector<Tensor> first, later;
-  run(1, &first);
-  for (float s : {2.0f, 3.0f, 4.0f}) {
-    later.clear();  // the run before lets go of its outputs
-    run(s, &later);
-    const float x = s * static_cast<float>(n);
-    EXPECT_THAT(later[0], TensorIs<float>({3}, {x, 2 * x, 3 * x}));
-    EXPECT_THAT(later[2], TensorIs<float>({5}, {-4 * x, 0.5f * x, 7 * x, 8 * x, 9 * x}));
-  }
-  const float x = static_cast<float>(n);
-  EXPECT_THAT(first[0], TensorIs<float>({3}, {x, 2 * x, 3 * x}));
-  EXPECT_THAT(first[1], TensorIs<float>({1}, {10 * x}));
-  EXPECT_THAT(first[2], TensorIs<float>({5}, {-4 * x, 0.5f * x, 7 * x, 8 * x, 9 * x}));
-}
-
 // Note [Fusion buffer] (distribute/mpi_ops.cc): once a run has laid the
 // buffer out, the producers of the next runs write their outputs straight
 // into their slots, so a steady step copies nothing into the buffer; the
-// sums stay right, and outputs kept from a run keep their values.
+// sums stay right, and outputs kept from a run keep their values through the
+// next runs (the buffer is reused only once nothing holds them).
 TEST(MpiAllReduceTest, ProducersWriteStraightIntoTheFusionBuffer) {
   Cluster* c = GetCluster();
   ASSERT_NE(c, nullptr);
@@ -145,15 +111,8 @@ TEST(MpiAllReduceTest, ProducersWriteStraightIntoTheFusionBuffer) {
   ops::MpiAllReduce sums(root, inputs);
   TW_ASSERT_OK(root.status());
   ClientSession session(root);
-  std::vector<Tensor> first, later;
-  for (int run = 1; run <= 4; ++run) {
-    SCOPED_TRACE(run);
-    const float s = static_cast<float>(run);
-    const int64_t before = c->fusion_copy_bytes();
-    later.clear();  // the run before lets go of its outputs, as a step's go
-    TW_ASSERT_OK(
-        session.Run({{scale, Literal<float>({}, {s})}}, sums.sum, run == 1 ? &first : &later));
-    const std::vector<Tensor>& got = run == 1 ? first : later;
+  // The sums of every input for a scale of s.
+  const auto check = [n](const std::vector<Tensor>& got, float s) {
     const float x = s * static_cast<float>(n);
     EXPECT_THAT(got[0], TensorIs<float>({3}, {x, 2 * x, 3 * x}));
     EXPECT_THAT(got[1], TensorIs<float>({2, 2}, {5 * x, 6 * x, 7 * x, 8 * x}));
@@ -162,6 +121,16 @@ TEST(MpiAllReduceTest, ProducersWriteStraightIntoTheFusionBuffer) {
     EXPECT_EQ(got[4].shape(), TensorShape({0}));
     EXPECT_THAT(got[5], TensorIs<double>({2}, {1.5 * x, 2.5 * x}));
     EXPECT_THAT(got[6], TensorIs<double>({1}, {-x}));
+  };
+  std::vector<Tensor> first, later;
+  for (int run = 1; run <= 4; ++run) {
+    SCOPED_TRACE(run);
+    const float s = static_cast<float>(run);
+    const int64_t before = c->fusion_copy_bytes();
+    later.clear();  // the run before lets go of its outputs, as a step's go
+    TW_ASSERT_OK(
+        session.Run({{scale, Literal<float>({}, {s})}}, sums.sum, run == 1 ? &first : &later));
+    check(run == 1 ? first : later, s);
     // The first run lays the buffers out and copies (40 bytes of floats and
     // 24 of doubles); the second, whose outputs `first` still holds, gets new
     // buffers and copies again; from the third on the producers write in place.
@@ -172,9 +141,9 @@ TEST(MpiAllReduceTest, ProducersWriteStraightIntoTheFusionBuffer) {
       EXPECT_EQ(copied, run <= 2 ? 64 : 0);
     }
   }
-  const float x = static_cast<float>(n);
-  EXPECT_THAT(first[0], TensorIs<float>({3}, {x, 2 * x, 3 * x}));
-  EXPECT_THAT(first[2], TensorIs<float>({1}, {-10 * x}));
+  // The first run's outputs, views of the buffer it reduced in, kept
+  // their values through the runs after it.
+  check(first, 1);
 }
 
 // What the fusion buffer must not do: sum in place a tensor someone else
