@@ -125,7 +125,7 @@ struct InStepRun {
       Tensor value(DT_FLOAT, TensorShape({s}));
       std::fill_n(value.data<float>(), s, 1.0f);
       tensors.push_back(ops::Mul(root, ops::Const(root, value.AsProto()), scale));
-      if (read_elsewhere) targets.push_back(Output(ops::Shape(root, tensors.back())).node());
+      if (read_elsewhere) targets.push_back(Output(ops::Shape(root, tensors.back())).op());
     }
     // Both processes meet once their producers are done (a one-float sum),
     // so the op's time is not the other process's producers running late.
@@ -134,8 +134,7 @@ struct InStepRun {
     const Operation met =
         ops::MpiAllReduce(root.WithControlDependencies(made), {ops::Const(root, 0.0f)}).operation;
     targets.push_back(
-        with_op ? ops::MpiAllReduce(root.WithControlDependencies({met}), tensors).operation.node()
-                : met.node());
+        with_op ? ops::MpiAllReduce(root.WithControlDependencies({met}), tensors).operation : met);
     // One thread each: the two processes share this machine's two cores,
     // and a process waiting in MPI spins on its core.
     SessionOptions options;
@@ -143,15 +142,11 @@ struct InStepRun {
     options.intra_op_parallelism_threads = 1;
     session = std::make_unique<ClientSession>(root, options);
   }
-  void Run() {
-    std::vector<Operation> run;
-    for (Node* n : targets) run.emplace_back(n);
-    (void)session->Run({{scale, one}}, {}, run, nullptr);
-  }
+  void Run() { (void)session->Run({{scale, one}}, {}, targets, nullptr); }
   Scope root;
   Output scale;
   Tensor one{DT_FLOAT, TensorShape({})};
-  std::vector<Node*> targets;
+  std::vector<Operation> targets;
   std::unique_ptr<ClientSession> session;
 };
 
