@@ -4,10 +4,12 @@
 // cluster). Prints each worker's seconds per step and the bytes it moved per
 // step. Random 24x24x3 images, 64 per worker and step.
 //
-//   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
-//     OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun -np 3 --oversubscribe \
-//     bazel-bin/bench/ps_cifar10 ps
-//   ... mpirun -np 2 --oversubscribe bazel-bin/bench/ps_cifar10 allreduce
+//   mpirun -np 3 --oversubscribe bazel-bin/bench/ps_cifar10 ps
+//   mpirun -np 2 --oversubscribe bazel-bin/bench/ps_cifar10 allreduce
+//
+// with OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1,
+// OMPI_MCA_btl=self,vader and OMPI_MCA_btl_vader_single_copy_mechanism=none
+// in the environment (bench/README.md).
 #include <cstdio>
 #include <memory>
 #include <random>
