@@ -7,7 +7,9 @@
 //    inference() and loss()), summed per step, with a per-kernel breakdown
 //    in the counters. bench/cifar10_torch.py runs the same layers in PyTorch;
 //  * the machine's float FMA peak per thread count (the yardstick for the
-//    convolutions' share of it).
+//    convolutions' share of it);
+//  * broadcasting binary ops (AddV2 and Greater on float) over the shapes
+//    training meets: a bias row, a column, rank 3 and 4, short rows.
 #include <immintrin.h>
 
 #include <chrono>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "kernels/cpu/dnnl_conv.h"
 #include "kernels/testing/kernel_runner.h"
@@ -110,6 +113,34 @@ void BM_FmaPeak(benchmark::State& state) {
 #endif
 }
 BENCHMARK(BM_FmaPeak)->Threads(1)->Threads(2)->UseRealTime();
+
+// A broadcasting binary op: x [..] op y [..] per case, ~1M output elements.
+struct BroadcastCase {
+  const char* name;
+  TensorShape x, y;
+};
+const BroadcastCase kBroadcastCases[] = {
+    {"bias_row", {1024, 1024}, {1024}},         {"column", {1024, 1024}, {1024, 1}},
+    {"rank3", {64, 1, 1024}, {1, 16, 1024}},    {"rank4", {16, 16, 64, 64}, {16, 1, 64, 1}},
+    {"short_rows", {524288, 2}, {1, 2}},        {"outer", {1024, 1}, {1, 1024}},
+};
+
+void BM_BroadcastBinary(benchmark::State& state) {
+  const BroadcastCase& c = kBroadcastCases[state.range(0)];
+  const char* op = state.range(1) == 0 ? "AddV2" : "Greater";
+  state.SetLabel(absl::StrCat(op, " ", c.name, " ", c.x.DebugString(), " ", c.y.DebugString()));
+  const Tensor x = RandomTensor(c.x, 1, 1), y = RandomTensor(c.y, 1, 2);
+  KernelRunner r(op);
+  int64_t elements = 0;
+  for (auto _ : state) elements = Must(r.Run({x, y})).NumElements();
+  state.counters["Melem/s"] = benchmark::Counter(
+      static_cast<double>(elements), benchmark::Counter::kIsIterationInvariantRate,
+      benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_BroadcastBinary)
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 BENCHMARK(BM_MatMulKernel)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CblasSgemm)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();

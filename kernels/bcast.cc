@@ -73,6 +73,39 @@ BCast::BCast(absl::Span<const int64_t> x, absl::Span<const int64_t> y) {
   }
 }
 
+BCastRows::BCastRows(const BCast& b) {
+  const BCast::Vec& result = b.result_shape();
+  const int outer = static_cast<int>(result.size()) - 1;
+  outer_.assign(result.begin(), result.begin() + outer);
+  x_stride_.assign(outer, 0);
+  y_stride_.assign(outer, 0);
+  row_length_ = result.back();
+  x_step_ = b.x_reshape().back() != 1 ? 1 : 0;
+  y_step_ = b.y_reshape().back() != 1 ? 1 : 0;
+  int64_t xs = b.x_reshape().back(), ys = b.y_reshape().back();
+  for (int i = outer - 1; i >= 0; --i) {
+    if (b.x_reshape()[i] != 1) x_stride_[i] = xs;
+    if (b.y_reshape()[i] != 1) y_stride_[i] = ys;
+    xs *= b.x_reshape()[i];
+    ys *= b.y_reshape()[i];
+    rows_ *= outer_[i];
+  }
+}
+
+BCastRows::Cursor BCastRows::At(int64_t row) const {
+  Cursor c;
+  c.rows_ = this;
+  c.row_ = row;
+  c.index_.assign(outer_.size(), 0);
+  for (int i = static_cast<int>(outer_.size()) - 1; i >= 0; --i) {
+    c.index_[i] = row % outer_[i];
+    row /= outer_[i];
+    c.x_ += c.index_[i] * x_stride_[i];
+    c.y_ += c.index_[i] * y_stride_[i];
+  }
+  return c;
+}
+
 std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, const TensorShape& out) {
   const int r = out.dims(), off = r - static_cast<int>(in.size());
   std::vector<int64_t> idx(out.num_elements());

@@ -60,6 +60,58 @@ class BCast {
   Vec grad_x_reduce_idx_, grad_y_reduce_idx_;
 };
 
+// A broadcast as rows of its collapsed result's last dimension: in each
+// row, x and y each give either a run of that dimension or one element
+// repeated (BCast merged the dimensions that broadcast alike, so a row
+// never mixes the two). The CPU kernels walk them (Note [Broadcasting by
+// rows] in kernels/cpu/cwise_ops.h); a shard of rows starts at any row.
+//
+//   const BCastRows rows(b);  // b.ok(), output not empty
+//   for (BCastRows::Cursor c = rows.At(first); c.row() < last; c.Next())
+//     ... x[c.x() + j * rows.x_step()], y[c.y() + j * rows.y_step()], j < rows.row_length()
+class BCastRows {
+ public:
+  explicit BCastRows(const BCast& b);
+
+  int64_t rows() const { return rows_; }
+  int64_t row_length() const { return row_length_; }
+  // 1 where a row is a run of x (y), 0 where it repeats one element.
+  int64_t x_step() const { return x_step_; }
+  int64_t y_step() const { return y_step_; }
+
+  // A row and the offsets of its first elements in x and y.
+  class Cursor {
+   public:
+    int64_t row() const { return row_; }
+    int64_t x() const { return x_; }
+    int64_t y() const { return y_; }
+    // The next row: an odometer over the outer dimensions.
+    void Next() {
+      ++row_;
+      for (int i = static_cast<int>(index_.size()) - 1; i >= 0; --i) {
+        x_ += rows_->x_stride_[i];
+        y_ += rows_->y_stride_[i];
+        if (++index_[i] < rows_->outer_[i]) return;
+        x_ -= index_[i] * rows_->x_stride_[i];
+        y_ -= index_[i] * rows_->y_stride_[i];
+        index_[i] = 0;
+      }
+    }
+
+   private:
+    friend class BCastRows;
+    const BCastRows* rows_;
+    int64_t row_ = 0, x_ = 0, y_ = 0;
+    BCast::Vec index_;  // over the outer dimensions
+  };
+  Cursor At(int64_t row) const;
+
+ private:
+  BCast::Vec outer_;                // the result's dimensions but the last
+  BCast::Vec x_stride_, y_stride_;  // per outer dimension, 0 where broadcast
+  int64_t rows_ = 1, row_length_ = 1, x_step_ = 0, y_step_ = 0;
+};
+
 // For each position (row-major) of `out`, the flat index into `in` (dims
 // that broadcast to out's, aligned at the end) that it reads: the batch
 // matrices of BatchMatMulV2.

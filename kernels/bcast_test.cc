@@ -27,6 +27,54 @@ TEST(BCastTest, CollapsesRunsOfTheSamePattern) {
   EXPECT_THAT(b.grad_y_reduce_idx(), ElementsAre(0, 2, 3));
 }
 
+// [8,1,5,7] + [1,3,1,1] is rows of 35: x gives a run per row (its row
+// i*3+j reads x's row i), y repeats its element j.
+TEST(BCastRowsTest, RowsOfTheCollapsedResult) {
+  const BCastRows rows(B({8, 1, 5, 7}, {1, 3, 1, 1}));
+  EXPECT_EQ(rows.rows(), 24);
+  EXPECT_EQ(rows.row_length(), 35);
+  EXPECT_EQ(rows.x_step(), 1);
+  EXPECT_EQ(rows.y_step(), 0);
+  std::vector<int64_t> x, y;
+  for (BCastRows::Cursor c = rows.At(4); c.row() < 9; c.Next()) {
+    x.push_back(c.x());
+    y.push_back(c.y());
+  }
+  EXPECT_THAT(x, ElementsAre(35, 35, 70, 70, 70));
+  EXPECT_THAT(y, ElementsAre(1, 2, 0, 1, 2));
+}
+
+// [2,1,3,1] + [1,4,1,5]: rank 4 collapsed, rows of 5 where x repeats.
+TEST(BCastRowsTest, BothBroadcastAlternately) {
+  const BCast b = B({2, 1, 3, 1}, {1, 4, 1, 5});
+  ASSERT_THAT(b.result_shape(), ElementsAre(2, 4, 3, 5));
+  const BCastRows rows(b);
+  EXPECT_EQ(rows.rows(), 24);
+  EXPECT_EQ(rows.x_step(), 0);
+  EXPECT_EQ(rows.y_step(), 1);
+  std::vector<int64_t> x, y;
+  for (BCastRows::Cursor c = rows.At(0); c.row() < rows.rows(); c.Next()) {
+    x.push_back(c.x());
+    y.push_back(c.y());
+  }
+  // Row (i, j, k) reads x[i*3 + k] and y's row j (of 5).
+  std::vector<int64_t> want_x, want_y;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      for (int k = 0; k < 3; ++k) {
+        want_x.push_back(i * 3 + k);
+        want_y.push_back(j * 5);
+      }
+    }
+  }
+  EXPECT_EQ(x, want_x);
+  EXPECT_EQ(y, want_y);
+  // A cursor started mid-way agrees with the walk from the start.
+  const BCastRows::Cursor c = rows.At(17);
+  EXPECT_EQ(c.x(), want_x[17]);
+  EXPECT_EQ(c.y(), want_y[17]);
+}
+
 TEST(BCastTest, MissingLeadingDimsBroadcast) {
   const BCast b = B({2, 3}, {3});
   ASSERT_TRUE(b.ok());

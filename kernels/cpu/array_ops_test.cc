@@ -84,6 +84,21 @@ TEST(ShapeOpsTest, FillZerosOnesBroadcastTo) {
               TensorIs<float>({2, 3}, {1, 2, 3, 1, 2, 3}));
   EXPECT_THAT(RunOk(b, {Literal<int32_t>({2, 1}, {1, 2}), Literal<int64_t>({2}, {2, 2})}),
               TensorIs<int32_t>({2, 2}, {1, 1, 2, 2}));
+  // Long rows: runs of 17 copied, one element repeated over rows of 20.
+  std::vector<double> runs(2 * 17), want_runs;
+  for (int i = 0; i < 34; ++i) runs[i] = i;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      for (int k = 0; k < 17; ++k) want_runs.push_back(i * 17 + k);
+    }
+  }
+  EXPECT_THAT(RunOk(b, {Literal<double>({2, 1, 17}, runs), Literal<int32_t>({3}, {2, 3, 17})}),
+              TensorIs<double>({2, 3, 17}, want_runs));
+  std::vector<uint8_t> want_repeat;
+  for (int i = 0; i < 2; ++i)
+    want_repeat.insert(want_repeat.end(), 20, static_cast<uint8_t>(7 + i));
+  EXPECT_THAT(RunOk(b, {Literal<uint8_t>({2, 1}, {7, 8}), Literal<int32_t>({2}, {2, 20})}),
+              TensorIs<uint8_t>({2, 20}, want_repeat));
   EXPECT_THAT(b.Run({Literal<float>({3}, {1, 2, 3}), Literal<int32_t>({1}, {2})}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
                                 "Unable to broadcast tensor of shape [3] to tensor of shape [2]"));

@@ -6,8 +6,8 @@
 // (which the GPU kernels compute with too), or Eigen's own functor for ops
 // only the CPU has (Sign, Sin...). A shared functor runs with
 // Eigen's SIMD form of the same maths where Eigen has one (CpuForm below). Shapes broadcast through
-// BCast: equal shapes and one-element operands run as flat loops, everything else as a rank-2..5
-// Eigen broadcast after collapsing dims (TF's limit is also 5).
+// BCast: equal shapes and one-element operands run as flat expressions, everything else as rows
+// of the collapsed result (Note [Broadcasting by rows]).
 //
 // Buffers: x [any], y [any], z [BCast(x, y).output_shape()], written over
 // x's or y's buffer when no one else holds it.
@@ -130,14 +130,46 @@ struct CpuFormOf<functor::Div<T>> {
                          WithSimd<functor::Div<T>, ei::scalar_quotient_op<T, T>>, functor::Div<T>>;
 };
 
-template <typename T, typename Out, typename F, int N>
-void Broadcast(const Eigen::ThreadPoolDevice& d, const Tensor& x, const Tensor& y, const BCast& b,
-               Tensor* z) {
-  z->shaped<Out, N>(b.result_shape()).device(d) =
-      x.shaped<T, N>(b.x_reshape())
-          .broadcast(AsArray<N>(b.x_bcast()))
-          .binaryExpr(y.shaped<T, N>(b.y_reshape()).broadcast(AsArray<N>(b.y_bcast())),
-                      CpuForm<F>());
+// Note [Broadcasting by rows]
+// A broadcast is evaluated as rows of the collapsed result's last dimension
+// (BCastRows, kernels/bcast.h): in each row, x and y are each either a run
+// of that dimension or one element repeated. Rows are spread over the pool;
+// a long row is one flat, vectorised Eigen expression, a short one a scalar
+// loop. Every rank is served so, by three flat expressions per kernel,
+// where Eigen's broadcast evaluators took an instantiation per op, dtype
+// and rank (60% of the binary ops' compile time) and ran slower
+// (bench/README.md, "Broadcasting binary ops").
+template <typename T, typename Out, typename F>
+void BroadcastRows(const Eigen::ThreadPoolDevice& d, const Tensor& x, const Tensor& y,
+                   const BCast& b, Tensor* z) {
+  const BCastRows rows(b);
+  const int64_t n = rows.row_length(), x_step = rows.x_step(), y_step = rows.y_step();
+  const T* xp = x.data<T>();
+  const T* yp = y.data<T>();
+  Out* zp = z->data<Out>();
+  const auto shard = [&](Eigen::Index first, Eigen::Index last) {
+    using In = Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::DenseIndex>>;
+    using Row = Eigen::TensorMap<Eigen::Tensor<Out, 1, Eigen::RowMajor, Eigen::DenseIndex>>;
+    constexpr int64_t kShortRow = 16;
+    const CpuForm<F> f;
+    for (BCastRows::Cursor c = rows.At(first); c.row() < last; c.Next()) {
+      Out* out = zp + c.row() * n;
+      const T* xr = xp + c.x();
+      const T* yr = yp + c.y();
+      if (n < kShortRow) {
+        for (int64_t j = 0; j < n; ++j) out[j] = f(xr[j * x_step], yr[j * y_step]);
+      } else if (x_step != 0 && y_step != 0) {
+        Row(out, n) = In(xr, n).binaryExpr(In(yr, n), f);
+      } else if (x_step != 0) {
+        Row(out, n) = In(xr, n).binaryExpr(In(xr, n).constant(*yr), f);
+      } else {
+        Row(out, n) = In(yr, n).constant(*xr).binaryExpr(In(yr, n), f);
+      }
+    }
+  };
+  const double cycles = Eigen::internal::functor_traits<CpuForm<F>>::Cost;
+  d.parallelFor(rows.rows(),
+                Eigen::TensorOpCost(2.0 * n * sizeof(T), 1.0 * n * sizeof(Out), cycles * n), shard);
 }
 
 template <typename T, typename Out, typename F>
@@ -170,41 +202,31 @@ class BinaryOp : public OpKernel {
     } else if (x.NumElements() == 1) {
       out.device(d) = y.flat<T>().constant(*x.data<T>()).binaryExpr(y.flat<T>(), f);
     } else {
-      switch (b.result_shape().size()) {
-        case 2:
-          Broadcast<T, Out, F, 2>(d, x, y, b, z);
-          break;
-        case 3:
-          Broadcast<T, Out, F, 3>(d, x, y, b, z);
-          break;
-        case 4:
-          Broadcast<T, Out, F, 4>(d, x, y, b, z);
-          break;
-        case 5:
-          Broadcast<T, Out, F, 5>(d, x, y, b, z);
-          break;
-        default:
-          return absl::UnimplementedError(
-              absl::StrCat("Broadcast between ", x.shape().DebugString(), " and ",
-                           y.shape().DebugString(), " is not supported yet."));
-      }
+      BroadcastRows<T, Out, F>(d, x, y, b, z);
     }
     return absl::OkStatus();
   }
 };
 
 // A binary op whose inputs must have one shape (the *Grad companions of
-// unary ops: y and dy, gradients and features).
+// unary ops: y and dy, gradients and features): one flat expression.
 template <typename T, typename F>
-class SameShapeBinaryOp : public BinaryOp<T, T, F> {
+class SameShapeBinaryOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
-    if (ctx->input(0).shape() != ctx->input(1).shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx->op(), " needs both inputs of one shape, got ", ctx->input(0).shape().DebugString(),
-          " and ", ctx->input(1).shape().DebugString()));
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    if (x.shape() != y.shape()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ctx->op(), " needs both inputs of one shape, got ", x.shape().DebugString(),
+                       " and ", y.shape().DebugString()));
     }
-    return BinaryOp<T, T, F>::Compute(ctx);
+    TW_ASSIGN_OR_RETURN(Tensor * z, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
+    if (x.NumElements() > 0) {
+      z->flat<T>().device(ctx->eigen_cpu_device()) =
+          x.flat<T>().binaryExpr(y.flat<T>(), CpuForm<F>());
+    }
+    return absl::OkStatus();
   }
 };
 

@@ -360,6 +360,72 @@ TEST(CwiseTest, LargeBroadcastMatchesLoop) {
   }
 }
 
+// 0, scale, 2 * scale, ... in `shape`.
+std::vector<int32_t> Iota(const TensorShape& shape, int scale) {
+  std::vector<int32_t> v(shape.num_elements());
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(i) * scale;
+  return v;
+}
+
+// Iota(x) - Iota(y, 1000) over NumPy broadcasting, element by element: the
+// reference for the kernels' rows (Note [Broadcasting by rows]). Both have
+// the rank of `out`.
+std::vector<int32_t> SubByLoop(const TensorShape& xs, const TensorShape& ys,
+                               const TensorShape& out) {
+  const std::vector<int32_t> x = Iota(xs, 1), y = Iota(ys, 1000);
+  std::vector<int32_t> z(out.num_elements());
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    int64_t rest = i, xi = 0, yi = 0, xm = 1, ym = 1;
+    for (int d = out.dims() - 1; d >= 0; --d) {
+      const int64_t at = rest % out.dim_size(d);
+      rest /= out.dim_size(d);
+      xi += (xs.dim_size(d) == 1 ? 0 : at) * xm;
+      yi += (ys.dim_size(d) == 1 ? 0 : at) * ym;
+      xm *= xs.dim_size(d);
+      ym *= ys.dim_size(d);
+    }
+    z[i] = x[xi] - y[yi];
+  }
+  return z;
+}
+
+// Long rows (a run of both, a run and a repeated element, each way), short
+// rows, and collapsed ranks above TF's 5, on int32, against the loop.
+TEST(CwiseTest, BroadcastRowsOfEveryKindMatchLoops) {
+  const struct {
+    TensorShape x, y, out;
+  } cases[] = {
+      {{1, 20}, {3, 20}, {3, 20}},
+      {{3, 20}, {3, 1}, {3, 20}},
+      {{3, 1}, {1, 20}, {3, 20}},
+      {{2, 1, 3, 1, 2, 1, 2}, {1, 2, 1, 2, 1, 2, 1}, {2, 2, 3, 2, 2, 2, 2}},
+      {{2, 1, 2, 1, 2, 1, 17}, {1, 3, 1, 3, 1, 3, 17}, {2, 3, 2, 3, 2, 3, 17}},
+      {{4, 1, 40}, {1, 5, 1}, {4, 5, 40}},
+  };
+  for (const auto& c : cases) {
+    EXPECT_THAT(
+        Binary("Sub", Literal<int32_t>(c.x, Iota(c.x, 1)), Literal<int32_t>(c.y, Iota(c.y, 1000))),
+        TensorIs<int32_t>(c.out, SubByLoop(c.x, c.y, c.out)))
+        << c.x.DebugString() << " - " << c.y.DebugString();
+  }
+}
+
+// Strings broadcast too (Equal of a column against a row), and a full-shape
+// x may be written over while y broadcasts into it.
+TEST(CwiseTest, BroadcastStringsAndOverTheInput) {
+  KernelRunner eq("Equal");
+  EXPECT_THAT(RunOk(eq, {Literal<std::string>({2, 1}, {"a", "b"}),
+                         Literal<std::string>({3}, {"b", "a", "b"})}),
+              TensorIs<bool>({2, 3}, {false, true, false, true, false, true}));
+  std::vector<float> x(2 * 24), y(24), want(2 * 24);
+  for (int i = 0; i < 48; ++i) x[i] = static_cast<float>(i);
+  for (int j = 0; j < 24; ++j) y[j] = 0.5f * static_cast<float>(j);
+  for (int i = 0; i < 48; ++i) want[i] = x[i] * y[i % 24];
+  KernelRunner mul("Mul");
+  EXPECT_THAT(RunOk(mul, {Literal<float>({2, 24}, x), Literal<float>({24}, y)}),
+              TensorIs<float>({2, 24}, want));
+}
+
 }  // namespace
 }  // namespace towerflow
 

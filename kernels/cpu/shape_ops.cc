@@ -214,30 +214,30 @@ class BroadcastToOp : public OpKernel {
   }
 
  private:
+  // Rows of the output, each a copy of a run of `in` or one element
+  // repeated (Note [Broadcasting by rows] in kernels/cpu/cwise_ops.h).
   template <typename U>
   static absl::Status Broadcast(const Eigen::ThreadPoolDevice& d, const Tensor& in, const BCast& b,
                                 Tensor* out) {
-    const BCast::Vec& r = b.result_shape();
     if (in.NumElements() == out->NumElements()) {
       std::copy_n(RawData<U>(in), in.NumElements(), RawData<U>(*out));
       return absl::OkStatus();
     }
-    switch (r.size()) {
-#define TW_BROADCAST_CASE(N)                                                       \
-  case N:                                                                          \
-    RawMap<U, N>(*out, r).device(d) =                                              \
-        RawMap<U, N>(in, b.x_reshape()).broadcast(cwise::AsArray<N>(b.x_bcast())); \
+    const BCastRows rows(b);
+    const int64_t n = rows.row_length();
+    const U* from = RawData<U>(in);
+    U* to = RawData<U>(*out);
+    d.parallelFor(rows.rows(), Eigen::TensorOpCost(n * sizeof(U), n * sizeof(U), 0),
+                  [&](Eigen::Index first, Eigen::Index last) {
+                    for (BCastRows::Cursor c = rows.At(first); c.row() < last; c.Next()) {
+                      if (rows.x_step() != 0) {
+                        std::copy_n(from + c.x(), n, to + c.row() * n);
+                      } else {
+                        std::fill_n(to + c.row() * n, n, from[c.x()]);
+                      }
+                    }
+                  });
     return absl::OkStatus();
-      TW_BROADCAST_CASE(1)
-      TW_BROADCAST_CASE(2)
-      TW_BROADCAST_CASE(3)
-      TW_BROADCAST_CASE(4)
-      TW_BROADCAST_CASE(5)
-#undef TW_BROADCAST_CASE
-      default:
-        return absl::UnimplementedError(
-            absl::StrCat("BroadcastTo to ", r.size(), " collapsed dimensions is not supported"));
-    }
   }
 };
 
