@@ -204,24 +204,23 @@ class BroadcastToOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     if (shape.num_elements() == 0) return absl::OkStatus();
     const auto& d = ctx->eigen_cpu_device();
-    absl::Status status;
     const bool supported = VisitByElementSize(in.dtype(), [&](auto zero) {
       using U = decltype(zero);
-      status = Broadcast<U>(d, in, b, out);
+      Broadcast<U>(d, in, b, out);
     });
     if (!supported) return UnsupportedDtype("BroadcastTo", in.dtype());
-    return status;
+    return absl::OkStatus();
   }
 
  private:
   // Rows of the output, each a copy of a run of `in` or one element
   // repeated (Note [Broadcasting by rows] in kernels/cpu/cwise_ops.h).
   template <typename U>
-  static absl::Status Broadcast(const Eigen::ThreadPoolDevice& d, const Tensor& in, const BCast& b,
-                                Tensor* out) {
+  static void Broadcast(const Eigen::ThreadPoolDevice& d, const Tensor& in, const BCast& b,
+                        Tensor* out) {
     if (in.NumElements() == out->NumElements()) {
       std::copy_n(RawData<U>(in), in.NumElements(), RawData<U>(*out));
-      return absl::OkStatus();
+      return;
     }
     const BCastRows rows(b);
     const int64_t n = rows.row_length();
@@ -237,7 +236,6 @@ class BroadcastToOp : public OpKernel {
                       }
                     }
                   });
-    return absl::OkStatus();
   }
 };
 
