@@ -138,7 +138,9 @@ struct CpuFormOf<functor::Div<T>> {
 // loop. Every rank is served so, by three flat expressions per kernel,
 // where Eigen's broadcast evaluators took an instantiation per op, dtype
 // and rank (60% of the binary ops' compile time) and ran slower
-// (bench/README.md, "Broadcasting binary ops").
+// (bench/README.md, "Broadcasting binary ops"). When z is written over x
+// (or y), that input has z's shape, so its row r is z's row r: each
+// element is read before it is written.
 template <typename T, typename Out, typename F>
 void BroadcastRows(const Eigen::ThreadPoolDevice& d, const Tensor& x, const Tensor& y,
                    const BCast& b, Tensor* z) {

@@ -410,9 +410,9 @@ TEST(CwiseTest, BroadcastRowsOfEveryKindMatchLoops) {
   }
 }
 
-// Strings broadcast too (Equal of a column against a row), and a full-shape
-// x may be written over while y broadcasts into it.
-TEST(CwiseTest, BroadcastStringsAndOverTheInput) {
+// Strings broadcast too (Equal of a column against a row), and float rows
+// of 24 run as SIMD registers and a remainder.
+TEST(CwiseTest, BroadcastStringsAndFloatRows) {
   KernelRunner eq("Equal");
   EXPECT_THAT(RunOk(eq, {Literal<std::string>({2, 1}, {"a", "b"}),
                          Literal<std::string>({3}, {"b", "a", "b"})}),
