@@ -9,7 +9,8 @@
 //  * the machine's float FMA peak per thread count (the yardstick for the
 //    convolutions' share of it);
 //  * broadcasting binary ops (AddV2 and Greater on float) over the shapes
-//    training meets: a bias row, a column, rank 3 and 4, short rows.
+//    training meets: a bias row, a column, rank 3 and 4, short rows;
+//  * BroadcastTo and Tile as the gradients of means repeat a statistic.
 #include <immintrin.h>
 
 #include <chrono>
@@ -120,9 +121,9 @@ struct BroadcastCase {
   TensorShape x, y;
 };
 const BroadcastCase kBroadcastCases[] = {
-    {"bias_row", {1024, 1024}, {1024}},         {"column", {1024, 1024}, {1024, 1}},
-    {"rank3", {64, 1, 1024}, {1, 16, 1024}},    {"rank4", {16, 16, 64, 64}, {16, 1, 64, 1}},
-    {"short_rows", {524288, 2}, {1, 2}},        {"outer", {1024, 1}, {1, 1024}},
+    {"bias_row", {1024, 1024}, {1024}},      {"column", {1024, 1024}, {1024, 1}},
+    {"rank3", {64, 1, 1024}, {1, 16, 1024}}, {"rank4", {16, 16, 64, 64}, {16, 1, 64, 1}},
+    {"short_rows", {524288, 2}, {1, 2}},     {"outer", {1024, 1}, {1, 1024}},
 };
 
 void BM_BroadcastBinary(benchmark::State& state) {
@@ -133,12 +134,32 @@ void BM_BroadcastBinary(benchmark::State& state) {
   KernelRunner r(op);
   int64_t elements = 0;
   for (auto _ : state) elements = Must(r.Run({x, y})).NumElements();
-  state.counters["Melem/s"] = benchmark::Counter(
-      static_cast<double>(elements), benchmark::Counter::kIsIterationInvariantRate,
-      benchmark::Counter::kIs1000);
+  state.counters["Melem/s"] = benchmark::Counter(static_cast<double>(elements),
+                                                 benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_BroadcastBinary)
     ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// BroadcastTo (range 0 = 0) and Tile (1) as the gradients of means and of
+// spatial reductions repeat a statistic: [128,1,1,64] over 16x16 positions
+// (range 1 = 0), and a [1,64] row 4096 times (1).
+void BM_RepeatStatistic(benchmark::State& state) {
+  const bool tile = state.range(0) == 1, spatial = state.range(1) == 0;
+  const Tensor x =
+      RandomTensor(spatial ? TensorShape({128, 1, 1, 64}) : TensorShape({1, 64}), 1, 3);
+  const Tensor to = tile ? (spatial ? Ints({1, 16, 16, 1}) : Ints({4096, 1}))
+                         : (spatial ? Ints({128, 16, 16, 64}) : Ints({4096, 64}));
+  state.SetLabel(tile ? (spatial ? "Tile [128,1,1,64] by [1,16,16,1]" : "Tile [1,64] by [4096,1]")
+                      : (spatial ? "BroadcastTo [128,1,1,64] to [128,16,16,64]"
+                                 : "BroadcastTo [1,64] to [4096,64]"));
+  KernelRunner r(tile ? "Tile" : "BroadcastTo");
+  for (auto _ : state) benchmark::DoNotOptimize(Must(r.Run({x, to})));
+}
+BENCHMARK(BM_RepeatStatistic)
+    ->ArgsProduct({{0, 1}, {0, 1}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

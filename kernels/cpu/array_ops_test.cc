@@ -354,6 +354,13 @@ TEST(SliceOpsTest, PadAndTile) {
   KernelRunner t("Tile");
   EXPECT_THAT(RunOk(t, {Literal<float>({2}, {1, 2}), Literal<int32_t>({1}, {3})}),
               TensorIs<float>({6}, {1, 2, 1, 2, 1, 2}));
+  EXPECT_THAT(RunOk(t, {Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6}), Literal<int32_t>({2}, {2, 2})}),
+              TensorIs<float>({4, 6}, {1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6,  //
+                                       1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6}));
+  EXPECT_THAT(RunOk(t, {Literal<int64_t>({2, 1, 1}, {7, 8}), Literal<int32_t>({3}, {1, 2, 3})}),
+              TensorIs<int64_t>({2, 2, 3}, {7, 7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8}));
+  EXPECT_THAT(RunOk(t, {Literal<uint8_t>({1, 2}, {1, 2}), Literal<int64_t>({2}, {3, 1})}),
+              TensorIs<uint8_t>({3, 2}, {1, 2, 1, 2, 1, 2}));
   EXPECT_THAT(RunOk(t, {Literal<float>({1, 2}, {1, 2}), Literal<int32_t>({2}, {2, 0})}),
               TensorIs<float>({2, 0}, {}));
   EXPECT_THAT(t.Run({Literal<float>({2}, {1, 2}), Literal<int32_t>({1}, {-1})}),

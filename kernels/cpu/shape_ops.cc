@@ -204,38 +204,40 @@ class BroadcastToOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     if (shape.num_elements() == 0) return absl::OkStatus();
     const auto& d = ctx->eigen_cpu_device();
+    absl::Status status;
     const bool supported = VisitByElementSize(in.dtype(), [&](auto zero) {
       using U = decltype(zero);
-      Broadcast<U>(d, in, b, out);
+      status = Broadcast<U>(d, in, b, out);
     });
     if (!supported) return UnsupportedDtype("BroadcastTo", in.dtype());
-    return absl::OkStatus();
+    return status;
   }
 
  private:
-  // Rows of the output, each a copy of a run of `in` or one element
-  // repeated (Note [Broadcasting by rows] in kernels/cpu/cwise_ops.h).
   template <typename U>
-  static void Broadcast(const Eigen::ThreadPoolDevice& d, const Tensor& in, const BCast& b,
-                        Tensor* out) {
+  static absl::Status Broadcast(const Eigen::ThreadPoolDevice& d, const Tensor& in, const BCast& b,
+                                Tensor* out) {
+    const BCast::Vec& r = b.result_shape();
     if (in.NumElements() == out->NumElements()) {
       std::copy_n(RawData<U>(in), in.NumElements(), RawData<U>(*out));
-      return;
+      return absl::OkStatus();
     }
-    const BCastRows rows(b);
-    const int64_t n = rows.row_length();
-    const U* from = RawData<U>(in);
-    U* to = RawData<U>(*out);
-    d.parallelFor(rows.rows(), Eigen::TensorOpCost(n * sizeof(U), n * sizeof(U), 0),
-                  [&](Eigen::Index first, Eigen::Index last) {
-                    for (BCastRows::Cursor c = rows.At(first); c.row() < last; c.Next()) {
-                      if (rows.x_step() != 0) {
-                        std::copy_n(from + c.x(), n, to + c.row() * n);
-                      } else {
-                        std::fill_n(to + c.row() * n, n, from[c.x()]);
-                      }
-                    }
-                  });
+    switch (r.size()) {
+#define TW_BROADCAST_CASE(N)                                                       \
+  case N:                                                                          \
+    RawMap<U, N>(*out, r).device(d) =                                              \
+        RawMap<U, N>(in, b.x_reshape()).broadcast(cwise::AsArray<N>(b.x_bcast())); \
+    return absl::OkStatus();
+      TW_BROADCAST_CASE(1)
+      TW_BROADCAST_CASE(2)
+      TW_BROADCAST_CASE(3)
+      TW_BROADCAST_CASE(4)
+      TW_BROADCAST_CASE(5)
+#undef TW_BROADCAST_CASE
+      default:
+        return absl::UnimplementedError(
+            absl::StrCat("BroadcastTo to ", r.size(), " collapsed dimensions is not supported"));
+    }
   }
 };
 
