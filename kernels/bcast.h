@@ -63,8 +63,10 @@ class BCast {
 // A broadcast as rows of its collapsed result's last dimension: in each
 // row, x and y each give either a run of that dimension or one element
 // repeated (BCast merged the dimensions that broadcast alike, so a row
-// never mixes the two). The CPU kernels walk them (Note [Broadcasting by
-// rows] in kernels/cpu/cwise_ops.h); a shard of rows starts at any row.
+// never mixes the two). The CPU's binary elementwise kernels walk them
+// (Note [Broadcasting by rows] in kernels/cpu/cwise_ops.h; BroadcastTo and
+// Tile stay on Eigen, bench/README.md says why); a shard of rows starts at
+// any row.
 //
 //   const BCastRows rows(b);  // b.ok(), output not empty
 //   for (BCastRows::Cursor c = rows.At(first); c.row() < last; c.Next())
