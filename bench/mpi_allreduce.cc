@@ -14,10 +14,14 @@
 //             that of its producers alone): they write into the op's
 //             fusion buffer;
 //     copying in   the same with each tensor also read by another node, so
-//             the op copies them into its buffer.
-// Two sets: ResNet-20's 0.27 M parameters in its 65 tensors, and 25 M
-// parameters in 100 tensors. Each figure is the median of 30 runs, all
-// taking turns, every run between barriers; rank 0 prints the table.
+//             the op copies them into its buffer;
+//     unfused      the op in a step with fusion off (each tensor summed in
+//             the buffer its producer made), against raw per-tensor in
+//             the same round.
+// Two sets: ResNet-20's 0.27 M parameters in its 61 tensors, and 25 M
+// parameters in 100 tensors. Each figure is the median of 300 runs (30 on
+// the large set), all taking turns, every run between barriers; rank 0
+// prints the table.
 #include <mpi.h>
 
 #include <algorithm>
@@ -53,15 +57,15 @@ std::vector<int64_t> ResNet20Sizes() {
 }
 
 // The median seconds of each of `runs`, measured side by side: 5 warm-up
-// rounds, then 30 rounds that run each once in turn, every run between
+// rounds, then `rounds` rounds that run each once in turn, every run between
 // barriers (so drift in the machine's load hits all of them alike).
-std::vector<double> MedianSeconds(distribute::Cluster* cluster,
+std::vector<double> MedianSeconds(distribute::Cluster* cluster, int rounds,
                                   const std::vector<std::function<void()>>& runs) {
   for (int i = 0; i < 5; ++i) {
     for (const auto& run : runs) run();
   }
   std::vector<std::vector<double>> times(runs.size());
-  for (int i = 0; i < 30; ++i) {
+  for (int i = 0; i < rounds; ++i) {
     for (size_t r = 0; r < runs.size(); ++r) {
       (void)cluster->Barrier();
       const auto start = std::chrono::steady_clock::now();
@@ -117,7 +121,8 @@ struct OpRun {
 // a Shape of each tensor reads it too, so the producers cannot write into the op's fusion buffer
 // (Note [Fusion buffer] in distribute/mpi_ops.cc) and the op copies them in.
 struct InStepRun {
-  InStepRun(const std::vector<int64_t>& sizes, bool with_op, bool read_elsewhere)
+  InStepRun(const std::vector<int64_t>& sizes, bool with_op, bool read_elsewhere,
+            int64_t threshold = int64_t{64} << 20)
       : root(Scope::NewRootScope().WithDevice("/cpu:0")) {
     scale = ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({}));
     std::vector<Output> tensors;
@@ -133,8 +138,11 @@ struct InStepRun {
     for (const Output& t : tensors) made.push_back(t.op());
     const Operation met =
         ops::MpiAllReduce(root.WithControlDependencies(made), {ops::Const(root, 0.0f)}).operation;
-    targets.push_back(
-        with_op ? ops::MpiAllReduce(root.WithControlDependencies({met}), tensors).operation : met);
+    targets.push_back(with_op
+                          ? ops::MpiAllReduce(root.WithControlDependencies({met}), tensors,
+                                              ops::MpiAllReduce::FusionThresholdBytes(threshold))
+                                .operation
+                          : met);
     // One thread each: the two processes share this machine's two cores,
     // and a process waiting in MPI spins on its core.
     SessionOptions options;
@@ -160,30 +168,35 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   std::fill_n(one.data<float>(), total, 1.0f);
   OpRun fused(sizes, int64_t{64} << 20), per_tensor(sizes, 0), session_alone(sizes, -1);
   InStepRun in_step(sizes, true, false), producers(sizes, false, false),
-      in_step_copied(sizes, true, true), producers_read(sizes, false, true);
-  for (InStepRun* r : {&in_step, &producers, &in_step_copied, &producers_read}) {
+      in_step_copied(sizes, true, true), producers_read(sizes, false, true),
+      in_step_unfused(sizes, true, false, 0);
+  for (InStepRun* r : {&in_step, &producers, &in_step_copied, &producers_read, &in_step_unfused}) {
     r->one.data<float>()[0] = 1.0f;
   }
   const auto raw_run = [&] {
     MPI_Allreduce(MPI_IN_PLACE, raw.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM,
                   MPI_COMM_WORLD);
   };
-  const std::vector<double> s =
-      MedianSeconds(cluster, {raw_run,
-                              [&] {
-                                for (std::vector<float>& t : raw_tensors) {
-                                  MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()),
-                                                MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-                                }
-                              },
-                              [&] { (void)cluster->AllReduceSum(&one); }, [&] { fused.Run(); },
-                              [&] { per_tensor.Run(); }, [&] { session_alone.Run(); }});
+  const auto raw_per_tensor_run = [&] {
+    for (std::vector<float>& t : raw_tensors) {
+      MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()), MPI_FLOAT, MPI_SUM,
+                    MPI_COMM_WORLD);
+    }
+  };
+  // Many rounds on the small set, whose step rows are differences of two
+  // medians of a fraction of a millisecond each.
+  const int rounds = total < 1000000 ? 300 : 30;
+  const std::vector<double> s = MedianSeconds(
+      cluster, rounds,
+      {raw_run, raw_per_tensor_run, [&] { (void)cluster->AllReduceSum(&one); },
+       [&] { fused.Run(); }, [&] { per_tensor.Run(); }, [&] { session_alone.Run(); }});
   // The steps on their own, beside raw MPI again: the sessions above leave
   // their pools' threads spinning a while after each run, which on two
   // shared cores would slow whichever step follows.
-  const std::vector<double> step =
-      MedianSeconds(cluster, {raw_run, [&] { in_step.Run(); }, [&] { producers.Run(); },
-                              [&] { in_step_copied.Run(); }, [&] { producers_read.Run(); }});
+  const std::vector<double> step = MedianSeconds(
+      cluster, rounds,
+      {raw_run, [&] { in_step.Run(); }, [&] { producers.Run(); }, [&] { in_step_copied.Run(); },
+       [&] { producers_read.Run(); }, raw_per_tensor_run, [&] { in_step_unfused.Run(); }});
   const double raw_s = s[0];
   if (!cluster->is_chief()) return;
   const double bytes = 4.0 * static_cast<double>(total);
@@ -214,6 +227,11 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   };
   step_row("op in a step", step[1] - step[2]);
   step_row("  copying in", step[3] - step[4]);
+  std::printf("  %-16s %9.3f ms  (raw per-tensor again, beside the steps)\n", "raw per-tensor",
+              step[5] * 1e3);
+  const double unfused = step[6] - step[2];
+  std::printf("  %-16s %9.3f ms  %7.2f GB/s  %5.1f%% of raw per-tensor\n", "  unfused",
+              unfused * 1e3, bytes / unfused / 1e9, 100.0 * step[5] / unfused);
   std::printf("  %-16s %9.3f ms  (the step without the op: its producers)\n", "producers",
               step[2] * 1e3);
 }
