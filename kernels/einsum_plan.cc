@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "framework/kernel_context.h"
 
 namespace towerflow {
 namespace {
@@ -114,6 +116,26 @@ absl::StatusOr<EinsumPlan> PlanEinsum(const EinsumEquation& eq,
   plan.out_strides = StridesFor(r.output, r.output_dims, c_labels, plan.c_sizes);
   plan.inflate = c_labels.size() != r.output.size();
   plan.out_direct = c_labels == r.output;
+  return plan;
+}
+
+absl::Status EinsumOpBase::Init(const KernelConstruction& c) {
+  std::string equation;
+  int64_t n = 0;
+  TW_RETURN_IF_ERROR(c.GetAttr("equation", &equation));
+  TW_RETURN_IF_ERROR(c.GetAttr("N", &n));
+  TW_ASSIGN_OR_RETURN(eq_, ParseEinsum(equation, static_cast<int>(n)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<EinsumPlan> EinsumOpBase::PlanCall(KernelContext* ctx, Tensor** out) const {
+  std::vector<std::vector<int64_t>> dims;
+  for (int i = 0; i < ctx->num_inputs(); ++i) {
+    const auto& d = ctx->input(i).shape().dim_sizes();
+    dims.emplace_back(d.begin(), d.end());
+  }
+  TW_ASSIGN_OR_RETURN(EinsumPlan plan, PlanEinsum(eq_, dims));
+  TW_ASSIGN_OR_RETURN(*out, ctx->allocate_output(0, plan.shape));
   return plan;
 }
 

@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "core/einsum.h"
 #include "core/tensor_shape.h"
+#include "framework/kernel.h"
 
 namespace towerflow {
 
@@ -54,6 +55,21 @@ struct EinsumPlan {
 // inputs that do not fit the equation or a GEMM past 32-bit BLAS sizes.
 absl::StatusOr<EinsumPlan> PlanEinsum(const EinsumEquation& eq,
                                       const std::vector<std::vector<int64_t>>& dims);
+
+// What every device's Einsum kernel shares: the equation, parsed once from
+// the node's `equation` and `N`, and each call's plan.
+class EinsumOpBase : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override;
+
+ protected:
+  // The plan for this call's inputs, with the output allocated to its shape
+  // in `*out`.
+  absl::StatusOr<EinsumPlan> PlanCall(KernelContext* ctx, Tensor** out) const;
+
+ private:
+  EinsumEquation eq_;
+};
 
 }  // namespace towerflow
 

@@ -3,7 +3,6 @@
 // already laid out, and each batch is one BLAS GEMM.
 #include <algorithm>
 
-#include "core/einsum.h"
 #include "core/status_macros.h"
 #include "framework/device.h"
 #include "framework/kernel_context.h"
@@ -66,26 +65,12 @@ absl::StatusOr<const T*> Arrange(KernelContext* ctx, const T* data, const Einsum
 }
 
 template <typename T>
-class EinsumOp : public OpKernel {
+class EinsumOp : public EinsumOpBase {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    std::string equation;
-    int64_t n = 0;
-    TW_RETURN_IF_ERROR(c.GetAttr("equation", &equation));
-    TW_RETURN_IF_ERROR(c.GetAttr("N", &n));
-    TW_ASSIGN_OR_RETURN(eq_, ParseEinsum(equation, static_cast<int>(n)));
-    return absl::OkStatus();
-  }
-
   absl::Status Compute(KernelContext* ctx) override {
     const int num = ctx->num_inputs();
-    std::vector<std::vector<int64_t>> dims;
-    for (int i = 0; i < num; ++i) {
-      const auto& d = ctx->input(i).shape().dim_sizes();
-      dims.emplace_back(d.begin(), d.end());
-    }
-    TW_ASSIGN_OR_RETURN(const EinsumPlan p, PlanEinsum(eq_, dims));
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.shape));
+    Tensor* out = nullptr;
+    TW_ASSIGN_OR_RETURN(const EinsumPlan p, PlanCall(ctx, &out));
     if (p.shape.num_elements() == 0) return absl::OkStatus();
     const T one = T(1);
     Tensor a_scratch, b_scratch, c_scratch;
@@ -115,9 +100,6 @@ class EinsumOp : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  EinsumEquation eq_;
 };
 
 TW_REGISTER_KERNELS(einsum_op) {

@@ -4,12 +4,10 @@
 // the output's label order (onto a zeroed diagonal where the output repeats
 // a label) by LaunchIndexScatter.
 #include <limits>
-#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/einsum.h"
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
 #include "kernels/einsum_plan.h"
@@ -43,26 +41,12 @@ template <typename T>
 using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
 
 template <typename T>
-class EinsumOp : public OpKernel {
+class EinsumOp : public EinsumOpBase {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    std::string equation;
-    int64_t n = 0;
-    TW_RETURN_IF_ERROR(c.GetAttr("equation", &equation));
-    TW_RETURN_IF_ERROR(c.GetAttr("N", &n));
-    TW_ASSIGN_OR_RETURN(eq_, ParseEinsum(equation, static_cast<int>(n)));
-    return absl::OkStatus();
-  }
-
   absl::Status Compute(KernelContext* ctx) override {
     const int num = ctx->num_inputs();
-    std::vector<std::vector<int64_t>> dims;
-    for (int i = 0; i < num; ++i) {
-      const auto& d = ctx->input(i).shape().dim_sizes();
-      dims.emplace_back(d.begin(), d.end());
-    }
-    TW_ASSIGN_OR_RETURN(const EinsumPlan p, PlanEinsum(eq_, dims));
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.shape));
+    Tensor* out = nullptr;
+    TW_ASSIGN_OR_RETURN(const EinsumPlan p, PlanCall(ctx, &out));
     if (p.shape.num_elements() == 0) return absl::OkStatus();
     if (p.batch > std::numeric_limits<int>::max()) {
       return absl::InvalidArgumentError(
@@ -134,8 +118,6 @@ class EinsumOp : public OpKernel {
                                    static_cast<Bits<T>*>(scratch->raw_data()), map, stream));
     return scratch->data<T>();
   }
-
-  EinsumEquation eq_;
 };
 
 }  // namespace
