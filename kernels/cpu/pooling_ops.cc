@@ -126,7 +126,7 @@ template <typename T>
 void KeepFirstMaximum(const T* x, T k, int64_t c, T* best, T* at) {
   namespace ei = Eigen::internal;
   using Packet = typename ei::packet_traits<T>::type;
-  constexpr int64_t kWidth = ei::unpacket_traits<Packet>::size;
+  constexpr int64_t kWidth = ei::packet_traits<T>::size;
   const Packet kv = ei::pset1<Packet>(k);
   int64_t i = 0;
   for (; i + kWidth <= c; i += kWidth) {
