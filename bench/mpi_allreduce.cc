@@ -11,13 +11,15 @@
 //             the fed rows;
 //   op in a step   the fused op over tensors its producers make in the step,
 //             as a training step's gradients come (the step's time less
-//             that of its producers alone): they write into the op's
-//             fusion buffer;
+//             that of the same step with an IdentityN of the tensors in
+//             the op's place): they write into the op's fusion buffer;
 //     copying in   the same with each tensor also read by another node, so
 //             the op copies them into its buffer;
 //     unfused      the op in a step with fusion off (each tensor summed in
 //             the buffer its producer made), against raw per-tensor in
-//             the same round.
+//             the same round;
+//   op node   the op's own time, start to end, in the trace of the step
+//             (and of its copying-in and unfused forms), beside raw MPI.
 // Two sets: ResNet-20's 0.27 M parameters in its 61 tensors, and 25 M
 // parameters in 100 tensors. Each figure is the median of 300 runs (30 on
 // the large set), all taking turns, every run between barriers; rank 0
@@ -29,11 +31,14 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "distribute/cluster.h"
 #include "ops/ops.h"
 #include "runtime/client_session.h"
+#include "runtime/session.h"
+#include "runtime/step_stats.h"
 
 namespace towerflow {
 namespace {
@@ -113,13 +118,19 @@ struct OpRun {
   std::vector<Tensor> out;
 };
 
-// The fused op in a step of its own, over tensors its producers make in the
-// step (a constant times a fed scalar, as a backprop op makes a gradient),
-// its sums used in the step and not fetched. The op's share of the step is
-// the step's time less that of the same step without it (`with_op` false:
-// the producers alone), the processes meeting after their producers in both. With `read_elsewhere`,
-// a Shape of each tensor reads it too, so the producers cannot write into the op's fusion buffer
-// (Note [Fusion buffer] in distribute/mpi_ops.cc) and the op copies them in.
+// The op in a step of its own, over tensors its producers make in the step
+// (a constant times a fed scalar, as a backprop op makes a gradient), its
+// sums used in the step and not fetched. The op's share of the step is the
+// step's time less that of the same step with an IdentityN of the tensors
+// in its place (`with_op` false), which keeps them all alive until it runs,
+// as the op does: producers whose outputs die at once would write one hot
+// buffer over and over, which a training step does not. The processes meet
+// after their producers in both. With `read_elsewhere`, a Shape of each
+// tensor reads it too, so the producers cannot write into the op's fusion
+// buffer (Note [Fusion buffer] in distribute/mpi_ops.cc) and the op copies
+// them in.
+// RunTraced runs the step with a full trace and keeps the op node's own
+// time, start to end.
 struct InStepRun {
   InStepRun(const std::vector<int64_t>& sizes, bool with_op, bool read_elsewhere,
             int64_t threshold = int64_t{64} << 20)
@@ -138,11 +149,14 @@ struct InStepRun {
     for (const Output& t : tensors) made.push_back(t.op());
     const Operation met =
         ops::MpiAllReduce(root.WithControlDependencies(made), {ops::Const(root, 0.0f)}).operation;
-    targets.push_back(with_op
-                          ? ops::MpiAllReduce(root.WithControlDependencies({met}), tensors,
-                                              ops::MpiAllReduce::FusionThresholdBytes(threshold))
-                                .operation
-                          : met);
+    const Scope after = root.WithControlDependencies({met});
+    const Operation sum =
+        with_op
+            ? ops::MpiAllReduce(after, tensors, ops::MpiAllReduce::FusionThresholdBytes(threshold))
+                  .operation
+            : ops::IdentityN(after, tensors).operation;
+    sum_name = sum.name();
+    targets.push_back(sum);
     // One thread each: the two processes share this machine's two cores,
     // and a process waiting in MPI spins on its core.
     SessionOptions options;
@@ -151,7 +165,22 @@ struct InStepRun {
     session = std::make_unique<ClientSession>(root, options);
   }
   void Run() { (void)session->Run({{scale, one}}, {}, targets, nullptr); }
+  void RunTraced() {
+    RunOptions options;
+    options.trace_level = RunOptions::TraceLevel::kFullTrace;
+    RunMetadata metadata;
+    (void)session->Run(options, {{scale, one}}, {}, targets, nullptr, &metadata);
+    for (const DeviceStepStats& device : metadata.step_stats.dev_stats) {
+      for (const NodeExecStats& node : device.node_stats) {
+        if (node.node_name == sum_name) {
+          node_seconds.push_back(1e-6 * static_cast<double>(node.end_micros - node.start_micros));
+        }
+      }
+    }
+  }
   Scope root;
+  std::string sum_name;
+  std::vector<double> node_seconds;  // RunTraced's
   Output scale;
   Tensor one{DT_FLOAT, TensorShape({})};
   std::vector<Operation> targets;
@@ -167,10 +196,10 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   Tensor one(DT_FLOAT, TensorShape({total}));
   std::fill_n(one.data<float>(), total, 1.0f);
   OpRun fused(sizes, int64_t{64} << 20), per_tensor(sizes, 0), session_alone(sizes, -1);
-  InStepRun in_step(sizes, true, false), producers(sizes, false, false),
-      in_step_copied(sizes, true, true), producers_read(sizes, false, true),
+  InStepRun in_step(sizes, true, false), stand_in(sizes, false, false),
+      in_step_copied(sizes, true, true), stand_in_read(sizes, false, true),
       in_step_unfused(sizes, true, false, 0);
-  for (InStepRun* r : {&in_step, &producers, &in_step_copied, &producers_read, &in_step_unfused}) {
+  for (InStepRun* r : {&in_step, &stand_in, &in_step_copied, &stand_in_read, &in_step_unfused}) {
     r->one.data<float>()[0] = 1.0f;
   }
   const auto raw_run = [&] {
@@ -195,8 +224,18 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   // shared cores would slow whichever step follows.
   const std::vector<double> step = MedianSeconds(
       cluster, rounds,
-      {raw_run, [&] { in_step.Run(); }, [&] { producers.Run(); }, [&] { in_step_copied.Run(); },
-       [&] { producers_read.Run(); }, raw_per_tensor_run, [&] { in_step_unfused.Run(); }});
+      {raw_run, [&] { in_step.Run(); }, [&] { stand_in.Run(); }, [&] { in_step_copied.Run(); },
+       [&] { stand_in_read.Run(); }, raw_per_tensor_run, [&] { in_step_unfused.Run(); }});
+  // The op nodes' own times in traced steps, beside raw MPI once more.
+  const std::vector<double> traced_raw =
+      MedianSeconds(cluster, rounds,
+                    {raw_run, raw_per_tensor_run, [&] { in_step.RunTraced(); },
+                     [&] { in_step_copied.RunTraced(); }, [&] { in_step_unfused.RunTraced(); }});
+  const auto node_median = [](std::vector<double> t) {
+    t.erase(t.begin(), t.begin() + std::min<size_t>(5, t.size()));  // the warm-up rounds'
+    std::sort(t.begin(), t.end());
+    return t.empty() ? 0.0 : t[t.size() / 2];
+  };
   const double raw_s = s[0];
   if (!cluster->is_chief()) return;
   const double bytes = 4.0 * static_cast<double>(total);
@@ -218,8 +257,8 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   std::printf(
       "  %-16s %9.3f ms  (the Session feeding and fetching the tensors, in the fed op rows)\n",
       "session alone", s[5] * 1e3);
-  // The op's share of a step: the step less its producers alone, as a share
-  // of raw MPI in the same round.
+  // The op's share of a step: the step less the same step with a stand-in,
+  // as a share of raw MPI in the same round.
   std::printf("  %-16s %9.3f ms  (raw MPI again, beside the steps)\n", "raw MPI", step[0] * 1e3);
   const auto step_row = [&](const char* what, double t) {
     std::printf("  %-16s %9.3f ms  %7.2f GB/s  %5.1f%% of raw MPI\n", what, t * 1e3,
@@ -232,8 +271,19 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   const double unfused = step[6] - step[2];
   std::printf("  %-16s %9.3f ms  %7.2f GB/s  %5.1f%% of raw per-tensor\n", "  unfused",
               unfused * 1e3, bytes / unfused / 1e9, 100.0 * step[5] / unfused);
-  std::printf("  %-16s %9.3f ms  (the step without the op: its producers)\n", "producers",
+  std::printf("  %-16s %9.3f ms  (the step with an IdentityN for the op)\n", "stand-in step",
               step[2] * 1e3);
+  // The op node's own time in a traced step, start to end.
+  std::printf("  %-16s %9.3f ms, per-tensor %.3f ms  (raw MPI again, beside the traced steps)\n",
+              "raw MPI", traced_raw[0] * 1e3, traced_raw[1] * 1e3);
+  const auto node_row = [&](const char* what, const InStepRun& r, double raw_t, const char* of) {
+    const double t = node_median(r.node_seconds);
+    std::printf("  %-16s %9.3f ms  %7.2f GB/s  %5.1f%% of %s\n", what, t * 1e3, bytes / t / 1e9,
+                100.0 * raw_t / t, of);
+  };
+  node_row("op node", in_step, traced_raw[0], "raw MPI");
+  node_row("  copying in", in_step_copied, traced_raw[0], "raw MPI");
+  node_row("  unfused", in_step_unfused, traced_raw[1], "raw per-tensor");
 }
 
 int Main() {
