@@ -32,6 +32,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "distribute/cluster.h"
@@ -61,12 +62,20 @@ std::vector<int64_t> ResNet20Sizes() {
   return sizes;
 }
 
-// The median seconds of each of `runs`, measured side by side: 5 warm-up
+constexpr int kWarmUpRounds = 5;
+
+double Median(std::vector<double> t) {
+  if (t.empty()) return 0;
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// The median seconds of each of `runs`, measured side by side: warm-up
 // rounds, then `rounds` rounds that run each once in turn, every run between
 // barriers (so drift in the machine's load hits all of them alike).
 std::vector<double> MedianSeconds(distribute::Cluster* cluster, int rounds,
                                   const std::vector<std::function<void()>>& runs) {
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < kWarmUpRounds; ++i) {
     for (const auto& run : runs) run();
   }
   std::vector<std::vector<double>> times(runs.size());
@@ -80,10 +89,7 @@ std::vector<double> MedianSeconds(distribute::Cluster* cluster, int rounds,
     }
   }
   std::vector<double> medians;
-  for (std::vector<double>& t : times) {
-    std::sort(t.begin(), t.end());
-    medians.push_back(t[t.size() / 2]);
-  }
+  for (std::vector<double>& t : times) medians.push_back(Median(std::move(t)));
   return medians;
 }
 
@@ -136,6 +142,7 @@ struct InStepRun {
             int64_t threshold = int64_t{64} << 20)
       : root(Scope::NewRootScope().WithDevice("/cpu:0")) {
     scale = ops::Placeholder(root, DT_FLOAT, ops::Placeholder::Shape({}));
+    one.data<float>()[0] = 1.0f;
     std::vector<Output> tensors;
     for (int64_t s : sizes) {
       Tensor value(DT_FLOAT, TensorShape({s}));
@@ -199,9 +206,6 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   InStepRun in_step(sizes, true, false), stand_in(sizes, false, false),
       in_step_copied(sizes, true, true), stand_in_read(sizes, false, true),
       in_step_unfused(sizes, true, false, 0);
-  for (InStepRun* r : {&in_step, &stand_in, &in_step_copied, &stand_in_read, &in_step_unfused}) {
-    r->one.data<float>()[0] = 1.0f;
-  }
   const auto raw_run = [&] {
     MPI_Allreduce(MPI_IN_PLACE, raw.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM,
                   MPI_COMM_WORLD);
@@ -231,10 +235,9 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
       MedianSeconds(cluster, rounds,
                     {raw_run, raw_per_tensor_run, [&] { in_step.RunTraced(); },
                      [&] { in_step_copied.RunTraced(); }, [&] { in_step_unfused.RunTraced(); }});
-  const auto node_median = [](std::vector<double> t) {
-    t.erase(t.begin(), t.begin() + std::min<size_t>(5, t.size()));  // the warm-up rounds'
-    std::sort(t.begin(), t.end());
-    return t.empty() ? 0.0 : t[t.size() / 2];
+  // The nodes' times of the rounds MedianSeconds timed, past its warm-up.
+  const auto node_median = [](const std::vector<double>& t) {
+    return Median({t.begin() + std::min<size_t>(kWarmUpRounds, t.size()), t.end()});
   };
   const double raw_s = s[0];
   if (!cluster->is_chief()) return;
