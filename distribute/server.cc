@@ -272,7 +272,12 @@ Server::~Server() = default;
 
 const TaskId& Server::task() const { return impl_->task(); }
 const ClusterSpec& Server::cluster() const { return impl_->cluster(); }
-bool Server::is_chief() const { return impl_->task().job == "worker" && impl_->task().task == 0; }
+bool Server::is_chief() const {
+  // TF's rule (RunConfig): task 0 of the "chief" job where the cluster has
+  // one, else worker 0.
+  const std::string chief_job = impl_->cluster().num_tasks("chief") > 0 ? "chief" : "worker";
+  return impl_->task().job == chief_job && impl_->task().task == 0;
+}
 
 absl::StatusOr<std::unique_ptr<Session>> Server::NewSession(const SessionOptions& options) {
   return impl_->NewSession(options);

@@ -69,8 +69,9 @@ class Server {
 
   const TaskId& task() const;
   const ClusterSpec& cluster() const;
-  // Worker task 0, TF's chief: it initializes or restores the variables and
-  // writes checkpoints and summaries.
+  // TF's chief: task 0 of the "chief" job where the cluster has one (as
+  // TF_CONFIG names it), else worker task 0. It initializes or restores the
+  // variables and writes checkpoints and summaries.
   bool is_chief() const;
 
   // A session of this task over the devices of every task (TF's

@@ -16,13 +16,16 @@
 #include "core/status_macros.h"
 #include "core/type_dispatch.h"
 #include "distribute/cluster.h"
+#include "distribute/server.h"
 #include "distribute/variables.h"
 #include "estimator/estimator_internal.h"
+#include "graph/device_setter.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"
 #include "train/optimizer.h"
+#include "train/session_manager.h"
 
 namespace towerflow {
 
@@ -62,7 +65,23 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model
                                                             const Params& params, ModeKeys mode,
                                                             const Signature& features,
                                                             const Signature& labels) {
+  // A worker of a parameter-server job trains with the variables on the ps
+  // tasks (TF's Estimator: replica_device_setter from the RunConfig).
+  std::optional<DeviceFunction> placement;
+  if (mode == ModeKeys::kTrain && config.server != nullptr) {
+    const distribute::ClusterSpec& cluster = config.server->cluster();
+    if (cluster.num_tasks("ps") == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RunConfig.server: the job has no ps task to hold the variables (",
+                       cluster.DebugString(), ")"));
+    }
+    ReplicaDeviceSetterOptions setter;
+    setter.ps_tasks = cluster.num_tasks("ps");
+    setter.worker_device = config.server->task().name();
+    TW_ASSIGN_OR_RETURN(placement, ReplicaDeviceSetter(setter));
+  }
   return BuildGraph(model_fn, config.random_seed, params, mode, [&](ModelGraph* g) {
+    if (placement.has_value()) g->root = g->root.WithDeviceFunction(*placement);
     const auto add = [&](const Signature& signature, FeatureMap* out) {
       for (const auto& [name, spec] : signature) {
         Output p = ops::Placeholder(g->root.WithOpName(name), spec.dtype,
@@ -323,9 +342,10 @@ absl::StatusOr<bool> RunStep(const ClientSession& session, const ModelGraph& g,
   return stop_requested;
 }
 
-// The cluster `config` trains across, or null for this process alone.
+// The cluster `config` trains across, or null for this process alone (and
+// for a task of a parameter-server job, which takes part in no collective).
 absl::StatusOr<distribute::Cluster*> ClusterOf(const RunConfig& config) {
-  if (!config.across_processes) return nullptr;
+  if (!config.across_processes || config.server != nullptr) return nullptr;
   TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
   return cluster->size() > 1 ? cluster : nullptr;
 }
@@ -352,6 +372,21 @@ absl::StatusOr<std::optional<int64_t>> ClusterStep(distribute::Cluster* cluster,
   }
   if (!go_on) return std::nullopt;
   return examples;
+}
+
+// The ops that need every process of the job: a parameter-server job's ps
+// tasks never run them, so the workers would wait for them forever.
+absl::Status CheckNoCollectiveAcrossProcesses(const Graph& graph) {
+  for (const Node* node : graph.nodes()) {
+    const std::string& op = node->type_string();
+    if (op == "MpiAllReduce" || op == "MpiAllGather" || op == "MpiBroadcast") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "RunConfig.server: node '", node->name(), "' (", op,
+          ") needs every process of the job, but the ps tasks take part in no collective; "
+          "replicate with ReplicateOptions::across_processes = false"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // A process that fails while training or evaluating with others stops
@@ -389,10 +424,18 @@ absl::StatusOr<TrainResult> Estimator::TrainOnThisProcess(const InputFn& input_f
     return absl::InvalidArgumentError(
         absl::StrCat("Must specify max_steps > 0, given: ", *options.max_steps));
   }
+  // A ps task of a parameter-server job serves the workers' steps.
+  distribute::Server* const server = config_.server.get();
+  if (server != nullptr && server->task().job == "ps") {
+    TW_RETURN_IF_ERROR(server->Join());
+    return TrainResult{.loss = std::numeric_limits<double>::quiet_NaN()};
+  }
   // In a cluster (under mpirun) every process trains its towers of one
-  // replicated model; rank 0 alone logs and writes.
+  // replicated model; rank 0 alone logs and writes. In a parameter-server
+  // job the chief does.
   TW_ASSIGN_OR_RETURN(distribute::Cluster* const cluster, ClusterOf(config_));
-  const bool chief = cluster == nullptr || cluster->is_chief();
+  const bool chief =
+      server != nullptr ? server->is_chief() : cluster == nullptr || cluster->is_chief();
   std::ostream quiet(nullptr);  // discards
   std::ostream& log = chief ? *config_.log : quiet;
   // What ends Train early is decided for the whole cluster (a process that
@@ -449,17 +492,38 @@ absl::StatusOr<TrainResult> Estimator::TrainOnThisProcess(const InputFn& input_f
   Operation init_local = LocalVariablesInitializer(root);
   std::optional<Operation> broadcast;
   if (cluster != nullptr) broadcast = distribute::BroadcastGlobalVariables(root);
+  std::optional<train::ReadyOp> ready;  // the other workers wait for the chief's variables
+  if (server != nullptr) {
+    TW_RETURN_IF_ERROR(CheckNoCollectiveAcrossProcesses(*root.graph()));
+    TW_ASSIGN_OR_RETURN(ready, train::ReportUninitializedVariables(root));
+  }
   TW_RETURN_IF_ERROR(root.status());
 
   TrainingHooks training = MakeTrainingHooks(config_, options, g->spec, saver.get(), chief);
   HookList& hooks = training.list;
   for (const auto& hook : hooks) TW_RETURN_IF_ERROR(hook->Begin(root));
 
-  ClientSession session(root, config_.session_options);
-  TW_RETURN_IF_ERROR(session.Run({}, {}, {init_global}, nullptr));
-  if (latest.ok()) {
-    log << LogTimestamp() << ": Restoring parameters from " << *latest << "\n";
-    TW_RETURN_IF_ERROR(saver->Restore(session, *latest));
+  // A worker of a parameter-server job runs a session over the whole job.
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session_of_step,
+                      server != nullptr ? server->NewSession(config_.session_options)
+                                        : NewSession(config_.session_options));
+  const ClientSession session(root, std::move(session_of_step));
+  if (ready.has_value() && !chief) {
+    // TF's SessionManager.wait_for_session: the chief initializes them.
+    TW_RETURN_IF_ERROR(session.ExtendGraph());
+    TW_RETURN_IF_ERROR(train::WaitForVariables(session.session(), *ready,
+                                               absl::Seconds(config_.wait_for_variables_secs)));
+  } else {
+    // The chief of a parameter-server job restores without initializing
+    // first (TF's Scaffold), so that the variables the others wait for are
+    // never the initializers' values (the Saver holds every global one).
+    if (!latest.ok() || server == nullptr) {
+      TW_RETURN_IF_ERROR(session.Run({}, {}, {init_global}, nullptr));
+    }
+    if (latest.ok()) {
+      log << LogTimestamp() << ": Restoring parameters from " << *latest << "\n";
+      TW_RETURN_IF_ERROR(saver->Restore(session, *latest));
+    }
   }
   // Every process starts from rank 0's variables, whatever its seeds
   // (Horovod's BroadcastGlobalVariablesHook).
@@ -479,7 +543,11 @@ absl::StatusOr<TrainResult> Estimator::TrainOnThisProcess(const InputFn& input_f
     hooks.insert(hooks.end() - 1, bar);
   }
 
-  bool stop_requested = false;
+  // As TF's StopAtStepHook.after_create_session: a worker of a
+  // parameter-server job that starts once the others have reached the last
+  // step takes none.
+  bool stop_requested =
+      training.stop != nullptr && result.global_step >= training.stop->last_step();
   while (true) {
     std::optional<data::Element> batch;
     if (!stop_requested) {

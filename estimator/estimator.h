@@ -28,6 +28,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,10 @@
 #include "train/warm_start.h"
 
 namespace towerflow {
+
+namespace distribute {
+class Server;  // distribute/server.h
+}  // namespace distribute
 
 struct RunConfig {
   // Where checkpoints go and come from. Required by Train, Evaluate,
@@ -77,6 +82,27 @@ struct RunConfig {
   // the metrics of all their data; Predict is per process. false: this
   // process trains and evaluates alone.
   bool across_processes = true;
+  // This process's task of a TF 1.x parameter-server job
+  // (distribute/server.h), as TF's RunConfig takes it from TF_CONFIG; null:
+  // no such job. Train on a ps task serves the workers until each of them
+  // has stopped its Server (Server::Stop, or its destructor), then returns
+  // no steps (TF's train_and_evaluate joins the server there). Train on a
+  // worker builds the model under ReplicaDeviceSetter -- the variables, the
+  // global step among them, round robin over the ps tasks, everything else
+  // on this task -- and runs it in a session over the whole job: the chief
+  // (Server::is_chief) initializes or restores the variables and alone logs
+  // and writes checkpoints and summaries; the other workers wait up to
+  // wait_for_variables_secs for them. Each worker steps on its own input
+  // and the updates are asynchronous (TF's default; SyncReplicasOptimizer's
+  // StartReplica is not run here yet). The stop hooks read the shared
+  // global step, so max_steps ends every worker. Evaluate, Predict and the
+  // exports run on this process alone, from model_dir's checkpoints, and
+  // across_processes is ignored: the ps tasks take part in no collective,
+  // so a model_fn replicated with ReplicateModelFn needs
+  // ReplicateOptions::across_processes = false (Train's InvalidArgument
+  // otherwise).
+  std::shared_ptr<distribute::Server> server;
+  double wait_for_variables_secs = 600;
   // Where the log goes.
   std::ostream* log = &std::cerr;
   // A progress bar on `log`: kAuto draws one when stderr is a terminal and

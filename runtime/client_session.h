@@ -73,6 +73,11 @@ class ClientSession {
                    const std::vector<Operation>& run_outputs, std::vector<Tensor>* outputs,
                    RunMetadata* run_metadata) const;
 
+  // Sends the session the nodes added to the graph since the last Run, as
+  // every Run does first: for code that then runs session() by node names
+  // (train::WaitForVariables).
+  absl::Status ExtendGraph() const { return MaybeExtendGraph(); }
+
   // The underlying session (null when it could not be made).
   Session* session() const { return session_.get(); }
 
