@@ -144,6 +144,9 @@ absl::Status Cluster::Init() {
       if (the_cluster != nullptr) {
         if (the_cluster->failed_.load()) return;
         the_cluster->channel_->CancelRecvs();
+        if (the_cluster->channel_->comm != MPI_COMM_NULL) {
+          MPI_Comm_free(&the_cluster->channel_->comm);
+        }
       }
       MPI_Finalize();
     });
