@@ -124,6 +124,10 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildServingModelGraph(
 absl::Status CheckConfig(const RunConfig& config) {
   if (config.model_dir.empty()) return absl::InvalidArgumentError("RunConfig.model_dir is empty");
   if (config.log == nullptr) return absl::InvalidArgumentError("RunConfig.log is null");
+  if (!(config.wait_for_variables_secs >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RunConfig.wait_for_variables_secs must be >= 0, got ", config.wait_for_variables_secs));
+  }
   return absl::OkStatus();
 }
 

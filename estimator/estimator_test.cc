@@ -534,6 +534,11 @@ TEST(EstimatorTest, BadCallsAreErrors) {
   no_dir.model_dir = "";
   EXPECT_THAT(Estimator(LinearModel, no_dir).Train(LinearInput(), {.steps = 1}),
               StatusIs(absl::StatusCode::kInvalidArgument, "model_dir is empty"));
+  RunConfig no_wait = f.config;
+  no_wait.wait_for_variables_secs = -1;
+  EXPECT_THAT(
+      Estimator(LinearModel, no_wait).Train(LinearInput(), {.steps = 1}),
+      StatusIs(absl::StatusCode::kInvalidArgument, "wait_for_variables_secs must be >= 0, got -1"));
 }
 
 // A replicated model_fn under the Estimator: two towers on two virtual CPUs
