@@ -21,6 +21,7 @@
 #include "framework/allocator.h"
 #include "framework/device_name.h"
 #include "framework/resource_mgr.h"
+#include "framework/step_capture.h"
 #include "framework/tensor.h"
 #include "framework/threadpool.h"
 
@@ -81,6 +82,11 @@ class Device {
   // `dst`, another device of the same type, ordered before dst's later
   // kernels.
   virtual absl::StatusOr<Tensor> CopyToDevice(const Tensor& device_tensor, Device* dst);
+
+  // How this device records a step's work and replays it
+  // (framework/step_capture.h), or null when it cannot (CPU devices: their
+  // kernels do the work while they run).
+  virtual StepCapture* step_capture() { return nullptr; }
 
  private:
   const std::string name_;

@@ -42,6 +42,14 @@ struct KernelDef {
   // on a device with memory of its own: shapes, axes, sizes the kernel reads
   // on the host. See kernels/memory_types.h.
   std::vector<std::string> host_memory_args;
+  // Whether a replayed step may record the kernel (runtime/step_replay.h):
+  // everything it does for a step is work enqueued on the device's stream,
+  // or host work whose result depends only on its attrs, its inputs' shapes
+  // and host-memory inputs that are the same every step. It never waits for
+  // the device, reads a device value on the host, or changes host state
+  // that the next step reads. Off unless a registration says so: a kernel
+  // is audited before it is declared capturable.
+  bool capturable = false;
   std::string DebugString() const;  // "device='CPU'; T in [float, double]"
 };
 
@@ -62,6 +70,11 @@ class KernelDefBuilder {
   }
   KernelDefBuilder& HostMemory(std::string arg_name) {
     def_.host_memory_args.push_back(std::move(arg_name));
+    return *this;
+  }
+  // See KernelDef::capturable.
+  KernelDefBuilder& Capturable() {
+    def_.capturable = true;
     return *this;
   }
   const KernelDef& def() const { return def_; }

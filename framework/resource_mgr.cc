@@ -7,6 +7,7 @@ void ResourceMgr::Cleanup(const std::string& container) {
   for (auto it = resources_.begin(); it != resources_.end();) {
     if (container.empty() || std::get<0>(it->first) == container) {
       resources_.erase(it++);
+      ++removals_;
     } else {
       ++it;
     }

@@ -17,6 +17,8 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <typeinfo>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -109,17 +111,38 @@ class ResourceMgr {
       return absl::NotFoundError(
           absl::StrCat("Resource ", container, "/", name, " does not exist."));
     }
+    ++removals_;
     return absl::OkStatus();
   }
 
   // Drops every resource of `container` (all of them when empty).
   void Cleanup(const std::string& container);
 
+  // Every resource of type T, in no particular order.
+  template <typename T>
+  std::vector<std::shared_ptr<T>> All() const {
+    absl::ReaderMutexLock lock(&mu_);
+    std::vector<std::shared_ptr<T>> out;
+    for (const auto& [key, resource] : resources_) {
+      if (std::get<1>(key) == typeid(T).name()) out.push_back(std::static_pointer_cast<T>(resource));
+    }
+    return out;
+  }
+
+  // Counts the resources removed so far (Delete, Cleanup). A kernel that
+  // looked a resource up when it was made may hold one the manager no
+  // longer has under its name when this changed.
+  int64_t removals() const {
+    absl::ReaderMutexLock lock(&mu_);
+    return removals_;
+  }
+
  private:
   using Key = std::tuple<std::string, std::string, std::string>;  // container, type, name
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<Key, std::shared_ptr<ResourceBase>> resources_ ABSL_GUARDED_BY(mu_);
+  int64_t removals_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace towerflow

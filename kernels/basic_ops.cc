@@ -1,7 +1,8 @@
 // The kernels the runtime itself needs to move values around, on every
-// device type: Const, Identity and its relatives, Placeholder, NoOp, the
-// _Arg/_Retval pair through which Session::Run feeds and fetches tensors,
-// and the _Send/_Recv pair the partitioner puts on cut edges.
+// device type: Const and HostConst, Identity and its relatives, Placeholder,
+// NoOp, the _Arg/_Retval pair through which Session::Run feeds and fetches
+// tensors (and _DeviceArg/_DeviceRetval, a replayed step's), and the
+// _Send/_Recv pair the partitioner puts on cut edges.
 //
 // None of them touches elements: they share buffers, and on a device with
 // memory of its own they move values with the device's copies
@@ -139,6 +140,39 @@ class RetvalOp : public CheapKernel {
   int64_t index_ = 0;
 };
 
+// _DeviceArg / _DeviceRetval: a replayed step's feed and fetch
+// (runtime/step_replay.h). The call frame holds the value in the memory the
+// node's output or input uses, so nothing is copied: the replay copies the
+// feed into its slot before the recorded work runs and the fetch out after.
+class DeviceArgOp : public CheapKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("index", &index_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    if (ctx->call_frame() == nullptr) {
+      return absl::InternalError("_DeviceArg run without a call frame");
+    }
+    TW_ASSIGN_OR_RETURN(Tensor value, ctx->call_frame()->GetArg(index_));
+    return ctx->set_output(0, std::move(value));
+  }
+
+ private:
+  int64_t index_ = 0;
+};
+
+class DeviceRetvalOp : public CheapKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("index", &index_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    if (ctx->call_frame() == nullptr) {
+      return absl::InternalError("_DeviceRetval run without a call frame");
+    }
+    return ctx->call_frame()->SetRetval(static_cast<int>(index_), ctx->input(0));
+  }
+
+ private:
+  int64_t index_ = 0;
+};
+
 absl::StatusOr<std::string> RendezvousKey(const KernelConstruction& c) {
   std::string tensor_name, send_device, recv_device;
   int64_t incarnation = 0;
@@ -202,16 +236,21 @@ class RecvOp : public AsyncOpKernel {
 
 void RegisterBasicKernels(const std::string& device_type) {
   const auto on = [&](const char* op) { return KernelDefBuilder(op).Device(device_type); };
-  RegisterKernel(on("Const"), MakeFactory<ConstOp>());
+  // Capturable (KernelDef::capturable): they pass buffers on, and a Const's
+  // value is copied to the device once, when its kernel is made.
+  RegisterKernel(on("Const").Capturable(), MakeFactory<ConstOp>());
+  RegisterKernel(on("HostConst").HostMemory("output").Capturable(), MakeFactory<ConstOp>());
   for (const char* op :
        {"Identity", "StopGradient", "PreventGradient", "Snapshot", "PlaceholderWithDefault"}) {
-    RegisterKernel(on(op), MakeFactory<IdentityOp>());
+    RegisterKernel(on(op).Capturable(), MakeFactory<IdentityOp>());
   }
-  RegisterKernel(on("IdentityN"), MakeFactory<IdentityNOp>());
+  RegisterKernel(on("IdentityN").Capturable(), MakeFactory<IdentityNOp>());
   RegisterKernel(on("Placeholder"), MakeFactory<PlaceholderOp>());
-  RegisterKernel(on("NoOp"), MakeFactory<NoOp>());
+  RegisterKernel(on("NoOp").Capturable(), MakeFactory<NoOp>());
   RegisterKernel(on("_Arg"), MakeFactory<ArgOp>());
   RegisterKernel(on("_Retval"), MakeFactory<RetvalOp>());
+  RegisterKernel(on("_DeviceArg").Capturable(), MakeFactory<DeviceArgOp>());
+  RegisterKernel(on("_DeviceRetval").Capturable(), MakeFactory<DeviceRetvalOp>());
   RegisterKernel(on("_Send"), MakeFactory<SendOp>());
   RegisterKernel(on("_HostSend").HostMemory("tensor"), MakeFactory<SendOp>());
   RegisterKernel(on("_Recv"), MakeFactory<RecvOp>());

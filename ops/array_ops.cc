@@ -486,6 +486,15 @@ TW_REGISTER_OP("Const")
     .Doc("A constant tensor.")
     .SetShapeFn(ConstShape);
 
+// TF's HostConst: a Const whose value stays in host memory on every device
+// (replayed steps fold a GPU partition's shape arithmetic into them).
+TW_REGISTER_OP("HostConst")
+    .Output("output: dtype")
+    .Attr("value: tensor")
+    .Attr("dtype: type")
+    .Doc("A constant tensor in host memory.")
+    .SetShapeFn(ConstShape);
+
 TW_REGISTER_OP("Placeholder")
     .Output("output: dtype")
     .Attr("dtype: type")

@@ -64,6 +64,24 @@ TW_REGISTER_OP("_Retval")
     .Doc("Fetch `index` of the current Session::Run (inserted by the session).")
     .SetShapeFn(shape_fns::UnknownShape);
 
+// The same in a replayed step (runtime/step_replay.h): feed `index` is
+// already in the device's memory, and the fetch stays there.
+TW_REGISTER_OP("_DeviceArg")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("index: int >= 0")
+    .SetIsStateful()
+    .Doc("Feed `index`, already in the device's memory (a replayed step's feed slot).")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("_DeviceRetval")
+    .Input("input: T")
+    .Attr("T: type")
+    .Attr("index: int >= 0")
+    .SetIsStateful()
+    .Doc("Fetch `index`, left in the device's memory (a replayed step's fetch slot).")
+    .SetShapeFn(shape_fns::UnknownShape);
+
 // Both outputs have data's shape; pred must be a scalar.
 absl::Status SwitchShape(InferenceContext* c) {
   PartialTensorShape pred;

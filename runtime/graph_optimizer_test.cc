@@ -242,6 +242,28 @@ TEST(GraphOptimizerTest, ConstantSubgraphsAreComputedOnce) {
   EXPECT_EQ(FindNode(ran, "scale")->op(), "Const");
 }
 
+// A node of several outputs folds into one constant per output, its readers
+// pointed at them; a NoOp of its name keeps the control edges leaving it.
+TEST(GraphOptimizerTest, NodesOfSeveralOutputsFoldIntoAConstantEach) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_FLOAT);
+  // The reduction axes of a [2, 3] + [3] broadcast's gradient: r0 = {}, r1 = {0}.
+  auto args = ops::BroadcastGradientArgs(root.WithOpName("args"), ops::Const(root, {2, 3}),
+                                         ops::Const(root, {3}));
+  auto sum0 = ops::Sum(root.WithOpName("sum0"), x, args.r0);
+  auto sum1 = ops::Sum(root.WithOpName("sum1"), x, args.r1);
+  auto after = ops::Identity(root.WithOpName("after").WithControlDependencies({args.r0.op()}), x);
+  Ran ran;
+  ExpectSameValues(root, {{x, Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6})}},
+                   {Output(sum0), Output(sum1), Output(after)}, 0, &ran);
+  EXPECT_THAT(ran.outputs[0], TensorEq(Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6})));
+  EXPECT_THAT(ran.outputs[1], TensorEq(Literal<float>({3}, {5, 7, 9})));
+  EXPECT_THAT(Ops(ran), ElementsAre("Const", "Const", "Identity", "NoOp", "Sum", "Sum"));
+  EXPECT_EQ(FindNode(ran, "args")->op(), "NoOp");
+  EXPECT_EQ(FindNode(ran, "args/_folded_1")->op(), "Const");
+  EXPECT_EQ(FindNode(ran, "sum1")->input(1), "args/_folded_1");
+}
+
 TEST(GraphOptimizerTest, TrainingBatchNormAndReluFuseWithTheirGradient) {
   for (const std::string format : {"NHWC", "NCHW"}) {
     SCOPED_TRACE(format);

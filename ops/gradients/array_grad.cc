@@ -510,6 +510,7 @@ TW_REGISTER_GRADIENT("TensorScatterUpdate", TensorScatterUpdateGrad);
 
 // Sources, shapes, indices, randomness, state and summaries.
 TW_REGISTER_NO_GRADIENT("Const");
+TW_REGISTER_NO_GRADIENT("HostConst");
 TW_REGISTER_NO_GRADIENT("Placeholder");
 TW_REGISTER_NO_GRADIENT("StopGradient");
 TW_REGISTER_NO_GRADIENT("Shape");

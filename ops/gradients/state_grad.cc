@@ -64,6 +64,8 @@ TW_REGISTER_NO_GRADIENT("_HostSend");
 TW_REGISTER_NO_GRADIENT("_HostRecv");
 TW_REGISTER_NO_GRADIENT("_Arg");
 TW_REGISTER_NO_GRADIENT("_Retval");
+TW_REGISTER_NO_GRADIENT("_DeviceArg");
+TW_REGISTER_NO_GRADIENT("_DeviceRetval");
 
 }  // namespace
 }  // namespace towerflow
