@@ -45,8 +45,10 @@ struct KernelDef {
   // Whether a replayed step may record the kernel (runtime/step_replay.h):
   // everything it does for a step is work enqueued on the device's stream,
   // or host work whose result depends only on its attrs, its inputs' shapes
-  // and host-memory inputs that are the same every step. It never waits for
-  // the device, reads a device value on the host, or changes host state
+  // and its host-memory inputs (which the recording requires to be the same
+  // every step); its outputs' shapes depend on nothing else; host memory it
+  // copies to the device is its own and stays what it was; it never waits
+  // for the device, reads a device value on the host, or changes host state
   // that the next step reads. Off unless a registration says so: a kernel
   // is audited before it is declared capturable.
   bool capturable = false;

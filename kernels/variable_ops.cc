@@ -343,16 +343,20 @@ absl::StatusOr<const ResourceHandle*> ResourceHandleInput(KernelContext* ctx, in
 
 void RegisterVariableKernels(const std::string& device_type) {
   const auto on = [&](const char* op) { return KernelDefBuilder(op).Device(device_type); };
-  RegisterKernel(on("VarHandleOp"), MakeFactory<VarHandleOp>());
-  RegisterKernel(on("ReadVariableOp"), MakeFactory<ReadVariableOp>());
-  RegisterKernel(on("AssignVariableOp"), MakeFactory<AssignVariableOp>());
+  // Capturable (KernelDef::capturable): they look a variable up or move a
+  // buffer in or out of it. A replayed step checks that every variable
+  // keeps its buffer (runtime/step_replay.cc, Note [Replayed steps]), so an
+  // Assign that swaps one in is found there.
+  RegisterKernel(on("VarHandleOp").Capturable(), MakeFactory<VarHandleOp>());
+  RegisterKernel(on("ReadVariableOp").Capturable(), MakeFactory<ReadVariableOp>());
+  RegisterKernel(on("AssignVariableOp").Capturable(), MakeFactory<AssignVariableOp>());
   RegisterKernel(on("DisableCopyOnRead"), MakeFactory<DisableCopyOnReadOp>());
   RegisterKernel(on("VarIsInitializedOp").HostMemory("is_initialized"),
                  MakeFactory<VarIsInitializedOp>());
   RegisterKernel(on("DestroyResourceOp"), MakeFactory<DestroyResourceOp>());
-  RegisterKernel(on("VariableV2"), MakeFactory<VariableOp>());
-  RegisterKernel(on("Variable"), MakeFactory<VariableOp>());
-  RegisterKernel(on("Assign"), MakeFactory<AssignOp>());
+  RegisterKernel(on("VariableV2").Capturable(), MakeFactory<VariableOp>());
+  RegisterKernel(on("Variable").Capturable(), MakeFactory<VariableOp>());
+  RegisterKernel(on("Assign").Capturable(), MakeFactory<AssignOp>());
   RegisterKernel(on("IsVariableInitialized").HostMemory("is_initialized"),
                  MakeFactory<IsVariableInitializedOp>());
 }
@@ -360,13 +364,17 @@ void RegisterVariableKernels(const std::string& device_type) {
 void RegisterAssignUpdateKernels(const std::string& device_type, DataType dtype,
                                  AddIntoFn add_into) {
   for (const bool add : {true, false}) {
+    // Capturable: the update is the device's arithmetic (`add_into`, which
+    // enqueues on a device with a stream).
     RegisterKernel(KernelDefBuilder(add ? "AssignAdd" : "AssignSub")
                        .Device(device_type)
-                       .TypeConstraint("T", dtype),
+                       .TypeConstraint("T", dtype)
+                       .Capturable(),
                    [=] { return std::make_unique<AssignUpdateOp>(add_into, add); });
     RegisterKernel(KernelDefBuilder(add ? "AssignAddVariableOp" : "AssignSubVariableOp")
                        .Device(device_type)
-                       .TypeConstraint("dtype", dtype),
+                       .TypeConstraint("dtype", dtype)
+                       .Capturable(),
                    [=] { return std::make_unique<AssignUpdateVariableOp>(dtype, add_into, add); });
   }
 }

@@ -3,6 +3,8 @@
 // NextIteration, LoopCond, ControlTrigger; the executor gives them their
 // meaning, runtime/executor.cc Note [Control flow]) and the Send/Recv pairs
 // the partitioner puts on edges that cross devices.
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -64,6 +66,18 @@ TW_REGISTER_OP("_Retval")
     .Doc("Fetch `index` of the current Session::Run (inserted by the session).")
     .SetShapeFn(shape_fns::UnknownShape);
 
+// The shape in the node's "_output_shapes" attr (TF's convention for a
+// shape known from elsewhere), else unknown: a replayed step's feed has
+// the shape of its slot.
+absl::Status DeviceArgShape(InferenceContext* c) {
+  std::vector<PartialTensorShape> shapes;
+  if (c->GetAttr("_output_shapes", &shapes).ok() && shapes.size() == 1) {
+    c->set_output(0, shapes[0]);
+    return absl::OkStatus();
+  }
+  return shape_fns::UnknownShape(c);
+}
+
 // The same in a replayed step (runtime/step_replay.h): feed `index` is
 // already in the device's memory, and the fetch stays there.
 TW_REGISTER_OP("_DeviceArg")
@@ -72,7 +86,7 @@ TW_REGISTER_OP("_DeviceArg")
     .Attr("index: int >= 0")
     .SetIsStateful()
     .Doc("Feed `index`, already in the device's memory (a replayed step's feed slot).")
-    .SetShapeFn(shape_fns::UnknownShape);
+    .SetShapeFn(DeviceArgShape);
 
 TW_REGISTER_OP("_DeviceRetval")
     .Input("input: T")

@@ -1,6 +1,7 @@
 // The in-process Session: see session.h.
 #include <algorithm>
 #include <atomic>
+#include <iostream>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -21,6 +22,7 @@
 #include "runtime/remote_tasks.h"
 #include "runtime/session.h"
 #include "runtime/step_graph.h"
+#include "runtime/step_replay.h"
 
 namespace towerflow {
 namespace {
@@ -48,6 +50,12 @@ struct ExecutorsAndKeys {
   std::vector<std::unique_ptr<Executor>> executors;
   // The partitions on other tasks' devices (a cluster session's).
   std::vector<std::unique_ptr<RemotePartition>> remote;
+  // With SessionOptions::replay: the replayed steps of a signature whose one
+  // partition is on a device that can record (declared after the executors,
+  // whose kernels it shares, so it goes first); else why not, when a device
+  // of the step could record.
+  std::unique_ptr<StepReplay> replay;
+  std::string why_not_replayed;
 };
 
 class FeedFetchFrame final : public CallFrame {
@@ -192,7 +200,34 @@ class DirectSession final : public Session {
     StepStatsCollector stats;
     const int64_t timeout_ms = run_options.timeout_in_ms > 0 ? run_options.timeout_in_ms
                                                              : options_.operation_timeout_in_ms;
-    TW_RETURN_IF_ERROR(RunExecutors(*ek, &frame, trace ? &stats : nullptr, timeout_ms));
+    const auto run_eagerly = [&] {
+      return RunExecutors(*ek, &frame, trace ? &stats : nullptr, timeout_ms);
+    };
+    StepReplayReport report;
+    report.why_eager = ek->why_not_replayed;
+    if (ek->replay != nullptr && !trace) {
+      // A traced step runs eagerly: a replay has no per-node times.
+      std::vector<Tensor> retvals;
+      bool replayed = false;
+      const absl::Time deadline =
+          timeout_ms > 0 ? absl::Now() + absl::Milliseconds(timeout_ms) : absl::InfiniteFuture();
+      TW_RETURN_IF_ERROR(
+          ek->replay->Run(inputs, deadline, timeout_ms, run_eagerly, &retvals, &replayed, &report));
+      if (replayed) {
+        if (outputs != nullptr) {
+          outputs->clear();
+          for (int r : ek->step.fetch_retval) outputs->push_back(retvals[r]);
+        }
+        if (run_metadata != nullptr) FillMetadata(*ek, run_options, nullptr, report, run_metadata);
+        return absl::OkStatus();
+      }
+    } else if (options_.replay.enabled) {
+      if (ek->replay != nullptr) report.why_eager = "a traced step runs eagerly";
+      absl::ReaderMutexLock steps(&replay_mu_);  // a recording holds steps back
+      TW_RETURN_IF_ERROR(run_eagerly());
+    } else {
+      TW_RETURN_IF_ERROR(run_eagerly());
+    }
     for (size_t i = 0; i < output_names.size(); ++i) {
       if (frame.IsSet(ek->step.fetch_retval[i])) continue;
       // The step ended without the fetch's value: its node was dead.
@@ -209,13 +244,7 @@ class DirectSession final : public Session {
       for (int r : ek->step.fetch_retval) outputs->push_back(retvals[r]);
     }
     if (run_metadata != nullptr) {
-      if (trace) run_metadata->step_stats = stats.Finalize();
-      if (run_options.output_partition_graphs) {
-        run_metadata->partition_graphs.clear();
-        for (const auto& [device, def] : ek->step.partitions) {
-          run_metadata->partition_graphs.push_back(def);
-        }
-      }
+      FillMetadata(*ek, run_options, trace ? &stats : nullptr, report, run_metadata);
     }
     return absl::OkStatus();
   }
@@ -299,8 +328,50 @@ class DirectSession final : public Session {
                           Executor::Create(std::move(partition), device));
       ek->executors.push_back(std::move(ex));
     }
+    SetUpReplay(key, ek.get());
     cache_[key] = {ek, graph_->num_node_ids()};
     return ek;
+  }
+
+  static void FillMetadata(const ExecutorsAndKeys& ek, const RunOptions& run_options,
+                           StepStatsCollector* stats, const StepReplayReport& report,
+                           RunMetadata* run_metadata) {
+    if (stats != nullptr) run_metadata->step_stats = stats->Finalize();
+    if (run_options.output_partition_graphs) {
+      run_metadata->partition_graphs.clear();
+      for (const auto& [device, def] : ek.step.partitions) {
+        run_metadata->partition_graphs.push_back(def);
+      }
+    }
+    run_metadata->replay = report;
+  }
+
+  // With SessionOptions::replay, a StepReplay for `ek` when its one
+  // partition is on a device that can record, or why not when another
+  // device of the step could.
+  void SetUpReplay(const std::string& key, ExecutorsAndKeys* ek) {
+    if (!options_.replay.enabled) return;
+    std::vector<std::string> names;
+    bool any_records = false;
+    for (const auto& ex : ek->executors) {
+      names.push_back(ex->device()->name());
+      any_records = any_records || ex->device()->step_capture() != nullptr;
+    }
+    if (!any_records) return;
+    if (ek->executors.size() == 1 && ek->remote.empty()) {
+      ek->replay = std::make_unique<StepReplay>(
+          key, ek->step.partitions.begin()->second, ek->executors[0]->device(),
+          ek->executors[0].get(), ek->step.num_retvals, inter_op_.get(), &replay_mu_,
+          options_.replay);
+      return;
+    }
+    ek->why_not_replayed = absl::StrCat(
+        "the step runs on ", ek->executors.size() + ek->remote.size(),
+        " devices (", absl::StrJoin(names, ", "), "), a recording on one");
+    if (options_.replay.log) {
+      std::cerr << "Towerflow: step " << key << " runs eagerly, not replayed: "
+                << ek->why_not_replayed << "\n";
+    }
   }
 
   static absl::Status CheckFeeds(const std::vector<std::pair<std::string, Tensor>>& inputs,
@@ -429,6 +500,9 @@ class DirectSession final : public Session {
   DeviceSpec task_;
   Device* frame_device_ = nullptr;
   std::atomic<int64_t> next_step_id_{1};
+  // With replay on, every step holds it shared; a recording, exclusively
+  // (runtime/step_replay.h).
+  absl::Mutex replay_mu_;
   // The rendezvous of the steps running, which Close aborts.
   absl::Mutex steps_mu_;
   absl::flat_hash_set<Rendezvous*> running_ ABSL_GUARDED_BY(steps_mu_);

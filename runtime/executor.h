@@ -76,8 +76,15 @@ class Executor {
   // the device; a kernel's Init error otherwise, with the node named;
   // InvalidArgument for malformed control flow (graph/control_flow.h) or a
   // fetch, feed or transfer inside a while loop.
-  static absl::StatusOr<std::unique_ptr<Executor>> Create(std::unique_ptr<Graph> graph,
-                                                          Device* device);
+  //
+  // With `kernels_from` (an executor on the same device; it need not
+  // outlive this one), a node of the same name, op and attrs there lends
+  // this executor its kernel object instead of a new one, with the state a
+  // kernel keeps from step to step: a random op's stream, a convolution's
+  // measured algorithms. A replayed step's executor (runtime/step_replay.h)
+  // so continues where the session's steps left off.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(
+      std::unique_ptr<Graph> graph, Device* device, const Executor* kernels_from = nullptr);
   ~Executor();
 
   // Runs one step. Everything in `args` must outlive `done`. The calling
@@ -93,7 +100,7 @@ class Executor {
   class StepState;
 
   Executor(std::unique_ptr<Graph> graph, Device* device);
-  absl::Status Initialize();
+  absl::Status Initialize(const Executor* kernels_from);
 
   std::unique_ptr<Graph> graph_;
   Device* const device_;

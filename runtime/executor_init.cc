@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
@@ -21,9 +22,12 @@ Executor::Executor(std::unique_ptr<Graph> graph, Device* device)
 Executor::~Executor() = default;
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::unique_ptr<Graph> graph,
-                                                           Device* device) {
+                                                           Device* device,
+                                                           const Executor* kernels_from) {
   std::unique_ptr<Executor> ex(new Executor(std::move(graph), device));
-  TW_RETURN_IF_ERROR(ex->Initialize());
+  TW_RETURN_IF_ERROR(ex->Initialize(kernels_from != nullptr && kernels_from->device_ == device
+                                        ? kernels_from
+                                        : nullptr));
   return ex;
 }
 
@@ -47,9 +51,26 @@ absl::Status CheckBoundaryNode(const Node& node, const ControlFlowInfo& cf) {
       "', where it has one value per iteration; use the loop's result (its Exit) instead"));
 }
 
+// Whether a kernel made for `a` may serve `b`: the same op and attrs (a
+// kernel is made from those and the input types, which the attrs fix).
+bool SameKernel(const NodeDef& a, const NodeDef& b) {
+  if (a.op() != b.op() || a.attr_size() != b.attr_size()) return false;
+  for (const auto& [name, value] : a.attr()) {
+    auto it = b.attr().find(name);
+    if (it == b.attr().end() || it->second.SerializeAsString() != value.SerializeAsString()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-absl::Status Executor::Initialize() {
+absl::Status Executor::Initialize(const Executor* kernels_from) {
+  absl::flat_hash_map<std::string, const NodeItem*> lenders;
+  if (kernels_from != nullptr) {
+    for (const NodeItem& item : kernels_from->items_) lenders[item.node->name()] = &item;
+  }
   TW_ASSIGN_OR_RETURN(const ControlFlowInfo cf, BuildControlFlowInfo(*graph_));
   frames_.resize(cf.frames.size());
   for (size_t f = 0; f < cf.frames.size(); ++f) {
@@ -68,10 +89,16 @@ absl::Status Executor::Initialize() {
       return AttachNodeContext(s, *node, device_->name());
     };
     TW_RETURN_IF_ERROR(with_node(CheckBoundaryNode(*node, cf)));
-    absl::StatusOr<std::unique_ptr<OpKernel>> kernel =
-        CreateKernel(device_, device_->device_type(), node->def(), node->op_def());
-    if (!kernel.ok()) return with_node(kernel.status());
-    item.kernel = *std::move(kernel);
+    if (auto lender = lenders.find(node->name());
+        lender != lenders.end() && SameKernel(lender->second->node->def(), node->def())) {
+      item.kernel = lender->second->kernel;
+    }
+    if (item.kernel == nullptr) {
+      absl::StatusOr<std::unique_ptr<OpKernel>> kernel =
+          CreateKernel(device_, device_->device_type(), node->def(), node->op_def());
+      if (!kernel.ok()) return with_node(kernel.status());
+      item.kernel = *std::move(kernel);
+    }
     if (device_->has_device_memory()) {
       TW_RETURN_IF_ERROR(with_node(MemoryTypesForNode(*device_, node->def(), node->op_def(),
                                                       &item.input_memory, &item.output_memory)));

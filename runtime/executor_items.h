@@ -25,7 +25,9 @@ struct Executor::FrameInfo {
 
 struct Executor::NodeItem {
   const Node* node = nullptr;
-  std::unique_ptr<OpKernel> kernel;
+  // Shared with another executor's node of the same name and attrs when it
+  // was made from one (Executor::Create's `kernels_from`).
+  std::shared_ptr<OpKernel> kernel;
   bool expensive = true;
   bool async = false;
   int num_inputs = 0;

@@ -41,6 +41,45 @@
 
 namespace towerflow {
 
+// Replayed steps (runtime/step_replay.h): on a device that can record its
+// work (a GPU: CUDA graphs), a step whose partitions are all on that device
+// runs eagerly a few times, is recorded once, and from then on every Run of
+// the same feeds, fetches, targets and feed shapes replays the recording:
+// the feeds copied into fixed device buffers, one launch, the fetches copied
+// out. A new feed shape records again; a variable given a new buffer
+// (restored, assigned a tensor of another shape) or a resource removed
+// makes the next step record again. A step that cannot be recorded runs
+// eagerly, and the log names the first node that prevented it (once per
+// signature and shapes). Steps on CPU devices always run eagerly.
+struct StepReplayOptions {
+  bool enabled = false;
+  // Eager steps of one signature and feed shapes, each leaving every
+  // variable of the device in the buffer it had, before one is recorded:
+  // the first steps measure algorithms and grow the allocator's cache, and
+  // the recording repeats exactly what a steady step does.
+  int warmup_steps = 2;
+  // Log a step recorded, and why one is not (std::cerr).
+  bool log = true;
+};
+
+// How one Run executed (RunMetadata::replay).
+struct StepReplayReport {
+  enum class Mode {
+    kEager,     // the executors ran the step
+    kRecorded,  // the step was recorded, then launched
+    kReplayed,  // a recording was launched
+  };
+  Mode mode = Mode::kEager;
+  // Why a step ran eagerly with replay on: "warming up", or what prevents
+  // recording it ("node 'x' (Where) has no kernel on GPU declared
+  // capturable ...").
+  std::string why_eager;
+  // Of the recording that ran: its operations, and the device memory
+  // reserved for it.
+  int64_t operations = 0;
+  int64_t reserved_bytes = 0;
+};
+
 struct SessionOptions {
   // Devices per type: "CPU" defaults to 1, others to all present.
   std::map<std::string, int> device_count;
@@ -68,6 +107,8 @@ struct SessionOptions {
   // padding folded into convolutions). GraphOptimizerOptions::None() runs
   // the graph as written.
   GraphOptimizerOptions optimizer;
+  // Replayed steps on devices that can record them. Off by default.
+  StepReplayOptions replay;
 };
 
 struct RunOptions {
@@ -85,6 +126,7 @@ struct RunOptions {
 struct RunMetadata {
   StepStats step_stats;                    // filled under kFullTrace
   std::vector<GraphDef> partition_graphs;  // with output_partition_graphs
+  StepReplayReport replay;                 // how the step ran
 };
 
 struct DeviceAttributes {

@@ -353,7 +353,8 @@ TW_REGISTER_KERNELS(concat_ops) {
   RegisterKernel(KernelDefBuilder("OneHot")
                      .Device(kDeviceGpu)
                      .TypeConstraint("T", DT_INT32)
-                     .TypeConstraint("TI", DT_INT32),
+                     .TypeConstraint("TI", DT_INT32)
+                     .Capturable(),
                  MakeFactory<OneHotOp<int32_t>>());
 }
 

@@ -92,8 +92,15 @@ TW_REGISTER_KERNELS(cwise_binary) {
   // are colocated with their op; without these, a mean's gradient (sizes
   // multiplied and divided) would move the mean and its gradient to the CPU,
   // and the activations with them.
+  // Capturable: host work on host values, which a recorded step allows
+  // only when they are the same every step (runtime/capture_specializer.h).
   const auto gpu_host = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).HostMemory("x").HostMemory("y").HostMemory("z");
+    return KernelDefBuilder(op)
+        .Device(kDeviceGpu)
+        .HostMemory("x")
+        .HostMemory("y")
+        .HostMemory("z")
+        .Capturable();
   };
   for (const char* op : {"Add", "AddV2"}) RegisterTypedKernels<AddOp, int32_t>(gpu_host(op), "T");
   RegisterTypedKernels<SubOp, int32_t>(gpu_host("Sub"), "T");

@@ -250,7 +250,7 @@ TW_REGISTER_KERNELS(cwise_unary) {
   // int32 selects of GPU nodes (shape arithmetic), on the host with their
   // int32 branches (see cwise_binary_ops.cc); the condition joins them.
   const auto gpu_host = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).HostMemory("condition");
+    return KernelDefBuilder(op).Device(kDeviceGpu).HostMemory("condition").Capturable();
   };
   RegisterTypedKernels<SelectOp, int32_t>(gpu_host("Select"), "T");
   RegisterTypedKernels<SelectV2Op, int32_t>(gpu_host("SelectV2"), "T");

@@ -330,7 +330,7 @@ TW_REGISTER_KERNELS(reductions) {
   // so): int32 tensors of a GPU node live in host memory, and these CPU
   // kernels serve, as TensorFlow's do.
   const auto gpu_host = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).HostMemory("reduction_indices");
+    return KernelDefBuilder(op).Device(kDeviceGpu).HostMemory("reduction_indices").Capturable();
   };
   RegisterTypedKernels<SumOp, int32_t>(gpu_host("Sum"), "T");
   RegisterTypedKernels<ProdOp, int32_t>(gpu_host("Prod"), "T");

@@ -398,8 +398,12 @@ TW_REGISTER_KERNELS(shape_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   // These read only shapes, so they serve GPUs too: the shape arguments and
   // results stay in host memory and the tensor's buffer is shared as is.
+  // Capturable: they read shapes, which a recorded step fixes, and share
+  // buffers (runtime/capture_specializer.h).
   for (const char* device : {kDeviceCpu, kDeviceGpu}) {
-    const auto on = [device](const char* op) { return KernelDefBuilder(op).Device(device); };
+    const auto on = [device](const char* op) {
+      return KernelDefBuilder(op).Device(device).Capturable();
+    };
     RegisterKernel(on("Shape").HostMemory("output"), MakeFactory<ShapeOp>());
     RegisterKernel(on("ShapeN").HostMemory("output"), MakeFactory<ShapeOp>());
     RegisterKernel(on("Size").HostMemory("output"), MakeFactory<SizeOp>());
@@ -425,8 +429,10 @@ TW_REGISTER_KERNELS(shape_ops) {
   RegisterTypedKernels<RangeOp, float, double, int32_t, int64_t>(cpu("Range"), "Tidx");
   // int32 shape arithmetic of GPU nodes (see cwise_binary_ops.cc): int32
   // tensors live in host memory, so these CPU kernels serve.
+  // Capturable: host work on host values, which a recorded step allows
+  // only when they are the same every step (runtime/capture_specializer.h).
   const auto gpu_int32 = [](const char* op, const char* attr) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint(attr, DT_INT32);
+    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint(attr, DT_INT32).Capturable();
   };
   RegisterKernel(gpu_int32("Range", "Tidx"), MakeFactory<RangeOp<int32_t>>());
   RegisterKernel(gpu_int32("ZerosLike", "T"), MakeFactory<ConstantLikeOp<0>>());
@@ -440,7 +446,8 @@ TW_REGISTER_KERNELS(shape_ops) {
                      .Device(kDeviceGpu)
                      .TypeConstraint("SrcT", DT_INT32)
                      .HostMemory("x")
-                     .HostMemory("y"),
+                     .HostMemory("y")
+                     .Capturable(),
                  MakeFactory<CastOp>());
 }
 

@@ -1,0 +1,64 @@
+// The partition of a replayed step (runtime/step_replay.h), specialised to
+// the shapes of its feeds so that everything it computes on the host is
+// known before it runs, and checked for what a recording cannot hold.
+// Internal to the runtime.
+//
+// A GPU partition computes shapes, axes and sizes on the host (int32 and
+// HostMemory arguments, framework/memory_types.h). A recorded step bakes
+// what the host computed while recording into the kernels it launches, so
+// that is only right when the host would compute the same every step. With
+// the feeds' shapes fixed:
+//  * the feeds become _DeviceArg nodes carrying their shapes, the fetches
+//    _DeviceRetval nodes;
+//  * Shape, Size, Rank and ShapeN of tensors whose shapes are then known
+//    become constants, and constant folding (runtime/constant_folding.h)
+//    computes what depends only on constants (BroadcastGradientArgs, the
+//    int32 arithmetic of gradients' shapes, Casts of them);
+//  * a constant sent across the host/device boundary inside the partition
+//    becomes a constant where it is received.
+// What is left is refused, naming the first node that prevents capture: a
+// host value that still depends on the step's data or state (a
+// data-dependent count, an int32 feed, a variable in host memory), a copy
+// between host and device memory inside the step, control flow, and a
+// kernel that is not declared capturable (KernelDef::capturable).
+#ifndef TOWERFLOW_RUNTIME_CAPTURE_SPECIALIZER_H_
+#define TOWERFLOW_RUNTIME_CAPTURE_SPECIALIZER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/tensor_shape.h"
+#include "framework/device.h"
+#include "framework/threadpool.h"
+#include "proto/graph.pb.h"
+
+namespace towerflow {
+
+struct CapturePlan {
+  // The partition to record: only capturable kernels, _DeviceArg and
+  // _DeviceRetval, every host-memory input a constant or a variable handle.
+  GraphDef graph;
+  // By fetch (_Retval index): whether its value is in host memory, and so a
+  // constant of the recording, the same on every replay.
+  std::vector<bool> fetch_on_host;
+};
+
+// Whether `op` is one of TF 1.x's control-flow primitives (Switch, Merge,
+// Enter, Exit, NextIteration, LoopCond, ControlTrigger and their Ref forms).
+bool IsControlFlowOp(const std::string& op);
+
+// `partition` is the one partition of a step on `device`, with `_Arg`
+// feeds of `feed_shapes` (by _Arg index) and `num_fetches` `_Retval`s.
+// Constant folding runs kernels on `device` (inter-op pool `pool`).
+// FailedPrecondition naming the node that prevents recording;
+// InvalidArgument for a malformed partition.
+absl::StatusOr<CapturePlan> SpecializeForCapture(const GraphDef& partition,
+                                                 absl::Span<const TensorShape> feed_shapes,
+                                                 int num_fetches, Device* device,
+                                                 ThreadPool* pool);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_RUNTIME_CAPTURE_SPECIALIZER_H_
