@@ -40,7 +40,7 @@ std::optional<PartialTensorShape> OutputAsShape(
     if (inputs[0].shape.unknown_rank()) return std::nullopt;
     return inputs[0].shape;
   }
-  if (op == "Const") {
+  if (op == "Const" || op == "HostConst") {
     const AttrValue* value = node.FindAttr("value");
     if (value == nullptr) return std::nullopt;
     InferenceContext::InputInfo info;
@@ -125,7 +125,7 @@ absl::Status RefineNodeShapes(const Graph& graph, Node* node) {
     const Node* src = e->src();
     inputs[i].shape = src->output_shape(e->src_output());
     if (e->src_output() == 0) {
-      if (src->IsOp("Const")) {
+      if (src->IsOp("Const") || src->IsOp("HostConst")) {
         const AttrValue* value = src->FindAttr("value");
         if (value != nullptr && value->has_tensor()) inputs[i].tensor = &value->tensor();
       }

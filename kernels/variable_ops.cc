@@ -393,7 +393,8 @@ void RegisterScatterKernels(const std::string& device_type, DataType dtype, bool
           KernelDefBuilder(absl::StrCat(resource ? "ResourceScatter" : "Scatter", name))
               .Device(device_type)
               .TypeConstraint(resource ? "dtype" : "T", dtype)
-              .HostMemory("indices"),
+              .HostMemory("indices")
+              .Capturable(),
           [=] { return std::make_unique<ScatterVarOp>(resource, mode, dtype, scatter); });
     }
   }

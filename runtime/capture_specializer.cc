@@ -216,8 +216,11 @@ absl::Status CheckCapturable(const Device& device, const GraphDef& def,
   std::vector<int> memo(def.node_size(), -1);
   for (const NodeDef& n : def.node()) {
     if (IsTransfer(n.op())) {
-      return Refuse(n, "copies a value between host and device memory within the step, which "
-                       "the host would have to wait for");
+      std::string tensor;
+      if (!GetNodeAttr(n, "tensor_name", &tensor).ok()) tensor = "a value";
+      return Refuse(n, absl::StrCat("copies ", tensor,
+                                    " between host and device memory within the step, which "
+                                    "the host would have to wait for"));
     }
     if (IsControlFlowOp(n.op())) return Refuse(n, "is control flow, which a recording cannot hold");
     const OpRegistrationData* reg = OpRegistry::Global()->Find(n.op());
@@ -273,7 +276,7 @@ bool IsControlFlowOp(const std::string& op) {
 
 absl::StatusOr<CapturePlan> SpecializeForCapture(const GraphDef& partition,
                                                  absl::Span<const TensorShape> feed_shapes,
-                                                 int num_fetches, Device* device,
+                                                 int num_fetches, Device* device, Device* host,
                                                  ThreadPool* pool) {
   CapturePlan plan;
   plan.graph = partition;
@@ -284,7 +287,10 @@ absl::StatusOr<CapturePlan> SpecializeForCapture(const GraphDef& partition,
   for (int round = 0; round < 8; ++round) {
     TW_ASSIGN_OR_RETURN(const bool shapes, MaterializeShapes(*device, &plan.graph));
     bool folded = false;
-    TW_RETURN_IF_ERROR(FoldConstants(device, pool, &plan.graph, &folded));
+    FoldOptions fold;
+    fold.evaluator = host;
+    fold.exact_only = true;
+    TW_RETURN_IF_ERROR(FoldConstants(device, pool, &plan.graph, &folded, fold));
     TW_ASSIGN_OR_RETURN(const bool collapsed, CollapseConstantTransfers(*device, &plan.graph));
     if (!shapes && !folded && !collapsed) break;
   }

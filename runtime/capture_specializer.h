@@ -12,8 +12,10 @@
 //    _DeviceRetval nodes;
 //  * Shape, Size, Rank and ShapeN of tensors whose shapes are then known
 //    become constants, and constant folding (runtime/constant_folding.h)
-//    computes what depends only on constants (BroadcastGradientArgs, the
-//    int32 arithmetic of gradients' shapes, Casts of them);
+//    computes the values that depend only on constants and come out the
+//    same wherever they are computed (BroadcastGradientArgs, the int32 and
+//    int64 arithmetic of gradients' shapes), with the host's CPU kernels, as
+//    TF's Grappler does;
 //  * a constant sent across the host/device boundary inside the partition
 //    becomes a constant where it is received.
 // What is left is refused, naming the first node that prevents capture: a
@@ -51,12 +53,13 @@ bool IsControlFlowOp(const std::string& op);
 
 // `partition` is the one partition of a step on `device`, with `_Arg`
 // feeds of `feed_shapes` (by _Arg index) and `num_fetches` `_Retval`s.
-// Constant folding runs kernels on `device` (inter-op pool `pool`).
+// Constant folding runs CPU kernels on `host` (a CPU device; inter-op pool
+// `pool`), never `device`'s.
 // FailedPrecondition naming the node that prevents recording;
 // InvalidArgument for a malformed partition.
 absl::StatusOr<CapturePlan> SpecializeForCapture(const GraphDef& partition,
                                                  absl::Span<const TensorShape> feed_shapes,
-                                                 int num_fetches, Device* device,
+                                                 int num_fetches, Device* device, Device* host,
                                                  ThreadPool* pool);
 
 }  // namespace towerflow

@@ -61,13 +61,14 @@ class CaptureSpecializerTest : public ::testing::Test {
     TW_ASSERT_OK_AND_ASSIGN(devices_,
                             DeviceMgr::Create({{testing::kStreamDevice, 1}}, pool_.get()));
     TW_ASSERT_OK_AND_ASSIGN(device_, devices_->Lookup(kDevice));
+    host_ = devices_->host_device();
   }
 
   absl::StatusOr<CapturePlan> Specialize(const std::string& text,
                                          std::vector<TensorShape> feed_shapes, int fetches) {
     GraphDef partition;
     TW_RETURN_IF_ERROR(ParseTextProto(text, &partition));
-    return SpecializeForCapture(partition, feed_shapes, fetches, device_, pool_.get());
+    return SpecializeForCapture(partition, feed_shapes, fetches, device_, host_, pool_.get());
   }
 
   static std::map<std::string, const NodeDef*> ByName(const CapturePlan& plan) {
@@ -79,6 +80,7 @@ class CaptureSpecializerTest : public ::testing::Test {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<DeviceMgr> devices_;
   Device* device_ = nullptr;
+  Device* host_ = nullptr;
 };
 
 // x [B, 4] is reshaped by shape(x) - [0, 0]: the shape read and its

@@ -51,7 +51,10 @@ bool IsConstant(const NodeDef& n) {
 // The output types of `n` when it may be evaluated once for every step: a
 // stateless op with a kernel on `device_type`, outside control flow, not a
 // feed, whose outputs are all values. Empty otherwise.
-DataTypeVector FoldableOutputTypes(const NodeDef& n, const std::string& device_type) {
+bool ExactType(DataType t) { return DataTypeIsInteger(t) || t == DT_BOOL; }
+
+DataTypeVector FoldableOutputTypes(const NodeDef& n, const Device& device,
+                                   const Device& evaluator, bool exact_only) {
   static const auto* const kNever = new std::set<std::string>{
       "Const",         "HostConst",    "Placeholder", "PlaceholderWithDefault",
       "Switch",        "RefSwitch",    "Merge",       "RefMerge",
@@ -66,7 +69,18 @@ DataTypeVector FoldableOutputTypes(const NodeDef& n, const std::string& device_t
   for (DataType t : out_types) {
     if (t == DT_RESOURCE || t == DT_VARIANT || IsRefType(t)) return {};
   }
-  if (!FindKernelDef(device_type, n).ok()) return {};
+  if (!FindKernelDef(evaluator.device_type(), n).ok()) return {};
+  if (exact_only) {
+    MemoryTypeVector memory;
+    if (device.has_device_memory() &&
+        !MemoryTypesForNode(device, n, reg->op_def, nullptr, &memory).ok()) {
+      return {};
+    }
+    for (size_t k = 0; k < out_types.size(); ++k) {
+      const bool on_host = !device.has_device_memory() || memory[k] == MemoryType::kHost;
+      if (!on_host && !ExactType(out_types[k])) return {};
+    }
+  }
   return out_types;
 }
 
@@ -177,7 +191,9 @@ absl::Status ReplaceWithConstants(const Device& device, int index,
   return absl::OkStatus();
 }
 
-absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def, bool* changed) {
+absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def, bool* changed,
+                           const FoldOptions& options) {
+  Device* evaluator = options.evaluator != nullptr ? options.evaluator : device;
   if (changed != nullptr) *changed = false;
   TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(*def));
   const int n = def->node_size();
@@ -186,7 +202,7 @@ absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def, bool
   std::vector<DataTypeVector> foldable(n);  // the output types
   for (int i = 0; i < n; ++i) {
     constant[i] = IsConstant(def->node(i));
-    foldable[i] = FoldableOutputTypes(def->node(i), device->device_type());
+    foldable[i] = FoldableOutputTypes(def->node(i), *device, *evaluator, options.exact_only);
   }
   for (bool grew = true; grew;) {
     grew = false;
@@ -238,7 +254,7 @@ absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def, bool
       (*r->mutable_attr())["index"].set_i(num_retvals++);
     }
   }
-  absl::StatusOr<std::vector<Tensor>> values = Evaluate(eval, num_retvals, device, pool);
+  absl::StatusOr<std::vector<Tensor>> values = Evaluate(eval, num_retvals, evaluator, pool);
   if (!values.ok()) return absl::OkStatus();  // the step reports it, naming the node
   // Replace the frontier; then keep only what a remaining node still needs.
   absl::flat_hash_set<std::string> made;  // the constants the folding made

@@ -14,18 +14,31 @@
 
 namespace towerflow {
 
+// How FoldConstants evaluates.
+struct FoldOptions {
+  // The device whose kernels compute the constant subgraphs: null, the
+  // partition's own; a CPU device, as TF's Grappler folds (a GPU
+  // partition's shape arithmetic then needs no GPU).
+  Device* evaluator = nullptr;
+  // Fold only values computed exactly wherever they are: outputs in host
+  // memory on the partition's device, or of integer or bool types. A float
+  // value a GPU kernel computes stays, so a step gives the same bits as its
+  // eager twin.
+  bool exact_only = false;
+};
+
 // Every node whose value is the same each step (a stateless node with a
-// kernel on `device`, outside control flow, whose inputs are all such nodes
-// or Consts) and that a non-constant node reads is replaced by constants
-// holding its outputs' values, computed once here by running the constant
-// subgraph on `device` (kernels of the pool `pool`). Values over 10 MiB
-// (TF's limit) stay as written, and so does a subgraph whose kernels fail
-// (its error then comes when the step runs, as without folding). Constant
-// nodes nothing reads any more go. Errors only for a partition whose input
-// names do not parse. Whether anything changed goes to `changed` (may be
-// null).
+// kernel on the evaluating device, outside control flow, whose inputs are
+// all such nodes or constants) and that a non-constant node reads is
+// replaced by constants holding its outputs' values, computed once here by
+// running the constant subgraph (kernels of the pool `pool`). Values over
+// 10 MiB (TF's limit) stay as written, and so does a subgraph whose kernels
+// fail (its error then comes when the step runs, as without folding).
+// Constant nodes nothing reads any more go. `device` is the partition's.
+// Errors only for a partition whose input names do not parse. Whether
+// anything changed goes to `changed` (may be null).
 absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def,
-                           bool* changed = nullptr);
+                           bool* changed = nullptr, const FoldOptions& options = {});
 
 // Replaces node `index` of `def` by constants holding `values`, one per
 // output. One output: a Const of the node's name. Several: Consts named

@@ -361,8 +361,8 @@ class DirectSession final : public Session {
     if (ek->executors.size() == 1 && ek->remote.empty()) {
       ek->replay = std::make_unique<StepReplay>(
           key, ek->step.partitions.begin()->second, ek->executors[0]->device(),
-          ek->executors[0].get(), ek->step.num_retvals, inter_op_.get(), &replay_mu_,
-          options_.replay);
+          devices_->host_device(), ek->executors[0].get(), ek->step.num_retvals, inter_op_.get(),
+          &replay_mu_, options_.replay);
       return;
     }
     ek->why_not_replayed = absl::StrCat(

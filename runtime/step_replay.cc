@@ -185,12 +185,13 @@ struct StepReplay::Entry {
   std::unique_ptr<Recording> recording ABSL_GUARDED_BY(mu);
 };
 
-StepReplay::StepReplay(std::string signature, GraphDef partition, Device* device,
+StepReplay::StepReplay(std::string signature, GraphDef partition, Device* device, Device* host,
                        const Executor* eager, int num_fetches, ThreadPool* inter_op_pool,
                        absl::Mutex* steps_mu, const StepReplayOptions& options)
     : signature_(std::move(signature)),
       partition_(std::move(partition)),
       device_(device),
+      host_(host),
       eager_(eager),
       num_fetches_(num_fetches),
       inter_op_pool_(inter_op_pool),
@@ -323,7 +324,7 @@ absl::StatusOr<bool> StepReplay::Record(Entry* entry,
     return false;
   };
   absl::StatusOr<CapturePlan> plan =
-      SpecializeForCapture(partition_, entry->shapes, num_fetches_, device_, inter_op_pool_);
+      SpecializeForCapture(partition_, entry->shapes, num_fetches_, device_, host_, inter_op_pool_);
   if (!plan.ok()) return refuse(plan.status());
   auto recording = std::make_unique<Recording>();
   recording->plan = *std::move(plan);

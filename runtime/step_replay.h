@@ -45,10 +45,11 @@ class StepReplay {
   // `eager` is the executor the session runs it with (borrowed; must
   // outlive this): the recording shares its kernels. `signature` names the
   // step in logs. `steps_mu` (borrowed) is the session's: every step holds
-  // it shared, a recording exclusively.
-  StepReplay(std::string signature, GraphDef partition, Device* device, const Executor* eager,
-             int num_fetches, ThreadPool* inter_op_pool, absl::Mutex* steps_mu,
-             const StepReplayOptions& options);
+  // it shared, a recording exclusively. `host` (borrowed), a CPU device,
+  // folds the partition's constant shape arithmetic.
+  StepReplay(std::string signature, GraphDef partition, Device* device, Device* host,
+             const Executor* eager, int num_fetches, ThreadPool* inter_op_pool,
+             absl::Mutex* steps_mu, const StepReplayOptions& options);
   ~StepReplay();
   StepReplay(const StepReplay&) = delete;
   StepReplay& operator=(const StepReplay&) = delete;
@@ -91,6 +92,7 @@ class StepReplay {
   const std::string signature_;
   const GraphDef partition_;
   Device* const device_;
+  Device* const host_;
   const Executor* const eager_;
   const int num_fetches_;
   ThreadPool* const inter_op_pool_;

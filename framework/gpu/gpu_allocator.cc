@@ -13,10 +13,10 @@ namespace towerflow {
 namespace gpu {
 namespace {
 
-constexpr size_t kMinBlock = 512;             // cudaMalloc aligns to 256 already
-constexpr size_t kPowerOfTwoAbove = 1 << 20;  // larger sizes round to powers of two
-constexpr size_t kGuardBytes = 256;           // keeps the user pointer 256-aligned
+constexpr size_t kGuardBytes = 256;  // keeps the user pointer 256-aligned
 constexpr char kGuardByte = 0x5a;
+
+std::atomic<int64_t> total_guard_violations{0};
 
 // Makes the allocator's device current on this thread for the scope.
 class DeviceGuard {
@@ -33,34 +33,39 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
-}  // namespace
-
-size_t CachingGpuAllocator::RoundedSize(size_t num_bytes) {
-  if (num_bytes <= kPowerOfTwoAbove) {
-    return std::max(kMinBlock, (num_bytes + kMinBlock - 1) / kMinBlock * kMinBlock);
+// cudaMalloc of device `ordinal`, allowed while this thread's stream
+// records a step: CUDA refuses it in the recording's capture mode, PyTorch's
+// allocator does the same exchange (c10/cuda/CUDACachingAllocator.cpp).
+void* DriverMalloc(int ordinal, size_t size) {
+  DeviceGuard guard(ordinal);
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  void* ptr = nullptr;
+  const cudaError_t error = cudaMalloc(&ptr, size);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  if (error != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky error state of this thread
+    return nullptr;
   }
-  size_t size = kPowerOfTwoAbove;
-  while (size < num_bytes) size <<= 1;
-  return size;
+  return ptr;
 }
 
-CachingGpuAllocator::~CachingGpuAllocator() {
-  absl::MutexLock lock(&mu_);
-  DeviceGuard guard(ordinal_);
-  ReleaseCacheLocked();
-  for (const auto& [ptr, size] : live_) cudaFree(ptr);  // leaked tensors: the device goes away
-}
-
-std::string CachingGpuAllocator::Name() const { return absl::StrCat("gpu_", ordinal_, "_caching"); }
-
-namespace {
-std::atomic<int64_t> total_guard_violations{0};
 }  // namespace
 
-CachingGpuAllocator::CachingGpuAllocator(int device_ordinal) : ordinal_(device_ordinal) {
+CachingGpuAllocator::CachingGpuAllocator(int device_ordinal)
+    : ordinal_(device_ordinal),
+      cache_({[device_ordinal](size_t n) { return DriverMalloc(device_ordinal, n); },
+              [device_ordinal](void* p) {
+                DeviceGuard guard(device_ordinal);
+                cudaFree(p);
+              }}) {
   const char* guards = std::getenv("TOWERFLOW_GPU_GUARD_BYTES");
   guards_ = guards != nullptr && std::string(guards) == "1";
 }
+
+CachingGpuAllocator::~CachingGpuAllocator() = default;  // the cache frees every block
+
+std::string CachingGpuAllocator::Name() const { return absl::StrCat("gpu_", ordinal_, "_caching"); }
 
 int64_t CachingGpuAllocator::TotalGuardViolations() { return total_guard_violations.load(); }
 
@@ -69,12 +74,17 @@ void CachingGpuAllocator::EnableGuards() {
   guards_ = true;
 }
 
+bool CachingGpuAllocator::guards() const {
+  absl::MutexLock lock(&mu_);
+  return guards_;
+}
+
 void* CachingGpuAllocator::AllocateRaw(size_t alignment, size_t num_bytes) {
   // cudaMalloc returns 256-byte aligned blocks.
   if (alignment > 256 || (alignment & (alignment - 1)) != 0) return nullptr;
   absl::MutexLock lock(&mu_);
-  if (!guards_) return AllocateLocked(num_bytes);
-  char* base = static_cast<char*>(AllocateLocked(num_bytes + 2 * kGuardBytes));
+  if (!guards_) return cache_.Allocate(num_bytes);
+  char* base = static_cast<char*>(cache_.Allocate(num_bytes + 2 * kGuardBytes));
   if (base == nullptr) return nullptr;
   char* user = base + kGuardBytes;
   DeviceGuard device(ordinal_);
@@ -102,31 +112,6 @@ bool CachingGpuAllocator::GuardsIntactLocked(const char* base, size_t num_bytes)
   return true;
 }
 
-void* CachingGpuAllocator::AllocateLocked(size_t num_bytes) {
-  const size_t size = RoundedSize(num_bytes);
-  void* ptr = nullptr;
-  auto it = free_.find(size);
-  if (it != free_.end() && !it->second.empty()) {
-    ptr = it->second.back();
-    it->second.pop_back();
-    stats_.bytes_cached -= size;
-  } else {
-    DeviceGuard guard(ordinal_);
-    if (cudaMalloc(&ptr, size) != cudaSuccess) {
-      cudaGetLastError();  // clear the sticky error state of this thread
-      ReleaseCacheLocked();
-      if (cudaMalloc(&ptr, size) != cudaSuccess) {
-        cudaGetLastError();
-        return nullptr;
-      }
-    }
-    ++stats_.driver_allocations;
-  }
-  live_[ptr] = size;
-  stats_.bytes_in_use += size;
-  return ptr;
-}
-
 void CachingGpuAllocator::DeallocateRaw(void* ptr) {
   if (ptr == nullptr) return;
   absl::MutexLock lock(&mu_);
@@ -135,30 +120,23 @@ void CachingGpuAllocator::DeallocateRaw(void* ptr) {
     auto [base, num_bytes] = guarded->second;
     guarded_.erase(guarded);
     if (!GuardsIntactLocked(base, num_bytes)) {
-      ++stats_.guard_violations;
+      ++guard_violations_;
       ++total_guard_violations;
     }
     ptr = base;
   }
-  auto it = live_.find(ptr);
-  if (it == live_.end()) return;  // not ours: a programming error, ignored rather than freed
-  free_[it->second].push_back(ptr);
-  stats_.bytes_in_use -= it->second;
-  stats_.bytes_cached += it->second;
-  live_.erase(it);
-}
-
-void CachingGpuAllocator::ReleaseCacheLocked() {
-  for (auto& [size, blocks] : free_) {
-    for (void* block : blocks) cudaFree(block);
-    stats_.bytes_cached -= static_cast<int64_t>(size * blocks.size());
-    blocks.clear();
-  }
+  cache_.Deallocate(ptr);  // not ours: a programming error, ignored rather than freed
 }
 
 CachingGpuAllocator::Stats CachingGpuAllocator::stats() const {
+  const BlockCache::Stats cache = cache_.stats();
+  Stats stats;
+  stats.driver_allocations = cache.backend_allocations;
+  stats.bytes_in_use = cache.bytes_in_use;
+  stats.bytes_cached = cache.bytes_cached;
   absl::MutexLock lock(&mu_);
-  return stats_;
+  stats.guard_violations = guard_violations_;
+  return stats;
 }
 
 }  // namespace gpu

@@ -1,12 +1,16 @@
 // A caching device allocator: cudaMalloc only when its cache has no free
 // block of the size, so steady-state training steps allocate nothing from
-// the driver. Sizes round up to 512 bytes (to a power of two above 1 MiB)
-// and freed blocks go back to a free list per rounded size. Each device has
-// one compute stream and kernels run in its order, so a block freed by one
-// kernel is safe for the next one on that stream (stream-ordered reuse).
-// When cudaMalloc fails the cache is released to the driver and the
-// allocation tried once more; then AllocateRaw returns nullptr (the caller
-// reports ResourceExhausted).
+// the driver. The bookkeeping is framework/block_cache.h's: sizes round up
+// to 512 bytes (to a power of two above 1 MiB) and freed blocks go back to a
+// free list per rounded size. Each device has one compute stream and
+// kernels run in its order, so a block freed by one kernel is safe for the
+// next one on that stream (stream-ordered reuse). When cudaMalloc fails the
+// cache is released to the driver and the allocation tried once more; then
+// AllocateRaw returns nullptr (the caller reports ResourceExhausted).
+//
+// A recorded step (GpuDevice's StepCapture) allocates into a private pool
+// (Note [Private pools] in framework/block_cache.cc); cudaMalloc then runs
+// in CUDA's relaxed capture mode, which allows it while a stream records.
 //
 // Thread-safe.
 #ifndef TOWERFLOW_FRAMEWORK_GPU_GPU_ALLOCATOR_H_
@@ -22,6 +26,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "framework/allocator.h"
+#include "framework/block_cache.h"
 
 namespace towerflow {
 namespace gpu {
@@ -54,19 +59,21 @@ class CachingGpuAllocator final : public Allocator {
   static int64_t TotalGuardViolations();
 
   // The size a request is served with.
-  static size_t RoundedSize(size_t num_bytes);
+  static size_t RoundedSize(size_t num_bytes) { return BlockCache::RoundedSize(num_bytes); }
+
+  // Whether guard bytes are on (EnableGuards): they synchronise the device,
+  // so a step cannot be recorded.
+  bool guards() const;
+  // The private pools of recorded steps (BlockCache's).
+  BlockCache& cache() { return cache_; }
 
  private:
-  // Frees every cached block. REQUIRES: mu_ held.
-  void ReleaseCacheLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void* AllocateLocked(size_t num_bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool GuardsIntactLocked(const char* base, size_t num_bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int ordinal_;
+  BlockCache cache_;  // over cudaMalloc / cudaFree
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<size_t, std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<void*, size_t> live_ ABSL_GUARDED_BY(mu_);  // block -> rounded size
-  Stats stats_ ABSL_GUARDED_BY(mu_);
+  int64_t guard_violations_ ABSL_GUARDED_BY(mu_) = 0;
   bool guards_ ABSL_GUARDED_BY(mu_) = false;
   // user pointer -> (block, requested bytes) for guarded blocks
   absl::flat_hash_map<void*, std::pair<char*, size_t>> guarded_ ABSL_GUARDED_BY(mu_);

@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "framework/gpu/cuda_status.h"
 #include "framework/gpu/pinned_allocator.h"
+#include "framework/tensor_float32.h"
 
 namespace towerflow {
 namespace gpu {
@@ -57,6 +58,12 @@ absl::StatusOr<std::unique_ptr<GpuDevice>> GpuDevice::Create(int ordinal, const 
   return device;
 }
 
+cublasHandle_t GpuDevice::cublas() const {
+  cublasSetMathMode(cublas_, TensorFloat32ExecutionEnabled() ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                             : CUBLAS_DEFAULT_MATH);
+  return cublas_;
+}
+
 absl::Status GpuDevice::StreamWait(cudaStream_t stream, cudaStream_t after) const {
   TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
   cudaEvent_t event;
@@ -81,6 +88,7 @@ absl::StatusOr<Tensor> PinnedHostTensor(DataType dtype, const TensorShape& shape
 }  // namespace
 
 absl::StatusOr<Tensor> GpuDevice::CopyToHost(const Tensor& device_tensor) {
+  if (capturing()) return RefuseWhileCapturing("a copy to the host");
   // Straight into pinned memory, which the caller keeps as its host tensor.
   TW_ASSIGN_OR_RETURN(Tensor host, PinnedHostTensor(device_tensor.dtype(), device_tensor.shape()));
   if (host.TotalBytes() == 0) return host;
@@ -96,6 +104,10 @@ absl::StatusOr<Tensor> GpuDevice::CopyFromHost(const Tensor& host_tensor) {
   TW_ASSIGN_OR_RETURN(Tensor out,
                       Tensor::Allocate(allocator(), host_tensor.dtype(), host_tensor.shape()));
   if (out.TotalBytes() == 0) return out;
+  if (capturing()) {
+    TW_RETURN_IF_ERROR(CopyHostBytes(host_tensor, &out));
+    return out;
+  }
   // The caller's buffer is copied into pinned staging memory, so it may go
   // when this returns and the device copy runs asynchronously; the staging
   // tensor is released by a host callback once the copy is done.
@@ -129,6 +141,15 @@ absl::StatusOr<Tensor> GpuDevice::CopyToDevice(const Tensor& device_tensor, Devi
   TW_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(peer->allocator(), device_tensor.dtype(),
                                                    device_tensor.shape()));
   if (out.TotalBytes() == 0) return out;
+  if (peer == this) {
+    // Within this GPU (a variable copied before its update): the compute
+    // stream's own order suffices.
+    TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
+    TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out.raw_data(), device_tensor.raw_data(),
+                                            out.TotalBytes(), cudaMemcpyDeviceToDevice, compute_));
+    return out;
+  }
+  if (capturing() || peer->capturing()) return RefuseWhileCapturing("a copy to another GPU");
   // The copy runs on this device's compute stream, after the kernels that
   // made the value and after the peer's work on the (maybe reused) block;
   // the peer's later kernels wait for it.
@@ -138,6 +159,170 @@ absl::StatusOr<Tensor> GpuDevice::CopyToDevice(const Tensor& device_tensor, Devi
                                               device_tensor.raw_data(), ordinal_, out.TotalBytes(),
                                               compute_));
   TW_RETURN_IF_ERROR(StreamWait(peer->compute_, compute_));
+  return out;
+}
+
+// ---- Recorded steps (CUDA graphs).
+
+absl::Status GpuDevice::RefuseWhileCapturing(const std::string& what) {
+  absl::Status refused = absl::FailedPreconditionError(
+      absl::StrCat(what, " waits for ", name(), " while its work is being recorded"));
+  absl::MutexLock lock(&capture_mu_);
+  if (capture_error_.ok()) capture_error_ = refused;
+  return refused;
+}
+
+absl::StatusOr<Tensor> GpuDevice::StageForCapture(const Tensor& host) {
+  TW_ASSIGN_OR_RETURN(Tensor staging, PinnedHostTensor(host.dtype(), host.shape()));
+  std::memcpy(staging.raw_data(), host.raw_data(), host.TotalBytes());
+  absl::MutexLock lock(&capture_mu_);
+  capture_staging_.push_back(staging);
+  return staging;
+}
+
+absl::Status GpuDevice::CopyHostBytes(const Tensor& host, Tensor* device) {
+  if (host.TotalBytes() != device->TotalBytes()) {
+    return absl::InvalidArgumentError(absl::StrCat("copying ", host.TotalBytes(),
+                                                   " bytes into a tensor of ", device->TotalBytes()));
+  }
+  if (host.TotalBytes() == 0) return absl::OkStatus();
+  TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
+  const void* from = host.raw_data();
+  if (capturing()) {
+    // The graph copies from this address on every replay: memory of its own.
+    TW_ASSIGN_OR_RETURN(Tensor staging, StageForCapture(host));
+    from = staging.raw_data();
+  }
+  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device->raw_data(), from, host.TotalBytes(),
+                                          cudaMemcpyHostToDevice, compute_));
+  return absl::OkStatus();
+}
+
+// A recorded step: the graph, its instantiation, the private pool its
+// blocks come from and the pinned memory its copies from the host read.
+class GpuCapturedWork final : public CapturedWork {
+ public:
+  GpuCapturedWork(GpuDevice* device, cudaGraph_t graph, cudaGraphExec_t exec,
+                  BlockCache::PoolId pool, std::vector<Tensor> staging, int64_t operations)
+      : device_(device),
+        graph_(graph),
+        exec_(exec),
+        pool_(pool),
+        staging_(std::move(staging)),
+        operations_(operations) {}
+  ~GpuCapturedWork() override {
+    cudaSetDevice(device_->ordinal());
+    // A launch still running reads the staging memory and the pool's blocks.
+    cudaStreamSynchronize(device_->compute_stream());
+    cudaGraphExecDestroy(exec_);
+    cudaGraphDestroy(graph_);
+    device_->gpu_allocator()->cache().ReleasePool(pool_);
+  }
+  absl::Status Launch() override {
+    TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_->ordinal()));
+    TW_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec_, device_->compute_stream()));
+    return absl::OkStatus();
+  }
+  int64_t num_operations() const override { return operations_; }
+  int64_t reserved_bytes() const override {
+    return device_->gpu_allocator()->cache().PoolBytes(pool_);
+  }
+
+ private:
+  GpuDevice* const device_;
+  const cudaGraph_t graph_;
+  const cudaGraphExec_t exec_;
+  const BlockCache::PoolId pool_;
+  const std::vector<Tensor> staging_;
+  const int64_t operations_;
+};
+
+absl::Status GpuDevice::BeginCapture() {
+  if (owned_allocator_->guards()) {
+    return absl::FailedPreconditionError(
+        "the allocator checks guard bytes (TOWERFLOW_GPU_GUARD_BYTES), synchronising the GPU "
+        "on every allocation");
+  }
+  TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
+  absl::MutexLock lock(&capture_mu_);
+  if (capturing()) return absl::FailedPreconditionError(absl::StrCat(name(), " is recording"));
+  pool_ = owned_allocator_->cache().BeginPool();
+  if (pool_ < 0) return absl::FailedPreconditionError("the allocator's pool is in use");
+  const cudaError_t error = cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal);
+  if (error != cudaSuccess) {
+    owned_allocator_->cache().EndPool();
+    owned_allocator_->cache().ReleasePool(pool_);
+    TW_CUDA_RETURN_IF_ERROR(error);
+  }
+  capture_error_ = absl::OkStatus();
+  capture_staging_.clear();
+  capturing_.store(true, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<CapturedWork>> GpuDevice::EndCapture() {
+  TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(compute_, &graph);
+  capturing_.store(false, std::memory_order_release);
+  owned_allocator_->cache().EndPool();
+  absl::MutexLock lock(&capture_mu_);
+  std::vector<Tensor> staging = std::move(capture_staging_);
+  capture_staging_.clear();
+  absl::Status failed = capture_error_;
+  if (failed.ok() && ended != cudaSuccess) failed = CudaStatus(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
+  cudaGraphExec_t exec = nullptr;
+  if (failed.ok()) {
+    const cudaError_t made = cudaGraphInstantiateWithFlags(&exec, graph, 0);
+    if (made != cudaSuccess) failed = CudaStatus(made, "cudaGraphInstantiateWithFlags", __FILE__, __LINE__);
+  }
+  if (!failed.ok()) {
+    cudaGetLastError();
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    owned_allocator_->cache().ReleasePool(pool_);
+    return failed;
+  }
+  size_t operations = 0;
+  cudaGraphGetNodes(graph, nullptr, &operations);
+  return std::unique_ptr<CapturedWork>(new GpuCapturedWork(
+      this, graph, exec, pool_, std::move(staging), static_cast<int64_t>(operations)));
+}
+
+absl::Status GpuDevice::CopyIntoDevice(const Tensor& host, Tensor* device) {
+  if (host.dtype() != device->dtype() || host.TotalBytes() != device->TotalBytes()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CopyIntoDevice of a ", DataTypeString(host.dtype()), host.shape().DebugString(),
+        " into a ", DataTypeString(device->dtype()), device->shape().DebugString()));
+  }
+  if (host.TotalBytes() == 0) return absl::OkStatus();
+  TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
+  TW_ASSIGN_OR_RETURN(Tensor staging, PinnedHostTensor(host.dtype(), host.shape()));
+  std::memcpy(staging.raw_data(), host.raw_data(), host.TotalBytes());
+  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device->raw_data(), staging.raw_data(),
+                                          host.TotalBytes(), cudaMemcpyHostToDevice, compute_));
+  auto* hold = new Tensor(std::move(staging));
+  const cudaError_t error =
+      cudaLaunchHostFunc(compute_, [](void* t) { delete static_cast<Tensor*>(t); }, hold);
+  if (error != cudaSuccess) {
+    cudaStreamSynchronize(compute_);
+    delete hold;
+    TW_CUDA_RETURN_IF_ERROR(error);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Tensor>> GpuDevice::CopyAllToHost(absl::Span<const Tensor> tensors) {
+  TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
+  std::vector<Tensor> out;
+  for (const Tensor& t : tensors) {
+    TW_ASSIGN_OR_RETURN(Tensor host, PinnedHostTensor(t.dtype(), t.shape()));
+    if (host.TotalBytes() > 0) {
+      TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host.raw_data(), t.raw_data(), host.TotalBytes(),
+                                              cudaMemcpyDeviceToHost, compute_));
+    }
+    out.push_back(std::move(host));
+  }
+  TW_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(compute_));
   return out;
 }
 

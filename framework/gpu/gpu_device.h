@@ -18,6 +18,13 @@
 // Host ends are pinned (framework/gpu/pinned_allocator.h): a fetched tensor
 // is copied straight into pinned memory, and a fed one is staged through
 // pinned memory so that CopyFromHost returns without waiting for the copy.
+//
+// The device records a step as a CUDA graph (StepCapture,
+// framework/step_capture.h): stream capture of the compute stream in
+// thread-local mode, allocations served from a private pool of the
+// allocator. While recording, a copy from the host is made on the compute
+// stream from pinned staging memory the graph keeps (each replay copies the
+// same bytes again), and a copy to the host is refused: it would wait.
 #ifndef TOWERFLOW_FRAMEWORK_GPU_GPU_DEVICE_H_
 #define TOWERFLOW_FRAMEWORK_GPU_GPU_DEVICE_H_
 
@@ -25,13 +32,16 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "framework/device.h"
 #include "framework/gpu/gpu_allocator.h"
+#include "framework/step_capture.h"
 
 namespace towerflow {
 namespace gpu {
@@ -51,7 +61,9 @@ class GpuAllocatorOwner {
 
 }  // namespace internal
 
-class GpuDevice final : private internal::GpuAllocatorOwner, public Device {
+class GpuCapturedWork;
+
+class GpuDevice final : private internal::GpuAllocatorOwner, public Device, public StepCapture {
  public:
   // Makes the allocator and streams of CUDA device `ordinal`.
   static absl::StatusOr<std::unique_ptr<GpuDevice>> Create(int ordinal, ThreadPool* intra_op_pool);
@@ -68,6 +80,21 @@ class GpuDevice final : private internal::GpuAllocatorOwner, public Device {
   // With dst == this, a copy within this GPU's memory.
   absl::StatusOr<Tensor> CopyToDevice(const Tensor& device_tensor, Device* dst) override;
 
+  // StepCapture: CUDA graphs of the compute stream.
+  StepCapture* step_capture() override { return this; }
+  absl::Status BeginCapture() override;
+  absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture() override;
+  bool capturing() const override { return capturing_.load(std::memory_order_acquire); }
+  absl::Status CopyIntoDevice(const Tensor& host, Tensor* device) override;
+  absl::StatusOr<std::vector<Tensor>> CopyAllToHost(
+      absl::Span<const Tensor> device_tensors) override;
+
+  // Copies the bytes of `host` (host memory, which may change once this
+  // returns) into `device` on the compute stream: for a kernel whose host
+  // input goes to the GPU. Pageable host memory is staged by the driver;
+  // while recording, through pinned memory the recording keeps.
+  absl::Status CopyHostBytes(const Tensor& host, Tensor* device);
+
   int ordinal() const { return ordinal_; }
   cudaStream_t compute_stream() const { return compute_; }
   cudaStream_t host_to_device_stream() const { return host_to_device_; }
@@ -76,8 +103,10 @@ class GpuDevice final : private internal::GpuAllocatorOwner, public Device {
 
   // The library handles, on the compute stream. Neither library promises
   // that one handle may be used from two threads at once, so callers hold
-  // the lock while they enqueue.
-  cublasHandle_t cublas() const { return cublas_; }
+  // the lock while they enqueue. cuBLAS's math mode follows
+  // TensorFloat32ExecutionEnabled() (framework/tensor_float32.h): float32
+  // products on TF32 tensor cores when it is on.
+  cublasHandle_t cublas() const;
   cudnnHandle_t cudnn() const { return cudnn_; }
   absl::Mutex& handle_mutex() const { return handle_mu_; }
 
@@ -89,7 +118,17 @@ class GpuDevice final : private internal::GpuAllocatorOwner, public Device {
   GpuDevice(int ordinal, const std::string& task, std::unique_ptr<CachingGpuAllocator> allocator,
             ThreadPool* intra_op_pool);
 
+  // While recording: the operation that broke it (a copy to the host), and
+  // the pinned host memory that copies from the host were staged in.
+  absl::Status RefuseWhileCapturing(const std::string& what);
+  absl::StatusOr<Tensor> StageForCapture(const Tensor& host);
+
   const int ordinal_;
+  std::atomic<bool> capturing_{false};
+  absl::Mutex capture_mu_;
+  BlockCache::PoolId pool_ ABSL_GUARDED_BY(capture_mu_) = 0;
+  absl::Status capture_error_ ABSL_GUARDED_BY(capture_mu_);
+  std::vector<Tensor> capture_staging_ ABSL_GUARDED_BY(capture_mu_);
   cudaStream_t compute_ = nullptr;
   cudaStream_t host_to_device_ = nullptr;
   cudaStream_t device_to_host_ = nullptr;

@@ -12,6 +12,7 @@
 #include "framework/threadpool.h"
 #include "kernels/cpu/cwise_ops.h"
 #include "kernels/kernel_util.h"
+#include "kernels/nn_attrs.h"
 
 namespace towerflow {
 namespace {
@@ -19,21 +20,11 @@ namespace {
 using cwise::SameShapeBinaryOp;
 using cwise::UnaryOp;
 
-absl::StatusOr<bool> ParseDataFormat(const KernelConstruction& c) {
-  std::string format;
-  TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
-  if (format != "NHWC" && format != "NCHW") {
-    return absl::InvalidArgumentError(absl::StrCat("Unknown data_format: ", format));
-  }
-  return format == "NCHW";
-}
-
 template <typename T>
 class BiasAddOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
-    if (c.def().op() == "BiasAddV1") return absl::OkStatus();
-    TW_ASSIGN_OR_RETURN(nchw_, ParseDataFormat(c));
+    TW_ASSIGN_OR_RETURN(nchw_, BiasIsNchw(c));
     return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {
@@ -74,7 +65,7 @@ template <typename T>
 class BiasAddGradOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
-    TW_ASSIGN_OR_RETURN(nchw_, ParseDataFormat(c));
+    TW_ASSIGN_OR_RETURN(nchw_, BiasIsNchw(c));
     return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {

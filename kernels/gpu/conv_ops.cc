@@ -17,8 +17,10 @@
 //   does: cuDNN runs every algorithm its heuristics offer within a 1 GiB
 //   workspace on the step's own buffers (cudnnFind*AlgorithmEx) and the
 //   fastest is kept. TF_CUDNN_USE_AUTOTUNE=0 (TF's switch) keeps cuDNN's
-//   first heuristic choice instead, without running anything. Math is FMA
-//   (no TF32), so results match the CPU kernels to float rounding.
+//   first heuristic choice instead, without running anything. Float math
+//   may use TF32 tensor cores when TensorFloat32ExecutionEnabled() (on by
+//   default, as in TF >= 2.4); off, math is FMA and results match the CPU
+//   kernels to float rounding.
 // - Depthwise: filter [KH,KW,C,M] gives output channel c * M + m from input
 //   channel c. That is C groups of one input channel and M outputs each,
 //   cuDNN's grouped convolution, and the filter's memory is already HWIO
@@ -27,6 +29,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -36,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
+#include "framework/tensor_float32.h"
 #include "kernels/gpu/cudnn_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
@@ -196,7 +200,11 @@ absl::StatusOr<ConvDescriptors> Describe(const Window2D& w, int64_t oc, int64_t 
       conv.get(), static_cast<int>(pad.sym_h), static_cast<int>(pad.sym_w),
       static_cast<int>(w.stride_h), static_cast<int>(w.stride_w), static_cast<int>(w.dilation_h),
       static_cast<int>(w.dilation_w), CUDNN_CROSS_CORRELATION, CudnnDataType<T>()));
-  TW_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv.get(), CUDNN_FMA_MATH));
+  // TF32 tensor cores for float32 when allowed (framework/tensor_float32.h):
+  // cuDNN's default math permits them on Ampere and later; FMA math forbids.
+  const bool tf32 = std::is_same_v<T, float> && TensorFloat32ExecutionEnabled();
+  TW_CUDNN_RETURN_IF_ERROR(
+      cudnnSetConvolutionMathType(conv.get(), tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
   if (groups > 1) {
     TW_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(conv.get(), static_cast<int>(groups)));
   }
@@ -393,9 +401,11 @@ class CudnnConvOp : public OpKernel {
   absl::StatusOr<Algorithm> AlgorithmFor(KernelContext* ctx, GpuDevice* gpu,
                                          const ConvDescriptors& d, const Window2D& w, int64_t oc,
                                          const ConvBuffers& run) {
+    // The math mode is part of the key: TF32 and FMA algorithms differ.
     const std::string key = absl::StrJoin(
         {w.batch, w.in_h, w.in_w, w.channels, w.k_h, w.k_w, oc, w.stride_h, w.stride_w,
-         w.dilation_h, w.dilation_w, w.pad_top, w.pad_bottom, w.pad_left, w.pad_right},
+         w.dilation_h, w.dilation_w, w.pad_top, w.pad_bottom, w.pad_left, w.pad_right,
+         int64_t{TensorFloat32ExecutionEnabled()}},
         ",");
     absl::MutexLock lock(&cache_mu_);
     auto it = cache_.find(key);
@@ -436,7 +446,7 @@ class CudnnConvOp : public OpKernel {
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint("T", DataTypeToEnum<T>::value);
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint("T", DataTypeToEnum<T>::value);
   };
   RegisterKernel(on("Conv2D"), MakeFactory<CudnnConvOp<T, ConvPass::kForward>>());
   RegisterKernel(on("Conv2DBackpropInput"),

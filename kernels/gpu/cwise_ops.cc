@@ -205,7 +205,7 @@ class SelectOp : public OpKernel {
 template <typename T>
 void RegisterCompares() {
   const auto on = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint<T>("T");
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
   };
   RegisterKernel(on("Equal"), MakeFactory<BinaryOp<T, bool, functor::Equal<T>>>());
   RegisterKernel(on("NotEqual"), MakeFactory<BinaryOp<T, bool, functor::NotEqual<T>>>());
@@ -218,7 +218,7 @@ void RegisterCompares() {
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint<T>("T");
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
   };
   RegisterKernel(on("Neg"), MakeFactory<UnaryOp<T, functor::Neg<T>>>());
   RegisterKernel(on("Abs"), MakeFactory<UnaryOp<T, functor::Abs<T>>>());
@@ -269,7 +269,7 @@ TW_REGISTER_KERNELS(gpu_cwise) {
   // int32 selects run on the host (kernels/cpu/cwise_unary_ops.cc).
   for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
     const auto on = [t](const char* op) {
-      return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint("T", t);
+      return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint("T", t);
     };
     RegisterKernel(on("Select"), [] { return std::make_unique<SelectOp>(false); });
     RegisterKernel(on("SelectV2"), [] { return std::make_unique<SelectOp>(true); });

@@ -123,7 +123,7 @@ class EinsumOp : public EinsumOpBase {
 }  // namespace
 
 TW_REGISTER_KERNELS(gpu_einsum_op) {
-  RegisterTypedKernels<EinsumOp, float, double>(KernelDefBuilder("Einsum").Device(kDeviceGpu), "T");
+  RegisterTypedKernels<EinsumOp, float, double>(KernelDefBuilder("Einsum").Device(kDeviceGpu).Capturable(), "T");
 }
 
 }  // namespace gpu

@@ -16,6 +16,8 @@
 #include "absl/strings/str_join.h"
 #include "core/proto_io.h"
 #include "framework/device.h"
+#include "framework/tensor_float32.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/gpu/conformance_cases.h"
 #include "runtime/session.h"
@@ -686,11 +688,38 @@ void CheckUpdateTwins(const SessionOptions& options, const std::string& device) 
 TEST(GpuConformanceTest, EveryKernelMatchesItsCpuTwin) {
   if (NumLocalDevices(kDeviceGpu) == 0) GTEST_SKIP() << "no GPU on this machine";
   setenv("TOWERFLOW_GPU_GUARD_BYTES", "1", 1);  // read by the GPU allocators made below
+  // Full float32: the CPU twins' rounding is the reference.
+  EnableTensorFloat32Execution(false);
   SessionOptions options;
   options.device_count[kDeviceGpu] = 1;
   // The sessions' ends free (and check) every block.
   CheckTwins(options, "/device:GPU:0");
   CheckUpdateTwins(options, "/device:GPU:0");
+}
+
+// A data_format the CPU kernel refuses the GPU kernel refuses with the same
+// error: the two parse BiasAdd's attrs with one function (kernels/nn_attrs.h).
+TEST(GpuConformanceTest, BadAttrsAreRefusedAsOnTheCpu) {
+  if (NumLocalDevices(kDeviceGpu) == 0) GTEST_SKIP() << "no GPU on this machine";
+  std::mt19937 rng(7);
+  for (const std::string device : {"/device:GPU:0", "/device:CPU:0"}) {
+    SessionOptions options;
+    options.device_count[kDeviceGpu] = 1;
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
+    const std::string text =
+        absl::StrCat(InputText("x", Floats({2, 3}), &rng), InputText("b", Floats({3}), &rng),
+                     NodeText("y", "BiasAdd", {"x", "b"}, device,
+                              absl::StrCat(kFloat, " attr { key: 'data_format' value { s: "
+                                                   "'NDHWC' } }")));
+    GraphDef graph;
+    TW_ASSERT_OK(ParseTextProto(text, &graph));
+    TW_ASSERT_OK(session->Create(graph));
+    std::vector<Tensor> out;
+    EXPECT_THAT(session->Run({}, {"y"}, {}, &out),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                  "Unknown data_format: NDHWC"))
+        << device;
+  }
 }
 
 // The suite itself, on any machine: every case builds and runs, and two CPU

@@ -23,6 +23,19 @@
 namespace towerflow {
 namespace gpu {
 
+// Note [Capturable GPU kernels]
+// Every GPU kernel is declared capturable (KernelDef::capturable), so that a
+// recorded step (runtime/step_replay.h) may hold it, except NCCL's
+// all-reduce (several GPUs of one process under capture may deadlock) and
+// Where and TopKV2, which read a count back. Audited 2026-11-28: they
+// enqueue on the compute stream only; they copy host plans and host inputs
+// to the device through GpuDevice::CopyFromHost (Upload) or CopyHostBytes,
+// which stage them in pinned memory the recording keeps; they allocate
+// through their context, so from the recording's private pool; a
+// convolution measures its algorithms once per kernel and shape, during the
+// warm-up steps; a random op's counter is in device memory. A new kernel
+// declares itself capturable only after the same audit.
+
 // The GPU this kernel runs on, current on this thread (CUDA's current
 // device is per thread, and a launch on another device's stream fails).
 inline absl::StatusOr<GpuDevice*> CurrentGpu(KernelContext* ctx) {
@@ -46,13 +59,6 @@ absl::StatusOr<Tensor> Upload(GpuDevice* gpu, const std::vector<V>& values) {
   Tensor host(DataTypeToEnum<V>::value, TensorShape({static_cast<int64_t>(values.size())}));
   if (!values.empty()) std::memcpy(host.raw_data(), values.data(), values.size() * sizeof(V));
   return gpu->CopyFromHost(host);
-}
-
-// Whether the node's data_format attr says NCHW (else NHWC).
-inline absl::StatusOr<bool> IsNchw(const KernelConstruction& c) {
-  std::string format;
-  TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
-  return format == "NCHW";
 }
 
 // Strides over the collapsed output for operands reshaped to `reshape`

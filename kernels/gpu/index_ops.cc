@@ -322,7 +322,7 @@ class ResizeNearestGradOp : public OpKernel {
 }  // namespace
 
 TW_REGISTER_KERNELS(gpu_index_ops) {
-  const auto gpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceGpu); };
+  const auto gpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceGpu).Capturable(); };
   for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
     for (DataType index : {DT_INT32, DT_INT64}) {
       RegisterKernel(gpu("GatherNd")

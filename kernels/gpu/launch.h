@@ -417,9 +417,11 @@ cudaError_t LaunchTopK(const T* in, int64_t rows, int64_t n, int64_t k, T* value
 enum class RandomFn { kUniform, kNormal, kTruncatedNormal };
 
 // out[i] = the CPU kernels' number for counter base + i under `key`
-// (kernels/philox.h), so a seeded op draws the same numbers on both.
+// (kernels/philox.h), so a seeded op draws the same numbers on both; base
+// is read from `counter` (device memory) and the counter advanced by n, on
+// the device, so a recorded step draws new numbers on every replay.
 template <typename T>
-cudaError_t LaunchRandom(RandomFn fn, uint32_t key0, uint32_t key1, uint64_t base, T* out,
+cudaError_t LaunchRandom(RandomFn fn, uint32_t key0, uint32_t key1, uint64_t* counter, T* out,
                          int64_t n, cudaStream_t stream);
 
 }  // namespace gpu

@@ -155,7 +155,7 @@ class BatchMatMulOp : public OpKernel {
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint<T>("T");
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
   };
   RegisterKernel(on("MatMul"), MakeFactory<MatMulOp<T>>());
   RegisterKernel(on("BatchMatMul"), MakeFactory<BatchMatMulOp<T>>());

@@ -13,6 +13,7 @@
 #include "kernels/cwise_functors.h"
 #include "kernels/gpu/cudnn_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
+#include "kernels/nn_attrs.h"
 #include "kernels/gpu/launch.h"
 
 namespace towerflow {
@@ -24,7 +25,7 @@ template <typename T>
 class BiasAddOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
-    TW_ASSIGN_OR_RETURN(nchw_, IsNchw(c));
+    TW_ASSIGN_OR_RETURN(nchw_, BiasIsNchw(c));
     return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {
@@ -69,7 +70,7 @@ template <typename T>
 class BiasAddGradOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
-    TW_ASSIGN_OR_RETURN(nchw_, IsNchw(c));
+    TW_ASSIGN_OR_RETURN(nchw_, BiasIsNchw(c));
     return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {
@@ -200,10 +201,7 @@ class SparseSoftmaxXentOp : public OpKernel {
         }
       }
       TW_ASSIGN_OR_RETURN(copied, DeviceTemp(ctx, labels.dtype(), labels.shape()));
-      TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(copied.raw_data(), labels.raw_data(),
-                                              labels.TotalBytes(), cudaMemcpyHostToDevice,
-                                              gpu->compute_stream()));
-      // Pageable memory: the call returns once the bytes are staged.
+      TW_RETURN_IF_ERROR(gpu->CopyHostBytes(labels, &copied));
       device_labels = copied.data<Index>();
     }
     TW_CUDA_RETURN_IF_ERROR((LaunchSparseSoftmaxXent<T, Index>(logits.data<T>(), device_labels,
@@ -239,7 +237,7 @@ class L2LossOp : public OpKernel {
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint<T>("T");
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
   };
   RegisterKernel(on("BiasAdd"), MakeFactory<BiasAddOp<T>>());
   RegisterKernel(on("BiasAddGrad"), MakeFactory<BiasAddGradOp<T>>());

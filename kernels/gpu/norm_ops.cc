@@ -257,7 +257,7 @@ class LrnGradOp : public OpKernel {
 
 TW_REGISTER_KERNELS(gpu_norm) {
   const auto on = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint("T", DT_FLOAT);
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint("T", DT_FLOAT);
   };
   RegisterKernel(on("FusedBatchNorm"), MakeFactory<FusedBatchNormOp>());
   for (const char* op : {"FusedBatchNormV2", "FusedBatchNormV3"}) {

@@ -112,7 +112,7 @@ class AvgPoolGradOp : public PoolBase {
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint("T", DataTypeToEnum<T>::value);
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint("T", DataTypeToEnum<T>::value);
   };
   RegisterKernel(on("MaxPool"), MakeFactory<PoolOp<T, true>>());
   RegisterKernel(on("AvgPool"), MakeFactory<PoolOp<T, false>>());

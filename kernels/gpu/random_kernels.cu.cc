@@ -13,7 +13,9 @@ namespace gpu {
 namespace {
 
 template <typename T>
-__global__ void RandomKernel(RandomFn fn, PhiloxKey key, uint64_t base, T* out, int64_t n) {
+__global__ void RandomKernel(RandomFn fn, PhiloxKey key, const uint64_t* counter, T* out,
+                             int64_t n) {
+  const uint64_t base = *counter;
   TW_GRID_LOOP(i, n) {
     const uint64_t index = base + static_cast<uint64_t>(i);
     double x;
@@ -26,21 +28,25 @@ __global__ void RandomKernel(RandomFn fn, PhiloxKey key, uint64_t base, T* out, 
   }
 }
 
+// After every draw of the kernel above has read the counter.
+__global__ void AdvanceCounter(uint64_t* counter, int64_t n) { *counter += n; }
+
 }  // namespace
 
 template <typename T>
-cudaError_t LaunchRandom(RandomFn fn, uint32_t key0, uint32_t key1, uint64_t base, T* out,
+cudaError_t LaunchRandom(RandomFn fn, uint32_t key0, uint32_t key1, uint64_t* counter, T* out,
                          int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   RandomKernel<T>
-      <<<GridSize(n), kThreadsPerBlock, 0, stream>>>(fn, PhiloxKey{{key0, key1}}, base, out, n);
+      <<<GridSize(n), kThreadsPerBlock, 0, stream>>>(fn, PhiloxKey{{key0, key1}}, counter, out, n);
+  AdvanceCounter<<<1, 1, 0, stream>>>(counter, n);
   return cudaGetLastError();
 }
 
-template cudaError_t LaunchRandom<float>(RandomFn, uint32_t, uint32_t, uint64_t, float*, int64_t,
+template cudaError_t LaunchRandom<float>(RandomFn, uint32_t, uint32_t, uint64_t*, float*, int64_t,
                                          cudaStream_t);
-template cudaError_t LaunchRandom<double>(RandomFn, uint32_t, uint32_t, uint64_t, double*, int64_t,
-                                          cudaStream_t);
+template cudaError_t LaunchRandom<double>(RandomFn, uint32_t, uint32_t, uint64_t*, double*,
+                                          int64_t, cudaStream_t);
 
 }  // namespace gpu
 }  // namespace towerflow

@@ -1,6 +1,9 @@
 // RandomUniform, RandomStandardNormal and TruncatedNormal on GPUs, float and
 // double: the same Philox streams as the CPU kernels (kernels/philox.h), so
-// a seeded op gives the CPU's numbers. The shape stays on the host.
+// a seeded op gives the CPU's numbers. The shape stays on the host. The
+// stream's next counter lives in device memory, read and advanced by the
+// enqueued work itself, so a recorded step (runtime/step_replay.h) draws
+// new numbers on every replay, continuing the eager steps' stream.
 #include <vector>
 
 #include "core/status_macros.h"
@@ -18,27 +21,38 @@ template <typename T>
 class GpuRandomOp : public RandomOpBase {
  public:
   explicit GpuRandomOp(RandomFn fn) : fn_(fn) {}
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(RandomOpBase::Init(c));
+    auto* gpu = static_cast<GpuDevice*>(c.device());
+    TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(gpu->ordinal()));
+    TW_ASSIGN_OR_RETURN(counter_, Tensor::Allocate(gpu->allocator(), DT_UINT64, TensorShape()));
+    TW_CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(counter_.raw_data(), 0, sizeof(uint64_t), gpu->compute_stream()));
+    return absl::OkStatus();
+  }
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
     TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(0), "shape"));
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-    const uint64_t base = Reserve(out->NumElements());
     const PhiloxKey k = key();
-    TW_CUDA_RETURN_IF_ERROR(LaunchRandom<T>(fn_, k.k[0], k.k[1], base, out->data<T>(),
-                                            out->NumElements(), gpu->compute_stream()));
+    TW_CUDA_RETURN_IF_ERROR(LaunchRandom<T>(fn_, k.k[0], k.k[1],
+                                            static_cast<uint64_t*>(counter_.raw_data()),
+                                            out->data<T>(), out->NumElements(),
+                                            gpu->compute_stream()));
     return absl::OkStatus();
   }
 
  private:
   const RandomFn fn_;
+  Tensor counter_;  // [] uint64 in device memory: the next counter of the stream
 };
 
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
     return KernelDefBuilder(op)
-        .Device(kDeviceGpu)
+        .Device(kDeviceGpu).Capturable()
         .TypeConstraint("dtype", DataTypeToEnum<T>::value)
         .HostMemory("shape");
   };

@@ -144,7 +144,7 @@ class ArgReduceOp : public OpKernel {
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint<T>("T");
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
   };
   const std::pair<const char*, ReduceFn> reductions[] = {{"Sum", ReduceFn::kSum},
                                                          {"Max", ReduceFn::kMax},

@@ -140,7 +140,7 @@ class ConstantLikeOp : public OpKernel {
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint<T>("T");
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
   };
   RegisterKernel(on("BroadcastTo").HostMemory("shape"), MakeFactory<BroadcastToOp<T>>());
   RegisterKernel(on("Fill").HostMemory("dims"), MakeFactory<FillOp<T>>());
@@ -155,7 +155,7 @@ TW_REGISTER_KERNELS(gpu_shape_ops) {
   for (DataType src : {DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
     for (DataType dst : {DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
       RegisterKernel(KernelDefBuilder("Cast")
-                         .Device(kDeviceGpu)
+                         .Device(kDeviceGpu).Capturable()
                          .TypeConstraint("SrcT", src)
                          .TypeConstraint("DstT", dst),
                      MakeFactory<CastOp>());

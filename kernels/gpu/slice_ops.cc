@@ -296,7 +296,7 @@ class BlockOp : public OpKernel {
 TW_REGISTER_KERNELS(gpu_slice_ops) {
   for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
     const auto gpu = [t](const char* op) {
-      return KernelDefBuilder(op).Device(kDeviceGpu).TypeConstraint("T", t);
+      return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint("T", t);
     };
     RegisterKernel(gpu("Transpose").HostMemory("perm"), MakeFactory<TransposeOp>());
     RegisterKernel(gpu("Slice").HostMemory("begin").HostMemory("size"), MakeFactory<SliceOp>());

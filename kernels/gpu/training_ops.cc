@@ -124,7 +124,7 @@ void RegisterApply(const char* family, const ApplySignature& signature, ApplyFn 
   static_assert(kSlots <= 2);
   for (const bool resource : {false, true}) {
     RegisterKernel(KernelDefBuilder(absl::StrCat(resource ? "ResourceApply" : "Apply", family))
-                       .Device(kDeviceGpu)
+                       .Device(kDeviceGpu).Capturable()
                        .TypeConstraint("T", DataTypeToEnum<T>::value),
                    [=, &signature] {
                      return std::make_unique<GpuApplyOp<T, kSlots>>(resource, signature, fn,
@@ -139,7 +139,7 @@ void RegisterSparseApply(const char* family, const ApplySignature& signature, Ap
   for (const bool resource : {false, true}) {
     RegisterKernel(
         KernelDefBuilder(absl::StrCat(resource ? "ResourceSparseApply" : "SparseApply", family))
-            .Device(kDeviceGpu)
+            .Device(kDeviceGpu).Capturable()
             .TypeConstraint("T", DataTypeToEnum<T>::value)
             .HostMemory("indices"),
         [=, &signature] {
