@@ -6,8 +6,13 @@ projection shortcuts at the first block of each stage, batch norm momentum
 norm). One training step (forward, backward, update) on data already on the
 device, eager, batch 128 unless told; with --inference, one forward pass of
 the model in eval mode without autograd (batch norm on its moving averages).
+With --cuda_graph the whole training step is recorded once with
+torch.cuda.graph (after warm-up steps on a side stream, PyTorch's recipe) and
+replayed, the peer of Towerflow's replayed steps (runtime/step_replay.h). The
+line also gives the host's CPU time per step.
 
   python3 bench/models_torch.py --model resnet20 --device cuda [--batch 128]
+  python3 bench/models_torch.py --model resnet20 --device cuda --cuda_graph
   python3 bench/models_torch.py --model cifar10 --device cpu --threads 2
   python3 bench/models_torch.py --model cifar10 --device cpu --threads 2 --inference --batch 1
 """
@@ -71,7 +76,11 @@ def main():
                         help="time the forward pass in eval mode under torch.no_grad()")
     parser.add_argument("--no_tf32", action="store_true",
                         help="full float32 convolutions (PyTorch lets cuDNN use TF32 by default)")
+    parser.add_argument("--cuda_graph", action="store_true",
+                        help="record the training step with torch.cuda.graph and replay it")
     args = parser.parse_args()
+    if args.cuda_graph and (args.inference or args.device != "cuda"):
+        parser.error("--cuda_graph records a training step on cuda")
     if args.no_tf32:
         torch.backends.cudnn.allow_tf32 = False
     if args.threads:
@@ -108,18 +117,44 @@ def main():
         if device.type == "cuda":
             torch.cuda.synchronize()
 
-    for _ in range(5):  # warm-up (cuDNN's algorithm choice, the allocator)
-        step()
+    record_ms = None
+    if args.cuda_graph:
+        # Warm-up on a side stream, then one recording (the step's
+        # gradients and the optimizer's update included); replays reuse the
+        # recorded tensors, as Towerflow's replays reuse their slots.
+        side_stream = torch.cuda.Stream()
+        side_stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side_stream):
+            for _ in range(5):
+                opt.zero_grad(set_to_none=True)
+                train_step()
+        torch.cuda.current_stream().wait_stream(side_stream)
+        graph = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        sync()
+        started = time.perf_counter()
+        with torch.cuda.graph(graph):
+            F.cross_entropy(model(images), labels).backward()
+            opt.step()
+        sync()
+        record_ms = (time.perf_counter() - started) * 1e3
+        step = graph.replay
+    else:
+        for _ in range(5):  # warm-up (cuDNN's algorithm choice, the allocator)
+            step()
     sync()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for _ in range(args.steps):
         step()
     sync()
     per_step = (time.perf_counter() - start) / args.steps
+    cpu_per_step = (time.process_time() - cpu_start) / args.steps
     tf32 = "" if args.device == "cpu" else (", no TF32" if args.no_tf32 else ", TF32 convolutions")
     what = "inference" if args.inference else "training"
-    print(f"torch {torch.__version__} {args.model} {what} on {args.device}{tf32}, batch {args.batch}: "
-          f"{per_step * 1e3:.2f} ms/step, {args.batch / per_step:.0f} images/s")
+    graph = f", whole step in torch.cuda.graph (recorded in {record_ms:.0f} ms)" if args.cuda_graph else ""
+    print(f"torch {torch.__version__} {args.model} {what} on {args.device}{tf32}{graph}, "
+          f"batch {args.batch}: {per_step * 1e3:.2f} ms/step, {args.batch / per_step:.0f} images/s, "
+          f"host CPU {cpu_per_step * 1e3:.2f} ms/step")
 
 
 if __name__ == "__main__":

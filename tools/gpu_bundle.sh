@@ -37,6 +37,7 @@ default_targets=(
   //examples/resnet:resnet_train
   //bench:gpu_bench
   //bench:gpu_node_overhead
+  //bench:gpu_replay
 )
 if [ $# -gt 0 ]; then
   mapfile -t targets < <(bazel query "kind(cc_test, tests(set($*)))" 2>/dev/null)

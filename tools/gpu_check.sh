@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # On a GPU machine, with the bundle from tools/gpu_bundle.sh in gpu_bundle/:
 #
-#   tools/gpu_check.sh [tests] [sanitize] [bench] [profile] [trace]   (default: the first three)
+#   tools/gpu_check.sh [replay] [tests] [sanitize] [bench] [profile] [trace]
+#                      (default: tests sanitize bench)
 #
+#   replay    replayed steps (runtime/step_replay.h): every conformance case
+#             recorded and replayed on new inputs against eager, under
+#             compute-sanitizer memcheck; the examples' steps eager and
+#             replayed from the same initial values with deterministic
+#             algorithms (variables compared bit for bit); then their
+#             timings beside PyTorch eager and PyTorch's whole step in
+#             torch.cuda.graph, TF32 as each framework's default
 #   tests     every test binary of the bundle (bin/*_test), one log each,
-#             all at once (the GPU allocator grows, so processes share the GPU)
+#             all at once (the GPU allocator grows, so processes share the
+#             GPU), in full float32 (NVIDIA_TF32_OVERRIDE=0): their
+#             tolerances are the CPU kernels' rounding
 #   sanitize  compute-sanitizer memcheck and racecheck over the GPU tests,
 #             all at once
 #   bench     bench/README.md's GPU figures: MatMul against cublasSgemm,
@@ -16,6 +26,7 @@
 #
 # Logs go to gpu_logs/ (one per program run, and summary.txt, which ends
 # with what passed and the figures; each run of this script appends to it).
+# A lease of 15 minutes: run `replay tests` first (about 7 minutes).
 # TEST_TIMEOUT (240 s), SANITIZE_TIMEOUT (400 s) and ROUNDS (2) bound the
 # phases, for a device lease of a few minutes.
 set -uo pipefail
@@ -35,7 +46,8 @@ run_tests() {
   for path in "$tw"/bin/*_test; do
     (
       t="$(basename "$path")"
-      if timeout "${TEST_TIMEOUT:-240}" "$tw/run.sh" "$t" > "$logs/$t.log" 2>&1; then
+      if NVIDIA_TF32_OVERRIDE=0 timeout "${TEST_TIMEOUT:-240}" "$tw/run.sh" "$t" \
+          > "$logs/$t.log" 2>&1; then
         echo "PASSED $t" >> "$summary"
       else
         echo "FAILED $t (exit $?)" >> "$summary"
@@ -64,6 +76,34 @@ run_sanitize() {
     done
   done
   wait
+}
+
+run_replay() {
+  # Capture conformance under memcheck: each case's kernels recorded, its
+  # inputs rewritten in the slots, replayed, compared with eager.
+  local log="$logs/replay.conformance.log"
+  NVIDIA_TF32_OVERRIDE=0 timeout "${SANITIZE_TIMEOUT:-400}" "$tw/run.sh" \
+    --wrap "compute-sanitizer --tool memcheck --error-exitcode 1" gpu_conformance_test \
+    --gtest_filter='*Replays*' > "$log" 2>&1
+  local rc=$?
+  echo "replay conformance under memcheck: exit $rc, memory errors: $(grep -cE "Invalid (__global__|__shared__|__local__)|Uninitialized" "$log"), $(grep -E '^\[  (PASSED|FAILED)  \]' "$log" | tr '\n' ' ')" >> "$summary"
+  # Eager against replayed from the same initial values, deterministic
+  # algorithms and full float32: the variables after 30 steps.
+  TF_CUDNN_USE_AUTOTUNE=0 TF_CUDNN_DETERMINISTIC=1 NVIDIA_TF32_OVERRIDE=0 timeout 240 \
+    "$tw/run.sh" gpu_replay --models=cifar10,resnet20 --check_steps=30 --steps=20 \
+    > "$logs/replay.agreement.log" 2>&1
+  echo "replay agreement (exit $?): $(grep -E 'agreement|NOT REPLAYED' "$logs/replay.agreement.log" | tr '\n' ' ')" >> "$summary"
+  # Timings, each framework's defaults (TF32 convolutions in both).
+  timeout 300 "$tw/run.sh" gpu_replay --models=cifar10,resnet20,resnet56 --check_steps=10 \
+    --steps=200 > "$logs/replay.timing.log" 2>&1
+  echo "replay timing (exit $?):" >> "$summary"
+  grep -E '^towerflow' "$logs/replay.timing.log" >> "$summary"
+  for model in cifar10 resnet20 resnet56; do
+    for graph in "" --cuda_graph; do
+      timeout 120 python3 bench/models_torch.py --model "$model" --device cuda --steps 200 \
+        $graph >> "$summary" 2>&1
+    done
+  done
 }
 
 # Random CIFAR-10 records (the layout of the real binaries; the numbers do
@@ -153,6 +193,7 @@ run_trace() {
 
 for phase in "${phases[@]}"; do
   case "$phase" in
+    replay) run_replay ;;
     tests) run_tests ;;
     sanitize) run_sanitize ;;
     bench) run_bench ;;

@@ -17,7 +17,9 @@
 //   does: cuDNN runs every algorithm its heuristics offer within a 1 GiB
 //   workspace on the step's own buffers (cudnnFind*AlgorithmEx) and the
 //   fastest is kept. TF_CUDNN_USE_AUTOTUNE=0 (TF's switch) keeps cuDNN's
-//   first heuristic choice instead, without running anything. Float math
+//   first heuristic choice instead, without running anything;
+//   TF_CUDNN_DETERMINISTIC=1 (or TF_DETERMINISTIC_OPS=1) keeps only
+//   deterministic algorithms. Float math
 //   may use TF32 tensor cores when TensorFloat32ExecutionEnabled() (on by
 //   default, as in TF >= 2.4); off, math is FMA and results match the CPU
 //   kernels to float rounding.
@@ -75,11 +77,28 @@ struct ConvBuffers {
   void* out = nullptr;
 };
 
-// The algorithms of `perf` (cuDNN's order) that succeeded within `limit`.
+// TF's switches TF_CUDNN_DETERMINISTIC=1 and TF_DETERMINISTIC_OPS=1 keep
+// only algorithms that give the same bits on every run (no atomics).
+bool DeterministicOnly() {
+  static const bool deterministic = [] {
+    for (const char* name : {"TF_CUDNN_DETERMINISTIC", "TF_DETERMINISTIC_OPS"}) {
+      const char* v = std::getenv(name);
+      if (v != nullptr && (std::string(v) == "1" || absl::AsciiStrToLower(v) == "true")) {
+        return true;
+      }
+    }
+    return false;
+  }();
+  return deterministic;
+}
+
+// The algorithms of `perf` (cuDNN's order) that succeeded within `limit`
+// (and are deterministic, when asked).
 template <typename Perf>
 std::vector<Algorithm> Usable(const Perf* perf, int count, size_t limit) {
   std::vector<Algorithm> usable;
   for (int i = 0; i < count; ++i) {
+    if (DeterministicOnly() && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
     if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit) {
       usable.push_back(Algorithm{static_cast<int>(perf[i].algo), perf[i].memory});
     }

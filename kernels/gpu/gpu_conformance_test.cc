@@ -380,8 +380,10 @@ std::string NodeText(const std::string& name, const std::string& op,
   return absl::StrCat(s, attrs, " }\n");
 }
 
-// A Const of the input's values on the CPU (so both twins read one tensor).
-std::string InputText(const std::string& name, const Input& in, std::mt19937* rng) {
+// A Const of the input's values on `device`: the CPU unless said (so both
+// twins read one tensor).
+std::string InputText(const std::string& name, const Input& in, std::mt19937* rng,
+                      const std::string& device = "/device:CPU:0") {
   std::string dims;
   for (int64_t d : in.shape) absl::StrAppend(&dims, "dim { size: ", d, " } ");
   int64_t n = 1;
@@ -404,7 +406,7 @@ std::string InputText(const std::string& name, const Input& in, std::mt19937* rn
     for (int64_t i = 0; i < n; ++i) absl::StrAppend(&values, "float_val: ", dist(*rng), " ");
   }
   const char* dtype = in.is_int ? in.dtype : "DT_FLOAT";
-  return NodeText(name, "Const", {}, "/device:CPU:0",
+  return NodeText(name, "Const", {}, device,
                   absl::StrCat("attr { key: 'dtype' value { type: ", dtype,
                                " } } attr { key: 'value' value { tensor { dtype: ", dtype,
                                " tensor_shape { ", dims, "} ", values, "} } }"));
@@ -695,6 +697,82 @@ TEST(GpuConformanceTest, EveryKernelMatchesItsCpuTwin) {
   // The sessions' ends free (and check) every block.
   CheckTwins(options, "/device:GPU:0");
   CheckUpdateTwins(options, "/device:GPU:0");
+}
+
+// Random float values of `in`'s shape and range.
+Tensor RandomFloats(const Input& in, std::mt19937* rng) {
+  Tensor t(DT_FLOAT, TensorShape(in.shape));
+  std::uniform_real_distribution<float> dist(in.lo, in.hi);
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = dist(*rng);
+  return t;
+}
+
+// Ops whose GPU kernels are not capturable (Note [Capturable GPU kernels]).
+bool NotCapturable(const std::string& op) { return op == "Where" || op == "TopKV2"; }
+
+// Each case's op alone on the GPU, recorded (runtime/step_replay.h) and
+// replayed on new inputs written into the recording's slots: the values the
+// same op gives run eagerly on those inputs. Float inputs are fed, the
+// others are constants on the GPU (int32 ones in host memory, as a GPU
+// node's shapes and axes are). Under compute-sanitizer (tools/gpu_check.sh)
+// this is also the memcheck of replays.
+TEST(GpuConformanceTest, EveryCaseReplaysAsItRunsEagerly) {
+  if (NumLocalDevices(kDeviceGpu) == 0) GTEST_SKIP() << "no GPU on this machine";
+  EnableTensorFloat32Execution(false);
+  SessionOptions eager_options;
+  eager_options.device_count[kDeviceGpu] = 1;
+  SessionOptions replay_options = eager_options;
+  replay_options.replay.enabled = true;
+  replay_options.replay.warmup_steps = 1;
+  replay_options.replay.log = false;
+  std::mt19937 rng(17);
+  int replayed = 0, not_capturable = 0;
+  std::vector<std::string> refused;
+  const std::vector<Case> cases = Cases();
+  for (const Case& c : cases) {
+    std::string text;
+    std::vector<std::string> inputs;
+    std::vector<int> fed;  // indices of c.inputs that are fed
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      inputs.push_back(absl::StrCat("in", i));
+      if (c.inputs[i].is_int) {
+        text += InputText(inputs.back(), c.inputs[i], &rng, "/device:GPU:0");
+      } else {
+        text += NodeText(inputs.back(), "Placeholder", {}, "/device:GPU:0",
+                         "attr { key: 'dtype' value { type: DT_FLOAT } }");
+        fed.push_back(static_cast<int>(i));
+      }
+    }
+    text += NodeText("op", c.op, inputs, "/device:GPU:0", c.attrs);
+    std::vector<std::string> fetches;
+    for (int j = 0; j < c.num_outputs; ++j) fetches.push_back(absl::StrCat("op:", j));
+    GraphDef graph;
+    TW_ASSERT_OK(ParseTextProto(text, &graph));
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> eager, NewSession(eager_options));
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> replay, NewSession(replay_options));
+    TW_ASSERT_OK(eager->Create(graph));
+    TW_ASSERT_OK(replay->Create(graph));
+    RunMetadata metadata;
+    for (int run = 0; run < 4; ++run) {
+      std::vector<std::pair<std::string, Tensor>> feeds;
+      for (int i : fed) feeds.push_back({inputs[i], RandomFloats(c.inputs[i], &rng)});
+      std::vector<Tensor> want, got;
+      TW_ASSERT_OK(eager->Run(feeds, fetches, {}, &want)) << c.name;
+      TW_ASSERT_OK(replay->Run(RunOptions(), feeds, fetches, {}, &got, &metadata)) << c.name;
+      for (size_t j = 0; j < want.size(); ++j) {
+        EXPECT_TRUE(Agree(got[j], want[j], c.tolerance)) << c.name << " run " << run << " output " << j;
+      }
+    }
+    if (metadata.replay.mode == StepReplayReport::Mode::kReplayed) {
+      ++replayed;
+    } else if (NotCapturable(c.op)) {
+      ++not_capturable;
+    } else {
+      refused.push_back(absl::StrCat(c.name, ": ", metadata.replay.why_eager));
+    }
+  }
+  EXPECT_TRUE(refused.empty()) << absl::StrJoin(refused, "\n");
+  EXPECT_EQ(replayed + not_capturable, static_cast<int>(cases.size()));
 }
 
 // A data_format the CPU kernel refuses the GPU kernel refuses with the same
