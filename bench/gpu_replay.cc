@@ -3,7 +3,9 @@
 // phase). For each model, one tower on /gpu:0 of the examples' training step
 // (the CIFAR-10 tutorial's model at 24x24, ResNet-20 and ResNet-56 at
 // 32x32), a batch of synthetic input already on the GPU (images and labels
-// constants), seeded initial values:
+// constants; with --feed, fed each step from four batches, as the Estimator
+// feeds them: float images and int32 labels, which stay in host memory),
+// seeded initial values:
 //  1. agreement: --check_steps steps in a session with replay off and in
 //     one with it on, from the same initial values; every trainable
 //     variable compared, bit for bit and by the largest relative
@@ -15,6 +17,7 @@
 // Prints one line per model and mode.
 //
 //   gpu_replay [--models=cifar10,resnet20,resnet56] [--batch=128] [--steps=200] [--check_steps=30]
+//              [--feed]
 //
 // TF_CUDNN_USE_AUTOTUNE=0 TF_CUDNN_DETERMINISTIC=1 NVIDIA_TF32_OVERRIDE=0
 // make both sessions choose the same deterministic algorithms, so replayed
@@ -52,6 +55,7 @@ ABSL_FLAG(std::vector<std::string>, models, std::vector<std::string>({"cifar10",
 ABSL_FLAG(int64_t, batch, 128, "examples per step");
 ABSL_FLAG(int64_t, steps, 200, "timed steps per mode");
 ABSL_FLAG(int64_t, check_steps, 30, "steps before the variables are compared");
+ABSL_FLAG(bool, feed, false, "feed each step's images and labels instead of constants");
 
 namespace towerflow {
 namespace {
@@ -73,7 +77,20 @@ struct Step {
   GraphDef graph;
   std::string loss, train, init;
   std::vector<std::string> variables;  // reads of the trainable variables
+  // With --feed, the batches fed in turn; else none.
+  std::vector<std::vector<std::pair<std::string, Tensor>>> batches;
 };
+
+// Batch `k` of synthetic images [batch, side, side, 3] and int32 labels.
+std::pair<Tensor, Tensor> SyntheticBatch(int64_t batch, int64_t side, int k) {
+  Tensor images(DT_FLOAT, TensorShape({batch, side, side, 3}));
+  for (int64_t i = 0; i < images.NumElements(); ++i) {
+    images.data<float>()[i] = static_cast<float>(std::sin(0.37 * i + k));
+  }
+  Tensor labels(DT_INT32, TensorShape({batch}));
+  for (int64_t i = 0; i < batch; ++i) labels.data<int32_t>()[i] = static_cast<int32_t>((i + k) % 10);
+  return {images, labels};
+}
 
 absl::StatusOr<Step> BuildStep(const std::string& model, int64_t batch) {
   Params params;
@@ -93,16 +110,23 @@ absl::StatusOr<Step> BuildStep(const std::string& model, int64_t batch) {
   Scope root = Scope::NewRootScope();
   root.graph()->set_seed(1);
   const Scope gpu = root.WithDevice("/gpu:0");
-  Tensor images(DT_FLOAT, TensorShape({batch, side, side, 3}));
-  for (int64_t i = 0; i < images.NumElements(); ++i) {
-    images.data<float>()[i] = static_cast<float>(std::sin(0.37 * i));
-  }
-  Tensor labels(DT_INT32, TensorShape({batch}));
-  for (int64_t i = 0; i < batch; ++i) labels.data<int32_t>()[i] = static_cast<int32_t>(i % 10);
-  FeatureMap features{{"images", ops::Const(gpu.WithOpName("images"), images.AsProto())}};
-  FeatureMap label_map{{"labels", ops::Const(gpu.WithOpName("labels"), labels.AsProto())}};
-  EstimatorSpec spec = towers(root, features, label_map, ModeKeys::kTrain, params);
   Step step;
+  FeatureMap features, label_map;
+  if (absl::GetFlag(FLAGS_feed)) {
+    features["images"] = ops::Placeholder(gpu.WithOpName("images"), DT_FLOAT,
+                                          ops::Placeholder::Shape({-1, side, side, 3}));
+    label_map["labels"] =
+        ops::Placeholder(gpu.WithOpName("labels"), DT_INT32, ops::Placeholder::Shape({-1}));
+    for (int k = 0; k < 4; ++k) {
+      auto [images, labels] = SyntheticBatch(batch, side, k);
+      step.batches.push_back({{"images", images}, {"labels", labels}});
+    }
+  } else {
+    auto [images, labels] = SyntheticBatch(batch, side, 0);
+    features["images"] = ops::Const(gpu.WithOpName("images"), images.AsProto());
+    label_map["labels"] = ops::Const(gpu.WithOpName("labels"), labels.AsProto());
+  }
+  EstimatorSpec spec = towers(root, features, label_map, ModeKeys::kTrain, params);
   step.init = GlobalVariablesInitializer(root).node()->name();
   const Scope reads = root.NewSubScope("bench_reads");
   for (const Variable& v : GetVariables(*root.graph(), GraphKeys::kTrainableVariables)) {
@@ -139,8 +163,11 @@ absl::StatusOr<Timing> Train(Session* session, const Step& step, int64_t steps) 
     std::vector<Tensor> out;
     RunMetadata metadata;
     const auto start = std::chrono::steady_clock::now();
+    const std::vector<std::pair<std::string, Tensor>> feeds =
+        step.batches.empty() ? std::vector<std::pair<std::string, Tensor>>()
+                             : step.batches[i % step.batches.size()];
     TW_RETURN_IF_ERROR(
-        session->Run(RunOptions(), {}, {step.loss}, {step.train}, &out, &metadata));
+        session->Run(RunOptions(), feeds, {step.loss}, {step.train}, &out, &metadata));
     const double ms = 1e3 * Seconds(start);
     times.push_back(ms);
     if (!std::isfinite(out[0].data<float>()[0])) {
@@ -191,17 +218,18 @@ absl::Status RunModel(const std::string& model) {
   const int64_t steps = absl::GetFlag(FLAGS_steps);
   TW_ASSIGN_OR_RETURN(const Timing e, Train(eager.get(), step, steps));
   TW_ASSIGN_OR_RETURN(Timing r, Train(replayed.get(), step, steps));
-  std::printf("towerflow %s eager, batch %ld: %.2f ms/step (median), host CPU %.2f ms/step\n",
-              model.c_str(), static_cast<long>(batch), e.median_ms, e.cpu_ms);
+  const char* input = absl::GetFlag(FLAGS_feed) ? "fed" : "on the GPU";
+  std::printf("towerflow %s eager, batch %ld %s: %.2f ms/step (median), host CPU %.2f ms/step\n",
+              model.c_str(), static_cast<long>(batch), input, e.median_ms, e.cpu_ms);
   if (!r.why_eager.empty()) {
-    std::printf("towerflow %s replayed, batch %ld: NOT REPLAYED (%s): %.2f ms/step\n", model.c_str(),
-                static_cast<long>(batch), r.why_eager.c_str(), r.median_ms);
+    std::printf("towerflow %s replayed, batch %ld %s: NOT REPLAYED (%s): %.2f ms/step\n",
+                model.c_str(), static_cast<long>(batch), input, r.why_eager.c_str(), r.median_ms);
     return absl::OkStatus();
   }
   std::printf(
-      "towerflow %s replayed, batch %ld: %.2f ms/step (median), host CPU %.2f ms/step; recording: "
-      "%ld operations, %.1f MiB reserved, the recording step %.0f ms\n",
-      model.c_str(), static_cast<long>(batch), r.median_ms, r.cpu_ms,
+      "towerflow %s replayed, batch %ld %s: %.2f ms/step (median), host CPU %.2f ms/step; "
+      "recording: %ld operations, %.1f MiB reserved, the recording step %.0f ms\n",
+      model.c_str(), static_cast<long>(batch), input, r.median_ms, r.cpu_ms,
       static_cast<long>(r.operations), r.reserved / 1048576.0, first.record_ms);
   return absl::OkStatus();
 }

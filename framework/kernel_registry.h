@@ -52,6 +52,14 @@ struct KernelDef {
   // that the next step reads. Off unless a registration says so: a kernel
   // is audited before it is declared capturable.
   bool capturable = false;
+  // Host-memory inputs (by name) that a capturable kernel only checks and
+  // copies to the device, through the device's copy from a host tensor
+  // (GpuDevice::CopyHostBytes): a replayed step may feed them, each replay
+  // copying the new value from the feed's host slot. Their host checks run
+  // only when the step is recorded (a GPU kernel then does what TF's GPU
+  // kernels do with a bad value: a class label out of range gives a NaN
+  // loss).
+  std::vector<std::string> copied_host_inputs;
   std::string DebugString() const;  // "device='CPU'; T in [float, double]"
 };
 
@@ -77,6 +85,11 @@ class KernelDefBuilder {
   // See KernelDef::capturable.
   KernelDefBuilder& Capturable() {
     def_.capturable = true;
+    return *this;
+  }
+  // See KernelDef::copied_host_inputs.
+  KernelDefBuilder& CopiedHostInput(std::string arg_name) {
+    def_.copied_host_inputs.push_back(std::move(arg_name));
     return *this;
   }
   const KernelDef& def() const { return def_; }

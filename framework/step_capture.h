@@ -3,7 +3,7 @@
 // replayed steps (runtime/step_replay.h) drive it; kernels never call it.
 //
 //   StepCapture* capture = device->step_capture();       // null: cannot
-//   TW_RETURN_IF_ERROR(capture->BeginCapture());
+//   TW_RETURN_IF_ERROR(capture->BeginCapture(/*host_slots=*/{}));
 //   ... run the step's kernels on this thread: they enqueue as always ...
 //   TW_ASSIGN_OR_RETURN(std::unique_ptr<CapturedWork> work, capture->EndCapture());
 //   TW_RETURN_IF_ERROR(work->Launch());                   // the step runs now
@@ -56,12 +56,20 @@ class StepCapture {
  public:
   virtual ~StepCapture() = default;
 
+  // Host memory for a replayed step's feed that stays in host memory (an
+  // int32 tensor on a GPU): pinned where the device needs it so.
+  virtual absl::StatusOr<Tensor> AllocateHostSlot(DataType dtype, const TensorShape& shape) = 0;
+
   // Starts recording what this thread enqueues on the device. Every device
-  // allocation until EndCapture comes from a new private pool.
+  // allocation until EndCapture comes from a new private pool. A copy to
+  // the device from within one of `host_slots` (from AllocateHostSlot; the
+  // caller keeps them alive as long as the recording) is recorded as a copy
+  // of that memory, which each replay reads anew; a copy from any other
+  // host memory is recorded as a copy of its bytes as they are now.
   // FailedPrecondition when a recording is already in progress or the
   // device cannot record now (a GPU allocator checking guard bytes
   // synchronises the device on every allocation).
-  virtual absl::Status BeginCapture() = 0;
+  virtual absl::Status BeginCapture(absl::Span<const Tensor> host_slots) = 0;
   // Ends the recording, always: afterwards the device runs work as usual.
   // The recorded work has not run; Launch it. The error that broke the
   // recording, if anything did (a wait for the device while recording).

@@ -164,6 +164,7 @@ absl::Status Model::CompileWith(std::shared_ptr<train::Optimizer> optimizer,
   auto compiled = std::make_shared<Compiled>();
   compiled->optimizer = std::move(optimizer);
   compiled->keras_optimizer = std::move(keras_optimizer);
+  compiled->replay = options.replay;
   const bool several = t.outputs.size() > 1;
   std::vector<std::string> metric_logs;
   for (const Topology::Out& out : t.outputs) {
@@ -470,6 +471,7 @@ absl::Status Model::Build(const TensorMap* y) {
     SessionOptions session_options;
     session_options.device_count["CPU"] = std::max(1, n);
     session_options.allow_soft_placement = true;
+    if (compiled_ != nullptr) session_options.replay = compiled_->replay;
     b.session = std::make_unique<ClientSession>(root, session_options);
     TW_RETURN_IF_ERROR(carried_status_);
     if (!carried_weights_.empty()) {

@@ -68,6 +68,7 @@
 #include "keras/layer.h"
 #include "layers/layers.h"
 #include "proto/graph.pb.h"
+#include "runtime/session.h"
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
 
@@ -199,6 +200,10 @@ struct CompileOptions {
   std::map<std::string, std::vector<std::string>> metrics;
   // Each output's loss is multiplied by its weight (default 1) in the total.
   std::map<std::string, double> loss_weights;
+  // Replayed steps for the model's session (runtime/step_replay.h): Fit's
+  // steps recorded once and replayed on a device that can (a GPU). Off by
+  // default.
+  StepReplayOptions replay;
 };
 
 // A Keras model of layers: the functional form, a graph of layer calls

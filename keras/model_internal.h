@@ -76,6 +76,7 @@ struct CompiledModel {
   std::vector<PerOutput> outputs;
   // The logs after "loss", as RunStep fetches them.
   std::vector<std::string> log_names;
+  StepReplayOptions replay;  // CompileOptions::replay
 };
 
 // The model's PREDICT model_fn with Keras's serving signature: one

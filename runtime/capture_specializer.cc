@@ -45,13 +45,23 @@ int SourceOf(const GraphView& view, const GraphDef& def, const std::string& inpu
   return -1;
 }
 
+// The fed tensor's name on a _DeviceArg (for messages).
+constexpr char kFeedAttr[] = "_feed";
+
+// How messages name a feed: the fed tensor, else its node.
+std::string FeedName(const NodeDef& arg) {
+  auto it = arg.attr().find(kFeedAttr);
+  return it != arg.attr().end() ? it->second.s() : arg.name();
+}
+
 absl::Status Refuse(const NodeDef& n, const std::string& why) {
   return absl::FailedPreconditionError(
       absl::StrCat("node '", n.name(), "' (", n.op(), ") ", why));
 }
 
 // _Arg -> _DeviceArg with its feed's shape, _Retval -> _DeviceRetval.
-absl::Status UseSlots(absl::Span<const TensorShape> feed_shapes, int num_fetches, GraphDef* def) {
+absl::Status UseSlots(absl::Span<const TensorShape> feed_shapes,
+                      absl::Span<const std::string> feed_names, int num_fetches, GraphDef* def) {
   for (NodeDef& n : *def->mutable_node()) {
     if (n.op() != "_Arg" && n.op() != "_Retval") continue;
     int64_t index = 0;
@@ -65,6 +75,9 @@ absl::Status UseSlots(absl::Span<const TensorShape> feed_shapes, int num_fetches
     if (arg) {
       PartialTensorShape(feed_shapes[index]).AsProto(
           (*n.mutable_attr())["_output_shapes"].mutable_list()->add_shape());
+      if (index < static_cast<int64_t>(feed_names.size())) {
+        (*n.mutable_attr())[kFeedAttr].set_s(feed_names[index]);
+      }
     }
   }
   return absl::OkStatus();
@@ -209,9 +222,21 @@ bool IsStaticHostValue(const Device& device, const GraphView& view, const GraphD
   return is_static;
 }
 
+// Whether input `input` of `n` is one its kernel only copies to the device.
+bool IsCopiedHostInput(const KernelDef& kernel, const NodeDef& n, const OpDef& op_def,
+                       int input) {
+  if (kernel.copied_host_inputs.empty()) return false;
+  NameRangeMap inputs, outputs;
+  if (!NameRangesForNode(n, op_def, &inputs, &outputs).ok()) return false;
+  for (const std::string& name : kernel.copied_host_inputs) {
+    auto it = inputs.find(name);
+    if (it != inputs.end() && input >= it->second.first && input < it->second.second) return true;
+  }
+  return false;
+}
+
 // The first node of `def` that a recording cannot hold, as FailedPrecondition.
-absl::Status CheckCapturable(const Device& device, const GraphDef& def,
-                             std::vector<bool>* fetch_on_host) {
+absl::Status CheckCapturable(const Device& device, const GraphDef& def, CapturePlan* plan) {
   TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(def));
   std::vector<int> memo(def.node_size(), -1);
   for (const NodeDef& n : def.node()) {
@@ -233,8 +258,10 @@ absl::Status CheckCapturable(const Device& device, const GraphDef& def,
     MemoryTypeVector inputs, outputs;
     TW_RETURN_IF_ERROR(MemoryTypesForNode(device, n, reg->op_def, &inputs, &outputs));
     if (n.op() == "_DeviceArg" && outputs[0] == MemoryType::kHost) {
-      return Refuse(n, "is a feed in host memory (an int32 tensor on this device): the host "
-                       "would read each step's value while recording");
+      // Fed through a host slot, if only copied host inputs read it (below).
+      int64_t index = 0;
+      TW_RETURN_IF_ERROR(GetNodeAttr(n, "index", &index));
+      plan->feed_on_host[index] = true;
     }
     DataTypeVector in_types, out_types;
     TW_RETURN_IF_ERROR(InOutTypesForNode(n, reg->op_def, &in_types, &out_types));
@@ -249,9 +276,21 @@ absl::Status CheckCapturable(const Device& device, const GraphDef& def,
     for (const std::string& in : n.input()) {
       if (!in.empty() && in[0] == '^') continue;
       const int input = k++;
-      if (inputs[input] != MemoryType::kHost) continue;
+      // Nodes that pass a buffer on are judged by where it goes.
+      if (inputs[input] != MemoryType::kHost || PassesInputOn(n.op())) continue;
       const int source = SourceOf(view, def, in);
       if (source >= 0 && IsStaticHostValue(device, view, def, source, &memo)) continue;
+      const bool host_feed = source >= 0 && def.node(source).op() == "_DeviceArg";
+      if (host_feed && IsCopiedHostInput(*kernel, n, reg->op_def, input)) continue;
+      if (host_feed) {
+        return Refuse(n, absl::StrCat("reads the host-memory feed '", FeedName(def.node(source)),
+                                      "' (input ", input,
+                                      ") on the host, for more than copying it to the device"));
+      }
+      if (n.op() == "_DeviceRetval") {
+        return Refuse(n, absl::StrCat("fetches '", in,
+                                      "', a host value that changes from step to step"));
+      }
       return Refuse(n, absl::StrCat("reads input ", input, " ('", in,
                                     "') on the host, and its value is not known before the "
                                     "step runs: it depends on the step's data or state"));
@@ -259,7 +298,7 @@ absl::Status CheckCapturable(const Device& device, const GraphDef& def,
     if (n.op() == "_DeviceRetval") {
       int64_t index = 0;
       TW_RETURN_IF_ERROR(GetNodeAttr(n, "index", &index));
-      (*fetch_on_host)[index] = inputs[0] == MemoryType::kHost;
+      plan->fetch_on_host[index] = inputs[0] == MemoryType::kHost;
     }
   }
   return absl::OkStatus();
@@ -276,12 +315,14 @@ bool IsControlFlowOp(const std::string& op) {
 
 absl::StatusOr<CapturePlan> SpecializeForCapture(const GraphDef& partition,
                                                  absl::Span<const TensorShape> feed_shapes,
+                                                 absl::Span<const std::string> feed_names,
                                                  int num_fetches, Device* device, Device* host,
                                                  ThreadPool* pool) {
   CapturePlan plan;
   plan.graph = partition;
   plan.fetch_on_host.assign(num_fetches, false);
-  TW_RETURN_IF_ERROR(UseSlots(feed_shapes, num_fetches, &plan.graph));
+  plan.feed_on_host.assign(feed_shapes.size(), false);
+  TW_RETURN_IF_ERROR(UseSlots(feed_shapes, feed_names, num_fetches, &plan.graph));
   // Each round may expose more: a folded shape makes a Reshape's output
   // shape known, whose Shape then folds.
   for (int round = 0; round < 8; ++round) {
@@ -294,7 +335,7 @@ absl::StatusOr<CapturePlan> SpecializeForCapture(const GraphDef& partition,
     TW_ASSIGN_OR_RETURN(const bool collapsed, CollapseConstantTransfers(*device, &plan.graph));
     if (!shapes && !folded && !collapsed) break;
   }
-  TW_RETURN_IF_ERROR(CheckCapturable(*device, plan.graph, &plan.fetch_on_host));
+  TW_RETURN_IF_ERROR(CheckCapturable(*device, plan.graph, &plan));
   return plan;
 }
 

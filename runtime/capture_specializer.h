@@ -20,9 +20,12 @@
 //    becomes a constant where it is received.
 // What is left is refused, naming the first node that prevents capture: a
 // host value that still depends on the step's data or state (a
-// data-dependent count, an int32 feed, a variable in host memory), a copy
+// data-dependent count, a variable in host memory, an int32 feed that a
+// kernel reads on the host for more than copying it to the device), a copy
 // between host and device memory inside the step, control flow, and a
-// kernel that is not declared capturable (KernelDef::capturable).
+// kernel that is not declared capturable (KernelDef::capturable). An int32
+// feed that kernels only copy to the device (KernelDef::
+// copied_host_inputs: a GPU's class labels) is fed through a host slot.
 #ifndef TOWERFLOW_RUNTIME_CAPTURE_SPECIALIZER_H_
 #define TOWERFLOW_RUNTIME_CAPTURE_SPECIALIZER_H_
 
@@ -45,6 +48,10 @@ struct CapturePlan {
   // By fetch (_Retval index): whether its value is in host memory, and so a
   // constant of the recording, the same on every replay.
   std::vector<bool> fetch_on_host;
+  // By feed (_Arg index): whether it stays in host memory (an int32 tensor
+  // on a GPU), fed through a host slot (StepCapture::AllocateHostSlot) that
+  // only copied host inputs (KernelDef::copied_host_inputs) read.
+  std::vector<bool> feed_on_host;
 };
 
 // Whether `op` is one of TF 1.x's control-flow primitives (Switch, Merge,
@@ -52,13 +59,15 @@ struct CapturePlan {
 bool IsControlFlowOp(const std::string& op);
 
 // `partition` is the one partition of a step on `device`, with `_Arg`
-// feeds of `feed_shapes` (by _Arg index) and `num_fetches` `_Retval`s.
+// feeds of `feed_shapes` (by _Arg index; `feed_names`, the fed tensors'
+// names for messages, or empty) and `num_fetches` `_Retval`s.
 // Constant folding runs CPU kernels on `host` (a CPU device; inter-op pool
 // `pool`), never `device`'s.
 // FailedPrecondition naming the node that prevents recording;
 // InvalidArgument for a malformed partition.
 absl::StatusOr<CapturePlan> SpecializeForCapture(const GraphDef& partition,
                                                  absl::Span<const TensorShape> feed_shapes,
+                                                 absl::Span<const std::string> feed_names,
                                                  int num_fetches, Device* device, Device* host,
                                                  ThreadPool* pool);
 

@@ -68,7 +68,7 @@ class CaptureSpecializerTest : public ::testing::Test {
                                          std::vector<TensorShape> feed_shapes, int fetches) {
     GraphDef partition;
     TW_RETURN_IF_ERROR(ParseTextProto(text, &partition));
-    return SpecializeForCapture(partition, feed_shapes, fetches, device_, host_, pool_.get());
+    return SpecializeForCapture(partition, feed_shapes, {}, fetches, device_, host_, pool_.get());
   }
 
   static std::map<std::string, const NodeDef*> ByName(const CapturePlan& plan) {
@@ -153,7 +153,22 @@ TEST_F(CaptureSpecializerTest, AnInt32FeedIsRefused) {
       Retval("out", "r", 0));
   EXPECT_THAT(Specialize(text, {TensorShape({8}), TensorShape({2})}, 1).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       "node 'dims' (_DeviceArg) is a feed in host memory"));
+                       "node 'r' (Reshape) reads the host-memory feed 'dims' (input 1) on the "
+                       "host, for more than copying it to the device"));
+}
+
+TEST_F(CaptureSpecializerTest, AnInt32FeedThatIsOnlyCopiedGoesThroughAHostSlot) {
+  // STREAM's Cast from int32 only copies its host input to the device
+  // (KernelDef::copied_host_inputs), as a GPU's class labels are.
+  const std::string text = absl::StrCat(
+      Arg("labels", 0, "DT_INT32"),
+      Node("y", "Cast", {"labels"},
+           "attr { key: 'SrcT' value { type: DT_INT32 } } attr { key: 'DstT' value { type: "
+           "DT_FLOAT } } attr { key: 'Truncate' value { b: false } }"),
+      Retval("out", "y", 0));
+  TW_ASSERT_OK_AND_ASSIGN(CapturePlan plan, Specialize(text, {TensorShape({4})}, 1));
+  EXPECT_EQ(plan.feed_on_host, std::vector<bool>{true});
+  EXPECT_EQ(plan.fetch_on_host, std::vector<bool>{false});
 }
 
 TEST_F(CaptureSpecializerTest, ABadIndexIsInvalidArgument) {

@@ -1,6 +1,7 @@
 #include "runtime/step_replay.h"
 
 #include <atomic>
+#include <cstring>
 #include <iostream>
 #include <utility>
 
@@ -37,8 +38,10 @@ namespace towerflow {
 //    the feeds' shapes (runtime/capture_specializer.h), which refuses what a
 //    recording cannot hold; its executor shares the eager executor's kernel
 //    objects, so random streams continue and measured algorithms are
-//    reused; the feeds are fixed device buffers (slots) and the fetches stay
-//    on the device. The recording run enqueues nothing that runs: the
+//    reused; the feeds are fixed device buffers (slots; a feed in host
+//    memory that kernels only copy to the device, such as int32 class
+//    labels on a GPU, a fixed host slot each replay's copy reads) and the
+//    fetches stay on the device. The recording run enqueues nothing that runs: the
 //    step's feeds are copied into the slots and the recording launched
 //    once, which is this step.
 //  * replays: the variables' buffers are checked (a restore or an assign of
@@ -167,7 +170,8 @@ struct StepReplay::VarState {
 struct StepReplay::Recording {
   CapturePlan plan;
   std::unique_ptr<Executor> executor;  // its kernels (and their buffers) live with the work
-  std::vector<Tensor> feed_slots;      // by _Arg index, in device memory
+  // By _Arg index: in device memory, or a host slot (plan.feed_on_host).
+  std::vector<Tensor> feed_slots;
   std::vector<Tensor> fetches;         // by _Retval index: device slots, or host constants
   std::unique_ptr<CapturedWork> work;
   VarState vars;                       // as the recording left them
@@ -323,8 +327,10 @@ absl::StatusOr<bool> StepReplay::Record(Entry* entry,
     Refuse(entry, std::string(why.message()));
     return false;
   };
-  absl::StatusOr<CapturePlan> plan =
-      SpecializeForCapture(partition_, entry->shapes, num_fetches_, device_, host_, inter_op_pool_);
+  std::vector<std::string> feed_names;
+  for (const auto& [name, value] : feeds) feed_names.push_back(name);
+  absl::StatusOr<CapturePlan> plan = SpecializeForCapture(
+      partition_, entry->shapes, feed_names, num_fetches_, device_, host_, inter_op_pool_);
   if (!plan.ok()) return refuse(plan.status());
   auto recording = std::make_unique<Recording>();
   recording->plan = *std::move(plan);
@@ -338,14 +344,22 @@ absl::StatusOr<bool> StepReplay::Record(Entry* entry,
     if (!executor.ok()) return refuse(executor.status());
     recording->executor = *std::move(executor);
   }
-  for (const auto& [name, value] : feeds) {
-    TW_ASSIGN_OR_RETURN(Tensor slot,
-                        Tensor::Allocate(device_->allocator(), value.dtype(), value.shape()));
-    recording->feed_slots.push_back(std::move(slot));
-  }
   StepCapture* capture = device_->step_capture();
+  std::vector<Tensor> host_slots;
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    const Tensor& value = feeds[i].second;
+    if (recording->plan.feed_on_host[i]) {
+      TW_ASSIGN_OR_RETURN(Tensor slot, capture->AllocateHostSlot(value.dtype(), value.shape()));
+      host_slots.push_back(slot);
+      recording->feed_slots.push_back(std::move(slot));
+    } else {
+      TW_ASSIGN_OR_RETURN(Tensor slot,
+                          Tensor::Allocate(device_->allocator(), value.dtype(), value.shape()));
+      recording->feed_slots.push_back(std::move(slot));
+    }
+  }
   const VarState before = VarState::Take(device_);
-  absl::Status began = capture->BeginCapture();
+  absl::Status began = capture->BeginCapture(host_slots);
   if (!began.ok()) return refuse(began);
   SlotFrame frame(recording->feed_slots, num_fetches_);
   absl::Status ran;
@@ -424,7 +438,15 @@ absl::Status StepReplay::Launch(Recording* recording,
                                 std::vector<Tensor>* retvals) {
   StepCapture* capture = device_->step_capture();
   for (size_t i = 0; i < feeds.size(); ++i) {
-    TW_RETURN_IF_ERROR(capture->CopyIntoDevice(feeds[i].second, &recording->feed_slots[i]));
+    const Tensor& feed = feeds[i].second;
+    Tensor& slot = recording->feed_slots[i];
+    if (!recording->plan.feed_on_host[i]) {
+      TW_RETURN_IF_ERROR(capture->CopyIntoDevice(feed, &slot));
+    } else if (feed.TotalBytes() > 0) {
+      // The last launch is done (Launch ends waiting for the device), so no
+      // recorded copy reads the slot now.
+      std::memcpy(slot.raw_data(), feed.raw_data(), feed.TotalBytes());
+    }
   }
   TW_RETURN_IF_ERROR(recording->work->Launch());
   std::vector<Tensor> on_device;

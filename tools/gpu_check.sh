@@ -87,10 +87,11 @@ run_replay() {
     --gtest_filter='*Replays*' > "$log" 2>&1
   local rc=$?
   echo "replay conformance under memcheck: exit $rc, memory errors: $(grep -cE "Invalid (__global__|__shared__|__local__)|Uninitialized" "$log"), $(grep -E '^\[  (PASSED|FAILED)  \]' "$log" | tr '\n' ' ')" >> "$summary"
-  # Eager against replayed from the same initial values, deterministic
-  # algorithms and full float32: the variables after 30 steps.
+  # Eager against replayed from the same initial values and the same fed
+  # batches (float images, int32 labels), deterministic algorithms and full
+  # float32: the variables after 30 steps.
   TF_CUDNN_USE_AUTOTUNE=0 TF_CUDNN_DETERMINISTIC=1 NVIDIA_TF32_OVERRIDE=0 timeout 240 \
-    "$tw/run.sh" gpu_replay --models=cifar10,resnet20 --check_steps=30 --steps=20 \
+    "$tw/run.sh" gpu_replay --models=cifar10,resnet20 --check_steps=30 --steps=20 --feed \
     > "$logs/replay.agreement.log" 2>&1
   echo "replay agreement (exit $?): $(grep -E 'agreement|NOT REPLAYED' "$logs/replay.agreement.log" | tr '\n' ' ')" >> "$summary"
   # Timings, each framework's defaults (TF32 convolutions in both).
@@ -98,6 +99,18 @@ run_replay() {
     --steps=200 > "$logs/replay.timing.log" 2>&1
   echo "replay timing (exit $?):" >> "$summary"
   grep -E '^towerflow' "$logs/replay.timing.log" >> "$summary"
+  # The same with each step's batch fed, as the Estimator feeds it.
+  timeout 120 "$tw/run.sh" gpu_replay --models=resnet20 --check_steps=10 --steps=200 --feed \
+    > "$logs/replay.timing.fed.log" 2>&1
+  grep -E '^towerflow' "$logs/replay.timing.fed.log" >> "$summary"
+  # The Estimator's own loop (resnet_train, fed batches) with replay on:
+  # whether its step records, and its step time.
+  cifar_data
+  rm -rf /tmp/model_replay
+  timeout 120 "$tw/run.sh" resnet_train --data_dir=/tmp/cifar --model_dir=/tmp/model_replay \
+    --num_towers=1 --batch_size=128 --max_steps=300 --log_every=50 --eval=false \
+    --resnet_size=20 --replay_steps > "$logs/replay.resnet_train.log" 2>&1
+  echo "resnet_train --replay_steps (exit $?): $(grep -E 'Towerflow: step|sec/batch' "$logs/replay.resnet_train.log" | tail -n 4 | tr '\n' ' ')" >> "$summary"
   for model in cifar10 resnet20 resnet56; do
     for graph in "" --cuda_graph; do
       timeout 120 python3 bench/models_torch.py --model "$model" --device cuda --steps 200 \

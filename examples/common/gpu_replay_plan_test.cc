@@ -1,8 +1,9 @@
 // The examples' training steps on one GPU, as a replayed step records them
-// (runtime/step_replay.h): batch 128 of synthetic input already on the
-// GPU, the GPU partition specialised to it (runtime/capture_specializer.h)
-// holds only capturable kernels, and every host value it reads is known
-// before the step runs. No GPU is needed: the graph is placed on a
+// (runtime/step_replay.h): with batches of 128 images and int32 labels fed,
+// as the Estimator feeds them, the GPU partition specialised to those
+// shapes (runtime/capture_specializer.h) holds only capturable kernels,
+// every host value it reads is known before the step runs, and the labels
+// (in host memory, int32 on a GPU) are only copied to the GPU. No GPU is needed: the graph is placed on a
 // stand-in GPU device whose memory is the host's, and the specialiser
 // folds host values with host kernels alone. The GPU kernels are linked
 // under --config=cuda only; without them there is nothing to check.
@@ -26,7 +27,6 @@
 #include "runtime/graph_optimizer.h"
 #include "runtime/placer.h"
 #include "runtime/step_graph.h"
-#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {
@@ -48,9 +48,7 @@ struct Step {
   std::string loss, train_op;
 };
 
-// One tower on /gpu:0 of `model_fn`, its images fed and its labels a
-// constant on the GPU (the input a replayed step can take: an int32 feed
-// lives in host memory).
+// One tower on /gpu:0 of `model_fn`, its images and labels fed.
 Step BuildStep(ModelFn model_fn, const Params& params, int64_t side) {
   ReplicateOptions options;
   options.devices = {"/gpu:0"};
@@ -61,9 +59,8 @@ Step BuildStep(ModelFn model_fn, const Params& params, int64_t side) {
   FeatureMap features, labels;
   features["images"] = ops::Placeholder(gpu.WithOpName("images"), DT_FLOAT,
                                         ops::Placeholder::Shape({-1, side, side, 3}));
-  std::vector<int32_t> classes;
-  for (int i = 0; i < 128; ++i) classes.push_back(i % 10);
-  labels["labels"] = ops::Const(gpu.WithOpName("labels"), Literal<int32_t>({128}, classes).AsProto());
+  labels["labels"] =
+      ops::Placeholder(gpu.WithOpName("labels"), DT_INT32, ops::Placeholder::Shape({-1}));
   EstimatorSpec spec = (*towers)(root, features, labels, ModeKeys::kTrain, params);
   GlobalVariablesInitializer(root);
   Step step;
@@ -85,7 +82,7 @@ absl::Status RecordingRefusal(const Step& step, int64_t side) {
   TW_RETURN_IF_ERROR(ImportGraphDef(step.graph, &graph));
   Placement placement;
   TW_RETURN_IF_ERROR(PlaceGraph(graph, *devices, PlacerOptions{true}, &placement));
-  TW_ASSIGN_OR_RETURN(StepGraphs steps, BuildStepGraphs(graph, placement, {"images"},
+  TW_ASSIGN_OR_RETURN(StepGraphs steps, BuildStepGraphs(graph, placement, {"images", "labels"},
                                                         {step.loss}, {step.train_op}));
   std::string devices_used;
   for (const auto& [device, def] : steps.partitions) {
@@ -105,7 +102,8 @@ absl::Status RecordingRefusal(const Step& step, int64_t side) {
   }
   GraphDef partition = steps.partitions.at(gpu.name());
   TW_RETURN_IF_ERROR(OptimizePartition(GraphOptimizerOptions(), &gpu, pool.get(), &partition));
-  return SpecializeForCapture(partition, {TensorShape({128, side, side, 3})}, steps.num_retvals,
+  return SpecializeForCapture(partition, {TensorShape({128, side, side, 3}), TensorShape({128})},
+                              {"images", "labels"}, steps.num_retvals,
                               &gpu, cpus->host_device(), pool.get())
       .status();
 }

@@ -64,6 +64,9 @@ ABSL_FLAG(int32_t, inter_op_threads, 0,
 ABSL_FLAG(int32_t, intra_op_threads, 0,
           "threads one kernel's work is split over (TF's intra_op_parallelism_threads; 0: one "
           "per hardware thread)");
+ABSL_FLAG(bool, replay_steps, false,
+          "record the training step once on a GPU and replay it (SessionOptions::replay; "
+          "runtime/step_replay.h)");
 ABSL_FLAG(bool, graph_optimizer, true,
           "rewrite each step's graph before it runs (fused convolutions and matrix products, "
           "padding folded into convolutions); false runs the graph as written");
@@ -201,6 +204,7 @@ absl::Status Main(const ExampleModel& model) {
   config.session_options.device_count["CPU"] = static_cast<int>(std::max<int64_t>(num_towers, 1));
   config.session_options.inter_op_parallelism_threads = absl::GetFlag(FLAGS_inter_op_threads);
   config.session_options.intra_op_parallelism_threads = absl::GetFlag(FLAGS_intra_op_threads);
+  config.session_options.replay.enabled = absl::GetFlag(FLAGS_replay_steps);
   if (!absl::GetFlag(FLAGS_graph_optimizer)) {
     config.session_options.optimizer = GraphOptimizerOptions::None();
   }

@@ -180,6 +180,23 @@ absl::StatusOr<Tensor> GpuDevice::StageForCapture(const Tensor& host) {
   return staging;
 }
 
+bool GpuDevice::InCaptureHostSlot(const Tensor& host) {
+  const char* begin = static_cast<const char*>(host.raw_data());
+  absl::MutexLock lock(&capture_mu_);
+  for (const Tensor& slot : capture_host_slots_) {
+    const char* slot_begin = static_cast<const char*>(slot.raw_data());
+    if (begin >= slot_begin && begin + host.TotalBytes() <= slot_begin + slot.TotalBytes()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<Tensor> GpuDevice::AllocateHostSlot(DataType dtype, const TensorShape& shape) {
+  // Pinned: a recorded copy from pageable memory would not be asynchronous.
+  return Tensor::Allocate(PinnedHostAllocator(), dtype, shape);
+}
+
 absl::Status GpuDevice::CopyHostBytes(const Tensor& host, Tensor* device) {
   if (host.TotalBytes() != device->TotalBytes()) {
     return absl::InvalidArgumentError(absl::StrCat("copying ", host.TotalBytes(),
@@ -188,7 +205,7 @@ absl::Status GpuDevice::CopyHostBytes(const Tensor& host, Tensor* device) {
   if (host.TotalBytes() == 0) return absl::OkStatus();
   TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
   const void* from = host.raw_data();
-  if (capturing()) {
+  if (capturing() && !InCaptureHostSlot(host)) {
     // The graph copies from this address on every replay: memory of its own.
     TW_ASSIGN_OR_RETURN(Tensor staging, StageForCapture(host));
     from = staging.raw_data();
@@ -237,7 +254,7 @@ class GpuCapturedWork final : public CapturedWork {
   const int64_t operations_;
 };
 
-absl::Status GpuDevice::BeginCapture() {
+absl::Status GpuDevice::BeginCapture(absl::Span<const Tensor> host_slots) {
   if (owned_allocator_->guards()) {
     return absl::FailedPreconditionError(
         "the allocator checks guard bytes (TOWERFLOW_GPU_GUARD_BYTES), synchronising the GPU "
@@ -256,6 +273,7 @@ absl::Status GpuDevice::BeginCapture() {
   }
   capture_error_ = absl::OkStatus();
   capture_staging_.clear();
+  capture_host_slots_.assign(host_slots.begin(), host_slots.end());
   capturing_.store(true, std::memory_order_release);
   return absl::OkStatus();
 }
@@ -269,6 +287,7 @@ absl::StatusOr<std::unique_ptr<CapturedWork>> GpuDevice::EndCapture() {
   absl::MutexLock lock(&capture_mu_);
   std::vector<Tensor> staging = std::move(capture_staging_);
   capture_staging_.clear();
+  capture_host_slots_.clear();
   absl::Status failed = capture_error_;
   if (failed.ok() && ended != cudaSuccess) failed = CudaStatus(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
   cudaGraphExec_t exec = nullptr;

@@ -82,7 +82,8 @@ class GpuDevice final : private internal::GpuAllocatorOwner, public Device, publ
 
   // StepCapture: CUDA graphs of the compute stream.
   StepCapture* step_capture() override { return this; }
-  absl::Status BeginCapture() override;
+  absl::StatusOr<Tensor> AllocateHostSlot(DataType dtype, const TensorShape& shape) override;
+  absl::Status BeginCapture(absl::Span<const Tensor> host_slots) override;
   absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture() override;
   bool capturing() const override { return capturing_.load(std::memory_order_acquire); }
   absl::Status CopyIntoDevice(const Tensor& host, Tensor* device) override;
@@ -92,7 +93,9 @@ class GpuDevice final : private internal::GpuAllocatorOwner, public Device, publ
   // Copies the bytes of `host` (host memory, which may change once this
   // returns) into `device` on the compute stream: for a kernel whose host
   // input goes to the GPU. Pageable host memory is staged by the driver;
-  // while recording, through pinned memory the recording keeps.
+  // while recording, through pinned memory the recording keeps, unless
+  // `host` lies in one of the recording's host slots (a replayed step's
+  // int32 feed), which each replay copies anew.
   absl::Status CopyHostBytes(const Tensor& host, Tensor* device);
 
   int ordinal() const { return ordinal_; }
@@ -122,6 +125,8 @@ class GpuDevice final : private internal::GpuAllocatorOwner, public Device, publ
   // the pinned host memory that copies from the host were staged in.
   absl::Status RefuseWhileCapturing(const std::string& what);
   absl::StatusOr<Tensor> StageForCapture(const Tensor& host);
+  // Whether `host` lies within one of the recording's host slots.
+  bool InCaptureHostSlot(const Tensor& host);
 
   const int ordinal_;
   std::atomic<bool> capturing_{false};
@@ -129,6 +134,7 @@ class GpuDevice final : private internal::GpuAllocatorOwner, public Device, publ
   BlockCache::PoolId pool_ ABSL_GUARDED_BY(capture_mu_) = 0;
   absl::Status capture_error_ ABSL_GUARDED_BY(capture_mu_);
   std::vector<Tensor> capture_staging_ ABSL_GUARDED_BY(capture_mu_);
+  std::vector<Tensor> capture_host_slots_ ABSL_GUARDED_BY(capture_mu_);
   cudaStream_t compute_ = nullptr;
   cudaStream_t host_to_device_ = nullptr;
   cudaStream_t device_to_host_ = nullptr;

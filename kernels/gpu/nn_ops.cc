@@ -245,7 +245,11 @@ void RegisterForType() {
   RegisterKernel(on("Softmax"), [] { return std::make_unique<SoftmaxOp<T>>(false); });
   RegisterKernel(on("LogSoftmax"), [] { return std::make_unique<SoftmaxOp<T>>(true); });
   RegisterKernel(on("SoftmaxCrossEntropyWithLogits"), MakeFactory<SoftmaxXentOp<T>>());
-  RegisterKernel(on("SparseSoftmaxCrossEntropyWithLogits").TypeConstraint("Tlabels", DT_INT32),
+  // int32 labels, in host memory, are only range-checked and copied to the
+  // GPU: a replayed step may feed them (KernelDef::copied_host_inputs).
+  RegisterKernel(on("SparseSoftmaxCrossEntropyWithLogits")
+                     .TypeConstraint("Tlabels", DT_INT32)
+                     .CopiedHostInput("labels"),
                  MakeFactory<SparseSoftmaxXentOp<T, int32_t>>());
   RegisterKernel(on("SparseSoftmaxCrossEntropyWithLogits").TypeConstraint("Tlabels", DT_INT64),
                  MakeFactory<SparseSoftmaxXentOp<T, int64_t>>());

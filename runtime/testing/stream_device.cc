@@ -182,13 +182,22 @@ class StreamDevice final : private AllocatorOwner, public Device, public StepCap
   }
 
   // StepCapture.
-  absl::Status BeginCapture() override {
+  absl::StatusOr<Tensor> AllocateHostSlot(DataType dtype, const TensorShape& shape) override {
+    return Tensor::Allocate(CpuAllocator(), dtype, shape);
+  }
+  absl::Status BeginCapture(absl::Span<const Tensor> host_slots) override {
     TW_RETURN_IF_ERROR(stream_.BeginRecording());
     pool_ = memory.cache().BeginPool();
+    absl::MutexLock lock(&slots_mu_);
+    host_slots_.assign(host_slots.begin(), host_slots.end());
     return absl::OkStatus();
   }
   absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture() override {
     memory.cache().EndPool();
+    {
+      absl::MutexLock lock(&slots_mu_);
+      host_slots_.clear();
+    }
     absl::StatusOr<std::vector<Work>> work = stream_.EndRecording();
     if (!work.ok()) {
       memory.cache().ReleasePool(pool_);
@@ -217,6 +226,24 @@ class StreamDevice final : private AllocatorOwner, public Device, public StepCap
     return out;
   }
 
+  // A host-memory input of a kernel into `device`, as GpuDevice's
+  // CopyHostBytes: from a recording's host slot, the slot's bytes when the
+  // work runs; else the bytes as they are now.
+  absl::Status CopyHostBytes(const Tensor& host, Tensor* device) {
+    if (host.TotalBytes() != device->TotalBytes()) {
+      return absl::InvalidArgumentError("CopyHostBytes of tensors of different sizes");
+    }
+    if (stream_.recording() && InHostSlot(host)) {
+      void* to = device->raw_data();
+      const void* from = host.raw_data();
+      const size_t bytes = host.TotalBytes();
+      stream_.Enqueue([to, from, bytes] { std::memcpy(to, from, bytes); });
+      return absl::OkStatus();
+    }
+    EnqueueCopy(host, *device);
+    return absl::OkStatus();
+  }
+
  private:
   // The bytes of `host` as they are now, into `device` in stream order (the
   // staging copy lives with the work, and so with a recording of it).
@@ -229,8 +256,22 @@ class StreamDevice final : private AllocatorOwner, public Device, public StepCap
     });
   }
 
+  bool InHostSlot(const Tensor& host) {
+    const char* begin = static_cast<const char*>(host.raw_data());
+    absl::MutexLock lock(&slots_mu_);
+    for (const Tensor& slot : host_slots_) {
+      const char* slot_begin = static_cast<const char*>(slot.raw_data());
+      if (begin >= slot_begin && begin + host.TotalBytes() <= slot_begin + slot.TotalBytes()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   Stream stream_;
   BlockCache::PoolId pool_ = 0;
+  absl::Mutex slots_mu_;
+  std::vector<Tensor> host_slots_ ABSL_GUARDED_BY(slots_mu_);
 };
 
 class StreamDeviceFactory final : public DeviceFactory {
@@ -508,6 +549,27 @@ class HostSubOp : public OpKernel {
   }
 };
 
+// Cast of an int32 tensor (host memory, as on a GPU) to float on the
+// device: the input is copied over, then converted (a copied host input,
+// KernelDef::copied_host_inputs, as a GPU's int32 class labels are).
+class CastToFloatOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor on_device, ctx->allocate_temp(DT_INT32, x.shape()));
+    TW_RETURN_IF_ERROR(
+        static_cast<StreamDevice*>(ctx->device())->CopyHostBytes(x, &on_device));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, x.shape()));
+    const int32_t* px = on_device.data<int32_t>();
+    float* po = out->data<float>();
+    const int64_t n = x.NumElements();
+    StreamOf(ctx).Enqueue([=] {
+      for (int64_t i = 0; i < n; ++i) po[i] = static_cast<float>(px[i]);
+    });
+    return absl::OkStatus();
+  }
+};
+
 // Where: reads its input back to count the true elements (not capturable).
 class WhereOp : public OpKernel {
  public:
@@ -558,6 +620,13 @@ class WaitingCheckNumericsOp : public OpKernel {
   RegisterKernel(on("Shape").HostMemory("output").Capturable(), MakeFactory<ShapeOp>());
   RegisterKernel(on("ApplyGradientDescent").Capturable(), MakeFactory<GradientDescentOp>());
   RegisterKernel(on("Where"), MakeFactory<WhereOp>());
+  RegisterKernel(KernelDefBuilder("Cast")
+                     .Device(kStreamDevice)
+                     .TypeConstraint<int32_t>("SrcT")
+                     .TypeConstraint<float>("DstT")
+                     .Capturable()
+                     .CopiedHostInput("x"),
+                 MakeFactory<CastToFloatOp>());
   RegisterKernel(KernelDefBuilder("Sub")
                      .Device(kStreamDevice)
                      .TypeConstraint<int32_t>("T")

@@ -16,7 +16,9 @@
 // step, all declared capturable unless said: MatMul, AddV2 (equal shapes or
 // a row broadcast [m, n] + [n]), Sub, Mul, Square, Relu, ReluGrad, Sum
 // (host-memory axes), Reshape (host-memory shape), Shape (host output, as a
-// GPU's), int32 Sub in host memory (a GPU's shape arithmetic), RandomUniform (its Philox
+// GPU's), int32 Sub in host memory (a GPU's shape arithmetic), Cast of int32
+// (in host memory, copied to the device: a copied host input, as a GPU's
+// int32 class labels), RandomUniform (its Philox
 // counter in device memory, advanced by the enqueued work, so a replay
 // draws new numbers: the CPU kernel's stream), ApplyGradientDescent, the
 // variable kernels, the basic kernels, and two for refusals: Where (reads
