@@ -3,7 +3,9 @@
 // and records it as a GPU does: a small network trained with replayed steps
 // ends bit for bit where eager steps do, and what cannot be recorded runs
 // eagerly with the reason reported.
+#include <atomic>
 #include <cstring>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -369,6 +371,35 @@ TEST(StepReplayTest, AStepOnTwoDevicesRunsEagerlyAndSaysWhy) {
   EXPECT_THAT(out[0], TensorIs<float>({2}, {0, 9}));
   EXPECT_EQ(metadata.replay.mode, Mode::kEager);
   EXPECT_THAT(metadata.replay.why_eager, HasSubstr("the step runs on 2 devices"));
+}
+
+// Steps from several threads at once, some recording, some replayed, some
+// eager: every update lands once (each is var -= 0.5, in any order).
+TEST(StepReplayTest, StepsFromManyThreadsEachUpdateOnce) {
+  Scope root = Scope::NewRootScope().WithDevice(kStream);
+  auto v = ops::VariableV2(root.WithOpName("v"), {3}, DT_FLOAT);
+  ops::Assign(root.WithOpName("init"), v, ops::Const(root, {100.0f, 200.0f, 300.0f}));
+  ops::ApplyGradientDescent(root.WithOpName("step_one"), v, ops::Const(root, 0.5f),
+                            ops::Const(root, {1.0f, 1.0f, 1.0f}));
+  Model model;
+  TW_ASSERT_OK(root.ToGraphDef(&model.graph));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, MakeSession(model, true));
+  constexpr int kThreads = 4, kSteps = 25;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kSteps; ++i) {
+        if (!session->Run({}, {}, {"step_one"}, nullptr).ok()) ++failures;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session->Run({}, {"v"}, {}, &out));
+  const float done = 0.5f * kThreads * kSteps;
+  EXPECT_THAT(out[0], TensorIs<float>({3}, {100 - done, 200 - done, 300 - done}));
 }
 
 TEST(StepReplayTest, TracedStepsRunEagerly) {

@@ -151,6 +151,61 @@ TEST(GpuDeviceTest, PinnedFeedsAndFetches) {
   EXPECT_LE(gpu::PinnedHostStats().driver_allocations, allocations + 1);
 }
 
+// A recorded step (StepCapture): a copy from a host slot, a kernel and a
+// copy of a host plan, recorded once, replayed three times. The kernel runs
+// only at each launch; the slot's copy reads the slot's bytes of that
+// launch, the plan's those it had when it was recorded.
+TEST(GpuDeviceTest, RecordsAndReplaysItsComputeStream) {
+  if (gpu::CudaDeviceCount() == 0) GTEST_SKIP() << "no GPU on this machine";
+  ThreadPool pool("test", 1);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<gpu::GpuDevice> device, gpu::GpuDevice::Create(0, &pool));
+  constexpr int kN = 256;
+  StepCapture* capture = device->step_capture();
+  ASSERT_NE(capture, nullptr);
+  TW_ASSERT_OK_AND_ASSIGN(Tensor slot, capture->AllocateHostSlot(DT_FLOAT, TensorShape({kN})));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor plan, Tensor::Allocate(CpuAllocator(), DT_FLOAT, TensorShape({kN})));
+  for (int i = 0; i < kN; ++i) plan.data<float>()[i] = 100.0f + i;
+  TW_ASSERT_OK(capture->BeginCapture({slot}));
+  EXPECT_TRUE(capture->capturing());
+  TW_ASSERT_OK_AND_ASSIGN(Tensor x, Tensor::Allocate(device->allocator(), DT_FLOAT, TensorShape({kN})));
+  TW_ASSERT_OK(device->CopyHostBytes(slot, &x));
+  TW_ASSERT_OK(gpu::CudaStatus(gpu::testing::LaunchAddOne(x.data<float>(), kN, device->compute_stream()),
+                               "AddOne", __FILE__, __LINE__));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor y, device->CopyFromHost(plan));  // staged for the recording
+  for (int i = 0; i < kN; ++i) plan.data<float>()[i] = -1.0f;        // the recording keeps 100 + i
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CapturedWork> work, capture->EndCapture());
+  EXPECT_FALSE(capture->capturing());
+  EXPECT_GE(work->num_operations(), 3);
+  EXPECT_GT(work->reserved_bytes(), 0);
+  for (int launch = 0; launch < 3; ++launch) {
+    for (int i = 0; i < kN; ++i) slot.data<float>()[i] = static_cast<float>(launch * 1000 + i);
+    TW_ASSERT_OK(work->Launch());
+    TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, capture->CopyAllToHost({x, y}));
+    for (int i = 0; i < kN; i += 17) {
+      ASSERT_EQ(out[0].data<float>()[i], launch * 1000 + i + 1.0f) << launch << " " << i;
+      ASSERT_EQ(out[1].data<float>()[i], 100.0f + i) << launch << " " << i;
+    }
+  }
+}
+
+// While recording, a copy to the host would wait for the GPU: refused, and
+// the recording ends with that error.
+TEST(GpuDeviceTest, ACopyToTheHostBreaksARecording) {
+  if (gpu::CudaDeviceCount() == 0) GTEST_SKIP() << "no GPU on this machine";
+  ThreadPool pool("test", 1);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<gpu::GpuDevice> device, gpu::GpuDevice::Create(0, &pool));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor x, Tensor::Allocate(device->allocator(), DT_FLOAT, TensorShape({8})));
+  TW_ASSERT_OK(device->BeginCapture({}));
+  EXPECT_THAT(device->CopyToHost(x).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "a copy to the host waits for /job:localhost/replica:0/task:0/device:GPU:0 "
+                       "while its work is being recorded"));
+  EXPECT_THAT(device->EndCapture().status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "a copy to the host waits"));
+  // The device works as before.
+  TW_EXPECT_OK(device->CopyToHost(x).status());
+}
+
 #endif  // TOWERFLOW_CUDA
 
 }  // namespace

@@ -30,7 +30,14 @@ class CachingPinnedAllocator final : public Allocator {
       bin.pop_back();
       stats_.bytes_cached -= static_cast<int64_t>(size);
     } else {
-      if (cudaHostAlloc(&ptr, size, cudaHostAllocPortable) != cudaSuccess) {
+      // Allowed while this thread's stream records a step (a kernel's host
+      // plan staged for the recording): relaxed capture mode, as for
+      // cudaMalloc in the device allocator.
+      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+      cudaThreadExchangeStreamCaptureMode(&mode);
+      const cudaError_t error = cudaHostAlloc(&ptr, size, cudaHostAllocPortable);
+      cudaThreadExchangeStreamCaptureMode(&mode);
+      if (error != cudaSuccess) {
         cudaGetLastError();  // no driver or no pinned memory left: not sticky
         return nullptr;
       }
