@@ -173,6 +173,31 @@ class DeviceRetvalOp : public CheapKernel {
   int64_t index_ = 0;
 };
 
+// _AssertShape: the input's shape is the one a replayed step folded into a
+// constant; it reads the shape alone (host work, never the elements).
+class AssertShapeOp : public CheapKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    PartialTensorShape shape;
+    TW_RETURN_IF_ERROR(c.GetAttr("shape", &shape));
+    TW_ASSIGN_OR_RETURN(expected_, shape.AsTensorShape());
+    // The checked tensor's name, for the message (the specializer sets it).
+    auto tensor = c.def().attr().find("_tensor");
+    input_ = tensor != c.def().attr().end() ? tensor->second.s() : "its input";
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    if (ctx->input(0).shape() == expected_) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "build-time shape inference gave ", expected_.DebugString(), " for '", input_,
+        "', but the step computes ", ctx->input(0).shape().DebugString()));
+  }
+
+ private:
+  TensorShape expected_;
+  std::string input_;
+};
+
 absl::StatusOr<std::string> RendezvousKey(const KernelConstruction& c) {
   std::string tensor_name, send_device, recv_device;
   int64_t incarnation = 0;
@@ -251,6 +276,7 @@ void RegisterBasicKernels(const std::string& device_type) {
   RegisterKernel(on("_Retval"), MakeFactory<RetvalOp>());
   RegisterKernel(on("_DeviceArg").Capturable(), MakeFactory<DeviceArgOp>());
   RegisterKernel(on("_DeviceRetval").Capturable(), MakeFactory<DeviceRetvalOp>());
+  RegisterKernel(on("_AssertShape").Capturable(), MakeFactory<AssertShapeOp>());
   RegisterKernel(on("_Send"), MakeFactory<SendOp>());
   RegisterKernel(on("_HostSend").HostMemory("tensor"), MakeFactory<SendOp>());
   RegisterKernel(on("_Recv"), MakeFactory<RecvOp>());

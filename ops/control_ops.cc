@@ -78,6 +78,17 @@ absl::Status DeviceArgShape(InferenceContext* c) {
   return shape_fns::UnknownShape(c);
 }
 
+// A replayed step's check of a shape it folded into a constant
+// (runtime/capture_specializer.h): fails unless `input` has `shape` when the
+// step is recorded.
+TW_REGISTER_OP("_AssertShape")
+    .Input("input: T")
+    .Attr("T: type")
+    .Attr("shape: shape")
+    .SetIsStateful()
+    .Doc("Fails unless `input` has `shape` (a recorded step's folded shape, checked).")
+    .SetShapeFn(shape_fns::UnknownShape);
+
 // The same in a replayed step (runtime/step_replay.h): feed `index` is
 // already in the device's memory, and the fetch stays there.
 TW_REGISTER_OP("_DeviceArg")

@@ -127,8 +127,25 @@ std::vector<Tensor> ShapeValues(const Node& node) {
   return values;
 }
 
+// A check, when the step is recorded, that `input` (a GraphDef input
+// string) has `shape`: the shape a folded node took for it.
+NodeDef AssertShape(const std::string& name, const std::string& input, DataType dtype,
+                    const TensorShape& shape, const std::string& device) {
+  NodeDef n;
+  n.set_name(name);
+  n.set_op("_AssertShape");
+  n.set_device(device);
+  n.add_input(input);
+  (*n.mutable_attr())["T"].set_type(dtype);
+  shape.AsProto((*n.mutable_attr())["shape"].mutable_shape());
+  (*n.mutable_attr())["_tensor"].set_s(input);  // for the kernel's message
+  return n;
+}
+
 // Replaces shape-reading nodes whose inputs' shapes build-time inference
-// knows by constants. Whether any was.
+// knows by constants, each input checked by an _AssertShape when the step
+// is recorded: a shape function's mistake stops the recording instead of
+// baking a wrong shape in. Whether any was.
 absl::StatusOr<bool> MaterializeShapes(const Device& device, GraphDef* def) {
   Graph graph;
   graph.set_allow_internal_names(true);
@@ -140,9 +157,22 @@ absl::StatusOr<bool> MaterializeShapes(const Device& device, GraphDef* def) {
     std::vector<Tensor> values = ShapeValues(*node);
     if (!values.empty()) found.emplace_back(index.at(node->name()), std::move(values));
   }
+  std::vector<NodeDef> checks;
+  for (const auto& [i, values] : found) {
+    const NodeDef& node = def->node(i);
+    const Node* graph_node = graph.FindNode(node.name());
+    for (int k = 0; k < graph_node->num_inputs(); ++k) {
+      const Edge* e = graph_node->input_edge(k);
+      absl::StatusOr<TensorShape> known = e->src()->output_shape(e->src_output()).AsTensorShape();
+      if (!known.ok()) continue;
+      checks.push_back(AssertShape(absl::StrCat(node.name(), "/_assert_shape_", k), node.input(k),
+                                   graph_node->input_type(k), *known, node.device()));
+    }
+  }
   for (const auto& [i, values] : found) {
     TW_RETURN_IF_ERROR(ReplaceWithConstants(device, i, values, def));
   }
+  for (NodeDef& check : checks) *def->add_node() = std::move(check);
   return !found.empty();
 }
 

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/device_mgr.h"
+#include "runtime/session.h"
 #include "runtime/testing/stream_device.h"
 #include "tests/test_util.h"
 
@@ -106,6 +107,33 @@ TEST_F(CaptureSpecializerTest, ShapeArithmeticBecomesConstantsOfTheFeedsShapes) 
   EXPECT_EQ(nodes.at("x")->op(), "_DeviceArg");
   EXPECT_EQ(nodes.at("out")->op(), "_DeviceRetval");
   EXPECT_EQ(plan.fetch_on_host, std::vector<bool>{false});
+  // The shape folded in is checked when the step is recorded.
+  ASSERT_EQ(nodes.count("s/_assert_shape_0"), 1u);
+  const NodeDef& check = *nodes.at("s/_assert_shape_0");
+  EXPECT_EQ(check.op(), "_AssertShape");
+  EXPECT_EQ(check.input(0), "x");
+  TW_ASSERT_OK_AND_ASSIGN(TensorShape shape, TensorShape::FromProto(check.attr().at("shape").shape()));
+  EXPECT_EQ(shape, TensorShape({3, 4}));
+}
+
+// _AssertShape stops a recording whose folded shape a shape function got
+// wrong, naming the tensor.
+TEST_F(CaptureSpecializerTest, AFoldedShapeTheStepDoesNotComputeStopsTheRecording) {
+  SessionOptions options;
+  options.device_count[testing::kStreamDevice] = 1;
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
+  GraphDef feedable;
+  TW_ASSERT_OK(ParseTextProto(
+      absl::StrCat(Node("x", "Placeholder", {}, "attr { key: 'dtype' value { type: DT_FLOAT } }"),
+                   Node("check", "_AssertShape", {"x"},
+                        absl::StrCat(kFloat, " attr { key: 'shape' value { shape { dim { size: 2 "
+                                             "} } } } attr { key: '_tensor' value { s: 'x' } }"))),
+      &feedable));
+  TW_ASSERT_OK(session->Create(feedable));
+  TW_EXPECT_OK(session->Run({{"x", Tensor(DT_FLOAT, TensorShape({2}))}}, {}, {"check"}, nullptr));
+  EXPECT_THAT(session->Run({{"x", Tensor(DT_FLOAT, TensorShape({3}))}}, {}, {"check"}, nullptr),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "build-time shape inference gave [2] for 'x', but the step computes [3]"));
 }
 
 TEST_F(CaptureSpecializerTest, AFetchedShapeIsAConstantOfTheRecording) {

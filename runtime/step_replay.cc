@@ -58,6 +58,9 @@ namespace towerflow {
 namespace {
 
 constexpr int kMaxRecordings = 3;  // per entry, before it is refused
+// Recordings kept per signature (each holds device memory of its own): a
+// new one drops the least recently replayed.
+constexpr int kMaxLiveRecordings = 4;
 // Eager steps past the warm-up that may still give a variable a new buffer
 // before the entry is refused.
 constexpr int kMaxUnsteadySteps = 16;
@@ -187,6 +190,15 @@ struct StepReplay::Entry {
   int unsteady ABSL_GUARDED_BY(mu) = 0;  // eager steps past the warm-up that did not
   int recordings ABSL_GUARDED_BY(mu) = 0;
   std::unique_ptr<Recording> recording ABSL_GUARDED_BY(mu);
+  // recording != nullptr, and when it last ran (StepReplay::clock_), read
+  // without `mu` to choose a recording to drop.
+  std::atomic<bool> has_recording{false};
+  std::atomic<int64_t> last_used{0};
+
+  void SetRecording(std::unique_ptr<Recording> r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    recording = std::move(r);
+    has_recording.store(recording != nullptr, std::memory_order_release);
+  }
 };
 
 StepReplay::StepReplay(std::string signature, GraphDef partition, Device* device, Device* host,
@@ -243,7 +255,7 @@ StepReplay::Entry* StepReplay::FindOrAddEntry(
 void StepReplay::Refuse(Entry* entry, const std::string& why) {
   entry->why = why;
   entry->refused.store(true, std::memory_order_release);
-  entry->recording.reset();
+  entry->SetRecording(nullptr);
   if (options_.log) {
     std::cerr << "Towerflow: step " << signature_ << " (feeds: " << entry->key
               << ") runs eagerly, not replayed: " << why << "\n";
@@ -267,7 +279,7 @@ absl::Status StepReplay::Run(const std::vector<std::pair<std::string, Tensor>>& 
     if (entry->recording != nullptr && !entry->recording->vars.StillHolds(device_)) {
       // A variable moved or a resource went: the recording may name memory
       // that is no longer theirs. Warm up and record again.
-      entry->recording.reset();
+      entry->SetRecording(nullptr);
       entry->stable = 0;
     }
     if (entry->recording != nullptr) {
@@ -417,14 +429,42 @@ absl::StatusOr<bool> StepReplay::Record(Entry* entry,
               << " KiB of device memory reserved, "
               << absl::ToDoubleMilliseconds(absl::Now() - started) << " ms\n";
   }
-  entry->recording = std::move(recording);
+  DropLeastRecentlyUsed(entry);
+  entry->SetRecording(std::move(recording));
+  entry->last_used.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1,
+                         std::memory_order_relaxed);
   return true;
+}
+
+void StepReplay::DropLeastRecentlyUsed(Entry* keep) {
+  Entry* oldest = nullptr;
+  int live = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, entry] : entries_) {
+      if (entry.get() == keep || !entry->has_recording.load(std::memory_order_acquire)) continue;
+      ++live;
+      if (oldest == nullptr || entry->last_used.load(std::memory_order_relaxed) <
+                                   oldest->last_used.load(std::memory_order_relaxed)) {
+        oldest = entry.get();
+      }
+    }
+  }
+  if (live < kMaxLiveRecordings || oldest == nullptr) return;
+  // Another step may hold it (waiting for the steps lock this recording
+  // holds): then it stays, this once.
+  if (!oldest->mu.TryLock()) return;
+  oldest->SetRecording(nullptr);
+  oldest->stable = 0;
+  oldest->mu.Unlock();
 }
 
 absl::Status StepReplay::Replay(Entry* entry,
                                 const std::vector<std::pair<std::string, Tensor>>& feeds,
                                 std::vector<Tensor>* retvals, StepReplayReport* report) {
   Recording* recording = entry->recording.get();
+  entry->last_used.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1,
+                         std::memory_order_relaxed);
   TW_RETURN_IF_ERROR(Launch(recording, feeds, retvals));
   report->mode = StepReplayReport::Mode::kReplayed;
   report->why_eager.clear();

@@ -20,6 +20,7 @@
 #ifndef TOWERFLOW_RUNTIME_STEP_REPLAY_H_
 #define TOWERFLOW_RUNTIME_STEP_REPLAY_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -88,6 +89,9 @@ class StepReplay {
                       const std::vector<std::pair<std::string, Tensor>>& feeds,
                       std::vector<Tensor>* retvals);
   void Refuse(Entry* entry, const std::string& why);
+  // Drops the recording of the entry (not `keep`) replayed least recently
+  // when the signature keeps kMaxLiveRecordings of them.
+  void DropLeastRecentlyUsed(Entry* keep);
 
   const std::string signature_;
   const GraphDef partition_;
@@ -102,6 +106,7 @@ class StepReplay {
   // stateful node without a capturable kernel, control flow); else empty.
   std::string refused_;
 
+  std::atomic<int64_t> clock_{0};  // counts recordings made and replayed
   absl::Mutex mu_;
   // By the feeds' shapes.
   absl::flat_hash_map<std::string, std::unique_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);

@@ -226,6 +226,26 @@ TEST(StepReplayTest, ANewBatchSizeIsRecordedOnItsOwnAndTheOldOneKept) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(SameBits(b[i], a[i])) << model.variables[i];
 }
 
+TEST(StepReplayTest, AFifthBatchSizeDropsTheRecordingReplayedLeastRecently) {
+  const Model model = BuildModel();
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, MakeSession(model, true));
+  // Batches of 1..5, each warmed up and recorded (the first step also gives
+  // the variables buffers of their own, so batch 1 warms up once more).
+  for (int batch = 1; batch <= 5; ++batch) {
+    const int warmup = batch == 1 ? 3 : 2;
+    for (int step = 0; step <= warmup; ++step) {
+      TW_ASSERT_OK_AND_ASSIGN(auto got, TrainStep(session.get(), Batch(step, batch)));
+      EXPECT_EQ(got.second.mode, step < warmup ? Mode::kEager : Mode::kRecorded) << batch;
+    }
+  }
+  // Four recordings are kept: batch 1's went, batch 2's stays.
+  TW_ASSERT_OK_AND_ASSIGN(auto two, TrainStep(session.get(), Batch(9, 2)));
+  EXPECT_EQ(two.second.mode, Mode::kReplayed);
+  TW_ASSERT_OK_AND_ASSIGN(auto one, TrainStep(session.get(), Batch(9, 1)));
+  EXPECT_EQ(one.second.mode, Mode::kEager);
+  EXPECT_EQ(one.second.why_eager, "warming up");
+}
+
 TEST(StepReplayTest, AssigningAVariableDropsTheRecording) {
   const Model model = BuildModel();
   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> eager, MakeSession(model, false));

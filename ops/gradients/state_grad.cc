@@ -66,6 +66,7 @@ TW_REGISTER_NO_GRADIENT("_Arg");
 TW_REGISTER_NO_GRADIENT("_Retval");
 TW_REGISTER_NO_GRADIENT("_DeviceArg");
 TW_REGISTER_NO_GRADIENT("_DeviceRetval");
+TW_REGISTER_NO_GRADIENT("_AssertShape");
 
 }  // namespace
 }  // namespace towerflow
