@@ -45,6 +45,11 @@ absl::StatusOr<std::unique_ptr<GpuDevice>> GpuDevice::Create(int ordinal, const 
   }
   TW_CUBLAS_RETURN_IF_ERROR(cublasCreate(&device->cublas_));
   TW_CUBLAS_RETURN_IF_ERROR(cublasSetStream(device->cublas_, device->compute_));
+  // NVIDIA's recommended size on Hopper (cuBLAS docs, cublasSetWorkspace).
+  constexpr size_t kCublasWorkspace = size_t{32} << 20;
+  TW_CUDA_RETURN_IF_ERROR(cudaMalloc(&device->cublas_workspace_, kCublasWorkspace));
+  TW_CUBLAS_RETURN_IF_ERROR(
+      cublasSetWorkspace(device->cublas_, device->cublas_workspace_, kCublasWorkspace));
   TW_CUDNN_RETURN_IF_ERROR(cudnnCreate(&device->cudnn_));
   TW_CUDNN_RETURN_IF_ERROR(cudnnSetStream(device->cudnn_, device->compute_));
   // Peer access to every other GPU that allows it, for CopyToDevice.
@@ -355,6 +360,7 @@ GpuDevice::~GpuDevice() {
       cudaStreamDestroy(stream);
     }
   }
+  if (cublas_workspace_ != nullptr) cudaFree(cublas_workspace_);
 }
 
 namespace {

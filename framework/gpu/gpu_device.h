@@ -139,6 +139,9 @@ class GpuDevice final : private internal::GpuAllocatorOwner, public Device, publ
   cudaStream_t host_to_device_ = nullptr;
   cudaStream_t device_to_host_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
+  // cuBLAS's workspace, given so that it never allocates one itself, not
+  // even while a step is recorded (PyTorch does the same).
+  void* cublas_workspace_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   mutable absl::Mutex handle_mu_;
 };
