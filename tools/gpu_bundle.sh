@@ -29,6 +29,7 @@ cd "$(dirname "$0")/.."
 default_targets=(
   //framework/gpu:gpu_device_test
   //kernels/gpu:gpu_conformance_test
+  //kernels/gpu:gpu_replay_test
   //kernels/gpu:collective_ops_test
   //estimator:all_reduce_test
   //estimator:replicate_model_fn_test

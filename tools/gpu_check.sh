@@ -83,8 +83,7 @@ run_replay() {
   # inputs rewritten in the slots, replayed, compared with eager.
   local log="$logs/replay.conformance.log"
   NVIDIA_TF32_OVERRIDE=0 timeout "${SANITIZE_TIMEOUT:-400}" "$tw/run.sh" \
-    --wrap "compute-sanitizer --tool memcheck --error-exitcode 1" gpu_conformance_test \
-    --gtest_filter='*Replays*' > "$log" 2>&1
+    --wrap "compute-sanitizer --tool memcheck --error-exitcode 1" gpu_replay_test > "$log" 2>&1
   local rc=$?
   echo "replay conformance under memcheck: exit $rc, memory errors: $(grep -cE "Invalid (__global__|__shared__|__local__)|Uninitialized" "$log"), $(grep -E '^\[  (PASSED|FAILED)  \]' "$log" | tr '\n' ' ')" >> "$summary"
   # Eager against replayed from the same initial values and the same fed

@@ -46,6 +46,11 @@ inline Input Values(std::vector<int64_t> shape, std::vector<int32_t> values, con
   return Input{std::move(shape), true, std::move(values), -2, 2, dtype};
 }
 
+// Every case: the elementwise, reduction, matrix, convolution,
+// normalisation, pooling and shape ones (conformance_cases.cc) and each
+// family's below.
+std::vector<Case> AllCases();
+
 // Transpose, Slice, StridedSlice, Tile, ReverseV2, Pad, GatherV2 and
 // ConcatV2 (conformance_rearrange_cases.cc).
 void AddRearrangeCases(std::vector<Case>* cases);
