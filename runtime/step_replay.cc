@@ -362,6 +362,9 @@ absl::StatusOr<bool> StepReplay::Record(Entry* entry,
     const Tensor& value = feeds[i].second;
     if (recording->plan.feed_on_host[i]) {
       TW_ASSIGN_OR_RETURN(Tensor slot, capture->AllocateHostSlot(value.dtype(), value.shape()));
+      // Filled now: the kernels that copy it check it on the host while
+      // recording (a label's range), and must see this step's value.
+      if (value.TotalBytes() > 0) std::memcpy(slot.raw_data(), value.raw_data(), value.TotalBytes());
       host_slots.push_back(slot);
       recording->feed_slots.push_back(std::move(slot));
     } else {
@@ -401,8 +404,19 @@ absl::StatusOr<bool> StepReplay::Record(Entry* entry,
           "Recording step ", signature_, " failed (", why.message(), ") after ", changed,
           ": its value is lost; restore the variables from a checkpoint"));
     }
-    return refuse(absl::FailedPreconditionError(
-        absl::StrCat("recording the step failed: ", why.message())));
+    if (!work.ok()) {
+      // The step did what a recording cannot hold: so will every step.
+      return refuse(absl::FailedPreconditionError(
+          absl::StrCat("recording the step failed: ", why.message())));
+    }
+    // A kernel refused this step's values (a label out of range): the
+    // eager run reports it, and a later step records again.
+    entry->stable = 0;
+    if (++entry->recordings >= kMaxRecordings) {
+      return refuse(absl::FailedPreconditionError(absl::StrCat(
+          "recording the step failed ", kMaxRecordings, " times, the last: ", why.message())));
+    }
+    return false;
   }
   recording->work = *std::move(work);
   recording->vars = VarState::Take(device_);

@@ -24,6 +24,7 @@ namespace towerflow {
 namespace {
 
 using ::testing::HasSubstr;
+using ::towerflow::testing::StatusIs;
 using Mode = StepReplayReport::Mode;
 
 constexpr char kStream[] = "/device:STREAM:0";
@@ -182,6 +183,27 @@ TEST(StepReplayTest, AnInt32FeedThatIsOnlyCopiedToTheDeviceIsReplayed) {
   const std::vector<Tensor> a = Variables(eager.get(), model);
   const std::vector<Tensor> b = Variables(replayed.get(), model);
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(SameBits(b[i], a[i])) << model.variables[i];
+}
+
+TEST(StepReplayTest, ABadValueWhileRecordingFailsThatStepAloneAndALaterOneRecords) {
+  // The Cast checks its host input when the step is recorded; a bad value
+  // then is this step's error, as eagerly, and the next steps record.
+  const Model model = BuildModel(false, false, /*int_targets=*/true);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, MakeSession(model, true));
+  for (int step = 0; step < 3; ++step) {
+    TW_ASSERT_OK(TrainStep(session.get(), Batch(step, 4, true)).status());
+  }
+  auto bad = Batch(3, 4, true);
+  bad[1].second.data<int32_t>()[5] = 1 << 25;
+  EXPECT_THAT(TrainStep(session.get(), bad).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "x[5] = 33554432 is not exact"));
+  std::vector<Mode> modes;
+  for (int step = 4; step < 9; ++step) {
+    TW_ASSERT_OK_AND_ASSIGN(auto got, TrainStep(session.get(), Batch(step, 4, true)));
+    modes.push_back(got.second.mode);
+  }
+  EXPECT_EQ(modes, (std::vector<Mode>{Mode::kEager, Mode::kEager, Mode::kRecorded,
+                                      Mode::kReplayed, Mode::kReplayed}));
 }
 
 TEST(StepReplayTest, ReplaysDrawNewRandomNumbersEachStepAsEagerStepsDo) {

@@ -550,12 +550,20 @@ class HostSubOp : public OpKernel {
 };
 
 // Cast of an int32 tensor (host memory, as on a GPU) to float on the
-// device: the input is copied over, then converted (a copied host input,
-// KernelDef::copied_host_inputs, as a GPU's int32 class labels are).
+// device: the input is checked on the host (each value exact as a float,
+// as a GPU kernel checks its int32 class labels' range), copied over, then
+// converted (a copied host input, KernelDef::copied_host_inputs).
 class CastToFloatOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      const int32_t v = x.data<int32_t>()[i];
+      if (v > (1 << 24) || v < -(1 << 24)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("x[", i, "] = ", v, " is not exact as a float"));
+      }
+    }
     TW_ASSIGN_OR_RETURN(Tensor on_device, ctx->allocate_temp(DT_INT32, x.shape()));
     TW_RETURN_IF_ERROR(
         static_cast<StreamDevice*>(ctx->device())->CopyHostBytes(x, &on_device));
