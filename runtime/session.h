@@ -48,9 +48,14 @@ namespace towerflow {
 // the feeds copied into fixed device buffers, one launch, the fetches copied
 // out. A new feed shape records again; a variable given a new buffer
 // (restored, assigned a tensor of another shape) or a resource removed
-// makes the next step record again. A step that cannot be recorded runs
-// eagerly, and the log names the first node that prevented it (once per
-// signature and shapes). Steps on CPU devices always run eagerly.
+// makes the next step record again; a signature keeps at most four
+// recordings (feed shapes), dropping the one replayed least recently. A
+// step that cannot be recorded runs eagerly, and the log names the first
+// node that prevented it (once per signature and shapes). Host checks of a
+// fed int32 tensor that a kernel copies to the device (class labels) run
+// only when the step is recorded; replayed, a GPU kernel gives NaN for a
+// bad label, as TF's GPU kernel does. Traced steps (kFullTrace) run
+// eagerly. Steps on CPU devices always run eagerly.
 struct StepReplayOptions {
   bool enabled = false;
   // Eager steps of one signature and feed shapes, each leaving every
