@@ -324,9 +324,17 @@ class DirectSession final : public Session {
       auto partition = std::make_unique<Graph>();
       partition->set_allow_internal_names(true);
       TW_RETURN_IF_ERROR(ImportGraphDef(def, partition.get()));
-      TW_ASSIGN_OR_RETURN(std::unique_ptr<Executor> ex,
-                          Executor::Create(std::move(partition), device));
-      ek->executors.push_back(std::move(ex));
+      absl::StatusOr<std::unique_ptr<Executor>> ex;
+      if (options_.replay.enabled) {
+        // Kernels' Init may enqueue work (a Const copied to a GPU), which a
+        // recording in progress would take in.
+        absl::ReaderMutexLock steps(&replay_mu_);
+        ex = Executor::Create(std::move(partition), device);
+      } else {
+        ex = Executor::Create(std::move(partition), device);
+      }
+      if (!ex.ok()) return ex.status();
+      ek->executors.push_back(*std::move(ex));
     }
     SetUpReplay(key, ek.get());
     cache_[key] = {ek, graph_->num_node_ids()};
@@ -500,8 +508,9 @@ class DirectSession final : public Session {
   DeviceSpec task_;
   Device* frame_device_ = nullptr;
   std::atomic<int64_t> next_step_id_{1};
-  // With replay on, every step holds it shared; a recording, exclusively
-  // (runtime/step_replay.h).
+  // With replay on, every step, and the making of executors (whose kernels
+  // may enqueue work as they are made), holds it shared; a recording,
+  // exclusively (runtime/step_replay.h).
   absl::Mutex replay_mu_;
   // The rendezvous of the steps running, which Close aborts.
   absl::Mutex steps_mu_;

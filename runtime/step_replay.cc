@@ -276,18 +276,21 @@ absl::Status StepReplay::Run(const std::vector<std::pair<std::string, Tensor>>& 
   Entry* entry = FindOrAddEntry(feeds);
   if (!entry->refused.load(std::memory_order_acquire)) {
     absl::MutexLock lock(&entry->mu);
-    if (entry->recording != nullptr && !entry->recording->vars.StillHolds(device_)) {
+    if (entry->recording != nullptr) {
+      // Held shared before a recording is dropped as well: destroying one
+      // waits for the device, which must not happen while another step
+      // records.
+      absl::ReaderMutexLock steps(steps_mu_);
+      if (entry->recording->vars.StillHolds(device_)) {
+        if (absl::Now() >= deadline) return StepTimeoutError(timeout_ms);
+        TW_RETURN_IF_ERROR(Replay(entry, feeds, retvals, report));
+        *replayed = true;
+        return absl::OkStatus();
+      }
       // A variable moved or a resource went: the recording may name memory
       // that is no longer theirs. Warm up and record again.
       entry->SetRecording(nullptr);
       entry->stable = 0;
-    }
-    if (entry->recording != nullptr) {
-      if (absl::Now() >= deadline) return StepTimeoutError(timeout_ms);
-      absl::ReaderMutexLock steps(steps_mu_);
-      TW_RETURN_IF_ERROR(Replay(entry, feeds, retvals, report));
-      *replayed = true;
-      return absl::OkStatus();
     }
     if (entry->stable >= options_.warmup_steps && steps_mu_->TryLock()) {
       absl::StatusOr<bool> recorded = Record(entry, feeds, retvals, report);

@@ -225,17 +225,22 @@ absl::Status GpuDevice::CopyHostBytes(const Tensor& host, Tensor* device) {
 class GpuCapturedWork final : public CapturedWork {
  public:
   GpuCapturedWork(GpuDevice* device, cudaGraph_t graph, cudaGraphExec_t exec,
-                  BlockCache::PoolId pool, std::vector<Tensor> staging, int64_t operations)
+                  cudaEvent_t done, BlockCache::PoolId pool, std::vector<Tensor> staging,
+                  int64_t operations)
       : device_(device),
         graph_(graph),
         exec_(exec),
+        done_(done),
         pool_(pool),
         staging_(std::move(staging)),
         operations_(operations) {}
   ~GpuCapturedWork() override {
     cudaSetDevice(device_->ordinal());
-    // A launch still running reads the staging memory and the pool's blocks.
-    cudaStreamSynchronize(device_->compute_stream());
+    // A launch still running reads the staging memory and the pool's
+    // blocks. Waiting for its event, not the stream, is allowed while
+    // another thread records the stream.
+    cudaEventSynchronize(done_);
+    cudaEventDestroy(done_);
     cudaGraphExecDestroy(exec_);
     cudaGraphDestroy(graph_);
     device_->gpu_allocator()->cache().ReleasePool(pool_);
@@ -243,6 +248,7 @@ class GpuCapturedWork final : public CapturedWork {
   absl::Status Launch() override {
     TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_->ordinal()));
     TW_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec_, device_->compute_stream()));
+    TW_CUDA_RETURN_IF_ERROR(cudaEventRecord(done_, device_->compute_stream()));
     return absl::OkStatus();
   }
   int64_t num_operations() const override { return operations_; }
@@ -254,6 +260,7 @@ class GpuCapturedWork final : public CapturedWork {
   GpuDevice* const device_;
   const cudaGraph_t graph_;
   const cudaGraphExec_t exec_;
+  const cudaEvent_t done_;  // recorded after each launch
   const BlockCache::PoolId pool_;
   const std::vector<Tensor> staging_;
   const int64_t operations_;
@@ -294,14 +301,24 @@ absl::StatusOr<std::unique_ptr<CapturedWork>> GpuDevice::EndCapture() {
   capture_staging_.clear();
   capture_host_slots_.clear();
   absl::Status failed = capture_error_;
-  if (failed.ok() && ended != cudaSuccess) failed = CudaStatus(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
+  if (failed.ok() && ended != cudaSuccess) {
+    failed = CudaStatus(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
+  }
   cudaGraphExec_t exec = nullptr;
   if (failed.ok()) {
     const cudaError_t made = cudaGraphInstantiateWithFlags(&exec, graph, 0);
-    if (made != cudaSuccess) failed = CudaStatus(made, "cudaGraphInstantiateWithFlags", __FILE__, __LINE__);
+    if (made != cudaSuccess) {
+      failed = CudaStatus(made, "cudaGraphInstantiateWithFlags", __FILE__, __LINE__);
+    }
+  }
+  cudaEvent_t done = nullptr;
+  if (failed.ok()) {
+    const cudaError_t made = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+    if (made != cudaSuccess) failed = CudaStatus(made, "cudaEventCreate", __FILE__, __LINE__);
   }
   if (!failed.ok()) {
     cudaGetLastError();
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
     if (graph != nullptr) cudaGraphDestroy(graph);
     owned_allocator_->cache().ReleasePool(pool_);
     return failed;
@@ -309,7 +326,7 @@ absl::StatusOr<std::unique_ptr<CapturedWork>> GpuDevice::EndCapture() {
   size_t operations = 0;
   cudaGraphGetNodes(graph, nullptr, &operations);
   return std::unique_ptr<CapturedWork>(new GpuCapturedWork(
-      this, graph, exec, pool_, std::move(staging), static_cast<int64_t>(operations)));
+      this, graph, exec, done, pool_, std::move(staging), static_cast<int64_t>(operations)));
 }
 
 absl::Status GpuDevice::CopyIntoDevice(const Tensor& host, Tensor* device) {
