@@ -64,6 +64,9 @@ ABSL_FLAG(int32_t, inter_op_threads, 0,
 ABSL_FLAG(int32_t, intra_op_threads, 0,
           "threads one kernel's work is split over (TF's intra_op_parallelism_threads; 0: one "
           "per hardware thread)");
+ABSL_FLAG(int64_t, save_summary_steps, 100,
+          "write the loss and global_step/sec to the event file every N steps (RunConfig's "
+          "save_summary_steps)");
 ABSL_FLAG(bool, replay_steps, false,
           "record the training step once on a GPU and replay it (SessionOptions::replay; "
           "runtime/step_replay.h)");
@@ -196,6 +199,7 @@ absl::Status Main(const ExampleModel& model) {
   config.model_dir = model_dir;
   config.log_step_count_steps = log_every;
   config.random_seed = seed;
+  config.save_summary_steps = absl::GetFlag(FLAGS_save_summary_steps);
   // A progress bar towards the default 1,000,000 steps would not move when a
   // time limit ends training; the log lines show its progress.
   if (train_seconds > 0 && max_steps == kTutorialMaxSteps) {

@@ -1,0 +1,195 @@
+// Towerflow's side of the TensorFlow interop check (tools/tf_interop/
+// check.py): what the check needs Towerflow to do with files, printed as
+// JSON for the check to compare with TensorFlow's numbers.
+//
+//   tf_interop_driver train --graph=G --checkpoint=P --feeds=x,y --feed_dir=D --steps=N
+//       [--filename_tensor=save/Const:0 --restore_op=save/restore_all --loss=loss
+//        --train_op=train]
+//     restores a tf.compat.v1 Saver checkpoint into the GraphDef's variables
+//     (the Saver's own restore op, fed the prefix), runs N training steps, step
+//     i fed FEED_i.npy from D for each feed, and prints {"losses": [the loss of
+//     each step, before its update]}.
+//   tf_interop_driver evaluate --graph=G --checkpoint=P --feed=A=@A.npy,B=@B.npy --fetch=X,Y
+//     assigns every variable of the GraphDef (VarHandleOp or VariableV2, by its
+//     shared name or node name) the checkpoint's tensor of that name, then
+//     prints {"NAME": tensor, ...} of the fetches (tools/run.h's TensorToJson).
+//   tf_interop_driver checkpoint --checkpoint=P
+//     prints every tensor of the checkpoint: {"NAME": tensor, ...}.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/file_io.h"
+#include "core/status_macros.h"
+#include "framework/node_def_util.h"
+#include "framework/tensor_bundle.h"
+#include "graph/graph_io.h"
+#include "runtime/session.h"
+#include "tools/flags.h"
+#include "tools/run.h"
+
+ABSL_FLAG(std::string, graph, "", "the GraphDef (.pb or .pbtxt)");
+ABSL_FLAG(std::string, checkpoint, "", "the checkpoint's prefix");
+ABSL_FLAG(std::string, filename_tensor, "save/Const:0", "train: the Saver's filename tensor");
+ABSL_FLAG(std::string, restore_op, "save/restore_all", "train: the Saver's restore op");
+ABSL_FLAG(std::vector<std::string>, feeds, {}, "train: fed tensors, step i's from FEED_i.npy");
+ABSL_FLAG(std::string, feed_dir, "", "train: where the feeds' .npy files are");
+ABSL_FLAG(int32_t, steps, 1, "train: training steps");
+ABSL_FLAG(std::string, loss, "loss", "train: the loss fetched each step");
+ABSL_FLAG(std::string, train_op, "train", "train: the training op run each step");
+ABSL_FLAG(std::vector<std::string>, feed, {}, "evaluate: NAME=@FILE.npy, comma-separated");
+ABSL_FLAG(std::vector<std::string>, fetch, {}, "evaluate: tensors to print, comma-separated");
+ABSL_FLAG(int32_t, cpus, 2, "evaluate: virtual CPU devices (a graph's towers)");
+
+namespace towerflow {
+namespace {
+
+absl::Status Train() {
+  TW_ASSIGN_OR_RETURN(GraphDef graph, ReadGraphDef(absl::GetFlag(FLAGS_graph)));
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(SessionOptions()));
+  TW_RETURN_IF_ERROR(session->Create(graph));
+  Tensor prefix(DT_STRING, TensorShape());
+  prefix.data<std::string>()[0] = absl::GetFlag(FLAGS_checkpoint);
+  TW_RETURN_IF_ERROR(session->Run({{absl::GetFlag(FLAGS_filename_tensor), prefix}}, {},
+                                  {absl::GetFlag(FLAGS_restore_op)}, nullptr));
+  std::vector<std::string> losses;
+  for (int step = 0; step < absl::GetFlag(FLAGS_steps); ++step) {
+    std::vector<std::pair<std::string, Tensor>> feeds;
+    for (const std::string& feed : absl::GetFlag(FLAGS_feeds)) {
+      const std::string path =
+          absl::StrCat(absl::GetFlag(FLAGS_feed_dir), "/", feed, "_", step, ".npy");
+      TW_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+      TW_ASSIGN_OR_RETURN(Tensor value, tools::TensorFromNpy(bytes, DT_FLOAT));
+      feeds.emplace_back(feed, std::move(value));
+    }
+    std::vector<Tensor> out;
+    TW_RETURN_IF_ERROR(session->Run(feeds, {absl::GetFlag(FLAGS_loss)},
+                                    {absl::GetFlag(FLAGS_train_op)}, &out));
+    losses.push_back(absl::StrFormat("%.9g", out[0].data<float>()[0]));
+  }
+  std::printf("{\"losses\": [%s]}\n", absl::StrJoin(losses, ", ").c_str());
+  return absl::OkStatus();
+}
+
+// The dtype of the tensor `name` ("node" or "node:k") feeds: the node's
+// dtype attr (a Placeholder's).
+absl::StatusOr<DataType> FedDtype(const GraphDef& graph, const std::string& name) {
+  TW_ASSIGN_OR_RETURN(TensorId id, ParseTensorName(name));
+  for (const NodeDef& n : graph.node()) {
+    if (n.name() != id.node) continue;
+    DataType dtype;
+    TW_RETURN_IF_ERROR(GetNodeAttr(n, "dtype", &dtype));
+    return dtype;
+  }
+  return absl::NotFoundError(absl::StrCat("no node '", id.node, "' to feed"));
+}
+
+absl::Status Evaluate() {
+  TW_ASSIGN_OR_RETURN(GraphDef graph, ReadGraphDef(absl::GetFlag(FLAGS_graph)));
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> checkpoint,
+                      BundleReader::Open(absl::GetFlag(FLAGS_checkpoint)));
+  // One Const and one assignment per variable the checkpoint holds.
+  std::vector<std::string> assigns;
+  GraphDef restore;
+  for (const NodeDef& n : graph.node()) {
+    if (n.op() != "VarHandleOp" && n.op() != "VariableV2") continue;
+    std::string key;
+    if (!GetNodeAttr(n, "shared_name", &key).ok() || key.empty()) key = n.name();
+    if (!checkpoint->Lookup(key).ok()) continue;
+    TW_ASSIGN_OR_RETURN(Tensor value, checkpoint->Read(key));
+    NodeDef* c = restore.add_node();
+    c->set_name(absl::StrCat("interop_restore/value/", n.name()));
+    c->set_op("Const");
+    c->set_device(n.device());
+    (*c->mutable_attr())["dtype"].set_type(value.dtype());
+    *(*c->mutable_attr())["value"].mutable_tensor() = value.AsProto();
+    NodeDef* a = restore.add_node();
+    a->set_name(absl::StrCat("interop_restore/assign/", n.name()));
+    a->set_device(n.device());
+    a->add_input(n.name());
+    a->add_input(c->name());
+    if (n.op() == "VarHandleOp") {
+      a->set_op("AssignVariableOp");
+      (*a->mutable_attr())["dtype"].set_type(value.dtype());
+    } else {
+      a->set_op("Assign");
+      (*a->mutable_attr())["T"].set_type(value.dtype());
+    }
+    assigns.push_back(a->name());
+  }
+  for (const NodeDef& n : restore.node()) *graph.add_node() = n;
+  SessionOptions options;
+  options.device_count["CPU"] = absl::GetFlag(FLAGS_cpus);
+  options.allow_soft_placement = true;
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
+  TW_RETURN_IF_ERROR(session->Create(graph));
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const std::string& feed : absl::GetFlag(FLAGS_feed)) {
+    const size_t eq = feed.find('=');
+    if (eq == std::string::npos) return absl::InvalidArgumentError("--feed wants NAME=@FILE.npy");
+    const std::string name = feed.substr(0, eq);
+    TW_ASSIGN_OR_RETURN(DataType dtype, FedDtype(graph, name));
+    TW_ASSIGN_OR_RETURN(Tensor value, tools::TensorFromJsonOrFile(feed.substr(eq + 1), dtype));
+    feeds.emplace_back(name, std::move(value));
+  }
+  // Fed too: a variable made under control dependencies (a moving average
+  // after the train op) needs them to be assigned.
+  TW_RETURN_IF_ERROR(session->Run(feeds, {}, assigns, nullptr));
+  const std::vector<std::string> fetches = absl::GetFlag(FLAGS_fetch);
+  std::vector<Tensor> out;
+  TW_RETURN_IF_ERROR(session->Run(feeds, fetches, {}, &out));
+  std::vector<std::string> items;
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    items.push_back(absl::StrCat("\"", fetches[i], "\": ", tools::TensorToJson(out[i])));
+  }
+  std::printf("{%s}\n", absl::StrJoin(items, ", ").c_str());
+  return absl::OkStatus();
+}
+
+absl::Status DumpCheckpoint() {
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> checkpoint,
+                      BundleReader::Open(absl::GetFlag(FLAGS_checkpoint)));
+  std::vector<std::string> items;
+  for (const auto& [name, entry] : checkpoint->entries()) {
+    TW_ASSIGN_OR_RETURN(Tensor value, checkpoint->Read(name));
+    items.push_back(absl::StrCat("\"", name, "\": ", tools::TensorToJson(value)));
+  }
+  std::printf("{%s}\n", absl::StrJoin(items, ", ").c_str());
+  return absl::OkStatus();
+}
+
+int Main(const std::vector<std::string>& args) {
+  const std::string command = args.size() == 1 ? args[0] : "";
+  absl::Status status;
+  if (command == "train") {
+    status = Train();
+  } else if (command == "evaluate") {
+    status = Evaluate();
+  } else if (command == "checkpoint") {
+    status = DumpCheckpoint();
+  } else {
+    std::fprintf(stderr, "tf_interop_driver: give one command: train, evaluate or checkpoint\n");
+    return 2;
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "tf_interop_driver %s: %s\n", command.c_str(),
+                 status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace towerflow
+
+int main(int argc, char** argv) {
+  return towerflow::Main(towerflow::ParseCommandLine(
+      argc, argv,
+      "tf_interop_driver: Towerflow's side of tools/tf_interop/check.py.\n\nusage: "
+      "tf_interop_driver train|evaluate|checkpoint [FLAGS]"));
+}
