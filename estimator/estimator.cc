@@ -477,6 +477,8 @@ absl::StatusOr<TrainResult> Estimator::TrainOnThisProcess(const InputFn& input_f
                       estimator_internal::BuildModelGraph(
                           model_fn_, config_, params_, ModeKeys::kTrain, in.features, in.labels));
   const Scope& root = g->root;
+  // Where a TF user who imports a checkpoint's .meta looks for it.
+  AddToCollection(root.graph(), GraphKeys::kTrainOp, g->spec.train_op);
   // The global step once the step's updates are done.
   Output step_after = ops::ReadVariableOp(
       root.WithOpName("global_step_after_train").WithControlDependencies({g->spec.train_op}),

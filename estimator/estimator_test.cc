@@ -22,6 +22,7 @@
 #include "ops/initializers.h"
 #include "ops/ops.h"
 #include "proto/event.pb.h"
+#include "proto/variable.pb.h"
 #include "saved_model/loader.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
@@ -196,6 +197,45 @@ TEST(EstimatorTest, CheckpointsEveryNStepsKeepingTheNewest) {
   EXPECT_THAT(state.all_model_checkpoint_paths(0), HasSubstr("model.ckpt-4"));
   EXPECT_THAT(state.all_model_checkpoint_paths(1), HasSubstr("model.ckpt-5"));
   EXPECT_THAT(f.log.str(), HasSubstr("Saving checkpoints for 2 into "));
+  // Each kept checkpoint has its .meta; the deleted ones' went with them.
+  for (int step : {0, 2, 4, 5}) {
+    const std::string meta = absl::StrCat(f.config.model_dir, "/model.ckpt-", step, ".meta");
+    EXPECT_EQ(std::filesystem::exists(meta), step >= 4) << meta;
+  }
+}
+
+// As TF's: beside each checkpoint the training graph as a MetaGraphDef, so
+// that the run goes on in a session made from it alone (import_meta_graph,
+// saver.restore, the "train_op" collection).
+TEST(EstimatorTest, EachCheckpointHasTheTrainingMetaGraph) {
+  Fixture f("meta_graph");
+  TW_ASSERT_OK(f.estimator->Train(LinearInput(), {.steps = 2}));
+  const std::string checkpoint = f.config.model_dir + "/model.ckpt-2";
+  TW_ASSERT_OK_AND_ASSIGN(MetaGraphDef meta, ReadMetaGraphDef(checkpoint + ".meta"));
+  EXPECT_EQ(meta.saver_def().restore_op_name(), "save/restore_all");
+  ASSERT_EQ(meta.collection_def().at("train_op").node_list().value_size(), 1);
+  const std::string train_op = meta.collection_def().at("train_op").node_list().value(0);
+  std::map<std::string, std::string> snapshots;  // variable handle -> read
+  for (const std::string& bytes : meta.collection_def().at("variables").bytes_list().value()) {
+    VariableDef v;
+    ASSERT_TRUE(v.ParseFromString(bytes));
+    snapshots[v.variable_name()] = v.snapshot_name();
+  }
+  ASSERT_TRUE(snapshots.count("c:0") && snapshots.count("global_step:0"));
+
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(SessionOptions()));
+  TW_ASSERT_OK(session->Create(meta.graph_def()));
+  TW_ASSERT_OK(session->Run(
+      {{meta.saver_def().filename_tensor_name(), Scalar<std::string>(checkpoint)}}, {},
+      {meta.saver_def().restore_op_name()}, nullptr));
+  const Tensor batch = Literal<double>({2, 1}, {1, 2});
+  TW_ASSERT_OK(session->Run({{"x", batch}, {"y", batch}}, {}, {train_op}, nullptr));
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(
+      session->Run({}, {snapshots["c:0"], snapshots["global_step:0"]}, {}, &out));
+  // Restored c = 4 (loss 9), one step of GradientDescent(1.0) to c = 1.
+  EXPECT_THAT(out[0], TensorIs<double>({}, {1}));
+  EXPECT_THAT(out[1], TensorIs<int64_t>({}, {3}));
 }
 
 // loss = sqrt(c), c = 1, GradientDescent(4): step 1 has loss 1 and sets

@@ -10,10 +10,12 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/file_io.h"
+#include "core/proto_io.h"
 #include "core/status_macros.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
 #include "runtime/step_stats.h"
+#include "train/meta_graph.h"
 
 namespace towerflow {
 namespace {
@@ -103,6 +105,11 @@ absl::Status NanGuardHook::AfterRun(const StepResult& step, const std::vector<Te
 
 // ------------------------------------------------------------ checkpoints
 
+absl::Status CheckpointSaverHook::Begin(const Scope& root) {
+  root_ = root;
+  return absl::OkStatus();
+}
+
 absl::Status CheckpointSaverHook::AfterCreateSession(const ClientSession& session,
                                                      int64_t global_step) {
   session_ = &session;
@@ -132,6 +139,14 @@ absl::Status CheckpointSaverHook::End(const ClientSession&, int64_t global_step)
 absl::Status CheckpointSaverHook::Save(int64_t global_step) {
   absl::StatusOr<std::string> path = saver_->Save(*session_, model_dir_, global_step);
   if (!path.ok()) return path.status();
+  if (root_.has_value()) {
+    // The hooks have all begun (added their ops) by the first save.
+    if (meta_graph_.empty()) {
+      TW_ASSIGN_OR_RETURN(const MetaGraphDef meta, train::ExportMetaGraph(*root_, saver_));
+      meta_graph_ = SerializeDeterministic(meta);
+    }
+    TW_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(*path, ".meta"), meta_graph_));
+  }
   *out_ << LogTimestamp() << ": Saving checkpoints for " << global_step << " into " << *path
         << ".\n"
         << std::flush;

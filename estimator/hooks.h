@@ -172,7 +172,10 @@ class NanGuardHook : public SessionRunHook {
 
 // Saves a checkpoint when training starts (unless model_dir has one of that
 // step), every `every_steps` steps or `every_secs` seconds (whichever is
-// set; 0 turns one off), and at the end.
+// set; 0 turns one off), and at the end. Beside each, as TF's hook does,
+// the training graph as a MetaGraphDef (`model.ckpt-200.meta`,
+// train/meta_graph.h), made when the first is saved: TensorFlow's
+// import_meta_graph and saver.restore take up the run.
 class CheckpointSaverHook : public SessionRunHook {
  public:
   CheckpointSaverHook(const train::Saver* saver, std::string model_dir, int64_t every_steps,
@@ -182,6 +185,7 @@ class CheckpointSaverHook : public SessionRunHook {
         every_steps_(every_steps),
         every_secs_(every_secs),
         out_(out) {}
+  absl::Status Begin(const Scope& root) override;
   absl::Status AfterCreateSession(const ClientSession& session, int64_t global_step) override;
   absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
                         bool* request_stop) override;
@@ -191,6 +195,8 @@ class CheckpointSaverHook : public SessionRunHook {
   absl::Status Save(int64_t global_step);
 
   const train::Saver* const saver_;
+  std::optional<Scope> root_;
+  std::string meta_graph_;  // serialized, once the graph is complete
   const std::string model_dir_;
   const int64_t every_steps_;
   const double every_secs_;

@@ -57,10 +57,23 @@ Output Norm(const Scope& s, const std::string& name, const Output& x) {
                   ops::LRN::DepthRadius(4).Bias(1.0f).Alpha(0.001f / 9.0f).Beta(0.75f));
 }
 
+// cifar10.py's _activation_summary: a histogram of the layer's output and
+// the fraction of it that is zero, tagged by the layer ("conv1").
+void ActivationSummaries(const Scope& scope, const std::string& layer, const Output& x) {
+  const Scope s = scope.NewSubScope(layer);
+  AddToCollection(s.graph(), GraphKeys::kSummaries,
+                  ops::HistogramSummary(s, layer + "/activations", x));
+  Output zeros = ops::Cast(s, ops::Equal(s, x, ops::ZerosLike(s, x)), DT_FLOAT);
+  Output zero_fraction =
+      ops::Mean(s.WithOpName("zero_fraction"), ops::Reshape(s, zeros, {int64_t{-1}}), {0});
+  AddToCollection(s.graph(), GraphKeys::kSummaries,
+                  ops::ScalarSummary(s, layer + "/sparsity", zero_fraction));
+}
+
 }  // namespace
 
 Output Inference(const Scope& scope, const Output& images, int num_classes, double weight_decay,
-                 std::vector<Output>* decay) {
+                 std::vector<Output>* decay, std::vector<Output>* activations) {
   const PartialTensorShape& shape = images.shape();
   if (shape.dims() != 4 || shape.dim_size(1) < 0 || shape.dim_size(2) < 0 ||
       shape.dim_size(3) < 0) {
@@ -80,16 +93,19 @@ Output Inference(const Scope& scope, const Output& images, int num_classes, doub
   Output flat = ops::Reshape(scope, pool2, {int64_t{-1}, dim});
   Output local3 = Local(scope, "local3", flat, dim, 384, 0.04, weight_decay, 0.1f, true, decay);
   Output local4 = Local(scope, "local4", local3, 384, 192, 0.04, weight_decay, 0.1f, true, decay);
-  return Local(scope, "softmax_linear", local4, 192, num_classes, 1 / 192.0, 0, 0.0f, false, decay);
+  Output logits =
+      Local(scope, "softmax_linear", local4, 192, num_classes, 1 / 192.0, 0, 0.0f, false, decay);
+  if (activations != nullptr) *activations = {conv1, conv2, local3, local4, logits};
+  return logits;
 }
 
 EstimatorSpec ModelFn(const Scope& s, const FeatureMap& features, const FeatureMap& labels,
                       ModeKeys mode, const Params& params) {
   EstimatorSpec spec(mode);
-  std::vector<Output> decay;
+  std::vector<Output> decay, activations;
   Output logits =
       Inference(s, features.at("images"), static_cast<int>(params.Get("num_classes", 10)),
-                params.Get("weight_decay", 0.004), &decay);
+                params.Get("weight_decay", 0.004), &decay, &activations);
   if (!s.ok()) return spec;
   spec.predictions["classes"] = ops::ArgMax(s.WithOpName("classes"), logits, 1);
   spec.predictions["probabilities"] = ops::Softmax(s.WithOpName("probabilities"), logits);
@@ -118,6 +134,17 @@ EstimatorSpec ModelFn(const Scope& s, const FeatureMap& features, const FeatureM
       train::ExponentialDecay(s.NewSubScope("learning_rate"), params.Get("learning_rate", 0.1),
                               global_step.value(s), decay_steps, params.Get("decay_factor", 0.1),
                               /*staircase=*/true);
+  // The tutorial keeps the last tower's summaries; made on the CPU, which
+  // has every summary kernel.
+  if (params.tower_index == params.num_towers - 1) {
+    const Scope summaries = s.NewSubScope("summaries").WithDevice("/device:CPU:0");
+    const char* const layers[] = {"conv1", "conv2", "local3", "local4", "softmax_linear"};
+    for (size_t i = 0; i < activations.size(); ++i) {
+      ActivationSummaries(summaries, layers[i], activations[i]);
+    }
+    AddToCollection(s.graph(), GraphKeys::kSummaries,
+                    ops::ScalarSummary(summaries, std::string("learning_rate"), lr));
+  }
   TowerOptimizer opt(std::make_shared<train::GradientDescentOptimizer>(lr));
   spec.train_op = opt.Minimize(s, spec.loss, global_step);
   // The towers' gradients are applied once, by the last tower's call: the

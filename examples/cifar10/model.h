@@ -26,6 +26,11 @@
 //
 // EVAL metrics: "accuracy" (precision @ 1, in_top_k as the tutorial's
 // cifar10_eval.py). Predictions: "classes" (int64), "probabilities".
+//
+// Summaries for TensorBoard, as the tutorial's from its last tower (on the
+// CPU, every save_summary_steps): a histogram "<layer>/activations" and a
+// scalar "<layer>/sparsity" (the fraction of zeros) of each layer's output,
+// and "learning_rate".
 #ifndef TOWERFLOW_EXAMPLES_CIFAR10_MODEL_H_
 #define TOWERFLOW_EXAMPLES_CIFAR10_MODEL_H_
 
@@ -38,9 +43,10 @@ EstimatorSpec ModelFn(const Scope& scope, const FeatureMap& features, const Feat
                       ModeKeys mode, const Params& params);
 
 // The logits (inference() of cifar10.py); adds the weight-decay terms to
-// `*decay` when it is given.
+// `*decay` when it is given, and each layer's output (conv1, conv2,
+// local3, local4, softmax_linear) to `*activations`.
 Output Inference(const Scope& scope, const Output& images, int num_classes, double weight_decay,
-                 std::vector<Output>* decay);
+                 std::vector<Output>* decay, std::vector<Output>* activations = nullptr);
 
 }  // namespace cifar10
 }  // namespace towerflow

@@ -255,12 +255,15 @@ absl::Status Main(const ExampleModel& model) {
   TW_ASSIGN_OR_RETURN(std::string export_dir,
                       estimator.ExportSavedModel(model_dir + "/export", features));
   TW_RETURN_IF_ERROR(CheckSavedModel(estimator, export_dir, input(false)));
+  TW_ASSIGN_OR_RETURN(const std::string frozen_dir,
+                      estimator.Export(model_dir + "/frozen", features));
   TW_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(model_dir));
   std::cout << "checkpoint: " << checkpoint << "\n"
             << "training graph: " << graph_path << " (" << graph.node_size() << " nodes)\n"
             << "towers picture: " << dot_path << " (dot -Tsvg " << dot_path << " -o towers.svg)\n"
             << "serving export (SavedModel): " << export_dir << " (towerflow saved_model show "
-            << export_dir << " --tag_set serve)\n";
+            << export_dir << " --tag_set serve)\n"
+            << "frozen serving graph: " << frozen_dir << "/model.meta\n";
   return absl::OkStatus();
 }
 
@@ -278,9 +281,9 @@ int TrainMain(const ExampleModel& model, int argc, char** argv) {
       argc, argv,
       absl::StrCat(model.description, "\n\nusage: ", model.name,
                    " [FLAGS]\n\nTrains on CIFAR-10 when --data_dir has its binaries, else on "
-                   "Fashion-MNIST; then\nevaluates on the test set, exports a SavedModel and "
-                   "writes the training graph\nand a picture of the towers into --model_dir. "
-                   "Under mpirun the processes train\nas one model."));
+                   "Fashion-MNIST; then\nevaluates on the test set, exports a SavedModel and a "
+                   "frozen serving graph, and\nwrites the training graph and a picture of the "
+                   "towers into --model_dir. Under\nmpirun the processes train as one model."));
   if (!args.empty()) {
     std::cerr << model.name << ": unexpected argument '" << args[0]
               << "' (flags are --name=value; --help lists them)\n";

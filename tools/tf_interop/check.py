@@ -8,13 +8,17 @@ TensorBoard into a virtual environment and builds the Towerflow programs):
       --cifar10=bazel-bin/examples/cifar10/cifar10_train --work=/tmp/tf_interop
 
 Towerflow -> TensorFlow: the CIFAR-10 example trains 20 steps on two virtual
-CPU towers and writes its model_dir (checkpoints, the training GraphDef, event
-files, a SavedModel); TensorFlow reads the checkpoint (every tensor equal to
-Towerflow's reading), imports the training graph and computes its losses from
-the checkpoint's values (equal to Towerflow's on the same batch), loads the
-SavedModel with tf.saved_model.load and tf.compat.v1.saved_model.loader (the
-signature's outputs equal Towerflow's), and TensorBoard's EventAccumulator
-reads the events (the loss and global_step/sec scalars, the graph).
+CPU towers and writes its model_dir (checkpoints with their .meta, the
+training GraphDef, event files, a SavedModel, a frozen serving graph);
+TensorFlow reads the checkpoint (every tensor equal to Towerflow's reading),
+imports the training graph and computes its losses from the checkpoint's
+values (equal to Towerflow's on the same batch), takes up the run from the
+checkpoint's .meta (import_meta_graph, saver.restore; three more steps with
+Towerflow's losses), loads the SavedModel with tf.saved_model.load and
+tf.compat.v1.saved_model.loader and imports the frozen graph (outputs equal
+Towerflow's), loads a Keras-style model's SavedModel (predictions equal),
+and TensorBoard's EventAccumulator reads the events (the scalars, the
+activations' histograms, the graph).
 
 TensorFlow -> Towerflow: TensorFlow writes a tf.compat.v1 training graph with
 v1 control flow (tf.cond, tf.while_loop) and its Saver checkpoint, and
@@ -180,19 +184,142 @@ def towerflow_saved_model_in_tensorflow_1(ctx):
 
 
 @check
+def towerflow_run_continues_in_tensorflow(ctx):
+    """TF takes up the run from the latest checkpoint's .meta (import_meta_graph,
+    saver.restore, the train_op collection) with Towerflow's losses."""
+    out = os.path.join(ctx.work, "resume")
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(4)
+    steps = 3
+    for step in range(steps):
+        np.save(os.path.join(out, f"images_{step}.npy"),
+                rng.random((16, 28, 28, 1)).astype(np.float32))
+        np.save(os.path.join(out, f"labels_{step}.npy"), rng.integers(0, 10, 16).astype(np.int32))
+    meta = ctx.checkpoint + ".meta"
+    graph = tf1.Graph()
+    with graph.as_default():
+        saver = tf1.train.import_meta_graph(meta)
+        variables = {v.op.name for v in tf1.global_variables()}
+        trainable = len(tf1.trainable_variables())
+        (train_op,) = tf1.get_collection("train_op")
+        global_step = tf1.train.get_global_step()
+        config = tf1.ConfigProto(device_count={"CPU": 2}, allow_soft_placement=True)
+        with tf1.Session(graph=graph, config=config) as session:
+            saver.restore(session, ctx.checkpoint)
+            start = session.run(global_step)
+            losses = []
+            for step in range(steps):
+                feeds = {f"{k}:0": np.load(os.path.join(out, f"{k}_{step}.npy"))
+                         for k in ["images", "labels"]}
+                loss, _ = session.run(["total_loss:0", train_op], feeds)
+                losses.append(loss)
+            end = session.run(global_step)
+    saved = set(tf.train.load_checkpoint(ctx.checkpoint).get_variable_to_shape_map())
+    if variables != saved:
+        raise AssertionError(f"tf.global_variables() {sorted(variables ^ saved)} differ from the checkpoint's")
+    if end != start + steps:
+        raise AssertionError(f"global step {start} -> {end} in {steps} steps")
+    mine = json.loads(run(ctx.driver, "train", f"--meta={meta}", f"--checkpoint={ctx.checkpoint}",
+                          "--feeds=images,labels", f"--feed_dir={out}", f"--steps={steps}",
+                          "--loss=total_loss"))
+    expect_close("losses", np.array(mine["losses"], np.float32), np.array(losses, np.float32),
+                 rtol=1e-4)
+    return (f"{len(variables)} variables ({trainable} trainable), global step {start} -> {end}, "
+            "losses " + " ".join(f"{v:.5f}" for v in losses))
+
+
+@check
+def towerflow_frozen_graph_in_tensorflow(ctx):
+    """The frozen serving graph (Estimator::Export) imports with
+    import_graph_def and gives Towerflow's outputs."""
+    meta = tf1.MetaGraphDef()
+    with open(os.path.join(ctx.model_dir, "frozen", "model.meta"), "rb") as f:
+        meta.ParseFromString(f.read())
+    variables = [n.name for n in meta.graph_def.node if n.op in ("VarHandleOp", "VariableV2")]
+    if variables:
+        raise AssertionError(f"not frozen: variables {variables}")
+    signature = meta.signature_def["serving_default"]
+    keys = sorted(signature.outputs)
+    graph = tf1.Graph()
+    with graph.as_default():
+        tf1.import_graph_def(meta.graph_def, name="")
+        # Its towers keep their devices: two CPUs, as Towerflow's.
+        config = tf1.ConfigProto(device_count={"CPU": 2}, allow_soft_placement=True)
+        with tf1.Session(graph=graph, config=config) as session:
+            theirs = session.run([signature.outputs[k].name for k in keys],
+                                 {signature.inputs["images"].name: np.load(ctx.images)})
+    path = os.path.join(ctx.work, "frozen.pb")
+    with open(path, "wb") as f:
+        f.write(meta.graph_def.SerializeToString())
+    fetches = [signature.outputs[k].name for k in keys]
+    mine = json.loads(run(ctx.driver, "evaluate", f"--graph={path}",
+                          f"--checkpoint={ctx.checkpoint}",
+                          f"--feed={signature.inputs['images'].name}=@{ctx.images}",
+                          f"--fetch={','.join(fetches)}"))
+    for key, name, value in zip(keys, fetches, theirs):
+        expect_close(key, as_array(mine[name]), value)
+    return f"{len(meta.graph_def.node)} nodes, no variables; outputs {keys} equal"
+
+
+@check
+def towerflow_keras_saved_model_in_tensorflow(ctx):
+    """A Keras-style model trained on two replicas, saved as a SavedModel
+    (SaveFormat::kSavedModel), gives Towerflow's predictions in TF (both loaders)."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(32, 6)).astype(np.float32)
+    paths = {k: os.path.join(ctx.work, f"keras_{k}.npy") for k in "xy"}
+    np.save(paths["x"], x)
+    np.save(paths["y"], (np.arange(32) % 3).astype(np.int32))
+    directory = os.path.join(ctx.work, "towerflow_keras")
+    mine = as_array(json.loads(run(ctx.driver, "keras", f"--dir={directory}",
+                                   f"--feed=x=@{paths['x']},y=@{paths['y']}"))["predictions"])
+    signature = tf.saved_model.load(directory).signatures["serving_default"]
+    (input_key,) = signature.structured_input_signature[1].keys()
+    (output_key,) = signature.structured_outputs.keys()
+    expect_close(f"TF 2 {output_key}", signature(**{input_key: tf.constant(x)})[output_key].numpy(),
+                 mine)
+    graph = tf1.Graph()
+    with tf1.Session(graph=graph) as session:
+        meta = tf1.saved_model.loader.load(session, ["serve"], directory)
+        v1 = meta.signature_def["serving_default"]
+        value = session.run(v1.outputs[output_key].name, {v1.inputs[input_key].name: x})
+    expect_close(f"TF 1 {output_key}", value, mine)
+    return f"{input_key} -> {output_key} [{mine.shape[0]}, {mine.shape[1]}] equal"
+
+
+@check
 def towerflow_events_in_tensorboard(ctx):
-    """TensorBoard's EventAccumulator reads the scalars and the graph."""
+    """TensorBoard's EventAccumulator reads the scalars, the histograms and the graph."""
     from tensorboard.backend.event_processing import event_accumulator
-    accumulator = event_accumulator.EventAccumulator(ctx.model_dir)
+    accumulator = event_accumulator.EventAccumulator(
+        ctx.model_dir, size_guidance={event_accumulator.HISTOGRAMS: 0})
     accumulator.Reload()
     tags = accumulator.Tags()
-    for tag in ["loss", "global_step/sec"]:
+    layers = ["conv1", "conv2", "local3", "local4", "softmax_linear"]
+    scalars = ["loss", "global_step/sec", "learning_rate"] + [f"{l}/sparsity" for l in layers]
+    for tag in scalars:
         if tag not in tags["scalars"]:
             raise AssertionError(f"no scalar {tag!r} among {tags['scalars']}")
     steps = [e.step for e in accumulator.Scalars("loss")]
+    if steps != list(range(5, 21, 5)):
+        raise AssertionError(f"loss at steps {steps}, expected every 5 to 20")
+    for layer in layers:
+        sparsity = [e.value for e in accumulator.Scalars(f"{layer}/sparsity")]
+        if not all(0 <= v <= 1 for v in sparsity):
+            raise AssertionError(f"{layer}/sparsity {sparsity} not fractions")
+        histograms = accumulator.Histograms(f"{layer}/activations")
+        if [h.step for h in histograms] != steps:
+            raise AssertionError(f"{layer}/activations at steps {[h.step for h in histograms]}")
+        for h in histograms:
+            v = h.histogram_value
+            if v.num <= 0 or sum(v.bucket) != v.num or v.min > v.max:
+                raise AssertionError(f"{layer}/activations at step {h.step}: {v}")
+    if [e.value for e in accumulator.Scalars("learning_rate")] != [np.float32(0.1)] * len(steps):
+        raise AssertionError("learning_rate is not 0.1")
     if not tags["graph"] or len(accumulator.Graph().node) == 0:
         raise AssertionError("no graph")
-    return f"scalars {sorted(tags['scalars'])}, loss at steps {steps}, a graph of {len(accumulator.Graph().node)} nodes"
+    return (f"{len(tags['scalars'])} scalars, {len(tags['histograms'])} histograms at steps "
+            f"{steps}, a graph of {len(accumulator.Graph().node)} nodes")
 
 
 # ---- TensorFlow -> Towerflow

@@ -8,7 +8,13 @@
 //     restores a tf.compat.v1 Saver checkpoint into the GraphDef's variables
 //     (the Saver's own restore op, fed the prefix), runs N training steps, step
 //     i fed FEED_i.npy from D for each feed, and prints {"losses": [the loss of
-//     each step, before its update]}.
+//     each step, before its update]}. With --meta=M.meta in place of --graph,
+//     the MetaGraphDef's graph, SaverDef and "train_op" collection.
+//   tf_interop_driver keras --dir=D --feed=x=@X.npy,y=@Y.npy
+//     trains a Keras-style model (Dense, BatchNormalization, Dropout, softmax)
+//     replicated on two virtual CPUs for three epochs, saves it as a
+//     SavedModel in D and prints {"NAME": its predictions on x} (NAME: the
+//     serving signature's output).
 //   tf_interop_driver evaluate --graph=G --checkpoint=P --feed=A=@A.npy,B=@B.npy --fetch=X,Y
 //     assigns every variable of the GraphDef (VarHandleOp or VariableV2, by its
 //     shared name or node name) the checkpoint's tensor of that name, then
@@ -21,6 +27,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -29,11 +36,15 @@
 #include "framework/node_def_util.h"
 #include "framework/tensor_bundle.h"
 #include "graph/graph_io.h"
+#include "keras/model.h"
 #include "runtime/session.h"
 #include "tools/flags.h"
 #include "tools/run.h"
+#include "train/optimizers.h"
 
 ABSL_FLAG(std::string, graph, "", "the GraphDef (.pb or .pbtxt)");
+ABSL_FLAG(std::string, meta, "", "train: a MetaGraphDef (.meta) in place of --graph");
+ABSL_FLAG(std::string, dir, "", "keras: where the SavedModel goes");
 ABSL_FLAG(std::string, checkpoint, "", "the checkpoint's prefix");
 ABSL_FLAG(std::string, filename_tensor, "save/Const:0", "train: the Saver's filename tensor");
 ABSL_FLAG(std::string, restore_op, "save/restore_all", "train: the Saver's restore op");
@@ -44,37 +55,10 @@ ABSL_FLAG(std::string, loss, "loss", "train: the loss fetched each step");
 ABSL_FLAG(std::string, train_op, "train", "train: the training op run each step");
 ABSL_FLAG(std::vector<std::string>, feed, {}, "evaluate: NAME=@FILE.npy, comma-separated");
 ABSL_FLAG(std::vector<std::string>, fetch, {}, "evaluate: tensors to print, comma-separated");
-ABSL_FLAG(int32_t, cpus, 2, "evaluate: virtual CPU devices (a graph's towers)");
+ABSL_FLAG(int32_t, cpus, 2, "train, evaluate: virtual CPU devices (a graph's towers)");
 
 namespace towerflow {
 namespace {
-
-absl::Status Train() {
-  TW_ASSIGN_OR_RETURN(GraphDef graph, ReadGraphDef(absl::GetFlag(FLAGS_graph)));
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(SessionOptions()));
-  TW_RETURN_IF_ERROR(session->Create(graph));
-  Tensor prefix(DT_STRING, TensorShape());
-  prefix.data<std::string>()[0] = absl::GetFlag(FLAGS_checkpoint);
-  TW_RETURN_IF_ERROR(session->Run({{absl::GetFlag(FLAGS_filename_tensor), prefix}}, {},
-                                  {absl::GetFlag(FLAGS_restore_op)}, nullptr));
-  std::vector<std::string> losses;
-  for (int step = 0; step < absl::GetFlag(FLAGS_steps); ++step) {
-    std::vector<std::pair<std::string, Tensor>> feeds;
-    for (const std::string& feed : absl::GetFlag(FLAGS_feeds)) {
-      const std::string path =
-          absl::StrCat(absl::GetFlag(FLAGS_feed_dir), "/", feed, "_", step, ".npy");
-      TW_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
-      TW_ASSIGN_OR_RETURN(Tensor value, tools::TensorFromNpy(bytes, DT_FLOAT));
-      feeds.emplace_back(feed, std::move(value));
-    }
-    std::vector<Tensor> out;
-    TW_RETURN_IF_ERROR(session->Run(feeds, {absl::GetFlag(FLAGS_loss)},
-                                    {absl::GetFlag(FLAGS_train_op)}, &out));
-    losses.push_back(absl::StrFormat("%.9g", out[0].data<float>()[0]));
-  }
-  std::printf("{\"losses\": [%s]}\n", absl::StrJoin(losses, ", ").c_str());
-  return absl::OkStatus();
-}
 
 // The dtype of the tensor `name` ("node" or "node:k") feeds: the node's
 // dtype attr (a Placeholder's).
@@ -87,6 +71,63 @@ absl::StatusOr<DataType> FedDtype(const GraphDef& graph, const std::string& name
     return dtype;
   }
   return absl::NotFoundError(absl::StrCat("no node '", id.node, "' to feed"));
+}
+
+// A session over `graph` on --cpus virtual CPUs, placed softly (the
+// graph's towers).
+absl::StatusOr<std::unique_ptr<Session>> SessionOver(const GraphDef& graph) {
+  SessionOptions options;
+  options.device_count["CPU"] = absl::GetFlag(FLAGS_cpus);
+  options.allow_soft_placement = true;
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
+  TW_RETURN_IF_ERROR(session->Create(graph));
+  return session;
+}
+
+absl::Status Train() {
+  GraphDef graph;
+  std::string filename_tensor = absl::GetFlag(FLAGS_filename_tensor);
+  std::string restore_op = absl::GetFlag(FLAGS_restore_op);
+  std::string train_op = absl::GetFlag(FLAGS_train_op);
+  if (!absl::GetFlag(FLAGS_meta).empty()) {
+    TW_ASSIGN_OR_RETURN(MetaGraphDef meta, ReadMetaGraphDef(absl::GetFlag(FLAGS_meta)));
+    auto it = meta.collection_def().find("train_op");
+    if (it == meta.collection_def().end() || it->second.node_list().value_size() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(absl::GetFlag(FLAGS_meta), " has no \"train_op\" collection of one op"));
+    }
+    train_op = it->second.node_list().value(0);
+    filename_tensor = meta.saver_def().filename_tensor_name();
+    restore_op = meta.saver_def().restore_op_name();
+    graph = std::move(*meta.mutable_graph_def());
+  } else {
+    TW_ASSIGN_OR_RETURN(graph, ReadGraphDef(absl::GetFlag(FLAGS_graph)));
+  }
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, SessionOver(graph));
+  Tensor prefix(DT_STRING, TensorShape());
+  prefix.data<std::string>()[0] = absl::GetFlag(FLAGS_checkpoint);
+  TW_RETURN_IF_ERROR(session->Run({{filename_tensor, prefix}}, {}, {restore_op}, nullptr));
+  std::vector<std::string> losses;
+  for (int step = 0; step < absl::GetFlag(FLAGS_steps); ++step) {
+    std::vector<std::pair<std::string, Tensor>> feeds;
+    for (const std::string& feed : absl::GetFlag(FLAGS_feeds)) {
+      const std::string path =
+          absl::StrCat(absl::GetFlag(FLAGS_feed_dir), "/", feed, "_", step, ".npy");
+      TW_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+      TW_ASSIGN_OR_RETURN(DataType dtype, FedDtype(graph, feed));
+      TW_ASSIGN_OR_RETURN(Tensor value, tools::TensorFromNpy(bytes, dtype));
+      feeds.emplace_back(feed, std::move(value));
+    }
+    std::vector<Tensor> out;
+    TW_RETURN_IF_ERROR(session->Run(feeds, {absl::GetFlag(FLAGS_loss)}, {train_op}, &out));
+    if (out[0].dtype() != DT_FLOAT || out[0].NumElements() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the loss ", absl::GetFlag(FLAGS_loss), " is not a float scalar: ", out[0].DebugString()));
+    }
+    losses.push_back(absl::StrFormat("%.9g", out[0].data<float>()[0]));
+  }
+  std::printf("{\"losses\": [%s]}\n", absl::StrJoin(losses, ", ").c_str());
+  return absl::OkStatus();
 }
 
 absl::Status Evaluate() {
@@ -123,11 +164,7 @@ absl::Status Evaluate() {
     assigns.push_back(a->name());
   }
   for (const NodeDef& n : restore.node()) *graph.add_node() = n;
-  SessionOptions options;
-  options.device_count["CPU"] = absl::GetFlag(FLAGS_cpus);
-  options.allow_soft_placement = true;
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
-  TW_RETURN_IF_ERROR(session->Create(graph));
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, SessionOver(graph));
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const std::string& feed : absl::GetFlag(FLAGS_feed)) {
     const size_t eq = feed.find('=');
@@ -163,6 +200,37 @@ absl::Status DumpCheckpoint() {
   return absl::OkStatus();
 }
 
+// --feed's NAME=@FILE.npy as a tensor of `dtype`.
+absl::StatusOr<Tensor> FedFile(const std::string& name, DataType dtype) {
+  for (const std::string& feed : absl::GetFlag(FLAGS_feed)) {
+    if (absl::StartsWith(feed, name + "=")) {
+      return tools::TensorFromJsonOrFile(feed.substr(name.size() + 1), dtype);
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--feed has no ", name, "=@FILE.npy"));
+}
+
+absl::Status KerasExport() {
+  TW_ASSIGN_OR_RETURN(Tensor x, FedFile("x", DT_FLOAT));
+  TW_ASSIGN_OR_RETURN(Tensor y, FedFile("y", DT_INT32));
+  if (x.dims() != 2) return absl::InvalidArgumentError("x must be [rows, features]");
+  keras::Sequential model({x.dim_size(1)}, {
+                                               keras::Dense(16, {.activation = "relu"}),
+                                               keras::BatchNormalization(),
+                                               keras::Dropout(0.25),
+                                               keras::Dense(3, {.activation = "softmax"}),
+                                           });
+  TW_RETURN_IF_ERROR(model.SetRandomSeed(1));
+  TW_RETURN_IF_ERROR(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.1),
+                                   "sparse_categorical_crossentropy"));
+  keras::Model replicated = keras::ReplicatedModel(model, {.replicas = 2});
+  TW_RETURN_IF_ERROR(replicated.Fit(x, y, {.batch_size = 8, .epochs = 3, .verbose = 0}).status());
+  TW_RETURN_IF_ERROR(replicated.Save(absl::GetFlag(FLAGS_dir), keras::Model::SaveFormat::kSavedModel));
+  TW_ASSIGN_OR_RETURN(Tensor predictions, replicated.Predict(x));
+  std::printf("{\"predictions\": %s}\n", tools::TensorToJson(predictions).c_str());
+  return absl::OkStatus();
+}
+
 int Main(const std::vector<std::string>& args) {
   const std::string command = args.size() == 1 ? args[0] : "";
   absl::Status status;
@@ -172,8 +240,11 @@ int Main(const std::vector<std::string>& args) {
     status = Evaluate();
   } else if (command == "checkpoint") {
     status = DumpCheckpoint();
+  } else if (command == "keras") {
+    status = KerasExport();
   } else {
-    std::fprintf(stderr, "tf_interop_driver: give one command: train, evaluate or checkpoint\n");
+    std::fprintf(stderr,
+                 "tf_interop_driver: give one command: train, evaluate, checkpoint or keras\n");
     return 2;
   }
   if (!status.ok()) {
@@ -191,5 +262,5 @@ int main(int argc, char** argv) {
   return towerflow::Main(towerflow::ParseCommandLine(
       argc, argv,
       "tf_interop_driver: Towerflow's side of tools/tf_interop/check.py.\n\nusage: "
-      "tf_interop_driver train|evaluate|checkpoint [FLAGS]"));
+      "tf_interop_driver train|evaluate|checkpoint|keras [FLAGS]"));
 }
