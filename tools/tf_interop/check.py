@@ -18,7 +18,9 @@ Towerflow's losses), loads the SavedModel with tf.saved_model.load and
 tf.compat.v1.saved_model.loader and imports the frozen graph (outputs equal
 Towerflow's), loads a Keras-style model's SavedModel (predictions equal),
 and TensorBoard's EventAccumulator reads the events (the scalars, the
-activations' histograms, the graph).
+activations' histograms, the graph); `tensorboard --logdir` serves them
+(its HTTP API checked against the event files) and headless Chromium shows
+the loss and the graph (tensorboard_browser.py; screenshots in --screenshots).
 
 TensorFlow -> Towerflow: TensorFlow writes a tf.compat.v1 training graph with
 v1 control flow (tf.cond, tf.while_loop) and its Saver checkpoint, and
@@ -37,6 +39,7 @@ import os
 import subprocess
 import sys
 import traceback
+import urllib.parse
 
 import numpy as np
 import tensorflow as tf
@@ -82,6 +85,7 @@ class Context:
         self.towerflow = args.towerflow
         self.driver = args.driver
         self.work = args.work
+        self.screenshots = args.screenshots
         os.makedirs(self.work, exist_ok=True)
         self.model_dir = os.path.join(self.work, "cifar10")
         rng = np.random.default_rng(1)
@@ -322,6 +326,54 @@ def towerflow_events_in_tensorboard(ctx):
             f"{steps}, a graph of {len(accumulator.Graph().node)} nodes")
 
 
+@check
+def towerflow_run_in_tensorboard(ctx):
+    """`tensorboard --logdir` serves the run: its HTTP API gives the event
+    files' scalars, the histograms and the graph with its towers; headless
+    Chromium shows the loss card with the last step's value and the graph,
+    and the screenshots are kept."""
+    from google.protobuf import text_format
+    from tensorboard.backend.event_processing import event_accumulator
+    import tensorboard_browser as browser
+
+    accumulator = event_accumulator.EventAccumulator(ctx.model_dir)
+    accumulator.Reload()
+    with browser.TensorBoard(ctx.model_dir) as board:
+        api = board.url + "/data"
+        runs = browser.get_json(api + "/runs")
+        if runs != ["."]:
+            raise AssertionError(f"runs {runs}, expected ['.']")
+        tags = browser.get_json(api + "/plugin/scalars/tags")["."]
+        for tag in ["loss", "global_step/sec", "learning_rate"]:
+            if tag not in tags:
+                raise AssertionError(f"no scalar {tag!r} among {sorted(tags)}")
+            points = browser.get_json(api + "/plugin/scalars/scalars?" +
+                                      urllib.parse.urlencode({"run": ".", "tag": tag}))
+            want = [(e.step, e.value) for e in accumulator.Scalars(tag)]
+            if [(step, value) for _, step, value in points] != want:
+                raise AssertionError(f"{tag}: TensorBoard serves {points}, the events hold {want}")
+        histograms = browser.get_json(api + "/plugin/histograms/tags")["."]
+        if "conv1/activations" not in histograms:
+            raise AssertionError(f"no conv1/activations among the histograms {sorted(histograms)}")
+        graph = tf1.GraphDef()
+        text_format.Parse(browser.get_text(api + "/plugin/graphs/graph?run=.&conceptual=false"),
+                          graph)
+        # The towers' convolutions, each on its own CPU.
+        towers = sorted({n.device for n in graph.node if n.op == "Conv2D"})
+        if (len(graph.node) != len(accumulator.Graph().node) or
+                towers != ["/device:CPU:0", "/device:CPU:1"]):
+            raise AssertionError(f"the served graph has {len(graph.node)} nodes (the events' "
+                                 f"{len(accumulator.Graph().node)}), convolutions on {towers}")
+        _, last_step, last_loss = browser.get_json(
+            api + "/plugin/scalars/scalars?run=.&tag=loss")[-1]
+        detail = (f"{len(tags)} scalars (equal to the events'), {len(histograms)} histograms, "
+                  f"a graph of {len(graph.node)} nodes")
+        if ctx.screenshots is None:
+            return detail + "; SKIPPED the browser: no headless Chromium (run.sh says why)"
+        shots = browser.show_loss_and_graph(board.url, ctx.screenshots, last_step, last_loss)
+    return detail + f"; Chromium showed loss {last_loss:.5g} at step {last_step}: " + ", ".join(shots)
+
+
 # ---- TensorFlow -> Towerflow
 
 
@@ -471,6 +523,9 @@ def main():
     parser.add_argument("--driver", required=True)
     parser.add_argument("--cifar10", required=True)
     parser.add_argument("--work", required=True)
+    parser.add_argument("--screenshots",
+                        help="where headless Chromium's pictures of TensorBoard go; without it "
+                             "the browser is not used")
     args = parser.parse_args()
     print(f"TensorFlow {tf.__version__}")
     ctx = Context(args)

@@ -6,11 +6,14 @@
 #
 # Installs the pinned packages of requirements.txt into a virtual
 # environment kept between runs ($TOWERFLOW_CACHE, else ~/.cache/towerflow;
-# pip keeps its own download cache), builds the Towerflow programs the
-# check drives, and runs it. When PyPI cannot be reached the check is
-# skipped with a message (exit 0); a failed install from a reachable PyPI,
-# a failed build or a failed check exit 1. About 40 s on the project's
-# two-core machine with the environment in place, 1.5 min without.
+# pip keeps its own download cache) and Debian's chromium and
+# chromium-driver, builds the Towerflow programs the check drives, and runs
+# it; headless Chromium's pictures of TensorBoard are left in
+# $TOWERFLOW_CACHE/tf_interop_screenshots. When PyPI cannot be reached the
+# check is skipped with a message (exit 0), as is the browser without
+# Chromium; a failed install from a reachable PyPI, a failed build or a
+# failed check exit 1. About 45 s on the project's two-core machine with
+# everything installed, 3 min without.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -40,6 +43,25 @@ if ! cmp -s "$requirements" "$venv/requirements.txt"; then
   cp "$requirements" "$venv/requirements.txt"
 fi
 
+# Debian's headless Chromium and its WebDriver look at TensorBoard; when
+# they cannot be installed the browser is left out with a message.
+screenshots=()
+if ! command -v chromium > /dev/null || ! command -v chromedriver > /dev/null; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "tf_interop: installing chromium chromium-driver"
+  { $sudo apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver; } \
+    > /dev/null 2>&1
+fi
+if command -v chromium > /dev/null && command -v chromedriver > /dev/null; then
+  shots="$cache/tf_interop_screenshots"
+  rm -rf "$shots"
+  screenshots=(--screenshots="$shots")
+else
+  echo "tf_interop: SKIPPED the browser: chromium and chromium-driver could not be installed"
+fi
+
 bazel build //tools:towerflow //tools/tf_interop:tf_interop_driver \
   //examples/cifar10:cifar10_train || exit 1
 work="$(mktemp -d)"
@@ -47,4 +69,4 @@ trap 'rm -rf "$work"' EXIT
 TF_CPP_MIN_LOG_LEVEL=2 "$venv/bin/python" tools/tf_interop/check.py \
   --towerflow=bazel-bin/tools/towerflow \
   --driver=bazel-bin/tools/tf_interop/tf_interop_driver \
-  --cifar10=bazel-bin/examples/cifar10/cifar10_train --work="$work"
+  --cifar10=bazel-bin/examples/cifar10/cifar10_train --work="$work" "${screenshots[@]}"
