@@ -17,9 +17,15 @@ its SavedModel's serving signature (bench/inference_bench: the session's
 graph optimizer on and off) is timed against the PyTorch model in eval mode
 under no_grad, at batch 1 and 128.
 
+With --torch_python given more than once, each round runs PyTorch under
+each of those interpreters (Debian's PyTorch 1.13 and a current 2.x from
+PyPI in a virtual environment), a column pair for each.
+
   tools/bootstrap.sh && apt-get install -y python3-torch
+  python3 -m venv ~/torch2 && ~/torch2/bin/pip install torch      # optional: PyTorch 2.x
   bazel build //examples/resnet:resnet_train //examples/cifar10:cifar10_train //bench:inference_bench
   /usr/bin/python3 bench/cpu_vs_torch.py [--models resnet20,resnet32,cifar10] [--rounds 3] [--unoptimized]
+      [--torch_python /usr/bin/python3 --torch_python ~/torch2/bin/python]
   /usr/bin/python3 bench/cpu_vs_torch.py --inference
 """
 import argparse
@@ -85,10 +91,15 @@ def towerflow_step(model, data_dir, steps, warmup, log_every, extra=()):
     return statistics.mean(times), rss
 
 
-def torch_step(model, threads, steps, extra=()):
-    out, rss = run([sys.executable, os.path.join(HERE, "models_torch.py"), "--model", model,
+def torch_step(model, threads, steps, extra=(), python=sys.executable):
+    out, rss = run([python, os.path.join(HERE, "models_torch.py"), "--model", model,
                     "--device", "cpu", "--threads", str(threads), "--steps", str(steps), *extra])
     return float(TORCH.search(out).group(1)) / 1e3, rss
+
+
+def torch_version(python):
+    out, _ = run([python, "-c", "import torch; print(torch.__version__)"])
+    return out.strip().splitlines()[-1].split("+")[0]
 
 
 INFERENCE = re.compile(r"batch (\d+): optimized ([0-9.]+) ms/batch, as written ([0-9.]+) ms/batch")
@@ -131,6 +142,8 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--unoptimized", action="store_true",
                         help="also run Towerflow with --graph_optimizer=false each round")
+    parser.add_argument("--torch_python", action="append",
+                        help="a Python with PyTorch (repeat for several; default: this one)")
     parser.add_argument("--inference", action="store_true",
                         help="time the exported CIFAR-10 model's inference instead of training")
     args = parser.parse_args()
@@ -139,11 +152,15 @@ def main():
         if args.inference:
             inference(data_dir, args.rounds, args.threads)
             return
-        print(f"{'model':<10} {'towerflow s/step':>17} {'torch s/step':>13} {'torch/towerflow':>16} "
-              f"{'towerflow MB':>13} {'torch MB':>9}" +
+        pythons = args.torch_python or [sys.executable]
+        versions = [torch_version(p) for p in pythons]
+        print(f"{'model':<10} {'towerflow s/step':>17} {'towerflow MB':>13}" +
+              "".join(f" {'torch ' + v + ' s/step':>21} {'ratio':>6} {'MB':>5}" for v in versions) +
               (f" {'as written s/step':>18}" if args.unoptimized else ""))
         for model in args.models.split(","):
-            tw, pt, plain, tw_rss, pt_rss = [], [], [], [], []
+            tw, plain, tw_rss = [], [], []
+            pt = [[] for _ in pythons]
+            pt_rss = [[] for _ in pythons]
             for _ in range(args.rounds):
                 seconds, rss = towerflow_step(model, data_dir, args.steps, args.warmup, 10)
                 tw.append(seconds)
@@ -152,15 +169,20 @@ def main():
                     seconds, _ = towerflow_step(model, data_dir, args.steps, args.warmup, 10,
                                                 ["--graph_optimizer=false"])
                     plain.append(seconds)
-                seconds, rss = torch_step(model, args.threads, args.torch_steps)
-                pt.append(seconds)
-                pt_rss.append(rss)
-            t, p = statistics.median(tw), statistics.median(pt)
-            print(f"{model:<10} {t:>17.3f} {p:>13.3f} {p / t:>15.2f}x {max(tw_rss):>13.0f} "
-                  f"{max(pt_rss):>9.0f}" +
+                for i, python in enumerate(pythons):
+                    seconds, rss = torch_step(model, args.threads, args.torch_steps, python=python)
+                    pt[i].append(seconds)
+                    pt_rss[i].append(rss)
+            t = statistics.median(tw)
+            columns = ""
+            for times, rss in zip(pt, pt_rss):
+                p = statistics.median(times)
+                columns += f" {p:>21.3f} {p / t:>5.2f}x {max(rss):>5.0f}"
+            print(f"{model:<10} {t:>17.3f} {max(tw_rss):>13.0f}" + columns +
                   (f" {statistics.median(plain):>18.3f}" if plain else ""), flush=True)
-            print(f"{'':<10} runs: towerflow {' '.join('%.3f' % v for v in tw)}; "
-                  f"torch {' '.join('%.3f' % v for v in pt)}" +
+            print(f"{'':<10} runs: towerflow {' '.join('%.3f' % v for v in tw)}" +
+                  "".join(f"; torch {v} {' '.join('%.3f' % x for x in times)}"
+                          for v, times in zip(versions, pt)) +
                   (f"; as written {' '.join('%.3f' % v for v in plain)}" if plain else ""),
                   flush=True)
 
