@@ -113,16 +113,25 @@ struct Floor {
 };
 // TF's Round: half to even.
 template <typename T>
-struct Round {
-  TW_HOST_DEVICE T operator()(const T& x) const { return std::nearbyint(x); }
+struct Round {  // half to even; integers are already round
+  TW_HOST_DEVICE T operator()(const T& x) const {
+    if constexpr (std::is_integral_v<T>) {
+      return x;
+    } else {
+      return std::nearbyint(x);
+    }
+  }
 };
 template <typename T>
-struct Relu {
-  TW_HOST_DEVICE T operator()(const T& x) const { return x > T(0) ? x : T(0); }
+struct Relu {  // TF's max(x, 0): NaN and -0 pass through
+  TW_HOST_DEVICE T operator()(const T& x) const { return x < T(0) ? T(0) : x; }
 };
 template <typename T>
-struct Relu6 {
-  TW_HOST_DEVICE T operator()(const T& x) const { return x > T(0) ? (x < T(6) ? x : T(6)) : T(0); }
+struct Relu6 {  // TF's min(max(x, 0), 6): NaN and -0 pass through
+  TW_HOST_DEVICE T operator()(const T& x) const {
+    const T y = x < T(0) ? T(0) : x;
+    return T(6) < y ? T(6) : y;
+  }
 };
 template <typename T>
 struct Elu {
@@ -297,13 +306,13 @@ struct GreaterEqual {
 // ---- Gradients of unary ops ----
 
 template <typename T>
-struct ReluGrad {  // (g, features): g where features > 0
-  TW_HOST_DEVICE T operator()(const T& g, const T& f) const { return f > T(0) ? g : T(0); }
+struct ReluGrad {  // (g, features): g * (features > 0), as TF: inf * 0 is NaN
+  TW_HOST_DEVICE T operator()(const T& g, const T& f) const { return g * T(f > T(0) ? 1 : 0); }
 };
 template <typename T>
-struct Relu6Grad {  // (g, features): g where 0 < features < 6
+struct Relu6Grad {  // (g, features): g * (0 < features < 6), as TF
   TW_HOST_DEVICE T operator()(const T& g, const T& f) const {
-    return f > T(0) && f < T(6) ? g : T(0);
+    return g * T(f > T(0) && f < T(6) ? 1 : 0);
   }
 };
 template <typename T>
@@ -317,9 +326,9 @@ struct SoftplusGrad {  // (g, features): g * sigmoid(features)
   TW_HOST_DEVICE T operator()(const T& g, const T& f) const { return g / (T(1) + std::exp(-f)); }
 };
 template <typename T>
-struct SeluGrad {  // (g, Selu's output y): g * scale, or g * (y + scale * alpha) where y <= 0
+struct SeluGrad {  // (g, Selu's output y): g * (y + scale * alpha) where y < 0, else g * scale
   TW_HOST_DEVICE T operator()(const T& g, const T& y) const {
-    return y > T(0) ? g * T(kSeluScale) : g * (y + T(kSeluScale * kSeluAlpha));
+    return y < T(0) ? g * (y + T(kSeluScale * kSeluAlpha)) : g * T(kSeluScale);
   }
 };
 template <typename T>
@@ -331,8 +340,10 @@ struct SigmoidGrad {  // (y, dy): dy * y * (1 - y)
   TW_HOST_DEVICE T operator()(const T& y, const T& dy) const { return dy * y * (T(1) - y); }
 };
 template <typename T>
-struct SqrtGrad {  // (y, dy): dy / (2 y)
-  TW_HOST_DEVICE T operator()(const T& y, const T& dy) const { return dy * T(0.5) / y; }
+struct SqrtGrad {  // (y, dy): dy / (2 y); 0 where dy is 0 (also at y = 0), as TF
+  TW_HOST_DEVICE T operator()(const T& y, const T& dy) const {
+    return dy == T(0) ? T(0) : dy * T(0.5) / y;
+  }
 };
 template <typename T>
 struct RsqrtGrad {  // (y, dy): -dy y^3 / 2

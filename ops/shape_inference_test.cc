@@ -449,6 +449,11 @@ TEST(ShapeInferenceTest, ConvolutionAndPooling) {
        {{P({2, 4, 4, 1})}},
        {A("ksize", ints({2, 2, 2, 1})), A("strides", ints({1, 2, 2, 1})), A("padding", "SAME")},
        "error: Pooling is not supported on the batch dimension"},
+      // As TF's shape function (its kernel alone would give an empty output).
+      {"MaxPool",
+       {{P({1, 4, 4, 2})}},
+       {A("ksize", ints({1, 5, 5, 1})), A("strides", ints({1, 1, 1, 1})), A("padding", "VALID")},
+       "error: Negative dimension size caused by subtracting 5 from 4"},
       {"AvgPool",
        {{P({1, 6, 6, 3})}},
        {A("ksize", ints({1, 3, 3, 1})), A("strides", ints({1, 3, 3, 1})), A("padding", "VALID")},

@@ -246,6 +246,14 @@ TEST(ScanOpsTest, ListDiff) {
       TensorIs<int32_t>({3}, {1, 3, 5}));
   EXPECT_THAT(r.Run({Literal<int32_t>({1, 1}, {1}), Literal<int32_t>({1}, {1})}).status().message(),
               HasSubstr("x must be a vector"));
+  // Floats too, as TF: NaN is never in y.
+  KernelRunner f("ListDiff");
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> out,
+      f.Run({Literal<float>({4}, {NAN, 1.5f, -0.0f, 2}), Literal<float>({2}, {0.0f, NAN})}));
+  ASSERT_EQ(out[0].NumElements(), 3);
+  EXPECT_TRUE(std::isnan(out[0].data<float>()[0]));
+  EXPECT_THAT(out[1], TensorIs<int32_t>({3}, {0, 1, 3}));
 }
 
 TEST(ScanOpsTest, Unique) {

@@ -466,6 +466,12 @@ TEST(CwiseTest, MoreBinaryLiterals) {
               TensorIs<float>({1}, {2}));
   EXPECT_THAT(RunOk(rg, {Literal<float>({1}, {2}), Literal<float>({1}, {1})}),
               TensorIs<float>({1}, {-4}));
+  // As TF: no gradient where dy is 0, even at y = 0 (not 0 / 0).
+  EXPECT_THAT(RunOk(sg, {Literal<float>({2}, {0, -0.0f}), Literal<float>({2}, {0, -0.0f})}),
+              TensorIs<float>({2}, {0, 0}));
+  // Round of integers is the integers (TF 2.21's CPU kernel gives 0 there).
+  KernelRunner round("Round");
+  EXPECT_THAT(RunOk(round, {Literal<int32_t>({3}, {3, -2, 7})}), TensorIs<int32_t>({3}, {3, -2, 7}));
   KernelRunner le("LessEqual"), gt("Greater");
   EXPECT_THAT(RunOk(le, {Literal<int32_t>({3}, {1, 2, 3}), Scalar<int32_t>(2)}),
               TensorIs<bool>({3}, {true, true, false}));

@@ -229,7 +229,7 @@ TW_REGISTER_KERNELS(cwise_unary) {
   RegisterTypedKernels<ReciprocalOp, float, double>(cpu("Inv"), "T");
   RegisterTypedKernels<FloorOp, float, double>(cpu("Floor"), "T");
   RegisterTypedKernels<CeilOp, float, double>(cpu("Ceil"), "T");
-  RegisterTypedKernels<RoundOp, float, double>(cpu("Round"), "T");
+  RegisterTypedKernels<RoundOp, float, double, int32_t, int64_t>(cpu("Round"), "T");
   RegisterTypedKernels<SinOp, float, double>(cpu("Sin"), "T");
   RegisterTypedKernels<CosOp, float, double>(cpu("Cos"), "T");
   RegisterTypedKernels<IsNanOp, float, double>(cpu("IsNan"), "T");

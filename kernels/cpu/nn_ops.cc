@@ -368,8 +368,8 @@ TW_REGISTER_KERNELS(nn_ops) {
   RegisterTypedKernels<ReluOp, float, double, int32_t, int64_t>(cpu("Relu"), "T");
   RegisterTypedKernels<Relu6Op, float, double, int32_t, int64_t>(cpu("Relu6"), "T");
   RegisterTypedKernels<EluOp, float, double>(cpu("Elu"), "T");
-  RegisterTypedKernels<ReluGradOp, float, double>(cpu("ReluGrad"), "T");
-  RegisterTypedKernels<Relu6GradOp, float, double>(cpu("Relu6Grad"), "T");
+  RegisterTypedKernels<ReluGradOp, float, double, int32_t, int64_t, uint8_t>(cpu("ReluGrad"), "T");
+  RegisterTypedKernels<Relu6GradOp, float, double, int32_t, int64_t, uint8_t>(cpu("Relu6Grad"), "T");
   RegisterTypedKernels<EluGradOp, float, double>(cpu("EluGrad"), "T");
   RegisterTypedKernels<SoftplusOp, float, double>(cpu("Softplus"), "T");
   RegisterTypedKernels<SoftplusGradOp, float, double>(cpu("SoftplusGrad"), "T");

@@ -590,6 +590,38 @@ TEST(NnTest, Activations) {
   EXPECT_THAT(RunOk(r6g, {g, x}), TensorIs<float>({4}, {0, 1, 1, 0}));
 }
 
+// TF 2.21's numbers for the edge values (tools/tf_interop/op_cases.py):
+// Relu is max(x, 0), so NaN and -0 pass; the gradients multiply by the
+// mask, so inf * 0 is NaN; SeluGrad takes the scale at y = 0.
+TEST(NnTest, ActivationsAtEdgeValuesAsTensorFlow) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = Literal<float>({6}, {NAN, inf, -inf, -0.0f, 0.0f, 1e30f});
+  const Tensor f = Literal<float>({6}, {1, NAN, inf, 0.0f, -0.0f, -1e30f});
+  KernelRunner relu("Relu"), relu6("Relu6"), rg("ReluGrad"), r6g("Relu6Grad");
+  const auto expect = [](const Tensor& t, std::vector<float> want) {
+    ASSERT_EQ(t.NumElements(), static_cast<int64_t>(want.size()));
+    for (size_t i = 0; i < want.size(); ++i) {
+      const float got = t.data<float>()[i];
+      if (std::isnan(want[i])) {
+        EXPECT_TRUE(std::isnan(got)) << i << ": " << got;
+      } else {
+        EXPECT_EQ(got, want[i]) << i;
+        EXPECT_EQ(std::signbit(got), std::signbit(want[i])) << i;
+      }
+    }
+  };
+  expect(RunOk(relu, {x}), {NAN, inf, 0, -0.0f, 0, 1e30f});
+  expect(RunOk(relu6, {x}), {NAN, 6, 0, -0.0f, 0, 6});
+  expect(RunOk(rg, {x, f}), {NAN, NAN, -inf, -0.0f, 0, 0});
+  expect(RunOk(r6g, {x, f}), {NAN, NAN, NAN, -0.0f, 0, 0});
+  KernelRunner selu_grad("SeluGrad");
+  expect(RunOk(selu_grad, {Literal<float>({2}, {1, inf}), Literal<float>({2}, {0, NAN})}),
+         {1.0507010f, inf});
+  KernelRunner int_rg("ReluGrad");
+  EXPECT_THAT(RunOk(int_rg, {Literal<int32_t>({3}, {3, -2, 7}), Literal<int32_t>({3}, {1, -1, 0})}),
+              TensorIs<int32_t>({3}, {3, 0, 0}));
+}
+
 TEST(NnTest, SoftmaxFamily) {
   KernelRunner s("Softmax"), ls("LogSoftmax");
   const Tensor logits = Literal<float>({2, 2}, {1, 1, 0, 1000});

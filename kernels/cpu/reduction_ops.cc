@@ -89,7 +89,7 @@ struct ProdR {
 };
 struct MaxR {
   template <typename T>
-  using Reducer = Eigen::internal::MaxReducer<T>;
+  using Reducer = Eigen::internal::MaxReducer<T, Eigen::PropagateNaN>;  // NaN wins, as TF's
   template <typename T>
   static T Identity() {  // -inf for floats, as TF
     return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
@@ -98,7 +98,7 @@ struct MaxR {
 };
 struct MinR {
   template <typename T>
-  using Reducer = Eigen::internal::MinReducer<T>;
+  using Reducer = Eigen::internal::MinReducer<T, Eigen::PropagateNaN>;
   template <typename T>
   static T Identity() {
     return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()

@@ -35,6 +35,10 @@ TEST(ReductionTest, MeanMaxMinProd) {
   EXPECT_THAT(Reduce("Max", x, Scalar<int32_t>(1)), TensorIs<float>({2}, {2, 4}));
   EXPECT_THAT(Reduce("Min", x, Scalar<int32_t>(0)), TensorIs<float>({2}, {1, 2}));
   EXPECT_THAT(Reduce("Prod", x, Scalar<int32_t>(1)), TensorIs<float>({2}, {2, 12}));
+  // NaN wins over infinities, as TF's tf.reduce_max([nan, inf]).
+  const Tensor edges = Literal<float>({3}, {NAN, std::numeric_limits<float>::infinity(), 1});
+  EXPECT_TRUE(std::isnan(Reduce("Max", edges, Scalar<int32_t>(0)).data<float>()[0]));
+  EXPECT_TRUE(std::isnan(Reduce("Min", edges, Scalar<int32_t>(0)).data<float>()[0]));
   EXPECT_THAT(Reduce("Mean", Literal<int32_t>({2}, {1, 2}), Scalar<int32_t>(0)),
               TensorIs<int32_t>({}, {1}));
 }

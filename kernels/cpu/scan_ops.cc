@@ -140,7 +140,7 @@ TW_REGISTER_KERNELS(scan_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterTypedKernels<CumsumOp, float, double, int32_t, int64_t>(cpu("Cumsum"), "T");
   RegisterTypedKernels<CumprodOp, float, double, int32_t, int64_t>(cpu("Cumprod"), "T");
-  RegisterTypedKernels<ListDiffOp, int32_t, int64_t>(cpu("ListDiff"), "T");
+  RegisterTypedKernels<ListDiffOp, float, double, int32_t, int64_t>(cpu("ListDiff"), "T");
   RegisterTypedKernels<UniqueOp, float, double, int32_t, int64_t, std::string>(cpu("Unique"), "T");
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The TensorFlow interop check (tools/tf_interop/check.py): real TensorFlow
-# and TensorBoard read what Towerflow writes and write what Towerflow reads.
+# and TensorBoard read what Towerflow writes and write what Towerflow reads;
+# then tools/tf_interop/op_cases.py runs every registered op through
+# Towerflow and through TensorFlow's kernel, case by case.
 #
 #   tools/tf_interop/run.sh        (from anywhere; .ci/run runs it)
 #
@@ -70,3 +72,9 @@ TF_CPP_MIN_LOG_LEVEL=2 "$venv/bin/python" tools/tf_interop/check.py \
   --towerflow=bazel-bin/tools/towerflow \
   --driver=bazel-bin/tools/tf_interop/tf_interop_driver \
   --cifar10=bazel-bin/examples/cifar10/cifar10_train --work="$work" "${screenshots[@]}"
+check_status=$?
+# Every registered op against TensorFlow's kernel, case by case (about 10 s).
+TF_CPP_MIN_LOG_LEVEL=2 "$venv/bin/python" tools/tf_interop/op_cases.py \
+  --driver=bazel-bin/tools/tf_interop/tf_interop_driver --work="$work/op_cases"
+op_status=$?
+[ "$check_status" -eq 0 ] && [ "$op_status" -eq 0 ]

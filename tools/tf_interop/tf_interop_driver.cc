@@ -10,6 +10,14 @@
 //     i fed FEED_i.npy from D for each feed, and prints {"losses": [the loss of
 //     each step, before its update]}. With --meta=M.meta in place of --graph,
 //     the MetaGraphDef's graph, SaverDef and "train_op" collection.
+//   tf_interop_driver cases --manifest=M.json
+//     the per-op cases of op_cases.py: M is a JSON array of {"graph": G.pb,
+//     "fetch": ["op:0", ...], "out": PREFIX}; each GraphDef runs in a session
+//     of its own with the graph optimizer off, each fetched tensor goes to
+//     PREFIX.<i>.pb (a TensorProto, exact for NaN and infinities), and a JSON
+//     line per case says {"code": the status code, "message": its message}.
+//   tf_interop_driver op_defs --out=F
+//     writes every registered op's OpDef to F (an OpList).
 //   tf_interop_driver keras --dir=D --feed=x=@X.npy,y=@Y.npy
 //     trains a Keras-style model (Dense, BatchNormalization, Dropout, softmax)
 //     replicated on two virtual CPUs for three epochs, saves it as a
@@ -36,7 +44,9 @@
 #include "framework/node_def_util.h"
 #include "framework/tensor_bundle.h"
 #include "graph/graph_io.h"
+#include "graph/op_registry.h"
 #include "keras/model.h"
+#include "nlohmann/json.hpp"
 #include "runtime/session.h"
 #include "tools/flags.h"
 #include "tools/run.h"
@@ -45,6 +55,8 @@
 ABSL_FLAG(std::string, graph, "", "the GraphDef (.pb or .pbtxt)");
 ABSL_FLAG(std::string, meta, "", "train: a MetaGraphDef (.meta) in place of --graph");
 ABSL_FLAG(std::string, dir, "", "keras: where the SavedModel goes");
+ABSL_FLAG(std::string, manifest, "", "cases: the JSON list of cases");
+ABSL_FLAG(std::string, out, "", "op_defs: where the OpList goes");
 ABSL_FLAG(std::string, checkpoint, "", "the checkpoint's prefix");
 ABSL_FLAG(std::string, filename_tensor, "save/Const:0", "train: the Saver's filename tensor");
 ABSL_FLAG(std::string, restore_op, "save/restore_all", "train: the Saver's restore op");
@@ -231,6 +243,61 @@ absl::Status KerasExport() {
   return absl::OkStatus();
 }
 
+// One case: its status, and its outputs written beside it.
+absl::Status RunCase(const std::string& graph_path, const std::vector<std::string>& fetch,
+                     const std::string& out) {
+  TW_ASSIGN_OR_RETURN(GraphDef graph, ReadGraphDef(graph_path));
+  SessionOptions options;
+  options.optimizer = GraphOptimizerOptions::None();  // the op's own kernel, not folding
+  options.intra_op_parallelism_threads = 1;
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
+  TW_RETURN_IF_ERROR(session->Create(graph));
+  std::vector<Tensor> outputs;
+  TW_RETURN_IF_ERROR(session->Run({}, fetch, {}, &outputs));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    TW_RETURN_IF_ERROR(
+        WriteFileAtomically(absl::StrCat(out, ".", i, ".pb"), outputs[i].AsProto().SerializeAsString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunCases() {
+  TW_ASSIGN_OR_RETURN(std::string text, ReadFileToString(absl::GetFlag(FLAGS_manifest)));
+  const nlohmann::json manifest = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!manifest.is_array()) {
+    return absl::InvalidArgumentError(absl::StrCat(absl::GetFlag(FLAGS_manifest),
+                                                   " is not a JSON array of cases"));
+  }
+  for (const nlohmann::json& c : manifest) {
+    if (!c.is_object() || !c.contains("graph") || !c["graph"].is_string() ||
+        !c.contains("fetch") || !c["fetch"].is_array() || !c.contains("out") ||
+        !c["out"].is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat("a case is not {graph, fetch, out}: ",
+                                                     c.dump()));
+    }
+    std::vector<std::string> fetch;
+    for (const nlohmann::json& f : c["fetch"]) {
+      if (f.is_string()) fetch.push_back(f.get<std::string>());
+    }
+    const absl::Status status =
+        RunCase(c["graph"].get<std::string>(), fetch, c["out"].get<std::string>());
+    nlohmann::json line;
+    line["code"] = static_cast<int>(status.code());
+    line["message"] = std::string(status.message());
+    std::printf("%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteOpDefs() {
+  OpList list;
+  const OpRegistry& registry = *OpRegistry::Global();
+  for (const std::string& name : registry.ListOps()) {
+    *list.add_op() = registry.Find(name)->op_def;
+  }
+  return WriteFileAtomically(absl::GetFlag(FLAGS_out), list.SerializeAsString());
+}
+
 int Main(const std::vector<std::string>& args) {
   const std::string command = args.size() == 1 ? args[0] : "";
   absl::Status status;
@@ -242,9 +309,13 @@ int Main(const std::vector<std::string>& args) {
     status = DumpCheckpoint();
   } else if (command == "keras") {
     status = KerasExport();
+  } else if (command == "cases") {
+    status = RunCases();
+  } else if (command == "op_defs") {
+    status = WriteOpDefs();
   } else {
     std::fprintf(stderr,
-                 "tf_interop_driver: give one command: train, evaluate, checkpoint or keras\n");
+                 "tf_interop_driver: give one command: train, evaluate, checkpoint, keras, cases or op_defs\n");
     return 2;
   }
   if (!status.ok()) {
@@ -262,5 +333,5 @@ int main(int argc, char** argv) {
   return towerflow::Main(towerflow::ParseCommandLine(
       argc, argv,
       "tf_interop_driver: Towerflow's side of tools/tf_interop/check.py.\n\nusage: "
-      "tf_interop_driver train|evaluate|checkpoint|keras [FLAGS]"));
+      "tf_interop_driver train|evaluate|checkpoint|keras|cases|op_defs [FLAGS]"));
 }

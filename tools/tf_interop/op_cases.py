@@ -1,0 +1,832 @@
+"""Every registered op of Towerflow against TensorFlow's kernels.
+
+Run by check.py (the per-op check of tools/tf_interop/run.sh):
+
+  python3 tools/tf_interop/op_cases.py --driver=bazel-bin/tools/tf_interop/tf_interop_driver \
+      --work=/tmp/op_cases [--ops=Add,MatMul] [--verbose]
+
+Each case is a GraphDef of one node, "op", fed by constants: Towerflow runs it
+(tf_interop_driver cases, graph optimizer off) and TensorFlow runs the same
+GraphDef (tf.compat.v1.Session, Grappler and constant folding off). Both sides
+run their own kernel of the op on the same NodeDef, as tf.raw_ops would; the
+outputs' dtypes and shapes must be equal and their values equal (integers,
+booleans) or close (floats: NaN where NaN, infinities where infinities), and
+an error on one side must be an error of the same class on the other.
+
+The cases come from Towerflow's OpDefs: for each op TensorFlow also has, each
+dtype of its main type attribute among float, double, int32, int64 and bool,
+inputs of the same shape, scalars, a broadcast, shapes that do not match (a
+bad input), and the edge values (NaN, infinities, -0, the integer extremes);
+inputs named like axes get a valid axis. CASES holds the ops whose attributes
+or inputs need to be chosen by hand. Stateful ops (variables, queues, random
+numbers), ops on functions, resources or lists of types, and ops whose
+required attributes no case gives are listed as not compared, with why.
+
+A difference listed in KNOWN_DIFFERENCES (with TensorFlow's behaviour and
+the reason) is reported but does not fail; any other fails the check, as
+does a listed one that no longer happens. The log has a line per op and one
+summary: "N ops, M cases: A agree, D differ, T TF-only, W Towerflow-only".
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2, graph_pb2, op_def_pb2, types_pb2
+from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
+from tensorflow.python.framework import op_def_registry
+
+tf1 = tf.compat.v1
+
+DTYPES = [types_pb2.DT_FLOAT, types_pb2.DT_DOUBLE, types_pb2.DT_INT32, types_pb2.DT_INT64,
+          types_pb2.DT_BOOL]
+NUMPY = {types_pb2.DT_FLOAT: np.float32, types_pb2.DT_DOUBLE: np.float64,
+         types_pb2.DT_INT32: np.int32, types_pb2.DT_INT64: np.int64, types_pb2.DT_BOOL: np.bool_,
+         types_pb2.DT_UINT8: np.uint8, types_pb2.DT_INT8: np.int8, types_pb2.DT_HALF: np.float16}
+NAME = {v: tf.dtypes.as_dtype(v).name for v in NUMPY}
+
+# Values of each kind of input: six of them, reshaped to the case's shape.
+PATTERNS = {
+    "float": [[0.5, -1.5, 2.25, 0.0, 3.0, -0.75], [1.25, 2.0, -0.5, 4.0, -3.0, 0.25]],
+    "int": [[3, -2, 7, 0, 1, -5], [2, 3, -1, 4, -3, 1]],
+    "bool": [[True, False, True, True, False, False], [False, False, True, True, True, False]],
+}
+EDGES = {
+    "float": [[np.nan, np.inf, -np.inf, -0.0, 0.0, 1e30], [1.0, np.nan, np.inf, 0.0, -0.0, -1e30]],
+    "int": [[np.iinfo(np.int32).min, np.iinfo(np.int32).max, 0, -1, 1, 7],
+            [-1, 1, 0, 0, np.iinfo(np.int32).min, 2]],
+}
+# Inputs that are axes get 1 (the second of two dimensions) of their type.
+AXIS_NAMES = {"axis", "reduction_indices", "dim", "split_dim", "concat_dim", "dimension"}
+# Ops that only run inside a loop frame or on a fed value.
+FRAME_OPS = {"Enter", "Exit", "NextIteration", "RefEnter", "RefExit", "RefNextIteration",
+             "LoopCond", "ControlTrigger", "Placeholder", "PlaceholderV2"}
+
+# Ops with a required attribute, or inputs no pattern fits: their cases by
+# hand. Each: (variant, {input: (dtype, shape, values) or value list}, {attr: value}).
+F, D, I32, I64, B = (types_pb2.DT_FLOAT, types_pb2.DT_DOUBLE, types_pb2.DT_INT32,
+                     types_pb2.DT_INT64, types_pb2.DT_BOOL)
+IMAGE = (F, [1, 4, 4, 2], np.arange(32, dtype=np.float32).reshape(1, 4, 4, 2) / 7 - 2)
+# MaxPool 2x2 / 2 of IMAGE: MaxPoolGrad's orig_output.
+MAXPOOL_2X2 = IMAGE[2].reshape(1, 2, 2, 2, 2, 2).max(axis=(2, 4))
+CASES = {
+    "MatMul": [
+        ("2x3.3x2", {"a": (F, [2, 3], None), "b": (F, [3, 2], None)}, {}),
+        ("transposed", {"a": (F, [3, 2], None), "b": (F, [3, 2], None)}, {"transpose_a": True}),
+        ("inner mismatch", {"a": (F, [2, 3], None), "b": (F, [2, 3], None)}, {}),
+        ("double", {"a": (D, [2, 3], None), "b": (D, [3, 2], None)}, {}),
+    ],
+    "Conv2D": [
+        ("same", {"input": IMAGE, "filter": (F, [3, 3, 2, 3], None)},
+         {"strides": [1, 1, 1, 1], "padding": "SAME"}),
+        ("valid stride 2", {"input": IMAGE, "filter": (F, [2, 2, 2, 1], None)},
+         {"strides": [1, 2, 2, 1], "padding": "VALID"}),
+        ("channels mismatch", {"input": IMAGE, "filter": (F, [3, 3, 3, 1], None)},
+         {"strides": [1, 1, 1, 1], "padding": "SAME"}),
+        ("bad strides", {"input": IMAGE, "filter": (F, [3, 3, 2, 1], None)},
+         {"strides": [1, 1, 1], "padding": "SAME"}),
+    ],
+    "MaxPool": [
+        ("same", {"input": IMAGE}, {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1],
+                                    "padding": "SAME"}),
+        ("valid 3x3", {"input": IMAGE}, {"ksize": [1, 3, 3, 1], "strides": [1, 1, 1, 1],
+                                         "padding": "VALID"}),
+        ("window too big", {"input": IMAGE}, {"ksize": [1, 5, 5, 1], "strides": [1, 1, 1, 1],
+                                              "padding": "VALID"}),
+    ],
+    "AvgPool": [
+        ("same", {"value": IMAGE}, {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1],
+                                    "padding": "SAME"}),
+        ("valid 3x3", {"value": IMAGE}, {"ksize": [1, 3, 3, 1], "strides": [1, 1, 1, 1],
+                                         "padding": "VALID"}),
+    ],
+    "Reshape": [
+        ("2x3 to 3x2", {"tensor": (F, [2, 3], None), "shape": (I32, [2], [3, 2])}, {}),
+        ("inferred", {"tensor": (F, [2, 3], None), "shape": (I32, [2], [-1, 2])}, {}),
+        ("wrong size", {"tensor": (F, [2, 3], None), "shape": (I32, [2], [4, 2])}, {}),
+        ("two unknowns", {"tensor": (F, [2, 3], None), "shape": (I32, [2], [-1, -1])}, {}),
+    ],
+    "Transpose": [
+        ("perm 1 0", {"x": (F, [2, 3], None), "perm": (I32, [2], [1, 0])}, {}),
+        ("bad perm", {"x": (F, [2, 3], None), "perm": (I32, [2], [0, 0])}, {}),
+    ],
+    "Tile": [
+        ("2x1", {"input": (F, [2, 3], None), "multiples": (I32, [2], [2, 1])}, {}),
+        ("negative", {"input": (F, [2, 3], None), "multiples": (I32, [2], [-1, 1])}, {}),
+    ],
+    "Pad": [
+        ("1 each side", {"input": (F, [2, 3], None),
+                         "paddings": (I32, [2, 2], [1, 1, 0, 2])}, {}),
+        ("negative", {"input": (F, [2, 3], None), "paddings": (I32, [2, 2], [-1, 0, 0, 0])}, {}),
+    ],
+    "Slice": [
+        ("middle", {"input": (F, [2, 3], None), "begin": (I32, [2], [0, 1]),
+                    "size": (I32, [2], [2, -1])}, {}),
+        ("out of range", {"input": (F, [2, 3], None), "begin": (I32, [2], [0, 2]),
+                          "size": (I32, [2], [1, 3])}, {}),
+    ],
+    "GatherV2": [
+        ("axis 0", {"params": (F, [2, 3], None), "indices": (I32, [3], [1, 0, 1]),
+                    "axis": (I32, [], 0)}, {}),
+        ("axis 1", {"params": (F, [2, 3], None), "indices": (I64, [2], [2, 0]),
+                    "axis": (I32, [], 1)}, {}),
+        ("index out of range", {"params": (F, [2, 3], None), "indices": (I32, [1], [5]),
+                                "axis": (I32, [], 0)}, {}),
+    ],
+    "OneHot": [
+        ("depth 4", {"indices": (I32, [3], [0, 3, -1]), "depth": (I32, [], 4),
+                     "on_value": (F, [], 1.0), "off_value": (F, [], 0.0)}, {}),
+        ("negative depth", {"indices": (I32, [3], [0, 3, -1]), "depth": (I32, [], -1),
+                            "on_value": (F, [], 1.0), "off_value": (F, [], 0.0)}, {}),
+    ],
+    "Cast": [
+        (f"{NAME[a]} to {NAME[b]}", {"x": (a, [6], PATTERNS["float"][0])}, {"DstT": b})
+        for a in (F, D, I32, I64) for b in (F, D, I32, I64, B) if a != b
+    ] + [("float edges to int32", {"x": (F, [6], EDGES["float"][0])}, {"DstT": I32})],
+    "ConcatV2": [
+        ("axis 1", {"values": [(F, [2, 3], None), (F, [2, 2], PATTERNS["float"][1][:4])],
+                    "axis": (I32, [], 1)}, {}),
+        ("axis -1", {"values": [(F, [2, 3], None), (F, [2, 3], None)],
+                     "axis": (I32, [], -1)}, {}),
+        ("shapes differ", {"values": [(F, [2, 3], None), (F, [3, 3], None)],
+                           "axis": (I32, [], 1)}, {}),
+    ],
+    "Pack": [
+        ("axis 0", {"values": [(F, [3], None), (F, [3], None)]}, {"axis": 0}),
+        ("axis 1", {"values": [(F, [3], None), (F, [3], None)]}, {"axis": 1}),
+        ("shapes differ", {"values": [(F, [3], None), (F, [2], None)]}, {"axis": 0}),
+    ],
+    "AvgPoolGrad": [
+        ("2x2 valid", {"orig_input_shape": (I32, [4], [1, 4, 4, 2]), "grad": (F, [1, 2, 2, 2], None)},
+         {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "VALID"}),
+        ("3x3 same", {"orig_input_shape": (I32, [4], [1, 4, 4, 2]), "grad": (F, [1, 4, 4, 2], None)},
+         {"ksize": [1, 3, 3, 1], "strides": [1, 1, 1, 1], "padding": "SAME"}),
+    ],
+    "MaxPoolGrad": [
+        ("2x2 valid", {"orig_input": IMAGE, "orig_output": (F, [1, 2, 2, 2], MAXPOOL_2X2),
+                       "grad": (F, [1, 2, 2, 2], None)},
+         {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "VALID"}),
+    ],
+    "Conv2DBackpropInput": [
+        ("same", {"input_sizes": (I32, [4], [1, 4, 4, 2]), "filter": (F, [3, 3, 2, 3], None),
+                  "out_backprop": (F, [1, 4, 4, 3], None)},
+         {"strides": [1, 1, 1, 1], "padding": "SAME"}),
+        ("valid stride 2", {"input_sizes": (I32, [4], [1, 4, 4, 2]),
+                            "filter": (F, [2, 2, 2, 3], None),
+                            "out_backprop": (F, [1, 2, 2, 3], None)},
+         {"strides": [1, 2, 2, 1], "padding": "VALID"}),
+    ],
+    "Conv2DBackpropFilter": [
+        ("same", {"input": IMAGE, "filter_sizes": (I32, [4], [3, 3, 2, 3]),
+                  "out_backprop": (F, [1, 4, 4, 3], None)},
+         {"strides": [1, 1, 1, 1], "padding": "SAME"}),
+        ("valid stride 2", {"input": IMAGE, "filter_sizes": (I32, [4], [2, 2, 2, 3]),
+                            "out_backprop": (F, [1, 2, 2, 3], None)},
+         {"strides": [1, 2, 2, 1], "padding": "VALID"}),
+    ],
+    "DepthwiseConv2dNative": [
+        ("same", {"input": IMAGE, "filter": (F, [3, 3, 2, 2], None)},
+         {"strides": [1, 1, 1, 1], "padding": "SAME"}),
+        ("valid stride 2", {"input": IMAGE, "filter": (F, [2, 2, 2, 1], None)},
+         {"strides": [1, 2, 2, 1], "padding": "VALID"}),
+    ],
+    "DepthwiseConv2dNativeBackpropInput": [
+        ("same", {"input_sizes": (I32, [4], [1, 4, 4, 2]), "filter": (F, [3, 3, 2, 2], None),
+                  "out_backprop": (F, [1, 4, 4, 4], None)},
+         {"strides": [1, 1, 1, 1], "padding": "SAME"}),
+    ],
+    "DepthwiseConv2dNativeBackpropFilter": [
+        ("same", {"input": IMAGE, "filter_sizes": (I32, [4], [3, 3, 2, 2]),
+                  "out_backprop": (F, [1, 4, 4, 4], None)},
+         {"strides": [1, 1, 1, 1], "padding": "SAME"}),
+    ],
+    "DepthToSpace": [
+        ("block 2", {"input": (F, [1, 2, 2, 4], None)}, {"block_size": 2}),
+        ("depth not divisible", {"input": (F, [1, 2, 2, 6], None)}, {"block_size": 4}),
+    ],
+    "SpaceToDepth": [
+        ("block 2", {"input": IMAGE}, {"block_size": 2}),
+        ("size not divisible", {"input": IMAGE}, {"block_size": 3}),
+    ],
+    "DynamicPartition": [
+        ("3 parts", {"data": (F, [6], None), "partitions": (I32, [6], [0, 1, 0, 2, 1, 0])},
+         {"num_partitions": 3}),
+        ("partition out of range", {"data": (F, [6], None),
+                                    "partitions": (I32, [6], [0, 1, 0, 5, 1, 0])},
+         {"num_partitions": 3}),
+    ],
+    "Einsum": [
+        ("ij,jk->ik", {"inputs": [(F, [2, 3], None), (F, [3, 2], None)]}, {"equation": "ij,jk->ik"}),
+        ("bij,bjk->bik", {"inputs": [(F, [2, 2, 3], None), (F, [2, 3, 2], None)]},
+         {"equation": "bij,bjk->bik"}),
+        ("ij->ji", {"inputs": [(F, [2, 3], None)]}, {"equation": "ij->ji"}),
+        ("mismatch", {"inputs": [(F, [2, 3], None), (F, [2, 2], None)]}, {"equation": "ij,jk->ik"}),
+    ],
+    "InTopK": [
+        ("k 1", {"predictions": (F, [2, 3], None), "targets": (I32, [2], [2, 0])}, {"k": 1}),
+        ("k 2", {"predictions": (F, [2, 3], None), "targets": (I32, [2], [2, 1])}, {"k": 2}),
+    ],
+    "InTopKV2": [
+        ("k 2", {"predictions": (F, [2, 3], None), "targets": (I32, [2], [2, 1]),
+                 "k": (I32, [], 2)}, {}),
+        ("target out of range", {"predictions": (F, [2, 3], None), "targets": (I32, [2], [3, 1]),
+                                 "k": (I32, [], 1)}, {}),
+    ],
+    "MirrorPad": [
+        ("reflect", {"input": (F, [2, 3], None), "paddings": (I32, [2, 2], [1, 1, 1, 2])},
+         {"mode": "REFLECT"}),
+        ("symmetric", {"input": (F, [2, 3], None), "paddings": (I32, [2, 2], [1, 2, 2, 3])},
+         {"mode": "SYMMETRIC"}),
+        ("reflect too wide", {"input": (F, [2, 3], None), "paddings": (I32, [2, 2], [0, 0, 3, 0])},
+         {"mode": "REFLECT"}),
+    ],
+    "Split": [
+        ("2 along 1", {"split_dim": (I32, [], 1), "value": (F, [2, 4], None)}, {"num_split": 2}),
+        ("not divisible", {"split_dim": (I32, [], 1), "value": (F, [2, 4], None)},
+         {"num_split": 3}),
+    ],
+    "SplitV": [
+        ("1 -1 2", {"value": (F, [2, 5], None), "size_splits": (I64, [3], [1, -1, 2]),
+                    "split_dim": (I32, [], 1)}, {"num_split": 3}),
+        ("sizes too big", {"value": (F, [2, 5], None), "size_splits": (I64, [3], [1, 3, 2]),
+                           "split_dim": (I32, [], 1)}, {"num_split": 3}),
+    ],
+    "Unpack": [
+        ("axis 0", {"value": (F, [2, 3], None)}, {"num": 2, "axis": 0}),
+        ("axis -1", {"value": (F, [2, 3], None)}, {"num": 3, "axis": -1}),
+        ("num wrong", {"value": (F, [2, 3], None)}, {"num": 3, "axis": 0}),
+    ],
+    "BatchMatMulV2": [
+        ("broadcast", {"x": (F, [2, 2, 3], None), "y": (F, [3, 2], None)}, {}),
+        ("adjoint x", {"x": (F, [2, 3, 2], None), "y": (F, [2, 3, 2], None)}, {"adj_x": True}),
+        ("batch mismatch", {"x": (F, [2, 2, 3], None), "y": (F, [3, 3, 2], None)}, {}),
+    ],
+    "BroadcastTo": [
+        ("3 to 2x3", {"input": (F, [3], None), "shape": (I32, [2], [2, 3])}, {}),
+        ("3 to 2x4", {"input": (F, [3], None), "shape": (I32, [2], [2, 4])}, {}),
+    ],
+    "Fill": [
+        ("2x3", {"dims": (I32, [2], [2, 3]), "value": (F, [], 1.5)}, {}),
+        ("negative", {"dims": (I32, [2], [-1, 3]), "value": (F, [], 1.5)}, {}),
+    ],
+    "FusedBatchNormV3": [
+        ("training", {"x": IMAGE, "scale": (F, [2], [1.5, 0.5]), "offset": (F, [2], [0.1, -0.2]),
+                      "mean": (F, [0], []), "variance": (F, [0], [])},
+         {"epsilon": 0.001, "is_training": True}, {"compare": 3}),
+        ("inference", {"x": IMAGE, "scale": (F, [2], [1.5, 0.5]), "offset": (F, [2], [0.1, -0.2]),
+                       "mean": (F, [2], [0.5, -1.0]), "variance": (F, [2], [2.0, 0.25])},
+         {"epsilon": 0.001, "is_training": False}, {"compare": 1}),
+    ],
+    "FusedBatchNorm": [
+        ("training", {"x": IMAGE, "scale": (F, [2], [1.5, 0.5]), "offset": (F, [2], [0.1, -0.2]),
+                      "mean": (F, [0], []), "variance": (F, [0], [])},
+         {"epsilon": 0.001, "is_training": True}, {"compare": 3}),
+    ],
+    "FusedBatchNormV2": [
+        ("inference", {"x": IMAGE, "scale": (F, [2], [1.5, 0.5]), "offset": (F, [2], [0.1, -0.2]),
+                       "mean": (F, [2], [0.5, -1.0]), "variance": (F, [2], [2.0, 0.25])},
+         {"epsilon": 0.001, "is_training": False}, {"compare": 1}),
+    ],
+    # The reserve spaces as TF's CPU kernel keeps them: the batch's mean and
+    # variance.
+    "FusedBatchNormGradV3": [
+        ("training", {"y_backprop": (F, [1, 4, 4, 2], None), "x": IMAGE,
+                      "scale": (F, [2], [1.5, 0.5]), "reserve_space_1": (F, [2], [0.0, 0.14285714]),
+                      "reserve_space_2": (F, [2], [1.3061224, 1.3061224]),
+                      "reserve_space_3": (F, [0], [])},
+         {"epsilon": 0.001, "is_training": True}, {"compare": 3}),
+    ],
+    "BatchMatMul": [
+        ("2 batches", {"x": (F, [2, 2, 3], None), "y": (F, [2, 3, 2], None)}, {}),
+        ("adjoint y", {"x": (F, [2, 2, 3], None), "y": (F, [2, 2, 3], None)}, {"adj_y": True}),
+    ],
+    "ResizeBilinearGrad": [
+        ("3x4 to 2x2", {"grads": (F, [1, 3, 4, 1], None), "original_image": (F, [1, 2, 2, 1], None)},
+         {}),
+        ("half pixel", {"grads": (F, [1, 3, 4, 1], None),
+                        "original_image": (F, [1, 2, 2, 1], None)}, {"half_pixel_centers": True}),
+    ],
+    "ResizeNearestNeighborGrad": [
+        ("4x4 to 2x2", {"grads": (F, [1, 4, 4, 1], None), "size": (I32, [2], [2, 2])}, {}),
+    ],
+    "StridedSliceGrad": [
+        ("stride 2", {"shape": (I32, [2], [3, 4]), "begin": (I32, [2], [0, 1]),
+                      "end": (I32, [2], [3, 4]), "strides": (I32, [2], [2, 1]),
+                      "dy": (F, [2, 3], None)}, {}),
+    ],
+    "TensorScatterUpdate": [
+        ("two rows", {"tensor": (F, [5], None), "indices": (I32, [2, 1], [1, 3]),
+                      "updates": (F, [2], [9, 10])}, {}),
+        ("out of range", {"tensor": (F, [5], None), "indices": (I32, [1, 1], [7]),
+                          "updates": (F, [1], [9])}, {}),
+    ],
+    "Gather": [
+        ("rows", {"params": (F, [2, 3], None), "indices": (I32, [3], [1, 0, 1])}, {}),
+        ("out of range", {"params": (F, [2, 3], None), "indices": (I32, [1], [2])}, {}),
+    ],
+    "GatherNd": [
+        ("elements", {"params": (F, [2, 3], None), "indices": (I32, [2, 2], [0, 1, 1, 2])}, {}),
+        ("rows", {"params": (F, [2, 3], None), "indices": (I64, [2, 1], [1, 0])}, {}),
+        ("out of range", {"params": (F, [2, 3], None), "indices": (I32, [1, 2], [2, 0])}, {}),
+    ],
+    "InvertPermutation": [
+        ("permutation", {"x": (I32, [4], [2, 0, 3, 1])}, {}),
+        ("repeated", {"x": (I32, [4], [0, 0, 1, 2])}, {}),
+    ],
+    "LRN": [("defaults", {"input": (F, [1, 2, 2, 6], None)}, {}),
+            ("radius 1", {"input": (F, [1, 2, 2, 6], None)},
+             {"depth_radius": 1, "bias": 2.0, "alpha": 0.5, "beta": 0.75})],
+    "PadV2": [
+        ("constant 9", {"input": (F, [2, 3], None), "paddings": (I32, [2, 2], [1, 0, 0, 1]),
+                        "constant_values": (F, [], 9.0)}, {}),
+    ],
+    "ResizeBilinear": [
+        ("2x2 to 3x4", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]), "size": (I32, [2], [3, 4])}, {}),
+        ("align corners", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]),
+                           "size": (I32, [2], [3, 4])}, {"align_corners": True}),
+        ("half pixel", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]), "size": (I32, [2], [3, 4])},
+         {"half_pixel_centers": True}),
+    ],
+    "ResizeNearestNeighbor": [
+        ("2x2 to 3x4", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]), "size": (I32, [2], [3, 4])}, {}),
+        ("half pixel", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]), "size": (I32, [2], [3, 4])},
+         {"half_pixel_centers": True}),
+    ],
+    "ReverseV2": [
+        ("axis 1", {"tensor": (F, [2, 3], None), "axis": (I32, [1], [1])}, {}),
+        ("both", {"tensor": (F, [2, 3], None), "axis": (I32, [2], [0, -1])}, {}),
+        ("axis out of range", {"tensor": (F, [2, 3], None), "axis": (I32, [1], [2])}, {}),
+    ],
+    "ScatterNd": [
+        ("into 5", {"indices": (I32, [2, 1], [1, 3]), "updates": (F, [2], [9, 10]),
+                    "shape": (I32, [1], [5])}, {}),
+        ("repeated index adds", {"indices": (I32, [2, 1], [1, 1]), "updates": (F, [2], [9, 10]),
+                                 "shape": (I32, [1], [5])}, {}),
+        ("out of range", {"indices": (I32, [1, 1], [5]), "updates": (F, [1], [9]),
+                          "shape": (I32, [1], [5])}, {}),
+    ],
+    "SpaceToBatchND": [
+        ("2x2", {"input": (F, [1, 4, 4, 1], None), "block_shape": (I32, [2], [2, 2]),
+                 "paddings": (I32, [2, 2], [0, 0, 0, 0])}, {}),
+        ("padded", {"input": (F, [1, 3, 4, 1], None), "block_shape": (I32, [2], [2, 2]),
+                    "paddings": (I32, [2, 2], [1, 0, 0, 0])}, {}),
+    ],
+    "BatchToSpaceND": [
+        ("2x2", {"input": (F, [4, 2, 2, 1], None), "block_shape": (I32, [2], [2, 2]),
+                 "crops": (I32, [2, 2], [0, 0, 0, 0])}, {}),
+        ("cropped", {"input": (F, [4, 2, 2, 1], None), "block_shape": (I32, [2], [2, 2]),
+                     "crops": (I32, [2, 2], [1, 0, 0, 1])}, {}),
+    ],
+    "StridedSlice": [
+        ("stride 2", {"input": (F, [3, 4], None), "begin": (I32, [2], [0, 1]),
+                      "end": (I32, [2], [3, 4]), "strides": (I32, [2], [2, 1])}, {}),
+        ("reversed", {"input": (F, [3, 4], None), "begin": (I32, [2], [-1, -1]),
+                      "end": (I32, [2], [0, 0]), "strides": (I32, [2], [-1, -2])},
+         {"end_mask": 3}),
+        ("shrink", {"input": (F, [3, 4], None), "begin": (I32, [2], [1, 0]),
+                    "end": (I32, [2], [2, 4]), "strides": (I32, [2], [1, 1])},
+         {"shrink_axis_mask": 1}),
+        ("new axis and ellipsis", {"input": (F, [3, 4], None), "begin": (I32, [3], [0, 0, 1]),
+                                   "end": (I32, [3], [0, 0, 3]), "strides": (I32, [3], [1, 1, 1])},
+         {"new_axis_mask": 1, "ellipsis_mask": 2}),
+        ("zero stride", {"input": (F, [3, 4], None), "begin": (I32, [2], [0, 0]),
+                         "end": (I32, [2], [3, 4]), "strides": (I32, [2], [1, 0])}, {}),
+    ],
+    "TopKV2": [
+        ("k 2 with ties", {"input": (F, [2, 4], [1, 3, 3, 2, 0, -1, 5, 5]), "k": (I32, [], 2)}, {}),
+        ("k too big", {"input": (F, [2, 4], None), "k": (I32, [], 5)}, {}),
+    ],
+    "BroadcastGradientArgs": [
+        ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
+        ("2x1 and 1x3", {"s0": (I32, [2], [2, 1]), "s1": (I32, [2], [1, 3])}, {}),
+        ("incompatible", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [4])}, {}),
+    ],
+    "Softmax": [("rows", {"logits": (F, [2, 3], None)}, {}),
+                ("edges", {"logits": (F, [2, 3], EDGES["float"][0])}, {})],
+    "SparseSoftmaxCrossEntropyWithLogits": [
+        ("labels in range", {"features": (F, [2, 3], None), "labels": (I32, [2], [2, 0])}, {}),
+        ("label out of range", {"features": (F, [2, 3], None), "labels": (I32, [2], [3, 0])}, {}),
+    ],
+    "BiasAdd": [
+        ("NHWC", {"value": (F, [2, 3], None), "bias": (F, [3], None)}, {}),
+        ("bias too short", {"value": (F, [2, 3], None), "bias": (F, [2], None)}, {}),
+    ],
+}
+
+# Differences kept on purpose: "Op/case" -> TensorFlow's behaviour and why
+# Towerflow's differs. Filled from the check's findings (see the log).
+_ROUND = ("TF 2.21's CPU Round of int32 and int64 gives 0 for every element (its half-to-even "
+          "functor on integers); Towerflow gives the integer itself, which is already round")
+_WHERE = ("TF refuses a scalar (\"WhereOp : Unhandled input dimensions: 0\"); Towerflow gives "
+          "the [count, 0] result np.argwhere gives")
+_XENT = ("TF's kernel broadcasts labels [3] against logits [2, 3]; Towerflow wants both "
+         "[batch, classes], which is what every TF front end passes it")
+KNOWN_DIFFERENCES = {
+    "Cast/float edges to int32": (
+        "NaN, infinities and 1e30 to int32: TF gives INT_MIN (the x86 conversion of a value "
+        "C++ leaves undefined); Towerflow saturates (NaN to 0, +inf and 1e30 to INT_MAX), the "
+        "same on every machine"),
+    "Erf/float64 edges": (
+        "TF's double erf gives NaN at +-inf; Towerflow gives +-1, the limit (std::erf; TF's "
+        "float erf agrees)"),
+    "Softmax/edges": (
+        "a row holding NaN and -inf: TF leaves the exp(-inf) entry at 0, Towerflow makes the "
+        "whole row NaN (its normaliser is NaN)"),
+    **{f"Round/{t} {v}": _ROUND for t in ("int32", "int64") for v in ("2x3", "scalars", "edges")},
+    **{f"Where/{t} scalars": _WHERE for t in ("float32", "float64", "int32", "int64", "bool")},
+    **{f"SoftmaxCrossEntropyWithLogits/{t} broadcast 2x3 3": _XENT for t in ("float32", "float64")},
+}
+
+
+def numpy_values(dtype, shape, values, which):
+    """An array of `dtype` and `shape`: `values` (cycled), else a pattern."""
+    kind = "bool" if dtype == B else "float" if dtype in (F, D, types_pb2.DT_HALF) else "int"
+    if values is None:
+        values = PATTERNS[kind][which % 2]
+    count = int(np.prod(shape)) if shape else 1
+    flat = np.resize(np.array(values, dtype=NUMPY[dtype]), count)
+    return flat.reshape(shape)
+
+
+class Case:
+    def __init__(self, op, name, inputs, attrs, outputs, compared=None):
+        self.op, self.name, self.inputs, self.attrs, self.outputs = op, name, inputs, attrs, outputs
+        # The outputs compared: the first ones (the others hold what each
+        # implementation keeps for itself, as FusedBatchNorm's reserve spaces).
+        self.compared = outputs if compared is None else compared
+
+    @property
+    def key(self):
+        return f"{self.op}/{self.name}"
+
+    def graph_def(self):
+        graph = graph_pb2.GraphDef()
+        node = graph.node.add(name="op", op=self.op)
+        for i, value in enumerate(self.inputs):
+            const = graph.node.add(name=f"in_{i}", op="Const")
+            const.attr["dtype"].type = tf.dtypes.as_dtype(value.dtype).as_datatype_enum
+            const.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(value))
+            node.input.append(const.name)
+        for name, value in self.attrs.items():
+            node.attr[name].CopyFrom(value)
+        return graph
+
+
+def attr_value(op_attr, value):
+    """An AttrValue of the OpDef attribute's type from a Python value."""
+    out = attr_value_pb2.AttrValue()
+    kind = op_attr.type
+    if kind == "type":
+        out.type = value
+    elif kind == "int":
+        out.i = value
+    elif kind == "float":
+        out.f = value
+    elif kind == "bool":
+        out.b = value
+    elif kind == "string":
+        out.s = value.encode()
+    elif kind == "list(int)":
+        out.list.i.extend(value)
+    elif kind == "list(float)":
+        out.list.f.extend(value)
+    elif kind == "list(type)":
+        out.list.type.extend(value)
+    else:
+        raise ValueError(f"attribute {op_attr.name} of type {kind}")
+    return out
+
+
+def allowed(op_attr):
+    if op_attr.HasField("allowed_values") and op_attr.allowed_values.list.type:
+        return list(op_attr.allowed_values.list.type)
+    return None
+
+
+def not_compared(op_def):
+    """Why the op's cases are not generated, or None."""
+    if op_def.name.startswith("_"):
+        return "Towerflow's private op"
+    if op_def.is_stateful:
+        return "stateful (variables, queues, random numbers, I/O)"
+    if op_def.name in FRAME_OPS:
+        return "runs in a loop frame or on a fed value (the control-flow checks cover it)"
+    if any(arg.is_ref for arg in op_def.input_arg):
+        return "takes a reference (a VariableV2) as input"
+    for a in op_def.attr:
+        if a.type in ("func", "list(func)"):
+            return "takes functions"
+    for arg in list(op_def.input_arg) + list(op_def.output_arg):
+        if arg.type in (types_pb2.DT_RESOURCE, types_pb2.DT_VARIANT, types_pb2.DT_STRING):
+            return f"{tf.dtypes.as_dtype(arg.type).name} {'input' if arg in op_def.input_arg else 'output'}"
+        if arg.type_list_attr:
+            return "lists of types"
+    return None
+
+
+def output_count(op_def, attrs):
+    count = 0
+    for arg in op_def.output_arg:
+        count += attrs[arg.number_attr].i if arg.number_attr else 1
+    return count
+
+
+def input_dtype(op_def, arg, attrs):
+    return arg.type if arg.type else attrs[arg.type_attr].type
+
+
+def hand_cases(op_def):
+    cases = []
+    args = {a.name: a for a in op_def.input_arg}
+    op_attrs = {a.name: a for a in op_def.attr}
+    for name, inputs, given, *options in CASES[op_def.name]:
+        options = options[0] if options else {}
+        attrs = {k: attr_value(op_attrs[k], v) for k, v in given.items() if k in op_attrs}
+        values = []
+        for arg in op_def.input_arg:
+            spec = inputs[arg.name]
+            specs = spec if isinstance(spec, list) else [spec]
+            if arg.number_attr:
+                attrs[arg.number_attr] = attr_value(op_attrs[arg.number_attr], len(specs))
+            for i, (dtype, shape, vals) in enumerate(specs):
+                values.append(numpy_values(dtype, shape, vals, i))
+                if arg.type_attr and arg.type_attr not in attrs:
+                    attrs[arg.type_attr] = attr_value(op_attrs[arg.type_attr], dtype)
+        for a in op_def.attr:  # type attrs of outputs alone keep their defaults
+            if a.type == "type" and a.name not in attrs and a.name in given:
+                attrs[a.name] = attr_value(a, given[a.name])
+        cases.append(Case(op_def.name, name, values, attrs, output_count(op_def, attrs),
+                          options.get("compare")))
+    return cases
+
+
+def generated_cases(op_def):
+    """The automatic cases, or (None, why) when the op needs hand cases."""
+    op_attrs = {a.name: a for a in op_def.attr}
+    type_attrs = [a for a in op_def.attr if a.type == "type"]
+    for a in op_def.attr:
+        if a.type not in ("type", "int") and not a.HasField("default_value"):
+            return None, f"needs attribute {a.name} ({a.type})"
+        if a.type == "int" and not a.HasField("default_value") and not any(
+                arg.number_attr == a.name for arg in op_def.input_arg):
+            return None, f"needs attribute {a.name} (int)"
+    main = next((op_attrs[arg.type_attr] for arg in op_def.input_arg if arg.type_attr), None)
+    dtypes = [None]
+    if main is not None:
+        dtypes = [d for d in DTYPES if allowed(main) is None or d in allowed(main)]
+        if not dtypes:
+            return None, f"no dtype of {main.name} among float, double, int32, int64, bool"
+    cases = []
+    for dtype in dtypes:
+        attrs = {}
+        for a in type_attrs:
+            if a is main:
+                attrs[a.name] = attr_value(a, dtype)
+            elif a.HasField("default_value"):
+                attrs[a.name] = a.default_value
+            else:
+                choices = [d for d in DTYPES if allowed(a) is None or d in allowed(a)]
+                if not choices:
+                    return None, f"no dtype for {a.name}"
+                attrs[a.name] = attr_value(a, choices[0])
+        for arg in op_def.input_arg:
+            if arg.number_attr:
+                attrs[arg.number_attr] = attr_value(op_attrs[arg.number_attr],
+                                                    max(2, op_attrs[arg.number_attr].minimum))
+        # The inputs: (dtype, is it an axis) for each tensor.
+        slots = []
+        for arg in op_def.input_arg:
+            n = attrs[arg.number_attr].i if arg.number_attr else 1
+            slots += [(input_dtype(op_def, arg, attrs), arg.name in AXIS_NAMES)] * n
+        data = [i for i, (_, axis) in enumerate(slots) if not axis]
+        suffix = NAME[dtype] if dtype is not None else "fixed"
+        variants = [("2x3", [[2, 3]] * len(data)), ("scalars", [[]] * len(data))]
+        if len(data) >= 2:
+            variants.append(("broadcast 2x3 3", [[2, 3]] + [[3]] * (len(data) - 1)))
+            variants.append(("2x3 against 4 (bad)", [[2, 3]] + [[4]] * (len(data) - 1)))
+        else:
+            variants.append(("empty 0x3", [[0, 3]]))
+        edge_kind = {F: "float", D: "float", I32: "int", I64: "int"}.get(dtype)
+        if edge_kind is not None:
+            variants.append(("edges", [[6]] * len(data)))
+        for variant, shapes in variants:
+            values, k = [], 0
+            for i, (slot_dtype, axis) in enumerate(slots):
+                if slot_dtype not in NUMPY:
+                    return None, f"an input of {tf.dtypes.as_dtype(slot_dtype).name}"
+                if axis:
+                    values.append(np.array(1 if variant not in ("scalars", "edges") else 0,
+                                           dtype=NUMPY[slot_dtype]))
+                    continue
+                edges = None
+                if variant == "edges":
+                    edges = EDGES[edge_kind][k % 2]
+                    if slot_dtype != dtype:  # an input of another type: its pattern
+                        edges = None
+                values.append(numpy_values(slot_dtype, shapes[k], edges, k))
+                k += 1
+            cases.append(Case(op_def.name, f"{suffix} {variant}", values, dict(attrs),
+                              output_count(op_def, attrs)))
+    return cases, None
+
+
+# ---- running
+
+CODES = {getattr(tf.errors, n).__name__: c for n, c in [
+    ("CancelledError", 1), ("UnknownError", 2), ("InvalidArgumentError", 3),
+    ("DeadlineExceededError", 4), ("NotFoundError", 5), ("AlreadyExistsError", 6),
+    ("PermissionDeniedError", 7), ("ResourceExhaustedError", 8),
+    ("FailedPreconditionError", 9), ("AbortedError", 10), ("OutOfRangeError", 11),
+    ("UnimplementedError", 12), ("InternalError", 13), ("UnavailableError", 14),
+    ("DataLossError", 15)]}
+
+
+def session_config():
+    rewrite = rewriter_config_pb2.RewriterConfig(
+        constant_folding=rewriter_config_pb2.RewriterConfig.OFF,
+        disable_meta_optimizer=True)
+    return config_pb2.ConfigProto(
+        intra_op_parallelism_threads=1, inter_op_parallelism_threads=1,
+        graph_options=config_pb2.GraphOptions(
+            rewrite_options=rewrite,
+            optimizer_options=config_pb2.OptimizerOptions(
+                opt_level=config_pb2.OptimizerOptions.L0, do_constant_folding=False)))
+
+
+def run_tensorflow(case, config):
+    """(code, message, [arrays])."""
+    graph = tf1.Graph()
+    try:
+        with graph.as_default():
+            tf1.import_graph_def(case.graph_def(), name="")
+        with tf1.Session(graph=graph, config=config) as session:
+            values = session.run([f"op:{i}" for i in range(case.outputs)])
+        return 0, "", values
+    except tf.errors.OpError as e:
+        return CODES.get(type(e).__name__, 2), e.message, None
+    except (ValueError, TypeError) as e:  # refused while the graph is built
+        return 3, str(e), None
+
+
+def run_towerflow(driver, work, cases):
+    """(code, message, [arrays]) of each case; a crash is code -1."""
+    results = []
+    pending = list(enumerate(cases))
+    while pending:
+        manifest = []
+        for i, case in pending:
+            path = os.path.join(work, f"case_{i}.pb")
+            with open(path, "wb") as f:
+                f.write(case.graph_def().SerializeToString())
+            manifest.append({"graph": path, "fetch": [f"op:{k}" for k in range(case.outputs)],
+                             "out": os.path.join(work, f"case_{i}")})
+        manifest_path = os.path.join(work, "manifest.json")
+        with open(manifest_path, "w") as f:
+            json.dump(manifest, f)
+        done = subprocess.run([driver, "cases", f"--manifest={manifest_path}"],
+                              capture_output=True, text=True)
+        lines = done.stdout.splitlines()
+        for (i, case), line in zip(pending, lines):
+            status = json.loads(line)
+            values = None
+            if status["code"] == 0:
+                values = []
+                for k in range(case.outputs):
+                    proto = tf1.make_tensor_proto(0)  # a TensorProto to parse into
+                    with open(os.path.join(work, f"case_{i}.{k}.pb"), "rb") as f:
+                        proto.ParseFromString(f.read())
+                    values.append(tf.make_ndarray(proto))
+            results.append((status["code"], status["message"], values))
+        if len(lines) < len(pending):
+            if done.returncode == 0:
+                raise RuntimeError(f"the driver answered {len(lines)} of {len(pending)} cases")
+            # The case after the last answered one crashed the driver.
+            results.append((-1, f"Towerflow crashed (exit {done.returncode}): "
+                                f"{done.stderr.strip()[-500:]}", None))
+            pending = pending[len(lines) + 1:]
+        else:
+            pending = []
+    return results
+
+
+def no_kernel(code, message, towerflow):
+    if towerflow:
+        return (code == 12 and "No kernel for op" in message) or (
+            "no supported kernel for" in message)
+    return "No OpKernel was registered" in message or "Could not satisfy" in message
+
+
+def compare(case, theirs, mine):
+    """'agree', 'agree on the error', 'TF-only', 'Towerflow-only' or 'differ: why'."""
+    (tf_code, tf_message, tf_values), (tw_code, tw_message, tw_values) = theirs, mine
+    if tw_code == -1:
+        return "differ: " + tw_message
+    tf_missing, tw_missing = no_kernel(tf_code, tf_message, False), no_kernel(tw_code, tw_message,
+                                                                              True)
+    if tf_missing and tw_missing:
+        return "neither has a kernel"
+    if tw_missing:
+        return "TF-only"
+    if tf_missing:
+        return "Towerflow-only"
+    if tf_code != 0 or tw_code != 0:
+        if tf_code == tw_code:
+            return "agree on the error"
+        return (f"differ: TF {tf_code} ({tf_message.splitlines()[0][:160] if tf_message else 'OK'})"
+                f", Towerflow {tw_code} ({tw_message[:160] if tw_message else 'OK'})")
+    for k, (want, got) in enumerate(zip(tf_values[:case.compared], tw_values)):
+        want, got = np.asarray(want), np.asarray(got)
+        if want.dtype != got.dtype or want.shape != got.shape:
+            return f"differ: output {k} is {got.dtype}{list(got.shape)}, TF's {want.dtype}{list(want.shape)}"
+        if want.dtype.kind == "f":
+            tolerance = {np.float16: 1e-3, np.float32: 1e-5}.get(want.dtype.type, 1e-12)
+            same_special = np.array_equal(np.isnan(want), np.isnan(got)) and np.array_equal(
+                np.where(np.isinf(want), want, 0), np.where(np.isinf(got), got, 0))
+            finite = np.isfinite(want) & np.isfinite(got)
+            if not same_special or not np.allclose(got[finite], want[finite], rtol=tolerance,
+                                                   atol=tolerance):
+                return f"differ: output {k} {got.ravel()[:8].tolist()}, TF's {want.ravel()[:8].tolist()}"
+        elif not np.array_equal(want, got):
+            return f"differ: output {k} {got.ravel()[:8].tolist()}, TF's {want.ravel()[:8].tolist()}"
+    return "agree"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--driver", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--ops", help="only these ops (comma-separated)")
+    parser.add_argument("--verbose", action="store_true", help="a line per case")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    op_list_path = os.path.join(args.work, "op_defs.pb")
+    subprocess.run([args.driver, "op_defs", f"--out={op_list_path}"], check=True)
+    op_list = op_def_pb2.OpList()
+    with open(op_list_path, "rb") as f:
+        op_list.ParseFromString(f.read())
+    only = set(args.ops.split(",")) if args.ops else None
+
+    cases, skipped, towerflow_only = [], {}, []
+    for op_def in op_list.op:
+        if only is not None and op_def.name not in only:
+            continue
+        if op_def_registry.get(op_def.name) is None:
+            towerflow_only.append(op_def.name)
+            continue
+        why = not_compared(op_def)
+        if why is None and op_def.name in CASES:
+            cases += hand_cases(op_def)
+            continue
+        if why is None:
+            generated, why = generated_cases(op_def)
+            if generated is not None:
+                cases += generated
+                continue
+        skipped[op_def.name] = why
+
+    config = session_config()
+    theirs = [run_tensorflow(c, config) for c in cases]
+    mine = run_towerflow(args.driver, args.work, cases)
+    verdicts = collections.defaultdict(list)  # op -> [(case, verdict)]
+    for case, t, m in zip(cases, theirs, mine):
+        verdicts[case.op].append((case, compare(case, t, m)))
+
+    totals = collections.Counter()
+    unexpected, stale = [], []
+    for op, results in sorted(verdicts.items()):
+        counts = collections.Counter(v.split(":")[0] for _, v in results)
+        totals.update(counts)
+        values = counts["agree"]
+        print(f"{op}: {len(results)} cases: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+              + ("" if values else " -- NO CASE WITH VALUES"))
+        for case, verdict in results:
+            listed = KNOWN_DIFFERENCES.get(case.key)
+            if verdict.startswith("differ"):
+                if listed is None:
+                    unexpected.append((case.key, verdict))
+                print(f"  {case.key}: {verdict}" + (f" [known: {listed}]" if listed else ""))
+            elif listed is not None:
+                stale.append(case.key)
+            elif args.verbose:
+                print(f"  {case.key}: {verdict}")
+    for op, why in sorted(skipped.items()):
+        print(f"{op}: not compared: {why}")
+    ops = len(verdicts)
+    print(f"{ops} ops, {len(cases)} cases: {totals['agree'] + totals['agree on the error']} agree "
+          f"({totals['agree']} on values, {totals['agree on the error']} on the error), "
+          f"{totals['differ']} differ, {totals['TF-only']} TF-only, "
+          f"{totals['Towerflow-only']} Towerflow-only; {len(skipped)} ops not compared, "
+          f"{len(towerflow_only)} ops TensorFlow lacks ({', '.join(towerflow_only)})")
+    for key in stale:
+        print(f"KNOWN_DIFFERENCES lists {key}, which no longer differs: remove it")
+    if unexpected:
+        print(f"{len(unexpected)} differences not in KNOWN_DIFFERENCES")
+    return 1 if unexpected or stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
