@@ -642,6 +642,8 @@ TEST(ShapeInferenceTest, SummariesAndAsserts) {
        "error: tags and values must have the same shape"},
       {"HistogramSummary", {{S(DT_STRING)}, {P({10, 10})}}, {}, "[]"},
       {"MergeSummary", {{S(DT_STRING), S(DT_STRING)}}, {}, "[]"},
+      // Vectors of summaries too, as TF's.
+      {"MergeSummary", {{S(DT_STRING), P({2}, DT_STRING)}}, {}, "[]"},
   });
 }
 

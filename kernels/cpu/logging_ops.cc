@@ -191,12 +191,16 @@ class HistogramSummaryOp : public OpKernel {
     h.set_num(static_cast<double>(v.size()));
     h.set_sum(sum);
     h.set_sum_squares(sum_sq);
-    // Non-empty buckets, each with the empty run before it folded in (as
-    // TF's encoding without zero buckets).
-    for (size_t i = 0; i < limits.size(); ++i) {
-      if (counts[i] == 0) continue;
-      h.add_bucket_limit(limits[i]);
-      h.add_bucket(counts[i]);
+    // TF's encoding without zero buckets: each non-empty bucket, and each
+    // run of empty ones as one empty bucket ending where the run ends.
+    for (size_t i = 0; i < limits.size();) {
+      double end = limits[i];
+      const double count = counts[i++];
+      if (count == 0) {
+        while (i < limits.size() && counts[i] == 0) end = limits[i++];
+      }
+      h.add_bucket_limit(end);
+      h.add_bucket(count);
     }
     Summary s;
     Summary::Value* value = s.add_value();

@@ -1,6 +1,8 @@
 // Optimizer updates, random ops, checks and summaries.
 #include <cmath>
 
+#include <limits>
+
 #include "framework/device.h"
 #include "framework/resource_mgr.h"
 #include "gmock/gmock.h"
@@ -12,6 +14,8 @@
 
 namespace towerflow {
 namespace {
+
+using ::testing::ElementsAre;
 
 using ::testing::HasSubstr;
 
@@ -208,9 +212,14 @@ TEST(LoggingOpsTest, SummariesSerializeTensorBoardProtos) {
   EXPECT_EQ(p.num(), 4);
   EXPECT_EQ(p.sum(), 2);
   EXPECT_EQ(p.sum_squares(), 10);
-  double total = 0;
-  for (double c : p.bucket()) total += c;
-  EXPECT_EQ(total, 4);
+  // TF's buckets byte for byte: each non-empty one, each run of empty ones
+  // as one empty bucket (tf.raw_ops.HistogramSummary's numbers).
+  const std::vector<double> limits = {-1.0089710279437536, -0.917246389039776, 0, 1e-12,
+                                      2.8787120958073054,  3.1665833053880363,
+                                      std::numeric_limits<double>::max()};
+  ASSERT_EQ(p.bucket_limit_size(), static_cast<int>(limits.size()));
+  for (size_t i = 0; i < limits.size(); ++i) EXPECT_DOUBLE_EQ(p.bucket_limit(i), limits[i]) << i;
+  EXPECT_THAT(p.bucket(), ElementsAre(0, 1, 0, 2, 0, 1, 0));
   EXPECT_THAT(h.Run({Strings({}, {"w"}), Literal<float>({1}, {NAN})}).status().message(),
               HasSubstr("Nan in summary histogram for: w"));
 

@@ -36,7 +36,7 @@ import sys
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.core.framework import attr_value_pb2, graph_pb2, op_def_pb2, types_pb2
+from tensorflow.core.framework import attr_value_pb2, graph_pb2, op_def_pb2, summary_pb2, types_pb2
 from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
 from tensorflow.python.framework import op_def_registry
 
@@ -46,7 +46,8 @@ DTYPES = [types_pb2.DT_FLOAT, types_pb2.DT_DOUBLE, types_pb2.DT_INT32, types_pb2
           types_pb2.DT_BOOL]
 NUMPY = {types_pb2.DT_FLOAT: np.float32, types_pb2.DT_DOUBLE: np.float64,
          types_pb2.DT_INT32: np.int32, types_pb2.DT_INT64: np.int64, types_pb2.DT_BOOL: np.bool_,
-         types_pb2.DT_UINT8: np.uint8, types_pb2.DT_INT8: np.int8, types_pb2.DT_HALF: np.float16}
+         types_pb2.DT_UINT8: np.uint8, types_pb2.DT_INT8: np.int8, types_pb2.DT_HALF: np.float16,
+         types_pb2.DT_STRING: np.object_}
 NAME = {v: tf.dtypes.as_dtype(v).name for v in NUMPY}
 
 # Values of each kind of input: six of them, reshaped to the case's shape.
@@ -54,6 +55,8 @@ PATTERNS = {
     "float": [[0.5, -1.5, 2.25, 0.0, 3.0, -0.75], [1.25, 2.0, -0.5, 4.0, -3.0, 0.25]],
     "int": [[3, -2, 7, 0, 1, -5], [2, 3, -1, 4, -3, 1]],
     "bool": [[True, False, True, True, False, False], [False, False, True, True, True, False]],
+    "string": [[b"loss", b"a/b", b"", b"tower_1", b"x", b"\xc3\xa9"],
+               [b"-", b"b", b"c/d", b"", b"yz", b"0"]],
 }
 EDGES = {
     "float": [[np.nan, np.inf, -np.inf, -0.0, 0.0, 1e30], [1.0, np.nan, np.inf, 0.0, -0.0, -1e30]],
@@ -64,12 +67,24 @@ EDGES = {
 AXIS_NAMES = {"axis", "reduction_indices", "dim", "split_dim", "concat_dim", "dimension"}
 # Ops that only run inside a loop frame or on a fed value.
 FRAME_OPS = {"Enter", "Exit", "NextIteration", "RefEnter", "RefExit", "RefNextIteration",
-             "LoopCond", "ControlTrigger", "Placeholder", "PlaceholderV2"}
+             "LoopCond", "ControlTrigger", "Placeholder", "PlaceholderV2", "Switch", "RefSwitch",
+             "Merge", "RefMerge"}
 
 # Ops with a required attribute, or inputs no pattern fits: their cases by
 # hand. Each: (variant, {input: (dtype, shape, values) or value list}, {attr: value}).
 F, D, I32, I64, B = (types_pb2.DT_FLOAT, types_pb2.DT_DOUBLE, types_pb2.DT_INT32,
                      types_pb2.DT_INT64, types_pb2.DT_BOOL)
+# LRNGrad's input_image and output_image = LRN(input_image) with LRN's
+# defaults (depth_radius 5, bias 1, alpha 1, beta 0.5).
+LRN_IN = (F, [1, 2, 2, 6], (np.arange(24, dtype=np.float32).reshape(1, 2, 2, 6) - 11) / 8)
+_squares = np.stack([np.sum(LRN_IN[2][..., max(0, d - 5):d + 6] ** 2, axis=-1)
+                     for d in range(6)], axis=-1)
+LRN_OUT = (LRN_IN[2] / np.sqrt(1 + _squares)).astype(np.float32)
+STR = types_pb2.DT_STRING
+SUMMARY_LOSS = summary_pb2.Summary(value=[summary_pb2.Summary.Value(
+    tag="loss", simple_value=2.5)]).SerializeToString()
+SUMMARY_LR = summary_pb2.Summary(value=[summary_pb2.Summary.Value(
+    tag="learning_rate", simple_value=0.1)]).SerializeToString()
 IMAGE = (F, [1, 4, 4, 2], np.arange(32, dtype=np.float32).reshape(1, 4, 4, 2) / 7 - 2)
 # MaxPool 2x2 / 2 of IMAGE: MaxPoolGrad's orig_output.
 MAXPOOL_2X2 = IMAGE[2].reshape(1, 2, 2, 2, 2, 2).max(axis=(2, 4))
@@ -291,6 +306,22 @@ CASES = {
                        "mean": (F, [2], [0.5, -1.0]), "variance": (F, [2], [2.0, 0.25])},
          {"epsilon": 0.001, "is_training": False}, {"compare": 1}),
     ],
+    "FusedBatchNormGrad": [
+        ("training", {"y_backprop": (F, [1, 4, 4, 2], None), "x": IMAGE,
+                      "scale": (F, [2], [1.5, 0.5]), "reserve_space_1": (F, [2], [0.0, 0.14285714]),
+                      "reserve_space_2": (F, [2], [1.3061224, 1.3061224])},
+         {"epsilon": 0.001, "is_training": True}, {"compare": 3}),
+    ],
+    "FusedBatchNormGradV2": [
+        ("training", {"y_backprop": (F, [1, 4, 4, 2], None), "x": IMAGE,
+                      "scale": (F, [2], [1.5, 0.5]), "reserve_space_1": (F, [2], [0.0, 0.14285714]),
+                      "reserve_space_2": (F, [2], [1.3061224, 1.3061224])},
+         {"epsilon": 0.001, "is_training": True}, {"compare": 3}),
+    ],
+    "LRNGrad": [
+        ("defaults", {"input_grads": (F, [1, 2, 2, 6], None), "input_image": LRN_IN,
+                      "output_image": (F, [1, 2, 2, 6], LRN_OUT)}, {}),
+    ],
     # The reserve spaces as TF's CPU kernel keeps them: the batch's mean and
     # variance.
     "FusedBatchNormGradV3": [
@@ -323,6 +354,31 @@ CASES = {
                       "updates": (F, [2], [9, 10])}, {}),
         ("out of range", {"tensor": (F, [5], None), "indices": (I32, [1, 1], [7]),
                           "updates": (F, [1], [9])}, {}),
+    ],
+    "MaxPoolGradGrad": [
+        ("2x2 valid", {"orig_input": IMAGE, "orig_output": (F, [1, 2, 2, 2], MAXPOOL_2X2),
+                       "grad": (F, [1, 4, 4, 2], None)},
+         {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "VALID"}),
+    ],
+    "MirrorPadGrad": [
+        ("reflect", {"input": (F, [4, 6], None), "paddings": (I32, [2, 2], [1, 1, 1, 2])},
+         {"mode": "REFLECT"}),
+        ("symmetric", {"input": (F, [4, 6], None), "paddings": (I32, [2, 2], [1, 1, 1, 2])},
+         {"mode": "SYMMETRIC"}),
+    ],
+    "PlaceholderWithDefault": [
+        ("2x3", {"input": (F, [2, 3], None)}, {"dtype": F, "shape": [2, 3]}),
+        ("?x3", {"input": (F, [2, 3], None)}, {"dtype": F, "shape": [-1, 3]}),
+        ("wrong shape", {"input": (F, [2, 3], None)}, {"dtype": F, "shape": [3, 3]}),
+    ],
+    "StaticRegexFullMatch": [
+        ("t.*", {"input": (STR, [6], None)}, {"pattern": "t.*"}),
+        ("[a-z]/[a-z]", {"input": (STR, [6], None)}, {"pattern": "[a-z]/[a-z]"}),
+    ],
+    "MergeSummary": [
+        ("two", {"inputs": [(STR, [], [SUMMARY_LOSS]), (STR, [2], [SUMMARY_LR, b""])]}, {}),
+        ("duplicate tag", {"inputs": [(STR, [], [SUMMARY_LOSS]), (STR, [], [SUMMARY_LOSS])]}, {}),
+        ("not a Summary", {"inputs": [(STR, [], [b"\xff\xff garbage"])]}, {}),
     ],
     "Gather": [
         ("rows", {"params": (F, [2, 3], None), "indices": (I32, [3], [1, 0, 1])}, {}),
@@ -444,7 +500,8 @@ KNOWN_DIFFERENCES = {
 
 def numpy_values(dtype, shape, values, which):
     """An array of `dtype` and `shape`: `values` (cycled), else a pattern."""
-    kind = "bool" if dtype == B else "float" if dtype in (F, D, types_pb2.DT_HALF) else "int"
+    kind = ("bool" if dtype == B else "float" if dtype in (F, D, types_pb2.DT_HALF) else
+            "string" if dtype == types_pb2.DT_STRING else "int")
     if values is None:
         values = PATTERNS[kind][which % 2]
     count = int(np.prod(shape)) if shape else 1
@@ -496,6 +553,9 @@ def attr_value(op_attr, value):
         out.list.f.extend(value)
     elif kind == "list(type)":
         out.list.type.extend(value)
+    elif kind == "shape":
+        for size in value:
+            out.shape.dim.add(size=size)
     else:
         raise ValueError(f"attribute {op_attr.name} of type {kind}")
     return out
@@ -514,14 +574,14 @@ def not_compared(op_def):
     if op_def.is_stateful:
         return "stateful (variables, queues, random numbers, I/O)"
     if op_def.name in FRAME_OPS:
-        return "runs in a loop frame or on a fed value (the control-flow checks cover it)"
+        return "control flow (dead outputs, loop frames) or a fed value: the control-flow checks"
     if any(arg.is_ref for arg in op_def.input_arg):
         return "takes a reference (a VariableV2) as input"
     for a in op_def.attr:
         if a.type in ("func", "list(func)"):
             return "takes functions"
     for arg in list(op_def.input_arg) + list(op_def.output_arg):
-        if arg.type in (types_pb2.DT_RESOURCE, types_pb2.DT_VARIANT, types_pb2.DT_STRING):
+        if arg.type in (types_pb2.DT_RESOURCE, types_pb2.DT_VARIANT):
             return f"{tf.dtypes.as_dtype(arg.type).name} {'input' if arg in op_def.input_arg else 'output'}"
         if arg.type_list_attr:
             return "lists of types"
@@ -739,7 +799,14 @@ def compare(case, theirs, mine):
         return (f"differ: TF {tf_code} ({tf_message.splitlines()[0][:160] if tf_message else 'OK'})"
                 f", Towerflow {tw_code} ({tw_message[:160] if tw_message else 'OK'})")
     for k, (want, got) in enumerate(zip(tf_values[:case.compared], tw_values)):
-        want, got = np.asarray(want), np.asarray(got)
+        # A string scalar comes back as bytes; np.asarray would make it a
+        # NUL-stripping "S" array.
+        want, got = (np.array(x, dtype=object) if isinstance(x, bytes) else np.asarray(x)
+                     for x in (want, got))
+        if want.dtype.kind in "SO" and got.dtype.kind in "SO":  # strings: bytes either way
+            if want.shape != got.shape or want.ravel().tolist() != got.ravel().tolist():
+                return f"differ: output {k} {got.ravel()[:4].tolist()}, TF's {want.ravel()[:4].tolist()}"
+            continue
         if want.dtype != got.dtype or want.shape != got.shape:
             return f"differ: output {k} is {got.dtype}{list(got.shape)}, TF's {want.dtype}{list(want.shape)}"
         if want.dtype.kind == "f":
