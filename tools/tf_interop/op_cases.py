@@ -18,9 +18,10 @@ dtype of its main type attribute among float, double, int32, int64 and bool,
 inputs of the same shape, scalars, a broadcast, shapes that do not match (a
 bad input), and the edge values (NaN, infinities, -0, the integer extremes);
 inputs named like axes get a valid axis. CASES holds the ops whose attributes
-or inputs need to be chosen by hand. Stateful ops (variables, queues, random
-numbers), ops on functions, resources or lists of types, and ops whose
-required attributes no case gives are listed as not compared, with why.
+or inputs need to be chosen by hand. Stateful ops (variables, queues, I/O;
+CheckNumerics and the seeded random ops are compared), ops on functions,
+resources or lists of types, and ops whose required attributes no case gives
+are listed as not compared, with why.
 
 A difference listed in KNOWN_DIFFERENCES (with TensorFlow's behaviour and
 the reason) is reported but does not fail; any other fails the check, as
@@ -65,6 +66,10 @@ EDGES = {
 }
 # Inputs that are axes get 1 (the second of two dimensions) of their type.
 AXIS_NAMES = {"axis", "reduction_indices", "dim", "split_dim", "concat_dim", "dimension"}
+# Stateful ops one node shows: checks, and random ops with both seeds set
+# (the first draw of the stream).
+STATEFUL_COMPARED = {"CheckNumerics", "Assert", "RandomUniform", "RandomStandardNormal",
+                     "TruncatedNormal", "RandomUniformInt", "RandomShuffle"}
 # Ops that only run inside a loop frame or on a fed value.
 FRAME_OPS = {"Enter", "Exit", "NextIteration", "RefEnter", "RefExit", "RefNextIteration",
              "LoopCond", "ControlTrigger", "Placeholder", "PlaceholderV2", "Switch", "RefSwitch",
@@ -371,6 +376,30 @@ CASES = {
         ("?x3", {"input": (F, [2, 3], None)}, {"dtype": F, "shape": [-1, 3]}),
         ("wrong shape", {"input": (F, [2, 3], None)}, {"dtype": F, "shape": [3, 3]}),
     ],
+    "CheckNumerics": [
+        ("finite", {"tensor": (F, [2, 3], None)}, {"message": "checked"}),
+        ("NaN", {"tensor": (F, [6], EDGES["float"][0])}, {"message": "checked"}),
+        ("double infinity", {"tensor": (D, [2], [1.0, np.inf])}, {"message": "checked"}),
+    ],
+    "RandomUniform": [
+        ("seeded 2x3", {"shape": (I32, [2], [2, 3])}, {"seed": 7, "seed2": 3, "dtype": F}),
+        ("seeded double", {"shape": (I32, [1], [5])}, {"seed": 1, "seed2": 2, "dtype": D}),
+    ],
+    "RandomStandardNormal": [
+        ("seeded 2x3", {"shape": (I32, [2], [2, 3])}, {"seed": 7, "seed2": 3, "dtype": F}),
+    ],
+    "TruncatedNormal": [
+        ("seeded 2x3", {"shape": (I32, [2], [2, 3])}, {"seed": 7, "seed2": 3, "dtype": F}),
+    ],
+    "RandomUniformInt": [
+        ("seeded [-5, 9)", {"shape": (I32, [1], [6]), "minval": (I32, [], -5),
+                            "maxval": (I32, [], 9)}, {"seed": 7, "seed2": 3}),
+        ("empty range", {"shape": (I32, [1], [6]), "minval": (I32, [], 5), "maxval": (I32, [], 5)},
+         {"seed": 7, "seed2": 3}),
+    ],
+    "RandomShuffle": [
+        ("seeded 6", {"value": (F, [6], None)}, {"seed": 7, "seed2": 3}),
+    ],
     "StaticRegexFullMatch": [
         ("t.*", {"input": (STR, [6], None)}, {"pattern": "t.*"}),
         ("[a-z]/[a-z]", {"input": (STR, [6], None)}, {"pattern": "[a-z]/[a-z]"}),
@@ -481,7 +510,14 @@ _WHERE = ("TF refuses a scalar (\"WhereOp : Unhandled input dimensions: 0\"); To
           "the [count, 0] result np.argwhere gives")
 _XENT = ("TF's kernel broadcasts labels [3] against logits [2, 3]; Towerflow wants both "
          "[batch, classes], which is what every TF front end passes it")
+_RANDOM = ("the same seeds give other numbers: Towerflow's Philox streams (the same on CPU "
+           "and GPU, and run after run) do not reproduce TF's layout of counters and keys yet; "
+           "shapes and dtypes agree")
 KNOWN_DIFFERENCES = {
+    **{key: _RANDOM for key in [
+        "RandomUniform/seeded 2x3", "RandomUniform/seeded double",
+        "RandomStandardNormal/seeded 2x3", "TruncatedNormal/seeded 2x3",
+        "RandomUniformInt/seeded [-5, 9)", "RandomShuffle/seeded 6"]},
     "Cast/float edges to int32": (
         "NaN, infinities and 1e30 to int32: TF gives INT_MIN (the x86 conversion of a value "
         "C++ leaves undefined); Towerflow saturates (NaN to 0, +inf and 1e30 to INT_MAX), the "
@@ -571,7 +607,7 @@ def not_compared(op_def):
     """Why the op's cases are not generated, or None."""
     if op_def.name.startswith("_"):
         return "Towerflow's private op"
-    if op_def.is_stateful:
+    if op_def.is_stateful and op_def.name not in STATEFUL_COMPARED:
         return "stateful (variables, queues, random numbers, I/O)"
     if op_def.name in FRAME_OPS:
         return "control flow (dead outputs, loop frames) or a fed value: the control-flow checks"
