@@ -132,27 +132,6 @@ constexpr ValField kAllFields[] = {ValField::kHalf,   ValField::kFloat,  ValFiel
                                    ValField::kInt64,  ValField::kBool,   ValField::kDComplex,
                                    ValField::kUint32, ValField::kUint64};
 
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float magnitude;
-  if (exp == 0) {
-    magnitude = std::ldexp(static_cast<float>(mant), -24);
-  } else if (exp == 31) {
-    magnitude = mant == 0 ? std::numeric_limits<float>::infinity()
-                          : std::numeric_limits<float>::quiet_NaN();
-  } else {
-    magnitude = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
-  }
-  return sign ? -magnitude : magnitude;
-}
-
-float BFloat16ToFloat(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
 template <typename T>
 T LoadRaw(const std::string& content, int64_t i) {
   T v;
@@ -179,12 +158,12 @@ double ElementAsDouble(const TensorProto& p, int64_t i) {
     case DT_HALF: {
       const uint16_t bits =
           raw ? LoadRaw<uint16_t>(c, i) : static_cast<uint16_t>(Repeated(p.half_val(), i));
-      return HalfToFloat(bits);
+      return static_cast<float>(Float16FromBits<half>(bits));
     }
     case DT_BFLOAT16: {
       const uint16_t bits =
           raw ? LoadRaw<uint16_t>(c, i) : static_cast<uint16_t>(Repeated(p.half_val(), i));
-      return BFloat16ToFloat(bits);
+      return static_cast<float>(Float16FromBits<bfloat16>(bits));
     }
     default:
       return 0;  // integer types are read by ElementAsInt64
@@ -253,6 +232,9 @@ void AppendValue(int16_t v, TensorProto* p) { p->add_int_val(v); }
 void AppendValue(int8_t v, TensorProto* p) { p->add_int_val(v); }
 void AppendValue(bool v, TensorProto* p) { p->add_bool_val(v); }
 void AppendValue(const std::string& v, TensorProto* p) { p->add_string_val(v); }
+// TensorFlow keeps both 16-bit types' bit patterns in half_val.
+void AppendValue(half v, TensorProto* p) { p->add_half_val(Float16Bits(v)); }
+void AppendValue(bfloat16 v, TensorProto* p) { p->add_half_val(Float16Bits(v)); }
 void AppendValue(const complex64& v, TensorProto* p) {
   p->add_scomplex_val(v.real());
   p->add_scomplex_val(v.imag());
@@ -264,6 +246,8 @@ void AppendValue(const complex128& v, TensorProto* p) {
 
 bool UsesTensorContent(DataType dtype) {
   switch (dtype) {
+    case DT_HALF:
+    case DT_BFLOAT16:
     case DT_FLOAT:
     case DT_DOUBLE:
     case DT_INT32:

@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/float16.h"
 #include "core/tensor_shape.h"
 #include "core/types.h"
 #include "proto/tensor.pb.h"
@@ -106,6 +107,8 @@ void AppendValue(int16_t value, TensorProto* proto);
 void AppendValue(int8_t value, TensorProto* proto);
 void AppendValue(bool value, TensorProto* proto);
 void AppendValue(const std::string& value, TensorProto* proto);
+void AppendValue(half value, TensorProto* proto);
+void AppendValue(bfloat16 value, TensorProto* proto);
 void AppendValue(const complex64& value, TensorProto* proto);
 void AppendValue(const complex128& value, TensorProto* proto);
 
@@ -121,7 +124,7 @@ TensorProto MakeTensorProto(absl::Span<const T> values, const TensorShape& shape
   constexpr DataType kType = DataTypeToEnum<T>::value;
   proto.set_dtype(kType);
   shape.AsProto(proto.mutable_tensor_shape());
-  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+  if constexpr ((std::is_arithmetic_v<T> || kIsFloat16<T>) && !std::is_same_v<T, bool>) {
     if (values.size() > 1 && tensor_proto_internal::UsesTensorContent(kType)) {
       std::string* content = proto.mutable_tensor_content();
       content->resize(values.size() * sizeof(T));

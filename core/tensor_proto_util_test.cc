@@ -40,6 +40,23 @@ TEST(TensorProtoTest, TensorContentIsLittleEndianRowMajor) {
   EXPECT_THAT(v, ElementsAre(1, 2, 3, 4));
 }
 
+// As TF's Python writes them: several values as tensor_content, a scalar's
+// bits in half_val (for bfloat16 too).
+TEST(TensorProtoTest, SixteenBitFloatsAsTensorFlowWritesThem) {
+  const half pair[] = {half(1.5f), half(-2.0f)};
+  const TensorProto p = MakeTensorProto<half>(absl::MakeConstSpan(pair), TensorShape({2}));
+  EXPECT_EQ(p.dtype(), DT_HALF);
+  EXPECT_EQ(p.tensor_content(), std::string("\x00\x3e\x00\xc0", 4));
+  const TensorProto s = MakeScalarTensorProto(bfloat16(0.1f));
+  EXPECT_EQ(s.dtype(), DT_BFLOAT16);
+  ASSERT_EQ(s.half_val_size(), 1);
+  EXPECT_EQ(s.half_val(0), 0x3dcd);
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<double> values, TensorProtoAsDoubles(p));
+  EXPECT_EQ(values, (std::vector<double>{1.5, -2.0}));
+  TW_ASSERT_OK_AND_ASSIGN(values, TensorProtoAsDoubles(s));
+  EXPECT_EQ(values, (std::vector<double>{0.10009765625}));
+}
+
 TEST(TensorProtoTest, ContentSizeMustMatchShape) {
   TensorProto p;
   p.set_dtype(DT_FLOAT);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "core/float16.h"
 #include "core/types.h"
 
 namespace towerflow {
@@ -26,6 +27,12 @@ inline bool VisitNumberType(DataType dtype, F&& f) {
       return true;
     case DT_DOUBLE:
       f(double{});
+      return true;
+    case DT_HALF:
+      f(half{});
+      return true;
+    case DT_BFLOAT16:
+      f(bfloat16{});
       return true;
     case DT_INT32:
       f(int32_t{});

@@ -150,7 +150,9 @@ absl::StatusOr<double> ScalarValue(const Tensor& t, const std::string& what) {
   std::optional<double> value;
   VisitNumberType(t.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    if constexpr (kIsFloat16<T>) {
+      value = static_cast<float>(t.data<T>()[0]);
+    } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
       value = static_cast<double>(t.data<T>()[0]);
     }
   });

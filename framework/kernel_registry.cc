@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -21,11 +22,31 @@ struct Registry {
   absl::Mutex mu;
   // op -> registrations; node-stable (unique_ptr) so KernelDef* stay valid.
   std::map<std::string, std::vector<std::unique_ptr<Registration>>> by_op ABSL_GUARDED_BY(mu);
+  std::vector<KernelDeriver> derivers ABSL_GUARDED_BY(mu);
 };
 
-Registry& GlobalRegistry() {
+Registry& UnderivedRegistry() {
   static Registry* const registry = new Registry();
   return *registry;
+}
+
+// The registry, after the derivers have run (Note [Derived kernels]).
+Registry& GlobalRegistry() {
+  static absl::once_flag derived;
+  absl::call_once(derived, [] {
+    Registry& r = UnderivedRegistry();
+    std::vector<KernelDeriver> derivers;
+    std::vector<const KernelDef*> kernels;
+    {
+      absl::MutexLock lock(&r.mu);
+      derivers = r.derivers;
+      for (const auto& [op, regs] : r.by_op) {
+        for (const auto& reg : regs) kernels.push_back(&reg->def);
+      }
+    }
+    for (const KernelDeriver& derive : derivers) derive(kernels);
+  });
+  return UnderivedRegistry();
 }
 
 std::string TypesString(const DataTypeVector& types) {
@@ -76,10 +97,16 @@ std::string KernelDef::DebugString() const {
 }
 
 void RegisterKernel(const KernelDefBuilder& builder, KernelFactory factory) {
-  Registry& r = GlobalRegistry();
+  Registry& r = UnderivedRegistry();
   absl::MutexLock lock(&r.mu);
   r.by_op[builder.def().op].push_back(
       std::make_unique<Registration>(Registration{builder.def(), std::move(factory)}));
+}
+
+void RegisterKernelDeriver(KernelDeriver deriver) {
+  Registry& r = UnderivedRegistry();
+  absl::MutexLock lock(&r.mu);
+  r.derivers.push_back(std::move(deriver));
 }
 
 absl::StatusOr<const KernelDef*> FindKernelDef(const std::string& device_type,

@@ -113,6 +113,17 @@ void RegisterTypedKernels(const KernelDefBuilder& builder, const std::string& at
   (RegisterKernel(KernelDefBuilder(builder).TypeConstraint<Ts>(attr), MakeFactory<K<Ts>>()), ...);
 }
 
+// Note [Derived kernels]
+// Some kernels are made from others rather than written: the CPU's half and
+// bfloat16 kernels are its float kernels with conversions at their edges
+// (kernels/cpu/float16_kernels.cc). A deriver registered here runs once,
+// before the first lookup (FindKernelDef, CreateKernel, AllKernelDefs),
+// when every static registration is done; it sees the kernels registered
+// so far and may RegisterKernel more; it reads schemas through
+// framework/op_def_source.h.
+using KernelDeriver = std::function<void(const std::vector<const KernelDef*>& kernels)>;
+void RegisterKernelDeriver(KernelDeriver deriver);
+
 // The kernel for `node_def` on `device_type`, or Unimplemented.
 absl::StatusOr<const KernelDef*> FindKernelDef(const std::string& device_type,
                                                const NodeDef& node_def);

@@ -138,6 +138,8 @@ std::string ValueString(const T& v) {
     return absl::StrCat(static_cast<int>(v));
   } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
     return absl::StrCat("(", v.real(), ",", v.imag(), ")");
+  } else if constexpr (kIsFloat16<T>) {
+    return absl::StrCat(static_cast<float>(v));
   } else {
     return absl::StrCat(v);
   }
@@ -227,7 +229,7 @@ TensorProto Tensor::AsProto() const {
     using T = decltype(zero);
     p = MakeTensorProto<T>(span<T>(), shape_);
   });
-  if (!visited && IsInitialized()) {  // half, bfloat16: raw bits
+  if (!visited && IsInitialized()) {  // quantized types: raw bytes
     p.set_dtype(dtype_);
     shape_.AsProto(p.mutable_tensor_shape());
     p.set_tensor_content(std::string(static_cast<const char*>(data_), TotalBytes()));

@@ -185,6 +185,20 @@ TEST(TensorTest, FromProtoMakesEveryNonzeroBoolByteTrue) {
   EXPECT_EQ(t.SummarizeValue(3), "1 1 0");
 }
 
+TEST(TensorTest, SixteenBitFloatsRoundTripAndPrintAsNumbers) {
+  // half_val holds the bits, repeated as a short list is.
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor h, Tensor::FromProto(Parse("dtype: DT_HALF tensor_shape { dim { size: 3 } } "
+                                        "half_val: 15872 half_val: 48640")));
+  EXPECT_EQ(h.SummarizeValue(3), "1.5 -1.5 -1.5");
+  TW_ASSERT_OK_AND_ASSIGN(Tensor back, Tensor::FromProto(h.AsProto()));
+  EXPECT_EQ(back.SummarizeValue(3), "1.5 -1.5 -1.5");
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor b, Tensor::FromProto(Parse("dtype: DT_BFLOAT16 tensor_shape { } half_val: 15821")));
+  EXPECT_EQ(b.DebugString(), "Tensor<type: bfloat16 shape: [] values: 0.100098>");
+  EXPECT_EQ(b.AsProto().half_val(0), 15821);
+}
+
 TEST(TensorTest, FromProtoReadsTensorContent) {
   TensorProto p = MakeTensorProto<float>({1, 2, 3, 4}, TensorShape({2, 2}));
   ASSERT_FALSE(p.tensor_content().empty());

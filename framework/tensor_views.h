@@ -17,6 +17,7 @@
 
 #include "absl/base/internal/raw_logging.h"
 #include "absl/types/span.h"
+#include "core/float16.h"
 #include "framework/tensor.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 

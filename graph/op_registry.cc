@@ -3,11 +3,20 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "framework/op_def_source.h"
 
 namespace towerflow {
 
 OpRegistry* OpRegistry::Global() {
-  static OpRegistry* const registry = new OpRegistry;
+  static OpRegistry* const registry = [] {
+    auto* r = new OpRegistry;
+    // Code below graph/ reads schemas through framework/op_def_source.h.
+    SetOpDefSource([r](const std::string& op) -> const OpDef* {
+      const OpRegistrationData* data = r->Find(op);
+      return data == nullptr ? nullptr : &data->op_def;
+    });
+    return r;
+  }();
   return registry;
 }
 

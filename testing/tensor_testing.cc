@@ -34,6 +34,8 @@ std::string Show(const T& v) {
     return absl::StrCat("(", v.real(), ",", v.imag(), ")");
   } else if constexpr (std::is_integral_v<T>) {
     return absl::StrCat(static_cast<int64_t>(v));
+  } else if constexpr (kIsFloat16<T>) {
+    return absl::StrCat(static_cast<float>(v));
   } else {
     return absl::StrCat(v);
   }
@@ -41,12 +43,21 @@ std::string Show(const T& v) {
 
 template <typename T>
 bool IsNan(const T& v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::isnan(v);
+  if constexpr (kIsFloatingPoint<T>) {
+    return std::isnan(static_cast<double>(v));
   } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
     return std::isnan(v.real()) || std::isnan(v.imag());
   } else {
     return false;
+  }
+}
+
+template <typename T>
+double AsDouble(const T& v) {
+  if constexpr (kIsFloat16<T>) {
+    return static_cast<float>(v);
+  } else {
+    return static_cast<double>(v);
   }
 }
 
@@ -65,8 +76,9 @@ bool Close(const T& got, const T& want, bool exact, double atol, double rtol, do
       *distance = std::abs(std::complex<double>(got) - std::complex<double>(want));
       *tolerance = atol + rtol * std::abs(std::complex<double>(want));
     } else {
-      *distance = std::fabs(static_cast<double>(got) - static_cast<double>(want));
-      *tolerance = atol + rtol * std::fabs(static_cast<double>(want));
+      const double g = AsDouble(got), w = AsDouble(want);
+      *distance = std::fabs(g - w);
+      *tolerance = atol + rtol * std::fabs(w);
     }
     // Infinities match only themselves (their distance is NaN or inf).
     if (std::isinf(*distance) || std::isnan(*distance)) return got == want;
@@ -120,7 +132,7 @@ std::string TensorDifference(const Tensor& got, const Tensor& expected, bool exa
   if (got.dtype() == DT_RESOURCE || got.dtype() == DT_VARIANT) {
     return absl::StrCat("values of dtype ", DataTypeString(got.dtype()), " cannot be compared");
   }
-  // Other dtypes (half, bfloat16): their bytes.
+  // Other dtypes (quantized): their bytes.
   const size_t bytes = expected.TotalBytes();
   if (got.TotalBytes() == bytes &&
       (bytes == 0 || std::memcmp(got.raw_data(), expected.raw_data(), bytes) == 0)) {

@@ -20,10 +20,12 @@
 #include <initializer_list>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/base/internal/raw_logging.h"
+#include "core/float16.h"
 #include "framework/tensor.h"
 #include "gmock/gmock.h"
 
@@ -48,6 +50,24 @@ template <typename T>
 Tensor Scalar(T value) {
   Tensor t(DataTypeToEnum<T>::value, TensorShape());
   *t.data<T>() = value;
+  return t;
+}
+// A half or bfloat16 tensor of `values`, each rounded to the type (to
+// nearest even): Rounded<half>({2}, {0.1f, 1.5f}).
+template <typename T, typename = std::enable_if_t<kIsFloat16<T>>>
+Tensor Rounded(const TensorShape& shape, std::initializer_list<float> values) {
+  Tensor t(DataTypeToEnum<T>::value, shape);
+  ABSL_RAW_CHECK(static_cast<int64_t>(values.size()) == t.NumElements(), "Literal size");
+  std::transform(values.begin(), values.end(), t.data<T>(), [](float v) { return T(v); });
+  return t;
+}
+// A half or bfloat16 tensor given by its bit patterns, as TensorFlow's
+// numbers are printed exactly: Bits<half>({2}, {0x3c00, 0x2e66}).
+template <typename T, typename = std::enable_if_t<kIsFloat16<T>>>
+Tensor Bits(const TensorShape& shape, std::initializer_list<uint16_t> bits) {
+  Tensor t(DataTypeToEnum<T>::value, shape);
+  ABSL_RAW_CHECK(static_cast<int64_t>(bits.size()) == t.NumElements(), "Literal size");
+  std::transform(bits.begin(), bits.end(), t.data<T>(), Float16FromBits<T>);
   return t;
 }
 // A tensor of `shape` filled with `value`.

@@ -34,8 +34,6 @@ using ::testing::IsEmpty;
 // Dtypes the schemas allow that no CPU kernel computes in.
 const std::map<DataType, std::string>& DtypesWithoutCpuMath() {
   static const auto* dtypes = new std::map<DataType, std::string>{
-      {DT_HALF, "16-bit floats: no CPU arithmetic (a model casts to float)"},
-      {DT_BFLOAT16, "16-bit floats: no CPU arithmetic (a model casts to float)"},
       {DT_COMPLEX64, "complex numbers: no kernels"},
       {DT_COMPLEX128, "complex numbers: no kernels"},
       {DT_QINT8, "quantized types: no quantized kernels"},

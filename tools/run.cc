@@ -113,7 +113,13 @@ absl::Status Fill(const std::vector<const Json*>& leaves, Tensor* t) {
 template <typename T>
 Json JsonValues(const Tensor& t) {
   Json values = Json::array();
-  for (const T& v : t.span<T>()) values.push_back(v);
+  for (const T& v : t.span<T>()) {
+    if constexpr (kIsFloat16<T>) {
+      values.push_back(static_cast<float>(v));
+    } else {
+      values.push_back(v);
+    }
+  }
   return values;
 }
 
@@ -129,7 +135,7 @@ Json ToJson(const Tensor& t) {
   // rest as text.
   VisitNumberType(t.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    if constexpr (std::is_arithmetic_v<T>) j["values"] = JsonValues<T>(t);
+    if constexpr (std::is_arithmetic_v<T> || kIsFloat16<T>) j["values"] = JsonValues<T>(t);
   });
   if (!j.contains("values")) j["values"] = t.SummarizeValue(1 << 20);
   return j;
@@ -176,6 +182,12 @@ absl::StatusOr<Tensor> TensorFromJson(const std::string& text, DataType dtype) {
       break;
     case DT_DOUBLE:
       TW_RETURN_IF_ERROR(Fill<double>(leaves, &t));
+      break;
+    case DT_HALF:
+      TW_RETURN_IF_ERROR(Fill<half>(leaves, &t));
+      break;
+    case DT_BFLOAT16:
+      TW_RETURN_IF_ERROR(Fill<bfloat16>(leaves, &t));
       break;
     case DT_INT32:
       TW_RETURN_IF_ERROR(Fill<int32_t>(leaves, &t));
@@ -253,7 +265,7 @@ absl::StatusOr<Tensor> TensorFromNpy(absl::string_view bytes, DataType dtype) {
     return absl::UnimplementedError(".npy arrays in Fortran order are not supported");
   }
   static const auto* kDescrs =
-      new std::map<std::string, DataType>{{"<f4", DT_FLOAT}, {"<f8", DT_DOUBLE}, {"<i4", DT_INT32},
+      new std::map<std::string, DataType>{{"<f2", DT_HALF},  {"<f4", DT_FLOAT}, {"<f8", DT_DOUBLE}, {"<i4", DT_INT32},
                                           {"<i8", DT_INT64}, {"|u1", DT_UINT8},  {"|i1", DT_INT8},
                                           {"<i2", DT_INT16}, {"<u2", DT_UINT16}, {"|b1", DT_BOOL}};
   auto it = kDescrs->find(std::string(descr));

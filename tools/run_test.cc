@@ -54,6 +54,23 @@ TEST(TensorFromNpyTest, ReadsWhatNumpyWrites) {
   EXPECT_EQ(e.shape(), TensorShape({0, 3}));
 }
 
+// 16-bit floats are read and printed as numbers (the JSON of a half was
+// "values": "" once).
+TEST(TensorJsonTest, HalfAndBfloat16AreNumbers) {
+  TW_ASSERT_OK_AND_ASSIGN(Tensor h, tools::TensorFromJson("[1.5, -0.1, 65504]", DT_HALF));
+  EXPECT_THAT(h, TensorEq(Bits<half>({3}, {0x3e00, 0xae66, 0x7bff})));
+  EXPECT_EQ(tools::TensorToJson(h),
+            R"({"dtype":"half","shape":[3],"values":[1.5,-0.0999755859375,65504.0]})");
+  TW_ASSERT_OK_AND_ASSIGN(Tensor b, tools::TensorFromJson("[[0.1], [3e38]]", DT_BFLOAT16));
+  EXPECT_THAT(b, TensorEq(Bits<bfloat16>({2, 1}, {0x3dcd, 0x7f62})));
+  EXPECT_EQ(tools::TensorToJson(b),
+            R"({"dtype":"bfloat16","shape":[2,1],"values":[0.10009765625,3.00405527047391e+38]})");
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor n,
+      tools::TensorFromNpy(Npy("<f2", "(2,)", Bytes<uint16_t>({0x3c00, 0xc000})), DT_HALF));
+  EXPECT_THAT(n, TensorEq(Bits<half>({2}, {0x3c00, 0xc000})));
+}
+
 TEST(TensorFromNpyTest, RefusesWhatItCannotFeedExactly) {
   const std::string four = Bytes<float>({1, 2, 3, 4});
   EXPECT_THAT(

@@ -113,7 +113,9 @@ absl::StatusOr<std::vector<double>> AsDoubles(const Tensor& t) {
   std::vector<double> v;
   const bool ok = VisitNumberType(t.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    if constexpr (std::is_arithmetic_v<T>) {
+    if constexpr (kIsFloat16<T>) {
+      for (const T x : t.span<T>()) v.push_back(static_cast<float>(x));
+    } else if constexpr (std::is_arithmetic_v<T>) {
       for (const T x : t.span<T>()) v.push_back(static_cast<double>(x));
     }
   });

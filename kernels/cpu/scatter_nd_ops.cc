@@ -152,6 +152,8 @@ absl::Status ScatterAssign(KernelContext*, ScatterMode, const NdIndex& nd, const
 TW_REGISTER_KERNELS(scatter_nd_ops) {
   RegisterScatterKernels(kDeviceCpu, DT_FLOAT, false, ScatterArithmetic<float>);
   RegisterScatterKernels(kDeviceCpu, DT_DOUBLE, false, ScatterArithmetic<double>);
+  RegisterScatterKernels(kDeviceCpu, DT_HALF, false, ScatterArithmetic<half>);
+  RegisterScatterKernels(kDeviceCpu, DT_BFLOAT16, false, ScatterArithmetic<bfloat16>);
   RegisterScatterKernels(kDeviceCpu, DT_INT32, false, ScatterArithmetic<int32_t>);
   RegisterScatterKernels(kDeviceCpu, DT_INT64, false, ScatterArithmetic<int64_t>);
   RegisterScatterKernels(kDeviceCpu, DT_UINT8, false, ScatterArithmetic<uint8_t>);

@@ -333,13 +333,17 @@ class InvertPermutationOp : public OpKernel {
 };
 
 // Cast(x: SrcT) -> DstT. Float to integer conversions saturate and send NaN
-// to 0 (a plain C++ cast of those is undefined behaviour).
+// to 0 (a plain C++ cast of those is undefined behaviour). half and bfloat16
+// widen to float exactly and narrow from it rounding to nearest even, as
+// Eigen's types (and TensorFlow's Cast) do.
 template <typename Src, typename Dst>
 struct CastFn {
   Dst operator()(const Src& x) const {
-    if constexpr (std::is_same_v<Dst, bool>) {
+    if constexpr (kIsFloat16<Src> && !std::is_same_v<Dst, float>) {
+      return CastFn<float, Dst>()(static_cast<float>(x));
+    } else if constexpr (std::is_same_v<Dst, bool>) {
       return x != Src(0);
-    } else if constexpr (std::is_floating_point_v<Src> && std::is_integral_v<Dst>) {
+    } else if constexpr (kIsFloatingPoint<Src> && std::is_integral_v<Dst>) {
       if (std::isnan(x)) return Dst(0);
       if (x <= static_cast<Src>(std::numeric_limits<Dst>::lowest())) {
         return std::numeric_limits<Dst>::lowest();
@@ -355,7 +359,7 @@ struct CastFn {
 };
 
 template <typename T>
-constexpr bool kCastable = std::is_arithmetic_v<T>;
+constexpr bool kCastable = std::is_arithmetic_v<T> || kIsFloat16<T>;
 
 class CastOp : public OpKernel {
  public:
@@ -369,7 +373,13 @@ class CastOp : public OpKernel {
         using D = decltype(t);
         if constexpr (kCastable<S> && kCastable<D>) {
           fn_ = [](const Eigen::ThreadPoolDevice& d, const Tensor& in, Tensor* out) {
-            out->flat<D>().device(d) = in.flat<S>().unaryExpr(CastFn<S, D>());
+            if constexpr (kIsFloatingPoint<S> && kIsFloatingPoint<D> &&
+                          (kIsFloat16<S> != kIsFloat16<D>)) {
+              // Eigen's vectorised conversions (F16C, AVX-512 BF16).
+              out->flat<D>().device(d) = in.flat<S>().template cast<D>();
+            } else {
+              out->flat<D>().device(d) = in.flat<S>().unaryExpr(CastFn<S, D>());
+            }
           };
           ok = true;
         }

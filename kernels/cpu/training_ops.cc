@@ -13,6 +13,10 @@
 // and the sparse forms of Momentum, Adagrad and RMSProp (SparseApplyX,
 // ResourceSparseApplyX), which update the rows grad's indices name.
 //
+// half and bfloat16 variables update as TensorFlow's CPU kernels do: the
+// same expressions in the 16-bit type, each operation rounded (mixed
+// precision keeps float32 variables and never takes this path).
+//
 // The locking, checks and copy-on-write are ApplyOpBase's
 // (kernels/variable_util.h), shared with the GPU updates. This file also
 // gives the CPU's arithmetic to AssignAdd/AssignSub (kernels/variable_ops.h).
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/float16.h"
 #include "core/status_macros.h"
 #include "framework/device.h"
 #include "framework/kernel_context.h"
@@ -101,7 +106,7 @@ class AdamOp : public ApplyOpBase<T, 2> {
     auto m = t[1]->flat<T>();
     auto v = t[2]->flat<T>();
     const auto g = grad.flat<T>();
-    const T lr_t = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
+    const T lr_t = lr * Eigen::numext::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
     m.device(d) += (g - m) * (T(1) - beta1);
     v.device(d) += (g.square() - v) * (T(1) - beta2);
     if (nesterov_) {
@@ -221,7 +226,7 @@ class SparseAdagradOp : public SparseApplyOpBase<T, 1> {
     ForEachRow<T>(nd, t, grad, [&](T* var, T* accum, const T* g, int64_t m) {
       for (int64_t k = 0; k < m; ++k) {
         if (update_slots_) accum[k] += g[k] * g[k];
-        var[k] -= g[k] * lr / std::sqrt(accum[k]);
+        var[k] -= g[k] * lr / Eigen::numext::sqrt(accum[k]);
       }
     });
     return absl::OkStatus();
@@ -247,7 +252,7 @@ class SparseRmsPropOp : public SparseApplyOpBase<T, 2> {
     ForEachRow<T>(nd, t, grad, [&](T* var, T* ms, T* mom, const T* g, int64_t m) {
       for (int64_t k = 0; k < m; ++k) {
         ms[k] += (g[k] * g[k] - ms[k]) * (T(1) - rho);
-        mom[k] = mom[k] * momentum + lr * g[k] / std::sqrt(ms[k] + epsilon);
+        mom[k] = mom[k] * momentum + lr * g[k] / Eigen::numext::sqrt(ms[k] + epsilon);
         var[k] -= mom[k];
       }
     });
@@ -286,16 +291,18 @@ absl::Status AddInto(KernelContext* ctx, const Tensor& current, const Tensor& de
 TW_REGISTER_KERNELS(training_ops) {
   RegisterAssignUpdateKernels(kDeviceCpu, DT_FLOAT, AddInto<float>);
   RegisterAssignUpdateKernels(kDeviceCpu, DT_DOUBLE, AddInto<double>);
+  RegisterAssignUpdateKernels(kDeviceCpu, DT_HALF, AddInto<half>);
+  RegisterAssignUpdateKernels(kDeviceCpu, DT_BFLOAT16, AddInto<bfloat16>);
   RegisterAssignUpdateKernels(kDeviceCpu, DT_INT32, AddInto<int32_t>);
   RegisterAssignUpdateKernels(kDeviceCpu, DT_INT64, AddInto<int64_t>);
-  RegisterApply<GradientDescentOp, float, double>("GradientDescent");
-  RegisterApply<MomentumOp, float, double>("Momentum");
-  RegisterApply<AdamOp, float, double>("Adam");
-  RegisterApply<AdagradOp, float, double>("Adagrad");
-  RegisterApply<RmsPropOp, float, double>("RMSProp");
-  RegisterApply<SparseMomentumOp, float, double>("Momentum", /*sparse=*/true);
-  RegisterApply<SparseAdagradOp, float, double>("Adagrad", /*sparse=*/true);
-  RegisterApply<SparseRmsPropOp, float, double>("RMSProp", /*sparse=*/true);
+  RegisterApply<GradientDescentOp, float, double, half, bfloat16>("GradientDescent");
+  RegisterApply<MomentumOp, float, double, half, bfloat16>("Momentum");
+  RegisterApply<AdamOp, float, double, half, bfloat16>("Adam");
+  RegisterApply<AdagradOp, float, double, half, bfloat16>("Adagrad");
+  RegisterApply<RmsPropOp, float, double, half, bfloat16>("RMSProp");
+  RegisterApply<SparseMomentumOp, float, double, half, bfloat16>("Momentum", /*sparse=*/true);
+  RegisterApply<SparseAdagradOp, float, double, half, bfloat16>("Adagrad", /*sparse=*/true);
+  RegisterApply<SparseRmsPropOp, float, double, half, bfloat16>("RMSProp", /*sparse=*/true);
 }
 
 }  // namespace
