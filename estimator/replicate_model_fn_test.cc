@@ -18,6 +18,7 @@
 #include "ops/variables.h"
 #include "runtime/client_session.h"
 #include "tests/test_util.h"
+#include "train/loss_scale_optimizer.h"
 #include "train/metrics.h"
 #include "train/optimizers.h"
 #include "train/sync_replicas_optimizer.h"
@@ -243,6 +244,50 @@ TEST(ReplicateModelFnTest, SyncReplicasUnderTowerOptimizerTakesOneUpdatePerStep)
   TW_ASSERT_OK(session.session()->Close());
   TW_ASSERT_OK(runner->Join());
   EXPECT_EQ(runner->runs(), 1);
+}
+
+// TowerOptimizer over a LossScaleOptimizer: the towers' gradients are
+// summed before the finiteness check, so a non-finite gradient in one tower
+// skips the step for all (c and the global step stay), and a finite step
+// applies the unscaled sum: c = 10 - (1 + 2) = 7.
+TEST(ReplicateModelFnTest, LossScaleUnderTowerOptimizerSkipsForEveryTower) {
+  auto scaled = std::make_shared<train::LossScaleOptimizer>(
+      std::make_shared<train::GradientDescentOptimizer>(1.0), train::LossScale::Dynamic(4, 2, 2));
+  const ModelFn model = [scaled](const Scope& s, const FeatureMap& features,
+                                 const FeatureMap& labels, ModeKeys mode, const Params&) {
+    Variable c = GetVariable(s, "c", TensorShape({}), DT_DOUBLE, initializers::Constant(10.0));
+    EstimatorSpec spec(mode);
+    spec.loss = ops::Sum(
+        s, ops::Abs(s, ops::Sub(s, ops::Mul(s, features.at("x"), c.value()), labels.at("y"))),
+        {0, 1});
+    spec.train_op = TowerOptimizer(scaled).Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
+    return spec;
+  };
+  TW_ASSERT_OK_AND_ASSIGN(ModelFn replicated,
+                          ReplicateModelFn(model, Devices({"/cpu:0", "/cpu:1"})));
+  Scope root = Scope::NewRootScope();
+  const TensorShape shape({2, 1});
+  const Output x = ops::Placeholder(root.WithOpName("x"), DT_DOUBLE,
+                                    ops::Placeholder::Shape(PartialTensorShape({2, 1})));
+  const EstimatorSpec spec = replicated(
+      root, {{"x", x}}, {{"y", ops::Const(root, MakeTensorProto<double>({1, 2}, shape))}},
+      ModeKeys::kTrain, {});
+  TW_ASSERT_OK(root.status());
+  ClientSession session(root, TwoCpus());
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(root)}, &out));
+  const Output step = train::GetGlobalStep(*root.graph())->value(root.NewSubScope("check"));
+  const Output scale = scaled->current_loss_scale().value(root.NewSubScope("check"));
+  TW_ASSERT_OK(
+      session.Run({{x, Literal<double>({2, 1}, {1, INFINITY})}}, {}, {spec.train_op}, &out));
+  EXPECT_EQ(RunScalar(session, VariableC(root)), 10.0);
+  TW_ASSERT_OK(session.Run({step, scale}, &out));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({}, {0}));
+  EXPECT_THAT(out[1], TensorIs<float>({}, {2}));
+  TW_ASSERT_OK(session.Run({{x, Literal<double>({2, 1}, {1, 2})}}, {}, {spec.train_op}, &out));
+  EXPECT_EQ(RunScalar(session, VariableC(root)), 7.0);
+  TW_ASSERT_OK(session.Run({step}, &out));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({}, {1}));
 }
 
 TEST(ReplicateModelFnTest, OneTowerNeedsNoTowerOptimizer) {

@@ -135,8 +135,10 @@ absl::StatusOr<Operation> Optimizer::BuildApply(const Scope& scope,
   if (!global_step.has_value()) {
     def.set_op("NoOp");
   } else {
-    // global_step += 1 once every update ran.
-    Output one = ops::Const(apply, int64_t{1});
+    // global_step += 1 once every update ran (+= 0 when a loss scale
+    // skips the step, Note [Skipped steps]).
+    Output one = apply_if_.valid() ? Output(ops::Cast(apply, apply_if_, DT_INT64))
+                                   : Output(ops::Const(apply, int64_t{1}));
     def.set_op("AssignAddVariableOp");
     def.add_input(global_step->handle().node()->name());
     def.add_input(one.node()->name());
@@ -168,6 +170,11 @@ Variable Optimizer::CreateSlot(const Scope& scope, const Variable& var, const st
                                      init.valid() ? init : initializers::Zeros(), options);
   if (v.valid()) slots_[{slot, var.name()}] = v;
   return v;
+}
+
+Output Optimizer::Gated(const Scope& scope, const Output& value, double skipped) const {
+  if (!apply_if_.valid() || !value.valid()) return value;
+  return ops::SelectV2(scope, apply_if_, value, AsTensor(scope, skipped, value.type()));
 }
 
 Output Optimizer::LearningRate(const Scope& scope, DataType dtype) const {

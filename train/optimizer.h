@@ -90,6 +90,11 @@ class Optimizer {
   // tensors of another type are cast.
   static Output AsTensor(const Scope& scope, const Input& value, DataType dtype);
 
+  // Whether updates built by this optimizer can be skipped on the device
+  // (Note [Skipped steps]): true for the built-in optimizers. A dynamic
+  // LossScaleOptimizer wraps only those.
+  virtual bool SupportsSkipping() const { return false; }
+
  protected:
   // `learning_rate`: a literal or a scalar tensor (a schedule).
   Optimizer(std::string name, Input learning_rate)
@@ -134,6 +139,27 @@ class Optimizer {
                       const std::string& suffix, const initializers::Initializer& init = {});
   Output LearningRate(const Scope& scope, DataType dtype) const;
 
+  // Note [Skipped steps]
+  // A LossScaleOptimizer skips a step whose gradients are not all finite
+  // without a host round trip (so the step can be a replayed one): it zeroes
+  // the gradients by a select and sets `apply_if`, a boolean scalar, while
+  // the wrapped optimizer builds its updates. Each optimizer that
+  // SupportsSkipping() passes its rates through Gated, with the value that
+  // makes its update the identity (a learning rate of 0, a momentum or beta
+  // of 1; RMSProp, which has none, restores var and mom by selects), so a
+  // skipped step leaves the variable, its slots and the optimizer's own
+  // variables (Adam's beta powers) as they were, bit for bit, and the
+  // global step is not incremented (as TF 1.x's
+  // MixedPrecisionLossScaleOptimizer, whose update sits in a cond).
+  // `value` when the step applies, `skipped` when it is skipped; `value`
+  // itself when no LossScaleOptimizer gates this optimizer.
+  Output Gated(const Scope& scope, const Output& value, double skipped) const;
+  // The learning rate, gated to 0.
+  Output Rate(const Scope& scope, DataType dtype) const {
+    return Gated(scope, LearningRate(scope, dtype), 0);
+  }
+  const Output& apply_if() const { return apply_if_; }
+
  private:
   absl::StatusOr<std::vector<GradAndVar>> SymbolicGradients(
       const Scope& scope, const Output& loss, const std::vector<Variable>& var_list) const;
@@ -145,6 +171,9 @@ class Optimizer {
   const std::optional<Input> learning_rate_;
   // (slot, variable name) -> slot variable.
   std::map<std::pair<std::string, std::string>, Variable> slots_;
+  friend class LossScaleOptimizer;
+  // Set while a LossScaleOptimizer builds this optimizer's updates.
+  Output apply_if_;
 };
 
 }  // namespace train

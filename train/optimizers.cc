@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -12,14 +15,13 @@ namespace train {
 
 Operation GradientDescentOptimizer::ApplyDense(const Scope& scope, const Output& grad,
                                                const Variable& var) {
-  return ops::ResourceApplyGradientDescent(scope, var.handle(), LearningRate(scope, var.dtype()),
-                                           grad);
+  return ops::ResourceApplyGradientDescent(scope, var.handle(), Rate(scope, var.dtype()), grad);
 }
 
 Operation GradientDescentOptimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
                                                 const Variable& var) {
   return ops::ResourceScatterSub(scope, var.handle(), grad.indices,
-                                 ops::Mul(scope, grad.values, LearningRate(scope, var.dtype())));
+                                 ops::Mul(scope, grad.values, Rate(scope, var.dtype())));
 }
 
 Variable MomentumOptimizer::Accumulator(const Scope& scope, const Variable& var) {
@@ -30,9 +32,8 @@ Operation MomentumOptimizer::ApplyDense(const Scope& scope, const Output& grad,
                                         const Variable& var) {
   Variable accum = Accumulator(scope, var);
   if (!accum.valid()) return Operation();
-  return ops::ResourceApplyMomentum(scope, var.handle(), accum.handle(),
-                                    LearningRate(scope, var.dtype()), grad,
-                                    AsTensor(scope, momentum_, var.dtype()),
+  return ops::ResourceApplyMomentum(scope, var.handle(), accum.handle(), Rate(scope, var.dtype()),
+                                    grad, Gated(scope, AsTensor(scope, momentum_, var.dtype()), 1),
                                     ops::ResourceApplyMomentum::UseNesterov(use_nesterov_));
 }
 
@@ -42,8 +43,8 @@ Operation MomentumOptimizer::ApplySparse(const Scope& scope, const IndexedSlices
   if (!accum.valid()) return Operation();
   const IndexedSlices rows = SumRepeatedRows(scope, grad);
   return ops::ResourceSparseApplyMomentum(
-      scope, var.handle(), accum.handle(), LearningRate(scope, var.dtype()), rows.values,
-      rows.indices, AsTensor(scope, momentum_, var.dtype()),
+      scope, var.handle(), accum.handle(), Rate(scope, var.dtype()), rows.values, rows.indices,
+      Gated(scope, AsTensor(scope, momentum_, var.dtype()), 1),
       ops::ResourceSparseApplyMomentum::UseNesterov(use_nesterov_));
 }
 
@@ -74,23 +75,23 @@ Operation AdamOptimizer::ApplyDense(const Scope& scope, const Output& grad, cons
   Variable v = CreateSlot(scope, var, "v", absl::StrCat(name(), "_1"));
   if (!m.valid() || !v.valid()) return Operation();
   const DataType t = var.dtype();
-  return ops::ResourceApplyAdam(scope, var.handle(), m.handle(), v.handle(),
-                                beta1_power_.value(scope), beta2_power_.value(scope),
-                                LearningRate(scope, t), AsTensor(scope, beta1_, t),
-                                AsTensor(scope, beta2_, t), AsTensor(scope, epsilon_, t), grad,
-                                ops::ResourceApplyAdam::UseNesterov(use_nesterov_));
+  return ops::ResourceApplyAdam(
+      scope, var.handle(), m.handle(), v.handle(), beta1_power_.value(scope),
+      beta2_power_.value(scope), Rate(scope, t), Gated(scope, AsTensor(scope, beta1_, t), 1),
+      Gated(scope, AsTensor(scope, beta2_, t), 1), AsTensor(scope, epsilon_, t), grad,
+      ops::ResourceApplyAdam::UseNesterov(use_nesterov_));
 }
 
 Operation AdamOptimizer::Finish(const Scope& scope, const std::vector<Operation>& updates) {
   // b1^t and b2^t advance once every variable has used them.
   const Scope after = scope.WithControlDependencies(updates).ColocateWith(beta1_power_.handle());
   const DataType t = beta1_power_.dtype();
-  Operation u1 =
-      ops::AssignVariableOp(after, beta1_power_.handle(),
-                            ops::Mul(after, beta1_power_.value(after), AsTensor(after, beta1_, t)));
-  Operation u2 =
-      ops::AssignVariableOp(after, beta2_power_.handle(),
-                            ops::Mul(after, beta2_power_.value(after), AsTensor(after, beta2_, t)));
+  Operation u1 = ops::AssignVariableOp(
+      after, beta1_power_.handle(),
+      ops::Mul(after, beta1_power_.value(after), Gated(after, AsTensor(after, beta1_, t), 1)));
+  Operation u2 = ops::AssignVariableOp(
+      after, beta2_power_.handle(),
+      ops::Mul(after, beta2_power_.value(after), Gated(after, AsTensor(after, beta2_, t), 1)));
   std::vector<Operation> all = updates;
   all.push_back(u1);
   all.push_back(u2);
@@ -105,8 +106,8 @@ Operation AdagradOptimizer::ApplyDense(const Scope& scope, const Output& grad,
                                        const Variable& var) {
   Variable accum = Accumulator(scope, var);
   if (!accum.valid()) return Operation();
-  return ops::ResourceApplyAdagrad(scope, var.handle(), accum.handle(),
-                                   LearningRate(scope, var.dtype()), grad);
+  return ops::ResourceApplyAdagrad(scope, var.handle(), accum.handle(), Rate(scope, var.dtype()),
+                                   grad);
 }
 
 Operation AdagradOptimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
@@ -115,8 +116,7 @@ Operation AdagradOptimizer::ApplySparse(const Scope& scope, const IndexedSlices&
   if (!accum.valid()) return Operation();
   const IndexedSlices rows = SumRepeatedRows(scope, grad);
   return ops::ResourceSparseApplyAdagrad(scope, var.handle(), accum.handle(),
-                                         LearningRate(scope, var.dtype()), rows.values,
-                                         rows.indices);
+                                         Rate(scope, var.dtype()), rows.values, rows.indices);
 }
 
 bool RMSPropOptimizer::Slots(const Scope& scope, const Variable& var, Variable* ms, Variable* mom) {
@@ -125,15 +125,37 @@ bool RMSPropOptimizer::Slots(const Scope& scope, const Variable& var, Variable* 
   return ms->valid() && mom->valid();
 }
 
+Operation RMSPropOptimizer::Skippable(const Scope& scope, const Variable& var, const Variable& mom,
+                                      const std::function<Operation(const Scope&)>& update) {
+  if (!apply_if().valid()) return update(scope);
+  // No rate makes RMSProp's step the identity (var -= mom moves var by the
+  // momentum it keeps), so a skipped step puts var and mom back from reads
+  // taken before the update, which copy-on-write keeps (Note [Variable
+  // copy-on-write] in kernels/variable_ops.cc). ms is kept by a decay of 1.
+  const Output var_before = ops::ReadVariableOp(scope, var.handle(), var.dtype());
+  const Output mom_before = ops::ReadVariableOp(scope, mom.handle(), mom.dtype());
+  const Operation updated =
+      update(scope.WithControlDependencies({var_before.op(), mom_before.op()}));
+  const Scope after = scope.WithControlDependencies({updated});
+  std::vector<Operation> restored;
+  for (const auto& [v, before] : {std::pair(var, var_before), std::pair(mom, mom_before)}) {
+    const Output now = ops::ReadVariableOp(after, v.handle(), v.dtype());
+    restored.push_back(
+        ops::AssignVariableOp(after, v.handle(), ops::SelectV2(after, apply_if(), now, before)));
+  }
+  return ops::NoOp(scope.WithControlDependencies(restored));
+}
+
 Operation RMSPropOptimizer::ApplyDense(const Scope& scope, const Output& grad,
                                        const Variable& var) {
   Variable ms, mom;
   if (!Slots(scope, var, &ms, &mom)) return Operation();
   const DataType t = var.dtype();
-  return ops::ResourceApplyRMSProp(scope, var.handle(), ms.handle(), mom.handle(),
-                                   LearningRate(scope, t), AsTensor(scope, decay_, t),
-                                   AsTensor(scope, momentum_, t), AsTensor(scope, epsilon_, t),
-                                   grad);
+  return Skippable(scope, var, mom, [&](const Scope& at) {
+    return ops::ResourceApplyRMSProp(at, var.handle(), ms.handle(), mom.handle(), Rate(at, t),
+                                     Gated(at, AsTensor(at, decay_, t), 1),
+                                     AsTensor(at, momentum_, t), AsTensor(at, epsilon_, t), grad);
+  });
 }
 
 Operation RMSPropOptimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
@@ -142,10 +164,12 @@ Operation RMSPropOptimizer::ApplySparse(const Scope& scope, const IndexedSlices&
   if (!Slots(scope, var, &ms, &mom)) return Operation();
   const DataType t = var.dtype();
   const IndexedSlices rows = SumRepeatedRows(scope, grad);
-  return ops::ResourceSparseApplyRMSProp(scope, var.handle(), ms.handle(), mom.handle(),
-                                         LearningRate(scope, t), AsTensor(scope, decay_, t),
-                                         AsTensor(scope, momentum_, t),
-                                         AsTensor(scope, epsilon_, t), rows.values, rows.indices);
+  return Skippable(scope, var, mom, [&](const Scope& at) {
+    return ops::ResourceSparseApplyRMSProp(at, var.handle(), ms.handle(), mom.handle(), Rate(at, t),
+                                           Gated(at, AsTensor(at, decay_, t), 1),
+                                           AsTensor(at, momentum_, t), AsTensor(at, epsilon_, t),
+                                           rows.values, rows.indices);
+  });
 }
 
 absl::StatusOr<ClippedGradients> ClipByGlobalNorm(const Scope& scope,

@@ -16,6 +16,8 @@
 #ifndef TOWERFLOW_TRAIN_OPTIMIZERS_H_
 #define TOWERFLOW_TRAIN_OPTIMIZERS_H_
 
+#include <functional>
+
 #include "train/optimizer.h"
 
 namespace towerflow {
@@ -25,6 +27,7 @@ class GradientDescentOptimizer : public Optimizer {
  public:
   explicit GradientDescentOptimizer(Input learning_rate)
       : Optimizer("GradientDescent", std::move(learning_rate)) {}
+  bool SupportsSkipping() const override { return true; }
 
  protected:
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
@@ -40,6 +43,7 @@ class MomentumOptimizer : public Optimizer {
       : Optimizer("Momentum", std::move(learning_rate)),
         momentum_(std::move(momentum)),
         use_nesterov_(use_nesterov) {}
+  bool SupportsSkipping() const override { return true; }
 
  protected:
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
@@ -61,6 +65,7 @@ class AdamOptimizer : public Optimizer {
         beta2_(beta2),
         epsilon_(epsilon),
         use_nesterov_(use_nesterov) {}
+  bool SupportsSkipping() const override { return true; }
 
   // The bias-correction accumulators b1^t and b2^t (invalid before the
   // first ApplyGradients).
@@ -82,6 +87,7 @@ class AdagradOptimizer : public Optimizer {
  public:
   explicit AdagradOptimizer(Input learning_rate, double initial_accumulator_value = 0.1)
       : Optimizer("Adagrad", std::move(learning_rate)), initial_(initial_accumulator_value) {}
+  bool SupportsSkipping() const override { return true; }
 
  protected:
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
@@ -101,6 +107,7 @@ class RMSPropOptimizer : public Optimizer {
         decay_(decay),
         momentum_(momentum),
         epsilon_(epsilon) {}
+  bool SupportsSkipping() const override { return true; }
 
  protected:
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
@@ -112,6 +119,10 @@ class RMSPropOptimizer : public Optimizer {
   // The slots "<var>/RMSProp" (ms, starting at 1) and "<var>/RMSProp_1"
   // (mom); false when they could not be made (the scope has the error).
   bool Slots(const Scope& scope, const Variable& var, Variable* ms, Variable* mom);
+  // `update` built so that a skipped step leaves var and mom as they were
+  // (Note [Skipped steps] in train/optimizer.h).
+  Operation Skippable(const Scope& scope, const Variable& var, const Variable& mom,
+                      const std::function<Operation(const Scope&)>& update);
 
   const double decay_, momentum_, epsilon_;
 };
