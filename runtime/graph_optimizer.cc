@@ -453,7 +453,10 @@ absl::StatusOr<bool> FusePad(GraphDef* def) {
 absl::Status OptimizePartition(const GraphOptimizerOptions& options, Device* device,
                                ThreadPool* inter_op_pool, GraphDef* partition) {
   const std::string& device_type = device->device_type();
-  // Folding first: what it computes (a bias, paddings) is then a Const the
+  // Mixed precision before everything: the folding then folds the casts of
+  // constants, and the remapper fuses the 16-bit products.
+  TW_RETURN_IF_ERROR(AutoMixedPrecision(options.mixed_precision, device_type, partition));
+  // Folding next: what it computes (a bias, paddings) is then a Const the
   // other rewrites can read. It evaluates on the CPU device itself.
   if (options.constant_folding && device_type == kDeviceCpu) {
     TW_RETURN_IF_ERROR(FoldConstants(device, inter_op_pool, partition));

@@ -34,6 +34,10 @@
 // else reads it (a Shape of it becomes the shape of its input plus the
 // paddings).
 //
+// Mixed precision (TF's auto_mixed_precision, runtime/auto_mixed_precision.h),
+// first and only when asked: float32 math to float16 or bfloat16 where
+// TF's lists allow, with Casts at the boundaries.
+//
 // Each rewrite keeps the values the graph computes (up to rounding: a fused
 // bias is added inside the convolution's accumulation) and can be switched
 // off in SessionOptions::optimizer.
@@ -46,6 +50,7 @@
 #include "framework/device.h"
 #include "framework/threadpool.h"
 #include "proto/graph.pb.h"
+#include "runtime/auto_mixed_precision.h"
 
 namespace towerflow {
 
@@ -53,6 +58,7 @@ struct GraphOptimizerOptions {
   bool constant_folding = true;
   bool remapping = true;
   bool pad_fusion = true;
+  MixedPrecisionOptions mixed_precision;  // off unless its dtype is set
 
   static GraphOptimizerOptions None() { return {false, false, false}; }
 };
