@@ -13,6 +13,7 @@
 #include "estimator/replicate_model_fn.h"
 #include "estimator/tower_optimizer.h"
 #include "framework/tensor_views.h"
+#include "keras/mixed_precision.h"
 #include "keras/model_internal.h"
 #include "layers/losses.h"
 #include "layers/regularizers.h"
@@ -165,6 +166,7 @@ absl::Status Model::CompileWith(std::shared_ptr<train::Optimizer> optimizer,
   compiled->optimizer = std::move(optimizer);
   compiled->keras_optimizer = std::move(keras_optimizer);
   compiled->replay = options.replay;
+  compiled->precision = mixed_precision::GlobalPolicy().precision();
   const bool several = t.outputs.size() > 1;
   std::vector<std::string> metric_logs;
   for (const Topology::Out& out : t.outputs) {
@@ -203,6 +205,15 @@ absl::Status Model::CompileWith(std::shared_ptr<train::Optimizer> optimizer,
 const std::vector<std::string>& Model::LogNames() const { return compiled_->log_names; }
 
 namespace {
+
+// The optimizer under the policy the model was compiled with: in a dynamic
+// loss scale under mixed_float16, as Keras's compile wraps it.
+std::shared_ptr<train::Optimizer> PolicyOptimizer(const Compiled& compiled,
+                                                  std::shared_ptr<train::Optimizer> optimizer) {
+  Params params;
+  params.values["precision"] = static_cast<double>(compiled.precision);
+  return MixedPrecisionOptimizer(params, std::move(optimizer));
+}
 
 // The compiled losses of `outputs` against `targets`: each, and their
 // weighted sum.
@@ -347,7 +358,8 @@ absl::Status Model::SetRandomSeed(int64_t seed) {
 absl::StatusOr<ModelFn> Model::ToModelFn() const {
   TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
-  return TopologyModelFn(topology_, compiled_->optimizer, compiled_, nullptr);
+  return TopologyModelFn(topology_, PolicyOptimizer(*compiled_, compiled_->optimizer), compiled_,
+                         nullptr);
 }
 
 // ---- Building -------------------------------------------------------------------------
@@ -471,7 +483,11 @@ absl::Status Model::Build(const TensorMap* y) {
     SessionOptions session_options;
     session_options.device_count["CPU"] = std::max(1, n);
     session_options.allow_soft_placement = true;
-    if (compiled_ != nullptr) session_options.replay = compiled_->replay;
+    if (compiled_ != nullptr) {
+      session_options.replay = compiled_->replay;
+      Params unused;
+      SetPrecision(compiled_->precision, &session_options, &unused);
+    }
     b.session = std::make_unique<ClientSession>(root, session_options);
     TW_RETURN_IF_ERROR(carried_status_);
     if (!carried_weights_.empty()) {
@@ -516,6 +532,7 @@ absl::Status Model::Build(const TensorMap* y) {
         ops::AssignVariableOp(set, b.learning_rate.handle(), b.learning_rate_feed).operation;
     optimizer = keras_optimizer.make(b.learning_rate.value(root.NewSubScope("training_rate")));
   }
+  optimizer = PolicyOptimizer(*compiled_, std::move(optimizer));
   TW_ASSIGN_OR_RETURN(EstimatorSpec spec, build_spec(train_scope, ModeKeys::kTrain, optimizer));
   TW_RETURN_IF_ERROR(root.status());
   b.train_loss = spec.loss;

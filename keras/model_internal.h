@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "estimator/mixed_precision.h"
 #include "keras/compile_internal.h"
 #include "keras/model.h"
 #include "runtime/client_session.h"
@@ -77,6 +78,8 @@ struct CompiledModel {
   // The logs after "loss", as RunStep fetches them.
   std::vector<std::string> log_names;
   StepReplayOptions replay;  // CompileOptions::replay
+  // The global policy's when the model was compiled (keras/mixed_precision.h).
+  Precision precision = Precision::kFloat32;
 };
 
 // The model's PREDICT model_fn with Keras's serving signature: one

@@ -13,6 +13,7 @@
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
 #include "gtest/gtest.h"
+#include "keras/mixed_precision.h"
 #include "keras/progbar.h"
 #include "ops/ops.h"
 #include "testing/tensor_testing.h"
@@ -145,6 +146,54 @@ TEST(SequentialTest, EvaluatesFitsAndPredicts) {
   EXPECT_THAT(model.Predict(wrong),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "expected dense_input to be float of shape (None, 4)"));
+}
+
+// Under a mixed policy the model trains as in float32 to the 16-bit type's
+// precision, with float32 weights; under mixed_float16 its optimizer has a
+// loss scale.
+TEST(SequentialTest, MixedPrecisionPolicies) {
+  Tensor x, y;
+  Data(&x, &y);
+  std::map<std::string, std::vector<double>> losses;
+  std::map<std::string, Tensor> predictions;
+  for (const char* policy : {"float32", "mixed_bfloat16", "mixed_float16"}) {
+    SCOPED_TRACE(policy);
+    TW_ASSERT_OK(keras::mixed_precision::SetGlobalPolicy(policy));
+    EXPECT_EQ(keras::mixed_precision::GlobalPolicy().name(), policy);
+    keras::Sequential model = SmallModel();
+    TW_ASSERT_OK(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.5),
+                               "sparse_categorical_crossentropy"));
+    TW_ASSERT_OK_AND_ASSIGN(
+        keras::History history,
+        model.Fit(x, y, {.batch_size = 8, .epochs = 10, .seed = 3, .verbose = 0}));
+    losses[policy] = history.history["loss"];
+    TW_ASSERT_OK_AND_ASSIGN(predictions[policy], model.Predict(x));
+    EXPECT_EQ(predictions[policy].dtype(), DT_FLOAT);
+    TW_ASSERT_OK_AND_ASSIGN(std::vector<NamedTensor> weights, model.GetWeights());
+    for (const NamedTensor& w : weights) EXPECT_EQ(w.tensor.dtype(), DT_FLOAT) << w.name;
+    TW_ASSERT_OK_AND_ASSIGN(ModelFn fn, model.ToModelFn());
+    Scope s = Scope::NewRootScope();
+    fn(s,
+       {{"x", ops::Placeholder(s, DT_FLOAT, ops::Placeholder::Shape(PartialTensorShape({-1, 4})))}},
+       {{"y", ops::Placeholder(s, DT_INT32)}}, ModeKeys::kTrain, Params());
+    TW_ASSERT_OK(s.status());
+    bool scaled = false;
+    for (const Variable& v : GetVariables(*s.graph())) scaled |= v.name() == "current_loss_scale";
+    EXPECT_EQ(scaled, std::string(policy) == "mixed_float16");
+  }
+  TW_ASSERT_OK(keras::mixed_precision::SetGlobalPolicy("float32"));
+  EXPECT_THAT(keras::mixed_precision::SetGlobalPolicy("float16"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "none of float32"));
+  EXPECT_EQ(keras::mixed_precision::GlobalPolicy().compute_dtype(), DT_FLOAT);
+  // The 16-bit math ran: its losses are not float32's bit for bit.
+  EXPECT_NE(losses["mixed_bfloat16"], losses["float32"]);
+  EXPECT_NE(losses["mixed_float16"], losses["float32"]);
+  for (const auto& [policy, rtol] : {std::pair{"mixed_bfloat16", 3e-2}, {"mixed_float16", 4e-3}}) {
+    SCOPED_TRACE(policy);
+    ASSERT_EQ(losses[policy].size(), 10u);
+    for (size_t e = 0; e < 10; ++e) EXPECT_NEAR(losses[policy][e], losses["float32"][e], rtol);
+    EXPECT_THAT(predictions[policy], TensorNear(predictions["float32"], rtol, rtol));
+  }
 }
 
 TEST(SequentialTest, ToModelFnGivesAnEstimatorModel) {

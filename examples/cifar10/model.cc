@@ -2,10 +2,11 @@
 
 #include <memory>
 
+#include "estimator/mixed_precision.h"
 #include "estimator/tower_optimizer.h"
-#include "ops/variables.h"
 #include "ops/initializers.h"
 #include "ops/ops.h"
+#include "ops/variables.h"
 #include "train/learning_rate.h"
 #include "train/metrics.h"
 #include "train/moving_averages.h"
@@ -145,7 +146,8 @@ EstimatorSpec ModelFn(const Scope& s, const FeatureMap& features, const FeatureM
     AddToCollection(s.graph(), GraphKeys::kSummaries,
                     ops::ScalarSummary(summaries, std::string("learning_rate"), lr));
   }
-  TowerOptimizer opt(std::make_shared<train::GradientDescentOptimizer>(lr));
+  TowerOptimizer opt(
+      MixedPrecisionOptimizer(params, std::make_shared<train::GradientDescentOptimizer>(lr)));
   spec.train_op = opt.Minimize(s, spec.loss, global_step);
   // The towers' gradients are applied once, by the last tower's call: the
   // moving averages follow that update, once per step.

@@ -19,6 +19,7 @@
 #include "core/status_macros.h"
 #include "distribute/cluster.h"
 #include "estimator/estimator.h"
+#include "estimator/mixed_precision.h"
 #include "estimator/replicate_model_fn.h"
 #include "examples/common/input.h"
 #include "framework/device.h"
@@ -70,6 +71,10 @@ ABSL_FLAG(int64_t, save_summary_steps, 100,
 ABSL_FLAG(bool, replay_steps, false,
           "record the training step once on a GPU and replay it (SessionOptions::replay; "
           "runtime/step_replay.h)");
+ABSL_FLAG(std::string, precision, "float32",
+          "float32, mixed_float16 or mixed_bfloat16: products and what lies between them in "
+          "the 16-bit type, float32 variables, a dynamic loss scale for float16 "
+          "(estimator/mixed_precision.h)");
 ABSL_FLAG(bool, graph_optimizer, true,
           "rewrite each step's graph before it runs (fused convolutions and matrix products, "
           "padding folded into convolutions); false runs the graph as written");
@@ -213,6 +218,8 @@ absl::Status Main(const ExampleModel& model) {
     config.session_options.optimizer = GraphOptimizerOptions::None();
   }
   Params params = model.params;
+  TW_ASSIGN_OR_RETURN(const Precision precision, ParsePrecision(absl::GetFlag(FLAGS_precision)));
+  SetPrecision(precision, &config.session_options, &params);
   params.values["num_classes"] = 10;
   params.values["batch_size"] = static_cast<double>(batch);
   params.values["steps_per_epoch"] = static_cast<double>(train_examples / global_batch);

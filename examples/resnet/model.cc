@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "estimator/mixed_precision.h"
 #include "estimator/tower_optimizer.h"
 #include "layers/layers.h"
 #include "layers/losses.h"
@@ -140,8 +141,9 @@ EstimatorSpec ModelFn(const Scope& s, const FeatureMap& features, const FeatureM
   Output lr =
       train::PiecewiseConstant(s.NewSubScope("learning_rate"), global_step.value(s), boundaries,
                                {initial, initial * 0.1, initial * 0.01, initial * 0.001});
-  TowerOptimizer opt(std::make_shared<train::MomentumOptimizer>(
-      ops::Cast(s, lr, DT_FLOAT), static_cast<float>(params.Get("momentum", 0.9))));
+  TowerOptimizer opt(MixedPrecisionOptimizer(
+      params, std::make_shared<train::MomentumOptimizer>(
+                  ops::Cast(s, lr, DT_FLOAT), static_cast<float>(params.Get("momentum", 0.9)))));
   spec.train_op = opt.Minimize(s, spec.loss, global_step);
   return spec;
 }
