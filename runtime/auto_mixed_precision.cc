@@ -433,12 +433,28 @@ class Painter {
   absl::flat_hash_set<std::string> made_;
 };
 
+// Whether `device_type` can cast between float and `dtype` both ways (the
+// casts the rewrite inserts run on the partition's device).
+bool CastsBothWays(const std::string& device_type, DataType dtype) {
+  for (const auto& [from, to] : {std::pair(DT_FLOAT, dtype), std::pair(dtype, DT_FLOAT)}) {
+    NodeDef cast;
+    cast.set_name("cast");
+    cast.set_op("Cast");
+    SetAttrValue(from, &(*cast.mutable_attr())["SrcT"]);
+    SetAttrValue(to, &(*cast.mutable_attr())["DstT"]);
+    SetAttrValue(false, &(*cast.mutable_attr())["Truncate"]);
+    if (!FindKernelDef(device_type, cast).ok()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::Status AutoMixedPrecision(const MixedPrecisionOptions& options,
                                 const std::string& device_type, GraphDef* partition) {
   if (options.dtype != DT_HALF && options.dtype != DT_BFLOAT16) return absl::OkStatus();
   if (options.device_types.count(device_type) == 0) return absl::OkStatus();
+  if (!CastsBothWays(device_type, options.dtype)) return absl::OkStatus();
   return Painter(options, device_type, partition).Run();
 }
 

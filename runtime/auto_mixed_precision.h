@@ -45,7 +45,9 @@ struct MixedPrecisionOptions {
   std::set<std::string> device_types = {"GPU"};
 };
 
-// Rewrites `partition`, whose nodes run on a device of `device_type`.
+// Rewrites `partition`, whose nodes run on a device of `device_type`; leaves
+// it alone when that device type cannot cast between float32 and the
+// 16-bit type.
 // Errors only for a partition that does not parse.
 absl::Status AutoMixedPrecision(const MixedPrecisionOptions& options,
                                 const std::string& device_type, GraphDef* partition);

@@ -1,11 +1,13 @@
 // The elementwise, reduction, matrix, convolution, normalisation, pooling
 // and shape cases of the GPU conformance suite, and every family's table
 // (conformance_cases.h).
+#include "kernels/gpu/conformance_cases.h"
+
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/gpu/conformance_cases.h"
 
 namespace towerflow {
 namespace conformance {
@@ -335,6 +337,53 @@ std::vector<Case> AllCases() {
       {"BroadcastTo_same", "BroadcastTo", broadcast_to, {Floats({2, 2}), Ints({2, 2})}});
   cases.push_back({"ZerosLike", "ZerosLike", kFloat, {Floats({4, 4})}});
   cases.push_back({"OnesLike", "OnesLike", kFloat, {Floats({4, 4})}});
+  // half and bfloat16 twins: the GPU's tensor-core GEMMs against the CPU's
+  // float32 ones, both accumulating in float32 and rounding once, so they
+  // agree to about one unit in the last place (half 11 bits, bfloat16 8).
+  for (const auto& [dtype, name, tolerance] :
+       {std::tuple{"DT_HALF", "half", 2e-3}, std::tuple{"DT_BFLOAT16", "bfloat16", 1.6e-2}}) {
+    const std::string t = absl::StrCat("attr { key: 'T' value { type: ", dtype, " } }");
+    for (bool tb : {false, true}) {
+      cases.push_back(
+          {absl::StrCat("MatMul_", name, tb ? "_tb" : ""),
+           "MatMul",
+           absl::StrCat(t, " attr { key: 'transpose_b' value { b: ", tb ? "true" : "false", " } }"),
+           {Floats16({7, 24}, dtype),
+            Floats16(tb ? std::vector<int64_t>{9, 24} : std::vector<int64_t>{24, 9}, dtype)},
+           1,
+           tolerance});
+    }
+    const std::string adj = absl::StrCat(
+        t, " attr { key: 'adj_x' value { b: false } } attr { key: 'adj_y' value { b: false } }");
+    cases.push_back({absl::StrCat("BatchMatMulV2_", name, "_same"),
+                     "BatchMatMulV2",
+                     adj,
+                     {Floats16({4, 5, 16}, dtype), Floats16({4, 16, 3}, dtype)},
+                     1,
+                     tolerance});
+    cases.push_back({absl::StrCat("BatchMatMulV2_", name, "_general"),
+                     "BatchMatMulV2",
+                     adj,
+                     {Floats16({2, 1, 4, 16}, dtype), Floats16({3, 16, 2}, dtype)},
+                     1,
+                     tolerance});
+    // Casts: rounding to nearest even both ways is exact against the CPU's.
+    cases.push_back({absl::StrCat("Cast_float_", name),
+                     "Cast",
+                     absl::StrCat("attr { key: 'SrcT' value { type: DT_FLOAT } } attr { key: "
+                                  "'DstT' value { type: ",
+                                  dtype, " } }"),
+                     {Floats({5, 7}, -70000, 70000)},
+                     1,
+                     0});
+    cases.push_back({absl::StrCat("Cast_", name, "_float"),
+                     "Cast",
+                     absl::StrCat("attr { key: 'SrcT' value { type: ", dtype,
+                                  " } } attr { key: 'DstT' value { type: DT_FLOAT } }"),
+                     {Floats16({5, 7}, dtype)},
+                     1,
+                     0});
+  }
   AddRearrangeCases(&cases);
   AddModelOpCases(&cases);
   AddLogicCases(&cases);

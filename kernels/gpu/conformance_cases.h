@@ -20,7 +20,9 @@ struct Input {
   std::vector<int32_t> ints;
   float lo = -2, hi = 2;  // the floats' range [lo, hi)
   // The type `ints` are given as: DT_INT32, DT_FLOAT (exact values, such as
-  // ties for the comparisons) or DT_BOOL (non-zero is true).
+  // ties for the comparisons) or DT_BOOL (non-zero is true). For the random
+  // floats: DT_INT32 (the default) means float; DT_HALF or DT_BFLOAT16
+  // rounds them to that type.
   const char* dtype = "DT_INT32";
 };
 
@@ -39,6 +41,10 @@ inline Input Floats(std::vector<int64_t> shape, float lo = -2, float hi = 2) {
 inline Input Ints(std::vector<int32_t> values) {
   const int64_t n = static_cast<int64_t>(values.size());
   return Input{{n}, true, std::move(values)};
+}
+// Random floats rounded to half ("DT_HALF") or bfloat16 ("DT_BFLOAT16").
+inline Input Floats16(std::vector<int64_t> shape, const char* dtype, float lo = -2, float hi = 2) {
+  return Input{std::move(shape), false, {}, lo, hi, dtype};
 }
 inline Input IntScalar(int32_t v) { return Input{{}, true, {v}}; }
 // `values` as `dtype` (see Input::dtype) in `shape`.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/float16.h"
 
 namespace towerflow {
 namespace conformance {
@@ -40,10 +41,21 @@ std::string InputText(const std::string& name, const Input& in, std::mt19937* rn
       }
     }
   } else {
+    const std::string dtype = in.dtype;
     std::uniform_real_distribution<float> dist(in.lo, in.hi);
-    for (int64_t i = 0; i < n; ++i) absl::StrAppend(&values, "float_val: ", dist(*rng), " ");
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = dist(*rng);
+      // 16-bit floats as TF writes them: their bits in half_val.
+      if (dtype == "DT_HALF") {
+        absl::StrAppend(&values, "half_val: ", Float16Bits(half(v)), " ");
+      } else if (dtype == "DT_BFLOAT16") {
+        absl::StrAppend(&values, "half_val: ", Float16Bits(bfloat16(v)), " ");
+      } else {
+        absl::StrAppend(&values, "float_val: ", v, " ");
+      }
+    }
   }
-  const char* dtype = in.is_int ? in.dtype : "DT_FLOAT";
+  const char* dtype = in.is_int || in.dtype != std::string("DT_INT32") ? in.dtype : "DT_FLOAT";
   return NodeText(name, "Const", {}, device,
                   absl::StrCat("attr { key: 'dtype' value { type: ", dtype,
                                " } } attr { key: 'value' value { tensor { dtype: ", dtype,
@@ -66,10 +78,15 @@ std::string InputText(const std::string& name, const Input& in, std::mt19937* rn
       g = gpu.data<int32_t>()[i], c = cpu.data<int32_t>()[i];
     } else if (cpu.dtype() == DT_BOOL) {
       g = gpu.data<bool>()[i], c = cpu.data<bool>()[i];
+    } else if (cpu.dtype() == DT_HALF) {
+      g = static_cast<float>(gpu.data<half>()[i]), c = static_cast<float>(cpu.data<half>()[i]);
+    } else if (cpu.dtype() == DT_BFLOAT16) {
+      g = static_cast<float>(gpu.data<bfloat16>()[i]),
+      c = static_cast<float>(cpu.data<bfloat16>()[i]);
     } else {
       return ::testing::AssertionFailure() << "unexpected dtype " << DataTypeString(cpu.dtype());
     }
-    if (std::isnan(g) && std::isnan(c)) continue;
+    if (g == c || (std::isnan(g) && std::isnan(c))) continue;  // infinities too
     if (!(std::abs(g - c) <= tolerance * std::max(1.0, std::abs(c)))) {
       return ::testing::AssertionFailure() << "element " << i << ": GPU " << g << ", CPU " << c;
     }

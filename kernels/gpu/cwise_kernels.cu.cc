@@ -2,6 +2,8 @@
 // comparisons with broadcasting (the functors of kernels/cwise_functors.h,
 // which the CPU kernels use too), selects, fills and casts. Grid-stride
 // loops over 64-bit indices, 256 threads a block.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -99,6 +101,19 @@ __global__ void CastKernel(const From* in, To* out, int64_t n) {
   TW_GRID_LOOP(i, n) { out[i] = static_cast<To>(in[i]); }
 }
 
+__global__ void CastToHalfKernel(const float* in, uint16_t* out, int64_t n) {
+  TW_GRID_LOOP(i, n) { out[i] = __half_as_ushort(__float2half_rn(in[i])); }
+}
+__global__ void CastToBfloat16Kernel(const float* in, uint16_t* out, int64_t n) {
+  TW_GRID_LOOP(i, n) { out[i] = __bfloat16_as_ushort(__float2bfloat16_rn(in[i])); }
+}
+__global__ void CastFromHalfKernel(const uint16_t* in, float* out, int64_t n) {
+  TW_GRID_LOOP(i, n) { out[i] = __half2float(__ushort_as_half(in[i])); }
+}
+__global__ void CastFromBfloat16Kernel(const uint16_t* in, float* out, int64_t n) {
+  TW_GRID_LOOP(i, n) { out[i] = __bfloat162float(__ushort_as_bfloat16(in[i])); }
+}
+
 template <typename T, typename Out, typename F>
 cudaError_t LaunchBinaryOf(const T* x, const T* y, Out* z, int64_t n, const Broadcast* bcast,
                            cudaStream_t stream) {
@@ -187,6 +202,28 @@ template <typename From, typename To>
 cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   CastKernel<From, To><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(in, out, n);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchCastToFloat16(const float* in, uint16_t* out, int64_t n, Float16Kind kind,
+                                cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  if (kind == Float16Kind::kHalf) {
+    CastToHalfKernel<<<GridSize(n), kThreadsPerBlock, 0, stream>>>(in, out, n);
+  } else {
+    CastToBfloat16Kernel<<<GridSize(n), kThreadsPerBlock, 0, stream>>>(in, out, n);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchCastFromFloat16(const uint16_t* in, float* out, int64_t n, Float16Kind kind,
+                                  cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  if (kind == Float16Kind::kHalf) {
+    CastFromHalfKernel<<<GridSize(n), kThreadsPerBlock, 0, stream>>>(in, out, n);
+  } else {
+    CastFromBfloat16Kernel<<<GridSize(n), kThreadsPerBlock, 0, stream>>>(in, out, n);
+  }
   return cudaGetLastError();
 }
 

@@ -109,6 +109,15 @@ cudaError_t LaunchFillConstant(T value, T* out, int64_t n, cudaStream_t stream);
 template <typename From, typename To>
 cudaError_t LaunchCast(const From* in, To* out, int64_t n, cudaStream_t stream);
 
+// half and bfloat16 cross the launch as their bits (Eigen's types on the
+// host, CUDA's __half and __nv_bfloat16 in the kernels).
+enum class Float16Kind { kHalf, kBfloat16 };
+// To the 16-bit type, rounding to nearest even; and back, exactly.
+cudaError_t LaunchCastToFloat16(const float* in, uint16_t* out, int64_t n, Float16Kind kind,
+                                cudaStream_t stream);
+cudaError_t LaunchCastFromFloat16(const uint16_t* in, float* out, int64_t n, Float16Kind kind,
+                                  cudaStream_t stream);
+
 // out[i] = x at output element i's broadcast position (BroadcastTo); the
 // y strides of `bcast` are unused.
 template <typename T>
@@ -140,9 +149,9 @@ template <typename T>
 cudaError_t LaunchApply(ApplyFn fn, const ApplyArgs<T>& args, int64_t n, cudaStream_t stream);
 
 // SparseApplyMomentum / SparseApplyAdagrad / SparseApplyRMSProp (fn
-// kMomentum, kAdagrad or kRmsProp; else cudaErrorInvalidValue): args.grad holds rows of `slice` elements, grouped
-// by the variable row they update as LaunchScatterRows' plan says; each
-// group's rows apply in index order, one thread per element of the row.
+// kMomentum, kAdagrad or kRmsProp; else cudaErrorInvalidValue): args.grad holds rows of `slice`
+// elements, grouped by the variable row they update as LaunchScatterRows' plan says; each group's
+// rows apply in index order, one thread per element of the row.
 template <typename T>
 cudaError_t LaunchSparseApply(ApplyFn fn, const ApplyArgs<T>& args, const int64_t* plan,
                               int64_t groups, int64_t slice, cudaStream_t stream);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/float16.h"
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
 #include "kernels/gpu/cudnn_util.h"
@@ -15,7 +16,20 @@ namespace towerflow {
 namespace gpu {
 namespace {
 
-// MatMul on cuBLAS. Row-major C = op(A) op(B) is column-major
+// cuBLAS's name for a 16-bit element type.
+template <typename T>
+constexpr cudaDataType_t CudaDataType() {
+  static_assert(kIsFloat16<T>);
+  return std::is_same_v<T, half> ? CUDA_R_16F : CUDA_R_16BF;
+}
+
+// alpha and beta: float for the 16-bit types (their GEMMs compute in
+// float32), else the element type.
+template <typename T>
+using GemmScalar = std::conditional_t<kIsFloat16<T>, float, T>;
+
+// MatMul on cuBLAS (half and bfloat16 by cublasGemmEx on tensor cores,
+// accumulating in float32, as TF's). Row-major C = op(A) op(B) is column-major
 // C^T = op(B)^T op(A)^T, so B goes first.
 template <typename T>
 class MatMulOp : public OpKernel {
@@ -38,16 +52,25 @@ class MatMulOp : public OpKernel {
           cudaMemsetAsync(c->raw_data(), 0, c->TotalBytes(), gpu->compute_stream()));
       return absl::OkStatus();
     }
-    const T one = 1, zero = 0;
     const cublasOperation_t op_a = transpose_a_ ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t op_b = transpose_b_ ? CUBLAS_OP_T : CUBLAS_OP_N;
     const int lda = static_cast<int>(a.dim_size(1)), ldb = static_cast<int>(b.dim_size(1));
+    const GemmScalar<T> one = 1, zero = 0;
     absl::MutexLock lock(&gpu->handle_mutex());
+    if constexpr (kIsFloat16<T>) {
+      // Tensor cores, accumulating in float32.
+      TW_CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
+          gpu->cublas(), op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
+          &one, b.raw_data(), CudaDataType<T>(), ldb, a.raw_data(), CudaDataType<T>(), lda, &zero,
+          c->raw_data(), CudaDataType<T>(), static_cast<int>(n), CUBLAS_COMPUTE_32F,
+          CUBLAS_GEMM_DEFAULT));
+      return absl::OkStatus();
+    }
     if constexpr (std::is_same_v<T, float>) {
       TW_CUBLAS_RETURN_IF_ERROR(cublasSgemm(
           gpu->cublas(), op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
           &one, b.data<T>(), ldb, a.data<T>(), lda, &zero, c->data<T>(), static_cast<int>(n)));
-    } else {
+    } else if constexpr (std::is_same_v<T, double>) {
       TW_CUBLAS_RETURN_IF_ERROR(cublasDgemm(
           gpu->cublas(), op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
           &one, b.data<T>(), ldb, a.data<T>(), lda, &zero, c->data<T>(), static_cast<int>(n)));
@@ -96,15 +119,23 @@ class BatchMatMulOp : public OpKernel {
     const int ldx = static_cast<int>(x.dim_size(rx - 1)),
               ldy = static_cast<int>(y.dim_size(ry - 1));
     const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
-    const T one = 1, zero = 0;
+    const GemmScalar<T> one = 1, zero = 0;
     int64_t stride_x, stride_y;
     if (Strided(xi, m * k, &stride_x) && Strided(yi, k * n, &stride_y)) {
       absl::MutexLock lock(&gpu->handle_mutex());
+      if constexpr (kIsFloat16<T>) {
+          TW_CUBLAS_RETURN_IF_ERROR(cublasGemmStridedBatchedEx(
+            gpu->cublas(), op_y, op_x, in, im, ik, &one, y.raw_data(), CudaDataType<T>(), ldy,
+            stride_y, x.raw_data(), CudaDataType<T>(), ldx, stride_x, &zero, out->raw_data(),
+            CudaDataType<T>(), in, m * n, static_cast<int>(batches), CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT));
+        return absl::OkStatus();
+      }
       if constexpr (std::is_same_v<T, float>) {
         TW_CUBLAS_RETURN_IF_ERROR(cublasSgemmStridedBatched(
             gpu->cublas(), op_y, op_x, in, im, ik, &one, y.data<T>(), ldy, stride_y, x.data<T>(),
             ldx, stride_x, &zero, out->data<T>(), in, m * n, static_cast<int>(batches)));
-      } else {
+      } else if constexpr (std::is_same_v<T, double>) {
         TW_CUBLAS_RETURN_IF_ERROR(cublasDgemmStridedBatched(
             gpu->cublas(), op_y, op_x, in, im, ik, &one, y.data<T>(), ldy, stride_y, x.data<T>(),
             ldx, stride_x, &zero, out->data<T>(), in, m * n, static_cast<int>(batches)));
@@ -124,11 +155,19 @@ class BatchMatMulOp : public OpKernel {
     const T** d = reinterpret_cast<const T**>(ptrs.raw_data());
     T** c = reinterpret_cast<T**>(ptrs.raw_data()) + 2 * batches;
     absl::MutexLock lock(&gpu->handle_mutex());
+    if constexpr (kIsFloat16<T>) {
+      TW_CUBLAS_RETURN_IF_ERROR(cublasGemmBatchedEx(
+          gpu->cublas(), op_y, op_x, in, im, ik, &one, reinterpret_cast<const void* const*>(d),
+          CudaDataType<T>(), ldy, reinterpret_cast<const void* const*>(d + batches),
+          CudaDataType<T>(), ldx, &zero, reinterpret_cast<void* const*>(c), CudaDataType<T>(), in,
+          static_cast<int>(batches), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      return absl::OkStatus();
+    }
     if constexpr (std::is_same_v<T, float>) {
       TW_CUBLAS_RETURN_IF_ERROR(cublasSgemmBatched(gpu->cublas(), op_y, op_x, in, im, ik, &one, d,
                                                    ldy, d + batches, ldx, &zero, c, in,
                                                    static_cast<int>(batches)));
-    } else {
+    } else if constexpr (std::is_same_v<T, double>) {
       TW_CUBLAS_RETURN_IF_ERROR(cublasDgemmBatched(gpu->cublas(), op_y, op_x, in, im, ik, &one, d,
                                                    ldy, d + batches, ldx, &zero, c, in,
                                                    static_cast<int>(batches)));
@@ -165,6 +204,8 @@ void RegisterForType() {
 TW_REGISTER_KERNELS(gpu_matmul) {
   RegisterForType<float>();
   RegisterForType<double>();
+  RegisterForType<half>();
+  RegisterForType<bfloat16>();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // GPU kernels that make or reshape whole tensors, as cpu/shape_ops.cc:
 // BroadcastTo, Cast, Fill, ZerosLike, OnesLike, and the basic kernels
 // (Const, Identity, _Send/_Recv...) for the GPU device.
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -38,7 +39,8 @@ class BroadcastToOp : public OpKernel {
   }
 };
 
-// Cast between float, double, int64 and bool (int32 lives on the host).
+// Cast between float, double, int64 and bool (int32 lives on the host), and
+// between float and half or bfloat16.
 class CastOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
@@ -66,6 +68,16 @@ class CastOp : public OpKernel {
   static cudaError_t Run(const Tensor& in, Tensor* out, cudaStream_t stream) {
     return LaunchCast<From, To>(in.data<From>(), out->data<To>(), in.NumElements(), stream);
   }
+  template <Float16Kind kKind>
+  static cudaError_t To16(const Tensor& in, Tensor* out, cudaStream_t stream) {
+    return LaunchCastToFloat16(in.data<float>(), static_cast<uint16_t*>(out->raw_data()),
+                               in.NumElements(), kKind, stream);
+  }
+  template <Float16Kind kKind>
+  static cudaError_t From16(const Tensor& in, Tensor* out, cudaStream_t stream) {
+    return LaunchCastFromFloat16(static_cast<const uint16_t*>(in.raw_data()), out->data<float>(),
+                                 in.NumElements(), kKind, stream);
+  }
   template <typename From>
   static Fn PickTo(DataType dst) {
     switch (dst) {
@@ -82,6 +94,10 @@ class CastOp : public OpKernel {
     }
   }
   static Fn Pick(DataType src, DataType dst) {
+    if (src == DT_FLOAT && dst == DT_HALF) return &To16<Float16Kind::kHalf>;
+    if (src == DT_FLOAT && dst == DT_BFLOAT16) return &To16<Float16Kind::kBfloat16>;
+    if (src == DT_HALF && dst == DT_FLOAT) return &From16<Float16Kind::kHalf>;
+    if (src == DT_BFLOAT16 && dst == DT_FLOAT) return &From16<Float16Kind::kBfloat16>;
     switch (src) {
       case DT_FLOAT:
         return PickTo<float>(dst);
@@ -155,7 +171,19 @@ TW_REGISTER_KERNELS(gpu_shape_ops) {
   for (DataType src : {DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
     for (DataType dst : {DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
       RegisterKernel(KernelDefBuilder("Cast")
-                         .Device(kDeviceGpu).Capturable()
+                         .Device(kDeviceGpu)
+                         .Capturable()
+                         .TypeConstraint("SrcT", src)
+                         .TypeConstraint("DstT", dst),
+                     MakeFactory<CastOp>());
+    }
+  }
+  // The casts of mixed precision (runtime/auto_mixed_precision.h).
+  for (DataType low : {DT_HALF, DT_BFLOAT16}) {
+    for (const auto& [src, dst] : {std::pair(DT_FLOAT, low), std::pair(low, DT_FLOAT)}) {
+      RegisterKernel(KernelDefBuilder("Cast")
+                         .Device(kDeviceGpu)
+                         .Capturable()
                          .TypeConstraint("SrcT", src)
                          .TypeConstraint("DstT", dst),
                      MakeFactory<CastOp>());
