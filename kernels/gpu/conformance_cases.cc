@@ -205,6 +205,31 @@ std::vector<Case> AllCases() {
                      {Floats(c.in), ints(c.filter), Floats(c.out)},
                      1,
                      1e-4});
+    // half and bfloat16 twins (tensor cores against the CPU's float32,
+    // both accumulating in float32): a unit or two in the last place.
+    for (const auto& [dtype, name, tolerance] :
+         {std::tuple{"DT_HALF", "half", 4e-3}, std::tuple{"DT_BFLOAT16", "bfloat16", 3e-2}}) {
+      std::string low = attrs;
+      low.replace(low.find("DT_FLOAT"), 8, dtype);
+      cases.push_back({absl::StrCat("Conv2D_", c.name, "_", name),
+                       "Conv2D",
+                       low,
+                       {Floats16(c.in, dtype), Floats16(c.filter, dtype)},
+                       1,
+                       tolerance});
+      cases.push_back({absl::StrCat("Conv2DBackpropInput_", c.name, "_", name),
+                       "Conv2DBackpropInput",
+                       low,
+                       {ints(c.in), Floats16(c.filter, dtype), Floats16(c.out, dtype)},
+                       1,
+                       tolerance});
+      cases.push_back({absl::StrCat("Conv2DBackpropFilter_", c.name, "_", name),
+                       "Conv2DBackpropFilter",
+                       low,
+                       {Floats16(c.in, dtype), ints(c.filter), Floats16(c.out, dtype)},
+                       1,
+                       tolerance});
+    }
   }
   // Pooling: the CIFAR-10 model's 3x3 stride-2 SAME window on 24x24 (one
   // padded row below, none above), VALID, NCHW.

@@ -218,12 +218,14 @@ absl::StatusOr<ConvDescriptors> Describe(const Window2D& w, int64_t oc, int64_t 
   TW_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(
       conv.get(), static_cast<int>(pad.sym_h), static_cast<int>(pad.sym_w),
       static_cast<int>(w.stride_h), static_cast<int>(w.stride_w), static_cast<int>(w.dilation_h),
-      static_cast<int>(w.dilation_w), CUDNN_CROSS_CORRELATION, CudnnDataType<T>()));
+      static_cast<int>(w.dilation_w), CUDNN_CROSS_CORRELATION, CudnnComputeType<T>()));
   // TF32 tensor cores for float32 when allowed (framework/tensor_float32.h):
   // cuDNN's default math permits them on Ampere and later; FMA math forbids.
+  // half and bfloat16: tensor cores always.
   const bool tf32 = std::is_same_v<T, float> && TensorFloat32ExecutionEnabled();
-  TW_CUDNN_RETURN_IF_ERROR(
-      cudnnSetConvolutionMathType(conv.get(), tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+  TW_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(
+      conv.get(),
+      kIsFloat16<T> ? CUDNN_TENSOR_OP_MATH : (tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)));
   if (groups > 1) {
     TW_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(conv.get(), static_cast<int>(groups)));
   }
@@ -241,6 +243,18 @@ absl::StatusOr<ConvDescriptors> Describe(const Window2D& w, int64_t oc, int64_t 
 // HWIO -> cuDNN's OIHW filter layout and back, and NHWC data to NCHW and
 // back (LaunchTranspose4 permutations).
 constexpr int kToOihw[4] = {3, 2, 0, 1}, kFromOihw[4] = {2, 3, 1, 0};
+
+// The element type the layout kernels move: the bits of a 16-bit type.
+template <typename T>
+using Moved = std::conditional_t<kIsFloat16<T>, uint16_t, T>;
+template <typename T>
+const Moved<T>* Bits(const Tensor& t) {
+  return static_cast<const Moved<T>*>(t.raw_data());
+}
+template <typename T>
+Moved<T>* Bits(Tensor& t) {
+  return static_cast<Moved<T>*>(t.raw_data());
+}
 constexpr int kNhwcToNchw[4] = {0, 3, 1, 2}, kNchwToNhwc[4] = {0, 2, 3, 1};
 
 template <typename T, ConvPass kPass, bool kDepthwise = false>
@@ -318,8 +332,8 @@ class CudnnConvOp : public OpKernel {
     }
     if constexpr (kPass != ConvPass::kBackwardFilter) {
       TW_ASSIGN_OR_RETURN(f, DeviceTemp(ctx, dtype, TensorShape(cudnn_filter_dims)));
-      TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<T>(ctx->input(1).data<T>(), f_dims.data(), kToOihw,
-                                                  f.data<T>(), stream));
+      TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<Moved<T>>(Bits<T>(ctx->input(1)), f_dims.data(),
+                                                         kToOihw, Bits<T>(f), stream));
       run.filter = f.raw_data();
     }
     if constexpr (kPass != ConvPass::kForward) {
@@ -343,7 +357,7 @@ class CudnnConvOp : public OpKernel {
       TW_ASSIGN_OR_RETURN(workspace,
                           DeviceTemp(ctx, DT_UINT8, TensorShape({int64_t(algo.workspace)})));
     }
-    const T one = 1, zero = 0;
+    const CudnnScalar<T> one = 1, zero = 0;
     {
       absl::MutexLock lock(&gpu->handle_mutex());
       if constexpr (kPass == ConvPass::kForward) {
@@ -364,8 +378,8 @@ class CudnnConvOp : public OpKernel {
       }
     }
     if constexpr (kPass == ConvPass::kBackwardFilter) {
-      TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<T>(result.data<T>(), cudnn_filter_dims.data(),
-                                                  kFromOihw, out->data<T>(), stream));
+      TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<Moved<T>>(Bits<T>(result), cudnn_filter_dims.data(),
+                                                         kFromOihw, Bits<T>(*out), stream));
       return absl::OkStatus();
     }
     if constexpr (kPass == ConvPass::kBackwardInput) {
@@ -376,16 +390,15 @@ class CudnnConvOp : public OpKernel {
           TW_ASSIGN_OR_RETURN(cropped, DeviceTemp(ctx, dtype, TensorShape(pad.in_dims)));
         }
         const int64_t crop[4] = {-pad.offset[0], -pad.offset[1], -pad.offset[2], -pad.offset[3]};
-        TW_CUDA_RETURN_IF_ERROR(LaunchShift4<T>(result.data<T>(), pad.padded_dims.data(),
-                                                cropped.data<T>(), pad.in_dims.data(), crop, T(0),
-                                                stream));
+        TW_CUDA_RETURN_IF_ERROR(LaunchShift4<Moved<T>>(Bits<T>(result), pad.padded_dims.data(),
+                                                       Bits<T>(cropped), pad.in_dims.data(), crop,
+                                                       Moved<T>(0), stream));
         result = cropped;
       }
     }
     if (nhwc) {
-      TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<T>(result.data<T>(),
-                                                  result.shape().dim_sizes().data(), kNchwToNhwc,
-                                                  out->data<T>(), stream));
+      TW_CUDA_RETURN_IF_ERROR(LaunchTranspose4<Moved<T>>(
+          Bits<T>(result), result.shape().dim_sizes().data(), kNchwToNhwc, Bits<T>(*out), stream));
     }
     return absl::OkStatus();
   }
@@ -399,7 +412,7 @@ class CudnnConvOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(
         Tensor nchw, DeviceTemp(ctx, DataTypeToEnum<T>::value, TensorShape(NhwcToNchwDims(dims))));
     TW_CUDA_RETURN_IF_ERROR(
-        LaunchTranspose4<T>(t.data<T>(), dims.data(), kNhwcToNchw, nchw.data<T>(), stream));
+        LaunchTranspose4<Moved<T>>(Bits<T>(t), dims.data(), kNhwcToNchw, Bits<T>(nchw), stream));
     return nchw;
   }
 
@@ -410,8 +423,9 @@ class CudnnConvOp : public OpKernel {
     if (!pad.explicit_pad) return input;
     TW_ASSIGN_OR_RETURN(Tensor x,
                         DeviceTemp(ctx, DataTypeToEnum<T>::value, TensorShape(pad.padded_dims)));
-    TW_CUDA_RETURN_IF_ERROR(LaunchShift4<T>(input.data<T>(), pad.in_dims.data(), x.data<T>(),
-                                            pad.padded_dims.data(), pad.offset, T(0), stream));
+    TW_CUDA_RETURN_IF_ERROR(LaunchShift4<Moved<T>>(Bits<T>(input), pad.in_dims.data(), Bits<T>(x),
+                                                   pad.padded_dims.data(), pad.offset, Moved<T>(0),
+                                                   stream));
     return x;
   }
 
@@ -421,11 +435,11 @@ class CudnnConvOp : public OpKernel {
                                          const ConvDescriptors& d, const Window2D& w, int64_t oc,
                                          const ConvBuffers& run) {
     // The math mode is part of the key: TF32 and FMA algorithms differ.
-    const std::string key = absl::StrJoin(
-        {w.batch, w.in_h, w.in_w, w.channels, w.k_h, w.k_w, oc, w.stride_h, w.stride_w,
-         w.dilation_h, w.dilation_w, w.pad_top, w.pad_bottom, w.pad_left, w.pad_right,
-         int64_t{TensorFloat32ExecutionEnabled()}},
-        ",");
+    const std::string key =
+        absl::StrJoin({w.batch, w.in_h, w.in_w, w.channels, w.k_h, w.k_w, oc, w.stride_h,
+                       w.stride_w, w.dilation_h, w.dilation_w, w.pad_top, w.pad_bottom, w.pad_left,
+                       w.pad_right, int64_t{TensorFloat32ExecutionEnabled()}},
+                      ",");
     absl::MutexLock lock(&cache_mu_);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
@@ -465,7 +479,10 @@ class CudnnConvOp : public OpKernel {
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint("T", DataTypeToEnum<T>::value);
+    return KernelDefBuilder(op)
+        .Device(kDeviceGpu)
+        .Capturable()
+        .TypeConstraint("T", DataTypeToEnum<T>::value);
   };
   RegisterKernel(on("Conv2D"), MakeFactory<CudnnConvOp<T, ConvPass::kForward>>());
   RegisterKernel(on("Conv2DBackpropInput"),
@@ -483,6 +500,8 @@ void RegisterForType() {
 TW_REGISTER_KERNELS(gpu_conv) {
   RegisterForType<float>();
   RegisterForType<double>();
+  RegisterForType<half>();
+  RegisterForType<bfloat16>();
 }
 
 }  // namespace

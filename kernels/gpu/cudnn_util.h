@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "absl/status/statusor.h"
+#include "core/float16.h"
 #include "framework/gpu/cuda_status.h"
 
 namespace towerflow {
@@ -16,9 +17,20 @@ namespace gpu {
 
 template <typename T>
 constexpr cudnnDataType_t CudnnDataType() {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || kIsFloat16<T>);
+  if constexpr (std::is_same_v<T, half>) return CUDNN_DATA_HALF;
+  if constexpr (std::is_same_v<T, bfloat16>) return CUDNN_DATA_BFLOAT16;
   return std::is_same_v<T, float> ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
 }
+
+// What cuDNN accumulates a convolution of T in: float32 for the 16-bit
+// types (tensor cores, as TF's), else T; and the type of its alpha and beta.
+template <typename T>
+constexpr cudnnDataType_t CudnnComputeType() {
+  return kIsFloat16<T> ? CUDNN_DATA_FLOAT : CudnnDataType<T>();
+}
+template <typename T>
+using CudnnScalar = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // A cuDNN descriptor type with its create and destroy functions.
 template <typename D, cudnnStatus_t (*kCreate)(D*), cudnnStatus_t (*kDestroy)(D)>

@@ -224,6 +224,12 @@ cudaError_t LaunchMirrorPadGrad(const T* in, T* out, const MirrorMap& map, cudaS
 TW_INSTANTIATE(float)
 TW_INSTANTIATE(double)
 #undef TW_INSTANTIATE
+// half and bfloat16 convolutions move their data as bits.
+template cudaError_t LaunchTranspose4<uint16_t>(const uint16_t*, const int64_t[4], const int[4],
+                                                uint16_t*, cudaStream_t);
+template cudaError_t LaunchShift4<uint16_t>(const uint16_t*, const int64_t[4], uint16_t*,
+                                            const int64_t[4], const int64_t[4], uint16_t,
+                                            cudaStream_t);
 
 #define TW_INSTANTIATE_BITS(U)                                                                  \
   template cudaError_t LaunchIndexGather<U>(const U*, U*, const IndexMap&, cudaStream_t);       \
