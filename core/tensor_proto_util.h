@@ -124,7 +124,7 @@ TensorProto MakeTensorProto(absl::Span<const T> values, const TensorShape& shape
   constexpr DataType kType = DataTypeToEnum<T>::value;
   proto.set_dtype(kType);
   shape.AsProto(proto.mutable_tensor_shape());
-  if constexpr ((std::is_arithmetic_v<T> || kIsFloat16<T>) && !std::is_same_v<T, bool>) {
+  if constexpr ((std::is_arithmetic_v<T> || kIsFloat16<T>)&&!std::is_same_v<T, bool>) {
     if (values.size() > 1 && tensor_proto_internal::UsesTensorContent(kType)) {
       std::string* content = proto.mutable_tensor_content();
       content->resize(values.size() * sizeof(T));

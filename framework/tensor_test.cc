@@ -187,9 +187,9 @@ TEST(TensorTest, FromProtoMakesEveryNonzeroBoolByteTrue) {
 
 TEST(TensorTest, SixteenBitFloatsRoundTripAndPrintAsNumbers) {
   // half_val holds the bits, repeated as a short list is.
-  TW_ASSERT_OK_AND_ASSIGN(
-      Tensor h, Tensor::FromProto(Parse("dtype: DT_HALF tensor_shape { dim { size: 3 } } "
-                                        "half_val: 15872 half_val: 48640")));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor h,
+                          Tensor::FromProto(Parse("dtype: DT_HALF tensor_shape { dim { size: 3 } } "
+                                                  "half_val: 15872 half_val: 48640")));
   EXPECT_EQ(h.SummarizeValue(3), "1.5 -1.5 -1.5");
   TW_ASSERT_OK_AND_ASSIGN(Tensor back, Tensor::FromProto(h.AsProto()));
   EXPECT_EQ(back.SummarizeValue(3), "1.5 -1.5 -1.5");

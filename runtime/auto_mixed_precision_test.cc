@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/status_macros.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "ops/variables.h"

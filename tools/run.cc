@@ -264,10 +264,10 @@ absl::StatusOr<Tensor> TensorFromNpy(absl::string_view bytes, DataType dtype) {
   if (absl::StartsWith(order, "True")) {
     return absl::UnimplementedError(".npy arrays in Fortran order are not supported");
   }
-  static const auto* kDescrs =
-      new std::map<std::string, DataType>{{"<f2", DT_HALF},  {"<f4", DT_FLOAT}, {"<f8", DT_DOUBLE}, {"<i4", DT_INT32},
-                                          {"<i8", DT_INT64}, {"|u1", DT_UINT8},  {"|i1", DT_INT8},
-                                          {"<i2", DT_INT16}, {"<u2", DT_UINT16}, {"|b1", DT_BOOL}};
+  static const auto* kDescrs = new std::map<std::string, DataType>{
+      {"<f2", DT_HALF},   {"<f4", DT_FLOAT}, {"<f8", DT_DOUBLE}, {"<i4", DT_INT32},
+      {"<i8", DT_INT64},  {"|u1", DT_UINT8}, {"|i1", DT_INT8},   {"<i2", DT_INT16},
+      {"<u2", DT_UINT16}, {"|b1", DT_BOOL}};
   auto it = kDescrs->find(std::string(descr));
   if (it == kDescrs->end()) {
     return absl::UnimplementedError(absl::StrCat(".npy dtype '", descr, "' is not supported"));

@@ -80,7 +80,8 @@ void ExpectSteps(std::shared_ptr<Optimizer> inner, const std::vector<std::string
     EXPECT_THAT(out[2], TensorIs<int64_t>({}, {e.good_steps}));
     EXPECT_THAT(out[3], TensorIs<int64_t>({}, {e.global_step}));
     for (size_t k = 0; k < e.slots.size(); ++k) {
-      EXPECT_THAT(out[4 + k], TensorNear(Literal<float>({2}, e.slots[k]), 2e-6, 2e-6)) << slot_names[k];
+      EXPECT_THAT(out[4 + k], TensorNear(Literal<float>({2}, e.slots[k]), 2e-6, 2e-6))
+          << slot_names[k];
     }
   }
 }

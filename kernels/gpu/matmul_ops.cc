@@ -124,7 +124,7 @@ class BatchMatMulOp : public OpKernel {
     if (Strided(xi, m * k, &stride_x) && Strided(yi, k * n, &stride_y)) {
       absl::MutexLock lock(&gpu->handle_mutex());
       if constexpr (kIsFloat16<T>) {
-          TW_CUBLAS_RETURN_IF_ERROR(cublasGemmStridedBatchedEx(
+        TW_CUBLAS_RETURN_IF_ERROR(cublasGemmStridedBatchedEx(
             gpu->cublas(), op_y, op_x, in, im, ik, &one, y.raw_data(), CudaDataType<T>(), ldy,
             stride_y, x.raw_data(), CudaDataType<T>(), ldx, stride_x, &zero, out->raw_data(),
             CudaDataType<T>(), in, m * n, static_cast<int>(batches), CUBLAS_COMPUTE_32F,
