@@ -7,7 +7,7 @@
 // the CPU computes half and bfloat16 nodes in float32, at the width of its
 // SIMD and BLAS paths: a derived kernel (Note [Derived kernels] in
 // framework/kernel_registry.h) converts each 16-bit input to float with
-// Eigen's vectorised conversions, runs the op's float kernel on the node
+// vectorised conversions (float16_convert.h), runs the op's float kernel on the node
 // with its 16-bit type attrs made float, and rounds each 16-bit output to
 // nearest even. As XLA's CPU backend does (it normalises bf16 to f32).
 // - Elementwise arithmetic (+ - * /, sqrt) gives TensorFlow's result bit for
@@ -40,6 +40,7 @@
 #include "framework/node_def_util.h"
 #include "framework/op_def_source.h"
 #include "framework/tensor_views.h"
+#include "kernels/cpu/float16_convert.h"
 
 namespace towerflow {
 namespace {
@@ -51,20 +52,6 @@ const std::set<std::string>& BitLevelOps() {
   static const auto* ops =
       new std::set<std::string>{"Bitcast", "DecodeRaw", "ParseTensor", "SerializeTensor"};
   return *ops;
-}
-
-// `to` = `from` converted (half or bfloat16 to float, or float back).
-void Convert(const Eigen::ThreadPoolDevice& d, const Tensor& from, Tensor* to) {
-  if (from.NumElements() == 0) return;
-  if (from.dtype() == DT_HALF) {
-    to->flat<float>().device(d) = from.flat<half>().template cast<float>();
-  } else if (from.dtype() == DT_BFLOAT16) {
-    to->flat<float>().device(d) = from.flat<bfloat16>().template cast<float>();
-  } else if (to->dtype() == DT_HALF) {
-    to->flat<half>().device(d) = from.flat<float>().template cast<half>();
-  } else {
-    to->flat<bfloat16>().device(d) = from.flat<float>().template cast<bfloat16>();
-  }
 }
 
 DataTypeVector Widened(const DataTypeVector& types) {
@@ -114,7 +101,7 @@ class Float16ViaFloatOp : public OpKernel {
       const Tensor& in = ctx->input(i);
       if (IsFloat16(input_types_[i])) {
         TW_ASSIGN_OR_RETURN(values[i], ctx->allocate_temp(DT_FLOAT, in.shape()));
-        Convert(d, in, &values[i]);
+        ConvertFloat16(d, in, &values[i]);
       } else {
         values[i] = in;
       }
@@ -143,7 +130,7 @@ class Float16ViaFloatOp : public OpKernel {
         continue;
       }
       TW_ASSIGN_OR_RETURN(Tensor * rounded, ctx->allocate_output(o, out.tensor.shape()));
-      Convert(d, out.tensor, rounded);
+      ConvertFloat16(d, out.tensor, rounded);
     }
     return absl::OkStatus();
   }

@@ -13,6 +13,7 @@
 #include "framework/tensor_views.h"
 #include "kernels/bcast.h"
 #include "kernels/cpu/cwise_ops.h"
+#include "kernels/cpu/float16_convert.h"
 #include "kernels/kernel_util.h"
 
 namespace towerflow {
@@ -373,9 +374,11 @@ class CastOp : public OpKernel {
         using D = decltype(t);
         if constexpr (kCastable<S> && kCastable<D>) {
           fn_ = [](const Eigen::ThreadPoolDevice& d, const Tensor& in, Tensor* out) {
-            if constexpr (kIsFloatingPoint<S> && kIsFloatingPoint<D> &&
-                          (kIsFloat16<S> != kIsFloat16<D>)) {
-              // Eigen's vectorised conversions (F16C, AVX-512 BF16).
+            if constexpr ((kIsFloat16<S> && std::is_same_v<D, float>) ||
+                          (std::is_same_v<S, float> && kIsFloat16<D>)) {
+              ConvertFloat16(d, in, out);  // vectorised (float16_convert.h)
+            } else if constexpr (kIsFloatingPoint<S> && kIsFloatingPoint<D> &&
+                                 (kIsFloat16<S> != kIsFloat16<D>)) {
               out->flat<D>().device(d) = in.flat<S>().template cast<D>();
             } else {
               out->flat<D>().device(d) = in.flat<S>().unaryExpr(CastFn<S, D>());
