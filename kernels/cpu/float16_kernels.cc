@@ -26,6 +26,7 @@
 //   own files), list(type) attrs, and ops whose meaning is the bits
 //   (kBitLevelOps).
 // The derived kernel is as thread-safe as the float one it holds.
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
