@@ -27,12 +27,16 @@ std::string PrecisionName(Precision precision) {
   return "float32";
 }
 
-void SetPrecision(Precision precision, SessionOptions* options, Params* params) {
+void SetPrecision(Precision precision, SessionOptions* options) {
   MixedPrecisionOptions& mixed = options->optimizer.mixed_precision;
   mixed.dtype = precision == Precision::kMixedFloat16    ? DT_HALF
                 : precision == Precision::kMixedBfloat16 ? DT_BFLOAT16
                                                          : DT_INVALID;
   mixed.device_types = {kDeviceCpu, kDeviceGpu};
+}
+
+void SetPrecision(Precision precision, SessionOptions* options, Params* params) {
+  SetPrecision(precision, options);
   params->values["precision"] = static_cast<double>(precision);
 }
 
@@ -44,9 +48,14 @@ Precision PrecisionOf(const Params& params) {
 }
 
 std::shared_ptr<train::Optimizer> MixedPrecisionOptimizer(
-    const Params& params, std::shared_ptr<train::Optimizer> optimizer) {
-  if (PrecisionOf(params) != Precision::kMixedFloat16) return optimizer;
+    Precision precision, std::shared_ptr<train::Optimizer> optimizer) {
+  if (precision != Precision::kMixedFloat16) return optimizer;
   return std::make_shared<train::LossScaleOptimizer>(std::move(optimizer));
+}
+
+std::shared_ptr<train::Optimizer> MixedPrecisionOptimizer(
+    const Params& params, std::shared_ptr<train::Optimizer> optimizer) {
+  return MixedPrecisionOptimizer(PrecisionOf(params), std::move(optimizer));
 }
 
 }  // namespace towerflow

@@ -34,15 +34,19 @@ absl::StatusOr<Precision> ParsePrecision(absl::string_view name);
 std::string PrecisionName(Precision precision);
 
 // Sets the session's rewrite for `precision` on every device type (the CPU
-// too: asking for it is the explicit request the rewrite's options want)
-// and records the precision in `params` ("precision") for the model_fn.
+// too: asking for it is the explicit request the rewrite's options want).
+void SetPrecision(Precision precision, SessionOptions* options);
+// The same, and records the precision in `params` ("precision") for the
+// model_fn.
 void SetPrecision(Precision precision, SessionOptions* options, Params* params);
 
 // The precision SetPrecision recorded (float32 when none).
 Precision PrecisionOf(const Params& params);
 
 // `optimizer` in a dynamic LossScaleOptimizer under mixed_float16, as is
-// otherwise.
+// otherwise; the second form under PrecisionOf(params).
+std::shared_ptr<train::Optimizer> MixedPrecisionOptimizer(
+    Precision precision, std::shared_ptr<train::Optimizer> optimizer);
 std::shared_ptr<train::Optimizer> MixedPrecisionOptimizer(
     const Params& params, std::shared_ptr<train::Optimizer> optimizer);
 

@@ -109,6 +109,18 @@ void RegisterKernelDeriver(KernelDeriver deriver) {
   r.derivers.push_back(std::move(deriver));
 }
 
+bool AnyKernelTakes(const std::vector<const KernelDef*>& kernels, const std::string& attr,
+                    DataType dtype) {
+  for (const KernelDef* k : kernels) {
+    auto it = k->type_constraints.find(attr);
+    if (it == k->type_constraints.end() ||
+        std::find(it->second.begin(), it->second.end(), dtype) != it->second.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 absl::StatusOr<const KernelDef*> FindKernelDef(const std::string& device_type,
                                                const NodeDef& node_def) {
   Registry& r = GlobalRegistry();

@@ -124,6 +124,11 @@ void RegisterTypedKernels(const KernelDefBuilder& builder, const std::string& at
 using KernelDeriver = std::function<void(const std::vector<const KernelDef*>& kernels)>;
 void RegisterKernelDeriver(KernelDeriver deriver);
 
+// Whether one of `kernels` takes `dtype` for its type attr `attr` (a kernel
+// without a constraint on `attr` takes every type).
+bool AnyKernelTakes(const std::vector<const KernelDef*>& kernels, const std::string& attr,
+                    DataType dtype);
+
 // The kernel for `node_def` on `device_type`, or Unimplemented.
 absl::StatusOr<const KernelDef*> FindKernelDef(const std::string& device_type,
                                                const NodeDef& node_def);

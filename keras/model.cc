@@ -206,15 +206,6 @@ const std::vector<std::string>& Model::LogNames() const { return compiled_->log_
 
 namespace {
 
-// The optimizer under the policy the model was compiled with: in a dynamic
-// loss scale under mixed_float16, as Keras's compile wraps it.
-std::shared_ptr<train::Optimizer> PolicyOptimizer(const Compiled& compiled,
-                                                  std::shared_ptr<train::Optimizer> optimizer) {
-  Params params;
-  params.values["precision"] = static_cast<double>(compiled.precision);
-  return MixedPrecisionOptimizer(params, std::move(optimizer));
-}
-
 // The compiled losses of `outputs` against `targets`: each, and their
 // weighted sum.
 struct Losses {
@@ -358,8 +349,10 @@ absl::Status Model::SetRandomSeed(int64_t seed) {
 absl::StatusOr<ModelFn> Model::ToModelFn() const {
   TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
-  return TopologyModelFn(topology_, PolicyOptimizer(*compiled_, compiled_->optimizer), compiled_,
-                         nullptr);
+  // Under mixed_float16, in a loss scale, as Keras's compile wraps it.
+  return TopologyModelFn(topology_,
+                         MixedPrecisionOptimizer(compiled_->precision, compiled_->optimizer),
+                         compiled_, nullptr);
 }
 
 // ---- Building -------------------------------------------------------------------------
@@ -485,8 +478,7 @@ absl::Status Model::Build(const TensorMap* y) {
     session_options.allow_soft_placement = true;
     if (compiled_ != nullptr) {
       session_options.replay = compiled_->replay;
-      Params unused;
-      SetPrecision(compiled_->precision, &session_options, &unused);
+      SetPrecision(compiled_->precision, &session_options);
     }
     b.session = std::make_unique<ClientSession>(root, session_options);
     TW_RETURN_IF_ERROR(carried_status_);
@@ -532,7 +524,7 @@ absl::Status Model::Build(const TensorMap* y) {
         ops::AssignVariableOp(set, b.learning_rate.handle(), b.learning_rate_feed).operation;
     optimizer = keras_optimizer.make(b.learning_rate.value(root.NewSubScope("training_rate")));
   }
-  optimizer = PolicyOptimizer(*compiled_, std::move(optimizer));
+  optimizer = MixedPrecisionOptimizer(compiled_->precision, std::move(optimizer));
   TW_ASSIGN_OR_RETURN(EstimatorSpec spec, build_spec(train_scope, ModeKeys::kTrain, optimizer));
   TW_RETURN_IF_ERROR(root.status());
   b.train_loss = spec.loss;

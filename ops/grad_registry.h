@@ -63,6 +63,17 @@ class Gradient {
   const Output& dense() const { return dense_; }
   // REQUIRES: is_sparse().
   const IndexedSlices& slices() const { return slices_; }
+  // The tensor holding its numbers: dense(), or the slices' values.
+  // REQUIRES: !is_none().
+  const Output& values() const { return sparse_ ? slices_.values : dense_; }
+  // The same kind of gradient with `values` in place of values() (the rows
+  // of a sparse one unchanged). REQUIRES: !is_none().
+  Gradient WithValues(const Output& values) const {
+    if (!sparse_) return Gradient(values);
+    IndexedSlices s = slices_;
+    s.values = values;
+    return Gradient(s);
+  }
 
  private:
   Output dense_;

@@ -203,6 +203,17 @@ const absl::flat_hash_set<std::string>& ClearList() {
   return *ops;
 }
 
+// A Cast node `name` from `from` to `to`, without inputs or device.
+NodeDef CastNode(const std::string& name, DataType from, DataType to) {
+  NodeDef cast;
+  cast.set_name(name);
+  cast.set_op("Cast");
+  SetAttrValue(from, &(*cast.mutable_attr())["SrcT"]);
+  SetAttrValue(to, &(*cast.mutable_attr())["DstT"]);
+  SetAttrValue(false, &(*cast.mutable_attr())["Truncate"]);
+  return cast;
+}
+
 // Per flat input (or output) of `node`, the name of the type attr that
 // types it ("" for fixed types and type lists).
 std::vector<std::string> ArgTypeAttrs(
@@ -394,14 +405,9 @@ class Painter {
     const std::string name =
         absl::StrCat(def_->node(src).name(), "-", port, "-", what, "-AutoMixedPrecision");
     if (made_.insert(name).second) {
-      NodeDef cast;
-      cast.set_name(name);
-      cast.set_op("Cast");
+      NodeDef cast = CastNode(name, to == DT_FLOAT ? options_.dtype : DT_FLOAT, to);
       cast.set_device(def_->node(src).device());
       cast.add_input(TensorIdString(def_->node(src).name(), port));
-      SetAttrValue(to == DT_FLOAT ? options_.dtype : DT_FLOAT, &(*cast.mutable_attr())["SrcT"]);
-      SetAttrValue(to, &(*cast.mutable_attr())["DstT"]);
-      SetAttrValue(false, &(*cast.mutable_attr())["Truncate"]);
       added->push_back(std::move(cast));
     }
     return name;
@@ -437,13 +443,7 @@ class Painter {
 // casts the rewrite inserts run on the partition's device).
 bool CastsBothWays(const std::string& device_type, DataType dtype) {
   for (const auto& [from, to] : {std::pair(DT_FLOAT, dtype), std::pair(dtype, DT_FLOAT)}) {
-    NodeDef cast;
-    cast.set_name("cast");
-    cast.set_op("Cast");
-    SetAttrValue(from, &(*cast.mutable_attr())["SrcT"]);
-    SetAttrValue(to, &(*cast.mutable_attr())["DstT"]);
-    SetAttrValue(false, &(*cast.mutable_attr())["Truncate"]);
-    if (!FindKernelDef(device_type, cast).ok()) return false;
+    if (!FindKernelDef(device_type, CastNode("cast", from, to)).ok()) return false;
   }
   return true;
 }

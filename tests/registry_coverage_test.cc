@@ -149,19 +149,6 @@ std::map<std::string, std::vector<const KernelDef*>> CpuKernels() {
   return cpu;
 }
 
-// Whether one of `kernels` takes `dtype` for `attr` (a kernel without a
-// constraint on `attr` takes every dtype).
-bool Takes(const std::vector<const KernelDef*>& kernels, const std::string& attr, DataType dtype) {
-  for (const KernelDef* k : kernels) {
-    auto it = k->type_constraints.find(attr);
-    if (it == k->type_constraints.end()) return true;
-    for (DataType t : it->second) {
-      if (t == dtype) return true;
-    }
-  }
-  return false;
-}
-
 TEST(RegistryCoverageTest, TheOpRegistryHasOps) {
   EXPECT_GT(OpRegistry::Global()->ListOps().size(), 200u);
   EXPECT_THAT(OpRegistry::Global()->registration_errors(), IsEmpty());
@@ -194,7 +181,7 @@ TEST(RegistryCoverageTest, EveryDtypeASchemaAllowsHasACpuKernelOrAReason) {
       if (attr.type() != "type") continue;
       for (int t : attr.allowed_values().list().type()) {
         const auto dtype = static_cast<DataType>(t);
-        if (Takes(kernels->second, attr.name(), dtype)) continue;
+        if (AnyKernelTakes(kernels->second, attr.name(), dtype)) continue;
         if (DtypesWithoutCpuMath().count(dtype) > 0) continue;
         if (gap != DtypeGaps().end() && attr.name() == "T" &&
             absl::c_linear_search(gap->second.dtypes, dtype)) {

@@ -48,16 +48,9 @@ std::vector<GradAndVar> LossScaleOptimizer::ComputeGradients(
   const Output reciprocal = ops::Reciprocal(scope, scale);
   for (GradAndVar& gv : grads) {
     if (gv.grad.is_none()) continue;
-    if (gv.grad.is_sparse()) {
-      IndexedSlices s = gv.grad.slices();
-      const Scope at = scope.ColocateWith(s.values);
-      s.values = ops::Mul(at, s.values, ops::Cast(at, reciprocal, s.values.type()));
-      gv.grad = s;
-    } else {
-      const Output g = gv.grad.dense();
-      const Scope at = scope.ColocateWith(g);
-      gv.grad = Output(ops::Mul(at, g, ops::Cast(at, reciprocal, g.type())));
-    }
+    const Output g = gv.grad.values();
+    const Scope at = scope.ColocateWith(g);
+    gv.grad = gv.grad.WithValues(ops::Mul(at, g, ops::Cast(at, reciprocal, g.type())));
   }
   return grads;
 }
@@ -100,7 +93,7 @@ Operation LossScaleOptimizer::ApplyGradients(const Scope& scope,
   std::vector<Output> finite_each;
   for (const GradAndVar& gv : grads_and_vars) {
     if (gv.grad.is_none()) continue;
-    const Output t = gv.grad.is_sparse() ? gv.grad.slices().values : gv.grad.dense();
+    const Output t = gv.grad.values();
     const Scope at = check.ColocateWith(t);
     finite_each.push_back(
         ops::All(at, ops::IsFinite(at, t), ops::Range(at, 0, ops::Rank(at, t), 1)));
@@ -110,16 +103,9 @@ Operation LossScaleOptimizer::ApplyGradients(const Scope& scope,
   std::vector<GradAndVar> gated = grads_and_vars;
   for (GradAndVar& gv : gated) {
     if (gv.grad.is_none()) continue;
-    if (gv.grad.is_sparse()) {
-      IndexedSlices s = gv.grad.slices();
-      const Scope at = check.ColocateWith(s.values);
-      s.values = ops::SelectV2(at, finite, s.values, ops::ZerosLike(at, s.values));
-      gv.grad = s;
-    } else {
-      const Output g = gv.grad.dense();
-      const Scope at = check.ColocateWith(g);
-      gv.grad = Output(ops::SelectV2(at, finite, g, ops::ZerosLike(at, g)));
-    }
+    const Output g = gv.grad.values();
+    const Scope at = check.ColocateWith(g);
+    gv.grad = gv.grad.WithValues(ops::SelectV2(at, finite, g, ops::ZerosLike(at, g)));
   }
   optimizer_->apply_if_ = finite;
   const Operation apply = optimizer_->ApplyGradients(scope, gated, global_step);

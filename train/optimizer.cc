@@ -118,7 +118,7 @@ absl::StatusOr<Operation> Optimizer::BuildApply(const Scope& scope,
   for (const GradAndVar* gv : with_grad) {
     const Scope update =
         apply.NewSubScope(absl::StrCat("update_", gv->var.name())).ColocateWith(gv->var.handle());
-    const Output grad = gv->grad.is_sparse() ? gv->grad.slices().values : gv->grad.dense();
+    const Output grad = gv->grad.values();
     if (grad.valid() && grad.type() != gv->var.dtype()) {
       return absl::InvalidArgumentError(
           absl::StrCat("Gradient for ", gv->var.name(), " is ", DataTypeString(grad.type()),

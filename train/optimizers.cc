@@ -181,7 +181,7 @@ absl::StatusOr<ClippedGradients> ClipByGlobalNorm(const Scope& scope,
   DataType dtype = DT_INVALID;
   for (const Gradient& g : tensors) {
     if (g.is_none()) continue;
-    const Output t = g.is_sparse() ? g.slices().values : g.dense();
+    const Output t = g.values();
     dtype = t.type();
     // l2_loss(t) = sum(t^2) / 2
     squares.push_back(ops::Mul(s, ops::L2Loss(s, t), 2.0));
@@ -195,15 +195,8 @@ absl::StatusOr<ClippedGradients> ClipByGlobalNorm(const Scope& scope,
   // clip / max(norm, clip), which is 1 when the norm is within the bound.
   Output scale = ops::RealDiv(s, clip, ops::Maximum(s, out.global_norm, clip));
   for (const Gradient& g : tensors) {
-    if (g.is_none()) {
-      out.tensors.push_back(g);
-    } else if (g.is_sparse()) {
-      IndexedSlices c = g.slices();
-      c.values = ops::Mul(s.ColocateWith(c.values), c.values, scale);
-      out.tensors.push_back(c);
-    } else {
-      out.tensors.push_back(Output(ops::Mul(s.ColocateWith(g.dense()), g.dense(), scale)));
-    }
+    out.tensors.push_back(
+        g.is_none() ? g : g.WithValues(ops::Mul(s.ColocateWith(g.values()), g.values(), scale)));
   }
   TW_RETURN_IF_ERROR(scope.status());
   return out;

@@ -162,15 +162,6 @@ bool Allows(const OpDef& op_def, const std::string& name, DataType dtype) {
   return false;
 }
 
-// Whether one of `kernels` takes `dtype` for `attr` (a kernel without a
-// constraint on it takes every type).
-bool Takes(const std::vector<const KernelDef*>& kernels, const std::string& attr, DataType dtype) {
-  return absl::c_any_of(kernels, [&](const KernelDef* k) {
-    auto it = k->type_constraints.find(attr);
-    return it == k->type_constraints.end() || absl::c_linear_search(it->second, dtype);
-  });
-}
-
 void DeriveFloat16Kernels(const std::vector<const KernelDef*>& kernels) {
   std::map<std::string, std::vector<const KernelDef*>> cpu;
   for (const KernelDef* k : kernels) {
@@ -185,7 +176,7 @@ void DeriveFloat16Kernels(const std::vector<const KernelDef*>& kernels) {
       for (const auto& [attr, allowed] : k->type_constraints) {
         if (!absl::c_linear_search(allowed, DT_FLOAT)) continue;
         for (DataType dtype : {DT_HALF, DT_BFLOAT16}) {
-          if (!Allows(*op_def, attr, dtype) || Takes(defs, attr, dtype)) continue;
+          if (!Allows(*op_def, attr, dtype) || AnyKernelTakes(defs, attr, dtype)) continue;
           KernelDefBuilder derived(op);
           derived.Device(kDeviceCpu).TypeConstraint(attr, dtype);
           for (const auto& [other, types] : k->type_constraints) {
