@@ -7,6 +7,7 @@
 // Runs as one process (bazel test) and under mpirun -np 2 and 3
 // (cluster_mpirun_test.sh).
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "runtime/client_session.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"
+#include "train/loss_scale_optimizer.h"
 #include "train/optimizers.h"
 
 namespace towerflow {
@@ -255,6 +257,108 @@ TEST(ReplicatedTrainingTest, SparseGradientsCrossProcessesAsRows) {
       }
       ASSERT_EQ(got.emb.size(), 12u);
       for (int i = 0; i < 12; ++i) EXPECT_NEAR(got.emb[i], expected.emb[i], 1e-12) << i;
+    }
+  }
+}
+
+// Under a dynamic loss scale, a gradient that is not finite in one
+// process's shard skips the step in every process: the check reads the
+// gradients summed across processes. Step 1 carries an infinite x in the
+// last row, which one process holds; every process keeps its weights and
+// momentum through it, halves the scale (8 -> 4), and doubles it again
+// after two finite steps, as one process on the global batch does.
+struct ScaledRun {
+  std::vector<double> w, b;
+  float scale = 0;
+  int64_t global_step = -1;
+};
+
+ScaledRun TrainScaled(const ReplicateOptions& options, int first, int rows) {
+  ScaledRun run;
+  auto scaled = std::make_shared<train::LossScaleOptimizer>(
+      std::make_shared<train::MomentumOptimizer>(0.1, 0.9), train::LossScale::Dynamic(8, 2, 2));
+  const ModelFn model = [scaled](const Scope& s, const FeatureMap& features,
+                                 const FeatureMap& labels, ModeKeys mode, const Params&) {
+    const Scope dense = s.WithVariableScope("dense");
+    Variable w =
+        GetVariable(dense, "w", TensorShape({3, 1}), DT_DOUBLE, initializers::Constant(0.5));
+    Variable b = GetVariable(dense, "b", TensorShape({1}), DT_DOUBLE, initializers::Constant(0.1));
+    Output prediction = ops::Add(s, ops::MatMul(s, features.at("x"), w.value()), b.value());
+    EstimatorSpec spec(mode);
+    spec.loss = ops::Mean(s, ops::Square(s, ops::Sub(s, prediction, labels.at("y"))), {0, 1});
+    spec.train_op = TowerOptimizer(scaled).Minimize(s, spec.loss, train::GetOrCreateGlobalStep(s));
+    return spec;
+  };
+  absl::StatusOr<ModelFn> fn = ReplicateModelFn(model, options);
+  EXPECT_TRUE(fn.ok()) << fn.status();
+  if (!fn.ok()) return run;
+  Scope root = Scope::NewRootScope();
+  const Output x = ops::Placeholder(root, DT_DOUBLE, ops::Placeholder::Shape({-1, 3}));
+  const Output y = ops::Placeholder(root, DT_DOUBLE, ops::Placeholder::Shape({-1, 1}));
+  const EstimatorSpec spec = (*fn)(root, {{"x", x}}, {{"y", y}}, ModeKeys::kTrain, Params());
+  EXPECT_TRUE(root.ok()) << root.status();
+  if (!root.ok()) return run;
+  SessionOptions session_options;
+  session_options.device_count["CPU"] = 2;
+  ClientSession session(root, session_options);
+  std::vector<Tensor> out;
+  TW_EXPECT_OK(session.Run({}, {}, {GlobalVariablesInitializer(root)}, &out));
+  TW_EXPECT_OK(session.Run({}, {}, {LocalVariablesInitializer(root)}, &out));
+  for (int step = 0; step < 4; ++step) {
+    std::vector<double> xs(kX.begin() + 3 * first, kX.begin() + 3 * (first + rows));
+    if (step == 1 && first + rows == kRows) xs.back() = INFINITY;
+    const absl::Status st = session.Run(
+        {{x, Literal<double>({rows, 3}, xs)},
+         {y, Literal<double>({rows, 1},
+                             std::vector<double>(kY.begin() + first, kY.begin() + first + rows))}},
+        {}, {spec.train_op}, &out);
+    EXPECT_TRUE(st.ok()) << st;
+    if (!st.ok()) return run;
+  }
+  const Scope read = root.NewSubScope("read");
+  TW_EXPECT_OK(session.Run(
+      {scaled->current_loss_scale().value(read), train::GetGlobalStep(*root.graph())->value(read)},
+      &out));
+  run.scale = out[0].data<float>()[0];
+  run.global_step = out[1].data<int64_t>()[0];
+  for (const Variable& v : GetVariables(*root.graph(), GraphKeys::kTrainableVariables)) {
+    EXPECT_TRUE(session.Run({v.value(read)}, &out).ok());
+    std::vector<double>& dst = v.name() == "dense/w" ? run.w : run.b;
+    dst.assign(out[0].data<double>(), out[0].data<double>() + out[0].NumElements());
+  }
+  return run;
+}
+
+TEST(ReplicatedTrainingTest, ALossScaleSkipsTheSameStepsInEveryProcess) {
+  absl::StatusOr<Cluster*> cluster = Cluster::Get();
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const int n = (*cluster)->size(), rank = (*cluster)->rank();
+  const int rows = kRows / n;
+  ReplicateOptions single;
+  single.devices = {"/cpu:0"};
+  single.across_processes = false;
+  const ScaledRun expected = TrainScaled(single, 0, kRows);
+  // Steps 0, 2 and 3 applied; step 1 skipped and halved the scale, which
+  // two finite steps doubled back.
+  EXPECT_EQ(expected.global_step, 3);
+  EXPECT_EQ(expected.scale, 8.0f);
+  for (const GradientAggregation aggregation :
+       {GradientAggregation::kParameterServer, GradientAggregation::kAllReduce}) {
+    for (const std::vector<std::string>& devices :
+         {std::vector<std::string>{"/cpu:0"}, std::vector<std::string>{"/cpu:0", "/cpu:1"}}) {
+      SCOPED_TRACE(::testing::Message()
+                   << devices.size() << " towers, "
+                   << (aggregation == GradientAggregation::kAllReduce ? "all-reduce" : "ps"));
+      ReplicateOptions options;
+      options.devices = devices;
+      options.aggregation = aggregation;
+      const ScaledRun got = TrainScaled(options, rank * rows, rows);
+      EXPECT_EQ(got.global_step, expected.global_step);
+      EXPECT_EQ(got.scale, expected.scale);
+      ASSERT_EQ(got.w.size(), 3u);
+      for (int i = 0; i < 3; ++i) EXPECT_NEAR(got.w[i], expected.w[i], 1e-9) << i;
+      ASSERT_EQ(got.b.size(), 1u);
+      EXPECT_NEAR(got.b[0], expected.b[0], 1e-9);
     }
   }
 }
