@@ -261,10 +261,13 @@ class DynamicStitchOp : public OpKernel {
 }  // namespace
 
 TW_REGISTER_KERNELS(gpu_concat_ops) {
-  for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
-    RegisterKernel(
-        KernelDefBuilder("ConcatV2").Device(kDeviceGpu).Capturable().TypeConstraint("T", t).HostMemory("axis"),
-        MakeFactory<ConcatV2Op>());
+  for (DataType t : {DT_HALF, DT_BFLOAT16, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
+    RegisterKernel(KernelDefBuilder("ConcatV2")
+                       .Device(kDeviceGpu)
+                       .Capturable()
+                       .TypeConstraint("T", t)
+                       .HostMemory("axis"),
+                   MakeFactory<ConcatV2Op>());
     const auto gpu = [t](const char* op) {
       return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint("T", t);
     };
@@ -284,14 +287,16 @@ TW_REGISTER_KERNELS(gpu_concat_ops) {
     }
     for (DataType index : {DT_INT32, DT_INT64}) {
       RegisterKernel(KernelDefBuilder("GatherV2")
-                         .Device(kDeviceGpu).Capturable()
+                         .Device(kDeviceGpu)
+                         .Capturable()
                          .TypeConstraint("Tparams", t)
                          .TypeConstraint("Tindices", index)
                          .HostMemory("indices")
                          .HostMemory("axis"),
                      MakeFactory<GatherV2Op>());
       RegisterKernel(KernelDefBuilder("ResourceGather")
-                         .Device(kDeviceGpu).Capturable()
+                         .Device(kDeviceGpu)
+                         .Capturable()
                          .TypeConstraint("dtype", t)
                          .TypeConstraint("Tindices", index)
                          .HostMemory("indices"),

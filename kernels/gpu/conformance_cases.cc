@@ -412,6 +412,7 @@ std::vector<Case> AllCases() {
   AddRearrangeCases(&cases);
   AddModelOpCases(&cases);
   AddLogicCases(&cases);
+  AddFloat16Twins(&cases);
   return cases;
 }
 

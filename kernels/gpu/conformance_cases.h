@@ -66,6 +66,9 @@ void AddModelOpCases(std::vector<Case>* cases);
 // Comparisons, selects and the int32 shape arithmetic of GPU nodes
 // (conformance_logic_cases.cc).
 void AddLogicCases(std::vector<Case>* cases);
+// half and bfloat16 twins of the float cases of the ops mixed precision
+// moves to 16 bits (conformance_float16_cases.cc).
+void AddFloat16Twins(std::vector<Case>* cases);
 
 }  // namespace conformance
 }  // namespace towerflow

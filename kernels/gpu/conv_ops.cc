@@ -244,17 +244,6 @@ absl::StatusOr<ConvDescriptors> Describe(const Window2D& w, int64_t oc, int64_t 
 // back (LaunchTranspose4 permutations).
 constexpr int kToOihw[4] = {3, 2, 0, 1}, kFromOihw[4] = {2, 3, 1, 0};
 
-// The element type the layout kernels move: the bits of a 16-bit type.
-template <typename T>
-using Moved = std::conditional_t<kIsFloat16<T>, uint16_t, T>;
-template <typename T>
-const Moved<T>* Bits(const Tensor& t) {
-  return static_cast<const Moved<T>*>(t.raw_data());
-}
-template <typename T>
-Moved<T>* Bits(Tensor& t) {
-  return static_cast<Moved<T>*>(t.raw_data());
-}
 constexpr int kNhwcToNchw[4] = {0, 3, 1, 2}, kNchwToNhwc[4] = {0, 2, 3, 1};
 
 template <typename T, ConvPass kPass, bool kDepthwise = false>

@@ -16,16 +16,20 @@ namespace towerflow {
 namespace gpu {
 namespace {
 
+// The maths kernels read T as DeviceValue<T> says: the 16-bit floats
+// widened to float for F, the result rounded once.
 template <typename T, typename F>
 __global__ void UnaryKernel(const T* x, T* y, int64_t n) {
   const F f;
-  TW_GRID_LOOP(i, n) { y[i] = f(x[i]); }
+  TW_GRID_LOOP(i, n) { y[i] = DeviceValue<T>::Narrow(f(DeviceValue<T>::Widen(x[i]))); }
 }
 
 template <typename T, typename Out, typename F>
 __global__ void BinaryKernel(const T* x, const T* y, Out* z, int64_t n) {
   const F f;
-  TW_GRID_LOOP(i, n) { z[i] = f(x[i], y[i]); }
+  TW_GRID_LOOP(i, n) {
+    z[i] = DeviceValue<Out>::Narrow(f(DeviceValue<T>::Widen(x[i]), DeviceValue<T>::Widen(y[i])));
+  }
 }
 
 template <typename T, typename Out, typename F>
@@ -39,7 +43,7 @@ __global__ void BroadcastBinaryKernel(const T* x, const T* y, Out* z, int64_t n,
       xi += k * b.x_strides[d];
       yi += k * b.y_strides[d];
     }
-    z[i] = f(x[xi], y[yi]);
+    z[i] = DeviceValue<Out>::Narrow(f(DeviceValue<T>::Widen(x[xi]), DeviceValue<T>::Widen(y[yi])));
   }
 }
 
@@ -77,13 +81,21 @@ __global__ void BroadcastCopyKernel(const T* x, T* out, int64_t n, Broadcast b) 
 }
 
 template <typename T>
-__global__ void LeakyReluKernel(const T* x, T* y, int64_t n, T alpha) {
-  TW_GRID_LOOP(i, n) { y[i] = x[i] > T(0) ? x[i] : x[i] * alpha; }
+__global__ void LeakyReluKernel(const T* x, T* y, int64_t n, MathOf<T> alpha) {
+  using V = DeviceValue<T>;
+  TW_GRID_LOOP(i, n) {
+    const MathOf<T> v = V::Widen(x[i]);
+    y[i] = V::Narrow(v > MathOf<T>(0) ? v : v * alpha);
+  }
 }
 
 template <typename T>
-__global__ void LeakyReluGradKernel(const T* g, const T* f, T* out, int64_t n, T alpha) {
-  TW_GRID_LOOP(i, n) { out[i] = f[i] > T(0) ? g[i] : g[i] * alpha; }
+__global__ void LeakyReluGradKernel(const T* g, const T* f, T* out, int64_t n, MathOf<T> alpha) {
+  using V = DeviceValue<T>;
+  TW_GRID_LOOP(i, n) {
+    const MathOf<T> v = V::Widen(g[i]);
+    out[i] = V::Narrow(V::Widen(f[i]) > MathOf<T>(0) ? v : v * alpha);
+  }
 }
 
 template <typename T>
@@ -170,17 +182,18 @@ cudaError_t LaunchBroadcastCopy(const T* x, T* out, int64_t n, const Broadcast& 
 }
 
 template <typename T>
-cudaError_t LaunchLeakyRelu(const T* x, T* y, int64_t n, T alpha, cudaStream_t stream) {
+cudaError_t LaunchLeakyRelu(const T* x, T* y, int64_t n, float alpha, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  LeakyReluKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, y, n, alpha);
+  LeakyReluKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, y, n, MathOf<T>(alpha));
   return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t LaunchLeakyReluGrad(const T* g, const T* features, T* out, int64_t n, T alpha,
+cudaError_t LaunchLeakyReluGrad(const T* g, const T* features, T* out, int64_t n, float alpha,
                                 cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  LeakyReluGradKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(g, features, out, n, alpha);
+  LeakyReluGradKernel<T>
+      <<<GridSize(n), kThreadsPerBlock, 0, stream>>>(g, features, out, n, MathOf<T>(alpha));
   return cudaGetLastError();
 }
 
@@ -229,11 +242,12 @@ cudaError_t LaunchCastFromFloat16(const uint16_t* in, float* out, int64_t n, Flo
 
 // The functors the GPU kernels register (kernels/gpu/cwise_ops.cc, and
 // L2Loss, AddN and BiasAdd).
+// T as the launch takes it; the functors on MathOf<T>.
 #define TW_INSTANTIATE_UNARY(T, F) \
-  template cudaError_t LaunchUnary<T, functor::F<T>>(const T*, T*, int64_t, cudaStream_t);
-#define TW_INSTANTIATE_BINARY(T, F)                                                    \
-  template cudaError_t LaunchBinary<T, functor::F<T>>(const T*, const T*, T*, int64_t, \
-                                                      const Broadcast*, cudaStream_t);
+  template cudaError_t LaunchUnary<T, functor::F<MathOf<T>>>(const T*, T*, int64_t, cudaStream_t);
+#define TW_INSTANTIATE_BINARY(T, F)                                                            \
+  template cudaError_t LaunchBinary<T, functor::F<MathOf<T>>>(const T*, const T*, T*, int64_t, \
+                                                              const Broadcast*, cudaStream_t);
 #define TW_INSTANTIATE_CWISE(T)               \
   TW_INSTANTIATE_UNARY(T, Neg)                \
   TW_INSTANTIATE_UNARY(T, Abs)                \
@@ -269,24 +283,33 @@ cudaError_t LaunchCastFromFloat16(const uint16_t* in, float* out, int64_t n, Flo
   TW_INSTANTIATE_BINARY(T, SeluGrad)
 TW_INSTANTIATE_CWISE(float)
 TW_INSTANTIATE_CWISE(double)
+TW_INSTANTIATE_CWISE(HalfBits)
+TW_INSTANTIATE_CWISE(Bfloat16Bits)
 #undef TW_INSTANTIATE_CWISE
 #undef TW_INSTANTIATE_BINARY
 #undef TW_INSTANTIATE_UNARY
 
-#define TW_INSTANTIATE(T)                                                                        \
-  template cudaError_t LaunchLeakyRelu<T>(const T*, T*, int64_t, T, cudaStream_t);               \
-  template cudaError_t LaunchLeakyReluGrad<T>(const T*, const T*, T*, int64_t, T, cudaStream_t); \
-  template cudaError_t LaunchFill<T>(const T*, T*, int64_t, cudaStream_t);                       \
-  template cudaError_t LaunchFillConstant<T>(T, T*, int64_t, cudaStream_t);                      \
-  template cudaError_t LaunchBroadcastCopy<T>(const T*, T*, int64_t, const Broadcast&,           \
+#define TW_INSTANTIATE(T)                                                              \
+  template cudaError_t LaunchLeakyRelu<T>(const T*, T*, int64_t, float, cudaStream_t); \
+  template cudaError_t LaunchLeakyReluGrad<T>(const T*, const T*, T*, int64_t, float, cudaStream_t);
+TW_INSTANTIATE(float)
+TW_INSTANTIATE(double)
+TW_INSTANTIATE(HalfBits)
+TW_INSTANTIATE(Bfloat16Bits)
+#undef TW_INSTANTIATE
+#define TW_INSTANTIATE(T)                                                              \
+  template cudaError_t LaunchFill<T>(const T*, T*, int64_t, cudaStream_t);             \
+  template cudaError_t LaunchFillConstant<T>(T, T*, int64_t, cudaStream_t);            \
+  template cudaError_t LaunchBroadcastCopy<T>(const T*, T*, int64_t, const Broadcast&, \
                                               cudaStream_t);
 TW_INSTANTIATE(float)
 TW_INSTANTIATE(double)
+TW_INSTANTIATE(uint16_t)  // the bits of half and bfloat16
 #undef TW_INSTANTIATE
 
-#define TW_INSTANTIATE_COMPARE(T, F)                                                       \
-  template cudaError_t LaunchCompare<T, functor::F<T>>(const T*, const T*, bool*, int64_t, \
-                                                       const Broadcast*, cudaStream_t);
+#define TW_INSTANTIATE_COMPARE(T, F)                                                               \
+  template cudaError_t LaunchCompare<T, functor::F<MathOf<T>>>(const T*, const T*, bool*, int64_t, \
+                                                               const Broadcast*, cudaStream_t);
 #define TW_INSTANTIATE_COMPARES(T)     \
   TW_INSTANTIATE_COMPARE(T, Equal)     \
   TW_INSTANTIATE_COMPARE(T, NotEqual)  \
@@ -297,6 +320,8 @@ TW_INSTANTIATE(double)
 TW_INSTANTIATE_COMPARES(float)
 TW_INSTANTIATE_COMPARES(double)
 TW_INSTANTIATE_COMPARES(int64_t)
+TW_INSTANTIATE_COMPARES(HalfBits)
+TW_INSTANTIATE_COMPARES(Bfloat16Bits)
 #undef TW_INSTANTIATE_COMPARES
 #undef TW_INSTANTIATE_COMPARE
 

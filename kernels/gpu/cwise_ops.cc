@@ -1,8 +1,10 @@
 // GPU elementwise kernels: unary maths, binary maths and comparisons with
 // NumPy broadcasting (BCast's collapsed shapes as strides) and AddN, each
 // op's maths the functor of kernels/cwise_functors.h that the CPU kernels
-// use; LeakyRelu with its alpha; Select and SelectV2. The CPU kernels are
-// their reference (see gpu_conformance_test).
+// use; LeakyRelu with its alpha; Select and SelectV2. half and bfloat16
+// compute in float32 and round each result once, as the CPU's 16-bit
+// kernels do (kernels/cpu/float16_kernels.cc). The CPU kernels are their
+// reference (see gpu_conformance_test).
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -29,8 +31,8 @@ class UnaryOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
     const Tensor& x = ctx->input(0);
     TW_ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
-    TW_CUDA_RETURN_IF_ERROR(
-        (LaunchUnary<T, F>(x.data<T>(), y->data<T>(), x.NumElements(), gpu->compute_stream())));
+    TW_CUDA_RETURN_IF_ERROR((LaunchUnary<OnGpu<T>, F>(GpuData<T>(x), GpuData<T>(*y),
+                                                      x.NumElements(), gpu->compute_stream())));
     return absl::OkStatus();
   }
 };
@@ -59,11 +61,11 @@ class BinaryOp : public OpKernel {
     }
     const Broadcast* plan = bcast.has_value() ? &*bcast : nullptr;
     if constexpr (std::is_same_v<Out, bool>) {
-      TW_CUDA_RETURN_IF_ERROR((LaunchCompare<T, F>(x.data<T>(), y.data<T>(), z->data<bool>(), n,
-                                                   plan, gpu->compute_stream())));
+      TW_CUDA_RETURN_IF_ERROR((LaunchCompare<OnGpu<T>, F>(
+          GpuData<T>(x), GpuData<T>(y), z->data<bool>(), n, plan, gpu->compute_stream())));
     } else {
-      TW_CUDA_RETURN_IF_ERROR((LaunchBinary<T, F>(x.data<T>(), y.data<T>(), z->data<T>(), n, plan,
-                                                  gpu->compute_stream())));
+      TW_CUDA_RETURN_IF_ERROR((LaunchBinary<OnGpu<T>, F>(
+          GpuData<T>(x), GpuData<T>(y), GpuData<T>(*z), n, plan, gpu->compute_stream())));
     }
     return absl::OkStatus();
   }
@@ -86,13 +88,14 @@ class AddNOp : public OpKernel {
     if (ctx->num_inputs() == 1) return ctx->set_output(0, first);
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, first.shape()));
     const int64_t n = first.NumElements();
+    using Add = functor::Add<GpuMath<T>>;
     TW_CUDA_RETURN_IF_ERROR(
-        (LaunchBinary<T, functor::Add<T>>(first.data<T>(), ctx->input(1).data<T>(), out->data<T>(),
-                                          n, nullptr, gpu->compute_stream())));
+        (LaunchBinary<OnGpu<T>, Add>(GpuData<T>(first), GpuData<T>(ctx->input(1)), GpuData<T>(*out),
+                                     n, nullptr, gpu->compute_stream())));
     for (int i = 2; i < ctx->num_inputs(); ++i) {
       TW_CUDA_RETURN_IF_ERROR(
-          (LaunchBinary<T, functor::Add<T>>(out->data<T>(), ctx->input(i).data<T>(), out->data<T>(),
-                                            n, nullptr, gpu->compute_stream())));
+          (LaunchBinary<OnGpu<T>, Add>(GpuData<T>(*out), GpuData<T>(ctx->input(i)),
+                                       GpuData<T>(*out), n, nullptr, gpu->compute_stream())));
     }
     return absl::OkStatus();
   }
@@ -112,14 +115,13 @@ class LeakyReluOp : public OpKernel {
                        x.shape().DebugString(), " and ", ctx->input(1).shape().DebugString()));
     }
     TW_ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
-    const T alpha = static_cast<T>(alpha_);
     if constexpr (kGrad) {
-      TW_CUDA_RETURN_IF_ERROR(LaunchLeakyReluGrad<T>(x.data<T>(), ctx->input(1).data<T>(),
-                                                     y->data<T>(), x.NumElements(), alpha,
-                                                     gpu->compute_stream()));
+      TW_CUDA_RETURN_IF_ERROR(
+          LaunchLeakyReluGrad<OnGpu<T>>(GpuData<T>(x), GpuData<T>(ctx->input(1)), GpuData<T>(*y),
+                                        x.NumElements(), alpha_, gpu->compute_stream()));
     } else {
-      TW_CUDA_RETURN_IF_ERROR(LaunchLeakyRelu<T>(x.data<T>(), y->data<T>(), x.NumElements(), alpha,
-                                                 gpu->compute_stream()));
+      TW_CUDA_RETURN_IF_ERROR(LaunchLeakyRelu<OnGpu<T>>(
+          GpuData<T>(x), GpuData<T>(*y), x.NumElements(), alpha_, gpu->compute_stream()));
     }
     return absl::OkStatus();
   }
@@ -202,59 +204,62 @@ class SelectOp : public OpKernel {
   const bool v2_;
 };
 
+// The functors on GpuMath<T>: float for the 16-bit floats.
 template <typename T>
 void RegisterCompares() {
+  using M = GpuMath<T>;
   const auto on = [](const char* op) {
     return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
   };
-  RegisterKernel(on("Equal"), MakeFactory<BinaryOp<T, bool, functor::Equal<T>>>());
-  RegisterKernel(on("NotEqual"), MakeFactory<BinaryOp<T, bool, functor::NotEqual<T>>>());
-  RegisterKernel(on("Less"), MakeFactory<BinaryOp<T, bool, functor::Less<T>>>());
-  RegisterKernel(on("LessEqual"), MakeFactory<BinaryOp<T, bool, functor::LessEqual<T>>>());
-  RegisterKernel(on("Greater"), MakeFactory<BinaryOp<T, bool, functor::Greater<T>>>());
-  RegisterKernel(on("GreaterEqual"), MakeFactory<BinaryOp<T, bool, functor::GreaterEqual<T>>>());
+  RegisterKernel(on("Equal"), MakeFactory<BinaryOp<T, bool, functor::Equal<M>>>());
+  RegisterKernel(on("NotEqual"), MakeFactory<BinaryOp<T, bool, functor::NotEqual<M>>>());
+  RegisterKernel(on("Less"), MakeFactory<BinaryOp<T, bool, functor::Less<M>>>());
+  RegisterKernel(on("LessEqual"), MakeFactory<BinaryOp<T, bool, functor::LessEqual<M>>>());
+  RegisterKernel(on("Greater"), MakeFactory<BinaryOp<T, bool, functor::Greater<M>>>());
+  RegisterKernel(on("GreaterEqual"), MakeFactory<BinaryOp<T, bool, functor::GreaterEqual<M>>>());
 }
 
 template <typename T>
 void RegisterForType() {
+  using M = GpuMath<T>;
   const auto on = [](const char* op) {
     return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
   };
-  RegisterKernel(on("Neg"), MakeFactory<UnaryOp<T, functor::Neg<T>>>());
-  RegisterKernel(on("Abs"), MakeFactory<UnaryOp<T, functor::Abs<T>>>());
-  RegisterKernel(on("Square"), MakeFactory<UnaryOp<T, functor::Square<T>>>());
-  RegisterKernel(on("Sqrt"), MakeFactory<UnaryOp<T, functor::Sqrt<T>>>());
-  RegisterKernel(on("Rsqrt"), MakeFactory<UnaryOp<T, functor::Rsqrt<T>>>());
-  RegisterKernel(on("Exp"), MakeFactory<UnaryOp<T, functor::Exp<T>>>());
-  RegisterKernel(on("Log"), MakeFactory<UnaryOp<T, functor::Log<T>>>());
-  RegisterKernel(on("Tanh"), MakeFactory<UnaryOp<T, functor::Tanh<T>>>());
-  RegisterKernel(on("Sigmoid"), MakeFactory<UnaryOp<T, functor::Sigmoid<T>>>());
-  RegisterKernel(on("Relu"), MakeFactory<UnaryOp<T, functor::Relu<T>>>());
-  RegisterKernel(on("Reciprocal"), MakeFactory<UnaryOp<T, functor::Reciprocal<T>>>());
-  RegisterKernel(on("Floor"), MakeFactory<UnaryOp<T, functor::Floor<T>>>());
-  RegisterKernel(on("Softplus"), MakeFactory<UnaryOp<T, functor::Softplus<T>>>());
-  RegisterKernel(on("Selu"), MakeFactory<UnaryOp<T, functor::Selu<T>>>());
-  RegisterKernel(on("Erf"), MakeFactory<UnaryOp<T, functor::Erf<T>>>());
-  RegisterKernel(on("Add"), MakeFactory<BinaryOp<T, T, functor::Add<T>>>());
-  RegisterKernel(on("AddV2"), MakeFactory<BinaryOp<T, T, functor::Add<T>>>());
-  RegisterKernel(on("Sub"), MakeFactory<BinaryOp<T, T, functor::Sub<T>>>());
-  RegisterKernel(on("Mul"), MakeFactory<BinaryOp<T, T, functor::Mul<T>>>());
-  RegisterKernel(on("RealDiv"), MakeFactory<BinaryOp<T, T, functor::Div<T>>>());
-  RegisterKernel(on("Div"), MakeFactory<BinaryOp<T, T, functor::Div<T>>>());
-  RegisterKernel(on("DivNoNan"), MakeFactory<BinaryOp<T, T, functor::DivNoNan<T>>>());
-  RegisterKernel(on("Maximum"), MakeFactory<BinaryOp<T, T, functor::Maximum<T>>>());
-  RegisterKernel(on("Minimum"), MakeFactory<BinaryOp<T, T, functor::Minimum<T>>>());
+  RegisterKernel(on("Neg"), MakeFactory<UnaryOp<T, functor::Neg<M>>>());
+  RegisterKernel(on("Abs"), MakeFactory<UnaryOp<T, functor::Abs<M>>>());
+  RegisterKernel(on("Square"), MakeFactory<UnaryOp<T, functor::Square<M>>>());
+  RegisterKernel(on("Sqrt"), MakeFactory<UnaryOp<T, functor::Sqrt<M>>>());
+  RegisterKernel(on("Rsqrt"), MakeFactory<UnaryOp<T, functor::Rsqrt<M>>>());
+  RegisterKernel(on("Exp"), MakeFactory<UnaryOp<T, functor::Exp<M>>>());
+  RegisterKernel(on("Log"), MakeFactory<UnaryOp<T, functor::Log<M>>>());
+  RegisterKernel(on("Tanh"), MakeFactory<UnaryOp<T, functor::Tanh<M>>>());
+  RegisterKernel(on("Sigmoid"), MakeFactory<UnaryOp<T, functor::Sigmoid<M>>>());
+  RegisterKernel(on("Relu"), MakeFactory<UnaryOp<T, functor::Relu<M>>>());
+  RegisterKernel(on("Reciprocal"), MakeFactory<UnaryOp<T, functor::Reciprocal<M>>>());
+  RegisterKernel(on("Floor"), MakeFactory<UnaryOp<T, functor::Floor<M>>>());
+  RegisterKernel(on("Softplus"), MakeFactory<UnaryOp<T, functor::Softplus<M>>>());
+  RegisterKernel(on("Selu"), MakeFactory<UnaryOp<T, functor::Selu<M>>>());
+  RegisterKernel(on("Erf"), MakeFactory<UnaryOp<T, functor::Erf<M>>>());
+  RegisterKernel(on("Add"), MakeFactory<BinaryOp<T, T, functor::Add<M>>>());
+  RegisterKernel(on("AddV2"), MakeFactory<BinaryOp<T, T, functor::Add<M>>>());
+  RegisterKernel(on("Sub"), MakeFactory<BinaryOp<T, T, functor::Sub<M>>>());
+  RegisterKernel(on("Mul"), MakeFactory<BinaryOp<T, T, functor::Mul<M>>>());
+  RegisterKernel(on("RealDiv"), MakeFactory<BinaryOp<T, T, functor::Div<M>>>());
+  RegisterKernel(on("Div"), MakeFactory<BinaryOp<T, T, functor::Div<M>>>());
+  RegisterKernel(on("DivNoNan"), MakeFactory<BinaryOp<T, T, functor::DivNoNan<M>>>());
+  RegisterKernel(on("Maximum"), MakeFactory<BinaryOp<T, T, functor::Maximum<M>>>());
+  RegisterKernel(on("Minimum"), MakeFactory<BinaryOp<T, T, functor::Minimum<M>>>());
   RegisterKernel(on("SquaredDifference"),
-                 MakeFactory<BinaryOp<T, T, functor::SquaredDifference<T>>>());
-  RegisterKernel(on("FloorDiv"), MakeFactory<BinaryOp<T, T, functor::FloorDiv<T>>>());
-  RegisterKernel(on("Mod"), MakeFactory<BinaryOp<T, T, functor::Mod<T>>>());
-  RegisterKernel(on("FloorMod"), MakeFactory<BinaryOp<T, T, functor::FloorMod<T>>>());
-  RegisterKernel(on("Pow"), MakeFactory<BinaryOp<T, T, functor::Pow<T>>>());
-  RegisterKernel(on("ReluGrad"), MakeFactory<BinaryOp<T, T, functor::ReluGrad<T>>>());
-  RegisterKernel(on("TanhGrad"), MakeFactory<BinaryOp<T, T, functor::TanhGrad<T>>>());
-  RegisterKernel(on("SigmoidGrad"), MakeFactory<BinaryOp<T, T, functor::SigmoidGrad<T>>>());
-  RegisterKernel(on("SoftplusGrad"), MakeFactory<BinaryOp<T, T, functor::SoftplusGrad<T>>>());
-  RegisterKernel(on("SeluGrad"), MakeFactory<BinaryOp<T, T, functor::SeluGrad<T>>>());
+                 MakeFactory<BinaryOp<T, T, functor::SquaredDifference<M>>>());
+  RegisterKernel(on("FloorDiv"), MakeFactory<BinaryOp<T, T, functor::FloorDiv<M>>>());
+  RegisterKernel(on("Mod"), MakeFactory<BinaryOp<T, T, functor::Mod<M>>>());
+  RegisterKernel(on("FloorMod"), MakeFactory<BinaryOp<T, T, functor::FloorMod<M>>>());
+  RegisterKernel(on("Pow"), MakeFactory<BinaryOp<T, T, functor::Pow<M>>>());
+  RegisterKernel(on("ReluGrad"), MakeFactory<BinaryOp<T, T, functor::ReluGrad<M>>>());
+  RegisterKernel(on("TanhGrad"), MakeFactory<BinaryOp<T, T, functor::TanhGrad<M>>>());
+  RegisterKernel(on("SigmoidGrad"), MakeFactory<BinaryOp<T, T, functor::SigmoidGrad<M>>>());
+  RegisterKernel(on("SoftplusGrad"), MakeFactory<BinaryOp<T, T, functor::SoftplusGrad<M>>>());
+  RegisterKernel(on("SeluGrad"), MakeFactory<BinaryOp<T, T, functor::SeluGrad<M>>>());
   RegisterKernel(on("AddN"), MakeFactory<AddNOp<T>>());
   RegisterKernel(on("LeakyRelu"), MakeFactory<LeakyReluOp<T, false>>());
   RegisterKernel(on("LeakyReluGrad"), MakeFactory<LeakyReluOp<T, true>>());
@@ -263,11 +268,15 @@ void RegisterForType() {
 TW_REGISTER_KERNELS(gpu_cwise) {
   RegisterForType<float>();
   RegisterForType<double>();
+  RegisterForType<half>();
+  RegisterForType<bfloat16>();
   RegisterCompares<float>();
   RegisterCompares<double>();
   RegisterCompares<int64_t>();
+  RegisterCompares<half>();
+  RegisterCompares<bfloat16>();
   // int32 selects run on the host (kernels/cpu/cwise_unary_ops.cc).
-  for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
+  for (DataType t : {DT_HALF, DT_BFLOAT16, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
     const auto on = [t](const char* op) {
       return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint("T", t);
     };

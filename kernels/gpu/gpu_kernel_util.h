@@ -8,20 +8,63 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "core/float16.h"
 #include "core/status_macros.h"
 #include "framework/gpu/cuda_status.h"
 #include "framework/gpu/gpu_device.h"
 #include "framework/kernel.h"
 #include "framework/kernel_context.h"
+#include "framework/tensor.h"
 #include "kernels/bcast.h"
 #include "kernels/gpu/launch.h"
 
 namespace towerflow {
 namespace gpu {
+
+// An element of T as the math kernels of launch.h take it: the 16-bit
+// floats as HalfBits / Bfloat16Bits, every other type as itself; and the
+// type the kernels compute in (GpuMath: float for the 16-bit floats), whose
+// functors (kernels/cwise_functors.h) they apply.
+template <typename T>
+using OnGpu = std::conditional_t<std::is_same_v<T, half>, HalfBits,
+                                 std::conditional_t<std::is_same_v<T, bfloat16>, Bfloat16Bits, T>>;
+template <typename T>
+using GpuMath = std::conditional_t<kIsFloat16<T>, float, T>;
+
+// A tensor's elements of T, typed for the launchers.
+template <typename T>
+const OnGpu<T>* GpuData(const Tensor& t) {
+  static_assert(sizeof(OnGpu<T>) == sizeof(T));
+  return reinterpret_cast<const OnGpu<T>*>(t.data<T>());
+}
+template <typename T>
+OnGpu<T>* GpuData(Tensor& t) {
+  return reinterpret_cast<OnGpu<T>*>(t.data<T>());
+}
+
+// The element type the kernels that only move data take: the bits of a
+// 16-bit type, every other type as itself; and a value of T as those bits.
+template <typename T>
+using Moved = std::conditional_t<kIsFloat16<T>, uint16_t, T>;
+template <typename T>
+const Moved<T>* Bits(const Tensor& t) {
+  return static_cast<const Moved<T>*>(t.raw_data());
+}
+template <typename T>
+Moved<T>* Bits(Tensor& t) {
+  return static_cast<Moved<T>*>(t.raw_data());
+}
+template <typename T>
+Moved<T> BitsOf(T value) {
+  Moved<T> bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
 
 // Note [Capturable GPU kernels]
 // Every GPU kernel is declared capturable (KernelDef::capturable), so that a

@@ -322,8 +322,10 @@ class ResizeNearestGradOp : public OpKernel {
 }  // namespace
 
 TW_REGISTER_KERNELS(gpu_index_ops) {
-  const auto gpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceGpu).Capturable(); };
-  for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
+  const auto gpu = [](const char* op) {
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable();
+  };
+  for (DataType t : {DT_HALF, DT_BFLOAT16, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
     for (DataType index : {DT_INT32, DT_INT64}) {
       RegisterKernel(gpu("GatherNd")
                          .TypeConstraint("Tparams", t)
@@ -370,7 +372,7 @@ TW_REGISTER_KERNELS(gpu_index_ops) {
   RegisterScatterKernels(kDeviceGpu, DT_FLOAT, false, ScatterArithmetic<float>);
   RegisterScatterKernels(kDeviceGpu, DT_DOUBLE, false, ScatterArithmetic<double>);
   RegisterScatterKernels(kDeviceGpu, DT_INT64, false, ScatterArithmetic<int64_t>);
-  for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
+  for (DataType t : {DT_HALF, DT_BFLOAT16, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
     RegisterScatterKernels(kDeviceGpu, t, true, ScatterAssign);
   }
   RegisterTypedKernels<ResizeBilinearOp, float, double>(gpu("ResizeBilinear").HostMemory("size"),

@@ -38,8 +38,22 @@ struct Broadcast {
 
 enum class ReduceFn { kSum, kMax, kMin, kProd };
 
+// half and bfloat16 as the math kernels take them: their bits, which the
+// kernels widen to float32, compute on, and round back to nearest even
+// (cuda_util.cu.h's DeviceValue). The OpKernels pass Eigen's types as these
+// (gpu_kernel_util.h's OnGpu and GpuData).
+struct HalfBits {
+  uint16_t bits;
+};
+struct Bfloat16Bits {
+  uint16_t bits;
+};
+
 // y[i] = F()(x[i]) for a functor of kernels/cwise_functors.h; instantiated
-// in cwise_kernels.cu.cc for the functors the GPU kernels use.
+// in cwise_kernels.cu.cc for the functors the GPU kernels use. T float and
+// double with F's on T, HalfBits and Bfloat16Bits with F's on float (the
+// maths in float32, each result rounded once); so for the binary maths and
+// comparisons below.
 template <typename T, typename F>
 cudaError_t LaunchUnary(const T* x, T* y, int64_t n, cudaStream_t stream);
 
@@ -72,9 +86,11 @@ cudaError_t LaunchSelect(const bool* condition, const T* t, const T* e, T* out, 
                          const SelectBroadcast* bcast, cudaStream_t stream);
 
 // out[o, i] = reduce over r of in[o, r, i], times `scale` (1/r for a mean).
-template <typename T>
-cudaError_t LaunchReduce(ReduceFn fn, const T* in, T* out, int64_t outer, int64_t reduce,
-                         int64_t inner, T scale, cudaStream_t stream);
+// In and Out: float, double, or a 16-bit type (accumulated in float) in or
+// out with float on the other side.
+template <typename In, typename Out = In>
+cudaError_t LaunchReduce(ReduceFn fn, const In* in, Out* out, int64_t outer, int64_t reduce,
+                         int64_t inner, double scale, cudaStream_t stream);
 
 // Row-wise over [rows, cols]: softmax (or log-softmax).
 template <typename T>
@@ -93,11 +109,11 @@ cudaError_t LaunchSparseSoftmaxXent(const T* logits, const Index* labels, T* los
                                     int64_t rows, int64_t cols, cudaStream_t stream);
 
 // LeakyRelu: y = x where x > 0, else alpha * x; LeakyReluGrad(g, features):
-// out = g where features > 0, else alpha * g.
+// out = g where features > 0, else alpha * g. T as LaunchUnary's.
 template <typename T>
-cudaError_t LaunchLeakyRelu(const T* x, T* y, int64_t n, T alpha, cudaStream_t stream);
+cudaError_t LaunchLeakyRelu(const T* x, T* y, int64_t n, float alpha, cudaStream_t stream);
 template <typename T>
-cudaError_t LaunchLeakyReluGrad(const T* g, const T* features, T* out, int64_t n, T alpha,
+cudaError_t LaunchLeakyReluGrad(const T* g, const T* features, T* out, int64_t n, float alpha,
                                 cudaStream_t stream);
 
 // out[i] = value (read from device memory).
@@ -324,7 +340,9 @@ cudaError_t LaunchMaxPoolGrad(const PoolShape& p, const T* in, const T* dy, T* d
 template <typename T>
 cudaError_t LaunchAvgPoolGrad(const PoolShape& p, const T* dy, T* dx, cudaStream_t stream);
 
-// ---- Normalisation (norm_kernels.cu.cc), float ----
+// ---- Normalisation (norm_kernels.cu.cc) ----
+// LRN in float; batch norm's data (x, y, dy, dx) of T float, HalfBits or
+// Bfloat16Bits, read into float, with float parameters and statistics.
 
 // LRN over the last dimension (`depth`) of `pixels` x depth values:
 // y = x * (bias + alpha * sum_{|c'-c|<=radius} x[c']^2)^-beta.
@@ -358,10 +376,11 @@ struct BatchNormShape {
   int64_t batch, channels, spatial;
   bool nchw;
 };
-cudaError_t LaunchBatchNormInferenceGrad(const BatchNormShape& s, const float* dy, const float* x,
+template <typename T>
+cudaError_t LaunchBatchNormInferenceGrad(const BatchNormShape& s, const T* dy, const T* x,
                                          const float* scale, const float* mean, const float* var,
-                                         float epsilon, float* dx, float* scale_bp,
-                                         float* offset_bp, cudaStream_t stream);
+                                         float epsilon, T* dx, float* scale_bp, float* offset_bp,
+                                         cudaStream_t stream);
 
 // Batch norm in training on NHWC data, x as [rows, channels] (rows = batch *
 // height * width), by our own kernels: cuDNN's NHWC kernels took about
@@ -374,19 +393,20 @@ int64_t BatchNormNhwcScratchFloats(int64_t rows, int64_t channels);
 // mean and biased variance (two passes: the mean, then the squared
 // deviations); `mean` and `unbiased_var` get the batch's mean and unbiased
 // variance (0 where rows < 2), as cuDNN's, for LaunchBatchNormFinalize.
-cudaError_t LaunchBatchNormTrainingNhwc(int64_t rows, int64_t channels, const float* x,
+template <typename T>
+cudaError_t LaunchBatchNormTrainingNhwc(int64_t rows, int64_t channels, const T* x,
                                         const float* scale, const float* offset, float epsilon,
-                                        float* y, float* mean, float* unbiased_var, float* scratch,
+                                        T* y, float* mean, float* unbiased_var, float* scratch,
                                         cudaStream_t stream);
 // The gradient of the above given the saved mean and biased variance:
 // offset_bp = sum dy, scale_bp = sum dy * xhat, and
 // dx = scale * rstd * (dy - offset_bp / rows - xhat * scale_bp / rows),
 // xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + epsilon).
-cudaError_t LaunchBatchNormTrainingGradNhwc(int64_t rows, int64_t channels, const float* dy,
-                                            const float* x, const float* scale, const float* mean,
-                                            const float* var, float epsilon, float* dx,
-                                            float* scale_bp, float* offset_bp, float* scratch,
-                                            cudaStream_t stream);
+template <typename T>
+cudaError_t LaunchBatchNormTrainingGradNhwc(int64_t rows, int64_t channels, const T* dy, const T* x,
+                                            const float* scale, const float* mean, const float* var,
+                                            float epsilon, T* dx, float* scale_bp, float* offset_bp,
+                                            float* scratch, cudaStream_t stream);
 
 // ---- Outputs sized by the data (search_kernels.cu.cc) ----
 

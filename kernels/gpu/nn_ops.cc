@@ -13,8 +13,8 @@
 #include "kernels/cwise_functors.h"
 #include "kernels/gpu/cudnn_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/nn_attrs.h"
 #include "kernels/gpu/launch.h"
+#include "kernels/nn_attrs.h"
 
 namespace towerflow {
 namespace gpu {
@@ -57,8 +57,8 @@ class BiasAddOp : public OpKernel {
       b.y_strides[0] = 0, b.y_strides[1] = 1;
     }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
-    TW_CUDA_RETURN_IF_ERROR((LaunchBinary<T, functor::Add<T>>(
-        x.data<T>(), bias.data<T>(), out->data<T>(), n, &b, gpu->compute_stream())));
+    TW_CUDA_RETURN_IF_ERROR((LaunchBinary<OnGpu<T>, functor::Add<GpuMath<T>>>(
+        GpuData<T>(x), GpuData<T>(bias), GpuData<T>(*out), n, &b, gpu->compute_stream())));
     return absl::OkStatus();
   }
 
@@ -87,17 +87,22 @@ class BiasAddGradOp : public OpKernel {
     if (c == 0) return absl::OkStatus();
     const int64_t n = dy.NumElements();
     if (!nchw_) {
-      TW_CUDA_RETURN_IF_ERROR(LaunchReduce<T>(ReduceFn::kSum, dy.data<T>(), out->data<T>(), 1,
-                                              n / c, c, T(1), gpu->compute_stream()));
+      TW_CUDA_RETURN_IF_ERROR(LaunchReduce<OnGpu<T>>(
+          ReduceFn::kSum, GpuData<T>(dy), GpuData<T>(*out), 1, n / c, c, 1, gpu->compute_stream()));
       return absl::OkStatus();
     }
-    // [N, C, HW]: sum HW into [N, C], then N into [C].
+    // [N, C, HW]: sum HW into [N, C], then N into [C]; the partial sums of
+    // a 16-bit type in float32, so the sum is rounded once.
+    using Partial = GpuMath<T>;
     const int64_t batch = dy.dim_size(0), inner = batch == 0 ? 0 : n / batch / c;
-    TW_ASSIGN_OR_RETURN(Tensor partial, DeviceTemp(ctx, dy.dtype(), TensorShape({batch, c})));
-    TW_CUDA_RETURN_IF_ERROR(LaunchReduce<T>(ReduceFn::kSum, dy.data<T>(), partial.data<T>(),
-                                            batch * c, inner, 1, T(1), gpu->compute_stream()));
-    TW_CUDA_RETURN_IF_ERROR(LaunchReduce<T>(ReduceFn::kSum, partial.data<T>(), out->data<T>(), 1,
-                                            batch, c, T(1), gpu->compute_stream()));
+    TW_ASSIGN_OR_RETURN(Tensor partial,
+                        DeviceTemp(ctx, DataTypeToEnum<Partial>::value, TensorShape({batch, c})));
+    TW_CUDA_RETURN_IF_ERROR(
+        (LaunchReduce<OnGpu<T>, Partial>(ReduceFn::kSum, GpuData<T>(dy), partial.data<Partial>(),
+                                         batch * c, inner, 1, 1, gpu->compute_stream())));
+    TW_CUDA_RETURN_IF_ERROR(
+        (LaunchReduce<Partial, OnGpu<T>>(ReduceFn::kSum, partial.data<Partial>(), GpuData<T>(*out),
+                                         1, batch, c, 1, gpu->compute_stream())));
     return absl::OkStatus();
   }
 
@@ -235,12 +240,20 @@ class L2LossOp : public OpKernel {
 };
 
 template <typename T>
-void RegisterForType() {
+void RegisterBias() {
   const auto on = [](const char* op) {
     return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
   };
   RegisterKernel(on("BiasAdd"), MakeFactory<BiasAddOp<T>>());
   RegisterKernel(on("BiasAddGrad"), MakeFactory<BiasAddGradOp<T>>());
+}
+
+template <typename T>
+void RegisterForType() {
+  RegisterBias<T>();
+  const auto on = [](const char* op) {
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
+  };
   RegisterKernel(on("L2Loss"), MakeFactory<L2LossOp<T>>());
   RegisterKernel(on("Softmax"), [] { return std::make_unique<SoftmaxOp<T>>(false); });
   RegisterKernel(on("LogSoftmax"), [] { return std::make_unique<SoftmaxOp<T>>(true); });
@@ -258,6 +271,10 @@ void RegisterForType() {
 TW_REGISTER_KERNELS(gpu_nn) {
   RegisterForType<float>();
   RegisterForType<double>();
+  // half and bfloat16: the bias and its gradient (the losses and softmax
+  // stay float32 in mixed precision: runtime/auto_mixed_precision.h).
+  RegisterBias<half>();
+  RegisterBias<bfloat16>();
 }
 
 }  // namespace

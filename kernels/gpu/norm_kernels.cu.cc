@@ -81,20 +81,24 @@ __device__ int64_t BnIndex(const BatchNormShape& s, int64_t c, int64_t j) {
   return j * s.channels + c;
 }
 
-// One block per channel: both sums by a shared-memory tree, then dx.
-__global__ void BatchNormInferenceGradKernel(BatchNormShape s, const float* dy, const float* x,
+// One block per channel: both sums by a shared-memory tree, then dx. The
+// data (T: float, or a 16-bit type) is read into float and dx rounded once.
+template <typename T>
+__global__ void BatchNormInferenceGradKernel(BatchNormShape s, const T* dy, const T* x,
                                              const float* scale, const float* mean,
-                                             const float* var, float epsilon, float* dx,
+                                             const float* var, float epsilon, T* dx,
                                              float* scale_bp, float* offset_bp) {
+  using V = DeviceValue<T>;
   __shared__ float sum_dy[kThreadsPerBlock], sum_dy_xhat[kThreadsPerBlock];
   const int64_t c = blockIdx.x, count = s.batch * s.spatial;
   const float rstd = rsqrtf(var[c] + epsilon), k = scale[c] * rstd, m = mean[c];
   float a = 0, b = 0;
   for (int64_t j = threadIdx.x; j < count; j += blockDim.x) {
     const int64_t i = BnIndex(s, c, j);
-    a += dy[i];
-    b += dy[i] * (x[i] - m) * rstd;
-    dx[i] = dy[i] * k;
+    const float g = V::Widen(dy[i]);
+    a += g;
+    b += g * (V::Widen(x[i]) - m) * rstd;
+    dx[i] = V::Narrow(g * k);
   }
   sum_dy[threadIdx.x] = a;
   sum_dy_xhat[threadIdx.x] = b;
@@ -214,13 +218,20 @@ __global__ void ChannelFinishKernel(int channels, int blocks, const float* parti
 }
 
 // out = p[c] * (u - shift[c]) + q[c] * v + r[c] (without the v term when v
-// is null), over the same blocks as the sums.
+// is null), over the same blocks as the sums; u, v and out of the data's
+// type T, computed in float.
+template <typename T>
 struct ChannelAffine {
-  const float *u, *shift, *p, *v, *q, *r;
-  float* out;
+  const T* u;
+  const float *shift, *p;
+  const T* v;
+  const float *q, *r;
+  T* out;
 };
 
-__global__ void ChannelAffineKernel(int64_t rows, int channels, ChannelGrid g, ChannelAffine a) {
+template <typename T>
+__global__ void ChannelAffineKernel(int64_t rows, int channels, ChannelGrid g, ChannelAffine<T> a) {
+  using V = DeviceValue<T>;
   const int cx = threadIdx.x % g.tile, ry = threadIdx.x / g.tile;
   for (int t = blockIdx.y; t < g.tiles; t += gridDim.y) {
     const int c = t * g.tile + cx;
@@ -229,32 +240,40 @@ __global__ void ChannelAffineKernel(int64_t rows, int channels, ChannelGrid g, C
     for (int64_t row = static_cast<int64_t>(blockIdx.x) * g.per_pass + ry; row < rows;
          row += static_cast<int64_t>(gridDim.x) * g.per_pass) {
       const int64_t i = row * channels + c;
-      float out = p * (a.u[i] - shift) + r;
-      if (a.v) out += q * a.v[i];
-      a.out[i] = out;
+      float out = p * (V::Widen(a.u[i]) - shift) + r;
+      if (a.v) out += q * V::Widen(a.v[i]);
+      a.out[i] = V::Narrow(out);
     }
   }
 }
 
+template <typename T>
 struct SumOf {
-  const float* x;
-  __device__ void operator()(int64_t i, int, float* acc) const { acc[0] += x[i]; }
+  const T* x;
+  __device__ void operator()(int64_t i, int, float* acc) const {
+    acc[0] += DeviceValue<T>::Widen(x[i]);
+  }
 };
 
+template <typename T>
 struct SquaredDeviation {
-  const float *x, *mean;
+  const T* x;
+  const float* mean;
   __device__ void operator()(int64_t i, int c, float* acc) const {
-    const float d = x[i] - mean[c];
+    const float d = DeviceValue<T>::Widen(x[i]) - mean[c];
     acc[0] += d * d;
   }
 };
 
 // sum dy and sum dy * (x - mean).
+template <typename T>
 struct GradSums {
-  const float *dy, *x, *mean;
+  const T *dy, *x;
+  const float* mean;
   __device__ void operator()(int64_t i, int c, float* acc) const {
-    acc[0] += dy[i];
-    acc[1] += dy[i] * (x[i] - mean[c]);
+    const float g = DeviceValue<T>::Widen(dy[i]);
+    acc[0] += g;
+    acc[1] += g * (DeviceValue<T>::Widen(x[i]) - mean[c]);
   }
 };
 
@@ -310,10 +329,11 @@ cudaError_t SumPerChannel(int64_t rows, int channels, const ChannelGrid& g, Term
   return cudaGetLastError();
 }
 
-cudaError_t AffinePerChannel(int64_t rows, int channels, const ChannelAffine& a,
+template <typename T>
+cudaError_t AffinePerChannel(int64_t rows, int channels, const ChannelAffine<T>& a,
                              cudaStream_t stream) {
   const ChannelGrid g = PlanChannelGrid(rows, channels, kAffineBlocks);
-  ChannelAffineKernel<<<Blocks(g), g.tile * g.per_pass, 0, stream>>>(rows, channels, g, a);
+  ChannelAffineKernel<T><<<Blocks(g), g.tile * g.per_pass, 0, stream>>>(rows, channels, g, a);
   return cudaGetLastError();
 }
 
@@ -356,13 +376,15 @@ cudaError_t LaunchInverseStd(const float* var, float epsilon, float* out, int64_
   return cudaGetLastError();
 }
 
-cudaError_t LaunchBatchNormInferenceGrad(const BatchNormShape& s, const float* dy, const float* x,
+template <typename T>
+cudaError_t LaunchBatchNormInferenceGrad(const BatchNormShape& s, const T* dy, const T* x,
                                          const float* scale, const float* mean, const float* var,
-                                         float epsilon, float* dx, float* scale_bp,
-                                         float* offset_bp, cudaStream_t stream) {
+                                         float epsilon, T* dx, float* scale_bp, float* offset_bp,
+                                         cudaStream_t stream) {
   if (s.channels == 0) return cudaSuccess;
-  BatchNormInferenceGradKernel<<<static_cast<unsigned>(s.channels), kThreadsPerBlock, 0, stream>>>(
-      s, dy, x, scale, mean, var, epsilon, dx, scale_bp, offset_bp);
+  BatchNormInferenceGradKernel<T>
+      <<<static_cast<unsigned>(s.channels), kThreadsPerBlock, 0, stream>>>(
+          s, dy, x, scale, mean, var, epsilon, dx, scale_bp, offset_bp);
   return cudaGetLastError();
 }
 
@@ -371,29 +393,31 @@ int64_t BatchNormNhwcScratchFloats(int64_t rows, int64_t channels) {
   return (2 * PlanChannelGrid(rows, channels, kSumBlocks).blocks + 3) * channels;
 }
 
-cudaError_t LaunchBatchNormTrainingNhwc(int64_t rows, int64_t channels, const float* x,
+template <typename T>
+cudaError_t LaunchBatchNormTrainingNhwc(int64_t rows, int64_t channels, const T* x,
                                         const float* scale, const float* offset, float epsilon,
-                                        float* y, float* mean, float* unbiased_var, float* scratch,
+                                        T* y, float* mean, float* unbiased_var, float* scratch,
                                         cudaStream_t stream) {
   if (rows == 0 || channels == 0) return cudaSuccess;
   const int c = static_cast<int>(channels);
   const ChannelGrid g = PlanChannelGrid(rows, channels, kSumBlocks);
   float* partial = scratch;
   float* factor = scratch + 2 * static_cast<int64_t>(g.blocks) * channels;
-  cudaError_t err = SumPerChannel<1>(rows, c, g, SumOf{x}, partial, MeanFinish{rows, mean}, stream);
+  cudaError_t err =
+      SumPerChannel<1>(rows, c, g, SumOf<T>{x}, partial, MeanFinish{rows, mean}, stream);
   if (err != cudaSuccess) return err;
-  err = SumPerChannel<1>(rows, c, g, SquaredDeviation{x, mean}, partial,
+  err = SumPerChannel<1>(rows, c, g, SquaredDeviation<T>{x, mean}, partial,
                          VarianceFinish{rows, epsilon, scale, unbiased_var, factor}, stream);
   if (err != cudaSuccess) return err;
-  return AffinePerChannel(rows, c, ChannelAffine{x, mean, factor, nullptr, nullptr, offset, y},
+  return AffinePerChannel(rows, c, ChannelAffine<T>{x, mean, factor, nullptr, nullptr, offset, y},
                           stream);
 }
 
-cudaError_t LaunchBatchNormTrainingGradNhwc(int64_t rows, int64_t channels, const float* dy,
-                                            const float* x, const float* scale, const float* mean,
-                                            const float* var, float epsilon, float* dx,
-                                            float* scale_bp, float* offset_bp, float* scratch,
-                                            cudaStream_t stream) {
+template <typename T>
+cudaError_t LaunchBatchNormTrainingGradNhwc(int64_t rows, int64_t channels, const T* dy, const T* x,
+                                            const float* scale, const float* mean, const float* var,
+                                            float epsilon, T* dx, float* scale_bp, float* offset_bp,
+                                            float* scratch, cudaStream_t stream) {
   if (rows == 0 || channels == 0) return cudaSuccess;
   const int c = static_cast<int>(channels);
   const ChannelGrid g = PlanChannelGrid(rows, channels, kSumBlocks);
@@ -402,11 +426,26 @@ cudaError_t LaunchBatchNormTrainingGradNhwc(int64_t rows, int64_t channels, cons
   float* q = p + channels;
   float* r = q + channels;
   cudaError_t err =
-      SumPerChannel<2>(rows, c, g, GradSums{dy, x, mean}, partial,
+      SumPerChannel<2>(rows, c, g, GradSums<T>{dy, x, mean}, partial,
                        GradFinish{rows, epsilon, scale, var, scale_bp, offset_bp, p, q, r}, stream);
   if (err != cudaSuccess) return err;
-  return AffinePerChannel(rows, c, ChannelAffine{x, mean, p, dy, q, r, dx}, stream);
+  return AffinePerChannel(rows, c, ChannelAffine<T>{x, mean, p, dy, q, r, dx}, stream);
 }
+
+#define TW_INSTANTIATE(T)                                                                         \
+  template cudaError_t LaunchBatchNormInferenceGrad<T>(const BatchNormShape&, const T*, const T*, \
+                                                       const float*, const float*, const float*,  \
+                                                       float, T*, float*, float*, cudaStream_t);  \
+  template cudaError_t LaunchBatchNormTrainingNhwc<T>(int64_t, int64_t, const T*, const float*,   \
+                                                      const float*, float, T*, float*, float*,    \
+                                                      float*, cudaStream_t);                      \
+  template cudaError_t LaunchBatchNormTrainingGradNhwc<T>(                                        \
+      int64_t, int64_t, const T*, const T*, const float*, const float*, const float*, float, T*,  \
+      float*, float*, float*, cudaStream_t);
+TW_INSTANTIATE(float)
+TW_INSTANTIATE(HalfBits)
+TW_INSTANTIATE(Bfloat16Bits)
+#undef TW_INSTANTIATE
 
 }  // namespace gpu
 }  // namespace towerflow

@@ -1,12 +1,14 @@
 // Normalisation on GPUs: FusedBatchNorm (V1/V2/V3) and its gradient on cuDNN,
-// LRN and LRNGrad on the CUDA kernels of norm_kernels.cu.cc. Float, NHWC or
-// NCHW (batch norm), NHWC (LRN), with the CPU kernels' attrs and checks.
+// LRN and LRNGrad on the CUDA kernels of norm_kernels.cu.cc. Batch norm's
+// data float, half or bfloat16 (computed in float, as TF's), NHWC or NCHW;
+// LRN float, NHWC; with the CPU kernels' attrs and checks.
 //
 // Batch norm's reserve spaces hold the batch mean and the biased variance,
 // as on the CPU (cuDNN's own cache is an inverse deviation, derived again
 // for the gradient), so a forward pass on one device and its gradient on
 // another agree.
 #include <limits>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -35,6 +37,7 @@ struct BatchNorm {
   TensorDescriptor x, params;
 };
 
+template <typename T>
 absl::StatusOr<BatchNorm> Describe(const Tensor& x, bool nchw, bool with_cudnn) {
   const int64_t n = x.dim_size(0), c = x.dim_size(nchw ? 1 : 3);
   const int64_t h = x.dim_size(nchw ? 2 : 1), w = x.dim_size(nchw ? 3 : 2);
@@ -46,8 +49,7 @@ absl::StatusOr<BatchNorm> Describe(const Tensor& x, bool nchw, bool with_cudnn) 
     }
   }
   if (!with_cudnn || bn.rows == 0 || c == 0) return bn;  // cuDNN is not called
-  TW_ASSIGN_OR_RETURN(bn.x,
-                      Tensor4d<float>(nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, n, c, h, w));
+  TW_ASSIGN_OR_RETURN(bn.x, Tensor4d<T>(nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, n, c, h, w));
   TW_ASSIGN_OR_RETURN(bn.params, TensorDescriptor::Create());
   TW_CUDNN_RETURN_IF_ERROR(
       cudnnDeriveBNTensorDescriptor(bn.params.get(), bn.x.get(), CUDNN_BATCHNORM_SPATIAL));
@@ -68,6 +70,8 @@ absl::Status CopyOnDevice(const Tensor& from, Tensor* to, cudaStream_t stream) {
 
 // FusedBatchNorm(x, scale, offset, mean, variance) -> y, batch_mean,
 // batch_variance, reserve_space_1, reserve_space_2 (, reserve_space_3).
+// x and y of T (float, half or bfloat16), the rest float.
+template <typename T>
 class FusedBatchNormOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
@@ -80,7 +84,7 @@ class FusedBatchNormOp : public OpKernel {
           absl::StrCat("input must be 4-dimensional", x.shape().DebugString()));
     }
     const bool own_kernels = a_.is_training && !a_.nchw;
-    TW_ASSIGN_OR_RETURN(BatchNorm bn, Describe(x, a_.nchw, !own_kernels));
+    TW_ASSIGN_OR_RETURN(BatchNorm bn, Describe<T>(x, a_.nchw, !own_kernels));
     const int64_t c = bn.shape.channels;
     const char* names[] = {"scale", "offset", "mean", "variance"};
     const bool need_stats = !a_.is_training || a_.exponential_avg_factor != 1.0f;
@@ -103,8 +107,8 @@ class FusedBatchNormOp : public OpKernel {
       if (bn.rows == 0) return absl::OkStatus();
       absl::MutexLock lock(&gpu->handle_mutex());
       TW_CUDNN_RETURN_IF_ERROR(cudnnBatchNormalizationForwardInference(
-          gpu->cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, bn.x.get(), x.data<float>(),
-          bn.x.get(), y->data<float>(), bn.params.get(), scale, offset, ctx->input(3).data<float>(),
+          gpu->cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, bn.x.get(), x.raw_data(), bn.x.get(),
+          y->raw_data(), bn.params.get(), scale, offset, ctx->input(3).data<float>(),
           ctx->input(4).data<float>(), a_.epsilon));
       return absl::OkStatus();
     }
@@ -116,8 +120,8 @@ class FusedBatchNormOp : public OpKernel {
     float* unbiased = mean + c;
     if (own_kernels && bn.rows > 0) {
       TW_ASSIGN_OR_RETURN(Tensor scratch, NhwcScratch(ctx, bn));
-      TW_CUDA_RETURN_IF_ERROR(LaunchBatchNormTrainingNhwc(
-          bn.rows, c, x.data<float>(), scale, offset, a_.epsilon, y->data<float>(), mean, unbiased,
+      TW_CUDA_RETURN_IF_ERROR(LaunchBatchNormTrainingNhwc<OnGpu<T>>(
+          bn.rows, c, GpuData<T>(x), scale, offset, a_.epsilon, GpuData<T>(*y), mean, unbiased,
           scratch.data<float>(), stream));
     } else {
       TW_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(mean, 0, moments.TotalBytes(), stream));
@@ -125,9 +129,9 @@ class FusedBatchNormOp : public OpKernel {
     if (!own_kernels && bn.rows > 0) {
       absl::MutexLock lock(&gpu->handle_mutex());
       TW_CUDNN_RETURN_IF_ERROR(cudnnBatchNormalizationForwardTraining(
-          gpu->cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, bn.x.get(), x.data<float>(),
-          bn.x.get(), y->data<float>(), bn.params.get(), scale, offset, 1.0, mean, unbiased,
-          a_.epsilon, nullptr, nullptr));
+          gpu->cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, bn.x.get(), x.raw_data(), bn.x.get(),
+          y->raw_data(), bn.params.get(), scale, offset, 1.0, mean, unbiased, a_.epsilon, nullptr,
+          nullptr));
     }
     TW_CUDA_RETURN_IF_ERROR(LaunchBatchNormFinalize(
         mean, unbiased, bn.rows, a_.exponential_avg_factor,
@@ -143,7 +147,9 @@ class FusedBatchNormOp : public OpKernel {
 
 // FusedBatchNormGrad(y_backprop, x, scale, reserve_space_1,
 // reserve_space_2 (, reserve_space_3)) -> x_backprop, scale_backprop,
-// offset_backprop, reserve_space_3, reserve_space_4.
+// offset_backprop, reserve_space_3, reserve_space_4. y_backprop, x and
+// x_backprop of T, the rest float.
+template <typename T>
 class FusedBatchNormGradOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
@@ -154,7 +160,7 @@ class FusedBatchNormGradOp : public OpKernel {
     const Tensor& x = ctx->input(1);
     TW_RETURN_IF_ERROR(CheckBatchNormGradShapes(dy, x));
     const bool own_kernels = a_.is_training && !a_.nchw;
-    TW_ASSIGN_OR_RETURN(BatchNorm bn, Describe(x, a_.nchw, a_.is_training && a_.nchw));
+    TW_ASSIGN_OR_RETURN(BatchNorm bn, Describe<T>(x, a_.nchw, a_.is_training && a_.nchw));
     const int64_t c = bn.shape.channels;
     TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(2), c, "scale"));
     TW_RETURN_IF_ERROR(CheckChannelVector(ctx->input(3), c, "reserve_space_1 (mean)"));
@@ -176,16 +182,16 @@ class FusedBatchNormGradOp : public OpKernel {
     const float* mean = ctx->input(3).data<float>();
     const float* var = ctx->input(4).data<float>();
     if (!a_.is_training) {
-      TW_CUDA_RETURN_IF_ERROR(LaunchBatchNormInferenceGrad(
-          bn.shape, dy.data<float>(), x.data<float>(), scale, mean, var, a_.epsilon,
-          dx->data<float>(), scale_bp, offset_bp, stream));
+      TW_CUDA_RETURN_IF_ERROR(LaunchBatchNormInferenceGrad<OnGpu<T>>(
+          bn.shape, GpuData<T>(dy), GpuData<T>(x), scale, mean, var, a_.epsilon, GpuData<T>(*dx),
+          scale_bp, offset_bp, stream));
       return absl::OkStatus();
     }
     if (own_kernels) {
       TW_ASSIGN_OR_RETURN(Tensor scratch, NhwcScratch(ctx, bn));
-      TW_CUDA_RETURN_IF_ERROR(LaunchBatchNormTrainingGradNhwc(
-          bn.rows, c, dy.data<float>(), x.data<float>(), scale, mean, var, a_.epsilon,
-          dx->data<float>(), scale_bp, offset_bp, scratch.data<float>(), stream));
+      TW_CUDA_RETURN_IF_ERROR(LaunchBatchNormTrainingGradNhwc<OnGpu<T>>(
+          bn.rows, c, GpuData<T>(dy), GpuData<T>(x), scale, mean, var, a_.epsilon, GpuData<T>(*dx),
+          scale_bp, offset_bp, scratch.data<float>(), stream));
       return absl::OkStatus();
     }
     TW_ASSIGN_OR_RETURN(Tensor inv_std, DeviceTemp(ctx, DT_FLOAT, TensorShape({c})));
@@ -193,9 +199,9 @@ class FusedBatchNormGradOp : public OpKernel {
     const float one = 1, zero = 0;
     absl::MutexLock lock(&gpu->handle_mutex());
     TW_CUDNN_RETURN_IF_ERROR(cudnnBatchNormalizationBackward(
-        gpu->cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, bn.x.get(),
-        x.data<float>(), bn.x.get(), dy.data<float>(), bn.x.get(), dx->data<float>(),
-        bn.params.get(), scale, scale_bp, offset_bp, a_.epsilon, mean, inv_std.data<float>()));
+        gpu->cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, bn.x.get(), x.raw_data(),
+        bn.x.get(), dy.raw_data(), bn.x.get(), dx->raw_data(), bn.params.get(), scale, scale_bp,
+        offset_bp, a_.epsilon, mean, inv_std.data<float>()));
     return absl::OkStatus();
   }
 
@@ -255,19 +261,31 @@ class LrnGradOp : public OpKernel {
   LrnParams p_;
 };
 
+// FusedBatchNorm (float only, as TF's) and V2/V3 with x of T and U float.
+template <typename T>
+void RegisterBatchNorm() {
+  const auto on = [](const char* op) {
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
+  };
+  if constexpr (std::is_same_v<T, float>) {
+    RegisterKernel(on("FusedBatchNorm"), MakeFactory<FusedBatchNormOp<T>>());
+    RegisterKernel(on("FusedBatchNormGrad"), MakeFactory<FusedBatchNormGradOp<T>>());
+  }
+  for (const char* op : {"FusedBatchNormV2", "FusedBatchNormV3"}) {
+    RegisterKernel(on(op).TypeConstraint("U", DT_FLOAT), MakeFactory<FusedBatchNormOp<T>>());
+  }
+  for (const char* op : {"FusedBatchNormGradV2", "FusedBatchNormGradV3"}) {
+    RegisterKernel(on(op).TypeConstraint("U", DT_FLOAT), MakeFactory<FusedBatchNormGradOp<T>>());
+  }
+}
+
 TW_REGISTER_KERNELS(gpu_norm) {
+  RegisterBatchNorm<float>();
+  RegisterBatchNorm<half>();
+  RegisterBatchNorm<bfloat16>();
   const auto on = [](const char* op) {
     return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint("T", DT_FLOAT);
   };
-  RegisterKernel(on("FusedBatchNorm"), MakeFactory<FusedBatchNormOp>());
-  for (const char* op : {"FusedBatchNormV2", "FusedBatchNormV3"}) {
-    RegisterKernel(on(op).TypeConstraint("U", DT_FLOAT), MakeFactory<FusedBatchNormOp>());
-  }
-  RegisterKernel(on("FusedBatchNormGrad"), MakeFactory<FusedBatchNormGradOp>());
-  RegisterKernel(on("FusedBatchNormGradV2").TypeConstraint("U", DT_FLOAT),
-                 MakeFactory<FusedBatchNormGradOp>());
-  RegisterKernel(on("FusedBatchNormGradV3").TypeConstraint("U", DT_FLOAT),
-                 MakeFactory<FusedBatchNormGradOp>());
   RegisterKernel(on("LRN"), MakeFactory<LrnOp>());
   RegisterKernel(on("LRNGrad"), MakeFactory<LrnGradOp>());
 }

@@ -8,6 +8,7 @@
 
 #include <cfloat>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/gpu/cuda_util.cu.h"
 #include "kernels/gpu/launch.h"
@@ -76,17 +77,22 @@ __device__ Window WindowOf(const PoolShape& p, int64_t oh, int64_t ow) {
 // The window's maximum (-inf when it has none above -inf) and the position
 // of its first holder in row-major scan order (the window's first element
 // when none beats -inf), as the CPU kernels; -1 for an empty window.
+// The elements are read as DeviceValue<T> says (the 16-bit floats widened
+// to float: maxima compared, sums added, in float32) and each result
+// rounded once.
 template <typename T>
-__device__ int64_t ArgMaxOfWindow(const PoolShape& p, const T* in, const Pixel& o, T* best) {
+__device__ int64_t ArgMaxOfWindow(const PoolShape& p, const T* in, const Pixel& o,
+                                  MathOf<T>* best) {
   const Window win = WindowOf(p, o.h, o.w);
-  *best = T(-INFINITY);
+  *best = MathOf<T>(-INFINITY);
   if (win.h0 >= win.h1 || win.w0 >= win.w1) return -1;
   int64_t arg = InputIndex(p, o.n, win.h0, win.w0, o.c);
   for (int64_t h = win.h0; h < win.h1; ++h) {
     for (int64_t w = win.w0; w < win.w1; ++w) {
       const int64_t j = InputIndex(p, o.n, h, w, o.c);
-      if (in[j] > *best) {
-        *best = in[j];
+      const MathOf<T> v = DeviceValue<T>::Widen(in[j]);
+      if (v > *best) {
+        *best = v;
         arg = j;
       }
     }
@@ -97,22 +103,25 @@ __device__ int64_t ArgMaxOfWindow(const PoolShape& p, const T* in, const Pixel& 
 template <typename T>
 __global__ void MaxPoolKernel(PoolShape p, const T* in, T* out, int64_t n) {
   TW_GRID_LOOP(i, n) {
-    T best;
+    MathOf<T> best;
     ArgMaxOfWindow(p, in, OutputPixel(p, i), &best);
-    out[i] = best;
+    out[i] = DeviceValue<T>::Narrow(best);
   }
 }
 
 template <typename T>
 __global__ void AvgPoolKernel(PoolShape p, const T* in, T* out, int64_t n) {
+  using M = MathOf<T>;
   TW_GRID_LOOP(i, n) {
     const Pixel o = OutputPixel(p, i);
     const Window win = WindowOf(p, o.h, o.w);
-    T sum = T(0);
+    M sum = M(0);
     for (int64_t h = win.h0; h < win.h1; ++h) {
-      for (int64_t w = win.w0; w < win.w1; ++w) sum += in[InputIndex(p, o.n, h, w, o.c)];
+      for (int64_t w = win.w0; w < win.w1; ++w) {
+        sum += DeviceValue<T>::Widen(in[InputIndex(p, o.n, h, w, o.c)]);
+      }
     }
-    out[i] = sum / T((win.h1 - win.h0) * (win.w1 - win.w0));
+    out[i] = DeviceValue<T>::Narrow(sum / M((win.h1 - win.h0) * (win.w1 - win.w0)));
   }
 }
 
@@ -130,26 +139,61 @@ __global__ void MaxPoolGradKernel(PoolShape p, const T* in, const T* dy, T* dx, 
   }
 }
 
-// One thread per input element: the outputs whose windows hold (h, w) are
-// oh in [ceil((h + pad_top - k_h + 1) / s), floor((h + pad_top) / s)].
+// The outputs whose windows hold input pixel (h, w): oh in
+// [ceil((h + pad_top - k_h + 1) / s), floor((h + pad_top) / s)], and so ow.
+struct Windows {
+  int64_t oh0, oh1, ow0, ow1;
+};
+__device__ Windows WindowsHolding(const PoolShape& p, const Pixel& x) {
+  const int64_t ph = x.h + p.pad_top, pw = x.w + p.pad_left;
+  Windows r;
+  r.oh0 = ph - p.k_h + 1 > 0 ? (ph - p.k_h + 1 + p.stride_h - 1) / p.stride_h : 0;
+  r.ow0 = pw - p.k_w + 1 > 0 ? (pw - p.k_w + 1 + p.stride_w - 1) / p.stride_w : 0;
+  r.oh1 = ph / p.stride_h + 1;
+  r.ow1 = pw / p.stride_w + 1;
+  if (r.oh1 > p.out_h) r.oh1 = p.out_h;
+  if (r.ow1 > p.out_w) r.ow1 = p.out_w;
+  return r;
+}
+
+// MaxPoolGrad of a 16-bit type, one thread per input element: the sum in
+// float32 of the gradients of the windows whose maximum it is, rounded
+// once (16-bit atomics would round at every addition).
 template <typename T>
-__global__ void AvgPoolGradKernel(PoolShape p, const T* dy, T* dx, int64_t n) {
+__global__ void MaxPoolGradGatherKernel(PoolShape p, const T* in, const T* dy, T* dx, int64_t n) {
+  using M = MathOf<T>;
   TW_GRID_LOOP(i, n) {
     const Pixel x = InputPixel(p, i);
-    const int64_t ph = x.h + p.pad_top, pw = x.w + p.pad_left;
-    int64_t oh0 = ph - p.k_h + 1 > 0 ? (ph - p.k_h + 1 + p.stride_h - 1) / p.stride_h : 0;
-    int64_t ow0 = pw - p.k_w + 1 > 0 ? (pw - p.k_w + 1 + p.stride_w - 1) / p.stride_w : 0;
-    int64_t oh1 = ph / p.stride_h + 1, ow1 = pw / p.stride_w + 1;
-    if (oh1 > p.out_h) oh1 = p.out_h;
-    if (ow1 > p.out_w) ow1 = p.out_w;
-    T sum = T(0);
-    for (int64_t oh = oh0; oh < oh1; ++oh) {
-      for (int64_t ow = ow0; ow < ow1; ++ow) {
-        const Window win = WindowOf(p, oh, ow);
-        sum += dy[OutputIndex(p, x.n, oh, ow, x.c)] / T((win.h1 - win.h0) * (win.w1 - win.w0));
+    const Windows r = WindowsHolding(p, x);
+    M sum = M(0);
+    for (int64_t oh = r.oh0; oh < r.oh1; ++oh) {
+      for (int64_t ow = r.ow0; ow < r.ow1; ++ow) {
+        M best;
+        if (ArgMaxOfWindow(p, in, Pixel{x.n, oh, ow, x.c}, &best) == i) {
+          sum += DeviceValue<T>::Widen(dy[OutputIndex(p, x.n, oh, ow, x.c)]);
+        }
       }
     }
-    dx[i] = sum;
+    dx[i] = DeviceValue<T>::Narrow(sum);
+  }
+}
+
+// One thread per input element.
+template <typename T>
+__global__ void AvgPoolGradKernel(PoolShape p, const T* dy, T* dx, int64_t n) {
+  using M = MathOf<T>;
+  TW_GRID_LOOP(i, n) {
+    const Pixel x = InputPixel(p, i);
+    const Windows r = WindowsHolding(p, x);
+    M sum = M(0);
+    for (int64_t oh = r.oh0; oh < r.oh1; ++oh) {
+      for (int64_t ow = r.ow0; ow < r.ow1; ++ow) {
+        const Window win = WindowOf(p, oh, ow);
+        sum += DeviceValue<T>::Widen(dy[OutputIndex(p, x.n, oh, ow, x.c)]) /
+               M((win.h1 - win.h0) * (win.w1 - win.w0));
+      }
+    }
+    dx[i] = DeviceValue<T>::Narrow(sum);
   }
 }
 
@@ -179,9 +223,15 @@ cudaError_t LaunchMaxPoolGrad(const PoolShape& p, const T* in, const T* dy, T* d
                               cudaStream_t stream) {
   const int64_t n_in = InputCount(p), n_out = OutputCount(p);
   if (n_in == 0) return cudaSuccess;
-  ZeroKernel<T><<<GridSize(n_in), kThreadsPerBlock, 0, stream>>>(dx, n_in);
-  if (n_out == 0) return cudaGetLastError();
-  MaxPoolGradKernel<T><<<GridSize(n_out), kThreadsPerBlock, 0, stream>>>(p, in, dy, dx, n_out);
+  if constexpr (!std::is_same_v<MathOf<T>, T>) {
+    MaxPoolGradGatherKernel<T>
+        <<<GridSize(n_in), kThreadsPerBlock, 0, stream>>>(p, in, dy, dx, n_in);
+  } else {
+    ZeroKernel<T><<<GridSize(n_in), kThreadsPerBlock, 0, stream>>>(dx, n_in);
+    if (n_out > 0) {
+      MaxPoolGradKernel<T><<<GridSize(n_out), kThreadsPerBlock, 0, stream>>>(p, in, dy, dx, n_out);
+    }
+  }
   return cudaGetLastError();
 }
 
@@ -201,6 +251,8 @@ cudaError_t LaunchAvgPoolGrad(const PoolShape& p, const T* dy, T* dx, cudaStream
   template cudaError_t LaunchAvgPoolGrad<T>(const PoolShape&, const T*, T*, cudaStream_t);
 TW_INSTANTIATE(float)
 TW_INSTANTIATE(double)
+TW_INSTANTIATE(HalfBits)
+TW_INSTANTIATE(Bfloat16Bits)
 #undef TW_INSTANTIATE
 
 }  // namespace gpu

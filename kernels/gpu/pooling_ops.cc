@@ -7,11 +7,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "kernels/kernel_util.h"
-#include "kernels/window.h"
+#include "framework/kernel_registry.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
-#include "framework/kernel_registry.h"
+#include "kernels/kernel_util.h"
+#include "kernels/window.h"
 
 namespace towerflow {
 namespace gpu {
@@ -58,8 +58,8 @@ class PoolOp : public PoolBase {
     TW_ASSIGN_OR_RETURN(PoolShape p, Geometry(attrs_, Dims(in), "input"));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, PooledShape(p)));
     TW_CUDA_RETURN_IF_ERROR(
-        kMax ? LaunchMaxPool<T>(p, in.data<T>(), out->data<T>(), gpu->compute_stream())
-             : LaunchAvgPool<T>(p, in.data<T>(), out->data<T>(), gpu->compute_stream()));
+        kMax ? LaunchMaxPool<OnGpu<T>>(p, GpuData<T>(in), GpuData<T>(*out), gpu->compute_stream())
+             : LaunchAvgPool<OnGpu<T>>(p, GpuData<T>(in), GpuData<T>(*out), gpu->compute_stream()));
     return absl::OkStatus();
   }
 };
@@ -81,8 +81,8 @@ class MaxPoolGradOp : public PoolBase {
       }
     }
     TW_ASSIGN_OR_RETURN(Tensor * dx, ctx->allocate_output(0, in.shape()));
-    TW_CUDA_RETURN_IF_ERROR(LaunchMaxPoolGrad<T>(p, in.data<T>(), ctx->input(2).data<T>(),
-                                                 dx->data<T>(), gpu->compute_stream()));
+    TW_CUDA_RETURN_IF_ERROR(LaunchMaxPoolGrad<OnGpu<T>>(
+        p, GpuData<T>(in), GpuData<T>(ctx->input(2)), GpuData<T>(*dx), gpu->compute_stream()));
     return absl::OkStatus();
   }
 };
@@ -104,7 +104,7 @@ class AvgPoolGradOp : public PoolBase {
     }
     TW_ASSIGN_OR_RETURN(Tensor * dx, ctx->allocate_output(0, in_shape));
     TW_CUDA_RETURN_IF_ERROR(
-        LaunchAvgPoolGrad<T>(p, dy.data<T>(), dx->data<T>(), gpu->compute_stream()));
+        LaunchAvgPoolGrad<OnGpu<T>>(p, GpuData<T>(dy), GpuData<T>(*dx), gpu->compute_stream()));
     return absl::OkStatus();
   }
 };
@@ -112,7 +112,10 @@ class AvgPoolGradOp : public PoolBase {
 template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
-    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint("T", DataTypeToEnum<T>::value);
+    return KernelDefBuilder(op)
+        .Device(kDeviceGpu)
+        .Capturable()
+        .TypeConstraint("T", DataTypeToEnum<T>::value);
   };
   RegisterKernel(on("MaxPool"), MakeFactory<PoolOp<T, true>>());
   RegisterKernel(on("AvgPool"), MakeFactory<PoolOp<T, false>>());
@@ -123,6 +126,8 @@ void RegisterForType() {
 TW_REGISTER_KERNELS(gpu_pooling) {
   RegisterForType<float>();
   RegisterForType<double>();
+  RegisterForType<half>();
+  RegisterForType<bfloat16>();
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "kernels/gpu/cuda_util.cu.h"
 #include "kernels/gpu/launch.h"
 
 namespace towerflow {
@@ -65,29 +66,34 @@ __device__ T BlockReduce(ReduceFn fn, T v) {
   return result;
 }
 
-template <typename T>
-__global__ void RowReduceKernel(ReduceFn fn, const T* in, T* out, int64_t rows, int64_t cols,
-                                T scale) {
+// The reductions accumulate in MathOf<In> (float for the 16-bit floats, as
+// TF's) and round once into Out.
+template <typename In, typename Out>
+__global__ void RowReduceKernel(ReduceFn fn, const In* in, Out* out, int64_t rows, int64_t cols,
+                                MathOf<In> scale) {
+  using M = MathOf<In>;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    T acc = Identity<T>(fn);
+    M acc = Identity<M>(fn);
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-      acc = Combine(fn, acc, in[row * cols + c]);
+      acc = Combine(fn, acc, DeviceValue<In>::Widen(in[row * cols + c]));
     acc = BlockReduce(fn, acc);
-    if (threadIdx.x == 0) out[row] = acc * scale;
+    if (threadIdx.x == 0) out[row] = DeviceValue<Out>::Narrow(acc * scale);
   }
 }
 
-template <typename T>
-__global__ void ColumnReduceKernel(ReduceFn fn, const T* in, T* out, int64_t outer, int64_t reduce,
-                                   int64_t inner, T scale) {
+template <typename In, typename Out>
+__global__ void ColumnReduceKernel(ReduceFn fn, const In* in, Out* out, int64_t outer,
+                                   int64_t reduce, int64_t inner, MathOf<In> scale) {
+  using M = MathOf<In>;
   const int64_t n = outer * inner;
   for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < n;
        k += static_cast<int64_t>(blockDim.x) * gridDim.x) {
     const int64_t o = k / inner, i = k % inner;
-    const T* p = in + o * reduce * inner + i;
-    T acc = Identity<T>(fn);
-    for (int64_t r = 0; r < reduce; ++r) acc = Combine(fn, acc, p[r * inner]);
-    out[k] = acc * scale;
+    const In* p = in + o * reduce * inner + i;
+    M acc = Identity<M>(fn);
+    for (int64_t r = 0; r < reduce; ++r)
+      acc = Combine(fn, acc, DeviceValue<In>::Widen(p[r * inner]));
+    out[k] = DeviceValue<Out>::Narrow(acc * scale);
   }
 }
 
@@ -176,16 +182,17 @@ __global__ void SparseSoftmaxXentKernel(const T* logits, const Index* labels, T*
 
 }  // namespace
 
-template <typename T>
-cudaError_t LaunchReduce(ReduceFn fn, const T* in, T* out, int64_t outer, int64_t reduce,
-                         int64_t inner, T scale, cudaStream_t stream) {
+template <typename In, typename Out>
+cudaError_t LaunchReduce(ReduceFn fn, const In* in, Out* out, int64_t outer, int64_t reduce,
+                         int64_t inner, double scale, cudaStream_t stream) {
   if (outer * inner == 0) return cudaSuccess;
+  const MathOf<In> s = static_cast<MathOf<In>>(scale);
   if (inner == 1 && reduce >= 64) {
-    RowReduceKernel<T>
-        <<<RowBlocks(outer), kThreads, 0, stream>>>(fn, in, out, outer, reduce, scale);
+    RowReduceKernel<In, Out>
+        <<<RowBlocks(outer), kThreads, 0, stream>>>(fn, in, out, outer, reduce, s);
   } else {
-    ColumnReduceKernel<T><<<GridSize(outer * inner), kThreads, 0, stream>>>(fn, in, out, outer,
-                                                                            reduce, inner, scale);
+    ColumnReduceKernel<In, Out>
+        <<<GridSize(outer * inner), kThreads, 0, stream>>>(fn, in, out, outer, reduce, inner, s);
   }
   return cudaGetLastError();
 }
@@ -225,9 +232,20 @@ cudaError_t LaunchSparseSoftmaxXent(const T* logits, const Index* labels, T* los
   return cudaGetLastError();
 }
 
+#define TW_INSTANTIATE_REDUCE(In, Out)                                                             \
+  template cudaError_t LaunchReduce<In, Out>(ReduceFn, const In*, Out*, int64_t, int64_t, int64_t, \
+                                             double, cudaStream_t);
+TW_INSTANTIATE_REDUCE(float, float)
+TW_INSTANTIATE_REDUCE(double, double)
+TW_INSTANTIATE_REDUCE(HalfBits, HalfBits)
+TW_INSTANTIATE_REDUCE(Bfloat16Bits, Bfloat16Bits)
+TW_INSTANTIATE_REDUCE(HalfBits, float)
+TW_INSTANTIATE_REDUCE(Bfloat16Bits, float)
+TW_INSTANTIATE_REDUCE(float, HalfBits)
+TW_INSTANTIATE_REDUCE(float, Bfloat16Bits)
+#undef TW_INSTANTIATE_REDUCE
+
 #define TW_INSTANTIATE(T)                                                                         \
-  template cudaError_t LaunchReduce<T>(ReduceFn, const T*, T*, int64_t, int64_t, int64_t, T,      \
-                                       cudaStream_t);                                             \
   template cudaError_t LaunchSoftmax<T>(const T*, T*, int64_t, int64_t, bool, cudaStream_t);      \
   template cudaError_t LaunchSoftmaxXent<T>(const T*, const T*, T*, T*, int64_t, int64_t,         \
                                             cudaStream_t);                                        \

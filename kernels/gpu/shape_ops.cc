@@ -1,6 +1,7 @@
 // GPU kernels that make or reshape whole tensors, as cpu/shape_ops.cc:
-// BroadcastTo, Cast, Fill, ZerosLike, OnesLike, and the basic kernels
-// (Const, Identity, _Send/_Recv...) for the GPU device.
+// BroadcastTo, Cast, Fill, ZerosLike, OnesLike (the 16-bit floats moved as
+// their bits), and the basic kernels (Const, Identity, _Send/_Recv...) for
+// the GPU device.
 #include <utility>
 #include <vector>
 
@@ -33,8 +34,8 @@ class BroadcastToOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     if (shape.num_elements() == 0) return absl::OkStatus();
     TW_ASSIGN_OR_RETURN(const Broadcast bcast, MakeBroadcast(b, in.shape(), shape));
-    TW_CUDA_RETURN_IF_ERROR(LaunchBroadcastCopy<T>(
-        in.data<T>(), out->data<T>(), shape.num_elements(), bcast, gpu->compute_stream()));
+    TW_CUDA_RETURN_IF_ERROR(LaunchBroadcastCopy<Moved<T>>(
+        Bits<T>(in), Bits<T>(*out), shape.num_elements(), bcast, gpu->compute_stream()));
     return absl::OkStatus();
   }
 };
@@ -135,8 +136,8 @@ class FillOp : public OpKernel {
       TW_RETURN_IF_ERROR(shape.AddDim(d));
     }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-    TW_CUDA_RETURN_IF_ERROR(
-        LaunchFill<T>(value.data<T>(), out->data<T>(), out->NumElements(), gpu->compute_stream()));
+    TW_CUDA_RETURN_IF_ERROR(LaunchFill<Moved<T>>(Bits<T>(value), Bits<T>(*out), out->NumElements(),
+                                                 gpu->compute_stream()));
     return absl::OkStatus();
   }
 };
@@ -147,8 +148,8 @@ class ConstantLikeOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, ctx->input(0).shape()));
-    TW_CUDA_RETURN_IF_ERROR(LaunchFillConstant<T>(T(kValue), out->data<T>(), out->NumElements(),
-                                                  gpu->compute_stream()));
+    TW_CUDA_RETURN_IF_ERROR(LaunchFillConstant<Moved<T>>(
+        BitsOf(static_cast<T>(kValue)), Bits<T>(*out), out->NumElements(), gpu->compute_stream()));
     return absl::OkStatus();
   }
 };
@@ -168,6 +169,8 @@ TW_REGISTER_KERNELS(gpu_shape_ops) {
   RegisterBasicKernels(kDeviceGpu);  // Const, Identity, _Send/_Recv, _Arg/_Retval...
   RegisterForType<float>();
   RegisterForType<double>();
+  RegisterForType<half>();
+  RegisterForType<bfloat16>();
   for (DataType src : {DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
     for (DataType dst : {DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
       RegisterKernel(KernelDefBuilder("Cast")

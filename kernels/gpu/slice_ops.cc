@@ -294,7 +294,7 @@ class BlockOp : public OpKernel {
 }  // namespace
 
 TW_REGISTER_KERNELS(gpu_slice_ops) {
-  for (DataType t : {DT_HALF, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
+  for (DataType t : {DT_HALF, DT_BFLOAT16, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
     const auto gpu = [t](const char* op) {
       return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint("T", t);
     };
