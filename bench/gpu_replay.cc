@@ -17,7 +17,11 @@
 // Prints one line per model and mode.
 //
 //   gpu_replay [--models=cifar10,resnet20,resnet56] [--batch=128] [--steps=200] [--check_steps=30]
-//              [--feed]
+//              [--feed] [--precision=float32|mixed_float16|mixed_bfloat16]
+//
+// --precision trains in mixed precision (estimator/mixed_precision.h): the
+// session's rewrite, and a dynamic loss scale under mixed_float16; the peer
+// is bench/models_torch.py --autocast.
 //
 // TF_CUDNN_USE_AUTOTUNE=0 TF_CUDNN_DETERMINISTIC=1 NVIDIA_TF32_OVERRIDE=0
 // make both sessions choose the same deterministic algorithms, so replayed
@@ -41,6 +45,7 @@
 
 #ifdef TOWERFLOW_CUDA
 #include "core/status_macros.h"
+#include "estimator/mixed_precision.h"
 #include "estimator/replicate_model_fn.h"
 #include "examples/cifar10/model.h"
 #include "examples/resnet/model.h"
@@ -50,12 +55,15 @@
 #include "runtime/session.h"
 #endif
 
-ABSL_FLAG(std::vector<std::string>, models, std::vector<std::string>({"cifar10", "resnet20", "resnet56"}),
+ABSL_FLAG(std::vector<std::string>, models,
+          std::vector<std::string>({"cifar10", "resnet20", "resnet56"}),
           "models to time: cifar10, resnet20, resnet32, resnet56");
 ABSL_FLAG(int64_t, batch, 128, "examples per step");
 ABSL_FLAG(int64_t, steps, 200, "timed steps per mode");
 ABSL_FLAG(int64_t, check_steps, 30, "steps before the variables are compared");
 ABSL_FLAG(bool, feed, false, "feed each step's images and labels instead of constants");
+ABSL_FLAG(std::string, precision, "float32",
+          "float32, mixed_float16 or mixed_bfloat16 (estimator/mixed_precision.h)");
 
 namespace towerflow {
 namespace {
@@ -74,6 +82,7 @@ double CpuSeconds() {
 }
 
 struct Step {
+  Precision precision = Precision::kFloat32;
   GraphDef graph;
   std::string loss, train, init;
   std::vector<std::string> variables;  // reads of the trainable variables
@@ -88,14 +97,15 @@ std::pair<Tensor, Tensor> SyntheticBatch(int64_t batch, int64_t side, int k) {
     images.data<float>()[i] = static_cast<float>(std::sin(0.37 * i + k));
   }
   Tensor labels(DT_INT32, TensorShape({batch}));
-  for (int64_t i = 0; i < batch; ++i) labels.data<int32_t>()[i] = static_cast<int32_t>((i + k) % 10);
+  for (int64_t i = 0; i < batch; ++i)
+    labels.data<int32_t>()[i] = static_cast<int32_t>((i + k) % 10);
   return {images, labels};
 }
 
 absl::StatusOr<Step> BuildStep(const std::string& model, int64_t batch) {
   Params params;
-  params.values = {{"num_classes", 10}, {"batch_size", static_cast<double>(batch)},
-                   {"steps_per_epoch", 390}};
+  params.values = {
+      {"num_classes", 10}, {"batch_size", static_cast<double>(batch)}, {"steps_per_epoch", 390}};
   ModelFn model_fn = cifar10::ModelFn;
   int64_t side = 24;
   if (model != "cifar10") {
@@ -104,13 +114,16 @@ absl::StatusOr<Step> BuildStep(const std::string& model, int64_t batch) {
     model_fn = resnet::ModelFn;
     side = 32;
   }
+  Step step;
+  TW_ASSIGN_OR_RETURN(step.precision, ParsePrecision(absl::GetFlag(FLAGS_precision)));
+  SessionOptions unused;
+  SetPrecision(step.precision, &unused, &params);  // the model's optimizer reads it
   ReplicateOptions options;
   options.devices = {"/gpu:0"};
   TW_ASSIGN_OR_RETURN(ModelFn towers, ReplicateModelFn(model_fn, options));
   Scope root = Scope::NewRootScope();
   root.graph()->set_seed(1);
   const Scope gpu = root.WithDevice("/gpu:0");
-  Step step;
   FeatureMap features, label_map;
   if (absl::GetFlag(FLAGS_feed)) {
     features["images"] = ops::Placeholder(gpu.WithOpName("images"), DT_FLOAT,
@@ -148,6 +161,7 @@ absl::StatusOr<std::unique_ptr<Session>> MakeSession(const Step& step, bool repl
   SessionOptions options;
   options.device_count["GPU"] = 1;
   options.replay.enabled = replay;
+  SetPrecision(step.precision, &options);
   TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
   TW_RETURN_IF_ERROR(session->Create(step.graph));
   TW_RETURN_IF_ERROR(session->Run({}, {}, {step.init}, nullptr));
@@ -186,7 +200,8 @@ absl::StatusOr<Timing> Train(Session* session, const Step& step, int64_t steps) 
 
 // The largest relative difference between the two sessions' variables, and
 // whether every one agrees bit for bit.
-absl::Status Compare(Session* eager, Session* replayed, const Step& step, const std::string& model) {
+absl::Status Compare(Session* eager, Session* replayed, const Step& step,
+                     const std::string& model) {
   std::vector<Tensor> a, b;
   TW_RETURN_IF_ERROR(eager->Run({}, step.variables, {}, &a));
   TW_RETURN_IF_ERROR(replayed->Run({}, step.variables, {}, &b));
@@ -218,18 +233,20 @@ absl::Status RunModel(const std::string& model) {
   const int64_t steps = absl::GetFlag(FLAGS_steps);
   TW_ASSIGN_OR_RETURN(const Timing e, Train(eager.get(), step, steps));
   TW_ASSIGN_OR_RETURN(Timing r, Train(replayed.get(), step, steps));
-  const char* input = absl::GetFlag(FLAGS_feed) ? "fed" : "on the GPU";
+  const std::string input = absl::StrCat(absl::GetFlag(FLAGS_feed) ? "fed" : "on the GPU", ", ",
+                                         PrecisionName(step.precision));
   std::printf("towerflow %s eager, batch %ld %s: %.2f ms/step (median), host CPU %.2f ms/step\n",
-              model.c_str(), static_cast<long>(batch), input, e.median_ms, e.cpu_ms);
+              model.c_str(), static_cast<long>(batch), input.c_str(), e.median_ms, e.cpu_ms);
   if (!r.why_eager.empty()) {
     std::printf("towerflow %s replayed, batch %ld %s: NOT REPLAYED (%s): %.2f ms/step\n",
-                model.c_str(), static_cast<long>(batch), input, r.why_eager.c_str(), r.median_ms);
+                model.c_str(), static_cast<long>(batch), input.c_str(), r.why_eager.c_str(),
+                r.median_ms);
     return absl::OkStatus();
   }
   std::printf(
       "towerflow %s replayed, batch %ld %s: %.2f ms/step (median), host CPU %.2f ms/step; "
       "recording: %ld operations, %.1f MiB reserved, the recording step %.0f ms\n",
-      model.c_str(), static_cast<long>(batch), input, r.median_ms, r.cpu_ms,
+      model.c_str(), static_cast<long>(batch), input.c_str(), r.median_ms, r.cpu_ms,
       static_cast<long>(r.operations), r.reserved / 1048576.0, first.record_ms);
   return absl::OkStatus();
 }
@@ -264,5 +281,6 @@ int main(int argc, char** argv) {
       argc, argv,
       "gpu_replay: the examples' training steps on one GPU, replayed (one CUDA graph launch) "
       "against eager.\n\nusage: gpu_replay [--models=cifar10,resnet20,resnet56] [--batch=128] "
-      "[--steps=200] [--check_steps=30]"));
+      "[--steps=200] [--check_steps=30] [--feed] [--precision=float32|mixed_float16|"
+      "mixed_bfloat16]"));
 }

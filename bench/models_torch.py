@@ -8,11 +8,15 @@ device, eager, batch 128 unless told; with --inference, one forward pass of
 the model in eval mode without autograd (batch norm on its moving averages).
 With --cuda_graph the whole training step is recorded once with
 torch.cuda.graph (after warm-up steps on a side stream, PyTorch's recipe) and
-replayed, the peer of Towerflow's replayed steps (runtime/step_replay.h). The
-line also gives the host's CPU time per step.
+replayed, the peer of Towerflow's replayed steps (runtime/step_replay.h). With
+--autocast bfloat16 or float16 the forward pass and the loss run under
+torch.autocast (float16 with a GradScaler, whose overflow check reads the GPU
+back, so it is not recorded), the peer of gpu_replay --precision. The line
+also gives the host's CPU time per step.
 
   python3 bench/models_torch.py --model resnet20 --device cuda [--batch 128]
   python3 bench/models_torch.py --model resnet20 --device cuda --cuda_graph
+  python3 bench/models_torch.py --model resnet56 --device cuda --autocast bfloat16
   python3 bench/models_torch.py --model cifar10 --device cpu --threads 2
   python3 bench/models_torch.py --model cifar10 --device cpu --threads 2 --inference --batch 1
 """
@@ -78,7 +82,13 @@ def main():
                         help="full float32 convolutions (PyTorch lets cuDNN use TF32 by default)")
     parser.add_argument("--cuda_graph", action="store_true",
                         help="record the training step with torch.cuda.graph and replay it")
+    parser.add_argument("--autocast", default="none", choices=["none", "bfloat16", "float16"],
+                        help="mixed precision: torch.autocast to this type (float16 with a GradScaler)")
     args = parser.parse_args()
+    if args.autocast != "none" and args.device != "cuda":
+        parser.error("--autocast is measured on cuda")
+    if args.autocast == "float16" and args.cuda_graph:
+        parser.error("a GradScaler's step reads the GPU back: --autocast float16 is not recorded")
     if args.cuda_graph and (args.inference or args.device != "cuda"):
         parser.error("--cuda_graph records a training step on cuda")
     if args.no_tf32:
@@ -100,10 +110,24 @@ def main():
     images = torch.randn(args.batch, 3, side, side, device=device)
     labels = (torch.arange(args.batch) % 10).to(device)
 
+    low = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(args.autocast)
+    scaler = torch.cuda.amp.GradScaler() if args.autocast == "float16" else None
+
+    def loss_of_step():
+        if low is None:
+            return F.cross_entropy(model(images), labels)
+        with torch.autocast("cuda", dtype=low):
+            return F.cross_entropy(model(images), labels)
+
     def train_step():
         opt.zero_grad()
-        F.cross_entropy(model(images), labels).backward()
-        opt.step()
+        if scaler is None:
+            loss_of_step().backward()
+            opt.step()
+        else:
+            scaler.scale(loss_of_step()).backward()
+            scaler.step(opt)
+            scaler.update()
 
     def inference_step():
         with torch.no_grad():
@@ -134,7 +158,7 @@ def main():
         sync()
         started = time.perf_counter()
         with torch.cuda.graph(graph):
-            F.cross_entropy(model(images), labels).backward()
+            loss_of_step().backward()
             opt.step()
         sync()
         record_ms = (time.perf_counter() - started) * 1e3
@@ -152,7 +176,8 @@ def main():
     tf32 = "" if args.device == "cpu" else (", no TF32" if args.no_tf32 else ", TF32 convolutions")
     what = "inference" if args.inference else "training"
     graph = f", whole step in torch.cuda.graph (recorded in {record_ms:.0f} ms)" if args.cuda_graph else ""
-    print(f"torch {torch.__version__} {args.model} {what} on {args.device}{tf32}{graph}, "
+    amp = f", autocast {args.autocast}" if low is not None else ""
+    print(f"torch {torch.__version__} {args.model} {what} on {args.device}{tf32}{amp}{graph}, "
           f"batch {args.batch}: {per_step * 1e3:.2f} ms/step, {args.batch / per_step:.0f} images/s, "
           f"host CPU {cpu_per_step * 1e3:.2f} ms/step")
 

@@ -23,10 +23,16 @@
 #   profile   ResNet-20's step: GPU time per kernel (ncu), then trace's work
 #   trace     ResNet-20's step: host CPU time beside wall time, a Chrome trace
 #             of one step
+#   mixed     mixed precision (estimator/mixed_precision.h): ResNet-20 and
+#             ResNet-56 steps in mixed_bfloat16 and mixed_float16, eager and
+#             replayed (their variables compared after 30 steps); then
+#             PyTorch's torch.autocast (bfloat16 eager and in
+#             torch.cuda.graph, float16 with a GradScaler) in the same run
 #
 # Logs go to gpu_logs/ (one per program run, and summary.txt, which ends
 # with what passed and the figures; each run of this script appends to it).
-# A lease of 15 minutes: run `replay tests` first (about 7 minutes).
+# A lease of 15 minutes: run `replay tests` first (about 7 minutes), then
+# `mixed` (about 3).
 # TEST_TIMEOUT (240 s), SANITIZE_TIMEOUT (400 s) and ROUNDS (2) bound the
 # phases, for a device lease of a few minutes.
 set -uo pipefail
@@ -114,6 +120,21 @@ run_replay() {
     for graph in "" --cuda_graph; do
       timeout 120 python3 bench/models_torch.py --model "$model" --device cuda --steps 200 \
         $graph >> "$summary" 2>&1
+    done
+  done
+}
+
+run_mixed() {
+  for precision in mixed_bfloat16 mixed_float16; do
+    timeout 240 "$tw/run.sh" gpu_replay --models=resnet20,resnet56 --check_steps=30 \
+      --steps=200 --precision=$precision > "$logs/mixed.$precision.log" 2>&1
+    echo "gpu_replay --precision=$precision (exit $?):" >> "$summary"
+    grep -E '^towerflow|agreement' "$logs/mixed.$precision.log" >> "$summary"
+  done
+  for model in resnet20 resnet56; do
+    for args in "--autocast bfloat16" "--autocast bfloat16 --cuda_graph" "--autocast float16"; do
+      timeout 120 python3 bench/models_torch.py --model "$model" --device cuda --steps 200 \
+        $args >> "$summary" 2>&1
     done
   done
 }
@@ -211,6 +232,7 @@ for phase in "${phases[@]}"; do
     bench) run_bench ;;
     profile) run_profile ;;
     trace) run_trace ;;
+    mixed) run_mixed ;;
     *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
 done
