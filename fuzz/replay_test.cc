@@ -19,7 +19,7 @@ TEST(ReplayTest, EveryTargetIsLinkedOnce) {
   std::vector<std::string> names;
   for (const Target& t : Targets()) names.push_back(t.name);
   EXPECT_THAT(names, ::testing::UnorderedElementsAre("graph", "tensor_proto", "checkpoint",
-                                                     "saved_model", "records", "feed"));
+                                                     "saved_model", "records", "feed", "image"));
 }
 
 TEST(ReplayTest, SeedsAndCorpusGiveAStatus) {

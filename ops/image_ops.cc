@@ -1,7 +1,12 @@
 // Ops on batches of images: resizing (bilinear and nearest neighbour, with
 // TensorFlow's align_corners and half_pixel_centers conventions) and their
 // gradients, and the block rearrangements between space, depth and batch
-// (DepthToSpace, SpaceToDepth, SpaceToBatchND, BatchToSpaceND).
+// (DepthToSpace, SpaceToDepth, SpaceToBatchND, BatchToSpaceND); and the
+// image codecs: JPEG and PNG to and from uint8 (or uint16) [H, W, C]
+// tensors (core/jpeg.h, core/png.h).
+#include <optional>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -246,6 +251,122 @@ TW_REGISTER_OP("BatchToSpaceND")
     .Attr("Tcrops: {int32, int64} = DT_INT32")
     .Doc("Moves batch blocks back into the block dimensions and crops them.")
     .SetShapeFn([](InferenceContext* c) { return SpaceBatchShape(c, false); });
+
+// [height, width, channels] with the channels the attr names (0: the
+// file's, unknown), after checking that `contents` is a scalar.
+absl::Status DecodedImageShape(InferenceContext* c) {
+  PartialTensorShape unused;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
+  int64_t channels;
+  TW_RETURN_IF_ERROR(c->GetAttr("channels", &channels));
+  if (channels < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("channels must be >= 0, got ", channels));
+  }
+  c->set_output(0, PartialTensorShape({-1, -1, channels == 0 ? -1 : channels}));
+  return absl::OkStatus();
+}
+
+// An image [height, width, channels] in, a scalar string out.
+absl::Status EncodedImageShape(InferenceContext* c) {
+  PartialTensorShape unused;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 3, &unused));
+  c->set_output(0, PartialTensorShape({}));
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("DecodeJpeg")
+    .Input("contents: string")
+    .Output("image: uint8")
+    .Attr("channels: int = 0")
+    .Attr("ratio: int = 1")
+    .Attr("fancy_upscaling: bool = true")
+    .Attr("try_recover_truncated: bool = false")
+    .Attr("acceptable_fraction: float = 1.0")
+    .Attr("dct_method: string = ''")
+    .Doc("Decodes a JPEG (or PNG) image to uint8 [height, width, channels].")
+    .SetShapeFn(DecodedImageShape);
+
+TW_REGISTER_OP("DecodeAndCropJpeg")
+    .Input("contents: string")
+    .Input("crop_window: int32")
+    .Output("image: uint8")
+    .Attr("channels: int = 0")
+    .Attr("ratio: int = 1")
+    .Attr("fancy_upscaling: bool = true")
+    .Attr("try_recover_truncated: bool = false")
+    .Attr("acceptable_fraction: float = 1.0")
+    .Attr("dct_method: string = ''")
+    .Doc("Decodes the window [y, x, height, width] of a JPEG image.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape window;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &window));
+      TW_RETURN_IF_ERROR(DecodedImageShape(c));
+      TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> crop, c->ConstantIntInput(1));
+      if (crop.has_value() && crop->size() == 4) {
+        PartialTensorShape out = c->output(0);
+        c->set_output(0, PartialTensorShape({(*crop)[2], (*crop)[3], out.dim_size(2)}));
+      }
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("ExtractJpegShape")
+    .Input("contents: string")
+    .Output("image_shape: output_type")
+    .Attr("output_type: {int32, int64} = DT_INT32")
+    .Doc("The [height, width, channels] of a JPEG image, from its header.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape unused;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &unused));
+      c->set_output(0, PartialTensorShape({3}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("EncodeJpeg")
+    .Input("image: uint8")
+    .Output("contents: string")
+    .Attr("format: {'', 'grayscale', 'rgb'} = ''")
+    .Attr("quality: int = 95")
+    .Attr("progressive: bool = false")
+    .Attr("optimize_size: bool = false")
+    .Attr("chroma_downsampling: bool = true")
+    .Attr("density_unit: {'in', 'cm'} = 'in'")
+    .Attr("x_density: int = 300")
+    .Attr("y_density: int = 300")
+    .Attr("xmp_metadata: string = ''")
+    .Doc("Encodes a uint8 [height, width, 1 or 3] image as a JPEG.")
+    .SetShapeFn(EncodedImageShape);
+
+TW_REGISTER_OP("DecodePng")
+    .Input("contents: string")
+    .Output("image: dtype")
+    .Attr("channels: int = 0")
+    .Attr("dtype: {uint8, uint16} = DT_UINT8")
+    .Doc("Decodes a PNG (or JPEG) image to [height, width, channels].")
+    .SetShapeFn(DecodedImageShape);
+
+TW_REGISTER_OP("EncodePng")
+    .Attr("compression: int = -1")
+    .Attr("T: {uint8, uint16} = DT_UINT8")
+    .Input("image: T")
+    .Output("contents: string")
+    .Doc("Encodes a [height, width, 1-4] image as a PNG.")
+    .SetShapeFn(EncodedImageShape);
+
+TW_REGISTER_OP("DecodeImage")
+    .Input("contents: string")
+    .Output("image: dtype")
+    .Attr("channels: int = 0")
+    .Attr("dtype: {uint8, uint16, float} = DT_UINT8")
+    .Attr("expand_animations: bool = true")
+    .Doc("Decodes a JPEG or PNG image; float32 is scaled to [0, 1].")
+    .SetShapeFn([](InferenceContext* c) {
+      bool expand;
+      TW_RETURN_IF_ERROR(c->GetAttr("expand_animations", &expand));
+      TW_RETURN_IF_ERROR(DecodedImageShape(c));
+      // A GIF's frames would make a 4-D tensor, so TF leaves the rank open.
+      if (expand) c->set_output(0, PartialTensorShape());
+      return absl::OkStatus();
+    });
 
 }  // namespace
 }  // namespace towerflow

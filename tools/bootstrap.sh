@@ -15,6 +15,8 @@ packages=(
   libopenblas-dev     # OpenBLAS: sgemm for MatMul (and double convolutions)
   libdnnl-dev         # oneDNN: float convolutions
   zlib1g-dev          # zlib: gzip-compressed IDX files
+  libjpeg62-turbo-dev # libjpeg-turbo: DecodeJpeg/EncodeJpeg, the ImageNet pipeline
+  libpng-dev          # libpng: DecodePng/EncodePng
   libleveldb-dev      # LevelDB tables: TensorFlow's checkpoint index format
   libsnappy-dev       # Snappy: the index blocks' compression (tests decode it)
   libre2-dev          # RE2: TensorFlow's regular expressions (StaticRegexFullMatch)

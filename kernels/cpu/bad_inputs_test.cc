@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "core/jpeg.h"
+#include "core/png.h"
 #include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "graph/op_registry.h"
@@ -201,6 +203,27 @@ std::vector<Case> NnCases() {
        {F({2, 1, 1, 3}), F({2, 1, 1, 3}), F({3}), F({3}), F({3}), F({0})}},
       {"L2Loss", {}, {F({3})}},
       {"InTopKV2", {}, {F({2, 3}), I32({0, 1}), Scalar<int32_t>(1)}},
+  };
+}
+
+// A 2x3 RGB image, and it as JPEG and PNG.
+std::vector<Case> ImageCodecCases() {
+  std::vector<uint8_t> pixels(18);
+  for (int i = 0; i < 18; ++i) pixels[i] = static_cast<uint8_t>(i * 14);
+  const Tensor image = Literal<uint8_t>({2, 3, 3}, pixels);
+  const std::string jpeg = jpeg::Encode(pixels.data(), 2, 3, 3, jpeg::EncodeOptions()).value();
+  const std::string png = png::Encode(pixels.data(), 2, 3, 3, 8, -1).value();
+  return {
+      {"DecodeJpeg", {}, {Str(jpeg)}},
+      {"DecodeJpeg",
+       {{"channels", A(int64_t{1})}, {"ratio", A(int64_t{2})}, {"acceptable_fraction", A(0.5f)}},
+       {Str(jpeg)}},
+      {"DecodeAndCropJpeg", {}, {Str(jpeg), I32({0, 1, 2, 2})}},
+      {"ExtractJpegShape", {}, {Str(jpeg)}},
+      {"EncodeJpeg", {{"quality", A(int64_t{80})}, {"x_density", A(int64_t{72})}}, {image}},
+      {"DecodePng", {{"channels", A(int64_t{4})}}, {Str(png)}},
+      {"DecodeImage", {}, {Str(png)}},
+      {"EncodePng", {{"compression", A(int64_t{3})}}, {image}},
   };
 }
 
@@ -436,6 +459,7 @@ TEST(BadInputsTest, ArrayOps) { RunTable(ArrayCases()); }
 TEST(BadInputsTest, MathOps) { RunTable(MathCases()); }
 TEST(BadInputsTest, NnOps) { RunTable(NnCases()); }
 TEST(BadInputsTest, StateRandomAndLoggingOps) { RunTable(StateCases()); }
+TEST(BadInputsTest, ImageCodecs) { RunTable(ImageCodecCases()); }
 
 // ---- Specific advisories ----
 

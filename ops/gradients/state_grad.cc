@@ -54,6 +54,15 @@ TW_REGISTER_NO_GRADIENT("ParseExample");
 TW_REGISTER_NO_GRADIENT("ParseExampleV2");
 TW_REGISTER_NO_GRADIENT("PrintV2");
 
+// Image codecs (TF registers none: bytes and integers).
+TW_REGISTER_NO_GRADIENT("DecodeJpeg");
+TW_REGISTER_NO_GRADIENT("DecodeAndCropJpeg");
+TW_REGISTER_NO_GRADIENT("DecodePng");
+TW_REGISTER_NO_GRADIENT("DecodeImage");
+TW_REGISTER_NO_GRADIENT("ExtractJpegShape");
+TW_REGISTER_NO_GRADIENT("EncodeJpeg");
+TW_REGISTER_NO_GRADIENT("EncodePng");
+
 // Transfers and function boundaries (added by partitioning, after any
 // gradient was built).
 TW_REGISTER_NO_GRADIENT("Send");

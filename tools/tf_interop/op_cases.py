@@ -94,6 +94,17 @@ SUMMARY_LR = summary_pb2.Summary(value=[summary_pb2.Summary.Value(
 IMAGE = (F, [1, 4, 4, 2], np.arange(32, dtype=np.float32).reshape(1, 4, 4, 2) / 7 - 2)
 # MaxPool 2x2 / 2 of IMAGE: MaxPoolGrad's orig_output.
 MAXPOOL_2X2 = IMAGE[2].reshape(1, 2, 2, 2, 2, 2).max(axis=(2, 4))
+# An image TF encodes here as JPEG and PNG: both sides decode the same bytes.
+U8 = types_pb2.DT_UINT8
+_PIXELS = ((np.arange(6 * 8 * 3).reshape(6, 8, 3) * 37) % 256).astype(np.uint8)
+_JPEG = tf.io.encode_jpeg(_PIXELS).numpy()
+_PNG = tf.io.encode_png(_PIXELS).numpy()
+
+
+def _bytes(data):
+    return (STR, [], [data])
+
+
 CASES = {
     "MatMul": [
         ("2x3.3x2", {"a": (F, [2, 3], None), "b": (F, [3, 2], None)}, {}),
@@ -430,6 +441,37 @@ CASES = {
         ("constant 9", {"input": (F, [2, 3], None), "paddings": (I32, [2, 2], [1, 0, 0, 1]),
                         "constant_values": (F, [], 9.0)}, {}),
     ],
+    "DecodeJpeg": [
+        ("TF's JPEG", {"contents": _bytes(_JPEG)}, {}),
+        ("grey, ratio 2", {"contents": _bytes(_JPEG)}, {"channels": 1, "ratio": 2}),
+        ("accurate DCT, plain upsampling", {"contents": _bytes(_JPEG)},
+         {"dct_method": "INTEGER_ACCURATE", "fancy_upscaling": False}),
+        ("a PNG", {"contents": _bytes(_PNG)}, {}),
+        ("truncated", {"contents": _bytes(_JPEG[:-40])}, {}),
+        ("garbage", {"contents": _bytes(b"garbage!")}, {}),
+    ],
+    "DecodeAndCropJpeg": [
+        ("window", {"contents": _bytes(_JPEG), "crop_window": (I32, [4], [1, 2, 3, 4])}, {}),
+        ("outside", {"contents": _bytes(_JPEG), "crop_window": (I32, [4], [0, 0, 7, 8])}, {}),
+    ],
+    "ExtractJpegShape": [("TF's JPEG", {"contents": _bytes(_JPEG)}, {}),
+                         ("garbage", {"contents": _bytes(b"garbage!")}, {})],
+    "DecodePng": [
+        ("TF's PNG", {"contents": _bytes(_PNG)}, {}),
+        ("grey", {"contents": _bytes(_PNG)}, {"channels": 1}),
+        ("RGBA", {"contents": _bytes(_PNG)}, {"channels": 4}),
+        ("uint16", {"contents": _bytes(_PNG)}, {"dtype": types_pb2.DT_UINT16}),
+        ("a JPEG", {"contents": _bytes(_JPEG)}, {}),
+    ],
+    "DecodeImage": [
+        ("float PNG", {"contents": _bytes(_PNG)}, {"dtype": F, "expand_animations": False}),
+        ("float JPEG", {"contents": _bytes(_JPEG)}, {"dtype": F}),
+        ("uint16 JPEG", {"contents": _bytes(_JPEG)}, {"dtype": types_pb2.DT_UINT16}),
+    ],
+    "EncodeJpeg": [("RGB", {"image": (U8, [6, 8, 3], _PIXELS)}, {}),
+                   ("two channels", {"image": (U8, [6, 8, 2], _PIXELS[:, :, :2])}, {})],
+    "EncodePng": [("RGB", {"image": (U8, [6, 8, 3], _PIXELS)}, {}),
+                  ("five channels", {"image": (U8, [2, 2, 5], _PIXELS[:2, :2, :1].repeat(5, 2))}, {})],
     "ResizeBilinear": [
         ("2x2 to 3x4", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]), "size": (I32, [2], [3, 4])}, {}),
         ("align corners", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]),
@@ -555,6 +597,8 @@ def numpy_values(dtype, shape, values, which):
     if values is None:
         values = PATTERNS[kind][which % 2]
     count = int(np.prod(shape)) if shape else 1
+    if dtype == types_pb2.DT_UINT8:
+        values = [v % 256 for v in np.asarray(values).flatten().tolist()]
     flat = np.resize(np.array(values, dtype=NUMPY[dtype]), count)
     return flat.reshape(shape)
 

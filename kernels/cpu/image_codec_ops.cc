@@ -1,0 +1,295 @@
+// The image codecs: DecodeJpeg, DecodeAndCropJpeg, DecodePng, DecodeImage,
+// ExtractJpegShape, EncodeJpeg and EncodePng on core/jpeg.h and
+// core/png.h, with TensorFlow 2.x's behaviour: the decoders look at the
+// data, so DecodeJpeg reads a PNG and DecodePng a JPEG (DecodeAndCropJpeg
+// reads JPEG only); a decoded image is allocated once, at its output size,
+// through the context (so the session's tensor limit applies before any
+// pixel is written). GIF, BMP and WebP are not decoded.
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/jpeg.h"
+#include "core/png.h"
+#include "core/status_macros.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+
+namespace towerflow {
+namespace {
+
+absl::StatusOr<absl::string_view> ScalarContents(const Tensor& t) {
+  if (t.dims() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("contents must be scalar, got shape ", t.shape().DebugString()));
+  }
+  const std::string& s = *t.data<std::string>();
+  if (s.empty()) return absl::InvalidArgumentError("Input is empty.");
+  return absl::string_view(s);
+}
+
+// What the first bytes say the file is, for formats Towerflow does not
+// decode: their name; else empty.
+std::string OtherFormat(absl::string_view data) {
+  if (data.substr(0, 3) == "GIF") return "GIF";
+  if (data.substr(0, 2) == "BM") return "BMP";
+  if (data.size() >= 12 && data.substr(0, 4) == "RIFF" && data.substr(8, 4) == "WEBP") {
+    return "WebP";
+  }
+  return "";
+}
+
+// DecodeJpeg, DecodeAndCropJpeg, DecodePng and DecodeImage.
+class DecodeImageOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    op_ = c.def().op();
+    const bool jpeg_op = op_ == "DecodeJpeg" || op_ == "DecodeAndCropJpeg";
+    int64_t channels;
+    TW_RETURN_IF_ERROR(c.GetAttr("channels", &channels));
+    if (jpeg_op) {
+      if (channels != 0 && channels != 1 && channels != 3) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("JPEG does not support ", channels, " channels"));
+      }
+      int64_t ratio;
+      TW_RETURN_IF_ERROR(c.GetAttr("ratio", &ratio));
+      if (ratio != 1 && ratio != 2 && ratio != 4 && ratio != 8) {
+        return absl::InvalidArgumentError(absl::StrCat("ratio must be 1, 2, 4, or 8, got ", ratio));
+      }
+      jpeg_.ratio = static_cast<int>(ratio);
+      TW_RETURN_IF_ERROR(c.GetAttr("fancy_upscaling", &jpeg_.fancy_upscaling));
+      TW_RETURN_IF_ERROR(c.GetAttr("try_recover_truncated", &jpeg_.try_recover_truncated));
+      TW_RETURN_IF_ERROR(c.GetAttr("acceptable_fraction", &jpeg_.acceptable_fraction));
+      std::string dct;
+      TW_RETURN_IF_ERROR(c.GetAttr("dct_method", &dct));
+      TW_ASSIGN_OR_RETURN(jpeg_.dct_method, jpeg::ParseDctMethod(dct));
+    } else {
+      if (channels != 0 && channels != 1 && channels != 3 && channels != 4) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("`channels` must be 0, 1, 3 or 4 but got ", channels));
+      }
+      TW_RETURN_IF_ERROR(c.GetAttr("dtype", &dtype_));
+    }
+    channels_ = static_cast<int>(channels);
+    jpeg_.channels = channels_ == 4 ? 0 : channels_;
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(absl::string_view data, ScalarContents(ctx->input(0)));
+    if (jpeg::IsJpeg(data)) return DecodeJpeg(ctx, data);
+    if (op_ == "DecodeAndCropJpeg") {
+      const std::string format = png::IsPng(data) ? "PNG" : OtherFormat(data);
+      return absl::InvalidArgumentError(
+          format.empty() ? "Unknown image file format. DecodeAndCropJpeg decodes JPEG."
+                         : absl::StrCat("DecodeAndCropJpeg operation can run on JPEG only, but "
+                                        "detected ",
+                                        format, "."));
+    }
+    if (png::IsPng(data)) return DecodePng(ctx, data);
+    const std::string other = OtherFormat(data);
+    if (!other.empty()) {
+      return absl::UnimplementedError(absl::StrCat(
+          op_, ": ", other, " images are not decoded by Towerflow (JPEG and PNG are)"));
+    }
+    return absl::InvalidArgumentError("Unknown image file format. One of JPEG, PNG required.");
+  }
+
+ private:
+  // The image in uint8, then widened to the op's dtype (Widen).
+  absl::Status DecodeJpeg(KernelContext* ctx, absl::string_view data) {
+    if (channels_ == 4) {
+      return absl::InvalidArgumentError("JPEG does not support 4 channels");
+    }
+    jpeg::DecodeOptions options = jpeg_;
+    if (op_ == "DecodeAndCropJpeg") {
+      const Tensor& window = ctx->input(1);
+      if (window.NumElements() != 4) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("crop_size must have four elements ", window.shape().DebugString()));
+      }
+      const int32_t* w = window.data<int32_t>();
+      options.crop = jpeg::Window{w[0], w[1], w[2], w[3]};
+    }
+    const bool bytes = dtype_ == DT_UINT8;
+    Tensor* out = nullptr;
+    Tensor narrow;
+    const jpeg::Allocate allocate = [&](int64_t h, int64_t w, int c) -> absl::StatusOr<uint8_t*> {
+      const TensorShape shape({h, w, c});
+      TW_ASSIGN_OR_RETURN(out, ctx->allocate_output(0, shape));
+      if (bytes) return out->data<uint8_t>();
+      narrow = Tensor(DT_UINT8, shape);
+      return narrow.data<uint8_t>();
+    };
+    absl::Status s = jpeg::Decode(data, options, allocate);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(op_, ": ", s.message()));
+    if (!bytes) Widen(narrow.data<uint8_t>(), narrow.NumElements(), 8, out);
+    return absl::OkStatus();
+  }
+
+  absl::Status DecodePng(KernelContext* ctx, absl::string_view data) {
+    const int bits = dtype_ == DT_UINT8 ? 8 : 16;
+    Tensor* out = nullptr;
+    Tensor wide;
+    const png::Allocate allocate = [&](int64_t h, int64_t w, int c) -> absl::StatusOr<void*> {
+      const TensorShape shape({h, w, c});
+      TW_ASSIGN_OR_RETURN(out, ctx->allocate_output(0, shape));
+      if (dtype_ != DT_FLOAT) return out->raw_data();
+      wide = Tensor(DT_UINT16, shape);
+      return wide.raw_data();
+    };
+    absl::Status s = png::Decode(data, channels_, bits, allocate);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(op_, ": ", s.message()));
+    if (dtype_ == DT_FLOAT) Widen(wide.data<uint16_t>(), wide.NumElements(), 16, out);
+    return absl::OkStatus();
+  }
+
+  // `n` values of `bits` bits into `out` (uint16 or float), as TF widens a
+  // JPEG's bytes: uint16 as v * 256, float as v / 255 (a PNG's 8-bit
+  // samples become v * 257 in libpng, png::Decode).
+  template <typename V>
+  static void Widen(const V* in, int64_t n, int bits, Tensor* out) {
+    if (out->dtype() == DT_UINT16) {
+      uint16_t* o = out->data<uint16_t>();
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<uint16_t>(in[i] << 8);
+      return;
+    }
+    const float scale = bits == 8 ? 1.0f / 255 : 1.0f / 65535;
+    float* o = out->data<float>();
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(in[i]) * scale;
+  }
+
+  std::string op_;
+  int channels_ = 0;
+  DataType dtype_ = DT_UINT8;
+  jpeg::DecodeOptions jpeg_;
+};
+
+class ExtractJpegShapeOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& contents = ctx->input(0);
+    if (contents.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("contents must be scalar, got shape ", contents.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(const jpeg::Shape shape, jpeg::ReadShape(*contents.data<std::string>()));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({3})));
+    const int64_t dims[3] = {shape.height, shape.width, shape.components};
+    for (int i = 0; i < 3; ++i) {
+      if (out->dtype() == DT_INT32) {
+        out->data<int32_t>()[i] = static_cast<int32_t>(dims[i]);
+      } else {
+        out->data<int64_t>()[i] = dims[i];
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
+absl::StatusOr<const Tensor*> Image3d(KernelContext* ctx) {
+  const Tensor& image = ctx->input(0);
+  if (image.dims() != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("image must be 3-dimensional", image.shape().DebugString()));
+  }
+  return &image;
+}
+
+absl::Status SetScalarString(KernelContext* ctx, std::string value) {
+  TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+  *out->data<std::string>() = std::move(value);
+  return absl::OkStatus();
+}
+
+class EncodeJpegOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("format", &format_));
+    int64_t quality, x, y;
+    TW_RETURN_IF_ERROR(c.GetAttr("quality", &quality));
+    if (quality < 0 || quality > 100) {
+      return absl::InvalidArgumentError(absl::StrCat("quality must be in [0,100], got ", quality));
+    }
+    TW_RETURN_IF_ERROR(c.GetAttr("x_density", &x));
+    TW_RETURN_IF_ERROR(c.GetAttr("y_density", &y));
+    if (x < 0 || y < 0 || x > 65535 || y > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("x_density and y_density must be in [0, 65535], got ", x, " and ", y));
+    }
+    options_.quality = static_cast<int>(quality);
+    options_.x_density = static_cast<int>(x);
+    options_.y_density = static_cast<int>(y);
+    std::string unit;
+    TW_RETURN_IF_ERROR(c.GetAttr("density_unit", &unit));
+    options_.density_unit = unit == "cm" ? 2 : 1;
+    TW_RETURN_IF_ERROR(c.GetAttr("progressive", &options_.progressive));
+    TW_RETURN_IF_ERROR(c.GetAttr("optimize_size", &options_.optimize_size));
+    TW_RETURN_IF_ERROR(c.GetAttr("chroma_downsampling", &options_.chroma_downsampling));
+    return c.GetAttr("xmp_metadata", &options_.xmp_metadata);
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const Tensor* image, Image3d(ctx));
+    const int64_t channels = image->dim_size(2);
+    const int64_t wanted = format_ == "grayscale" ? 1 : format_ == "rgb" ? 3 : channels;
+    if (channels != wanted || (channels != 1 && channels != 3)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("image must have ", format_.empty() ? "1 or 3" : absl::StrCat(wanted),
+                       " channels, got ", image->shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(std::string jpeg,
+                        jpeg::Encode(image->data<uint8_t>(), image->dim_size(0), image->dim_size(1),
+                                     static_cast<int>(channels), options_));
+    return SetScalarString(ctx, std::move(jpeg));
+  }
+
+ private:
+  std::string format_;
+  jpeg::EncodeOptions options_;
+};
+
+class EncodePngOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("compression", &compression_));
+    if (compression_ < -1 || compression_ > 9) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("compression should be in [-1,9], got ", compression_));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const Tensor* image, Image3d(ctx));
+    const int64_t channels = image->dim_size(2);
+    if (channels < 1 || channels > 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("image must have 1, 2, 3, or 4 channels, got ", channels));
+    }
+    TW_ASSIGN_OR_RETURN(std::string png,
+                        png::Encode(image->raw_data(), image->dim_size(0), image->dim_size(1),
+                                    static_cast<int>(channels), image->dtype() == DT_UINT8 ? 8 : 16,
+                                    static_cast<int>(compression_)));
+    return SetScalarString(ctx, std::move(png));
+  }
+
+ private:
+  int64_t compression_ = -1;
+};
+
+TW_REGISTER_KERNELS(image_codec_ops) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  for (const char* op : {"DecodeJpeg", "DecodeAndCropJpeg", "DecodePng", "DecodeImage"}) {
+    RegisterKernel(cpu(op), MakeFactory<DecodeImageOp>());
+  }
+  RegisterKernel(cpu("ExtractJpegShape"), MakeFactory<ExtractJpegShapeOp>());
+  RegisterKernel(cpu("EncodeJpeg"), MakeFactory<EncodeJpegOp>());
+  RegisterKernel(cpu("EncodePng"), MakeFactory<EncodePngOp>());
+}
+
+}  // namespace
+}  // namespace towerflow
