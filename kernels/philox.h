@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #ifdef __CUDACC__
 #define TW_HOST_DEVICE __host__ __device__
@@ -65,6 +66,74 @@ TW_HOST_DEVICE inline double PhiloxNormalAt(PhiloxKey key, uint64_t index, bool 
   }
   return x;
 }
+
+// TF's own Philox stream (its PhiloxRandom, GuardedPhiloxRandom and
+// SimplePhilox), for the ops whose numbers must be TF's for the same seeds
+// (SampleDistortedBoundingBox): a 128-bit counter whose high half is seed2
+// and a key that is seed; each block advances the counter by one.
+class PhiloxStream {
+ public:
+  PhiloxStream(uint64_t seed, uint64_t seed2)
+      : counter_{{0, 0, static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)}},
+        key_{{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}} {}
+
+  // The block at the counter; the counter moves on by one.
+  PhiloxBlock Next() {
+    const PhiloxBlock out = Philox(counter_, key_);
+    Skip(1);
+    return out;
+  }
+  // Moves the counter on by `blocks` (with carries through all 128 bits).
+  void Skip(uint64_t blocks) {
+    const uint32_t lo = static_cast<uint32_t>(blocks);
+    uint32_t hi = static_cast<uint32_t>(blocks >> 32);
+    counter_.v[0] += lo;
+    if (counter_.v[0] < lo) ++hi;
+    counter_.v[1] += hi;
+    if (counter_.v[1] < hi && ++counter_.v[2] == 0) ++counter_.v[3];
+  }
+
+ private:
+  PhiloxBlock counter_;
+  PhiloxKey key_;
+};
+
+// 32-bit words of a stream, one at a time (the four of a block in order),
+// and TF's draws from them: a float in [0, 1) from the word's 23 low bits,
+// and an exact uniform integer in [0, n) by rejecting the low words that
+// would bias it.
+class PhiloxWords {
+ public:
+  explicit PhiloxWords(PhiloxStream* stream) : stream_(stream) {}
+  uint32_t Next() {
+    if (used_ == 4) {
+      block_ = stream_->Next();
+      used_ = 0;
+    }
+    return block_.v[used_++];
+  }
+  float UniformFloat() {
+    const uint32_t bits = (127u << 23) | (Next() & 0x7fffffu);  // [1, 2)
+    float f;
+    std::memcpy(&f, &bits, sizeof(f));
+    return f - 1.0f;
+  }
+  uint32_t Uniform(uint32_t n) {
+    if (n == 0) return Next() * n;
+    if ((n & (n - 1)) == 0) return Next() & (n - 1);
+    const uint32_t reject = 0xffffffffu % n + 1;
+    uint32_t r;
+    do {
+      r = Next();
+    } while (r < reject);
+    return r % n;
+  }
+
+ private:
+  PhiloxStream* stream_;
+  PhiloxBlock block_{};
+  int used_ = 4;
+};
 
 }  // namespace towerflow
 

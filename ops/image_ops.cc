@@ -368,5 +368,65 @@ TW_REGISTER_OP("DecodeImage")
       return absl::OkStatus();
     });
 
+// The crop of SampleDistortedBoundingBox(V2): begin and size [3] of the
+// image_size's type, and the crop as a box [1, 1, 4].
+absl::Status SampleBoxShape(InferenceContext* c) {
+  PartialTensorShape size, boxes;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &size));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 3, &boxes));
+  if (size.dim_size(0) >= 0 && size.dim_size(0) != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("image_size must contain 3 elements, got ", size.DebugString()));
+  }
+  if (boxes.dim_size(2) >= 0 && boxes.dim_size(2) != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bounding boxes must have shape [*, *, 4], got ", boxes.DebugString()));
+  }
+  if (c->num_inputs() == 3) {
+    PartialTensorShape covered;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &covered));
+  }
+  c->set_output(0, PartialTensorShape({3}));
+  c->set_output(1, PartialTensorShape({3}));
+  c->set_output(2, PartialTensorShape({1, 1, 4}));
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("SampleDistortedBoundingBoxV2")
+    .Input("image_size: T")
+    .Input("bounding_boxes: float")
+    .Input("min_object_covered: float")
+    .Output("begin: T")
+    .Output("size: T")
+    .Output("bboxes: float")
+    .Attr("T: {uint8, int8, int16, int32, int64}")
+    .Attr("seed: int = 0")
+    .Attr("seed2: int = 0")
+    .Attr("aspect_ratio_range: list(float) = [0.75, 1.33]")
+    .Attr("area_range: list(float) = [0.05, 1.0]")
+    .Attr("max_attempts: int = 100")
+    .Attr("use_image_if_no_bounding_boxes: bool = false")
+    .SetIsStateful()
+    .Doc("A random crop of an image covering enough of one of its boxes (TF's draws).")
+    .SetShapeFn(SampleBoxShape);
+
+TW_REGISTER_OP("SampleDistortedBoundingBox")
+    .Input("image_size: T")
+    .Input("bounding_boxes: float")
+    .Output("begin: T")
+    .Output("size: T")
+    .Output("bboxes: float")
+    .Attr("T: {uint8, int8, int16, int32, int64}")
+    .Attr("seed: int = 0")
+    .Attr("seed2: int = 0")
+    .Attr("min_object_covered: float = 0.1")
+    .Attr("aspect_ratio_range: list(float) = [0.75, 1.33]")
+    .Attr("area_range: list(float) = [0.05, 1.0]")
+    .Attr("max_attempts: int = 100")
+    .Attr("use_image_if_no_bounding_boxes: bool = false")
+    .SetIsStateful()
+    .Doc("SampleDistortedBoundingBoxV2 with min_object_covered an attr.")
+    .SetShapeFn(SampleBoxShape);
+
 }  // namespace
 }  // namespace towerflow

@@ -206,7 +206,7 @@ std::vector<Case> NnCases() {
   };
 }
 
-// A 2x3 RGB image, and it as JPEG and PNG.
+// A 2x3 RGB image, and it as JPEG and PNG; crops of a 40x30 image.
 std::vector<Case> ImageCodecCases() {
   std::vector<uint8_t> pixels(18);
   for (int i = 0; i < 18; ++i) pixels[i] = static_cast<uint8_t>(i * 14);
@@ -224,6 +224,13 @@ std::vector<Case> ImageCodecCases() {
       {"DecodePng", {{"channels", A(int64_t{4})}}, {Str(png)}},
       {"DecodeImage", {}, {Str(png)}},
       {"EncodePng", {{"compression", A(int64_t{3})}}, {image}},
+      {"SampleDistortedBoundingBoxV2",
+       {{"seed", A(int64_t{1})}, {"max_attempts", A(int64_t{5})}},
+       {I32({40, 30, 3}), Literal<float>({1, 1, 4}, {0.1f, 0.1f, 0.9f, 0.8f}),
+        Scalar<float>(0.1f)}},
+      {"SampleDistortedBoundingBox",
+       {{"seed", A(int64_t{1})}, {"use_image_if_no_bounding_boxes", A(true)}},
+       {I32({40, 30, 3}), Tensor(DT_FLOAT, TensorShape({1, 0, 4}))}},
   };
 }
 

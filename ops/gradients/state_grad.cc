@@ -54,7 +54,7 @@ TW_REGISTER_NO_GRADIENT("ParseExample");
 TW_REGISTER_NO_GRADIENT("ParseExampleV2");
 TW_REGISTER_NO_GRADIENT("PrintV2");
 
-// Image codecs (TF registers none: bytes and integers).
+// Image codecs and crop sampling (TF registers none: bytes and integers).
 TW_REGISTER_NO_GRADIENT("DecodeJpeg");
 TW_REGISTER_NO_GRADIENT("DecodeAndCropJpeg");
 TW_REGISTER_NO_GRADIENT("DecodePng");
@@ -62,6 +62,8 @@ TW_REGISTER_NO_GRADIENT("DecodeImage");
 TW_REGISTER_NO_GRADIENT("ExtractJpegShape");
 TW_REGISTER_NO_GRADIENT("EncodeJpeg");
 TW_REGISTER_NO_GRADIENT("EncodePng");
+TW_REGISTER_NO_GRADIENT("SampleDistortedBoundingBox");
+TW_REGISTER_NO_GRADIENT("SampleDistortedBoundingBoxV2");
 
 // Transfers and function boundaries (added by partitioning, after any
 // gradient was built).

@@ -69,7 +69,8 @@ AXIS_NAMES = {"axis", "reduction_indices", "dim", "split_dim", "concat_dim", "di
 # Stateful ops one node shows: checks, and random ops with both seeds set
 # (the first draw of the stream).
 STATEFUL_COMPARED = {"CheckNumerics", "Assert", "RandomUniform", "RandomStandardNormal",
-                     "TruncatedNormal", "RandomUniformInt", "RandomShuffle"}
+                     "TruncatedNormal", "RandomUniformInt", "RandomShuffle",
+                     "SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2"}
 # Ops that only run inside a loop frame or on a fed value.
 FRAME_OPS = {"Enter", "Exit", "NextIteration", "RefEnter", "RefExit", "RefNextIteration",
              "LoopCond", "ControlTrigger", "Placeholder", "PlaceholderV2", "Switch", "RefSwitch",
@@ -467,6 +468,24 @@ CASES = {
         ("float PNG", {"contents": _bytes(_PNG)}, {"dtype": F, "expand_animations": False}),
         ("float JPEG", {"contents": _bytes(_JPEG)}, {"dtype": F}),
         ("uint16 JPEG", {"contents": _bytes(_JPEG)}, {"dtype": types_pb2.DT_UINT16}),
+    ],
+    "SampleDistortedBoundingBoxV2": [
+        ("seeded", {"image_size": (I32, [3], [375, 500, 3]),
+                    "bounding_boxes": (F, [1, 1, 4], [0.1, 0.2, 0.8, 0.9]),
+                    "min_object_covered": (F, [], 0.1)}, {"seed": 1, "seed2": 2}),
+        ("whole image", {"image_size": (I64, [3], [224, 224, 3]),
+                         "bounding_boxes": (F, [1, 0, 4], None),
+                         "min_object_covered": (F, [], 0.5)},
+         {"seed": 7, "aspect_ratio_range": [0.5, 2.0], "area_range": [0.08, 1.0],
+          "use_image_if_no_bounding_boxes": True}),
+        ("box outside", {"image_size": (I32, [3], [10, 10, 3]),
+                         "bounding_boxes": (F, [1, 1, 4], [0, 0, 1.5, 1]),
+                         "min_object_covered": (F, [], 0.1)}, {"seed": 1}),
+    ],
+    "SampleDistortedBoundingBox": [
+        ("seeded", {"image_size": (I32, [3], [375, 500, 3]),
+                    "bounding_boxes": (F, [1, 1, 4], [0.1, 0.2, 0.8, 0.9])},
+         {"seed": 3, "seed2": 4, "min_object_covered": 0.5}),
     ],
     "EncodeJpeg": [("RGB", {"image": (U8, [6, 8, 3], _PIXELS)}, {}),
                    ("two channels", {"image": (U8, [6, 8, 2], _PIXELS[:, :, :2])}, {})],
