@@ -1,6 +1,11 @@
 #include "layers/losses.h"
 
+#include <cstdint>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "core/tensor_proto_util.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
 
@@ -41,8 +46,16 @@ bool BroadcastableWeights(const Scope& s, const Output& weights, const Output& v
   return ok;
 }
 
+// The sum over every axis; as TF's reduce_sum(axis=None), with constant
+// axes when the rank is known, so the sum's shape ([]) is known too.
 Output AllAxesSum(const Scope& s, const Output& x) {
-  return ops::Sum(s, x, ops::Range(s, 0, ops::Rank(s, x), 1));
+  const int rank = x.shape().dims();
+  if (rank < 0) return ops::Sum(s, x, ops::Range(s, 0, ops::Rank(s, x), 1));
+  std::vector<int32_t> axes(rank);
+  for (int i = 0; i < rank; ++i) axes[i] = i;
+  return ops::Sum(
+      s, x,
+      ops::Const(s, MakeTensorProto<int32_t>(absl::MakeConstSpan(axes), TensorShape({rank}))));
 }
 
 // The loss's name scope: options.name or the loss's own.

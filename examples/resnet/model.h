@@ -1,5 +1,7 @@
 // The official TensorFlow CIFAR-10 ResNet (models/official/resnet,
-// resnet_model.py version 2 and cifar10_main.py) as a Towerflow model_fn:
+// resnet_model.py version 2 and cifar10_main.py) as a Towerflow model_fn
+// (the network is examples/resnet/resnet_model.h's, the loss and training
+// examples/resnet/run_loop.h's; ImageNet's is imagenet_model.h):
 // pre-activation ResNet v2 of size 6n + 2 (20, 32, 56, ...):
 //
 //   conv 3x3x16 -> 3 stages of n building blocks (16, 32, 64 filters,
