@@ -272,6 +272,78 @@ class ShuffleDataset final : public DatasetBase {
   mutable std::atomic<uint64_t> passes_{0};
 };
 
+class InterleaveDataset final : public DatasetBase {
+ public:
+  InterleaveDataset(Dataset input, InterleaveFn fn, int cycle_length, int block_length)
+      : input_(std::move(input)), fn_(std::move(fn)), cycle_(cycle_length), block_(block_length) {}
+
+  std::unique_ptr<Iterator> MakeIterator() const override {
+    return std::make_unique<It>(input_.MakeIterator(), fn_, cycle_, block_);
+  }
+
+ private:
+  class It final : public Iterator {
+   public:
+    It(std::unique_ptr<Iterator> input, InterleaveFn fn, int cycle, int block)
+        : input_(std::move(input)), fn_(std::move(fn)), cycle_(cycle), block_(block) {}
+
+    absl::StatusOr<std::optional<Element>> GetNext() override {
+      if (cycle_ < 1 || block_ < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Interleave: cycle_length and block_length must be at least 1, got ",
+                         cycle_, " and ", block_));
+      }
+      if (open_.empty()) open_.resize(cycle_);
+      // tf.data's order: the current slot gives its next element (moving
+      // on after block_length of them); an ended one is closed and the
+      // cycle moves on; an empty slot takes the next input element's
+      // dataset, until the input ends.
+      while (!input_done_ || num_open_ > 0) {
+        std::unique_ptr<Iterator>& slot = open_[current_];
+        if (slot != nullptr) {
+          TW_ASSIGN_OR_RETURN(std::optional<Element> e, slot->GetNext());
+          if (e.has_value()) {
+            if (++taken_ == block_) Advance();
+            return e;
+          }
+          slot.reset();
+          --num_open_;
+          Advance();
+        } else if (!input_done_) {
+          TW_ASSIGN_OR_RETURN(std::optional<Element> e, input_->GetNext());
+          if (e.has_value()) {
+            TW_ASSIGN_OR_RETURN(Dataset d, fn_(*e));
+            slot = d.MakeIterator();
+            ++num_open_;
+          } else {
+            input_done_ = true;
+          }
+        } else {
+          Advance();
+        }
+      }
+      return std::nullopt;
+    }
+
+   private:
+    void Advance() {
+      current_ = (current_ + 1) % cycle_;
+      taken_ = 0;
+    }
+
+    std::unique_ptr<Iterator> input_;
+    const InterleaveFn fn_;
+    const int cycle_, block_;
+    std::vector<std::unique_ptr<Iterator>> open_;
+    int current_ = 0, taken_ = 0, num_open_ = 0;
+    bool input_done_ = false;
+  };
+
+  const Dataset input_;
+  const InterleaveFn fn_;
+  const int cycle_, block_;
+};
+
 }  // namespace
 
 absl::StatusOr<Tensor> Concat(const std::vector<Tensor>& parts) {
@@ -356,6 +428,10 @@ Dataset Dataset::Take(int64_t count) const {
 }
 Dataset Dataset::Shard(int64_t num_shards, int64_t index) const {
   return Dataset(std::make_shared<ShardDataset>(*this, num_shards, index));
+}
+Dataset Dataset::Interleave(InterleaveFn fn, int cycle_length, int block_length) const {
+  return Dataset(
+      std::make_shared<InterleaveDataset>(*this, std::move(fn), cycle_length, block_length));
 }
 Dataset Dataset::Shuffle(int64_t buffer_size, uint64_t seed) const {
   return Dataset(std::make_shared<ShuffleDataset>(*this, buffer_size, seed));

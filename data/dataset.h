@@ -47,6 +47,9 @@ class DatasetBase {
 using MapFn = std::function<absl::StatusOr<Element>(Element)>;
 // The same with a random generator of the element's own (see RandomMap).
 using RandomMapFn = std::function<absl::StatusOr<Element>(Element, std::mt19937_64* rng)>;
+class Dataset;
+// The dataset an element opens, for Dataset::Interleave.
+using InterleaveFn = std::function<absl::StatusOr<Dataset>(const Element&)>;
 
 class Dataset {
  public:
@@ -71,6 +74,13 @@ class Dataset {
   // = rank and num_shards = size). A pass fails with InvalidArgument unless
   // num_shards > 0 and 0 <= index < num_shards.
   Dataset Shard(int64_t num_shards, int64_t index) const;
+  // tf.data's interleave: fn opens a dataset for each element (a file
+  // name: its records); `cycle_length` of them are read at once, taking
+  // `block_length` elements from each in turn, and one that ends is
+  // replaced by the next element's. Deterministic. A pass fails with
+  // InvalidArgument unless both lengths are at least 1, and with fn's
+  // error.
+  Dataset Interleave(InterleaveFn fn, int cycle_length, int block_length = 1) const;
   // Draws uniformly from a buffer of `buffer_size` elements refilled from
   // the input: TF's shuffle. Deterministic for a given seed; each pass
   // (iterator) reshuffles with the next seed in the sequence.

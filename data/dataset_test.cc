@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "core/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/tensor_testing.h"
@@ -95,6 +96,28 @@ TEST(DatasetTest, RepeatTakeAndEmptyInputs) {
   // Each iterator is a fresh pass.
   const Dataset d = Range(3).Take(2);
   EXPECT_EQ(Drain(d), Drain(d));
+}
+
+// tf.data's documented example: Dataset.range(1, 6).interleave(lambda x:
+// Dataset.from_tensors(x).repeat(6), cycle_length=2, block_length=4).
+TEST(DatasetTest, InterleaveCyclesAsTensorFlowDoes) {
+  const InterleaveFn six = [](const Element& e) -> absl::StatusOr<Dataset> {
+    Tensor x(DT_INT32, TensorShape({1}));
+    x.data<int32_t>()[0] = e[0].data<int32_t>()[0] + 1;
+    TW_ASSIGN_OR_RETURN(Dataset d, Dataset::FromTensorSlices({x}));
+    return d.Repeat(6);
+  };
+  std::vector<int32_t> got;
+  for (const auto& e : Drain(Range(5).Interleave(six, 2, 4))) got.push_back(e[0]);
+  EXPECT_EQ(got, (std::vector<int32_t>{1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3,
+                                       3, 4, 4, 4, 4, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5}));
+  // An element that opens an empty dataset, and bad lengths.
+  const InterleaveFn none = [](const Element&) -> absl::StatusOr<Dataset> {
+    return Range(3).Take(0);
+  };
+  EXPECT_TRUE(Drain(Range(3).Interleave(none, 2)).empty());
+  EXPECT_THAT(Range(3).Interleave(six, 0).MakeIterator()->GetNext().status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "cycle_length"));
 }
 
 TEST(DatasetTest, ShardTakesEveryNthElementFromItsIndex) {

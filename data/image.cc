@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "core/image_geometry.h"
 #include "core/status_macros.h"
 #include "core/type_dispatch.h"
 #include "framework/tensor_views.h"
@@ -160,6 +161,54 @@ absl::StatusOr<Tensor> RandomContrast(const Tensor& image, float lower, float up
         "RandomContrast: need 0 <= lower < upper, got lower ", lower, ", upper ", upper));
   }
   return AdjustContrast(image, std::uniform_real_distribution<float>(lower, upper)(*rng));
+}
+
+absl::StatusOr<Tensor> ResizeBilinear(const Tensor& image, int64_t height, int64_t width,
+                                      bool align_corners, bool half_pixel_centers) {
+  TW_RETURN_IF_ERROR(CheckImage(image, "ResizeBilinear"));
+  if (height <= 0 || width <= 0 || image.dim_size(0) == 0 || image.dim_size(1) == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ResizeBilinear: cannot resize ", image.shape().DebugString(), " to ", height, "x", width));
+  }
+  if (align_corners && half_pixel_centers) {
+    return absl::InvalidArgumentError(
+        "If half_pixel_centers is True, align_corners must be False.");
+  }
+  const ResizeCoordinates coords{align_corners, half_pixel_centers};
+  const int64_t ih = image.dim_size(0), iw = image.dim_size(1), c = image.dim_size(2);
+  const Taps ys = BilinearTaps(coords, ih, height), xs = BilinearTaps(coords, iw, width);
+  Tensor out = NewImage(height, width, c);
+  const float* in = image.data<float>();
+  float* o = out.data<float>();
+  for (int64_t i = 0; i < height; ++i) {
+    const float* top = in + ys.lower[i] * iw * c;
+    const float* bottom = in + ys.upper[i] * iw * c;
+    const float dy = ys.lerp[i];
+    for (int64_t j = 0; j < width; ++j) {
+      const int64_t l = xs.lower[j] * c, r = xs.upper[j] * c;
+      const float dx = xs.lerp[j];
+      for (int64_t k = 0; k < c; ++k) {
+        const float t = top[l + k] + (top[r + k] - top[l + k]) * dx;
+        const float b = bottom[l + k] + (bottom[r + k] - bottom[l + k]) * dx;
+        *o++ = t + (b - t) * dy;
+      }
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Tensor> SubtractChannelMeans(const Tensor& image, const std::vector<float>& means) {
+  TW_RETURN_IF_ERROR(CheckImage(image, "SubtractChannelMeans"));
+  const int64_t c = image.dim_size(2);
+  if (static_cast<int64_t>(means.size()) != c) {
+    return absl::InvalidArgumentError(absl::StrCat("SubtractChannelMeans: ", means.size(),
+                                                   " means for an image of ", c, " channels"));
+  }
+  Tensor out = NewImage(image.dim_size(0), image.dim_size(1), c);
+  const float* in = image.data<float>();
+  float* o = out.data<float>();
+  for (int64_t i = 0; i < image.NumElements(); ++i) o[i] = in[i] - means[i % c];
+  return out;
 }
 
 absl::StatusOr<Tensor> PerImageStandardization(const Tensor& image) {

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "framework/tensor.h"
@@ -59,6 +60,16 @@ absl::StatusOr<Tensor> AdjustContrast(const Tensor& image, float factor);
 // factor uniform in [lower, upper).
 absl::StatusOr<Tensor> RandomContrast(const Tensor& image, float lower, float upper,
                                       std::mt19937_64* rng);
+
+// tf.compat.v1.image.resize (bilinear) to [height, width]: TF's
+// ResizeBilinear with its align_corners and half_pixel_centers (Note
+// [Resize coordinates] in core/image_geometry.h), so the pixels are TF's.
+absl::StatusOr<Tensor> ResizeBilinear(const Tensor& image, int64_t height, int64_t width,
+                                      bool align_corners = false, bool half_pixel_centers = false);
+
+// x - means[c] for each channel c (the official ImageNet models' mean
+// subtraction); `means` has one value per channel.
+absl::StatusOr<Tensor> SubtractChannelMeans(const Tensor& image, const std::vector<float>& means);
 
 // tf.image.per_image_standardization: (x - mean) / max(stddev,
 // 1 / sqrt(number of elements)), over the whole image.

@@ -105,8 +105,9 @@ class FileListDataset final : public DatasetBase {
       return status;
     }
 
-    const std::vector<std::string>& files_;
-    const OpenFn& open_;
+    // Copies: an iterator may outlive its dataset (Interleave's do).
+    const std::vector<std::string> files_;
+    const OpenFn open_;
     std::unique_ptr<Iterator> current_;
     size_t next_file_ = 0;
     bool failed_ = false;

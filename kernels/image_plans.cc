@@ -20,11 +20,6 @@ absl::Status ResizeAttrs::Init(const KernelConstruction& c) {
   return absl::OkStatus();
 }
 
-float ResizeAttrs::Scale(int64_t in, int64_t out) const {
-  return align_corners && out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
-                                  : static_cast<float>(in) / static_cast<float>(out);
-}
-
 absl::Status CheckImages(const Tensor& t, const char* what) {
   if (t.dims() != 4) {
     return absl::InvalidArgumentError(
@@ -79,36 +74,6 @@ absl::Status CheckResizeBilinearGrad(const Tensor& grads, const Tensor& original
                      original.shape().DebugString(), " differ in batch or depth"));
   }
   return absl::OkStatus();
-}
-
-Taps BilinearTaps(const ResizeAttrs& a, int64_t in, int64_t out) {
-  const float scale = a.Scale(in, out);
-  Taps t;
-  t.lower.resize(out);
-  t.upper.resize(out);
-  t.lerp.resize(out);
-  for (int64_t i = 0; i < out; ++i) {
-    const float x = a.half_pixel_centers ? (static_cast<float>(i) + 0.5f) * scale - 0.5f
-                                         : static_cast<float>(i) * scale;
-    const float f = std::floor(x);
-    t.lower[i] = std::max<int64_t>(static_cast<int64_t>(f), 0);
-    t.upper[i] = std::min<int64_t>(static_cast<int64_t>(std::ceil(x)), in - 1);
-    t.lerp[i] = x - f;
-  }
-  return t;
-}
-
-// The input index that output index i of a nearest-neighbour resize reads.
-std::vector<int64_t> NearestTaps(const ResizeAttrs& a, int64_t in, int64_t out) {
-  const float scale = a.Scale(in, out);
-  std::vector<int64_t> src(out);
-  for (int64_t i = 0; i < out; ++i) {
-    const float x = a.half_pixel_centers ? (static_cast<float>(i) + 0.5f) * scale
-                                         : static_cast<float>(i) * scale;
-    const int64_t j = static_cast<int64_t>(a.align_corners ? std::round(x) : std::floor(x));
-    src[i] = std::max<int64_t>(0, std::min(j, in - 1));
-  }
-  return src;
 }
 
 absl::StatusOr<SpaceBatchPlan> PlanSpaceBatch(bool to_batch, const TensorShape& in,

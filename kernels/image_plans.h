@@ -5,20 +5,8 @@
 // gradients, NHWC), SpaceToBatchND / BatchToSpaceND, and DepthToSpace /
 // SpaceToDepth.
 //
-// Note [Resize coordinates]
-// Output pixel i of a dimension resized from `in` to `out` samples input
-// coordinate scaler(i), with scale = (in - 1) / (out - 1) under
-// align_corners (out > 1) and in / out otherwise (TF's
-// CalculateResizeScale):
-//   bilinear: i * scale, or (i + 0.5) * scale - 0.5 with half_pixel_centers;
-//             it blends rows floor and ceil (clamped into [0, in)) by the
-//             fraction;
-//   nearest:  i * scale, or (i + 0.5) * scale with half_pixel_centers,
-//             rounded under align_corners and floored otherwise, at most
-//             in - 1.
-// The gradients send each output pixel's gradient back along the same
-// weights. Coordinates are computed in float, as TF does, so results match
-// TF's bit for bit on the same inputs.
+// The resize coordinates are core/image_geometry.h's (Note [Resize
+// coordinates] there), which the input pipeline's resizes share.
 #ifndef TOWERFLOW_KERNELS_IMAGE_PLANS_H_
 #define TOWERFLOW_KERNELS_IMAGE_PLANS_H_
 
@@ -27,19 +15,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/image_geometry.h"
 #include "framework/kernel.h"
 #include "framework/kernel_context.h"
 #include "framework/tensor.h"
 
 namespace towerflow {
 
-struct ResizeAttrs {
-  bool align_corners = false;
-  bool half_pixel_centers = false;
-
+struct ResizeAttrs : ResizeCoordinates {
   // Reads both attrs; InvalidArgument when both are set (TF's rule).
   absl::Status Init(const KernelConstruction& c);
-  float Scale(int64_t in, int64_t out) const;
 };
 
 // InvalidArgument unless `t` is a 4-D NHWC image of non-zero height and
@@ -56,16 +41,6 @@ absl::StatusOr<ResizeIo> ResizeOutput(KernelContext* ctx, const char* what);
 
 // ResizeBilinearGrad's inputs checked: both images, batch and depth equal.
 absl::Status CheckResizeBilinearGrad(const Tensor& grads, const Tensor& original);
-
-// One dimension's bilinear taps for each output index.
-struct Taps {
-  std::vector<int64_t> lower, upper;
-  std::vector<float> lerp;
-};
-Taps BilinearTaps(const ResizeAttrs& a, int64_t in, int64_t out);
-
-// The input index that output index i of a nearest-neighbour resize reads.
-std::vector<int64_t> NearestTaps(const ResizeAttrs& a, int64_t in, int64_t out);
 
 // SpaceToBatchND (to_batch) and BatchToSpaceND on input [B, S1..SM, R...]
 // with block_shape [M] and paddings (crops) [M, 2]: the batch of the "deep"

@@ -11,7 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "framework/kernel.h"
-#include "kernels/philox.h"
+#include "core/philox.h"
 
 namespace towerflow {
 

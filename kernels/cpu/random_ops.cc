@@ -18,7 +18,7 @@
 #include "kernels/kernel_util.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
-#include "kernels/philox.h"
+#include "core/philox.h"
 #include "kernels/random_op_base.h"
 #include "framework/device.h"
 #include "framework/threadpool.h"

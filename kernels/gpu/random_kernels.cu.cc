@@ -6,7 +6,7 @@
 
 #include "kernels/gpu/cuda_util.cu.h"
 #include "kernels/gpu/launch.h"
-#include "kernels/philox.h"
+#include "core/philox.h"
 
 namespace towerflow {
 namespace gpu {

@@ -19,7 +19,7 @@
 #include "framework/kernel_registry.h"
 #include "framework/step_capture.h"
 #include "kernels/basic_ops.h"
-#include "kernels/philox.h"
+#include "core/philox.h"
 #include "kernels/random_op_base.h"
 #include "kernels/variable_ops.h"
 #include "kernels/variable_util.h"

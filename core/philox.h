@@ -2,8 +2,8 @@
 // 3") and the draws the random kernels make from it, compiled for the host
 // and (by nvcc) for the device, so a seeded random op gives the same numbers
 // on a CPU and a GPU. See Note [Random streams] in kernels/cpu/random_ops.cc.
-#ifndef TOWERFLOW_KERNELS_PHILOX_H_
-#define TOWERFLOW_KERNELS_PHILOX_H_
+#ifndef TOWERFLOW_CORE_PHILOX_H_
+#define TOWERFLOW_CORE_PHILOX_H_
 
 #include <cmath>
 #include <cstdint>
@@ -139,4 +139,4 @@ class PhiloxWords {
 
 #undef TW_HOST_DEVICE
 
-#endif  // TOWERFLOW_KERNELS_PHILOX_H_
+#endif  // TOWERFLOW_CORE_PHILOX_H_

@@ -1,0 +1,72 @@
+// Image geometry shared by the image kernels and the input pipeline
+// (data/image.h), with TensorFlow's arithmetic: the sampling coordinates of
+// resizes, and the random crop of tf.image.sample_distorted_bounding_box.
+//
+// Note [Resize coordinates]
+// Output pixel i of a dimension resized from `in` to `out` samples input
+// coordinate scaler(i), with scale = (in - 1) / (out - 1) under
+// align_corners (out > 1) and in / out otherwise (TF's
+// CalculateResizeScale):
+//   bilinear: i * scale, or (i + 0.5) * scale - 0.5 with half_pixel_centers;
+//             it blends rows floor and ceil (clamped into [0, in)) by the
+//             fraction;
+//   nearest:  i * scale, or (i + 0.5) * scale with half_pixel_centers,
+//             rounded under align_corners and floored otherwise, at most
+//             in - 1.
+// The gradients send each output pixel's gradient back along the same
+// weights. Coordinates are computed in float, as TF does, so results match
+// TF's bit for bit on the same inputs.
+#ifndef TOWERFLOW_CORE_IMAGE_GEOMETRY_H_
+#define TOWERFLOW_CORE_IMAGE_GEOMETRY_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/philox.h"
+
+namespace towerflow {
+
+struct ResizeCoordinates {
+  bool align_corners = false;
+  bool half_pixel_centers = false;
+  float Scale(int64_t in, int64_t out) const;
+};
+
+// One dimension's bilinear taps for each output index.
+struct Taps {
+  std::vector<int64_t> lower, upper;
+  std::vector<float> lerp;
+};
+Taps BilinearTaps(const ResizeCoordinates& a, int64_t in, int64_t out);
+
+// The input index that output index i of a nearest-neighbour resize reads.
+std::vector<int64_t> NearestTaps(const ResizeCoordinates& a, int64_t in, int64_t out);
+
+// Note [Distorted crops]
+// tf.image.sample_distorted_bounding_box's crop, drawn as TF draws it (its
+// kernel's attempt loop on TF's Philox stream, core/philox.h): per attempt
+// an aspect ratio uniform in the range, a height uniform over those whose
+// area lies in the range (rounding corrected by one row either way), then a
+// uniform corner; the first crop covering `min_object_covered` of some box
+// wins, else the whole image.
+struct PixelBox {
+  int min_x = 0, min_y = 0, max_x = 0, max_y = 0;
+};
+struct DistortedCropOptions {
+  float min_object_covered = 0.1f;
+  float aspect_ratio_range[2] = {0.75f, 1.33f};
+  float area_range[2] = {0.05f, 1.0f};
+  int max_attempts = 100;
+  bool use_image_if_no_bounding_boxes = false;
+};
+// The crop of a `height` x `width` image given `boxes` as normalised
+// [ymin, xmin, ymax, xmax] (4 floats each, in [0, 1]), drawing from
+// `words`. InvalidArgument with TF's messages for bad boxes or options.
+absl::StatusOr<PixelBox> SampleDistortedCrop(int height, int width, const float* boxes,
+                                             int64_t num_boxes, const DistortedCropOptions& options,
+                                             PhiloxWords* words);
+
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_CORE_IMAGE_GEOMETRY_H_
