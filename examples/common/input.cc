@@ -2,11 +2,17 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <random>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "data/image.h"
+#include "data/imagenet.h"
 #include "data/readers.h"
 #include "distribute/cluster.h"
 
@@ -134,6 +140,62 @@ absl::StatusOr<InputSpec> Cifar10ResNetInput(const std::string& data_dir, bool t
     return PadCropFlip(std::move(e), 32, 4, rng);
   };
   return Pipeline(examples, train, batch_size, seed, augment, Standardize, options);
+}
+
+std::vector<std::string> ImageNetShards(const std::string& data_dir, bool train) {
+  std::vector<std::string> shards;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (absl::StartsWith(name, train ? "train-" : "validation-") &&
+        absl::StrContains(name, "-of-")) {
+      shards.push_back(entry.path().string());
+    }
+  }
+  std::sort(shards.begin(), shards.end());
+  return shards;
+}
+
+absl::StatusOr<InputSpec> ImageNetInput(const std::string& data_dir, bool train, int64_t batch_size,
+                                        uint64_t seed, const PipelineOptions& options) {
+  const std::vector<std::string> shards = ImageNetShards(data_dir, train);
+  if (shards.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("no ", train ? "train" : "validation", "-*-of-* shards in '", data_dir, "'"));
+  }
+  data::ImageNetInputOptions o;
+  o.training = train;
+  o.batch_size = batch_size;
+  o.seed = seed;
+  o.num_parallel_calls = std::max(options.threads, 1);
+  o.prefetch = std::max<int64_t>(options.prefetch, 1);
+  o.drop_remainder = train;
+  absl::StatusOr<distribute::Cluster*> cluster = distribute::Cluster::Get();
+  if (cluster.ok() && (*cluster)->size() > 1) {
+    o.num_shards = (*cluster)->size();
+    o.shard_index = (*cluster)->rank();
+  }
+  TW_ASSIGN_OR_RETURN(data::Dataset d, data::ImageNetDataset(shards, o));
+  return InputSpec{d, {"images"}, {"labels"}};
+}
+
+absl::StatusOr<InputSpec> SyntheticImageInput(bool train, int64_t batch_size, int64_t side,
+                                              int num_classes, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(127.0f, 60.0f);
+  Tensor images(DT_FLOAT, TensorShape({1, batch_size, side, side, 3}));
+  for (int64_t i = 0; i < images.NumElements(); ++i) {
+    float v;
+    do {
+      v = normal(rng);
+    } while (std::abs(v - 127.0f) > 120.0f);  // two deviations
+    images.data<float>()[i] = v;
+  }
+  Tensor labels(DT_INT32, TensorShape({1, batch_size}));
+  std::uniform_int_distribution<int32_t> label(0, num_classes - 1);
+  for (int64_t i = 0; i < batch_size; ++i) labels.data<int32_t>()[i] = label(rng);
+  TW_ASSIGN_OR_RETURN(data::Dataset d, data::Dataset::FromTensorSlices({images, labels}));
+  return InputSpec{train ? d.Repeat() : d, {"images"}, {"labels"}};
 }
 
 }  // namespace examples

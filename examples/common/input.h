@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "estimator/estimator.h"
@@ -55,6 +56,25 @@ absl::StatusOr<InputSpec> Cifar10ResNetInput(const std::string& data_dir, bool t
 // standardised. Features {"images"}, labels {"labels"}.
 absl::StatusOr<InputSpec> FashionMnistInput(const std::string& dir, bool train, int64_t batch_size,
                                             uint64_t seed, const PipelineOptions& options = {});
+
+// ImageNet-style TFRecord shards in `data_dir` (train-*-of-* and
+// validation-*-of-*, as build_imagenet_data.py or
+// examples/resnet/make_imagenet_records write them), preprocessed as the
+// official ResNet does (data/imagenet.h) into 224x224 images; under mpirun
+// each process reads its share of the records. NotFound when there are no
+// shards.
+absl::StatusOr<InputSpec> ImageNetInput(const std::string& data_dir, bool train, int64_t batch_size,
+                                        uint64_t seed, const PipelineOptions& options = {});
+// The shards of one split in `data_dir`, sorted.
+std::vector<std::string> ImageNetShards(const std::string& data_dir, bool train);
+
+// The official models' --use_synthetic_data: one batch of images drawn
+// once (normal around 127, deviation 60, truncated at two deviations, as
+// their truncated_normal) and labels uniform in [0, num_classes), repeated
+// forever for training (evaluation sees it once); throughput without a
+// data set.
+absl::StatusOr<InputSpec> SyntheticImageInput(bool train, int64_t batch_size, int64_t side,
+                                              int num_classes, uint64_t seed);
 
 }  // namespace examples
 }  // namespace towerflow

@@ -173,31 +173,48 @@ absl::Status Main(const ExampleModel& model) {
   num_towers = static_cast<int64_t>(replicate.devices.size());
   TW_ASSIGN_OR_RETURN(ModelFn towers, ReplicateModelFn(model.model_fn, replicate));
 
-  const bool cifar = HasCifar10(data_dir);
-  const int64_t train_examples = cifar ? 50000 : 60000;
+  // The data: the model's own, CIFAR-10's binaries, or Fashion-MNIST.
+  DataSource source;
+  std::optional<DataSource> own;
+  if (model.own_data) {
+    TW_ASSIGN_OR_RETURN(own, model.own_data(data_dir));
+  }
+  if (own.has_value()) {
+    source = *std::move(own);
+  } else if (HasCifar10(data_dir)) {
+    source = {"CIFAR-10 from " + data_dir,
+              [&model, data_dir](bool train, int64_t batch, uint64_t seed) {
+                return model.cifar10_input(data_dir, train, batch, seed, PipelineOptions());
+              },
+              model.cifar10_side};
+  } else if (HasFashionMnist(fashion_dir)) {
+    source = {"Fashion-MNIST from " + fashion_dir,
+              [fashion_dir](bool train, int64_t batch, uint64_t seed) {
+                return FashionMnistInput(fashion_dir, train, batch, seed);
+              },
+              28,
+              1,
+              10,
+              60000};
+  } else {
+    return absl::NotFoundError(absl::StrCat("no CIFAR-10 binaries in --data_dir='", data_dir,
+                                            "' and no Fashion-MNIST in ", fashion_dir,
+                                            " (tools/bootstrap.sh installs it)"));
+  }
+  const int64_t train_examples = source.train_examples;
   // Under mpirun every process trains and evaluates its towers on its part
   // of the data (the input shards itself); rank 0 alone writes and exports.
   TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
   const int64_t batch = per_tower_batch * num_towers;  // per process
   const int64_t global_batch = batch * cluster->size();
-  if (!cifar && !HasFashionMnist(fashion_dir)) {
-    return absl::NotFoundError(absl::StrCat("no CIFAR-10 binaries in --data_dir='", data_dir,
-                                            "' and no Fashion-MNIST in ", fashion_dir,
-                                            " (tools/bootstrap.sh installs it)"));
-  }
   if (cluster->is_chief()) {
-    std::cerr << "Training on "
-              << (cifar ? "CIFAR-10 from " + data_dir : "Fashion-MNIST from " + fashion_dir)
-              << " with "
+    std::cerr << "Training on " << source.description << " with "
               << (cluster->size() > 1 ? absl::StrCat(cluster->size(), " processes of ") : "")
               << num_towers << " towers (" << absl::StrJoin(replicate.devices, ", ") << "), "
               << global_batch << " examples per step, " << aggregation << " aggregation\n";
   }
   auto input = [&](bool train) -> InputFn {
-    return [=]() {
-      return cifar ? model.cifar10_input(data_dir, train, batch, seed, PipelineOptions())
-                   : FashionMnistInput(fashion_dir, train, batch, seed);
-    };
+    return [=]() { return source.input(train, batch, seed); };
   };
 
   RunConfig config;
@@ -220,7 +237,7 @@ absl::Status Main(const ExampleModel& model) {
   Params params = model.params;
   TW_ASSIGN_OR_RETURN(const Precision precision, ParsePrecision(absl::GetFlag(FLAGS_precision)));
   SetPrecision(precision, &config.session_options, &params);
-  params.values["num_classes"] = 10;
+  params.values["num_classes"] = source.num_classes;
   params.values["batch_size"] = static_cast<double>(batch);
   params.values["steps_per_epoch"] = static_cast<double>(train_examples / global_batch);
   if (model.flags_to_params) model.flags_to_params(&params);
@@ -251,7 +268,7 @@ absl::Status Main(const ExampleModel& model) {
   if (!cluster->is_chief()) return absl::OkStatus();
 
   // The graph and a picture of the towers; the serving export.
-  const int64_t side = cifar ? model.cifar10_side : 28, channels = cifar ? 3 : 1;
+  const int64_t side = source.side, channels = source.channels;
   Signature features = {{"images", {DT_FLOAT, PartialTensorShape({-1, side, side, channels})}}};
   Signature labels = {{"labels", {DT_INT32, PartialTensorShape({-1})}}};
   const std::string graph_path = model_dir + "/graph.pbtxt";

@@ -16,6 +16,7 @@
 #define TOWERFLOW_EXAMPLES_COMMON_TRAINER_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@
 
 namespace towerflow {
 namespace examples {
+
+// What a model trains on: its input_fn and the images it yields.
+struct DataSource {
+  std::string description;  // "CIFAR-10 from DIR", for the log
+  std::function<absl::StatusOr<InputSpec>(bool train, int64_t batch_size, uint64_t seed)> input;
+  int64_t side = 32, channels = 3;
+  int num_classes = 10;
+  int64_t train_examples = 50000;
+};
 
 struct ExampleModel {
   std::string name;         // the program's, for messages and the default model_dir
@@ -40,6 +50,9 @@ struct ExampleModel {
                                           const PipelineOptions& options)>
       cifar10_input;
   int64_t cifar10_side = 32;
+  // A data set of the model's own, chosen by its flags (ImageNet's): when
+  // it gives one, training uses it instead of CIFAR-10 / Fashion-MNIST.
+  std::function<absl::StatusOr<std::optional<DataSource>>(const std::string& data_dir)> own_data;
 };
 
 // main() of an example: parses the command line (tools/flags.h), trains.
