@@ -9,6 +9,10 @@ Estimator, one tower, batch 128), timed by its own step log over the steps
 after the first `warmup`; PyTorch's is bench/models_torch.py (the same model,
 forward, backward and update on a fixed batch, `--threads` threads).
 
+resnet50 is ImageNet's ResNet-50 v1 at batch 32 on synthetic 224x224 images
+(resnet_train --dataset=imagenet --use_synthetic_data) against torchvision's
+resnet50.
+
 With --unoptimized, each round also runs Towerflow with --graph_optimizer=false
 (the graph as written), for the optimizer's gain side by side.
 
@@ -68,7 +72,14 @@ TOWERFLOW_MODELS = {
     "resnet20": ("examples/resnet/resnet_train", ["--resnet_size=20"]),
     "resnet32": ("examples/resnet/resnet_train", ["--resnet_size=32"]),
     "resnet56": ("examples/resnet/resnet_train", ["--resnet_size=56"]),
+    # ImageNet's ResNet-50 v1 on synthetic 224x224 batches (the official
+    # models' --use_synthetic_data), against torchvision's resnet50.
+    "resnet50": ("examples/resnet/resnet_train",
+                 ["--dataset=imagenet", "--use_synthetic_data", "--resnet_size=50",
+                  "--data_format=channels_last"]),
 }
+# The batch of each model (128 but where said).
+BATCH = {"resnet50": 32}
 
 
 def run_towerflow(model, data_dir, steps, log_every, extra=(), env=None):
@@ -77,7 +88,8 @@ def run_towerflow(model, data_dir, steps, log_every, extra=(), env=None):
     program, flags = TOWERFLOW_MODELS[model]
     with tempfile.TemporaryDirectory() as model_dir:
         return run([os.path.join(ROOT, "bazel-bin", program), *flags, "--data_dir=" + data_dir,
-                    "--model_dir=" + model_dir, "--num_towers=1", "--batch_size=128",
+                    "--model_dir=" + model_dir, "--num_towers=1",
+                    "--batch_size=%d" % BATCH.get(model, 128),
                     "--max_steps=%d" % steps, "--log_every=%d" % log_every, "--eval=false",
                     *extra], env=env)
 
@@ -93,7 +105,8 @@ def towerflow_step(model, data_dir, steps, warmup, log_every, extra=()):
 
 def torch_step(model, threads, steps, extra=(), python=sys.executable):
     out, rss = run([python, os.path.join(HERE, "models_torch.py"), "--model", model,
-                    "--device", "cpu", "--threads", str(threads), "--steps", str(steps), *extra])
+                    "--device", "cpu", "--threads", str(threads), "--steps", str(steps),
+                    "--batch", str(BATCH.get(model, 128)), *extra])
     return float(TORCH.search(out).group(1)) / 1e3, rss
 
 

@@ -2,10 +2,10 @@
 // same steps run eagerly (bench/README.md, tools/gpu_check.sh's replay
 // phase). For each model, one tower on /gpu:0 of the examples' training step
 // (the CIFAR-10 tutorial's model at 24x24, ResNet-20 and ResNet-56 at
-// 32x32), a batch of synthetic input already on the GPU (images and labels
-// constants; with --feed, fed each step from four batches, as the Estimator
-// feeds them: float images and int32 labels, which stay in host memory),
-// seeded initial values:
+// 32x32, ImageNet's ResNet-50 at 224x224 in NCHW: "resnet50"), a batch of synthetic input already
+// on the GPU (images and labels constants; with --feed, fed each step from four batches, as the
+// Estimator feeds them: float images and int32 labels, which stay in host memory), seeded initial
+// values:
 //  1. agreement: --check_steps steps in a session with replay off and in
 //     one with it on, from the same initial values; every trainable
 //     variable compared, bit for bit and by the largest relative
@@ -48,6 +48,7 @@
 #include "estimator/mixed_precision.h"
 #include "estimator/replicate_model_fn.h"
 #include "examples/cifar10/model.h"
+#include "examples/resnet/imagenet_model.h"
 #include "examples/resnet/model.h"
 #include "graph/scope.h"
 #include "ops/ops.h"
@@ -108,7 +109,12 @@ absl::StatusOr<Step> BuildStep(const std::string& model, int64_t batch) {
       {"num_classes", 10}, {"batch_size", static_cast<double>(batch)}, {"steps_per_epoch", 390}};
   ModelFn model_fn = cifar10::ModelFn;
   int64_t side = 24;
-  if (model != "cifar10") {
+  if (model == "resnet50") {  // ImageNet's ResNet-50 v1, NCHW as on GPUs
+    params.values = {
+        {"resnet_size", 50}, {"batch_size", static_cast<double>(batch)}, {"channels_first", 1}};
+    model_fn = resnet::ImageNetModelFn;
+    side = resnet::kImageNetSide;
+  } else if (model != "cifar10") {
     if (model.rfind("resnet", 0) != 0) return absl::InvalidArgumentError("unknown model " + model);
     params.values["resnet_size"] = std::stod(model.substr(6));
     model_fn = resnet::ModelFn;

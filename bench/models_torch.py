@@ -17,6 +17,7 @@ also gives the host's CPU time per step.
   python3 bench/models_torch.py --model resnet20 --device cuda [--batch 128]
   python3 bench/models_torch.py --model resnet20 --device cuda --cuda_graph
   python3 bench/models_torch.py --model resnet56 --device cuda --autocast bfloat16
+  python3 bench/models_torch.py --model resnet50 --device cpu --threads 2 --batch 32
   python3 bench/models_torch.py --model cifar10 --device cpu --threads 2
   python3 bench/models_torch.py --model cifar10 --device cpu --threads 2 --inference --batch 1
 """
@@ -69,9 +70,49 @@ class ResNet(nn.Module):
         return self.dense(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
+class Bottleneck(nn.Module):
+    """torchvision's ResNet v1.5 bottleneck: 1x1, 3x3 (strided), 1x1 x4, each
+    with batch norm, the projection shortcut where the shape changes."""
+
+    def __init__(self, cin, width, stride):
+        super().__init__()
+        cout = 4 * width
+        self.conv1, self.bn1 = nn.Conv2d(cin, width, 1, bias=False), nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3, self.bn3 = nn.Conv2d(width, cout, 1, bias=False), nn.BatchNorm2d(cout)
+        self.downsample = (nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                         nn.BatchNorm2d(cout))
+                           if stride != 1 or cin != cout else None)
+
+    def forward(self, x):
+        shortcut = self.downsample(x) if self.downsample is not None else x
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = F.relu(self.bn2(self.conv2(y)))
+        return F.relu(self.bn3(self.conv3(y)) + shortcut)
+
+
+class ResNet50(nn.Module):
+    def __init__(self, num_classes):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64)
+        blocks, cin = [], 64
+        for width, n, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+            for i in range(n):
+                blocks.append(Bottleneck(cin, width, stride if i == 0 else 1))
+                cin = 4 * width
+        self.layers = nn.Sequential(*blocks)
+        self.fc = nn.Linear(2048, num_classes)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 3, 2, 1)
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(self.layers(x), 1), 1))
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", default="cifar10", choices=["cifar10", "resnet20", "resnet32", "resnet56"])
+    parser.add_argument("--model", default="cifar10",
+                        choices=["cifar10", "resnet20", "resnet32", "resnet56", "resnet50"])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--threads", type=int, default=0)
@@ -100,6 +141,22 @@ def main():
     if args.model == "cifar10":
         model, side = Cifar10(), 24
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    elif args.model == "resnet50":
+        # torchvision's ResNet-50 (v1.5: the stride in the 3x3 convolution, as
+        # the official TF model), 1,001 classes, imagenet_main.py's optimizer:
+        # Momentum 0.9, 0.128 per 256 examples, weight decay 1e-4 but on
+        # batch norm.
+        try:
+            import torchvision
+            model = torchvision.models.resnet50(num_classes=1001)
+        except ImportError:  # a machine without torchvision: the same network
+            model = ResNet50(num_classes=1001)
+        side = 224
+        decay = [p for name, p in model.named_parameters() if "bn" not in name]
+        no_decay = [p for name, p in model.named_parameters() if "bn" in name]
+        opt = torch.optim.SGD([{"params": decay, "weight_decay": 1e-4},
+                               {"params": no_decay, "weight_decay": 0}],
+                              lr=0.128 * args.batch / 256, momentum=0.9)
     else:
         model, side = ResNet(int(args.model[len("resnet"):])), 32
         decay = [p for name, p in model.named_parameters() if "bn" not in name]
@@ -109,6 +166,8 @@ def main():
     model.to(device)
     images = torch.randn(args.batch, 3, side, side, device=device)
     labels = (torch.arange(args.batch) % 10).to(device)
+    if args.model == "resnet50":
+        images = images * 60 + 127  # the official synthetic data's scale
 
     low = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(args.autocast)
     scaler = torch.cuda.amp.GradScaler() if args.autocast == "float16" else None

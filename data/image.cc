@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/image_geometry.h"
@@ -163,36 +164,70 @@ absl::StatusOr<Tensor> RandomContrast(const Tensor& image, float lower, float up
   return AdjustContrast(image, std::uniform_real_distribution<float>(lower, upper)(*rng));
 }
 
+namespace {
+
+template <typename T>
+void ResizeRows(const T* in, int64_t iw, int64_t c, const Taps& ys, const Taps& xs,
+                const ResizeOptions& o, float* out) {
+  const int64_t height = static_cast<int64_t>(ys.lerp.size());
+  const int64_t width = static_cast<int64_t>(xs.lerp.size());
+  std::vector<float> means(c, 0.0f);
+  if (!o.subtract_means.empty()) means = o.subtract_means;
+  // The flipped image's column x is the image's column iw - 1 - x.
+  std::vector<int64_t> left(width), right(width);
+  for (int64_t j = 0; j < width; ++j) {
+    left[j] = (o.flip_left_right ? iw - 1 - xs.lower[j] : xs.lower[j]) * c;
+    right[j] = (o.flip_left_right ? iw - 1 - xs.upper[j] : xs.upper[j]) * c;
+  }
+  for (int64_t i = 0; i < height; ++i) {
+    const T* top = in + ys.lower[i] * iw * c;
+    const T* bottom = in + ys.upper[i] * iw * c;
+    const float dy = ys.lerp[i];
+    for (int64_t j = 0; j < width; ++j) {
+      const int64_t l = left[j], r = right[j];
+      const float dx = xs.lerp[j];
+      for (int64_t k = 0; k < c; ++k) {
+        const float tl = static_cast<float>(top[l + k]), tr = static_cast<float>(top[r + k]);
+        const float bl = static_cast<float>(bottom[l + k]);
+        const float br = static_cast<float>(bottom[r + k]);
+        const float t = tl + (tr - tl) * dx, b = bl + (br - bl) * dx;
+        *out++ = t + (b - t) * dy - means[k];
+      }
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<Tensor> ResizeBilinear(const Tensor& image, int64_t height, int64_t width,
-                                      bool align_corners, bool half_pixel_centers) {
-  TW_RETURN_IF_ERROR(CheckImage(image, "ResizeBilinear"));
+                                      const ResizeOptions& options) {
+  if (image.dims() != 3 || (image.dtype() != DT_FLOAT && image.dtype() != DT_UINT8)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ResizeBilinear: expected a uint8 or float image [height, width, channels], "
+                     "got ",
+                     DataTypeString(image.dtype()), image.shape().DebugString()));
+  }
   if (height <= 0 || width <= 0 || image.dim_size(0) == 0 || image.dim_size(1) == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ResizeBilinear: cannot resize ", image.shape().DebugString(), " to ", height, "x", width));
   }
-  if (align_corners && half_pixel_centers) {
+  if (options.align_corners && options.half_pixel_centers) {
     return absl::InvalidArgumentError(
         "If half_pixel_centers is True, align_corners must be False.");
   }
-  const ResizeCoordinates coords{align_corners, half_pixel_centers};
   const int64_t ih = image.dim_size(0), iw = image.dim_size(1), c = image.dim_size(2);
+  if (!options.subtract_means.empty() && static_cast<int64_t>(options.subtract_means.size()) != c) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ResizeBilinear: ", options.subtract_means.size(), " means for an image of ",
+                     c, " channels"));
+  }
+  const ResizeCoordinates coords{options.align_corners, options.half_pixel_centers};
   const Taps ys = BilinearTaps(coords, ih, height), xs = BilinearTaps(coords, iw, width);
   Tensor out = NewImage(height, width, c);
-  const float* in = image.data<float>();
-  float* o = out.data<float>();
-  for (int64_t i = 0; i < height; ++i) {
-    const float* top = in + ys.lower[i] * iw * c;
-    const float* bottom = in + ys.upper[i] * iw * c;
-    const float dy = ys.lerp[i];
-    for (int64_t j = 0; j < width; ++j) {
-      const int64_t l = xs.lower[j] * c, r = xs.upper[j] * c;
-      const float dx = xs.lerp[j];
-      for (int64_t k = 0; k < c; ++k) {
-        const float t = top[l + k] + (top[r + k] - top[l + k]) * dx;
-        const float b = bottom[l + k] + (bottom[r + k] - bottom[l + k]) * dx;
-        *o++ = t + (b - t) * dy;
-      }
-    }
+  if (image.dtype() == DT_UINT8) {
+    ResizeRows(image.data<uint8_t>(), iw, c, ys, xs, options, out.data<float>());
+  } else {
+    ResizeRows(image.data<float>(), iw, c, ys, xs, options, out.data<float>());
   }
   return out;
 }
@@ -207,7 +242,10 @@ absl::StatusOr<Tensor> SubtractChannelMeans(const Tensor& image, const std::vect
   Tensor out = NewImage(image.dim_size(0), image.dim_size(1), c);
   const float* in = image.data<float>();
   float* o = out.data<float>();
-  for (int64_t i = 0; i < image.NumElements(); ++i) o[i] = in[i] - means[i % c];
+  const int64_t pixels = c == 0 ? 0 : image.NumElements() / c;
+  for (int64_t p = 0; p < pixels; ++p, in += c, o += c) {
+    for (int64_t k = 0; k < c; ++k) o[k] = in[k] - means[k];
+  }
   return out;
 }
 

@@ -61,11 +61,20 @@ absl::StatusOr<Tensor> AdjustContrast(const Tensor& image, float factor);
 absl::StatusOr<Tensor> RandomContrast(const Tensor& image, float lower, float upper,
                                       std::mt19937_64* rng);
 
-// tf.compat.v1.image.resize (bilinear) to [height, width]: TF's
-// ResizeBilinear with its align_corners and half_pixel_centers (Note
-// [Resize coordinates] in core/image_geometry.h), so the pixels are TF's.
+// tf.compat.v1.image.resize (bilinear) of a uint8 or float image to float
+// [height, width]: TF's ResizeBilinear with its align_corners and
+// half_pixel_centers (Note [Resize coordinates] in core/image_geometry.h),
+// so the pixels are TF's; optionally of the image flipped left-right and
+// less per-channel means, in the same pass (what the ImageNet training
+// preprocessing does after the crop).
+struct ResizeOptions {
+  bool align_corners = false;
+  bool half_pixel_centers = false;
+  bool flip_left_right = false;
+  std::vector<float> subtract_means;  // empty, or one per channel
+};
 absl::StatusOr<Tensor> ResizeBilinear(const Tensor& image, int64_t height, int64_t width,
-                                      bool align_corners = false, bool half_pixel_centers = false);
+                                      const ResizeOptions& options = {});
 
 // x - means[c] for each channel c (the official ImageNet models' mean
 // subtraction); `means` has one value per channel.

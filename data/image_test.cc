@@ -90,6 +90,33 @@ TEST(ImageTest, RandomFunctionsDrawFromTheirRangesAndFollowTheSeed) {
               StatusIs(absl::StatusCode::kInvalidArgument, "lower < upper"));
 }
 
+// The one-pass resize: from uint8 as from float, flipped as if flipped
+// first, less the means as if subtracted after; TF's values for a 2x2 image
+// resized to 3x3 (tf.compat.v1.image.resize, bilinear).
+TEST(ImageTest, ResizeBilinearFlipsAndSubtractsInOnePass) {
+  const Tensor floats = Literal<float>({2, 2, 1}, {1, 2, 3, 4});
+  TW_ASSERT_OK_AND_ASSIGN(Tensor resized, ResizeBilinear(floats, 3, 3));
+  EXPECT_THAT(resized, TensorNear<float>(
+                           {3, 3, 1}, {1, 5.f / 3, 2, 7.f / 3, 3, 10.f / 3, 3, 11.f / 3, 4}, 1e-6));
+  const Tensor bytes =
+      Literal<uint8_t>({2, 3, 2}, {10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120});
+  TW_ASSERT_OK_AND_ASSIGN(Tensor as_float, ToFloat(bytes));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor from_bytes, ResizeBilinear(bytes, 5, 4));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor from_floats, ResizeBilinear(as_float, 5, 4));
+  EXPECT_THAT(from_bytes, TensorEq(from_floats));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor flipped, FlipLeftRight(as_float));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor flip_first, ResizeBilinear(flipped, 5, 4));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor means_after, SubtractChannelMeans(flip_first, {1.5f, -2}));
+  ResizeOptions options;
+  options.flip_left_right = true;
+  options.subtract_means = {1.5f, -2};
+  TW_ASSERT_OK_AND_ASSIGN(Tensor one_pass, ResizeBilinear(bytes, 5, 4, options));
+  EXPECT_THAT(one_pass, TensorEq(means_after));
+  options.subtract_means = {1};
+  EXPECT_THAT(ResizeBilinear(bytes, 5, 4, options).status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "1 means for an image of 2"));
+}
+
 }  // namespace
 }  // namespace image
 }  // namespace data

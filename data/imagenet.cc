@@ -22,8 +22,7 @@ constexpr char kLabel[] = "image/class/label";
 constexpr const char* kBoxKeys[4] = {"image/object/bbox/ymin", "image/object/bbox/xmin",
                                      "image/object/bbox/ymax", "image/object/bbox/xmax"};
 
-// Decodes `encoded` (3 channels) into a float image, only `crop` of it
-// when given.
+// Decodes `encoded` (3 channels, uint8), only `crop` of it when given.
 absl::StatusOr<Tensor> DecodeRgb(const std::string& encoded,
                                  const std::optional<jpeg::Window>& crop) {
   jpeg::DecodeOptions options;
@@ -35,15 +34,21 @@ absl::StatusOr<Tensor> DecodeRgb(const std::string& encoded,
         bytes = Tensor(DT_UINT8, TensorShape({h, w, c}));
         return bytes.data<uint8_t>();
       }));
-  return image::ToFloat(bytes);
+  return bytes;
 }
 
-// imagenet_preprocessing.py's _decode_crop_and_flip: the crop
-// sample_distorted_bounding_box draws (min_object_covered 0.1, aspect
+std::vector<float> Means() {
+  return std::vector<float>(std::begin(kImageNetChannelMeans), std::end(kImageNetChannelMeans));
+}
+
+// imagenet_preprocessing.py's _decode_crop_and_flip and _resize_image: the
+// crop sample_distorted_bounding_box draws (min_object_covered 0.1, aspect
 // ratios [0.75, 1.33], areas [0.05, 1], 100 attempts, the whole image when
-// there is no box) on a Philox stream seeded from `rng`, decoded alone, and
-// a random flip.
-absl::StatusOr<Tensor> DecodeCropAndFlip(const ImageNetExample& example, std::mt19937_64* rng) {
+// there is no box) on a Philox stream seeded from `rng`, decoded alone,
+// flipped at random, resized and the means subtracted (one pass over the
+// crop's bytes).
+absl::StatusOr<Tensor> DecodeCropFlipResize(const ImageNetExample& example, int64_t side,
+                                            std::mt19937_64* rng) {
   TW_ASSIGN_OR_RETURN(const jpeg::Shape shape, jpeg::ReadShape(example.encoded));
   const uint64_t seed = (*rng)(), seed2 = (*rng)();
   PhiloxStream stream(seed, seed2);
@@ -59,16 +64,21 @@ absl::StatusOr<Tensor> DecodeCropAndFlip(const ImageNetExample& example, std::mt
       Tensor image,
       DecodeRgb(example.encoded, jpeg::Window{crop.min_y, crop.min_x, crop.max_y - crop.min_y,
                                               crop.max_x - crop.min_x}));
-  return image::RandomFlipLeftRight(image, rng);
+  image::ResizeOptions resize;
+  resize.flip_left_right = std::bernoulli_distribution(0.5)(*rng);
+  resize.subtract_means = Means();
+  return image::ResizeBilinear(image, side, side, resize);
 }
 
-// _aspect_preserving_resize then _central_crop.
+// _aspect_preserving_resize then _central_crop, less the means.
 absl::StatusOr<Tensor> ResizeAndCentralCrop(const Tensor& image, int64_t resize_min, int64_t side) {
   const float h = static_cast<float>(image.dim_size(0)), w = static_cast<float>(image.dim_size(1));
   const float scale = static_cast<float>(resize_min) / std::min(h, w);
   const int64_t new_h = static_cast<int64_t>(h * scale), new_w = static_cast<int64_t>(w * scale);
   TW_ASSIGN_OR_RETURN(Tensor resized, image::ResizeBilinear(image, new_h, new_w));
-  return image::Crop(resized, (new_h - side) / 2, (new_w - side) / 2, side, side);
+  TW_ASSIGN_OR_RETURN(Tensor crop,
+                      image::Crop(resized, (new_h - side) / 2, (new_w - side) / 2, side, side));
+  return image::SubtractChannelMeans(crop, Means());
 }
 
 }  // namespace
@@ -127,16 +137,9 @@ std::string ImageNetExampleRecord(const ImageNetExample& example) {
 absl::StatusOr<Tensor> PreprocessImageNet(const ImageNetExample& example,
                                           const ImageNetPreprocessing& options,
                                           std::mt19937_64* rng) {
-  Tensor image;
-  if (options.training) {
-    TW_ASSIGN_OR_RETURN(Tensor cropped, DecodeCropAndFlip(example, rng));
-    TW_ASSIGN_OR_RETURN(image, image::ResizeBilinear(cropped, options.side, options.side));
-  } else {
-    TW_ASSIGN_OR_RETURN(Tensor whole, DecodeRgb(example.encoded, std::nullopt));
-    TW_ASSIGN_OR_RETURN(image, ResizeAndCentralCrop(whole, options.resize_min, options.side));
-  }
-  return image::SubtractChannelMeans(image, std::vector<float>(std::begin(kImageNetChannelMeans),
-                                                               std::end(kImageNetChannelMeans)));
+  if (options.training) return DecodeCropFlipResize(example, options.side, rng);
+  TW_ASSIGN_OR_RETURN(Tensor whole, DecodeRgb(example.encoded, std::nullopt));
+  return ResizeAndCentralCrop(whole, options.resize_min, options.side);
 }
 
 absl::StatusOr<Dataset> ImageNetDataset(const std::vector<std::string>& files,

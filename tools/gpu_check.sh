@@ -27,7 +27,9 @@
 #             ResNet-56 steps in mixed_bfloat16 and mixed_float16, eager and
 #             replayed (their variables compared after 30 steps); then
 #             PyTorch's torch.autocast (bfloat16 eager and in
-#             torch.cuda.graph, float16 with a GradScaler) in the same run
+#             torch.cuda.graph, float16 with a GradScaler) in the same run;
+#             ImageNet's ResNet-50 at batch 128 in float32 and
+#             mixed_bfloat16 against torchvision's resnet50
 #
 # Logs go to gpu_logs/ (one per program run, and summary.txt, which ends
 # with what passed and the figures; each run of this script appends to it).
@@ -131,9 +133,18 @@ run_mixed() {
     echo "gpu_replay --precision=$precision (exit $?):" >> "$summary"
     grep -E '^towerflow|agreement' "$logs/mixed.$precision.log" >> "$summary"
   done
-  for model in resnet20 resnet56; do
-    for args in "--autocast bfloat16" "--autocast bfloat16 --cuda_graph" "--autocast float16"; do
-      timeout 120 python3 bench/models_torch.py --model "$model" --device cuda --steps 200 \
+  # A ResNet-50 step (224x224, batch 128; ImageNet's model in NCHW), in
+  # float32 (TF32) and mixed_bfloat16, replayed and eager.
+  for precision in float32 mixed_bfloat16; do
+    timeout 240 "$tw/run.sh" gpu_replay --models=resnet50 --batch=128 --check_steps=5 \
+      --steps=30 --precision=$precision > "$logs/mixed.resnet50.$precision.log" 2>&1
+    echo "gpu_replay resnet50 --precision=$precision (exit $?):" >> "$summary"
+    grep -E '^towerflow|agreement' "$logs/mixed.resnet50.$precision.log" >> "$summary"
+  done
+  for model in resnet20 resnet56 resnet50; do
+    for args in "" "--autocast bfloat16" "--autocast bfloat16 --cuda_graph" "--autocast float16"; do
+      [ "$model" != resnet50 ] && [ -z "$args" ] && continue  # float32 is the replay phase's
+      timeout 120 python3 bench/models_torch.py --model "$model" --device cuda --steps 50 \
         $args >> "$summary" 2>&1
     done
   done

@@ -8,6 +8,7 @@
 //
 //   make_imagenet_records --output_dir=/tmp/imagenet [--train_shards=4]
 //       [--validation_shards=1] [--images_per_shard=32] [--classes=10]
+//       [--jpeg_dir=DIR]
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
@@ -33,6 +34,9 @@ ABSL_FLAG(int32_t, classes, 10, "labels 1..classes (ImageNet's are 1..1000)");
 ABSL_FLAG(int32_t, height, 375, "image height (each image within 20% of it)");
 ABSL_FLAG(int32_t, width, 500, "image width (each image within 20% of it)");
 ABSL_FLAG(uint64_t, seed, 1, "random seed");
+ABSL_FLAG(std::string, jpeg_dir, "",
+          "also write each training image as a .jpg file here, in a folder per class (for "
+          "torchvision's ImageFolder in bench/imagenet_pipeline_torch.py)");
 
 namespace towerflow {
 namespace {
@@ -82,7 +86,15 @@ absl::Status WriteSplit(const std::string& dir, const std::string& split, int sh
     TW_ASSIGN_OR_RETURN(std::unique_ptr<RecordWriter> writer, RecordWriter::Open(path));
     for (int i = 0; i < per_shard; ++i) {
       const int label = 1 + (shard * per_shard + i) % classes;
-      TW_RETURN_IF_ERROR(writer->WriteRecord(data::ImageNetExampleRecord(MakeExample(label, rng))));
+      const data::ImageNetExample example = MakeExample(label, rng);
+      TW_RETURN_IF_ERROR(writer->WriteRecord(data::ImageNetExampleRecord(example)));
+      const std::string jpeg_dir = absl::GetFlag(FLAGS_jpeg_dir);
+      if (split == "train" && !jpeg_dir.empty()) {
+        const std::string folder = absl::StrFormat("%s/n%08d", jpeg_dir, label);
+        TW_RETURN_IF_ERROR(CreateDirectories(folder));
+        TW_RETURN_IF_ERROR(WriteFileAtomically(
+            absl::StrFormat("%s/%05d_%05d.jpg", folder, shard, i), example.encoded));
+      }
     }
     TW_RETURN_IF_ERROR(writer->Close());
   }
