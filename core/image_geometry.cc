@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -40,6 +41,84 @@ std::vector<int64_t> NearestTaps(const ResizeCoordinates& a, int64_t in, int64_t
     src[i] = std::max<int64_t>(0, std::min(j, in - 1));
   }
   return src;
+}
+
+namespace {
+
+constexpr int64_t kCubicTableSize = 1024;
+
+// Keys' weights at fractions k / 1024: [k][0] for the near taps, [k][1] for
+// the far ones.
+std::vector<float> CubicTable(float a) {
+  std::vector<float> table((kCubicTableSize + 1) * 2);
+  for (int64_t i = 0; i <= kCubicTableSize; ++i) {
+    float x = static_cast<float>(i * 1.0 / kCubicTableSize);
+    table[i * 2] = ((a + 2) * x - (a + 3)) * x * x + 1;
+    x += 1.0f;
+    table[i * 2 + 1] = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  }
+  return table;
+}
+
+int64_t Clamp(int64_t v, int64_t limit) { return std::min(limit - 1, std::max<int64_t>(0, v)); }
+
+}  // namespace
+
+CubicTaps BicubicTaps(const ResizeCoordinates& a, int64_t in, int64_t out) {
+  static const std::vector<float>* legacy = new std::vector<float>(CubicTable(-0.75f));
+  static const std::vector<float>* keys = new std::vector<float>(CubicTable(-0.5f));
+  const std::vector<float>& table = a.half_pixel_centers ? *keys : *legacy;
+  const float scale = a.Scale(in, out);
+  CubicTaps t;
+  t.index.resize(out * 4);
+  t.weight.resize(out * 4);
+  for (int64_t i = 0; i < out; ++i) {
+    const float x = a.half_pixel_centers ? (static_cast<float>(i) + 0.5f) * scale - 0.5f
+                                         : static_cast<float>(i) * scale;
+    const int64_t base = static_cast<int64_t>(std::floor(x));
+    const int64_t offset = lrintf((x - static_cast<float>(base)) * kCubicTableSize);
+    const float w[4] = {table[offset * 2 + 1], table[offset * 2],
+                        table[(kCubicTableSize - offset) * 2],
+                        table[(kCubicTableSize - offset) * 2 + 1]};
+    int64_t* idx = &t.index[i * 4];
+    float* wt = &t.weight[i * 4];
+    for (int k = 0; k < 4; ++k) {
+      idx[k] = Clamp(base - 1 + k, in);
+      // Keys' convolution weighs taps outside the image 0; the legacy one
+      // gives their weight to the edge pixel it repeats.
+      wt[k] = a.half_pixel_centers && idx[k] != base - 1 + k ? 0.0f : w[k];
+    }
+    if (a.half_pixel_centers) {
+      const float sum = wt[0] + wt[1] + wt[2] + wt[3];
+      if (std::abs(sum) >= 1000.0f * std::numeric_limits<float>::min()) {
+        const float inv = 1.0f / sum;
+        for (int k = 0; k < 4; ++k) wt[k] *= inv;
+      }
+    }
+  }
+  return t;
+}
+
+AreaTaps ResizeAreaTaps(float scale, int64_t in, int64_t out) {
+  AreaTaps t;
+  t.begin.push_back(0);
+  for (int64_t i = 0; i < out; ++i) {
+    const float lo = static_cast<float>(i) * scale, hi = static_cast<float>(i + 1) * scale;
+    const int64_t start = static_cast<int64_t>(std::floor(lo));
+    const int64_t end = static_cast<int64_t>(std::ceil(hi));
+    for (int64_t j = start; j < end; ++j) {
+      float w;
+      if (static_cast<float>(j) < lo) {
+        w = static_cast<float>(j + 1) > hi ? scale : static_cast<float>(j + 1) - lo;
+      } else {
+        w = static_cast<float>(j + 1) > hi ? hi - static_cast<float>(j) : 1.0f;
+      }
+      t.index.push_back(std::min(j, in - 1));
+      t.weight.push_back(w);
+    }
+    t.begin.push_back(static_cast<int64_t>(t.index.size()));
+  }
+  return t;
 }
 
 namespace {

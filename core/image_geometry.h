@@ -43,6 +43,27 @@ Taps BilinearTaps(const ResizeCoordinates& a, int64_t in, int64_t out);
 // The input index that output index i of a nearest-neighbour resize reads.
 std::vector<int64_t> NearestTaps(const ResizeCoordinates& a, int64_t in, int64_t out);
 
+// Bicubic taps (TF's ResizeBicubic): for each output index, four input
+// indices and weights from Keys' cubic convolution, tabulated at 1/1024
+// steps as TF does: a = -0.75 with the edge pixels repeated, or under
+// half_pixel_centers a = -0.5 with the taps outside the image weighted 0
+// and the others renormalised.
+struct CubicTaps {
+  std::vector<int64_t> index;  // [out, 4]
+  std::vector<float> weight;   // [out, 4]
+};
+CubicTaps BicubicTaps(const ResizeCoordinates& a, int64_t in, int64_t out);
+
+// Area taps (TF's ResizeArea): output index i averages the input over
+// [i * scale, (i + 1) * scale), each input index weighted by how much of
+// it lies inside (indices past the image read its last pixel).
+struct AreaTaps {
+  std::vector<int64_t> begin;  // [out + 1]: output i's taps are [begin[i], begin[i + 1])
+  std::vector<int64_t> index;
+  std::vector<float> weight;
+};
+AreaTaps ResizeAreaTaps(float scale, int64_t in, int64_t out);
+
 // Note [Distorted crops]
 // tf.image.sample_distorted_bounding_box's crop, drawn as TF draws it (its
 // kernel's attempt loop on TF's Philox stream, core/philox.h): per attempt

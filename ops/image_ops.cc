@@ -210,6 +210,35 @@ TW_REGISTER_OP("ResizeBilinearGrad")
     .Doc("Gradient of ResizeBilinear with respect to its images.")
     .SetShapeFn(ResizeBilinearGradShape);
 
+TW_REGISTER_OP("ResizeBicubic")
+    .Input("images: T")
+    .Input("size: int32")
+    .Output("resized_images: float")
+    .Attr("T: {int8, uint8, int16, uint16, int32, int64, half, float, double, bfloat16}")
+    .Attr("align_corners: bool = false")
+    .Attr("half_pixel_centers: bool = false")
+    .Doc("Resizes images [N, H, W, C] to size by bicubic interpolation (Keys' kernel).")
+    .SetShapeFn(ResizeShape);
+
+TW_REGISTER_OP("ResizeBicubicGrad")
+    .Input("grads: float")
+    .Input("original_image: T")
+    .Output("output: T")
+    .Attr("T: {float, double}")
+    .Attr("align_corners: bool = false")
+    .Attr("half_pixel_centers: bool = false")
+    .Doc("Gradient of ResizeBicubic with respect to its images.")
+    .SetShapeFn(ResizeBilinearGradShape);
+
+TW_REGISTER_OP("ResizeArea")
+    .Input("images: T")
+    .Input("size: int32")
+    .Output("resized_images: float")
+    .Attr("T: {int8, uint8, int16, uint16, int32, int64, half, float, double, bfloat16}")
+    .Attr("align_corners: bool = false")
+    .Doc("Resizes images [N, H, W, C] to size, each pixel the mean of the area it covers.")
+    .SetShapeFn(ResizeShape);
+
 TW_REGISTER_OP("ResizeNearestNeighbor")
     .Input("images: T")
     .Input("size: int32")

@@ -137,6 +137,7 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
   static const auto* ops = new std::map<std::string, std::string>{
       {"LRNGrad", "second-order LRN: TensorFlow defines none either"},
       {"Mod", "TensorFlow defines none for Mod (users register their own); FloorMod has one"},
+      {"ResizeArea", "TensorFlow defines none (tf.gradients raises LookupError)"},
   };
   return *ops;
 }

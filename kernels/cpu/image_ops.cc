@@ -1,5 +1,5 @@
 // Image resizing (ResizeBilinear, ResizeNearestNeighbor and their
-// gradients) on NHWC, and SpaceToBatchND / BatchToSpaceND.
+// gradients, ResizeBicubic, ResizeArea) on NHWC, and SpaceToBatchND / BatchToSpaceND.
 //
 // The coordinates and checks are kernels/image_plans.h's (Note [Resize
 // coordinates] there), shared with the GPU kernels.
@@ -102,6 +102,141 @@ class ResizeBilinearGradOp : public OpKernel {
 
  private:
   ResizeAttrs a_;
+};
+
+// ResizeBicubic (core/image_geometry.h's BicubicTaps): each output pixel
+// from 4x4 input pixels, the columns first, as TF sums them.
+template <typename T>
+class ResizeBicubicOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(const ResizeIo io, ResizeOutput(ctx, "input"));
+    const int64_t ih = io.in_h, iw = io.in_w, c = io.c, oh = io.out_h, ow = io.out_w;
+    if (io.out->NumElements() == 0) return absl::OkStatus();
+    const CubicTaps ys = BicubicTaps(a_, ih, oh), xs = BicubicTaps(a_, iw, ow);
+    const T* x = in.data<T>();
+    float* y = io.out->data<float>();
+    ctx->intra_op_pool()->ParallelFor(io.n * oh, ow * c * 16, [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t b = row / oh, i = row % oh;
+        const T* rows[4];
+        for (int k = 0; k < 4; ++k) rows[k] = x + (b * ih + ys.index[i * 4 + k]) * iw * c;
+        const float* wy = &ys.weight[i * 4];
+        float* dst = y + row * ow * c;
+        for (int64_t j = 0; j < ow; ++j) {
+          const int64_t* cx = &xs.index[j * 4];
+          const float* wx = &xs.weight[j * 4];
+          for (int64_t k = 0; k < c; ++k) {
+            float column[4];
+            for (int m = 0; m < 4; ++m) {
+              const int64_t at = cx[m] * c + k;
+              column[m] = static_cast<float>(rows[0][at]) * wy[0] +
+                          static_cast<float>(rows[1][at]) * wy[1] +
+                          static_cast<float>(rows[2][at]) * wy[2] +
+                          static_cast<float>(rows[3][at]) * wy[3];
+            }
+            dst[j * c + k] =
+                column[0] * wx[0] + column[1] * wx[1] + column[2] * wx[2] + column[3] * wx[3];
+          }
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  ResizeAttrs a_;
+};
+
+// ResizeBicubicGrad(grads, original_image): each gradient spread over its
+// 4x4 taps with their weights; images in parallel.
+template <typename T>
+class ResizeBicubicGradOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& grads = ctx->input(0);
+    const Tensor& original = ctx->input(1);
+    TW_RETURN_IF_ERROR(CheckResizeBilinearGrad(grads, original));
+    const int64_t n = grads.dim_size(0), gh = grads.dim_size(1), gw = grads.dim_size(2),
+                  c = grads.dim_size(3), oh = original.dim_size(1), ow = original.dim_size(2);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, original.shape()));
+    out->flat<T>().setZero();
+    if (out->NumElements() == 0) return absl::OkStatus();
+    const CubicTaps ys = BicubicTaps(a_, oh, gh), xs = BicubicTaps(a_, ow, gw);
+    const float* g = grads.data<float>();
+    T* dx = out->data<T>();
+    ctx->intra_op_pool()->ParallelFor(n, gh * gw * c * 32, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        for (int64_t i = 0; i < gh; ++i) {
+          const float* src = g + (b * gh + i) * gw * c;
+          for (int m = 0; m < 4; ++m) {
+            T* row = dx + (b * oh + ys.index[i * 4 + m]) * ow * c;
+            const float wy = ys.weight[i * 4 + m];
+            for (int64_t j = 0; j < gw; ++j) {
+              for (int q = 0; q < 4; ++q) {
+                T* dst = row + xs.index[j * 4 + q] * c;
+                const float w = wy * xs.weight[j * 4 + q];
+                for (int64_t k = 0; k < c; ++k) dst[k] += static_cast<T>(src[j * c + k] * w);
+              }
+            }
+          }
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  ResizeAttrs a_;
+};
+
+// ResizeArea (core/image_geometry.h's ResizeAreaTaps): each output pixel
+// the area-weighted mean of the input pixels its cell covers.
+template <typename T>
+class ResizeAreaOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("align_corners", &a_.align_corners);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(const ResizeIo io, ResizeOutput(ctx, "images"));
+    const int64_t ih = io.in_h, iw = io.in_w, c = io.c, oh = io.out_h, ow = io.out_w;
+    if (io.out->NumElements() == 0) return absl::OkStatus();
+    const float hs = a_.Scale(ih, oh), ws = a_.Scale(iw, ow);
+    const AreaTaps ys = ResizeAreaTaps(hs, ih, oh), xs = ResizeAreaTaps(ws, iw, ow);
+    const float norm = 1.0f / (hs * ws);
+    const T* x = in.data<T>();
+    float* y = io.out->data<float>();
+    ctx->intra_op_pool()->ParallelFor(io.n * oh, ow * c * 8, [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t b = row / oh, i = row % oh;
+        float* dst = y + row * ow * c;
+        for (int64_t j = 0; j < ow; ++j) {
+          for (int64_t k = 0; k < c; ++k) {
+            float sum_y = 0;
+            for (int64_t p = ys.begin[i]; p < ys.begin[i + 1]; ++p) {
+              const T* src = x + (b * ih + ys.index[p]) * iw * c + k;
+              float sum_x = 0;
+              for (int64_t q = xs.begin[j]; q < xs.begin[j + 1]; ++q) {
+                const float v = static_cast<float>(src[xs.index[q] * c]);
+                sum_x += xs.weight[q] == 1.0f ? v : v * xs.weight[q];
+              }
+              sum_y += sum_x * ys.weight[p];
+            }
+            dst[j * c + k] = sum_y * norm;
+          }
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  ResizeCoordinates a_;
 };
 
 // ResizeNearestNeighbor copies depth runs, so it runs on any element size.
@@ -236,6 +371,12 @@ TW_REGISTER_KERNELS(image_ops) {
                        uint16_t>(cpu("ResizeBilinear"), "T");
   RegisterTypedKernels<ResizeBilinearGradOp, float, double>(
       KernelDefBuilder("ResizeBilinearGrad").Device(kDeviceCpu), "T");
+  RegisterTypedKernels<ResizeBicubicOp, float, double, int32_t, int64_t, uint8_t, int8_t, int16_t,
+                       uint16_t>(cpu("ResizeBicubic"), "T");
+  RegisterTypedKernels<ResizeBicubicGradOp, float, double>(
+      KernelDefBuilder("ResizeBicubicGrad").Device(kDeviceCpu), "T");
+  RegisterTypedKernels<ResizeAreaOp, float, double, int32_t, int64_t, uint8_t, int8_t, int16_t,
+                       uint16_t>(cpu("ResizeArea"), "T");
   RegisterKernel(cpu("ResizeNearestNeighbor"), [] { return std::make_unique<ResizeNearestOp>(); });
   RegisterTypedKernels<ResizeNearestGradOp, float, double, int32_t, uint8_t, int8_t>(
       cpu("ResizeNearestNeighborGrad"), "T");

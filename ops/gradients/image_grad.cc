@@ -47,6 +47,28 @@ TW_GRAD_FN(ResizeBilinearGradGradient) {
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
+// y = resize_bicubic(x, size): each gradient back along its 4x4 taps (TF:
+// float and double images only).
+TW_GRAD_FN(ResizeBicubicGradient) {
+  const Output x = In(op, 0);
+  if (x.type() == DT_FLOAT || x.type() == DT_DOUBLE) {
+    grad_outputs->push_back(ops::ResizeBicubicGrad(
+        scope, grad_inputs[0], x, ResizeAttrsOf<ops::ResizeBicubicGrad::Attrs>(scope, op)));
+  } else {
+    grad_outputs->push_back(NoGradient());
+  }
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// z = resize_bicubic_grad(dy, x), linear in dy, the resize's adjoint:
+// d(dy) = resize_bicubic(g, size of dy).
+TW_GRAD_FN(ResizeBicubicGradGradient) {
+  const Output dy = In(op, 0);
+  grad_outputs->push_back(ops::ResizeBicubic(scope, grad_inputs[0], HeightWidth(scope, dy),
+                                             ResizeAttrsOf<ops::ResizeBicubic::Attrs>(scope, op)));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
 // y = resize_nearest(x, size): each gradient added to the pixel it copies.
 TW_GRAD_FN(ResizeNearestNeighborGradient) {
   grad_outputs->push_back(ops::ResizeNearestNeighborGrad(
@@ -81,6 +103,8 @@ TW_GRAD_FN(BatchToSpaceNDGrad) {
 
 TW_REGISTER_GRADIENT("ResizeBilinear", ResizeBilinearGradient);
 TW_REGISTER_GRADIENT("ResizeBilinearGrad", ResizeBilinearGradGradient);
+TW_REGISTER_GRADIENT("ResizeBicubic", ResizeBicubicGradient);
+TW_REGISTER_GRADIENT("ResizeBicubicGrad", ResizeBicubicGradGradient);
 TW_REGISTER_GRADIENT("ResizeNearestNeighbor", ResizeNearestNeighborGradient);
 TW_REGISTER_GRADIENT("ResizeNearestNeighborGrad", ResizeNearestNeighborGradGradient);
 TW_REGISTER_GRADIENT("SpaceToBatchND", SpaceToBatchNDGrad);

@@ -176,6 +176,25 @@ std::vector<GradCase> NnCases() {
           },
           S({2, 3, 3, 1})),
       Unary(
+          "ResizeBicubic",
+          [](const Scope& s, Output x) {
+            return ops::ResizeBicubic(s, x, {4, 5});
+          },
+          S({1, 3, 3, 2})),
+      Unary(
+          "ResizeBicubic/half_pixel_centers",
+          [](const Scope& s, Output x) {
+            return ops::ResizeBicubic(s, x, {2, 5}, ops::ResizeBicubic::HalfPixelCenters(true));
+          },
+          S({2, 3, 4, 1})),
+      Unary(
+          "ResizeBicubicGrad",
+          [](const Scope& s, Output x) {
+            return ops::ResizeBicubicGrad(s, x, ops::Fill(s, {1, 2, 3, 1}, 0.f),
+                                          ops::ResizeBicubicGrad::HalfPixelCenters(true));
+          },
+          S({1, 3, 4, 1})),
+      Unary(
           "ResizeBilinearGrad",
           [](const Scope& s, Output x) {
             return ops::ResizeBilinearGrad(s, x, ops::Fill(s, {1, 2, 3, 2}, 0.f),

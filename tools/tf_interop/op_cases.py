@@ -498,6 +498,22 @@ CASES = {
         ("half pixel", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]), "size": (I32, [2], [3, 4])},
          {"half_pixel_centers": True}),
     ],
+    "ResizeBicubic": [
+        ("2x2 to 3x4", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]), "size": (I32, [2], [3, 4])}, {}),
+        ("align corners", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]),
+                           "size": (I32, [2], [3, 4])}, {"align_corners": True}),
+        ("half pixel", {"images": IMAGE, "size": (I32, [2], [3, 5])},
+         {"half_pixel_centers": True}),
+    ],
+    "ResizeBicubicGrad": [
+        ("half pixel", {"grads": (F, [1, 3, 5, 2], None), "original_image": IMAGE},
+         {"half_pixel_centers": True}),
+    ],
+    "ResizeArea": [
+        ("2x2 to 3x4", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]), "size": (I32, [2], [3, 4])}, {}),
+        ("4x4 to 3x2", {"images": IMAGE, "size": (I32, [2], [3, 2])}, {}),
+        ("align corners", {"images": IMAGE, "size": (I32, [2], [3, 2])}, {"align_corners": True}),
+    ],
     "ResizeNearestNeighbor": [
         ("2x2 to 3x4", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]), "size": (I32, [2], [3, 4])}, {}),
         ("half pixel", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]), "size": (I32, [2], [3, 4])},
