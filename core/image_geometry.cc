@@ -64,12 +64,24 @@ int64_t Clamp(int64_t v, int64_t limit) { return std::min(limit - 1, std::max<in
 
 }  // namespace
 
-CubicTaps BicubicTaps(const ResizeCoordinates& a, int64_t in, int64_t out) {
+WeightedTaps BilinearWeightedTaps(const ResizeCoordinates& a, int64_t in, int64_t out) {
+  const Taps taps = BilinearTaps(a, in, out);
+  WeightedTaps t;
+  t.k = 2;
+  for (int64_t i = 0; i < out; ++i) {
+    t.index.insert(t.index.end(), {taps.lower[i], taps.upper[i]});
+    t.weight.insert(t.weight.end(), {1 - taps.lerp[i], taps.lerp[i]});
+  }
+  return t;
+}
+
+WeightedTaps BicubicTaps(const ResizeCoordinates& a, int64_t in, int64_t out) {
   static const std::vector<float>* legacy = new std::vector<float>(CubicTable(-0.75f));
   static const std::vector<float>* keys = new std::vector<float>(CubicTable(-0.5f));
   const std::vector<float>& table = a.half_pixel_centers ? *keys : *legacy;
   const float scale = a.Scale(in, out);
-  CubicTaps t;
+  WeightedTaps t;
+  t.k = 4;
   t.index.resize(out * 4);
   t.weight.resize(out * 4);
   for (int64_t i = 0; i < out; ++i) {

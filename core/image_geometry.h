@@ -40,19 +40,49 @@ struct Taps {
 };
 Taps BilinearTaps(const ResizeCoordinates& a, int64_t in, int64_t out);
 
+// Row i of the bilinear resize of one image `in` ([in_h, in_w, c] of T)
+// into `out_row` (out_w * c floats) at the taps, in TF's arithmetic (each
+// tap row interpolated across, then the two rows); of the image flipped
+// left-right first when `flip`, and less `means` (c values) when not null.
+template <typename T>
+void BilinearResizeRow(const T* in, int64_t in_w, int64_t c, const Taps& ys, const Taps& xs,
+                       int64_t i, bool flip, const float* means, float* out_row) {
+  const T* top = in + ys.lower[i] * in_w * c;
+  const T* bottom = in + ys.upper[i] * in_w * c;
+  const float dy = ys.lerp[i];
+  const int64_t out_w = static_cast<int64_t>(xs.lerp.size());
+  for (int64_t j = 0; j < out_w; ++j) {
+    // The flipped image's column x is the image's column in_w - 1 - x.
+    const int64_t l = (flip ? in_w - 1 - xs.lower[j] : xs.lower[j]) * c;
+    const int64_t r = (flip ? in_w - 1 - xs.upper[j] : xs.upper[j]) * c;
+    const float dx = xs.lerp[j];
+    for (int64_t k = 0; k < c; ++k) {
+      const float tl = static_cast<float>(top[l + k]), tr = static_cast<float>(top[r + k]);
+      const float bl = static_cast<float>(bottom[l + k]), br = static_cast<float>(bottom[r + k]);
+      const float t = tl + (tr - tl) * dx, u = bl + (br - bl) * dx;
+      const float v = t + (u - t) * dy;
+      *out_row++ = means == nullptr ? v : v - means[k];
+    }
+  }
+}
+
 // The input index that output index i of a nearest-neighbour resize reads.
 std::vector<int64_t> NearestTaps(const ResizeCoordinates& a, int64_t in, int64_t out);
 
-// Bicubic taps (TF's ResizeBicubic): for each output index, four input
-// indices and weights from Keys' cubic convolution, tabulated at 1/1024
-// steps as TF does: a = -0.75 with the edge pixels repeated, or under
-// half_pixel_centers a = -0.5 with the taps outside the image weighted 0
-// and the others renormalised.
-struct CubicTaps {
-  std::vector<int64_t> index;  // [out, 4]
-  std::vector<float> weight;   // [out, 4]
+// A separable resize's taps along one dimension: output index i reads the
+// k input indices index[i * k ...] with their weights.
+struct WeightedTaps {
+  int k = 0;
+  std::vector<int64_t> index;  // [out, k]
+  std::vector<float> weight;   // [out, k]
 };
-CubicTaps BicubicTaps(const ResizeCoordinates& a, int64_t in, int64_t out);
+// BilinearTaps as two weighted taps each: (lower, 1 - lerp), (upper, lerp).
+WeightedTaps BilinearWeightedTaps(const ResizeCoordinates& a, int64_t in, int64_t out);
+// Bicubic taps (TF's ResizeBicubic), four: Keys' cubic convolution,
+// tabulated at 1/1024 steps as TF does: a = -0.75 with the edge pixels
+// repeated, or under half_pixel_centers a = -0.5 with the taps outside the
+// image weighted 0 and the others renormalised.
+WeightedTaps BicubicTaps(const ResizeCoordinates& a, int64_t in, int64_t out);
 
 // Area taps (TF's ResizeArea): output index i averages the input over
 // [i * scale, (i + 1) * scale), each input index weighted by how much of

@@ -164,40 +164,7 @@ absl::StatusOr<Tensor> RandomContrast(const Tensor& image, float lower, float up
   return AdjustContrast(image, std::uniform_real_distribution<float>(lower, upper)(*rng));
 }
 
-namespace {
-
-template <typename T>
-void ResizeRows(const T* in, int64_t iw, int64_t c, const Taps& ys, const Taps& xs,
-                const ResizeOptions& o, float* out) {
-  const int64_t height = static_cast<int64_t>(ys.lerp.size());
-  const int64_t width = static_cast<int64_t>(xs.lerp.size());
-  std::vector<float> means(c, 0.0f);
-  if (!o.subtract_means.empty()) means = o.subtract_means;
-  // The flipped image's column x is the image's column iw - 1 - x.
-  std::vector<int64_t> left(width), right(width);
-  for (int64_t j = 0; j < width; ++j) {
-    left[j] = (o.flip_left_right ? iw - 1 - xs.lower[j] : xs.lower[j]) * c;
-    right[j] = (o.flip_left_right ? iw - 1 - xs.upper[j] : xs.upper[j]) * c;
-  }
-  for (int64_t i = 0; i < height; ++i) {
-    const T* top = in + ys.lower[i] * iw * c;
-    const T* bottom = in + ys.upper[i] * iw * c;
-    const float dy = ys.lerp[i];
-    for (int64_t j = 0; j < width; ++j) {
-      const int64_t l = left[j], r = right[j];
-      const float dx = xs.lerp[j];
-      for (int64_t k = 0; k < c; ++k) {
-        const float tl = static_cast<float>(top[l + k]), tr = static_cast<float>(top[r + k]);
-        const float bl = static_cast<float>(bottom[l + k]);
-        const float br = static_cast<float>(bottom[r + k]);
-        const float t = tl + (tr - tl) * dx, b = bl + (br - bl) * dx;
-        *out++ = t + (b - t) * dy - means[k];
-      }
-    }
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 absl::StatusOr<Tensor> ResizeBilinear(const Tensor& image, int64_t height, int64_t width,
                                       const ResizeOptions& options) {
@@ -224,10 +191,15 @@ absl::StatusOr<Tensor> ResizeBilinear(const Tensor& image, int64_t height, int64
   const ResizeCoordinates coords{options.align_corners, options.half_pixel_centers};
   const Taps ys = BilinearTaps(coords, ih, height), xs = BilinearTaps(coords, iw, width);
   Tensor out = NewImage(height, width, c);
-  if (image.dtype() == DT_UINT8) {
-    ResizeRows(image.data<uint8_t>(), iw, c, ys, xs, options, out.data<float>());
-  } else {
-    ResizeRows(image.data<float>(), iw, c, ys, xs, options, out.data<float>());
+  const float* means = options.subtract_means.empty() ? nullptr : options.subtract_means.data();
+  for (int64_t i = 0; i < height; ++i) {
+    float* row = out.data<float>() + i * width * c;
+    if (image.dtype() == DT_UINT8) {
+      BilinearResizeRow(image.data<uint8_t>(), iw, c, ys, xs, i, options.flip_left_right, means,
+                        row);
+    } else {
+      BilinearResizeRow(image.data<float>(), iw, c, ys, xs, i, options.flip_left_right, means, row);
+    }
   }
   return out;
 }

@@ -153,6 +153,12 @@ absl::StatusOr<Dataset> ImageNetDataset(const std::vector<std::string>& files,
   Tensor names(DT_STRING, TensorShape({static_cast<int64_t>(files.size())}));
   std::copy(files.begin(), files.end(), names.data<std::string>());
   TW_ASSIGN_OR_RETURN(Dataset d, Dataset::FromTensorSlices({names}));
+  // A process of several reads its share of the shards (as the official
+  // input_fn shards the file names), or of the records when there are
+  // fewer shards than processes.
+  const bool shard_files =
+      options.num_shards > 1 && static_cast<int64_t>(files.size()) >= options.num_shards;
+  if (shard_files) d = d.Shard(options.num_shards, options.shard_index);
   if (options.training) d = d.Shuffle(static_cast<int64_t>(files.size()), options.seed);
   // Each shard's records, with "<file>, record <i>" for the errors.
   d = d.Interleave(
@@ -168,7 +174,7 @@ absl::StatusOr<Dataset> ImageNetDataset(const std::vector<std::string>& files,
         });
       },
       options.cycle_length);
-  if (options.num_shards > 1) d = d.Shard(options.num_shards, options.shard_index);
+  if (options.num_shards > 1 && !shard_files) d = d.Shard(options.num_shards, options.shard_index);
   if (options.training) d = d.Shuffle(options.shuffle_buffer, options.seed + 1).Repeat();
   const ImageNetPreprocessing preprocessing{options.training, options.side};
   d = d.RandomMap(

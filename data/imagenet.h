@@ -68,7 +68,8 @@ struct ImageNetInputOptions {
   int cycle_length = 10;           // shards read at once
   int64_t shuffle_buffer = 10000;  // records (training)
   int64_t prefetch = 2;            // batches
-  // Every num_shards-th record from index (one process of a cluster).
+  // One process of a cluster: every num_shards-th shard file from index,
+  // or every num_shards-th record when there are fewer files than that.
   int64_t num_shards = 1, shard_index = 0;
   bool drop_remainder = true;
 };

@@ -124,7 +124,7 @@ TEST(ImageNetTest, DatasetBatchesShardsAndNamesBadRecords) {
   EXPECT_THAT((*batch)[1], TensorIs<int32_t>({2}, {1, 11}));
   EXPECT_THAT(it->GetNext().status(),
               StatusIs(absl::StatusCode::kInvalidArgument, "train-00001-of-00002, record 2"));
-  // One process of two: every other record.
+  // One process of two over one shard file: every other record.
   options.num_shards = 2;
   options.shard_index = 1;
   options.batch_size = 1;
@@ -134,6 +134,12 @@ TEST(ImageNetTest, DatasetBatchesShardsAndNamesBadRecords) {
   EXPECT_THAT((*batch)[1], TensorIs<int32_t>({1}, {1}));
   TW_ASSERT_OK_AND_ASSIGN(batch, half_it->GetNext());
   EXPECT_FALSE(batch.has_value());
+  // With a shard file each, the second process reads the second file.
+  options.batch_size = 2;
+  TW_ASSERT_OK_AND_ASSIGN(Dataset second, ImageNetDataset(files, options));
+  auto second_it = second.MakeIterator();
+  TW_ASSERT_OK_AND_ASSIGN(batch, second_it->GetNext());
+  EXPECT_THAT((*batch)[1], TensorIs<int32_t>({2}, {10, 11}));
 }
 
 }  // namespace

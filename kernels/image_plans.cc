@@ -65,7 +65,7 @@ absl::StatusOr<ResizeIo> ResizeOutput(KernelContext* ctx, const char* what) {
   return io;
 }
 
-absl::Status CheckResizeBilinearGrad(const Tensor& grads, const Tensor& original) {
+absl::Status CheckResizeGrad(const Tensor& grads, const Tensor& original) {
   TW_RETURN_IF_ERROR(CheckImages(grads, "grads"));
   TW_RETURN_IF_ERROR(CheckImages(original, "original_image"));
   if (grads.dim_size(0) != original.dim_size(0) || grads.dim_size(3) != original.dim_size(3)) {

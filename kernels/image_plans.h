@@ -39,8 +39,9 @@ struct ResizeIo {
 };
 absl::StatusOr<ResizeIo> ResizeOutput(KernelContext* ctx, const char* what);
 
-// ResizeBilinearGrad's inputs checked: both images, batch and depth equal.
-absl::Status CheckResizeBilinearGrad(const Tensor& grads, const Tensor& original);
+// ResizeBilinearGrad's and ResizeBicubicGrad's inputs checked: both
+// images, batch and depth equal.
+absl::Status CheckResizeGrad(const Tensor& grads, const Tensor& original);
 
 // SpaceToBatchND (to_batch) and BatchToSpaceND on input [B, S1..SM, R...]
 // with block_shape [M] and paddings (crops) [M, 2]: the batch of the "deep"

@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,35 +17,12 @@
 #include "core/image_geometry.h"
 #include "core/philox.h"
 #include "core/status_macros.h"
+#include "core/type_dispatch.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 
 namespace towerflow {
 namespace {
-
-// f(T{}) for image_size's integer type T.
-template <typename F>
-bool VisitSizeType(DataType dtype, F&& f) {
-  switch (dtype) {
-    case DT_UINT8:
-      f(uint8_t{});
-      return true;
-    case DT_INT8:
-      f(int8_t{});
-      return true;
-    case DT_INT16:
-      f(int16_t{});
-      return true;
-    case DT_INT32:
-      f(int32_t{});
-      return true;
-    case DT_INT64:
-      f(int64_t{});
-      return true;
-    default:
-      return false;
-  }
-}
 
 class SampleDistortedBoundingBoxOp : public OpKernel {
  public:
@@ -114,9 +92,13 @@ class SampleDistortedBoundingBoxOp : public OpKernel {
           "image_size must be a vector of 3 elements, got ", image_size.shape().DebugString()));
     }
     int64_t dims[2] = {0, 0};
-    const bool typed = VisitSizeType(image_size.dtype(), [&](auto zero) {
+    bool typed = false;
+    VisitNumberType(image_size.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      for (int i = 0; i < 2; ++i) dims[i] = static_cast<int64_t>(image_size.data<T>()[i]);
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        for (int i = 0; i < 2; ++i) dims[i] = static_cast<int64_t>(image_size.data<T>()[i]);
+        typed = true;
+      }
     });
     if (!typed) {
       return absl::InvalidArgumentError(
@@ -154,11 +136,13 @@ class SampleDistortedBoundingBoxOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(Tensor * bbox, ctx->allocate_output(2, TensorShape({1, 1, 4})));
     const int64_t begins[3] = {crop.min_y, crop.min_x, 0};
     const int64_t sizes[3] = {crop.max_y - crop.min_y, crop.max_x - crop.min_x, -1};
-    VisitSizeType(image_size.dtype(), [&](auto zero) {
+    VisitNumberType(image_size.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      for (int i = 0; i < 3; ++i) {
-        begin->data<T>()[i] = static_cast<T>(begins[i]);
-        size->data<T>()[i] = static_cast<T>(sizes[i]);
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        for (int i = 0; i < 3; ++i) {
+          begin->data<T>()[i] = static_cast<T>(begins[i]);
+          size->data<T>()[i] = static_cast<T>(sizes[i]);
+        }
       }
     });
     float* out = bbox->data<float>();

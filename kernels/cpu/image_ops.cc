@@ -34,67 +34,8 @@ class ResizeBilinearOp : public OpKernel {
     ctx->intra_op_pool()->ParallelFor(n * oh, ow * c * 8, [&](int64_t begin, int64_t end) {
       for (int64_t row = begin; row < end; ++row) {
         const int64_t b = row / oh, i = row % oh;
-        const T* top = x + (b * ih + ys.lower[i]) * iw * c;
-        const T* bottom = x + (b * ih + ys.upper[i]) * iw * c;
-        const float dy = ys.lerp[i];
-        float* dst = y + row * ow * c;
-        for (int64_t j = 0; j < ow; ++j) {
-          const int64_t l = xs.lower[j] * c, r = xs.upper[j] * c;
-          const float dx = xs.lerp[j];
-          for (int64_t k = 0; k < c; ++k) {
-            const float tl = static_cast<float>(top[l + k]), tr = static_cast<float>(top[r + k]);
-            const float bl = static_cast<float>(bottom[l + k]);
-            const float br = static_cast<float>(bottom[r + k]);
-            const float t = tl + (tr - tl) * dx, u = bl + (br - bl) * dx;
-            dst[j * c + k] = t + (u - t) * dy;
-          }
-        }
-      }
-    });
-    return absl::OkStatus();
-  }
-
- private:
-  ResizeAttrs a_;
-};
-
-// ResizeBilinearGrad(grads, original_image): each gradient split over its
-// four taps. Images run in parallel (taps of one image overlap).
-template <typename T>
-class ResizeBilinearGradOp : public OpKernel {
- public:
-  absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
-  absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& grads = ctx->input(0);
-    const Tensor& original = ctx->input(1);
-    TW_RETURN_IF_ERROR(CheckResizeBilinearGrad(grads, original));
-    const int64_t n = grads.dim_size(0), gh = grads.dim_size(1), gw = grads.dim_size(2),
-                  c = grads.dim_size(3), oh = original.dim_size(1), ow = original.dim_size(2);
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, original.shape()));
-    out->flat<T>().setZero();
-    if (out->NumElements() == 0) return absl::OkStatus();
-    const Taps ys = BilinearTaps(a_, oh, gh), xs = BilinearTaps(a_, ow, gw);
-    const float* g = grads.data<float>();
-    T* dx = out->data<T>();
-    ctx->intra_op_pool()->ParallelFor(n, gh * gw * c * 8, [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) {
-        for (int64_t i = 0; i < gh; ++i) {
-          T* top = dx + (b * oh + ys.lower[i]) * ow * c;
-          T* bottom = dx + (b * oh + ys.upper[i]) * ow * c;
-          const float wy = ys.lerp[i];
-          const float* src = g + (b * gh + i) * gw * c;
-          for (int64_t j = 0; j < gw; ++j) {
-            const int64_t l = xs.lower[j] * c, r = xs.upper[j] * c;
-            const float wx = xs.lerp[j];
-            for (int64_t k = 0; k < c; ++k) {
-              const float v = src[j * c + k];
-              top[l + k] += static_cast<T>(v * (1 - wy) * (1 - wx));
-              top[r + k] += static_cast<T>(v * (1 - wy) * wx);
-              bottom[l + k] += static_cast<T>(v * wy * (1 - wx));
-              bottom[r + k] += static_cast<T>(v * wy * wx);
-            }
-          }
-        }
+        BilinearResizeRow(x + b * ih * iw * c, iw, c, ys, xs, i, /*flip=*/false, nullptr,
+                          y + row * ow * c);
       }
     });
     return absl::OkStatus();
@@ -115,7 +56,7 @@ class ResizeBicubicOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(const ResizeIo io, ResizeOutput(ctx, "input"));
     const int64_t ih = io.in_h, iw = io.in_w, c = io.c, oh = io.out_h, ow = io.out_w;
     if (io.out->NumElements() == 0) return absl::OkStatus();
-    const CubicTaps ys = BicubicTaps(a_, ih, oh), xs = BicubicTaps(a_, iw, ow);
+    const WeightedTaps ys = BicubicTaps(a_, ih, oh), xs = BicubicTaps(a_, iw, ow);
     const T* x = in.data<T>();
     float* y = io.out->data<float>();
     ctx->intra_op_pool()->ParallelFor(io.n * oh, ow * c * 16, [&](int64_t begin, int64_t end) {
@@ -150,36 +91,41 @@ class ResizeBicubicOp : public OpKernel {
   ResizeAttrs a_;
 };
 
-// ResizeBicubicGrad(grads, original_image): each gradient spread over its
-// 4x4 taps with their weights; images in parallel.
-template <typename T>
-class ResizeBicubicGradOp : public OpKernel {
+// ResizeBilinearGrad and ResizeBicubicGrad(grads, original_image): each
+// gradient spread over its taps (2x2 or 4x4), g * wy * wx in TF's order;
+// images in parallel (taps of one image overlap).
+using TapsFn = WeightedTaps (*)(const ResizeCoordinates&, int64_t, int64_t);
+template <typename T, TapsFn kTaps>
+class ResizeGradOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override { return a_.Init(c); }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& grads = ctx->input(0);
     const Tensor& original = ctx->input(1);
-    TW_RETURN_IF_ERROR(CheckResizeBilinearGrad(grads, original));
+    TW_RETURN_IF_ERROR(CheckResizeGrad(grads, original));
     const int64_t n = grads.dim_size(0), gh = grads.dim_size(1), gw = grads.dim_size(2),
                   c = grads.dim_size(3), oh = original.dim_size(1), ow = original.dim_size(2);
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, original.shape()));
     out->flat<T>().setZero();
     if (out->NumElements() == 0) return absl::OkStatus();
-    const CubicTaps ys = BicubicTaps(a_, oh, gh), xs = BicubicTaps(a_, ow, gw);
+    const WeightedTaps ys = kTaps(a_, oh, gh), xs = kTaps(a_, ow, gw);
+    const int k = ys.k;
     const float* g = grads.data<float>();
     T* dx = out->data<T>();
-    ctx->intra_op_pool()->ParallelFor(n, gh * gw * c * 32, [&](int64_t begin, int64_t end) {
+    ctx->intra_op_pool()->ParallelFor(n, gh * gw * c * 8 * k, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
         for (int64_t i = 0; i < gh; ++i) {
           const float* src = g + (b * gh + i) * gw * c;
-          for (int m = 0; m < 4; ++m) {
-            T* row = dx + (b * oh + ys.index[i * 4 + m]) * ow * c;
-            const float wy = ys.weight[i * 4 + m];
+          for (int m = 0; m < k; ++m) {
+            T* row = dx + (b * oh + ys.index[i * k + m]) * ow * c;
+            const float wy = ys.weight[i * k + m];
             for (int64_t j = 0; j < gw; ++j) {
-              for (int q = 0; q < 4; ++q) {
-                T* dst = row + xs.index[j * 4 + q] * c;
-                const float w = wy * xs.weight[j * 4 + q];
-                for (int64_t k = 0; k < c; ++k) dst[k] += static_cast<T>(src[j * c + k] * w);
+              for (int q = 0; q < k; ++q) {
+                T* dst = row + xs.index[j * k + q] * c;
+                const float wx = xs.weight[j * k + q];
+                for (int64_t ch = 0; ch < c; ++ch) {
+                  dst[ch] += static_cast<T>(src[j * c + ch] * wy * wx);
+                }
               }
             }
           }
@@ -192,6 +138,11 @@ class ResizeBicubicGradOp : public OpKernel {
  private:
   ResizeAttrs a_;
 };
+
+template <typename T>
+using ResizeBilinearGradOp = ResizeGradOp<T, BilinearWeightedTaps>;
+template <typename T>
+using ResizeBicubicGradOp = ResizeGradOp<T, BicubicTaps>;
 
 // ResizeArea (core/image_geometry.h's ResizeAreaTaps): each output pixel
 // the area-weighted mean of the input pixels its cell covers.

@@ -250,7 +250,7 @@ class ResizeBilinearGradOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& grads = ctx->input(0);
     const Tensor& original = ctx->input(1);
-    TW_RETURN_IF_ERROR(CheckResizeBilinearGrad(grads, original));
+    TW_RETURN_IF_ERROR(CheckResizeGrad(grads, original));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, original.shape()));
     if (out->NumElements() == 0) return absl::OkStatus();
     TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
