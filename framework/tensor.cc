@@ -251,6 +251,22 @@ absl::StatusOr<Tensor> Tensor::Reshaped(const TensorShape& shape) const {
   return Tensor(dtype_, shape, buffer_, data_);
 }
 
+absl::StatusOr<Tensor> Tensor::BitcastTo(DataType dtype, const TensorShape& shape) const {
+  TW_RETURN_IF_ERROR(shape.status());
+  if (dtype_ == DT_STRING || dtype == DT_STRING || DataTypeSize(dtype_) <= 0 ||
+      DataTypeSize(dtype) <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Cannot bitcast ", DataTypeString(dtype_), " to ", DataTypeString(dtype)));
+  }
+  if (shape.num_elements() * DataTypeSize(dtype) != NumElements() * DataTypeSize(dtype_)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Cannot bitcast ", DataTypeString(dtype_), shape_.DebugString(), " (",
+        NumElements() * DataTypeSize(dtype_), " bytes) to ", DataTypeString(dtype),
+        shape.DebugString(), " (", shape.num_elements() * DataTypeSize(dtype), " bytes)"));
+  }
+  return Tensor(dtype, shape, buffer_, data_);
+}
+
 absl::StatusOr<Tensor> Tensor::Slice(int64_t begin, int64_t end) const {
   if (dims() == 0) return absl::InvalidArgumentError("Cannot slice a scalar tensor");
   if (begin < 0 || end < begin || end > dim_size(0)) {

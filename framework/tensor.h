@@ -152,6 +152,11 @@ class Tensor {
   // elements, sharing the buffer. InvalidArgument otherwise.
   absl::StatusOr<Tensor> Reshaped(const TensorShape& shape) const;
 
+  // This tensor's bytes as `dtype` elements in `shape` (TF's Bitcast),
+  // sharing the buffer. InvalidArgument unless both dtypes have fixed sizes
+  // and the byte counts agree.
+  absl::StatusOr<Tensor> BitcastTo(DataType dtype, const TensorShape& shape) const;
+
   // Rows [begin, end) of dimension 0, sharing the buffer.
   // InvalidArgument for a scalar or a bad range.
   absl::StatusOr<Tensor> Slice(int64_t begin, int64_t end) const;

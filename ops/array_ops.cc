@@ -555,6 +555,51 @@ TW_REGISTER_OP("CheckNumerics")
     .Doc("Fails with `message` when the tensor holds NaN or Inf.")
     .SetShapeFn(shape_fns::UnchangedShape);
 
+// Bitcast: equal element sizes keep the shape; a wider input gains a last
+// dimension of the ratio; a narrower one must end in a dimension of the
+// ratio, which goes.
+absl::Status BitcastShape(InferenceContext* c) {
+  DataType from, to;
+  TW_RETURN_IF_ERROR(c->GetAttr("T", &from));
+  TW_RETURN_IF_ERROR(c->GetAttr("type", &to));
+  const int in = DataTypeSize(from), out = DataTypeSize(to);
+  const PartialTensorShape& input = c->input(0);
+  if (in <= 0 || out <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Cannot bitcast ", DataTypeString(from), " to ", DataTypeString(to)));
+  }
+  if (input.unknown_rank()) return absl::OkStatus();
+  std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
+  if (in > out) {
+    dims.push_back(in / out);
+  } else if (in < out) {
+    if (dims.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Cannot bitcast a scalar ", DataTypeString(from), " to the wider ", DataTypeString(to)));
+    }
+    if (dims.back() >= 0 && dims.back() != out / in) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Cannot bitcast ", DataTypeString(from), input.DebugString(), " to ",
+                       DataTypeString(to), ": the last dimension must be ", out / in));
+    }
+    dims.pop_back();
+  }
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("Bitcast")
+    .Input("input: T")
+    .Output("output: type")
+    .Attr(
+        "T: {bfloat16, half, float, double, int64, int32, uint8, uint16, uint32, uint64, int8, "
+        "int16, complex64, complex128, qint8, quint8, qint16, quint16, qint32}")
+    .Attr(
+        "type: {bfloat16, half, float, double, int64, int32, uint8, uint16, uint32, uint64, "
+        "int8, int16, complex64, complex128, qint8, quint8, qint16, quint16, qint32}")
+    .Doc("The input's bytes as elements of `type` (no copy).")
+    .SetShapeFn(BitcastShape);
+
 TW_REGISTER_OP("Reshape")
     .Input("tensor: T")
     .Input("shape: Tshape")

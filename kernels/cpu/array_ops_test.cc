@@ -46,9 +46,42 @@ TEST(ShapeOpsTest, ReshapeInfersOneDimension) {
   EXPECT_THAT(
       r.Run({Iota({2, 3}), Literal<int32_t>({2}, {-2, 3})}),
       testing::StatusIs(absl::StatusCode::kInvalidArgument, "Size 0 must be non-negative, not -2"));
-  EXPECT_THAT(r.Run({Iota({0}), Literal<int32_t>({2}, {-1, 0})}).status().message(),
-              HasSubstr("cannot infer the missing input size for an empty tensor"));
   EXPECT_THAT(RunOk(r, {Iota({0, 2}), Literal<int32_t>({2}, {2, 0})}), TensorIs<float>({2, 0}, {}));
+}
+
+// TF (since 1.13) infers a -1 beside a zero size from the non-zero sizes
+// alone: TF 2.21's shapes.
+TEST(ShapeOpsTest, ReshapeInfersBesideZeroSizesAsTensorFlow) {
+  KernelRunner r("Reshape");
+  EXPECT_EQ(RunOk(r, {Iota({0}), Literal<int32_t>({2}, {-1, 0})}).shape(), TensorShape({1, 0}));
+  EXPECT_EQ(RunOk(r, {Iota({1, 2, 0}), Literal<int32_t>({3}, {2, 0, -1})}).shape(),
+            TensorShape({2, 0, 1}));
+  EXPECT_EQ(RunOk(r, {Iota({3, 0, 4}), Literal<int32_t>({3}, {-1, 0, 2})}).shape(),
+            TensorShape({6, 0, 2}));
+  EXPECT_EQ(RunOk(r, {Iota({0, 3}), Literal<int32_t>({2}, {-1, 3})}).shape(), TensorShape({0, 3}));
+  EXPECT_EQ(RunOk(r, {Iota({0, 3}), Literal<int32_t>({2}, {-1, 2})}).shape(), TensorShape({0, 2}));
+}
+
+// Bitcast: the same bytes as another type (TF 2.21's values); a narrower
+// type gains a last dimension, a wider one takes it.
+TEST(ShapeOpsTest, BitcastReinterpretsBytes) {
+  KernelRunner to_int("Bitcast");
+  to_int.Attr("type", DT_INT32);
+  EXPECT_THAT(RunOk(to_int, {Literal<float>({3}, {1.0f, -2.5f, 3.0f})}),
+              TensorIs<int32_t>({3}, {1065353216, -1071644672, 1077936128}));
+  KernelRunner to_float("Bitcast");
+  to_float.Attr("type", DT_FLOAT);
+  EXPECT_THAT(RunOk(to_float, {Literal<uint8_t>({2, 4}, {0, 0, 128, 63, 0, 0, 32, 192})}),
+              TensorIs<float>({2}, {1.0f, -2.5f}));
+  KernelRunner narrow("Bitcast");
+  narrow.Attr("type", DT_INT16);
+  EXPECT_THAT(RunOk(narrow, {Literal<int32_t>({4}, {1, 2, 3, 4})}),
+              TensorIs<int16_t>({4, 2}, {1, 0, 2, 0, 3, 0, 4, 0}));
+  KernelRunner wide("Bitcast");
+  wide.Attr("type", DT_INT64);
+  EXPECT_THAT(
+      wide.Run({Literal<int32_t>({3}, {1, 2, 3})}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "the last dimension must be 2"));
 }
 
 TEST(ShapeOpsTest, ExpandDimsAndSqueeze) {

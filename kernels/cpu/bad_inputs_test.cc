@@ -70,6 +70,8 @@ Tensor I32(std::vector<int32_t> v) { return Literal<int32_t>({static_cast<int64_
 std::vector<Case> ArrayCases() {
   return {
       {"Reshape", {}, {F({2, 3}), I32({3, 2})}},
+      {"Bitcast", {{"type", A(DT_UINT8)}}, {F({2, 3})}},
+      {"Bitcast", {{"type", A(DT_INT64)}}, {I32({4, 2})}},
       {"ExpandDims", {}, {F({2, 3}), Scalar<int32_t>(1)}},
       {"Squeeze", {{"squeeze_dims", Ints({0})}}, {F({1, 3})}},
       {"Shape", {}, {F({2, 3})}},

@@ -60,8 +60,12 @@ class ReshapeOp : public CheapKernel {
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
     TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(1), "shape"));
+    // TF's rule (since 1.13): the product leaves out zero sizes, and so
+    // does the input's count when the target has a zero, so [1, 2, 0] to
+    // [2, 0, -1] infers 1.
     int unknown = -1;
     int64_t product = 1;
+    bool target_has_zero = false;
     for (int i = 0; i < static_cast<int>(dims.size()); ++i) {
       if (dims[i] == -1) {
         if (unknown != -1) {
@@ -72,24 +76,30 @@ class ReshapeOp : public CheapKernel {
       } else if (dims[i] < 0) {
         return absl::InvalidArgumentError(
             absl::StrCat("Size ", i, " must be non-negative, not ", dims[i]));
-      } else if (dims[i] != 0 && product > std::numeric_limits<int64_t>::max() / dims[i]) {
+      } else if (dims[i] == 0) {
+        target_has_zero = true;
+      } else if (product > std::numeric_limits<int64_t>::max() / dims[i]) {
         return absl::InvalidArgumentError("Reshape: the requested shape's size overflows int64");
       } else {
         product *= dims[i];
       }
     }
     if (unknown != -1) {
-      if (product == 0) {
-        return absl::InvalidArgumentError(
-            "Reshape cannot infer the missing input size for an empty tensor unless all "
-            "specified input sizes are non-zero");
+      int64_t count = 1;
+      bool input_has_zero = false;
+      for (int d = 0; d < in.dims(); ++d) {
+        if (in.dim_size(d) > 0 || !target_has_zero) {
+          count *= in.dim_size(d);
+        } else {
+          input_has_zero = true;
+        }
       }
-      if (in.NumElements() % product != 0) {
+      if (!input_has_zero && count % product != 0) {
         return absl::InvalidArgumentError(
-            absl::StrCat("Input to reshape is a tensor with ", in.NumElements(),
+            absl::StrCat("Input to reshape is a tensor with ", count,
                          " values, but the requested shape requires a multiple of ", product));
       }
-      dims[unknown] = in.NumElements() / product;
+      dims[unknown] = count / product;
     }
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
     if (shape.num_elements() != in.NumElements()) {
@@ -100,6 +110,33 @@ class ReshapeOp : public CheapKernel {
     TW_ASSIGN_OR_RETURN(Tensor out, in.Reshaped(shape));
     return ctx->set_output(0, std::move(out));
   }
+};
+
+// Bitcast: the input's buffer as `type`, the shape as BitcastShape says.
+class BitcastOp : public CheapKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("type", &to_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    const int from_size = DataTypeSize(in.dtype()), to_size = DataTypeSize(to_);
+    std::vector<int64_t> dims(in.shape().dim_sizes().begin(), in.shape().dim_sizes().end());
+    if (from_size > to_size && to_size > 0) {
+      dims.push_back(from_size / to_size);
+    } else if (from_size < to_size && from_size > 0) {
+      if (dims.empty() || dims.back() != to_size / from_size) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Cannot bitcast ", DataTypeString(in.dtype()), in.shape().DebugString(), " to ",
+            DataTypeString(to_), ": the last dimension must be ", to_size / from_size));
+      }
+      dims.pop_back();
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor out, in.BitcastTo(to_, shape));
+    return ctx->set_output(0, std::move(out));
+  }
+
+ private:
+  DataType to_ = DT_INVALID;
 };
 
 class ExpandDimsOp : public CheapKernel {
@@ -435,6 +472,9 @@ TW_REGISTER_KERNELS(shape_ops) {
                        .HostMemory("r1"),
                    MakeFactory<BroadcastGradientArgsOp>());
   }
+  // CPU only: a GPU node's int32 tensors live in host memory, so a view of
+  // a device buffer as int32 would be read on the wrong side.
+  RegisterKernel(cpu("Bitcast"), MakeFactory<BitcastOp>());
   RegisterKernel(cpu("Fill"), MakeFactory<FillOp>());
   RegisterKernel(cpu("ZerosLike"), MakeFactory<ConstantLikeOp<0>>());
   RegisterKernel(cpu("OnesLike"), MakeFactory<ConstantLikeOp<1>>());

@@ -54,6 +54,9 @@ TW_REGISTER_NO_GRADIENT("ParseExample");
 TW_REGISTER_NO_GRADIENT("ParseExampleV2");
 TW_REGISTER_NO_GRADIENT("PrintV2");
 
+// Bits, not values: TF registers none.
+TW_REGISTER_NO_GRADIENT("Bitcast");
+
 // Image codecs and crop sampling (TF registers none: bytes and integers).
 TW_REGISTER_NO_GRADIENT("DecodeJpeg");
 TW_REGISTER_NO_GRADIENT("DecodeAndCropJpeg");

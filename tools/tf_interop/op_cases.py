@@ -137,9 +137,18 @@ CASES = {
         ("valid 3x3", {"value": IMAGE}, {"ksize": [1, 3, 3, 1], "strides": [1, 1, 1, 1],
                                          "padding": "VALID"}),
     ],
+    "Bitcast": [
+        ("float32 to int32", {"input": (F, [2, 3], None)}, {"type": I32}),
+        ("float32 to uint8", {"input": (F, [3], None)}, {"type": U8}),
+        ("float64 to int32", {"input": (D, [2], None)}, {"type": I32}),
+        ("int32 pairs to int64", {"input": (I32, [3, 2], None)}, {"type": I64}),
+        ("int32 to int64, no pairs", {"input": (I32, [3], None)}, {"type": I64}),
+    ],
     "Reshape": [
         ("2x3 to 3x2", {"tensor": (F, [2, 3], None), "shape": (I32, [2], [3, 2])}, {}),
         ("inferred", {"tensor": (F, [2, 3], None), "shape": (I32, [2], [-1, 2])}, {}),
+        ("inferred beside a zero", {"tensor": (F, [1, 2, 0], None),
+                                    "shape": (I32, [3], [2, 0, -1])}, {}),
         ("wrong size", {"tensor": (F, [2, 3], None), "shape": (I32, [2], [4, 2])}, {}),
         ("two unknowns", {"tensor": (F, [2, 3], None), "shape": (I32, [2], [-1, -1])}, {}),
     ],
