@@ -27,6 +27,78 @@ namespace {
 
 using Json = nlohmann::json;
 
+// Note [Non-finite numbers in JSON]
+// JSON has no NaN or infinities, so nlohmann writes them as null and a user
+// cannot tell them apart. The tool writes them as Python's json module does
+// (NaN, Infinity, -Infinity: what json.loads reads back) and reads the same
+// tokens, or those words as strings, in feeds.
+
+// `j` as compact JSON, with non-finite numbers as Python's tokens.
+void DumpJson(const Json& j, std::string* out) {
+  if (j.is_number_float() && !std::isfinite(j.get<double>())) {
+    const double v = j.get<double>();
+    out->append(std::isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+  } else if (j.is_array()) {
+    out->push_back('[');
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (i > 0) out->push_back(',');
+      DumpJson(j[i], out);
+    }
+    out->push_back(']');
+  } else if (j.is_object()) {
+    out->push_back('{');
+    bool first = true;
+    for (const auto& [key, value] : j.items()) {
+      if (!first) out->push_back(',');
+      first = false;
+      out->append(Json(key).dump());
+      out->push_back(':');
+      DumpJson(value, out);
+    }
+    out->push_back('}');
+  } else {
+    out->append(j.dump());
+  }
+}
+std::string DumpJson(const Json& j) {
+  std::string out;
+  DumpJson(j, &out);
+  return out;
+}
+
+// `text` with the bare tokens NaN, Infinity and -Infinity outside strings
+// quoted, so that strict JSON parses it; Store reads them back as numbers.
+std::string QuoteNonFiniteTokens(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      out.push_back(ch);
+      if (ch == '\\' && i + 1 < text.size()) {
+        out.push_back(text[++i]);
+      } else if (ch == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    bool replaced = false;
+    for (const char* token : {"-Infinity", "Infinity", "NaN"}) {
+      const size_t n = std::strlen(token);
+      if (text.compare(i, n, token) == 0) {
+        absl::StrAppend(&out, "\"", token, "\"");
+        i += n - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out.push_back(ch);
+  }
+  return out;
+}
+
 // Walks nested lists, collecting the shape and the leaves in row-major order.
 absl::Status Flatten(const Json& j, size_t depth, std::vector<int64_t>* shape,
                      std::vector<const Json*>* leaves, const std::string& where) {
@@ -67,11 +139,27 @@ absl::Status Store(const Json& leaf, T* out, int64_t i) {
     }
     *out = leaf.is_boolean() ? leaf.get<bool>() : leaf.get<int64_t>() != 0;
   } else {
-    if (!leaf.is_number() && !leaf.is_boolean()) {
+    // NaN, Infinity and -Infinity (Note [Non-finite numbers in JSON]).
+    double non_finite = 0;
+    const bool special =
+        leaf.is_string() && (leaf == "NaN" || leaf == "Infinity" || leaf == "-Infinity");
+    if (special) {
+      non_finite = leaf == "NaN"        ? std::numeric_limits<double>::quiet_NaN()
+                   : leaf == "Infinity" ? std::numeric_limits<double>::infinity()
+                                        : -std::numeric_limits<double>::infinity();
+    }
+    if (!leaf.is_number() && !leaf.is_boolean() && !special) {
       return absl::InvalidArgumentError(
           absl::StrCat("value ", i, " (", leaf.dump(), ") is not a number"));
     }
-    const double v = leaf.is_boolean() ? leaf.get<bool>() : leaf.get<double>();
+    if (special && std::is_integral_v<T>) {
+      return absl::InvalidArgumentError(absl::StrCat("value ", i, " (", leaf.get<std::string>(),
+                                                     ") does not fit ",
+                                                     DataTypeString(DataTypeToEnum<T>::value)));
+    }
+    const double v = special             ? non_finite
+                     : leaf.is_boolean() ? leaf.get<bool>()
+                                         : leaf.get<double>();
     if constexpr (std::is_integral_v<T>) {
       // Exactly: JSON integers as integers (9223372036854775808 is not an
       // int64), other numbers whole and in [min, 2^digits).
@@ -169,7 +257,7 @@ absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(const std::string& feed
 }  // namespace
 
 absl::StatusOr<Tensor> TensorFromJson(const std::string& text, DataType dtype) {
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Json j = Json::parse(QuoteNonFiniteTokens(text), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not JSON"));
   std::vector<int64_t> dims;
   std::vector<const Json*> leaves;
@@ -309,7 +397,7 @@ absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType d
   return t;
 }
 
-std::string TensorToJson(const Tensor& t) { return ToJson(t).dump(); }
+std::string TensorToJson(const Tensor& t) { return DumpJson(ToJson(t)); }
 
 absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(const std::vector<std::string>& specs) {
   std::map<std::string, int> counts;
@@ -355,13 +443,13 @@ absl::StatusOr<std::string> RunGraph(const RunCommand& c) {
   if (c.json) {
     Json all = Json::object();
     for (size_t i = 0; i < outputs.size(); ++i) all[c.fetches[i]] = ToJson(outputs[i]);
-    return all.dump() + "\n";
+    return DumpJson(all) + "\n";
   }
   std::string out;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Json j = ToJson(outputs[i]);
     absl::StrAppend(&out, c.fetches[i], ": ", DataTypeString(outputs[i].dtype()), " ",
-                    outputs[i].shape().DebugString(), " ", j["values"].dump(), "\n");
+                    outputs[i].shape().DebugString(), " ", DumpJson(j["values"]), "\n");
   }
   return out;
 }

@@ -2,8 +2,10 @@
 // serialized tf.Examples from JSON.
 #include "tools/run.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -69,6 +71,29 @@ TEST(TensorJsonTest, HalfAndBfloat16AreNumbers) {
       Tensor n,
       tools::TensorFromNpy(Npy("<f2", "(2,)", Bytes<uint16_t>({0x3c00, 0xc000})), DT_HALF));
   EXPECT_THAT(n, TensorEq(Bits<half>({2}, {0x3c00, 0xc000})));
+}
+
+// NaN and the infinities print as Python's json module writes them (not
+// all as null) and read back, as tokens or strings; strings that only look
+// like them stay strings.
+TEST(TensorJsonTest, NonFiniteNumbersRoundTripAsPythonsTokens) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor t = Literal<float>({4}, {std::nanf(""), inf, -inf, 1.5f});
+  const std::string json = tools::TensorToJson(t);
+  EXPECT_EQ(json, R"({"dtype":"float","shape":[4],"values":[NaN,Infinity,-Infinity,1.5]})");
+  TW_ASSERT_OK_AND_ASSIGN(Tensor back,
+                          tools::TensorFromJson("[NaN, Infinity, -Infinity, 1.5]", DT_FLOAT));
+  EXPECT_TRUE(std::isnan(back.data<float>()[0]));
+  EXPECT_EQ(back.data<float>()[1], inf);
+  EXPECT_EQ(back.data<float>()[2], -inf);
+  TW_ASSERT_OK_AND_ASSIGN(Tensor quoted, tools::TensorFromJson(R"(["-Infinity", 2])", DT_DOUBLE));
+  EXPECT_EQ(quoted.data<double>()[0], -std::numeric_limits<double>::infinity());
+  EXPECT_THAT(tools::TensorFromJson("[NaN]", DT_INT32),
+              StatusIs(absl::StatusCode::kInvalidArgument, "value 0 (NaN) does not fit int32"));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor words, tools::TensorFromJson(R"(["NaN", "a NaN"])", DT_STRING));
+  EXPECT_EQ(words.data<std::string>()[1], "a NaN");
+  EXPECT_EQ(tools::TensorToJson(words),
+            R"({"dtype":"string","shape":[2],"values":["NaN","a NaN"]})");
 }
 
 TEST(TensorFromNpyTest, RefusesWhatItCannotFeedExactly) {
