@@ -158,6 +158,27 @@ template <typename T>
 struct Erf {
   TW_HOST_DEVICE T operator()(const T& x) const { return std::erf(x); }
 };
+template <typename T>
+struct Erfc {
+  TW_HOST_DEVICE T operator()(const T& x) const { return std::erfc(x); }
+};
+// The trigonometric and hyperbolic functions (and their inverses) of the
+// C library, as TF's CPU kernels compute them.
+#define TW_STD_UNARY_FUNCTOR(Name, fn)                                   \
+  template <typename T>                                                  \
+  struct Name {                                                          \
+    TW_HOST_DEVICE T operator()(const T& x) const { return std::fn(x); } \
+  };
+TW_STD_UNARY_FUNCTOR(Tan, tan)
+TW_STD_UNARY_FUNCTOR(Asin, asin)
+TW_STD_UNARY_FUNCTOR(Acos, acos)
+TW_STD_UNARY_FUNCTOR(Atan, atan)
+TW_STD_UNARY_FUNCTOR(Sinh, sinh)
+TW_STD_UNARY_FUNCTOR(Cosh, cosh)
+TW_STD_UNARY_FUNCTOR(Asinh, asinh)
+TW_STD_UNARY_FUNCTOR(Acosh, acosh)
+TW_STD_UNARY_FUNCTOR(Atanh, atanh)
+#undef TW_STD_UNARY_FUNCTOR
 
 // ---- Binary ----
 
@@ -260,6 +281,10 @@ struct SquaredDifference {
 };
 // x^y; for integers by squaring (integer kernels refuse y < 0 first:
 // NonNegativeIntY).
+template <typename T>
+struct Atan2 {  // atan2(y, x): the angle of the point (x, y)
+  TW_HOST_DEVICE T operator()(const T& y, const T& x) const { return std::atan2(y, x); }
+};
 template <typename T>
 struct Pow {
   TW_HOST_DEVICE T operator()(const T& x, const T& y) const {

@@ -296,6 +296,16 @@ absl::Status UnsortedSegmentShape(InferenceContext* c) {
   RegisterUnary("Sigmoid", kFloatComplex, "1 / (1 + e^-x)");
   RegisterUnary("Sin", kFloatComplex, "sin(x)");
   RegisterUnary("Cos", kFloatComplex, "cos(x)");
+  RegisterUnary("Tan", kFloatComplex, "tan(x)");
+  RegisterUnary("Asin", kFloatComplex, "asin(x)");
+  RegisterUnary("Acos", kFloatComplex, "acos(x)");
+  RegisterUnary("Atan", kFloatComplex, "atan(x)");
+  RegisterUnary("Sinh", kFloatComplex, "sinh(x)");
+  RegisterUnary("Cosh", kFloatComplex, "cosh(x)");
+  RegisterUnary("Asinh", kFloatComplex, "asinh(x)");
+  RegisterUnary("Acosh", kFloatComplex, "acosh(x)");
+  RegisterUnary("Atanh", kFloatComplex, "atanh(x)");
+  RegisterUnary("Erfc", "{bfloat16, half, float, double}", "1 - erf(x)");
   RegisterUnary("Floor", "{bfloat16, half, float, double}", "largest integer <= x");
   RegisterUnary("Ceil", "{bfloat16, half, float, double}", "smallest integer >= x");
   RegisterUnary("Round", "{bfloat16, half, float, double, int32, int64, complex64, complex128}",
@@ -332,6 +342,8 @@ absl::Status UnsortedSegmentShape(InferenceContext* c) {
                  "x % y, the sign of x");
   RegisterBinary("Maximum", kRealNoComplex, true, "max(x, y)");
   RegisterBinary("Minimum", kRealNoComplex, true, "min(x, y)");
+  RegisterElementwise("Atan2", {"y: T", "x: T"}, "z: T", "{bfloat16, half, float, double}",
+                      BroadcastBinaryOpShape, "atan2(y, x): the angle of the point (x, y)");
   RegisterBinary("Pow", "{bfloat16, float, half, double, int32, int64, complex64, complex128}",
                  false, "x ^ y");
   RegisterBinary("SquaredDifference",

@@ -47,6 +47,9 @@ using GreaterOp = BinaryOp<T, bool, functor::Greater<T>>;
 template <typename T>
 using GreaterEqualOp = BinaryOp<T, bool, functor::GreaterEqual<T>>;
 
+template <typename T>
+using Atan2Op = BinaryOp<T, T, functor::Atan2<T>>;
+
 struct AndFn {
   bool operator()(bool a, bool b) const { return a && b; }
 };
@@ -71,6 +74,7 @@ TW_REGISTER_KERNELS(cwise_binary) {
   RegisterTypedKernels<MaximumOp, float, double, int32_t, int64_t>(cpu("Maximum"), "T");
   RegisterTypedKernels<MinimumOp, float, double, int32_t, int64_t>(cpu("Minimum"), "T");
   RegisterTypedKernels<PowOp, float, double, int32_t, int64_t>(cpu("Pow"), "T");
+  RegisterTypedKernels<Atan2Op, float, double>(cpu("Atan2"), "T");
   RegisterTypedKernels<SquaredDifferenceOp, float, double, int32_t, int64_t>(
       cpu("SquaredDifference"), "T");
 

@@ -440,10 +440,24 @@ struct Literal1 {
 
 TEST(CwiseTest, MoreUnaryLiterals) {
   const std::vector<Literal1> cases = {
-      {"Expm1", {0, 1}, {0, 1.7182817f}}, {"Log1p", {0, 1.7182817f}, {0, 1}},
-      {"Floor", {-1.5f, 2.5f}, {-2, 2}},  {"Ceil", {-1.5f, 2.5f}, {-1, 3}},
-      {"Sin", {0, 1.5707964f}, {0, 1}},   {"Cos", {0, 3.1415927f}, {1, -1}},
+      {"Expm1", {0, 1}, {0, 1.7182817f}},
+      {"Log1p", {0, 1.7182817f}, {0, 1}},
+      {"Floor", {-1.5f, 2.5f}, {-2, 2}},
+      {"Ceil", {-1.5f, 2.5f}, {-1, 3}},
+      {"Sin", {0, 1.5707964f}, {0, 1}},
+      {"Cos", {0, 3.1415927f}, {1, -1}},
       {"Inv", {2, -4}, {0.5f, -0.25f}},
+      // TF 2.21's values.
+      {"Tan", {0.5f, -0.25f}, {0.5463024973869324f, -0.25534191727638245f}},
+      {"Asin", {0.5f, -0.25f}, {0.5235987901687622f, -0.252680242061615f}},
+      {"Acos", {0.5f, -0.25f}, {1.0471975803375244f, 1.8234765529632568f}},
+      {"Atan", {0.5f, -0.25f}, {0.46364760398864746f, -0.244978666305542f}},
+      {"Sinh", {0.5f, -0.25f}, {0.5210952758789062f, -0.25261232256889343f}},
+      {"Cosh", {0.5f, -0.25f}, {1.1276259422302246f, 1.0314130783081055f}},
+      {"Asinh", {0.5f, -0.25f}, {0.4812118411064148f, -0.24746647477149963f}},
+      {"Atanh", {0.5f, -0.25f}, {0.5493061542510986f, -0.2554128170013428f}},
+      {"Acosh", {1.5f, 3}, {0.9624236822128296f, 1.7627471685409546f}},
+      {"Erfc", {0.5f, -0.25f}, {0.4795001149177551f, 1.2763264179229736f}},
   };
   for (const Literal1& c : cases) {
     KernelRunner r(c.op);
@@ -455,6 +469,9 @@ TEST(CwiseTest, MoreUnaryLiterals) {
 }
 
 TEST(CwiseTest, MoreBinaryLiterals) {
+  KernelRunner atan2("Atan2");  // TF 2.21's values
+  EXPECT_THAT(RunOk(atan2, {Literal<float>({2}, {1, -1}), Literal<float>({2}, {-2, 0.5f})}),
+              TensorNear<float>({2}, {2.677945137023926f, -1.1071487665176392f}, 1e-6));
   KernelRunner mn("Minimum"), mx("Maximum");
   EXPECT_THAT(RunOk(mn, {Literal<int32_t>({3}, {1, 5, 3}), Scalar<int32_t>(3)}),
               TensorIs<int32_t>({3}, {1, 3, 3}));
@@ -471,7 +488,8 @@ TEST(CwiseTest, MoreBinaryLiterals) {
               TensorIs<float>({2}, {0, 0}));
   // Round of integers is the integers (TF 2.21's CPU kernel gives 0 there).
   KernelRunner round("Round");
-  EXPECT_THAT(RunOk(round, {Literal<int32_t>({3}, {3, -2, 7})}), TensorIs<int32_t>({3}, {3, -2, 7}));
+  EXPECT_THAT(RunOk(round, {Literal<int32_t>({3}, {3, -2, 7})}),
+              TensorIs<int32_t>({3}, {3, -2, 7}));
   KernelRunner le("LessEqual"), gt("Greater");
   EXPECT_THAT(RunOk(le, {Literal<int32_t>({3}, {1, 2, 3}), Scalar<int32_t>(2)}),
               TensorIs<bool>({3}, {true, true, false}));

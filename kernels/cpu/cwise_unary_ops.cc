@@ -194,6 +194,26 @@ using SinOp = UnaryOp<T, ei::scalar_sin_op<T>>;
 template <typename T>
 using CosOp = UnaryOp<T, ei::scalar_cos_op<T>>;
 template <typename T>
+using ErfcOp = UnaryOp<T, functor::Erfc<T>>;
+template <typename T>
+using TanOp = UnaryOp<T, functor::Tan<T>>;
+template <typename T>
+using AsinOp = UnaryOp<T, functor::Asin<T>>;
+template <typename T>
+using AcosOp = UnaryOp<T, functor::Acos<T>>;
+template <typename T>
+using AtanOp = UnaryOp<T, functor::Atan<T>>;
+template <typename T>
+using SinhOp = UnaryOp<T, functor::Sinh<T>>;
+template <typename T>
+using CoshOp = UnaryOp<T, functor::Cosh<T>>;
+template <typename T>
+using AsinhOp = UnaryOp<T, functor::Asinh<T>>;
+template <typename T>
+using AcoshOp = UnaryOp<T, functor::Acosh<T>>;
+template <typename T>
+using AtanhOp = UnaryOp<T, functor::Atanh<T>>;
+template <typename T>
 using IsNanOp = PredicateOp<T, ei::scalar_isnan_op<T>>;
 template <typename T>
 using IsInfOp = PredicateOp<T, ei::scalar_isinf_op<T>>;
@@ -232,6 +252,16 @@ TW_REGISTER_KERNELS(cwise_unary) {
   RegisterTypedKernels<RoundOp, float, double, int32_t, int64_t>(cpu("Round"), "T");
   RegisterTypedKernels<SinOp, float, double>(cpu("Sin"), "T");
   RegisterTypedKernels<CosOp, float, double>(cpu("Cos"), "T");
+  RegisterTypedKernels<ErfcOp, float, double>(cpu("Erfc"), "T");
+  RegisterTypedKernels<TanOp, float, double>(cpu("Tan"), "T");
+  RegisterTypedKernels<AsinOp, float, double>(cpu("Asin"), "T");
+  RegisterTypedKernels<AcosOp, float, double>(cpu("Acos"), "T");
+  RegisterTypedKernels<AtanOp, float, double>(cpu("Atan"), "T");
+  RegisterTypedKernels<SinhOp, float, double>(cpu("Sinh"), "T");
+  RegisterTypedKernels<CoshOp, float, double>(cpu("Cosh"), "T");
+  RegisterTypedKernels<AsinhOp, float, double>(cpu("Asinh"), "T");
+  RegisterTypedKernels<AcoshOp, float, double>(cpu("Acosh"), "T");
+  RegisterTypedKernels<AtanhOp, float, double>(cpu("Atanh"), "T");
   RegisterTypedKernels<IsNanOp, float, double>(cpu("IsNan"), "T");
   RegisterTypedKernels<IsInfOp, float, double>(cpu("IsInf"), "T");
   RegisterTypedKernels<IsFiniteOp, float, double>(cpu("IsFinite"), "T");

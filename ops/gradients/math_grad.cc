@@ -109,6 +109,72 @@ TW_GRAD_FN(CosGrad) {
       ops::Neg(scope, ops::Mul(scope, grad_inputs[0], ops::Sin(scope, In(op, 0)))));
   return scope.status();
 }
+// The inverse and hyperbolic trigonometric functions, as TF's math_grad.py
+// writes them.
+// tan: dx = g / cos(x)^2
+TW_GRAD_FN(TanGrad) {
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0],
+               ops::Square(scope, ops::Reciprocal(scope, ops::Cos(scope, In(op, 0))))));
+  return scope.status();
+}
+// 1 / sqrt(1 - x^2), the derivative of asin (and minus acos's).
+Output InverseSqrtOneMinusSquare(const Scope& scope, const Output& x) {
+  return ops::Reciprocal(
+      scope, ops::Sqrt(scope, ops::Sub(scope, ops::OnesLike(scope, x), ops::Square(scope, x))));
+}
+TW_GRAD_FN(AsinGrad) {
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], InverseSqrtOneMinusSquare(scope, In(op, 0))));
+  return scope.status();
+}
+TW_GRAD_FN(AcosGrad) {
+  grad_outputs->push_back(ops::Neg(
+      scope, ops::Mul(scope, grad_inputs[0], InverseSqrtOneMinusSquare(scope, In(op, 0)))));
+  return scope.status();
+}
+// atan: dx = g / (1 + x^2)
+TW_GRAD_FN(AtanGrad) {
+  const Output x = In(op, 0);
+  grad_outputs->push_back(ops::Mul(
+      scope, grad_inputs[0],
+      ops::Reciprocal(scope, ops::AddV2(scope, ops::OnesLike(scope, x), ops::Square(scope, x)))));
+  return scope.status();
+}
+TW_GRAD_FN(SinhGrad) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Cosh(scope, In(op, 0))));
+  return scope.status();
+}
+TW_GRAD_FN(CoshGrad) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Sinh(scope, In(op, 0))));
+  return scope.status();
+}
+// asinh: dx = g / cosh(y); acosh: dx = g / sinh(y), y the op's output.
+TW_GRAD_FN(AsinhGrad) {
+  grad_outputs->push_back(ops::Div(scope, grad_inputs[0], ops::Cosh(scope, op.output(0))));
+  return scope.status();
+}
+TW_GRAD_FN(AcoshGrad) {
+  grad_outputs->push_back(ops::Div(scope, grad_inputs[0], ops::Sinh(scope, op.output(0))));
+  return scope.status();
+}
+// atanh: dx = g / (1 - x^2)
+TW_GRAD_FN(AtanhGrad) {
+  const Output x = In(op, 0);
+  grad_outputs->push_back(ops::Mul(
+      scope, grad_inputs[0],
+      ops::Reciprocal(scope, ops::Sub(scope, ops::OnesLike(scope, x), ops::Square(scope, x)))));
+  return scope.status();
+}
+// erfc: dx = -2 / sqrt(pi) * exp(-x^2) * g
+TW_GRAD_FN(ErfcGrad) {
+  const Output x = In(op, 0);
+  const Output scale = ops::Cast(scope, ops::Const(scope, -1.1283791670955126), x.type());
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0],
+               ops::Mul(scope, scale, ops::Exp(scope, ops::Neg(scope, ops::Square(scope, x))))));
+  return scope.status();
+}
 // sign is flat almost everywhere: dx = 0
 TW_GRAD_FN(SignGrad) {
   grad_outputs->push_back(ops::ZerosLike(scope, In(op, 0)));
@@ -215,6 +281,15 @@ TW_GRAD_FN(PowGrad) {
   Output log_x = ops::SelectV2(scope, positive, ops::Log(scope, safe_x), ops::ZerosLike(scope, x));
   Output dy = ops::Mul(scope, g, ops::Mul(scope, z, log_x));
   return BinaryResult(scope, op, dx, dy, grad_outputs);
+}
+// z = atan2(y, x): dy = g x / (x^2 + y^2), dx = -g y / (x^2 + y^2)
+TW_GRAD_FN(Atan2Grad) {
+  const Output g = grad_inputs[0], y = In(op, 0), x = In(op, 1);
+  const Output inverse =
+      ops::Reciprocal(scope, ops::AddV2(scope, ops::Square(scope, x), ops::Square(scope, y)));
+  const Output gi = ops::Mul(scope, g, inverse);
+  return BinaryResult(scope, op, ops::Mul(scope, gi, x), ops::Neg(scope, ops::Mul(scope, gi, y)),
+                      grad_outputs);
 }
 // z = (x - y)^2: dx = 2 g (x - y), dy = -dx
 TW_GRAD_FN(SquaredDifferenceGrad) {
@@ -416,6 +491,17 @@ TW_REGISTER_GRADIENT("Reciprocal", ReciprocalGrad);
 TW_REGISTER_GRADIENT("Inv", ReciprocalGrad);
 TW_REGISTER_GRADIENT("Sin", SinGrad);
 TW_REGISTER_GRADIENT("Cos", CosGrad);
+TW_REGISTER_GRADIENT("Tan", TanGrad);
+TW_REGISTER_GRADIENT("Asin", AsinGrad);
+TW_REGISTER_GRADIENT("Acos", AcosGrad);
+TW_REGISTER_GRADIENT("Atan", AtanGrad);
+TW_REGISTER_GRADIENT("Sinh", SinhGrad);
+TW_REGISTER_GRADIENT("Cosh", CoshGrad);
+TW_REGISTER_GRADIENT("Asinh", AsinhGrad);
+TW_REGISTER_GRADIENT("Acosh", AcoshGrad);
+TW_REGISTER_GRADIENT("Atanh", AtanhGrad);
+TW_REGISTER_GRADIENT("Erfc", ErfcGrad);
+TW_REGISTER_GRADIENT("Atan2", Atan2Grad);
 TW_REGISTER_GRADIENT("Sign", SignGrad);
 TW_REGISTER_GRADIENT("TanhGrad", TanhGradGrad);
 TW_REGISTER_GRADIENT("SigmoidGrad", SigmoidGradGrad);

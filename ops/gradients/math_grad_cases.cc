@@ -34,6 +34,24 @@ std::vector<GradCase> MathCases() {
       Unary("Sin", [](const Scope& s, Output x) { return ops::Sin(s, x); }),
       Unary("Cos", [](const Scope& s, Output x) { return ops::Cos(s, x); }),
       Unary(
+          "Tan", [](const Scope& s, Output x) { return ops::Tan(s, x); }, S({2, 3}, -1, 1)),
+      Unary(
+          "Asin", [](const Scope& s, Output x) { return ops::Asin(s, x); }, S({2, 3}, -0.8, 0.8)),
+      Unary(
+          "Acos", [](const Scope& s, Output x) { return ops::Acos(s, x); }, S({2, 3}, -0.8, 0.8)),
+      Unary("Atan", [](const Scope& s, Output x) { return ops::Atan(s, x); }),
+      Unary("Sinh", [](const Scope& s, Output x) { return ops::Sinh(s, x); }),
+      Unary("Cosh", [](const Scope& s, Output x) { return ops::Cosh(s, x); }),
+      Unary("Asinh", [](const Scope& s, Output x) { return ops::Asinh(s, x); }),
+      Unary(
+          "Acosh", [](const Scope& s, Output x) { return ops::Acosh(s, x); }, S({2, 3}, 1.5, 3)),
+      Unary(
+          "Atanh", [](const Scope& s, Output x) { return ops::Atanh(s, x); }, S({2, 3}, -0.8, 0.8)),
+      Unary("Erfc", [](const Scope& s, Output x) { return ops::Erfc(s, x); }),
+      Binary(
+          "Atan2", [](const Scope& s, Output y, Output x) { return ops::Atan2(s, y, x); },
+          S({2, 3}, 0.5, 2), S({3}, 0.5, 2)),
+      Unary(
           "Sign", [](const Scope& s, Output x) { return ops::Sign(s, x); }, NonZero({2, 3})),
       // Second order: the *Grad ops.
       Binary(
