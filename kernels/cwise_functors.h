@@ -281,6 +281,43 @@ struct SquaredDifference {
 };
 // x^y; for integers by squaring (integer kernels refuse y < 0 first:
 // NonNegativeIntY).
+// The bitwise ops, as TF computes them: shift counts clamped to [0, bits
+// - 1], the left shift done unsigned (no overflow), the right shift
+// arithmetic for signed types.
+template <typename T>
+struct Invert {
+  TW_HOST_DEVICE T operator()(const T& x) const { return static_cast<T>(~x); }
+};
+template <typename T>
+struct BitwiseAnd {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x & y; }
+};
+template <typename T>
+struct BitwiseOr {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x | y; }
+};
+template <typename T>
+struct BitwiseXor {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x ^ y; }
+};
+template <typename T>
+TW_HOST_DEVICE T ClampShift(const T& y) {
+  const T top = static_cast<T>(sizeof(T) * 8 - 1);
+  return y < T(0) ? T(0) : (y > top ? top : y);
+}
+template <typename T>
+struct LeftShift {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(x) << ClampShift(y)));
+  }
+};
+template <typename T>
+struct RightShift {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    return static_cast<T>(x >> ClampShift(y));
+  }
+};
 template <typename T>
 struct Atan2 {  // atan2(y, x): the angle of the point (x, y)
   TW_HOST_DEVICE T operator()(const T& y, const T& x) const { return std::atan2(y, x); }

@@ -342,6 +342,17 @@ absl::Status UnsortedSegmentShape(InferenceContext* c) {
                  "x % y, the sign of x");
   RegisterBinary("Maximum", kRealNoComplex, true, "max(x, y)");
   RegisterBinary("Minimum", kRealNoComplex, true, "min(x, y)");
+  // Bits.
+  constexpr char kBitTypes[] = "{int8, int16, int32, int64, uint8, uint16, uint32, uint64}";
+  RegisterBinary("BitwiseAnd", kBitTypes, true, "x & y");
+  RegisterBinary("BitwiseOr", kBitTypes, true, "x | y");
+  RegisterBinary("BitwiseXor", kBitTypes, true, "x ^ y");
+  RegisterBinary("LeftShift", kBitTypes, false, "x << y (y clamped to [0, bits - 1])");
+  RegisterBinary("RightShift", kBitTypes, false,
+                 "x >> y (arithmetic for signed x; y clamped to [0, bits - 1])");
+  RegisterUnary("Invert", kBitTypes, "~x");
+  RegisterElementwise("PopulationCount", {"x: T"}, "y: uint8", kBitTypes, UnchangedShape,
+                      "the number of set bits of each element");
   RegisterElementwise("Atan2", {"y: T", "x: T"}, "z: T", "{bfloat16, half, float, double}",
                       BroadcastBinaryOpShape, "atan2(y, x): the angle of the point (x, y)");
   RegisterBinary("Pow", "{bfloat16, float, half, double, int32, int64, complex64, complex128}",

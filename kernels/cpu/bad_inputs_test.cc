@@ -164,6 +164,11 @@ std::vector<Case> MathCases() {
       {"Atanh", {}, {F({3})}},
       {"Erfc", {}, {F({3})}},
       {"Atan2", {}, {F({2, 3}), F({3})}},
+      {"BitwiseAnd", {}, {I32({7, -7}), I32({3, 2})}},
+      {"LeftShift", {}, {I32({7, -7}), I32({3, 40})}},
+      {"RightShift", {}, {I32({7, -7}), I32({1})}},
+      {"Invert", {}, {I32({7, -7})}},
+      {"PopulationCount", {}, {I32({7, -7})}},
   };
 }
 

@@ -49,6 +49,16 @@ using GreaterEqualOp = BinaryOp<T, bool, functor::GreaterEqual<T>>;
 
 template <typename T>
 using Atan2Op = BinaryOp<T, T, functor::Atan2<T>>;
+template <typename T>
+using BitwiseAndOp = BinaryOp<T, T, functor::BitwiseAnd<T>>;
+template <typename T>
+using BitwiseOrOp = BinaryOp<T, T, functor::BitwiseOr<T>>;
+template <typename T>
+using BitwiseXorOp = BinaryOp<T, T, functor::BitwiseXor<T>>;
+template <typename T>
+using LeftShiftOp = BinaryOp<T, T, functor::LeftShift<T>>;
+template <typename T>
+using RightShiftOp = BinaryOp<T, T, functor::RightShift<T>>;
 
 struct AndFn {
   bool operator()(bool a, bool b) const { return a && b; }
@@ -75,6 +85,13 @@ TW_REGISTER_KERNELS(cwise_binary) {
   RegisterTypedKernels<MinimumOp, float, double, int32_t, int64_t>(cpu("Minimum"), "T");
   RegisterTypedKernels<PowOp, float, double, int32_t, int64_t>(cpu("Pow"), "T");
   RegisterTypedKernels<Atan2Op, float, double>(cpu("Atan2"), "T");
+  // The bitwise ops on the integer types with arithmetic kernels (the
+  // narrow and wide unsigned ones are data only: registry_coverage_test).
+  RegisterTypedKernels<BitwiseAndOp, int32_t, int64_t, uint8_t>(cpu("BitwiseAnd"), "T");
+  RegisterTypedKernels<BitwiseOrOp, int32_t, int64_t, uint8_t>(cpu("BitwiseOr"), "T");
+  RegisterTypedKernels<BitwiseXorOp, int32_t, int64_t, uint8_t>(cpu("BitwiseXor"), "T");
+  RegisterTypedKernels<LeftShiftOp, int32_t, int64_t, uint8_t>(cpu("LeftShift"), "T");
+  RegisterTypedKernels<RightShiftOp, int32_t, int64_t, uint8_t>(cpu("RightShift"), "T");
   RegisterTypedKernels<SquaredDifferenceOp, float, double, int32_t, int64_t>(
       cpu("SquaredDifference"), "T");
 

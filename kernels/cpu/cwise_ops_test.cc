@@ -468,6 +468,31 @@ TEST(CwiseTest, MoreUnaryLiterals) {
               TensorIs<bool>({3}, {false, true, false}));
 }
 
+// The bitwise ops: TF 2.21's values, shift counts clamped to [0, bits - 1].
+TEST(CwiseTest, BitwiseOpsAreTensorFlows) {
+  const Tensor x = Literal<int32_t>({4}, {12, -7, 255, 1 << 30});
+  const Tensor y = Literal<int32_t>({4}, {10, 3, -1, 5});
+  const auto binary = [](const char* op, const Tensor& a, const Tensor& b) {
+    KernelRunner r(op);
+    return RunOk(r, {a, b});
+  };
+  EXPECT_THAT(binary("BitwiseAnd", x, y), TensorIs<int32_t>({4}, {8, 1, 255, 0}));
+  EXPECT_THAT(binary("BitwiseOr", x, y), TensorIs<int32_t>({4}, {14, -5, -1, 1073741829}));
+  EXPECT_THAT(binary("BitwiseXor", x, y), TensorIs<int32_t>({4}, {6, -6, -256, 1073741829}));
+  const Tensor shifts = Literal<int32_t>({4}, {1, 40, -3, 2});
+  EXPECT_THAT(binary("LeftShift", x, shifts),
+              TensorIs<int32_t>({4}, {24, -2147483647 - 1, 255, 0}));
+  EXPECT_THAT(binary("RightShift", x, shifts), TensorIs<int32_t>({4}, {6, -1, 255, 268435456}));
+  EXPECT_THAT(binary("LeftShift", Literal<uint8_t>({2}, {200, 7}), Literal<uint8_t>({2}, {1, 9})),
+              TensorIs<uint8_t>({2}, {144, 128}));
+  KernelRunner invert("Invert");
+  EXPECT_THAT(RunOk(invert, {x}), TensorIs<int32_t>({4}, {-13, 6, -256, -1073741825}));
+  KernelRunner invert8("Invert");
+  EXPECT_THAT(RunOk(invert8, {Literal<uint8_t>({2}, {200, 7})}), TensorIs<uint8_t>({2}, {55, 248}));
+  KernelRunner popcount("PopulationCount");
+  EXPECT_THAT(RunOk(popcount, {x}), TensorIs<uint8_t>({4}, {2, 30, 8, 1}));
+}
+
 TEST(CwiseTest, MoreBinaryLiterals) {
   KernelRunner atan2("Atan2");  // TF 2.21's values
   EXPECT_THAT(RunOk(atan2, {Literal<float>({2}, {1, -1}), Literal<float>({2}, {-2, 0.5f})}),

@@ -1,6 +1,7 @@
 // Unary elementwise kernels, the *Grad companions of unary activations,
 // AddN and Select/SelectV2.
 #include <cmath>
+#include <type_traits>
 
 #include "framework/tensor_views.h"
 #include "kernels/cpu/cwise_ops.h"
@@ -214,6 +215,26 @@ using AcoshOp = UnaryOp<T, functor::Acosh<T>>;
 template <typename T>
 using AtanhOp = UnaryOp<T, functor::Atanh<T>>;
 template <typename T>
+using InvertOp = UnaryOp<T, functor::Invert<T>>;
+
+// PopulationCount: the set bits of each element, as uint8.
+template <typename T>
+class PopulationCountOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
+    const T* in = x.data<T>();
+    uint8_t* out = y->data<uint8_t>();
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      out[i] = static_cast<uint8_t>(
+          __builtin_popcountll(static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(in[i]))));
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
 using IsNanOp = PredicateOp<T, ei::scalar_isnan_op<T>>;
 template <typename T>
 using IsInfOp = PredicateOp<T, ei::scalar_isinf_op<T>>;
@@ -253,6 +274,8 @@ TW_REGISTER_KERNELS(cwise_unary) {
   RegisterTypedKernels<SinOp, float, double>(cpu("Sin"), "T");
   RegisterTypedKernels<CosOp, float, double>(cpu("Cos"), "T");
   RegisterTypedKernels<ErfcOp, float, double>(cpu("Erfc"), "T");
+  RegisterTypedKernels<InvertOp, int32_t, int64_t, uint8_t>(cpu("Invert"), "T");
+  RegisterTypedKernels<PopulationCountOp, int32_t, int64_t, uint8_t>(cpu("PopulationCount"), "T");
   RegisterTypedKernels<TanOp, float, double>(cpu("Tan"), "T");
   RegisterTypedKernels<AsinOp, float, double>(cpu("Asin"), "T");
   RegisterTypedKernels<AcosOp, float, double>(cpu("Acos"), "T");

@@ -56,6 +56,13 @@ TW_REGISTER_NO_GRADIENT("PrintV2");
 
 // Bits, not values: TF registers none.
 TW_REGISTER_NO_GRADIENT("Bitcast");
+TW_REGISTER_NO_GRADIENT("BitwiseAnd");
+TW_REGISTER_NO_GRADIENT("BitwiseOr");
+TW_REGISTER_NO_GRADIENT("BitwiseXor");
+TW_REGISTER_NO_GRADIENT("LeftShift");
+TW_REGISTER_NO_GRADIENT("RightShift");
+TW_REGISTER_NO_GRADIENT("Invert");
+TW_REGISTER_NO_GRADIENT("PopulationCount");
 
 // Image codecs and crop sampling (TF registers none: bytes and integers).
 TW_REGISTER_NO_GRADIENT("DecodeJpeg");
