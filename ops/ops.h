@@ -11,6 +11,7 @@
 
 #include "ops/const_op.h"
 #include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
 #include "ops/gen/control_ops.h"
 #include "ops/gen/conv_ops.h"
 #include "ops/gen/data_flow_ops.h"
