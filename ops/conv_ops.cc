@@ -80,24 +80,7 @@ PartialTensorShape MakeNd(const Layout& l, int64_t n, int64_t h, int64_t w, int6
   return PartialTensorShape(dims);
 }
 
-// GetWindowedOutputSize, plus what TF's shape functions refuse although its
-// kernels would give an empty output: a VALID or EXPLICIT window larger than
-// its (padded) input ("Negative dimension size caused by subtracting 5 from
-// 4").
-absl::Status WindowedShape(int64_t input, int64_t window, int64_t dilation, int64_t stride,
-                           Padding padding, int64_t* out, int64_t* before, int64_t* after) {
-  TW_RETURN_IF_ERROR(
-      GetWindowedOutputSize(input, window, dilation, stride, padding, out, before, after));
-  if (input >= 0 && padding != Padding::kSame) {
-    const int64_t padded = padding == Padding::kExplicit ? input + *before + *after : input;
-    const int64_t effective = (window - 1) * dilation + 1;  // checked above
-    if (padded < effective) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Negative dimension size caused by subtracting ", effective, " from ", padded));
-    }
-  }
-  return absl::OkStatus();
-}
+using shape_fns::WindowedShape;
 
 // Conv2D: filter [KH,KW,C,OC] gives OC channels. Depthwise: filter
 // [KH,KW,C,M] gives C*M, channel c's M filters for output channels
@@ -140,15 +123,15 @@ absl::Status ConvShape(InferenceContext* c, bool depthwise) {
   for (int i = 0; i < 2; ++i) {
     int64_t before = pads[i][0], after = pads[i][1];
     if (filter.dim_size(i) < 0) {  // an unknown window: only the input is checked
-      TW_RETURN_IF_ERROR(GetWindowedOutputSize(input.dim_size(spatial[i]), 1,
-                                               dilations[spatial[i]], strides[spatial[i]],
-                                               padding, &out[i], &before, &after));
+      TW_RETURN_IF_ERROR(GetWindowedOutputSize(input.dim_size(spatial[i]), 1, dilations[spatial[i]],
+                                               strides[spatial[i]], padding, &out[i], &before,
+                                               &after));
       out[i] = -1;
       continue;
     }
     TW_RETURN_IF_ERROR(WindowedShape(input.dim_size(spatial[i]), filter.dim_size(i),
-                                     dilations[spatial[i]], strides[spatial[i]], padding,
-                                     &out[i], &before, &after));
+                                     dilations[spatial[i]], strides[spatial[i]], padding, &out[i],
+                                     &before, &after));
   }
   int64_t out_depth = filter.dim_size(3);
   if (depthwise) {

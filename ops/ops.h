@@ -13,6 +13,7 @@
 #include "ops/gen/array_ops.h"
 #include "ops/gen/concat_ops.h"
 #include "ops/gen/control_ops.h"
+#include "ops/gen/conv3d_ops.h"
 #include "ops/gen/conv_ops.h"
 #include "ops/gen/data_flow_ops.h"
 #include "ops/gen/functional_ops.h"

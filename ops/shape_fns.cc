@@ -146,5 +146,20 @@ absl::Status ShapeFromShapeTensorInput(InferenceContext* c, int input) {
   return absl::OkStatus();
 }
 
+absl::Status WindowedShape(int64_t input, int64_t window, int64_t dilation, int64_t stride,
+                           Padding padding, int64_t* out, int64_t* before, int64_t* after) {
+  TW_RETURN_IF_ERROR(
+      GetWindowedOutputSize(input, window, dilation, stride, padding, out, before, after));
+  if (input >= 0 && padding != Padding::kSame) {
+    const int64_t padded = padding == Padding::kExplicit ? input + *before + *after : input;
+    const int64_t effective = (window - 1) * dilation + 1;  // checked above
+    if (padded < effective) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Negative dimension size caused by subtracting ", effective, " from ", padded));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace shape_fns
 }  // namespace towerflow

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/tensor_shape.h"
+#include "core/window_util.h"
 #include "graph/shape_inference.h"
 
 namespace towerflow {
@@ -51,6 +52,13 @@ bool StartsWithShape(const PartialTensorShape& shape, const PartialTensorShape& 
 // not fall in [-rank, rank). With unknown rank a non-negative axis is kept
 // and a negative one gives -1.
 absl::StatusOr<int> CanonicalAxis(int64_t axis, int rank);
+
+// GetWindowedOutputSize (core/window_util.h), plus what TF's shape
+// functions refuse although its kernels would give an empty output: a VALID
+// or EXPLICIT window larger than its (padded) input ("Negative dimension
+// size caused by subtracting 5 from 4"). For the windowed ops of any rank.
+absl::Status WindowedShape(int64_t input, int64_t window, int64_t dilation, int64_t stride,
+                           Padding padding, int64_t* out, int64_t* before, int64_t* after);
 
 }  // namespace shape_fns
 }  // namespace towerflow

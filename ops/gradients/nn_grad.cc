@@ -12,10 +12,12 @@ namespace {
 using grad_util::In;
 
 // Adds a `type` node on `inputs` carrying the forward op's attrs `attrs`
-// (the window and layout attrs a backprop op shares with its forward op).
+// (the window and layout attrs a backprop op shares with its forward op),
+// and for each {to, from} of `renamed`, attr `to` set to fwd's `from`.
 Output AddWithAttrsOf(const Scope& scope, const std::string& type,
                       const std::vector<Output>& inputs, const Operation& fwd,
-                      const std::vector<std::string>& attrs) {
+                      const std::vector<std::string>& attrs,
+                      const std::vector<std::pair<std::string, std::string>>& renamed = {}) {
   if (!scope.ok()) return Output();
   NodeDef def;
   def.set_name(scope.GetUniqueNameForOp(type));
@@ -32,6 +34,10 @@ Output AddWithAttrsOf(const Scope& scope, const std::string& type,
   for (const std::string& name : attrs) {
     const AttrValue* value = fwd.node()->FindAttr(name);
     if (value != nullptr) (*def.mutable_attr())[name] = *value;
+  }
+  for (const auto& [to, from] : renamed) {
+    const AttrValue* value = fwd.node()->FindAttr(from);
+    if (value != nullptr) (*def.mutable_attr())[to] = *value;
   }
   absl::StatusOr<Node*> node = scope.AddNode(std::move(def));
   return node.ok() ? Output(*node, 0) : Output();
@@ -205,14 +211,18 @@ TW_GRAD_FN(SparseSoftmaxXentGrad) {
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
-// Conv2D and DepthwiseConv2dNative, with their backprops, differentiate
-// alike; only the op names differ.
+// Conv2D, DepthwiseConv2dNative and Conv3D, with their backprops,
+// differentiate alike; only the op names differ (AddWithAttrsOf copies the
+// attrs each has).
 struct ConvFamily {
   const char* forward;
   const char* input_grad;
   const char* filter_grad;
 };
 ConvFamily FamilyOf(const Operation& op) {
+  if (absl::StartsWith(op.node()->type_string(), "Conv3D")) {
+    return {"Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2"};
+  }
   if (absl::StartsWith(op.node()->type_string(), "Depthwise")) {
     return {"DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
             "DepthwiseConv2dNativeBackpropFilter"};
@@ -295,6 +305,39 @@ TW_GRAD_FN(AvgPoolGrad) {
 TW_GRAD_FN(AvgPoolGradGrad) {
   grad_outputs->push_back(NoGradient());
   grad_outputs->push_back(AddWithAttrsOf(scope, "AvgPool", {grad_inputs[0]}, op, kPoolAttrs));
+  return scope.status();
+}
+// The 3-D pools differentiate as the 2-D ones, through their own ops
+// (MaxPool3DGrad's TInput is the pooled tensor's type).
+TW_GRAD_FN(MaxPool3DGradient) {
+  grad_outputs->push_back(AddWithAttrsOf(scope, "MaxPool3DGrad",
+                                         {In(op, 0), op.output(0), grad_inputs[0]}, op, kPoolAttrs,
+                                         {{"TInput", "T"}}));
+  return scope.status();
+}
+TW_GRAD_FN(MaxPool3DGradGradient) {
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 0)));
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 1)));
+  grad_outputs->push_back(AddWithAttrsOf(scope, "MaxPool3DGradGrad",
+                                         {In(op, 0), In(op, 1), grad_inputs[0]}, op, kPoolAttrs));
+  return scope.status();
+}
+TW_GRAD_FN(MaxPool3DGradGradGradient) {
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 0)));
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 1)));
+  grad_outputs->push_back(AddWithAttrsOf(scope, "MaxPool3DGrad",
+                                         {In(op, 0), In(op, 1), grad_inputs[0]}, op, kPoolAttrs,
+                                         {{"TInput", "T"}}));
+  return scope.status();
+}
+TW_GRAD_FN(AvgPool3DGradient) {
+  grad_outputs->push_back(AddWithAttrsOf(
+      scope, "AvgPool3DGrad", {ops::Shape(scope, In(op, 0)), grad_inputs[0]}, op, kPoolAttrs));
+  return scope.status();
+}
+TW_GRAD_FN(AvgPool3DGradGradient) {
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(AddWithAttrsOf(scope, "AvgPool3D", {grad_inputs[0]}, op, kPoolAttrs));
   return scope.status();
 }
 // y = lrn(x).
@@ -426,6 +469,14 @@ TW_REGISTER_GRADIENT("Conv2DBackpropFilter", Conv2DBackpropFilterGrad);
 TW_REGISTER_GRADIENT("DepthwiseConv2dNative", Conv2DGrad);
 TW_REGISTER_GRADIENT("DepthwiseConv2dNativeBackpropInput", Conv2DBackpropInputGrad);
 TW_REGISTER_GRADIENT("DepthwiseConv2dNativeBackpropFilter", Conv2DBackpropFilterGrad);
+TW_REGISTER_GRADIENT("Conv3D", Conv2DGrad);
+TW_REGISTER_GRADIENT("Conv3DBackpropInputV2", Conv2DBackpropInputGrad);
+TW_REGISTER_GRADIENT("Conv3DBackpropFilterV2", Conv2DBackpropFilterGrad);
+TW_REGISTER_GRADIENT("MaxPool3D", MaxPool3DGradient);
+TW_REGISTER_GRADIENT("MaxPool3DGrad", MaxPool3DGradGradient);
+TW_REGISTER_GRADIENT("MaxPool3DGradGrad", MaxPool3DGradGradGradient);
+TW_REGISTER_GRADIENT("AvgPool3D", AvgPool3DGradient);
+TW_REGISTER_GRADIENT("AvgPool3DGrad", AvgPool3DGradGradient);
 TW_REGISTER_GRADIENT("MaxPool", MaxPoolGrad);
 TW_REGISTER_GRADIENT("MaxPoolGrad", MaxPoolGradGrad);
 TW_REGISTER_GRADIENT("MaxPoolGradGrad", MaxPoolGradGradGrad);
@@ -452,6 +503,9 @@ TW_REGISTER_NO_GRADIENT("InTopKV2");
 // Made by the session's graph optimizer from nodes whose gradients are
 // already in the graph (runtime/graph_optimizer.h), never differentiated.
 TW_REGISTER_NO_GRADIENT("_FusedConv2D");
+// The deprecated 3-D backprops (TF 1.x graphs): no gradient, as in TF.
+TW_REGISTER_NO_GRADIENT("Conv3DBackpropInput");
+TW_REGISTER_NO_GRADIENT("Conv3DBackpropFilter");
 TW_REGISTER_NO_GRADIENT("_FusedMatMul");
 TW_REGISTER_NO_GRADIENT("_FusedBatchNormEx");
 TW_REGISTER_NO_GRADIENT("_FusedBatchNormGradEx");

@@ -78,6 +78,62 @@ std::vector<GradCase> NnCases() {
        [](const Scope& s, const Outs& x) -> Outs {
          return {ops::Conv2DBackpropFilter(s, x[0], {2, 2, 1, 2}, x[1], {1, 2, 2, 1}, "SAME")};
        }},
+      {"Conv3D",
+       {S({1, 3, 4, 3, 2}, -0.5, 0.5), S({2, 3, 2, 2, 2}, -0.5, 0.5)},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::Conv3D(s, x[0], x[1], {1, 1, 1, 1, 1}, "SAME")};
+       }},
+      {"Conv3D/valid_stride2_dilation",
+       {S({1, 5, 4, 5, 1}, -0.5, 0.5), S({2, 2, 2, 1, 2}, -0.5, 0.5)},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::Conv3D(s, x[0], x[1], {1, 2, 1, 2, 1}, "VALID",
+                             ops::Conv3D::Dilations({1, 1, 2, 1, 1}))};
+       }},
+      {"Conv3DBackpropInputV2",
+       {S({2, 2, 2, 1, 2}, -0.5, 0.5), S({1, 2, 2, 2, 2}, -0.5, 0.5)},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {
+             ops::Conv3DBackpropInputV2(s, {1, 3, 4, 4, 1}, x[0], x[1], {1, 2, 2, 2, 1}, "SAME")};
+       }},
+      {"Conv3DBackpropFilterV2",
+       {S({1, 3, 4, 4, 1}, -0.5, 0.5), S({1, 2, 2, 2, 2}, -0.5, 0.5)},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {
+             ops::Conv3DBackpropFilterV2(s, x[0], {2, 2, 2, 1, 2}, x[1], {1, 2, 2, 2, 1}, "SAME")};
+       }},
+      Unary(
+          "MaxPool3D",
+          [](const Scope& s, Output x) {
+            return ops::MaxPool3D(s, x, {1, 2, 2, 2, 1}, {1, 1, 1, 1, 1}, "VALID");
+          },
+          S({1, 3, 3, 3, 1})),
+      Unary(
+          "AvgPool3D",
+          [](const Scope& s, Output x) {
+            return ops::AvgPool3D(s, x, {1, 2, 2, 2, 1}, {1, 2, 2, 2, 1}, "SAME");
+          },
+          S({1, 3, 3, 3, 2})),
+      Unary(
+          "AvgPool3DGrad",
+          [](const Scope& s, Output g) {
+            return ops::AvgPool3DGrad(s, {1, 3, 3, 3, 1}, g, {1, 2, 2, 2, 1}, {1, 1, 1, 1, 1},
+                                      "VALID");
+          },
+          S({1, 2, 2, 2, 1})),
+      {"MaxPool3DGrad",
+       {S({1, 3, 3, 3, 1}), S({1, 2, 2, 2, 1})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         const std::vector<int64_t> k = {1, 2, 2, 2, 1}, st = {1, 1, 1, 1, 1};
+         return {ops::MaxPool3DGrad(s, x[0], ops::MaxPool3D(s, x[0], k, st, "VALID"), x[1], k, st,
+                                    "VALID")};
+       }},
+      {"MaxPool3DGradGrad",
+       {S({1, 3, 3, 3, 1}), S({1, 3, 3, 3, 1})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         const std::vector<int64_t> k = {1, 2, 2, 2, 1}, st = {1, 1, 1, 1, 1};
+         return {ops::MaxPool3DGradGrad(s, x[0], ops::MaxPool3D(s, x[0], k, st, "VALID"), x[1], k,
+                                        st, "VALID")};
+       }},
       Unary(
           "MaxPool",
           [](const Scope& s, Output x) {

@@ -95,6 +95,11 @@ SUMMARY_LR = summary_pb2.Summary(value=[summary_pb2.Summary.Value(
 IMAGE = (F, [1, 4, 4, 2], np.arange(32, dtype=np.float32).reshape(1, 4, 4, 2) / 7 - 2)
 # MaxPool 2x2 / 2 of IMAGE: MaxPoolGrad's orig_output.
 MAXPOOL_2X2 = IMAGE[2].reshape(1, 2, 2, 2, 2, 2).max(axis=(2, 4))
+# A volume for the 3-D ops, and its MaxPool3D 2x2x2 / 2 (MaxPool3DGrad's
+# orig_output).
+VOLUME = (F, [1, 2, 4, 4, 2], np.arange(64, dtype=np.float32).reshape(1, 2, 4, 4, 2) / 7 - 4)
+MAXPOOL3D_2X2X2 = VOLUME[2].reshape(1, 1, 2, 2, 2, 2, 2, 2).max(axis=(2, 4, 6))
+S5, S5_2 = [1, 1, 1, 1, 1], [1, 2, 2, 2, 1]
 # An image TF encodes here as JPEG and PNG: both sides decode the same bytes.
 U8 = types_pb2.DT_UINT8
 _PIXELS = ((np.arange(6 * 8 * 3).reshape(6, 8, 3) * 37) % 256).astype(np.uint8)
@@ -136,6 +141,74 @@ CASES = {
                                     "padding": "SAME"}),
         ("valid 3x3", {"value": IMAGE}, {"ksize": [1, 3, 3, 1], "strides": [1, 1, 1, 1],
                                          "padding": "VALID"}),
+    ],
+    "Conv3D": [
+        ("same", {"input": VOLUME, "filter": (F, [2, 3, 3, 2, 3], None)},
+         {"strides": S5, "padding": "SAME"}),
+        ("valid stride 2", {"input": VOLUME, "filter": (F, [2, 2, 2, 2, 1], None)},
+         {"strides": S5_2, "padding": "VALID"}),
+        ("dilated", {"input": VOLUME, "filter": (F, [1, 2, 2, 2, 2], None)},
+         {"strides": S5, "padding": "SAME", "dilations": [1, 1, 2, 2, 1]}),
+        ("NCDHW", {"input": (F, [1, 2, 2, 4, 4], None), "filter": (F, [2, 2, 2, 2, 3], None)},
+         {"strides": [1, 1, 1, 2, 1], "padding": "SAME", "data_format": "NCDHW"}),
+        ("double", {"input": (D, [1, 2, 3, 3, 2], None), "filter": (D, [2, 2, 2, 2, 2], None)},
+         {"strides": S5, "padding": "VALID"}),
+        ("channels mismatch", {"input": VOLUME, "filter": (F, [2, 2, 2, 3, 1], None)},
+         {"strides": S5, "padding": "SAME"}),
+    ],
+    "Conv3DBackpropInputV2": [
+        ("same", {"input_sizes": (I32, [5], [1, 2, 4, 4, 2]), "filter": (F, [2, 3, 3, 2, 3], None),
+                  "out_backprop": (F, [1, 2, 4, 4, 3], None)},
+         {"strides": S5, "padding": "SAME"}),
+        ("valid stride 2", {"input_sizes": (I32, [5], [1, 2, 4, 4, 2]),
+                            "filter": (F, [2, 2, 2, 2, 3], None),
+                            "out_backprop": (F, [1, 1, 2, 2, 3], None)},
+         {"strides": S5_2, "padding": "VALID"}),
+    ],
+    "Conv3DBackpropFilterV2": [
+        ("same", {"input": VOLUME, "filter_sizes": (I32, [5], [2, 3, 3, 2, 3]),
+                  "out_backprop": (F, [1, 2, 4, 4, 3], None)},
+         {"strides": S5, "padding": "SAME"}),
+        ("valid stride 2", {"input": VOLUME, "filter_sizes": (I32, [5], [2, 2, 2, 2, 3]),
+                            "out_backprop": (F, [1, 1, 2, 2, 3], None)},
+         {"strides": S5_2, "padding": "VALID"}),
+    ],
+    "Conv3DBackpropInput": [
+        ("valid stride 2", {"input": VOLUME, "filter": (F, [2, 2, 2, 2, 3], None),
+                            "out_backprop": (F, [1, 1, 2, 2, 3], None)},
+         {"strides": S5_2, "padding": "VALID"}),
+    ],
+    "Conv3DBackpropFilter": [
+        ("valid stride 2", {"input": VOLUME, "filter": (F, [2, 2, 2, 2, 3], None),
+                            "out_backprop": (F, [1, 1, 2, 2, 3], None)},
+         {"strides": S5_2, "padding": "VALID"}),
+    ],
+    "MaxPool3D": [
+        ("same", {"input": VOLUME}, {"ksize": S5_2, "strides": S5_2, "padding": "SAME"}),
+        ("valid 2x3x3", {"input": VOLUME}, {"ksize": [1, 2, 3, 3, 1], "strides": S5,
+                                            "padding": "VALID"}),
+    ],
+    "AvgPool3D": [
+        ("same", {"input": VOLUME}, {"ksize": [1, 2, 3, 3, 1], "strides": [1, 1, 2, 1, 1],
+                                     "padding": "SAME"}),
+        ("valid", {"input": VOLUME}, {"ksize": S5_2, "strides": S5_2, "padding": "VALID"}),
+    ],
+    "MaxPool3DGrad": [
+        ("2x2x2 valid", {"orig_input": VOLUME,
+                         "orig_output": (F, [1, 1, 2, 2, 2], MAXPOOL3D_2X2X2),
+                         "grad": (F, [1, 1, 2, 2, 2], None)},
+         {"ksize": S5_2, "strides": S5_2, "padding": "VALID"}),
+    ],
+    "MaxPool3DGradGrad": [
+        ("2x2x2 valid", {"orig_input": VOLUME,
+                         "orig_output": (F, [1, 1, 2, 2, 2], MAXPOOL3D_2X2X2),
+                         "grad": (F, [1, 2, 4, 4, 2], None)},
+         {"ksize": S5_2, "strides": S5_2, "padding": "VALID"}),
+    ],
+    "AvgPool3DGrad": [
+        ("2x3x3 same", {"orig_input_shape": (I32, [5], [1, 2, 4, 4, 2]),
+                        "grad": (F, [1, 2, 2, 4, 2], None)},
+         {"ksize": [1, 2, 3, 3, 1], "strides": [1, 1, 2, 1, 1], "padding": "SAME"}),
     ],
     "Bitcast": [
         ("float32 to int32", {"input": (F, [2, 3], None)}, {"type": I32}),
