@@ -251,6 +251,29 @@ absl::Status SelectV2Shape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// Betainc: a, b and x of one shape, or scalars (which broadcast).
+absl::Status BetaincShape(InferenceContext* c) {
+  const char* names[] = {"a", "b", "x"};
+  PartialTensorShape out;  // unknown until a non-scalar is seen
+  bool all_scalars = true;
+  const char* first = nullptr;
+  for (int i = 0; i < 3; ++i) {
+    const PartialTensorShape& s = c->input(i);
+    if (s.dims() == 0) continue;
+    all_scalars = false;
+    absl::StatusOr<PartialTensorShape> merged = out.MergeWith(s);
+    if (!merged.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Shapes of ", first ? first : "a", " and ", names[i],
+                       " are inconsistent: ", out.DebugString(), " vs. ", s.DebugString()));
+    }
+    if (first == nullptr && s.dims() > 0) first = names[i];
+    out = *std::move(merged);
+  }
+  c->set_output(0, all_scalars ? PartialTensorShape::Scalar() : out);
+  return absl::OkStatus();
+}
+
 absl::Status UnsortedSegmentShape(InferenceContext* c) {
   const PartialTensorShape& data = c->input(0);
   const PartialTensorShape& ids = c->input(1);
@@ -355,6 +378,28 @@ absl::Status UnsortedSegmentShape(InferenceContext* c) {
                       "the number of set bits of each element");
   RegisterElementwise("Atan2", {"y: T", "x: T"}, "z: T", "{bfloat16, half, float, double}",
                       BroadcastBinaryOpShape, "atan2(y, x): the angle of the point (x, y)");
+  // Special functions (Eigen's, as TF's kernels).
+  constexpr char kFloats[] = "{bfloat16, half, float, double}";
+  RegisterUnary("Lgamma", kFloats, "log |Gamma(x)|");
+  RegisterUnary("Digamma", kFloats, "d/dx log Gamma(x)");
+  RegisterUnary("Erfinv", kFloats, "the inverse of erf");
+  RegisterUnary("Ndtri", kFloats, "the inverse of the standard normal distribution function");
+  RegisterUnary("BesselI0", kFloats, "the modified Bessel function of order 0");
+  RegisterUnary("BesselI1", kFloats, "the modified Bessel function of order 1");
+  RegisterUnary("BesselI0e", kFloats, "exp(-|x|) I0(x)");
+  RegisterUnary("BesselI1e", kFloats, "exp(-|x|) I1(x)");
+  RegisterElementwise("Igamma", {"a: T", "x: T"}, "z: T", kFloats, BroadcastBinaryOpShape,
+                      "the regularized lower incomplete gamma function P(a, x)");
+  RegisterElementwise("Igammac", {"a: T", "x: T"}, "z: T", kFloats, BroadcastBinaryOpShape,
+                      "the regularized upper incomplete gamma function Q(a, x)");
+  RegisterElementwise("IgammaGradA", {"a: T", "x: T"}, "z: T", "{float, double}",
+                      BroadcastBinaryOpShape, "d/da of Igamma(a, x)");
+  RegisterElementwise("Zeta", {"x: T", "q: T"}, "z: T", "{float, double}", BroadcastBinaryOpShape,
+                      "the Hurwitz zeta function sum_n (n + q)^-x");
+  RegisterElementwise("Polygamma", {"a: T", "x: T"}, "z: T", "{float, double}",
+                      BroadcastBinaryOpShape, "the a-th derivative of digamma at x");
+  RegisterElementwise("Betainc", {"a: T", "b: T", "x: T"}, "z: T", "{float, double}", BetaincShape,
+                      "the regularized incomplete beta function I_x(a, b)");
   RegisterBinary("Pow", "{bfloat16, float, half, double, int32, int64, complex64, complex128}",
                  false, "x ^ y");
   RegisterBinary("SquaredDifference",

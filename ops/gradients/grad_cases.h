@@ -36,6 +36,11 @@ struct GradCase {
   DataType dtype = DT_FLOAT;
   // Placeholders without static shapes, to exercise the run-time paths.
   bool dynamic_shapes = false;
+  // The finite-difference step and the largest error allowed; 0 for the
+  // defaults (1e-3; 1e-4 for float, 1e-10 for double). Set for steep
+  // functions, whose central differences at 1e-3 are off by delta^2 / 6
+  // times their third derivative.
+  double delta = 0, max_error = 0;
 };
 
 inline void PrintTo(const GradCase& c, std::ostream* os) { *os << c.name; }
@@ -80,6 +85,13 @@ inline GradCase Binary(const std::string& name,
 inline GradCase Double(GradCase c) {
   c.name += "/double";
   c.dtype = DT_DOUBLE;
+  return c;
+}
+// In double with a step of `delta`, allowing `max_error`.
+inline GradCase Precise(GradCase c, double delta, double max_error) {
+  c = Double(std::move(c));
+  c.delta = delta;
+  c.max_error = max_error;
   return c;
 }
 inline GradCase Dynamic(GradCase c) {

@@ -51,6 +51,72 @@ std::vector<GradCase> MathCases() {
       Binary(
           "Atan2", [](const Scope& s, Output y, Output x) { return ops::Atan2(s, y, x); },
           S({2, 3}, 0.5, 2), S({3}, 0.5, 2)),
+      // Special functions, in double with a step of 1e-5: their third derivatives
+      // reach the hundreds here, and steps of 1e-3 would err by 1e-5.
+      Precise(Unary(
+                  "Lgamma", [](const Scope& s, Output x) { return ops::Lgamma(s, x); },
+                  S({2, 3}, 0.5, 3)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "Digamma", [](const Scope& s, Output x) { return ops::Digamma(s, x); },
+                  S({2, 3}, 0.5, 3)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "Erfinv", [](const Scope& s, Output x) { return ops::Erfinv(s, x); },
+                  S({2, 3}, -0.8, 0.8)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "Ndtri", [](const Scope& s, Output x) { return ops::Ndtri(s, x); },
+                  S({2, 3}, 0.1, 0.9)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselI0", [](const Scope& s, Output x) { return ops::BesselI0(s, x); },
+                  S({2, 3}, -2, 2)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselI1", [](const Scope& s, Output x) { return ops::BesselI1(s, x); },
+                  S({2, 3}, -2, 2)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselI0e", [](const Scope& s, Output x) { return ops::BesselI0e(s, x); },
+                  NonZero({2, 3})),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselI1e", [](const Scope& s, Output x) { return ops::BesselI1e(s, x); },
+                  NonZero({2, 3})),
+              1e-5, 1e-8),
+      Precise(Binary(
+                  "Igamma", [](const Scope& s, Output a, Output x) { return ops::Igamma(s, a, x); },
+                  S({2, 3}, 0.5, 3), S({3}, 0.5, 3)),
+              1e-5, 1e-8),
+      Precise(
+          Binary(
+              "Igammac", [](const Scope& s, Output a, Output x) { return ops::Igammac(s, a, x); },
+              S({2, 3}, 0.5, 3), S({3}, 0.5, 3)),
+          1e-5, 1e-8),
+      Precise(Unary(
+                  "Betainc",
+                  [](const Scope& s, Output x) {
+                    return ops::Betainc(s, ops::Cast(s, ops::Const(s, 2.5), x.type()),
+                                        ops::Cast(s, ops::Const(s, 1.5), x.type()), x);
+                  },
+                  S({2, 3}, 0.1, 0.9)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "Zeta",
+                  [](const Scope& s, Output q) {
+                    return ops::Zeta(s, ops::Cast(s, ops::Const(s, {2.0, 3.0, 4.5}), q.type()), q);
+                  },
+                  S({2, 3}, 1, 3)),
+              1e-5, 1e-8),
+      Precise(
+          Unary(
+              "Polygamma",
+              [](const Scope& s, Output x) {
+                return ops::Polygamma(s, ops::Cast(s, ops::Const(s, {0.0, 1.0, 2.0}), x.type()), x);
+              },
+              S({2, 3}, 1, 3)),
+          1e-5, 1e-8),
       Unary(
           "Sign", [](const Scope& s, Output x) { return ops::Sign(s, x); }, NonZero({2, 3})),
       // Second order: the *Grad ops.

@@ -1,0 +1,163 @@
+// Gradients of the special functions (kernels/cpu/special_math_ops.cc), in
+// the forms of TF's math_grad.py. Notation as math_grad.cc: z = f(a, x) or
+// y = f(x), g = dL/dz. Where TF differentiates only some inputs (Betainc in
+// x, Zeta in q, Polygamma in x) the others have no gradient, as in TF.
+#include "ops/grad_registry.h"
+#include "ops/gradients/grad_util.h"
+#include "ops/ops.h"
+
+namespace towerflow {
+namespace {
+
+using grad_util::In;
+using grad_util::SumToShapeOf;
+
+Output Scalar(const Scope& scope, double v, const Output& like) {
+  return ops::Cast(scope, ops::Const(scope, v), like.type());
+}
+
+// u * log(v), and 0 where u is 0 (TF's xlogy); `log_v` is log(v).
+Output XLog(const Scope& scope, const Output& u, const Output& log_v) {
+  const Output product = ops::Mul(scope, u, log_v);
+  return ops::SelectV2(scope, ops::Equal(scope, u, Scalar(scope, 0, u)),
+                       ops::ZerosLike(scope, product), product);
+}
+
+// y = lgamma(x): dx = g digamma(x).
+TW_GRAD_FN(LgammaGrad) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Digamma(scope, In(op, 0))));
+  return scope.status();
+}
+// y = digamma(x): dx = g polygamma(1, x).
+TW_GRAD_FN(DigammaGrad) {
+  const Output x = In(op, 0);
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], ops::Polygamma(scope, Scalar(scope, 1, x), x)));
+  return scope.status();
+}
+// y = erfinv(x): dx = g sqrt(pi) / 2 exp(y^2).
+TW_GRAD_FN(ErfinvGrad) {
+  const Output y = op.output(0);
+  grad_outputs->push_back(
+      ops::Mul(scope, ops::Mul(scope, grad_inputs[0], Scalar(scope, 0.886226925452758, y)),
+               ops::Exp(scope, ops::Square(scope, y))));
+  return scope.status();
+}
+// y = ndtri(x): dx = g sqrt(2 pi) exp(y^2 / 2).
+TW_GRAD_FN(NdtriGrad) {
+  const Output y = op.output(0);
+  grad_outputs->push_back(
+      ops::Mul(scope, ops::Mul(scope, grad_inputs[0], Scalar(scope, 2.5066282746310002, y)),
+               ops::Exp(scope, ops::Mul(scope, ops::Square(scope, y), Scalar(scope, 0.5, y)))));
+  return scope.status();
+}
+// y = I0(x): dx = g I1(x).
+TW_GRAD_FN(BesselI0Grad) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::BesselI1(scope, In(op, 0))));
+  return scope.status();
+}
+// y = I1(x): dx = g (I0(x) - y / x), 1 at x = 0.
+TW_GRAD_FN(BesselI1Grad) {
+  const Output x = In(op, 0), y = op.output(0);
+  const Output slope =
+      ops::SelectV2(scope, ops::Equal(scope, x, Scalar(scope, 0, x)), Scalar(scope, 1, x),
+                    ops::Sub(scope, ops::BesselI0(scope, x), ops::Div(scope, y, x)));
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], slope));
+  return scope.status();
+}
+// y = I0e(x): dx = g (I1e(x) - sign(x) y).
+TW_GRAD_FN(BesselI0eGrad) {
+  const Output x = In(op, 0), y = op.output(0);
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0],
+               ops::Sub(scope, ops::BesselI1e(scope, x), ops::Mul(scope, ops::Sign(scope, x), y))));
+  return scope.status();
+}
+// y = I1e(x): dx = g (I0e(x) - y (sign(x) + 1 / x)), 0.5 at x = 0.
+TW_GRAD_FN(BesselI1eGrad) {
+  const Output x = In(op, 0), y = op.output(0);
+  const Output away = ops::Sub(
+      scope, ops::BesselI0e(scope, x),
+      ops::Mul(scope, y, ops::AddV2(scope, ops::Sign(scope, x), ops::Reciprocal(scope, x))));
+  const Output slope =
+      ops::SelectV2(scope, ops::Equal(scope, x, Scalar(scope, 0, x)), Scalar(scope, 0.5, x), away);
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], slope));
+  return scope.status();
+}
+// z = P(a, x): da = g igamma_grad_a(a, x), dx = g exp(-x + (a - 1) log x -
+// lgamma(a)); `sign` -1 for Q(a, x) = 1 - P(a, x).
+absl::Status IncompleteGammaGrad(const Scope& scope, const Operation& op, const Output& g,
+                                 double sign, std::vector<Output>* grad_outputs) {
+  const Output a = In(op, 0), x = In(op, 1);
+  const Output signed_g = sign < 0 ? ops::Neg(scope, g) : g;
+  const Output partial_a = ops::IgammaGradA(scope, a, x);
+  const Output partial_x = ops::Exp(
+      scope,
+      ops::Sub(
+          scope,
+          ops::Sub(scope,
+                   ops::Mul(scope, ops::Sub(scope, a, Scalar(scope, 1, a)), ops::Log(scope, x)), x),
+          ops::Lgamma(scope, a)));
+  grad_outputs->push_back(SumToShapeOf(scope, ops::Mul(scope, partial_a, signed_g), a, x));
+  grad_outputs->push_back(SumToShapeOf(scope, ops::Mul(scope, partial_x, signed_g), x, a));
+  return scope.status();
+}
+TW_GRAD_FN(IgammaGrad) { return IncompleteGammaGrad(scope, op, grad_inputs[0], 1, grad_outputs); }
+TW_GRAD_FN(IgammacGrad) { return IncompleteGammaGrad(scope, op, grad_inputs[0], -1, grad_outputs); }
+// z = I_x(a, b): dx = g x^(a-1) (1-x)^(b-1) / B(a, b), in logs; a and b
+// have none (TF's TODO).
+TW_GRAD_FN(BetaincGrad) {
+  const Output a = In(op, 0), b = In(op, 1), x = In(op, 2);
+  const Output log_beta =
+      ops::Sub(scope, ops::AddV2(scope, ops::Lgamma(scope, a), ops::Lgamma(scope, b)),
+               ops::Lgamma(scope, ops::AddV2(scope, a, b)));
+  const Output one = Scalar(scope, 1, x);
+  const Output partial_x =
+      ops::Exp(scope, ops::Sub(scope,
+                               ops::AddV2(scope,
+                                          XLog(scope, ops::Sub(scope, b, one),
+                                               ops::Log1p(scope, ops::Neg(scope, x))),
+                                          XLog(scope, ops::Sub(scope, a, one), ops::Log(scope, x))),
+                               log_beta));
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(
+      SumToShapeOf(scope, ops::Mul(scope, partial_x, grad_inputs[0]), x, op.output(0)));
+  return scope.status();
+}
+// z = zeta(x, q): dq = -g x zeta(x + 1, q); x has none.
+TW_GRAD_FN(ZetaGrad) {
+  const Output x = In(op, 0), q = In(op, 1);
+  const Output partial_q = ops::Neg(
+      scope, ops::Mul(scope, x, ops::Zeta(scope, ops::AddV2(scope, x, Scalar(scope, 1, x)), q)));
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(SumToShapeOf(scope, ops::Mul(scope, partial_q, grad_inputs[0]), q, x));
+  return scope.status();
+}
+// z = polygamma(n, x): dx = g polygamma(n + 1, x); n has none.
+TW_GRAD_FN(PolygammaGrad) {
+  const Output n = In(op, 0), x = In(op, 1);
+  const Output partial_x = ops::Polygamma(scope, ops::AddV2(scope, n, Scalar(scope, 1, n)), x);
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(SumToShapeOf(scope, ops::Mul(scope, partial_x, grad_inputs[0]), x, n));
+  return scope.status();
+}
+
+TW_REGISTER_GRADIENT("Lgamma", LgammaGrad);
+TW_REGISTER_GRADIENT("Digamma", DigammaGrad);
+TW_REGISTER_GRADIENT("Erfinv", ErfinvGrad);
+TW_REGISTER_GRADIENT("Ndtri", NdtriGrad);
+TW_REGISTER_GRADIENT("BesselI0", BesselI0Grad);
+TW_REGISTER_GRADIENT("BesselI1", BesselI1Grad);
+TW_REGISTER_GRADIENT("BesselI0e", BesselI0eGrad);
+TW_REGISTER_GRADIENT("BesselI1e", BesselI1eGrad);
+TW_REGISTER_GRADIENT("Igamma", IgammaGrad);
+TW_REGISTER_GRADIENT("Igammac", IgammacGrad);
+TW_REGISTER_GRADIENT("Betainc", BetaincGrad);
+TW_REGISTER_GRADIENT("Zeta", ZetaGrad);
+TW_REGISTER_GRADIENT("Polygamma", PolygammaGrad);
+// Not differentiable in TF either.
+TW_REGISTER_NO_GRADIENT("IgammaGradA");
+
+}  // namespace
+}  // namespace towerflow
