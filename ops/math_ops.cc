@@ -296,6 +296,22 @@ absl::Status UnsortedSegmentShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// SegmentSum and the other sorted segment reductions: data [N, R...] with
+// ids [N] gives [segments, R...], the count of segments known only from the
+// ids' values.
+absl::Status SegmentShape(InferenceContext* c) {
+  PartialTensorShape data, ids;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &data));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &ids));
+  if (data.dims() < 0) return absl::OkStatus();
+  int64_t rows = -1;
+  TW_RETURN_IF_ERROR(c->MergeDim(data.dim_size(0), ids.dim_size(0), &rows));
+  std::vector<int64_t> dims = {-1};
+  dims.insert(dims.end(), data.dim_sizes().begin() + 1, data.dim_sizes().end());
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
 // --------------------------------------------------------------- schemas
 
 // Registered from a function so the type-set strings can be shared.
@@ -555,6 +571,47 @@ TW_REGISTER_OP("UnsortedSegmentSum")
     .Attr("Tnumsegments: {int32, int64} = DT_INT32")
     .Doc("Sums of data rows grouped by segment id.")
     .SetShapeFn(UnsortedSegmentShape);
+
+[[maybe_unused]] const bool kSegmentsRegistered = [] {
+  // TF's types less the quantized ones; Max and Min also less complex.
+  constexpr char kNumbers[] =
+      "T: {float, double, int32, uint8, int16, int8, complex64, int64, bfloat16, uint16, "
+      "complex128, half, uint32, uint64}";
+  constexpr char kReals[] =
+      "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
+      "uint64}";
+  const struct {
+    const char* name;
+    const char* types;
+    const char* doc;
+  } reductions[] = {{"Sum", kNumbers, "Sums"},
+                    {"Mean", kNumbers, "Means"},
+                    {"Prod", kNumbers, "Products"},
+                    {"Max", kReals, "Maxima"},
+                    {"Min", kReals, "Minima"}};
+  for (const auto& r : reductions) {
+    RegisterOp(OpDefBuilder(absl::StrCat("Segment", r.name), __FILE__)
+                   .Input("data: T")
+                   .Input("segment_ids: Tindices")
+                   .Output("output: T")
+                   .Attr(r.types)
+                   .Attr("Tindices: {int32, int64}")
+                   .Doc(absl::StrCat(r.doc, " of data rows over sorted segment ids"))
+                   .SetShapeFn(SegmentShape));
+    if (std::string(r.name) == "Sum" || std::string(r.name) == "Mean") continue;
+    RegisterOp(OpDefBuilder(absl::StrCat("UnsortedSegment", r.name), __FILE__)
+                   .Input("data: T")
+                   .Input("segment_ids: Tindices")
+                   .Input("num_segments: Tnumsegments")
+                   .Output("output: T")
+                   .Attr(r.types)
+                   .Attr("Tindices: {int32, int64}")
+                   .Attr("Tnumsegments: {int32, int64} = DT_INT32")
+                   .Doc(absl::StrCat(r.doc, " of data rows grouped by segment id"))
+                   .SetShapeFn(UnsortedSegmentShape));
+  }
+  return true;
+}();
 
 TW_REGISTER_OP("Cumsum")
     .Input("x: T")

@@ -174,24 +174,6 @@ TW_GRAD_FN(StridedSliceGradGrad) {
                                                 .ShrinkAxisMask(mask("shrink_axis_mask"))));
   return scope.status();
 }
-// y[s] = sum of data[i] with ids[i] = s: d(data)[i] = g[ids[i]], and 0 for
-// the rows with a negative id (dropped by the forward op).
-TW_GRAD_FN(UnsortedSegmentSumGrad) {
-  const Output ids = In(op, 1), g = grad_inputs[0];
-  Output gathered =
-      ops::GatherV2(scope, g, ops::Maximum(scope, ids, ops::ZerosLike(scope, ids)), 0);
-  // keep[i] broadcast over the row: shape(ids) followed by ones.
-  Output ones = ops::Fill(
-      scope,
-      ops::Reshape(scope, ops::Sub(scope, ops::Rank(scope, gathered), ops::Rank(scope, ids)), {1}),
-      1);
-  Output keep = ops::Reshape(scope, ops::GreaterEqual(scope, ids, ops::ZerosLike(scope, ids)),
-                             ops::ConcatV2(scope, {ops::Shape(scope, ids), ones}, 0));
-  grad_outputs->push_back(ops::SelectV2(scope, keep, gathered, ops::ZerosLike(scope, gathered)));
-  grad_outputs->push_back(NoGradient());
-  grad_outputs->push_back(NoGradient());
-  return scope.status();
-}
 // outputs = dynamic_partition(data, p): each data row went to one output;
 // its gradient comes back from that output's gradient. As TF: partition the
 // row numbers alike and stitch the gradients back in row order.
@@ -487,7 +469,6 @@ TW_REGISTER_GRADIENT("Unpack", UnpackGrad);
 TW_REGISTER_GRADIENT("Slice", SliceGrad);
 TW_REGISTER_GRADIENT("StridedSlice", StridedSliceGrad);
 TW_REGISTER_GRADIENT("StridedSliceGrad", StridedSliceGradGrad);
-TW_REGISTER_GRADIENT("UnsortedSegmentSum", UnsortedSegmentSumGrad);
 TW_REGISTER_GRADIENT("DynamicPartition", DynamicPartitionGrad);
 TW_REGISTER_GRADIENT("DynamicStitch", DynamicStitchGrad);
 TW_REGISTER_GRADIENT("MirrorPad", MirrorPadGradient);

@@ -91,6 +91,54 @@ std::vector<GradCase> ArrayCases() {
           },
           S({4, 2})),
       Unary(
+          "SegmentSum",
+          [](const Scope& s, Output x) {
+            return ops::SegmentSum(s, x, {0, 0, 2, 3});
+          },
+          S({4, 2})),
+      Unary(
+          "SegmentMean",
+          [](const Scope& s, Output x) {
+            return ops::SegmentMean(s, x, {0, 0, 0, 2});
+          },
+          S({4, 2})),
+      Unary(
+          "SegmentMax",
+          [](const Scope& s, Output x) {
+            return ops::SegmentMax(s, x, {0, 0, 1, 1, 1});
+          },
+          S({5, 2})),
+      Unary(
+          "SegmentMin",
+          [](const Scope& s, Output x) {
+            return ops::SegmentMin(s, x, {0, 1, 1, 3, 3});
+          },
+          S({5, 2})),
+      Unary(
+          "SegmentProd",
+          [](const Scope& s, Output x) {
+            return ops::SegmentProd(s, x, {0, 0, 1, 1, 1});
+          },
+          S({5, 2}, 0.5, 1.5)),
+      Unary(
+          "UnsortedSegmentMax",
+          [](const Scope& s, Output x) {
+            return ops::UnsortedSegmentMax(s, x, {2, 0, -1, 2, 0}, 4);
+          },
+          S({5, 2})),
+      Unary(
+          "UnsortedSegmentMin",
+          [](const Scope& s, Output x) {
+            return ops::UnsortedSegmentMin(s, x, {2, 0, -1, 2, 0}, 3);
+          },
+          S({5, 2})),
+      Unary(
+          "UnsortedSegmentProd",
+          [](const Scope& s, Output x) {
+            return ops::UnsortedSegmentProd(s, x, {2, 0, -1, 2, 0}, 3);
+          },
+          S({5, 2}, 0.5, 1.5)),
+      Unary(
           "DynamicPartition",
           [](const Scope& s, Output x) {
             return ops::DynamicPartition(s, x, {1, 0, 1, 2}, 3).outputs[1];

@@ -100,6 +100,8 @@ MAXPOOL_2X2 = IMAGE[2].reshape(1, 2, 2, 2, 2, 2).max(axis=(2, 4))
 VOLUME = (F, [1, 2, 4, 4, 2], np.arange(64, dtype=np.float32).reshape(1, 2, 4, 4, 2) / 7 - 4)
 MAXPOOL3D_2X2X2 = VOLUME[2].reshape(1, 1, 2, 2, 2, 2, 2, 2).max(axis=(2, 4, 6))
 S5, S5_2 = [1, 1, 1, 1, 1], [1, 2, 2, 2, 1]
+# Rows for the segment reductions, a zero among them.
+SEGMENT_DATA = (F, [5, 3], [1, -2, 3, 4, 5, -6, 0, 8, 9, -1, 0, 2, 7, -3, 5])
 # An image TF encodes here as JPEG and PNG: both sides decode the same bytes.
 U8 = types_pb2.DT_UINT8
 _PIXELS = ((np.arange(6 * 8 * 3).reshape(6, 8, 3) * 37) % 256).astype(np.uint8)
@@ -209,6 +211,63 @@ CASES = {
         ("2x3x3 same", {"orig_input_shape": (I32, [5], [1, 2, 4, 4, 2]),
                         "grad": (F, [1, 2, 2, 4, 2], None)},
          {"ksize": [1, 2, 3, 3, 1], "strides": [1, 1, 2, 1, 1], "padding": "SAME"}),
+    ],
+    "SegmentSum": [
+        ("sorted with a gap", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 0, 2, 2, 3])}, {}),
+        ("int64 ids", {"data": (D, [4], None), "segment_ids": (I64, [4], [0, 1, 1, 1])}, {}),
+        ("not increasing", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 2, 1, 2, 3])}, {}),
+    ],
+    "SegmentMean": [
+        ("sorted with a gap", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 0, 2, 2, 3])}, {}),
+        ("int64 ids", {"data": (D, [4], None), "segment_ids": (I64, [4], [0, 1, 1, 1])}, {}),
+        ("not increasing", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 2, 1, 2, 3])}, {}),
+    ],
+    "SegmentProd": [
+        ("sorted with a gap", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 0, 2, 2, 3])}, {}),
+        ("int64 ids", {"data": (D, [4], None), "segment_ids": (I64, [4], [0, 1, 1, 1])}, {}),
+        ("not increasing", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 2, 1, 2, 3])}, {}),
+    ],
+    "SegmentMax": [
+        ("sorted with a gap", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 0, 2, 2, 3])}, {}),
+        ("int64 ids", {"data": (D, [4], None), "segment_ids": (I64, [4], [0, 1, 1, 1])}, {}),
+        ("not increasing", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 2, 1, 2, 3])}, {}),
+    ],
+    "SegmentMin": [
+        ("sorted with a gap", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 0, 2, 2, 3])}, {}),
+        ("int64 ids", {"data": (D, [4], None), "segment_ids": (I64, [4], [0, 1, 1, 1])}, {}),
+        ("not increasing", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 2, 1, 2, 3])}, {}),
+    ],
+    "UnsortedSegmentSum": [
+        ("dropped and empty", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [2, 0, -1, 2, 0]),
+                               "num_segments": (I32, [], 4)}, {}),
+        ("int32 data", {"data": (I32, [5], None), "segment_ids": (I32, [5], [1, 0, 1, 1, 0]),
+                        "num_segments": (I32, [], 2)}, {}),
+        ("out of range", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 5, 1, 1, 2]),
+                          "num_segments": (I32, [], 4)}, {}),
+    ],
+    "UnsortedSegmentProd": [
+        ("dropped and empty", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [2, 0, -1, 2, 0]),
+                               "num_segments": (I32, [], 4)}, {}),
+        ("int32 data", {"data": (I32, [5], None), "segment_ids": (I32, [5], [1, 0, 1, 1, 0]),
+                        "num_segments": (I32, [], 2)}, {}),
+        ("out of range", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 5, 1, 1, 2]),
+                          "num_segments": (I32, [], 4)}, {}),
+    ],
+    "UnsortedSegmentMax": [
+        ("dropped and empty", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [2, 0, -1, 2, 0]),
+                               "num_segments": (I32, [], 4)}, {}),
+        ("int32 data", {"data": (I32, [5], None), "segment_ids": (I32, [5], [1, 0, 1, 1, 0]),
+                        "num_segments": (I32, [], 2)}, {}),
+        ("out of range", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 5, 1, 1, 2]),
+                          "num_segments": (I32, [], 4)}, {}),
+    ],
+    "UnsortedSegmentMin": [
+        ("dropped and empty", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [2, 0, -1, 2, 0]),
+                               "num_segments": (I32, [], 4)}, {}),
+        ("int32 data", {"data": (I32, [5], None), "segment_ids": (I32, [5], [1, 0, 1, 1, 0]),
+                        "num_segments": (I32, [], 2)}, {}),
+        ("out of range", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 5, 1, 1, 2]),
+                          "num_segments": (I32, [], 4)}, {}),
     ],
     "Bitcast": [
         ("float32 to int32", {"input": (F, [2, 3], None)}, {"type": I32}),
