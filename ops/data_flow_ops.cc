@@ -1,7 +1,8 @@
 // Data-flow ops that route tensor elements by index: DynamicStitch (used by
 // reduction gradients) and DynamicPartition; and the stacks on which a while
 // loop's gradient keeps each forward iteration's values (StackV2 and its
-// push, pop and close; kernels/stack_ops.cc).
+// push, pop and close; kernels/stack_ops.cc); and the TensorArray V3 ops
+// (kernels/cpu/tensor_array_ops.cc).
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -98,6 +99,142 @@ TW_REGISTER_OP("StackCloseV2")
     .Input("handle: resource")
     .SetIsStateful()
     .Doc("Closes the stack, dropping its elements.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+// ---- TensorArray (TF's V3 ops): a resource handle and a float flow that
+// orders the ops; see kernels/cpu/tensor_array_ops.cc.
+
+absl::Status TensorArrayShape(InferenceContext* c) {
+  PartialTensorShape size;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &size));
+  c->set_output(0, PartialTensorShape::Scalar());
+  c->set_output(1, PartialTensorShape::Scalar());
+  return absl::OkStatus();
+}
+
+// [unknown] followed by the element shape attr `attr`.
+absl::Status PackedShape(InferenceContext* c, const char* attr) {
+  PartialTensorShape element;
+  TW_RETURN_IF_ERROR(c->GetAttr(attr, &element));
+  if (element.unknown_rank()) {
+    c->set_output(0, PartialTensorShape());
+  } else {
+    std::vector<int64_t> dims = {-1};
+    dims.insert(dims.end(), element.dim_sizes().begin(), element.dim_sizes().end());
+    c->set_output(0, PartialTensorShape(dims));
+  }
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("TensorArrayV3")
+    .Input("size: int32")
+    .Output("handle: resource")
+    .Output("flow: float")
+    .Attr("dtype: type")
+    .Attr("element_shape: shape = { unknown_rank: true }")
+    .Attr("dynamic_size: bool = false")
+    .Attr("clear_after_read: bool = true")
+    .Attr("identical_element_shapes: bool = false")
+    .Attr("tensor_array_name: string = ''")
+    .SetIsStateful()
+    .Doc("A new array of `size` dtype tensors, and its flow.")
+    .SetShapeFn(TensorArrayShape);
+
+TW_REGISTER_OP("TensorArrayGradV3")
+    .Input("handle: resource")
+    .Input("flow_in: float")
+    .Output("grad_handle: resource")
+    .Output("flow_out: float")
+    .Attr("source: string")
+    .SetIsStateful()
+    .Doc("The gradient array of (handle, source): made on first use, its writes aggregate.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, PartialTensorShape::Scalar());
+      c->set_output(1, PartialTensorShape::Scalar());
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("TensorArrayWriteV3")
+    .Input("handle: resource")
+    .Input("index: int32")
+    .Input("value: T")
+    .Input("flow_in: float")
+    .Output("flow_out: float")
+    .Attr("T: type")
+    .SetIsStateful()
+    .Doc("Writes value at index.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("TensorArrayReadV3")
+    .Input("handle: resource")
+    .Input("index: int32")
+    .Input("flow_in: float")
+    .Output("value: dtype")
+    .Attr("dtype: type")
+    .SetIsStateful()
+    .Doc("The element at index.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("TensorArrayGatherV3")
+    .Input("handle: resource")
+    .Input("indices: int32")
+    .Input("flow_in: float")
+    .Output("value: dtype")
+    .Attr("dtype: type")
+    .Attr("element_shape: shape = { unknown_rank: true }")
+    .SetIsStateful()
+    .Doc("The elements at indices, stacked.")
+    .SetShapeFn([](InferenceContext* c) { return PackedShape(c, "element_shape"); });
+
+TW_REGISTER_OP("TensorArrayScatterV3")
+    .Input("handle: resource")
+    .Input("indices: int32")
+    .Input("value: T")
+    .Input("flow_in: float")
+    .Output("flow_out: float")
+    .Attr("T: type")
+    .SetIsStateful()
+    .Doc("Writes value's rows at indices.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("TensorArrayConcatV3")
+    .Input("handle: resource")
+    .Input("flow_in: float")
+    .Output("value: dtype")
+    .Output("lengths: int64")
+    .Attr("dtype: type")
+    .Attr("element_shape_except0: shape = { unknown_rank: true }")
+    .SetIsStateful()
+    .Doc("Every element concatenated along dimension 0, and their lengths.")
+    .SetShapeFn([](InferenceContext* c) {
+      TW_RETURN_IF_ERROR(PackedShape(c, "element_shape_except0"));
+      c->set_output(1, PartialTensorShape({-1}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("TensorArraySplitV3")
+    .Input("handle: resource")
+    .Input("value: T")
+    .Input("lengths: int64")
+    .Input("flow_in: float")
+    .Output("flow_out: float")
+    .Attr("T: type")
+    .SetIsStateful()
+    .Doc("Writes value split along dimension 0 by lengths, one piece per element.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("TensorArraySizeV3")
+    .Input("handle: resource")
+    .Input("flow_in: float")
+    .Output("size: int32")
+    .SetIsStateful()
+    .Doc("The array's current size.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("TensorArrayCloseV3")
+    .Input("handle: resource")
+    .SetIsStateful()
+    .Doc("Closes the array, dropping its elements.")
     .SetShapeFn(shape_fns::UnknownShape);
 
 }  // namespace

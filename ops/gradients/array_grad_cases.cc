@@ -138,6 +138,61 @@ std::vector<GradCase> ArrayCases() {
             return ops::UnsortedSegmentProd(s, x, {2, 0, -1, 2, 0}, 3);
           },
           S({5, 2}, 0.5, 1.5)),
+      // TensorArrays: each pair of a writing and a reading op, one case per
+      // op whose gradient it exercises.
+      Unary(
+          "TensorArrayWriteV3",
+          [](const Scope& s, Output x) {
+            const ops::TensorArrayV3 ta(s, 2, DT_FLOAT);
+            const Output flow = ops::TensorArrayWriteV3(s, ta.handle, 1, x, ta.flow);
+            return ops::TensorArrayReadV3(s, ta.handle, 1, flow, DT_FLOAT);
+          },
+          S({2, 3})),
+      Unary(
+          "TensorArrayReadV3",
+          [](const Scope& s, Output x) {
+            // Element 1 is never read: its gradient is zeros of the shape
+            // the writes fixed (Python's infer_shape), as in TF.
+            const ops::TensorArrayV3 ta(s, 2, DT_FLOAT,
+                                        ops::TensorArrayV3::IdenticalElementShapes(true));
+            const Output flow = ops::TensorArrayScatterV3(s, ta.handle, {1, 0}, x, ta.flow);
+            return ops::Square(s, ops::TensorArrayReadV3(s, ta.handle, 0, flow, DT_FLOAT));
+          },
+          S({2, 3})),
+      Unary(
+          "TensorArrayScatterV3",
+          [](const Scope& s, Output x) {
+            const ops::TensorArrayV3 ta(s, 3, DT_FLOAT);
+            const Output flow = ops::TensorArrayScatterV3(s, ta.handle, {2, 0}, x, ta.flow);
+            return ops::TensorArrayGatherV3(s, ta.handle, {0, 2}, flow, DT_FLOAT);
+          },
+          S({2, 3})),
+      Unary(
+          "TensorArrayGatherV3",
+          [](const Scope& s, Output x) {
+            const ops::TensorArrayV3 ta(s, 2, DT_FLOAT);
+            const Output flow = ops::TensorArrayScatterV3(s, ta.handle, {0, 1}, x, ta.flow);
+            return ops::Square(s, ops::TensorArrayGatherV3(s, ta.handle, {1, 0}, flow, DT_FLOAT));
+          },
+          S({2, 3})),
+      Unary(
+          "TensorArraySplitV3",
+          [](const Scope& s, Output x) {
+            const ops::TensorArrayV3 ta(s, 2, DT_FLOAT);
+            const Output flow = ops::TensorArraySplitV3(
+                s, ta.handle, x, ops::Const(s, {int64_t{1}, int64_t{3}}), ta.flow);
+            return ops::TensorArrayConcatV3(s, ta.handle, flow, DT_FLOAT).value;
+          },
+          S({4, 2})),
+      Unary(
+          "TensorArrayConcatV3",
+          [](const Scope& s, Output x) {
+            const ops::TensorArrayV3 ta(s, 2, DT_FLOAT);
+            const Output flow = ops::TensorArraySplitV3(
+                s, ta.handle, x, ops::Const(s, {int64_t{3}, int64_t{1}}), ta.flow);
+            return ops::Square(s, ops::TensorArrayConcatV3(s, ta.handle, flow, DT_FLOAT).value);
+          },
+          S({4, 2})),
       Unary(
           "DynamicPartition",
           [](const Scope& s, Output x) {

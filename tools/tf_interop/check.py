@@ -24,7 +24,8 @@ the loss and the graph (tensorboard_browser.py; screenshots in --screenshots).
 
 TensorFlow -> Towerflow: TensorFlow writes a tf.compat.v1 training graph with
 v1 control flow (tf.cond, tf.while_loop) and its Saver checkpoint, and
-Towerflow restores it and trains 10 steps with TensorFlow's losses; a TF 2
+Towerflow restores it and trains 10 steps with TensorFlow's losses, as it
+does a recurrent network over TensorArrays (dynamic_rnn's construction); a TF 2
 SavedModel of a tf.function with tf.cond and tf.while_loop inside (If, While,
 StatefulPartitionedCall) and a Keras model's SavedModel run in Towerflow
 (`towerflow saved_model run`) with TensorFlow's outputs; an object-based
@@ -419,6 +420,70 @@ def tensorflow_v1_training_in_towerflow(ctx):
             ys = xs @ np.array([[1.0], [2.0], [-1.0], [0.5]], np.float32) + (3.0 if step % 3 == 0 else 0.0)
             np.save(os.path.join(out, f"x_{step}.npy"), xs)
             np.save(os.path.join(out, f"y_{step}.npy"), ys.astype(np.float32))
+            value, _ = session.run([loss, "train"], {x: xs, y: ys})
+            losses.append(value)
+    tf.io.write_graph(graph.as_graph_def(), out, "graph.pb", as_text=False)
+    mine = json.loads(run(ctx.driver, "train", f"--graph={out}/graph.pb", f"--checkpoint={prefix}",
+                          f"--filename_tensor={saver.saver_def.filename_tensor_name}",
+                          f"--restore_op={saver.saver_def.restore_op_name}", "--feeds=x,y",
+                          f"--feed_dir={out}", "--steps=10"))
+    expect_close("losses", np.array(mine["losses"], np.float32), np.array(losses, np.float32))
+    return "10 steps, losses " + " ".join(f"{v:.4f}" for v in losses)
+
+
+@check
+def tensorflow_v1_recurrent_training_in_towerflow(ctx):
+    """A tf.compat.v1 recurrent network over TensorArrays (tf.nn.dynamic_rnn's
+    construction: the inputs unstacked into a TensorArrayV3, a v1 while loop
+    reading each step and writing each output, the outputs stacked), trained
+    by GradientDescent (TensorArrayGradV3 and the reads' and writes'
+    gradients through the loop), restored from its Saver checkpoint, trains
+    in Towerflow with TensorFlow's losses."""
+    out = os.path.join(ctx.work, "v1_rnn")
+    os.makedirs(out, exist_ok=True)
+    steps, batch, units = 5, 4, 3
+    tf1.disable_control_flow_v2()
+    try:
+        graph = tf1.Graph()
+        with graph.as_default():
+            x = tf1.placeholder(tf.float32, [batch, steps, 2], name="x")
+            y = tf1.placeholder(tf.float32, [batch, 1], name="y")
+            w_in = tf1.get_variable("w_in", initializer=tf.constant([[0.3, -0.2, 0.1], [0.2, 0.4, -0.3]]))
+            w_h = tf1.get_variable("w_h", initializer=tf.constant(0.5 * np.eye(units, dtype=np.float32)))
+            b = tf1.get_variable("b", initializer=tf.zeros([units]))
+            w_out = tf1.get_variable("w_out", initializer=tf.constant([[0.5], [-0.5], [0.25]]))
+            inputs = tf1.TensorArray(tf.float32, steps).unstack(tf.transpose(x, [1, 0, 2]))
+            outputs = tf1.TensorArray(tf.float32, steps)
+
+            def body(t, h, ta):
+                h = tf.tanh(tf.matmul(inputs.read(t), w_in) + tf.matmul(h, w_h) + b)
+                return t + 1, h, ta.write(t, h)
+
+            _, h, outputs = tf1.while_loop(lambda t, h, ta: t < steps, body,
+                                           [tf.constant(0), tf.zeros([batch, units]), outputs])
+            per_step = tf.reduce_mean(outputs.stack(), axis=0)  # mean over time
+            pred = tf.matmul(per_step + h, w_out)
+            loss = tf.identity(tf.reduce_mean(tf.square(pred - y)), name="loss")
+            tf1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+            saver = tf1.train.Saver()
+            init = tf1.global_variables_initializer()
+    finally:
+        tf1.enable_control_flow_v2()
+    ops = {op.type for op in graph.get_operations()}
+    for needed in ["TensorArrayV3", "TensorArrayScatterV3", "TensorArrayReadV3",
+                   "TensorArrayWriteV3", "TensorArrayGatherV3", "TensorArrayGradV3", "Enter"]:
+        if needed not in ops:
+            raise AssertionError(f"the graph has no {needed}")
+    rng = np.random.default_rng(1)
+    losses = []
+    with tf1.Session(graph=graph) as session:
+        session.run(init)
+        prefix = saver.save(session, os.path.join(out, "model.ckpt"))
+        for step in range(10):
+            xs = rng.normal(size=(batch, steps, 2)).astype(np.float32)
+            ys = xs.sum(axis=(1, 2))[:, None].astype(np.float32) * 0.2
+            np.save(os.path.join(out, f"x_{step}.npy"), xs)
+            np.save(os.path.join(out, f"y_{step}.npy"), ys)
             value, _ = session.run([loss, "train"], {x: xs, y: ys})
             losses.append(value)
     tf.io.write_graph(graph.as_graph_def(), out, "graph.pb", as_text=False)
