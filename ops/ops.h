@@ -22,6 +22,7 @@
 #include "ops/gen/io_ops.h"
 #include "ops/gen/logging_ops.h"
 #include "ops/gen/math_ops.h"
+#include "ops/gen/matrix_ops.h"
 #include "ops/gen/nccl_ops.h"
 #include "ops/gen/nn_ops.h"
 #include "ops/gen/parsing_ops.h"

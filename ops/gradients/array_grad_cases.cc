@@ -138,6 +138,60 @@ std::vector<GradCase> ArrayCases() {
             return ops::UnsortedSegmentProd(s, x, {2, 0, -1, 2, 0}, 3);
           },
           S({5, 2}, 0.5, 1.5)),
+      // The diagonal and band ops.
+      Unary(
+          "MatrixDiag", [](const Scope& s, Output x) { return ops::MatrixDiag(s, x); }, S({2, 3})),
+      Unary(
+          "MatrixDiagV2",
+          [](const Scope& s, Output x) {
+            return ops::MatrixDiagV2(s, x, {-1, 1}, -1, -1, 0.f);
+          },
+          S({2, 3, 3})),
+      Unary(
+          "MatrixDiagV3",
+          [](const Scope& s, Output x) {
+            return ops::MatrixDiagV3(s, x, {-1, 1}, 4, -1, 0.f);
+          },
+          S({2, 3, 3})),
+      Unary(
+          "MatrixDiagPart", [](const Scope& s, Output x) { return ops::MatrixDiagPart(s, x); },
+          S({2, 3, 4})),
+      Unary(
+          "MatrixDiagPartV2",
+          [](const Scope& s, Output x) {
+            return ops::MatrixDiagPartV2(s, x, {-1, 2}, 0.f);
+          },
+          S({2, 3, 4})),
+      Unary(
+          "MatrixDiagPartV3",
+          [](const Scope& s, Output x) {
+            return ops::MatrixDiagPartV3(s, x, {-1, 2}, 0.f);
+          },
+          S({2, 3, 4})),
+      Binary(
+          "MatrixSetDiag",
+          [](const Scope& s, Output x, Output d) { return ops::MatrixSetDiag(s, x, d); },
+          S({2, 3, 4}), S({2, 3})),
+      Binary(
+          "MatrixSetDiagV2",
+          [](const Scope& s, Output x, Output d) {
+            return ops::MatrixSetDiagV2(s, x, d, {0, 1});
+          },
+          S({2, 3, 4}), S({2, 2, 3})),
+      Binary(
+          "MatrixSetDiagV3",
+          [](const Scope& s, Output x, Output d) {
+            return ops::MatrixSetDiagV3(s, x, d, {0, 1});
+          },
+          S({2, 3, 4}), S({2, 2, 3})),
+      Unary(
+          "MatrixBandPart",
+          [](const Scope& s, Output x) { return ops::MatrixBandPart(s, x, 1, 0); }, S({2, 3, 4})),
+      Unary(
+          "Diag", [](const Scope& s, Output x) { return ops::Diag(s, x); }, S({2, 3})),
+      Unary(
+          "DiagPart", [](const Scope& s, Output x) { return ops::DiagPart(s, x); },
+          S({2, 3, 2, 3})),
       // TensorArrays: each pair of a writing and a reading op, one case per
       // op whose gradient it exercises.
       Unary(

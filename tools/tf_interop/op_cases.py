@@ -269,6 +269,61 @@ CASES = {
         ("out of range", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 5, 1, 1, 2]),
                           "num_segments": (I32, [], 4)}, {}),
     ],
+    "MatrixDiagV3": [
+        ("band -1..1", {"diagonal": (F, [2, 3, 3], None), "k": (I32, [2], [-1, 1]),
+                        "num_rows": (I32, [], -1), "num_cols": (I32, [], -1),
+                        "padding_value": (F, [], 9)}, {}),
+        ("k 1, 4 rows", {"diagonal": (F, [2, 3], None), "k": (I32, [], 1),
+                         "num_rows": (I32, [], 4), "num_cols": (I32, [], -1),
+                         "padding_value": (F, [], 0)}, {}),
+        ("LEFT_RIGHT", {"diagonal": (F, [2, 3, 3], None), "k": (I32, [2], [-1, 1]),
+                        "num_rows": (I32, [], -1), "num_cols": (I32, [], -1),
+                        "padding_value": (F, [], 9)}, {"align": "LEFT_RIGHT"}),
+        ("rows too few", {"diagonal": (F, [2, 3], None), "k": (I32, [], 0),
+                          "num_rows": (I32, [], 2), "num_cols": (I32, [], -1),
+                          "padding_value": (F, [], 0)}, {}),
+    ],
+    "MatrixDiagV2": [
+        ("band -1..1", {"diagonal": (F, [2, 3, 3], None), "k": (I32, [2], [-1, 1]),
+                        "num_rows": (I32, [], -1), "num_cols": (I32, [], 5),
+                        "padding_value": (F, [], 9)}, {}),
+    ],
+    "MatrixDiagPartV3": [
+        (f"{align} -1..2", {"input": (F, [2, 3, 4], None), "k": (I32, [2], [-1, 2]),
+                            "padding_value": (F, [], 7)}, {"align": align})
+        for align in ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT")
+    ] + [("k out of range", {"input": (F, [2, 3, 4], None), "k": (I32, [], 5),
+                             "padding_value": (F, [], 0)}, {})],
+    "MatrixDiagPartV2": [
+        ("-1..2", {"input": (F, [2, 3, 4], None), "k": (I32, [2], [-1, 2]),
+                   "padding_value": (F, [], 7)}, {}),
+    ],
+    "MatrixSetDiagV3": [
+        ("0..1", {"input": (F, [2, 3, 4], None), "diagonal": (F, [2, 2, 3], None),
+                  "k": (I32, [2], [0, 1])}, {}),
+        ("wrong diagonal", {"input": (F, [2, 3, 4], None), "diagonal": (F, [2, 4], None),
+                            "k": (I32, [], 0)}, {}),
+    ],
+    "MatrixSetDiagV2": [
+        ("-1..0", {"input": (F, [2, 4, 3], None), "diagonal": (F, [2, 2, 3], None),
+                   "k": (I32, [2], [-1, 0])}, {}),
+    ],
+    "MatrixSetDiag": [
+        ("3x4", {"input": (F, [2, 3, 4], None), "diagonal": (F, [2, 3], None)}, {}),
+        ("int32 4x3", {"input": (I32, [4, 3], None), "diagonal": (I32, [3], None)}, {}),
+    ],
+    "MatrixBandPart": [
+        ("lower 1", {"input": (F, [2, 3, 4], None), "num_lower": (I64, [], 1),
+                     "num_upper": (I64, [], 0)}, {}),
+        ("upper 1 int32", {"input": (I32, [3, 4], None), "num_lower": (I32, [], -1),
+                           "num_upper": (I32, [], 1)}, {}),
+        ("lower too big", {"input": (F, [2, 3, 4], None), "num_lower": (I64, [], 5),
+                           "num_upper": (I64, [], 0)}, {}),
+    ],
+    "DiagPart": [
+        ("2x3x2x3", {"input": (F, [2, 3, 2, 3], None)}, {}),
+        ("mismatched", {"input": (F, [2, 3], None)}, {}),
+    ],
     "Bitcast": [
         ("float32 to int32", {"input": (F, [2, 3], None)}, {"type": I32}),
         ("float32 to uint8", {"input": (F, [3], None)}, {"type": U8}),

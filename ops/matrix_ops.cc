@@ -1,0 +1,228 @@
+// Ops over the last two dimensions of batches of matrices: the diagonal
+// ops (MatrixDiag, MatrixDiagPart, MatrixSetDiag in their three versions;
+// Note [Diagonal bands] in kernels/cpu/matrix_diag_ops.cc), MatrixBandPart,
+// and Diag / DiagPart.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "core/tensor_proto_util.h"
+#include "graph/op_registry.h"
+#include "ops/shape_fns.h"
+
+namespace towerflow {
+namespace {
+
+// The constant band [k0, k1] of input `i`, when it is a constant.
+absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> ConstantBand(InferenceContext* c,
+                                                                        int i) {
+  const TensorProto* k = c->input_tensor(i);
+  if (k == nullptr) return std::optional<std::pair<int64_t, int64_t>>();
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> v, TensorProtoAsInt64s(*k));
+  if (v.empty() || v.size() > 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "diag_index must have only one or two elements, received ", v.size(), " elements."));
+  }
+  const int64_t lower = v[0], upper = v.size() == 2 ? v[1] : v[0];
+  if (lower > upper) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "lower_diag_index must not be larger than upper_diag_index: ", lower, " > ", upper));
+  }
+  return std::optional<std::pair<int64_t, int64_t>>({lower, upper});
+}
+
+// MatrixDiagV2/V3: diagonal [..., (num_diags,) L] gives [..., M, N].
+absl::Status MatrixDiagV2Shape(InferenceContext* c) {
+  const PartialTensorShape& diag = c->input(0);
+  TW_ASSIGN_OR_RETURN(auto band, ConstantBand(c, 1));
+  if (diag.unknown_rank() || !band.has_value()) return absl::OkStatus();
+  const bool many = band->second > band->first;
+  if (diag.dims() < (many ? 2 : 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("diagonal must be at least ", many ? 2 : 1,
+                                                   "-dim, received shape: ", diag.DebugString()));
+  }
+  TW_ASSIGN_OR_RETURN(std::optional<int64_t> rows, c->ConstantScalarInput(2));
+  TW_ASSIGN_OR_RETURN(std::optional<int64_t> cols, c->ConstantScalarInput(3));
+  const int64_t len = diag.dim_size(diag.dims() - 1);
+  int64_t m = -1, n = -1;
+  if (len >= 0 && rows.has_value() && cols.has_value()) {
+    const int64_t min_rows = len - std::min<int64_t>(band->second, 0);
+    const int64_t min_cols = len + std::max<int64_t>(band->first, 0);
+    m = *rows, n = *cols;
+    if (m == -1 && n == -1) {
+      m = n = std::max(min_rows, min_cols);
+    } else if (m == -1) {
+      m = min_rows;
+    } else if (n == -1) {
+      n = min_cols;
+    }
+  }
+  std::vector<int64_t> dims(diag.dim_sizes().begin(), diag.dim_sizes().end() - (many ? 2 : 1));
+  dims.push_back(m);
+  dims.push_back(n);
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+// MatrixDiagPartV2/V3: input [..., M, N] gives [..., (num_diags,) L].
+absl::Status MatrixDiagPartV2Shape(InferenceContext* c) {
+  PartialTensorShape input;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 2, &input));
+  TW_ASSIGN_OR_RETURN(auto band, ConstantBand(c, 1));
+  if (input.unknown_rank() || !band.has_value()) return absl::OkStatus();
+  const int64_t m = input.dim_size(input.dims() - 2), n = input.dim_size(input.dims() - 1);
+  std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end() - 2);
+  if (band->second > band->first) dims.push_back(band->second - band->first + 1);
+  dims.push_back(m < 0 || n < 0
+                     ? -1
+                     : std::max<int64_t>(0, std::min(m + std::min<int64_t>(band->second, 0),
+                                                     n - std::max<int64_t>(band->first, 0))));
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status InputShapeAtLeastMatrix(InferenceContext* c) {
+  PartialTensorShape input;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 2, &input));
+  c->set_output(0, input);
+  return absl::OkStatus();
+}
+
+constexpr char kAlign[] =
+    "align: {'LEFT_RIGHT', 'RIGHT_LEFT', 'LEFT_LEFT', 'RIGHT_RIGHT'} = 'RIGHT_LEFT'";
+
+[[maybe_unused]] const bool kRegistered = [] {
+  RegisterOp(OpDefBuilder("MatrixDiag", __FILE__)
+                 .Input("diagonal: T")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Doc("Matrices with `diagonal`'s rows on their main diagonals.")
+                 .SetShapeFn([](InferenceContext* c) {
+                   PartialTensorShape diag;
+                   TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &diag));
+                   if (diag.unknown_rank()) return absl::OkStatus();
+                   std::vector<int64_t> dims(diag.dim_sizes().begin(), diag.dim_sizes().end());
+                   dims.push_back(dims.back());
+                   c->set_output(0, PartialTensorShape(dims));
+                   return absl::OkStatus();
+                 }));
+  for (const char* version : {"MatrixDiagV2", "MatrixDiagV3"}) {
+    OpDefBuilder b(version, __FILE__);
+    b.Input("diagonal: T")
+        .Input("k: int32")
+        .Input("num_rows: int32")
+        .Input("num_cols: int32")
+        .Input("padding_value: T")
+        .Output("output: T")
+        .Attr("T: type")
+        .Doc("Matrices with the diagonals k[0]..k[1] from `diagonal`, the rest padding_value.")
+        .SetShapeFn(MatrixDiagV2Shape);
+    if (std::string(version) == "MatrixDiagV3") b.Attr(kAlign);
+    RegisterOp(b);
+  }
+  RegisterOp(OpDefBuilder("MatrixDiagPart", __FILE__)
+                 .Input("input: T")
+                 .Output("diagonal: T")
+                 .Attr("T: type")
+                 .Doc("The main diagonals of a batch of matrices.")
+                 .SetShapeFn([](InferenceContext* c) {
+                   PartialTensorShape input;
+                   TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 2, &input));
+                   if (input.unknown_rank()) return absl::OkStatus();
+                   std::vector<int64_t> dims(input.dim_sizes().begin(),
+                                             input.dim_sizes().end() - 1);
+                   const int64_t m = dims.back(), n = input.dim_size(input.dims() - 1);
+                   dims.back() = m < 0 || n < 0 ? -1 : std::min(m, n);
+                   c->set_output(0, PartialTensorShape(dims));
+                   return absl::OkStatus();
+                 }));
+  for (const char* version : {"MatrixDiagPartV2", "MatrixDiagPartV3"}) {
+    OpDefBuilder b(version, __FILE__);
+    b.Input("input: T")
+        .Input("k: int32")
+        .Input("padding_value: T")
+        .Output("diagonal: T")
+        .Attr("T: type")
+        .Doc("The diagonals k[0]..k[1] of a batch of matrices, padded with padding_value.")
+        .SetShapeFn(MatrixDiagPartV2Shape);
+    if (std::string(version) == "MatrixDiagPartV3") b.Attr(kAlign);
+    RegisterOp(b);
+  }
+  RegisterOp(OpDefBuilder("MatrixSetDiag", __FILE__)
+                 .Input("input: T")
+                 .Input("diagonal: T")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Doc("`input` with its main diagonals replaced by `diagonal`.")
+                 .SetShapeFn(InputShapeAtLeastMatrix));
+  for (const char* version : {"MatrixSetDiagV2", "MatrixSetDiagV3"}) {
+    OpDefBuilder b(version, __FILE__);
+    b.Input("input: T")
+        .Input("diagonal: T")
+        .Input("k: int32")
+        .Output("output: T")
+        .Attr("T: type")
+        .Doc("`input` with its diagonals k[0]..k[1] replaced by `diagonal`.")
+        .SetShapeFn(InputShapeAtLeastMatrix);
+    if (std::string(version) == "MatrixSetDiagV3") b.Attr(kAlign);
+    RegisterOp(b);
+  }
+  RegisterOp(OpDefBuilder("MatrixBandPart", __FILE__)
+                 .Input("input: T")
+                 .Input("num_lower: Tindex")
+                 .Input("num_upper: Tindex")
+                 .Output("band: T")
+                 .Attr("T: type")
+                 .Attr("Tindex: {int32, int64} = DT_INT64")
+                 .Doc("The band num_lower below to num_upper above the main diagonal (negative: "
+                      "all), the rest zero.")
+                 .SetShapeFn(InputShapeAtLeastMatrix));
+  constexpr char kDiagTypes[] =
+      "T: {bfloat16, half, float, double, int32, int64, complex64, complex128}";
+  RegisterOp(OpDefBuilder("Diag", __FILE__)
+                 .Input("diagonal: T")
+                 .Output("output: T")
+                 .Attr(kDiagTypes)
+                 .Doc("A tensor of shape D + D with `diagonal` (of shape D) on its diagonal.")
+                 .SetShapeFn([](InferenceContext* c) {
+                   PartialTensorShape in;
+                   TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &in));
+                   if (in.unknown_rank()) return absl::OkStatus();
+                   std::vector<int64_t> dims(in.dim_sizes().begin(), in.dim_sizes().end());
+                   dims.insert(dims.end(), in.dim_sizes().begin(), in.dim_sizes().end());
+                   c->set_output(0, PartialTensorShape(dims));
+                   return absl::OkStatus();
+                 }));
+  RegisterOp(OpDefBuilder("DiagPart", __FILE__)
+                 .Input("input: T")
+                 .Output("diagonal: T")
+                 .Attr(kDiagTypes)
+                 .Doc("The diagonal of a tensor of shape D + D.")
+                 .SetShapeFn([](InferenceContext* c) {
+                   const PartialTensorShape& in = c->input(0);
+                   if (in.unknown_rank()) return absl::OkStatus();
+                   if (in.dims() % 2 != 0 || in.dims() == 0) {
+                     return absl::InvalidArgumentError(absl::StrCat(
+                         "Input must have even and non-zero rank, input rank is ", in.dims()));
+                   }
+                   std::vector<int64_t> dims(in.dim_sizes().begin(),
+                                             in.dim_sizes().begin() + in.dims() / 2);
+                   for (int i = 0; i < in.dims() / 2; ++i) {
+                     const int64_t b = in.dim_size(i + in.dims() / 2);
+                     if (dims[i] >= 0 && b >= 0 && dims[i] != b) {
+                       return absl::InvalidArgumentError(
+                           absl::StrCat("Invalid shape ", in.DebugString(), ": dimensions ", i,
+                                        " and ", i + in.dims() / 2, " do not match."));
+                     }
+                     if (dims[i] < 0) dims[i] = b;
+                   }
+                   c->set_output(0, PartialTensorShape(dims));
+                   return absl::OkStatus();
+                 }));
+  return true;
+}();
+
+}  // namespace
+}  // namespace towerflow
