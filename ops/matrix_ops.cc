@@ -1,7 +1,9 @@
 // Ops over the last two dimensions of batches of matrices: the diagonal
 // ops (MatrixDiag, MatrixDiagPart, MatrixSetDiag in their three versions;
 // Note [Diagonal bands] in kernels/cpu/matrix_diag_ops.cc), MatrixBandPart,
-// and Diag / DiagPart.
+// and Diag / DiagPart; and dense linear algebra (MatrixInverse, the
+// determinants, MatrixSolve, MatrixTriangularSolve, Cholesky;
+// kernels/cpu/linalg_ops.cc).
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -89,6 +91,44 @@ absl::Status InputShapeAtLeastMatrix(InferenceContext* c) {
   c->set_output(0, input);
   return absl::OkStatus();
 }
+
+// ---- Dense linear algebra (kernels/cpu/linalg_ops.cc).
+
+// [..., N, N] square matrices: the input checked, its batch dims returned.
+absl::StatusOr<std::vector<int64_t>> SquareBatch(InferenceContext* c, int i) {
+  PartialTensorShape in;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(i), 2, &in));
+  if (in.unknown_rank()) return std::vector<int64_t>();
+  const int64_t m = in.dim_size(in.dims() - 2), n = in.dim_size(in.dims() - 1);
+  if (m >= 0 && n >= 0 && m != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Input matrix must be square, got shape ", in.DebugString()));
+  }
+  return std::vector<int64_t>(in.dim_sizes().begin(), in.dim_sizes().end() - 2);
+}
+
+absl::Status SquareMatrixShape(InferenceContext* c) {
+  TW_RETURN_IF_ERROR(SquareBatch(c, 0).status());
+  c->set_output(0, c->input(0));
+  return absl::OkStatus();
+}
+
+absl::Status DeterminantShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> batch, SquareBatch(c, 0));
+  if (c->input(0).unknown_rank()) return absl::OkStatus();
+  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, PartialTensorShape(batch));
+  return absl::OkStatus();
+}
+
+absl::Status SolveShape(InferenceContext* c) {
+  TW_RETURN_IF_ERROR(SquareBatch(c, 0).status());
+  PartialTensorShape rhs;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(1), 2, &rhs));
+  c->set_output(0, rhs);
+  return absl::OkStatus();
+}
+
+constexpr char kLinalgTypes[] = "T: {double, float, half, complex64, complex128}";
 
 constexpr char kAlign[] =
     "align: {'LEFT_RIGHT', 'RIGHT_LEFT', 'LEFT_LEFT', 'RIGHT_RIGHT'} = 'RIGHT_LEFT'";
@@ -221,6 +261,51 @@ constexpr char kAlign[] =
                    c->set_output(0, PartialTensorShape(dims));
                    return absl::OkStatus();
                  }));
+  RegisterOp(OpDefBuilder("MatrixInverse", __FILE__)
+                 .Input("input: T")
+                 .Output("output: T")
+                 .Attr("adjoint: bool = false")
+                 .Attr(kLinalgTypes)
+                 .Doc("The inverses of square matrices (of their adjoints with `adjoint`).")
+                 .SetShapeFn(SquareMatrixShape));
+  RegisterOp(OpDefBuilder("MatrixDeterminant", __FILE__)
+                 .Input("input: T")
+                 .Output("output: T")
+                 .Attr("T: {half, float, double, complex64, complex128}")
+                 .Doc("The determinants of square matrices.")
+                 .SetShapeFn(DeterminantShape));
+  RegisterOp(OpDefBuilder("LogMatrixDeterminant", __FILE__)
+                 .Input("input: T")
+                 .Output("sign: T")
+                 .Output("log_abs_determinant: T")
+                 .Attr("T: {half, float, double, complex64, complex128}")
+                 .Doc("The signs and log absolute values of square matrices' determinants.")
+                 .SetShapeFn(DeterminantShape));
+  RegisterOp(OpDefBuilder("MatrixSolve", __FILE__)
+                 .Input("matrix: T")
+                 .Input("rhs: T")
+                 .Output("output: T")
+                 .Attr("adjoint: bool = false")
+                 .Attr(kLinalgTypes)
+                 .Doc("x with matrix x = rhs (adjoint(matrix) x = rhs with `adjoint`).")
+                 .SetShapeFn(SolveShape));
+  RegisterOp(OpDefBuilder("MatrixTriangularSolve", __FILE__)
+                 .Input("matrix: T")
+                 .Input("rhs: T")
+                 .Output("output: T")
+                 .Attr("lower: bool = true")
+                 .Attr("adjoint: bool = false")
+                 .Attr("T: {bfloat16, double, float, half, complex64, complex128}")
+                 .Doc("x with T x = rhs for T the lower (or upper) triangle of matrix, or its "
+                      "adjoint.")
+                 .SetShapeFn(SolveShape));
+  RegisterOp(OpDefBuilder("Cholesky", __FILE__)
+                 .Input("input: T")
+                 .Output("output: T")
+                 .Attr(kLinalgTypes)
+                 .Doc("The lower Cholesky factors of symmetric positive definite matrices (their "
+                      "lower triangles read).")
+                 .SetShapeFn(SquareMatrixShape));
   return true;
 }();
 

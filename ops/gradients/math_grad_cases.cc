@@ -6,6 +6,12 @@
 namespace towerflow {
 namespace grad_cases {
 
+// x + c I for a batch of 3 x 3 matrices x.
+Output Shifted(const Scope& s, const Output& x, double c) {
+  return ops::AddV2(
+      s, x, ops::Cast(s, ops::Const(s, {{c, 0.0, 0.0}, {0.0, c, 0.0}, {0.0, 0.0, c}}), x.type()));
+}
+
 std::vector<GradCase> MathCases() {
   const InputSpec positive = S({2, 3}, 0.5, 1.5);
   const InputSpec above_one = S({2, 3}, 1.0, 2.0);
@@ -117,6 +123,73 @@ std::vector<GradCase> MathCases() {
               },
               S({2, 3}, 1, 3)),
           1e-5, 1e-8),
+      // Linear algebra on well-conditioned matrices: x + 3 I, and x x^T + I
+      // (positive definite) for Cholesky.
+      Precise(Unary(
+                  "MatrixInverse",
+                  [](const Scope& s, Output x) { return ops::MatrixInverse(s, Shifted(s, x, 3)); },
+                  S({2, 3, 3})),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "MatrixInverse/adjoint",
+                  [](const Scope& s, Output x) {
+                    return ops::MatrixInverse(s, Shifted(s, x, 3),
+                                              ops::MatrixInverse::Adjoint(true));
+                  },
+                  S({2, 3, 3})),
+              1e-5, 1e-8),
+      Precise(
+          Unary(
+              "MatrixDeterminant",
+              [](const Scope& s, Output x) { return ops::MatrixDeterminant(s, Shifted(s, x, 2)); },
+              S({2, 3, 3})),
+          1e-5, 1e-8),
+      Precise(Unary(
+                  "LogMatrixDeterminant",
+                  [](const Scope& s, Output x) {
+                    return ops::LogMatrixDeterminant(s, Shifted(s, x, 3)).log_abs_determinant;
+                  },
+                  S({2, 3, 3})),
+              1e-5, 1e-8),
+      Precise(Binary(
+                  "MatrixSolve",
+                  [](const Scope& s, Output a, Output b) {
+                    return ops::MatrixSolve(s, Shifted(s, a, 3), b);
+                  },
+                  S({2, 3, 3}), S({2, 3, 2})),
+              1e-5, 1e-8),
+      Precise(Binary(
+                  "MatrixSolve/adjoint",
+                  [](const Scope& s, Output a, Output b) {
+                    return ops::MatrixSolve(s, Shifted(s, a, 3), b,
+                                            ops::MatrixSolve::Adjoint(true));
+                  },
+                  S({2, 3, 3}), S({2, 3, 2})),
+              1e-5, 1e-8),
+      Precise(Binary(
+                  "MatrixTriangularSolve",
+                  [](const Scope& s, Output a, Output b) {
+                    return ops::MatrixTriangularSolve(s, Shifted(s, a, 3), b);
+                  },
+                  S({2, 3, 3}), S({2, 3, 2})),
+              1e-5, 1e-8),
+      Precise(Binary(
+                  "MatrixTriangularSolve/upper_adjoint",
+                  [](const Scope& s, Output a, Output b) {
+                    return ops::MatrixTriangularSolve(
+                        s, Shifted(s, a, 3), b,
+                        ops::MatrixTriangularSolve::Lower(false).Adjoint(true));
+                  },
+                  S({2, 3, 3}), S({2, 3, 2})),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "Cholesky",
+                  [](const Scope& s, Output x) {
+                    const Output gram = ops::BatchMatMulV2(s, x, x, ops::BatchMatMulV2::AdjY(true));
+                    return ops::Cholesky(s, Shifted(s, gram, 1));
+                  },
+                  S({2, 3, 3})),
+              1e-5, 1e-8),
       Unary(
           "Sign", [](const Scope& s, Output x) { return ops::Sign(s, x); }, NonZero({2, 3})),
       // Second order: the *Grad ops.

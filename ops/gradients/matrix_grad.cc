@@ -1,6 +1,7 @@
 // Gradients of the matrix ops over the last two dimensions (ops/
-// matrix_ops.cc), as TF's array_grad.py: reading a band and writing one
-// are each other's adjoints. V2 packs LEFT_LEFT; V3 says how in `align`.
+// matrix_ops.cc): the band ops as TF's array_grad.py (reading a band and
+// writing one are each other's adjoints; V2 packs LEFT_LEFT, V3 says how
+// in `align`), the linear algebra as its linalg_grad.py.
 #include <string>
 
 #include "ops/grad_registry.h"
@@ -80,6 +81,91 @@ TW_GRAD_FN(DiagPartGrad) {
   return scope.status();
 }
 
+// ---- Linear algebra, as TF's linalg_grad.py (real types: adjoint is
+// transpose).
+
+// x with its last two dimensions swapped.
+Output Transposed(const Scope& scope, const Output& x) {
+  const Output rank = ops::Rank(scope, x);
+  const Output perm =
+      ops::ConcatV2(scope,
+                    {ops::Range(scope, 0, ops::Sub(scope, rank, 2), 1),
+                     ops::Pack(scope, {ops::Sub(scope, rank, 1), ops::Sub(scope, rank, 2)})},
+                    0);
+  return ops::Transpose(scope, x, perm);
+}
+Output MatMul(const Scope& scope, const Output& a, const Output& b, bool adj_a, bool adj_b) {
+  return ops::BatchMatMulV2(scope, a, b, ops::BatchMatMulV2::AdjX(adj_a).AdjY(adj_b));
+}
+// y = inv(a) (inv(a^T) with `adjoint`): da = -y^T g y^T, or -y g^T y.
+TW_GRAD_FN(MatrixInverseGrad) {
+  const Output y = op.output(0), g = grad_inputs[0];
+  const bool adjoint = grad_util::Attr<bool>(scope, op, "adjoint");
+  grad_outputs->push_back(
+      ops::Neg(scope, MatMul(scope, y, MatMul(scope, g, y, adjoint, !adjoint), !adjoint, false)));
+  return scope.status();
+}
+// y = det(a): da = g y inv(a)^T.
+TW_GRAD_FN(MatrixDeterminantGrad) {
+  const Output a = In(op, 0);
+  const Output scale = ops::ExpandDims(
+      scope, ops::ExpandDims(scope, ops::Mul(scope, grad_inputs[0], op.output(0)), -1), -1);
+  grad_outputs->push_back(
+      ops::Mul(scope, scale, ops::MatrixInverse(scope, a, ops::MatrixInverse::Adjoint(true))));
+  return scope.status();
+}
+// (sign, log|det a|): da = g_log inv(a)^T; the sign has none.
+TW_GRAD_FN(LogMatrixDeterminantGrad) {
+  const Output a = In(op, 0);
+  const Output scale = ops::ExpandDims(scope, ops::ExpandDims(scope, grad_inputs[1], -1), -1);
+  grad_outputs->push_back(
+      ops::Mul(scope, scale, ops::MatrixInverse(scope, a, ops::MatrixInverse::Adjoint(true))));
+  return scope.status();
+}
+// c = solve(a, b): db = solve(a^T, g), da = -db c^T (with adjoint: -c db^T).
+TW_GRAD_FN(MatrixSolveGrad) {
+  const Output a = In(op, 0), c = op.output(0);
+  const bool adjoint = grad_util::Attr<bool>(scope, op, "adjoint");
+  const Output db = ops::MatrixSolve(scope, a, grad_inputs[0], ops::MatrixSolve::Adjoint(!adjoint));
+  grad_outputs->push_back(ops::Neg(
+      scope, adjoint ? MatMul(scope, c, db, false, true) : MatMul(scope, db, c, false, true)));
+  grad_outputs->push_back(db);
+  return scope.status();
+}
+// The same through the triangle, da kept to that triangle.
+TW_GRAD_FN(MatrixTriangularSolveGrad) {
+  const Output a = In(op, 0), c = op.output(0);
+  const bool adjoint = grad_util::Attr<bool>(scope, op, "adjoint");
+  const bool lower = grad_util::Attr<bool>(scope, op, "lower");
+  const Output db = ops::MatrixTriangularSolve(
+      scope, a, grad_inputs[0], ops::MatrixTriangularSolve::Lower(lower).Adjoint(!adjoint));
+  const Output da = ops::Neg(
+      scope, adjoint ? MatMul(scope, c, db, false, true) : MatMul(scope, db, c, false, true));
+  grad_outputs->push_back(ops::MatrixBandPart(scope, da, lower ? -1 : 0, lower ? 0 : -1));
+  grad_outputs->push_back(db);
+  return scope.status();
+}
+// l = cholesky(a): TF's _CholeskyGrad (Murray, 2016): with
+// P = phi(l^T g) (the lower triangle, its diagonal halved),
+// da = sym(l^-T P l^-1) / 2 where sym(x) = x + x^T.
+TW_GRAD_FN(CholeskyGrad) {
+  const Output l = op.output(0), g = grad_inputs[0];
+  const Output shape = ops::Shape(scope, l);
+  // The identity of l's order, batched: matrix_diag of ones of shape[:-1].
+  const Output ones = ops::Fill(scope, ops::StridedSlice(scope, shape, {0}, {-1}, {1}),
+                                ops::Cast(scope, ops::Const(scope, 1), l.type()));
+  const Output l_inverse = ops::MatrixTriangularSolve(scope, l, ops::MatrixDiag(scope, ones));
+  Output middle = MatMul(scope, l, g, true, false);
+  middle = ops::MatrixSetDiag(scope, middle,
+                              ops::Mul(scope, ops::MatrixDiagPart(scope, middle),
+                                       ops::Cast(scope, ops::Const(scope, 0.5), l.type())));
+  middle = ops::MatrixBandPart(scope, middle, -1, 0);
+  Output da = MatMul(scope, MatMul(scope, l_inverse, middle, true, false), l_inverse, false, false);
+  da = ops::AddV2(scope, da, Transposed(scope, da));
+  grad_outputs->push_back(ops::Mul(scope, da, ops::Cast(scope, ops::Const(scope, 0.5), l.type())));
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("MatrixDiag", MatrixDiagGrad);
 TW_REGISTER_GRADIENT("MatrixDiagV2", MatrixDiagV2Grad);
 TW_REGISTER_GRADIENT("MatrixDiagV3", MatrixDiagV2Grad);
@@ -92,6 +178,12 @@ TW_REGISTER_GRADIENT("MatrixSetDiagV3", MatrixSetDiagV2Grad);
 TW_REGISTER_GRADIENT("MatrixBandPart", MatrixBandPartGrad);
 TW_REGISTER_GRADIENT("Diag", DiagGrad);
 TW_REGISTER_GRADIENT("DiagPart", DiagPartGrad);
+TW_REGISTER_GRADIENT("MatrixInverse", MatrixInverseGrad);
+TW_REGISTER_GRADIENT("MatrixDeterminant", MatrixDeterminantGrad);
+TW_REGISTER_GRADIENT("LogMatrixDeterminant", LogMatrixDeterminantGrad);
+TW_REGISTER_GRADIENT("MatrixSolve", MatrixSolveGrad);
+TW_REGISTER_GRADIENT("MatrixTriangularSolve", MatrixTriangularSolveGrad);
+TW_REGISTER_GRADIENT("Cholesky", CholeskyGrad);
 
 }  // namespace
 }  // namespace towerflow

@@ -100,6 +100,10 @@ MAXPOOL_2X2 = IMAGE[2].reshape(1, 2, 2, 2, 2, 2).max(axis=(2, 4))
 VOLUME = (F, [1, 2, 4, 4, 2], np.arange(64, dtype=np.float32).reshape(1, 2, 4, 4, 2) / 7 - 4)
 MAXPOOL3D_2X2X2 = VOLUME[2].reshape(1, 1, 2, 2, 2, 2, 2, 2).max(axis=(2, 4, 6))
 S5, S5_2 = [1, 1, 1, 1, 1], [1, 2, 2, 2, 1]
+# Matrices for the linear algebra: x + 3 I, and x x^T + I.
+_X = (np.arange(18, dtype=np.float64).reshape(2, 3, 3) % 7 - 3) / 4
+WELL_CONDITIONED = (D, [2, 3, 3], _X + 3 * np.eye(3))
+POSITIVE_DEFINITE = (D, [2, 3, 3], _X @ np.swapaxes(_X, 1, 2) + np.eye(3))
 # Rows for the segment reductions, a zero among them.
 SEGMENT_DATA = (F, [5, 3], [1, -2, 3, 4, 5, -6, 0, 8, 9, -1, 0, 2, 7, -3, 5])
 # An image TF encodes here as JPEG and PNG: both sides decode the same bytes.
@@ -269,6 +273,25 @@ CASES = {
         ("out of range", {"data": SEGMENT_DATA, "segment_ids": (I32, [5], [0, 5, 1, 1, 2]),
                           "num_segments": (I32, [], 4)}, {}),
     ],
+    "MatrixInverse": [
+        ("3x3", {"input": WELL_CONDITIONED}, {}),
+        ("adjoint", {"input": WELL_CONDITIONED}, {"adjoint": True}),
+        ("float", {"input": (F, [2, 3, 3], WELL_CONDITIONED[2])}, {}),
+        ("not square", {"input": (D, [2, 3], None)}, {}),
+    ],
+    "MatrixDeterminant": [("3x3", {"input": WELL_CONDITIONED}, {})],
+    "LogMatrixDeterminant": [("3x3", {"input": WELL_CONDITIONED}, {})],
+    "MatrixSolve": [
+        ("3x3", {"matrix": WELL_CONDITIONED, "rhs": (D, [2, 3, 2], None)}, {}),
+        ("adjoint", {"matrix": WELL_CONDITIONED, "rhs": (D, [2, 3, 2], None)}, {"adjoint": True}),
+        ("rhs mismatch", {"matrix": WELL_CONDITIONED, "rhs": (D, [2, 2, 2], None)}, {}),
+    ],
+    "MatrixTriangularSolve": [
+        ("lower", {"matrix": WELL_CONDITIONED, "rhs": (D, [2, 3, 2], None)}, {}),
+        ("upper adjoint", {"matrix": WELL_CONDITIONED, "rhs": (D, [2, 3, 2], None)},
+         {"lower": False, "adjoint": True}),
+    ],
+    "Cholesky": [("positive definite", {"input": POSITIVE_DEFINITE}, {})],
     "MatrixDiagV3": [
         ("band -1..1", {"diagonal": (F, [2, 3, 3], None), "k": (I32, [2], [-1, 1]),
                         "num_rows": (I32, [], -1), "num_cols": (I32, [], -1),

@@ -1,0 +1,262 @@
+// Dense linear algebra over the last two dimensions of batches of matrices,
+// on Eigen's decompositions, with TensorFlow's semantics (linalg_ops):
+// MatrixInverse and MatrixSolve (partial-pivoting LU; a zero pivot is
+// "not invertible"), MatrixDeterminant and LogMatrixDeterminant (from the
+// same LU: sign and log |det|, TF's route to the determinant),
+// MatrixTriangularSolve (the lower or upper triangle only), and Cholesky
+// (the lower factor of the lower triangle; NaNs for a matrix that is not
+// positive definite, as TF's CPU kernel gives). `adjoint` solves with the
+// (conjugate) transpose. Matrices are row-major Eigen maps of the tensors'
+// buffers; the batch is sharded over the intra-op pool.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "Eigen/Cholesky"
+#include "Eigen/Dense"
+#include "Eigen/LU"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "core/status_macros.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "framework/threadpool.h"
+
+namespace towerflow {
+namespace {
+
+template <typename T>
+using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using ConstMap = Eigen::Map<const Matrix<T>>;
+template <typename T>
+using MutableMap = Eigen::Map<Matrix<T>>;
+
+// A rank >= 2 input of square matrices: their order and how many.
+struct Square {
+  int64_t n = 0, batch = 0;
+};
+absl::StatusOr<Square> SquareMatrices(const Tensor& t, const char* what) {
+  if (t.dims() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " must have rank >= 2, got ", t.dims()));
+  }
+  const int64_t rows = t.dim_size(t.dims() - 2), cols = t.dim_size(t.dims() - 1);
+  if (rows != cols) return absl::InvalidArgumentError("Input matrix must be square.");
+  return Square{rows, rows == 0 ? 0 : t.NumElements() / (rows * rows)};
+}
+
+// Runs fn(i) for each matrix i of the batch on the intra-op pool; the first
+// error wins.
+template <typename Fn>
+absl::Status ForEachMatrix(KernelContext* ctx, int64_t batch, int64_t cost, Fn&& fn) {
+  absl::Mutex mu;
+  absl::Status status;
+  ctx->intra_op_pool()->ParallelFor(batch, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      absl::Status s = fn(i);
+      if (!s.ok()) {
+        absl::MutexLock lock(&mu);
+        if (status.ok()) status = std::move(s);
+        return;
+      }
+    }
+  });
+  return status;
+}
+
+template <typename T>
+bool Invertible(const Eigen::PartialPivLU<Matrix<T>>& lu) {
+  return lu.matrixLU().rows() == 0 || lu.matrixLU().diagonal().cwiseAbs().minCoeff() > T(0);
+}
+
+template <typename T>
+class MatrixInverseOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("adjoint", &adjoint_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Square sq, SquareMatrices(in, "Input tensor 0"));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    const int64_t n = sq.n;
+    return ForEachMatrix(ctx, sq.batch, n * n * n, [&](int64_t i) -> absl::Status {
+      const ConstMap<T> a(in.data<T>() + i * n * n, n, n);
+      MutableMap<T> inv(out->data<T>() + i * n * n, n, n);
+      const Eigen::PartialPivLU<Matrix<T>> lu = adjoint_
+                                                    ? Eigen::PartialPivLU<Matrix<T>>(a.adjoint())
+                                                    : Eigen::PartialPivLU<Matrix<T>>(a);
+      if (!Invertible(lu)) return absl::InvalidArgumentError("Input is not invertible.");
+      inv = lu.inverse();
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  bool adjoint_ = false;
+};
+
+// sign(det) and log |det| of one matrix from its LU factors.
+template <typename T>
+void SignAndLogAbsDet(const ConstMap<T>& a, T* sign, T* log_abs) {
+  if (a.rows() == 0) {
+    *sign = T(1);
+    *log_abs = T(0);
+    return;
+  }
+  const Eigen::PartialPivLU<Matrix<T>> lu(a);
+  T s = static_cast<T>(lu.permutationP().determinant());
+  T sum = T(0);
+  for (int64_t k = 0; k < a.rows(); ++k) {
+    const T d = lu.matrixLU()(k, k);
+    if (d == T(0)) {
+      *sign = T(0);
+      *log_abs = -std::numeric_limits<T>::infinity();
+      return;
+    }
+    if (d < T(0)) s = -s;
+    sum += std::log(std::abs(d));
+  }
+  *sign = s;
+  *log_abs = sum;
+}
+
+// MatrixDeterminant (kLog false) and LogMatrixDeterminant (true).
+template <typename T, bool kLog>
+class DeterminantOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Square sq, SquareMatrices(in, "Input tensor 0"));
+    const std::vector<int64_t> dims(in.shape().dim_sizes().begin(),
+                                    in.shape().dim_sizes().end() - 2);
+    TW_ASSIGN_OR_RETURN(Tensor * first, ctx->allocate_output(0, TensorShape(dims)));
+    Tensor* second = nullptr;
+    if constexpr (kLog) {
+      TW_ASSIGN_OR_RETURN(second, ctx->allocate_output(1, TensorShape(dims)));
+    }
+    const int64_t n = sq.n, count = first->NumElements();
+    return ForEachMatrix(ctx, count, n * n * n, [&](int64_t i) -> absl::Status {
+      T sign, log_abs;
+      SignAndLogAbsDet<T>(ConstMap<T>(in.data<T>() + i * n * n, n, n), &sign, &log_abs);
+      if constexpr (kLog) {
+        first->data<T>()[i] = sign;
+        second->data<T>()[i] = log_abs;
+      } else {
+        first->data<T>()[i] = sign * std::exp(log_abs);
+      }
+      return absl::OkStatus();
+    });
+  }
+};
+
+// The batch dimensions of matrix and rhs must agree, and rhs have the
+// matrix's order of rows.
+absl::Status CheckSolveShapes(const Tensor& matrix, const Tensor& rhs) {
+  if (rhs.dims() != matrix.dims()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Input matrix and rhs must have the same rank, got ", matrix.dims(), " and ", rhs.dims()));
+  }
+  for (int d = 0; d < matrix.dims() - 2; ++d) {
+    if (matrix.dim_size(d) != rhs.dim_size(d)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Input matrix and rhs must have the same batch dimensions, got ",
+                       matrix.shape().DebugString(), " and ", rhs.shape().DebugString()));
+    }
+  }
+  if (rhs.dim_size(rhs.dims() - 2) != matrix.dim_size(matrix.dims() - 1)) {
+    return absl::InvalidArgumentError("Input matrix and rhs are incompatible.");
+  }
+  return absl::OkStatus();
+}
+
+// MatrixSolve (kTriangular false) and MatrixTriangularSolve (true).
+template <typename T, bool kTriangular>
+class SolveOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    if constexpr (kTriangular) TW_RETURN_IF_ERROR(c.GetAttr("lower", &lower_));
+    return c.GetAttr("adjoint", &adjoint_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& matrix = ctx->input(0);
+    const Tensor& rhs = ctx->input(1);
+    TW_ASSIGN_OR_RETURN(Square sq, SquareMatrices(matrix, "Input matrix"));
+    TW_RETURN_IF_ERROR(CheckSolveShapes(matrix, rhs));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, rhs.shape()));
+    const int64_t n = sq.n, k = rhs.dim_size(rhs.dims() - 1);
+    if (out->NumElements() == 0) return absl::OkStatus();
+    return ForEachMatrix(ctx, sq.batch, n * n * (n + k), [&](int64_t i) -> absl::Status {
+      const ConstMap<T> a(matrix.data<T>() + i * n * n, n, n);
+      const ConstMap<T> b(rhs.data<T>() + i * n * k, n, k);
+      MutableMap<T> x(out->data<T>() + i * n * k, n, k);
+      if constexpr (kTriangular) {
+        // Only the named triangle is read; the adjoint of a lower
+        // triangle is upper.
+        if (lower_ && !adjoint_) {
+          x = a.template triangularView<Eigen::Lower>().solve(b);
+        } else if (lower_) {
+          x = a.template triangularView<Eigen::Lower>().adjoint().solve(b);
+        } else if (!adjoint_) {
+          x = a.template triangularView<Eigen::Upper>().solve(b);
+        } else {
+          x = a.template triangularView<Eigen::Upper>().adjoint().solve(b);
+        }
+      } else {
+        const Eigen::PartialPivLU<Matrix<T>> lu = adjoint_
+                                                      ? Eigen::PartialPivLU<Matrix<T>>(a.adjoint())
+                                                      : Eigen::PartialPivLU<Matrix<T>>(a);
+        if (!Invertible(lu)) return absl::InvalidArgumentError("Input matrix is not invertible.");
+        x = lu.solve(b);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  bool lower_ = true, adjoint_ = false;
+};
+
+template <typename T>
+class CholeskyOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Square sq, SquareMatrices(in, "Input tensor 0"));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    const int64_t n = sq.n;
+    return ForEachMatrix(ctx, sq.batch, n * n * n, [&](int64_t i) -> absl::Status {
+      const ConstMap<T> a(in.data<T>() + i * n * n, n, n);
+      MutableMap<T> l(out->data<T>() + i * n * n, n, n);
+      const Eigen::LLT<Matrix<T>, Eigen::Lower> llt(a);
+      if (llt.info() != Eigen::Success) {
+        l.setConstant(std::numeric_limits<T>::quiet_NaN());
+      } else {
+        l = llt.matrixL();
+      }
+      return absl::OkStatus();
+    });
+  }
+};
+
+template <typename T>
+using DetOp = DeterminantOp<T, false>;
+template <typename T>
+using LogDetOp = DeterminantOp<T, true>;
+template <typename T>
+using MatrixSolveOp = SolveOp<T, false>;
+template <typename T>
+using TriangularSolveOp = SolveOp<T, true>;
+
+TW_REGISTER_KERNELS(linalg_ops) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterTypedKernels<MatrixInverseOp, float, double>(cpu("MatrixInverse"), "T");
+  RegisterTypedKernels<DetOp, float, double>(cpu("MatrixDeterminant"), "T");
+  RegisterTypedKernels<LogDetOp, float, double>(cpu("LogMatrixDeterminant"), "T");
+  RegisterTypedKernels<MatrixSolveOp, float, double>(cpu("MatrixSolve"), "T");
+  RegisterTypedKernels<TriangularSolveOp, float, double>(cpu("MatrixTriangularSolve"), "T");
+  RegisterTypedKernels<CholeskyOp, float, double>(cpu("Cholesky"), "T");
+}
+
+}  // namespace
+}  // namespace towerflow

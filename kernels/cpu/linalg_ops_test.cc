@@ -1,0 +1,108 @@
+// Dense linear algebra (linalg_ops.cc) against TensorFlow 2.21's values
+// (tf.raw_ops on these matrices), and TF's errors.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_runner.h"
+#include "kernels/testing/kernel_test_matchers.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace {
+
+const Tensor kA =
+    Literal<double>({2, 3, 3}, {4, 1, 2, 1, 3, 0, 2, 0, 5, 2, -1, 0, 1, 3, 1, 0, 1, 4});
+const Tensor kB = Literal<double>({2, 3, 1}, {1, 2, 3, 0, 1, -1});
+
+TEST(LinalgTest, InverseAndDeterminantsMatchTensorFlow) {
+  KernelRunner inv("MatrixInverse");
+  EXPECT_THAT(RunOk(inv, {kA}),
+              TensorNear<double>({2, 3, 3},
+                                 {0.3488372093023256, -0.11627906976744187, -0.13953488372093023,
+                                  -0.11627906976744187, 0.372093023255814, 0.04651162790697675,
+                                  -0.13953488372093023, 0.04651162790697675, 0.2558139534883721,
+                                  0.4230769230769231, 0.15384615384615383, -0.03846153846153846,
+                                  -0.15384615384615383, 0.30769230769230765, -0.07692307692307691,
+                                  0.03846153846153846, -0.07692307692307691, 0.2692307692307692},
+                                 1e-14));
+  KernelRunner adj("MatrixInverse");
+  adj.Attr("adjoint", true);
+  const Tensor t = RunOk(adj, {kA});
+  EXPECT_NEAR(t.data<double>()[10], -0.15384615384615383, 1e-14);
+  EXPECT_NEAR(t.data<double>()[12], 0.15384615384615383, 1e-14);
+  KernelRunner det("MatrixDeterminant");
+  EXPECT_THAT(RunOk(det, {kA}), TensorNear<double>({2}, {43, 26}, 1e-12));
+  KernelRunner logdet("LogMatrixDeterminant");
+  const Tensor m = Literal<double>({2, 2, 2}, {0, 1, 1, 0, 2, 0, 0, 3});
+  EXPECT_THAT(RunOk(logdet, {m}, 0), TensorIs<double>({2}, {-1, 1}));
+  EXPECT_THAT(RunOk(logdet, {m}, 1), TensorNear<double>({2}, {0, 1.791759469228055}, 1e-15));
+  // A singular matrix: sign 0, log |det| -inf, determinant 0.
+  const Tensor singular = Literal<double>({2, 2}, {1, 2, 2, 4});
+  EXPECT_THAT(RunOk(logdet, {singular}, 0), TensorIs<double>({}, {0}));
+  EXPECT_EQ(RunOk(logdet, {singular}, 1).data<double>()[0],
+            -std::numeric_limits<double>::infinity());
+  EXPECT_THAT(RunOk(det, {singular}), TensorIs<double>({}, {0}));
+}
+
+TEST(LinalgTest, SolvesMatchTensorFlow) {
+  KernelRunner solve("MatrixSolve");
+  EXPECT_THAT(RunOk(solve, {kA, kB}),
+              TensorNear<double>({2, 3, 1},
+                                 {-0.30232558139534893, 0.7674418604651164, 0.7209302325581396,
+                                  0.1923076923076923, 0.3846153846153846, -0.3461538461538461},
+                                 1e-14));
+  KernelRunner solve_adj("MatrixSolve");
+  solve_adj.Attr("adjoint", true);
+  EXPECT_THAT(RunOk(solve_adj, {kA, kB}),
+              TensorNear<double>({2, 3, 1},
+                                 {-0.30232558139534893, 0.7674418604651164, 0.7209302325581396,
+                                  -0.1923076923076923, 0.3846153846153846, -0.3461538461538461},
+                                 1e-14));
+  KernelRunner lower("MatrixTriangularSolve");
+  EXPECT_THAT(RunOk(lower, {kA, kB}), TensorNear<double>({2, 3, 1},
+                                                         {0.25, 0.5833333333333333, 0.5, 0,
+                                                          0.3333333333333333, -0.3333333333333333},
+                                                         1e-14));
+  KernelRunner upper_adj("MatrixTriangularSolve");
+  upper_adj.Attr("lower", false).Attr("adjoint", true);
+  EXPECT_THAT(
+      RunOk(upper_adj, {kA, kB}),
+      TensorNear<double>(
+          {2, 3, 1}, {0.25, 0.5833333333333333, 0.5, 0, 0.3333333333333333, -0.3333333333333333},
+          1e-14));
+}
+
+TEST(LinalgTest, CholeskyMatchesTensorFlow) {
+  KernelRunner chol("Cholesky");
+  EXPECT_THAT(
+      RunOk(chol, {Literal<double>({1, 3, 3}, {4, 1, 2, 1, 3, 0, 2, 0, 5})}),
+      TensorNear<double>(
+          {1, 3, 3},
+          {2, 0, 0, 0.5, 1.6583123951777, 0, 1, -0.30151134457776363, 1.9771421064483223}, 1e-13));
+  // Not positive definite: NaNs, no error (TF's CPU kernel).
+  const Tensor bad = RunOk(chol, {Literal<double>({2, 2}, {1, 2, 2, 1})});
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(std::isnan(bad.data<double>()[i]));
+}
+
+TEST(LinalgTest, BadInputsAreTensorFlowsErrors) {
+  KernelRunner inv("MatrixInverse");
+  EXPECT_THAT(inv.Run({Literal<double>({2, 2}, {0, 0, 0, 0})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "Input is not invertible."));
+  EXPECT_THAT(
+      inv.Run({Literal<double>({2, 3}, {1, 2, 3, 4, 5, 6})}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "Input matrix must be square."));
+  KernelRunner solve("MatrixSolve");
+  EXPECT_THAT(solve.Run({kA, Literal<double>({2, 2, 1}, {1, 2, 3, 4})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Input matrix and rhs are incompatible."));
+  KernelRunner det("MatrixDeterminant");
+  EXPECT_THAT(det.Run({Literal<double>({3}, {1, 2, 3})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Input tensor 0 must have rank >= 2, got 1"));
+}
+
+}  // namespace
+}  // namespace towerflow
