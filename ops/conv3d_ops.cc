@@ -187,67 +187,57 @@ OpDefBuilder PoolAttrs(OpDefBuilder b) {
   return b;
 }
 
+// The convolutions' window attrs after their inputs and T; the
+// deprecated V1 backprops have no data_format.
+OpDefBuilder ConvAttrs(OpDefBuilder b, bool has_format = true) {
+  b.Attr("strides: list(int) >= 5").Attr("padding: {'SAME', 'VALID'}");
+  if (has_format) b.Attr(kFormat);
+  b.Attr(kDilations);
+  return b;
+}
+
 [[maybe_unused]] const bool kRegistered = [] {
-  RegisterOp(OpDefBuilder("Conv3D", __FILE__)
-                 .Input("input: T")
-                 .Input("filter: T")
-                 .Output("output: T")
-                 .Attr(kConvTypes)
-                 .Attr("strides: list(int) >= 5")
-                 .Attr("padding: {'SAME', 'VALID'}")
-                 .Attr(kFormat)
-                 .Attr(kDilations)
+  RegisterOp(ConvAttrs(OpDefBuilder("Conv3D", __FILE__)
+                           .Input("input: T")
+                           .Input("filter: T")
+                           .Output("output: T")
+                           .Attr(kConvTypes))
                  .Doc("3-D convolution of an NDHWC/NCDHW input with a [KD,KH,KW,C,OC] filter.")
                  .SetShapeFn(Conv3DShape));
-  RegisterOp(OpDefBuilder("Conv3DBackpropInputV2", __FILE__)
-                 .Input("input_sizes: Tshape")
-                 .Input("filter: T")
-                 .Input("out_backprop: T")
-                 .Output("output: T")
-                 .Attr(kConvTypes)
-                 .Attr("strides: list(int) >= 5")
-                 .Attr("padding: {'SAME', 'VALID'}")
-                 .Attr(kFormat)
-                 .Attr(kDilations)
+  RegisterOp(ConvAttrs(OpDefBuilder("Conv3DBackpropInputV2", __FILE__)
+                           .Input("input_sizes: Tshape")
+                           .Input("filter: T")
+                           .Input("out_backprop: T")
+                           .Output("output: T")
+                           .Attr(kConvTypes))
                  .Attr("Tshape: {int32, int64} = DT_INT32")
                  .Doc("Gradient of Conv3D with respect to its input.")
                  .SetShapeFn([](InferenceContext* c) { return Conv3DBackpropShape(c, 0, true); }));
-  RegisterOp(OpDefBuilder("Conv3DBackpropFilterV2", __FILE__)
-                 .Input("input: T")
-                 .Input("filter_sizes: int32")
-                 .Input("out_backprop: T")
-                 .Output("output: T")
-                 .Attr(kConvTypes)
-                 .Attr("strides: list(int) >= 5")
-                 .Attr("padding: {'SAME', 'VALID'}")
-                 .Attr(kFormat)
-                 .Attr(kDilations)
+  RegisterOp(ConvAttrs(OpDefBuilder("Conv3DBackpropFilterV2", __FILE__)
+                           .Input("input: T")
+                           .Input("filter_sizes: int32")
+                           .Input("out_backprop: T")
+                           .Output("output: T")
+                           .Attr(kConvTypes))
                  .Doc("Gradient of Conv3D with respect to its filter.")
                  .SetShapeFn([](InferenceContext* c) { return Conv3DBackpropShape(c, 1, true); }));
-  RegisterOp(OpDefBuilder("Conv3DBackpropInput", __FILE__)
-                 .Input("input: T")
-                 .Input("filter: T")
-                 .Input("out_backprop: T")
-                 .Output("output: T")
-                 .Attr("T: {half, float, double}")
-                 .Attr("strides: list(int) >= 5")
-                 .Attr("padding: {'SAME', 'VALID'}")
-                 .Attr(kDilations)
-                 .Doc("Deprecated (TF 1.x graphs): Conv3DBackpropInputV2 with the input's shape "
-                      "taken from `input`.")
-                 .SetShapeFn([](InferenceContext* c) { return Conv3DBackpropShape(c, 0, false); }));
-  RegisterOp(OpDefBuilder("Conv3DBackpropFilter", __FILE__)
-                 .Input("input: T")
-                 .Input("filter: T")
-                 .Input("out_backprop: T")
-                 .Output("output: T")
-                 .Attr("T: {half, float, double}")
-                 .Attr("strides: list(int) >= 5")
-                 .Attr("padding: {'SAME', 'VALID'}")
-                 .Attr(kDilations)
-                 .Doc("Deprecated (TF 1.x graphs): Conv3DBackpropFilterV2 with the filter's shape "
-                      "taken from `filter`.")
-                 .SetShapeFn([](InferenceContext* c) { return Conv3DBackpropShape(c, 1, false); }));
+  for (const bool filter : {false, true}) {
+    RegisterOp(
+        ConvAttrs(OpDefBuilder(filter ? "Conv3DBackpropFilter" : "Conv3DBackpropInput", __FILE__)
+                      .Input("input: T")
+                      .Input("filter: T")
+                      .Input("out_backprop: T")
+                      .Output("output: T")
+                      .Attr("T: {half, float, double}"),
+                  /*has_format=*/false)
+            .Doc(filter ? "Deprecated (TF 1.x graphs): Conv3DBackpropFilterV2 with the filter's "
+                          "shape taken from `filter`."
+                        : "Deprecated (TF 1.x graphs): Conv3DBackpropInputV2 with the input's "
+                          "shape taken from `input`.")
+            .SetShapeFn([filter](InferenceContext* c) {
+              return Conv3DBackpropShape(c, filter ? 1 : 0, false);
+            }));
+  }
   RegisterOp(PoolAttrs(OpDefBuilder("MaxPool3D", __FILE__).Input("input: T").Output("output: T"))
                  .Attr("T: {half, bfloat16, float}")
                  .Doc("Maximum over 3-D sliding windows.")

@@ -89,6 +89,34 @@ void ForEachBandElement(const Band& b, int64_t rows, int64_t cols, int64_t max_l
   }
 }
 
+// Copies every band element of `batch` M x N matrices between the
+// matrices and their packed form ([batch, num_diags * max_len]):
+// into the matrices when `to_matrices`, else out of them.
+void CopyBand(const Band& b, int64_t batch, int64_t rows, int64_t cols, int64_t max_len, int elem,
+              bool to_matrices, const char* src, char* dst) {
+  const int64_t block = b.num_diags() * max_len, matrix = rows * cols;
+  for (int64_t n = 0; n < batch; ++n) {
+    ForEachBandElement(b, rows, cols, max_len, [&](int64_t m, int64_t p) {
+      const int64_t in_matrix = (n * matrix + m) * elem, in_packed = (n * block + p) * elem;
+      if (to_matrices) {
+        std::memcpy(dst + in_matrix, src + in_packed, elem);
+      } else {
+        std::memcpy(dst + in_packed, src + in_matrix, elem);
+      }
+    });
+  }
+}
+
+// padding_value: one element, its bytes.
+absl::StatusOr<std::vector<char>> PaddingBytes(const Tensor& pad) {
+  if (pad.NumElements() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "padding_value must have exactly one element, got shape ", pad.shape().DebugString()));
+  }
+  const char* bytes = static_cast<const char*>(pad.raw_data());
+  return std::vector<char>(bytes, bytes + DataTypeSize(pad.dtype()));
+}
+
 // Fills `count` elements of `elem` bytes at `dst` with the value at `value`.
 void FillBytes(char* dst, int64_t count, const char* value, int elem) {
   for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * elem, value, elem);
@@ -113,12 +141,7 @@ class MatrixDiagOp : public OpKernel {
       TW_ASSIGN_OR_RETURN(b, ReadBand(ctx->input(1), align_));
       TW_ASSIGN_OR_RETURN(rows, IntScalar(ctx->input(2), "num_rows"));
       TW_ASSIGN_OR_RETURN(cols, IntScalar(ctx->input(3), "num_cols"));
-      const Tensor& pad = ctx->input(4);
-      if (pad.NumElements() != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "padding_value must have exactly one element, got shape ", pad.shape().DebugString()));
-      }
-      std::memcpy(padding.data(), pad.raw_data(), elem);
+      TW_ASSIGN_OR_RETURN(padding, PaddingBytes(ctx->input(4)));
     }
     if (diag.dims() < 1) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -163,12 +186,7 @@ class MatrixDiagOp : public OpKernel {
     char* dst = static_cast<char*>(out->raw_data());
     const char* src = static_cast<const char*>(diag.raw_data());
     FillBytes(dst, out->NumElements(), padding.data(), elem);
-    const int64_t block = b.num_diags() * max_len, matrix = rows * cols;
-    for (int64_t n = 0; n < batch; ++n) {
-      ForEachBandElement(b, rows, cols, max_len, [&](int64_t m, int64_t p) {
-        std::memcpy(dst + (n * matrix + m) * elem, src + (n * block + p) * elem, elem);
-      });
-    }
+    CopyBand(b, batch, rows, cols, max_len, elem, /*to_matrices=*/true, src, dst);
     return absl::OkStatus();
   }
 
@@ -231,12 +249,7 @@ class MatrixDiagPartOp : public OpKernel {
     std::vector<char> padding(elem, 0);
     if constexpr (kVersion > 1) {
       TW_ASSIGN_OR_RETURN(b, ReadBand(ctx->input(1), align_));
-      const Tensor& pad = ctx->input(2);
-      if (pad.NumElements() != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "padding_value must have exactly one element, got shape ", pad.shape().DebugString()));
-      }
-      std::memcpy(padding.data(), pad.raw_data(), elem);
+      TW_ASSIGN_OR_RETURN(padding, PaddingBytes(ctx->input(2)));
     }
     TW_ASSIGN_OR_RETURN(Packed p, PackedShape(input, b));
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(p.dims));
@@ -245,12 +258,7 @@ class MatrixDiagPartOp : public OpKernel {
     char* dst = static_cast<char*>(out->raw_data());
     const char* src = static_cast<const char*>(input.raw_data());
     FillBytes(dst, out->NumElements(), padding.data(), elem);
-    const int64_t block = b.num_diags() * p.max_len, matrix = p.rows * p.cols;
-    for (int64_t n = 0; n < p.batch; ++n) {
-      ForEachBandElement(b, p.rows, p.cols, p.max_len, [&](int64_t m, int64_t q) {
-        std::memcpy(dst + (n * block + q) * elem, src + (n * matrix + m) * elem, elem);
-      });
-    }
+    CopyBand(b, p.batch, p.rows, p.cols, p.max_len, elem, /*to_matrices=*/false, src, dst);
     return absl::OkStatus();
   }
 
@@ -286,13 +294,8 @@ class MatrixSetDiagOp : public OpKernel {
     const int elem = DataTypeSize(input.dtype());
     char* dst = static_cast<char*>(out->raw_data());
     if (out->raw_data() != input.raw_data()) std::memcpy(dst, input.raw_data(), input.TotalBytes());
-    const char* src = static_cast<const char*>(diag.raw_data());
-    const int64_t block = b.num_diags() * p.max_len, matrix = p.rows * p.cols;
-    for (int64_t n = 0; n < p.batch; ++n) {
-      ForEachBandElement(b, p.rows, p.cols, p.max_len, [&](int64_t m, int64_t q) {
-        std::memcpy(dst + (n * matrix + m) * elem, src + (n * block + q) * elem, elem);
-      });
-    }
+    CopyBand(b, p.batch, p.rows, p.cols, p.max_len, elem, /*to_matrices=*/true,
+             static_cast<const char*>(diag.raw_data()), dst);
     return absl::OkStatus();
   }
 

@@ -378,6 +378,18 @@ def towerflow_run_in_tensorboard(ctx):
 # ---- TensorFlow -> Towerflow
 
 
+def train_in_towerflow(ctx, out, graph, saver, prefix, losses):
+    """Towerflow's driver restores `graph` from its checkpoint and trains it
+    on the x_i/y_i batches TF saved in `out`; its losses must be TF's."""
+    tf.io.write_graph(graph.as_graph_def(), out, "graph.pb", as_text=False)
+    mine = json.loads(run(ctx.driver, "train", f"--graph={out}/graph.pb", f"--checkpoint={prefix}",
+                          f"--filename_tensor={saver.saver_def.filename_tensor_name}",
+                          f"--restore_op={saver.saver_def.restore_op_name}", "--feeds=x,y",
+                          f"--feed_dir={out}", f"--steps={len(losses)}"))
+    expect_close("losses", np.array(mine["losses"], np.float32), np.array(losses, np.float32))
+    return f"{len(losses)} steps, losses " + " ".join(f"{v:.4f}" for v in losses)
+
+
 @check
 def tensorflow_v1_training_in_towerflow(ctx):
     """A tf.compat.v1 graph with tf.cond and tf.while_loop, restored from its
@@ -422,13 +434,7 @@ def tensorflow_v1_training_in_towerflow(ctx):
             np.save(os.path.join(out, f"y_{step}.npy"), ys.astype(np.float32))
             value, _ = session.run([loss, "train"], {x: xs, y: ys})
             losses.append(value)
-    tf.io.write_graph(graph.as_graph_def(), out, "graph.pb", as_text=False)
-    mine = json.loads(run(ctx.driver, "train", f"--graph={out}/graph.pb", f"--checkpoint={prefix}",
-                          f"--filename_tensor={saver.saver_def.filename_tensor_name}",
-                          f"--restore_op={saver.saver_def.restore_op_name}", "--feeds=x,y",
-                          f"--feed_dir={out}", "--steps=10"))
-    expect_close("losses", np.array(mine["losses"], np.float32), np.array(losses, np.float32))
-    return "10 steps, losses " + " ".join(f"{v:.4f}" for v in losses)
+    return train_in_towerflow(ctx, out, graph, saver, prefix, losses)
 
 
 @check
@@ -486,13 +492,7 @@ def tensorflow_v1_recurrent_training_in_towerflow(ctx):
             np.save(os.path.join(out, f"y_{step}.npy"), ys)
             value, _ = session.run([loss, "train"], {x: xs, y: ys})
             losses.append(value)
-    tf.io.write_graph(graph.as_graph_def(), out, "graph.pb", as_text=False)
-    mine = json.loads(run(ctx.driver, "train", f"--graph={out}/graph.pb", f"--checkpoint={prefix}",
-                          f"--filename_tensor={saver.saver_def.filename_tensor_name}",
-                          f"--restore_op={saver.saver_def.restore_op_name}", "--feeds=x,y",
-                          f"--feed_dir={out}", "--steps=10"))
-    expect_close("losses", np.array(mine["losses"], np.float32), np.array(losses, np.float32))
-    return "10 steps, losses " + " ".join(f"{v:.4f}" for v in losses)
+    return train_in_towerflow(ctx, out, graph, saver, prefix, losses)
 
 
 def towerflow_runs_saved_model(ctx, directory, inputs, signature="serving_default"):
