@@ -156,6 +156,19 @@ TEST(TensorArrayTest, MalformedInputsAreErrors) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "Expected sum of lengths to be equal to values.shape[0], but sum of "
                        "lengths is: 2 and value's shape is: [3]"));
+  EXPECT_THAT(error([](const Scope& s) -> Output {
+                return ops::TensorArray(s, DT_FLOAT, int32_t{1} << 30).Size(s);
+              }),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "is beyond the 16777216 elements an array may hold"));
+  EXPECT_THAT(error([](const Scope& s) -> Output {
+                const ops::TensorArrayV3 ta(s, 2, DT_FLOAT);
+                const int64_t huge = int64_t{1} << 62;
+                return ops::TensorArraySplitV3(s, ta.handle, ops::Const(s, {1.f, 2.f}),
+                                               ops::Const(s, {huge, huge, huge, huge}), ta.flow);
+              }),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "but sum of lengths is: more than 2 and value's shape is: [2]"));
   EXPECT_THAT(
       error([](const Scope& s) -> Output {
         const ops::TensorArrayV3 ta(s, 2, DT_FLOAT);

@@ -89,6 +89,11 @@ absl::Status CopyRows(const Tensor& src, int64_t row_offset_elements, Tensor* ds
 
 std::string ShapeString(const PartialTensorShape& s) { return s.DebugString(); }
 
+// The most elements an array may hold: each costs a Tensor's bookkeeping
+// before any data (about 64 bytes), and a size or index from a GraphDef must
+// not exhaust memory on bookkeeping alone. Sequences are far shorter.
+constexpr int64_t kMaxElements = int64_t{1} << 24;
+
 class TensorArray : public ResourceBase {
  public:
   struct Options {
@@ -128,9 +133,10 @@ class TensorArray : public ResourceBase {
             absl::StrCat("TensorArray ", o_.name, ": Tried to write to index ", index,
                          " but array is not resizeable and size is: ", entries_.size()));
       }
-      if (index >= (int64_t{1} << 31)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("TensorArray ", o_.name, ": index ", index, " is too large"));
+      if (index >= kMaxElements) {
+        return absl::InvalidArgumentError(absl::StrCat("TensorArray ", o_.name, ": index ", index,
+                                                       " is beyond the ", kMaxElements,
+                                                       " elements an array may hold"));
       }
       entries_.resize(index + 1);
     }
@@ -324,8 +330,9 @@ class TensorArrayOp : public OpKernel {
     if (size < 0) {
       return absl::InvalidArgumentError(absl::StrCat("Size should be >= 0, got ", size));
     }
-    if (size >= (int64_t{1} << 31)) {
-      return absl::InvalidArgumentError(absl::StrCat("TensorArray size ", size, " is too large"));
+    if (size > kMaxElements) {
+      return absl::InvalidArgumentError(absl::StrCat("TensorArray size ", size, " is beyond the ",
+                                                     kMaxElements, " elements an array may hold"));
     }
     TensorArray::Options o = o_;
     o.size = size;
@@ -576,17 +583,24 @@ class TensorArraySplitOp : public OpKernel {
           "Expected lengths to be a vector, received shape: ", lengths_in.shape().DebugString()));
     }
     TW_ASSIGN_OR_RETURN(std::vector<int64_t> lengths, IntVector(lengths_in, "lengths"));
+    const int64_t rows = value.dim_size(0);
     int64_t total = 0;
+    bool beyond = false;  // the sum passed the rows (and is not summed further)
     for (int64_t l : lengths) {
-      if (l < 0 || l > value.dim_size(0)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "TensorArray split length ", l, " is out of range [0, ", value.dim_size(0), "]"));
+      if (l < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("TensorArray split length ", l, " is negative"));
+      }
+      if (l > rows - total) {
+        beyond = true;
+        break;
       }
       total += l;
     }
-    if (total != value.dim_size(0)) {
+    if (beyond || total != rows) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is: ", total,
+          "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is: ",
+          beyond ? absl::StrCat("more than ", rows) : absl::StrCat(total),
           " and value's shape is: ", value.shape().DebugString()));
     }
     if (!ta->dynamic_size() && ta->Size() != static_cast<int64_t>(lengths.size())) {
