@@ -145,6 +145,16 @@ struct Softplus {
     return (x > T(0) ? x : T(0)) + std::log1p(std::exp(x > T(0) ? -x : x));
   }
 };
+// The nearest integer, halves to even (the default rounding mode), as TF.
+template <typename T>
+struct Rint {
+  TW_HOST_DEVICE T operator()(const T& x) const { return std::rint(x); }
+};
+// x / (1 + |x|).
+template <typename T>
+struct Softsign {
+  TW_HOST_DEVICE T operator()(const T& x) const { return x / (T(1) + (x < T(0) ? -x : x)); }
+};
 // Scaled ELU with TensorFlow's constants (Klambauer et al.).
 inline constexpr double kSeluScale = 1.0507009873554804934193349852946;
 inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
@@ -386,6 +396,13 @@ struct EluGrad {  // (g, Elu's output f): d/dx (e^x - 1) = e^x = f + 1
 template <typename T>
 struct SoftplusGrad {  // (g, features): g * sigmoid(features)
   TW_HOST_DEVICE T operator()(const T& g, const T& f) const { return g / (T(1) + std::exp(-f)); }
+};
+template <typename T>
+struct SoftsignGrad {  // (g, features): g / (1 + |features|)^2
+  TW_HOST_DEVICE T operator()(const T& g, const T& f) const {
+    const T d = T(1) + (f < T(0) ? -f : f);
+    return g / (d * d);
+  }
 };
 template <typename T>
 struct SeluGrad {  // (g, Selu's output y): g * (y + scale * alpha) where y < 0, else g * scale

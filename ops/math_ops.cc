@@ -346,6 +346,7 @@ absl::Status SegmentShape(InferenceContext* c) {
   RegisterUnary("Atanh", kFloatComplex, "atanh(x)");
   RegisterUnary("Erfc", "{bfloat16, half, float, double}", "1 - erf(x)");
   RegisterUnary("Floor", "{bfloat16, half, float, double}", "largest integer <= x");
+  RegisterUnary("Rint", "{bfloat16, half, float, double}", "the nearest integer, halves to even");
   RegisterUnary("Ceil", "{bfloat16, half, float, double}", "smallest integer >= x");
   RegisterUnary("Round", "{bfloat16, half, float, double, int32, int64, complex64, complex128}",
                 "x rounded half to even");

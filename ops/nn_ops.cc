@@ -250,6 +250,8 @@ void RegisterActivationGrad(const char* name, const char* second_input, const ch
                          "gradients * (outputs + 1) where outputs < 0, else gradients");
   RegisterActivation("Softplus", kFloatish, "log(exp(features) + 1)");
   RegisterActivationGrad("SoftplusGrad", "features", kFloatish, "gradients * sigmoid(features)");
+  RegisterActivation("Softsign", kFloatish, "features / (1 + |features|)");
+  RegisterActivationGrad("SoftsignGrad", "features", kFloatish, "gradients / (1 + |features|)^2");
   RegisterActivation("Selu", kFloatish,
                      "scale * features if > 0 else scale * alpha * (exp(features) - 1)");
   RegisterActivationGrad("SeluGrad", "outputs", kFloatish,

@@ -189,6 +189,8 @@ using FloorOp = UnaryOp<T, functor::Floor<T>>;
 template <typename T>
 using CeilOp = UnaryOp<T, ei::scalar_ceil_op<T>>;
 template <typename T>
+using RintOp = UnaryOp<T, functor::Rint<T>>;
+template <typename T>
 using RoundOp = UnaryOp<T, functor::Round<T>>;
 template <typename T>
 using SinOp = UnaryOp<T, ei::scalar_sin_op<T>>;
@@ -271,6 +273,7 @@ TW_REGISTER_KERNELS(cwise_unary) {
   RegisterTypedKernels<FloorOp, float, double>(cpu("Floor"), "T");
   RegisterTypedKernels<CeilOp, float, double>(cpu("Ceil"), "T");
   RegisterTypedKernels<RoundOp, float, double, int32_t, int64_t>(cpu("Round"), "T");
+  RegisterTypedKernels<RintOp, float, double>(cpu("Rint"), "T");
   RegisterTypedKernels<SinOp, float, double>(cpu("Sin"), "T");
   RegisterTypedKernels<CosOp, float, double>(cpu("Cos"), "T");
   RegisterTypedKernels<ErfcOp, float, double>(cpu("Erfc"), "T");

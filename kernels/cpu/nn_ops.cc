@@ -308,6 +308,10 @@ using SoftplusOp = UnaryOp<T, functor::Softplus<T>>;
 template <typename T>
 using SoftplusGradOp = SameShapeBinaryOp<T, functor::SoftplusGrad<T>>;
 template <typename T>
+using SoftsignOp = UnaryOp<T, functor::Softsign<T>>;
+template <typename T>
+using SoftsignGradOp = SameShapeBinaryOp<T, functor::SoftsignGrad<T>>;
+template <typename T>
 using SeluOp = UnaryOp<T, functor::Selu<T>>;
 template <typename T>
 using SeluGradOp = SameShapeBinaryOp<T, functor::SeluGrad<T>>;
@@ -369,10 +373,13 @@ TW_REGISTER_KERNELS(nn_ops) {
   RegisterTypedKernels<Relu6Op, float, double, int32_t, int64_t>(cpu("Relu6"), "T");
   RegisterTypedKernels<EluOp, float, double>(cpu("Elu"), "T");
   RegisterTypedKernels<ReluGradOp, float, double, int32_t, int64_t, uint8_t>(cpu("ReluGrad"), "T");
-  RegisterTypedKernels<Relu6GradOp, float, double, int32_t, int64_t, uint8_t>(cpu("Relu6Grad"), "T");
+  RegisterTypedKernels<Relu6GradOp, float, double, int32_t, int64_t, uint8_t>(cpu("Relu6Grad"),
+                                                                              "T");
   RegisterTypedKernels<EluGradOp, float, double>(cpu("EluGrad"), "T");
   RegisterTypedKernels<SoftplusOp, float, double>(cpu("Softplus"), "T");
   RegisterTypedKernels<SoftplusGradOp, float, double>(cpu("SoftplusGrad"), "T");
+  RegisterTypedKernels<SoftsignOp, float, double>(cpu("Softsign"), "T");
+  RegisterTypedKernels<SoftsignGradOp, float, double>(cpu("SoftsignGrad"), "T");
   RegisterTypedKernels<SeluOp, float, double>(cpu("Selu"), "T");
   RegisterTypedKernels<SeluGradOp, float, double>(cpu("SeluGrad"), "T");
   RegisterTypedKernels<LeakyReluOp, float, double>(cpu("LeakyRelu"), "T");

@@ -551,6 +551,18 @@ TEST(NnTest, SoftplusSeluLeakyReluAndErf) {
   KernelRunner selu_grad("SeluGrad");
   EXPECT_THAT(RunOk(selu_grad, {Literal<float>({2}, {1, 1}), Literal<float>({2}, {2, -1})}),
               TensorNear<float>({2}, {1.0507010f, 1.7580993f - 1}, 1e-6));
+  // TF 2.21's values.
+  KernelRunner softsign("Softsign");
+  EXPECT_THAT(RunOk(softsign, {Literal<float>({5}, {-3, -1, 0, 0.5f, 2})}),
+              TensorNear<float>({5}, {-0.75f, -0.5f, 0, 0.33333334f, 0.6666667f}, 1e-7));
+  KernelRunner softsign_grad("SoftsignGrad");
+  EXPECT_THAT(RunOk(softsign_grad, {Literal<float>({5}, {1, 2, 3, 4, 5}),
+                                    Literal<float>({5}, {-3, -1, 0, 0.5f, 2})}),
+              TensorNear<float>({5}, {0.0625f, 0.5f, 3, 1.7777778f, 0.5555556f}, 1e-6));
+  KernelRunner rint("Rint");
+  EXPECT_THAT(
+      RunOk(rint, {Literal<float>({8}, {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 0.4f, -1.7f})}),
+      TensorIs<float>({8}, {-2, -2, -0.0f, 0, 2, 2, 0, -2}));
   KernelRunner erf("Erf");
   EXPECT_THAT(RunOk(erf, {Literal<float>({3}, {0.5f, -1, 0})}),
               TensorNear<float>({3}, {0.5204999f, -0.8427008f, 0}, 1e-6));

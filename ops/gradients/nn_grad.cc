@@ -86,6 +86,11 @@ TW_GRAD_FN(TopKV2Grad) {
   return scope.status();
 }
 
+// y = x / (1 + |x|): dx = g / (1 + |x|)^2.
+TW_GRAD_FN(SoftsignGradient) {
+  grad_outputs->push_back(ops::SoftsignGrad(scope, grad_inputs[0], In(op, 0)));
+  return scope.status();
+}
 // y = softplus(x): dx = g * sigmoid(x).
 TW_GRAD_FN(SoftplusGradient) {
   grad_outputs->push_back(ops::SoftplusGrad(scope, grad_inputs[0], In(op, 0)));
@@ -492,6 +497,8 @@ TW_REGISTER_GRADIENT("FusedBatchNormGradV3", FusedBatchNormGradGrad);
 TW_REGISTER_GRADIENT("L2Loss", L2LossGrad);
 TW_REGISTER_GRADIENT("TopKV2", TopKV2Grad);
 TW_REGISTER_GRADIENT("Softplus", SoftplusGradient);
+TW_REGISTER_GRADIENT("Softsign", SoftsignGradient);
+TW_REGISTER_NO_GRADIENT("SoftsignGrad");  // as in TF
 TW_REGISTER_GRADIENT("SoftplusGrad", SoftplusGradGradient);
 TW_REGISTER_GRADIENT("Selu", SeluGradient);
 TW_REGISTER_GRADIENT("SeluGrad", SeluGradGradient);

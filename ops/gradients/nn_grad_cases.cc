@@ -30,6 +30,9 @@ std::vector<GradCase> NnCases() {
           "Elu", [](const Scope& s, Output x) { return ops::Elu(s, x); }, NonZero({2, 3})),
       Unary("Softplus", [](const Scope& s, Output x) { return ops::Softplus(s, x); }),
       Unary(
+          "Softsign", [](const Scope& s, Output x) { return ops::Softsign(s, x); },
+          NonZero({2, 3})),
+      Unary(
           "Selu", [](const Scope& s, Output x) { return ops::Selu(s, x); }, NonZero({2, 3})),
       Unary(
           "LeakyRelu",
