@@ -202,6 +202,23 @@ TEST(TensorArrayTest, GradientsMatchFiniteDifferences) {
   EXPECT_LT(err, 1e-6);
 }
 
+// Two reads of one element (clear_after_read false) write their gradients
+// into one element of the gradient array, which adds them: d(r + 2 r)/dx = 3.
+TEST(TensorArrayTest, GradientArraysAddRepeatedWrites) {
+  Scope s = Scope::NewRootScope();
+  const Output x = ops::Placeholder(s, DT_FLOAT, ops::Placeholder::Shape({2}));
+  const ops::TensorArray ta =
+      ops::TensorArray(s, DT_FLOAT, 1, {.clear_after_read = false}).Write(s, 0, x);
+  const Output y = ops::AddV2(s, ta.Read(s, 0), ops::Mul(s, ta.Read(s, 0), 2.f));
+  Outputs grads;
+  TW_ASSERT_OK(AddSymbolicGradients(s, {y}, {x}, &grads));
+  ClientSession session(s);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({{x, Literal<float>({2}, {1, -1})}}, {y, grads[0]}, &out));
+  EXPECT_THAT(out[0], TensorIs<float>({2}, {3, -3}));
+  EXPECT_THAT(out[1], TensorIs<float>({2}, {3, 3}));
+}
+
 // h_i = tanh(h_{i-1} w + x_i) over x's rows, every h_i written to an
 // array and stacked: TF's outputs and gradients of sum(y^2) (tf.compat.v1
 // while_loop with TensorArrays, TF 2.21), and finite differences.

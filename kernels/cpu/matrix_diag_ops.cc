@@ -122,23 +122,39 @@ void FillBytes(char* dst, int64_t count, const char* value, int elem) {
   for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * elem, value, elem);
 }
 
-// MatrixDiag (kVersion 1), MatrixDiagV2 (2), MatrixDiagV3 (3).
+// What the three diagonal kernels share: V3's `align` (V1 and V2 pack
+// LEFT_LEFT), and the band V2 and V3 read from input `k_input` (V1: the
+// main diagonal).
 template <int kVersion>
-class MatrixDiagOp : public OpKernel {
+class DiagKernel : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
     if constexpr (kVersion == 3) TW_RETURN_IF_ERROR(c.GetAttr("align", &align_));
     return absl::OkStatus();
   }
+
+ protected:
+  absl::StatusOr<Band> BandOf(KernelContext* ctx, int k_input) const {
+    if constexpr (kVersion == 1) return Band{};
+    return ReadBand(ctx->input(k_input), align_);
+  }
+
+ private:
+  std::string align_ = "LEFT_LEFT";
+};
+
+// MatrixDiag (kVersion 1), MatrixDiagV2 (2), MatrixDiagV3 (3).
+template <int kVersion>
+class MatrixDiagOp : public DiagKernel<kVersion> {
+ public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& diag = ctx->input(0);
     TW_RETURN_IF_ERROR(CheckFixedSize(diag.dtype()));
-    Band b;
+    TW_ASSIGN_OR_RETURN(const Band b, this->BandOf(ctx, 1));
     int64_t rows = -1, cols = -1;
     const int elem = DataTypeSize(diag.dtype());
     std::vector<char> padding(elem, 0);
     if constexpr (kVersion > 1) {
-      TW_ASSIGN_OR_RETURN(b, ReadBand(ctx->input(1), align_));
       TW_ASSIGN_OR_RETURN(rows, IntScalar(ctx->input(2), "num_rows"));
       TW_ASSIGN_OR_RETURN(cols, IntScalar(ctx->input(3), "num_cols"));
       TW_ASSIGN_OR_RETURN(padding, PaddingBytes(ctx->input(4)));
@@ -189,9 +205,6 @@ class MatrixDiagOp : public OpKernel {
     CopyBand(b, batch, rows, cols, max_len, elem, /*to_matrices=*/true, src, dst);
     return absl::OkStatus();
   }
-
- private:
-  std::string align_ = "LEFT_LEFT";
 };
 
 // The band's checks against an M x N input: in range, ordered.
@@ -235,20 +248,15 @@ absl::StatusOr<Packed> PackedShape(const Tensor& input, const Band& band) {
 
 // MatrixDiagPart (1), V2, V3.
 template <int kVersion>
-class MatrixDiagPartOp : public OpKernel {
+class MatrixDiagPartOp : public DiagKernel<kVersion> {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    if constexpr (kVersion == 3) TW_RETURN_IF_ERROR(c.GetAttr("align", &align_));
-    return absl::OkStatus();
-  }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     TW_RETURN_IF_ERROR(CheckFixedSize(input.dtype()));
     const int elem = DataTypeSize(input.dtype());
-    Band b;
+    TW_ASSIGN_OR_RETURN(const Band b, this->BandOf(ctx, 1));
     std::vector<char> padding(elem, 0);
     if constexpr (kVersion > 1) {
-      TW_ASSIGN_OR_RETURN(b, ReadBand(ctx->input(1), align_));
       TW_ASSIGN_OR_RETURN(padding, PaddingBytes(ctx->input(2)));
     }
     TW_ASSIGN_OR_RETURN(Packed p, PackedShape(input, b));
@@ -261,27 +269,17 @@ class MatrixDiagPartOp : public OpKernel {
     CopyBand(b, p.batch, p.rows, p.cols, p.max_len, elem, /*to_matrices=*/false, src, dst);
     return absl::OkStatus();
   }
-
- private:
-  std::string align_ = "LEFT_LEFT";
 };
 
 // MatrixSetDiag (1), V2, V3.
 template <int kVersion>
-class MatrixSetDiagOp : public OpKernel {
+class MatrixSetDiagOp : public DiagKernel<kVersion> {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    if constexpr (kVersion == 3) TW_RETURN_IF_ERROR(c.GetAttr("align", &align_));
-    return absl::OkStatus();
-  }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     const Tensor& diag = ctx->input(1);
     TW_RETURN_IF_ERROR(CheckFixedSize(input.dtype()));
-    Band b;
-    if constexpr (kVersion > 1) {
-      TW_ASSIGN_OR_RETURN(b, ReadBand(ctx->input(2), align_));
-    }
+    TW_ASSIGN_OR_RETURN(const Band b, this->BandOf(ctx, 2));
     TW_ASSIGN_OR_RETURN(Packed p, PackedShape(input, b));
     if (diag.shape() != TensorShape(p.dims)) {
       return absl::InvalidArgumentError(
@@ -298,9 +296,6 @@ class MatrixSetDiagOp : public OpKernel {
              static_cast<const char*>(diag.raw_data()), dst);
     return absl::OkStatus();
   }
-
- private:
-  std::string align_ = "LEFT_LEFT";
 };
 
 // MatrixBandPart(input, num_lower, num_upper): element (i, j) kept where

@@ -45,24 +45,25 @@
 namespace towerflow {
 namespace {
 
-// dst += src elementwise. REQUIRES: equal dtypes and shapes, numeric.
+// dst += src elementwise. REQUIRES: equal dtypes and shapes.
 absl::Status AddInto(const Tensor& src, Tensor* dst) {
-  const int64_t n = src.NumElements();
   const bool numeric = VisitNumberType(src.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    T* d = static_cast<T*>(dst->raw_data());
-    const T* s = static_cast<const T*>(src.raw_data());
-    for (int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-        d[i] = T(static_cast<float>(d[i]) + static_cast<float>(s[i]));
-      } else {
-        d[i] = static_cast<T>(d[i] + s[i]);
-      }
-    }
+    dst->flat<T>() += src.flat<T>();
   });
   if (!numeric) {
     return absl::UnimplementedError(
         absl::StrCat("TensorArray gradients of ", DataTypeString(src.dtype()), " cannot add"));
+  }
+  return absl::OkStatus();
+}
+
+// InvalidArgument unless `value` (a Scatter's or Split's) is at least a vector.
+absl::Status CheckAtLeastVector(const Tensor& value) {
+  if (value.dims() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Expected value to be at least a vector, but received shape: ",
+                     value.shape().DebugString()));
   }
   return absl::OkStatus();
 }
@@ -485,11 +486,7 @@ class TensorArrayScatterOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(std::shared_ptr<TensorArray> ta, LookupArray(ctx));
     TW_ASSIGN_OR_RETURN(std::vector<int64_t> indices, Indices(ctx->input(1)));
     const Tensor& value = ctx->input(2);
-    if (value.dims() < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Expected value to be at least a vector, but received shape: ",
-                       value.shape().DebugString()));
-    }
+    TW_RETURN_IF_ERROR(CheckAtLeastVector(value));
     if (value.dim_size(0) != static_cast<int64_t>(indices.size())) {
       return absl::InvalidArgumentError(
           absl::StrCat("Expected len(indices) == values.shape[0], but saw: ", indices.size(),
@@ -572,11 +569,7 @@ class TensorArraySplitOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(std::shared_ptr<TensorArray> ta, LookupArray(ctx));
     const Tensor& value = ctx->input(1);
-    if (value.dims() < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Expected value to be at least a vector, but received shape: ",
-                       value.shape().DebugString()));
-    }
+    TW_RETURN_IF_ERROR(CheckAtLeastVector(value));
     const Tensor& lengths_in = ctx->input(2);
     if (lengths_in.dims() != 1) {
       return absl::InvalidArgumentError(absl::StrCat(

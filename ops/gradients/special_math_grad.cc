@@ -105,7 +105,7 @@ absl::Status IncompleteGammaGrad(const Scope& scope, const Operation& op, const 
 TW_GRAD_FN(IgammaGrad) { return IncompleteGammaGrad(scope, op, grad_inputs[0], 1, grad_outputs); }
 TW_GRAD_FN(IgammacGrad) { return IncompleteGammaGrad(scope, op, grad_inputs[0], -1, grad_outputs); }
 // z = I_x(a, b): dx = g x^(a-1) (1-x)^(b-1) / B(a, b), in logs; a and b
-// have none (TF's TODO).
+// have no gradient, as in TF.
 TW_GRAD_FN(BetaincGrad) {
   const Output a = In(op, 0), b = In(op, 1), x = In(op, 2);
   const Output log_beta =
