@@ -263,6 +263,18 @@ struct FloorDiv {
     }
   }
 };
+// x / y rounded toward zero: Div for integers, trunc(x / y) for floating
+// point (TF's TruncateDiv).
+template <typename T>
+struct TruncateDiv {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    if constexpr (std::is_integral_v<T>) {
+      return Div<T>()(x, y);
+    } else {
+      return std::trunc(x / y);
+    }
+  }
+};
 // A NaN in either input gives NaN (TF's scalar_max_op<T, T, PropagateNaN>).
 template <typename T>
 struct Maximum {
@@ -441,6 +453,8 @@ template <typename T>
 struct DividesByY<Div<T>> : std::true_type {};
 template <typename T>
 struct DividesByY<FloorDiv<T>> : std::true_type {};
+template <typename T>
+struct DividesByY<TruncateDiv<T>> : std::true_type {};
 template <typename T>
 struct DividesByY<Mod<T>> : std::true_type {};
 template <typename T>

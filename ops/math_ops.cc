@@ -380,6 +380,9 @@ absl::Status SegmentShape(InferenceContext* c) {
                  false, "x - floor(x / y) * y");
   RegisterBinary("Mod", "{int32, int64, bfloat16, half, float, double}", false,
                  "x % y, the sign of x");
+  RegisterBinary("TruncateDiv", kBinaryArith, false, "x / y rounded toward zero");
+  RegisterBinary("TruncateMod", "{int32, int64, bfloat16, half, float, double}", false,
+                 "x % y, the sign of x (C's remainder)");
   RegisterBinary("Maximum", kRealNoComplex, true, "max(x, y)");
   RegisterBinary("Minimum", kRealNoComplex, true, "min(x, y)");
   // Bits.

@@ -41,11 +41,14 @@ const std::map<DataType, std::string>& DtypesWithoutCpuMath() {
       {DT_QINT16, "quantized types: no quantized kernels"},
       {DT_QUINT16, "quantized types: no quantized kernels"},
       {DT_QINT32, "quantized types: no quantized kernels"},
-      {DT_INT8, "narrow integers: data only (Cast, copies), no arithmetic"},
-      {DT_INT16, "narrow integers: data only (Cast, copies), no arithmetic"},
-      {DT_UINT16, "unsigned integers wider than 8 bits: data only, no arithmetic"},
-      {DT_UINT32, "unsigned integers wider than 8 bits: data only, no arithmetic"},
-      {DT_UINT64, "unsigned integers wider than 8 bits: data only, no arithmetic"},
+      // kernels/cpu/cwise_int_ops.cc serves these in the elementwise
+      // binary ops, comparisons and bits, as TensorFlow's CPU kernels;
+      // elsewhere they are data (Cast, copies).
+      {DT_INT8, "narrow integers: elementwise binary ops and bits only"},
+      {DT_INT16, "narrow integers: elementwise binary ops and bits only"},
+      {DT_UINT16, "unsigned integers wider than 8 bits: elementwise binary ops and bits only"},
+      {DT_UINT32, "unsigned integers wider than 8 bits: elementwise binary ops and bits only"},
+      {DT_UINT64, "unsigned integers wider than 8 bits: elementwise binary ops and bits only"},
   };
   return *dtypes;
 }
@@ -80,7 +83,7 @@ struct DtypeGap {
 const std::map<std::string, DtypeGap>& DtypeGaps() {
   const std::vector<DataType> ints = {DT_INT32, DT_INT64, DT_UINT8};
   const std::string floats_only = "floating point only, as TensorFlow's CPU kernels";
-  const std::string no_uint8 = "uint8 arithmetic beyond Add/Mul/Div/compare: not implemented";
+  const std::string no_uint8 = "uint8 beyond the elementwise binary ops: not implemented";
   static const auto* gaps = new std::map<std::string, DtypeGap>{
       {"Add", {{DT_STRING}, "string concatenation: not implemented"}},
       {"AddN", {{DT_UINT8, DT_VARIANT}, "numeric types only: float, double, int32, int64"}},
@@ -111,9 +114,6 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
       {"MatMul", {{DT_INT64, DT_UINT8}, "float, double and int32, as the BLAS and Eigen paths"}},
       {"BatchMatMul", {{DT_INT64}, "float, double and int32, as the BLAS and Eigen paths"}},
       {"BatchMatMulV2", {{DT_INT64}, "float, double and int32, as the BLAS and Eigen paths"}},
-      {"Sub", {{DT_UINT8}, no_uint8}},
-      {"Maximum", {{DT_UINT8}, no_uint8}},
-      {"Minimum", {{DT_UINT8}, no_uint8}},
       {"Relu", {{DT_UINT8}, no_uint8}},
       {"Relu6", {{DT_UINT8}, no_uint8}},
       {"AssignAdd", {{DT_UINT8}, no_uint8}},
@@ -138,6 +138,7 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"LRNGrad", "second-order LRN: TensorFlow defines none either"},
       {"Mod", "TensorFlow defines none for Mod (users register their own); FloorMod has one"},
       {"ResizeArea", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"TruncateMod", "TensorFlow defines none (nor for Mod); FloorMod has one"},
   };
   return *ops;
 }

@@ -20,6 +20,8 @@ using IntDivOp = BinaryOp<T, T, functor::Div<T>>;
 template <typename T>
 using FloorDivOp = BinaryOp<T, T, functor::FloorDiv<T>>;
 template <typename T>
+using TruncateDivOp = BinaryOp<T, T, functor::TruncateDiv<T>>;
+template <typename T>
 using DivNoNanOp = BinaryOp<T, T, functor::DivNoNan<T>>;
 template <typename T>
 using ModOp = BinaryOp<T, T, functor::Mod<T>>;
@@ -67,44 +69,44 @@ struct OrFn {
   bool operator()(bool a, bool b) const { return a || b; }
 };
 
+// The integer types other than int32 and int64 have theirs in
+// cwise_int_ops.cc.
 TW_REGISTER_KERNELS(cwise_binary) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   for (const char* op : {"Add", "AddV2"}) {
-    RegisterTypedKernels<AddOp, float, double, int32_t, int64_t, uint8_t>(cpu(op), "T");
+    RegisterTypedKernels<AddOp, float, double, int32_t, int64_t>(cpu(op), "T");
   }
   RegisterTypedKernels<SubOp, float, double, int32_t, int64_t>(cpu("Sub"), "T");
-  RegisterTypedKernels<MulOp, float, double, int32_t, int64_t, uint8_t>(cpu("Mul"), "T");
+  RegisterTypedKernels<MulOp, float, double, int32_t, int64_t>(cpu("Mul"), "T");
   RegisterTypedKernels<RealDivOp, float, double>(cpu("RealDiv"), "T");
   RegisterTypedKernels<RealDivOp, float, double>(cpu("Div"), "T");
-  RegisterTypedKernels<IntDivOp, int32_t, int64_t, uint8_t>(cpu("Div"), "T");
-  RegisterTypedKernels<FloorDivOp, float, double, int32_t, int64_t, uint8_t>(cpu("FloorDiv"), "T");
+  RegisterTypedKernels<IntDivOp, int32_t, int64_t>(cpu("Div"), "T");
+  RegisterTypedKernels<FloorDivOp, float, double, int32_t, int64_t>(cpu("FloorDiv"), "T");
   RegisterTypedKernels<DivNoNanOp, float, double>(cpu("DivNoNan"), "T");
   RegisterTypedKernels<ModOp, float, double, int32_t, int64_t>(cpu("Mod"), "T");
-  RegisterTypedKernels<FloorModOp, float, double, int32_t, int64_t, uint8_t>(cpu("FloorMod"), "T");
+  RegisterTypedKernels<TruncateDivOp, float, double, int32_t, int64_t>(cpu("TruncateDiv"), "T");
+  RegisterTypedKernels<ModOp, float, double, int32_t, int64_t>(cpu("TruncateMod"), "T");
+  RegisterTypedKernels<FloorModOp, float, double, int32_t, int64_t>(cpu("FloorMod"), "T");
   RegisterTypedKernels<MaximumOp, float, double, int32_t, int64_t>(cpu("Maximum"), "T");
   RegisterTypedKernels<MinimumOp, float, double, int32_t, int64_t>(cpu("Minimum"), "T");
   RegisterTypedKernels<PowOp, float, double, int32_t, int64_t>(cpu("Pow"), "T");
   RegisterTypedKernels<Atan2Op, float, double>(cpu("Atan2"), "T");
-  // The bitwise ops on the integer types with arithmetic kernels (the
-  // narrow and wide unsigned ones are data only: registry_coverage_test).
-  RegisterTypedKernels<BitwiseAndOp, int32_t, int64_t, uint8_t>(cpu("BitwiseAnd"), "T");
-  RegisterTypedKernels<BitwiseOrOp, int32_t, int64_t, uint8_t>(cpu("BitwiseOr"), "T");
-  RegisterTypedKernels<BitwiseXorOp, int32_t, int64_t, uint8_t>(cpu("BitwiseXor"), "T");
-  RegisterTypedKernels<LeftShiftOp, int32_t, int64_t, uint8_t>(cpu("LeftShift"), "T");
-  RegisterTypedKernels<RightShiftOp, int32_t, int64_t, uint8_t>(cpu("RightShift"), "T");
+  RegisterTypedKernels<BitwiseAndOp, int32_t, int64_t>(cpu("BitwiseAnd"), "T");
+  RegisterTypedKernels<BitwiseOrOp, int32_t, int64_t>(cpu("BitwiseOr"), "T");
+  RegisterTypedKernels<BitwiseXorOp, int32_t, int64_t>(cpu("BitwiseXor"), "T");
+  RegisterTypedKernels<LeftShiftOp, int32_t, int64_t>(cpu("LeftShift"), "T");
+  RegisterTypedKernels<RightShiftOp, int32_t, int64_t>(cpu("RightShift"), "T");
   RegisterTypedKernels<SquaredDifferenceOp, float, double, int32_t, int64_t>(
       cpu("SquaredDifference"), "T");
 
-  RegisterTypedKernels<EqualOp, float, double, int32_t, int64_t, uint8_t, bool, std::string>(
-      cpu("Equal"), "T");
-  RegisterTypedKernels<NotEqualOp, float, double, int32_t, int64_t, uint8_t, bool, std::string>(
+  RegisterTypedKernels<EqualOp, float, double, int32_t, int64_t, bool, std::string>(cpu("Equal"),
+                                                                                    "T");
+  RegisterTypedKernels<NotEqualOp, float, double, int32_t, int64_t, bool, std::string>(
       cpu("NotEqual"), "T");
-  RegisterTypedKernels<LessOp, float, double, int32_t, int64_t, uint8_t>(cpu("Less"), "T");
-  RegisterTypedKernels<LessEqualOp, float, double, int32_t, int64_t, uint8_t>(cpu("LessEqual"),
-                                                                              "T");
-  RegisterTypedKernels<GreaterOp, float, double, int32_t, int64_t, uint8_t>(cpu("Greater"), "T");
-  RegisterTypedKernels<GreaterEqualOp, float, double, int32_t, int64_t, uint8_t>(
-      cpu("GreaterEqual"), "T");
+  RegisterTypedKernels<LessOp, float, double, int32_t, int64_t>(cpu("Less"), "T");
+  RegisterTypedKernels<LessEqualOp, float, double, int32_t, int64_t>(cpu("LessEqual"), "T");
+  RegisterTypedKernels<GreaterOp, float, double, int32_t, int64_t>(cpu("Greater"), "T");
+  RegisterTypedKernels<GreaterEqualOp, float, double, int32_t, int64_t>(cpu("GreaterEqual"), "T");
   RegisterKernel(cpu("LogicalAnd"), MakeFactory<BinaryOp<bool, bool, AndFn>>());
   RegisterKernel(cpu("LogicalOr"), MakeFactory<BinaryOp<bool, bool, OrFn>>());
 

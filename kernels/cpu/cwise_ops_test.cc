@@ -111,6 +111,83 @@ TEST(CwiseTest, IntegerDivisionByZeroIsAnError) {
               testing::StatusIs(absl::StatusCode::kInvalidArgument, "Integer division by zero"));
 }
 
+// TruncateDiv rounds toward zero (trunc(x / y) for floating point),
+// TruncateMod is C's remainder; TF 2.21's values.
+TEST(CwiseTest, TruncateFamilies) {
+  EXPECT_THAT(Binary("TruncateDiv", Literal<float>({7}, {7, -7, 7.5f, -7.5f, 1, INFINITY, 0}),
+                     Literal<float>({7}, {2, 2, -2, 2, 0, 2, 0})),
+              TensorIs<float>({7}, {3, -3, -3, -3, INFINITY, INFINITY, NAN}));
+  EXPECT_THAT(Binary("TruncateDiv", Literal<int64_t>({1}, {-7}), Scalar<int64_t>(2)),
+              TensorIs<int64_t>({1}, {-3}));
+  EXPECT_THAT(Binary("TruncateDiv", Literal<int8_t>({4}, {7, -7, -128, 127}),
+                     Literal<int8_t>({4}, {2, 2, -1, -1})),
+              TensorIs<int8_t>({4}, {3, -3, -128, -127}));
+  EXPECT_THAT(Binary("TruncateMod", Literal<float>({6}, {7, -7, 7.5f, -7.5f, 1, INFINITY}),
+                     Literal<float>({6}, {2, 2, -2, 2, 0, 2})),
+              TensorIs<float>({6}, {1, -1, 1.5f, -1.5f, NAN, NAN}));
+  EXPECT_THAT(Binary("TruncateMod", Literal<int32_t>({3}, {7, -7, -2147483647 - 1}),
+                     Literal<int32_t>({3}, {2, -2, -1})),
+              TensorIs<int32_t>({3}, {1, -1, 0}));
+  for (const char* op : {"TruncateDiv", "TruncateMod"}) {
+    KernelRunner r(op);
+    EXPECT_THAT(r.Run({Literal<int32_t>({2}, {1, 2}), Literal<int32_t>({2}, {1, 0})}),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument, "Integer division by zero"))
+        << op;
+  }
+}
+
+// The 8- and 16-bit and the wide unsigned integers (cwise_int_ops.cc):
+// sums and products wrap, division truncates (and -128 / -1 wraps), as
+// TF 2.21 computes them.
+TEST(CwiseTest, NarrowAndUnsignedIntegers) {
+  EXPECT_THAT(Binary("Add", Literal<int8_t>({2}, {100, -100}), Literal<int8_t>({2}, {100, -100})),
+              TensorIs<int8_t>({2}, {-56, 56}));
+  EXPECT_THAT(Binary("AddV2", Literal<uint16_t>({3}, {100, 65436, 60000}),
+                     Literal<uint16_t>({3}, {200, 50, 6000})),
+              TensorIs<uint16_t>({3}, {300, 65486, 464}));
+  EXPECT_THAT(Binary("Sub", Literal<uint16_t>({2}, {1, 5}), Literal<uint16_t>({2}, {2, 3})),
+              TensorIs<uint16_t>({2}, {65535, 2}));
+  EXPECT_THAT(Binary("Sub", Literal<uint64_t>({1}, {0}), Literal<uint64_t>({1}, {1})),
+              TensorIs<uint64_t>({1}, {18446744073709551615ull}));
+  EXPECT_THAT(Binary("Mul", Literal<int8_t>({2}, {100, -100}), Scalar<int8_t>(3)),
+              TensorIs<int8_t>({2}, {44, -44}));
+  EXPECT_THAT(
+      Binary("Div", Literal<int8_t>({4}, {7, -7, -128, 127}), Literal<int8_t>({4}, {2, 2, -1, -1})),
+      TensorIs<int8_t>({4}, {3, -3, -128, -127}));
+  EXPECT_THAT(Binary("Div", Literal<uint16_t>({2}, {40000, 7}), Literal<uint16_t>({2}, {3, 2})),
+              TensorIs<uint16_t>({2}, {13333, 3}));
+  EXPECT_THAT(Binary("Div", Literal<uint64_t>({1}, {9223372036854775813ull}), Scalar<uint64_t>(2)),
+              TensorIs<uint64_t>({1}, {4611686018427387906ull}));
+  EXPECT_THAT(Binary("FloorDiv", Literal<int8_t>({4}, {7, -7, -128, 127}),
+                     Literal<int8_t>({4}, {2, 2, -1, -1})),
+              TensorIs<int8_t>({4}, {3, -4, -128, -127}));
+  EXPECT_THAT(Binary("FloorMod", Literal<int8_t>({4}, {7, -7, -128, 127}),
+                     Literal<int8_t>({4}, {2, 2, -1, -3})),
+              TensorIs<int8_t>({4}, {1, 1, 0, -2}));
+  EXPECT_THAT(
+      Binary("Maximum", Literal<int16_t>({2, 1}, {1, -5}), Literal<int16_t>({3}, {0, -7, 3})),
+      TensorIs<int16_t>({2, 3}, {1, 1, 3, 0, -5, 3}));
+  EXPECT_THAT(Binary("Minimum", Literal<uint8_t>({2, 1}, {1, 5}), Literal<uint8_t>({3}, {0, 7, 3})),
+              TensorIs<uint8_t>({2, 3}, {0, 1, 1, 0, 5, 3}));
+  EXPECT_THAT(Binary("Less", Literal<uint32_t>({3}, {1, 2, 3}), Scalar<uint32_t>(2)),
+              TensorIs<bool>({3}, {true, false, false}));
+  EXPECT_THAT(
+      Binary("LeftShift", Literal<int8_t>({3}, {1, -1, 64}), Literal<int8_t>({3}, {7, 3, 1})),
+      TensorIs<int8_t>({3}, {-128, -8, -128}));
+  EXPECT_THAT(
+      Binary("RightShift", Literal<uint16_t>({2}, {64000, 1}), Literal<uint16_t>({2}, {4, 40})),
+      TensorIs<uint16_t>({2}, {4000, 0}));
+  EXPECT_THAT(Unary("Invert", Literal<int8_t>({3}, {0, 5, -128})),
+              TensorIs<int8_t>({3}, {-1, -6, 127}));
+  EXPECT_THAT(Unary("PopulationCount", Literal<int16_t>({3}, {-1, 5, -128})),
+              TensorIs<uint8_t>({3}, {16, 2, 9}));
+  EXPECT_THAT(Unary("PopulationCount", Literal<uint64_t>({1}, {18446744073709551615ull})),
+              TensorIs<uint8_t>({1}, {64}));
+  KernelRunner r("FloorMod");
+  EXPECT_THAT(r.Run({Literal<uint16_t>({2}, {5, 6}), Literal<uint16_t>({2}, {2, 0})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "Integer division by zero"));
+}
+
 TEST(CwiseTest, PowAndSquaredDifference) {
   EXPECT_THAT(Binary("Pow", Literal<float>({3}, {2, 3, 4}), Literal<float>({3}, {3, 2, 0.5f})),
               TensorIs<float>({3}, {8, 9, 2}));

@@ -277,8 +277,10 @@ TW_REGISTER_KERNELS(cwise_unary) {
   RegisterTypedKernels<SinOp, float, double>(cpu("Sin"), "T");
   RegisterTypedKernels<CosOp, float, double>(cpu("Cos"), "T");
   RegisterTypedKernels<ErfcOp, float, double>(cpu("Erfc"), "T");
-  RegisterTypedKernels<InvertOp, int32_t, int64_t, uint8_t>(cpu("Invert"), "T");
-  RegisterTypedKernels<PopulationCountOp, int32_t, int64_t, uint8_t>(cpu("PopulationCount"), "T");
+  RegisterTypedKernels<InvertOp, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
+                       uint64_t>(cpu("Invert"), "T");
+  RegisterTypedKernels<PopulationCountOp, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+                       uint32_t, uint64_t>(cpu("PopulationCount"), "T");
   RegisterTypedKernels<TanOp, float, double>(cpu("Tan"), "T");
   RegisterTypedKernels<AsinOp, float, double>(cpu("Asin"), "T");
   RegisterTypedKernels<AcosOp, float, double>(cpu("Acos"), "T");

@@ -48,6 +48,8 @@ DTYPES = [types_pb2.DT_FLOAT, types_pb2.DT_DOUBLE, types_pb2.DT_INT32, types_pb2
 NUMPY = {types_pb2.DT_FLOAT: np.float32, types_pb2.DT_DOUBLE: np.float64,
          types_pb2.DT_INT32: np.int32, types_pb2.DT_INT64: np.int64, types_pb2.DT_BOOL: np.bool_,
          types_pb2.DT_UINT8: np.uint8, types_pb2.DT_INT8: np.int8, types_pb2.DT_HALF: np.float16, types_pb2.DT_BFLOAT16: tf.bfloat16.as_numpy_dtype,
+         types_pb2.DT_INT16: np.int16, types_pb2.DT_UINT16: np.uint16,
+         types_pb2.DT_UINT32: np.uint32, types_pb2.DT_UINT64: np.uint64,
          types_pb2.DT_STRING: np.object_}
 NAME = {v: tf.dtypes.as_dtype(v).name for v in NUMPY}
 
@@ -812,7 +814,15 @@ _RANDOM = ("the same seeds give other numbers: Towerflow's Philox streams (the s
            "shapes and dtypes agree")
 _NO_TF_HALF = ("TF 2.21's CPU has no kernel (or shape function) for this op in this 16-bit "
                "type; Towerflow's computes it in float32 and rounds once")
+_TRUNCATE_BY_ZERO = (
+    "an integer zero divisor: TF's TruncateDiv and TruncateMod kernels fail with Internal "
+    "(\"Unexpected error in binary operator\"); Towerflow gives InvalidArgument \"Integer "
+    "division by zero\" as TF's Div, FloorDiv and FloorMod")
 KNOWN_DIFFERENCES = {
+    **{f"TruncateDiv/{t} zero divisor": _TRUNCATE_BY_ZERO
+       for t in ("int8", "int16", "uint8", "uint16", "uint32", "uint64")},
+    **{f"{op}/{t} edges": _TRUNCATE_BY_ZERO
+       for op in ("TruncateDiv", "TruncateMod") for t in ("int32", "int64")},
     **{key: _RANDOM for key in [
         "RandomUniform/seeded 2x3", "RandomUniform/seeded double",
         "RandomStandardNormal/seeded 2x3", "TruncatedNormal/seeded 2x3",
@@ -969,6 +979,39 @@ def hand_cases(op_def):
                 attrs[a.name] = attr_value(a, given[a.name])
         cases.append(Case(op_def.name, name, values, attrs, output_count(op_def, attrs),
                           options.get("compare")))
+    return cases
+
+
+# The integer types besides int32 and int64 (kernels/cpu/cwise_int_ops.cc),
+# compared in the elementwise ops TF's CPU takes them in: each type's
+# extremes beside small values (sums and products wrap, -min / -1 too),
+# broadcast against a row, and a zero divisor.
+NARROW_INTS = [types_pb2.DT_INT8, types_pb2.DT_INT16, types_pb2.DT_UINT8, types_pb2.DT_UINT16,
+               types_pb2.DT_UINT32, types_pb2.DT_UINT64]
+NARROW_INT_OPS = {op: NARROW_INTS for op in [
+    "AddV2", "Sub", "Mul", "Div", "FloorDiv", "FloorMod", "TruncateDiv", "Maximum", "Minimum",
+    "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "BitwiseAnd",
+    "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift", "Invert", "PopulationCount"]}
+NARROW_INT_OPS["Add"] = NARROW_INTS[:3]
+
+
+def narrow_int_cases(op_def):
+    cases = []
+    t = next(a for a in op_def.attr if a.name == "T")
+    for dtype in NARROW_INT_OPS.get(op_def.name, []):
+        kind = NUMPY[dtype]
+        lo, hi = int(np.iinfo(kind).min), int(np.iinfo(kind).max)
+        small = [v for v in (-7, -1, 3, 5) if lo <= v]
+        x = np.array([lo, hi] + small + [hi // 3, 1][:6 - 2 - len(small)], dtype=kind)
+        y = np.array(([-1] if lo < 0 else [hi]) + [2, 3, 1, 7, hi // 5][:5], dtype=kind)
+        named = tf.dtypes.as_dtype(dtype).name
+        variants = [(f"{named} extremes", [x, y]),
+                    (f"{named} broadcast", [x.reshape(6, 1), y[:3]]),
+                    (f"{named} zero divisor", [x[:3], np.array([2, 0, 1], dtype=kind)])]
+        for name, values in variants:
+            values = values[:len(op_def.input_arg)]
+            cases.append(Case(op_def.name, name, values, {"T": attr_value(t, dtype)},
+                              len(op_def.output_arg)))
     return cases
 
 
@@ -1201,6 +1244,8 @@ def main():
             towerflow_only.append(op_def.name)
             continue
         why = not_compared(op_def)
+        if why is None:
+            cases += narrow_int_cases(op_def)
         if why is None and op_def.name in CASES:
             cases += hand_cases(op_def)
             continue
