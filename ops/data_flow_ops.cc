@@ -56,6 +56,15 @@ TW_REGISTER_OP("DynamicStitch")
     .Doc("merged[indices[i][...]] = data[i][...]")
     .SetShapeFn(DynamicStitchShape);
 
+TW_REGISTER_OP("ParallelDynamicStitch")
+    .Input("indices: N * int32")
+    .Input("data: N * T")
+    .Output("merged: T")
+    .Attr("N: int >= 1")
+    .Attr("T: type")
+    .Doc("DynamicStitch; of duplicate indices, which value wins is unspecified (here the last).")
+    .SetShapeFn(DynamicStitchShape);
+
 TW_REGISTER_OP("DynamicPartition")
     .Input("data: T")
     .Input("partitions: int32")

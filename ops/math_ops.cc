@@ -2,6 +2,7 @@
 // logic, casts, reductions, arg-max/min, matrix products (and Einsum),
 // ranges, selects and segment sums.
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -456,6 +457,89 @@ TW_REGISTER_OP("AddN")
     .SetIsAggregate()
     .Doc("Elementwise sum of N tensors of one shape.")
     .SetShapeFn(shape_fns::MergeAllInputsShape);
+
+TW_REGISTER_OP("AccumulateNV2")
+    .Input("inputs: N * T")
+    .Output("sum: T")
+    .Attr("N: int >= 1")
+    .Attr(
+        "T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, "
+        "bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64}")
+    .Attr("shape: shape")
+    .SetIsCommutative()
+    .SetIsAggregate()
+    .Doc("AddN's sum (TF rewrites it into an accumulator; Towerflow adds as AddN).")
+    .SetShapeFn([](InferenceContext* c) {
+      TW_ASSIGN_OR_RETURN(PartialTensorShape merged,
+                          shape_fns::MergeInputShapes(c, 0, c->num_inputs()));
+      PartialTensorShape shape, out;
+      TW_RETURN_IF_ERROR(c->GetAttr("shape", &shape));
+      TW_RETURN_IF_ERROR(c->Merge(merged, shape, &out));
+      c->set_output(0, out);
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("LinSpace")
+    .Input("start: T")
+    .Input("stop: T")
+    .Input("num: Tidx")
+    .Output("output: T")
+    .Attr("T: {bfloat16, half, float, double}")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Doc("num evenly spaced values from start to stop, both included.")
+    .SetShapeFn([](InferenceContext* c) {
+      for (int i = 0; i < 3; ++i) {
+        PartialTensorShape scalar;
+        TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
+      }
+      TW_ASSIGN_OR_RETURN(std::optional<int64_t> num, c->ConstantScalarInput(2));
+      if (num.has_value() && *num <= 0) {
+        return absl::InvalidArgumentError(absl::StrCat("Requires num > 0: ", *num));
+      }
+      c->set_output(0, PartialTensorShape({num.value_or(-1)}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("Bincount")
+    .Input("arr: int32")
+    .Input("size: int32")
+    .Input("weights: T")
+    .Output("bins: T")
+    .Attr("T: {int32, int64, float, double}")
+    .Doc("bins[i] = the weights (or the number) of the entries of arr equal to i, for i < size.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &scalar));
+      TW_ASSIGN_OR_RETURN(std::optional<int64_t> size, c->ConstantScalarInput(1));
+      if (size.has_value() && *size < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("size (", *size, ") must be non-negative"));
+      }
+      c->set_output(0, PartialTensorShape({size.value_or(-1)}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("HistogramFixedWidth")
+    .Input("values: T")
+    .Input("value_range: T")
+    .Input("nbins: int32")
+    .Output("out: dtype")
+    .Attr("T: {int32, int64, float, double}")
+    .Attr("dtype: {int32, int64} = DT_INT32")
+    .Doc("Counts of values in nbins equal bins over value_range (outliers in the end bins).")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape range, scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &range));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &scalar));
+      int64_t two = 0;
+      TW_RETURN_IF_ERROR(c->MergeDim(range.dim_size(0), 2, &two));
+      TW_ASSIGN_OR_RETURN(std::optional<int64_t> nbins, c->ConstantScalarInput(2));
+      if (nbins.has_value() && *nbins <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("nbins should be a positive number, but got '", *nbins, "'"));
+      }
+      c->set_output(0, PartialTensorShape({nbins.value_or(-1)}));
+      return absl::OkStatus();
+    });
 
 TW_REGISTER_OP("Cast")
     .Input("x: SrcT")

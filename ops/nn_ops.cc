@@ -4,6 +4,8 @@
 //
 // Data formats: NHWC is batch, height, width, channels; NCHW puts channels
 // second.
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -560,6 +562,34 @@ TW_REGISTER_OP("TopKV2")
     .Attr("T: realnumbertype")
     .Doc("The k largest entries of the last dimension and their indices.")
     .SetShapeFn(TopKShape);
+
+TW_REGISTER_OP("NthElement")
+    .Input("input: T")
+    .Input("n: int32")
+    .Output("values: T")
+    .Attr("reverse: bool = false")
+    .Attr("T: realnumbertype")
+    .Doc("The n-th smallest (reverse: largest) entry of the last dimension, counting from 0.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape input, scalar;
+      TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &input));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &scalar));
+      if (input.unknown_rank()) {
+        c->set_output(0, PartialTensorShape::Unknown());
+        return absl::OkStatus();
+      }
+      const int64_t last = input.dim_size(input.dims() - 1);
+      TW_ASSIGN_OR_RETURN(std::optional<int64_t> n, c->ConstantScalarInput(1));
+      if (n.has_value() && *n < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("n must be non-negative but is ", *n));
+      }
+      if (n.has_value() && last >= 0 && last <= *n) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Input must have last dimension > n = ", *n));
+      }
+      c->set_output(0, PartialTensorShape(input.dim_sizes().first(input.dims() - 1)));
+      return absl::OkStatus();
+    });
 
 }  // namespace
 }  // namespace towerflow

@@ -21,6 +21,7 @@
 #include "ops/gen/index_ops.h"
 #include "ops/gen/io_ops.h"
 #include "ops/gen/logging_ops.h"
+#include "ops/gen/manip_ops.h"
 #include "ops/gen/math_ops.h"
 #include "ops/gen/matrix_ops.h"
 #include "ops/gen/nccl_ops.h"
@@ -28,6 +29,7 @@
 #include "ops/gen/parsing_ops.h"
 #include "ops/gen/queue_ops.h"
 #include "ops/gen/random_ops.h"
+#include "ops/gen/sparse_ops.h"
 #include "ops/gen/state_ops.h"
 #include "ops/gen/training_ops.h"
 

@@ -87,6 +87,7 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
   static const auto* gaps = new std::map<std::string, DtypeGap>{
       {"Add", {{DT_STRING}, "string concatenation: not implemented"}},
       {"AddN", {{DT_UINT8, DT_VARIANT}, "numeric types only: float, double, int32, int64"}},
+      {"AccumulateNV2", {{DT_UINT8}, "AddN's types: float, double, int32, int64"}},
       {"ApplyAdagrad", {ints, floats_only}},
       {"ApplyAdam", {ints, floats_only}},
       {"ApplyGradientDescent", {ints, floats_only}},
@@ -138,6 +139,14 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"LRNGrad", "second-order LRN: TensorFlow defines none either"},
       {"Mod", "TensorFlow defines none for Mod (users register their own); FloorMod has one"},
       {"ResizeArea", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"BroadcastArgs", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"Bincount", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"DeepCopy", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"Empty", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"HistogramFixedWidth", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"ParallelConcat", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"RaggedRange", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"UniqueWithCounts", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"TruncateMod", "TensorFlow defines none (nor for Mod); FloorMod has one"},
   };
   return *ops;

@@ -141,6 +141,63 @@ class PackOp : public OpKernel {
   int64_t axis_ = 0;
 };
 
+// ParallelConcat(values...) with attr `shape`: the N values, each [1, R...],
+// one after another as the output [N, R...] (TF runs it as an update of a
+// buffer per value; here it is one copy). `shape` must hold exactly N rows:
+// TF leaves rows no value fills uninitialized.
+class ParallelConcatOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("shape", &shape_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    const int n = ctx->num_inputs();
+    TW_ASSIGN_OR_RETURN(const TensorShape shape, shape_.AsTensorShape());
+    if (shape.dims() < 1 || shape.dim_size(0) != n) {
+      return absl::InvalidArgumentError(absl::StrCat("ParallelConcat's shape ", shape.DebugString(),
+                                                     " needs one row for each of its ", n,
+                                                     " values"));
+    }
+    for (int i = 0; i < n; ++i) {
+      const TensorShape& v = ctx->input(i).shape();
+      if (v.dims() != shape.dims()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("value and update shape doesn't match: ", shape.DebugString(), " vs. ",
+                         v.DebugString()));
+      }
+      for (int d = 1; d < v.dims(); ++d) {
+        if (v.dim_size(d) != shape.dim_size(d)) {
+          return absl::InvalidArgumentError(absl::StrCat("value and update shape doesn't match ",
+                                                         shape.DebugString(), " vs. ",
+                                                         v.DebugString()));
+        }
+      }
+      if (v.dim_size(0) != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("update shape doesn't match: ", v.DebugString()));
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    const int64_t row = shape.num_elements() / n;
+    if (ctx->input(0).dtype() == DT_STRING) {
+      std::vector<const std::string*> pieces;
+      for (int i = 0; i < n; ++i) pieces.push_back(ctx->input(i).data<std::string>());
+      ConcatStringRows(1, pieces, std::vector<int64_t>(n, row), out->data<std::string>());
+      return absl::OkStatus();
+    }
+    TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("ParallelConcat", out->dtype()));
+    if (row == 0) return absl::OkStatus();
+    std::vector<const char*> pieces;
+    for (int i = 0; i < n; ++i)
+      pieces.push_back(static_cast<const char*>(ctx->input(i).raw_data()));
+    ConcatRows(ctx->intra_op_pool(), 1, pieces,
+               std::vector<int64_t>(n, static_cast<int64_t>(elem) * row),
+               static_cast<char*>(out->raw_data()));
+    return absl::OkStatus();
+  }
+
+ private:
+  PartialTensorShape shape_;
+};
+
 // Writes the pieces of `in` that `plan` cuts to outputs 0..k-1.
 absl::Status SplitInto(KernelContext* ctx, const Tensor& in, const SplitPlan& plan) {
   TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize(ctx->op(), in.dtype()));
@@ -339,6 +396,7 @@ TW_REGISTER_KERNELS(concat_ops) {
   RegisterKernel(cpu("ConcatV2"), [] { return std::make_unique<ConcatOp>(false); });
   RegisterKernel(cpu("Concat"), [] { return std::make_unique<ConcatOp>(true); });
   RegisterKernel(cpu("Pack"), MakeFactory<PackOp>());
+  RegisterKernel(cpu("ParallelConcat"), MakeFactory<ParallelConcatOp>());
   RegisterKernel(cpu("Split"), MakeFactory<SplitOp>());
   RegisterKernel(cpu("SplitV"), MakeFactory<SplitVOp>());
   RegisterKernel(cpu("Unpack"), MakeFactory<UnpackOp>());

@@ -35,16 +35,16 @@ class AddNOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const int n = ctx->num_inputs();
-    if (n == 0) return absl::InvalidArgumentError("AddN needs at least one input");
+    if (n == 0) return absl::InvalidArgumentError(absl::StrCat(ctx->op(), " needs an input"));
     const Tensor& first = ctx->input(0);
     for (int i = 1; i < n; ++i) {
       if (ctx->input(i).shape() != first.shape()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Inputs to operation ", ctx->name(),
-                         " of type AddN must have the same size and shape. "
-                         "Input 0: ",
-                         first.shape().DebugString(), " != input ", i, ": ",
-                         ctx->input(i).shape().DebugString()));
+        return absl::InvalidArgumentError(absl::StrCat("Inputs to operation ", ctx->name(),
+                                                       " of type ", ctx->op(),
+                                                       " must have the same size and shape. "
+                                                       "Input 0: ",
+                                                       first.shape().DebugString(), " != input ", i,
+                                                       ": ", ctx->input(i).shape().DebugString()));
       }
     }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, first.shape()));
@@ -300,6 +300,9 @@ TW_REGISTER_KERNELS(cwise_unary) {
   RegisterTypedKernels<RsqrtGradOp, float, double>(cpu("RsqrtGrad"), "T");
   RegisterTypedKernels<ReciprocalGradOp, float, double>(cpu("ReciprocalGrad"), "T");
   RegisterTypedKernels<AddNOp, float, double, int32_t, int64_t>(cpu("AddN"), "T");
+  // TF rewrites AccumulateNV2 into an accumulator variable before it runs;
+  // its sum is AddN's.
+  RegisterTypedKernels<AddNOp, float, double, int32_t, int64_t>(cpu("AccumulateNV2"), "T");
   // Strings too: TF 2's save functions pick a file-name suffix with Select.
   RegisterTypedKernels<SelectOp, float, double, int32_t, int64_t, bool, std::string>(cpu("Select"),
                                                                                      "T");

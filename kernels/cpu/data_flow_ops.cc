@@ -78,6 +78,8 @@ TW_REGISTER_KERNELS(data_flow_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterKernel(cpu("DynamicPartition"), MakeFactory<DynamicPartitionOp>());
   RegisterKernel(cpu("DynamicStitch"), MakeFactory<DynamicStitchOp>());
+  // Of duplicate indices TF leaves the winner unspecified; here, the last.
+  RegisterKernel(cpu("ParallelDynamicStitch"), MakeFactory<DynamicStitchOp>());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Cumsum and Cumprod (running sums and products along one axis, optionally
-// exclusive and/or reversed), ListDiff and Unique.
+// exclusive and/or reversed), ListDiff, Unique and UniqueWithCounts.
 //
 // A scan is sequential along its axis, so the tensor is viewed as
 // [outer, len, inner]: each step adds (multiplies) a whole contiguous inner
@@ -109,7 +109,8 @@ class ListDiffOp : public OpKernel {
 
 // Unique(x) = (y, idx): x's distinct values in order of first appearance,
 // and for each x[i] its position in y (TF's unique; each NaN is distinct).
-template <typename T>
+// UniqueWithCounts adds count[k], how often y[k] occurs.
+template <typename T, bool kCounts>
 class UniqueOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
@@ -121,27 +122,43 @@ class UniqueOp : public OpKernel {
     const T* xs = x.data<T>();
     const int64_t n = x.NumElements();
     absl::flat_hash_map<T, int64_t> position;
-    std::vector<int64_t> idx(n), firsts;
+    std::vector<int64_t> idx(n), firsts, counts;
     for (int64_t i = 0; i < n; ++i) {
       const auto [it, inserted] = position.try_emplace(xs[i], static_cast<int64_t>(firsts.size()));
-      if (inserted) firsts.push_back(i);
+      if (inserted) {
+        firsts.push_back(i);
+        counts.push_back(0);
+      }
       idx[i] = it->second;
+      ++counts[it->second];
     }
     const int64_t m = static_cast<int64_t>(firsts.size());
     TW_ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, TensorShape({m})));
     TW_ASSIGN_OR_RETURN(Tensor * out_idx, ctx->allocate_output(1, TensorShape({n})));
     T* ys = y->data<T>();
     for (int64_t k = 0; k < m; ++k) ys[k] = xs[firsts[k]];
-    return WriteInts(idx, out_idx);
+    TW_RETURN_IF_ERROR(WriteInts(idx, out_idx));
+    if constexpr (kCounts) {
+      TW_ASSIGN_OR_RETURN(Tensor * count, ctx->allocate_output(2, TensorShape({m})));
+      TW_RETURN_IF_ERROR(WriteInts(counts, count));
+    }
+    return absl::OkStatus();
   }
 };
+template <typename T>
+using UniqueOnlyOp = UniqueOp<T, false>;
+template <typename T>
+using UniqueWithCountsOp = UniqueOp<T, true>;
 
 TW_REGISTER_KERNELS(scan_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterTypedKernels<CumsumOp, float, double, int32_t, int64_t>(cpu("Cumsum"), "T");
   RegisterTypedKernels<CumprodOp, float, double, int32_t, int64_t>(cpu("Cumprod"), "T");
   RegisterTypedKernels<ListDiffOp, float, double, int32_t, int64_t>(cpu("ListDiff"), "T");
-  RegisterTypedKernels<UniqueOp, float, double, int32_t, int64_t, std::string>(cpu("Unique"), "T");
+  RegisterTypedKernels<UniqueOnlyOp, float, double, int32_t, int64_t, std::string>(cpu("Unique"),
+                                                                                   "T");
+  RegisterTypedKernels<UniqueWithCountsOp, float, double, int32_t, int64_t, std::string>(
+      cpu("UniqueWithCounts"), "T");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // indices, largest first, equal values in index order (TensorFlow's
 // topk_op); NaN ranks above every number, so the order stays a strict weak
 // one. Rows run in parallel; each is a partial sort of its indices.
+// NthElement: the n-th entry of each row in that order (or reversed), by a
+// selection (std::nth_element) of a copy of the row.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -12,6 +14,7 @@
 #include "core/status_macros.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "framework/threadpool.h"
 #include "kernels/kernel_util.h"
 #include "kernels/rearrange.h"
 
@@ -60,9 +63,59 @@ class TopKOp : public OpKernel {
   }
 };
 
+template <typename T>
+class NthElementOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("reverse", &reverse_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    const Tensor& n_t = ctx->input(1);
+    if (n_t.dims() != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("N must be scalar but has rank ", n_t.dims()));
+    }
+    const int64_t n = *n_t.data<int32_t>();
+    if (n < 0) return absl::InvalidArgumentError(absl::StrCat("n must be non-negative but is ", n));
+    if (in.dims() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Input must be at least rank 1 but is rank ", in.dims()));
+    }
+    const int64_t len = in.shape().dim_size(in.dims() - 1);
+    if (len <= n) {
+      return absl::InvalidArgumentError(absl::StrCat("Input must have last dimension > n = ", n));
+    }
+    TensorShape shape = in.shape();
+    shape.RemoveDim(in.dims() - 1);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    const T* src = in.data<T>();
+    T* dst = out->data<T>();
+    const bool reverse = reverse_;
+    ctx->intra_op_pool()->ParallelFor(shape.num_elements(), len, [&](int64_t begin, int64_t end) {
+      std::vector<T> row(len);
+      for (int64_t r = begin; r < end; ++r) {
+        std::copy_n(src + r * len, len, row.begin());
+        const auto nth = row.begin() + n;
+        if (reverse) {
+          std::nth_element(row.begin(), nth, row.end(), Larger<T>);
+        } else {
+          std::nth_element(row.begin(), nth, row.end(), [](T a, T b) { return Larger(b, a); });
+        }
+        dst[r] = *nth;
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  bool reverse_ = false;
+};
+
 TW_REGISTER_KERNELS(topk_ops) {
   RegisterTypedKernels<TopKOp, float, double, int32_t, int64_t, uint8_t>(
       KernelDefBuilder("TopKV2").Device(kDeviceCpu).HostMemory("k"), "T");
+  RegisterTypedKernels<NthElementOp, float, double, int32_t, int64_t, uint8_t>(
+      KernelDefBuilder("NthElement").Device(kDeviceCpu), "T");
 }
 
 }  // namespace

@@ -471,6 +471,7 @@ TW_REGISTER_GRADIENT("StridedSlice", StridedSliceGrad);
 TW_REGISTER_GRADIENT("StridedSliceGrad", StridedSliceGradGrad);
 TW_REGISTER_GRADIENT("DynamicPartition", DynamicPartitionGrad);
 TW_REGISTER_GRADIENT("DynamicStitch", DynamicStitchGrad);
+TW_REGISTER_GRADIENT("ParallelDynamicStitch", DynamicStitchGrad);
 TW_REGISTER_GRADIENT("MirrorPad", MirrorPadGradient);
 TW_REGISTER_GRADIENT("ReverseV2", ReverseV2Grad);
 TW_REGISTER_GRADIENT("DepthToSpace", DepthToSpaceGrad);

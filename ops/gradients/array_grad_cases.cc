@@ -260,6 +260,44 @@ std::vector<GradCase> ArrayCases() {
              ops::DynamicStitch(s, {ops::Const(s, {0, 3}), ops::Const(s, {1, 4, 2})}, {x[0], x[1]})
                  .merged};
        }},
+      {"ParallelDynamicStitch",
+       {S({2, 2}), S({3, 2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::ParallelDynamicStitch(s, {ops::Const(s, {0, 3}), ops::Const(s, {1, 4, 2})},
+                                            {x[0], x[1]})
+                     .merged};
+       }},
+      Unary(
+          "NthElement", [](const Scope& s, Output x) { return ops::NthElement(s, x, 2); },
+          S({3, 4})),
+      Unary(
+          "NthElement/reverse",
+          [](const Scope& s, Output x) {
+            return ops::NthElement(s, x, 1, ops::NthElement::Reverse(true));
+          },
+          S({2, 3, 4})),
+      Unary(
+          "Roll",
+          [](const Scope& s, Output x) {
+            return ops::Square(s, ops::Roll(s, x, {1, -4}, {0, 2}));
+          },
+          S({2, 3, 3})),
+      Unary(
+          "ReverseSequence",
+          [](const Scope& s, Output x) {
+            return ops::Square(
+                s, ops::ReverseSequence(s, x, ops::Const(s, {int64_t{2}, int64_t{3}}), 1,
+                                        ops::ReverseSequence::BatchDim(2)));
+          },
+          S({3, 3, 2})),
+      {"SparseTensorDenseAdd",
+       {S({3}), S({2, 3})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         const Output indices = ops::Const(s, {{0, 1}, {1, 2}, {0, 1}});
+         return {ops::Square(
+             s, ops::SparseTensorDenseAdd(s, indices, x[0], ops::Const(s, {2, 3}), x[1]))};
+       },
+       DT_DOUBLE},
       Unary(
           "TopKV2", [](const Scope& s, Output x) { return ops::TopKV2(s, x, 2).values; },
           S({3, 4})),

@@ -521,6 +521,7 @@ TW_REGISTER_GRADIENT("Minimum", MinimumGrad);
 TW_REGISTER_GRADIENT("Pow", PowGrad);
 TW_REGISTER_GRADIENT("SquaredDifference", SquaredDifferenceGrad);
 TW_REGISTER_GRADIENT("AddN", AddNGrad);
+TW_REGISTER_GRADIENT("AccumulateNV2", AddNGrad);
 TW_REGISTER_GRADIENT("Select", SelectGrad);
 TW_REGISTER_GRADIENT("SelectV2", SelectV2Grad);
 TW_REGISTER_GRADIENT("Cast", CastGrad);

@@ -249,6 +249,12 @@ std::vector<GradCase> MathCases() {
        [](const Scope& s, const Outs& x) -> Outs {
          return {ops::AddN(s, {x[0], x[1], x[2]})};
        }},
+      {"AccumulateNV2",
+       {S({2, 2}), S({2, 2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::Square(s, ops::AccumulateNV2(s, {x[0], x[1]}, PartialTensorShape({2, 2})))};
+       },
+       DT_DOUBLE},
       {"Select",
        {S({2, 3}), S({2, 3})},
        [](const Scope& s, const Outs& x) -> Outs {

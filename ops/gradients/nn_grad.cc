@@ -86,6 +86,19 @@ TW_GRAD_FN(TopKV2Grad) {
   return scope.status();
 }
 
+// y = nth_element(x, n): dx = g shared evenly among the entries of the
+// row equal to y (TF's _NthElementGrad).
+TW_GRAD_FN(NthElementGrad) {
+  const Output x = In(op, 0);
+  const Output hits =
+      ops::Cast(scope, ops::Equal(scope, ops::ExpandDims(scope, op.output(0), -1), x), x.type());
+  const Output count = ops::Sum(scope, hits, -1, ops::Sum::KeepDims(true));
+  grad_outputs->push_back(
+      ops::Mul(scope, ops::Div(scope, hits, count), ops::ExpandDims(scope, grad_inputs[0], -1)));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+
 // y = x / (1 + |x|): dx = g / (1 + |x|)^2.
 TW_GRAD_FN(SoftsignGradient) {
   grad_outputs->push_back(ops::SoftsignGrad(scope, grad_inputs[0], In(op, 0)));
@@ -455,6 +468,7 @@ TW_GRAD_FN(L2LossGrad) {
   return scope.status();
 }
 
+TW_REGISTER_GRADIENT("NthElement", NthElementGrad);
 TW_REGISTER_GRADIENT("BiasAdd", BiasAddGrad);
 TW_REGISTER_GRADIENT("BiasAddV1", BiasAddGrad);
 TW_REGISTER_GRADIENT("BiasAddGrad", BiasAddGradGrad);

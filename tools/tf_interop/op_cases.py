@@ -784,6 +784,100 @@ CASES = {
         ("k 2 with ties", {"input": (F, [2, 4], [1, 3, 3, 2, 0, -1, 5, 5]), "k": (I32, [], 2)}, {}),
         ("k too big", {"input": (F, [2, 4], None), "k": (I32, [], 5)}, {}),
     ],
+    # Issue 64's last row.
+    "Roll": [
+        ("one axis", {"input": (F, [3, 4], None), "shift": (I32, [], 1), "axis": (I32, [], 1)}, {}),
+        ("two axes", {"input": (F, [3, 4], None), "shift": (I32, [2], [-1, 5]),
+                      "axis": (I32, [2], [0, 1])}, {}),
+        ("one axis twice", {"input": (I32, [3, 4], None), "shift": (I64, [2], [1, 2]),
+                            "axis": (I64, [2], [-1, 1])}, {}),
+        ("rank 3", {"input": (D, [2, 3, 2], None), "shift": (I32, [2], [1, -2]),
+                    "axis": (I32, [2], [0, 1])}, {}),
+        ("sizes differ", {"input": (F, [3, 4], None), "shift": (I32, [2], [1, 2]),
+                          "axis": (I32, [1], [1])}, {}),
+        ("axis out of range", {"input": (F, [3, 4], None), "shift": (I32, [], 1),
+                               "axis": (I32, [], 2)}, {}),
+    ],
+    "ReverseSequence": [
+        ("seq 1 batch 0", {"input": (F, [2, 4, 2], None), "seq_lengths": (I64, [2], [3, 4])},
+         {"seq_dim": 1, "batch_dim": 0}),
+        ("seq 0 batch 2", {"input": (I32, [3, 2, 4], None),
+                           "seq_lengths": (I32, [4], [3, 0, 2, 1])},
+         {"seq_dim": 0, "batch_dim": 2}),
+        ("length too long", {"input": (F, [2, 3], None), "seq_lengths": (I64, [2], [4, 1])},
+         {"seq_dim": 1, "batch_dim": 0}),
+        ("negative length", {"input": (F, [2, 3], None), "seq_lengths": (I64, [2], [-1, 1])},
+         {"seq_dim": 1, "batch_dim": 0}),
+    ],
+    "ParallelConcat": [
+        ("two rows", {"values": [(F, [1, 3], None), (F, [1, 3], [4, 5, 6])]}, {"shape": [2, 3]}),
+        ("three int rows", {"values": [(I32, [1, 2], [1, 2]), (I32, [1, 2], [3, 4]),
+                                       (I32, [1, 2], [5, 6])]}, {"shape": [3, 2]}),
+    ],
+    "AccumulateNV2": [
+        ("three", {"inputs": [(F, [2, 3], None), (F, [2, 3], None), (F, [2, 3], [1])]},
+         {"shape": [2, 3]}),
+        ("int64", {"inputs": [(I64, [4], None), (I64, [4], None)]}, {"shape": [4]}),
+    ],
+    "BroadcastArgs": [
+        ("2x1x3 and 4x1", {"s0": (I32, [3], [2, 1, 3]), "s1": (I32, [2], [4, 1])}, {}),
+        ("zero size", {"s0": (I64, [2], [0, 1]), "s1": (I64, [3], [5, 1, 1])}, {}),
+        ("incompatible", {"s0": (I32, [2], [2, 3]), "s1": (I32, [2], [4, 1])}, {}),
+    ],
+    "NthElement": [
+        ("n 0", {"input": (F, [2, 4], [5, 1, 3, 3, 2, 8, -1, 0]), "n": (I32, [], 0)}, {}),
+        ("n 2", {"input": (D, [2, 4], [5, 1, 3, 3, 2, 8, -1, 0]), "n": (I32, [], 2)}, {}),
+        ("reverse", {"input": (I32, [2, 2, 3], None), "n": (I32, [], 1)}, {"reverse": True}),
+        ("n too big", {"input": (F, [2, 4], None), "n": (I32, [], 4)}, {}),
+    ],
+    "HistogramFixedWidth": [
+        ("outliers", {"values": (F, [6], [-1, 0, 1.5, 2, 5, 15]), "value_range": (F, [2], [0, 5]),
+                      "nbins": (I32, [], 5)}, {}),
+        ("int64 counts", {"values": (I32, [2, 2], [-1, 0, 1, 2]),
+                          "value_range": (I32, [2], [0, 4]), "nbins": (I32, [], 3)},
+         {"dtype": I64}),
+        ("infinities", {"values": (D, [3], [np.inf, -np.inf, 2.5]),
+                        "value_range": (D, [2], [0, 5]), "nbins": (I32, [], 2)}, {}),
+        ("empty range", {"values": (F, [1], [1]), "value_range": (F, [2], [5, 5]),
+                         "nbins": (I32, [], 3)}, {}),
+    ],
+    "Bincount": [
+        ("counts", {"arr": (I32, [6], [1, 1, 3, 0, 3, 3]), "size": (I32, [], 5),
+                    "weights": (F, [0], [])}, {}),
+        ("weights past size", {"arr": (I32, [6], [1, 1, 3, 0, 3, 3]), "size": (I32, [], 3),
+                               "weights": (D, [6], [1, 2, 3, 4, 5, 6])}, {}),
+        ("negative", {"arr": (I32, [3], [1, -1, 3]), "size": (I32, [], 5),
+                      "weights": (I32, [0], [])}, {}),
+    ],
+    "SparseTensorDenseAdd": [
+        ("3x2", {"a_indices": (I64, [2, 2], [0, 1, 2, 0]), "a_values": (F, [2], [10, 20]),
+                 "a_shape": (I64, [2], [3, 2]), "b": (F, [3, 2], None)}, {}),
+        ("repeated int32", {"a_indices": (I32, [2, 2], [0, 1, 0, 1]),
+                            "a_values": (I32, [2], [1, 2]), "a_shape": (I32, [2], [2, 2]),
+                            "b": (I32, [2, 2], None)}, {}),
+        ("bad index", {"a_indices": (I64, [1, 2], [0, 5]), "a_values": (F, [1], [10]),
+                       "a_shape": (I64, [2], [3, 2]), "b": (F, [3, 2], None)}, {}),
+        ("shapes differ", {"a_indices": (I64, [2, 2], [0, 1, 2, 0]),
+                           "a_values": (F, [2], [10, 20]), "a_shape": (I64, [2], [3, 2]),
+                           "b": (F, [3, 3], None)}, {}),
+    ],
+    "RaggedRange": [
+        ("int rows", {"starts": (I32, [3], [2, 5, 8]), "limits": (I32, [3], [3, 5, 12]),
+                      "deltas": (I32, [], 1)}, {}),
+        ("negative deltas", {"starts": (I64, [], 0), "limits": (I64, [3], [3, 5, -2]),
+                             "deltas": (I64, [3], [1, 2, -1])}, {"Tsplits": I32}),
+        ("floats", {"starts": (F, [2], [0.5, -3]), "limits": (F, [2], [-2.5, 0]),
+                    "deltas": (F, [2], [-1.5, 0.75])}, {}),
+        ("zero delta", {"starts": (I32, [1], [0]), "limits": (I32, [], 3),
+                        "deltas": (I32, [], 0)}, {}),
+    ],
+    "LinSpace": [
+        ("3 values", {"start": (F, [], 10), "stop": (F, [], 12), "num": (I32, [], 3)}, {}),
+        ("descending", {"start": (F, [], 1), "stop": (F, [], 0), "num": (I32, [], 4)}, {}),
+        ("float rounding", {"start": (F, [], -1), "stop": (F, [], 1), "num": (I32, [], 6)}, {}),
+        ("double", {"start": (D, [], 0), "stop": (D, [], 1), "num": (I64, [], 7)}, {}),
+        ("num 0", {"start": (F, [], 1), "stop": (F, [], 5), "num": (I32, [], 0)}, {}),
+    ],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
         ("2x1 and 1x3", {"s0": (I32, [2], [2, 1]), "s1": (I32, [2], [1, 3])}, {}),
@@ -847,10 +941,10 @@ KNOWN_DIFFERENCES = {
     **{f"Where/float16 {v}": _NO_TF_HALF for v in ("2x3", "scalars", "empty 0x3", "edges")},
     **{f"ToBool/{t} scalars": _NO_TF_HALF for t in ("float16", "bfloat16")},
     "Range/float16 scalars": _NO_TF_HALF,
-    **{f"Unique/{t} edges": (
+    **{f"{op}/{t} edges": (
         "TF's Unique of 16-bit floats keys its table by the bits, so -0 and 0 are two values; "
         "Towerflow compares values (as both do for float and double), so they are one")
-       for t in ("float16", "bfloat16")},
+       for op in ("Unique", "UniqueWithCounts") for t in ("float16", "bfloat16")},
 }
 
 
