@@ -194,6 +194,34 @@ absl::Status DynamicPartitionGrad(const Scope& scope, const Operation& op,
 // merged = dynamic_stitch(indices, data): data[m][i] went to
 // merged[indices[m][i]], so d(data[m]) = gather(g, indices[m]) (TF's rule,
 // which also passes a gradient to rows a later index overwrote).
+// Fake quantisation's straight-through estimators (TF's array_ops.py): the
+// *Gradient ops pass g where x lies in the nudged range; the Vars forms
+// also give min (max) the sum of g below (above) it.
+TW_GRAD_FN(FakeQuantArgsGrad) {
+  ops::FakeQuantWithMinMaxArgsGradient::Attrs attrs;
+  attrs = attrs.Min(grad_util::Attr<float>(scope, op, "min"))
+              .Max(grad_util::Attr<float>(scope, op, "max"))
+              .NumBits(grad_util::Attr<int64_t>(scope, op, "num_bits"))
+              .NarrowRange(grad_util::Attr<bool>(scope, op, "narrow_range"));
+  grad_outputs->push_back(
+      ops::FakeQuantWithMinMaxArgsGradient(scope, grad_inputs[0], In(op, 0), attrs));
+  return scope.status();
+}
+template <typename GradientOp>
+absl::Status FakeQuantVarsGrad(const Scope& scope, const Operation& op,
+                               const std::vector<Output>& grad_inputs,
+                               std::vector<Output>* grad_outputs) {
+  const typename GradientOp::Attrs attrs =
+      typename GradientOp::Attrs()
+          .NumBits(grad_util::Attr<int64_t>(scope, op, "num_bits"))
+          .NarrowRange(grad_util::Attr<bool>(scope, op, "narrow_range"));
+  const GradientOp g(scope, grad_inputs[0], In(op, 0), In(op, 1), In(op, 2), attrs);
+  grad_outputs->push_back(g.backprops_wrt_input);
+  grad_outputs->push_back(g.backprop_wrt_min);
+  grad_outputs->push_back(g.backprop_wrt_max);
+  return scope.status();
+}
+
 absl::Status DynamicStitchGrad(const Scope& scope, const Operation& op,
                                const std::vector<Output>& grad_inputs,
                                std::vector<Output>* grad_outputs) {
@@ -471,6 +499,11 @@ TW_REGISTER_GRADIENT("StridedSlice", StridedSliceGrad);
 TW_REGISTER_GRADIENT("StridedSliceGrad", StridedSliceGradGrad);
 TW_REGISTER_GRADIENT("DynamicPartition", DynamicPartitionGrad);
 TW_REGISTER_GRADIENT("DynamicStitch", DynamicStitchGrad);
+TW_REGISTER_GRADIENT("FakeQuantWithMinMaxArgs", FakeQuantArgsGrad);
+TW_REGISTER_GRADIENT("FakeQuantWithMinMaxVars",
+                     FakeQuantVarsGrad<ops::FakeQuantWithMinMaxVarsGradient>);
+TW_REGISTER_GRADIENT("FakeQuantWithMinMaxVarsPerChannel",
+                     FakeQuantVarsGrad<ops::FakeQuantWithMinMaxVarsPerChannelGradient>);
 TW_REGISTER_GRADIENT("ParallelDynamicStitch", DynamicStitchGrad);
 TW_REGISTER_GRADIENT("MirrorPad", MirrorPadGradient);
 TW_REGISTER_GRADIENT("ReverseV2", ReverseV2Grad);

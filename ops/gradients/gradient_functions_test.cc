@@ -99,6 +99,12 @@ TEST(GradientCoverageTest, EveryRegisteredGradientHasACase) {
   covered.insert("ResourceGather");
   // Its gradient is an error by design (gradients_test.cc).
   covered.insert("PreventGradient");
+  // Straight-through estimators, not derivatives (the ops are step
+  // functions): against TF's values in kernels/cpu/fake_quant_ops_test.cc.
+  for (const char* op : {"FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars",
+                         "FakeQuantWithMinMaxVarsPerChannel"}) {
+    covered.insert(op);
+  }
   // Control flow: Cond's Switch and Merge (and their Ref forms, the same
   // functions) against finite differences in ops/control_flow_test.cc; while
   // loops, differentiated as a whole (Enter, Exit and NextIteration only

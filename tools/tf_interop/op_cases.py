@@ -106,6 +106,8 @@ S5, S5_2 = [1, 1, 1, 1, 1], [1, 2, 2, 2, 1]
 _X = (np.arange(18, dtype=np.float64).reshape(2, 3, 3) % 7 - 3) / 4
 WELL_CONDITIONED = (D, [2, 3, 3], _X + 3 * np.eye(3))
 POSITIVE_DEFINITE = (D, [2, 3, 3], _X @ np.swapaxes(_X, 1, 2) + np.eye(3))
+# Inputs for fake quantisation, across and beyond its ranges.
+QUANT_IN = (F, [4, 8], np.linspace(-9.7, 8.3, 32).astype(np.float32).reshape(4, 8))
 # Rows for the segment reductions, a zero among them.
 SEGMENT_DATA = (F, [5, 3], [1, -2, 3, 4, 5, -6, 0, 8, 9, -1, 0, 2, 7, -3, 5])
 # An image TF encodes here as JPEG and PNG: both sides decode the same bytes.
@@ -878,6 +880,51 @@ CASES = {
         ("double", {"start": (D, [], 0), "stop": (D, [], 1), "num": (I64, [], 7)}, {}),
         ("num 0", {"start": (F, [], 1), "stop": (F, [], 5), "num": (I32, [], 0)}, {}),
     ],
+    # Fake quantisation: a spread of inputs against several ranges.
+    "FakeQuantWithMinMaxArgs": [
+        ("defaults", {"inputs": QUANT_IN}, {}),
+        ("narrow 4 bits", {"inputs": QUANT_IN}, {"min": -1.3, "max": 2.9, "num_bits": 4,
+                                                 "narrow_range": True}),
+        ("16 bits", {"inputs": QUANT_IN}, {"min": -0.01, "max": 7.3, "num_bits": 16}),
+        ("range above 0", {"inputs": QUANT_IN}, {"min": 0.5, "max": 2.0}),
+        ("edges", {"inputs": (F, [3], [np.nan, np.inf, -np.inf])}, {}),
+        ("min above max", {"inputs": QUANT_IN}, {"min": 2.0, "max": 1.0}),
+        ("1 bit", {"inputs": QUANT_IN}, {"num_bits": 1}),
+    ],
+    "FakeQuantWithMinMaxArgsGradient": [
+        ("narrow 4 bits", {"gradients": (F, [4, 8], None), "inputs": QUANT_IN},
+         {"min": -1.3, "max": 2.9, "num_bits": 4, "narrow_range": True}),
+        ("shapes differ", {"gradients": (F, [3], None), "inputs": QUANT_IN}, {}),
+    ],
+    "FakeQuantWithMinMaxVars": [
+        ("5 bits", {"inputs": QUANT_IN, "min": (F, [], -1.3), "max": (F, [], 2.9)},
+         {"num_bits": 5}),
+        ("narrow 16 bits", {"inputs": QUANT_IN, "min": (F, [], -2.37), "max": (F, [], 5.1)},
+         {"num_bits": 16, "narrow_range": True}),
+        ("min above max", {"inputs": QUANT_IN, "min": (F, [], 2.0), "max": (F, [], 1.0)}, {}),
+        ("off", {"inputs": QUANT_IN, "min": (F, [], 0.0), "max": (F, [], 0.0)}, {}),
+        ("vector min", {"inputs": QUANT_IN, "min": (F, [1], -1.0), "max": (F, [], 1.0)}, {}),
+    ],
+    "FakeQuantWithMinMaxVarsGradient": [
+        ("narrow", {"gradients": (F, [4, 8], None), "inputs": QUANT_IN, "min": (F, [], -1.3),
+                    "max": (F, [], 2.9)}, {"narrow_range": True}),
+        ("off", {"gradients": (F, [4, 8], None), "inputs": QUANT_IN, "min": (F, [], 0.0),
+                 "max": (F, [], 0.0)}, {}),
+    ],
+    "FakeQuantWithMinMaxVarsPerChannel": [
+        ("rows", {"inputs": QUANT_IN, "min": (F, [8], [-1, -6, 0, -0.01, -2.37, 0, 0.5, -9.1]),
+                  "max": (F, [8], [1, 6, 3, 7.3, 5.1, 0, 2, -0.5])}, {"num_bits": 7}),
+        ("vector", {"inputs": (F, [8], QUANT_IN[2][0]), "min": (F, [8], -1.3),
+                    "max": (F, [8], 2.9)}, {"narrow_range": True}),
+        ("nhwc", {"inputs": (F, [2, 2, 2, 4], None), "min": (F, [4], [-1, -2, -3, 0]),
+                  "max": (F, [4], [1, 2, 3, 4])}, {"num_bits": 16}),
+        ("wrong size", {"inputs": QUANT_IN, "min": (F, [3], -1.0), "max": (F, [3], 1.0)}, {}),
+    ],
+    "FakeQuantWithMinMaxVarsPerChannelGradient": [
+        ("rows", {"gradients": (F, [4, 8], None), "inputs": QUANT_IN,
+                  "min": (F, [8], [-1, -6, 0, -0.01, -2.37, 0, 0.5, -9.1]),
+                  "max": (F, [8], [1, 6, 3, 7.3, 5.1, 0, 2, -0.5])}, {}),
+    ],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
         ("2x1 and 1x3", {"s0": (I32, [2], [2, 1]), "s1": (I32, [2], [1, 3])}, {}),
@@ -1090,6 +1137,8 @@ NARROW_INT_OPS["Add"] = NARROW_INTS[:3]
 
 
 def narrow_int_cases(op_def):
+    if op_def.name not in NARROW_INT_OPS:
+        return []
     cases = []
     t = next(a for a in op_def.attr if a.name == "T")
     for dtype in NARROW_INT_OPS.get(op_def.name, []):
