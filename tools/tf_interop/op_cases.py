@@ -106,6 +106,9 @@ S5, S5_2 = [1, 1, 1, 1, 1], [1, 2, 2, 2, 1]
 _X = (np.arange(18, dtype=np.float64).reshape(2, 3, 3) % 7 - 3) / 4
 WELL_CONDITIONED = (D, [2, 3, 3], _X + 3 * np.eye(3))
 POSITIVE_DEFINITE = (D, [2, 3, 3], _X @ np.swapaxes(_X, 1, 2) + np.eye(3))
+# RGB pixels [2, 4, 3]: saturated and grey ones, black, pure green.
+RGB = (F, [2, 4, 3], [0.2, 0.5, 0.9, 0.9, 0.1, 0.4, 0.3, 0.3, 0.3, 0, 0, 0, 1, 0.6, 0.2, 0.25, 0.75,
+                      0.5, 0.6, 0.2, 0.8, 0, 1, 0])
 # Inputs for fake quantisation, across and beyond its ranges.
 QUANT_IN = (F, [4, 8], np.linspace(-9.7, 8.3, 32).astype(np.float32).reshape(4, 8))
 # Rows for the segment reductions, a zero among them.
@@ -924,6 +927,32 @@ CASES = {
         ("rows", {"gradients": (F, [4, 8], None), "inputs": QUANT_IN,
                   "min": (F, [8], [-1, -6, 0, -0.01, -2.37, 0, 0.5, -9.1]),
                   "max": (F, [8], [1, 6, 3, 7.3, 5.1, 0, 2, -0.5])}, {}),
+    ],
+    # Colour.
+    "RGBToHSV": [
+        ("pixels", {"images": RGB}, {}),
+        ("double", {"images": (D, [2, 4, 3], RGB[2])}, {}),
+        ("4 channels", {"images": (F, [2, 4], None)}, {}),
+    ],
+    "HSVToRGB": [
+        ("pixels", {"images": RGB}, {}),
+        ("hues past a turn", {"images": (F, [5, 3], [0.1, 0.5, 0.8, 0.95, 1, 0.5, 0.5, 0, 0.3,
+                                                     1.2, 0.5, 0.5, -0.1, 0.5, 0.5])}, {}),
+    ],
+    "AdjustHue": [
+        ("0.3", {"images": RGB, "delta": (F, [], 0.3)}, {}),
+        ("-0.75", {"images": RGB, "delta": (F, [], -0.75)}, {}),
+        ("2 channels", {"images": (F, [1, 4, 2], None), "delta": (F, [], 0.3)}, {}),
+    ],
+    "AdjustSaturation": [
+        ("0.4", {"images": RGB, "scale": (F, [], 0.4)}, {}),
+        ("3", {"images": RGB, "scale": (F, [], 3.0)}, {}),
+    ],
+    "AdjustContrastv2": [
+        ("1.7", {"images": RGB, "contrast_factor": (F, [], 1.7)}, {}),
+        ("odd plane", {"images": (F, [2, 5, 3, 2], (np.arange(60) / 7).astype(np.float32)),
+                       "contrast_factor": (F, [], -0.4)}, {}),
+        ("vector factor", {"images": RGB, "contrast_factor": (F, [1], 1.0)}, {}),
     ],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
