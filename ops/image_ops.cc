@@ -170,6 +170,35 @@ absl::Status SpaceBatchShape(InferenceContext* c, bool to_batch) {
   return absl::OkStatus();
 }
 
+// NonMaxSuppression V1-V5: boxes [n, 4], scores [n], scalar arguments;
+// the selected indices (V4 and V5 padded to max_output_size when asked).
+absl::Status NonMaxSuppressionShape(InferenceContext* c) {
+  PartialTensorShape boxes, scores, scalar;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &boxes));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &scores));
+  int64_t n = 0, four = 0;
+  TW_RETURN_IF_ERROR(c->MergeDim(boxes.dim_size(0), scores.dim_size(0), &n));
+  TW_RETURN_IF_ERROR(c->MergeDim(boxes.dim_size(1), 4, &four));
+  for (int i = 2; i < c->num_inputs(); ++i) {
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
+  }
+  bool pad = false;
+  if (c->node_def().attr().count("pad_to_max_output_size") > 0) {
+    TW_RETURN_IF_ERROR(c->GetAttr("pad_to_max_output_size", &pad));
+  }
+  int64_t selected = -1;
+  if (pad) {
+    TW_ASSIGN_OR_RETURN(std::optional<int64_t> size, c->ConstantScalarInput(2));
+    if (size.has_value() && *size >= 0) selected = *size;
+  }
+  // V4: (indices, valid_outputs); V5: (indices, scores, valid_outputs).
+  const int n_out = c->num_outputs();
+  c->set_output(0, PartialTensorShape({selected}));
+  if (n_out == 3) c->set_output(1, PartialTensorShape({selected}));
+  if (n_out > 1) c->set_output(n_out - 1, PartialTensorShape::Scalar());
+  return absl::OkStatus();
+}
+
 // --------------------------------------------------------------- schemas
 
 TW_REGISTER_OP("DepthToSpace")
@@ -456,6 +485,67 @@ TW_REGISTER_OP("SampleDistortedBoundingBox")
     .SetIsStateful()
     .Doc("SampleDistortedBoundingBoxV2 with min_object_covered an attr.")
     .SetShapeFn(SampleBoxShape);
+
+TW_REGISTER_OP("NonMaxSuppression")
+    .Input("boxes: float")
+    .Input("scores: float")
+    .Input("max_output_size: int32")
+    .Output("selected_indices: int32")
+    .Attr("iou_threshold: float = 0.5")
+    .Doc("Greedy non-maximum suppression: the boxes kept, highest score first.")
+    .SetShapeFn(NonMaxSuppressionShape);
+
+TW_REGISTER_OP("NonMaxSuppressionV2")
+    .Input("boxes: T")
+    .Input("scores: T")
+    .Input("max_output_size: int32")
+    .Input("iou_threshold: T_threshold")
+    .Output("selected_indices: int32")
+    .Attr("T: {half, float} = DT_FLOAT")
+    .Attr("T_threshold: {half, float} = DT_FLOAT")
+    .Doc("NonMaxSuppression with the IoU threshold as a tensor.")
+    .SetShapeFn(NonMaxSuppressionShape);
+
+TW_REGISTER_OP("NonMaxSuppressionV3")
+    .Input("boxes: T")
+    .Input("scores: T")
+    .Input("max_output_size: int32")
+    .Input("iou_threshold: T_threshold")
+    .Input("score_threshold: T_threshold")
+    .Output("selected_indices: int32")
+    .Attr("T: {half, float} = DT_FLOAT")
+    .Attr("T_threshold: {half, float} = DT_FLOAT")
+    .Doc("NonMaxSuppressionV2 over the boxes scoring above score_threshold.")
+    .SetShapeFn(NonMaxSuppressionShape);
+
+TW_REGISTER_OP("NonMaxSuppressionV4")
+    .Input("boxes: T")
+    .Input("scores: T")
+    .Input("max_output_size: int32")
+    .Input("iou_threshold: T_threshold")
+    .Input("score_threshold: T_threshold")
+    .Output("selected_indices: int32")
+    .Output("valid_outputs: int32")
+    .Attr("T: {half, float} = DT_FLOAT")
+    .Attr("T_threshold: {half, float} = DT_FLOAT")
+    .Attr("pad_to_max_output_size: bool = false")
+    .Doc("NonMaxSuppressionV3, optionally padded with 0 to max_output_size, and the count kept.")
+    .SetShapeFn(NonMaxSuppressionShape);
+
+TW_REGISTER_OP("NonMaxSuppressionV5")
+    .Input("boxes: T")
+    .Input("scores: T")
+    .Input("max_output_size: int32")
+    .Input("iou_threshold: T")
+    .Input("score_threshold: T")
+    .Input("soft_nms_sigma: T")
+    .Output("selected_indices: int32")
+    .Output("selected_scores: T")
+    .Output("valid_outputs: int32")
+    .Attr("T: {half, float} = DT_FLOAT")
+    .Attr("pad_to_max_output_size: bool = false")
+    .Doc("NonMaxSuppressionV4 with Soft-NMS (scores decayed by exp(-iou^2 / (2 sigma))).")
+    .SetShapeFn(NonMaxSuppressionShape);
 
 }  // namespace
 }  // namespace towerflow

@@ -109,6 +109,11 @@ POSITIVE_DEFINITE = (D, [2, 3, 3], _X @ np.swapaxes(_X, 1, 2) + np.eye(3))
 # RGB pixels [2, 4, 3]: saturated and grey ones, black, pure green.
 RGB = (F, [2, 4, 3], [0.2, 0.5, 0.9, 0.9, 0.1, 0.4, 0.3, 0.3, 0.3, 0, 0, 0, 1, 0.6, 0.2, 0.25, 0.75,
                       0.5, 0.6, 0.2, 0.8, 0, 1, 0])
+# Boxes for non-maximum suppression: three overlapping near 0, two near 10,
+# one alone.
+NMS_BOXES = (F, [6, 4], [0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, -0.1, 1, 0.9, 0, 10, 1, 11, 0, 10.1, 1,
+                         11.1, 0, 100, 1, 101])
+NMS_SCORES = (F, [6], [0.9, 0.75, 0.6, 0.95, 0.5, 0.3])
 # Inputs for fake quantisation, across and beyond its ranges.
 QUANT_IN = (F, [4, 8], np.linspace(-9.7, 8.3, 32).astype(np.float32).reshape(4, 8))
 # Rows for the segment reductions, a zero among them.
@@ -953,6 +958,47 @@ CASES = {
         ("odd plane", {"images": (F, [2, 5, 3, 2], (np.arange(60) / 7).astype(np.float32)),
                        "contrast_factor": (F, [], -0.4)}, {}),
         ("vector factor", {"images": RGB, "contrast_factor": (F, [1], 1.0)}, {}),
+    ],
+    # Non-maximum suppression.
+    "NonMaxSuppression": [
+        ("3 of 6", {"boxes": NMS_BOXES, "scores": NMS_SCORES, "max_output_size": (I32, [], 3)},
+         {"iou_threshold": 0.5}),
+        ("threshold 2", {"boxes": NMS_BOXES, "scores": NMS_SCORES,
+                         "max_output_size": (I32, [], 3)}, {"iou_threshold": 2.0}),
+    ],
+    "NonMaxSuppressionV2": [
+        ("10", {"boxes": NMS_BOXES, "scores": NMS_SCORES, "max_output_size": (I32, [], 10),
+                "iou_threshold": (F, [], 0.5)}, {}),
+        ("negative size", {"boxes": NMS_BOXES, "scores": NMS_SCORES,
+                           "max_output_size": (I32, [], -1), "iou_threshold": (F, [], 0.5)}, {}),
+    ],
+    "NonMaxSuppressionV3": [
+        ("score threshold", {"boxes": NMS_BOXES, "scores": NMS_SCORES,
+                             "max_output_size": (I32, [], 10), "iou_threshold": (F, [], 0.5),
+                             "score_threshold": (F, [], 0.4)}, {}),
+        ("ties", {"boxes": (F, [3, 4], [0, 0, 1, 1, 2, 2, 3, 3, 0, 0, 1, 1]),
+                  "scores": (F, [3], [0.5, 0.5, 0.5]), "max_output_size": (I32, [], 3),
+                  "iou_threshold": (F, [], 0.5), "score_threshold": (F, [], -1)}, {}),
+    ],
+    "NonMaxSuppressionV4": [
+        ("padded", {"boxes": NMS_BOXES, "scores": NMS_SCORES, "max_output_size": (I32, [], 5),
+                    "iou_threshold": (F, [], 0.5), "score_threshold": (F, [], 0.4)},
+         {"pad_to_max_output_size": True}),
+        ("unpadded", {"boxes": NMS_BOXES, "scores": NMS_SCORES, "max_output_size": (I32, [], 5),
+                      "iou_threshold": (F, [], 0.3), "score_threshold": (F, [], 0.0)}, {}),
+    ],
+    "NonMaxSuppressionV5": [
+        ("soft", {"boxes": NMS_BOXES, "scores": NMS_SCORES, "max_output_size": (I32, [], 6),
+                  "iou_threshold": (F, [], 1.0), "score_threshold": (F, [], 0.0),
+                  "soft_nms_sigma": (F, [], 0.5)}, {}),
+        ("hard padded", {"boxes": NMS_BOXES, "scores": NMS_SCORES,
+                         "max_output_size": (I32, [], 6), "iou_threshold": (F, [], 0.5),
+                         "score_threshold": (F, [], 0.0), "soft_nms_sigma": (F, [], 0.0)},
+         {"pad_to_max_output_size": True}),
+        ("negative sigma", {"boxes": NMS_BOXES, "scores": NMS_SCORES,
+                            "max_output_size": (I32, [], 6), "iou_threshold": (F, [], 0.5),
+                            "score_threshold": (F, [], 0.0), "soft_nms_sigma": (F, [], -1.0)},
+         {}),
     ],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),

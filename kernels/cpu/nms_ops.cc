@@ -1,0 +1,201 @@
+// NonMaxSuppression V1-V5 (ops/image_ops.cc) with TF's greedy selection
+// (non_max_suppression_op.cc): candidates above score_threshold in order of
+// score (ties by index), each kept unless a kept box overlaps it by more
+// than iou_threshold (IoU of the boxes' normalised corners, in float); V5's
+// Soft-NMS decays a candidate's score by exp(-iou^2 / (2 sigma)) for each
+// kept box instead, and requeues it while it stays above the threshold.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+
+namespace towerflow {
+namespace {
+
+// Intersection over union of boxes i and j ([y1, x1, y2, x2], any corners).
+float Iou(const float* boxes, int64_t i, int64_t j) {
+  const float* a = boxes + 4 * i;
+  const float* b = boxes + 4 * j;
+  const float ymin_a = std::min(a[0], a[2]), xmin_a = std::min(a[1], a[3]);
+  const float ymax_a = std::max(a[0], a[2]), xmax_a = std::max(a[1], a[3]);
+  const float ymin_b = std::min(b[0], b[2]), xmin_b = std::min(b[1], b[3]);
+  const float ymax_b = std::max(b[0], b[2]), xmax_b = std::max(b[1], b[3]);
+  const float area_a = (ymax_a - ymin_a) * (xmax_a - xmin_a);
+  const float area_b = (ymax_b - ymin_b) * (xmax_b - xmin_b);
+  if (area_a <= 0 || area_b <= 0) return 0.0f;
+  const float inter = std::max(std::min(ymax_a, ymax_b) - std::max(ymin_a, ymin_b), 0.0f) *
+                      std::max(std::min(xmax_a, xmax_b) - std::max(xmin_a, xmin_b), 0.0f);
+  return inter / (area_a + area_b - inter);
+}
+
+struct Selection {
+  std::vector<int32_t> indices;
+  std::vector<float> scores;
+  int64_t max_size = 0;
+};
+
+absl::StatusOr<Selection> Select(const Tensor& boxes, const Tensor& scores, const Tensor& size_t_,
+                                 float iou_threshold, float score_threshold, float sigma) {
+  if (size_t_.dims() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_output_size must be 0-D, got shape ", size_t_.shape().DebugString()));
+  }
+  if (!(iou_threshold >= 0 && iou_threshold <= 1)) {
+    return absl::InvalidArgumentError("iou_threshold must be in [0, 1]");
+  }
+  if (boxes.dims() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat("boxes must be 2-D", boxes.shape().DebugString(),
+                                                   " (Shape must be rank 2 but is rank ",
+                                                   boxes.dims(), ")"));
+  }
+  const int64_t n = boxes.shape().dim_size(0);
+  if (boxes.shape().dim_size(1) != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "boxes must have 4 columns (Dimension must be 4 but is ", boxes.shape().dim_size(1), ")"));
+  }
+  if (scores.dims() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scores must be 1-D", scores.shape().DebugString(),
+                     " (Shape must be rank 1 but is rank ", scores.dims(), ")"));
+  }
+  if (scores.shape().dim_size(0) != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scores has incompatible shape (Dimensions must be equal, but are ", n,
+                     " and ", scores.shape().dim_size(0), ")"));
+  }
+  if (n > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat("NonMaxSuppression of ", n, " boxes"));
+  }
+  const int64_t max_size = *size_t_.data<int32_t>();
+  if (max_size < 0) return absl::InvalidArgumentError("output size must be non-negative");
+
+  struct Candidate {
+    int32_t index;
+    float score;
+    int32_t checked;  // the kept boxes already compared with it
+  };
+  const auto lower = [](const Candidate& a, const Candidate& b) {
+    return (a.score == b.score && a.index > b.index) || a.score < b.score;
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, decltype(lower)> queue(lower);
+  const float* s = scores.data<float>();
+  for (int32_t i = 0; i < n; ++i) {
+    if (s[i] > score_threshold) queue.push({i, s[i], 0});
+  }
+  const bool soft = sigma > 0;
+  const float scale = soft ? -0.5f / sigma : 0.0f;
+  const float* b = boxes.data<float>();
+  Selection out;
+  while (static_cast<int64_t>(out.indices.size()) < max_size && !queue.empty()) {
+    Candidate next = queue.top();
+    queue.pop();
+    const float original = next.score;
+    bool suppressed = false;
+    for (int32_t j = static_cast<int32_t>(out.indices.size()) - 1; j >= next.checked; --j) {
+      const float iou = Iou(b, next.index, out.indices[j]);
+      const float weight = std::exp(scale * iou * iou);
+      next.score *= soft || iou <= iou_threshold ? weight : 0.0f;
+      if (!soft && iou > iou_threshold) {
+        suppressed = true;
+        break;
+      }
+      if (next.score <= score_threshold) break;
+    }
+    next.checked = static_cast<int32_t>(out.indices.size());
+    if (suppressed) continue;
+    if (next.score == original) {
+      out.indices.push_back(next.index);
+      out.scores.push_back(next.score);
+    } else if (next.score > score_threshold) {
+      queue.push(next);
+    }
+  }
+  out.max_size = max_size;
+  return out;
+}
+
+absl::StatusOr<float> ScalarArg(const Tensor& t, const char* name) {
+  if (t.dims() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " must be 0-D, got shape ", t.shape().DebugString()));
+  }
+  return *t.data<float>();
+}
+
+// version 1: iou_threshold an attr; 2: a tensor; 3: with score_threshold;
+// 4: also padding and valid_outputs; 5: also Soft-NMS and the scores.
+class NonMaxSuppressionOp : public OpKernel {
+ public:
+  explicit NonMaxSuppressionOp(int version) : version_(version) {}
+  absl::Status Init(const KernelConstruction& c) override {
+    if (version_ == 1) TW_RETURN_IF_ERROR(c.GetAttr("iou_threshold", &iou_threshold_));
+    if (version_ >= 4) TW_RETURN_IF_ERROR(c.GetAttr("pad_to_max_output_size", &pad_));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    float iou = iou_threshold_;
+    float score_threshold = std::numeric_limits<float>::lowest();
+    float sigma = 0;
+    if (version_ >= 2) {
+      TW_ASSIGN_OR_RETURN(iou, ScalarArg(ctx->input(3), "iou_threshold"));
+    }
+    if (version_ >= 3) {
+      TW_ASSIGN_OR_RETURN(score_threshold, ScalarArg(ctx->input(4), "score_threshold"));
+    }
+    if (version_ == 5) {
+      TW_ASSIGN_OR_RETURN(sigma, ScalarArg(ctx->input(5), "soft_nms_sigma"));
+      if (!(sigma >= 0)) return absl::InvalidArgumentError("soft_nms_sigma_val must be >= 0");
+    }
+    TW_ASSIGN_OR_RETURN(const Selection sel, Select(ctx->input(0), ctx->input(1), ctx->input(2),
+                                                    iou, score_threshold, sigma));
+    // Padded with zeros to max_output_size (allocated by the device, which
+    // refuses sizes past its limits).
+    const int64_t valid = static_cast<int64_t>(sel.indices.size());
+    const int64_t k = pad_ ? sel.max_size : valid;
+    TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(0, TensorShape({k})));
+    int32_t* i = indices->data<int32_t>();
+    std::fill(std::copy(sel.indices.begin(), sel.indices.end(), i), i + k, 0);
+    if (version_ == 5) {
+      TW_ASSIGN_OR_RETURN(Tensor * scores, ctx->allocate_output(1, TensorShape({k})));
+      float* s = scores->data<float>();
+      std::fill(std::copy(sel.scores.begin(), sel.scores.end(), s), s + k, 0.0f);
+    }
+    if (version_ >= 4) {
+      TW_ASSIGN_OR_RETURN(Tensor * count,
+                          ctx->allocate_output(version_ == 5 ? 2 : 1, TensorShape()));
+      *count->data<int32_t>() = static_cast<int32_t>(valid);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const int version_;
+  float iou_threshold_ = 0.5f;
+  bool pad_ = false;
+};
+
+TW_REGISTER_KERNELS(nms_ops) {
+  const auto cpu = [](const char* op) {
+    return KernelDefBuilder(op).Device(kDeviceCpu).TypeConstraint<float>("T");
+  };
+  RegisterKernel(KernelDefBuilder("NonMaxSuppression").Device(kDeviceCpu),
+                 [] { return std::make_unique<NonMaxSuppressionOp>(1); });
+  RegisterKernel(KernelDefBuilder(cpu("NonMaxSuppressionV2")).TypeConstraint<float>("T_threshold"),
+                 [] { return std::make_unique<NonMaxSuppressionOp>(2); });
+  RegisterKernel(KernelDefBuilder(cpu("NonMaxSuppressionV3")).TypeConstraint<float>("T_threshold"),
+                 [] { return std::make_unique<NonMaxSuppressionOp>(3); });
+  RegisterKernel(KernelDefBuilder(cpu("NonMaxSuppressionV4")).TypeConstraint<float>("T_threshold"),
+                 [] { return std::make_unique<NonMaxSuppressionOp>(4); });
+  RegisterKernel(cpu("NonMaxSuppressionV5"),
+                 [] { return std::make_unique<NonMaxSuppressionOp>(5); });
+}
+
+}  // namespace
+}  // namespace towerflow
