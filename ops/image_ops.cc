@@ -199,6 +199,23 @@ absl::Status NonMaxSuppressionShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// CropAndResize: boxes [n, 4] and box_ind [n] crop [n, h, w, depth].
+absl::Status CropAndResizeShape(InferenceContext* c) {
+  PartialTensorShape image, boxes, box_ind, size;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &image));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &boxes));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &box_ind));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(3), 1, &size));
+  int64_t n = 0, four = 0, two = 0;
+  TW_RETURN_IF_ERROR(c->MergeDim(boxes.dim_size(0), box_ind.dim_size(0), &n));
+  TW_RETURN_IF_ERROR(c->MergeDim(boxes.dim_size(1), 4, &four));
+  TW_RETURN_IF_ERROR(c->MergeDim(size.dim_size(0), 2, &two));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> crop, c->ConstantIntInput(3));
+  const int64_t h = crop.has_value() ? (*crop)[0] : -1, w = crop.has_value() ? (*crop)[1] : -1;
+  c->set_output(0, PartialTensorShape({n, h, w, image.dim_size(3)}));
+  return absl::OkStatus();
+}
+
 // --------------------------------------------------------------- schemas
 
 TW_REGISTER_OP("DepthToSpace")
@@ -485,6 +502,43 @@ TW_REGISTER_OP("SampleDistortedBoundingBox")
     .SetIsStateful()
     .Doc("SampleDistortedBoundingBoxV2 with min_object_covered an attr.")
     .SetShapeFn(SampleBoxShape);
+
+TW_REGISTER_OP("CropAndResize")
+    .Input("image: T")
+    .Input("boxes: float")
+    .Input("box_ind: int32")
+    .Input("crop_size: int32")
+    .Output("crops: float")
+    .Attr("T: {uint8, uint16, int8, int16, int32, int64, half, float, double}")
+    .Attr("method: {'bilinear', 'nearest'} = 'bilinear'")
+    .Attr("extrapolation_value: float = 0")
+    .Doc("Boxes [y1, x1, y2, x2] (normalised) of image[box_ind] resampled to crop_size.")
+    .SetShapeFn(CropAndResizeShape);
+
+TW_REGISTER_OP("CropAndResizeGradImage")
+    .Input("grads: float")
+    .Input("boxes: float")
+    .Input("box_ind: int32")
+    .Input("image_size: int32")
+    .Output("output: T")
+    .Attr("T: {float, half, double}")
+    .Attr("method: {'bilinear', 'nearest'} = 'bilinear'")
+    .Doc("CropAndResize's gradient with respect to the image (of shape image_size).")
+    .SetShapeFn([](InferenceContext* c) { return shape_fns::ShapeFromShapeTensorInput(c, 3); });
+
+TW_REGISTER_OP("CropAndResizeGradBoxes")
+    .Input("grads: float")
+    .Input("image: T")
+    .Input("boxes: float")
+    .Input("box_ind: int32")
+    .Output("output: float")
+    .Attr("T: {uint8, uint16, int8, int16, int32, int64, half, float, double}")
+    .Attr("method: {'bilinear'} = 'bilinear'")
+    .Doc("CropAndResize's gradient with respect to the boxes.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->input(2));
+      return absl::OkStatus();
+    });
 
 TW_REGISTER_OP("NonMaxSuppression")
     .Input("boxes: float")

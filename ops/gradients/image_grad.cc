@@ -1,4 +1,5 @@
-// Gradients of the image ops: resizing and the space/batch block moves.
+// Gradients of the image ops: resizing, CropAndResize and the space/batch
+// block moves.
 // g is dL/d(output).
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -101,6 +102,28 @@ TW_GRAD_FN(BatchToSpaceNDGrad) {
   return scope.status();
 }
 
+// crops = crop_and_resize(image, boxes, ...): the image gets the crops'
+// gradient spread back (floating images only), the boxes the bilinear
+// slope's (also for nearest sampling, as TF approximates it).
+TW_GRAD_FN(CropAndResizeGrad) {
+  const Output image = In(op, 0), boxes = In(op, 1), box_ind = In(op, 2);
+  const DataType t = image.type();
+  const std::string method = grad_util::Attr<std::string>(scope, op, "method");
+  if (t == DT_FLOAT || t == DT_DOUBLE || t == DT_HALF) {
+    grad_outputs->push_back(
+        ops::CropAndResizeGradImage(scope, grad_inputs[0], boxes, box_ind, ops::Shape(scope, image),
+                                    t, ops::CropAndResizeGradImage::Method(method)));
+  } else {
+    grad_outputs->push_back(NoGradient());
+  }
+  grad_outputs->push_back(
+      ops::CropAndResizeGradBoxes(scope, grad_inputs[0], image, boxes, box_ind));
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+
+TW_REGISTER_GRADIENT("CropAndResize", CropAndResizeGrad);
 TW_REGISTER_GRADIENT("ResizeBilinear", ResizeBilinearGradient);
 TW_REGISTER_GRADIENT("ResizeBilinearGrad", ResizeBilinearGradGradient);
 TW_REGISTER_GRADIENT("ResizeBicubic", ResizeBicubicGradient);

@@ -229,6 +229,22 @@ std::vector<GradCase> NnCases() {
           },
           S({1, 2, 3, 2})),
       Unary(
+          "CropAndResize",
+          [](const Scope& s, Output x) {
+            const Output boxes =
+                ops::Const(s, {{0.1f, 0.2f, 0.8f, 0.9f}, {0.5f, -0.2f, 1.3f, 0.6f}});
+            return ops::CropAndResize(s, x, boxes, {1, 0}, {3, 2});
+          },
+          S({2, 4, 5, 2})),
+      Unary(
+          "CropAndResize/nearest",
+          [](const Scope& s, Output x) {
+            const Output boxes = ops::Const(s, {{0.9f, 0.8f, 0.1f, 0.05f}});
+            return ops::CropAndResize(s, x, boxes, {0}, {2, 3},
+                                      ops::CropAndResize::Method("nearest"));
+          },
+          S({1, 4, 5, 2})),
+      Unary(
           "ResizeBilinear/half_pixel_centers",
           [](const Scope& s, Output x) {
             return ops::ResizeBilinear(s, x, {5, 2}, ops::ResizeBilinear::HalfPixelCenters(true));

@@ -114,6 +114,11 @@ RGB = (F, [2, 4, 3], [0.2, 0.5, 0.9, 0.9, 0.1, 0.4, 0.3, 0.3, 0.3, 0, 0, 0, 1, 0
 NMS_BOXES = (F, [6, 4], [0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, -0.1, 1, 0.9, 0, 10, 1, 11, 0, 10.1, 1,
                          11.1, 0, 100, 1, 101])
 NMS_SCORES = (F, [6], [0.9, 0.75, 0.6, 0.95, 0.5, 0.3])
+# CropAndResize: boxes inside, partly outside and flipped.
+CROP_IMAGE = (F, [2, 4, 5, 2], (np.arange(80) / 7).astype(np.float32))
+CROP_BOXES = (F, [3, 4], [0.1, 0.2, 0.8, 0.9, 0.5, -0.2, 1.3, 0.6, 0.9, 0.8, 0.1, 0.05])
+CROP_IND = (I32, [3], [1, 0, 1])
+CROP_GRADS = (F, [3, 3, 2, 2], (np.arange(36) / 10 - 1).astype(np.float32))
 # Inputs for fake quantisation, across and beyond its ranges.
 QUANT_IN = (F, [4, 8], np.linspace(-9.7, 8.3, 32).astype(np.float32).reshape(4, 8))
 # Rows for the segment reductions, a zero among them.
@@ -999,6 +1004,35 @@ CASES = {
                             "max_output_size": (I32, [], 6), "iou_threshold": (F, [], 0.5),
                             "score_threshold": (F, [], 0.0), "soft_nms_sigma": (F, [], -1.0)},
          {}),
+    ],
+    # CropAndResize and its gradients.
+    "CropAndResize": [
+        ("bilinear", {"image": CROP_IMAGE, "boxes": CROP_BOXES, "box_ind": CROP_IND,
+                      "crop_size": (I32, [2], [3, 2])}, {}),
+        ("nearest", {"image": CROP_IMAGE, "boxes": CROP_BOXES, "box_ind": CROP_IND,
+                     "crop_size": (I32, [2], [2, 3])},
+         {"method": "nearest", "extrapolation_value": -1.0}),
+        ("one point", {"image": CROP_IMAGE, "boxes": CROP_BOXES, "box_ind": CROP_IND,
+                       "crop_size": (I32, [2], [1, 1])}, {}),
+        ("uint8", {"image": (U8, [2, 4, 5, 2], list(range(80))), "boxes": CROP_BOXES,
+                   "box_ind": CROP_IND, "crop_size": (I32, [2], [4, 3])}, {}),
+        ("index out of range", {"image": CROP_IMAGE, "boxes": CROP_BOXES,
+                                "box_ind": (I32, [3], [1, 0, 2]),
+                                "crop_size": (I32, [2], [3, 2])}, {}),
+    ],
+    "CropAndResizeGradImage": [
+        ("bilinear", {"grads": CROP_GRADS, "boxes": CROP_BOXES, "box_ind": CROP_IND,
+                      "image_size": (I32, [4], [2, 4, 5, 2])}, {"T": F}),
+        ("nearest", {"grads": CROP_GRADS, "boxes": CROP_BOXES, "box_ind": CROP_IND,
+                     "image_size": (I32, [4], [2, 4, 5, 2])}, {"T": F, "method": "nearest"}),
+        ("double", {"grads": CROP_GRADS, "boxes": CROP_BOXES, "box_ind": CROP_IND,
+                    "image_size": (I32, [4], [2, 4, 5, 2])}, {"T": D}),
+    ],
+    "CropAndResizeGradBoxes": [
+        ("3x2", {"grads": CROP_GRADS, "image": CROP_IMAGE, "boxes": CROP_BOXES,
+                 "box_ind": CROP_IND}, {}),
+        ("1x1", {"grads": (F, [3, 1, 1, 2], None), "image": CROP_IMAGE, "boxes": CROP_BOXES,
+                 "box_ind": CROP_IND}, {}),
     ],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
