@@ -20,8 +20,10 @@ struct Layout {
 };
 
 absl::StatusOr<Layout> LayoutOf(InferenceContext* c) {
-  std::string format;
-  TW_RETURN_IF_ERROR(c->GetAttr("data_format", &format));
+  std::string format = "NHWC";  // ops without the attr (MaxPoolWithArgmax) are NHWC
+  if (c->node_def().attr().contains("data_format")) {
+    TW_RETURN_IF_ERROR(c->GetAttr("data_format", &format));
+  }
   if (format == "NHWC") return Layout{0, 1, 2, 3};
   if (format == "NCHW") return Layout{0, 2, 3, 1};
   return absl::InvalidArgumentError(
@@ -377,6 +379,43 @@ TW_REGISTER_OP("AvgPoolGrad")
     .Attr("T: {half, bfloat16, float, double}")
     .Doc("Gradient of AvgPool.")
     .SetShapeFn(AvgPoolGradShape);
+
+TW_REGISTER_OP("MaxPoolWithArgmax")
+    .Input("input: T")
+    .Output("output: T")
+    .Output("argmax: Targmax")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("Targmax: {int32, int64} = DT_INT64")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("include_batch_in_index: bool = false")
+    .Attr(
+        "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
+        "uint64}")
+    .Doc(
+        "MaxPool (NHWC) and where each maximum was: ((b * H + y) * W + x) * C + c, b counted "
+        "only with include_batch_in_index.")
+    .SetShapeFn([](InferenceContext* c) {
+      TW_RETURN_IF_ERROR(PoolShape(c));
+      c->set_output(1, c->output(0));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("MaxPoolGradWithArgmax")
+    .Input("input: T")
+    .Input("grad: T")
+    .Input("argmax: Targmax")
+    .Output("output: T")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("include_batch_in_index: bool = false")
+    .Attr("Targmax: {int32, int64}")
+    .Attr(
+        "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
+        "uint64}")
+    .Doc("MaxPoolWithArgmax's gradient: grad added at the argmax positions of input's shape.")
+    .SetShapeFn(MaxPoolGradShape);
 
 }  // namespace
 }  // namespace towerflow

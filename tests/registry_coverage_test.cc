@@ -149,6 +149,7 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"NonMaxSuppressionV5", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"CropAndResizeGradBoxes", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"CropAndResizeGradImage", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"MaxPoolGradWithArgmax", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"HSVToRGB", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"RGBToHSV", "TF's (image_grad.py, a 60-op piecewise expression) is not ported yet"},
       {"BroadcastArgs", "TensorFlow defines none (tf.gradients raises LookupError)"},

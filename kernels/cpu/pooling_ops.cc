@@ -1,4 +1,5 @@
-// MaxPool, AvgPool and their gradients (MaxPool's second order too). LRN,
+// MaxPool, AvgPool and their gradients (MaxPool's second order too), and
+// MaxPoolWithArgmax with its gradient. LRN,
 // a normalization, is in norm_ops.cc, as on the GPU.
 //
 // Buffers (NHWC; NCHW inputs are transposed to NHWC and back):
@@ -10,6 +11,7 @@
 // Padding pixels never take part: MaxPool ignores them and AvgPool divides
 // by the number of real pixels in the window, as TF does.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -308,6 +310,134 @@ using MaxPoolOp = PoolOp<T, true>;
 template <typename T>
 using AvgPoolOp = PoolOp<T, false>;
 
+// MaxPoolWithArgmax(input) = (output, argmax), NHWC: each window's first
+// maximum in scan order (a NaN first in its window stays; later ones never
+// win), and its flat position ((n * H + h) * W + w) * C + c, n counted only
+// with include_batch_in_index.
+template <typename T, typename Index>
+class MaxPoolWithArgmaxOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("include_batch_in_index", &with_batch_));
+    return attrs_.Init(c, /*has_dilations=*/false, /*has_ksize=*/true);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Prepared p, Prepare(ctx, attrs_, ctx->input(0), "input"));
+    const Window2D& w = p.w;
+    const TensorShape shape(OutNhwc(w));
+    TW_ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
+    TW_ASSIGN_OR_RETURN(Tensor * at, ctx->allocate_output(1, shape));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    const T* x = p.x.data<T>();
+    T* o = y->data<T>();
+    Index* a = at->data<Index>();
+    const int64_t c = w.channels, image = w.in_h * w.in_w * c;
+    if ((with_batch_ ? w.batch * image : image) - 1 > std::numeric_limits<Index>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", p.x.shape().DebugString(), " has positions past Targmax's range"));
+    }
+    ctx->intra_op_pool()->ParallelFor(
+        w.batch * w.out_h, w.out_w * w.k_h * w.k_w * c, [&](int64_t begin, int64_t end) {
+          std::vector<int64_t> best(c);  // per channel, the maximum's flat index
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t n = r / w.out_h, oh = r % w.out_h;
+            for (int64_t ow = 0; ow < w.out_w; ++ow) {
+              const int64_t out = ((n * w.out_h + oh) * w.out_w + ow) * c;
+              const Span2 s = WindowOf(w, oh, ow);
+              std::fill(best.begin(), best.end(), -1);
+              for (int64_t h = s.h0; h < s.h1; ++h) {
+                for (int64_t ww = s.w0; ww < s.w1; ++ww) {
+                  const int64_t pixel = n * image + (h * w.in_w + ww) * c;
+                  for (int64_t ch = 0; ch < c; ++ch) {
+                    const int64_t i = pixel + ch;
+                    if (best[ch] < 0 || x[i] > x[best[ch]]) best[ch] = i;
+                  }
+                }
+              }
+              for (int64_t ch = 0; ch < c; ++ch) {
+                o[out + ch] = x[best[ch]];
+                a[out + ch] = static_cast<Index>(with_batch_ ? best[ch] : best[ch] - n * image);
+              }
+            }
+          }
+        });
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs attrs_;
+  bool with_batch_ = false;
+};
+
+// MaxPoolGradWithArgmax(input, grad, argmax): grad added at each argmax
+// position, which must lie in its own image (TF's kernel CHECK-fails
+// otherwise). Images run in parallel; each writes only its own.
+template <typename T, typename Index>
+class MaxPoolGradWithArgmaxOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("include_batch_in_index", &with_batch_));
+    return attrs_.Init(c, /*has_dilations=*/false, /*has_ksize=*/true);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Prepared p, Prepare(ctx, attrs_, ctx->input(0), "input"));
+    const Window2D& w = p.w;
+    const TensorShape pooled(OutNhwc(w));
+    for (int i : {1, 2}) {
+      if (ctx->input(i).shape() != pooled) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(i == 1 ? "grad" : "argmax", " has shape ",
+                         ctx->input(i).shape().DebugString(), " but must be ", pooled.DebugString(),
+                         " for input ", ctx->input(0).shape().DebugString()));
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * dx, ctx->allocate_output(0, p.x.shape()));
+    T* o = dx->data<T>();
+    std::fill_n(o, dx->NumElements(), T(0));
+    const T* g = ctx->input(1).data<T>();
+    const Index* a = ctx->input(2).data<Index>();
+    const int64_t image = w.in_h * w.in_w * w.channels;
+    const int64_t per_image = w.out_h * w.out_w * w.channels;
+    std::atomic<int64_t> bad{-1};
+    ctx->intra_op_pool()->ParallelFor(w.batch, per_image, [&](int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n) {
+        for (int64_t i = n * per_image; i < (n + 1) * per_image; ++i) {
+          const int64_t to = static_cast<int64_t>(a[i]) + (with_batch_ ? 0 : n * image);
+          if (to < n * image || to >= (n + 1) * image) {
+            bad = i;
+            return;
+          }
+          o[to] += g[i];
+        }
+      }
+    });
+    if (bad >= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Invalid argmax ", static_cast<int64_t>(a[bad]), " at ", bad.load(),
+                       ": not a position in its image (of ", image, " elements",
+                       with_batch_ ? ", batch included" : "", ")"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  WindowAttrs attrs_;
+  bool with_batch_ = false;
+};
+
+template <template <typename, typename> class Op, typename T>
+void RegisterArgmaxKernels(const char* op) {
+  const auto def = [op] { return KernelDefBuilder(op).Device(kDeviceCpu).TypeConstraint<T>("T"); };
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int32_t>("Targmax"),
+                 MakeFactory<Op<T, int32_t>>());
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int64_t>("Targmax"),
+                 MakeFactory<Op<T, int64_t>>());
+}
+template <template <typename, typename> class Op, typename... Ts>
+void RegisterArgmaxFamily(const char* op) {
+  (RegisterArgmaxKernels<Op, Ts>(op), ...);
+}
+
 TW_REGISTER_KERNELS(pooling_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterTypedKernels<MaxPoolOp, float, double>(cpu("MaxPool"), "T");
@@ -315,6 +445,10 @@ TW_REGISTER_KERNELS(pooling_ops) {
   RegisterTypedKernels<MaxPoolGradOp, float, double>(cpu("MaxPoolGrad"), "T");
   RegisterTypedKernels<MaxPoolGradGradOp, float, double>(cpu("MaxPoolGradGrad"), "T");
   RegisterTypedKernels<AvgPoolGradOp, float, double>(cpu("AvgPoolGrad"), "T");
+  RegisterArgmaxFamily<MaxPoolWithArgmaxOp, float, double, int32_t, int64_t, uint8_t>(
+      "MaxPoolWithArgmax");
+  RegisterArgmaxFamily<MaxPoolGradWithArgmaxOp, float, double, int32_t, int64_t, uint8_t>(
+      "MaxPoolGradWithArgmax");
 }
 
 }  // namespace

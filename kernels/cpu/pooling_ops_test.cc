@@ -3,6 +3,7 @@
 // forward kernels, and max pooling's ties against TF's first-maximum rule
 // computed in the test.
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -179,6 +180,69 @@ TEST(PoolTest, HugeSameWindowIsClippedToTheInput) {
   EXPECT_THAT(y, TensorIs<float>({1, 2, 2, 1}, {4, 4, 4, 4}));
   EXPECT_THAT(RunOk(grad, {x, y, Literal<float>({1, 2, 2, 1}, {1, 2, 3, 4})}),
               TensorIs<float>({1, 2, 2, 1}, {0, 10, 0, 0}));
+}
+
+// MaxPoolWithArgmax and its gradient against TF 2.21's values: the first
+// maximum of each window, a NaN that opens a window kept, later NaNs
+// skipped.
+Tensor ArgmaxInput() {
+  return Literal<float>({2, 3, 4, 2},
+                        {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6, 4,
+                         3, 3, 8, 3, 2, 7, 9, 5, 0, 2, 8, 8, 4, 1, 9, 7, 1, 6, 9, 3, 9, 9, 3, 7});
+}
+
+TEST(MaxPoolWithArgmaxTest, MatchesTensorFlow) {
+  KernelRunner v("MaxPoolWithArgmax");
+  v.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 1, 2, 1}).Attr("padding", "VALID");
+  auto out = v.Run({ArgmaxInput()});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0],
+              TensorIs<float>({2, 2, 2, 2}, {5, 8, 9, 9, 8, 8, 9, 7, 8, 8, 9, 7, 9, 8, 9, 9}));
+  EXPECT_THAT((*out)[1], TensorIs<int64_t>({2, 2, 2, 2}, {8, 11, 12, 5, 18, 11, 12, 13, 2, 11, 6, 5,
+                                                          18, 11, 14, 21}));
+  const Tensor argmax = (*out)[1];
+  KernelRunner same("MaxPoolWithArgmax");
+  same.Attr("ksize", {1, 2, 3, 1}).Attr("strides", {1, 2, 2, 1}).Attr("padding", "SAME");
+  same.Attr("Targmax", DT_INT32).Attr("include_batch_in_index", true);
+  out = same.Run({ArgmaxInput()});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0],
+              TensorIs<float>({2, 2, 2, 2}, {9, 9, 9, 9, 8, 4, 6, 4, 8, 8, 9, 7, 9, 9, 9, 9}));
+  EXPECT_THAT((*out)[1], TensorIs<int32_t>({2, 2, 2, 2}, {12, 5, 12, 5, 18, 19, 20, 23, 26, 35, 30,
+                                                          29, 42, 45, 44, 45}));
+  KernelRunner one("MaxPoolWithArgmax");
+  one.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 1, 1, 1}).Attr("padding", "VALID");
+  for (const auto& [values, value, at] :
+       {std::tuple{std::vector<float>{1, 1, 1, 1}, 1.0f, int64_t{0}},
+        {std::vector<float>{1, NAN, 3, 2}, 3.0f, int64_t{2}},
+        {std::vector<float>{NAN, 1, 3, 2}, NAN, int64_t{0}}}) {
+    out = one.Run({Literal<float>({1, 2, 2, 1}, values)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0], TensorIs<float>({1, 1, 1, 1}, {value}));
+    EXPECT_THAT((*out)[1], TensorIs<int64_t>({1, 1, 1, 1}, {at}));
+  }
+
+  // The gradient, with and without the batch in the index.
+  std::vector<float> g(16);
+  for (int i = 0; i < 16; ++i) g[i] = static_cast<float>(i + 1);
+  const Tensor grad = Literal<float>({2, 2, 2, 2}, g);
+  const std::vector<float> expected = {0, 0, 0, 0,  0, 4, 0,  0, 1, 0, 0,  8, 10, 8,  0,  0,
+                                       0, 0, 5, 0,  0, 0, 0,  0, 0, 0, 9,  0, 0,  12, 11, 0,
+                                       0, 0, 0, 24, 0, 0, 15, 0, 0, 0, 13, 0, 0,  16, 0,  0};
+  KernelRunner back("MaxPoolGradWithArgmax");
+  back.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 1, 2, 1}).Attr("padding", "VALID");
+  EXPECT_THAT(RunOk(back, {ArgmaxInput(), grad, argmax}), TensorIs<float>({2, 3, 4, 2}, expected));
+  std::vector<int64_t> global(16);
+  for (int i = 0; i < 16; ++i) global[i] = argmax.data<int64_t>()[i] + (i >= 8 ? 24 : 0);
+  KernelRunner batch("MaxPoolGradWithArgmax");
+  batch.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 1, 2, 1}).Attr("padding", "VALID");
+  batch.Attr("include_batch_in_index", true);
+  EXPECT_THAT(RunOk(batch, {ArgmaxInput(), grad, Literal<int64_t>({2, 2, 2, 2}, global)}),
+              TensorIs<float>({2, 3, 4, 2}, expected));
+  // TF's kernel CHECK-fails on a position outside the image.
+  std::vector<int64_t> far(16, 100);
+  EXPECT_THAT(back.Run({ArgmaxInput(), grad, Literal<int64_t>({2, 2, 2, 2}, far)}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "Invalid argmax 100"));
 }
 
 }  // namespace

@@ -99,6 +99,19 @@ TW_GRAD_FN(NthElementGrad) {
   return scope.status();
 }
 
+// (y, argmax) = max_pool_with_argmax(x): dx = g added at argmax (TF's
+// _MaxPoolGradWithArgmax; argmax has no gradient).
+TW_GRAD_FN(MaxPoolWithArgmaxGrad) {
+  const auto attrs = ops::MaxPoolGradWithArgmax::IncludeBatchInIndex(
+      grad_util::Attr<bool>(scope, op, "include_batch_in_index"));
+  grad_outputs->push_back(
+      ops::MaxPoolGradWithArgmax(scope, In(op, 0), grad_inputs[0], op.output(1),
+                                 grad_util::Attr<std::vector<int64_t>>(scope, op, "ksize"),
+                                 grad_util::Attr<std::vector<int64_t>>(scope, op, "strides"),
+                                 grad_util::Attr<std::string>(scope, op, "padding"), attrs));
+  return scope.status();
+}
+
 // y = x / (1 + |x|): dx = g / (1 + |x|)^2.
 TW_GRAD_FN(SoftsignGradient) {
   grad_outputs->push_back(ops::SoftsignGrad(scope, grad_inputs[0], In(op, 0)));
@@ -469,6 +482,7 @@ TW_GRAD_FN(L2LossGrad) {
 }
 
 TW_REGISTER_GRADIENT("NthElement", NthElementGrad);
+TW_REGISTER_GRADIENT("MaxPoolWithArgmax", MaxPoolWithArgmaxGrad);
 TW_REGISTER_GRADIENT("BiasAdd", BiasAddGrad);
 TW_REGISTER_GRADIENT("BiasAddV1", BiasAddGrad);
 TW_REGISTER_GRADIENT("BiasAddGrad", BiasAddGradGrad);

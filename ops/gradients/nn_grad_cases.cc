@@ -229,6 +229,20 @@ std::vector<GradCase> NnCases() {
           },
           S({1, 2, 3, 2})),
       Unary(
+          "MaxPoolWithArgmax",
+          [](const Scope& s, Output x) {
+            return ops::MaxPoolWithArgmax(s, x, {1, 2, 2, 1}, {1, 1, 2, 1}, "VALID").output;
+          },
+          S({2, 3, 4, 2})),
+      Unary(
+          "MaxPoolWithArgmax/same with batch",
+          [](const Scope& s, Output x) {
+            return ops::MaxPoolWithArgmax(s, x, {1, 2, 3, 1}, {1, 2, 2, 1}, "SAME",
+                                          ops::MaxPoolWithArgmax::IncludeBatchInIndex(true))
+                .output;
+          },
+          S({2, 3, 4, 2})),
+      Unary(
           "CropAndResize",
           [](const Scope& s, Output x) {
             const Output boxes =

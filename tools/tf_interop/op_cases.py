@@ -119,6 +119,10 @@ CROP_IMAGE = (F, [2, 4, 5, 2], (np.arange(80) / 7).astype(np.float32))
 CROP_BOXES = (F, [3, 4], [0.1, 0.2, 0.8, 0.9, 0.5, -0.2, 1.3, 0.6, 0.9, 0.8, 0.1, 0.05])
 CROP_IND = (I32, [3], [1, 0, 1])
 CROP_GRADS = (F, [3, 3, 2, 2], (np.arange(36) / 10 - 1).astype(np.float32))
+# MaxPoolWithArgmax: ties and repeated maxima.
+ARGMAX_IN = (F, [2, 3, 4, 2], [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6,
+                               4, 3, 3, 8, 3, 2, 7, 9, 5, 0, 2, 8, 8, 4, 1, 9, 7, 1, 6, 9, 3, 9, 9,
+                               3, 7])
 # Inputs for fake quantisation, across and beyond its ranges.
 QUANT_IN = (F, [4, 8], np.linspace(-9.7, 8.3, 32).astype(np.float32).reshape(4, 8))
 # Rows for the segment reductions, a zero among them.
@@ -1033,6 +1037,23 @@ CASES = {
                  "box_ind": CROP_IND}, {}),
         ("1x1", {"grads": (F, [3, 1, 1, 2], None), "image": CROP_IMAGE, "boxes": CROP_BOXES,
                  "box_ind": CROP_IND}, {}),
+    ],
+    "MaxPoolWithArgmax": [
+        ("valid", {"input": ARGMAX_IN}, {"ksize": [1, 2, 2, 1], "strides": [1, 1, 2, 1],
+                                         "padding": "VALID"}),
+        ("same int32 with batch", {"input": ARGMAX_IN},
+         {"ksize": [1, 2, 3, 1], "strides": [1, 2, 2, 1], "padding": "SAME", "Targmax": I32,
+          "include_batch_in_index": True}),
+        ("int32 input", {"input": (I32, [2, 3, 4, 2], ARGMAX_IN[2])},
+         {"ksize": [1, 2, 2, 1], "strides": [1, 1, 2, 1], "padding": "VALID"}),
+        ("window past input", {"input": ARGMAX_IN}, {"ksize": [1, 5, 2, 1],
+                                                     "strides": [1, 1, 2, 1], "padding": "VALID"}),
+    ],
+    "MaxPoolGradWithArgmax": [
+        ("valid", {"input": ARGMAX_IN, "grad": (F, [2, 2, 2, 2], None),
+                   "argmax": (I64, [2, 2, 2, 2], [8, 11, 12, 5, 18, 11, 12, 13, 2, 11, 6, 5, 18,
+                                                  11, 14, 21])},
+         {"ksize": [1, 2, 2, 1], "strides": [1, 1, 2, 1], "padding": "VALID"}),
     ],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
