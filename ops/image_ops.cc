@@ -4,6 +4,7 @@
 // (DepthToSpace, SpaceToDepth, SpaceToBatchND, BatchToSpaceND); and the
 // image codecs: JPEG and PNG to and from uint8 (or uint16) [H, W, C]
 // tensors (core/jpeg.h, core/png.h).
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -213,6 +214,43 @@ absl::Status CropAndResizeShape(InferenceContext* c) {
   TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> crop, c->ConstantIntInput(3));
   const int64_t h = crop.has_value() ? (*crop)[0] : -1, w = crop.has_value() ? (*crop)[1] : -1;
   c->set_output(0, PartialTensorShape({n, h, w, image.dim_size(3)}));
+  return absl::OkStatus();
+}
+
+// ExtractImagePatches: [b, rows, cols, k_r * k_c * depth], the window of
+// each list entry given as [1, r, c, 1] (rates dilate it).
+absl::Status ExtractImagePatchesShape(InferenceContext* c) {
+  PartialTensorShape images;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &images));
+  std::vector<int64_t> ksizes, strides, rates;
+  TW_RETURN_IF_ERROR(c->GetAttr("ksizes", &ksizes));
+  TW_RETURN_IF_ERROR(c->GetAttr("strides", &strides));
+  TW_RETURN_IF_ERROR(c->GetAttr("rates", &rates));
+  std::string padding;
+  TW_RETURN_IF_ERROR(c->GetAttr("padding", &padding));
+  for (const auto& [name, v] :
+       {std::pair{"ksizes", &ksizes}, {"strides", &strides}, {"rates", &rates}}) {
+    if (v->size() != 4) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " must have 4 entries"));
+    }
+    if ((*v)[0] != 1 || (*v)[3] != 1) {
+      return absl::UnimplementedError(absl::StrCat("Only support ", name, " across space."));
+    }
+    if ((*v)[1] < 1 || (*v)[2] < 1) {
+      return absl::OutOfRangeError(absl::StrCat(name, " is out of range."));
+    }
+  }
+  int64_t out[2] = {-1, -1};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t in = images.dim_size(1 + i);
+    if (in < 0) continue;
+    const int64_t window = (ksizes[1 + i] - 1) * rates[1 + i] + 1, stride = strides[1 + i];
+    out[i] = padding == "SAME" ? (in + stride - 1) / stride
+                               : std::max<int64_t>(0, (in - window + stride) / stride);
+  }
+  const int64_t depth = images.dim_size(3);
+  c->set_output(0, PartialTensorShape({images.dim_size(0), out[0], out[1],
+                                       depth < 0 ? -1 : ksizes[1] * ksizes[2] * depth}));
   return absl::OkStatus();
 }
 
@@ -502,6 +540,19 @@ TW_REGISTER_OP("SampleDistortedBoundingBox")
     .SetIsStateful()
     .Doc("SampleDistortedBoundingBoxV2 with min_object_covered an attr.")
     .SetShapeFn(SampleBoxShape);
+
+TW_REGISTER_OP("ExtractImagePatches")
+    .Input("images: T")
+    .Output("patches: T")
+    .Attr("ksizes: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("rates: list(int) >= 4")
+    .Attr(
+        "T: {bfloat16, half, float, double, int8, int16, int32, int64, uint8, uint16, uint32, "
+        "uint64, complex64, complex128, bool}")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Doc("Each window of images [b, r, c, d] flattened into the depth of one output pixel.")
+    .SetShapeFn(ExtractImagePatchesShape);
 
 TW_REGISTER_OP("CropAndResize")
     .Input("image: T")

@@ -607,5 +607,54 @@ TEST(FusedBatchNormV2Test, GivesWhatV3Gives) {
   EXPECT_THAT(g[2], TensorNear<float>({2}, {1, 1}, 1e-5));
 }
 
+// ExtractImagePatches against TF 2.21: VALID, SAME with rates (zeros in
+// the padding), an integer image, a window past the input (no patches) and
+// TF's errors.
+TEST(ExtractImagePatchesTest, MatchesTensorFlow) {
+  std::vector<float> v(60);
+  for (int i = 0; i < 60; ++i) v[i] = static_cast<float>(i);
+  const Tensor x = Literal<float>({1, 5, 6, 2}, v);
+  const auto run = [&](const Tensor& in, std::vector<int64_t> k, std::vector<int64_t> st,
+                       std::vector<int64_t> r, const char* padding) {
+    KernelRunner p("ExtractImagePatches");
+    p.Attr("ksizes", k).Attr("strides", st).Attr("rates", r).Attr("padding", padding);
+    return p.Run({in});
+  };
+  auto out = run(x, {1, 2, 3, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0],
+              TensorIs<float>({1, 2, 2, 12},
+                              {0,  1,  2,  3,  4,  5,  12, 13, 14, 15, 16, 17, 4,  5,  6,  7,
+                               8,  9,  16, 17, 18, 19, 20, 21, 24, 25, 26, 27, 28, 29, 36, 37,
+                               38, 39, 40, 41, 28, 29, 30, 31, 32, 33, 40, 41, 42, 43, 44, 45}));
+  out = run(x, {1, 2, 2, 1}, {1, 3, 2, 1}, {1, 2, 2, 1}, "SAME");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0],
+              TensorIs<float>({1, 2, 3, 8},
+                              {0,  1,  4,  5,  24, 25, 28, 29, 4,  5,  8,  9,  28, 29, 32, 33,
+                               8,  9,  0,  0,  32, 33, 0,  0,  36, 37, 40, 41, 0,  0,  0,  0,
+                               40, 41, 44, 45, 0,  0,  0,  0,  44, 45, 0,  0,  0,  0,  0,  0}));
+  std::vector<uint8_t> bytes(60);
+  for (int i = 0; i < 60; ++i) bytes[i] = static_cast<uint8_t>(i);
+  out =
+      run(Literal<uint8_t>({1, 5, 6, 2}, bytes), {1, 2, 2, 1}, {1, 3, 3, 1}, {1, 1, 1, 1}, "SAME");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0],
+              TensorIs<uint8_t>({1, 2, 2, 8},
+                                {0,  1,  2,  3,  12, 13, 14, 15, 6,  7,  8,  9,  18, 19, 20, 21,
+                                 36, 37, 38, 39, 48, 49, 50, 51, 42, 43, 44, 45, 54, 55, 56, 57}));
+  out = run(x, {1, 6, 3, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), TensorShape({1, 0, 2, 36}));
+  EXPECT_THAT(run(x, {1, 2, 3, 2}, {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID"),
+              StatusIs(absl::StatusCode::kUnimplemented, "Only support ksizes across space."));
+  EXPECT_THAT(run(x, {1, 2, 3, 1}, {1, 2, 2, 1}, {1, 1, 1, 2}, "VALID"),
+              StatusIs(absl::StatusCode::kUnimplemented, "Only support rates across space."));
+  EXPECT_THAT(run(x, {1, 0, 3, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID"),
+              StatusIs(absl::StatusCode::kOutOfRange, "ksizes is out of range."));
+  EXPECT_THAT(run(Literal<float>({5, 6, 2}, v), {1, 2, 3, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "input must be 4-dimensional[5,6,2]"));
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -1,5 +1,5 @@
-// Gradients of the image ops: resizing, CropAndResize and the space/batch
-// block moves.
+// Gradients of the image ops: resizing, CropAndResize, ExtractImagePatches
+// and the space/batch block moves.
 // g is dL/d(output).
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -123,7 +123,51 @@ TW_GRAD_FN(CropAndResizeGrad) {
   return scope.status();
 }
 
+// patches = extract_image_patches(x): each patch entry is one input pixel
+// (or padding), so dx sums g over the entries. As TF's array_grad.py: the
+// op is run on a map of pixel numbers (1-based, 0 for padding) to learn
+// which entry holds which pixel, and g is summed by that map.
+TW_GRAD_FN(ExtractImagePatchesGrad) {
+  const Output x = In(op, 0), g = grad_inputs[0];
+  const ops::Unpack in(scope, ops::Shape(scope, x, ops::Shape::OutType(DT_INT64)), 4);
+  const Output batch = in[0], rows_in = in[1], cols_in = in[2], channels = in[3];
+  const ops::Unpack out(
+      scope,
+      ops::Slice(scope, ops::Shape(scope, op.output(0), ops::Shape::OutType(DT_INT64)),
+                 ops::Const(scope, {1}), ops::Const(scope, {2})),
+      2);
+  const auto ksizes = grad_util::Attr<std::vector<int64_t>>(scope, op, "ksizes");
+  const auto strides = grad_util::Attr<std::vector<int64_t>>(scope, op, "strides");
+  const auto rates = grad_util::Attr<std::vector<int64_t>>(scope, op, "rates");
+  const auto padding = grad_util::Attr<std::string>(scope, op, "padding");
+  const Output pixels = ops::Mul(scope, rows_in, cols_in);
+  const Output numbers = ops::Reshape(
+      scope,
+      ops::Range(scope, ops::Const(scope, 1.0f),
+                 ops::Cast(scope, ops::Add(scope, pixels, ops::Const(scope, int64_t{1})), DT_FLOAT),
+                 ops::Const(scope, 1.0f)),
+      ops::Pack(scope,
+                {ops::Const(scope, int64_t{1}), rows_in, cols_in, ops::Const(scope, int64_t{1})}));
+  const Output map = ops::Cast(
+      scope, ops::ExtractImagePatches(scope, numbers, ksizes, strides, rates, padding), DT_INT64);
+  const Output g6 =
+      ops::Reshape(scope, g,
+                   ops::Pack(scope, {batch, out[0], out[1], ops::Const(scope, ksizes[1]),
+                                     ops::Const(scope, ksizes[2]), channels}));
+  const Output rows = ops::Reshape(
+      scope, ops::Transpose(scope, g6, {1, 2, 3, 4, 0, 5}),
+      ops::Pack(scope, {ops::Const(scope, int64_t{-1}), ops::Mul(scope, batch, channels)}));
+  // Padding entries are -1: UnsortedSegmentSum drops them.
+  const Output ids = ops::Sub(scope, ops::Reshape(scope, map, ops::Const(scope, {-1})), int64_t{1});
+  const Output summed = ops::UnsortedSegmentSum(scope, rows, ids, pixels);
+  grad_outputs->push_back(ops::Transpose(
+      scope, ops::Reshape(scope, summed, ops::Pack(scope, {rows_in, cols_in, batch, channels})),
+      {2, 0, 1, 3}));
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("CropAndResize", CropAndResizeGrad);
+TW_REGISTER_GRADIENT("ExtractImagePatches", ExtractImagePatchesGrad);
 TW_REGISTER_GRADIENT("ResizeBilinear", ResizeBilinearGradient);
 TW_REGISTER_GRADIENT("ResizeBilinearGrad", ResizeBilinearGradGradient);
 TW_REGISTER_GRADIENT("ResizeBicubic", ResizeBicubicGradient);

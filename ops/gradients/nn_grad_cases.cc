@@ -243,6 +243,19 @@ std::vector<GradCase> NnCases() {
           },
           S({2, 3, 4, 2})),
       Unary(
+          "ExtractImagePatches",
+          [](const Scope& s, Output x) {
+            return ops::ExtractImagePatches(s, x, {1, 2, 2, 1}, {1, 1, 2, 1}, {1, 2, 1, 1}, "SAME");
+          },
+          S({2, 5, 6, 2})),
+      Unary(
+          "ExtractImagePatches/valid",
+          [](const Scope& s, Output x) {
+            return ops::ExtractImagePatches(s, x, {1, 2, 3, 1}, {1, 2, 2, 1}, {1, 1, 1, 1},
+                                            "VALID");
+          },
+          S({1, 5, 6, 2})),
+      Unary(
           "CropAndResize",
           [](const Scope& s, Output x) {
             const Output boxes =
