@@ -554,6 +554,33 @@ TW_REGISTER_OP("ExtractImagePatches")
     .Doc("Each window of images [b, r, c, d] flattened into the depth of one output pixel.")
     .SetShapeFn(ExtractImagePatchesShape);
 
+TW_REGISTER_OP("DrawBoundingBoxes")
+    .Input("images: T")
+    .Input("boxes: float")
+    .Output("output: T")
+    .Attr("T: {float, half} = DT_FLOAT")
+    .Doc("images [b, h, w, 1|3|4] with the outlines of boxes [b, n, 4] drawn in TF's colours.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape images;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &images));
+      c->set_output(0, images);
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("DrawBoundingBoxesV2")
+    .Input("images: T")
+    .Input("boxes: float")
+    .Input("colors: float")
+    .Output("output: T")
+    .Attr("T: {float, half} = DT_FLOAT")
+    .Doc("DrawBoundingBoxes in the given colours [k, >= depth] (TF's when empty).")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape images;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &images));
+      c->set_output(0, images);
+      return absl::OkStatus();
+    });
+
 TW_REGISTER_OP("CropAndResize")
     .Input("image: T")
     .Input("boxes: float")

@@ -2,7 +2,8 @@
 // preprocessing (tf.image.sample_distorted_bounding_box), drawn exactly as
 // TF draws it (core/image_geometry.h, Note [Distorted crops]), so the same
 // seeds give TF's crops: TF's Philox stream, max_attempts blocks reserved
-// per call whatever the call does.
+// per call whatever the call does. DrawBoundingBoxes and V2: box outlines
+// drawn on images, as TF's draw_bounding_box_op.cc.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -169,10 +170,116 @@ class SampleDistortedBoundingBoxOp : public OpKernel {
   std::optional<PhiloxStream> stream_ ABSL_GUARDED_BY(mu_);
 };
 
+// TF's colours for boxes, cycled (RGBA; grey images take 1).
+std::vector<std::vector<float>> DefaultColors(int64_t depth) {
+  std::vector<std::vector<float>> table = {
+      {1, 1, 0, 1},     {0, 0, 1, 1},   {1, 0, 0, 1},   {0, 1, 0, 1}, {0.5, 0, 0.5, 1},
+      {0.5, 0.5, 0, 1}, {0.5, 0, 0, 1}, {0, 0, 0.5, 1}, {0, 1, 1, 1}, {1, 0, 1, 1}};
+  if (depth == 1) {
+    for (auto& color : table) color[0] = 1;
+  }
+  return table;
+}
+
+// DrawBoundingBoxes(images [b, h, w, d], boxes [b, n, 4]) and V2 (colors
+// [k, >= d]): each box's one-pixel outline, its corners scaled by the
+// image size and truncated toward zero, the parts inside the image drawn;
+// inverted boxes and boxes wholly outside are skipped. Box i takes colour
+// i mod k.
+class DrawBoundingBoxesOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& images = ctx->input(0);
+    const Tensor& boxes = ctx->input(1);
+    if (images.dims() != 4) return absl::InvalidArgumentError("The rank of the images should be 4");
+    if (boxes.dims() != 3) {
+      return absl::InvalidArgumentError("The rank of the boxes tensor should be 3");
+    }
+    if (images.shape().dim_size(0) != boxes.shape().dim_size(0)) {
+      return absl::InvalidArgumentError("The batch sizes should be the same");
+    }
+    const int64_t batch = images.shape().dim_size(0), height = images.shape().dim_size(1),
+                  width = images.shape().dim_size(2), depth = images.shape().dim_size(3);
+    if (depth != 1 && depth != 3 && depth != 4) {
+      return absl::InvalidArgumentError(
+          "Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)");
+    }
+    if (boxes.shape().dim_size(2) != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("The size of the third dimension of the box must be 4. Received: ",
+                       boxes.shape().dim_size(2)));
+    }
+    std::vector<std::vector<float>> colors;
+    if (ctx->num_inputs() == 3) {
+      const Tensor& given = ctx->input(2);
+      if (given.dims() != 2) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("colors must be a 2-D matrix", given.shape().DebugString()));
+      }
+      if (given.shape().dim_size(1) < depth) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("colors must have equal or more channels than the image provided: ",
+                         given.shape().DebugString()));
+      }
+      const float* c = given.data<float>();
+      const int64_t k = given.shape().dim_size(1);
+      for (int64_t i = 0; i < given.shape().dim_size(0) && given.NumElements() > 0; ++i) {
+        colors.emplace_back(c + i * k, c + i * k + depth);
+      }
+    }
+    if (colors.empty()) colors = DefaultColors(depth);
+    const float* b = boxes.data<float>();
+    for (int64_t i = 0; i < boxes.NumElements(); ++i) {
+      // TF converts them to integers unchecked.
+      if (!std::isfinite(b[i])) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("boxes must be finite, got ", b[i], " at ", i));
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, images.shape()));
+    float* canvas = out->data<float>();
+    std::copy_n(images.data<float>(), images.NumElements(), canvas);
+    const int64_t n = boxes.shape().dim_size(1);
+    // A corner's pixel: the float product truncated, held in [-2^62, 2^62].
+    const auto pixel = [](float v, int64_t size) {
+      const float p = v * static_cast<float>(size - 1);
+      return static_cast<int64_t>(std::clamp(p, -4.6e18f, 4.6e18f));
+    };
+    for (int64_t img = 0; img < batch; ++img) {
+      for (int64_t i = 0; i < n; ++i) {
+        const float* box = b + (img * n + i) * 4;
+        const std::vector<float>& color = colors[i % colors.size()];
+        const int64_t top = pixel(box[0], height), left = pixel(box[1], width);
+        const int64_t bottom = pixel(box[2], height), right = pixel(box[3], width);
+        if (top > bottom || left > right) continue;
+        if (top >= height || bottom < 0 || left >= width || right < 0) continue;
+        const int64_t top_c = std::max<int64_t>(top, 0), bottom_c = std::min(bottom, height - 1);
+        const int64_t left_c = std::max<int64_t>(left, 0), right_c = std::min(right, width - 1);
+        const auto paint = [&](int64_t y, int64_t x) {
+          std::copy_n(color.begin(), depth, canvas + ((img * height + y) * width + x) * depth);
+        };
+        for (int64_t x = left_c; x <= right_c; ++x) {
+          if (top >= 0) paint(top, x);
+          if (bottom < height) paint(bottom, x);
+        }
+        for (int64_t y = top_c; y <= bottom_c; ++y) {
+          if (left >= 0) paint(y, left);
+          if (right < width) paint(y, right);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
 TW_REGISTER_KERNELS(bounding_box_ops) {
   for (const char* op : {"SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2"}) {
     RegisterKernel(KernelDefBuilder(op).Device(kDeviceCpu),
                    MakeFactory<SampleDistortedBoundingBoxOp>());
+  }
+  for (const char* op : {"DrawBoundingBoxes", "DrawBoundingBoxesV2"}) {
+    RegisterKernel(KernelDefBuilder(op).Device(kDeviceCpu).TypeConstraint<float>("T"),
+                   MakeFactory<DrawBoundingBoxesOp>());
   }
 }
 

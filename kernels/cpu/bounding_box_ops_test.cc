@@ -109,5 +109,49 @@ TEST(SampleDistortedBoundingBoxTest, BadInputsAndAttrsAreErrors) {
               StatusIs(absl::StatusCode::kInvalidArgument, "Max attempts"));
 }
 
+// DrawBoundingBoxes and V2 against TF 2.21: a box inside, one across the
+// top and right edges, an inverted one and one outside (both skipped), in
+// TF's colours and in given ones.
+Tensor DrawBoxes() {
+  return Literal<float>({1, 4, 4}, {0.2f, 0.1f, 0.8f, 0.7f, -0.5f, 0.5f, 0.5f, 1.5f, 0.9f, 0.9f,
+                                    0.1f, 0.1f, 2, 2, 3, 3});
+}
+
+TEST(DrawBoundingBoxesTest, MatchesTensorFlow) {
+  const Tensor image = Literal<float>({1, 5, 6, 3}, std::vector<float>(90, 0));
+  KernelRunner v1("DrawBoundingBoxes");
+  EXPECT_THAT(RunOk(v1, {image, DrawBoxes()}),
+              TensorIs<float>({1, 5, 6, 3},
+                              {1, 1, 0, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0,
+                               0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0,
+                               0, 1, 0, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 0, 0, 0,
+                               0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  KernelRunner v2("DrawBoundingBoxesV2");
+  const float a = 0.25f, b = 0.5f, c = 0.75f;
+  EXPECT_THAT(RunOk(v2, {image, DrawBoxes(), Literal<float>({2, 4}, {a, b, c, 1, 1, 0, 0, 0})}),
+              TensorIs<float>({1, 5, 6, 3},
+                              {a, b, c, a, b, c, 1, 0, 0, a, b, c, 0, 0, 0, 0, 0, 0, a, b, c, 0, 0,
+                               0, 1, 0, 0, a, b, c, 0, 0, 0, 0, 0, 0, a, b, c, 0, 0, 0, 1, 0, 0, 1,
+                               0, 0, 1, 0, 0, 1, 0, 0, a, b, c, a, b, c, a, b, c, a, b, c, 0, 0, 0,
+                               0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  // Grey images draw in 1; no colours given means TF's.
+  const Tensor whole = Literal<float>({1, 1, 4}, {0, 0, 1, 1});
+  EXPECT_THAT(RunOk(v1, {Literal<float>({1, 4, 4, 1}, std::vector<float>(16, 0)), whole}),
+              TensorIs<float>({1, 4, 4, 1}, {1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1}));
+  EXPECT_THAT(RunOk(v2, {Literal<float>({1, 3, 3, 1}, std::vector<float>(9, 0)), whole,
+                         Literal<float>({0, 4}, {})}),
+              TensorIs<float>({1, 3, 3, 1}, {1, 1, 1, 1, 0, 1, 1, 1, 1}));
+  EXPECT_THAT(v1.Run({Literal<float>({1, 4, 4, 2}, std::vector<float>(32, 0)), whole}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)"));
+  EXPECT_THAT(v2.Run({image, DrawBoxes(), Literal<float>({1, 2}, {1, 0})}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "colors must have equal or more channels than the image provided: [1,2]"));
+  EXPECT_THAT(v1.Run({image, Literal<float>({2, 1, 4}, std::vector<float>(8, 0))}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "The batch sizes should be the same"));
+  EXPECT_THAT(v1.Run({image, Literal<float>({1, 1, 4}, {0, NAN, 1, 1})}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "boxes must be finite"));
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -123,6 +123,8 @@ CROP_GRADS = (F, [3, 3, 2, 2], (np.arange(36) / 10 - 1).astype(np.float32))
 ARGMAX_IN = (F, [2, 3, 4, 2], [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6,
                                4, 3, 3, 8, 3, 2, 7, 9, 5, 0, 2, 8, 8, 4, 1, 9, 7, 1, 6, 9, 3, 9, 9,
                                3, 7])
+# Boxes to draw: inside, across two edges, inverted, outside.
+DRAW_BOXES = (F, [1, 4, 4], [0.2, 0.1, 0.8, 0.7, -0.5, 0.5, 0.5, 1.5, 0.9, 0.9, 0.1, 0.1, 2, 2, 3, 3])
 # Inputs for fake quantisation, across and beyond its ranges.
 QUANT_IN = (F, [4, 8], np.linspace(-9.7, 8.3, 32).astype(np.float32).reshape(4, 8))
 # Rows for the segment reductions, a zero among them.
@@ -1071,6 +1073,18 @@ CASES = {
         ("depth ksize", {"images": (F, [1, 5, 6, 2], None)},
          {"ksizes": [1, 2, 3, 2], "strides": [1, 2, 2, 1], "rates": [1, 1, 1, 1],
           "padding": "VALID"}),
+    ],
+    "DrawBoundingBoxes": [
+        ("rgb", {"images": (F, [1, 5, 6, 3], None), "boxes": DRAW_BOXES}, {}),
+        ("grey", {"images": (F, [1, 4, 4, 1], None), "boxes": (F, [1, 1, 4], [0, 0, 1, 1])}, {}),
+        ("2 channels", {"images": (F, [1, 4, 4, 2], None), "boxes": (F, [1, 1, 4], [0, 0, 1, 1])},
+         {}),
+    ],
+    "DrawBoundingBoxesV2": [
+        ("colours", {"images": (F, [1, 5, 6, 4], None), "boxes": DRAW_BOXES,
+                     "colors": (F, [2, 4], [0.25, 0.5, 0.75, 1, 1, 0, 0, 0])}, {}),
+        ("no colours", {"images": (F, [1, 5, 6, 3], None), "boxes": DRAW_BOXES,
+                        "colors": (F, [0, 4], [])}, {}),
     ],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
