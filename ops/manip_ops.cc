@@ -1,7 +1,9 @@
 // Rearrangements and makers of whole tensors: Roll, ReverseSequence,
-// UniqueWithCounts, ParallelConcat, BroadcastArgs, Empty and DeepCopy
-// (kernels/cpu/manip_ops.cc; UniqueWithCounts beside Unique in
-// kernels/cpu/scan_ops.cc).
+// UniqueWithCounts, ParallelConcat, BroadcastArgs, Empty and DeepCopy, and
+// CompareAndBitpack (kernels/cpu/manip_ops.cc; UniqueWithCounts beside
+// Unique in kernels/cpu/scan_ops.cc).
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -159,6 +161,32 @@ TW_REGISTER_OP("DeepCopy")
     .SetIsStateful()
     .Doc("A copy of x in a buffer of its own.")
     .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("CompareAndBitpack")
+    .Input("input: T")
+    .Input("threshold: T")
+    .Output("output: uint8")
+    .Attr("T: {bool, half, float, double, int8, int16, int32, int64}")
+    .Doc("input > threshold packed 8 to a byte along the last dimension, the first the top bit.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape input, scalar;
+      TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &input));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &scalar));
+      if (input.unknown_rank()) {
+        c->set_output(0, input);
+        return absl::OkStatus();
+      }
+      std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
+      int64_t& inner = dims.back();
+      if (inner >= 0 && inner % 8 != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Inner dimension of input should be divisible by 8, but saw shape: ",
+                         input.DebugString()));
+      }
+      if (inner >= 0) inner /= 8;
+      c->set_output(0, PartialTensorShape(dims));
+      return absl::OkStatus();
+    });
 
 }  // namespace
 }  // namespace towerflow

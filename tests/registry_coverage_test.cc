@@ -152,6 +152,7 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"MaxPoolGradWithArgmax", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"DrawBoundingBoxes", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"DrawBoundingBoxesV2", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"CompareAndBitpack", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"HSVToRGB", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"RGBToHSV", "TF's (image_grad.py, a 60-op piecewise expression) is not ported yet"},
       {"BroadcastArgs", "TensorFlow defines none (tf.gradients raises LookupError)"},

@@ -125,6 +125,7 @@ std::vector<Case> ArrayCases() {
       {"BroadcastArgs", {}, {I32({2, 1, 3}), I32({4, 1})}},
       {"Empty", {{"dtype", A(DT_FLOAT)}}, {I32({2, 3})}},
       {"DeepCopy", {}, {F({2, 3})}},
+      {"CompareAndBitpack", {}, {F({2, 16}), Scalar<float>(0.1f)}},
       {"LinSpace", {}, {Scalar<float>(0), Scalar<float>(1), Scalar<int32_t>(5)}},
       {"RaggedRange", {}, {I32({0, 2}), I32({3, 9}), I32({1, 3})}},
       {"RaggedRange", {}, {Literal<float>({2}, {0, 1}), Scalar<float>(2), Scalar<float>(0.5f)}},

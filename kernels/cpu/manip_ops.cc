@@ -1,9 +1,11 @@
-// Roll, ReverseSequence, BroadcastArgs, Empty and DeepCopy (ops/manip_ops.cc).
+// Roll, ReverseSequence, BroadcastArgs, Empty, DeepCopy and CompareAndBitpack
+// (ops/manip_ops.cc).
 // Roll and ReverseSequence only move elements: they run on an unsigned type
 // as wide as the element (strings as strings), copying contiguous runs.
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -249,6 +251,53 @@ class DeepCopyOp : public OpKernel {
   }
 };
 
+// CompareAndBitpack(input [..., 8k], threshold) = [..., k] bytes, bit 7 - i
+// of each set where element i of its eight is > threshold (for bool, is
+// true: the threshold is ignored, as TF's).
+template <typename T>
+class CompareAndBitpackOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    const Tensor& threshold = ctx->input(1);
+    if (threshold.dims() != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("Compare must be a scalar, but saw shape: ",
+                                                     threshold.shape().DebugString()));
+    }
+    if (in.dims() < 1) {
+      return absl::InvalidArgumentError("Input should be at least a vector, but saw a scalar.");
+    }
+    if (in.shape().dim_size(in.dims() - 1) % 8 != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Inner dimension of input should be divisible by 8, but saw shape: ",
+                       in.shape().DebugString()));
+    }
+    std::vector<int64_t> dims(in.shape().dim_sizes().begin(), in.shape().dim_sizes().end());
+    dims.back() /= 8;
+    const TensorShape shape(dims);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    const T* x = in.data<T>();
+    const T t = *threshold.data<T>();
+    uint8_t* o = out->data<uint8_t>();
+    ctx->intra_op_pool()->ParallelFor(out->NumElements(), 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        uint8_t byte = 0;
+        for (int k = 0; k < 8; ++k) {
+          bool bit;
+          if constexpr (std::is_same_v<T, bool>) {
+            bit = x[8 * i + k];
+          } else {
+            bit = x[8 * i + k] > t;
+          }
+          byte |= static_cast<uint8_t>(bit) << (7 - k);
+        }
+        o[i] = byte;
+      }
+    });
+    return absl::OkStatus();
+  }
+};
+
 TW_REGISTER_KERNELS(manip_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterKernel(cpu("Roll"), MakeFactory<RollOp>());
@@ -256,6 +305,8 @@ TW_REGISTER_KERNELS(manip_ops) {
   RegisterTypedKernels<BroadcastArgsOp, int32_t, int64_t>(cpu("BroadcastArgs"), "T");
   RegisterKernel(cpu("Empty"), MakeFactory<EmptyOp>());
   RegisterKernel(cpu("DeepCopy"), MakeFactory<DeepCopyOp>());
+  RegisterTypedKernels<CompareAndBitpackOp, bool, float, double, int32_t, int64_t>(
+      cpu("CompareAndBitpack"), "T");
 }
 
 }  // namespace

@@ -340,5 +340,27 @@ TEST(ManipTest, RaggedRangeMatchesTensorFlow) {
               StatusIs(kInvalid, "Requires ((limit - start) / delta) <= 9223372036854775807"));
 }
 
+// CompareAndBitpack (TF 2.21's Python no longer registers it; the values
+// follow its kernel, compare_and_bitpack_op.cc: the first of each eight is
+// the top bit).
+TEST(ManipTest, CompareAndBitpack) {
+  KernelRunner r("CompareAndBitpack");
+  EXPECT_THAT(RunOk(r, {Literal<float>({1, 16}, {0.1f, 0.9f, 0.5f, 0.6f, -1, 2, 0.5f, 0.51f, 1, 1,
+                                                 1, 1, 1, 1, 1, 0}),
+                        Scalar<float>(0.5f)}),
+              TensorIs<uint8_t>({1, 2}, {0b01010101, 0b11111110}));
+  EXPECT_THAT(RunOk(r, {Literal<bool>({8}, {true, false, true, true, false, false, false, true}),
+                        Scalar<bool>(true)}),
+              TensorIs<uint8_t>({1}, {0b10110001}));
+  EXPECT_THAT(RunOk(r, {Literal<int64_t>({8}, {3, 4, 5, 6, 7, 8, 9, 10}), Scalar<int64_t>(6)}),
+              TensorIs<uint8_t>({1}, {0b00001111}));
+  EXPECT_THAT(r.Run({Literal<float>({7}, {0, 0, 0, 0, 0, 0, 0}), Scalar<float>(0)}),
+              StatusIs(kInvalid, "Inner dimension of input should be divisible by 8"));
+  EXPECT_THAT(r.Run({Scalar<float>(0), Scalar<float>(0)}),
+              StatusIs(kInvalid, "Input should be at least a vector, but saw a scalar."));
+  EXPECT_THAT(r.Run({Literal<float>({8}, std::vector<float>(8, 0)), Literal<float>({1}, {0})}),
+              StatusIs(kInvalid, "Compare must be a scalar, but saw shape: [1]"));
+}
+
 }  // namespace
 }  // namespace towerflow
