@@ -1,9 +1,10 @@
 // Ops over the last two dimensions of batches of matrices: the diagonal
 // ops (MatrixDiag, MatrixDiagPart, MatrixSetDiag in their three versions;
 // Note [Diagonal bands] in kernels/cpu/matrix_diag_ops.cc), MatrixBandPart,
-// and Diag / DiagPart; and dense linear algebra (MatrixInverse, the
+// and Diag / DiagPart; dense linear algebra (MatrixInverse, the
 // determinants, MatrixSolve, MatrixTriangularSolve, Cholesky;
-// kernels/cpu/linalg_ops.cc).
+// kernels/cpu/linalg_ops.cc) and the decompositions (Qr, Svd,
+// SelfAdjointEigV2, Lu, MatrixSolveLs; kernels/cpu/decomposition_ops.cc).
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -132,6 +133,91 @@ constexpr char kLinalgTypes[] = "T: {double, float, half, complex64, complex128}
 
 constexpr char kAlign[] =
     "align: {'LEFT_RIGHT', 'RIGHT_LEFT', 'LEFT_LEFT', 'RIGHT_RIGHT'} = 'RIGHT_LEFT'";
+
+// Matrices [..., m, n]: the batch dims, m and n (-1 unknown); nullopt when
+// the rank is unknown.
+struct MatrixDims {
+  std::vector<int64_t> batch;
+  int64_t m = -1, n = -1;
+  PartialTensorShape With(std::initializer_list<int64_t> inner) const {
+    std::vector<int64_t> d = batch;
+    d.insert(d.end(), inner);
+    return PartialTensorShape(d);
+  }
+};
+absl::StatusOr<std::optional<MatrixDims>> MatrixDimsOf(InferenceContext* c, int i) {
+  PartialTensorShape s;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(i), 2, &s));
+  if (s.unknown_rank()) return std::optional<MatrixDims>();
+  MatrixDims d;
+  d.batch.assign(s.dim_sizes().begin(), s.dim_sizes().end() - 2);
+  d.m = s.dim_size(s.dims() - 2);
+  d.n = s.dim_size(s.dims() - 1);
+  return std::optional<MatrixDims>(d);
+}
+int64_t MinDim(int64_t a, int64_t b) {
+  if (a >= 0 && b >= 0) return std::min(a, b);
+  return a == 0 || b == 0 ? 0 : -1;
+}
+
+absl::Status QrShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(std::optional<MatrixDims> d, MatrixDimsOf(c, 0));
+  if (!d.has_value()) return shape_fns::UnknownShape(c);
+  bool full = false;
+  TW_RETURN_IF_ERROR(c->GetAttr("full_matrices", &full));
+  const int64_t cols = full ? d->m : MinDim(d->m, d->n);
+  c->set_output(0, d->With({d->m, cols}));
+  c->set_output(1, d->With({cols, d->n}));
+  return absl::OkStatus();
+}
+
+absl::Status SvdShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(std::optional<MatrixDims> d, MatrixDimsOf(c, 0));
+  if (!d.has_value()) return shape_fns::UnknownShape(c);
+  bool uv = true, full = false;
+  TW_RETURN_IF_ERROR(c->GetAttr("compute_uv", &uv));
+  TW_RETURN_IF_ERROR(c->GetAttr("full_matrices", &full));
+  const int64_t p = MinDim(d->m, d->n);
+  c->set_output(0, d->With({p}));
+  // Without compute_uv, u and v hold one placeholder per matrix.
+  c->set_output(1, uv ? d->With({d->m, full ? d->m : p}) : d->With({}));
+  c->set_output(2, uv ? d->With({d->n, full ? d->n : p}) : d->With({}));
+  return absl::OkStatus();
+}
+
+absl::Status SelfAdjointEigShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(std::optional<MatrixDims> d, MatrixDimsOf(c, 0));
+  if (!d.has_value()) return shape_fns::UnknownShape(c);
+  int64_t n = 0;
+  TW_RETURN_IF_ERROR(c->MergeDim(d->m, d->n, &n));
+  bool v = true;
+  TW_RETURN_IF_ERROR(c->GetAttr("compute_v", &v));
+  c->set_output(0, d->With({n}));
+  c->set_output(1, v ? d->With({n, n}) : d->With({}));
+  return absl::OkStatus();
+}
+
+absl::Status LuShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(std::optional<MatrixDims> d, MatrixDimsOf(c, 0));
+  if (!d.has_value()) return shape_fns::UnknownShape(c);
+  int64_t n = 0;
+  TW_RETURN_IF_ERROR(c->MergeDim(d->m, d->n, &n));
+  c->set_output(0, d->With({n, n}));
+  c->set_output(1, d->With({n}));
+  return absl::OkStatus();
+}
+
+absl::Status SolveLsShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(std::optional<MatrixDims> a, MatrixDimsOf(c, 0));
+  TW_ASSIGN_OR_RETURN(std::optional<MatrixDims> b, MatrixDimsOf(c, 1));
+  PartialTensorShape scalar;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &scalar));
+  if (!a.has_value() || !b.has_value()) return shape_fns::UnknownShape(c);
+  int64_t m = 0;
+  TW_RETURN_IF_ERROR(c->MergeDim(a->m, b->m, &m));
+  c->set_output(0, a->With({a->n, b->n}));
+  return absl::OkStatus();
+}
 
 [[maybe_unused]] const bool kRegistered = [] {
   RegisterOp(OpDefBuilder("MatrixDiag", __FILE__)
@@ -306,6 +392,53 @@ constexpr char kAlign[] =
                  .Doc("The lower Cholesky factors of symmetric positive definite matrices (their "
                       "lower triangles read).")
                  .SetShapeFn(SquareMatrixShape));
+  RegisterOp(OpDefBuilder("Qr", __FILE__)
+                 .Input("input: T")
+                 .Output("q: T")
+                 .Output("r: T")
+                 .Attr("full_matrices: bool = false")
+                 .Attr(kLinalgTypes)
+                 .Doc("QR factors of matrices [..., M, N]: q [..., M, P], r [..., P, N], P = "
+                      "min(M, N) (M with full_matrices).")
+                 .SetShapeFn(QrShape));
+  RegisterOp(OpDefBuilder("Svd", __FILE__)
+                 .Input("input: T")
+                 .Output("s: T")
+                 .Output("u: T")
+                 .Output("v: T")
+                 .Attr("compute_uv: bool = true")
+                 .Attr("full_matrices: bool = false")
+                 .Attr(kLinalgTypes)
+                 .Doc("Singular values (descending) and vectors: input = u diag(s) v^T.")
+                 .SetShapeFn(SvdShape));
+  RegisterOp(OpDefBuilder("SelfAdjointEigV2", __FILE__)
+                 .Input("input: T")
+                 .Output("e: T")
+                 .Output("v: T")
+                 .Attr("compute_v: bool = true")
+                 .Attr(kLinalgTypes)
+                 .Doc("Ascending eigenvalues and eigenvectors (columns) of self-adjoint matrices "
+                      "(their lower triangles read).")
+                 .SetShapeFn(SelfAdjointEigShape));
+  RegisterOp(OpDefBuilder("Lu", __FILE__)
+                 .Input("input: T")
+                 .Output("lu: T")
+                 .Output("p: output_idx_type")
+                 .Attr(kLinalgTypes)
+                 .Attr("output_idx_type: {int32, int64} = DT_INT32")
+                 .Doc("LU factors with partial pivoting, L (unit lower) and U in one matrix, and "
+                      "the row permutation p: input[p] = L U.")
+                 .SetShapeFn(LuShape));
+  RegisterOp(OpDefBuilder("MatrixSolveLs", __FILE__)
+                 .Input("matrix: T")
+                 .Input("rhs: T")
+                 .Input("l2_regularizer: double")
+                 .Output("output: T")
+                 .Attr(kLinalgTypes)
+                 .Attr("fast: bool = true")
+                 .Doc("Least-squares solutions x [..., N, K] of matrix [..., M, N] x = rhs [..., "
+                      "M, K], with an L2 penalty.")
+                 .SetShapeFn(SolveLsShape));
   return true;
 }();
 

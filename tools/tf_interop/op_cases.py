@@ -127,6 +127,7 @@ ARGMAX_IN = (F, [2, 3, 4, 2], [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2
 DRAW_BOXES = (F, [1, 4, 4], [0.2, 0.1, 0.8, 0.7, -0.5, 0.5, 0.5, 1.5, 0.9, 0.9, 0.1, 0.1, 2, 2, 3, 3])
 # Inputs for fake quantisation, across and beyond its ranges.
 QUANT_IN = (F, [4, 8], np.linspace(-9.7, 8.3, 32).astype(np.float32).reshape(4, 8))
+TALL = (D, [4, 3], [2, -1, 0.5, 1, 3, -2, 0, 1, 4, 1, -1, 1])
 # Rows for the segment reductions, a zero among them.
 SEGMENT_DATA = (F, [5, 3], [1, -2, 3, 4, 5, -6, 0, 8, 9, -1, 0, 2, 7, -3, 5])
 # An image TF encodes here as JPEG and PNG: both sides decode the same bytes.
@@ -1085,6 +1086,37 @@ CASES = {
                      "colors": (F, [2, 4], [0.25, 0.5, 0.75, 1, 1, 0, 0, 0])}, {}),
         ("no colours", {"images": (F, [1, 5, 6, 3], None), "boxes": DRAW_BOXES,
                         "colors": (F, [0, 4], [])}, {}),
+    ],
+    # The decompositions.
+    "Qr": [
+        ("tall", {"input": TALL}, {}),
+        ("tall full", {"input": TALL}, {"full_matrices": True}),
+        ("wide float", {"input": (F, [2, 3, 4], None)}, {}),
+    ],
+    "Svd": [
+        ("tall", {"input": TALL}, {}),
+        ("tall full", {"input": TALL}, {"full_matrices": True}),
+        ("values only", {"input": TALL}, {"compute_uv": False}, {"compare": 1}),
+    ],
+    "SelfAdjointEigV2": [
+        ("vectors", {"input": POSITIVE_DEFINITE}, {}),
+        ("values only", {"input": POSITIVE_DEFINITE}, {"compute_v": False}, {"compare": 1}),
+        ("not square", {"input": TALL}, {}),
+    ],
+    "Lu": [
+        ("pivoted", {"input": WELL_CONDITIONED}, {}),
+        ("int64 float", {"input": (F, [2, 2], [0, 1, 1, 0])}, {"output_idx_type": I64}),
+        ("singular", {"input": (D, [2, 2], [1, 2, 2, 4])}, {}),
+    ],
+    "MatrixSolveLs": [
+        ("tall", {"matrix": TALL, "rhs": (D, [4, 2], [1, 0, 2, 1, -1, 3, 0.5, 0.5]),
+                  "l2_regularizer": (D, [], 0.0)}, {}),
+        ("regularised", {"matrix": TALL, "rhs": (D, [4, 2], [1, 0, 2, 1, -1, 3, 0.5, 0.5]),
+                         "l2_regularizer": (D, [], 0.5)}, {}),
+        ("complete orthogonal", {"matrix": TALL, "rhs": (D, [4, 2], [1, 0, 2, 1, -1, 3, 0.5, 0.5]),
+                                 "l2_regularizer": (D, [], 0.0)}, {"fast": False}),
+        ("incompatible", {"matrix": TALL, "rhs": (D, [3, 2], None),
+                          "l2_regularizer": (D, [], 0.0)}, {}),
     ],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
