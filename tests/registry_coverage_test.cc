@@ -155,8 +155,6 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"CompareAndBitpack", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"Lu", "TF's (linalg_grad.py) is not ported yet"},
       {"MatrixSolveLs", "TF's (linalg_grad.py) is not ported yet"},
-      {"Qr", "TF's (linalg_grad.py) is not ported yet"},
-      {"SelfAdjointEigV2", "TF's (linalg_grad.py) is not ported yet"},
       {"Svd", "TF's (linalg_grad.py) is not ported yet"},
       {"HSVToRGB", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"RGBToHSV", "TF's (image_grad.py, a 60-op piecewise expression) is not ported yet"},

@@ -53,6 +53,41 @@ std::vector<GradCase> MathCases() {
           "Acosh", [](const Scope& s, Output x) { return ops::Acosh(s, x); }, S({2, 3}, 1.5, 3)),
       Unary(
           "Atanh", [](const Scope& s, Output x) { return ops::Atanh(s, x); }, S({2, 3}, -0.8, 0.8)),
+      Precise({"SelfAdjointEigV2",
+               {S({3, 3})},
+               [](const Scope& s, const Outs& x) -> Outs {
+                 // A symmetric input (the op reads the lower triangle); v squared,
+                 // so each column's sign does not matter.
+                 const Output a = ops::AddV2(s, x[0], ops::Transpose(s, x[0], {1, 0}));
+                 const ops::SelfAdjointEigV2 eig(s, a);
+                 return {eig.e, ops::Square(s, eig.v)};
+               },
+               DT_DOUBLE},
+              1e-6, 1e-8),
+      Precise({"SelfAdjointEigV2/values only",
+               {S({2, 3, 3})},
+               [](const Scope& s, const Outs& x) -> Outs {
+                 const Output a = ops::AddV2(s, x[0], ops::Transpose(s, x[0], {0, 2, 1}));
+                 return {ops::SelfAdjointEigV2(s, a, ops::SelfAdjointEigV2::ComputeV(false)).e};
+               },
+               DT_DOUBLE},
+              1e-6, 1e-8),
+      Precise({"Qr",
+               {S({4, 3})},
+               [](const Scope& s, const Outs& x) -> Outs {
+                 const ops::Qr qr(s, x[0]);
+                 return {qr.q, qr.r};
+               },
+               DT_DOUBLE},
+              1e-6, 1e-8),
+      Precise({"Qr/wide",
+               {S({2, 3, 5})},
+               [](const Scope& s, const Outs& x) -> Outs {
+                 const ops::Qr qr(s, x[0]);
+                 return {qr.q, qr.r};
+               },
+               DT_DOUBLE},
+              1e-6, 1e-8),
       Unary("Erfc", [](const Scope& s, Output x) { return ops::Erfc(s, x); }),
       Binary(
           "Atan2", [](const Scope& s, Output y, Output x) { return ops::Atan2(s, y, x); },

@@ -3,7 +3,11 @@
 // writing one are each other's adjoints; V2 packs LEFT_LEFT, V3 says how
 // in `align`), the linear algebra as its linalg_grad.py.
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "core/tensor_proto_util.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
 #include "ops/ops.h"
@@ -166,6 +170,110 @@ TW_GRAD_FN(CholeskyGrad) {
   return scope.status();
 }
 
+// x / (x^2 + 1e-20): 1 / x away from 0, 0 at 0 (TF's _SafeReciprocal).
+Output SafeReciprocal(const Scope& scope, const Output& x) {
+  return ops::Mul(
+      scope, x,
+      ops::Reciprocal(scope, ops::AddV2(scope, ops::Mul(scope, x, x),
+                                        ops::Cast(scope, ops::Const(scope, 1e-20), x.type()))));
+}
+
+// (e, v) = self_adjoint_eig(a): TF's _SelfAdjointEigV2Grad: with
+// f[i][j] = 1 / (e_j - e_i) off the diagonal, da = v (diag(ge) + f * (v^T
+// gv)) v^T, symmetrised onto the lower triangle the op reads (its diagonal
+// halved). Without v, v is computed again.
+TW_GRAD_FN(SelfAdjointEigV2Grad) {
+  const Output e = op.output(0), ge = grad_inputs[0];
+  Output inner = ops::MatrixDiag(scope, ge);
+  Output v;
+  if (grad_util::Attr<bool>(scope, op, "compute_v")) {
+    v = op.output(1);
+    const Output f = ops::MatrixSetDiag(
+        scope,
+        SafeReciprocal(
+            scope, ops::Sub(scope, ops::ExpandDims(scope, e, -2), ops::ExpandDims(scope, e, -1))),
+        ops::ZerosLike(scope, e));
+    inner =
+        ops::AddV2(scope, inner, ops::Mul(scope, f, MatMul(scope, v, grad_inputs[1], true, false)));
+  } else {
+    v = ops::SelfAdjointEigV2(scope, In(op, 0)).v;
+  }
+  Output da = MatMul(scope, v, MatMul(scope, inner, v, false, true), false, false);
+  da = ops::MatrixBandPart(scope, ops::AddV2(scope, da, Transposed(scope, da)), -1, 0);
+  da = ops::MatrixSetDiag(scope, da,
+                          ops::Mul(scope, ops::MatrixDiagPart(scope, da),
+                                   ops::Cast(scope, ops::Const(scope, 0.5), da.type())));
+  grad_outputs->push_back(da);
+  return scope.status();
+}
+
+// x r^-T for upper-triangular r, by a triangular solve.
+Output TimesInverseAdjoint(const Scope& scope, const Output& x, const Output& r) {
+  return Transposed(scope, ops::MatrixTriangularSolve(scope, r, Transposed(scope, x),
+                                                      ops::MatrixTriangularSolve::Lower(false)));
+}
+// (q, r) = qr(a) with rows >= columns (TF's _QrGradSquareAndDeepMatrices,
+// arXiv:2009.10071): with M = lower(q^T dq - dq^T q + r dr^T - dr r^T),
+// da = q (dr + M r^-T) + (dq - q q^T dq) r^-T.
+Output QrGradDeep(const Scope& scope, const Output& q, const Output& r, const Output& dq,
+                  const Output& dr) {
+  const Output qdq = MatMul(scope, q, dq, true, false);
+  const Output rdr = MatMul(scope, r, dr, false, true);
+  const Output tril =
+      ops::MatrixBandPart(scope,
+                          ops::AddV2(scope, ops::Sub(scope, qdq, Transposed(scope, qdq)),
+                                     ops::Sub(scope, rdr, Transposed(scope, rdr))),
+                          -1, 0);
+  const Output grad_a =
+      MatMul(scope, q, ops::AddV2(scope, dr, TimesInverseAdjoint(scope, tril, r)), false, false);
+  const Output grad_b =
+      TimesInverseAdjoint(scope, ops::Sub(scope, dq, MatMul(scope, q, qdq, false, false)), r);
+  return ops::AddV2(scope, grad_a, grad_b);
+}
+// Wide matrices reduce to the square case: a = [x, y], r = [u, v] with x
+// and u square: dx from (q, u) with dq + y dv^T, dy = q dv. Like TF's, this
+// needs static sizes, and full_matrices with more rows than columns is
+// not differentiable.
+TW_GRAD_FN(QrGrad) {
+  const Output q = op.output(0), r = op.output(1), dq = grad_inputs[0], dr = grad_inputs[1];
+  const PartialTensorShape& qs = q.shape();
+  const PartialTensorShape& rs = r.shape();
+  if (qs.unknown_rank() || rs.unknown_rank() || qs.dim_size(qs.dims() - 2) < 0 ||
+      rs.dim_size(rs.dims() - 2) < 0 || rs.dim_size(rs.dims() - 1) < 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        "QrGrad not implemented with dynamic shapes. Received r.shape: ", rs.DebugString()));
+  }
+  const int64_t rows = qs.dim_size(qs.dims() - 2), cols = rs.dim_size(rs.dims() - 1);
+  if (rs.dim_size(rs.dims() - 2) > cols && qs.dim_size(qs.dims() - 1) == rows) {
+    return absl::UnimplementedError(absl::StrCat(
+        "QrGrad not implemented when nrows > ncols and full_matrices is true. Received r.shape=",
+        rs.DebugString()));
+  }
+  if (rows >= cols) {
+    grad_outputs->push_back(QrGradDeep(scope, q, r, dq, dr));
+    return scope.status();
+  }
+  const Output a = In(op, 0);
+  const auto columns = [&](const Output& t, int64_t from, int64_t to) {
+    const int rank = rs.dims();
+    std::vector<int64_t> begin(rank, 0), size(rank, -1);
+    begin[rank - 1] = from;
+    if (to >= 0) size[rank - 1] = to - from;
+    return ops::Slice(scope, t,
+                      ops::Const(scope, MakeTensorProto<int64_t>(absl::MakeConstSpan(begin),
+                                                                 TensorShape({rank}))),
+                      ops::Const(scope, MakeTensorProto<int64_t>(absl::MakeConstSpan(size),
+                                                                 TensorShape({rank}))));
+  };
+  const Output y = columns(a, rows, -1), u = columns(r, 0, rows);
+  const Output dv = columns(dr, rows, -1), du = columns(dr, 0, rows);
+  const Output dy = MatMul(scope, q, dv, false, false);
+  const Output dx =
+      QrGradDeep(scope, q, u, ops::AddV2(scope, dq, MatMul(scope, y, dv, false, true)), du);
+  grad_outputs->push_back(ops::ConcatV2(scope, {dx, dy}, -1));
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("MatrixDiag", MatrixDiagGrad);
 TW_REGISTER_GRADIENT("MatrixDiagV2", MatrixDiagV2Grad);
 TW_REGISTER_GRADIENT("MatrixDiagV3", MatrixDiagV2Grad);
@@ -184,6 +292,8 @@ TW_REGISTER_GRADIENT("LogMatrixDeterminant", LogMatrixDeterminantGrad);
 TW_REGISTER_GRADIENT("MatrixSolve", MatrixSolveGrad);
 TW_REGISTER_GRADIENT("MatrixTriangularSolve", MatrixTriangularSolveGrad);
 TW_REGISTER_GRADIENT("Cholesky", CholeskyGrad);
+TW_REGISTER_GRADIENT("SelfAdjointEigV2", SelfAdjointEigV2Grad);
+TW_REGISTER_GRADIENT("Qr", QrGrad);
 
 }  // namespace
 }  // namespace towerflow
