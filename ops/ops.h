@@ -31,6 +31,7 @@
 #include "ops/gen/parsing_ops.h"
 #include "ops/gen/queue_ops.h"
 #include "ops/gen/random_ops.h"
+#include "ops/gen/rnn_ops.h"
 #include "ops/gen/sparse_ops.h"
 #include "ops/gen/state_ops.h"
 #include "ops/gen/training_ops.h"

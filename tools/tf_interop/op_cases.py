@@ -125,6 +125,13 @@ ARGMAX_IN = (F, [2, 3, 4, 2], [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2
                                3, 7])
 # Boxes to draw: inside, across two edges, inverted, outside.
 DRAW_BOXES = (F, [1, 4, 4], [0.2, 0.1, 0.8, 0.7, -0.5, 0.5, 0.5, 1.5, 0.9, 0.9, 0.1, 0.1, 2, 2, 3, 3])
+# An LSTM step: states [2, 2], weights [5, 8] for input 3.
+LSTM_IN_STATE = {"cs_prev": (F, [2, 2], [0.5, -0.3, 0.2, 0.9]),
+                 "h_prev": (F, [2, 2], [0.1, -0.2, 0.3, 0.05]),
+                 "w": (F, [5, 8], (np.arange(40) % 9 / 10 - 0.4).astype(np.float32)),
+                 "wci": (F, [2], [0.1, -0.2]), "wcf": (F, [2], [0.3, 0.05]),
+                 "wco": (F, [2], [-0.15, 0.25]), "b": (F, [8], [0.1, 0, -0.1, 0.2, 0, 0.05, 0, -0.05])}
+LSTM_IN = {"x": (F, [2, 3], None), **LSTM_IN_STATE}
 # Inputs for fake quantisation, across and beyond its ranges.
 QUANT_IN = (F, [4, 8], np.linspace(-9.7, 8.3, 32).astype(np.float32).reshape(4, 8))
 TALL = (D, [4, 3], [2, -1, 0.5, 1, 3, -2, 0, 1, 4, 1, -1, 1])
@@ -1117,6 +1124,26 @@ CASES = {
                                  "l2_regularizer": (D, [], 0.0)}, {"fast": False}),
         ("incompatible", {"matrix": TALL, "rhs": (D, [3, 2], None),
                           "l2_regularizer": (D, [], 0.0)}, {}),
+    ],
+    # Fused recurrent cells.
+    "LSTMBlockCell": [
+        ("plain", LSTM_IN, {}),
+        ("peepholes and clip", LSTM_IN, {"use_peephole": True, "cell_clip": 0.2,
+                                          "forget_bias": 0.5}),
+    ],
+    "BlockLSTM": [
+        ("whole sequence", {"seq_len_max": (I64, [], 3), "x": (F, [3, 2, 3], None), **LSTM_IN_STATE},
+         {"use_peephole": True}),
+    ],
+    "BlockLSTMV2": [
+        ("whole sequence", {"seq_len_max": (I64, [], 3), "x": (F, [3, 2, 3], None), **LSTM_IN_STATE},
+         {}),
+    ],
+    "GRUBlockCell": [
+        ("step", {"x": (F, [2, 3], None), "h_prev": (F, [2, 2], [0.1, -0.2, 0.3, 0.05]),
+                  "w_ru": (F, [5, 4], (np.arange(20) % 7 / 10 - 0.3).astype(np.float32)),
+                  "w_c": (F, [5, 2], (np.arange(10) % 5 / 10 - 0.2).astype(np.float32)),
+                  "b_ru": (F, [4], [0.1, 0, -0.1, 0.2]), "b_c": (F, [2], [0.05, -0.05])}, {}),
     ],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
