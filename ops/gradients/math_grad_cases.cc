@@ -72,6 +72,39 @@ std::vector<GradCase> MathCases() {
                },
                DT_DOUBLE},
               1e-6, 1e-8),
+      Precise({"MatrixSolveLs",
+               {S({4, 3}), S({4, 2})},
+               [](const Scope& s, const Outs& x) -> Outs {
+                 return {ops::MatrixSolveLs(s, x[0], x[1], ops::Const(s, 0.25))};
+               }},
+              1e-6, 1e-8),
+      Precise({"MatrixSolveLs/wide",
+               {S({2, 3, 5}), S({2, 3, 2})},
+               [](const Scope& s, const Outs& x) -> Outs {
+                 return {ops::MatrixSolveLs(s, x[0], x[1], ops::Const(s, 0.5))};
+               }},
+              1e-6, 1e-8),
+      Precise({"Svd",
+               {S({4, 3})},
+               [](const Scope& s, const Outs& x) -> Outs {
+                 // u and v squared: each singular vector's sign is free.
+                 const ops::Svd svd(s, x[0]);
+                 return {svd.s, ops::Square(s, svd.u), ops::Square(s, svd.v)};
+               }},
+              1e-6, 1e-8),
+      Precise({"Svd/wide full",
+               {S({2, 3, 4})},
+               [](const Scope& s, const Outs& x) -> Outs {
+                 const ops::Svd svd(s, x[0], ops::Svd::FullMatrices(true));
+                 return {svd.s, ops::Square(s, svd.u), ops::Square(s, svd.v)};
+               }},
+              1e-6, 1e-8),
+      Precise({"Svd/values only",
+               {S({3, 5})},
+               [](const Scope& s, const Outs& x) -> Outs {
+                 return {ops::Svd(s, x[0], ops::Svd::ComputeUv(false)).s};
+               }},
+              1e-6, 1e-8),
       Precise({"Qr",
                {S({4, 3})},
                [](const Scope& s, const Outs& x) -> Outs {

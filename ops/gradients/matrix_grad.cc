@@ -3,6 +3,7 @@
 // writing one are each other's adjoints; V2 packs LEFT_LEFT, V3 says how
 // in `align`), the linear algebra as its linalg_grad.py.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -207,6 +208,17 @@ TW_GRAD_FN(SelfAdjointEigV2Grad) {
   return scope.status();
 }
 
+// Columns [from, to) of the matrices t of rank `rank` (to -1: to the end).
+Output Columns(const Scope& scope, const Output& t, int rank, int64_t from, int64_t to) {
+  std::vector<int64_t> begin(rank, 0), size(rank, -1);
+  begin[rank - 1] = from;
+  if (to >= 0) size[rank - 1] = to - from;
+  return ops::Slice(
+      scope, t,
+      ops::Const(scope, MakeTensorProto<int64_t>(absl::MakeConstSpan(begin), TensorShape({rank}))),
+      ops::Const(scope, MakeTensorProto<int64_t>(absl::MakeConstSpan(size), TensorShape({rank}))));
+}
+
 // x r^-T for upper-triangular r, by a triangular solve.
 Output TimesInverseAdjoint(const Scope& scope, const Output& x, const Output& r) {
   return Transposed(scope, ops::MatrixTriangularSolve(scope, r, Transposed(scope, x),
@@ -254,23 +266,137 @@ TW_GRAD_FN(QrGrad) {
     return scope.status();
   }
   const Output a = In(op, 0);
-  const auto columns = [&](const Output& t, int64_t from, int64_t to) {
-    const int rank = rs.dims();
-    std::vector<int64_t> begin(rank, 0), size(rank, -1);
-    begin[rank - 1] = from;
-    if (to >= 0) size[rank - 1] = to - from;
-    return ops::Slice(scope, t,
-                      ops::Const(scope, MakeTensorProto<int64_t>(absl::MakeConstSpan(begin),
-                                                                 TensorShape({rank}))),
-                      ops::Const(scope, MakeTensorProto<int64_t>(absl::MakeConstSpan(size),
-                                                                 TensorShape({rank}))));
-  };
-  const Output y = columns(a, rows, -1), u = columns(r, 0, rows);
-  const Output dv = columns(dr, rows, -1), du = columns(dr, 0, rows);
+  const int rank = rs.dims();
+  const Output y = Columns(scope, a, rank, rows, -1), u = Columns(scope, r, rank, 0, rows);
+  const Output dv = Columns(scope, dr, rank, rows, -1), du = Columns(scope, dr, rank, 0, rows);
   const Output dy = MatMul(scope, q, dv, false, false);
   const Output dx =
       QrGradDeep(scope, q, u, ops::AddV2(scope, dq, MatMul(scope, y, dv, false, true)), du);
   grad_outputs->push_back(ops::ConcatV2(scope, {dx, dy}, -1));
+  return scope.status();
+}
+
+// x = cholesky_solve(l, rhs): l l^T x = rhs by two triangular solves.
+Output CholeskySolve(const Scope& scope, const Output& l, const Output& rhs) {
+  const Output y = ops::MatrixTriangularSolve(scope, l, rhs);
+  return ops::MatrixTriangularSolve(scope, l, y, ops::MatrixTriangularSolve::Adjoint(true));
+}
+// x = solve_ls(a, b, l2) (fast): TF's _MatrixSolveLsGrad through the
+// Cholesky factor of the regularised Gramian, of the first kind (a^T a +
+// l2 I) with at least as many rows as columns, else of the second (a a^T +
+// l2 I). Like TF's, not defined for fast=False; the sizes must be static
+// here (TF branches at run time).
+TW_GRAD_FN(MatrixSolveLsGrad) {
+  if (!grad_util::Attr<bool>(scope, op, "fast")) {
+    return absl::InvalidArgumentError("Gradient not defined for fast=False");
+  }
+  const Output a = In(op, 0), b = In(op, 1), g = grad_inputs[0];
+  const PartialTensorShape& shape = a.shape();
+  if (shape.unknown_rank() || shape.dim_size(shape.dims() - 2) < 0 ||
+      shape.dim_size(shape.dims() - 1) < 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        "MatrixSolveLs's gradient needs the matrix sizes statically, got ", shape.DebugString()));
+  }
+  const bool first_kind = shape.dim_size(shape.dims() - 2) >= shape.dim_size(shape.dims() - 1);
+  const Output l2 = ops::Cast(scope, In(op, 2), a.type());
+  Output gramian = first_kind ? MatMul(scope, a, a, true, false) : MatMul(scope, a, a, false, true);
+  gramian = ops::MatrixSetDiag(scope, gramian,
+                               ops::AddV2(scope, ops::MatrixDiagPart(scope, gramian), l2));
+  const Output chol = ops::Cholesky(scope, gramian);
+  if (first_kind) {
+    const Output x = op.output(0);
+    const Output z = CholeskySolve(scope, chol, g);
+    const Output xzt = MatMul(scope, x, z, false, true);
+    const Output zx_sym = ops::AddV2(scope, xzt, Transposed(scope, xzt));
+    grad_outputs->push_back(ops::AddV2(scope,
+                                       ops::Neg(scope, MatMul(scope, a, zx_sym, false, false)),
+                                       MatMul(scope, b, z, false, true)));
+    grad_outputs->push_back(MatMul(scope, a, z, false, false));
+  } else {
+    const Output grad_b = CholeskySolve(scope, chol, MatMul(scope, a, g, false, false));
+    const Output tmp = CholeskySolve(scope, chol, b);
+    const Output a1 =
+        ops::Neg(scope, MatMul(scope, grad_b, MatMul(scope, tmp, a, true, false), false, false));
+    const Output a2 =
+        MatMul(scope, tmp, ops::Sub(scope, g, MatMul(scope, a, grad_b, true, false)), false, true);
+    grad_outputs->push_back(ops::AddV2(scope, a1, a2));
+    grad_outputs->push_back(grad_b);
+  }
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+
+// (s, u, v) = svd(a): TF's _SvdGrad (real matrices). With m <= n (else
+// on the adjoint, u and v swapped), f[i][j] = 1 / (s_j^2 - s_i^2) off the
+// diagonal and v1 v's first m columns:
+//   da = u (diag(gs) + (F_u + F_u^T) S + S (F_v + F_v^T)) v1^T
+//      + u S^-1 (gv1^T - gv1^T v1 v1^T [- v1^T gv2 v2^T, full]), m < n,
+// F_u = f * (u^T gu), F_v = f * (v1^T gv1). Without u and v, they are
+// computed again. Static inner sizes are needed, as in TF; with full
+// matrices, |m - n| <= 1.
+TW_GRAD_FN(SvdGrad) {
+  const Output a = In(op, 0);
+  const Output gs_mat = ops::MatrixDiag(scope, grad_inputs[0]);
+  if (!grad_util::Attr<bool>(scope, op, "compute_uv")) {
+    const ops::Svd svd(scope, a);
+    grad_outputs->push_back(
+        MatMul(scope, svd.u, MatMul(scope, gs_mat, svd.v, false, true), false, false));
+    return scope.status();
+  }
+  const PartialTensorShape& shape = a.shape();
+  if (shape.unknown_rank() || shape.dim_size(shape.dims() - 2) < 0 ||
+      shape.dim_size(shape.dims() - 1) < 0) {
+    return absl::UnimplementedError(
+        "SVD gradient has not been implemented for input with unknown inner matrix shape.");
+  }
+  const int rank = shape.dims();
+  int64_t m = shape.dim_size(rank - 2), n = shape.dim_size(rank - 1);
+  const bool full = grad_util::Attr<bool>(scope, op, "full_matrices");
+  Output s = op.output(0), u = op.output(1), v = op.output(2);
+  Output gu = grad_inputs[1], gv = grad_inputs[2];
+  const bool adjoint = m > n;
+  if (adjoint) {
+    std::swap(m, n);
+    std::swap(u, v);
+    std::swap(gu, gv);
+  }
+  if (full && n - m > 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        "svd gradient is not implemented for abs(m - n) > 1 when full_matrices is True. "
+        "Received: m=",
+        m, " and n=", n));
+  }
+  const Output s_mat = ops::MatrixDiag(scope, s);
+  const Output s2 = ops::Square(scope, s);
+  const Output f = ops::MatrixSetDiag(
+      scope,
+      SafeReciprocal(
+          scope, ops::Sub(scope, ops::ExpandDims(scope, s2, -2), ops::ExpandDims(scope, s2, -1))),
+      ops::ZerosLike(scope, s));
+  const Output v1 = Columns(scope, v, rank, 0, m), gv1 = Columns(scope, gv, rank, 0, m);
+  const Output f_u = ops::Mul(scope, f, MatMul(scope, u, gu, true, false));
+  const Output f_v = ops::Mul(scope, f, MatMul(scope, v1, gv1, true, false));
+  const Output middle = ops::AddV2(
+      scope,
+      ops::AddV2(
+          scope, gs_mat,
+          MatMul(scope, ops::AddV2(scope, f_u, Transposed(scope, f_u)), s_mat, false, false)),
+      MatMul(scope, s_mat, ops::AddV2(scope, f_v, Transposed(scope, f_v)), false, false));
+  Output da = MatMul(scope, u, MatMul(scope, middle, v1, false, true), false, false);
+  if (m != n) {
+    const Output gv1t = Transposed(scope, gv1);
+    Output rest = ops::Sub(scope, gv1t,
+                           MatMul(scope, MatMul(scope, gv1t, v1, false, false), v1, false, true));
+    if (full) {
+      const Output v2 = Columns(scope, v, rank, m, n), gv2 = Columns(scope, gv, rank, m, n);
+      rest = ops::Sub(scope, rest,
+                      MatMul(scope, MatMul(scope, v1, gv2, true, false), v2, false, true));
+    }
+    const Output s_inv = ops::MatrixDiag(scope, SafeReciprocal(scope, s));
+    da = ops::AddV2(scope, da,
+                    MatMul(scope, MatMul(scope, u, s_inv, false, false), rest, false, false));
+  }
+  grad_outputs->push_back(adjoint ? Transposed(scope, da) : da);
   return scope.status();
 }
 
@@ -294,6 +420,8 @@ TW_REGISTER_GRADIENT("MatrixTriangularSolve", MatrixTriangularSolveGrad);
 TW_REGISTER_GRADIENT("Cholesky", CholeskyGrad);
 TW_REGISTER_GRADIENT("SelfAdjointEigV2", SelfAdjointEigV2Grad);
 TW_REGISTER_GRADIENT("Qr", QrGrad);
+TW_REGISTER_GRADIENT("MatrixSolveLs", MatrixSolveLsGrad);
+TW_REGISTER_GRADIENT("Svd", SvdGrad);
 
 }  // namespace
 }  // namespace towerflow
