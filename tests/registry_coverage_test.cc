@@ -159,7 +159,6 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"LSTMBlockCell", "TF's (its *Grad ops, lstm_ops.cc / gru_ops.cc) is not ported yet"},
       {"Lu", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"HSVToRGB", "TensorFlow defines none (tf.gradients raises LookupError)"},
-      {"RGBToHSV", "TF's (image_grad.py, a 60-op piecewise expression) is not ported yet"},
       {"BroadcastArgs", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"Bincount", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"DeepCopy", "TensorFlow defines none (tf.gradients raises LookupError)"},

@@ -1,5 +1,5 @@
-// Gradients of the image ops: resizing, CropAndResize, ExtractImagePatches
-// and the space/batch block moves.
+// Gradients of the image ops: resizing, CropAndResize, ExtractImagePatches,
+// RGBToHSV and the space/batch block moves.
 // g is dL/d(output).
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -166,7 +166,90 @@ TW_GRAD_FN(ExtractImagePatchesGrad) {
   return scope.status();
 }
 
+// hsv = rgb_to_hsv(rgb): TF's _RGBToHSVGrad, the piecewise derivative of
+// each of h, s, v in r, g, b, selected by which channel is the largest and
+// which the smallest (ties broken r > g > b), with 1 / 0 taken as 0.
+TW_GRAD_FN(RGBToHSVGrad) {
+  const DataType t = In(op, 0).type();
+  const ops::Unpack rgb(scope, In(op, 0), 3, ops::Unpack::Axis(-1));
+  const ops::Unpack hsv(scope, op.output(0), 3, ops::Unpack::Axis(-1));
+  const ops::Unpack g(scope, grad_inputs[0], 3, ops::Unpack::Axis(-1));
+  const Output r = rgb[0], gr = rgb[1], b = rgb[2], sat = hsv[1], val = hsv[2];
+  const auto as_t = [&](const Output& x) { return ops::Cast(scope, x, t); };
+  const auto num = [&](double v) { return ops::Cast(scope, ops::Const(scope, v), t); };
+  const auto rec = [&](const Output& x) { return ops::DivNoNan(scope, num(1), x); };
+  const auto pos = [&](const Output& x) { return as_t(ops::Greater(scope, x, num(0))); };
+  const auto both = [&](const Output& p, const Output& q) {
+    return as_t(ops::LogicalAnd(scope, p, q));
+  };
+  const auto prod = [&](std::initializer_list<Output> xs) {
+    Output out = *xs.begin();
+    for (auto it = xs.begin() + 1; it != xs.end(); ++it) out = ops::Mul(scope, out, *it);
+    return out;
+  };
+  const auto sq = [&](const Output& x) { return ops::Square(scope, x); };
+  const auto sub = [&](const Output& x, const Output& y) { return ops::Sub(scope, x, y); };
+  // Which channel is the maximum and which the minimum.
+  const Output r_max = both(ops::GreaterEqual(scope, r, b), ops::GreaterEqual(scope, r, gr));
+  const Output g_max = both(ops::Greater(scope, gr, r), ops::GreaterEqual(scope, gr, b));
+  const Output b_max = both(ops::Greater(scope, b, r), ops::Greater(scope, b, gr));
+  const Output r_min = both(ops::Less(scope, r, b), ops::Less(scope, r, gr));
+  const Output g_min = both(ops::LessEqual(scope, gr, r), ops::Less(scope, gr, b));
+  const Output b_min = both(ops::LessEqual(scope, b, r), ops::LessEqual(scope, b, gr));
+  // Saturation: d(range / max) for the channel that is the max (min / x^2)
+  // or the min (-1 / max).
+  const auto ds = [&](const Output& x, const Output& x_max, const Output& x_min, const Output& y,
+                      const Output& y_max, const Output& y_min, const Output& z,
+                      const Output& z_max, const Output& z_min) {
+    return ops::Mul(
+        scope, pos(x),
+        ops::AddV2(
+            scope,
+            prod({x_max, ops::AddV2(scope, ops::Mul(scope, y_min, y), ops::Mul(scope, z_min, z)),
+                  rec(sq(x))}),
+            prod({x_min, num(-1),
+                  rec(ops::AddV2(scope, ops::Mul(scope, y_max, y), ops::Mul(scope, z_max, z)))})));
+  };
+  const Output ds_dr = ds(r, r_max, r_min, gr, g_max, g_min, b, b_max, b_min);
+  const Output ds_dg = ds(gr, g_max, g_min, r, r_max, r_min, b, b_max, b_min);
+  const Output ds_db = ds(b, b_max, b_min, gr, g_max, g_min, r, r_max, r_min);
+  // Hue, in degrees / 360 as TF: five cases per channel.
+  const Output sv = ops::Mul(scope, rec(sq(sat)), rec(sq(val)));
+  const auto hue = [&](std::initializer_list<Output> terms) {
+    Output sum = num(0);
+    for (const Output& term : terms) sum = ops::AddV2(scope, sum, ops::Mul(scope, num(60), term));
+    return ops::Div(scope, sum, num(360));
+  };
+  const Output dh_dr = hue({prod({pos(r), r_max, num(-1), sub(gr, b), sv}),
+                            prod({pos(gr), g_max, r_min, sub(b, gr), rec(sq(sub(r, gr)))}),
+                            prod({pos(gr), g_max, b_min, num(-1), rec(sub(gr, b))}),
+                            prod({pos(b), b_max, r_min, sub(b, gr), rec(sq(sub(b, r)))}),
+                            prod({pos(b), b_max, g_min, rec(sub(b, gr))})});
+  const Output dh_dg = hue({prod({pos(gr), g_max, num(-1), sub(b, r), sv}),
+                            prod({pos(r), r_max, g_min, sub(r, b), rec(sq(sub(r, gr)))}),
+                            prod({pos(r), r_max, b_min, rec(sub(r, b))}),
+                            prod({pos(b), b_max, g_min, sub(r, b), rec(sq(sub(b, gr)))}),
+                            prod({pos(b), b_max, r_min, num(-1), rec(sub(b, r))})});
+  const Output dh_db = hue({prod({pos(b), b_max, num(-1), sub(r, gr), sv}),
+                            prod({pos(r), r_max, b_min, sub(gr, r), rec(sq(sub(r, b)))}),
+                            prod({pos(r), r_max, g_min, num(-1), rec(sub(r, gr))}),
+                            prod({pos(gr), g_max, b_min, sub(gr, r), rec(sq(sub(gr, b)))}),
+                            prod({pos(gr), g_max, r_min, rec(sub(gr, r))})});
+  const auto per_channel = [&](const Output& gx, const Output& dr, const Output& dg,
+                               const Output& db) {
+    return ops::Pack(scope,
+                     {ops::Mul(scope, gx, dr), ops::Mul(scope, gx, dg), ops::Mul(scope, gx, db)},
+                     ops::Pack::Axis(-1));
+  };
+  grad_outputs->push_back(ops::AddV2(scope,
+                                     ops::AddV2(scope, per_channel(g[2], r_max, g_max, b_max),
+                                                per_channel(g[1], ds_dr, ds_dg, ds_db)),
+                                     per_channel(g[0], dh_dr, dh_dg, dh_db)));
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("CropAndResize", CropAndResizeGrad);
+TW_REGISTER_GRADIENT("RGBToHSV", RGBToHSVGrad);
 TW_REGISTER_GRADIENT("ExtractImagePatches", ExtractImagePatchesGrad);
 TW_REGISTER_GRADIENT("ResizeBilinear", ResizeBilinearGradient);
 TW_REGISTER_GRADIENT("ResizeBilinearGrad", ResizeBilinearGradGradient);

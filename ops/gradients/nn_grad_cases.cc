@@ -255,6 +255,10 @@ std::vector<GradCase> NnCases() {
                                             "VALID");
           },
           S({1, 5, 6, 2})),
+      Precise(Unary(
+                  "RGBToHSV", [](const Scope& s, Output x) { return ops::RGBToHSV(s, x); },
+                  S({2, 4, 3}, 0.05, 1)),
+              1e-6, 1e-8),
       Unary(
           "CropAndResize",
           [](const Scope& s, Output x) {
