@@ -200,6 +200,14 @@ absl::Status NonMaxSuppressionShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// DrawBoundingBoxes(V2): the images [b, h, w, d], outlines drawn.
+absl::Status DrawBoundingBoxesShape(InferenceContext* c) {
+  PartialTensorShape images;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &images));
+  c->set_output(0, images);
+  return absl::OkStatus();
+}
+
 // CropAndResize: boxes [n, 4] and box_ind [n] crop [n, h, w, depth].
 absl::Status CropAndResizeShape(InferenceContext* c) {
   PartialTensorShape image, boxes, box_ind, size;
@@ -560,12 +568,7 @@ TW_REGISTER_OP("DrawBoundingBoxes")
     .Output("output: T")
     .Attr("T: {float, half} = DT_FLOAT")
     .Doc("images [b, h, w, 1|3|4] with the outlines of boxes [b, n, 4] drawn in TF's colours.")
-    .SetShapeFn([](InferenceContext* c) {
-      PartialTensorShape images;
-      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &images));
-      c->set_output(0, images);
-      return absl::OkStatus();
-    });
+    .SetShapeFn(DrawBoundingBoxesShape);
 
 TW_REGISTER_OP("DrawBoundingBoxesV2")
     .Input("images: T")
@@ -574,12 +577,7 @@ TW_REGISTER_OP("DrawBoundingBoxesV2")
     .Output("output: T")
     .Attr("T: {float, half} = DT_FLOAT")
     .Doc("DrawBoundingBoxes in the given colours [k, >= depth] (TF's when empty).")
-    .SetShapeFn([](InferenceContext* c) {
-      PartialTensorShape images;
-      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &images));
-      c->set_output(0, images);
-      return absl::OkStatus();
-    });
+    .SetShapeFn(DrawBoundingBoxesShape);
 
 TW_REGISTER_OP("CropAndResize")
     .Input("image: T")

@@ -89,6 +89,26 @@ Sample At(float in, int64_t size) {
   return {lo, static_cast<int64_t>(std::ceil(in)), in - lo, true};
 }
 
+// The image [batch, height, width, depth] read as float, and the four
+// pixels around a bilinear sample.
+template <typename T>
+struct ImageView {
+  const T* data;
+  int64_t height, width, depth;
+  float operator()(int64_t b, int64_t y, int64_t x, int64_t d) const {
+    return static_cast<float>(data[((b * height + y) * width + x) * depth + d]);
+  }
+};
+struct Corners {
+  float tl, tr, bl, br;
+};
+template <typename T>
+Corners CornersAt(const ImageView<T>& image, int64_t b, const Sample& sy, const Sample& sx,
+                  int64_t d) {
+  return {image(b, sy.lo, sx.lo, d), image(b, sy.lo, sx.hi, d), image(b, sy.hi, sx.lo, d),
+          image(b, sy.hi, sx.hi, d)};
+}
+
 template <typename T>
 class CropAndResizeOp : public OpKernel {
  public:
@@ -126,9 +146,7 @@ class CropAndResizeOp : public OpKernel {
     const int32_t* ind = box_ind.data<int32_t>();
     float* crops = out->data<float>();
     const bool nearest = method_ == "nearest";
-    const auto pixel = [&](int64_t b, int64_t y, int64_t x, int64_t d) {
-      return static_cast<float>(img[((b * height + y) * width + x) * depth + d]);
-    };
+    const ImageView<T> pixel{img, height, width, depth};
     ctx->intra_op_pool()->ParallelFor(n, ch * cw * depth * 8, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
         const float y1 = bx[4 * b], x1 = bx[4 * b + 1], y2 = bx[4 * b + 2], x2 = bx[4 * b + 3];
@@ -147,12 +165,9 @@ class CropAndResizeOp : public OpKernel {
               for (int64_t d = 0; d < depth; ++d) o[d] = pixel(ind[b], yy, xx, d);
             } else {
               for (int64_t d = 0; d < depth; ++d) {
-                const float tl = pixel(ind[b], sy.lo, sx.lo, d),
-                            tr = pixel(ind[b], sy.lo, sx.hi, d);
-                const float bl = pixel(ind[b], sy.hi, sx.lo, d),
-                            br = pixel(ind[b], sy.hi, sx.hi, d);
-                const float top = tl + (tr - tl) * sx.lerp;
-                const float bottom = bl + (br - bl) * sx.lerp;
+                const Corners p = CornersAt(pixel, ind[b], sy, sx, d);
+                const float top = p.tl + (p.tr - p.tl) * sx.lerp;
+                const float bottom = p.bl + (p.br - p.bl) * sx.lerp;
                 o[d] = top + (bottom - top) * sy.lerp;
               }
             }
@@ -303,9 +318,7 @@ class CropAndResizeGradBoxesOp : public OpKernel {
     float* gb = out->data<float>();
     const float h_ratio = ch > 1 ? static_cast<float>(height - 1) / (ch - 1) : 0;
     const float w_ratio = cw > 1 ? static_cast<float>(width - 1) / (cw - 1) : 0;
-    const auto pixel = [&](int64_t b, int64_t y, int64_t x, int64_t d) {
-      return static_cast<float>(img[((b * height + y) * width + x) * depth + d]);
-    };
+    const ImageView<T> pixel{img, height, width, depth};
     ctx->intra_op_pool()->ParallelFor(n, ch * cw * depth * 16, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
         float* o = gb + 4 * b;
@@ -320,11 +333,12 @@ class CropAndResizeGradBoxesOp : public OpKernel {
             const Sample sx = At(ax.At(x, x1, x2), width);
             if (!sx.inside) continue;
             for (int64_t d = 0; d < depth; ++d) {
-              const float tl = pixel(ind[b], sy.lo, sx.lo, d), tr = pixel(ind[b], sy.lo, sx.hi, d);
-              const float bl = pixel(ind[b], sy.hi, sx.lo, d), br = pixel(ind[b], sy.hi, sx.hi, d);
+              const Corners p = CornersAt(pixel, ind[b], sy, sx, d);
               const float top_grad = g[((b * ch + y) * cw + x) * depth + d];
-              const float grad_y = ((1 - sx.lerp) * (bl - tl) + sx.lerp * (br - tr)) * top_grad;
-              const float grad_x = ((1 - sy.lerp) * (tr - tl) + sy.lerp * (br - bl)) * top_grad;
+              const float grad_y =
+                  ((1 - sx.lerp) * (p.bl - p.tl) + sx.lerp * (p.br - p.tr)) * top_grad;
+              const float grad_x =
+                  ((1 - sy.lerp) * (p.tr - p.tl) + sy.lerp * (p.br - p.bl)) * top_grad;
               if (ch > 1) {
                 o[0] += grad_y * (height - 1 - y * h_ratio);
                 o[2] += grad_y * (y * h_ratio);

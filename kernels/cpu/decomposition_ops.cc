@@ -215,21 +215,7 @@ class MatrixSolveLsOp : public OpKernel {
     const Tensor& rhs = ctx->input(1);
     const Tensor& l2 = ctx->input(2);
     TW_ASSIGN_OR_RETURN(const Batch b, Matrices(matrix));
-    if (rhs.dims() != matrix.dims()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Input matrix and rhs must have the same rank, got ", matrix.dims(), " and ",
-                       rhs.dims()));
-    }
-    for (int d = 0; d < matrix.dims() - 2; ++d) {
-      if (matrix.dim_size(d) != rhs.dim_size(d)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Input matrix and rhs must have the same batch dimensions, got ",
-                         matrix.shape().DebugString(), " and ", rhs.shape().DebugString()));
-      }
-    }
-    if (rhs.dim_size(rhs.dims() - 2) != b.m) {
-      return absl::InvalidArgumentError("Input matrix and rhs are incompatible.");
-    }
+    TW_RETURN_IF_ERROR(linalg::CheckSolveShapes(matrix, rhs, /*least_squares=*/true));
     if (l2.dims() != 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("l2_regularizer must be scalar, got shape ", l2.shape().DebugString()));

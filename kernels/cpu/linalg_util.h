@@ -57,9 +57,11 @@ absl::Status ForEachMatrix(KernelContext* ctx, int64_t batch, int64_t cost, Fn&&
   return status;
 }
 
-// The batch dimensions of matrix and rhs must agree, and rhs have the
-// matrix's number of rows.
-inline absl::Status CheckSolveShapes(const Tensor& matrix, const Tensor& rhs) {
+// The batch dimensions of matrix and rhs must agree, and rhs have as many
+// rows as the matrix has columns (solving a square system) or, with
+// `least_squares`, rows.
+inline absl::Status CheckSolveShapes(const Tensor& matrix, const Tensor& rhs,
+                                     bool least_squares = false) {
   if (rhs.dims() != matrix.dims()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Input matrix and rhs must have the same rank, got ", matrix.dims(), " and ", rhs.dims()));
@@ -71,7 +73,7 @@ inline absl::Status CheckSolveShapes(const Tensor& matrix, const Tensor& rhs) {
                        matrix.shape().DebugString(), " and ", rhs.shape().DebugString()));
     }
   }
-  if (rhs.dim_size(rhs.dims() - 2) != matrix.dim_size(matrix.dims() - 1)) {
+  if (rhs.dim_size(rhs.dims() - 2) != matrix.dim_size(matrix.dims() - (least_squares ? 2 : 1))) {
     return absl::InvalidArgumentError("Input matrix and rhs are incompatible.");
   }
   return absl::OkStatus();
