@@ -191,7 +191,7 @@ class LuOp : public OpKernel {
     if (n == 0) return absl::OkStatus();
     return ForEachMatrix(ctx, b.count, n * n * n, [&](int64_t i) -> absl::Status {
       const Eigen::PartialPivLU<Matrix<T>> f(ConstMap<T>(in.data<T>() + i * n * n, n, n));
-      if (f.matrixLU().diagonal().cwiseAbs().minCoeff() == T(0)) {
+      if (!linalg::Invertible(f)) {
         return absl::InvalidArgumentError("Input is not invertible.");
       }
       MutableMap<T>(lu->data<T>() + i * n * n, n, n) = f.matrixLU();

@@ -93,6 +93,7 @@ void Quantize(ThreadPool* pool, const float* x, int64_t rows, const std::vector<
     zero(c) = r.zero;
     on(c) = r.off ? 0.0f : 1.0f;
   }
+  const bool any_off = d > 0 && on.minCoeff() == 0.0f;
   pool->ParallelFor(rows, 8 * d, [&](int64_t begin, int64_t end) {
     const int64_t n = end - begin;
     const ConstRows in(x + begin * d, n, d);
@@ -107,7 +108,7 @@ void Quantize(ThreadPool* pool, const float* x, int64_t rows, const std::vector<
           scale.replicate(n, 1);
     }
     // A range of [0, 0] gives zeros (its scale is 0 and its inverse NaN).
-    if (!on.minCoeff()) {
+    if (any_off) {
       o = (on.replicate(n, 1) > 0.0f).select(o, 0.0f);
     }
   });

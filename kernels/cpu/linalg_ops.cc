@@ -28,15 +28,11 @@ namespace {
 using linalg::CheckSolveShapes;
 using linalg::ConstMap;
 using linalg::ForEachMatrix;
+using linalg::Invertible;
 using linalg::Matrix;
 using linalg::MutableMap;
 using linalg::Square;
 using linalg::SquareMatrices;
-
-template <typename T>
-bool Invertible(const Eigen::PartialPivLU<Matrix<T>>& lu) {
-  return lu.matrixLU().rows() == 0 || lu.matrixLU().diagonal().cwiseAbs().minCoeff() > T(0);
-}
 
 template <typename T>
 class MatrixInverseOp : public OpKernel {

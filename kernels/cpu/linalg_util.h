@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "Eigen/Dense"
+#include "Eigen/LU"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -55,6 +56,12 @@ absl::Status ForEachMatrix(KernelContext* ctx, int64_t batch, int64_t cost, Fn&&
     }
   });
   return status;
+}
+
+// Whether an LU factorisation has no zero pivot (an empty matrix has none).
+template <typename T>
+inline bool Invertible(const Eigen::PartialPivLU<Matrix<T>>& lu) {
+  return lu.matrixLU().rows() == 0 || lu.matrixLU().diagonal().cwiseAbs().minCoeff() > T(0);
 }
 
 // The batch dimensions of matrix and rhs must agree, and rhs have as many
