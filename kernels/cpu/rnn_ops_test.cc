@@ -1,7 +1,7 @@
-// The fused recurrent cells against TensorFlow 2.21 (tf.raw_ops on these
-// random inputs), to float rounding: both run Eigen's GEMM and the same
-// gate arithmetic. TF leaves BlockLSTM's steps past seq_len_max
-// uninitialized; here they are zeros.
+// The fused recurrent cells and their gradient ops against TensorFlow 2.21
+// (tf.raw_ops on these random inputs), to float rounding: both run Eigen's
+// GEMM and the same gate arithmetic. TF leaves BlockLSTM's steps past
+// seq_len_max uninitialized; here they are zeros.
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -273,25 +273,48 @@ TEST(RnnOpsTest, BlockLstmMatchesTensorFlow) {
               StatusIs(absl::StatusCode::kInvalidArgument, "seq_len_max 5 must be in [0, 3]"));
 }
 
+struct GruWeights {
+  Tensor w_ru =
+      Literal<float>({5, 4}, {0.6727302074432373f,  0.3011114299297333f,     0.3014255464076996f,
+                              0.4551525115966797f,  0.13969063758850098f,    -0.25569865107536316f,
+                              -0.320096492767334f,  -0.3200799822807312f,    0.5480289459228516f,
+                              -0.5841524600982666f, -0.23854780197143555f,   -0.12849757075309753f,
+                              0.0898476094007492f,  0.23013976216316223f,    -0.49963879585266113f,
+                              -0.6920053958892822f, -0.0017656930722296238f, 0.48542553186416626f,
+                              0.3028232157230377f,  0.08626031130552292f});
+  Tensor w_c =
+      Literal<float>({5, 2}, {-0.12686225771903992f, 0.11729347705841064f, -0.09733403474092484f,
+                              0.32688263058662415f, -0.31777894496917725f, 0.053695980459451675f,
+                              -0.04431205615401268f, 0.2173437625169754f, 0.08985541015863419f,
+                              1.0200138092041016f});
+  Tensor b_ru = Literal<float>({4}, {0.14986547827720642f, 0.1496737152338028f,
+                                     -0.20395039021968842f, -0.034031663089990616f});
+  Tensor b_c = Literal<float>({2}, {-0.06086106225848198f, 0.05327216163277626f});
+};
+
+// dL/dcs and dL/dh for the gradient ops: one step, and three.
+struct Incoming {
+  Tensor cs_grad = Literal<float>({2, 2}, {0.0006150766857899725f, 0.14937277138233185f,
+                                           -0.13706892728805542f, -0.44529592990875244f});
+  Tensor h_grad = Literal<float>({2, 2}, {-0.2273353934288025f, -0.4958232641220093f,
+                                          0.0300718005746603f, 0.6701076030731201f});
+  Tensor cs_grads = Literal<float>(
+      {3, 2, 2},
+      {-0.24610325694084167f, -0.31023743748664856f, 0.2449210286140442f, 0.17844350636005402f,
+       0.05270712450146675f, -0.46523401141166687f, -0.014625911600887775f, 0.3476516008377075f,
+       -0.6721072793006897f, -0.22880788147449493f, -0.9506113529205322f, -0.6447688937187195f});
+  Tensor h_grads = Literal<float>(
+      {3, 2, 2},
+      {-0.9208675026893616f, -0.11754556745290756f, -0.633723258972168f, 0.13563217222690582f,
+       0.07837554067373276f, -0.09346546977758408f, -1.2583798170089722f, -0.2693464457988739f,
+       -0.024250471964478493f, 0.056654494255781174f, -0.7650678753852844f, -0.23887664079666138f});
+};
+
 TEST(RnnOpsTest, GruBlockCellMatchesTensorFlow) {
   const LstmInputs in;
   KernelRunner r("GRUBlockCell");
-  auto out = r.Run(
-      {in.x, in.h,
-       Literal<float>({5, 4}, {0.6727302074432373f,  0.3011114299297333f,     0.3014255464076996f,
-                               0.4551525115966797f,  0.13969063758850098f,    -0.25569865107536316f,
-                               -0.320096492767334f,  -0.3200799822807312f,    0.5480289459228516f,
-                               -0.5841524600982666f, -0.23854780197143555f,   -0.12849757075309753f,
-                               0.0898476094007492f,  0.23013976216316223f,    -0.49963879585266113f,
-                               -0.6920053958892822f, -0.0017656930722296238f, 0.48542553186416626f,
-                               0.3028232157230377f,  0.08626031130552292f}),
-       Literal<float>({5, 2}, {-0.12686225771903992f, 0.11729347705841064f, -0.09733403474092484f,
-                               0.32688263058662415f, -0.31777894496917725f, 0.053695980459451675f,
-                               -0.04431205615401268f, 0.2173437625169754f, 0.08985541015863419f,
-                               1.0200138092041016f}),
-       Literal<float>({4}, {0.14986547827720642f, 0.1496737152338028f, -0.20395039021968842f,
-                            -0.034031663089990616f}),
-       Literal<float>({2}, {-0.06086106225848198f, 0.05327216163277626f})});
+  const GruWeights g;
+  auto out = r.Run({in.x, in.h, g.w_ru, g.w_c, g.b_ru, g.b_c});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT((*out)[0],
               TensorNear(Literal<float>({2, 2}, {0.7606802582740784f, 0.7128158807754517f,
@@ -313,6 +336,279 @@ TEST(RnnOpsTest, GruBlockCellMatchesTensorFlow) {
                                                  -0.021724537014961243f, -0.31782296299934387f}),
                          2e-6, 1e-6))
       << "H";
+}
+
+TEST(RnnOpsTest, LstmBlockCellGradMatchesTensorFlow) {
+  const LstmInputs in;
+  const Incoming d;
+  for (const bool peephole : {false, true}) {
+    KernelRunner fwd("LSTMBlockCell");
+    fwd.Attr("forget_bias", peephole ? 0.5f : 1.0f).Attr("cell_clip", 3.0f);
+    fwd.Attr("use_peephole", peephole);
+    auto out = fwd.Run({in.x, in.cs, in.h, in.w, in.wci, in.wcf, in.wco, in.b});
+    ASSERT_TRUE(out.ok()) << out.status();
+    KernelRunner r("LSTMBlockCellGrad");
+    r.Attr("use_peephole", peephole);
+    auto grad = r.Run({in.x, in.cs, in.h, in.w, in.wci, in.wcf, in.wco, in.b, (*out)[0], (*out)[1],
+                       (*out)[2], (*out)[3], (*out)[4], (*out)[5], d.cs_grad, d.h_grad});
+    ASSERT_TRUE(grad.ok()) << grad.status();
+    if (!peephole) {
+      EXPECT_THAT((*grad)[0],
+                  TensorNear(Literal<float>({2, 2}, {-0.04086281731724739f, -0.07066117972135544f,
+                                                     -0.08170773088932037f, -0.2734842300415039f}),
+                             2e-6, 1e-6))
+          << "cs_prev_grad";
+      EXPECT_THAT((*grad)[1],
+                  TensorNear(Literal<float>({2, 8}, {-0.0065410868264734745f, 0.015282931737601757f,
+                                                     -0.010662024840712547f, -0.023798994719982147f,
+                                                     0.01941297948360443f, 0.0018312743632122874f,
+                                                     0.022257644683122635f, 0.047355279326438904f,
+                                                     0.004323214758187532f, 0.041313536465168f,
+                                                     -0.06130899488925934f, -0.14184565842151642f,
+                                                     0.012037277221679688f, -0.10021179914474487f,
+                                                     -0.002566760638728738f, 0.12103131413459778f}),
+                             2e-6, 1e-6))
+          << "dicfo";
+      EXPECT_THAT((*grad)[2], TensorNear(Literal<float>({2}, {0.0f, 0.0f}), 2e-6, 1e-6))
+          << "wci_grad";
+      EXPECT_THAT((*grad)[3], TensorNear(Literal<float>({2}, {0.0f, 0.0f}), 2e-6, 1e-6))
+          << "wcf_grad";
+      EXPECT_THAT((*grad)[4], TensorNear(Literal<float>({2}, {0.0f, 0.0f}), 2e-6, 1e-6))
+          << "wco_grad";
+    } else {
+      EXPECT_THAT((*grad)[0],
+                  TensorNear(Literal<float>({2, 2}, {-0.025100743398070335f, -0.04972883686423302f,
+                                                     -0.057906374335289f, -0.213954359292984f}),
+                             2e-6, 1e-6))
+          << "cs_prev_grad";
+      EXPECT_THAT(
+          (*grad)[1],
+          TensorNear(
+              Literal<float>({2, 8},
+                             {-0.007245661225169897f, 0.011785546317696571f, -0.0115891732275486f,
+                              -0.0185586828738451f, 0.020492350682616234f, 0.0017781269270926714f,
+                              0.013108431361615658f, 0.04712744057178497f, 0.0042818146757781506f,
+                              0.03354765847325325f, -0.059424493461847305f, -0.09824841469526291f,
+                              0.01326949056237936f, -0.1009061187505722f, -0.0021110055968165398f,
+                              0.12114884704351425f}),
+              2e-6, 1e-6))
+          << "dicfo";
+      EXPECT_THAT((*grad)[2],
+                  TensorNear(Literal<float>({2}, {0.005465726833790541f, 0.05437270179390907f}),
+                             2e-6, 1e-6))
+          << "wci_grad";
+      EXPECT_THAT((*grad)[3],
+                  TensorNear(Literal<float>({2}, {-0.02643759921193123f, -0.1678616851568222f}),
+                             2e-6, 1e-6))
+          << "wcf_grad";
+      EXPECT_THAT((*grad)[4],
+                  TensorNear(Literal<float>({2}, {-0.00255796336568892f, 0.09678911417722702f}),
+                             2e-6, 1e-6))
+          << "wco_grad";
+    }
+  }
+  KernelRunner r("LSTMBlockCellGrad");
+  r.Attr("use_peephole", false);
+  EXPECT_THAT(r.Run({in.x, in.cs, in.h, in.w, in.wci, in.wcf, in.wco, in.b, in.cs, in.cs, in.cs,
+                     in.cs, in.cs, in.cs, in.cs, in.x}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "h_grad.dims(1) != cell_size: 3 vs. 2"));
+}
+
+// BlockLSTM's steps 0 and 1 of 3, and BlockLSTMV2's three, with peepholes.
+TEST(RnnOpsTest, BlockLstmGradMatchesTensorFlow) {
+  const LstmInputs in;
+  const Incoming d;
+  for (const bool v2 : {false, true}) {
+    const int64_t steps = v2 ? 3 : 2;
+    KernelRunner fwd(v2 ? "BlockLSTMV2" : "BlockLSTM");
+    fwd.Attr("use_peephole", true);
+    auto out =
+        fwd.Run({Scalar<int64_t>(steps), in.xs, in.cs, in.h, in.w, in.wci, in.wcf, in.wco, in.b});
+    ASSERT_TRUE(out.ok()) << out.status();
+    std::vector<Tensor> inputs = {
+        Scalar<int64_t>(steps), in.xs, in.cs, in.h, in.w, in.wci, in.wcf, in.wco, in.b};
+    inputs.insert(inputs.end(), out->begin(), out->end());
+    inputs.push_back(d.cs_grads);
+    inputs.push_back(d.h_grads);
+    KernelRunner r(v2 ? "BlockLSTMGradV2" : "BlockLSTMGrad");
+    r.Attr("use_peephole", true);
+    auto grad = r.Run(inputs);
+    ASSERT_TRUE(grad.ok()) << grad.status();
+    if (!v2) {
+      EXPECT_THAT(
+          (*grad)[0],
+          TensorNear(
+              Literal<float>({3, 2, 3},
+                             {-0.0051261186599731445f, 0.024657130241394043f, -0.28867053985595703f,
+                              -0.021320229396224022f, 0.07648471742868423f, -0.03782002627849579f,
+                              0.027580611407756805f, -0.08869703859090805f, -0.03334415331482887f,
+                              -0.1461692601442337f, 0.04807895049452782f, -0.2863217294216156f,
+                              0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}),
+              2e-6, 1e-6))
+          << "x_grad";
+      EXPECT_THAT((*grad)[1],
+                  TensorNear(Literal<float>({2, 2}, {-0.32982876896858215f, -0.5183802247047424f,
+                                                     -0.3692033588886261f, 0.32390886545181274f}),
+                             2e-6, 1e-6))
+          << "cs_prev_grad";
+      EXPECT_THAT(
+          (*grad)[2],
+          TensorNear(Literal<float>({2, 2}, {-0.22302229702472687f, -0.0789535790681839f,
+                                             -0.024644097313284874f, 0.014890232123434544f}),
+                     2e-6, 1e-6))
+          << "h_prev_grad";
+      EXPECT_THAT(
+          (*grad)[3],
+          TensorNear(
+              Literal<float>(
+                  {5, 8}, {-0.06495366245508194f,  -0.12464148551225662f,  0.46977323293685913f,
+                           0.5817117691040039f,    -0.08847039192914963f,  -0.15716055035591125f,
+                           -0.1457916796207428f,   -0.02592448517680168f,  0.11113830655813217f,
+                           0.041941531002521515f,  -0.8345462083816528f,   0.15655618906021118f,
+                           0.12894970178604126f,   0.1620563566684723f,    0.24629093706607819f,
+                           -0.03518206626176834f,  -0.18811850249767303f,  -0.13553039729595184f,
+                           0.5620332360267639f,    0.45410823822021484f,   -0.17304004728794098f,
+                           -0.021979697048664093f, -0.2656702995300293f,   0.05929919332265854f,
+                           0.010066460818052292f,  -0.014127111062407494f, 0.0014355964958667755f,
+                           0.13988296687602997f,   0.020381011068820953f,  -0.02890995517373085f,
+                           0.008550073951482773f,  -0.005814134143292904f, 0.023941434919834137f,
+                           -0.014165699481964111f, -0.11900265514850616f,  0.0917346328496933f,
+                           -0.017257776111364365f, 0.008144699037075043f,  0.038142018020153046f,
+                           -0.0406147837638855f}),
+              2e-6, 1e-6))
+          << "w_grad";
+      EXPECT_THAT((*grad)[4],
+                  TensorNear(Literal<float>({2}, {-0.07664398849010468f, -0.018074285238981247f}),
+                             2e-6, 1e-6))
+          << "wci_grad";
+      EXPECT_THAT((*grad)[5],
+                  TensorNear(Literal<float>({2}, {-0.11019334197044373f, 0.25727301836013794f}),
+                             2e-6, 1e-6))
+          << "wcf_grad";
+      EXPECT_THAT((*grad)[6],
+                  TensorNear(Literal<float>({2}, {-0.19122591614723206f, -0.0014508292078971863f}),
+                             2e-6, 1e-6))
+          << "wco_grad";
+      EXPECT_THAT((*grad)[7],
+                  TensorNear(Literal<float>({8}, {0.11053859442472458f, 0.12074874341487885f,
+                                                  -0.8375637531280518f, -0.34358376264572144f,
+                                                  0.15230391919612885f, 0.21467377245426178f,
+                                                  0.2512394189834595f, 0.008965998888015747f}),
+                             2e-6, 1e-6))
+          << "b_grad";
+    } else {
+      EXPECT_THAT(
+          (*grad)[0],
+          TensorNear(Literal<float>(
+                         {3, 2, 3},
+                         {-0.1858816146850586f, -0.5052834749221802f, -0.027240248396992683f,
+                          -0.052122220396995544f, -0.12374532222747803f, 0.05142710730433464f,
+                          -0.022741040214896202f, -0.009393692947924137f, -0.059821754693984985f,
+                          -0.14269402623176575f, -0.4649823307991028f, 0.1665390282869339f,
+                          -0.07006436586380005f, -0.130547896027565f, -0.01858106255531311f,
+                          -0.39688143134117126f, -0.6404049396514893f, -0.22401197254657745f}),
+                     2e-6, 1e-6))
+          << "x_grad";
+      EXPECT_THAT((*grad)[1],
+                  TensorNear(Literal<float>({2, 2}, {-0.2002551257610321f, -0.21868810057640076f,
+                                                     -0.1787678748369217f, 0.10738296806812286f}),
+                             2e-6, 1e-6))
+          << "cs_prev_grad";
+      EXPECT_THAT((*grad)[2],
+                  TensorNear(Literal<float>({2, 2}, {0.22495929896831512f, 0.16022519767284393f,
+                                                     0.027291996404528618f, 0.02638605609536171f}),
+                             2e-6, 1e-6))
+          << "h_prev_grad";
+      EXPECT_THAT(
+          (*grad)[3],
+          TensorNear(
+              Literal<float>(
+                  {5, 8}, {0.07258422672748566f,    0.022447481751441956f,   -0.1767800897359848f,
+                           -0.1314506232738495f,    1.0004565715789795f,     0.6044905781745911f,
+                           0.06325200945138931f,    -0.004194891080260277f,  -0.35421469807624817f,
+                           0.05255002900958061f,    0.14749349653720856f,    0.07572100311517715f,
+                           -0.741033673286438f,     0.16407182812690735f,    -0.11156345903873444f,
+                           -0.0034918510355055332f, 0.1304813027381897f,     -0.20470945537090302f,
+                           0.04885140061378479f,    0.13246683776378632f,    2.403778314590454f,
+                           0.6599349975585938f,     0.08089818805456161f,    0.013537431135773659f,
+                           0.017848221585154533f,   0.03642580285668373f,    -0.05516384541988373f,
+                           -0.030788814648985863f,  -0.25964468717575073f,   -0.0721125677227974f,
+                           0.002870553871616721f,   -0.0009462613961659372f, -0.045155156403779984f,
+                           -0.0016000373288989067f, -0.06479786336421967f,   -0.04046627879142761f,
+                           -0.22864480316638947f,   -0.006149386987090111f,  -0.050020694732666016f,
+                           -0.004692224785685539f}),
+              2e-6, 1e-6))
+          << "w_grad";
+      EXPECT_THAT(
+          (*grad)[4],
+          TensorNear(Literal<float>({2}, {0.0755181610584259f, 0.06332527846097946f}), 2e-6, 1e-6))
+          << "wci_grad";
+      EXPECT_THAT((*grad)[5],
+                  TensorNear(Literal<float>({2}, {-0.33633509278297424f, 0.12160627543926239f}),
+                             2e-6, 1e-6))
+          << "wcf_grad";
+      EXPECT_THAT((*grad)[6],
+                  TensorNear(Literal<float>({2}, {-0.04256695136427879f, 0.010896824300289154f}),
+                             2e-6, 1e-6))
+          << "wco_grad";
+      EXPECT_THAT((*grad)[7],
+                  TensorNear(Literal<float>({8}, {-0.03297039121389389f, 0.07805053889751434f,
+                                                  0.16508004069328308f, 0.07509466260671616f,
+                                                  -2.5300662517547607f, -0.8094118237495422f,
+                                                  -0.1005728468298912f, 0.014242880046367645f}),
+                             2e-6, 1e-6))
+          << "b_grad";
+    }
+    // TF's kernel CHECK-fails past the sequence.
+    inputs[0] = Scalar<int64_t>(4);
+    EXPECT_THAT(r.Run(inputs),
+                StatusIs(absl::StatusCode::kInvalidArgument, "seq_len_max 4 must be in [0, 3]"));
+    inputs[0] = Scalar<int64_t>(steps);
+    inputs[9] = in.cs;
+    EXPECT_THAT(r.Run(inputs),
+                StatusIs(absl::StatusCode::kInvalidArgument, "i must be rank 3, got [2,2]"));
+    inputs[9] = Literal<float>({3, 1, 2}, std::vector<float>(6, 0));
+    EXPECT_THAT(r.Run(inputs),
+                StatusIs(absl::StatusCode::kInvalidArgument, "i.dims(1) != batch_size: 1 vs. 2"));
+  }
+}
+
+TEST(RnnOpsTest, GruBlockCellGradMatchesTensorFlow) {
+  const LstmInputs in;
+  const GruWeights g;
+  const Incoming d;
+  auto out = KernelRunner("GRUBlockCell").Run({in.x, in.h, g.w_ru, g.w_c, g.b_ru, g.b_c});
+  ASSERT_TRUE(out.ok()) << out.status();
+  KernelRunner r("GRUBlockCellGrad");
+  auto grad =
+      r.Run({in.x, in.h, g.w_ru, g.w_c, g.b_ru, g.b_c, (*out)[0], (*out)[1], (*out)[2], d.h_grad});
+  ASSERT_TRUE(grad.ok()) << grad.status();
+  EXPECT_THAT((*grad)[0],
+              TensorNear(Literal<float>({2, 3}, {-0.01676144078373909f, -0.009530339390039444f,
+                                                 0.02232212759554386f, 0.021796155720949173f,
+                                                 0.10828879475593567f, 0.026662347838282585f}),
+                         2e-6, 1e-6))
+      << "d_x";
+  EXPECT_THAT((*grad)[1],
+              TensorNear(Literal<float>({2, 2}, {-0.14049166440963745f, -0.456367164850235f,
+                                                 0.03973458707332611f, 0.47513049840927124f}),
+                         2e-6, 1e-6))
+      << "d_h_prev";
+  EXPECT_THAT((*grad)[2],
+              TensorNear(Literal<float>({2, 2}, {-0.0702071562409401f, -0.08714575320482254f,
+                                                 0.0165520329028368f, 0.3096652925014496f}),
+                         2e-6, 1e-6))
+      << "d_c_bar";
+  EXPECT_THAT((*grad)[3],
+              TensorNear(Literal<float>({2, 4}, {-0.0003253252652939409f, 0.0034360347781330347f,
+                                                 -0.014894041232764721f, -0.025865569710731506f,
+                                                 -0.0022843226324766874f, -0.026499666273593903f,
+                                                 -0.0015968568623065948f, -0.005335173103958368f}),
+                         2e-6, 1e-6))
+      << "d_r_bar_u_bar";
+  EXPECT_THAT(r.Run({in.x, in.h, g.w_ru, g.w_c, g.b_ru, g.b_c, (*out)[0], (*out)[1], (*out)[2],
+                     Literal<float>({1, 2}, {0, 0})}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "d_h.dims(0) != batch_size: 1 vs. 2"));
 }
 
 }  // namespace

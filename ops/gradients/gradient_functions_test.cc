@@ -24,11 +24,12 @@ using grad_cases::GradCase;
 using grad_cases::InputSpec;
 using grad_cases::MathCases;
 using grad_cases::NnCases;
+using grad_cases::RnnCases;
 using grad_cases::Values;
 
 std::vector<GradCase> Cases() {
   std::vector<GradCase> c = MathCases();
-  for (std::vector<GradCase> family : {ArrayCases(), NnCases()}) {
+  for (std::vector<GradCase> family : {ArrayCases(), NnCases(), RnnCases()}) {
     c.insert(c.end(), family.begin(), family.end());
   }
   // Double precision for the linear ops (truncation error vanishes, so

@@ -132,6 +132,17 @@ LSTM_IN_STATE = {"cs_prev": (F, [2, 2], [0.5, -0.3, 0.2, 0.9]),
                  "wci": (F, [2], [0.1, -0.2]), "wcf": (F, [2], [0.3, 0.05]),
                  "wco": (F, [2], [-0.15, 0.25]), "b": (F, [8], [0.1, 0, -0.1, 0.2, 0, 0.05, 0, -0.05])}
 LSTM_IN = {"x": (F, [2, 3], None), **LSTM_IN_STATE}
+# The activations and incoming gradients the gradient ops read (any values:
+# the backward is elementwise in them), one step and three.
+_ACTS = [0.3, 0.7, -0.4, 0.55, 0.9, -0.2, 0.15, 0.6, -0.75, 0.45, 0.05, -0.35]
+LSTM_GRAD_IN = {name: (F, [2, 2], _ACTS[k:] + _ACTS[:k]) for k, name in
+                enumerate(["i", "cs", "f", "o", "ci", "co", "cs_grad", "h_grad"])}
+BLOCK_GRAD_IN = {name: (F, [3, 2, 2], _ACTS[k:] + _ACTS[:k]) for k, name in
+                 enumerate(["i", "cs", "f", "o", "ci", "co", "h", "cs_grad", "h_grad"])}
+GRU_IN = {"x": (F, [2, 3], None), "h_prev": (F, [2, 2], [0.1, -0.2, 0.3, 0.05]),
+          "w_ru": (F, [5, 4], (np.arange(20) % 7 / 10 - 0.3).astype(np.float32)),
+          "w_c": (F, [5, 2], (np.arange(10) % 5 / 10 - 0.2).astype(np.float32)),
+          "b_ru": (F, [4], [0.1, 0, -0.1, 0.2]), "b_c": (F, [2], [0.05, -0.05])}
 # Inputs for fake quantisation, across and beyond its ranges.
 QUANT_IN = (F, [4, 8], np.linspace(-9.7, 8.3, 32).astype(np.float32).reshape(4, 8))
 TALL = (D, [4, 3], [2, -1, 0.5, 1, 3, -2, 0, 1, 4, 1, -1, 1])
@@ -1139,11 +1150,28 @@ CASES = {
         ("whole sequence", {"seq_len_max": (I64, [], 3), "x": (F, [3, 2, 3], None), **LSTM_IN_STATE},
          {}),
     ],
-    "GRUBlockCell": [
-        ("step", {"x": (F, [2, 3], None), "h_prev": (F, [2, 2], [0.1, -0.2, 0.3, 0.05]),
-                  "w_ru": (F, [5, 4], (np.arange(20) % 7 / 10 - 0.3).astype(np.float32)),
-                  "w_c": (F, [5, 2], (np.arange(10) % 5 / 10 - 0.2).astype(np.float32)),
-                  "b_ru": (F, [4], [0.1, 0, -0.1, 0.2]), "b_c": (F, [2], [0.05, -0.05])}, {}),
+    "GRUBlockCell": [("step", GRU_IN, {})],
+    "LSTMBlockCellGrad": [
+        ("plain", {**LSTM_IN, **LSTM_GRAD_IN}, {"use_peephole": False}),
+        ("peepholes", {**LSTM_IN, **LSTM_GRAD_IN}, {"use_peephole": True}),
+        ("batch mismatch", {**LSTM_IN, **LSTM_GRAD_IN, "h_grad": (F, [1, 2], None)},
+         {"use_peephole": False}),
+    ],
+    "BlockLSTMGrad": [
+        ("two of three steps", {"seq_len_max": (I64, [], 2), "x": (F, [3, 2, 3], None),
+                                **LSTM_IN_STATE, **BLOCK_GRAD_IN}, {"use_peephole": True}),
+        ("no steps", {"seq_len_max": (I64, [], 0), "x": (F, [3, 2, 3], None),
+                      **LSTM_IN_STATE, **BLOCK_GRAD_IN}, {"use_peephole": False}),
+    ],
+    "BlockLSTMGradV2": [
+        ("whole sequence", {"seq_len_max": (I64, [], 3), "x": (F, [3, 2, 3], None),
+                            **LSTM_IN_STATE, **BLOCK_GRAD_IN}, {"use_peephole": True}),
+    ],
+    "GRUBlockCellGrad": [
+        ("step", {**GRU_IN, "r": (F, [2, 2], [0.3, 0.7, 0.45, 0.6]),
+                  "u": (F, [2, 2], [0.55, 0.2, 0.8, 0.35]),
+                  "c": (F, [2, 2], [-0.4, 0.9, 0.15, -0.6]),
+                  "d_h": (F, [2, 2], [0.5, -1, 0.25, 0.75])}, {}),
     ],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
