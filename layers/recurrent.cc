@@ -48,6 +48,41 @@ absl::Status CheckState(const Scope& scope, const std::vector<Output>& state, si
   return absl::OkStatus();
 }
 
+// sequence_length as int32, checked as TF's dynamic_rnn does: a vector
+// (statically), of the batch's length (an Assert at run time).
+absl::StatusOr<Output> CheckedLengths(const Scope& s, const Output& lengths, const Output& batch,
+                                      const std::string& name) {
+  if (lengths.shape().dims() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": sequence_length must be a vector [batch], got shape ",
+                     lengths.shape().DebugString()));
+  }
+  if (lengths.type() != DT_INT32 && lengths.type() != DT_INT64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": sequence_length must be int32 or int64, got ", DataTypeString(lengths.type())));
+  }
+  const Scope c = s.NewSubScope("sequence_length");
+  const Output length = ops::Size(c, lengths);
+  const ops::Assert check(
+      c, ops::Equal(c, length, batch),
+      {ops::Const(c,
+                  std::string("sequence_length must have one entry per sequence of the batch: ")),
+       length, ops::Const(c, std::string(" entries for a batch of ")), batch});
+  return ops::Cast(c.WithControlDependencies({check.operation}), lengths, DT_INT32);
+}
+
+// TF's copy-through for the sequences that have ended by `time`: their
+// output zeros and their state the old one (`old`).
+void CopyFinishedThrough(const Scope& s, const Output& time, const Output& lengths,
+                         const std::vector<Output>& old, RnnCell::StepResult* step) {
+  // [batch, 1], broadcast against the [batch, size] outputs and states.
+  const Output done = ops::ExpandDims(s, ops::GreaterEqual(s, time, lengths), 1);
+  step->output = ops::SelectV2(s, done, ops::ZerosLike(s, step->output), step->output);
+  for (size_t k = 0; k < old.size(); ++k) {
+    step->state[k] = ops::SelectV2(s, done, old[k], step->state[k]);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<RnnCell::StepResult> LstmCell::Step(const Scope& scope, const Output& inputs,
@@ -130,10 +165,17 @@ absl::StatusOr<RnnResult> DynamicRnn(const Scope& scope, const RnnCell& cell, co
                                                    sizes.size(), " tensors, initial_state ",
                                                    state.size()));
   }
+  Output lengths, loop_bound = steps;
+  if (options.sequence_length.node() != nullptr) {
+    TW_ASSIGN_OR_RETURN(lengths, CheckedLengths(s, options.sequence_length, batch, options.name));
+    // min(steps, max(1, longest)): the steps some sequence still runs.
+    loop_bound = ops::Minimum(
+        s, steps, ops::Maximum(s, ops::Const(s, 1), ops::Max(s, lengths, ops::Const(s, 0))));
+  }
   const ops::TensorArray in =
       ops::TensorArray(s.NewSubScope("input_ta"), dtype, steps).Unstack(s, time_major);
   const ops::TensorArray out(
-      s.NewSubScope("output_ta"), dtype, steps,
+      s.NewSubScope("output_ta"), dtype, loop_bound,
       {.element_shape = PartialTensorShape({static_batch, cell.OutputSize()})});
   std::vector<Output> vars = {ops::Const(s, 0), out.flow()};
   vars.insert(vars.end(), state.begin(), state.end());
@@ -143,12 +185,13 @@ absl::StatusOr<RnnResult> DynamicRnn(const Scope& scope, const RnnCell& cell, co
       std::vector<Output> final_vars,
       ops::WhileLoop(
           s, vars,
-          [steps](const Scope& c, const std::vector<Output>& v) -> absl::StatusOr<Output> {
-            return ops::Less(c, v[0], steps);
+          [loop_bound](const Scope& c, const std::vector<Output>& v) -> absl::StatusOr<Output> {
+            return ops::Less(c, v[0], loop_bound);
           },
           [&](const Scope& b, const std::vector<Output>& v) -> absl::StatusOr<std::vector<Output>> {
             const std::vector<Output> old(v.begin() + 2, v.end());
             TW_ASSIGN_OR_RETURN(RnnCell::StepResult step, cell.Step(b, in.Read(b, v[0]), old));
+            if (lengths.node() != nullptr) CopyFinishedThrough(b, v[0], lengths, old, &step);
             std::vector<Output> next = {ops::AddV2(b, v[0], 1),
                                         out.WithFlow(v[1]).Write(b, v[0], step.output).flow()};
             next.insert(next.end(), step.state.begin(), step.state.end());
@@ -156,6 +199,15 @@ absl::StatusOr<RnnResult> DynamicRnn(const Scope& scope, const RnnCell& cell, co
           },
           loop));
   Output outputs = out.WithFlow(final_vars[1]).Stack(s);
+  if (lengths.node() != nullptr) {
+    // Zeros for the steps after the longest sequence: [[0, steps - bound],
+    // [0, 0], [0, 0]].
+    const Output zero = ops::Const(s, 0);
+    const Output none = ops::Pack(s, {zero, zero});
+    outputs =
+        ops::Pad(s, outputs,
+                 ops::Pack(s, {ops::Pack(s, {zero, ops::Sub(s, steps, loop_bound)}), none, none}));
+  }
   s.graph()->SetOutputShape(
       outputs.node(), outputs.index(),
       PartialTensorShape({time_major.shape().dim_size(0), static_batch, cell.OutputSize()}));

@@ -92,6 +92,13 @@ struct DynamicRnnOptions {
   bool time_major = false;  // inputs [time, batch, depth] rather than [batch, time, depth]
   // The state at time 0, one tensor per StateSizes(); empty: zeros.
   std::vector<Output> initial_state;
+  // The length of each sequence, an int32 or int64 vector [batch]; unset:
+  // every sequence runs all the steps. As TF: past its length a sequence's
+  // output is zeros and its state stays its last one (final_state holds
+  // each sequence's state at its own end), and the loop stops after the
+  // longest sequence (at least one step). A vector whose length is not the
+  // batch's is an InvalidArgument from an Assert at run time.
+  Output sequence_length;
   int parallel_iterations = 32;
   std::string name = "rnn";  // the variable and name scope
 };
@@ -101,9 +108,8 @@ struct RnnResult {
   std::vector<Output> final_state;  // after the last step
 };
 
-// tf.nn.dynamic_rnn without sequence_length (every sequence runs all the
-// time steps). The inputs' depth must be known; their batch and time may
-// be known only at run time.
+// tf.nn.dynamic_rnn. The inputs' depth must be known; their batch and
+// time may be known only at run time.
 absl::StatusOr<RnnResult> DynamicRnn(const Scope& scope, const RnnCell& cell, const Output& inputs,
                                      const DynamicRnnOptions& options = {});
 

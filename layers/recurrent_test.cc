@@ -1,6 +1,8 @@
 // Recurrent layers (layers/recurrent.h): LSTMCell's and GRUCell's steps as
 // TF's formulas compute them (values from NumPy on the same weights),
-// TF's variable names, and a DynamicRnn that learns.
+// TF's variable names, sequence_length as tf.compat.v1.nn.dynamic_rnn
+// (TF 2.21's values), gradients through the loop against finite
+// differences, and a DynamicRnn that learns.
 #include "layers/recurrent.h"
 
 #include <cmath>
@@ -11,6 +13,7 @@
 #include "ops/ops.h"
 #include "ops/variables.h"
 #include "runtime/client_session.h"
+#include "testing/gradient_checker.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 #include "train/optimizers.h"
@@ -134,6 +137,110 @@ TEST(DynamicRnnTest, LossFallsWhenTraining) {
     }
     EXPECT_LT(latest, 0.25f * first)
         << (lstm ? "LSTM" : "GRU") << ": " << first << " -> " << latest;
+  }
+}
+
+// Batch 2 of 3 steps; LSTM lengths {2, 1}, GRU {3, 0} (int64): outputs past
+// a length are zeros, the final state is each sequence's at its end, and
+// the loop stops after the longest. tf.compat.v1.nn.dynamic_rnn's values
+// with the same kernels.
+TEST(DynamicRnnTest, SequenceLengthAsTensorFlow) {
+  {
+    Scope root = Scope::NewRootScope();
+    layers::LstmCell cell(2, {.kernel_initializer = Pattern(7, 11, 5, 10)});
+    TW_ASSERT_OK_AND_ASSIGN(layers::RnnResult rnn,
+                            layers::DynamicRnn(root, cell, Inputs(root),
+                                               {.sequence_length = ops::Const(root, {2, 1})}));
+    const std::vector<Tensor> out =
+        RunInitialized(root, {rnn.outputs, rnn.final_state[0], rnn.final_state[1]});
+    EXPECT_THAT(out[0], TensorNear<float>({2, 3, 2},
+                                          {0.030544303f, -0.027990244f, 0.021637026f, -0.054046359f,
+                                           0, 0, 0.012603313f, -0.03027413f, 0, 0, 0, 0},
+                                          1e-6));
+    EXPECT_THAT(
+        out[1],
+        TensorNear<float>({2, 2}, {0.040832303f, -0.10728884f, 0.026538353f, -0.060622416f}, 1e-6))
+        << "c";
+    EXPECT_THAT(
+        out[2],
+        TensorNear<float>({2, 2}, {0.021637026f, -0.054046359f, 0.012603313f, -0.03027413f}, 1e-6))
+        << "h";
+  }
+  Scope root = Scope::NewRootScope();
+  const auto kernels = initializers::Initializer(
+      "by shape", [](const Scope& s, const TensorShape& shape, DataType dtype) -> Output {
+        return shape.dim_size(1) == 4 ? Pattern(5, 9, 4, 8)(s, shape, dtype)
+                                      : Pattern(3, 7, 3, 6)(s, shape, dtype);
+      });
+  layers::GruCell cell(2, {.kernel_initializer = kernels});
+  TW_ASSERT_OK_AND_ASSIGN(layers::RnnResult rnn,
+                          layers::DynamicRnn(root, cell, Inputs(root),
+                                             {.sequence_length = ops::Const(
+                                                  root, Literal<int64_t>({2}, {3, 0}).AsProto())}));
+  const std::vector<Tensor> out = RunInitialized(root, {rnn.outputs, rnn.final_state[0]});
+  EXPECT_THAT(out[0], TensorNear<float>({2, 3, 2},
+                                        {0.028371938f, 0.013359823f, 0.056891471f, -0.0031545106f,
+                                         -0.092154011f, 0.018967811f, 0, 0, 0, 0, 0, 0},
+                                        1e-6));
+  EXPECT_THAT(out[1], TensorNear<float>({2, 2}, {-0.092154011f, 0.018967811f, 0, 0}, 1e-6));
+}
+
+TEST(DynamicRnnTest, SequenceLengthMustMatchTheBatch) {
+  Scope root = Scope::NewRootScope();
+  layers::GruCell cell(2);
+  EXPECT_THAT(layers::DynamicRnn(
+                  root, cell, Inputs(root),
+                  {.sequence_length = ops::Const(root, Literal<int32_t>({1, 2}, {3, 3}).AsProto())})
+                  .status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "rnn: sequence_length must be a vector [batch], got shape [1,2]"));
+  const Output lengths = ops::Placeholder(root, DT_INT32, ops::Placeholder::Shape({-1}));
+  TW_ASSERT_OK_AND_ASSIGN(layers::RnnResult rnn, layers::DynamicRnn(root, cell, Inputs(root),
+                                                                    {.sequence_length = lengths}));
+  ClientSession session(root);
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(root)}, nullptr));
+  std::vector<Tensor> out;
+  EXPECT_THAT(session.Run({{lengths, Literal<int32_t>({3}, {1, 2, 3})}}, {rnn.outputs}, &out),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "sequence_length must have one entry per sequence of the batch: "));
+}
+
+// A cell without variables, h' = tanh(x W + h U) with constant W and U, so
+// the gradient checker (which initializes nothing) can differentiate the
+// whole loop in double.
+class TanhCell : public layers::RnnCell {
+ public:
+  std::vector<int64_t> StateSizes() const override { return {2}; }
+  int64_t OutputSize() const override { return 2; }
+  absl::StatusOr<StepResult> Step(const Scope& s, const Output& inputs,
+                                  const std::vector<Output>& state) const override {
+    const Output w = ops::Const(s, Literal<double>({2, 2}, {0.5, -0.3, 0.8, 0.2}).AsProto());
+    const Output u = ops::Const(s, Literal<double>({2, 2}, {-0.4, 0.6, 0.1, 0.7}).AsProto());
+    const Output h =
+        ops::Tanh(s, ops::AddV2(s, ops::MatMul(s, inputs, w), ops::MatMul(s, state[0], u)));
+    return StepResult{h, {h}};
+  }
+};
+
+TEST(DynamicRnnTest, GradientsThroughSequenceLengthMatchFiniteDifferences) {
+  for (const std::vector<int32_t>& lengths : {std::vector<int32_t>{3, 1}, {2, 0}}) {
+    Scope root = Scope::NewRootScope();
+    const Output x = ops::Placeholder(root, DT_DOUBLE, ops::Placeholder::Shape({2, 3, 2}));
+    const Output h0 = ops::Placeholder(root, DT_DOUBLE, ops::Placeholder::Shape({2, 2}));
+    TW_ASSERT_OK_AND_ASSIGN(
+        layers::RnnResult rnn,
+        layers::DynamicRnn(
+            root, TanhCell(), x,
+            {.initial_state = {h0},
+             .sequence_length = ops::Const(root, Literal<int32_t>({2}, lengths).AsProto())}));
+    std::vector<double> xs(12);
+    for (int k = 0; k < 12; ++k) xs[k] = (k % 7 - 3) / 4.0;
+    TW_ASSERT_OK_AND_ASSIGN(
+        double error, ComputeGradientError<double>(root, {x, h0},
+                                                   {Literal<double>({2, 3, 2}, xs),
+                                                    Literal<double>({2, 2}, {0.3, -0.2, 0.1, 0.4})},
+                                                   {rnn.outputs, rnn.final_state[0]}, 1e-6));
+    EXPECT_LT(error, 1e-8) << "lengths " << lengths[0] << ", " << lengths[1];
   }
 }
 
