@@ -344,6 +344,29 @@ template <typename T>
 struct Atan2 {  // atan2(y, x): the angle of the point (x, y)
   TW_HOST_DEVICE T operator()(const T& y, const T& x) const { return std::atan2(y, x); }
 };
+// The "safe" products of TF's math_ops: 0 where x is 0 whatever y is (NaN
+// and infinities too) for Xlogy, Xlog1py and Xdivy; 0 where y is 0 for
+// MulNoNan.
+template <typename T>
+struct Xlogy {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    return x == T(0) ? T(0) : x * std::log(y);
+  }
+};
+template <typename T>
+struct Xlog1py {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const {
+    return x == T(0) ? T(0) : x * std::log1p(y);
+  }
+};
+template <typename T>
+struct Xdivy {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return x == T(0) ? T(0) : x / y; }
+};
+template <typename T>
+struct MulNoNan {
+  TW_HOST_DEVICE T operator()(const T& x, const T& y) const { return y == T(0) ? T(0) : x * y; }
+};
 template <typename T>
 struct Pow {
   TW_HOST_DEVICE T operator()(const T& x, const T& y) const {

@@ -363,6 +363,29 @@ TW_REGISTER_OP("CheckNumerics")
     .Doc("Fails with `message` when the tensor holds NaN or Inf.")
     .SetShapeFn(shape_fns::UnchangedShape);
 
+TW_REGISTER_OP("CheckNumericsV2")
+    .Input("tensor: T")
+    .Output("output: T")
+    .Attr("T: {bfloat16, half, float, double}")
+    .Attr("message: string")
+    .SetIsStateful()
+    .Doc("CheckNumerics telling -Inf from +Inf in its message.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("EnsureShape")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("shape: shape")
+    .Attr("T: type")
+    .Doc("Passes `input` through, failing when its shape is not compatible with `shape`.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape shape, merged;
+      TW_RETURN_IF_ERROR(c->GetAttr("shape", &shape));
+      TW_RETURN_IF_ERROR(c->Merge(c->input(0), shape, &merged));
+      c->set_output(0, merged);
+      return absl::OkStatus();
+    });
+
 // Bitcast: equal element sizes keep the shape; a wider input gains a last
 // dimension of the ratio; a narrower one must end in a dimension of the
 // ratio, which goes.

@@ -361,6 +361,7 @@ absl::Status SegmentShape(InferenceContext* c) {
   RegisterUnaryGrad("TanhGrad", "dy * (1 - y^2), for y = tanh(x)");
   RegisterUnaryGrad("SigmoidGrad", "dy * y * (1 - y), for y = sigmoid(x)");
   RegisterUnaryGrad("ReciprocalGrad", "-dy * y^2, for y = 1 / x");
+  RegisterUnaryGrad("InvGrad", "-dy * y^2, for y = 1 / x (ReciprocalGrad's old name)");
 
   // Binary, broadcasting.
   RegisterBinary("Add",
@@ -374,6 +375,14 @@ absl::Status SegmentShape(InferenceContext* c) {
   RegisterBinary("Div", kBinaryArith, false, "x / y (integer division truncates)");
   RegisterBinary("DivNoNan", "{half, float, bfloat16, double, complex64, complex128}", false,
                  "x / y, or 0 where y is 0");
+  RegisterBinary("MulNoNan", "{bfloat16, half, float, double, complex64, complex128}", false,
+                 "x * y, or 0 where y is 0 (even where x is NaN or infinite)");
+  RegisterBinary("Xlogy", "{half, bfloat16, float, double, complex64, complex128}", false,
+                 "x * log(y), or 0 where x is 0");
+  RegisterBinary("Xlog1py", "{half, bfloat16, float, double, complex64, complex128}", false,
+                 "x * log1p(y), or 0 where x is 0");
+  RegisterBinary("Xdivy", "{half, bfloat16, float, double, complex64, complex128}", false,
+                 "x / y, or 0 where x is 0");
   RegisterBinary("FloorDiv", kBinaryArith, false, "floor(x / y)");
   RegisterBinary("FloorMod",
                  "{int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
@@ -630,6 +639,17 @@ TW_REGISTER_OP("Range")
         "uint32} = DT_INT32")
     .Doc("start, start + delta, ... up to but excluding limit.")
     .SetShapeFn(RangeShape);
+
+TW_REGISTER_OP("ClipByValue")
+    .Input("t: T")
+    .Input("clip_value_min: T")
+    .Input("clip_value_max: T")
+    .Output("output: T")
+    .Attr(
+        "T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, "
+        "bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64}")
+    .Doc("max(min(t, clip_value_max), clip_value_min); each bound a scalar or t's shape.")
+    .SetShapeFn(shape_fns::UnchangedShape);
 
 TW_REGISTER_OP("Select")
     .Input("condition: bool")

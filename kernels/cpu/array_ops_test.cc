@@ -64,6 +64,22 @@ TEST(ShapeOpsTest, ReshapeInfersBesideZeroSizesAsTensorFlow) {
 
 // Bitcast: the same bytes as another type (TF 2.21's values); a narrower
 // type gains a last dimension, a wider one takes it.
+// TF 2.21's message names the tensor (the node's input) and both shapes.
+TEST(ShapeOpsTest, EnsureShapeChecksCompatibility) {
+  KernelRunner r("EnsureShape");
+  r.Attr("shape", PartialTensorShape({-1, 3}));
+  EXPECT_THAT(RunOk(r, {Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6})}),
+              TensorIs<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  KernelRunner bad("EnsureShape");
+  bad.Attr("shape", PartialTensorShape({2, 4}));
+  EXPECT_THAT(bad.Run({Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "[2,3] is not compatible with expected shape [2,4]."));
+  KernelRunner rank("EnsureShape");
+  rank.Attr("shape", PartialTensorShape({-1}));
+  EXPECT_FALSE(rank.Run({Scalar<float>(1)}).ok());
+}
+
 TEST(ShapeOpsTest, BitcastReinterpretsBytes) {
   KernelRunner to_int("Bitcast");
   to_int.Attr("type", DT_INT32);

@@ -52,6 +52,14 @@ using GreaterEqualOp = BinaryOp<T, bool, functor::GreaterEqual<T>>;
 template <typename T>
 using Atan2Op = BinaryOp<T, T, functor::Atan2<T>>;
 template <typename T>
+using XlogyOp = BinaryOp<T, T, functor::Xlogy<T>>;
+template <typename T>
+using Xlog1pyOp = BinaryOp<T, T, functor::Xlog1py<T>>;
+template <typename T>
+using XdivyOp = BinaryOp<T, T, functor::Xdivy<T>>;
+template <typename T>
+using MulNoNanOp = BinaryOp<T, T, functor::MulNoNan<T>>;
+template <typename T>
 using BitwiseAndOp = BinaryOp<T, T, functor::BitwiseAnd<T>>;
 template <typename T>
 using BitwiseOrOp = BinaryOp<T, T, functor::BitwiseOr<T>>;
@@ -91,6 +99,10 @@ TW_REGISTER_KERNELS(cwise_binary) {
   RegisterTypedKernels<MinimumOp, float, double, int32_t, int64_t>(cpu("Minimum"), "T");
   RegisterTypedKernels<PowOp, float, double, int32_t, int64_t>(cpu("Pow"), "T");
   RegisterTypedKernels<Atan2Op, float, double>(cpu("Atan2"), "T");
+  RegisterTypedKernels<XlogyOp, float, double>(cpu("Xlogy"), "T");
+  RegisterTypedKernels<Xlog1pyOp, float, double>(cpu("Xlog1py"), "T");
+  RegisterTypedKernels<XdivyOp, float, double>(cpu("Xdivy"), "T");
+  RegisterTypedKernels<MulNoNanOp, float, double>(cpu("MulNoNan"), "T");
   RegisterTypedKernels<BitwiseAndOp, int32_t, int64_t>(cpu("BitwiseAnd"), "T");
   RegisterTypedKernels<BitwiseOrOp, int32_t, int64_t>(cpu("BitwiseOr"), "T");
   RegisterTypedKernels<BitwiseXorOp, int32_t, int64_t>(cpu("BitwiseXor"), "T");

@@ -96,6 +96,63 @@ TEST(CwiseTest, ModFamilies) {
   EXPECT_THAT(Binary("DivNoNan", Scalar<double>(0), Scalar<double>(0)), TensorIs<double>({}, {0}));
 }
 
+// TF 2.21's values (tf.raw_ops): 0 where x is 0 whatever y is, NaN too, for
+// the x-is-0 products; 0 where y is 0 for MulNoNan (NaN and infinite x too).
+TEST(CwiseTest, SafeProductsAsTensorFlow) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = Literal<float>({6}, {0, 0, 1, 2, -1, 0});
+  EXPECT_THAT(Binary("Xlogy", x, Literal<float>({6}, {0, nan, 0, 3, 2, -1})),
+              TensorNear<float>({6}, {0, 0, -inf, 2.1972246f, -0.69314718f, 0}, 1e-6));
+  EXPECT_THAT(Binary("Xlog1py", x, Literal<float>({6}, {-1, nan, -1, 3, 2, -2})),
+              TensorNear<float>({6}, {0, 0, -inf, 2.7725887f, -1.0986123f, 0}, 1e-6));
+  EXPECT_THAT(Binary("Xdivy", x, Literal<float>({6}, {0, nan, 0, 3, 2, -1})),
+              TensorNear<float>({6}, {0, 0, inf, 0.66666669f, -0.5f, 0}, 1e-7));
+  EXPECT_THAT(Binary("MulNoNan", Literal<float>({6}, {nan, inf, 1, 2, -1, 0}),
+                     Literal<float>({6}, {0, 0, nan, 3, inf, -1})),
+              TensorIs<float>({6}, {0, 0, nan, 6, -inf, -0.0f}));
+  // Broadcasting as the other binary ops.
+  EXPECT_THAT(Binary("Xlogy", Literal<double>({2, 1}, {0, 2}), Literal<double>({2}, {1, 4})),
+              TensorNear<double>({2, 2}, {0, 0, 0, 2.772588722239781}, 1e-15));
+}
+
+// TF 2.21's values: max(min(t, hi), lo) in std::min/std::max's order.
+TEST(CwiseTest, ClipByValueAsTensorFlow) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor t = Literal<float>({6}, {-2, 0.5f, nan, 3, 1, -0.25f});
+  const auto clip = [&](const Tensor& lo, const Tensor& hi) {
+    KernelRunner r("ClipByValue");
+    return RunOk(r, {t, lo, hi});
+  };
+  EXPECT_THAT(clip(Scalar<float>(-1), Scalar<float>(2)),
+              TensorIs<float>({6}, {-1, 0.5f, nan, 2, 1, -0.25f}));
+  // A min above the max gives the min.
+  EXPECT_THAT(clip(Scalar<float>(2), Scalar<float>(-1)),
+              TensorIs<float>({6}, {2, 2, nan, 2, 2, 2}));
+  // A NaN bound lets t through.
+  EXPECT_THAT(clip(Literal<float>({6}, {0, 0, 0, 0, nan, 0}), Scalar<float>(2)),
+              TensorIs<float>({6}, {0, 0.5f, nan, 2, 1, 0}));
+  EXPECT_THAT(clip(Scalar<float>(-1), Literal<float>({6}, {nan, 0, 0, 0, 0, 0})),
+              TensorIs<float>({6}, {-1, 0, nan, 0, 0, -0.25f}));
+  EXPECT_THAT(
+      clip(Literal<float>({6}, {0, 0, 0, 0, 3, 0}), Literal<float>({6}, {nan, 1, 1, 1, 1, -1})),
+      TensorIs<float>({6}, {0, 0.5f, nan, 1, 3, 0}));
+  KernelRunner ints("ClipByValue");
+  EXPECT_THAT(
+      RunOk(ints, {Literal<int32_t>({3}, {-5, 5, 50}), Scalar<int32_t>(0), Scalar<int32_t>(10)}),
+      TensorIs<int32_t>({3}, {0, 5, 10}));
+  KernelRunner bad("ClipByValue");
+  EXPECT_THAT(bad.Run({t, Literal<float>({2}, {0, 1}), Scalar<float>(2)}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "clip_value_min and clip_value_max must be either of the "
+                                "same shape as input, or a scalar. input shape: [6]"));
+}
+
+TEST(CwiseTest, InvGradIsReciprocalGrad) {
+  EXPECT_THAT(Binary("InvGrad", Literal<float>({2}, {2, -0.5f}), Literal<float>({2}, {3, 4})),
+              TensorIs<float>({2}, {-12, -1}));
+}
+
 TEST(CwiseTest, IntegerDivisionByZeroIsAnError) {
   KernelRunner r("FloorDiv");
   auto out = r.Run({Literal<int32_t>({2}, {1, 2}), Literal<int32_t>({2}, {1, 0})});

@@ -299,6 +299,7 @@ TW_REGISTER_KERNELS(cwise_unary) {
   RegisterTypedKernels<SqrtGradOp, float, double>(cpu("SqrtGrad"), "T");
   RegisterTypedKernels<RsqrtGradOp, float, double>(cpu("RsqrtGrad"), "T");
   RegisterTypedKernels<ReciprocalGradOp, float, double>(cpu("ReciprocalGrad"), "T");
+  RegisterTypedKernels<ReciprocalGradOp, float, double>(cpu("InvGrad"), "T");
   RegisterTypedKernels<AddNOp, float, double, int32_t, int64_t>(cpu("AddN"), "T");
   // TF rewrites AccumulateNV2 into an accumulator variable before it runs;
   // its sum is AddN's.

@@ -1,4 +1,4 @@
-// Checks and summaries: CheckNumerics, Assert, Print, ScalarSummary,
+// Checks and summaries: CheckNumerics (and V2), Assert, Print, ScalarSummary,
 // HistogramSummary and MergeSummary. Summaries are serialized `Summary`
 // protos in a scalar string tensor, TensorBoard's format.
 #include <algorithm>
@@ -7,6 +7,8 @@
 #include <cmath>
 #include <iostream>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_join.h"
 #include "core/type_dispatch.h"
@@ -19,7 +21,9 @@
 namespace towerflow {
 namespace {
 
-template <typename T>
+// CheckNumerics and (v2) CheckNumericsV2, whose message tells -Inf from
+// +Inf: "<message> : Tensor had -Inf, +Inf, and NaN values" (those found).
+template <typename T, bool kV2>
 class CheckNumericsOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
@@ -27,22 +31,36 @@ class CheckNumericsOp : public OpKernel {
   }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    bool nan = false, inf = false;
+    bool nan = false, negative = false, positive = false;
     for (const T v : x.span<T>()) {
       nan |= std::isnan(v);
-      inf |= std::isinf(v);
+      negative |= std::isinf(v) && v < 0;
+      positive |= std::isinf(v) && v > 0;
     }
-    if (nan || inf) {
+    if (!nan && !negative && !positive) return ctx->set_output(0, x);
+    if (!kV2) {
+      const bool inf = negative || positive;
       return absl::InvalidArgumentError(
           absl::StrCat(message_, " : Tensor had ",
                        nan && inf ? "Inf and NaN" : (nan ? "NaN" : "Inf"), " values"));
     }
-    return ctx->set_output(0, x);
+    std::vector<std::string> found;
+    if (negative) found.push_back("-Inf");
+    if (positive) found.push_back("+Inf");
+    if (nan) found.push_back("NaN");
+    std::string what = found[0];
+    if (found.size() == 2) what = absl::StrCat(found[0], " and ", found[1]);
+    if (found.size() == 3) what = absl::StrCat(found[0], ", ", found[1], ", and ", found[2]);
+    return absl::InvalidArgumentError(absl::StrCat(message_, " : Tensor had ", what, " values"));
   }
 
  private:
   std::string message_;
 };
+template <typename T>
+using CheckNumericsV1Op = CheckNumericsOp<T, false>;
+template <typename T>
+using CheckNumericsV2Op = CheckNumericsOp<T, true>;
 
 // "[v0 v1 v2...]" of up to `summarize` values per tensor.
 std::string Summarize(KernelContext* ctx, int first, int summarize) {
@@ -239,7 +257,8 @@ class MergeSummaryOp : public OpKernel {
 
 TW_REGISTER_KERNELS(logging_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
-  RegisterTypedKernels<CheckNumericsOp, float, double>(cpu("CheckNumerics"), "T");
+  RegisterTypedKernels<CheckNumericsV1Op, float, double>(cpu("CheckNumerics"), "T");
+  RegisterTypedKernels<CheckNumericsV2Op, float, double>(cpu("CheckNumericsV2"), "T");
   RegisterKernel(cpu("Assert"), MakeFactory<AssertOp>());
   RegisterKernel(cpu("Print"), MakeFactory<PrintOp>());
   RegisterKernel(cpu("ScalarSummary"), MakeFactory<ScalarSummaryOp>());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #include "absl/strings/str_join.h"
@@ -444,6 +445,30 @@ class CastOp : public OpKernel {
   void (*fn_)(const Eigen::ThreadPoolDevice&, const Tensor&, Tensor*) = nullptr;
 };
 
+// EnsureShape(input) with attr `shape`: the input as is when its shape is
+// compatible with `shape` (unknown dims match any size), else
+// InvalidArgument naming the tensor, as TF's.
+class EnsureShapeOp : public CheapKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    if (c.def().input_size() > 0) input_ = c.def().input(0);
+    return c.GetAttr("shape", &shape_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    if (!PartialTensorShape(x.shape()).IsCompatibleWith(shape_)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Shape of tensor ", input_, " ", x.shape().DebugString(),
+                       " is not compatible with expected shape ", shape_.DebugString(), "."));
+    }
+    return ctx->set_output(0, x);
+  }
+
+ private:
+  std::string input_;
+  PartialTensorShape shape_;
+};
+
 TW_REGISTER_KERNELS(shape_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   // These read only shapes, so they serve GPUs too: the shape arguments and
@@ -461,6 +486,7 @@ TW_REGISTER_KERNELS(shape_ops) {
     RegisterKernel(on("Reshape").HostMemory("shape"), MakeFactory<ReshapeOp>());
     RegisterKernel(on("ExpandDims").HostMemory("dim"), MakeFactory<ExpandDimsOp>());
     RegisterKernel(on("Squeeze"), MakeFactory<SqueezeOp>());
+    RegisterKernel(on("EnsureShape"), MakeFactory<EnsureShapeOp>());
     // A broadcasting op's gradient is colocated with the op; without a GPU
     // kernel for this shape arithmetic, the placer would move the op and
     // its gradient to the CPU (ResNet's residual adds did, copying every

@@ -1,6 +1,5 @@
 // Optimizer updates, random ops, checks and summaries.
 #include <cmath>
-
 #include <limits>
 
 #include "framework/device.h"
@@ -167,6 +166,26 @@ TEST(LoggingOpsTest, CheckNumericsAndAssert) {
       testing::StatusIs(absl::StatusCode::kInvalidArgument, "In[0] should be a scalar: [1]"));
 }
 
+// TF 2.21's messages: the anomalies found, -Inf before +Inf before NaN.
+TEST(LoggingOpsTest, CheckNumericsV2TellsTheInfinitiesApart) {
+  KernelRunner c("CheckNumericsV2");
+  c.Attr("message", std::string("m"));
+  EXPECT_THAT(RunOk(c, {Literal<float>({2}, {1, 2})}), TensorIs<float>({2}, {1, 2}));
+  const std::vector<std::pair<std::vector<float>, std::string>> cases = {
+      {{1, INFINITY}, "+Inf"},
+      {{1, -INFINITY}, "-Inf"},
+      {{NAN, 1}, "NaN"},
+      {{INFINITY, -INFINITY}, "-Inf and +Inf"},
+      {{NAN, INFINITY}, "+Inf and NaN"},
+      {{NAN, -INFINITY}, "-Inf and NaN"},
+      {{NAN, INFINITY, -INFINITY}, "-Inf, +Inf, and NaN"}};
+  for (const auto& [values, what] : cases) {
+    EXPECT_THAT(c.Run({Literal<float>({static_cast<int64_t>(values.size())}, values)}),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                  "m : Tensor had " + what + " values"));
+  }
+}
+
 // summarize beyond int (a fuzzer's 2^31 and 2^32 - 1, which once became -1
 // and aborted in SummarizeValue) shows every value; a negative one none.
 TEST(LoggingOpsTest, AnySummarizeIsSafe) {
@@ -214,8 +233,12 @@ TEST(LoggingOpsTest, SummariesSerializeTensorBoardProtos) {
   EXPECT_EQ(p.sum_squares(), 10);
   // TF's buckets byte for byte: each non-empty one, each run of empty ones
   // as one empty bucket (tf.raw_ops.HistogramSummary's numbers).
-  const std::vector<double> limits = {-1.0089710279437536, -0.917246389039776, 0, 1e-12,
-                                      2.8787120958073054,  3.1665833053880363,
+  const std::vector<double> limits = {-1.0089710279437536,
+                                      -0.917246389039776,
+                                      0,
+                                      1e-12,
+                                      2.8787120958073054,
+                                      3.1665833053880363,
                                       std::numeric_limits<double>::max()};
   ASSERT_EQ(p.bucket_limit_size(), static_cast<int>(limits.size()));
   for (size_t i = 0; i < limits.size(); ++i) EXPECT_DOUBLE_EQ(p.bucket_limit(i), limits[i]) << i;

@@ -30,12 +30,15 @@ TW_GRAD_FN(IdentityNGrad) {
   *grad_outputs = grad_inputs;
   return scope.status();
 }
-// y = check_numerics(x): the gradient is checked too.
+// y = check_numerics(x) (or V2): the gradient is checked too, by the same
+// op.
 TW_GRAD_FN(CheckNumericsGrad) {
-  const std::string message = grad_util::Attr<std::string>(scope, op, "message");
-  grad_outputs->push_back(ops::CheckNumerics(
-      scope, grad_inputs[0],
-      absl::StrCat("Not a number (NaN) or infinity (Inf) values detected in gradient. ", message)));
+  const std::string message =
+      absl::StrCat("Not a number (NaN) or infinity (Inf) values detected in gradient. ",
+                   grad_util::Attr<std::string>(scope, op, "message"));
+  grad_outputs->push_back(op.node()->type_string() == "CheckNumericsV2"
+                              ? Output(ops::CheckNumericsV2(scope, grad_inputs[0], message))
+                              : Output(ops::CheckNumerics(scope, grad_inputs[0], message)));
   return scope.status();
 }
 TW_GRAD_FN(PreventGradientGrad) {
@@ -450,6 +453,7 @@ absl::Status ResourceGatherGrad(const Scope& scope, const Operation& op,
 
 TW_REGISTER_PASS_THROUGH_GRADIENT("Identity");
 TW_REGISTER_PASS_THROUGH_GRADIENT("Snapshot");
+TW_REGISTER_PASS_THROUGH_GRADIENT("EnsureShape");
 TW_REGISTER_PASS_THROUGH_GRADIENT("ReadVariableOp");
 TW_REGISTER_PASS_THROUGH_GRADIENT("PlaceholderWithDefault");
 TW_REGISTER_PASS_THROUGH_GRADIENT("Print");
@@ -483,6 +487,7 @@ TW_GRAD_FN(TensorScatterUpdateGrad) {
 
 TW_REGISTER_GRADIENT("IdentityN", IdentityNGrad);
 TW_REGISTER_GRADIENT("CheckNumerics", CheckNumericsGrad);
+TW_REGISTER_GRADIENT("CheckNumericsV2", CheckNumericsGrad);
 TW_REGISTER_GRADIENT("PreventGradient", PreventGradientGrad);
 TW_REGISTER_GRADIENT("Reshape", ReshapeGrad);
 TW_REGISTER_GRADIENT("ExpandDims", ReshapeGrad);

@@ -18,6 +18,12 @@ std::vector<GradCase> ArrayCases() {
       Unary("Print", [](const Scope& s, Output x) { return ops::Print(s, x, {x}); }),
       Unary("CheckNumerics",
             [](const Scope& s, Output x) { return ops::CheckNumerics(s, x, "x"); }),
+      Unary("CheckNumericsV2",
+            [](const Scope& s, Output x) { return ops::CheckNumericsV2(s, x, "x"); }),
+      Unary("EnsureShape",
+            [](const Scope& s, Output x) {
+              return ops::EnsureShape(s, x, PartialTensorShape({-1, 3}));
+            }),
       {"IdentityN",
        {S({2}), S({3})},
        [](const Scope& s, const Outs& x) -> Outs {

@@ -252,6 +252,53 @@ TW_GRAD_FN(DivNoNanGrad) {
       ops::Mul(scope, g, ops::DivNoNan(scope, ops::DivNoNan(scope, ops::Neg(scope, x), y), y));
   return BinaryResult(scope, op, ops::DivNoNan(scope, g, y), dy, grad_outputs);
 }
+// z = x * y, or 0 where y is 0: dx = g * y, dy = x * g, each through
+// MulNoNan (TF's _MulNoNanGrad), so a zero y keeps NaNs out of both.
+TW_GRAD_FN(MulNoNanGrad) {
+  const Output g = grad_inputs[0], x = In(op, 0), y = In(op, 1);
+  return BinaryResult(scope, op, ops::MulNoNan(scope, g, y), ops::MulNoNan(scope, x, g),
+                      grad_outputs);
+}
+// The x-is-0 products (TF's _XLogyGrad, _XLog1pyGrad, _XDivyGrad): dx is
+// the same product of (x != 0) instead of x, dy = g * xdivy(x, ...), both
+// 0 where x is 0.
+Output NonZero(const Scope& scope, const Output& x) {
+  return ops::Cast(scope, ops::NotEqual(scope, x, ops::ZerosLike(scope, x)), x.type());
+}
+TW_GRAD_FN(XlogyGrad) {
+  const Output g = grad_inputs[0], x = In(op, 0), y = In(op, 1);
+  return BinaryResult(scope, op, ops::Mul(scope, g, ops::Xlogy(scope, NonZero(scope, x), y)),
+                      ops::Mul(scope, g, ops::Xdivy(scope, x, y)), grad_outputs);
+}
+TW_GRAD_FN(Xlog1pyGrad) {
+  const Output g = grad_inputs[0], x = In(op, 0), y = In(op, 1);
+  const Output one = ops::Cast(scope, ops::Const(scope, 1), y.type());
+  return BinaryResult(scope, op, ops::Mul(scope, g, ops::Xlog1py(scope, NonZero(scope, x), y)),
+                      ops::Mul(scope, g, ops::Xdivy(scope, x, ops::AddV2(scope, y, one))),
+                      grad_outputs);
+}
+// z = x / y or 0 where x is 0: dx = xdivy(x != 0, y), dy = xdivy(-x, y^2).
+TW_GRAD_FN(XdivyGrad) {
+  const Output g = grad_inputs[0], x = In(op, 0), y = In(op, 1);
+  return BinaryResult(
+      scope, op, ops::Mul(scope, g, ops::Xdivy(scope, NonZero(scope, x), y)),
+      ops::Mul(scope, g, ops::Xdivy(scope, ops::Neg(scope, x), ops::Square(scope, y))),
+      grad_outputs);
+}
+// y = clip_by_value(t, lo, hi) (TF's _clip_by_value_grad): t's gradient
+// where lo <= t <= hi, lo's where t < lo, hi's where t > hi, each bound's
+// summed to its shape.
+TW_GRAD_FN(ClipByValueGrad) {
+  const Output g = grad_inputs[0], t = In(op, 0), lo = In(op, 1), hi = In(op, 2);
+  const Output zeros = ops::ZerosLike(scope, g);
+  const Output below = ops::Less(scope, t, lo), above = ops::Greater(scope, t, hi);
+  grad_outputs->push_back(ops::SelectV2(scope, ops::LogicalOr(scope, below, above), zeros, g));
+  grad_outputs->push_back(
+      grad_util::SumToShapeOf(scope, ops::SelectV2(scope, below, g, zeros), lo, t));
+  grad_outputs->push_back(
+      grad_util::SumToShapeOf(scope, ops::SelectV2(scope, above, g, zeros), hi, t));
+  return scope.status();
+}
 // z = x - floor(x / y) y: dx = g, dy = -g floor(x / y) (TF's _FloorModGrad).
 TW_GRAD_FN(FloorModGrad) {
   const Output g = grad_inputs[0];
@@ -506,6 +553,7 @@ TW_REGISTER_GRADIENT("Sign", SignGrad);
 TW_REGISTER_GRADIENT("TanhGrad", TanhGradGrad);
 TW_REGISTER_GRADIENT("SigmoidGrad", SigmoidGradGrad);
 TW_REGISTER_GRADIENT("ReciprocalGrad", ReciprocalGradGrad);
+TW_REGISTER_GRADIENT("InvGrad", ReciprocalGradGrad);
 TW_REGISTER_GRADIENT("SqrtGrad", SqrtGradGrad);
 TW_REGISTER_GRADIENT("RsqrtGrad", RsqrtGradGrad);
 TW_REGISTER_GRADIENT("Add", AddGrad);
@@ -515,6 +563,11 @@ TW_REGISTER_GRADIENT("Mul", MulGrad);
 TW_REGISTER_GRADIENT("RealDiv", DivGrad);
 TW_REGISTER_GRADIENT("Div", DivGrad);
 TW_REGISTER_GRADIENT("DivNoNan", DivNoNanGrad);
+TW_REGISTER_GRADIENT("MulNoNan", MulNoNanGrad);
+TW_REGISTER_GRADIENT("ClipByValue", ClipByValueGrad);
+TW_REGISTER_GRADIENT("Xlogy", XlogyGrad);
+TW_REGISTER_GRADIENT("Xlog1py", Xlog1pyGrad);
+TW_REGISTER_GRADIENT("Xdivy", XdivyGrad);
 TW_REGISTER_GRADIENT("FloorMod", FloorModGrad);
 TW_REGISTER_GRADIENT("Maximum", MaximumGrad);
 TW_REGISTER_GRADIENT("Minimum", MinimumGrad);

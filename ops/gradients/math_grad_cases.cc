@@ -273,6 +273,9 @@ std::vector<GradCase> MathCases() {
           [](const Scope& s, Output y, Output dy) { return ops::ReciprocalGrad(s, y, dy); },
           positive, S({2, 3})),
       Binary(
+          "InvGrad", [](const Scope& s, Output y, Output dy) { return ops::InvGrad(s, y, dy); },
+          positive, S({2, 3})),
+      Binary(
           "SqrtGrad", [](const Scope& s, Output y, Output dy) { return ops::SqrtGrad(s, y, dy); },
           positive, S({2, 3})),
       Binary(
@@ -299,6 +302,24 @@ std::vector<GradCase> MathCases() {
       Binary(
           "DivNoNan", [](const Scope& s, Output a, Output b) { return ops::DivNoNan(s, a, b); },
           S({2, 3}), S({3}, 1, 2)),
+      // The x-is-0 products away from x = 0 (where TF's dx is 0 by
+      // definition, not the derivative) and MulNoNan away from y = 0.
+      Precise(Binary(
+                  "Xlogy", [](const Scope& s, Output a, Output b) { return ops::Xlogy(s, a, b); },
+                  NonZero({2, 3}), S({3}, 0.5, 2)),
+              1e-6, 1e-8),
+      Precise(
+          Binary(
+              "Xlog1py", [](const Scope& s, Output a, Output b) { return ops::Xlog1py(s, a, b); },
+              NonZero({2, 3}), S({3}, -0.5, 1)),
+          1e-6, 1e-8),
+      Precise(Binary(
+                  "Xdivy", [](const Scope& s, Output a, Output b) { return ops::Xdivy(s, a, b); },
+                  NonZero({2, 3}), S({3}, 1, 2)),
+              1e-6, 1e-8),
+      Double(Binary(
+          "MulNoNan", [](const Scope& s, Output a, Output b) { return ops::MulNoNan(s, a, b); },
+          S({2, 3}), NonZero({3}))),
       // x / y in (2.1, 2.95): floor(x / y) = 2 around every point, so
       // FloorMod is x - 2y there (dy = -2 g). Piecewise linear: checked in
       // double, as the linear ops are.
@@ -328,6 +349,13 @@ std::vector<GradCase> MathCases() {
        [](const Scope& s, const Outs& x) -> Outs {
          return {ops::Select(s, ops::Const(s, {true, false}), x[0], x[1])};
        }},
+      // Bounds as a scalar and as t's shape; t in [-1, 1] on both sides of
+      // them, away from the kinks.
+      Double({"ClipByValue",
+              {S({2, 3}), S({}, -0.6, -0.5), S({2, 3}, 0.2, 0.3)},
+              [](const Scope& s, const Outs& x) -> Outs {
+                return {ops::ClipByValue(s, x[0], x[1], x[2])};
+              }}),
       {"SelectV2",
        {S({2, 3}), S({3})},
        [](const Scope& s, const Outs& x) -> Outs {

@@ -70,7 +70,7 @@ EDGES = {
 AXIS_NAMES = {"axis", "reduction_indices", "dim", "split_dim", "concat_dim", "dimension"}
 # Stateful ops one node shows: checks, and random ops with both seeds set
 # (the first draw of the stream).
-STATEFUL_COMPARED = {"CheckNumerics", "Assert", "RandomUniform", "RandomStandardNormal",
+STATEFUL_COMPARED = {"CheckNumerics", "CheckNumericsV2", "Assert", "RandomUniform", "RandomStandardNormal",
                      "TruncatedNormal", "RandomUniformInt", "RandomShuffle",
                      "SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2"}
 # Ops that only run inside a loop frame or on a fed value.
@@ -650,6 +650,17 @@ CASES = {
         ("?x3", {"input": (F, [2, 3], None)}, {"dtype": F, "shape": [-1, 3]}),
         ("wrong shape", {"input": (F, [2, 3], None)}, {"dtype": F, "shape": [3, 3]}),
     ],
+    "CheckNumericsV2": [
+        ("finite", {"tensor": (F, [2, 3], None)}, {"message": "checked"}),
+        ("NaN and infinities", {"tensor": (F, [6], EDGES["float"][0])}, {"message": "checked"}),
+        ("minus infinity", {"tensor": (D, [2], [1.0, -np.inf])}, {"message": "checked"}),
+    ],
+    "EnsureShape": [
+        ("compatible", {"input": (F, [2, 3], None)}, {"shape": [-1, 3]}),
+        ("unknown rank", {"input": (I32, [2], [1, 2])}, {"shape": None}),
+        ("incompatible", {"input": (F, [2, 3], None)}, {"shape": [2, 4]}),
+        ("rank differs", {"input": (F, [6], None)}, {"shape": [2, 3]}),
+    ],
     "CheckNumerics": [
         ("finite", {"tensor": (F, [2, 3], None)}, {"message": "checked"}),
         ("NaN", {"tensor": (F, [6], EDGES["float"][0])}, {"message": "checked"}),
@@ -1223,6 +1234,9 @@ KNOWN_DIFFERENCES = {
     "Erf/float64 edges": (
         "TF's double erf gives NaN at +-inf; Towerflow gives +-1, the limit (std::erf; TF's "
         "float erf agrees)"),
+    "EnsureShape/unknown rank": (
+        "an unknown-rank shape attr: TF's shape function asks for rank -1 and refuses every "
+        "input; Towerflow lets any tensor through, as the attr means"),
     "Softmax/edges": (
         "a row holding NaN and -inf: TF leaves the exp(-inf) entry at 0, Towerflow makes the "
         "whole row NaN (its normaliser is NaN)"),
@@ -1301,7 +1315,9 @@ def attr_value(op_attr, value):
     elif kind == "list(type)":
         out.list.type.extend(value)
     elif kind == "shape":
-        for size in value:
+        if value is None:
+            out.shape.unknown_rank = True
+        for size in value or []:
             out.shape.dim.add(size=size)
     else:
         raise ValueError(f"attribute {op_attr.name} of type {kind}")
