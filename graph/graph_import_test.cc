@@ -297,6 +297,45 @@ TEST(GraphImportTest, MissingAttrsTakeOpDefDefaultsAndUnderscoreAttrsStay) {
   EXPECT_NE(m->FindAttr("_output_shapes"), nullptr);
 }
 
+// The attrs TensorFlow 2 added to ops of 1.x, as TF 2.21 writes them (every
+// attr, defaults included): they import, and export drops them while they
+// hold their defaults, so the GraphDef still loads in TF 1.x.
+TEST(GraphImportTest, AttrsTensorFlow2AddedImportAndLeaveAtTheirDefaults) {
+  GraphDef def;
+  TW_ASSERT_OK(ParseTextProto(
+      std::string(kFloatPlaceholder) +
+          "node { name: 'i' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT32 } } }"
+          "node { name: 'm' op: 'BatchMatMulV2' input: 'x' input: 'x' "
+          "attr { key: 'grad_y' value { b: false } } attr { key: 'grad_x' value { b: false } } "
+          "attr { key: 'adj_y' value { b: true } } attr { key: 'adj_x' value { b: false } } "
+          "attr { key: 'T' value { type: DT_FLOAT } } }"
+          "node { name: 'g' op: 'GatherNd' input: 'x' input: 'i' "
+          "attr { key: 'bad_indices_policy' value { s: '' } } "
+          "attr { key: 'Tparams' value { type: DT_FLOAT } } "
+          "attr { key: 'Tindices' value { type: DT_INT32 } } }"
+          "node { name: 'top' op: 'TopKV2' input: 'x' input: 'i' "
+          "attr { key: 'sorted' value { b: true } } "
+          "attr { key: 'index_type' value { type: DT_INT32 } } "
+          "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'Tk' value { type: DT_INT32 } } }"
+          "node { name: 's' op: 'ScatterNd' input: 'i' input: 'x' input: 'i' "
+          "attr { key: 'bad_indices_policy' value { s: 'IGNORE' } } "
+          "attr { key: 'T' value { type: DT_FLOAT } } "
+          "attr { key: 'Tindices' value { type: DT_INT32 } } }",
+      &def));
+  Graph graph;
+  TW_ASSERT_OK(ImportGraphDef(def, &graph));
+  GraphDef out;
+  graph.ToGraphDef(&out);
+  for (const NodeDef& node : out.node()) {
+    for (const char* added : {"grad_x", "grad_y", "Tk", "index_type"}) {
+      EXPECT_FALSE(node.attr().contains(added)) << node.name() << " kept " << added;
+    }
+    if (node.name() == "g") EXPECT_FALSE(node.attr().contains("bad_indices_policy"));
+    // Not at its default: kept.
+    if (node.name() == "s") EXPECT_EQ(node.attr().at("bad_indices_policy").s(), "IGNORE");
+  }
+}
+
 TEST(GraphImportTest, LegacyProducersReadScalarPlaceholderShapesAsUnknown) {
   GraphDef def;
   TW_ASSERT_OK(ParseTextProto(

@@ -5,13 +5,28 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/status_macros.h"
 #include "kernels/kernel_util.h"
 #include "kernels/rearrange.h"
 
 namespace towerflow {
 
+absl::StatusOr<BadIndices> ParseBadIndices(const std::string& policy) {
+  if (policy.empty() || policy == "DEFAULT" || policy == "ERROR") return BadIndices::kError;
+  if (policy == "IGNORE") return BadIndices::kIgnore;
+  return absl::InvalidArgumentError(
+      absl::StrCat("Unknown bad indices handling attribute: ", policy));
+}
+
+absl::StatusOr<BadIndices> BadIndicesOf(const KernelConstruction& c) {
+  if (!c.def().attr().contains("bad_indices_policy")) return BadIndices::kError;
+  std::string policy;
+  TW_RETURN_IF_ERROR(c.GetAttr("bad_indices_policy", &policy));
+  return ParseBadIndices(policy);
+}
+
 absl::StatusOr<NdIndex> ResolveNd(const Tensor& indices, absl::Span<const int64_t> dims,
-                                  const char* what) {
+                                  const char* what, BadIndices bad) {
   if (indices.dims() < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("indices must be at least 1-D, got ", indices.shape().DebugString()));
@@ -32,6 +47,10 @@ absl::StatusOr<NdIndex> ResolveNd(const Tensor& indices, absl::Span<const int64_
     int64_t offset = 0;
     for (int64_t k = 0; k < nd.depth; ++k) {
       const int64_t i = IntAt(indices, r * nd.depth + k);
+      if ((i < 0 || i >= dims[k]) && bad == BadIndices::kIgnore) {
+        offset = kIgnoredRow;
+        break;
+      }
       if (i < 0 || i >= dims[k]) {
         std::vector<int64_t> row(nd.depth);
         for (int64_t j = 0; j < nd.depth; ++j) row[j] = IntAt(indices, r * nd.depth + j);

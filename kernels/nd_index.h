@@ -11,10 +11,12 @@
 #define TOWERFLOW_KERNELS_ND_INDEX_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "framework/kernel.h"
 #include "framework/tensor.h"
 
 namespace towerflow {
@@ -29,11 +31,24 @@ struct NdIndex {
   std::vector<int64_t> batch_dims;  // indices.shape[:-1]
 };
 
-// InvalidArgument for indices of rank 0, a depth past dims' rank, or a row
-// outside dims ("indices[2] = [0, 7] does not index into params shape
-// [3,5]"); `what` names the indexed tensor.
+// TF's bad_indices_policy attr: "", "DEFAULT" and "ERROR" make an index row
+// outside the tensor an error (the CPU's default); "IGNORE" skips the row
+// (a gather gives zeros for it, a scatter writes nothing).
+enum class BadIndices { kError, kIgnore };
+// InvalidArgument ("Unknown bad indices handling attribute: X") for any
+// other value.
+absl::StatusOr<BadIndices> ParseBadIndices(const std::string& policy);
+// The kernel's policy from its NodeDef (kError when the attr is absent).
+absl::StatusOr<BadIndices> BadIndicesOf(const KernelConstruction& c);
+// The offset ResolveNd gives a row it ignores.
+inline constexpr int64_t kIgnoredRow = -1;
+
+// InvalidArgument for indices of rank 0, a depth past dims' rank, or (with
+// BadIndices::kError) a row outside dims ("indices[2] = [0, 7] does not
+// index into params shape [3,5]"); `what` names the indexed tensor. With
+// kIgnore such a row's offset is kIgnoredRow.
 absl::StatusOr<NdIndex> ResolveNd(const Tensor& indices, absl::Span<const int64_t> dims,
-                                  const char* what);
+                                  const char* what, BadIndices bad = BadIndices::kError);
 
 // GatherNd's output dims: indices.shape[:-1] + dims[D:].
 std::vector<int64_t> GatherNdDims(const NdIndex& nd, absl::Span<const int64_t> dims);

@@ -180,6 +180,19 @@ absl::Status ReverseV2Shape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// Reverse (v1): the input's shape; dims is a bool per input dimension.
+absl::Status ReverseShape(InferenceContext* c) {
+  PartialTensorShape dims;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &dims));
+  const PartialTensorShape& input = c->input(0);
+  if (!input.unknown_rank() && dims.dim_size(0) >= 0 && dims.dim_size(0) != input.dims()) {
+    return absl::InvalidArgumentError(absl::StrCat("dims has ", dims.dim_size(0),
+                                                   " entries for an input of rank ", input.dims()));
+  }
+  c->set_output(0, input);
+  return absl::OkStatus();
+}
+
 // Where: one row of coordinates per true element, [?, rank].
 absl::Status WhereShape(InferenceContext* c) {
   const PartialTensorShape& input = c->input(0);
@@ -506,6 +519,16 @@ TW_REGISTER_OP("ReverseV2")
     .Attr("T: type")
     .Doc("Reverses the order of elements along each dimension in axis.")
     .SetShapeFn(ReverseV2Shape);
+
+TW_REGISTER_OP("Reverse")
+    .Input("tensor: T")
+    .Input("dims: bool")
+    .Output("output: T")
+    .Attr(
+        "T: {uint8, int8, uint16, int16, uint32, int32, uint64, int64, bool, bfloat16, half, "
+        "float, double, complex64, complex128, string}")
+    .Doc("Reverses the dimensions where dims is true (ReverseV2's first version).")
+    .SetShapeFn(ReverseShape);
 
 TW_REGISTER_OP("Where")
     .Input("input: T")

@@ -100,11 +100,24 @@ absl::Status ResizeBilinearGradShape(InferenceContext* c) {
 // moves each block_shape block into the batch; BatchToSpaceND undoes it,
 // cropping. block_shape [M] and paddings / crops [M, 2] as constants give
 // the output's dims, otherwise they stay unknown.
+// The first versions, SpaceToBatch and BatchToSpace, take an NHWC input,
+// the attr block_size for both spatial dims and paddings / crops as input 1.
 absl::Status SpaceBatchShape(InferenceContext* c, bool to_batch) {
   const char* amounts_name = to_batch ? "paddings" : "crops";
-  PartialTensorShape input, block_shape, amounts;
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &block_shape));
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 2, &amounts));
+  const bool v1 = c->num_inputs() == 2;
+  const int amounts_input = v1 ? 1 : 2;
+  PartialTensorShape input, block_shape({2}), amounts;
+  std::optional<std::vector<int64_t>> block;
+  if (v1) {
+    int64_t size = 0;
+    TW_RETURN_IF_ERROR(c->GetAttr("block_size", &size));
+    block = std::vector<int64_t>{size, size};
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
+  } else {
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &block_shape));
+    TW_ASSIGN_OR_RETURN(block, c->ConstantIntInput(1));
+  }
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(amounts_input), 2, &amounts));
   if (amounts.dim_size(1) >= 0 && amounts.dim_size(1) != 2) {
     return absl::InvalidArgumentError(
         absl::StrCat(amounts_name, " must be [M, 2], got ", amounts.DebugString()));
@@ -114,8 +127,8 @@ absl::Status SpaceBatchShape(InferenceContext* c, bool to_batch) {
   TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), m < 0 ? 1 : static_cast<int>(m) + 1, &input));
   if (input.unknown_rank()) return absl::OkStatus();
   std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
-  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> block, c->ConstantIntInput(1));
-  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> amount, c->ConstantIntInput(2));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> amount,
+                      c->ConstantIntInput(amounts_input));
   if (!block.has_value() || !amount.has_value()) {
     // The batch and block dims change; with M unknown, every dim may.
     const int64_t changed = m < 0 ? input.dims() : m + 1;
@@ -361,6 +374,26 @@ TW_REGISTER_OP("SpaceToBatchND")
     .Attr("Tpaddings: {int32, int64} = DT_INT32")
     .Doc("Pads the block dimensions and moves block_shape blocks of them into the batch.")
     .SetShapeFn([](InferenceContext* c) { return SpaceBatchShape(c, true); });
+
+TW_REGISTER_OP("SpaceToBatch")
+    .Input("input: T")
+    .Input("paddings: Tpaddings")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tpaddings: {int32, int64} = DT_INT32")
+    .Attr("block_size: int >= 2")
+    .Doc("SpaceToBatchND over the height and width of an NHWC input, block_size each.")
+    .SetShapeFn([](InferenceContext* c) { return SpaceBatchShape(c, true); });
+
+TW_REGISTER_OP("BatchToSpace")
+    .Input("input: T")
+    .Input("crops: Tidx")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("block_size: int >= 2")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Doc("BatchToSpaceND over the height and width of an NHWC input, block_size each.")
+    .SetShapeFn([](InferenceContext* c) { return SpaceBatchShape(c, false); });
 
 TW_REGISTER_OP("BatchToSpaceND")
     .Input("input: T")

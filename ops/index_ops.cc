@@ -456,6 +456,7 @@ TW_REGISTER_OP("GatherNd")
     .Output("output: Tparams")
     .Attr("Tparams: type")
     .Attr("Tindices: {int16, int32, int64}")
+    .AttrAddedAfterTF1("bad_indices_policy: string = ''")
     .Doc("Gathers the slices of params that the last dimension of indices addresses.")
     .SetShapeFn(GatherNdShape);
 
@@ -466,6 +467,7 @@ TW_REGISTER_OP("ScatterNd")
     .Output("output: T")
     .Attr("T: type")
     .Attr("Tindices: {int16, int32, int64}")
+    .AttrAddedAfterTF1("bad_indices_policy: string = ''")
     .Doc("Zeros of shape with updates added at indices (duplicates summed).")
     .SetShapeFn(ScatterNdShape);
 
@@ -476,8 +478,28 @@ TW_REGISTER_OP("TensorScatterUpdate")
     .Output("output: T")
     .Attr("T: type")
     .Attr("Tindices: {int16, int32, int64, uint16}")
+    .AttrAddedAfterTF1("bad_indices_policy: string = ''")
     .Doc("A copy of tensor with the slices at indices replaced by updates.")
     .SetShapeFn(TensorScatterShape);
+
+// TensorScatterAdd, Sub, Max and Min: a copy of tensor with each update
+// combined into its slice, in index order.
+[[maybe_unused]] const bool kTensorScatterArithmetic = [] {
+  for (const char* name :
+       {"TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin"}) {
+    RegisterOp(OpDefBuilder(name, __FILE__)
+                   .Input("tensor: T")
+                   .Input("indices: Tindices")
+                   .Input("updates: T")
+                   .Output("output: T")
+                   .Attr("T: type")
+                   .Attr("Tindices: {int32, int64}")
+                   .Attr("bad_indices_policy: string = ''")
+                   .Doc("A copy of tensor with updates combined into the slices at indices.")
+                   .SetShapeFn(TensorScatterShape));
+  }
+  return true;
+}();
 
 TW_REGISTER_OP("OneHot")
     .Input("indices: TI")

@@ -606,6 +606,7 @@ TW_REGISTER_OP("_FusedMatMul")
     .Attr("num_args: int >= 0")
     .Attr("fused_ops: list(string) = []")
     .Attr("epsilon: float = 0.0001")
+    .AttrAddedAfterTF1("leakyrelu_alpha: float = 0.2")
     .Doc("MatMul followed by fused_ops: BiasAdd, then optionally Relu or Relu6, on args.")
     .SetShapeFn(MatMulShape);
 
@@ -616,6 +617,8 @@ TW_REGISTER_OP("BatchMatMul")
     .Attr("T: {bfloat16, half, float, double, int32, int64, complex64, complex128}")
     .Attr("adj_x: bool = false")
     .Attr("adj_y: bool = false")
+    .AttrAddedAfterTF1("grad_x: bool = false")
+    .AttrAddedAfterTF1("grad_y: bool = false")
     .Doc("Matrix products over matching batch dimensions.")
     .SetShapeFn([](InferenceContext* c) { return BatchMatMulShapeImpl(c, false); });
 
@@ -626,6 +629,8 @@ TW_REGISTER_OP("BatchMatMulV2")
     .Attr("T: {bfloat16, half, float, double, int16, int32, int64, complex64, complex128}")
     .Attr("adj_x: bool = false")
     .Attr("adj_y: bool = false")
+    .AttrAddedAfterTF1("grad_x: bool = false")
+    .AttrAddedAfterTF1("grad_y: bool = false")
     .Doc("Matrix products over broadcast batch dimensions.")
     .SetShapeFn([](InferenceContext* c) { return BatchMatMulShapeImpl(c, true); });
 

@@ -198,8 +198,15 @@ absl::Status InTopKShape(InferenceContext* c) {
 absl::Status TopKShape(InferenceContext* c) {
   PartialTensorShape input, k_shape;
   TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &input));
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &k_shape));
-  TW_ASSIGN_OR_RETURN(std::optional<int64_t> k, c->ConstantScalarInput(1));
+  std::optional<int64_t> k;
+  if (c->num_inputs() > 1) {
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &k_shape));
+    TW_ASSIGN_OR_RETURN(k, c->ConstantScalarInput(1));
+  } else {  // TopK: an attr
+    int64_t attr = 0;
+    TW_RETURN_IF_ERROR(c->GetAttr("k", &attr));
+    k = attr;
+  }
   if (k.has_value() && *k < 0) {
     return absl::InvalidArgumentError(absl::StrCat("k must be >= 0, got ", *k));
   }
@@ -555,12 +562,25 @@ TW_REGISTER_OP("InTopKV2")
 
 TW_REGISTER_OP("TopKV2")
     .Input("input: T")
-    .Input("k: int32")
+    .Input("k: Tk")
     .Output("values: T")
-    .Output("indices: int32")
+    .Output("indices: index_type")
     .Attr("sorted: bool = true")
     .Attr("T: realnumbertype")
+    .AttrAddedAfterTF1("Tk: {int16, int32, int64} = DT_INT32")
+    .AttrAddedAfterTF1("index_type: {int16, int32, int64} = DT_INT32")
     .Doc("The k largest entries of the last dimension and their indices.")
+    .SetShapeFn(TopKShape);
+
+TW_REGISTER_OP("TopK")
+    .Input("input: T")
+    .Output("values: T")
+    .Output("indices: int32")
+    .Attr("k: int >= 0")
+    .Attr("sorted: bool = true")
+    .Attr("T: realnumbertype")
+    .Deprecated(7, "Use TopKV2 instead")
+    .Doc("TopKV2 with k an attr (TF's first version, from GraphDefs before version 7).")
     .SetShapeFn(TopKShape);
 
 TW_REGISTER_OP("NthElement")

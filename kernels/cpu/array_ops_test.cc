@@ -697,6 +697,84 @@ TEST(ScatterNdOpsTest, ScatterNdAndTensorScatterUpdateAsTensorFlowDocumentsThem)
               TensorIs<int64_t>({2, 2}, {1, 2, 7, 8}));
 }
 
+// TF 2.21's values: params [[0, 1], [2, 3], [4, 5]], a bad row in each
+// index list; "", DEFAULT and ERROR refuse it, IGNORE skips it (a gather
+// gives zeros for it), and the arithmetic scatters apply duplicates in turn.
+TEST(ScatterNdOpsTest, BadIndicesPolicyAndTheArithmeticScattersAsTensorFlow) {
+  const Tensor params = Literal<float>({3, 2}, {0, 1, 2, 3, 4, 5});
+  const auto run = [&](const char* op, const std::string& policy,
+                       const std::vector<Tensor>& inputs) {
+    KernelRunner r(op);
+    r.Attr("bad_indices_policy", policy);
+    return r.Run(inputs);
+  };
+  const Tensor bad_gather = Literal<int32_t>({3, 1}, {1, 5, 0});
+  for (const std::string policy : {"", "DEFAULT", "ERROR"}) {
+    EXPECT_THAT(run("GatherNd", policy, {params, bad_gather}),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                  "indices[1] = [5] does not index into params shape [3,2]"));
+  }
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, run("GatherNd", "IGNORE", {params, bad_gather}));
+  EXPECT_THAT(out[0], TensorIs<float>({3, 2}, {2, 3, 0, 0, 0, 1}));
+  TW_ASSERT_OK_AND_ASSIGN(
+      out, run("ScatterNd", "IGNORE",
+               {Literal<int32_t>({3, 1}, {1, 5, 1}), Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6}),
+                Literal<int32_t>({2}, {3, 2})}));
+  EXPECT_THAT(out[0], TensorIs<float>({3, 2}, {0, 0, 6, 8, 0, 0}));
+  TW_ASSERT_OK_AND_ASSIGN(
+      out, run("TensorScatterUpdate", "IGNORE",
+               {params, Literal<int32_t>({2, 1}, {1, -1}), Literal<float>({2, 2}, {9, 9, 8, 8})}));
+  EXPECT_THAT(out[0], TensorIs<float>({3, 2}, {0, 1, 9, 9, 4, 5}));
+  EXPECT_THAT(run("TensorScatterUpdate", "FOO",
+                  {params, Literal<int32_t>({1, 1}, {1}), Literal<float>({1, 2}, {9, 9})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Unknown bad indices handling attribute: FOO"));
+  const Tensor with_bad = Literal<int32_t>({3, 1}, {1, 7, 1});
+  const Tensor with_dup = Literal<int32_t>({3, 1}, {1, 0, 1});
+  const Tensor updates = Literal<float>({3, 2}, {9, -9, 8, 8, 1, 10});
+  const std::vector<std::pair<const char*, std::vector<float>>> ignoring = {
+      {"TensorScatterAdd", {0, 1, 12, 4, 4, 5}}, {"TensorScatterMax", {0, 1, 9, 10, 4, 5}}};
+  for (const auto& [op, expected] : ignoring) {
+    TW_ASSERT_OK_AND_ASSIGN(out, run(op, "IGNORE", {params, with_bad, updates}));
+    EXPECT_THAT(out[0], TensorIs<float>({3, 2}, expected)) << op;
+    EXPECT_THAT(run(op, "", {params, with_bad, updates}),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                  "indices[1] = [7] does not index into tensor shape [3,2]"));
+  }
+  const std::vector<std::pair<const char*, std::vector<float>>> duplicates = {
+      {"TensorScatterMin", {0, 1, 1, -9, 4, 5}}, {"TensorScatterSub", {-8, -7, -8, 2, 4, 5}}};
+  for (const auto& [op, expected] : duplicates) {
+    TW_ASSERT_OK_AND_ASSIGN(out, run(op, "", {params, with_dup, updates}));
+    EXPECT_THAT(out[0], TensorIs<float>({3, 2}, expected)) << op;
+  }
+}
+
+// The first versions of ReverseV2 and SpaceToBatchND/BatchToSpaceND, with
+// TF 2.21's values and messages.
+TEST(ConcatOpsTest, ReverseAndSpaceToBatchFirstVersions) {
+  const Tensor x = Literal<float>({2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  KernelRunner r("Reverse");
+  EXPECT_THAT(RunOk(r, {x, Literal<bool>({3}, {true, false, true})}),
+              TensorIs<float>({2, 3, 2}, {7, 6, 9, 8, 11, 10, 1, 0, 3, 2, 5, 4}));
+  EXPECT_THAT(r.Run({x, Literal<bool>({2}, {true, false})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "'dims' must have the same number of values as 'input' has "
+                                "dimensions. 'input' has 3'dims' has 2 values"));
+  KernelRunner to_batch("SpaceToBatch");
+  to_batch.Attr("block_size", int64_t{2});
+  const Tensor image = Literal<float>({1, 2, 4, 1}, {0, 1, 2, 3, 4, 5, 6, 7});
+  const Tensor pads = Literal<int32_t>({2, 2}, {0, 0, 1, 1});
+  const Tensor batch = RunOk(to_batch, {image, pads});
+  EXPECT_THAT(batch, TensorIs<float>({4, 1, 3, 1}, {0, 1, 3, 0, 2, 0, 0, 5, 7, 4, 6, 0}));
+  KernelRunner to_space("BatchToSpace");
+  to_space.Attr("block_size", int64_t{2});
+  EXPECT_THAT(RunOk(to_space, {batch, pads}), TensorEq(image));
+  EXPECT_THAT(to_batch.Run({Literal<float>({2, 3}, {0, 0, 0, 0, 0, 0}),
+                            Literal<int32_t>({2, 2}, {0, 0, 0, 0})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Input rank should be: 4 instead of: 2"));
+}
+
 TEST(ConcatOpsTest, V1GatherAndConcat) {
   KernelRunner g("Gather");
   EXPECT_THAT(RunOk(g, {Literal<int32_t>({3}, {10, 20, 30}), Literal<int64_t>({2}, {2, 2})}),

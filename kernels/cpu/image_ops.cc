@@ -256,13 +256,29 @@ class ResizeNearestGradOp : public OpKernel {
 
 // SpaceToBatchND (to_batch) and BatchToSpaceND (PlanSpaceBatch): runs of
 // the R dims are copied as bytes; padding is zero.
+// The first versions (SpaceToBatch, BatchToSpace) take an NHWC input, the
+// attr block_size for both spatial dims, and the paddings / crops as input 1.
 class SpaceBatchOp : public OpKernel {
  public:
   explicit SpaceBatchOp(bool to_batch) : to_batch_(to_batch) {}
+  absl::Status Init(const KernelConstruction& c) override {
+    if (!c.def().attr().contains("block_size")) return absl::OkStatus();
+    int64_t size = 0;
+    TW_RETURN_IF_ERROR(c.GetAttr("block_size", &size));
+    block_ = Tensor(DT_INT64, TensorShape({2}));
+    block_.data<int64_t>()[0] = block_.data<int64_t>()[1] = size;
+    return absl::OkStatus();
+  }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
-    TW_ASSIGN_OR_RETURN(const SpaceBatchPlan p,
-                        PlanSpaceBatch(to_batch_, in.shape(), ctx->input(1), ctx->input(2)));
+    const bool v1 = ctx->num_inputs() == 2;
+    if (v1 && in.dims() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Input rank should be: 4 instead of: ", in.dims()));
+    }
+    TW_ASSIGN_OR_RETURN(
+        const SpaceBatchPlan p,
+        PlanSpaceBatch(to_batch_, in.shape(), v1 ? block_ : ctx->input(1), ctx->input(v1 ? 1 : 2)));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.shape));
     if (p.shape.num_elements() == 0) return absl::OkStatus();
     TW_ASSIGN_OR_RETURN(
@@ -312,6 +328,7 @@ class SpaceBatchOp : public OpKernel {
 
  private:
   const bool to_batch_;
+  Tensor block_;  // v1: [block_size, block_size]
 };
 
 TW_REGISTER_KERNELS(image_ops) {
@@ -337,6 +354,10 @@ TW_REGISTER_KERNELS(image_ops) {
   RegisterKernel(block("SpaceToBatchND", "paddings"),
                  [] { return std::make_unique<SpaceBatchOp>(true); });
   RegisterKernel(block("BatchToSpaceND", "crops"),
+                 [] { return std::make_unique<SpaceBatchOp>(false); });
+  RegisterKernel(KernelDefBuilder("SpaceToBatch").Device(kDeviceCpu).HostMemory("paddings"),
+                 [] { return std::make_unique<SpaceBatchOp>(true); });
+  RegisterKernel(KernelDefBuilder("BatchToSpace").Device(kDeviceCpu).HostMemory("crops"),
                  [] { return std::make_unique<SpaceBatchOp>(false); });
 }
 

@@ -590,6 +590,28 @@ TEST(NnTest, TopKLargestFirstTiesInIndexOrder) {
               testing::StatusIs(absl::StatusCode::kInvalidArgument, "Need k >= 0, got -1"));
 }
 
+// TF 2.21's TopKV2 with int64 k and indices, and the first TopK (k an
+// attr).
+TEST(NnTest, TopKIndexTypesAndTheFirstVersion) {
+  KernelRunner wide("TopKV2");
+  wide.Attr("index_type", DT_INT64);
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> out,
+      wide.Run({Literal<float>({2, 3}, {1, 5, 3, 9, -1, 9}), Scalar<int64_t>(2)}));
+  EXPECT_THAT(out[0], TensorIs<float>({2, 2}, {5, 3, 9, 9}));
+  EXPECT_THAT(out[1], TensorIs<int64_t>({2, 2}, {1, 2, 0, 2}));
+  KernelRunner v1("TopK");
+  v1.Attr("k", int64_t{1});
+  TW_ASSERT_OK_AND_ASSIGN(out, v1.Run({Literal<float>({2, 3}, {1, 5, 3, 9, -1, 9})}));
+  EXPECT_THAT(out[0], TensorIs<float>({2, 1}, {5, 9}));
+  EXPECT_THAT(out[1], TensorIs<int32_t>({2, 1}, {1, 0}));
+  KernelRunner too_many("TopK");
+  too_many.Attr("k", int64_t{4});
+  EXPECT_THAT(too_many.Run({Literal<float>({3}, {1, 2, 3})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "input must have at least k columns. Had 3, needed 4"));
+}
+
 TEST(NnTest, Activations) {
   const Tensor x = Literal<float>({4}, {-2, 0.5f, 3, 7});
   KernelRunner relu("Relu"), relu6("Relu6"), elu("Elu");

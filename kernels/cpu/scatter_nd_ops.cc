@@ -1,5 +1,6 @@
-// Indexing by N-d index: GatherNd, ScatterNd and TensorScatterUpdate, on
-// the index rows resolved by kernels/nd_index.h; and the CPU's arithmetic
+// Indexing by N-d index: GatherNd, ScatterNd, TensorScatterUpdate and
+// TensorScatterAdd/Sub/Max/Min, on the index rows resolved by
+// kernels/nd_index.h (TF's bad_indices_policy: an error, or IGNORE); and the CPU's arithmetic
 // of the row scatters into variables (ScatterAdd, ScatterSub, ScatterUpdate
 // and their resource forms: kernels/variable_ops.h).
 #include <algorithm>
@@ -18,7 +19,21 @@
 namespace towerflow {
 namespace {
 
-class GatherNdOp : public OpKernel {
+// The N-d index kernels, which take TF's bad_indices_policy attr.
+class NdKernel : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_ASSIGN_OR_RETURN(bad_, BadIndicesOf(c));
+    return absl::OkStatus();
+  }
+
+ protected:
+  BadIndices bad_ = BadIndices::kError;
+};
+
+// GatherNd(params, indices): the params slice of each index row (zeros for
+// a row the policy ignores).
+class GatherNdOp : public NdKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& params = ctx->input(0);
@@ -26,7 +41,7 @@ class GatherNdOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("GatherNd", params.dtype()));
     const std::vector<int64_t> dims(params.shape().dim_sizes().begin(),
                                     params.shape().dim_sizes().end());
-    TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "params"));
+    TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "params", bad_));
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(GatherNdDims(nd, dims)));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     if (shape.num_elements() == 0) return absl::OkStatus();
@@ -35,17 +50,35 @@ class GatherNdOp : public OpKernel {
     char* dst = static_cast<char*>(out->raw_data());
     ctx->intra_op_pool()->ParallelFor(nd.rows, nd.slice_size, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        std::memcpy(dst + r * run, src + nd.offsets[r] * run, run);
+        if (nd.offsets[r] == kIgnoredRow) {
+          std::memset(dst + r * run, 0, run);
+        } else {
+          std::memcpy(dst + r * run, src + nd.offsets[r] * run, run);
+        }
       }
     });
     return absl::OkStatus();
   }
 };
 
+// Applies each update slice to its row of `out` in index order, so a
+// duplicate index takes its updates in turn; ignored rows are skipped.
+template <typename T, typename Fn>
+void ApplyRows(const NdIndex& nd, const Tensor& updates, Tensor* out, Fn fn) {
+  const T* u = updates.data<T>();
+  T* o = out->data<T>();
+  for (int64_t r = 0; r < nd.rows; ++r) {
+    if (nd.offsets[r] == kIgnoredRow) continue;
+    T* dst = o + nd.offsets[r] * nd.slice_size;
+    const T* src = u + r * nd.slice_size;
+    for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] = fn(dst[k], src[k]);
+  }
+}
+
 // ScatterNd(indices, updates, shape): zeros with every update added at its
 // index (duplicates summed, in index order).
 template <typename T>
-class ScatterNdOp : public OpKernel {
+class ScatterNdOp : public NdKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& indices = ctx->input(0);
@@ -53,48 +86,75 @@ class ScatterNdOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(2), "shape"));
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
     if (dims.empty()) return absl::InvalidArgumentError("shape must have at least one element");
-    TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "output"));
+    TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "output", bad_));
     TW_RETURN_IF_ERROR(CheckNdUpdates(nd, indices, updates, dims));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     out->flat<T>().setZero();
-    const T* u = updates.data<T>();
-    T* o = out->data<T>();
-    // Sequential: duplicate indices add into one slice.
+    ApplyRows<T>(nd, updates, out, [](T a, T b) { return a + b; });
+    return absl::OkStatus();
+  }
+};
+
+// The copy of `tensor` (input 0) a TensorScatter* op updates, with its
+// index rows resolved against it.
+absl::StatusOr<NdIndex> CopyForScatter(KernelContext* ctx, const char* op, BadIndices bad,
+                                       Tensor** out) {
+  const Tensor& tensor = ctx->input(0);
+  const Tensor& indices = ctx->input(1);
+  const Tensor& updates = ctx->input(2);
+  TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize(op, tensor.dtype()));
+  const std::vector<int64_t> dims(tensor.shape().dim_sizes().begin(),
+                                  tensor.shape().dim_sizes().end());
+  if (dims.empty()) return absl::InvalidArgumentError("tensor must be at least 1-D, got a scalar");
+  TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "tensor", bad));
+  TW_RETURN_IF_ERROR(CheckNdUpdates(nd, indices, updates, dims));
+  TW_ASSIGN_OR_RETURN(*out, ctx->allocate_output(0, tensor.shape()));
+  if (tensor.NumElements() > 0) {
+    std::memcpy((*out)->raw_data(), tensor.raw_data(), tensor.NumElements() * elem);
+  }
+  return nd;
+}
+
+// TensorScatterUpdate(tensor, indices, updates): a copy of tensor with
+// each indexed slice replaced (a duplicate index keeps its last update).
+class TensorScatterUpdateOp : public NdKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    Tensor* out = nullptr;
+    TW_ASSIGN_OR_RETURN(const NdIndex nd, CopyForScatter(ctx, "TensorScatterUpdate", bad_, &out));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    const size_t run = out->TotalBytes() / out->NumElements() * nd.slice_size;
+    const char* src = static_cast<const char*>(ctx->input(2).raw_data());
+    char* dst = static_cast<char*>(out->raw_data());
     for (int64_t r = 0; r < nd.rows; ++r) {
-      T* dst = o + nd.offsets[r] * nd.slice_size;
-      const T* src = u + r * nd.slice_size;
-      for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] += src[k];
+      if (nd.offsets[r] != kIgnoredRow) std::memcpy(dst + nd.offsets[r] * run, src + r * run, run);
     }
     return absl::OkStatus();
   }
 };
 
-// TensorScatterUpdate(tensor, indices, updates): a copy of tensor with
-// each indexed slice replaced (a duplicate index keeps its last update).
-class TensorScatterUpdateOp : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& tensor = ctx->input(0);
-    const Tensor& indices = ctx->input(1);
-    const Tensor& updates = ctx->input(2);
-    TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("TensorScatterUpdate", tensor.dtype()));
-    const std::vector<int64_t> dims(tensor.shape().dim_sizes().begin(),
-                                    tensor.shape().dim_sizes().end());
-    if (dims.empty())
-      return absl::InvalidArgumentError("tensor must be at least 1-D, got a scalar");
-    TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "tensor"));
-    TW_RETURN_IF_ERROR(CheckNdUpdates(nd, indices, updates, dims));
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, tensor.shape()));
-    if (tensor.NumElements() == 0) return absl::OkStatus();
-    std::memcpy(out->raw_data(), tensor.raw_data(), tensor.NumElements() * elem);
-    const size_t run = nd.slice_size * elem;
-    const char* src = static_cast<const char*>(updates.raw_data());
-    char* dst = static_cast<char*>(out->raw_data());
-    for (int64_t r = 0; r < nd.rows; ++r) {
-      std::memcpy(dst + nd.offsets[r] * run, src + r * run, run);
+// TensorScatterAdd, Sub, Max and Min: a copy of tensor with each update
+// combined into its slice, in index order (TF's: std::max / std::min, so a
+// NaN already in the tensor stays).
+enum class Combine { kAdd, kSub, kMax, kMin };
+template <Combine kHow>
+struct TensorScatterArith {
+  template <typename T>
+  class Op : public NdKernel {
+   public:
+    absl::Status Compute(KernelContext* ctx) override {
+      Tensor* out = nullptr;
+      TW_ASSIGN_OR_RETURN(const NdIndex nd, CopyForScatter(ctx, "TensorScatter", bad_, &out));
+      if (out->NumElements() == 0) return absl::OkStatus();
+      ApplyRows<T>(nd, ctx->input(2), out, [](T a, T b) {
+        if constexpr (kHow == Combine::kAdd) return static_cast<T>(a + b);
+        if constexpr (kHow == Combine::kSub) return static_cast<T>(a - b);
+        if constexpr (kHow == Combine::kMax) return std::max(a, b);
+        if constexpr (kHow == Combine::kMin) return std::min(a, b);
+      });
+      return absl::OkStatus();
     }
-    return absl::OkStatus();
-  }
+  };
 };
 
 // ScatterAdd/ScatterSub into a variable: rows in index order, so a
@@ -168,6 +228,15 @@ TW_REGISTER_KERNELS(scatter_nd_ops) {
                    [] { return std::make_unique<GatherNdOp>(); });
     RegisterKernel(cpu("TensorScatterUpdate").TypeConstraint("Tindices", index),
                    [] { return std::make_unique<TensorScatterUpdateOp>(); });
+    const auto arith = [&](const char* op) { return cpu(op).TypeConstraint("Tindices", index); };
+    RegisterTypedKernels<TensorScatterArith<Combine::kAdd>::Op, float, double, int32_t, int64_t>(
+        arith("TensorScatterAdd"), "T");
+    RegisterTypedKernels<TensorScatterArith<Combine::kSub>::Op, float, double, int32_t, int64_t>(
+        arith("TensorScatterSub"), "T");
+    RegisterTypedKernels<TensorScatterArith<Combine::kMax>::Op, float, double, int32_t, int64_t>(
+        arith("TensorScatterMax"), "T");
+    RegisterTypedKernels<TensorScatterArith<Combine::kMin>::Op, float, double, int32_t, int64_t>(
+        arith("TensorScatterMin"), "T");
   }
   RegisterTypedKernels<ScatterNdOp, float, double, int32_t, int64_t>(
       cpu("ScatterNd").HostMemory("shape"), "T");

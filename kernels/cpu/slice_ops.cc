@@ -269,13 +269,32 @@ class PadOp : public OpKernel {
   }
 };
 
-// ReverseV2(tensor, axis): Eigen's reverse over the element bytes (the axes
-// checked by kernels/rearrange.h's PlanReverse, as on GPUs).
+// The dimensions Reverse (v1) flips: dims, one bool per input dimension.
+absl::StatusOr<std::vector<bool>> PlanReverseV1(const TensorShape& in, const Tensor& dims) {
+  if (dims.dims() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'dims' must be 1-dimension, not ", dims.dims()));
+  }
+  if (dims.NumElements() != in.dims()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'dims' must have the same number of values as 'input' has dimensions. 'input' has ",
+        in.dims(), "'dims' has ", dims.NumElements(), " values"));
+  }
+  std::vector<bool> flip(std::max(in.dims(), 1), false);
+  for (int i = 0; i < in.dims(); ++i) flip[i] = dims.data<bool>()[i];
+  return flip;
+}
+
+// ReverseV2(tensor, axis) and Reverse(tensor, dims) (v1): Eigen's reverse
+// over the element bytes (V2's axes checked by kernels/rearrange.h's
+// PlanReverse, as on GPUs).
 class ReverseV2Op : public OpKernel {
  public:
+  explicit ReverseV2Op(bool v1 = false) : v1_(v1) {}
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
-    TW_ASSIGN_OR_RETURN(const std::vector<bool> flip, PlanReverse(in.shape(), ctx->input(1)));
+    TW_ASSIGN_OR_RETURN(const std::vector<bool> flip, v1_ ? PlanReverseV1(in.shape(), ctx->input(1))
+                                                          : PlanReverse(in.shape(), ctx->input(1)));
     if (in.dims() == 0 || in.NumElements() == 0) return ctx->set_output(0, in);
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
     const auto& d = ctx->eigen_cpu_device();
@@ -287,6 +306,9 @@ class ReverseV2Op : public OpKernel {
       return absl::OkStatus();
     });
   }
+
+ private:
+  const bool v1_;
 };
 
 // DepthToSpace and SpaceToDepth (kernels/image_plans.h's BlockPlan): depth
@@ -430,6 +452,7 @@ TW_REGISTER_KERNELS(slice_ops) {
   RegisterKernel(cpu("PadV2"), MakeFactory<PadOp>());
   RegisterKernel(cpu("Tile"), MakeFactory<TileOp>());
   RegisterKernel(cpu("ReverseV2"), MakeFactory<ReverseV2Op>());
+  RegisterKernel(cpu("Reverse"), [] { return std::make_unique<ReverseV2Op>(true); });
   RegisterKernel(cpu("DepthToSpace"), [] { return std::make_unique<BlockOp>(true); });
   RegisterKernel(cpu("SpaceToDepth"), [] { return std::make_unique<BlockOp>(false); });
   RegisterTypedKernels<MirrorPadOp, float, double, int32_t, int64_t, uint8_t, bool, std::string>(

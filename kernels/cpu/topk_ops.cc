@@ -1,4 +1,4 @@
-// TopKV2: the k largest entries of each row (the last dimension) and their
+// TopKV2 and TopK: the k largest entries of each row (the last dimension) and their
 // indices, largest first, equal values in index order (TensorFlow's
 // topk_op); NaN ranks above every number, so the order stays a strict weak
 // one. Rows run in parallel; each is a partial sort of its indices.
@@ -6,6 +6,7 @@
 // selection (std::nth_element) of a copy of the row.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -31,19 +32,48 @@ bool Larger(T a, T b) {
   return a > b;
 }
 
+// TopKV2 (k an input) and TopK (k an attr); the indices int16, int32 or
+// int64 (TopKV2's index_type).
 template <typename T>
 class TopKOp : public OpKernel {
  public:
+  absl::Status Init(const KernelConstruction& c) override {
+    if (!c.def().attr().contains("k")) return absl::OkStatus();
+    int64_t k = 0;
+    TW_RETURN_IF_ERROR(c.GetAttr("k", &k));
+    k_attr_ = Tensor(DT_INT64, TensorShape());
+    *k_attr_.data<int64_t>() = k;
+    return absl::OkStatus();
+  }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
-    TW_ASSIGN_OR_RETURN(const TopKPlan plan, PlanTopK(in.shape(), ctx->input(1)));
+    const Tensor& k_in = ctx->num_inputs() > 1 ? ctx->input(1) : k_attr_;
+    TW_ASSIGN_OR_RETURN(const TopKPlan plan, PlanTopK(in.shape(), k_in));
     TW_ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(0, plan.shape));
     TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(1, plan.shape));
     if (plan.shape.num_elements() == 0) return absl::OkStatus();
+    switch (indices->dtype()) {
+      case DT_INT16:
+        return Run<int16_t>(ctx, in, plan, values, indices);
+      case DT_INT64:
+        return Run<int64_t>(ctx, in, plan, values, indices);
+      default:
+        return Run<int32_t>(ctx, in, plan, values, indices);
+    }
+  }
+
+ private:
+  template <typename I>
+  absl::Status Run(KernelContext* ctx, const Tensor& in, const TopKPlan& plan, Tensor* values,
+                   Tensor* indices) {
     const int64_t rows = plan.rows, n = plan.n, k = plan.k;
+    if (n - 1 > std::numeric_limits<I>::max()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a row of ", n, " entries does not fit index_type ", DataTypeString(indices->dtype())));
+    }
     const T* x = in.data<T>();
     T* v = values->data<T>();
-    int32_t* idx = indices->data<int32_t>();
+    I* idx = indices->data<I>();
     ctx->intra_op_pool()->ParallelFor(rows, n * 8, [&](int64_t begin, int64_t end) {
       std::vector<int32_t> order(n);
       for (int64_t r = begin; r < end; ++r) {
@@ -54,13 +84,15 @@ class TopKOp : public OpKernel {
         };
         std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
         for (int64_t j = 0; j < k; ++j) {
-          idx[r * k + j] = order[j];
+          idx[r * k + j] = static_cast<I>(order[j]);
           v[r * k + j] = row[order[j]];
         }
       }
     });
     return absl::OkStatus();
   }
+
+  Tensor k_attr_;
 };
 
 template <typename T>
@@ -114,6 +146,8 @@ class NthElementOp : public OpKernel {
 TW_REGISTER_KERNELS(topk_ops) {
   RegisterTypedKernels<TopKOp, float, double, int32_t, int64_t, uint8_t>(
       KernelDefBuilder("TopKV2").Device(kDeviceCpu).HostMemory("k"), "T");
+  RegisterTypedKernels<TopKOp, float, double, int32_t, int64_t, uint8_t>(
+      KernelDefBuilder("TopK").Device(kDeviceCpu), "T");
   RegisterTypedKernels<NthElementOp, float, double, int32_t, int64_t, uint8_t>(
       KernelDefBuilder("NthElement").Device(kDeviceCpu), "T");
 }

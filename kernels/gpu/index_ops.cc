@@ -29,9 +29,23 @@ std::vector<int64_t> Dims(const TensorShape& shape) {
   return std::vector<int64_t>(shape.dim_sizes().begin(), shape.dim_sizes().end());
 }
 
+// TF's bad_indices_policy: the GPU kernels take the default (a bad index
+// is an error) and refuse IGNORE, which the CPU kernels implement.
+class NdKernel : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_ASSIGN_OR_RETURN(const BadIndices bad, BadIndicesOf(c));
+    if (bad == BadIndices::kIgnore) {
+      return absl::UnimplementedError(
+          "bad_indices_policy IGNORE has CPU kernels only: place the node on the CPU");
+    }
+    return absl::OkStatus();
+  }
+};
+
 // GatherNd: row r of the output is the params slice at offsets[r], a row
 // gather over params as [slices, slice_size].
-class GatherNdOp : public OpKernel {
+class GatherNdOp : public NdKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& params = ctx->input(0);
@@ -93,7 +107,7 @@ absl::Status ScatterAssign(KernelContext* ctx, ScatterMode, const NdIndex& nd,
 // ScatterNd(indices, updates, shape): zeros, each update added at its index
 // (duplicates summed in index order, as on the CPU).
 template <typename T>
-class ScatterNdOp : public OpKernel {
+class ScatterNdOp : public NdKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& indices = ctx->input(0);
@@ -114,7 +128,7 @@ class ScatterNdOp : public OpKernel {
 
 // TensorScatterUpdate(tensor, indices, updates): tensor with each indexed
 // slice replaced (a duplicate index keeps its last update).
-class TensorScatterUpdateOp : public OpKernel {
+class TensorScatterUpdateOp : public NdKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& tensor = ctx->input(0);

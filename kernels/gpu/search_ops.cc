@@ -104,7 +104,10 @@ class TopKOp : public OpKernel {
 TW_REGISTER_KERNELS(gpu_search_ops) {
   const auto gpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceGpu); };
   RegisterTypedKernels<WhereOp, bool, float, double, int64_t>(gpu("Where"), "T");
-  RegisterTypedKernels<TopKOp, float, double, int64_t>(gpu("TopKV2").HostMemory("k"), "T");
+  // int32 indices, as TF's GPU kernel (index_type int16 and int64 run on
+  // the CPU).
+  RegisterTypedKernels<TopKOp, float, double, int64_t>(
+      gpu("TopKV2").HostMemory("k").TypeConstraint("index_type", DT_INT32), "T");
 }
 
 }  // namespace gpu

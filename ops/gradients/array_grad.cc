@@ -485,8 +485,55 @@ TW_GRAD_FN(TensorScatterUpdateGrad) {
   return scope.status();
 }
 
+// y = tensor_scatter_add(t, indices, updates) (sub): t's gradient is g,
+// updates' is g at the slices (negated for sub), TF's
+// _TensorScatterAddGrad / _TensorScatterSubGrad.
+template <bool kSub>
+TW_GRAD_FN(TensorScatterAddSubGrad) {
+  const std::string policy = grad_util::Attr<std::string>(scope, op, "bad_indices_policy");
+  const Output g = grad_inputs[0];
+  const Output picked = ops::GatherNd(scope, g, In(op, 1), ops::GatherNd::BadIndicesPolicy(policy));
+  *grad_outputs = {g, NoGradient(), kSub ? Output(ops::Neg(scope, picked)) : picked};
+  return scope.status();
+}
+// y = tensor_scatter_max(t, indices, updates) (min), TF's
+// _TensorScatterMinOrMaxGrad: g goes to every input equal to the output
+// there, shared evenly among ties.
+TW_GRAD_FN(TensorScatterMaxMinGrad) {
+  const std::string policy = grad_util::Attr<std::string>(scope, op, "bad_indices_policy");
+  const Output x = In(op, 0), indices = In(op, 1), y = In(op, 2), out = op.output(0);
+  const Output g = grad_inputs[0];
+  const Output x_hits = ops::Cast(scope, ops::Equal(scope, x, out), g.type());
+  const Output y_out = ops::GatherNd(scope, out, indices, ops::GatherNd::BadIndicesPolicy(policy));
+  const Output y_hits = ops::Cast(scope, ops::Equal(scope, y, y_out), g.type());
+  const Output hits =
+      ops::AddV2(scope, x_hits,
+                 ops::ScatterNd(scope, indices, y_hits,
+                                ops::Shape(scope, x, ops::Shape::OutType(indices.type())),
+                                ops::ScatterNd::BadIndicesPolicy(policy)));
+  const Output shared = ops::RealDiv(scope, g, hits);
+  *grad_outputs = {
+      ops::Mul(scope, shared, x_hits), NoGradient(),
+      ops::Mul(scope,
+               ops::GatherNd(scope, shared, indices, ops::GatherNd::BadIndicesPolicy(policy)),
+               y_hits)};
+  return scope.status();
+}
+
+// y = reverse(x, dims) (v1): the gradient reversed the same way (TF's
+// _ReverseGrad).
+TW_GRAD_FN(ReverseGrad) {
+  *grad_outputs = {ops::Reverse(scope, grad_inputs[0], In(op, 1)), NoGradient()};
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("IdentityN", IdentityNGrad);
 TW_REGISTER_GRADIENT("CheckNumerics", CheckNumericsGrad);
+TW_REGISTER_GRADIENT("Reverse", ReverseGrad);
+TW_REGISTER_GRADIENT("TensorScatterAdd", TensorScatterAddSubGrad<false>);
+TW_REGISTER_GRADIENT("TensorScatterSub", TensorScatterAddSubGrad<true>);
+TW_REGISTER_GRADIENT("TensorScatterMax", TensorScatterMaxMinGrad);
+TW_REGISTER_GRADIENT("TensorScatterMin", TensorScatterMaxMinGrad);
 TW_REGISTER_GRADIENT("CheckNumericsV2", CheckNumericsGrad);
 TW_REGISTER_GRADIENT("PreventGradient", PreventGradientGrad);
 TW_REGISTER_GRADIENT("Reshape", ReshapeGrad);

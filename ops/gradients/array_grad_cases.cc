@@ -308,6 +308,20 @@ std::vector<GradCase> ArrayCases() {
           "TopKV2", [](const Scope& s, Output x) { return ops::TopKV2(s, x, 2).values; },
           S({3, 4})),
       Unary(
+          "TopKV2/int64_indices",
+          [](const Scope& s, Output x) {
+            return ops::TopKV2(s, x, int64_t{2}, ops::TopKV2::IndexType(DT_INT64)).values;
+          },
+          S({3, 4})),
+      Unary(
+          "TopK", [](const Scope& s, Output x) { return ops::TopK(s, x, 3).values; }, S({2, 4})),
+      Unary(
+          "Reverse",
+          [](const Scope& s, Output x) {
+            return ops::Reverse(s, x, ops::Const(s, {true, false, true}));
+          },
+          S({2, 3, 2})),
+      Unary(
           "StridedSlice/shrink",
           [](const Scope& s, Output x) {
             return ops::StridedSlice(s, x, {1}, {2}, {1}, ops::StridedSlice::ShrinkAxisMask(1));

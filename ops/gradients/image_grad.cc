@@ -101,6 +101,18 @@ TW_GRAD_FN(BatchToSpaceNDGrad) {
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
+// The first versions, each the other's gradient with the same block_size
+// (TF's _SpaceToBatchGrad, _BatchToSpaceGrad).
+TW_GRAD_FN(SpaceToBatchGrad) {
+  const int64_t size = grad_util::Attr<int64_t>(scope, op, "block_size");
+  *grad_outputs = {ops::BatchToSpace(scope, grad_inputs[0], In(op, 1), size), NoGradient()};
+  return scope.status();
+}
+TW_GRAD_FN(BatchToSpaceGrad) {
+  const int64_t size = grad_util::Attr<int64_t>(scope, op, "block_size");
+  *grad_outputs = {ops::SpaceToBatch(scope, grad_inputs[0], In(op, 1), size), NoGradient()};
+  return scope.status();
+}
 
 // crops = crop_and_resize(image, boxes, ...): the image gets the crops'
 // gradient spread back (floating images only), the boxes the bilinear
@@ -258,6 +270,8 @@ TW_REGISTER_GRADIENT("ResizeBicubicGrad", ResizeBicubicGradGradient);
 TW_REGISTER_GRADIENT("ResizeNearestNeighbor", ResizeNearestNeighborGradient);
 TW_REGISTER_GRADIENT("ResizeNearestNeighborGrad", ResizeNearestNeighborGradGradient);
 TW_REGISTER_GRADIENT("SpaceToBatchND", SpaceToBatchNDGrad);
+TW_REGISTER_GRADIENT("SpaceToBatch", SpaceToBatchGrad);
+TW_REGISTER_GRADIENT("BatchToSpace", BatchToSpaceGrad);
 TW_REGISTER_GRADIENT("BatchToSpaceND", BatchToSpaceNDGrad);
 
 }  // namespace

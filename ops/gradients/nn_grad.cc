@@ -68,21 +68,27 @@ TW_GRAD_FN(BiasAddGradGrad) {
 // so dx scatters g into those positions (rows' indices are distinct; TF's
 // _TopKGrad with UnsortedSegmentSum for scatter_nd).
 TW_GRAD_FN(TopKV2Grad) {
-  const Output x = In(op, 0), indices = op.output(1);
-  const Output in_shape = ops::Shape(scope, x);
+  // In int64, whatever the indices' type (TopKV2's index_type).
+  const Output x = In(op, 0), indices = ops::Cast(scope, op.output(1), DT_INT64);
+  const auto shape = [&](const Output& t) {
+    return ops::Shape(scope, t, ops::Shape::OutType(DT_INT64));
+  };
+  const Output in_shape = shape(x);
   const Output columns = ops::Gather(scope, in_shape, ops::Sub(scope, ops::Rank(scope, x), 1));
   const Output k =
-      ops::Gather(scope, ops::Shape(scope, indices), ops::Sub(scope, ops::Rank(scope, indices), 1));
+      ops::Gather(scope, shape(indices), ops::Sub(scope, ops::Rank(scope, indices), 1));
   const Output rows_of_k =
-      ops::Reshape(scope, indices, ops::Pack(scope, {ops::Const(scope, -1), k}));
-  const Output rows = ops::Gather(scope, ops::Shape(scope, rows_of_k), 0);
-  const Output offsets =
-      ops::ExpandDims(scope, ops::Range(scope, 0, ops::Mul(scope, rows, columns), columns), -1);
-  const Output flat = ops::Reshape(scope, ops::Add(scope, rows_of_k, offsets), {-1});
+      ops::Reshape(scope, indices, ops::Pack(scope, {ops::Const(scope, int64_t{-1}), k}));
+  const Output rows = ops::Gather(scope, shape(rows_of_k), 0);
+  const Output offsets = ops::ExpandDims(
+      scope,
+      ops::Range(scope, ops::Const(scope, int64_t{0}), ops::Mul(scope, rows, columns), columns),
+      -1);
+  const Output flat = ops::Reshape(scope, ops::AddV2(scope, rows_of_k, offsets), {-1});
   const Output dx = ops::UnsortedSegmentSum(scope, ops::Reshape(scope, grad_inputs[0], {-1}), flat,
                                             ops::Prod(scope, in_shape, 0));
   grad_outputs->push_back(ops::Reshape(scope, dx, in_shape));
-  grad_outputs->push_back(NoGradient());
+  if (op.num_inputs() > 1) grad_outputs->push_back(NoGradient());  // TopKV2's k
   return scope.status();
 }
 
@@ -524,6 +530,7 @@ TW_REGISTER_GRADIENT("FusedBatchNormGradV2", FusedBatchNormGradGrad);
 TW_REGISTER_GRADIENT("FusedBatchNormGradV3", FusedBatchNormGradGrad);
 TW_REGISTER_GRADIENT("L2Loss", L2LossGrad);
 TW_REGISTER_GRADIENT("TopKV2", TopKV2Grad);
+TW_REGISTER_GRADIENT("TopK", TopKV2Grad);
 TW_REGISTER_GRADIENT("Softplus", SoftplusGradient);
 TW_REGISTER_GRADIENT("Softsign", SoftsignGradient);
 TW_REGISTER_NO_GRADIENT("SoftsignGrad");  // as in TF

@@ -334,6 +334,18 @@ std::vector<GradCase> NnCases() {
           },
           S({8, 1, 3, 1})),
       Unary(
+          "SpaceToBatch",
+          [](const Scope& s, Output x) {
+            return ops::SpaceToBatch(s, x, {{0, 0}, {2, 0}}, 2);
+          },
+          S({1, 2, 2, 1})),
+      Unary(
+          "BatchToSpace",
+          [](const Scope& s, Output x) {
+            return ops::BatchToSpace(s, x, {{0, 0}, {1, 0}}, 2);
+          },
+          S({4, 1, 2, 1})),
+      Unary(
           "GatherNd",
           [](const Scope& s, Output x) {
             return ops::GatherNd(s, x, {{0, 1}, {2, 0}, {0, 1}});
@@ -349,6 +361,28 @@ std::vector<GradCase> NnCases() {
        {S({3, 2}), S({2, 2})},
        [](const Scope& s, const Outs& x) -> Outs {
          return {ops::TensorScatterUpdate(s, x[0], {{2}, {0}}, x[1])};
+       }},
+      // A duplicate index: both its updates add.
+      {"TensorScatterAdd",
+       {S({3, 2}), S({3, 2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::TensorScatterAdd(s, x[0], {{2}, {0}, {2}}, x[1])};
+       }},
+      {"TensorScatterSub",
+       {S({3, 2}), S({2, 2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::TensorScatterSub(s, x[0], {{1}, {0}}, x[1])};
+       }},
+      // Random values, so no ties: each output is one input's.
+      {"TensorScatterMax",
+       {S({3, 2}), S({3, 2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::TensorScatterMax(s, x[0], {{2}, {0}, {2}}, x[1])};
+       }},
+      {"TensorScatterMin",
+       {S({3, 2}), S({2, 2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::TensorScatterMin(s, x[0], {{1}, {0}}, x[1])};
        }},
       Binary(
           "Einsum",

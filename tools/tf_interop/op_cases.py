@@ -633,7 +633,18 @@ CASES = {
                       "updates": (F, [2], [9, 10])}, {}),
         ("out of range", {"tensor": (F, [5], None), "indices": (I32, [1, 1], [7]),
                           "updates": (F, [1], [9])}, {}),
+        ("out of range ignored", {"tensor": (F, [5], None), "indices": (I32, [2, 1], [7, 2]),
+                                  "updates": (F, [2], [9, 10])}, {"bad_indices_policy": "IGNORE"}),
     ],
+    **{op: [
+        ("duplicates", {"tensor": (F, [3, 2], None), "indices": (I32, [3, 1], [1, 0, 1]),
+                        "updates": (F, [3, 2], [9, -9, 8, 8, 1, 10])}, {}),
+        ("int64 out of range", {"tensor": (I64, [3, 2], None), "indices": (I64, [2, 1], [1, 3]),
+                                "updates": (I64, [2, 2], [9, -9, 8, 8])}, {}),
+        ("out of range ignored", {"tensor": (F, [3, 2], None), "indices": (I32, [3, 1], [1, 7, 1]),
+                                  "updates": (F, [3, 2], [9, -9, 8, 8, 1, 10])},
+         {"bad_indices_policy": "IGNORE"}),
+    ] for op in ("TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin")},
     "MaxPoolGradGrad": [
         ("2x2 valid", {"orig_input": IMAGE, "orig_output": (F, [1, 2, 2, 2], MAXPOOL_2X2),
                        "grad": (F, [1, 4, 4, 2], None)},
@@ -702,6 +713,9 @@ CASES = {
         ("elements", {"params": (F, [2, 3], None), "indices": (I32, [2, 2], [0, 1, 1, 2])}, {}),
         ("rows", {"params": (F, [2, 3], None), "indices": (I64, [2, 1], [1, 0])}, {}),
         ("out of range", {"params": (F, [2, 3], None), "indices": (I32, [1, 2], [2, 0])}, {}),
+        ("out of range ignored", {"params": (F, [2, 3], None),
+                                  "indices": (I32, [2, 2], [2, 0, 1, 1])},
+         {"bad_indices_policy": "IGNORE"}),
     ],
     "InvertPermutation": [
         ("permutation", {"x": (I32, [4], [2, 0, 3, 1])}, {}),
@@ -791,6 +805,21 @@ CASES = {
         ("half pixel", {"images": (F, [1, 2, 2, 1], [1, 2, 3, 4]), "size": (I32, [2], [3, 4])},
          {"half_pixel_centers": True}),
     ],
+    "Reverse": [
+        ("first and last", {"tensor": (F, [2, 3, 2], None), "dims": (B, [3], [True, False, True])},
+         {}),
+        ("dims too short", {"tensor": (F, [2, 3], None), "dims": (B, [1], [True])}, {}),
+    ],
+    "SpaceToBatch": [
+        ("padded", {"input": (F, [1, 2, 4, 1], None), "paddings": (I32, [2, 2], [0, 0, 1, 1])},
+         {"block_size": 2}),
+        ("not divisible", {"input": (F, [1, 3, 4, 1], None),
+                           "paddings": (I32, [2, 2], [0, 0, 0, 0])}, {"block_size": 2}),
+    ],
+    "BatchToSpace": [
+        ("cropped", {"input": (F, [4, 1, 3, 1], None), "crops": (I32, [2, 2], [0, 0, 1, 1])},
+         {"block_size": 2}),
+    ],
     "ReverseV2": [
         ("axis 1", {"tensor": (F, [2, 3], None), "axis": (I32, [1], [1])}, {}),
         ("both", {"tensor": (F, [2, 3], None), "axis": (I32, [2], [0, -1])}, {}),
@@ -834,6 +863,12 @@ CASES = {
     "TopKV2": [
         ("k 2 with ties", {"input": (F, [2, 4], [1, 3, 3, 2, 0, -1, 5, 5]), "k": (I32, [], 2)}, {}),
         ("k too big", {"input": (F, [2, 4], None), "k": (I32, [], 5)}, {}),
+        ("int64 k and indices", {"input": (F, [2, 4], [1, 3, 3, 2, 0, -1, 5, 5]),
+                                 "k": (I64, [], 3)}, {"index_type": I64}),
+    ],
+    "TopK": [
+        ("k 2 with ties", {"input": (F, [2, 4], [1, 3, 3, 2, 0, -1, 5, 5])}, {"k": 2}),
+        ("k too big", {"input": (F, [2, 4], None)}, {"k": 5}),
     ],
     # Issue 64's last row.
     "Roll": [
@@ -1234,6 +1269,10 @@ KNOWN_DIFFERENCES = {
     "Erf/float64 edges": (
         "TF's double erf gives NaN at +-inf; Towerflow gives +-1, the limit (std::erf; TF's "
         "float erf agrees)"),
+    "TopK/k 2 with ties": (
+        "TF refuses TopK in every graph of GraphDef version 7 or later (it was removed there); "
+        "Towerflow runs it, for the older graphs that have it (kernels:nn_ops_test checks its "
+        "values against TopKV2's)"),
     "EnsureShape/unknown rank": (
         "an unknown-rank shape attr: TF's shape function asks for rank -1 and refuses every "
         "input; Towerflow lets any tensor through, as the attr means"),
