@@ -100,6 +100,24 @@ inline const ApplySignature kSparseApplyMomentum{1, {{2, "lr"}, {5, "momentum"}}
 inline const ApplySignature kSparseApplyAdagrad{1, {{2, "lr"}}, 3, 4};
 inline const ApplySignature kSparseApplyRmsProp{
     2, {{3, "lr"}, {4, "rho"}, {5, "momentum"}, {6, "epsilon"}}, 7, 8};
+inline const ApplySignature kApplyAdagradV2{1, {{2, "lr"}, {3, "epsilon"}}, 4};
+inline const ApplySignature kSparseApplyAdagradV2{1, {{2, "lr"}, {3, "epsilon"}}, 4, 5};
+inline const ApplySignature kApplyAdadelta{2, {{3, "lr"}, {4, "rho"}, {5, "epsilon"}}, 6};
+inline const ApplySignature kApplyAdaMax{
+    2, {{3, "beta1_power"}, {4, "lr"}, {5, "beta1"}, {6, "beta2"}, {7, "epsilon"}}, 8};
+inline const ApplySignature kApplyCenteredRmsProp{
+    3, {{4, "lr"}, {5, "rho"}, {6, "momentum"}, {7, "epsilon"}}, 8};
+inline const ApplySignature kApplyAdamWithAmsgrad{
+    3,
+    {{4, "beta1_power"}, {5, "beta2_power"}, {6, "lr"}, {7, "beta1"}, {8, "beta2"}, {9, "epsilon"}},
+    10};
+inline const ApplySignature kApplyFtrl{2, {{4, "lr"}, {5, "l1"}, {6, "l2"}, {7, "lr_power"}}, 3};
+inline const ApplySignature kApplyFtrlV2{
+    2, {{4, "lr"}, {5, "l1"}, {6, "l2"}, {7, "l2_shrinkage"}, {8, "lr_power"}}, 3};
+inline const ApplySignature kSparseApplyFtrl{
+    2, {{5, "lr"}, {6, "l1"}, {7, "l2"}, {8, "lr_power"}}, 3, 4};
+inline const ApplySignature kSparseApplyFtrlV2{
+    2, {{5, "lr"}, {6, "l1"}, {7, "l2"}, {8, "l2_shrinkage"}, {9, "lr_power"}}, 3, 4};
 
 // InvalidArgument unless each of the signature's scalars is a scalar.
 absl::Status CheckApplyScalars(KernelContext* ctx, const ApplySignature& signature);

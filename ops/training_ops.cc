@@ -22,6 +22,7 @@ struct ApplyFamily {
   std::vector<const char*> late_attrs;
   bool has_sparse;
   const char* doc;
+  bool resource_only = false;  // no ref-variable form (TF 2's own ops)
 };
 
 // The variable's shape: from the ref input, or from the resource's handle.
@@ -149,9 +150,91 @@ void RegisterVariant(const ApplyFamily& f, bool resource, bool sparse) {
        true,
        "ms = rho * ms + (1 - rho) * grad^2; mom = momentum * mom + lr * grad / "
        "sqrt(ms + epsilon); var -= mom"},
+      {"KerasMomentum",
+       "grad",
+       {"accum"},
+       {"lr"},
+       {"momentum"},
+       {"use_nesterov: bool = false"},
+       {},
+       true,
+       "accum = accum * momentum - lr * grad; var += accum (Nesterov: var += accum * momentum "
+       "- lr * grad)",
+       /*resource_only=*/true},
+      {"AdagradV2",
+       "grad",
+       {"accum"},
+       {"lr", "epsilon"},
+       {},
+       {"update_slots: bool = true"},
+       {},
+       true,
+       "accum += grad^2; var -= lr * grad / (sqrt(accum) + epsilon)"},
+      {"Adadelta",
+       "grad",
+       {"accum", "accum_update"},
+       {"lr", "rho", "epsilon"},
+       {},
+       {},
+       {},
+       false,
+       "accum = rho * accum + (1 - rho) * grad^2; update = sqrt(accum_update + epsilon) / "
+       "sqrt(accum + epsilon) * grad; var -= lr * update; accum_update = rho * accum_update + "
+       "(1 - rho) * update^2"},
+      {"AdaMax",
+       "grad",
+       {"m", "v"},
+       {"beta1_power", "lr", "beta1", "beta2", "epsilon"},
+       {},
+       {},
+       {},
+       false,
+       "m += (grad - m) * (1 - beta1); v = max(beta2 * v, |grad|); var -= lr / (1 - "
+       "beta1_power) * m / (v + epsilon)"},
+      {"CenteredRMSProp",
+       "grad",
+       {"mg", "ms", "mom"},
+       {"lr", "rho", "momentum", "epsilon"},
+       {},
+       {},
+       {},
+       false,
+       "ms = rho * ms + (1 - rho) * grad^2; mg = rho * mg + (1 - rho) * grad; mom = momentum "
+       "* mom + lr * grad / sqrt(ms - mg^2 + epsilon); var -= mom"},
+      {"AdamWithAmsgrad",
+       "grad",
+       {"m", "v", "vhat"},
+       {"beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon"},
+       {},
+       {},
+       {},
+       false,
+       "Adam with vhat = max(vhat, v) in place of v in the step",
+       /*resource_only=*/true},
+      {"Ftrl",
+       "grad",
+       {"accum", "linear"},
+       {},
+       {"lr", "l1", "l2", "lr_power"},
+       {},
+       {"multiply_linear_by_lr: bool = false"},
+       true,
+       "FTRL-proximal: accum' = accum + grad^2; linear += grad - (accum'^-lr_power - "
+       "accum^-lr_power) / lr * var; var = |linear| > l1 ? (l1 sign(linear) - linear) / "
+       "(accum'^-lr_power / lr + 2 l2) : 0; accum = accum'"},
+      {"FtrlV2",
+       "grad",
+       {"accum", "linear"},
+       {},
+       {"lr", "l1", "l2", "l2_shrinkage", "lr_power"},
+       {},
+       {"multiply_linear_by_lr: bool = false"},
+       true,
+       "Ftrl with grad + 2 l2_shrinkage var in place of grad in linear's update"},
   };
   for (const ApplyFamily& f : families) {
     for (bool resource : {false, true}) {
+      if (f.resource_only && !resource) continue;
       RegisterVariant(f, resource, false);
       if (f.has_sparse) RegisterVariant(f, resource, true);
     }

@@ -264,29 +264,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// A resource variable `name` on the runner's device holding `value`, and
-// its handle.
-Tensor ResourceVariable(const std::string& name, const Tensor& value) {
-  Device* device = TestCpuDevice();
-  auto var = device->resource_manager()->LookupOrCreate<Var>(
-      "localhost", name, [&] { return std::make_shared<Var>(value.dtype(), name); });
-  EXPECT_TRUE(var.ok());
-  {
-    absl::MutexLock lock(&(*var)->mu);
-    (*var)->tensor = *value.DeepCopy();
-    (*var)->initialized = true;
-  }
-  Tensor handle(DT_RESOURCE, TensorShape());
-  *handle.data<ResourceHandle>() = ResourceHandle{device->name(), "localhost", name, "Var"};
-  return handle;
-}
-
-Tensor ReadVariable(const std::string& name) {
-  auto var = TestCpuDevice()->resource_manager()->Lookup<Var>("localhost", name);
-  EXPECT_TRUE(var.ok());
-  absl::ReaderMutexLock lock(&(*var)->mu);
-  return (*var)->tensor;
-}
 
 TEST(ResourceOpsTest, ResourceGatherReadsRows) {
   const Tensor h = ResourceVariable("emb", Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6}));

@@ -12,6 +12,7 @@
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "framework/node_def_util.h"
+#include "framework/resource_mgr.h"
 #include "framework/threadpool.h"
 #include "graph/op_registry.h"
 
@@ -200,6 +201,29 @@ absl::StatusOr<std::vector<Tensor>> KernelRunner::Run(const std::vector<Tensor>&
     }
   }
   return outputs;
+}
+
+Tensor ResourceVariable(const std::string& name, const Tensor& value) {
+  Device* device = TestCpuDevice();
+  auto var = device->resource_manager()->LookupOrCreate<Var>(
+      "localhost", name, [&] { return std::make_shared<Var>(value.dtype(), name); });
+  auto copy = value.DeepCopy();
+  if (!var.ok() || !copy.ok()) return Tensor();  // an invalid handle fails the test's run
+  {
+    absl::MutexLock lock(&(*var)->mu);
+    (*var)->tensor = *std::move(copy);
+    (*var)->initialized = true;
+  }
+  Tensor handle(DT_RESOURCE, TensorShape());
+  *handle.data<ResourceHandle>() = ResourceHandle{device->name(), "localhost", name, "Var"};
+  return handle;
+}
+
+Tensor ReadVariable(const std::string& name) {
+  auto var = TestCpuDevice()->resource_manager()->Lookup<Var>("localhost", name);
+  if (!var.ok()) return Tensor();
+  absl::ReaderMutexLock lock(&(*var)->mu);
+  return (*var)->tensor;
 }
 
 }  // namespace towerflow

@@ -83,6 +83,12 @@ class KernelRunner {
 inline constexpr size_t kKernelTestAllocationCap = size_t{1} << 30;
 Device* TestCpuDevice();
 
+// A resource variable `name` on TestCpuDevice() holding a copy of `value`
+// (created, or overwritten), and its handle.
+Tensor ResourceVariable(const std::string& name, const Tensor& value);
+// The value of TestCpuDevice()'s resource variable `name`.
+Tensor ReadVariable(const std::string& name);
+
 }  // namespace towerflow
 
 #endif  // TOWERFLOW_KERNELS_TESTING_KERNEL_RUNNER_H_

@@ -42,6 +42,27 @@ TW_REGISTER_NO_GRADIENT("ResourceApplyRMSProp");
 TW_REGISTER_NO_GRADIENT("ResourceSparseApplyMomentum");
 TW_REGISTER_NO_GRADIENT("ResourceSparseApplyAdagrad");
 TW_REGISTER_NO_GRADIENT("ResourceSparseApplyRMSProp");
+TW_REGISTER_NO_GRADIENT("ApplyAdaMax");
+TW_REGISTER_NO_GRADIENT("ApplyAdadelta");
+TW_REGISTER_NO_GRADIENT("ApplyAdagradV2");
+TW_REGISTER_NO_GRADIENT("ApplyCenteredRMSProp");
+TW_REGISTER_NO_GRADIENT("ApplyFtrl");
+TW_REGISTER_NO_GRADIENT("ApplyFtrlV2");
+TW_REGISTER_NO_GRADIENT("ResourceApplyAdaMax");
+TW_REGISTER_NO_GRADIENT("ResourceApplyAdadelta");
+TW_REGISTER_NO_GRADIENT("ResourceApplyAdagradV2");
+TW_REGISTER_NO_GRADIENT("ResourceApplyAdamWithAmsgrad");
+TW_REGISTER_NO_GRADIENT("ResourceApplyCenteredRMSProp");
+TW_REGISTER_NO_GRADIENT("ResourceApplyFtrl");
+TW_REGISTER_NO_GRADIENT("ResourceApplyFtrlV2");
+TW_REGISTER_NO_GRADIENT("ResourceApplyKerasMomentum");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyAdagradV2");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyFtrl");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyFtrlV2");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyKerasMomentum");
+TW_REGISTER_NO_GRADIENT("SparseApplyAdagradV2");
+TW_REGISTER_NO_GRADIENT("SparseApplyFtrl");
+TW_REGISTER_NO_GRADIENT("SparseApplyFtrlV2");
 
 // Checkpoints, strings and tf.Example parsing.
 TW_REGISTER_NO_GRADIENT("SaveV2");
