@@ -313,6 +313,30 @@ absl::Status SegmentShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// SparseSegmentSum and friends: data [D, R...] gathered by indices [N]
+// into segments by segment_ids [N]: [segments, R...], the count of segments
+// known from num_segments (a constant) or only at run time. The gradients
+// (SparseSegment*Grad: grad [segments, R...]) give [output_dim0, R...].
+absl::Status SparseSegmentShape(InferenceContext* c) {
+  PartialTensorShape data, indices, ids;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &data));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &indices));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &ids));
+  int64_t n = -1;
+  TW_RETURN_IF_ERROR(c->MergeDim(indices.dim_size(0), ids.dim_size(0), &n));
+  if (data.dims() < 0) return absl::OkStatus();
+  std::optional<int64_t> rows;
+  if (c->num_inputs() > 3) {  // num_segments (WithNumSegments), or the gradients' output_dim0
+    PartialTensorShape scalar;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(3), 0, &scalar));
+    TW_ASSIGN_OR_RETURN(rows, c->ConstantScalarInput(3));
+  }
+  std::vector<int64_t> dims = {rows.value_or(-1)};
+  dims.insert(dims.end(), data.dim_sizes().begin() + 1, data.dim_sizes().end());
+  c->set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
 // --------------------------------------------------------------- schemas
 
 // Registered from a function so the type-set strings can be shared.
@@ -725,6 +749,53 @@ TW_REGISTER_OP("UnsortedSegmentSum")
   }
   return true;
 }();
+
+[[maybe_unused]] const bool kSparseSegmentsRegistered = [] {
+  constexpr char kFloats[] = "T: {bfloat16, half, float, double}";
+  constexpr char kReals[] =
+      "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
+      "uint64}";
+  for (const char* reduction : {"Sum", "Mean", "SqrtN"}) {
+    for (const bool counted : {false, true}) {
+      OpDefBuilder b(absl::StrCat("SparseSegment", reduction, counted ? "WithNumSegments" : ""),
+                     __FILE__);
+      b.Input("data: T").Input("indices: Tidx").Input("segment_ids: Tsegmentids");
+      if (counted) b.Input("num_segments: Tnumsegments");
+      b.Output("output: T")
+          .Attr(std::string(reduction) == "Sum" ? kReals : kFloats)
+          .Attr("Tidx: {int32, int64} = DT_INT32");
+      if (counted) b.Attr("Tnumsegments: {int32, int64} = DT_INT32");
+      b.AttrAddedAfterTF1("Tsegmentids: {int32, int64} = DT_INT32")
+          .AttrAddedAfterTF1("sparse_gradient: bool = false")
+          .Doc(absl::StrCat("The ", reduction,
+                            " of the data rows indices picks, by sorted segment_ids"))
+          .SetShapeFn(SparseSegmentShape);
+      RegisterOp(b);
+    }
+    RegisterOp(OpDefBuilder(absl::StrCat("SparseSegment", reduction, "Grad"), __FILE__)
+                   .Input("grad: T")
+                   .Input("indices: Tidx")
+                   .Input("segment_ids: Tsegmentids")
+                   .Input("output_dim0: int32")
+                   .Output("output: T")
+                   .Attr(kFloats)
+                   .Attr("Tidx: {int32, int64} = DT_INT32")
+                   .AttrAddedAfterTF1("Tsegmentids: {int32, int64} = DT_INT32")
+                   .Doc(absl::StrCat("The gradient of SparseSegment", reduction,
+                                     ": each segment's gradient, scaled, added to the rows "
+                                     "its indices picked"))
+                   .SetShapeFn(SparseSegmentShape));
+  }
+  return true;
+}();
+
+TW_REGISTER_OP("Bucketize")
+    .Input("input: T")
+    .Output("output: int32")
+    .Attr("T: {int32, int64, float, double}")
+    .Attr("boundaries: list(float)")
+    .Doc("The index of the bucket each value falls in: how many boundaries are <= it.")
+    .SetShapeFn(shape_fns::UnchangedShape);
 
 TW_REGISTER_OP("Cumsum")
     .Input("x: T")

@@ -193,6 +193,10 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"RaggedRange", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"UniqueWithCounts", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"TruncateMod", "TensorFlow defines none (nor for Mod); FloorMod has one"},
+      {"Bucketize", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"SparseSegmentMeanGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"SparseSegmentSqrtNGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"SparseSegmentSumGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
   };
   return *ops;
 }

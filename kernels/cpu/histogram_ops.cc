@@ -1,4 +1,4 @@
-// Counting kernels: Bincount and HistogramFixedWidth.
+// Counting and binning kernels: Bincount, HistogramFixedWidth, Bucketize.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "framework/threadpool.h"
 #include "kernels/kernel_util.h"
 
 namespace towerflow {
@@ -108,6 +109,37 @@ void RegisterHistogram() {
                  MakeFactory<HistogramFixedWidthOp<T, int64_t>>());
 }
 
+// Bucketize(input) with attr boundaries: each value's bucket, the number of
+// boundaries at or below it (std::upper_bound, as TF: NaN past them all).
+// The value is compared as TF compares it, with float boundaries.
+template <typename T>
+class BucketizeOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("boundaries", &boundaries_));
+    if (!std::is_sorted(boundaries_.begin(), boundaries_.end())) {
+      return absl::InvalidArgumentError("Expected sorted boundaries");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    const T* x = in.data<T>();
+    int32_t* y = out->data<int32_t>();
+    ctx->intra_op_pool()->ParallelFor(in.NumElements(), 32, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        y[i] = static_cast<int32_t>(std::upper_bound(boundaries_.begin(), boundaries_.end(), x[i]) -
+                                    boundaries_.begin());
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<float> boundaries_;
+};
+
 TW_REGISTER_KERNELS(histogram_ops) {
   RegisterTypedKernels<BincountOp, int32_t, int64_t, float, double>(
       KernelDefBuilder("Bincount").Device(kDeviceCpu), "T");
@@ -115,6 +147,8 @@ TW_REGISTER_KERNELS(histogram_ops) {
   RegisterHistogram<int64_t>();
   RegisterHistogram<float>();
   RegisterHistogram<double>();
+  RegisterTypedKernels<BucketizeOp, int32_t, int64_t, float, double>(
+      KernelDefBuilder("Bucketize").Device(kDeviceCpu), "T");
 }
 
 }  // namespace

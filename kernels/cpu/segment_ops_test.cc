@@ -1,10 +1,13 @@
-// The segment reductions (segment_ops.cc) against TensorFlow 2.21's values
-// (tf.raw_ops on these inputs): empty segments, dropped negative ids, and
-// TF's errors. Gradients are in ops/gradients (finite differences); here
-// SegmentProd's gradient with zeros, against TF's three cases.
+// The segment reductions (segment_ops.cc, sparse_segment_ops.cc) and
+// Bucketize against TensorFlow 2.21's values (tf.raw_ops on these inputs):
+// empty segments, dropped negative ids, and TF's errors. Gradients are in ops/gradients (finite
+// differences); here SegmentProd's gradient with zeros, against TF's three cases.
+#include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_runner.h"
@@ -113,6 +116,87 @@ Tensor ProdGradient(bool sorted) {
 TEST(SegmentTest, ProdGradientWithZeros) {
   EXPECT_THAT(ProdGradient(true), TensorIs<float>({7}, {3, 2, 4, 0, 0, 0, 0}));
   EXPECT_THAT(ProdGradient(false), TensorIs<float>({7}, {3, 2, 4, 0, 5, 0, 0}));
+}
+
+// data rows 0..3, rows [0, 2] into segment 0, [1, 3, 3] into segment 2,
+// segment 1 empty.
+TEST(SegmentTest, SparseSegmentsMatchTensorFlow) {
+  const Tensor data = Literal<float>({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const Tensor indices = Literal<int32_t>({5}, {0, 2, 1, 3, 3});
+  const Tensor ids = Literal<int32_t>({5}, {0, 0, 2, 2, 2});
+  const auto run = [&](const char* op, std::vector<Tensor> inputs) {
+    KernelRunner r(op);
+    return r.Run(inputs);
+  };
+  const std::vector<std::pair<const char*, std::vector<float>>> forward = {
+      {"Sum", {6, 8, 0, 0, 17, 20}},
+      {"Mean", {3, 4, 0, 0, 5.666667f, 6.666667f}},
+      {"SqrtN", {4.2426405f, 5.6568542f, 0, 0, 9.8149548f, 11.547005f}}};
+  for (const auto& [reduction, values] : forward) {
+    const std::string op = absl::StrCat("SparseSegment", reduction);
+    TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, run(op.c_str(), {data, indices, ids}));
+    EXPECT_THAT(out[0], TensorNear<float>({3, 2}, values, 2e-6)) << op;
+    // num_segments adds the empty segment 3.
+    std::vector<float> padded = values;
+    padded.insert(padded.end(), {0, 0});
+    TW_ASSERT_OK_AND_ASSIGN(
+        out, run((op + "WithNumSegments").c_str(), {data, indices, ids, Scalar<int32_t>(4)}));
+    EXPECT_THAT(out[0], TensorNear<float>({4, 2}, padded, 2e-6)) << op;
+  }
+  const Tensor grad = Literal<float>({3, 2}, {1, -1, 0.5f, 2, 3, 4});
+  const std::vector<std::pair<const char*, std::vector<float>>> backward = {
+      {"SparseSegmentSumGrad", {1, -1, 3, 4, 1, -1, 6, 8, 0, 0}},
+      {"SparseSegmentMeanGrad", {0.5f, -0.5f, 1, 1.3333334f, 0.5f, -0.5f, 2, 2.6666667f, 0, 0}},
+      {"SparseSegmentSqrtNGrad",
+       {0.70710677f, -0.70710677f, 1.7320508f, 2.309401f, 0.70710677f, -0.70710677f, 3.4641016f,
+        4.618802f, 0, 0}}};
+  for (const auto& [op, values] : backward) {
+    TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out,
+                            run(op, {grad, indices, ids, Scalar<int32_t>(5)}));
+    EXPECT_THAT(out[0], TensorNear<float>({5, 2}, values, 2e-6)) << op;
+  }
+  const auto ints = [](std::vector<int32_t> v) {
+    return Literal<int32_t>({static_cast<int64_t>(v.size())}, v);
+  };
+  EXPECT_THAT(run("SparseSegmentSum", {data, ints({0, 4}), ints({0, 1})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Bad: indices[1] == 4 out of range [0, 4)"));
+  EXPECT_THAT(
+      run("SparseSegmentSum", {data, ints({0, 1}), ints({1, 0})}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "segment ids are not increasing"));
+  EXPECT_THAT(run("SparseSegmentSum", {data, ints({0, 1, 2}), ints({0, 1})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "segment_ids and indices should have same size."));
+  EXPECT_THAT(
+      run("SparseSegmentSumWithNumSegments",
+          {data, ints({0, 1}), ints({0, 3}), Scalar<int32_t>(3)}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "segment ids must be < num_segments"));
+  EXPECT_THAT(
+      run("SparseSegmentMeanGrad", {grad, ints({0, 9}), ints({0, 1}), Scalar<int32_t>(5)}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "Index 9 out of range [0, 5)."));
+  EXPECT_THAT(run("SparseSegmentMeanGrad", {grad, ints({0, 1}), ints({0, 5}), Scalar<int32_t>(5)}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "Invalid number of segments"));
+  // No rows: no segments.
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> none,
+                          run("SparseSegmentSum", {data, ints({}), ints({})}));
+  EXPECT_EQ(none[0].shape(), TensorShape({0, 2}));
+}
+
+// The buckets are counts of boundaries at or below each value (NaN past
+// them all); integers compare with the float boundaries.
+TEST(SegmentTest, BucketizeMatchesTensorFlow) {
+  KernelRunner f("Bucketize");
+  f.Attr("boundaries", std::vector<float>{0, 1, 3});
+  EXPECT_THAT(RunOk(f, {Literal<float>({7}, {-5, 0, 1, 2.5f, 3, 10, NAN})}),
+              TensorIs<int32_t>({7}, {0, 1, 2, 2, 3, 3, 3}));
+  KernelRunner i("Bucketize");
+  i.Attr("boundaries", std::vector<float>{0, 1.5f, 3});
+  EXPECT_THAT(RunOk(i, {Literal<int32_t>({6}, {-5, 0, 1, 2, 3, 10})}),
+              TensorIs<int32_t>({6}, {0, 1, 1, 2, 3, 3}));
+  KernelRunner unsorted("Bucketize");
+  unsorted.Attr("boundaries", std::vector<float>{1, 0});
+  EXPECT_THAT(unsorted.Run({Literal<float>({1}, {1})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "Expected sorted boundaries"));
 }
 
 }  // namespace

@@ -108,6 +108,43 @@ std::vector<GradCase> ArrayCases() {
             return ops::SegmentMean(s, x, {0, 0, 0, 2});
           },
           S({4, 2})),
+      // Row 3 picked twice, row 1 never, segment 1 empty.
+      Unary(
+          "SparseSegmentSum",
+          [](const Scope& s, Output x) {
+            return ops::SparseSegmentSum(s, x, {0, 2, 3, 3}, {0, 0, 2, 2});
+          },
+          S({4, 2})),
+      Unary(
+          "SparseSegmentMean",
+          [](const Scope& s, Output x) {
+            return ops::SparseSegmentMean(s, x, {0, 2, 3, 3, 1}, {0, 0, 2, 2, 2});
+          },
+          S({4, 2})),
+      Unary(
+          "SparseSegmentSqrtN",
+          [](const Scope& s, Output x) {
+            return ops::SparseSegmentSqrtN(s, x, {0, 2, 3, 3, 1}, {0, 0, 2, 2, 2});
+          },
+          S({4, 2})),
+      Unary(
+          "SparseSegmentSumWithNumSegments",
+          [](const Scope& s, Output x) {
+            return ops::SparseSegmentSumWithNumSegments(s, x, {3, 1}, {1, 1}, 4);
+          },
+          S({4, 2})),
+      Unary(
+          "SparseSegmentMeanWithNumSegments",
+          [](const Scope& s, Output x) {
+            return ops::SparseSegmentMeanWithNumSegments(s, x, {3, 1, 0}, {1, 1, 2}, 4);
+          },
+          S({4, 2})),
+      Unary(
+          "SparseSegmentSqrtNWithNumSegments",
+          [](const Scope& s, Output x) {
+            return ops::SparseSegmentSqrtNWithNumSegments(s, x, {3, 1, 0}, {0, 0, 2}, 3);
+          },
+          S({4, 2})),
       Unary(
           "SegmentMax",
           [](const Scope& s, Output x) {

@@ -117,6 +117,20 @@ TW_GRAD_FN(SegmentProdGrad) {
   return scope.status();
 }
 
+// y = sparse_segment_sum(data, indices, ids) (mean, sqrt_n, and the
+// WithNumSegments forms): the matching SparseSegment*Grad op adds each
+// segment's gradient, scaled as the forward scaled it, back to the rows
+// indices picked (TF's _SparseSegment*Grad; sparse_gradient's IndexedSlices
+// form comes out dense here, the same numbers).
+template <typename GradOp>
+TW_GRAD_FN(SparseSegmentGrad) {
+  const Output rows = ops::StridedSlice(scope, ops::Shape(scope, In(op, 0)), {0}, {1}, {1},
+                                        ops::StridedSlice::ShrinkAxisMask(1));
+  grad_outputs->push_back(GradOp(scope, grad_inputs[0], In(op, 1), In(op, 2), rows));
+  NoIdGradients(op, grad_outputs);
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("SegmentSum", SegmentSumGrad);
 TW_REGISTER_GRADIENT("UnsortedSegmentSum", SegmentSumGrad);
 TW_REGISTER_GRADIENT("SegmentMean", SegmentMeanGrad);
@@ -126,6 +140,15 @@ TW_REGISTER_GRADIENT("UnsortedSegmentMax", SegmentMinOrMaxGrad);
 TW_REGISTER_GRADIENT("UnsortedSegmentMin", SegmentMinOrMaxGrad);
 TW_REGISTER_GRADIENT("SegmentProd", SegmentProdGrad);
 TW_REGISTER_GRADIENT("UnsortedSegmentProd", SegmentProdGrad);
+TW_REGISTER_GRADIENT("SparseSegmentSum", SparseSegmentGrad<ops::SparseSegmentSumGrad>);
+TW_REGISTER_GRADIENT("SparseSegmentSumWithNumSegments",
+                     SparseSegmentGrad<ops::SparseSegmentSumGrad>);
+TW_REGISTER_GRADIENT("SparseSegmentMean", SparseSegmentGrad<ops::SparseSegmentMeanGrad>);
+TW_REGISTER_GRADIENT("SparseSegmentMeanWithNumSegments",
+                     SparseSegmentGrad<ops::SparseSegmentMeanGrad>);
+TW_REGISTER_GRADIENT("SparseSegmentSqrtN", SparseSegmentGrad<ops::SparseSegmentSqrtNGrad>);
+TW_REGISTER_GRADIENT("SparseSegmentSqrtNWithNumSegments",
+                     SparseSegmentGrad<ops::SparseSegmentSqrtNGrad>);
 
 }  // namespace
 }  // namespace towerflow
