@@ -1,7 +1,11 @@
 // Sparse and ragged tensors as TensorFlow passes them between ops: a
 // SparseTensor as (indices [nnz, rank], values [nnz], dense_shape [rank]),
-// a ragged one as (row splits, flat values). SparseTensorDenseAdd and
+// a ragged one as (row splits, flat values). SparseTensorDenseAdd,
+// SparseToDense, SparseFillEmptyRows (and its gradient), SparseReshape and
 // RaggedRange (kernels/cpu/sparse_ops.cc).
+#include <optional>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -56,6 +60,88 @@ TW_REGISTER_OP("SparseTensorDenseAdd")
     .Attr("Tindices: {int32, int64}")
     .Doc("The dense b plus the SparseTensor a of b's shape.")
     .SetShapeFn(SparseTensorDenseAddShape);
+
+TW_REGISTER_OP("SparseToDense")
+    .Input("sparse_indices: Tindices")
+    .Input("output_shape: Tindices")
+    .Input("sparse_values: T")
+    .Input("default_value: T")
+    .Output("dense: T")
+    .Attr("validate_indices: bool = true")
+    .Attr("T: type")
+    .Attr("Tindices: {int32, int64}")
+    .Doc("A dense tensor of output_shape, default_value but at sparse_indices.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape shape;
+      TW_RETURN_IF_ERROR(c->WithRankAtMost(c->input(1), 1, &shape));
+      TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> dims, c->ConstantIntInput(1));
+      if (dims.has_value()) {
+        c->set_output(0, PartialTensorShape(*dims));
+      } else if (shape.dims() == 1 && shape.dim_size(0) >= 0) {
+        c->set_output(0, PartialTensorShape(std::vector<int64_t>(shape.dim_size(0), -1)));
+      }
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("SparseFillEmptyRows")
+    .Input("indices: int64")
+    .Input("values: T")
+    .Input("dense_shape: int64")
+    .Input("default_value: T")
+    .Output("output_indices: int64")
+    .Output("output_values: T")
+    .Output("empty_row_indicator: bool")
+    .Output("reverse_index_map: int64")
+    .Attr("T: type")
+    .Doc("The SparseTensor with an entry (default_value at [row, 0, ...]) in each empty row.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape indices, values, shape, scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &indices));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &values));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &shape));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(3), 0, &scalar));
+      int64_t nnz = -1, rank = -1;
+      TW_RETURN_IF_ERROR(c->MergeDim(indices.dim_size(0), values.dim_size(0), &nnz));
+      TW_RETURN_IF_ERROR(c->MergeDim(indices.dim_size(1), shape.dim_size(0), &rank));
+      c->set_output(0, PartialTensorShape({-1, rank}));
+      c->set_output(1, PartialTensorShape({-1}));
+      c->set_output(2, PartialTensorShape({-1}));
+      c->set_output(3, PartialTensorShape({nnz}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("SparseFillEmptyRowsGrad")
+    .Input("reverse_index_map: int64")
+    .Input("grad_values: T")
+    .Output("d_values: T")
+    .Output("d_default_value: T")
+    .Attr("T: type")
+    .Doc("SparseFillEmptyRows' gradient: grad_values at the kept entries, the rest summed.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape map, grad;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &map));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &grad));
+      c->set_output(0, map);
+      c->set_output(1, PartialTensorShape({}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("SparseReshape")
+    .Input("input_indices: int64")
+    .Input("input_shape: int64")
+    .Input("new_shape: int64")
+    .Output("output_indices: int64")
+    .Output("output_shape: int64")
+    .Doc("The SparseTensor's indices in a dense shape of as many elements (one -1 inferred).")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape indices, shape, new_shape;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &indices));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &shape));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &new_shape));
+      c->set_output(0, PartialTensorShape({indices.dim_size(0), new_shape.dim_size(0)}));
+      c->set_output(1, new_shape);
+      return absl::OkStatus();
+    });
 
 TW_REGISTER_OP("RaggedRange")
     .Input("starts: T")

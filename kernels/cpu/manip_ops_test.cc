@@ -362,5 +362,88 @@ TEST(ManipTest, CompareAndBitpack) {
               StatusIs(kInvalid, "Compare must be a scalar, but saw shape: [1]"));
 }
 
+// TF 2.21's values and messages for the SparseTensor ops of the feature
+// columns' path.
+TEST(SparseOpsTest, SparseToDenseAsTensorFlow) {
+  const auto run = [](std::vector<Tensor> inputs, bool validate = true) {
+    KernelRunner r("SparseToDense");
+    r.Attr("validate_indices", validate);
+    return r.Run(inputs);
+  };
+  const Tensor shape = Literal<int64_t>({2}, {3, 3});
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out,
+                          run({Literal<int64_t>({3, 2}, {0, 1, 1, 0, 2, 2}), shape,
+                               Literal<float>({3}, {5, 6, 7}), Scalar<float>(-1)}));
+  EXPECT_THAT(out[0], TensorIs<float>({3, 3}, {-1, 5, -1, 6, -1, -1, -1, -1, 7}));
+  // A vector of indices into a vector, one value for all.
+  TW_ASSERT_OK_AND_ASSIGN(out, run({Literal<int32_t>({2}, {1, 3}), Literal<int32_t>({1}, {5}),
+                                    Scalar<float>(2), Scalar<float>(0)}));
+  EXPECT_THAT(out[0], TensorIs<float>({5}, {0, 2, 0, 2, 0}));
+  const Tensor backwards = Literal<int64_t>({2, 2}, {1, 0, 0, 1});
+  const Tensor two = Literal<float>({2}, {5, 6});
+  EXPECT_THAT(run({backwards, shape, two, Scalar<float>(0)}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "indices[1] = [0,1] is out of order. Many sparse ops require "
+                                "sorted indices."));
+  TW_ASSERT_OK_AND_ASSIGN(out, run({backwards, shape, two, Scalar<float>(0)}, false));
+  EXPECT_THAT(out[0], TensorIs<float>({3, 3}, {0, 6, 0, 5, 0, 0, 0, 0, 0}));
+  EXPECT_THAT(
+      run({Literal<int64_t>({2, 2}, {0, 1, 0, 1}), shape, two, Scalar<float>(0)}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "indices[1] = [0,1] is repeated"));
+  // Out of bounds is refused even unvalidated (TF's kernel would write there).
+  EXPECT_THAT(run({Literal<int64_t>({2, 2}, {0, 1, 3, 1}), shape, two, Scalar<float>(0)}, false),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "indices[1] = [3,1] is out of bounds: need 0 <= index < [3,3]"));
+  EXPECT_THAT(run({Literal<int64_t>({2, 2}, {0, 1, 1, 1}), shape, Literal<float>({3}, {5, 6, 7}),
+                   Scalar<float>(0)}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "sparse_values has incorrect shape [3], should be [] or [2]"));
+  EXPECT_THAT(
+      run({Literal<int64_t>({2, 2}, {0, 1, 1, 1}), shape, two, Literal<float>({1}, {0})}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "default_value should be a scalar."));
+}
+
+TEST(SparseOpsTest, SparseFillEmptyRowsAndReshapeAsTensorFlow) {
+  KernelRunner fill("SparseFillEmptyRows");
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> out,
+      fill.Run({Literal<int64_t>({3, 2}, {1, 0, 3, 2, 1, 1}), Literal<float>({3}, {10, 20, 30}),
+                Literal<int64_t>({2}, {5, 3}), Scalar<float>(-1)}));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({6, 2}, {0, 0, 1, 0, 1, 1, 2, 0, 3, 2, 4, 0}));
+  EXPECT_THAT(out[1], TensorIs<float>({6}, {-1, 10, 30, -1, 20, -1}));
+  EXPECT_THAT(out[2], TensorIs<bool>({5}, {true, false, true, false, true}));
+  EXPECT_THAT(out[3], TensorIs<int64_t>({3}, {1, 4, 2}));
+  EXPECT_THAT(
+      fill.Run({Literal<int64_t>({1, 2}, {5, 0}), Literal<float>({1}, {1}),
+                Literal<int64_t>({2}, {2, 3}), Scalar<float>(-1)}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "indices(0, 0) is invalid: 5 >= 2"));
+  KernelRunner grad("SparseFillEmptyRowsGrad");
+  TW_ASSERT_OK_AND_ASSIGN(
+      out, grad.Run({Literal<int64_t>({3}, {1, 4, 2}), Literal<float>({6}, {1, 2, 3, 4, 5, 6})}));
+  EXPECT_THAT(out[0], TensorIs<float>({3}, {2, 5, 3}));
+  EXPECT_THAT(out[1], TensorIs<float>({}, {11}));
+
+  KernelRunner reshape("SparseReshape");
+  const Tensor indices = Literal<int64_t>({3, 2}, {0, 1, 1, 2, 2, 0});
+  const Tensor shape = Literal<int64_t>({2}, {3, 4});
+  TW_ASSERT_OK_AND_ASSIGN(out, reshape.Run({indices, shape, Literal<int64_t>({2}, {2, -1})}));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({3, 2}, {0, 1, 1, 0, 1, 2}));
+  EXPECT_THAT(out[1], TensorIs<int64_t>({2}, {2, 6}));
+  TW_ASSERT_OK_AND_ASSIGN(out, reshape.Run({indices, shape, Literal<int64_t>({3}, {2, 2, 3})}));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({3, 3}, {0, 0, 1, 1, 0, 0, 1, 0, 2}));
+  EXPECT_THAT(reshape.Run({indices, shape, Literal<int64_t>({2}, {5, -1})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Input to reshape is a SparseTensor with 12 dense values, but the "
+                                "requested shape requires a multiple of 5. input_shape=[3,4] "
+                                "output_shape=[5,1]"));
+  EXPECT_THAT(reshape.Run({indices, shape, Literal<int64_t>({2}, {-1, -1})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "only one output dimension may be -1, not both 0 and 1"));
+  EXPECT_THAT(reshape.Run({indices, shape, Literal<int64_t>({2}, {5, 3})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Input to reshape is a tensor with 12 dense values, but the "
+                                "requested shape has 15. input_shape=[3,4] output_shape=[5,3]"));
+}
+
 }  // namespace
 }  // namespace towerflow

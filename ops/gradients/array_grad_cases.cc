@@ -333,6 +333,26 @@ std::vector<GradCase> ArrayCases() {
                                         ops::ReverseSequence::BatchDim(2)));
           },
           S({3, 3, 2})),
+      Double({"SparseToDense",
+              {S({3}), S({})},
+              [](const Scope& s, const Outs& x) -> Outs {
+                const Output indices = ops::Const(s, {{0, 1}, {1, 0}, {2, 2}});
+                return {ops::SparseToDense(s, indices, ops::Const(s, {3, 3}), x[0], x[1])};
+              }}),
+      Double(
+          {"SparseToDense/scalar_value",
+           {S({}), S({})},
+           [](const Scope& s, const Outs& x) -> Outs {
+             return {ops::SparseToDense(s, ops::Const(s, {1, 3}), ops::Const(s, {5}), x[0], x[1])};
+           }}),
+      // Row 0 and row 2 empty: both take the default.
+      Double({"SparseFillEmptyRows",
+              {S({2}), S({})},
+              [](const Scope& s, const Outs& x) -> Outs {
+                const Output indices = ops::Const(s, {{int64_t{1}, int64_t{0}}, {3, 1}});
+                const Output shape = ops::Const(s, {int64_t{4}, int64_t{2}});
+                return {ops::SparseFillEmptyRows(s, indices, x[0], shape, x[1]).output_values};
+              }}),
       {"SparseTensorDenseAdd",
        {S({3}), S({2, 3})},
        [](const Scope& s, const Outs& x) -> Outs {
