@@ -66,6 +66,13 @@ TW_REGISTER_OP("StaticRegexFullMatch")
         "for an s3:// prefix with it).")
     .SetShapeFn(shape_fns::UnchangedShape);
 
+TW_REGISTER_OP("StringToHashBucketFast")
+    .Input("input: string")
+    .Output("output: int64")
+    .Attr("num_buckets: int >= 1")
+    .Doc("Each string's bucket: its FarmHash Fingerprint64 modulo num_buckets, as TF.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
 TW_REGISTER_OP("StringJoin")
     .Input("inputs: N * string")
     .Output("output: string")

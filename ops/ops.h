@@ -23,6 +23,7 @@
 #include "ops/gen/index_ops.h"
 #include "ops/gen/io_ops.h"
 #include "ops/gen/logging_ops.h"
+#include "ops/gen/lookup_ops.h"
 #include "ops/gen/manip_ops.h"
 #include "ops/gen/math_ops.h"
 #include "ops/gen/matrix_ops.h"

@@ -20,6 +20,7 @@ packages=(
   libleveldb-dev      # LevelDB tables: TensorFlow's checkpoint index format
   libsnappy-dev       # Snappy: the index blocks' compression (tests decode it)
   libre2-dev          # RE2: TensorFlow's regular expressions (StaticRegexFullMatch)
+  libfarmhash-dev     # FarmHash: TF's Fingerprint64 (StringToHashBucketFast, vocabulary OOV buckets)
   dataset-fashion-mnist  # Fashion-MNIST (IDX, gzip): the examples train on it
   libgtest-dev        # GoogleTest
   libgmock-dev        # GoogleMock

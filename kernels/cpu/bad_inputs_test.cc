@@ -569,6 +569,7 @@ std::vector<Case> StateCases() {
       {"ScatterAdd", {}, {F({4, 2}), I32({3, 0, 3}), F({3, 2})}},
       {"ScatterSub", {}, {F({4, 2}), Literal<int32_t>({2, 1}, {1, 2}), F({2, 1, 2})}},
       {"ScatterUpdate", {}, {F({4, 2}), I32({2, 2}), Scalar<float>(1)}},
+      {"StringToHashBucketFast", {{"num_buckets", A(int64_t{7})}}, {Str("word")}},
       {"CheckNumerics", {{"message", A("m")}}, {F({3})}},
       {"CheckNumericsV2", {{"message", A("m")}}, {F({3})}},
       {"Assert", {}, {Scalar<bool>(true), F({2})}},

@@ -1,7 +1,8 @@
 // The checkpoint ops of TensorFlow's Saver: SaveV2, RestoreV2 and
 // MergeV2Checkpoints in TF's V2 format (framework/tensor_bundle.h), and the
 // string ops its graphs name files with (ShardedFilename, StringJoin,
-// StaticRegexFullMatch).
+// StaticRegexFullMatch), and StringToHashBucketFast (FarmHash's).
+#include <farmhash.h>
 #include <unistd.h>
 
 #include <memory>
@@ -210,6 +211,35 @@ class StaticRegexFullMatchOp : public OpKernel {
   std::unique_ptr<RE2> re_;
 };
 
+// StringToHashBucketFast(input) with attr num_buckets: FarmHash's
+// Fingerprint64 of each string modulo num_buckets (TF's, so the buckets of
+// a vocabulary's out-of-vocabulary strings agree with TF's).
+class StringToHashBucketFastOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("num_buckets", &buckets_));
+    if (buckets_ < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("num_buckets must be at least 1, got ", buckets_));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    const std::string* s = in.data<std::string>();
+    int64_t* y = out->data<int64_t>();
+    for (int64_t i = 0; i < in.NumElements(); ++i) {
+      y[i] = static_cast<int64_t>(util::Fingerprint64(s[i].data(), s[i].size()) %
+                                  static_cast<uint64_t>(buckets_));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t buckets_ = 1;
+};
+
 TW_REGISTER_KERNELS(io_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterKernel(cpu("SaveV2"), MakeFactory<SaveV2Op>());
@@ -217,6 +247,7 @@ TW_REGISTER_KERNELS(io_ops) {
   RegisterKernel(cpu("MergeV2Checkpoints"), MakeFactory<MergeV2CheckpointsOp>());
   RegisterKernel(cpu("ShardedFilename"), MakeFactory<ShardedFilenameOp>());
   RegisterKernel(cpu("StringJoin"), MakeFactory<StringJoinOp>());
+  RegisterKernel(cpu("StringToHashBucketFast"), MakeFactory<StringToHashBucketFastOp>());
   RegisterKernel(cpu("StaticRegexFullMatch"), MakeFactory<StaticRegexFullMatchOp>());
 }
 

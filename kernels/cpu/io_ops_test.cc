@@ -14,6 +14,22 @@ namespace {
 
 using ::towerflow::testing::StatusIs;
 
+// TF 2.21's buckets: FarmHash's Fingerprint64 modulo num_buckets.
+TEST(StringOpsTest, StringToHashBucketFastMatchesTensorFlow) {
+  Tensor words(DT_STRING, TensorShape({5}));
+  const std::vector<std::string> text = {"hello", "", "a", "Towerflow",
+                                         "\xc3\xbc"
+                                         "n\xc3\xaf"
+                                         "code"};
+  for (int i = 0; i < 5; ++i) words.data<std::string>()[i] = text[i];
+  KernelRunner r("StringToHashBucketFast");
+  r.Attr("num_buckets", int64_t{1000});
+  EXPECT_THAT(RunOk(r, {words}), TensorIs<int64_t>({5}, {296, 263, 939, 204, 954}));
+  KernelRunner none("StringToHashBucketFast");
+  none.Attr("num_buckets", int64_t{0});
+  EXPECT_FALSE(none.Run({words}).ok());
+}
+
 TEST(StringOpsTest, StringJoinBroadcastsScalars) {
   KernelRunner r("StringJoin");
   r.Attr("N", int64_t{3}).Attr("separator", "-");

@@ -64,12 +64,24 @@ TW_REGISTER_NO_GRADIENT("SparseApplyAdagradV2");
 TW_REGISTER_NO_GRADIENT("SparseApplyFtrl");
 TW_REGISTER_NO_GRADIENT("SparseApplyFtrlV2");
 
+// Lookup tables (TF's lookup_ops.py: not differentiable).
+TW_REGISTER_NO_GRADIENT("HashTableV2");
+TW_REGISTER_NO_GRADIENT("MutableHashTableV2");
+TW_REGISTER_NO_GRADIENT("InitializeTableV2");
+TW_REGISTER_NO_GRADIENT("InitializeTableFromTextFileV2");
+TW_REGISTER_NO_GRADIENT("LookupTableImportV2");
+TW_REGISTER_NO_GRADIENT("LookupTableInsertV2");
+TW_REGISTER_NO_GRADIENT("LookupTableFindV2");
+TW_REGISTER_NO_GRADIENT("LookupTableSizeV2");
+TW_REGISTER_NO_GRADIENT("LookupTableExportV2");
+
 // Checkpoints, strings and tf.Example parsing.
 TW_REGISTER_NO_GRADIENT("SaveV2");
 TW_REGISTER_NO_GRADIENT("RestoreV2");
 TW_REGISTER_NO_GRADIENT("MergeV2Checkpoints");
 TW_REGISTER_NO_GRADIENT("ShardedFilename");
 TW_REGISTER_NO_GRADIENT("StringJoin");
+TW_REGISTER_NO_GRADIENT("StringToHashBucketFast");
 TW_REGISTER_NO_GRADIENT("StaticRegexFullMatch");
 TW_REGISTER_NO_GRADIENT("ParseExample");
 TW_REGISTER_NO_GRADIENT("ParseExampleV2");

@@ -862,6 +862,11 @@ CASES = {
         ("size mismatch", {"input_indices": (I64, [3, 2], [0, 1, 1, 2, 2, 0]),
                            "input_shape": (I64, [2], [3, 4]), "new_shape": (I64, [2], [5, 3])}, {}),
     ],
+    "StringToHashBucketFast": [
+        ("words", {"input": (STR, [5], [b"hello", b"", b"a", b"Towerflow", "\u00fcn\u00efcode".encode()])},
+         {"num_buckets": 1000}),
+        ("matrix, 7 buckets", {"input": (STR, [2, 2], [b"x", b"y", b"z", b"w"])}, {"num_buckets": 7}),
+    ],
     "Bucketize": [
         ("float", {"input": (F, [7], [-5, 0, 1, 2.5, 3, 10, np.nan])}, {"boundaries": [0, 1, 3]}),
         ("int64", {"input": (I64, [5], [-5, 0, 1, 2, 10])}, {"boundaries": [0, 1.5, 3]}),
