@@ -583,6 +583,25 @@ TW_REGISTER_OP("TopK")
     .Doc("TopKV2 with k an attr (TF's first version, from GraphDefs before version 7).")
     .SetShapeFn(TopKShape);
 
+// The layout optimizer's ops (kernels/cpu/data_format_ops.cc).
+TW_REGISTER_OP("DataFormatDimMap")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {int32, int64} = DT_INT32")
+    .Attr("src_format: string = 'NHWC'")
+    .Attr("dst_format: string = 'NCHW'")
+    .Doc("Dimension indices of src_format mapped to dst_format's.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("DataFormatVecPermute")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {int32, int64} = DT_INT32")
+    .Attr("src_format: string = 'NHWC'")
+    .Attr("dst_format: string = 'NCHW'")
+    .Doc("A vector (or the rows of a matrix) in src_format's order put in dst_format's.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
 TW_REGISTER_OP("NthElement")
     .Input("input: T")
     .Input("n: int32")

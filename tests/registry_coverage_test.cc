@@ -194,6 +194,8 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"UniqueWithCounts", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"TruncateMod", "TensorFlow defines none (nor for Mod); FloorMod has one"},
       {"Bucketize", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"DataFormatDimMap", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"DataFormatVecPermute", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"SparseFillEmptyRowsGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"SparseReshape", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"SparseSegmentMeanGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},

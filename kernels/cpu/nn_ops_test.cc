@@ -612,6 +612,48 @@ TEST(NnTest, TopKIndexTypesAndTheFirstVersion) {
                                 "input must have at least k columns. Had 3, needed 4"));
 }
 
+// TF 2.21's values and messages.
+TEST(NnTest, DataFormatOpsAsTensorFlow) {
+  const auto run = [](const char* op, const Tensor& x, const char* src, const char* dst) {
+    KernelRunner r(op);
+    r.Attr("src_format", std::string(src)).Attr("dst_format", std::string(dst));
+    return r.Run({x});
+  };
+  const auto first = [](absl::StatusOr<std::vector<Tensor>> out) {
+    return out.ok() ? (*out)[0] : Tensor();
+  };
+  EXPECT_THAT(
+      first(run("DataFormatDimMap", Literal<int32_t>({6}, {0, 1, 2, 3, -1, -4}), "NHWC", "NCHW")),
+      TensorIs<int32_t>({6}, {0, 2, 3, 1, 1, 0}));
+  EXPECT_THAT(first(run("DataFormatDimMap", Literal<int32_t>({3}, {1, 2, 3}), "NCHW", "NHWC")),
+              TensorIs<int32_t>({3}, {3, 1, 2}));
+  EXPECT_THAT(first(run("DataFormatDimMap", Literal<int64_t>({4}, {1, 2, 3, 4}), "NDHWC", "NCDHW")),
+              TensorIs<int64_t>({4}, {2, 3, 4, 1}));
+  EXPECT_THAT(first(run("DataFormatDimMap", Literal<int32_t>({1}, {5}), "NHWC", "NCHW")),
+              TensorIs<int32_t>({1}, {2}));
+  EXPECT_THAT(run("DataFormatDimMap", Literal<int32_t>({1}, {1}), "NHWC", "NCHWX"),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Destination and source format must determine a permutation, "
+                                "got NHWC and NCHWX"));
+  EXPECT_THAT(
+      first(run("DataFormatVecPermute", Literal<int32_t>({4}, {10, 20, 30, 40}), "NHWC", "NCHW")),
+      TensorIs<int32_t>({4}, {10, 40, 20, 30}));
+  EXPECT_THAT(
+      first(run("DataFormatVecPermute", Literal<int64_t>({4}, {10, 20, 30, 40}), "NCHW", "NHWC")),
+      TensorIs<int64_t>({4}, {10, 30, 40, 20}));
+  EXPECT_THAT(first(run("DataFormatVecPermute", Literal<int32_t>({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
+                        "NHWC", "NCHW")),
+              TensorIs<int32_t>({4, 2}, {1, 2, 7, 8, 3, 4, 5, 6}));
+  EXPECT_THAT(first(run("DataFormatVecPermute", Literal<int32_t>({2}, {20, 30}), "NHWC", "NCHW")),
+              TensorIs<int32_t>({2}, {20, 30}));
+  EXPECT_THAT(
+      first(run("DataFormatVecPermute", Literal<int32_t>({5}, {1, 2, 3, 4, 5}), "NDHWC", "NCDHW")),
+      TensorIs<int32_t>({5}, {1, 5, 2, 3, 4}));
+  EXPECT_THAT(run("DataFormatVecPermute", Literal<int32_t>({3}, {1, 2, 3}), "NHWC", "NCHW"),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "1D input must be of size 2 or 4, but got shape [3]"));
+}
+
 TEST(NnTest, Activations) {
   const Tensor x = Literal<float>({4}, {-2, 0.5f, 3, 7});
   KernelRunner relu("Relu"), relu6("Relu6"), elu("Elu");

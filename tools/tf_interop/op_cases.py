@@ -862,6 +862,20 @@ CASES = {
         ("size mismatch", {"input_indices": (I64, [3, 2], [0, 1, 1, 2, 2, 0]),
                            "input_shape": (I64, [2], [3, 4]), "new_shape": (I64, [2], [5, 3])}, {}),
     ],
+    "DataFormatDimMap": [
+        ("NHWC to NCHW", {"x": (I32, [6], [0, 1, 2, 3, -1, -4])}, {}),
+        ("NDHWC to NCDHW", {"x": (I64, [4], [1, 2, 3, 4])},
+         {"src_format": "NDHWC", "dst_format": "NCDHW"}),
+        ("not a permutation", {"x": (I32, [1], [1])}, {"dst_format": "NCHWX"}),
+    ],
+    "DataFormatVecPermute": [
+        ("vector", {"x": (I32, [4], [10, 20, 30, 40])}, {}),
+        ("rows", {"x": (I64, [4, 2], [1, 2, 3, 4, 5, 6, 7, 8])},
+         {"src_format": "NCHW", "dst_format": "NHWC"}),
+        ("spatial", {"x": (I32, [2], [20, 30])}, {}),
+        ("five", {"x": (I32, [5], [1, 2, 3, 4, 5])}, {"src_format": "NDHWC", "dst_format": "NCDHW"}),
+        ("wrong size", {"x": (I32, [3], [1, 2, 3])}, {}),
+    ],
     "StringToHashBucketFast": [
         ("words", {"input": (STR, [5], [b"hello", b"", b"a", b"Towerflow", "\u00fcn\u00efcode".encode()])},
          {"num_buckets": 1000}),
