@@ -264,7 +264,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-
 TEST(ResourceOpsTest, ResourceGatherReadsRows) {
   const Tensor h = ResourceVariable("emb", Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6}));
   KernelRunner g("ResourceGather");
