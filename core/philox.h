@@ -39,7 +39,8 @@ TW_PHILOX_HOST_DEVICE inline PhiloxBlock Philox(PhiloxBlock ctr, PhiloxKey key) 
 
 // The block of element `index`, redraw `attempt` (TruncatedNormal's
 // rejections), under `key`.
-TW_PHILOX_HOST_DEVICE inline PhiloxBlock PhiloxDraw(PhiloxKey key, uint64_t index, uint32_t attempt) {
+TW_PHILOX_HOST_DEVICE inline PhiloxBlock PhiloxDraw(PhiloxKey key, uint64_t index,
+                                                    uint32_t attempt) {
   return Philox(
       PhiloxBlock{{static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), attempt, 0}},
       key);
@@ -76,6 +77,7 @@ class PhiloxStream {
   PhiloxStream(uint64_t seed, uint64_t seed2)
       : counter_{{0, 0, static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)}},
         key_{{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}} {}
+  PhiloxStream(PhiloxBlock counter, PhiloxKey key) : counter_(counter), key_(key) {}
 
   // The block at the counter; the counter moves on by one.
   PhiloxBlock Next() {
@@ -97,6 +99,19 @@ class PhiloxStream {
   PhiloxBlock counter_;
   PhiloxKey key_;
 };
+
+// The key and counter TF's stateless random ops run Philox from: the two
+// seeds, as a counter, scrambled by one Philox block under a fixed key; the
+// block's first half is the key, its second the counter's high half.
+inline void StatelessKeyCounter(uint64_t seed0, uint64_t seed1, PhiloxKey* key,
+                                PhiloxBlock* counter) {
+  const PhiloxBlock mix =
+      Philox(PhiloxBlock{{static_cast<uint32_t>(seed0), static_cast<uint32_t>(seed0 >> 32),
+                          static_cast<uint32_t>(seed1), static_cast<uint32_t>(seed1 >> 32)}},
+             PhiloxKey{{0x3ec8f720u, 0x02461e29u}});
+  *key = PhiloxKey{{mix.v[0], mix.v[1]}};
+  *counter = PhiloxBlock{{0, 0, mix.v[2], mix.v[3]}};
+}
 
 // 32-bit words of a stream, one at a time (the four of a block in order),
 // and TF's draws from them: a float in [0, 1) from the word's 23 low bits,

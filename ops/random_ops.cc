@@ -1,6 +1,9 @@
 // Random ops. `seed` and `seed2` pick a reproducible stream; both 0 means a
 // fresh random stream per kernel (graph/random_seed.h derives them from a
 // graph-level seed, as tf.set_random_seed does).
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
 #include "ops/shape_fns.h"
@@ -49,6 +52,86 @@ TW_REGISTER_OP("RandomUniformInt")
       }
       return RandomShape(c);
     });
+
+// The stateless random ops (kernels/cpu/stateless_random_ops.cc): the same
+// seed [2] gives the same numbers, TF's to the bit; the V2 forms take the
+// Philox key [1] and counter [2] StatelessRandomGetKeyCounter derives.
+[[maybe_unused]] const bool kStatelessRegistered = [] {
+  const struct {
+    const char* name;
+    const char* doc;
+  } floats[] = {{"Uniform", "Uniform values in [0, 1)"},
+                {"Normal", "Normal values, mean 0, standard deviation 1"},
+                {"TruncatedNormal", "Normal values redrawn when beyond 2 standard deviations"}};
+  for (const auto& f : floats) {
+    const std::string base = std::string(f.name) == "TruncatedNormal"
+                                 ? "StatelessTruncatedNormal"
+                                 : absl::StrCat("StatelessRandom", f.name);
+    RegisterOp(OpDefBuilder(base, __FILE__)
+                   .Input("shape: T")
+                   .Input("seed: Tseed")
+                   .Output("output: dtype")
+                   .Attr("dtype: {half, bfloat16, float, double} = DT_FLOAT")
+                   .Attr("T: {int32, int64} = DT_INT32")
+                   .Attr("Tseed: {int32, int64} = DT_INT64")
+                   .Doc(absl::StrCat(f.doc, ", from seed"))
+                   .SetShapeFn(RandomShape));
+    RegisterOp(OpDefBuilder(absl::StrCat(base, "V2"), __FILE__)
+                   .Input("shape: Tshape")
+                   .Input("key: uint64")
+                   .Input("counter: uint64")
+                   .Input("alg: int32")
+                   .Output("output: dtype")
+                   .Attr("dtype: {half, bfloat16, float, double} = DT_FLOAT")
+                   .Attr("Tshape: {int32, int64} = DT_INT32")
+                   .Doc(absl::StrCat(f.doc, ", from a Philox key and counter"))
+                   .SetShapeFn(RandomShape));
+  }
+  return true;
+}();
+
+TW_REGISTER_OP("StatelessRandomUniformInt")
+    .Input("shape: T")
+    .Input("seed: Tseed")
+    .Input("minval: dtype")
+    .Input("maxval: dtype")
+    .Output("output: dtype")
+    .Attr("dtype: {int32, int64}")
+    .Attr("T: {int32, int64}")
+    .Attr("Tseed: {int32, int64} = DT_INT64")
+    .Doc("Integers in [minval, maxval), from seed.")
+    .SetShapeFn(RandomShape);
+
+TW_REGISTER_OP("StatelessRandomUniformIntV2")
+    .Input("shape: Tshape")
+    .Input("key: uint64")
+    .Input("counter: uint64")
+    .Input("alg: int32")
+    .Input("minval: dtype")
+    .Input("maxval: dtype")
+    .Output("output: dtype")
+    .Attr("dtype: {int32, int64, uint32, uint64}")
+    .Attr("Tshape: {int32, int64} = DT_INT32")
+    .Doc("Integers in [minval, maxval), from a Philox key and counter.")
+    .SetShapeFn(RandomShape);
+
+TW_REGISTER_OP("StatelessRandomGetKeyCounter")
+    .Input("seed: Tseed")
+    .Output("key: uint64")
+    .Output("counter: uint64")
+    .Attr("Tseed: {int32, int64} = DT_INT64")
+    .Doc("The Philox key [1] and counter [2] the stateless ops use for seed.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, PartialTensorShape({1}));
+      c->set_output(1, PartialTensorShape({2}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("StatelessRandomGetAlg")
+    .Output("alg: int32")
+    .SetIsStateful()
+    .Doc("The algorithm the V2 stateless ops use here: 1, Philox.")
+    .SetShapeFn(shape_fns::ScalarShape);
 
 TW_REGISTER_OP("RandomShuffle")
     .Input("value: T")

@@ -48,10 +48,21 @@ namespace {
 
 bool IsFloat16(DataType t) { return t == DT_HALF || t == DT_BFLOAT16; }
 
-// Ops whose result depends on how a type is stored, not on its values.
+// Ops whose result depends on how a type is stored, not on its values
+// (the stateless random ops make 16-bit numbers from 16 random bits, as
+// TF's: a float draw rounded would be other numbers, and could round up
+// to 1).
 const std::set<std::string>& BitLevelOps() {
-  static const auto* ops =
-      new std::set<std::string>{"Bitcast", "DecodeRaw", "ParseTensor", "SerializeTensor"};
+  static const auto* ops = new std::set<std::string>{"Bitcast",
+                                                     "DecodeRaw",
+                                                     "ParseTensor",
+                                                     "SerializeTensor",
+                                                     "StatelessRandomUniform",
+                                                     "StatelessRandomUniformV2",
+                                                     "StatelessRandomNormal",
+                                                     "StatelessRandomNormalV2",
+                                                     "StatelessTruncatedNormal",
+                                                     "StatelessTruncatedNormalV2"};
   return *ops;
 }
 

@@ -64,6 +64,18 @@ TW_REGISTER_NO_GRADIENT("SparseApplyAdagradV2");
 TW_REGISTER_NO_GRADIENT("SparseApplyFtrl");
 TW_REGISTER_NO_GRADIENT("SparseApplyFtrlV2");
 
+// Stateless random numbers (TF's stateless_random_ops.py: not differentiable).
+TW_REGISTER_NO_GRADIENT("StatelessRandomUniform");
+TW_REGISTER_NO_GRADIENT("StatelessRandomNormal");
+TW_REGISTER_NO_GRADIENT("StatelessTruncatedNormal");
+TW_REGISTER_NO_GRADIENT("StatelessRandomUniformV2");
+TW_REGISTER_NO_GRADIENT("StatelessRandomNormalV2");
+TW_REGISTER_NO_GRADIENT("StatelessTruncatedNormalV2");
+TW_REGISTER_NO_GRADIENT("StatelessRandomUniformInt");
+TW_REGISTER_NO_GRADIENT("StatelessRandomUniformIntV2");
+TW_REGISTER_NO_GRADIENT("StatelessRandomGetKeyCounter");
+TW_REGISTER_NO_GRADIENT("StatelessRandomGetAlg");
+
 // Lookup tables (TF's lookup_ops.py: not differentiable).
 TW_REGISTER_NO_GRADIENT("HashTableV2");
 TW_REGISTER_NO_GRADIENT("MutableHashTableV2");

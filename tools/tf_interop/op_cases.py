@@ -150,6 +150,7 @@ TALL = (D, [4, 3], [2, -1, 0.5, 1, 3, -2, 0, 1, 4, 1, -1, 1])
 SEGMENT_DATA = (F, [5, 3], [1, -2, 3, 4, 5, -6, 0, 8, 9, -1, 0, 2, 7, -3, 5])
 # An image TF encodes here as JPEG and PNG: both sides decode the same bytes.
 U8 = types_pb2.DT_UINT8
+U64 = types_pb2.DT_UINT64
 _PIXELS = ((np.arange(6 * 8 * 3).reshape(6, 8, 3) * 37) % 256).astype(np.uint8)
 _JPEG = tf.io.encode_jpeg(_PIXELS).numpy()
 _PNG = tf.io.encode_png(_PIXELS).numpy()
@@ -876,6 +877,40 @@ CASES = {
         ("five", {"x": (I32, [5], [1, 2, 3, 4, 5])}, {"src_format": "NDHWC", "dst_format": "NCDHW"}),
         ("wrong size", {"x": (I32, [3], [1, 2, 3])}, {}),
     ],
+    **{op: [
+        ("seed 1, 2", {"shape": (I32, [1], [7]), "seed": (I64, [2], [1, 2])}, {"dtype": F}),
+        ("int32 seed, double", {"shape": (I64, [2], [2, 3]), "seed": (I32, [2], [-7, 123456])},
+         {"dtype": D}),
+        ("bad seed", {"shape": (I32, [1], [3]), "seed": (I64, [3], [1, 2, 3])}, {"dtype": F}),
+    ] for op in ("StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal")},
+    **{op: [
+        ("philox", {"shape": (I32, [1], [7]), "key": (U64, [1], [1935571257751224705]),
+                    "counter": (U64, [2], [0, 15893885301918257649]), "alg": (I32, [], 1)},
+         {"dtype": F}),
+        ("auto select, double", {"shape": (I32, [1], [5]), "key": (U64, [1], [12345]),
+                                 "counter": (U64, [2], [7, 9]), "alg": (I32, [], 3)}, {"dtype": D}),
+        ("threefry", {"shape": (I32, [1], [3]), "key": (U64, [1], [1]),
+                      "counter": (U64, [2], [0, 0]), "alg": (I32, [], 2)}, {"dtype": F}),
+    ] for op in ("StatelessRandomUniformV2", "StatelessRandomNormalV2", "StatelessTruncatedNormalV2")},
+    "StatelessRandomUniformIntV2": [
+        ("philox", {"shape": (I32, [1], [5]), "key": (U64, [1], [1935571257751224705]),
+                    "counter": (U64, [2], [0, 15893885301918257649]), "alg": (I32, [], 1),
+                    "minval": (I32, [], 0), "maxval": (I32, [], 10)}, {}),
+        ("uint64", {"shape": (I32, [1], [4]), "key": (U64, [1], [5]), "counter": (U64, [2], [1, 2]),
+                    "alg": (I32, [], 1), "minval": (U64, [], 3), "maxval": (U64, [], 1 << 50)}, {}),
+    ],
+    "StatelessRandomUniformInt": [
+        ("int32", {"shape": (I32, [1], [7]), "seed": (I64, [2], [1, 2]),
+                   "minval": (I32, [], -5), "maxval": (I32, [], 9)}, {}),
+        ("int64 wide", {"shape": (I32, [1], [5]), "seed": (I64, [2], [1, 2]),
+                        "minval": (I64, [], -5), "maxval": (I64, [], 1 << 40)}, {}),
+        ("empty range", {"shape": (I32, [1], [3]), "seed": (I64, [2], [1, 2]),
+                         "minval": (I32, [], 5), "maxval": (I32, [], 5)}, {}),
+    ],
+    "StatelessRandomGetKeyCounter": [
+        ("int64 seed", {"seed": (I64, [2], [0x123456789, -7])}, {}),
+        ("int32 seed", {"seed": (I32, [2], [1, 2])}, {}),
+    ],
     "StringToHashBucketFast": [
         ("words", {"input": (STR, [5], [b"hello", b"", b"a", b"Towerflow", "\u00fcn\u00efcode".encode()])},
          {"num_buckets": 1000}),
@@ -1384,8 +1419,10 @@ def numpy_values(dtype, shape, values, which):
     if values is None:
         values = PATTERNS[kind][which % 2]
     count = int(np.prod(shape)) if shape else 1
-    if dtype == types_pb2.DT_UINT8:
-        values = [v % 256 for v in np.asarray(values).flatten().tolist()]
+    unsigned_bits = {types_pb2.DT_UINT8: 8, types_pb2.DT_UINT16: 16, types_pb2.DT_UINT32: 32,
+                     types_pb2.DT_UINT64: 64}.get(dtype)
+    if unsigned_bits is not None:  # patterns' negative values wrap, as in C++
+        values = [int(v) % (1 << unsigned_bits) for v in np.asarray(values).flatten().tolist()]
     flat = np.resize(np.array(values, dtype=NUMPY[dtype]), count)
     return flat.reshape(shape)
 

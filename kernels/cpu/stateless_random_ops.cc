@@ -1,0 +1,305 @@
+// The stateless random ops, TF's numbers to the bit: Philox from the key and
+// counter StatelessKeyCounter derives from the seed (the V2 forms take them
+// as inputs), read as TF's FillPhiloxRandom reads it:
+// - uniform floats: one 32-bit word each (23 mantissa bits); doubles: two
+//   (52 bits);
+// - normals: Box-Muller on pairs of uniforms (floats in float arithmetic,
+//   glibc's logf and sincosf, as TF's CPU kernels), four floats or two
+//   doubles per block;
+// - truncated normals: each group of 4 floats (2 doubles) from its own
+//   stretch of the stream, 256 (128) blocks on, drawing normals in pairs and
+//   keeping those under 2 in magnitude;
+// - integers in [lo, hi): lo + a word (two for 64 bits) modulo hi - lo
+//   (TF's modulo, slightly biased for ranges that do not divide 2^32).
+// float and double; TF's half and bfloat16 forms (their own 16-bit
+// conversions) are not in.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/philox.h"
+#include "core/status_macros.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "kernels/kernel_util.h"
+
+namespace towerflow {
+namespace {
+
+constexpr int32_t kPhilox = 1, kThreeFry = 2, kAutoSelect = 3;
+
+// The stream a stateless op draws from: its seed input [2] (V1), or its key
+// [1], counter [2] and alg inputs starting at `first` (V2).
+absl::StatusOr<PhiloxStream> StreamOf(KernelContext* ctx, bool v2, int first) {
+  PhiloxKey key;
+  PhiloxBlock counter;
+  if (!v2) {
+    const Tensor& seed = ctx->input(first);
+    if (seed.dims() != 1 || seed.dim_size(0) != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("seed must have shape [2], not ", seed.shape().DebugString()));
+    }
+    // int32 seeds widen with their sign, as TF's.
+    StatelessKeyCounter(static_cast<uint64_t>(IntAt(seed, 0)),
+                        static_cast<uint64_t>(IntAt(seed, 1)), &key, &counter);
+    return PhiloxStream(counter, key);
+  }
+  const Tensor& key_t = ctx->input(first);
+  const Tensor& counter_t = ctx->input(first + 1);
+  const Tensor& alg_t = ctx->input(first + 2);
+  if (alg_t.NumElements() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("alg must be a scalar, got ", alg_t.shape().DebugString()));
+  }
+  const int32_t alg = *alg_t.data<int32_t>();
+  if (alg != kPhilox && alg != kAutoSelect) {
+    return alg == kThreeFry
+               ? absl::InvalidArgumentError("Unsupported algorithm id: 2")
+               : absl::InvalidArgumentError(absl::StrCat("Unsupported algorithm id: ", alg));
+  }
+  if (key_t.dims() != 1 || key_t.dim_size(0) != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("key must have shape [1], not ", key_t.shape().DebugString(),
+                     ". (Note that batched keys are not supported yet.)"));
+  }
+  if (counter_t.dims() != 1 || counter_t.dim_size(0) < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "counter must be a vector of at least 2 elements, got ", counter_t.shape().DebugString()));
+  }
+  const uint64_t k = key_t.data<uint64_t>()[0];
+  const uint64_t c0 = counter_t.data<uint64_t>()[0], c1 = counter_t.data<uint64_t>()[1];
+  key = PhiloxKey{{static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)}};
+  counter = PhiloxBlock{{static_cast<uint32_t>(c0), static_cast<uint32_t>(c0 >> 32),
+                         static_cast<uint32_t>(c1), static_cast<uint32_t>(c1 >> 32)}};
+  return PhiloxStream(counter, key);
+}
+
+float UniformFloat(uint32_t x) {
+  const uint32_t bits = (127u << 23) | (x & 0x7fffffu);
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f - 1.0f;
+}
+double UniformDouble(uint32_t hi, uint32_t lo) {
+  const uint64_t bits = (uint64_t{1023} << 52) | (uint64_t{hi & 0xfffffu} << 32) | lo;
+  double d;
+  std::memcpy(&d, &bits, sizeof(d));
+  return d - 1.0;
+}
+
+// Box-Muller as TF's: u1 kept off 0, the angle 2 pi u2 rounded to float.
+void BoxMuller(uint32_t x0, uint32_t x1, float* f0, float* f1) {
+  float u1 = UniformFloat(x0);
+  if (u1 < 1.0e-7f) u1 = 1.0e-7f;
+  const float v1 = static_cast<float>(2.0f * M_PI * UniformFloat(x1));
+  const float u2 = std::sqrt(-2.0f * std::log(u1));
+  sincosf(v1, f0, f1);
+  *f0 *= u2;
+  *f1 *= u2;
+}
+void BoxMuller(const uint32_t* x, double* d0, double* d1) {
+  double u1 = UniformDouble(x[0], x[1]);
+  if (u1 < 1.0e-7) u1 = 1.0e-7;
+  const double v1 = 2 * M_PI * UniformDouble(x[2], x[3]);
+  const double u2 = std::sqrt(-2.0 * std::log(u1));
+  sincos(v1, d0, d1);
+  *d0 *= u2;
+  *d1 *= u2;
+}
+
+enum class Dist { kUniform, kNormal, kTruncated };
+
+// n values of `dist` from `stream` into out.
+template <typename T>
+void Fill(Dist dist, PhiloxStream stream, T* out, int64_t n) {
+  constexpr bool kFloat = sizeof(T) == 4;
+  if (dist == Dist::kTruncated) {
+    // Groups of 4 floats (2 doubles), each from 256 (128) blocks on.
+    const int64_t group = kFloat ? 4 : 2, skip = kFloat ? 256 : 128;
+    for (int64_t g = 0; g * group < n; ++g) {
+      PhiloxStream s = stream;
+      s.Skip(static_cast<uint64_t>(g) * skip);
+      PhiloxWords words(&s);
+      int64_t kept = 0;
+      while (kept < group && g * group + kept < n) {
+        T pair[2];
+        if constexpr (kFloat) {
+          const uint32_t x0 = words.Next(), x1 = words.Next();
+          BoxMuller(x0, x1, &pair[0], &pair[1]);
+        } else {
+          uint32_t x[4];
+          for (uint32_t& w : x) w = words.Next();
+          BoxMuller(x, &pair[0], &pair[1]);
+        }
+        for (const T v : pair) {
+          if (std::abs(v) < T(2) && kept < group && g * group + kept < n) {
+            out[g * group + kept++] = v;
+          }
+        }
+      }
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n;) {
+    const PhiloxBlock b = stream.Next();
+    T values[4];
+    int count;
+    if (dist == Dist::kUniform) {
+      if constexpr (kFloat) {
+        for (int k = 0; k < 4; ++k) values[k] = UniformFloat(b.v[k]);
+        count = 4;
+      } else {
+        values[0] = UniformDouble(b.v[0], b.v[1]);
+        values[1] = UniformDouble(b.v[2], b.v[3]);
+        count = 2;
+      }
+    } else if constexpr (kFloat) {
+      BoxMuller(b.v[0], b.v[1], &values[0], &values[1]);
+      BoxMuller(b.v[2], b.v[3], &values[2], &values[3]);
+      count = 4;
+    } else {
+      BoxMuller(b.v, &values[0], &values[1]);
+      count = 2;
+    }
+    for (int k = 0; k < count && i < n; ++k) out[i++] = values[k];
+  }
+}
+
+// The output of the shape input 0.
+absl::StatusOr<Tensor*> AllocateShaped(KernelContext* ctx) {
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(0), "shape"));
+  TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+  return ctx->allocate_output(0, shape);
+}
+
+template <typename T, Dist kDist, bool kV2>
+class StatelessRandomOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(PhiloxStream stream, StreamOf(ctx, kV2, 1));
+    TW_ASSIGN_OR_RETURN(Tensor * out, AllocateShaped(ctx));
+    Fill<T>(kDist, stream, out->data<T>(), out->NumElements());
+    return absl::OkStatus();
+  }
+};
+
+// Integers in [lo, hi): lo + a word (two words, low first, for 64 bits)
+// modulo hi - lo, as TF's UniformDistribution.
+template <typename T, bool kV2>
+class StatelessRandomIntOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const int bounds = kV2 ? 4 : 2;
+    const Tensor& lo_t = ctx->input(bounds);
+    const Tensor& hi_t = ctx->input(bounds + 1);
+    if (lo_t.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("minval must be 0-D, got shape ", lo_t.shape().DebugString()));
+    }
+    if (hi_t.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("maxval must be 0-D, got shape ", hi_t.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(PhiloxStream stream, StreamOf(ctx, kV2, 1));
+    TW_ASSIGN_OR_RETURN(Tensor * out, AllocateShaped(ctx));
+    const int64_t n = out->NumElements();
+    if (n == 0) return absl::OkStatus();
+    const T lo = *lo_t.data<T>(), hi = *hi_t.data<T>();
+    if (!(lo < hi)) {
+      return absl::InvalidArgumentError(absl::StrCat("Need minval < maxval, got ", lo, " >= ", hi));
+    }
+    using U = std::make_unsigned_t<T>;
+    const U range = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
+    PhiloxWords words(&stream);
+    T* y = out->data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      U bits;
+      if constexpr (sizeof(T) == 4) {
+        bits = words.Next();
+      } else {
+        const uint64_t low = words.Next();
+        bits = static_cast<U>(low | (uint64_t{words.Next()} << 32));
+      }
+      y[i] = static_cast<T>(static_cast<U>(lo) + bits % range);
+    }
+    return absl::OkStatus();
+  }
+};
+
+class GetKeyCounterOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(PhiloxStream unused, StreamOf(ctx, false, 0));
+    (void)unused;
+    const Tensor& seed = ctx->input(0);
+    PhiloxKey key;
+    PhiloxBlock counter;
+    StatelessKeyCounter(static_cast<uint64_t>(IntAt(seed, 0)),
+                        static_cast<uint64_t>(IntAt(seed, 1)), &key, &counter);
+    TW_ASSIGN_OR_RETURN(Tensor * key_t, ctx->allocate_output(0, TensorShape({1})));
+    TW_ASSIGN_OR_RETURN(Tensor * counter_t, ctx->allocate_output(1, TensorShape({2})));
+    key_t->data<uint64_t>()[0] = key.k[0] | (uint64_t{key.k[1]} << 32);
+    counter_t->data<uint64_t>()[0] = counter.v[0] | (uint64_t{counter.v[1]} << 32);
+    counter_t->data<uint64_t>()[1] = counter.v[2] | (uint64_t{counter.v[3]} << 32);
+    return absl::OkStatus();
+  }
+};
+
+class GetAlgOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Tensor * alg, ctx->allocate_output(0, TensorShape({})));
+    *alg->data<int32_t>() = kPhilox;
+    return absl::OkStatus();
+  }
+};
+
+template <Dist kDist>
+struct Ops {
+  template <typename T>
+  using V1 = StatelessRandomOp<T, kDist, false>;
+  template <typename T>
+  using V2 = StatelessRandomOp<T, kDist, true>;
+};
+template <typename T>
+using IntV1 = StatelessRandomIntOp<T, false>;
+template <typename T>
+using IntV2 = StatelessRandomIntOp<T, true>;
+
+TW_REGISTER_KERNELS(stateless_random_ops) {
+  const auto cpu = [](const std::string& op, bool v2) {
+    KernelDefBuilder b(op);
+    b.Device(kDeviceCpu).HostMemory("shape");
+    if (v2) {
+      b.HostMemory("key").HostMemory("counter").HostMemory("alg");
+    } else {
+      b.HostMemory("seed");
+    }
+    return b;
+  };
+  RegisterTypedKernels<Ops<Dist::kUniform>::V1, float, double>(cpu("StatelessRandomUniform", false),
+                                                               "dtype");
+  RegisterTypedKernels<Ops<Dist::kUniform>::V2, float, double>(
+      cpu("StatelessRandomUniformV2", true), "dtype");
+  RegisterTypedKernels<Ops<Dist::kNormal>::V1, float, double>(cpu("StatelessRandomNormal", false),
+                                                              "dtype");
+  RegisterTypedKernels<Ops<Dist::kNormal>::V2, float, double>(cpu("StatelessRandomNormalV2", true),
+                                                              "dtype");
+  RegisterTypedKernels<Ops<Dist::kTruncated>::V1, float, double>(
+      cpu("StatelessTruncatedNormal", false), "dtype");
+  RegisterTypedKernels<Ops<Dist::kTruncated>::V2, float, double>(
+      cpu("StatelessTruncatedNormalV2", true), "dtype");
+  RegisterTypedKernels<IntV1, int32_t, int64_t>(
+      cpu("StatelessRandomUniformInt", false).HostMemory("minval").HostMemory("maxval"), "dtype");
+  RegisterTypedKernels<IntV2, int32_t, int64_t, uint32_t, uint64_t>(
+      cpu("StatelessRandomUniformIntV2", true).HostMemory("minval").HostMemory("maxval"), "dtype");
+  RegisterKernel(KernelDefBuilder("StatelessRandomGetKeyCounter").Device(kDeviceCpu),
+                 MakeFactory<GetKeyCounterOp>());
+  RegisterKernel(KernelDefBuilder("StatelessRandomGetAlg").Device(kDeviceCpu),
+                 MakeFactory<GetAlgOp>());
+}
+
+}  // namespace
+}  // namespace towerflow
