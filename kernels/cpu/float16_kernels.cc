@@ -23,8 +23,8 @@
 //   the data-movement kernels are written for every type). Not derived: ops
 //   that read or update a variable in place (ref or resource arguments: the
 //   optimizer updates and Assign are written for the 16-bit types in their
-//   own files), list(type) attrs, and ops whose meaning is the bits
-//   (kBitLevelOps).
+//   own files), list(type) attrs, ops whose meaning is the bits and
+//   the stateless random ops (NotDerivedOps).
 // The derived kernel is as thread-safe as the float one it holds.
 #include <map>
 #include <memory>
@@ -48,11 +48,11 @@ namespace {
 
 bool IsFloat16(DataType t) { return t == DT_HALF || t == DT_BFLOAT16; }
 
-// Ops whose result depends on how a type is stored, not on its values
-// (the stateless random ops make 16-bit numbers from 16 random bits, as
-// TF's: a float draw rounded would be other numbers, and could round up
-// to 1).
-const std::set<std::string>& BitLevelOps() {
+// Ops whose 16-bit result is not the float result rounded: those whose
+// meaning is how a type is stored, and the stateless random ops (TF's make
+// 16-bit numbers from 16 random bits; a rounded float draw would be other
+// numbers, and could round up to 1).
+const std::set<std::string>& NotDerivedOps() {
   static const auto* ops = new std::set<std::string>{"Bitcast",
                                                      "DecodeRaw",
                                                      "ParseTensor",
@@ -179,7 +179,7 @@ void DeriveFloat16Kernels(const std::vector<const KernelDef*>& kernels) {
     if (k->device_type == kDeviceCpu) cpu[k->op].push_back(k);
   }
   for (const auto& [op, defs] : cpu) {
-    if (BitLevelOps().count(op) > 0) continue;
+    if (NotDerivedOps().count(op) > 0) continue;
     const OpDef* op_def = FindOpDefFromSource(op);
     if (op_def == nullptr || !TakesValuesOnly(*op_def)) continue;
     std::set<std::string> made;

@@ -1,0 +1,59 @@
+// The bad-input tables of kernels/cpu/bad_inputs_test.cc: valid cases (op,
+// attrs, inputs) by family, from which the test's mutation engine derives
+// the bad variants. A new kernel adds its case to its family's table here.
+#ifndef TOWERFLOW_KERNELS_TESTING_BAD_INPUTS_CASES_H_
+#define TOWERFLOW_KERNELS_TESTING_BAD_INPUTS_CASES_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "framework/attr_value_util.h"
+#include "framework/tensor.h"
+#include "proto/attr_value.pb.h"
+#include "testing/tensor_testing.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace bad_inputs {
+
+struct Case {
+  std::string op;
+  std::map<std::string, AttrValue> attrs;
+  std::vector<Tensor> inputs;
+};
+
+template <typename V>
+AttrValue A(const V& v) {
+  AttrValue a;
+  SetAttrValue(v, &a);
+  return a;
+}
+inline AttrValue Ints(std::vector<int64_t> v) { return A(v); }
+
+inline Tensor Str(const std::string& s) {
+  Tensor t(DT_STRING, TensorShape());
+  *t.data<std::string>() = s;
+  return t;
+}
+
+inline Tensor F(const TensorShape& s) {
+  Tensor t(DT_FLOAT, s);
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = 0.25f * (i % 7) - 0.5f;
+  return t;
+}
+inline Tensor I32(std::vector<int32_t> v) {
+  return Literal<int32_t>({static_cast<int64_t>(v.size())}, v);
+}
+
+std::vector<Case> ArrayCases();
+std::vector<Case> MathCases();
+std::vector<Case> NnCases();
+std::vector<Case> ImageCodecCases();
+std::vector<Case> StateCases();
+
+}  // namespace bad_inputs
+}  // namespace towerflow
+
+#endif  // TOWERFLOW_KERNELS_TESTING_BAD_INPUTS_CASES_H_
