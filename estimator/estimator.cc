@@ -2,19 +2,15 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
-#include <type_traits>
 
-#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
-#include "core/type_dispatch.h"
 #include "distribute/cluster.h"
 #include "distribute/server.h"
 #include "distribute/variables.h"
@@ -26,6 +22,8 @@
 #include "train/metrics.h"
 #include "train/optimizer.h"
 #include "train/session_manager.h"
+#include "training/cluster_roles.h"
+#include "training/loop.h"
 
 namespace towerflow {
 
@@ -142,33 +140,12 @@ absl::StatusOr<std::unique_ptr<train::Saver>> RestoringSaver(const ModelGraph& g
   return train::Saver::Create(g.root, options);
 }
 
-absl::StatusOr<double> ScalarValue(const Tensor& t, const std::string& what) {
-  if (t.NumElements() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be a scalar, got shape ", t.shape().DebugString()));
-  }
-  std::optional<double> value;
-  VisitNumberType(t.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    if constexpr (kIsFloat16<T>) {
-      value = static_cast<float>(t.data<T>()[0]);
-    } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
-      value = static_cast<double>(t.data<T>()[0]);
-    }
-  });
-  if (!value.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be a number, got ", DataTypeString(t.dtype())));
-  }
-  return *value;
-}
-
 }  // namespace estimator_internal
 
 namespace {
 
 using estimator_internal::CheckConfig;
-using estimator_internal::ScalarValue;
+using training::ScalarValue;
 
 // An input_fn's data, with its first batch read ahead so that the graph's
 // placeholders can take its dtypes and shapes.
@@ -269,7 +246,6 @@ bool DrawProgressBar(const RunConfig& config) {
 struct TrainingHooks {
   HookList list;
   std::shared_ptr<StopAtStepHook> stop;  // null without steps / max_steps
-  bool progress_bar = false;             // to add once `stop` knows its last step
 };
 
 // `chief`: this process writes (alone in a cluster): logs, summaries and
@@ -287,122 +263,37 @@ TrainingHooks MakeTrainingHooks(const RunConfig& config, const TrainOptions& opt
   hooks.list.insert(hooks.list.end(), options.hooks.begin(), options.hooks.end());
   hooks.list.insert(hooks.list.end(), spec.training_hooks.begin(), spec.training_hooks.end());
   if (!chief) return hooks;
-  hooks.progress_bar = hooks.stop != nullptr && DrawProgressBar(config);
+  const bool progress_bar = hooks.stop != nullptr && DrawProgressBar(config);
   if (config.log_step_count_steps > 0) {
     hooks.list.push_back(std::make_shared<LoggingHook>(config.log_step_count_steps, config.log,
-                                                       /*clear_line=*/hooks.progress_bar));
+                                                       /*clear_line=*/progress_bar));
     hooks.list.push_back(std::make_shared<StepCounterHook>(config.log_step_count_steps, config.log,
-                                                           /*clear_line=*/hooks.progress_bar));
+                                                           /*clear_line=*/progress_bar));
   }
   if (config.save_summary_steps > 0) {
     hooks.list.push_back(
         std::make_shared<SummarySaverHook>(config.model_dir, config.save_summary_steps));
   }
+  // The bar ends at the stop hook's last step, known once it has seen where
+  // training starts.
+  if (progress_bar) hooks.list.push_back(std::make_shared<ProgressBarHook>(hooks.stop, config.log));
   hooks.list.push_back(
       std::make_shared<CheckpointSaverHook>(saver, config.model_dir, config.save_checkpoints_steps,
                                             config.save_checkpoints_secs, config.log));
   return hooks;
 }
 
-// One training step: feeds `batch`, runs train_op fetching the loss, the
-// global step after the step and what each hook asks for, then gives each
-// hook its values. Returns whether a hook asked to stop.
-// `examples`: the step's batch over every process of the cluster.
-absl::StatusOr<bool> RunStep(const ClientSession& session, const ModelGraph& g,
-                             const OpenedInput& in, const data::Element& batch, int64_t examples,
-                             const Output& step_after, const HookList& hooks, TrainResult* result) {
-  TW_ASSIGN_OR_RETURN(ClientSession::FeedType feeds, Feeds(g, in, batch));
-  std::vector<Output> fetches = {g.spec.loss, step_after};
-  std::vector<size_t> first_value;  // each hook's first fetch
-  for (const auto& hook : hooks) {
-    first_value.push_back(fetches.size());
-    std::vector<Output> wanted = hook->BeforeRun();
-    fetches.insert(fetches.end(), wanted.begin(), wanted.end());
-  }
-  first_value.push_back(fetches.size());
-  std::vector<bool> traced;  // by hook
-  for (const auto& hook : hooks) traced.push_back(hook->TraceStep(result->global_step + 1));
-  RunOptions options;
-  if (absl::c_linear_search(traced, true)) options.trace_level = RunOptions::TraceLevel::kFullTrace;
-  RunMetadata metadata;
-  std::vector<Tensor> values;
-  const auto start = std::chrono::steady_clock::now();
-  TW_RETURN_IF_ERROR(session.Run(options, feeds, fetches, {g.spec.train_op}, &values, &metadata));
-  StepResult step;
-  step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  TW_ASSIGN_OR_RETURN(step.loss, ScalarValue(values[0], "loss"));
-  step.global_step = values[1].data<int64_t>()[0];
-  step.batch_size = examples;
-  result->global_step = step.global_step;
-  result->loss = step.loss;
-  ++result->steps_run;
-  bool stop_requested = false;
-  for (size_t h = 0; h < hooks.size(); ++h) {
-    const std::vector<Tensor> hook_values(values.begin() + first_value[h],
-                                          values.begin() + first_value[h + 1]);
-    if (traced[h]) {
-      TW_RETURN_IF_ERROR(hooks[h]->AfterTracedRun(step, metadata));
-    }
-    TW_RETURN_IF_ERROR(hooks[h]->AfterRun(step, hook_values, &stop_requested));
-  }
-  return stop_requested;
+// The role of this process in `config`'s training (or evaluation).
+absl::StatusOr<training::ProcessRole> RoleOf(const RunConfig& config) {
+  return training::RoleOf(config.across_processes, config.server.get());
 }
 
-// The cluster `config` trains across, or null for this process alone (and
-// for a task of a parameter-server job, which takes part in no collective).
-absl::StatusOr<distribute::Cluster*> ClusterOf(const RunConfig& config) {
-  if (!config.across_processes || config.server != nullptr) return nullptr;
-  TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
-  return cluster->size() > 1 ? cluster : nullptr;
-}
-
-// Whether `mine` holds on every process of `cluster` (null: this one alone).
-absl::StatusOr<bool> EveryProcess(distribute::Cluster* cluster, bool mine) {
-  if (cluster == nullptr) return mine;
-  return cluster->EveryProcess(mine);
-}
-
-// The processes of a cluster take a training step together or not at all:
-// before each step every process says whether it goes on (it has a batch)
-// and with how many examples. Returns the examples of the whole cluster's
-// step, or nullopt when any process stops.
-absl::StatusOr<std::optional<int64_t>> ClusterStep(distribute::Cluster* cluster, bool go_on,
-                                                   int64_t examples) {
-  if (cluster != nullptr) {
-    Tensor votes(DT_INT64, TensorShape({2}));  // processes going on, examples
-    votes.data<int64_t>()[0] = go_on ? 1 : 0;
-    votes.data<int64_t>()[1] = go_on ? examples : 0;
-    TW_RETURN_IF_ERROR(cluster->AllReduceSum(&votes));
-    go_on = votes.data<int64_t>()[0] == cluster->size();
-    examples = votes.data<int64_t>()[1];
-  }
-  if (!go_on) return std::nullopt;
-  return examples;
-}
-
-// The ops that need every process of the job: a parameter-server job's ps
-// tasks never run them, so the workers would wait for them forever.
-absl::Status CheckNoCollectiveAcrossProcesses(const Graph& graph) {
-  for (const Node* node : graph.nodes()) {
-    const std::string& op = node->type_string();
-    if (op == "MpiAllReduce" || op == "MpiAllGather" || op == "MpiBroadcast") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "RunConfig.server: node '", node->name(), "' (", op,
-          ") needs every process of the job, but the ps tasks take part in no collective; "
-          "replicate with ReplicateOptions::across_processes = false"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// A process that fails while training or evaluating with others stops
-// them: they are, or will be, waiting for it in a collective.
+// A failed Train or Evaluate on one process of a cluster stops the others.
 template <typename T>
 absl::StatusOr<T> StopClusterOnError(const RunConfig& config, absl::StatusOr<T> result) {
   if (result.ok()) return result;
-  absl::StatusOr<distribute::Cluster*> cluster = ClusterOf(config);
-  if (cluster.ok() && *cluster != nullptr) (*cluster)->Abort(result.status());
-  return result;
+  absl::StatusOr<training::ProcessRole> role = RoleOf(config);
+  return training::StopOthersOnError(role.ok() ? role->cluster : nullptr, std::move(result));
 }
 
 }  // namespace
@@ -430,38 +321,28 @@ absl::StatusOr<TrainResult> Estimator::TrainOnThisProcess(const InputFn& input_f
     return absl::InvalidArgumentError(
         absl::StrCat("Must specify max_steps > 0, given: ", *options.max_steps));
   }
-  // A ps task of a parameter-server job serves the workers' steps.
-  distribute::Server* const server = config_.server.get();
-  if (server != nullptr && server->task().job == "ps") {
-    TW_RETURN_IF_ERROR(server->Join());
-    return TrainResult{.loss = std::numeric_limits<double>::quiet_NaN()};
-  }
-  // In a cluster (under mpirun) every process trains its towers of one
+  // A ps task of a parameter-server job serves the workers' steps. In a
+  // cluster (under mpirun) every process trains its towers of one
   // replicated model; rank 0 alone logs and writes. In a parameter-server
   // job the chief does.
-  TW_ASSIGN_OR_RETURN(distribute::Cluster* const cluster, ClusterOf(config_));
-  const bool chief =
-      server != nullptr ? server->is_chief() : cluster == nullptr || cluster->is_chief();
+  TW_ASSIGN_OR_RETURN(const training::ProcessRole role, RoleOf(config_));
+  if (role.is_ps_task()) {
+    TW_RETURN_IF_ERROR(role.server->Join());
+    return TrainResult{.loss = std::numeric_limits<double>::quiet_NaN()};
+  }
   std::ostream quiet(nullptr);  // discards
-  std::ostream& log = chief ? *config_.log : quiet;
-  // What ends Train early is decided for the whole cluster (a process that
-  // returned alone would leave the others waiting in a collective): rank
-  // 0's checkpoint decides the skip, and one empty input ends every process.
-  const auto rank_zeros = [cluster](bool mine) -> absl::StatusOr<bool> {
-    if (cluster == nullptr) return mine;
-    Tensor flag(DT_INT32, TensorShape({1}));
-    flag.data<int32_t>()[0] = mine ? 1 : 0;
-    TW_RETURN_IF_ERROR(cluster->Broadcast(&flag, 0));
-    return flag.data<int32_t>()[0] != 0;
-  };
+  std::ostream& log = role.chief ? *config_.log : quiet;
+  // What ends Train early is decided for the whole cluster: rank 0's
+  // checkpoint decides the skip, and one empty input ends every process.
   const absl::StatusOr<std::string> latest = LatestCheckpoint(config_.model_dir);
   TrainResult result;
   result.loss = std::numeric_limits<double>::quiet_NaN();
   std::optional<int64_t> saved;
   if (latest.ok()) saved = CheckpointGlobalStep(*latest);
-  TW_ASSIGN_OR_RETURN(const bool skip,
-                      rank_zeros(options.max_steps.has_value() && saved.has_value() &&
-                                 *saved >= *options.max_steps));
+  TW_ASSIGN_OR_RETURN(
+      const bool skip,
+      training::RankZeroDecides(role.cluster, options.max_steps.has_value() && saved.has_value() &&
+                                                  *saved >= *options.max_steps));
   if (skip) {
     log << LogTimestamp() << ": Skipping training since max_steps has already saved.\n";
     result.global_step = saved.value_or(*options.max_steps);
@@ -469,7 +350,8 @@ absl::StatusOr<TrainResult> Estimator::TrainOnThisProcess(const InputFn& input_f
   }
 
   TW_ASSIGN_OR_RETURN(OpenedInput in, OpenInput(input_fn, /*with_labels=*/true));
-  TW_ASSIGN_OR_RETURN(const bool have_input, EveryProcess(cluster, in.first.has_value()));
+  TW_ASSIGN_OR_RETURN(const bool have_input,
+                      training::EveryProcess(role.cluster, in.first.has_value()));
   if (!have_input) {
     log << LogTimestamp() << ": The input is empty: nothing to train.\n";
     if (latest.ok()) result.global_step = CheckpointGlobalStep(*latest).value_or(0);
@@ -496,82 +378,50 @@ absl::StatusOr<TrainResult> Estimator::TrainOnThisProcess(const InputFn& input_f
         << config_.warm_start_from->ckpt_to_initialize_from << "\n";
     TW_RETURN_IF_ERROR(train::WarmStart(root, *config_.warm_start_from));
   }
-  Operation init_global = GlobalVariablesInitializer(root);
-  Operation init_local = LocalVariablesInitializer(root);
-  std::optional<Operation> broadcast;
-  if (cluster != nullptr) broadcast = distribute::BroadcastGlobalVariables(root);
-  std::optional<train::ReadyOp> ready;  // the other workers wait for the chief's variables
-  if (server != nullptr) {
-    TW_RETURN_IF_ERROR(CheckNoCollectiveAcrossProcesses(*root.graph()));
-    TW_ASSIGN_OR_RETURN(ready, train::ReportUninitializedVariables(root));
+  training::SessionStart start;
+  start.init_global = GlobalVariablesInitializer(root);
+  start.init_local = LocalVariablesInitializer(root);
+  if (role.cluster != nullptr) start.broadcast = distribute::BroadcastGlobalVariables(root);
+  if (role.server != nullptr) {
+    // The other workers wait for the chief's variables.
+    TW_RETURN_IF_ERROR(training::CheckNoCollectiveAcrossProcesses(*root.graph()));
+    TW_ASSIGN_OR_RETURN(start.ready, train::ReportUninitializedVariables(root));
+    start.wait_for_variables = absl::Seconds(config_.wait_for_variables_secs);
   }
+  start.saver = saver.get();
+  if (latest.ok()) start.checkpoint = *latest;
   TW_RETURN_IF_ERROR(root.status());
 
-  TrainingHooks training = MakeTrainingHooks(config_, options, g->spec, saver.get(), chief);
-  HookList& hooks = training.list;
-  for (const auto& hook : hooks) TW_RETURN_IF_ERROR(hook->Begin(root));
+  TrainingHooks hooks = MakeTrainingHooks(config_, options, g->spec, saver.get(), role.chief);
+  training::Loop loop(
+      {.loss = g->spec.loss, .train_ops = {g->spec.train_op}, .global_step = step_after},
+      hooks.list, role.cluster);
+  TW_RETURN_IF_ERROR(loop.Begin(root));
 
   // A worker of a parameter-server job runs a session over the whole job.
   TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session_of_step,
-                      server != nullptr ? server->NewSession(config_.session_options)
-                                        : NewSession(config_.session_options));
+                      role.server != nullptr ? role.server->NewSession(config_.session_options)
+                                             : NewSession(config_.session_options));
   const ClientSession session(root, std::move(session_of_step));
-  if (ready.has_value() && !chief) {
-    // TF's SessionManager.wait_for_session: the chief initializes them.
-    TW_RETURN_IF_ERROR(session.ExtendGraph());
-    TW_RETURN_IF_ERROR(train::WaitForVariables(session.session(), *ready,
-                                               absl::Seconds(config_.wait_for_variables_secs)));
-  } else {
-    // The chief of a parameter-server job restores without initializing
-    // first (TF's Scaffold), so that the variables the others wait for are
-    // never the initializers' values (the Saver holds every global one).
-    if (!latest.ok() || server == nullptr) {
-      TW_RETURN_IF_ERROR(session.Run({}, {}, {init_global}, nullptr));
-    }
-    if (latest.ok()) {
-      log << LogTimestamp() << ": Restoring parameters from " << *latest << "\n";
-      TW_RETURN_IF_ERROR(saver->Restore(session, *latest));
-    }
-  }
-  // Every process starts from rank 0's variables, whatever its seeds
-  // (Horovod's BroadcastGlobalVariablesHook).
-  if (broadcast.has_value()) TW_RETURN_IF_ERROR(session.Run({}, {}, {*broadcast}, nullptr));
-  // After the restore, as TF's Scaffold runs local_init_op: local variables
-  // may start from global ones (the mirrors of an all-reduce replication).
-  TW_RETURN_IF_ERROR(session.Run({}, {}, {init_local}, nullptr));
+  TW_RETURN_IF_ERROR(training::StartSession(session, role, start, log));
   TW_ASSIGN_OR_RETURN(result.global_step, ReadGlobalStep(session, *g));
-  // The progress bar needs the last step, known once the stop hook has seen
-  // where training starts.
-  for (const auto& hook : hooks) {
-    TW_RETURN_IF_ERROR(hook->AfterCreateSession(session, result.global_step));
-  }
-  if (training.progress_bar) {
-    auto bar = std::make_shared<ProgressBarHook>(training.stop->last_step(), &log);
-    TW_RETURN_IF_ERROR(bar->AfterCreateSession(session, result.global_step));
-    hooks.insert(hooks.end() - 1, bar);
-  }
-
+  TW_RETURN_IF_ERROR(loop.AfterCreateSession(session, result.global_step));
   // As TF's StopAtStepHook.after_create_session: a worker of a
   // parameter-server job that starts once the others have reached the last
   // step takes none.
-  bool stop_requested =
-      training.stop != nullptr && result.global_step >= training.stop->last_step();
-  while (true) {
-    std::optional<data::Element> batch;
-    if (!stop_requested) {
-      TW_ASSIGN_OR_RETURN(batch, in.Next());
-    }
-    // The end of the data or a hook's request ends training; the processes
-    // of a cluster step together, so the first process to end ends them all
-    // (one that returned alone would leave the others in a collective).
-    TW_ASSIGN_OR_RETURN(
-        const std::optional<int64_t> examples,
-        ClusterStep(cluster, batch.has_value(), batch.has_value() ? (*batch)[0].dim_size(0) : 0));
-    if (!examples.has_value()) break;
-    TW_ASSIGN_OR_RETURN(stop_requested,
-                        RunStep(session, *g, in, *batch, *examples, step_after, hooks, &result));
-  }
-  for (const auto& hook : hooks) TW_RETURN_IF_ERROR(hook->End(session, result.global_step));
+  if (hooks.stop != nullptr && result.global_step >= hooks.stop->last_step()) loop.RequestStop();
+  TW_RETURN_IF_ERROR(loop.Run(session, [&]() -> absl::StatusOr<std::optional<training::Batch>> {
+    TW_ASSIGN_OR_RETURN(std::optional<data::Element> batch, in.Next());
+    if (!batch.has_value()) return std::nullopt;
+    training::Batch step;
+    TW_ASSIGN_OR_RETURN(step.feeds, Feeds(*g, in, *batch));
+    step.examples = (*batch)[0].dim_size(0);
+    return step;
+  }));
+  TW_RETURN_IF_ERROR(loop.End(session));
+  result.global_step = loop.global_step();
+  result.steps_run = loop.steps_run();
+  if (loop.steps_run() > 0) result.loss = loop.loss();
   log << LogTimestamp() << ": Loss for final step: " << result.loss << ".\n" << std::flush;
   return result;
 }
@@ -592,9 +442,11 @@ absl::StatusOr<MetricMap> Estimator::EvaluateOnThisProcess(const InputFn& input_
   // In a cluster each process evaluates its part of the data and the metric
   // variables are summed over the processes at the end, so every process
   // gets the metrics of all of it.
-  TW_ASSIGN_OR_RETURN(distribute::Cluster* const cluster, ClusterOf(config_));
+  TW_ASSIGN_OR_RETURN(const training::ProcessRole role, RoleOf(config_));
+  distribute::Cluster* const cluster = role.cluster;
   TW_ASSIGN_OR_RETURN(OpenedInput in, OpenInput(input_fn, /*with_labels=*/true));
-  TW_ASSIGN_OR_RETURN(const bool all_have_input, EveryProcess(cluster, in.first.has_value()));
+  TW_ASSIGN_OR_RETURN(const bool all_have_input,
+                      training::EveryProcess(cluster, in.first.has_value()));
   if (!all_have_input) {
     return absl::InvalidArgumentError(cluster == nullptr
                                           ? "Evaluate: the input is empty"

@@ -36,7 +36,7 @@
 #include "absl/status/statusor.h"
 #include "core/tensor_shape.h"
 #include "data/dataset.h"
-#include "estimator/hooks.h"
+#include "training/hooks.h"
 #include "estimator/model_fn.h"
 #include "estimator/serving_input_receiver.h"
 #include "runtime/session.h"

@@ -49,9 +49,6 @@ absl::Status CheckConfig(const RunConfig& config);
 // other global variable by its name.
 absl::StatusOr<std::unique_ptr<train::Saver>> RestoringSaver(const ModelGraph& g);
 
-// A one-element number tensor as a double; InvalidArgument naming `what`.
-absl::StatusOr<double> ScalarValue(const Tensor& t, const std::string& what);
-
 }  // namespace estimator_internal
 }  // namespace towerflow
 

@@ -23,7 +23,7 @@
 #include <string>
 
 #include "estimator/export_output.h"
-#include "estimator/hooks.h"
+#include "training/hooks.h"
 #include "graph/output.h"
 #include "graph/scope.h"
 #include "ops/variables.h"

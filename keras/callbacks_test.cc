@@ -88,6 +88,69 @@ TEST(CallbacksTest, FitStopsEarlyAndRestoresTheBestWeights) {
   }
 }
 
+// Fit and Estimator::Train run one training loop (training/loop.h): a hook
+// given to Fit sees every step a callback sees, with the same loss and
+// examples, and its stop request ends Fit.
+TEST(CallbacksTest, HooksSeeTheStepsCallbacksSee) {
+  keras::Sequential model = Compiled();
+  Tensor x, y;
+  Data(&x, &y);
+  struct Seen {
+    int64_t batch;
+    double loss, accuracy;
+  };
+  std::vector<Seen> seen;
+  auto record = std::make_shared<keras::LambdaCallback>();
+  record->on_batch_end = [&seen](keras::Model*, int64_t batch, const keras::Logs& logs) {
+    seen.push_back({batch, logs.at("loss"), logs.at("accuracy")});
+    return absl::OkStatus();
+  };
+  auto history = std::make_shared<StepHistoryHook>();
+  // 16 rows in batches of 6: 6, 6 and 4 rows an epoch.
+  TW_ASSERT_OK_AND_ASSIGN(
+      keras::History h,
+      model.Fit(
+          x, y,
+          {.batch_size = 6, .epochs = 2, .verbose = 0, .callbacks = {record}, .hooks = {history}}));
+  EXPECT_EQ(h.epochs, (std::vector<int>{0, 1}));
+  ASSERT_EQ(seen.size(), 6u);
+  ASSERT_EQ(history->steps().size(), 6u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    const StepResult& step = history->steps()[i];
+    EXPECT_EQ(seen[i].batch, static_cast<int64_t>(i % 3)) << i;
+    EXPECT_EQ(step.global_step, static_cast<int64_t>(i + 1)) << i;
+    EXPECT_EQ(step.batch_size, i % 3 == 2 ? 4 : 6) << i;
+    EXPECT_EQ(step.loss, seen[i].loss) << i;
+    ASSERT_EQ(step.logs.size(), 1u);
+    EXPECT_EQ(step.logs[0], seen[i].accuracy) << i;
+  }
+  // A stop request ends Fit after that epoch's end; the callbacks see no
+  // later step.
+  seen.clear();
+  auto stop = std::make_shared<StopAtStepHook>(StopAtStepHook::LastStep(4));
+  TW_ASSERT_OK_AND_ASSIGN(
+      h, model.Fit(
+             x, y,
+             {.batch_size = 6, .epochs = 5, .verbose = 0, .callbacks = {record}, .hooks = {stop}}));
+  EXPECT_EQ(h.epochs, (std::vector<int>{0, 1}));
+  EXPECT_EQ(seen.size(), 4u);
+  // A hook's error ends Fit with it.
+  struct Failing : SessionRunHook {
+    absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>&, bool*) override {
+      return step.global_step == 2 ? absl::InternalError("disk full") : absl::OkStatus();
+    }
+  };
+  seen.clear();
+  EXPECT_THAT(model.Fit(x, y,
+                        {.batch_size = 6,
+                         .epochs = 2,
+                         .verbose = 0,
+                         .callbacks = {record},
+                         .hooks = {std::make_shared<Failing>()}}),
+              StatusIs(absl::StatusCode::kInternal, "disk full"));
+  EXPECT_EQ(seen.size(), 2u);
+}
+
 TEST(CallbacksTest, WeightsRoundTripThroughCheckpoints) {
   const std::string dir = testing::MakeTempDir("keras_weights");
   keras::Sequential a = Compiled();

@@ -14,6 +14,7 @@
 #include "keras/model.h"
 #include "keras/model_internal.h"
 #include "keras/progbar.h"
+#include "training/cluster_roles.h"
 
 namespace towerflow {
 namespace keras {
@@ -129,24 +130,9 @@ absl::StatusOr<int64_t> Model::CheckData(const TensorMap& x, const TensorMap* y)
   return rows;
 }
 
-absl::StatusOr<std::vector<Tensor>> Model::RunStep(const TensorMap& x, const TensorMap* y,
-                                                   bool train) {
-  TW_RETURN_IF_ERROR(InitializeNewVariables());
-  Built& b = *built_;
+ClientSession::FeedType Model::Feeds(const TensorMap& x, const TensorMap* y) const {
+  const Built& b = *built_;
   const Topology& t = *topology_;
-  std::vector<Output> fetches;
-  std::vector<Operation> targets;
-  if (train) {
-    fetches.push_back(b.train_loss);
-    fetches.insert(fetches.end(), b.train_logs.begin(), b.train_logs.end());
-    targets.push_back(b.train_op);
-  } else if (y != nullptr) {
-    fetches.push_back(b.eval_loss);
-    fetches.insert(fetches.end(), b.eval_logs.begin(), b.eval_logs.end());
-  } else {
-    for (const Outputs& o : b.predict) fetches.push_back(o.output);
-  }
-  // Each replica's placeholders take its shard of the batch.
   ClientSession::FeedType feeds;
   const auto feed = [&feeds](const std::vector<Output>& placeholders, const Tensor& v) {
     if (placeholders.size() == 1) {
@@ -163,36 +149,44 @@ absl::StatusOr<std::vector<Tensor>> Model::RunStep(const TensorMap& x, const Ten
   if (y != nullptr) {
     for (size_t o = 0; o < t.outputs.size(); ++o) feed(b.targets[o], y->at(t.outputs[o].name));
   }
+  return feeds;
+}
+
+absl::StatusOr<std::vector<Tensor>> Model::RunStep(const TensorMap& x, const TensorMap* y,
+                                                   bool train) {
+  TW_RETURN_IF_ERROR(InitializeNewVariables());
+  Built& b = *built_;
+  std::vector<Output> fetches;
+  std::vector<Operation> targets;
+  if (train) {
+    fetches.push_back(b.train_loss);
+    fetches.insert(fetches.end(), b.train_logs.begin(), b.train_logs.end());
+    targets.push_back(b.train_op);
+  } else if (y != nullptr) {
+    fetches.push_back(b.eval_loss);
+    fetches.insert(fetches.end(), b.eval_logs.begin(), b.eval_logs.end());
+  } else {
+    for (const Outputs& o : b.predict) fetches.push_back(o.output);
+  }
   std::vector<Tensor> out;
-  TW_RETURN_IF_ERROR(b.session->Run(feeds, fetches, targets, &out));
+  TW_RETURN_IF_ERROR(b.session->Run(Feeds(x, y), fetches, targets, &out));
   return out;
 }
 
 absl::Status Model::RunBatches(const TensorMap& x, const TensorMap* y, int64_t batch_size,
-                               bool train, const std::vector<int64_t>& order, const StepFn& each) {
+                               const StepFn& each) {
   const int64_t n = x.begin()->second.dim_size(0);
-  // Training across processes, each takes its part of every batch.
-  const distribute::Cluster* cluster = train ? built_->cluster : nullptr;
   int64_t step = 0;
-  for (int64_t batch_begin = 0; batch_begin < n; batch_begin += batch_size, ++step) {
-    const int64_t batch_end = std::min(n, batch_begin + batch_size);
-    int64_t begin = batch_begin, end = batch_end;
-    if (cluster != nullptr) {
-      const std::vector<int64_t> parts = ShardStarts(batch_end - batch_begin, cluster->size());
-      begin = batch_begin + parts[cluster->rank()];
-      end = batch_begin + parts[cluster->rank() + 1];
-    }
+  for (int64_t begin = 0; begin < n; begin += batch_size, ++step) {
+    const int64_t end = std::min(n, begin + batch_size);
     TensorMap xb, yb;
-    for (const auto& [name, v] : x) xb[name] = GatherRows(v, order, begin, end);
+    for (const auto& [name, v] : x) xb[name] = SliceRows(v, begin, end);
     if (y != nullptr) {
-      for (const auto& [name, v] : *y) yb[name] = GatherRows(v, order, begin, end);
+      for (const auto& [name, v] : *y) yb[name] = SliceRows(v, begin, end);
     }
-    TW_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunStep(xb, y != nullptr ? &yb : nullptr, train));
-    int64_t rows = end - begin;
-    if (train) {
-      TW_ASSIGN_OR_RETURN(rows, ClusterLogs(&out, rows));
-    }
-    TW_RETURN_IF_ERROR(each(step, rows, out));
+    TW_ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                        RunStep(xb, y != nullptr ? &yb : nullptr, /*train=*/false));
+    TW_RETURN_IF_ERROR(each(step, end - begin, out));
   }
   return absl::OkStatus();
 }
@@ -269,12 +263,31 @@ absl::StatusOr<History> Model::Fit(const TensorMap& x_all, const TensorMap& y_al
   TW_RETURN_IF_ERROR(BroadcastWeights());
   const int64_t steps = (n + options.batch_size - 1) / options.batch_size;
   std::vector<int64_t> order = Identity(n);
-  return FitEpochs(options, steps, validation_x, validation_y, [&](int epoch, const StepFn& each) {
+  // Training across processes, each takes its part of every batch.
+  const distribute::Cluster* cluster = built_->cluster;
+  return FitEpochs(options, steps, validation_x, validation_y, [&](int epoch) {
     if (options.shuffle) {
       std::mt19937_64 rng(options.seed * 1000003 + epoch);
       std::shuffle(order.begin(), order.end(), rng);
     }
-    return RunBatches(x, &y, options.batch_size, /*train=*/true, order, each);
+    auto next_begin = std::make_shared<int64_t>(0);
+    return [&, next_begin]() -> absl::StatusOr<std::optional<training::Batch>> {
+      const int64_t batch_begin = *next_begin;
+      if (batch_begin >= n) return std::nullopt;
+      const int64_t batch_end = std::min(n, batch_begin + options.batch_size);
+      *next_begin = batch_end;
+      int64_t begin = batch_begin, end = batch_end;
+      if (cluster != nullptr) {
+        const std::vector<int64_t> parts = ShardStarts(batch_end - batch_begin, cluster->size());
+        begin = batch_begin + parts[cluster->rank()];
+        end = batch_begin + parts[cluster->rank() + 1];
+      }
+      TensorMap xb, yb;
+      for (const auto& [name, v] : x) xb[name] = GatherRows(v, order, begin, end);
+      for (const auto& [name, v] : y) yb[name] = GatherRows(v, order, begin, end);
+      TW_RETURN_IF_ERROR(InitializeNewVariables());
+      return training::Batch{Feeds(xb, &yb), end - begin};
+    };
   });
 }
 
@@ -322,26 +335,16 @@ absl::StatusOr<History> Model::Fit(const data::Dataset& dataset, const FitOption
     TW_RETURN_IF_ERROR(Build(&batch->y));
   }
   TW_RETURN_IF_ERROR(BroadcastWeights());
-  distribute::Cluster* const cluster = built_->cluster;
-  return FitEpochs(
-      options, /*steps=*/0, validation_x, validation_y,
-      [&](int, const StepFn& each) -> absl::Status {
-        std::unique_ptr<data::Iterator> it = dataset.MakeIterator();
-        for (int64_t step = 0;; ++step) {
-          TW_ASSIGN_OR_RETURN(std::optional<Batch> batch, NextBatch(it.get(), step, "Fit"));
-          // Across processes the first dataset to end ends
-          // the epoch of every process.
-          bool every_process_has_one = batch.has_value();
-          if (cluster != nullptr) {
-            TW_ASSIGN_OR_RETURN(every_process_has_one, cluster->EveryProcess(batch.has_value()));
-          }
-          if (!every_process_has_one) return absl::OkStatus();
-          TW_ASSIGN_OR_RETURN(std::vector<Tensor> values,
-                              RunStep(batch->x, &batch->y, /*train=*/true));
-          TW_ASSIGN_OR_RETURN(const int64_t rows, ClusterLogs(&values, batch->rows));
-          TW_RETURN_IF_ERROR(each(step, rows, values));
-        }
-      });
+  return FitEpochs(options, /*steps=*/0, validation_x, validation_y, [&](int) {
+    std::shared_ptr<data::Iterator> it = dataset.MakeIterator();
+    auto step = std::make_shared<int64_t>(0);
+    return [this, it, step]() -> absl::StatusOr<std::optional<training::Batch>> {
+      TW_ASSIGN_OR_RETURN(std::optional<Batch> batch, NextBatch(it.get(), (*step)++, "Fit"));
+      if (!batch.has_value()) return std::nullopt;
+      TW_RETURN_IF_ERROR(InitializeNewVariables());
+      return training::Batch{Feeds(batch->x, &batch->y), batch->rows};
+    };
+  });
 }
 
 absl::StatusOr<Logs> Model::Evaluate(const data::Dataset& dataset) {
@@ -406,43 +409,83 @@ absl::StatusOr<TensorMap> Model::Predict(const data::Dataset& dataset) {
   return result;
 }
 
+namespace {
+
+// Keras's side of a training step: the progress bar and the callbacks'
+// OnBatchEnd, as a hook of the training loop.
+class BatchEndHook : public SessionRunHook {
+ public:
+  BatchEndHook(Model* model, const std::vector<std::string>& log_names,
+               const std::vector<std::shared_ptr<Callback>>& callbacks)
+      : model_(model), log_names_(log_names), callbacks_(callbacks) {}
+
+  // An epoch starts: its batches count from 0 on `bar`.
+  void StartEpoch(Progbar* bar) {
+    bar_ = bar;
+    batch_ = 0;
+  }
+
+  absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>&, bool*) override {
+    std::vector<std::pair<std::string, double>> named = {{"loss", step.loss}};
+    for (size_t m = 0; m < log_names_.size(); ++m) named.push_back({log_names_[m], step.logs[m]});
+    bar_->Update(batch_ + 1, named, static_cast<double>(step.batch_size));
+    const Logs logs(named.begin(), named.end());
+    for (const auto& c : callbacks_) TW_RETURN_IF_ERROR(c->OnBatchEnd(model_, batch_, logs));
+    ++batch_;
+    return absl::OkStatus();
+  }
+
+ private:
+  Model* const model_;
+  const std::vector<std::string>& log_names_;
+  const std::vector<std::shared_ptr<Callback>>& callbacks_;
+  Progbar* bar_ = nullptr;
+  int64_t batch_ = 0;
+};
+
+}  // namespace
+
 absl::StatusOr<History> Model::FitEpochs(
     const FitOptions& options, int64_t steps, const TensorMap* validation_x,
     const TensorMap* validation_y,
-    const std::function<absl::Status(int epoch, const StepFn& each)>& run_epoch) {
+    const std::function<training::NextBatchFn(int epoch)>& epoch_batches) {
   std::ostream* out = options.out != nullptr ? options.out : &std::cout;
   const bool dynamic = IsTerminal(out);
   const std::vector<std::string>& log_names = LogNames();
   History history;
   stop_training_ = false;
+  Built& b = *built_;
   // Across processes rank 0 alone prints and writes; every process runs the
-  // other callbacks (they see the same logs and decide alike).
-  const distribute::Cluster* cluster = built_->cluster;
+  // other callbacks and the hooks (they see the same logs and decide alike).
+  distribute::Cluster* const cluster = b.cluster;
   const bool chief = cluster == nullptr || cluster->is_chief();
   const int verbose = chief ? options.verbose : 0;
   std::vector<std::shared_ptr<Callback>> callbacks;
   for (const auto& c : options.callbacks) {
     if (chief || !c->WritesFiles()) callbacks.push_back(c);
   }
+  auto batch_end = std::make_shared<BatchEndHook>(this, log_names, callbacks);
+  HookList hooks = {batch_end};
+  hooks.insert(hooks.end(), options.hooks.begin(), options.hooks.end());
+  // The step's metrics are the cluster's: the means over every process's
+  // rows (the loss is already the cluster's).
+  training::Loop loop({.loss = b.train_loss,
+                       .train_ops = {b.train_op},
+                       .logs = b.train_logs,
+                       .mean_logs_over_processes = true},
+                      std::move(hooks), cluster);
   absl::StatusOr<History> result = [&]() -> absl::StatusOr<History> {
+    TW_RETURN_IF_ERROR(loop.Begin(b.root));
+    TW_RETURN_IF_ERROR(InitializeNewVariables());
+    TW_RETURN_IF_ERROR(loop.AfterCreateSession(*b.session, /*global_step=*/0));
     for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnTrainBegin(this));
-    for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
+    for (int epoch = options.initial_epoch;
+         epoch < options.epochs && !stop_training_ && !loop.stop_requested(); ++epoch) {
       for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnEpochBegin(this, epoch));
       if (verbose > 0) *out << "Epoch " << epoch + 1 << "/" << options.epochs << "\n";
       Progbar bar(steps, verbose > 0 ? out : nullptr, dynamic);
-      TW_RETURN_IF_ERROR(run_epoch(epoch, [&](int64_t step, int64_t rows,
-                                              const std::vector<Tensor>& values) {
-        std::vector<std::pair<std::string, double>> named = {{"loss", values[0].scalar<float>()()}};
-        for (size_t m = 0; m < log_names.size(); ++m) {
-          named.push_back({log_names[m], values[m + 1].scalar<float>()()});
-        }
-        bar.Update(step + 1, named, static_cast<double>(rows));
-        const Logs logs(named.begin(), named.end());
-        for (const auto& c : callbacks) {
-          TW_RETURN_IF_ERROR(c->OnBatchEnd(this, step, logs));
-        }
-        return absl::OkStatus();
-      }));
+      batch_end->StartEpoch(&bar);
+      TW_RETURN_IF_ERROR(loop.Run(*b.session, epoch_batches(epoch)));
       std::vector<std::pair<std::string, double>> extra;
       if (validation_x != nullptr) {
         TW_ASSIGN_OR_RETURN(Logs val, Evaluate(*validation_x, *validation_y, options.batch_size));
@@ -458,12 +501,12 @@ absl::StatusOr<History> Model::FitEpochs(
       for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnEpochEnd(this, epoch, logs));
     }
     for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnTrainEnd(this));
+    TW_RETURN_IF_ERROR(loop.End(*b.session));
     return history;
   }();
   // An error on one process stops the others (they wait for it in the
   // step's collectives).
-  if (!result.ok() && built_->cluster != nullptr) built_->cluster->Abort(result.status());
-  return result;
+  return training::StopOthersOnError(cluster, std::move(result));
 }
 
 absl::StatusOr<Logs> Model::Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size) {
@@ -481,13 +524,13 @@ absl::StatusOr<Logs> Model::Evaluate(const TensorMap& x, const TensorMap& y, int
   TW_RETURN_IF_ERROR(Build(&y));
   const std::vector<std::string>& log_names = LogNames();
   std::vector<double> sums(1 + log_names.size(), 0.0);
-  TW_RETURN_IF_ERROR(RunBatches(x, &y, batch_size, /*train=*/false, Identity(n),
-                                [&](int64_t, int64_t rows, const std::vector<Tensor>& values) {
-                                  for (size_t i = 0; i < sums.size(); ++i) {
-                                    sums[i] += values[i].scalar<float>()() * rows;
-                                  }
-                                  return absl::OkStatus();
-                                }));
+  TW_RETURN_IF_ERROR(
+      RunBatches(x, &y, batch_size, [&](int64_t, int64_t rows, const std::vector<Tensor>& values) {
+        for (size_t i = 0; i < sums.size(); ++i) {
+          sums[i] += values[i].scalar<float>()() * rows;
+        }
+        return absl::OkStatus();
+      }));
   Logs result;
   result["loss"] = sums[0] / n;
   for (size_t m = 0; m < log_names.size(); ++m) result[log_names[m]] = sums[m + 1] / n;
@@ -512,8 +555,7 @@ absl::StatusOr<TensorMap> Model::Predict(const TensorMap& x, int64_t batch_size)
   const Topology& t = *topology_;
   std::vector<Tensor> results(t.outputs.size());
   TW_RETURN_IF_ERROR(RunBatches(
-      x, nullptr, batch_size, /*train=*/false, Identity(n),
-      [&](int64_t step, int64_t rows, const std::vector<Tensor>& values) {
+      x, nullptr, batch_size, [&](int64_t step, int64_t rows, const std::vector<Tensor>& values) {
         for (size_t o = 0; o < values.size(); ++o) {
           const Tensor& out = values[o];
           if (out.dims() < 1 || out.dim_size(0) != rows) {

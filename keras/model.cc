@@ -677,28 +677,6 @@ absl::Status Model::BroadcastWeights() {
   return b.session->Run({}, {}, {b.broadcast}, nullptr);
 }
 
-absl::StatusOr<int64_t> Model::ClusterLogs(std::vector<Tensor>* values, int64_t rows) const {
-  distribute::Cluster* cluster = built_->cluster;
-  if (cluster == nullptr) return rows;
-  // Each log times this process's rows (none: 0, not an empty mean's NaN),
-  // then the rows, summed over the processes.
-  const int64_t n = static_cast<int64_t>(values->size());
-  Tensor sums(DT_DOUBLE, TensorShape({n}));
-  double* v = sums.data<double>();
-  for (int64_t i = 1; i < n; ++i) {
-    v[i - 1] = rows == 0 ? 0.0 : (*values)[i].scalar<float>()() * static_cast<double>(rows);
-  }
-  v[n - 1] = static_cast<double>(rows);
-  TW_RETURN_IF_ERROR(cluster->AllReduceSum(&sums));
-  const double all_rows = v[n - 1];
-  for (int64_t i = 1; i < n; ++i) {
-    Tensor mean(DT_FLOAT, TensorShape({}));
-    mean.scalar<float>()() = static_cast<float>(all_rows > 0 ? v[i - 1] / all_rows : 0.0);
-    (*values)[i] = mean;
-  }
-  return static_cast<int64_t>(all_rows);
-}
-
 absl::Status Model::CheckBatch(int64_t batch) const {
   // Across processes the towers weigh by their rows: any split is exact.
   TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, TrainingCluster());

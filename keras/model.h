@@ -71,6 +71,8 @@
 #include "runtime/session.h"
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
+#include "training/hooks.h"
+#include "training/loop.h"
 
 namespace towerflow {
 namespace keras {
@@ -135,6 +137,11 @@ struct FitOptions {
   std::ostream* out = nullptr;  // null: std::cout
   // Called in order at each stage (keras/callbacks.h).
   std::vector<std::shared_ptr<Callback>> callbacks;
+  // The Estimator's hooks (training/hooks.h), around every step after the
+  // callbacks' OnBatchEnd: Fit runs the same training loop as
+  // Estimator::Train. StepResult::global_step counts this Fit's steps from
+  // 1; a hook's stop request ends Fit after the epoch's validation.
+  HookList hooks;
 };
 
 // An epoch's (or a batch's) values: "loss", metrics, "val_...".
@@ -386,26 +393,27 @@ class Model {
   // Across processes, every weight (and optimizer slot) takes rank 0's
   // value; nothing alone. REQUIRES: built_.
   absl::Status BroadcastWeights();
-  // Across processes, a training step's logs become the cluster's: each
-  // log but the loss (already the cluster's) is the mean over every
-  // process's rows. Returns the cluster's rows.
-  absl::StatusOr<int64_t> ClusterLogs(std::vector<Tensor>* values, int64_t rows) const;
   // The weights of a built model. REQUIRES: built_.
   absl::StatusOr<std::vector<NamedTensor>> BuiltWeights() const;
   // Keeps the current weights (if built) for the next graph, which Build
   // assigns once it has made the weights.
   void CarryWeights();
+  // The feeds of a batch: each replica's placeholders take its shard.
+  ClientSession::FeedType Feeds(const TensorMap& x, const TensorMap* y) const;
   // One batch: training (loss, logs), evaluation (loss, logs) or
   // prediction (the outputs) when y is null.
   absl::StatusOr<std::vector<Tensor>> RunStep(const TensorMap& x, const TensorMap* y, bool train);
-  // RunStep over rows order[...] of x (and y) in batches of `batch_size`.
-  absl::Status RunBatches(const TensorMap& x, const TensorMap* y, int64_t batch_size, bool train,
-                          const std::vector<int64_t>& order, const StepFn& each);
-  // Fit's epochs: callbacks, progress bar (`steps` 0: unknown), validation.
+  // Evaluation (or prediction when y is null) over x (and y) in batches
+  // of `batch_size`.
+  absl::Status RunBatches(const TensorMap& x, const TensorMap* y, int64_t batch_size,
+                          const StepFn& each);
+  // Fit's epochs on the training loop (training/loop.h): callbacks, hooks,
+  // progress bar (`steps` 0: unknown), validation. `epoch_batches` gives
+  // an epoch's batches.
   absl::StatusOr<History> FitEpochs(
       const FitOptions& options, int64_t steps, const TensorMap* validation_x,
       const TensorMap* validation_y,
-      const std::function<absl::Status(int epoch, const StepFn& each)>& run_epoch);
+      const std::function<training::NextBatchFn(int epoch)>& epoch_batches);
   // The names of the logs after "loss", in the order RunStep fetches them.
   const std::vector<std::string>& LogNames() const;
 

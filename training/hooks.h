@@ -1,5 +1,6 @@
-// Training hooks: TensorFlow's SessionRunHook, called by Estimator::Train
-// around every step.
+// Training hooks: TensorFlow's SessionRunHook, called around every step by
+// the one training loop (training/loop.h) that Estimator::Train and
+// keras::Model::Fit both run.
 //
 //   class LogAccuracy : public SessionRunHook {
 //     std::vector<Output> BeforeRun() override { return {accuracy_}; }
@@ -7,17 +8,19 @@
 //                           bool* request_stop) override { ... }
 //   };
 //   estimator.Train(input_fn, {.max_steps = 1000, .hooks = {std::make_shared<LogAccuracy>()}});
+//   model.Fit(x, y, {.epochs = 5, .hooks = {std::make_shared<LogAccuracy>()}});
 //
-// Every step the Estimator fetches the loss and the global step after the
-// step; hooks read them from StepResult and may ask for more tensors in
+// Every step the loop fetches the loss and the global step after the step
+// (a Keras model, which has no global step variable, counts its steps);
+// hooks read them from StepResult and may ask for more tensors in
 // BeforeRun. Hooks run in order; an error from any of them ends training at
 // once with that error: no later hook runs and no final checkpoint is
 // written (so the NaN guard, which the Estimator puts first, keeps a
 // diverged model out of model_dir).
 //
 // Hooks are used by one training loop at a time.
-#ifndef TOWERFLOW_ESTIMATOR_HOOKS_H_
-#define TOWERFLOW_ESTIMATOR_HOOKS_H_
+#ifndef TOWERFLOW_TRAINING_HOOKS_H_
+#define TOWERFLOW_TRAINING_HOOKS_H_
 
 #include <chrono>
 #include <cstdint>
@@ -45,6 +48,9 @@ struct StepResult {
   double loss = 0;
   int64_t batch_size = 0;  // examples in the step's batch (of every process in a cluster)
   double seconds = 0;      // the step's wall time
+  // The front end's further values of the step (a Keras model's metrics, in
+  // the order of its logs); empty for the Estimator.
+  std::vector<double> logs;
 };
 
 class SessionRunHook {
@@ -278,6 +284,10 @@ class ProgressBarHook : public SessionRunHook {
  public:
   // `last_step`: the global step training ends at.
   ProgressBarHook(int64_t last_step, std::ostream* out) : last_step_(last_step), out_(out) {}
+  // Ends where `stop` stops, read when the session starts (so `stop` comes
+  // before this hook in the list).
+  ProgressBarHook(std::shared_ptr<const StopAtStepHook> stop, std::ostream* out)
+      : stop_(std::move(stop)), out_(out) {}
   absl::Status AfterCreateSession(const ClientSession& session, int64_t global_step) override;
   absl::Status AfterRun(const StepResult& step, const std::vector<Tensor>& values,
                         bool* request_stop) override;
@@ -286,7 +296,8 @@ class ProgressBarHook : public SessionRunHook {
  private:
   void Draw(const StepResult& step);
 
-  const int64_t last_step_;
+  int64_t last_step_ = 0;
+  std::shared_ptr<const StopAtStepHook> stop_;
   std::ostream* const out_;
   std::optional<StepResult> last_;
   int64_t first_step_ = 0;
@@ -301,4 +312,4 @@ const char* ClearLine(bool clear);
 
 }  // namespace towerflow
 
-#endif  // TOWERFLOW_ESTIMATOR_HOOKS_H_
+#endif  // TOWERFLOW_TRAINING_HOOKS_H_

@@ -1,4 +1,4 @@
-#include "estimator/hooks.h"
+#include "training/hooks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -247,6 +247,7 @@ absl::Status ProfilerHook::End(const ClientSession&, int64_t) {
 }
 
 absl::Status ProgressBarHook::AfterCreateSession(const ClientSession&, int64_t global_step) {
+  if (stop_ != nullptr) last_step_ = stop_->last_step();
   first_step_ = global_step;
   start_ = Clock::now();
   last_draw_ = start_ - std::chrono::seconds(1);
