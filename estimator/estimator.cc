@@ -31,14 +31,9 @@ using estimator_internal::ModelGraph;
 
 namespace estimator_internal {
 
-namespace {
-
-// A graph with the inputs `add_inputs` makes, the global step, then what
-// model_fn built; checks the spec (TF's "Missing loss." / "Missing
-// train_op.").
 absl::StatusOr<std::unique_ptr<ModelGraph>> BuildGraph(
     const ModelFn& model_fn, std::optional<int64_t> seed, const Params& params, ModeKeys mode,
-    const std::function<void(ModelGraph*)>& add_inputs, bool global_step = true) {
+    const std::function<void(ModelGraph*)>& add_inputs, bool global_step) {
   auto g = std::make_unique<ModelGraph>();
   if (seed.has_value()) g->root.graph()->set_seed(*seed);
   add_inputs(g.get());
@@ -55,8 +50,6 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildGraph(
   }
   return g;
 }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model_fn,
                                                             const RunConfig& config,
@@ -91,32 +84,6 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model
     add(features, &g->features);
     add(labels, &g->labels);
   });
-}
-
-absl::StatusOr<std::unique_ptr<ModelGraph>> BuildServingModelGraph(
-    const ModelFn& model_fn, const ServingGraphOptions& options,
-    const ServingInputReceiverFn& receiver_fn) {
-  if (!receiver_fn) return absl::InvalidArgumentError("Export: no serving input receiver");
-  const auto add_inputs = [&](ModelGraph* g) {
-    ServingInputReceiver receiver = receiver_fn(g->root);
-    if (!g->root.ok()) return;
-    if (receiver.receiver_tensors.empty()) {
-      g->root.UpdateStatus(
-          absl::InvalidArgumentError("Export: the serving input receiver has no receiver tensors"));
-      return;
-    }
-    for (const auto& [name, t] : receiver.receiver_tensors) {
-      if (!t.valid()) {
-        g->root.UpdateStatus(absl::InvalidArgumentError(
-            absl::StrCat("Export: receiver tensor '", name, "' is not set")));
-        return;
-      }
-    }
-    g->features = std::move(receiver.features);
-    g->receiver_tensors = std::move(receiver.receiver_tensors);
-  };
-  return BuildGraph(model_fn, options.seed, options.params, ModeKeys::kPredict, add_inputs,
-                    options.global_step);
 }
 
 absl::Status CheckConfig(const RunConfig& config) {

@@ -3,6 +3,7 @@
 #ifndef TOWERFLOW_ESTIMATOR_ESTIMATOR_INTERNAL_H_
 #define TOWERFLOW_ESTIMATOR_ESTIMATOR_INTERNAL_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -10,12 +11,14 @@
 
 #include "absl/status/statusor.h"
 #include "estimator/estimator.h"
-#include "estimator/export.h"
 #include "graph/scope.h"
 #include "ops/variables.h"
 #include "train/saver.h"
 
 namespace towerflow {
+
+struct ServingGraphOptions;  // estimator/export.h
+
 namespace estimator_internal {
 
 // One call's graph: a placeholder per input (or the serving input
@@ -29,6 +32,13 @@ struct ModelGraph {
   EstimatorSpec spec;
 };
 
+// A graph with the inputs `add_inputs` makes, the global step (unless
+// `global_step` is false), then what model_fn built; checks the spec (TF's
+// "Missing loss." / "Missing train_op.").
+absl::StatusOr<std::unique_ptr<ModelGraph>> BuildGraph(
+    const ModelFn& model_fn, std::optional<int64_t> seed, const Params& params, ModeKeys mode,
+    const std::function<void(ModelGraph*)>& add_inputs, bool global_step = true);
+
 // Builds the graph and checks the spec (TF's "Missing loss." /
 // "Missing train_op.").
 absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model_fn,
@@ -37,7 +47,7 @@ absl::StatusOr<std::unique_ptr<ModelGraph>> BuildModelGraph(const ModelFn& model
                                                             const Signature& features,
                                                             const Signature& labels);
 
-// The PREDICT graph over the receiver `receiver_fn` builds (export).
+// The PREDICT graph over the receiver `receiver_fn` builds (export.cc).
 absl::StatusOr<std::unique_ptr<ModelGraph>> BuildServingModelGraph(
     const ModelFn& model_fn, const ServingGraphOptions& options,
     const ServingInputReceiverFn& receiver_fn);

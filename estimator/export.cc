@@ -25,6 +25,36 @@
 #include "train/saver.h"
 
 namespace towerflow {
+
+namespace estimator_internal {
+
+absl::StatusOr<std::unique_ptr<ModelGraph>> BuildServingModelGraph(
+    const ModelFn& model_fn, const ServingGraphOptions& options,
+    const ServingInputReceiverFn& receiver_fn) {
+  if (!receiver_fn) return absl::InvalidArgumentError("Export: no serving input receiver");
+  const auto add_inputs = [&](ModelGraph* g) {
+    ServingInputReceiver receiver = receiver_fn(g->root);
+    if (!g->root.ok()) return;
+    if (receiver.receiver_tensors.empty()) {
+      g->root.UpdateStatus(
+          absl::InvalidArgumentError("Export: the serving input receiver has no receiver tensors"));
+      return;
+    }
+    for (const auto& [name, t] : receiver.receiver_tensors) {
+      if (!t.valid()) {
+        g->root.UpdateStatus(absl::InvalidArgumentError(
+            absl::StrCat("Export: receiver tensor '", name, "' is not set")));
+        return;
+      }
+    }
+    g->features = std::move(receiver.features);
+    g->receiver_tensors = std::move(receiver.receiver_tensors);
+  };
+  return BuildGraph(model_fn, options.seed, options.params, ModeKeys::kPredict, add_inputs,
+                    options.global_step);
+}
+
+}  // namespace estimator_internal
 namespace {
 
 using estimator_internal::ModelGraph;

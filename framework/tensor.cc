@@ -11,7 +11,6 @@
 #include "core/status_macros.h"
 #include "core/tensor_proto_util.h"
 #include "core/type_dispatch.h"
-#include "framework/raw_bytes.h"
 
 namespace towerflow {
 
@@ -320,6 +319,13 @@ std::string Tensor::DebugString(int max_entries) const {
   if (!IsInitialized()) return "Tensor<uninitialized>";
   return absl::StrCat("Tensor<type: ", DataTypeString(dtype_), " shape: ", shape_.DebugString(),
                       " values: ", SummarizeValue(max_entries), ">");
+}
+
+void NormalizeBoolBytes(Tensor* t) {
+  if (t->dtype() != DT_BOOL) return;
+  // Read as bytes: reading them as bool is what must not happen.
+  auto* bytes = static_cast<uint8_t*>(t->raw_data());
+  for (int64_t i = 0, n = t->NumElements(); i < n; ++i) bytes[i] = bytes[i] != 0 ? 1 : 0;
 }
 
 }  // namespace towerflow

@@ -12,7 +12,6 @@
 #include "absl/strings/str_format.h"
 #include "core/crc32c.h"
 #include "core/status_macros.h"
-#include "framework/raw_bytes.h"
 #include "leveldb/env.h"
 #include "leveldb/iterator.h"
 #include "leveldb/options.h"

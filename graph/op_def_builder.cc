@@ -10,7 +10,6 @@
 #include "core/types.h"
 #include "framework/attr_value_util.h"
 #include "framework/node_def_util.h"
-#include "graph/op_registry.h"
 
 namespace towerflow {
 namespace {

@@ -22,6 +22,7 @@
 #define TOWERFLOW_GRAPH_OP_DEF_BUILDER_H_
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,21 @@
 namespace towerflow {
 
 class InferenceContext;
-struct OpRegistrationData;
 
 // Computes a node's output shapes; see shape_inference.h.
 using ShapeFn = std::function<absl::Status(InferenceContext* c)>;
+
+// Everything the op registry (graph/op_registry.h) knows about one op: what
+// OpDefBuilder::Finalize makes.
+struct OpRegistrationData {
+  OpDef op_def;
+  ShapeFn shape_fn;
+  // The registering file's stem ("array_ops"); groups the generated builders.
+  std::string family;
+  // Attrs added to the op after TensorFlow 1.x. Export omits them while they
+  // hold their default, so the GraphDef also loads in TensorFlow 1.x.
+  std::set<std::string> added_after_tf1;
+};
 
 class OpDefBuilder {
  public:

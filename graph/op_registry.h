@@ -37,17 +37,6 @@
 
 namespace towerflow {
 
-// Everything the registry knows about one op.
-struct OpRegistrationData {
-  OpDef op_def;
-  ShapeFn shape_fn;
-  // The registering file's stem ("array_ops"); groups the generated builders.
-  std::string family;
-  // Attrs added to the op after TensorFlow 1.x. Export omits them while they
-  // hold their default, so the GraphDef also loads in TensorFlow 1.x.
-  std::set<std::string> added_after_tf1;
-};
-
 class OpRegistry {
  public:
   OpRegistry() = default;

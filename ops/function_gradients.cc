@@ -9,7 +9,6 @@
 #include "graph/control_flow.h"
 #include "graph/graph_io.h"
 #include "graph/lower_functions.h"
-#include "ops/gradients.h"
 #include "ops/ops.h"
 
 namespace towerflow {
@@ -25,9 +24,9 @@ std::string Describe(const Node& call) {
   return absl::StrCat(call.type_string(), " '", call.name(), "'");
 }
 
-// A call in a TF 1 loop body is differentiated by that body's builder
-// (`loop_body`); the registry's entry, which has none, refuses it.
-absl::Status CheckOutsideLoops(const Graph& graph, const Node& call) {
+}  // namespace
+
+absl::Status CheckCallOutsideLoops(const Graph& graph, const Node& call) {
   if (!HasControlFlow(graph)) return absl::OkStatus();
   absl::StatusOr<ControlFlowInfo> info = BuildControlFlowInfo(graph);
   if (info.ok() && info->frame_of[call.id()] == 0) return absl::OkStatus();
@@ -36,6 +35,8 @@ absl::Status CheckOutsideLoops(const Graph& graph, const Node& call) {
                                                " inside a while loop's body here; "
                                                "differentiate the loop with AddSymbolicGradients"));
 }
+
+namespace {
 
 // In a loop body, the second run may not hold a loop of its own.
 absl::Status CheckNoLoop(const GraphDef& lowered, const Node& call) {
@@ -128,7 +129,7 @@ bool IsFunctionCall(const Graph& graph, const Node& node) {
 absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
                                   const std::vector<Output>& grad_inputs,
                                   std::vector<Gradient>* grad_outputs,
-                                  const SubgraphGradientFn* loop_body) {
+                                  const SubgraphGradientFn& body, bool in_loop_body) {
   Graph* graph = scope.graph();
   const Node& call = *op.node();
   // The call's inputs, each through an Identity: the xs of the second run.
@@ -156,7 +157,7 @@ absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
   TW_RETURN_IF_ERROR(LowerFunctionCalls(*graph, &lowered));
   lowered.clear_library();
   TW_RETURN_IF_ERROR(CheckRepeatable(*graph, lowered, call));
-  if (loop_body != nullptr) TW_RETURN_IF_ERROR(CheckNoLoop(lowered, call));
+  if (in_loop_body) TW_RETURN_IF_ERROR(CheckNoLoop(lowered, call));
   TW_RETURN_IF_ERROR(ImportGraphDef(lowered, graph));
   Node* results = graph->FindNode(name);
   if (results == nullptr || results->num_outputs() != call.num_outputs()) {
@@ -179,37 +180,9 @@ absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
   }
   grad_outputs->assign(call.num_inputs(), Gradient());
   if (ys.empty() || xs.empty()) return absl::OkStatus();
-  std::vector<Gradient> grads;
-  if (loop_body != nullptr) {
-    TW_ASSIGN_OR_RETURN(grads, (*loop_body)(scope, ys, xs, grad_ys));
-  } else {
-    GradientOptions options;
-    options.allow_unreachable = true;
-    TW_ASSIGN_OR_RETURN(grads, ComputeSymbolicGradients(scope, ys, xs, grad_ys, options));
-  }
+  TW_ASSIGN_OR_RETURN(const std::vector<Gradient> grads, body(scope, ys, xs, grad_ys));
   for (size_t j = 0; j < xs.size(); ++j) (*grad_outputs)[x_inputs[j]] = std::move(grads[j]);
   return absl::OkStatus();
 }
-
-// The registry's entries, for completeness: the builder calls
-// FunctionCallGradient itself, with its loop body's builder where there is
-// one (GradientBuilder::Backprop in ops/gradients.cc).
-namespace {
-absl::Status RegisteredCallGradient(const Scope& scope, const Operation& op,
-                                    const std::vector<Output>& grad_inputs,
-                                    std::vector<Gradient>* grad_outputs) {
-  TW_RETURN_IF_ERROR(CheckOutsideLoops(*scope.graph(), *op.node()));
-  return FunctionCallGradient(scope, op, grad_inputs, grad_outputs);
-}
-}  // namespace
-
-TW_REGISTER_GRADIENT("PartitionedCall", RegisteredCallGradient);
-TW_REGISTER_GRADIENT("StatefulPartitionedCall", RegisteredCallGradient);
-TW_REGISTER_GRADIENT("If", RegisteredCallGradient);
-TW_REGISTER_GRADIENT("StatelessIf", RegisteredCallGradient);
-TW_REGISTER_GRADIENT("Case", RegisteredCallGradient);
-TW_REGISTER_GRADIENT("StatelessCase", RegisteredCallGradient);
-TW_REGISTER_GRADIENT("While", RegisteredCallGradient);
-TW_REGISTER_GRADIENT("StatelessWhile", RegisteredCallGradient);
 
 }  // namespace towerflow

@@ -52,13 +52,18 @@ using SubgraphGradientFn = std::function<absl::StatusOr<std::vector<Gradient>>(
 
 // The gradient of every function call: one gradient per input of `op`, none
 // for inputs that are not differentiable (predicates, indices, int32 loop
-// counters). `loop_body`: the builder of the TF 1 loop body the call is in,
-// which differentiates the second run; null for a call outside every loop,
-// where a builder of its own does (the caller knows which).
+// counters). `body` differentiates the call's second run: the builder of
+// the TF 1 loop body the call is in (`in_loop_body`), or, for a call outside
+// every loop, a builder of its own (the caller knows which).
 absl::Status FunctionCallGradient(const Scope& scope, const Operation& op,
                                   const std::vector<Output>& grad_inputs,
                                   std::vector<Gradient>* grad_outputs,
-                                  const SubgraphGradientFn* loop_body = nullptr);
+                                  const SubgraphGradientFn& body, bool in_loop_body);
+
+// A call in a TF 1 loop body is differentiated by that body's builder; the
+// gradient registry's entry for the call ops, which has none, refuses it
+// (Unimplemented).
+absl::Status CheckCallOutsideLoops(const Graph& graph, const Node& call);
 
 }  // namespace towerflow
 

@@ -15,41 +15,20 @@
 
 namespace towerflow {
 
-absl::StatusOr<Gradient> AddGradients(const Scope& scope, const std::vector<Gradient>& gradients) {
-  std::vector<Gradient> grads;
-  for (const Gradient& g : gradients) {
-    if (!g.is_none()) grads.push_back(g);
-  }
-  if (grads.empty()) return Gradient();
-  if (grads.size() == 1) return grads[0];
-  bool all_sparse = true;
-  for (const Gradient& g : grads) all_sparse &= g.is_sparse();
-  if (all_sparse) {
-    std::vector<Output> values, indices;
-    for (const Gradient& g : grads) {
-      values.push_back(g.slices().values);
-      indices.push_back(g.slices().indices);
-    }
-    IndexedSlices sum{ops::ConcatV2(scope, values, 0), ops::ConcatV2(scope, indices, 0),
-                      grads[0].slices().dense_shape};
-    TW_RETURN_IF_ERROR(scope.status());
-    return Gradient(sum);
-  }
-  std::vector<Output> dense;
-  for (const Gradient& g : grads) dense.push_back(Densify(scope, g));
-  Output sum = ops::AddN(scope, dense);
-  TW_RETURN_IF_ERROR(scope.status());
-  return Gradient(sum);
+namespace {
+
+// The gradients of a function call's second run outside every loop: a
+// builder of their own.
+SubgraphGradientFn OwnBuilder() {
+  return [](const Scope& scope, const std::vector<Output>& ys, const std::vector<Output>& xs,
+            const std::vector<Output>& grad_ys) {
+    GradientOptions options;
+    options.allow_unreachable = true;
+    return ComputeSymbolicGradients(scope, ys, xs, grad_ys, options);
+  };
 }
 
-Output Densify(const Scope& scope, const Gradient& gradient) {
-  if (!gradient.is_sparse()) return gradient.dense();
-  const IndexedSlices& s = gradient.slices();
-  Scope sub = scope.NewSubScope("densify");
-  Output rows =
-      ops::StridedSlice(sub, s.dense_shape, {0}, {1}, {1}, ops::StridedSlice::ShrinkAxisMask(1));
-  return ops::UnsortedSegmentSum(sub, s.values, s.indices, rows);
-}
+}  // namespace
 
 namespace {
 
@@ -298,7 +277,8 @@ absl::Status GradientBuilder::Backprop(const Scope& scope, Node* node, std::vect
       return nested.Build();
     };
     TW_RETURN_IF_ERROR(FunctionCallGradient(scope, Operation(node), dense, &dxs,
-                                            frame_ != 0 ? &in_body : nullptr));
+                                            frame_ != 0 ? in_body : OwnBuilder(),
+                                            /*in_loop_body=*/frame_ != 0));
   } else {
     TW_ASSIGN_OR_RETURN(const GradientRegistry::Entry* entry,
                         GradientRegistry::Global()->Lookup(node->type_string()));
@@ -468,5 +448,29 @@ absl::Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>&
                                   const std::vector<Output>& xs, std::vector<Output>* grads) {
   return DenseGradients(scope, ys, xs, {}, grads);
 }
+
+namespace {
+
+// The registry's entries for the call ops, for completeness: the builder
+// calls FunctionCallGradient itself, with its loop body's builder where there
+// is one (GradientBuilder::Backprop above).
+absl::Status RegisteredCallGradient(const Scope& scope, const Operation& op,
+                                    const std::vector<Output>& grad_inputs,
+                                    std::vector<Gradient>* grad_outputs) {
+  TW_RETURN_IF_ERROR(CheckCallOutsideLoops(*scope.graph(), *op.node()));
+  return FunctionCallGradient(scope, op, grad_inputs, grad_outputs, OwnBuilder(),
+                              /*in_loop_body=*/false);
+}
+
+}  // namespace
+
+TW_REGISTER_GRADIENT("PartitionedCall", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("StatefulPartitionedCall", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("If", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("StatelessIf", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("Case", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("StatelessCase", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("While", RegisteredCallGradient);
+TW_REGISTER_GRADIENT("StatelessWhile", RegisteredCallGradient);
 
 }  // namespace towerflow

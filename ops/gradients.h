@@ -33,9 +33,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "ops/grad_registry.h"
 #include "graph/output.h"
 #include "graph/scope.h"
+#include "ops/grad_registry.h"
+#include "ops/gradient_sums.h"
 
 namespace towerflow {
 
@@ -61,15 +62,6 @@ absl::Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>&
 absl::StatusOr<std::vector<Gradient>> ComputeSymbolicGradients(
     const Scope& scope, const std::vector<Output>& ys, const std::vector<Output>& xs,
     const std::vector<Output>& grad_ys = {}, const GradientOptions& options = {});
-
-// The dense tensor `slices` stands for: UnsortedSegmentSum of the values
-// over the indices. Dense and none gradients are returned as they are.
-Output Densify(const Scope& scope, const Gradient& gradient);
-
-// The sum of `gradients`, as paths are summed: none ones left out (all none
-// gives none), IndexedSlices concatenated when all are, else densified and
-// added with AddN.
-absl::StatusOr<Gradient> AddGradients(const Scope& scope, const std::vector<Gradient>& gradients);
 
 }  // namespace towerflow
 

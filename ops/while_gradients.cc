@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/status_macros.h"
-#include "ops/gradients.h"
+#include "ops/gradient_sums.h"
 #include "ops/ops.h"
 
 namespace towerflow {

@@ -14,7 +14,7 @@
 #include "framework/kernel_registry.h"
 #include "framework/memory_types.h"
 #include "graph/control_flow.h"
-#include "runtime/executor_items.h"
+#include "runtime/executor_internal.h"
 
 namespace towerflow {
 namespace {

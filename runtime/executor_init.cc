@@ -1,5 +1,5 @@
 // Executor::Create: compiles the graph once into the items every step reads
-// (runtime/executor_items.h): a kernel per node, its frame and input slots,
+// (runtime/executor_internal.h): a kernel per node, its frame and input slots,
 // its out-edges by slot, its control-flow role. Steps run in executor.cc.
 #include <memory>
 #include <string>
@@ -12,7 +12,7 @@
 #include "framework/memory_types.h"
 #include "graph/control_flow.h"
 #include "runtime/executor.h"
-#include "runtime/executor_items.h"
+#include "runtime/executor_internal.h"
 
 namespace towerflow {
 
@@ -25,9 +25,8 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::unique_ptr<Graph
                                                            Device* device,
                                                            const Executor* kernels_from) {
   std::unique_ptr<Executor> ex(new Executor(std::move(graph), device));
-  TW_RETURN_IF_ERROR(ex->Initialize(kernels_from != nullptr && kernels_from->device_ == device
-                                        ? kernels_from
-                                        : nullptr));
+  TW_RETURN_IF_ERROR(ex->Initialize(
+      kernels_from != nullptr && kernels_from->device_ == device ? kernels_from : nullptr));
   return ex;
 }
 

@@ -29,10 +29,11 @@ saved_model:    runtime graph framework core proto
 data:           framework core proto
 train:          ops graph runtime framework core proto
 layers:         ops graph framework core proto
-distribute:     ops graph runtime framework core proto
-estimator:      distribute saved_model train data ops graph runtime framework core proto
-keras:          estimator distribute saved_model layers train data ops graph runtime framework core proto
-testing:        keras estimator distribute saved_model layers train data ops graph runtime kernels framework core proto tests
+distribute:     ops graph runtime framework/gpu framework core proto
+training:       distribute train ops graph runtime framework core proto
+estimator:      training distribute saved_model train data ops graph runtime framework core proto
+keras:          estimator training distribute saved_model layers train data ops graph runtime framework core proto
+testing:        keras estimator training distribute saved_model layers train data ops graph runtime kernels framework core proto tests
 EOF
 
 tree="${1:-}"
@@ -86,8 +87,94 @@ while IFS= read -r file; do
       violations=$((violations + 1))
     fi
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
-done < <(find proto core framework graph ops kernels runtime data train estimator testing \
-           -type f \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | sort)
+done < <(find "${folders[@]}" \
+           -type f \( -name "*.h" -o -name "*.cc" \) 2>/dev/null | sort -u)
+
+# No include cycles between the files of a folder either: a unit (foo.h
+# with foo.cc) may not include, through others, a unit that includes it. A
+# header private to a library (foo_internal.h, foo_impl.h) is part of the
+# units that include it, so it may include their public headers.
+cycles="$(python3 - "${folders[@]}" <<'PY'
+import collections, os, re, sys
+inc_re = re.compile(r'^#include "([^"]+)"', re.M)
+files = set()
+for top in sys.argv[1:]:
+    for root, _, names in os.walk(top):
+        if "/testing" in "/" + root:
+            continue
+        for n in names:
+            if n.endswith((".h", ".cc")) and not n.endswith("_test.cc"):
+                files.add(os.path.join(root, n))
+unit = lambda path: re.sub(r"\.(h|cc)$", "", path)
+private = lambda path: re.search(r"_(internal|impl)\.h$", path) is not None
+edges = collections.defaultdict(set)
+for f in sorted(files):
+    edges[unit(f)]
+    if private(f):
+        continue
+    with open(f, errors="replace") as text:
+        for inc in inc_re.findall(text.read()):
+            if inc in files and unit(inc) != unit(f) and not private(inc):
+                edges[unit(f)].add(unit(inc))
+# Tarjan's strongly connected components, iteratively.
+index, low, on, stack, found = {}, {}, set(), [], []
+for start in sorted(edges):
+    if start in index:
+        continue
+    work = [(start, iter(sorted(edges[start])))]
+    index[start] = low[start] = len(index)
+    stack.append(start)
+    on.add(start)
+    while work:
+        v, it = work[-1]
+        w = next(it, None)
+        if w is not None:
+            if w not in index:
+                index[w] = low[w] = len(index)
+                stack.append(w)
+                on.add(w)
+                work.append((w, iter(sorted(edges[w]))))
+            elif w in on:
+                low[v] = min(low[v], index[w])
+            continue
+        work.pop()
+        if work:
+            low[work[-1][0]] = min(low[work[-1][0]], low[v])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(" <-> ".join(sorted(comp)))
+for c in found:
+    print(c)
+PY
+)"
+if [ -n "$cycles" ]; then
+  while IFS= read -r cycle; do
+    echo "include cycle: $cycle"
+    violations=$((violations + 1))
+  done <<<"$cycles"
+fi
+
+# Every folder holding sources has a row of the table, or is one of the
+# folders that may include anything: a new folder cannot escape the check.
+ANYWHERE="tools examples bench tests fuzz third_party"
+while IFS= read -r top; do
+  known=0
+  for f in "${folders[@]}" $ANYWHERE; do
+    if [ "$top" = "$f" ]; then known=1; break; fi
+  done
+  if [ "$known" -eq 0 ]; then
+    echo "$top/: a folder of sources without a row in the layering (tools/check_layers.sh, docs/ARCHITECTURE.md)"
+    violations=$((violations + 1))
+  fi
+done < <(find . -path './.*' -prune -o -mindepth 2 -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cu' \) \
+           -print | cut -d/ -f2 | sort -u)
 
 # Bazel packages are private by default; only third_party/ (glue for
 # system libraries) exports everything.

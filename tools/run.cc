@@ -15,7 +15,6 @@
 #include "core/status_macros.h"
 #include "core/type_dispatch.h"
 #include "framework/node_def_util.h"
-#include "framework/raw_bytes.h"
 #include "graph/graph.h"
 #include "graph/graph_io.h"
 #include "nlohmann/json.hpp"

@@ -7,7 +7,7 @@ set -uo pipefail
 # A request the hung ps does not answer fails after 2 s.
 export TOWERFLOW_COLLECTIVE_TIMEOUT_SECONDS=2
 # shellcheck source=distribute/job_failure_check.sh
-source "$(dirname "$0")/job_failure_check.sh"
+source "${TEST_SRCDIR}/${TEST_WORKSPACE}/distribute/job_failure_check.sh"
 program="$1"
 # mpirun names the dead process: the ps is rank 0, worker 1 is rank 2.
 check kill_ps "rank 0"

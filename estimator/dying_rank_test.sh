@@ -7,7 +7,7 @@ set -uo pipefail
 # The hanging process is found after 2 s of waiting.
 export TOWERFLOW_COLLECTIVE_TIMEOUT_SECONDS=2
 # shellcheck source=distribute/job_failure_check.sh
-source "$(dirname "$0")/job_failure_check.sh"
+source "${TEST_SRCDIR}/${TEST_WORKSPACE}/distribute/job_failure_check.sh"
 program="$1"
 # mpirun names the dead rank.
 check die "rank 2"

@@ -1,8 +1,8 @@
 // What the executor knows of each node and frame of its graph, compiled
 // once by Executor::Initialize (runtime/executor_init.cc) and read by every
 // step (runtime/executor.cc). Internal to the executor.
-#ifndef TOWERFLOW_RUNTIME_EXECUTOR_ITEMS_H_
-#define TOWERFLOW_RUNTIME_EXECUTOR_ITEMS_H_
+#ifndef TOWERFLOW_RUNTIME_EXECUTOR_INTERNAL_H_
+#define TOWERFLOW_RUNTIME_EXECUTOR_INTERNAL_H_
 
 #include <memory>
 #include <string>
@@ -61,4 +61,4 @@ struct Executor::NodeItem {
 
 }  // namespace towerflow
 
-#endif  // TOWERFLOW_RUNTIME_EXECUTOR_ITEMS_H_
+#endif  // TOWERFLOW_RUNTIME_EXECUTOR_INTERNAL_H_
