@@ -32,34 +32,6 @@ constexpr char kDifferentMetrics[] =
 constexpr char kNoneReduction[] =
     "Tower losses need to be reduced in some way, yet none reduction is specified.";
 
-bool IsVariableOp(const Node& node) {
-  return node.IsOp("VarHandleOp") || node.IsOp("VariableV2") || node.IsOp("Variable");
-}
-
-// TF's local device setter; `next_ps` is shared by the towers so that
-// round-robin placement continues from tower to tower. The device strings
-// are parsed once; a bad one fails every node the setter places.
-DeviceFunction DeviceSetter(const std::string& worker, const std::vector<std::string>& ps,
-                            std::shared_ptr<size_t> next_ps) {
-  absl::StatusOr<DeviceSpec> worker_spec = DeviceSpec::Parse(worker);
-  std::vector<DeviceSpec> ps_specs;
-  absl::Status parsed = worker_spec.status();
-  for (const std::string& d : ps) {
-    absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(d);
-    if (!spec.ok()) parsed = spec.status();
-    if (spec.ok()) ps_specs.push_back(*spec);
-  }
-  return [parsed, worker_spec, ps_specs = std::move(ps_specs),
-          next_ps](const Node& node) -> absl::StatusOr<std::string> {
-    TW_RETURN_IF_ERROR(parsed);
-    DeviceSpec spec = *worker_spec;
-    if (IsVariableOp(node) && !ps_specs.empty()) spec = ps_specs[(*next_ps)++ % ps_specs.size()];
-    TW_ASSIGN_OR_RETURN(DeviceSpec inner, DeviceSpec::Parse(node.requested_device()));
-    spec.MergeFrom(inner);
-    return spec.ToString();
-  };
-}
-
 absl::StatusOr<std::vector<Output>> SplitTensor(const Scope& s, const std::string& name,
                                                 const Output& x, int n, bool uneven) {
   const PartialTensorShape& shape = x.shape();
@@ -445,7 +417,9 @@ absl::StatusOr<Towers> Replicator::BuildTowers(const Scope& root, const TowerInp
                                                Replication* replication) const {
   const int n = num_towers();
   const ScopedReplication active(replication);
-  auto next_ps = std::make_shared<size_t>(0);
+  // Round robin over the ps devices continues from tower to tower.
+  const PsStrategy next_ps =
+      ps_devices_.empty() ? nullptr : RoundRobinStrategy(static_cast<int>(ps_devices_.size()));
   const Collections& collections = root.graph()->collections();
   Towers towers;
   auto mark = [&collections, &towers] {
@@ -459,8 +433,9 @@ absl::StatusOr<Towers> Replicator::BuildTowers(const Scope& root, const TowerInp
                          : root.NewSubScope(absl::StrCat("tower_", i))
                                .WithVariableScope("", VariableReuse::kReuse);
     // With all-reduce each tower's variables live on its own device.
-    tower = tower.WithDeviceFunction(DeviceSetter(
-        devices_[i], all_reduce_ ? std::vector<std::string>{devices_[i]} : ps_devices_, next_ps));
+    tower = tower.WithDeviceFunction(all_reduce_
+                                         ? LocalDeviceSetter(devices_[i], {devices_[i]})
+                                         : LocalDeviceSetter(devices_[i], ps_devices_, next_ps));
     Params tower_params = params;
     tower_params.tower_index = i;
     tower_params.num_towers = n;
@@ -582,11 +557,6 @@ absl::Status Replicator::ConcatOutputs(const Scope& root, const Towers& towers,
 }
 
 }  // namespace
-
-DeviceFunction LocalDeviceSetter(const std::string& worker_device,
-                                 const std::vector<std::string>& ps_devices) {
-  return DeviceSetter(worker_device, ps_devices, std::make_shared<size_t>(0));
-}
 
 absl::StatusOr<std::vector<std::string>> ReplicationDevices(const ReplicateOptions& options) {
   std::vector<std::string> devices;

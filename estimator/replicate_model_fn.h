@@ -74,6 +74,7 @@
 
 #include "absl/status/statusor.h"
 #include "estimator/model_fn.h"
+#include "graph/device_setter.h"  // LocalDeviceSetter
 #include "graph/scope.h"
 
 namespace towerflow {
@@ -148,12 +149,6 @@ absl::StatusOr<ShardedModelFn> ReplicateShardedModelFn(ModelFn model_fn,
 // The devices ReplicateModelFn would use for `options`, canonical
 // ("/device:GPU:0").
 absl::StatusOr<std::vector<std::string>> ReplicationDevices(const ReplicateOptions& options);
-
-// TF's local device setter: variable ops (Variable, VariableV2, VarHandleOp)
-// to ps_devices[strategy], every other op to `worker_device`; the node's
-// own (inner) device spec is merged over either.
-DeviceFunction LocalDeviceSetter(const std::string& worker_device,
-                                 const std::vector<std::string>& ps_devices);
 
 }  // namespace towerflow
 

@@ -610,23 +610,6 @@ TEST(ReplicateModelFnTest, UpdateOpsOfEveryTowerOrTheFirst) {
   }
 }
 
-TEST(LocalDeviceSetterTest, VariablesToPsOthersToWorkerInnerWins) {
-  Scope root = Scope::NewRootScope();
-  Scope s = root.WithDeviceFunction(LocalDeviceSetter("/cpu:1", {"/cpu:0"}));
-  Variable v = GetVariable(s, "v", TensorShape({}), DT_FLOAT, initializers::Zeros());
-  ops::Const(s.WithOpName("k"), 1.0f);
-  ops::Const(s.WithDevice("/gpu:0").WithOpName("pinned"), 1.0f);
-  TW_ASSERT_OK(root.status());
-  const std::map<std::string, std::string> devices = Devices(root);
-  EXPECT_EQ(devices.at("v"), "/device:CPU:0");
-  EXPECT_EQ(devices.at("k"), "/device:CPU:1");
-  EXPECT_EQ(devices.at("pinned"), "/device:GPU:0");
-  // A bad device string fails the node it places.
-  Scope bad = root.WithDeviceFunction(LocalDeviceSetter("/bogus:1", {"/cpu:0"}));
-  ops::Const(bad, 1.0f);
-  EXPECT_EQ(root.status().code(), absl::StatusCode::kInvalidArgument);
-}
-
 TEST(AggregateTowerGradientsTest, DenseSparseMixedAndNone) {
   Scope root = Scope::NewRootScope();
   Variable w = GetVariable(root, "w", TensorShape({3, 2}), DT_FLOAT, initializers::Zeros());

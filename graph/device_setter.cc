@@ -110,4 +110,39 @@ absl::StatusOr<DeviceFunction> ReplicaDeviceSetter(const ReplicaDeviceSetterOpti
   });
 }
 
+DeviceFunction LocalDeviceSetter(const std::string& worker_device,
+                                 const std::vector<std::string>& ps_devices,
+                                 PsStrategy ps_strategy) {
+  // The device strings are parsed once; an error is every node's.
+  absl::StatusOr<DeviceSpec> worker = DeviceSpec::Parse(worker_device);
+  absl::Status parsed = worker.status();
+  std::vector<DeviceSpec> ps;
+  for (const std::string& d : ps_devices) {
+    absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(d);
+    if (spec.ok()) {
+      ps.push_back(*spec);
+    } else {
+      parsed = spec.status();
+    }
+  }
+  if (!ps_strategy && !ps.empty()) ps_strategy = RoundRobinStrategy(static_cast<int>(ps.size()));
+  return [parsed, worker, ps = std::move(ps),
+          strategy = std::move(ps_strategy)](const Node& node) -> absl::StatusOr<std::string> {
+    TW_RETURN_IF_ERROR(parsed);
+    DeviceSpec spec = *worker;
+    if (!ps.empty() &&
+        (node.IsOp("VarHandleOp") || node.IsOp("VariableV2") || node.IsOp("Variable"))) {
+      TW_ASSIGN_OR_RETURN(const int i, strategy(node));
+      if (i < 0 || i >= static_cast<int>(ps.size())) {
+        return absl::InvalidArgumentError(absl::StrCat("The ps strategy chose device ", i, " of ",
+                                                       ps.size(), " for ", node.name()));
+      }
+      spec = ps[i];
+    }
+    TW_ASSIGN_OR_RETURN(const DeviceSpec inner, DeviceSpec::Parse(node.requested_device()));
+    spec.MergeFrom(inner);
+    return spec.ToString();
+  };
+}
+
 }  // namespace towerflow

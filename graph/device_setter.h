@@ -73,6 +73,17 @@ struct ReplicaDeviceSetterOptions {
 // InvalidArgument for unparsable device strings or a negative ps_tasks.
 absl::StatusOr<DeviceFunction> ReplicaDeviceSetter(const ReplicaDeviceSetterOptions& options);
 
+// TF's local device setter (replicate_model_fn's and the multi-GPU
+// tutorials'): within one task, variable ops (Variable, VariableV2,
+// VarHandleOp) go to ps_devices[ps_strategy(op)], every other op to
+// `worker_device`, and the node's own device spec is merged over either.
+// The strategy defaults to round robin; one strategy shared by several
+// setters continues from one to the next (ReplicateModelFn's towers). A bad
+// device string fails every node the setter places (InvalidArgument).
+DeviceFunction LocalDeviceSetter(const std::string& worker_device,
+                                 const std::vector<std::string>& ps_devices,
+                                 PsStrategy ps_strategy = nullptr);
+
 }  // namespace towerflow
 
 #endif  // TOWERFLOW_GRAPH_DEVICE_SETTER_H_

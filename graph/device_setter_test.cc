@@ -4,9 +4,9 @@
 // the roles of v.device and v.initializer.device).
 #include "graph/device_setter.h"
 
-#include "ops/variables.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
+#include "ops/variables.h"
 #include "tests/test_util.h"
 
 namespace towerflow {
@@ -209,6 +209,49 @@ TEST(DeviceSetterTest, ByteSizeOfUnknownShapeIsAnError) {
   Output p = ops::Placeholder(root.WithOpName("p"), DT_FLOAT);
   EXPECT_THAT(ByteSizeLoadFn(*p.node()),
               StatusIs(absl::StatusCode::kInvalidArgument, "not fully defined"));
+}
+
+TEST(LocalDeviceSetterTest, VariablesToPsOthersToWorkerInnerWins) {
+  Scope root = Scope::NewRootScope();
+  Scope s = root.WithDeviceFunction(LocalDeviceSetter("/cpu:1", {"/cpu:0"}));
+  Variable v = GetVariable(s, "v", TensorShape({}), DT_FLOAT, initializers::Zeros());
+  Output k = ops::Const(s.WithOpName("k"), 1.0f);
+  Output pinned = ops::Const(s.WithDevice("/gpu:0").WithOpName("pinned"), 1.0f);
+  TW_ASSERT_OK(root.status());
+  EXPECT_EQ(DeviceOf(v), "/device:CPU:0");
+  EXPECT_EQ(k.node()->requested_device(), "/device:CPU:1");
+  EXPECT_EQ(pinned.node()->requested_device(), "/device:GPU:0");
+  // A bad device string fails the node it places.
+  Scope bad = root.WithDeviceFunction(LocalDeviceSetter("/bogus:1", {"/cpu:0"}));
+  ops::Const(bad, 1.0f);
+  EXPECT_EQ(root.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(LocalDeviceSetterTest, ASharedStrategyContinuesFromSetterToSetter) {
+  Scope root = Scope::NewRootScope();
+  const std::vector<std::string> ps = {"/cpu:0", "/cpu:1", "/cpu:2"};
+  const PsStrategy shared = RoundRobinStrategy(3);
+  Scope tower0 = root.WithDeviceFunction(LocalDeviceSetter("/gpu:0", ps, shared));
+  Scope tower1 = root.WithDeviceFunction(LocalDeviceSetter("/gpu:1", ps, shared));
+  Variable a = GetVariable(tower0, "a", TensorShape({}));
+  Variable b = GetVariable(tower0, "b", TensorShape({}));
+  Variable c = GetVariable(tower1, "c", TensorShape({}));
+  Variable d = GetVariable(tower1, "d", TensorShape({}));
+  TW_ASSERT_OK(root.status());
+  EXPECT_EQ(DeviceOf(a), "/device:CPU:0");
+  EXPECT_EQ(DeviceOf(b), "/device:CPU:1");
+  EXPECT_EQ(DeviceOf(c), "/device:CPU:2");
+  EXPECT_EQ(DeviceOf(d), "/device:CPU:0");
+  // Each setter alone starts at the first.
+  Scope alone = root.WithDeviceFunction(LocalDeviceSetter("/gpu:1", ps));
+  Variable e = GetVariable(alone, "e", TensorShape({}));
+  EXPECT_EQ(DeviceOf(e), "/device:CPU:0");
+  // A strategy choosing outside the devices is an error naming the node.
+  Scope wrong = root.WithDeviceFunction(
+      LocalDeviceSetter("/gpu:0", ps, [](const Node&) -> absl::StatusOr<int> { return 3; }));
+  GetVariable(wrong, "f", TensorShape({}));
+  EXPECT_THAT(root.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "chose device 3 of 3 for f"));
 }
 
 }  // namespace

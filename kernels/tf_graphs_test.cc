@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "proto/summary.pb.h"
 #include "runtime/session.h"
-#include "testing/session.h"
+#include "testing/session_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

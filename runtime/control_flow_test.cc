@@ -12,7 +12,7 @@
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
 #include "runtime/session.h"
-#include "testing/session.h"
+#include "testing/session_testing.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 

@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/session.h"
-#include "testing/session.h"
+#include "testing/session_testing.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 

@@ -17,7 +17,7 @@
 #include "ops/ops.h"
 #include "runtime/client_session.h"
 #include "testing/gradient_checker.h"
-#include "testing/session.h"
+#include "testing/session_testing.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 

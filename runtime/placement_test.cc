@@ -8,7 +8,7 @@
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
 #include "runtime/session.h"
-#include "testing/session.h"
+#include "testing/session_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

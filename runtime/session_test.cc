@@ -14,7 +14,7 @@
 #include "graph/op_def_builder.h"
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"
-#include "testing/session.h"
+#include "testing/session_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

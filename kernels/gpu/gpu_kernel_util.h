@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -102,6 +103,15 @@ absl::StatusOr<Tensor> Upload(GpuDevice* gpu, const std::vector<V>& values) {
   Tensor host(DataTypeToEnum<V>::value, TensorShape({static_cast<int64_t>(values.size())}));
   if (!values.empty()) std::memcpy(host.raw_data(), values.data(), values.size() * sizeof(V));
   return gpu->CopyFromHost(host);
+}
+
+// cub counts items in int: Unimplemented naming `op` for more.
+inline absl::Status CheckCubItems(const char* op, int64_t items) {
+  if (items >= std::numeric_limits<int>::max()) {
+    return absl::UnimplementedError(
+        absl::StrCat(op, " on a GPU takes fewer than 2^31 elements, got ", items));
+  }
+  return absl::OkStatus();
 }
 
 // Strides over the collapsed output for operands reshaped to `reshape`

@@ -15,8 +15,8 @@
 #include "framework/device.h"
 #include "framework/tensor_float32.h"
 #include "gtest/gtest.h"
-#include "kernels/gpu/conformance_cases.h"
-#include "kernels/gpu/conformance_harness.h"
+#include "kernels/gpu/testing/conformance_cases.h"
+#include "kernels/gpu/testing/conformance_harness.h"
 #include "runtime/session.h"
 #include "tests/test_util.h"
 

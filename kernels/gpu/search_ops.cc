@@ -1,9 +1,7 @@
-// Where and TopKV2 on GPUs (kernels/gpu/search_kernels.cu.cc). Where's
-// output size is the number of non-zero elements, which only the device
-// knows: the kernel reads that count back (one small synchronous copy, as
-// TF's GPU Where) before it allocates and fills the output. TopKV2 takes
-// the CPU kernel's checks (kernels/rearrange.h) and order; its int32
-// indices are read back to host memory.
+// Where on GPUs (kernels/gpu/search_kernels.cu.cc). Its output size is the
+// number of non-zero elements, which only the device knows: the kernel
+// reads that count back (one small synchronous copy, as TF's GPU Where)
+// before it allocates and fills the output.
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -20,15 +18,6 @@ namespace towerflow {
 namespace gpu {
 namespace {
 
-// cub counts items in int.
-absl::Status CheckItems(const char* op, int64_t items) {
-  if (items >= std::numeric_limits<int>::max()) {
-    return absl::UnimplementedError(
-        absl::StrCat(op, " on a GPU takes fewer than 2^31 elements, got ", items));
-  }
-  return absl::OkStatus();
-}
-
 // Where(input): the coordinates of its non-zero elements, [count, rank]
 // int64, in row-major order.
 template <typename T>
@@ -37,7 +26,7 @@ class WhereOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
     const int64_t n = in.NumElements();
-    TW_RETURN_IF_ERROR(CheckItems("Where", n));
+    TW_RETURN_IF_ERROR(CheckCubItems("Where", n));
     if (in.dims() > kMaxIndexRank) {
       return absl::UnimplementedError(absl::StrCat("Where on a GPU takes at most ", kMaxIndexRank,
                                                    " dims, got ", in.shape().DebugString()));
@@ -66,48 +55,11 @@ class WhereOp : public OpKernel {
   }
 };
 
-template <typename T>
-class TopKOp : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& in = ctx->input(0);
-    TW_ASSIGN_OR_RETURN(const TopKPlan plan, PlanTopK(in.shape(), ctx->input(1)));
-    TW_ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(0, plan.shape));
-    TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(1, plan.shape));
-    if (plan.shape.num_elements() == 0) return absl::OkStatus();
-    TW_RETURN_IF_ERROR(CheckItems("TopKV2", plan.rows * plan.n));
-    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
-    const size_t scratch_bytes = TopKScratchBytes<T>(plan.rows, plan.n);
-    TW_ASSIGN_OR_RETURN(
-        Tensor scratch,
-        DeviceTemp(ctx, DT_UINT8, TensorShape({static_cast<int64_t>(scratch_bytes)})));
-    // The indices are int32, which lives in host memory (framework/
-    // memory_types.h): the kernel writes them to the device, and they are
-    // read back, a wait for the sort, as for TF's int32 outputs of GPU kernels.
-    Tensor device_indices = *indices;
-    if (ctx->output_on_host(1)) {
-      TW_ASSIGN_OR_RETURN(device_indices, DeviceTemp(ctx, DT_INT32, plan.shape));
-    }
-    TW_CUDA_RETURN_IF_ERROR(LaunchTopK<T>(in.data<T>(), plan.rows, plan.n, plan.k,
-                                          values->data<T>(), device_indices.data<int32_t>(),
-                                          scratch.raw_data(), gpu->compute_stream()));
-    if (ctx->output_on_host(1)) {
-      TW_ASSIGN_OR_RETURN(const Tensor host, gpu->CopyToHost(device_indices));
-      std::memcpy(indices->raw_data(), host.raw_data(), host.TotalBytes());
-    }
-    return absl::OkStatus();
-  }
-};
-
 }  // namespace
 
 TW_REGISTER_KERNELS(gpu_search_ops) {
   const auto gpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceGpu); };
   RegisterTypedKernels<WhereOp, bool, float, double, int64_t>(gpu("Where"), "T");
-  // int32 indices, as TF's GPU kernel (index_type int16 and int64 run on
-  // the CPU).
-  RegisterTypedKernels<TopKOp, float, double, int64_t>(
-      gpu("TopKV2").HostMemory("k").TypeConstraint("index_type", DT_INT32), "T");
 }
 
 }  // namespace gpu

@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/grad_registry.h"
-#include "ops/gradients/grad_cases.h"
+#include "ops/gradients/testing/grad_cases.h"
 #include "ops/ops.h"
 #include "testing/gradient_checker.h"
 

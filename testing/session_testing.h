@@ -3,8 +3,8 @@
 //
 //   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(graph_def));
 //   TW_ASSERT_OK_AND_ASSIGN(auto s, MakeSession(R"pb(node { ... })pb", options));
-#ifndef TOWERFLOW_TESTING_SESSION_H_
-#define TOWERFLOW_TESTING_SESSION_H_
+#ifndef TOWERFLOW_TESTING_SESSION_TESTING_H_
+#define TOWERFLOW_TESTING_SESSION_TESTING_H_
 
 #include <memory>
 
@@ -27,4 +27,4 @@ absl::StatusOr<std::unique_ptr<Session>> MakeSession(absl::string_view graph_tex
 
 }  // namespace towerflow
 
-#endif  // TOWERFLOW_TESTING_SESSION_H_
+#endif  // TOWERFLOW_TESTING_SESSION_TESTING_H_

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/gpu/conformance_cases.h"
+#include "kernels/gpu/testing/conformance_cases.h"
 
 namespace towerflow {
 namespace conformance {

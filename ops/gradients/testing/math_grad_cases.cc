@@ -1,6 +1,6 @@
 // The finite-difference cases of the math gradients (math_grad.cc):
 // see gradient_functions_test.cc.
-#include "ops/gradients/grad_cases.h"
+#include "ops/gradients/testing/grad_cases.h"
 #include "ops/ops.h"
 
 namespace towerflow {

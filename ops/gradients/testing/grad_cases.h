@@ -3,8 +3,8 @@
 // gradient_functions_test.cc compares its gradient with central finite
 // differences. The cases live by family: math_grad_cases.cc,
 // array_grad_cases.cc, nn_grad_cases.cc, rnn_grad_cases.cc.
-#ifndef TOWERFLOW_OPS_GRADIENTS_GRAD_CASES_H_
-#define TOWERFLOW_OPS_GRADIENTS_GRAD_CASES_H_
+#ifndef TOWERFLOW_OPS_GRADIENTS_TESTING_GRAD_CASES_H_
+#define TOWERFLOW_OPS_GRADIENTS_TESTING_GRAD_CASES_H_
 
 #include <cmath>
 #include <cstdint>
@@ -108,4 +108,4 @@ std::vector<GradCase> RnnCases();
 }  // namespace grad_cases
 }  // namespace towerflow
 
-#endif  // TOWERFLOW_OPS_GRADIENTS_GRAD_CASES_H_
+#endif  // TOWERFLOW_OPS_GRADIENTS_TESTING_GRAD_CASES_H_

@@ -1,4 +1,4 @@
-#include "kernels/gpu/conformance_harness.h"
+#include "kernels/gpu/testing/conformance_harness.h"
 
 #include <algorithm>
 #include <cmath>

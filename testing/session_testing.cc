@@ -1,4 +1,4 @@
-#include "testing/session.h"
+#include "testing/session_testing.h"
 
 #include <utility>
 

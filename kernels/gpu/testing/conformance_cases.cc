@@ -1,7 +1,7 @@
 // The elementwise, reduction, matrix, convolution, normalisation, pooling
 // and shape cases of the GPU conformance suite, and every family's table
 // (conformance_cases.h).
-#include "kernels/gpu/conformance_cases.h"
+#include "kernels/gpu/testing/conformance_cases.h"
 
 #include <string>
 #include <tuple>

@@ -1,8 +1,8 @@
 // The cases of gpu_conformance_test: an op, its attrs and its inputs, run
 // on /device:GPU:0 and /device:CPU:0 with the same inputs. Split by family
 // over the test's files.
-#ifndef TOWERFLOW_KERNELS_GPU_CONFORMANCE_CASES_H_
-#define TOWERFLOW_KERNELS_GPU_CONFORMANCE_CASES_H_
+#ifndef TOWERFLOW_KERNELS_GPU_TESTING_CONFORMANCE_CASES_H_
+#define TOWERFLOW_KERNELS_GPU_TESTING_CONFORMANCE_CASES_H_
 
 #include <cstdint>
 #include <string>
@@ -73,4 +73,4 @@ void AddFloat16Twins(std::vector<Case>* cases);
 }  // namespace conformance
 }  // namespace towerflow
 
-#endif  // TOWERFLOW_KERNELS_GPU_CONFORMANCE_CASES_H_
+#endif  // TOWERFLOW_KERNELS_GPU_TESTING_CONFORMANCE_CASES_H_

@@ -8,7 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "kernels/gpu/conformance_cases.h"
+#include "kernels/gpu/testing/conformance_cases.h"
 
 namespace towerflow {
 namespace conformance {

@@ -2,8 +2,8 @@
 // build their graphs and compare their results with: a case's nodes and
 // inputs as GraphDef text, and the agreement of two tensors within a
 // tolerance. Test-only.
-#ifndef TOWERFLOW_KERNELS_GPU_CONFORMANCE_HARNESS_H_
-#define TOWERFLOW_KERNELS_GPU_CONFORMANCE_HARNESS_H_
+#ifndef TOWERFLOW_KERNELS_GPU_TESTING_CONFORMANCE_HARNESS_H_
+#define TOWERFLOW_KERNELS_GPU_TESTING_CONFORMANCE_HARNESS_H_
 
 #include <random>
 #include <string>
@@ -11,7 +11,7 @@
 
 #include "framework/tensor.h"
 #include "gtest/gtest.h"
-#include "kernels/gpu/conformance_cases.h"
+#include "kernels/gpu/testing/conformance_cases.h"
 
 namespace towerflow {
 namespace conformance {
@@ -37,4 +37,4 @@ Tensor RandomFloats(const Input& in, std::mt19937* rng);
 }  // namespace conformance
 }  // namespace towerflow
 
-#endif  // TOWERFLOW_KERNELS_GPU_CONFORMANCE_HARNESS_H_
+#endif  // TOWERFLOW_KERNELS_GPU_TESTING_CONFORMANCE_HARNESS_H_
