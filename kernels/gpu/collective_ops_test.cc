@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "core/tensor_proto_util.h"
+#include "framework/device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "runtime/client_session.h"
-#include "framework/device.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 

@@ -44,7 +44,7 @@
 #include "framework/tensor_float32.h"
 #include "kernels/gpu/cudnn_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/gpu/launch.h"
+#include "kernels/gpu/layout_kernels.h"
 #include "kernels/window.h"
 
 namespace towerflow {

@@ -2,6 +2,8 @@
 // comparisons with broadcasting (the functors of kernels/cwise_functors.h,
 // which the CPU kernels use too), selects, fills and casts. Grid-stride
 // loops over 64-bit indices, 256 threads a block.
+#include "kernels/gpu/cwise_kernels.h"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

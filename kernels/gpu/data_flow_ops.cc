@@ -8,7 +8,8 @@
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/gpu/launch.h"
+#include "kernels/gpu/index_kernels.h"
+#include "kernels/gpu/layout_kernels.h"
 #include "kernels/kernel_util.h"
 #include "kernels/rearrange.h"
 

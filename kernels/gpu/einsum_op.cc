@@ -11,8 +11,9 @@
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
 #include "kernels/einsum_plan.h"
+#include "kernels/gpu/cwise_kernels.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/gpu/launch.h"
+#include "kernels/gpu/layout_kernels.h"
 
 namespace towerflow {
 namespace gpu {
@@ -123,7 +124,8 @@ class EinsumOp : public EinsumOpBase {
 }  // namespace
 
 TW_REGISTER_KERNELS(gpu_einsum_op) {
-  RegisterTypedKernels<EinsumOp, float, double>(KernelDefBuilder("Einsum").Device(kDeviceGpu).Capturable(), "T");
+  RegisterTypedKernels<EinsumOp, float, double>(
+      KernelDefBuilder("Einsum").Device(kDeviceGpu).Capturable(), "T");
 }
 
 }  // namespace gpu

@@ -40,8 +40,6 @@ using conformance::Ints;
 using conformance::kFloat;
 using conformance::NodeText;
 
-
-
 // Guard violations (GPU blocks freed with a guard byte overwritten) since
 // the last call; always 0 without CUDA.
 int64_t NewGuardViolations() {
@@ -302,7 +300,6 @@ TEST(GpuConformanceTest, EveryKernelMatchesItsCpuTwin) {
   CheckUpdateTwins(options, "/device:GPU:0");
 }
 
-
 // A data_format the CPU kernel refuses the GPU kernel refuses with the same
 // error: the two parse BiasAdd's attrs with one function (kernels/nn_attrs.h).
 TEST(GpuConformanceTest, BadAttrsAreRefusedAsOnTheCpu) {
@@ -315,15 +312,15 @@ TEST(GpuConformanceTest, BadAttrsAreRefusedAsOnTheCpu) {
     const std::string text =
         absl::StrCat(InputText("x", Floats({2, 3}), &rng), InputText("b", Floats({3}), &rng),
                      NodeText("y", "BiasAdd", {"x", "b"}, device,
-                              absl::StrCat(kFloat, " attr { key: 'data_format' value { s: "
-                                                   "'NDHWC' } }")));
+                              absl::StrCat(kFloat,
+                                           " attr { key: 'data_format' value { s: "
+                                           "'NDHWC' } }")));
     GraphDef graph;
     TW_ASSERT_OK(ParseTextProto(text, &graph));
     TW_ASSERT_OK(session->Create(graph));
     std::vector<Tensor> out;
     EXPECT_THAT(session->Run({}, {"y"}, {}, &out),
-                testing::StatusIs(absl::StatusCode::kInvalidArgument,
-                                  "Unknown data_format: NDHWC"))
+                testing::StatusIs(absl::StatusCode::kInvalidArgument, "Unknown data_format: NDHWC"))
         << device;
   }
 }

@@ -83,7 +83,8 @@ TEST(GpuReplayTest, EveryCaseReplaysAsItRunsEagerly) {
       TW_ASSERT_OK(eager->Run(feeds, fetches, {}, &want)) << c.name;
       TW_ASSERT_OK(replay->Run(RunOptions(), feeds, fetches, {}, &got, &metadata)) << c.name;
       for (size_t j = 0; j < want.size(); ++j) {
-        EXPECT_TRUE(Agree(got[j], want[j], c.tolerance)) << c.name << " run " << run << " output " << j;
+        EXPECT_TRUE(Agree(got[j], want[j], c.tolerance))
+            << c.name << " run " << run << " output " << j;
       }
     }
     if (metadata.replay.mode == StepReplayReport::Mode::kReplayed) {

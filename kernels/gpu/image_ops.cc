@@ -13,7 +13,7 @@
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/gpu/launch.h"
+#include "kernels/gpu/index_kernels.h"
 #include "kernels/image_plans.h"
 #include "kernels/kernel_util.h"
 

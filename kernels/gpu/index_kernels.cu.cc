@@ -4,6 +4,8 @@
 // taps are planned on the host (kernels/nd_index.h, kernels/image_plans.h);
 // these kernels only move and blend elements. Grid-stride loops over 64-bit
 // indices.
+#include "kernels/gpu/index_kernels.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -3,6 +3,8 @@
 // general pad behind Pad and PadV2, GatherV2's row gather; with them, 4-D transposes (a filter from
 // TF's HWIO to cuDNN's layouts) and pads or crops (explicit padding where
 // cuDNN's must be symmetric).
+#include "kernels/gpu/layout_kernels.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -10,7 +10,6 @@
 #include "framework/kernel_registry.h"
 #include "kernels/gpu/cudnn_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/gpu/launch.h"
 
 namespace towerflow {
 namespace gpu {

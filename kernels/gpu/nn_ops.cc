@@ -12,8 +12,10 @@
 #include "framework/kernel_registry.h"
 #include "kernels/cwise_functors.h"
 #include "kernels/gpu/cudnn_util.h"
+#include "kernels/gpu/cwise_kernels.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
+#include "kernels/gpu/reduction_kernels.h"
 #include "kernels/nn_attrs.h"
 
 namespace towerflow {

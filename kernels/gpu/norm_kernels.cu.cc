@@ -2,6 +2,8 @@
 // (kernels/gpu/launch.h). LRN is our own rather than cuDNN's, whose
 // cross-channel LRN wants NCHW and a window of at most 16 channels, where
 // TF's is NHWC with any radius.
+#include "kernels/gpu/norm_kernels.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>

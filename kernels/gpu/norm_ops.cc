@@ -15,7 +15,7 @@
 #include "framework/kernel_registry.h"
 #include "kernels/gpu/cudnn_util.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/gpu/launch.h"
+#include "kernels/gpu/norm_kernels.h"
 #include "kernels/norm_attrs.h"
 
 namespace towerflow {

@@ -4,6 +4,8 @@
 // bottom (a 3x3 stride-2 pool of 24x24 pads 0 above and 1 below), and an
 // average over padded zeros is not TF's average over the window's inside.
 // TF itself runs NHWC max pooling on a kernel of its own for the same reason.
+#include "kernels/gpu/pooling_kernels.h"
+
 #include <cuda_runtime.h>
 
 #include <cfloat>

@@ -1,12 +1,14 @@
 // CUDA kernels of the seeded random ops (kernels/gpu/launch.h): each element
 // is an independent Philox draw, the same as the CPU kernel's.
+#include "kernels/gpu/random_kernels.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "core/philox.h"
 #include "kernels/gpu/cuda_util.cu.h"
 #include "kernels/gpu/launch.h"
-#include "core/philox.h"
 
 namespace towerflow {
 namespace gpu {
@@ -45,8 +47,8 @@ cudaError_t LaunchRandom(RandomFn fn, uint32_t key0, uint32_t key1, uint64_t* co
 
 template cudaError_t LaunchRandom<float>(RandomFn, uint32_t, uint32_t, uint64_t*, float*, int64_t,
                                          cudaStream_t);
-template cudaError_t LaunchRandom<double>(RandomFn, uint32_t, uint32_t, uint64_t*, double*,
-                                          int64_t, cudaStream_t);
+template cudaError_t LaunchRandom<double>(RandomFn, uint32_t, uint32_t, uint64_t*, double*, int64_t,
+                                          cudaStream_t);
 
 }  // namespace gpu
 }  // namespace towerflow

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "core/status_macros.h"
-#include "kernels/kernel_util.h"
-#include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/gpu/launch.h"
 #include "framework/kernel_registry.h"
+#include "kernels/gpu/gpu_kernel_util.h"
+#include "kernels/gpu/random_kernels.h"
+#include "kernels/kernel_util.h"
 #include "kernels/random_op_base.h"
 
 namespace towerflow {
@@ -36,10 +36,9 @@ class GpuRandomOp : public RandomOpBase {
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     const PhiloxKey k = key();
-    TW_CUDA_RETURN_IF_ERROR(LaunchRandom<T>(fn_, k.k[0], k.k[1],
-                                            static_cast<uint64_t*>(counter_.raw_data()),
-                                            out->data<T>(), out->NumElements(),
-                                            gpu->compute_stream()));
+    TW_CUDA_RETURN_IF_ERROR(
+        LaunchRandom<T>(fn_, k.k[0], k.k[1], static_cast<uint64_t*>(counter_.raw_data()),
+                        out->data<T>(), out->NumElements(), gpu->compute_stream()));
     return absl::OkStatus();
   }
 
@@ -52,7 +51,8 @@ template <typename T>
 void RegisterForType() {
   const auto on = [](const char* op) {
     return KernelDefBuilder(op)
-        .Device(kDeviceGpu).Capturable()
+        .Device(kDeviceGpu)
+        .Capturable()
         .TypeConstraint("dtype", DataTypeToEnum<T>::value)
         .HostMemory("shape");
   };

@@ -3,6 +3,8 @@
 // losses. A row reduction (inner == 1) takes one 256-thread block per row
 // and a shared-memory tree; otherwise one thread per output walks the
 // reduced dimension, so neighbouring threads read neighbouring elements.
+#include "kernels/gpu/reduction_kernels.h"
+
 #include <cuda_runtime.h>
 #include <math_constants.h>
 

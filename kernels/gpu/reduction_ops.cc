@@ -10,7 +10,7 @@
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/gpu/launch.h"
+#include "kernels/gpu/reduction_kernels.h"
 
 namespace towerflow {
 namespace gpu {

@@ -3,6 +3,8 @@
 // element's output row, then the coordinates) and TopKV2 (cub's stable
 // segmented radix sort, descending, of keys that order as the CPU kernel's
 // comparison does, then the first k of each row).
+#include "kernels/gpu/search_kernels.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -10,6 +10,7 @@
 #include "framework/kernel_registry.h"
 #include "kernels/basic_ops.h"
 #include "kernels/bcast.h"
+#include "kernels/gpu/cwise_kernels.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/launch.h"
 #include "kernels/kernel_util.h"

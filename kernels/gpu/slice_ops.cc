@@ -14,7 +14,7 @@
 #include "core/strided_slice.h"
 #include "framework/kernel_registry.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/gpu/launch.h"
+#include "kernels/gpu/layout_kernels.h"
 #include "kernels/image_plans.h"
 #include "kernels/kernel_util.h"
 #include "kernels/rearrange.h"

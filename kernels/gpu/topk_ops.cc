@@ -8,7 +8,7 @@
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/gpu/launch.h"
+#include "kernels/gpu/search_kernels.h"
 #include "kernels/kernel_util.h"
 #include "kernels/rearrange.h"
 

@@ -2,11 +2,14 @@
 // Adagrad and RMSProp, and AssignAdd/AssignSub (kernels/gpu/launch.h). The maths is TF's, as on the
 // CPU (kernels/cpu/training_ops.cc); hyperparameters are read from device memory by every thread
 // (one cached load each).
+#include "kernels/gpu/training_kernels.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 #include "kernels/gpu/cuda_util.cu.h"
+#include "kernels/gpu/index_kernels.h"
 #include "kernels/gpu/launch.h"
 
 namespace towerflow {

@@ -12,7 +12,7 @@
 #include "core/status_macros.h"
 #include "framework/kernel_registry.h"
 #include "kernels/gpu/gpu_kernel_util.h"
-#include "kernels/gpu/launch.h"
+#include "kernels/gpu/training_kernels.h"
 #include "kernels/variable_ops.h"
 #include "kernels/variable_util.h"
 
@@ -124,7 +124,8 @@ void RegisterApply(const char* family, const ApplySignature& signature, ApplyFn 
   static_assert(kSlots <= 2);
   for (const bool resource : {false, true}) {
     RegisterKernel(KernelDefBuilder(absl::StrCat(resource ? "ResourceApply" : "Apply", family))
-                       .Device(kDeviceGpu).Capturable()
+                       .Device(kDeviceGpu)
+                       .Capturable()
                        .TypeConstraint("T", DataTypeToEnum<T>::value),
                    [=, &signature] {
                      return std::make_unique<GpuApplyOp<T, kSlots>>(resource, signature, fn,
@@ -139,7 +140,8 @@ void RegisterSparseApply(const char* family, const ApplySignature& signature, Ap
   for (const bool resource : {false, true}) {
     RegisterKernel(
         KernelDefBuilder(absl::StrCat(resource ? "ResourceSparseApply" : "SparseApply", family))
-            .Device(kDeviceGpu).Capturable()
+            .Device(kDeviceGpu)
+            .Capturable()
             .TypeConstraint("T", DataTypeToEnum<T>::value)
             .HostMemory("indices"),
         [=, &signature] {
