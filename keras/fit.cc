@@ -19,6 +19,8 @@
 namespace towerflow {
 namespace keras {
 
+using internal::ModelImpl;
+
 using Topology = internal::ModelTopology;
 using internal::GatherRows;
 using internal::Identity;
@@ -33,7 +35,7 @@ using internal::WithRows;
 
 // ---- Data and steps ---------------------------------------------------------------------
 
-absl::StatusOr<TensorMap> Model::InputMap(const Tensor& x) const {
+absl::StatusOr<TensorMap> ModelImpl::InputMap(const Tensor& x) const {
   TW_RETURN_IF_ERROR(status());
   if (topology_->inputs.size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat("The model has ", topology_->inputs.size(),
@@ -43,7 +45,7 @@ absl::StatusOr<TensorMap> Model::InputMap(const Tensor& x) const {
   return TensorMap{{topology_->inputs[0].name, x}};
 }
 
-absl::StatusOr<TensorMap> Model::TargetMap(const Tensor& y) const {
+absl::StatusOr<TensorMap> ModelImpl::TargetMap(const Tensor& y) const {
   TW_RETURN_IF_ERROR(status());
   if (topology_->outputs.size() != 1) {
     return absl::InvalidArgumentError(
@@ -53,7 +55,7 @@ absl::StatusOr<TensorMap> Model::TargetMap(const Tensor& y) const {
   return TensorMap{{topology_->outputs[0].name, y}};
 }
 
-absl::StatusOr<int64_t> Model::CheckData(const TensorMap& x, const TensorMap* y) const {
+absl::StatusOr<int64_t> ModelImpl::CheckData(const TensorMap& x, const TensorMap* y) const {
   TW_RETURN_IF_ERROR(status());
   const Topology& t = *topology_;
   // Every key is known, every feed given: Keras's messages.
@@ -130,7 +132,7 @@ absl::StatusOr<int64_t> Model::CheckData(const TensorMap& x, const TensorMap* y)
   return rows;
 }
 
-ClientSession::FeedType Model::Feeds(const TensorMap& x, const TensorMap* y) const {
+ClientSession::FeedType ModelImpl::Feeds(const TensorMap& x, const TensorMap* y) const {
   const Built& b = *built_;
   const Topology& t = *topology_;
   ClientSession::FeedType feeds;
@@ -152,8 +154,8 @@ ClientSession::FeedType Model::Feeds(const TensorMap& x, const TensorMap* y) con
   return feeds;
 }
 
-absl::StatusOr<std::vector<Tensor>> Model::RunStep(const TensorMap& x, const TensorMap* y,
-                                                   bool train) {
+absl::StatusOr<std::vector<Tensor>> ModelImpl::RunStep(const TensorMap& x, const TensorMap* y,
+                                                       bool train) {
   TW_RETURN_IF_ERROR(InitializeNewVariables());
   Built& b = *built_;
   std::vector<Output> fetches;
@@ -173,8 +175,8 @@ absl::StatusOr<std::vector<Tensor>> Model::RunStep(const TensorMap& x, const Ten
   return out;
 }
 
-absl::Status Model::RunBatches(const TensorMap& x, const TensorMap* y, int64_t batch_size,
-                               const StepFn& each) {
+absl::Status ModelImpl::RunBatches(const TensorMap& x, const TensorMap* y, int64_t batch_size,
+                                   const StepFn& each) {
   const int64_t n = x.begin()->second.dim_size(0);
   int64_t step = 0;
   for (int64_t begin = 0; begin < n; begin += batch_size, ++step) {
@@ -203,15 +205,16 @@ absl::Status CheckBatchSize(int64_t batch_size) {
 
 }  // namespace
 
-absl::StatusOr<History> Model::Fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
+absl::StatusOr<History> ModelImpl::Fit(const Tensor& x, const Tensor& y,
+                                       const FitOptions& options) {
   TW_ASSIGN_OR_RETURN(TensorMap xs, InputMap(x));
   TW_ASSIGN_OR_RETURN(TensorMap ys, TargetMap(y));
   return Fit(xs, ys, options);
 }
 
-absl::Status Model::ValidationData(const FitOptions& options, TensorMap* x, TensorMap* y,
-                                   const TensorMap** validation_x,
-                                   const TensorMap** validation_y) const {
+absl::Status ModelImpl::ValidationData(const FitOptions& options, TensorMap* x, TensorMap* y,
+                                       const TensorMap** validation_x,
+                                       const TensorMap** validation_y) const {
   *validation_x = options.validation_inputs;
   *validation_y = options.validation_targets;
   if ((options.validation_x == nullptr) != (options.validation_y == nullptr) ||
@@ -229,8 +232,8 @@ absl::Status Model::ValidationData(const FitOptions& options, TensorMap* x, Tens
   return absl::OkStatus();
 }
 
-absl::StatusOr<History> Model::Fit(const TensorMap& x_all, const TensorMap& y_all,
-                                   const FitOptions& options) {
+absl::StatusOr<History> ModelImpl::Fit(const TensorMap& x_all, const TensorMap& y_all,
+                                       const FitOptions& options) {
   TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
   TW_RETURN_IF_ERROR(CheckBatchSize(options.batch_size));
@@ -291,9 +294,9 @@ absl::StatusOr<History> Model::Fit(const TensorMap& x_all, const TensorMap& y_al
   });
 }
 
-absl::StatusOr<std::optional<Model::Batch>> Model::NextBatch(data::Iterator* it, int64_t step,
-                                                             const char* what,
-                                                             bool targets_optional) const {
+absl::StatusOr<std::optional<ModelImpl::Batch>> ModelImpl::NextBatch(data::Iterator* it,
+                                                                     int64_t step, const char* what,
+                                                                     bool targets_optional) const {
   const Topology& t = *topology_;
   TW_ASSIGN_OR_RETURN(std::optional<data::Element> e, it->GetNext());
   if (!e.has_value()) return std::nullopt;
@@ -321,7 +324,7 @@ absl::StatusOr<std::optional<Model::Batch>> Model::NextBatch(data::Iterator* it,
   return batch;
 }
 
-absl::StatusOr<History> Model::Fit(const data::Dataset& dataset, const FitOptions& options) {
+absl::StatusOr<History> ModelImpl::Fit(const data::Dataset& dataset, const FitOptions& options) {
   TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
   TensorMap vx, vy;
@@ -347,7 +350,7 @@ absl::StatusOr<History> Model::Fit(const data::Dataset& dataset, const FitOption
   });
 }
 
-absl::StatusOr<Logs> Model::Evaluate(const data::Dataset& dataset) {
+absl::StatusOr<Logs> ModelImpl::Evaluate(const data::Dataset& dataset) {
   TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
   const std::vector<std::string>& log_names = LogNames();
@@ -369,7 +372,7 @@ absl::StatusOr<Logs> Model::Evaluate(const data::Dataset& dataset) {
   return result;
 }
 
-absl::StatusOr<TensorMap> Model::Predict(const data::Dataset& dataset) {
+absl::StatusOr<TensorMap> ModelImpl::Predict(const data::Dataset& dataset) {
   TW_RETURN_IF_ERROR(status());
   const Topology& t = *topology_;
   std::vector<std::vector<Tensor>> parts(t.outputs.size());
@@ -445,7 +448,7 @@ class BatchEndHook : public SessionRunHook {
 
 }  // namespace
 
-absl::StatusOr<History> Model::FitEpochs(
+absl::StatusOr<History> ModelImpl::FitEpochs(
     const FitOptions& options, int64_t steps, const TensorMap* validation_x,
     const TensorMap* validation_y,
     const std::function<training::NextBatchFn(int epoch)>& epoch_batches) {
@@ -464,7 +467,7 @@ absl::StatusOr<History> Model::FitEpochs(
   for (const auto& c : options.callbacks) {
     if (chief || !c->WritesFiles()) callbacks.push_back(c);
   }
-  auto batch_end = std::make_shared<BatchEndHook>(this, log_names, callbacks);
+  auto batch_end = std::make_shared<BatchEndHook>(self_, log_names, callbacks);
   HookList hooks = {batch_end};
   hooks.insert(hooks.end(), options.hooks.begin(), options.hooks.end());
   // The step's metrics are the cluster's: the means over every process's
@@ -478,10 +481,10 @@ absl::StatusOr<History> Model::FitEpochs(
     TW_RETURN_IF_ERROR(loop.Begin(b.root));
     TW_RETURN_IF_ERROR(InitializeNewVariables());
     TW_RETURN_IF_ERROR(loop.AfterCreateSession(*b.session, /*global_step=*/0));
-    for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnTrainBegin(this));
+    for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnTrainBegin(self_));
     for (int epoch = options.initial_epoch;
          epoch < options.epochs && !stop_training_ && !loop.stop_requested(); ++epoch) {
-      for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnEpochBegin(this, epoch));
+      for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnEpochBegin(self_, epoch));
       if (verbose > 0) *out << "Epoch " << epoch + 1 << "/" << options.epochs << "\n";
       Progbar bar(steps, verbose > 0 ? out : nullptr, dynamic);
       batch_end->StartEpoch(&bar);
@@ -498,9 +501,9 @@ absl::StatusOr<History> Model::FitEpochs(
       for (const auto& [name, value] : bar.Means()) logs[name] = value;
       for (const auto& [name, value] : extra) logs[name] = value;
       for (const auto& [name, value] : logs) history.history[name].push_back(value);
-      for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnEpochEnd(this, epoch, logs));
+      for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnEpochEnd(self_, epoch, logs));
     }
-    for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnTrainEnd(this));
+    for (const auto& c : callbacks) TW_RETURN_IF_ERROR(c->OnTrainEnd(self_));
     TW_RETURN_IF_ERROR(loop.End(*b.session));
     return history;
   }();
@@ -509,13 +512,14 @@ absl::StatusOr<History> Model::FitEpochs(
   return training::StopOthersOnError(cluster, std::move(result));
 }
 
-absl::StatusOr<Logs> Model::Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size) {
+absl::StatusOr<Logs> ModelImpl::Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size) {
   TW_ASSIGN_OR_RETURN(TensorMap xs, InputMap(x));
   TW_ASSIGN_OR_RETURN(TensorMap ys, TargetMap(y));
   return Evaluate(xs, ys, batch_size);
 }
 
-absl::StatusOr<Logs> Model::Evaluate(const TensorMap& x, const TensorMap& y, int64_t batch_size) {
+absl::StatusOr<Logs> ModelImpl::Evaluate(const TensorMap& x, const TensorMap& y,
+                                         int64_t batch_size) {
   TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
   TW_RETURN_IF_ERROR(CheckBatchSize(batch_size));
@@ -537,7 +541,7 @@ absl::StatusOr<Logs> Model::Evaluate(const TensorMap& x, const TensorMap& y, int
   return result;
 }
 
-absl::StatusOr<Tensor> Model::Predict(const Tensor& x, int64_t batch_size) {
+absl::StatusOr<Tensor> ModelImpl::Predict(const Tensor& x, int64_t batch_size) {
   TW_ASSIGN_OR_RETURN(TensorMap xs, InputMap(x));
   if (topology_->outputs.size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat("The model has ", topology_->outputs.size(),
@@ -547,7 +551,7 @@ absl::StatusOr<Tensor> Model::Predict(const Tensor& x, int64_t batch_size) {
   return out.begin()->second;
 }
 
-absl::StatusOr<TensorMap> Model::Predict(const TensorMap& x, int64_t batch_size) {
+absl::StatusOr<TensorMap> ModelImpl::Predict(const TensorMap& x, int64_t batch_size) {
   TW_RETURN_IF_ERROR(CheckBatchSize(batch_size));
   TW_ASSIGN_OR_RETURN(const int64_t n, CheckData(x, nullptr));
   TW_RETURN_IF_ERROR(CheckBatches(n, batch_size));
@@ -573,13 +577,13 @@ absl::StatusOr<TensorMap> Model::Predict(const TensorMap& x, int64_t batch_size)
   return result;
 }
 
-absl::StatusOr<Logs> Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
+absl::StatusOr<Logs> ModelImpl::TrainOnBatch(const Tensor& x, const Tensor& y) {
   TW_ASSIGN_OR_RETURN(TensorMap xs, InputMap(x));
   TW_ASSIGN_OR_RETURN(TensorMap ys, TargetMap(y));
   return TrainOnBatch(xs, ys);
 }
 
-absl::StatusOr<Logs> Model::TrainOnBatch(const TensorMap& x, const TensorMap& y) {
+absl::StatusOr<Logs> ModelImpl::TrainOnBatch(const TensorMap& x, const TensorMap& y) {
   TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
   TW_ASSIGN_OR_RETURN(const int64_t rows, CheckData(x, &y));
@@ -594,11 +598,11 @@ absl::StatusOr<Logs> Model::TrainOnBatch(const TensorMap& x, const TensorMap& y)
   return logs;
 }
 
-absl::StatusOr<Tensor> Model::PredictOnBatch(const Tensor& x) {
+absl::StatusOr<Tensor> ModelImpl::PredictOnBatch(const Tensor& x) {
   return Predict(x, std::max<int64_t>(1, x.dims() > 0 ? x.dim_size(0) : 1));
 }
 
-absl::StatusOr<TensorMap> Model::PredictOnBatch(const TensorMap& x) {
+absl::StatusOr<TensorMap> ModelImpl::PredictOnBatch(const TensorMap& x) {
   const int64_t rows =
       x.empty() || x.begin()->second.dims() < 1 ? 1 : x.begin()->second.dim_size(0);
   return Predict(x, std::max<int64_t>(1, rows));

@@ -26,6 +26,8 @@
 namespace towerflow {
 namespace keras {
 
+using internal::ModelImpl;
+
 using Topology = internal::ModelTopology;
 using Compiled = internal::CompiledModel;
 using internal::kNotCompiled;
@@ -107,23 +109,24 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 
 // ---- Compiling ------------------------------------------------------------------------
 
-absl::Status Model::Compile(std::shared_ptr<train::Optimizer> optimizer, const std::string& loss,
-                            std::vector<std::string> metrics) {
+absl::Status ModelImpl::Compile(std::shared_ptr<train::Optimizer> optimizer,
+                                const std::string& loss, std::vector<std::string> metrics) {
   return CompileWith(std::move(optimizer), std::nullopt,
                      {.loss = {{"", loss}}, .metrics = {{"", std::move(metrics)}}});
 }
 
-absl::Status Model::Compile(std::shared_ptr<train::Optimizer> optimizer, CompileOptions options) {
+absl::Status ModelImpl::Compile(std::shared_ptr<train::Optimizer> optimizer,
+                                CompileOptions options) {
   return CompileWith(std::move(optimizer), std::nullopt, options);
 }
 
-absl::Status Model::Compile(Optimizer optimizer, const std::string& loss,
-                            std::vector<std::string> metrics) {
+absl::Status ModelImpl::Compile(Optimizer optimizer, const std::string& loss,
+                                std::vector<std::string> metrics) {
   return Compile(std::move(optimizer),
                  CompileOptions{.loss = {{"", loss}}, .metrics = {{"", std::move(metrics)}}});
 }
 
-absl::Status Model::Compile(Optimizer optimizer, CompileOptions options) {
+absl::Status ModelImpl::Compile(Optimizer optimizer, CompileOptions options) {
   if (!optimizer.make) return absl::InvalidArgumentError("Compile: the optimizer makes nothing");
   if (!(optimizer.learning_rate >= 0)) {
     return absl::InvalidArgumentError(
@@ -134,9 +137,9 @@ absl::Status Model::Compile(Optimizer optimizer, CompileOptions options) {
   return CompileWith(std::move(fixed), std::move(optimizer), options);
 }
 
-absl::Status Model::CompileWith(std::shared_ptr<train::Optimizer> optimizer,
-                                std::optional<Optimizer> keras_optimizer,
-                                const CompileOptions& options) {
+absl::Status ModelImpl::CompileWith(std::shared_ptr<train::Optimizer> optimizer,
+                                    std::optional<Optimizer> keras_optimizer,
+                                    const CompileOptions& options) {
   TW_RETURN_IF_ERROR(status());
   if (optimizer == nullptr) return absl::InvalidArgumentError("Compile: no optimizer");
   const Topology& t = *topology_;
@@ -202,7 +205,7 @@ absl::Status Model::CompileWith(std::shared_ptr<train::Optimizer> optimizer,
   return absl::OkStatus();
 }
 
-const std::vector<std::string>& Model::LogNames() const { return compiled_->log_names; }
+const std::vector<std::string>& ModelImpl::LogNames() const { return compiled_->log_names; }
 
 namespace {
 
@@ -336,7 +339,7 @@ ModelFn ServingModelFn(std::shared_ptr<const Topology> topology) {
 
 }  // namespace internal
 
-absl::Status Model::SetRandomSeed(int64_t seed) {
+absl::Status ModelImpl::SetRandomSeed(int64_t seed) {
   if (built_ != nullptr) {
     return absl::FailedPreconditionError(
         "SetRandomSeed: the model is built; set the seed before its first Fit, Evaluate, "
@@ -346,7 +349,7 @@ absl::Status Model::SetRandomSeed(int64_t seed) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<ModelFn> Model::ToModelFn() const {
+absl::StatusOr<ModelFn> ModelImpl::ToModelFn() const {
   TW_RETURN_IF_ERROR(status());
   if (compiled_ == nullptr) return absl::FailedPreconditionError(kNotCompiled);
   // Under mixed_float16, in a loss scale, as Keras's compile wraps it.
@@ -383,7 +386,7 @@ absl::StatusOr<std::vector<Output>> LogValues(const Scope& s, const Compiled& c,
 
 }  // namespace
 
-absl::Status Model::Build(const TensorMap* y) {
+absl::Status ModelImpl::Build(const TensorMap* y) {
   TW_RETURN_IF_ERROR(status());
   const Topology& t = *topology_;
   if (t.calls.empty()) return absl::FailedPreconditionError("The model has no layers");
@@ -549,7 +552,7 @@ absl::Status Model::Build(const TensorMap* y) {
   return absl::OkStatus();
 }
 
-absl::Status Model::InitializeNewVariables() const {
+absl::Status ModelImpl::InitializeNewVariables() const {
   Built& b = *built_;
   // Every step asks; only a graph that has grown can hold new variables.
   const int nodes = b.root.graph()->num_node_ids();
@@ -570,12 +573,12 @@ absl::Status Model::InitializeNewVariables() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<NamedTensor>> Model::GetWeights() {
+absl::StatusOr<std::vector<NamedTensor>> ModelImpl::GetWeights() {
   TW_RETURN_IF_ERROR(Build(nullptr));
   return BuiltWeights();
 }
 
-void Model::CarryWeights() {
+void ModelImpl::CarryWeights() {
   if (built_ == nullptr) return;
   absl::StatusOr<std::vector<NamedTensor>> weights = BuiltWeights();
   if (weights.ok()) {
@@ -585,7 +588,7 @@ void Model::CarryWeights() {
   }
 }
 
-absl::StatusOr<std::vector<NamedTensor>> Model::BuiltWeights() const {
+absl::StatusOr<std::vector<NamedTensor>> ModelImpl::BuiltWeights() const {
   TW_RETURN_IF_ERROR(InitializeNewVariables());
   const Built& b = *built_;
   std::vector<Tensor> values;
@@ -597,7 +600,7 @@ absl::StatusOr<std::vector<NamedTensor>> Model::BuiltWeights() const {
   return weights;
 }
 
-absl::Status Model::SetWeights(const std::vector<NamedTensor>& weights) {
+absl::Status ModelImpl::SetWeights(const std::vector<NamedTensor>& weights) {
   TW_RETURN_IF_ERROR(Build(nullptr));
   TW_RETURN_IF_ERROR(InitializeNewVariables());
   Built& b = *built_;
@@ -629,12 +632,12 @@ absl::Status Model::SetWeights(const std::vector<NamedTensor>& weights) {
   return b.session->Run(feeds, {}, assigns, nullptr);
 }
 
-absl::Status Model::SaveWeights(const std::string& path) {
+absl::Status ModelImpl::SaveWeights(const std::string& path) {
   TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> weights, GetWeights());
   return WriteCheckpoint(path, weights);
 }
 
-absl::Status Model::LoadWeights(const std::string& path) {
+absl::Status ModelImpl::LoadWeights(const std::string& path) {
   TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> saved, ReadCheckpoint(path));
   TW_RETURN_IF_ERROR(Build(nullptr));
   for (const Variable& v : built_->weights) {
@@ -653,18 +656,18 @@ absl::Status Model::LoadWeights(const std::string& path) {
   return SetWeights(weights);
 }
 
-absl::Status Model::CheckBatches(int64_t n, int64_t batch_size) const {
+absl::Status ModelImpl::CheckBatches(int64_t n, int64_t batch_size) const {
   TW_RETURN_IF_ERROR(CheckBatch(std::min(n, batch_size)));
   return n % batch_size == 0 ? absl::OkStatus() : CheckBatch(n % batch_size);
 }
 
-absl::StatusOr<distribute::Cluster*> Model::TrainingCluster() const {
+absl::StatusOr<distribute::Cluster*> ModelImpl::TrainingCluster() const {
   if (!replication_.across_processes) return nullptr;
   TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
   return cluster->size() > 1 ? cluster : nullptr;
 }
 
-absl::Status Model::BroadcastWeights() {
+absl::Status ModelImpl::BroadcastWeights() {
   Built& b = *built_;
   if (b.cluster == nullptr) return absl::OkStatus();
   TW_RETURN_IF_ERROR(InitializeNewVariables());
@@ -677,7 +680,7 @@ absl::Status Model::BroadcastWeights() {
   return b.session->Run({}, {}, {b.broadcast}, nullptr);
 }
 
-absl::Status Model::CheckBatch(int64_t batch) const {
+absl::Status ModelImpl::CheckBatch(int64_t batch) const {
   // Across processes the towers weigh by their rows: any split is exact.
   TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, TrainingCluster());
   if (replication_.replicas > 1 && !replication_.uneven_batches && cluster == nullptr &&
@@ -689,7 +692,7 @@ absl::Status Model::CheckBatch(int64_t batch) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<double> Model::GetLearningRate() {
+absl::StatusOr<double> ModelImpl::GetLearningRate() {
   if (compiled_ == nullptr || !compiled_->keras_optimizer.has_value()) {
     return absl::FailedPreconditionError(
         "GetLearningRate: compile the model with a keras::Optimizer (keras::SGD, keras::Adam, "
@@ -704,7 +707,7 @@ absl::StatusOr<double> Model::GetLearningRate() {
   return static_cast<double>(out[0].scalar<float>()());
 }
 
-absl::Status Model::SetLearningRate(double learning_rate) {
+absl::Status ModelImpl::SetLearningRate(double learning_rate) {
   TW_RETURN_IF_ERROR(GetLearningRate().status());
   if (!(learning_rate >= 0)) {
     return absl::InvalidArgumentError(absl::StrCat("SetLearningRate: ", learning_rate));
@@ -723,20 +726,11 @@ absl::Status Model::SetLearningRate(double learning_rate) {
                               {built_->set_learning_rate}, nullptr);
 }
 
-absl::StatusOr<GraphDef> Model::ExportGraphDef() const {
+absl::StatusOr<GraphDef> ModelImpl::ExportGraphDef() const {
   if (built_ == nullptr) {
     return absl::FailedPreconditionError("ExportGraphDef: the model is not built yet");
   }
   return built_->root.ToGraphDef();
-}
-
-Model ReplicatedModel(const Model& model, const ReplicationOptions& options) {
-  Model copy = model;
-  copy.replication_ = options;
-  if (copy.replication_.replicas < 1) copy.replication_.replicas = 1;
-  copy.CarryWeights();
-  copy.built_.reset();
-  return copy;
 }
 
 }  // namespace keras

@@ -72,7 +72,6 @@
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
 #include "training/hooks.h"
-#include "training/loop.h"
 
 namespace towerflow {
 namespace keras {
@@ -87,6 +86,7 @@ namespace keras {
 namespace internal {
 struct ModelTopology;
 struct CompiledModel;
+class ModelImpl;
 }  // namespace internal
 
 // Tensors by input or output name.
@@ -225,7 +225,13 @@ class Model {
         std::string name = "model");
   Model(const KerasTensor& input, const KerasTensor& output, std::string name = "model")
       : Model(std::vector<KerasTensor>{input}, std::vector<KerasTensor>{output}, std::move(name)) {}
-  virtual ~Model() = default;
+  virtual ~Model();
+  // Copies are models of their own: the same layers, settings and built
+  // graph (its weights shared until either rebuilds).
+  Model(const Model& other);
+  Model& operator=(const Model& other);
+  Model(Model&& other) noexcept;
+  Model& operator=(Model&& other) noexcept;
 
   absl::Status status() const;
   // The feeds' names: the Inputs' (Sequential: "<first layer>_input"), and
@@ -330,102 +336,26 @@ class Model {
   absl::Status SetRandomSeed(int64_t seed);
 
   // Set by a callback (EarlyStopping) to end Fit after the current epoch.
-  void set_stop_training(bool stop) { stop_training_ = stop; }
-  bool stop_training() const { return stop_training_; }
+  void set_stop_training(bool stop);
+  bool stop_training() const;
 
   // The graph built so far (by Fit, Evaluate, Predict or Summary).
   // FailedPrecondition before any.
   absl::StatusOr<GraphDef> ExportGraphDef() const;
 
-  const std::string& name() const { return name_; }
-  int replicas() const { return replication_.replicas; }
+  const std::string& name() const;
+  int replicas() const;
 
  protected:
   // A model without layers yet (Sequential).
   explicit Model(std::string name);
-  // The layer graph, replaced (never changed) as a Sequential grows.
-  std::shared_ptr<const internal::ModelTopology> topology_;
-  // Whether Add may still change the topology.
-  bool built() const { return built_ != nullptr; }
+  // The model's state and what its methods share (keras/model_internal.h).
+  internal::ModelImpl& impl() { return *impl_; }
+  const internal::ModelImpl& impl() const { return *impl_; }
 
  private:
   friend Model ReplicatedModel(const Model& model, const ReplicationOptions& options);
-  struct Built;
-  // A step's results for Fit, Evaluate and Predict: (step, rows, fetched).
-  using StepFn =
-      std::function<absl::Status(int64_t step, int64_t rows, const std::vector<Tensor>& values)>;
-
-  // Save's model.pbtxt.
-  absl::StatusOr<std::string> ConfigText();
-  // Save in kSavedModel.
-  absl::Status SaveSavedModel(const std::string& dir, const std::string& config_text);
-  absl::Status CompileWith(std::shared_ptr<train::Optimizer> optimizer,
-                           std::optional<Optimizer> keras_optimizer, const CompileOptions& options);
-  // x and y as maps, for a model of one input and one output.
-  absl::StatusOr<TensorMap> InputMap(const Tensor& x) const;
-  absl::StatusOr<TensorMap> TargetMap(const Tensor& y) const;
-  // The validation data of `options` as maps (in *x and *y when given as
-  // tensors), or nulls; InvalidArgument for half of it.
-  absl::Status ValidationData(const FitOptions& options, TensorMap* x, TensorMap* y,
-                              const TensorMap** validation_x, const TensorMap** validation_y) const;
-  // A dataset element as a batch: the inputs, then the targets (or the
-  // inputs alone when `targets_optional`); nothing at the end. `what`
-  // names the caller in errors.
-  struct Batch {
-    TensorMap x;
-    TensorMap y;
-    int64_t rows = 0;
-  };
-  absl::StatusOr<std::optional<Batch>> NextBatch(data::Iterator* it, int64_t step, const char* what,
-                                                 bool targets_optional = false) const;
-  // Checks the inputs (and targets) of a batch; returns its rows.
-  absl::StatusOr<int64_t> CheckData(const TensorMap& x, const TensorMap* y) const;
-  // Builds the graph and session for targets like `y` (null: predict only).
-  absl::Status Build(const TensorMap* y);
-  // Whether the replicas can split a batch of `batch` rows (see the file
-  // comment); CheckBatches for every batch of n rows in batches of batch_size.
-  absl::Status CheckBatch(int64_t batch) const;
-  absl::Status CheckBatches(int64_t n, int64_t batch_size) const;
-  // Runs the initializers of the variables the session has not seen.
-  absl::Status InitializeNewVariables() const;
-  // The cluster the model trains across (see ReplicationOptions), or null.
-  absl::StatusOr<distribute::Cluster*> TrainingCluster() const;
-  // Across processes, every weight (and optimizer slot) takes rank 0's
-  // value; nothing alone. REQUIRES: built_.
-  absl::Status BroadcastWeights();
-  // The weights of a built model. REQUIRES: built_.
-  absl::StatusOr<std::vector<NamedTensor>> BuiltWeights() const;
-  // Keeps the current weights (if built) for the next graph, which Build
-  // assigns once it has made the weights.
-  void CarryWeights();
-  // The feeds of a batch: each replica's placeholders take its shard.
-  ClientSession::FeedType Feeds(const TensorMap& x, const TensorMap* y) const;
-  // One batch: training (loss, logs), evaluation (loss, logs) or
-  // prediction (the outputs) when y is null.
-  absl::StatusOr<std::vector<Tensor>> RunStep(const TensorMap& x, const TensorMap* y, bool train);
-  // Evaluation (or prediction when y is null) over x (and y) in batches
-  // of `batch_size`.
-  absl::Status RunBatches(const TensorMap& x, const TensorMap* y, int64_t batch_size,
-                          const StepFn& each);
-  // Fit's epochs on the training loop (training/loop.h): callbacks, hooks,
-  // progress bar (`steps` 0: unknown), validation. `epoch_batches` gives
-  // an epoch's batches.
-  absl::StatusOr<History> FitEpochs(
-      const FitOptions& options, int64_t steps, const TensorMap* validation_x,
-      const TensorMap* validation_y,
-      const std::function<training::NextBatchFn(int epoch)>& epoch_batches);
-  // The names of the logs after "loss", in the order RunStep fetches them.
-  const std::vector<std::string>& LogNames() const;
-
-  std::string name_;
-  std::optional<int64_t> seed_;
-  std::shared_ptr<const internal::CompiledModel> compiled_;
-  ReplicationOptions replication_;
-  std::shared_ptr<Built> built_;
-  bool stop_training_ = false;
-  // Weights for the next graph (see CarryWeights), or why they could not be read.
-  std::vector<NamedTensor> carried_weights_;
-  absl::Status carried_status_;
+  std::unique_ptr<internal::ModelImpl> impl_;
 };
 
 // Keras's Sequential: one input, the layers in a chain. Its feeds are

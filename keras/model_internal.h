@@ -1,6 +1,8 @@
 // keras::Model's private parts, shared by the files that implement it:
-// the layer graph (topology.cc), the compile settings, the built graph and
-// session, and helpers on tensors' rows. Private to //keras.
+// the layer graph (topology.cc), the compile settings, ModelImpl (the
+// model's state, its built graph and session, and the work of its methods;
+// keras/model.h keeps only what users call), and helpers on tensors' rows.
+// Private to //keras.
 #ifndef TOWERFLOW_KERAS_MODEL_INTERNAL_H_
 #define TOWERFLOW_KERAS_MODEL_INTERNAL_H_
 
@@ -18,6 +20,7 @@
 #include "keras/compile_internal.h"
 #include "keras/model.h"
 #include "runtime/client_session.h"
+#include "training/loop.h"
 
 namespace towerflow {
 namespace keras {
@@ -118,9 +121,134 @@ std::vector<int64_t> Identity(int64_t n);
 // "(None, 4)" of an input shape without its batch dimension.
 std::string ShapeString(const std::vector<int64_t>& shape);
 
-}  // namespace internal
+// keras::Model's state and the work of its methods: Model forwards each
+// public method to the one of the same name here, and the files that
+// implement the model (model.cc, fit.cc, save.cc, summary.cc, topology.cc)
+// define them. A copy of a Model copies this.
+class ModelImpl {
+ public:
+  ModelImpl(Model* self, std::string name) : self_(self), name_(std::move(name)) {}
 
-struct Model::Built {
+  // Model's methods (keras/model.h says what each does).
+  absl::Status status() const;
+  std::vector<std::string> input_names() const;
+  std::vector<std::string> output_names() const;
+  absl::Status Compile(std::shared_ptr<train::Optimizer> optimizer, const std::string& loss,
+                       std::vector<std::string> metrics);
+  absl::Status Compile(std::shared_ptr<train::Optimizer> optimizer, CompileOptions options);
+  absl::Status Compile(Optimizer optimizer, const std::string& loss,
+                       std::vector<std::string> metrics);
+  absl::Status Compile(Optimizer optimizer, CompileOptions options);
+  absl::StatusOr<double> GetLearningRate();
+  absl::Status SetLearningRate(double learning_rate);
+  absl::StatusOr<History> Fit(const Tensor& x, const Tensor& y, const FitOptions& options);
+  absl::StatusOr<History> Fit(const TensorMap& x, const TensorMap& y, const FitOptions& options);
+  absl::StatusOr<History> Fit(const data::Dataset& dataset, const FitOptions& options);
+  absl::StatusOr<Logs> Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size);
+  absl::StatusOr<Logs> Evaluate(const TensorMap& x, const TensorMap& y, int64_t batch_size);
+  absl::StatusOr<Logs> Evaluate(const data::Dataset& dataset);
+  absl::StatusOr<Tensor> Predict(const Tensor& x, int64_t batch_size);
+  absl::StatusOr<TensorMap> Predict(const TensorMap& x, int64_t batch_size);
+  absl::StatusOr<TensorMap> Predict(const data::Dataset& dataset);
+  absl::StatusOr<Logs> TrainOnBatch(const Tensor& x, const Tensor& y);
+  absl::StatusOr<Logs> TrainOnBatch(const TensorMap& x, const TensorMap& y);
+  absl::StatusOr<Tensor> PredictOnBatch(const Tensor& x);
+  absl::StatusOr<TensorMap> PredictOnBatch(const TensorMap& x);
+  absl::StatusOr<std::string> Summary();
+  absl::StatusOr<ModelFn> ToModelFn() const;
+  absl::StatusOr<std::vector<NamedTensor>> GetWeights();
+  absl::Status SetWeights(const std::vector<NamedTensor>& weights);
+  absl::Status SaveWeights(const std::string& path);
+  absl::Status LoadWeights(const std::string& path);
+  absl::Status Save(const std::string& dir, Model::SaveFormat format);
+  absl::Status SetRandomSeed(int64_t seed);
+  absl::StatusOr<GraphDef> ExportGraphDef() const;
+
+  struct Built;
+  // A step's results for Fit, Evaluate and Predict: (step, rows, fetched).
+  using StepFn =
+      std::function<absl::Status(int64_t step, int64_t rows, const std::vector<Tensor>& values)>;
+
+  // Save's model.pbtxt.
+  absl::StatusOr<std::string> ConfigText();
+  // Save in kSavedModel.
+  absl::Status SaveSavedModel(const std::string& dir, const std::string& config_text);
+  absl::Status CompileWith(std::shared_ptr<train::Optimizer> optimizer,
+                           std::optional<Optimizer> keras_optimizer, const CompileOptions& options);
+  // x and y as maps, for a model of one input and one output.
+  absl::StatusOr<TensorMap> InputMap(const Tensor& x) const;
+  absl::StatusOr<TensorMap> TargetMap(const Tensor& y) const;
+  // The validation data of `options` as maps (in *x and *y when given as
+  // tensors), or nulls; InvalidArgument for half of it.
+  absl::Status ValidationData(const FitOptions& options, TensorMap* x, TensorMap* y,
+                              const TensorMap** validation_x, const TensorMap** validation_y) const;
+  // A dataset element as a batch: the inputs, then the targets (or the
+  // inputs alone when `targets_optional`); nothing at the end. `what`
+  // names the caller in errors.
+  struct Batch {
+    TensorMap x;
+    TensorMap y;
+    int64_t rows = 0;
+  };
+  absl::StatusOr<std::optional<Batch>> NextBatch(data::Iterator* it, int64_t step, const char* what,
+                                                 bool targets_optional = false) const;
+  // Checks the inputs (and targets) of a batch; returns its rows.
+  absl::StatusOr<int64_t> CheckData(const TensorMap& x, const TensorMap* y) const;
+  // Builds the graph and session for targets like `y` (null: predict only).
+  absl::Status Build(const TensorMap* y);
+  // Whether the replicas can split a batch of `batch` rows (see the file
+  // comment); CheckBatches for every batch of n rows in batches of batch_size.
+  absl::Status CheckBatch(int64_t batch) const;
+  absl::Status CheckBatches(int64_t n, int64_t batch_size) const;
+  // Runs the initializers of the variables the session has not seen.
+  absl::Status InitializeNewVariables() const;
+  // The cluster the model trains across (see ReplicationOptions), or null.
+  absl::StatusOr<distribute::Cluster*> TrainingCluster() const;
+  // Across processes, every weight (and optimizer slot) takes rank 0's
+  // value; nothing alone. REQUIRES: built_.
+  absl::Status BroadcastWeights();
+  // The weights of a built model. REQUIRES: built_.
+  absl::StatusOr<std::vector<NamedTensor>> BuiltWeights() const;
+  // Keeps the current weights (if built) for the next graph, which Build
+  // assigns once it has made the weights.
+  void CarryWeights();
+  // The feeds of a batch: each replica's placeholders take its shard.
+  ClientSession::FeedType Feeds(const TensorMap& x, const TensorMap* y) const;
+  // One batch: training (loss, logs), evaluation (loss, logs) or
+  // prediction (the outputs) when y is null.
+  absl::StatusOr<std::vector<Tensor>> RunStep(const TensorMap& x, const TensorMap* y, bool train);
+  // Evaluation (or prediction when y is null) over x (and y) in batches
+  // of `batch_size`.
+  absl::Status RunBatches(const TensorMap& x, const TensorMap* y, int64_t batch_size,
+                          const StepFn& each);
+  // Fit's epochs on the training loop (training/loop.h): callbacks, hooks,
+  // progress bar (`steps` 0: unknown), validation. `epoch_batches` gives
+  // an epoch's batches.
+  absl::StatusOr<History> FitEpochs(
+      const FitOptions& options, int64_t steps, const TensorMap* validation_x,
+      const TensorMap* validation_y,
+      const std::function<training::NextBatchFn(int epoch)>& epoch_batches);
+  // The names of the logs after "loss", in the order RunStep fetches them.
+  const std::vector<std::string>& LogNames() const;
+
+  // The Model this is the state of (callbacks are given it).
+  Model* self_;
+  std::string name_;
+  std::optional<int64_t> seed_;
+  std::shared_ptr<const internal::CompiledModel> compiled_;
+  ReplicationOptions replication_;
+  std::shared_ptr<Built> built_;
+  bool stop_training_ = false;
+  // Weights for the next graph (see CarryWeights), or why they could not be read.
+  std::vector<NamedTensor> carried_weights_;
+  absl::Status carried_status_;
+  // The layer graph, replaced (never changed) as a Sequential grows.
+  std::shared_ptr<const ModelTopology> topology_;
+  // Whether Add may still change the topology.
+  bool built() const { return built_ != nullptr; }
+};
+
+struct ModelImpl::Built {
   Scope root = Scope::NewRootScope();
   std::unique_ptr<ClientSession> session;
   absl::flat_hash_set<std::string> initialized;
@@ -156,6 +284,7 @@ struct Model::Built {
   int broadcast_up_to = -1;
 };
 
+}  // namespace internal
 }  // namespace keras
 }  // namespace towerflow
 

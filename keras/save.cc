@@ -1,4 +1,4 @@
-// keras::Model::Save and keras::LoadModel (keras/model_config.proto), in
+// keras::ModelImpl::Save and keras::LoadModel (keras/model_config.proto), in
 // Keras's files or as a SavedModel.
 #include <algorithm>
 #include <filesystem>
@@ -21,6 +21,8 @@
 namespace towerflow {
 namespace keras {
 
+using internal::ModelImpl;
+
 using Topology = internal::ModelTopology;
 using Compiled = internal::CompiledModel;
 
@@ -41,7 +43,7 @@ std::string JoinPath(const std::string& dir, const std::string& file) {
 
 }  // namespace
 
-absl::StatusOr<std::string> Model::ConfigText() {
+absl::StatusOr<std::string> ModelImpl::ConfigText() {
   TW_RETURN_IF_ERROR(status());
   const Topology& t = *topology_;
   ModelConfig config;
@@ -92,16 +94,16 @@ absl::StatusOr<std::string> Model::ConfigText() {
   return PrintTextProto(config);
 }
 
-absl::Status Model::Save(const std::string& dir, SaveFormat format) {
+absl::Status ModelImpl::Save(const std::string& dir, Model::SaveFormat format) {
   TW_ASSIGN_OR_RETURN(const std::string text, ConfigText());
-  if (format == SaveFormat::kSavedModel) return SaveSavedModel(dir, text);
+  if (format == Model::SaveFormat::kSavedModel) return SaveSavedModel(dir, text);
   TW_RETURN_IF_ERROR(CreateDirectories(dir));
   // The weights first: a config names a complete model.
   TW_RETURN_IF_ERROR(SaveWeights(JoinPath(dir, kWeightsFile)));
   return WriteFileAtomically(JoinPath(dir, kConfigFile), text);
 }
 
-absl::Status Model::SaveSavedModel(const std::string& dir, const std::string& config_text) {
+absl::Status ModelImpl::SaveSavedModel(const std::string& dir, const std::string& config_text) {
   TW_ASSIGN_OR_RETURN(std::vector<NamedTensor> weights, GetWeights());
   // A placeholder per input, named after it, fed by its name.
   std::shared_ptr<const Topology> topology = topology_;

@@ -1,4 +1,4 @@
-// keras::Model::Summary: Keras's print_summary tables.
+// keras::ModelImpl::Summary: Keras's print_summary tables.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -11,6 +11,8 @@
 
 namespace towerflow {
 namespace keras {
+
+using internal::ModelImpl;
 
 using Topology = internal::ModelTopology;
 using internal::ShapeTuple;
@@ -56,7 +58,7 @@ bool SequentialLike(const Topology& t) {
 
 }  // namespace
 
-absl::StatusOr<std::string> Model::Summary() {
+absl::StatusOr<std::string> ModelImpl::Summary() {
   TW_RETURN_IF_ERROR(Build(nullptr));
   const Built& b = *built_;
   const Topology& t = *topology_;

@@ -13,6 +13,8 @@
 namespace towerflow {
 namespace keras {
 
+using internal::ModelImpl;
+
 using Topology = internal::ModelTopology;
 
 // ---- The layer graph ------------------------------------------------------------------
@@ -145,24 +147,22 @@ absl::Status MapGraph(const std::vector<KerasTensor>& inputs,
 
 }  // namespace
 
-Model::Model(std::string name) : name_(std::move(name)) {}
-
 Model::Model(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs, std::string name)
-    : name_(std::move(name)) {
+    : Model(std::move(name)) {
   auto topology = std::make_shared<Topology>();
   topology->status = MapGraph(inputs, outputs, topology.get());
-  topology_ = std::move(topology);
+  impl().topology_ = std::move(topology);
 }
 
-absl::Status Model::status() const { return topology_->status; }
+absl::Status ModelImpl::status() const { return topology_->status; }
 
-std::vector<std::string> Model::input_names() const {
+std::vector<std::string> ModelImpl::input_names() const {
   std::vector<std::string> names;
   for (const auto& feed : topology_->inputs) names.push_back(feed.name);
   return names;
 }
 
-std::vector<std::string> Model::output_names() const {
+std::vector<std::string> ModelImpl::output_names() const {
   std::vector<std::string> names;
   for (const auto& out : topology_->outputs) names.push_back(out.name);
   return names;
@@ -174,13 +174,14 @@ Sequential::Sequential(std::vector<int64_t> input_shape, std::vector<Layer> laye
   auto topology = std::make_shared<Topology>();
   topology->sequential = true;
   topology->inputs.push_back({"", std::move(input_shape), dtype, "x"});
-  topology_ = std::move(topology);
+  impl().topology_ = std::move(topology);
   for (Layer& layer : layers) Add(std::move(layer)).IgnoreError();  // not built yet
 }
 
 absl::Status Sequential::Add(Layer layer) {
-  if (built()) return absl::FailedPreconditionError("Sequential::Add: the model is already built");
-  auto t = std::make_shared<Topology>(*topology_);
+  if (impl().built())
+    return absl::FailedPreconditionError("Sequential::Add: the model is already built");
+  auto t = std::make_shared<Topology>(*impl().topology_);
   size_t index = 0;
   while (index < t->layers.size() && !t->layers[index].SameAs(layer)) ++index;
   if (index == t->layers.size()) {
@@ -198,7 +199,7 @@ absl::Status Sequential::Add(Layer layer) {
   if (t->inputs[0].name.empty()) t->inputs[0].name = t->layer_names[index] + "_input";
   const size_t last = t->inputs.size() + t->calls.size() - 1;
   t->outputs = {{last, t->layer_names[index], "y", "output", "logits"}};
-  topology_ = std::move(t);
+  impl().topology_ = std::move(t);
   return absl::OkStatus();
 }
 
