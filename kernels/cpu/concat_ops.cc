@@ -1,5 +1,5 @@
 // Kernels that join, split and pick whole slices: ConcatV2/Concat, Pack,
-// Split, SplitV, Unpack, GatherV2/Gather, ResourceGather, Where and OneHot.
+// Split, SplitV, Unpack, GatherV2/Gather, ResourceGather and OneHot.
 //
 // Each views its tensors as [outer, axis, inner] and moves contiguous runs
 // of axis*inner elements with memcpy, sharded over `outer` on the intra-op
@@ -296,32 +296,6 @@ class GatherOp : public OpKernel {
   int64_t batch_dims_ = 0;
 };
 
-// Where(input): the coordinates of its non-zero (true) elements, one row
-// each, in row-major order.
-template <typename T>
-class WhereOp : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& in = ctx->input(0);
-    const T* x = in.data<T>();
-    const int64_t n = in.NumElements();
-    int64_t count = 0;
-    for (int64_t i = 0; i < n; ++i) count += x[i] != T(0);
-    const int rank = in.dims();
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({count, rank})));
-    int64_t* row = out->data<int64_t>();
-    std::vector<int64_t> coords(rank, 0);
-    for (int64_t i = 0; i < n; ++i) {
-      if (x[i] != T(0)) {
-        std::copy(coords.begin(), coords.end(), row);
-        row += rank;
-      }
-      for (int d = rank - 1; d >= 0 && ++coords[d] == in.dim_size(d); --d) coords[d] = 0;
-    }
-    return absl::OkStatus();
-  }
-};
-
 // ResourceGather(resource, indices) reads the variable, then gathers on
 // axis batch_dims (0 unless batch_dims says otherwise), as GatherV2.
 class ResourceGatherOp : public OpKernel {
@@ -403,7 +377,6 @@ TW_REGISTER_KERNELS(concat_ops) {
   RegisterKernel(cpu("GatherV2"), [] { return std::make_unique<GatherOp>(true); });
   RegisterKernel(cpu("Gather"), [] { return std::make_unique<GatherOp>(false); });
   RegisterKernel(cpu("ResourceGather"), MakeFactory<ResourceGatherOp>());
-  RegisterTypedKernels<WhereOp, bool, float, double, int32_t, int64_t, uint8_t>(cpu("Where"), "T");
   RegisterTypedKernels<OneHotOp, float, double, int32_t, int64_t, uint8_t, bool>(cpu("OneHot"),
                                                                                  "T");
   // An int32 one-hot of int32 indices on a GPU node (a reduction's gradient
