@@ -61,7 +61,8 @@ absl::Status ExportOutput::Validate() const {
       if (scores == outputs_.end() && classes == outputs_.end()) {
         return absl::InvalidArgumentError("At least one of scores and classes must be set.");
       }
-      if (scores != outputs_.end() && scores->second.type() != DT_FLOAT) {
+      // As TF: any floating type (its message names float32).
+      if (scores != outputs_.end() && !DataTypeIsFloating(scores->second.type())) {
         return absl::InvalidArgumentError(
             absl::StrCat("Classification scores must be a float32 Tensor; got ",
                          scores->second.name(), " of ", type_of(scores->second)));
@@ -78,7 +79,7 @@ absl::Status ExportOutput::Validate() const {
       if (value == outputs_.end()) {
         return absl::InvalidArgumentError("A RegressionOutput needs its value");
       }
-      if (value->second.type() != DT_FLOAT) {
+      if (!DataTypeIsFloating(value->second.type())) {
         return absl::InvalidArgumentError(
             absl::StrCat("Regression output value must be a float32 Tensor; got ",
                          value->second.name(), " of ", type_of(value->second)));

@@ -48,7 +48,9 @@ class ExportOutput {
 
   // TF's checks, InvalidArgument naming the output: a predict output with
   // no or an unset tensor; classification without scores and classes,
-  // scores not float32, classes not string; a regression value not float32.
+  // scores not floating (TF's message says float32; float64, half and
+  // bfloat16 are accepted, as TF's is_floating), classes not string; a
+  // regression value not floating.
   absl::Status Validate() const;
 
  private:

@@ -192,6 +192,26 @@ TEST(ExportOutputsTest, DefaultSignatures) {
   EXPECT_THAT(out.at("outputs"), TensorIs<float>({1, 1}, {5}));
 }
 
+TEST(ExportOutputsTest, ScoresAndRegressionValuesOfAnyFloatingType) {
+  Scope s = Scope::NewRootScope();
+  const Output f64 = ops::Const(s, {0.25, 0.75});
+  const Output f16 = ops::Cast(s, f64, DT_HALF);
+  const Output classes = ops::Const(s, {std::string("a"), std::string("b")});
+  const Output ints = ops::Const(s.WithOpName("ids"), {1, 2});
+  TW_ASSERT_OK(s.status());
+  // TF's is_floating: float64 and half as well as float32.
+  TW_EXPECT_OK(ExportOutput::Classification(f64, classes).Validate());
+  TW_EXPECT_OK(ExportOutput::Classification(f16, Output()).Validate());
+  TW_EXPECT_OK(ExportOutput::Regression(f64).Validate());
+  TW_EXPECT_OK(ExportOutput::Regression(f16).Validate());
+  EXPECT_THAT(ExportOutput::Classification(ints, classes).Validate(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Classification scores must be a float32 Tensor; got ids:0 of int32"));
+  EXPECT_THAT(ExportOutput::Regression(ints).Validate(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Regression output value must be a float32 Tensor; got ids:0 of int32"));
+}
+
 TEST(ExportOutputsTest, RefusesWhatTFRefuses) {
   Fixture several("several", kNoDefault);
   EXPECT_THAT(several.estimator->ExportSavedModel(several.base, ParsingReceiver()),

@@ -3,6 +3,8 @@
 // x = [[1], [2]], y = [[1], [2]]) with a mean absolute loss, so one step
 // of GradientDescent(0.1) moves c by 0.1 * mean(x) = 0.15.
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <string>
@@ -14,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
+#include "testing/files.h"
 #include "testing/model_fn_harness.h"
 #include "testing/status_matchers.h"
 #include "testing/tensor_testing.h"
@@ -26,8 +29,10 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::towerflow::testing::IsOk;
+using ::towerflow::testing::MakeTempDir;
 using ::towerflow::testing::ModelFnHarness;
 using ::towerflow::testing::ModelFnHarnessOptions;
+using ::towerflow::testing::ReadFileOrDie;
 using ::towerflow::testing::StatusIs;
 
 // What `matcher` says about `value` when it does not match.
@@ -72,6 +77,16 @@ TEST(TensorMatchersTest, TensorNearAllowsAtolPlusRtolOfTheExpectedValue) {
   EXPECT_THAT(Literal<double>({2}, {nan, inf}), TensorNear(Literal<double>({2}, {nan, inf}), 1));
   EXPECT_THAT(Literal<double>({1}, {nan}), Not(TensorNear(Literal<double>({1}, {0}), 1)));
   EXPECT_THAT(Literal<double>({1}, {inf}), Not(TensorNear(Literal<double>({1}, {-inf}), 1)));
+}
+
+TEST(FilesTest, MakeTempDirIsFreshAndEmptyAndFilesReadBack) {
+  const std::string dir = MakeTempDir("files_test");
+  ASSERT_TRUE(std::filesystem::is_directory(dir));
+  { std::ofstream(dir + "/log.csv") << "epoch,loss\n0,0.5\n"; }
+  EXPECT_EQ(ReadFileOrDie(dir + "/log.csv"), "epoch,loss\n0,0.5\n");
+  // Made again, the directory is empty: nothing of the run before is left.
+  EXPECT_EQ(MakeTempDir("files_test"), dir);
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
 
 TEST(StatusMatchersTest, StatusIsAndIsOk) {

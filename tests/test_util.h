@@ -1,6 +1,6 @@
-// Towerflow's own test helpers: access to the reference fixtures, a
-// temporary directory, and the public Status matchers
-// (testing/status_matchers.h).
+// Towerflow's own test helpers: access to the reference fixtures, and the
+// public testing library's Status matchers (testing/status_matchers.h) and
+// files (testing/files.h: MakeTempDir, ReadFileOrDie).
 //
 //   std::string path;
 //   TW_SKIP_WITHOUT_REFERENCE(path, "tf/graphs/mnist_partition_graph.pb");
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "testing/files.h"  // MakeTempDir, ReadFileOrDie
 #include "testing/status_matchers.h"
 
 namespace towerflow {
@@ -21,12 +22,6 @@ namespace testing {
 // test sees it through @towerflow_tf_reference, or nullopt when the fixtures are not on
 // this machine.
 std::optional<std::string> ReferenceFilePath(const std::string& relative);
-
-// A fresh, empty directory under the test's temporary directory.
-std::string MakeTempDir(const std::string& name);
-
-// Reads a whole file; fails the current test when it cannot.
-std::string ReadFileOrDie(const std::string& path);
 
 }  // namespace testing
 }  // namespace towerflow
