@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <atomic>
 #include <iostream>
+#include <list>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -110,6 +113,10 @@ class DirectSession final : public Session {
 
   // A session on devices of its own (`cluster` null), or over a cluster's.
   absl::Status Init(const ClusterSessionEnv* cluster) {
+    if (options_.max_cached_steps < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SessionOptions.max_cached_steps must be positive, got ", options_.max_cached_steps));
+    }
     if (cluster != nullptr) {
       // The devices, their thread pools and memory limits are the task's.
       devices_ = cluster->devices;
@@ -141,7 +148,7 @@ class DirectSession final : public Session {
 
   ~DirectSession() override {
     absl::MutexLock lock(&mu_);
-    cache_.clear();  // executors before the devices they borrow
+    ClearCache();  // executors before the devices they borrow
   }
 
   absl::Status Create(const GraphDef& graph) override {
@@ -269,7 +276,7 @@ class DirectSession final : public Session {
         r->StartAbort(absl::CancelledError("Session has been closed: the step was cancelled"));
       }
     }
-    cache_.clear();
+    ClearCache();
     // A cluster's variables belong to its tasks and outlive the session.
     if (owned_devices_ == nullptr) return absl::OkStatus();
     for (Device* d : devices_->devices()) d->resource_manager()->Cleanup("");
@@ -301,7 +308,10 @@ class DirectSession final : public Session {
       return absl::FailedPreconditionError("Session was not created with a graph before Run()");
     }
     auto it = cache_.find(key);
-    if (it != cache_.end() && it->second.second == graph_->num_node_ids()) return it->second.first;
+    if (it != cache_.end() && it->second.graph_size == graph_->num_node_ids()) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru);  // now the most recent
+      return it->second.executors;
+    }
     // Placement covers the whole graph, so a node keeps its device whatever
     // signature first runs it.
     const PlacerOptions placer_options{options_.allow_soft_placement, options_.log_device_placement,
@@ -337,8 +347,31 @@ class DirectSession final : public Session {
       ek->executors.push_back(*std::move(ex));
     }
     SetUpReplay(key, ek.get());
-    cache_[key] = {ek, graph_->num_node_ids()};
+    Cache(key, ek);
     return ek;
+  }
+
+  // Keeps `ek` as the most recently run signature `key`, dropping the least
+  // recently run past SessionOptions::max_cached_steps. A step running on
+  // a dropped entry keeps it alive (shared_ptr) until it ends.
+  void Cache(const std::string& key, std::shared_ptr<const ExecutorsAndKeys> ek)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      lru_.erase(it->second.lru);
+      cache_.erase(it);
+    }
+    lru_.push_front(key);
+    cache_[key] = {std::move(ek), graph_->num_node_ids(), lru_.begin()};
+    while (static_cast<int64_t>(cache_.size()) > options_.max_cached_steps) {
+      cache_.erase(lru_.back());
+      lru_.pop_back();
+    }
+  }
+
+  void ClearCache() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    cache_.clear();
+    lru_.clear();
   }
 
   static void FillMetadata(const ExecutorsAndKeys& ek, const RunOptions& run_options,
@@ -367,18 +400,18 @@ class DirectSession final : public Session {
     }
     if (!any_records) return;
     if (ek->executors.size() == 1 && ek->remote.empty()) {
-      ek->replay = std::make_unique<StepReplay>(
-          key, ek->step.partitions.begin()->second, ek->executors[0]->device(),
-          devices_->host_device(), ek->executors[0].get(), ek->step.num_retvals, inter_op_.get(),
-          &replay_mu_, options_.replay);
+      ek->replay = std::make_unique<StepReplay>(key, ek->step.partitions.begin()->second,
+                                                ek->executors[0]->device(), devices_->host_device(),
+                                                ek->executors[0].get(), ek->step.num_retvals,
+                                                inter_op_.get(), &replay_mu_, options_.replay);
       return;
     }
-    ek->why_not_replayed = absl::StrCat(
-        "the step runs on ", ek->executors.size() + ek->remote.size(),
-        " devices (", absl::StrJoin(names, ", "), "), a recording on one");
+    ek->why_not_replayed =
+        absl::StrCat("the step runs on ", ek->executors.size() + ek->remote.size(), " devices (",
+                     absl::StrJoin(names, ", "), "), a recording on one");
     if (options_.replay.log) {
-      std::cerr << "Towerflow: step " << key << " runs eagerly, not replayed: "
-                << ek->why_not_replayed << "\n";
+      std::cerr << "Towerflow: step " << key
+                << " runs eagerly, not replayed: " << ek->why_not_replayed << "\n";
     }
   }
 
@@ -521,9 +554,16 @@ class DirectSession final : public Session {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
   Placement placement_ ABSL_GUARDED_BY(mu_);
-  // signature -> (executors, graph size they were built for)
-  absl::flat_hash_map<std::string, std::pair<std::shared_ptr<const ExecutorsAndKeys>, int>> cache_
-      ABSL_GUARDED_BY(mu_);
+  // Signature -> its executors, the graph size they were built for, and
+  // its place in lru_ (most recently run first), bounded by
+  // SessionOptions::max_cached_steps.
+  struct CachedStep {
+    std::shared_ptr<const ExecutorsAndKeys> executors;
+    int graph_size = 0;
+    std::list<std::string>::iterator lru;
+  };
+  absl::flat_hash_map<std::string, CachedStep> cache_ ABSL_GUARDED_BY(mu_);
+  std::list<std::string> lru_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

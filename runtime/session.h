@@ -114,6 +114,12 @@ struct SessionOptions {
   GraphOptimizerOptions optimizer;
   // Replayed steps on devices that can record them. Off by default.
   StepReplayOptions replay;
+  // The session keeps the executors (partitions, kernels, replay recordings)
+  // of at most this many step signatures -- feeds, fetches and targets --
+  // dropping the least recently run first; a dropped signature is built
+  // again when it runs. Bounds what a program that fetches ever different
+  // tensors holds. Must be positive (Init's InvalidArgument otherwise).
+  int max_cached_steps = 64;
 };
 
 struct RunOptions {

@@ -371,6 +371,63 @@ TEST(SessionTest, AStepCutShortByCloseIsCancelled) {
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kCancelled, "Session has been closed"));
 }
 
+// A kernel that counts its objects alive and made: each cached step's
+// executor holds one.
+std::atomic<int> counted_alive{0}, counted_made{0};
+class CountedOp : public OpKernel {
+ public:
+  CountedOp() {
+    ++counted_alive;
+    ++counted_made;
+  }
+  ~CountedOp() override { --counted_alive; }
+  absl::Status Compute(KernelContext*) override { return absl::OkStatus(); }
+};
+[[maybe_unused]] const bool counted_registered = [] {
+  RegisterOp(OpDefBuilder("TestCounted").SetIsStateful().SetShapeFn([](InferenceContext*) {
+    return absl::OkStatus();  // no outputs
+  }));
+  RegisterKernel(KernelDefBuilder("TestCounted").Device(kDeviceCpu), MakeFactory<CountedOp>());
+  return true;
+}();
+
+// A program that fetches ever different tensors does not grow without end:
+// the session keeps the executors of max_cached_steps signatures, the least
+// recently run dropped first and built again when run.
+TEST(SessionTest, KeepsTheExecutorsOfTheMostRecentlyRunSteps) {
+  SessionOptions options;
+  options.max_cached_steps = 3;
+  std::string graph = "node { name: 'k' op: 'TestCounted' }";
+  for (int i = 0; i < 6; ++i) graph += FloatConst(absl::StrCat("c", i), {1.f * i});
+  {
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(graph, options));
+    const auto run = [&](int i) {
+      std::vector<Tensor> out;
+      TW_ASSERT_OK(s->Run({}, {absl::StrCat("c", i)}, {"k"}, &out));
+      EXPECT_THAT(out[0].span<float>(), ElementsAre(1.f * i));
+    };
+    counted_made = 0;
+    for (int i = 0; i < 6; ++i) run(i);
+    EXPECT_EQ(counted_made, 6);   // one executor per signature
+    EXPECT_EQ(counted_alive, 3);  // signatures 3, 4, 5 kept
+    run(4);                       // kept: nothing is built
+    EXPECT_EQ(counted_made, 6);
+    run(0);  // dropped: built again; 3, the least recently run, goes
+    EXPECT_EQ(counted_made, 7);
+    EXPECT_EQ(counted_alive, 3);
+    run(5);
+    run(4);
+    EXPECT_EQ(counted_made, 7);  // 4, 5 and 0 are the ones kept
+    run(3);
+    EXPECT_EQ(counted_made, 8);
+  }
+  EXPECT_EQ(counted_alive, 0);
+  options.max_cached_steps = 0;
+  EXPECT_THAT(MakeSession(graph, options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "SessionOptions.max_cached_steps must be positive, got 0"));
+}
+
 TEST(SessionTest, ExtendAddsNodesToLaterRuns) {
   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(FloatConst("a", {1})));
   std::vector<Tensor> out;
