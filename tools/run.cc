@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <ostream>
+#include <sstream>
 #include <type_traits>
 
 #include "absl/strings/match.h"
@@ -228,6 +230,51 @@ Json ToJson(const Tensor& t) {
   return j;
 }
 
+// t's values as ToJson's "values" prints them, written element by element:
+// no JSON value per element is kept, so printing a tensor takes memory for
+// one element's text, not tens of bytes per element.
+template <typename T>
+void WriteValues(const Tensor& t, std::ostream& out) {
+  out << '[';
+  std::string text;
+  bool first = true;
+  for (const T& v : t.span<T>()) {
+    if (!first) out << ',';
+    first = false;
+    text.clear();
+    if constexpr (kIsFloat16<T>) {
+      DumpJson(Json(static_cast<float>(v)), &text);
+    } else {
+      DumpJson(Json(v), &text);
+    }
+    out << text;
+  }
+  out << ']';
+}
+
+void WriteValues(const Tensor& t, std::ostream& out) {
+  if (t.dtype() == DT_STRING) return WriteValues<std::string>(t, out);
+  bool written = false;
+  VisitNumberType(t.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_arithmetic_v<T> || kIsFloat16<T>) {
+      WriteValues<T>(t, out);
+      written = true;
+    }
+  });
+  if (!written) out << DumpJson(Json(t.SummarizeValue(1 << 20)));
+}
+
+// DumpJson(ToJson(t)), streamed.
+void WriteJson(const Tensor& t, std::ostream& out) {
+  out << "{\"dtype\":" << Json(DataTypeString(t.dtype())).dump() << ",\"shape\":"
+      << Json(std::vector<int64_t>(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end()))
+             .dump()
+      << ",\"values\":";
+  WriteValues(t, out);
+  out << '}';
+}
+
 absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(const std::string& feed,
                                                          const Graph& graph) {
   const size_t eq = feed.find('=');
@@ -431,7 +478,12 @@ absl::StatusOr<std::string> RunGraph(const RunCommand& c) {
   for (const std::string& target : c.targets) {
     TW_RETURN_IF_ERROR(session->Run(feeds, {}, {target}, nullptr));
   }
-  if (c.fetches.empty()) return std::string(c.json ? "{}\n" : "");
+  if (c.fetches.empty()) {
+    const std::string none = c.json ? "{}\n" : "";
+    if (c.out == nullptr) return none;
+    *c.out << none;
+    return std::string();
+  }
   RunOptions run_options;
   if (!c.trace_path.empty()) run_options.trace_level = RunOptions::TraceLevel::kFullTrace;
   RunMetadata metadata;
@@ -439,18 +491,43 @@ absl::StatusOr<std::string> RunGraph(const RunCommand& c) {
   TW_RETURN_IF_ERROR(session->Run(run_options, feeds, c.fetches, {}, &outputs, &metadata));
   if (!c.trace_path.empty())
     TW_RETURN_IF_ERROR(WriteChromeTrace(metadata.step_stats, c.trace_path));
-  if (c.json) {
-    Json all = Json::object();
-    for (size_t i = 0; i < outputs.size(); ++i) all[c.fetches[i]] = ToJson(outputs[i]);
-    return DumpJson(all) + "\n";
-  }
-  std::string out;
+  // Printing a tensor takes tens of bytes of text per element: past the
+  // limit the tool refuses, naming the fetch and the flag that raises it.
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const Json j = ToJson(outputs[i]);
-    absl::StrAppend(&out, c.fetches[i], ": ", DataTypeString(outputs[i].dtype()), " ",
-                    outputs[i].shape().DebugString(), " ", DumpJson(j["values"]), "\n");
+    if (outputs[i].NumElements() > c.max_output_elements) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "fetch '", c.fetches[i], "' has ", outputs[i].NumElements(), " elements (shape ",
+          outputs[i].shape().DebugString(), "), past --max_output_elements=", c.max_output_elements,
+          "; raise the flag to print it"));
+    }
   }
-  return out;
+  std::ostringstream text;
+  std::ostream& out = c.out != nullptr ? *c.out : text;
+  if (c.json) {
+    // One object keyed by fetch, in key order (a JSON object's, as
+    // nlohmann's objects keep them), a repeated fetch printed once.
+    std::map<std::string, const Tensor*> by_name;
+    for (size_t i = 0; i < outputs.size(); ++i) by_name[c.fetches[i]] = &outputs[i];
+    out << '{';
+    bool first = true;
+    for (const auto& [name, tensor] : by_name) {
+      if (!first) out << ',';
+      first = false;
+      out << Json(name).dump() << ':';
+      WriteJson(*tensor, out);
+    }
+    out << "}\n";
+  } else {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      out << c.fetches[i] << ": " << DataTypeString(outputs[i].dtype()) << " "
+          << outputs[i].shape().DebugString() << " ";
+      WriteValues(outputs[i], out);
+      out << "\n";
+    }
+  }
+  out.flush();
+  if (!out) return absl::DataLossError("run: could not write the fetched values");
+  return text.str();
 }
 
 }  // namespace tools

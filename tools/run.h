@@ -12,6 +12,7 @@
 #define TOWERFLOW_TOOLS_RUN_H_
 
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -30,14 +31,22 @@ struct RunCommand {
   std::map<std::string, int> device_count;
   bool json = false;
   std::string trace_path;  // Chrome trace of the fetch run, when set
+  // A fetch of more elements is refused (ResourceExhausted naming it and
+  // --max_output_elements) instead of printed: its text takes tens of bytes
+  // an element.
+  int64_t max_output_elements = 10'000'000;
+  // Where the values are written as they are formatted (the CLI: stdout);
+  // null: RunGraph returns them.
+  std::ostream* out = nullptr;
 };
 
 // --device_count's values ("CPU=2", "GPU=0") as SessionOptions::device_count.
 // InvalidArgument naming a value that is not TYPE=N with N >= 0.
 absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(const std::vector<std::string>& specs);
 
-// Runs the command and returns what it prints. InvalidArgument when it
-// has neither fetches nor targets.
+// Runs the command and returns what it prints, or writes it to
+// command.out as it goes and returns "". InvalidArgument when it has neither
+// fetches nor targets.
 absl::StatusOr<std::string> RunGraph(const RunCommand& command);
 
 // A tensor of `dtype` from JSON nested lists: InvalidArgument naming the

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -188,6 +190,78 @@ TEST(ParseDeviceCountTest, ReadsTypeEqualsCount) {
                 StatusIs(absl::StatusCode::kInvalidArgument,
                          std::string("--device_count '") + bad + "' is not TYPE=N"));
   }
+}
+
+// What `towerflow run` prints, returned or streamed alike: fetches in order
+// (JSON: one object in key order), non-finite floats as Python's tokens, and
+// a fetch past max_output_elements refused by name.
+TEST(RunGraphTest, PrintsOrStreamsTheFetchesAndRefusesHugeOnes) {
+  const std::string dir = testing::MakeTempDir("run_graph");
+  const std::string graph = dir + "/g.pbtxt";
+  {
+    std::ofstream(graph) << R"pb(
+      node {
+        name: "b"
+        op: "Const"
+        attr {
+          key: "dtype"
+          value { type: DT_FLOAT }
+        }
+        attr {
+          key: "value"
+          value {
+            tensor {
+              dtype: DT_FLOAT
+              tensor_shape { dim { size: 3 } }
+              float_val: [ 0.5, nan, -inf ]
+            }
+          }
+        }
+      }
+      node {
+        name: "a"
+        op: "Const"
+        attr {
+          key: "dtype"
+          value { type: DT_INT32 }
+        }
+        attr {
+          key: "value"
+          value {
+            tensor {
+              dtype: DT_INT32
+              tensor_shape {
+                dim { size: 2 }
+                dim { size: 2 }
+              }
+              int_val: [ 1, 2, 3, 4 ]
+            }
+          }
+        }
+      }
+    )pb";
+  }
+  tools::RunCommand command;
+  command.graph_path = graph;
+  command.fetches = {"b", "a"};
+  TW_ASSERT_OK_AND_ASSIGN(std::string text, tools::RunGraph(command));
+  EXPECT_EQ(text, "b: float [3] [0.5,NaN,-Infinity]\na: int32 [2,2] [1,2,3,4]\n");
+  std::ostringstream streamed;
+  command.out = &streamed;
+  TW_ASSERT_OK_AND_ASSIGN(std::string returned, tools::RunGraph(command));
+  EXPECT_EQ(returned, "");
+  EXPECT_EQ(streamed.str(), text);
+  command.out = nullptr;
+  command.json = true;
+  TW_ASSERT_OK_AND_ASSIGN(text, tools::RunGraph(command));
+  EXPECT_EQ(text,
+            "{\"a\":{\"dtype\":\"int32\",\"shape\":[2,2],\"values\":[1,2,3,4]},"
+            "\"b\":{\"dtype\":\"float\",\"shape\":[3],\"values\":[0.5,NaN,-Infinity]}}\n");
+  command.max_output_elements = 3;
+  EXPECT_THAT(tools::RunGraph(command),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       "fetch 'a' has 4 elements (shape [2,2]), past --max_output_elements=3; "
+                       "raise the flag to print it"));
 }
 
 TEST(RunGraphTest, NeedsSomethingToRun) {

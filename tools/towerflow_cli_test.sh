@@ -66,6 +66,11 @@ grep -q '"ph":"X"' "$tmp/trace.json" || fail "trace: $(head -c 200 "$tmp/trace.j
 "$tool" run "$tmp/r.pbtxt" --feed 'x=[[1,2]]' --fetch y --json > "$tmp/run.json" || fail "run --json"
 [ "$(cat "$tmp/run.json")" = '{"y":{"dtype":"float","shape":[1,2],"values":[2.0,4.0]}}' ] ||
     fail "run --json output: $(cat "$tmp/run.json")"
+# A fetch past --max_output_elements is refused, naming it and the flag.
+"$tool" run "$tmp/r.pbtxt" --feed 'x=[[1,2],[3,4]]' --fetch y --max_output_elements 3 2> "$tmp/err.txt"
+[ $? -eq 1 ] || fail "a fetch past --max_output_elements must exit 1"
+grep -q "fetch 'y' has 4 elements (shape \[2,2\]), past --max_output_elements=3" "$tmp/err.txt" ||
+  fail "max_output_elements: $(cat "$tmp/err.txt")"
 "$tool" run "$tmp/r.pbtxt" --fetch read 2> "$tmp/err.txt"; [ $? -eq 1 ] || fail "uninitialised read must exit 1"
 grep -q "FAILED_PRECONDITION" "$tmp/err.txt" || fail "uninitialised read error: $(cat "$tmp/err.txt")"
 "$tool" run "$tmp/r.pbtxt" --feed 'x=[[1,2],[3]]' --fetch y 2> "$tmp/err.txt"; [ $? -eq 1 ] || fail "ragged feed"

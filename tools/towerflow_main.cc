@@ -48,6 +48,9 @@ ABSL_FLAG(std::vector<std::string>, device_count, {},
           "TYPE=N: N devices of TYPE (CPU=2 makes two virtual CPUs)");
 ABSL_FLAG(std::string, trace, "", "write a Chrome trace of the fetching run to this file");
 ABSL_FLAG(bool, json, false, "print the results as one JSON object");
+ABSL_FLAG(int64_t, max_output_elements, 10'000'000,
+          "run: refuse to print a fetched tensor of more elements (its text takes tens of "
+          "bytes an element)");
 ABSL_FLAG(std::string, tensor, "", "print this tensor's values too");
 ABSL_FLAG(std::vector<std::string>, tag_set, {},
           "the MetaGraph's tags, comma-separated (without it, show lists the tag-sets "
@@ -124,6 +127,9 @@ absl::StatusOr<std::string> Run(const std::vector<std::string>& args) {
                       tools::ParseDeviceCount(absl::GetFlag(FLAGS_device_count)));
   command.json = absl::GetFlag(FLAGS_json);
   command.trace_path = absl::GetFlag(FLAGS_trace);
+  command.max_output_elements = absl::GetFlag(FLAGS_max_output_elements);
+  // The values go to stdout as they are formatted, not through one string.
+  command.out = &std::cout;
   return tools::RunGraph(command);
 }
 
@@ -182,7 +188,7 @@ const std::vector<Command>& Commands() {
        "fetches every --fetch and prints it. Feeds take their dtype from the fed node\n"
        "unless a :dtype suffix says it. Soft placement is on: graphs built for GPUs run\n"
        "on the CPU.",
-       {{"feed", "fetch", "target", "device_count", "trace", "json"},
+       {{"feed", "fetch", "target", "device_count", "trace", "json", "max_output_elements"},
         {&FLAGS_feed, &FLAGS_fetch, &FLAGS_target, &FLAGS_device_count}},
        1,
        Run,
