@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -190,12 +193,52 @@ Allocator* CpuAllocator() {
   return allocator;
 }
 
+namespace {
+
+// A number of bytes in `path` (a cgroup's memory.max or memory.current);
+// nullopt when it is absent or says "max".
+std::optional<int64_t> ReadBytesFile(const char* path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text)) return std::nullopt;
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value) || value < 0) return std::nullopt;
+  return value;
+}
+
+// The memory this process can still have now: the kernel's MemAvailable,
+// and no more than its cgroup (a container) leaves; 0 when unknown.
+int64_t AvailableMemoryBytes() {
+  int64_t available = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (meminfo >> key >> kb >> unit) {
+    if (key == "MemAvailable:") {
+      available = kb * 1024;
+      break;
+    }
+  }
+  const std::optional<int64_t> max = ReadBytesFile("/sys/fs/cgroup/memory.max");
+  const std::optional<int64_t> current = ReadBytesFile("/sys/fs/cgroup/memory.current");
+  if (max.has_value() && current.has_value()) {
+    const int64_t left = std::max<int64_t>(0, *max - *current);
+    available = available > 0 ? std::min(available, left) : left;
+  }
+  return available;
+}
+
+}  // namespace
+
 MemoryLimits MemoryLimits::Default() {
-  static const int64_t kThreeQuartersOfMemory = [] {
-    const int64_t memory = PhysicalMemoryBytes();
-    return memory > 0 ? memory / 4 * 3 : int64_t{8} << 30;  // unknown: 8 GiB
-  }();
-  return MemoryLimits{kThreeQuartersOfMemory, kThreeQuartersOfMemory};
+  // Half of what is available when the session starts: the other half is
+  // room for what no budget counts (fetched copies, the allocator's cache,
+  // the program's own data).
+  int64_t available = AvailableMemoryBytes();
+  if (available <= 0) available = PhysicalMemoryBytes();
+  const int64_t half = available > 0 ? available / 2 : int64_t{4} << 30;  // unknown: 4 GiB
+  return MemoryLimits{half, half};
 }
 
 absl::StatusOr<MemoryLimits> MemoryLimits::FromOptions(int64_t max_tensor_bytes,

@@ -64,8 +64,10 @@ struct MemoryLimits {
   // past this through the session's kernels.
   int64_t host_budget_bytes = 0;
 
-  // Three quarters of the machine's physical memory for both: on a 24 GiB
-  // machine, 18 GiB.
+  // Half of the memory available when called (the kernel's MemAvailable,
+  // within the cgroup's memory.max): the other half is room for what no
+  // budget counts (fetched copies, the allocator's cache, the program's
+  // own data). Physical memory when that is unknown; 4 GiB when both are.
   static MemoryLimits Default();
   // `max_tensor_bytes` and `host_budget_bytes` of SessionOptions: 0 takes
   // the default; negative values are InvalidArgument.

@@ -103,8 +103,8 @@ struct SessionOptions {
   // Limits on what the session's kernels allocate (framework/allocator.h,
   // MemoryLimits): no tensor larger than max_tensor_bytes, and the process's
   // host tensors never past host_memory_budget_bytes. Past either, the node
-  // fails with ResourceExhausted naming it. 0: three quarters of the
-  // machine's physical memory.
+  // fails with ResourceExhausted naming it. 0: half of the memory available
+  // when the session starts (MemoryLimits::Default).
   int64_t max_tensor_bytes = 0;
   int64_t host_memory_budget_bytes = 0;
   // The rewrites each step's partitions get before they run

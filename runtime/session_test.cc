@@ -1,5 +1,7 @@
 #include "runtime/session.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 
@@ -292,6 +294,16 @@ absl::Status RunFill(Session* s, int32_t rows, int32_t cols) {
   dims.flat<int32_t>()(1) = cols;
   std::vector<Tensor> out;
   return s->Run({{"dims", dims}}, {"fill"}, {}, &out);
+}
+
+// The default limits leave room for what no budget counts: half of the
+// memory available now, so at most half of the machine's.
+TEST(SessionTest, DefaultMemoryLimitsAreHalfOfTheAvailableMemory) {
+  const MemoryLimits limits = MemoryLimits::Default();
+  const int64_t physical = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  EXPECT_GT(limits.max_tensor_bytes, 0);
+  EXPECT_EQ(limits.host_budget_bytes, limits.max_tensor_bytes);
+  if (physical > 0) EXPECT_LE(limits.max_tensor_bytes, physical / 2);
 }
 
 TEST(SessionTest, MemoryLimitsRefuseTensorsNamingTheNodeBeforeAllocating) {
