@@ -1,6 +1,7 @@
 #include "framework/allocator.h"
 
 #include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -207,7 +208,8 @@ std::optional<int64_t> ReadBytesFile(const char* path) {
 }
 
 // The memory this process can still have now: the kernel's MemAvailable,
-// and no more than its cgroup (a container) leaves; 0 when unknown.
+// no more than its address-space and data limits, nor than its cgroup (a
+// container) leaves; 0 when unknown.
 int64_t AvailableMemoryBytes() {
   int64_t available = 0;
   std::ifstream meminfo("/proc/meminfo");
@@ -218,6 +220,14 @@ int64_t AvailableMemoryBytes() {
     if (key == "MemAvailable:") {
       available = kb * 1024;
       break;
+    }
+  }
+  // An address-space or data limit (ulimit -v / -d) bounds it too.
+  for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    struct rlimit limit;
+    if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+      const int64_t cap = static_cast<int64_t>(limit.rlim_cur);
+      available = available > 0 ? std::min(available, cap) : cap;
     }
   }
   const std::optional<int64_t> max = ReadBytesFile("/sys/fs/cgroup/memory.max");

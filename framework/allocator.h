@@ -65,7 +65,7 @@ struct MemoryLimits {
   int64_t host_budget_bytes = 0;
 
   // Half of the memory available when called (the kernel's MemAvailable,
-  // within the cgroup's memory.max): the other half is room for what no
+  // within RLIMIT_AS, RLIMIT_DATA and the cgroup's memory.max): the other half is room for what no
   // budget counts (fetched copies, the allocator's cache, the program's
   // own data). Physical memory when that is unknown; 4 GiB when both are.
   static MemoryLimits Default();
