@@ -258,9 +258,14 @@ absl::StatusOr<MemoryLimits> MemoryLimits::FromOptions(int64_t max_tensor_bytes,
         "SessionOptions: max_tensor_bytes (", max_tensor_bytes, ") and host_memory_budget_bytes (",
         host_budget_bytes, ") must not be negative (0: the default)"));
   }
-  MemoryLimits limits = Default();
-  if (max_tensor_bytes > 0) limits.max_tensor_bytes = max_tensor_bytes;
-  if (host_budget_bytes > 0) limits.host_budget_bytes = host_budget_bytes;
+  // The default reads the memory available (files under /proc and /sys):
+  // only when an option asks for it.
+  MemoryLimits limits{max_tensor_bytes, host_budget_bytes};
+  if (max_tensor_bytes == 0 || host_budget_bytes == 0) {
+    const MemoryLimits defaults = Default();
+    if (max_tensor_bytes == 0) limits.max_tensor_bytes = defaults.max_tensor_bytes;
+    if (host_budget_bytes == 0) limits.host_budget_bytes = defaults.host_budget_bytes;
+  }
   return limits;
 }
 

@@ -273,18 +273,17 @@ absl::StatusOr<History> ModelImpl::Fit(const TensorMap& x_all, const TensorMap& 
       std::mt19937_64 rng(options.seed * 1000003 + epoch);
       std::shuffle(order.begin(), order.end(), rng);
     }
-    auto next_begin = std::make_shared<int64_t>(0);
-    return [&, next_begin]() -> absl::StatusOr<std::optional<training::Batch>> {
-      const int64_t batch_begin = *next_begin;
+    return [&,
+            batch_begin = int64_t{0}]() mutable -> absl::StatusOr<std::optional<training::Batch>> {
       if (batch_begin >= n) return std::nullopt;
       const int64_t batch_end = std::min(n, batch_begin + options.batch_size);
-      *next_begin = batch_end;
       int64_t begin = batch_begin, end = batch_end;
       if (cluster != nullptr) {
         const std::vector<int64_t> parts = ShardStarts(batch_end - batch_begin, cluster->size());
         begin = batch_begin + parts[cluster->rank()];
         end = batch_begin + parts[cluster->rank() + 1];
       }
+      batch_begin = batch_end;
       TensorMap xb, yb;
       for (const auto& [name, v] : x) xb[name] = GatherRows(v, order, begin, end);
       for (const auto& [name, v] : y) yb[name] = GatherRows(v, order, begin, end);
@@ -339,14 +338,15 @@ absl::StatusOr<History> ModelImpl::Fit(const data::Dataset& dataset, const FitOp
   }
   TW_RETURN_IF_ERROR(BroadcastWeights());
   return FitEpochs(options, /*steps=*/0, validation_x, validation_y, [&](int) {
+    // Shared: a NextBatchFn is copyable, the iterator is not.
     std::shared_ptr<data::Iterator> it = dataset.MakeIterator();
-    auto step = std::make_shared<int64_t>(0);
-    return [this, it, step]() -> absl::StatusOr<std::optional<training::Batch>> {
-      TW_ASSIGN_OR_RETURN(std::optional<Batch> batch, NextBatch(it.get(), (*step)++, "Fit"));
-      if (!batch.has_value()) return std::nullopt;
-      TW_RETURN_IF_ERROR(InitializeNewVariables());
-      return training::Batch{Feeds(batch->x, &batch->y), batch->rows};
-    };
+    return
+        [this, it, step = int64_t{0}]() mutable -> absl::StatusOr<std::optional<training::Batch>> {
+          TW_ASSIGN_OR_RETURN(std::optional<Batch> batch, NextBatch(it.get(), step++, "Fit"));
+          if (!batch.has_value()) return std::nullopt;
+          TW_RETURN_IF_ERROR(InitializeNewVariables());
+          return training::Batch{Feeds(batch->x, &batch->y), batch->rows};
+        };
   });
 }
 

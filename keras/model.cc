@@ -22,6 +22,7 @@
 #include "ops/variables.h"
 #include "saved_model/signature_constants.h"
 #include "train/optimizers.h"
+#include "training/cluster_roles.h"
 
 namespace towerflow {
 namespace keras {
@@ -662,9 +663,9 @@ absl::Status ModelImpl::CheckBatches(int64_t n, int64_t batch_size) const {
 }
 
 absl::StatusOr<distribute::Cluster*> ModelImpl::TrainingCluster() const {
-  if (!replication_.across_processes) return nullptr;
-  TW_ASSIGN_OR_RETURN(distribute::Cluster * cluster, distribute::Cluster::Get());
-  return cluster->size() > 1 ? cluster : nullptr;
+  TW_ASSIGN_OR_RETURN(const training::ProcessRole role,
+                      training::RoleOf(replication_.across_processes, /*server=*/nullptr));
+  return role.cluster;
 }
 
 absl::Status ModelImpl::BroadcastWeights() {

@@ -199,40 +199,11 @@ absl::Status Fill(const std::vector<const Json*>& leaves, Tensor* t) {
   return absl::OkStatus();
 }
 
-template <typename T>
-Json JsonValues(const Tensor& t) {
-  Json values = Json::array();
-  for (const T& v : t.span<T>()) {
-    if constexpr (kIsFloat16<T>) {
-      values.push_back(static_cast<float>(v));
-    } else {
-      values.push_back(v);
-    }
-  }
-  return values;
-}
-
-Json ToJson(const Tensor& t) {
-  Json j;
-  j["dtype"] = DataTypeString(t.dtype());
-  j["shape"] = std::vector<int64_t>(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end());
-  if (t.dtype() == DT_STRING) {
-    j["values"] = JsonValues<std::string>(t);
-    return j;
-  }
-  // Real numbers and bools as JSON numbers; complex numbers, handles and the
-  // rest as text.
-  VisitNumberType(t.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    if constexpr (std::is_arithmetic_v<T> || kIsFloat16<T>) j["values"] = JsonValues<T>(t);
-  });
-  if (!j.contains("values")) j["values"] = t.SummarizeValue(1 << 20);
-  return j;
-}
-
-// t's values as ToJson's "values" prints them, written element by element:
-// no JSON value per element is kept, so printing a tensor takes memory for
-// one element's text, not tens of bytes per element.
+// t's values as a flat JSON list, written element by element: no JSON value
+// per element is kept, so printing a tensor takes memory for one element's
+// text, not tens of bytes per element. Real numbers and bools are JSON
+// numbers, strings JSON strings; complex numbers, handles and the rest one
+// string of their summary.
 template <typename T>
 void WriteValues(const Tensor& t, std::ostream& out) {
   out << '[';
@@ -265,7 +236,7 @@ void WriteValues(const Tensor& t, std::ostream& out) {
   if (!written) out << DumpJson(Json(t.SummarizeValue(1 << 20)));
 }
 
-// DumpJson(ToJson(t)), streamed.
+// {"dtype": ..., "shape": [...], "values": [...]}, streamed.
 void WriteJson(const Tensor& t, std::ostream& out) {
   out << "{\"dtype\":" << Json(DataTypeString(t.dtype())).dump() << ",\"shape\":"
       << Json(std::vector<int64_t>(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end()))
@@ -443,7 +414,11 @@ absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType d
   return t;
 }
 
-std::string TensorToJson(const Tensor& t) { return DumpJson(ToJson(t)); }
+std::string TensorToJson(const Tensor& t) {
+  std::ostringstream out;
+  WriteJson(t, out);
+  return out.str();
+}
 
 absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(const std::vector<std::string>& specs) {
   std::map<std::string, int> counts;
