@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -97,15 +98,16 @@ absl::StatusOr<std::FILE*> OpenRegularFileStream(const std::string& path) {
   return file;
 }
 
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+absl::StatusOr<std::string> ReadFileToString(const std::string& path, int64_t max_bytes) {
+  max_bytes = std::min(max_bytes, kMaxReadFileBytes);
   TW_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));
   FdCloser closer(fd);
   struct stat st;
   if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, "Cannot stat", path);
-  if (st.st_size > kMaxReadFileBytes) {
-    return absl::ResourceExhaustedError(absl::StrCat("'", path, "' has ", st.st_size,
-                                                     " bytes, more than the ", kMaxReadFileBytes,
-                                                     " Towerflow reads"));
+  if (st.st_size > max_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("'", path, "' has ", st.st_size, " bytes, more than the ", max_bytes,
+                     max_bytes == kMaxReadFileBytes ? " Towerflow reads" : " its reader may hold"));
   }
   std::string contents;
   contents.reserve(static_cast<size_t>(st.st_size));
@@ -118,9 +120,9 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
     }
     if (n == 0) break;
     contents.append(buffer, static_cast<size_t>(n));
-    if (static_cast<int64_t>(contents.size()) > kMaxReadFileBytes) {
+    if (static_cast<int64_t>(contents.size()) > max_bytes) {
       return absl::ResourceExhaustedError(
-          absl::StrCat("'", path, "' grew past ", kMaxReadFileBytes, " bytes while reading"));
+          absl::StrCat("'", path, "' grew past ", max_bytes, " bytes while reading"));
     }
   }
   return contents;

@@ -36,9 +36,11 @@ absl::StatusOr<int> OpenRegularFile(const std::string& path);
 absl::StatusOr<std::FILE*> OpenRegularFileStream(const std::string& path);
 
 // The contents of the regular file `path` (OpenRegularFile's errors),
-// ResourceExhausted past kMaxReadFileBytes, Internal for other I/O errors;
-// the message names the path.
-absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+// ResourceExhausted past `max_bytes` (at most kMaxReadFileBytes), found
+// before anything is read, Internal for other I/O errors; the message names
+// the path.
+absl::StatusOr<std::string> ReadFileToString(const std::string& path,
+                                             int64_t max_bytes = kMaxReadFileBytes);
 
 // "<what> '<path>': <strerror(err)>" as NotFound (ENOENT), PermissionDenied
 // (EACCES, EPERM), ResourceExhausted (ENOSPC) or Internal.

@@ -10,20 +10,9 @@ namespace towerflow {
 absl::StatusOr<Tensor> KernelContext::Allocate(DataType dtype, const TensorShape& shape,
                                                bool on_host) const {
   const MemoryLimits& limits = params_.device->memory_limits();
+  if (on_host) return AllocateHostTensor(dtype, shape, limits);
   TW_RETURN_IF_ERROR(CheckTensorBytes(dtype, shape, limits));
-  Allocator* allocator = on_host ? CpuAllocator() : params_.device->allocator();
-  if (on_host) {
-    const std::optional<Allocator::Stats> stats = allocator->GetStats();
-    const int64_t bytes = shape.num_elements() * static_cast<int64_t>(TensorElementSize(dtype));
-    if (stats && bytes > 0 && bytes > limits.host_budget_bytes - stats->bytes_in_use) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "OOM when allocating tensor with shape ", shape.DebugString(), " and type ",
-          DataTypeString(dtype), ": ", bytes,
-          " bytes more would take the process's host tensors from ", stats->bytes_in_use,
-          " bytes past the session's host memory budget of ", limits.host_budget_bytes, " bytes"));
-    }
-  }
-  return Tensor::Allocate(allocator, dtype, shape);
+  return Tensor::Allocate(params_.device->allocator(), dtype, shape);
 }
 
 Tensor* KernelContext::TakeInputBuffer(int i, const TensorShape& shape) {

@@ -1,5 +1,7 @@
 #include "framework/memory_limits.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "core/tensor_proto_util.h"
@@ -17,6 +19,27 @@ absl::Status CheckTensorBytes(DataType dtype, const TensorShape& shape,
       absl::StrCat("OOM when allocating tensor with shape ", shape.DebugString(), " and type ",
                    DataTypeString(dtype), ": ", bytes < 0 ? "more than 2^63" : absl::StrCat(bytes),
                    " bytes, past the session's max_tensor_bytes of ", limits.max_tensor_bytes));
+}
+
+absl::Status CheckHostBudget(int64_t bytes, const MemoryLimits& limits, absl::string_view what) {
+  if (bytes <= 0) return absl::OkStatus();
+  const std::optional<Allocator::Stats> stats = CpuAllocator()->GetStats();
+  const int64_t in_use = stats ? stats->bytes_in_use : 0;
+  if (bytes <= limits.host_budget_bytes - in_use) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      what, ": ", bytes, " bytes more would take the process's host tensors from ", in_use,
+      " bytes past the session's host memory budget of ", limits.host_budget_bytes, " bytes"));
+}
+
+absl::StatusOr<Tensor> AllocateHostTensor(DataType dtype, const TensorShape& shape,
+                                          const MemoryLimits& limits) {
+  TW_RETURN_IF_ERROR(CheckTensorBytes(dtype, shape, limits));
+  const int64_t bytes = shape.num_elements() * static_cast<int64_t>(TensorElementSize(dtype));
+  TW_RETURN_IF_ERROR(
+      CheckHostBudget(bytes, limits,
+                      absl::StrCat("OOM when allocating tensor with shape ", shape.DebugString(),
+                                   " and type ", DataTypeString(dtype))));
+  return Tensor::Allocate(CpuAllocator(), dtype, shape);
 }
 
 absl::Status CheckTensorProtoBytes(const TensorProto& proto, const MemoryLimits& limits) {

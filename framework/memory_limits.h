@@ -7,8 +7,11 @@
 #define TOWERFLOW_FRAMEWORK_MEMORY_LIMITS_H_
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/tensor_shape.h"
 #include "framework/allocator.h"
+#include "framework/tensor.h"
 #include "proto/tensor.pb.h"
 #include "proto/types.pb.h"
 
@@ -19,6 +22,19 @@ namespace towerflow {
 // tensor of `shape` is larger than `limits.max_tensor_bytes` (or than 2^63
 // bytes); the shape's own error when it is invalid.
 absl::Status CheckTensorBytes(DataType dtype, const TensorShape& shape, const MemoryLimits& limits);
+
+// ResourceExhausted "... bytes more would take the process's host tensors
+// from N bytes past the session's host memory budget of M bytes" when
+// `bytes` more host memory (beyond what CpuAllocator() has handed out) would
+// not fit limits.host_budget_bytes; `what` says what wanted it ("OOM when
+// allocating tensor with shape [..] and type float", "a copy of fetch x").
+absl::Status CheckHostBudget(int64_t bytes, const MemoryLimits& limits, absl::string_view what);
+
+// A host tensor (CpuAllocator()) of `dtype` and `shape`, refused first by
+// CheckTensorBytes and CheckHostBudget: what every allocation on the path of
+// a step that is not a kernel's output (a fetch's copy, a parsed feed) uses.
+absl::StatusOr<Tensor> AllocateHostTensor(DataType dtype, const TensorShape& shape,
+                                          const MemoryLimits& limits);
 
 // The same for the tensor a TensorProto describes (its shape: a splat of
 // two values may describe 2^40 elements).

@@ -52,13 +52,17 @@ extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__
 
 #ifdef TW_FUZZ_SANITIZED
 // Sanitizer defaults of a fuzzing process: big allocations fail (and become
-// ResourceExhausted) instead of aborting; undefined behaviour is fatal; a
-// report ends in abort(), whose SIGABRT handler writes the input (GCC's
-// UBSan runtime is a library of its own, which the death callback set
+// ResourceExhausted) instead of aborting; the process's memory is limited as
+// --malloc_limit_mb's default limits an unsanitized one (RLIMIT_AS cannot
+// be used under ASan, whose shadow memory is terabytes of address space: a
+// resident size past 4096 MB is a report, so an input that makes memory
+// grow outside the sessions' budgets is found); undefined behaviour is
+// fatal; a report ends in abort(), whose SIGABRT handler writes the input
+// (GCC's UBSan runtime is a library of its own, which the death callback set
 // through ASan's does not reach).
 extern "C" const char* __asan_default_options() {
-  return "allocator_may_return_null=1:max_allocation_size_mb=2048:detect_leaks=0:"
-         "abort_on_error=1";
+  return "allocator_may_return_null=1:max_allocation_size_mb=2048:hard_rss_limit_mb=4096:"
+         "detect_leaks=0:abort_on_error=1";
 }
 extern "C" const char* __ubsan_default_options() {
   return "print_stacktrace=1:halt_on_error=1:abort_on_error=1";
@@ -74,7 +78,8 @@ ABSL_FLAG(unsigned, timeout_s, 20, "an input running longer is a timeout artifac
 ABSL_FLAG(std::string, artifact_prefix, "./",
           "where crash-<target>-<n> and timeout-<target>-<n> are written");
 ABSL_FLAG(int64_t, malloc_limit_mb, 4096,
-          "RLIMIT_AS where no sanitizer runs, so allocations past it fail cleanly (0: none)");
+          "RLIMIT_AS where no sanitizer runs, so allocations past it fail cleanly (0: none); "
+          "under ASan the limit is its hard_rss_limit_mb=4096");
 ABSL_FLAG(bool, no_seeds, false, "skip the target's own seeds");
 ABSL_FLAG(bool, verbose, false, "print each replayed input's status");
 

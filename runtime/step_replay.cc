@@ -11,12 +11,13 @@
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
 #include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "framework/memory_limits.h"
 #include "framework/rendezvous.h"
 #include "framework/resource_mgr.h"
 #include "graph/graph.h"
 #include "graph/graph_io.h"
 #include "graph/op_registry.h"
-#include "framework/kernel_registry.h"
 #include "runtime/capture_specializer.h"
 
 namespace towerflow {
@@ -79,7 +80,8 @@ class SlotFrame final : public CallFrame {
   }
   absl::Status SetRetval(int index, const Tensor& value) override {
     absl::MutexLock lock(&mu_);
-    if (index < 0 || index >= static_cast<int>(retvals_.size()) || retvals_[index].IsInitialized()) {
+    if (index < 0 || index >= static_cast<int>(retvals_.size()) ||
+        retvals_[index].IsInitialized()) {
       return absl::InvalidArgumentError(
           absl::StrCat("fetch index ", index, " out of range or set twice"));
     }
@@ -175,18 +177,18 @@ struct StepReplay::Recording {
   std::unique_ptr<Executor> executor;  // its kernels (and their buffers) live with the work
   // By _Arg index: in device memory, or a host slot (plan.feed_on_host).
   std::vector<Tensor> feed_slots;
-  std::vector<Tensor> fetches;         // by _Retval index: device slots, or host constants
+  std::vector<Tensor> fetches;  // by _Retval index: device slots, or host constants
   std::unique_ptr<CapturedWork> work;
-  VarState vars;                       // as the recording left them
+  VarState vars;  // as the recording left them
 };
 
 struct StepReplay::Entry {
   std::string key;  // the feeds' names, dtypes and shapes
   std::vector<TensorShape> shapes;
-  absl::Mutex mu;   // guards the counters; held while recording or replaying
+  absl::Mutex mu;  // guards the counters; held while recording or replaying
   std::atomic<bool> refused{false};
-  std::string why ABSL_GUARDED_BY(mu);  // refused: why
-  int stable ABSL_GUARDED_BY(mu) = 0;   // eager steps in a row that kept every buffer
+  std::string why ABSL_GUARDED_BY(mu);   // refused: why
+  int stable ABSL_GUARDED_BY(mu) = 0;    // eager steps in a row that kept every buffer
   int unsteady ABSL_GUARDED_BY(mu) = 0;  // eager steps past the warm-up that did not
   int recordings ABSL_GUARDED_BY(mu) = 0;
   std::unique_ptr<Recording> recording ABSL_GUARDED_BY(mu);
@@ -225,9 +227,9 @@ StepReplay::StepReplay(std::string signature, GraphDef partition, Device* device
       refused_ = absl::StrCat("node '", n.name(), "' (", n.op(),
                               ") is control flow, which a recording cannot hold");
     } else if (reg->op_def.is_stateful() && !(*kernel)->capturable) {
-      refused_ = absl::StrCat("node '", n.name(), "' (", n.op(), ") has no kernel on ",
-                              device_->device_type(),
-                              " declared capturable (KernelDef::capturable)");
+      refused_ =
+          absl::StrCat("node '", n.name(), "' (", n.op(), ") has no kernel on ",
+                       device_->device_type(), " declared capturable (KernelDef::capturable)");
     }
     if (!refused_.empty()) break;
   }
@@ -335,8 +337,7 @@ absl::Status StepReplay::RunEagerly(Entry* entry, const std::function<absl::Stat
 
 absl::StatusOr<bool> StepReplay::Record(Entry* entry,
                                         const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                        std::vector<Tensor>* retvals,
-                                        StepReplayReport* report) {
+                                        std::vector<Tensor>* retvals, StepReplayReport* report) {
   const absl::Time started = absl::Now();
   const auto refuse = [&](const absl::Status& why) {
     Refuse(entry, std::string(why.message()));
@@ -367,7 +368,8 @@ absl::StatusOr<bool> StepReplay::Record(Entry* entry,
       TW_ASSIGN_OR_RETURN(Tensor slot, capture->AllocateHostSlot(value.dtype(), value.shape()));
       // Filled now: the kernels that copy it check it on the host while
       // recording (a label's range), and must see this step's value.
-      if (value.TotalBytes() > 0) std::memcpy(slot.raw_data(), value.raw_data(), value.TotalBytes());
+      if (value.TotalBytes() > 0)
+        std::memcpy(slot.raw_data(), value.raw_data(), value.TotalBytes());
       host_slots.push_back(slot);
       recording->feed_slots.push_back(std::move(slot));
     } else {
@@ -403,9 +405,9 @@ absl::StatusOr<bool> StepReplay::Record(Entry* entry,
     if (!changed.empty()) {
       // The recording ran no kernel, but its host side moved a variable to
       // a buffer nothing was written into.
-      return absl::InternalError(absl::StrCat(
-          "Recording step ", signature_, " failed (", why.message(), ") after ", changed,
-          ": its value is lost; restore the variables from a checkpoint"));
+      return absl::InternalError(
+          absl::StrCat("Recording step ", signature_, " failed (", why.message(), ") after ",
+                       changed, ": its value is lost; restore the variables from a checkpoint"));
     }
     if (!work.ok()) {
       // The step did what a recording cannot hold: so will every step.
@@ -435,15 +437,15 @@ absl::StatusOr<bool> StepReplay::Record(Entry* entry,
     // but not for the next.
     entry->stable = 0;
     if (entry->recordings >= kMaxRecordings) {
-      Refuse(entry, absl::StrCat(changed, " while the step was recorded, ", kMaxRecordings,
-                                 " times"));
+      Refuse(entry,
+             absl::StrCat(changed, " while the step was recorded, ", kMaxRecordings, " times"));
     }
     return true;
   }
   if (options_.log) {
-    std::cerr << "Towerflow: step " << signature_ << " (feeds: " << entry->key << ") recorded: "
-              << report->operations << " operations, " << (report->reserved_bytes >> 10)
-              << " KiB of device memory reserved, "
+    std::cerr << "Towerflow: step " << signature_ << " (feeds: " << entry->key
+              << ") recorded: " << report->operations << " operations, "
+              << (report->reserved_bytes >> 10) << " KiB of device memory reserved, "
               << absl::ToDoubleMilliseconds(absl::Now() - started) << " ms\n";
   }
   DropLeastRecentlyUsed(entry);
@@ -515,8 +517,14 @@ absl::Status StepReplay::Launch(Recording* recording,
   size_t next = 0;
   for (int i = 0; i < num_fetches_; ++i) {
     if (recording->plan.fetch_on_host[i]) {
-      // A constant of the recording: the caller gets a copy of its own.
-      TW_ASSIGN_OR_RETURN((*retvals)[i], recording->fetches[i].DeepCopy());
+      // A constant of the recording: the caller gets a copy of its own,
+      // within the host budget as the kernels' tensors are.
+      const Tensor& constant = recording->fetches[i];
+      TW_RETURN_IF_ERROR(CheckHostBudget(static_cast<int64_t>(constant.TotalBytes()),
+                                         host_->memory_limits(),
+                                         absl::StrCat("OOM when copying fetch ", i, " (shape ",
+                                                      constant.shape().DebugString(), ")")));
+      TW_ASSIGN_OR_RETURN((*retvals)[i], constant.DeepCopy());
     } else {
       (*retvals)[i] = std::move(copied[next++]);
     }

@@ -45,6 +45,17 @@ vector big DT_FLOAT "dim { size: 100000 } dim { size: 100000 }" float_val 1 > "$
   echo 'node { name: "big" op: "Fill" input: "dims" input: "v" attr { key: "T" value { type: DT_FLOAT } } attr { key: "index_type" value { type: DT_INT32 } } }'
 } > "$tmp/legit.pbtxt"
 
+# A placeholder fed from files: 5 * 10^7 values of JSON (150 MB of text,
+# 200 MB as floats: each value was a 16-byte JSON value and more before the
+# feed was read as a stream) and a 600 MB .npy (sparse).
+echo 'node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "y" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }' > "$tmp/feed.pbtxt"
+{ printf '['; yes '0,' | head -n 50000000; printf '0]'; } > "$tmp/feed.json"
+header="{'descr': '<f4', 'fortran_order': False, 'shape': (150000000,), }"
+while [ $(( (10 + ${#header} + 1) % 64 )) -ne 0 ]; do header="$header "; done
+{ printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $(( ${#header} + 1 )))\\x00"; printf '%s\n' "$header"; } > "$tmp/feed.npy"
+truncate -s $(( $(wc -c < "$tmp/feed.npy") + 600000000 )) "$tmp/feed.npy"
+
 # run GRAPH FETCH EXPECTED [FLAGS...]: exit 1 (a Status, no signal) with
 # EXPECTED (an extended regular expression) on stderr.
 refused() {
@@ -70,6 +81,9 @@ grep -q "node tile (Tile)" "$tmp/err.txt" || fail "tile: the node is not named"
 refused pad pad "$oom \[2000000010\]"
 grep -q "node pad (Pad)" "$tmp/err.txt" || fail "pad: the node is not named"
 refused legit big "RESOURCE_EXHAUSTED: fetch 'big' has 30000000 elements \(shape \[30000000\]\), past --max_output_elements=10000000"
+
+refused feed y "RESOURCE_EXHAUSTED: --feed x: .*feed.json: reading [0-9]+ values from 300000006 bytes of JSON: .*past the session's host memory budget" --feed "x=@$tmp/feed.json"
+refused feed y "RESOURCE_EXHAUSTED: --feed x: .*feed.npy' has 600000128 bytes, more than the [0-9]+ its reader may hold" --feed "x=@$tmp/feed.npy"
 
 # Raised, the fetch is printed as a stream within the same limit.
 (ulimit -v 1000000; "$tool" run "$tmp/legit.pbtxt" --fetch big --max_output_elements 30000000 > "$tmp/big.txt")

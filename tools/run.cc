@@ -1,9 +1,11 @@
 #include "tools/run.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <type_traits>
@@ -16,6 +18,7 @@
 #include "core/file_io.h"
 #include "core/status_macros.h"
 #include "core/type_dispatch.h"
+#include "framework/memory_limits.h"
 #include "framework/node_def_util.h"
 #include "graph/graph.h"
 #include "graph/graph_io.h"
@@ -100,34 +103,6 @@ std::string QuoteNonFiniteTokens(const std::string& text) {
   return out;
 }
 
-// Walks nested lists, collecting the shape and the leaves in row-major order.
-absl::Status Flatten(const Json& j, size_t depth, std::vector<int64_t>* shape,
-                     std::vector<const Json*>* leaves, const std::string& where) {
-  // A tensor has at most kMaxTensorRank dimensions; deeper lists are refused
-  // before they can recurse as deep as the input asks.
-  if (depth > static_cast<size_t>(kMaxTensorRank)) {
-    return absl::InvalidArgumentError(absl::StrCat("lists nested deeper than the ", kMaxTensorRank,
-                                                   " dimensions a tensor can have"));
-  }
-  if (!j.is_array()) {
-    if (depth != shape->size()) {
-      return absl::InvalidArgumentError(absl::StrCat("ragged list at ", where));
-    }
-    leaves->push_back(&j);
-    return absl::OkStatus();
-  }
-  if (depth == shape->size()) {
-    if (!leaves->empty()) return absl::InvalidArgumentError(absl::StrCat("ragged list at ", where));
-    shape->push_back(static_cast<int64_t>(j.size()));
-  } else if (depth > shape->size() || (*shape)[depth] != static_cast<int64_t>(j.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("ragged list at ", where));
-  }
-  for (size_t i = 0; i < j.size(); ++i) {
-    TW_RETURN_IF_ERROR(Flatten(j[i], depth + 1, shape, leaves, absl::StrCat(where, "[", i, "]")));
-  }
-  return absl::OkStatus();
-}
-
 template <typename T>
 absl::Status Store(const Json& leaf, T* out, int64_t i) {
   if constexpr (std::is_same_v<T, std::string>) {
@@ -192,12 +167,148 @@ absl::Status Store(const Json& leaf, T* out, int64_t i) {
   return absl::OkStatus();
 }
 
+// Note [Feeds parsed as a stream]
+// A feed's JSON is read event by event (nlohmann's SAX interface) into one
+// buffer of its values: no JSON value is kept per element, which would take
+// 16-40 bytes each (a 1 GB feed file, 10+ GB). The shape is found as the
+// lists close; the values count against the session's limits as they come:
+// the buffer and the tensor made from it within max_tensor_bytes, and they
+// with the text itself within what the host budget leaves.
 template <typename T>
-absl::Status Fill(const std::vector<const Json*>& leaves, Tensor* t) {
-  T* data = t->data<T>();
-  for (size_t i = 0; i < leaves.size(); ++i) TW_RETURN_IF_ERROR(Store<T>(*leaves[i], &data[i], i));
-  return absl::OkStatus();
-}
+class FeedReader final : public nlohmann::json_sax<Json> {
+ public:
+  // What a value is kept as (std::vector<bool> has no element storage).
+  using Slot = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+
+  FeedReader(DataType dtype, int64_t text_bytes, const MemoryLimits& limits)
+      : dtype_(dtype), limits_(limits), text_bytes_(text_bytes) {}
+
+  absl::StatusOr<Tensor> Finish() {
+    TW_RETURN_IF_ERROR(status_);
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(shape_));
+    if (shape.num_elements() != static_cast<int64_t>(values_.size())) {
+      return absl::InvalidArgumentError("ragged list at values");
+    }
+    TW_RETURN_IF_ERROR(
+        CheckRoom(static_cast<int64_t>(values_.size()), static_cast<int64_t>(values_.capacity())));
+    TW_ASSIGN_OR_RETURN(Tensor t, AllocateHostTensor(dtype_, shape, limits_));
+    T* data = t.data<T>();
+    for (size_t i = 0; i < values_.size(); ++i) data[i] = std::move(values_[i]);
+    return t;
+  }
+
+  bool null() override { return Leaf(Json(nullptr)); }
+  bool boolean(bool v) override { return Leaf(Json(v)); }
+  bool number_integer(number_integer_t v) override { return Leaf(Json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return Leaf(Json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return Leaf(Json(v)); }
+  bool string(string_t& v) override { return Leaf(Json(std::move(v))); }
+  bool binary(binary_t&) override { return NotAValue("binary data"); }
+  bool start_object(std::size_t) override { return NotAValue("an object"); }
+  bool key(string_t&) override { return NotAValue("an object"); }
+  bool end_object() override { return NotAValue("an object"); }
+
+  bool start_array(std::size_t) override {
+    const size_t depth = open_.size();
+    // A tensor has at most kMaxTensorRank dimensions.
+    if (depth >= static_cast<size_t>(kMaxTensorRank)) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "lists nested deeper than the ", kMaxTensorRank, " dimensions a tensor can have")));
+    }
+    if (!open_.empty()) ++open_.back();
+    if (depth == shape_.size()) {
+      // The first list this deep: its dimension is known when it closes.
+      if (seen_value_) return Fail(Ragged());
+      shape_.push_back(-1);
+    }
+    open_.push_back(0);
+    return true;
+  }
+
+  bool end_array() override {
+    const int64_t n = open_.back();
+    open_.pop_back();
+    int64_t& dim = shape_[open_.size()];
+    if (dim < 0) {
+      dim = n;
+    } else if (dim != n) {
+      return Fail(Ragged());
+    }
+    return true;
+  }
+
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& e) override {
+    return Fail(
+        absl::InvalidArgumentError(absl::StrCat("not JSON at byte ", position, ": ", e.what())));
+  }
+
+ private:
+  // "ragged list at values[1][0]": the list or value being read.
+  absl::Status Ragged() const {
+    std::string where = "values";
+    for (int64_t n : open_) absl::StrAppend(&where, "[", n - 1, "]");
+    return absl::InvalidArgumentError(absl::StrCat("ragged list at ", where));
+  }
+
+  bool Fail(absl::Status status) {
+    if (status_.ok()) status_ = std::move(status);
+    return false;
+  }
+
+  bool NotAValue(absl::string_view what) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("value ", values_.size(), " is ", what, ", not a ", DataTypeString(dtype_))));
+  }
+
+  // `count` values against max_tensor_bytes; the text, the buffer (of
+  // `slots` values) and the tensor they become against the host budget
+  // (Note [Feeds parsed as a stream]).
+  absl::Status CheckRoom(int64_t count, int64_t slots) const {
+    const int64_t tensor_bytes = count * element_bytes_;
+    if (tensor_bytes > limits_.max_tensor_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          count, " values or more (", tensor_bytes, " bytes as ", DataTypeString(dtype_),
+          "), past the session's max_tensor_bytes of ", limits_.max_tensor_bytes));
+    }
+    const int64_t buffer_bytes = slots * static_cast<int64_t>(sizeof(Slot));
+    return CheckHostBudget(
+        text_bytes_ + buffer_bytes + tensor_bytes, limits_,
+        absl::StrCat("reading ", count, " values from ", text_bytes_, " bytes of JSON"));
+  }
+
+  bool Leaf(const Json& leaf) {
+    if (!open_.empty()) ++open_.back();
+    if (open_.size() != shape_.size()) return Fail(Ragged());
+    seen_value_ = true;
+    const int64_t count = static_cast<int64_t>(values_.size()) + 1;
+    if (count * element_bytes_ > limits_.max_tensor_bytes) return Fail(CheckRoom(count, 0));
+    if (values_.size() == values_.capacity()) {
+      // Grown by doubling, never past what max_tensor_bytes allows.
+      const int64_t most = std::max(count, limits_.max_tensor_bytes / element_bytes_);
+      const int64_t grown =
+          std::min(most, std::max<int64_t>(64, 2 * static_cast<int64_t>(values_.capacity())));
+      absl::Status room = CheckRoom(count, grown);
+      if (!room.ok()) return Fail(std::move(room));
+      values_.reserve(static_cast<size_t>(grown));
+    }
+    T value{};
+    absl::Status stored = Store<T>(leaf, &value, count - 1);
+    if (!stored.ok()) return Fail(std::move(stored));
+    values_.push_back(std::move(value));
+    return true;
+  }
+
+  const DataType dtype_;
+  const MemoryLimits& limits_;
+  const int64_t text_bytes_;
+  const int64_t element_bytes_ = static_cast<int64_t>(TensorElementSize(dtype_));
+  absl::Status status_;
+  std::vector<int64_t> shape_;  // -1 until the first list that deep closes
+  std::vector<int64_t> open_;   // values (or lists) so far in each open list
+  bool seen_value_ = false;
+  std::vector<Slot> values_;
+};
 
 // t's values as a flat JSON list, written element by element: no JSON value
 // per element is kept, so printing a tensor takes memory for one element's
@@ -247,7 +358,8 @@ void WriteJson(const Tensor& t, std::ostream& out) {
 }
 
 absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(const std::string& feed,
-                                                         const Graph& graph) {
+                                                         const Graph& graph,
+                                                         const MemoryLimits& limits) {
   const size_t eq = feed.find('=');
   if (eq == std::string::npos || eq == 0) {
     return absl::InvalidArgumentError(absl::StrCat("--feed '", feed, "' is not NAME=JSON"));
@@ -266,66 +378,43 @@ absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(const std::string& feed
     }
     dtype = BaseType(node->output_type(id.index));
   }
-  absl::StatusOr<Tensor> t = TensorFromJsonOrFile(json, dtype);
+  absl::StatusOr<Tensor> t = TensorFromJsonOrFile(json, dtype, limits);
   if (!t.ok()) return AddErrorContext(t.status(), absl::StrCat("--feed ", name));
   return std::make_pair(name, *std::move(t));
 }
 
 }  // namespace
 
-absl::StatusOr<Tensor> TensorFromJson(const std::string& text, DataType dtype) {
-  Json j = Json::parse(QuoteNonFiniteTokens(text), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not JSON"));
-  std::vector<int64_t> dims;
-  std::vector<const Json*> leaves;
-  TW_RETURN_IF_ERROR(Flatten(j, 0, &dims, &leaves, "values"));
-  TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
-  TW_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(CpuAllocator(), dtype, shape));
-  switch (dtype) {
-    case DT_FLOAT:
-      TW_RETURN_IF_ERROR(Fill<float>(leaves, &t));
-      break;
-    case DT_DOUBLE:
-      TW_RETURN_IF_ERROR(Fill<double>(leaves, &t));
-      break;
-    case DT_HALF:
-      TW_RETURN_IF_ERROR(Fill<half>(leaves, &t));
-      break;
-    case DT_BFLOAT16:
-      TW_RETURN_IF_ERROR(Fill<bfloat16>(leaves, &t));
-      break;
-    case DT_INT32:
-      TW_RETURN_IF_ERROR(Fill<int32_t>(leaves, &t));
-      break;
-    case DT_INT64:
-      TW_RETURN_IF_ERROR(Fill<int64_t>(leaves, &t));
-      break;
-    case DT_UINT8:
-      TW_RETURN_IF_ERROR(Fill<uint8_t>(leaves, &t));
-      break;
-    case DT_INT8:
-      TW_RETURN_IF_ERROR(Fill<int8_t>(leaves, &t));
-      break;
-    case DT_INT16:
-      TW_RETURN_IF_ERROR(Fill<int16_t>(leaves, &t));
-      break;
-    case DT_UINT16:
-      TW_RETURN_IF_ERROR(Fill<uint16_t>(leaves, &t));
-      break;
-    case DT_BOOL:
-      TW_RETURN_IF_ERROR(Fill<bool>(leaves, &t));
-      break;
-    case DT_STRING:
-      TW_RETURN_IF_ERROR(Fill<std::string>(leaves, &t));
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot feed JSON as ", DataTypeString(dtype)));
+absl::StatusOr<Tensor> TensorFromJson(const std::string& text, DataType dtype,
+                                      const MemoryLimits& limits) {
+  // Note [Non-finite numbers in JSON]: the quoted copy is read.
+  const std::string quoted = QuoteNonFiniteTokens(text);
+  const int64_t text_bytes = static_cast<int64_t>(text.size() + quoted.size());
+  absl::StatusOr<Tensor> t;
+  bool read = false;
+  VisitNumberType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_arithmetic_v<T> || kIsFloat16<T>) {
+      FeedReader<T> reader(dtype, text_bytes, limits);
+      Json::sax_parse(quoted, &reader);
+      t = reader.Finish();
+      read = true;
+    }
+  });
+  if (!read && dtype == DT_STRING) {
+    FeedReader<std::string> reader(dtype, text_bytes, limits);
+    Json::sax_parse(quoted, &reader);
+    t = reader.Finish();
+    read = true;
+  }
+  if (!read) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot feed JSON as ", DataTypeString(dtype)));
   }
   return t;
 }
 
-absl::StatusOr<Tensor> TensorFromNpy(absl::string_view bytes, DataType dtype) {
+absl::StatusOr<Tensor> TensorFromNpy(absl::string_view bytes, DataType dtype,
+                                     const MemoryLimits& limits) {
   constexpr absl::string_view kMagic("\x93NUMPY", 6);
   if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic) {
     return absl::InvalidArgumentError("not a .npy file (no \\x93NUMPY magic)");
@@ -398,18 +487,23 @@ absl::StatusOr<Tensor> TensorFromNpy(absl::string_view bytes, DataType dtype) {
                                                    need, " bytes of data, the file has ",
                                                    data.size()));
   }
-  TW_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(CpuAllocator(), dtype, shape));
+  TW_ASSIGN_OR_RETURN(Tensor t, AllocateHostTensor(dtype, shape, limits));
   if (need > 0) std::memcpy(t.raw_data(), data.data(), need);
   NormalizeBoolBytes(&t);
   return t;
 }
 
-absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType dtype) {
-  if (value.empty() || value[0] != '@') return TensorFromJson(value, dtype);
+absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType dtype,
+                                            const MemoryLimits& limits) {
+  if (value.empty() || value[0] != '@') return TensorFromJson(value, dtype, limits);
   const std::string path = value.substr(1);
-  TW_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
-  absl::StatusOr<Tensor> t =
-      absl::EndsWith(path, ".npy") ? TensorFromNpy(bytes, dtype) : TensorFromJson(bytes, dtype);
+  // The file's bytes stay while the tensor is made: they count, and a file
+  // that leaves no room for them is refused before it is read.
+  const std::optional<Allocator::Stats> stats = CpuAllocator()->GetStats();
+  const int64_t room = limits.host_budget_bytes - (stats ? stats->bytes_in_use : 0);
+  TW_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path, std::max<int64_t>(room, 0)));
+  absl::StatusOr<Tensor> t = absl::EndsWith(path, ".npy") ? TensorFromNpy(bytes, dtype, limits)
+                                                          : TensorFromJson(bytes, dtype, limits);
   if (!t.ok()) return AddErrorContext(t.status(), path);
   return t;
 }
@@ -440,9 +534,11 @@ absl::StatusOr<std::string> RunGraph(const RunCommand& c) {
   TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(c.graph_path));
   Graph graph;
   TW_RETURN_IF_ERROR(ImportGraphDef(def, &graph));
+  // The feeds are read within the limits the session will have.
+  const MemoryLimits limits = MemoryLimits::Default();
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const std::string& f : c.feeds) {
-    TW_ASSIGN_OR_RETURN(auto feed, ParseFeed(f, graph));
+    TW_ASSIGN_OR_RETURN(auto feed, ParseFeed(f, graph, limits));
     feeds.push_back(std::move(feed));
   }
   SessionOptions options;

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "framework/allocator.h"
 #include "framework/tensor.h"
 
 namespace towerflow {
@@ -50,18 +51,25 @@ absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(const std::vector<st
 absl::StatusOr<std::string> RunGraph(const RunCommand& command);
 
 // A tensor of `dtype` from JSON nested lists: InvalidArgument naming the
-// problem (ragged lists, a value that does not fit the dtype).
-absl::StatusOr<Tensor> TensorFromJson(const std::string& json, DataType dtype);
+// problem (ragged lists, a value that does not fit the dtype);
+// ResourceExhausted when the values, or they with the text, would not fit
+// `limits` (Note [Feeds parsed as a stream] in run.cc).
+absl::StatusOr<Tensor> TensorFromJson(const std::string& json, DataType dtype,
+                                      const MemoryLimits& limits = MemoryLimits::Default());
 
 // A tensor from the bytes of a NumPy .npy file (format 1-3, C order,
 // little-endian float/double/int8-64/uint8/uint16/bool). InvalidArgument
-// for a malformed file or another dtype than `dtype` (no casting).
-absl::StatusOr<Tensor> TensorFromNpy(absl::string_view bytes, DataType dtype);
+// for a malformed file or another dtype than `dtype` (no casting);
+// ResourceExhausted when the tensor would not fit `limits`.
+absl::StatusOr<Tensor> TensorFromNpy(absl::string_view bytes, DataType dtype,
+                                     const MemoryLimits& limits = MemoryLimits::Default());
 
 // TensorFromJson of `value`, or of the file it names as "@path" (for feeds
 // too large for a command line): a .npy file by its extension, else JSON.
-// Errors name the file.
-absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType dtype);
+// A file is refused unread when it is larger than the host budget leaves
+// room for. Errors name the file.
+absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType dtype,
+                                            const MemoryLimits& limits = MemoryLimits::Default());
 
 // {"dtype":"float","shape":[2],"values":[1,2]}
 std::string TensorToJson(const Tensor& t);

@@ -182,6 +182,75 @@ TEST(TensorFromJsonTest, RefusesWhatDoesNotFit) {
                        "lists nested deeper than the 254 dimensions a tensor can have"));
 }
 
+TEST(TensorFromJsonTest, FindsTheShapeAsTheListsClose) {
+  TW_ASSERT_OK_AND_ASSIGN(Tensor scalar, tools::TensorFromJson("-7", DT_INT32));
+  EXPECT_THAT(scalar, TensorIs<int32_t>({}, {-7}));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor m, tools::TensorFromJson("[[[1],[2]],[[3],[4]]]", DT_INT64));
+  EXPECT_THAT(m, TensorIs<int64_t>({2, 2, 1}, {1, 2, 3, 4}));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor empty, tools::TensorFromJson("[[],[],[]]", DT_FLOAT));
+  EXPECT_EQ(empty.shape(), TensorShape({3, 0}));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor b, tools::TensorFromJson("[true, 0, 2]", DT_BOOL));
+  EXPECT_THAT(b, TensorIs<bool>({3}, {true, false, true}));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor u, tools::TensorFromJson("[4294967295]", DT_UINT32));
+  EXPECT_THAT(u, TensorIs<uint32_t>({1}, {4294967295u}));
+
+  for (const auto& [json, where] :
+       std::vector<std::pair<std::string, std::string>>{{"[[1,2],[3]]", "values[1]"},
+                                                        {"[[1,2],[3,4,5]]", "values[1]"},
+                                                        {"[1,[2]]", "values[1]"},
+                                                        {"[[1],2]", "values[1]"},
+                                                        {"[[],[1]]", "values[1]"},
+                                                        {"[[[1]],[2]]", "values[1][0]"}}) {
+    EXPECT_THAT(tools::TensorFromJson(json, DT_FLOAT),
+                StatusIs(absl::StatusCode::kInvalidArgument, "ragged list at " + where))
+        << json;
+  }
+  EXPECT_THAT(tools::TensorFromJson("[1, {\"a\": 2}]", DT_FLOAT),
+              StatusIs(absl::StatusCode::kInvalidArgument, "value 1 is an object, not a float"));
+  EXPECT_THAT(tools::TensorFromJson("[1, 2", DT_FLOAT),
+              StatusIs(absl::StatusCode::kInvalidArgument, "not JSON at byte"));
+  EXPECT_THAT(tools::TensorFromJson("[null]", DT_FLOAT),
+              StatusIs(absl::StatusCode::kInvalidArgument, "value 0 (null) is not a number"));
+  EXPECT_THAT(tools::TensorFromJson("[1]", DT_RESOURCE),
+              StatusIs(absl::StatusCode::kInvalidArgument, "cannot feed JSON as resource"));
+}
+
+// Note [Feeds parsed as a stream]: the values count against
+// max_tensor_bytes as they come, the text and the buffer against the host
+// budget, and a feed file larger than the budget leaves room for is not read.
+TEST(TensorFromJsonTest, ReadsWithinTheSessionsLimits) {
+  const int64_t in_use = CpuAllocator()->GetStats()->bytes_in_use;
+  std::string hundred = "[0";
+  for (int i = 1; i < 100; ++i) hundred += "," + std::to_string(i);
+  hundred += "]";
+  const MemoryLimits ample{/*max_tensor_bytes=*/400, in_use + (int64_t{1} << 30)};
+  TW_ASSERT_OK_AND_ASSIGN(Tensor t, tools::TensorFromJson(hundred, DT_FLOAT, ample));
+  EXPECT_EQ(t.NumElements(), 100);
+  EXPECT_EQ(t.data<float>()[99], 99.0f);
+  EXPECT_THAT(
+      tools::TensorFromJson(hundred, DT_DOUBLE, ample),
+      StatusIs(absl::StatusCode::kResourceExhausted, "past the session's max_tensor_bytes of 400"));
+  const MemoryLimits tight{int64_t{1} << 30, in_use + 1000};
+  EXPECT_THAT(
+      tools::TensorFromJson(hundred, DT_FLOAT, tight),
+      StatusIs(absl::StatusCode::kResourceExhausted, "past the session's host memory budget of"));
+  EXPECT_THAT(tools::TensorFromNpy(Npy("<f8", "(200,)", std::string(1600, '\0')), DT_DOUBLE, ample),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       "shape [200] and type double: 1600 bytes, past the session's "
+                       "max_tensor_bytes of 400"));
+
+  const std::string dir = testing::MakeTempDir("feed_limits");
+  std::ofstream(dir + "/big.json") << hundred;
+  TW_ASSERT_OK_AND_ASSIGN(Tensor from_file,
+                          tools::TensorFromJsonOrFile("@" + dir + "/big.json", DT_FLOAT, ample));
+  EXPECT_EQ(from_file.NumElements(), 100);
+  const MemoryLimits no_room{int64_t{1} << 30, CpuAllocator()->GetStats()->bytes_in_use + 100};
+  EXPECT_THAT(tools::TensorFromJsonOrFile("@" + dir + "/big.json", DT_FLOAT, no_room),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       "big.json' has " + std::to_string(hundred.size()) +
+                           " bytes, more than the 100 its reader may hold"));
+}
+
 TEST(ParseDeviceCountTest, ReadsTypeEqualsCount) {
   TW_ASSERT_OK_AND_ASSIGN(auto counts, tools::ParseDeviceCount({"CPU=3", "GPU=0"}));
   EXPECT_EQ(counts, (std::map<std::string, int>{{"CPU", 3}, {"GPU", 0}}));

@@ -169,7 +169,10 @@ absl::StatusOr<std::string> Run(const Args& a) {
     }
     return absl::OkStatus();
   };
-  TW_RETURN_IF_ERROR(feed("--input", a.inputs, TensorFromJsonOrFile));
+  const MemoryLimits limits = MemoryLimits::Default();
+  TW_RETURN_IF_ERROR(feed("--input", a.inputs, [&](const std::string& value, DataType dtype) {
+    return TensorFromJsonOrFile(value, dtype, limits);
+  }));
   TW_RETURN_IF_ERROR(feed("--input_examples", a.input_examples,
                           [](const std::string& value, DataType) -> absl::StatusOr<Tensor> {
                             if (value.empty() || value[0] != '@') return ExamplesFromJson(value);

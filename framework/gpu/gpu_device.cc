@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "framework/gpu/cuda_status.h"
 #include "framework/gpu/pinned_allocator.h"
+#include "framework/memory_limits.h"
 #include "framework/tensor_float32.h"
 
 namespace towerflow {
@@ -64,8 +65,8 @@ absl::StatusOr<std::unique_ptr<GpuDevice>> GpuDevice::Create(int ordinal, const 
 }
 
 cublasHandle_t GpuDevice::cublas() const {
-  cublasSetMathMode(cublas_, TensorFloat32ExecutionEnabled() ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                             : CUBLAS_DEFAULT_MATH);
+  cublasSetMathMode(
+      cublas_, TensorFloat32ExecutionEnabled() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
   return cublas_;
 }
 
@@ -84,7 +85,14 @@ namespace {
 
 // A host tensor in pinned memory, or in pageable memory when the driver has
 // no pinned memory to give.
-absl::StatusOr<Tensor> PinnedHostTensor(DataType dtype, const TensorShape& shape) {
+// Host memory for a device tensor's copy: within the session's host budget
+// (a fetch's copy counts as the kernels' tensors do), pinned where it can be.
+absl::StatusOr<Tensor> PinnedHostTensor(DataType dtype, const TensorShape& shape,
+                                        const MemoryLimits& limits) {
+  TW_RETURN_IF_ERROR(CheckHostBudget(
+      shape.num_elements() * static_cast<int64_t>(TensorElementSize(dtype)), limits,
+      absl::StrCat("OOM when copying a device tensor of shape ", shape.DebugString(), " and type ",
+                   DataTypeString(dtype), " to the host")));
   absl::StatusOr<Tensor> pinned = Tensor::Allocate(PinnedHostAllocator(), dtype, shape);
   if (pinned.ok()) return pinned;
   return Tensor::Allocate(CpuAllocator(), dtype, shape);
@@ -95,7 +103,8 @@ absl::StatusOr<Tensor> PinnedHostTensor(DataType dtype, const TensorShape& shape
 absl::StatusOr<Tensor> GpuDevice::CopyToHost(const Tensor& device_tensor) {
   if (capturing()) return RefuseWhileCapturing("a copy to the host");
   // Straight into pinned memory, which the caller keeps as its host tensor.
-  TW_ASSIGN_OR_RETURN(Tensor host, PinnedHostTensor(device_tensor.dtype(), device_tensor.shape()));
+  TW_ASSIGN_OR_RETURN(
+      Tensor host, PinnedHostTensor(device_tensor.dtype(), device_tensor.shape(), memory_limits()));
   if (host.TotalBytes() == 0) return host;
   TW_RETURN_IF_ERROR(StreamWait(device_to_host_, compute_));
   TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host.raw_data(), device_tensor.raw_data(),
@@ -116,7 +125,8 @@ absl::StatusOr<Tensor> GpuDevice::CopyFromHost(const Tensor& host_tensor) {
   // The caller's buffer is copied into pinned staging memory, so it may go
   // when this returns and the device copy runs asynchronously; the staging
   // tensor is released by a host callback once the copy is done.
-  TW_ASSIGN_OR_RETURN(Tensor staging, PinnedHostTensor(host_tensor.dtype(), host_tensor.shape()));
+  TW_ASSIGN_OR_RETURN(Tensor staging,
+                      PinnedHostTensor(host_tensor.dtype(), host_tensor.shape(), memory_limits()));
   std::memcpy(staging.raw_data(), host_tensor.raw_data(), out.TotalBytes());
   // The block of `out` may have been freed by a kernel still queued on the
   // compute stream.
@@ -178,7 +188,8 @@ absl::Status GpuDevice::RefuseWhileCapturing(const std::string& what) {
 }
 
 absl::StatusOr<Tensor> GpuDevice::StageForCapture(const Tensor& host) {
-  TW_ASSIGN_OR_RETURN(Tensor staging, PinnedHostTensor(host.dtype(), host.shape()));
+  TW_ASSIGN_OR_RETURN(Tensor staging,
+                      PinnedHostTensor(host.dtype(), host.shape(), memory_limits()));
   std::memcpy(staging.raw_data(), host.raw_data(), host.TotalBytes());
   absl::MutexLock lock(&capture_mu_);
   capture_staging_.push_back(staging);
@@ -204,8 +215,8 @@ absl::StatusOr<Tensor> GpuDevice::AllocateHostSlot(DataType dtype, const TensorS
 
 absl::Status GpuDevice::CopyHostBytes(const Tensor& host, Tensor* device) {
   if (host.TotalBytes() != device->TotalBytes()) {
-    return absl::InvalidArgumentError(absl::StrCat("copying ", host.TotalBytes(),
-                                                   " bytes into a tensor of ", device->TotalBytes()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "copying ", host.TotalBytes(), " bytes into a tensor of ", device->TotalBytes()));
   }
   if (host.TotalBytes() == 0) return absl::OkStatus();
   TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
@@ -224,9 +235,8 @@ absl::Status GpuDevice::CopyHostBytes(const Tensor& host, Tensor* device) {
 // blocks come from and the pinned memory its copies from the host read.
 class GpuCapturedWork final : public CapturedWork {
  public:
-  GpuCapturedWork(GpuDevice* device, cudaGraph_t graph, cudaGraphExec_t exec,
-                  cudaEvent_t done, BlockCache::PoolId pool, std::vector<Tensor> staging,
-                  int64_t operations)
+  GpuCapturedWork(GpuDevice* device, cudaGraph_t graph, cudaGraphExec_t exec, cudaEvent_t done,
+                  BlockCache::PoolId pool, std::vector<Tensor> staging, int64_t operations)
       : device_(device),
         graph_(graph),
         exec_(exec),
@@ -337,13 +347,14 @@ absl::Status GpuDevice::CopyIntoDevice(const Tensor& host, Tensor* device) {
   }
   if (host.TotalBytes() == 0) return absl::OkStatus();
   TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
-  TW_ASSIGN_OR_RETURN(Tensor staging, PinnedHostTensor(host.dtype(), host.shape()));
+  TW_ASSIGN_OR_RETURN(Tensor staging,
+                      PinnedHostTensor(host.dtype(), host.shape(), memory_limits()));
   std::memcpy(staging.raw_data(), host.raw_data(), host.TotalBytes());
-  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device->raw_data(), staging.raw_data(),
-                                          host.TotalBytes(), cudaMemcpyHostToDevice, compute_));
+  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device->raw_data(), staging.raw_data(), host.TotalBytes(),
+                                          cudaMemcpyHostToDevice, compute_));
   auto* hold = new Tensor(std::move(staging));
-  const cudaError_t error =
-      cudaLaunchHostFunc(compute_, [](void* t) { delete static_cast<Tensor*>(t); }, hold);
+  const cudaError_t error = cudaLaunchHostFunc(
+      compute_, [](void* t) { delete static_cast<Tensor*>(t); }, hold);
   if (error != cudaSuccess) {
     cudaStreamSynchronize(compute_);
     delete hold;
@@ -356,7 +367,7 @@ absl::StatusOr<std::vector<Tensor>> GpuDevice::CopyAllToHost(absl::Span<const Te
   TW_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
   std::vector<Tensor> out;
   for (const Tensor& t : tensors) {
-    TW_ASSIGN_OR_RETURN(Tensor host, PinnedHostTensor(t.dtype(), t.shape()));
+    TW_ASSIGN_OR_RETURN(Tensor host, PinnedHostTensor(t.dtype(), t.shape(), memory_limits()));
     if (host.TotalBytes() > 0) {
       TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host.raw_data(), t.raw_data(), host.TotalBytes(),
                                               cudaMemcpyDeviceToHost, compute_));
