@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -24,6 +26,7 @@
 #include "train/session_manager.h"
 #include "training/cluster_roles.h"
 #include "training/loop.h"
+#include "training/sync_replicas_hook.h"
 
 namespace towerflow {
 
@@ -360,6 +363,19 @@ absl::StatusOr<TrainResult> Estimator::TrainOnThisProcess(const InputFn& input_f
   TW_RETURN_IF_ERROR(root.status());
 
   TrainingHooks hooks = MakeTrainingHooks(config_, options, g->spec, saver.get(), role.chief);
+  // Synchronous workers (TF's SyncReplicasOptimizer.make_session_run_hook):
+  // the hook's End closes the chief's session, so it runs after every
+  // other's (the last checkpoint's), with this process's role.
+  std::stable_partition(hooks.list.begin(), hooks.list.end(), [](const auto& hook) {
+    return dynamic_cast<training::SyncReplicasHook*>(hook.get()) == nullptr;
+  });
+  std::vector<training::SyncReplicasHook*> sync_hooks;
+  for (const auto& hook : hooks.list) {
+    if (auto* sync = dynamic_cast<training::SyncReplicasHook*>(hook.get())) {
+      sync->set_chief(role.chief);
+      sync_hooks.push_back(sync);
+    }
+  }
   training::Loop loop(
       {.loss = g->spec.loss, .train_ops = {g->spec.train_op}, .global_step = step_after},
       hooks.list, role.cluster);
@@ -370,6 +386,11 @@ absl::StatusOr<TrainResult> Estimator::TrainOnThisProcess(const InputFn& input_f
                       role.server != nullptr ? role.server->NewSession(config_.session_options)
                                              : NewSession(config_.session_options));
   const ClientSession session(root, std::move(session_of_step));
+  // When training fails, a synchronous chief still releases the workers
+  // waiting for its tokens and ends its sync loop before the session goes.
+  absl::Cleanup stop_sync = [&] {
+    for (training::SyncReplicasHook* sync : sync_hooks) sync->Stop(session).IgnoreError();
+  };
   TW_RETURN_IF_ERROR(training::StartSession(session, role, start, log));
   TW_ASSIGN_OR_RETURN(result.global_step, ReadGlobalStep(session, *g));
   TW_RETURN_IF_ERROR(loop.AfterCreateSession(session, result.global_step));

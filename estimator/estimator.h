@@ -36,11 +36,11 @@
 #include "absl/status/statusor.h"
 #include "core/tensor_shape.h"
 #include "data/dataset.h"
-#include "training/hooks.h"
 #include "estimator/model_fn.h"
 #include "estimator/serving_input_receiver.h"
 #include "runtime/session.h"
 #include "train/warm_start.h"
+#include "training/hooks.h"
 
 namespace towerflow {
 
@@ -93,8 +93,11 @@ struct RunConfig {
   // (Server::is_chief) initializes or restores the variables and alone logs
   // and writes checkpoints and summaries; the other workers wait up to
   // wait_for_variables_secs for them. Each worker steps on its own input
-  // and the updates are asynchronous (TF's default; SyncReplicasOptimizer's
-  // StartReplica is not run here yet). The stop hooks read the shared
+  // and the updates are asynchronous (TF's default), or synchronous with a
+  // train::SyncReplicasOptimizer and its training::SyncReplicasHook in the
+  // EstimatorSpec's training_hooks (TF's make_session_run_hook): the global
+  // step advances once per replicas_to_aggregate gradients, and the chief's
+  // end releases every worker waiting for a token. The stop hooks read the shared
   // global step, so max_steps ends every worker. Evaluate, Predict and the
   // exports run on this process alone, from model_dir's checkpoints, and
   // across_processes is ignored: the ps tasks take part in no collective,

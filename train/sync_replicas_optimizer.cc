@@ -161,6 +161,12 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::BuildSync(
   const Operation sync_op =
       ops::QueueEnqueueManyV2(after_update.WithOpName("sync_op"), token_queue_, {tokens}).operation;
 
+  // The chief's end: the workers waiting for a token get OutOfRange.
+  const Operation close_tokens =
+      ops::QueueCloseV2(on_step.WithOpName("sync_token_q_Close"), token_queue_,
+                        ops::QueueCloseV2::Attrs().CancelPendingEnqueues(true))
+          .operation;
+
   std::vector<Operation> chief_init = set_steps;
   chief_init.push_back(local_step_init);
   const Operation chief_init_op =
@@ -169,6 +175,7 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::BuildSync(
   local_step_init_op_ = local_step_init.node()->name();
   sync_op_ = sync_op.node()->name();
   chief_init_op_ = chief_init_op.node()->name();
+  close_tokens_op_ = close_tokens.node()->name();
   return train_op;
 }
 
@@ -217,6 +224,19 @@ absl::Status SyncReplicasOptimizer::StartReplica(Session* session, bool is_chief
   *runner = std::make_unique<QueueRunner>(session, std::vector<std::string>{sync_op_});
   (*runner)->Start();
   return absl::OkStatus();
+}
+
+absl::Status SyncReplicasOptimizer::EndReplica(Session* session, bool is_chief,
+                                               std::unique_ptr<QueueRunner>* runner) const {
+  if (!is_chief) return absl::OkStatus();
+  if (close_tokens_op_.empty()) {
+    return absl::FailedPreconditionError(
+        "SyncReplicasOptimizer::ApplyGradients should be called before EndReplica");
+  }
+  absl::Status status = session->Run({}, {}, {close_tokens_op_}, nullptr);
+  status.Update(session->Close());
+  if (*runner != nullptr) status.Update((*runner)->Join());
+  return status;
 }
 
 }  // namespace train

@@ -21,8 +21,11 @@
 //   std::unique_ptr<QueueRunner> runner;
 //   TW_RETURN_IF_ERROR(sync->StartReplica(session, is_chief, &runner));
 //   ... session->Run(train_op) ...
-//   session->Close();        // ends the chief's loop, which waits on the accumulators
-//   runner->Join();
+//   TW_RETURN_IF_ERROR(sync->EndReplica(session, is_chief, &runner));  // the chief:
+//       // closes the token queue (the workers return), the session, joins the loop
+//
+// Through the Estimator, training::SyncReplicasHook does StartReplica and
+// EndReplica (TF's make_session_run_hook).
 //
 // Tokens at the start: TF's default (GetInitTokensOp with num_tokens = -1)
 // puts replicas_to_aggregate tokens in, so each worker's first step does not
@@ -122,6 +125,15 @@ class SyncReplicasOptimizer : public Optimizer {
   absl::Status StartReplica(Session* session, bool is_chief,
                             std::unique_ptr<QueueRunner>* runner) const;
 
+  // The chief's end of training, after its last checkpoint: closes the
+  // token queue (every worker waiting for a token, or asking for one later,
+  // gets OutOfRange, which ends its training loop: TF's workers waited
+  // forever), closes `session` (the sync loop waits for gradients no worker
+  // will send) and joins `*runner`, returning its error. Another worker has
+  // nothing to end (OK). The session must be the one StartReplica got.
+  absl::Status EndReplica(Session* session, bool is_chief,
+                          std::unique_ptr<QueueRunner>* runner) const;
+
  protected:
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
 
@@ -135,7 +147,7 @@ class SyncReplicasOptimizer : public Optimizer {
   const int total_num_replicas_;
   std::optional<Variable> global_step_;
   Output token_queue_;  // valid while the Scope's graph lives
-  std::string chief_init_op_, local_step_init_op_, sync_op_, init_tokens_op_;
+  std::string chief_init_op_, local_step_init_op_, sync_op_, init_tokens_op_, close_tokens_op_;
 };
 
 }  // namespace train

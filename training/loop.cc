@@ -59,7 +59,13 @@ absl::Status Loop::Run(const ClientSession& session, const NextBatchFn& next) {
         const std::optional<int64_t> examples,
         StepTogether(cluster_, batch.has_value(), batch.has_value() ? batch->examples : 0));
     if (!examples.has_value()) return absl::OkStatus();
-    TW_RETURN_IF_ERROR(Step(session, *batch, *examples));
+    const absl::Status step = Step(session, *batch, *examples);
+    // Note [A step's OutOfRange]
+    if (absl::IsOutOfRange(step) && cluster_ == nullptr) {
+      stop_requested_ = true;
+      return absl::OkStatus();
+    }
+    TW_RETURN_IF_ERROR(step);
   }
 }
 

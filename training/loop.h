@@ -16,6 +16,14 @@
 // hook the step's StepResult and its values, in order. An error from a
 // hook or a step ends the loop at once with that error.
 //
+// Note [A step's OutOfRange]
+// A step that fails with OutOfRange ends training as the end of the data
+// does (TF's MonitoredSession): an input read inside the graph has ended,
+// or a synchronous worker's token queue was closed by the chief
+// (training/sync_replicas_hook.h). The step is not counted and End runs.
+// Not in a cluster: there the other processes may be waiting for this one
+// in a collective, so the error stops them all.
+//
 // In a cluster (training/cluster_roles.h) the processes take each step
 // together: the first process whose data ends, or whose hook asks to stop,
 // ends the loop on every process. Run may be called again (Keras's epochs):

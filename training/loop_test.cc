@@ -201,6 +201,33 @@ TEST(LoopTest, AnErrorEndsTheLoopAtOnce) {
               StatusIs(absl::StatusCode::kInvalidArgument, "loss must be a number, got string"));
 }
 
+// Note [A step's OutOfRange]: a step whose graph reads a closed queue past
+// its end (an input read in the graph, a synchronous worker's tokens) ends
+// training as the data's end does: no error, the step not counted.
+TEST(LoopTest, AStepsOutOfRangeEndsTheLoopAsTheDataDoes) {
+  Model m;
+  const Output queue = ops::FIFOQueueV2(m.root, {DT_FLOAT});
+  const Operation fill =
+      ops::QueueEnqueueManyV2(m.root, queue, {ops::Const(m.root, {1.f, 2.f})}).operation;
+  const Operation close = ops::QueueCloseV2(m.root, queue).operation;
+  const ops::QueueDequeueV2 token(m.root, queue, {DT_FLOAT});
+  const Operation step = ops::NoOp(m.root.WithControlDependencies({m.train, token.operation}));
+  auto history = std::make_shared<StepHistoryHook>();
+  Loop loop({.loss = m.loss, .train_ops = {step}}, {history}, nullptr);
+  TW_ASSERT_OK(loop.Begin(m.root));
+  ClientSession session(m.root);
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(m.root), fill}, nullptr));
+  TW_ASSERT_OK(session.Run({}, {}, {close}, nullptr));
+  TW_ASSERT_OK(loop.AfterCreateSession(session, 0));
+  int taken = 0;
+  TW_ASSERT_OK(loop.Run(session, m.Batches(5, &taken)));
+  EXPECT_EQ(taken, 3);  // the third step found the queue closed and empty
+  EXPECT_EQ(loop.steps_run(), 2);
+  EXPECT_EQ(history->steps().size(), 2u);
+  EXPECT_TRUE(loop.stop_requested());
+  TW_ASSERT_OK(loop.End(session));
+}
+
 TEST(ClusterRolesTest, AloneEveryDecisionIsThisProcesss) {
   TW_ASSERT_OK_AND_ASSIGN(ProcessRole role, RoleOf(/*across_processes=*/false, nullptr));
   EXPECT_EQ(role.cluster, nullptr);
