@@ -3,10 +3,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "distribute/mpi_status.h"
 
@@ -63,6 +66,27 @@ constexpr int64_t kMaxMpiCount = int64_t{1} << 30;
 // anyway. Across machines MPI segments the transfer itself, and the extra
 // calls would add a network round trip each, so there it stays one call.
 constexpr int64_t kSharedMemoryPieceBytes = int64_t{512} << 10;
+
+// Note [Collectives across machines]
+// A collective is two phases: the agreement on dtypes and shapes, always a
+// non-blocking call waited for with the side channel and the timeout
+// (Cluster::Wait), then the data. On one machine the data goes through the
+// blocking call (and in pieces: Note [All-reduce pieces]): there a process
+// that dies is found by mpirun at once, and a live one always completes it.
+// Across machines a link can go down in the middle of the data, and a
+// blocking MPI call then waits forever (TCP retries; found by
+// tests/multihost_test.sh: the process whose peer was cut off in the data
+// phase never returned), so there the data also goes through the
+// non-blocking call and Wait: every process ends in DeadlineExceeded naming
+// the silent one. A request whose wait failed cannot be cancelled (MPI has
+// no cancel for collectives) and may still complete into its buffers if
+// the link comes back, so they are kept for the rest of the process.
+void KeepForever(std::shared_ptr<const void> buffers) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* const kept = new std::vector<std::shared_ptr<const void>>;
+  absl::MutexLock lock(&mu);
+  kept->push_back(std::move(buffers));
+}
 
 }  // namespace
 
@@ -192,6 +216,13 @@ absl::Status Cluster::failure() const {
 void Cluster::Abort(const absl::Status& error) {
   if (!uses_mpi_ || error.ok()) return;
   Fail(error, absl::StrCat("process ", rank_, " of ", size_, " failed: ", error.ToString()));
+}
+
+absl::Status Cluster::WaitKeeping(void* request, const std::string& what,
+                                  std::shared_ptr<const void> buffers) {
+  absl::Status status = Wait(request, what);
+  if (!status.ok()) KeepForever(std::move(buffers));
+  return status;
 }
 
 void Cluster::Fail(const absl::Status& failure, const std::string& message) {
@@ -333,7 +364,10 @@ absl::Status Cluster::CheckAgreement(const char* what, absl::Span<const Tensor* 
   hash >>= 2;
   const int64_t mine[3] = {static_cast<int64_t>(group.size()), elements,
                            static_cast<int64_t>(hash)};
-  int64_t send[6], extremes[6];
+  // Both halves in one buffer that a failed wait keeps.
+  auto buffers = std::make_shared<std::array<int64_t, 12>>();
+  int64_t* const send = buffers->data();
+  int64_t* const extremes = buffers->data() + 6;
   for (int i = 0; i < 3; ++i) {
     send[i] = mine[i];
     send[3 + i] = -mine[i];
@@ -344,7 +378,7 @@ absl::Status Cluster::CheckAgreement(const char* what, absl::Span<const Tensor* 
   MPI_Request request;
   TW_MPI_RETURN_IF_ERROR(
       MPI_Iallreduce(send, extremes, 6, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD, &request));
-  TW_RETURN_IF_ERROR(Wait(&request, what));
+  TW_RETURN_IF_ERROR(WaitKeeping(&request, what, buffers));
   for (int i = 0; i < 3; ++i) {
     if (extremes[i] == -extremes[3 + i]) continue;
     // This process's tensors, the first few.
@@ -424,11 +458,19 @@ absl::Status Cluster::AllReduceSum(absl::Span<Tensor* const> tensors) {
     // as large as MPI's int counts allow.
     char* data = static_cast<char*>(t->raw_data());
     const int64_t element = static_cast<int64_t>(TensorElementSize(t->dtype()));
-    const int64_t piece = local_size_ == size_ ? kSharedMemoryPieceBytes / element : kMaxMpiCount;
+    const int64_t piece = across_machines() ? kMaxMpiCount : kSharedMemoryPieceBytes / element;
     for (int64_t done = 0; done < t->NumElements(); done += piece) {
       const int count = static_cast<int>(std::min(piece, t->NumElements() - done));
-      TW_MPI_RETURN_IF_ERROR(MPI_Allreduce(MPI_IN_PLACE, data + done * element, count, types[i],
-                                           MPI_SUM, MPI_COMM_WORLD));
+      if (!across_machines()) {
+        TW_MPI_RETURN_IF_ERROR(MPI_Allreduce(MPI_IN_PLACE, data + done * element, count, types[i],
+                                             MPI_SUM, MPI_COMM_WORLD));
+        continue;
+      }
+      // Note [Collectives across machines]
+      MPI_Request request;
+      TW_MPI_RETURN_IF_ERROR(MPI_Iallreduce(MPI_IN_PLACE, data + done * element, count, types[i],
+                                            MPI_SUM, MPI_COMM_WORLD, &request));
+      TW_RETURN_IF_ERROR(WaitKeeping(&request, "AllReduceSum", std::make_shared<Tensor>(*t)));
     }
   }
   return absl::OkStatus();
@@ -455,17 +497,25 @@ absl::StatusOr<std::vector<Tensor>> Cluster::AllGather(absl::Span<const Tensor> 
   TW_RETURN_IF_ERROR(CheckAgreement("AllGather", group, /*rows_may_differ=*/true));
   // Every process's row count of every tensor: rows[r * n + i].
   const int n = static_cast<int>(tensors.size());
-  std::vector<int64_t> mine(n), rows(static_cast<size_t>(n) * size_);
+  // This process's row counts, then every process's (a failed wait keeps
+  // them: Note [Collectives across machines]).
+  auto counts_buffer = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(n) * (size_ + 1));
+  int64_t* const mine = counts_buffer->data();
+  int64_t* const rows = counts_buffer->data() + n;
   for (int i = 0; i < n; ++i) mine[i] = tensors[i].shape().dim_size(0);
   if (n > 0) {
+    MPI_Request request;
     TW_MPI_RETURN_IF_ERROR(
-        MPI_Allgather(mine.data(), n, MPI_INT64_T, rows.data(), n, MPI_INT64_T, MPI_COMM_WORLD));
+        MPI_Iallgather(mine, n, MPI_INT64_T, rows, n, MPI_INT64_T, MPI_COMM_WORLD, &request));
+    TW_RETURN_IF_ERROR(WaitKeeping(&request, "AllGather", counts_buffer));
   }
   std::vector<Tensor> out;
   for (int i = 0; i < n; ++i) {
     const Tensor& t = tensors[i];
     // Counts and displacements in rows, of a datatype of one row.
-    std::vector<int> counts(size_), displacements(size_);
+    auto layout = std::make_shared<std::vector<int>>(2 * size_);
+    int* const counts = layout->data();
+    int* const displacements = layout->data() + size_;
     int64_t total = 0;
     for (int r = 0; r < size_; ++r) {
       const int64_t count = rows[static_cast<size_t>(r) * n + i];
@@ -492,10 +542,25 @@ absl::StatusOr<std::vector<Tensor>> Cluster::AllGather(absl::Span<const Tensor> 
       MPI_Datatype row;
       TW_MPI_RETURN_IF_ERROR(MPI_Type_contiguous(static_cast<int>(row_bytes), MPI_BYTE, &row));
       TW_MPI_RETURN_IF_ERROR(MPI_Type_commit(&row));
-      const int status = MPI_Allgatherv(t.raw_data(), counts[rank_], row, gathered.raw_data(),
-                                        counts.data(), displacements.data(), row, MPI_COMM_WORLD);
-      MPI_Type_free(&row);
-      TW_MPI_RETURN_IF_ERROR(status);
+      if (!across_machines()) {
+        const int status = MPI_Allgatherv(t.raw_data(), counts[rank_], row, gathered.raw_data(),
+                                          counts, displacements, row, MPI_COMM_WORLD);
+        MPI_Type_free(&row);
+        TW_MPI_RETURN_IF_ERROR(status);
+      } else {
+        // Note [Collectives across machines]
+        MPI_Request request;
+        const int status = MPI_Iallgatherv(t.raw_data(), counts[rank_], row, gathered.raw_data(),
+                                           counts, displacements, row, MPI_COMM_WORLD, &request);
+        MPI_Type_free(&row);  // freed once the collective is done with it
+        TW_MPI_RETURN_IF_ERROR(status);
+        struct Buffers {
+          Tensor sent, gathered;
+          std::shared_ptr<std::vector<int>> layout;
+        };
+        TW_RETURN_IF_ERROR(WaitKeeping(&request, "AllGather",
+                                       std::make_shared<Buffers>(Buffers{t, gathered, layout})));
+      }
     }
     out.push_back(std::move(gathered));
   }
@@ -520,7 +585,15 @@ absl::Status Cluster::Broadcast(Tensor* t, int root) {
   if (bytes > 0) collectives_.fetch_add(1, std::memory_order_relaxed);
   for (int64_t done = 0; done < bytes; done += kMaxMpiCount) {
     const int count = static_cast<int>(std::min(kMaxMpiCount, bytes - done));
-    TW_MPI_RETURN_IF_ERROR(MPI_Bcast(data + done, count, MPI_BYTE, root, MPI_COMM_WORLD));
+    if (!across_machines()) {
+      TW_MPI_RETURN_IF_ERROR(MPI_Bcast(data + done, count, MPI_BYTE, root, MPI_COMM_WORLD));
+      continue;
+    }
+    // Note [Collectives across machines]
+    MPI_Request request;
+    TW_MPI_RETURN_IF_ERROR(
+        MPI_Ibcast(data + done, count, MPI_BYTE, root, MPI_COMM_WORLD, &request));
+    TW_RETURN_IF_ERROR(WaitKeeping(&request, "Broadcast", std::make_shared<Tensor>(*t)));
   }
   return absl::OkStatus();
 }

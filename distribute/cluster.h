@@ -141,6 +141,13 @@ class Cluster {
   // collective `what`, answering other processes' questions, until it
   // completes, another process aborts the job, or the timeout.
   absl::Status Wait(void* request, const std::string& what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Wait, and when it fails, `buffers` (what the collective reads and
+  // writes) are kept for the rest of the process: MPI may still complete
+  // the request into them (Note [Collectives across machines]).
+  absl::Status WaitKeeping(void* request, const std::string& what,
+                           std::shared_ptr<const void> buffers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the processes span more than one machine.
+  bool across_machines() const { return local_size_ != size_; }
   // Records the first failure and tells every other process `message`.
   void Fail(const absl::Status& failure, const std::string& message);
 
