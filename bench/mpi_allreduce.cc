@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -194,7 +195,8 @@ struct InStepRun {
   std::unique_ptr<ClientSession> session;
 };
 
-void Measure(distribute::Cluster* cluster, const char* name, const std::vector<int64_t>& sizes) {
+void Measure(distribute::Cluster* cluster, const char* name, const std::vector<int64_t>& sizes,
+             int small_rounds, int large_rounds) {
   int64_t total = 0;
   for (int64_t s : sizes) total += s;
   std::vector<float> raw(total, 1.0f);
@@ -218,7 +220,7 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   };
   // Many rounds on the small set, whose step rows are differences of two
   // medians of a fraction of a millisecond each.
-  const int rounds = total < 1000000 ? 300 : 30;
+  const int rounds = total < 1000000 ? small_rounds : large_rounds;
   const std::vector<double> s = MedianSeconds(
       cluster, rounds,
       {raw_run, raw_per_tensor_run, [&] { (void)cluster->AllReduceSum(&one); },
@@ -289,7 +291,23 @@ void Measure(distribute::Cluster* cluster, const char* name, const std::vector<i
   node_row("  unfused", in_step_unfused, traced_raw[1], "raw per-tensor");
 }
 
-int Main() {
+// mpi_allreduce [--small_only] [--rounds=N]: N runs of the small set (300)
+// and N/10 of the large one (30); --small_only leaves the large one out
+// (over a slow link it takes minutes a row).
+int Main(int argc, char** argv) {
+  bool small_only = false;
+  int rounds = 300;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--small_only") {
+      small_only = true;
+    } else if (arg.rfind("--rounds=", 0) == 0 && std::atoi(arg.c_str() + 9) >= 10) {
+      rounds = std::atoi(arg.c_str() + 9);
+    } else {
+      std::fprintf(stderr, "usage: mpi_allreduce [--small_only] [--rounds=N >= 10]\n");
+      return 2;
+    }
+  }
   absl::StatusOr<distribute::Cluster*> cluster = distribute::Cluster::Get();
   if (!cluster.ok()) {
     std::fprintf(stderr, "%s\n", std::string(cluster.status().message()).c_str());
@@ -300,12 +318,15 @@ int Main() {
     return 1;
   }
   if ((*cluster)->is_chief()) std::printf("%d processes\n", (*cluster)->size());
-  Measure(*cluster, "ResNet-20 (0.27 M)", ResNet20Sizes());
-  Measure(*cluster, "25 M in 100 tensors", std::vector<int64_t>(100, 250000));
+  Measure(*cluster, "ResNet-20 (0.27 M)", ResNet20Sizes(), rounds, rounds / 10);
+  if (!small_only) {
+    Measure(*cluster, "25 M in 100 tensors", std::vector<int64_t>(100, 250000), rounds,
+            rounds / 10);
+  }
   return 0;
 }
 
 }  // namespace
 }  // namespace towerflow
 
-int main() { return towerflow::Main(); }
+int main(int argc, char** argv) { return towerflow::Main(argc, argv); }

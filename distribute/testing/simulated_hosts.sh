@@ -8,7 +8,7 @@
 #
 #   source distribute/testing/simulated_hosts.sh
 #   hosts_can_run || { echo "SKIP: $hosts_why"; exit 0; }
-#   hosts_up 3                    # trap hosts_down EXIT is set
+#   hosts_up 3                    # hosts_down runs at exit (and on INT, TERM)
 #   hosts_mpirun 3 program args   # one process per host
 #   link_down 1; link_up 1; link_slow 1 "rate 20mbit ..."; kill_host 1
 #
@@ -46,6 +46,7 @@ hosts_up() {
   hosts_count="$1"
   hosts_dir="$(mktemp -d)"
   trap hosts_down EXIT
+  trap 'hosts_down; exit 143' INT TERM
   ip link add "${hosts_prefix}b" type bridge
   ip link set "${hosts_prefix}b" up
   local i
