@@ -159,6 +159,24 @@ struct BatchNormalizationOptions {
   // variance, the unfused one's the biased one, as in TensorFlow.
   std::optional<bool> fused;
   std::string name;  // none: "batch_normalization"
+  // Synchronised batch norm (PyTorch's SyncBatchNorm, TF's
+  // SyncBatchNormalization): in training, the per-channel sum, sum of
+  // squares and count of every tower's batch are summed (NcclAllReduce over
+  // the num_towers towers of the process, each calling the layer on its
+  // device, then MpiAllReduce over the processes of an mpirun cluster), so
+  // every tower normalises with the global batch's mean and variance, a
+  // tower's batch weighing by its rows; the gradient is the global
+  // computation's (the sums' gradients are summed the same way). Tower 0
+  // alone updates the moving averages, once per step. Unfused only.
+  // From a model_fn: .num_towers = params.num_towers,
+  // .tower_index = params.tower_index.
+  bool synchronized = false;
+  int num_towers = 1;
+  int tower_index = 0;
+  // Also over the processes of an mpirun cluster (an identity in one
+  // process); false in a parameter-server job, whose ps tasks take part in
+  // no collective.
+  bool across_processes = true;
 };
 
 // Variables gamma, beta (trainable) and moving_mean, moving_variance (not).

@@ -1,5 +1,6 @@
 // BatchNormalization and LayerNormalization (tf.layers normalization.py,
 // Keras's LayerNormalization).
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -35,6 +36,49 @@ Moments ComputeMoments(const Scope& scope, const Output& x, const std::vector<in
   Output variance = ops::Mean(s, ops::SquaredDifference(s, x, ops::StopGradient(s, mean)), axes_t,
                               ops::Mean::KeepDims(true));
   return {mean, variance};
+}
+
+// ComputeMoments over every tower's and process's batch (Synchronised batch
+// norm in layers.h): each tower's [sum, sum of squares] per channel and its
+// count are summed over the towers and the processes; then mean = sum / n
+// and variance = sumsq / n - mean^2 (at least 0), shaped as
+// ComputeMoments's.
+Moments GlobalMoments(const Scope& scope, const Output& x, const std::vector<int64_t>& axes,
+                      int64_t channels, const BatchNormalizationOptions& options,
+                      const std::string& shared_name) {
+  const Scope s = scope.NewSubScope("sync_moments");
+  Output axes_t = internal::VectorConst(s, axes);
+  const DataType dtype = x.type();
+  Output count = ops::RealDiv(s, ops::Cast(s, ops::Size(s, x, ops::Size::OutType(DT_INT64)), dtype),
+                              ops::Cast(s, ops::Const(s, channels), dtype));
+  Output local = ops::ConcatV2(s,
+                               {ops::Sum(s, x, axes_t), ops::Sum(s, ops::Square(s, x), axes_t),
+                                ops::Reshape(s, count, ops::Const(s, {int64_t{1}}))},
+                               ops::Const(s, 0));
+  Output global = local;
+  if (options.num_towers > 1) {
+    global =
+        ops::NcclAllReduce(s.WithOpName("towers"), global, "sum", options.num_towers, shared_name);
+  }
+  if (options.across_processes) {
+    global =
+        ops::MpiAllReduce(s.WithDevice("/device:CPU:0").WithOpName("processes"), {global}).sum[0];
+  }
+  const auto part = [&](int64_t begin, int64_t size) {
+    return ops::Slice(s, global, ops::Const(s, {begin}), ops::Const(s, {size}));
+  };
+  Output n = part(2 * channels, 1);
+  Output mean = ops::RealDiv(s, part(0, channels), n);
+  Output variance = ops::Maximum(
+      s, ops::Sub(s, ops::RealDiv(s, part(channels, channels), n), ops::Square(s, mean)),
+      ops::ZerosLike(s, mean));
+  // As ComputeMoments's, size-1 dimensions kept.
+  std::vector<int64_t> kept(x.shape().dims(), 1);
+  for (int d = 0; d < x.shape().dims(); ++d) {
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) kept[d] = channels;
+  }
+  Output shape = internal::VectorConst(s, kept);
+  return {ops::Reshape(s, mean, shape), ops::Reshape(s, variance, shape)};
 }
 
 // (x - mean) * rsqrt(variance + epsilon) * gamma + beta, as TF's
@@ -86,12 +130,21 @@ Output BatchNormalization(const Scope& scope, const Output& inputs,
   const int64_t channels = internal::KnownDim(s, inputs, axis, "feature axis");
   if (channels < 0) return Output();
   const DataType dtype = inputs.type();
-  const bool fusable = rank == 4 && (axis == 1 || axis == 3) && dtype == DT_FLOAT;
+  const bool fusable =
+      rank == 4 && (axis == 1 || axis == 3) && dtype == DT_FLOAT && !options.synchronized;
   const bool fused = options.fused.value_or(fusable);
+  if (options.synchronized && (options.num_towers < 1 || options.tower_index < 0 ||
+                               options.tower_index >= options.num_towers)) {
+    LayerError(s, absl::StrCat("synchronized batch norm: tower ", options.tower_index, " of ",
+                               options.num_towers));
+    return Output();
+  }
   if (fused && !fusable) {
-    LayerError(s, absl::StrCat("fused batch norm needs 4-D float inputs normalized over axis 1 "
-                               "or 3, got shape ",
-                               inputs.shape().DebugString(), " and axis ", options.axis));
+    LayerError(s, options.synchronized
+                      ? std::string("synchronized batch norm is unfused (fused = false)")
+                      : absl::StrCat("fused batch norm needs 4-D float inputs normalized over "
+                                     "axis 1 or 3, got shape ",
+                                     inputs.shape().DebugString(), " and axis ", options.axis));
     return Output();
   }
 
@@ -127,7 +180,10 @@ Output BatchNormalization(const Scope& scope, const Output& inputs,
   // decay 1 - momentum; with a training tensor the updates always run, with
   // decay 0 and the moving statistics themselves when not training (TF's
   // smart_cond on the momentum and on the statistics).
-  const bool update = training.is_tensor() || training.value();
+  // Synchronised, the towers' statistics are the same: tower 0 alone
+  // updates the moving averages.
+  const bool update = (training.is_tensor() || training.value()) &&
+                      !(options.synchronized && options.tower_index > 0);
   Output decay;
   if (update) {
     decay = ops::Cast(s, ops::Const(s, 1 - options.momentum), dtype);
@@ -173,8 +229,11 @@ Output BatchNormalization(const Scope& scope, const Output& inputs,
     Output b = options.center ? broadcast(s, beta.value()) : Output();
     const double epsilon = options.epsilon;
     Output mean = moving_mean.value(), variance = moving_variance.value();
+    const std::string sync_name = moving_mean.name() + "/sync_statistics";
     train_fn = [=](const Scope& t) -> absl::StatusOr<Outputs> {
-      const Moments m = ComputeMoments(t, inputs, reduction_axes);
+      const Moments m = options.synchronized
+                            ? GlobalMoments(t, inputs, reduction_axes, channels, options, sync_name)
+                            : ComputeMoments(t, inputs, reduction_axes);
       Output flat = ops::Const(t, {channels});
       return Outputs{Normalize(t, inputs, m.mean, m.variance, g, b, epsilon),
                      ops::Reshape(t, m.mean, flat), ops::Reshape(t, m.variance, flat)};
