@@ -15,6 +15,7 @@
 #include "distribute/cluster.h"
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
+#include "estimator/testing/job_testing.h"
 #include "estimator/tower_optimizer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -29,6 +30,8 @@
 namespace towerflow {
 namespace distribute {
 namespace {
+
+using ::towerflow::testing::LatestCheckpointTensors;
 
 // y = x w + b with randomly initialized w (the seed decides), mean squared
 // error, Momentum.
@@ -64,18 +67,6 @@ InputFn Input(int shards, int index, int batch, bool repeat = true) {
     d = d.Shard(shards, index).Batch(batch);
     return InputSpec{repeat ? d.Repeat() : d, {"x"}, {"y"}};
   };
-}
-
-std::map<std::string, Tensor> Checkpoint(const std::string& model_dir) {
-  std::map<std::string, Tensor> out;
-  absl::StatusOr<std::string> latest = LatestCheckpoint(model_dir);
-  EXPECT_TRUE(latest.ok()) << latest.status();
-  if (!latest.ok()) return out;
-  absl::StatusOr<std::vector<NamedTensor>> tensors = ReadCheckpoint(*latest);
-  EXPECT_TRUE(tensors.ok()) << tensors.status();
-  if (!tensors.ok()) return out;
-  for (const auto& t : *tensors) out[t.name] = t.tensor;
-  return out;
 }
 
 // A RunConfig logging to stderr without a progress bar, its model_dir made.
@@ -133,7 +124,8 @@ TEST(EstimatorTrainingTest, ProcessesTrainAsOneProcessAndRankZeroAloneWrites) {
   ASSERT_TRUE(expected.ok()) << expected.status();
   EXPECT_NEAR(trained->loss, expected->loss, 1e-9);
 
-  std::map<std::string, Tensor> a = Checkpoint(multi_dir), b = Checkpoint(single_dir);
+  std::map<std::string, Tensor> a = LatestCheckpointTensors(multi_dir),
+                                b = LatestCheckpointTensors(single_dir);
   for (const char* name : {"w", "b", "w/Momentum", "b/Momentum"}) {
     ASSERT_TRUE(a.count(name) && b.count(name)) << name;
     ASSERT_EQ(a[name].NumElements(), b[name].NumElements());
@@ -203,7 +195,8 @@ TEST(EstimatorTrainingTest, TheFirstInputToEndEndsEveryProcess) {
 // The variables of `model_dir`'s latest checkpoint equal `expected`'s (to
 // 1e-9), global step included.
 void ExpectSameCheckpoint(const std::string& model_dir, const std::string& expected_dir) {
-  std::map<std::string, Tensor> a = Checkpoint(model_dir), b = Checkpoint(expected_dir);
+  std::map<std::string, Tensor> a = LatestCheckpointTensors(model_dir),
+                                b = LatestCheckpointTensors(expected_dir);
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, tensor] : b) {
     SCOPED_TRACE(name);

@@ -16,6 +16,7 @@
 #include "distribute/cluster.h"
 #include "distribute/server.h"
 #include "estimator/estimator.h"
+#include "estimator/testing/job_testing.h"
 #include "estimator/tower_optimizer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -31,6 +32,9 @@
 namespace towerflow {
 namespace distribute {
 namespace {
+
+using ::towerflow::testing::LatestCheckpointTensors;
+using ::towerflow::testing::SumOverProcesses;
 
 constexpr double kLearningRate = 0.1;
 
@@ -119,29 +123,6 @@ RunConfig JobConfig(std::shared_ptr<Server> server, const std::string& model_dir
   config.log = log;
   config.progress_bar = RunConfig::ProgressBar::kOff;
   return config;
-}
-
-int64_t SumOverProcesses(int64_t value) {
-  absl::StatusOr<Cluster*> cluster = Cluster::Get();
-  EXPECT_TRUE(cluster.ok()) << cluster.status();
-  if (!cluster.ok()) return -1;
-  Tensor t(DT_INT64, TensorShape({1}));
-  t.data<int64_t>()[0] = value;
-  const absl::Status summed = (*cluster)->AllReduceSum(&t);
-  EXPECT_TRUE(summed.ok()) << summed;
-  return t.data<int64_t>()[0];
-}
-
-std::map<std::string, Tensor> LatestCheckpointTensors(const std::string& model_dir) {
-  std::map<std::string, Tensor> out;
-  absl::StatusOr<std::string> latest = LatestCheckpoint(model_dir);
-  EXPECT_TRUE(latest.ok()) << latest.status();
-  if (!latest.ok()) return out;
-  absl::StatusOr<std::vector<NamedTensor>> tensors = ReadCheckpoint(*latest);
-  EXPECT_TRUE(tensors.ok()) << tensors.status();
-  if (!tensors.ok()) return out;
-  for (const auto& t : *tensors) out[t.name] = t.tensor;
-  return out;
 }
 
 std::string ModelDir(const std::string& name) {

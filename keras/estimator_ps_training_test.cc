@@ -17,6 +17,7 @@
 #include "distribute/server.h"
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
+#include "estimator/testing/job_testing.h"
 #include "estimator/tower_optimizer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -33,6 +34,8 @@ namespace distribute {
 namespace {
 
 using ::testing::HasSubstr;
+using ::towerflow::testing::LatestCheckpointTensors;
+using ::towerflow::testing::SumOverProcesses;
 
 // y = x w + b, w and b from 0, mean squared error, gradient descent. On the
 // data below (y = 2x + 1, x centred) the loss's Hessian is diag(2.5, 2), so
@@ -88,30 +91,6 @@ RunConfig JobConfig(std::shared_ptr<Server> server, const std::string& model_dir
   config.save_summary_steps = 50;
   config.progress_bar = RunConfig::ProgressBar::kOff;
   return config;
-}
-
-// The sum of `value` over every process of the job (the ps's too).
-int64_t SumOverProcesses(int64_t value) {
-  absl::StatusOr<Cluster*> cluster = Cluster::Get();
-  EXPECT_TRUE(cluster.ok()) << cluster.status();
-  if (!cluster.ok()) return -1;
-  Tensor t(DT_INT64, TensorShape({1}));
-  t.data<int64_t>()[0] = value;
-  const absl::Status summed = (*cluster)->AllReduceSum(&t);
-  EXPECT_TRUE(summed.ok()) << summed;
-  return t.data<int64_t>()[0];
-}
-
-std::map<std::string, Tensor> LatestCheckpointTensors(const std::string& model_dir) {
-  std::map<std::string, Tensor> out;
-  absl::StatusOr<std::string> latest = LatestCheckpoint(model_dir);
-  EXPECT_TRUE(latest.ok()) << latest.status();
-  if (!latest.ok()) return out;
-  absl::StatusOr<std::vector<NamedTensor>> tensors = ReadCheckpoint(*latest);
-  EXPECT_TRUE(tensors.ok()) << tensors.status();
-  if (!tensors.ok()) return out;
-  for (const auto& t : *tensors) out[t.name] = t.tensor;
-  return out;
 }
 
 std::string ModelDir() { return absl::StrCat(std::getenv("TEST_TMPDIR"), "/estimator_ps_job"); }
