@@ -361,6 +361,9 @@ Layer BatchNormalization(layers::BatchNormalizationOptions options) {
           .Regularizer("beta_regularizer", options.beta_regularizer)
           .Regularizer("gamma_regularizer", options.gamma_regularizer)
           .Done();
+  // Keras's `synchronized` argument, written only when set (older configs
+  // stay as they were).
+  if (config.has_value() && options.synchronized) (*config)["synchronized"] = Text(true);
   return Over(
       "BatchNormalization", "batch_normalization", std::move(options), std::move(config),
       [](const Scope& s, const Output& x, bool training, layers::BatchNormalizationOptions o) {
@@ -533,7 +536,8 @@ absl::StatusOr<Layer> LayerFromConfig(const std::string& class_name, const std::
                                         .gamma_regularizer = r.Regularizer("gamma_regularizer"),
                                         .trainable = r.Bool("trainable", true),
                                         .fused = fused,
-                                        .name = name}));
+                                        .name = name,
+                                        .synchronized = r.Bool("synchronized", false)}));
   }
   if (class_name == "LayerNormalization") {
     return r.Finish(LayerNormalization({.epsilon = r.Double("epsilon", 1e-3),

@@ -40,6 +40,22 @@ void ExpectSameWeights(const std::vector<NamedTensor>& a, const std::vector<Name
   }
 }
 
+// Keras's `synchronized` argument of BatchNormalization is in its config
+// when set, and back from it; absent otherwise (configs as they were).
+TEST(LayerConfigTest, ASynchronizedBatchNormKeepsItsFlag) {
+  const keras::Layer synced = keras::BatchNormalization({.synchronized = true});
+  ASSERT_TRUE(synced.config().has_value());
+  EXPECT_EQ(synced.config()->at("synchronized"), "true");
+  TW_ASSERT_OK_AND_ASSIGN(
+      const keras::Layer back,
+      keras::LayerFromConfig("BatchNormalization", "batch_normalization", *synced.config()));
+  ASSERT_TRUE(back.config().has_value());
+  EXPECT_EQ(back.config()->at("synchronized"), "true");
+  const keras::Layer plain = keras::BatchNormalization();
+  ASSERT_TRUE(plain.config().has_value());
+  EXPECT_EQ(plain.config()->count("synchronized"), 0u);
+}
+
 TEST(SaveTest, AFunctionalModelComesBackWhole) {
   // Two inputs, two outputs, merge layers, batch norm, dropout and a
   // regularizer: every kind of argument.
