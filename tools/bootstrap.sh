@@ -29,6 +29,7 @@ packages=(
   graphviz            # dot: draws the towers of the main job
   libopenmpi-dev      # Open MPI 4.1: multi-process training (distribute/)
   openmpi-bin         # mpirun: starts the processes (and the multi-process tests)
+  iproute2            # ip, tc: the simulated hosts of //tests:multihost_test
 )
 
 missing=()
