@@ -10,7 +10,8 @@
 #     of 1 ps and 2 workers on 3 hosts (//estimator:ps_training_test);
 #  3. the Estimator over 2 hosts (tests/multihost_main.cc) gives the same
 #     bits over a slow link (tc: 5 ms delay where netem exists, a 200 Mbit/s
-#     rate);
+#     rate); a ResNet-style block with synchronised batch norm trained over 2
+#     hosts equals one process on the whole batch;
 #  4. faults mid-training, after the checkpoint of step 3: host 1's link
 #     taken down (each process ends in DeadlineExceeded naming the other
 #     within TOWERFLOW_COLLECTIVE_TIMEOUT_SECONDS, 15 s here), and host 1's processes
@@ -93,6 +94,17 @@ slow_w="$(grep "^w = " "$tmp/slow.txt")"
 echo "fast: $fast_w; slow: $slow_w"
 [ -n "$fast_w" ] && [ "$fast_w" = "$slow_w" ] || fail "the slow link's w ($slow_w) is not the fast one's ($fast_w)"
 [ "$(grep -c "finished all its steps" "$tmp/slow.txt")" -eq 2 ] || fail "a process did not finish"
+
+# A ResNet-style block with synchronised batch norm over 2 hosts: the
+# variables of one process on the whole batch (float tolerance; with the
+# batch norms synchronised within each process only they differ by 10x).
+echo "=== 2 hosts: a ResNet-style block, synchronised batch norm, against one process"
+MULTIHOST_MODEL_DIR="$tmp/resnet" hosts_mpirun 2 "${pass_env[@]}" "$main" resnet 5 \
+  > "$tmp/resnet.txt" 2>&1 || { cat "$tmp/resnet.txt"; fail "the ResNet-style block over 2 hosts"; }
+compared="$(grep "^resnet: " "$tmp/resnet.txt")"
+echo "$compared"
+awk '/^resnet: / { exit !($3 >= 20 && $NF < 1e-3) }' "$tmp/resnet.txt" ||
+  fail "the ResNet-style block over 2 hosts is not one process's: $compared"
 
 # 4. Faults after step 3's checkpoint.
 broken_job() {  # broken_job NAME FAULT: trains until the marker, then FAULT
