@@ -14,6 +14,7 @@
 #include "estimator/tower_optimizer.h"
 #include "framework/device.h"
 #include "framework/device_name.h"
+#include "graph/replica_context.h"
 #include "ops/ops.h"
 #include "ops/variables.h"
 
@@ -446,6 +447,8 @@ absl::StatusOr<Towers> Replicator::BuildTowers(const Scope& root, const TowerInp
         return Mirrored(s, request, next, i, replication);
       });
     }
+    // The tower's layers see it too (synchronised batch norm).
+    const ScopedReplicaContext replica({.num_replicas = n, .replica_id = i});
     towers.specs.push_back(
         model_fn_(tower, inputs.features[i], inputs.labels[i], mode, tower_params));
     mirroring.reset();

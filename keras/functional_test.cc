@@ -1,6 +1,7 @@
 // keras::Model's functional form: several inputs and outputs, merge
 // layers, shared layers, Keras's summary with connections, the errors of a
 // wrong graph or wrong data, and its replication (per-replica feeds).
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -400,6 +401,56 @@ TEST(FunctionalTest, ReplicasTrainEvaluateAndPredictAsOne) {
                 TensorNear<float>(one.weights[i].tensor.shape(),
                                   Values<float>(one.weights[i].tensor), 1e-5));
   }
+}
+
+// Synchronised batch norm in a ReplicatedModel: ReplicateModelFn's replica
+// context reaches the Keras layer, so two replicas of 4 rows normalise with
+// the statistics of all 8, and train (weights and moving averages) as one
+// model on the whole batch; unsynchronised, each replica's own statistics
+// give other weights.
+std::vector<NamedTensor> TrainWithBatchNorm(int replicas, bool synchronized) {
+  keras::KerasTensor x = keras::Input({2}, {.name = "x"});
+  keras::KerasTensor h =
+      keras::Dense(2, {.kernel_initializer = Kernel(2, 2, {1, 0.5, -0.5, 1}), .name = "d"})(x);
+  h = keras::BatchNormalization({.momentum = 0.5, .synchronized = synchronized})(h);
+  keras::KerasTensor y =
+      keras::Dense(1, {.kernel_initializer = Kernel(2, 1, {1, -1}), .name = "y"})(h);
+  keras::Model model({x}, {y}, "bn");
+  EXPECT_EQ(model.Compile(std::make_shared<train::GradientDescentOptimizer>(0.1),
+                          keras::CompileOptions{.loss = {{"", "mse"}}}),
+            absl::OkStatus());
+  keras::Model replicated = keras::ReplicatedModel(model, {.replicas = replicas});
+  // The replicas' rows differ in mean and spread.
+  const keras::TensorMap inputs = {
+      {"x", Matrix(8, 2, {0, 1, 1, 2, 2, 0, 1, 1, 5, -1, 7, 3, 6, 0, 9, 2})}};
+  const keras::TensorMap targets = {{"y", Matrix(8, 1, {0, 1, 0, 1, 1, 0, 1, 0})}};
+  absl::StatusOr<keras::History> fitted = replicated.Fit(
+      inputs, targets, {.batch_size = 8, .epochs = 3, .shuffle = false, .verbose = 0});
+  EXPECT_EQ(fitted.status(), absl::OkStatus());
+  absl::StatusOr<std::vector<NamedTensor>> weights = replicated.GetWeights();
+  EXPECT_EQ(weights.status(), absl::OkStatus());
+  return weights.ok() ? *weights : std::vector<NamedTensor>{};
+}
+
+TEST(FunctionalTest, SynchronisedBatchNormReplicasTrainAsOne) {
+  const std::vector<NamedTensor> one = TrainWithBatchNorm(1, false);
+  const std::vector<NamedTensor> synced = TrainWithBatchNorm(2, true);
+  const std::vector<NamedTensor> apart = TrainWithBatchNorm(2, false);
+  ASSERT_EQ(one.size(), 8u);  // two Dense kernels and biases, gamma, beta, two averages
+  ASSERT_EQ(synced.size(), one.size());
+  ASSERT_EQ(apart.size(), one.size());
+  double apart_worst = 0;
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(synced[i].name, one[i].name);
+    EXPECT_THAT(synced[i].tensor,
+                TensorNear<float>(one[i].tensor.shape(), Values<float>(one[i].tensor), 1e-5))
+        << one[i].name;
+    for (int64_t k = 0; k < one[i].tensor.NumElements(); ++k) {
+      apart_worst = std::max<double>(
+          apart_worst, std::abs(apart[i].tensor.data<float>()[k] - one[i].tensor.data<float>()[k]));
+    }
+  }
+  EXPECT_GT(apart_worst, 1e-2);
 }
 
 }  // namespace

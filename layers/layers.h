@@ -162,17 +162,17 @@ struct BatchNormalizationOptions {
   // Synchronised batch norm (PyTorch's SyncBatchNorm, TF's
   // SyncBatchNormalization): in training, the per-channel sum, sum of
   // squares and count of every tower's batch are summed (NcclAllReduce over
-  // the num_towers towers of the process, each calling the layer on its
-  // device, then MpiAllReduce over the processes of an mpirun cluster), so
-  // every tower normalises with the global batch's mean and variance, a
-  // tower's batch weighing by its rows; the gradient is the global
-  // computation's (the sums' gradients are summed the same way). Tower 0
-  // alone updates the moving averages, once per step. Unfused only.
-  // From a model_fn: .num_towers = params.num_towers,
-  // .tower_index = params.tower_index.
+  // the towers of the process, each calling the layer on its device, then
+  // MpiAllReduce over the processes of an mpirun cluster), so every tower
+  // normalises with the global batch's mean and variance, a tower's batch
+  // weighing by its rows; the gradient is the global computation's (the
+  // sums' gradients are summed the same way). Tower 0 alone updates the
+  // moving averages, once per step. Unfused only.
   bool synchronized = false;
-  int num_towers = 1;
-  int tower_index = 0;
+  // The towers of this process and this call's: none, the replica context's
+  // (graph/replica_context.h), which ReplicateModelFn sets for each tower.
+  std::optional<int> num_towers;
+  std::optional<int> tower_index;
   // Also over the processes of an mpirun cluster (an identity in one
   // process); false in a parameter-server job, whose ps tasks take part in
   // no collective.

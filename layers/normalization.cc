@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/collections.h"
+#include "graph/replica_context.h"
 #include "layers/layer_util.h"
 #include "layers/layers.h"
 #include "ops/ops.h"
@@ -44,7 +45,7 @@ Moments ComputeMoments(const Scope& scope, const Output& x, const std::vector<in
 // and variance = sumsq / n - mean^2 (at least 0), shaped as
 // ComputeMoments's.
 Moments GlobalMoments(const Scope& scope, const Output& x, const std::vector<int64_t>& axes,
-                      int64_t channels, const BatchNormalizationOptions& options,
+                      int64_t channels, int num_towers, bool across_processes,
                       const std::string& shared_name) {
   const Scope s = scope.NewSubScope("sync_moments");
   Output axes_t = internal::VectorConst(s, axes);
@@ -56,11 +57,10 @@ Moments GlobalMoments(const Scope& scope, const Output& x, const std::vector<int
                                 ops::Reshape(s, count, ops::Const(s, {int64_t{1}}))},
                                ops::Const(s, 0));
   Output global = local;
-  if (options.num_towers > 1) {
-    global =
-        ops::NcclAllReduce(s.WithOpName("towers"), global, "sum", options.num_towers, shared_name);
+  if (num_towers > 1) {
+    global = ops::NcclAllReduce(s.WithOpName("towers"), global, "sum", num_towers, shared_name);
   }
-  if (options.across_processes) {
+  if (across_processes) {
     global =
         ops::MpiAllReduce(s.WithDevice("/device:CPU:0").WithOpName("processes"), {global}).sum[0];
   }
@@ -133,10 +133,11 @@ Output BatchNormalization(const Scope& scope, const Output& inputs,
   const bool fusable =
       rank == 4 && (axis == 1 || axis == 3) && dtype == DT_FLOAT && !options.synchronized;
   const bool fused = options.fused.value_or(fusable);
-  if (options.synchronized && (options.num_towers < 1 || options.tower_index < 0 ||
-                               options.tower_index >= options.num_towers)) {
-    LayerError(s, absl::StrCat("synchronized batch norm: tower ", options.tower_index, " of ",
-                               options.num_towers));
+  const ReplicaContext replica = CurrentReplicaContext();
+  const int num_towers = options.num_towers.value_or(replica.num_replicas);
+  const int tower_index = options.tower_index.value_or(replica.replica_id);
+  if (options.synchronized && (num_towers < 1 || tower_index < 0 || tower_index >= num_towers)) {
+    LayerError(s, absl::StrCat("synchronized batch norm: tower ", tower_index, " of ", num_towers));
     return Output();
   }
   if (fused && !fusable) {
@@ -182,8 +183,8 @@ Output BatchNormalization(const Scope& scope, const Output& inputs,
   // smart_cond on the momentum and on the statistics).
   // Synchronised, the towers' statistics are the same: tower 0 alone
   // updates the moving averages.
-  const bool update = (training.is_tensor() || training.value()) &&
-                      !(options.synchronized && options.tower_index > 0);
+  const bool update =
+      (training.is_tensor() || training.value()) && !(options.synchronized && tower_index > 0);
   Output decay;
   if (update) {
     decay = ops::Cast(s, ops::Const(s, 1 - options.momentum), dtype);
@@ -232,7 +233,8 @@ Output BatchNormalization(const Scope& scope, const Output& inputs,
     const std::string sync_name = moving_mean.name() + "/sync_statistics";
     train_fn = [=](const Scope& t) -> absl::StatusOr<Outputs> {
       const Moments m = options.synchronized
-                            ? GlobalMoments(t, inputs, reduction_axes, channels, options, sync_name)
+                            ? GlobalMoments(t, inputs, reduction_axes, channels, num_towers,
+                                            options.across_processes, sync_name)
                             : ComputeMoments(t, inputs, reduction_axes);
       Output flat = ops::Const(t, {channels});
       return Outputs{Normalize(t, inputs, m.mean, m.variance, g, b, epsilon),

@@ -11,7 +11,7 @@
 //   multihost_main resnet STEPS
 // trains a ResNet-style block (two 3x3 convolutions with synchronised batch
 // norm, a skip connection, global pooling, a dense layer; Momentum) STEPS
-// steps; then rank 0 alone trains the same model as one process on the
+// steps, two towers in each process; then rank 0 alone trains the same model as one process on the
 // whole batch (in $MULTIHOST_MODEL_DIR/one) and prints "resnet: N tensors,
 // max relative difference D" between the two checkpoints.
 // A process whose Train fails prints "rank R: STATUS" and exits 3.
@@ -56,13 +56,11 @@ EstimatorSpec Regression(const Scope& s, const FeatureMap& features, const Featu
 // with `across_processes`, the processes.
 ModelFn ResNetBlock(bool across_processes) {
   return [across_processes](const Scope& s, const FeatureMap& features, const FeatureMap& labels,
-                            ModeKeys mode, const Params& params) {
+                            ModeKeys mode, const Params&) {
     const auto bn = [&](const Output& x, const std::string& name) {
       layers::BatchNormalizationOptions o;
       o.training = mode == ModeKeys::kTrain;
-      o.synchronized = true;
-      o.num_towers = params.num_towers;
-      o.tower_index = params.tower_index;
+      o.synchronized = true;  // over the towers ReplicateModelFn builds
       o.across_processes = across_processes;
       o.name = name;
       return layers::BatchNormalization(s, x, o);
@@ -126,10 +124,13 @@ RunConfig Config(const std::string& model_dir) {
 // The job trains the block; then rank 0 trains it alone on the whole batch
 // and compares.
 int ResNet(int rank, int size, int64_t steps, const std::string& model_dir) {
+  // Two towers in each process (2 rows each), on its two virtual CPUs.
   absl::StatusOr<ModelFn> replicated =
-      ReplicateModelFn(ResNetBlock(/*across_processes=*/true), {.devices = {"/cpu:0"}});
+      ReplicateModelFn(ResNetBlock(/*across_processes=*/true), {.devices = {"/cpu:0", "/cpu:1"}});
   if (!replicated.ok()) return 2;
-  Estimator job(*replicated, Config(model_dir));
+  RunConfig job_config = Config(model_dir);
+  job_config.session_options.device_count["CPU"] = 2;
+  Estimator job(*replicated, job_config);
   absl::StatusOr<TrainResult> trained = job.Train(Images(rank, size), {.max_steps = steps});
   if (!trained.ok()) {
     std::fprintf(stderr, "rank %d: %s\n", rank, trained.status().ToString().c_str());

@@ -9,6 +9,7 @@
 
 #include "distribute/cluster.h"
 #include "gmock/gmock.h"
+#include "graph/replica_context.h"
 #include "gtest/gtest.h"
 #include "layers/layers.h"
 #include "ops/gradients.h"
@@ -136,7 +137,13 @@ TEST(SyncBatchNormTest, TowersOfEveryProcessNormaliseAsOneBatch) {
     Output x =
         ops::Const(tower, MakeTensorProto<float>(rows, TensorShape({kTowerRows[t], kChannels})));
     xs.push_back(x);
-    ys.push_back(layers::BatchNormalization(tower, x, Options(true, 2, t)));
+    // The towers as ReplicateModelFn builds them: tower t of 2 in the
+    // replica context (the layer's num_towers and tower_index left unset).
+    const ScopedReplicaContext replica({.num_replicas = 2, .replica_id = t});
+    layers::BatchNormalizationOptions synced = Options(true, 2, t);
+    synced.num_towers.reset();
+    synced.tower_index.reset();
+    ys.push_back(layers::BatchNormalization(tower, x, synced));
     Output l = TowerLoss(tower, ys.back(), global_rows);
     loss = t == 0 ? l : Output(ops::AddV2(root, loss, l));
   }
