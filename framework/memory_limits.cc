@@ -21,11 +21,16 @@ absl::Status CheckTensorBytes(DataType dtype, const TensorShape& shape,
                    " bytes, past the session's max_tensor_bytes of ", limits.max_tensor_bytes));
 }
 
+int64_t HostBudgetLeft(const MemoryLimits& limits) {
+  const std::optional<Allocator::Stats> stats = CpuAllocator()->GetStats();
+  return limits.host_budget_bytes - (stats ? stats->bytes_in_use : 0);
+}
+
 absl::Status CheckHostBudget(int64_t bytes, const MemoryLimits& limits, absl::string_view what) {
   if (bytes <= 0) return absl::OkStatus();
-  const std::optional<Allocator::Stats> stats = CpuAllocator()->GetStats();
-  const int64_t in_use = stats ? stats->bytes_in_use : 0;
-  if (bytes <= limits.host_budget_bytes - in_use) return absl::OkStatus();
+  const int64_t left = HostBudgetLeft(limits);
+  if (bytes <= left) return absl::OkStatus();
+  const int64_t in_use = limits.host_budget_bytes - left;
   return absl::ResourceExhaustedError(absl::StrCat(
       what, ": ", bytes, " bytes more would take the process's host tensors from ", in_use,
       " bytes past the session's host memory budget of ", limits.host_budget_bytes, " bytes"));

@@ -30,6 +30,10 @@ absl::Status CheckTensorBytes(DataType dtype, const TensorShape& shape, const Me
 // allocating tensor with shape [..] and type float", "a copy of fetch x").
 absl::Status CheckHostBudget(int64_t bytes, const MemoryLimits& limits, absl::string_view what);
 
+// What limits.host_budget_bytes leaves beyond CpuAllocator()'s bytes in use
+// (negative when past it).
+int64_t HostBudgetLeft(const MemoryLimits& limits);
+
 // A host tensor (CpuAllocator()) of `dtype` and `shape`, refused first by
 // CheckTensorBytes and CheckHostBudget: what every allocation on the path of
 // a step that is not a kernel's output (a fetch's copy, a parsed feed) uses.

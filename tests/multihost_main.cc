@@ -211,12 +211,9 @@ int Main(int argc, char** argv) {
   if (resnet) return ResNet(rank, size, steps, model_dir);
   absl::StatusOr<ModelFn> replicated = ReplicateModelFn(Regression, {.devices = {"/cpu:0"}});
   if (!replicated.ok()) return 2;
-  RunConfig config;
-  config.model_dir = model_dir;
+  RunConfig config = Config(model_dir);
   config.save_checkpoints_steps = 1;
   config.save_checkpoints_secs = 0;
-  config.progress_bar = RunConfig::ProgressBar::kOff;
-  config.log_step_count_steps = 0;
   Estimator estimator(*replicated, config);
   // Rank r's rows of x = (i, 1) and y = 2i - 1, i = 0..7: the global batch
   // is all 8 every step.
@@ -240,14 +237,10 @@ int Main(int argc, char** argv) {
     return 3;
   }
   if (rank == 0) {
-    absl::StatusOr<std::vector<NamedTensor>> saved = absl::NotFoundError("no checkpoint");
-    if (absl::StatusOr<std::string> latest = LatestCheckpoint(model_dir); latest.ok()) {
-      saved = ReadCheckpoint(*latest);
-    }
-    for (const NamedTensor& t : saved.ok() ? *saved : std::vector<NamedTensor>{}) {
-      if (t.name == "w") {
-        std::printf("w = %.17g %.17g\n", t.tensor.data<double>()[0], t.tensor.data<double>()[1]);
-      }
+    absl::StatusOr<std::map<std::string, Tensor>> saved = Latest(model_dir);
+    if (saved.ok() && saved->count("w") > 0) {
+      const double* w = saved->at("w").data<double>();
+      std::printf("w = %.17g %.17g\n", w[0], w[1]);
     }
   }
   std::printf("rank %d finished all its steps\n", rank);

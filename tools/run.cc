@@ -5,7 +5,6 @@
 #include <cstring>
 #include <limits>
 #include <map>
-#include <optional>
 #include <ostream>
 #include <sstream>
 #include <type_traits>
@@ -218,7 +217,7 @@ class FeedReader final : public nlohmann::json_sax<Json> {
     if (!open_.empty()) ++open_.back();
     if (depth == shape_.size()) {
       // The first list this deep: its dimension is known when it closes.
-      if (seen_value_) return Fail(Ragged());
+      if (!values_.empty()) return Fail(Ragged());
       shape_.push_back(-1);
     }
     open_.push_back(0);
@@ -280,7 +279,6 @@ class FeedReader final : public nlohmann::json_sax<Json> {
   bool Leaf(const Json& leaf) {
     if (!open_.empty()) ++open_.back();
     if (open_.size() != shape_.size()) return Fail(Ragged());
-    seen_value_ = true;
     const int64_t count = static_cast<int64_t>(values_.size()) + 1;
     if (count * element_bytes_ > limits_.max_tensor_bytes) return Fail(CheckRoom(count, 0));
     if (values_.size() == values_.capacity()) {
@@ -306,7 +304,6 @@ class FeedReader final : public nlohmann::json_sax<Json> {
   absl::Status status_;
   std::vector<int64_t> shape_;  // -1 until the first list that deep closes
   std::vector<int64_t> open_;   // values (or lists) so far in each open list
-  bool seen_value_ = false;
   std::vector<Slot> values_;
 };
 
@@ -499,9 +496,8 @@ absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType d
   const std::string path = value.substr(1);
   // The file's bytes stay while the tensor is made: they count, and a file
   // that leaves no room for them is refused before it is read.
-  const std::optional<Allocator::Stats> stats = CpuAllocator()->GetStats();
-  const int64_t room = limits.host_budget_bytes - (stats ? stats->bytes_in_use : 0);
-  TW_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path, std::max<int64_t>(room, 0)));
+  TW_ASSIGN_OR_RETURN(std::string bytes,
+                      ReadFileToString(path, std::max<int64_t>(HostBudgetLeft(limits), 0)));
   absl::StatusOr<Tensor> t = absl::EndsWith(path, ".npy") ? TensorFromNpy(bytes, dtype, limits)
                                                           : TensorFromJson(bytes, dtype, limits);
   if (!t.ok()) return AddErrorContext(t.status(), path);
