@@ -47,9 +47,39 @@ absl::StatusOr<Tensor> AllocateHostTensor(DataType dtype, const TensorShape& sha
   return Tensor::Allocate(CpuAllocator(), dtype, shape);
 }
 
+namespace {
+
+// Adds the bytes `proto` decodes to (a variant's elements' tensors too) to
+// `*total`, each tensor and the total within max_tensor_bytes.
+absl::Status AddTensorProtoBytes(const TensorProto& proto, const MemoryLimits& limits,
+                                 int64_t* total) {
+  TensorShape shape;
+  if (proto.dtype() == DT_VARIANT) {
+    TW_ASSIGN_OR_RETURN(shape, TensorShape::FromProto(proto.tensor_shape()));
+  } else {
+    TW_ASSIGN_OR_RETURN(shape, TensorProtoShape(proto));
+  }
+  TW_RETURN_IF_ERROR(CheckTensorBytes(proto.dtype(), shape, limits));
+  *total += shape.num_elements() * static_cast<int64_t>(TensorElementSize(proto.dtype()));
+  for (const VariantTensorDataProto& value : proto.variant_val()) {
+    for (const TensorProto& element : value.tensors()) {
+      TW_RETURN_IF_ERROR(AddTensorProtoBytes(element, limits, total));
+      if (*total > limits.max_tensor_bytes) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "OOM when decoding a variant tensor with shape ", shape.DebugString(),
+            ": its elements' tensors take more than the session's max_tensor_bytes of ",
+            limits.max_tensor_bytes));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status CheckTensorProtoBytes(const TensorProto& proto, const MemoryLimits& limits) {
-  TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorProtoShape(proto));
-  return CheckTensorBytes(proto.dtype(), shape, limits);
+  int64_t total = 0;
+  return AddTensorProtoBytes(proto, limits, &total);
 }
 
 }  // namespace towerflow

@@ -41,7 +41,8 @@ absl::StatusOr<Tensor> AllocateHostTensor(DataType dtype, const TensorShape& sha
                                           const MemoryLimits& limits);
 
 // The same for the tensor a TensorProto describes (its shape: a splat of
-// two values may describe 2^40 elements).
+// two values may describe 2^40 elements), a variant's elements' tensors
+// (a list's) included, each and all together.
 absl::Status CheckTensorProtoBytes(const TensorProto& proto, const MemoryLimits& limits);
 
 }  // namespace towerflow

@@ -1,15 +1,17 @@
 #include "framework/memory_types.h"
 
 #include "core/status_macros.h"
-#include "framework/node_def_util.h"
 #include "framework/kernel_registry.h"
+#include "framework/node_def_util.h"
 
 namespace towerflow {
 namespace {
 
+// Variants too: a list's value is host bookkeeping (its elements keep their
+// own placement), which no device copy may move as raw bytes.
 bool AlwaysOnHost(DataType dtype) {
   const DataType base = BaseType(dtype);
-  return base == DT_INT32 || base == DT_STRING || base == DT_RESOURCE;
+  return base == DT_INT32 || base == DT_STRING || base == DT_RESOURCE || base == DT_VARIANT;
 }
 
 void Fill(const DataTypeVector& types, const NameRangeMap& ranges, const KernelDef& def,

@@ -17,7 +17,7 @@ namespace towerflow {
 namespace tensor_internal {
 
 // The owner of a tensor's memory. Constructs and destroys the elements of
-// non-trivial dtypes (strings, resource handles).
+// non-trivial dtypes (strings, resource handles, variants).
 class Buffer : public BufferHeader {
  public:
   Buffer(Allocator* allocator, void* data, DataType dtype, int64_t n)
@@ -28,6 +28,8 @@ class Buffer : public BufferHeader {
       for (int64_t i = 0; i < n_; ++i) {
         new (static_cast<ResourceHandle*>(data_) + i) ResourceHandle();
       }
+    } else if (dtype_ == DT_VARIANT) {
+      for (int64_t i = 0; i < n_; ++i) new (static_cast<Variant*>(data_) + i) Variant();
     }
   }
   ~Buffer() {
@@ -35,6 +37,8 @@ class Buffer : public BufferHeader {
       for (int64_t i = 0; i < n_; ++i) static_cast<std::string*>(data_)[i].~basic_string();
     } else if (dtype_ == DT_RESOURCE) {
       for (int64_t i = 0; i < n_; ++i) static_cast<ResourceHandle*>(data_)[i].~ResourceHandle();
+    } else if (dtype_ == DT_VARIANT) {
+      for (int64_t i = 0; i < n_; ++i) static_cast<Variant*>(data_)[i].~Variant();
     }
     allocator_->DeallocateRaw(data_);
   }
@@ -129,6 +133,27 @@ absl::StatusOr<Tensor> ResourceFromProto(const TensorProto& proto, Allocator* al
   return t;
 }
 
+// Variant elements from variant_val (DecodeVariant: the types Towerflow
+// knows).
+absl::StatusOr<Tensor> VariantFromProto(const TensorProto& proto, Allocator* allocator) {
+  TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(proto.tensor_shape()));
+  if (proto.variant_val_size() > shape.num_elements()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variant_val has ", proto.variant_val_size(), " values, but shape ",
+                     shape.DebugString(), " has only ", shape.num_elements(), " elements"));
+  }
+  TW_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(allocator, DT_VARIANT, shape));
+  Variant* out = t.data<Variant>();
+  for (int i = 0; i < proto.variant_val_size(); ++i) {
+    const VariantTensorDataProto& value = proto.variant_val(i);
+    if (value.type_name().empty() && value.metadata().empty() && value.tensors_size() == 0) {
+      continue;  // an empty variant, as AsProto writes one
+    }
+    TW_ASSIGN_OR_RETURN(out[i], DecodeVariant(value));
+  }
+  return t;
+}
+
 template <typename T>
 std::string ValueString(const T& v) {
   if constexpr (std::is_same_v<T, bool>) {
@@ -162,6 +187,7 @@ ResourceHandle ResourceHandle::FromProto(const ResourceHandleProto& p) {
 size_t TensorElementSize(DataType dtype) {
   if (dtype == DT_STRING) return sizeof(std::string);
   if (dtype == DT_RESOURCE) return sizeof(ResourceHandle);
+  if (dtype == DT_VARIANT) return sizeof(Variant);
   if (IsRefType(dtype)) return 0;
   return static_cast<size_t>(DataTypeSize(dtype));
 }
@@ -200,6 +226,7 @@ Tensor::Tensor(DataType dtype, const TensorShape& shape) {
 
 absl::StatusOr<Tensor> Tensor::FromProto(const TensorProto& proto, Allocator* allocator) {
   if (proto.dtype() == DT_RESOURCE) return ResourceFromProto(proto, allocator);
+  if (proto.dtype() == DT_VARIANT) return VariantFromProto(proto, allocator);
   TW_ASSIGN_OR_RETURN(TensorShape shape, TensorProtoShape(proto));
   TW_ASSIGN_OR_RETURN(Tensor t, Allocate(allocator, proto.dtype(), shape));
   if (!proto.tensor_content().empty()) {
@@ -222,6 +249,12 @@ TensorProto Tensor::AsProto() const {
     shape_.AsProto(p.mutable_tensor_shape());
     for (const ResourceHandle& h : span<ResourceHandle>())
       *p.add_resource_handle_val() = h.ToProto();
+    return p;
+  }
+  if (dtype_ == DT_VARIANT) {
+    p.set_dtype(DT_VARIANT);
+    shape_.AsProto(p.mutable_tensor_shape());
+    for (const Variant& v : span<Variant>()) *p.add_variant_val() = v.Encode();
     return p;
   }
   const bool visited = VisitNumberType(dtype_, [&](auto zero) {
@@ -289,6 +322,8 @@ absl::StatusOr<Tensor> Tensor::DeepCopy(Allocator* allocator) const {
     std::copy_n(data<std::string>(), NumElements(), copy.data<std::string>());
   } else if (dtype_ == DT_RESOURCE) {
     std::copy_n(data<ResourceHandle>(), NumElements(), copy.data<ResourceHandle>());
+  } else if (dtype_ == DT_VARIANT) {
+    std::copy_n(data<Variant>(), NumElements(), copy.data<Variant>());
   } else if (TotalBytes() > 0) {
     std::memcpy(copy.raw_data(), data_, TotalBytes());
   }
@@ -304,6 +339,8 @@ std::string Tensor::SummarizeValue(int max_entries) const {
     for (int64_t i = 0; i < n; ++i) parts.push_back(data<std::string>()[i]);
   } else if (dtype_ == DT_RESOURCE) {
     for (int64_t i = 0; i < n; ++i) parts.push_back(data<ResourceHandle>()[i].DebugString());
+  } else if (dtype_ == DT_VARIANT) {
+    for (int64_t i = 0; i < n; ++i) parts.push_back(data<Variant>()[i].DebugString());
   } else {
     VisitNumberType(dtype_, [&](auto zero) {
       using T = decltype(zero);

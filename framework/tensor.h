@@ -4,8 +4,9 @@
 // increment), so passing tensors along graph edges never copies data; a
 // kernel that wants to write in place checks RefCountIsOne() first. Buffers
 // come from an Allocator and are kTensorAlignment-aligned; element types are
-// the fixed-size dtypes, std::string (DT_STRING) and ResourceHandle
-// (DT_RESOURCE), whose elements are constructed and destroyed with the buffer.
+// the fixed-size dtypes, std::string (DT_STRING), ResourceHandle
+// (DT_RESOURCE) and Variant (DT_VARIANT, framework/variant.h), whose elements are constructed and
+// destroyed with the buffer.
 //
 //   absl::StatusOr<Tensor> t = Tensor::Allocate(CpuAllocator(), DT_FLOAT, {2, 3});
 //   t->matrix<float>()(1, 2) = 5.0f;              // Eigen TensorMap views
@@ -40,6 +41,7 @@
 #include "core/types.h"
 #include "framework/allocator.h"
 #include "framework/resource_handle.h"
+#include "framework/variant.h"
 #include "proto/tensor.pb.h"
 
 namespace towerflow {
@@ -110,7 +112,7 @@ class Tensor {
 
   // A tensor of `shape` from `allocator` (elements of strings/handles are
   // default-constructed, numbers are left uninitialised). InvalidArgument for
-  // a dtype without elements (refs, variants) or an invalid shape;
+  // a dtype without elements (refs) or an invalid shape;
   // ResourceExhausted when the allocator has no memory, naming the bytes.
   static absl::StatusOr<Tensor> Allocate(Allocator* allocator, DataType dtype,
                                          const TensorShape& shape);
@@ -126,8 +128,8 @@ class Tensor {
   static absl::StatusOr<Tensor> FromProto(const TensorProto& proto,
                                           Allocator* allocator = CpuAllocator());
 
-  // Encodes as TensorFlow's writers do (numbers as tensor_content, strings
-  // and resource handles in their *_val fields).
+  // Encodes as TensorFlow's writers do (numbers as tensor_content, strings,
+  // resource handles and variants in their *_val fields).
   TensorProto AsProto() const;
 
   bool IsInitialized() const { return dtype_ != DT_INVALID; }
@@ -223,7 +225,8 @@ class Tensor {
 };
 
 // Bytes per element in a Tensor buffer: DataTypeSize for numbers,
-// sizeof(std::string) / sizeof(ResourceHandle) for strings and handles, 0 for
+// sizeof(std::string) / sizeof(ResourceHandle) / sizeof(Variant) for
+// strings, handles and variants, 0 for
 // dtypes a Tensor cannot hold.
 size_t TensorElementSize(DataType dtype);
 

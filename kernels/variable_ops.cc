@@ -24,6 +24,7 @@
 #include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "kernels/kernel_util.h"
 #include "kernels/variable_util.h"
 
 namespace towerflow {
@@ -95,6 +96,19 @@ class ReadVariableOp : public OpKernel {
 
  private:
   DataType dtype_ = DT_INVALID;
+};
+
+class VariableShapeOp : public OpKernel {
+ public:
+  bool IsExpensive() const override { return false; }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupResourceVar(ctx, 0));
+    absl::ReaderMutexLock lock(&var->mu);
+    if (!var->initialized) return UninitializedError(*var);
+    const TensorShape& shape = var->tensor.shape();
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({shape.dims()})));
+    return WriteInts(std::vector<int64_t>(shape.dim_sizes().begin(), shape.dim_sizes().end()), out);
+  }
 };
 
 class AssignVariableOp : public OpKernel {
@@ -351,6 +365,7 @@ void RegisterVariableKernels(const std::string& device_type) {
   RegisterKernel(on("ReadVariableOp").Capturable(), MakeFactory<ReadVariableOp>());
   RegisterKernel(on("AssignVariableOp").Capturable(), MakeFactory<AssignVariableOp>());
   RegisterKernel(on("DisableCopyOnRead"), MakeFactory<DisableCopyOnReadOp>());
+  RegisterKernel(on("VariableShape").HostMemory("output"), MakeFactory<VariableShapeOp>());
   RegisterKernel(on("VarIsInitializedOp").HostMemory("is_initialized"),
                  MakeFactory<VarIsInitializedOp>());
   RegisterKernel(on("DestroyResourceOp"), MakeFactory<DestroyResourceOp>());

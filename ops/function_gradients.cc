@@ -14,10 +14,11 @@
 namespace towerflow {
 namespace {
 
-// The dtypes a gradient flows through (a resource input also gets one: the
+// The dtypes a gradient flows through, as TF's IsTrainable: numbers and
+// lists (a list's gradient is a list; a resource input also gets one: the
 // gradient of its reads, as ReadVariableOp passes it).
 bool IsDifferentiable(DataType dtype) {
-  return DataTypeIsFloating(dtype) || DataTypeIsComplex(dtype);
+  return DataTypeIsFloating(dtype) || DataTypeIsComplex(dtype) || dtype == DT_VARIANT;
 }
 
 std::string Describe(const Node& call) {

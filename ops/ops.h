@@ -22,6 +22,7 @@
 #include "ops/gen/image_ops.h"
 #include "ops/gen/index_ops.h"
 #include "ops/gen/io_ops.h"
+#include "ops/gen/list_ops.h"
 #include "ops/gen/logging_ops.h"
 #include "ops/gen/lookup_ops.h"
 #include "ops/gen/manip_ops.h"

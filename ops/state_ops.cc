@@ -234,6 +234,18 @@ TW_REGISTER_OP("ReadVariableOp")
     .Doc("The value of a resource variable.")
     .SetShapeFn(ReadVariableShape);
 
+TW_REGISTER_OP("VariableShape")
+    .Input("input: resource")
+    .Output("output: out_type")
+    .Attr("out_type: {int32, int64} = DT_INT32")
+    .SetIsStateful()
+    .Doc("The shape of the resource variable's value (TF's gradients of reads in a loop).")
+    .SetShapeFn([](InferenceContext* c) {
+      const std::optional<PartialTensorShape>& value = c->input_handle_shape(0);
+      c->set_output(0, PartialTensorShape({value ? value->dims() : -1}));
+      return absl::OkStatus();
+    });
+
 TW_REGISTER_OP("VarIsInitializedOp")
     .Input("resource: resource")
     .Output("is_initialized: bool")

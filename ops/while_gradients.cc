@@ -44,6 +44,10 @@ struct WhileGradients::ForwardLoop {
 
 namespace {
 
+// The loop variables a gradient flows through: floating-point numbers, and
+// lists (a list's gradient is a list of its elements' gradients).
+bool CarriesGradient(DataType dtype) { return DataTypeIsFloating(dtype) || dtype == DT_VARIANT; }
+
 absl::Status NotSupported(absl::string_view loop, absl::string_view why) {
   return absl::UnimplementedError(
       absl::StrCat("Cannot differentiate the while loop '", loop, "': ", why));
@@ -318,7 +322,7 @@ absl::StatusOr<WhileGradients::EnterGradients> WhileGradients::BackwardLoop::Bui
   std::vector<const ForwardLoop::Var*> diff;
   std::vector<Var> grads;
   for (const ForwardLoop::Var& v : fwd_.vars) {
-    if (!DataTypeIsFloating(v.enter->output_type(0))) continue;
+    if (!CarriesGradient(v.enter->output_type(0))) continue;
     Output init;
     auto it = v.exit == nullptr ? exit_grads.end() : exit_grads.find(v.exit);
     if (it != exit_grads.end() && !it->second.is_none()) {
@@ -365,7 +369,7 @@ absl::StatusOr<WhileGradients::EnterGradients> WhileGradients::BackwardLoop::Bui
     result.emplace_back(diff[i]->enter->input_edge(0), Gradient(grads[i].exit));
   }
   for (const ForwardLoop::Var& v : fwd_.vars) {
-    if (!DataTypeIsFloating(v.enter->output_type(0))) {
+    if (!CarriesGradient(v.enter->output_type(0))) {
       result.emplace_back(v.enter->input_edge(0), Gradient());
     }
   }

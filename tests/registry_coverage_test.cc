@@ -90,7 +90,7 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
       "draw rounded would be other numbers";
   static const auto* gaps = new std::map<std::string, DtypeGap>{
       {"Add", {{DT_STRING}, "string concatenation: not implemented"}},
-      {"AddN", {{DT_UINT8, DT_VARIANT}, "numeric types only: float, double, int32, int64"}},
+      {"AddN", {{DT_UINT8}, "numeric types float, double, int32, int64, and lists (variant)"}},
       {"AccumulateNV2", {{DT_UINT8}, "AddN's types: float, double, int32, int64"}},
       {"ApplyAdagrad", {ints, floats_only}},
       {"ApplyAdam", {ints, floats_only}},

@@ -48,6 +48,7 @@ using bad_inputs::F;
 using bad_inputs::I32;
 using bad_inputs::ImageCodecCases;
 using bad_inputs::Ints;
+using bad_inputs::ListCases;
 using bad_inputs::MathCases;
 using bad_inputs::NnCases;
 using bad_inputs::StateCases;
@@ -78,6 +79,10 @@ std::vector<Tensor> ShapeMutations(const Tensor& t) {
     Tensor m(t.dtype(), s);
     if (t.dtype() == DT_STRING) {
       for (int64_t i = 0; i < m.NumElements(); ++i) m.data<std::string>()[i] = "x";
+    } else if (t.dtype() == DT_VARIANT) {  // the case's list, in tensors of other shapes
+      for (int64_t i = 0; i < m.NumElements() && t.NumElements() > 0; ++i) {
+        m.data<Variant>()[i] = t.data<Variant>()[0];
+      }
     } else if (m.NumElements() > 0) {
       std::memset(m.raw_data(), 1, m.TotalBytes());  // small positive ints / finite floats
       if (t.dtype() == DT_FLOAT) m.flat<float>().setConstant(1);
@@ -251,6 +256,7 @@ TEST(BadInputsTest, MathOps) { RunTable(MathCases()); }
 TEST(BadInputsTest, NnOps) { RunTable(NnCases()); }
 TEST(BadInputsTest, StateRandomAndLoggingOps) { RunTable(StateCases()); }
 TEST(BadInputsTest, ImageCodecs) { RunTable(ImageCodecCases()); }
+TEST(BadInputsTest, ListOps) { RunTable(ListCases()); }
 
 // ---- Specific advisories ----
 

@@ -15,6 +15,7 @@
 #include "kernels/bcast.h"
 #include "kernels/cpu/cwise_ops.h"
 #include "kernels/cpu/float16_convert.h"
+#include "kernels/cpu/list_util.h"
 #include "kernels/kernel_util.h"
 
 namespace towerflow {
@@ -221,6 +222,7 @@ class ConstantLikeOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    if (kValue == 0 && in.dtype() == DT_VARIANT) return ZerosLikeVariants(ctx, in, out);
     if (!VisitNumberType(in.dtype(), [&](auto zero) {
           using T = decltype(zero);
           std::fill_n(out->data<T>(), out->NumElements(), static_cast<T>(kValue));

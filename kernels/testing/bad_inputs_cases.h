@@ -52,6 +52,8 @@ std::vector<Case> MathCases();
 std::vector<Case> NnCases();
 std::vector<Case> ImageCodecCases();
 std::vector<Case> StateCases();
+// The TensorList ops, lists given as variant tensors.
+std::vector<Case> ListCases();
 
 }  // namespace bad_inputs
 }  // namespace towerflow

@@ -22,6 +22,7 @@ using grad_cases::Double;
 using grad_cases::Dynamic;
 using grad_cases::GradCase;
 using grad_cases::InputSpec;
+using grad_cases::ListCases;
 using grad_cases::MathCases;
 using grad_cases::NnCases;
 using grad_cases::RnnCases;
@@ -29,7 +30,7 @@ using grad_cases::Values;
 
 std::vector<GradCase> Cases() {
   std::vector<GradCase> c = MathCases();
-  for (std::vector<GradCase> family : {ArrayCases(), NnCases(), RnnCases()}) {
+  for (std::vector<GradCase> family : {ArrayCases(), ListCases(), NnCases(), RnnCases()}) {
     c.insert(c.end(), family.begin(), family.end());
   }
   // Double precision for the linear ops (truncation error vanishes, so

@@ -27,8 +27,10 @@ v1 control flow (tf.cond, tf.while_loop) and its Saver checkpoint, and
 Towerflow restores it and trains 10 steps with TensorFlow's losses, as it
 does a recurrent network over TensorArrays (dynamic_rnn's construction); a TF 2
 SavedModel of a tf.function with tf.cond and tf.while_loop inside (If, While,
-StatefulPartitionedCall) and a Keras model's SavedModel run in Towerflow
-(`towerflow saved_model run`) with TensorFlow's outputs; an object-based
+StatefulPartitionedCall), a TF 2 SavedModel whose loops write a tf.TensorArray
+and take a gradient (TF 2's TensorList ops), a frozen Keras LSTM and GRU, and a
+Keras model's SavedModel run in Towerflow (`towerflow saved_model run`,
+`towerflow run`) with TensorFlow's outputs; an object-based
 tf.train.Checkpoint is read by Towerflow.
 
 Each check prints one line, PASS or FAIL with what differed; the exit status
@@ -530,6 +532,79 @@ def tensorflow_2_saved_model_in_towerflow(ctx):
     for key in ["y", "total"]:
         expect_close(key, as_array(mine[key]), theirs[key].numpy())
     return "outputs y, total equal"
+
+
+@check
+def tensorflow_2_tensor_lists_in_towerflow(ctx):
+    """TF 2's lists of tensors (TensorList ops on DT_VARIANT tensors): a
+    SavedModel whose tf.function writes a tf.TensorArray in a loop and takes a
+    gradient through another loop (its accumulators pushed and popped), and a
+    Keras LSTM and GRU frozen into a GraphDef (their loops read the steps from
+    a list; the freezing lowers them to v1 loops, so the lists pass Enter,
+    Merge, Switch and Exit), give TF's outputs in Towerflow."""
+    class Model(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable([[0.5, -0.25], [0.1, 0.3], [0.2, 0.2]], name="w")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 5, 3], tf.float32, name="x")])
+        def __call__(self, x):
+            steps = tf.TensorArray(tf.float32, size=tf.shape(x)[1])
+            total = tf.zeros(tf.shape(x)[::2])
+            for t in tf.range(tf.shape(x)[1]):
+                total = total + x[:, t] * x[:, t]
+                steps = steps.write(t, total)
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                h = tf.zeros([tf.shape(x)[0], 2])
+                for t in tf.range(tf.shape(x)[1]):
+                    h = tf.tanh(tf.matmul(x[:, t], self.w) + h)
+                loss = tf.reduce_sum(h * h)
+            return {"squares": steps.stack(), "loss": loss, "dx": tape.gradient(loss, x)}
+
+    def op_types(graph_def):
+        return ({n.op for n in graph_def.node} |
+                {n.op for f in graph_def.library.function for n in f.node_def})
+
+    def expect_ops(what, graph_def, needed):
+        missing = set(needed) - op_types(graph_def)
+        if missing:
+            raise AssertionError(f"{what} has no {sorted(missing)}")
+
+    x = np.random.default_rng(4).normal(size=(2, 5, 3)).astype(np.float32)
+    model = Model()
+    directory = os.path.join(ctx.work, "tf2_tensor_lists")
+    tf.saved_model.save(model, directory, signatures={"serving_default": model.__call__})
+    expect_ops("the function", model.__call__.get_concrete_function().graph.as_graph_def(),
+               ["TensorListReserve", "TensorListSetItem", "TensorListStack",
+                "TensorListPushBack", "TensorListPopBack", "EmptyTensorList", "StatelessWhile"])
+    theirs = model(tf.constant(x))
+    mine = towerflow_runs_saved_model(ctx, directory, {"x": x})
+    for key in ["squares", "loss", "dx"]:
+        expect_close(key, as_array(mine[key]), theirs[key].numpy())
+
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2)
+    keras = tf.keras
+    keras.utils.set_random_seed(4)
+    lstm = keras.layers.LSTM(4, return_sequences=True)
+    gru = keras.layers.GRU(3)
+    frozen = convert_variables_to_constants_v2(
+        tf.function(lambda x: gru(lstm(x))).get_concrete_function(
+            tf.TensorSpec([2, 5, 3], tf.float32, name="x")))
+    graph_def = frozen.graph.as_graph_def()
+    expect_ops("the frozen Keras RNN", graph_def,
+               ["TensorListFromTensor", "TensorListGetItem", "TensorListReserve", "Enter"])
+    path = os.path.join(ctx.work, "keras_rnn.pb")
+    with open(path, "wb") as f:
+        f.write(graph_def.SerializeToString())
+    np.save(os.path.join(ctx.work, "keras_rnn_x.npy"), x)
+    fetch = frozen.outputs[0].name.split(":")[0]
+    got = json.loads(run(ctx.towerflow, "run", path, "--feed",
+                         f"x=@{os.path.join(ctx.work, 'keras_rnn_x.npy')}", "--fetch", fetch,
+                         "--json"))
+    expect_close("keras rnn", as_array(got[fetch]), frozen(tf.constant(x))[0].numpy())
+    return "outputs squares, loss, dx and the Keras LSTM + GRU's equal"
 
 
 @check

@@ -2,7 +2,8 @@
 // style): each case builds an op on placeholders, and
 // gradient_functions_test.cc compares its gradient with central finite
 // differences. The cases live by family: math_grad_cases.cc,
-// array_grad_cases.cc, nn_grad_cases.cc, rnn_grad_cases.cc.
+// array_grad_cases.cc, list_grad_cases.cc, nn_grad_cases.cc,
+// rnn_grad_cases.cc.
 #ifndef TOWERFLOW_OPS_GRADIENTS_TESTING_GRAD_CASES_H_
 #define TOWERFLOW_OPS_GRADIENTS_TESTING_GRAD_CASES_H_
 
@@ -102,6 +103,7 @@ inline GradCase Dynamic(GradCase c) {
 
 std::vector<GradCase> MathCases();
 std::vector<GradCase> ArrayCases();
+std::vector<GradCase> ListCases();
 std::vector<GradCase> NnCases();
 std::vector<GradCase> RnnCases();
 
