@@ -1,6 +1,7 @@
 // Math ops: elementwise unary and binary (with broadcasting), comparisons,
 // logic, casts, reductions, arg-max/min, matrix products (and Einsum),
-// ranges, selects and segment sums.
+// ranges, selects and segment sums. Counting and bucketing ops are in
+// histogram_ops.cc, running sums and products in scan_ops.cc.
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -219,13 +220,6 @@ absl::Status RangeShape(InferenceContext* c) {
     return absl::InvalidArgumentError(absl::StrCat("Range of ", size, " elements is too large"));
   }
   c->set_output(0, PartialTensorShape({static_cast<int64_t>(size)}));
-  return absl::OkStatus();
-}
-
-absl::Status CumulativeShape(InferenceContext* c) {
-  PartialTensorShape axis;
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &axis));
-  c->set_output(0, c->input(0));
   return absl::OkStatus();
 }
 
@@ -475,47 +469,6 @@ TW_REGISTER_OP("LinSpace")
       return absl::OkStatus();
     });
 
-TW_REGISTER_OP("Bincount")
-    .Input("arr: int32")
-    .Input("size: int32")
-    .Input("weights: T")
-    .Output("bins: T")
-    .Attr("T: {int32, int64, float, double}")
-    .Doc("bins[i] = the weights (or the number) of the entries of arr equal to i, for i < size.")
-    .SetShapeFn([](InferenceContext* c) {
-      PartialTensorShape scalar;
-      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &scalar));
-      TW_ASSIGN_OR_RETURN(std::optional<int64_t> size, c->ConstantScalarInput(1));
-      if (size.has_value() && *size < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("size (", *size, ") must be non-negative"));
-      }
-      c->set_output(0, PartialTensorShape({size.value_or(-1)}));
-      return absl::OkStatus();
-    });
-
-TW_REGISTER_OP("HistogramFixedWidth")
-    .Input("values: T")
-    .Input("value_range: T")
-    .Input("nbins: int32")
-    .Output("out: dtype")
-    .Attr("T: {int32, int64, float, double}")
-    .Attr("dtype: {int32, int64} = DT_INT32")
-    .Doc("Counts of values in nbins equal bins over value_range (outliers in the end bins).")
-    .SetShapeFn([](InferenceContext* c) {
-      PartialTensorShape range, scalar;
-      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &range));
-      TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &scalar));
-      int64_t two = 0;
-      TW_RETURN_IF_ERROR(c->MergeDim(range.dim_size(0), 2, &two));
-      TW_ASSIGN_OR_RETURN(std::optional<int64_t> nbins, c->ConstantScalarInput(2));
-      if (nbins.has_value() && *nbins <= 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("nbins should be a positive number, but got '", *nbins, "'"));
-      }
-      c->set_output(0, PartialTensorShape({nbins.value_or(-1)}));
-      return absl::OkStatus();
-    });
-
 TW_REGISTER_OP("Cast")
     .Input("x: SrcT")
     .Output("y: DstT")
@@ -731,25 +684,6 @@ TW_REGISTER_OP("UnsortedSegmentSum")
   return true;
 }();
 
-TW_REGISTER_OP("Bucketize")
-    .Input("input: T")
-    .Output("output: int32")
-    .Attr("T: {int32, int64, float, double}")
-    .Attr("boundaries: list(float)")
-    .Doc("The index of the bucket each value falls in: how many boundaries are <= it.")
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TW_REGISTER_OP("Cumsum")
-    .Input("x: T")
-    .Input("axis: Tidx")
-    .Output("out: T")
-    .Attr("exclusive: bool = false")
-    .Attr("reverse: bool = false")
-    .Attr("T: numbertype")
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .Doc("Running sums along axis (exclusive: without the element itself; reverse: from the end).")
-    .SetShapeFn(CumulativeShape);
-
 // Einsum: the output dims follow from the equation (core/einsum.h); an
 // input of unknown rank leaves the output unknown.
 absl::Status EinsumShape(InferenceContext* c) {
@@ -776,17 +710,6 @@ TW_REGISTER_OP("Einsum")
         "Sums of products over the labels of an Einstein-summation equation "
         "(\"ab,bc->ac\").")
     .SetShapeFn(EinsumShape);
-
-TW_REGISTER_OP("Cumprod")
-    .Input("x: T")
-    .Input("axis: Tidx")
-    .Output("out: T")
-    .Attr("exclusive: bool = false")
-    .Attr("reverse: bool = false")
-    .Attr("T: numbertype")
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .Doc("Running products along axis, as Cumsum.")
-    .SetShapeFn(CumulativeShape);
 
 }  // namespace
 }  // namespace towerflow

@@ -250,40 +250,6 @@ TEST(SegmentOpsTest, UnsortedSegmentSum) {
           .ok());
 }
 
-TEST(ScanOpsTest, CumsumAndCumprodFlags) {
-  // TF's documented examples on [a, b, c] = [1, 2, 3] (and 2, 3, 4 for products).
-  const auto scan = [](const char* op, bool exclusive, bool reverse, const Tensor& x, int axis) {
-    KernelRunner r(op);
-    r.Attr("exclusive", exclusive).Attr("reverse", reverse);
-    return RunOk(r, {x, Scalar<int32_t>(axis)});
-  };
-  const Tensor v = Literal<float>({3}, {1, 2, 3});
-  EXPECT_THAT(scan("Cumsum", false, false, v, 0), TensorIs<float>({3}, {1, 3, 6}));
-  EXPECT_THAT(scan("Cumsum", true, false, v, 0), TensorIs<float>({3}, {0, 1, 3}));
-  EXPECT_THAT(scan("Cumsum", false, true, v, 0), TensorIs<float>({3}, {6, 5, 3}));
-  EXPECT_THAT(scan("Cumsum", true, true, v, 0), TensorIs<float>({3}, {5, 3, 0}));
-  const Tensor p = Literal<float>({3}, {2, 3, 4});
-  EXPECT_THAT(scan("Cumprod", false, false, p, 0), TensorIs<float>({3}, {2, 6, 24}));
-  EXPECT_THAT(scan("Cumprod", true, false, p, 0), TensorIs<float>({3}, {1, 2, 6}));
-  EXPECT_THAT(scan("Cumprod", false, true, p, 0), TensorIs<float>({3}, {24, 12, 4}));
-  EXPECT_THAT(scan("Cumprod", true, true, p, 0), TensorIs<float>({3}, {12, 4, 1}));
-  // A middle axis of a [2, 3, 2] tensor, and a negative axis.
-  const Tensor x = Iota({2, 3, 2});
-  EXPECT_THAT(scan("Cumsum", false, false, x, 1),
-              TensorIs<float>({2, 3, 2}, {0, 1, 2, 4, 6, 9, 6, 7, 14, 16, 24, 27}));
-  EXPECT_THAT(scan("Cumsum", false, false, x, -1),
-              TensorIs<float>({2, 3, 2}, {0, 1, 2, 5, 4, 9, 6, 13, 8, 17, 10, 21}));
-  KernelRunner ints("Cumprod");
-  EXPECT_THAT(RunOk(ints, {Literal<int64_t>({2, 2}, {1, 2, 3, 4}), Scalar<int32_t>(0)}),
-              TensorIs<int64_t>({2, 2}, {1, 2, 3, 8}));
-  KernelRunner bad("Cumsum");
-  EXPECT_THAT(bad.Run({v, Scalar<int32_t>(1)}).status().message(),
-              HasSubstr("axis 1 is out of range [-1, 1)"));
-  EXPECT_THAT(bad.Run({Scalar<float>(1), Scalar<int32_t>(0)}).status().message(),
-              HasSubstr("rank >= 1"));
-  EXPECT_THAT(RunOk(bad, {Iota({0, 2}), Scalar<int32_t>(0)}), TensorIs<float>({0, 2}, {}));
-}
-
 TEST(ScanOpsTest, ListDiff) {
   // TF's setdiff1d example: x = [1, 2, 3, 4, 5, 6], y = [1, 3, 5].
   KernelRunner r("ListDiff");

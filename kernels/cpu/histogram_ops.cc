@@ -1,7 +1,10 @@
-// Counting and binning kernels: Bincount, HistogramFixedWidth, Bucketize.
+// Counting and binning kernels: Bincount, DenseBincount,
+// HistogramFixedWidth, Bucketize, and the searches of sorted rows
+// LowerBound and UpperBound.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -50,6 +53,120 @@ class BincountOp : public OpKernel {
     return absl::OkStatus();
   }
 };
+
+// DenseBincount(input, size, weights): Bincount of a vector, or of each row
+// of a matrix into a row of bins; binary_output sets a bin to 1 when any
+// entry falls in it (weights ignored), as TF's.
+template <typename Tidx, typename T>
+class DenseBincountOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("binary_output", &binary_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    const Tensor& weights = ctx->input(2);
+    TW_ASSIGN_OR_RETURN(const int64_t size, IntScalar(ctx->input(1), "size"));
+    if (size < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("size (", size, ") must be non-negative"));
+    }
+    if (in.dims() > 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Shape must be at most rank 2 but is rank ", in.dims()));
+    }
+    const bool weighted = weights.NumElements() > 0;
+    if (weighted && weights.shape() != in.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "`weights` must be the same shape as `arr` or a length-0 `Tensor`, in which case it "
+          "acts as all weights equal to 1. Received ",
+          weights.shape().DebugString()));
+    }
+    const Tidx* a = in.data<Tidx>();
+    for (int64_t j = 0; j < in.NumElements(); ++j) {
+      if (a[j] < 0) return absl::InvalidArgumentError("Input arr must be non-negative!");
+    }
+    const int64_t rows = in.dims() == 2 ? in.dim_size(0) : 1;
+    const int64_t cols = in.dims() == 2 ? in.dim_size(1) : in.NumElements();
+    TW_ASSIGN_OR_RETURN(
+        Tensor * bins,
+        ctx->allocate_output(0, in.dims() == 2 ? TensorShape({rows, size}) : TensorShape({size})));
+    T* b = bins->data<T>();
+    std::fill_n(b, bins->NumElements(), T(0));
+    const T* w = weighted ? weights.data<T>() : nullptr;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = r * cols; j < (r + 1) * cols; ++j) {
+        if (a[j] >= size) continue;
+        T& bin = b[r * size + a[j]];
+        bin = binary_ ? T(1) : bin + (weighted ? w[j] : T(1));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  bool binary_ = false;
+};
+
+template <typename Tidx>
+void RegisterDenseBincount() {
+  const auto def = [] {
+    return KernelDefBuilder("DenseBincount").Device(kDeviceCpu).TypeConstraint<Tidx>("Tidx");
+  };
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int32_t>("T"),
+                 MakeFactory<DenseBincountOp<Tidx, int32_t>>());
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int64_t>("T"),
+                 MakeFactory<DenseBincountOp<Tidx, int64_t>>());
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<float>("T"),
+                 MakeFactory<DenseBincountOp<Tidx, float>>());
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<double>("T"),
+                 MakeFactory<DenseBincountOp<Tidx, double>>());
+}
+
+// LowerBound / UpperBound(sorted_inputs, values): for each row, where each
+// value would be inserted in the sorted row (std::lower_bound before equal
+// entries, std::upper_bound after them; TF's).
+template <typename T, bool kUpper>
+class BoundOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& sorted = ctx->input(0);
+    const Tensor& values = ctx->input(1);
+    if (sorted.dims() != 2 || values.dims() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sorted_inputs and values must be matrices, got shapes ",
+                       sorted.shape().DebugString(), " and ", values.shape().DebugString()));
+    }
+    if (sorted.dim_size(0) != values.dim_size(0)) {
+      return absl::InvalidArgumentError("Leading dim_size of both tensors must match.");
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, values.shape()));
+    const int64_t n = sorted.dim_size(1), m = values.dim_size(1);
+    const bool wide = out->dtype() == DT_INT64;
+    if (!wide && n > std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sorted_inputs has ", n, " columns, too many for int32 positions"));
+    }
+    const T* s = sorted.data<T>();
+    const T* v = values.data<T>();
+    ctx->intra_op_pool()->ParallelFor(values.NumElements(), 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const T* row = s + (i / m) * n;
+        const T* at =
+            kUpper ? std::upper_bound(row, row + n, v[i]) : std::lower_bound(row, row + n, v[i]);
+        if (wide) {
+          out->data<int64_t>()[i] = at - row;
+        } else {
+          out->data<int32_t>()[i] = static_cast<int32_t>(at - row);
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+};
+template <typename T>
+using LowerBoundOp = BoundOp<T, false>;
+template <typename T>
+using UpperBoundOp = BoundOp<T, true>;
 
 // HistogramFixedWidth(values, value_range, nbins): counts over nbins equal
 // bins of [lo, hi); values below lo count in the first bin, values at or
@@ -143,6 +260,12 @@ class BucketizeOp : public OpKernel {
 TW_REGISTER_KERNELS(histogram_ops) {
   RegisterTypedKernels<BincountOp, int32_t, int64_t, float, double>(
       KernelDefBuilder("Bincount").Device(kDeviceCpu), "T");
+  RegisterDenseBincount<int32_t>();
+  RegisterDenseBincount<int64_t>();
+  RegisterTypedKernels<LowerBoundOp, float, double, int32_t, int64_t>(
+      KernelDefBuilder("LowerBound").Device(kDeviceCpu), "T");
+  RegisterTypedKernels<UpperBoundOp, float, double, int32_t, int64_t>(
+      KernelDefBuilder("UpperBound").Device(kDeviceCpu), "T");
   RegisterHistogram<int32_t>();
   RegisterHistogram<int64_t>();
   RegisterHistogram<float>();

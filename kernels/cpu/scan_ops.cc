@@ -1,11 +1,13 @@
-// Cumsum and Cumprod (running sums and products along one axis, optionally
-// exclusive and/or reversed), ListDiff, Unique and UniqueWithCounts.
+// Cumsum, Cumprod and CumulativeLogsumexp (running sums, products and
+// log-sum-exps along one axis, optionally exclusive and/or reversed),
+// ListDiff, Unique and UniqueWithCounts.
 //
 // A scan is sequential along its axis, so the tensor is viewed as
 // [outer, len, inner]: each step adds (multiplies) a whole contiguous inner
 // row into the running row, which vectorises; outer blocks are sharded over
 // the intra-op pool.
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -20,7 +22,9 @@
 namespace towerflow {
 namespace {
 
-template <typename T, bool kProduct>
+enum class Scan { kSum, kProduct, kLogSumExp };
+
+template <typename T, Scan kScan>
 class ScanOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
@@ -32,9 +36,8 @@ class ScanOp : public OpKernel {
     const Tensor& x = ctx->input(0);
     TW_ASSIGN_OR_RETURN(int64_t raw_axis, IntScalar(ctx->input(1), "axis"));
     if (x.dims() == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(kProduct ? "Cumprod" : "Cumsum",
-                                                     " needs an input of rank >= 1, got ",
-                                                     x.shape().DebugString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(ctx->op(), " needs an input of rank >= 1, got ", x.shape().DebugString()));
     }
     TW_ASSIGN_OR_RETURN(int axis, CanonicalAxis(raw_axis, x.dims(), "axis"));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, x.shape()));
@@ -46,20 +49,30 @@ class ScanOp : public OpKernel {
     const T* src = RawData<T>(x);
     T* dst = RawData<T>(*out);
     using Row = Eigen::Array<T, Eigen::Dynamic, 1>;
+    const T start = kScan == Scan::kProduct ? T(1)
+                    : kScan == Scan::kSum   ? T(0)
+                                            : -std::numeric_limits<T>::infinity();
     ctx->intra_op_pool()->ParallelFor(outer, len * inner, [&](int64_t begin, int64_t end) {
       Row acc(inner);
       for (int64_t o = begin; o < end; ++o) {
-        acc.setConstant(kProduct ? T(1) : T(0));
+        acc.setConstant(start);
         for (int64_t step = 0; step < len; ++step) {
           const int64_t k = reverse_ ? len - 1 - step : step;
           const int64_t at = (o * len + k) * inner;
           Eigen::Map<const Row> in(src + at, inner);
           Eigen::Map<Row> res(dst + at, inner);
           if (exclusive_) res = acc;
-          if constexpr (kProduct) {
+          if constexpr (kScan == Scan::kProduct) {
             acc *= in;
-          } else {
+          } else if constexpr (kScan == Scan::kSum) {
             acc += in;
+          } else {
+            // log(e^a + e^b) = max + log1p(e^(min - max)), TF's; -inf
+            // (nothing yet) stays exact.
+            const Row hi = acc.max(in);
+            const Row lo = acc.min(in);
+            acc = (hi == -std::numeric_limits<T>::infinity())
+                      .select(hi, hi + ((lo - hi).exp()).log1p());
           }
           if (!exclusive_) res = acc;
         }
@@ -73,9 +86,11 @@ class ScanOp : public OpKernel {
 };
 
 template <typename T>
-using CumsumOp = ScanOp<T, false>;
+using CumsumOp = ScanOp<T, Scan::kSum>;
 template <typename T>
-using CumprodOp = ScanOp<T, true>;
+using CumprodOp = ScanOp<T, Scan::kProduct>;
+template <typename T>
+using CumulativeLogsumexpOp = ScanOp<T, Scan::kLogSumExp>;
 
 // ListDiff(x, y) = (out, idx): the entries of x not in y, in x's order,
 // with their positions in x (TF's setdiff1d).
@@ -154,6 +169,7 @@ TW_REGISTER_KERNELS(scan_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterTypedKernels<CumsumOp, float, double, int32_t, int64_t>(cpu("Cumsum"), "T");
   RegisterTypedKernels<CumprodOp, float, double, int32_t, int64_t>(cpu("Cumprod"), "T");
+  RegisterTypedKernels<CumulativeLogsumexpOp, float, double>(cpu("CumulativeLogsumexp"), "T");
   RegisterTypedKernels<ListDiffOp, float, double, int32_t, int64_t>(cpu("ListDiff"), "T");
   RegisterTypedKernels<UniqueOnlyOp, float, double, int32_t, int64_t, std::string>(cpu("Unique"),
                                                                                    "T");

@@ -2,6 +2,7 @@
 // forward op computes z = f(x, y) (or y = f(x)); g is dL/dz (dL/dy); each
 // function returns dL/d(input) for every input.
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "core/einsum.h"
@@ -464,6 +465,29 @@ TW_GRAD_FN(CumsumGrad) {
 // y = cumprod(x): dy_j/dx_i = y_j / x_i for the j that x_i feeds, so
 // dx = cumsum(g y) the other way / x. As TF, this divides by x: a zero in
 // x gives inf/NaN there (Prod's gradient above does not).
+// TF's: the incoming gradient split by sign so that each part's log
+// exists, each summed in log space against the forward output.
+TW_GRAD_FN(CumulativeLogsumexpGrad) {
+  const bool exclusive = grad_util::Attr<bool>(scope, op, "exclusive");
+  const bool reverse = grad_util::Attr<bool>(scope, op, "reverse");
+  const Output x = In(op, 0);
+  const Output g = grad_inputs[0];
+  const Output lowest = ops::Cast(scope, std::numeric_limits<float>::lowest(), x.type());
+  const Output zero = ops::ZerosLike(scope, g);
+  const auto part = [&](const Output& log_grad) {
+    const Output sums =
+        ops::CumulativeLogsumexp(scope, ops::Sub(scope, log_grad, op.output(0)), In(op, 1),
+                                 ops::CumulativeLogsumexp::Exclusive(exclusive).Reverse(!reverse));
+    return ops::Exp(scope, ops::Add(scope, sums, x));
+  };
+  const Output positive =
+      part(ops::SelectV2(scope, ops::Greater(scope, g, zero), ops::Log(scope, g), lowest));
+  const Output negative = part(
+      ops::SelectV2(scope, ops::Less(scope, g, zero), ops::Log(scope, ops::Neg(scope, g)), lowest));
+  *grad_outputs = {ops::Sub(scope, positive, negative), NoGradient()};
+  return scope.status();
+}
+
 TW_GRAD_FN(CumprodGrad) {
   const bool exclusive = grad_util::Attr<bool>(scope, op, "exclusive");
   const bool reverse = grad_util::Attr<bool>(scope, op, "reverse");
@@ -585,6 +609,7 @@ TW_REGISTER_GRADIENT("Min", MaxOrMinGrad);
 TW_REGISTER_GRADIENT("Prod", ProdGrad);
 TW_REGISTER_GRADIENT("Cumsum", CumsumGrad);
 TW_REGISTER_GRADIENT("Cumprod", CumprodGrad);
+TW_REGISTER_GRADIENT("CumulativeLogsumexp", CumulativeLogsumexpGrad);
 TW_REGISTER_GRADIENT("MatMul", MatMulGrad);
 // z = einsum(x[, y]) is linear in each input: dx = einsum(g[, y]) onto x's
 // labels, as TF does. Labels x sums away alone (in neither z nor y) cannot

@@ -478,6 +478,20 @@ std::vector<GradCase> ArrayCases() {
           },
           NonZero({3, 2})),
       Unary(
+          "CumulativeLogsumexp",
+          [](const Scope& s, Output x) { return ops::CumulativeLogsumexp(s, x, 1); }, S({2, 3})),
+      // Exclusive: the first (reversed: last) output is -inf, constant; the
+      // weights give the incoming gradient both signs.
+      Unary(
+          "CumulativeLogsumexp/exclusive_reverse",
+          [](const Scope& s, Output x) {
+            const Output y = ops::CumulativeLogsumexp(
+                s, x, 1, ops::CumulativeLogsumexp::Exclusive(true).Reverse(true));
+            const Output finite = ops::Slice(s, y, {0, 0}, {2, 3});
+            return ops::Mul(s, finite, ops::Const(s, {{1.f, -2.f, 3.f}, {-4.f, 3.f, -2.f}}));
+          },
+          S({2, 4})),
+      Unary(
           "GatherV2/axis1",
           [](const Scope& s, Output x) {
             return ops::GatherV2(s, x, {2, 0, 2}, 1);
