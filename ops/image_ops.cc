@@ -649,6 +649,54 @@ TW_REGISTER_OP("CropAndResizeGradBoxes")
       return absl::OkStatus();
     });
 
+// ImageProjectiveTransformV2 / V3: [N, output_shape, C] from images by
+// each image's projective transform (kernels/cpu/projective_transform_ops.cc).
+absl::Status ProjectiveTransformShape(InferenceContext* c) {
+  PartialTensorShape images, transforms;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &images));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &transforms));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> size, c->ConstantIntInput(2));
+  int64_t h = -1, w = -1;
+  if (size.has_value()) {
+    if (size->size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output_shape must have two elements, got ", size->size()));
+    }
+    h = (*size)[0];
+    w = (*size)[1];
+  }
+  const int64_t n = images.unknown_rank() ? -1 : images.dim_size(0);
+  const int64_t ch = images.unknown_rank() ? -1 : images.dim_size(3);
+  c->set_output(0, PartialTensorShape({n, h, w, ch}));
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("ImageProjectiveTransformV2")
+    .Input("images: dtype")
+    .Input("transforms: float")
+    .Input("output_shape: int32")
+    .Output("transformed_images: dtype")
+    .Attr("dtype: {uint8, int32, int64, half, bfloat16, float, double}")
+    .Attr("interpolation: string")
+    .Attr("fill_mode: string = 'CONSTANT'")
+    .Doc(
+        "Each image warped by its projective transform [a0 a1 a2 b0 b1 b2 c0 c1] (the "
+        "output point maps to an input point); outside the image, zeros (CONSTANT) or the "
+        "fill_mode's reflection, wrap or edge.")
+    .SetShapeFn(ProjectiveTransformShape);
+
+TW_REGISTER_OP("ImageProjectiveTransformV3")
+    .Input("images: dtype")
+    .Input("transforms: float")
+    .Input("output_shape: int32")
+    .Input("fill_value: float")
+    .Output("transformed_images: dtype")
+    .Attr("dtype: {uint8, int32, int64, half, bfloat16, float, double}")
+    .Attr("interpolation: string")
+    .Attr("fill_mode: string = 'CONSTANT'")
+    .Doc("ImageProjectiveTransformV2 with CONSTANT's fill value given.")
+    .SetShapeFn(ProjectiveTransformShape);
+
 TW_REGISTER_OP("NonMaxSuppression")
     .Input("boxes: float")
     .Input("scores: float")

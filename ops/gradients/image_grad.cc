@@ -1,6 +1,8 @@
 // Gradients of the image ops: resizing, CropAndResize, ExtractImagePatches,
 // RGBToHSV and the space/batch block moves.
 // g is dL/d(output).
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "ops/grad_registry.h"
@@ -260,7 +262,44 @@ TW_GRAD_FN(RGBToHSVGrad) {
   return scope.status();
 }
 
+// TF's gradient of a projective transform: the incoming gradient warped
+// back by the inverse transforms (zeros outside) onto the images' size.
+// It is the exact adjoint for moves by whole pixels (translations, flips)
+// and, as in TF, an approximation for the others.
+Output InverseTransforms(const Scope& scope, const Output& transforms) {
+  const Output n = ops::Slice(scope, ops::Shape(scope, transforms), {0}, {1});
+  const Output ones = ops::Fill(scope, ops::ConcatV2(scope, {n, ops::Const(scope, {1})}, 0), 1.0f);
+  const Output matrices = ops::Reshape(scope, ops::ConcatV2(scope, {transforms, ones}, 1),
+                                       ops::ConcatV2(scope, {n, ops::Const(scope, {3, 3})}, 0));
+  const Output flat = ops::Reshape(scope, ops::MatrixInverse(scope, matrices),
+                                   ops::ConcatV2(scope, {n, ops::Const(scope, {9})}, 0));
+  const Output scaled = ops::Div(scope, flat, ops::Slice(scope, flat, {0, 8}, {-1, 1}));
+  return ops::Slice(scope, scaled, {0, 0}, {-1, 8});
+}
+
+TW_GRAD_FN(ImageProjectiveTransformGrad) {
+  const Output images = In(op, 0);
+  const std::string interpolation = grad_util::Attr<std::string>(scope, op, "interpolation");
+  const std::string fill_mode = grad_util::Attr<std::string>(scope, op, "fill_mode");
+  const Output inverse = InverseTransforms(scope, In(op, 1));
+  const Output size = ops::Slice(scope, ops::Shape(scope, images), {1}, {2});
+  Output grad;
+  if (op.num_inputs() == 4) {
+    grad =
+        ops::ImageProjectiveTransformV3(scope, grad_inputs[0], inverse, size, 0.0f, interpolation,
+                                        ops::ImageProjectiveTransformV3::FillMode(fill_mode));
+  } else {
+    grad = ops::ImageProjectiveTransformV2(scope, grad_inputs[0], inverse, size, interpolation,
+                                           ops::ImageProjectiveTransformV2::FillMode(fill_mode));
+  }
+  grad_outputs->assign(op.num_inputs(), NoGradient());
+  (*grad_outputs)[0] = grad;
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("CropAndResize", CropAndResizeGrad);
+TW_REGISTER_GRADIENT("ImageProjectiveTransformV2", ImageProjectiveTransformGrad);
+TW_REGISTER_GRADIENT("ImageProjectiveTransformV3", ImageProjectiveTransformGrad);
 TW_REGISTER_GRADIENT("RGBToHSV", RGBToHSVGrad);
 TW_REGISTER_GRADIENT("ExtractImagePatches", ExtractImagePatchesGrad);
 TW_REGISTER_GRADIENT("ResizeBilinear", ResizeBilinearGradient);

@@ -491,6 +491,25 @@ std::vector<GradCase> ArrayCases() {
             return ops::Mul(s, finite, ops::Const(s, {{1.f, -2.f, 3.f}, {-4.f, 3.f, -2.f}}));
           },
           S({2, 4})),
+      // TF's gradient warps back by the inverse transform: exact for moves
+      // by whole pixels, which these are.
+      Unary(
+          "ImageProjectiveTransformV3",
+          [](const Scope& s, Output x) {
+            return ops::ImageProjectiveTransformV3(
+                s, x, ops::Const(s, {{1.f, 0.f, 1.f, 0.f, 1.f, -1.f, 0.f, 0.f}}), {4, 5}, 0.f,
+                "BILINEAR");
+          },
+          S({1, 4, 5, 2})),
+      Unary(
+          "ImageProjectiveTransformV2",
+          [](const Scope& s, Output x) {
+            // A left-right flip: x_in = 4 - x_out.
+            return ops::ImageProjectiveTransformV2(
+                s, x, ops::Const(s, {{-1.f, 0.f, 4.f, 0.f, 1.f, 0.f, 0.f, 0.f}}), {3, 5},
+                "NEAREST");
+          },
+          S({2, 3, 5, 1})),
       Unary(
           "GatherV2/axis1",
           [](const Scope& s, Output x) {
