@@ -38,6 +38,7 @@
 #include "ops/gen/scan_ops.h"
 #include "ops/gen/sparse_ops.h"
 #include "ops/gen/state_ops.h"
+#include "ops/gen/string_ops.h"
 #include "ops/gen/training_ops.h"
 
 #endif  // TOWERFLOW_OPS_OPS_H_

@@ -1,0 +1,158 @@
+// The elementwise string kernels (string_ops.cc) with TensorFlow's results
+// and messages (TF 2.21, tf.raw_ops).
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_runner.h"
+#include "kernels/testing/kernel_test_matchers.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Tensor Strings(std::vector<std::string> v) {
+  Tensor t(DT_STRING, TensorShape({static_cast<int64_t>(v.size())}));
+  for (size_t i = 0; i < v.size(); ++i) t.data<std::string>()[i] = v[i];
+  return t;
+}
+
+std::vector<std::string> Texts(const Tensor& t) {
+  return std::vector<std::string>(t.data<std::string>(), t.data<std::string>() + t.NumElements());
+}
+
+// "Hello", "ÀbÇ é", "", "x y".
+const std::vector<std::string> kWords = {"Hello",
+                                         "\xc3\x80"
+                                         "b\xc3\x87 \xc3\xa9",
+                                         "", "x y"};
+
+TEST(StringOpsTest, LengthInBytesAndCharacters) {
+  KernelRunner bytes("StringLength");
+  EXPECT_THAT(RunOk(bytes, {Strings(kWords)}), TensorIs<int32_t>({4}, {5, 8, 0, 3}));
+  KernelRunner chars("StringLength");
+  chars.Attr("unit", "UTF8_CHAR");
+  EXPECT_THAT(RunOk(chars, {Strings(kWords)}), TensorIs<int32_t>({4}, {5, 5, 0, 3}));
+}
+
+TEST(StringOpsTest, CaseAsciiOrUtf8) {
+  KernelRunner lower("StringLower");
+  EXPECT_THAT(Texts(RunOk(lower, {Strings(kWords)})), ElementsAre("hello",
+                                                                  "\xc3\x80"
+                                                                  "b\xc3\x87 \xc3\xa9",
+                                                                  "", "x y"));
+  KernelRunner upper("StringUpper");
+  EXPECT_THAT(Texts(RunOk(upper, {Strings(kWords)})), ElementsAre("HELLO",
+                                                                  "\xc3\x80"
+                                                                  "B\xc3\x87 \xc3\xa9",
+                                                                  "", "X Y"));
+  KernelRunner lower8("StringLower");
+  lower8.Attr("encoding", "utf-8");
+  EXPECT_THAT(Texts(RunOk(lower8, {Strings(kWords)})), ElementsAre("hello",
+                                                                   "\xc3\xa0"
+                                                                   "b\xc3\xa7 \xc3\xa9",
+                                                                   "", "x y"));
+  KernelRunner upper8("StringUpper");
+  upper8.Attr("encoding", "utf-8");
+  EXPECT_THAT(Texts(RunOk(upper8, {Strings(kWords)})), ElementsAre("HELLO",
+                                                                   "\xc3\x80"
+                                                                   "B\xc3\x87 \xc3\x89",
+                                                                   "", "X Y"));
+  EXPECT_THAT(upper8.Run({Strings({"ok", "\xc3"})}).status().message(),
+              HasSubstr("String at index 1 is not valid UTF-8"));
+  KernelRunner latin("StringLower");
+  latin.Attr("encoding", "latin1");
+  EXPECT_THAT(latin.Run({Strings({"a"})}).status().message(),
+              HasSubstr("only utf-8 or '' (no encoding) is supported, received latin1"));
+}
+
+TEST(StringOpsTest, AsStringFormatsAsTensorFlow) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto run = [](const Tensor& x, std::vector<std::pair<std::string, AttrValue>> attrs) {
+    KernelRunner r("AsString");
+    for (const auto& [k, v] : attrs) r.Attr(k, v);
+    return Texts(RunOk(r, {x}));
+  };
+  const auto a = [](auto v) {
+    AttrValue out;
+    SetAttrValue(v, &out);
+    return out;
+  };
+  EXPECT_THAT(run(Literal<float>({6}, {1.5f, -0.25f, 1e10f, nan, inf, 3}), {}),
+              ElementsAre("1.500000", "-0.250000", "10000000000.000000", "nan", "inf", "3.000000"));
+  const Tensor pi = Literal<float>({3}, {1.5f, -0.25f, 3.14159f});
+  EXPECT_THAT(run(pi, {{"precision", a(int64_t{2})}}), ElementsAre("1.50", "-0.25", "3.14"));
+  EXPECT_THAT(run(pi, {{"scientific", a(true)}}),
+              ElementsAre("1.500000e+00", "-2.500000e-01", "3.141590e+00"));
+  EXPECT_THAT(run(Literal<float>({4}, {1.5f, -0.25f, 3.14159f, 1e10f}), {{"shortest", a(true)}}),
+              ElementsAre("1.5", "-0.25", "3.14159", "1e+10"));
+  const Tensor ints = Literal<int32_t>({3}, {1, -25, 300});
+  EXPECT_THAT(run(ints, {{"width", a(int64_t{5})}, {"fill", a("0")}}),
+              ElementsAre("00001", "-0025", "00300"));
+  EXPECT_THAT(run(ints, {{"width", a(int64_t{5})}}), ElementsAre("    1", "  -25", "  300"));
+  EXPECT_THAT(run(Literal<bool>({2}, {true, false}), {}), ElementsAre("true", "false"));
+  EXPECT_THAT(run(Literal<double>({2}, {1.5, 0.1}), {}), ElementsAre("1.500000", "0.100000"));
+  EXPECT_THAT(run(Literal<int64_t>({1}, {int64_t{1} << 40}), {}), ElementsAre("1099511627776"));
+  EXPECT_THAT(run(Strings({"ab"}), {}), ElementsAre("ab"));
+
+  KernelRunner precise_int("AsString");
+  precise_int.Attr("precision", int64_t{2});
+  EXPECT_THAT(precise_int.Run({ints}).status().message(),
+              HasSubstr("precision not supported for datatype int32"));
+  KernelRunner long_fill("AsString");
+  long_fill.Attr("fill", "ab");
+  EXPECT_THAT(long_fill.Run({pi}).status().message(),
+              HasSubstr("Fill string must be one or fewer characters"));
+  KernelRunner both("AsString");
+  both.Attr("scientific", true).Attr("shortest", true);
+  EXPECT_THAT(both.Run({pi}).status().message(),
+              HasSubstr("Cannot select both scientific and shortest notation"));
+}
+
+TEST(StringOpsTest, StringToNumberAsTensorFlow) {
+  KernelRunner floats("StringToNumber");
+  const Tensor got = RunOk(floats, {Strings({"1.5", " 2", "-3e2", "0x10", "inf", "nan"})});
+  EXPECT_THAT(std::vector<float>(got.data<float>(), got.data<float>() + 5),
+              ElementsAre(1.5f, 2, -300, 16, std::numeric_limits<float>::infinity()));
+  EXPECT_TRUE(std::isnan(got.data<float>()[5]));
+  KernelRunner ints("StringToNumber");
+  ints.Attr("out_type", DT_INT32);
+  EXPECT_THAT(RunOk(ints, {Strings({"15", "-2", "+7"})}), TensorIs<int32_t>({3}, {15, -2, 7}));
+  for (const char* bad : {"1.5", "99999999999"}) {
+    EXPECT_THAT(
+        ints.Run({Strings({bad})}).status().message(),
+        HasSubstr(std::string("StringToNumberOp could not correctly convert string: ") + bad));
+  }
+  EXPECT_THAT(floats.Run({Strings({"1.5x"})}).status().message(),
+              HasSubstr("StringToNumberOp could not correctly convert string: 1.5x"));
+}
+
+TEST(StringOpsTest, SubstrAsTensorFlow) {
+  KernelRunner r("Substr");
+  EXPECT_THAT(Texts(RunOk(r, {Strings({"Hello", "World"}), Literal<int32_t>({2}, {1, -3}),
+                              Literal<int32_t>({2}, {3, 10})})),
+              ElementsAre("ell", "rld"));
+  Tensor grid(DT_STRING, TensorShape({2, 2}));
+  const char* words[] = {"Hello", "World", "ab", "cd"};
+  for (int i = 0; i < 4; ++i) grid.data<std::string>()[i] = words[i];
+  EXPECT_THAT(Texts(RunOk(r, {grid, Literal<int32_t>({2}, {0, 1}), Literal<int32_t>({2}, {2, 1})})),
+              ElementsAre("He", "o", "ab", "d"));
+  EXPECT_THAT(Texts(RunOk(r, {Strings({"Hello"}), Scalar<int32_t>(1), Scalar<int32_t>(-1)})),
+              ElementsAre("ello"));
+  EXPECT_THAT(
+      r.Run({Strings({"Hello"}), Scalar<int32_t>(6), Scalar<int32_t>(1)}).status().message(),
+      HasSubstr("pos 6 out of range for string b'Hello' at index 0"));
+  KernelRunner chars("Substr");
+  chars.Attr("unit", "UTF8_CHAR");
+  EXPECT_THAT(Texts(RunOk(chars, {Strings({kWords[1]}), Scalar<int64_t>(1), Scalar<int64_t>(2)})),
+              ElementsAre("b\xc3\x87"));
+}
+
+}  // namespace
+}  // namespace towerflow
