@@ -2,8 +2,10 @@
 // SparseTensor as (indices [nnz, rank], values [nnz], dense_shape [rank]),
 // a ragged one as (row splits, flat values). SparseTensorDenseAdd,
 // SparseToDense, SparseFillEmptyRows (and its gradient), SparseReshape and
-// RaggedRange (kernels/cpu/sparse_ops.cc).
+// RaggedRange (kernels/cpu/sparse_ops.cc), RaggedTensorToTensor
+// (kernels/cpu/ragged_ops.cc).
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -153,6 +155,43 @@ TW_REGISTER_OP("RaggedRange")
     .Attr("Tsplits: {int32, int64} = DT_INT64")
     .Doc("A ragged tensor whose row i is Range(starts[i], limits[i], deltas[i]).")
     .SetShapeFn(RaggedRangeShape);
+
+TW_REGISTER_OP("RaggedTensorToTensor")
+    .Input("shape: Tshape")
+    .Input("values: T")
+    .Input("default_value: T")
+    .Input("row_partition_tensors: num_row_partition_tensors * Tindex")
+    .Output("result: T")
+    .Attr("T: type")
+    .Attr("Tindex: {int64, int32}")
+    .Attr("Tshape: {int64, int32}")
+    .Attr("num_row_partition_tensors: int")
+    .Attr("row_partition_types: list(string)")
+    .Doc(
+        "A ragged tensor (values partitioned by ROW_SPLITS, or FIRST_DIM_SIZE and VALUE_ROWIDS, "
+        "per ragged dimension) as a dense one of shape (-1: as long as the longest row), "
+        "padded with default_value, cut where shape is smaller.")
+    .SetShapeFn([](InferenceContext* c) {
+      std::vector<std::string> types;
+      TW_RETURN_IF_ERROR(c->GetAttr("row_partition_types", &types));
+      const int ragged_rank =
+          static_cast<int>(types.size()) - (!types.empty() && types[0] == "FIRST_DIM_SIZE");
+      PartialTensorShape values;
+      TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(1), 1, &values));
+      PartialTensorShape out;
+      if (!values.unknown_rank()) {
+        out = PartialTensorShape::UnknownDims(ragged_rank + 1)
+                  .Concatenate(PartialTensorShape(values.dim_sizes().subspan(1)));
+      }
+      if (c->input(0).dims() == 1) {
+        absl::StatusOr<PartialTensorShape> given = c->MakeShapeFromShapeTensor(0);
+        if (given.ok()) {
+          TW_ASSIGN_OR_RETURN(out, out.MergeWith(*given));
+        }
+      }
+      c->set_output(0, out);
+      return absl::OkStatus();
+    });
 
 }  // namespace
 }  // namespace towerflow

@@ -1,7 +1,11 @@
 // Gradients of the rearrangements of ops/manip_ops.cc and of
-// SparseTensorDenseAdd, SparseToDense and SparseFillEmptyRows, as TF's
+// SparseTensorDenseAdd, SparseToDense, SparseFillEmptyRows and
+// RaggedTensorToTensor, as TF's
 // manip_grad.py, array_grad.py and sparse_grad.py: each moves g back to
 // where its input's elements came from.
+#include <string>
+#include <vector>
+
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
 #include "ops/ops.h"
@@ -63,7 +67,58 @@ TW_GRAD_FN(SparseFillEmptyRowsGrad) {
   return scope.status();
 }
 
+// TF's: the same conversion of each value's index (-1 for padding) says
+// where each output element came from; a value's gradient sums g there, the
+// default value's sums g over the padding (and over what it was broadcast
+// to).
+TW_GRAD_FN(RaggedTensorToTensorGrad) {
+  const Output values = In(op, 1);
+  const Output fill = In(op, 2);
+  const std::vector<std::string> types =
+      grad_util::Attr<std::vector<std::string>>(scope, op, "row_partition_types");
+  const int ragged =
+      static_cast<int>(types.size()) - (!types.empty() && types[0] == "FIRST_DIM_SIZE" ? 1 : 0);
+  const Output g = grad_inputs[0];
+  std::vector<Output> partitions;
+  for (int i = 3; i < op.num_inputs(); ++i) partitions.push_back(In(op, i));
+  const Output n = ops::Slice(scope, ops::Shape(scope, values), {0}, {1});
+  const Output positions = ops::Squeeze(scope, n);
+  const Output index =
+      ops::RaggedTensorToTensor(scope, ops::Slice(scope, ops::Shape(scope, g), {0}, {ragged + 1}),
+                                ops::Range(scope, 0, positions, 1), -1, partitions, types);
+  const Output padding = ops::Equal(scope, index, -1);
+  // Each output block as a row: [elements, value's shape].
+  const Output inner = ops::Slice(scope, ops::Shape(scope, values), {1}, {-1});
+  const Output rows =
+      ops::Reshape(scope, g, ops::ConcatV2(scope, {ops::Const(scope, {-1}), inner}, 0));
+  const Output flat_index =
+      ops::Reshape(scope, ops::SelectV2(scope, padding, positions, index), {-1});
+  const Output sums =
+      ops::UnsortedSegmentSum(scope, rows, flat_index, ops::Add(scope, positions, 1));
+  const Output values_grad =
+      ops::Slice(scope, sums, ops::ZerosLike(scope, ops::Shape(scope, values)),
+                 ops::ConcatV2(scope, {n, ops::Fill(scope, ops::Shape(scope, inner), -1)}, 0));
+  const Output pad_rows = ops::Sum(
+      scope,
+      ops::Mul(scope, rows,
+               ops::Cast(scope,
+                         ops::Reshape(
+                             scope, padding,
+                             ops::ConcatV2(
+                                 scope, {ops::Const(scope, {-1}), ops::OnesLike(scope, inner)}, 0)),
+                         g.type())),
+      0);
+  const ops::BroadcastGradientArgs reduce(scope, ops::Shape(scope, fill), inner);
+  const Output fill_grad =
+      ops::Reshape(scope, ops::Sum(scope, pad_rows, reduce.r0), ops::Shape(scope, fill));
+  grad_outputs->assign(op.num_inputs(), NoGradient());
+  (*grad_outputs)[1] = values_grad;
+  (*grad_outputs)[2] = fill_grad;
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("Roll", RollGrad);
+TW_REGISTER_GRADIENT("RaggedTensorToTensor", RaggedTensorToTensorGrad);
 TW_REGISTER_GRADIENT("ReverseSequence", ReverseSequenceGrad);
 TW_REGISTER_GRADIENT("SparseTensorDenseAdd", SparseTensorDenseAddGrad);
 TW_REGISTER_GRADIENT("SparseToDense", SparseToDenseGrad);

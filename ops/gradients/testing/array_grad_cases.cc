@@ -510,6 +510,15 @@ std::vector<GradCase> ArrayCases() {
                 "NEAREST");
           },
           S({2, 3, 5, 1})),
+      // Rows of 1, 3 and 2 values of [2], cut to 2 per row, padded with a
+      // default of [2].
+      {"RaggedTensorToTensor",
+       {S({6, 2}), S({2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::RaggedTensorToTensor(s, ops::Const(s, {-1, 2, -1}), x[0], x[1],
+                                           {ops::Const(s, {0, 1, 4, 6})},
+                                           std::vector<std::string>{"ROW_SPLITS"})};
+       }},
       Unary(
           "GatherV2/axis1",
           [](const Scope& s, Output x) {

@@ -1,0 +1,265 @@
+// RaggedTensorToTensor (tf.RaggedTensor.to_tensor): a ragged tensor given as
+// flat values and one row partition per ragged dimension — ROW_SPLITS each,
+// or FIRST_DIM_SIZE then VALUE_ROWIDS each — written into a dense tensor
+// filled with default_value (broadcast to a value's shape). A dimension of
+// `shape` that is -1 (or a shape of -1) is as long as the longest row; a
+// given one cuts longer rows, as TF's. As in TF, splits whose last entry is
+// below the number of values use the first values only.
+//
+// Each level's partition becomes, for each of its children, the row it is
+// in and its place there; a value's coordinates are then found by walking
+// from it up through the levels.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "kernels/kernel_util.h"
+
+namespace towerflow {
+namespace {
+
+// One ragged dimension: for each child, its row and its place in the row.
+struct Level {
+  int64_t rows = 0;
+  std::vector<int64_t> row, place;
+  int64_t longest = 0;
+};
+
+absl::StatusOr<Level> FromSplits(const Tensor& splits, int64_t children_available) {
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> s, IntVector(splits, "row_splits"));
+  if (s.empty() || s[0] != 0)
+    return absl::InvalidArgumentError(
+        "Invalid first partition input. Tensor requires at least one element.");
+  Level level;
+  level.rows = static_cast<int64_t>(s.size()) - 1;
+  for (int64_t r = 0; r < level.rows; ++r) {
+    if (s[r + 1] < s[r]) return absl::InvalidArgumentError("Invalid row split size.");
+  }
+  const int64_t children = s.back();
+  if (children > children_available) {
+    return absl::InvalidArgumentError(absl::StrCat("row_splits end at ", children,
+                                                   " but the next level has only ",
+                                                   children_available, " elements"));
+  }
+  level.row.resize(children);
+  level.place.resize(children);
+  for (int64_t r = 0; r < level.rows; ++r) {
+    level.longest = std::max(level.longest, s[r + 1] - s[r]);
+    for (int64_t j = s[r]; j < s[r + 1]; ++j) {
+      level.row[j] = r;
+      level.place[j] = j - s[r];
+    }
+  }
+  return level;
+}
+
+absl::StatusOr<Level> FromRowIds(const Tensor& ids, int64_t rows, int64_t children_available) {
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> id, IntVector(ids, "value_rowids"));
+  if (static_cast<int64_t>(id.size()) != children_available) {
+    return absl::InvalidArgumentError(absl::StrCat("value_rowids has ", id.size(),
+                                                   " entries but the next level has ",
+                                                   children_available, " elements"));
+  }
+  Level level;
+  level.rows = rows;
+  level.row = id;
+  level.place.resize(id.size());
+  for (size_t j = 0; j < id.size(); ++j) {
+    if (id[j] < 0 || id[j] >= rows || (j > 0 && id[j] < id[j - 1])) {
+      return absl::InvalidArgumentError(absl::StrCat("value_rowids must be sorted and in [0, ",
+                                                     rows, "): entry ", j, " is ", id[j]));
+    }
+    level.place[j] = j > 0 && id[j] == id[j - 1] ? level.place[j - 1] + 1 : 0;
+    level.longest = std::max(level.longest, level.place[j] + 1);
+  }
+  return level;
+}
+
+class RaggedTensorToTensorOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("row_partition_types", &types_));
+    if (types_.empty()) return absl::InvalidArgumentError("No row_partition_types given");
+    for (size_t i = 0; i < types_.size(); ++i) {
+      const std::string& t = types_[i];
+      const bool ok = t == "ROW_SPLITS"       ? types_[0] == "ROW_SPLITS"
+                      : t == "FIRST_DIM_SIZE" ? i == 0 && types_.size() > 1
+                      : t == "VALUE_ROWIDS"   ? i > 0 && types_[0] == "FIRST_DIM_SIZE"
+                                              : false;
+      if (!ok) {
+        return absl::InvalidArgumentError(
+            t == "ROW_SPLITS" || t == "FIRST_DIM_SIZE" || t == "VALUE_ROWIDS"
+                ? absl::StrCat("Invalid row_partition_types: ", t, " at ", i)
+                : absl::StrCat("Cannot handle type ", t));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& values = ctx->input(1);
+    const Tensor& fill = ctx->input(2);
+    if (values.dims() < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("values must be at least a vector, got shape ",
+                                                     values.shape().DebugString()));
+    }
+    const bool first_dim_size = types_[0] == "FIRST_DIM_SIZE";
+    const int ragged = static_cast<int>(types_.size()) - (first_dim_size ? 1 : 0);
+    if (ctx->num_inputs() != 3 + static_cast<int>(types_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(types_.size(), " row_partition_types but ",
+                                                     ctx->num_inputs() - 3,
+                                                     " row_partition_tensors"));
+    }
+    // The levels, top down; each level's children are the next one's rows.
+    std::vector<Level> levels(ragged);
+    int64_t rows = 0;
+    if (first_dim_size) {
+      TW_ASSIGN_OR_RETURN(rows, IntScalar(ctx->input(3), "first_dim_size"));
+      if (rows < 0) return absl::InvalidArgumentError("first_dim_size must be non-negative");
+    }
+    // Children available at each level: the next level's rows, or values.
+    // For splits they follow from the splits, so go top down and check.
+    for (int k = 0; k < ragged; ++k) {
+      const Tensor& partition = ctx->input(3 + k + (first_dim_size ? 1 : 0));
+      if (first_dim_size) {
+        // The rows of the next level are this one's children: only the last
+        // level's count is fixed, by the values.
+        const int64_t available = k + 1 < ragged ? partition.NumElements() : values.dim_size(0);
+        TW_ASSIGN_OR_RETURN(levels[k], FromRowIds(partition, rows, available));
+        rows = static_cast<int64_t>(levels[k].row.size());
+      } else {
+        const int64_t available =
+            k + 1 < ragged ? std::max<int64_t>(ctx->input(3 + k + 1).NumElements() - 1, 0)
+                           : values.dim_size(0);
+        TW_ASSIGN_OR_RETURN(levels[k], FromSplits(partition, available));
+      }
+    }
+    // The dense shape: rows, each ragged dimension's longest row, a value's.
+    std::vector<int64_t> dims = {levels[0].rows};
+    for (const Level& l : levels) dims.push_back(l.longest);
+    for (int d = 1; d < values.dims(); ++d) dims.push_back(values.dim_size(d));
+    const Tensor& shape = ctx->input(0);
+    if (shape.dims() == 1) {
+      TW_ASSIGN_OR_RETURN(std::vector<int64_t> given, IntVector(shape, "shape"));
+      if (given.size() != dims.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "shape has ", given.size(), " dimensions, but the ragged tensor has ", dims.size()));
+      }
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (given[d] < -1) {
+          return absl::InvalidArgumentError(absl::StrCat("shape[", d, "] = ", given[d], " < -1"));
+        }
+        if (given[d] == -1) continue;
+        if (static_cast<int>(d) > ragged && given[d] != dims[d]) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "shape[", d, "] = ", given[d], " but the values' dimension is ", dims[d]));
+        }
+        dims[d] = given[d];
+      }
+    } else if (shape.NumElements() != 1 || IntAt(shape, 0) != -1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shape must be a vector or the scalar -1, got shape ", shape.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(TensorShape out_shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
+    // A value's block, and default_value broadcast to it.
+    int64_t block = 1;
+    for (int d = 1; d < values.dims(); ++d) block *= values.dim_size(d);
+    TW_ASSIGN_OR_RETURN(Tensor fill_block, BroadcastFill(ctx, fill, values));
+    const int64_t blocks = out_shape.num_elements() / std::max<int64_t>(block, 1);
+    for (int64_t b = 0; b < blocks && block > 0; ++b)
+      CopyBlock(fill_block, 0, out, b * block, block);
+    // Each value's place.
+    std::vector<int64_t> stride(ragged + 1, 1);
+    for (int d = ragged - 1; d >= 0; --d) stride[d] = stride[d + 1] * dims[d + 1];
+    const int64_t used = static_cast<int64_t>(levels.back().row.size());
+    for (int64_t v = 0; v < used; ++v) {
+      int64_t at = 0, child = v;
+      bool inside = true;
+      for (int k = ragged - 1; k >= 0 && inside; --k) {
+        // A row past the children the level above uses (splits ending
+        // early) is not in the tensor.
+        if (child >= static_cast<int64_t>(levels[k].place.size())) {
+          inside = false;
+          break;
+        }
+        const int64_t place = levels[k].place[child];
+        inside = place < dims[k + 1];
+        at += place * stride[k + 1];
+        child = levels[k].row[child];
+      }
+      if (!inside || child >= dims[0]) continue;
+      at += child * stride[0];
+      CopyBlock(values, v * block, out, at * block, block);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // default_value as one value's block: its shape must broadcast to it.
+  static absl::StatusOr<Tensor> BroadcastFill(KernelContext* ctx, const Tensor& fill,
+                                              const Tensor& values) {
+    const TensorShape inner(values.shape().dim_sizes().subspan(1));
+    TW_ASSIGN_OR_RETURN(Tensor block, ctx->allocate_temp(values.dtype(), inner));
+    const int offset = inner.dims() - fill.dims();
+    bool ok = offset >= 0;
+    for (int d = 0; ok && d < fill.dims(); ++d) {
+      ok = fill.dim_size(d) == 1 || fill.dim_size(d) == inner.dim_size(d + offset);
+    }
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "default_value.shape=", fill.shape().DebugString(), " and rt_input.flat_values.shape=",
+          values.shape().DebugString(), " are incompatible: default_value.rank = ", fill.dims(),
+          " must be less than or equal to "
+          "rt_input.flat_values.rank - 1 = ",
+          inner.dims(),
+          " and each dimension must be 1 "
+          "or equal"));
+    }
+    for (int64_t i = 0; i < inner.num_elements(); ++i) {
+      int64_t rest = i, src = 0, stride = 1;
+      for (int d = inner.dims() - 1; d >= 0; --d) {
+        const int64_t coord = rest % inner.dim_size(d);
+        rest /= inner.dim_size(d);
+        const int fd = d - offset;
+        if (fd < 0) continue;
+        if (fill.dim_size(fd) != 1) src += coord * stride;
+        stride *= fill.dim_size(fd);
+      }
+      CopyBlock(fill, src, &block, i, 1);
+    }
+    return block;
+  }
+
+  // Copies `n` elements of `src` from `from` to `dst` at `to`.
+  static void CopyBlock(const Tensor& src, int64_t from, Tensor* dst, int64_t to, int64_t n) {
+    if (src.dtype() == DT_STRING) {
+      std::copy_n(src.data<std::string>() + from, n, dst->data<std::string>() + to);
+      return;
+    }
+    const size_t size = TensorElementSize(src.dtype());
+    std::memcpy(static_cast<char*>(dst->raw_data()) + to * size,
+                static_cast<const char*>(src.raw_data()) + from * size, n * size);
+  }
+
+  std::vector<std::string> types_;
+};
+
+}  // namespace
+
+TW_REGISTER_KERNELS(ragged_ops) {
+  // Every dtype whose elements are plain bytes, and strings.
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16, DT_INT8, DT_INT16, DT_INT32,
+                     DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DT_BOOL, DT_STRING}) {
+    RegisterKernel(
+        KernelDefBuilder("RaggedTensorToTensor").Device(kDeviceCpu).TypeConstraint("T", t),
+        MakeFactory<RaggedTensorToTensorOp>());
+  }
+}
+
+}  // namespace towerflow

@@ -1,0 +1,134 @@
+// RaggedTensorToTensor (ragged_ops.cc) with TensorFlow's values and
+// messages (TF 2.21, tf.raw_ops).
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_runner.h"
+#include "kernels/testing/kernel_test_matchers.h"
+#include "tests/test_util.h"
+
+namespace towerflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+absl::StatusOr<std::vector<Tensor>> ToTensor(const Tensor& shape, const Tensor& values,
+                                             const Tensor& fill, std::vector<Tensor> partitions,
+                                             std::vector<std::string> types) {
+  KernelRunner r("RaggedTensorToTensor");
+  r.Attr("row_partition_types", types);
+  std::vector<Tensor> inputs = {shape, values, fill};
+  inputs.insert(inputs.end(), partitions.begin(), partitions.end());
+  return r.Run(inputs);
+}
+
+Tensor Splits(std::initializer_list<int64_t> v) {
+  return Literal<int64_t>({static_cast<int64_t>(v.size())}, v);
+}
+
+TEST(RaggedOpsTest, RowSplitsAsTensorFlow) {
+  const Tensor v = Literal<float>({6}, {1, 2, 3, 4, 5, 6});
+  const Tensor splits = Splits({0, 2, 2, 6});
+  const auto run = [&](const Tensor& shape, float fill) {
+    absl::StatusOr<std::vector<Tensor>> out =
+        ToTensor(shape, v, Scalar<float>(fill), {splits}, {"ROW_SPLITS"});
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? (*out)[0] : Tensor();
+  };
+  EXPECT_THAT(run(Scalar<int64_t>(-1), 0),
+              TensorIs<float>({3, 4}, {1, 2, 0, 0, 0, 0, 0, 0, 3, 4, 5, 6}));
+  EXPECT_THAT(run(Literal<int64_t>({2}, {2, 3}), -1),
+              TensorIs<float>({2, 3}, {1, 2, -1, -1, -1, -1}));
+  EXPECT_THAT(run(Literal<int64_t>({2}, {4, 5}), -1),
+              TensorIs<float>({4, 5}, {1, 2, -1, -1, -1, -1, -1, -1, -1, -1,
+                                       3, 4, 5,  6,  -1, -1, -1, -1, -1, -1}));
+  EXPECT_THAT(run(Literal<int64_t>({2}, {-1, 2}), -1),
+              TensorIs<float>({3, 2}, {1, 2, -1, -1, 3, 4}));
+  // Splits ending before the last value use the first values (TF's).
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> early,
+      ToTensor(Scalar<int64_t>(-1), v, Scalar<float>(0), {Splits({0, 2, 5})}, {"ROW_SPLITS"}));
+  EXPECT_THAT(early[0], TensorIs<float>({2, 3}, {1, 2, 0, 3, 4, 5}));
+}
+
+TEST(RaggedOpsTest, RowIdsInnerBlocksAndTwoLevels) {
+  const Tensor v = Literal<float>({6}, {1, 2, 3, 4, 5, 6});
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> ids,
+                          ToTensor(Scalar<int64_t>(-1), v, Scalar<float>(9),
+                                   {Scalar<int64_t>(4), Splits({0, 0, 2, 2, 2, 3})},
+                                   {"FIRST_DIM_SIZE", "VALUE_ROWIDS"}));
+  EXPECT_THAT(ids[0], TensorIs<float>({4, 3}, {1, 2, 9, 9, 9, 9, 3, 4, 5, 6, 9, 9}));
+  Tensor pairs(DT_FLOAT, TensorShape({6, 2}));
+  for (int i = 0; i < 12; ++i) pairs.data<float>()[i] = static_cast<float>(i);
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> inner,
+                          ToTensor(Scalar<int32_t>(-1), pairs, Literal<float>({2}, {7, 8}),
+                                   {Literal<int32_t>({4}, {0, 1, 4, 6})}, {"ROW_SPLITS"}));
+  EXPECT_THAT(inner[0],
+              TensorIs<float>({3, 3, 2}, {0, 1, 7, 8, 7, 8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 7, 8}));
+  const std::vector<float> two_level = {1, 2, 0, 0, 0, 0, 3, 0, 0, 4, 5, 6};
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> splits2,
+      ToTensor(Scalar<int32_t>(-1), v, Scalar<float>(0),
+               {Literal<int32_t>({3}, {0, 1, 3}), Literal<int32_t>({4}, {0, 2, 3, 6})},
+               {"ROW_SPLITS", "ROW_SPLITS"}));
+  EXPECT_THAT(splits2[0], TensorIs<float>({2, 2, 3}, two_level));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> ids2,
+                          ToTensor(Scalar<int32_t>(-1), v, Scalar<float>(0),
+                                   {Scalar<int32_t>(2), Literal<int32_t>({3}, {0, 1, 1}),
+                                    Literal<int32_t>({6}, {0, 0, 1, 2, 2, 2})},
+                                   {"FIRST_DIM_SIZE", "VALUE_ROWIDS", "VALUE_ROWIDS"}));
+  EXPECT_THAT(ids2[0], TensorIs<float>({2, 2, 3}, two_level));
+}
+
+TEST(RaggedOpsTest, StringsAndEmptyRows) {
+  Tensor words(DT_STRING, TensorShape({3}));
+  words.data<std::string>()[0] = "a";
+  words.data<std::string>()[1] = "b c";
+  words.data<std::string>()[2] = "d";
+  Tensor pad(DT_STRING, TensorShape({}));
+  *pad.data<std::string>() = "<pad>";
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, ToTensor(Scalar<int64_t>(-1), words, pad,
+                                                            {Splits({0, 2, 3})}, {"ROW_SPLITS"}));
+  const Tensor& t = out[0];
+  EXPECT_THAT(std::vector<std::string>(t.data<std::string>(), t.data<std::string>() + 4),
+              ElementsAre("a", "b c", "d", "<pad>"));
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> empty,
+                          ToTensor(Scalar<int64_t>(-1), Literal<float>({0}, {}), Scalar<float>(0),
+                                   {Splits({0, 0, 0})}, {"ROW_SPLITS"}));
+  EXPECT_THAT(empty[0], TensorIs<float>({2, 0}, {}));
+}
+
+TEST(RaggedOpsTest, BadPartitionsAreErrors) {
+  const Tensor v = Literal<float>({6}, {1, 2, 3, 4, 5, 6});
+  EXPECT_THAT(
+      ToTensor(Scalar<int64_t>(-1), v, Scalar<float>(0), {Splits({0, 3, 2, 6})}, {"ROW_SPLITS"})
+          .status()
+          .message(),
+      HasSubstr("Invalid row split size."));
+  EXPECT_THAT(ToTensor(Scalar<int64_t>(-1), v, Scalar<float>(0), {Splits({0, 6})}, {"ROW_LENGTHS"})
+                  .status()
+                  .message(),
+              HasSubstr("Cannot handle type ROW_LENGTHS"));
+  EXPECT_THAT(
+      ToTensor(Scalar<int64_t>(-1), v, Scalar<float>(0), {Splits({0, 2, 7})}, {"ROW_SPLITS"})
+          .status()
+          .message(),
+      HasSubstr("row_splits end at 7 but the next level has only 6 elements"));
+  EXPECT_THAT(
+      ToTensor(Scalar<int64_t>(-1), v, Scalar<float>(0),
+               {Scalar<int64_t>(2), Splits({0, 1, 0, 1, 1, 1})}, {"FIRST_DIM_SIZE", "VALUE_ROWIDS"})
+          .status()
+          .message(),
+      HasSubstr("value_rowids must be sorted"));
+  EXPECT_THAT(ToTensor(Scalar<int64_t>(-1), v, Literal<float>({2}, {1, 2}), {Splits({0, 6})},
+                       {"ROW_SPLITS"})
+                  .status()
+                  .message(),
+              HasSubstr("are incompatible"));
+}
+
+}  // namespace
+}  // namespace towerflow
