@@ -156,6 +156,31 @@ TW_REGISTER_OP("RaggedRange")
     .Doc("A ragged tensor whose row i is Range(starts[i], limits[i], deltas[i]).")
     .SetShapeFn(RaggedRangeShape);
 
+TW_REGISTER_OP("SparseTensorDenseMatMul")
+    .Input("a_indices: Tindices")
+    .Input("a_values: T")
+    .Input("a_shape: int64")
+    .Input("b: T")
+    .Output("product: T")
+    .Attr("T: type")
+    .Attr("Tindices: {int32, int64} = DT_INT64")
+    .Attr("adjoint_a: bool = false")
+    .Attr("adjoint_b: bool = false")
+    .Doc("The sparse matrix (a_indices, a_values, a_shape), or its adjoint, times b or b's.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape b;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(3), 2, &b));
+      bool adjoint_a = false, adjoint_b = false;
+      TW_RETURN_IF_ERROR(c->GetAttr("adjoint_a", &adjoint_a));
+      TW_RETURN_IF_ERROR(c->GetAttr("adjoint_b", &adjoint_b));
+      TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> shape, c->ConstantIntInput(2));
+      int64_t rows = -1;
+      if (shape.has_value() && shape->size() == 2) rows = (*shape)[adjoint_a ? 1 : 0];
+      c->set_output(
+          0, PartialTensorShape({rows, b.unknown_rank() ? -1 : b.dim_size(adjoint_b ? 0 : 1)}));
+      return absl::OkStatus();
+    });
+
 TW_REGISTER_OP("RaggedTensorToTensor")
     .Input("shape: Tshape")
     .Input("values: T")

@@ -445,5 +445,48 @@ TEST(SparseOpsTest, SparseFillEmptyRowsAndReshapeAsTensorFlow) {
                                 "requested shape has 15. input_shape=[3,4] output_shape=[5,3]"));
 }
 
+TEST(SparseOpsTest, SparseTensorDenseMatMulAsTensorFlow) {
+  // TF 2.21's products; a duplicate index adds up.
+  const Tensor indices = Literal<int64_t>({4, 2}, {0, 1, 2, 0, 2, 3, 0, 1});
+  const Tensor values = Literal<float>({4}, {1, 2, -1, 0.5f});
+  const Tensor shape = Literal<int64_t>({2}, {3, 4});
+  const auto iota = [](int64_t rows, int64_t cols) {
+    Tensor t(DT_FLOAT, TensorShape({rows, cols}));
+    for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = static_cast<float>(i);
+    return t;
+  };
+  KernelRunner plain("SparseTensorDenseMatMul");
+  EXPECT_THAT(RunOk(plain, {indices, values, shape, iota(4, 2)}),
+              TensorIs<float>({3, 2}, {3, 4.5f, 0, 0, -6, -5}));
+  KernelRunner adjoint_a("SparseTensorDenseMatMul");
+  adjoint_a.Attr("adjoint_a", true);
+  EXPECT_THAT(RunOk(adjoint_a, {indices, values, shape, iota(3, 2)}),
+              TensorIs<float>({4, 2}, {8, 10, 0, 1.5f, 0, 0, -4, -5}));
+  KernelRunner adjoint_b("SparseTensorDenseMatMul");
+  adjoint_b.Attr("adjoint_b", true);
+  EXPECT_THAT(RunOk(adjoint_b, {indices, values, shape, iota(2, 4)}),
+              TensorIs<float>({3, 2}, {1.5f, 7.5f, 0, 0, -3, 1}));
+  EXPECT_THAT(plain.Run({indices, values, shape, iota(3, 2)}).status().message(),
+              ::testing::HasSubstr(
+                  "Cannot multiply A and B because inner dimension does not match: 4 vs. 3."));
+  EXPECT_THAT(
+      plain.Run({Literal<int64_t>({1, 2}, {0, 4}), Literal<float>({1}, {1}), shape, iota(4, 2)})
+          .status()
+          .message(),
+      ::testing::HasSubstr("k (4) from index[0,1] out of bounds (>=4)"));
+  EXPECT_THAT(
+      plain.Run({Literal<int64_t>({1, 2}, {3, 0}), Literal<float>({1}, {1}), shape, iota(4, 2)})
+          .status()
+          .message(),
+      ::testing::HasSubstr("m (3) from index[0,0] out of bounds (>=3)"));
+  EXPECT_THAT(
+      plain.Run({indices, Literal<float>({3}, {1, 2, 3}), shape, iota(4, 2)}).status().message(),
+      ::testing::HasSubstr(
+          "Number of rows of a_indices does not match number of entries in a_values"));
+  EXPECT_THAT(
+      plain.Run({indices, values, Literal<int64_t>({3}, {3, 4, 1}), iota(4, 2)}).status().message(),
+      ::testing::HasSubstr("Tensor 'a_shape' must have 2 elements"));
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -397,6 +397,82 @@ class SparseReshapeOp : public OpKernel {
   }
 };
 
+// SparseTensorDenseMatMul(a_indices, a_values, a_shape, b): the sparse
+// matrix A (or its transpose, adjoint_a) times B (or B's, adjoint_b): each
+// nonzero adds its value times a row of B into a row of the product, as an
+// Eigen row operation. Duplicate indices add up, as TF's.
+template <typename T>
+class SparseTensorDenseMatMulOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("adjoint_a", &adjoint_a_));
+    return c.GetAttr("adjoint_b", &adjoint_b_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& indices = ctx->input(0);
+    const Tensor& values = ctx->input(1);
+    const Tensor& shape = ctx->input(2);
+    const Tensor& b = ctx->input(3);
+    if (shape.dims() != 1) return absl::InvalidArgumentError("Tensor 'a_shape' is not a vector");
+    if (shape.NumElements() != 2) {
+      return absl::InvalidArgumentError("Tensor 'a_shape' must have 2 elements");
+    }
+    if (values.dims() != 1) return absl::InvalidArgumentError("Tensor 'a_values' is not a vector");
+    if (indices.dims() != 2 || indices.dim_size(1) != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Tensor 'a_indices' is not a matrix of two columns, got shape ",
+                       indices.shape().DebugString()));
+    }
+    if (indices.dim_size(0) != values.NumElements()) {
+      return absl::InvalidArgumentError(
+          "Number of rows of a_indices does not match number of entries in a_values");
+    }
+    if (b.dims() != 2) return absl::InvalidArgumentError("Tensor 'b' is not a matrix");
+    const int64_t a_rows = shape.data<int64_t>()[0], a_cols = shape.data<int64_t>()[1];
+    if (a_rows < 0 || a_cols < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Tensor 'a_shape' has negative dimensions: [", a_rows, ", ", a_cols, "]"));
+    }
+    const int64_t m = adjoint_a_ ? a_cols : a_rows, k = adjoint_a_ ? a_rows : a_cols;
+    const int64_t b_inner = b.dim_size(adjoint_b_ ? 1 : 0), n = b.dim_size(adjoint_b_ ? 0 : 1);
+    if (k != b_inner) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Cannot multiply A and B because inner dimension does not match: ", k,
+                       " vs. ", b_inner, ".  Did you forget a transpose?  Dimensions of A: [",
+                       a_rows, ", ", a_cols, ").  Dimensions of B: ", b.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({m, n})));
+    using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Eigen::Map<Matrix> product(out->data<T>(), m, n);
+    product.setZero();
+    const Eigen::Map<const Matrix> dense(b.data<T>(), b.dim_size(0), b.dim_size(1));
+    const T* v = values.data<T>();
+    for (int64_t e = 0; e < values.NumElements(); ++e) {
+      const int64_t i = IntAt(indices, 2 * e), j = IntAt(indices, 2 * e + 1);
+      if (i < 0 || i >= a_rows) {
+        return absl::InvalidArgumentError(absl::StrCat(adjoint_a_ ? "k (" : "m (", i,
+                                                       ") from index[", e,
+                                                       ",0] out of bounds (>=", a_rows, ")"));
+      }
+      if (j < 0 || j >= a_cols) {
+        return absl::InvalidArgumentError(absl::StrCat(adjoint_a_ ? "m (" : "k (", j,
+                                                       ") from index[", e,
+                                                       ",1] out of bounds (>=", a_cols, ")"));
+      }
+      const int64_t row = adjoint_a_ ? j : i, inner = adjoint_a_ ? i : j;
+      if (adjoint_b_) {
+        product.row(row) += v[e] * dense.col(inner).transpose();
+      } else {
+        product.row(row) += v[e] * dense.row(inner);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  bool adjoint_a_ = false, adjoint_b_ = false;
+};
+
 TW_REGISTER_KERNELS(sparse_ops) {
   RegisterTypedKernels<SparseTensorDenseAddOp, float, double, int32_t, int64_t, uint8_t>(
       KernelDefBuilder("SparseTensorDenseAdd").Device(kDeviceCpu), "T");
@@ -406,6 +482,8 @@ TW_REGISTER_KERNELS(sparse_ops) {
   RegisterTypedKernels<SparseFillEmptyRowsGradOp, float, double, int32_t, int64_t>(
       cpu("SparseFillEmptyRowsGrad"), "T");
   RegisterKernel(cpu("SparseReshape"), MakeFactory<SparseReshapeOp>());
+  RegisterTypedKernels<SparseTensorDenseMatMulOp, float, double, int32_t, int64_t>(
+      cpu("SparseTensorDenseMatMul"), "T");
 }
 
 }  // namespace

@@ -117,7 +117,29 @@ TW_GRAD_FN(RaggedTensorToTensorGrad) {
   return scope.status();
 }
 
+// TF's: B's gradient is A (adjoint flipped) times g; a value's is the dot
+// product of g's row and B's row that it joined.
+TW_GRAD_FN(SparseTensorDenseMatMulGrad) {
+  const bool adjoint_a = grad_util::Attr<bool>(scope, op, "adjoint_a");
+  const bool adjoint_b = grad_util::Attr<bool>(scope, op, "adjoint_b");
+  const Output indices = In(op, 0);
+  const Output b = In(op, 3);
+  const Output g = grad_inputs[0];
+  Output b_grad = ops::SparseTensorDenseMatMul(scope, indices, In(op, 1), In(op, 2), g,
+                                               ops::SparseTensorDenseMatMul::AdjointA(!adjoint_a));
+  if (adjoint_b) b_grad = ops::Transpose(scope, b_grad, {1, 0});
+  const Output rows = ops::Reshape(scope, ops::Slice(scope, indices, {0, 0}, {-1, 1}), {-1});
+  const Output cols = ops::Reshape(scope, ops::Slice(scope, indices, {0, 1}, {-1, 1}), {-1});
+  const Output parts_g = ops::GatherV2(scope, g, adjoint_a ? cols : rows, 0);
+  const Output parts_b = ops::GatherV2(scope, adjoint_b ? ops::Transpose(scope, b, {1, 0}) : b,
+                                       adjoint_a ? rows : cols, 0);
+  const Output values_grad = ops::Sum(scope, ops::Mul(scope, parts_g, parts_b), 1);
+  *grad_outputs = {NoGradient(), values_grad, NoGradient(), b_grad};
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("Roll", RollGrad);
+TW_REGISTER_GRADIENT("SparseTensorDenseMatMul", SparseTensorDenseMatMulGrad);
 TW_REGISTER_GRADIENT("RaggedTensorToTensor", RaggedTensorToTensorGrad);
 TW_REGISTER_GRADIENT("ReverseSequence", ReverseSequenceGrad);
 TW_REGISTER_GRADIENT("SparseTensorDenseAdd", SparseTensorDenseAddGrad);

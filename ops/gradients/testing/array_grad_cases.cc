@@ -519,6 +519,25 @@ std::vector<GradCase> ArrayCases() {
                                            {ops::Const(s, {0, 1, 4, 6})},
                                            std::vector<std::string>{"ROW_SPLITS"})};
        }},
+      // A 3x4 sparse matrix with a duplicate index, times B; and adjoints.
+      {"SparseTensorDenseMatMul",
+       {S({4}), S({4, 2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         const Output indices = ops::Const(s, {{int64_t{0}, int64_t{1}},
+                                               {int64_t{2}, int64_t{0}},
+                                               {int64_t{2}, int64_t{3}},
+                                               {int64_t{0}, int64_t{1}}});
+         return {ops::SparseTensorDenseMatMul(s, indices, x[0],
+                                              ops::Const(s, {int64_t{3}, int64_t{4}}), x[1])};
+       }},
+      {"SparseTensorDenseMatMul/adjoints",
+       {S({3}), S({2, 3})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         const Output indices = ops::Const(s, {{1, 0}, {2, 2}, {0, 1}});
+         return {ops::SparseTensorDenseMatMul(
+             s, indices, x[0], ops::Const(s, {int64_t{3}, int64_t{4}}), x[1],
+             ops::SparseTensorDenseMatMul::AdjointA(true).AdjointB(true))};
+       }},
       Unary(
           "GatherV2/axis1",
           [](const Scope& s, Output x) {
