@@ -69,7 +69,7 @@ class NewListOp : public ListKernel {
         return absl::InvalidArgumentError(
             absl::StrCat("The num_elements to reserve must be a non negative number, but got ", n));
       }
-      TW_RETURN_IF_ERROR(CheckSize(n, "num_elements"));
+      TW_RETURN_IF_ERROR(CheckGrowth(ctx, n, "num_elements"));
       list.tensors.resize(n);
     } else {
       TW_ASSIGN_OR_RETURN(list.max_num_elements, IntScalar(ctx->input(1), "max_num_elements"));
@@ -164,7 +164,7 @@ class SetItemOp : public ListKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("Trying to modify element ", index, " in a list with ", size, " elements."));
     }
-    TW_RETURN_IF_ERROR(CheckSize(index + 1, "A list of"));
+    TW_RETURN_IF_ERROR(CheckGrowth(ctx, index + 1, "A list of"));
     const Tensor& item = ctx->input(2);
     if (!list->element_shape.IsCompatibleWith(item.shape())) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -302,7 +302,8 @@ class StackOp : public ListKernel {
 
 // The indices of a scatter: a vector as long as `t`'s first dimension, each
 // non-negative.
-absl::StatusOr<std::vector<int64_t>> ScatterIndices(const Tensor& indices, const Tensor& t) {
+absl::StatusOr<std::vector<int64_t>> ScatterIndices(KernelContext* ctx, const Tensor& indices,
+                                                    const Tensor& t) {
   TW_ASSIGN_OR_RETURN(std::vector<int64_t> out, IntVector(indices, "indices"));
   if (static_cast<int64_t>(out.size()) != t.dim_size(0)) {
     return absl::InvalidArgumentError(
@@ -313,7 +314,7 @@ absl::StatusOr<std::vector<int64_t>> ScatterIndices(const Tensor& indices, const
     if (i < 0) {
       return absl::InvalidArgumentError("Indices in TensorListScatter must all be non-negative.");
     }
-    TW_RETURN_IF_ERROR(CheckSize(i + 1, "A list of"));
+    TW_RETURN_IF_ERROR(CheckGrowth(ctx, i + 1, "A list of"));
   }
   return out;
 }
@@ -338,7 +339,7 @@ class ScatterOp : public ListKernel {
     TW_ASSIGN_OR_RETURN(PartialTensorShape shape, ShapeFromTensor(ctx->input(2)));
     TW_RETURN_IF_ERROR(CheckAtLeastVector(t));
     TW_RETURN_IF_ERROR(CheckRowsCompatible(shape, t));
-    TW_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ScatterIndices(ctx->input(1), t));
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ScatterIndices(ctx, ctx->input(1), t));
     TensorList list(t.dtype(), std::move(shape));
     if (v2_) {
       TW_ASSIGN_OR_RETURN(int64_t n, IntScalar(ctx->input(3), "num_elements"));
@@ -347,7 +348,7 @@ class ScatterOp : public ListKernel {
             absl::StrCat("TensorListScatter expects num_elements >= -1, found: ", n));
       }
       if (n != -1) {
-        TW_RETURN_IF_ERROR(CheckSize(n, "num_elements"));
+        TW_RETURN_IF_ERROR(CheckGrowth(ctx, n, "num_elements"));
         for (int64_t i : indices) {
           if (i >= n) {
             return absl::InvalidArgumentError(absl::StrCat(
@@ -377,7 +378,7 @@ class ScatterIntoExistingListOp : public ListKernel {
     }
     TW_RETURN_IF_ERROR(CheckAtLeastVector(t));
     TW_RETURN_IF_ERROR(CheckRowsCompatible(list->element_shape, t));
-    TW_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ScatterIndices(ctx->input(2), t));
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ScatterIndices(ctx, ctx->input(2), t));
     TW_ASSIGN_OR_RETURN(TensorList * out, OutputList(ctx, 0, 0, *list));
     return ScatterRows(t, indices, out);
   }
@@ -392,7 +393,7 @@ class ResizeOp : public ListKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("TensorListSlice expects size to be non-negative. Got: ", size));
     }
-    TW_RETURN_IF_ERROR(CheckSize(size, "size"));
+    TW_RETURN_IF_ERROR(CheckGrowth(ctx, size, "size"));
     TW_ASSIGN_OR_RETURN(TensorList * out, OutputList(ctx, 0, 0, *list));
     out->tensors.resize(size);
     return absl::OkStatus();

@@ -223,6 +223,16 @@ TEST_F(ListOpsTest, BadInputsGetTensorFlowsMessages) {
   // Sizes from a graph cannot make a list of billions of bookkeeping entries.
   EXPECT_THAT(Fetch(Reserve({-1}, 2000000000)),
               StatusIs(absl::StatusCode::kInvalidArgument, "a list may hold"));
+  // Nor a reserve whose bookkeeping the session's host budget has no room
+  // for (1M elements of about 64 bytes, in a 1 MB budget).
+  {
+    SessionOptions small;
+    small.host_memory_budget_bytes = 1 << 20;
+    ClientSession session(root_, small);
+    std::vector<Tensor> got;
+    EXPECT_THAT(session.Run({Reserve({-1}, 1000000)}, &got),
+                StatusIs(absl::StatusCode::kResourceExhausted, "1000000 list elements"));
+  }
   // A variant that is not a list.
   EXPECT_THAT(Fetch(ops::TensorListLength(root_, ops::ZerosLike(root_, ops::Const(root_, 1.f)))),
               StatusIs(absl::StatusCode::kInvalidArgument));

@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "framework/device.h"
+#include "framework/memory_limits.h"
 #include "kernels/kernel_util.h"
 
 namespace towerflow {
@@ -86,6 +88,13 @@ absl::Status CheckSize(int64_t size, absl::string_view what) {
         what, " ", size, " is beyond the ", kMaxTensorListElements, " elements a list may hold"));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckGrowth(KernelContext* ctx, int64_t size, absl::string_view what) {
+  TW_RETURN_IF_ERROR(CheckSize(size, what));
+  return CheckHostBudget(size * static_cast<int64_t>(sizeof(Tensor)),
+                         ctx->device()->memory_limits(),
+                         absl::StrCat(what, " ", size, " list elements"));
 }
 
 // `shape` merged with the shape of every set element of `list` at `indices`

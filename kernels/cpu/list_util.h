@@ -40,6 +40,10 @@ absl::Status CheckDtype(DataType op_dtype, const TensorList& list);
 
 // InvalidArgument when `size` elements exceed kMaxTensorListElements.
 absl::Status CheckSize(int64_t size, absl::string_view what);
+// CheckSize, and ResourceExhausted when the bookkeeping of a list grown to
+// `size` elements that no data stands for (a reserve, a resize, a far
+// index) would not fit the device's host memory budget.
+absl::Status CheckGrowth(KernelContext* ctx, int64_t size, absl::string_view what);
 
 // `shape` merged with the shape of every set element of `list` at `indices`
 // (all of them when null).

@@ -328,10 +328,12 @@ class StringToNumberOp : public OpKernel {
     const std::string trimmed(absl::StripAsciiWhitespace(s));
     if constexpr (std::is_floating_point_v<T>) {
       if (trimmed.empty()) return false;
+      // strtof for float (strtod then a cast would round twice).
       char* end = nullptr;
-      const double v = std::strtod(trimmed.c_str(), &end);
+      const T v = std::is_same_v<T, float> ? std::strtof(trimmed.c_str(), &end)
+                                           : std::strtod(trimmed.c_str(), &end);
       if (end != trimmed.c_str() + trimmed.size()) return false;
-      *out = static_cast<T>(v);
+      *out = v;
       return true;
     } else {
       return absl::SimpleAtoi(trimmed, out);
