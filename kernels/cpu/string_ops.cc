@@ -38,12 +38,17 @@ namespace {
 
 bool Utf8Continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
+// Whether the op's unit attr is UTF8_CHAR (else BYTE).
+absl::StatusOr<bool> CountsCharacters(const KernelConstruction& c) {
+  std::string unit;
+  TW_RETURN_IF_ERROR(c.GetAttr("unit", &unit));
+  return unit == "UTF8_CHAR";
+}
+
 class StringLengthOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
-    std::string unit;
-    TW_RETURN_IF_ERROR(c.GetAttr("unit", &unit));
-    chars_ = unit == "UTF8_CHAR";
+    TW_ASSIGN_OR_RETURN(chars_, CountsCharacters(c));
     return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {
@@ -347,9 +352,7 @@ template <typename T>
 class SubstrOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
-    std::string unit;
-    TW_RETURN_IF_ERROR(c.GetAttr("unit", &unit));
-    chars_ = unit == "UTF8_CHAR";
+    TW_ASSIGN_OR_RETURN(chars_, CountsCharacters(c));
     return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {
