@@ -69,7 +69,9 @@ absl::StatusOr<TensorList> TensorList::Decode(const VariantTensorDataProto& data
   uint64_t num_unset = 0;
   if (!in.ReadVarint64(&num_unset)) return corrupt("no count of unset elements");
   const uint64_t total = num_unset + static_cast<uint64_t>(data.tensors_size());
-  if (num_unset > static_cast<uint64_t>(kMaxTensorListElements) ||
+  // Each unset index takes a byte at least: a count past the metadata's size
+  // is corrupt (and must not size an allocation).
+  if (num_unset > metadata.size() || num_unset > static_cast<uint64_t>(kMaxTensorListElements) ||
       total > static_cast<uint64_t>(kMaxTensorListElements)) {
     return corrupt(absl::StrCat(total, " elements, more than a list may hold"));
   }
