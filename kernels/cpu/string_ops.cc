@@ -28,6 +28,7 @@
 #include "absl/strings/str_format.h"
 #include "core/float16.h"
 #include "core/status_macros.h"
+#include "core/type_dispatch.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "kernels/bcast.h"
@@ -223,52 +224,35 @@ class AsStringOp : public OpKernel {
     const auto each = [&](auto f) {
       for (int64_t i = 0; i < n; ++i) o[i] = f(i);
     };
-    const auto number = [&](const char* conversion, auto v) {
-      return Printf(format_ + conversion, v);
-    };
-    switch (in.dtype()) {
-      case DT_FLOAT:
-        each([&](int64_t i) { return Printf(format_, static_cast<double>(in.data<float>()[i])); });
-        break;
-      case DT_HALF:
-      case DT_BFLOAT16:
-        each([&](int64_t i) { return Printf(format_, Float16ToDouble(in, i)); });
-        break;
-      case DT_DOUBLE:
-        each([&](int64_t i) { return Printf(format_, in.data<double>()[i]); });
-        break;
-      case DT_COMPLEX64:
-      case DT_COMPLEX128:
-        each([&](int64_t i) {
-          const std::complex<double> v = in.dtype() == DT_COMPLEX64
-                                             ? std::complex<double>(in.data<complex64>()[i])
-                                             : in.data<complex128>()[i];
-          return absl::StrCat("(", Printf(format_, v.real()), ",", Printf(format_, v.imag()), ")");
-        });
-        break;
-      case DT_BOOL:
-        each([&](int64_t i) { return std::string(in.data<bool>()[i] ? "true" : "false"); });
-        break;
-      case DT_STRING:
-        each([&](int64_t i) { return Printf(format_ + "s", in.data<std::string>()[i].c_str()); });
-        break;
-      case DT_VARIANT:
-        each([&](int64_t i) {
-          return Printf(format_ + "s", in.data<Variant>()[i].DebugString().c_str());
-        });
-        break;
-      case DT_UINT8:
-      case DT_UINT16:
-      case DT_UINT32:
-      case DT_UINT64:
-        each([&](int64_t i) {
-          return number("llu", static_cast<unsigned long long>(UnsignedAt(in, i)));
-        });
-        break;
-      default:
-        if (!DataTypeIsInteger(in.dtype())) return UnsupportedDtype("AsString", in.dtype());
-        each([&](int64_t i) { return number("lld", static_cast<long long>(SignedAt(in, i))); });
+    if (in.dtype() == DT_STRING) {
+      each([&](int64_t i) { return Printf(format_ + "s", in.data<std::string>()[i].c_str()); });
+      return absl::OkStatus();
     }
+    if (in.dtype() == DT_VARIANT) {
+      each([&](int64_t i) {
+        return Printf(format_ + "s", in.data<Variant>()[i].DebugString().c_str());
+      });
+      return absl::OkStatus();
+    }
+    const bool numeric = VisitNumberType(in.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T* x = in.data<T>();
+      each([&](int64_t i) -> std::string {
+        if constexpr (std::is_same_v<T, bool>) {
+          return x[i] ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
+          return absl::StrCat("(", Printf(format_, static_cast<double>(x[i].real())), ",",
+                              Printf(format_, static_cast<double>(x[i].imag())), ")");
+        } else if constexpr (kIsFloatingPoint<T>) {
+          return Printf(format_, static_cast<double>(x[i]));
+        } else if constexpr (std::is_unsigned_v<T>) {
+          return Printf(format_ + "llu", static_cast<unsigned long long>(x[i]));
+        } else {
+          return Printf(format_ + "lld", static_cast<long long>(x[i]));
+        }
+      });
+    });
+    if (!numeric) return UnsupportedDtype("AsString", in.dtype());
     return absl::OkStatus();
   }
 
@@ -279,34 +263,6 @@ class AsStringOp : public OpKernel {
     std::string s(size > 0 ? size : 0, '\0');
     std::snprintf(s.data(), s.size() + 1, format.c_str(), v);
     return s;
-  }
-  static double Float16ToDouble(const Tensor& t, int64_t i) {
-    return t.dtype() == DT_HALF ? static_cast<double>(t.data<Eigen::half>()[i])
-                                : static_cast<double>(t.data<Eigen::bfloat16>()[i]);
-  }
-  static uint64_t UnsignedAt(const Tensor& t, int64_t i) {
-    switch (t.dtype()) {
-      case DT_UINT8:
-        return t.data<uint8_t>()[i];
-      case DT_UINT16:
-        return t.data<uint16_t>()[i];
-      case DT_UINT32:
-        return t.data<uint32_t>()[i];
-      default:
-        return t.data<uint64_t>()[i];
-    }
-  }
-  static int64_t SignedAt(const Tensor& t, int64_t i) {
-    switch (t.dtype()) {
-      case DT_INT8:
-        return t.data<int8_t>()[i];
-      case DT_INT16:
-        return t.data<int16_t>()[i];
-      case DT_INT32:
-        return t.data<int32_t>()[i];
-      default:
-        return t.data<int64_t>()[i];
-    }
   }
 
   std::string format_;
