@@ -1,6 +1,9 @@
-// String ops on DT_STRING tensors, element by element: StringLength,
+// String ops on DT_STRING tensors: element by element StringLength,
 // StringLower, StringUpper, AsString, StringToNumber and Substr
-// (kernels/cpu/string_ops.cc). StringJoin, StaticRegexFullMatch and
+// (kernels/cpu/string_ops.cc); the text ops of TF 2's tf.strings and Keras's
+// TextVectorization: splitting, stripping, regular expressions (RE2) and
+// StringFormat (kernels/cpu/text_ops.cc); Unicode decoding and encoding
+// (kernels/cpu/unicode_ops.cc, ICU). StringJoin, StaticRegexFullMatch and
 // StringToHashBucketFast are in io_ops.cc.
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -71,6 +74,166 @@ TW_REGISTER_OP("Substr")
       TW_RETURN_IF_ERROR(c->Merge(c->input(1), c->input(2), &pos_len));
       return shape_fns::BroadcastBinaryOpShape(c);
     });
+
+// [?, 2] indices, [?] values and [2] dense shape of a sparse split.
+absl::Status SplitShape(InferenceContext* c) {
+  PartialTensorShape unused;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &unused));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &unused));
+  c->set_output(0, PartialTensorShape({-1, 2}));
+  c->set_output(1, PartialTensorShape({-1}));
+  c->set_output(2, PartialTensorShape({2}));
+  return absl::OkStatus();
+}
+
+// The input's shape, after checking that inputs [1, end) are scalars.
+absl::Status UnchangedWithScalarArgs(InferenceContext* c) {
+  PartialTensorShape unused;
+  for (int i = 1; i < c->num_inputs(); ++i) {
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &unused));
+  }
+  return UnchangedShape(c);
+}
+
+TW_REGISTER_OP("StringSplit")
+    .Input("input: string")
+    .Input("delimiter: string")
+    .Output("indices: int64")
+    .Output("values: string")
+    .Output("shape: int64")
+    .Attr("skip_empty: bool = true")
+    .Doc(
+        "Splits each string of a vector at any byte of delimiter (into bytes when it is empty), "
+        "as a SparseTensor.")
+    .SetShapeFn(SplitShape);
+
+TW_REGISTER_OP("StringSplitV2")
+    .Input("input: string")
+    .Input("sep: string")
+    .Output("indices: int64")
+    .Output("values: string")
+    .Output("shape: int64")
+    .Attr("maxsplit: int = -1")
+    .Doc(
+        "Splits each string of a vector as Python's str.split(sep, maxsplit) (on runs of "
+        "whitespace when sep is empty), as a SparseTensor.")
+    .SetShapeFn(SplitShape);
+
+TW_REGISTER_OP("StringStrip")
+    .Input("input: string")
+    .Output("output: string")
+    .Doc("Each string without its leading and trailing ASCII whitespace.")
+    .SetShapeFn(UnchangedShape);
+
+TW_REGISTER_OP("StaticRegexReplace")
+    .Input("input: string")
+    .Output("output: string")
+    .Attr("pattern: string")
+    .Attr("rewrite: string")
+    .Attr("replace_global: bool = true")
+    .Doc(
+        "Each string with the matches of the RE2 pattern replaced by rewrite (\\1 names a "
+        "group); only the first match unless replace_global.")
+    .SetShapeFn(UnchangedShape);
+
+TW_REGISTER_OP("RegexReplace")
+    .Input("input: string")
+    .Input("pattern: string")
+    .Input("rewrite: string")
+    .Output("output: string")
+    .Attr("replace_global: bool = true")
+    .Doc("StaticRegexReplace with the pattern and rewrite as scalar inputs.")
+    .SetShapeFn(UnchangedWithScalarArgs);
+
+TW_REGISTER_OP("RegexFullMatch")
+    .Input("input: string")
+    .Input("pattern: string")
+    .Output("output: bool")
+    .Doc("Whether each string matches the RE2 pattern (a scalar input) as a whole.")
+    .SetShapeFn(UnchangedWithScalarArgs);
+
+TW_REGISTER_OP("StringFormat")
+    .Input("inputs: T")
+    .Output("output: string")
+    .Attr("T: list(type) >= 0")
+    .Attr("template: string = '%s'")
+    .Attr("placeholder: string = '%s'")
+    .Attr("summarize: int = 3")
+    .Doc(
+        "The template with each placeholder replaced by an input as tf.print shows it (the "
+        "first and last `summarize` entries of each dimension).")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+// Row splits [N + 1] of the N strings, and [?] for each value output.
+absl::Status UnicodeDecodeShape(InferenceContext* c) {
+  const PartialTensorShape& in = c->input(0);
+  const int64_t n = in.IsFullyDefined() ? in.num_elements() : -1;
+  c->set_output(0, PartialTensorShape({n < 0 ? -1 : n + 1}));
+  for (int i = 1; i < c->num_outputs(); ++i) c->set_output(i, PartialTensorShape({-1}));
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("UnicodeDecode")
+    .Input("input: string")
+    .Output("row_splits: Tsplits")
+    .Output("char_values: int32")
+    .Attr("input_encoding: string")
+    .Attr("errors: {'strict', 'replace', 'ignore'} = 'replace'")
+    .Attr("replacement_char: int = 65533")
+    .Attr("replace_control_characters: bool = false")
+    .Attr("Tsplits: {int32, int64} = DT_INT64")
+    .Doc(
+        "The code points of each string (any encoding ICU knows), as a ragged tensor's "
+        "row_splits and values; malformed input per `errors`.")
+    .SetShapeFn(UnicodeDecodeShape);
+
+TW_REGISTER_OP("UnicodeDecodeWithOffsets")
+    .Input("input: string")
+    .Output("row_splits: Tsplits")
+    .Output("char_values: int32")
+    .Output("char_to_byte_starts: int64")
+    .Attr("input_encoding: string")
+    .Attr("errors: {'strict', 'replace', 'ignore'} = 'replace'")
+    .Attr("replacement_char: int = 65533")
+    .Attr("replace_control_characters: bool = false")
+    .Attr("Tsplits: {int32, int64} = DT_INT64")
+    .Doc("UnicodeDecode, with the byte offset where each code point starts.")
+    .SetShapeFn(UnicodeDecodeShape);
+
+TW_REGISTER_OP("UnicodeEncode")
+    .Input("input_values: int32")
+    .Input("input_splits: Tsplits")
+    .Output("output: string")
+    .Attr("errors: {'ignore', 'replace', 'strict'} = 'replace'")
+    .Attr("output_encoding: {'UTF-8', 'UTF-16-BE', 'UTF-32-BE'}")
+    .Attr("replacement_char: int = 65533")
+    .Attr("Tsplits: {int32, int64} = DT_INT64")
+    .Doc("One string per row of a ragged tensor of code points, in output_encoding.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape values, splits;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &values));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &splits));
+      const int64_t n = splits.dims() == 1 ? splits.dim_size(0) : -1;
+      c->set_output(0, PartialTensorShape({n > 0 ? n - 1 : -1}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("UnicodeTranscode")
+    .Input("input: string")
+    .Output("output: string")
+    .Attr("input_encoding: string")
+    .Attr("output_encoding: {'UTF-8', 'UTF-16-BE', 'UTF-32-BE'}")
+    .Attr("errors: {'strict', 'replace', 'ignore'} = 'replace'")
+    .Attr("replacement_char: int = 65533")
+    .Attr("replace_control_characters: bool = false")
+    .Doc("Each string decoded from input_encoding and encoded in output_encoding.")
+    .SetShapeFn(UnchangedShape);
+
+TW_REGISTER_OP("UnicodeScript")
+    .Input("input: int32")
+    .Output("output: int32")
+    .Doc("The ICU script code (UScriptCode) of each code point; -1 for one out of range.")
+    .SetShapeFn(UnchangedShape);
 
 }  // namespace
 }  // namespace towerflow

@@ -59,7 +59,6 @@ const std::map<std::string, std::string>& OpsWithoutCpuKernel() {
   static const auto* ops = new std::map<std::string, std::string>{
       {"Send", "the executor partitions with _Send/_Recv; Send/Recv are multi-process (issue 22)"},
       {"Recv", "the executor partitions with _Send/_Recv; Send/Recv are multi-process (issue 22)"},
-      {"PrintV2", "string formatting ops are not implemented; Print is"},
       {"PartitionedCall", "the session replaces calls with the body (graph/lower_functions.h)"},
       {"StatefulPartitionedCall",
        "the session replaces calls with the body (graph/lower_functions.h)"},

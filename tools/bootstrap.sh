@@ -19,7 +19,8 @@ packages=(
   libpng-dev          # libpng: DecodePng/EncodePng
   libleveldb-dev      # LevelDB tables: TensorFlow's checkpoint index format
   libsnappy-dev       # Snappy: the index blocks' compression (tests decode it)
-  libre2-dev          # RE2: TensorFlow's regular expressions (StaticRegexFullMatch)
+  libre2-dev          # RE2: TensorFlow's regular expressions (StaticRegexFullMatch, RegexReplace)
+  libicu-dev          # ICU: the Unicode ops (UnicodeDecode, UnicodeEncode, UnicodeScript)
   libfarmhash-dev     # FarmHash: TF's Fingerprint64 (StringToHashBucketFast, vocabulary OOV buckets)
   dataset-fashion-mnist  # Fashion-MNIST (IDX, gzip): the examples train on it
   libgtest-dev        # GoogleTest

@@ -11,6 +11,7 @@
 namespace towerflow {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 Tensor Iota(const TensorShape& shape) {
@@ -405,6 +406,41 @@ TEST(ConcatOpsTest, ConcatsAndFillsStrings) {
   Tensor filled = RunOk(f, {Literal<int32_t>({2}, {2, 1}), Literal<std::string>({}, {"class"})});
   EXPECT_EQ(filled.shape(), TensorShape({2, 1}));
   EXPECT_EQ(Values<std::string>(filled), (std::vector<std::string>{"class", "class"}));
+}
+
+// The kernels that only move elements take strings, as TF's (a text model's
+// x[0], tf.transpose, tf.pad, tf.reverse and tf.tile of words).
+TEST(SliceOpsTest, ElementMovingKernelsTakeStrings) {
+  const Tensor words = Literal<std::string>({2, 3}, {"a", "b", "c", "d", "e", "f"});
+  const auto values = [](KernelRunner& r, const std::vector<Tensor>& in) {
+    return Values<std::string>(RunOk(r, in));
+  };
+  KernelRunner strided("StridedSlice");
+  strided.Attr("shrink_axis_mask", int64_t{1}).Attr("end_mask", int64_t{2});
+  EXPECT_THAT(values(strided, {words, Literal<int32_t>({2}, {1, 2}), Literal<int32_t>({2}, {2, 0}),
+                               Literal<int32_t>({2}, {1, -1})}),
+              ElementsAre("f", "e", "d"));
+  KernelRunner slice("Slice");
+  EXPECT_THAT(values(slice, {words, Literal<int32_t>({2}, {0, 1}), Literal<int32_t>({2}, {2, 2})}),
+              ElementsAre("b", "c", "e", "f"));
+  KernelRunner transpose("Transpose");
+  EXPECT_THAT(values(transpose, {words, Literal<int32_t>({2}, {1, 0})}),
+              ElementsAre("a", "d", "b", "e", "c", "f"));
+  KernelRunner pad("Pad");
+  EXPECT_THAT(
+      values(pad, {Literal<std::string>({2}, {"x", "y"}), Literal<int32_t>({1, 2}, {1, 2})}),
+      ElementsAre("", "x", "y", "", ""));
+  KernelRunner pad_v2("PadV2");
+  EXPECT_THAT(values(pad_v2, {Literal<std::string>({1}, {"x"}), Literal<int32_t>({1, 2}, {1, 1}),
+                              Scalar<std::string>("<pad>")}),
+              ElementsAre("<pad>", "x", "<pad>"));
+  KernelRunner reverse("ReverseV2");
+  EXPECT_THAT(values(reverse, {words, Literal<int32_t>({1}, {1})}),
+              ElementsAre("c", "b", "a", "f", "e", "d"));
+  KernelRunner tile("Tile");
+  EXPECT_THAT(
+      values(tile, {Literal<std::string>({1, 2}, {"p", "q"}), Literal<int32_t>({2}, {2, 2})}),
+      ElementsAre("p", "q", "p", "q", "p", "q", "p", "q"));
 }
 
 TEST(ConcatOpsTest, ConcatPackSplitUnpack) {

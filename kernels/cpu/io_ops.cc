@@ -1,7 +1,8 @@
 // The checkpoint ops of TensorFlow's Saver: SaveV2, RestoreV2 and
 // MergeV2Checkpoints in TF's V2 format (framework/tensor_bundle.h), and the
-// string ops its graphs name files with (ShardedFilename, StringJoin,
-// StaticRegexFullMatch), and StringToHashBucketFast (FarmHash's).
+// string ops its graphs name files with (ShardedFilename, StringJoin; TF 2's
+// StaticRegexFullMatch is in text_ops.cc), and StringToHashBucketFast
+// (FarmHash's).
 #include <farmhash.h>
 #include <unistd.h>
 
@@ -15,7 +16,6 @@
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "framework/tensor_bundle.h"
-#include "re2/re2.h"
 
 namespace towerflow {
 namespace {
@@ -184,33 +184,6 @@ class StringJoinOp : public OpKernel {
   std::string separator_;
 };
 
-// Whether each string matches `pattern` as a whole, in RE2's syntax as in
-// TensorFlow.
-class StaticRegexFullMatchOp : public OpKernel {
- public:
-  absl::Status Init(const KernelConstruction& c) override {
-    std::string pattern;
-    TW_RETURN_IF_ERROR(c.GetAttr("pattern", &pattern));
-    re_ = std::make_unique<RE2>(pattern, RE2::Quiet);
-    if (!re_->ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Invalid pattern '", pattern, "': ", re_->error()));
-    }
-    return absl::OkStatus();
-  }
-  absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& in = ctx->input(0);
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
-    const auto strings = in.span<std::string>();
-    auto matches = out->span<bool>();
-    for (size_t i = 0; i < strings.size(); ++i) matches[i] = RE2::FullMatch(strings[i], *re_);
-    return absl::OkStatus();
-  }
-
- private:
-  std::unique_ptr<RE2> re_;
-};
-
 // StringToHashBucketFast(input) with attr num_buckets: FarmHash's
 // Fingerprint64 of each string modulo num_buckets (TF's, so the buckets of
 // a vocabulary's out-of-vocabulary strings agree with TF's).
@@ -248,7 +221,6 @@ TW_REGISTER_KERNELS(io_ops) {
   RegisterKernel(cpu("ShardedFilename"), MakeFactory<ShardedFilenameOp>());
   RegisterKernel(cpu("StringJoin"), MakeFactory<StringJoinOp>());
   RegisterKernel(cpu("StringToHashBucketFast"), MakeFactory<StringToHashBucketFastOp>());
-  RegisterKernel(cpu("StaticRegexFullMatch"), MakeFactory<StaticRegexFullMatchOp>());
 }
 
 }  // namespace

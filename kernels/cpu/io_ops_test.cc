@@ -62,7 +62,8 @@ TEST(StringOpsTest, StaticRegexFullMatchMatchesWholeStrings) {
   KernelRunner bad("StaticRegexFullMatch");
   bad.Attr("pattern", "(unclosed");
   EXPECT_THAT(bad.Run({Scalar<std::string>("x")}),
-              StatusIs(absl::StatusCode::kInvalidArgument, "Invalid pattern '(unclosed'"));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Invalid pattern: (unclosed, error: missing ): (unclosed"));
 }
 
 // ToBool, the predicate of a lowered If or While: a scalar's truth, a

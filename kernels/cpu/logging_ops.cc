@@ -1,15 +1,23 @@
-// Checks and summaries: CheckNumerics (and V2), Assert, Print, ScalarSummary,
-// HistogramSummary and MergeSummary. Summaries are serialized `Summary`
+// Checks and summaries: CheckNumerics (and V2), Assert, Print, PrintV2 (TF 2's
+// tf.print, after StringFormat), ScalarSummary, HistogramSummary and
+// MergeSummary. Summaries are serialized `Summary`
 // protos in a scalar string tensor, TensorBoard's format.
 #include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <cerrno>
 #include <climits>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/type_dispatch.h"
 #include "framework/device.h"
@@ -118,6 +126,62 @@ class PrintOp : public OpKernel {
   std::string message_;
   int64_t first_n_ = -1, summarize_ = 3;
   std::atomic<int64_t> calls_{0};
+};
+
+// PrintV2(input) writes the string scalar and `end` to output_stream:
+// "stdout", "stderr", "log(info)" / "log(warning)" / "log(error)" (stderr,
+// each line marked I, W or E and the node's name, as TF's log marks its
+// lines), or "file://<path>", appended to.
+class PrintV2Op : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("output_stream", &stream_));
+    TW_RETURN_IF_ERROR(c.GetAttr("end", &end_));
+    node_ = c.name();
+    if (absl::StartsWith(stream_, "file://")) return absl::OkStatus();
+    static constexpr const char* kStreams[] = {"stdout", "stderr", "log(info)", "log(warning)",
+                                               "log(error)"};
+    if (std::find(std::begin(kStreams), std::end(kStreams), stream_) == std::end(kStreams)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Unknown output stream: ", stream_,
+                       ", Valid streams are: ", absl::StrJoin(kStreams, " ")));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    if (in.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Input is expected to be scalar, but got ", in.shape().DebugString()));
+    }
+    const std::string text = absl::StrCat(*in.data<std::string>(), end_);
+    static std::mutex mu;  // one line at a time, whichever node prints it
+    std::lock_guard<std::mutex> lock(mu);
+    if (stream_ == "stdout") {
+      std::cout << text << std::flush;
+    } else if (stream_ == "stderr") {
+      std::cerr << text << std::flush;
+    } else if (absl::StartsWith(stream_, "log(")) {
+      std::cerr << static_cast<char>(std::toupper(stream_[4])) << " " << node_ << "] " << text
+                << std::flush;
+    } else {
+      const std::string path = stream_.substr(strlen("file://"));
+      std::FILE* f = std::fopen(path.c_str(), "ab");
+      if (f == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Cannot open ", path, " to append to: ", std::strerror(errno)));
+      }
+      const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+      if (std::fclose(f) != 0 || !written) {
+        return absl::InternalError(
+            absl::StrCat("Cannot append to ", path, ": ", std::strerror(errno)));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string stream_, end_, node_;
 };
 
 absl::Status SetSummaryOutput(KernelContext* ctx, const Summary& s) {
@@ -261,6 +325,7 @@ TW_REGISTER_KERNELS(logging_ops) {
   RegisterTypedKernels<CheckNumericsV2Op, float, double>(cpu("CheckNumericsV2"), "T");
   RegisterKernel(cpu("Assert"), MakeFactory<AssertOp>());
   RegisterKernel(cpu("Print"), MakeFactory<PrintOp>());
+  RegisterKernel(cpu("PrintV2"), MakeFactory<PrintV2Op>());
   RegisterKernel(cpu("ScalarSummary"), MakeFactory<ScalarSummaryOp>());
   RegisterKernel(cpu("HistogramSummary"), MakeFactory<HistogramSummaryOp>());
   RegisterKernel(cpu("MergeSummary"), MakeFactory<MergeSummaryOp>());

@@ -41,12 +41,13 @@ Eigen::array<Eigen::DenseIndex, N> Idx(const std::vector<int64_t>& v) {
 }
 
 // Calls f.template operator()<U, N>() for the element size of `dtype` and
-// rank `rank` (0 is treated as 1).
+// rank `rank` (0 is treated as 1); with `strings`, U is std::string for
+// DT_STRING (kernels that only move elements through Eigen's expressions).
 template <typename F>
-absl::Status Dispatch(absl::string_view op, DataType dtype, int rank, F&& f) {
+absl::Status Dispatch(absl::string_view op, DataType dtype, int rank, F&& f, bool strings = false) {
   TW_RETURN_IF_ERROR(RankLimit(op, rank));
   absl::Status status;
-  const bool ok = VisitByElementSize(dtype, [&](auto zero) {
+  const auto by_rank = [&](auto zero) {
     using U = decltype(zero);
     switch (std::max(rank, 1)) {
       case 1:
@@ -74,8 +75,12 @@ absl::Status Dispatch(absl::string_view op, DataType dtype, int rank, F&& f) {
         status = f.template operator()<U, 8>();
         break;
     }
-  });
-  if (!ok) return UnsupportedDtype(op, dtype);
+  };
+  if (strings && dtype == DT_STRING) {
+    by_rank(std::string());
+  } else if (!VisitByElementSize(dtype, by_rank)) {
+    return UnsupportedDtype(op, dtype);
+  }
   return status;
 }
 
@@ -97,11 +102,14 @@ class TransposeOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.shape));
     if (x.NumElements() == 0) return absl::OkStatus();
     const auto& d = ctx->eigen_cpu_device();
-    return Dispatch("Transpose", x.dtype(), x.dims(), [&]<typename U, int N>() {
-      RawMap<U, N>(*out, Dims(plan.shape)).device(d) =
-          RawMap<U, N>(x, Dims(x.shape())).shuffle(Idx<N>(plan.perm));
-      return absl::OkStatus();
-    });
+    return Dispatch(
+        "Transpose", x.dtype(), x.dims(),
+        [&]<typename U, int N>() {
+          RawMap<U, N>(*out, Dims(plan.shape)).device(d) =
+              RawMap<U, N>(x, Dims(x.shape())).shuffle(Idx<N>(plan.perm));
+          return absl::OkStatus();
+        },
+        /*strings=*/true);
   }
 };
 
@@ -156,11 +164,14 @@ absl::Status StridedCopy(KernelContext* ctx, const Tensor& in, const std::vector
                         pdims, element_size, static_cast<char*>(out->raw_data()));
     return absl::OkStatus();
   }
-  return Dispatch("StridedSlice", in.dtype(), in.dims(), [&]<typename U, int N>() {
-    RawMap<U, N>(*out, pdims).device(d) =
-        RawMap<U, N>(in, in_dims).stridedSlice(Idx<N>(b), Idx<N>(e), Idx<N>(s));
-    return absl::OkStatus();
-  });
+  return Dispatch(
+      "StridedSlice", in.dtype(), in.dims(),
+      [&]<typename U, int N>() {
+        RawMap<U, N>(*out, pdims).device(d) =
+            RawMap<U, N>(in, in_dims).stridedSlice(Idx<N>(b), Idx<N>(e), Idx<N>(s));
+        return absl::OkStatus();
+      },
+      /*strings=*/true);
 }
 
 class StridedSliceOp : public OpKernel {
@@ -255,17 +266,21 @@ class PadOp : public OpKernel {
     if (out->NumElements() == 0) return absl::OkStatus();
     const auto& d = ctx->eigen_cpu_device();
     if (rank == 0) return ctx->set_output(0, in);
-    return Dispatch("Pad", in.dtype(), rank, [&]<typename U, int N>() {
-      const U value = constant != nullptr ? *RawData<U>(*constant) : U(0);
-      Eigen::array<std::pair<Eigen::DenseIndex, Eigen::DenseIndex>, N> p;
-      for (int i = 0; i < N; ++i) p[i] = pads[i];
-      if (in.NumElements() == 0) {
-        std::fill_n(RawData<U>(*out), out->NumElements(), value);
-      } else {
-        RawMap<U, N>(*out, out_dims).device(d) = RawMap<U, N>(in, Dims(in.shape())).pad(p, value);
-      }
-      return absl::OkStatus();
-    });
+    return Dispatch(
+        "Pad", in.dtype(), rank,
+        [&]<typename U, int N>() {
+          const U value = constant != nullptr ? *RawData<U>(*constant) : U{};
+          Eigen::array<std::pair<Eigen::DenseIndex, Eigen::DenseIndex>, N> p;
+          for (int i = 0; i < N; ++i) p[i] = pads[i];
+          if (in.NumElements() == 0) {
+            std::fill_n(RawData<U>(*out), out->NumElements(), value);
+          } else {
+            RawMap<U, N>(*out, out_dims).device(d) =
+                RawMap<U, N>(in, Dims(in.shape())).pad(p, value);
+          }
+          return absl::OkStatus();
+        },
+        /*strings=*/true);
   }
 };
 
@@ -298,13 +313,16 @@ class ReverseV2Op : public OpKernel {
     if (in.dims() == 0 || in.NumElements() == 0) return ctx->set_output(0, in);
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
     const auto& d = ctx->eigen_cpu_device();
-    return Dispatch("ReverseV2", in.dtype(), in.dims(), [&]<typename U, int N>() {
-      Eigen::array<bool, N> r;
-      for (int i = 0; i < N; ++i) r[i] = flip[i];
-      RawMap<U, N>(*out, Dims(in.shape())).device(d) =
-          RawMap<U, N>(in, Dims(in.shape())).reverse(r);
-      return absl::OkStatus();
-    });
+    return Dispatch(
+        "ReverseV2", in.dtype(), in.dims(),
+        [&]<typename U, int N>() {
+          Eigen::array<bool, N> r;
+          for (int i = 0; i < N; ++i) r[i] = flip[i];
+          RawMap<U, N>(*out, Dims(in.shape())).device(d) =
+              RawMap<U, N>(in, Dims(in.shape())).reverse(r);
+          return absl::OkStatus();
+        },
+        /*strings=*/true);
   }
 
  private:
@@ -434,11 +452,14 @@ class TileOp : public OpKernel {
     if (out->NumElements() == 0) return absl::OkStatus();
     if (in.dims() == 0) return ctx->set_output(0, in);
     const auto& d = ctx->eigen_cpu_device();
-    return Dispatch("Tile", in.dtype(), in.dims(), [&]<typename U, int N>() {
-      RawMap<U, N>(*out, Dims(plan.shape)).device(d) =
-          RawMap<U, N>(in, Dims(in.shape())).broadcast(Idx<N>(plan.multiples));
-      return absl::OkStatus();
-    });
+    return Dispatch(
+        "Tile", in.dtype(), in.dims(),
+        [&]<typename U, int N>() {
+          RawMap<U, N>(*out, Dims(plan.shape)).device(d) =
+              RawMap<U, N>(in, Dims(in.shape())).broadcast(Idx<N>(plan.multiples));
+          return absl::OkStatus();
+        },
+        /*strings=*/true);
   }
 };
 

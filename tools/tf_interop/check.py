@@ -608,6 +608,57 @@ def tensorflow_2_tensor_lists_in_towerflow(ctx):
 
 
 @check
+def tensorflow_2_text_in_towerflow(ctx):
+    """Keras's TextVectorization (lower case, punctuation stripped by
+    StaticRegexReplace, StringSplitV2, a vocabulary table, padding) with
+    tf.strings' unicode_decode, regex_replace, split and format, and a
+    tf.print (StringFormat, PrintV2) to a file, saved as a SavedModel, give
+    TF's outputs in Towerflow and print what TF prints."""
+    vectorize = tf.keras.layers.TextVectorization(
+        max_tokens=20, output_sequence_length=6,
+        vocabulary=["the", "cat", "sat", "on", "mat", "caf\u00e9"])
+    printed = os.path.join(ctx.work, "text_printed.txt")
+
+    class Model(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.vectorize = vectorize
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+        def __call__(self, text):
+            ids = self.vectorize(text)
+            tf.print("ids", ids[0], output_stream="file://" + printed)
+            return {
+                "ids": ids,
+                "chars": tf.strings.unicode_decode(text, "UTF-8").to_tensor(default_value=-1),
+                "words": tf.strings.split(tf.strings.regex_replace(text, "[aeiou]", "_")).to_tensor(),
+                "summary": tf.strings.format("ids {} first {}", (ids, text[0]), summarize=2),
+            }
+
+    model = Model()
+    directory = os.path.join(ctx.work, "tf2_text")
+    tf.saved_model.save(model, directory, signatures={"serving_default": model.__call__})
+    text = ["The CAT sat, on the mat!", "Caf\u00e9 au lait\u2026", ""]
+    theirs = model(tf.constant(text))
+    with open(printed) as f:
+        tf_printed = f.read()
+    os.remove(printed)
+    mine = json.loads(run(ctx.towerflow, "saved_model", "run", directory, "--signature_def",
+                          "serving_default", "--json", "--input", "text=" + json.dumps(text)))
+    for key in ["ids", "chars"]:
+        expect_close(key, as_array(mine[key]), theirs[key].numpy())
+    for key in ["words", "summary"]:
+        want = [w.decode() for w in np.ravel(theirs[key].numpy())]
+        if mine[key]["values"] != want or mine[key]["shape"] != list(theirs[key].shape):
+            raise AssertionError(f"{key}: Towerflow {mine[key]}, TensorFlow {want}")
+    with open(printed) as f:
+        if f.read() != tf_printed:
+            raise AssertionError(f"tf.print: Towerflow printed {open(printed).read()!r}, "
+                                 f"TensorFlow {tf_printed!r}")
+    return "outputs ids, chars, words, summary and the printed line equal"
+
+
+@check
 def keras_saved_model_in_towerflow(ctx):
     """A Keras model's SavedModel gives Keras's outputs."""
     keras = tf.keras
