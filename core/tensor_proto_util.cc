@@ -445,10 +445,13 @@ absl::StatusOr<TensorProto> ConvertTensorProto(const TensorProto& proto, DataTyp
     return absl::InvalidArgumentError(absl::StrCat("Cannot convert a ", DataTypeString(from),
                                                    " constant to ", DataTypeString(to)));
   }
-  // Floating targets accept any real value (rounded to the target).
-  if (to == DT_FLOAT || to == DT_DOUBLE) {
+  // Floating and complex targets accept any real value (rounded to the
+  // target; imaginary part 0).
+  if (to == DT_FLOAT || to == DT_DOUBLE || to == DT_COMPLEX64 || to == DT_COMPLEX128) {
     TW_ASSIGN_OR_RETURN(std::vector<double> v, TensorProtoAsDoubles(proto));
     if (to == DT_FLOAT) return FromDoubles<float>(v, shape);
+    if (to == DT_COMPLEX64) return FromDoubles<complex64>(v, shape);
+    if (to == DT_COMPLEX128) return FromDoubles<complex128>(v, shape);
     return FromDoubles<double>(v, shape);
   }
   // Integer and bool targets need integral values in range.

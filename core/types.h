@@ -15,6 +15,7 @@
 #include <complex>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -29,6 +30,8 @@ using DataTypeSlice = absl::Span<const DataType>;
 
 using complex64 = std::complex<float>;
 using complex128 = std::complex<double>;
+template <typename T>
+inline constexpr bool kIsComplex = std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
 
 // The offset between a type and its reference type (DT_FLOAT_REF - DT_FLOAT).
 inline constexpr int kDataTypeRefOffset = 100;

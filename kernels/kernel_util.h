@@ -105,6 +105,17 @@ bool VisitByElementSize(DataType dtype, F&& f) {
   }
 }
 
+// VisitByElementSize with complex128 for 16-byte elements, for CPU kernels
+// (the GPU kernels are instantiated for the unsigned types only).
+template <typename F>
+bool VisitByElementSizeCpu(DataType dtype, F&& f) {
+  if (dtype == DT_COMPLEX128) {
+    f(complex128{});
+    return true;
+  }
+  return VisitByElementSize(dtype, std::forward<F>(f));
+}
+
 // `t`'s elements viewed as U (same size as its dtype's elements).
 template <typename U, int N>
 TensorMap<U, N> RawMap(const Tensor& t, absl::Span<const int64_t> dims) {

@@ -37,6 +37,7 @@
 #include "ops/gen/rnn_ops.h"
 #include "ops/gen/scan_ops.h"
 #include "ops/gen/sparse_ops.h"
+#include "ops/gen/spectral_ops.h"
 #include "ops/gen/state_ops.h"
 #include "ops/gen/string_ops.h"
 #include "ops/gen/training_ops.h"

@@ -34,8 +34,12 @@ using ::testing::IsEmpty;
 // Dtypes the schemas allow that no CPU kernel computes in.
 const std::map<DataType, std::string>& DtypesWithoutCpuMath() {
   static const auto* dtypes = new std::map<DataType, std::string>{
-      {DT_COMPLEX64, "complex numbers: no kernels"},
-      {DT_COMPLEX128, "complex numbers: no kernels"},
+      // kernels/cpu/complex_ops.cc and fft_ops.cc, the elementwise
+      // arithmetic (cwise_*_ops.cc), Sum/Mean/Prod, Cast and the kernels
+      // that move elements serve complex numbers; not yet MatMul, the
+      // comparisons beyond equality, the activations and the rest.
+      {DT_COMPLEX64, "complex numbers: arithmetic, FFTs, casts and moves only"},
+      {DT_COMPLEX128, "complex numbers: arithmetic, FFTs, casts and moves only"},
       {DT_QINT8, "quantized types: no quantized kernels"},
       {DT_QUINT8, "quantized types: no quantized kernels"},
       {DT_QINT16, "quantized types: no quantized kernels"},
@@ -90,6 +94,7 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
   static const auto* gaps = new std::map<std::string, DtypeGap>{
       {"Add", {{DT_STRING}, "string concatenation: not implemented"}},
       {"AddN", {{DT_UINT8}, "numeric types float, double, int32, int64, and lists (variant)"}},
+      {"Conj", {{DT_VARIANT}, "conjugating the elements of a list of tensors: not implemented"}},
       {"AccumulateNV2", {{DT_UINT8}, "AddN's types: float, double, int32, int64"}},
       {"ApplyAdagrad", {ints, floats_only}},
       {"ApplyAdam", {ints, floats_only}},

@@ -310,8 +310,8 @@ class FeedReader final : public nlohmann::json_sax<Json> {
 // t's values as a flat JSON list, written element by element: no JSON value
 // per element is kept, so printing a tensor takes memory for one element's
 // text, not tens of bytes per element. Real numbers and bools are JSON
-// numbers, strings JSON strings; complex numbers, handles and the rest one
-// string of their summary.
+// numbers, strings JSON strings, complex numbers [real, imaginary] pairs;
+// handles and the rest one string of their summary.
 template <typename T>
 void WriteValues(const Tensor& t, std::ostream& out) {
   out << '[';
@@ -323,6 +323,8 @@ void WriteValues(const Tensor& t, std::ostream& out) {
     text.clear();
     if constexpr (kIsFloat16<T>) {
       DumpJson(Json(static_cast<float>(v)), &text);
+    } else if constexpr (kIsComplex<T>) {
+      DumpJson(Json::array({v.real(), v.imag()}), &text);
     } else {
       DumpJson(Json(v), &text);
     }
@@ -336,7 +338,7 @@ void WriteValues(const Tensor& t, std::ostream& out) {
   bool written = false;
   VisitNumberType(t.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    if constexpr (std::is_arithmetic_v<T> || kIsFloat16<T>) {
+    if constexpr (std::is_arithmetic_v<T> || kIsFloat16<T> || kIsComplex<T>) {
       WriteValues<T>(t, out);
       written = true;
     }

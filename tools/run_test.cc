@@ -75,6 +75,14 @@ TEST(TensorJsonTest, HalfAndBfloat16AreNumbers) {
   EXPECT_THAT(n, TensorEq(Bits<half>({2}, {0x3c00, 0xc000})));
 }
 
+// Complex numbers print as [real, imaginary] pairs (an FFT's output).
+TEST(TensorJsonTest, ComplexNumbersArePairs) {
+  EXPECT_EQ(tools::TensorToJson(Literal<complex64>({2}, {{1.5f, -2}, {0, 0.25f}})),
+            R"({"dtype":"complex64","shape":[2],"values":[[1.5,-2.0],[0.0,0.25]]})");
+  EXPECT_EQ(tools::TensorToJson(Literal<complex128>({1, 1}, {{std::nan(""), 1}})),
+            R"({"dtype":"complex128","shape":[1,1],"values":[[NaN,1.0]]})");
+}
+
 // NaN and the infinities print as Python's json module writes them (not
 // all as null) and read back, as tokens or strings; strings that only look
 // like them stay strings.

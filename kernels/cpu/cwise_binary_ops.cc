@@ -82,22 +82,26 @@ struct OrFn {
 TW_REGISTER_KERNELS(cwise_binary) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   for (const char* op : {"Add", "AddV2"}) {
-    RegisterTypedKernels<AddOp, float, double, int32_t, int64_t>(cpu(op), "T");
+    RegisterTypedKernels<AddOp, float, double, int32_t, int64_t, complex64, complex128>(cpu(op),
+                                                                                        "T");
   }
-  RegisterTypedKernels<SubOp, float, double, int32_t, int64_t>(cpu("Sub"), "T");
-  RegisterTypedKernels<MulOp, float, double, int32_t, int64_t>(cpu("Mul"), "T");
-  RegisterTypedKernels<RealDivOp, float, double>(cpu("RealDiv"), "T");
-  RegisterTypedKernels<RealDivOp, float, double>(cpu("Div"), "T");
+  RegisterTypedKernels<SubOp, float, double, int32_t, int64_t, complex64, complex128>(cpu("Sub"),
+                                                                                      "T");
+  RegisterTypedKernels<MulOp, float, double, int32_t, int64_t, complex64, complex128>(cpu("Mul"),
+                                                                                      "T");
+  RegisterTypedKernels<RealDivOp, float, double, complex64, complex128>(cpu("RealDiv"), "T");
+  RegisterTypedKernels<RealDivOp, float, double, complex64, complex128>(cpu("Div"), "T");
   RegisterTypedKernels<IntDivOp, int32_t, int64_t>(cpu("Div"), "T");
   RegisterTypedKernels<FloorDivOp, float, double, int32_t, int64_t>(cpu("FloorDiv"), "T");
-  RegisterTypedKernels<DivNoNanOp, float, double>(cpu("DivNoNan"), "T");
+  RegisterTypedKernels<DivNoNanOp, float, double, complex64, complex128>(cpu("DivNoNan"), "T");
   RegisterTypedKernels<ModOp, float, double, int32_t, int64_t>(cpu("Mod"), "T");
   RegisterTypedKernels<TruncateDivOp, float, double, int32_t, int64_t>(cpu("TruncateDiv"), "T");
   RegisterTypedKernels<ModOp, float, double, int32_t, int64_t>(cpu("TruncateMod"), "T");
   RegisterTypedKernels<FloorModOp, float, double, int32_t, int64_t>(cpu("FloorMod"), "T");
   RegisterTypedKernels<MaximumOp, float, double, int32_t, int64_t>(cpu("Maximum"), "T");
   RegisterTypedKernels<MinimumOp, float, double, int32_t, int64_t>(cpu("Minimum"), "T");
-  RegisterTypedKernels<PowOp, float, double, int32_t, int64_t>(cpu("Pow"), "T");
+  RegisterTypedKernels<PowOp, float, double, int32_t, int64_t, complex64, complex128>(cpu("Pow"),
+                                                                                      "T");
   RegisterTypedKernels<Atan2Op, float, double>(cpu("Atan2"), "T");
   RegisterTypedKernels<XlogyOp, float, double>(cpu("Xlogy"), "T");
   RegisterTypedKernels<Xlog1pyOp, float, double>(cpu("Xlog1py"), "T");
@@ -111,10 +115,10 @@ TW_REGISTER_KERNELS(cwise_binary) {
   RegisterTypedKernels<SquaredDifferenceOp, float, double, int32_t, int64_t>(
       cpu("SquaredDifference"), "T");
 
-  RegisterTypedKernels<EqualOp, float, double, int32_t, int64_t, bool, std::string>(cpu("Equal"),
-                                                                                    "T");
-  RegisterTypedKernels<NotEqualOp, float, double, int32_t, int64_t, bool, std::string>(
-      cpu("NotEqual"), "T");
+  RegisterTypedKernels<EqualOp, float, double, int32_t, int64_t, bool, std::string, complex64,
+                       complex128>(cpu("Equal"), "T");
+  RegisterTypedKernels<NotEqualOp, float, double, int32_t, int64_t, bool, std::string, complex64,
+                       complex128>(cpu("NotEqual"), "T");
   RegisterTypedKernels<LessOp, float, double, int32_t, int64_t>(cpu("Less"), "T");
   RegisterTypedKernels<LessEqualOp, float, double, int32_t, int64_t>(cpu("LessEqual"), "T");
   RegisterTypedKernels<GreaterOp, float, double, int32_t, int64_t>(cpu("Greater"), "T");

@@ -89,10 +89,12 @@ struct CpuFormOf {
 template <typename F>
 using CpuForm = typename CpuFormOf<F>::type;
 
-#define TW_CPU_SIMD_FORM(Functor, ...)                           \
-  template <typename T>                                          \
-  struct CpuFormOf<functor::Functor<T>> {                        \
-    using type = WithSimd<functor::Functor<T>, ei::__VA_ARGS__>; \
+// Complex numbers take the functors' scalar maths (std::complex's).
+#define TW_CPU_SIMD_FORM(Functor, ...)                                               \
+  template <typename T>                                                              \
+  struct CpuFormOf<functor::Functor<T>> {                                            \
+    using type = std::conditional_t<kIsComplex<T>, functor::Functor<T>,              \
+                                    WithSimd<functor::Functor<T>, ei::__VA_ARGS__>>; \
   };
 TW_CPU_SIMD_FORM(Neg, scalar_opposite_op<T>)
 TW_CPU_SIMD_FORM(Abs, scalar_abs_op<T>)

@@ -255,27 +255,29 @@ using ReciprocalGradOp = SameShapeBinaryOp<T, functor::ReciprocalGrad<T>>;
 
 TW_REGISTER_KERNELS(cwise_unary) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
-  RegisterTypedKernels<NegOp, float, double, int32_t, int64_t>(cpu("Neg"), "T");
+  RegisterTypedKernels<NegOp, float, double, int32_t, int64_t, complex64, complex128>(cpu("Neg"),
+                                                                                      "T");
   RegisterTypedKernels<AbsOp, float, double, int32_t, int64_t>(cpu("Abs"), "T");
-  RegisterTypedKernels<SquareOp, float, double, int32_t, int64_t>(cpu("Square"), "T");
+  RegisterTypedKernels<SquareOp, float, double, int32_t, int64_t, complex64, complex128>(
+      cpu("Square"), "T");
   RegisterTypedKernels<SignOp, float, double, int32_t, int64_t>(cpu("Sign"), "T");
-  RegisterTypedKernels<SqrtOp, float, double>(cpu("Sqrt"), "T");
-  RegisterTypedKernels<RsqrtOp, float, double>(cpu("Rsqrt"), "T");
-  RegisterTypedKernels<ExpOp, float, double>(cpu("Exp"), "T");
+  RegisterTypedKernels<SqrtOp, float, double, complex64, complex128>(cpu("Sqrt"), "T");
+  RegisterTypedKernels<RsqrtOp, float, double, complex64, complex128>(cpu("Rsqrt"), "T");
+  RegisterTypedKernels<ExpOp, float, double, complex64, complex128>(cpu("Exp"), "T");
   RegisterTypedKernels<Expm1Op, float, double>(cpu("Expm1"), "T");
-  RegisterTypedKernels<LogOp, float, double>(cpu("Log"), "T");
+  RegisterTypedKernels<LogOp, float, double, complex64, complex128>(cpu("Log"), "T");
   RegisterTypedKernels<Log1pOp, float, double>(cpu("Log1p"), "T");
   RegisterTypedKernels<ErfOp, float, double>(cpu("Erf"), "T");
   RegisterTypedKernels<SigmoidOp, float, double>(cpu("Sigmoid"), "T");
-  RegisterTypedKernels<TanhOp, float, double>(cpu("Tanh"), "T");
-  RegisterTypedKernels<ReciprocalOp, float, double>(cpu("Reciprocal"), "T");
-  RegisterTypedKernels<ReciprocalOp, float, double>(cpu("Inv"), "T");
+  RegisterTypedKernels<TanhOp, float, double, complex64, complex128>(cpu("Tanh"), "T");
+  RegisterTypedKernels<ReciprocalOp, float, double, complex64, complex128>(cpu("Reciprocal"), "T");
+  RegisterTypedKernels<ReciprocalOp, float, double, complex64, complex128>(cpu("Inv"), "T");
   RegisterTypedKernels<FloorOp, float, double>(cpu("Floor"), "T");
   RegisterTypedKernels<CeilOp, float, double>(cpu("Ceil"), "T");
   RegisterTypedKernels<RoundOp, float, double, int32_t, int64_t>(cpu("Round"), "T");
   RegisterTypedKernels<RintOp, float, double>(cpu("Rint"), "T");
-  RegisterTypedKernels<SinOp, float, double>(cpu("Sin"), "T");
-  RegisterTypedKernels<CosOp, float, double>(cpu("Cos"), "T");
+  RegisterTypedKernels<SinOp, float, double, complex64, complex128>(cpu("Sin"), "T");
+  RegisterTypedKernels<CosOp, float, double, complex64, complex128>(cpu("Cos"), "T");
   RegisterTypedKernels<ErfcOp, float, double>(cpu("Erfc"), "T");
   RegisterTypedKernels<InvertOp, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
                        uint64_t>(cpu("Invert"), "T");
@@ -300,15 +302,16 @@ TW_REGISTER_KERNELS(cwise_unary) {
   RegisterTypedKernels<RsqrtGradOp, float, double>(cpu("RsqrtGrad"), "T");
   RegisterTypedKernels<ReciprocalGradOp, float, double>(cpu("ReciprocalGrad"), "T");
   RegisterTypedKernels<ReciprocalGradOp, float, double>(cpu("InvGrad"), "T");
-  RegisterTypedKernels<AddNOp, float, double, int32_t, int64_t>(cpu("AddN"), "T");
+  RegisterTypedKernels<AddNOp, float, double, int32_t, int64_t, complex64, complex128>(cpu("AddN"),
+                                                                                       "T");
   // TF rewrites AccumulateNV2 into an accumulator variable before it runs;
   // its sum is AddN's.
   RegisterTypedKernels<AddNOp, float, double, int32_t, int64_t>(cpu("AccumulateNV2"), "T");
   // Strings too: TF 2's save functions pick a file-name suffix with Select.
-  RegisterTypedKernels<SelectOp, float, double, int32_t, int64_t, bool, std::string>(cpu("Select"),
-                                                                                     "T");
-  RegisterTypedKernels<SelectV2Op, float, double, int32_t, int64_t, bool, std::string>(
-      cpu("SelectV2"), "T");
+  RegisterTypedKernels<SelectOp, float, double, int32_t, int64_t, bool, std::string, complex64,
+                       complex128>(cpu("Select"), "T");
+  RegisterTypedKernels<SelectV2Op, float, double, int32_t, int64_t, bool, std::string, complex64,
+                       complex128>(cpu("SelectV2"), "T");
   // int32 selects of GPU nodes (shape arithmetic), on the host with their
   // int32 branches (see cwise_binary_ops.cc); the condition joins them.
   const auto gpu_host = [](const char* op) {

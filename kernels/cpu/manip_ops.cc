@@ -25,7 +25,7 @@ template <typename F>
 absl::Status VisitMovable(absl::string_view op, DataType dtype, F&& f) {
   if (dtype == DT_STRING) return f(std::string{});
   absl::Status status = UnsupportedDtype(op, dtype);
-  VisitByElementSize(dtype, [&](auto u) { status = f(u); });
+  VisitByElementSizeCpu(dtype, [&](auto u) { status = f(u); });
   return status;
 }
 

@@ -317,9 +317,12 @@ using ArgMinOp = ArgOp<T, false>;
 
 TW_REGISTER_KERNELS(reductions) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
-  RegisterTypedKernels<SumOp, float, double, int32_t, int64_t>(cpu("Sum"), "T");
-  RegisterTypedKernels<MeanOp, float, double, int32_t, int64_t>(cpu("Mean"), "T");
-  RegisterTypedKernels<ProdOp, float, double, int32_t, int64_t>(cpu("Prod"), "T");
+  RegisterTypedKernels<SumOp, float, double, int32_t, int64_t, complex64, complex128>(cpu("Sum"),
+                                                                                      "T");
+  RegisterTypedKernels<MeanOp, float, double, int32_t, int64_t, complex64, complex128>(cpu("Mean"),
+                                                                                       "T");
+  RegisterTypedKernels<ProdOp, float, double, int32_t, int64_t, complex64, complex128>(cpu("Prod"),
+                                                                                       "T");
   RegisterTypedKernels<MaxOp, float, double, int32_t, int64_t>(cpu("Max"), "T");
   RegisterTypedKernels<MinOp, float, double, int32_t, int64_t>(cpu("Min"), "T");
   RegisterKernel(cpu("All"), MakeFactory<ReductionOp<bool, AndR>>());

@@ -204,7 +204,7 @@ absl::Status ScatterAssign(KernelContext*, ScatterMode, const NdIndex& nd, const
     AssignRows<std::string>(nd, updates, var);
     return absl::OkStatus();
   }
-  const bool ok = VisitByElementSize(
+  const bool ok = VisitByElementSizeCpu(
       var->dtype(), [&](auto zero) { AssignRows<decltype(zero)>(nd, updates, var); });
   return ok ? absl::OkStatus() : UnsupportedDtype("ScatterUpdate", var->dtype());
 }

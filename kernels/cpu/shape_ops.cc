@@ -206,7 +206,7 @@ class FillOp : public OpKernel {
       std::fill_n(out->data<std::string>(), out->NumElements(), value.data<std::string>()[0]);
       return absl::OkStatus();
     }
-    if (!VisitByElementSize(value.dtype(), [&](auto zero) {
+    if (!VisitByElementSizeCpu(value.dtype(), [&](auto zero) {
           using U = decltype(zero);
           std::fill_n(RawData<U>(*out), out->NumElements(), *RawData<U>(value));
         })) {
@@ -246,7 +246,7 @@ class BroadcastToOp : public OpKernel {
     if (shape.num_elements() == 0) return absl::OkStatus();
     const auto& d = ctx->eigen_cpu_device();
     absl::Status status;
-    const bool supported = VisitByElementSize(in.dtype(), [&](auto zero) {
+    const bool supported = VisitByElementSizeCpu(in.dtype(), [&](auto zero) {
       using U = decltype(zero);
       status = Broadcast<U>(d, in, b, out);
     });
@@ -376,11 +376,19 @@ class InvertPermutationOp : public OpKernel {
 // Cast(x: SrcT) -> DstT. Float to integer conversions saturate and send NaN
 // to 0 (a plain C++ cast of those is undefined behaviour). half and bfloat16
 // widen to float exactly and narrow from it rounding to nearest even, as
-// Eigen's types (and TensorFlow's Cast) do.
+// Eigen's types (and TensorFlow's Cast) do. A complex number casts to a real
+// type (bool too) through its real part, a real one to a complex type with
+// imaginary part 0, as TF's.
 template <typename Src, typename Dst>
 struct CastFn {
   Dst operator()(const Src& x) const {
-    if constexpr (kIsFloat16<Src> && !std::is_same_v<Dst, float>) {
+    if constexpr (kIsComplex<Src> && kIsComplex<Dst>) {
+      return Dst(x);
+    } else if constexpr (kIsComplex<Src>) {
+      return CastFn<typename Src::value_type, Dst>()(x.real());
+    } else if constexpr (kIsComplex<Dst>) {
+      return Dst(CastFn<Src, typename Dst::value_type>()(x), 0);
+    } else if constexpr (kIsFloat16<Src> && !std::is_same_v<Dst, float>) {
       return CastFn<float, Dst>()(static_cast<float>(x));
     } else if constexpr (std::is_same_v<Dst, bool>) {
       return x != Src(0);
@@ -400,7 +408,7 @@ struct CastFn {
 };
 
 template <typename T>
-constexpr bool kCastable = std::is_arithmetic_v<T> || kIsFloat16<T>;
+constexpr bool kCastable = std::is_arithmetic_v<T> || kIsFloat16<T> || kIsComplex<T>;
 
 class CastOp : public OpKernel {
  public:

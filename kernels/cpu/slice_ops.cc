@@ -78,7 +78,7 @@ absl::Status Dispatch(absl::string_view op, DataType dtype, int rank, F&& f, boo
   };
   if (strings && dtype == DT_STRING) {
     by_rank(std::string());
-  } else if (!VisitByElementSize(dtype, by_rank)) {
+  } else if (!VisitByElementSizeCpu(dtype, by_rank)) {
     return UnsupportedDtype(op, dtype);
   }
   return status;
@@ -341,7 +341,7 @@ class BlockOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.shape));
     if (p.shape.num_elements() == 0) return absl::OkStatus();
     const int64_t s = p.s, h = p.h, w = p.w, c = p.c;
-    const bool ok = VisitByElementSize(in.dtype(), [&](auto zero) {
+    const bool ok = VisitByElementSizeCpu(in.dtype(), [&](auto zero) {
       using U = decltype(zero);
       const U* src = RawData<U>(in);
       U* dst = RawData<U>(*out);

@@ -43,6 +43,16 @@ inline Tensor F(const TensorShape& s) {
   for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = 0.25f * (i % 7) - 0.5f;
   return t;
 }
+// Complex numbers of shape s, F's values with their negatives' halves as the
+// imaginary parts.
+inline Tensor C(const TensorShape& s) {
+  Tensor t(DT_COMPLEX64, s);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    const float v = 0.25f * (i % 7) - 0.5f;
+    t.data<complex64>()[i] = complex64(v, -0.5f * v);
+  }
+  return t;
+}
 inline Tensor I32(std::vector<int32_t> v) {
   return Literal<int32_t>({static_cast<int64_t>(v.size())}, v);
 }

@@ -98,6 +98,11 @@ Output BroadcastReduced(const Scope& scope, const Output& grad, const Output& x,
   return ops::BroadcastTo(scope, kept, ops::Shape(scope, x));
 }
 
+Output ConjIfComplex(const Scope& scope, const Output& x) {
+  const DataType t = x.type();
+  return t == DT_COMPLEX64 || t == DT_COMPLEX128 ? ops::Conj(scope, x) : x;
+}
+
 bool IsZerosFill(const Output& out) { return out.valid() && out.node()->IsOp("ZerosLike"); }
 
 }  // namespace grad_util

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "ops/grad_registry.h"
 #include "graph/output.h"
 #include "graph/scope.h"
+#include "ops/grad_registry.h"
 
 // Declares a dense gradient function (the GradFunc signature) with the
 // parameters scope, op, grad_inputs and grad_outputs.
@@ -57,6 +57,10 @@ Output KeptDimsShape(const Scope& scope, const Output& x, const Output& axes);
 // to x's shape.
 Output BroadcastReduced(const Scope& scope, const Output& grad, const Output& x,
                         const Output& axes);
+
+// conj(x) when x is complex, else x itself (TF's math_ops.conj): the
+// gradients of complex products take the conjugate of the other factor.
+Output ConjIfComplex(const Scope& scope, const Output& x);
 
 // True when `out` is a ZerosLike the engine filled in for an output nobody
 // differentiated.

@@ -41,7 +41,9 @@ TW_GRAD_FN(AbsGrad) {
 }
 // dx = g * 2x
 TW_GRAD_FN(SquareGrad) {
-  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Mul(scope, In(op, 0), Input(2.0))));
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0],
+               ops::Mul(scope, grad_util::ConjIfComplex(scope, In(op, 0)), Input(2.0))));
   return scope.status();
 }
 // y = sqrt(x): dx = g * 0.5 / y
@@ -56,7 +58,8 @@ TW_GRAD_FN(RsqrtGrad) {
 }
 // y = e^x: dx = g * y
 TW_GRAD_FN(ExpGrad) {
-  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], op.output(0)));
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], grad_util::ConjIfComplex(scope, op.output(0))));
   return scope.status();
 }
 // y = e^x - 1: dx = g * (y + 1)
@@ -66,7 +69,8 @@ TW_GRAD_FN(Expm1Grad) {
 }
 // dx = g / x
 TW_GRAD_FN(LogGrad) {
-  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Reciprocal(scope, In(op, 0))));
+  grad_outputs->push_back(ops::Mul(
+      scope, grad_inputs[0], ops::Reciprocal(scope, grad_util::ConjIfComplex(scope, In(op, 0)))));
   return scope.status();
 }
 // dx = g / (1 + x)
@@ -101,13 +105,15 @@ TW_GRAD_FN(ReciprocalGrad) {
 }
 // dx = g * cos(x)
 TW_GRAD_FN(SinGrad) {
-  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Cos(scope, In(op, 0))));
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], ops::Cos(scope, grad_util::ConjIfComplex(scope, In(op, 0)))));
   return scope.status();
 }
 // dx = -g * sin(x)
 TW_GRAD_FN(CosGrad) {
   grad_outputs->push_back(
-      ops::Neg(scope, ops::Mul(scope, grad_inputs[0], ops::Sin(scope, In(op, 0)))));
+      ops::Neg(scope, ops::Mul(scope, grad_inputs[0],
+                               ops::Sin(scope, grad_util::ConjIfComplex(scope, In(op, 0))))));
   return scope.status();
 }
 // The inverse and hyperbolic trigonometric functions, as TF's math_grad.py
@@ -232,15 +238,16 @@ TW_GRAD_FN(AddGrad) {
 TW_GRAD_FN(SubGrad) {
   return BinaryResult(scope, op, grad_inputs[0], ops::Neg(scope, grad_inputs[0]), grad_outputs);
 }
-// z = x * y: dx = g y, dy = x g
+// z = x * y: dx = g y, dy = x g (conjugated for complex numbers, as TF)
 TW_GRAD_FN(MulGrad) {
   const Output g = grad_inputs[0];
-  return BinaryResult(scope, op, ops::Mul(scope, g, In(op, 1)), ops::Mul(scope, In(op, 0), g),
-                      grad_outputs);
+  return BinaryResult(scope, op, ops::Mul(scope, g, grad_util::ConjIfComplex(scope, In(op, 1))),
+                      ops::Mul(scope, grad_util::ConjIfComplex(scope, In(op, 0)), g), grad_outputs);
 }
-// z = x / y: dx = g / y, dy = -g x / y^2
+// z = x / y: dx = g / y, dy = -g x / y^2 (x, y conjugated for complex)
 TW_GRAD_FN(DivGrad) {
-  const Output g = grad_inputs[0], x = In(op, 0), y = In(op, 1);
+  const Output g = grad_inputs[0], x = grad_util::ConjIfComplex(scope, In(op, 0)),
+               y = grad_util::ConjIfComplex(scope, In(op, 1));
   Output dy =
       ops::Mul(scope, g, ops::RealDiv(scope, ops::RealDiv(scope, ops::Neg(scope, x), y), y));
   return BinaryResult(scope, op, ops::RealDiv(scope, g, y), dy, grad_outputs);

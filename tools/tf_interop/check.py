@@ -659,6 +659,46 @@ def tensorflow_2_text_in_towerflow(ctx):
 
 
 @check
+def tensorflow_2_spectrograms_in_towerflow(ctx):
+    """Audio features as TF 2 writes them (complex numbers and the FFTs):
+    tf.signal.stft's magnitudes (RFFT, ComplexAbs) turned into a log-mel
+    spectrogram, the phases (Angle), the signal back through
+    tf.signal.inverse_stft (IRFFT) and a 2-D FFT's power, from a SavedModel,
+    give TF's outputs in Towerflow."""
+    class Model(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 400], tf.float32, name="audio")])
+        def __call__(self, audio):
+            stft = tf.signal.stft(audio, frame_length=64, frame_step=32, fft_length=64)
+            magnitude = tf.abs(stft)
+            mel = tf.signal.linear_to_mel_weight_matrix(16, 33, 8000, 80.0, 3800.0)
+            log_mel = tf.math.log(tf.tensordot(magnitude, mel, 1) + 1e-6)
+            back = tf.signal.inverse_stft(
+                stft, 64, 32, 64,
+                window_fn=tf.signal.inverse_stft_window_fn(32))
+            image = tf.complex(audio[:, :64], audio[:, 64:128])
+            power = tf.math.real(tf.signal.fft(image) * tf.math.conj(tf.signal.fft(image)))
+            return {"log_mel": log_mel, "phase": tf.math.angle(stft), "back": back,
+                    "power": power}
+
+    model = Model()
+    directory = os.path.join(ctx.work, "tf2_spectrograms")
+    tf.saved_model.save(model, directory, signatures={"serving_default": model.__call__})
+    t = np.arange(400, dtype=np.float32) / 8000
+    audio = np.stack([np.sin(2 * np.pi * 440 * t), np.sin(2 * np.pi * 1000 * t) * np.exp(-t * 20)])
+    audio = (audio + 0.01 * np.random.default_rng(5).normal(size=audio.shape)).astype(np.float32)
+    theirs = model(tf.constant(audio))
+    mine = towerflow_runs_saved_model(ctx, directory, {"audio": audio})
+    for key, tolerance in [("log_mel", 1e-4), ("back", 1e-5), ("power", 1e-4)]:
+        expect_close(key, as_array(mine[key]), theirs[key].numpy(), rtol=tolerance, atol=tolerance)
+    # Phases of bins with no energy are noise's: compared where |X| > 1e-3.
+    stft = tf.signal.stft(audio, frame_length=64, frame_step=32, fft_length=64).numpy()
+    strong = np.abs(stft) > 1e-3
+    expect_close("phase", as_array(mine["phase"])[strong], theirs["phase"].numpy()[strong],
+                 rtol=1e-4, atol=1e-4)
+    return "outputs log_mel, phase, back and power equal"
+
+
+@check
 def keras_saved_model_in_towerflow(ctx):
     """A Keras model's SavedModel gives Keras's outputs."""
     keras = tf.keras

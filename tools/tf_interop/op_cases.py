@@ -50,7 +50,8 @@ NUMPY = {types_pb2.DT_FLOAT: np.float32, types_pb2.DT_DOUBLE: np.float64,
          types_pb2.DT_UINT8: np.uint8, types_pb2.DT_INT8: np.int8, types_pb2.DT_HALF: np.float16, types_pb2.DT_BFLOAT16: tf.bfloat16.as_numpy_dtype,
          types_pb2.DT_INT16: np.int16, types_pb2.DT_UINT16: np.uint16,
          types_pb2.DT_UINT32: np.uint32, types_pb2.DT_UINT64: np.uint64,
-         types_pb2.DT_STRING: np.object_}
+         types_pb2.DT_STRING: np.object_, types_pb2.DT_COMPLEX64: np.complex64,
+         types_pb2.DT_COMPLEX128: np.complex128}
 NAME = {v: tf.dtypes.as_dtype(v).name for v in NUMPY}
 
 # Values of each kind of input: six of them, reshaped to the case's shape.
@@ -60,6 +61,8 @@ PATTERNS = {
     "bool": [[True, False, True, True, False, False], [False, False, True, True, True, False]],
     "string": [[b"loss", b"a/b", b"", b"tower_1", b"x", b"\xc3\xa9"],
                [b"-", b"b", b"c/d", b"", b"yz", b"0"]],
+    "complex": [[1.5 + 2j, -0.5 + 0.25j, 3 - 1j, -2 - 3j, 0.75 + 0j, -1.5j],
+                [0.5 - 1j, 2 + 0.5j, -1 + 1j, 1.25 + 0j, -0.5 - 2j, 3 + 3j]],
 }
 EDGES = {
     "float": [[np.nan, np.inf, -np.inf, -0.0, 0.0, 1e30], [1.0, np.nan, np.inf, 0.0, -0.0, -1e30]],
@@ -90,6 +93,7 @@ _squares = np.stack([np.sum(LRN_IN[2][..., max(0, d - 5):d + 6] ** 2, axis=-1)
                      for d in range(6)], axis=-1)
 LRN_OUT = (LRN_IN[2] / np.sqrt(1 + _squares)).astype(np.float32)
 STR = types_pb2.DT_STRING
+C64, C128 = types_pb2.DT_COMPLEX64, types_pb2.DT_COMPLEX128
 SUMMARY_LOSS = summary_pb2.Summary(value=[summary_pb2.Summary.Value(
     tag="loss", simple_value=2.5)]).SerializeToString()
 SUMMARY_LR = summary_pb2.Summary(value=[summary_pb2.Summary.Value(
@@ -441,7 +445,11 @@ CASES = {
     "Cast": [
         (f"{NAME[a]} to {NAME[b]}", {"x": (a, [6], PATTERNS["float"][0])}, {"DstT": b})
         for a in (F, D, I32, I64) for b in (F, D, I32, I64, B) if a != b
-    ] + [("float edges to int32", {"x": (F, [6], EDGES["float"][0])}, {"DstT": I32})],
+    ] + [("float edges to int32", {"x": (F, [6], EDGES["float"][0])}, {"DstT": I32})] + [
+        (f"{NAME[a]} to {NAME[b]}", {"x": (a, [6], None)}, {"DstT": b})
+        for a, b in [(F, C64), (D, C128), (I32, C64), (B, C128), (C64, F), (C128, D), (C64, I32),
+                     (C128, I64), (C64, B), (C64, C128), (C128, C64)]
+    ],
     "ConcatV2": [
         ("axis 1", {"values": [(F, [2, 3], None), (F, [2, 2], PATTERNS["float"][1][:4])],
                     "axis": (I32, [], 1)}, {}),
@@ -754,6 +762,41 @@ CASES = {
         ("to utf-32", {"input": (STR, [2], ["h\u00e9".encode(), b"a\xffb"])},
          {"input_encoding": "UTF-8", "output_encoding": "UTF-32-BE"}),
     ],
+    "Complex": [
+        ("float", {"real": (F, [2, 3], None), "imag": (F, [2, 3], None)}, {"Tout": C64}),
+        ("double broadcast", {"real": (D, [2, 3], None), "imag": (D, [3], None)}, {"Tout": C128}),
+        ("bad broadcast", {"real": (F, [2, 3], None), "imag": (F, [2], None)}, {"Tout": C64}),
+    ],
+    **{op: [("complex64", {arg: (C64, [2, 3], None)}, {"Tout": F}),
+            ("complex128", {arg: (C128, [6], None)}, {"Tout": D}),
+            ("edges", {arg: (C64, [4], [0j, -0.0 + 0j, complex("inf"), 3e38 + 3e38j])},
+             {"Tout": F})]
+       for op, arg in [("Real", "input"), ("Imag", "input"), ("Angle", "input"),
+                       ("ComplexAbs", "x")]},
+    "Conj": [("complex64", {"input": (C64, [2, 3], None)}, {}),
+             ("complex128", {"input": (C128, [6], None)}, {})],
+    **{op: [("complex64", {"input": (C64, [2, 2, 2, 3], None)}, {}),
+            ("complex128 length 5", {"input": (C128, [2, 5, 5, 5], np.sin(np.arange(250)) * (0.5 - 0.25j))},
+             {}),
+            ("scalar", {"input": (C64, [], None)}, {})]
+       for op in ["FFT", "IFFT", "FFT2D", "IFFT2D", "FFT3D", "IFFT3D"]},
+    **{op: [("float", {"input": (F, [2, 3, 4, 6], None), "fft_length": (I32, [rank], [3, 4, 6][-rank:])},
+             {}),
+            ("cropped odd", {"input": (F, [2, 3, 4, 7], None),
+                             "fft_length": (I32, [rank], [2, 3, 5][-rank:])}, {}),
+            ("double", {"input": (D, [3, 4, 8], None), "fft_length": (I32, [rank], [3, 4, 8][-rank:])},
+             {"Tcomplex": C128}),
+            ("too short", {"input": (F, [2, 3], None), "fft_length": (I32, [rank], [4] * rank)}, {}),
+            ("bad fft_length", {"input": (F, [2, 3, 4], None), "fft_length": (I32, [1], [-2])}, {})]
+       for op, rank in [("RFFT", 1), ("RFFT2D", 2), ("RFFT3D", 3)]},
+    **{op: [("even", {"input": (C64, [2, 3, 4, 4], None),
+                      "fft_length": (I32, [rank], [3, 4, 6][-rank:])}, {}),
+            ("odd cropped", {"input": (C64, [2, 3, 4, 5], None),
+                             "fft_length": (I32, [rank], [2, 3, 7][-rank:])}, {}),
+            ("double", {"input": (C128, [3, 4, 5], None), "fft_length": (I32, [rank], [3, 4, 8][-rank:])},
+             {"Treal": D}),
+            ("too short", {"input": (C64, [2, 2], None), "fft_length": (I32, [rank], [8] * rank)}, {})]
+       for op, rank in [("IRFFT", 1), ("IRFFT2D", 2), ("IRFFT3D", 3)]},
     "MergeSummary": [
         ("two", {"inputs": [(STR, [], [SUMMARY_LOSS]), (STR, [2], [SUMMARY_LR, b""])]}, {}),
         ("duplicate tag", {"inputs": [(STR, [], [SUMMARY_LOSS]), (STR, [], [SUMMARY_LOSS])]}, {}),
@@ -1472,7 +1515,8 @@ KNOWN_DIFFERENCES = {
 def numpy_values(dtype, shape, values, which):
     """An array of `dtype` and `shape`: `values` (cycled), else a pattern."""
     kind = ("bool" if dtype == B else "float" if dtype in (F, D) + SIXTEEN else
-            "string" if dtype == types_pb2.DT_STRING else "int")
+            "string" if dtype == types_pb2.DT_STRING else
+            "complex" if dtype in (C64, C128) else "int")
     if values is None:
         values = PATTERNS[kind][which % 2]
     count = int(np.prod(shape)) if shape else 1
@@ -1632,6 +1676,41 @@ def narrow_int_cases(op_def):
         for name, values in variants:
             values = values[:len(op_def.input_arg)]
             cases.append(Case(op_def.name, name, values, {"T": attr_value(t, dtype)},
+                              len(op_def.output_arg)))
+    return cases
+
+
+# The elementwise ops TF's CPU computes on complex numbers, compared in
+# complex64 and complex128: same shapes and a broadcast row.
+COMPLEX_OPS = ["Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "Pow", "Equal", "NotEqual", "Neg",
+               "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Tanh", "Reciprocal", "Inv", "Sin", "Cos",
+               "ZerosLike", "OnesLike", "Identity", "Transpose", "Tile", "Reshape", "Pad",
+               "ReverseV2", "ConcatV2"]
+
+
+def complex_cases(op_def):
+    if op_def.name not in COMPLEX_OPS:
+        return []
+    cases = []
+    main = next(a for a in op_def.attr if a.type == "type")
+    for dtype in (C64, C128):
+        x = numpy_values(dtype, [2, 3], None, 0)
+        y = numpy_values(dtype, [2, 3], None, 1)
+        extra = {"Transpose": [np.array([1, 0], np.int32)], "Tile": [np.array([2, 1], np.int32)],
+                 "Reshape": [np.array([3, 2], np.int32)],
+                 "Pad": [np.array([[1, 0], [0, 2]], np.int32)],
+                 "ReverseV2": [np.array([1], np.int32)],
+                 "ConcatV2": [y, np.array(1, np.int32)]}.get(op_def.name)
+        variants = [("same shape", [x] + (extra or [y]))]
+        if extra is None and len(op_def.input_arg) == 2:
+            variants.append(("broadcast", [x, y[0]]))
+        named = tf.dtypes.as_dtype(dtype).name
+        for name, values in variants:
+            values = values[:len(op_def.input_arg) + (1 if op_def.name == "ConcatV2" else 0)]
+            attrs = {main.name: attr_value(main, dtype)}
+            if op_def.name == "ConcatV2":
+                attrs["N"] = attr_value(next(a for a in op_def.attr if a.name == "N"), 2)
+            cases.append(Case(op_def.name, f"{named} {name}", values, attrs,
                               len(op_def.output_arg)))
     return cases
 
@@ -1821,6 +1900,8 @@ def compare(case, theirs, mine):
             continue
         if want.dtype != got.dtype or want.shape != got.shape:
             return f"differ: output {k} is {got.dtype}{list(got.shape)}, TF's {want.dtype}{list(want.shape)}"
+        if want.dtype.kind == "c":  # compared as (real, imaginary) pairs
+            want, got = (np.stack([x.real, x.imag], axis=-1) for x in (want, got))
         sixteen = want.dtype in (np.float16, NUMPY[types_pb2.DT_BFLOAT16])
         if sixteen:
             # Towerflow's CPU computes 16-bit nodes in float32 and rounds
@@ -1866,7 +1947,7 @@ def main():
             continue
         why = not_compared(op_def)
         if why is None:
-            cases += narrow_int_cases(op_def)
+            cases += narrow_int_cases(op_def) + complex_cases(op_def)
         if why is None and op_def.name in CASES:
             cases += hand_cases(op_def)
             continue
