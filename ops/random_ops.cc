@@ -1,6 +1,7 @@
 // Random ops. `seed` and `seed2` pick a reproducible stream; both 0 means a
 // fresh random stream per kernel (graph/random_seed.h derives them from a
 // graph-level seed, as tf.set_random_seed does).
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -132,6 +133,44 @@ TW_REGISTER_OP("StatelessRandomGetAlg")
     .SetIsStateful()
     .Doc("The algorithm the V2 stateless ops use here: 1, Philox.")
     .SetShapeFn(shape_fns::ScalarShape);
+
+// [batch, num_samples] from logits [batch, classes] and a scalar count.
+absl::Status MultinomialShape(InferenceContext* c) {
+  PartialTensorShape logits, count;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &logits));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &count));
+  TW_ASSIGN_OR_RETURN(std::optional<int64_t> samples, c->ConstantScalarInput(1));
+  if (samples.has_value() && *samples < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_samples should be non-negative, got ", *samples));
+  }
+  c->set_output(
+      0, PartialTensorShape({logits.dims() == 2 ? logits.dim_size(0) : -1, samples.value_or(-1)}));
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("Multinomial")
+    .Input("logits: T")
+    .Input("num_samples: int32")
+    .Output("output: output_dtype")
+    .Attr("seed: int = 0")
+    .Attr("seed2: int = 0")
+    .Attr("T: realnumbertype")
+    .Attr("output_dtype: {int32, int64} = DT_INT64")
+    .SetIsStateful()
+    .Doc("num_samples class indices per row, drawn with the probabilities softmax(logits).")
+    .SetShapeFn(MultinomialShape);
+
+TW_REGISTER_OP("StatelessMultinomial")
+    .Input("logits: T")
+    .Input("num_samples: int32")
+    .Input("seed: Tseed")
+    .Output("output: output_dtype")
+    .Attr("T: realnumbertype")
+    .Attr("Tseed: {int32, int64} = DT_INT64")
+    .Attr("output_dtype: {int32, int64} = DT_INT64")
+    .Doc("Multinomial, drawn from the stream of the seed pair [2].")
+    .SetShapeFn(MultinomialShape);
 
 TW_REGISTER_OP("RandomShuffle")
     .Input("value: T")

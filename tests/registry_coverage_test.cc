@@ -94,6 +94,8 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
   static const auto* gaps = new std::map<std::string, DtypeGap>{
       {"Add", {{DT_STRING}, "string concatenation: not implemented"}},
       {"AddN", {{DT_UINT8}, "numeric types float, double, int32, int64, and lists (variant)"}},
+      {"Multinomial", {ints, floats_only}},
+      {"StatelessMultinomial", {ints, floats_only}},
       {"Conj", {{DT_VARIANT}, "conjugating the elements of a list of tensors: not implemented"}},
       {"AccumulateNV2", {{DT_UINT8}, "AddN's types: float, double, int32, int64"}},
       {"ApplyAdagrad", {ints, floats_only}},

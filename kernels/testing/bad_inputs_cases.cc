@@ -623,6 +623,8 @@ std::vector<Case> StateCases() {
       {"Assert", {}, {Scalar<bool>(true), F({2})}},
       {"ScalarSummary", {}, {Str("t"), Scalar<float>(1)}},
       {"HistogramSummary", {}, {Str("h"), F({4})}},
+      {"Multinomial", {{"seed", A(int64_t{3})}}, {F({2, 3}), Scalar<int32_t>(4)}},
+      {"StatelessMultinomial", {}, {F({2, 3}), Scalar<int32_t>(4), Literal<int64_t>({2}, {1, 2})}},
       {"StackV2", {{"elem_type", A(DT_FLOAT)}}, {Scalar<int32_t>(4)}},
   };
 }

@@ -66,6 +66,8 @@ TW_REGISTER_NO_GRADIENT("SparseApplyFtrlV2");
 
 // Stateless random numbers (TF's stateless_random_ops.py: not differentiable).
 TW_REGISTER_NO_GRADIENT("StatelessRandomUniform");
+TW_REGISTER_NO_GRADIENT("Multinomial");
+TW_REGISTER_NO_GRADIENT("StatelessMultinomial");
 TW_REGISTER_NO_GRADIENT("StatelessRandomNormal");
 TW_REGISTER_NO_GRADIENT("StatelessTruncatedNormal");
 TW_REGISTER_NO_GRADIENT("StatelessRandomUniformV2");

@@ -74,6 +74,7 @@ AXIS_NAMES = {"axis", "reduction_indices", "dim", "split_dim", "concat_dim", "di
 # Stateful ops one node shows: checks, and random ops with both seeds set
 # (the first draw of the stream).
 STATEFUL_COMPARED = {"CheckNumerics", "CheckNumericsV2", "Assert", "RandomUniform", "RandomStandardNormal",
+                     "Multinomial",
                      "TruncatedNormal", "RandomUniformInt", "RandomShuffle",
                      "SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2"}
 # Ops that only run inside a loop frame or on a fed value.
@@ -701,6 +702,23 @@ CASES = {
                             "maxval": (I32, [], 9)}, {"seed": 7, "seed2": 3}),
         ("empty range", {"shape": (I32, [1], [6]), "minval": (I32, [], 5), "maxval": (I32, [], 5)},
          {"seed": 7, "seed2": 3}),
+    ],
+    "Multinomial": [
+        ("seeded", {"logits": (F, [3, 4], [0.5, 1.0, -1.0, 2.0, 0, 0, 0, 0, -np.inf, 1.0, -np.inf, 1.0]),
+                    "num_samples": (I32, [], 7)}, {"seed": 7, "seed2": 3}),
+        ("double, int32", {"logits": (D, [2, 5], None), "num_samples": (I32, [], 9)},
+         {"seed": 1, "seed2": 2, "output_dtype": I32}),
+        ("not a matrix", {"logits": (F, [4], None), "num_samples": (I32, [], 2)}, {"seed": 1}),
+    ],
+    "StatelessMultinomial": [
+        ("seed pair", {"logits": (F, [3, 4], None), "num_samples": (I32, [], 6),
+                       "seed": (I64, [2], [3, 4])}, {}),
+        ("int32 seed", {"logits": (D, [2, 6], None), "num_samples": (I32, [], 5),
+                        "seed": (I32, [2], [-1, 9])}, {"output_dtype": I32}),
+        ("all -inf", {"logits": (F, [1, 2], [-np.inf, -np.inf]), "num_samples": (I32, [], 2),
+                      "seed": (I64, [2], [1, 1])}, {}),
+        ("no classes", {"logits": (F, [2, 0], None), "num_samples": (I32, [], 2),
+                        "seed": (I64, [2], [1, 2])}, {}),
     ],
     "RandomShuffle": [
         ("seeded 6", {"value": (F, [6], None)}, {"seed": 7, "seed2": 3}),
