@@ -172,6 +172,35 @@ TW_REGISTER_OP("StatelessMultinomial")
     .Doc("Multinomial, drawn from the stream of the seed pair [2].")
     .SetShapeFn(MultinomialShape);
 
+TW_REGISTER_OP("RngReadAndSkip")
+    .Input("resource: resource")
+    .Input("alg: int32")
+    .Input("delta: uint64")
+    .Output("value: int64")
+    .SetIsStateful()
+    .Doc(
+        "tf.random.Generator's step: the state of the RNG in the int64 variable (Philox: counter "
+        "low, counter high, key) before its 128-bit counter moves on by 256 * delta.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &scalar));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &scalar));
+      c->set_output(0, PartialTensorShape({3}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("RngSkip")
+    .Input("resource: resource")
+    .Input("algorithm: int64")
+    .Input("delta: int64")
+    .SetIsStateful()
+    .Doc("RngReadAndSkip without the read (TF 2.0's form).")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &scalar));
+      return c->WithRank(c->input(2), 0, &scalar);
+    });
+
 TW_REGISTER_OP("RandomShuffle")
     .Input("value: T")
     .Output("output: T")

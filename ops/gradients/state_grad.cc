@@ -67,6 +67,8 @@ TW_REGISTER_NO_GRADIENT("SparseApplyFtrlV2");
 // Stateless random numbers (TF's stateless_random_ops.py: not differentiable).
 TW_REGISTER_NO_GRADIENT("StatelessRandomUniform");
 TW_REGISTER_NO_GRADIENT("Multinomial");
+TW_REGISTER_NO_GRADIENT("RngReadAndSkip");
+TW_REGISTER_NO_GRADIENT("RngSkip");
 TW_REGISTER_NO_GRADIENT("StatelessMultinomial");
 TW_REGISTER_NO_GRADIENT("StatelessRandomNormal");
 TW_REGISTER_NO_GRADIENT("StatelessTruncatedNormal");
