@@ -34,6 +34,7 @@
 #include "ops/gen/parsing_ops.h"
 #include "ops/gen/queue_ops.h"
 #include "ops/gen/random_ops.h"
+#include "ops/gen/resample_ops.h"
 #include "ops/gen/rnn_ops.h"
 #include "ops/gen/scan_ops.h"
 #include "ops/gen/sparse_ops.h"

@@ -72,6 +72,33 @@ TW_GRAD_FN(ResizeBicubicGradGradient) {
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
+// y = scale_and_translate(x, size, scale, translation): each gradient back
+// along its span's weights (float images; TF's grad op takes float only).
+TW_GRAD_FN(ScaleAndTranslateGradient) {
+  const Output x = In(op, 0);
+  const auto kernel = grad_util::Attr<std::string>(scope, op, "kernel_type", "lanczos3");
+  const bool antialias = grad_util::Attr<bool>(scope, op, "antialias", true);
+  if (x.type() == DT_FLOAT) {
+    grad_outputs->push_back(ops::ScaleAndTranslateGrad(
+        scope, grad_inputs[0], x, In(op, 2), In(op, 3),
+        ops::ScaleAndTranslateGrad::KernelType(kernel).Antialias(antialias)));
+  } else {
+    grad_outputs->push_back(NoGradient());
+  }
+  for (int i = 1; i < 4; ++i) grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// z = scale_and_translate_grad(dy, x), linear in dy, the adjoint of the
+// forward resampling: d(dy) = scale_and_translate(g, size of dy).
+TW_GRAD_FN(ScaleAndTranslateGradGradient) {
+  const auto kernel = grad_util::Attr<std::string>(scope, op, "kernel_type", "lanczos3");
+  const bool antialias = grad_util::Attr<bool>(scope, op, "antialias", true);
+  grad_outputs->push_back(ops::ScaleAndTranslate(
+      scope, grad_inputs[0], HeightWidth(scope, In(op, 0)), In(op, 2), In(op, 3),
+      ops::ScaleAndTranslate::KernelType(kernel).Antialias(antialias)));
+  for (int i = 1; i < 4; ++i) grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
 // y = resize_nearest(x, size): each gradient added to the pixel it copies.
 TW_GRAD_FN(ResizeNearestNeighborGradient) {
   grad_outputs->push_back(ops::ResizeNearestNeighborGrad(
@@ -306,6 +333,8 @@ TW_REGISTER_GRADIENT("ResizeBilinear", ResizeBilinearGradient);
 TW_REGISTER_GRADIENT("ResizeBilinearGrad", ResizeBilinearGradGradient);
 TW_REGISTER_GRADIENT("ResizeBicubic", ResizeBicubicGradient);
 TW_REGISTER_GRADIENT("ResizeBicubicGrad", ResizeBicubicGradGradient);
+TW_REGISTER_GRADIENT("ScaleAndTranslate", ScaleAndTranslateGradient);
+TW_REGISTER_GRADIENT("ScaleAndTranslateGrad", ScaleAndTranslateGradGradient);
 TW_REGISTER_GRADIENT("ResizeNearestNeighbor", ResizeNearestNeighborGradient);
 TW_REGISTER_GRADIENT("ResizeNearestNeighborGrad", ResizeNearestNeighborGradGradient);
 TW_REGISTER_GRADIENT("SpaceToBatchND", SpaceToBatchNDGrad);

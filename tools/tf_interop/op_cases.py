@@ -815,6 +815,35 @@ CASES = {
              {"Treal": D}),
             ("too short", {"input": (C64, [2, 2], None), "fft_length": (I32, [rank], [8] * rank)}, {})]
        for op, rank in [("IRFFT", 1), ("IRFFT2D", 2), ("IRFFT3D", 3)]},
+    "ScaleAndTranslate": [
+        (f"{kernel} down", {"images": (F, [2, 5, 6, 2], np.arange(120) % 7 - 3.0),
+                            "size": (I32, [2], [3, 4]), "scale": (F, [2], [0.6, 4 / 6]),
+                            "translation": (F, [2], [0.0, 0.0])}, {"kernel_type": kernel})
+        for kernel in ["lanczos1", "lanczos3", "lanczos5", "gaussian", "box", "triangle",
+                       "keyscubic", "mitchellcubic"]
+    ] + [
+        ("lanczos3 up, translated", {"images": (F, [2, 5, 6, 2], None), "size": (I32, [2], [7, 9]),
+                                     "scale": (F, [2], [1.4, 1.5]),
+                                     "translation": (F, [2], [0.5, -1.0])},
+         {"antialias": False}),
+        ("int32 images", {"images": (I32, [1, 5, 6, 1], None), "size": (I32, [2], [2, 2]),
+                          "scale": (F, [2], [0.4, 1 / 3]), "translation": (F, [2], [0.0, 0.0])},
+         {}),
+        ("zero scale", {"images": (F, [1, 5, 6, 1], None), "size": (I32, [2], [2, 2]),
+                        "scale": (F, [2], [0.0, 1.0]), "translation": (F, [2], [0.0, 0.0])}, {}),
+        ("bad kernel", {"images": (F, [1, 5, 6, 1], None), "size": (I32, [2], [2, 2]),
+                        "scale": (F, [2], [1.0, 1.0]), "translation": (F, [2], [0.0, 0.0])},
+         {"kernel_type": "cubic"}),
+    ],
+    "ScaleAndTranslateGrad": [
+        ("lanczos3", {"grads": (F, [2, 3, 4, 2], np.arange(48) / 10),
+                      "original_image": (F, [2, 5, 6, 2], None), "scale": (F, [2], [0.6, 4 / 6]),
+                      "translation": (F, [2], [0.0, 0.0])}, {}),
+        ("triangle translated", {"grads": (F, [1, 7, 9, 1], None),
+                                 "original_image": (F, [1, 5, 6, 1], None),
+                                 "scale": (F, [2], [1.4, 1.5]), "translation": (F, [2], [0.5, -1.0])},
+         {"kernel_type": "triangle", "antialias": False}),
+    ],
     "MergeSummary": [
         ("two", {"inputs": [(STR, [], [SUMMARY_LOSS]), (STR, [2], [SUMMARY_LR, b""])]}, {}),
         ("duplicate tag", {"inputs": [(STR, [], [SUMMARY_LOSS]), (STR, [], [SUMMARY_LOSS])]}, {}),

@@ -294,6 +294,27 @@ std::vector<GradCase> NnCases() {
           },
           S({2, 3, 4, 1})),
       Unary(
+          "ScaleAndTranslate",
+          [](const Scope& s, Output x) {
+            return ops::ScaleAndTranslate(s, x, {3, 4}, {0.6f, 0.75f}, {0.0f, -0.5f});
+          },
+          S({2, 5, 6, 2})),
+      Unary(
+          "ScaleAndTranslate/mitchellcubic_up",
+          [](const Scope& s, Output x) {
+            return ops::ScaleAndTranslate(
+                s, x, {5, 7}, {1.5f, 2.0f}, {0.25f, 0.0f},
+                ops::ScaleAndTranslate::KernelType("mitchellcubic").Antialias(false));
+          },
+          S({1, 3, 4, 1})),
+      Unary(
+          "ScaleAndTranslateGrad",
+          [](const Scope& s, Output x) {
+            return ops::ScaleAndTranslateGrad(s, x, ops::Fill(s, {1, 5, 4, 1}, 0.f), {0.6f, 0.75f},
+                                              {0.0f, 0.0f});
+          },
+          S({1, 3, 3, 1})),
+      Unary(
           "ResizeBicubicGrad",
           [](const Scope& s, Output x) {
             return ops::ResizeBicubicGrad(s, x, ops::Fill(s, {1, 2, 3, 1}, 0.f),
