@@ -758,5 +758,43 @@ TW_REGISTER_OP("NonMaxSuppressionV5")
     .Doc("NonMaxSuppressionV4 with Soft-NMS (scores decayed by exp(-iou^2 / (2 sigma))).")
     .SetShapeFn(NonMaxSuppressionShape);
 
+TW_REGISTER_OP("CombinedNonMaxSuppression")
+    .Input("boxes: float")
+    .Input("scores: float")
+    .Input("max_output_size_per_class: int32")
+    .Input("max_total_size: int32")
+    .Input("iou_threshold: float")
+    .Input("score_threshold: float")
+    .Output("nmsed_boxes: float")
+    .Output("nmsed_scores: float")
+    .Output("nmsed_classes: float")
+    .Output("valid_detections: int32")
+    .Attr("pad_per_class: bool = false")
+    .Attr("clip_boxes: bool = true")
+    .Doc("Greedy NMS per image and class, then the best max_total_size of each image.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape boxes, scores, scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &boxes));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 3, &scores));
+      for (int i = 2; i < 6; ++i) TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
+      TW_ASSIGN_OR_RETURN(std::optional<int64_t> per_class, c->ConstantScalarInput(2));
+      TW_ASSIGN_OR_RETURN(std::optional<int64_t> total, c->ConstantScalarInput(3));
+      bool pad_per_class = false;
+      TW_RETURN_IF_ERROR(c->GetAttr("pad_per_class", &pad_per_class));
+      const int64_t batch = boxes.dims() == 4 ? boxes.dim_size(0) : -1;
+      const int64_t classes = scores.dims() == 3 ? scores.dim_size(2) : -1;
+      int64_t size = total.value_or(-1);
+      if (pad_per_class) {
+        size = per_class.has_value() && total.has_value() && classes >= 0
+                   ? std::min(*total, *per_class * classes)
+                   : -1;
+      }
+      c->set_output(0, PartialTensorShape({batch, size, 4}));
+      c->set_output(1, PartialTensorShape({batch, size}));
+      c->set_output(2, PartialTensorShape({batch, size}));
+      c->set_output(3, PartialTensorShape({batch}));
+      return absl::OkStatus();
+    });
+
 }  // namespace
 }  // namespace towerflow

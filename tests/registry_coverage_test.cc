@@ -180,6 +180,7 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"AdjustHue", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"AdjustSaturation", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"NonMaxSuppression", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"CombinedNonMaxSuppression", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"NonMaxSuppressionV2", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"NonMaxSuppressionV3", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"NonMaxSuppressionV4", "TensorFlow defines none (tf.gradients raises LookupError)"},

@@ -1,4 +1,5 @@
-// NonMaxSuppression V1-V5 (ops/image_ops.cc) with TF's greedy selection
+// NonMaxSuppression V1-V5 and CombinedNonMaxSuppression (ops/image_ops.cc)
+// with TF's greedy selection
 // (non_max_suppression_op.cc): candidates above score_threshold in order of
 // score (ties by index), each kept unless a kept box overlaps it by more
 // than iou_threshold (IoU of the boxes' normalised corners, in float); V5's
@@ -181,6 +182,155 @@ class NonMaxSuppressionOp : public OpKernel {
   bool pad_ = false;
 };
 
+// CombinedNonMaxSuppression (tf.image.combined_non_max_suppression), as
+// TF's kernel: per image and class, greedy NMS of the boxes scoring above
+// score_threshold (at most max_output_size_per_class); then per image the
+// classes' picks sorted by score (std::sort, as TF, so ties fall as TF's)
+// and the first max_total_size kept, boxes clipped to [0, 1] unless
+// clip_boxes is false. Outputs are padded with zeros to max_total_size, or
+// with pad_per_class to min(max_total_size, per-class max * classes).
+class CombinedNonMaxSuppressionOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("pad_per_class", &pad_per_class_));
+    return c.GetAttr("clip_boxes", &clip_boxes_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& boxes = ctx->input(0);
+    const Tensor& scores = ctx->input(1);
+    if (boxes.dims() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("boxes must be 4-D", boxes.shape().DebugString()));
+    }
+    if (scores.dims() != 3) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("scores must be 3-D", scores.shape().DebugString()));
+    }
+    if (boxes.dim_size(0) != scores.dim_size(0)) {
+      return absl::InvalidArgumentError("boxes and scores must have same batch size");
+    }
+    const auto int_scalar = [&](int i, const char* name) -> absl::StatusOr<int64_t> {
+      const Tensor& t = ctx->input(i);
+      if (t.dims() != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, " must be 0-D, got shape ", t.shape().DebugString()));
+      }
+      return *t.data<int32_t>();
+    };
+    TW_ASSIGN_OR_RETURN(const int64_t per_class_max, int_scalar(2, "max_size_per_class"));
+    if (per_class_max <= 0) {
+      return absl::InvalidArgumentError("max_size_per_class must be positive");
+    }
+    TW_ASSIGN_OR_RETURN(const int64_t total_max, int_scalar(3, "max_total_size"));
+    if (total_max <= 0) return absl::InvalidArgumentError("max_total_size must be > 0");
+    TW_ASSIGN_OR_RETURN(const float iou, ScalarArg(ctx->input(4), "iou_threshold"));
+    TW_ASSIGN_OR_RETURN(const float score_threshold, ScalarArg(ctx->input(5), "score_threshold"));
+    if (!(iou >= 0 && iou <= 1)) {
+      return absl::InvalidArgumentError("iou_threshold must be in [0, 1]");
+    }
+    const int64_t batch = boxes.dim_size(0), num_boxes = boxes.dim_size(1), q = boxes.dim_size(2),
+                  classes = scores.dim_size(2);
+    if (q != 1 && q != classes) {
+      return absl::InvalidArgumentError("third dimension of boxes must be either 1 or num classes");
+    }
+    if (boxes.dim_size(3) != 4) return absl::InvalidArgumentError("boxes must have 4 columns");
+    if (scores.dim_size(1) != num_boxes) {
+      return absl::InvalidArgumentError("scores has incompatible shape");
+    }
+    const int64_t per_batch =
+        pad_per_class_ ? std::min(total_max, per_class_max * classes) : total_max;
+    TW_ASSIGN_OR_RETURN(Tensor * out_boxes,
+                        ctx->allocate_output(0, TensorShape({batch, per_batch, 4})));
+    TW_ASSIGN_OR_RETURN(Tensor * out_scores,
+                        ctx->allocate_output(1, TensorShape({batch, per_batch})));
+    TW_ASSIGN_OR_RETURN(Tensor * out_classes,
+                        ctx->allocate_output(2, TensorShape({batch, per_batch})));
+    TW_ASSIGN_OR_RETURN(Tensor * valid, ctx->allocate_output(3, TensorShape({batch})));
+    const int64_t size_per_class = std::min(per_class_max, num_boxes);
+    // Per image: each class's picks in slots [class * size_per_class, ...).
+    std::vector<std::vector<Pick>> picks(
+        batch, std::vector<Pick>(size_per_class * classes, Pick{-1, -1.0f, -1, {0, 0, 0, 0}}));
+    const float* box_data = boxes.data<float>();
+    const float* score_data = scores.data<float>();
+    ctx->intra_op_pool()->ParallelFor(batch * classes, num_boxes * 40, [&](int64_t a, int64_t b) {
+      for (int64_t k = a; k < b; ++k) {
+        const int64_t image = k / classes, cls = k % classes;
+        NmsOneClass(box_data + image * num_boxes * q * 4, score_data + image * num_boxes * classes,
+                    num_boxes, q, classes, cls, size_per_class, score_threshold, iou,
+                    &picks[image]);
+      }
+    });
+    for (int64_t image = 0; image < batch; ++image) {
+      std::vector<Pick>& p = picks[image];
+      std::sort(p.begin(), p.end(), [](const Pick& x, const Pick& y) { return x.score > y.score; });
+      const int64_t found =
+          std::count_if(p.begin(), p.end(), [](const Pick& x) { return x.box > -1; });
+      const int64_t kept = std::min(found, pad_per_class_ ? per_batch : total_max);
+      valid->data<int32_t>()[image] = static_cast<int32_t>(kept);
+      float* ob = out_boxes->data<float>() + image * per_batch * 4;
+      float* os = out_scores->data<float>() + image * per_batch;
+      float* oc = out_classes->data<float>() + image * per_batch;
+      std::fill(ob, ob + per_batch * 4, 0.0f);
+      std::fill(os, os + per_batch, 0.0f);
+      std::fill(oc, oc + per_batch, 0.0f);
+      for (int64_t j = 0; j < kept && j < static_cast<int64_t>(p.size()); ++j) {
+        for (int c = 0; c < 4; ++c) {
+          ob[j * 4 + c] =
+              clip_boxes_ ? std::max(std::min(p[j].coords[c], 1.0f), 0.0f) : p[j].coords[c];
+        }
+        os[j] = p[j].score;
+        oc[j] = static_cast<float>(p[j].cls);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  struct Pick {
+    int64_t box;
+    float score;
+    int64_t cls;
+    float coords[4];
+  };
+
+  // Greedy NMS of class `cls` of one image into its slots of `picks`.
+  static void NmsOneClass(const float* boxes, const float* scores, int64_t num_boxes, int64_t q,
+                          int64_t classes, int64_t cls, int64_t size_per_class,
+                          float score_threshold, float iou, std::vector<Pick>* picks) {
+    struct Candidate {
+      int64_t box;
+      float score;
+    };
+    const auto lower = [](const Candidate& x, const Candidate& y) { return x.score < y.score; };
+    std::priority_queue<Candidate, std::vector<Candidate>, decltype(lower)> queue(lower);
+    for (int64_t i = 0; i < num_boxes; ++i) {
+      const float s = scores[i * classes + cls];
+      if (s > score_threshold) queue.push(Candidate{i, s});
+    }
+    const int64_t column = q > 1 ? cls : 0;  // the class's box of each anchor
+    std::vector<int64_t> selected;
+    while (static_cast<int64_t>(selected.size()) < size_per_class && !queue.empty()) {
+      const Candidate next = queue.top();
+      queue.pop();
+      const int64_t at = next.box * q + column;
+      bool keep = true;
+      for (int64_t j = static_cast<int64_t>(selected.size()) - 1; j >= 0; --j) {
+        if (Iou(boxes, at, selected[j] * q + column) > iou) {
+          keep = false;
+          break;
+        }
+      }
+      if (!keep) continue;
+      const float* b = boxes + at * 4;
+      (*picks)[selected.size() + size_per_class * cls] =
+          Pick{next.box, next.score, cls, {b[0], b[1], b[2], b[3]}};
+      selected.push_back(next.box);
+    }
+  }
+
+  bool pad_per_class_ = false, clip_boxes_ = true;
+};
+
 TW_REGISTER_KERNELS(nms_ops) {
   const auto cpu = [](const char* op) {
     return KernelDefBuilder(op).Device(kDeviceCpu).TypeConstraint<float>("T");
@@ -195,6 +345,8 @@ TW_REGISTER_KERNELS(nms_ops) {
                  [] { return std::make_unique<NonMaxSuppressionOp>(4); });
   RegisterKernel(cpu("NonMaxSuppressionV5"),
                  [] { return std::make_unique<NonMaxSuppressionOp>(5); });
+  RegisterKernel(KernelDefBuilder("CombinedNonMaxSuppression").Device(kDeviceCpu),
+                 MakeFactory<CombinedNonMaxSuppressionOp>());
 }
 
 }  // namespace

@@ -101,5 +101,51 @@ TEST(NonMaxSuppressionTest, BadInputsAreTensorFlowsErrors) {
               StatusIs(kInvalid, "iou_threshold must be in [0, 1]"));
 }
 
+// One image, three boxes, two classes (TF 2.21's outputs): class 0 keeps
+// boxes 0 and 2 (box 1 overlaps box 0 by 0.9), class 1 boxes 1 and 2; the
+// four picks by score, padded to max_total_size.
+TEST(NmsOpsTest, CombinedNonMaxSuppressionMatchesTensorFlow) {
+  const Tensor boxes =
+      Literal<float>({1, 3, 1, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0.5f, 0.5f, 0.9f, 0.9f});
+  const Tensor scores = Literal<float>({1, 3, 2}, {0.9f, 0.1f, 0.8f, 0.7f, 0.3f, 0.6f});
+  const auto run = [&](bool pad_per_class, bool clip) {
+    KernelRunner r("CombinedNonMaxSuppression");
+    r.Attr("pad_per_class", pad_per_class).Attr("clip_boxes", clip);
+    auto out = r.Run({boxes, scores, Scalar<int32_t>(2), Scalar<int32_t>(5), Scalar<float>(0.5f),
+                      Scalar<float>(0.2f)});
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *out : std::vector<Tensor>(4);
+  };
+  std::vector<Tensor> out = run(false, true);
+  EXPECT_THAT(out[0],
+              TensorIs<float>({1, 5, 4}, {0,    0,    1,    1,    0,    0.1f, 1, 1, 0.5f, 0.5f,
+                                          0.9f, 0.9f, 0.5f, 0.5f, 0.9f, 0.9f, 0, 0, 0,    0}));
+  EXPECT_THAT(out[1], TensorIs<float>({1, 5}, {0.9f, 0.7f, 0.6f, 0.3f, 0}));
+  EXPECT_THAT(out[2], TensorIs<float>({1, 5}, {0, 1, 1, 0, 0}));
+  EXPECT_THAT(out[3], TensorIs<int32_t>({1}, {4}));
+  // Padded to min(5, 2 per class * 2 classes); unclipped corners.
+  out = run(true, false);
+  EXPECT_THAT(out[0], TensorIs<float>({1, 4, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0.5f, 0.5f, 0.9f,
+                                                  0.9f, 0.5f, 0.5f, 0.9f, 0.9f}));
+  EXPECT_THAT(out[3], TensorIs<int32_t>({1}, {4}));
+
+  const auto fails = [&](int32_t per_class, int32_t total, float iou) {
+    KernelRunner r("CombinedNonMaxSuppression");
+    return r
+        .Run({boxes, scores, Scalar<int32_t>(per_class), Scalar<int32_t>(total), Scalar<float>(iou),
+              Scalar<float>(0.2f)})
+        .status();
+  };
+  EXPECT_THAT(fails(0, 5, 0.5f), StatusIs(kInvalid, "max_size_per_class must be positive"));
+  EXPECT_THAT(fails(2, 0, 0.5f), StatusIs(kInvalid, "max_total_size must be > 0"));
+  EXPECT_THAT(fails(2, 5, 1.5f), StatusIs(kInvalid, "iou_threshold must be in [0, 1]"));
+  KernelRunner bad("CombinedNonMaxSuppression");
+  EXPECT_THAT(
+      bad.Run({Literal<float>({1, 3, 4}, std::vector<float>(12)), scores, Scalar<int32_t>(2),
+               Scalar<int32_t>(5), Scalar<float>(0.5f), Scalar<float>(0.2f)})
+          .status(),
+      StatusIs(kInvalid, "boxes must be 4-D[1,3,4]"));
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -815,6 +815,21 @@ CASES = {
              {"Treal": D}),
             ("too short", {"input": (C64, [2, 2], None), "fft_length": (I32, [rank], [8] * rank)}, {})]
        for op, rank in [("IRFFT", 1), ("IRFFT2D", 2), ("IRFFT3D", 3)]},
+    "CombinedNonMaxSuppression": [
+        (name, {"boxes": (F, [2, 6, q, 4], boxes), "scores": (F, [2, 6, 3], None),
+                "max_output_size_per_class": (I32, [], per_class),
+                "max_total_size": (I32, [], total), "iou_threshold": (F, [], 0.4),
+                "score_threshold": (F, [], 0.2)}, attrs)
+        for name, q, boxes, per_class, total, attrs in [
+            ("shared boxes", 1, np.abs(np.sin(np.arange(48))) * 1.2, 3, 5, {}),
+            ("per-class boxes, padded per class", 3, np.abs(np.cos(np.arange(144))), 2, 10,
+             {"pad_per_class": True, "clip_boxes": False}),
+        ]
+    ] + [
+        ("bad iou", {"boxes": (F, [1, 2, 1, 4], None), "scores": (F, [1, 2, 2], None),
+                     "max_output_size_per_class": (I32, [], 2), "max_total_size": (I32, [], 2),
+                     "iou_threshold": (F, [], 1.5), "score_threshold": (F, [], 0.0)}, {}),
+    ],
     "ScaleAndTranslate": [
         (f"{kernel} down", {"images": (F, [2, 5, 6, 2], np.arange(120) % 7 - 3.0),
                             "size": (I32, [2], [3, 4]), "scale": (F, [2], [0.6, 4 / 6]),
