@@ -2,7 +2,8 @@
 // SparseTensor as (indices [nnz, rank], values [nnz], dense_shape [rank]),
 // a ragged one as (row splits, flat values). SparseTensorDenseAdd,
 // SparseToDense, SparseFillEmptyRows (and its gradient), SparseReshape and
-// RaggedRange (kernels/cpu/sparse_ops.cc), RaggedTensorToTensor
+// RaggedRange (kernels/cpu/sparse_ops.cc), SparseReduceSum and
+// SparseReduceMax (kernels/cpu/sparse_reduce_ops.cc), RaggedTensorToTensor
 // (kernels/cpu/ragged_ops.cc).
 #include <optional>
 #include <string>
@@ -155,6 +156,66 @@ TW_REGISTER_OP("RaggedRange")
     .Attr("Tsplits: {int32, int64} = DT_INT64")
     .Doc("A ragged tensor whose row i is Range(starts[i], limits[i], deltas[i]).")
     .SetShapeFn(RaggedRangeShape);
+
+// The dense result of reducing a SparseTensor over reduction_axes: its
+// shape when the dense shape and the axes are constants.
+absl::Status SparseReduceShape(InferenceContext* c) {
+  PartialTensorShape indices, values, shape;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &indices));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &values));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &shape));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> dims, c->ConstantIntInput(2));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes, c->ConstantIntInput(3));
+  bool keep_dims = false;
+  TW_RETURN_IF_ERROR(c->GetAttr("keep_dims", &keep_dims));
+  if (!dims.has_value() || !axes.has_value()) {
+    c->set_output(0, PartialTensorShape::Unknown());
+    return absl::OkStatus();
+  }
+  const int64_t rank = static_cast<int64_t>(dims->size());
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : *axes) {
+    const int64_t axis = a < 0 ? a + rank : a;
+    if (axis < 0 || axis >= rank) {
+      return absl::InvalidArgumentError(absl::StrCat("Invalid reduction dimension ", a,
+                                                     ", for input with ", rank, " dimensions."));
+    }
+    reduced[axis] = true;
+  }
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!reduced[d]) {
+      out.push_back((*dims)[d]);
+    } else if (keep_dims) {
+      out.push_back(1);
+    }
+  }
+  TW_ASSIGN_OR_RETURN(PartialTensorShape result, PartialTensorShape::FromDims(out));
+  c->set_output(0, result);
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("SparseReduceSum")
+    .Input("input_indices: int64")
+    .Input("input_values: T")
+    .Input("input_shape: int64")
+    .Input("reduction_axes: int32")
+    .Output("output: T")
+    .Attr("keep_dims: bool = false")
+    .Attr("T: numbertype")
+    .Doc("The sum of a SparseTensor over reduction_axes, dense (absent entries are 0).")
+    .SetShapeFn(SparseReduceShape);
+
+TW_REGISTER_OP("SparseReduceMax")
+    .Input("input_indices: int64")
+    .Input("input_values: T")
+    .Input("input_shape: int64")
+    .Input("reduction_axes: int32")
+    .Output("output: T")
+    .Attr("keep_dims: bool = false")
+    .Attr("T: realnumbertype")
+    .Doc("The maximum of a SparseTensor's entries over reduction_axes, dense (0 where none).")
+    .SetShapeFn(SparseReduceShape);
 
 TW_REGISTER_OP("SparseTensorDenseMatMul")
     .Input("a_indices: Tindices")

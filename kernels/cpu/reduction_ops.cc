@@ -27,6 +27,10 @@ absl::StatusOr<std::vector<bool>> ReducedAxes(const Tensor& axes, int rank) {
     return absl::InvalidArgumentError(absl::StrCat(
         "reduction indices must be a scalar or a vector, got shape ", axes.shape().DebugString()));
   }
+  if (axes.dtype() != DT_INT32 && axes.dtype() != DT_INT64) {
+    return absl::InvalidArgumentError(absl::StrCat("reduction indices must be int32 or int64, got ",
+                                                   DataTypeString(axes.dtype())));
+  }
   std::vector<bool> reduced(rank, false);
   for (int64_t i = 0; i < axes.NumElements(); ++i) {
     const int64_t a = axes.dtype() == DT_INT32 ? axes.data<int32_t>()[i] : axes.data<int64_t>()[i];

@@ -119,6 +119,23 @@ TW_GRAD_FN(RaggedTensorToTensorGrad) {
 
 // TF's: B's gradient is A (adjoint flipped) times g; a value's is the dot
 // product of g's row and B's row that it joined.
+// y = sparse_reduce_sum(indices, values, shape, axes): each value's gradient
+// is y's gradient at its entry with the reduced coordinates dropped (TF's
+// _SparseReduceSumGrad: indices // (shape // kept shape) into the gradient
+// reshaped to the kept dims).
+TW_GRAD_FN(SparseReduceSumGrad) {
+  const Output indices = In(op, 0), shape = In(op, 2), axes = In(op, 3);
+  const Output rank = ops::Size(scope, shape);
+  const Output canonical = grad_util::CanonicalAxes(scope, ops::Reshape(scope, axes, {-1}), rank);
+  const Output marked = ops::Sum(scope, ops::OneHot(scope, canonical, rank, 1, 0), 0);
+  const Output kept =
+      ops::SelectV2(scope, ops::Greater(scope, marked, 0), ops::OnesLike(scope, shape), shape);
+  const Output scale = ops::FloorDiv(scope, shape, kept);
+  const Output g = ops::Reshape(scope, grad_inputs[0], kept);
+  *grad_outputs = {NoGradient(), ops::GatherNd(scope, g, ops::FloorDiv(scope, indices, scale)),
+                   NoGradient(), NoGradient()};
+  return scope.status();
+}
 TW_GRAD_FN(SparseTensorDenseMatMulGrad) {
   const bool adjoint_a = grad_util::Attr<bool>(scope, op, "adjoint_a");
   const bool adjoint_b = grad_util::Attr<bool>(scope, op, "adjoint_b");
@@ -139,6 +156,7 @@ TW_GRAD_FN(SparseTensorDenseMatMulGrad) {
 }
 
 TW_REGISTER_GRADIENT("Roll", RollGrad);
+TW_REGISTER_GRADIENT("SparseReduceSum", SparseReduceSumGrad);
 TW_REGISTER_GRADIENT("SparseTensorDenseMatMul", SparseTensorDenseMatMulGrad);
 TW_REGISTER_GRADIENT("RaggedTensorToTensor", RaggedTensorToTensorGrad);
 TW_REGISTER_GRADIENT("ReverseSequence", ReverseSequenceGrad);

@@ -830,6 +830,14 @@ CASES = {
                      "max_output_size_per_class": (I32, [], 2), "max_total_size": (I32, [], 2),
                      "iou_threshold": (F, [], 1.5), "score_threshold": (F, [], 0.0)}, {}),
     ],
+    **{op: [
+        (f"axes {axes}{' kept' if keep else ''}",
+         {"input_indices": (I64, [5, 3], [0, 0, 1, 0, 2, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0]),
+          "input_values": (F, [5], [1, -2, 3, -4, 5]), "input_shape": (I64, [3], [2, 3, 2]),
+          "reduction_axes": (I32, [len(axes)], axes)}, {"keep_dims": keep})
+        for axes, keep in [([1], False), ([0, 2], True), ([], False), ([-1], False),
+                           ([0, 1, 2], False), ([3], False)]
+    ] for op in ["SparseReduceSum", "SparseReduceMax"]},
     "ScaleAndTranslate": [
         (f"{kernel} down", {"images": (F, [2, 5, 6, 2], np.arange(120) % 7 - 3.0),
                             "size": (I32, [2], [3, 4]), "scale": (F, [2], [0.6, 4 / 6]),

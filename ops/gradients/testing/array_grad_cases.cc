@@ -333,6 +333,20 @@ std::vector<GradCase> ArrayCases() {
                                         ops::ReverseSequence::BatchDim(2)));
           },
           S({3, 3, 2})),
+      // Entries [0,0,1], [0,2,0], [1,1,1], [1,1,0], [0,0,0] of a [2,3,2] tensor.
+      Double({"SparseReduceSum",
+              {S({5})},
+              [](const Scope& s, const Outs& x) -> Outs {
+                const Output indices = ops::Const(s, {{int64_t{0}, int64_t{0}, int64_t{1}},
+                                                      {int64_t{0}, int64_t{2}, int64_t{0}},
+                                                      {int64_t{1}, int64_t{1}, int64_t{1}},
+                                                      {int64_t{1}, int64_t{1}, int64_t{0}},
+                                                      {int64_t{0}, int64_t{0}, int64_t{0}}});
+                const Output shape = ops::Const(s, {int64_t{2}, int64_t{3}, int64_t{2}});
+                return {ops::Square(s, ops::SparseReduceSum(s, indices, x[0], shape, {1})),
+                        ops::SparseReduceSum(s, indices, x[0], shape, {0, -1},
+                                             ops::SparseReduceSum::KeepDims(true))};
+              }}),
       Double({"SparseToDense",
               {S({3}), S({})},
               [](const Scope& s, const Outs& x) -> Outs {
