@@ -20,7 +20,8 @@ namespace towerflow {
 namespace {
 
 // Calls f(U{}) with U the element type to move the elements of `dtype` as:
-// an unsigned integer of their width, or std::string.
+// an unsigned integer of their width (complex128 for 16 bytes), or
+// std::string.
 template <typename F>
 absl::Status VisitMovable(absl::string_view op, DataType dtype, F&& f) {
   if (dtype == DT_STRING) return f(std::string{});

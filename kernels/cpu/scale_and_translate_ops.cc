@@ -106,30 +106,49 @@ float Weight(Kernel k, float x) {
 
 // Output pixel x of a dimension is sum_j weights[x * size + j] *
 // input[starts[x] + j] over the j < size with starts[x] + j < input size.
+// The weights live in a tensor of the device's, so a size*count past its
+// memory limits is ResourceExhausted, not a failed allocation.
 struct Spans {
   int64_t size = 0;
   std::vector<int64_t> starts;
-  std::vector<float> weights;
+  Tensor storage;
+  float* weights = nullptr;
 };
 
-Spans ForwardSpans(Kernel kernel, int64_t out_size, int64_t in_size, float scale, float translate,
-                   bool antialias) {
+absl::Status AllocateWeights(KernelContext* ctx, int64_t count, Spans* spans) {
+  TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims({spans->size, count}));
+  TW_ASSIGN_OR_RETURN(spans->storage, ctx->allocate_temp(DT_FLOAT, shape));
+  spans->weights = spans->storage.data<float>();
+  std::fill(spans->weights, spans->weights + shape.num_elements(), 0.0f);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Spans> ForwardSpans(KernelContext* ctx, Kernel kernel, int64_t out_size,
+                                   int64_t in_size, float scale, float translate, bool antialias) {
   const float inv_scale = 1.0 / scale;
   const float inv_translate = -inv_scale * translate;
   const float kernel_scale = antialias ? std::max(inv_scale, 1.0f) : 1.0f;
   const float reach = Radius(kernel) * kernel_scale;
   Spans spans;
-  spans.size = std::min<int64_t>(2 * static_cast<int64_t>(std::ceil(reach)) + 1, in_size);
+  // (In double and clamped before any conversion: a scale of 1e-45 makes
+  // the reach infinite, which TF converts to an integer regardless.)
+  const double widest = 2 * std::ceil(static_cast<double>(reach)) + 1;
+  spans.size = widest >= static_cast<double>(in_size) ? in_size : static_cast<int64_t>(widest);
   spans.starts.assign(out_size, 0);
-  spans.weights.assign(spans.size * out_size, 0.0f);
+  TW_RETURN_IF_ERROR(AllocateWeights(ctx, out_size, &spans));
   std::vector<float> weights;
   for (int64_t x = 0; x < out_size; ++x) {
     const float sample = (x + 0.5f) * inv_scale + inv_translate;
-    if (sample < 0 || sample > in_size) continue;  // outside the input: no span
-    int64_t start = static_cast<int64_t>(std::ceil(sample - reach - 0.5f));
-    int64_t end = static_cast<int64_t>(std::floor(sample + reach - 0.5f));
-    start = std::clamp<int64_t>(start, 0, in_size - 1);
-    end = std::clamp<int64_t>(end, 0, in_size - 1) + 1;
+    // Outside the input (or NaN, from a NaN translation): no span.
+    if (!(sample >= 0 && sample <= in_size)) continue;
+    // Clamped as floats, so an infinite reach converts no infinity.
+    const auto index = [&](float f) {
+      return f <= 0                                 ? int64_t{0}
+             : f >= static_cast<float>(in_size - 1) ? in_size - 1
+                                                    : static_cast<int64_t>(f);
+    };
+    const int64_t start = index(std::ceil(sample - reach - 0.5f));
+    const int64_t end = index(std::floor(sample + reach - 0.5f)) + 1;
     float total = 0;
     weights.clear();
     for (int64_t i = start; i < end; ++i) {
@@ -149,7 +168,8 @@ Spans ForwardSpans(Kernel kernel, int64_t out_size, int64_t in_size, float scale
 }
 
 // The forward spans inverted: for each input pixel, the outputs it fed.
-Spans GradSpans(const Spans& forward, int64_t out_size, int64_t in_size) {
+absl::StatusOr<Spans> GradSpans(KernelContext* ctx, const Spans& forward, int64_t out_size,
+                                int64_t in_size) {
   struct Part {
     int64_t output;
     float weight;
@@ -167,7 +187,7 @@ Spans GradSpans(const Spans& forward, int64_t out_size, int64_t in_size) {
     if (!p.empty()) spans.size = std::max(spans.size, p.back().output - p.front().output + 1);
   }
   spans.starts.assign(in_size, 0);
-  spans.weights.assign(spans.size * in_size, 0.0f);
+  TW_RETURN_IF_ERROR(AllocateWeights(ctx, in_size, &spans));
   for (int64_t i = 0; i < in_size; ++i) {
     if (parts[i].empty()) continue;
     spans.starts[i] = parts[i].front().output;
@@ -287,10 +307,10 @@ class ScaleAndTranslateOp : public ResampleBase {
     TW_ASSIGN_OR_RETURN(Tensor * out,
                         ctx->allocate_output(0, TensorShape({batch, out_h, out_w, channels})));
     if (out->NumElements() == 0) return absl::OkStatus();
-    const Spans cols =
-        ForwardSpans(kernel_, out_w, in_w, scale_.second, translate_.second, antialias_);
-    const Spans rows =
-        ForwardSpans(kernel_, out_h, in_h, scale_.first, translate_.first, antialias_);
+    TW_ASSIGN_OR_RETURN(const Spans cols, ForwardSpans(ctx, kernel_, out_w, in_w, scale_.second,
+                                                       translate_.second, antialias_));
+    TW_ASSIGN_OR_RETURN(const Spans rows, ForwardSpans(ctx, kernel_, out_h, in_h, scale_.first,
+                                                       translate_.first, antialias_));
     TW_ASSIGN_OR_RETURN(Tensor mid,
                         ctx->allocate_temp(DT_FLOAT, TensorShape({batch, out_h, in_w, channels})));
     bool done = false;
@@ -331,12 +351,14 @@ class ScaleAndTranslateGradOp : public ResampleBase {
                         ctx->allocate_output(0, TensorShape({batch, in_h, in_w, channels})));
     TW_RETURN_IF_ERROR(ReadScales(ctx));
     if (out->NumElements() == 0) return absl::OkStatus();
-    const Spans cols =
-        GradSpans(ForwardSpans(kernel_, out_w, in_w, scale_.second, translate_.second, antialias_),
-                  out_w, in_w);
-    const Spans rows =
-        GradSpans(ForwardSpans(kernel_, out_h, in_h, scale_.first, translate_.first, antialias_),
-                  out_h, in_h);
+    TW_ASSIGN_OR_RETURN(
+        const Spans forward_cols,
+        ForwardSpans(ctx, kernel_, out_w, in_w, scale_.second, translate_.second, antialias_));
+    TW_ASSIGN_OR_RETURN(const Spans cols, GradSpans(ctx, forward_cols, out_w, in_w));
+    TW_ASSIGN_OR_RETURN(
+        const Spans forward_rows,
+        ForwardSpans(ctx, kernel_, out_h, in_h, scale_.first, translate_.first, antialias_));
+    TW_ASSIGN_OR_RETURN(const Spans rows, GradSpans(ctx, forward_rows, out_h, in_h));
     TW_ASSIGN_OR_RETURN(Tensor mid,
                         ctx->allocate_temp(DT_FLOAT, TensorShape({batch, in_h, out_w, channels})));
     Gather(ctx, rows, cols, grads.data<float>(), batch, out_h, out_w, channels, in_h, in_w,

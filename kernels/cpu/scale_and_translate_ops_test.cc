@@ -1,6 +1,7 @@
 // ScaleAndTranslate and its gradient op (scale_and_translate_ops.cc) with
 // TensorFlow's pixels and messages (TF 2.21, tf.raw_ops; tf.image.resize
 // with antialias=True is the triangle kernel's).
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,21 @@ TEST(ScaleAndTranslateOpsTest, GradientSendsBackAlongTheSpans) {
                              0.280991f, 0.385135f, 0.387733f, 0.433106f, 0.585613f, 0.503529f,
                              0.583385f, 0.764763f, 0.717773f, 0.769752f, 0.994427f, 0.838322f,
                              0.535671f, 0.697141f, 0.646369f, 0.687949f, 0.880863f, 0.739609f}));
+}
+
+// A scale so small that its reach is infinite, or a NaN translation, samples
+// nothing or everything, but converts no infinity or NaN to an integer (TF
+// does, which is undefined).
+TEST(ScaleAndTranslateOpsTest, ExtremeScalesAndTranslationsAreDefined) {
+  KernelRunner tiny("ScaleAndTranslate");
+  EXPECT_THAT(RunOk(tiny, {Image(), Literal<int32_t>({2}, {2, 2}), Literal<float>({2}, {1e-45f, 1}),
+                           Literal<float>({2}, {0, 0})}),
+              TensorIs<float>({2, 2, 2, 2}, std::vector<float>(16, 0.0f)));
+  KernelRunner nan("ScaleAndTranslate");
+  const Tensor out =
+      RunOk(nan, {Image(), Literal<int32_t>({2}, {2, 2}), Literal<float>({2}, {1, 1}),
+                  Literal<float>({2}, {std::nanf(""), 0})});
+  EXPECT_EQ(out.shape(), TensorShape({2, 2, 2, 2}));
 }
 
 TEST(ScaleAndTranslateOpsTest, RefusesWhatTensorFlowRefuses) {
