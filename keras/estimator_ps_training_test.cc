@@ -116,7 +116,10 @@ TEST(EstimatorPsTrainingTest, WorkersTrainTheVariablesOfThePsAndTheChiefWrites) 
     EXPECT_LE(trained->global_step, 200);
   }
   EXPECT_EQ(SumOverProcesses(trained->steps_run), 200);
-  EXPECT_EQ(SumOverProcesses(!ps && trained->global_step == 200 ? 1 : 0), 1);
+  // Each worker reads the global step once its own steps are done: the
+  // later reader sees all 200; the earlier one too when the other worker
+  // finished before its read (so "at least one", never more than 200).
+  EXPECT_GE(SumOverProcesses(!ps && trained->global_step == 200 ? 1 : 0), 1);
 
   if (ps) return;
   // The chief's checkpoint, written when its own steps ended: at least its
@@ -172,7 +175,8 @@ TEST(EstimatorPsTrainingTest, ARestartedJobResumesFromTheChiefsCheckpoint) {
   const int64_t steps = SumOverProcesses(trained->steps_run);
   EXPECT_GE(steps, 40);
   EXPECT_LE(steps, 41);
-  EXPECT_EQ(SumOverProcesses(!ps && trained->global_step == start + steps ? 1 : 0), 1);
+  EXPECT_GE(SumOverProcesses(!ps && trained->global_step == start + steps ? 1 : 0), 1);
+  EXPECT_EQ(SumOverProcesses(!ps && trained->global_step > start + steps ? 1 : 0), 0);
   if (!ps) {
     // Every step of this job started from the restored optimum.
     EXPECT_NEAR(trained->loss, 0.0, 1e-10);
@@ -252,7 +256,10 @@ TEST(EstimatorPsTrainingTest, AKerasModelTrainsThroughToModelFn) {
   ASSERT_TRUE(trained.ok()) << trained.status();
   server->Stop();
   EXPECT_EQ(trained->steps_run, ps ? 0 : 100);
-  EXPECT_EQ(SumOverProcesses(!ps && trained->global_step == 200 ? 1 : 0), 1);
+  // The later of the workers' final reads sees all 200 steps (the earlier
+  // one may too: it reads after its own steps, not before the other's).
+  EXPECT_GE(SumOverProcesses(!ps && trained->global_step == 200 ? 1 : 0), 1);
+  EXPECT_EQ(SumOverProcesses(!ps && trained->global_step > 200 ? 1 : 0), 0);
   if (server->is_chief()) {
     std::map<std::string, Tensor> saved = LatestCheckpointTensors(model_dir);
     ASSERT_TRUE(saved.count("dense/kernel") && saved.count("dense/bias"));
