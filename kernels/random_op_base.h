@@ -9,11 +9,26 @@
 #include <random>
 
 #include "absl/synchronization/mutex.h"
+#include "core/philox.h"
 #include "core/status_macros.h"
 #include "framework/kernel.h"
-#include "core/philox.h"
 
 namespace towerflow {
+
+// TF's own stream for a node's seed and seed2 attrs (its GuardedPhiloxRandom:
+// fresh random bits when both are 0), for the ops whose draws must be TF's
+// (SampleDistortedBoundingBox, Multinomial).
+inline absl::StatusOr<PhiloxStream> SeededStream(const KernelConstruction& c) {
+  int64_t seed = 0, seed2 = 0;
+  TW_RETURN_IF_ERROR(c.GetAttr("seed", &seed));
+  TW_RETURN_IF_ERROR(c.GetAttr("seed2", &seed2));
+  if (seed == 0 && seed2 == 0) {
+    std::random_device device;
+    seed = (static_cast<int64_t>(device()) << 32) | device();
+    seed2 = (static_cast<int64_t>(device()) << 32) | device();
+  }
+  return PhiloxStream(static_cast<uint64_t>(seed), static_cast<uint64_t>(seed2));
+}
 
 class RandomOpBase : public OpKernel {
  public:

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <random>
 #include <type_traits>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "core/type_dispatch.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "kernels/random_op_base.h"
 
 namespace towerflow {
 namespace {
@@ -70,16 +70,9 @@ class SampleDistortedBoundingBoxOp : public OpKernel {
           absl::StrCat("Max attempts must be non-negative: ", attempts));
     }
     options_.max_attempts = static_cast<int>(attempts);
-    int64_t seed, seed2;
-    TW_RETURN_IF_ERROR(c.GetAttr("seed", &seed));
-    TW_RETURN_IF_ERROR(c.GetAttr("seed2", &seed2));
-    if (seed == 0 && seed2 == 0) {  // unseeded: fresh bits, as TF
-      std::random_device device;
-      seed = (static_cast<int64_t>(device()) << 32) | device();
-      seed2 = (static_cast<int64_t>(device()) << 32) | device();
-    }
+    TW_ASSIGN_OR_RETURN(PhiloxStream stream, SeededStream(c));
     absl::MutexLock lock(&mu_);
-    stream_.emplace(static_cast<uint64_t>(seed), static_cast<uint64_t>(seed2));
+    stream_.emplace(stream);
     return absl::OkStatus();
   }
 

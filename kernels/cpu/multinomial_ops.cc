@@ -12,7 +12,6 @@
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <random>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -23,6 +22,7 @@
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "kernels/kernel_util.h"
+#include "kernels/random_op_base.h"
 
 namespace towerflow {
 namespace {
@@ -130,15 +130,9 @@ uint64_t ReservedBlocks(const KernelContext& ctx) {
 class MultinomialOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
-    int64_t seed = 0, seed2 = 0;
-    TW_RETURN_IF_ERROR(c.GetAttr("seed", &seed));
-    TW_RETURN_IF_ERROR(c.GetAttr("seed2", &seed2));
-    if (seed == 0 && seed2 == 0) {  // unseeded: fresh bits, as TF
-      std::random_device device;
-      seed = (static_cast<int64_t>(device()) << 32) | device();
-      seed2 = (static_cast<int64_t>(device()) << 32) | device();
-    }
-    stream_.emplace(static_cast<uint64_t>(seed), static_cast<uint64_t>(seed2));
+    TW_ASSIGN_OR_RETURN(PhiloxStream stream, SeededStream(c));
+    absl::MutexLock lock(&mu_);
+    stream_.emplace(stream);
     return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {
