@@ -188,9 +188,9 @@ class AssertShapeOp : public CheapKernel {
   }
   absl::Status Compute(KernelContext* ctx) override {
     if (ctx->input(0).shape() == expected_) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "build-time shape inference gave ", expected_.DebugString(), " for '", input_,
-        "', but the step computes ", ctx->input(0).shape().DebugString()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("build-time shape inference gave ", expected_.DebugString(), " for '", input_,
+                     "', but the step computes ", ctx->input(0).shape().DebugString()));
   }
 
  private:
@@ -265,12 +265,13 @@ void RegisterBasicKernels(const std::string& device_type) {
   // value is copied to the device once, when its kernel is made.
   RegisterKernel(on("Const").Capturable(), MakeFactory<ConstOp>());
   RegisterKernel(on("HostConst").HostMemory("output").Capturable(), MakeFactory<ConstOp>());
-  for (const char* op :
-       {"Identity", "StopGradient", "PreventGradient", "Snapshot", "PlaceholderWithDefault"}) {
+  for (const char* op : {"Identity", "StopGradient", "PreventGradient", "Snapshot",
+                         "PlaceholderWithDefault", "GuaranteeConst", "RefIdentity"}) {
     RegisterKernel(on(op).Capturable(), MakeFactory<IdentityOp>());
   }
   RegisterKernel(on("IdentityN").Capturable(), MakeFactory<IdentityNOp>());
   RegisterKernel(on("Placeholder"), MakeFactory<PlaceholderOp>());
+  RegisterKernel(on("PlaceholderV2"), MakeFactory<PlaceholderOp>());
   RegisterKernel(on("NoOp").Capturable(), MakeFactory<NoOp>());
   RegisterKernel(on("_Arg"), MakeFactory<ArgOp>());
   RegisterKernel(on("_Retval"), MakeFactory<RetvalOp>());

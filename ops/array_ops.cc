@@ -323,6 +323,13 @@ TW_REGISTER_OP("Placeholder")
     .Doc("A value that must be fed when the graph runs.")
     .SetShapeFn(PlaceholderShape);
 
+TW_REGISTER_OP("PlaceholderV2")
+    .Output("output: dtype")
+    .Attr("dtype: type")
+    .Attr("shape: shape")
+    .Doc("Placeholder with a required shape (TF 1.0's form).")
+    .SetShapeFn(PlaceholderShape);
+
 TW_REGISTER_OP("PlaceholderWithDefault")
     .Input("input: dtype")
     .Output("output: dtype")
@@ -343,6 +350,22 @@ TW_REGISTER_OP("Snapshot")
     .Output("output: T")
     .Attr("T: type")
     .Doc("Returns a copy of the input.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("GuaranteeConst")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .SetIsStateful()
+    .Doc("Returns the input, promising it is the same every step (tf.guarantee_const).")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("RefIdentity")
+    .Input("input: Ref(T)")
+    .Output("output: Ref(T)")
+    .Attr("T: type")
+    .SetAllowsUninitializedInput()
+    .Doc("Returns the ref unchanged.")
     .SetShapeFn(shape_fns::UnchangedShape);
 
 TW_REGISTER_OP("IdentityN")

@@ -74,6 +74,11 @@ absl::Status ConcatV2Shape(InferenceContext* c) {
   return ConcatShapeImpl(c, 0, c->num_inputs() - 1, c->num_inputs() - 1);
 }
 
+absl::Status ConcatOffsetShape(InferenceContext* c) {
+  for (int i = 1; i < c->num_inputs(); ++i) c->set_output(i - 1, c->input(i));
+  return absl::OkStatus();
+}
+
 absl::Status ConcatShape(InferenceContext* c) {
   return ConcatShapeImpl(c, 1, c->num_inputs() - 1, 0);
 }
@@ -223,6 +228,17 @@ TW_REGISTER_OP("Concat")
     .Attr("T: type")
     .Doc("Concatenates tensors along `concat_dim` (TF 1.0's form).")
     .SetShapeFn(ConcatShape);
+
+// The gradient of a concatenation in TF's graphs: where each input starts
+// in the output.
+TW_REGISTER_OP("ConcatOffset")
+    .Input("concat_dim: int32")
+    .Input("shape: N * shape_type")
+    .Output("offset: N * shape_type")
+    .Attr("N: int >= 2")
+    .Attr("shape_type: {int32, int64} = DT_INT32")
+    .Doc("Each input's offset in the concatenation of shapes `shape` along `concat_dim`.")
+    .SetShapeFn(ConcatOffsetShape);
 
 TW_REGISTER_OP("Split")
     .Input("split_dim: int32")

@@ -53,14 +53,13 @@ bool IsConstant(const NodeDef& n) {
 // feed, whose outputs are all values. Empty otherwise.
 bool ExactType(DataType t) { return DataTypeIsInteger(t) || t == DT_BOOL; }
 
-DataTypeVector FoldableOutputTypes(const NodeDef& n, const Device& device,
-                                   const Device& evaluator, bool exact_only) {
+DataTypeVector FoldableOutputTypes(const NodeDef& n, const Device& device, const Device& evaluator,
+                                   bool exact_only) {
   static const auto* const kNever = new std::set<std::string>{
-      "Const",         "HostConst",    "Placeholder", "PlaceholderWithDefault",
-      "Switch",        "RefSwitch",    "Merge",       "RefMerge",
-      "Enter",         "RefEnter",     "Exit",        "RefExit",
-      "NextIteration", "RefNextIteration", "LoopCond", "ControlTrigger",
-      "NoOp",          "Identity"};
+      "Const",    "HostConst",      "Placeholder", "PlaceholderV2", "PlaceholderWithDefault",
+      "Switch",   "RefSwitch",      "Merge",       "RefMerge",      "Enter",
+      "RefEnter", "Exit",           "RefExit",     "NextIteration", "RefNextIteration",
+      "LoopCond", "ControlTrigger", "NoOp",        "Identity"};
   if (n.op().empty() || n.op()[0] == '_' || kNever->count(n.op())) return {};
   const OpRegistrationData* reg = OpRegistry::Global()->Find(n.op());
   if (reg == nullptr || reg->op_def.is_stateful()) return {};
@@ -152,7 +151,8 @@ absl::Status ReplaceWithConstants(const Device& device, int index,
                                   const std::vector<Tensor>& values, GraphDef* def) {
   const NodeDef node = def->node(index);
   const OpRegistrationData* reg = OpRegistry::Global()->Find(node.op());
-  if (reg == nullptr) return absl::NotFoundError(absl::StrCat("Op type not registered '", node.op(), "'"));
+  if (reg == nullptr)
+    return absl::NotFoundError(absl::StrCat("Op type not registered '", node.op(), "'"));
   MemoryTypeVector memory;
   TW_RETURN_IF_ERROR(MemoryTypesForNode(device, node, reg->op_def, nullptr, &memory));
   if (memory.size() != values.size()) {
@@ -264,7 +264,8 @@ absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def, bool
     std::vector<Tensor> outputs(values->begin() + first_retval[f],
                                 values->begin() + first_retval[f] + foldable[i].size());
     bool fits = true;
-    for (const Tensor& v : outputs) fits = fits && v.IsInitialized() && v.TotalBytes() <= kMaxFoldedBytes;
+    for (const Tensor& v : outputs)
+      fits = fits && v.IsInitialized() && v.TotalBytes() <= kMaxFoldedBytes;
     if (!fits) continue;
     const std::string name = def->node(i).name();
     const int before = def->node_size();
@@ -284,8 +285,7 @@ absl::Status FoldConstants(Device* device, ThreadPool* pool, GraphDef* def, bool
     if (!constant[i]) continue;
     const std::string& name = view.Name(i);
     was_constant.insert(name);
-    const bool had_readers =
-        view.HasControlConsumers(name) || view.AnyOutputRead(name);
+    const bool had_readers = view.HasControlConsumers(name) || view.AnyOutputRead(name);
     if (!had_readers && IsConstant(def->node(i))) unread_constant.insert(name);
   }
   TW_ASSIGN_OR_RETURN(const GraphView after, GraphView::Build(*def));

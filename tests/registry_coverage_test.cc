@@ -178,6 +178,7 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"LRNGrad", "second-order LRN: TensorFlow defines none either"},
       {"Mod", "TensorFlow defines none for Mod (users register their own); FloorMod has one"},
       {"ResizeArea", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"GuaranteeConst", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"AdjustContrastv2", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"AdjustHue", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"AdjustSaturation", "TensorFlow defines none (tf.gradients raises LookupError)"},

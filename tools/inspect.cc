@@ -73,7 +73,8 @@ std::string InspectGraphDef(const GraphDef& def, const std::string& label) {
       absl::StatusOr<TensorId> id = ParseTensorName(input);
       if (id.ok()) consumed.insert(id->node);
     }
-    if (n.op() == "Placeholder" || n.op() == "PlaceholderWithDefault") {
+    if (n.op() == "Placeholder" || n.op() == "PlaceholderV2" ||
+        n.op() == "PlaceholderWithDefault") {
       placeholders.push_back({n.name(), absl::StrCat(AttrSummary(n, "dtype"), " ", ShapeAttr(n))});
     }
     if (n.op() == "VariableV2" || n.op() == "Variable" || n.op() == "VarHandleOp") {

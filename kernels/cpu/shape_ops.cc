@@ -303,6 +303,59 @@ class BroadcastGradientArgsOp : public CheapKernel {
   }
 };
 
+// ConcatOffset(concat_dim, shapes...): where each input of a concatenation
+// starts in its output (TF's graphs of ConcatV2's gradient slice with them).
+class ConcatOffsetOp : public CheapKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& concat_dim = ctx->input(0);
+    if (concat_dim.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Concat dim tensor should be a scalar integer, but got shape ",
+                       concat_dim.shape().DebugString()));
+    }
+    const int n = ctx->num_inputs() - 1;
+    std::vector<std::vector<int64_t>> shapes(n);
+    for (int i = 0; i < n; ++i) {
+      const Tensor& shape = ctx->input(1 + i);
+      if (shape.dims() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input ", i + 1, " should be a vector, but got shape ", shape.shape().DebugString()));
+      }
+      TW_ASSIGN_OR_RETURN(shapes[i], IntVector(shape, "shape"));
+    }
+    const int64_t dims = static_cast<int64_t>(shapes[0].size());
+    const int64_t cdim = IntAt(concat_dim, 0);
+    const int64_t axis = cdim < 0 ? cdim + dims : cdim;
+    if (axis < 0 || axis >= dims) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Concat dim is out of range: ", cdim, " vs. ", dims));
+    }
+    int64_t offset = 0;
+    for (int i = 0; i < n; ++i) {
+      if (static_cast<int64_t>(shapes[i].size()) != dims) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", i, " should contain ", dims,
+                                                       " elements, but got ", shapes[i].size()));
+      }
+      std::vector<int64_t> out(dims, 0);
+      for (int64_t j = 0; j < dims; ++j) {
+        if (j == axis) {
+          out[j] = offset;
+          offset += shapes[i][j];
+        } else if (shapes[i][j] != shapes[0][j]) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "All dimensions except ", axis, " must match. Input ", i, " has shape [",
+              absl::StrJoin(shapes[i], " "), "] and doesn't match input 0 with shape [",
+              absl::StrJoin(shapes[0], " "), "]."));
+        }
+      }
+      TW_ASSIGN_OR_RETURN(Tensor * t, ctx->allocate_output(i, TensorShape({dims})));
+      TW_RETURN_IF_ERROR(WriteInts(out, t));
+    }
+    return absl::OkStatus();
+  }
+};
+
 // Range(start, limit, delta) -> [start, start + delta, ...) up to limit.
 template <typename T>
 class RangeOp : public OpKernel {
@@ -507,6 +560,9 @@ TW_REGISTER_KERNELS(shape_ops) {
                        .HostMemory("r0")
                        .HostMemory("r1"),
                    MakeFactory<BroadcastGradientArgsOp>());
+    RegisterKernel(
+        on("ConcatOffset").HostMemory("concat_dim").HostMemory("shape").HostMemory("offset"),
+        MakeFactory<ConcatOffsetOp>());
   }
   // CPU only: a GPU node's int32 tensors live in host memory, so a view of
   // a device buffer as int32 would be read on the wrong side.

@@ -28,6 +28,8 @@ std::vector<Case> ArrayCases() {
       {"ZerosLike", {}, {F({2})}},
       {"BroadcastTo", {}, {F({3}), I32({2, 3})}},
       {"BroadcastGradientArgs", {}, {I32({2, 3}), I32({3})}},
+      {"ConcatOffset", {{"N", A(int64_t{2})}}, {Scalar<int32_t>(1), I32({2, 3}), I32({2, 4})}},
+      {"GuaranteeConst", {}, {F({2, 3})}},
       {"Range", {}, {Scalar<int32_t>(0), Scalar<int32_t>(5), Scalar<int32_t>(1)}},
       {"InvertPermutation", {}, {I32({1, 0, 2})}},
       {"Cast", {{"DstT", A(DT_INT32)}}, {F({4})}},

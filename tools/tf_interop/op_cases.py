@@ -73,7 +73,7 @@ EDGES = {
 AXIS_NAMES = {"axis", "reduction_indices", "dim", "split_dim", "concat_dim", "dimension"}
 # Stateful ops one node shows: checks, and random ops with both seeds set
 # (the first draw of the stream).
-STATEFUL_COMPARED = {"CheckNumerics", "CheckNumericsV2", "Assert", "RandomUniform", "RandomStandardNormal",
+STATEFUL_COMPARED = {"CheckNumerics", "CheckNumericsV2", "Assert", "GuaranteeConst", "RandomUniform", "RandomStandardNormal",
                      "Multinomial",
                      "TruncatedNormal", "RandomUniformInt", "RandomShuffle",
                      "SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2"}
@@ -1505,6 +1505,19 @@ CASES = {
                   "c": (F, [2, 2], [-0.4, 0.9, 0.15, -0.6]),
                   "d_h": (F, [2, 2], [0.5, -1, 0.25, 0.75])}, {}),
     ],
+    "ConcatOffset": [
+        ("axis 1", {"concat_dim": (I32, [], [1]), "shape": [(I32, [4], [2, 2, 5, 7]),
+                    (I32, [4], [2, 3, 5, 7]), (I32, [4], [2, 4, 5, 7])]}, {}),
+        ("int64, axis -3", {"concat_dim": (I32, [], [-3]), "shape": [(I64, [4], [2, 2, 5, 7]),
+                            (I64, [4], [2, 3, 5, 7])]}, {}),
+        ("axis out of range", {"concat_dim": (I32, [], [4]), "shape": [(I32, [4], [2, 2, 5, 7]),
+                               (I32, [4], [2, 3, 5, 7])]}, {}),
+        ("other dims differ", {"concat_dim": (I32, [], [1]), "shape": [(I32, [4], [2, 2, 5, 7]),
+                               (I32, [4], [2, 3, 6, 7])]}, {}),
+        ("ranks differ", {"concat_dim": (I32, [], [1]), "shape": [(I32, [4], [2, 2, 5, 7]),
+                          (I32, [3], [2, 3, 5])]}, {}),
+    ],
+    "GuaranteeConst": [("floats", {"input": (F, [2, 3], None)}, {})],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
         ("2x1 and 1x3", {"s0": (I32, [2], [2, 1]), "s1": (I32, [2], [1, 3])}, {}),
