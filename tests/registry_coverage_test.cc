@@ -46,12 +46,14 @@ const std::map<DataType, std::string>& DtypesWithoutCpuMath() {
       {DT_QUINT16, "quantized types: no quantized kernels"},
       {DT_QINT32, "quantized types: no quantized kernels"},
       // kernels/cpu/cwise_int_ops.cc serves these in the elementwise
-      // binary ops, comparisons and bits, as TensorFlow's CPU kernels;
-      // elsewhere they are data (Cast, copies).
-      {DT_INT8, "narrow integers: elementwise binary ops and bits only"},
-      {DT_INT16, "narrow integers: elementwise binary ops and bits only"},
-      {DT_UINT16, "unsigned integers wider than 8 bits: elementwise binary ops and bits only"},
-      {DT_UINT32, "unsigned integers wider than 8 bits: elementwise binary ops and bits only"},
+      // binary ops, comparisons and bits, as TensorFlow's CPU kernels, and
+      // narrow_int_kernels.cc in the reductions, activations, selections
+      // and scans (Note [Narrow integers on the CPU]); elsewhere they are
+      // data (Cast, copies).
+      {DT_INT8, "narrow integers: elementwise ops, reductions, activations and scans only"},
+      {DT_INT16, "narrow integers: elementwise ops, reductions, activations and scans only"},
+      {DT_UINT16, "narrow integers: elementwise ops, reductions, activations and scans only"},
+      {DT_UINT32, "narrow integers: elementwise ops, reductions, activations and scans only"},
       {DT_UINT64, "unsigned integers wider than 8 bits: elementwise binary ops and bits only"},
   };
   return *dtypes;
@@ -93,13 +95,9 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
       "draw rounded would be other numbers";
   static const auto* gaps = new std::map<std::string, DtypeGap>{
       {"Add", {{DT_STRING}, "string concatenation: not implemented"}},
-      {"AddN", {{DT_UINT8}, "numeric types float, double, int32, int64, and lists (variant)"}},
       {"Multinomial", {ints, floats_only}},
-      {"SparseReduceSum", {{DT_UINT8}, no_uint8}},
-      {"SparseReduceMax", {{DT_UINT8}, no_uint8}},
       {"StatelessMultinomial", {ints, floats_only}},
       {"Conj", {{DT_VARIANT}, "conjugating the elements of a list of tensors: not implemented"}},
-      {"AccumulateNV2", {{DT_UINT8}, "AddN's types: float, double, int32, int64"}},
       {"ApplyAdagrad", {ints, floats_only}},
       {"ApplyAdam", {ints, floats_only}},
       {"ApplyGradientDescent", {ints, floats_only}},
@@ -151,23 +149,11 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
       {"Inv", {{DT_INT32, DT_INT64}, floats_only}},
       {"Conv2D", {{DT_INT32}, floats_only}},
       {"Conv2DBackpropInput", {{DT_INT32}, floats_only}},
-      {"MatMul", {{DT_INT64, DT_UINT8}, "float, double and int32, as the BLAS and Eigen paths"}},
+      {"MatMul", {{DT_INT64}, "float, double and int32, as the BLAS and Eigen paths"}},
       {"BatchMatMul", {{DT_INT64}, "float, double and int32, as the BLAS and Eigen paths"}},
       {"BatchMatMulV2", {{DT_INT64}, "float, double and int32, as the BLAS and Eigen paths"}},
-      {"Relu", {{DT_UINT8}, no_uint8}},
-      {"Relu6", {{DT_UINT8}, no_uint8}},
       {"AssignAdd", {{DT_UINT8}, no_uint8}},
       {"AssignSub", {{DT_UINT8}, no_uint8}},
-      {"ArgMax", {{DT_UINT8}, no_uint8}},
-      {"ArgMin", {{DT_UINT8}, no_uint8}},
-      {"Cumsum", {{DT_UINT8}, no_uint8}},
-      {"Cumprod", {{DT_UINT8}, no_uint8}},
-      {"Sum", {{DT_UINT8}, no_uint8}},
-      {"Mean", {{DT_UINT8}, no_uint8}},
-      {"Prod", {{DT_UINT8}, no_uint8}},
-      {"Max", {{DT_UINT8}, no_uint8}},
-      {"Min", {{DT_UINT8}, no_uint8}},
-      {"UnsortedSegmentSum", {{DT_UINT8}, no_uint8}},
   };
   return *gaps;
 }
