@@ -378,6 +378,14 @@ absl::Status BetaincShape(InferenceContext* c) {
   RegisterUnary("BesselI1", kFloats, "the modified Bessel function of order 1");
   RegisterUnary("BesselI0e", kFloats, "exp(-|x|) I0(x)");
   RegisterUnary("BesselI1e", kFloats, "exp(-|x|) I1(x)");
+  RegisterUnary("BesselJ0", kFloats, "the Bessel function of the first kind of order 0");
+  RegisterUnary("BesselJ1", kFloats, "the Bessel function of the first kind of order 1");
+  RegisterUnary("BesselY0", kFloats, "the Bessel function of the second kind of order 0");
+  RegisterUnary("BesselY1", kFloats, "the Bessel function of the second kind of order 1");
+  RegisterUnary("BesselK0", kFloats, "the modified Bessel function of the second kind of order 0");
+  RegisterUnary("BesselK1", kFloats, "the modified Bessel function of the second kind of order 1");
+  RegisterUnary("BesselK0e", kFloats, "exp(x) K0(x)");
+  RegisterUnary("BesselK1e", kFloats, "exp(x) K1(x)");
   RegisterElementwise("Igamma", {"a: T", "x: T"}, "z: T", kFloats, BroadcastBinaryOpShape,
                       "the regularized lower incomplete gamma function P(a, x)");
   RegisterElementwise("Igammac", {"a: T", "x: T"}, "z: T", kFloats, BroadcastBinaryOpShape,

@@ -1,8 +1,9 @@
 // The special functions, on Eigen's implementations (unsupported/Eigen/
 // SpecialFunctions), as TensorFlow's CPU kernels compute them: Lgamma,
 // Digamma, Igamma, Igammac and IgammaGradA, Zeta, Polygamma, Betainc,
-// Erfinv and Ndtri, and the modified Bessel functions BesselI0(e) and
-// BesselI1(e). Outside their domains they give NaN or +-Inf as TF does
+// Erfinv and Ndtri, the modified Bessel functions BesselI0(e), BesselI1(e),
+// BesselK0(e) and BesselK1(e), and the Bessel functions BesselJ0, BesselJ1,
+// BesselY0 and BesselY1. Outside their domains they give NaN or +-Inf as TF does
 // (Lgamma at the poles is +Inf, Igamma of a <= 0 NaN, Erfinv(1) +Inf).
 //
 // The unary and binary ones are cwise UnaryOp / BinaryOp (NumPy
@@ -35,6 +36,14 @@ TW_SPECIAL_UNARY(BesselI0, nx::bessel_i0(x))
 TW_SPECIAL_UNARY(BesselI1, nx::bessel_i1(x))
 TW_SPECIAL_UNARY(BesselI0e, nx::bessel_i0e(x))
 TW_SPECIAL_UNARY(BesselI1e, nx::bessel_i1e(x))
+TW_SPECIAL_UNARY(BesselJ0, nx::bessel_j0(x))
+TW_SPECIAL_UNARY(BesselJ1, nx::bessel_j1(x))
+TW_SPECIAL_UNARY(BesselY0, nx::bessel_y0(x))
+TW_SPECIAL_UNARY(BesselY1, nx::bessel_y1(x))
+TW_SPECIAL_UNARY(BesselK0, nx::bessel_k0(x))
+TW_SPECIAL_UNARY(BesselK1, nx::bessel_k1(x))
+TW_SPECIAL_UNARY(BesselK0e, nx::bessel_k0e(x))
+TW_SPECIAL_UNARY(BesselK1e, nx::bessel_k1e(x))
 #undef TW_SPECIAL_UNARY
 
 #define TW_SPECIAL_BINARY(Name, expr)                             \
@@ -68,6 +77,14 @@ TW_SPECIAL_COST(BesselI0)
 TW_SPECIAL_COST(BesselI1)
 TW_SPECIAL_COST(BesselI0e)
 TW_SPECIAL_COST(BesselI1e)
+TW_SPECIAL_COST(BesselJ0)
+TW_SPECIAL_COST(BesselJ1)
+TW_SPECIAL_COST(BesselY0)
+TW_SPECIAL_COST(BesselY1)
+TW_SPECIAL_COST(BesselK0)
+TW_SPECIAL_COST(BesselK1)
+TW_SPECIAL_COST(BesselK0e)
+TW_SPECIAL_COST(BesselK1e)
 TW_SPECIAL_COST(Igamma)
 TW_SPECIAL_COST(Igammac)
 TW_SPECIAL_COST(IgammaGradA)
@@ -134,6 +151,22 @@ using BesselI0eOp = UnaryOp<T, special::BesselI0e<T>>;
 template <typename T>
 using BesselI1eOp = UnaryOp<T, special::BesselI1e<T>>;
 template <typename T>
+using BesselJ0Op = UnaryOp<T, special::BesselJ0<T>>;
+template <typename T>
+using BesselJ1Op = UnaryOp<T, special::BesselJ1<T>>;
+template <typename T>
+using BesselY0Op = UnaryOp<T, special::BesselY0<T>>;
+template <typename T>
+using BesselY1Op = UnaryOp<T, special::BesselY1<T>>;
+template <typename T>
+using BesselK0Op = UnaryOp<T, special::BesselK0<T>>;
+template <typename T>
+using BesselK1Op = UnaryOp<T, special::BesselK1<T>>;
+template <typename T>
+using BesselK0eOp = UnaryOp<T, special::BesselK0e<T>>;
+template <typename T>
+using BesselK1eOp = UnaryOp<T, special::BesselK1e<T>>;
+template <typename T>
 using IgammaOp = BinaryOp<T, T, special::Igamma<T>>;
 template <typename T>
 using IgammacOp = BinaryOp<T, T, special::Igammac<T>>;
@@ -154,6 +187,14 @@ TW_REGISTER_KERNELS(special_math_ops) {
   RegisterTypedKernels<BesselI1Op, float, double>(cpu("BesselI1"), "T");
   RegisterTypedKernels<BesselI0eOp, float, double>(cpu("BesselI0e"), "T");
   RegisterTypedKernels<BesselI1eOp, float, double>(cpu("BesselI1e"), "T");
+  RegisterTypedKernels<BesselJ0Op, float, double>(cpu("BesselJ0"), "T");
+  RegisterTypedKernels<BesselJ1Op, float, double>(cpu("BesselJ1"), "T");
+  RegisterTypedKernels<BesselY0Op, float, double>(cpu("BesselY0"), "T");
+  RegisterTypedKernels<BesselY1Op, float, double>(cpu("BesselY1"), "T");
+  RegisterTypedKernels<BesselK0Op, float, double>(cpu("BesselK0"), "T");
+  RegisterTypedKernels<BesselK1Op, float, double>(cpu("BesselK1"), "T");
+  RegisterTypedKernels<BesselK0eOp, float, double>(cpu("BesselK0e"), "T");
+  RegisterTypedKernels<BesselK1eOp, float, double>(cpu("BesselK1e"), "T");
   RegisterTypedKernels<IgammaOp, float, double>(cpu("Igamma"), "T");
   RegisterTypedKernels<IgammacOp, float, double>(cpu("Igammac"), "T");
   RegisterTypedKernels<IgammaGradAOp, float, double>(cpu("IgammaGradA"), "T");

@@ -84,6 +84,60 @@ TW_GRAD_FN(BesselI1eGrad) {
   grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], slope));
   return scope.status();
 }
+// The Bessel functions of tf.math.special, with TF's derivatives:
+// J0' = -J1, J1' = J0 - J1 / x (1/2 at 0), Y0' = -Y1, Y1' = Y0 - Y1 / x,
+// K0' = -K1, K1' = -K0 - K1 / x, and for the scaled K0e = e^x K0,
+// K1e = e^x K1: K0e' = K0e - K1e, K1e' = K1e (1 - 1 / x) - K0e.
+TW_GRAD_FN(BesselJ0Grad) {
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], ops::Neg(scope, ops::BesselJ1(scope, In(op, 0)))));
+  return scope.status();
+}
+TW_GRAD_FN(BesselJ1Grad) {
+  const Output x = In(op, 0), y = op.output(0);
+  const Output slope =
+      ops::SelectV2(scope, ops::Equal(scope, x, Scalar(scope, 0, x)), Scalar(scope, 0.5, x),
+                    ops::Sub(scope, ops::BesselJ0(scope, x), ops::Div(scope, y, x)));
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], slope));
+  return scope.status();
+}
+TW_GRAD_FN(BesselY0Grad) {
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], ops::Neg(scope, ops::BesselY1(scope, In(op, 0)))));
+  return scope.status();
+}
+TW_GRAD_FN(BesselY1Grad) {
+  const Output x = In(op, 0), y = op.output(0);
+  grad_outputs->push_back(ops::Mul(
+      scope, grad_inputs[0], ops::Sub(scope, ops::BesselY0(scope, x), ops::Div(scope, y, x))));
+  return scope.status();
+}
+TW_GRAD_FN(BesselK0Grad) {
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], ops::Neg(scope, ops::BesselK1(scope, In(op, 0)))));
+  return scope.status();
+}
+TW_GRAD_FN(BesselK1Grad) {
+  const Output x = In(op, 0), y = op.output(0);
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0],
+               ops::Sub(scope, ops::Neg(scope, ops::BesselK0(scope, x)), ops::Div(scope, y, x))));
+  return scope.status();
+}
+TW_GRAD_FN(BesselK0eGrad) {
+  const Output x = In(op, 0), y = op.output(0);
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], ops::Sub(scope, y, ops::BesselK1e(scope, x))));
+  return scope.status();
+}
+TW_GRAD_FN(BesselK1eGrad) {
+  const Output x = In(op, 0), y = op.output(0);
+  const Output slope = ops::Sub(
+      scope, ops::Mul(scope, y, ops::Sub(scope, Scalar(scope, 1, x), ops::Reciprocal(scope, x))),
+      ops::BesselK0e(scope, x));
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], slope));
+  return scope.status();
+}
 // z = P(a, x): da = g igamma_grad_a(a, x), dx = g exp(-x + (a - 1) log x -
 // lgamma(a)); `sign` -1 for Q(a, x) = 1 - P(a, x).
 absl::Status IncompleteGammaGrad(const Scope& scope, const Operation& op, const Output& g,
@@ -151,6 +205,14 @@ TW_REGISTER_GRADIENT("BesselI0", BesselI0Grad);
 TW_REGISTER_GRADIENT("BesselI1", BesselI1Grad);
 TW_REGISTER_GRADIENT("BesselI0e", BesselI0eGrad);
 TW_REGISTER_GRADIENT("BesselI1e", BesselI1eGrad);
+TW_REGISTER_GRADIENT("BesselJ0", BesselJ0Grad);
+TW_REGISTER_GRADIENT("BesselJ1", BesselJ1Grad);
+TW_REGISTER_GRADIENT("BesselY0", BesselY0Grad);
+TW_REGISTER_GRADIENT("BesselY1", BesselY1Grad);
+TW_REGISTER_GRADIENT("BesselK0", BesselK0Grad);
+TW_REGISTER_GRADIENT("BesselK1", BesselK1Grad);
+TW_REGISTER_GRADIENT("BesselK0e", BesselK0eGrad);
+TW_REGISTER_GRADIENT("BesselK1e", BesselK1eGrad);
 TW_REGISTER_GRADIENT("Igamma", IgammaGrad);
 TW_REGISTER_GRADIENT("Igammac", IgammacGrad);
 TW_REGISTER_GRADIENT("Betainc", BetaincGrad);

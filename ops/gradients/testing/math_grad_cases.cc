@@ -159,6 +159,38 @@ std::vector<GradCase> MathCases() {
                   "BesselI1e", [](const Scope& s, Output x) { return ops::BesselI1e(s, x); },
                   NonZero({2, 3})),
               1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselJ0", [](const Scope& s, Output x) { return ops::BesselJ0(s, x); },
+                  S({2, 3}, -3, 3)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselJ1", [](const Scope& s, Output x) { return ops::BesselJ1(s, x); },
+                  S({2, 3}, -3, 3)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselY0", [](const Scope& s, Output x) { return ops::BesselY0(s, x); },
+                  S({2, 3}, 0.5, 3)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselY1", [](const Scope& s, Output x) { return ops::BesselY1(s, x); },
+                  S({2, 3}, 0.5, 3)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselK0", [](const Scope& s, Output x) { return ops::BesselK0(s, x); },
+                  S({2, 3}, 0.5, 3)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselK1", [](const Scope& s, Output x) { return ops::BesselK1(s, x); },
+                  S({2, 3}, 0.5, 3)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselK0e", [](const Scope& s, Output x) { return ops::BesselK0e(s, x); },
+                  S({2, 3}, 0.5, 3)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "BesselK1e", [](const Scope& s, Output x) { return ops::BesselK1e(s, x); },
+                  S({2, 3}, 0.5, 3)),
+              1e-5, 1e-8),
       Precise(Binary(
                   "Igamma", [](const Scope& s, Output a, Output x) { return ops::Igamma(s, a, x); },
                   S({2, 3}, 0.5, 3), S({3}, 0.5, 3)),
