@@ -420,10 +420,34 @@ absl::Status BetaincShape(InferenceContext* c) {
   RegisterReduction("Prod", "numbertype", "Product over reduction_indices.");
   RegisterReduction("Max", "numbertype", "Maximum over reduction_indices.");
   RegisterReduction("Min", "numbertype", "Minimum over reduction_indices.");
+  RegisterReduction("EuclideanNorm", "numbertype",
+                    "Square root of the sum of |x|^2 over reduction_indices.");
   RegisterReduction("All", "bool", "Logical and over reduction_indices.");
   RegisterReduction("Any", "bool", "Logical or over reduction_indices.");
   return true;
 }();
+
+TW_REGISTER_OP("Cross")
+    .Input("a: T")
+    .Input("b: T")
+    .Output("product: T")
+    .Attr("T: realnumbertype")
+    .Doc("Cross products of the 3-element vectors along the last dimension.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape a, b, merged;
+      TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &a));
+      TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(1), 1, &b));
+      TW_RETURN_IF_ERROR(c->Merge(a, b, &merged));
+      if (!merged.unknown_rank()) {
+        const int64_t last = merged.dim_size(merged.dims() - 1);
+        if (last >= 0 && last != 3) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("Dimension must be 3 but is ", last, " for the cross product"));
+        }
+      }
+      c->set_output(0, merged);
+      return absl::OkStatus();
+    });
 
 TW_REGISTER_OP("AddN")
     .Input("inputs: N * T")

@@ -354,6 +354,12 @@ absl::Status SolveLsShape(InferenceContext* c) {
                  .Attr(kLinalgTypes)
                  .Doc("The inverses of square matrices (of their adjoints with `adjoint`).")
                  .SetShapeFn(SquareMatrixShape));
+  RegisterOp(OpDefBuilder("MatrixSquareRoot", __FILE__)
+                 .Input("input: T")
+                 .Output("output: T")
+                 .Attr(kLinalgTypes)
+                 .Doc("The principal square roots of square matrices (tf.linalg.sqrtm).")
+                 .SetShapeFn(SquareMatrixShape));
   RegisterOp(OpDefBuilder("MatrixDeterminant", __FILE__)
                  .Input("input: T")
                  .Output("output: T")

@@ -6,8 +6,9 @@
 // MatrixTriangularSolve (the lower or upper triangle only), and Cholesky
 // (the lower factor of the lower triangle; NaNs for a matrix that is not
 // positive definite, as TF's CPU kernel gives). `adjoint` solves with the
-// (conjugate) transpose. Matrices are row-major Eigen maps of the tensors'
-// buffers; the batch is sharded over the intra-op pool.
+// (conjugate) transpose. MatrixSquareRoot (Eigen's MatrixFunctions) and
+// Cross, the cross product of 3-vectors, are here too. Matrices are row-major Eigen maps of the
+// tensors' buffers; the batch is sharded over the intra-op pool.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "framework/kernel_registry.h"
 #include "framework/threadpool.h"
 #include "kernels/cpu/linalg_util.h"
+#include "unsupported/Eigen/MatrixFunctions"
 
 namespace towerflow {
 namespace {
@@ -184,6 +186,61 @@ class CholeskyOp : public OpKernel {
   }
 };
 
+// The principal square root of each matrix: Eigen's (a real Schur
+// decomposition, then the square root of the quasi-triangular factor), as
+// TF's kernel computes it.
+template <typename T>
+class MatrixSquareRootOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Square sq, SquareMatrices(in, "Input tensor 0"));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    const int64_t n = sq.n;
+    if (n == 0) return absl::OkStatus();
+    return ForEachMatrix(ctx, sq.batch, 30 * n * n * n, [&](int64_t i) -> absl::Status {
+      const Matrix<T> a = ConstMap<T>(in.data<T>() + i * n * n, n, n);
+      MutableMap<T>(out->data<T>() + i * n * n, n, n) = a.sqrt();
+      return absl::OkStatus();
+    });
+  }
+};
+
+// Cross(a, b): the cross products of the 3-vectors along the last axis.
+template <typename T>
+class CrossOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    if (a.shape() != b.shape()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Both inputs must be of same shape: ", a.shape().DebugString(), " vs. ",
+                       b.shape().DebugString()));
+    }
+    if (a.dims() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Input must be at least 1D", a.shape().DebugString()));
+    }
+    if (a.dim_size(a.dims() - 1) != 3) {
+      return absl::FailedPreconditionError(
+          "Cross-products are only defined for 3-element vectors.");
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, a.shape()));
+    const int64_t rows = a.NumElements() / 3;
+    if (rows == 0) return absl::OkStatus();
+    const auto u = a.shaped<T, 2>({rows, 3});
+    const auto v = b.shaped<T, 2>({rows, 3});
+    auto w = out->shaped<T, 2>({rows, 3});
+    const auto& d = ctx->eigen_cpu_device();
+    for (int k = 0; k < 3; ++k) {
+      const int i = (k + 1) % 3, j = (k + 2) % 3;
+      w.chip(k, 1).device(d) = u.chip(i, 1) * v.chip(j, 1) - u.chip(j, 1) * v.chip(i, 1);
+    }
+    return absl::OkStatus();
+  }
+};
+
 template <typename T>
 using DetOp = DeterminantOp<T, false>;
 template <typename T>
@@ -201,6 +258,8 @@ TW_REGISTER_KERNELS(linalg_ops) {
   RegisterTypedKernels<MatrixSolveOp, float, double>(cpu("MatrixSolve"), "T");
   RegisterTypedKernels<TriangularSolveOp, float, double>(cpu("MatrixTriangularSolve"), "T");
   RegisterTypedKernels<CholeskyOp, float, double>(cpu("Cholesky"), "T");
+  RegisterTypedKernels<MatrixSquareRootOp, float, double>(cpu("MatrixSquareRoot"), "T");
+  RegisterTypedKernels<CrossOp, float, double, int32_t, int64_t>(cpu("Cross"), "T");
 }
 
 }  // namespace

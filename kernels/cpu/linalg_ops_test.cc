@@ -104,5 +104,34 @@ TEST(LinalgTest, BadInputsAreTensorFlowsErrors) {
                                 "Input tensor 0 must have rank >= 2, got 1"));
 }
 
+// TF 2.21's values (tf.raw_ops.MatrixSquareRoot, Cross).
+TEST(LinalgTest, SquareRootAndCrossMatchTensorFlow) {
+  KernelRunner sqrtm("MatrixSquareRoot");
+  EXPECT_THAT(RunOk(sqrtm, {Literal<double>({3, 3}, {4, 1, 0, 1, 3, 1, 0, 1, 2})}),
+              TensorNear<double>({3, 3},
+                                 {1.9807091316411691, 0.27578188529998926, -0.02712356122769774,
+                                  0.27578188529998926, 1.677803685113482, 0.3300290077553838,
+                                  -0.027123561227697546, 0.3300290077553838, 1.3748982385857955},
+                                 1e-12));
+  // A negative real eigenvalue has no real principal root: NaN, as TF.
+  const Tensor no_root = RunOk(sqrtm, {Literal<float>({2, 2}, {1, 2, 3, 4})});
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(std::isnan(no_root.data<float>()[i]));
+  EXPECT_THAT(RunOk(sqrtm, {Literal<float>({2, 0, 0}, {})}), TensorIs<float>({2, 0, 0}, {}));
+  EXPECT_THAT(sqrtm.Run({Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument));
+  KernelRunner cross("Cross");
+  EXPECT_THAT(
+      RunOk(cross, {Literal<double>({1, 3}, {1.5, -2, 3}), Literal<double>({1, 3}, {0.5, 4, -1})}),
+      TensorIs<double>({1, 3}, {-10, 3, 7}));
+  EXPECT_THAT(RunOk(cross, {Literal<int32_t>({3}, {1, 2, 3}), Literal<int32_t>({3}, {4, 5, 6})}),
+              TensorIs<int32_t>({3}, {-3, 6, -3}));
+  EXPECT_THAT(cross.Run({Literal<float>({2}, {1, 2}), Literal<float>({2}, {4, 5})}),
+              testing::StatusIs(absl::StatusCode::kFailedPrecondition,
+                                "Cross-products are only defined for 3-element vectors."));
+  EXPECT_THAT(cross.Run({Literal<float>({1, 3}, {1, 2, 3}), Literal<float>({3}, {4, 5, 6})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Both inputs must be of same shape: [1,3] vs. [3]"));
+}
+
 }  // namespace
 }  // namespace towerflow

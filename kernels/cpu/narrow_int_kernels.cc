@@ -12,7 +12,7 @@
 //   Select, SelectV2, Where;
 // - wrapping arithmetic: Sum, Prod, Cumsum, Cumprod, AddN, Neg, Abs, Square,
 //   BiasAdd, BiasAddGrad, the segment sums and products, SparseReduceSum,
-//   AccumulateNV2, MatMul and BatchMatMul(V2). The wide result
+//   AccumulateNV2, MatMul, BatchMatMul(V2) and Cross. The wide result
 //   narrowed is the narrow result, wrapped as TF's wraps (Abs of -128 is
 //   -128 in int8, Sum of uint8 [200, 200, 100] is 244);
 // - Mean, which TF's kernels accumulate wide too (the mean of int8
@@ -118,6 +118,7 @@ const std::set<std::string>& DerivedOps() {
       "MatMul",
       "BatchMatMul",
       "BatchMatMulV2",
+      "Cross",
   };
   return *ops;
 }

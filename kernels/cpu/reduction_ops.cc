@@ -1,4 +1,5 @@
-// Reductions along axes: Sum, Mean, Prod, Max, Min, All, Any, and ArgMax /
+// Reductions along axes: Sum, Mean, Prod, Max, Min, All, Any, EuclideanNorm
+// (the square root of the sum of |x|^2), and ArgMax /
 // ArgMin along one axis.
 //
 // Buffers: input [d0..dn], reduction_indices [k] or scalar (int32/int64),
@@ -126,7 +127,22 @@ struct OrR {
   using Reducer = Eigen::internal::OrReducer;
 };
 
-template <typename T, typename R, bool kMean = false>
+// What a reduction does around its reducer: nothing, divide by the count
+// (Mean), or sum |x|^2 and take the square root (EuclideanNorm).
+enum class Finish { kNone, kMean, kEuclidean };
+
+template <typename T>
+struct AbsSquared {
+  T operator()(const T& x) const {
+    if constexpr (kIsComplex<T>) {
+      return T(std::norm(x));
+    } else {
+      return x * x;
+    }
+  }
+};
+
+template <typename T, typename R, Finish kFinish = Finish::kNone>
 class ReductionOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
@@ -134,11 +150,17 @@ class ReductionOp : public OpKernel {
   }
 
   absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& in = ctx->input(0);
+    Tensor in = ctx->input(0);
     TW_ASSIGN_OR_RETURN(std::vector<bool> reduced, ReducedAxes(ctx->input(1), in.dims()));
     TW_ASSIGN_OR_RETURN(Plan p, MakePlan(in.shape(), reduced, keep_dims_));
     const std::vector<int64_t>& g = p.groups;
-    if (in.NumElements() > 0 && (g.empty() || (g.size() == 1 && !p.first_reduced))) {
+    const auto& d = ctx->eigen_cpu_device();
+    if constexpr (kFinish == Finish::kEuclidean) {
+      // Nothing reduced gives |x| too, as TF's.
+      TW_ASSIGN_OR_RETURN(Tensor squared, ctx->allocate_temp(in.dtype(), in.shape()));
+      squared.flat<T>().device(d) = in.flat<T>().unaryExpr(AbsSquared<T>());
+      in = std::move(squared);
+    } else if (in.NumElements() > 0 && (g.empty() || (g.size() == 1 && !p.first_reduced))) {
       // Nothing (or only size-1 dims) reduced, as in the gradient of an Add
       // of two same-shape tensors: the input itself, in the output's shape
       // (TF's kernels forward it too).
@@ -147,7 +169,6 @@ class ReductionOp : public OpKernel {
     }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.out_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
-    const auto& d = ctx->eigen_cpu_device();
     using Reducer = typename R::template Reducer<T>;
     const Reducer reducer;
     auto o = out->flat<T>();
@@ -155,6 +176,8 @@ class ReductionOp : public OpKernel {
     if (in.NumElements() == 0) {
       // Reducing an empty dimension gives the reducer's identity.
       o.setConstant(R::template Identity<T>());
+    } else if (g.empty() || (g.size() == 1 && !p.first_reduced)) {
+      o.device(d) = in.flat<T>();  // nothing reduced (EuclideanNorm's squares)
     } else if (g.size() == 1) {
       out->shaped<T, 0>({}).device(d) = in.flat<T>().reduce(axis0, reducer);
     } else if (g.size() == 2 && !p.first_reduced) {
@@ -166,7 +189,9 @@ class ReductionOp : public OpKernel {
     } else {
       TW_RETURN_IF_ERROR(ReduceShuffled(ctx, in, g, p.first_reduced, out));
     }
-    if constexpr (kMean) {
+    if constexpr (kFinish == Finish::kEuclidean) {
+      o.device(d) = o.sqrt();
+    } else if constexpr (kFinish == Finish::kMean) {
       const int64_t count = in.NumElements() / std::max<int64_t>(out->NumElements(), 1);
       if (count == 0) {
         // The mean of nothing: NaN for floats (0/0), 0 for integers.
@@ -252,7 +277,9 @@ class ReductionOp : public OpKernel {
 template <typename T>
 using SumOp = ReductionOp<T, SumR>;
 template <typename T>
-using MeanOp = ReductionOp<T, SumR, true>;
+using MeanOp = ReductionOp<T, SumR, Finish::kMean>;
+template <typename T>
+using EuclideanNormOp = ReductionOp<T, SumR, Finish::kEuclidean>;
 template <typename T>
 using ProdOp = ReductionOp<T, ProdR>;
 template <typename T>
@@ -327,6 +354,8 @@ TW_REGISTER_KERNELS(reductions) {
                                                                                        "T");
   RegisterTypedKernels<ProdOp, float, double, int32_t, int64_t, complex64, complex128>(cpu("Prod"),
                                                                                        "T");
+  RegisterTypedKernels<EuclideanNormOp, float, double, int32_t, int64_t, complex64, complex128>(
+      cpu("EuclideanNorm"), "T");
   RegisterTypedKernels<MaxOp, float, double, int32_t, int64_t>(cpu("Max"), "T");
   RegisterTypedKernels<MinOp, float, double, int32_t, int64_t>(cpu("Min"), "T");
   RegisterKernel(cpu("All"), MakeFactory<ReductionOp<bool, AndR>>());

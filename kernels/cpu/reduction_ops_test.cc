@@ -155,5 +155,27 @@ TEST(ArgMaxTest, FirstExtremeAlongAxis) {
                                 "Expected dimension in the range [0, 0), but got 0"));
 }
 
+// TF 2.21's values (tf.raw_ops.EuclideanNorm): nothing reduced gives |x|,
+// integers truncate the root, complex numbers give a real-valued result.
+TEST(ReductionTest, EuclideanNormMatchesTensorFlow) {
+  KernelRunner norm("EuclideanNorm");
+  const Tensor x = Literal<float>({2, 3}, {1, -2, 2, 0.5, 0, -0.5});
+  EXPECT_THAT(RunOk(norm, {x, Literal<int32_t>({1}, {1})}),
+              TensorNear<float>({2}, {3, 0.7071067690849304f}, 1e-7));
+  EXPECT_THAT(RunOk(norm, {Literal<float>({2, 2}, {-3, 4, 1, -1}), Literal<int32_t>({0}, {})}),
+              TensorIs<float>({2, 2}, {3, 4, 1, 1}));
+  EXPECT_THAT(RunOk(norm, {Literal<int32_t>({2, 2}, {3, 4, 1, 1}), Scalar<int32_t>(1)}),
+              TensorIs<int32_t>({2}, {5, 1}));
+  EXPECT_THAT(RunOk(norm, {Literal<float>({0, 2}, {}), Scalar<int32_t>(0)}),
+              TensorIs<float>({2}, {0, 0}));
+  KernelRunner kept("EuclideanNorm");
+  kept.Attr("keep_dims", true);
+  EXPECT_THAT(RunOk(kept, {x, Literal<int32_t>({2}, {0, 1})}),
+              TensorNear<float>({1, 1}, {3.082206964492798f}, 1e-6));
+  EXPECT_THAT(RunOk(norm, {Literal<complex64>({1, 2}, {complex64(3, 4), complex64(0, 1)}),
+                           Scalar<int32_t>(1)}),
+              TensorNear<complex64>({1}, {complex64(5.0990195f, 0)}, 1e-6));
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -429,6 +429,23 @@ TW_GRAD_FN(MaxOrMinGrad) {
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
+// y = sqrt(sum(|x|^2, axes)): dx = x g / y (TF's x / (y / g)), broadcast
+// back over the reduced axes.
+TW_GRAD_FN(EuclideanNormGrad) {
+  const Output x = In(op, 0), axes = In(op, 1);
+  const Output y = grad_util::BroadcastReduced(scope, op.output(0), x, axes);
+  const Output g = grad_util::BroadcastReduced(scope, grad_inputs[0], x, axes);
+  grad_outputs->push_back(ops::Div(scope, x, ops::Div(scope, y, g)));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+// w = cross(u, v): du = cross(v, g), dv = cross(g, u).
+TW_GRAD_FN(CrossGrad) {
+  const Output u = In(op, 0), v = In(op, 1), g = grad_inputs[0];
+  grad_outputs->push_back(ops::Cross(scope, v, g));
+  grad_outputs->push_back(ops::Cross(scope, g, u));
+  return scope.status();
+}
 
 // y = prod(x, axes): dx_i = g * prod_{j != i} x_j over i's reduced slice.
 // Dividing y by x_i fails at zeros, so (TF's way) the reduced axes are
@@ -611,6 +628,8 @@ TW_REGISTER_GRADIENT("SelectV2", SelectV2Grad);
 TW_REGISTER_GRADIENT("Cast", CastGrad);
 TW_REGISTER_GRADIENT("Sum", SumGrad);
 TW_REGISTER_GRADIENT("Mean", MeanGrad);
+TW_REGISTER_GRADIENT("EuclideanNorm", EuclideanNormGrad);
+TW_REGISTER_GRADIENT("Cross", CrossGrad);
 TW_REGISTER_GRADIENT("Max", MaxOrMinGrad);
 TW_REGISTER_GRADIENT("Min", MaxOrMinGrad);
 TW_REGISTER_GRADIENT("Prod", ProdGrad);

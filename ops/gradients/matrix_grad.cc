@@ -102,6 +102,33 @@ Output Transposed(const Scope& scope, const Output& x) {
 Output MatMul(const Scope& scope, const Output& a, const Output& b, bool adj_a, bool adj_b) {
   return ops::BatchMatMulV2(scope, a, b, ops::BatchMatMulV2::AdjX(adj_a).AdjY(adj_b));
 }
+// The Kronecker products of two batches of m x m matrices: [..., m*m, m*m].
+Output Kronecker(const Scope& scope, const Output& b1, const Output& b2, const Output& batch,
+                 const Output& m) {
+  const Output one = ops::Const(scope, {1});
+  const Output p1 = ops::Reshape(scope, b1, ops::ConcatV2(scope, {batch, m, one, m, one}, 0));
+  const Output p2 = ops::Reshape(scope, b2, ops::ConcatV2(scope, {batch, one, m, one, m}, 0));
+  const Output mm = ops::Mul(scope, m, m);
+  return ops::Reshape(scope, ops::Mul(scope, p1, p2), ops::ConcatV2(scope, {batch, mm, mm}, 0));
+}
+// r = sqrtm(a), a = r r: da = r dr + dr r, a Sylvester equation solved as
+// TF's linalg_grad.py does, vec(dr) = (I (x) r^T + r (x) I)^-1 vec(g^T).
+TW_GRAD_FN(MatrixSquareRootGrad) {
+  const Output r = op.output(0), g = grad_inputs[0];
+  const Output shape = ops::Shape(scope, r);
+  const Output batch = ops::StridedSlice(scope, shape, {0}, {-2}, {1});
+  const Output m = ops::StridedSlice(scope, shape, {-1}, {0}, {1}, ops::StridedSlice::EndMask(1));
+  const Output eye = ops::MatrixSetDiag(scope, ops::ZerosLike(scope, r),
+                                        ops::OnesLike(scope, ops::MatrixDiagPart(scope, r)));
+  const Output k = ops::AddV2(scope, Kronecker(scope, eye, Transposed(scope, r), batch, m),
+                              Kronecker(scope, r, eye, batch, m));
+  const Output vec_g =
+      ops::Reshape(scope, Transposed(scope, g),
+                   ops::ConcatV2(scope, {batch, ops::Mul(scope, m, m), ops::Const(scope, {1})}, 0));
+  const Output dr = ops::Reshape(scope, ops::MatrixSolve(scope, k, vec_g), shape);
+  grad_outputs->push_back(Transposed(scope, dr));
+  return scope.status();
+}
 // y = inv(a) (inv(a^T) with `adjoint`): da = -y^T g y^T, or -y g^T y.
 TW_GRAD_FN(MatrixInverseGrad) {
   const Output y = op.output(0), g = grad_inputs[0];
@@ -413,6 +440,7 @@ TW_REGISTER_GRADIENT("MatrixBandPart", MatrixBandPartGrad);
 TW_REGISTER_GRADIENT("Diag", DiagGrad);
 TW_REGISTER_GRADIENT("DiagPart", DiagPartGrad);
 TW_REGISTER_GRADIENT("MatrixInverse", MatrixInverseGrad);
+TW_REGISTER_GRADIENT("MatrixSquareRoot", MatrixSquareRootGrad);
 TW_REGISTER_GRADIENT("MatrixDeterminant", MatrixDeterminantGrad);
 TW_REGISTER_GRADIENT("LogMatrixDeterminant", LogMatrixDeterminantGrad);
 TW_REGISTER_GRADIENT("MatrixSolve", MatrixSolveGrad);

@@ -340,6 +340,9 @@ CASES = {
          {"lower": False, "adjoint": True}),
     ],
     "Cholesky": [("positive definite", {"input": POSITIVE_DEFINITE}, {})],
+    "MatrixSquareRoot": [("positive definite", {"input": POSITIVE_DEFINITE}, {}),
+                         ("well conditioned", {"input": WELL_CONDITIONED}, {}),
+                         ("not square", {"input": (D, [2, 3], None)}, {})],
     "MatrixDiagV3": [
         ("band -1..1", {"diagonal": (F, [2, 3, 3], None), "k": (I32, [2], [-1, 1]),
                         "num_rows": (I32, [], -1), "num_cols": (I32, [], -1),

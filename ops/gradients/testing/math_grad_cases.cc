@@ -283,6 +283,14 @@ std::vector<GradCase> MathCases() {
                   S({2, 3, 3}), S({2, 3, 2})),
               1e-5, 1e-8),
       Precise(Unary(
+                  "MatrixSquareRoot",
+                  [](const Scope& s, Output x) {
+                    const Output gram = ops::BatchMatMulV2(s, x, x, ops::BatchMatMulV2::AdjY(true));
+                    return ops::MatrixSquareRoot(s, Shifted(s, gram, 1));
+                  },
+                  S({2, 3, 3})),
+              1e-5, 1e-8),
+      Precise(Unary(
                   "Cholesky",
                   [](const Scope& s, Output x) {
                     const Output gram = ops::BatchMatMulV2(s, x, x, ops::BatchMatMulV2::AdjY(true));
@@ -412,6 +420,19 @@ std::vector<GradCase> MathCases() {
           },
           S({2, 3, 2})),
       Unary("Max", [](const Scope& s, Output x) { return ops::Max(s, x, {1}); }),
+      Unary(
+          "EuclideanNorm",
+          [](const Scope& s, Output x) {
+            return ops::EuclideanNorm(s, x, {0, 2});
+          },
+          S({2, 3, 2})),
+      Unary("EuclideanNorm/keep_dims",
+            [](const Scope& s, Output x) {
+              return ops::EuclideanNorm(s, x, {1}, ops::EuclideanNorm::KeepDims(true));
+            }),
+      {"Cross",
+       {S({2, 3}), S({2, 3})},
+       [](const Scope& s, const Outs& x) -> Outs { return {ops::Cross(s, x[0], x[1])}; }},
       Unary("Min", [](const Scope& s, Output x) { return ops::Min(s, x, {0}); }),
       // Matrices.
       Binary(
