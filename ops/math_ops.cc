@@ -677,6 +677,20 @@ TW_REGISTER_OP("UnsortedSegmentSum")
   return true;
 }();
 
+absl::Status SparseSegmentGradV2Shape(InferenceContext* c) {
+  const PartialTensorShape& grad = c->input(0);
+  PartialTensorShape out = PartialTensorShape::Unknown();
+  if (!grad.unknown_rank()) {
+    if (grad.dims() < 1) return absl::InvalidArgumentError("grad must be at least 1-D");
+    std::vector<int64_t> dims(grad.dim_sizes().begin(), grad.dim_sizes().end());
+    dims[0] = -1;
+    out = PartialTensorShape(dims);
+  }
+  c->set_output(0, out);
+  c->set_output(1, PartialTensorShape({-1}));
+  return absl::OkStatus();
+}
+
 [[maybe_unused]] const bool kSparseSegmentsRegistered = [] {
   constexpr char kFloats[] = "T: {bfloat16, half, float, double}";
   constexpr char kReals[] =
@@ -712,6 +726,20 @@ TW_REGISTER_OP("UnsortedSegmentSum")
                                      ": each segment's gradient, scaled, added to the rows "
                                      "its indices picked"))
                    .SetShapeFn(SparseSegmentShape));
+    RegisterOp(OpDefBuilder(absl::StrCat("SparseSegment", reduction, "GradV2"), __FILE__)
+                   .Input("grad: T")
+                   .Input("indices: Tidx")
+                   .Input("segment_ids: Tsegmentids")
+                   .Input("dense_output_dim0: int32")
+                   .Output("output: T")
+                   .Output("sorted_unique_indices: Tidx")
+                   .Attr(kFloats)
+                   .Attr("Tidx: {int32, int64} = DT_INT32")
+                   .Attr("Tsegmentids: {int32, int64} = DT_INT32")
+                   .Doc(absl::StrCat("SparseSegment", reduction,
+                                     "Grad's rows for the sorted unique indices only (TF 2's "
+                                     "gradient), and those indices"))
+                   .SetShapeFn(SparseSegmentGradV2Shape));
   }
   return true;
 }();

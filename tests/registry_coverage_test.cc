@@ -214,6 +214,9 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"SparseSegmentMeanGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"SparseSegmentSqrtNGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"SparseSegmentSumGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"SparseSegmentSumGradV2", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"SparseSegmentMeanGradV2", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"SparseSegmentSqrtNGradV2", "TensorFlow defines none (tf.gradients raises LookupError)"},
   };
   return *ops;
 }

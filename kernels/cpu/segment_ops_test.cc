@@ -176,6 +176,22 @@ TEST(SegmentTest, SparseSegmentsMatchTensorFlow) {
       testing::StatusIs(absl::StatusCode::kInvalidArgument, "Index 9 out of range [0, 5)."));
   EXPECT_THAT(run("SparseSegmentMeanGrad", {grad, ints({0, 1}), ints({0, 5}), Scalar<int32_t>(5)}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument, "Invalid number of segments"));
+  // TF 2's V2 gradients: the rows of the sorted unique indices only
+  // (tf.raw_ops.SparseSegment*GradV2, TF 2.21's values).
+  const Tensor g2 = Literal<float>({2, 2}, {1, 2, 3, 4});
+  const std::vector<std::pair<const char*, std::vector<float>>> compact = {
+      {"SparseSegmentSumGradV2", {1, 2, 4, 6}},
+      {"SparseSegmentMeanGradV2", {0.5f, 1, 3.5f, 5}},
+      {"SparseSegmentSqrtNGradV2", {0.70710677f, 1.4142135f, 3.7071068f, 5.4142137f}}};
+  for (const auto& [op, values] : compact) {
+    TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out,
+                            run(op, {g2, ints({2, 0, 2}), ints({0, 0, 1}), Scalar<int32_t>(4)}));
+    EXPECT_THAT(out[0], TensorNear<float>({2, 2}, values, 2e-6)) << op;
+    EXPECT_THAT(out[1], TensorIs<int32_t>({2}, {0, 2})) << op;
+  }
+  EXPECT_THAT(
+      run("SparseSegmentSumGradV2", {g2, ints({5, 0, 2}), ints({0, 0, 1}), Scalar<int32_t>(4)}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "Index 5 out of range [0, 4)."));
   // No rows: no segments.
   TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> none,
                           run("SparseSegmentSum", {data, ints({}), ints({})}));

@@ -124,7 +124,11 @@ class SparseSegmentOp : public OpKernel {
   }
 };
 
-template <typename T, Scale kScale>
+// SparseSegment*Grad(grad, indices, segment_ids, output_dim0): the dense
+// gradient of the data, [output_dim0, ...]. The V2 forms (kCompact, TF 2's
+// gradients) give only the rows indices picked, in the order of their
+// sorted unique indices, which are the second output.
+template <typename T, Scale kScale, bool kCompact>
 class SparseSegmentGradOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
@@ -148,8 +152,29 @@ class SparseSegmentGradOp : public OpKernel {
       }
       ++count[id];
     }
+    // The output row of each index: itself, or (kCompact) its place among
+    // the sorted unique indices.
+    std::vector<int64_t> unique;
+    if constexpr (kCompact) {
+      unique.resize(n);
+      for (int64_t i = 0; i < n; ++i) unique[i] = IntAt(indices, i);
+      std::sort(unique.begin(), unique.end());
+      unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+      TW_ASSIGN_OR_RETURN(
+          Tensor * sorted,
+          ctx->allocate_output(1, TensorShape({static_cast<int64_t>(unique.size())})));
+      TW_RETURN_IF_ERROR(WriteInts(unique, sorted));
+    }
+    const auto out_row = [&](int64_t index) {
+      if constexpr (kCompact) {
+        return static_cast<int64_t>(std::lower_bound(unique.begin(), unique.end(), index) -
+                                    unique.begin());
+      } else {
+        return index;
+      }
+    };
     std::vector<int64_t> dims(grad.shape().dim_sizes().begin(), grad.shape().dim_sizes().end());
-    dims[0] = rows;
+    dims[0] = kCompact ? static_cast<int64_t>(unique.size()) : rows;
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     T* dst = out->data<T>();
@@ -160,7 +185,7 @@ class SparseSegmentGradOp : public OpKernel {
     const T* g = grad.data<T>();
     for (int64_t i = 0; i < n; ++i) {
       const int64_t id = IntAt(ids, i);
-      MutableRow<T>(dst + IntAt(indices, i) * row, row) +=
+      MutableRow<T>(dst + out_row(IntAt(indices, i)) * row, row) +=
           Row<T>(g + id * row, row) / static_cast<T>(Divisor(kScale, count[id]));
     }
     return absl::OkStatus();
@@ -174,7 +199,9 @@ struct Forward {
   template <typename T>
   using Counted = SparseSegmentOp<T, kScale, true>;
   template <typename T>
-  using Grad = SparseSegmentGradOp<T, kScale>;
+  using Grad = SparseSegmentGradOp<T, kScale, false>;
+  template <typename T>
+  using GradV2 = SparseSegmentGradOp<T, kScale, true>;
 };
 
 TW_REGISTER_KERNELS(sparse_segment_ops) {
@@ -194,6 +221,12 @@ TW_REGISTER_KERNELS(sparse_segment_ops) {
                                                                    "T");
   RegisterTypedKernels<Forward<Scale::kSqrtN>::Grad, float, double>(cpu("SparseSegmentSqrtNGrad"),
                                                                     "T");
+  RegisterTypedKernels<Forward<Scale::kSum>::GradV2, float, double>(cpu("SparseSegmentSumGradV2"),
+                                                                    "T");
+  RegisterTypedKernels<Forward<Scale::kMean>::GradV2, float, double>(cpu("SparseSegmentMeanGradV2"),
+                                                                     "T");
+  RegisterTypedKernels<Forward<Scale::kSqrtN>::GradV2, float, double>(
+      cpu("SparseSegmentSqrtNGradV2"), "T");
 }
 
 }  // namespace

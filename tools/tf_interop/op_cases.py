@@ -999,6 +999,17 @@ CASES = {
                                 "segment_ids": (I32, [2], [0, 1]),
                                 "output_dim0": (I32, [], 6)}, {}),
     ] for r in ("Sum", "Mean", "SqrtN")},
+    **{f"SparseSegment{r}GradV2": [
+        ("duplicate rows", {"grad": (F, [3, 3], None), "indices": (I32, [5], [4, 2, 1, 4, 2]),
+                            "segment_ids": (I32, [5], [0, 0, 2, 2, 2]),
+                            "dense_output_dim0": (I32, [], 6)}, {}),
+        ("int64 indices", {"grad": (D, [2, 2], None), "indices": (I64, [3], [3, 0, 3]),
+                           "segment_ids": (I32, [3], [0, 1, 1]),
+                           "dense_output_dim0": (I32, [], 4)}, {}),
+        ("index out of range", {"grad": (F, [2, 3], None), "indices": (I32, [2], [0, 6]),
+                                "segment_ids": (I32, [2], [0, 1]),
+                                "dense_output_dim0": (I32, [], 6)}, {}),
+    ] for r in ("Sum", "Mean", "SqrtN")},
     "SparseToDense": [
         ("matrix", {"sparse_indices": (I64, [3, 2], [0, 1, 1, 0, 2, 2]),
                     "output_shape": (I64, [2], [3, 3]), "sparse_values": (F, [3], [5, 6, 7]),
