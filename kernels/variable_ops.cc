@@ -288,10 +288,18 @@ class IsVariableInitializedOp : public OpKernel {
 // row is written, so a bad index leaves the variable as it was (TF's CPU
 // kernels may have written the rows before it). The lock is held whatever
 // use_locking says, as the optimizer updates do (kernels/variable_util.h).
+// ScatterNd<Mode>(ref, indices, updates) and ResourceScatterNd<Mode> (`nd`)
+// address slices by N-d index rows instead.
 class ScatterVarOp : public OpKernel {
  public:
-  ScatterVarOp(bool resource, ScatterMode mode, DataType dtype, ScatterFn scatter)
-      : resource_(resource), mode_(mode), dtype_(dtype), scatter_(scatter) {}
+  ScatterVarOp(bool resource, bool nd, ScatterMode mode, DataType dtype, ScatterFn scatter)
+      : resource_(resource), nd_(nd), mode_(mode), dtype_(dtype), scatter_(scatter) {}
+  absl::Status Init(const KernelConstruction& c) override {
+    if (nd_) {
+      TW_ASSIGN_OR_RETURN(bad_indices_, BadIndicesOf(c));
+    }
+    return absl::OkStatus();
+  }
   absl::Status Compute(KernelContext* ctx) override {
     std::shared_ptr<Var> holder;
     Var* var = nullptr;
@@ -305,8 +313,7 @@ class ScatterVarOp : public OpKernel {
     {
       absl::MutexLock lock(&var->mu);
       if (!var->initialized) return UninitializedError(*var);
-      TW_ASSIGN_OR_RETURN(const NdIndex nd,
-                          ResolveScatter(ctx->input(1), ctx->input(2), var->tensor.shape()));
+      TW_ASSIGN_OR_RETURN(const NdIndex nd, Resolve(ctx->input(1), ctx->input(2), var->tensor));
       if (nd.rows > 0 && nd.slice_size > 0) {
         if (!var->tensor.RefCountIsOne()) {  // see Note [Variable copy-on-write]
           TW_ASSIGN_OR_RETURN(var->tensor, CopyForWrite(ctx, var->tensor));
@@ -319,10 +326,21 @@ class ScatterVarOp : public OpKernel {
   }
 
  private:
+  absl::StatusOr<NdIndex> Resolve(const Tensor& indices, const Tensor& updates,
+                                  const Tensor& var) const {
+    if (!nd_) return ResolveScatter(indices, updates, var.shape());
+    const absl::Span<const int64_t> dims = var.shape().dim_sizes();
+    TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "params", bad_indices_));
+    TW_RETURN_IF_ERROR(CheckNdUpdates(nd, indices, updates, dims));
+    return nd;
+  }
+
   const bool resource_;
+  const bool nd_;
   const ScatterMode mode_;
   const DataType dtype_;
   const ScatterFn scatter_;
+  BadIndices bad_indices_ = BadIndices::kError;
 };
 
 }  // namespace
@@ -396,21 +414,48 @@ void RegisterAssignUpdateKernels(const std::string& device_type, DataType dtype,
 
 void RegisterScatterKernels(const std::string& device_type, DataType dtype, bool update,
                             ScatterFn scatter) {
-  const std::vector<ScatterMode> modes =
-      update ? std::vector<ScatterMode>{ScatterMode::kUpdate}
-             : std::vector<ScatterMode>{ScatterMode::kAdd, ScatterMode::kSub};
+  RegisterScatterVarKernels(device_type, dtype,
+                            update ? std::vector<ScatterMode>{ScatterMode::kUpdate}
+                                   : std::vector<ScatterMode>{ScatterMode::kAdd, ScatterMode::kSub},
+                            /*nd=*/false, scatter);
+}
+
+void RegisterScatterVarKernels(const std::string& device_type, DataType dtype,
+                               const std::vector<ScatterMode>& modes, bool nd, ScatterFn scatter) {
   for (const ScatterMode mode : modes) {
-    const char* name = mode == ScatterMode::kAdd   ? "Add"
-                       : mode == ScatterMode::kSub ? "Sub"
-                                                   : "Update";
+    const char* name = "";
+    switch (mode) {
+      case ScatterMode::kAdd:
+        name = "Add";
+        break;
+      case ScatterMode::kSub:
+        name = "Sub";
+        break;
+      case ScatterMode::kUpdate:
+        name = "Update";
+        break;
+      case ScatterMode::kMul:
+        name = "Mul";
+        break;
+      case ScatterMode::kDiv:
+        name = "Div";
+        break;
+      case ScatterMode::kMax:
+        name = "Max";
+        break;
+      case ScatterMode::kMin:
+        name = "Min";
+        break;
+    }
     for (const bool resource : {false, true}) {
       RegisterKernel(
-          KernelDefBuilder(absl::StrCat(resource ? "ResourceScatter" : "Scatter", name))
+          KernelDefBuilder(
+              absl::StrCat(resource ? "ResourceScatter" : "Scatter", nd ? "Nd" : "", name))
               .Device(device_type)
-              .TypeConstraint(resource ? "dtype" : "T", dtype)
+              .TypeConstraint(resource && !nd ? "dtype" : "T", dtype)
               .HostMemory("indices")
               .Capturable(),
-          [=] { return std::make_unique<ScatterVarOp>(resource, mode, dtype, scatter); });
+          [=] { return std::make_unique<ScatterVarOp>(resource, nd, mode, dtype, scatter); });
     }
   }
 }

@@ -11,6 +11,7 @@
 #define TOWERFLOW_KERNELS_VARIABLE_OPS_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "core/types.h"
@@ -24,12 +25,13 @@ namespace towerflow {
 using AddIntoFn = absl::Status (*)(KernelContext* ctx, const Tensor& current, const Tensor& delta,
                                    bool add, Tensor* out);
 
-enum class ScatterMode { kAdd, kSub, kUpdate };
+enum class ScatterMode { kAdd, kSub, kUpdate, kMul, kDiv, kMax, kMin };
 
 // Row nd.offsets[i] of `var` (as [params.shape[0], nd.slice_size]) gets row
 // i of `updates` added, subtracted or assigned, for i in index order (so a
 // duplicate index adds each of its rows, or keeps the last one assigned);
-// a scalar `updates` stands for rows all of that value. `var` is the
+// a scalar `updates` stands for rows all of that value; a row whose offset
+// is kIgnoredRow (bad_indices_policy IGNORE) is skipped. `var` is the
 // variable's own buffer (nobody else reads it: the caller copied it first
 // if need be), and nd came from ResolveScatter, so every row is checked.
 using ScatterFn = absl::Status (*)(KernelContext* ctx, ScatterMode mode, const NdIndex& nd,
@@ -45,6 +47,12 @@ void RegisterAssignUpdateKernels(const std::string& device_type, DataType dtype,
 // memory.
 void RegisterScatterKernels(const std::string& device_type, DataType dtype, bool update,
                             ScatterFn scatter);
+// The row scatters Scatter<Mode> and ResourceScatter<Mode> for each of
+// `modes`, or (`nd`) the N-d ones ScatterNd<Mode> and ResourceScatterNd<Mode>,
+// whose indices [..., D] address the first D dims of the variable (updates
+// indices.shape[:-1] + var.shape[D:], TF's bad_indices_policy).
+void RegisterScatterVarKernels(const std::string& device_type, DataType dtype,
+                               const std::vector<ScatterMode>& modes, bool nd, ScatterFn scatter);
 
 }  // namespace towerflow
 

@@ -153,6 +153,42 @@ void RegisterResourceAssign(const char* name, const char* types, const char* doc
   RegisterOp(b);
 }
 
+// ScatterNd<Mode>(ref, indices, updates): indices [..., D] address the
+// first D dims of the variable (updates: indices.shape[:-1] + ref.shape[D:]).
+void RegisterScatterNd(const char* name, const char* types, const char* locking, const char* doc) {
+  RegisterOp(OpDefBuilder(name, __FILE__)
+                 .Input("ref: Ref(T)")
+                 .Input("indices: Tindices")
+                 .Input("updates: T")
+                 .Output("output_ref: Ref(T)")
+                 .Attr(absl::StrCat("T: ", types))
+                 .Attr("Tindices: {int32, int64}")
+                 .Attr(absl::StrCat("use_locking: bool = ", locking))
+                 .AttrAddedAfterTF1("bad_indices_policy: string = ''")
+                 .Doc(doc)
+                 .SetShapeFn([](InferenceContext* c) {
+                   c->set_output(0, c->input(0));
+                   return absl::OkStatus();
+                 }));
+}
+
+void RegisterResourceScatterNd(const char* name, const char* doc) {
+  RegisterOp(OpDefBuilder(name, __FILE__)
+                 .Input("ref: resource")
+                 .Input("indices: Tindices")
+                 .Input("updates: T")
+                 .Attr("T: type")
+                 .Attr("Tindices: {int32, int64}")
+                 .Attr("use_locking: bool = true")
+                 .AttrAddedAfterTF1("bad_indices_policy: string = ''")
+                 .SetIsStateful()
+                 .Doc(doc)
+                 .SetShapeFn([](InferenceContext* c) {
+                   PartialTensorShape handle;
+                   return c->WithRank(c->input(0), 0, &handle);
+                 }));
+}
+
 [[maybe_unused]] const bool kRegistered = [] {
   for (const char* name : {"VariableV2", "Variable"}) {
     RegisterOp(OpDefBuilder(name, __FILE__)
@@ -171,6 +207,31 @@ void RegisterResourceAssign(const char* name, const char* types, const char* doc
   RegisterResourceScatter("ResourceScatterAdd", "numbertype", "var[indices] += updates");
   RegisterResourceScatter("ResourceScatterSub", "numbertype", "var[indices] -= updates");
   RegisterResourceScatter("ResourceScatterUpdate", "type", "var[indices] = updates");
+  constexpr char kOrdered[] = "{half, bfloat16, float, double, int32, int64}";
+  RegisterScatter("ScatterMul", "numbertype", "false", "ref[indices] *= updates");
+  RegisterScatter("ScatterDiv", "numbertype", "false", "ref[indices] /= updates");
+  RegisterScatter("ScatterMax", kOrdered, "false", "ref[indices] = max(ref[indices], updates)");
+  RegisterScatter("ScatterMin", kOrdered, "false", "ref[indices] = min(ref[indices], updates)");
+  RegisterResourceScatter("ResourceScatterMul", "numbertype", "var[indices] *= updates");
+  RegisterResourceScatter("ResourceScatterDiv", "numbertype", "var[indices] /= updates");
+  RegisterResourceScatter("ResourceScatterMax", "numbertype",
+                          "var[indices] = max(var[indices], updates)");
+  RegisterResourceScatter("ResourceScatterMin", "numbertype",
+                          "var[indices] = min(var[indices], updates)");
+  RegisterScatterNd("ScatterNdUpdate", "type", "true", "ref[indices] = updates, N-d indices");
+  RegisterScatterNd("ScatterNdAdd", "numbertype", "false", "ref[indices] += updates, N-d indices");
+  RegisterScatterNd("ScatterNdSub", "numbertype", "false", "ref[indices] -= updates, N-d indices");
+  RegisterScatterNd("ScatterNdMax", "numbertype", "false",
+                    "ref[indices] = max(ref[indices], updates), N-d indices");
+  RegisterScatterNd("ScatterNdMin", "numbertype", "false",
+                    "ref[indices] = min(ref[indices], updates), N-d indices");
+  RegisterResourceScatterNd("ResourceScatterNdUpdate", "var[indices] = updates, N-d indices");
+  RegisterResourceScatterNd("ResourceScatterNdAdd", "var[indices] += updates, N-d indices");
+  RegisterResourceScatterNd("ResourceScatterNdSub", "var[indices] -= updates, N-d indices");
+  RegisterResourceScatterNd("ResourceScatterNdMax",
+                            "var[indices] = max(var[indices], updates), N-d indices");
+  RegisterResourceScatterNd("ResourceScatterNdMin",
+                            "var[indices] = min(var[indices], updates), N-d indices");
   RegisterResourceAssign("AssignVariableOp", "type", "var = value");
   RegisterResourceAssign("AssignAddVariableOp", "type", "var += value");
   RegisterResourceAssign("AssignSubVariableOp", "type", "var -= value");

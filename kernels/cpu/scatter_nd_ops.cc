@@ -157,26 +157,58 @@ struct TensorScatterArith {
   };
 };
 
-// ScatterAdd/ScatterSub into a variable: rows in index order, so a
-// duplicate index adds each of its rows in turn, as ScatterNd.
+// The arithmetic scatters into a variable (Scatter{Add,Sub,Mul,Div,Max,Min}
+// and their Nd and resource forms): rows in index order, so a duplicate
+// index combines each of its rows in turn, as TF's CPU kernels. Integer
+// division by zero is TF's error, and nothing is written then.
 template <typename T>
 absl::Status ScatterArithmetic(KernelContext*, ScatterMode mode, const NdIndex& nd,
                                const Tensor& updates, Tensor* var) {
   const T* u = updates.data<T>();
-  const bool scalar = updates.dims() == 0;
-  T* v = var->data<T>();
-  for (int64_t r = 0; r < nd.rows; ++r) {
-    T* dst = v + nd.offsets[r] * nd.slice_size;
-    const T* src = u + (scalar ? 0 : r * nd.slice_size);
-    if (scalar && mode == ScatterMode::kAdd) {
-      for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] += *src;
-    } else if (scalar) {
-      for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] -= *src;
-    } else if (mode == ScatterMode::kAdd) {
-      for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] += src[k];
-    } else {
-      for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] -= src[k];
+  const int64_t step = updates.dims() == 0 ? 0 : 1;  // a scalar updates every element
+  if constexpr (std::is_integral_v<T>) {
+    if (mode == ScatterMode::kDiv) {
+      for (int64_t i = 0; i < updates.NumElements(); ++i) {
+        if (u[i] == T(0)) return absl::InvalidArgumentError("updates must not contain 0");
+      }
     }
+  }
+  T* v = var->data<T>();
+  const auto apply = [&](auto combine) {
+    for (int64_t r = 0; r < nd.rows; ++r) {
+      if (nd.offsets[r] == kIgnoredRow) continue;
+      T* dst = v + nd.offsets[r] * nd.slice_size;
+      if (step == 0) {
+        const T value = *u;
+        for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] = combine(dst[k], value);
+      } else {
+        const T* src = u + r * nd.slice_size;
+        for (int64_t k = 0; k < nd.slice_size; ++k) dst[k] = combine(dst[k], src[k]);
+      }
+    }
+  };
+  switch (mode) {
+    case ScatterMode::kAdd:
+      apply([](T a, T b) { return static_cast<T>(a + b); });
+      break;
+    case ScatterMode::kSub:
+      apply([](T a, T b) { return static_cast<T>(a - b); });
+      break;
+    case ScatterMode::kMul:
+      apply([](T a, T b) { return static_cast<T>(a * b); });
+      break;
+    case ScatterMode::kDiv:
+      apply([](T a, T b) { return static_cast<T>(a / b); });
+      break;
+    case ScatterMode::kMax:
+      apply([](T a, T b) { return std::max(a, b); });
+      break;
+    case ScatterMode::kMin:
+      apply([](T a, T b) { return std::min(a, b); });
+      break;
+    case ScatterMode::kUpdate:
+      apply([](T, T b) { return b; });
+      break;
   }
   return absl::OkStatus();
 }
@@ -189,6 +221,7 @@ void AssignRows(const NdIndex& nd, const Tensor& updates, Tensor* var) {
   T* v = static_cast<T*>(var->raw_data());
   const bool scalar = updates.dims() == 0;
   for (int64_t r = 0; r < nd.rows; ++r) {
+    if (nd.offsets[r] == kIgnoredRow) continue;
     T* dst = v + nd.offsets[r] * nd.slice_size;
     if (scalar) {
       std::fill(dst, dst + nd.slice_size, *u);
@@ -217,10 +250,25 @@ TW_REGISTER_KERNELS(scatter_nd_ops) {
   RegisterScatterKernels(kDeviceCpu, DT_INT32, false, ScatterArithmetic<int32_t>);
   RegisterScatterKernels(kDeviceCpu, DT_INT64, false, ScatterArithmetic<int64_t>);
   RegisterScatterKernels(kDeviceCpu, DT_UINT8, false, ScatterArithmetic<uint8_t>);
+  // The other modes, and the N-d forms, on the CPU only.
+  const std::vector<ScatterMode> others = {ScatterMode::kMul, ScatterMode::kDiv, ScatterMode::kMax,
+                                           ScatterMode::kMin};
+  const std::vector<ScatterMode> nd_modes = {ScatterMode::kAdd, ScatterMode::kSub,
+                                             ScatterMode::kMax, ScatterMode::kMin};
+  const std::pair<DataType, ScatterFn> arithmetic[] = {
+      {DT_FLOAT, ScatterArithmetic<float>},   {DT_DOUBLE, ScatterArithmetic<double>},
+      {DT_HALF, ScatterArithmetic<half>},     {DT_BFLOAT16, ScatterArithmetic<bfloat16>},
+      {DT_INT32, ScatterArithmetic<int32_t>}, {DT_INT64, ScatterArithmetic<int64_t>},
+      {DT_UINT8, ScatterArithmetic<uint8_t>}};
+  for (const auto& [dtype, fn] : arithmetic) {
+    RegisterScatterVarKernels(kDeviceCpu, dtype, others, false, fn);
+    RegisterScatterVarKernels(kDeviceCpu, dtype, nd_modes, true, fn);
+  }
   for (const DataType t :
        {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64, DT_UINT8, DT_INT8, DT_INT16, DT_UINT16, DT_UINT32,
         DT_UINT64, DT_BOOL, DT_HALF, DT_BFLOAT16, DT_STRING}) {
     RegisterScatterKernels(kDeviceCpu, t, true, ScatterAssign);
+    RegisterScatterVarKernels(kDeviceCpu, t, {ScatterMode::kUpdate}, true, ScatterAssign);
   }
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   for (const DataType index : {DT_INT32, DT_INT64}) {

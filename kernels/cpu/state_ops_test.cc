@@ -505,5 +505,61 @@ TEST(ScatterOpsTest, ResourceScattersUpdateTheVariableCopyingASharedBuffer) {
   EXPECT_THAT(ReadVariable("scattered_ints"), TensorIs<int32_t>({2}, {1, 13}));
 }
 
+// TF 2.21's values (tf.raw_ops on a tf.Variable): rows in index order.
+TEST(ScatterOpsTest, ResourceScattersMultiplyDivideAndTakeExtremes) {
+  const Tensor var = Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor indices = Literal<int32_t>({3}, {2, 0, 2});
+  const Tensor updates = Literal<float>({3, 2}, {10, 20, 30, -40, 0.5f, 60});
+  const std::vector<std::pair<const char*, std::vector<float>>> want = {
+      {"ResourceScatterMul", {30, -80, 3, 4, 25, 7200}},
+      {"ResourceScatterDiv", {0.033333335f, -0.05f, 3, 4, 1, 0.0050000004f}},
+      {"ResourceScatterMax", {30, 2, 3, 4, 10, 60}},
+      {"ResourceScatterMin", {1, -40, 3, 4, 0.5f, 6}}};
+  for (const auto& [op, values] : want) {
+    const Tensor h = ResourceVariable(op, var);
+    KernelRunner r(op);
+    TW_ASSERT_OK_OR_FAIL(r.Run({h, indices, updates}));
+    EXPECT_THAT(ReadVariable(op), TensorNear<float>({3, 2}, values, 1e-7)) << op;
+  }
+  const Tensor ints = ResourceVariable("divided_ints", Literal<int32_t>({2}, {7, 8}));
+  KernelRunner div("ResourceScatterDiv");
+  EXPECT_THAT(div.Run({ints, Literal<int32_t>({2}, {1, 0}), Literal<int32_t>({2}, {2, 0})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "updates must not contain 0"));
+  EXPECT_THAT(ReadVariable("divided_ints"), TensorIs<int32_t>({2}, {7, 8}));
+  KernelRunner mul("ScatterMul");
+  EXPECT_THAT(RunOk(mul, {Literal<int64_t>({3}, {1, 2, 3}), Literal<int32_t>({2}, {1, 1}),
+                          Literal<int64_t>({2}, {4, 5})}),
+              TensorIs<int64_t>({3}, {1, 40, 3}));
+}
+
+TEST(ScatterOpsTest, NdScattersAddressElementsAndRows) {
+  const Tensor var = Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor indices = Literal<int32_t>({3, 2}, {2, 1, 0, 0, 2, 1});
+  const Tensor updates = Literal<float>({3}, {10, -20, 30});
+  const std::vector<std::pair<const char*, std::vector<float>>> want = {
+      {"ResourceScatterNdUpdate", {-20, 2, 3, 4, 5, 30}},
+      {"ResourceScatterNdAdd", {-19, 2, 3, 4, 5, 46}},
+      {"ResourceScatterNdSub", {21, 2, 3, 4, 5, -34}},
+      {"ResourceScatterNdMax", {1, 2, 3, 4, 5, 30}},
+      {"ResourceScatterNdMin", {-20, 2, 3, 4, 5, 6}}};
+  for (const auto& [op, values] : want) {
+    const Tensor h = ResourceVariable(op, var);
+    KernelRunner r(op);
+    TW_ASSERT_OK_OR_FAIL(r.Run({h, indices, updates}));
+    EXPECT_THAT(ReadVariable(op), TensorIs<float>({3, 2}, values)) << op;
+  }
+  // Index rows of depth 1 address whole rows.
+  KernelRunner add("ScatterNdAdd");
+  EXPECT_THAT(RunOk(add, {var, Literal<int32_t>({1, 1}, {1}), Literal<float>({1, 2}, {10, 20})}),
+              TensorIs<float>({3, 2}, {1, 2, 13, 24, 5, 6}));
+  KernelRunner update("ScatterNdUpdate");
+  EXPECT_THAT(update.Run({var, Literal<int32_t>({1, 2}, {3, 0}), Literal<float>({1}, {1})})
+                  .status()
+                  .message(),
+              HasSubstr("indices[0] = [3, 0] does not index into"));
+  EXPECT_THAT(update.Run({var, Literal<int32_t>({1, 2}, {1, 0}), Literal<float>({2}, {1, 2})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 }  // namespace
 }  // namespace towerflow
