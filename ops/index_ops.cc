@@ -342,6 +342,41 @@ OpDefBuilder WithSliceMasks(OpDefBuilder b) {
                                 .Output("output: T"))
                  .Doc("The gradient of StridedSlice: dy scattered into zeros of `shape`.")
                  .SetShapeFn(StridedSliceGradShape));
+  // Slice assignment (x[1:3, ::2] = value; the value broadcast to the
+  // slice): into a copy, a ref variable or a resource variable.
+  RegisterOp(WithSliceMasks(OpDefBuilder("TensorStridedSliceUpdate", __FILE__)
+                                .Input("input: T")
+                                .Input("begin: Index")
+                                .Input("end: Index")
+                                .Input("strides: Index")
+                                .Input("value: T")
+                                .Output("output: T"))
+                 .Doc("A copy of input with value written into its strided slice.")
+                 .SetShapeFn([](InferenceContext* c) {
+                   c->set_output(0, c->input(0));
+                   return absl::OkStatus();
+                 }));
+  RegisterOp(WithSliceMasks(OpDefBuilder("StridedSliceAssign", __FILE__)
+                                .Input("ref: Ref(T)")
+                                .Input("begin: Index")
+                                .Input("end: Index")
+                                .Input("strides: Index")
+                                .Input("value: T")
+                                .Output("output_ref: Ref(T)"))
+                 .Doc("ref[begin:end:strides] = value.")
+                 .SetShapeFn([](InferenceContext* c) {
+                   c->set_output(0, c->input(0));
+                   return absl::OkStatus();
+                 }));
+  RegisterOp(WithSliceMasks(OpDefBuilder("ResourceStridedSliceAssign", __FILE__)
+                                .Input("ref: resource")
+                                .Input("begin: Index")
+                                .Input("end: Index")
+                                .Input("strides: Index")
+                                .Input("value: T"))
+                 .SetIsStateful()
+                 .Doc("var[begin:end:strides] = value (tf.Variable's slice assign).")
+                 .SetShapeFn([](InferenceContext*) { return absl::OkStatus(); }));
   return true;
 }();
 

@@ -824,5 +824,28 @@ TEST(ConcatOpsTest, V1GatherAndConcat) {
               TensorIs<float>({3}, {1, 2, 3}));
 }
 
+// TF 2.21's values (tf.raw_ops.TensorStridedSliceUpdate): the value is
+// broadcast to the slice.
+TEST(SliceOpsTest, TensorStridedSliceUpdateWritesTheSlice) {
+  KernelRunner r("TensorStridedSliceUpdate");
+  const Tensor x = Literal<double>({2, 3}, {0, 1, 2, 3, 4, 5});
+  EXPECT_THAT(RunOk(r, {x, Literal<int32_t>({2}, {0, 1}), Literal<int32_t>({2}, {2, 3}),
+                        Literal<int32_t>({2}, {1, 1}), Literal<double>({2, 2}, {9, 8, 7, 6})}),
+              TensorIs<double>({2, 3}, {0, 9, 8, 3, 7, 6}));
+  EXPECT_THAT(RunOk(r, {x, Literal<int32_t>({2}, {0, 1}), Literal<int32_t>({2}, {2, 3}),
+                        Literal<int32_t>({2}, {1, 1}), Literal<double>({2}, {9, 8})}),
+              TensorIs<double>({2, 3}, {0, 9, 8, 3, 9, 8}));
+  EXPECT_THAT(x, TensorIs<double>({2, 3}, {0, 1, 2, 3, 4, 5}));  // the input is not written
+  KernelRunner shrink("TensorStridedSliceUpdate");
+  shrink.Attr("shrink_axis_mask", int64_t{1});
+  EXPECT_THAT(RunOk(shrink, {x, Literal<int32_t>({1}, {1}), Literal<int32_t>({1}, {2}),
+                             Literal<int32_t>({1}, {1}), Literal<double>({3}, {5, 5, 5})}),
+              TensorIs<double>({2, 3}, {0, 1, 2, 5, 5, 5}));
+  EXPECT_THAT(r.Run({x, Literal<int32_t>({2}, {0, 1}), Literal<int32_t>({2}, {2, 3}),
+                     Literal<int32_t>({2}, {1, 1}), Literal<double>({3}, {1, 2, 3})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Cannot broadcast input shape [3] into final shape [2,2]"));
+}
+
 }  // namespace
 }  // namespace towerflow

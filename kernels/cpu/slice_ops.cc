@@ -15,6 +15,7 @@
 #include "kernels/image_plans.h"
 #include "kernels/kernel_util.h"
 #include "kernels/rearrange.h"
+#include "kernels/variable_util.h"
 
 namespace towerflow {
 namespace {
@@ -233,6 +234,127 @@ class StridedSliceGradOp : public OpKernel {
   }
 
  private:
+  StridedSliceSpec spec_;
+};
+
+// `value` broadcast to `shape` (TF 2's slice assignments broadcast the
+// r-value, NumPy's rules), or `value` itself when it has that shape.
+absl::StatusOr<Tensor> BroadcastValue(KernelContext* ctx, const Tensor& value,
+                                      const TensorShape& shape) {
+  if (value.shape() == shape) return value;
+  bool ok = value.dims() <= shape.dims();
+  std::vector<int64_t> dims(shape.dims(), 1), factors(shape.dims(), 1);
+  for (int i = 0; ok && i < value.dims(); ++i) {
+    const int o = shape.dims() - value.dims() + i;
+    dims[o] = value.dim_size(i);
+    ok = dims[o] == 1 || dims[o] == shape.dim_size(o);
+  }
+  for (int o = 0; o < shape.dims(); ++o) {
+    if (dims[o] == 1) factors[o] = shape.dim_size(o);
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(absl::StrCat("Cannot broadcast input shape ",
+                                                   value.shape().DebugString(),
+                                                   " into final shape ", shape.DebugString()));
+  }
+  TW_ASSIGN_OR_RETURN(Tensor out, ctx->allocate_temp(value.dtype(), shape));
+  if (out.NumElements() == 0) return out;
+  const auto& d = ctx->eigen_cpu_device();
+  TW_RETURN_IF_ERROR(Dispatch(
+      "StridedSliceAssign", value.dtype(), shape.dims(),
+      [&]<typename U, int N>() {
+        RawMap<U, N>(out, Dims(shape)).device(d) =
+            RawMap<U, N>(value, dims).broadcast(Idx<N>(factors));
+        return absl::OkStatus();
+      },
+      /*strings=*/true));
+  return out;
+}
+
+// target[begin:end:strides] = value, the slice read from the masks and the
+// begin, end and strides inputs 1-3 of `ctx`; value broadcast to the slice.
+absl::Status AssignStrided(KernelContext* ctx, const StridedSliceSpec& spec, const Tensor& value,
+                           Tensor* target) {
+  TW_ASSIGN_OR_RETURN(StridedSlicePlan plan, PlanStridedSlice(target->shape(), spec, ctx->input(1),
+                                                              ctx->input(2), ctx->input(3)));
+  TW_ASSIGN_OR_RETURN(Tensor v, BroadcastValue(ctx, value, plan.final_shape));
+  if (v.NumElements() == 0) return absl::OkStatus();
+  const StridedSliceResult& r = plan.slice;
+  const auto& d = ctx->eigen_cpu_device();
+  const std::vector<int64_t> dims = AtLeast1(Dims(target->shape())),
+                             pdims = AtLeast1(Dims(plan.processing));
+  const std::vector<int64_t> b = r.begin.empty() ? std::vector<int64_t>{0} : r.begin,
+                             e = r.end.empty() ? std::vector<int64_t>{1} : r.end,
+                             st = r.strides.empty() ? std::vector<int64_t>{1} : r.strides;
+  return Dispatch(
+      "StridedSliceAssign", target->dtype(), target->dims(),
+      [&]<typename U, int N>() {
+        RawMap<U, N>(*target, dims).stridedSlice(Idx<N>(b), Idx<N>(e), Idx<N>(st)).device(d) =
+            RawMap<U, N>(v, pdims);
+        return absl::OkStatus();
+      },
+      /*strings=*/true);
+}
+
+// TensorStridedSliceUpdate(input, begin, end, strides, value): a copy of
+// input with the slice assigned.
+class TensorStridedSliceUpdateOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return ReadStridedSliceMasks(c, &spec_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Tensor out, CopyForWrite(ctx, ctx->input(0)));
+    TW_RETURN_IF_ERROR(AssignStrided(ctx, spec_, ctx->input(4), &out));
+    return ctx->set_output(0, std::move(out));
+  }
+
+ private:
+  StridedSliceSpec spec_;
+};
+
+// StridedSliceAssign(ref, ...) and ResourceStridedSliceAssign(resource,
+// ...): the variable's slice assigned in place, under its lock (copied
+// first when another tensor shares its buffer, Note [Variable
+// copy-on-write]); a bad slice or value leaves it as it was.
+class StridedSliceAssignOp : public OpKernel {
+ public:
+  explicit StridedSliceAssignOp(bool resource) : resource_(resource) {}
+  absl::Status Init(const KernelConstruction& c) override {
+    return ReadStridedSliceMasks(c, &spec_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    std::shared_ptr<Var> holder;
+    Var* var = ctx->ref_input(0);
+    if (resource_) {
+      TW_ASSIGN_OR_RETURN(holder, LookupResourceVar(ctx, 0));
+      var = holder.get();
+    }
+    {
+      absl::MutexLock lock(&var->mu);
+      if (!var->initialized) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("Attempting to use uninitialized value ", var->name()));
+      }
+      const Tensor& value = ctx->input(4);
+      if (var->tensor.dtype() != value.dtype()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Variable ", var->name(), " holds ", DataTypeString(var->tensor.dtype()),
+                         " but the assigned value is ", DataTypeString(value.dtype())));
+      }
+      Tensor target = var->tensor;
+      if (!var->tensor.RefCountIsOne()) {
+        TW_ASSIGN_OR_RETURN(target, CopyForWrite(ctx, var->tensor));
+      }
+      TW_RETURN_IF_ERROR(AssignStrided(ctx, spec_, value, &target));
+      var->tensor = std::move(target);
+    }
+    if (!resource_) ctx->set_output_ref(0, var);
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool resource_;
   StridedSliceSpec spec_;
 };
 
@@ -468,6 +590,11 @@ TW_REGISTER_KERNELS(slice_ops) {
   RegisterKernel(cpu("Transpose"), MakeFactory<TransposeOp>());
   RegisterKernel(cpu("StridedSlice"), MakeFactory<StridedSliceOp>());
   RegisterKernel(cpu("StridedSliceGrad"), MakeFactory<StridedSliceGradOp>());
+  RegisterKernel(cpu("TensorStridedSliceUpdate"), MakeFactory<TensorStridedSliceUpdateOp>());
+  RegisterKernel(cpu("StridedSliceAssign"),
+                 [] { return std::make_unique<StridedSliceAssignOp>(false); });
+  RegisterKernel(cpu("ResourceStridedSliceAssign"),
+                 [] { return std::make_unique<StridedSliceAssignOp>(true); });
   RegisterKernel(cpu("Slice"), MakeFactory<SliceOp>());
   RegisterKernel(cpu("Pad"), MakeFactory<PadOp>());
   RegisterKernel(cpu("PadV2"), MakeFactory<PadOp>());

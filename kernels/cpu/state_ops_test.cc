@@ -561,5 +561,39 @@ TEST(ScatterOpsTest, NdScattersAddressElementsAndRows) {
               testing::StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// v[1:3, ::2].assign(...) and v[0].assign(...) on a tf.Variable: TF 2.21's
+// values and message; a refused assignment leaves the variable as it was.
+TEST(ResourceOpsTest, StridedSliceAssignWritesTheVariablesSlice) {
+  std::vector<float> start(12);
+  for (int i = 0; i < 12; ++i) start[i] = static_cast<float>(i);
+  const Tensor h = ResourceVariable("sliced", Literal<float>({3, 4}, start));
+  const Tensor before = ReadVariable("sliced");  // shares the buffer: copied on write
+  const Tensor begin = Literal<int32_t>({2}, {1, 0}), end = Literal<int32_t>({2}, {3, 4}),
+               strides = Literal<int32_t>({2}, {1, 2});
+  KernelRunner assign("ResourceStridedSliceAssign");
+  TW_ASSERT_OK_OR_FAIL(
+      assign.Run({h, begin, end, strides, Literal<float>({2, 2}, {-1, -2, -3, -4})}));
+  EXPECT_THAT(ReadVariable("sliced"),
+              TensorIs<float>({3, 4}, {0, 1, 2, 3, -1, 5, -2, 7, -3, 9, -4, 11}));
+  EXPECT_THAT(before, TensorIs<float>({3, 4}, start));
+  TW_ASSERT_OK_OR_FAIL(assign.Run({h, begin, end, strides, Literal<float>({2}, {-5, -6})}));
+  EXPECT_THAT(ReadVariable("sliced"),
+              TensorIs<float>({3, 4}, {0, 1, 2, 3, -5, 5, -6, 7, -5, 9, -6, 11}));
+  KernelRunner row("ResourceStridedSliceAssign");
+  row.Attr("shrink_axis_mask", int64_t{1});
+  EXPECT_THAT(row.Run({h, Literal<int32_t>({1}, {0}), Literal<int32_t>({1}, {1}),
+                       Literal<int32_t>({1}, {1}), Literal<float>({3}, {1, 2, 3})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Cannot broadcast input shape [3] into final shape [4]"));
+  EXPECT_THAT(ReadVariable("sliced"),
+              TensorIs<float>({3, 4}, {0, 1, 2, 3, -5, 5, -6, 7, -5, 9, -6, 11}));
+  KernelRunner ref("StridedSliceAssign");
+  ref.Attr("shrink_axis_mask", int64_t{1});
+  EXPECT_THAT(RunOk(ref, {Literal<int32_t>({2, 2}, {1, 2, 3, 4}), Literal<int32_t>({1}, {1}),
+                          Literal<int32_t>({1}, {2}), Literal<int32_t>({1}, {1}),
+                          Literal<int32_t>({2}, {7, 8})}),
+              TensorIs<int32_t>({2, 2}, {1, 2, 7, 8}));
+}
+
 }  // namespace
 }  // namespace towerflow

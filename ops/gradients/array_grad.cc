@@ -163,6 +163,30 @@ TW_GRAD_FN(StridedSliceGrad) {
   for (int i = 1; i < 4; ++i) grad_outputs->push_back(NoGradient());
   return scope.status();
 }
+// z = x with z[slice] = v (v broadcast to the slice): dx = g with zeros in
+// the slice, dv = g[slice] summed to v's shape (TF's
+// _TensorStridedSliceUpdateGrad).
+TW_GRAD_FN(TensorStridedSliceUpdateGrad) {
+  auto mask = [&](const char* name) { return grad_util::Attr<int64_t>(scope, op, name); };
+  const Output begin = In(op, 1), end = In(op, 2), strides = In(op, 3), value = In(op, 4);
+  const Output g = grad_inputs[0];
+  const Output dy = ops::StridedSlice(scope, g, begin, end, strides,
+                                      ops::StridedSlice::BeginMask(mask("begin_mask"))
+                                          .EndMask(mask("end_mask"))
+                                          .EllipsisMask(mask("ellipsis_mask"))
+                                          .NewAxisMask(mask("new_axis_mask"))
+                                          .ShrinkAxisMask(mask("shrink_axis_mask")));
+  grad_outputs->push_back(
+      ops::TensorStridedSliceUpdate(scope, g, begin, end, strides, ops::ZerosLike(scope, dy),
+                                    ops::TensorStridedSliceUpdate::BeginMask(mask("begin_mask"))
+                                        .EndMask(mask("end_mask"))
+                                        .EllipsisMask(mask("ellipsis_mask"))
+                                        .NewAxisMask(mask("new_axis_mask"))
+                                        .ShrinkAxisMask(mask("shrink_axis_mask"))));
+  for (int i = 1; i < 4; ++i) grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(grad_util::SumToShapeOf(scope, dy, value, dy));
+  return scope.status();
+}
 // z = StridedSliceGrad(shape, begin, end, strides, dy) scatters dy into a
 // zero tensor of `shape`; it is linear in dy with the slice as adjoint:
 // d(dy) = g[begin:end:strides] with the same masks.
@@ -575,6 +599,7 @@ TW_REGISTER_GRADIENT("ResourceGather", ResourceGatherGrad);
 TW_REGISTER_GRADIENT("GatherNd", GatherNdGrad);
 TW_REGISTER_GRADIENT("ScatterNd", ScatterNdGrad);
 TW_REGISTER_GRADIENT("TensorScatterUpdate", TensorScatterUpdateGrad);
+TW_REGISTER_GRADIENT("TensorStridedSliceUpdate", TensorStridedSliceUpdateGrad);
 
 // Sources, shapes, indices, randomness, state and summaries.
 TW_REGISTER_NO_GRADIENT("Const");

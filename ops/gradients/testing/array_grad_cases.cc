@@ -42,6 +42,12 @@ std::vector<GradCase> ArrayCases() {
             return ops::Transpose(s, x, {2, 0, 1});
           },
           S({2, 3, 2})),
+      {"TensorStridedSliceUpdate",
+       {S({3, 4}), S({2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         // x[1:3, ::2] = v, v [2] broadcast over the slice's rows.
+         return {ops::TensorStridedSliceUpdate(s, x[0], {1, 0}, {3, 4}, {1, 2}, x[1])};
+       }},
       {"ConcatV2",
        {S({2, 1}), S({2, 3})},
        [](const Scope& s, const Outs& x) -> Outs {
