@@ -366,6 +366,57 @@ TW_REGISTER_OP("LRNGrad")
     .Doc("Gradient of LRN.")
     .SetShapeFn(LRNGradShape);
 
+// TF's first batch norm (GraphDef versions before 9: the 2015 Inception
+// graphs): inference with given moments, over the last dim of a 4-D t.
+absl::Status GlobalNormalizationShape(InferenceContext* c, int vectors_from, int vectors,
+                                      bool grad) {
+  PartialTensorShape t;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &t));
+  int64_t depth = t.dim_size(3);
+  for (int i = vectors_from; i < vectors_from + vectors; ++i) {
+    PartialTensorShape v;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &v));
+    TW_RETURN_IF_ERROR(c->MergeDim(depth, v.dim_size(0), &depth));
+  }
+  std::vector<int64_t> dims(t.dim_sizes().begin(), t.dim_sizes().end());
+  dims[3] = depth;
+  c->set_output(0, PartialTensorShape(dims));
+  if (grad) {
+    for (int i = 1; i < 5; ++i) c->set_output(i, PartialTensorShape({depth}));
+  }
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("BatchNormWithGlobalNormalization")
+    .Input("t: T")
+    .Input("m: T")
+    .Input("v: T")
+    .Input("beta: T")
+    .Input("gamma: T")
+    .Output("result: T")
+    .Attr("T: numbertype")
+    .Attr("variance_epsilon: float")
+    .Attr("scale_after_normalization: bool")
+    .Doc("(t - m) * rsqrt(v + variance_epsilon) * gamma + beta, over t's last dim.")
+    .SetShapeFn([](InferenceContext* c) { return GlobalNormalizationShape(c, 1, 4, false); });
+
+TW_REGISTER_OP("BatchNormWithGlobalNormalizationGrad")
+    .Input("t: T")
+    .Input("m: T")
+    .Input("v: T")
+    .Input("gamma: T")
+    .Input("backprop: T")
+    .Output("dx: T")
+    .Output("dm: T")
+    .Output("dv: T")
+    .Output("db: T")
+    .Output("dg: T")
+    .Attr("T: numbertype")
+    .Attr("variance_epsilon: float")
+    .Attr("scale_after_normalization: bool")
+    .Doc("BatchNormWithGlobalNormalization's gradients for t, m, v, beta and gamma.")
+    .SetShapeFn([](InferenceContext* c) { return GlobalNormalizationShape(c, 1, 3, true); });
+
 TW_REGISTER_OP("FusedBatchNorm")
     .Input("x: T")
     .Input("scale: T")

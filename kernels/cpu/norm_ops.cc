@@ -501,11 +501,129 @@ class LrnGradOp : public OpKernel {
   LrnParams p_;
 };
 
+// BatchNormWithGlobalNormalization(t, m, v, beta, gamma) and its Grad(t, m,
+// v, gamma, backprop), TF's first batch norm, with TF's formulas: with
+// r = rsqrt(v + eps) and g = gamma (1 without scale_after_normalization),
+// result = (t - m) r g + beta; dx = dy r g, db = sum dy, dm = -db r g,
+// dg = sum(dy (t - m)) r (0 without scale), dv = sum(dy (t - m)) g (-r/2)
+// / (v + eps).
+class GlobalNormalizationBase : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("variance_epsilon", &epsilon_));
+    return c.GetAttr("scale_after_normalization", &scale_);
+  }
+
+ protected:
+  // Checks t (4-D) and the per-channel vectors at `vectors`, named `names`.
+  static absl::StatusOr<int64_t> Depth(KernelContext* ctx, std::initializer_list<int> vectors,
+                                       std::initializer_list<const char*> names) {
+    const Tensor& t = ctx->input(0);
+    if (t.dims() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input must be 4-dimensional", t.shape().DebugString()));
+    }
+    const int64_t depth = t.dim_size(3);
+    auto name = names.begin();
+    for (const int i : vectors) {
+      const Tensor& v = ctx->input(i);
+      if (v.dims() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(*name, " must be 1-dimensional", v.shape().DebugString()));
+      }
+      if (v.dim_size(0) != depth) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            *name, " must have ", depth, " elements (input's depth), got ", v.dim_size(0)));
+      }
+      ++name;
+    }
+    return depth;
+  }
+  float epsilon_ = 0;
+  bool scale_ = false;
+};
+
+template <typename T>
+class GlobalNormalizationOp : public GlobalNormalizationBase {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const int64_t depth,
+                        Depth(ctx, {1, 2, 3, 4}, {"mean", "variance", "beta", "gamma"}));
+    const Tensor& t = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, t.shape()));
+    const int64_t rows = depth == 0 ? 0 : t.NumElements() / depth;
+    if (rows == 0 || depth == 0) return absl::OkStatus();
+    const Eigen::array<Eigen::DenseIndex, 2> rest{rows, 1};
+    const auto vec = [&](int i) { return ctx->input(i).shaped<T, 2>({1, depth}); };
+    Eigen::Tensor<T, 2, Eigen::RowMajor> factor =
+        (vec(2) + vec(2).constant(static_cast<T>(epsilon_))).rsqrt();
+    if (scale_) factor = factor * vec(4);
+    out->shaped<T, 2>({rows, depth}).device(ctx->eigen_cpu_device()) =
+        (t.shaped<T, 2>({rows, depth}) - vec(1).broadcast(rest)) * factor.broadcast(rest) +
+        vec(3).broadcast(rest);
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class GlobalNormalizationGradOp : public GlobalNormalizationBase {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const int64_t depth, Depth(ctx, {1, 2, 3}, {"mean", "variance", "gamma"}));
+    const Tensor& t = ctx->input(0);
+    const Tensor& dy = ctx->input(4);
+    if (dy.shape() != t.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat("backprop has shape ",
+                                                     dy.shape().DebugString(), " but input has ",
+                                                     t.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * dx, ctx->allocate_output(0, t.shape()));
+    Tensor* grads[4];
+    for (int i = 0; i < 4; ++i) {
+      TW_ASSIGN_OR_RETURN(grads[i], ctx->allocate_output(i + 1, TensorShape({depth})));
+    }
+    const int64_t rows = depth == 0 ? 0 : t.NumElements() / depth;
+    if (depth == 0) return absl::OkStatus();
+    const auto& d = ctx->eigen_cpu_device();
+    const Eigen::array<Eigen::DenseIndex, 2> rest{rows, 1};
+    const Eigen::array<Eigen::DenseIndex, 1> over_rows{0};
+    const auto vec = [&](int i) { return ctx->input(i).shaped<T, 2>({1, depth}); };
+    const auto x = t.shaped<T, 2>({rows, depth});
+    const auto g = dy.shaped<T, 2>({rows, depth});
+    using Row = Eigen::Tensor<T, 2, Eigen::RowMajor>;
+    const Row r = (vec(2) + vec(2).constant(static_cast<T>(epsilon_))).rsqrt();
+    const Row gamma = scale_ ? Row(vec(3)) : Row(r.constant(T(1)));
+    auto dm = grads[0]->shaped<T, 2>({1, depth});
+    auto dv = grads[1]->shaped<T, 2>({1, depth});
+    auto db = grads[2]->shaped<T, 2>({1, depth});
+    auto dg = grads[3]->shaped<T, 2>({1, depth});
+    db.device(d) = g.sum(over_rows).reshape(Eigen::array<Eigen::DenseIndex, 2>{1, depth});
+    const Row centered = (g * (x - vec(1).broadcast(rest)))
+                             .sum(over_rows)
+                             .reshape(Eigen::array<Eigen::DenseIndex, 2>{1, depth});
+    dx->shaped<T, 2>({rows, depth}).device(d) = g * (r * gamma).broadcast(rest);
+    dm.device(d) = -db * r * gamma;
+    if (scale_) {
+      dg.device(d) = centered * r;
+    } else {
+      dg.setZero();
+    }
+    dv.device(d) = centered * gamma * r * r.constant(T(-0.5)) /
+                   (vec(2) + vec(2).constant(static_cast<T>(epsilon_)));
+    return absl::OkStatus();
+  }
+};
+
 TW_REGISTER_KERNELS(norm_ops) {
   const auto cpu = [](const char* op) {
     return KernelDefBuilder(op).Device(kDeviceCpu).TypeConstraint<float>("T");
   };
   RegisterKernel(cpu("FusedBatchNorm"), MakeFactory<FusedBatchNormOp>());
+  const auto any = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterTypedKernels<GlobalNormalizationOp, float, double>(
+      any("BatchNormWithGlobalNormalization"), "T");
+  RegisterTypedKernels<GlobalNormalizationGradOp, float, double>(
+      any("BatchNormWithGlobalNormalizationGrad"), "T");
   RegisterKernel(cpu("FusedBatchNormV2").TypeConstraint<float>("U"),
                  MakeFactory<FusedBatchNormOp>());
   RegisterKernel(cpu("FusedBatchNormV3").TypeConstraint<float>("U"),

@@ -299,6 +299,15 @@ TW_GRAD_FN(Conv2DBackpropFilterGrad) {
   grad_outputs->push_back(AddWithAttrsOf(scope, f.forward, {x, g}, op, kConvAttrs));
   return scope.status();
 }
+// TF's first batch norm: its gradient op gives dt, dm, dv, dbeta, dgamma.
+TW_GRAD_FN(BatchNormWithGlobalNormalizationGrad) {
+  const auto out = ops::BatchNormWithGlobalNormalizationGrad(
+      scope, In(op, 0), In(op, 1), In(op, 2), In(op, 4), grad_inputs[0],
+      grad_util::Attr<float>(scope, op, "variance_epsilon"),
+      grad_util::Attr<bool>(scope, op, "scale_after_normalization"));
+  for (const Output& o : {out.dx, out.dm, out.dv, out.db, out.dg}) grad_outputs->push_back(o);
+  return scope.status();
+}
 // y = maxpool(x): g goes to each window's maximum.
 TW_GRAD_FN(MaxPoolGrad) {
   grad_outputs->push_back(AddWithAttrsOf(
@@ -527,6 +536,7 @@ TW_REGISTER_GRADIENT("FusedBatchNormV2", FusedBatchNormGrad);
 TW_REGISTER_GRADIENT("FusedBatchNormV3", FusedBatchNormGrad);
 TW_REGISTER_GRADIENT("FusedBatchNormGrad", FusedBatchNormGradGrad);
 TW_REGISTER_GRADIENT("FusedBatchNormGradV2", FusedBatchNormGradGrad);
+TW_REGISTER_GRADIENT("BatchNormWithGlobalNormalization", BatchNormWithGlobalNormalizationGrad);
 TW_REGISTER_GRADIENT("FusedBatchNormGradV3", FusedBatchNormGradGrad);
 TW_REGISTER_GRADIENT("L2Loss", L2LossGrad);
 TW_REGISTER_GRADIENT("TopKV2", TopKV2Grad);

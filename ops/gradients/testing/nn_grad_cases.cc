@@ -137,6 +137,12 @@ std::vector<GradCase> NnCases() {
          return {ops::MaxPool3DGradGrad(s, x[0], ops::MaxPool3D(s, x[0], k, st, "VALID"), x[1], k,
                                         st, "VALID")};
        }},
+      {"BatchNormWithGlobalNormalization",
+       {S({1, 2, 3, 2}), S({2}), S({2}, 0.5, 2), S({2}), S({2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {
+             ops::BatchNormWithGlobalNormalization(s, x[0], x[1], x[2], x[3], x[4], 0.001f, true)};
+       }},
       Unary(
           "MaxPool",
           [](const Scope& s, Output x) {
