@@ -343,6 +343,47 @@ class ScatterVarOp : public OpKernel {
   BadIndices bad_indices_ = BadIndices::kError;
 };
 
+// CountUpTo(ref) and ResourceCountUpTo(resource): the scalar's value, then
+// the scalar incremented, until it reaches `limit` (OutOfRange: TF's input
+// producers end an epoch so).
+class CountUpToOp : public OpKernel {
+ public:
+  explicit CountUpToOp(bool resource) : resource_(resource) {}
+  absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("limit", &limit_); }
+  absl::Status Compute(KernelContext* ctx) override {
+    std::shared_ptr<Var> holder;
+    Var* var = ctx->ref_input(0);
+    if (resource_) {
+      TW_ASSIGN_OR_RETURN(holder, LookupResourceVar(ctx, 0));
+      var = holder.get();
+    }
+    absl::MutexLock lock(&var->mu);
+    if (!var->initialized) return UninitializedError(*var);
+    Tensor& t = var->tensor;
+    if (t.dtype() != ctx->output_type(0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Variable ", var->name(), " holds ", DataTypeString(t.dtype()),
+                       " but CountUpTo ", "expects ", DataTypeString(ctx->output_type(0))));
+    }
+    if (t.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input is not a scalar: ", t.shape().DebugString()));
+    }
+    const int64_t before = IntAt(t, 0);
+    if (before >= limit_) return absl::OutOfRangeError(absl::StrCat("Reached limit of ", limit_));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    TW_RETURN_IF_ERROR(WriteInts({before}, out));
+    if (!t.RefCountIsOne()) {  // see Note [Variable copy-on-write]
+      TW_ASSIGN_OR_RETURN(t, CopyForWrite(ctx, t));
+    }
+    return WriteInts({before + 1}, &t);
+  }
+
+ private:
+  const bool resource_;
+  int64_t limit_ = 0;
+};
+
 }  // namespace
 
 absl::StatusOr<Tensor> ReadResourceValue(KernelContext* ctx, int input, DataType dtype,
@@ -460,7 +501,13 @@ void RegisterScatterVarKernels(const std::string& device_type, DataType dtype,
   }
 }
 
-TW_REGISTER_KERNELS(variables) { RegisterVariableKernels(kDeviceCpu); }
+TW_REGISTER_KERNELS(variables) {
+  RegisterVariableKernels(kDeviceCpu);
+  RegisterKernel(KernelDefBuilder("CountUpTo").Device(kDeviceCpu),
+                 [] { return std::make_unique<CountUpToOp>(false); });
+  RegisterKernel(KernelDefBuilder("ResourceCountUpTo").Device(kDeviceCpu),
+                 [] { return std::make_unique<CountUpToOp>(true); });
+}
 
 absl::StatusOr<Tensor> CopyForWrite(KernelContext* ctx, const Tensor& value) {
   Device* device = ctx->device();

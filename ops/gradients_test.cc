@@ -3,10 +3,10 @@
 #include "ops/gradients.h"
 
 #include "gmock/gmock.h"
-#include "ops/variables.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_test_matchers.h"
 #include "ops/ops.h"
+#include "ops/variables.h"
 #include "runtime/client_session.h"
 #include "tests/test_util.h"
 
@@ -259,6 +259,24 @@ TEST(GradientsTest, ResourceGatherGivesIndexedSlices) {
   EXPECT_THAT(out[2], TensorIs<int32_t>({2}, {4, 2}));
   // Row 2 is gathered twice: 1 + 3.
   EXPECT_THAT(out[3], TensorIs<float>({4, 2}, {2, 2, 0, 0, 4, 4, 0, 0}));
+}
+
+// TF's _ResourceGatherNdGrad: the dense scatter of g into the variable's
+// shape, rows gathered twice adding up.
+TEST(GradientsTest, ResourceGatherNdScattersIntoTheVariablesShape) {
+  Scope s = Scope::NewRootScope();
+  Variable w = GetVariable(s, "w_nd", TensorShape({2, 3}), DT_FLOAT,
+                           initializers::Constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}));
+  Output picked = ops::ResourceGatherNd(s, w.handle(), {{1, 2}, {0, 0}, {1, 2}}, DT_FLOAT);
+  Output loss = ops::Sum(s, ops::Mul(s, picked, {1.f, 2.f, 3.f}), 0);
+  std::vector<Output> grads;
+  TW_ASSERT_OK(AddSymbolicGradients(s, {loss}, {w.handle()}, &grads));
+  ClientSession session(s);
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session.Run({}, {}, {GlobalVariablesInitializer(s)}, &out));
+  TW_ASSERT_OK(session.Run({picked, grads[0]}, &out));
+  EXPECT_THAT(out[0], TensorIs<float>({3}, {6, 1, 6}));
+  EXPECT_THAT(out[1], TensorIs<float>({2, 3}, {2, 0, 0, 0, 0, 4}));
 }
 
 TEST(GradientsTest, VariableReadTwiceSumsBothReads) {

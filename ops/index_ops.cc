@@ -495,6 +495,19 @@ TW_REGISTER_OP("GatherNd")
     .Doc("Gathers the slices of params that the last dimension of indices addresses.")
     .SetShapeFn(GatherNdShape);
 
+TW_REGISTER_OP("ResourceGatherNd")
+    .Input("resource: resource")
+    .Input("indices: Tindices")
+    .Output("output: dtype")
+    .Attr("dtype: type")
+    .Attr("Tindices: {int32, int64}")
+    .SetIsStateful()
+    .Doc("GatherNd of a resource variable's value.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape handle;
+      return c->WithRank(c->input(0), 0, &handle);
+    });
+
 TW_REGISTER_OP("ScatterNd")
     .Input("indices: Tindices")
     .Input("updates: T")

@@ -295,6 +295,31 @@ TW_REGISTER_OP("ReadVariableOp")
     .Doc("The value of a resource variable.")
     .SetShapeFn(ReadVariableShape);
 
+TW_REGISTER_OP("CountUpTo")
+    .Input("ref: Ref(T)")
+    .Output("output: T")
+    .Attr("limit: int")
+    .Attr("T: {int32, int64}")
+    .Doc("Increments ref until it reaches limit (OutOfRange then); the value before.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &scalar));
+      c->set_output(0, scalar);
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("ResourceCountUpTo")
+    .Input("resource: resource")
+    .Output("output: T")
+    .Attr("limit: int")
+    .Attr("T: {int32, int64}")
+    .SetIsStateful()
+    .Doc("CountUpTo of a resource variable.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, PartialTensorShape({}));
+      return absl::OkStatus();
+    });
+
 TW_REGISTER_OP("VariableShape")
     .Input("input: resource")
     .Output("output: out_type")

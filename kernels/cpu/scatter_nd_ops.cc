@@ -15,6 +15,7 @@
 #include "kernels/kernel_util.h"
 #include "kernels/nd_index.h"
 #include "kernels/variable_ops.h"
+#include "kernels/variable_util.h"
 
 namespace towerflow {
 namespace {
@@ -33,10 +34,20 @@ class NdKernel : public OpKernel {
 
 // GatherNd(params, indices): the params slice of each index row (zeros for
 // a row the policy ignores).
+// ResourceGatherNd(resource, indices) (`resource`) gathers from the
+// variable's value.
 class GatherNdOp : public NdKernel {
  public:
+  explicit GatherNdOp(bool resource = false) : resource_(resource) {}
+  absl::Status Init(const KernelConstruction& c) override {
+    if (resource_) TW_RETURN_IF_ERROR(c.GetAttr("dtype", &dtype_));
+    return NdKernel::Init(c);
+  }
   absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& params = ctx->input(0);
+    Tensor params = ctx->input(0);
+    if (resource_) {
+      TW_ASSIGN_OR_RETURN(params, ReadResourceValue(ctx, 0, dtype_, "ResourceGatherNd"));
+    }
     const Tensor& indices = ctx->input(1);
     TW_ASSIGN_OR_RETURN(size_t elem, PlainElementSize("GatherNd", params.dtype()));
     const std::vector<int64_t> dims(params.shape().dim_sizes().begin(),
@@ -59,6 +70,10 @@ class GatherNdOp : public NdKernel {
     });
     return absl::OkStatus();
   }
+
+ private:
+  const bool resource_;
+  DataType dtype_ = DT_INVALID;
 };
 
 // Applies each update slice to its row of `out` in index order, so a
@@ -274,6 +289,8 @@ TW_REGISTER_KERNELS(scatter_nd_ops) {
   for (const DataType index : {DT_INT32, DT_INT64}) {
     RegisterKernel(cpu("GatherNd").TypeConstraint("Tindices", index),
                    [] { return std::make_unique<GatherNdOp>(); });
+    RegisterKernel(cpu("ResourceGatherNd").TypeConstraint("Tindices", index),
+                   [] { return std::make_unique<GatherNdOp>(true); });
     RegisterKernel(cpu("TensorScatterUpdate").TypeConstraint("Tindices", index),
                    [] { return std::make_unique<TensorScatterUpdateOp>(); });
     const auto arith = [&](const char* op) { return cpu(op).TypeConstraint("Tindices", index); };

@@ -595,5 +595,27 @@ TEST(ResourceOpsTest, StridedSliceAssignWritesTheVariablesSlice) {
               TensorIs<int32_t>({2, 2}, {1, 2, 7, 8}));
 }
 
+// TF 2.21: the value before each step, then OutOfRange at the limit.
+TEST(ResourceOpsTest, CountUpToStopsAtTheLimit) {
+  const Tensor h = ResourceVariable("counter", Scalar<int64_t>(2));
+  KernelRunner count("ResourceCountUpTo");
+  count.Attr("limit", int64_t{3}).Attr("T", DT_INT64);
+  EXPECT_THAT(RunOk(count, {h}), TensorIs<int64_t>({}, {2}));
+  EXPECT_THAT(ReadVariable("counter"), TensorIs<int64_t>({}, {3}));
+  EXPECT_THAT(count.Run({h}),
+              testing::StatusIs(absl::StatusCode::kOutOfRange, "Reached limit of 3"));
+  EXPECT_THAT(ReadVariable("counter"), TensorIs<int64_t>({}, {3}));
+  KernelRunner ref("CountUpTo");
+  ref.Attr("limit", int64_t{10});
+  EXPECT_THAT(RunOk(ref, {Scalar<int32_t>(4)}), TensorIs<int32_t>({}, {4}));
+  EXPECT_THAT(ref.Run({Literal<int32_t>({2}, {1, 2})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "input is not a scalar: [2]"));
+  const Tensor w = ResourceVariable("gathered_nd", Literal<float>({2, 2}, {1, 2, 3, 4}));
+  KernelRunner gather("ResourceGatherNd");
+  gather.Attr("dtype", DT_FLOAT);
+  EXPECT_THAT(RunOk(gather, {w, Literal<int32_t>({2, 2}, {1, 0, 0, 1})}),
+              TensorIs<float>({2}, {3, 2}));
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -492,6 +492,16 @@ TW_GRAD_FN(GatherNdGrad) {
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
+// y = gather_nd(var, indices) of a resource variable: the dense
+// scatter_nd(indices, g, shape(var)), as TF's _ResourceGatherNdGrad.
+TW_GRAD_FN(ResourceGatherNdGrad) {
+  const Output indices = In(op, 1);
+  grad_outputs->push_back(ops::ScatterNd(
+      scope, indices, grad_inputs[0],
+      ops::VariableShape(scope, In(op, 0), ops::VariableShape::OutType(indices.type()))));
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
 // y = scatter_nd(indices, updates, shape): dupdates = gather_nd(g, indices).
 TW_GRAD_FN(ScatterNdGrad) {
   grad_outputs->push_back(NoGradient());
@@ -597,6 +607,7 @@ TW_REGISTER_GRADIENT("GatherV2", GatherV2Grad);
 TW_REGISTER_GRADIENT("Gather", GatherGrad);
 TW_REGISTER_GRADIENT("ResourceGather", ResourceGatherGrad);
 TW_REGISTER_GRADIENT("GatherNd", GatherNdGrad);
+TW_REGISTER_GRADIENT("ResourceGatherNd", ResourceGatherNdGrad);
 TW_REGISTER_GRADIENT("ScatterNd", ScatterNdGrad);
 TW_REGISTER_GRADIENT("TensorScatterUpdate", TensorScatterUpdateGrad);
 TW_REGISTER_GRADIENT("TensorStridedSliceUpdate", TensorStridedSliceUpdateGrad);

@@ -101,6 +101,7 @@ TEST(GradientCoverageTest, EveryRegisteredGradientHasACase) {
   // Checked with variables in ops/gradients_test.cc (they take a handle).
   covered.insert("ReadVariableOp");
   covered.insert("ResourceGather");
+  covered.insert("ResourceGatherNd");
   // Its input is a ref (a TF 1 variable), which the cases cannot feed; its
   // gradient is TW_REGISTER_PASS_THROUGH_GRADIENT's, Identity's and
   // Snapshot's, whose cases check it.

@@ -19,6 +19,8 @@ TW_REGISTER_NO_GRADIENT("AssignVariableOp");
 TW_REGISTER_NO_GRADIENT("AssignAddVariableOp");
 TW_REGISTER_NO_GRADIENT("AssignSubVariableOp");
 TW_REGISTER_NO_GRADIENT("ScatterAdd");
+TW_REGISTER_NO_GRADIENT("CountUpTo");
+TW_REGISTER_NO_GRADIENT("ResourceCountUpTo");
 TW_REGISTER_NO_GRADIENT("StridedSliceAssign");
 TW_REGISTER_NO_GRADIENT("ResourceStridedSliceAssign");
 TW_REGISTER_NO_GRADIENT("ScatterMul");
