@@ -83,6 +83,18 @@ TW_REGISTER_OP("HistogramSummary")
     .Doc("A Summary with a histogram of the values.")
     .SetShapeFn(HistogramSummaryShape);
 
+TW_REGISTER_OP("ImageSummary")
+    .Input("tag: string")
+    .Input("tensor: T")
+    .Output("summary: string")
+    .Attr("max_images: int >= 1 = 3")
+    .Attr("T: {uint8, float, half, double} = DT_FLOAT")
+    .Attr(
+        "bad_color: tensor = { dtype: DT_UINT8 tensor_shape { dim { size: 4 } } int_val: 255 "
+        "int_val: 0 int_val: 0 int_val: 255 }")
+    .Doc("A Summary with the first max_images images of a [batch, h, w, 1|3|4] tensor as PNGs.")
+    .SetShapeFn(HistogramSummaryShape);
+
 TW_REGISTER_OP("MergeSummary")
     .Input("inputs: N * string")
     .Output("summary: string")

@@ -3,6 +3,7 @@
 // MergeSummary. Summaries are serialized `Summary`
 // protos in a scalar string tensor, TensorBoard's format.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <string>
@@ -19,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/png.h"
 #include "core/type_dispatch.h"
 #include "framework/device.h"
 #include "framework/kernel_context.h"
@@ -228,6 +231,129 @@ class ScalarSummaryOp : public OpKernel {
   }
 };
 
+// ImageSummary(tag, tensor [batch, h, w, 1|3|4]): the first max_images
+// images as PNGs (zlib's default compression, as TF), tagged tag/image/i
+// (tag/image when max_images is 1). Floats are mapped to bytes as TF's
+// kernel maps them: over the finite pixels, v * 255 / max when none is
+// negative, else v * 127 / max|v| + 128 (truncated); a pixel with a
+// non-finite channel takes bad_color.
+class ImageSummaryOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("max_images", &max_images_));
+    if (max_images_ >= (int64_t{1} << 31)) {
+      return absl::InvalidArgumentError("max_images must be < 2^31");
+    }
+    const auto it = c.def().attr().find("bad_color");
+    if (it == c.def().attr().end() || !it->second.has_tensor()) {  // the schema's default
+      bad_color_ = Tensor(DT_UINT8, TensorShape({4}));
+      std::copy_n(std::array<uint8_t, 4>{255, 0, 0, 255}.data(), 4, bad_color_.data<uint8_t>());
+      return absl::OkStatus();
+    }
+    TW_ASSIGN_OR_RETURN(bad_color_, Tensor::FromProto(it->second.tensor()));
+    if (bad_color_.dtype() != DT_UINT8) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad_color must be uint8, got ", DataTypeString(bad_color_.dtype())));
+    }
+    if (bad_color_.dims() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad_color must be a vector, got shape ", bad_color_.shape().DebugString()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& tag = ctx->input(0);
+    const Tensor& images = ctx->input(1);
+    if (tag.NumElements() != 1) return absl::InvalidArgumentError("Tags must be a scalar");
+    if (images.dims() != 4 ||
+        (images.dim_size(3) != 1 && images.dim_size(3) != 3 && images.dim_size(3) != 4)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Tensor must be 4-D with last dim 1, 3, or 4, not ", images.shape().DebugString()));
+    }
+    const int64_t batch = images.dim_size(0), h = images.dim_size(1), w = images.dim_size(2),
+                  depth = images.dim_size(3);
+    if (batch >= (int64_t{1} << 31) || h >= (int64_t{1} << 31) || w >= (int64_t{1} << 31) ||
+        h * w >= (int64_t{1} << 29)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Tensor too large for summary ", images.shape().DebugString()));
+    }
+    if (images.dtype() != DT_UINT8 && bad_color_.dim_size(0) < depth) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected depth <= bad_color.size, got depth = ", depth,
+                       ", bad_color.size = ", bad_color_.dim_size(0)));
+    }
+    const std::string& base = tag.data<std::string>()[0];
+    const int64_t n = std::min(max_images_, batch), pixels = h * w * depth;
+    std::vector<uint8_t> bytes(pixels);
+    Summary s;
+    for (int64_t i = 0; i < n; ++i) {
+      switch (images.dtype()) {
+        case DT_UINT8:
+          std::copy_n(images.data<uint8_t>() + i * pixels, pixels, bytes.data());
+          break;
+        case DT_DOUBLE:
+          ToBytes(images.data<double>() + i * pixels, h * w, depth, bytes.data());
+          break;
+        case DT_FLOAT:
+          ToBytes(images.data<float>() + i * pixels, h * w, depth, bytes.data());
+          break;
+        default:
+          return UnsupportedDtype("ImageSummary", images.dtype());
+      }
+      Summary::Value* v = s.add_value();
+      v->set_tag(max_images_ > 1 ? absl::StrCat(base, "/image/", i) : absl::StrCat(base, "/image"));
+      Summary::Image* image = v->mutable_image();
+      image->set_height(static_cast<int32_t>(h));
+      image->set_width(static_cast<int32_t>(w));
+      image->set_colorspace(static_cast<int32_t>(depth));
+      TW_ASSIGN_OR_RETURN(*image->mutable_encoded_image_string(),
+                          png::Encode(bytes.data(), h, w, static_cast<int>(depth), 8, -1));
+    }
+    return SetSummaryOutput(ctx, s);
+  }
+
+ private:
+  template <typename T>
+  void ToBytes(const T* values, int64_t hw, int64_t depth, uint8_t* out) const {
+    const auto finite = [&](int64_t p) {
+      for (int64_t c = 0; c < depth; ++c) {
+        if (!std::isfinite(values[p * depth + c])) return false;
+      }
+      return true;
+    };
+    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+    for (int64_t p = 0; p < hw; ++p) {
+      if (!finite(p)) continue;
+      for (int64_t c = 0; c < depth; ++c) {
+        lo = std::min(lo, static_cast<float>(values[p * depth + c]));
+        hi = std::max(hi, static_cast<float>(values[p * depth + c]));
+      }
+    }
+    constexpr float kZero = 1e-6f;
+    T scale, offset;
+    if (lo < 0) {
+      const float max_abs = std::max(std::abs(lo), std::abs(hi));
+      scale = static_cast<T>(max_abs < kZero ? 0.0f : 127.0f / max_abs);
+      offset = static_cast<T>(128.0f);
+    } else {
+      scale = static_cast<T>(hi < kZero ? 0.0f : 255.0f / hi);
+      offset = static_cast<T>(0.0f);
+    }
+    const uint8_t* bad = bad_color_.data<uint8_t>();
+    for (int64_t p = 0; p < hw; ++p) {
+      const bool ok = finite(p);
+      for (int64_t c = 0; c < depth; ++c) {
+        out[p * depth + c] =
+            ok ? static_cast<uint8_t>(values[p * depth + c] * scale + offset) : bad[c];
+      }
+    }
+  }
+
+  int64_t max_images_ = 3;
+  Tensor bad_color_;
+};
+
 // TF's default histogram buckets: +-1e-12 * 1.1^k up to 1e20, and 0.
 const std::vector<double>& BucketLimits() {
   static const std::vector<double>* limits = [] {
@@ -329,6 +455,7 @@ TW_REGISTER_KERNELS(logging_ops) {
   RegisterKernel(cpu("ScalarSummary"), MakeFactory<ScalarSummaryOp>());
   RegisterKernel(cpu("HistogramSummary"), MakeFactory<HistogramSummaryOp>());
   RegisterKernel(cpu("MergeSummary"), MakeFactory<MergeSummaryOp>());
+  RegisterKernel(cpu("ImageSummary"), MakeFactory<ImageSummaryOp>());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/escaping.h"
 #include "framework/device.h"
 #include "framework/resource_mgr.h"
 #include "gmock/gmock.h"
@@ -211,6 +212,36 @@ Tensor Strings(const TensorShape& shape, std::vector<std::string> v) {
   Tensor t(DT_STRING, shape);
   for (size_t i = 0; i < v.size(); ++i) t.data<std::string>()[i] = v[i];
   return t;
+}
+
+// tf.compat.v1.summary.image's bytes from TF 2.21, PNGs included: negative
+// floats centred on 128, a NaN pixel in bad_color, non-negative ones scaled
+// to 255, uint8 as they are.
+TEST(LoggingOpsTest, ImageSummaryGivesTensorFlowsBytes) {
+  const Tensor x =
+      Literal<float>({2, 2, 2, 3}, {-1, 0.5f, 2, 0.25f, NAN, 1, 3, -2.5f, 0, 1.5f, 0.75f, -0.125f,
+                                    0,  1,    2, 3,     4,   5, 6, 7,     8, 9,    10,    11});
+  KernelRunner images("ImageSummary");
+  images.Attr("T", DT_FLOAT);
+  const Tensor floats = RunOk(images, {Strings({}, {"imgs"}), x});
+  EXPECT_EQ(absl::BytesToHexString(*floats.data<std::string>()),
+            "0a670a0c696d67732f696d6167652f302257080210021803224f89504e470d0a1a0a0000000d49484452"
+            "00000002000000020802000000fdd49a730000001649444154089963089d7ae53f0303e37fb186039dbf"
+            "002b2806971edf92820000000049454e44ae4260820a670a0c696d67732f696d6167652f312257080210"
+            "021803224f89504e470d0a1a0a0000000d4948445200000002000000020802000000fdd49a7300000016"
+            "494441540899636410d773757565e85eb4f3c2f3ff0018fe05b2b53c70d50000000049454e44ae426082");
+  std::vector<uint8_t> pixels(12);
+  for (int i = 0; i < 12; ++i) pixels[i] = static_cast<uint8_t>(20 * i);
+  KernelRunner one("ImageSummary");
+  one.Attr("T", DT_UINT8).Attr("max_images", int64_t{1});
+  const Tensor bytes = RunOk(one, {Strings({}, {"u"}), Literal<uint8_t>({1, 2, 2, 3}, pixels)});
+  EXPECT_EQ(absl::BytesToHexString(*bytes.data<std::string>()),
+            "0a620a07752f696d6167652257080210021803224f89504e470d0a1a0a0000000d494844520000000200"
+            "0000020802000000fdd49a7300000016494441540899636410d1b0b1b161a8e859b0e5c41d0015ac04ee"
+            "ddad85ae0000000049454e44ae426082");
+  EXPECT_THAT(images.Run({Strings({}, {"t"}), Literal<float>({1, 2, 2, 2}, std::vector<float>(8))}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Tensor must be 4-D with last dim 1, 3, or 4, not [1,2,2,2]"));
 }
 
 TEST(LoggingOpsTest, SummariesSerializeTensorBoardProtos) {

@@ -650,6 +650,7 @@ std::vector<Case> StateCases() {
       {"Assert", {}, {Scalar<bool>(true), F({2})}},
       {"ScalarSummary", {}, {Str("t"), Scalar<float>(1)}},
       {"HistogramSummary", {}, {Str("h"), F({4})}},
+      {"ImageSummary", {{"T", A(DT_FLOAT)}}, {Str("img"), F({1, 2, 2, 3})}},
       {"SparseReduceSum",
        {},
        {Literal<int64_t>({3, 2}, {0, 1, 1, 0, 1, 1}), F({3}), Literal<int64_t>({2}, {2, 2}),

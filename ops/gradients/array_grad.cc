@@ -641,6 +641,7 @@ TW_REGISTER_NO_GRADIENT("NoOp");
 TW_REGISTER_NO_GRADIENT("Assert");
 TW_REGISTER_NO_GRADIENT("ScalarSummary");
 TW_REGISTER_NO_GRADIENT("HistogramSummary");
+TW_REGISTER_NO_GRADIENT("ImageSummary");
 TW_REGISTER_NO_GRADIENT("MergeSummary");
 // Queues and gradient accumulators (SyncReplicasOptimizer's) carry no
 // gradient, as in TF.

@@ -1545,6 +1545,15 @@ CASES = {
                                       "end": (I32, [2], [2, 3]), "strides": (I32, [2], [1, 1]),
                                       "value": (F, [3], [1, 2, 3])}, {}),
     ],
+    "ImageSummary": [
+        ("floats, a NaN pixel", {"tag": (STR, [], [b"imgs"]),
+                                 "tensor": (F, [2, 2, 2, 3], [-1, 0.5, 2, 0.25, np.nan, 1, 3, -2.5, 0,
+                                                              1.5, 0.75, -0.125] + list(range(12)))},
+         {}),
+        ("uint8, one image", {"tag": (STR, [], [b"u"]),
+                              "tensor": (types_pb2.DT_UINT8, [1, 2, 2, 3], list(range(0, 240, 20)))},
+         {"max_images": 1}),
+    ],
     "GuaranteeConst": [("floats", {"input": (F, [2, 3], None)}, {})],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
