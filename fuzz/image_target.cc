@@ -1,6 +1,7 @@
-// JPEG and PNG bytes -> the decoders of core/jpeg.h and core/png.h (what
-// DecodeJpeg, DecodeAndCropJpeg, DecodePng, DecodeImage, ExtractJpegShape
-// and the input pipeline run on images from files): the header, then a
+// JPEG, PNG and WAV bytes -> the decoders of core/jpeg.h, core/png.h and
+// core/wav.h (what DecodeJpeg, DecodeAndCropJpeg, DecodePng, DecodeImage,
+// ExtractJpegShape, DecodeWav and the input pipeline run on files): a WAV
+// (RIFF) is decoded whole; for an image, the header, then a
 // decode with the options the first byte picks (channels, ratio, the fast
 // or accurate transform, a crop window, recovery of a truncated file; 8 or
 // 16-bit PNG samples).
@@ -8,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "core/jpeg.h"
 #include "core/png.h"
 #include "core/status_macros.h"
+#include "core/wav.h"
 #include "fuzz/fuzz_target.h"
 
 namespace towerflow {
@@ -23,6 +26,7 @@ constexpr int64_t kMaxDecodedBytes = int64_t{64} << 20;
 
 absl::Status RunImage(absl::string_view input) {
   if (input.size() > kMaxInputBytes) return absl::InvalidArgumentError("input too long");
+  if (absl::StartsWith(input, "RIFF")) return wav::Decode(input).status();
   const uint8_t knobs = input.empty() ? 0 : static_cast<uint8_t>(input[0]);
   std::vector<uint8_t> pixels;
   const auto allocate = [&](int64_t h, int64_t w, int c, int bytes) -> absl::StatusOr<uint8_t*> {
@@ -78,6 +82,13 @@ std::vector<std::string> ImageSeeds() {
           png::Encode(pixels.data(), bits == 16 ? 6 : 17, 12, channels, bits, 6);
       if (png.ok()) seeds.push_back(*std::move(png));
     }
+  }
+  // WAVs of 1 and 2 channels.
+  std::vector<float> samples(48);
+  for (size_t i = 0; i < samples.size(); ++i) samples[i] = static_cast<float>(i % 9) / 4 - 1;
+  for (int channels : {1, 2}) {
+    absl::StatusOr<std::string> wav = wav::Encode(samples.data(), 16000, channels, 48 / channels);
+    if (wav.ok()) seeds.push_back(*std::move(wav));
   }
   return seeds;
 }

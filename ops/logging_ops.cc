@@ -95,6 +95,35 @@ TW_REGISTER_OP("ImageSummary")
     .Doc("A Summary with the first max_images images of a [batch, h, w, 1|3|4] tensor as PNGs.")
     .SetShapeFn(HistogramSummaryShape);
 
+absl::Status AudioSummaryShape(InferenceContext* c) {
+  PartialTensorShape tag, audio;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &tag));
+  if (!c->input(1).unknown_rank() && (c->input(1).dims() < 2 || c->input(1).dims() > 3)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Tensor must be 3-D or 2-D, got: ", c->input(1).DebugString()));
+  }
+  c->set_output(0, PartialTensorShape::Scalar());
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("AudioSummaryV2")
+    .Input("tag: string")
+    .Input("tensor: float")
+    .Input("sample_rate: float")
+    .Output("summary: string")
+    .Attr("max_outputs: int >= 1 = 3")
+    .Doc("A Summary with the first max_outputs clips of [batch, frames(, channels)] as WAVs.")
+    .SetShapeFn(AudioSummaryShape);
+
+TW_REGISTER_OP("AudioSummary")
+    .Input("tag: string")
+    .Input("tensor: float")
+    .Output("summary: string")
+    .Attr("sample_rate: float")
+    .Attr("max_outputs: int >= 1 = 3")
+    .Doc("AudioSummaryV2 with the sample rate an attr (TF 1.0's form).")
+    .SetShapeFn(AudioSummaryShape);
+
 TW_REGISTER_OP("MergeSummary")
     .Input("inputs: N * string")
     .Output("summary: string")

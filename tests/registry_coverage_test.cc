@@ -170,6 +170,8 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"Mod", "TensorFlow defines none for Mod (users register their own); FloorMod has one"},
       {"ResizeArea", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"GuaranteeConst", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"DecodeWav", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"EncodeWav", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"BatchNormWithGlobalNormalizationGrad",
        "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"AdjustContrastv2", "TensorFlow defines none (tf.gradients raises LookupError)"},

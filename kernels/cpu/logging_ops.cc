@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "core/png.h"
 #include "core/type_dispatch.h"
+#include "core/wav.h"
 #include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
@@ -354,6 +355,65 @@ class ImageSummaryOp : public OpKernel {
   Tensor bad_color_;
 };
 
+// AudioSummaryV2(tag, tensor, sample_rate) and AudioSummary (sample_rate an
+// attr): the first max_outputs clips of [batch, frames(, channels)] as
+// 16-bit WAVs (core/wav.h) at the rate rounded to an integer (at least 1),
+// tagged tag/audio/i (tag/audio when max_outputs is 1), as TF's kernel.
+class AudioSummaryOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("max_outputs", &max_outputs_));
+    if (max_outputs_ <= 0) return absl::InvalidArgumentError("max_outputs must be > 0");
+    has_rate_attr_ = c.def().attr().count("sample_rate") > 0;
+    if (has_rate_attr_) TW_RETURN_IF_ERROR(c.GetAttr("sample_rate", &rate_attr_));
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& tag = ctx->input(0);
+    const Tensor& clips = ctx->input(1);
+    if (tag.NumElements() != 1) return absl::InvalidArgumentError("Tag must be a scalar");
+    if (clips.dims() < 2 || clips.dims() > 3) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Tensor must be 3-D or 2-D, got: ", clips.shape().DebugString()));
+    }
+    float rate = rate_attr_;
+    if (!has_rate_attr_) {
+      const Tensor& r = ctx->input(2);
+      if (r.NumElements() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("sample_rate must be a scalar, got shape ", r.shape().DebugString()));
+      }
+      rate = r.data<float>()[0];
+    }
+    if (!(rate > 0.0f)) return absl::InvalidArgumentError("sample_rate must be > 0");
+    const int64_t batch = clips.dim_size(0), frames = clips.dim_size(1),
+                  channels = clips.dims() == 2 ? 1 : clips.dim_size(2);
+    const int64_t rounded = std::max<int64_t>(std::lrint(rate), 1);
+    const std::string& base = tag.data<std::string>()[0];
+    Summary s;
+    for (int64_t i = 0; i < std::min(max_outputs_, batch); ++i) {
+      Summary::Value* v = s.add_value();
+      v->set_tag(max_outputs_ > 1 ? absl::StrCat(base, "/audio/", i)
+                                  : absl::StrCat(base, "/audio"));
+      Summary::Audio* audio = v->mutable_audio();
+      audio->set_sample_rate(rate);
+      audio->set_num_channels(channels);
+      audio->set_length_frames(frames);
+      audio->set_content_type("audio/wav");
+      TW_ASSIGN_OR_RETURN(
+          *audio->mutable_encoded_audio_string(),
+          wav::Encode(clips.data<float>() + i * frames * channels, rounded, channels, frames));
+    }
+    return SetSummaryOutput(ctx, s);
+  }
+
+ private:
+  int64_t max_outputs_ = 3;
+  bool has_rate_attr_ = false;
+  float rate_attr_ = 0;
+};
+
 // TF's default histogram buckets: +-1e-12 * 1.1^k up to 1e20, and 0.
 const std::vector<double>& BucketLimits() {
   static const std::vector<double>* limits = [] {
@@ -456,6 +516,8 @@ TW_REGISTER_KERNELS(logging_ops) {
   RegisterKernel(cpu("HistogramSummary"), MakeFactory<HistogramSummaryOp>());
   RegisterKernel(cpu("MergeSummary"), MakeFactory<MergeSummaryOp>());
   RegisterKernel(cpu("ImageSummary"), MakeFactory<ImageSummaryOp>());
+  RegisterKernel(cpu("AudioSummary"), MakeFactory<AudioSummaryOp>());
+  RegisterKernel(cpu("AudioSummaryV2"), MakeFactory<AudioSummaryOp>());
 }
 
 }  // namespace

@@ -651,6 +651,8 @@ std::vector<Case> StateCases() {
       {"ScalarSummary", {}, {Str("t"), Scalar<float>(1)}},
       {"HistogramSummary", {}, {Str("h"), F({4})}},
       {"ImageSummary", {{"T", A(DT_FLOAT)}}, {Str("img"), F({1, 2, 2, 3})}},
+      {"AudioSummaryV2", {}, {Str("snd"), F({2, 3}), Scalar<float>(8000)}},
+      {"EncodeWav", {}, {F({3, 2}), Scalar<int32_t>(16000)}},
       {"SparseReduceSum",
        {},
        {Literal<int64_t>({3, 2}, {0, 1, 1, 0, 1, 1}), F({3}), Literal<int64_t>({2}, {2, 2}),

@@ -642,6 +642,8 @@ TW_REGISTER_NO_GRADIENT("Assert");
 TW_REGISTER_NO_GRADIENT("ScalarSummary");
 TW_REGISTER_NO_GRADIENT("HistogramSummary");
 TW_REGISTER_NO_GRADIENT("ImageSummary");
+TW_REGISTER_NO_GRADIENT("AudioSummary");
+TW_REGISTER_NO_GRADIENT("AudioSummaryV2");
 TW_REGISTER_NO_GRADIENT("MergeSummary");
 // Queues and gradient accumulators (SyncReplicasOptimizer's) carry no
 // gradient, as in TF.

@@ -159,6 +159,7 @@ U64 = types_pb2.DT_UINT64
 _PIXELS = ((np.arange(6 * 8 * 3).reshape(6, 8, 3) * 37) % 256).astype(np.uint8)
 _JPEG = tf.io.encode_jpeg(_PIXELS).numpy()
 _PNG = tf.io.encode_png(_PIXELS).numpy()
+_WAV = tf.audio.encode_wav(np.array([[0.5, -0.25], [1.0, -1.2], [1e-5, 0]], np.float32), 16000).numpy()
 
 
 def _bytes(data):
@@ -1554,6 +1555,16 @@ CASES = {
                               "tensor": (types_pb2.DT_UINT8, [1, 2, 2, 3], list(range(0, 240, 20)))},
          {"max_images": 1}),
     ],
+    "EncodeWav": [("stereo, clamped", {"audio": (F, [3, 2], [0.5, -0.25, 1, -1.2, 1e-5, 0]),
+                                       "sample_rate": (I32, [], [16000])}, {}),
+                  ("not 2-D", {"audio": (F, [3], None), "sample_rate": (I32, [], [16000])}, {})],
+    "DecodeWav": [("as written", {"contents": (STR, [], [_WAV])}, {}),
+                  ("3 channels, 4 samples", {"contents": (STR, [], [_WAV])},
+                   {"desired_channels": 3, "desired_samples": 4}),
+                  ("truncated", {"contents": (STR, [], [_WAV[:40]])}, {})],
+    "AudioSummaryV2": [("two clips", {"tag": (STR, [], [b"snd"]),
+                                      "tensor": (F, [2, 3], [0.5, -0.5, 0.25, 0.1, 0.2, -1.5]),
+                                      "sample_rate": (F, [], [8000.4])}, {"max_outputs": 2})],
     "GuaranteeConst": [("floats", {"input": (F, [2, 3], None)}, {})],
     "BroadcastGradientArgs": [
         ("2x3 and 3", {"s0": (I32, [2], [2, 3]), "s1": (I32, [1], [3])}, {}),
