@@ -39,11 +39,6 @@ absl::Status CheckDtype(const Var& var, DataType want, const char* what) {
   return absl::OkStatus();
 }
 
-absl::Status UninitializedError(const Var& var) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("Attempting to use uninitialized value ", var.name()));
-}
-
 // var = var (+|-) delta through `add_into`, in place when `var` is the
 // buffer's only holder. See Note [Variable copy-on-write].
 absl::Status AddOrSub(KernelContext* ctx, AddIntoFn add_into, Var* var, const Tensor& delta,
@@ -302,13 +297,7 @@ class ScatterVarOp : public OpKernel {
   }
   absl::Status Compute(KernelContext* ctx) override {
     std::shared_ptr<Var> holder;
-    Var* var = nullptr;
-    if (resource_) {
-      TW_ASSIGN_OR_RETURN(holder, LookupResourceVar(ctx, 0));
-      var = holder.get();
-    } else {
-      var = ctx->ref_input(0);
-    }
+    TW_ASSIGN_OR_RETURN(Var * var, RefOrResourceVar(ctx, 0, resource_, &holder));
     TW_RETURN_IF_ERROR(CheckDtype(*var, dtype_, "scatter into"));
     {
       absl::MutexLock lock(&var->mu);
@@ -352,11 +341,7 @@ class CountUpToOp : public OpKernel {
   absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("limit", &limit_); }
   absl::Status Compute(KernelContext* ctx) override {
     std::shared_ptr<Var> holder;
-    Var* var = ctx->ref_input(0);
-    if (resource_) {
-      TW_ASSIGN_OR_RETURN(holder, LookupResourceVar(ctx, 0));
-      var = holder.get();
-    }
+    TW_ASSIGN_OR_RETURN(Var * var, RefOrResourceVar(ctx, 0, resource_, &holder));
     absl::MutexLock lock(&var->mu);
     if (!var->initialized) return UninitializedError(*var);
     Tensor& t = var->tensor;
@@ -385,6 +370,18 @@ class CountUpToOp : public OpKernel {
 };
 
 }  // namespace
+
+absl::Status UninitializedError(const Var& var) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("Attempting to use uninitialized value ", var.name()));
+}
+
+absl::StatusOr<Var*> RefOrResourceVar(KernelContext* ctx, int input, bool resource,
+                                      std::shared_ptr<Var>* holder) {
+  if (!resource) return ctx->ref_input(input);
+  TW_ASSIGN_OR_RETURN(*holder, LookupResourceVar(ctx, input));
+  return holder->get();
+}
 
 absl::StatusOr<Tensor> ReadResourceValue(KernelContext* ctx, int input, DataType dtype,
                                          const char* op) {

@@ -34,6 +34,15 @@ absl::Status ResourceName(const KernelConstruction& c, std::string* container, s
 // variable reads.
 absl::StatusOr<std::shared_ptr<Var>> LookupResourceVar(KernelContext* ctx, int input);
 
+// The variable of input `input` of an op with a ref form and a resource
+// form: the ref's (`resource` false), or the one behind the handle, which
+// `*holder` keeps alive.
+absl::StatusOr<Var*> RefOrResourceVar(KernelContext* ctx, int input, bool resource,
+                                      std::shared_ptr<Var>* holder);
+
+// FailedPrecondition, as TF's message for reading an unassigned variable.
+absl::Status UninitializedError(const Var& var);
+
 // The value of the resource variable behind handle input `input`, shared
 // (not copied): FailedPrecondition when it is uninitialised, InvalidArgument
 // when it does not hold `dtype` (naming `op`, the reader).

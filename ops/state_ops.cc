@@ -114,17 +114,29 @@ absl::Status ResourceScatterShape(InferenceContext* c) {
   return CheckScatter(c, c->input_handle_shape(0));
 }
 
-void RegisterScatter(const char* name, const char* types, const char* locking, const char* doc) {
-  RegisterOp(OpDefBuilder(name, __FILE__)
-                 .Input("ref: Ref(T)")
-                 .Input("indices: Tindices")
-                 .Input("updates: T")
-                 .Output("output_ref: Ref(T)")
-                 .Attr(absl::StrCat("T: ", types))
-                 .Attr("Tindices: {int32, int64}")
-                 .Attr(absl::StrCat("use_locking: bool = ", locking))
-                 .Doc(doc)
-                 .SetShapeFn(ScatterShape));
+// Scatter<Mode>(ref, indices, updates), or (`nd`) ScatterNd<Mode>, whose
+// indices [..., D] address the first D dims of the variable (updates:
+// indices.shape[:-1] + ref.shape[D:]).
+void RegisterScatter(const char* name, const char* types, const char* locking, const char* doc,
+                     bool nd = false) {
+  OpDefBuilder b(name, __FILE__);
+  b.Input("ref: Ref(T)")
+      .Input("indices: Tindices")
+      .Input("updates: T")
+      .Output("output_ref: Ref(T)")
+      .Attr(absl::StrCat("T: ", types))
+      .Attr("Tindices: {int32, int64}")
+      .Attr(absl::StrCat("use_locking: bool = ", locking))
+      .Doc(doc);
+  if (nd) {
+    b.AttrAddedAfterTF1("bad_indices_policy: string = ''").SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->input(0));
+      return absl::OkStatus();
+    });
+  } else {
+    b.SetShapeFn(ScatterShape);
+  }
+  RegisterOp(b);
 }
 
 void RegisterResourceScatter(const char* name, const char* types, const char* doc) {
@@ -151,25 +163,6 @@ void RegisterResourceAssign(const char* name, const char* types, const char* doc
     b.AttrAddedAfterTF1("validate_shape: bool = false");
   }
   RegisterOp(b);
-}
-
-// ScatterNd<Mode>(ref, indices, updates): indices [..., D] address the
-// first D dims of the variable (updates: indices.shape[:-1] + ref.shape[D:]).
-void RegisterScatterNd(const char* name, const char* types, const char* locking, const char* doc) {
-  RegisterOp(OpDefBuilder(name, __FILE__)
-                 .Input("ref: Ref(T)")
-                 .Input("indices: Tindices")
-                 .Input("updates: T")
-                 .Output("output_ref: Ref(T)")
-                 .Attr(absl::StrCat("T: ", types))
-                 .Attr("Tindices: {int32, int64}")
-                 .Attr(absl::StrCat("use_locking: bool = ", locking))
-                 .AttrAddedAfterTF1("bad_indices_policy: string = ''")
-                 .Doc(doc)
-                 .SetShapeFn([](InferenceContext* c) {
-                   c->set_output(0, c->input(0));
-                   return absl::OkStatus();
-                 }));
 }
 
 void RegisterResourceScatterNd(const char* name, const char* doc) {
@@ -218,13 +211,16 @@ void RegisterResourceScatterNd(const char* name, const char* doc) {
                           "var[indices] = max(var[indices], updates)");
   RegisterResourceScatter("ResourceScatterMin", "numbertype",
                           "var[indices] = min(var[indices], updates)");
-  RegisterScatterNd("ScatterNdUpdate", "type", "true", "ref[indices] = updates, N-d indices");
-  RegisterScatterNd("ScatterNdAdd", "numbertype", "false", "ref[indices] += updates, N-d indices");
-  RegisterScatterNd("ScatterNdSub", "numbertype", "false", "ref[indices] -= updates, N-d indices");
-  RegisterScatterNd("ScatterNdMax", "numbertype", "false",
-                    "ref[indices] = max(ref[indices], updates), N-d indices");
-  RegisterScatterNd("ScatterNdMin", "numbertype", "false",
-                    "ref[indices] = min(ref[indices], updates), N-d indices");
+  RegisterScatter("ScatterNdUpdate", "type", "true", "ref[indices] = updates, N-d indices",
+                  /*nd=*/true);
+  RegisterScatter("ScatterNdAdd", "numbertype", "false", "ref[indices] += updates, N-d indices",
+                  /*nd=*/true);
+  RegisterScatter("ScatterNdSub", "numbertype", "false", "ref[indices] -= updates, N-d indices",
+                  /*nd=*/true);
+  RegisterScatter("ScatterNdMax", "numbertype", "false",
+                  "ref[indices] = max(ref[indices], updates), N-d indices", /*nd=*/true);
+  RegisterScatter("ScatterNdMin", "numbertype", "false",
+                  "ref[indices] = min(ref[indices], updates), N-d indices", /*nd=*/true);
   RegisterResourceScatterNd("ResourceScatterNdUpdate", "var[indices] = updates, N-d indices");
   RegisterResourceScatterNd("ResourceScatterNdAdd", "var[indices] += updates, N-d indices");
   RegisterResourceScatterNd("ResourceScatterNdSub", "var[indices] -= updates, N-d indices");

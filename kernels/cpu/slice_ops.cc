@@ -325,17 +325,10 @@ class StridedSliceAssignOp : public OpKernel {
   }
   absl::Status Compute(KernelContext* ctx) override {
     std::shared_ptr<Var> holder;
-    Var* var = ctx->ref_input(0);
-    if (resource_) {
-      TW_ASSIGN_OR_RETURN(holder, LookupResourceVar(ctx, 0));
-      var = holder.get();
-    }
+    TW_ASSIGN_OR_RETURN(Var * var, RefOrResourceVar(ctx, 0, resource_, &holder));
     {
       absl::MutexLock lock(&var->mu);
-      if (!var->initialized) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("Attempting to use uninitialized value ", var->name()));
-      }
+      if (!var->initialized) return UninitializedError(*var);
       const Tensor& value = ctx->input(4);
       if (var->tensor.dtype() != value.dtype()) {
         return absl::InvalidArgumentError(
