@@ -171,6 +171,8 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"ResizeArea", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"GuaranteeConst", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"DecodeWav", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"AudioSpectrogram", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"Mfcc", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"EncodeWav", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"BatchNormWithGlobalNormalizationGrad",
        "TensorFlow defines none (tf.gradients raises LookupError)"},

@@ -699,6 +699,42 @@ def tensorflow_2_spectrograms_in_towerflow(ctx):
 
 
 @check
+def tensorflow_speech_front_end_in_towerflow(ctx):
+    """The speech-commands tutorial's front end (tf.audio's WAV codec, then
+    AudioSpectrogram and Mfcc, then a linear classifier), from a SavedModel:
+    the samples through EncodeWav and DecodeWav, the spectrogram, the MFCCs
+    and the class probabilities are TF's in Towerflow."""
+    weights = np.random.default_rng(7).normal(size=(13, 4)).astype(np.float32)
+
+    class Model(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 1], tf.float32, name="samples")])
+        def __call__(self, samples):
+            wav = tf.audio.encode_wav(samples, 8000)
+            audio, rate = tf.audio.decode_wav(wav, desired_channels=1, desired_samples=1000)
+            spectrogram = tf.raw_ops.AudioSpectrogram(input=audio, window_size=120, stride=40,
+                                                      magnitude_squared=True)
+            mfcc = tf.raw_ops.Mfcc(spectrogram=spectrogram, sample_rate=rate,
+                                   upper_frequency_limit=3800.0, filterbank_channel_count=20,
+                                   dct_coefficient_count=13)
+            logits = tf.matmul(tf.reduce_mean(mfcc, axis=1), weights)
+            return {"audio": audio, "spectrogram": spectrogram, "mfcc": mfcc,
+                    "probabilities": tf.nn.softmax(logits)}
+
+    model = Model()
+    directory = os.path.join(ctx.work, "tf_speech_front_end")
+    tf.saved_model.save(model, directory, signatures={"serving_default": model.__call__})
+    t = np.arange(900, dtype=np.float32) / 8000
+    samples = (0.6 * np.sin(2 * np.pi * 440 * t) * np.exp(-t * 8)
+               + 0.05 * np.random.default_rng(8).normal(size=t.shape)).astype(np.float32)[:, None]
+    theirs = model(tf.constant(samples))
+    mine = towerflow_runs_saved_model(ctx, directory, {"samples": samples})
+    expect_close("audio", as_array(mine["audio"]), theirs["audio"].numpy(), rtol=0, atol=0)
+    for key in ["spectrogram", "mfcc", "probabilities"]:
+        expect_close(key, as_array(mine[key]), theirs[key].numpy(), rtol=1e-4, atol=1e-5)
+    return "outputs audio, spectrogram, mfcc and probabilities equal"
+
+
+@check
 def keras_saved_model_in_towerflow(ctx):
     """A Keras model's SavedModel gives Keras's outputs."""
     keras = tf.keras

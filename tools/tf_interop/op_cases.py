@@ -1562,6 +1562,30 @@ CASES = {
                   ("3 channels, 4 samples", {"contents": (STR, [], [_WAV])},
                    {"desired_channels": 3, "desired_samples": 4}),
                   ("truncated", {"contents": (STR, [], [_WAV[:40]])}, {})],
+    "AudioSpectrogram": [
+        ("2 channels, window 12, stride 7", {"input": (F, [40, 2], [((t * 13) % 17 - 8) / 16 if c == 0
+                                                                    else ((t * 5) % 7 - 3) / 8
+                                                                    for t in range(40)
+                                                                    for c in range(2)])},
+         {"window_size": 12, "stride": 7, "magnitude_squared": True}),
+        ("magnitudes, window 64", {"input": (F, [200, 1], np.sin(np.arange(200) * 0.3) / 2)},
+         {"window_size": 64, "stride": 32}),
+        ("window 1", {"input": (F, [8, 1], None)}, {"window_size": 1, "stride": 1}),
+    ],
+    "Mfcc": [
+        ("defaults, 257 bins", {"spectrogram": (F, [1, 2, 257], [((k * 37 + f * 11) % 101) / 20
+                                                                 for f in range(2)
+                                                                 for k in range(257)]),
+                                "sample_rate": (I32, [], [16000])}, {}),
+        ("20 bands, 5 coefficients", {"spectrogram": (F, [2, 1, 129], [((k * 7) % 13) / 3
+                                                                       for k in range(258)]),
+                                      "sample_rate": (I32, [], [8000])},
+         {"upper_frequency_limit": 3000.0, "lower_frequency_limit": 100.0,
+          "filterbank_channel_count": 20, "dct_coefficient_count": 5}),
+        ("too many coefficients", {"spectrogram": (F, [1, 1, 257], None),
+                                   "sample_rate": (I32, [], [16000])},
+         {"dct_coefficient_count": 50}),
+    ],
     "AudioSummaryV2": [("two clips", {"tag": (STR, [], [b"snd"]),
                                       "tensor": (F, [2, 3], [0.5, -0.5, 0.25, 0.1, 0.2, -1.5]),
                                       "sample_rate": (F, [], [8000.4])}, {"max_outputs": 2})],
