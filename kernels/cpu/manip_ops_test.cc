@@ -488,5 +488,66 @@ TEST(SparseOpsTest, SparseTensorDenseMatMulAsTensorFlow) {
       ::testing::HasSubstr("Tensor 'a_shape' must have 2 elements"));
 }
 
+// TF 2.21's values (tf.raw_ops.ConcatOffset) and messages.
+TEST(ShapeOpsTest, ConcatOffset) {
+  KernelRunner r("ConcatOffset");
+  r.Attr("N", int64_t{3});
+  absl::StatusOr<std::vector<Tensor>> out =
+      r.Run({Scalar<int32_t>(1), Literal<int32_t>({4}, {2, 2, 5, 7}),
+             Literal<int32_t>({4}, {2, 3, 5, 7}), Literal<int32_t>({4}, {2, 4, 5, 7})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<int32_t>({4}, {0, 0, 0, 0}));
+  EXPECT_THAT((*out)[1], TensorIs<int32_t>({4}, {0, 2, 0, 0}));
+  EXPECT_THAT((*out)[2], TensorIs<int32_t>({4}, {0, 5, 0, 0}));
+  KernelRunner wide("ConcatOffset");
+  wide.Attr("N", int64_t{2});
+  out = wide.Run({Scalar<int32_t>(-3), Literal<int64_t>({4}, {2, 2, 5, 7}),
+                  Literal<int64_t>({4}, {2, 3, 5, 7})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[1], TensorIs<int64_t>({4}, {0, 2, 0, 0}));
+  KernelRunner bad("ConcatOffset");
+  bad.Attr("N", int64_t{2});
+  const Tensor s0 = Literal<int32_t>({4}, {2, 2, 5, 7});
+  EXPECT_THAT(
+      bad.Run({Scalar<int32_t>(4), s0, Literal<int32_t>({4}, {2, 3, 5, 7})}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "Concat dim is out of range: 4 vs. 4"));
+  EXPECT_THAT(bad.Run({Scalar<int32_t>(1), s0, Literal<int32_t>({3}, {2, 3, 5})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "input 1 should contain 4 elements, but got 3"));
+  EXPECT_THAT(bad.Run({Scalar<int32_t>(1), s0, Literal<int32_t>({4}, {2, 3, 6, 7})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "All dimensions except 1 must match. Input 1 has shape [2 3 6 7] "
+                                "and doesn't match input 0 with shape [2 2 5 7]."));
+  EXPECT_THAT(bad.Run({Literal<int32_t>({1}, {1}), s0, s0}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Concat dim tensor should be a scalar integer, but got shape [1]"));
+  EXPECT_THAT(bad.Run({Scalar<int32_t>(1), s0, Literal<int32_t>({1, 4}, {2, 3, 6, 7})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "input 2 should be a vector, but got shape [1,4]"));
+}
+
+// TF 2.21's values (tf.raw_ops.TensorStridedSliceUpdate): the value is
+// broadcast to the slice.
+TEST(SliceOpsTest, TensorStridedSliceUpdateWritesTheSlice) {
+  KernelRunner r("TensorStridedSliceUpdate");
+  const Tensor x = Literal<double>({2, 3}, {0, 1, 2, 3, 4, 5});
+  EXPECT_THAT(RunOk(r, {x, Literal<int32_t>({2}, {0, 1}), Literal<int32_t>({2}, {2, 3}),
+                        Literal<int32_t>({2}, {1, 1}), Literal<double>({2, 2}, {9, 8, 7, 6})}),
+              TensorIs<double>({2, 3}, {0, 9, 8, 3, 7, 6}));
+  EXPECT_THAT(RunOk(r, {x, Literal<int32_t>({2}, {0, 1}), Literal<int32_t>({2}, {2, 3}),
+                        Literal<int32_t>({2}, {1, 1}), Literal<double>({2}, {9, 8})}),
+              TensorIs<double>({2, 3}, {0, 9, 8, 3, 9, 8}));
+  EXPECT_THAT(x, TensorIs<double>({2, 3}, {0, 1, 2, 3, 4, 5}));  // the input is not written
+  KernelRunner shrink("TensorStridedSliceUpdate");
+  shrink.Attr("shrink_axis_mask", int64_t{1});
+  EXPECT_THAT(RunOk(shrink, {x, Literal<int32_t>({1}, {1}), Literal<int32_t>({1}, {2}),
+                             Literal<int32_t>({1}, {1}), Literal<double>({3}, {5, 5, 5})}),
+              TensorIs<double>({2, 3}, {0, 1, 2, 5, 5, 5}));
+  EXPECT_THAT(r.Run({x, Literal<int32_t>({2}, {0, 1}), Literal<int32_t>({2}, {2, 3}),
+                     Literal<int32_t>({2}, {1, 1}), Literal<double>({3}, {1, 2, 3})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Cannot broadcast input shape [3] into final shape [2,2]"));
+}
+
 }  // namespace
 }  // namespace towerflow
