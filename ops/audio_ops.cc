@@ -53,8 +53,8 @@ TW_REGISTER_OP("AudioSpectrogram")
       int64_t window = 0, stride = 0;
       TW_RETURN_IF_ERROR(c->GetAttr("window_size", &window));
       TW_RETURN_IF_ERROR(c->GetAttr("stride", &stride));
-      int64_t fft = 1;
-      while (fft < window) fft *= 2;
+      int64_t fft = 1;  // the next power of two, for windows the kernel takes
+      while (fft < window && fft < (int64_t{1} << 24)) fft *= 2;
       const int64_t samples = input.dim_size(0);
       int64_t frames = -1;
       if (samples >= 0 && stride > 0)

@@ -108,8 +108,11 @@ class AudioSpectrogramOp : public OpKernel {
     }
     if (stride_ <= 0)
       return absl::InvalidArgumentError(absl::StrCat("stride must be > 0, got ", stride_));
-    if (window_ > (int64_t{1} << 30)) {
-      return absl::InvalidArgumentError(absl::StrCat("window_size ", window_, " is too large"));
+    // TF's window is an int32; a window past 2^24 samples (17 minutes at
+    // 16 kHz) is refused before its Hann table is made.
+    if (window_ > (int64_t{1} << 24)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("window_size ", window_, " is too large (at most 2^24)"));
     }
     fft_ = 1;
     while (fft_ < window_) fft_ *= 2;
@@ -169,7 +172,14 @@ class MfccOp : public OpKernel {
     TW_RETURN_IF_ERROR(c.GetAttr("upper_frequency_limit", &upper_));
     TW_RETURN_IF_ERROR(c.GetAttr("lower_frequency_limit", &lower_));
     TW_RETURN_IF_ERROR(c.GetAttr("filterbank_channel_count", &bands_));
-    return c.GetAttr("dct_coefficient_count", &coefficients_);
+    TW_RETURN_IF_ERROR(c.GetAttr("dct_coefficient_count", &coefficients_));
+    // The filterbank and the DCT table are sized by these attrs.
+    if (bands_ > (int64_t{1} << 16) || coefficients_ > (int64_t{1} << 16)) {
+      return absl::InvalidArgumentError(absl::StrCat("filterbank_channel_count ", bands_,
+                                                     " and dct_coefficient_count ", coefficients_,
+                                                     " must be at most 65536"));
+    }
+    return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& spectrogram = ctx->input(0);

@@ -141,6 +141,9 @@ TEST(AudioOpsTest, AudioSpectrogramMatchesTensorFlow) {
   tiny.Attr("window_size", int64_t{1}).Attr("stride", int64_t{1});
   EXPECT_THAT(tiny.Run({input}), testing::StatusIs(absl::StatusCode::kInvalidArgument,
                                                    "window_size must be > 1, got 1"));
+  KernelRunner huge("AudioSpectrogram");
+  huge.Attr("window_size", int64_t{1} << 40).Attr("stride", int64_t{1});
+  EXPECT_THAT(huge.Run({input}), testing::StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 // TF 2.21's Mfcc of a 257-bin spectrogram, with the defaults and with other
@@ -184,6 +187,10 @@ TEST(AudioOpsTest, MfccMatchesTensorFlow) {
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
                                 "Mfcc initialization failed for channel count 257, sample rate "
                                 "16000 and filterbank_channel_count 40"));
+  KernelRunner huge("Mfcc");
+  huge.Attr("filterbank_channel_count", int64_t{1} << 40);
+  EXPECT_THAT(huge.Run({s, Scalar<int32_t>(16000)}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(mfcc.Run({s, Scalar<int32_t>(0)}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
                                 "Mfcc initialization failed for channel count 257, sample rate 0"));
