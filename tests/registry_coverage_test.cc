@@ -95,9 +95,6 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
       "draw rounded would be other numbers";
   static const auto* gaps = new std::map<std::string, DtypeGap>{
       {"Add", {{DT_STRING}, "string concatenation: not implemented"}},
-      {"EuclideanNorm",
-       {{DT_UINT8},
-        "TF squares and sums uint8 in uint8, wrapping before the square root; not implemented"}},
       {"Multinomial", {ints, floats_only}},
       {"BatchNormWithGlobalNormalization", {ints, floats_only}},
       {"BatchNormWithGlobalNormalizationGrad", {ints, floats_only}},

@@ -354,8 +354,9 @@ TW_REGISTER_KERNELS(reductions) {
                                                                                        "T");
   RegisterTypedKernels<ProdOp, float, double, int32_t, int64_t, complex64, complex128>(cpu("Prod"),
                                                                                        "T");
-  RegisterTypedKernels<EuclideanNormOp, float, double, int32_t, int64_t, complex64, complex128>(
-      cpu("EuclideanNorm"), "T");
+  // uint8 squares and sums in uint8, wrapping as TF's kernel does.
+  RegisterTypedKernels<EuclideanNormOp, float, double, int32_t, int64_t, uint8_t, complex64,
+                       complex128>(cpu("EuclideanNorm"), "T");
   RegisterTypedKernels<MaxOp, float, double, int32_t, int64_t>(cpu("Max"), "T");
   RegisterTypedKernels<MinOp, float, double, int32_t, int64_t>(cpu("Min"), "T");
   RegisterKernel(cpu("All"), MakeFactory<ReductionOp<bool, AndR>>());

@@ -168,6 +168,12 @@ TEST(ReductionTest, EuclideanNormMatchesTensorFlow) {
               TensorIs<int32_t>({2}, {5, 1}));
   EXPECT_THAT(RunOk(norm, {Literal<float>({0, 2}, {}), Scalar<int32_t>(0)}),
               TensorIs<float>({2}, {0, 0}));
+  // uint8 squares and sums wrap before the root, as TF's: 20^2 = 144, 144 + 144 = 32.
+  EXPECT_THAT(
+      RunOk(norm, {Literal<uint8_t>({4, 2}, {20, 20, 3, 4, 255, 0, 16, 0}), Scalar<int32_t>(1)}),
+      TensorIs<uint8_t>({4}, {5, 5, 1, 0}));
+  EXPECT_THAT(RunOk(norm, {Literal<uint8_t>({2, 2}, {20, 20, 3, 4}), Literal<int32_t>({0}, {})}),
+              TensorIs<uint8_t>({2, 2}, {12, 12, 3, 4}));
   KernelRunner kept("EuclideanNorm");
   kept.Attr("keep_dims", true);
   EXPECT_THAT(RunOk(kept, {x, Literal<int32_t>({2}, {0, 1})}),
