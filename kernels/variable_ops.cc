@@ -461,30 +461,9 @@ void RegisterScatterKernels(const std::string& device_type, DataType dtype, bool
 void RegisterScatterVarKernels(const std::string& device_type, DataType dtype,
                                const std::vector<ScatterMode>& modes, bool nd, ScatterFn scatter) {
   for (const ScatterMode mode : modes) {
-    const char* name = "";
-    switch (mode) {
-      case ScatterMode::kAdd:
-        name = "Add";
-        break;
-      case ScatterMode::kSub:
-        name = "Sub";
-        break;
-      case ScatterMode::kUpdate:
-        name = "Update";
-        break;
-      case ScatterMode::kMul:
-        name = "Mul";
-        break;
-      case ScatterMode::kDiv:
-        name = "Div";
-        break;
-      case ScatterMode::kMax:
-        name = "Max";
-        break;
-      case ScatterMode::kMin:
-        name = "Min";
-        break;
-    }
+    // The op name's suffix, in ScatterMode's order.
+    static constexpr const char* kNames[] = {"Add", "Sub", "Update", "Mul", "Div", "Max", "Min"};
+    const char* name = kNames[static_cast<int>(mode)];
     for (const bool resource : {false, true}) {
       RegisterKernel(
           KernelDefBuilder(

@@ -25,6 +25,7 @@ namespace towerflow {
 using AddIntoFn = absl::Status (*)(KernelContext* ctx, const Tensor& current, const Tensor& delta,
                                    bool add, Tensor* out);
 
+// (variable_ops.cc names the ops in this order.)
 enum class ScatterMode { kAdd, kSub, kUpdate, kMul, kDiv, kMax, kMin };
 
 // Row nd.offsets[i] of `var` (as [params.shape[0], nd.slice_size]) gets row
