@@ -59,13 +59,16 @@ absl::StatusOr<TransposePlan> PlanTranspose(const TensorShape& in, const Tensor&
       return absl::InvalidArgumentError(
           absl::StrCat(perm[i], " is out of range [0 .. ", rank, ")"));
     }
-    if (seen[perm[i]]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(perm[i], " is missing from {", absl::StrJoin(perm, ","), "}."));
-    }
     seen[perm[i]] = true;
     out_dims[i] = in.dim_size(static_cast<int>(perm[i]));
     plan.identity = plan.identity && (perm[i] == i || in.dim_size(i) == 1);
+  }
+  // A repeat leaves some dim out: TF names the first.
+  for (int i = 0; i < rank; ++i) {
+    if (!seen[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(i, " is missing from {", absl::StrJoin(perm, ","), "}."));
+    }
   }
   TW_ASSIGN_OR_RETURN(plan.shape, TensorShape::FromDims(out_dims));
   return plan;

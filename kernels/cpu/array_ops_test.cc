@@ -215,7 +215,7 @@ TEST(SliceOpsTest, Transpose) {
   ASSERT_EQ(y.shape(), TensorShape({4, 2, 3}));
   EXPECT_EQ(y.data<float>()[1 * 6 + 1 * 3 + 2], 1 * 12 + 2 * 4 + 1);  // y[1,1,2] = x[1,2,1]
   EXPECT_THAT(t.Run({Iota({2, 3}), Literal<int32_t>({2}, {0, 0})}),
-              testing::StatusIs(absl::StatusCode::kInvalidArgument, "0 is missing from {0,0}."));
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "1 is missing from {0,0}."));
   EXPECT_THAT(t.Run({Iota({2, 3}), Literal<int32_t>({2}, {0, 2})}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument, "2 is out of range [0 .. 2)"));
 }
