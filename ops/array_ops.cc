@@ -291,6 +291,36 @@ absl::Status UniqueShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// UniqueV2 and UniqueWithCountsV2: y of x's rank, the axis dimension
+// unknown; idx as long as that dimension (the axis a constant [1], or none).
+absl::Status UniqueV2Shape(InferenceContext* c) {
+  const PartialTensorShape& x = c->input(0);
+  PartialTensorShape axis;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &axis));
+  const int outputs = c->num_outputs();
+  c->set_output(1, PartialTensorShape({-1}));
+  if (outputs == 3) c->set_output(2, PartialTensorShape({-1}));
+  if (x.unknown_rank()) {
+    c->set_output(0, PartialTensorShape());
+    return absl::OkStatus();
+  }
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> a, c->ConstantIntInput(1));
+  if (!a.has_value() || a->size() > 1 || (a->empty() && x.dims() != 1)) {
+    c->set_output(0, PartialTensorShape::UnknownDims(x.dims()));
+    return absl::OkStatus();
+  }
+  int64_t axis_value = a->empty() ? 0 : (*a)[0];
+  if (axis_value < 0) axis_value += x.dims();
+  if (axis_value < 0 || axis_value >= x.dims()) {
+    return absl::InvalidArgumentError(absl::StrCat("axis has to be between [0, ", x.dims(), ")"));
+  }
+  c->set_output(1, PartialTensorShape({x.dim_size(static_cast<int>(axis_value))}));
+  std::vector<int64_t> y(x.dim_sizes().begin(), x.dim_sizes().end());
+  y[axis_value] = -1;
+  c->set_output(0, PartialTensorShape(absl::Span<const int64_t>(y)));
+  return absl::OkStatus();
+}
+
 absl::Status InvertPermutationShape(InferenceContext* c) {
   PartialTensorShape v;
   TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &v));
@@ -534,6 +564,15 @@ TW_REGISTER_OP("Transpose")
     .Doc("Permutes the dimensions: y.shape[i] = x.shape[perm[i]].")
     .SetShapeFn(TransposeShape);
 
+TW_REGISTER_OP("ConjugateTranspose")
+    .Input("x: T")
+    .Input("perm: Tperm")
+    .Output("y: T")
+    .Attr("T: type")
+    .Attr("Tperm: {int32, int64} = DT_INT32")
+    .Doc("Transpose, complex values conjugated (tf.linalg.adjoint).")
+    .SetShapeFn(TransposeShape);
+
 TW_REGISTER_OP("ReverseV2")
     .Input("tensor: T")
     .Input("axis: Tidx")
@@ -585,6 +624,29 @@ TW_REGISTER_OP("Unique")
     .Attr("out_idx: {int32, int64} = DT_INT32")
     .Doc("The distinct values of x in order of first appearance, and where each x[i] is in y.")
     .SetShapeFn(UniqueShape);
+
+TW_REGISTER_OP("UniqueV2")
+    .Input("x: T")
+    .Input("axis: Taxis")
+    .Output("y: T")
+    .Output("idx: out_idx")
+    .Attr("T: type")
+    .Attr("Taxis: {int32, int64} = DT_INT64")
+    .Attr("out_idx: {int32, int64} = DT_INT32")
+    .Doc("Unique over the slices of x along axis [1] (empty: x a vector).")
+    .SetShapeFn(UniqueV2Shape);
+
+TW_REGISTER_OP("UniqueWithCountsV2")
+    .Input("x: T")
+    .Input("axis: Taxis")
+    .Output("y: T")
+    .Output("idx: out_idx")
+    .Output("count: out_idx")
+    .Attr("T: type")
+    .Attr("Taxis: {int32, int64} = DT_INT64")
+    .Attr("out_idx: {int32, int64} = DT_INT32")
+    .Doc("UniqueV2's outputs and how often each distinct slice occurs.")
+    .SetShapeFn(UniqueV2Shape);
 
 TW_REGISTER_OP("Fill")
     .Input("dims: index_type")

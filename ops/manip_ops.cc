@@ -1,7 +1,10 @@
 // Rearrangements and makers of whole tensors: Roll, ReverseSequence,
-// UniqueWithCounts, ParallelConcat, BroadcastArgs, Empty and DeepCopy, and
-// CompareAndBitpack (kernels/cpu/manip_ops.cc; UniqueWithCounts beside
-// Unique in kernels/cpu/scan_ops.cc).
+// UniqueWithCounts, ParallelConcat, BroadcastArgs, Empty and DeepCopy,
+// CompareAndBitpack, the Inplace row updates and UnravelIndex
+// (kernels/cpu/manip_ops.cc; UniqueWithCounts beside Unique in
+// kernels/cpu/scan_ops.cc); and two elementwise comparisons of floats,
+// NextAfter and ApproximateEqual (kernels/cpu/cwise_binary_ops.cc).
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -187,6 +190,63 @@ TW_REGISTER_OP("CompareAndBitpack")
       c->set_output(0, PartialTensorShape(dims));
       return absl::OkStatus();
     });
+
+// InplaceUpdate, InplaceAdd, InplaceSub: x with rows i set to (or added, or
+// subtracted) the rows of v.
+[[maybe_unused]] const bool kInplaceRegistered = [] {
+  for (const auto& [name, doc] :
+       {std::pair{"InplaceUpdate", "x with its rows i set to v's rows"},
+        std::pair{"InplaceAdd", "x with v's rows added to its rows i"},
+        std::pair{"InplaceSub", "x with v's rows taken from its rows i"}}) {
+    RegisterOp(OpDefBuilder(name, __FILE__)
+                   .Input("x: T")
+                   .Input("i: int32")
+                   .Input("v: T")
+                   .Output("y: T")
+                   .Attr("T: type")
+                   .Doc(doc)
+                   .SetShapeFn(shape_fns::UnchangedShape));
+  }
+  return true;
+}();
+
+TW_REGISTER_OP("UnravelIndex")
+    .Input("indices: Tidx")
+    .Input("dims: Tidx")
+    .Output("output: Tidx")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Doc("The coordinates in an array of shape dims of each flat index (one column per index).")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape dims;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &dims));
+      const PartialTensorShape& indices = c->input(0);
+      if (indices.unknown_rank()) {
+        c->set_output(0, PartialTensorShape());
+      } else if (indices.dims() == 0) {
+        c->set_output(0, PartialTensorShape({dims.dim_size(0)}));
+      } else {
+        c->set_output(0, PartialTensorShape({dims.dim_size(0), indices.num_elements()}));
+      }
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("NextAfter")
+    .Input("x1: T")
+    .Input("x2: T")
+    .Output("output: T")
+    .Attr("T: {float64, float32} = DT_FLOAT")
+    .Doc("The next representable value after x1 towards x2 (C's nextafter), broadcasting.")
+    .SetShapeFn(shape_fns::BroadcastBinaryOpShape);
+
+TW_REGISTER_OP("ApproximateEqual")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("z: bool")
+    .Attr("T: numbertype")
+    .Attr("tolerance: float = 1e-05")
+    .SetIsCommutative()
+    .Doc("|x - y| < tolerance, elementwise (x and y of one shape).")
+    .SetShapeFn(shape_fns::UnchangedShape);
 
 }  // namespace
 }  // namespace towerflow

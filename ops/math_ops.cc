@@ -585,6 +585,24 @@ TW_REGISTER_OP("BatchMatMulV2")
     .Doc("Matrix products over broadcast batch dimensions.")
     .SetShapeFn([](InferenceContext* c) { return BatchMatMulShapeImpl(c, true); });
 
+TW_REGISTER_OP("BatchMatMulV3")
+    .Input("x: Ta")
+    .Input("y: Tb")
+    .Output("output: Tout")
+    .Attr(
+        "Ta: {bfloat16, half, float, double, uint8, int8, int16, int32, int64, complex64, "
+        "complex128}")
+    .Attr(
+        "Tb: {bfloat16, half, float, double, uint8, int8, int16, int32, int64, complex64, "
+        "complex128}")
+    .Attr("Tout: {bfloat16, half, float, double, int16, int32, int64, complex64, complex128}")
+    .Attr("adj_x: bool = false")
+    .Attr("adj_y: bool = false")
+    .Attr("grad_x: bool = false")
+    .Attr("grad_y: bool = false")
+    .Doc("BatchMatMulV2 with operand and product types of their own (int8 x int8 -> int32).")
+    .SetShapeFn([](InferenceContext* c) { return BatchMatMulShapeImpl(c, true); });
+
 TW_REGISTER_OP("Range")
     .Input("start: Tidx")
     .Input("limit: Tidx")

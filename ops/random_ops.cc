@@ -116,6 +116,27 @@ TW_REGISTER_OP("StatelessRandomUniformIntV2")
     .Doc("Integers in [minval, maxval), from a Philox key and counter.")
     .SetShapeFn(RandomShape);
 
+TW_REGISTER_OP("StatelessRandomUniformFullInt")
+    .Input("shape: T")
+    .Input("seed: Tseed")
+    .Output("output: dtype")
+    .Attr("dtype: {int32, int64, uint32, uint64} = DT_UINT64")
+    .Attr("T: {int32, int64} = DT_INT32")
+    .Attr("Tseed: {int32, int64, uint32, uint64} = DT_INT64")
+    .Doc("Integers over the whole range of dtype, from seed.")
+    .SetShapeFn(RandomShape);
+
+TW_REGISTER_OP("StatelessRandomUniformFullIntV2")
+    .Input("shape: Tshape")
+    .Input("key: uint64")
+    .Input("counter: uint64")
+    .Input("alg: int32")
+    .Output("output: dtype")
+    .Attr("dtype: {int32, int64, uint32, uint64} = DT_UINT64")
+    .Attr("Tshape: {int32, int64} = DT_INT32")
+    .Doc("Integers over the whole range of dtype, from a Philox key and counter.")
+    .SetShapeFn(RandomShape);
+
 TW_REGISTER_OP("StatelessRandomGetKeyCounter")
     .Input("seed: Tseed")
     .Output("key: uint64")
@@ -125,6 +146,20 @@ TW_REGISTER_OP("StatelessRandomGetKeyCounter")
     .SetShapeFn([](InferenceContext* c) {
       c->set_output(0, PartialTensorShape({1}));
       c->set_output(1, PartialTensorShape({2}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("StatelessRandomGetKeyCounterAlg")
+    .Input("seed: Tseed")
+    .Output("key: uint64")
+    .Output("counter: uint64")
+    .Output("alg: int32")
+    .Attr("Tseed: {int32, int64} = DT_INT64")
+    .Doc("StatelessRandomGetKeyCounter and the algorithm, 1 (Philox), in one op.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, PartialTensorShape({1}));
+      c->set_output(1, PartialTensorShape({2}));
+      c->set_output(2, PartialTensorShape({}));
       return absl::OkStatus();
     });
 

@@ -70,6 +70,40 @@ using LeftShiftOp = BinaryOp<T, T, functor::LeftShift<T>>;
 template <typename T>
 using RightShiftOp = BinaryOp<T, T, functor::RightShift<T>>;
 
+template <typename T>
+struct NextAfterFn {
+  T operator()(T a, T b) const { return std::nextafter(a, b); }
+};
+template <typename T>
+using NextAfterOp = BinaryOp<T, T, NextAfterFn<T>>;
+
+// ApproximateEqual(x, y): |x - y| < tolerance, x and y of one shape (no
+// broadcasting, as TF's).
+template <typename T>
+class ApproximateEqualOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("tolerance", &tolerance_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    if (x.shape() != y.shape()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("x and y must be of the same shape. x shape: ", x.shape().DebugString(),
+                       ". y shape: ", y.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * z, ctx->allocate_output(0, x.shape()));
+    const T tolerance = static_cast<T>(tolerance_);
+    z->flat<bool>().device(ctx->eigen_cpu_device()) =
+        (x.flat<T>() - y.flat<T>()).abs() < x.flat<T>().constant(tolerance);
+    return absl::OkStatus();
+  }
+
+ private:
+  float tolerance_ = 1e-5f;
+};
+
 struct AndFn {
   bool operator()(bool a, bool b) const { return a && b; }
 };
@@ -112,6 +146,8 @@ TW_REGISTER_KERNELS(cwise_binary) {
   RegisterTypedKernels<BitwiseXorOp, int32_t, int64_t>(cpu("BitwiseXor"), "T");
   RegisterTypedKernels<LeftShiftOp, int32_t, int64_t>(cpu("LeftShift"), "T");
   RegisterTypedKernels<RightShiftOp, int32_t, int64_t>(cpu("RightShift"), "T");
+  RegisterTypedKernels<NextAfterOp, float, double>(cpu("NextAfter"), "T");
+  RegisterTypedKernels<ApproximateEqualOp, float, double>(cpu("ApproximateEqual"), "T");
   RegisterTypedKernels<SquaredDifferenceOp, float, double, int32_t, int64_t>(
       cpu("SquaredDifference"), "T");
 

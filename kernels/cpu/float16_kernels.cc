@@ -24,7 +24,8 @@
 //   that read or update a variable in place (ref or resource arguments: the
 //   optimizer updates and Assign are written for the 16-bit types in their
 //   own files), list(type) attrs, ops whose meaning is the bits and
-//   the stateless random ops (NotDerivedOps).
+//   the stateless random ops, and BatchMatMulV3, whose mixed operand types
+//   have kernels of their own (NotDerivedOps).
 // The derived kernel is as thread-safe as the float one it holds.
 #include <set>
 #include <string>
@@ -42,9 +43,11 @@ bool IsFloat16(DataType t) { return t == DT_HALF || t == DT_BFLOAT16; }
 // Ops whose 16-bit result is not the float result rounded: those whose
 // meaning is how a type is stored, and the stateless random ops (TF's make
 // 16-bit numbers from 16 random bits; a rounded float draw would be other
-// numbers, and could round up to 1).
+// numbers, and could round up to 1); and BatchMatMulV3, registered for its
+// own type triples.
 const std::set<std::string>& NotDerivedOps() {
-  static const auto* ops = new std::set<std::string>{"Bitcast",
+  static const auto* ops = new std::set<std::string>{"BatchMatMulV3",
+                                                     "Bitcast",
                                                      "DecodeRaw",
                                                      "ParseTensor",
                                                      "SerializeTensor",

@@ -1,5 +1,5 @@
-// Roll, ReverseSequence, BroadcastArgs, Empty, DeepCopy and CompareAndBitpack
-// (ops/manip_ops.cc).
+// Roll, ReverseSequence, BroadcastArgs, Empty, DeepCopy, CompareAndBitpack,
+// InplaceUpdate/Add/Sub and UnravelIndex (ops/manip_ops.cc).
 // Roll and ReverseSequence only move elements: they run on an unsigned type
 // as wide as the element (strings as strings), copying contiguous runs.
 #include <algorithm>
@@ -299,6 +299,157 @@ class CompareAndBitpackOp : public OpKernel {
   }
 };
 
+// InplaceUpdate/Add/Sub(x, i, v): x with row i[j] (wrapped into range, as
+// TF's) set to, added or subtracted v's row j, in order (repeated rows
+// accumulate). TF writes into x's buffer, so other readers of x see the
+// change; here y is a new tensor and x is left as it was.
+enum class Inplace { kAdd, kSub };
+
+// y (x copied, or x's buffer when no one else reads it), the rows of y that
+// v's rows go to (none when there is nothing to write) and a row's length.
+struct InplacePlan {
+  Tensor* y = nullptr;
+  std::vector<int64_t> rows;
+  int64_t row = 0;
+};
+
+absl::StatusOr<InplacePlan> InplaceStart(KernelContext* ctx) {
+  const Tensor& x = ctx->input(0);
+  const Tensor& i = ctx->input(1);
+  const Tensor& v = ctx->input(2);
+  if (i.dims() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("i must be a vector. ", i.shape().DebugString()));
+  }
+  if (x.dims() == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("x must have rows (rank >= 1), got shape ", x.shape().DebugString()));
+  }
+  if (x.dims() != v.dims()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("x and v shape doesn't match (ranks differ): ", x.shape().DebugString(),
+                     " vs. ", v.shape().DebugString()));
+  }
+  for (int d = 1; d < x.dims(); ++d) {
+    if (x.dim_size(d) != v.dim_size(d)) {
+      return absl::InvalidArgumentError(absl::StrCat("x and v shape doesn't match at index ", d,
+                                                     " : ", x.shape().DebugString(), " vs. ",
+                                                     v.shape().DebugString()));
+    }
+  }
+  if (i.dim_size(0) != v.dim_size(0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("i and x shape doesn't match at index 0: ", i.shape().DebugString(), " vs. ",
+                     v.shape().DebugString()));
+  }
+  TW_ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
+  if (y->raw_data() != x.raw_data()) {
+    TW_RETURN_IF_ERROR(VisitMovable("Inplace", x.dtype(), [&]<typename U>(U) {
+      CopyRun(RawData<U>(x), 0, RawData<U>(*y), 0, x.NumElements());
+      return absl::OkStatus();
+    }));
+  }
+  InplacePlan plan{y, {}, 0};
+  if (x.NumElements() == 0 || v.NumElements() == 0) return plan;
+  plan.row = v.NumElements() / v.dim_size(0);
+  const int64_t rows = x.dim_size(0);
+  for (int64_t j = 0; j < i.NumElements(); ++j) {
+    plan.rows.push_back((i.data<int32_t>()[j] % rows + rows) % rows);
+  }
+  return plan;
+}
+
+class InplaceUpdateOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const InplacePlan p, InplaceStart(ctx));
+    const Tensor& v = ctx->input(2);
+    return VisitMovable("InplaceUpdate", v.dtype(), [&]<typename U>(U) {
+      for (size_t j = 0; j < p.rows.size(); ++j) {
+        CopyRun(RawData<U>(v), static_cast<int64_t>(j) * p.row, RawData<U>(*p.y), p.rows[j] * p.row,
+                p.row);
+      }
+      return absl::OkStatus();
+    });
+  }
+};
+
+template <typename T, Inplace kMode>
+class InplaceArithOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const InplacePlan p, InplaceStart(ctx));
+    const T* vs = ctx->input(2).data<T>();
+    T* ys = p.y->data<T>();
+    for (size_t j = 0; j < p.rows.size(); ++j) {
+      T* to = ys + p.rows[j] * p.row;
+      const T* from = vs + static_cast<int64_t>(j) * p.row;
+      for (int64_t k = 0; k < p.row; ++k) {
+        to[k] = kMode == Inplace::kAdd ? to[k] + from[k] : to[k] - from[k];
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+template <typename T>
+using InplaceAddOp = InplaceArithOp<T, Inplace::kAdd>;
+template <typename T>
+using InplaceSubOp = InplaceArithOp<T, Inplace::kSub>;
+
+// UnravelIndex(indices, dims): for each flat index of an array of shape
+// dims (row-major), its coordinates: [len(dims)] for a scalar index,
+// [len(dims), n] for n indices.
+template <typename T>
+class UnravelIndexOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& indices = ctx->input(0);
+    const Tensor& dims_t = ctx->input(1);
+    if (dims_t.dims() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("The indices can only be 1-D, got \"", dims_t.shape().DebugString(), "\""));
+    }
+    if (indices.dims() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "The indices can only be scalar or vector, got \"", indices.shape().DebugString(), "\""));
+    }
+    const T* dims = dims_t.data<T>();
+    const int64_t rank = dims_t.NumElements();
+    int64_t size = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (dims[d] == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Input dims cannot contain a dim of zero, but dims contains zero at index ", d));
+      }
+      if (dims[d] < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Input dims cannot be negative. Got dim = ", dims[d], " at index ", d));
+      }
+      size = MultiplyWithoutOverflow(size, dims[d]);
+    }
+    const int64_t n = indices.NumElements();
+    const T* idx = indices.data<T>();
+    for (int64_t j = 0; j < n; ++j) {
+      if (size >= 0 && idx[j] >= size) {
+        return absl::InvalidArgumentError("index is out of bound as with dims");
+      }
+    }
+    const TensorShape shape = indices.dims() == 0 ? TensorShape({rank}) : TensorShape({rank, n});
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    T* o = out->data<T>();
+    for (int64_t j = 0; j < n; ++j) {
+      // TF's C++ division and remainder: a negative index gives negative
+      // coordinates, as TF's kernel does.
+      T rest = idx[j];
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        o[d * n + j] = rest % dims[d];
+        rest /= dims[d];
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
 TW_REGISTER_KERNELS(manip_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterKernel(cpu("Roll"), MakeFactory<RollOp>());
@@ -306,6 +457,12 @@ TW_REGISTER_KERNELS(manip_ops) {
   RegisterTypedKernels<BroadcastArgsOp, int32_t, int64_t>(cpu("BroadcastArgs"), "T");
   RegisterKernel(cpu("Empty"), MakeFactory<EmptyOp>());
   RegisterKernel(cpu("DeepCopy"), MakeFactory<DeepCopyOp>());
+  RegisterKernel(cpu("InplaceUpdate"), MakeFactory<InplaceUpdateOp>());
+  RegisterTypedKernels<InplaceAddOp, float, double, int32_t, int64_t, complex64, complex128>(
+      cpu("InplaceAdd"), "T");
+  RegisterTypedKernels<InplaceSubOp, float, double, int32_t, int64_t, complex64, complex128>(
+      cpu("InplaceSub"), "T");
+  RegisterTypedKernels<UnravelIndexOp, int32_t, int64_t>(cpu("UnravelIndex"), "Tidx");
   RegisterTypedKernels<CompareAndBitpackOp, bool, float, double, int32_t, int64_t>(
       cpu("CompareAndBitpack"), "T");
 }

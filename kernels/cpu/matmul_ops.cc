@@ -1,4 +1,4 @@
-// MatMul and BatchMatMul/BatchMatMulV2: float and double through Gemm
+// MatMul and BatchMatMul/V2/V3: float and double through Gemm
 // (kernels/cpu/blas.h: oneDNN's sgemm, OpenBLAS's dgemm), int32 on Eigen's
 // contraction.
 //
@@ -88,6 +88,18 @@ using PlainMatMulOp = MatMulOp<T, false>;
 template <typename T>
 using FusedMatMulOp = MatMulOp<T, true>;
 
+// The products of a batch plan (PlanBatchMatMul), each matrix pair through
+// Product.
+template <typename T>
+void BatchProducts(const Eigen::ThreadPoolDevice& d, const BatchMatMulPlan& plan, bool adj_x,
+                   bool adj_y, const T* xd, const T* yd, T* od) {
+  const int64_t m = plan.m, n = plan.n, k = plan.k;
+  for (size_t i = 0; i < plan.x_index.size(); ++i) {
+    Product<T>(d, adj_x, adj_y, m, n, k, xd + plan.x_index[i] * m * k, yd + plan.y_index[i] * k * n,
+               od + static_cast<int64_t>(i) * m * n);
+  }
+}
+
 template <typename T>
 class BatchMatMulOp : public OpKernel {
  public:
@@ -102,23 +114,70 @@ class BatchMatMulOp : public OpKernel {
                         PlanBatchMatMul(x.shape(), y.shape(), adj_x_, adj_y_));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
     if (plan.out_shape.num_elements() == 0) return absl::OkStatus();
-    const int64_t m = plan.m, n = plan.n, k = plan.k;
-    const std::vector<int64_t>& xi = plan.x_index;
-    const std::vector<int64_t>& yi = plan.y_index;
-    const int64_t batches = static_cast<int64_t>(xi.size());
-    const T* xd = x.data<T>();
-    const T* yd = y.data<T>();
-    T* od = out->data<T>();
-    for (int64_t i = 0; i < batches; ++i) {
-      Product<T>(ctx->eigen_cpu_device(), adj_x_, adj_y_, m, n, k, xd + xi[i] * m * k,
-                 yd + yi[i] * k * n, od + i * m * n);
-    }
+    BatchProducts<T>(ctx->eigen_cpu_device(), plan, adj_x_, adj_y_, x.data<T>(), y.data<T>(),
+                     out->data<T>());
     return absl::OkStatus();
   }
 
- private:
+ protected:
   bool adj_x_ = false, adj_y_ = false;
 };
+
+// `t` (of type From) as a tensor of C: `t` itself when From is C.
+template <typename From, typename C>
+absl::StatusOr<Tensor> AsComputeType(KernelContext* ctx, const Tensor& t) {
+  if constexpr (std::is_same_v<From, C>) {
+    return t;
+  } else {
+    TW_ASSIGN_OR_RETURN(Tensor wide, ctx->allocate_temp(DataTypeToEnum<C>::value, t.shape()));
+    wide.flat<C>().device(ctx->eigen_cpu_device()) = t.flat<From>().template cast<C>();
+    return wide;
+  }
+}
+
+// BatchMatMulV3: x of Ta, y of Tb, the product of Tout, computed in C. TF's
+// CPU kernels take one type for all three, int8/uint8 operand pairs giving
+// int32, and bfloat16 with an int8/uint8 operand giving bfloat16 (and here
+// half as well); narrow operands widen to C (int32, or float for the 16-bit
+// floats) and a 16-bit product rounds once from float.
+template <typename TA, typename TB, typename TOut, typename C>
+class BatchMatMulV3Op : public BatchMatMulOp<C> {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    if constexpr (std::is_same_v<TA, C> && std::is_same_v<TB, C> && std::is_same_v<TOut, C>) {
+      return BatchMatMulOp<C>::Compute(ctx);
+    } else {
+      const bool adj_x = this->adj_x_, adj_y = this->adj_y_;
+      TW_ASSIGN_OR_RETURN(
+          const BatchMatMulPlan plan,
+          PlanBatchMatMul(ctx->input(0).shape(), ctx->input(1).shape(), adj_x, adj_y));
+      TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
+      if (plan.out_shape.num_elements() == 0) return absl::OkStatus();
+      TW_ASSIGN_OR_RETURN(const Tensor x, (AsComputeType<TA, C>(ctx, ctx->input(0))));
+      TW_ASSIGN_OR_RETURN(const Tensor y, (AsComputeType<TB, C>(ctx, ctx->input(1))));
+      Tensor product = *out;
+      if constexpr (!std::is_same_v<TOut, C>) {
+        TW_ASSIGN_OR_RETURN(product, ctx->allocate_temp(DataTypeToEnum<C>::value, plan.out_shape));
+      }
+      BatchProducts<C>(ctx->eigen_cpu_device(), plan, adj_x, adj_y, x.data<C>(), y.data<C>(),
+                       product.data<C>());
+      if constexpr (!std::is_same_v<TOut, C>) {
+        out->flat<TOut>().device(ctx->eigen_cpu_device()) = product.flat<C>().template cast<TOut>();
+      }
+      return absl::OkStatus();
+    }
+  }
+};
+
+template <typename TA, typename TB, typename TOut, typename C>
+void RegisterBatchMatMulV3() {
+  RegisterKernel(KernelDefBuilder("BatchMatMulV3")
+                     .Device(kDeviceCpu)
+                     .template TypeConstraint<TA>("Ta")
+                     .template TypeConstraint<TB>("Tb")
+                     .template TypeConstraint<TOut>("Tout"),
+                 MakeFactory<BatchMatMulV3Op<TA, TB, TOut, C>>());
+}
 
 TW_REGISTER_KERNELS(matmul) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
@@ -126,6 +185,21 @@ TW_REGISTER_KERNELS(matmul) {
   RegisterTypedKernels<FusedMatMulOp, float, double>(cpu("_FusedMatMul"), "T");
   RegisterTypedKernels<BatchMatMulOp, float, double, int32_t>(cpu("BatchMatMul"), "T");
   RegisterTypedKernels<BatchMatMulOp, float, double, int32_t>(cpu("BatchMatMulV2"), "T");
+  RegisterBatchMatMulV3<float, float, float, float>();
+  RegisterBatchMatMulV3<double, double, double, double>();
+  RegisterBatchMatMulV3<int32_t, int32_t, int32_t, int32_t>();
+  RegisterBatchMatMulV3<int64_t, int64_t, int64_t, int64_t>();
+  RegisterBatchMatMulV3<int16_t, int16_t, int16_t, int32_t>();
+  RegisterBatchMatMulV3<bfloat16, bfloat16, bfloat16, float>();
+  RegisterBatchMatMulV3<half, half, half, float>();  // TF's CPU has no half form
+  RegisterBatchMatMulV3<int8_t, int8_t, int32_t, int32_t>();
+  RegisterBatchMatMulV3<int8_t, uint8_t, int32_t, int32_t>();
+  RegisterBatchMatMulV3<uint8_t, int8_t, int32_t, int32_t>();
+  RegisterBatchMatMulV3<uint8_t, uint8_t, int32_t, int32_t>();
+  RegisterBatchMatMulV3<bfloat16, int8_t, bfloat16, float>();
+  RegisterBatchMatMulV3<bfloat16, uint8_t, bfloat16, float>();
+  RegisterBatchMatMulV3<int8_t, bfloat16, bfloat16, float>();
+  RegisterBatchMatMulV3<uint8_t, bfloat16, bfloat16, float>();
 }
 
 }  // namespace

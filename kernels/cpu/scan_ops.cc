@@ -8,11 +8,13 @@
 // the intra-op pool.
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "framework/tensor_views.h"
 #include "framework/threadpool.h"
@@ -124,34 +126,77 @@ class ListDiffOp : public OpKernel {
 
 // Unique(x) = (y, idx): x's distinct values in order of first appearance,
 // and for each x[i] its position in y (TF's unique; each NaN is distinct).
-// UniqueWithCounts adds count[k], how often y[k] occurs.
-template <typename T, bool kCounts>
+// UniqueWithCounts adds count[k], how often y[k] occurs. The V2 forms take
+// an axis [1] and find the distinct slices along it (an empty axis: x must
+// be a vector, as V1).
+template <typename T, bool kCounts, bool kV2>
 class UniqueOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    if (x.dims() != 1) {
+    std::optional<int> axis;
+    if constexpr (kV2) {
+      TW_ASSIGN_OR_RETURN(axis, UniqueAxis(ctx->input(1), x.dims()));
+    }
+    if (!axis.has_value() && x.dims() != 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("unique expects a 1D vector, got shape ", x.shape().DebugString()));
     }
+    const int a = axis.value_or(0);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < a; ++d) outer *= x.dim_size(d);
+    for (int d = a + 1; d < x.dims(); ++d) inner *= x.dim_size(d);
+    const int64_t n = x.dim_size(a);
     const T* xs = x.data<T>();
-    const int64_t n = x.NumElements();
-    absl::flat_hash_map<T, int64_t> position;
     std::vector<int64_t> idx(n), firsts, counts;
-    for (int64_t i = 0; i < n; ++i) {
-      const auto [it, inserted] = position.try_emplace(xs[i], static_cast<int64_t>(firsts.size()));
-      if (inserted) {
+    const auto add = [&](int64_t i, int64_t first) {
+      if (first == static_cast<int64_t>(firsts.size())) {
         firsts.push_back(i);
         counts.push_back(0);
       }
-      idx[i] = it->second;
-      ++counts[it->second];
+      idx[i] = first;
+      ++counts[first];
+    };
+    if (outer == 1 && inner == 1) {
+      absl::flat_hash_map<T, int64_t> position;
+      for (int64_t i = 0; i < n; ++i) {
+        add(i, position.try_emplace(xs[i], static_cast<int64_t>(firsts.size())).first->second);
+      }
+    } else {
+      // Slice i: the elements (o, i, j); equal when all are (==).
+      const auto at = [&](int64_t i, int64_t o, int64_t j) { return xs[(o * n + i) * inner + j]; };
+      const auto hash = [&](int64_t i) {
+        size_t h = 0;
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t j = 0; j < inner; ++j) h = absl::HashOf(h, at(i, o, j));
+        }
+        return h;
+      };
+      const auto equal = [&](int64_t i, int64_t k) {
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t j = 0; j < inner; ++j) {
+            if (!(at(i, o, j) == at(k, o, j))) return false;
+          }
+        }
+        return true;
+      };
+      absl::flat_hash_map<int64_t, int64_t, decltype(hash), decltype(equal)> position(0, hash,
+                                                                                      equal);
+      for (int64_t i = 0; i < n; ++i) {
+        add(i, position.try_emplace(i, static_cast<int64_t>(firsts.size())).first->second);
+      }
     }
     const int64_t m = static_cast<int64_t>(firsts.size());
-    TW_ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, TensorShape({m})));
+    std::vector<int64_t> y_dims(x.shape().dim_sizes().begin(), x.shape().dim_sizes().end());
+    y_dims[a] = m;
+    TW_ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, TensorShape(y_dims)));
     TW_ASSIGN_OR_RETURN(Tensor * out_idx, ctx->allocate_output(1, TensorShape({n})));
     T* ys = y->data<T>();
-    for (int64_t k = 0; k < m; ++k) ys[k] = xs[firsts[k]];
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t k = 0; k < m; ++k) {
+        std::copy_n(xs + (o * n + firsts[k]) * inner, inner, ys + (o * m + k) * inner);
+      }
+    }
     TW_RETURN_IF_ERROR(WriteInts(idx, out_idx));
     if constexpr (kCounts) {
       TW_ASSIGN_OR_RETURN(Tensor * count, ctx->allocate_output(2, TensorShape({m})));
@@ -159,11 +204,35 @@ class UniqueOp : public OpKernel {
     }
     return absl::OkStatus();
   }
+
+ private:
+  // UniqueV2's axis input: empty (none) or one axis of x, TF's messages.
+  static absl::StatusOr<std::optional<int>> UniqueAxis(const Tensor& axis, int dims) {
+    if (axis.dims() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("axis expects a 1D vector, got shape ", axis.shape().DebugString()));
+    }
+    if (axis.NumElements() > 1) {
+      return absl::InvalidArgumentError(
+          "axis does not support input tensors larger than 1 elements");
+    }
+    if (axis.NumElements() == 0) return std::nullopt;
+    int64_t a = IntAt(axis, 0);
+    if (a < 0) a += dims;
+    if (a < 0 || a >= dims) {
+      return absl::InvalidArgumentError(absl::StrCat("axis has to be between [0, ", dims, ")"));
+    }
+    return static_cast<int>(a);
+  }
 };
 template <typename T>
-using UniqueOnlyOp = UniqueOp<T, false>;
+using UniqueOnlyOp = UniqueOp<T, false, false>;
 template <typename T>
-using UniqueWithCountsOp = UniqueOp<T, true>;
+using UniqueWithCountsOp = UniqueOp<T, true, false>;
+template <typename T>
+using UniqueV2Op = UniqueOp<T, false, true>;
+template <typename T>
+using UniqueWithCountsV2Op = UniqueOp<T, true, true>;
 
 TW_REGISTER_KERNELS(scan_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
@@ -175,6 +244,10 @@ TW_REGISTER_KERNELS(scan_ops) {
                                                                                    "T");
   RegisterTypedKernels<UniqueWithCountsOp, float, double, int32_t, int64_t, std::string>(
       cpu("UniqueWithCounts"), "T");
+  RegisterTypedKernels<UniqueV2Op, float, double, int32_t, int64_t, bool, std::string>(
+      cpu("UniqueV2").HostMemory("axis"), "T");
+  RegisterTypedKernels<UniqueWithCountsV2Op, float, double, int32_t, int64_t, bool, std::string>(
+      cpu("UniqueWithCountsV2").HostMemory("axis"), "T");
 }
 
 }  // namespace

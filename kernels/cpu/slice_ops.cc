@@ -91,11 +91,18 @@ std::vector<int64_t> AtLeast1(std::vector<int64_t> v) {
   return v;
 }
 
+// Transpose, and with kConjugate ConjugateTranspose (complex values
+// conjugated after the move; other types as Transpose).
+template <bool kConjugate>
 class TransposeOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     TW_ASSIGN_OR_RETURN(TransposePlan plan, PlanTranspose(x.shape(), ctx->input(1)));
+    if constexpr (kConjugate) {
+      if (x.dtype() == DT_COMPLEX64) return Conjugated<complex64>(ctx, plan);
+      if (x.dtype() == DT_COMPLEX128) return Conjugated<complex128>(ctx, plan);
+    }
     if (plan.identity) {
       TW_ASSIGN_OR_RETURN(Tensor out, x.Reshaped(plan.shape));
       return ctx->set_output(0, std::move(out));
@@ -111,6 +118,35 @@ class TransposeOp : public OpKernel {
           return absl::OkStatus();
         },
         /*strings=*/true);
+  }
+
+ private:
+  template <typename C>
+  static absl::Status Conjugated(KernelContext* ctx, const TransposePlan& plan) {
+    const Tensor& x = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.shape));
+    if (x.NumElements() == 0) return absl::OkStatus();
+    const auto& d = ctx->eigen_cpu_device();
+    if (plan.identity) {
+      out->flat<C>().device(d) = x.flat<C>().conjugate();
+      return absl::OkStatus();
+    }
+    return Dispatch(
+        "ConjugateTranspose", x.dtype(), x.dims(),
+        [&]<typename U, int N>() {
+          // rank 0 as 1, as Dispatch does.
+          const auto dims = [](const TensorShape& s) {
+            std::vector<int64_t> v = Dims(s);
+            v.resize(N, 1);
+            return Idx<N>(v);
+          };
+          const Eigen::TensorMap<const Eigen::Tensor<C, N, Eigen::RowMajor>> xs(x.data<C>(),
+                                                                                dims(x.shape()));
+          Eigen::TensorMap<Eigen::Tensor<C, N, Eigen::RowMajor>>(out->data<C>(), dims(plan.shape))
+              .device(d) = xs.shuffle(Idx<N>(plan.perm)).conjugate();
+          return absl::OkStatus();
+        },
+        /*strings=*/false);
   }
 };
 
@@ -580,7 +616,8 @@ class TileOp : public OpKernel {
 
 TW_REGISTER_KERNELS(slice_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
-  RegisterKernel(cpu("Transpose"), MakeFactory<TransposeOp>());
+  RegisterKernel(cpu("Transpose"), MakeFactory<TransposeOp<false>>());
+  RegisterKernel(cpu("ConjugateTranspose"), MakeFactory<TransposeOp<true>>());
   RegisterKernel(cpu("StridedSlice"), MakeFactory<StridedSliceOp>());
   RegisterKernel(cpu("StridedSliceGrad"), MakeFactory<StridedSliceGradOp>());
   RegisterKernel(cpu("TensorStridedSliceUpdate"), MakeFactory<TensorStridedSliceUpdateOp>());

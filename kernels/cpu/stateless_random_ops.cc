@@ -10,12 +10,14 @@
 //   stretch of the stream, 256 (128) blocks on, drawing normals in pairs and
 //   keeping those under 2 in magnitude;
 // - integers in [lo, hi): lo + a word (two for 64 bits) modulo hi - lo
-//   (TF's modulo, slightly biased for ranges that do not divide 2^32).
+//   (TF's modulo, slightly biased for ranges that do not divide 2^32);
+// - integers over a type's whole range: the word (two words, low first).
 // float and double; TF's half and bfloat16 forms (their own 16-bit
 // conversions) are not in.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -228,6 +230,33 @@ class StatelessRandomIntOp : public OpKernel {
   }
 };
 
+// Integers over dtype's whole range: a word each (two, low first, for 64
+// bits), as TF's UniformFullIntDistribution.
+template <typename T, bool kV2>
+class StatelessRandomFullIntOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    if (!kV2 && ctx->input(1).dtype() != DT_INT32 && ctx->input(1).dtype() != DT_INT64) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Invalid seed type: ", DataTypeString(ctx->input(1).dtype())));
+    }
+    TW_ASSIGN_OR_RETURN(PhiloxStream stream, StreamOf(ctx, kV2, 1));
+    TW_ASSIGN_OR_RETURN(Tensor * out, AllocateShaped(ctx));
+    using U = std::make_unsigned_t<T>;
+    PhiloxWords words(&stream);
+    T* y = out->data<T>();
+    for (int64_t i = 0, n = out->NumElements(); i < n; ++i) {
+      U bits = words.Next();
+      if constexpr (sizeof(T) == 8) bits |= uint64_t{words.Next()} << 32;
+      y[i] = static_cast<T>(bits);
+    }
+    return absl::OkStatus();
+  }
+};
+
+// StatelessRandomGetKeyCounter, and with kAlg StatelessRandomGetKeyCounterAlg
+// (its third output the algorithm, Philox).
+template <bool kAlg>
 class GetKeyCounterOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
@@ -243,6 +272,10 @@ class GetKeyCounterOp : public OpKernel {
     key_t->data<uint64_t>()[0] = key.k[0] | (uint64_t{key.k[1]} << 32);
     counter_t->data<uint64_t>()[0] = counter.v[0] | (uint64_t{counter.v[1]} << 32);
     counter_t->data<uint64_t>()[1] = counter.v[2] | (uint64_t{counter.v[3]} << 32);
+    if constexpr (kAlg) {
+      TW_ASSIGN_OR_RETURN(Tensor * alg, ctx->allocate_output(2, TensorShape({})));
+      *alg->data<int32_t>() = kPhilox;
+    }
     return absl::OkStatus();
   }
 };
@@ -267,6 +300,10 @@ template <typename T>
 using IntV1 = StatelessRandomIntOp<T, false>;
 template <typename T>
 using IntV2 = StatelessRandomIntOp<T, true>;
+template <typename T>
+using FullIntV1 = StatelessRandomFullIntOp<T, false>;
+template <typename T>
+using FullIntV2 = StatelessRandomFullIntOp<T, true>;
 
 TW_REGISTER_KERNELS(stateless_random_ops) {
   const auto cpu = [](const std::string& op, bool v2) {
@@ -295,8 +332,14 @@ TW_REGISTER_KERNELS(stateless_random_ops) {
       cpu("StatelessRandomUniformInt", false).HostMemory("minval").HostMemory("maxval"), "dtype");
   RegisterTypedKernels<IntV2, int32_t, int64_t, uint32_t, uint64_t>(
       cpu("StatelessRandomUniformIntV2", true).HostMemory("minval").HostMemory("maxval"), "dtype");
+  RegisterTypedKernels<FullIntV1, int32_t, int64_t, uint32_t, uint64_t>(
+      cpu("StatelessRandomUniformFullInt", false), "dtype");
+  RegisterTypedKernels<FullIntV2, int32_t, int64_t, uint32_t, uint64_t>(
+      cpu("StatelessRandomUniformFullIntV2", true), "dtype");
   RegisterKernel(KernelDefBuilder("StatelessRandomGetKeyCounter").Device(kDeviceCpu),
-                 MakeFactory<GetKeyCounterOp>());
+                 MakeFactory<GetKeyCounterOp<false>>());
+  RegisterKernel(KernelDefBuilder("StatelessRandomGetKeyCounterAlg").Device(kDeviceCpu),
+                 MakeFactory<GetKeyCounterOp<true>>());
   RegisterKernel(KernelDefBuilder("StatelessRandomGetAlg").Device(kDeviceCpu),
                  MakeFactory<GetAlgOp>());
 }

@@ -127,5 +127,41 @@ TEST(StatelessRandomTest, KeyCounterAndTheV2Forms) {
   EXPECT_THAT(out[0], TensorIs<int32_t>({}, {1}));
 }
 
+// Integers over the whole range (TF 2.21's values for seed [7, 8]); the
+// GetKeyCounterAlg triple feeds the V2 form, which draws the same numbers.
+TEST(StatelessRandomTest, FullRangeIntegers) {
+  const auto full = [](DataType dtype, const Tensor& seed) {
+    KernelRunner r("StatelessRandomUniformFullInt");
+    r.Attr("dtype", dtype);
+    return r.Run({Shape(5), seed});
+  };
+  const Tensor seed = Literal<int64_t>({2}, {7, 8});
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, full(DT_INT32, seed));
+  EXPECT_THAT(out[0],
+              TensorIs<int32_t>({5}, {-276475747, 1478766658, -1774886787, -291032361, 184517209}));
+  TW_ASSERT_OK_AND_ASSIGN(out, full(DT_UINT32, Literal<int32_t>({2}, {7, 8})));
+  EXPECT_THAT(out[0], TensorIs<uint32_t>(
+                          {5}, {4018491549u, 1478766658u, 2520080509u, 4003934935u, 184517209u}));
+  TW_ASSERT_OK_AND_ASSIGN(out, full(DT_UINT64, seed));
+  EXPECT_THAT(out[0], TensorIs<uint64_t>({5}, {6351254438543708317ull, 17196769603656966269ull,
+                                               4715617131889132121ull, 13255857193121736489ull,
+                                               16432683458471697089ull}));
+  EXPECT_THAT(full(DT_INT32, Literal<uint32_t>({2}, {7, 8})),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Invalid seed type: uint32"));
+  EXPECT_THAT(full(DT_INT32, Literal<int64_t>({3}, {7, 8, 9})),
+              StatusIs(absl::StatusCode::kInvalidArgument, "seed must have shape [2], not [3]"));
+
+  KernelRunner kca("StatelessRandomGetKeyCounterAlg");
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> kca_out, kca.Run({seed}));
+  EXPECT_THAT(kca_out[0], TensorIs<uint64_t>({1}, {18211131699702176293ull}));
+  EXPECT_THAT(kca_out[1], TensorIs<uint64_t>({2}, {0, 18149656166479458529ull}));
+  EXPECT_THAT(kca_out[2], TensorIs<int32_t>({}, {1}));
+  KernelRunner v2("StatelessRandomUniformFullIntV2");
+  v2.Attr("dtype", DT_INT64);
+  TW_ASSERT_OK_AND_ASSIGN(out, v2.Run({Shape(3), kca_out[0], kca_out[1], kca_out[2]}));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({3}, {6351254438543708317ll, -1249974470052585347ll,
+                                              4715617131889132121ll}));
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -1,4 +1,5 @@
-// Gradients of the rearrangements of ops/manip_ops.cc and of
+// Gradients of the rearrangements of ops/manip_ops.cc (and of NextAfter,
+// which TF treats as the identity in x1), of ConjugateTranspose and of
 // SparseTensorDenseAdd, SparseToDense, SparseFillEmptyRows and
 // RaggedTensorToTensor, as TF's
 // manip_grad.py, array_grad.py and sparse_grad.py: each moves g back to
@@ -155,6 +156,29 @@ TW_GRAD_FN(SparseTensorDenseMatMulGrad) {
   return scope.status();
 }
 
+// y = conj(transpose(x, perm)): dx = conj(transpose(g, inverse perm)).
+TW_GRAD_FN(ConjugateTransposeGrad) {
+  const Output g = grad_inputs[0];
+  const Output inverse = ops::InvertPermutation(scope, In(op, 1));
+  const DataType t = g.type();
+  if (t == DT_COMPLEX64 || t == DT_COMPLEX128) {
+    grad_outputs->push_back(ops::ConjugateTranspose(scope, g, inverse));
+  } else {
+    grad_outputs->push_back(ops::Transpose(scope, g, inverse));
+  }
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+
+// y = nextafter(x1, x2): TF's _NextAfterGrad, dx1 = g (summed back to x1's
+// shape), dx2 = 0.
+TW_GRAD_FN(NextAfterGrad) {
+  const Output x1 = In(op, 0), x2 = In(op, 1), g = grad_inputs[0];
+  grad_outputs->push_back(grad_util::SumToShapeOf(scope, g, x1, x2));
+  grad_outputs->push_back(ops::ZerosLike(scope, x2));
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("Roll", RollGrad);
 TW_REGISTER_GRADIENT("SparseReduceSum", SparseReduceSumGrad);
 TW_REGISTER_GRADIENT("SparseTensorDenseMatMul", SparseTensorDenseMatMulGrad);
@@ -163,7 +187,10 @@ TW_REGISTER_GRADIENT("ReverseSequence", ReverseSequenceGrad);
 TW_REGISTER_GRADIENT("SparseTensorDenseAdd", SparseTensorDenseAddGrad);
 TW_REGISTER_GRADIENT("SparseToDense", SparseToDenseGrad);
 TW_REGISTER_GRADIENT("SparseFillEmptyRows", SparseFillEmptyRowsGrad);
+TW_REGISTER_GRADIENT("ConjugateTranspose", ConjugateTransposeGrad);
+TW_REGISTER_GRADIENT("NextAfter", NextAfterGrad);
 TW_REGISTER_NO_GRADIENT("LinSpace");  // as TF's math_grad.py
+TW_REGISTER_NO_GRADIENT("ApproximateEqual");
 
 }  // namespace
 }  // namespace towerflow

@@ -724,6 +724,7 @@ TW_GRAD_FN(EinsumGrad) {
 TW_REGISTER_GRADIENT("Einsum", EinsumGrad);
 TW_REGISTER_GRADIENT("BatchMatMul", BatchMatMulGrad);
 TW_REGISTER_GRADIENT("BatchMatMulV2", BatchMatMulGrad);
+TW_REGISTER_GRADIENT("BatchMatMulV3", BatchMatMulGrad);
 
 // Piecewise constant, comparisons, logic, indices: no gradient.
 TW_REGISTER_NO_GRADIENT("Floor");

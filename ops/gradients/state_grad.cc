@@ -100,6 +100,8 @@ TW_REGISTER_NO_GRADIENT("StatelessTruncatedNormalV2");
 TW_REGISTER_NO_GRADIENT("StatelessRandomUniformInt");
 TW_REGISTER_NO_GRADIENT("StatelessRandomUniformIntV2");
 TW_REGISTER_NO_GRADIENT("StatelessRandomGetKeyCounter");
+TW_REGISTER_NO_GRADIENT("StatelessRandomUniformFullInt");
+TW_REGISTER_NO_GRADIENT("StatelessRandomUniformFullIntV2");
 TW_REGISTER_NO_GRADIENT("StatelessRandomGetAlg");
 
 // Lookup tables (TF's lookup_ops.py: not differentiable).

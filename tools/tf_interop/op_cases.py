@@ -573,6 +573,14 @@ CASES = {
         ("adjoint x", {"x": (F, [2, 3, 2], None), "y": (F, [2, 3, 2], None)}, {"adj_x": True}),
         ("batch mismatch", {"x": (F, [2, 2, 3], None), "y": (F, [3, 3, 2], None)}, {}),
     ],
+    "BatchMatMulV3": [
+        ("int8 x uint8", {"x": (types_pb2.DT_INT8, [2, 2, 3], [1, -2, 3, 4, 5, -6, 7, 8, 9, -1, 0, 2]),
+                          "y": (U8, [3, 2], [1, 2, 30, 4, 250, 6])}, {"Tout": I32}),
+        ("float, adjoint y", {"x": (F, [2, 2, 3], None), "y": (F, [2, 2, 3], None)},
+         {"Tout": F, "adj_y": True}),
+        ("mismatch", {"x": (types_pb2.DT_INT8, [2, 3], [1, 2, 3, 4, 5, 6]),
+                      "y": (types_pb2.DT_INT8, [2, 3], [1, 2, 3, 4, 5, 6])}, {"Tout": I32}),
+    ],
     "BroadcastTo": [
         ("3 to 2x3", {"input": (F, [3], None), "shape": (I32, [2], [2, 3])}, {}),
         ("3 to 2x4", {"input": (F, [3], None), "shape": (I32, [2], [2, 4])}, {}),
@@ -1088,6 +1096,18 @@ CASES = {
         ("empty range", {"shape": (I32, [1], [3]), "seed": (I64, [2], [1, 2]),
                          "minval": (I32, [], 5), "maxval": (I32, [], 5)}, {}),
     ],
+    "StatelessRandomGetKeyCounterAlg": [
+        ("int64 seed", {"seed": (I64, [2], [0x123456789, -7])}, {}),
+    ],
+    "StatelessRandomUniformFullInt": [
+        ("uint64", {"shape": (I32, [1], [5]), "seed": (I64, [2], [7, 8])}, {"dtype": U64}),
+        ("int32, int32 seed", {"shape": (I64, [2], [2, 3]), "seed": (I32, [2], [-7, 9])},
+         {"dtype": I32}),
+    ],
+    "StatelessRandomUniformFullIntV2": [
+        ("int64", {"shape": (I32, [1], [5]), "key": (U64, [1], [12345]),
+                   "counter": (U64, [2], [7, 9]), "alg": (I32, [], 1)}, {"dtype": I64}),
+    ],
     "StatelessRandomGetKeyCounter": [
         ("int64 seed", {"seed": (I64, [2], [0x123456789, -7])}, {}),
         ("int32 seed", {"seed": (I32, [2], [1, 2])}, {}),
@@ -1170,6 +1190,41 @@ CASES = {
     "TopK": [
         ("k 2 with ties", {"input": (F, [2, 4], [1, 3, 3, 2, 0, -1, 5, 5])}, {"k": 2}),
         ("k too big", {"input": (F, [2, 4], None)}, {"k": 5}),
+    ],
+    "ConjugateTranspose": [
+        ("complex", {"x": (C64, [3, 2], [1 + 2j, 3 - 1j, 1j, 2, 1 + 1j, -1 - 1j]),
+                     "perm": (I32, [2], [1, 0])}, {}),
+        ("float 3-D", {"x": (F, [2, 3, 4], None), "perm": (I64, [3], [2, 0, 1])}, {}),
+        ("bad perm", {"x": (F, [2, 3], None), "perm": (I32, [2], [1, 1])}, {}),
+    ],
+    **{op: [
+        ("rows 0 and 2", {"x": (F, [3, 2], None), "i": (I32, [2], [0, 2]), "v": (F, [2, 2], None)}, {}),
+        ("repeated and wrapped", {"x": (I32, [3, 2], None), "i": (I32, [3], [1, 1, -2]),
+                                  "v": (I32, [3, 2], None)}, {}),
+        ("v too wide", {"x": (F, [3, 2], None), "i": (I32, [1], [1]), "v": (F, [1, 3], None)}, {}),
+    ] for op in ("InplaceUpdate", "InplaceAdd", "InplaceSub")},
+    "UnravelIndex": [
+        ("vector", {"indices": (I32, [3], [22, 41, 37]), "dims": (I32, [2], [7, 6])}, {}),
+        ("scalar int64", {"indices": (I64, [], 1621), "dims": (I64, [4], [6, 7, 8, 9])}, {}),
+        ("out of bound", {"indices": (I32, [1], [42]), "dims": (I32, [2], [7, 6])}, {}),
+    ],
+    **{op: [
+        ("rows", {"x": (I32, [4, 3], [1, 0, 1, 1, 0, 1, 2, 0, 2, 1, 0, 1]),
+                  "axis": (I64, [1], [0])}, {}),
+        ("columns, int64 idx", {"x": (F, [4, 3], [1, 0, 1, 1, 0, 1, 2, 0, 2, 1, 0, 1]),
+                                "axis": (I32, [1], [-1])}, {"out_idx": I64}),
+        ("no axis", {"x": (F, [5], [3, 1, 3, 2, 1]), "axis": (I64, [0], [])}, {}),
+        ("axis out of range", {"x": (F, [2, 2], None), "axis": (I64, [1], [2])}, {}),
+    ] for op in ("UniqueV2", "UniqueWithCountsV2")},
+    "NextAfter": [
+        ("float", {"x1": (F, [4], [1, 0, -1, 2]), "x2": (F, [4], [2, -1, -1, np.inf])}, {}),
+        ("double, broadcast", {"x1": (D, [2, 2], [1, 0, -3, 1e-300]), "x2": (D, [], 0)}, {}),
+    ],
+    "ApproximateEqual": [
+        ("default tolerance", {"x": (F, [4], [1, 2, 3, np.nan]),
+                               "y": (F, [4], [1.000001, 2.1, 3, np.nan])}, {}),
+        ("tolerance 0.3", {"x": (D, [2], [1, 2]), "y": (D, [2], [1.5, 2.2])}, {"tolerance": 0.3}),
+        ("shapes differ", {"x": (F, [2], [1, 2]), "y": (F, [1], [1.5])}, {}),
     ],
     # Issue 64's last row.
     "Roll": [

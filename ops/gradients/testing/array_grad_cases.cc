@@ -326,6 +326,19 @@ std::vector<GradCase> ArrayCases() {
           },
           S({2, 3, 4})),
       Unary(
+          "ConjugateTranspose",
+          [](const Scope& s, Output x) {
+            return ops::Square(s, ops::ConjugateTranspose(s, x, {2, 0, 1}));
+          },
+          S({2, 3, 4})),
+      // NextAfter moves x1 by one ulp: its derivative in x1 is 1, in x2 0.
+      Binary(
+          "NextAfter",
+          [](const Scope& s, Output a, Output b) {
+            return ops::Square(s, ops::NextAfter(s, a, b));
+          },
+          S({2, 3}), S({3})),
+      Unary(
           "Roll",
           [](const Scope& s, Output x) {
             return ops::Square(s, ops::Roll(s, x, {1, -4}, {0, 2}));

@@ -466,6 +466,12 @@ std::vector<GradCase> MathCases() {
           "BatchMatMulV2",
           [](const Scope& s, Output a, Output b) { return ops::BatchMatMulV2(s, a, b); },
           S({2, 2, 3}), S({3, 2})),
+      Binary(
+          "BatchMatMulV3",
+          [](const Scope& s, Output a, Output b) {
+            return ops::BatchMatMulV3(s, a, b, a.type(), ops::BatchMatMulV3::AdjX(true));
+          },
+          S({3, 2}), S({2, 3, 2})),
   };
 }
 
