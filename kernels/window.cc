@@ -1,5 +1,6 @@
 #include "kernels/window.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -37,12 +38,7 @@ absl::Status Spatial(const std::vector<int64_t>& v, bool nchw, const char* what,
 }  // namespace
 
 absl::Status WindowAttrs::Init(const KernelConstruction& c, bool has_dilations, bool has_ksize) {
-  std::string format = "NHWC";
-  if (c.def().attr().count("data_format")) TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
-  if (format != "NHWC" && format != "NCHW") {
-    return absl::InvalidArgumentError(absl::StrCat("Invalid data format: ", format));
-  }
-  nchw = format == "NCHW";
+  TW_RETURN_IF_ERROR(InitLayoutAndPadding(c));
   std::vector<int64_t> strides;
   TW_RETURN_IF_ERROR(c.GetAttr("strides", &strides));
   TW_RETURN_IF_ERROR(Spatial(strides, nchw, "strides", &stride_h, &stride_w));
@@ -56,6 +52,16 @@ absl::Status WindowAttrs::Init(const KernelConstruction& c, bool has_dilations, 
     TW_RETURN_IF_ERROR(c.GetAttr("ksize", &ksize));
     TW_RETURN_IF_ERROR(Spatial(ksize, nchw, "ksize", &k_h, &k_w));
   }
+  return absl::OkStatus();
+}
+
+absl::Status WindowAttrs::InitLayoutAndPadding(const KernelConstruction& c) {
+  std::string format = "NHWC";
+  if (c.def().attr().count("data_format")) TW_RETURN_IF_ERROR(c.GetAttr("data_format", &format));
+  if (format != "NHWC" && format != "NCHW") {
+    return absl::InvalidArgumentError(absl::StrCat("Invalid data format: ", format));
+  }
+  nchw = format == "NCHW";
   std::string pad;
   TW_RETURN_IF_ERROR(c.GetAttr("padding", &pad));
   TW_ASSIGN_OR_RETURN(padding, ParsePadding(pad));
@@ -76,6 +82,35 @@ absl::Status WindowAttrs::Init(const KernelConstruction& c, bool has_dilations, 
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<WindowAttrs> WindowAttrs::WithWindow(const Tensor& ksize_t,
+                                                    const Tensor& strides_t) const {
+  // TF's MaxPoolV2 messages, in its order.
+  std::vector<int64_t> v[2];
+  const char* names[2] = {"ksize", "stride"};
+  const Tensor* inputs[2] = {&ksize_t, &strides_t};
+  for (int i = 0; i < 2; ++i) {
+    const Tensor& t = *inputs[i];
+    if (t.dims() != 1 || t.NumElements() != 4 || t.dtype() != DT_INT32) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Sliding window ", names[i], " field must specify 4 dimensions"));
+    }
+    v[i].assign(t.data<int32_t>(), t.data<int32_t>() + 4);
+  }
+  if (v[0][0] != 1 || v[1][0] != 1) {
+    return absl::UnimplementedError("Pooling is not yet supported on the batch dimension.");
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (*std::min_element(v[i].begin(), v[i].end()) <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Sliding window ", names[i], " must be positive."));
+    }
+  }
+  WindowAttrs out = *this;
+  TW_RETURN_IF_ERROR(Spatial(v[0], nchw, "ksize", &out.k_h, &out.k_w));
+  TW_RETURN_IF_ERROR(Spatial(v[1], nchw, "strides", &out.stride_h, &out.stride_w));
+  return out;
 }
 
 absl::StatusOr<Window2D> WindowAttrs::Compute(absl::Span<const int64_t> in, int64_t k_h,

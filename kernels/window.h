@@ -38,6 +38,11 @@ struct WindowAttrs {
   // Reads and checks the attrs: 4 strides (and dilations / ksize) with 1 in
   // the batch and depth dims and positive spatial values.
   absl::Status Init(const KernelConstruction& c, bool has_dilations, bool has_ksize);
+  // Only data_format and padding (MaxPoolV2's: its window is an input).
+  absl::Status InitLayoutAndPadding(const KernelConstruction& c);
+  // These attrs with the window of MaxPoolV2's ksize and strides inputs
+  // (int32 [4] each), checked as Init checks the attrs.
+  absl::StatusOr<WindowAttrs> WithWindow(const Tensor& ksize, const Tensor& strides) const;
 
   // The geometry for an NHWC input of `input_dims` and a k_h x k_w window.
   // InvalidArgument for windows larger than the padded input and other

@@ -5,6 +5,10 @@
 // second. Conv2D filters are HWIO: [height, width, in_channels,
 // out_channels]; depthwise filters [height, width, in_channels,
 // channel_multiplier].
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "core/window_util.h"
@@ -31,9 +35,8 @@ absl::StatusOr<Layout> LayoutOf(InferenceContext* c) {
 }
 
 // Reads a list(int) attr that must have 4 positive entries.
-absl::StatusOr<std::vector<int64_t>> FourPositive(InferenceContext* c, const char* attr) {
-  std::vector<int64_t> v;
-  TW_RETURN_IF_ERROR(c->GetAttr(attr, &v));
+// `v` (the attr or input `attr`), checked: 4 positive values.
+absl::StatusOr<std::vector<int64_t>> FourPositiveValues(std::vector<int64_t> v, const char* attr) {
   if (v.size() != 4) {
     return absl::InvalidArgumentError(
         absl::StrCat("The ", attr, " attribute must contain 4 values, but got ", v.size()));
@@ -45,6 +48,12 @@ absl::StatusOr<std::vector<int64_t>> FourPositive(InferenceContext* c, const cha
     }
   }
   return v;
+}
+
+absl::StatusOr<std::vector<int64_t>> FourPositive(InferenceContext* c, const char* attr) {
+  std::vector<int64_t> v;
+  TW_RETURN_IF_ERROR(c->GetAttr(attr, &v));
+  return FourPositiveValues(std::move(v), attr);
 }
 
 // Explicit paddings as (before, after) for the two spatial dims.
@@ -160,12 +169,13 @@ absl::Status ConvBackpropShape(InferenceContext* c, int sizes) {
   return absl::OkStatus();
 }
 
-absl::Status PoolShape(InferenceContext* c) {
+// A pooling op's output for `ksize` and `strides` (attrs, or MaxPoolV2's
+// inputs).
+absl::Status PoolShapeOf(InferenceContext* c, const std::vector<int64_t>& ksize,
+                         const std::vector<int64_t>& strides) {
   PartialTensorShape input;
   TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
   TW_ASSIGN_OR_RETURN(Layout l, LayoutOf(c));
-  TW_ASSIGN_OR_RETURN(std::vector<int64_t> ksize, FourPositive(c, "ksize"));
-  TW_ASSIGN_OR_RETURN(std::vector<int64_t> strides, FourPositive(c, "strides"));
   if (ksize[l.n] != 1 || strides[l.n] != 1) {
     return absl::InvalidArgumentError("Pooling is not supported on the batch dimension");
   }
@@ -189,6 +199,49 @@ absl::Status PoolShape(InferenceContext* c) {
                                      strides[spatial[i]], padding, &out[i], &before, &after));
   }
   c->set_output(0, MakeNd(l, input.dim_size(l.n), out[0], out[1], input.dim_size(l.c)));
+  return absl::OkStatus();
+}
+
+absl::Status PoolShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> ksize, FourPositive(c, "ksize"));
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> strides, FourPositive(c, "strides"));
+  return PoolShapeOf(c, ksize, strides);
+}
+
+// MaxPoolV2: PoolShape when ksize and strides (inputs 1, 2) are constants;
+// else 4-D of unknown size.
+absl::Status MaxPoolV2Shape(InferenceContext* c) {
+  PartialTensorShape input, window;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
+  for (int i : {1, 2}) TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &window));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> ksize, c->ConstantIntInput(1));
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> strides, c->ConstantIntInput(2));
+  if (!ksize.has_value() || !strides.has_value()) {
+    c->set_output(0, PartialTensorShape::UnknownDims(4));
+    return absl::OkStatus();
+  }
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> k, FourPositiveValues(*ksize, "ksize"));
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> s, FourPositiveValues(*strides, "strides"));
+  // A window across images or channels: the kernel's Unimplemented, as TF's.
+  TW_ASSIGN_OR_RETURN(Layout l, LayoutOf(c));
+  if (k[l.n] != 1 || s[l.n] != 1 || k[l.c] != 1 || s[l.c] != 1) {
+    c->set_output(0, PartialTensorShape::UnknownDims(4));
+    return absl::OkStatus();
+  }
+  return PoolShapeOf(c, k, s);
+}
+
+// MaxPoolGradV2 (`input` 0) and MaxPoolGradGradV2 (`input` 1): 4-D inputs,
+// the output shaped like that input.
+template <int kShapedLike>
+absl::Status MaxPoolGradV2Shape(InferenceContext* c) {
+  for (int i = 0; i < 3; ++i) {
+    PartialTensorShape s;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 4, &s));
+  }
+  PartialTensorShape window;
+  for (int i : {3, 4}) TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &window));
+  c->set_output(0, c->input(kShapedLike));
   return absl::OkStatus();
 }
 
@@ -356,6 +409,45 @@ TW_REGISTER_OP("MaxPoolGradGrad")
     .Attr("T: realnumbertype")
     .Doc("Gradient of MaxPoolGrad: grad (shaped like orig_input) read at each window's maximum.")
     .SetShapeFn(MaxPoolGradGradShape);
+
+TW_REGISTER_OP("MaxPoolV2")
+    .Input("input: T")
+    .Input("ksize: int32")
+    .Input("strides: int32")
+    .Output("output: T")
+    .Attr(
+        "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, "
+        "qint8} = DT_FLOAT")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+    .Doc("MaxPool with the window (ksize, strides) as inputs.")
+    .SetShapeFn(MaxPoolV2Shape);
+
+TW_REGISTER_OP("MaxPoolGradV2")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Input("ksize: int32")
+    .Input("strides: int32")
+    .Output("output: T")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("T: realnumbertype = DT_FLOAT")
+    .Doc("MaxPoolGrad with the window as inputs.")
+    .SetShapeFn(MaxPoolGradV2Shape<0>);
+
+TW_REGISTER_OP("MaxPoolGradGradV2")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Input("ksize: int32")
+    .Input("strides: int32")
+    .Output("output: T")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("T: realnumbertype")
+    .Doc("MaxPoolGradGrad with the window as inputs.")
+    .SetShapeFn(MaxPoolGradV2Shape<1>);
 
 TW_REGISTER_OP("AvgPool")
     .Input("value: T")

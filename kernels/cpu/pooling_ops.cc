@@ -1,4 +1,5 @@
-// MaxPool, AvgPool and their gradients (MaxPool's second order too), and
+// MaxPool, AvgPool and their gradients (MaxPool's second order too; the
+// MaxPoolV2 forms with the window in inputs), and
 // MaxPoolWithArgmax with its gradient. LRN,
 // a normalization, is in norm_ops.cc, as on the GPU.
 //
@@ -71,16 +72,36 @@ TensorShape InFormat(const WindowAttrs& attrs, const std::vector<int64_t>& nhwc)
   return TensorShape(attrs.nchw ? NhwcToNchwDims(nhwc) : nhwc);
 }
 
-template <typename T, bool kMax>
-class PoolOp : public OpKernel {
+// A pooling node's window: its attrs, or for MaxPoolV2 and its gradients
+// (kInputs) data_format and padding attrs with the ksize and strides inputs
+// `first` and `first + 1`.
+template <bool kInputs>
+class PoolWindow {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
+  absl::Status Init(const KernelConstruction& c, int first) {
+    first_ = first;
+    if constexpr (kInputs) return attrs_.InitLayoutAndPadding(c);
     return attrs_.Init(c, /*has_dilations=*/false, /*has_ksize=*/true);
   }
+  absl::StatusOr<WindowAttrs> For(KernelContext* ctx) const {
+    if constexpr (kInputs) return attrs_.WithWindow(ctx->input(first_), ctx->input(first_ + 1));
+    return attrs_;
+  }
+
+ private:
+  WindowAttrs attrs_;
+  int first_ = 0;
+};
+
+template <typename T, bool kMax, bool kInputs = false>
+class PoolOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return window_.Init(c, 1); }
   absl::Status Compute(KernelContext* ctx) override {
-    TW_ASSIGN_OR_RETURN(Prepared p, Prepare(ctx, attrs_, ctx->input(0), "input"));
+    TW_ASSIGN_OR_RETURN(const WindowAttrs attrs, window_.For(ctx));
+    TW_ASSIGN_OR_RETURN(Prepared p, Prepare(ctx, attrs, ctx->input(0), "input"));
     const Window2D& w = p.w;
-    TW_ASSIGN_OR_RETURN(auto outs, NhwcOutput(ctx, attrs_.nchw, OutNhwc(w), p.x.dtype()));
+    TW_ASSIGN_OR_RETURN(auto outs, NhwcOutput(ctx, attrs.nchw, OutNhwc(w), p.x.dtype()));
     Tensor& y = outs.second;
     if (y.NumElements() == 0) return absl::OkStatus();
     const T* x = p.x.data<T>();
@@ -113,11 +134,11 @@ class PoolOp : public OpKernel {
             }
           }
         });
-    return FinishNhwcOutput(ctx, attrs_.nchw, y, outs.first);
+    return FinishNhwcOutput(ctx, attrs.nchw, y, outs.first);
   }
 
  private:
-  WindowAttrs attrs_;
+  PoolWindow<kInputs> window_;
 };
 
 // Where x[i] > best[i]: best[i] = x[i] and at[i] = k, for i in [0, c) (so
@@ -149,16 +170,15 @@ void KeepFirstMaximum(const T* x, T k, int64_t c, T* best, T* at) {
 // MaxPoolGradGrad(orig_input, orig_output, grad), its derivative in grad
 // (kSecond; grad shaped like orig_input): each output reads grad at its
 // window's first maximum.
-template <typename T, bool kSecond>
+template <typename T, bool kSecond, bool kInputs = false>
 class MaxPoolBackOp : public OpKernel {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    return attrs_.Init(c, /*has_dilations=*/false, /*has_ksize=*/true);
-  }
+  absl::Status Init(const KernelConstruction& c) override { return window_.Init(c, 3); }
   absl::Status Compute(KernelContext* ctx) override {
-    TW_ASSIGN_OR_RETURN(Prepared p, Prepare(ctx, attrs_, ctx->input(0), "orig_input"));
+    TW_ASSIGN_OR_RETURN(const WindowAttrs attrs, window_.For(ctx));
+    TW_ASSIGN_OR_RETURN(Prepared p, Prepare(ctx, attrs, ctx->input(0), "orig_input"));
     const Window2D& w = p.w;
-    const TensorShape pooled = InFormat(attrs_, OutNhwc(w));
+    const TensorShape pooled = InFormat(attrs, OutNhwc(w));
     for (int i : {1, 2}) {
       const TensorShape& expected = (i == 2 && kSecond) ? ctx->input(0).shape() : pooled;
       if (ctx->input(i).shape() != expected) {
@@ -169,13 +189,13 @@ class MaxPoolBackOp : public OpKernel {
       }
     }
     Tensor dy = ctx->input(2);
-    if (attrs_.nchw) {
+    if (attrs.nchw) {
       TW_ASSIGN_OR_RETURN(dy, ToNhwc(ctx->eigen_cpu_device(), ctx->device()->allocator(), dy));
     }
     const std::vector<int64_t> in_nhwc(p.x.shape().dim_sizes().begin(),
                                        p.x.shape().dim_sizes().end());
     TW_ASSIGN_OR_RETURN(auto outs,
-                        NhwcOutput(ctx, attrs_.nchw, kSecond ? OutNhwc(w) : in_nhwc, p.x.dtype()));
+                        NhwcOutput(ctx, attrs.nchw, kSecond ? OutNhwc(w) : in_nhwc, p.x.dtype()));
     Tensor& dx = outs.second;
     if (dx.NumElements() == 0) return absl::OkStatus();
     // Each image is zeroed by the thread that fills it: one thread zeroing
@@ -230,17 +250,23 @@ class MaxPoolBackOp : public OpKernel {
             }
           }
         });
-    return FinishNhwcOutput(ctx, attrs_.nchw, dx, outs.first);
+    return FinishNhwcOutput(ctx, attrs.nchw, dx, outs.first);
   }
 
  private:
-  WindowAttrs attrs_;
+  PoolWindow<kInputs> window_;
 };
 
 template <typename T>
 using MaxPoolGradOp = MaxPoolBackOp<T, false>;
 template <typename T>
 using MaxPoolGradGradOp = MaxPoolBackOp<T, true>;
+template <typename T>
+using MaxPoolV2Op = PoolOp<T, true, true>;
+template <typename T>
+using MaxPoolGradV2Op = MaxPoolBackOp<T, false, true>;
+template <typename T>
+using MaxPoolGradGradV2Op = MaxPoolBackOp<T, true, true>;
 
 // AvgPoolGrad(orig_input_shape, grad): each output's gradient spread evenly
 // over the real pixels of its window.
@@ -444,6 +470,11 @@ TW_REGISTER_KERNELS(pooling_ops) {
   RegisterTypedKernels<AvgPoolOp, float, double>(cpu("AvgPool"), "T");
   RegisterTypedKernels<MaxPoolGradOp, float, double>(cpu("MaxPoolGrad"), "T");
   RegisterTypedKernels<MaxPoolGradGradOp, float, double>(cpu("MaxPoolGradGrad"), "T");
+  // The V2 forms read their window from host inputs.
+  const auto v2 = [&](const char* op) { return cpu(op).HostMemory("ksize").HostMemory("strides"); };
+  RegisterTypedKernels<MaxPoolV2Op, float, double>(v2("MaxPoolV2"), "T");
+  RegisterTypedKernels<MaxPoolGradV2Op, float, double>(v2("MaxPoolGradV2"), "T");
+  RegisterTypedKernels<MaxPoolGradGradV2Op, float, double>(v2("MaxPoolGradGradV2"), "T");
   RegisterTypedKernels<AvgPoolGradOp, float, double>(cpu("AvgPoolGrad"), "T");
   RegisterArgmaxFamily<MaxPoolWithArgmaxOp, float, double, int32_t, int64_t, uint8_t>(
       "MaxPoolWithArgmax");

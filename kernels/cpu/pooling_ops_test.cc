@@ -191,6 +191,45 @@ Tensor ArgmaxInput() {
                          3, 3, 8, 3, 2, 7, 9, 5, 0, 2, 8, 8, 4, 1, 9, 7, 1, 6, 9, 3, 9, 9, 3, 7});
 }
 
+// MaxPoolV2 and its gradients read the window from inputs (TF 2.21's values
+// and messages).
+TEST(PoolTest, MaxPoolV2WindowFromInputs) {
+  const Tensor x = Literal<float>({1, 3, 3, 1}, {1, 5, 2, 4, 3, 6, 0, 8, 7});
+  const Tensor k = Literal<int32_t>({4}, {1, 2, 2, 1});
+  const Tensor one = Literal<int32_t>({4}, {1, 1, 1, 1});
+  KernelRunner valid("MaxPoolV2");
+  valid.Attr("padding", "VALID");
+  const Tensor y = RunOk(valid, {x, k, one});
+  EXPECT_THAT(y, TensorIs<float>({1, 2, 2, 1}, {5, 6, 8, 8}));
+  KernelRunner same("MaxPoolV2");
+  same.Attr("padding", "SAME");
+  EXPECT_THAT(RunOk(same, {x, k, Literal<int32_t>({4}, {1, 2, 2, 1})}),
+              TensorIs<float>({1, 2, 2, 1}, {5, 6, 8, 7}));
+  KernelRunner grad("MaxPoolGradV2");
+  grad.Attr("padding", "VALID");
+  EXPECT_THAT(RunOk(grad, {x, y, Literal<float>({1, 2, 2, 1}, {1, 2, 3, 4}), k, one}),
+              TensorIs<float>({1, 3, 3, 1}, {0, 1, 0, 0, 0, 2, 0, 7, 0}));
+  KernelRunner grad2("MaxPoolGradGradV2");
+  grad2.Attr("padding", "VALID");
+  EXPECT_THAT(
+      RunOk(grad2, {x, y, Literal<float>({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), k, one}),
+      TensorIs<float>({1, 2, 2, 1}, {2, 6, 8, 8}));
+  const auto run = [&](const Tensor& ksize) {
+    KernelRunner r("MaxPoolV2");
+    r.Attr("padding", "VALID");
+    return r.Run({x, ksize, one});
+  };
+  EXPECT_THAT(run(Literal<int32_t>({3}, {1, 2, 2})),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Sliding window ksize field must specify 4 dimensions"));
+  EXPECT_THAT(run(Literal<int32_t>({4}, {2, 1, 1, 1})),
+              testing::StatusIs(absl::StatusCode::kUnimplemented,
+                                "Pooling is not yet supported on the batch dimension."));
+  EXPECT_THAT(run(Literal<int32_t>({4}, {1, 0, 1, 1})),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Sliding window ksize must be positive."));
+}
+
 TEST(MaxPoolWithArgmaxTest, MatchesTensorFlow) {
   KernelRunner v("MaxPoolWithArgmax");
   v.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 1, 2, 1}).Attr("padding", "VALID");

@@ -341,6 +341,26 @@ TW_GRAD_FN(MaxPoolGradGradGrad) {
                                          {"T", "ksize", "strides", "padding", "data_format"}));
   return scope.status();
 }
+// MaxPoolV2 and MaxPoolGradV2: as MaxPool's and MaxPoolGrad's, the window
+// inputs passed on (TF's _MaxPoolGradV2 and _MaxPoolGradGradV2).
+TW_GRAD_FN(MaxPoolV2Grad) {
+  grad_outputs->push_back(AddWithAttrsOf(
+      scope, "MaxPoolGradV2", {In(op, 0), op.output(0), grad_inputs[0], In(op, 1), In(op, 2)}, op,
+      {"T", "padding", "data_format"}));
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+TW_GRAD_FN(MaxPoolGradV2Grad) {
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 0)));
+  grad_outputs->push_back(ops::ZerosLike(scope, In(op, 1)));
+  grad_outputs->push_back(AddWithAttrsOf(
+      scope, "MaxPoolGradGradV2", {In(op, 0), In(op, 1), grad_inputs[0], In(op, 3), In(op, 4)}, op,
+      {"T", "padding", "data_format"}));
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
 // y = avgpool(x): g spread evenly over each window.
 TW_GRAD_FN(AvgPoolGrad) {
   grad_outputs->push_back(AddWithAttrsOf(
@@ -526,6 +546,8 @@ TW_REGISTER_GRADIENT("MaxPool3DGradGrad", MaxPool3DGradGradGradient);
 TW_REGISTER_GRADIENT("AvgPool3D", AvgPool3DGradient);
 TW_REGISTER_GRADIENT("AvgPool3DGrad", AvgPool3DGradGradient);
 TW_REGISTER_GRADIENT("MaxPool", MaxPoolGrad);
+TW_REGISTER_GRADIENT("MaxPoolV2", MaxPoolV2Grad);
+TW_REGISTER_GRADIENT("MaxPoolGradV2", MaxPoolGradV2Grad);
 TW_REGISTER_GRADIENT("MaxPoolGrad", MaxPoolGradGrad);
 TW_REGISTER_GRADIENT("MaxPoolGradGrad", MaxPoolGradGradGrad);
 TW_REGISTER_GRADIENT("AvgPool", AvgPoolGrad);

@@ -191,6 +191,28 @@ CASES = {
         ("window too big", {"input": IMAGE}, {"ksize": [1, 5, 5, 1], "strides": [1, 1, 1, 1],
                                               "padding": "VALID"}),
     ],
+    "MaxPoolV2": [
+        ("same", {"input": IMAGE, "ksize": (I32, [4], [1, 2, 2, 1]), "strides": (I32, [4], [1, 2, 2, 1])},
+         {"padding": "SAME"}),
+        ("valid 3x3", {"input": IMAGE, "ksize": (I32, [4], [1, 3, 3, 1]),
+                       "strides": (I32, [4], [1, 1, 1, 1])}, {"padding": "VALID"}),
+        ("batch window", {"input": IMAGE, "ksize": (I32, [4], [2, 1, 1, 1]),
+                          "strides": (I32, [4], [1, 1, 1, 1])}, {"padding": "VALID"}),
+    ],
+    "MaxPoolGradV2": [
+        ("valid 2x2", {"orig_input": (F, [1, 3, 3, 1], [1, 5, 2, 4, 3, 6, 0, 8, 7]),
+                       "orig_output": (F, [1, 2, 2, 1], [5, 6, 8, 8]),
+                       "grad": (F, [1, 2, 2, 1], [1, 2, 3, 4]),
+                       "ksize": (I32, [4], [1, 2, 2, 1]), "strides": (I32, [4], [1, 1, 1, 1])},
+         {"padding": "VALID"}),
+    ],
+    "MaxPoolGradGradV2": [
+        ("valid 2x2", {"orig_input": (F, [1, 3, 3, 1], [1, 5, 2, 4, 3, 6, 0, 8, 7]),
+                       "orig_output": (F, [1, 2, 2, 1], [5, 6, 8, 8]),
+                       "grad": (F, [1, 3, 3, 1], [1, 2, 3, 4, 5, 6, 7, 8, 9]),
+                       "ksize": (I32, [4], [1, 2, 2, 1]), "strides": (I32, [4], [1, 1, 1, 1])},
+         {"padding": "VALID"}),
+    ],
     "AvgPool": [
         ("same", {"value": IMAGE}, {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1],
                                     "padding": "SAME"}),

@@ -526,6 +526,19 @@ std::vector<GradCase> NnCases() {
          return {ops::MaxPoolGradGrad(s, x[0], ops::MaxPool(s, x[0], k, st, "VALID"), x[1], k, st,
                                       "VALID")};
        }},
+      Unary(
+          "MaxPoolV2",
+          [](const Scope& s, Output x) {
+            return ops::MaxPoolV2(s, x, {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID");
+          },
+          S({1, 3, 3, 1})),
+      {"MaxPoolGradV2",
+       {S({1, 3, 3, 1}), S({1, 2, 2, 1})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         const Output k = ops::Const(s, {1, 2, 2, 1}), st = ops::Const(s, {1, 1, 1, 1});
+         return {ops::MaxPoolGradV2(s, x[0], ops::MaxPoolV2(s, x[0], k, st, "VALID"), x[1], k, st,
+                                    "VALID")};
+       }},
       {"FusedBatchNormGradV3",
        {S({2, 2, 1, 3}), S({2, 2, 1, 3}), S({3}, 0.2, 0.6)},
        [](const Scope& s, const Outs& x) -> Outs {
