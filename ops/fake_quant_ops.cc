@@ -2,7 +2,10 @@
 // tf.quantization.fake_quant_*): FakeQuantWithMinMaxArgs (the range as
 // attrs), FakeQuantWithMinMaxVars (as scalar tensors, trainable),
 // FakeQuantWithMinMaxVarsPerChannel (one range per channel of the last
-// dimension), and their *Gradient ops (kernels/cpu/fake_quant_ops.cc).
+// dimension), and their *Gradient ops (kernels/cpu/fake_quant_ops.cc);
+// and QuantizeAndDequantizeV2/V3/V4 with V4's gradient op
+// (kernels/cpu/quantize_and_dequantize_ops.cc), the range scaled so that 0
+// stays 0.
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -131,6 +134,96 @@ TW_REGISTER_OP("FakeQuantWithMinMaxVarsPerChannelGradient")
     .Attr(kNarrowRange)
     .Doc("FakeQuantWithMinMaxVarsGradient per channel of the last dimension.")
     .SetShapeFn(PerChannelGradientShape);
+
+// QuantizeAndDequantizeV2/V3/V4 and V4Grad: input_min and input_max are
+// scalars, or [depth of axis] for a per-channel axis (TF's shape function).
+absl::Status QdqRangeShape(InferenceContext* c, int first_range, PartialTensorShape* range) {
+  int64_t axis = -1;
+  TW_RETURN_IF_ERROR(c->GetAttr("axis", &axis));
+  if (axis < -1) {
+    return absl::InvalidArgumentError(absl::StrCat("axis should be at least -1, got ", axis));
+  }
+  const int rank = axis == -1 ? 0 : 1;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(first_range), rank, range));
+  TW_RETURN_IF_ERROR(c->Merge(*range, c->input(first_range + 1), range));
+  if (axis != -1) {
+    PartialTensorShape input;
+    TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(first_range - 1), axis + 1, &input));
+    if (!input.unknown_rank()) {
+      TW_RETURN_IF_ERROR(
+          c->Merge(*range, PartialTensorShape({input.dim_size(static_cast<int>(axis))}), range));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status QdqShape(InferenceContext* c) {
+  PartialTensorShape range;
+  TW_RETURN_IF_ERROR(QdqRangeShape(c, 1, &range));
+  if (c->num_inputs() == 4) {  // V3's num_bits
+    PartialTensorShape scalar;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(3), 0, &scalar));
+  }
+  c->set_output(0, c->input(0));
+  return absl::OkStatus();
+}
+
+constexpr char kQdqTypes[] = "T: {bfloat16, half, float, double}";
+
+[[maybe_unused]] const bool kQdqRegistered = [] {
+  for (const char* name : {"QuantizeAndDequantizeV2", "QuantizeAndDequantizeV4"}) {
+    RegisterOp(OpDefBuilder(name, __FILE__)
+                   .Input("input: T")
+                   .Input("input_min: T")
+                   .Input("input_max: T")
+                   .Output("output: T")
+                   .Attr("signed_input: bool = true")
+                   .Attr("num_bits: int = 8")
+                   .Attr("range_given: bool = false")
+                   .Attr(kQdqTypes)
+                   .Attr("round_mode: {'HALF_TO_EVEN', 'HALF_UP'} = 'HALF_TO_EVEN'")
+                   .Attr("narrow_range: bool = false")
+                   .Attr("axis: int = -1")
+                   .Doc("input rounded to num_bits steps of its range (per axis slice), 0 kept")
+                   .SetShapeFn(QdqShape));
+  }
+  return true;
+}();
+
+TW_REGISTER_OP("QuantizeAndDequantizeV3")
+    .Input("input: T")
+    .Input("input_min: T")
+    .Input("input_max: T")
+    .Input("num_bits: int32")
+    .Output("output: T")
+    .Attr("signed_input: bool = true")
+    .Attr("range_given: bool = true")
+    .Attr(kQdqTypes)
+    .Attr("narrow_range: bool = false")
+    .Attr("axis: int = -1")
+    .Doc("QuantizeAndDequantizeV2 with num_bits an input, rounding half to even.")
+    .SetShapeFn(QdqShape);
+
+TW_REGISTER_OP("QuantizeAndDequantizeV4Grad")
+    .Input("gradients: T")
+    .Input("input: T")
+    .Input("input_min: T")
+    .Input("input_max: T")
+    .Output("input_backprop: T")
+    .Output("input_min_backprop: T")
+    .Output("input_max_backprop: T")
+    .Attr(kQdqTypes)
+    .Attr("axis: int = -1")
+    .Doc("gradients where input lies in [input_min, input_max], else 0; zeros for the range.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape range, input;
+      TW_RETURN_IF_ERROR(QdqRangeShape(c, 2, &range));
+      TW_RETURN_IF_ERROR(c->Merge(c->input(0), c->input(1), &input));
+      c->set_output(0, input);
+      c->set_output(1, range);
+      c->set_output(2, range);
+      return absl::OkStatus();
+    });
 
 }  // namespace
 }  // namespace towerflow

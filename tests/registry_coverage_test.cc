@@ -214,6 +214,8 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"ParallelConcat", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"RaggedRange", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"UniqueWithCounts", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"QuantizeAndDequantizeV4Grad",
+       "TensorFlow's registered one returns 3 gradients for the op's 4 inputs (unusable)"},
       {"MaxPoolGradGradV2", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"UniqueV2", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"UniqueWithCountsV2", "TensorFlow defines none (tf.gradients raises LookupError)"},

@@ -249,6 +249,24 @@ absl::Status FakeQuantVarsGrad(const Scope& scope, const Operation& op,
   return scope.status();
 }
 
+// QuantizeAndDequantizeV2/V3: straight through to the input (TF's
+// array_grad.py); V4: g where x lies in the given range
+// (QuantizeAndDequantizeV4Grad, TF's array_ops.py).
+TW_GRAD_FN(QuantizeAndDequantizeStraightGrad) {
+  grad_outputs->push_back(grad_inputs[0]);
+  for (int i = 1; i < op.num_inputs(); ++i) grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
+TW_GRAD_FN(QuantizeAndDequantizeV4Grad) {
+  const auto g = ops::QuantizeAndDequantizeV4Grad(
+      scope, grad_inputs[0], In(op, 0), In(op, 1), In(op, 2),
+      ops::QuantizeAndDequantizeV4Grad::Axis(grad_util::Attr<int64_t>(scope, op, "axis")));
+  grad_outputs->push_back(g.input_backprop);
+  grad_outputs->push_back(g.input_min_backprop);
+  grad_outputs->push_back(g.input_max_backprop);
+  return scope.status();
+}
+
 absl::Status DynamicStitchGrad(const Scope& scope, const Operation& op,
                                const std::vector<Output>& grad_inputs,
                                std::vector<Output>* grad_outputs) {
@@ -587,6 +605,9 @@ TW_REGISTER_GRADIENT("StridedSliceGrad", StridedSliceGradGrad);
 TW_REGISTER_GRADIENT("DynamicPartition", DynamicPartitionGrad);
 TW_REGISTER_GRADIENT("DynamicStitch", DynamicStitchGrad);
 TW_REGISTER_GRADIENT("FakeQuantWithMinMaxArgs", FakeQuantArgsGrad);
+TW_REGISTER_GRADIENT("QuantizeAndDequantizeV2", QuantizeAndDequantizeStraightGrad);
+TW_REGISTER_GRADIENT("QuantizeAndDequantizeV3", QuantizeAndDequantizeStraightGrad);
+TW_REGISTER_GRADIENT("QuantizeAndDequantizeV4", QuantizeAndDequantizeV4Grad);
 TW_REGISTER_GRADIENT("FakeQuantWithMinMaxVars",
                      FakeQuantVarsGrad<ops::FakeQuantWithMinMaxVarsGradient>);
 TW_REGISTER_GRADIENT("FakeQuantWithMinMaxVarsPerChannel",

@@ -114,6 +114,11 @@ TEST(GradientCoverageTest, EveryRegisteredGradientHasACase) {
                          "FakeQuantWithMinMaxVarsPerChannel"}) {
     covered.insert(op);
   }
+  // The same for QuantizeAndDequantize (the same file).
+  for (const char* op :
+       {"QuantizeAndDequantizeV2", "QuantizeAndDequantizeV3", "QuantizeAndDequantizeV4"}) {
+    covered.insert(op);
+  }
   // Control flow: Cond's Switch and Merge (and their Ref forms, the same
   // functions) against finite differences in ops/control_flow_test.cc; while
   // loops, differentiated as a whole (Enter, Exit and NextIteration only
