@@ -73,6 +73,21 @@ TW_REGISTER_OP("StringToHashBucketFast")
     .Doc("Each string's bucket: its FarmHash Fingerprint64 modulo num_buckets, as TF.")
     .SetShapeFn(shape_fns::UnchangedShape);
 
+TW_REGISTER_OP("StringToHashBucketStrong")
+    .Input("input: string")
+    .Output("output: int64")
+    .Attr("num_buckets: int >= 1")
+    .Attr("key: list(int)")
+    .Doc("Each string's bucket: its SipHash-2-4 under key [2] modulo num_buckets, as TF.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("StringToHashBucket")
+    .Input("string_tensor: string")
+    .Output("output: int64")
+    .Attr("num_buckets: int >= 1")
+    .Doc("Each string's bucket: TF's Hash64 (MurmurHash64A, its seed) modulo num_buckets.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
 TW_REGISTER_OP("StringJoin")
     .Input("inputs: N * string")
     .Output("output: string")

@@ -3,8 +3,12 @@
 // (kernels/cpu/string_ops.cc); the text ops of TF 2's tf.strings and Keras's
 // TextVectorization: splitting, stripping, regular expressions (RE2) and
 // StringFormat (kernels/cpu/text_ops.cc); Unicode decoding and encoding
-// (kernels/cpu/unicode_ops.cc, ICU). StringJoin, StaticRegexFullMatch and
-// StringToHashBucketFast are in io_ops.cc.
+// (kernels/cpu/unicode_ops.cc, ICU); EncodeBase64, DecodeBase64 and
+// ReduceJoin (kernels/cpu/string_encoding_ops.cc). StringJoin,
+// StaticRegexFullMatch and the StringToHashBucket ops are in io_ops.cc.
+#include <optional>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -234,6 +238,61 @@ TW_REGISTER_OP("UnicodeScript")
     .Output("output: int32")
     .Doc("The ICU script code (UScriptCode) of each code point; -1 for one out of range.")
     .SetShapeFn(UnchangedShape);
+
+TW_REGISTER_OP("EncodeBase64")
+    .Input("input: string")
+    .Output("output: string")
+    .Attr("pad: bool = false")
+    .Doc("Each string in web-safe base64 (- and _), '=' padded with pad.")
+    .SetShapeFn(UnchangedShape);
+
+TW_REGISTER_OP("DecodeBase64")
+    .Input("input: string")
+    .Output("output: string")
+    .Doc("Each web-safe base64 string decoded (padding optional).")
+    .SetShapeFn(UnchangedShape);
+
+TW_REGISTER_OP("ReduceJoin")
+    .Input("inputs: string")
+    .Input("reduction_indices: int32")
+    .Output("output: string")
+    .Attr("keep_dims: bool = false")
+    .Attr("separator: string = ''")
+    .Doc("The strings along reduction_indices joined with separator (none listed: unchanged).")
+    .SetShapeFn([](InferenceContext* c) {
+      const PartialTensorShape& in = c->input(0);
+      TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> indices, c->ConstantIntInput(1));
+      if (in.unknown_rank() || !indices.has_value()) {
+        c->set_output(0, PartialTensorShape());
+        return absl::OkStatus();
+      }
+      bool keep_dims = false;
+      TW_RETURN_IF_ERROR(c->GetAttr("keep_dims", &keep_dims));
+      const int rank = in.dims();
+      std::vector<bool> reduced(rank, false);
+      for (int64_t given : *indices) {
+        const int64_t d = given < 0 ? given + rank : given;
+        if (d < 0 || d >= rank) {
+          // TF's shape function's words (its kernel says OutOfRange).
+          return absl::InvalidArgumentError(absl::StrCat("Invalid reduction dimension ", given,
+                                                         " for input with ", rank, " dimensions."));
+        }
+        if (reduced[d]) {
+          return absl::InvalidArgumentError(absl::StrCat("Duplicate reduction dimension ", given));
+        }
+        reduced[d] = true;
+      }
+      std::vector<int64_t> dims;
+      for (int d = 0; d < rank; ++d) {
+        if (!reduced[d]) {
+          dims.push_back(in.dim_size(d));
+        } else if (keep_dims) {
+          dims.push_back(1);
+        }
+      }
+      c->set_output(0, PartialTensorShape(absl::Span<const int64_t>(dims)));
+      return absl::OkStatus();
+    });
 
 }  // namespace
 }  // namespace towerflow

@@ -2,15 +2,19 @@
 // MergeV2Checkpoints in TF's V2 format (framework/tensor_bundle.h), and the
 // string ops its graphs name files with (ShardedFilename, StringJoin; TF 2's
 // StaticRegexFullMatch is in text_ops.cc), and StringToHashBucketFast
-// (FarmHash's).
+// (FarmHash's), StringToHashBucketStrong (SipHash-2-4) and the deprecated
+// StringToHashBucket (TF's Hash64).
 #include <farmhash.h>
 #include <unistd.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "core/status_macros.h"
 #include "framework/device.h"
 #include "framework/kernel_context.h"
@@ -213,6 +217,107 @@ class StringToHashBucketFastOp : public OpKernel {
   int64_t buckets_ = 1;
 };
 
+// The 8 bytes at p as a little-endian number.
+uint64_t LoadLittle64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+// SipHash-2-4 of `s` under the 128-bit key (k0, k1): the keyed hash of
+// TF's StringToHashBucketStrong (highwayhash's SipHash).
+uint64_t SipHash24(uint64_t k0, uint64_t k1, absl::string_view s) {
+  uint64_t v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull;
+  uint64_t v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
+  const auto rotl = [](uint64_t x, int b) { return (x << b) | (x >> (64 - b)); };
+  const auto rounds = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      v0 += v1, v1 = rotl(v1, 13), v1 ^= v0, v0 = rotl(v0, 32);
+      v2 += v3, v3 = rotl(v3, 16), v3 ^= v2;
+      v0 += v3, v3 = rotl(v3, 21), v3 ^= v0;
+      v2 += v1, v1 = rotl(v1, 17), v1 ^= v2, v2 = rotl(v2, 32);
+    }
+  };
+  const auto word = [&](uint64_t m) {
+    v3 ^= m;
+    rounds(2);
+    v0 ^= m;
+  };
+  const size_t whole = s.size() / 8 * 8;
+  for (size_t i = 0; i < whole; i += 8) word(LoadLittle64(s.data() + i));
+  uint64_t last = static_cast<uint64_t>(s.size()) << 56;
+  for (size_t i = whole; i < s.size(); ++i) {
+    last |= static_cast<uint64_t>(static_cast<unsigned char>(s[i])) << (8 * (i - whole));
+  }
+  word(last);
+  v2 ^= 0xff;
+  rounds(4);
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
+// TF's Hash64 (tensorflow/core/lib/hash): MurmurHash64A with its seed
+// 0xDECAFCAFFE, the hash of the deprecated StringToHashBucket.
+uint64_t TfHash64(absl::string_view s) {
+  constexpr uint64_t m = 0xc6a4a7935bd1e995ull;
+  constexpr int r = 47;
+  uint64_t h = 0xDECAFCAFFEull ^ (static_cast<uint64_t>(s.size()) * m);
+  const size_t whole = s.size() / 8 * 8;
+  for (size_t i = 0; i < whole; i += 8) {
+    uint64_t k = LoadLittle64(s.data() + i);
+    k *= m;
+    k ^= k >> r;
+    k *= m;
+    h ^= k;
+    h *= m;
+  }
+  if (whole < s.size()) {
+    for (size_t i = s.size(); i-- > whole;) {
+      h ^= static_cast<uint64_t>(static_cast<unsigned char>(s[i])) << (8 * (i - whole));
+    }
+    h *= m;
+  }
+  h ^= h >> r;
+  h *= m;
+  h ^= h >> r;
+  return h;
+}
+
+// StringToHashBucketStrong (kStrong) and StringToHashBucket: each string's
+// hash modulo num_buckets.
+template <bool kStrong>
+class StringToHashBucketOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("num_buckets", &buckets_));
+    if (buckets_ < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("num_buckets must be at least 1, got ", buckets_));
+    }
+    if constexpr (kStrong) {
+      TW_RETURN_IF_ERROR(c.GetAttr("key", &key_));
+      if (key_.size() != 2) return absl::InvalidArgumentError("Key must have 2 elements");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    const std::string* s = in.data<std::string>();
+    int64_t* y = out->data<int64_t>();
+    for (int64_t i = 0; i < in.NumElements(); ++i) {
+      const uint64_t hash =
+          kStrong ? SipHash24(static_cast<uint64_t>(key_[0]), static_cast<uint64_t>(key_[1]), s[i])
+                  : TfHash64(s[i]);
+      y[i] = static_cast<int64_t>(hash % static_cast<uint64_t>(buckets_));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t buckets_ = 1;
+  std::vector<int64_t> key_;
+};
+
 TW_REGISTER_KERNELS(io_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterKernel(cpu("SaveV2"), MakeFactory<SaveV2Op>());
@@ -221,6 +326,8 @@ TW_REGISTER_KERNELS(io_ops) {
   RegisterKernel(cpu("ShardedFilename"), MakeFactory<ShardedFilenameOp>());
   RegisterKernel(cpu("StringJoin"), MakeFactory<StringJoinOp>());
   RegisterKernel(cpu("StringToHashBucketFast"), MakeFactory<StringToHashBucketFastOp>());
+  RegisterKernel(cpu("StringToHashBucketStrong"), MakeFactory<StringToHashBucketOp<true>>());
+  RegisterKernel(cpu("StringToHashBucket"), MakeFactory<StringToHashBucketOp<false>>());
 }
 
 }  // namespace

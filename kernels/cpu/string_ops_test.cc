@@ -1,5 +1,6 @@
-// The elementwise string kernels (string_ops.cc) with TensorFlow's results
-// and messages (TF 2.21, tf.raw_ops).
+// The elementwise string kernels (string_ops.cc), base64 and ReduceJoin
+// (string_encoding_ops.cc) and the hash buckets (io_ops.cc) with
+// TensorFlow's results and messages (TF 2.21, tf.raw_ops).
 #include <limits>
 #include <string>
 #include <vector>
@@ -152,6 +153,86 @@ TEST(StringOpsTest, SubstrAsTensorFlow) {
   chars.Attr("unit", "UTF8_CHAR");
   EXPECT_THAT(Texts(RunOk(chars, {Strings({kWords[1]}), Scalar<int64_t>(1), Scalar<int64_t>(2)})),
               ElementsAre("b\xc3\x87"));
+}
+
+const std::vector<std::string> kBytes = {"hello", "", "a", "\xff\xfe?>", "Towerflow!!"};
+
+TEST(Base64Test, WebSafeWithTensorFlowsPadding) {
+  KernelRunner plain("EncodeBase64");
+  EXPECT_THAT(Texts(RunOk(plain, {Strings(kBytes)})),
+              ElementsAre("aGVsbG8", "", "YQ", "__4_Pg", "VG93ZXJmbG93ISE"));
+  KernelRunner padded("EncodeBase64");
+  padded.Attr("pad", true);
+  EXPECT_THAT(Texts(RunOk(padded, {Strings(kBytes)})),
+              ElementsAre("aGVsbG8=", "", "YQ==", "__4_Pg==", "VG93ZXJmbG93ISE="));
+  KernelRunner decode("DecodeBase64");
+  EXPECT_THAT(
+      Texts(RunOk(decode, {Strings({"aGVsbG8", "aGVsbG8=", "", "__4_Pg", "YQ==", "YR", "YWJ"})})),
+      ElementsAre("hello", "hello", "", "\xff\xfe?>", "a", "a", "ab"));
+  const auto bad = [](const std::string& s) {
+    KernelRunner r("DecodeBase64");
+    return r.Run({Strings({s})});
+  };
+  for (const char* s : {"a$b", "+/8=", "YQ=x", "Y Q", "YQ=", "YQ===", "==", "Y===", "YWJjZA="}) {
+    EXPECT_THAT(bad(s), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                          "Invalid character found in base64."))
+        << s;
+  }
+  for (const char* s : {"a", "="}) {
+    EXPECT_THAT(bad(s), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                          "Base64 string length cannot be 1 modulo 4."))
+        << s;
+  }
+}
+
+TEST(ReduceJoinTest, TheFirstListedDimensionVariesFastest) {
+  const Tensor m = Literal<std::string>({2, 3}, {"a", "b", "c", "d", "e", "f"});
+  const auto run = [&](std::vector<int32_t> dims, const std::string& sep, bool keep = false) {
+    KernelRunner r("ReduceJoin");
+    r.Attr("separator", sep).Attr("keep_dims", keep);
+    return r.Run({m, Literal<int32_t>({static_cast<int64_t>(dims.size())}, dims)});
+  };
+  const auto join = [&](std::vector<int32_t> dims, const std::string& sep, bool keep = false) {
+    KernelRunner r("ReduceJoin");
+    r.Attr("separator", sep).Attr("keep_dims", keep);
+    return RunOk(r, {m, Literal<int32_t>({static_cast<int64_t>(dims.size())}, dims)});
+  };
+  EXPECT_THAT(join({0}, ""), TensorIs<std::string>({3}, {"ad", "be", "cf"}));
+  EXPECT_THAT(join({1}, "-"), TensorIs<std::string>({2}, {"a-b-c", "d-e-f"}));
+  EXPECT_THAT(join({0, 1}, ","), TensorIs<std::string>({}, {"a,d,b,e,c,f"}));
+  EXPECT_THAT(join({1, 0}, ","), TensorIs<std::string>({}, {"a,b,c,d,e,f"}));
+  EXPECT_THAT(join({-1}, "", true), TensorIs<std::string>({2, 1}, {"abc", "def"}));
+  EXPECT_THAT(join({}, ""), TensorIs<std::string>({2, 3}, {"a", "b", "c", "d", "e", "f"}));
+  EXPECT_THAT(run({2}, ""),
+              testing::StatusIs(absl::StatusCode::kOutOfRange,
+                                "Invalid reduction dimension 2 for input with 2 dimension(s)"));
+  EXPECT_THAT(run({1, -1}, ""), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                                  "Duplicate reduction dimension -1"));
+  KernelRunner empty("ReduceJoin");
+  EXPECT_THAT(RunOk(empty, {Literal<std::string>({2, 0}, {}), Literal<int32_t>({1}, {1})}),
+              TensorIs<std::string>({2}, {"", ""}));
+}
+
+TEST(StringToHashBucketTest, StrongAndLegacyHashesAreTensorFlows) {
+  KernelRunner strong("StringToHashBucketStrong");
+  strong.Attr("num_buckets", int64_t{1000}).Attr("key", {1, 2});
+  EXPECT_THAT(RunOk(strong, {Strings(kBytes)}), TensorIs<int64_t>({5}, {622, 435, 646, 884, 722}));
+  // The reference key of SipHash's paper, 2^62 buckets: the hashes nearly whole.
+  KernelRunner wide("StringToHashBucketStrong");
+  wide.Attr("num_buckets", int64_t{1} << 62)
+      .Attr("key", {int64_t{0x0706050403020100}, int64_t{0x0f0e0d0c0b0a0908}});
+  EXPECT_THAT(RunOk(wide, {Strings(kBytes)}),
+              TensorIs<int64_t>({5}, {22433990042967937, 3634364526009126449, 3144613055062689994,
+                                      4339166742441961432, 4110617792810658943}));
+  KernelRunner legacy("StringToHashBucket");
+  legacy.Attr("num_buckets", int64_t{1} << 62);
+  EXPECT_THAT(RunOk(legacy, {Strings(kBytes)}),
+              TensorIs<int64_t>({5}, {1331861223480393034, 105434511174508091, 2996632905371535868,
+                                      651748175265911021, 3220072940391584862}));
+  KernelRunner bad_key("StringToHashBucketStrong");
+  bad_key.Attr("num_buckets", int64_t{10}).Attr("key", {1});
+  EXPECT_THAT(bad_key.Run({Strings(kBytes)}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "Key must have 2 elements"));
 }
 
 }  // namespace
