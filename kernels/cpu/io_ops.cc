@@ -188,35 +188,6 @@ class StringJoinOp : public OpKernel {
   std::string separator_;
 };
 
-// StringToHashBucketFast(input) with attr num_buckets: FarmHash's
-// Fingerprint64 of each string modulo num_buckets (TF's, so the buckets of
-// a vocabulary's out-of-vocabulary strings agree with TF's).
-class StringToHashBucketFastOp : public OpKernel {
- public:
-  absl::Status Init(const KernelConstruction& c) override {
-    TW_RETURN_IF_ERROR(c.GetAttr("num_buckets", &buckets_));
-    if (buckets_ < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("num_buckets must be at least 1, got ", buckets_));
-    }
-    return absl::OkStatus();
-  }
-  absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& in = ctx->input(0);
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
-    const std::string* s = in.data<std::string>();
-    int64_t* y = out->data<int64_t>();
-    for (int64_t i = 0; i < in.NumElements(); ++i) {
-      y[i] = static_cast<int64_t>(util::Fingerprint64(s[i].data(), s[i].size()) %
-                                  static_cast<uint64_t>(buckets_));
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  int64_t buckets_ = 1;
-};
-
 // The 8 bytes at p as a little-endian number.
 uint64_t LoadLittle64(const char* p) {
   uint64_t v = 0;
@@ -282,9 +253,13 @@ uint64_t TfHash64(absl::string_view s) {
   return h;
 }
 
-// StringToHashBucketStrong (kStrong) and StringToHashBucket: each string's
-// hash modulo num_buckets.
-template <bool kStrong>
+// The StringToHashBucket ops: each string's hash modulo num_buckets. Fast:
+// FarmHash's Fingerprint64 (TF's, so the buckets of a vocabulary's
+// out-of-vocabulary strings agree with TF's); Strong: SipHash-2-4 under the
+// key attr; Legacy: TF's Hash64.
+enum class BucketHash { kFast, kStrong, kLegacy };
+
+template <BucketHash kHash>
 class StringToHashBucketOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
@@ -293,7 +268,7 @@ class StringToHashBucketOp : public OpKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("num_buckets must be at least 1, got ", buckets_));
     }
-    if constexpr (kStrong) {
+    if constexpr (kHash == BucketHash::kStrong) {
       TW_RETURN_IF_ERROR(c.GetAttr("key", &key_));
       if (key_.size() != 2) return absl::InvalidArgumentError("Key must have 2 elements");
     }
@@ -305,9 +280,14 @@ class StringToHashBucketOp : public OpKernel {
     const std::string* s = in.data<std::string>();
     int64_t* y = out->data<int64_t>();
     for (int64_t i = 0; i < in.NumElements(); ++i) {
-      const uint64_t hash =
-          kStrong ? SipHash24(static_cast<uint64_t>(key_[0]), static_cast<uint64_t>(key_[1]), s[i])
-                  : TfHash64(s[i]);
+      uint64_t hash;
+      if constexpr (kHash == BucketHash::kFast) {
+        hash = util::Fingerprint64(s[i].data(), s[i].size());
+      } else if constexpr (kHash == BucketHash::kStrong) {
+        hash = SipHash24(static_cast<uint64_t>(key_[0]), static_cast<uint64_t>(key_[1]), s[i]);
+      } else {
+        hash = TfHash64(s[i]);
+      }
       y[i] = static_cast<int64_t>(hash % static_cast<uint64_t>(buckets_));
     }
     return absl::OkStatus();
@@ -325,9 +305,12 @@ TW_REGISTER_KERNELS(io_ops) {
   RegisterKernel(cpu("MergeV2Checkpoints"), MakeFactory<MergeV2CheckpointsOp>());
   RegisterKernel(cpu("ShardedFilename"), MakeFactory<ShardedFilenameOp>());
   RegisterKernel(cpu("StringJoin"), MakeFactory<StringJoinOp>());
-  RegisterKernel(cpu("StringToHashBucketFast"), MakeFactory<StringToHashBucketFastOp>());
-  RegisterKernel(cpu("StringToHashBucketStrong"), MakeFactory<StringToHashBucketOp<true>>());
-  RegisterKernel(cpu("StringToHashBucket"), MakeFactory<StringToHashBucketOp<false>>());
+  RegisterKernel(cpu("StringToHashBucketFast"),
+                 MakeFactory<StringToHashBucketOp<BucketHash::kFast>>());
+  RegisterKernel(cpu("StringToHashBucketStrong"),
+                 MakeFactory<StringToHashBucketOp<BucketHash::kStrong>>());
+  RegisterKernel(cpu("StringToHashBucket"),
+                 MakeFactory<StringToHashBucketOp<BucketHash::kLegacy>>());
 }
 
 }  // namespace
