@@ -17,6 +17,7 @@
 #include "ops/gen/control_ops.h"
 #include "ops/gen/conv3d_ops.h"
 #include "ops/gen/conv_ops.h"
+#include "ops/gen/ctc_ops.h"
 #include "ops/gen/data_flow_ops.h"
 #include "ops/gen/fake_quant_ops.h"
 #include "ops/gen/functional_ops.h"

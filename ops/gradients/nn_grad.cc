@@ -361,6 +361,19 @@ TW_GRAD_FN(MaxPoolGradV2Grad) {
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
+// CTCLoss computes its gradient with the loss: d(inputs) = g[b] * gradient
+// (broadcast over time and classes), the gradient output behind a
+// PreventGradient as TF's (no second derivative of the fused op).
+TW_GRAD_FN(CTCLossGrad) {
+  const Output fused = ops::PreventGradient(
+      scope, op.output(1),
+      ops::PreventGradient::Message(
+          "Currently there is no way to take the second derivative of ctc_loss due to the fused "
+          "implementation's interaction with tf.gradients()"));
+  grad_outputs->push_back(ops::Mul(scope, ops::ExpandDims(scope, grad_inputs[0], -1), fused));
+  for (int i = 0; i < 3; ++i) grad_outputs->push_back(NoGradient());
+  return scope.status();
+}
 // y = avgpool(x): g spread evenly over each window.
 TW_GRAD_FN(AvgPoolGrad) {
   grad_outputs->push_back(AddWithAttrsOf(
@@ -546,6 +559,8 @@ TW_REGISTER_GRADIENT("MaxPool3DGradGrad", MaxPool3DGradGradGradient);
 TW_REGISTER_GRADIENT("AvgPool3D", AvgPool3DGradient);
 TW_REGISTER_GRADIENT("AvgPool3DGrad", AvgPool3DGradGradient);
 TW_REGISTER_GRADIENT("MaxPool", MaxPoolGrad);
+TW_REGISTER_GRADIENT("CTCLoss", CTCLossGrad);
+TW_REGISTER_NO_GRADIENT("CTCGreedyDecoder");
 TW_REGISTER_GRADIENT("MaxPoolV2", MaxPoolV2Grad);
 TW_REGISTER_GRADIENT("MaxPoolGradV2", MaxPoolGradV2Grad);
 TW_REGISTER_GRADIENT("MaxPoolGrad", MaxPoolGradGrad);

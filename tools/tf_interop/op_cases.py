@@ -148,6 +148,9 @@ GRU_IN = {"x": (F, [2, 3], None), "h_prev": (F, [2, 2], [0.1, -0.2, 0.3, 0.05]),
           "w_ru": (F, [5, 4], (np.arange(20) % 7 / 10 - 0.3).astype(np.float32)),
           "w_c": (F, [5, 2], (np.arange(10) % 5 / 10 - 0.2).astype(np.float32)),
           "b_ru": (F, [4], [0.1, 0, -0.1, 0.2]), "b_c": (F, [2], [0.05, -0.05])}
+# Time-major logits [5, 2, 4] and labels [[1, 1], [2, 0]] for CTC.
+CTC_LOGITS = (F, [5, 2, 4], np.random.RandomState(0).randn(5, 2, 4).astype(np.float32))
+CTC_INDICES = (I64, [4, 2], [0, 0, 0, 1, 1, 0, 1, 1])
 # Inputs for fake quantisation, across and beyond its ranges.
 QUANT_IN = (F, [4, 8], np.linspace(-9.7, 8.3, 32).astype(np.float32).reshape(4, 8))
 TALL = (D, [4, 3], [2, -1, 0.5, 1, 3, -2, 0, 1, 4, 1, -1, 1])
@@ -1409,6 +1412,40 @@ CASES = {
                         "input_min": (F, [8], np.linspace(-9, 1, 8)),
                         "input_max": (F, [8], np.linspace(-1, 9, 8))}, {"axis": 1}),
     ],
+    "CTCLoss": [
+        ("merge repeated", {"inputs": CTC_LOGITS, "labels_indices": CTC_INDICES,
+                            "labels_values": (I32, [4], [1, 1, 2, 0]),
+                            "sequence_length": (I32, [2], [5, 3])}, {}, {"compare": 2}),
+        ("no merging", {"inputs": CTC_LOGITS, "labels_indices": CTC_INDICES,
+                        "labels_values": (I32, [4], [1, 1, 2, 0]),
+                        "sequence_length": (I32, [2], [5, 3])}, {"ctc_merge_repeated": False},
+         {"compare": 2}),
+        ("collapse, double", {"inputs": (D, [5, 2, 4], CTC_LOGITS[2]), "labels_indices": CTC_INDICES,
+                              "labels_values": (I32, [4], [1, 1, 2, 0]),
+                              "sequence_length": (I32, [2], [5, 3])},
+         {"preprocess_collapse_repeated": True}, {"compare": 2}),
+        ("no path, padded label", {"inputs": CTC_LOGITS, "labels_indices": CTC_INDICES,
+                                   "labels_values": (I32, [4], [1, 3, 0, 0]),
+                                   "sequence_length": (I32, [2], [5, 2])}, {}, {"compare": 2}),
+        ("too long, ignored", {"inputs": CTC_LOGITS, "labels_indices": CTC_INDICES,
+                               "labels_values": (I32, [4], [1, 1, 2, 0]),
+                               "sequence_length": (I32, [2], [5, 1])},
+         {"ignore_longer_outputs_than_inputs": True}, {"compare": 2}),
+        ("too long", {"inputs": CTC_LOGITS, "labels_indices": CTC_INDICES,
+                      "labels_values": (I32, [4], [1, 1, 2, 0]),
+                      "sequence_length": (I32, [2], [5, 1])}, {}),
+        ("label after the blank", {"inputs": CTC_LOGITS, "labels_indices": CTC_INDICES,
+                                   "labels_values": (I32, [4], [3, 1, 2, 0]),
+                                   "sequence_length": (I32, [2], [5, 3])}, {}),
+    ],
+    "CTCGreedyDecoder": [
+        ("plain", {"inputs": CTC_LOGITS, "sequence_length": (I32, [2], [5, 3])}, {}),
+        ("merged, blank 0", {"inputs": CTC_LOGITS, "sequence_length": (I32, [2], [5, 3])},
+         {"merge_repeated": True, "blank_index": 0}),
+        ("blank -2, double", {"inputs": (D, [5, 2, 4], CTC_LOGITS[2]),
+                              "sequence_length": (I32, [2], [4, 5])}, {"blank_index": -2}),
+        ("too long", {"inputs": CTC_LOGITS, "sequence_length": (I32, [2], [6, 3])}, {}),
+    ],
     "FakeQuantWithMinMaxArgs": [
         ("defaults", {"inputs": QUANT_IN}, {}),
         ("narrow 4 bits", {"inputs": QUANT_IN}, {"min": -1.3, "max": 2.9, "num_bits": 4,
@@ -1776,6 +1813,10 @@ KNOWN_DIFFERENCES = {
         "RandomUniform/seeded 2x3", "RandomUniform/seeded double",
         "RandomStandardNormal/seeded 2x3", "TruncatedNormal/seeded 2x3",
         "RandomUniformInt/seeded [-5, 9)", "RandomShuffle/seeded 6"]},
+    "CTCLoss/collapse, double": (
+        "TF's double CTCLoss takes the softmax in float (its kernel's ArrayXf), so its losses "
+        "are 1e-9 from the double ones (6.008798027825048 for 6.008798020679546); Towerflow "
+        "computes in double throughout, as a double reference forward pass gives"),
     "Cast/float edges to int32": (
         "NaN, infinities and 1e30 to int32: TF gives INT_MIN (the x86 conversion of a value "
         "C++ leaves undefined); Towerflow saturates (NaN to 0, +inf and 1e30 to INT_MAX), the "

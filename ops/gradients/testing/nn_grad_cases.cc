@@ -539,6 +539,20 @@ std::vector<GradCase> NnCases() {
          return {ops::MaxPoolGradV2(s, x[0], ops::MaxPoolV2(s, x[0], k, st, "VALID"), x[1], k, st,
                                     "VALID")};
        }},
+      // Labels [[1, 1], [2, 0]] (the second batch entry 3 steps long); in
+      // double, as float differences of a log-sum-exp chain are too coarse.
+      Precise({"CTCLoss",
+               {S({5, 2, 4})},
+               [](const Scope& s, const Outs& x) -> Outs {
+                 const Output indices = ops::Const(s, {{int64_t{0}, int64_t{0}},
+                                                       {int64_t{0}, int64_t{1}},
+                                                       {int64_t{1}, int64_t{0}},
+                                                       {int64_t{1}, int64_t{1}}});
+                 return {ops::CTCLoss(s, x[0], indices, ops::Const(s, {1, 1, 2, 0}),
+                                      ops::Const(s, {5, 3}))
+                             .loss};
+               }},
+              1e-6, 1e-7),
       {"FusedBatchNormGradV3",
        {S({2, 2, 1, 3}), S({2, 2, 1, 3}), S({3}, 0.2, 0.6)},
        [](const Scope& s, const Outs& x) -> Outs {

@@ -1,0 +1,340 @@
+// CTCLoss and CTCGreedyDecoder (ops/ctc_ops.cc), TF's arithmetic
+// (Graves's thesis, chapter 7, in log space):
+// - per batch entry b, the softmax y of the logits at each step t below
+//   sequence_length[b]; the label sequence l (labels at or above the blank,
+//   num_classes - 1, end it: a real label after one is an error; repeats
+//   collapsed first with preprocess_collapse_repeated) and l', l with a blank
+//   before each label and one at the end;
+// - forward variables alpha(u, t) (paths ending in l'[u] at t, y(t)
+//   included) and backward variables beta(u, t) (the rest, y(t) excluded),
+//   only over the u that can still reach the end; a label may stay on
+//   itself only with ctc_merge_repeated (blanks always), and skip the blank
+//   before it unless it repeats the label before (with ctc_merge_repeated);
+// - loss = -log p, p = sum_u alpha(u, 0) beta(u, 0); gradient with respect to
+//   the logits y(k, t) - sum_{l'[u] = k} alpha(u, t) beta(u, t) / p (y where
+//   no path exists); a zero sequence_length gives 0 and zero gradients, as
+//   do labels longer than the sequence with ignore_longer_outputs_than_inputs.
+// Sums of probabilities use TF's log-sum-exp, in T.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "framework/kernel_context.h"
+#include "framework/kernel_registry.h"
+#include "framework/threadpool.h"
+
+namespace towerflow {
+namespace {
+
+template <typename T>
+constexpr T kLogZero = -std::numeric_limits<T>::infinity();
+
+template <typename T>
+T LogSumExp(T a, T b) {
+  if (a == kLogZero<T>) return b;
+  if (b == kLogZero<T>) return a;
+  return a > b ? a + std::log1p(std::exp(b - a)) : b + std::log1p(std::exp(a - b));
+}
+
+// Checks shared by both ops: inputs [max_time, batch, classes], lengths
+// [batch], each at most max_time.
+absl::Status CheckInputsAndLengths(const Tensor& inputs, const Tensor& lengths,
+                                   absl::StatusCode length_code) {
+  if (inputs.dims() != 3) return absl::InvalidArgumentError("inputs is not a 3-Tensor");
+  if (lengths.dims() != 1) return absl::InvalidArgumentError("sequence_length is not a vector");
+  const int64_t max_time = inputs.dim_size(0), batch = inputs.dim_size(1);
+  if (lengths.dim_size(0) != batch) {
+    return absl::Status(length_code,
+                        absl::StrCat("len(sequence_length) != batch_size.  len(sequence_length):  ",
+                                     lengths.dim_size(0), " batch_size: ", batch));
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    if (lengths.data<int32_t>()[b] > max_time) {
+      return absl::Status(length_code, absl::StrCat("sequence_length(", b, ") <= ", max_time));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Each batch entry's labels from the sparse labels, TF's checks: indices
+// [N, 2] in order and within [batch, longest].
+absl::StatusOr<std::vector<std::vector<int>>> GroupLabels(const Tensor& indices,
+                                                          const Tensor& values, int64_t batch) {
+  if (indices.dims() != 2) return absl::InvalidArgumentError("labels_indices is not a matrix");
+  if (indices.dim_size(1) != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "labels_indices must have 2 columns (batch, position), got ", indices.dim_size(1)));
+  }
+  if (values.dims() != 1) return absl::InvalidArgumentError("labels_values is not a vector");
+  const int64_t n = indices.dim_size(0);
+  if (values.dim_size(0) != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "labels_indices and labels_values must contain the same number of rows, but saw shapes: ",
+        indices.shape().DebugString(), " vs. ", values.shape().DebugString()));
+  }
+  const int64_t* at = indices.data<int64_t>();
+  int64_t longest = 0;
+  for (int64_t i = 0; i < n; ++i) longest = std::max(longest, at[2 * i + 1] + 1);
+  std::vector<std::vector<int>> labels(batch);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t b = at[2 * i], pos = at[2 * i + 1];
+    const std::string where =
+        absl::StrCat("label SparseTensor is not valid: indices[", i, "] = [", b, ",", pos, "]");
+    if (b < 0 || b >= batch || pos < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " is out of bounds: need 0 <= index < [", batch, ",", longest, "]"));
+    }
+    if (i > 0 && (b < at[2 * i - 2] || (b == at[2 * i - 2] && pos <= at[2 * i - 1]))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, b == at[2 * i - 2] && pos == at[2 * i - 1] ? " is repeated" : " is out of order",
+          ". Many sparse ops require sorted indices.\n    Use `tf.sparse.reorder` to create a "
+          "correctly ordered copy.\n\n"));
+    }
+    labels[b].push_back(values.data<int32_t>()[i]);
+  }
+  return labels;
+}
+
+struct CtcOptions {
+  bool collapse = false, merge = true, ignore_longer = false;
+};
+
+// l for one batch entry (TF's PopulateLPrimes checks).
+absl::StatusOr<std::vector<int>> TargetLabels(const std::vector<int>& label, int64_t b,
+                                              int64_t classes, int64_t length,
+                                              const CtcOptions& o) {
+  if (label.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("Labels length is zero in batch ", b));
+  }
+  std::vector<int> l;
+  bool finished = false;
+  for (size_t i = 0; i < label.size(); ++i) {
+    if (i > 0 && o.collapse && label[i] == label[i - 1]) continue;
+    if (label[i] >= classes - 1) {
+      finished = true;
+    } else if (finished) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Saw a non-null label (index >= num_classes - 1) following a null label, batch: ", b,
+          " num_classes: ", classes, " labels: ", absl::StrJoin(label, ","),
+          " labels seen so far: ", absl::StrJoin(l, ",")));
+    } else {
+      l.push_back(label[i]);
+    }
+  }
+  for (int x : l) {
+    if (x < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("All labels must be nonnegative integers, batch: ", b,
+                       " labels: ", absl::StrJoin(l, ",")));
+    }
+  }
+  if (!o.ignore_longer && static_cast<int64_t>(label.size()) > length) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Not enough time for target transition sequence (required: ", label.size(),
+                     ", available: ", length, ")", b,
+                     "You can turn this error into a warning by using the flag "
+                     "ignore_longer_outputs_than_inputs"));
+  }
+  return l;
+}
+
+// Loss and gradient of one batch entry: y [steps, classes] probabilities
+// in, grad [steps, classes] out (row t at grad + t * stride).
+template <typename T>
+T EntryLoss(const std::vector<int>& lp, int blank, bool merge, int64_t steps, int64_t classes,
+            const std::vector<T>& y, T* grad, int64_t stride) {
+  const int64_t u_count = static_cast<int64_t>(lp.size());
+  const auto logy = [&](int64_t t, int k) { return std::log(y[t * classes + k]); };
+  std::vector<T> alpha(u_count * steps, kLogZero<T>), beta(u_count * steps, kLogZero<T>);
+  const auto A = [&](int64_t u, int64_t t) -> T& { return alpha[u * steps + t]; };
+  const auto B = [&](int64_t u, int64_t t) -> T& { return beta[u * steps + t]; };
+  // The u that can still finish by the end and be reached by t.
+  const auto first_u = [&](int64_t t) { return std::max<int64_t>(0, u_count - 2 * (steps - t)); };
+  const auto end_u = [&](int64_t t) { return std::min<int64_t>(u_count, 2 * (t + 1)); };
+  A(0, 0) = logy(0, blank);
+  if (u_count > 1) A(1, 0) = logy(0, lp[1]);
+  for (int64_t t = 1; t < steps; ++t) {
+    for (int64_t u = first_u(t); u < end_u(t); ++u) {
+      T sum = kLogZero<T>;
+      if (merge || lp[u] == blank) sum = A(u, t - 1);
+      if (u > 0) sum = LogSumExp(sum, A(u - 1, t - 1));
+      if (u > 1 && lp[u] != blank && !(merge && lp[u] == lp[u - 2])) {
+        sum = LogSumExp(sum, A(u - 2, t - 1));
+      }
+      A(u, t) = logy(t, lp[u]) + sum;
+    }
+  }
+  for (int64_t u = std::max<int64_t>(0, u_count - 2); u < u_count; ++u) B(u, steps - 1) = 0;
+  for (int64_t t = steps - 2; t >= 0; --t) {
+    for (int64_t u = first_u(t); u < end_u(t); ++u) {
+      if (merge || lp[u] == blank) B(u, t) = LogSumExp(B(u, t), B(u, t + 1) + logy(t + 1, lp[u]));
+      if (u + 1 < u_count) {
+        B(u, t) = LogSumExp(B(u, t), B(u + 1, t + 1) + logy(t + 1, lp[u + 1]));
+      }
+      if (u + 2 < u_count && lp[u] != blank && !(merge && lp[u] == lp[u + 2])) {
+        B(u, t) = LogSumExp(B(u, t), B(u + 2, t + 1) + logy(t + 1, lp[u + 2]));
+      }
+    }
+  }
+  T log_p = kLogZero<T>;
+  for (int64_t u = 0; u < u_count; ++u) log_p = LogSumExp(log_p, A(u, 0) + B(u, 0));
+  std::vector<T> through(classes);
+  for (int64_t t = 0; t < steps; ++t) {
+    T* g = grad + t * stride;
+    if (log_p == kLogZero<T>) {  // no valid path: TF's gradient is y
+      std::copy_n(y.data() + t * classes, classes, g);
+      continue;
+    }
+    std::fill(through.begin(), through.end(), kLogZero<T>);
+    for (int64_t u = 0; u < u_count; ++u) {
+      through[lp[u]] = LogSumExp(through[lp[u]], A(u, t) + B(u, t));
+    }
+    for (int64_t k = 0; k < classes; ++k) {
+      g[k] = y[t * classes + k] - std::exp(through[k] - log_p);
+    }
+  }
+  return -log_p;
+}
+
+template <typename T>
+class CtcLossOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("preprocess_collapse_repeated", &options_.collapse));
+    TW_RETURN_IF_ERROR(c.GetAttr("ctc_merge_repeated", &options_.merge));
+    return c.GetAttr("ignore_longer_outputs_than_inputs", &options_.ignore_longer);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& inputs = ctx->input(0);
+    const Tensor& lengths = ctx->input(3);
+    TW_RETURN_IF_ERROR(CheckInputsAndLengths(inputs, lengths, absl::StatusCode::kInvalidArgument));
+    const int64_t max_time = inputs.dim_size(0), batch = inputs.dim_size(1);
+    const int64_t classes = inputs.dim_size(2);
+    if (classes <= 0 || classes > std::numeric_limits<int>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("num_classes must be in [1, 2^31), got ", classes));
+    }
+    TW_ASSIGN_OR_RETURN(std::vector<std::vector<int>> labels,
+                        GroupLabels(ctx->input(1), ctx->input(2), batch));
+    const int32_t* len = lengths.data<int32_t>();
+    std::vector<std::vector<int>> lps(batch);
+    for (int64_t b = 0; b < batch; ++b) {
+      if (len[b] < 0) return absl::InvalidArgumentError(absl::StrCat("seq_len(", b, ") < 0"));
+      TW_ASSIGN_OR_RETURN(std::vector<int> l,
+                          TargetLabels(labels[b], b, classes, len[b], options_));
+      lps[b].push_back(static_cast<int>(classes - 1));
+      for (int x : l) {
+        lps[b].push_back(x);
+        lps[b].push_back(static_cast<int>(classes - 1));
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * loss, ctx->allocate_output(0, TensorShape({batch})));
+    TW_ASSIGN_OR_RETURN(Tensor * grad, ctx->allocate_output(1, inputs.shape()));
+    std::fill_n(loss->data<T>(), batch, T(0));
+    std::fill_n(grad->data<T>(), grad->NumElements(), T(0));
+    const T* x = inputs.data<T>();
+    ctx->intra_op_pool()->ParallelFor(
+        batch, max_time * classes * 64, [&](int64_t begin, int64_t end) {
+          for (int64_t b = begin; b < end; ++b) {
+            const int64_t steps = len[b];
+            if (steps == 0 ||
+                (options_.ignore_longer && static_cast<int64_t>(labels[b].size()) > steps)) {
+              continue;
+            }
+            std::vector<T> y(steps * classes);
+            for (int64_t t = 0; t < steps; ++t) {
+              const T* row = x + (t * batch + b) * classes;
+              const T top = *std::max_element(row, row + classes);
+              T sum = 0;
+              for (int64_t k = 0; k < classes; ++k)
+                sum += y[t * classes + k] = std::exp(row[k] - top);
+              for (int64_t k = 0; k < classes; ++k) y[t * classes + k] /= sum;
+            }
+            loss->data<T>()[b] =
+                EntryLoss<T>(lps[b], static_cast<int>(classes - 1), options_.merge, steps, classes,
+                             y, grad->data<T>() + b * classes, batch * classes);
+          }
+        });
+    return absl::OkStatus();
+  }
+
+ private:
+  CtcOptions options_;
+};
+
+// CTCGreedyDecoder: each step's first most likely class; blanks dropped and,
+// with merge_repeated, a class repeating the step before; log_probability
+// -sum_t max_k inputs[t, b, k] (TF's).
+template <typename T>
+class CtcGreedyDecoderOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("merge_repeated", &merge_));
+    return c.GetAttr("blank_index", &blank_index_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& inputs = ctx->input(0);
+    const Tensor& lengths = ctx->input(1);
+    TW_RETURN_IF_ERROR(
+        CheckInputsAndLengths(inputs, lengths, absl::StatusCode::kFailedPrecondition));
+    const int64_t batch = inputs.dim_size(1), classes = inputs.dim_size(2);
+    if (inputs.NumElements() == 0) return absl::InvalidArgumentError("inputs must not be empty");
+    if (blank_index_ < -classes || blank_index_ >= classes) {
+      return absl::InvalidArgumentError(absl::StrCat("blank_index expected to be between ",
+                                                     -classes, " and ", classes - 1, " but was ",
+                                                     blank_index_));
+    }
+    const int64_t blank = blank_index_ < 0 ? classes + blank_index_ : blank_index_;
+    const T* x = inputs.data<T>();
+    std::vector<std::vector<int64_t>> decoded(batch);
+    TW_ASSIGN_OR_RETURN(Tensor * log_prob, ctx->allocate_output(3, TensorShape({batch, 1})));
+    int64_t longest = 0, total = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      T sum = 0;
+      int64_t previous = -1;
+      for (int64_t t = 0; t < lengths.data<int32_t>()[b]; ++t) {
+        const T* row = x + (t * batch + b) * classes;
+        const int64_t best = std::max_element(row, row + classes) - row;
+        sum -= row[best];
+        if (best != blank && !(merge_ && best == previous)) decoded[b].push_back(best);
+        previous = best;
+      }
+      log_prob->data<T>()[b] = sum;
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(decoded[b].size()));
+      total += static_cast<int64_t>(decoded[b].size());
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(0, TensorShape({total, 2})));
+    TW_ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(1, TensorShape({total})));
+    TW_ASSIGN_OR_RETURN(Tensor * shape, ctx->allocate_output(2, TensorShape({2})));
+    int64_t i = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      for (size_t p = 0; p < decoded[b].size(); ++p, ++i) {
+        indices->data<int64_t>()[2 * i] = b;
+        indices->data<int64_t>()[2 * i + 1] = static_cast<int64_t>(p);
+        values->data<int64_t>()[i] = decoded[b][p];
+      }
+    }
+    shape->data<int64_t>()[0] = batch;
+    shape->data<int64_t>()[1] = longest;
+    return absl::OkStatus();
+  }
+
+ private:
+  bool merge_ = false;
+  int64_t blank_index_ = -1;
+};
+
+TW_REGISTER_KERNELS(ctc_ops) {
+  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
+  RegisterTypedKernels<CtcLossOp, float, double>(cpu("CTCLoss"), "T");
+  RegisterTypedKernels<CtcGreedyDecoderOp, float, double>(cpu("CTCGreedyDecoder"), "T");
+}
+
+}  // namespace
+}  // namespace towerflow
