@@ -1,4 +1,5 @@
-// CTCLoss and CTCGreedyDecoder (ops/ctc_ops.cc), TF's arithmetic
+// CTCLoss, CTCGreedyDecoder and CTCBeamSearchDecoder (ops/ctc_ops.cc),
+// TF's arithmetic
 // (Graves's thesis, chapter 7, in log space):
 // - per batch entry b, the softmax y of the logits at each step t below
 //   sequence_length[b]; the label sequence l (labels at or above the blank,
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -330,10 +332,216 @@ class CtcGreedyDecoderOp : public OpKernel {
   int64_t blank_index_ = -1;
 };
 
+// CTCBeamSearchDecoder: TF's prefix beam search (util/ctc/ctc_beam_search.h
+// with its default scorer), step by step on the logits' log softmax: each
+// prefix keeps the log probability of ending
+// in a blank and in its last label; the beam keeps the beam_width best
+// prefixes by their total, a prefix that falls out is deactivated, and a
+// prefix is extended by every non-blank class while it is still a
+// candidate. The top_paths best prefixes are the result (repeats in a
+// prefix merged with merge_repeated), their totals the log probabilities.
+template <typename T>
+class CtcBeam {
+ public:
+  struct Probability {
+    T blank, label, total;
+    void Reset() { blank = label = total = kLogZero<T>; }
+  };
+  struct Entry {
+    Entry* parent = nullptr;
+    int label = -1;
+    Probability newp{kLogZero<T>, kLogZero<T>, kLogZero<T>};
+    Probability oldp{kLogZero<T>, kLogZero<T>, kLogZero<T>};
+    // One per non-blank class, made together on first use (never resized:
+    // the beam points into it).
+    std::vector<Entry> children;
+    bool Active() const { return newp.total != kLogZero<T>; }
+  };
+
+  CtcBeam(int classes, int width) : classes_(classes), width_(width) {
+    root_.newp.total = root_.newp.blank = 0;
+    leaves_.push_back(&root_);
+  }
+
+  // One step: `x` the classes' logits (the blank last).
+  void Step(const T* x) {
+    // The log softmax: x less max + log(sum(exp(x - max))), TF's offset.
+    const T max = *std::max_element(x, x + classes_);
+    T sum = 0;
+    for (int k = 0; k < classes_; ++k) sum += std::exp(x[k] - max);
+    const T top = max + std::log(sum);
+    const int blank = classes_ - 1;
+    std::vector<Entry*> branches = Extract();
+    for (Entry* b : branches) b->oldp = b->newp;
+    for (Entry* b : branches) {
+      if (b->parent != nullptr) {
+        if (b->parent->Active()) {
+          const T previous =
+              b->label == b->parent->label ? b->parent->oldp.blank : b->parent->oldp.total;
+          b->newp.label = LogSumExp(b->newp.label, previous);
+        }
+        b->newp.label += x[b->label] - top;
+      }
+      b->newp.blank = b->oldp.total + x[blank] - top;
+      b->newp.total = LogSumExp(b->newp.blank, b->newp.label);
+      leaves_.push_back(b);
+    }
+    for (Entry* b : branches) {
+      if (!IsCandidate(b->oldp)) continue;
+      for (int k = 0; k < blank; ++k) {
+        Entry& c = Child(b, k);
+        if (c.Active()) continue;
+        c.newp.blank = kLogZero<T>;
+        const T previous = c.label == b->label ? b->oldp.blank : b->oldp.total;
+        c.newp.label = x[k] - top + previous;
+        c.newp.total = c.newp.label;
+        if (IsCandidate(c.newp)) {
+          if (static_cast<int>(leaves_.size()) == width_) {
+            const auto bottom = Bottom();
+            (*bottom)->newp.Reset();  // out of the beam
+            leaves_.erase(bottom);
+          }
+          leaves_.push_back(&c);
+        } else {
+          c.oldp.Reset();
+          c.newp.Reset();
+        }
+      }
+    }
+  }
+
+  // The best n prefixes (labels, merged with merge_repeated) and totals.
+  absl::Status TopPaths(int n, bool merge_repeated, std::vector<std::vector<int64_t>>* paths,
+                        std::vector<T>* totals) {
+    if (n > width_) return absl::InvalidArgumentError("requested more paths than the beam width.");
+    if (n > static_cast<int>(leaves_.size())) {
+      return absl::InvalidArgumentError("Less leaves in the beam search than requested.");
+    }
+    const std::vector<Entry*> best = Extract();
+    for (int i = 0; i < n; ++i) {
+      std::vector<int64_t> labels;
+      int previous = -1;
+      for (const Entry* e = best[i]; e->parent != nullptr; e = e->parent) {
+        if (!merge_repeated || e->label != previous) labels.push_back(e->label);
+        previous = e->label;
+      }
+      std::reverse(labels.begin(), labels.end());
+      paths->push_back(std::move(labels));
+      totals->push_back(best[i]->newp.total);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // The leaves, best total first (the beam emptied, as TF's TopN::Extract).
+  std::vector<Entry*> Extract() {
+    std::vector<Entry*> out = std::move(leaves_);
+    leaves_.clear();
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Entry* a, const Entry* b) { return a->newp.total > b->newp.total; });
+    return out;
+  }
+  typename std::vector<Entry*>::iterator Bottom() {
+    return std::min_element(leaves_.begin(), leaves_.end(), [](const Entry* a, const Entry* b) {
+      return a->newp.total < b->newp.total;
+    });
+  }
+  bool IsCandidate(const Probability& p) {
+    return p.total > kLogZero<T> &&
+           (static_cast<int>(leaves_.size()) < width_ || p.total > (*Bottom())->newp.total);
+  }
+  Entry& Child(Entry* b, int k) {
+    if (b->children.empty()) {
+      b->children.resize(classes_ - 1);
+      for (int i = 0; i < classes_ - 1; ++i) {
+        b->children[i].parent = b;
+        b->children[i].label = i;
+      }
+    }
+    return b->children[k];
+  }
+
+  int classes_, width_;
+  Entry root_;
+  std::vector<Entry*> leaves_;
+};
+
+template <typename T>
+class CtcBeamSearchDecoderOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("beam_width", &beam_width_));
+    TW_RETURN_IF_ERROR(c.GetAttr("top_paths", &top_paths_));
+    TW_RETURN_IF_ERROR(c.GetAttr("merge_repeated", &merge_));
+    if (beam_width_ < 1 || beam_width_ > (1 << 20) || top_paths_ < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("beam_width must be in [1, 2^20] and top_paths at least 1, got ",
+                       beam_width_, " and ", top_paths_));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& inputs = ctx->input(0);
+    const Tensor& lengths = ctx->input(1);
+    TW_RETURN_IF_ERROR(
+        CheckInputsAndLengths(inputs, lengths, absl::StatusCode::kFailedPrecondition));
+    const int64_t batch = inputs.dim_size(1), classes = inputs.dim_size(2);
+    // Each prefix in the beam makes num_classes - 1 children per step.
+    if (classes < 1 || beam_width_ * classes > (int64_t{1} << 24)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "beam_width * num_classes must be in [1, 2^24], got ", beam_width_, " * ", classes));
+    }
+    const int paths_n = static_cast<int>(top_paths_);
+    std::vector<std::vector<std::vector<int64_t>>> paths(paths_n,
+                                                         std::vector<std::vector<int64_t>>(batch));
+    TW_ASSIGN_OR_RETURN(Tensor * log_prob,
+                        ctx->allocate_output(3 * paths_n, TensorShape({batch, paths_n})));
+    for (int64_t b = 0; b < batch; ++b) {
+      CtcBeam<T> beam(static_cast<int>(classes), static_cast<int>(beam_width_));
+      for (int64_t t = 0; t < lengths.data<int32_t>()[b]; ++t) {
+        beam.Step(inputs.data<T>() + (t * batch + b) * classes);
+      }
+      std::vector<std::vector<int64_t>> best;
+      std::vector<T> totals;
+      TW_RETURN_IF_ERROR(beam.TopPaths(paths_n, merge_, &best, &totals));
+      for (int p = 0; p < paths_n; ++p) {
+        paths[p][b] = std::move(best[p]);
+        log_prob->data<T>()[b * paths_n + p] = totals[p];
+      }
+    }
+    for (int p = 0; p < paths_n; ++p) {
+      int64_t total = 0, longest = 0;
+      for (const auto& path : paths[p]) {
+        total += static_cast<int64_t>(path.size());
+        longest = std::max<int64_t>(longest, static_cast<int64_t>(path.size()));
+      }
+      TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(p, TensorShape({total, 2})));
+      TW_ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(paths_n + p, TensorShape({total})));
+      TW_ASSIGN_OR_RETURN(Tensor * shape, ctx->allocate_output(2 * paths_n + p, TensorShape({2})));
+      int64_t i = 0;
+      for (int64_t b = 0; b < batch; ++b) {
+        for (size_t k = 0; k < paths[p][b].size(); ++k, ++i) {
+          indices->data<int64_t>()[2 * i] = b;
+          indices->data<int64_t>()[2 * i + 1] = static_cast<int64_t>(k);
+          values->data<int64_t>()[i] = paths[p][b][k];
+        }
+      }
+      shape->data<int64_t>()[0] = batch;
+      shape->data<int64_t>()[1] = longest;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t beam_width_ = 1, top_paths_ = 1;
+  bool merge_ = true;
+};
+
 TW_REGISTER_KERNELS(ctc_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterTypedKernels<CtcLossOp, float, double>(cpu("CTCLoss"), "T");
   RegisterTypedKernels<CtcGreedyDecoderOp, float, double>(cpu("CTCGreedyDecoder"), "T");
+  RegisterTypedKernels<CtcBeamSearchDecoderOp, float, double>(cpu("CTCBeamSearchDecoder"), "T");
 }
 
 }  // namespace

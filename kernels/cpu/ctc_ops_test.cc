@@ -1,4 +1,4 @@
-// CTCLoss and CTCGreedyDecoder against TensorFlow 2.21's values and
+// CTCLoss, CTCGreedyDecoder and CTCBeamSearchDecoder against TensorFlow 2.21's values and
 // messages (tf.raw_ops on these inputs). The loss's gradient is checked
 // against finite differences in ops/gradients.
 #include <vector>
@@ -120,6 +120,36 @@ TEST(CtcGreedyDecoderTest, MatchesTensorFlow) {
               StatusIs(kInvalid, "blank_index expected to be between -4 and 3 but was 4"));
   KernelRunner long_sequence("CTCGreedyDecoder");
   EXPECT_THAT(long_sequence.Run({Logits(), Literal<int32_t>({2}, {6, 3})}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "sequence_length(0) <= 5"));
+}
+
+TEST(CtcBeamSearchDecoderTest, MatchesTensorFlow) {
+  const auto decode = [](int64_t width, int64_t paths, bool merge, std::vector<int32_t> lengths) {
+    KernelRunner r("CTCBeamSearchDecoder");
+    r.Attr("beam_width", width).Attr("top_paths", paths).Attr("merge_repeated", merge);
+    return r.Run({Logits(), Literal<int32_t>({2}, lengths)});
+  };
+  // Outputs: indices, values, shapes (top_paths each), then log probabilities.
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, decode(3, 2, true, {5, 3}));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({3, 2}, {0, 0, 1, 0, 1, 1}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({3}, {0, 0, 2}));
+  EXPECT_THAT(out[3], TensorIs<int64_t>({3}, {0, 0, 1}));
+  EXPECT_THAT(out[5], TensorIs<int64_t>({2}, {2, 2}));
+  EXPECT_THAT(out[6], TensorNear<float>({2, 2},
+                                        {-2.056243896484375f, -2.658865451812744f,
+                                         -1.268019199371338f, -1.8774607181549072f},
+                                        2e-6));
+  // The second path of the first entry is "0 blank 0": two labels unmerged.
+  TW_ASSERT_OK_AND_ASSIGN(out, decode(3, 2, false, {5, 3}));
+  EXPECT_THAT(out[3], TensorIs<int64_t>({4}, {0, 0, 0, 1}));
+  TW_ASSERT_OK_AND_ASSIGN(out, decode(1, 1, true, {5, 3}));
+  EXPECT_THAT(out[1], TensorIs<int64_t>({3}, {0, 0, 2}));
+  EXPECT_THAT(out[3], TensorNear<float>({2, 1}, {-2.354057550430298f, -1.7439522743225098f}, 2e-6));
+  EXPECT_THAT(decode(2, 3, true, {5, 3}),
+              StatusIs(kInvalid, "requested more paths than the beam width."));
+  EXPECT_THAT(decode(3, 2, true, {0, 3}),
+              StatusIs(kInvalid, "Less leaves in the beam search than requested."));
+  EXPECT_THAT(decode(3, 2, true, {6, 3}),
               StatusIs(absl::StatusCode::kFailedPrecondition, "sequence_length(0) <= 5"));
 }
 

@@ -1438,6 +1438,24 @@ CASES = {
                                    "labels_values": (I32, [4], [3, 1, 2, 0]),
                                    "sequence_length": (I32, [2], [5, 3])}, {}),
     ],
+    "CTCBeamSearchDecoder": [
+        ("beam 3, top 2", {"inputs": CTC_LOGITS, "sequence_length": (I32, [2], [5, 3])},
+         {"beam_width": 3, "top_paths": 2}),
+        ("repeats kept", {"inputs": CTC_LOGITS, "sequence_length": (I32, [2], [5, 3])},
+         {"beam_width": 3, "top_paths": 2, "merge_repeated": False}),
+        ("beam 10, top 3, 6 classes", {"inputs": (F, [8, 3, 6], np.random.RandomState(1).randn(
+            8, 3, 6).astype(np.float32)), "sequence_length": (I32, [3], [8, 5, 2])},
+         {"beam_width": 10, "top_paths": 3}),
+        ("beam 16, double", {"inputs": (D, [12, 2, 5], np.random.RandomState(2).randn(12, 2, 5)),
+                             "sequence_length": (I32, [2], [12, 9])},
+         {"beam_width": 16, "top_paths": 4}),
+        ("beam 1", {"inputs": CTC_LOGITS, "sequence_length": (I32, [2], [5, 3])},
+         {"beam_width": 1, "top_paths": 1}),
+        ("more paths than the beam", {"inputs": CTC_LOGITS, "sequence_length": (I32, [2], [5, 3])},
+         {"beam_width": 2, "top_paths": 3}),
+        ("fewer leaves than paths", {"inputs": CTC_LOGITS, "sequence_length": (I32, [2], [0, 3])},
+         {"beam_width": 3, "top_paths": 2}),
+    ],
     "CTCGreedyDecoder": [
         ("plain", {"inputs": CTC_LOGITS, "sequence_length": (I32, [2], [5, 3])}, {}),
         ("merged, blank 0", {"inputs": CTC_LOGITS, "sequence_length": (I32, [2], [5, 3])},
@@ -1817,6 +1835,9 @@ KNOWN_DIFFERENCES = {
         "TF's double CTCLoss takes the softmax in float (its kernel's ArrayXf), so its losses "
         "are 1e-9 from the double ones (6.008798027825048 for 6.008798020679546); Towerflow "
         "computes in double throughout, as a double reference forward pass gives"),
+    "CTCBeamSearchDecoder/beam 16, double": (
+        "TF's beam search adds double probabilities with its float LogSumExp (ctc_loss_util.h), "
+        "so its double log probabilities are 1e-8 from the double ones; the paths agree"),
     "Cast/float edges to int32": (
         "NaN, infinities and 1e30 to int32: TF gives INT_MIN (the x86 conversion of a value "
         "C++ leaves undefined); Towerflow saturates (NaN to 0, +inf and 1e30 to INT_MAX), the "
