@@ -270,6 +270,32 @@ class CtcLossOp : public OpKernel {
   CtcOptions options_;
 };
 
+// The decoders' label sequences, one per batch entry, as a sparse tensor:
+// indices [N, 2], values [N] and shape [batch, longest] into the outputs
+// `first`, `first + stride` and `first + 2 * stride`.
+absl::Status WriteSparse(KernelContext* ctx, int first, int stride,
+                         const std::vector<std::vector<int64_t>>& sequences) {
+  int64_t total = 0, longest = 0;
+  for (const auto& s : sequences) {
+    total += static_cast<int64_t>(s.size());
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(s.size()));
+  }
+  TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(first, TensorShape({total, 2})));
+  TW_ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(first + stride, TensorShape({total})));
+  TW_ASSIGN_OR_RETURN(Tensor * shape, ctx->allocate_output(first + 2 * stride, TensorShape({2})));
+  int64_t i = 0;
+  for (size_t b = 0; b < sequences.size(); ++b) {
+    for (size_t k = 0; k < sequences[b].size(); ++k, ++i) {
+      indices->data<int64_t>()[2 * i] = static_cast<int64_t>(b);
+      indices->data<int64_t>()[2 * i + 1] = static_cast<int64_t>(k);
+      values->data<int64_t>()[i] = sequences[b][k];
+    }
+  }
+  shape->data<int64_t>()[0] = static_cast<int64_t>(sequences.size());
+  shape->data<int64_t>()[1] = longest;
+  return absl::OkStatus();
+}
+
 // CTCGreedyDecoder: each step's first most likely class; blanks dropped and,
 // with merge_repeated, a class repeating the step before; log_probability
 // -sum_t max_k inputs[t, b, k] (TF's).
@@ -296,7 +322,6 @@ class CtcGreedyDecoderOp : public OpKernel {
     const T* x = inputs.data<T>();
     std::vector<std::vector<int64_t>> decoded(batch);
     TW_ASSIGN_OR_RETURN(Tensor * log_prob, ctx->allocate_output(3, TensorShape({batch, 1})));
-    int64_t longest = 0, total = 0;
     for (int64_t b = 0; b < batch; ++b) {
       T sum = 0;
       int64_t previous = -1;
@@ -308,23 +333,8 @@ class CtcGreedyDecoderOp : public OpKernel {
         previous = best;
       }
       log_prob->data<T>()[b] = sum;
-      longest = std::max<int64_t>(longest, static_cast<int64_t>(decoded[b].size()));
-      total += static_cast<int64_t>(decoded[b].size());
     }
-    TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(0, TensorShape({total, 2})));
-    TW_ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(1, TensorShape({total})));
-    TW_ASSIGN_OR_RETURN(Tensor * shape, ctx->allocate_output(2, TensorShape({2})));
-    int64_t i = 0;
-    for (int64_t b = 0; b < batch; ++b) {
-      for (size_t p = 0; p < decoded[b].size(); ++p, ++i) {
-        indices->data<int64_t>()[2 * i] = b;
-        indices->data<int64_t>()[2 * i + 1] = static_cast<int64_t>(p);
-        values->data<int64_t>()[i] = decoded[b][p];
-      }
-    }
-    shape->data<int64_t>()[0] = batch;
-    shape->data<int64_t>()[1] = longest;
-    return absl::OkStatus();
+    return WriteSparse(ctx, 0, 1, decoded);
   }
 
  private:
@@ -509,26 +519,7 @@ class CtcBeamSearchDecoderOp : public OpKernel {
         log_prob->data<T>()[b * paths_n + p] = totals[p];
       }
     }
-    for (int p = 0; p < paths_n; ++p) {
-      int64_t total = 0, longest = 0;
-      for (const auto& path : paths[p]) {
-        total += static_cast<int64_t>(path.size());
-        longest = std::max<int64_t>(longest, static_cast<int64_t>(path.size()));
-      }
-      TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(p, TensorShape({total, 2})));
-      TW_ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(paths_n + p, TensorShape({total})));
-      TW_ASSIGN_OR_RETURN(Tensor * shape, ctx->allocate_output(2 * paths_n + p, TensorShape({2})));
-      int64_t i = 0;
-      for (int64_t b = 0; b < batch; ++b) {
-        for (size_t k = 0; k < paths[p][b].size(); ++k, ++i) {
-          indices->data<int64_t>()[2 * i] = b;
-          indices->data<int64_t>()[2 * i + 1] = static_cast<int64_t>(k);
-          values->data<int64_t>()[i] = paths[p][b][k];
-        }
-      }
-      shape->data<int64_t>()[0] = batch;
-      shape->data<int64_t>()[1] = longest;
-    }
+    for (int p = 0; p < paths_n; ++p) TW_RETURN_IF_ERROR(WriteSparse(ctx, p, paths_n, paths[p]));
     return absl::OkStatus();
   }
 
