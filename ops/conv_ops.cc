@@ -1,11 +1,15 @@
 // Windowed ops: 2-D convolution (Conv2D, DepthwiseConv2dNative) with their
-// backprops, and pooling (MaxPool, AvgPool) with their gradients.
+// backprops, pooling (MaxPool, AvgPool) with their gradients, and the
+// grayscale morphological dilation Dilation2D with its backprops
+// (kernels/cpu/dilation_ops.cc).
 //
 // Data formats: NHWC is batch, height, width, channels; NCHW puts channels
 // second. Conv2D filters are HWIO: [height, width, in_channels,
 // out_channels]; depthwise filters [height, width, in_channels,
 // channel_multiplier].
 #include <optional>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -508,6 +512,80 @@ TW_REGISTER_OP("MaxPoolGradWithArgmax")
         "uint64}")
     .Doc("MaxPoolWithArgmax's gradient: grad added at the argmax positions of input's shape.")
     .SetShapeFn(MaxPoolGradShape);
+
+// Dilation2D: input [batch, rows, cols, depth], filter [rows, cols, depth];
+// the window the filter's rows and cols spread by `rates`.
+absl::Status Dilation2DShapeOf(InferenceContext* c, PartialTensorShape* out) {
+  PartialTensorShape input, filter;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 3, &filter));
+  int64_t depth = -1;
+  TW_RETURN_IF_ERROR(c->MergeDim(input.dim_size(3), filter.dim_size(2), &depth));
+  std::vector<int64_t> strides, rates;
+  std::string padding_name;
+  TW_RETURN_IF_ERROR(c->GetAttr("strides", &strides));
+  TW_RETURN_IF_ERROR(c->GetAttr("rates", &rates));
+  TW_RETURN_IF_ERROR(c->GetAttr("padding", &padding_name));
+  TW_ASSIGN_OR_RETURN(Padding padding, ParsePadding(padding_name));
+  if (strides.size() != 4 || rates.size() != 4) {
+    return absl::InvalidArgumentError(
+        "Dilation2D requires the strides and rates attributes to "
+        "contain 4 values");
+  }
+  int64_t dims[2] = {-1, -1};
+  for (int i = 0; i < 2; ++i) {
+    int64_t before = 0, after = 0;
+    if (input.dim_size(1 + i) >= 0 && filter.dim_size(i) >= 0) {
+      TW_RETURN_IF_ERROR(GetWindowedOutputSize(input.dim_size(1 + i), filter.dim_size(i),
+                                               rates[1 + i], strides[1 + i], padding, &dims[i],
+                                               &before, &after));
+    }
+  }
+  *out = PartialTensorShape({input.dim_size(0), dims[0], dims[1], depth});
+  return absl::OkStatus();
+}
+
+OpDefBuilder DilationAttrs(OpDefBuilder b) {
+  return b
+      .Attr(
+          "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
+          "uint64}")
+      .Attr("strides: list(int) >= 4")
+      .Attr("rates: list(int) >= 4")
+      .Attr("padding: {'SAME', 'VALID'}");
+}
+
+[[maybe_unused]] const bool kDilationRegistered = [] {
+  RegisterOp(DilationAttrs(OpDefBuilder("Dilation2D", __FILE__)
+                               .Input("input: T")
+                               .Input("filter: T")
+                               .Output("output: T"))
+                 .Doc("max over the window of input + filter (grayscale dilation), per channel")
+                 .SetShapeFn([](InferenceContext* c) {
+                   PartialTensorShape out;
+                   TW_RETURN_IF_ERROR(Dilation2DShapeOf(c, &out));
+                   c->set_output(0, out);
+                   return absl::OkStatus();
+                 }));
+  for (const auto& [name, output, shaped_like] :
+       {std::tuple{"Dilation2DBackpropInput", "in_backprop: T", 0},
+        std::tuple{"Dilation2DBackpropFilter", "filter_backprop: T", 1}}) {
+    RegisterOp(DilationAttrs(OpDefBuilder(name, __FILE__)
+                                 .Input("input: T")
+                                 .Input("filter: T")
+                                 .Input("out_backprop: T")
+                                 .Output(output))
+                   .Doc("Dilation2D's gradient: out_backprop routed to each window's maximum")
+                   .SetShapeFn([shaped_like = shaped_like](InferenceContext* c) {
+                     PartialTensorShape out, backprop;
+                     TW_RETURN_IF_ERROR(Dilation2DShapeOf(c, &out));
+                     TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 4, &backprop));
+                     c->set_output(0, c->input(shaped_like));
+                     return absl::OkStatus();
+                   }));
+  }
+  return true;
+}();
 
 }  // namespace
 }  // namespace towerflow

@@ -230,6 +230,44 @@ TEST(PoolTest, MaxPoolV2WindowFromInputs) {
                                 "Sliding window ksize must be positive."));
 }
 
+// Dilation2D and its backprops (dilation_ops.cc), TF 2.21's values.
+TEST(DilationTest, MaximaOfInputPlusFilter) {
+  const Tensor x = Literal<float>({1, 3, 3, 2}, {-2.5f, 1, -1, 2.5f, 0.5f, -1.5f, 2, 0, -2, 1.5f,
+                                                 -0.5f, -2.5f, 1, -1, 2.5f, 0.5f, -1.5f, 2});
+  const Tensor f = Literal<float>({2, 2, 2}, {0.5f, -1, 0, 2, -0.5f, 1, 1.5f, 0});
+  const auto run = [&](const char* op, std::vector<Tensor> extra, std::vector<int64_t> strides,
+                       std::vector<int64_t> rates, const char* padding) {
+    KernelRunner r(op);
+    r.Attr("strides", strides).Attr("rates", rates).Attr("padding", padding);
+    std::vector<Tensor> in = {x, f};
+    in.insert(in.end(), extra.begin(), extra.end());
+    return RunOk(r, in);
+  };
+  EXPECT_THAT(run("Dilation2D", {}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME"),
+              TensorIs<float>({1, 3, 3, 2}, {1.5f, 4.5f, 1, 2.5f, 1, -1.5f, 4, 3.5f, 2, 2, 0, 3,
+                                             2.5f, 2.5f, 3, 4, -1, 1}));
+  EXPECT_THAT(run("Dilation2D", {}, {1, 2, 2, 1}, {1, 2, 1, 1}, "VALID"),
+              TensorIs<float>({1, 1, 1, 2}, {4, 4.5f}));
+  std::vector<float> dy(18);
+  for (int i = 0; i < 18; ++i) dy[i] = static_cast<float>(i + 1);
+  const Tensor g = Literal<float>({1, 3, 3, 2}, dy);
+  EXPECT_THAT(
+      run("Dilation2DBackpropInput", {g}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME"),
+      TensorIs<float>({1, 3, 3, 2}, {0, 0, 0, 2, 5, 0, 1, 0, 0, 12, 14, 6, 0, 0, 44, 14, 17, 56}));
+  EXPECT_THAT(run("Dilation2DBackpropFilter", {g}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME"),
+              TensorIs<float>({2, 2, 2}, {48, 18, 13, 40, 10, 22, 10, 10}));
+  KernelRunner depth("Dilation2D");
+  depth.Attr("strides", {1, 1, 1, 1}).Attr("rates", {1, 1, 1, 1}).Attr("padding", "VALID");
+  EXPECT_THAT(depth.Run({x, Literal<float>({1, 1, 1}, {0})}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "input and filter must have the same depth: 2 vs 1"));
+  KernelRunner batch("Dilation2D");
+  batch.Attr("strides", {2, 1, 1, 1}).Attr("rates", {1, 1, 1, 1}).Attr("padding", "VALID");
+  EXPECT_THAT(batch.Run({x, f}),
+              testing::StatusIs(absl::StatusCode::kUnimplemented,
+                                "Stride is only supported across spatial dimensions."));
+}
+
 TEST(MaxPoolWithArgmaxTest, MatchesTensorFlow) {
   KernelRunner v("MaxPoolWithArgmax");
   v.Attr("ksize", {1, 2, 2, 1}).Attr("strides", {1, 1, 2, 1}).Attr("padding", "VALID");

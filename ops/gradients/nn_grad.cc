@@ -374,6 +374,15 @@ TW_GRAD_FN(CTCLossGrad) {
   for (int i = 0; i < 3; ++i) grad_outputs->push_back(NoGradient());
   return scope.status();
 }
+// y = dilation2d(x, f): g goes to each window's maximum, in x and in f.
+TW_GRAD_FN(Dilation2DGrad) {
+  const std::vector<std::string> attrs = {"T", "strides", "rates", "padding"};
+  grad_outputs->push_back(AddWithAttrsOf(scope, "Dilation2DBackpropInput",
+                                         {In(op, 0), In(op, 1), grad_inputs[0]}, op, attrs));
+  grad_outputs->push_back(AddWithAttrsOf(scope, "Dilation2DBackpropFilter",
+                                         {In(op, 0), In(op, 1), grad_inputs[0]}, op, attrs));
+  return scope.status();
+}
 // y = avgpool(x): g spread evenly over each window.
 TW_GRAD_FN(AvgPoolGrad) {
   grad_outputs->push_back(AddWithAttrsOf(
@@ -560,6 +569,7 @@ TW_REGISTER_GRADIENT("AvgPool3D", AvgPool3DGradient);
 TW_REGISTER_GRADIENT("AvgPool3DGrad", AvgPool3DGradGradient);
 TW_REGISTER_GRADIENT("MaxPool", MaxPoolGrad);
 TW_REGISTER_GRADIENT("CTCLoss", CTCLossGrad);
+TW_REGISTER_GRADIENT("Dilation2D", Dilation2DGrad);
 TW_REGISTER_NO_GRADIENT("CTCGreedyDecoder");
 TW_REGISTER_NO_GRADIENT("CTCBeamSearchDecoder");
 TW_REGISTER_GRADIENT("MaxPoolV2", MaxPoolV2Grad);

@@ -148,6 +148,9 @@ GRU_IN = {"x": (F, [2, 3], None), "h_prev": (F, [2, 2], [0.1, -0.2, 0.3, 0.05]),
           "w_ru": (F, [5, 4], (np.arange(20) % 7 / 10 - 0.3).astype(np.float32)),
           "w_c": (F, [5, 2], (np.arange(10) % 5 / 10 - 0.2).astype(np.float32)),
           "b_ru": (F, [4], [0.1, 0, -0.1, 0.2]), "b_c": (F, [2], [0.05, -0.05])}
+# An image [1, 5, 5, 2] and filter [2, 2, 2] for Dilation2D.
+DIL_IN = (F, [1, 5, 5, 2], np.random.RandomState(0).randn(1, 5, 5, 2).astype(np.float32))
+DIL_FILTER = (F, [2, 2, 2], np.random.RandomState(1).randn(2, 2, 2).astype(np.float32))
 # Time-major logits [5, 2, 4] and labels [[1, 1], [2, 0]] for CTC.
 CTC_LOGITS = (F, [5, 2, 4], np.random.RandomState(0).randn(5, 2, 4).astype(np.float32))
 CTC_INDICES = (I64, [4, 2], [0, 0, 0, 1, 1, 0, 1, 1])
@@ -1412,6 +1415,29 @@ CASES = {
                         "input_min": (F, [8], np.linspace(-9, 1, 8)),
                         "input_max": (F, [8], np.linspace(-1, 9, 8))}, {"axis": 1}),
     ],
+    "Dilation2D": [
+        ("valid", {"input": DIL_IN, "filter": DIL_FILTER},
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "VALID"}),
+        ("same, stride 2, rate 2", {"input": DIL_IN, "filter": DIL_FILTER},
+         {"strides": [1, 2, 2, 1], "rates": [1, 2, 2, 1], "padding": "SAME"}),
+        ("int32, rows 2 cols 1", {"input": (I32, [1, 5, 5, 2], (DIL_IN[2] * 10).astype(np.int32)),
+                                  "filter": (I32, [2, 2, 2], (DIL_FILTER[2] * 10).astype(np.int32))},
+         {"strides": [1, 2, 1, 1], "rates": [1, 1, 2, 1], "padding": "SAME"}),
+        ("filter larger than input", {"input": DIL_IN, "filter": (F, [6, 6, 2], None)},
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "VALID"}),
+        ("depths differ", {"input": DIL_IN, "filter": (F, [2, 2, 1], None)},
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "VALID"}),
+    ],
+    **{op: [
+        ("valid", {"input": DIL_IN, "filter": DIL_FILTER, "out_backprop": (F, [1, 4, 4, 2], None)},
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "VALID"}),
+        ("same, stride 2, rate 2", {"input": DIL_IN, "filter": DIL_FILTER,
+                                    "out_backprop": (F, [1, 3, 3, 2], None)},
+         {"strides": [1, 2, 2, 1], "rates": [1, 2, 2, 1], "padding": "SAME"}),
+        ("wrong out_backprop", {"input": DIL_IN, "filter": DIL_FILTER,
+                                "out_backprop": (F, [1, 3, 4, 2], None)},
+         {"strides": [1, 1, 1, 1], "rates": [1, 1, 1, 1], "padding": "VALID"}),
+    ] for op in ("Dilation2DBackpropInput", "Dilation2DBackpropFilter")},
     "CTCLoss": [
         ("merge repeated", {"inputs": CTC_LOGITS, "labels_indices": CTC_INDICES,
                             "labels_values": (I32, [4], [1, 1, 2, 0]),

@@ -526,6 +526,12 @@ std::vector<GradCase> NnCases() {
          return {ops::MaxPoolGradGrad(s, x[0], ops::MaxPool(s, x[0], k, st, "VALID"), x[1], k, st,
                                       "VALID")};
        }},
+      Binary(
+          "Dilation2D",
+          [](const Scope& s, Output x, Output f) {
+            return ops::Dilation2D(s, x, f, {1, 1, 1, 1}, {1, 2, 1, 1}, "SAME");
+          },
+          S({1, 4, 3, 2}), S({2, 2, 2})),
       Unary(
           "MaxPoolV2",
           [](const Scope& s, Output x) {
