@@ -82,7 +82,9 @@ absl::StatusOr<std::vector<std::vector<int>>> GroupLabels(const Tensor& indices,
   }
   const int64_t* at = indices.data<int64_t>();
   int64_t longest = 0;
-  for (int64_t i = 0; i < n; ++i) longest = std::max(longest, at[2 * i + 1] + 1);
+  for (int64_t i = 0; i < n; ++i) {  // (a position of 2^63 - 1 is out of bounds anyway)
+    longest = std::max(longest, at[2 * i + 1] + (at[2 * i + 1] < INT64_MAX ? 1 : 0));
+  }
   std::vector<std::vector<int>> labels(batch);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t b = at[2 * i], pos = at[2 * i + 1];
