@@ -427,31 +427,35 @@ TW_REGISTER_OP("MaxPoolV2")
     .Doc("MaxPool with the window (ksize, strides) as inputs.")
     .SetShapeFn(MaxPoolV2Shape);
 
-TW_REGISTER_OP("MaxPoolGradV2")
-    .Input("orig_input: T")
-    .Input("orig_output: T")
-    .Input("grad: T")
-    .Input("ksize: int32")
-    .Input("strides: int32")
-    .Output("output: T")
-    .Attr("padding: {'SAME', 'VALID'}")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Attr("T: realnumbertype = DT_FLOAT")
-    .Doc("MaxPoolGrad with the window as inputs.")
-    .SetShapeFn(MaxPoolGradV2Shape<0>);
-
-TW_REGISTER_OP("MaxPoolGradGradV2")
-    .Input("orig_input: T")
-    .Input("orig_output: T")
-    .Input("grad: T")
-    .Input("ksize: int32")
-    .Input("strides: int32")
-    .Output("output: T")
-    .Attr("padding: {'SAME', 'VALID'}")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Attr("T: realnumbertype")
-    .Doc("MaxPoolGradGrad with the window as inputs.")
-    .SetShapeFn(MaxPoolGradV2Shape<1>);
+// MaxPoolGradV2 and MaxPoolGradGradV2: MaxPoolGrad's and MaxPoolGradGrad's
+// inputs and the window; the first's output is shaped like orig_input, the
+// second's like orig_output.
+[[maybe_unused]] const bool kMaxPoolGradV2Registered = [] {
+  const struct {
+    const char* name;
+    const char* types;
+    absl::Status (*shape)(InferenceContext*);
+    const char* doc;
+  } ops[] = {{"MaxPoolGradV2", "T: realnumbertype = DT_FLOAT", MaxPoolGradV2Shape<0>,
+              "MaxPoolGrad with the window as inputs."},
+             {"MaxPoolGradGradV2", "T: realnumbertype", MaxPoolGradV2Shape<1>,
+              "MaxPoolGradGrad with the window as inputs."}};
+  for (const auto& op : ops) {
+    RegisterOp(OpDefBuilder(op.name, __FILE__)
+                   .Input("orig_input: T")
+                   .Input("orig_output: T")
+                   .Input("grad: T")
+                   .Input("ksize: int32")
+                   .Input("strides: int32")
+                   .Output("output: T")
+                   .Attr("padding: {'SAME', 'VALID'}")
+                   .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+                   .Attr(op.types)
+                   .Doc(op.doc)
+                   .SetShapeFn(op.shape));
+  }
+  return true;
+}();
 
 TW_REGISTER_OP("AvgPool")
     .Input("value: T")

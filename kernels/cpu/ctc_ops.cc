@@ -44,8 +44,8 @@ T LogSumExp(T a, T b) {
   return a > b ? a + std::log1p(std::exp(b - a)) : b + std::log1p(std::exp(a - b));
 }
 
-// Checks shared by both ops: inputs [max_time, batch, classes], lengths
-// [batch], each at most max_time.
+// Checks shared by the three ops: inputs [max_time, batch, classes],
+// lengths [batch], each at most max_time.
 absl::Status CheckInputsAndLengths(const Tensor& inputs, const Tensor& lengths,
                                    absl::StatusCode length_code) {
   if (inputs.dims() != 3) return absl::InvalidArgumentError("inputs is not a 3-Tensor");
@@ -62,6 +62,20 @@ absl::Status CheckInputsAndLengths(const Tensor& inputs, const Tensor& lengths,
     }
   }
   return absl::OkStatus();
+}
+
+// The decoders' inputs (0: logits, 1: sequence_length), checked with TF's
+// FailedPrecondition for the lengths.
+struct DecoderInputs {
+  const Tensor& logits;
+  const int32_t* lengths;
+  int64_t batch, classes;
+};
+absl::StatusOr<DecoderInputs> ReadDecoderInputs(KernelContext* ctx) {
+  const Tensor& inputs = ctx->input(0);
+  const Tensor& lengths = ctx->input(1);
+  TW_RETURN_IF_ERROR(CheckInputsAndLengths(inputs, lengths, absl::StatusCode::kFailedPrecondition));
+  return DecoderInputs{inputs, lengths.data<int32_t>(), inputs.dim_size(1), inputs.dim_size(2)};
 }
 
 // Each batch entry's labels from the sparse labels, TF's checks: indices
@@ -309,25 +323,24 @@ class CtcGreedyDecoderOp : public OpKernel {
     return c.GetAttr("blank_index", &blank_index_);
   }
   absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& inputs = ctx->input(0);
-    const Tensor& lengths = ctx->input(1);
-    TW_RETURN_IF_ERROR(
-        CheckInputsAndLengths(inputs, lengths, absl::StatusCode::kFailedPrecondition));
-    const int64_t batch = inputs.dim_size(1), classes = inputs.dim_size(2);
-    if (inputs.NumElements() == 0) return absl::InvalidArgumentError("inputs must not be empty");
+    TW_ASSIGN_OR_RETURN(const DecoderInputs in, ReadDecoderInputs(ctx));
+    const int64_t batch = in.batch, classes = in.classes;
+    if (in.logits.NumElements() == 0) {
+      return absl::InvalidArgumentError("inputs must not be empty");
+    }
     if (blank_index_ < -classes || blank_index_ >= classes) {
       return absl::InvalidArgumentError(absl::StrCat("blank_index expected to be between ",
                                                      -classes, " and ", classes - 1, " but was ",
                                                      blank_index_));
     }
     const int64_t blank = blank_index_ < 0 ? classes + blank_index_ : blank_index_;
-    const T* x = inputs.data<T>();
+    const T* x = in.logits.data<T>();
     std::vector<std::vector<int64_t>> decoded(batch);
     TW_ASSIGN_OR_RETURN(Tensor * log_prob, ctx->allocate_output(3, TensorShape({batch, 1})));
     for (int64_t b = 0; b < batch; ++b) {
       T sum = 0;
       int64_t previous = -1;
-      for (int64_t t = 0; t < lengths.data<int32_t>()[b]; ++t) {
+      for (int64_t t = 0; t < in.lengths[b]; ++t) {
         const T* row = x + (t * batch + b) * classes;
         const int64_t best = std::max_element(row, row + classes) - row;
         sum -= row[best];
@@ -493,11 +506,8 @@ class CtcBeamSearchDecoderOp : public OpKernel {
     return absl::OkStatus();
   }
   absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& inputs = ctx->input(0);
-    const Tensor& lengths = ctx->input(1);
-    TW_RETURN_IF_ERROR(
-        CheckInputsAndLengths(inputs, lengths, absl::StatusCode::kFailedPrecondition));
-    const int64_t batch = inputs.dim_size(1), classes = inputs.dim_size(2);
+    TW_ASSIGN_OR_RETURN(const DecoderInputs in, ReadDecoderInputs(ctx));
+    const int64_t batch = in.batch, classes = in.classes;
     // Each prefix in the beam makes num_classes - 1 children per step.
     if (classes < 1 || beam_width_ * classes > (int64_t{1} << 24)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -510,8 +520,8 @@ class CtcBeamSearchDecoderOp : public OpKernel {
                         ctx->allocate_output(3 * paths_n, TensorShape({batch, paths_n})));
     for (int64_t b = 0; b < batch; ++b) {
       CtcBeam<T> beam(static_cast<int>(classes), static_cast<int>(beam_width_));
-      for (int64_t t = 0; t < lengths.data<int32_t>()[b]; ++t) {
-        beam.Step(inputs.data<T>() + (t * batch + b) * classes);
+      for (int64_t t = 0; t < in.lengths[b]; ++t) {
+        beam.Step(in.logits.data<T>() + (t * batch + b) * classes);
       }
       std::vector<std::vector<int64_t>> best;
       std::vector<T> totals;
