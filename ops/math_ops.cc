@@ -21,6 +21,7 @@ using segment_shapes::SegmentShape;
 using segment_shapes::SparseSegmentShape;
 using segment_shapes::UnsortedSegmentShape;
 using shape_fns::BroadcastBinaryOpShape;
+using shape_fns::MatMulShape;
 using shape_fns::UnchangedShape;
 
 // Type sets shared by several ops (TensorFlow's lists).
@@ -123,25 +124,6 @@ absl::Status ArgMinMaxShape(InferenceContext* c) {
   std::vector<int64_t> dims(input.dim_sizes().begin(), input.dim_sizes().end());
   dims.erase(dims.begin() + axis);
   c->set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
-}
-
-absl::Status MatMulShape(InferenceContext* c) {
-  PartialTensorShape a, b;
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &a));
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &b));
-  bool ta, tb;
-  TW_RETURN_IF_ERROR(c->GetAttr("transpose_a", &ta));
-  TW_RETURN_IF_ERROR(c->GetAttr("transpose_b", &tb));
-  const int64_t m = a.dim_size(ta ? 1 : 0), ka = a.dim_size(ta ? 0 : 1);
-  const int64_t kb = b.dim_size(tb ? 1 : 0), n = b.dim_size(tb ? 0 : 1);
-  if (ka >= 0 && kb >= 0 && ka != kb) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Matrix size-incompatible: inner dimensions are ", ka, " and ", kb, " (a is ",
-                     c->input(0).DebugString(), ", b is ", c->input(1).DebugString(),
-                     ", transpose_a=", ta, ", transpose_b=", tb, ")"));
-  }
-  c->set_output(0, PartialTensorShape({m, n}));
   return absl::OkStatus();
 }
 
@@ -542,6 +524,19 @@ TW_REGISTER_OP("MatMul")
     .AttrAddedAfterTF1("grad_a: bool = false")
     .AttrAddedAfterTF1("grad_b: bool = false")
     .Doc("Matrix product of a and b, optionally transposed.")
+    .SetShapeFn(MatMulShape);
+
+TW_REGISTER_OP("SparseMatMul")
+    .Input("a: Ta")
+    .Input("b: Tb")
+    .Output("product: float")
+    .Attr("transpose_a: bool = false")
+    .Attr("transpose_b: bool = false")
+    .Attr("a_is_sparse: bool = false")
+    .Attr("b_is_sparse: bool = false")
+    .Attr("Ta: {float, bfloat16} = DT_FLOAT")
+    .Attr("Tb: {float, bfloat16} = DT_FLOAT")
+    .Doc("MatMul in float of float or bfloat16 operands (the sparsity hints change nothing here).")
     .SetShapeFn(MatMulShape);
 
 // Made by the session's remapper (runtime/graph_optimizer.h), not by

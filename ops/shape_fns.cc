@@ -161,5 +161,24 @@ absl::Status WindowedShape(int64_t input, int64_t window, int64_t dilation, int6
   return absl::OkStatus();
 }
 
+absl::Status MatMulShape(InferenceContext* c) {
+  PartialTensorShape a, b;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &a));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &b));
+  bool ta, tb;
+  TW_RETURN_IF_ERROR(c->GetAttr("transpose_a", &ta));
+  TW_RETURN_IF_ERROR(c->GetAttr("transpose_b", &tb));
+  const int64_t m = a.dim_size(ta ? 1 : 0), ka = a.dim_size(ta ? 0 : 1);
+  const int64_t kb = b.dim_size(tb ? 1 : 0), n = b.dim_size(tb ? 0 : 1);
+  if (ka >= 0 && kb >= 0 && ka != kb) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Matrix size-incompatible: inner dimensions are ", ka, " and ", kb, " (a is ",
+                     c->input(0).DebugString(), ", b is ", c->input(1).DebugString(),
+                     ", transpose_a=", ta, ", transpose_b=", tb, ")"));
+  }
+  c->set_output(0, PartialTensorShape({m, n}));
+  return absl::OkStatus();
+}
+
 }  // namespace shape_fns
 }  // namespace towerflow

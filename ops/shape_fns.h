@@ -34,6 +34,9 @@ absl::StatusOr<PartialTensorShape> BroadcastShapes(const PartialTensorShape& a,
 // Output 0 is input 0 broadcast with input 1.
 absl::Status BroadcastBinaryOpShape(InferenceContext* c);
 
+// MatMul's: [m, k] x [k, n], either transposed by transpose_a/transpose_b.
+absl::Status MatMulShape(InferenceContext* c);
+
 // Input 0 reduced over the axes in input 1, honouring attr keep_dims.
 absl::Status ReductionShape(InferenceContext* c);
 

@@ -4,7 +4,11 @@
 // SparseToDense, SparseFillEmptyRows (and its gradient), SparseReshape and
 // RaggedRange (kernels/cpu/sparse_ops.cc), SparseReduceSum and
 // SparseReduceMax (kernels/cpu/sparse_reduce_ops.cc), RaggedTensorToTensor
-// (kernels/cpu/ragged_ops.cc).
+// (kernels/cpu/ragged_ops.cc); the SparseTensor-to-SparseTensor ops
+// SparseReorder, SparseSlice, SparseConcat, SparseSplit and SparseSoftmax
+// (kernels/cpu/sparse_tensor_ops.cc), SparseAdd, SparseSparseMaximum/Minimum
+// and SparseDenseCwiseAdd/Mul/Div (kernels/cpu/sparse_binary_ops.cc), and
+// SparseReduceSumSparse/MaxSparse.
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +20,44 @@
 
 namespace towerflow {
 namespace {
+
+// A SparseTensor's three inputs from `first` on: indices [nnz, rank],
+// values [nnz], dense shape [rank] (-1 where unknown).
+absl::Status SparseOperand(InferenceContext* c, int first, int64_t* nnz, int64_t* rank) {
+  PartialTensorShape indices, values, shape;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(first), 2, &indices));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(first + 1), 1, &values));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(first + 2), 1, &shape));
+  *nnz = -1;
+  *rank = -1;
+  TW_RETURN_IF_ERROR(c->MergeDim(indices.dim_size(0), values.dim_size(0), nnz));
+  return c->MergeDim(indices.dim_size(1), shape.dim_size(0), rank);
+}
+
+// A SparseTensor result of unknown size: indices [?, rank], values [?] and,
+// when the op has a third output, the dense shape [rank].
+void SetSparseOutput(InferenceContext* c, int first, int64_t rank, bool with_shape) {
+  c->set_output(first, PartialTensorShape({-1, rank}));
+  c->set_output(first + 1, PartialTensorShape({-1}));
+  if (with_shape) c->set_output(first + 2, PartialTensorShape({rank}));
+}
+
+// Values of a SparseTensor operand's entries: [nnz].
+absl::Status SparseValuesShape(InferenceContext* c) {
+  int64_t nnz = 0, rank = 0;
+  TW_RETURN_IF_ERROR(SparseOperand(c, 0, &nnz, &rank));
+  c->set_output(0, PartialTensorShape({nnz}));
+  return absl::OkStatus();
+}
+
+// A SparseTensor result of the SparseTensor at input 0, of its rank (or of
+// an unknown one).
+absl::Status SparseResultShape(InferenceContext* c, bool known_rank) {
+  int64_t nnz = 0, rank = 0;
+  TW_RETURN_IF_ERROR(SparseOperand(c, 0, &nnz, &rank));
+  SetSparseOutput(c, 0, known_rank ? rank : -1, true);
+  return absl::OkStatus();
+}
 
 absl::Status SparseTensorDenseAddShape(InferenceContext* c) {
   PartialTensorShape indices, values, shape;
@@ -216,6 +258,250 @@ TW_REGISTER_OP("SparseReduceMax")
     .Attr("T: realnumbertype")
     .Doc("The maximum of a SparseTensor's entries over reduction_axes, dense (0 where none).")
     .SetShapeFn(SparseReduceShape);
+
+TW_REGISTER_OP("SparseReorder")
+    .Input("input_indices: int64")
+    .Input("input_values: T")
+    .Input("input_shape: int64")
+    .Output("output_indices: int64")
+    .Output("output_values: T")
+    .Attr("T: type")
+    .Doc("The SparseTensor's entries in row-major (canonical) order of their indices.")
+    .SetShapeFn([](InferenceContext* c) {
+      int64_t nnz = 0, rank = 0;
+      TW_RETURN_IF_ERROR(SparseOperand(c, 0, &nnz, &rank));
+      c->set_output(0, PartialTensorShape({nnz, rank}));
+      c->set_output(1, PartialTensorShape({nnz}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("SparseSlice")
+    .Input("indices: int64")
+    .Input("values: T")
+    .Input("shape: int64")
+    .Input("start: int64")
+    .Input("size: int64")
+    .Output("output_indices: int64")
+    .Output("output_values: T")
+    .Output("output_shape: int64")
+    .Attr("T: type")
+    .Doc("The entries inside [start, start + size), moved to start at 0, in their order.")
+    .SetShapeFn([](InferenceContext* c) { return SparseResultShape(c, /*known_rank=*/true); });
+
+TW_REGISTER_OP("SparseSliceGrad")
+    .Input("backprop_val_grad: T")
+    .Input("input_indices: int64")
+    .Input("input_start: int64")
+    .Input("output_indices: int64")
+    .Output("val_grad: T")
+    .Attr("T: numbertype")
+    .Doc("SparseSlice's gradient: each sliced entry's gradient at its input position, 0 elsewhere.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape indices;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &indices));
+      c->set_output(0, PartialTensorShape({indices.dim_size(0)}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("SparseConcat")
+    .Input("indices: N * int64")
+    .Input("values: N * T")
+    .Input("shapes: N * int64")
+    .Output("output_indices: int64")
+    .Output("output_values: T")
+    .Output("output_shape: int64")
+    .Attr("concat_dim: int")
+    .Attr("N: int >= 2")
+    .Attr("T: type")
+    .Doc("The N SparseTensors joined along concat_dim, the entries in canonical order.")
+    .SetShapeFn([](InferenceContext* c) {
+      int n = 0;
+      TW_RETURN_IF_ERROR(c->GetAttr("N", &n));
+      int64_t total = 0, rank = -1;
+      for (int i = 0; i < n; ++i) {
+        PartialTensorShape indices, values, shape;
+        TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 2, &indices));
+        TW_RETURN_IF_ERROR(c->WithRank(c->input(n + i), 1, &values));
+        TW_RETURN_IF_ERROR(c->WithRank(c->input(2 * n + i), 1, &shape));
+        int64_t nnz = -1;
+        TW_RETURN_IF_ERROR(c->MergeDim(indices.dim_size(0), values.dim_size(0), &nnz));
+        TW_RETURN_IF_ERROR(c->MergeDim(rank, indices.dim_size(1), &rank));
+        TW_RETURN_IF_ERROR(c->MergeDim(rank, shape.dim_size(0), &rank));
+        total = total < 0 || nnz < 0 ? -1 : total + nnz;
+      }
+      c->set_output(0, PartialTensorShape({total, rank}));
+      c->set_output(1, PartialTensorShape({total}));
+      c->set_output(2, PartialTensorShape({rank}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("SparseSplit")
+    .Input("split_dim: int64")
+    .Input("indices: int64")
+    .Input("values: T")
+    .Input("shape: int64")
+    .Output("output_indices: num_split * int64")
+    .Output("output_values: num_split * T")
+    .Output("output_shape: num_split * int64")
+    .Attr("num_split: int >= 1")
+    .Attr("T: type")
+    .Doc("The SparseTensor cut into num_split pieces along split_dim (the first ones one longer).")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape split_dim;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &split_dim));
+      int64_t nnz = 0, rank = 0;
+      TW_RETURN_IF_ERROR(SparseOperand(c, 1, &nnz, &rank));
+      int num = 0;
+      TW_RETURN_IF_ERROR(c->GetAttr("num_split", &num));
+      for (int i = 0; i < num; ++i) {
+        c->set_output(i, PartialTensorShape({-1, rank}));
+        c->set_output(num + i, PartialTensorShape({-1}));
+        c->set_output(2 * num + i, PartialTensorShape({rank}));
+      }
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("SparseSoftmax")
+    .Input("sp_indices: int64")
+    .Input("sp_values: T")
+    .Input("sp_shape: int64")
+    .Output("output: T")
+    .Attr("T: {half, float, double}")
+    .Doc(
+        "Softmax over the last dimension's present entries of each row, the values in canonical "
+        "order (TF sorts them).")
+    .SetShapeFn(SparseValuesShape);
+
+TW_REGISTER_OP("SparseAdd")
+    .Input("a_indices: int64")
+    .Input("a_values: T")
+    .Input("a_shape: int64")
+    .Input("b_indices: int64")
+    .Input("b_values: T")
+    .Input("b_shape: int64")
+    .Input("thresh: Treal")
+    .Output("sum_indices: int64")
+    .Output("sum_values: T")
+    .Output("sum_shape: int64")
+    .Attr("T: numbertype")
+    .Attr("Treal: realnumbertype")
+    .Doc(
+        "The sum of two SparseTensors of one shape (merged in index order); a sum of two entries "
+        "is kept only where its magnitude is at least thresh.")
+    .SetShapeFn([](InferenceContext* c) {
+      int64_t a_nnz = 0, b_nnz = 0, rank = 0, b_rank = 0;
+      TW_RETURN_IF_ERROR(SparseOperand(c, 0, &a_nnz, &rank));
+      TW_RETURN_IF_ERROR(SparseOperand(c, 3, &b_nnz, &b_rank));
+      PartialTensorShape thresh;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(6), 0, &thresh));
+      SetSparseOutput(c, 0, rank, true);
+      c->set_output(2, c->input(2));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("SparseAddGrad")
+    .Input("backprop_val_grad: T")
+    .Input("a_indices: int64")
+    .Input("b_indices: int64")
+    .Input("sum_indices: int64")
+    .Output("a_val_grad: T")
+    .Output("b_val_grad: T")
+    .Attr("T: numbertype")
+    .Doc("SparseAdd's gradient: each operand entry's gradient at its index in the sum, else 0.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape a, b;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &a));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 2, &b));
+      c->set_output(0, PartialTensorShape({a.dim_size(0)}));
+      c->set_output(1, PartialTensorShape({b.dim_size(0)}));
+      return absl::OkStatus();
+    });
+
+absl::Status SparseSparseShape(InferenceContext* c) {
+  int64_t a_nnz = 0, b_nnz = 0, rank = 0;
+  TW_RETURN_IF_ERROR(SparseOperand(c, 0, &a_nnz, &rank));
+  TW_RETURN_IF_ERROR(SparseOperand(c, 3, &b_nnz, &rank));
+  SetSparseOutput(c, 0, rank, false);
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("SparseSparseMaximum")
+    .Input("a_indices: int64")
+    .Input("a_values: T")
+    .Input("a_shape: int64")
+    .Input("b_indices: int64")
+    .Input("b_values: T")
+    .Input("b_shape: int64")
+    .Output("output_indices: int64")
+    .Output("output_values: T")
+    .Attr("T: realnumbertype")
+    .Doc("The element-wise maximum of two SparseTensors, an absent entry counting as 0.")
+    .SetShapeFn(SparseSparseShape);
+
+TW_REGISTER_OP("SparseSparseMinimum")
+    .Input("a_indices: int64")
+    .Input("a_values: T")
+    .Input("a_shape: int64")
+    .Input("b_indices: int64")
+    .Input("b_values: T")
+    .Input("b_shape: int64")
+    .Output("output_indices: int64")
+    .Output("output_values: T")
+    .Attr("T: numbertype")
+    .Doc("The element-wise minimum of two SparseTensors, an absent entry counting as 0.")
+    .SetShapeFn(SparseSparseShape);
+
+#define TW_SPARSE_DENSE_CWISE_OP(name, doc) \
+  TW_REGISTER_OP(name)                      \
+      .Input("sp_indices: int64")           \
+      .Input("sp_values: T")                \
+      .Input("sp_shape: int64")             \
+      .Input("dense: T")                    \
+      .Output("output: T")                  \
+      .Attr("T: numbertype")                \
+      .Doc(doc)                             \
+      .SetShapeFn(SparseValuesShape)
+
+TW_SPARSE_DENSE_CWISE_OP("SparseDenseCwiseAdd",
+                         "Each present entry plus dense at its index (dense broadcast to the "
+                         "sparse shape); absent entries stay absent.");
+TW_SPARSE_DENSE_CWISE_OP("SparseDenseCwiseMul",
+                         "Each present entry times dense at its index (dense broadcast to the "
+                         "sparse shape).");
+TW_SPARSE_DENSE_CWISE_OP("SparseDenseCwiseDiv",
+                         "Each present entry divided by dense at its index (dense broadcast to "
+                         "the sparse shape; integers truncate; a zero divisor is an error).");
+#undef TW_SPARSE_DENSE_CWISE_OP
+
+absl::Status SparseReduceSparseShape(InferenceContext* c) {
+  return SparseResultShape(c, /*known_rank=*/false);
+}
+
+TW_REGISTER_OP("SparseReduceSumSparse")
+    .Input("input_indices: int64")
+    .Input("input_values: T")
+    .Input("input_shape: int64")
+    .Input("reduction_axes: int32")
+    .Output("output_indices: int64")
+    .Output("output_values: T")
+    .Output("output_shape: int64")
+    .Attr("keep_dims: bool = false")
+    .Attr("T: numbertype")
+    .Doc("The sum of a SparseTensor over reduction_axes, as a SparseTensor of the reached entries.")
+    .SetShapeFn(SparseReduceSparseShape);
+
+TW_REGISTER_OP("SparseReduceMaxSparse")
+    .Input("input_indices: int64")
+    .Input("input_values: T")
+    .Input("input_shape: int64")
+    .Input("reduction_axes: int32")
+    .Output("output_indices: int64")
+    .Output("output_values: T")
+    .Output("output_shape: int64")
+    .Attr("keep_dims: bool = false")
+    .Attr("T: realnumbertype")
+    .Doc("The maximum of the present entries over reduction_axes, as a SparseTensor.")
+    .SetShapeFn(SparseReduceSparseShape);
 
 TW_REGISTER_OP("SparseTensorDenseMatMul")
     .Input("a_indices: Tindices")

@@ -51,6 +51,7 @@ using bad_inputs::Ints;
 using bad_inputs::ListCases;
 using bad_inputs::MathCases;
 using bad_inputs::NnCases;
+using bad_inputs::SparseCases;
 using bad_inputs::StateCases;
 using bad_inputs::Str;
 
@@ -257,6 +258,7 @@ TEST(BadInputsTest, NnOps) { RunTable(NnCases()); }
 TEST(BadInputsTest, StateRandomAndLoggingOps) { RunTable(StateCases()); }
 TEST(BadInputsTest, ImageCodecs) { RunTable(ImageCodecCases()); }
 TEST(BadInputsTest, ListOps) { RunTable(ListCases()); }
+TEST(BadInputsTest, SparseOps) { RunTable(SparseCases()); }
 
 // ---- Specific advisories ----
 

@@ -1,4 +1,4 @@
-// MatMul and BatchMatMul/V2/V3: float and double through Gemm
+// MatMul, SparseMatMul and BatchMatMul/V2/V3: float and double through Gemm
 // (kernels/cpu/blas.h: oneDNN's sgemm, OpenBLAS's dgemm), int32 on Eigen's
 // contraction.
 //
@@ -169,6 +169,49 @@ class BatchMatMulV3Op : public BatchMatMulOp<C> {
   }
 };
 
+// SparseMatMul: MatMul in float of float or bfloat16 operands (bfloat16
+// widens exactly); the a_is_sparse/b_is_sparse hints are TF's choice of a
+// sparse algorithm on the CPU, which gives the same product.
+template <typename TA, typename TB>
+class SparseMatMulOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("transpose_a", &ta_));
+    return c.GetAttr("transpose_b", &tb_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    if (a.dims() != 2) return absl::InvalidArgumentError("a is not a matrix");
+    if (b.dims() != 2) return absl::InvalidArgumentError("b is not a matrix");
+    const int64_t m = a.dim_size(ta_ ? 1 : 0), k = a.dim_size(ta_ ? 0 : 1);
+    const int64_t kb = b.dim_size(tb_ ? 1 : 0), n = b.dim_size(tb_ ? 0 : 1);
+    if (k != kb) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Matrix size incompatible: a: ", a.shape().DebugString(),
+                       ", b: ", b.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({m, n})));
+    TW_ASSIGN_OR_RETURN(const Tensor x, (AsComputeType<TA, float>(ctx, a)));
+    TW_ASSIGN_OR_RETURN(const Tensor y, (AsComputeType<TB, float>(ctx, b)));
+    Product<float>(ctx->eigen_cpu_device(), ta_, tb_, m, n, k, x.data<float>(), y.data<float>(),
+                   out->data<float>());
+    return absl::OkStatus();
+  }
+
+ private:
+  bool ta_ = false, tb_ = false;
+};
+
+template <typename TA, typename TB>
+void RegisterSparseMatMul() {
+  RegisterKernel(KernelDefBuilder("SparseMatMul")
+                     .Device(kDeviceCpu)
+                     .template TypeConstraint<TA>("Ta")
+                     .template TypeConstraint<TB>("Tb"),
+                 MakeFactory<SparseMatMulOp<TA, TB>>());
+}
+
 template <typename TA, typename TB, typename TOut, typename C>
 void RegisterBatchMatMulV3() {
   RegisterKernel(KernelDefBuilder("BatchMatMulV3")
@@ -185,6 +228,10 @@ TW_REGISTER_KERNELS(matmul) {
   RegisterTypedKernels<FusedMatMulOp, float, double>(cpu("_FusedMatMul"), "T");
   RegisterTypedKernels<BatchMatMulOp, float, double, int32_t>(cpu("BatchMatMul"), "T");
   RegisterTypedKernels<BatchMatMulOp, float, double, int32_t>(cpu("BatchMatMulV2"), "T");
+  RegisterSparseMatMul<float, float>();
+  RegisterSparseMatMul<float, bfloat16>();
+  RegisterSparseMatMul<bfloat16, float>();
+  RegisterSparseMatMul<bfloat16, bfloat16>();
   RegisterBatchMatMulV3<float, float, float, float>();
   RegisterBatchMatMulV3<double, double, double, double>();
   RegisterBatchMatMulV3<int32_t, int32_t, int32_t, int32_t>();

@@ -75,5 +75,27 @@ TEST(BatchMatMulV3Test, SameTypesAdjointAndErrors) {
   EXPECT_FALSE(mixed.Run({Scaled<float>({2, 2, 3}, kX, 1), Scaled<float>({3, 2}, kY, 1)}).ok());
 }
 
+TEST(SparseMatMulTest, FloatProductsOfFloatAndBfloat16) {
+  KernelRunner r("SparseMatMul");
+  EXPECT_THAT(RunOk(r, {Literal<float>({2, 3}, {1, 0, 2, 0, 0, 3}),
+                        Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6})}),
+              TensorIs<float>({2, 2}, {11, 14, 15, 18}));
+  KernelRunner t("SparseMatMul");
+  t.Attr("transpose_a", true).Attr("transpose_b", true).Attr("a_is_sparse", true);
+  EXPECT_THAT(RunOk(t, {Literal<float>({3, 2}, {1, 0, 0, 0, 2, 3}),
+                        Literal<float>({2, 3}, {1, 3, 5, 2, 4, 6})}),
+              TensorIs<float>({2, 2}, {11, 14, 15, 18}));
+  // bfloat16(0.1) = 0.10009765625 widens exactly: TF's 1.80029296875.
+  KernelRunner b("SparseMatMul");
+  EXPECT_THAT(RunOk(b, {Literal<bfloat16>({1, 2}, {bfloat16(1.5f), bfloat16(0.1f)}),
+                        Literal<float>({2, 1}, {1, 3})}),
+              TensorIs<float>({1, 1}, {1.80029296875f}));
+  EXPECT_THAT(
+      r.Run({Literal<float>({1, 3}, {1, 0, 2}), Literal<float>({2, 2}, {1, 2, 3, 4})}),
+      StatusIs(absl::StatusCode::kInvalidArgument, "Matrix size incompatible: a: [1,3], b: [2,2]"));
+  EXPECT_THAT(r.Run({Literal<float>({3}, {1, 0, 2}), Literal<float>({2, 2}, {1, 2, 3, 4})}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "a is not a matrix"));
+}
+
 }  // namespace
 }  // namespace towerflow

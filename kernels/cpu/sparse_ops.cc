@@ -13,6 +13,7 @@
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "kernels/cpu/cwise_ops.h"
+#include "kernels/cpu/sparse_util.h"
 #include "kernels/kernel_util.h"
 
 namespace towerflow {
@@ -28,16 +29,7 @@ class SparseTensorDenseAddOp : public OpKernel {
     const Tensor& values = ctx->input(1);
     const Tensor& shape = ctx->input(2);
     const Tensor& b = ctx->input(3);
-    if (indices.dims() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Input a_indices should be a matrix but received shape: ",
-                       indices.shape().DebugString()));
-    }
-    if (values.dims() != 1 || shape.dims() != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Inputs a_values and a_shape should be vectors but received shapes: ",
-                       values.shape().DebugString(), " and ", shape.shape().DebugString()));
-    }
+    TW_RETURN_IF_ERROR(sparse::CheckOperandRanks(indices, values, shape, "a_"));
     const int64_t nnz = indices.shape().dim_size(0), rank = indices.shape().dim_size(1);
     if (values.NumElements() != nnz) {
       return absl::InvalidArgumentError(absl::StrCat(

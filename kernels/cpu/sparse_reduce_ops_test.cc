@@ -71,5 +71,48 @@ TEST(SparseReduceOpsTest, RefusesWhatTensorFlowRefuses) {
                        "indices[0] = [5, 0, 0] is out of bounds for the dense shape [2, 3, 2]"));
 }
 
+// The forms with a SparseTensor result, on entries [0,0,1]=1 [0,1,0]=2
+// [0,1,2]=3 [1,0,0]=4 [1,1,1]=5 of [2, 2, 3] (TF 2.21's outputs).
+std::vector<Tensor> ReduceSparse(const char* op, const Tensor& indices, const Tensor& values,
+                                 const Tensor& shape, std::vector<int32_t> axes,
+                                 bool keep_dims = false) {
+  KernelRunner r(op);
+  r.Attr("keep_dims", keep_dims);
+  absl::StatusOr<std::vector<Tensor>> out =
+      r.Run({indices, values, shape, Literal<int32_t>({static_cast<int64_t>(axes.size())}, axes)});
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : std::vector<Tensor>(3);
+}
+
+TEST(SparseReduceSparseTest, GivesTheReachedElementsSorted) {
+  const Tensor idx = Literal<int64_t>({5, 3}, {0, 0, 1, 0, 1, 0, 0, 1, 2, 1, 0, 0, 1, 1, 1});
+  const Tensor v = Literal<float>({5}, {1, 2, 3, 4, 5});
+  const Tensor shape = Literal<int64_t>({3}, {2, 2, 3});
+  auto out = ReduceSparse("SparseReduceSumSparse", idx, v, shape, {1});
+  EXPECT_THAT(out[0], TensorIs<int64_t>({5, 2}, {0, 0, 0, 1, 0, 2, 1, 0, 1, 1}));
+  EXPECT_THAT(out[1], TensorIs<float>({5}, {2, 1, 3, 4, 5}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {2, 3}));
+  out = ReduceSparse("SparseReduceSumSparse", idx, v, shape, {0, 2}, true);
+  EXPECT_THAT(out[0], TensorIs<int64_t>({2, 3}, {0, 0, 0, 0, 1, 0}));
+  EXPECT_THAT(out[1], TensorIs<float>({2}, {5, 10}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({3}, {1, 2, 1}));
+  out = ReduceSparse("SparseReduceSumSparse", idx, v, shape, {0, 1, 2});
+  EXPECT_THAT(out[0], TensorIs<int64_t>({1, 0}, {}));
+  EXPECT_THAT(out[1], TensorIs<float>({1}, {15}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({0}, {}));
+  // The maximum of the present entries only (no absent zero).
+  out = ReduceSparse("SparseReduceMaxSparse", idx, Literal<float>({5}, {-1, -2, 3, -4, 5}), shape,
+                     {1});
+  EXPECT_THAT(out[1], TensorIs<float>({5}, {-2, -1, 3, -4, 5}));
+  // Unsorted input, and an index past the shape (TF checks no bounds here).
+  out = ReduceSparse("SparseReduceSumSparse", Literal<int64_t>({4, 2}, {1, 0, 0, 1, 1, 1, 0, 0}),
+                     Literal<float>({4}, {1, 2, 3, 4}), Literal<int64_t>({2}, {2, 2}), {0});
+  EXPECT_THAT(out[0], TensorIs<int64_t>({2, 1}, {0, 1}));
+  EXPECT_THAT(out[1], TensorIs<float>({2}, {5, 5}));
+  out = ReduceSparse("SparseReduceSumSparse", Literal<int64_t>({1, 2}, {1, 5}),
+                     Literal<float>({1}, {1}), Literal<int64_t>({2}, {2, 2}), {0});
+  EXPECT_THAT(out[0], TensorIs<int64_t>({1, 1}, {5}));
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -64,6 +64,8 @@ std::vector<Case> ImageCodecCases();
 std::vector<Case> StateCases();
 // The TensorList ops, lists given as variant tensors.
 std::vector<Case> ListCases();
+// The SparseTensor ops (bad_inputs_sparse_cases.cc).
+std::vector<Case> SparseCases();
 
 }  // namespace bad_inputs
 }  // namespace towerflow

@@ -26,13 +26,14 @@ using grad_cases::ListCases;
 using grad_cases::MathCases;
 using grad_cases::NnCases;
 using grad_cases::RnnCases;
+using grad_cases::SparseCases;
 using grad_cases::SpectralCases;
 using grad_cases::Values;
 
 std::vector<GradCase> Cases() {
   std::vector<GradCase> c = MathCases();
   for (std::vector<GradCase> family :
-       {ArrayCases(), ListCases(), NnCases(), RnnCases(), SpectralCases()}) {
+       {ArrayCases(), ListCases(), NnCases(), RnnCases(), SpectralCases(), SparseCases()}) {
     c.insert(c.end(), family.begin(), family.end());
   }
   // Double precision for the linear ops (truncation error vanishes, so

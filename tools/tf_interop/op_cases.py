@@ -167,6 +167,22 @@ _JPEG = tf.io.encode_jpeg(_PIXELS).numpy()
 _PNG = tf.io.encode_png(_PIXELS).numpy()
 _WAV = tf.audio.encode_wav(np.array([[0.5, -0.25], [1.0, -1.2], [1e-5, 0]], np.float32), 16000).numpy()
 
+# SparseTensors for the sparse ops: a sorted [4, 5] one, one out of order,
+# and a second operand sharing some of the first's indices.
+SP_A = {"indices": (I64, [7, 2], [0, 0, 0, 3, 1, 1, 1, 4, 2, 2, 3, 0, 3, 4]),
+        "values": (F, [7], [1, 2, -3, 4, 5, 6, -7]), "shape": (I64, [2], [4, 5])}
+SP_UNSORTED = {"indices": (I64, [4, 2], [2, 2, 0, 3, 0, 0, 3, 1]),
+               "values": (F, [4], [1, 2, 3, 4]), "shape": (I64, [2], [4, 5])}
+SP_B = {"indices": (I64, [4, 2], [0, 3, 1, 2, 2, 2, 3, 4]),
+        "values": (F, [4], [10, -20, -5.05, 7]), "shape": (I64, [2], [4, 5])}
+
+
+def _sparse(prefix, sp, dtype=None, names=("indices", "values", "shape")):
+    """A SparseTensor's three inputs under an op's names (values as dtype)."""
+    values = sp["values"] if dtype is None else (dtype,) + sp["values"][1:]
+    return {f"{prefix}{names[0]}": sp["indices"], f"{prefix}{names[1]}": values,
+            f"{prefix}{names[2]}": sp["shape"]}
+
 
 def _bytes(data):
     return (STR, [], [data])
@@ -1367,6 +1383,146 @@ CASES = {
                            "a_values": (F, [2], [10, 20]), "a_shape": (I64, [2], [3, 2]),
                            "b": (F, [3, 3], None)}, {}),
     ],
+    "SparseReorder": [
+        ("unsorted", _sparse("input_", SP_UNSORTED), {}),
+        ("strings", {"input_indices": (I64, [3, 1], [2, 0, 1]),
+                     "input_values": (STR, [3], [b"c", b"a", b"b"]),
+                     "input_shape": (I64, [1], [3])}, {}),
+        ("duplicates", {"input_indices": (I64, [3, 2], [1, 0, 0, 1, 1, 0]),
+                        "input_values": (I32, [3], [1, 2, 3]), "input_shape": (I64, [2], [2, 2])},
+         {}),
+        ("bad rank", {"input_indices": (I64, [1, 2], [0, 0]), "input_values": (F, [1], [1]),
+                      "input_shape": (I64, [3], [2, 2, 2])}, {}),
+    ],
+    "SparseSlice": [
+        ("inside", {**_sparse("", SP_A), "start": (I64, [2], [1, 1]),
+                    "size": (I64, [2], [2, 3])}, {}),
+        ("past the end", {**_sparse("", SP_A), "start": (I64, [2], [2, 3]),
+                          "size": (I64, [2], [10, 10])}, {}),
+        ("start past the shape", {**_sparse("", SP_A), "start": (I64, [2], [5, 0]),
+                                  "size": (I64, [2], [1, 1])}, {}),
+        ("negative start, unsorted", {**_sparse("", SP_UNSORTED), "start": (I64, [2], [-1, 0]),
+                                      "size": (I64, [2], [3, 4])}, {}),
+        ("negative size", {**_sparse("", SP_A), "start": (I64, [2], [0, 0]),
+                           "size": (I64, [2], [-1, 2])}, {}),
+        ("short start", {**_sparse("", SP_A), "start": (I64, [1], [0]),
+                         "size": (I64, [2], [1, 2])}, {}),
+    ],
+    "SparseSliceGrad": [
+        ("two of seven", {"backprop_val_grad": (F, [2], [10, 20]),
+                          "input_indices": SP_A["indices"], "input_start": (I64, [2], [1, 1]),
+                          "output_indices": (I64, [2, 2], [0, 0, 1, 1])}, {}),
+        ("not all used", {"backprop_val_grad": (D, [2], [10, 20]),
+                          "input_indices": SP_A["indices"], "input_start": (I64, [2], [1, 1]),
+                          "output_indices": (I64, [2, 2], [0, 0, 0, 1])}, {}),
+    ],
+    "SparseConcat": [
+        ("axis 1", {"indices": [SP_A["indices"], SP_UNSORTED["indices"]],
+                    "values": [SP_A["values"], SP_UNSORTED["values"]],
+                    "shapes": [(I64, [2], [4, 5]), (I64, [2], [4, 5])]}, {"concat_dim": 1}),
+        ("axis -2, three", {"indices": [(I64, [2, 2], [0, 0, 1, 2]), (I64, [1, 2], [0, 1]),
+                                        (I64, [2, 2], [1, 0, 0, 2])],
+                            "values": [(STR, [2], [b"a", b"b"]), (STR, [1], [b"c"]),
+                                       (STR, [2], [b"d", b"e"])],
+                            "shapes": [(I64, [2], [2, 3]), (I64, [2], [1, 3]),
+                                       (I64, [2], [3, 3])]}, {"concat_dim": -2}),
+        ("shapes differ", {"indices": [(I64, [1, 2], [0, 0]), (I64, [1, 2], [0, 0])],
+                           "values": [(F, [1], [1]), (F, [1], [2])],
+                           "shapes": [(I64, [2], [2, 3]), (I64, [2], [2, 2])]},
+         {"concat_dim": 0}),
+        ("axis out of range", {"indices": [(I64, [1, 2], [0, 0]), (I64, [1, 2], [0, 0])],
+                               "values": [(F, [1], [1]), (F, [1], [2])],
+                               "shapes": [(I64, [2], [2, 3]), (I64, [2], [2, 3])]},
+         {"concat_dim": 2}),
+    ],
+    "SparseSplit": [
+        (f"axis {axis} into {num}", {"split_dim": (I64, [], axis), **_sparse("", SP_A)},
+         {"num_split": num})
+        for axis, num in [(1, 3), (0, 2), (-1, 2), (0, 4)]
+    ] + [
+        ("unsorted", {"split_dim": (I64, [], 1), **_sparse("", SP_UNSORTED)}, {"num_split": 2}),
+        ("too many", {"split_dim": (I64, [], 0), **_sparse("", SP_A)}, {"num_split": 5}),
+        ("out of bounds", {"split_dim": (I64, [], 0), "indices": (I64, [1, 2], [7, 0]),
+                           "values": (F, [1], [1]), "shape": (I64, [2], [4, 5])},
+         {"num_split": 2}),
+    ],
+    "SparseSoftmax": [
+        ("rows", {"sp_indices": (I64, [6, 2], [0, 0, 0, 2, 1, 1, 1, 2, 1, 3, 2, 0]),
+                  "sp_values": (F, [6], [1, 2, 0.5, -1, 3, 7]), "sp_shape": (I64, [2], [3, 4])},
+         {}),
+        ("rank 3 double", {"sp_indices": (I64, [5, 3], [0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1,
+                                                       1, 0, 2]),
+                           "sp_values": (D, [5], [1, 2, 3, 4, 5]),
+                           "sp_shape": (I64, [3], [2, 2, 3])}, {}),
+        ("unsorted", {"sp_indices": SP_UNSORTED["indices"], "sp_values": SP_UNSORTED["values"],
+                      "sp_shape": SP_UNSORTED["shape"]}, {}),
+        ("rank 1", {"sp_indices": (I64, [2, 1], [0, 1]), "sp_values": (F, [2], [1, 2]),
+                    "sp_shape": (I64, [1], [3])}, {}),
+    ],
+    "SparseAdd": [
+        ("thresh 0.1", {**_sparse("a_", SP_A, names=("indices", "values", "shape")),
+                        **_sparse("b_", SP_B), "thresh": (F, [], 0.1)}, {}),
+        ("thresh 0", {**_sparse("a_", SP_A), **_sparse("b_", SP_B), "thresh": (F, [], 0)}, {}),
+        ("unsorted", {**_sparse("a_", SP_UNSORTED), **_sparse("b_", SP_B),
+                      "thresh": (F, [], 0)}, {}),
+        ("int32", {**_sparse("a_", SP_A, I32), **_sparse("b_", SP_B, I32),
+                   "thresh": (I32, [], 3)}, {}),
+        ("complex64", {"a_indices": (I64, [2, 1], [0, 1]), "a_values": (C64, [2], [1 + 1j, 2]),
+                       "a_shape": (I64, [1], [3]), "b_indices": (I64, [2, 1], [1, 2]),
+                       "b_values": (C64, [2], [-2 + 0.5j, 3j]), "b_shape": (I64, [1], [3]),
+                       "thresh": (F, [], 0.6)}, {}),
+        ("shapes differ", {**_sparse("a_", SP_A), "b_indices": (I64, [1, 2], [0, 0]),
+                           "b_values": (F, [1], [1]), "b_shape": (I64, [2], [4, 6]),
+                           "thresh": (F, [], 0)}, {}),
+    ],
+    "SparseAddGrad": [
+        ("all kept", {"backprop_val_grad": (F, [9], np.arange(1, 10)),
+                      "a_indices": SP_A["indices"], "b_indices": SP_B["indices"],
+                      "sum_indices": (I64, [9, 2], [0, 0, 0, 3, 1, 1, 1, 2, 1, 4, 2, 2, 3, 0,
+                                                    3, 4, 3, 4])}, {}),
+        ("one dropped", {"backprop_val_grad": (D, [8], np.arange(1, 9)),
+                         "a_indices": SP_A["indices"], "b_indices": SP_B["indices"],
+                         "sum_indices": (I64, [8, 2], [0, 0, 0, 3, 1, 1, 1, 2, 1, 4, 3, 0,
+                                                       3, 4, 3, 4])}, {}),
+    ],
+    **{op: [
+        ("sorted", {**_sparse("a_", SP_A), **_sparse("b_", SP_B)}, {}),
+        ("int64, unsorted", {**_sparse("a_", SP_UNSORTED, I64), **_sparse("b_", SP_B, I64)}, {}),
+        ("out of bounds", {**_sparse("a_", SP_A), "b_indices": (I64, [1, 2], [0, 7]),
+                           "b_values": (F, [1], [1]), "b_shape": (I64, [2], [4, 5])}, {}),
+    ] for op in ["SparseSparseMaximum", "SparseSparseMinimum"]},
+    **{op: [
+        ("same shape", {**_sparse("sp_", SP_A), "dense": (F, [4, 5], None)}, {}),
+        ("row", {**_sparse("sp_", SP_A), "dense": (F, [5], [2, 4, 8, -1, 0.5])}, {}),
+        ("column", {**_sparse("sp_", SP_A), "dense": (F, [4, 1], [2, 4, 8, -1])}, {}),
+        ("scalar, int32", {**_sparse("sp_", SP_A, I32), "dense": (I32, [], 3)}, {}),
+        ("int32 negatives", {**_sparse("sp_", SP_A, I32), "dense": (I32, [5], [2, -2, 3, -3, 1])},
+         {}),
+        ("too wide", {**_sparse("sp_", SP_A), "dense": (F, [2, 4, 5], None)}, {}),
+        ("out of bounds", {"sp_indices": (I64, [1, 2], [0, 5]), "sp_values": (F, [1], [1]),
+                           "sp_shape": (I64, [2], [2, 3]), "dense": (F, [3], [2, 4, 8])}, {}),
+    ] for op in ["SparseDenseCwiseAdd", "SparseDenseCwiseMul", "SparseDenseCwiseDiv"]},
+    **{op: [
+        (f"axes {axes}{' kept' if keep else ''}",
+         {"input_indices": (I64, [6, 3], [0, 0, 1, 0, 1, 0, 0, 1, 2, 1, 0, 0, 1, 1, 1, 0, 1, 0]),
+          "input_values": (F, [6], [1, -2, 3, -4, 5, 6]), "input_shape": (I64, [3], [2, 2, 3]),
+          "reduction_axes": (I32, [len(axes)], axes)}, {"keep_dims": keep})
+        for axes, keep in [([1], False), ([1], True), ([0, 2], False), ([0, 2], True),
+                           ([-1], False), ([], False), ([0, 1, 2], False), ([0, 1, 2], True),
+                           ([3], False)]
+    ] for op in ["SparseReduceSumSparse", "SparseReduceMaxSparse"]},
+    "SparseMatMul": [
+        ("plain", {"a": (F, [2, 3], [1, 0, 2, 0, 0, 3]), "b": (F, [3, 2], None)}, {}),
+        ("both transposed, sparse hints", {"a": (F, [3, 2], [1, 0, 0, 0, 2, 3]),
+                                           "b": (F, [2, 3], None)},
+         {"transpose_a": True, "transpose_b": True, "a_is_sparse": True, "b_is_sparse": True}),
+        ("bfloat16 a", {"a": (types_pb2.DT_BFLOAT16, [2, 2], [1.5, 0.1, -2, 0.25]),
+                        "b": (F, [2, 3], None)}, {}),
+        ("bfloat16 both", {"a": (types_pb2.DT_BFLOAT16, [1, 2], [1.5, 0.1]),
+                           "b": (types_pb2.DT_BFLOAT16, [3, 2], [1, 2, 3, 4, 5, 6])},
+         {"transpose_b": True}),
+        ("sizes differ", {"a": (F, [1, 3], None), "b": (F, [2, 2], None)}, {}),
+    ],
     "RaggedRange": [
         ("int rows", {"starts": (I32, [3], [2, 5, 8]), "limits": (I32, [3], [3, 5, 12]),
                       "deltas": (I32, [], 1)}, {}),
@@ -1849,6 +2005,9 @@ _TRUNCATE_BY_ZERO = (
     "(\"Unexpected error in binary operator\"); Towerflow gives InvalidArgument \"Integer "
     "division by zero\" as TF's Div, FloorDiv and FloorMod")
 KNOWN_DIFFERENCES = {
+    "SparseSliceGrad/not all used": (
+        "output indices that the input's do not hold: TF's message with TF's code Internal, "
+        "Towerflow's with InvalidArgument (the inputs are wrong, not the kernel)"),
     **{f"TruncateDiv/{t} zero divisor": _TRUNCATE_BY_ZERO
        for t in ("int8", "int16", "uint8", "uint16", "uint32", "uint64")},
     **{f"{op}/{t} edges": _TRUNCATE_BY_ZERO

@@ -3,7 +3,7 @@
 // gradient_functions_test.cc compares its gradient with central finite
 // differences. The cases live by family: math_grad_cases.cc,
 // array_grad_cases.cc, list_grad_cases.cc, nn_grad_cases.cc,
-// rnn_grad_cases.cc, spectral_grad_cases.cc.
+// rnn_grad_cases.cc, spectral_grad_cases.cc, sparse_grad_cases.cc.
 #ifndef TOWERFLOW_OPS_GRADIENTS_TESTING_GRAD_CASES_H_
 #define TOWERFLOW_OPS_GRADIENTS_TESTING_GRAD_CASES_H_
 
@@ -107,6 +107,7 @@ std::vector<GradCase> ListCases();
 std::vector<GradCase> NnCases();
 std::vector<GradCase> RnnCases();
 std::vector<GradCase> SpectralCases();
+std::vector<GradCase> SparseCases();
 
 }  // namespace grad_cases
 }  // namespace towerflow

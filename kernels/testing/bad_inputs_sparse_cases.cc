@@ -1,0 +1,60 @@
+// The bad-input table of the SparseTensor ops (kernels/testing/
+// bad_inputs_cases.h): each a valid SparseTensor [3, 4] of three entries.
+#include <string>
+#include <vector>
+
+#include "kernels/testing/bad_inputs_cases.h"
+
+namespace towerflow {
+namespace bad_inputs {
+namespace {
+
+Tensor I64(std::initializer_list<int64_t> dims, std::vector<int64_t> v) {
+  return Literal<int64_t>(TensorShape(dims), v);
+}
+Tensor Indices() { return I64({3, 2}, {0, 1, 1, 0, 2, 3}); }
+Tensor Shape() { return I64({2}, {3, 4}); }
+
+}  // namespace
+
+std::vector<Case> SparseCases() {
+  return {
+      {"SparseReorder", {}, {I64({3, 2}, {2, 3, 0, 1, 1, 0}), F({3}), Shape()}},
+      {"SparseSlice", {}, {Indices(), F({3}), Shape(), I64({2}, {1, 0}), I64({2}, {2, 3})}},
+      {"SparseSliceGrad", {}, {F({1}), Indices(), I64({2}, {1, 0}), I64({1, 2}, {0, 0})}},
+      {"SparseConcat",
+       {{"concat_dim", A(int64_t{1})}, {"N", A(int64_t{2})}, {"T", A(DT_FLOAT)}},
+       {Indices(), I64({1, 2}, {0, 0}), F({3}), F({1}), Shape(), I64({2}, {3, 2})}},
+      {"SparseSplit",
+       {{"num_split", A(int64_t{2})}},
+       {Literal<int64_t>({}, {1}), Indices(), F({3}), Shape()}},
+      {"SparseSoftmax", {}, {Indices(), F({3}), Shape()}},
+      {"SparseAdd",
+       {},
+       {Indices(), F({3}), Shape(), I64({2, 2}, {1, 0, 2, 2}), F({2}), Shape(),
+        Scalar<float>(0.1f)}},
+      {"SparseAddGrad",
+       {},
+       {F({4}), Indices(), I64({2, 2}, {1, 0, 2, 2}), I64({4, 2}, {0, 1, 1, 0, 2, 2, 2, 3})}},
+      {"SparseSparseMaximum",
+       {},
+       {Indices(), F({3}), Shape(), I64({2, 2}, {1, 0, 2, 2}), F({2}), Shape()}},
+      {"SparseSparseMinimum",
+       {},
+       {Indices(), F({3}), Shape(), I64({2, 2}, {1, 0, 2, 2}), F({2}), Shape()}},
+      {"SparseDenseCwiseAdd", {}, {Indices(), F({3}), Shape(), F({3, 4})}},
+      {"SparseDenseCwiseMul", {}, {Indices(), F({3}), Shape(), F({4})}},
+      {"SparseDenseCwiseDiv",
+       {},
+       {Indices(), Literal<int32_t>({3}, {1, 2, 3}), Shape(), Literal<int32_t>({3, 1}, {2, 3, 4})}},
+      {"SparseReduceSumSparse", {{"keep_dims", A(true)}}, {Indices(), F({3}), Shape(), I32({1})}},
+      {"SparseReduceMaxSparse", {}, {Indices(), F({3}), Shape(), I32({0})}},
+      {"SparseMatMul",
+       {{"transpose_b", A(true)}, {"a_is_sparse", A(true)}},
+       {F({2, 3}), F({4, 3})}},
+      {"SparseReorder", {}, {Indices(), Literal<std::string>({3}, {"a", "b", "c"}), Shape()}},
+  };
+}
+
+}  // namespace bad_inputs
+}  // namespace towerflow
