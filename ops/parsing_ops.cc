@@ -1,6 +1,11 @@
 // tf.Example parsing: ParseExample as TensorFlow 1.x's tf.parse_example
 // writes it (the serving signatures of TF's SavedModels take serialized
-// Examples).
+// Examples); and the record decoders of input pipelines, DecodeRaw,
+// DecodePaddedRaw and DecodeCSV (kernels/cpu/decode_ops.cc).
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
 #include "ops/shape_fns.h"
@@ -105,6 +110,76 @@ TW_REGISTER_OP("ParseExampleV2")
         c->set_output(next++, PartialTensorShape({-1}));
       }
       while (next < c->num_outputs()) c->set_output(next++, PartialTensorShape({splits}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("DecodeRaw")
+    .Input("bytes: string")
+    .Output("output: out_type")
+    .Attr(
+        "out_type: {half, float, double, int32, uint16, uint8, int16, int8, int64, complex64, "
+        "complex128, bool, bfloat16}")
+    .Attr("little_endian: bool = true")
+    .Doc("Each string's bytes as a vector of out_type (all strings one length).")
+    .SetShapeFn([](InferenceContext* c) {
+      const PartialTensorShape& in = c->input(0);
+      c->set_output(0, in.unknown_rank() ? in : in.Concatenate(PartialTensorShape({-1})));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("DecodePaddedRaw")
+    .Input("input_bytes: string")
+    .Input("fixed_length: int32")
+    .Output("output: out_type")
+    .Attr("out_type: {half, float, double, int32, uint16, uint8, int16, int8, int64, bfloat16}")
+    .Attr("little_endian: bool = true")
+    .Doc("Each string's first fixed_length bytes (zero-padded) as a vector of out_type.")
+    .SetShapeFn([](InferenceContext* c) {
+      const PartialTensorShape& in = c->input(0);
+      PartialTensorShape length;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &length));
+      if (in.unknown_rank()) return absl::OkStatus();
+      TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> fixed, c->ConstantIntInput(1));
+      DataType type = DT_INVALID;
+      TW_RETURN_IF_ERROR(c->GetAttr("out_type", &type));
+      const int64_t size =
+          type == DT_INT8 || type == DT_UINT8                                               ? 1
+          : type == DT_HALF || type == DT_BFLOAT16 || type == DT_INT16 || type == DT_UINT16 ? 2
+          : type == DT_FLOAT || type == DT_INT32                                            ? 4
+                                                                                            : 8;
+      int64_t width = -1;
+      if (fixed.has_value() && fixed->size() == 1 && size > 0 && (*fixed)[0] > 0 &&
+          (*fixed)[0] % size == 0) {
+        width = (*fixed)[0] / size;
+      }
+      c->set_output(0, in.Concatenate(PartialTensorShape({width})));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("DecodeCSV")
+    .Input("records: string")
+    .Input("record_defaults: OUT_TYPE")
+    .Output("output: OUT_TYPE")
+    .Attr("OUT_TYPE: list({float, double, int32, int64, string}) >= 1")
+    .Attr("field_delim: string = ','")
+    .Attr("use_quote_delim: bool = true")
+    .Attr("na_value: string = ''")
+    .Attr("select_cols: list(int) = []")
+    .Doc(
+        "Each CSV record's fields (or the selected columns) as one tensor per column, of the "
+        "records' shape; an empty or na_value field takes the column's default.")
+    .SetShapeFn([](InferenceContext* c) {
+      for (int i = 1; i < c->num_inputs(); ++i) {
+        PartialTensorShape d;
+        TW_RETURN_IF_ERROR(c->WithRankAtMost(c->input(i), 1, &d));
+        if (d.dims() == 1 && d.dim_size(0) > 1) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("Shape of a default must be a length-0 or length-1 vector, or a "
+                           "scalar; input ",
+                           i, " has ", d.dim_size(0), " elements"));
+        }
+      }
+      for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, c->input(0));
       return absl::OkStatus();
     });
 

@@ -32,6 +32,7 @@
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "kernels/bcast.h"
+#include "kernels/cpu/parse_number.h"
 #include "kernels/kernel_util.h"
 
 namespace towerflow {
@@ -276,29 +277,12 @@ class StringToNumberOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
     for (int64_t i = 0; i < in.NumElements(); ++i) {
       const std::string& s = in.data<std::string>()[i];
-      if (!Parse(s, &out->data<T>()[i])) {
+      if (!ParseNumber(s, &out->data<T>()[i])) {
         return absl::InvalidArgumentError(
             absl::StrCat("StringToNumberOp could not correctly convert string: ", s));
       }
     }
     return absl::OkStatus();
-  }
-
- private:
-  static bool Parse(const std::string& s, T* out) {
-    const std::string trimmed(absl::StripAsciiWhitespace(s));
-    if constexpr (std::is_floating_point_v<T>) {
-      if (trimmed.empty()) return false;
-      // strtof for float (strtod then a cast would round twice).
-      char* end = nullptr;
-      const T v = std::is_same_v<T, float> ? std::strtof(trimmed.c_str(), &end)
-                                           : std::strtod(trimmed.c_str(), &end);
-      if (end != trimmed.c_str() + trimmed.size()) return false;
-      *out = v;
-      return true;
-    } else {
-      return absl::SimpleAtoi(trimmed, out);
-    }
   }
 };
 

@@ -64,8 +64,9 @@ std::vector<Case> ImageCodecCases();
 std::vector<Case> StateCases();
 // The TensorList ops, lists given as variant tensors.
 std::vector<Case> ListCases();
-// The SparseTensor ops (bad_inputs_sparse_cases.cc).
+// The SparseTensor ops and the record decoders (bad_inputs_more_cases.cc).
 std::vector<Case> SparseCases();
+std::vector<Case> RecordDecoderCases();
 
 }  // namespace bad_inputs
 }  // namespace towerflow

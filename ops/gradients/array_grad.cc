@@ -635,6 +635,8 @@ TW_REGISTER_GRADIENT("TensorStridedSliceUpdate", TensorStridedSliceUpdateGrad);
 
 // Sources, shapes, indices, randomness, state and summaries.
 TW_REGISTER_NO_GRADIENT("Const");
+TW_REGISTER_NO_GRADIENT("DecodeRaw");
+TW_REGISTER_NO_GRADIENT("DecodePaddedRaw");
 TW_REGISTER_NO_GRADIENT("HostConst");
 TW_REGISTER_NO_GRADIENT("Placeholder");
 TW_REGISTER_NO_GRADIENT("PlaceholderV2");

@@ -1523,6 +1523,79 @@ CASES = {
          {"transpose_b": True}),
         ("sizes differ", {"a": (F, [1, 3], None), "b": (F, [2, 2], None)}, {}),
     ],
+    "DecodeRaw": [
+        ("float", {"bytes": (STR, [2], [b"\x00\x00\x80\x3f\x00\x00\x00\x40",
+                                      b"\x00\x00\x40\x40\x00\x00\x80\x40"])},
+         {"out_type": F}),
+        ("big-endian int16", {"bytes": (STR, [1, 1], [b"\x01\x02\x03\x04"])},
+         {"out_type": types_pb2.DT_INT16, "little_endian": False}),
+        ("uint8 of a scalar", {"bytes": (STR, [], [b"abc"])}, {"out_type": U8}),
+        ("bool", {"bytes": (STR, [1], [b"\x00\x01\x02"])}, {"out_type": B}),
+        ("big-endian complex64", {"bytes": (STR, [1], [b"\x3f\x80\x00\x00\x40\x00\x00\x00"])},
+         {"out_type": C64, "little_endian": False}),
+        ("bfloat16", {"bytes": (STR, [1], [b"\x80\x3f\x00\xc0"])},
+         {"out_type": types_pb2.DT_BFLOAT16}),
+        ("empty strings", {"bytes": (STR, [2], [b"", b""])}, {"out_type": D}),
+        ("no strings", {"bytes": (STR, [0, 3], [])}, {"out_type": I32}),
+        ("not a multiple", {"bytes": (STR, [1], [b"abcde"])}, {"out_type": F}),
+        ("lengths differ", {"bytes": (STR, [2], [b"abcd", b"abcdabcd"])}, {"out_type": F}),
+    ],
+    "DecodePaddedRaw": [
+        ("int16", {"input_bytes": (STR, [2], [b"\x01\x00\x02", b"\x03\x00\x04\x00\x05\x00"]),
+                   "fixed_length": (I32, [], 4)}, {"out_type": types_pb2.DT_INT16}),
+        ("big-endian", {"input_bytes": (STR, [1], [b"\x01\x00\x02"]),
+                        "fixed_length": (I32, [], 4)},
+         {"out_type": types_pb2.DT_INT16, "little_endian": False}),
+        ("float padded", {"input_bytes": (STR, [1], [b"\x00\x00\x80\x3f"]),
+                          "fixed_length": (I32, [], 8)}, {"out_type": F}),
+        ("uint8 cut", {"input_bytes": (STR, [], [b"abc"]), "fixed_length": (I32, [], 2)},
+         {"out_type": U8}),
+        ("not a multiple", {"input_bytes": (STR, [1], [b"abc"]), "fixed_length": (I32, [], 3)},
+         {"out_type": types_pb2.DT_INT16}),
+        ("negative", {"input_bytes": (STR, [1], [b"abc"]), "fixed_length": (I32, [], -2)},
+         {"out_type": types_pb2.DT_INT16}),
+    ],
+    "DecodeCSV": [
+        (name, {"records": (STR, [len(records)], records),
+                "record_defaults": [(F, [1], [0.5]), (I32, [1], [7]), (STR, [1], [b"x"]),
+                                    (D, [1], [1.5]), (I64, [1], [9])]}, attrs)
+        for name, records, attrs in [
+            ("defaults and spaces", [b"1.5,2,abc,3.25,40", b",,,,", b" 2 , 3 ,  s ,1e3,-5"], {}),
+            ("quotes", [b'"1.5","2","a,b""c",3,4', b'"",2,"",3,4'], {}),
+            ("na_value", [b"NA,2,NA,3,4"], {"na_value": "NA"}),
+            ("delimiter", [b"1|2|x|3|4"], {"field_delim": "|"}),
+            ("no quote handling", [b'"1.5",2,x,3,4'], {"use_quote_delim": False}),
+            ("too few", [b"1,2,x,3"], {}),
+            ("too many", [b"1,2,x,3,4,5"], {}),
+            ("bad int32", [b"1,2.5,x,3,4"], {}),
+            ("int32 overflow", [b"1,3000000000,x,3,4"], {}),
+            ("bad int64", [b"1,2,x,3,99999999999999999999"], {}),
+            ("inf, nan, signs", [b"inf,+2,x,-nan,+4", b"1e40,-0,x,.5,007"], {}),
+            ("quote unescaped", [b'1,2,"x"y,3,4'], {}),
+            ("quote unterminated", [b'1,2,"xy,3,4'], {}),
+            ("quote inside", [b'1,2,x"y,3,4'], {}),
+            ("CR inside", [b"1,2,x,3,4\r\n"], {}),
+        ]
+    ] + [
+        ("select_cols", {"records": (STR, [2, 1], [b"1,2,3,4,5,6", b"a,b,c,d,,f"]),
+                         "record_defaults": [(STR, [0], []), (STR, [1], [b"-"])]},
+         {"select_cols": [1, 4]}),
+        ("required", {"records": (STR, [1], [b",2"]),
+                      "record_defaults": [(F, [0], []), (I32, [], 3)]}, {}),
+        ("empty record", {"records": (STR, [1], [b""]), "record_defaults": [(F, [1], [3])]}, {}),
+        ("trailing delimiter", {"records": (STR, [1], [b"1,"]),
+                                "record_defaults": [(F, [1], [3]), (F, [1], [4])]}, {}),
+        ("newline in quotes", {"records": (STR, [1], [b'"a\nb",1']),
+                               "record_defaults": [(STR, [1], [b""]), (I32, [1], [0])]}, {}),
+        ("two defaults", {"records": (STR, [1], [b"1"]), "record_defaults": [(F, [2], [1, 2])]},
+         {}),
+        ("select_cols past the fields", {"records": (STR, [1], [b"1,2"]),
+                                         "record_defaults": [(F, [1], [3])]},
+         {"select_cols": [5]}),
+        ("select_cols decreasing", {"records": (STR, [1], [b"1,2"]),
+                                    "record_defaults": [(F, [1], [3]), (F, [1], [3])]},
+         {"select_cols": [1, 0]}),
+    ],
     "RaggedRange": [
         ("int rows", {"starts": (I32, [3], [2, 5, 8]), "limits": (I32, [3], [3, 5, 12]),
                       "deltas": (I32, [], 1)}, {}),
@@ -2149,7 +2222,7 @@ def not_compared(op_def):
     for arg in list(op_def.input_arg) + list(op_def.output_arg):
         if arg.type in (types_pb2.DT_RESOURCE, types_pb2.DT_VARIANT):
             return f"{tf.dtypes.as_dtype(arg.type).name} {'input' if arg in op_def.input_arg else 'output'}"
-        if arg.type_list_attr:
+        if arg.type_list_attr and op_def.name not in CASES:
             return "lists of types"
     return None
 
@@ -2157,7 +2230,8 @@ def not_compared(op_def):
 def output_count(op_def, attrs):
     count = 0
     for arg in op_def.output_arg:
-        count += attrs[arg.number_attr].i if arg.number_attr else 1
+        count += (attrs[arg.number_attr].i if arg.number_attr else
+                  len(attrs[arg.type_list_attr].list.type) if arg.type_list_attr else 1)
     return count
 
 
@@ -2178,6 +2252,9 @@ def hand_cases(op_def):
             specs = spec if isinstance(spec, list) else [spec]
             if arg.number_attr:
                 attrs[arg.number_attr] = attr_value(op_attrs[arg.number_attr], len(specs))
+            if arg.type_list_attr and arg.type_list_attr not in attrs:  # a list of types
+                attrs[arg.type_list_attr] = attr_value(op_attrs[arg.type_list_attr],
+                                                       [spec[0] for spec in specs])
             for i, (dtype, shape, vals) in enumerate(specs):
                 values.append(numpy_values(dtype, shape, vals, i))
                 if arg.type_attr and arg.type_attr not in attrs:

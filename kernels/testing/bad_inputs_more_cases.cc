@@ -1,5 +1,6 @@
-// The bad-input table of the SparseTensor ops (kernels/testing/
-// bad_inputs_cases.h): each a valid SparseTensor [3, 4] of three entries.
+// The bad-input tables of the SparseTensor ops (each a valid SparseTensor
+// [3, 4] of three entries) and of the record decoders (kernels/testing/
+// bad_inputs_cases.h).
 #include <string>
 #include <vector>
 
@@ -53,6 +54,26 @@ std::vector<Case> SparseCases() {
        {{"transpose_b", A(true)}, {"a_is_sparse", A(true)}},
        {F({2, 3}), F({4, 3})}},
       {"SparseReorder", {}, {Indices(), Literal<std::string>({3}, {"a", "b", "c"}), Shape()}},
+  };
+}
+
+std::vector<Case> RecordDecoderCases() {
+  const auto strings = [](std::vector<std::string> v) {
+    return Literal<std::string>({static_cast<int64_t>(v.size())}, v);
+  };
+  return {
+      {"DecodeRaw", {{"out_type", A(DT_FLOAT)}}, {strings({"abcdefgh", "12345678"})}},
+      {"DecodeRaw",
+       {{"out_type", A(DT_COMPLEX64)}, {"little_endian", A(false)}},
+       {strings({"abcdefgh"})}},
+      {"DecodePaddedRaw",
+       {{"out_type", A(DT_INT16)}},
+       {strings({"abc", "abcdefgh"}), Scalar<int32_t>(4)}},
+      {"DecodeCSV",
+       {{"OUT_TYPE", A(DataTypeVector{DT_FLOAT, DT_INT32, DT_STRING, DT_INT64})},
+        {"select_cols", Ints({0, 1, 3, 4})}},
+       {strings({"1.5,2,x,\"y\",4", ",,,,"}), Literal<float>({1}, {0.5f}),
+        Literal<int32_t>({1}, {7}), Literal<std::string>({1}, {"d"}), Literal<int64_t>({1}, {9})}},
   };
 }
 
