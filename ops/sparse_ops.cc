@@ -9,6 +9,7 @@
 // (kernels/cpu/sparse_tensor_ops.cc), SparseAdd, SparseSparseMaximum/Minimum
 // and SparseDenseCwiseAdd/Mul/Div (kernels/cpu/sparse_binary_ops.cc), and
 // SparseReduceSumSparse/MaxSparse.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -502,6 +503,38 @@ TW_REGISTER_OP("SparseReduceMaxSparse")
     .Attr("T: realnumbertype")
     .Doc("The maximum of the present entries over reduction_axes, as a SparseTensor.")
     .SetShapeFn(SparseReduceSparseShape);
+
+TW_REGISTER_OP("EditDistance")
+    .Input("hypothesis_indices: int64")
+    .Input("hypothesis_values: T")
+    .Input("hypothesis_shape: int64")
+    .Input("truth_indices: int64")
+    .Input("truth_values: T")
+    .Input("truth_shape: int64")
+    .Output("output: float")
+    .Attr("normalize: bool = true")
+    .Attr("T: type")
+    .Doc(
+        "The Levenshtein distance between the sequences (the last dimension) of two "
+        "SparseTensors, per position of the others; normalize divides by the truth's length.")
+    .SetShapeFn([](InferenceContext* c) {
+      int64_t nnz = 0, rank = 0, truth_rank = 0;
+      TW_RETURN_IF_ERROR(SparseOperand(c, 0, &nnz, &rank));
+      TW_RETURN_IF_ERROR(SparseOperand(c, 3, &nnz, &truth_rank));
+      TW_RETURN_IF_ERROR(c->MergeDim(rank, truth_rank, &rank));
+      TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> hyp, c->ConstantIntInput(2));
+      TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> truth, c->ConstantIntInput(5));
+      if (hyp.has_value() && truth.has_value() && hyp->size() == truth->size() && !hyp->empty()) {
+        std::vector<int64_t> dims;
+        for (size_t d = 0; d + 1 < hyp->size(); ++d)
+          dims.push_back(std::max((*hyp)[d], (*truth)[d]));
+        TW_ASSIGN_OR_RETURN(PartialTensorShape out, PartialTensorShape::FromDims(dims));
+        c->set_output(0, out);
+      } else if (rank >= 1) {
+        c->set_output(0, PartialTensorShape::UnknownDims(static_cast<int>(rank - 1)));
+      }
+      return absl::OkStatus();
+    });
 
 TW_REGISTER_OP("SparseTensorDenseMatMul")
     .Input("a_indices: Tindices")

@@ -3,7 +3,9 @@
 // one shape in index order, as TF (row-major sorted operands give the union
 // sorted; unsorted ones give what the same merge gives); and
 // SparseDenseCwiseAdd/Mul/Div combine each present entry with a dense tensor
-// broadcast to the sparse shape.
+// broadcast to the sparse shape. And EditDistance between two
+// SparseTensors' sequences.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -402,6 +404,181 @@ class SparseDenseCwiseMulOp : public SparseDenseCwiseOp<T, functor::Mul<T>> {};
 template <typename T>
 class SparseDenseCwiseDivOp : public SparseDenseCwiseOp<T, functor::Div<T>> {};
 
+// EditDistance: the sequences are runs of consecutive entries sharing all
+// but the last index (TF's grouping, which assumes row-major order); the two
+// operands' runs merge by that position, each writing its output element:
+// the Levenshtein distance where both have a run (over the truth's length
+// with normalize), the hypothesis' length where the truth has none (inf
+// with normalize), the truth's length (1) where the hypothesis has none.
+template <typename T>
+class EditDistanceOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("normalize", &normalize_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_RETURN_IF_ERROR(Validate(ctx));
+    const Tensor& h_shape = ctx->input(2);
+    const Tensor& t_shape = ctx->input(5);
+    const int64_t rank = t_shape.NumElements();
+    std::vector<int64_t> out_dims;
+    for (int64_t d = 0; d < rank; ++d) {
+      for (const Tensor* shape : {&h_shape, &t_shape}) {
+        const int64_t v = shape->data<int64_t>()[d];
+        if (v < 0)
+          return absl::InvalidArgumentError(absl::StrCat("Dimension ", v, " must be >= 0"));
+      }
+      if (d + 1 < rank) {
+        out_dims.push_back(std::max(h_shape.data<int64_t>()[d], t_shape.data<int64_t>()[d]));
+      }
+    }
+    TW_ASSIGN_OR_RETURN(const TensorShape out_shape, TensorShape::FromDims(out_dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
+    float* o = out->data<float>();
+    std::fill_n(o, out->NumElements(), 0.0f);
+    const std::vector<Run> hyp = Runs(ctx->input(0)), truth = Runs(ctx->input(3));
+    const T* hv = ctx->input(1).data<T>();
+    const T* tv = ctx->input(4).data<T>();
+    const int64_t* hi = ctx->input(0).data<int64_t>();
+    const int64_t* ti = ctx->input(3).data<int64_t>();
+    // The output element of the run starting at row `e` of `indices`.
+    const auto where = [&](const int64_t* indices, int64_t e, int64_t* at) -> absl::Status {
+      __int128 loc = 0, stride = 1;
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        loc += static_cast<__int128>(indices[e * rank + d]) * stride;
+        stride *= out_dims[d];
+      }
+      if (loc < 0 || loc >= out->NumElements()) {
+        // (TF's code is Internal; the indices are the caller's.)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Got an inner product ", static_cast<int64_t>(loc),
+            " which would require writing to outside of the buffer for the output tensor (max "
+            "elements ",
+            out->NumElements(), ")"));
+      }
+      *at = static_cast<int64_t>(loc);
+      return absl::OkStatus();
+    };
+    size_t i = 0, j = 0;
+    int64_t at = 0;
+    while (i < hyp.size() || j < truth.size()) {
+      const int c = i == hyp.size()     ? 1
+                    : j == truth.size() ? -1
+                                        : sparse::CompareRows(hi + hyp[i].begin * rank,
+                                                              ti + truth[j].begin * rank, rank - 1);
+      if (c == 0) {
+        TW_RETURN_IF_ERROR(where(ti, truth[j].begin, &at));
+        const float distance = static_cast<float>(
+            Levenshtein(hv + hyp[i].begin, hyp[i].size(), tv + truth[j].begin, truth[j].size()));
+        o[at] = normalize_ ? distance / static_cast<float>(truth[j].size()) : distance;
+        ++i;
+        ++j;
+      } else if (c < 0) {  // no truth here
+        TW_RETURN_IF_ERROR(where(hi, hyp[i].begin, &at));
+        o[at] = static_cast<float>(hyp[i].size());
+        if (normalize_) o[at] /= 0.0f;
+        ++i;
+      } else {  // no hypothesis here
+        TW_RETURN_IF_ERROR(where(ti, truth[j].begin, &at));
+        o[at] = normalize_ ? 1.0f : static_cast<float>(truth[j].size());
+        ++j;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  struct Run {
+    int64_t begin, end;
+    int64_t size() const { return end - begin; }
+  };
+
+  // TF's checks, in its order.
+  static absl::Status Validate(KernelContext* ctx) {
+    const char* const names[] = {"hypothesis", "truth"};
+    const char* const parts[] = {"_indices should be a matrix", "_values should be a vector",
+                                 "_shape should be a vector"};
+    for (int part = 0; part < 3; ++part) {
+      for (int k = 0; k < 2; ++k) {
+        const Tensor& t = ctx->input(3 * k + part);
+        if (t.dims() != (part == 0 ? 2 : 1)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(names[k], parts[part], ", but got shape: ", t.shape().DebugString()));
+        }
+      }
+    }
+    for (int k = 0; k < 2; ++k) {
+      const Tensor& indices = ctx->input(3 * k);
+      const Tensor& values = ctx->input(3 * k + 1);
+      if (values.NumElements() != indices.dim_size(0)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Expected ", names[k], "_values.NumElements == #rows(", names[k],
+                         "_indices), their shapes are: ", values.shape().DebugString(), " and ",
+                         indices.shape().DebugString()));
+      }
+    }
+    const Tensor& h_shape = ctx->input(2);
+    const Tensor& t_shape = ctx->input(5);
+    const auto cols = [&](int k) -> absl::Status {
+      const Tensor& indices = ctx->input(3 * k);
+      const Tensor& shape = ctx->input(3 * k + 2);
+      if (shape.NumElements() == indices.dim_size(1)) return absl::OkStatus();
+      return absl::InvalidArgumentError(
+          absl::StrCat("Expected ", names[k], "_shape.NumElements == #cols(", names[k],
+                       "_indices), their shapes are: ", shape.shape().DebugString(), " and ",
+                       indices.shape().DebugString()));
+    };
+    TW_RETURN_IF_ERROR(cols(0));
+    if (t_shape.NumElements() < 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Input SparseTensors must have rank at least 2, but truth_shape rank is: ",
+                       t_shape.NumElements()));
+    }
+    TW_RETURN_IF_ERROR(cols(1));
+    if (t_shape.NumElements() != h_shape.NumElements()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Expected truth and hypothesis to have matching ranks, but their shapes are: ",
+          t_shape.shape().DebugString(), " and ", h_shape.shape().DebugString()));
+    }
+    return absl::OkStatus();
+  }
+
+  // Runs of consecutive rows equal but in the last column.
+  static std::vector<Run> Runs(const Tensor& indices) {
+    const int64_t n = indices.dim_size(0), rank = indices.dim_size(1);
+    const int64_t* idx = indices.data<int64_t>();
+    std::vector<Run> runs;
+    for (int64_t e = 0; e < n; ++e) {
+      if (runs.empty() ||
+          sparse::CompareRows(idx + runs.back().begin * rank, idx + e * rank, rank - 1) != 0) {
+        runs.push_back({e, e + 1});
+      } else {
+        runs.back().end = e + 1;
+      }
+    }
+    return runs;
+  }
+
+  // Insertions, deletions and substitutions turning a into b (one row of
+  // the table at a time).
+  static int64_t Levenshtein(const T* a, int64_t na, const T* b, int64_t nb) {
+    std::vector<int64_t> row(nb + 1);
+    for (int64_t k = 0; k <= nb; ++k) row[k] = k;
+    for (int64_t x = 1; x <= na; ++x) {
+      int64_t diagonal = row[0];
+      row[0] = x;
+      for (int64_t y = 1; y <= nb; ++y) {
+        const int64_t above = row[y];
+        row[y] = std::min({above + 1, row[y - 1] + 1, diagonal + (a[x - 1] == b[y - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    return row[nb];
+  }
+
+  bool normalize_ = true;
+};
+
 }  // namespace
 
 TW_REGISTER_KERNELS(sparse_binary_ops) {
@@ -417,6 +594,9 @@ TW_REGISTER_KERNELS(sparse_binary_ops) {
   RegisterTypedKernels<SparseDenseCwiseMulOp, TW_REAL_TYPES>(cpu("SparseDenseCwiseMul"), "T");
   RegisterTypedKernels<SparseDenseCwiseDivOp, TW_REAL_TYPES>(cpu("SparseDenseCwiseDiv"), "T");
 #undef TW_REAL_TYPES
+  RegisterTypedKernels<EditDistanceOp, float, double, int32_t, int64_t, uint8_t, int8_t, int16_t,
+                       uint16_t, uint32_t, uint64_t, bool, std::string, complex64, complex128, half,
+                       bfloat16>(cpu("EditDistance"), "T");
 }
 
 }  // namespace towerflow

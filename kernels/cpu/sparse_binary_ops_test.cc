@@ -160,5 +160,38 @@ TEST(SparseDenseCwiseTest, BadOperandsHaveTensorFlowsMessages) {
               TensorNear<float>({1}, {2.3333332538604736f}, 1e-6));
 }
 
+// Hypotheses [a b] and [c], truths [a] and [d c] (TF 2.21's distances).
+TEST(EditDistanceTest, LevenshteinPerSequence) {
+  const Tensor hi = I64({3, 2}, {0, 0, 0, 1, 1, 0}), ti = I64({3, 2}, {0, 0, 1, 0, 1, 1});
+  const Tensor hv = Literal<std::string>({3}, {"a", "b", "c"});
+  const Tensor tv = Literal<std::string>({3}, {"a", "d", "c"});
+  const Tensor shape = I64({2}, {2, 2});
+  KernelRunner r("EditDistance");
+  EXPECT_THAT(RunOk(r, {hi, hv, shape, ti, tv, shape}), TensorIs<float>({2}, {1, 0.5f}));
+  KernelRunner raw("EditDistance");
+  raw.Attr("normalize", false);
+  EXPECT_THAT(RunOk(raw, {hi, hv, shape, ti, tv, shape}), TensorIs<float>({2}, {1, 1}));
+  // A missing truth gives inf (normalized), a missing hypothesis 1; the
+  // output spans both shapes.
+  KernelRunner n("EditDistance");
+  EXPECT_THAT(RunOk(n, {I64({1, 2}, {0, 0}), Literal<int32_t>({1}, {1}), I64({2}, {1, 3}),
+                        I64({1, 2}, {2, 0}), Literal<int32_t>({1}, {1}), I64({2}, {3, 1})}),
+              TensorIs<float>({3}, {INFINITY, 0, 1}));
+  // Runs out of order: each writes its element, as TF's merge does.
+  EXPECT_THAT(RunOk(raw, {I64({3, 2}, {1, 0, 0, 0, 1, 1}), Literal<int32_t>({3}, {1, 2, 3}), shape,
+                          I64({2, 2}, {0, 0, 1, 0}), Literal<int32_t>({2}, {2, 1}), shape}),
+              TensorIs<float>({2}, {1, 1}));
+  EXPECT_THAT(n.Run({I64({1, 2}, {3, 0}), Literal<int32_t>({1}, {1}), I64({2}, {1, 2}),
+                     I64({1, 2}, {0, 0}), Literal<int32_t>({1}, {1}), I64({2}, {1, 2})}),
+              StatusIs(kInvalid,
+                       "Got an inner product 3 which would require writing to outside of the "
+                       "buffer for the output tensor (max elements 1)"));
+  EXPECT_THAT(n.Run({I64({1, 2}, {0, 0}), Literal<int32_t>({1}, {1}), I64({2}, {1, 2}),
+                     I64({1, 3}, {0, 0, 0}), Literal<int32_t>({1}, {1}), I64({3}, {1, 2, 1})}),
+              StatusIs(kInvalid,
+                       "Expected truth and hypothesis to have matching ranks, but their shapes "
+                       "are: [3] and [2]"));
+}
+
 }  // namespace
 }  // namespace towerflow

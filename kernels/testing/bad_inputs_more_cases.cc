@@ -54,6 +54,9 @@ std::vector<Case> SparseCases() {
        {{"transpose_b", A(true)}, {"a_is_sparse", A(true)}},
        {F({2, 3}), F({4, 3})}},
       {"SparseReorder", {}, {Indices(), Literal<std::string>({3}, {"a", "b", "c"}), Shape()}},
+      {"EditDistance",
+       {{"normalize", A(true)}},
+       {Indices(), F({3}), Shape(), I64({2, 2}, {0, 1, 2, 0}), F({2}), I64({2}, {4, 2})}},
   };
 }
 

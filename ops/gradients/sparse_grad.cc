@@ -124,5 +124,6 @@ TW_REGISTER_GRADIENT("SparseDenseCwiseDiv", SparseDenseCwiseDivGrad);
 TW_REGISTER_GRADIENT("SparseMatMul", SparseMatMulGrad);
 TW_REGISTER_NO_GRADIENT("SparseConcat");
 TW_REGISTER_NO_GRADIENT("SparseAddGrad");
+TW_REGISTER_NO_GRADIENT("EditDistance");
 
 }  // namespace towerflow

@@ -1596,6 +1596,29 @@ CASES = {
                                     "record_defaults": [(F, [1], [3]), (F, [1], [3])]},
          {"select_cols": [1, 0]}),
     ],
+    "EditDistance": [
+        (name, {"hypothesis_indices": (I64, [len(hi) // len(hs), len(hs)], hi),
+                "hypothesis_values": (dtype, [len(hv)], hv), "hypothesis_shape": (I64, [len(hs)], hs),
+                "truth_indices": (I64, [len(ti) // len(ts), len(ts)], ti),
+                "truth_values": (dtype, [len(tv)], tv), "truth_shape": (I64, [len(ts)], ts)},
+         {"normalize": normalize})
+        for name, dtype, hi, hv, hs, ti, tv, ts, normalize in [
+            ("strings", STR, [0, 0, 0, 1, 1, 0], [b"a", b"b", b"c"], [2, 2],
+             [0, 0, 1, 0, 1, 1], [b"a", b"d", b"c"], [2, 2], True),
+            ("strings, not normalized", STR, [0, 0, 0, 1, 1, 0], [b"a", b"b", b"c"], [2, 2],
+             [0, 0, 1, 0, 1, 1], [b"a", b"d", b"c"], [2, 2], False),
+            ("rank 3, missing rows", I32, [0, 0, 0, 0, 0, 1, 1, 0, 0], [1, 2, 3], [2, 1, 2],
+             [0, 0, 0, 1, 1, 0], [1, 4], [2, 2, 1], True),
+            ("shapes differ", I32, [0, 0], [1], [1, 3], [2, 0], [1], [3, 1], True),
+            ("unsorted runs", I32, [1, 0, 0, 0, 1, 1], [1, 2, 3], [2, 2], [0, 0, 1, 0], [2, 1],
+             [2, 2], False),
+            ("float words", F, [0, 0, 0, 1, 0, 2, 0, 3], [1, 2, 3, 4], [1, 4],
+             [0, 0, 0, 1, 0, 2], [1, 3, 4], [1, 4], True),
+            ("ranks differ", I32, [0, 0], [1], [1, 2], [0, 0, 0], [1], [1, 2, 1], True),
+            ("rank 1", I32, [0], [1], [2], [1], [1], [2], True),
+            ("position past the output", I32, [3, 0], [1], [1, 2], [0, 0], [1], [1, 2], True),
+        ]
+    ],
     "RaggedRange": [
         ("int rows", {"starts": (I32, [3], [2, 5, 8]), "limits": (I32, [3], [3, 5, 12]),
                       "deltas": (I32, [], 1)}, {}),
@@ -2078,6 +2101,9 @@ _TRUNCATE_BY_ZERO = (
     "(\"Unexpected error in binary operator\"); Towerflow gives InvalidArgument \"Integer "
     "division by zero\" as TF's Div, FloorDiv and FloorMod")
 KNOWN_DIFFERENCES = {
+    "EditDistance/position past the output": (
+        "a sequence whose position lies outside the output: TF's message with TF's code "
+        "Internal, Towerflow's with InvalidArgument (the indices are wrong, not the kernel)"),
     "SparseSliceGrad/not all used": (
         "output indices that the input's do not hold: TF's message with TF's code Internal, "
         "Towerflow's with InvalidArgument (the inputs are wrong, not the kernel)"),
