@@ -294,5 +294,26 @@ TW_REGISTER_OP("ReduceJoin")
       return absl::OkStatus();
     });
 
+TW_REGISTER_OP("StringNGrams")
+    .Input("data: string")
+    .Input("data_splits: Tsplits")
+    .Output("ngrams: string")
+    .Output("ngrams_splits: Tsplits")
+    .Attr("separator: string")
+    .Attr("ngram_widths: list(int) >= 0")
+    .Attr("left_pad: string")
+    .Attr("right_pad: string")
+    .Attr("pad_width: int")
+    .Attr("preserve_short_sequences: bool")
+    .Attr("Tsplits: {int32, int64} = DT_INT64")
+    .Doc(
+        "The n-grams of each row of a ragged tensor of strings (tf.strings.ngrams), joined with "
+        "separator, padded with left_pad/right_pad up to pad_width (-1: n - 1) on each side.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, PartialTensorShape({-1}));
+      c->set_output(1, c->input(1));
+      return absl::OkStatus();
+    });
+
 }  // namespace
 }  // namespace towerflow

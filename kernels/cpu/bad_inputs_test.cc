@@ -47,11 +47,11 @@ using bad_inputs::Case;
 using bad_inputs::F;
 using bad_inputs::I32;
 using bad_inputs::ImageCodecCases;
+using bad_inputs::InputPipelineCases;
 using bad_inputs::Ints;
 using bad_inputs::ListCases;
 using bad_inputs::MathCases;
 using bad_inputs::NnCases;
-using bad_inputs::RecordDecoderCases;
 using bad_inputs::SparseCases;
 using bad_inputs::StateCases;
 using bad_inputs::Str;
@@ -260,7 +260,7 @@ TEST(BadInputsTest, StateRandomAndLoggingOps) { RunTable(StateCases()); }
 TEST(BadInputsTest, ImageCodecs) { RunTable(ImageCodecCases()); }
 TEST(BadInputsTest, ListOps) { RunTable(ListCases()); }
 TEST(BadInputsTest, SparseOps) { RunTable(SparseCases()); }
-TEST(BadInputsTest, RecordDecoders) { RunTable(RecordDecoderCases()); }
+TEST(BadInputsTest, InputPipelineOps) { RunTable(InputPipelineCases()); }
 
 // ---- Specific advisories ----
 

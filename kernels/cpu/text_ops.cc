@@ -13,6 +13,11 @@
 // - StringFormat splits its template at the placeholder as TF does
 //   (absl::StrSplit; an empty placeholder splits between characters) and
 //   shows each input as tf.print does (framework/tensor_print.h).
+// - StringNGrams is TF's n-gram builder: per row and width, pad (capped at
+//   width - 1) on both sides, one n-gram per window; a row too short for any
+//   becomes one padded n-gram with preserve_short_sequences.
+#include <algorithm>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -340,6 +345,162 @@ class StringFormatOp : public OpKernel {
   int64_t summarize_ = 3;
 };
 
+// StringNGrams over the rows data_splits cut data into.
+template <typename S>
+class StringNGramsOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("separator", &separator_));
+    TW_RETURN_IF_ERROR(c.GetAttr("ngram_widths", &widths_));
+    TW_RETURN_IF_ERROR(c.GetAttr("left_pad", &left_pad_));
+    TW_RETURN_IF_ERROR(c.GetAttr("right_pad", &right_pad_));
+    TW_RETURN_IF_ERROR(c.GetAttr("pad_width", &pad_width_));
+    // TF reads both as C++ ints (its GetAttr refuses wider values); in
+    // range, the n-gram arithmetic below cannot overflow.
+    for (const int64_t v : widths_) TW_RETURN_IF_ERROR(CheckInt32("ngram_widths", v));
+    TW_RETURN_IF_ERROR(CheckInt32("pad_width", pad_width_));
+    return c.GetAttr("preserve_short_sequences", &preserve_short_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    for (const int64_t w : widths_) {
+      if (w <= 0) return absl::InvalidArgumentError("ngram_widths must contain positive values");
+    }
+    const Tensor& data = ctx->input(0);
+    const Tensor& splits_t = ctx->input(1);
+    const std::string* words = data.data<std::string>();
+    const S* splits = splits_t.data<S>();
+    const int64_t n = data.NumElements(), num_splits = splits_t.NumElements();
+    if (num_splits > 0) {
+      if (splits[0] != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("First split value must be 0, got ", splits[0]));
+      }
+      for (int64_t i = 1; i < num_splits; ++i) {
+        if (splits[i] < splits[i - 1] || splits[i] > n) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "Invalid split value ", splits[i], ", must be in [", splits[i - 1], ", ", n, "]"));
+        }
+      }
+      if (splits[num_splits - 1] != n) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Last split value must be data size. Expected ", n, ", got ", splits[num_splits - 1]));
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out_splits, ctx->allocate_output(1, splits_t.shape()));
+    S* o = out_splits->data<S>();
+    if (n == 0 || num_splits == 0) {  // TF's empty result: data's shape
+      TW_RETURN_IF_ERROR(ctx->allocate_output(0, data.shape()).status());
+      std::fill_n(o, num_splits, S(0));
+      return absl::OkStatus();
+    }
+    // Count first (the output is allocated once, and its size checked).
+    o[0] = 0;
+    int64_t total = 0;
+    __int128 parts = 0;
+    for (int64_t i = 1; i < num_splits; ++i) {
+      const int64_t length = static_cast<int64_t>(splits[i] - splits[i - 1]);
+      int64_t count = 0;
+      for (const int64_t w : widths_) {
+        const int64_t c = NumNGrams(length, w);
+        count += c;
+        parts += static_cast<__int128>(c) * w;  // each n-gram joins w parts
+      }
+      if (preserve_short_ && length > 0 && count == 0) {
+        count = 1;
+        parts += length + 2 * static_cast<__int128>(std::max<int64_t>(pad_width_, 0));
+      }
+      if (parts > kMaxBytes) {
+        return absl::InvalidArgumentError(absl::StrCat("StringNGrams would join more than ",
+                                                       kMaxBytes,
+                                                       " strings and pads (ngram_widths, "
+                                                       "pad_width too wide)"));
+      }
+      total += count;
+      if (total > std::numeric_limits<S>::max()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "StringNGrams makes more n-grams than its splits type can count: ", total));
+      }
+      o[i] = static_cast<S>(total);
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({total})));
+    std::string* grams = out->data<std::string>();
+    int64_t bytes = 0;  // of all n-grams so far
+    for (int64_t i = 0; i + 1 < num_splits; ++i) {
+      const std::string* row = words + splits[i];
+      const int64_t length = static_cast<int64_t>(splits[i + 1] - splits[i]);
+      int64_t at = static_cast<int64_t>(o[i]);
+      for (const int64_t w : widths_) {
+        const int64_t count = NumNGrams(length, w);
+        for (int64_t k = 0; k < count; ++k) {
+          TW_ASSIGN_OR_RETURN(grams[at + k], Gram(row, k, count, w, &bytes));
+        }
+        at += count;
+      }
+      if (preserve_short_ && at == static_cast<int64_t>(o[i]) && length > 0) {
+        if (pad_width_ < 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "Pad width should be >= 0 when preserve_short_sequences is True and ngram_widths "
+              "are not provided, got ",
+              pad_width_));
+        }
+        TW_ASSIGN_OR_RETURN(grams[at], Gram(row, 0, 1, length + 2 * pad_width_, &bytes));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // All n-grams together at most this many parts, and bytes (a GraphDef's
+  // widths or pad_width could ask for strings of gigabytes each).
+  static constexpr int64_t kMaxBytes = int64_t{1} << 32;
+
+  static absl::Status CheckInt32(const char* name, int64_t v) {
+    if (v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max()) {
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("Attr ", name, " has value ", v, " out of range for an int32"));
+  }
+  int64_t PadWidth(int64_t width) const {
+    return std::min(pad_width_ < 0 ? width - 1 : pad_width_, width - 1);
+  }
+  int64_t NumNGrams(int64_t length, int64_t width) const {
+    return std::max<int64_t>(0, length + 2 * PadWidth(width) - width + 1);
+  }
+  // The k-th of `count` n-grams of `width` over `row`; `bytes` counts the
+  // bytes made so far.
+  absl::StatusOr<std::string> Gram(const std::string* row, int64_t k, int64_t count, int64_t width,
+                                   int64_t* bytes) const {
+    const int64_t pad = PadWidth(width);
+    const int64_t left = std::max<int64_t>(0, pad - k);
+    const int64_t right = std::max<int64_t>(0, pad - (count - (k + 1)));
+    const int64_t tokens = width - left - right;
+    const int64_t first = left > 0 ? 0 : k - pad;
+    int64_t size = left * static_cast<int64_t>(left_pad_.size()) +
+                   right * static_cast<int64_t>(right_pad_.size()) +
+                   (width - 1) * static_cast<int64_t>(separator_.size());
+    for (int64_t t = 0; t < tokens; ++t) size += static_cast<int64_t>(row[first + t].size());
+    *bytes += size;
+    if (*bytes > kMaxBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("StringNGrams' n-grams would take more than ",
+                                                     kMaxBytes, " bytes (pad_width ", pad_width_,
+                                                     ")"));
+    }
+    std::string gram;
+    gram.reserve(size);
+    for (int64_t p = 0; p < width; ++p) {
+      if (p > 0) gram += separator_;
+      gram += p < left ? left_pad_ : p < left + tokens ? row[first + p - left] : right_pad_;
+    }
+    return gram;
+  }
+
+  std::string separator_, left_pad_, right_pad_;
+  std::vector<int64_t> widths_;
+  int64_t pad_width_ = -1;
+  bool preserve_short_ = false;
+};
+
 }  // namespace
 
 TW_REGISTER_KERNELS(text_ops) {
@@ -352,6 +513,7 @@ TW_REGISTER_KERNELS(text_ops) {
   RegisterKernel(cpu("StringSplitV2"), MakeFactory<StringSplitV2Op>());
   RegisterKernel(cpu("StringStrip"), MakeFactory<StringStripOp>());
   RegisterKernel(cpu("StringFormat"), MakeFactory<StringFormatOp>());
+  RegisterTypedKernels<StringNGramsOp, int32_t, int64_t>(cpu("StringNGrams"), "Tsplits");
 }
 
 }  // namespace towerflow

@@ -252,5 +252,50 @@ TEST(TextOpsTest, PrintV2AppendsToAFileOrRefusesAnUnknownStream) {
                        "log(info) log(warning) log(error)"));
 }
 
+// tf.strings.ngrams (StringNGrams) on rows [a b c] and [d e], TF 2.21's
+// n-grams.
+std::vector<Tensor> NGrams(std::vector<int64_t> widths, int64_t pad, bool preserve_short,
+                           std::vector<int64_t> splits = {0, 3, 5}) {
+  KernelRunner r("StringNGrams");
+  r.Attr("separator", std::string(" "))
+      .Attr("ngram_widths", widths)
+      .Attr("left_pad", std::string("<"))
+      .Attr("right_pad", std::string(">"))
+      .Attr("pad_width", pad)
+      .Attr("preserve_short_sequences", preserve_short);
+  absl::StatusOr<std::vector<Tensor>> out =
+      r.Run({Strings({"a", "b", "c", "d", "e"}),
+             Literal<int64_t>({static_cast<int64_t>(splits.size())}, splits)});
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : std::vector<Tensor>(2);
+}
+
+TEST(TextOpsTest, StringNGramsAreTensorFlows) {
+  auto out = NGrams({2, 3}, 0, false);
+  EXPECT_THAT(out[0], TensorIs<std::string>({4}, {"a b", "b c", "a b c", "d e"}));
+  EXPECT_THAT(out[1], TensorIs<int64_t>({3}, {0, 3, 4}));
+  out = NGrams({3}, -1, false);  // padded with width - 1 on each side
+  EXPECT_THAT(out[0], TensorIs<std::string>({9}, {"< < a", "< a b", "a b c", "b c >", "c > >",
+                                                  "< < d", "< d e", "d e >", "e > >"}));
+  out = NGrams({4}, 1, true, {0, 1, 5});  // [a] is too short: kept, padded
+  EXPECT_THAT(out[0], TensorIs<std::string>({4}, {"< a >", "< b c d", "b c d e", "c d e >"}));
+  EXPECT_THAT(out[1], TensorIs<int64_t>({3}, {0, 1, 4}));
+  KernelRunner bad("StringNGrams");
+  bad.Attr("separator", std::string(" "))
+      .Attr("ngram_widths", {2})
+      .Attr("left_pad", std::string(""))
+      .Attr("right_pad", std::string(""))
+      .Attr("pad_width", int64_t{0})
+      .Attr("preserve_short_sequences", false);
+  EXPECT_THAT(
+      bad.Run({Strings({"a", "b"}), Literal<int64_t>({3}, {0, 3, 2})}),
+      StatusIs(absl::StatusCode::kInvalidArgument, "Invalid split value 3, must be in [0, 2]"));
+  // A pad_width that would make strings of gigabytes is refused up front.
+  bad.Attr("pad_width", int64_t{0x7fffffff}).Attr("preserve_short_sequences", true);
+  bad.Attr("ngram_widths", std::vector<int64_t>{});
+  const auto huge = bad.Run({Strings({"a", "b"}), Literal<int64_t>({2}, {0, 2})});
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument) << huge.status();
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -64,9 +64,10 @@ std::vector<Case> ImageCodecCases();
 std::vector<Case> StateCases();
 // The TensorList ops, lists given as variant tensors.
 std::vector<Case> ListCases();
-// The SparseTensor ops and the record decoders (bad_inputs_more_cases.cc).
+// The SparseTensor ops, and the record decoders and text ops of input
+// pipelines (bad_inputs_more_cases.cc).
 std::vector<Case> SparseCases();
-std::vector<Case> RecordDecoderCases();
+std::vector<Case> InputPipelineCases();
 
 }  // namespace bad_inputs
 }  // namespace towerflow

@@ -1,6 +1,6 @@
 // The bad-input tables of the SparseTensor ops (each a valid SparseTensor
-// [3, 4] of three entries) and of the record decoders (kernels/testing/
-// bad_inputs_cases.h).
+// [3, 4] of three entries) and of the record decoders and text ops of input
+// pipelines (kernels/testing/bad_inputs_cases.h).
 #include <string>
 #include <vector>
 
@@ -60,11 +60,19 @@ std::vector<Case> SparseCases() {
   };
 }
 
-std::vector<Case> RecordDecoderCases() {
+std::vector<Case> InputPipelineCases() {
   const auto strings = [](std::vector<std::string> v) {
     return Literal<std::string>({static_cast<int64_t>(v.size())}, v);
   };
   return {
+      {"StringNGrams",
+       {{"separator", A(" ")},
+        {"ngram_widths", Ints({2, 3})},
+        {"left_pad", A("<")},
+        {"right_pad", A(">")},
+        {"pad_width", A(int64_t{1})},
+        {"preserve_short_sequences", A(true)}},
+       {Literal<std::string>({4}, {"a", "b", "c", "d"}), Literal<int64_t>({3}, {0, 1, 4})}},
       {"DecodeRaw", {{"out_type", A(DT_FLOAT)}}, {strings({"abcdefgh", "12345678"})}},
       {"DecodeRaw",
        {{"out_type", A(DT_COMPLEX64)}, {"little_endian", A(false)}},

@@ -1619,6 +1619,24 @@ CASES = {
             ("position past the output", I32, [3, 0], [1], [1, 2], [0, 0], [1], [1, 2], True),
         ]
     ],
+    "StringNGrams": [
+        (name, {"data": (STR, [len(data)], data), "data_splits": (stype, [len(splits)], splits)},
+         {"separator": sep, "ngram_widths": widths, "left_pad": "<", "right_pad": ">",
+          "pad_width": pad, "preserve_short_sequences": short})
+        for name, data, splits, widths, pad, short, sep, stype in [
+            ("bigrams", [b"a", b"b", b"c", b"d", b"e"], [0, 3, 5], [2], 0, False, " ", I64),
+            ("two widths", [b"a", b"b", b"c", b"d", b"e"], [0, 3, 5], [2, 3], 0, False, " ", I64),
+            ("padded", [b"a", b"b", b"c", b"d", b"e"], [0, 3, 5], [3], -1, False, "_", I64),
+            ("pad 1", [b"a", b"b", b"c", b"d", b"e"], [0, 3, 5], [3], 1, False, " ", I32),
+            ("short kept", [b"a", b"b", b"c", b"d", b"e"], [0, 1, 5], [4], 1, True, " ", I64),
+            ("empty row", [b"a", b"b", b"c", b"d", b"e"], [0, 0, 5], [2], 0, True, "", I64),
+            ("no widths", [b"a", b"b", b"c"], [0, 3], [], 1, True, " ", I64),
+            ("no splits", [b"a", b"b"], [], [2], 0, False, " ", I64),
+            ("bad first split", [b"a", b"b"], [1, 2], [2], 0, False, " ", I64),
+            ("bad split", [b"a", b"b"], [0, 3, 2], [2], 0, False, " ", I64),
+            ("zero width", [b"a", b"b"], [0, 2], [0], 0, False, " ", I64),
+        ]
+    ],
     "RaggedRange": [
         ("int rows", {"starts": (I32, [3], [2, 5, 8]), "limits": (I32, [3], [3, 5, 12]),
                       "deltas": (I32, [], 1)}, {}),
