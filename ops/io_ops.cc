@@ -73,6 +73,22 @@ TW_REGISTER_OP("StringToHashBucketFast")
     .Doc("Each string's bucket: its FarmHash Fingerprint64 modulo num_buckets, as TF.")
     .SetShapeFn(shape_fns::UnchangedShape);
 
+TW_REGISTER_OP("Fingerprint")
+    .Input("data: T")
+    .Input("method: string")
+    .Output("fingerprint: uint8")
+    .Attr("T: type")
+    .Doc(
+        "Each slice along dimension 0 hashed by FarmHash's Fingerprint64 (the 'farmhash64' "
+        "method), as 8 little-endian bytes.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape data, method;
+      TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 1, &data));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &method));
+      c->set_output(0, PartialTensorShape({data.unknown_rank() ? -1 : data.dim_size(0), 8}));
+      return absl::OkStatus();
+    });
+
 TW_REGISTER_OP("StringToHashBucketStrong")
     .Input("input: string")
     .Output("output: int64")

@@ -233,6 +233,7 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"TruncateMod", "TensorFlow defines none (nor for Mod); FloorMod has one"},
       {"DecodeCSV", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"StringNGrams", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"Fingerprint", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"SparseDenseCwiseAdd", "TensorFlow's registered one raises NotImplementedError"},
       {"SparseSparseMaximum", "TensorFlow's registered one raises NotImplementedError"},
       {"SparseSparseMinimum", "TensorFlow's registered one raises NotImplementedError"},

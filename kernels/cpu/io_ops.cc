@@ -3,7 +3,8 @@
 // string ops its graphs name files with (ShardedFilename, StringJoin; TF 2's
 // StaticRegexFullMatch is in text_ops.cc), and StringToHashBucketFast
 // (FarmHash's), StringToHashBucketStrong (SipHash-2-4) and the deprecated
-// StringToHashBucket (TF's Hash64).
+// StringToHashBucket (TF's Hash64); and Fingerprint (tf.fingerprint,
+// FarmHash's too).
 #include <farmhash.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "framework/tensor_bundle.h"
+#include "kernels/kernel_util.h"
 
 namespace towerflow {
 namespace {
@@ -298,6 +300,60 @@ class StringToHashBucketOp : public OpKernel {
   std::vector<int64_t> key_;
 };
 
+// Fingerprint: per slice along dimension 0, Fingerprint64 of its bytes; of
+// a slice of several strings, Fingerprint64 of their fingerprints' bytes
+// (TF's), stored little-endian.
+class FingerprintOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& data = ctx->input(0);
+    const Tensor& method = ctx->input(1);
+    if (method.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("`method` should be a scalar string: ", method.shape().DebugString()));
+    }
+    const std::string& name = method.data<std::string>()[0];
+    if (name != "farmhash64") {
+      return absl::InvalidArgumentError(absl::StrCat("Unsupported fingerprint method: ", name));
+    }
+    if (data.dims() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("`data` should have at least one dimension: ", data.shape().DebugString()));
+    }
+    const int64_t rows = data.dim_size(0);
+    const int64_t per_row = rows == 0 ? 0 : data.NumElements() / rows;
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({rows, 8})));
+    uint8_t* o = out->data<uint8_t>();
+    const auto store = [](uint64_t v, uint8_t* to) {
+      for (int b = 0; b < 8; ++b) to[b] = static_cast<uint8_t>(v >> (8 * b));
+    };
+    if (data.dtype() == DT_STRING) {
+      const std::string* s = data.data<std::string>();
+      std::string joined(static_cast<size_t>(per_row) * 8, '\0');
+      for (int64_t r = 0; r < rows; ++r) {
+        if (per_row == 1) {
+          store(util::Fingerprint64(s[r].data(), s[r].size()), o + r * 8);
+          continue;
+        }
+        for (int64_t k = 0; k < per_row; ++k) {
+          const std::string& one = s[r * per_row + k];
+          store(util::Fingerprint64(one.data(), one.size()),
+                reinterpret_cast<uint8_t*>(joined.data()) + k * 8);
+        }
+        store(util::Fingerprint64(joined.data(), joined.size()), o + r * 8);
+      }
+      return absl::OkStatus();
+    }
+    TW_ASSIGN_OR_RETURN(const size_t elem, PlainElementSize("Fingerprint", data.dtype()));
+    const char* bytes = static_cast<const char*>(data.raw_data());
+    const size_t row_bytes = static_cast<size_t>(per_row) * elem;
+    for (int64_t r = 0; r < rows; ++r) {
+      store(util::Fingerprint64(bytes + r * row_bytes, row_bytes), o + r * 8);
+    }
+    return absl::OkStatus();
+  }
+};
+
 TW_REGISTER_KERNELS(io_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterKernel(cpu("SaveV2"), MakeFactory<SaveV2Op>());
@@ -305,6 +361,7 @@ TW_REGISTER_KERNELS(io_ops) {
   RegisterKernel(cpu("MergeV2Checkpoints"), MakeFactory<MergeV2CheckpointsOp>());
   RegisterKernel(cpu("ShardedFilename"), MakeFactory<ShardedFilenameOp>());
   RegisterKernel(cpu("StringJoin"), MakeFactory<StringJoinOp>());
+  RegisterKernel(cpu("Fingerprint"), MakeFactory<FingerprintOp>());
   RegisterKernel(cpu("StringToHashBucketFast"),
                  MakeFactory<StringToHashBucketOp<BucketHash::kFast>>());
   RegisterKernel(cpu("StringToHashBucketStrong"),

@@ -87,5 +87,26 @@ TEST(StringOpsTest, ToBoolFollowsTensorFlowsRule) {
   EXPECT_FALSE(truth(Literal<float>({0}, {})));
 }
 
+// tf.fingerprint: TF 2.21's bytes (FarmHash Fingerprint64, little-endian).
+TEST(StringOpsTest, FingerprintIsTensorFlows) {
+  KernelRunner r("Fingerprint");
+  const Tensor farmhash = Scalar<std::string>("farmhash64");
+  EXPECT_THAT(RunOk(r, {Literal<std::string>({2}, {"a", "hello"}), farmhash}),
+              TensorIs<uint8_t>({2, 8}, {227, 117, 223, 182, 101, 66, 69, 179, 232, 12, 56, 49, 169,
+                                         229, 139, 180}));
+  // Several strings per row: the fingerprint of their fingerprints.
+  EXPECT_THAT(RunOk(r, {Literal<std::string>({2, 2}, {"a", "b", "c", "d"}), farmhash}),
+              TensorIs<uint8_t>(
+                  {2, 8}, {122, 64, 59, 169, 136, 60, 55, 83, 52, 252, 224, 38, 64, 226, 155, 60}));
+  EXPECT_THAT(RunOk(r, {Literal<int32_t>({2, 2}, {1, 2, 3, 4}), farmhash}),
+              TensorIs<uint8_t>({2, 8}, {76, 18, 253, 133, 168, 204, 240, 10, 254, 162, 60, 240,
+                                         103, 244, 53, 255}));
+  EXPECT_THAT(r.Run({Literal<float>({1}, {1.5f}), Scalar<std::string>("md5")}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Unsupported fingerprint method: md5"));
+  EXPECT_THAT(r.Run({Scalar<float>(1.5f), farmhash}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "`data` should have at least one dimension: []"));
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -73,6 +73,8 @@ std::vector<Case> InputPipelineCases() {
         {"pad_width", A(int64_t{1})},
         {"preserve_short_sequences", A(true)}},
        {Literal<std::string>({4}, {"a", "b", "c", "d"}), Literal<int64_t>({3}, {0, 1, 4})}},
+      {"Fingerprint", {}, {strings({"a", "b", "c", "d"}), Str("farmhash64")}},
+      {"Fingerprint", {}, {F({2, 3}), Str("farmhash64")}},
       {"DecodeRaw", {{"out_type", A(DT_FLOAT)}}, {strings({"abcdefgh", "12345678"})}},
       {"DecodeRaw",
        {{"out_type", A(DT_COMPLEX64)}, {"little_endian", A(false)}},

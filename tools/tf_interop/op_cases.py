@@ -1637,6 +1637,18 @@ CASES = {
             ("zero width", [b"a", b"b"], [0, 2], [0], 0, False, " ", I64),
         ]
     ],
+    "Fingerprint": [
+        ("strings", {"data": (STR, [2], [b"a", b"hello"]), "method": _bytes(b"farmhash64")}, {}),
+        ("string rows", {"data": (STR, [2, 2], [b"a", b"b", b"c", b"d"]),
+                         "method": _bytes(b"farmhash64")}, {}),
+        ("int32 rows", {"data": (I32, [2, 2], [1, 2, 3, 4]), "method": _bytes(b"farmhash64")}, {}),
+        ("float", {"data": (F, [1], [1.5]), "method": _bytes(b"farmhash64")}, {}),
+        ("bool", {"data": (B, [2], [True, False]), "method": _bytes(b"farmhash64")}, {}),
+        ("empty rows", {"data": (F, [2, 0], []), "method": _bytes(b"farmhash64")}, {}),
+        ("no rows", {"data": (F, [0, 3], []), "method": _bytes(b"farmhash64")}, {}),
+        ("scalar", {"data": (F, [], 1.5), "method": _bytes(b"farmhash64")}, {}),
+        ("md5", {"data": (F, [1], [1.5]), "method": _bytes(b"md5")}, {}),
+    ],
     "RaggedRange": [
         ("int rows", {"starts": (I32, [3], [2, 5, 8]), "limits": (I32, [3], [3, 5, 12]),
                       "deltas": (I32, [], 1)}, {}),
