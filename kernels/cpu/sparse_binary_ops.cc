@@ -10,6 +10,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -443,15 +444,22 @@ class EditDistanceOp : public OpKernel {
     const int64_t* ti = ctx->input(3).data<int64_t>();
     // The output element of the run starting at row `e` of `indices`.
     const auto where = [&](const int64_t* indices, int64_t e, int64_t* at) -> absl::Status {
+      // In 128 bits, stride and position held within +-2^64: past that the
+      // position is out of range whatever follows, and nothing overflows.
+      constexpr __int128 kFar = static_cast<__int128>(1) << 64;
       __int128 loc = 0, stride = 1;
       for (int64_t d = rank - 2; d >= 0; --d) {
         loc += static_cast<__int128>(indices[e * rank + d]) * stride;
-        stride *= out_dims[d];
+        loc = std::clamp(loc, -kFar, kFar);
+        stride = std::min(stride * out_dims[d], kFar);
       }
       if (loc < 0 || loc >= out->NumElements()) {
         // (TF's code is Internal; the indices are the caller's.)
         return absl::InvalidArgumentError(absl::StrCat(
-            "Got an inner product ", static_cast<int64_t>(loc),
+            "Got an inner product ",
+            loc > std::numeric_limits<int64_t>::max()   ? std::string("over 2^63")
+            : loc < std::numeric_limits<int64_t>::min() ? std::string("under -2^63")
+                                                        : absl::StrCat(static_cast<int64_t>(loc)),
             " which would require writing to outside of the buffer for the output tensor (max "
             "elements ",
             out->NumElements(), ")"));
