@@ -38,13 +38,21 @@ bool SwapsBytes(bool little_endian) {
   return little_endian != kHostLittle;
 }
 
-absl::Status ReadTypeAndOrder(const KernelConstruction& c, DataType* type, bool* swap) {
-  TW_RETURN_IF_ERROR(c.GetAttr("out_type", type));
-  bool little_endian = true;
-  TW_RETURN_IF_ERROR(c.GetAttr("little_endian", &little_endian));
-  *swap = SwapsBytes(little_endian);
-  return absl::OkStatus();
-}
+// out_type and little_endian, which both raw decoders read.
+class RawDecoder : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("out_type", &type_));
+    bool little_endian = true;
+    TW_RETURN_IF_ERROR(c.GetAttr("little_endian", &little_endian));
+    swap_ = SwapsBytes(little_endian);
+    return absl::OkStatus();
+  }
+
+ protected:
+  DataType type_ = DT_INVALID;
+  bool swap_ = false;
+};
 
 // Bools are bytes; any nonzero byte is true.
 void NormaliseBools(Tensor* out) {
@@ -55,11 +63,8 @@ void NormaliseBools(Tensor* out) {
 
 // DecodeRaw: every string one length, a multiple of the type's size; the
 // output is the input's shape plus the numbers per string.
-class DecodeRawOp : public OpKernel {
+class DecodeRawOp : public RawDecoder {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    return ReadTypeAndOrder(c, &type_, &swap_);
-  }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
     const std::string* s = in.data<std::string>();
@@ -88,18 +93,11 @@ class DecodeRawOp : public OpKernel {
     NormaliseBools(out);
     return absl::OkStatus();
   }
-
- private:
-  DataType type_ = DT_INVALID;
-  bool swap_ = false;
 };
 
 // DecodePaddedRaw: each string's first fixed_length bytes, zero-padded.
-class DecodePaddedRawOp : public OpKernel {
+class DecodePaddedRawOp : public RawDecoder {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    return ReadTypeAndOrder(c, &type_, &swap_);
-  }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
     const Tensor& length = ctx->input(1);
@@ -133,10 +131,6 @@ class DecodePaddedRawOp : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  DataType type_ = DT_INVALID;
-  bool swap_ = false;
 };
 
 // DecodeCSV.
