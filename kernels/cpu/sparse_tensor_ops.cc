@@ -35,8 +35,8 @@ absl::Status CheckLength(const Tensor& t, int64_t rank, absl::string_view what) 
                                                  rank, " but got length ", t.dim_size(0)));
 }
 
-// Allocates a SparseTensor output (indices, values[, shape]) of `n` entries
-// from output `first` on.
+// Allocates a SparseTensor result's indices [n, rank] and values [n] at
+// outputs indices_output and values_output.
 struct SparseOutput {
   Tensor* indices = nullptr;
   Tensor* values = nullptr;
