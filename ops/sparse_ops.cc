@@ -61,13 +61,8 @@ absl::Status SparseResultShape(InferenceContext* c, bool known_rank) {
 }
 
 absl::Status SparseTensorDenseAddShape(InferenceContext* c) {
-  PartialTensorShape indices, values, shape;
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &indices));
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &values));
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &shape));
   int64_t nnz = 0, rank = 0;
-  TW_RETURN_IF_ERROR(c->MergeDim(indices.dim_size(0), values.dim_size(0), &nnz));
-  TW_RETURN_IF_ERROR(c->MergeDim(indices.dim_size(1), shape.dim_size(0), &rank));
+  TW_RETURN_IF_ERROR(SparseOperand(c, 0, &nnz, &rank));
   const PartialTensorShape& b = c->input(3);
   if (!b.unknown_rank() && rank >= 0 && b.dims() != rank) {
     return absl::InvalidArgumentError(
@@ -141,14 +136,10 @@ TW_REGISTER_OP("SparseFillEmptyRows")
     .Attr("T: type")
     .Doc("The SparseTensor with an entry (default_value at [row, 0, ...]) in each empty row.")
     .SetShapeFn([](InferenceContext* c) {
-      PartialTensorShape indices, values, shape, scalar;
-      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &indices));
-      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &values));
-      TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &shape));
-      TW_RETURN_IF_ERROR(c->WithRank(c->input(3), 0, &scalar));
       int64_t nnz = -1, rank = -1;
-      TW_RETURN_IF_ERROR(c->MergeDim(indices.dim_size(0), values.dim_size(0), &nnz));
-      TW_RETURN_IF_ERROR(c->MergeDim(indices.dim_size(1), shape.dim_size(0), &rank));
+      TW_RETURN_IF_ERROR(SparseOperand(c, 0, &nnz, &rank));
+      PartialTensorShape scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(3), 0, &scalar));
       c->set_output(0, PartialTensorShape({-1, rank}));
       c->set_output(1, PartialTensorShape({-1}));
       c->set_output(2, PartialTensorShape({-1}));

@@ -28,10 +28,6 @@
 namespace towerflow {
 namespace {
 
-std::string SummarizeInts(const Tensor& t) {
-  return absl::StrJoin(t.data<int64_t>(), t.data<int64_t>() + t.NumElements(), " ");
-}
-
 // The entries of the union of a and b, by a merge in index order: which
 // operand (and entry) each comes from, and the matching entry of the other
 // operand (-1 for none).
@@ -73,9 +69,9 @@ void WriteMergedIndices(const Tensor& a, const Tensor& b, const std::vector<Merg
 
 absl::Status CheckSameShapes(const Tensor& a_shape, const Tensor& b_shape) {
   if (a_shape.NumElements() != b_shape.NumElements()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Operands do not have the same ranks; got shapes: ", SummarizeInts(a_shape),
-                     " and ", SummarizeInts(b_shape)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Operands do not have the same ranks; got shapes: ", a_shape.SummarizeValue(10), " and ",
+        b_shape.SummarizeValue(10)));
   }
   for (int64_t d = 0; d < a_shape.NumElements(); ++d) {
     const int64_t x = a_shape.data<int64_t>()[d], y = b_shape.data<int64_t>()[d];

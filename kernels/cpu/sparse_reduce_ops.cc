@@ -41,6 +41,16 @@ absl::Status CheckOperand(const Tensor& indices, const Tensor& values, const Ten
   return absl::OkStatus();
 }
 
+// One more entry into an output element: the sum, or the maximum.
+template <typename T, bool kMax>
+T Combine(T acc, T v) {
+  if constexpr (kMax) {
+    return std::max(acc, v);
+  } else {
+    return functor::Add<T>()(acc, v);
+  }
+}
+
 // What a reduction of the SparseTensor (indices, values, shape) over
 // reduction_axes keeps: which dimensions it reduces, and the result's dense
 // shape (the kept dims, 1 for each reduced one with keep_dims).
@@ -140,11 +150,7 @@ class SparseReduceOp : public SparseReduceBase {
       const int64_t target = where[order[k]];
       T acc = v[order[k]];
       for (++k; k < n && where[order[k]] == target; ++k) {
-        if constexpr (kMax) {
-          acc = std::max(acc, v[order[k]]);
-        } else {
-          acc = functor::Add<T>()(acc, v[order[k]]);
-        }
+        acc = Combine<T, kMax>(acc, v[order[k]]);
       }
       o[target] = acc;
     }
@@ -195,11 +201,7 @@ class SparseReduceSparseOp : public SparseReduceBase {
       const int64_t head = order[k];
       T acc = v[head];
       for (++k; k < n && compare(order[k], head, kept) == 0; ++k) {
-        if constexpr (kMax) {
-          acc = std::max(acc, v[order[k]]);
-        } else {
-          acc = functor::Add<T>()(acc, v[order[k]]);
-        }
+        acc = Combine<T, kMax>(acc, v[order[k]]);
       }
       firsts.push_back(head);
       results.push_back(acc);
@@ -220,8 +222,7 @@ class SparseReduceSparseOp : public SparseReduceBase {
     TW_ASSIGN_OR_RETURN(Tensor * out_values, ctx->allocate_output(1, TensorShape({m})));
     std::copy(results.begin(), results.end(), out_values->data<T>());
     TW_ASSIGN_OR_RETURN(Tensor * out_shape, ctx->allocate_output(2, TensorShape({out_rank})));
-    std::copy(out_dims.begin(), out_dims.end(), out_shape->data<int64_t>());
-    return absl::OkStatus();
+    return WriteInts(out_dims, out_shape);
   }
 };
 

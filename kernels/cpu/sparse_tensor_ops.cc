@@ -52,8 +52,7 @@ absl::StatusOr<SparseOutput> AllocateSparse(KernelContext* ctx, int indices_outp
 absl::Status WriteShape(KernelContext* ctx, int output, const std::vector<int64_t>& dims) {
   TW_ASSIGN_OR_RETURN(
       Tensor * out, ctx->allocate_output(output, TensorShape({static_cast<int64_t>(dims.size())})));
-  std::copy(dims.begin(), dims.end(), out->data<int64_t>());
-  return absl::OkStatus();
+  return WriteInts(dims, out);
 }
 
 // SparseReorder: the entries sorted by index, row-major; equal indices keep
@@ -378,8 +377,7 @@ class SparseSoftmaxOp : public OpKernel {
     TW_RETURN_IF_ERROR(sparse::CheckOperandRanks(indices, values, shape, "sp_"));
     if (shape.NumElements() < 2) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "Input should have rank >= 2, but received shape: ",
-          absl::StrJoin(shape.data<int64_t>(), shape.data<int64_t>() + shape.NumElements(), " ")));
+          "Input should have rank >= 2, but received shape: ", shape.SummarizeValue(3)));
     }
     const int64_t n = indices.dim_size(0), rank = indices.dim_size(1);
     if (values.dim_size(0) != n) {
