@@ -25,12 +25,14 @@ size_t SwapUnit(DataType type) {
   return TensorElementSize(type);
 }
 
-// Copies `n` bytes of numbers into `dst`, reversing each unit's bytes when
-// the data's byte order is not this machine's.
-void CopyNumbers(const char* src, size_t n, size_t unit, bool swap, char* dst) {
+// Copies `n` bytes of numbers into `dst` (`size` bytes there, the rest
+// zeros), reversing each unit's bytes when the data's byte order is not
+// this machine's.
+void CopyNumbers(const char* src, size_t n, size_t size, size_t unit, bool swap, char* dst) {
   std::memcpy(dst, src, n);
+  std::memset(dst + n, 0, size - n);
   if (!swap || unit == 1) return;
-  for (size_t at = 0; at + unit <= n; at += unit) std::reverse(dst + at, dst + at + unit);
+  for (size_t at = 0; at + unit <= size; at += unit) std::reverse(dst + at, dst + at + unit);
 }
 
 bool SwapsBytes(bool little_endian) {
@@ -88,7 +90,7 @@ class DecodeRawOp : public RawDecoder {
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     char* dst = static_cast<char*>(out->raw_data());
     for (int64_t i = 0; i < n; ++i) {
-      CopyNumbers(s[i].data(), bytes, SwapUnit(type_), swap_, dst + i * bytes);
+      CopyNumbers(s[i].data(), bytes, bytes, SwapUnit(type_), swap_, dst + i * bytes);
     }
     NormaliseBools(out);
     return absl::OkStatus();
@@ -121,13 +123,10 @@ class DecodePaddedRawOp : public RawDecoder {
     TW_RETURN_IF_ERROR(shape.AddDim(fixed / size));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     char* dst = static_cast<char*>(out->raw_data());
-    std::memset(dst, 0, out->TotalBytes());
     const std::string* s = in.data<std::string>();
-    std::string padded(fixed, '\0');
     for (int64_t i = 0; i < in.NumElements(); ++i) {
-      std::fill(padded.begin(), padded.end(), '\0');
-      std::memcpy(padded.data(), s[i].data(), std::min<size_t>(s[i].size(), fixed));
-      CopyNumbers(padded.data(), fixed, SwapUnit(type_), swap_, dst + i * fixed);
+      CopyNumbers(s[i].data(), std::min<size_t>(s[i].size(), fixed), fixed, SwapUnit(type_), swap_,
+                  dst + i * fixed);
     }
     return absl::OkStatus();
   }
