@@ -72,6 +72,33 @@ inline bool VisitNumberType(DataType dtype, F&& f) {
   }
 }
 
+// Calls f(S{}) with the integer type that stores a quantized dtype's values
+// (qint8 int8_t, quint8 uint8_t, qint16 int16_t, quint16 uint16_t, qint32
+// int32_t; TF's layout). Returns false for other dtypes. The tensor's
+// elements are read through raw_data(): data<S>() checks the dtype.
+template <typename F>
+inline bool VisitQuantizedType(DataType dtype, F&& f) {
+  switch (dtype) {
+    case DT_QINT8:
+      f(int8_t{});
+      return true;
+    case DT_QUINT8:
+      f(uint8_t{});
+      return true;
+    case DT_QINT16:
+      f(int16_t{});
+      return true;
+    case DT_QUINT16:
+      f(uint16_t{});
+      return true;
+    case DT_QINT32:
+      f(int32_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace towerflow
 
 #endif  // TOWERFLOW_CORE_TYPE_DISPATCH_H_

@@ -341,10 +341,15 @@ std::string Tensor::SummarizeValue(int max_entries) const {
     for (int64_t i = 0; i < n; ++i) parts.push_back(data<ResourceHandle>()[i].DebugString());
   } else if (dtype_ == DT_VARIANT) {
     for (int64_t i = 0; i < n; ++i) parts.push_back(data<Variant>()[i].DebugString());
-  } else {
-    VisitNumberType(dtype_, [&](auto zero) {
-      using T = decltype(zero);
-      for (int64_t i = 0; i < n; ++i) parts.push_back(ValueString(data<T>()[i]));
+  } else if (!VisitNumberType(dtype_, [&](auto zero) {
+               using T = decltype(zero);
+               for (int64_t i = 0; i < n; ++i) parts.push_back(ValueString(data<T>()[i]));
+             })) {
+    VisitQuantizedType(dtype_, [&](auto zero) {  // their integers, as TF prints them
+      using S = decltype(zero);
+      for (int64_t i = 0; i < n; ++i) {
+        parts.push_back(absl::StrCat(static_cast<int64_t>(static_cast<const S*>(data_)[i])));
+      }
     });
   }
   std::string out = absl::StrJoin(parts, " ");

@@ -185,6 +185,14 @@ TEST(TensorTest, FromProtoMakesEveryNonzeroBoolByteTrue) {
   EXPECT_EQ(t.SummarizeValue(3), "1 1 0");
 }
 
+TEST(TensorTest, QuantizedTypesPrintTheirIntegers) {
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor q, Tensor::FromProto(Parse("dtype: DT_QINT8 tensor_shape { dim { size: 3 } } "
+                                        "tensor_content: '\\x80\\x01\\x7f'")));
+  EXPECT_EQ(q.SummarizeValue(3), "-128 1 127");
+  EXPECT_EQ(q.SummarizeValue(2), "-128 1...");
+}
+
 TEST(TensorTest, SixteenBitFloatsRoundTripAndPrintAsNumbers) {
   // half_val holds the bits, repeated as a short list is.
   TW_ASSERT_OK_AND_ASSIGN(Tensor h,

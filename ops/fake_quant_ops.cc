@@ -5,7 +5,7 @@
 // dimension), and their *Gradient ops (kernels/cpu/fake_quant_ops.cc);
 // and QuantizeAndDequantizeV2/V3/V4 with V4's gradient op
 // (kernels/cpu/quantize_and_dequantize_ops.cc), the range scaled so that 0
-// stays 0.
+// stays 0; QuantizeV2 and Dequantize (kernels/cpu/quantize_ops.cc).
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -146,13 +146,16 @@ absl::Status QdqRangeShape(InferenceContext* c, int first_range, PartialTensorSh
   const int rank = axis == -1 ? 0 : 1;
   TW_RETURN_IF_ERROR(c->WithRank(c->input(first_range), rank, range));
   TW_RETURN_IF_ERROR(c->Merge(*range, c->input(first_range + 1), range));
-  if (axis != -1) {
-    PartialTensorShape input;
-    TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(first_range - 1), axis + 1, &input));
-    if (!input.unknown_rank()) {
-      TW_RETURN_IF_ERROR(
-          c->Merge(*range, PartialTensorShape({input.dim_size(static_cast<int>(axis))}), range));
+  const PartialTensorShape& input = c->input(first_range - 1);
+  if (axis != -1 && !input.unknown_rank()) {
+    // axis is compared as int64: a GraphDef's axis may not fit an int.
+    if (axis >= input.dims()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Shape must be at least rank ", static_cast<uint64_t>(axis) + 1,
+                       " but is rank ", input.dims(), " (", input.DebugString(), ")"));
     }
+    TW_RETURN_IF_ERROR(
+        c->Merge(*range, PartialTensorShape({input.dim_size(static_cast<int>(axis))}), range));
   }
   return absl::OkStatus();
 }
@@ -222,6 +225,52 @@ TW_REGISTER_OP("QuantizeAndDequantizeV4Grad")
       c->set_output(0, input);
       c->set_output(1, range);
       c->set_output(2, range);
+      return absl::OkStatus();
+    });
+
+// QuantizeV2 and Dequantize (kernels/cpu/quantize_ops.cc): the quantized
+// integers and the float range they stand for, one range per slice of axis.
+constexpr char kQuantizedTypes[] = "T: {qint8, quint8, qint32, qint16, quint16}";
+constexpr char kQuantizeModes[] = "mode: {'MIN_COMBINED', 'MIN_FIRST', 'SCALED'} = 'MIN_COMBINED'";
+
+TW_REGISTER_OP("QuantizeV2")
+    .Input("input: float")
+    .Input("min_range: float")
+    .Input("max_range: float")
+    .Output("output: T")
+    .Output("output_min: float")
+    .Output("output_max: float")
+    .Attr(kQuantizedTypes)
+    .Attr(kQuantizeModes)
+    .Attr("round_mode: {'HALF_AWAY_FROM_ZERO', 'HALF_TO_EVEN'} = 'HALF_AWAY_FROM_ZERO'")
+    .Attr("narrow_range: bool = false")
+    .Attr("axis: int = -1")
+    .Attr("ensure_minimum_range: float = 0.01")
+    .Doc("input as integers of T standing for [output_min, output_max] (per axis slice)")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape range;
+      TW_RETURN_IF_ERROR(QdqRangeShape(c, 1, &range));
+      c->set_output(0, c->input(0));
+      c->set_output(1, range);
+      c->set_output(2, range);
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("Dequantize")
+    .Input("input: T")
+    .Input("min_range: float")
+    .Input("max_range: float")
+    .Output("output: dtype")
+    .Attr(kQuantizedTypes)
+    .Attr(kQuantizeModes)
+    .Attr("narrow_range: bool = false")
+    .Attr("axis: int = -1")
+    .Attr("dtype: {bfloat16, float} = DT_FLOAT")
+    .Doc("the floats that QuantizeV2's integers stand for")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape range;
+      TW_RETURN_IF_ERROR(QdqRangeShape(c, 1, &range));
+      c->set_output(0, c->input(0));
       return absl::OkStatus();
     });
 

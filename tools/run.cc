@@ -343,6 +343,15 @@ void WriteValues(const Tensor& t, std::ostream& out) {
       written = true;
     }
   });
+  VisitQuantizedType(t.dtype(), [&](auto zero) {  // the integers, as numpy shows them
+    using S = decltype(zero);
+    const S* v = static_cast<const S*>(t.raw_data());
+    out << '[';
+    for (int64_t i = 0; i < t.NumElements(); ++i)
+      out << (i ? "," : "") << static_cast<int64_t>(v[i]);
+    out << ']';
+    written = true;
+  });
   if (!written) out << DumpJson(Json(t.SummarizeValue(1 << 20)));
 }
 
@@ -399,6 +408,12 @@ absl::StatusOr<Tensor> TensorFromJson(const std::string& text, DataType dtype,
       t = reader.Finish();
       read = true;
     }
+  });
+  VisitQuantizedType(dtype, [&](auto zero) {  // read as the integers that store them
+    using S = decltype(zero);
+    t = TensorFromJson(text, DataTypeToEnum<S>::value, limits);
+    if (t.ok()) t = t->BitcastTo(dtype, t->shape());
+    read = true;
   });
   if (!read && dtype == DT_STRING) {
     FeedReader<std::string> reader(dtype, text_bytes, limits);

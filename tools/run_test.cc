@@ -75,6 +75,17 @@ TEST(TensorJsonTest, HalfAndBfloat16AreNumbers) {
   EXPECT_THAT(n, TensorEq(Bits<half>({2}, {0x3c00, 0xc000})));
 }
 
+// Quantized types (QuantizeV2's output, quantize_weights' constants) are
+// their integers both ways, as numpy shows TF's.
+TEST(TensorJsonTest, QuantizedTypesAreTheirIntegers) {
+  TW_ASSERT_OK_AND_ASSIGN(Tensor q, tools::TensorFromJson("[[0, 200], [255, 7]]", DT_QUINT8));
+  EXPECT_EQ(q.dtype(), DT_QUINT8);
+  EXPECT_EQ(tools::TensorToJson(q), R"({"dtype":"quint8","shape":[2,2],"values":[0,200,255,7]})");
+  TW_ASSERT_OK_AND_ASSIGN(Tensor w, tools::TensorFromJson("[-2147483648, 5]", DT_QINT32));
+  EXPECT_EQ(tools::TensorToJson(w), R"({"dtype":"qint32","shape":[2],"values":[-2147483648,5]})");
+  EXPECT_FALSE(tools::TensorFromJson("[-1]", DT_QUINT8).ok());  // as uint8 would
+}
+
 // Complex numbers print as [real, imaginary] pairs (an FFT's output).
 TEST(TensorJsonTest, ComplexNumbersArePairs) {
   EXPECT_EQ(tools::TensorToJson(Literal<complex64>({2}, {{1.5f, -2}, {0, 0.25f}})),

@@ -51,7 +51,10 @@ NUMPY = {types_pb2.DT_FLOAT: np.float32, types_pb2.DT_DOUBLE: np.float64,
          types_pb2.DT_INT16: np.int16, types_pb2.DT_UINT16: np.uint16,
          types_pb2.DT_UINT32: np.uint32, types_pb2.DT_UINT64: np.uint64,
          types_pb2.DT_STRING: np.object_, types_pb2.DT_COMPLEX64: np.complex64,
-         types_pb2.DT_COMPLEX128: np.complex128}
+         types_pb2.DT_COMPLEX128: np.complex128,
+         **{t: tf.dtypes.as_dtype(t).as_numpy_dtype for t in (
+             types_pb2.DT_QINT8, types_pb2.DT_QUINT8, types_pb2.DT_QINT16, types_pb2.DT_QUINT16,
+             types_pb2.DT_QINT32)}}
 NAME = {v: tf.dtypes.as_dtype(v).name for v in NUMPY}
 
 # Values of each kind of input: six of them, reshaped to the case's shape.
@@ -1682,6 +1685,68 @@ CASES = {
         ("min above max", {"input": QUANT_IN, "input_min": (F, [], 2), "input_max": (F, [], 1)},
          {"range_given": True}),
     ] for op in ("QuantizeAndDequantizeV2", "QuantizeAndDequantizeV4")},
+    # QuantizeV2 and Dequantize: each quantized type in each mode, the
+    # range widened, per-axis ranges, rounding, special values.
+    "QuantizeV2": [
+        (f"{types_pb2.DataType.Name(t)[3:].lower()} {mode.lower()}{' narrow' if narrow else ''}",
+         {"input": (F, [12], [-1, -0.5, 0, 0.3, 1, 2, 5.5, -3, 0.1234567, 1.5, np.nan, -np.inf]),
+          "min_range": (F, [], -1), "max_range": (F, [], 2)},
+         {"T": t, "mode": mode, "narrow_range": narrow})
+        for t in (types_pb2.DT_QUINT8, types_pb2.DT_QINT8, types_pb2.DT_QUINT16,
+                  types_pb2.DT_QINT16, types_pb2.DT_QINT32)
+        for mode, narrow in (("MIN_COMBINED", False), ("MIN_FIRST", False), ("SCALED", False),
+                             ("SCALED", True))
+    ] + [
+        ("half to even", {"input": (F, [6], [0.5, 1.5, 2.5, -0.5, -2.5, 126.5]),
+                          "min_range": (F, [], -128), "max_range": (F, [], 127)},
+         {"T": types_pb2.DT_QINT8, "mode": "SCALED", "round_mode": "HALF_TO_EVEN"}),
+        ("empty range widened", {"input": (F, [3], [0, 0.001, 0.5]), "min_range": (F, [], 0),
+                                 "max_range": (F, [], 0)},
+         {"T": types_pb2.DT_QINT8, "ensure_minimum_range": 0.5}),
+        ("per column", {"input": (F, [2, 3], [-1, 0.5, 2, 0.25, -4, 1]),
+                        "min_range": (F, [3], [-1, -4, -2]), "max_range": (F, [3], [2, 1, 1])},
+         {"T": types_pb2.DT_QINT8, "mode": "SCALED", "axis": 1}),
+        ("per row", {"input": (F, [2, 3], [-1, 0.5, 2, 0.25, -4, 1]),
+                     "min_range": (F, [2], [-1, -4]), "max_range": (F, [2], [2, 1])},
+         {"T": types_pb2.DT_QUINT8, "axis": 0}),
+        ("max below min", {"input": (F, [3], [0, 1, 2]), "min_range": (F, [], 2),
+                           "max_range": (F, [], 1)}, {"T": types_pb2.DT_QUINT8}),
+        ("per column, min first", {"input": (F, [2, 3], [-1, 0.5, 2, 0.25, -4, 1]),
+                                   "min_range": (F, [3], [-1, -4, -2]),
+                                   "max_range": (F, [3], [2, 1, 1])},
+         {"T": types_pb2.DT_QUINT8, "mode": "MIN_FIRST", "axis": 1}),
+    ],
+    "Dequantize": [
+        (f"{types_pb2.DataType.Name(t)[3:].lower()} {mode.lower()}",
+         {"input": (t, [6], vals), "min_range": (F, [], -1.5), "max_range": (F, [], 2.25)},
+         {"mode": mode})
+        for t, vals in ((types_pb2.DT_QUINT8, [0, 1, 85, 128, 200, 255]),
+                        (types_pb2.DT_QINT8, [-128, -127, -1, 0, 64, 127]),
+                        (types_pb2.DT_QUINT16, [0, 1, 32768, 65535, 7, 9]),
+                        (types_pb2.DT_QINT16, [-32768, -32767, 0, 12345, 32767, 5]),
+                        (types_pb2.DT_QINT32, [-2147483648, -5, 7, 1073741824, 2147483583,
+                                               2147483584]))
+        for mode in ("MIN_COMBINED", "MIN_FIRST", "SCALED")
+    ] + [
+        ("bfloat16", {"input": (types_pb2.DT_QUINT8, [5], [0, 1, 85, 200, 255]),
+                      "min_range": (F, [], -1.5), "max_range": (F, [], 2.25)},
+         {"dtype": types_pb2.DT_BFLOAT16}),
+        ("bfloat16 scaled", {"input": (types_pb2.DT_QUINT8, [5], [0, 1, 85, 200, 255]),
+                             "min_range": (F, [], -1.5), "max_range": (F, [], 2.25)},
+         {"dtype": types_pb2.DT_BFLOAT16, "mode": "SCALED"}),
+        ("per column", {"input": (types_pb2.DT_QUINT8, [2, 3], [0, 1, 85, 128, 200, 255]),
+                        "min_range": (F, [3], [-1, 0, 2]), "max_range": (F, [3], [1, 4, 3])},
+         {"axis": 1}),
+        ("per row scaled", {"input": (types_pb2.DT_QINT8, [2, 3], [-128, -1, 0, 1, 64, 127]),
+                            "min_range": (F, [2], [-1, -2]), "max_range": (F, [2], [1, 4])},
+         {"axis": 0, "mode": "SCALED"}),
+        ("min first zero range", {"input": (types_pb2.DT_QUINT8, [3], [0, 1, 255]),
+                                  "min_range": (F, [], 0.5), "max_range": (F, [], 0.5)},
+         {"mode": "MIN_FIRST"}),
+        ("axis past the rank", {"input": (types_pb2.DT_QUINT8, [2, 3], [0, 1, 85, 128, 200, 255]),
+                                "min_range": (F, [1], [-1]), "max_range": (F, [1], [1])},
+         {"axis": 2}),
+    ],
     "QuantizeAndDequantizeV3": [
         ("given, 5 bits", {"input": QUANT_IN, "input_min": (F, [], -1.3), "input_max": (F, [], 2.9),
                            "num_bits": (I32, [], 5)}, {}),
@@ -2195,7 +2260,8 @@ def numpy_values(dtype, shape, values, which):
         values = PATTERNS[kind][which % 2]
     count = int(np.prod(shape)) if shape else 1
     unsigned_bits = {types_pb2.DT_UINT8: 8, types_pb2.DT_UINT16: 16, types_pb2.DT_UINT32: 32,
-                     types_pb2.DT_UINT64: 64}.get(dtype)
+                     types_pb2.DT_UINT64: 64, types_pb2.DT_QUINT8: 8,
+                     types_pb2.DT_QUINT16: 16}.get(dtype)
     if unsigned_bits is not None:  # patterns' negative values wrap, as in C++
         values = [int(v) % (1 << unsigned_bits) for v in np.asarray(values).flatten().tolist()]
     flat = np.resize(np.array(values, dtype=NUMPY[dtype]), count)
@@ -2572,6 +2638,9 @@ def compare(case, theirs, mine):
         # NUL-stripping "S" array.
         want, got = (np.array(x, dtype=object) if isinstance(x, bytes) else np.asarray(x)
                      for x in (want, got))
+        # Quantized types: numpy records of one integer field (make_ndarray)
+        # or the integers (Session.run).
+        want, got = (x.view(x.dtype[0]) if x.dtype.names else x for x in (want, got))
         if want.dtype.kind in "SO" and got.dtype.kind in "SO":  # strings: bytes either way
             if want.shape != got.shape or want.ravel().tolist() != got.ravel().tolist():
                 return f"differ: output {k} {got.ravel()[:4].tolist()}, TF's {want.ravel()[:4].tolist()}"
