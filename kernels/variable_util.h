@@ -127,6 +127,24 @@ inline const ApplySignature kSparseApplyFtrl{
     2, {{5, "lr"}, {6, "l1"}, {7, "l2"}, {8, "lr_power"}}, 3, 4};
 inline const ApplySignature kSparseApplyFtrlV2{
     2, {{5, "lr"}, {6, "l1"}, {7, "l2"}, {8, "l2_shrinkage"}, {9, "lr_power"}}, 3, 4};
+inline const ApplySignature kApplyProximalGradientDescent{
+    0, {{1, "alpha"}, {2, "l1"}, {3, "l2"}}, 4};
+inline const ApplySignature kSparseApplyProximalGradientDescent{
+    0, {{1, "alpha"}, {2, "l1"}, {3, "l2"}}, 4, 5};
+inline const ApplySignature kApplyProximalAdagrad{1, {{2, "lr"}, {3, "l1"}, {4, "l2"}}, 5};
+inline const ApplySignature kSparseApplyProximalAdagrad{1, {{2, "lr"}, {3, "l1"}, {4, "l2"}}, 5, 6};
+inline const ApplySignature kApplyAddSign{
+    1, {{2, "lr"}, {3, "alpha"}, {4, "sign_decay"}, {5, "beta"}}, 6};
+inline const ApplySignature kApplyPowerSign{
+    1, {{2, "lr"}, {3, "logbase"}, {4, "sign_decay"}, {5, "beta"}}, 6};
+// global_step is an int64 scalar.
+inline const ApplySignature kApplyAdagradDA{
+    2, {{4, "lr"}, {5, "l1"}, {6, "l2"}, {7, "global_step"}}, 3};
+inline const ApplySignature kSparseApplyAdagradDA{
+    2, {{5, "lr"}, {6, "l1"}, {7, "l2"}, {8, "global_step"}}, 3, 4};
+inline const ApplySignature kSparseApplyAdadelta{2, {{3, "lr"}, {4, "rho"}, {5, "epsilon"}}, 6, 7};
+inline const ApplySignature kSparseApplyCenteredRmsProp{
+    3, {{4, "lr"}, {5, "rho"}, {6, "momentum"}, {7, "epsilon"}}, 8, 9};
 
 // InvalidArgument unless each of the signature's scalars is a scalar.
 absl::Status CheckApplyScalars(KernelContext* ctx, const ApplySignature& signature);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -22,8 +23,18 @@ struct ApplyFamily {
   std::vector<const char*> late_attrs;
   bool has_sparse;
   const char* doc;
-  bool resource_only = false;  // no ref-variable form (TF 2's own ops)
+  bool resource_only = false;         // no ref-variable form (TF 2's own ops)
+  const char* sparse_grad = nullptr;  // the sparse forms' name for grad, when not `grad`
 };
+
+// A scalar hyperparameter's input: "lr" is "lr: T"; one written with its
+// type ("global_step: int64") is as written.
+std::string ScalarArg(const char* s) {
+  return absl::StrContains(s, ':') ? s : absl::StrCat(s, ": T");
+}
+std::string ArgName(const char* s) {
+  return std::string(absl::string_view(s).substr(0, absl::string_view(s).find(':')));
+}
 
 // The variable's shape: from the ref input, or from the resource's handle.
 std::optional<PartialTensorShape> VarShape(InferenceContext* c, int input, bool resource) {
@@ -47,7 +58,8 @@ ShapeFn MakeApplyShape(const ApplyFamily& f, bool resource, bool sparse) {
     }
     int start, stop;
     const auto check_scalars = [&](const std::vector<const char*>& names) -> absl::Status {
-      for (const char* name : names) {
+      for (const char* arg : names) {
+        const std::string name = ArgName(arg);
         TW_RETURN_IF_ERROR(c->input_range(name, &start, &stop));
         if (!c->input(start).unknown_rank() && c->input(start).dims() != 0) {
           return absl::InvalidArgumentError(
@@ -58,7 +70,8 @@ ShapeFn MakeApplyShape(const ApplyFamily& f, bool resource, bool sparse) {
     };
     TW_RETURN_IF_ERROR(check_scalars(f.before));
     TW_RETURN_IF_ERROR(check_scalars(f.after));
-    TW_RETURN_IF_ERROR(c->input_range(f.grad, &start, &stop));
+    TW_RETURN_IF_ERROR(
+        c->input_range(sparse && f.sparse_grad ? f.sparse_grad : f.grad, &start, &stop));
     const PartialTensorShape& grad = c->input(start);
     if (sparse) {
       int istart, istop;
@@ -93,10 +106,10 @@ void RegisterVariant(const ApplyFamily& f, bool resource, bool sparse) {
   };
   state("var");
   for (const char* slot : f.slots) state(slot);
-  for (const char* s : f.before) b.Input(absl::StrCat(s, ": T"));
-  b.Input(absl::StrCat(f.grad, ": T"));
+  for (const char* s : f.before) b.Input(ScalarArg(s));
+  b.Input(absl::StrCat(sparse && f.sparse_grad ? f.sparse_grad : f.grad, ": T"));
   if (sparse) b.Input("indices: Tindices");
-  for (const char* s : f.after) b.Input(absl::StrCat(s, ": T"));
+  for (const char* s : f.after) b.Input(ScalarArg(s));
   if (!resource) b.Output("out: Ref(T)");
   b.Attr("T: numbertype");
   if (sparse) b.Attr("Tindices: {int32, int64}");
@@ -177,7 +190,7 @@ void RegisterVariant(const ApplyFamily& f, bool resource, bool sparse) {
        {},
        {},
        {},
-       false,
+       true,
        "accum = rho * accum + (1 - rho) * grad^2; update = sqrt(accum_update + epsilon) / "
        "sqrt(accum + epsilon) * grad; var -= lr * update; accum_update = rho * accum_update + "
        "(1 - rho) * update^2"},
@@ -198,7 +211,7 @@ void RegisterVariant(const ApplyFamily& f, bool resource, bool sparse) {
        {},
        {},
        {},
-       false,
+       true,
        "ms = rho * ms + (1 - rho) * grad^2; mg = rho * mg + (1 - rho) * grad; mom = momentum "
        "* mom + lr * grad / sqrt(ms - mg^2 + epsilon); var -= mom"},
       {"AdamWithAmsgrad",
@@ -231,6 +244,58 @@ void RegisterVariant(const ApplyFamily& f, bool resource, bool sparse) {
        {"multiply_linear_by_lr: bool = false"},
        true,
        "Ftrl with grad + 2 l2_shrinkage var in place of grad in linear's update"},
+      {"ProximalGradientDescent",
+       "delta",
+       {},
+       {"alpha", "l1", "l2"},
+       {},
+       {},
+       {},
+       true,
+       "prox = var - alpha * delta; var = sign(prox) * max(|prox| - alpha * l1, 0) / (1 + "
+       "alpha * l2)",
+       /*resource_only=*/false,
+       /*sparse_grad=*/"grad"},
+      {"ProximalAdagrad",
+       "grad",
+       {"accum"},
+       {"lr", "l1", "l2"},
+       {},
+       {},
+       {},
+       true,
+       "accum += grad^2; rate = lr / sqrt(accum); prox = var - rate * grad; var = sign(prox) * "
+       "max(|prox| - rate * l1, 0) / (1 + rate * l2)"},
+      {"AddSign",
+       "grad",
+       {"m"},
+       {"lr", "alpha", "sign_decay", "beta"},
+       {},
+       {},
+       {},
+       false,
+       "m = beta * m + (1 - beta) * grad; var -= lr * (alpha + sign_decay * sign(grad) * "
+       "sign(m)) * grad"},
+      {"PowerSign",
+       "grad",
+       {"m"},
+       {"lr", "logbase", "sign_decay", "beta"},
+       {},
+       {},
+       {},
+       false,
+       "m = beta * m + (1 - beta) * grad; var -= lr * exp(logbase * sign_decay * sign(grad) * "
+       "sign(m)) * grad"},
+      {"AdagradDA",
+       "grad",
+       {"gradient_accumulator", "gradient_squared_accumulator"},
+       {},
+       {"lr", "l1", "l2", "global_step: int64"},
+       {},
+       {},
+       true,
+       "g += grad; gg += grad^2; var = -lr * sign(g) * max(|g| - l1 * global_step, 0) / (l2 * "
+       "global_step * lr + sqrt(gg))"},
   };
   for (const ApplyFamily& f : families) {
     for (bool resource : {false, true}) {

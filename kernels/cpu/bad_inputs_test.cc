@@ -48,6 +48,8 @@ using bad_inputs::F;
 using bad_inputs::I32;
 using bad_inputs::ImageCodecCases;
 using bad_inputs::InputPipelineCases;
+using bad_inputs::OptimizerCases;
+using bad_inputs::QuantizationCases;
 using bad_inputs::Ints;
 using bad_inputs::ListCases;
 using bad_inputs::MathCases;
@@ -261,6 +263,8 @@ TEST(BadInputsTest, ImageCodecs) { RunTable(ImageCodecCases()); }
 TEST(BadInputsTest, ListOps) { RunTable(ListCases()); }
 TEST(BadInputsTest, SparseOps) { RunTable(SparseCases()); }
 TEST(BadInputsTest, InputPipelineOps) { RunTable(InputPipelineCases()); }
+TEST(BadInputsTest, QuantizationOps) { RunTable(QuantizationCases()); }
+TEST(BadInputsTest, MoreOptimizerUpdates) { RunTable(OptimizerCases()); }
 
 // ---- Specific advisories ----
 

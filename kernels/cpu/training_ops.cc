@@ -33,18 +33,16 @@
 #include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "kernels/cpu/apply_util.h"
 #include "kernels/variable_ops.h"
 #include "kernels/variable_util.h"
 
 namespace towerflow {
 namespace {
 
-// Scalar hyperparameter `i`, read on the host (ApplyOpBase checked its
-// shape).
-template <typename T>
-T Scalar(KernelContext* ctx, int i) {
-  return *ctx->input(i).data<T>();
-}
+using apply::ForEachRow;
+using apply::RegisterApply;
+using apply::Scalar;
 
 template <typename T>
 class GradientDescentOp : public ApplyOpBase<T, 0> {
@@ -410,18 +408,6 @@ struct FtrlV2 : FtrlOp<T> {
   explicit FtrlV2(bool resource) : FtrlOp<T>(resource, true) {}
 };
 
-// f(var row, slot rows..., grad row, row length) for each of grad's rows,
-// in index order (a repeated row is updated again).
-template <typename T, size_t kVars, typename F>
-void ForEachRow(const NdIndex& nd, const std::array<Tensor*, kVars>& t, const Tensor& grad, F&& f) {
-  const int64_t m = nd.slice_size;
-  for (int64_t r = 0; r < nd.rows; ++r) {
-    const int64_t at = nd.offsets[r] * m;
-    std::apply(
-        [&](auto*... vars) { f(vars->template data<T>() + at..., grad.data<T>() + r * m, m); }, t);
-  }
-}
-
 // SparseApplyMomentum (and, kKeras, Keras's): the Momentum update on the
 // rows indices name, in index order.
 template <typename T, bool kKeras>
@@ -572,22 +558,6 @@ template <typename T>
 struct SparseFtrlV2 : SparseFtrlOp<T> {
   explicit SparseFtrlV2(bool resource) : SparseFtrlOp<T>(resource, true) {}
 };
-
-// ApplyX and ResourceApplyX, or SparseApplyX and ResourceSparseApplyX
-// (indices in host memory).
-template <template <typename> class K, typename... Ts>
-void RegisterApply(const char* family, bool sparse = false, bool resource_only = false) {
-  const char* kind = sparse ? "Sparse" : "";
-  for (const bool resource : {false, true}) {
-    if (resource_only && !resource) continue;
-    KernelDefBuilder b(absl::StrCat(resource ? "Resource" : "", kind, "Apply", family));
-    b.Device(kDeviceCpu);
-    if (sparse) b.HostMemory("indices");
-    (RegisterKernel(KernelDefBuilder(b).TypeConstraint<Ts>("T"),
-                    [resource] { return std::make_unique<K<Ts>>(resource); }),
-     ...);
-  }
-}
 
 // AssignAdd/AssignSub's arithmetic on the CPU.
 template <typename T>

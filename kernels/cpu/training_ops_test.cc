@@ -1,5 +1,5 @@
-// The optimizer updates beside the first five (kernels/cpu/training_ops.cc)
-// against TensorFlow 2.21: each runs on resource variables (and its ref form
+// The optimizer updates beside the first five (kernels/cpu/training_ops.cc,
+// more_training_ops.cc) against TensorFlow 2.21: each runs on resource variables (and its ref form
 // where TF has one), and the variables after the steps are TF's
 // (tf.raw_ops.ResourceApply* on the same values), to float rounding.
 #include <string>
@@ -222,6 +222,128 @@ TEST(TrainingOpsTest, SparseFormsAsTensorFlow) {
   u.var = var, u.grad = grad, u.indices = two_rows;
   EXPECT_THAT(RunSteps("sparse_ftrl_bad", u, 1),
               StatusIs(absl::StatusCode::kInvalidArgument, "lr is not a positive scalar: []"));
+}
+
+// tf.compat.v1.train's proximal, sign and dual-averaging updates
+// (kernels/cpu/more_training_ops.cc), two steps each.
+TEST(TrainingOpsTest, ProximalSignAndDualAveragingAsTensorFlow) {
+  const Update pgd{"ResourceApplyProximalGradientDescent", {}, {S(0.1f), S(0.05f), S(0.2f), kGrad}};
+  ExpectSteps(
+      "pgd", pgd, 2,
+      {{0.8932141661643982f, -1.6796425580978394f, 0.4708766043186188f, 2.3884081840515137f}});
+  Update pgd_l2 = pgd;
+  pgd_l2.rest[1] = S(0);
+  ExpectSteps(
+      "pgd_l2", pgd_l2, 2,
+      {{0.9029220342636108f, -1.6893502473831177f, 0.48058441281318665f, 2.39811635017395f}});
+  const std::vector<float> accum = {0.28f, 2.98f, 0.1f, 12.6f};
+  const Update padagrad{"ResourceApplyProximalAdagrad",
+                        {F({0.1f, 0.1f, 0.1f, 0.1f})},
+                        {S(0.1f), S(0.05f), S(0.2f), kGrad}};
+  ExpectSteps("padagrad", padagrad, 2,
+              {{0.7835958003997803f, -1.776159405708313f, 0.41342848539352417f, 2.788431406021118f},
+               accum});
+  Update padagrad_l2 = padagrad;
+  padagrad_l2.rest[1] = S(0);
+  ExpectSteps("padagrad_l2", padagrad_l2, 2,
+              {{0.8032689094543457f, -1.782942295074463f, 0.4422856867313385f, 2.7917895317077637f},
+               accum});
+  const std::vector<float> m = {0.1380000114440918f, -0.0660000741481781f, 0, 0.23200009763240814f};
+  const Update add_sign{"ResourceApplyAddSign",
+                        {F({0.1f, 0.2f, 0, -0.3f})},
+                        {S(0.1f), S(1), S(0.9f), S(0.9f), kGrad}};
+  ExpectSteps("add_sign", add_sign, 2, {{0.8860000371932983f, -1.76f, 0.5f, 2.5f}, m});
+  Update power_sign = add_sign;
+  power_sign.op = "ResourceApplyPowerSign";
+  power_sign.rest[1] = S(0.6931472f);  // logbase: ln 2
+  ExpectSteps("power_sign", power_sign, 2,
+              {{0.8880360126495361f, -1.7117656469345093f, 0.5f, 2.3995118141174316f}, m});
+  const std::vector<float> g_acc = {0.6f, -2.4f, 0, 5}, gg_acc = accum;
+  const Update da{"ResourceApplyAdagradDA",
+                  {F({0, 0, 0, 0}), F({0.1f, 0.1f, 0.1f, 0.1f})},
+                  {kGrad, S(0.1f), S(0.05f), S(0.2f), Scalar<int64_t>(3)}};
+  ExpectSteps(
+      "adagrad_da", da, 2,
+      {{-0.07638119906187057f, 0.12596096098423004f, 0, -0.134362131357193f}, g_acc, gg_acc});
+  Update da_l2 = da;
+  da_l2.rest[2] = S(0);
+  ExpectSteps(
+      "adagrad_da_l2", da_l2, 2,
+      {{-0.10184159874916077f, 0.13435836136341095f, 0, -0.13851767778396606f}, g_acc, gg_acc});
+  // The ref form, and the checks of the scalars (global_step an int64) by
+  // the shape function, before the kernel's.
+  KernelRunner ref("ApplyProximalGradientDescent");
+  EXPECT_THAT(
+      RunOk(ref, {Var0(), S(0.1f), S(0.05f), S(0.2f), Grad()}),
+      TensorNear<float>(
+          {4}, {0.9460784792900085f, -1.8382353782653809f, 0.4852941334247589f, 2.691176414489746f},
+          2e-6));
+  Update bad_lr = da;
+  bad_lr.rest[1] = F({0.1f, 0.2f});
+  EXPECT_THAT(RunSteps("bad_lr", bad_lr, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, "lr must be a scalar, got shape [2]"));
+  Update bad_step = da;
+  bad_step.rest[4] = Literal<int64_t>({1}, {3});
+  EXPECT_THAT(RunSteps("bad_step", bad_step, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, "global_step must be a scalar, got shape [1]"));
+}
+
+// Their sparse forms, and those of Adadelta and centered RMSProp, on rows
+// [3, 2]: the indices name row 2 twice, or rows 2 and 0.
+TEST(TrainingOpsTest, MoreSparseFormsAsTensorFlow) {
+  const Tensor var = Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor grad = Literal<float>({2, 2}, {0.5f, -1, 2, 0.25f});
+  const Tensor tenths = Literal<float>({3, 2}, {0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f});
+  const Tensor zeros = Literal<float>({3, 2}, {0, 0, 0, 0, 0, 0});
+  const Tensor twice = Literal<int32_t>({2}, {2, 2}), two_rows = Literal<int32_t>({2}, {2, 0});
+  Update u{"ResourceSparseApplyProximalGradientDescent", {}, {S(0.1f), S(0.05f), S(0.2f), kGrad}};
+  u.var = var, u.grad = grad, u.indices = two_rows;
+  ExpectSteps(
+      "sparse_pgd", u, 1,
+      {{0.779411792755127f, 1.9313726425170898f, 3, 4, 4.848039150238037f, 5.975490093231201f}});
+  u = {"ResourceSparseApplyProximalAdagrad", {tenths}, {S(0.1f), S(0.05f), S(0.2f), kGrad}};
+  u.var = var, u.grad = grad, u.indices = twice;
+  ExpectSteps("sparse_padagrad", u, 1,
+              {{1, 2, 3, 4, 4.604128837585449f, 5.840447425842285f},
+               {0.1f, 0.1f, 0.1f, 0.1f, 4.349999904632568f, 1.162500023841858f}});
+  u = {"ResourceSparseApplyAdagradDA",
+       {zeros, tenths},
+       {kGrad, S(0.1f), S(0.05f), S(0.2f), Scalar<int64_t>(3)}};
+  u.var = var, u.grad = grad, u.indices = two_rows;
+  ExpectSteps("sparse_adagrad_da", u, 1,
+              {{-0.08873559534549713f, -0.021593008190393448f, 3, 4, -0.05371328070759773f,
+                0.07665884494781494f},
+               {2, 0.25f, 0, 0, 0.5f, -1},
+               {4.1f, 0.1625f, 0.1f, 0.1f, 0.35f, 1.1f}});
+  u = {"ResourceSparseApplyAdadelta", {tenths, tenths}, {S(1), S(0.95f), S(1e-6f), kGrad}};
+  u.var = var, u.grad = grad, u.indices = twice;
+  ExpectSteps("sparse_adadelta", u, 1,
+              {{1, 2, 3, 4, 3.329601287841797f, 6.5907769203186035f},
+               {0.1f, 0.1f, 0.1f, 0.1f, 0.3021250367164612f, 0.14087501168251038f},
+               {0.1f, 0.1f, 0.1f, 0.1f, 0.1718822419643402f, 0.12588101625442505f}});
+  u = {"ResourceSparseApplyCenteredRMSProp",
+       {zeros, tenths, zeros},
+       {S(0.1f), S(0.9f), S(0.5f), S(1e-6f), kGrad}};
+  u.var = var, u.grad = grad, u.indices = two_rows;
+  ExpectSteps(
+      "sparse_centered_rms_prop", u, 1,
+      {{0.7018579244613647f, 1.919155240058899f, 3, 4, 4.850929260253906f, 6.235701560974121f},
+       {0.2f, 0.025f, 0, 0, 0.05f, -0.1f},
+       {0.49f, 0.09625f, 0.1f, 0.1f, 0.115f, 0.19f},
+       {0.29814204573631287f, 0.08084478974342346f, 0, 0, 0.14907054603099823f,
+        -0.23570159077644348f}});
+  // One element per row (TF's scalar path).
+  u = {"ResourceSparseApplyProximalAdagrad",
+       {F({0.1f, 0.1f, 0.1f, 0.1f})},
+       {S(0.1f), S(0.05f), S(0.2f), kGrad}};
+  u.grad = F({0.3f, -1.2f}), u.indices = Literal<int32_t>({2}, {3, 1});
+  ExpectSteps("sparse_padagrad_1d", u, 1,
+              {{1, -1.8691480159759521f, 0.5f, 2.791616201400757f}, {0.1f, 1.54f, 0.1f, 0.19f}});
+  u = {"ResourceSparseApplyProximalGradientDescent", {}, {S(0.1f), S(0.05f), S(0.2f), kGrad}};
+  u.var = var, u.grad = grad, u.indices = Literal<int32_t>({2}, {3, 0});
+  EXPECT_THAT(RunSteps("sparse_out_of_range", u, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Index 3 at offset 0 in indices is out of range"));
 }
 
 }  // namespace

@@ -64,10 +64,13 @@ std::vector<Case> ImageCodecCases();
 std::vector<Case> StateCases();
 // The TensorList ops, lists given as variant tensors.
 std::vector<Case> ListCases();
-// The SparseTensor ops, and the record decoders and text ops of input
-// pipelines (bad_inputs_more_cases.cc).
+// The SparseTensor ops, the record decoders and text ops of input
+// pipelines, QuantizeV2/Dequantize and the optimizer updates of
+// more_training_ops.cc (bad_inputs_more_cases.cc).
 std::vector<Case> SparseCases();
 std::vector<Case> InputPipelineCases();
+std::vector<Case> QuantizationCases();
+std::vector<Case> OptimizerCases();
 
 }  // namespace bad_inputs
 }  // namespace towerflow

@@ -1,6 +1,7 @@
 // The bad-input tables of the SparseTensor ops (each a valid SparseTensor
-// [3, 4] of three entries) and of the record decoders and text ops of input
-// pipelines (kernels/testing/bad_inputs_cases.h).
+// [3, 4] of three entries), of the record decoders and text ops of input
+// pipelines, of QuantizeV2/Dequantize and of the optimizer updates of
+// more_training_ops.cc (kernels/testing/bad_inputs_cases.h).
 #include <string>
 #include <vector>
 
@@ -87,6 +88,54 @@ std::vector<Case> InputPipelineCases() {
         {"select_cols", Ints({0, 1, 3, 4})}},
        {strings({"1.5,2,x,\"y\",4", ",,,,"}), Literal<float>({1}, {0.5f}),
         Literal<int32_t>({1}, {7}), Literal<std::string>({1}, {"d"}), Literal<int64_t>({1}, {9})}},
+  };
+}
+
+std::vector<Case> QuantizationCases() {
+  Tensor bytes(DT_QUINT8, {2, 3});
+  for (int i = 0; i < 6; ++i) static_cast<uint8_t*>(bytes.raw_data())[i] = uint8_t(40 * i);
+  return {
+      {"QuantizeV2", {{"T", A(DT_QINT8)}}, {F({2, 3}), Scalar<float>(-1), Scalar<float>(1)}},
+      {"QuantizeV2",
+       {{"T", A(DT_QUINT8)}, {"mode", A("SCALED")}, {"axis", A(int64_t{1})}},
+       {F({2, 3}), Literal<float>({3}, {-1, 0, -2}), Literal<float>({3}, {1, 2, 1})}},
+      {"QuantizeAndDequantizeV4",
+       {{"axis", A(int64_t{1})}},
+       {F({2, 3}), Literal<float>({3}, {-1, 0, -2}), Literal<float>({3}, {1, 2, 1})}},
+      {"Dequantize", {{"mode", A("MIN_FIRST")}}, {bytes, Scalar<float>(-1), Scalar<float>(1)}},
+      {"Dequantize",
+       {{"axis", A(int64_t{1})}, {"dtype", A(DT_BFLOAT16)}},
+       {bytes, Literal<float>({3}, {-1, 0, -2}), Literal<float>({3}, {1, 2, 1})}},
+  };
+}
+
+std::vector<Case> OptimizerCases() {
+  const auto s = [](float v) { return Scalar<float>(v); };
+  return {
+      {"ApplyProximalGradientDescent", {}, {F({3}), s(0.1f), s(0.05f), s(0.2f), F({3})}},
+      {"ApplyProximalAdagrad", {}, {F({3}), F({3}), s(0.1f), s(0.05f), s(0.2f), F({3})}},
+      {"ApplyAddSign", {}, {F({3}), F({3}), s(0.1f), s(1), s(0.9f), s(0.9f), F({3})}},
+      {"ApplyPowerSign", {}, {F({3}), F({3}), s(0.1f), s(0.69f), s(0.9f), s(0.9f), F({3})}},
+      {"ApplyAdagradDA",
+       {},
+       {F({3}), F({3}), F({3}), F({3}), s(0.1f), s(0.05f), s(0.2f), Scalar<int64_t>(3)}},
+      {"SparseApplyProximalGradientDescent",
+       {},
+       {F({4, 2}), s(0.1f), s(0.05f), s(0.2f), F({2, 2}), I32({3, 1})}},
+      {"SparseApplyProximalAdagrad",
+       {},
+       {F({4, 2}), F({4, 2}), s(0.1f), s(0.05f), s(0.2f), F({2, 2}), I32({3, 1})}},
+      {"SparseApplyAdagradDA",
+       {},
+       {F({4, 2}), F({4, 2}), F({4, 2}), F({2, 2}), I32({3, 1}), s(0.1f), s(0.05f), s(0.2f),
+        Scalar<int64_t>(3)}},
+      {"SparseApplyAdadelta",
+       {},
+       {F({4, 2}), F({4, 2}), F({4, 2}), s(1), s(0.95f), s(1e-6f), F({2, 2}), I32({3, 1})}},
+      {"SparseApplyCenteredRMSProp",
+       {},
+       {F({4, 2}), F({4, 2}), F({4, 2}), F({4, 2}), s(0.1f), s(0.9f), s(0.5f), s(1e-6f), F({2, 2}),
+        I32({3, 1})}},
   };
 }
 

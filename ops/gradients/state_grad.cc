@@ -85,6 +85,26 @@ TW_REGISTER_NO_GRADIENT("ResourceSparseApplyKerasMomentum");
 TW_REGISTER_NO_GRADIENT("SparseApplyAdagradV2");
 TW_REGISTER_NO_GRADIENT("SparseApplyFtrl");
 TW_REGISTER_NO_GRADIENT("SparseApplyFtrlV2");
+TW_REGISTER_NO_GRADIENT("ApplyAdagradDA");
+TW_REGISTER_NO_GRADIENT("ApplyAddSign");
+TW_REGISTER_NO_GRADIENT("ApplyPowerSign");
+TW_REGISTER_NO_GRADIENT("ApplyProximalAdagrad");
+TW_REGISTER_NO_GRADIENT("ApplyProximalGradientDescent");
+TW_REGISTER_NO_GRADIENT("ResourceApplyAdagradDA");
+TW_REGISTER_NO_GRADIENT("ResourceApplyAddSign");
+TW_REGISTER_NO_GRADIENT("ResourceApplyPowerSign");
+TW_REGISTER_NO_GRADIENT("ResourceApplyProximalAdagrad");
+TW_REGISTER_NO_GRADIENT("ResourceApplyProximalGradientDescent");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyAdadelta");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyAdagradDA");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyCenteredRMSProp");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyProximalAdagrad");
+TW_REGISTER_NO_GRADIENT("ResourceSparseApplyProximalGradientDescent");
+TW_REGISTER_NO_GRADIENT("SparseApplyAdadelta");
+TW_REGISTER_NO_GRADIENT("SparseApplyAdagradDA");
+TW_REGISTER_NO_GRADIENT("SparseApplyCenteredRMSProp");
+TW_REGISTER_NO_GRADIENT("SparseApplyProximalAdagrad");
+TW_REGISTER_NO_GRADIENT("SparseApplyProximalGradientDescent");
 
 // Stateless random numbers (TF's stateless_random_ops.py: not differentiable).
 TW_REGISTER_NO_GRADIENT("StatelessRandomUniform");
