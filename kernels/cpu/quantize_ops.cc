@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/float16.h"
@@ -316,6 +317,7 @@ class DequantizeOp : public OpKernel {
           "MIN_FIRST mode is not implemented for Dequantize with axis != -1.");
     }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, input.shape()));
+    std::vector<float> row;
     VisitQuantizedType(in_type_, [&](auto zero) {
       using Q = decltype(zero);
       const Q* x = static_cast<const Q*>(input.raw_data());
@@ -325,13 +327,11 @@ class DequantizeOp : public OpKernel {
           const int64_t at = (o * s.depth + c) * s.inner;
           if (out_type_ == DT_FLOAT) {
             Dequantize<Q>(x + at, s.inner, lo, hi, out->data<float>() + at);
-          } else {
+          } else {  // TF's float values, each rounded to bfloat16
+            row.resize(s.inner);
+            Dequantize<Q>(x + at, s.inner, lo, hi, row.data());
             bfloat16* y = out->data<bfloat16>() + at;
-            for (int64_t i = 0; i < s.inner; ++i) {
-              float v;
-              Dequantize<Q>(x + at + i, 1, lo, hi, &v);
-              y[i] = bfloat16(v);
-            }
+            for (int64_t i = 0; i < s.inner; ++i) y[i] = bfloat16(row[i]);
           }
         }
       }
