@@ -5,7 +5,7 @@
 // dimension), and their *Gradient ops (kernels/cpu/fake_quant_ops.cc);
 // and QuantizeAndDequantizeV2/V3/V4 with V4's gradient op
 // (kernels/cpu/quantize_and_dequantize_ops.cc), the range scaled so that 0
-// stays 0; QuantizeV2 and Dequantize (kernels/cpu/quantize_ops.cc).
+// stays 0; QuantizeV2 and Dequantize (the same file).
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -228,7 +228,7 @@ TW_REGISTER_OP("QuantizeAndDequantizeV4Grad")
       return absl::OkStatus();
     });
 
-// QuantizeV2 and Dequantize (kernels/cpu/quantize_ops.cc): the quantized
+// QuantizeV2 and Dequantize (quantize_and_dequantize_ops.cc): the quantized
 // integers and the float range they stand for, one range per slice of axis.
 constexpr char kQuantizedTypes[] = "T: {qint8, quint8, qint32, qint16, quint16}";
 constexpr char kQuantizeModes[] = "mode: {'MIN_COMBINED', 'MIN_FIRST', 'SCALED'} = 'MIN_COMBINED'";
