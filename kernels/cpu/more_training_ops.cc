@@ -29,6 +29,7 @@
 namespace towerflow {
 namespace {
 
+using apply::ForEachElement;
 using apply::ForEachRow;
 using apply::RegisterApply;
 using apply::Scalar;
@@ -66,11 +67,7 @@ class ProximalGradientDescentOp : public ApplyOpBase<T, 0> {
   absl::Status Update(KernelContext* ctx, const std::array<Tensor*, 1>& t,
                       const Tensor& grad) override {
     const ProximalGdParams<T> p{Scalar<T>(ctx, 1), Scalar<T>(ctx, 2), Scalar<T>(ctx, 3)};
-    T* var = t[0]->data<T>();
-    const T* g = grad.data<T>();
-    ctx->intra_op_pool()->ParallelFor(grad.NumElements(), 16, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) p.Step(var[i], g[i]);
-    });
+    ForEachElement<T>(ctx, t, grad, 16, [&](T& var, T g) { p.Step(var, g); });
     return absl::OkStatus();
   }
 };
@@ -111,12 +108,7 @@ class ProximalAdagradOp : public ApplyOpBase<T, 1> {
   absl::Status Update(KernelContext* ctx, const std::array<Tensor*, 2>& t,
                       const Tensor& grad) override {
     const ProximalAdagradParams<T> p{Scalar<T>(ctx, 2), Scalar<T>(ctx, 3), Scalar<T>(ctx, 4)};
-    T* var = t[0]->data<T>();
-    T* accum = t[1]->data<T>();
-    const T* g = grad.data<T>();
-    ctx->intra_op_pool()->ParallelFor(grad.NumElements(), 16, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) p.Step(var[i], accum[i], g[i]);
-    });
+    ForEachElement<T>(ctx, t, grad, 16, [&](T& var, T& accum, T g) { p.Step(var, accum, g); });
     return absl::OkStatus();
   }
 };
@@ -202,13 +194,8 @@ class AdagradDaOp : public ApplyOpBase<T, 2> {
   absl::Status Update(KernelContext* ctx, const std::array<Tensor*, 3>& t,
                       const Tensor& grad) override {
     const AdagradDaParams<T> p = ReadAdagradDa<T>(ctx, kApplyAdagradDA);
-    T* var = t[0]->data<T>();
-    T* g_acc = t[1]->data<T>();
-    T* gg_acc = t[2]->data<T>();
-    const T* g = grad.data<T>();
-    ctx->intra_op_pool()->ParallelFor(grad.NumElements(), 16, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) p.Step(var[i], g_acc[i], gg_acc[i], g[i]);
-    });
+    ForEachElement<T>(ctx, t, grad, 16,
+                      [&](T& var, T& g_acc, T& gg_acc, T g) { p.Step(var, g_acc, gg_acc, g); });
     return absl::OkStatus();
   }
 };

@@ -40,6 +40,7 @@
 namespace towerflow {
 namespace {
 
+using apply::ForEachElement;
 using apply::ForEachRow;
 using apply::RegisterApply;
 using apply::Scalar;
@@ -385,13 +386,8 @@ class FtrlOp : public ApplyOpBase<T, 2> {
                       const Tensor& grad) override {
     TW_ASSIGN_OR_RETURN(const FtrlParams<T> p,
                         ReadFtrl<T>(ctx, v2_ ? kApplyFtrlV2 : kApplyFtrl, v2_, by_lr_, false));
-    T* var = t[0]->data<T>();
-    T* accum = t[1]->data<T>();
-    T* linear = t[2]->data<T>();
-    const T* g = grad.data<T>();
-    ctx->intra_op_pool()->ParallelFor(grad.NumElements(), 64, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) p.Step(var[i], accum[i], linear[i], g[i]);
-    });
+    ForEachElement<T>(ctx, t, grad, 64,
+                      [&](T& var, T& accum, T& linear, T g) { p.Step(var, accum, linear, g); });
     return absl::OkStatus();
   }
 
