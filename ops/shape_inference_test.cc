@@ -647,6 +647,54 @@ TEST(ShapeInferenceTest, SummariesAndAsserts) {
   });
 }
 
+// The tf.sets ops (TF 2.21's shapes and messages in graph mode).
+TEST(ShapeInferenceTest, SetOperations) {
+  const AttrList u = {A("set_operation", "union"), A("T", DT_INT32)};
+  const auto sparse = [](int64_t rank) {
+    return Args{{P({-1, rank}, DT_INT64)}, {P({-1}, DT_INT32)}, {P({rank}, DT_INT64)}};
+  };
+  const auto concat = [](Args a, const Args& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  Check({
+      {"DenseToDenseSetOperation",
+       {{P({2, 3, 4}, DT_INT32)}, {P({2, 3, 5}, DT_INT32)}},
+       u,
+       "[?,3]; [?]; [3]"},
+      {"DenseToDenseSetOperation",
+       {{Unknown(DT_INT32)}, {P({2, 3, 5}, DT_INT32)}},
+       u,
+       "[?,3]; [?]; [3]"},
+      {"DenseToDenseSetOperation",
+       {{P({2, 4}, DT_INT32)}, {P({3, 5}, DT_INT32)}},
+       u,
+       "error: Shapes [2] and [3] are incompatible: dimension 0 is 2 vs 3"},
+      {"DenseToDenseSetOperation",
+       {{P({2, 4}, DT_INT32)}, {P({1, 3, 5}, DT_INT32)}},
+       u,
+       "error: Shape must be rank 2 but is rank 3"},
+      {"DenseToDenseSetOperation",
+       {{P({4}, DT_INT32)}, {P({5}, DT_INT32)}},
+       u,
+       "error: Shape must be at least rank 2 but is rank 1"},
+      {"DenseToSparseSetOperation", concat({{P({2, 4}, DT_INT32)}}, sparse(2)), u,
+       "[?,2]; [?]; [2]"},
+      {"DenseToSparseSetOperation", concat({{P({2, 4}, DT_INT32)}}, sparse(3)), u,
+       "error: Dimension must be 2 but is 3"},
+      {"DenseToSparseSetOperation", concat({{Unknown(DT_INT32)}}, sparse(-1)), u,
+       "[?,?]; [?]; [?]"},
+      {"SparseToSparseSetOperation", concat(sparse(3), sparse(-1)), u, "[?,3]; [?]; [3]"},
+      {"SparseToSparseSetOperation", concat(sparse(3), sparse(2)), u,
+       "error: Dimension must be 3 but is 2"},
+      {"SparseToSparseSetOperation", concat(sparse(1), sparse(1)), u,
+       "error: Input 0, expected rank >= 2, got 1."},
+      {"SparseToSparseSetOperation", concat(sparse(-1), sparse(1)), u,
+       "error: Input 1, expected rank >= 2, got 1."},
+      {"SetSize", sparse(3), {A("T", DT_INT32)}, "<unknown>"},
+  });
+}
+
 // ParseExampleV2: a batch keeps its dimension, a scalar has none; sparse
 // outputs are rank + 1 wide.
 TEST(ShapeInferenceTest, ParseExampleV2) {

@@ -8,7 +8,8 @@
 // SparseReorder, SparseSlice, SparseConcat, SparseSplit and SparseSoftmax
 // (kernels/cpu/sparse_tensor_ops.cc), SparseAdd, SparseSparseMaximum/Minimum
 // and SparseDenseCwiseAdd/Mul/Div (kernels/cpu/sparse_binary_ops.cc), and
-// SparseReduceSumSparse/MaxSparse.
+// SparseReduceSumSparse/MaxSparse; the tf.sets ops SetSize and
+// Dense/Sparse-To-Dense/Sparse SetOperation (kernels/cpu/set_ops.cc).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -588,6 +589,120 @@ TW_REGISTER_OP("RaggedTensorToTensor")
       c->set_output(0, out);
       return absl::OkStatus();
     });
+
+// The tf.sets ops (kernels/cpu/set_ops.cc): a set is the last dimension of
+// each group of the other dimensions; results are SparseTensors of the
+// operands' rank.
+constexpr char kSetTypes[] = "T: {int8, int16, int32, int64, uint8, uint16, string}";
+
+// A set result of rank `rank` (-1 unknown).
+absl::Status SetResult(InferenceContext* c, int64_t rank) {
+  SetSparseOutput(c, 0, rank, true);
+  return absl::OkStatus();
+}
+
+// A SparseTensor set operand's rank is `want` (when known) too.
+absl::Status SameRank(int64_t want, int64_t* rank) {
+  if (want >= 0 && *rank >= 0 && *rank != want) {
+    return absl::InvalidArgumentError(absl::StrCat("Dimension must be ", want, " but is ", *rank));
+  }
+  if (want >= 0) *rank = want;
+  return absl::OkStatus();
+}
+
+absl::Status DenseSetsShape(InferenceContext* c) {
+  PartialTensorShape a, b;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 2, &a));
+  if (a.unknown_rank()) {
+    TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(1), 2, &b));
+    return SetResult(c, b.dims());
+  }
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), a.dims(), &b));
+  if (!b.unknown_rank()) {
+    PartialTensorShape groups;
+    const auto group = [](const PartialTensorShape& s) {
+      return PartialTensorShape(s.dim_sizes().first(s.dims() - 1));
+    };
+    TW_RETURN_IF_ERROR(c->Merge(group(a), group(b), &groups));
+  }
+  return SetResult(c, a.dims());
+}
+
+// As TF's: the SparseTensor's rank is only checked against the dense one.
+absl::Status DenseSparseSetsShape(InferenceContext* c) {
+  int64_t nnz = 0, rank = -1;
+  TW_RETURN_IF_ERROR(SparseOperand(c, 1, &nnz, &rank));
+  PartialTensorShape a;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 2, &a));
+  TW_RETURN_IF_ERROR(SameRank(a.dims(), &rank));
+  return SetResult(c, rank);
+}
+
+absl::Status SparseSetsShape(InferenceContext* c) {
+  int64_t nnz = 0, a = -1, b = -1;
+  TW_RETURN_IF_ERROR(SparseOperand(c, 0, &nnz, &a));
+  TW_RETURN_IF_ERROR(SparseOperand(c, 3, &nnz, &b));
+  // TF checks the second's rank only when the first's is unknown.
+  const int64_t known = a >= 0 ? a : b;
+  if (known >= 0 && known < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Input ", a >= 0 ? 0 : 1, ", expected rank >= 2, got ", known, "."));
+  }
+  TW_RETURN_IF_ERROR(SameRank(a, &b));
+  return SetResult(c, b);
+}
+
+TW_REGISTER_OP("SetSize")
+    .Input("set_indices: int64")
+    .Input("set_values: T")
+    .Input("set_shape: int64")
+    .Output("size: int32")
+    .Attr("validate_indices: bool = true")
+    .Attr(kSetTypes)
+    .Doc("The number of distinct values in each set (last dimension) of a SparseTensor.")
+    .SetShapeFn(shape_fns::UnknownShape);  // TF's: the kernel checks its operands
+
+TW_REGISTER_OP("DenseToDenseSetOperation")
+    .Input("set1: T")
+    .Input("set2: T")
+    .Output("result_indices: int64")
+    .Output("result_values: T")
+    .Output("result_shape: int64")
+    .Attr("set_operation: string")
+    .Attr("validate_indices: bool = true")
+    .Attr(kSetTypes)
+    .Doc("set_operation (a-b, b-a, intersection, union) of the sets of two dense tensors.")
+    .SetShapeFn(DenseSetsShape);
+
+TW_REGISTER_OP("DenseToSparseSetOperation")
+    .Input("set1: T")
+    .Input("set2_indices: int64")
+    .Input("set2_values: T")
+    .Input("set2_shape: int64")
+    .Output("result_indices: int64")
+    .Output("result_values: T")
+    .Output("result_shape: int64")
+    .Attr("set_operation: string")
+    .Attr("validate_indices: bool = true")
+    .Attr(kSetTypes)
+    .Doc("set_operation of the sets of a dense tensor and a SparseTensor.")
+    .SetShapeFn(DenseSparseSetsShape);
+
+TW_REGISTER_OP("SparseToSparseSetOperation")
+    .Input("set1_indices: int64")
+    .Input("set1_values: T")
+    .Input("set1_shape: int64")
+    .Input("set2_indices: int64")
+    .Input("set2_values: T")
+    .Input("set2_shape: int64")
+    .Output("result_indices: int64")
+    .Output("result_values: T")
+    .Output("result_shape: int64")
+    .Attr("set_operation: string")
+    .Attr("validate_indices: bool = true")
+    .Attr(kSetTypes)
+    .Doc("set_operation of the sets of two SparseTensors.")
+    .SetShapeFn(SparseSetsShape);
 
 }  // namespace
 }  // namespace towerflow

@@ -72,6 +72,33 @@ absl::Status CheckInBounds(const Tensor& indices, const Tensor& shape) {
   return absl::OkStatus();
 }
 
+absl::Status CheckIndicesValid(const Tensor& indices, absl::Span<const int64_t> dims) {
+  const int64_t n = indices.dim_size(0), rank = indices.dim_size(1);
+  const int64_t* idx = indices.data<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t* row = idx + i * rank;
+    const auto where = [&] {
+      return absl::StrCat("indices[", i, "] = [",
+                          absl::StrJoin(absl::MakeConstSpan(row, rank), ","), "]");
+    };
+    for (int64_t d = 0; d < rank; ++d) {
+      if (row[d] < 0 || row[d] >= dims[d]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where(), " is out of bounds: need 0 <= index < [", absl::StrJoin(dims, ","), "]"));
+      }
+    }
+    const int order = i == 0 ? 1 : CompareRows(row, row - rank, rank);
+    if (order == 0) return absl::InvalidArgumentError(absl::StrCat(where(), " is repeated"));
+    if (order < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(),
+                       " is out of order. Many sparse ops require sorted indices.\n"
+                       "    Use `tf.sparse.reorder` to create a correctly ordered copy.\n\n"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::vector<int64_t> CanonicalOrder(const Tensor& indices) {
   const int64_t rank = indices.dim_size(1);
   const int64_t* idx = indices.data<int64_t>();

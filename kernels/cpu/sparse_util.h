@@ -30,6 +30,13 @@ absl::Status CheckOperandRanks(const Tensor& indices, const Tensor& values, cons
 // = [...] is out of bounds").
 absl::Status CheckInBounds(const Tensor& indices, const Tensor& shape);
 
+// TF's SparseTensor::IndicesValid: every index row inside `dims` and rows
+// in strictly increasing row-major order ("indices[1] = [0,0] is out of
+// order. Many sparse ops require sorted indices...", "... is repeated",
+// "... is out of bounds: need 0 <= index < [3,4]"). REQUIRES: indices an
+// int64 matrix with dims.size() columns.
+absl::Status CheckIndicesValid(const Tensor& indices, absl::Span<const int64_t> dims);
+
 // -1, 0 or 1 as index row a (of `rank` entries) comes before, equals or
 // follows row b in row-major order.
 inline int CompareRows(const int64_t* a, const int64_t* b, int64_t rank) {

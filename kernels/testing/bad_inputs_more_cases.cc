@@ -58,6 +58,19 @@ std::vector<Case> SparseCases() {
       {"EditDistance",
        {{"normalize", A(true)}},
        {Indices(), F({3}), Shape(), I64({2, 2}, {0, 1, 2, 0}), F({2}), I64({2}, {4, 2})}},
+      {"SetSize", {}, {Indices(), I64({3}, {5, 5, 6}), Shape()}},
+      {"SetSize", {{"validate_indices", A(false)}}, {Indices(), I32({4, 4, 1}), Shape()}},
+      {"DenseToDenseSetOperation",
+       {{"set_operation", A("a-b")}},
+       {Literal<int32_t>({3, 2}, {1, 2, 3, 4, 5, 6}),
+        Literal<int32_t>({3, 2}, {1, 1, 2, 3, 5, 8})}},
+      {"DenseToSparseSetOperation",
+       {{"set_operation", A("union")}},
+       {Literal<int32_t>({3, 2}, {1, 2, 3, 4, 5, 6}), Indices(), I32({2, 4, 7}), Shape()}},
+      {"SparseToSparseSetOperation",
+       {{"set_operation", A("intersection")}, {"validate_indices", A(false)}},
+       {Indices(), Literal<std::string>({3}, {"a", "b", "c"}), Shape(), I64({2, 2}, {1, 0, 2, 2}),
+        Literal<std::string>({2}, {"b", "c"}), Shape()}},
   };
 }
 

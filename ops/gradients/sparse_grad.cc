@@ -125,5 +125,10 @@ TW_REGISTER_GRADIENT("SparseMatMul", SparseMatMulGrad);
 TW_REGISTER_NO_GRADIENT("SparseConcat");
 TW_REGISTER_NO_GRADIENT("SparseAddGrad");
 TW_REGISTER_NO_GRADIENT("EditDistance");
+// The tf.sets ops, as in TF.
+TW_REGISTER_NO_GRADIENT("SetSize");
+TW_REGISTER_NO_GRADIENT("DenseToDenseSetOperation");
+TW_REGISTER_NO_GRADIENT("DenseToSparseSetOperation");
+TW_REGISTER_NO_GRADIENT("SparseToSparseSetOperation");
 
 }  // namespace towerflow

@@ -1599,6 +1599,49 @@ CASES = {
                                     "record_defaults": [(F, [1], [3]), (F, [1], [3])]},
          {"select_cols": [1, 0]}),
     ],
+    "SetSize": [
+        ("two rows", {"set_indices": (I64, [5, 2], [0, 0, 0, 1, 0, 2, 2, 1, 2, 3]),
+                      "set_values": (I64, [5], [5, 5, 6, 1, 1]),
+                      "set_shape": (I64, [2], [3, 4])}, {}),
+        ("strings, rank 3", {"set_indices": (I64, [3, 3], [0, 1, 0, 1, 0, 0, 1, 0, 1]),
+                             "set_values": (STR, [3], [b"a", b"a", b"b"]),
+                             "set_shape": (I64, [3], [2, 2, 2])}, {}),
+        ("unsorted, not validated", {"set_indices": (I64, [3, 2], [1, 0, 0, 0, 1, 1]),
+                                     "set_values": (I32, [3], [1, 2, 3]),
+                                     "set_shape": (I64, [2], [3, 3])},
+         {"validate_indices": False}),
+        ("unsorted", {"set_indices": (I64, [3, 2], [1, 0, 0, 0, 1, 1]),
+                      "set_values": (I32, [3], [1, 2, 3]), "set_shape": (I64, [2], [3, 3])}, {}),
+        ("rank 1", {"set_indices": (I64, [1, 1], [0]), "set_values": (I32, [1], [1]),
+                    "set_shape": (I64, [1], [3])}, {}),
+        ("index past its dim", {"set_indices": (I64, [1, 2], [0, 5]),
+                                "set_values": (I32, [1], [1]), "set_shape": (I64, [2], [3, 3])},
+         {"validate_indices": False}),
+    ],
+    **{op: [
+        (f"{which}, {tag}", inputs, {"set_operation": which})
+        for which in ("a-b", "b-a", "intersection", "union")
+        for tag, inputs in cases.items()] for op, cases in {
+        "DenseToDenseSetOperation": {
+            "int32": {"set1": (I32, [2, 4], [1, 2, 2, 5, 3, 3, 3, 3]),
+                      "set2": (I32, [2, 4], [2, 7, 1, 1, 4, 3, 9, 0])},
+            "strings": {"set1": (STR, [2, 3], [b"b", b"a", b"\xff", b"", b"x", b"x"]),
+                        "set2": (STR, [2, 2], [b"a", b"c", b"x", b"y"])},
+        },
+        "DenseToSparseSetOperation": {
+            "int64": {"set1": (I64, [3, 2], [1, 2, 3, 4, 4, 5]),
+                      "set2_indices": (I64, [4, 2], [0, 0, 0, 1, 2, 0, 2, 3]),
+                      "set2_values": (I64, [4], [2, 9, 4, 4]), "set2_shape": (I64, [2], [3, 4])},
+        },
+        "SparseToSparseSetOperation": {
+            "strings": {"set1_indices": (I64, [4, 2], [0, 0, 0, 1, 1, 0, 3, 2]),
+                        "set1_values": (STR, [4], [b"a", b"b", b"c", b"d"]),
+                        "set1_shape": (I64, [2], [4, 3]),
+                        "set2_indices": (I64, [4, 2], [0, 0, 2, 0, 3, 0, 3, 1]),
+                        "set2_values": (STR, [4], [b"b", b"x", b"d", b"e"]),
+                        "set2_shape": (I64, [2], [4, 5])},
+        },
+    }.items()},
     "EditDistance": [
         (name, {"hypothesis_indices": (I64, [len(hi) // len(hs), len(hs)], hi),
                 "hypothesis_values": (dtype, [len(hv)], hv), "hypothesis_shape": (I64, [len(hs)], hs),
@@ -2196,6 +2239,9 @@ _TRUNCATE_BY_ZERO = (
     "(\"Unexpected error in binary operator\"); Towerflow gives InvalidArgument \"Integer "
     "division by zero\" as TF's Div, FloorDiv and FloorMod")
 KNOWN_DIFFERENCES = {
+    "SetSize/index past its dim": (
+        "an unvalidated index past its dimension: TF's message with TF's code Internal, "
+        "Towerflow's with InvalidArgument (the indices are wrong, not the kernel)"),
     "EditDistance/position past the output": (
         "a sequence whose position lies outside the output: TF's message with TF's code "
         "Internal, Towerflow's with InvalidArgument (the indices are wrong, not the kernel)"),
