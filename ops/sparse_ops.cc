@@ -9,7 +9,8 @@
 // (kernels/cpu/sparse_tensor_ops.cc), SparseAdd, SparseSparseMaximum/Minimum
 // and SparseDenseCwiseAdd/Mul/Div (kernels/cpu/sparse_binary_ops.cc), and
 // SparseReduceSumSparse/MaxSparse; the tf.sets ops SetSize and
-// Dense/Sparse-To-Dense/Sparse SetOperation (kernels/cpu/set_ops.cc).
+// Dense/Sparse-To-Dense/Sparse SetOperation (kernels/cpu/set_ops.cc); the
+// feature crosses SparseCross, SparseCrossV2 and SparseCrossHashed.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -703,6 +704,68 @@ TW_REGISTER_OP("SparseToSparseSetOperation")
     .Attr(kSetTypes)
     .Doc("set_operation of the sets of two SparseTensors.")
     .SetShapeFn(SparseSetsShape);
+
+// Feature crosses (kernels/cpu/sparse_cross_ops.cc): N SparseTensors and
+// the dense matrices crossed row by row into a [batch, ?] SparseTensor.
+absl::Status CrossShape(InferenceContext* c) {
+  SetSparseOutput(c, 0, 2, true);
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("SparseCross")
+    .Input("indices: N * int64")
+    .Input("values: sparse_types")
+    .Input("shapes: N * int64")
+    .Input("dense_inputs: dense_types")
+    .Output("output_indices: int64")
+    .Output("output_values: out_type")
+    .Output("output_shape: int64")
+    .Attr("N: int >= 0")
+    .Attr("hashed_output: bool")
+    .Attr("num_buckets: int >= 0")
+    .Attr("hash_key: int")
+    .Attr("sparse_types: list({int64, string}) >= 0")
+    .Attr("dense_types: list({int64, string}) >= 0")
+    .Attr("out_type: {int64, string}")
+    .Attr("internal_type: {int64, string}")
+    .Doc(
+        "Each row's crosses: features joined by \"_X_\", or their fingerprints chained from "
+        "hash_key (modulo num_buckets) for an int64 out_type.")
+    .SetShapeFn(CrossShape);
+
+TW_REGISTER_OP("SparseCrossV2")
+    .Input("indices: N * int64")
+    .Input("values: sparse_types")
+    .Input("shapes: N * int64")
+    .Input("dense_inputs: dense_types")
+    .Input("sep: string")
+    .Output("output_indices: int64")
+    .Output("output_values: string")
+    .Output("output_shape: int64")
+    .Attr("N: int >= 0")
+    .Attr("sparse_types: list({int64, string}) >= 0")
+    .Attr("dense_types: list({int64, string}) >= 0")
+    .Doc("Each row's crosses, features joined by sep.")
+    .SetShapeFn(CrossShape);
+
+TW_REGISTER_OP("SparseCrossHashed")
+    .Input("indices: N * int64")
+    .Input("values: sparse_types")
+    .Input("shapes: N * int64")
+    .Input("dense_inputs: dense_types")
+    .Input("num_buckets: int64")
+    .Input("strong_hash: bool")
+    .Input("salt: int64")
+    .Output("output_indices: int64")
+    .Output("output_values: int64")
+    .Output("output_shape: int64")
+    .Attr("N: int >= 0")
+    .Attr("sparse_types: list({int64, string}) >= 0")
+    .Attr("dense_types: list({int64, string}) >= 0")
+    .Doc(
+        "Each row's crosses as chained fingerprints (SipHash under salt if strong_hash), "
+        "modulo num_buckets.")
+    .SetShapeFn(CrossShape);
 
 }  // namespace
 }  // namespace towerflow

@@ -130,5 +130,8 @@ TW_REGISTER_NO_GRADIENT("SetSize");
 TW_REGISTER_NO_GRADIENT("DenseToDenseSetOperation");
 TW_REGISTER_NO_GRADIENT("DenseToSparseSetOperation");
 TW_REGISTER_NO_GRADIENT("SparseToSparseSetOperation");
+TW_REGISTER_NO_GRADIENT("SparseCross");  // as in TF, and its V2 and hashed forms
+TW_REGISTER_NO_GRADIENT("SparseCrossV2");
+TW_REGISTER_NO_GRADIENT("SparseCrossHashed");
 
 }  // namespace towerflow

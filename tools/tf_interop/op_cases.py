@@ -180,6 +180,19 @@ SP_B = {"indices": (I64, [4, 2], [0, 3, 1, 2, 2, 2, 3, 4]),
         "values": (F, [4], [10, -20, -5.05, 7]), "shape": (I64, [2], [4, 5])}
 
 
+# Feature-cross columns: strings (row 0: a, b; row 1: c) and int64s (row 0:
+# 7; row 1: 8, -9), dense [[x], [y]] and [[3, 4], [5, 6]].
+CROSS_IN = {"indices": [(I64, [3, 2], [0, 0, 0, 1, 1, 0]), (I64, [3, 2], [0, 0, 1, 0, 1, 1])],
+            "values": [(STR, [3], [b"a", b"b", b"c"]), (I64, [3], [7, 8, -9])],
+            "shapes": [(I64, [2], [2, 2]), (I64, [2], [2, 2])],
+            "dense_inputs": [(STR, [2, 1], [b"x", b"y"]), (I64, [2, 2], [3, 4, 5, 6])]}
+CROSS_TYPES = {STR: "string", I64: "int64"}
+CROSS_EXTRA = {"SparseCrossV2": {"sep": (STR, [], [b"--"])},
+               "SparseCrossHashed": {"num_buckets": (I64, [], [1000]),
+                                     "strong_hash": (B, [], [False]),
+                                     "salt": (I64, [2], [137, 173])}}
+
+
 def _sparse(prefix, sp, dtype=None, names=("indices", "values", "shape")):
     """A SparseTensor's three inputs under an op's names (values as dtype)."""
     values = sp["values"] if dtype is None else (dtype,) + sp["values"][1:]
@@ -1642,6 +1655,26 @@ CASES = {
                         "set2_shape": (I64, [2], [4, 5])},
         },
     }.items()},
+    **{op: [(name, {**{k: v for k, v in inputs.items()}, **extra}, attrs)
+            for name, inputs, attrs in [
+                ("two sparse, two dense", CROSS_IN, {}),
+                ("dense only", {**CROSS_IN, "indices": [], "values": [], "shapes": []}, {}),
+                ("out of order rows", {**CROSS_IN, "indices": [(I64, [3, 2], [1, 0, 0, 0, 0, 1])],
+                                       "values": [CROSS_IN["values"][0]],
+                                       "shapes": [CROSS_IN["shapes"][0]]}, {}),
+                ("batch mismatch", {**CROSS_IN, "dense_inputs": [(I64, [3, 1], [1, 2, 3])]}, {}),
+            ] for extra in [CROSS_EXTRA[op]]] for op in CROSS_EXTRA},
+    "SparseCross": [
+        (f"{name}, {CROSS_TYPES[out]} from {CROSS_TYPES[internal]}, {buckets} buckets", inputs,
+         {"hashed_output": out == I64, "num_buckets": buckets, "hash_key": key,
+          "out_type": out, "internal_type": internal})
+        for name, inputs in [("two sparse, two dense", CROSS_IN),
+                             ("strings", {**CROSS_IN, "indices": CROSS_IN["indices"][:1],
+                                          "values": CROSS_IN["values"][:1],
+                                          "shapes": CROSS_IN["shapes"][:1],
+                                          "dense_inputs": CROSS_IN["dense_inputs"][:1]})]
+        for out, internal, buckets, key in [(STR, I64, 0, 0), (I64, I64, 0, 956888297470),
+                                            (I64, I64, 100, -5), (I64, STR, 10, 1)]],
     "EditDistance": [
         (name, {"hypothesis_indices": (I64, [len(hi) // len(hs), len(hs)], hi),
                 "hypothesis_values": (dtype, [len(hv)], hv), "hypothesis_shape": (I64, [len(hs)], hs),
