@@ -1,6 +1,7 @@
 // Checkpoint ops as TensorFlow's savers write them into graphs (SaveV2,
 // RestoreV2, the sharded-file helpers and the string ops that build file
-// names), so real TF graphs import.
+// names), so real TF graphs import; and the file ops ReadFile, WriteFile
+// and MatchingFiles.
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
 #include "ops/shape_fns.h"
@@ -111,6 +112,40 @@ TW_REGISTER_OP("StringJoin")
     .Attr("separator: string = ''")
     .Doc("Joins strings elementwise.")
     .SetShapeFn(shape_fns::UnknownShape);
+
+// The file ops (kernels/cpu/file_ops.cc).
+absl::Status ScalarInputs(InferenceContext* c) {
+  for (int i = 0; i < c->num_inputs(); ++i) {
+    PartialTensorShape scalar;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
+  }
+  if (c->num_outputs() > 0) c->set_output(0, PartialTensorShape::Scalar());
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("ReadFile")
+    .Input("filename: string")
+    .Output("contents: string")
+    .Doc("The bytes of the file.")
+    .SetShapeFn(ScalarInputs);
+
+TW_REGISTER_OP("WriteFile")
+    .Input("filename: string")
+    .Input("contents: string")
+    .SetIsStateful()
+    .Doc("Writes contents to the file (its directories made; replaced atomically).")
+    .SetShapeFn(ScalarInputs);
+
+TW_REGISTER_OP("MatchingFiles")
+    .Input("pattern: string")
+    .Output("filenames: string")
+    .Doc("The files matching the glob pattern(s), sorted.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape pattern;
+      TW_RETURN_IF_ERROR(c->WithRankAtMost(c->input(0), 1, &pattern));
+      c->set_output(0, PartialTensorShape({-1}));
+      return absl::OkStatus();
+    });
 
 }  // namespace
 }  // namespace towerflow

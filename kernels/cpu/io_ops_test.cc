@@ -1,7 +1,14 @@
 // The string ops checkpoint graphs build file names with: StringJoin,
 // ShardedFilename, and StaticRegexFullMatch (RE2 syntax, as TensorFlow).
 // SaveV2 and RestoreV2 are checked on TF's own files in
-// saved_model/loader_test.cc and train/.
+// saved_model/loader_test.cc and train/. ReadFile, WriteFile and
+// MatchingFiles in a fresh directory, with TF 2.21's matches and messages.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
 #include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -106,6 +113,93 @@ TEST(StringOpsTest, FingerprintIsTensorFlows) {
   EXPECT_THAT(r.Run({Scalar<float>(1.5f), farmhash}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "`data` should have at least one dimension: []"));
+}
+
+// A directory under the test's temporary one (Bazel's, fresh each run).
+std::string FreshDir(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/", name);
+  ::mkdir(dir.c_str(), 0755);
+  return dir;
+}
+
+void Touch(const std::string& path, const std::string& contents = "") {
+  std::ofstream(path) << contents;
+}
+
+Tensor Str(std::string s) { return Scalar<std::string>(std::move(s)); }
+
+TEST(FileOpsTest, WriteFileMakesDirectoriesAndReadFileReadsItBack) {
+  const std::string dir = FreshDir("write_read");
+  KernelRunner write("WriteFile");
+  const std::string bytes("a\0b\xff", 4);
+  ASSERT_TRUE(write.Run({Str(dir + "/new/x/y.bin"), Str(bytes)}).ok());
+  KernelRunner read("ReadFile");
+  EXPECT_THAT(RunOk(read, {Str(dir + "/new/x/y.bin")}), TensorIs<std::string>({}, {bytes}));
+  // Replaced, not appended to.
+  ASSERT_TRUE(write.Run({Str(dir + "/new/x/y.bin"), Str("z")}).ok());
+  EXPECT_THAT(RunOk(read, {Str(dir + "/new/x/y.bin")}), TensorIs<std::string>({}, {"z"}));
+}
+
+TEST(FileOpsTest, TfsMessages) {
+  const std::string dir = FreshDir("messages");
+  Touch(dir + "/a.txt", "hello");
+  KernelRunner read("ReadFile");
+  EXPECT_THAT(read.Run({Str(dir + "/nope")}),
+              StatusIs(absl::StatusCode::kNotFound, dir + "/nope; No such file or directory"));
+  EXPECT_THAT(read.Run({Str(dir)}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, dir + "; Is a directory"));
+  EXPECT_THAT(read.Run({Str(dir + "/a.txt/x")}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, dir + "/a.txt/x; Not a directory"));
+  EXPECT_THAT(read.Run({Literal<std::string>({1}, {"a"})}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Input filename tensor must be scalar, but had shape: [1]"));
+  KernelRunner write("WriteFile");
+  EXPECT_THAT(write.Run({Str(dir), Str("abc")}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, dir + "; Is a directory"));
+  EXPECT_THAT(write.Run({Str(dir + "/a.txt/x"), Str("abc")}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, dir + "/a.txt/x; Not a directory"));
+  EXPECT_THAT(write.Run({Str(dir + "/q"), Literal<std::string>({1}, {"a"})}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Contents tensor must be scalar, but had shape: [1]"));
+}
+
+TEST(FileOpsTest, MatchingFilesGlobsAndSortsAsTf) {
+  const std::string dir = FreshDir("matching");
+  ::mkdir((dir + "/sub").c_str(), 0755);
+  for (const char* name : {"a.txt", "b.txt", ".hidden.txt", "Z.txt", "sub/c.txt"}) {
+    Touch(dir + "/" + name);
+  }
+  const auto match = [&](const Tensor& patterns) {
+    KernelRunner r("MatchingFiles");
+    return RunOk(r, {patterns});
+  };
+  const auto in = [&](std::vector<std::string> names) {
+    for (std::string& n : names) n = dir + "/" + n;
+    return names;
+  };
+  const auto vec = [](std::vector<std::string> v) {
+    return Literal<std::string>({static_cast<int64_t>(v.size())}, v);
+  };
+  // A leading dot matches too, and "Z" sorts before "a".
+  EXPECT_THAT(match(Str(dir + "/*.txt")),
+              TensorIs<std::string>({4}, in({".hidden.txt", "Z.txt", "a.txt", "b.txt"})));
+  EXPECT_THAT(match(Str(dir + "/*/*.txt")), TensorIs<std::string>({1}, in({"sub/c.txt"})));
+  EXPECT_THAT(match(Str(dir + "/?.txt")),
+              TensorIs<std::string>({3}, in({"Z.txt", "a.txt", "b.txt"})));
+  EXPECT_THAT(match(Str(dir + "/[ab].txt")), TensorIs<std::string>({2}, in({"a.txt", "b.txt"})));
+  EXPECT_THAT(match(Str(dir + "/*")),
+              TensorIs<std::string>({5}, in({".hidden.txt", "Z.txt", "a.txt", "b.txt", "sub"})));
+  EXPECT_THAT(match(Str(dir + "/a.txt")), TensorIs<std::string>({1}, in({"a.txt"})));
+  EXPECT_THAT(match(Str(dir + "/zz.txt")), TensorIs<std::string>({0}, {}));
+  EXPECT_THAT(match(Str("")), TensorIs<std::string>({0}, {}));
+  // Several patterns: every match, sorted together.
+  EXPECT_THAT(match(vec({dir + "/b*", dir + "/a*"})),
+              TensorIs<std::string>({2}, in({"a.txt", "b.txt"})));
+  KernelRunner bad("MatchingFiles");
+  EXPECT_THAT(bad.Run({Literal<std::string>({1, 1}, {"a"})}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Input patterns tensor must be scalar or vector, but had shape: [1,1]"));
 }
 
 }  // namespace

@@ -1675,6 +1675,13 @@ CASES = {
                                           "dense_inputs": CROSS_IN["dense_inputs"][:1]})]
         for out, internal, buckets, key in [(STR, I64, 0, 0), (I64, I64, 0, 956888297470),
                                             (I64, I64, 100, -5), (I64, STR, 10, 1)]],
+    # Files both read where they lie: this script and its directory.
+    "ReadFile": [("this script", {"filename": (STR, [], [os.path.abspath(__file__).encode()])},
+                  {})],
+    "MatchingFiles": [
+        ("this directory", {"pattern": (STR, [2], [
+            os.path.join(os.path.dirname(os.path.abspath(__file__)), p).encode()
+            for p in ("*.py", "[a-o]*")])}, {})],
     "EditDistance": [
         (name, {"hypothesis_indices": (I64, [len(hi) // len(hs), len(hs)], hi),
                 "hypothesis_values": (dtype, [len(hv)], hv), "hypothesis_shape": (I64, [len(hs)], hs),
