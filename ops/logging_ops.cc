@@ -25,7 +25,8 @@ absl::Status HistogramSummaryShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// Inputs of any shape, every element a Summary, as TF's.
+// A scalar from inputs of any shape (MergeSummary's: every element a
+// Summary), as TF's.
 absl::Status MergeSummaryShape(InferenceContext* c) {
   c->set_output(0, PartialTensorShape::Scalar());
   return absl::OkStatus();
@@ -129,6 +130,28 @@ TW_REGISTER_OP("MergeSummary")
     .Output("summary: string")
     .Attr("N: int >= 1")
     .Doc("One Summary holding the values of all the inputs.")
+    .SetShapeFn(MergeSummaryShape);
+
+// The tensor itself in a Summary (TF's shape functions: a scalar, no checks).
+TW_REGISTER_OP("TensorSummaryV2")
+    .Input("tag: string")
+    .Input("tensor: T")
+    .Input("serialized_summary_metadata: string")
+    .Output("summary: string")
+    .Attr("T: type")
+    .Doc("A Summary holding the tensor under tag, with the plugin's metadata.")
+    .SetShapeFn(MergeSummaryShape);
+
+TW_REGISTER_OP("TensorSummary")
+    .Input("tensor: T")
+    .Output("summary: string")
+    .Attr("T: type")
+    .Attr("description: string = ''")
+    .Attr("labels: list(string) = []")
+    .Attr("display_name: string = ''")
+    .Doc(
+        "TF 1's: a Summary holding the tensor under the node's name (the other attrs unused, "
+        "as in TF).")
     .SetShapeFn(MergeSummaryShape);
 
 }  // namespace

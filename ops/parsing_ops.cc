@@ -1,7 +1,8 @@
 // tf.Example parsing: ParseExample as TensorFlow 1.x's tf.parse_example
 // writes it (the serving signatures of TF's SavedModels take serialized
 // Examples); and the record decoders of input pipelines, DecodeRaw,
-// DecodePaddedRaw and DecodeCSV (kernels/cpu/decode_ops.cc).
+// DecodePaddedRaw and DecodeCSV (kernels/cpu/decode_ops.cc); SerializeTensor
+// and ParseTensor.
 #include <optional>
 #include <vector>
 
@@ -112,6 +113,23 @@ TW_REGISTER_OP("ParseExampleV2")
       while (next < c->num_outputs()) c->set_output(next++, PartialTensorShape({splits}));
       return absl::OkStatus();
     });
+
+TW_REGISTER_OP("SerializeTensor")
+    .Input("tensor: T")
+    .Output("serialized: string")
+    .Attr("T: type")
+    .Doc("The tensor's TensorProto, serialized.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, PartialTensorShape::Scalar());
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("ParseTensor")
+    .Input("serialized: string")
+    .Output("output: out_type")
+    .Attr("out_type: type")
+    .Doc("The tensor of a serialized TensorProto, of dtype out_type.")
+    .SetShapeFn(shape_fns::UnknownShape);
 
 TW_REGISTER_OP("DecodeRaw")
     .Input("bytes: string")

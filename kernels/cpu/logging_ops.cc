@@ -1,6 +1,6 @@
 // Checks and summaries: CheckNumerics (and V2), Assert, Print, PrintV2 (TF 2's
-// tf.print, after StringFormat), ScalarSummary, HistogramSummary and
-// MergeSummary. Summaries are serialized `Summary`
+// tf.print, after StringFormat), ScalarSummary, HistogramSummary,
+// TensorSummary (and V2) and MergeSummary. Summaries are serialized `Summary`
 // protos in a scalar string tensor, TensorBoard's format.
 #include <algorithm>
 #include <array>
@@ -27,6 +27,7 @@
 #include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "kernels/cpu/tensor_content.h"
 #include "kernels/kernel_util.h"
 #include "proto/summary.pb.h"
 
@@ -480,6 +481,39 @@ class HistogramSummaryOp : public OpKernel {
   }
 };
 
+// TensorSummaryV2(tag, tensor, serialized_summary_metadata): one value
+// holding the tensor (numbers as tensor_content, strings as string_val, as
+// TF) under `tag` with the metadata (left empty when it does not parse, as
+// TF ignores it); TensorSummary, TF 1's, names the node instead of a tag.
+class TensorSummaryOp : public OpKernel {
+ public:
+  explicit TensorSummaryOp(bool v2) : v2_(v2) {}
+  absl::Status Compute(KernelContext* ctx) override {
+    Summary s;
+    Summary::Value* value = s.add_value();
+    if (!v2_) {
+      value->set_node_name(ctx->name());
+      *value->mutable_tensor() = AsProtoTensorContent(ctx->input(0));
+      return SetSummaryOutput(ctx, s);
+    }
+    const Tensor& tag = ctx->input(0);
+    const Tensor& metadata = ctx->input(2);
+    if (tag.dims() != 0) return absl::InvalidArgumentError("tag must be scalar");
+    if (metadata.dims() != 0) {
+      return absl::InvalidArgumentError("serialized_summary_metadata must be scalar");
+    }
+    value->set_tag(*tag.data<std::string>());
+    if (!value->mutable_metadata()->ParseFromString(*metadata.data<std::string>())) {
+      value->mutable_metadata()->Clear();
+    }
+    *value->mutable_tensor() = AsProtoTensorContent(ctx->input(1));
+    return SetSummaryOutput(ctx, s);
+  }
+
+ private:
+  const bool v2_;
+};
+
 class MergeSummaryOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
@@ -515,6 +549,8 @@ TW_REGISTER_KERNELS(logging_ops) {
   RegisterKernel(cpu("ScalarSummary"), MakeFactory<ScalarSummaryOp>());
   RegisterKernel(cpu("HistogramSummary"), MakeFactory<HistogramSummaryOp>());
   RegisterKernel(cpu("MergeSummary"), MakeFactory<MergeSummaryOp>());
+  RegisterKernel(cpu("TensorSummary"), [] { return std::make_unique<TensorSummaryOp>(false); });
+  RegisterKernel(cpu("TensorSummaryV2"), [] { return std::make_unique<TensorSummaryOp>(true); });
   RegisterKernel(cpu("ImageSummary"), MakeFactory<ImageSummaryOp>());
   RegisterKernel(cpu("AudioSummary"), MakeFactory<AudioSummaryOp>());
   RegisterKernel(cpu("AudioSummaryV2"), MakeFactory<AudioSummaryOp>());

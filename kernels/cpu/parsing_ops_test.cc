@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_test_matchers.h"
 #include "proto/example.pb.h"
@@ -136,6 +137,96 @@ TEST(ParseExampleTest, ParsesABatch) {
              Literal<std::string>({}, {"ids"}), Literal<std::string>({}, {"x"}),
              Literal<std::string>({}, {"s"}), kNoDefault, Literal<std::string>({}, {"z"})}),
       StatusIs(absl::StatusCode::kInvalidArgument, "Expected serialized to be a vector"));
+}
+
+// TF 2.21's bytes (tf.raw_ops.SerializeTensor / TensorSummaryV2 /
+// TensorSummary on these tensors, as hex).
+std::string Hex(const Tensor& t) { return absl::BytesToHexString(*t.data<std::string>()); }
+
+TEST(SerializeTensorTest, TfsBytes) {
+  const auto serialize = [](const Tensor& t) {
+    KernelRunner r("SerializeTensor");
+    return Hex(RunOk(r, {t}));
+  };
+  EXPECT_EQ(serialize(Literal<float>({2, 2}, {1.5f, 2, 3, 4})),
+            "08011208120208021202080222100000c03f000000400000404000008040");
+  EXPECT_EQ(serialize(Literal<int64_t>({}, {7})), "0809120022080700000000000000");
+  EXPECT_EQ(serialize(Literal<std::string>({2}, {"a", "bc"})), "080712041202080242016142026263");
+  EXPECT_EQ(serialize(Literal<bool>({2}, {true, false})), "080a12041202080222020100");
+  EXPECT_EQ(serialize(Literal<int8_t>({2}, {1, 2})), "080612041202080222020102");
+  EXPECT_EQ(serialize(Literal<half>({}, {half(1.5f)})), "081312002202003e");
+  EXPECT_EQ(serialize(Tensor(DT_FLOAT, TensorShape({0, 3}))), "08011206120012020803");
+  EXPECT_EQ(serialize(Literal<complex64>({1}, {complex64(1, 2)})),
+            "080812041202080122080000803f00000040");
+}
+
+TEST(ParseTensorTest, RoundTripsAndRefusesAsTf) {
+  const auto parse = [](std::string bytes, DataType type) {
+    KernelRunner r("ParseTensor");
+    r.Attr("out_type", type);
+    return r.Run({Literal<std::string>({}, {bytes})});
+  };
+  const std::string floats = absl::HexStringToBytes(
+      "08011204120208022208"
+      "0000c03f00000040");
+  absl::StatusOr<std::vector<Tensor>> out = parse(floats, DT_FLOAT);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<float>({2}, {1.5f, 2}));
+  // A short float_val repeats its last value (TF's rule).
+  TensorProto short_list;
+  short_list.set_dtype(DT_FLOAT);
+  short_list.mutable_tensor_shape()->add_dim()->set_size(3);
+  short_list.add_float_val(1);
+  short_list.add_float_val(2);
+  out = parse(short_list.SerializeAsString(), DT_FLOAT);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<float>({3}, {1, 2, 2}));
+  EXPECT_THAT(parse(floats, DT_DOUBLE),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Type mismatch between parsed tensor (float) and dtype (double)"));
+  EXPECT_THAT(parse("\xff\xff", DT_FLOAT),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Could not parse `serialized` as TensorProto, base64: //8="));
+  EXPECT_THAT(parse("", DT_FLOAT),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Cannot parse tensor from proto: "));
+  KernelRunner vec("ParseTensor");
+  vec.Attr("out_type", DT_FLOAT);
+  EXPECT_THAT(vec.Run({Literal<std::string>({1}, {floats})}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Expected `serialized` to be a scalar, got shape: [1]"));
+  // A few bytes declaring 2^40 floats meet the session's limits, not malloc.
+  TensorProto huge;
+  huge.set_dtype(DT_FLOAT);
+  huge.mutable_tensor_shape()->add_dim()->set_size(int64_t{1} << 40);
+  EXPECT_THAT(parse(huge.SerializeAsString(), DT_FLOAT),
+              StatusIs(absl::StatusCode::kResourceExhausted, "OOM when allocating tensor"));
+}
+
+TEST(TensorSummaryTest, TfsBytes) {
+  const auto v2 = [](const Tensor& t, std::string metadata) {
+    KernelRunner r("TensorSummaryV2");
+    return Hex(RunOk(
+        r, {Literal<std::string>({}, {"t"}), t, Literal<std::string>({}, {std::move(metadata)})}));
+  };
+  EXPECT_EQ(v2(Literal<float>({2}, {1.5f, 2}), ""),
+            "0a190a01744212080112041202080222080000c03f000000404a00");
+  EXPECT_EQ(v2(Literal<float>({2}, {1.5f, 2}), "\x12\x04text"),
+            "0a1f0a01744212080112041202080222080000c03f000000404a06120474657874");
+  EXPECT_EQ(v2(Literal<std::string>({1}, {"x"}), absl::HexStringToBytes("0a0a0a0474657874120261"
+                                                                        "62")),
+            "0a1e0a0174420b08071204120208014201784a0c0a0a0a047465787412026162");
+  // Metadata that does not parse is left empty, as TF ignores it.
+  EXPECT_EQ(v2(Literal<float>({2}, {1.5f, 2}), "\xff"),
+            "0a190a01744212080112041202080222080000c03f000000404a00");
+  KernelRunner bad("TensorSummaryV2");
+  EXPECT_THAT(bad.Run({Literal<std::string>({1}, {"t"}), Literal<float>({}, {1}),
+                       Literal<std::string>({}, {""})}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "tag must be scalar"));
+  // TF 1's names the node (here "TensorSummary", as TF's eager node).
+  KernelRunner v1("TensorSummary", "TensorSummary");
+  v1.Attr("description", "d").Attr("display_name", "dn");
+  EXPECT_EQ(Hex(RunOk(v1, {Literal<float>({2}, {1.5f, 2})})),
+            "0a233a0d54656e736f7253756d6d6172794212080112041202080222080000c03f00000040");
 }
 
 }  // namespace

@@ -105,6 +105,15 @@ std::vector<Case> InputPipelineCases() {
       // Reads and writes are left out: a mutated file name would touch
       // whatever it names. A pattern only lists.
       {"MatchingFiles", {}, {strings({"/nonexistent-towerflow-dir/*.txt", ""})}},
+      {"SerializeTensor", {}, {F({2, 3})}},
+      {"ParseTensor",
+       {{"out_type", A(DT_FLOAT)}},
+       {Literal<std::string>({}, {std::string("\x08\x01\x12\x04\x12\x02\x08\x02\x22\x08"
+                                              "\x00\x00\xc0\x3f\x00\x00\x00\x40",
+                                              18)})}},
+      {"TensorSummaryV2",
+       {},
+       {Literal<std::string>({}, {"t"}), F({2}), Literal<std::string>({}, {"\x12\x04text"})}},
       {"StringNGrams",
        {{"separator", A(" ")},
         {"ngram_widths", Ints({2, 3})},

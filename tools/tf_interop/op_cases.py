@@ -1682,6 +1682,19 @@ CASES = {
         ("this directory", {"pattern": (STR, [2], [
             os.path.join(os.path.dirname(os.path.abspath(__file__)), p).encode()
             for p in ("*.py", "[a-o]*")])}, {})],
+    "ParseTensor": [
+        (name, {"serialized": (STR, [], [tf.io.serialize_tensor(value).numpy()])},
+         {"out_type": out})
+        for name, value, out in [
+            ("float matrix", np.array([[1.5, -2], [3, 4]], np.float32), F),
+            ("strings", np.array([b"a", b""]), STR),
+            ("int64 as double", np.array([7], np.int64), D)]],
+    "TensorSummaryV2": [
+        ("text plugin", {"tag": (STR, [], [b"t"]), "tensor": (F, [2], [1.5, 2]),
+                         "serialized_summary_metadata": (STR, [], [b"\x12\x04text"])}, {}),
+        ("strings, no metadata", {"tag": (STR, [], [b"t"]), "tensor": (STR, [1], [b"x"]),
+                                  "serialized_summary_metadata": (STR, [], [b""])}, {}),
+    ],
     "EditDistance": [
         (name, {"hypothesis_indices": (I64, [len(hi) // len(hs), len(hs)], hi),
                 "hypothesis_values": (dtype, [len(hv)], hv), "hypothesis_shape": (I64, [len(hs)], hs),
