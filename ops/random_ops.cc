@@ -246,5 +246,77 @@ TW_REGISTER_OP("RandomShuffle")
     .Doc("The value with its first dimension randomly permuted.")
     .SetShapeFn(shape_fns::UnchangedShape);
 
+// tf.random.Generator's draws (kernels/cpu/stateless_random_ops.cc): the
+// algorithm a scalar, the shape from the shape input.
+absl::Status StatefulRandomShape(InferenceContext* c) {
+  PartialTensorShape scalar;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &scalar));
+  TW_ASSIGN_OR_RETURN(PartialTensorShape out, c->MakeShapeFromShapeTensor(2));
+  c->set_output(0, out);
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("StatefulUniform")
+    .Input("resource: resource")
+    .Input("algorithm: int64")
+    .Input("shape: shape_dtype")
+    .Output("output: dtype")
+    .Attr("dtype: type = DT_FLOAT")
+    .Attr("shape_dtype: type = DT_INT64")
+    .SetIsStateful()
+    .Doc("Uniform [0, 1) draws from the generator's state, which moves on past them.")
+    .SetShapeFn(StatefulRandomShape);
+
+TW_REGISTER_OP("StatefulStandardNormalV2")
+    .Input("resource: resource")
+    .Input("algorithm: int64")
+    .Input("shape: shape_dtype")
+    .Output("output: dtype")
+    .Attr("dtype: type = DT_FLOAT")
+    .Attr("shape_dtype: type = DT_INT64")
+    .SetIsStateful()
+    .Doc("Standard normal draws from the generator's state, which moves on past them.")
+    .SetShapeFn(StatefulRandomShape);
+
+TW_REGISTER_OP("StatefulTruncatedNormal")
+    .Input("resource: resource")
+    .Input("algorithm: int64")
+    .Input("shape: shape_dtype")
+    .Output("output: dtype")
+    .Attr("dtype: type = DT_FLOAT")
+    .Attr("shape_dtype: type = DT_INT64")
+    .SetIsStateful()
+    .Doc("Normal draws within 2 of 0 from the generator's state, which moves on past them.")
+    .SetShapeFn(StatefulRandomShape);
+
+TW_REGISTER_OP("StatefulUniformInt")
+    .Input("resource: resource")
+    .Input("algorithm: int64")
+    .Input("shape: shape_dtype")
+    .Input("minval: dtype")
+    .Input("maxval: dtype")
+    .Output("output: dtype")
+    .Attr("dtype: type = DT_INT64")
+    .Attr("shape_dtype: type = DT_INT64")
+    .SetIsStateful()
+    .Doc("Integers in [minval, maxval) from the generator's state, which moves on past them.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(3), 0, &scalar));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(4), 0, &scalar));
+      return StatefulRandomShape(c);
+    });
+
+TW_REGISTER_OP("StatefulUniformFullInt")
+    .Input("resource: resource")
+    .Input("algorithm: int64")
+    .Input("shape: shape_dtype")
+    .Output("output: dtype")
+    .Attr("dtype: type = DT_UINT64")
+    .Attr("shape_dtype: type = DT_INT64")
+    .SetIsStateful()
+    .Doc("Integers over dtype's range from the generator's state, which moves on past them.")
+    .SetShapeFn(StatefulRandomShape);
+
 }  // namespace
 }  // namespace towerflow

@@ -13,6 +13,7 @@
 #include "core/status_macros.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "kernels/cpu/rng_state.h"
 #include "kernels/kernel_util.h"
 #include "kernels/variable_util.h"
 
@@ -20,10 +21,11 @@ namespace towerflow {
 namespace {
 
 constexpr int64_t kPhilox = 1, kThreeFry = 2, kAutoSelect = 3;
-constexpr int64_t kPhiloxStateSize = 3;
 
-// Reads the state (into `old` when given) and moves the counter on.
-absl::Status ReadAndSkip(KernelContext* ctx, int64_t alg, uint64_t delta, Tensor* old) {
+}  // namespace
+
+absl::Status ReadAndSkipPhilox(KernelContext* ctx, int64_t alg, uint64_t delta, int64_t* old,
+                               absl::StatusCode threefry_code) {
   TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupResourceVar(ctx, 0));
   absl::MutexLock lock(&var->mu);
   if (!var->initialized) {
@@ -40,7 +42,7 @@ absl::Status ReadAndSkip(KernelContext* ctx, int64_t alg, uint64_t delta, Tensor
         absl::StrCat("RNG state must have one and only one dimension, not ", state.dims()));
   }
   if (alg == kThreeFry) {
-    return absl::InvalidArgumentError("Non-XLA devices don't support the ThreeFry algorithm.");
+    return absl::Status(threefry_code, "Non-XLA devices don't support the ThreeFry algorithm.");
   }
   if (alg != kPhilox && alg != kAutoSelect) {
     return absl::InvalidArgumentError(absl::StrCat("Unsupported algorithm id: ", alg));
@@ -50,9 +52,7 @@ absl::Status ReadAndSkip(KernelContext* ctx, int64_t alg, uint64_t delta, Tensor
         absl::StrCat("For the Philox algorithm, the size of state must be at least ",
                      kPhiloxStateSize, "; got ", state.dim_size(0)));
   }
-  if (old != nullptr) {
-    std::copy_n(state.data<int64_t>(), kPhiloxStateSize, old->data<int64_t>());
-  }
+  if (old != nullptr) std::copy_n(state.data<int64_t>(), kPhiloxStateSize, old);
   if (!var->tensor.RefCountIsOne()) {  // someone reads the old buffer: copy
     TW_ASSIGN_OR_RETURN(Tensor fresh, CopyForWrite(ctx, var->tensor));
     var->tensor = std::move(fresh);
@@ -64,6 +64,8 @@ absl::Status ReadAndSkip(KernelContext* ctx, int64_t alg, uint64_t delta, Tensor
   return absl::OkStatus();
 }
 
+namespace {
+
 class RngReadAndSkipOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
@@ -73,7 +75,8 @@ class RngReadAndSkipOp : public OpKernel {
       return absl::InvalidArgumentError("alg and delta must be scalars");
     }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({kPhiloxStateSize})));
-    return ReadAndSkip(ctx, *alg.data<int32_t>(), *delta.data<uint64_t>(), out);
+    return ReadAndSkipPhilox(ctx, *alg.data<int32_t>(), *delta.data<uint64_t>(),
+                             out->data<int64_t>());
   }
 };
 
@@ -85,8 +88,8 @@ class RngSkipOp : public OpKernel {
     if (alg.NumElements() != 1 || delta.NumElements() != 1) {
       return absl::InvalidArgumentError("algorithm and delta must be scalars");
     }
-    return ReadAndSkip(ctx, *alg.data<int64_t>(), static_cast<uint64_t>(*delta.data<int64_t>()),
-                       nullptr);
+    return ReadAndSkipPhilox(ctx, *alg.data<int64_t>(),
+                             static_cast<uint64_t>(*delta.data<int64_t>()), nullptr);
   }
 };
 

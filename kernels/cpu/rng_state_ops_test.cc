@@ -1,7 +1,8 @@
 // RngReadAndSkip and RngSkip (rng_state_ops.cc) on a resource variable, with
 // TensorFlow's states and messages (TF 2.21, tf.raw_ops), and a
 // tf.random.Generator's draw (RngReadAndSkip, Bitcast, StatelessRandomUniformV2)
-// giving TF's numbers.
+// giving TF's numbers; its Stateful* draws (StatefulUniform and the rest,
+// stateless_random_ops.cc) on the state variable.
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -100,6 +101,120 @@ TEST(RngStateOpsTest, AGeneratorsUniformDrawIsTensorFlows) {
                                         {0.78749514f, 0.3906511f, 0.29263055f, 0.99216926f,
                                          0.95810425f, 0.55623317f},
                                         1e-7));
+}
+
+// The Stateful* draws of tf.random.Generator on state [5, 0, 42] (counter
+// 5, key 42), TF 2.21's numbers and the state after (tf.raw_ops).
+struct Draws {
+  absl::Status status;
+  std::vector<Tensor> out;
+  std::vector<int64_t> after;
+};
+
+template <typename MakeDraw>
+Draws Draw(const Tensor& state, MakeDraw make) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::VarHandleOp(root.WithOpName("rng"), state.dtype(), PartialTensorShape());
+  auto assign = ops::AssignVariableOp(root, v, Const(root, state));
+  std::vector<Output> draws = make(root, v);
+  ClientSession session(root);
+  Draws d;
+  d.status = session.Run({}, {}, {assign.operation}, nullptr);
+  for (const Output& draw : draws) {
+    std::vector<Tensor> out;
+    if (d.status.ok()) d.status = session.Run({draw}, &out);
+    if (!d.status.ok()) return d;
+    d.out.push_back(out[0]);
+  }
+  std::vector<Tensor> read;
+  d.status = session.Run({ops::ReadVariableOp(root, v, state.dtype())}, &read);
+  if (d.status.ok() && state.dtype() == DT_INT64) d.after = Values(read[0]);
+  return d;
+}
+
+const Tensor kState = Literal<int64_t>({3}, {5, 0, 42});
+
+TEST(StatefulRandomOpsTest, DrawsAreTensorFlowsAndMoveTheCounter) {
+  Draws d = Draw(kState, [](const Scope& s, Output v) {
+    return std::vector<Output>{ops::StatefulUniform(s, v, int64_t{1}, {2, 3}),
+                               ops::StatefulUniform(s, v, int64_t{1}, {3})};
+  });
+  TW_ASSERT_OK(d.status);
+  EXPECT_THAT(d.out[0],
+              TensorNear<float>({2, 3},
+                                {0.20190536975860596, 0.25554871559143066, 0.5133631229400635,
+                                 0.7906502485275269, 0.44681692123413086, 0.48639416694641113},
+                                0));
+  EXPECT_THAT(d.out[1], TensorNear<float>(
+                            {3}, {0.5978943109512329, 0.36445701122283936, 0.5983915328979492}, 0));
+  EXPECT_THAT(d.after, ElementsAre(2309, 0, 42));  // 5 + 256 * (6 + 3)
+
+  d = Draw(kState, [](const Scope& s, Output v) {
+    return std::vector<Output>{ops::StatefulStandardNormalV2(
+        s, v, int64_t{1}, {3}, ops::StatefulStandardNormalV2::Dtype(DT_DOUBLE))};
+  });
+  TW_ASSERT_OK(d.status);
+  EXPECT_THAT(
+      d.out[0],
+      TensorNear<double>({3}, {0.6133807536703909, 0.7715174735984164, -1.05048036826542}, 1e-15));
+
+  d = Draw(kState, [](const Scope& s, Output v) {
+    return std::vector<Output>{ops::StatefulTruncatedNormal(s, v, int64_t{1}, {5})};
+  });
+  TW_ASSERT_OK(d.status);
+  EXPECT_THAT(d.out[0],
+              TensorNear<float>({5},
+                                {1.7877428531646729, -0.06235247850418091, -1.1173290014266968,
+                                 0.2917524576187134, 0.5121068954467773},
+                                1e-6));
+  EXPECT_THAT(d.after, ElementsAre(1285, 0, 42));
+
+  d = Draw(kState, [](const Scope& s, Output v) {
+    return std::vector<Output>{
+        ops::StatefulUniformInt(s, v, int64_t{1}, {4}, int64_t{-5}, int64_t{10})};
+  });
+  TW_ASSERT_OK(d.status);
+  EXPECT_THAT(d.out[0], TensorIs<int64_t>({4}, {6, 5, 2, 2}));
+
+  d = Draw(kState, [](const Scope& s, Output v) {
+    return std::vector<Output>{ops::StatefulUniformFullInt(
+        s, v, int64_t{1}, {2}, ops::StatefulUniformFullInt::Dtype(DT_UINT32))};
+  });
+  TW_ASSERT_OK(d.status);
+  EXPECT_THAT(d.out[0], TensorIs<uint32_t>({2}, {1352259593u, 1260434898u}));
+
+  // Auto-select is Philox.
+  d = Draw(kState, [](const Scope& s, Output v) {
+    return std::vector<Output>{ops::StatefulUniform(s, v, int64_t{3}, {2})};
+  });
+  TW_ASSERT_OK(d.status);
+  EXPECT_THAT(d.out[0], TensorNear<float>({2}, {0.20190536975860596, 0.25554871559143066}, 0));
+}
+
+TEST(StatefulRandomOpsTest, RefusesWhatTensorFlowRefuses) {
+  const auto uniform = [](int64_t alg) {
+    return [alg](const Scope& s, Output v) {
+      return std::vector<Output>{ops::StatefulUniform(s, v, alg, {2})};
+    };
+  };
+  EXPECT_THAT(Draw(kState, uniform(2)).status,
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       "Non-XLA devices don't support the ThreeFry algorithm."));
+  EXPECT_THAT(Draw(kState, uniform(7)).status,
+              StatusIs(absl::StatusCode::kInvalidArgument, "Unsupported algorithm id: 7"));
+  EXPECT_THAT(Draw(Literal<int64_t>({2}, {5, 0}), uniform(1)).status,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "For the Philox algorithm, the size of state must be at least 3; got 2"));
+  EXPECT_THAT(Draw(Literal<float>({3}, {5, 0, 1}), uniform(1)).status,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "dtype of RNG state variable must be int64, not float"));
+  EXPECT_THAT(Draw(kState,
+                   [](const Scope& s, Output v) {
+                     return std::vector<Output>{
+                         ops::StatefulUniformInt(s, v, int64_t{1}, {0}, int64_t{5}, int64_t{1})};
+                   })
+                  .status,
+              StatusIs(absl::StatusCode::kInvalidArgument, "Need minval < maxval, got 5 >= 1"));
 }
 
 }  // namespace

@@ -13,7 +13,8 @@
 //   (TF's modulo, slightly biased for ranges that do not divide 2^32);
 // - integers over a type's whole range: the word (two words, low first).
 // float and double; TF's half and bfloat16 forms (their own 16-bit
-// conversions) are not in.
+// conversions) are not in. And tf.random.Generator's Stateful* draws: the
+// same from its state variable's counter and key.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "core/status_macros.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "kernels/cpu/rng_state.h"
 #include "kernels/kernel_util.h"
 
 namespace towerflow {
@@ -169,9 +171,9 @@ void Fill(Dist dist, PhiloxStream stream, T* out, int64_t n) {
   }
 }
 
-// The output of the shape input 0.
-absl::StatusOr<Tensor*> AllocateShaped(KernelContext* ctx) {
-  TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(0), "shape"));
+// The output of the shape input `input`.
+absl::StatusOr<Tensor*> AllocateShaped(KernelContext* ctx, int input = 0) {
+  TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(input), "shape"));
   TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
   return ctx->allocate_output(0, shape);
 }
@@ -187,8 +189,38 @@ class StatelessRandomOp : public OpKernel {
   }
 };
 
-// Integers in [lo, hi): lo + a word (two words, low first, for 64 bits)
-// modulo hi - lo, as TF's UniformDistribution.
+// n integers in [lo, hi): lo + a word (two words, low first, for 64 bits)
+// modulo hi - lo, as TF's UniformDistribution. REQUIRES: lo < hi.
+template <typename T>
+void FillInts(PhiloxStream stream, T lo, T hi, T* y, int64_t n) {
+  using U = std::make_unsigned_t<T>;
+  const U range = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
+  PhiloxWords words(&stream);
+  for (int64_t i = 0; i < n; ++i) {
+    U bits;
+    if constexpr (sizeof(T) == 4) {
+      bits = words.Next();
+    } else {
+      const uint64_t low = words.Next();
+      bits = static_cast<U>(low | (uint64_t{words.Next()} << 32));
+    }
+    y[i] = static_cast<T>(static_cast<U>(lo) + bits % range);
+  }
+}
+
+// n integers over T's whole range: a word each (two, low first, for 64
+// bits), as TF's UniformFullIntDistribution.
+template <typename T>
+void FillFullInts(PhiloxStream stream, T* y, int64_t n) {
+  using U = std::make_unsigned_t<T>;
+  PhiloxWords words(&stream);
+  for (int64_t i = 0; i < n; ++i) {
+    U bits = words.Next();
+    if constexpr (sizeof(T) == 8) bits |= uint64_t{words.Next()} << 32;
+    y[i] = static_cast<T>(bits);
+  }
+}
+
 template <typename T, bool kV2>
 class StatelessRandomIntOp : public OpKernel {
  public:
@@ -212,26 +244,11 @@ class StatelessRandomIntOp : public OpKernel {
     if (!(lo < hi)) {
       return absl::InvalidArgumentError(absl::StrCat("Need minval < maxval, got ", lo, " >= ", hi));
     }
-    using U = std::make_unsigned_t<T>;
-    const U range = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
-    PhiloxWords words(&stream);
-    T* y = out->data<T>();
-    for (int64_t i = 0; i < n; ++i) {
-      U bits;
-      if constexpr (sizeof(T) == 4) {
-        bits = words.Next();
-      } else {
-        const uint64_t low = words.Next();
-        bits = static_cast<U>(low | (uint64_t{words.Next()} << 32));
-      }
-      y[i] = static_cast<T>(static_cast<U>(lo) + bits % range);
-    }
+    FillInts(stream, lo, hi, out->data<T>(), n);
     return absl::OkStatus();
   }
 };
 
-// Integers over dtype's whole range: a word each (two, low first, for 64
-// bits), as TF's UniformFullIntDistribution.
 template <typename T, bool kV2>
 class StatelessRandomFullIntOp : public OpKernel {
  public:
@@ -242,16 +259,75 @@ class StatelessRandomFullIntOp : public OpKernel {
     }
     TW_ASSIGN_OR_RETURN(PhiloxStream stream, StreamOf(ctx, kV2, 1));
     TW_ASSIGN_OR_RETURN(Tensor * out, AllocateShaped(ctx));
-    using U = std::make_unsigned_t<T>;
-    PhiloxWords words(&stream);
+    FillFullInts(stream, out->data<T>(), out->NumElements());
+    return absl::OkStatus();
+  }
+};
+
+// tf.random.Generator's draws (StatefulUniform, StatefulStandardNormalV2,
+// StatefulTruncatedNormal, StatefulUniformInt, StatefulUniformFullInt):
+// the stateless V2 draws from the state variable's counter and key, the
+// counter then moved on by 256 per output (TF's). Inputs: the state, the
+// algorithm, the shape (and the bounds).
+enum class Draw { kUniform, kNormal, kTruncated, kInt, kFullInt };
+
+template <typename T, Draw kDraw>
+class StatefulRandomOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& alg = ctx->input(1);
+    if (alg.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input 1 (0-based) must have shape [], not ", alg.shape().DebugString()));
+    }
+    T lo{}, hi{};
+    if constexpr (kDraw == Draw::kInt) {
+      const Tensor& lo_t = ctx->input(3);
+      const Tensor& hi_t = ctx->input(4);
+      if (lo_t.dims() != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("minval must be 0-D, got shape ", lo_t.shape().DebugString()));
+      }
+      if (hi_t.dims() != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("maxval must be 0-D, got shape ", hi_t.shape().DebugString()));
+      }
+      lo = *lo_t.data<T>();
+      hi = *hi_t.data<T>();
+      if (!(lo < hi)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Need minval < maxval, got ", lo, " >= ", hi));
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, AllocateShaped(ctx, 2));
+    const int64_t n = out->NumElements();
+    int64_t state[kPhiloxStateSize];
+    TW_RETURN_IF_ERROR(ReadAndSkipPhilox(ctx, *alg.data<int64_t>(), static_cast<uint64_t>(n), state,
+                                         absl::StatusCode::kUnimplemented));
+    const auto word = [&](int i, int half) {
+      return static_cast<uint32_t>(static_cast<uint64_t>(state[i]) >> (32 * half));
+    };
+    const PhiloxStream stream(PhiloxBlock{{word(0, 0), word(0, 1), word(1, 0), word(1, 1)}},
+                              PhiloxKey{{word(2, 0), word(2, 1)}});
     T* y = out->data<T>();
-    for (int64_t i = 0, n = out->NumElements(); i < n; ++i) {
-      U bits = words.Next();
-      if constexpr (sizeof(T) == 8) bits |= uint64_t{words.Next()} << 32;
-      y[i] = static_cast<T>(bits);
+    if constexpr (kDraw == Draw::kInt) {
+      FillInts(stream, lo, hi, y, n);
+    } else if constexpr (kDraw == Draw::kFullInt) {
+      FillFullInts(stream, y, n);
+    } else {
+      Fill<T>(kDraw == Draw::kUniform  ? Dist::kUniform
+              : kDraw == Draw::kNormal ? Dist::kNormal
+                                       : Dist::kTruncated,
+              stream, y, n);
     }
     return absl::OkStatus();
   }
+};
+
+template <Draw kDraw>
+struct StatefulOps {
+  template <typename T>
+  using Op = StatefulRandomOp<T, kDraw>;
 };
 
 // StatelessRandomGetKeyCounter, and with kAlg StatelessRandomGetKeyCounterAlg
@@ -342,6 +418,21 @@ TW_REGISTER_KERNELS(stateless_random_ops) {
                  MakeFactory<GetKeyCounterOp<true>>());
   RegisterKernel(KernelDefBuilder("StatelessRandomGetAlg").Device(kDeviceCpu),
                  MakeFactory<GetAlgOp>());
+  const auto stateful = [](const std::string& op) {
+    KernelDefBuilder b(op);
+    b.Device(kDeviceCpu).HostMemory("algorithm").HostMemory("shape");
+    return b;
+  };
+  RegisterTypedKernels<StatefulOps<Draw::kUniform>::Op, float, double>(stateful("StatefulUniform"),
+                                                                       "dtype");
+  RegisterTypedKernels<StatefulOps<Draw::kNormal>::Op, float, double>(
+      stateful("StatefulStandardNormalV2"), "dtype");
+  RegisterTypedKernels<StatefulOps<Draw::kTruncated>::Op, float, double>(
+      stateful("StatefulTruncatedNormal"), "dtype");
+  RegisterTypedKernels<StatefulOps<Draw::kInt>::Op, int32_t, int64_t>(
+      stateful("StatefulUniformInt").HostMemory("minval").HostMemory("maxval"), "dtype");
+  RegisterTypedKernels<StatefulOps<Draw::kFullInt>::Op, int32_t, int64_t, uint32_t, uint64_t>(
+      stateful("StatefulUniformFullInt"), "dtype");
 }
 
 }  // namespace

@@ -111,6 +111,13 @@ TW_REGISTER_NO_GRADIENT("StatelessRandomUniform");
 TW_REGISTER_NO_GRADIENT("Multinomial");
 TW_REGISTER_NO_GRADIENT("RngReadAndSkip");
 TW_REGISTER_NO_GRADIENT("RngSkip");
+// tf.random.Generator's draws: TF registers none (its gradients stop at the
+// resource input).
+TW_REGISTER_NO_GRADIENT("StatefulUniform");
+TW_REGISTER_NO_GRADIENT("StatefulStandardNormalV2");
+TW_REGISTER_NO_GRADIENT("StatefulTruncatedNormal");
+TW_REGISTER_NO_GRADIENT("StatefulUniformInt");
+TW_REGISTER_NO_GRADIENT("StatefulUniformFullInt");
 TW_REGISTER_NO_GRADIENT("StatelessMultinomial");
 TW_REGISTER_NO_GRADIENT("StatelessRandomNormal");
 TW_REGISTER_NO_GRADIENT("StatelessTruncatedNormal");
