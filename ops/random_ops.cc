@@ -318,5 +318,18 @@ TW_REGISTER_OP("StatefulUniformFullInt")
     .Doc("Integers over dtype's range from the generator's state, which moves on past them.")
     .SetShapeFn(StatefulRandomShape);
 
+TW_REGISTER_OP("NonDeterministicInts")
+    .Input("shape: shape_dtype")
+    .Output("output: dtype")
+    .Attr("dtype: type = DT_INT64")
+    .Attr("shape_dtype: type = DT_INT64")
+    .SetIsStateful()
+    .Doc("Integers from the system's entropy (tf.random.Generator.from_non_deterministic_state).")
+    .SetShapeFn([](InferenceContext* c) {
+      TW_ASSIGN_OR_RETURN(PartialTensorShape out, c->MakeShapeFromShapeTensor(0));
+      c->set_output(0, out);
+      return absl::OkStatus();
+    });
+
 }  // namespace
 }  // namespace towerflow

@@ -5,9 +5,12 @@
 // (the product wrapping in 64 bits, as TF's), so the stateless V2 draws
 // that follow (StatelessRandomUniformV2, ...) give TF's numbers. The
 // variable is changed in place when no one else holds its buffer, else
-// copied first (Note [Variable copy-on-write]).
+// copied first (Note [Variable copy-on-write]). And NonDeterministicInts,
+// which seeds a generator from entropy.
 #include <cstdint>
 #include <memory>
+#include <random>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -93,12 +96,49 @@ class RngSkipOp : public OpKernel {
   }
 };
 
+// NonDeterministicInts(shape): fresh 64-bit numbers (the OS's entropy
+// seeding a Mersenne twister per run), cast to dtype, as TF's seeds
+// tf.random.Generator.from_non_deterministic_state with.
+class NonDeterministicIntsOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntVector(ctx->input(0), "shape"));
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    std::random_device entropy;
+    std::mt19937_64 bits((uint64_t{entropy()} << 32) | entropy());
+    const int64_t n = out->NumElements();
+    switch (out->dtype()) {
+      case DT_INT32:
+        for (int64_t i = 0; i < n; ++i) out->data<int32_t>()[i] = static_cast<int32_t>(bits());
+        return absl::OkStatus();
+      case DT_UINT32:
+        for (int64_t i = 0; i < n; ++i) out->data<uint32_t>()[i] = static_cast<uint32_t>(bits());
+        return absl::OkStatus();
+      case DT_INT64:
+        for (int64_t i = 0; i < n; ++i) out->data<int64_t>()[i] = static_cast<int64_t>(bits());
+        return absl::OkStatus();
+      case DT_UINT64:
+        for (int64_t i = 0; i < n; ++i) out->data<uint64_t>()[i] = bits();
+        return absl::OkStatus();
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("Unsupported dtype: ", DataTypeString(out->dtype())));
+    }
+  }
+};
+
 }  // namespace
 
 TW_REGISTER_KERNELS(rng_state_ops) {
   RegisterKernel(KernelDefBuilder("RngReadAndSkip").Device(kDeviceCpu),
                  MakeFactory<RngReadAndSkipOp>());
   RegisterKernel(KernelDefBuilder("RngSkip").Device(kDeviceCpu), MakeFactory<RngSkipOp>());
+  KernelDefBuilder ints("NonDeterministicInts");
+  ints.Device(kDeviceCpu).HostMemory("shape");
+  for (DataType t : {DT_INT32, DT_UINT32, DT_INT64, DT_UINT64}) ints.TypeConstraint("dtype", t);
+  RegisterKernel(ints, MakeFactory<NonDeterministicIntsOp>());
 }
 
 }  // namespace towerflow

@@ -217,5 +217,27 @@ TEST(StatefulRandomOpsTest, RefusesWhatTensorFlowRefuses) {
               StatusIs(absl::StatusCode::kInvalidArgument, "Need minval < maxval, got 5 >= 1"));
 }
 
+TEST(NonDeterministicIntsTest, FreshNumbersOfTheShapeAndType) {
+  Scope root = Scope::NewRootScope();
+  auto ints = ops::NonDeterministicInts(root, {2, 3});
+  auto narrow = ops::NonDeterministicInts(root, {4}, ops::NonDeterministicInts::Dtype(DT_UINT32));
+  ClientSession session(root);
+  std::vector<Tensor> first, second;
+  TW_ASSERT_OK(session.Run({ints, narrow}, &first));
+  TW_ASSERT_OK(session.Run({ints}, &second));
+  EXPECT_EQ(first[0].dtype(), DT_INT64);
+  EXPECT_EQ(first[0].shape(), TensorShape({2, 3}));
+  EXPECT_EQ(first[1].dtype(), DT_UINT32);
+  EXPECT_EQ(first[1].shape(), TensorShape({4}));
+  // Two runs agreeing in all six 64-bit numbers would be a 2^-384 chance.
+  EXPECT_NE(Values(first[0]), Values(second[0]));
+  // TF has no float kernel either.
+  Scope other = Scope::NewRootScope();
+  auto floats = ops::NonDeterministicInts(other, {1}, ops::NonDeterministicInts::Dtype(DT_FLOAT));
+  ClientSession no_kernel(other);
+  EXPECT_THAT(no_kernel.Run({floats}, &first),
+              StatusIs(absl::StatusCode::kInvalidArgument, "no supported kernel"));
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -118,6 +118,7 @@ TW_REGISTER_NO_GRADIENT("StatefulStandardNormalV2");
 TW_REGISTER_NO_GRADIENT("StatefulTruncatedNormal");
 TW_REGISTER_NO_GRADIENT("StatefulUniformInt");
 TW_REGISTER_NO_GRADIENT("StatefulUniformFullInt");
+TW_REGISTER_NO_GRADIENT("NonDeterministicInts");
 TW_REGISTER_NO_GRADIENT("StatelessMultinomial");
 TW_REGISTER_NO_GRADIENT("StatelessRandomNormal");
 TW_REGISTER_NO_GRADIENT("StatelessTruncatedNormal");
