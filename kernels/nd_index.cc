@@ -34,9 +34,10 @@ absl::StatusOr<NdIndex> ResolveNd(const Tensor& indices, absl::Span<const int64_
   NdIndex nd;
   nd.depth = indices.dim_size(indices.dims() - 1);
   if (nd.depth > static_cast<int64_t>(dims.size())) {
+    const char* name = *what != '\0' ? what : "input";
     return absl::InvalidArgumentError(absl::StrCat(
-        "indices.shape[-1] must be <= ", what, ".rank, but saw indices shape ",
-        indices.shape().DebugString(), " and ", what, " shape [", absl::StrJoin(dims, ","), "]"));
+        "indices.shape[-1] must be <= ", name, ".rank, but saw indices shape ",
+        indices.shape().DebugString(), " and ", name, " shape [", absl::StrJoin(dims, ","), "]"));
   }
   nd.batch_dims.assign(indices.shape().dim_sizes().begin(), indices.shape().dim_sizes().end() - 1);
   nd.rows = 1;
@@ -56,7 +57,7 @@ absl::StatusOr<NdIndex> ResolveNd(const Tensor& indices, absl::Span<const int64_
         for (int64_t j = 0; j < nd.depth; ++j) row[j] = IntAt(indices, r * nd.depth + j);
         return absl::InvalidArgumentError(
             absl::StrCat("indices[", r, "] = [", absl::StrJoin(row, ", "), "] does not index into ",
-                         what, " shape [", absl::StrJoin(dims, ","), "]"));
+                         what, *what == '\0' ? "" : " ", "shape [", absl::StrJoin(dims, ","), "]"));
       }
       offset = offset * dims[k] + i;
     }

@@ -45,7 +45,8 @@ inline constexpr int64_t kIgnoredRow = -1;
 
 // InvalidArgument for indices of rank 0, a depth past dims' rank, or (with
 // BadIndices::kError) a row outside dims ("indices[2] = [0, 7] does not
-// index into params shape [3,5]"); `what` names the indexed tensor. With
+// index into params shape [3,5]"); `what` names the indexed tensor ("":
+// TF's bare "shape [3,5]", ScatterNdNonAliasingAdd's). With
 // kIgnore such a row's offset is kIgnoredRow.
 absl::StatusOr<NdIndex> ResolveNd(const Tensor& indices, absl::Span<const int64_t> dims,
                                   const char* what, BadIndices bad = BadIndices::kError);

@@ -549,6 +549,21 @@ TW_REGISTER_OP("TensorScatterUpdate")
   return true;
 }();
 
+// TF 1's out-of-place scatter-add (tf.scatter_nd_add on tensors): as
+// TensorScatterAdd.
+TW_REGISTER_OP("ScatterNdNonAliasingAdd")
+    .Input("input: T")
+    .Input("indices: Tindices")
+    .Input("updates: T")
+    .Output("output: T")
+    .Attr(
+        "T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, "
+        "bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64, bool}")
+    .Attr("Tindices: {int32, int64}")
+    .AttrAddedAfterTF1("bad_indices_policy: string = ''")
+    .Doc("A copy of input with updates added into the slices at indices.")
+    .SetShapeFn(TensorScatterShape);
+
 TW_REGISTER_OP("OneHot")
     .Input("indices: TI")
     .Input("depth: int32")

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
+#include "ops/segment_shapes.h"
 #include "ops/shape_fns.h"
 
 namespace towerflow {
@@ -251,6 +252,17 @@ TW_REGISTER_OP("DecodeBase64")
     .Output("output: string")
     .Doc("Each web-safe base64 string decoded (padding optional).")
     .SetShapeFn(UnchangedShape);
+
+TW_REGISTER_OP("UnsortedSegmentJoin")
+    .Input("inputs: string")
+    .Input("segment_ids: Tindices")
+    .Input("num_segments: Tnumsegments")
+    .Output("output: string")
+    .Attr("separator: string = ''")
+    .Attr("Tindices: {int32, int64}")
+    .Attr("Tnumsegments: {int32, int64} = DT_INT32")
+    .Doc("The strings of each segment joined with separator, in input order.")
+    .SetShapeFn(segment_shapes::UnsortedSegmentShape);
 
 TW_REGISTER_OP("ReduceJoin")
     .Input("inputs: string")

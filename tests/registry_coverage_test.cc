@@ -203,6 +203,7 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"ReadFile", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"WriteFile", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"MatchingFiles", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"UnsortedSegmentJoin", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"BatchNormWithGlobalNormalizationGrad",
        "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"AdjustContrastv2", "TensorFlow defines none (tf.gradients raises LookupError)"},

@@ -1,5 +1,6 @@
 // Indexing by N-d index: GatherNd, ScatterNd, TensorScatterUpdate and
-// TensorScatterAdd/Sub/Max/Min, on the index rows resolved by
+// TensorScatterAdd/Sub/Max/Min (and TF 1's ScatterNdNonAliasingAdd, as
+// TensorScatterAdd), on the index rows resolved by
 // kernels/nd_index.h (TF's bad_indices_policy: an error, or IGNORE); and the CPU's arithmetic
 // of the row scatters into variables (ScatterAdd, ScatterSub, ScatterUpdate
 // and their resource forms: kernels/variable_ops.h).
@@ -113,7 +114,7 @@ class ScatterNdOp : public NdKernel {
 // The copy of `tensor` (input 0) a TensorScatter* op updates, with its
 // index rows resolved against it.
 absl::StatusOr<NdIndex> CopyForScatter(KernelContext* ctx, const char* op, BadIndices bad,
-                                       Tensor** out) {
+                                       Tensor** out, const char* what = "tensor") {
   const Tensor& tensor = ctx->input(0);
   const Tensor& indices = ctx->input(1);
   const Tensor& updates = ctx->input(2);
@@ -121,7 +122,7 @@ absl::StatusOr<NdIndex> CopyForScatter(KernelContext* ctx, const char* op, BadIn
   const std::vector<int64_t> dims(tensor.shape().dim_sizes().begin(),
                                   tensor.shape().dim_sizes().end());
   if (dims.empty()) return absl::InvalidArgumentError("tensor must be at least 1-D, got a scalar");
-  TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, "tensor", bad));
+  TW_ASSIGN_OR_RETURN(NdIndex nd, ResolveNd(indices, dims, what, bad));
   TW_RETURN_IF_ERROR(CheckNdUpdates(nd, indices, updates, dims));
   TW_ASSIGN_OR_RETURN(*out, ctx->allocate_output(0, tensor.shape()));
   if (tensor.NumElements() > 0) {
@@ -152,14 +153,16 @@ class TensorScatterUpdateOp : public NdKernel {
 // combined into its slice, in index order (TF's: std::max / std::min, so a
 // NaN already in the tensor stays).
 enum class Combine { kAdd, kSub, kMax, kMin };
-template <Combine kHow>
+// kNonAliasing: ScatterNdNonAliasingAdd, whose message names "shape" alone.
+template <Combine kHow, bool kNonAliasing = false>
 struct TensorScatterArith {
   template <typename T>
   class Op : public NdKernel {
    public:
     absl::Status Compute(KernelContext* ctx) override {
       Tensor* out = nullptr;
-      TW_ASSIGN_OR_RETURN(const NdIndex nd, CopyForScatter(ctx, "TensorScatter", bad_, &out));
+      TW_ASSIGN_OR_RETURN(const NdIndex nd, CopyForScatter(ctx, "TensorScatter", bad_, &out,
+                                                           kNonAliasing ? "" : "tensor"));
       if (out->NumElements() == 0) return absl::OkStatus();
       ApplyRows<T>(nd, ctx->input(2), out, [](T a, T b) {
         if constexpr (kHow == Combine::kAdd) return static_cast<T>(a + b);
@@ -302,6 +305,9 @@ TW_REGISTER_KERNELS(scatter_nd_ops) {
         arith("TensorScatterMax"), "T");
     RegisterTypedKernels<TensorScatterArith<Combine::kMin>::Op, float, double, int32_t, int64_t>(
         arith("TensorScatterMin"), "T");
+    RegisterTypedKernels<TensorScatterArith<Combine::kAdd, true>::Op, float, double, half, bfloat16,
+                         int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+                         complex64, complex128, bool>(arith("ScatterNdNonAliasingAdd"), "T");
   }
   RegisterTypedKernels<ScatterNdOp, float, double, int32_t, int64_t>(
       cpu("ScatterNd").HostMemory("shape"), "T");

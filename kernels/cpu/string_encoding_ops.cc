@@ -1,6 +1,6 @@
 // EncodeBase64 and DecodeBase64 (web-safe base64, TF's padding rules and
-// messages) and ReduceJoin (strings joined along dimensions), of
-// ops/string_ops.cc.
+// messages), ReduceJoin (strings joined along dimensions) and
+// UnsortedSegmentJoin (joined by segment), of ops/string_ops.cc.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -170,11 +170,74 @@ class ReduceJoinOp : public OpKernel {
   std::string separator_;
 };
 
+// UnsortedSegmentJoin(inputs, segment_ids, num_segments): output [s, R...]
+// joins, in input order, the strings whose ids are s (ids [I...] over
+// inputs [I..., R...]); as TF's, the separator goes in only after a
+// non-empty join so far, and an id outside [0, num_segments) is an error.
+class UnsortedSegmentJoinOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("separator", &separator_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& inputs = ctx->input(0);
+    const Tensor& ids = ctx->input(1);
+    const Tensor& num_t = ctx->input(2);
+    if (num_t.dims() != 0) return absl::InvalidArgumentError("Number of segments must be a scalar");
+    const int64_t num = IntAt(num_t, 0);
+    if (num < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Number of segments must be non-negative but got ", num));
+    }
+    if (ids.dims() == 0) return absl::InvalidArgumentError("Segment_id cannot have rank 0");
+    if (ids.dims() > inputs.dims()) {
+      return absl::OutOfRangeError(absl::StrCat("Invalid segment_id rank ", ids.dims(),
+                                                " for input with ", inputs.dims(),
+                                                " dimension(s)"));
+    }
+    for (int d = 0; d < ids.dims(); ++d) {
+      if (ids.dim_size(d) != inputs.dim_size(d)) {
+        return absl::InvalidArgumentError(absl::StrCat("Segment dimension is ", ids.dim_size(d),
+                                                       " while input dimension is ", inputs.dims(),
+                                                       " in rank ", d));
+      }
+    }
+    std::vector<int64_t> dims = {num};
+    for (int d = ids.dims(); d < inputs.dims(); ++d) dims.push_back(inputs.dim_size(d));
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromDims(dims));
+    const int64_t n = ids.NumElements();
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t id = IntAt(ids, i);
+      if (id < 0 || id >= num) {
+        return absl::InvalidArgumentError(
+            "segment_ids are not allowed to exceed num_segments or to have negative values.");
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    const int64_t inner = n == 0 ? 0 : inputs.NumElements() / n;
+    const std::string* in = inputs.data<std::string>();
+    std::string* o = out->data<std::string>();
+    for (int64_t i = 0; i < n; ++i) {
+      std::string* row = o + IntAt(ids, i) * inner;
+      for (int64_t k = 0; k < inner; ++k) {
+        if (!row[k].empty()) row[k] += separator_;
+        row[k] += in[i * inner + k];
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string separator_;
+};
+
 TW_REGISTER_KERNELS(string_encoding_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterKernel(cpu("EncodeBase64"), MakeFactory<EncodeBase64Op>());
   RegisterKernel(cpu("DecodeBase64"), MakeFactory<DecodeBase64Op>());
   RegisterKernel(cpu("ReduceJoin").HostMemory("reduction_indices"), MakeFactory<ReduceJoinOp>());
+  RegisterKernel(cpu("UnsortedSegmentJoin").HostMemory("num_segments"),
+                 MakeFactory<UnsortedSegmentJoinOp>());
 }
 
 }  // namespace

@@ -235,5 +235,44 @@ TEST(StringToHashBucketTest, StrongAndLegacyHashesAreTensorFlows) {
               testing::StatusIs(absl::StatusCode::kInvalidArgument, "Key must have 2 elements"));
 }
 
+// TF 2.21's joins and messages (tf.raw_ops.UnsortedSegmentJoin).
+TEST(UnsortedSegmentJoinTest, JoinsEachSegmentInInputOrder) {
+  const auto run = [](const Tensor& inputs, const Tensor& ids, int32_t num,
+                      const std::string& sep = "") {
+    KernelRunner r("UnsortedSegmentJoin");
+    r.Attr("separator", sep);
+    return r.Run({inputs, ids, Literal<int32_t>({}, {num})});
+  };
+  const auto strings = [](TensorShape shape, std::vector<std::string> v) {
+    return Literal<std::string>(shape, v);
+  };
+  absl::StatusOr<std::vector<Tensor>> out = run(strings({3, 2}, {"a", "b", "c", "d", "e", "f"}),
+                                                Literal<int32_t>({3}, {1, 1, 0}), 2, "-");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<std::string>({2, 2}, {"e", "f", "a-c", "b-d"}));
+  out = run(strings({2, 2}, {"a", "b", "c", "d"}), Literal<int32_t>({2, 2}, {0, 1, 1, 0}), 2);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<std::string>({2}, {"ad", "bc"}));
+  // The separator only after a non-empty join so far (TF's); an empty
+  // segment stays empty.
+  out = run(strings({4}, {"", "x", "y", ""}), Literal<int32_t>({4}, {0, 0, 1, 1}), 3, ":");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<std::string>({3}, {"x", "y:", ""}));
+  EXPECT_THAT(
+      run(strings({4}, {"a", "b", "c", "d"}), Literal<int32_t>({4}, {1, 0, 1, -1}), 3),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                        "segment_ids are not allowed to exceed num_segments or to have negative "
+                        "values."));
+  EXPECT_THAT(run(strings({2}, {"a", "b"}), Literal<int32_t>({3}, {0, 1, 1}), 2),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Segment dimension is 3 while input dimension is 1 in rank 0"));
+  EXPECT_THAT(run(strings({2}, {"a", "b"}), Literal<int32_t>({2}, {0, 1}), -1),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Number of segments must be non-negative but got -1"));
+  EXPECT_THAT(
+      run(strings({}, {"a"}), Literal<int32_t>({}, {0}), 2),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "Segment_id cannot have rank 0"));
+}
+
 }  // namespace
 }  // namespace towerflow

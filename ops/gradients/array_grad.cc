@@ -585,6 +585,8 @@ TW_REGISTER_GRADIENT("CheckNumerics", CheckNumericsGrad);
 TW_REGISTER_GRADIENT("Reverse", ReverseGrad);
 TW_REGISTER_GRADIENT("TensorScatterAdd", TensorScatterAddSubGrad<false>);
 TW_REGISTER_GRADIENT("TensorScatterSub", TensorScatterAddSubGrad<true>);
+// TF's _ScatterNdNonAliasingAddGrad: the same.
+TW_REGISTER_GRADIENT("ScatterNdNonAliasingAdd", TensorScatterAddSubGrad<false>);
 TW_REGISTER_GRADIENT("TensorScatterMax", TensorScatterMaxMinGrad);
 TW_REGISTER_GRADIENT("TensorScatterMin", TensorScatterMaxMinGrad);
 TW_REGISTER_GRADIENT("CheckNumericsV2", CheckNumericsGrad);

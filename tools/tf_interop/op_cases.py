@@ -1695,6 +1695,25 @@ CASES = {
         ("strings, no metadata", {"tag": (STR, [], [b"t"]), "tensor": (STR, [1], [b"x"]),
                                   "serialized_summary_metadata": (STR, [], [b""])}, {}),
     ],
+    "UnsortedSegmentJoin": [
+        ("rows", {"inputs": (STR, [3, 2], [b"a", b"b", b"c", b"d", b"e", b"f"]),
+                  "segment_ids": (I32, [3], [1, 1, 0]), "num_segments": (I32, [], [2])},
+         {"separator": "-"}),
+        ("empty strings", {"inputs": (STR, [4], [b"", b"x", b"y", b""]),
+                           "segment_ids": (I64, [4], [0, 0, 1, 1]),
+                           "num_segments": (I64, [], [3])}, {"separator": ":"}),
+        ("negative id", {"inputs": (STR, [2], [b"a", b"b"]), "segment_ids": (I32, [2], [0, -1]),
+                         "num_segments": (I32, [], [2])}, {}),
+    ],
+    "ScatterNdNonAliasingAdd": [
+        (f"{name}", {"input": (dtype, [4], [1, 2, 3, 4]), "indices": (I32, [3, 1], [1, 3, 1]),
+                     "updates": (dtype, [3], [10, 20, 30])}, {})
+        for name, dtype in [("float", F), ("int64", I64), ("double", D)]] + [
+        ("bool", {"input": (B, [2], [True, False]), "indices": (I64, [1, 1], [1]),
+                  "updates": (B, [1], [True])}, {}),
+        ("out of range", {"input": (F, [4], [1, 2, 3, 4]), "indices": (I32, [2, 1], [1, 4]),
+                          "updates": (F, [2], [10, 20])}, {}),
+    ],
     "EditDistance": [
         (name, {"hypothesis_indices": (I64, [len(hi) // len(hs), len(hs)], hi),
                 "hypothesis_values": (dtype, [len(hv)], hv), "hypothesis_shape": (I64, [len(hs)], hs),

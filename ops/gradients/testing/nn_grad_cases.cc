@@ -395,6 +395,11 @@ std::vector<GradCase> NnCases() {
        [](const Scope& s, const Outs& x) -> Outs {
          return {ops::TensorScatterAdd(s, x[0], {{2}, {0}, {2}}, x[1])};
        }},
+      {"ScatterNdNonAliasingAdd",
+       {S({4}), S({3})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         return {ops::ScatterNdNonAliasingAdd(s, x[0], {{1}, {3}, {1}}, x[1])};
+       }},
       {"TensorScatterSub",
        {S({3, 2}), S({2, 2})},
        [](const Scope& s, const Outs& x) -> Outs {
