@@ -1,8 +1,10 @@
 // Random ops. `seed` and `seed2` pick a reproducible stream; both 0 means a
 // fresh random stream per kernel (graph/random_seed.h derives them from a
 // graph-level seed, as tf.set_random_seed does).
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -256,38 +258,26 @@ absl::Status StatefulRandomShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-TW_REGISTER_OP("StatefulUniform")
-    .Input("resource: resource")
-    .Input("algorithm: int64")
-    .Input("shape: shape_dtype")
-    .Output("output: dtype")
-    .Attr("dtype: type = DT_FLOAT")
-    .Attr("shape_dtype: type = DT_INT64")
-    .SetIsStateful()
-    .Doc("Uniform [0, 1) draws from the generator's state, which moves on past them.")
-    .SetShapeFn(StatefulRandomShape);
-
-TW_REGISTER_OP("StatefulStandardNormalV2")
-    .Input("resource: resource")
-    .Input("algorithm: int64")
-    .Input("shape: shape_dtype")
-    .Output("output: dtype")
-    .Attr("dtype: type = DT_FLOAT")
-    .Attr("shape_dtype: type = DT_INT64")
-    .SetIsStateful()
-    .Doc("Standard normal draws from the generator's state, which moves on past them.")
-    .SetShapeFn(StatefulRandomShape);
-
-TW_REGISTER_OP("StatefulTruncatedNormal")
-    .Input("resource: resource")
-    .Input("algorithm: int64")
-    .Input("shape: shape_dtype")
-    .Output("output: dtype")
-    .Attr("dtype: type = DT_FLOAT")
-    .Attr("shape_dtype: type = DT_INT64")
-    .SetIsStateful()
-    .Doc("Normal draws within 2 of 0 from the generator's state, which moves on past them.")
-    .SetShapeFn(StatefulRandomShape);
+// StatefulUniform, StatefulStandardNormalV2 and StatefulTruncatedNormal
+// differ in their draws alone.
+[[maybe_unused]] const bool kStatefulFloatDraws = [] {
+  for (const auto& [name, doc] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"StatefulUniform", "Uniform [0, 1) draws"},
+           {"StatefulStandardNormalV2", "Standard normal draws"},
+           {"StatefulTruncatedNormal", "Normal draws within 2 of 0"}}) {
+    RegisterOp(OpDefBuilder(name, __FILE__)
+                   .Input("resource: resource")
+                   .Input("algorithm: int64")
+                   .Input("shape: shape_dtype")
+                   .Output("output: dtype")
+                   .Attr("dtype: type = DT_FLOAT")
+                   .Attr("shape_dtype: type = DT_INT64")
+                   .SetIsStateful()
+                   .Doc(absl::StrCat(doc, " from the generator's state, which moves on past them."))
+                   .SetShapeFn(StatefulRandomShape));
+  }
+  return true;
+}();
 
 TW_REGISTER_OP("StatefulUniformInt")
     .Input("resource: resource")

@@ -786,22 +786,5 @@ TEST(ConcatOpsTest, V1GatherAndConcat) {
               TensorIs<float>({3}, {1, 2, 3}));
 }
 
-// TF 1's out-of-place scatter-add, TF 2.21's values and message.
-TEST(ScatterNdNonAliasingAddTest, AddsDuplicatesAsTensorScatterAdd) {
-  KernelRunner r("ScatterNdNonAliasingAdd");
-  EXPECT_THAT(RunOk(r, {Literal<float>({4}, {1, 2, 3, 4}), Literal<int32_t>({3, 1}, {1, 3, 1}),
-                        Literal<float>({3}, {10, 20, 30})}),
-              TensorIs<float>({4}, {1, 42, 3, 24}));
-  KernelRunner b("ScatterNdNonAliasingAdd");
-  EXPECT_THAT(RunOk(b, {Literal<bool>({2}, {true, false}), Literal<int32_t>({1, 1}, {1}),
-                        Literal<bool>({1}, {true})}),
-              TensorIs<bool>({2}, {true, true}));
-  KernelRunner bad("ScatterNdNonAliasingAdd");
-  EXPECT_THAT(bad.Run({Literal<float>({4}, {1, 2, 3, 4}), Literal<int32_t>({2, 1}, {1, 4}),
-                       Literal<float>({2}, {10, 20})}),
-              testing::StatusIs(absl::StatusCode::kInvalidArgument,
-                                "indices[1] = [4] does not index into shape [4]"));
-}
-
 }  // namespace
 }  // namespace towerflow

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -189,6 +190,29 @@ class StatelessRandomOp : public OpKernel {
   }
 };
 
+// minval and maxval, inputs `first` and `first` + 1, are scalars (TF's
+// messages).
+absl::Status CheckScalarBounds(KernelContext* ctx, int first) {
+  for (const auto& [what, t] : {std::pair<const char*, const Tensor*>{"minval", &ctx->input(first)},
+                                {"maxval", &ctx->input(first + 1)}}) {
+    if (t->dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " must be 0-D, got shape ", t->shape().DebugString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Their values, minval < maxval.
+template <typename T>
+absl::StatusOr<std::pair<T, T>> OrderedBounds(KernelContext* ctx, int first) {
+  const T lo = *ctx->input(first).data<T>(), hi = *ctx->input(first + 1).data<T>();
+  if (!(lo < hi)) {
+    return absl::InvalidArgumentError(absl::StrCat("Need minval < maxval, got ", lo, " >= ", hi));
+  }
+  return std::make_pair(lo, hi);
+}
+
 // n integers in [lo, hi): lo + a word (two words, low first, for 64 bits)
 // modulo hi - lo, as TF's UniformDistribution. REQUIRES: lo < hi.
 template <typename T>
@@ -226,25 +250,13 @@ class StatelessRandomIntOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
     const int bounds = kV2 ? 4 : 2;
-    const Tensor& lo_t = ctx->input(bounds);
-    const Tensor& hi_t = ctx->input(bounds + 1);
-    if (lo_t.dims() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("minval must be 0-D, got shape ", lo_t.shape().DebugString()));
-    }
-    if (hi_t.dims() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("maxval must be 0-D, got shape ", hi_t.shape().DebugString()));
-    }
+    TW_RETURN_IF_ERROR(CheckScalarBounds(ctx, bounds));
     TW_ASSIGN_OR_RETURN(PhiloxStream stream, StreamOf(ctx, kV2, 1));
     TW_ASSIGN_OR_RETURN(Tensor * out, AllocateShaped(ctx));
     const int64_t n = out->NumElements();
-    if (n == 0) return absl::OkStatus();
-    const T lo = *lo_t.data<T>(), hi = *hi_t.data<T>();
-    if (!(lo < hi)) {
-      return absl::InvalidArgumentError(absl::StrCat("Need minval < maxval, got ", lo, " >= ", hi));
-    }
-    FillInts(stream, lo, hi, out->data<T>(), n);
+    if (n == 0) return absl::OkStatus();  // TF's: no draws, no order to check
+    TW_ASSIGN_OR_RETURN(const auto range, OrderedBounds<T>(ctx, bounds));
+    FillInts(stream, range.first, range.second, out->data<T>(), n);
     return absl::OkStatus();
   }
 };
@@ -280,24 +292,10 @@ class StatefulRandomOp : public OpKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("input 1 (0-based) must have shape [], not ", alg.shape().DebugString()));
     }
-    T lo{}, hi{};
+    std::pair<T, T> range{};
     if constexpr (kDraw == Draw::kInt) {
-      const Tensor& lo_t = ctx->input(3);
-      const Tensor& hi_t = ctx->input(4);
-      if (lo_t.dims() != 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("minval must be 0-D, got shape ", lo_t.shape().DebugString()));
-      }
-      if (hi_t.dims() != 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("maxval must be 0-D, got shape ", hi_t.shape().DebugString()));
-      }
-      lo = *lo_t.data<T>();
-      hi = *hi_t.data<T>();
-      if (!(lo < hi)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Need minval < maxval, got ", lo, " >= ", hi));
-      }
+      TW_RETURN_IF_ERROR(CheckScalarBounds(ctx, 3));
+      TW_ASSIGN_OR_RETURN(range, OrderedBounds<T>(ctx, 3));  // checked even with no draws, as TF
     }
     TW_ASSIGN_OR_RETURN(Tensor * out, AllocateShaped(ctx, 2));
     const int64_t n = out->NumElements();
@@ -311,7 +309,7 @@ class StatefulRandomOp : public OpKernel {
                               PhiloxKey{{word(2, 0), word(2, 1)}});
     T* y = out->data<T>();
     if constexpr (kDraw == Draw::kInt) {
-      FillInts(stream, lo, hi, y, n);
+      FillInts(stream, range.first, range.second, y, n);
     } else if constexpr (kDraw == Draw::kFullInt) {
       FillFullInts(stream, y, n);
     } else {
