@@ -114,7 +114,11 @@ exec "${wrap[@]}" "$here/bin/$program" "$@"
 EOF
 chmod +x "$stage/run.sh"
 
-tar -cJf "$out/bundle.tar.xz" -C "$stage" .
+# The programs share most of their code (the kernels), so a dictionary that
+# spans several of them stores each shared part once: 86 MiB with xz's
+# default 8 MiB dictionary, 47 MiB with this one (decompressing needs 256 MiB
+# of memory; tar -xJf reads it as usual).
+tar -cf - -C "$stage" . | xz -T1 --lzma2=preset=6,dict=256MiB > "$out/bundle.tar.xz"
 rm -rf "$stage"
 ls -l "$out/bundle.tar.xz"
 if [ "$(stat -c %s "$out/bundle.tar.xz")" -gt $((60 << 20)) ]; then
