@@ -21,10 +21,6 @@
 namespace towerflow {
 namespace {
 
-bool IsTransfer(const std::string& op) {
-  return op == "_Send" || op == "_Recv" || op == "_HostSend" || op == "_HostRecv";
-}
-
 bool IsConstant(const NodeDef& n) { return n.op() == "Const" || n.op() == "HostConst"; }
 
 bool PassesInputOn(const std::string& op) {
@@ -270,7 +266,7 @@ absl::Status CheckCapturable(const Device& device, const GraphDef& def, CaptureP
   TW_ASSIGN_OR_RETURN(const GraphView view, GraphView::Build(def));
   std::vector<int> memo(def.node_size(), -1);
   for (const NodeDef& n : def.node()) {
-    if (IsTransfer(n.op())) {
+    if (IsTransferOp(n.op())) {
       std::string tensor;
       if (!GetNodeAttr(n, "tensor_name", &tensor).ok()) tensor = "a value";
       return Refuse(n, absl::StrCat("copies ", tensor,
@@ -335,6 +331,10 @@ absl::Status CheckCapturable(const Device& device, const GraphDef& def, CaptureP
 }
 
 }  // namespace
+
+bool IsTransferOp(const std::string& op) {
+  return op == "_Send" || op == "_Recv" || op == "_HostSend" || op == "_HostRecv";
+}
 
 bool IsControlFlowOp(const std::string& op) {
   static const auto* const kOps = new std::set<std::string>{

@@ -58,6 +58,11 @@ struct CapturePlan {
 // Enter, Exit, NextIteration, LoopCond, ControlTrigger and their Ref forms).
 bool IsControlFlowOp(const std::string& op);
 
+// Whether `op` copies a value between devices or memories (_Send, _Recv,
+// _HostSend, _HostRecv). Inside one partition such a copy of a constant is
+// folded away; any other is refused.
+bool IsTransferOp(const std::string& op);
+
 // `partition` is the one partition of a step on `device`, with `_Arg`
 // feeds of `feed_shapes` (by _Arg index; `feed_names`, the fed tensors'
 // names for messages, or empty) and `num_fetches` `_Retval`s.

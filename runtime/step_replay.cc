@@ -217,9 +217,12 @@ StepReplay::StepReplay(std::string signature, GraphDef partition, Device* device
       options_(options) {
   // What no folding for the shapes can take away: a stateful node with no
   // capturable kernel (a queue, a host read), control flow. Found now, the
-  // signature never warms up (nor holds its steps back to record).
+  // signature never warms up (nor holds its steps back to record). Copies
+  // between the device's memory and the host's are left to
+  // SpecializeForCapture, which folds those of constants (a GPU's int64
+  // shape read on the host) and names the tensor of any other.
   for (const NodeDef& n : partition_.node()) {
-    if (n.op() == "_Arg" || n.op() == "_Retval") continue;
+    if (n.op() == "_Arg" || n.op() == "_Retval" || IsTransferOp(n.op())) continue;
     const OpRegistrationData* reg = OpRegistry::Global()->Find(n.op());
     absl::StatusOr<const KernelDef*> kernel = FindKernelDef(device_->device_type(), n);
     if (reg == nullptr || !kernel.ok()) continue;  // the executor reported it already

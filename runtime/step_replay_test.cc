@@ -40,8 +40,11 @@ struct Model {
 };
 
 // `int_targets`: y is fed as int32 (host memory, as a GPU's int32 tensors)
-// and cast to float on the device.
-Model BuildModel(bool with_where = false, bool with_check = false, bool int_targets = false) {
+// and cast to float on the device. `int64_shape`: x's shape is an int64
+// constant, which lives in device memory and is copied to the host for the
+// Reshape (a _Send inside the one partition, as on a GPU).
+Model BuildModel(bool with_where = false, bool with_check = false, bool int_targets = false,
+                 bool int64_shape = false) {
   Scope root = Scope::NewRootScope().WithDevice(kStream);
   auto x_flat = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
   Output y = int_targets
@@ -64,7 +67,9 @@ Model BuildModel(bool with_where = false, bool with_check = false, bool int_targ
                .operation}));
   (void)init;
 
-  auto x = ops::Reshape(root, x_flat, ops::Const(root, {-1, 4}));
+  auto x = ops::Reshape(root, x_flat,
+                        int64_shape ? ops::Const(root, {int64_t{-1}, int64_t{4}})
+                                    : ops::Const(root, {-1, 4}));
   auto z1 = ops::AddV2(root, ops::MatMul(root, x, w1), b1);
   auto h = ops::Relu(root, z1);
   auto noise = ops::RandomUniform(root.WithOpName("noise"), ops::Shape(root, h), DT_FLOAT,
@@ -179,6 +184,26 @@ TEST(StepReplayTest, AnInt32FeedThatIsOnlyCopiedToTheDeviceIsReplayed) {
     TW_ASSERT_OK_AND_ASSIGN(auto got, TrainStep(replayed.get(), Batch(step, 4, true)));
     EXPECT_TRUE(SameBits(got.first, expected.first)) << "loss of step " << step;
     if (step >= 4) EXPECT_EQ(got.second.mode, Mode::kReplayed) << step;
+  }
+  const std::vector<Tensor> a = Variables(eager.get(), model);
+  const std::vector<Tensor> b = Variables(replayed.get(), model);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(SameBits(b[i], a[i])) << model.variables[i];
+}
+
+TEST(StepReplayTest, AConstantCopiedToTheHostWithinTheStepIsReplayed) {
+  // The int64 shape constant is in device memory and the Reshape reads it on
+  // the host: the step's one partition copies it (_Send, _HostRecv), which
+  // the recording folds into a host constant.
+  const Model model = BuildModel(false, false, false, /*int64_shape=*/true);
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> eager, MakeSession(model, false));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> replayed, MakeSession(model, true));
+  for (int step = 0; step < 8; ++step) {
+    TW_ASSERT_OK_AND_ASSIGN(auto expected, TrainStep(eager.get(), Batch(step, 4)));
+    TW_ASSERT_OK_AND_ASSIGN(auto got, TrainStep(replayed.get(), Batch(step, 4)));
+    EXPECT_TRUE(SameBits(got.first, expected.first)) << "loss of step " << step;
+    if (step >= 4) {
+      EXPECT_EQ(got.second.mode, Mode::kReplayed) << step << ": " << got.second.why_eager;
+    }
   }
   const std::vector<Tensor> a = Variables(eager.get(), model);
   const std::vector<Tensor> b = Variables(replayed.get(), model);

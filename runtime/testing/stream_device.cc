@@ -446,7 +446,8 @@ class SumOp : public OpKernel {
   bool keep_ = false;
 };
 
-// Reshape: the same buffer under the shape in host memory (one -1 allowed).
+// Reshape: the same buffer under the shape in host memory (int32 or int64,
+// one -1 allowed).
 class ReshapeOp : public OpKernel {
  public:
   bool IsExpensive() const override { return false; }
@@ -456,7 +457,8 @@ class ReshapeOp : public OpKernel {
     int64_t known = 1, unknown = -1;
     std::vector<int64_t> shape;
     for (int64_t i = 0; i < dims.NumElements(); ++i) {
-      const int64_t d = dims.data<int32_t>()[i];
+      const int64_t d =
+          dims.dtype() == DT_INT64 ? dims.data<int64_t>()[i] : dims.data<int32_t>()[i];
       if (d == -1) unknown = i; else known *= d;
       shape.push_back(d);
     }
