@@ -26,6 +26,7 @@
 #include "runtime/session.h"
 #include "runtime/step_graph.h"
 #include "runtime/step_replay.h"
+#include "runtime/update_order.h"
 
 namespace towerflow {
 namespace {
@@ -331,6 +332,12 @@ class DirectSession final : public Session {
         continue;
       }
       TW_RETURN_IF_ERROR(OptimizePartition(options_.optimizer, device, inter_op_.get(), &def));
+      if (options_.replay.enabled && device->step_capture() != nullptr &&
+          ek->step.partitions.size() == 1) {
+        // A step that may be recorded: its variables must keep their
+        // buffers from step to step (runtime/update_order.h).
+        TW_RETURN_IF_ERROR(OrderUpdatesAfterReads(&def));
+      }
       auto partition = std::make_unique<Graph>();
       partition->set_allow_internal_names(true);
       TW_RETURN_IF_ERROR(ImportGraphDef(def, partition.get()));
