@@ -66,6 +66,9 @@ struct ConvDescriptors {
 struct Algorithm {
   int algo = 0;
   size_t workspace = 0;
+  // The math type cuDNN chose the algorithm for (its perf result's), which
+  // the descriptor must carry when it runs.
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 };
 
 // The buffers of one run of a pass: what cuDNN reads and the one tensor it
@@ -77,30 +80,15 @@ struct ConvBuffers {
   void* out = nullptr;
 };
 
-// TF's switches TF_CUDNN_DETERMINISTIC=1 and TF_DETERMINISTIC_OPS=1 keep
-// only algorithms that give the same bits on every run (no atomics).
-bool DeterministicOnly() {
-  static const bool deterministic = [] {
-    for (const char* name : {"TF_CUDNN_DETERMINISTIC", "TF_DETERMINISTIC_OPS"}) {
-      const char* v = std::getenv(name);
-      if (v != nullptr && (std::string(v) == "1" || absl::AsciiStrToLower(v) == "true")) {
-        return true;
-      }
-    }
-    return false;
-  }();
-  return deterministic;
-}
-
 // The algorithms of `perf` (cuDNN's order) that succeeded within `limit`
 // (and are deterministic, when asked).
 template <typename Perf>
 std::vector<Algorithm> Usable(const Perf* perf, int count, size_t limit) {
   std::vector<Algorithm> usable;
   for (int i = 0; i < count; ++i) {
-    if (DeterministicOnly() && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
+    if (DeterministicOpsRequested() && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
     if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit) {
-      usable.push_back(Algorithm{static_cast<int>(perf[i].algo), perf[i].memory});
+      usable.push_back(Algorithm{static_cast<int>(perf[i].algo), perf[i].memory, perf[i].mathType});
     }
   }
   return usable;
@@ -340,30 +328,20 @@ class CudnnConvOp : public OpKernel {
     }
     run.out = result.raw_data();
 
-    TW_ASSIGN_OR_RETURN(const Algorithm algo, AlgorithmFor(ctx, gpu, d, w, oc, run));
-    Tensor workspace;
-    if (algo.workspace > 0) {
-      TW_ASSIGN_OR_RETURN(workspace,
-                          DeviceTemp(ctx, DT_UINT8, TensorShape({int64_t(algo.workspace)})));
-    }
-    const CudnnScalar<T> one = 1, zero = 0;
-    {
-      absl::MutexLock lock(&gpu->handle_mutex());
-      if constexpr (kPass == ConvPass::kForward) {
-        TW_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
-            gpu->cudnn(), &one, d.x.get(), run.x, d.filter.get(), run.filter, d.conv.get(),
-            static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), workspace.raw_data(), algo.workspace,
-            &zero, d.y.get(), run.out));
-      } else if constexpr (kPass == ConvPass::kBackwardInput) {
-        TW_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(
-            gpu->cudnn(), &one, d.filter.get(), run.filter, d.y.get(), run.dy, d.conv.get(),
-            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), workspace.raw_data(),
-            algo.workspace, &zero, d.x.get(), run.out));
-      } else {
-        TW_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardFilter(
-            gpu->cudnn(), &one, d.x.get(), run.x, d.y.get(), run.dy, d.conv.get(),
-            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), workspace.raw_data(),
-            algo.workspace, &zero, d.filter.get(), run.out));
+    TW_ASSIGN_OR_RETURN(const std::vector<Algorithm> algos, AlgorithmsFor(ctx, gpu, d, w, oc, run));
+    // The best algorithm; should cuDNN refuse it for these descriptors
+    // (BAD_PARAM or NOT_SUPPORTED, which its heuristics can let through for
+    // half and bfloat16), the next, which is then remembered.
+    for (size_t i = 0; i < algos.size(); ++i) {
+      const Algorithm& algo = algos[i];
+      TW_ASSIGN_OR_RETURN(const cudnnStatus_t status, RunPass(ctx, gpu, d, run, algo));
+      if (status == CUDNN_STATUS_SUCCESS) {
+        if (i > 0) Remember(w, oc, algos, i);
+        break;
+      }
+      if (i + 1 == algos.size() ||
+          (status != CUDNN_STATUS_BAD_PARAM && status != CUDNN_STATUS_NOT_SUPPORTED)) {
+        TW_CUDNN_RETURN_IF_ERROR(status);
       }
     }
     if constexpr (kPass == ConvPass::kBackwardFilter) {
@@ -418,17 +396,63 @@ class CudnnConvOp : public OpKernel {
     return x;
   }
 
-  // The algorithm for this shape: cached, else measured on `run`'s buffers
-  // (or cuDNN's first heuristic choice without autotuning).
-  absl::StatusOr<Algorithm> AlgorithmFor(KernelContext* ctx, GpuDevice* gpu,
-                                         const ConvDescriptors& d, const Window2D& w, int64_t oc,
-                                         const ConvBuffers& run) {
-    // The math mode is part of the key: TF32 and FMA algorithms differ.
-    const std::string key =
-        absl::StrJoin({w.batch, w.in_h, w.in_w, w.channels, w.k_h, w.k_w, oc, w.stride_h,
-                       w.stride_w, w.dilation_h, w.dilation_w, w.pad_top, w.pad_bottom, w.pad_left,
-                       w.pad_right, int64_t{TensorFloat32ExecutionEnabled()}},
-                      ",");
+  // One run of the pass with `algo` (its workspace allocated): cuDNN's
+  // status, or an error from allocating.
+  absl::StatusOr<cudnnStatus_t> RunPass(KernelContext* ctx, GpuDevice* gpu,
+                                        const ConvDescriptors& d, const ConvBuffers& run,
+                                        const Algorithm& algo) {
+    Tensor workspace;
+    if (algo.workspace > 0) {
+      TW_ASSIGN_OR_RETURN(workspace,
+                          DeviceTemp(ctx, DT_UINT8, TensorShape({int64_t(algo.workspace)})));
+    }
+    const CudnnScalar<T> one = 1, zero = 0;
+    absl::MutexLock lock(&gpu->handle_mutex());
+    // half and bfloat16: the math type the algorithm was chosen for (tensor
+    // cores or not; float32 accumulation either way). float32 keeps the
+    // descriptor's, which decides whether TF32 is allowed.
+    if constexpr (kIsFloat16<T>) {
+      TW_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(d.conv.get(), algo.math));
+    }
+    if constexpr (kPass == ConvPass::kForward) {
+      return cudnnConvolutionForward(
+          gpu->cudnn(), &one, d.x.get(), run.x, d.filter.get(), run.filter, d.conv.get(),
+          static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), workspace.raw_data(), algo.workspace,
+          &zero, d.y.get(), run.out);
+    } else if constexpr (kPass == ConvPass::kBackwardInput) {
+      return cudnnConvolutionBackwardData(
+          gpu->cudnn(), &one, d.filter.get(), run.filter, d.y.get(), run.dy, d.conv.get(),
+          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), workspace.raw_data(),
+          algo.workspace, &zero, d.x.get(), run.out);
+    } else {
+      return cudnnConvolutionBackwardFilter(
+          gpu->cudnn(), &one, d.x.get(), run.x, d.y.get(), run.dy, d.conv.get(),
+          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), workspace.raw_data(),
+          algo.workspace, &zero, d.filter.get(), run.out);
+    }
+  }
+
+  // The math mode is part of the key: TF32 and FMA algorithms differ.
+  static std::string CacheKey(const Window2D& w, int64_t oc) {
+    return absl::StrJoin({w.batch, w.in_h, w.in_w, w.channels, w.k_h, w.k_w, oc, w.stride_h,
+                          w.stride_w, w.dilation_h, w.dilation_w, w.pad_top, w.pad_bottom,
+                          w.pad_left, w.pad_right, int64_t{TensorFloat32ExecutionEnabled()}},
+                         ",");
+  }
+
+  // `algos[i]` ran where the ones before it were refused: it leads from now on.
+  void Remember(const Window2D& w, int64_t oc, const std::vector<Algorithm>& algos, size_t i) {
+    std::vector<Algorithm> reordered(algos.begin() + i, algos.end());
+    absl::MutexLock lock(&cache_mu_);
+    cache_[CacheKey(w, oc)] = std::move(reordered);
+  }
+
+  // The algorithms for this shape, best first: cached, else measured on
+  // `run`'s buffers (or cuDNN's heuristic order without autotuning).
+  absl::StatusOr<std::vector<Algorithm>> AlgorithmsFor(KernelContext* ctx, GpuDevice* gpu,
+                                                       const ConvDescriptors& d, const Window2D& w,
+                                                       int64_t oc, const ConvBuffers& run) {
+    const std::string key = CacheKey(w, oc);
     absl::MutexLock lock(&cache_mu_);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
@@ -456,13 +480,13 @@ class CudnnConvOp : public OpKernel {
                           Candidates(gpu->cudnn(), kPass, d, &run, workspace.raw_data(), bytes));
       if (!measured.empty()) candidates = measured;
     }
-    cache_.emplace(key, candidates[0]);
-    return candidates[0];
+    cache_.emplace(key, candidates);
+    return candidates;
   }
 
   WindowAttrs attrs_;
   absl::Mutex cache_mu_;
-  absl::flat_hash_map<std::string, Algorithm> cache_ ABSL_GUARDED_BY(cache_mu_);
+  absl::flat_hash_map<std::string, std::vector<Algorithm>> cache_ ABSL_GUARDED_BY(cache_mu_);
 };
 
 template <typename T>

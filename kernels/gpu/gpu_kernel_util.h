@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "core/float16.h"
 #include "core/status_macros.h"
@@ -26,6 +28,22 @@
 
 namespace towerflow {
 namespace gpu {
+
+// TF's switches TF_CUDNN_DETERMINISTIC=1 and TF_DETERMINISTIC_OPS=1 (or
+// "true"): kernels give the same bits on every run (cuDNN's deterministic
+// algorithms only, MaxPoolGrad without atomics), as TF's do.
+inline bool DeterministicOpsRequested() {
+  static const bool deterministic = [] {
+    for (const char* name : {"TF_CUDNN_DETERMINISTIC", "TF_DETERMINISTIC_OPS"}) {
+      const char* v = std::getenv(name);
+      if (v != nullptr && (std::string(v) == "1" || absl::AsciiStrToLower(v) == "true")) {
+        return true;
+      }
+    }
+    return false;
+  }();
+  return deterministic;
+}
 
 // An element of T as the math kernels of launch.h take it: the 16-bit
 // floats as HalfBits / Bfloat16Bits, every other type as itself; and the

@@ -158,9 +158,10 @@ __device__ Windows WindowsHolding(const PoolShape& p, const Pixel& x) {
   return r;
 }
 
-// MaxPoolGrad of a 16-bit type, one thread per input element: the sum in
-// float32 of the gradients of the windows whose maximum it is, rounded
-// once (16-bit atomics would round at every addition).
+// MaxPoolGrad one thread per input element: the sum (in float32 for a
+// 16-bit type) of the gradients of the windows whose maximum it is, in
+// window order, rounded once. 16-bit types always (16-bit atomics would
+// round at every addition), the others when asked to be deterministic.
 template <typename T>
 __global__ void MaxPoolGradGatherKernel(PoolShape p, const T* in, const T* dy, T* dx, int64_t n) {
   using M = MathOf<T>;
@@ -222,18 +223,20 @@ cudaError_t LaunchAvgPool(const PoolShape& p, const T* in, T* out, cudaStream_t 
 
 template <typename T>
 cudaError_t LaunchMaxPoolGrad(const PoolShape& p, const T* in, const T* dy, T* dx,
-                              cudaStream_t stream) {
+                              bool deterministic, cudaStream_t stream) {
   const int64_t n_in = InputCount(p), n_out = OutputCount(p);
   if (n_in == 0) return cudaSuccess;
-  if constexpr (!std::is_same_v<MathOf<T>, T>) {
-    MaxPoolGradGatherKernel<T>
-        <<<GridSize(n_in), kThreadsPerBlock, 0, stream>>>(p, in, dy, dx, n_in);
-  } else {
-    ZeroKernel<T><<<GridSize(n_in), kThreadsPerBlock, 0, stream>>>(dx, n_in);
-    if (n_out > 0) {
-      MaxPoolGradKernel<T><<<GridSize(n_out), kThreadsPerBlock, 0, stream>>>(p, in, dy, dx, n_out);
+  if constexpr (std::is_same_v<MathOf<T>, T>) {
+    if (!deterministic) {
+      ZeroKernel<T><<<GridSize(n_in), kThreadsPerBlock, 0, stream>>>(dx, n_in);
+      if (n_out > 0) {
+        MaxPoolGradKernel<T>
+            <<<GridSize(n_out), kThreadsPerBlock, 0, stream>>>(p, in, dy, dx, n_out);
+      }
+      return cudaGetLastError();
     }
   }
+  MaxPoolGradGatherKernel<T><<<GridSize(n_in), kThreadsPerBlock, 0, stream>>>(p, in, dy, dx, n_in);
   return cudaGetLastError();
 }
 
@@ -245,11 +248,11 @@ cudaError_t LaunchAvgPoolGrad(const PoolShape& p, const T* dy, T* dx, cudaStream
   return cudaGetLastError();
 }
 
-#define TW_INSTANTIATE(T)                                                              \
-  template cudaError_t LaunchMaxPool<T>(const PoolShape&, const T*, T*, cudaStream_t); \
-  template cudaError_t LaunchAvgPool<T>(const PoolShape&, const T*, T*, cudaStream_t); \
-  template cudaError_t LaunchMaxPoolGrad<T>(const PoolShape&, const T*, const T*, T*,  \
-                                            cudaStream_t);                             \
+#define TW_INSTANTIATE(T)                                                                   \
+  template cudaError_t LaunchMaxPool<T>(const PoolShape&, const T*, T*, cudaStream_t);      \
+  template cudaError_t LaunchAvgPool<T>(const PoolShape&, const T*, T*, cudaStream_t);      \
+  template cudaError_t LaunchMaxPoolGrad<T>(const PoolShape&, const T*, const T*, T*, bool, \
+                                            cudaStream_t);                                  \
   template cudaError_t LaunchAvgPoolGrad<T>(const PoolShape&, const T*, T*, cudaStream_t);
 TW_INSTANTIATE(float)
 TW_INSTANTIATE(double)

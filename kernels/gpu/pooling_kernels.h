@@ -27,10 +27,12 @@ cudaError_t LaunchMaxPool(const PoolShape& p, const T* in, T* out, cudaStream_t 
 template <typename T>
 cudaError_t LaunchAvgPool(const PoolShape& p, const T* in, T* out, cudaStream_t stream);
 // dx (in's shape, zeroed here) gets each dy added at its window's first
-// maximum of `in`.
+// maximum of `in`. `deterministic`: the same bits on every run (each input
+// element sums its windows' gradients in order, as 16-bit types always do)
+// rather than float and double's atomic additions, in any order.
 template <typename T>
 cudaError_t LaunchMaxPoolGrad(const PoolShape& p, const T* in, const T* dy, T* dx,
-                              cudaStream_t stream);
+                              bool deterministic, cudaStream_t stream);
 // dx[i] = sum over the windows holding i of dy / (the window's count).
 template <typename T>
 cudaError_t LaunchAvgPoolGrad(const PoolShape& p, const T* dy, T* dx, cudaStream_t stream);

@@ -81,8 +81,9 @@ class MaxPoolGradOp : public PoolBase {
       }
     }
     TW_ASSIGN_OR_RETURN(Tensor * dx, ctx->allocate_output(0, in.shape()));
-    TW_CUDA_RETURN_IF_ERROR(LaunchMaxPoolGrad<OnGpu<T>>(
-        p, GpuData<T>(in), GpuData<T>(ctx->input(2)), GpuData<T>(*dx), gpu->compute_stream()));
+    TW_CUDA_RETURN_IF_ERROR(
+        LaunchMaxPoolGrad<OnGpu<T>>(p, GpuData<T>(in), GpuData<T>(ctx->input(2)), GpuData<T>(*dx),
+                                    DeterministicOpsRequested(), gpu->compute_stream()));
     return absl::OkStatus();
   }
 };
