@@ -386,6 +386,14 @@ struct Pow {
 // ---- Comparisons (bool results; NaN compares unequal to everything) ----
 
 template <typename T>
+struct LogicalAnd {
+  TW_HOST_DEVICE bool operator()(const T& x, const T& y) const { return x && y; }
+};
+template <typename T>
+struct LogicalOr {
+  TW_HOST_DEVICE bool operator()(const T& x, const T& y) const { return x || y; }
+};
+template <typename T>
 struct Equal {
   TW_HOST_DEVICE bool operator()(const T& x, const T& y) const { return x == y; }
 };

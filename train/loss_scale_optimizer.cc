@@ -89,17 +89,23 @@ Operation LossScaleOptimizer::ApplyGradients(const Scope& scope,
   }
   // Whether every gradient is finite, then the gradients zeroed when one
   // is not (0 * NaN is NaN: a gated rate alone would not keep a variable).
+  // Each gradient times zero, summed where the gradient is: 0 when all its
+  // elements are finite, NaN when one is not (infinity times zero is NaN),
+  // so one float per gradient crosses to the check, never a bool tensor.
   const Scope check = scope.NewSubScope("loss_scale");
-  std::vector<Output> finite_each;
+  std::vector<Output> zero_sums;
   for (const GradAndVar& gv : grads_and_vars) {
     if (gv.grad.is_none()) continue;
     const Output t = gv.grad.values();
     const Scope at = check.ColocateWith(t);
-    finite_each.push_back(
-        ops::All(at, ops::IsFinite(at, t), ops::Range(at, 0, ops::Rank(at, t), 1)));
+    const Output zero = ops::Const(at, 0.0f);
+    const Output zeroed =
+        ops::Mul(at, t, t.type() == DT_FLOAT ? zero : ops::Cast(at, zero, t.type()));
+    const Output sum = ops::Sum(at, zeroed, ops::Range(at, 0, ops::Rank(at, t), 1));
+    zero_sums.push_back(t.type() == DT_FLOAT ? sum : ops::Cast(at, sum, DT_FLOAT));
   }
-  if (finite_each.empty()) return optimizer_->ApplyGradients(scope, grads_and_vars, global_step);
-  const Output finite = ops::All(check, ops::Pack(check, finite_each), 0);
+  if (zero_sums.empty()) return optimizer_->ApplyGradients(scope, grads_and_vars, global_step);
+  const Output finite = ops::IsFinite(check, ops::AddN(check, zero_sums));
   std::vector<GradAndVar> gated = grads_and_vars;
   for (GradAndVar& gv : gated) {
     if (gv.grad.is_none()) continue;

@@ -34,6 +34,11 @@ __global__ void BinaryKernel(const T* x, const T* y, Out* z, int64_t n) {
   }
 }
 
+template <typename T>
+__global__ void IsFiniteKernel(const T* x, bool* y, int64_t n) {
+  TW_GRID_LOOP(i, n) { y[i] = isfinite(DeviceValue<T>::Widen(x[i])); }
+}
+
 template <typename T, typename Out, typename F>
 __global__ void BroadcastBinaryKernel(const T* x, const T* y, Out* z, int64_t n, Broadcast b) {
   const F f;
@@ -154,6 +159,13 @@ template <typename T, typename F>
 cudaError_t LaunchBinary(const T* x, const T* y, T* z, int64_t n, const Broadcast* bcast,
                          cudaStream_t stream) {
   return LaunchBinaryOf<T, T, F>(x, y, z, n, bcast, stream);
+}
+
+template <typename T>
+cudaError_t LaunchIsFinite(const T* x, bool* y, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  IsFiniteKernel<T><<<GridSize(n), kThreadsPerBlock, 0, stream>>>(x, y, n);
+  return cudaGetLastError();
 }
 
 template <typename T, typename F>
@@ -287,9 +299,17 @@ TW_INSTANTIATE_CWISE(float)
 TW_INSTANTIATE_CWISE(double)
 TW_INSTANTIATE_CWISE(HalfBits)
 TW_INSTANTIATE_CWISE(Bfloat16Bits)
+// int64 sums: a loss scale's count of good steps, global steps.
+TW_INSTANTIATE_BINARY(int64_t, Add)
 #undef TW_INSTANTIATE_CWISE
 #undef TW_INSTANTIATE_BINARY
 #undef TW_INSTANTIATE_UNARY
+
+template cudaError_t LaunchIsFinite<float>(const float*, bool*, int64_t, cudaStream_t);
+template cudaError_t LaunchIsFinite<double>(const double*, bool*, int64_t, cudaStream_t);
+template cudaError_t LaunchIsFinite<HalfBits>(const HalfBits*, bool*, int64_t, cudaStream_t);
+template cudaError_t LaunchIsFinite<Bfloat16Bits>(const Bfloat16Bits*, bool*, int64_t,
+                                                  cudaStream_t);
 
 #define TW_INSTANTIATE(T)                                                              \
   template cudaError_t LaunchLeakyRelu<T>(const T*, T*, int64_t, float, cudaStream_t); \
@@ -324,6 +344,8 @@ TW_INSTANTIATE_COMPARES(double)
 TW_INSTANTIATE_COMPARES(int64_t)
 TW_INSTANTIATE_COMPARES(HalfBits)
 TW_INSTANTIATE_COMPARES(Bfloat16Bits)
+TW_INSTANTIATE_COMPARE(bool, LogicalAnd)
+TW_INSTANTIATE_COMPARE(bool, LogicalOr)
 #undef TW_INSTANTIATE_COMPARES
 #undef TW_INSTANTIATE_COMPARE
 

@@ -32,6 +32,11 @@ template <typename T, typename F>
 cudaError_t LaunchCompare(const T* x, const T* y, bool* z, int64_t n, const Broadcast* bcast,
                           cudaStream_t stream);
 
+// y[i] = whether x[i] is finite (neither infinite nor NaN). T float,
+// double, HalfBits or Bfloat16Bits.
+template <typename T>
+cudaError_t LaunchIsFinite(const T* x, bool* y, int64_t n, cudaStream_t stream);
+
 // Where output element i of a select reads its condition and its two
 // branches: its index over `dims` dotted with each one's strides (0 along
 // broadcast dimensions).

@@ -1,5 +1,6 @@
-// GPU elementwise kernels: unary maths, binary maths and comparisons with
-// NumPy broadcasting (BCast's collapsed shapes as strides) and AddN, each
+// GPU elementwise kernels: unary maths, IsFinite, binary maths, comparisons
+// and LogicalAnd/LogicalOr with NumPy broadcasting (BCast's collapsed
+// shapes as strides) and AddN, each
 // op's maths the functor of kernels/cwise_functors.h that the CPU kernels
 // use; LeakyRelu with its alpha; Select and SelectV2. half and bfloat16
 // compute in float32 and round each result once, as the CPU's 16-bit
@@ -68,6 +69,20 @@ class BinaryOp : public OpKernel {
       TW_CUDA_RETURN_IF_ERROR((LaunchBinary<OnGpu<T>, F>(
           GpuData<T>(x), GpuData<T>(y), GpuData<T>(*z), n, plan, gpu->compute_stream())));
     }
+    return absl::OkStatus();
+  }
+};
+
+// IsFinite: a bool per element.
+template <typename T>
+class IsFiniteOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+    const Tensor& x = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
+    TW_CUDA_RETURN_IF_ERROR(LaunchIsFinite<OnGpu<T>>(GpuData<T>(x), y->data<bool>(),
+                                                     x.NumElements(), gpu->compute_stream()));
     return absl::OkStatus();
   }
 };
@@ -227,6 +242,7 @@ void RegisterForType() {
     return KernelDefBuilder(op).Device(kDeviceGpu).Capturable().TypeConstraint<T>("T");
   };
   RegisterKernel(on("Neg"), MakeFactory<UnaryOp<T, functor::Neg<M>>>());
+  RegisterKernel(on("IsFinite"), MakeFactory<IsFiniteOp<T>>());
   RegisterKernel(on("Abs"), MakeFactory<UnaryOp<T, functor::Abs<M>>>());
   RegisterKernel(on("Square"), MakeFactory<UnaryOp<T, functor::Square<M>>>());
   RegisterKernel(on("Sqrt"), MakeFactory<UnaryOp<T, functor::Sqrt<M>>>());
@@ -276,6 +292,16 @@ TW_REGISTER_KERNELS(gpu_cwise) {
   RegisterCompares<int64_t>();
   RegisterCompares<half>();
   RegisterCompares<bfloat16>();
+  const auto gpu = [](const char* op) {
+    return KernelDefBuilder(op).Device(kDeviceGpu).Capturable();
+  };
+  RegisterKernel(gpu("LogicalAnd"), MakeFactory<BinaryOp<bool, bool, functor::LogicalAnd<bool>>>());
+  RegisterKernel(gpu("LogicalOr"), MakeFactory<BinaryOp<bool, bool, functor::LogicalOr<bool>>>());
+  // int64 sums (int32 ones run on the host, kernels/cpu/cwise_binary_ops.cc).
+  for (const char* op : {"Add", "AddV2"}) {
+    RegisterKernel(gpu(op).TypeConstraint<int64_t>("T"),
+                   MakeFactory<BinaryOp<int64_t, int64_t, functor::Add<int64_t>>>());
+  }
   // int32 selects run on the host (kernels/cpu/cwise_unary_ops.cc).
   for (DataType t : {DT_HALF, DT_BFLOAT16, DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
     const auto on = [t](const char* op) {

@@ -22,6 +22,7 @@
 #include "kernels/gpu/testing/conformance_cases.h"
 #include "kernels/gpu/testing/conformance_harness.h"
 #include "runtime/session.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 
 #ifdef TOWERFLOW_CUDA
@@ -86,7 +87,8 @@ void CheckTwins(const SessionOptions& options, const std::string& device) {
     absl::Status s = session->Run({}, fetches, {}, &out);
     ASSERT_TRUE(s.ok()) << c.name << ": " << s;
     for (int o = 0; o < c.num_outputs; ++o) {
-      EXPECT_TRUE(Agree(out[2 * o], out[2 * o + 1], c.tolerance)) << c.name << " output " << o;
+      EXPECT_TRUE(Agree(out[2 * o], out[2 * o + 1], c.tolerance, c.of_largest))
+          << c.name << " output " << o;
     }
     out.clear();
     EXPECT_EQ(NewGuardViolations(), 0) << c.name << " wrote outside its GPU buffers";
@@ -300,8 +302,10 @@ TEST(GpuConformanceTest, EveryKernelMatchesItsCpuTwin) {
   CheckUpdateTwins(options, "/device:GPU:0");
 }
 
-// A data_format the CPU kernel refuses the GPU kernel refuses with the same
-// error: the two parse BiasAdd's attrs with one function (kernels/nn_attrs.h).
+// A data_format outside BiasAdd's allowed values is refused when the graph
+// is created, with the same message whichever device the node is on: no
+// kernel, CPU or GPU, sees it (both would parse it with one function,
+// kernels/nn_attrs.h, and refuse it as well).
 TEST(GpuConformanceTest, BadAttrsAreRefusedAsOnTheCpu) {
   if (NumLocalDevices(kDeviceGpu) == 0) GTEST_SKIP() << "no GPU on this machine";
   std::mt19937 rng(7);
@@ -317,11 +321,45 @@ TEST(GpuConformanceTest, BadAttrsAreRefusedAsOnTheCpu) {
                                            "'NDHWC' } }")));
     GraphDef graph;
     TW_ASSERT_OK(ParseTextProto(text, &graph));
+    EXPECT_THAT(session->Create(graph),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                  "Node 'y' (op 'BiasAdd'): Value for attr 'data_format' of "
+                                  "\"NDHWC\" is not in the list of allowed values: \"NHWC\", "
+                                  "\"NCHW\""))
+        << device;
+  }
+}
+
+// IsFinite on the GPU: the infinities and NaN of each float type (16-bit
+// ones by their bits, as TF writes them in half_val) and its largest finite
+// value.
+TEST(GpuConformanceTest, IsFiniteFindsInfinitiesAndNans) {
+  if (NumLocalDevices(kDeviceGpu) == 0) GTEST_SKIP() << "no GPU on this machine";
+  const std::pair<const char*, std::string> values[] = {
+      {"DT_FLOAT", "float_val: 1 float_val: inf float_val: nan float_val: -inf float_val: 3.4e38"},
+      // 1, inf, NaN, -inf, 65504
+      {"DT_HALF",
+       "half_val: 15360 half_val: 31744 half_val: 32256 half_val: 64512 half_val: 31743"},
+      // 1, inf, NaN, -inf, 3.39e38
+      {"DT_BFLOAT16",
+       "half_val: 16256 half_val: 32640 half_val: 32704 half_val: 65408 half_val: 32639"},
+  };
+  for (const auto& [dtype, text_values] : values) {
+    SessionOptions options;
+    options.device_count[kDeviceGpu] = 1;
+    TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
+    const std::string type = absl::StrCat("attr { key: 'T' value { type: ", dtype, " } }");
+    const std::string text = absl::StrCat(
+        "node { name: 'x' op: 'Const' device: '/device:CPU:0' attr { key: 'dtype' value { type: ",
+        dtype, " } } attr { key: 'value' value { tensor { dtype: ", dtype,
+        " tensor_shape { dim { size: 5 } } ", text_values, " } } } }",
+        NodeText("y", "IsFinite", {"x"}, "/device:GPU:0", type));
+    GraphDef graph;
+    TW_ASSERT_OK(ParseTextProto(text, &graph));
     TW_ASSERT_OK(session->Create(graph));
     std::vector<Tensor> out;
-    EXPECT_THAT(session->Run({}, {"y"}, {}, &out),
-                testing::StatusIs(absl::StatusCode::kInvalidArgument, "Unknown data_format: NDHWC"))
-        << device;
+    TW_ASSERT_OK(session->Run({}, {"y"}, {}, &out));
+    EXPECT_THAT(out[0], TensorIs<bool>({5}, {true, false, false, false, true})) << dtype;
   }
 }
 

@@ -11,7 +11,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/float16.h"
 #include "core/proto_io.h"
+#include "core/types.h"
 #include "framework/device.h"
 #include "framework/tensor_float32.h"
 #include "gtest/gtest.h"
@@ -33,6 +35,49 @@ using conformance::RandomFloats;
 // Ops whose GPU kernels are not capturable (Note [Capturable GPU kernels]).
 bool NotCapturable(const std::string& op) { return op == "Where" || op == "TopKV2"; }
 
+// The dtype a case's float input is fed as: float, or the 16-bit type of
+// its half and bfloat16 twins (conformance::Floats16).
+DataType FedType(const conformance::Input& in) {
+  const std::string dtype = in.dtype;
+  return dtype == "DT_HALF" ? DT_HALF : dtype == "DT_BFLOAT16" ? DT_BFLOAT16 : DT_FLOAT;
+}
+
+// Random values of a float input, in its fed dtype.
+Tensor RandomInput(const conformance::Input& in, std::mt19937* rng) {
+  const Tensor floats = RandomFloats(in, rng);
+  const DataType dtype = FedType(in);
+  if (dtype == DT_FLOAT) return floats;
+  Tensor out(dtype, floats.shape());
+  for (int64_t i = 0; i < floats.NumElements(); ++i) {
+    if (dtype == DT_HALF) {
+      out.data<half>()[i] = half(floats.data<float>()[i]);
+    } else {
+      out.data<bfloat16>()[i] = bfloat16(floats.data<float>()[i]);
+    }
+  }
+  return out;
+}
+
+// Case `c`'s op alone on the GPU with its inputs `inputs` ("in0", ...):
+// placeholders for the float ones (their indices in `fed`), constants on
+// the GPU for the others.
+std::string CaseGraphText(const Case& c, std::mt19937* rng, std::vector<std::string>* inputs,
+                          std::vector<int>* fed) {
+  std::string text;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    inputs->push_back(absl::StrCat("in", i));
+    if (c.inputs[i].is_int) {
+      text += InputText(inputs->back(), c.inputs[i], rng, "/device:GPU:0");
+    } else {
+      text += NodeText(inputs->back(), "Placeholder", {}, "/device:GPU:0",
+                       absl::StrCat("attr { key: 'dtype' value { type: ",
+                                    DataType_Name(FedType(c.inputs[i])), " } }"));
+      fed->push_back(static_cast<int>(i));
+    }
+  }
+  return text + NodeText("op", c.op, *inputs, "/device:GPU:0", c.attrs);
+}
+
 // Each case's op alone on the GPU, recorded (runtime/step_replay.h) and
 // replayed on new inputs written into the recording's slots: the values the
 // same op gives run eagerly on those inputs. Float inputs are fed, the
@@ -53,20 +98,9 @@ TEST(GpuReplayTest, EveryCaseReplaysAsItRunsEagerly) {
   std::vector<std::string> refused;
   const std::vector<Case> cases = AllCases();
   for (const Case& c : cases) {
-    std::string text;
     std::vector<std::string> inputs;
     std::vector<int> fed;  // indices of c.inputs that are fed
-    for (size_t i = 0; i < c.inputs.size(); ++i) {
-      inputs.push_back(absl::StrCat("in", i));
-      if (c.inputs[i].is_int) {
-        text += InputText(inputs.back(), c.inputs[i], &rng, "/device:GPU:0");
-      } else {
-        text += NodeText(inputs.back(), "Placeholder", {}, "/device:GPU:0",
-                         "attr { key: 'dtype' value { type: DT_FLOAT } }");
-        fed.push_back(static_cast<int>(i));
-      }
-    }
-    text += NodeText("op", c.op, inputs, "/device:GPU:0", c.attrs);
+    const std::string text = CaseGraphText(c, &rng, &inputs, &fed);
     std::vector<std::string> fetches;
     for (int j = 0; j < c.num_outputs; ++j) fetches.push_back(absl::StrCat("op:", j));
     GraphDef graph;
@@ -78,12 +112,12 @@ TEST(GpuReplayTest, EveryCaseReplaysAsItRunsEagerly) {
     RunMetadata metadata;
     for (int run = 0; run < 4; ++run) {
       std::vector<std::pair<std::string, Tensor>> feeds;
-      for (int i : fed) feeds.push_back({inputs[i], RandomFloats(c.inputs[i], &rng)});
+      for (int i : fed) feeds.push_back({inputs[i], RandomInput(c.inputs[i], &rng)});
       std::vector<Tensor> want, got;
       TW_ASSERT_OK(eager->Run(feeds, fetches, {}, &want)) << c.name;
       TW_ASSERT_OK(replay->Run(RunOptions(), feeds, fetches, {}, &got, &metadata)) << c.name;
       for (size_t j = 0; j < want.size(); ++j) {
-        EXPECT_TRUE(Agree(got[j], want[j], c.tolerance))
+        EXPECT_TRUE(Agree(got[j], want[j], c.tolerance, c.of_largest))
             << c.name << " run " << run << " output " << j;
       }
     }
@@ -97,6 +131,22 @@ TEST(GpuReplayTest, EveryCaseReplaysAsItRunsEagerly) {
   }
   EXPECT_TRUE(refused.empty()) << absl::StrJoin(refused, "\n");
   EXPECT_EQ(replayed + not_capturable, static_cast<int>(cases.size()));
+}
+
+// On any machine: every case's graph parses, and a fed input's values have
+// the placeholder's dtype.
+TEST(GpuReplayTest, EveryCaseGraphParses) {
+  std::mt19937 rng(17);
+  for (const Case& c : AllCases()) {
+    std::vector<std::string> inputs;
+    std::vector<int> fed;
+    GraphDef graph;
+    TW_ASSERT_OK(ParseTextProto(CaseGraphText(c, &rng, &inputs, &fed), &graph)) << c.name;
+    for (int i : fed) {
+      EXPECT_EQ(graph.node(i).attr().at("dtype").type(), RandomInput(c.inputs[i], &rng).dtype())
+          << c.name << " input " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,10 @@ std::string InputText(const std::string& name, const Input& in, std::mt19937* rn
   std::string values;
   if (in.is_int) {
     const std::string dtype = in.dtype;
-    const char* field = dtype == "DT_FLOAT"  ? "float_val"
-                        : dtype == "DT_BOOL" ? "bool_val"
-                                             : "int_val";
+    const char* field = dtype == "DT_FLOAT"   ? "float_val"
+                        : dtype == "DT_BOOL"  ? "bool_val"
+                        : dtype == "DT_INT64" ? "int64_val"
+                                              : "int_val";
     for (int32_t v : in.ints) {
       if (dtype == "DT_BOOL") {
         absl::StrAppend(&values, field, ": ", v != 0 ? "true" : "false", " ");
@@ -62,32 +64,50 @@ std::string InputText(const std::string& name, const Input& in, std::mt19937* rn
                                " tensor_shape { ", dims, "} ", values, "} } }"));
 }
 
-::testing::AssertionResult Agree(const Tensor& gpu, const Tensor& cpu, double tolerance) {
+namespace {
+
+// Element i of a float, int64, int32 or bool tensor, as a double.
+std::optional<double> ValueAt(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DT_FLOAT:
+      return t.data<float>()[i];
+    case DT_INT64:
+      return static_cast<double>(t.data<int64_t>()[i]);
+    case DT_INT32:
+      return t.data<int32_t>()[i];
+    case DT_BOOL:
+      return t.data<bool>()[i];
+    case DT_HALF:
+      return static_cast<float>(t.data<half>()[i]);
+    case DT_BFLOAT16:
+      return static_cast<float>(t.data<bfloat16>()[i]);
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+::testing::AssertionResult Agree(const Tensor& gpu, const Tensor& cpu, double tolerance,
+                                 bool of_largest) {
   if (gpu.dtype() != cpu.dtype() || gpu.shape() != cpu.shape()) {
     return ::testing::AssertionFailure()
            << "GPU " << gpu.DebugString() << " vs CPU " << cpu.DebugString();
   }
+  double largest = 1;
+  for (int64_t i = 0; of_largest && i < cpu.NumElements(); ++i) {
+    const std::optional<double> c = ValueAt(cpu, i);
+    if (c.has_value() && std::isfinite(*c)) largest = std::max(largest, std::abs(*c));
+  }
   for (int64_t i = 0; i < cpu.NumElements(); ++i) {
-    double g, c;
-    if (cpu.dtype() == DT_FLOAT) {
-      g = gpu.data<float>()[i], c = cpu.data<float>()[i];
-    } else if (cpu.dtype() == DT_INT64) {
-      g = static_cast<double>(gpu.data<int64_t>()[i]),
-      c = static_cast<double>(cpu.data<int64_t>()[i]);
-    } else if (cpu.dtype() == DT_INT32) {
-      g = gpu.data<int32_t>()[i], c = cpu.data<int32_t>()[i];
-    } else if (cpu.dtype() == DT_BOOL) {
-      g = gpu.data<bool>()[i], c = cpu.data<bool>()[i];
-    } else if (cpu.dtype() == DT_HALF) {
-      g = static_cast<float>(gpu.data<half>()[i]), c = static_cast<float>(cpu.data<half>()[i]);
-    } else if (cpu.dtype() == DT_BFLOAT16) {
-      g = static_cast<float>(gpu.data<bfloat16>()[i]),
-      c = static_cast<float>(cpu.data<bfloat16>()[i]);
-    } else {
+    const std::optional<double> got = ValueAt(gpu, i), want = ValueAt(cpu, i);
+    if (!got.has_value() || !want.has_value()) {
       return ::testing::AssertionFailure() << "unexpected dtype " << DataTypeString(cpu.dtype());
     }
+    const double g = *got, c = *want;
     if (g == c || (std::isnan(g) && std::isnan(c))) continue;  // infinities too
-    if (!(std::abs(g - c) <= tolerance * std::max(1.0, std::abs(c)))) {
+    const double scale = of_largest ? largest : std::max(1.0, std::abs(c));
+    if (!(std::abs(g - c) <= tolerance * scale)) {
       return ::testing::AssertionFailure() << "element " << i << ": GPU " << g << ", CPU " << c;
     }
   }

@@ -28,8 +28,10 @@ std::string InputText(const std::string& name, const Input& in, std::mt19937* rn
 
 // Whether `got` (the GPU's) and `want` (the CPU's) have one dtype and shape
 // and every element agrees within `tolerance` (relative, and absolute below
-// 1; NaN agrees with NaN). Float, int64, int32 and bool.
-::testing::AssertionResult Agree(const Tensor& got, const Tensor& want, double tolerance);
+// 1; NaN agrees with NaN); with `of_largest`, relative to the largest
+// magnitude of `want` (Case::of_largest). Float, int64, int32 and bool.
+::testing::AssertionResult Agree(const Tensor& got, const Tensor& want, double tolerance,
+                                 bool of_largest = false);
 
 // Random float values of `in`'s shape and range.
 Tensor RandomFloats(const Input& in, std::mt19937* rng);

@@ -1,5 +1,6 @@
-// gpu_conformance_test's cases for comparisons and selects, and for the int32
-// shape arithmetic that GPU nodes run on the host (a reduction's gradient
+// gpu_conformance_test's cases for comparisons, LogicalAnd and LogicalOr,
+// int64 sums and selects, and for the int32 shape arithmetic that GPU nodes
+// run on the host (a reduction's gradient
 // normalises its axes with comparisons, selects, a one-hot and sums; a
 // loss's weighting counts with ranges and ones).
 #include <string>
@@ -25,6 +26,26 @@ void AddLogicCases(std::vector<Case>* cases) {
     cases->push_back({absl::StrCat(op, "_scalar"), op, kFloat, {Floats({9}), Floats({})}});
     cases->push_back({absl::StrCat(op, "_empty"), op, kFloat, {Floats({0, 3}), Floats({3})}});
     cases->push_back({absl::StrCat(op, "_int32"), op, int32, {Ints({6, -7, 8, 3}), Ints({3})}});
+  }
+  // A loss scale's step logic: its flags, and its count of good steps.
+  for (const char* op : {"LogicalAnd", "LogicalOr"}) {
+    cases->push_back(
+        {absl::StrCat(op, "_bcast"),
+         op,
+         "",
+         {Values({2, 3}, {1, 0, 1, 0, 1, 1}, "DT_BOOL"), Values({3}, {1, 1, 0}, "DT_BOOL")}});
+    cases->push_back({absl::StrCat(op, "_scalar"),
+                      op,
+                      "",
+                      {Values({}, {1}, "DT_BOOL"), Values({}, {0}, "DT_BOOL")}});
+  }
+  const std::string int64 = "attr { key: 'T' value { type: DT_INT64 } }";
+  for (const char* op : {"Add", "AddV2"}) {
+    cases->push_back({absl::StrCat(op, "_int64"),
+                      op,
+                      int64,
+                      {Values({2, 3}, {1, -2, 2000000000, 0, 7, -9}, "DT_INT64"),
+                       Values({3}, {5, 2000000000, 11}, "DT_INT64")}});
   }
   for (const char* type : {"DT_FLOAT", "DT_INT32"}) {
     const std::string t = absl::StrCat("attr { key: 'T' value { type: ", type, " } }");
