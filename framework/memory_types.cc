@@ -7,19 +7,12 @@
 namespace towerflow {
 namespace {
 
-// Variants too: a list's value is host bookkeeping (its elements keep their
-// own placement), which no device copy may move as raw bytes.
-bool AlwaysOnHost(DataType dtype) {
-  const DataType base = BaseType(dtype);
-  return base == DT_INT32 || base == DT_STRING || base == DT_RESOURCE || base == DT_VARIANT;
-}
-
 void Fill(const DataTypeVector& types, const NameRangeMap& ranges, const KernelDef& def,
           MemoryTypeVector* out) {
   if (out == nullptr) return;
   out->assign(types.size(), MemoryType::kHost);
   for (size_t i = 0; i < types.size(); ++i) {
-    if (!AlwaysOnHost(types[i])) (*out)[i] = MemoryType::kDevice;
+    if (!AlwaysInHostMemory(types[i])) (*out)[i] = MemoryType::kDevice;
   }
   for (const std::string& arg : def.host_memory_args) {
     auto it = ranges.find(arg);
@@ -29,6 +22,13 @@ void Fill(const DataTypeVector& types, const NameRangeMap& ranges, const KernelD
 }
 
 }  // namespace
+
+// Variants too: a list's value is host bookkeeping (its elements keep their
+// own placement), which no device copy may move as raw bytes.
+bool AlwaysInHostMemory(DataType dtype) {
+  const DataType base = BaseType(dtype);
+  return base == DT_INT32 || base == DT_STRING || base == DT_RESOURCE || base == DT_VARIANT;
+}
 
 absl::Status MemoryTypesForNode(const Device& device, const NodeDef& node_def, const OpDef& op_def,
                                 MemoryTypeVector* inputs, MemoryTypeVector* outputs) {

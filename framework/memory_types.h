@@ -16,14 +16,18 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "framework/device.h"
 #include "proto/node_def.pb.h"
 #include "proto/op_def.pb.h"
-#include "framework/device.h"
 
 namespace towerflow {
 
 enum class MemoryType { kDevice, kHost };
 using MemoryTypeVector = absl::InlinedVector<MemoryType, 4>;
+
+// Whether a tensor of `dtype` lives in host memory on every device (int32,
+// string, resource, variant), whatever its kernel says.
+bool AlwaysInHostMemory(DataType dtype);
 
 // Fills `inputs` and `outputs` (either may be null) for `node_def` on
 // `device`. Unimplemented when the device has memory of its own and no

@@ -24,11 +24,27 @@
 #include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "framework/memory_types.h"
 #include "kernels/kernel_util.h"
 #include "kernels/variable_util.h"
 
 namespace towerflow {
 namespace {
+
+// var = value, under var->mu: into the variable's own buffer with
+// `copy_into` when it has one, the value is in the device's memory, nobody
+// else holds that buffer and the shapes agree; else the variable takes the
+// value's buffer (Note [Variable copy-on-write]). (Host-memory values, a
+// GPU's int32, are read by host kernels at once, not in stream order.)
+absl::Status AssignLocked(KernelContext* ctx, CopyIntoFn copy_into, Var* var, const Tensor& value) {
+  if (copy_into != nullptr && !AlwaysInHostMemory(value.dtype()) && var->initialized &&
+      var->tensor.dtype() == value.dtype() && var->tensor.shape() == value.shape() &&
+      var->tensor.RefCountIsOne() && var->tensor.raw_data() != value.raw_data()) {
+    return copy_into(ctx, value, &var->tensor);
+  }
+  var->tensor = value;
+  return absl::OkStatus();
+}
 
 absl::Status CheckDtype(const Var& var, DataType want, const char* what) {
   if (var.dtype() != want) {
@@ -108,6 +124,7 @@ class VariableShapeOp : public OpKernel {
 
 class AssignVariableOp : public OpKernel {
  public:
+  explicit AssignVariableOp(CopyIntoFn copy_into) : copy_into_(copy_into) {}
   bool IsExpensive() const override { return false; }
   absl::Status Init(const KernelConstruction& c) override { return c.GetAttr("dtype", &dtype_); }
   absl::Status Compute(KernelContext* ctx) override {
@@ -120,12 +137,13 @@ class AssignVariableOp : public OpKernel {
                             }));
     TW_RETURN_IF_ERROR(CheckDtype(*var, dtype_, "assign"));
     absl::MutexLock lock(&var->mu);
-    var->tensor = ctx->input(1);  // shares the buffer; see Note [Variable copy-on-write]
+    TW_RETURN_IF_ERROR(AssignLocked(ctx, copy_into_, var.get(), ctx->input(1)));
     var->initialized = true;
     return absl::OkStatus();
   }
 
  private:
+  const CopyIntoFn copy_into_;
   DataType dtype_ = DT_INVALID;
 };
 
@@ -220,6 +238,7 @@ class VariableOp : public OpKernel {
 
 class AssignOp : public OpKernel {
  public:
+  explicit AssignOp(CopyIntoFn copy_into) : copy_into_(copy_into) {}
   bool IsExpensive() const override { return false; }
   absl::Status Init(const KernelConstruction& c) override {
     return c.GetAttr("validate_shape", &validate_shape_);
@@ -234,7 +253,7 @@ class AssignOp : public OpKernel {
             "Assign requires shapes of both tensors to match. lhs shape= ",
             var->tensor.shape().DebugString(), " rhs shape= ", value.shape().DebugString()));
       }
-      var->tensor = value;  // see Note [Variable copy-on-write]
+      TW_RETURN_IF_ERROR(AssignLocked(ctx, copy_into_, var, value));
       var->initialized = true;
     }
     ctx->set_output_ref(0, var);
@@ -242,6 +261,7 @@ class AssignOp : public OpKernel {
   }
 
  private:
+  const CopyIntoFn copy_into_;
   bool validate_shape_ = true;
 };
 
@@ -411,15 +431,17 @@ absl::StatusOr<const ResourceHandle*> ResourceHandleInput(KernelContext* ctx, in
   return h;
 }
 
-void RegisterVariableKernels(const std::string& device_type) {
+void RegisterVariableKernels(const std::string& device_type, CopyIntoFn copy_into) {
   const auto on = [&](const char* op) { return KernelDefBuilder(op).Device(device_type); };
   // Capturable (KernelDef::capturable): they look a variable up or move a
   // buffer in or out of it. A replayed step checks that every variable
   // keeps its buffer (runtime/step_replay.cc, Note [Replayed steps]), so an
-  // Assign that swaps one in is found there.
+  // Assign that swaps one in (no `copy_into`, or another shape) is found
+  // there.
   RegisterKernel(on("VarHandleOp").Capturable(), MakeFactory<VarHandleOp>());
   RegisterKernel(on("ReadVariableOp").Capturable(), MakeFactory<ReadVariableOp>());
-  RegisterKernel(on("AssignVariableOp").Capturable(), MakeFactory<AssignVariableOp>());
+  RegisterKernel(on("AssignVariableOp").Capturable(),
+                 [copy_into] { return std::make_unique<AssignVariableOp>(copy_into); });
   RegisterKernel(on("DisableCopyOnRead"), MakeFactory<DisableCopyOnReadOp>());
   RegisterKernel(on("VariableShape").HostMemory("output"), MakeFactory<VariableShapeOp>());
   RegisterKernel(on("VarIsInitializedOp").HostMemory("is_initialized"),
@@ -427,7 +449,8 @@ void RegisterVariableKernels(const std::string& device_type) {
   RegisterKernel(on("DestroyResourceOp"), MakeFactory<DestroyResourceOp>());
   RegisterKernel(on("VariableV2").Capturable(), MakeFactory<VariableOp>());
   RegisterKernel(on("Variable").Capturable(), MakeFactory<VariableOp>());
-  RegisterKernel(on("Assign").Capturable(), MakeFactory<AssignOp>());
+  RegisterKernel(on("Assign").Capturable(),
+                 [copy_into] { return std::make_unique<AssignOp>(copy_into); });
   RegisterKernel(on("IsVariableInitialized").HostMemory("is_initialized"),
                  MakeFactory<IsVariableInitializedOp>());
 }

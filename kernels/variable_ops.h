@@ -38,9 +38,18 @@ enum class ScatterMode { kAdd, kSub, kUpdate, kMul, kDiv, kMax, kMin };
 using ScatterFn = absl::Status (*)(KernelContext* ctx, ScatterMode mode, const NdIndex& nd,
                                    const Tensor& updates, Tensor* var);
 
+// Copies `from` into `to` (one dtype and shape, both in the device's
+// memory) in order with the device's work: a GPU's copy on its stream.
+using CopyIntoFn = absl::Status (*)(KernelContext* ctx, const Tensor& from, Tensor* to);
+
 // REQUIRES: each called once per device type (and dtype), during static
 // initialisation.
-void RegisterVariableKernels(const std::string& device_type);
+// `copy_into`: how Assign and AssignVariableOp write a value into the
+// variable's own buffer when nothing else holds that buffer and the shapes
+// agree, so the variable keeps its buffer from step to step (a recorded
+// step needs that, runtime/step_replay.h); null (the CPU's): the variable
+// takes the value's buffer, as TF's kernels do.
+void RegisterVariableKernels(const std::string& device_type, CopyIntoFn copy_into = nullptr);
 void RegisterAssignUpdateKernels(const std::string& device_type, DataType dtype,
                                  AddIntoFn add_into);
 // ScatterAdd and ScatterSub (and ResourceScatterAdd/Sub) for `dtype`, or

@@ -183,7 +183,9 @@ TEST(StepReplayTest, AnInt32FeedThatIsOnlyCopiedToTheDeviceIsReplayed) {
     TW_ASSERT_OK_AND_ASSIGN(auto expected, TrainStep(eager.get(), Batch(step, 4, true)));
     TW_ASSERT_OK_AND_ASSIGN(auto got, TrainStep(replayed.get(), Batch(step, 4, true)));
     EXPECT_TRUE(SameBits(got.first, expected.first)) << "loss of step " << step;
-    if (step >= 4) EXPECT_EQ(got.second.mode, Mode::kReplayed) << step;
+    if (step >= 4) {
+      EXPECT_EQ(got.second.mode, Mode::kReplayed) << step;
+    }
   }
   const std::vector<Tensor> a = Variables(eager.get(), model);
   const std::vector<Tensor> b = Variables(replayed.get(), model);
@@ -208,6 +210,40 @@ TEST(StepReplayTest, AConstantCopiedToTheHostWithinTheStepIsReplayed) {
   const std::vector<Tensor> a = Variables(eager.get(), model);
   const std::vector<Tensor> b = Variables(replayed.get(), model);
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(SameBits(b[i], a[i])) << model.variables[i];
+}
+
+TEST(StepReplayTest, AVariableAssignedEveryStepKeepsItsBufferAndIsReplayed) {
+  // A counter assigned a new value every step, as a global step or a loss
+  // scale's count of good steps is: the value is copied into the variable's
+  // own buffer, so the variable never moves and the step records.
+  Scope root = Scope::NewRootScope().WithDevice(kStream);
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  auto steps = ops::VariableV2(root.WithOpName("steps"), {}, DT_FLOAT);
+  ops::Assign(root.WithOpName("init"), steps, ops::Const(root, 0.0f));
+  ops::Assign(root.WithOpName("count"), steps, ops::AddV2(root, steps, ops::Const(root, 1.0f)));
+  ops::Square(root.WithOpName("y"), x);
+  GraphDef graph;
+  TW_ASSERT_OK(root.ToGraphDef(&graph));
+  SessionOptions options;
+  options.device_count[testing::kStreamDevice] = 1;
+  options.replay.enabled = true;
+  options.replay.log = false;
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
+  TW_ASSERT_OK(session->Create(graph));
+  TW_ASSERT_OK(session->Run({}, {}, {"init"}, nullptr));
+  for (int step = 0; step < 8; ++step) {
+    std::vector<Tensor> out;
+    RunMetadata metadata;
+    TW_ASSERT_OK(session->Run(RunOptions(), {{"x", Literal<float>({2}, {float(step), -3})}},
+                              {"y"}, {"count"}, &out, &metadata));
+    EXPECT_THAT(out[0], TensorIs<float>({2}, {float(step * step), 9}));
+    if (step >= 4) {
+      EXPECT_EQ(metadata.replay.mode, Mode::kReplayed) << step << ": " << metadata.replay.why_eager;
+    }
+  }
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(session->Run({}, {"steps"}, {}, &out));
+  EXPECT_THAT(out[0], TensorIs<float>({}, {8}));
 }
 
 TEST(StepReplayTest, ABadValueWhileRecordingFailsThatStepAloneAndALaterOneRecords) {
@@ -293,14 +329,16 @@ TEST(StepReplayTest, AFifthBatchSizeDropsTheRecordingReplayedLeastRecently) {
   EXPECT_EQ(one.second.why_eager, "warming up");
 }
 
-TEST(StepReplayTest, AssigningAVariableDropsTheRecording) {
+TEST(StepReplayTest, ReinitializingTheVariablesWritesIntoTheRecordedBuffers) {
   const Model model = BuildModel();
   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> eager, MakeSession(model, false));
   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> replayed, MakeSession(model, true));
   std::vector<Mode> modes;
   for (int step = 0; step < 10; ++step) {
     if (step == 5) {
-      // As a restore does: the variables get the initializers' buffers.
+      // As a restore does: each Assign writes the initial value into the
+      // variable's own buffer (same shape, nothing else holds it), so the
+      // recording stays valid and replays from the new values.
       TW_ASSERT_OK(eager->Run({}, {}, {"init"}, nullptr));
       TW_ASSERT_OK(replayed->Run({}, {}, {"init"}, nullptr));
     }
@@ -310,12 +348,50 @@ TEST(StepReplayTest, AssigningAVariableDropsTheRecording) {
     modes.push_back(got.second.mode);
   }
   EXPECT_EQ(modes[4], Mode::kReplayed);
-  EXPECT_EQ(modes[5], Mode::kEager);  // warming up again
-  EXPECT_EQ(modes[8], Mode::kRecorded);
+  EXPECT_EQ(modes[5], Mode::kReplayed);
   EXPECT_EQ(modes[9], Mode::kReplayed);
   const std::vector<Tensor> a = Variables(eager.get(), model);
   const std::vector<Tensor> b = Variables(replayed.get(), model);
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(SameBits(b[i], a[i])) << model.variables[i];
+}
+
+TEST(StepReplayTest, AssigningAVariableANewShapeDropsTheRecording) {
+  // y = x + v: v starts as a row [2] (broadcast over x [1, 2]), then is
+  // assigned a [1, 2] value, which takes a new buffer: the recording, which
+  // names the old one, is dropped and the step warms up and records again.
+  Scope root = Scope::NewRootScope().WithDevice(kStream);
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  auto v = ops::VariableV2(root.WithOpName("v"), PartialTensorShape(), DT_FLOAT);
+  ops::Assign(root.WithOpName("init"), v, ops::Const(root, {1.0f, 2.0f}),
+              ops::Assign::ValidateShape(false));
+  ops::Assign(root.WithOpName("reshape"), v, ops::Const(root, {{10.0f, 20.0f}}),
+              ops::Assign::ValidateShape(false));
+  ops::AddV2(root.WithOpName("y"), x, v);
+  GraphDef graph;
+  TW_ASSERT_OK(root.ToGraphDef(&graph));
+  SessionOptions options;
+  options.device_count[testing::kStreamDevice] = 1;
+  options.replay.enabled = true;
+  options.replay.log = false;
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
+  TW_ASSERT_OK(session->Create(graph));
+  TW_ASSERT_OK(session->Run({}, {}, {"init"}, nullptr));
+  std::vector<Mode> modes;
+  for (int step = 0; step < 10; ++step) {
+    if (step == 5) {
+      TW_ASSERT_OK(session->Run({}, {}, {"reshape"}, nullptr));
+    }
+    std::vector<Tensor> out;
+    RunMetadata metadata;
+    TW_ASSERT_OK(session->Run(RunOptions(), {{"x", Literal<float>({1, 2}, {float(step), 1})}},
+                              {"y"}, {}, &out, &metadata));
+    const float v0 = step < 5 ? 1 : 10, v1 = step < 5 ? 2 : 20;
+    EXPECT_THAT(out[0], TensorIs<float>({1, 2}, {step + v0, 1 + v1})) << step;
+    modes.push_back(metadata.replay.mode);
+  }
+  EXPECT_EQ(modes[4], Mode::kReplayed);
+  EXPECT_EQ(modes[5], Mode::kEager);  // warming up again
+  EXPECT_EQ(modes[9], Mode::kReplayed);
 }
 
 TEST(StepReplayTest, AVariableReadHeldAcrossItsUpdateIsNeverRecorded) {

@@ -162,8 +162,17 @@ void RegisterApplyForType() {
   RegisterSparseApply<T, 2>("RMSProp", kSparseApplyRmsProp, ApplyFn::kRmsProp, "");
 }
 
+// A variable's value copied into its own buffer on the compute stream
+// (variable_ops.h, CopyIntoFn).
+absl::Status GpuCopyInto(KernelContext* ctx, const Tensor& from, Tensor* to) {
+  TW_ASSIGN_OR_RETURN(GpuDevice * gpu, CurrentGpu(ctx));
+  TW_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(to->raw_data(), from.raw_data(), from.TotalBytes(),
+                                          cudaMemcpyDeviceToDevice, gpu->compute_stream()));
+  return absl::OkStatus();
+}
+
 TW_REGISTER_KERNELS(gpu_training) {
-  RegisterVariableKernels(kDeviceGpu);
+  RegisterVariableKernels(kDeviceGpu, GpuCopyInto);
   RegisterAssignUpdateKernels(kDeviceGpu, DT_FLOAT, GpuAddInto<float>);
   RegisterAssignUpdateKernels(kDeviceGpu, DT_DOUBLE, GpuAddInto<double>);
   RegisterAssignUpdateKernels(kDeviceGpu, DT_INT64, GpuAddInto<int64_t>);

@@ -611,10 +611,20 @@ class WaitingCheckNumericsOp : public OpKernel {
   }
 };
 
+// A variable's value copied into its own buffer, in stream order
+// (variable_ops.h, CopyIntoFn).
+absl::Status StreamCopyInto(KernelContext* ctx, const Tensor& from, Tensor* to) {
+  const void* src = from.raw_data();
+  void* dst = to->raw_data();
+  const size_t bytes = from.TotalBytes();
+  StreamOf(ctx).Enqueue([src, dst, bytes] { std::memcpy(dst, src, bytes); });
+  return absl::OkStatus();
+}
+
 [[maybe_unused]] const bool registered = [] {
   RegisterDeviceFactory(kStreamDevice, std::make_unique<StreamDeviceFactory>());
   RegisterBasicKernels(kStreamDevice);
-  RegisterVariableKernels(kStreamDevice);
+  RegisterVariableKernels(kStreamDevice, StreamCopyInto);
   const auto on = [](const char* op) {
     return KernelDefBuilder(op).Device(kStreamDevice).TypeConstraint<float>("T");
   };
