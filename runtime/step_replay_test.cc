@@ -114,15 +114,20 @@ std::vector<std::pair<std::string, Tensor>> Batch(int step, int batch, bool int_
   return {{"x", Literal<float>({4 * batch}, x)}, {"y", Literal<float>({batch, 2}, y)}};
 }
 
-absl::StatusOr<std::unique_ptr<Session>> MakeSession(const Model& model, bool replay) {
+// A session on the stream device with `graph` and its "init" run.
+absl::StatusOr<std::unique_ptr<Session>> MakeSession(const GraphDef& graph, bool replay) {
   SessionOptions options;
   options.device_count[testing::kStreamDevice] = 1;
   options.replay.enabled = replay;
   options.replay.log = false;
   TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
-  TW_RETURN_IF_ERROR(session->Create(model.graph));
+  TW_RETURN_IF_ERROR(session->Create(graph));
   TW_RETURN_IF_ERROR(session->Run({}, {}, {"init"}, nullptr));
   return session;
+}
+
+absl::StatusOr<std::unique_ptr<Session>> MakeSession(const Model& model, bool replay) {
+  return MakeSession(model.graph, replay);
 }
 
 // Runs one training step; its loss, and how it ran.
@@ -224,13 +229,7 @@ TEST(StepReplayTest, AVariableAssignedEveryStepKeepsItsBufferAndIsReplayed) {
   ops::Square(root.WithOpName("y"), x);
   GraphDef graph;
   TW_ASSERT_OK(root.ToGraphDef(&graph));
-  SessionOptions options;
-  options.device_count[testing::kStreamDevice] = 1;
-  options.replay.enabled = true;
-  options.replay.log = false;
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
-  TW_ASSERT_OK(session->Create(graph));
-  TW_ASSERT_OK(session->Run({}, {}, {"init"}, nullptr));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, MakeSession(graph, true));
   for (int step = 0; step < 8; ++step) {
     std::vector<Tensor> out;
     RunMetadata metadata;
@@ -369,13 +368,7 @@ TEST(StepReplayTest, AssigningAVariableANewShapeDropsTheRecording) {
   ops::AddV2(root.WithOpName("y"), x, v);
   GraphDef graph;
   TW_ASSERT_OK(root.ToGraphDef(&graph));
-  SessionOptions options;
-  options.device_count[testing::kStreamDevice] = 1;
-  options.replay.enabled = true;
-  options.replay.log = false;
-  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options));
-  TW_ASSERT_OK(session->Create(graph));
-  TW_ASSERT_OK(session->Run({}, {}, {"init"}, nullptr));
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, MakeSession(graph, true));
   std::vector<Mode> modes;
   for (int step = 0; step < 10; ++step) {
     if (step == 5) {
