@@ -37,56 +37,26 @@ TW_PHILOX_HOST_DEVICE inline PhiloxBlock Philox(PhiloxBlock ctr, PhiloxKey key) 
   return ctr;
 }
 
-// The block of element `index`, redraw `attempt` (TruncatedNormal's
-// rejections), under `key`.
-TW_PHILOX_HOST_DEVICE inline PhiloxBlock PhiloxDraw(PhiloxKey key, uint64_t index,
-                                                    uint32_t attempt) {
-  return Philox(
-      PhiloxBlock{{static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), attempt, 0}},
-      key);
-}
-
-// A uniform number in [0, 1) from 32 random bits (24 significant, so it is
-// exact as a float).
-TW_PHILOX_HOST_DEVICE inline double PhiloxUniform01(uint32_t bits) {
-  return (bits >> 8) * (1.0 / 16777216.0);
-}
-
-// A standard normal from one block (Box-Muller on its first two words).
-TW_PHILOX_HOST_DEVICE inline double PhiloxNormal(const PhiloxBlock& b) {
-  const double u1 = (static_cast<double>(b.v[0]) + 1.0) / 4294967296.0;  // (0, 1]
-  const double u2 = PhiloxUniform01(b.v[1]);
-  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
-// The normal of element `index`, redrawn while |x| > 2 when `truncated`.
-TW_PHILOX_HOST_DEVICE inline double PhiloxNormalAt(PhiloxKey key, uint64_t index, bool truncated) {
-  double x = PhiloxNormal(PhiloxDraw(key, index, 0));
-  for (uint32_t attempt = 1; truncated && fabs(x) > 2.0; ++attempt) {
-    x = PhiloxNormal(PhiloxDraw(key, index, attempt));
-  }
-  return x;
-}
-
-// TF's own Philox stream (its PhiloxRandom, GuardedPhiloxRandom and
-// SimplePhilox), for the ops whose numbers must be TF's for the same seeds
-// (SampleDistortedBoundingBox): a 128-bit counter whose high half is seed2
-// and a key that is seed; each block advances the counter by one.
+// TF's Philox stream (its PhiloxRandom): a 128-bit counter and a 64-bit
+// key; each block advances the counter by one. Seeded from a node's seed and
+// seed2 attrs, the key is seed and the counter's high half seed2, as TF's
+// GuardedPhiloxRandom, so the seeded random ops draw TF's numbers.
 class PhiloxStream {
  public:
-  PhiloxStream(uint64_t seed, uint64_t seed2)
+  TW_PHILOX_HOST_DEVICE PhiloxStream(uint64_t seed, uint64_t seed2)
       : counter_{{0, 0, static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)}},
         key_{{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}} {}
-  PhiloxStream(PhiloxBlock counter, PhiloxKey key) : counter_(counter), key_(key) {}
+  TW_PHILOX_HOST_DEVICE PhiloxStream(PhiloxBlock counter, PhiloxKey key)
+      : counter_(counter), key_(key) {}
 
   // The block at the counter; the counter moves on by one.
-  PhiloxBlock Next() {
+  TW_PHILOX_HOST_DEVICE PhiloxBlock Next() {
     const PhiloxBlock out = Philox(counter_, key_);
     Skip(1);
     return out;
   }
   // Moves the counter on by `blocks` (with carries through all 128 bits).
-  void Skip(uint64_t blocks) {
+  TW_PHILOX_HOST_DEVICE void Skip(uint64_t blocks) {
     const uint32_t lo = static_cast<uint32_t>(blocks);
     uint32_t hi = static_cast<uint32_t>(blocks >> 32);
     counter_.v[0] += lo;
@@ -113,27 +83,68 @@ inline void StatelessKeyCounter(uint64_t seed0, uint64_t seed1, PhiloxKey* key,
   *counter = PhiloxBlock{{0, 0, mix.v[2], mix.v[3]}};
 }
 
+// TF's uniform reals from random words: a float in [0, 1) from a word's 23
+// low bits, a double from two words' 52 (the first word's 20 low bits
+// high), each made as [1, 2) less one, so exact.
+TW_PHILOX_HOST_DEVICE inline float PhiloxFloat(uint32_t x) {
+  const uint32_t bits = (127u << 23) | (x & 0x7fffffu);
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(bits) - 1.0f;
+#else
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f - 1.0f;
+#endif
+}
+TW_PHILOX_HOST_DEVICE inline double PhiloxDouble(uint32_t hi, uint32_t lo) {
+  const uint64_t bits = (uint64_t{1023} << 52) | (uint64_t{hi & 0xfffffu} << 32) | lo;
+#ifdef __CUDA_ARCH__
+  return __longlong_as_double(static_cast<long long>(bits)) - 1.0;
+#else
+  double d;
+  std::memcpy(&d, &bits, sizeof(d));
+  return d - 1.0;
+#endif
+}
+
+// Box-Muller as TF's: the first uniform kept off 0, the angle 2 pi u
+// rounded to float for floats (the CPU's logf and sincosf; the GPU's differ
+// from them in the last place at most).
+TW_PHILOX_HOST_DEVICE inline void PhiloxBoxMuller(uint32_t x0, uint32_t x1, float* f0, float* f1) {
+  float u1 = PhiloxFloat(x0);
+  if (u1 < 1.0e-7f) u1 = 1.0e-7f;
+  const float v1 = static_cast<float>(2.0f * 3.14159265358979323846 * PhiloxFloat(x1));
+  const float u2 = sqrtf(-2.0f * logf(u1));
+  sincosf(v1, f0, f1);
+  *f0 *= u2;
+  *f1 *= u2;
+}
+TW_PHILOX_HOST_DEVICE inline void PhiloxBoxMuller(const uint32_t* x, double* d0, double* d1) {
+  double u1 = PhiloxDouble(x[0], x[1]);
+  if (u1 < 1.0e-7) u1 = 1.0e-7;
+  const double v1 = 2 * 3.14159265358979323846 * PhiloxDouble(x[2], x[3]);
+  const double u2 = sqrt(-2.0 * log(u1));
+  sincos(v1, d0, d1);
+  *d0 *= u2;
+  *d1 *= u2;
+}
+
 // 32-bit words of a stream, one at a time (the four of a block in order),
 // and TF's draws from them: a float in [0, 1) from the word's 23 low bits,
 // and an exact uniform integer in [0, n) by rejecting the low words that
 // would bias it.
 class PhiloxWords {
  public:
-  explicit PhiloxWords(PhiloxStream* stream) : stream_(stream) {}
-  uint32_t Next() {
+  TW_PHILOX_HOST_DEVICE explicit PhiloxWords(PhiloxStream* stream) : stream_(stream) {}
+  TW_PHILOX_HOST_DEVICE uint32_t Next() {
     if (used_ == 4) {
       block_ = stream_->Next();
       used_ = 0;
     }
     return block_.v[used_++];
   }
-  float UniformFloat() {
-    const uint32_t bits = (127u << 23) | (Next() & 0x7fffffu);  // [1, 2)
-    float f;
-    std::memcpy(&f, &bits, sizeof(f));
-    return f - 1.0f;
-  }
-  uint32_t Uniform(uint32_t n) {
+  TW_PHILOX_HOST_DEVICE float UniformFloat() { return PhiloxFloat(Next()); }
+  TW_PHILOX_HOST_DEVICE uint32_t Uniform(uint32_t n) {
     if (n == 0) return Next() * n;
     if ((n & (n - 1)) == 0) return Next() & (n - 1);
     const uint32_t reject = 0xffffffffu % n + 1;
@@ -149,6 +160,72 @@ class PhiloxWords {
   PhiloxBlock block_{};
   int used_ = 4;
 };
+
+// The real distributions of TF's random ops and how TF's FillPhiloxRandom
+// lays them out: the output in groups (4 floats or 2 doubles), group g
+// computed from the stream alone, so groups fill in any order, on any
+// device, with TF's numbers.
+// - uniform: group g is block g, one word per float, two per double;
+// - normal: group g is block g through Box-Muller (pairs of words for
+//   floats, of word pairs for doubles);
+// - truncated normal: group g reads words from 256 blocks on per group (its
+//   4 floats' or 2 doubles' reserve of 256 words each), drawing normals in
+//   pairs and keeping those under 2 in magnitude, in order.
+// Every call of a seeded op reserves 256 blocks per output (TF's
+// ReserveRandomOutputs), so runs continue the stream as TF's do.
+enum class PhiloxDist { kUniform, kNormal, kTruncatedNormal };
+
+constexpr uint64_t kPhiloxBlocksPerOutput = 256;
+
+// Elements per group: 4 floats, 2 doubles.
+template <typename T>
+TW_PHILOX_HOST_DEVICE constexpr int PhiloxGroupSize() {
+  return sizeof(T) == 8 ? 2 : 4;
+}
+
+// Group g of `dist` from `stream` (at the call's first block) into out
+// [PhiloxGroupSize<T>()]. T is float or double.
+template <typename T>
+TW_PHILOX_HOST_DEVICE inline void PhiloxGroup(PhiloxDist dist, PhiloxStream stream, uint64_t g,
+                                              T* out) {
+  constexpr bool kFloat = sizeof(T) == 4;
+  if (dist == PhiloxDist::kTruncatedNormal) {
+    stream.Skip(g * (kFloat ? 256 : 128));
+    PhiloxWords words(&stream);
+    int kept = 0;
+    while (kept < PhiloxGroupSize<T>()) {
+      T pair[2];
+      if constexpr (kFloat) {
+        const uint32_t x0 = words.Next();
+        const uint32_t x1 = words.Next();
+        PhiloxBoxMuller(x0, x1, &pair[0], &pair[1]);
+      } else {
+        uint32_t x[4];
+        for (uint32_t& w : x) w = words.Next();
+        PhiloxBoxMuller(x, &pair[0], &pair[1]);
+      }
+      for (int k = 0; k < 2 && kept < PhiloxGroupSize<T>(); ++k) {
+        if (fabs(pair[k]) < T(2)) out[kept++] = pair[k];
+      }
+    }
+    return;
+  }
+  stream.Skip(g);
+  const PhiloxBlock b = stream.Next();
+  if constexpr (kFloat) {
+    if (dist == PhiloxDist::kUniform) {
+      for (int k = 0; k < 4; ++k) out[k] = PhiloxFloat(b.v[k]);
+    } else {
+      PhiloxBoxMuller(b.v[0], b.v[1], &out[0], &out[1]);
+      PhiloxBoxMuller(b.v[2], b.v[3], &out[2], &out[3]);
+    }
+  } else if (dist == PhiloxDist::kUniform) {
+    out[0] = PhiloxDouble(b.v[0], b.v[1]);
+    out[1] = PhiloxDouble(b.v[2], b.v[3]);
+  } else {
+    PhiloxBoxMuller(b.v, &out[0], &out[1]);
+  }
+}
 
 }  // namespace towerflow
 

@@ -1,6 +1,6 @@
-// The state every seeded random kernel keeps, on any device: its Philox key
-// from the node's seed and seed2 (random bits from the OS when both are 0,
-// as TF) and the next unused counter. See Note [Random streams] in
+// The state every seeded random kernel keeps, on any device: TF's Philox
+// stream from the node's seed and seed2 (random bits from the OS when both
+// are 0, as TF) and its place in it. See Note [Random streams] in
 // kernels/cpu/random_ops.cc.
 #ifndef TOWERFLOW_KERNELS_RANDOM_OP_BASE_H_
 #define TOWERFLOW_KERNELS_RANDOM_OP_BASE_H_
@@ -15,13 +15,9 @@
 
 namespace towerflow {
 
-// TF's own stream for a node's seed and seed2 attrs (its GuardedPhiloxRandom:
-// fresh random bits when both are 0), for the ops whose draws must be TF's
-// (SampleDistortedBoundingBox, Multinomial).
-inline absl::StatusOr<PhiloxStream> SeededStream(const KernelConstruction& c) {
-  int64_t seed = 0, seed2 = 0;
-  TW_RETURN_IF_ERROR(c.GetAttr("seed", &seed));
-  TW_RETURN_IF_ERROR(c.GetAttr("seed2", &seed2));
+// TF's stream for seeds `seed` and `seed2` (its GuardedPhiloxRandom: fresh
+// random bits when both are 0).
+inline PhiloxStream SeededStream(int64_t seed, int64_t seed2) {
   if (seed == 0 && seed2 == 0) {
     std::random_device device;
     seed = (static_cast<int64_t>(device()) << 32) | device();
@@ -30,40 +26,63 @@ inline absl::StatusOr<PhiloxStream> SeededStream(const KernelConstruction& c) {
   return PhiloxStream(static_cast<uint64_t>(seed), static_cast<uint64_t>(seed2));
 }
 
-class RandomOpBase : public OpKernel {
+// The stream of a node's seed and seed2 attrs.
+inline absl::StatusOr<PhiloxStream> SeededStream(const KernelConstruction& c) {
+  int64_t seed = 0, seed2 = 0;
+  TW_RETURN_IF_ERROR(c.GetAttr("seed", &seed));
+  TW_RETURN_IF_ERROR(c.GetAttr("seed2", &seed2));
+  return SeededStream(seed, seed2);
+}
+
+// A seeded kernel's stream, shared by its calls: each call reserves the
+// blocks it may read and the stream moves on past them, as TF's
+// GuardedPhiloxRandom, so successive runs draw TF's successive numbers.
+class GuardedPhilox {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    int64_t seed = 0, seed2 = 0;
-    TW_RETURN_IF_ERROR(c.GetAttr("seed", &seed));
-    TW_RETURN_IF_ERROR(c.GetAttr("seed2", &seed2));
-    if (seed == 0 && seed2 == 0) {
-      std::random_device rd;
-      seed = rd();
-      seed2 = rd();
-    }
-    // Mix both seeds into the 64-bit key.
-    const PhiloxBlock k =
-        Philox(PhiloxBlock{{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                            static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)}},
-               PhiloxKey{{0x5EEDu, 0xC0FFEEu}});
-    key_ = PhiloxKey{{k.v[0], k.v[1]}};
+  absl::Status Init(const KernelConstruction& c) {
+    TW_ASSIGN_OR_RETURN(PhiloxStream stream, SeededStream(c));
+    Init(stream);
     return absl::OkStatus();
   }
-
- protected:
-  // The first counter of `n` fresh ones.
-  uint64_t Reserve(uint64_t n) {
+  void Init(const PhiloxStream& stream) {
     absl::MutexLock lock(&mu_);
-    const uint64_t base = next_;
-    next_ += n;
-    return base;
+    initial_ = stream;
+    next_ = stream;
   }
-  PhiloxKey key() const { return key_; }
+  // The stream at the call's first block; the next call starts `blocks` on.
+  PhiloxStream Reserve(uint64_t blocks) {
+    absl::MutexLock lock(&mu_);
+    const PhiloxStream call = next_;
+    next_.Skip(blocks);
+    return call;
+  }
+  // TF's ReserveRandomOutputs: 256 blocks per output.
+  PhiloxStream ReserveOutputs(int64_t n) {
+    return Reserve(static_cast<uint64_t>(n) * kPhiloxBlocksPerOutput);
+  }
+  // The stream before any call (for kernels that keep their place in it on
+  // a device).
+  PhiloxStream initial() const {
+    absl::MutexLock lock(&mu_);
+    return initial_;
+  }
 
  private:
-  PhiloxKey key_{};
-  absl::Mutex mu_;
-  uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable absl::Mutex mu_;
+  PhiloxStream initial_ ABSL_GUARDED_BY(mu_) = PhiloxStream(0, 0);
+  PhiloxStream next_ ABSL_GUARDED_BY(mu_) = PhiloxStream(0, 0);
+};
+
+// The seeded random ops' kernels (seed and seed2 attrs).
+class RandomOpBase : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override { return generator_.Init(c); }
+
+ protected:
+  GuardedPhilox& generator() { return generator_; }
+
+ private:
+  GuardedPhilox generator_;
 };
 
 }  // namespace towerflow

@@ -374,6 +374,9 @@ absl::Status BetaincShape(InferenceContext* c) {
                       "the regularized upper incomplete gamma function Q(a, x)");
   RegisterElementwise("IgammaGradA", {"a: T", "x: T"}, "z: T", "{float, double}",
                       BroadcastBinaryOpShape, "d/da of Igamma(a, x)");
+  RegisterElementwise("RandomGammaGrad", {"alpha: T", "sample: T"}, "output: T", "{float, double}",
+                      BroadcastBinaryOpShape,
+                      "d sample / d alpha of a Gamma(alpha, 1) sample, implicitly through its CDF");
   RegisterElementwise("Zeta", {"x: T", "q: T"}, "z: T", "{float, double}", BroadcastBinaryOpShape,
                       "the Hurwitz zeta function sum_n (n + q)^-x");
   RegisterElementwise("Polygamma", {"a: T", "x: T"}, "z: T", "{float, double}",

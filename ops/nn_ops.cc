@@ -4,7 +4,9 @@
 //
 // Data formats: NHWC is batch, height, width, channels; NCHW puts channels
 // second.
+#include <cmath>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -678,6 +680,92 @@ TW_REGISTER_OP("NthElement")
             absl::StrCat("Input must have last dimension > n = ", *n));
       }
       c->set_output(0, PartialTensorShape(input.dim_sizes().first(input.dims() - 1)));
+      return absl::OkStatus();
+    });
+
+// FractionalMaxPool and FractionalAvgPool (NHWC): each dimension d of the
+// output is floor(d / pooling_ratio) (in float, as TF's), the pooling
+// sequences one longer than the rows and the columns.
+absl::Status FractionalPoolShape(InferenceContext* c) {
+  PartialTensorShape input;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
+  std::vector<float> ratio;
+  TW_RETURN_IF_ERROR(c->GetAttr("pooling_ratio", &ratio));
+  if (ratio.size() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pooling_ratio field must specify 4 dimensions; got ", ratio.size()));
+  }
+  std::vector<int64_t> out(4, -1);
+  for (int i = 0; i < 4 && !input.unknown_rank(); ++i) {
+    const int64_t d = input.dim_size(i);
+    if (d < 0) continue;
+    if (static_cast<float>(d) < ratio[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Pooling ratio is higher than input dimension size for dimension ", i,
+                       ". Input dim size: ", d, " pooling ratio: ", ratio[i]));
+    }
+    out[i] = static_cast<int64_t>(std::floor(static_cast<float>(d) / ratio[i]));
+  }
+  c->set_output(0, PartialTensorShape(out));
+  c->set_output(1, PartialTensorShape({out[1] < 0 ? -1 : out[1] + 1}));
+  c->set_output(2, PartialTensorShape({out[2] < 0 ? -1 : out[2] + 1}));
+  return absl::OkStatus();
+}
+
+[[maybe_unused]] const bool kFractionalPools = [] {
+  for (const char* name : {"FractionalMaxPool", "FractionalAvgPool"}) {
+    RegisterOp(OpDefBuilder(name, __FILE__)
+                   .Input("value: T")
+                   .Output("output: T")
+                   .Output("row_pooling_sequence: int64")
+                   .Output("col_pooling_sequence: int64")
+                   .Attr("pooling_ratio: list(float) >= 4")
+                   .Attr("pseudo_random: bool = false")
+                   .Attr("overlapping: bool = false")
+                   .Attr("deterministic: bool = false")
+                   .Attr("seed: int = 0")
+                   .Attr("seed2: int = 0")
+                   .Attr("T: {float, double, int32, int64}")
+                   .Doc(absl::StrCat(name[10] == 'M' ? "Max" : "Average",
+                                     " pooling over windows of random (pseudo_random: "
+                                     "evenly spread) 1 or 2 rows and columns apart (for ratios "
+                                     "between 1 and 2), and the windows' starts"))
+                   .SetShapeFn(FractionalPoolShape));
+  }
+  return true;
+}();
+
+TW_REGISTER_OP("FractionalMaxPoolGrad")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("out_backprop: T")
+    .Input("row_pooling_sequence: int64")
+    .Input("col_pooling_sequence: int64")
+    .Output("output: T")
+    .Attr("overlapping: bool = false")
+    .Attr("T: {float, double, int32, int64}")
+    .Doc("FractionalMaxPool's gradient: each output's gradient to its window's first maximum.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape input;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
+      c->set_output(0, input);
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("FractionalAvgPoolGrad")
+    .Input("orig_input_tensor_shape: int64")
+    .Input("out_backprop: T")
+    .Input("row_pooling_sequence: int64")
+    .Input("col_pooling_sequence: int64")
+    .Output("output: T")
+    .Attr("overlapping: bool = false")
+    .Attr("T: {float, double, int32, int64}")
+    .Doc("FractionalAvgPool's gradient: each output's gradient spread evenly over its window.")
+    .SetShapeFn([](InferenceContext* c) {
+      TW_ASSIGN_OR_RETURN(PartialTensorShape out, c->MakeShapeFromShapeTensor(0));
+      PartialTensorShape four;
+      TW_RETURN_IF_ERROR(c->WithRank(out, 4, &four));
+      c->set_output(0, four);
       return absl::OkStatus();
     });
 

@@ -248,6 +248,106 @@ TW_REGISTER_OP("RandomShuffle")
     .Doc("The value with its first dimension randomly permuted.")
     .SetShapeFn(shape_fns::UnchangedShape);
 
+// RandomGamma, RandomPoisson and RandomPoissonV2: shape's samples of each
+// distribution parameter, [shape..., param's shape...].
+absl::Status SamplesPerParameterShape(InferenceContext* c) {
+  TW_ASSIGN_OR_RETURN(PartialTensorShape samples, c->MakeShapeFromShapeTensor(0));
+  c->set_output(0, samples.Concatenate(c->input(1)));
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("RandomGamma")
+    .Input("shape: S")
+    .Input("alpha: T")
+    .Output("output: T")
+    .Attr("seed: int = 0")
+    .Attr("seed2: int = 0")
+    .Attr("S: {int32, int64}")
+    .Attr("T: {half, float, double}")
+    .SetIsStateful()
+    .Doc("Gamma(alpha, 1) samples of each alpha (Marsaglia and Tsang), TF's for the same seeds.")
+    .SetShapeFn(SamplesPerParameterShape);
+
+TW_REGISTER_OP("RandomPoisson")
+    .Input("shape: S")
+    .Input("rate: dtype")
+    .Output("output: dtype")
+    .Attr("seed: int = 0")
+    .Attr("seed2: int = 0")
+    .Attr("S: {int32, int64}")
+    .Attr("dtype: {half, float, double}")
+    .SetIsStateful()
+    .Deprecated(25, "Replaced by RandomPoissonV2")
+    .Doc("Poisson(rate) samples of each rate, in rate's type (TF 1's first form).")
+    .SetShapeFn(SamplesPerParameterShape);
+
+TW_REGISTER_OP("RandomPoissonV2")
+    .Input("shape: S")
+    .Input("rate: R")
+    .Output("output: dtype")
+    .Attr("seed: int = 0")
+    .Attr("seed2: int = 0")
+    .Attr("S: {int32, int64}")
+    .Attr("R: {half, float, double, int32, int64} = DT_DOUBLE")
+    .Attr("dtype: {half, float, double, int32, int64} = DT_INT64")
+    .SetIsStateful()
+    .Doc(
+        "Poisson(rate) samples of each rate (Knuth's below 10, Hormann's above), TF's for the "
+        "same seeds.")
+    .SetShapeFn(SamplesPerParameterShape);
+
+// tf.random.stateless_gamma and stateless_poisson: the shape input ends with
+// the parameter's shape.
+TW_REGISTER_OP("StatelessRandomGammaV2")
+    .Input("shape: T")
+    .Input("seed: Tseed")
+    .Input("alpha: dtype")
+    .Output("output: dtype")
+    .Attr("dtype: {half, float, double}")
+    .Attr("T: {int32, int64}")
+    .Attr("Tseed: {int32, int64} = DT_INT64")
+    .Doc("Gamma(alpha, 1) samples from the seed pair [2], TF's numbers.")
+    .SetShapeFn(RandomShape);
+
+TW_REGISTER_OP("StatelessRandomGammaV3")
+    .Input("shape: shape_dtype")
+    .Input("key: uint64")
+    .Input("counter: uint64")
+    .Input("alg: int32")
+    .Input("alpha: dtype")
+    .Output("output: dtype")
+    .Attr("dtype: {half, float, double}")
+    .Attr("shape_dtype: {int32, int64} = DT_INT32")
+    .Doc("Gamma(alpha, 1) samples from a Philox key and counter, TF's numbers.")
+    .SetShapeFn(RandomShape);
+
+TW_REGISTER_OP("StatelessRandomPoisson")
+    .Input("shape: T")
+    .Input("seed: Tseed")
+    .Input("lam: Rtype")
+    .Output("output: dtype")
+    .Attr("Rtype: {half, float, double, int32, int64}")
+    .Attr("dtype: {half, float, double, int32, int64}")
+    .Attr("T: {int32, int64}")
+    .Attr("Tseed: {int32, int64} = DT_INT64")
+    .Doc("Poisson(lam) samples from the seed pair [2], TF's numbers.")
+    .SetShapeFn(RandomShape);
+
+TW_REGISTER_OP("StatelessRandomBinomial")
+    .Input("shape: S")
+    .Input("seed: Tseed")
+    .Input("counts: T")
+    .Input("probs: T")
+    .Output("output: dtype")
+    .Attr("S: {int32, int64}")
+    .Attr("Tseed: {int32, int64} = DT_INT64")
+    .Attr("T: {half, float, double, int32, int64} = DT_DOUBLE")
+    .Attr("dtype: {half, float, double, int32, int64} = DT_INT64")
+    .Doc(
+        "Binomial(counts, probs) samples from the seed pair [2] (counts and probs broadcast to "
+        "the shape's last dimensions), TF's numbers.")
+    .SetShapeFn(RandomShape);
+
 // tf.random.Generator's draws (kernels/cpu/stateless_random_ops.cc): the
 // algorithm a scalar, the shape from the shape input.
 absl::Status StatefulRandomShape(InferenceContext* c) {
@@ -307,6 +407,26 @@ TW_REGISTER_OP("StatefulUniformFullInt")
     .SetIsStateful()
     .Doc("Integers over dtype's range from the generator's state, which moves on past them.")
     .SetShapeFn(StatefulRandomShape);
+
+TW_REGISTER_OP("StatefulRandomBinomial")
+    .Input("resource: resource")
+    .Input("algorithm: int64")
+    .Input("shape: S")
+    .Input("counts: T")
+    .Input("probs: T")
+    .Output("output: dtype")
+    .Attr("S: {int32, int64}")
+    .Attr("T: {half, float, double, int32, int64} = DT_DOUBLE")
+    .Attr("dtype: {half, float, double, int32, int64} = DT_INT64")
+    .SetIsStateful()
+    .Doc("Binomial(counts, probs) samples from the generator's state, which moves on past them.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, &scalar));
+      TW_ASSIGN_OR_RETURN(PartialTensorShape out, c->MakeShapeFromShapeTensor(2));
+      c->set_output(0, out);
+      return absl::OkStatus();
+    });
 
 TW_REGISTER_OP("NonDeterministicInts")
     .Input("shape: shape_dtype")

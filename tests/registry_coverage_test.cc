@@ -90,12 +90,13 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
   const std::vector<DataType> ints = {DT_INT32, DT_INT64, DT_UINT8};
   const std::string floats_only = "floating point only, as TensorFlow's CPU kernels";
   const std::string no_uint8 = "uint8 beyond the elementwise binary ops: not implemented";
-  const std::string stateless_16 =
-      "TF's 16-bit draws (their own conversions of 16 random bits) are not implemented; a float "
-      "draw rounded would be other numbers";
   static const auto* gaps = new std::map<std::string, DtypeGap>{
       {"Add", {{DT_STRING}, "string concatenation: not implemented"}},
       {"Multinomial", {ints, floats_only}},
+      {"StatelessRandomBinomial",
+       {{DT_INT32, DT_INT64}, "TF's CPU kernels take half, float and double counts and probs"}},
+      {"StatefulRandomBinomial",
+       {{DT_INT32, DT_INT64}, "TF's CPU kernels take half, float and double counts and probs"}},
       {"BatchNormWithGlobalNormalization", {ints, floats_only}},
       {"BatchNormWithGlobalNormalizationGrad", {ints, floats_only}},
       {"StatelessMultinomial", {ints, floats_only}},
@@ -161,12 +162,6 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
       {"SparseApplyCenteredRMSProp", {ints, floats_only}},
       {"SparseApplyProximalAdagrad", {ints, floats_only}},
       {"SparseApplyProximalGradientDescent", {ints, floats_only}},
-      {"StatelessRandomUniform", {{DT_HALF, DT_BFLOAT16}, stateless_16, "dtype"}},
-      {"StatelessRandomUniformV2", {{DT_HALF, DT_BFLOAT16}, stateless_16, "dtype"}},
-      {"StatelessRandomNormal", {{DT_HALF, DT_BFLOAT16}, stateless_16, "dtype"}},
-      {"StatelessRandomNormalV2", {{DT_HALF, DT_BFLOAT16}, stateless_16, "dtype"}},
-      {"StatelessTruncatedNormal", {{DT_HALF, DT_BFLOAT16}, stateless_16, "dtype"}},
-      {"StatelessTruncatedNormalV2", {{DT_HALF, DT_BFLOAT16}, stateless_16, "dtype"}},
       {"MaxPool", {ints, floats_only}},
       {"MaxPoolGrad", {ints, floats_only}},
       {"MaxPoolGradGrad", {ints, floats_only}},

@@ -8,12 +8,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "core/image_geometry.h"
 #include "core/philox.h"
 #include "core/status_macros.h"
@@ -70,16 +68,13 @@ class SampleDistortedBoundingBoxOp : public OpKernel {
           absl::StrCat("Max attempts must be non-negative: ", attempts));
     }
     options_.max_attempts = static_cast<int>(attempts);
-    TW_ASSIGN_OR_RETURN(PhiloxStream stream, SeededStream(c));
-    absl::MutexLock lock(&mu_);
-    stream_.emplace(stream);
-    return absl::OkStatus();
+    return generator_.Init(c);
   }
 
   absl::Status Compute(KernelContext* ctx) override {
     // The call's blocks are reserved first, so a call that fails still
     // moves the stream on, as TF's.
-    PhiloxStream stream = Reserve();
+    PhiloxStream stream = generator_.Reserve(static_cast<uint64_t>(options_.max_attempts));
     const Tensor& image_size = ctx->input(0);
     if (image_size.dims() != 1 || image_size.dim_size(0) != 3) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -148,19 +143,9 @@ class SampleDistortedBoundingBoxOp : public OpKernel {
   }
 
  private:
-  // The stream for one call; the kernel's moves on by max_attempts blocks
-  // (TF reserves 4 words per attempt).
-  PhiloxStream Reserve() {
-    absl::MutexLock lock(&mu_);
-    const PhiloxStream call = *stream_;
-    stream_->Skip(static_cast<uint64_t>(options_.max_attempts));
-    return call;
-  }
-
   bool v2_ = true;
   DistortedCropOptions options_;
-  absl::Mutex mu_;
-  std::optional<PhiloxStream> stream_ ABSL_GUARDED_BY(mu_);
+  GuardedPhilox generator_;  // each call's max_attempts blocks (4 words an attempt)
 };
 
 // TF's colours for boxes, cycled (RGBA; grey images take 1).

@@ -11,11 +11,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "core/philox.h"
 #include "core/status_macros.h"
 #include "core/type_dispatch.h"
@@ -129,25 +127,13 @@ uint64_t ReservedBlocks(const KernelContext& ctx) {
 
 class MultinomialOp : public OpKernel {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    TW_ASSIGN_OR_RETURN(PhiloxStream stream, SeededStream(c));
-    absl::MutexLock lock(&mu_);
-    stream_.emplace(stream);
-    return absl::OkStatus();
-  }
+  absl::Status Init(const KernelConstruction& c) override { return generator_.Init(c); }
   absl::Status Compute(KernelContext* ctx) override {
-    const PhiloxStream base = [&] {
-      absl::MutexLock lock(&mu_);
-      const PhiloxStream call = *stream_;
-      stream_->Skip(ReservedBlocks(*ctx));
-      return call;
-    }();
-    return Draw(ctx, base);
+    return Draw(ctx, generator_.Reserve(ReservedBlocks(*ctx)));
   }
 
  private:
-  absl::Mutex mu_;
-  std::optional<PhiloxStream> stream_ ABSL_GUARDED_BY(mu_);
+  GuardedPhilox generator_;
 };
 
 class StatelessMultinomialOp : public OpKernel {

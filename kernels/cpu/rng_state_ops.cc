@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/philox.h"
 #include "core/status_macros.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
@@ -27,7 +28,7 @@ constexpr int64_t kPhilox = 1, kThreeFry = 2, kAutoSelect = 3;
 
 }  // namespace
 
-absl::Status ReadAndSkipPhilox(KernelContext* ctx, int64_t alg, uint64_t delta, int64_t* old,
+absl::Status ReadAndSkipPhilox(KernelContext* ctx, int64_t alg, uint64_t blocks, int64_t* old,
                                absl::StatusCode threefry_code) {
   TW_ASSIGN_OR_RETURN(std::shared_ptr<Var> var, LookupResourceVar(ctx, 0));
   absl::MutexLock lock(&var->mu);
@@ -61,9 +62,8 @@ absl::Status ReadAndSkipPhilox(KernelContext* ctx, int64_t alg, uint64_t delta, 
     var->tensor = std::move(fresh);
   }
   auto* words = reinterpret_cast<uint64_t*>(var->tensor.data<int64_t>());
-  const uint64_t step = delta * 256;
-  words[0] += step;
-  if (words[0] < step) ++words[1];
+  words[0] += blocks;
+  if (words[0] < blocks) ++words[1];
   return absl::OkStatus();
 }
 
@@ -78,7 +78,8 @@ class RngReadAndSkipOp : public OpKernel {
       return absl::InvalidArgumentError("alg and delta must be scalars");
     }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({kPhiloxStateSize})));
-    return ReadAndSkipPhilox(ctx, *alg.data<int32_t>(), *delta.data<uint64_t>(),
+    return ReadAndSkipPhilox(ctx, *alg.data<int32_t>(),
+                             *delta.data<uint64_t>() * kPhiloxBlocksPerOutput,
                              out->data<int64_t>());
   }
 };
@@ -92,7 +93,8 @@ class RngSkipOp : public OpKernel {
       return absl::InvalidArgumentError("algorithm and delta must be scalars");
     }
     return ReadAndSkipPhilox(ctx, *alg.data<int64_t>(),
-                             static_cast<uint64_t>(*delta.data<int64_t>()), nullptr);
+                             static_cast<uint64_t>(*delta.data<int64_t>()) * kPhiloxBlocksPerOutput,
+                             nullptr);
   }
 };
 

@@ -191,6 +191,37 @@ TEST(StatefulRandomOpsTest, DrawsAreTensorFlowsAndMoveTheCounter) {
   EXPECT_THAT(d.out[0], TensorNear<float>({2}, {0.20190536975860596, 0.25554871559143066}, 0));
 }
 
+// 16-bit draws: TF's own conversions (uniforms from a word's 10 or 7 low
+// bits, normals rounded from float), 256 blocks per output still.
+TEST(StatefulRandomOpsTest, HalfAndBfloat16DrawsAreTensorFlows) {
+  for (const DataType dtype : {DT_HALF, DT_BFLOAT16}) {
+    Draws d = Draw(kState, [dtype](const Scope& s, Output v) {
+      return std::vector<Output>{
+          ops::StatefulUniform(s, v, int64_t{1}, {5}, ops::StatefulUniform::Dtype(dtype)),
+          ops::StatefulTruncatedNormal(s, v, int64_t{1}, {5},
+                                       ops::StatefulTruncatedNormal::Dtype(dtype))};
+    });
+    TW_ASSERT_OK(d.status);
+    if (dtype == DT_HALF) {
+      EXPECT_THAT(d.out[0],
+                  TensorIs<half>({5}, {half(0.0087890625f), half(0.455078125f), half(0.470703125f),
+                                       half(0.0068359375f), half(0.32421875f)}));
+      EXPECT_THAT(d.out[1], TensorIs<half>({5}, {half(0.71630859375f), half(-0.112548828125f),
+                                                 half(-1.728515625f), half(-0.003131866455078125f),
+                                                 half(0.76318359375f)}));
+    } else {
+      EXPECT_THAT(d.out[0], TensorIs<bfloat16>({5}, {bfloat16(0.0703125f), bfloat16(0.640625f),
+                                                     bfloat16(0.765625f), bfloat16(0.0546875f),
+                                                     bfloat16(0.59375f)}));
+      EXPECT_THAT(d.out[1],
+                  TensorIs<bfloat16>(
+                      {5}, {bfloat16(0.71484375f), bfloat16(-0.11279296875f), bfloat16(-1.7265625f),
+                            bfloat16(-0.0031280517578125f), bfloat16(0.76171875f)}));
+    }
+    EXPECT_THAT(d.after, ElementsAre(2565, 0, 42));  // 5 + 256 * (5 + 5)
+  }
+}
+
 TEST(StatefulRandomOpsTest, RefusesWhatTensorFlowRefuses) {
   const auto uniform = [](int64_t alg) {
     return [alg](const Scope& s, Output v) {

@@ -1,10 +1,11 @@
 // The special functions, on Eigen's implementations (unsupported/Eigen/
 // SpecialFunctions), as TensorFlow's CPU kernels compute them: Lgamma,
-// Digamma, Igamma, Igammac and IgammaGradA, Zeta, Polygamma, Betainc,
-// Erfinv and Ndtri, the modified Bessel functions BesselI0(e), BesselI1(e),
-// BesselK0(e) and BesselK1(e), and the Bessel functions BesselJ0, BesselJ1,
-// BesselY0 and BesselY1. Outside their domains they give NaN or +-Inf as TF does
-// (Lgamma at the poles is +Inf, Igamma of a <= 0 NaN, Erfinv(1) +Inf).
+// Digamma, Igamma, Igammac, IgammaGradA and RandomGammaGrad, Zeta,
+// Polygamma, Betainc, Erfinv and Ndtri, the modified Bessel functions
+// BesselI0(e), BesselI1(e), BesselK0(e) and BesselK1(e), and the Bessel
+// functions BesselJ0, BesselJ1, BesselY0 and BesselY1. Outside their
+// domains they give NaN or +-Inf as TF does (Lgamma at the poles is +Inf,
+// Igamma of a <= 0 NaN, Erfinv(1) +Inf).
 //
 // The unary and binary ones are cwise UnaryOp / BinaryOp (NumPy
 // broadcasting); Betainc takes a, b and x of one shape, scalars broadcast.
@@ -54,6 +55,9 @@ TW_SPECIAL_UNARY(BesselK1e, nx::bessel_k1e(x))
 TW_SPECIAL_BINARY(Igamma, nx::igamma(a, x))
 TW_SPECIAL_BINARY(Igammac, nx::igammac(a, x))
 TW_SPECIAL_BINARY(IgammaGradA, nx::igamma_der_a(a, x))
+// d sample / d alpha of a Gamma(alpha, 1) sample (tf.random.gamma's
+// gradient): -(dP/dalpha) / (dP/dsample) of its CDF P = Igamma.
+TW_SPECIAL_BINARY(RandomGammaGrad, nx::gamma_sample_der_alpha(a, x))
 TW_SPECIAL_BINARY(Zeta, nx::zeta(a, x))  // zeta(x, q)
 TW_SPECIAL_BINARY(Polygamma, nx::polygamma(a, x))
 #undef TW_SPECIAL_BINARY
@@ -88,6 +92,7 @@ TW_SPECIAL_COST(BesselK1e)
 TW_SPECIAL_COST(Igamma)
 TW_SPECIAL_COST(Igammac)
 TW_SPECIAL_COST(IgammaGradA)
+TW_SPECIAL_COST(RandomGammaGrad)
 TW_SPECIAL_COST(Zeta)
 TW_SPECIAL_COST(Polygamma)
 #undef TW_SPECIAL_COST
@@ -173,6 +178,8 @@ using IgammacOp = BinaryOp<T, T, special::Igammac<T>>;
 template <typename T>
 using IgammaGradAOp = BinaryOp<T, T, special::IgammaGradA<T>>;
 template <typename T>
+using RandomGammaGradOp = BinaryOp<T, T, special::RandomGammaGrad<T>>;
+template <typename T>
 using ZetaOp = BinaryOp<T, T, special::Zeta<T>>;
 template <typename T>
 using PolygammaOp = BinaryOp<T, T, special::Polygamma<T>>;
@@ -198,6 +205,7 @@ TW_REGISTER_KERNELS(special_math_ops) {
   RegisterTypedKernels<IgammaOp, float, double>(cpu("Igamma"), "T");
   RegisterTypedKernels<IgammacOp, float, double>(cpu("Igammac"), "T");
   RegisterTypedKernels<IgammaGradAOp, float, double>(cpu("IgammaGradA"), "T");
+  RegisterTypedKernels<RandomGammaGradOp, float, double>(cpu("RandomGammaGrad"), "T");
   RegisterTypedKernels<ZetaOp, float, double>(cpu("Zeta"), "T");
   RegisterTypedKernels<PolygammaOp, float, double>(cpu("Polygamma"), "T");
   RegisterTypedKernels<BetaincOp, float, double>(cpu("Betainc"), "T");

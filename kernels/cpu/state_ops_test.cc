@@ -1,4 +1,4 @@
-// Optimizer updates, random ops, checks and summaries.
+// Optimizer updates, checks and summaries.
 #include <cmath>
 #include <limits>
 
@@ -80,73 +80,6 @@ TEST(TrainingOpsTest, AdagradAndRmsProp) {
                         Literal<double>({1}, {0}), Scalar<double>(0.01), Scalar<double>(0.9),
                         Scalar<double>(0.5), Scalar<double>(1e-10), Literal<double>({1}, {2})}),
               TensorNear<double>({1}, {1 - 0.02 / std::sqrt(1.3 + 1e-10)}, 1e-12));
-}
-
-Tensor Random(const char* op, DataType dtype, int64_t seed, int64_t seed2) {
-  KernelRunner r(op);
-  r.Attr("dtype", dtype).Attr("seed", seed).Attr("seed2", seed2);
-  return RunOk(r, {Literal<int32_t>({1}, {20000})});
-}
-
-TEST(RandomOpsTest, SeededStreamsAreReproducibleAndDistributed) {
-  const Tensor a = Random("RandomUniform", DT_FLOAT, 1, 2);
-  const Tensor b = Random("RandomUniform", DT_FLOAT, 1, 2);
-  const Tensor c = Random("RandomUniform", DT_FLOAT, 1, 3);
-  EXPECT_EQ(Values<float>(a), Values<float>(b));
-  EXPECT_NE(Values<float>(a), Values<float>(c));
-  double mean = 0;
-  for (float v : Values<float>(a)) {
-    ASSERT_GE(v, 0.0f);
-    ASSERT_LT(v, 1.0f);
-    mean += v / 20000;
-  }
-  EXPECT_NEAR(mean, 0.5, 0.01);
-  const Tensor n = Random("RandomStandardNormal", DT_DOUBLE, 7, 0);
-  double m = 0, sq = 0;
-  for (double v : Values<double>(n)) {
-    m += v / 20000;
-    sq += v * v / 20000;
-  }
-  EXPECT_NEAR(m, 0, 0.03);
-  EXPECT_NEAR(sq, 1, 0.05);
-  const Tensor t = Random("TruncatedNormal", DT_FLOAT, 7, 0);
-  for (float v : Values<float>(t)) ASSERT_LE(std::abs(v), 2.0f);
-}
-
-TEST(RandomOpsTest, EachRunContinuesTheKernelsStream) {
-  KernelRunner r("RandomUniform"), replay("RandomUniform");
-  r.Attr("dtype", DT_FLOAT).Attr("seed", int64_t{5});
-  replay.Attr("dtype", DT_FLOAT).Attr("seed", int64_t{5});
-  const std::vector<float> first = Values<float>(RunOk(r, {Literal<int32_t>({1}, {4})}));
-  const std::vector<float> second = Values<float>(RunOk(r, {Literal<int32_t>({1}, {4})}));
-  EXPECT_NE(first, second);
-  // A new kernel with the same seeds replays the stream from its start.
-  EXPECT_EQ(Values<float>(RunOk(replay, {Literal<int32_t>({1}, {4})})), first);
-}
-
-TEST(RandomOpsTest, UniformIntAndShuffle) {
-  KernelRunner r("RandomUniformInt");
-  r.Attr("seed", int64_t{3});
-  const Tensor v =
-      RunOk(r, {Literal<int32_t>({1}, {1000}), Scalar<int32_t>(-2), Scalar<int32_t>(3)});
-  std::set<int32_t> seen;
-  for (int32_t x : Values<int32_t>(v)) {
-    ASSERT_GE(x, -2);
-    ASSERT_LT(x, 3);
-    seen.insert(x);
-  }
-  EXPECT_EQ(seen.size(), 5u);
-  EXPECT_THAT(
-      r.Run({Literal<int32_t>({1}, {3}), Scalar<int32_t>(3), Scalar<int32_t>(3)}),
-      testing::StatusIs(absl::StatusCode::kInvalidArgument, "Need minval < maxval, got 3 >= 3"));
-  KernelRunner s("RandomShuffle");
-  s.Attr("seed", int64_t{9});
-  std::vector<int64_t> rows(50);
-  for (int i = 0; i < 50; ++i) rows[i] = i;
-  std::vector<int64_t> got = Values<int64_t>(RunOk(s, {Literal<int64_t>({50}, rows)}));
-  EXPECT_NE(got, rows);
-  std::sort(got.begin(), got.end());
-  EXPECT_EQ(got, rows);
 }
 
 TEST(LoggingOpsTest, CheckNumericsAndAssert) {

@@ -1,20 +1,13 @@
 // The stateless random ops, TF's numbers to the bit: Philox from the key and
 // counter StatelessKeyCounter derives from the seed (the V2 forms take them
 // as inputs), read as TF's FillPhiloxRandom reads it:
-// - uniform floats: one 32-bit word each (23 mantissa bits); doubles: two
-//   (52 bits);
-// - normals: Box-Muller on pairs of uniforms (floats in float arithmetic,
-//   glibc's logf and sincosf, as TF's CPU kernels), four floats or two
-//   doubles per block;
-// - truncated normals: each group of 4 floats (2 doubles) from its own
-//   stretch of the stream, 256 (128) blocks on, drawing normals in pairs and
-//   keeping those under 2 in magnitude;
+// - uniforms, normals and truncated normals: core/philox.h's groups
+//   (kernels/cpu/philox_fill.h), in half, bfloat16, float and double;
 // - integers in [lo, hi): lo + a word (two for 64 bits) modulo hi - lo
 //   (TF's modulo, slightly biased for ranges that do not divide 2^32);
 // - integers over a type's whole range: the word (two words, low first).
-// float and double; TF's half and bfloat16 forms (their own 16-bit
-// conversions) are not in. And tf.random.Generator's Stateful* draws: the
-// same from its state variable's counter and key.
+// And tf.random.Generator's Stateful* draws: the same from its state
+// variable's counter and key.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -27,6 +20,7 @@
 #include "core/status_macros.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "kernels/cpu/philox_fill.h"
 #include "kernels/cpu/rng_state.h"
 #include "kernels/kernel_util.h"
 
@@ -35,9 +29,9 @@ namespace {
 
 constexpr int32_t kPhilox = 1, kThreeFry = 2, kAutoSelect = 3;
 
-// The stream a stateless op draws from: its seed input [2] (V1), or its key
-// [1], counter [2] and alg inputs starting at `first` (V2).
-absl::StatusOr<PhiloxStream> StreamOf(KernelContext* ctx, bool v2, int first) {
+}  // namespace
+
+absl::StatusOr<PhiloxStream> StatelessStream(KernelContext* ctx, bool v2, int first) {
   PhiloxKey key;
   PhiloxBlock counter;
   if (!v2) {
@@ -81,96 +75,7 @@ absl::StatusOr<PhiloxStream> StreamOf(KernelContext* ctx, bool v2, int first) {
   return PhiloxStream(counter, key);
 }
 
-float UniformFloat(uint32_t x) {
-  const uint32_t bits = (127u << 23) | (x & 0x7fffffu);
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f - 1.0f;
-}
-double UniformDouble(uint32_t hi, uint32_t lo) {
-  const uint64_t bits = (uint64_t{1023} << 52) | (uint64_t{hi & 0xfffffu} << 32) | lo;
-  double d;
-  std::memcpy(&d, &bits, sizeof(d));
-  return d - 1.0;
-}
-
-// Box-Muller as TF's: u1 kept off 0, the angle 2 pi u2 rounded to float.
-void BoxMuller(uint32_t x0, uint32_t x1, float* f0, float* f1) {
-  float u1 = UniformFloat(x0);
-  if (u1 < 1.0e-7f) u1 = 1.0e-7f;
-  const float v1 = static_cast<float>(2.0f * M_PI * UniformFloat(x1));
-  const float u2 = std::sqrt(-2.0f * std::log(u1));
-  sincosf(v1, f0, f1);
-  *f0 *= u2;
-  *f1 *= u2;
-}
-void BoxMuller(const uint32_t* x, double* d0, double* d1) {
-  double u1 = UniformDouble(x[0], x[1]);
-  if (u1 < 1.0e-7) u1 = 1.0e-7;
-  const double v1 = 2 * M_PI * UniformDouble(x[2], x[3]);
-  const double u2 = std::sqrt(-2.0 * std::log(u1));
-  sincos(v1, d0, d1);
-  *d0 *= u2;
-  *d1 *= u2;
-}
-
-enum class Dist { kUniform, kNormal, kTruncated };
-
-// n values of `dist` from `stream` into out.
-template <typename T>
-void Fill(Dist dist, PhiloxStream stream, T* out, int64_t n) {
-  constexpr bool kFloat = sizeof(T) == 4;
-  if (dist == Dist::kTruncated) {
-    // Groups of 4 floats (2 doubles), each from 256 (128) blocks on.
-    const int64_t group = kFloat ? 4 : 2, skip = kFloat ? 256 : 128;
-    for (int64_t g = 0; g * group < n; ++g) {
-      PhiloxStream s = stream;
-      s.Skip(static_cast<uint64_t>(g) * skip);
-      PhiloxWords words(&s);
-      int64_t kept = 0;
-      while (kept < group && g * group + kept < n) {
-        T pair[2];
-        if constexpr (kFloat) {
-          const uint32_t x0 = words.Next(), x1 = words.Next();
-          BoxMuller(x0, x1, &pair[0], &pair[1]);
-        } else {
-          uint32_t x[4];
-          for (uint32_t& w : x) w = words.Next();
-          BoxMuller(x, &pair[0], &pair[1]);
-        }
-        for (const T v : pair) {
-          if (std::abs(v) < T(2) && kept < group && g * group + kept < n) {
-            out[g * group + kept++] = v;
-          }
-        }
-      }
-    }
-    return;
-  }
-  for (int64_t i = 0; i < n;) {
-    const PhiloxBlock b = stream.Next();
-    T values[4];
-    int count;
-    if (dist == Dist::kUniform) {
-      if constexpr (kFloat) {
-        for (int k = 0; k < 4; ++k) values[k] = UniformFloat(b.v[k]);
-        count = 4;
-      } else {
-        values[0] = UniformDouble(b.v[0], b.v[1]);
-        values[1] = UniformDouble(b.v[2], b.v[3]);
-        count = 2;
-      }
-    } else if constexpr (kFloat) {
-      BoxMuller(b.v[0], b.v[1], &values[0], &values[1]);
-      BoxMuller(b.v[2], b.v[3], &values[2], &values[3]);
-      count = 4;
-    } else {
-      BoxMuller(b.v, &values[0], &values[1]);
-      count = 2;
-    }
-    for (int k = 0; k < count && i < n; ++k) out[i++] = values[k];
-  }
-}
+namespace {
 
 // The output of the shape input `input`.
 absl::StatusOr<Tensor*> AllocateShaped(KernelContext* ctx, int input = 0) {
@@ -179,13 +84,13 @@ absl::StatusOr<Tensor*> AllocateShaped(KernelContext* ctx, int input = 0) {
   return ctx->allocate_output(0, shape);
 }
 
-template <typename T, Dist kDist, bool kV2>
+template <typename T, PhiloxDist kDist, bool kV2>
 class StatelessRandomOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
-    TW_ASSIGN_OR_RETURN(PhiloxStream stream, StreamOf(ctx, kV2, 1));
+    TW_ASSIGN_OR_RETURN(PhiloxStream stream, StatelessStream(ctx, kV2, 1));
     TW_ASSIGN_OR_RETURN(Tensor * out, AllocateShaped(ctx));
-    Fill<T>(kDist, stream, out->data<T>(), out->NumElements());
+    FillPhilox(kDist, stream, out->data<T>(), out->NumElements(), ctx->intra_op_pool());
     return absl::OkStatus();
   }
 };
@@ -251,7 +156,7 @@ class StatelessRandomIntOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     const int bounds = kV2 ? 4 : 2;
     TW_RETURN_IF_ERROR(CheckScalarBounds(ctx, bounds));
-    TW_ASSIGN_OR_RETURN(PhiloxStream stream, StreamOf(ctx, kV2, 1));
+    TW_ASSIGN_OR_RETURN(PhiloxStream stream, StatelessStream(ctx, kV2, 1));
     TW_ASSIGN_OR_RETURN(Tensor * out, AllocateShaped(ctx));
     const int64_t n = out->NumElements();
     if (n == 0) return absl::OkStatus();  // TF's: no draws, no order to check
@@ -269,7 +174,7 @@ class StatelessRandomFullIntOp : public OpKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("Invalid seed type: ", DataTypeString(ctx->input(1).dtype())));
     }
-    TW_ASSIGN_OR_RETURN(PhiloxStream stream, StreamOf(ctx, kV2, 1));
+    TW_ASSIGN_OR_RETURN(PhiloxStream stream, StatelessStream(ctx, kV2, 1));
     TW_ASSIGN_OR_RETURN(Tensor * out, AllocateShaped(ctx));
     FillFullInts(stream, out->data<T>(), out->NumElements());
     return absl::OkStatus();
@@ -300,23 +205,20 @@ class StatefulRandomOp : public OpKernel {
     TW_ASSIGN_OR_RETURN(Tensor * out, AllocateShaped(ctx, 2));
     const int64_t n = out->NumElements();
     int64_t state[kPhiloxStateSize];
-    TW_RETURN_IF_ERROR(ReadAndSkipPhilox(ctx, *alg.data<int64_t>(), static_cast<uint64_t>(n), state,
+    TW_RETURN_IF_ERROR(ReadAndSkipPhilox(ctx, *alg.data<int64_t>(),
+                                         static_cast<uint64_t>(n) * kPhiloxBlocksPerOutput, state,
                                          absl::StatusCode::kUnimplemented));
-    const auto word = [&](int i, int half) {
-      return static_cast<uint32_t>(static_cast<uint64_t>(state[i]) >> (32 * half));
-    };
-    const PhiloxStream stream(PhiloxBlock{{word(0, 0), word(0, 1), word(1, 0), word(1, 1)}},
-                              PhiloxKey{{word(2, 0), word(2, 1)}});
+    const PhiloxStream stream = StreamOfState(state);
     T* y = out->data<T>();
     if constexpr (kDraw == Draw::kInt) {
       FillInts(stream, range.first, range.second, y, n);
     } else if constexpr (kDraw == Draw::kFullInt) {
       FillFullInts(stream, y, n);
     } else {
-      Fill<T>(kDraw == Draw::kUniform  ? Dist::kUniform
-              : kDraw == Draw::kNormal ? Dist::kNormal
-                                       : Dist::kTruncated,
-              stream, y, n);
+      FillPhilox(kDraw == Draw::kUniform  ? PhiloxDist::kUniform
+                 : kDraw == Draw::kNormal ? PhiloxDist::kNormal
+                                          : PhiloxDist::kTruncatedNormal,
+                 stream, y, n, ctx->intra_op_pool());
     }
     return absl::OkStatus();
   }
@@ -334,7 +236,7 @@ template <bool kAlg>
 class GetKeyCounterOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
-    TW_ASSIGN_OR_RETURN(PhiloxStream unused, StreamOf(ctx, false, 0));
+    TW_ASSIGN_OR_RETURN(PhiloxStream unused, StatelessStream(ctx, false, 0));
     (void)unused;
     const Tensor& seed = ctx->input(0);
     PhiloxKey key;
@@ -363,7 +265,7 @@ class GetAlgOp : public OpKernel {
   }
 };
 
-template <Dist kDist>
+template <PhiloxDist kDist>
 struct Ops {
   template <typename T>
   using V1 = StatelessRandomOp<T, kDist, false>;
@@ -390,17 +292,17 @@ TW_REGISTER_KERNELS(stateless_random_ops) {
     }
     return b;
   };
-  RegisterTypedKernels<Ops<Dist::kUniform>::V1, float, double>(cpu("StatelessRandomUniform", false),
-                                                               "dtype");
-  RegisterTypedKernels<Ops<Dist::kUniform>::V2, float, double>(
+  RegisterTypedKernels<Ops<PhiloxDist::kUniform>::V1, half, bfloat16, float, double>(
+      cpu("StatelessRandomUniform", false), "dtype");
+  RegisterTypedKernels<Ops<PhiloxDist::kUniform>::V2, half, bfloat16, float, double>(
       cpu("StatelessRandomUniformV2", true), "dtype");
-  RegisterTypedKernels<Ops<Dist::kNormal>::V1, float, double>(cpu("StatelessRandomNormal", false),
-                                                              "dtype");
-  RegisterTypedKernels<Ops<Dist::kNormal>::V2, float, double>(cpu("StatelessRandomNormalV2", true),
-                                                              "dtype");
-  RegisterTypedKernels<Ops<Dist::kTruncated>::V1, float, double>(
+  RegisterTypedKernels<Ops<PhiloxDist::kNormal>::V1, half, bfloat16, float, double>(
+      cpu("StatelessRandomNormal", false), "dtype");
+  RegisterTypedKernels<Ops<PhiloxDist::kNormal>::V2, half, bfloat16, float, double>(
+      cpu("StatelessRandomNormalV2", true), "dtype");
+  RegisterTypedKernels<Ops<PhiloxDist::kTruncatedNormal>::V1, half, bfloat16, float, double>(
       cpu("StatelessTruncatedNormal", false), "dtype");
-  RegisterTypedKernels<Ops<Dist::kTruncated>::V2, float, double>(
+  RegisterTypedKernels<Ops<PhiloxDist::kTruncatedNormal>::V2, half, bfloat16, float, double>(
       cpu("StatelessTruncatedNormalV2", true), "dtype");
   RegisterTypedKernels<IntV1, int32_t, int64_t>(
       cpu("StatelessRandomUniformInt", false).HostMemory("minval").HostMemory("maxval"), "dtype");
@@ -421,11 +323,11 @@ TW_REGISTER_KERNELS(stateless_random_ops) {
     b.Device(kDeviceCpu).HostMemory("algorithm").HostMemory("shape");
     return b;
   };
-  RegisterTypedKernels<StatefulOps<Draw::kUniform>::Op, float, double>(stateful("StatefulUniform"),
-                                                                       "dtype");
-  RegisterTypedKernels<StatefulOps<Draw::kNormal>::Op, float, double>(
+  RegisterTypedKernels<StatefulOps<Draw::kUniform>::Op, half, bfloat16, float, double>(
+      stateful("StatefulUniform"), "dtype");
+  RegisterTypedKernels<StatefulOps<Draw::kNormal>::Op, half, bfloat16, float, double>(
       stateful("StatefulStandardNormalV2"), "dtype");
-  RegisterTypedKernels<StatefulOps<Draw::kTruncated>::Op, float, double>(
+  RegisterTypedKernels<StatefulOps<Draw::kTruncated>::Op, half, bfloat16, float, double>(
       stateful("StatefulTruncatedNormal"), "dtype");
   RegisterTypedKernels<StatefulOps<Draw::kInt>::Op, int32_t, int64_t>(
       stateful("StatefulUniformInt").HostMemory("minval").HostMemory("maxval"), "dtype");

@@ -1,6 +1,7 @@
 // The stateless random ops against TensorFlow 2.21's numbers for the same
 // seeds (tf.raw_ops): bit for bit for the uniforms and integers, to float
-// rounding for the normals (Box-Muller through logf and sincosf).
+// rounding for the normals (Box-Muller through logf and sincosf), in
+// half, bfloat16, float and double.
 #include <vector>
 
 #include "core/status_macros.h"
@@ -83,6 +84,35 @@ TEST(StatelessRandomTest, NormalsAreTensorFlows) {
 }
 
 // The V2 forms from GetKeyCounter's key and counter give V1's numbers.
+// TF's 16-bit forms: uniforms from a word's 10 (half) or 7 (bfloat16) low
+// bits, normals the float ones rounded.
+TEST(StatelessRandomTest, HalfAndBfloat16AreTensorFlows) {
+  TW_ASSERT_OK_AND_ASSIGN(Tensor h, Draw("StatelessRandomUniform", DT_HALF, 6));
+  EXPECT_THAT(h,
+              TensorIs<half>({6}, {half(0.54296875f), half(0.2353515625f), half(0.060546875f),
+                                   half(0.8935546875f), half(0.1435546875f), half(0.4423828125f)}));
+  TW_ASSERT_OK_AND_ASSIGN(h, Draw("StatelessRandomNormal", DT_HALF, 6));
+  EXPECT_THAT(h, TensorIs<half>(
+                     {6}, {half(0.5439453125f), half(0.2073974609375f), half(0.07354736328125f),
+                           half(0.04644775390625f), half(-1.3017578125f), half(-0.95361328125f)}));
+  TW_ASSERT_OK_AND_ASSIGN(h, Draw("StatelessTruncatedNormal", DT_HALF, 6));
+  EXPECT_THAT(h, TensorIs<half>(
+                     {6}, {half(0.5439453125f), half(0.2073974609375f), half(0.07354736328125f),
+                           half(0.04644775390625f), half(0.168212890625f), half(-1.6845703125f)}));
+  TW_ASSERT_OK_AND_ASSIGN(Tensor b, Draw("StatelessRandomUniform", DT_BFLOAT16, 6));
+  EXPECT_THAT(b, TensorIs<bfloat16>(
+                     {6}, {bfloat16(0.34375f), bfloat16(0.8828125f), bfloat16(0.484375f),
+                           bfloat16(0.1484375f), bfloat16(0.1484375f), bfloat16(0.5390625f)}));
+  TW_ASSERT_OK_AND_ASSIGN(b, Draw("StatelessRandomNormal", DT_BFLOAT16, 6));
+  EXPECT_THAT(b, TensorIs<bfloat16>(
+                     {6}, {bfloat16(0.54296875f), bfloat16(0.20703125f), bfloat16(0.07373046875f),
+                           bfloat16(0.04638671875f), bfloat16(-1.3046875f), bfloat16(-0.953125f)}));
+  TW_ASSERT_OK_AND_ASSIGN(b, Draw("StatelessTruncatedNormal", DT_BFLOAT16, 6));
+  EXPECT_THAT(b, TensorIs<bfloat16>(
+                     {6}, {bfloat16(0.54296875f), bfloat16(0.20703125f), bfloat16(0.07373046875f),
+                           bfloat16(0.04638671875f), bfloat16(0.16796875f), bfloat16(-1.6875f)}));
+}
+
 TEST(StatelessRandomTest, KeyCounterAndTheV2Forms) {
   KernelRunner kc("StatelessRandomGetKeyCounter");
   TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> kc_out,

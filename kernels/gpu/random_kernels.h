@@ -1,5 +1,6 @@
-// Launchers of kernels/gpu/random_kernels.cu.cc: random numbers on Philox streams.
-// The conventions every launcher keeps are in kernels/gpu/launch.h.
+// Launchers of kernels/gpu/random_kernels.cu.cc: TF's random numbers on
+// Philox streams. The conventions every launcher keeps are in
+// kernels/gpu/launch.h.
 #ifndef TOWERFLOW_KERNELS_GPU_RANDOM_KERNELS_H_
 #define TOWERFLOW_KERNELS_GPU_RANDOM_KERNELS_H_
 
@@ -8,20 +9,20 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/philox.h"
 #include "kernels/gpu/launch.h"
 
 namespace towerflow {
 namespace gpu {
 
-enum class RandomFn { kUniform, kNormal, kTruncatedNormal };
-
-// out[i] = the CPU kernels' number for counter base + i under `key`
-// (kernels/philox.h), so a seeded op draws the same numbers on both; base
-// is read from `counter` (device memory) and the counter advanced by n, on
-// the device, so a recorded step draws new numbers on every replay.
+// out[0, n) = the CPU kernels' numbers of `dist` (core/philox.h's groups,
+// TF's) from `stream` moved on by *offset blocks, one thread a group; then
+// *offset grows by 256 blocks per output (TF's reservation), on the device,
+// so a recorded step draws new numbers on every replay. `offset` is device
+// memory.
 template <typename T>
-cudaError_t LaunchRandom(RandomFn fn, uint32_t key0, uint32_t key1, uint64_t* counter, T* out,
-                         int64_t n, cudaStream_t stream);
+cudaError_t LaunchRandom(PhiloxDist dist, PhiloxStream stream, uint64_t* offset, T* out, int64_t n,
+                         cudaStream_t cuda_stream);
 
 }  // namespace gpu
 }  // namespace towerflow

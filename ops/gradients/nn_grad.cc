@@ -118,6 +118,23 @@ TW_GRAD_FN(MaxPoolWithArgmaxGrad) {
   return scope.status();
 }
 
+// FractionalMaxPool / FractionalAvgPool (outputs: the pooled values and
+// the row and column pooling sequences): the gradient ops over the same
+// windows; the sequences have none.
+TW_GRAD_FN(FractionalMaxPoolGradFn) {
+  grad_outputs->push_back(ops::FractionalMaxPoolGrad(
+      scope, In(op, 0), op.output(0), grad_inputs[0], op.output(1), op.output(2),
+      ops::FractionalMaxPoolGrad::Overlapping(grad_util::Attr<bool>(scope, op, "overlapping"))));
+  return scope.status();
+}
+TW_GRAD_FN(FractionalAvgPoolGradFn) {
+  grad_outputs->push_back(ops::FractionalAvgPoolGrad(
+      scope, ops::Shape(scope, In(op, 0), ops::Shape::OutType(DT_INT64)), grad_inputs[0],
+      op.output(1), op.output(2),
+      ops::FractionalAvgPoolGrad::Overlapping(grad_util::Attr<bool>(scope, op, "overlapping"))));
+  return scope.status();
+}
+
 // y = x / (1 + |x|): dx = g / (1 + |x|)^2.
 TW_GRAD_FN(SoftsignGradient) {
   grad_outputs->push_back(ops::SoftsignGrad(scope, grad_inputs[0], In(op, 0)));
@@ -540,6 +557,8 @@ TW_GRAD_FN(L2LossGrad) {
 
 TW_REGISTER_GRADIENT("NthElement", NthElementGrad);
 TW_REGISTER_GRADIENT("MaxPoolWithArgmax", MaxPoolWithArgmaxGrad);
+TW_REGISTER_GRADIENT("FractionalMaxPool", FractionalMaxPoolGradFn);
+TW_REGISTER_GRADIENT("FractionalAvgPool", FractionalAvgPoolGradFn);
 TW_REGISTER_GRADIENT("BiasAdd", BiasAddGrad);
 TW_REGISTER_GRADIENT("BiasAddV1", BiasAddGrad);
 TW_REGISTER_GRADIENT("BiasAddGrad", BiasAddGradGrad);
@@ -600,6 +619,8 @@ TW_REGISTER_GRADIENT("LeakyReluGrad", LeakyReluGradGradient);
 
 TW_REGISTER_NO_GRADIENT("InTopK");
 TW_REGISTER_NO_GRADIENT("InTopKV2");
+TW_REGISTER_NO_GRADIENT("FractionalMaxPoolGrad");  // as in TF
+TW_REGISTER_NO_GRADIENT("FractionalAvgPoolGrad");
 // Made by the session's graph optimizer from nodes whose gradients are
 // already in the graph (runtime/graph_optimizer.h), never differentiated.
 TW_REGISTER_NO_GRADIENT("_FusedConv2D");

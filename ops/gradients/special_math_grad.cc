@@ -197,6 +197,36 @@ TW_GRAD_FN(PolygammaGrad) {
   return scope.status();
 }
 
+// d alpha of sum(g sample) for a gamma sample [n leading dims..., alpha's]:
+// the leading dims' sum of g RandomGammaGrad(alpha, sample) (TF's implicit
+// reparameterisation), alpha given n leading 1s.
+Output GammaAlphaGrad(const Scope& scope, const Output& alpha, const Output& sample,
+                      const Output& g, const Output& leading_dims) {
+  const Output leading_ones =
+      ops::Fill(scope, ops::Reshape(scope, leading_dims, {1}), ops::Const(scope, 1));
+  const Output broadcastable =
+      ops::Reshape(scope, alpha, ops::ConcatV2(scope, {leading_ones, ops::Shape(scope, alpha)}, 0));
+  const Output partial_alpha = ops::RandomGammaGrad(scope, broadcastable, sample);
+  return ops::Sum(scope, ops::Mul(scope, g, partial_alpha), ops::Range(scope, 0, leading_dims, 1));
+}
+// RandomGamma(shape, alpha): [shape..., alpha's...].
+TW_GRAD_FN(GammaSampleGrad) {
+  grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(
+      GammaAlphaGrad(scope, In(op, 1), op.output(0), grad_inputs[0], ops::Size(scope, In(op, 0))));
+  return scope.status();
+}
+// StatelessRandomGammaV2(shape, seed, alpha) and V3(shape, key, counter,
+// alg, alpha): shape ends with alpha's.
+TW_GRAD_FN(StatelessGammaSampleGrad) {
+  const int alpha_input = op.num_inputs() - 1;
+  const Output alpha = In(op, alpha_input);
+  const Output leading_dims = ops::Sub(scope, ops::Size(scope, In(op, 0)), ops::Rank(scope, alpha));
+  for (int i = 0; i < alpha_input; ++i) grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(GammaAlphaGrad(scope, alpha, op.output(0), grad_inputs[0], leading_dims));
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("Lgamma", LgammaGrad);
 TW_REGISTER_GRADIENT("Digamma", DigammaGrad);
 TW_REGISTER_GRADIENT("Erfinv", ErfinvGrad);
@@ -218,8 +248,17 @@ TW_REGISTER_GRADIENT("Igammac", IgammacGrad);
 TW_REGISTER_GRADIENT("Betainc", BetaincGrad);
 TW_REGISTER_GRADIENT("Zeta", ZetaGrad);
 TW_REGISTER_GRADIENT("Polygamma", PolygammaGrad);
+TW_REGISTER_GRADIENT("RandomGamma", GammaSampleGrad);
+TW_REGISTER_GRADIENT("StatelessRandomGammaV2", StatelessGammaSampleGrad);
+TW_REGISTER_GRADIENT("StatelessRandomGammaV3", StatelessGammaSampleGrad);
 // Not differentiable in TF either.
 TW_REGISTER_NO_GRADIENT("IgammaGradA");
+TW_REGISTER_NO_GRADIENT("RandomGammaGrad");
+TW_REGISTER_NO_GRADIENT("RandomPoisson");
+TW_REGISTER_NO_GRADIENT("RandomPoissonV2");
+TW_REGISTER_NO_GRADIENT("StatelessRandomPoisson");
+TW_REGISTER_NO_GRADIENT("StatelessRandomBinomial");
+TW_REGISTER_NO_GRADIENT("StatefulRandomBinomial");
 
 }  // namespace
 }  // namespace towerflow

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "core/philox.h"
 #include "core/status_macros.h"
 #include "framework/block_cache.h"
 #include "framework/device.h"
@@ -19,7 +20,6 @@
 #include "framework/kernel_registry.h"
 #include "framework/step_capture.h"
 #include "kernels/basic_ops.h"
-#include "core/philox.h"
 #include "kernels/random_op_base.h"
 #include "kernels/variable_ops.h"
 #include "kernels/variable_util.h"
@@ -276,10 +276,12 @@ class StreamDevice final : private AllocatorOwner, public Device, public StepCap
 
 class StreamDeviceFactory final : public DeviceFactory {
  public:
-  absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
-      int max_count, const std::string& task, ThreadPool* pool) override {
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(int max_count,
+                                                                     const std::string& task,
+                                                                     ThreadPool* pool) override {
     std::vector<std::unique_ptr<Device>> devices;
-    for (int i = 0; i < max_count; ++i) devices.push_back(std::make_unique<StreamDevice>(task, i, pool));
+    for (int i = 0; i < max_count; ++i)
+      devices.push_back(std::make_unique<StreamDevice>(task, i, pool));
     return devices;
   }
   // None unless a session asks (SessionOptions::device_count["STREAM"]).
@@ -304,7 +306,8 @@ class MatMulOp : public OpKernel {
     if (a.dims() != 2 || b.dims() != 2) return absl::InvalidArgumentError("MatMul of non-matrices");
     const int64_t m = a.dim_size(ta_ ? 1 : 0), k = a.dim_size(ta_ ? 0 : 1);
     const int64_t n = b.dim_size(tb_ ? 0 : 1);
-    if (b.dim_size(tb_ ? 1 : 0) != k) return absl::InvalidArgumentError("MatMul: inner dims differ");
+    if (b.dim_size(tb_ ? 1 : 0) != k)
+      return absl::InvalidArgumentError("MatMul: inner dims differ");
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({m, n})));
     const float* pa = a.data<float>();
     const float* pb = b.data<float>();
@@ -343,8 +346,8 @@ class BinaryOp : public OpKernel {
     } else if (x.dims() == 2 && y.dims() == 1 && y.dim_size(0) == x.dim_size(1)) {
       period = y.dim_size(0);
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx->op(), " of ", x.shape().DebugString(), " and ", y.shape().DebugString()));
+      return absl::InvalidArgumentError(absl::StrCat(ctx->op(), " of ", x.shape().DebugString(),
+                                                     " and ", y.shape().DebugString()));
     }
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, x.shape()));
     const float* px = x.data<float>();
@@ -431,11 +434,11 @@ class SumOp : public OpKernel {
         for (int64_t b = 0; b < dims[1]; ++b)
           for (int64_t c = 0; c < dims[2]; ++c)
             for (int64_t d = 0; d < dims[3]; ++d, ++i) {
-              const int64_t o = (((kept[0] == 1 ? 0 : a) * kept[1] + (kept[1] == 1 ? 0 : b)) *
-                                     kept[2] +
-                                 (kept[2] == 1 ? 0 : c)) *
-                                    kept[3] +
-                                (kept[3] == 1 ? 0 : d);
+              const int64_t o =
+                  (((kept[0] == 1 ? 0 : a) * kept[1] + (kept[1] == 1 ? 0 : b)) * kept[2] +
+                   (kept[2] == 1 ? 0 : c)) *
+                      kept[3] +
+                  (kept[3] == 1 ? 0 : d);
               po[o] += px[i];
             }
     });
@@ -459,7 +462,10 @@ class ReshapeOp : public OpKernel {
     for (int64_t i = 0; i < dims.NumElements(); ++i) {
       const int64_t d =
           dims.dtype() == DT_INT64 ? dims.data<int64_t>()[i] : dims.data<int32_t>()[i];
-      if (d == -1) unknown = i; else known *= d;
+      if (d == -1)
+        unknown = i;
+      else
+        known *= d;
       shape.push_back(d);
     }
     if (unknown >= 0 && known > 0) shape[unknown] = x.NumElements() / known;
@@ -476,14 +482,16 @@ class ShapeOp : public OpKernel {
   absl::Status Compute(KernelContext* ctx) override {
     const TensorShape& s = ctx->input(0).shape();
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({s.dims()})));
-    for (int d = 0; d < s.dims(); ++d) out->data<int32_t>()[d] = static_cast<int32_t>(s.dim_size(d));
+    for (int d = 0; d < s.dims(); ++d)
+      out->data<int32_t>()[d] = static_cast<int32_t>(s.dim_size(d));
     return absl::OkStatus();
   }
 };
 
-// RandomUniform with its counter in device memory: the enqueued work reads
-// the first counter of its draw there and advances it, so a recording of
-// it draws new numbers every replay, continuing the eager steps' stream.
+// RandomUniform with its place in the stream in device memory: the enqueued
+// work reads the blocks used so far there and advances them, so a
+// recording of it draws new numbers every replay, continuing the eager
+// steps' stream (the GPU kernel's scheme, TF's numbers as the CPU's).
 class RandomUniformOp : public RandomOpBase {
  public:
   absl::Status Init(const KernelConstruction& c) override {
@@ -503,19 +511,22 @@ class RandomUniformOp : public RandomOpBase {
     float* po = out->data<float>();
     const int64_t n = out->NumElements();
     uint64_t* counter = static_cast<uint64_t*>(counter_.raw_data());
-    const PhiloxKey k = key();
+    const PhiloxStream initial = generator().initial();
     StreamOf(ctx).Enqueue([=] {
-      const uint64_t base = *counter;
-      for (int64_t i = 0; i < n; ++i) {
-        po[i] = static_cast<float>(PhiloxUniform01(PhiloxDraw(k, base + i, 0).v[0]));
+      PhiloxStream stream = initial;
+      stream.Skip(*counter);
+      for (int64_t g = 0; g * 4 < n; ++g) {
+        float values[4];
+        PhiloxGroup<float>(PhiloxDist::kUniform, stream, static_cast<uint64_t>(g), values);
+        for (int64_t k = 0; k < 4 && g * 4 + k < n; ++k) po[g * 4 + k] = values[k];
       }
-      *counter = base + n;
+      *counter += static_cast<uint64_t>(n) * kPhiloxBlocksPerOutput;
     });
     return absl::OkStatus();
   }
 
  private:
-  Tensor counter_;  // [] uint64 in device memory, for the kernel's life
+  Tensor counter_;  // [] uint64 in device memory: blocks used so far
 };
 
 class GradientDescentOp : public ApplyOpBase<float, 0> {
@@ -567,8 +578,7 @@ class CastToFloatOp : public OpKernel {
       }
     }
     TW_ASSIGN_OR_RETURN(Tensor on_device, ctx->allocate_temp(DT_INT32, x.shape()));
-    TW_RETURN_IF_ERROR(
-        static_cast<StreamDevice*>(ctx->device())->CopyHostBytes(x, &on_device));
+    TW_RETURN_IF_ERROR(static_cast<StreamDevice*>(ctx->device())->CopyHostBytes(x, &on_device));
     TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, x.shape()));
     const int32_t* px = on_device.data<int32_t>();
     float* po = out->data<float>();

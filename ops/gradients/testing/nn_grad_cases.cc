@@ -248,6 +248,28 @@ std::vector<GradCase> NnCases() {
                 .output;
           },
           S({2, 3, 4, 2})),
+      // Fixed windows (deterministic, seeded): max over overlapping ones,
+      // mean over pseudo-random ones.
+      Unary(
+          "FractionalMaxPool",
+          [](const Scope& s, Output x) {
+            return ops::FractionalMaxPool(
+                       s, x, {1, 1.5f, 1.4f, 1},
+                       ops::FractionalMaxPool::Overlapping(true).Deterministic(true).Seed(7).Seed2(
+                           3))
+                .output;
+          },
+          S({2, 5, 6, 2})),
+      Unary(
+          "FractionalAvgPool",
+          [](const Scope& s, Output x) {
+            return ops::FractionalAvgPool(
+                       s, x, {1, 1.5f, 1.4f, 1},
+                       ops::FractionalAvgPool::PseudoRandom(true).Deterministic(true).Seed(1).Seed2(
+                           2))
+                .output;
+          },
+          S({2, 5, 6, 2})),
       Unary(
           "ExtractImagePatches",
           [](const Scope& s, Output x) {
