@@ -446,6 +446,10 @@ struct StatefulBinomial {
         return absl::InvalidArgumentError(
             absl::StrCat("algorithm must be of shape [], not ", alg.shape().DebugString()));
       }
+      if (*alg.data<int64_t>() != 1) {  // Philox alone, as TF's (no auto-select)
+        return absl::InvalidArgumentError(
+            absl::StrCat("Unsupported algorithm id: ", *alg.data<int64_t>()));
+      }
       const int64_t batches = batch.num_elements();
       const int64_t samples = batches == 0 ? 0 : out->NumElements() / batches;
       int64_t state[kPhiloxStateSize];

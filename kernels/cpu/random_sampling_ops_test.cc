@@ -303,6 +303,13 @@ TEST(StatefulRandomBinomialTest, SamplesAndStateAreTensorFlows) {
   EXPECT_THAT(out[0], TensorIs<int64_t>({3, 2}, {8, 46, 9, 47, 9, 47}));
   ASSERT_TRUE(session.Run({ops::ReadVariableOp(s, v, DT_INT64)}, &out).ok());
   EXPECT_THAT(out[0], TensorIs<int64_t>({3}, {153605, 0, 42}));  // 5 + 256 * 2 * 50 * (3 + 3)
+  // Philox alone (TF's binomial refuses auto-select, 3, too).
+  const Output auto_select = ops::StatefulRandomBinomial(
+      s, v, ops::Const(s, int64_t{3}), ops::Const(s, Literal<int32_t>({2}, {2, 1}).AsProto()),
+      ops::Const(s, Literal<double>({1}, {20}).AsProto()),
+      ops::Const(s, Literal<double>({1}, {0.4}).AsProto()));
+  EXPECT_THAT(session.Run({auto_select}, &out),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Unsupported algorithm id: 3"));
 }
 
 }  // namespace
