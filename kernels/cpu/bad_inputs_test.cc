@@ -48,12 +48,13 @@ using bad_inputs::F;
 using bad_inputs::I32;
 using bad_inputs::ImageCodecCases;
 using bad_inputs::InputPipelineCases;
-using bad_inputs::OptimizerCases;
-using bad_inputs::QuantizationCases;
 using bad_inputs::Ints;
 using bad_inputs::ListCases;
 using bad_inputs::MathCases;
 using bad_inputs::NnCases;
+using bad_inputs::OptimizerCases;
+using bad_inputs::QuantizationCases;
+using bad_inputs::SamplingCases;
 using bad_inputs::SparseCases;
 using bad_inputs::StateCases;
 using bad_inputs::Str;
@@ -265,6 +266,7 @@ TEST(BadInputsTest, SparseOps) { RunTable(SparseCases()); }
 TEST(BadInputsTest, InputPipelineOps) { RunTable(InputPipelineCases()); }
 TEST(BadInputsTest, QuantizationOps) { RunTable(QuantizationCases()); }
 TEST(BadInputsTest, MoreOptimizerUpdates) { RunTable(OptimizerCases()); }
+TEST(BadInputsTest, SamplersAndFractionalPooling) { RunTable(SamplingCases()); }
 
 // ---- Specific advisories ----
 

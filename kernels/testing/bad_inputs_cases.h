@@ -71,6 +71,7 @@ std::vector<Case> SparseCases();
 std::vector<Case> InputPipelineCases();
 std::vector<Case> QuantizationCases();
 std::vector<Case> OptimizerCases();
+std::vector<Case> SamplingCases();
 
 }  // namespace bad_inputs
 }  // namespace towerflow

@@ -1,7 +1,8 @@
 // The bad-input tables of the SparseTensor ops (each a valid SparseTensor
 // [3, 4] of three entries), of the record decoders and text ops of input
 // pipelines, of QuantizeV2/Dequantize and of the optimizer updates of
-// more_training_ops.cc (kernels/testing/bad_inputs_cases.h).
+// more_training_ops.cc, and of the samplers and fractional pooling
+// (kernels/testing/bad_inputs_cases.h).
 #include <string>
 #include <vector>
 
@@ -184,6 +185,37 @@ std::vector<Case> OptimizerCases() {
        {},
        {F({4, 2}), F({4, 2}), F({4, 2}), F({4, 2}), s(0.1f), s(0.9f), s(0.5f), s(1e-6f), F({2, 2}),
         I32({3, 1})}},
+  };
+}
+
+// tf.random's samplers (random_sampling_ops.cc) and fractional pooling.
+std::vector<Case> SamplingCases() {
+  return {
+      {"RandomGamma", {{"seed", A(int64_t{1})}}, {I32({2, 3}), F({2})}},
+      {"RandomPoissonV2", {{"seed", A(int64_t{1})}}, {I32({3}), F({2})}},
+      {"RandomPoisson", {{"seed", A(int64_t{1})}}, {I32({3}), F({2})}},
+      {"RandomGammaGrad", {}, {F({2, 3}), F({3})}},
+      {"FractionalMaxPool",
+       {{"pooling_ratio", A(std::vector<float>{1, 1.5f, 1.5f, 1})}},
+       {F({1, 5, 5, 2})}},
+      {"FractionalAvgPool",
+       {{"pooling_ratio", A(std::vector<float>{1, 1.5f, 1.5f, 1})}},
+       {F({1, 5, 5, 2})}},
+      {"FractionalMaxPoolGrad",
+       {},
+       {F({1, 3, 3, 1}), F({1, 2, 2, 1}), F({1, 2, 2, 1}), Literal<int64_t>({3}, {0, 2, 3}),
+        Literal<int64_t>({3}, {0, 1, 3})}},
+      {"FractionalAvgPoolGrad",
+       {},
+       {Literal<int64_t>({4}, {1, 3, 3, 1}), F({1, 2, 2, 1}), Literal<int64_t>({3}, {0, 2, 3}),
+        Literal<int64_t>({3}, {0, 1, 3})}},
+      {"StatelessRandomGammaV2", {}, {I32({4, 2}), Literal<int64_t>({2}, {1, 2}), F({2})}},
+      {"StatelessRandomBinomial",
+       {{"dtype", A(DT_INT64)}},
+       {I32({4, 2}), Literal<int64_t>({2}, {1, 2}), F({2}), F({2})}},
+      {"StatelessRandomPoisson",
+       {{"dtype", A(DT_INT64)}},
+       {I32({4, 2}), Literal<int64_t>({2}, {1, 2}), F({2})}},
   };
 }
 
