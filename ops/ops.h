@@ -12,6 +12,7 @@
 #include "ops/const_op.h"
 #include "ops/gen/array_ops.h"
 #include "ops/gen/audio_ops.h"
+#include "ops/gen/candidate_sampling_ops.h"
 #include "ops/gen/color_ops.h"
 #include "ops/gen/concat_ops.h"
 #include "ops/gen/control_ops.h"

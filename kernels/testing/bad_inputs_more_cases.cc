@@ -3,6 +3,7 @@
 // pipelines, of QuantizeV2/Dequantize and of the optimizer updates of
 // more_training_ops.cc, and of the samplers and fractional pooling
 // (kernels/testing/bad_inputs_cases.h).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,16 @@ Tensor I64(std::initializer_list<int64_t> dims, std::vector<int64_t> v) {
 }
 Tensor Indices() { return I64({3, 2}, {0, 1, 1, 0, 2, 3}); }
 Tensor Shape() { return I64({2}, {3, 4}); }
+
+// A sampler's attrs (two true classes a row, three sampled) and its own.
+std::map<std::string, AttrValue> Sampler(bool unique, std::map<std::string, AttrValue> own) {
+  own.insert({{"num_true", A(int64_t{2})},
+              {"num_sampled", A(int64_t{3})},
+              {"unique", A(unique)},
+              {"seed", A(int64_t{1})}});
+  return own;
+}
+Tensor Classes() { return I64({2, 2}, {0, 1, 2, 1}); }
 
 }  // namespace
 
@@ -216,6 +227,22 @@ std::vector<Case> SamplingCases() {
       {"StatelessRandomPoisson",
        {{"dtype", A(DT_INT64)}},
        {I32({4, 2}), Literal<int64_t>({2}, {1, 2}), F({2})}},
+      // The candidate samplers, unique and not.
+      {"UniformCandidateSampler", Sampler(true, {{"range_max", A(int64_t{5})}}), {Classes()}},
+      {"LogUniformCandidateSampler", Sampler(false, {{"range_max", A(int64_t{5})}}), {Classes()}},
+      {"LearnedUnigramCandidateSampler",
+       Sampler(true, {{"range_max", A(int64_t{5})}}),
+       {Classes()}},
+      {"ThreadUnsafeUnigramCandidateSampler",
+       Sampler(false, {{"range_max", A(int64_t{5})}}),
+       {Classes()}},
+      {"FixedUnigramCandidateSampler",
+       Sampler(true, {{"range_max", A(int64_t{4})},
+                      {"unigrams", A(std::vector<float>{1, 2, 0.5f})},
+                      {"num_reserved_ids", A(int64_t{1})}}),
+       {Classes()}},
+      {"AllCandidateSampler", Sampler(true, {}), {Classes()}},
+      {"ComputeAccidentalHits", {{"num_true", A(int64_t{2})}}, {Classes(), I64({3}, {1, 4, 2})}},
   };
 }
 

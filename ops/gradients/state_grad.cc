@@ -119,6 +119,15 @@ TW_REGISTER_NO_GRADIENT("StatefulTruncatedNormal");
 TW_REGISTER_NO_GRADIENT("StatefulUniformInt");
 TW_REGISTER_NO_GRADIENT("StatefulUniformFullInt");
 TW_REGISTER_NO_GRADIENT("NonDeterministicInts");
+// The candidate samplers and ComputeAccidentalHits (TF's
+// candidate_sampling_ops.py: not differentiable).
+TW_REGISTER_NO_GRADIENT("UniformCandidateSampler");
+TW_REGISTER_NO_GRADIENT("LogUniformCandidateSampler");
+TW_REGISTER_NO_GRADIENT("LearnedUnigramCandidateSampler");
+TW_REGISTER_NO_GRADIENT("ThreadUnsafeUnigramCandidateSampler");
+TW_REGISTER_NO_GRADIENT("FixedUnigramCandidateSampler");
+TW_REGISTER_NO_GRADIENT("AllCandidateSampler");
+TW_REGISTER_NO_GRADIENT("ComputeAccidentalHits");
 TW_REGISTER_NO_GRADIENT("StatelessMultinomial");
 TW_REGISTER_NO_GRADIENT("StatelessRandomNormal");
 TW_REGISTER_NO_GRADIENT("StatelessTruncatedNormal");

@@ -81,7 +81,10 @@ STATEFUL_COMPARED = {"CheckNumerics", "CheckNumericsV2", "Assert", "GuaranteeCon
                      "Multinomial",
                      "TruncatedNormal", "RandomUniformInt", "RandomShuffle",
                      "RandomGamma", "RandomPoisson", "RandomPoissonV2",
-                     "SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2"}
+                     "SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2",
+                     "UniformCandidateSampler", "LogUniformCandidateSampler",
+                     "LearnedUnigramCandidateSampler", "ThreadUnsafeUnigramCandidateSampler",
+                     "FixedUnigramCandidateSampler", "AllCandidateSampler"}
 # Ops that only run inside a loop frame or on a fed value.
 FRAME_OPS = {"Enter", "Exit", "NextIteration", "RefEnter", "RefExit", "RefNextIteration",
              "LoopCond", "ControlTrigger", "Placeholder", "PlaceholderV2", "Switch", "RefSwitch",
@@ -872,6 +875,55 @@ CASES = {
         ("double, int32", {"logits": (D, [2, 5], None), "num_samples": (I32, [], 9)},
          {"seed": 1, "seed2": 2, "output_dtype": I32}),
         ("not a matrix", {"logits": (F, [4], None), "num_samples": (I32, [], 2)}, {"seed": 1}),
+    ],
+    "LogUniformCandidateSampler": [
+        ("unique", {"true_classes": (I64, [2, 2], [1, 2, 3, 4])},
+         {"num_true": 2, "num_sampled": 5, "unique": True, "range_max": 10, "seed": 7, "seed2": 3}),
+        ("a million ids", {"true_classes": (I64, [2, 2], [1, 2, 3, 4])},
+         {"num_true": 2, "num_sampled": 6, "unique": False, "range_max": 1000000, "seed": 7,
+          "seed2": 3}),
+        ("class out of range", {"true_classes": (I64, [1, 2], [1, 10])},
+         {"num_true": 2, "num_sampled": 3, "unique": True, "range_max": 10, "seed": 7}),
+    ],
+    "UniformCandidateSampler": [
+        ("unique", {"true_classes": (I64, [2, 2], [1, 2, 3, 4])},
+         {"num_true": 2, "num_sampled": 5, "unique": True, "range_max": 10, "seed": 7, "seed2": 3}),
+        ("past 2^32", {"true_classes": (I64, [2, 2], [1, 2, 3, 4])},
+         {"num_true": 2, "num_sampled": 4, "unique": False, "range_max": 2 ** 40 + 3, "seed": 7,
+          "seed2": 3}),
+        ("range too small", {"true_classes": (I64, [2, 2], [1, 2, 3, 4])},
+         {"num_true": 2, "num_sampled": 11, "unique": True, "range_max": 10, "seed": 7}),
+    ],
+    "LearnedUnigramCandidateSampler": [
+        ("unique", {"true_classes": (I64, [2, 2], [1, 2, 3, 4])},
+         {"num_true": 2, "num_sampled": 3, "unique": True, "range_max": 6, "seed": 7, "seed2": 3}),
+    ],
+    "ThreadUnsafeUnigramCandidateSampler": [
+        ("repeats", {"true_classes": (I64, [2, 2], [1, 2, 3, 4])},
+         {"num_true": 2, "num_sampled": 4, "unique": False, "range_max": 5, "seed": 7, "seed2": 3}),
+    ],
+    "FixedUnigramCandidateSampler": [
+        ("unigrams, distortion", {"true_classes": (I64, [2, 2], [1, 2, 3, 4])},
+         {"num_true": 2, "num_sampled": 4, "unique": True, "range_max": 7,
+          "unigrams": [1.0, 2.0, 3.0, 4.0, 5.0, 0.5, 8.0], "distortion": 0.75, "seed": 7,
+          "seed2": 3}),
+        ("shard 1 of 2", {"true_classes": (I64, [2, 1], [1, 3])},
+         {"num_true": 1, "num_sampled": 3, "unique": False, "range_max": 4,
+          "unigrams": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "num_reserved_ids": 3, "num_shards": 2,
+          "shard": 1, "seed": 7, "seed2": 3}),
+        ("weights size", {"true_classes": (I64, [2, 2], [1, 2, 3, 4])},
+         {"num_true": 2, "num_sampled": 4, "unique": True, "range_max": 7,
+          "unigrams": [1.0] * 6, "seed": 7}),
+    ],
+    "AllCandidateSampler": [
+        ("all", {"true_classes": (I64, [2, 1], [0, 2])},
+         {"num_true": 1, "num_sampled": 4, "unique": True, "seed": 7, "seed2": 3}),
+    ],
+    "ComputeAccidentalHits": [
+        ("hits", {"true_classes": (I64, [3, 2], [1, 7, 3, 1, 9, 9]),
+                  "sampled_candidates": (I64, [5], [7, 1, 5, 9, 7])}, {"num_true": 2}),
+        ("no hits", {"true_classes": (I64, [2, 1], [4, 6]),
+                     "sampled_candidates": (I64, [3], [0, 1, 2])}, {"num_true": 1}),
     ],
     "StatelessMultinomial": [
         ("seed pair", {"logits": (F, [3, 4], None), "num_samples": (I32, [], 6),
