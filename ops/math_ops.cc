@@ -368,6 +368,11 @@ absl::Status BetaincShape(InferenceContext* c) {
   RegisterUnary("BesselK1", kFloats, "the modified Bessel function of the second kind of order 1");
   RegisterUnary("BesselK0e", kFloats, "exp(x) K0(x)");
   RegisterUnary("BesselK1e", kFloats, "exp(x) K1(x)");
+  RegisterUnary("Dawsn", kFloats, "Dawson's integral exp(-x^2) int_0^x exp(t^2) dt");
+  RegisterUnary("Expint", kFloats, "the exponential integral Ei(x)");
+  RegisterUnary("FresnelCos", kFloats, "the Fresnel integral int_0^x cos(pi t^2 / 2) dt");
+  RegisterUnary("FresnelSin", kFloats, "the Fresnel integral int_0^x sin(pi t^2 / 2) dt");
+  RegisterUnary("Spence", kFloats, "Spence's function int_1^x log t / (1 - t) dt");
   RegisterElementwise("Igamma", {"a: T", "x: T"}, "z: T", kFloats, BroadcastBinaryOpShape,
                       "the regularized lower incomplete gamma function P(a, x)");
   RegisterElementwise("Igammac", {"a: T", "x: T"}, "z: T", kFloats, BroadcastBinaryOpShape,

@@ -56,6 +56,7 @@ using bad_inputs::OptimizerCases;
 using bad_inputs::QuantizationCases;
 using bad_inputs::SamplingCases;
 using bad_inputs::SparseCases;
+using bad_inputs::SpecialFunctionCases;
 using bad_inputs::StateCases;
 using bad_inputs::Str;
 
@@ -267,6 +268,7 @@ TEST(BadInputsTest, InputPipelineOps) { RunTable(InputPipelineCases()); }
 TEST(BadInputsTest, QuantizationOps) { RunTable(QuantizationCases()); }
 TEST(BadInputsTest, MoreOptimizerUpdates) { RunTable(OptimizerCases()); }
 TEST(BadInputsTest, SamplersAndFractionalPooling) { RunTable(SamplingCases()); }
+TEST(BadInputsTest, SpecialFunctions) { RunTable(SpecialFunctionCases()); }
 
 // ---- Specific advisories ----
 

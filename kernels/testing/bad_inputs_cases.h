@@ -72,6 +72,8 @@ std::vector<Case> InputPipelineCases();
 std::vector<Case> QuantizationCases();
 std::vector<Case> OptimizerCases();
 std::vector<Case> SamplingCases();
+// tf.math.special's Dawsn, Expint, FresnelCos, FresnelSin and Spence.
+std::vector<Case> SpecialFunctionCases();
 
 }  // namespace bad_inputs
 }  // namespace towerflow

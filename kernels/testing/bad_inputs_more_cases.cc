@@ -1,7 +1,8 @@
 // The bad-input tables of the SparseTensor ops (each a valid SparseTensor
 // [3, 4] of three entries), of the record decoders and text ops of input
 // pipelines, of QuantizeV2/Dequantize and of the optimizer updates of
-// more_training_ops.cc, and of the samplers and fractional pooling
+// more_training_ops.cc, of the samplers and fractional pooling, and of
+// tf.math.special's functions on our own series
 // (kernels/testing/bad_inputs_cases.h).
 #include <map>
 #include <string>
@@ -244,6 +245,14 @@ std::vector<Case> SamplingCases() {
       {"AllCandidateSampler", Sampler(true, {}), {Classes()}},
       {"ComputeAccidentalHits", {{"num_true", A(int64_t{2})}}, {Classes(), I64({3}, {1, 4, 2})}},
   };
+}
+
+std::vector<Case> SpecialFunctionCases() {
+  std::vector<Case> cases;
+  for (const char* op : {"Dawsn", "Expint", "FresnelCos", "FresnelSin", "Spence"}) {
+    cases.push_back({op, {}, {F({3})}});
+  }
+  return cases;
 }
 
 }  // namespace bad_inputs

@@ -2,6 +2,8 @@
 // the forms of TF's math_grad.py. Notation as math_grad.cc: z = f(a, x) or
 // y = f(x), g = dL/dz. Where TF differentiates only some inputs (Betainc in
 // x, Zeta in q, Polygamma in x) the others have no gradient, as in TF.
+#include <cmath>
+
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
 #include "ops/ops.h"
@@ -227,7 +229,50 @@ TW_GRAD_FN(StatelessGammaSampleGrad) {
   return scope.status();
 }
 
+// tf.math.special's others, TF's forms: Dawsn' = 1 - 2 x Dawsn(x),
+// Expint' = e^x / x, FresnelCos' = cos(pi x^2 / 2), FresnelSin' =
+// sin(pi x^2 / 2), Spence' = log(x) / (1 - x) (-1 at x = 1).
+TW_GRAD_FN(DawsnGrad) {
+  const Output x = In(op, 0);
+  const Output two_xy = ops::Mul(scope, ops::Mul(scope, Scalar(scope, 2, x), x), op.output(0));
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], ops::Sub(scope, Scalar(scope, 1, x), two_xy)));
+  return scope.status();
+}
+TW_GRAD_FN(ExpintGrad) {
+  const Output x = In(op, 0);
+  grad_outputs->push_back(ops::Div(scope, ops::Mul(scope, grad_inputs[0], ops::Exp(scope, x)), x));
+  return scope.status();
+}
+// pi x^2 / 2, the Fresnel integrands' angle.
+Output FresnelAngle(const Scope& scope, const Output& x) {
+  return ops::Mul(scope, Scalar(scope, M_PI / 2, x), ops::Square(scope, x));
+}
+TW_GRAD_FN(FresnelCosGrad) {
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], ops::Cos(scope, FresnelAngle(scope, In(op, 0)))));
+  return scope.status();
+}
+TW_GRAD_FN(FresnelSinGrad) {
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], ops::Sin(scope, FresnelAngle(scope, In(op, 0)))));
+  return scope.status();
+}
+TW_GRAD_FN(SpenceGrad) {
+  const Output x = In(op, 0);
+  const Output partial =
+      ops::SelectV2(scope, ops::Equal(scope, x, Scalar(scope, 1, x)), Scalar(scope, -1, x),
+                    ops::Div(scope, ops::Log(scope, x), ops::Sub(scope, Scalar(scope, 1, x), x)));
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], partial));
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("Lgamma", LgammaGrad);
+TW_REGISTER_GRADIENT("Dawsn", DawsnGrad);
+TW_REGISTER_GRADIENT("Expint", ExpintGrad);
+TW_REGISTER_GRADIENT("FresnelCos", FresnelCosGrad);
+TW_REGISTER_GRADIENT("FresnelSin", FresnelSinGrad);
+TW_REGISTER_GRADIENT("Spence", SpenceGrad);
 TW_REGISTER_GRADIENT("Digamma", DigammaGrad);
 TW_REGISTER_GRADIENT("Erfinv", ErfinvGrad);
 TW_REGISTER_GRADIENT("Ndtri", NdtriGrad);

@@ -191,6 +191,26 @@ std::vector<GradCase> MathCases() {
                   "BesselK1e", [](const Scope& s, Output x) { return ops::BesselK1e(s, x); },
                   S({2, 3}, 0.5, 3)),
               1e-5, 1e-8),
+      Precise(
+          Unary(
+              "Dawsn", [](const Scope& s, Output x) { return ops::Dawsn(s, x); }, S({2, 3}, -2, 2)),
+          1e-5, 1e-8),
+      Precise(Unary(
+                  "Expint", [](const Scope& s, Output x) { return ops::Expint(s, x); },
+                  S({2, 3}, 0.5, 3)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "FresnelCos", [](const Scope& s, Output x) { return ops::FresnelCos(s, x); },
+                  S({2, 3}, -1.5, 1.5)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "FresnelSin", [](const Scope& s, Output x) { return ops::FresnelSin(s, x); },
+                  S({2, 3}, -1.5, 1.5)),
+              1e-5, 1e-8),
+      Precise(Unary(
+                  "Spence", [](const Scope& s, Output x) { return ops::Spence(s, x); },
+                  S({2, 3}, 0.2, 3)),
+              1e-5, 1e-8),
       Precise(Binary(
                   "Igamma", [](const Scope& s, Output a, Output x) { return ops::Igamma(s, a, x); },
                   S({2, 3}, 0.5, 3), S({3}, 0.5, 3)),
