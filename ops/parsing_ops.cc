@@ -54,6 +54,45 @@ TW_REGISTER_OP("ParseExample")
       return absl::OkStatus();
     });
 
+// TF 1's tf.parse_single_example: one serialized example (a scalar), the
+// keys as attrs, the outputs without the batch dimension.
+TW_REGISTER_OP("ParseSingleExample")
+    .Input("serialized: string")
+    .Input("dense_defaults: Tdense")
+    .Output("sparse_indices: num_sparse * int64")
+    .Output("sparse_values: sparse_types")
+    .Output("sparse_shapes: num_sparse * int64")
+    .Output("dense_values: Tdense")
+    .Attr("num_sparse: int >= 0")
+    .Attr("sparse_keys: list(string) >= 0")
+    .Attr("dense_keys: list(string) >= 0")
+    .Attr("sparse_types: list({float,int64,string}) >= 0")
+    .Attr("Tdense: list({float,int64,string}) >= 0")
+    .Attr("dense_shapes: list(shape) >= 0")
+    .Doc("Parses one serialized tf.Example (TF 1's parse_single_example).")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape serialized;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &serialized));
+      int64_t num_sparse = 0;
+      std::vector<PartialTensorShape> dense_shapes;
+      TW_RETURN_IF_ERROR(c->GetAttr("num_sparse", &num_sparse));
+      TW_RETURN_IF_ERROR(c->GetAttr("dense_shapes", &dense_shapes));
+      const int n = static_cast<int>(num_sparse);
+      if (3 * n + static_cast<int>(dense_shapes.size()) != c->num_outputs()) {
+        return absl::InvalidArgumentError(
+            "num_sparse, sparse_types, Tdense and dense_shapes disagree");
+      }
+      for (int i = 0; i < n; ++i) {
+        c->set_output(i, PartialTensorShape({-1, 1}));
+        c->set_output(n + i, PartialTensorShape({-1}));
+        c->set_output(2 * n + i, PartialTensorShape({1}));
+      }
+      for (size_t d = 0; d < dense_shapes.size(); ++d) {
+        c->set_output(3 * n + static_cast<int>(d), dense_shapes[d]);
+      }
+      return absl::OkStatus();
+    });
+
 // TF 2's tf.io.parse_example: the keys as vectors, `serialized` a vector or
 // a scalar (one example, outputs without the batch dimension), ragged
 // features (refused by the kernel).

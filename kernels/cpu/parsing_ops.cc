@@ -1,7 +1,8 @@
 // ParseExample and ParseExampleV2: a batch of serialized tf.Example protos
 // into dense tensors ([batch] + dense_shape, a missing feature taking its
 // default) and sparse ones (indices [n, 2], values [n], shape [batch,
-// longest]), with TensorFlow's checks and messages; SerializeTensor and
+// longest]), with TensorFlow's checks and messages; ParseSingleExample (one
+// example, the keys as attrs, no batch dimension); SerializeTensor and
 // ParseTensor (tf.io.serialize_tensor / parse_tensor).
 #include <algorithm>
 
@@ -78,19 +79,34 @@ void PutFrom(Tensor* out, int64_t at, const Tensor& from) {
   }
 }
 
-// ParseExample (v1: keys as lists of scalars, serialized a vector) and
+// ParseExample (v1: keys as lists of scalars, serialized a vector),
 // ParseExampleV2 (keys as vectors, serialized a vector or a scalar; ragged
-// features are not supported).
+// features are not supported) and ParseSingleExample (keys as attrs,
+// serialized a scalar, no names input).
+enum class ParseForm { kV1, kV2, kSingle };
+
 class ParseExampleOp : public OpKernel {
  public:
-  explicit ParseExampleOp(bool v2) : v2_(v2) {}
+  explicit ParseExampleOp(ParseForm form) : form_(form), v2_(form == ParseForm::kV2) {}
 
   absl::Status Init(const KernelConstruction& c) override {
-    const char* op = v2_ ? "ParseExampleV2" : "ParseExample";
-    TW_RETURN_IF_ERROR(c.GetAttr(v2_ ? "num_sparse" : "Nsparse", &num_sparse_));
+    const char* op = v2_                           ? "ParseExampleV2"
+                     : form_ == ParseForm::kSingle ? "ParseSingleExample"
+                                                   : "ParseExample";
+    TW_RETURN_IF_ERROR(c.GetAttr(form_ == ParseForm::kV1 ? "Nsparse" : "num_sparse", &num_sparse_));
     TW_RETURN_IF_ERROR(c.GetAttr("sparse_types", &sparse_types_));
     TW_RETURN_IF_ERROR(c.GetAttr("Tdense", &dense_types_));
-    if (v2_) {
+    if (form_ == ParseForm::kSingle) {
+      num_dense_ = static_cast<int64_t>(dense_types_.size());
+      TW_RETURN_IF_ERROR(c.GetAttr("sparse_keys", &sparse_keys_));
+      TW_RETURN_IF_ERROR(c.GetAttr("dense_keys", &dense_keys_));
+      if (static_cast<int64_t>(sparse_keys_.size()) != num_sparse_ ||
+          static_cast<int64_t>(dense_keys_.size()) != num_dense_) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            op, ": ", sparse_keys_.size(), " sparse_keys for num_sparse ", num_sparse_, " and ",
+            dense_keys_.size(), " dense_keys for ", num_dense_, " Tdense types"));
+      }
+    } else if (v2_) {
       num_dense_ = static_cast<int64_t>(dense_types_.size());
       DataTypeVector ragged;
       TW_RETURN_IF_ERROR(c.GetAttr("ragged_value_types", &ragged));
@@ -123,9 +139,15 @@ class ParseExampleOp : public OpKernel {
 
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& serialized = ctx->input(0);
-    const Tensor& names = ctx->input(1);
+    const bool single = form_ == ParseForm::kSingle;
+    if (single && serialized.dims() != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Expected serialized to be a scalar, got shape: ", serialized.shape().DebugString()));
+    }
+    const Tensor no_names(DT_STRING, TensorShape({0}));
+    const Tensor& names = single ? no_names : ctx->input(1);
     // v2 takes a scalar: one example, outputs without the batch dimension.
-    const bool scalar = v2_ && serialized.dims() == 0;
+    const bool scalar = single || (v2_ && serialized.dims() == 0);
     if (serialized.dims() != 1 && !scalar) {
       return absl::InvalidArgumentError(
           absl::StrCat("Expected serialized to be a ", v2_ ? "scalar or vector" : "vector",
@@ -140,7 +162,11 @@ class ParseExampleOp : public OpKernel {
     const int ns = static_cast<int>(num_sparse_), nd = static_cast<int>(num_dense_);
     std::vector<std::string> sparse_keys, dense_keys;
     int first_default = 0;
-    if (v2_) {
+    if (single) {
+      sparse_keys = sparse_keys_;
+      dense_keys = dense_keys_;
+      first_default = 1;
+    } else if (v2_) {
       TW_RETURN_IF_ERROR(KeyVector(ctx->input(2), ns, "sparse_keys", &sparse_keys));
       TW_RETURN_IF_ERROR(KeyVector(ctx->input(3), nd, "dense_keys", &dense_keys));
       if (ctx->input(4).NumElements() != 0) {
@@ -269,8 +295,10 @@ class ParseExampleOp : public OpKernel {
     return absl::OkStatus();
   }
 
+  const ParseForm form_;
   const bool v2_;
   int64_t num_sparse_ = 0, num_dense_ = 0;
+  std::vector<std::string> sparse_keys_, dense_keys_;  // ParseSingleExample's attrs
   DataTypeVector sparse_types_, dense_types_;
   std::vector<TensorShape> dense_shapes_;
 };
@@ -333,9 +361,11 @@ TW_REGISTER_KERNELS(parsing_ops) {
                  MakeFactory<SerializeTensorOp>());
   RegisterKernel(KernelDefBuilder("ParseTensor").Device(kDeviceCpu), MakeFactory<ParseTensorOp>());
   RegisterKernel(KernelDefBuilder("ParseExample").Device(kDeviceCpu),
-                 [] { return std::make_unique<ParseExampleOp>(false); });
+                 [] { return std::make_unique<ParseExampleOp>(ParseForm::kV1); });
   RegisterKernel(KernelDefBuilder("ParseExampleV2").Device(kDeviceCpu),
-                 [] { return std::make_unique<ParseExampleOp>(true); });
+                 [] { return std::make_unique<ParseExampleOp>(ParseForm::kV2); });
+  RegisterKernel(KernelDefBuilder("ParseSingleExample").Device(kDeviceCpu),
+                 [] { return std::make_unique<ParseExampleOp>(ParseForm::kSingle); });
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// ParseExample and ParseExampleV2 on literal tf.Examples: dense features
-// with and without defaults, sparse ones, V2's scalar input and key vectors,
-// and what they refuse.
+// ParseExample, ParseExampleV2 and ParseSingleExample on literal
+// tf.Examples: dense features with and without defaults, sparse ones, V2's
+// scalar input and key vectors, and what they refuse.
 #include <string>
 #include <vector>
 
@@ -80,6 +80,64 @@ TEST(ParseExampleV2Test, AScalarHasNoBatchDimension) {
   EXPECT_THAT(out[2], TensorIs<int64_t>({1}, {3}));
   EXPECT_THAT(out[3], TensorIs<float>({2}, {1, 2}));
   EXPECT_EQ(Values<std::string>(out[4]), std::vector<std::string>{"a"});
+}
+
+// TF 2.21's outputs of ParseSingleExample on {a: [1.5, 2.5], b: [7, 8, 9],
+// c: ["x", "yz"], d: [3]}: sparse b and c, dense a and a missing feature
+// with its default.
+TEST(ParseSingleExampleTest, ParsesOneExampleAsTensorFlow) {
+  Example e;
+  auto& f = *e.mutable_features()->mutable_feature();
+  for (float v : {1.5f, 2.5f}) f["a"].mutable_float_list()->add_value(v);
+  for (int64_t v : {7, 8, 9}) f["b"].mutable_int64_list()->add_value(v);
+  for (const char* v : {"x", "yz"}) f["c"].mutable_bytes_list()->add_value(v);
+  f["d"].mutable_int64_list()->add_value(3);
+  KernelRunner k("ParseSingleExample");
+  k.Attr("num_sparse", int64_t{2})
+      .Attr("sparse_keys", std::vector<std::string>{"b", "c"})
+      .Attr("dense_keys", std::vector<std::string>{"a", "missing"})
+      .Attr("sparse_types", std::vector<DataType>{DT_INT64, DT_STRING})
+      .Attr("Tdense", std::vector<DataType>{DT_FLOAT, DT_INT64})
+      .Attr("dense_shapes",
+            std::vector<PartialTensorShape>{PartialTensorShape({2}), PartialTensorShape({1})});
+  const Tensor defaults_a = Literal<float>({2}, {0, 0}),
+               defaults_missing = Literal<int64_t>({1}, {5});
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> out,
+      k.Run({Literal<std::string>({}, {e.SerializeAsString()}), defaults_a, defaults_missing}));
+  ASSERT_EQ(out.size(), 8u);
+  EXPECT_THAT(out[0], TensorIs<int64_t>({3, 1}, {0, 1, 2}));
+  EXPECT_THAT(out[1], TensorIs<int64_t>({2, 1}, {0, 1}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({3}, {7, 8, 9}));
+  EXPECT_EQ(Values<std::string>(out[3]), (std::vector<std::string>{"x", "yz"}));
+  EXPECT_THAT(out[4], TensorIs<int64_t>({1}, {3}));
+  EXPECT_THAT(out[5], TensorIs<int64_t>({1}, {2}));
+  EXPECT_THAT(out[6], TensorIs<float>({2}, {1.5f, 2.5f}));
+  EXPECT_THAT(out[7], TensorIs<int64_t>({1}, {5}));
+  // An empty string is an empty example: no sparse values, the defaults.
+  TW_ASSERT_OK_AND_ASSIGN(out,
+                          k.Run({Literal<std::string>({}, {""}), defaults_a, defaults_missing}));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({0, 1}, {}));
+  EXPECT_THAT(out[4], TensorIs<int64_t>({1}, {0}));
+  EXPECT_THAT(out[6], TensorIs<float>({2}, {0, 0}));
+
+  EXPECT_THAT(
+      k.Run({Literal<std::string>({1}, {e.SerializeAsString()}), defaults_a, defaults_missing}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "Expected serialized to be a scalar, got shape: [1]"));
+  EXPECT_THAT(k.Run({Literal<std::string>({}, {e.SerializeAsString()}), defaults_a,
+                     Tensor(DT_INT64, TensorShape({0}))}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Feature: missing (data type: int64) is required but could not be found."));
+  KernelRunner keys("ParseSingleExample");
+  keys.Attr("num_sparse", int64_t{1})
+      .Attr("sparse_keys", std::vector<std::string>{})
+      .Attr("dense_keys", std::vector<std::string>{})
+      .Attr("sparse_types", std::vector<DataType>{DT_INT64})
+      .Attr("Tdense", std::vector<DataType>{})
+      .Attr("dense_shapes", std::vector<PartialTensorShape>{});
+  EXPECT_THAT(keys.Run({Literal<std::string>({}, {""})}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "0 sparse_keys for num_sparse 1"));
 }
 
 TEST(ParseExampleV2Test, RefusesWhatItCannotParse) {

@@ -119,6 +119,15 @@ std::vector<Case> InputPipelineCases() {
       // whatever it names. A pattern only lists.
       {"MatchingFiles", {}, {strings({"/nonexistent-towerflow-dir/*.txt", ""})}},
       {"SerializeTensor", {}, {F({2, 3})}},
+      // An empty example: sparse b has no values, dense a its default.
+      {"ParseSingleExample",
+       {{"num_sparse", A(int64_t{1})},
+        {"sparse_keys", A(std::vector<std::string>{"b"})},
+        {"dense_keys", A(std::vector<std::string>{"a"})},
+        {"sparse_types", A(std::vector<DataType>{DT_INT64})},
+        {"Tdense", A(std::vector<DataType>{DT_FLOAT})},
+        {"dense_shapes", A(std::vector<PartialTensorShape>{PartialTensorShape({2})})}},
+       {Literal<std::string>({}, {""}), F({2})}},
       {"ParseTensor",
        {{"out_type", A(DT_FLOAT)}},
        {Literal<std::string>({}, {std::string("\x08\x01\x12\x04\x12\x02\x08\x02\x22\x08"

@@ -187,6 +187,7 @@ TW_REGISTER_NO_GRADIENT("ParseExample");
 TW_REGISTER_NO_GRADIENT("SerializeTensor");
 TW_REGISTER_NO_GRADIENT("ParseTensor");
 TW_REGISTER_NO_GRADIENT("ParseExampleV2");
+TW_REGISTER_NO_GRADIENT("ParseSingleExample");
 TW_REGISTER_NO_GRADIENT("PrintV2");
 
 // Bits, not values: TF registers none.
