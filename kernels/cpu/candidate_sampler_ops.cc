@@ -99,7 +99,10 @@ class LogUniformSampler : public RangeSampler {
   explicit LogUniformSampler(int64_t range)
       : RangeSampler(range), log_range_(std::log1p(static_cast<double>(range))) {}
   int64_t Sample(PhiloxWords& words) const override {
-    const int64_t value = static_cast<int64_t>(std::exp(UniformDouble(words) * log_range_)) - 1;
+    const double e = std::exp(UniformDouble(words) * log_range_);
+    // Near a range of 2^63, e can pass int64's range (TF's cast overflows).
+    if (e >= 9223372036854775807.0) return range() - 1;
+    const int64_t value = static_cast<int64_t>(e) - 1;
     return value % range();  // rounding could reach range itself
   }
   float Probability(int64_t value) const override {

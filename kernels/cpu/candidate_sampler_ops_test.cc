@@ -3,6 +3,7 @@
 // three times: each call continues the node's stream, and the learned
 // unigram samplers count the true classes between calls).
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,18 @@ TEST(CandidateSamplerTest, LogUniformIsTensorFlowsRunAfterRun) {
   ExpectDraw(n, kTrue, {333429, 631, 0, 217, 571773, 69711}, truth,
              {1.3025037333136424e-06f, 0.0006866316543892026f, 0.3010299801826477f,
               0.0019876211881637573f, 7.59555518925481e-07f, 6.22979314357508e-06f});
+}
+
+TEST(CandidateSamplerTest, LogUniformStaysInAnyRange) {
+  // exp(u * log(2^63)) reaches 2^63, past int64: the draws stay in range.
+  KernelRunner r("LogUniformCandidateSampler");
+  Sampler(r, 2, 64, false);
+  r.Attr("range_max", std::numeric_limits<int64_t>::max());
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, r.Run({kTrue}));
+  for (int64_t i = 0; i < 64; ++i) {
+    EXPECT_GE(out[0].data<int64_t>()[i], 0);
+    EXPECT_LT(out[0].data<int64_t>()[i], std::numeric_limits<int64_t>::max());
+  }
 }
 
 TEST(CandidateSamplerTest, UniformIsTensorFlows) {
