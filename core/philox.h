@@ -130,9 +130,10 @@ TW_PHILOX_HOST_DEVICE inline void PhiloxBoxMuller(const uint32_t* x, double* d0,
 }
 
 // 32-bit words of a stream, one at a time (the four of a block in order),
-// and TF's draws from them: a float in [0, 1) from the word's 23 low bits,
-// and an exact uniform integer in [0, n) by rejecting the low words that
-// would bias it.
+// and TF's draws from them (its SimplePhilox): a float in [0, 1) from a
+// word's 23 low bits, a double from two words, 64-bit words (low word
+// first), and exact uniform integers in [0, n) by rejecting the low words
+// that would bias them.
 class PhiloxWords {
  public:
   TW_PHILOX_HOST_DEVICE explicit PhiloxWords(PhiloxStream* stream) : stream_(stream) {}
@@ -143,19 +144,35 @@ class PhiloxWords {
     }
     return block_.v[used_++];
   }
+  TW_PHILOX_HOST_DEVICE uint64_t Next64() {
+    const uint32_t lo = Next(), hi = Next();
+    return lo | static_cast<uint64_t>(hi) << 32;
+  }
   TW_PHILOX_HOST_DEVICE float UniformFloat() { return PhiloxFloat(Next()); }
+  TW_PHILOX_HOST_DEVICE double UniformDouble() {
+    const uint32_t hi = Next(), lo = Next();
+    return PhiloxDouble(hi, lo);
+  }
   TW_PHILOX_HOST_DEVICE uint32_t Uniform(uint32_t n) {
-    if (n == 0) return Next() * n;
-    if ((n & (n - 1)) == 0) return Next() & (n - 1);
-    const uint32_t reject = 0xffffffffu % n + 1;
-    uint32_t r;
+    return UniformInt(n, [this] { return Next(); });
+  }
+  TW_PHILOX_HOST_DEVICE uint64_t Uniform64(uint64_t n) {
+    return UniformInt(n, [this] { return Next64(); });
+  }
+
+ private:
+  template <typename U, typename Draw>
+  TW_PHILOX_HOST_DEVICE static U UniformInt(U n, Draw draw) {
+    if (n == 0) return draw() * n;
+    if ((n & (n - 1)) == 0) return draw() & (n - 1);
+    const U reject = static_cast<U>(~U{0} % n + 1);
+    U r;
     do {
-      r = Next();
+      r = draw();
     } while (r < reject);
     return r % n;
   }
 
- private:
   PhiloxStream* stream_;
   PhiloxBlock block_{};
   int used_ = 4;

@@ -45,26 +45,6 @@
 namespace towerflow {
 namespace {
 
-// TF's SimplePhilox draws beyond PhiloxWords': 64-bit words (low word
-// first), doubles in [0, 1) and exact uniform 64-bit integers.
-uint64_t Next64(PhiloxWords& words) {
-  const uint32_t lo = words.Next(), hi = words.Next();
-  return lo | static_cast<uint64_t>(hi) << 32;
-}
-double UniformDouble(PhiloxWords& words) {
-  const uint32_t x0 = words.Next(), x1 = words.Next();
-  return PhiloxDouble(x0, x1);
-}
-uint64_t Uniform64(PhiloxWords& words, uint64_t n) {
-  if ((n & (n - 1)) == 0) return Next64(words) & (n - 1);  // n > 0 here
-  const uint64_t reject = ~uint64_t{0} % n + 1;
-  uint64_t r;
-  do {
-    r = Next64(words);
-  } while (r < reject);
-  return r % n;
-}
-
 // What every sampler has: ids in [0, range), each drawn with a probability.
 class RangeSampler {
  public:
@@ -86,7 +66,7 @@ class UniformSampler : public RangeSampler {
  public:
   explicit UniformSampler(int64_t range) : RangeSampler(range), inv_range_(1.0 / range) {}
   int64_t Sample(PhiloxWords& words) const override {
-    return static_cast<int64_t>(Uniform64(words, static_cast<uint64_t>(range())));
+    return static_cast<int64_t>(words.Uniform64(static_cast<uint64_t>(range())));
   }
   float Probability(int64_t) const override { return inv_range_; }
 
@@ -99,7 +79,7 @@ class LogUniformSampler : public RangeSampler {
   explicit LogUniformSampler(int64_t range)
       : RangeSampler(range), log_range_(std::log1p(static_cast<double>(range))) {}
   int64_t Sample(PhiloxWords& words) const override {
-    const double e = std::exp(UniformDouble(words) * log_range_);
+    const double e = std::exp(words.UniformDouble() * log_range_);
     // Near a range of 2^63, e can pass int64's range (TF's cast overflows).
     if (e >= 9223372036854775807.0) return range() - 1;
     const int64_t value = static_cast<int64_t>(e) - 1;

@@ -9,7 +9,6 @@
 // all -inf (or NaN) gives num_classes, as TF's.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -24,14 +23,6 @@
 
 namespace towerflow {
 namespace {
-
-// TF's double in [0, 1) from two words: 20 bits of x0 and all of x1.
-double WordsToDouble(uint32_t x0, uint32_t x1) {
-  const uint64_t bits = (uint64_t{1023} << 52) | (uint64_t{x0 & 0xfffffu} << 32) | x1;
-  double d;
-  std::memcpy(&d, &bits, sizeof(d));
-  return d - 1.0;
-}
 
 template <typename T, typename Out>
 void Sample(KernelContext* ctx, const Tensor& logits, int64_t samples, const PhiloxStream& base,
@@ -62,8 +53,7 @@ void Sample(KernelContext* ctx, const Tensor& logits, int64_t samples, const Phi
           PhiloxWords words(&stream);
           for (uint64_t k = 0; k < first % 4; ++k) words.Next();
           for (int64_t s = 0; s < samples; ++s) {
-            const uint32_t x0 = words.Next(), x1 = words.Next();
-            const double find = WordsToDouble(x0, x1) * total;
+            const double find = words.UniformDouble() * total;
             o[b * samples + s] =
                 static_cast<Out>(std::upper_bound(cdf.begin(), cdf.end(), find) - cdf.begin());
           }

@@ -25,46 +25,6 @@ namespace special {
 
 namespace nx = Eigen::numext;
 
-#define TW_SPECIAL_UNARY(Name, expr)                  \
-  template <typename T>                               \
-  struct Name {                                       \
-    T operator()(const T& x) const { return (expr); } \
-  };
-TW_SPECIAL_UNARY(Lgamma, nx::lgamma(x))
-TW_SPECIAL_UNARY(Digamma, nx::digamma(x))
-// NaN outside [0, 1] (Eigen 3.4 gives an infinity there; TF's Eigen NaN).
-TW_SPECIAL_UNARY(Ndtri, x<T(0) || x> T(1) ? std::numeric_limits<T>::quiet_NaN() : nx::ndtri(x))
-// erfinv(x) = ndtri((x + 1) / 2) / sqrt(2), TF's definition.
-TW_SPECIAL_UNARY(Erfinv, Ndtri<T>()((x + T(1)) / T(2)) / T(M_SQRT2))
-TW_SPECIAL_UNARY(BesselI0, nx::bessel_i0(x))
-TW_SPECIAL_UNARY(BesselI1, nx::bessel_i1(x))
-TW_SPECIAL_UNARY(BesselI0e, nx::bessel_i0e(x))
-TW_SPECIAL_UNARY(BesselI1e, nx::bessel_i1e(x))
-TW_SPECIAL_UNARY(BesselJ0, nx::bessel_j0(x))
-TW_SPECIAL_UNARY(BesselJ1, nx::bessel_j1(x))
-TW_SPECIAL_UNARY(BesselY0, nx::bessel_y0(x))
-TW_SPECIAL_UNARY(BesselY1, nx::bessel_y1(x))
-TW_SPECIAL_UNARY(BesselK0, nx::bessel_k0(x))
-TW_SPECIAL_UNARY(BesselK1, nx::bessel_k1(x))
-TW_SPECIAL_UNARY(BesselK0e, nx::bessel_k0e(x))
-TW_SPECIAL_UNARY(BesselK1e, nx::bessel_k1e(x))
-#undef TW_SPECIAL_UNARY
-
-#define TW_SPECIAL_BINARY(Name, expr)                             \
-  template <typename T>                                           \
-  struct Name {                                                   \
-    T operator()(const T& a, const T& x) const { return (expr); } \
-  };
-TW_SPECIAL_BINARY(Igamma, nx::igamma(a, x))
-TW_SPECIAL_BINARY(Igammac, nx::igammac(a, x))
-TW_SPECIAL_BINARY(IgammaGradA, nx::igamma_der_a(a, x))
-// d sample / d alpha of a Gamma(alpha, 1) sample (tf.random.gamma's
-// gradient): -(dP/dalpha) / (dP/dsample) of its CDF P = Igamma.
-TW_SPECIAL_BINARY(RandomGammaGrad, nx::gamma_sample_der_alpha(a, x))
-TW_SPECIAL_BINARY(Zeta, nx::zeta(a, x))  // zeta(x, q)
-TW_SPECIAL_BINARY(Polygamma, nx::polygamma(a, x))
-#undef TW_SPECIAL_BINARY
-
 // tf.math.special's Dawsn, Expint, FresnelCos, FresnelSin and Spence, which
 // Eigen lacks, in double (float is computed in double and rounded): within
 // a few units in the last place of TF's (Cephes') values, with Cephes'
@@ -225,20 +185,50 @@ std::complex<double> FresnelIntegrals(double x) {
 
 }  // namespace
 
-#define TW_SPECIAL_DOUBLE(Name, expr)          \
-  template <typename T>                        \
-  struct Name {                                \
-    T operator()(const T& t) const {           \
-      const double x = static_cast<double>(t); \
-      return static_cast<T>(expr);             \
-    }                                          \
+#define TW_SPECIAL_UNARY(Name, expr)                  \
+  template <typename T>                               \
+  struct Name {                                       \
+    T operator()(const T& x) const { return (expr); } \
   };
-TW_SPECIAL_DOUBLE(Dawsn, Dawson(x))
-TW_SPECIAL_DOUBLE(Expint, ExpIntegralEi(x))
-TW_SPECIAL_DOUBLE(FresnelCos, FresnelIntegrals(x).real())
-TW_SPECIAL_DOUBLE(FresnelSin, FresnelIntegrals(x).imag())
-TW_SPECIAL_DOUBLE(Spence, SpenceFn(x))
-#undef TW_SPECIAL_DOUBLE
+TW_SPECIAL_UNARY(Lgamma, nx::lgamma(x))
+TW_SPECIAL_UNARY(Digamma, nx::digamma(x))
+// NaN outside [0, 1] (Eigen 3.4 gives an infinity there; TF's Eigen NaN).
+TW_SPECIAL_UNARY(Ndtri, x<T(0) || x> T(1) ? std::numeric_limits<T>::quiet_NaN() : nx::ndtri(x))
+// erfinv(x) = ndtri((x + 1) / 2) / sqrt(2), TF's definition.
+TW_SPECIAL_UNARY(Erfinv, Ndtri<T>()((x + T(1)) / T(2)) / T(M_SQRT2))
+TW_SPECIAL_UNARY(BesselI0, nx::bessel_i0(x))
+TW_SPECIAL_UNARY(BesselI1, nx::bessel_i1(x))
+TW_SPECIAL_UNARY(BesselI0e, nx::bessel_i0e(x))
+TW_SPECIAL_UNARY(BesselI1e, nx::bessel_i1e(x))
+TW_SPECIAL_UNARY(BesselJ0, nx::bessel_j0(x))
+TW_SPECIAL_UNARY(BesselJ1, nx::bessel_j1(x))
+TW_SPECIAL_UNARY(BesselY0, nx::bessel_y0(x))
+TW_SPECIAL_UNARY(BesselY1, nx::bessel_y1(x))
+TW_SPECIAL_UNARY(BesselK0, nx::bessel_k0(x))
+TW_SPECIAL_UNARY(BesselK1, nx::bessel_k1(x))
+TW_SPECIAL_UNARY(BesselK0e, nx::bessel_k0e(x))
+TW_SPECIAL_UNARY(BesselK1e, nx::bessel_k1e(x))
+TW_SPECIAL_UNARY(Dawsn, static_cast<T>(Dawson(static_cast<double>(x))))
+TW_SPECIAL_UNARY(Expint, static_cast<T>(ExpIntegralEi(static_cast<double>(x))))
+TW_SPECIAL_UNARY(FresnelCos, static_cast<T>(FresnelIntegrals(static_cast<double>(x)).real()))
+TW_SPECIAL_UNARY(FresnelSin, static_cast<T>(FresnelIntegrals(static_cast<double>(x)).imag()))
+TW_SPECIAL_UNARY(Spence, static_cast<T>(SpenceFn(static_cast<double>(x))))
+#undef TW_SPECIAL_UNARY
+
+#define TW_SPECIAL_BINARY(Name, expr)                             \
+  template <typename T>                                           \
+  struct Name {                                                   \
+    T operator()(const T& a, const T& x) const { return (expr); } \
+  };
+TW_SPECIAL_BINARY(Igamma, nx::igamma(a, x))
+TW_SPECIAL_BINARY(Igammac, nx::igammac(a, x))
+TW_SPECIAL_BINARY(IgammaGradA, nx::igamma_der_a(a, x))
+// d sample / d alpha of a Gamma(alpha, 1) sample (tf.random.gamma's
+// gradient): -(dP/dalpha) / (dP/dsample) of its CDF P = Igamma.
+TW_SPECIAL_BINARY(RandomGammaGrad, nx::gamma_sample_der_alpha(a, x))
+TW_SPECIAL_BINARY(Zeta, nx::zeta(a, x))  // zeta(x, q)
+TW_SPECIAL_BINARY(Polygamma, nx::polygamma(a, x))
+#undef TW_SPECIAL_BINARY
 
 }  // namespace special
 }  // namespace cwise
