@@ -1,6 +1,7 @@
-// Op schemas: TF's queues and gradient accumulators (resource forms), the
-// parts of between-graph replicated training that workers meet in on a ps
-// task: SyncReplicasOptimizer's token queue and per-variable accumulators
+// Op schemas: TF's queues and gradient accumulators (resource forms): TF 1's
+// input pipelines (tf.train.batch, shuffle_batch), and the parts of
+// between-graph replicated training that workers meet in on a ps task:
+// SyncReplicasOptimizer's token queue and per-variable accumulators
 // (train/sync_replicas_optimizer.h).
 #include <vector>
 
@@ -34,6 +35,48 @@ TW_REGISTER_OP("FIFOQueueV2")
         "elements (no limit when negative). Shared by name across sessions.")
     .SetShapeFn(shape_fns::ScalarShape);
 
+TW_REGISTER_OP("PaddingFIFOQueueV2")
+    .Output("handle: resource")
+    .Attr("component_types: list(type) >= 1")
+    .Attr("shapes: list(shape) >= 0 = []")
+    .Attr("capacity: int = -1")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc(
+        "A FIFO queue whose batch dequeues pad each component with zeros to the largest "
+        "element where its shape leaves a dimension unknown (shapes of known rank needed).")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("RandomShuffleQueueV2")
+    .Output("handle: resource")
+    .Attr("component_types: list(type) >= 1")
+    .Attr("shapes: list(shape) >= 0 = []")
+    .Attr("capacity: int = -1")
+    .Attr("min_after_dequeue: int = 0")
+    .Attr("seed: int = 0")
+    .Attr("seed2: int = 0")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc(
+        "A queue that dequeues its elements in random order (TF's Philox draws from seed and "
+        "seed2), keeping min_after_dequeue of them until it is closed.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("PriorityQueueV2")
+    .Output("handle: resource")
+    .Attr("component_types: list(type) >= 0 = []")
+    .Attr("shapes: list(shape) >= 0")
+    .Attr("capacity: int = -1")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc(
+        "A queue of (int64 priority, component_types...) tuples that dequeues the lowest "
+        "priority first; component_types and shapes leave out the priority.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
 TW_REGISTER_OP("QueueEnqueueV2")
     .Input("handle: resource")
     .Input("components: Tcomponents")
@@ -61,11 +104,38 @@ TW_REGISTER_OP("QueueDequeueV2")
     .Doc("Removes the first element; waits while the queue is empty.")
     .SetShapeFn(DequeueShape);
 
+TW_REGISTER_OP("QueueDequeueManyV2")
+    .Input("handle: resource")
+    .Input("n: int32")
+    .Output("components: component_types")
+    .Attr("component_types: list(type) >= 1")
+    .Attr("timeout_ms: int = -1")
+    .SetIsStateful()
+    .Doc("Removes n elements, batched along a new dimension 0; waits until there are n.")
+    .SetShapeFn(DequeueShape);
+
+TW_REGISTER_OP("QueueDequeueUpToV2")
+    .Input("handle: resource")
+    .Input("n: int32")
+    .Output("components: component_types")
+    .Attr("component_types: list(type) >= 1")
+    .Attr("timeout_ms: int = -1")
+    .SetIsStateful()
+    .Doc("As QueueDequeueManyV2, but once the queue is closed takes what is left if fewer.")
+    .SetShapeFn(DequeueShape);
+
 TW_REGISTER_OP("QueueSizeV2")
     .Input("handle: resource")
     .Output("size: int32")
     .SetIsStateful()
     .Doc("The number of elements in the queue.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("QueueIsClosedV2")
+    .Input("handle: resource")
+    .Output("is_closed: bool")
+    .SetIsStateful()
+    .Doc("Whether the queue is closed.")
     .SetShapeFn(shape_fns::ScalarShape);
 
 TW_REGISTER_OP("QueueCloseV2")

@@ -1,6 +1,9 @@
-// The FIFO queue and conditional accumulator kernels, through a session:
-// their state lives across steps, and their waits end when another step
-// lets them go on or when their own step is aborted.
+// The queue and conditional accumulator kernels, through a session: their
+// state lives across steps, and their waits end when another step lets them
+// go on or when their own step is aborted. Batches, seeded shuffles and
+// messages are TF 2.21's (tf.raw_ops in graph mode).
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -9,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "runtime/client_session.h"
+#include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 
 namespace towerflow {
@@ -120,6 +124,258 @@ TEST_F(QueueTest, WrongComponentsAreRefused) {
   Tensor scalar(DT_INT64, TensorShape({}));
   const absl::Status many = session_.Run({{values_, scalar}}, {}, {enqueue_many_}, &out);
   EXPECT_THAT(many.message(), HasSubstr("enqueue_many needs components of rank 1 or more"));
+}
+
+// A graph of queue ops, built first and then run.
+class QueueGraphTest : public ::testing::Test {
+ protected:
+  Output C(const Tensor& t) { return ops::Const(root_, t.AsProto()); }
+  Output Int32s(std::vector<int32_t> v) {
+    return C(Literal<int32_t>({static_cast<int64_t>(v.size())}, v));
+  }
+  absl::StatusOr<std::vector<Tensor>> Run(std::vector<Output> fetches,
+                                          std::vector<Operation> targets = {},
+                                          const RunOptions& options = {}) {
+    if (!session_) session_.emplace(root_);
+    std::vector<Tensor> out;
+    TW_RETURN_IF_ERROR(session_->Run(options, {}, fetches, targets, &out, nullptr));
+    return out;
+  }
+  absl::Status Run(Operation target) { return Run({}, {target}).status(); }
+  Scope root_ = Scope::NewRootScope();
+  std::optional<ClientSession> session_;
+};
+
+TEST_F(QueueGraphTest, DequeueManyAndUpToAsTF) {
+  Output q = ops::FIFOQueueV2(root_.WithOpName("q"), {DT_FLOAT},
+                              ops::FIFOQueueV2::Attrs().Shapes({PartialTensorShape({2})}));
+  Operation fill =
+      ops::QueueEnqueueManyV2(root_, q, {C(Literal<float>({3, 2}, {1, 2, 3, 4, 5, 6}))}).operation;
+  Operation close = ops::QueueCloseV2(root_, q).operation;
+  Output n = ops::Const(root_, 2);
+  auto many = ops::QueueDequeueManyV2(root_, q, n, {DT_FLOAT});
+  auto up_to = ops::QueueDequeueUpToV2(root_, q, n, {DT_FLOAT});
+  auto none = ops::QueueDequeueManyV2(root_, q, ops::Const(root_, 0), {DT_FLOAT});
+  Output closed = ops::QueueIsClosedV2(root_, q);
+  TW_ASSERT_OK(Run(fill));
+  TW_ASSERT_OK_AND_ASSIGN(auto empty, Run({none[0], closed}));
+  EXPECT_THAT(empty[0], TensorIs<float>({0, 2}, {}));
+  EXPECT_THAT(empty[1], TensorIs<bool>({}, {false}));
+  TW_ASSERT_OK(Run(close));
+  TW_ASSERT_OK_AND_ASSIGN(auto first, Run({many[0], closed}));
+  EXPECT_THAT(first[0], TensorIs<float>({2, 2}, {1, 2, 3, 4}));
+  EXPECT_THAT(first[1], TensorIs<bool>({}, {true}));
+  const absl::Status short_batch = Run({many[0]}).status();
+  EXPECT_EQ(short_batch.code(), absl::StatusCode::kOutOfRange) << short_batch;
+  EXPECT_THAT(short_batch.message(),
+              HasSubstr("FIFOQueue 'q' is closed and has insufficient elements (requested 2, "
+                        "current size 1)"));
+  TW_ASSERT_OK_AND_ASSIGN(auto rest, Run({up_to[0]}));
+  EXPECT_THAT(rest[0], TensorIs<float>({1, 2}, {5, 6}));
+  const absl::Status drained = Run({up_to[0]}).status();
+  EXPECT_EQ(drained.code(), absl::StatusCode::kOutOfRange) << drained;
+  EXPECT_THAT(drained.message(), HasSubstr("(requested 2, current size 0)"));
+}
+
+TEST_F(QueueGraphTest, ABatchLargerThanTheCapacityTakesElementsAsTheyCome) {
+  Output q = ops::FIFOQueueV2(
+      root_, {DT_INT32}, ops::FIFOQueueV2::Attrs().Shapes({PartialTensorShape({})}).Capacity(2));
+  Operation fill = ops::QueueEnqueueManyV2(root_, q, {Int32s({1, 2, 3, 4, 5})}).operation;
+  auto many = ops::QueueDequeueManyV2(root_, q, ops::Const(root_, 5), {DT_INT32});
+  absl::StatusOr<std::vector<Tensor>> got;
+  TW_ASSERT_OK(Run(std::vector<Output>{}).status());  // the session exists before the threads
+  std::thread taker([&] { got = Run({many[0]}); });
+  TW_ASSERT_OK(Run(fill));  // waits at capacity 2 until the batch takes them
+  taker.join();
+  TW_ASSERT_OK(got.status());
+  EXPECT_THAT((*got)[0], TensorIs<int32_t>({5}, {1, 2, 3, 4, 5}));
+}
+
+TEST_F(QueueGraphTest, AnAbortedBatchPutsItsElementsBack) {
+  Output q = ops::FIFOQueueV2(root_, {DT_INT32},
+                              ops::FIFOQueueV2::Attrs().Shapes({PartialTensorShape({})}));
+  Operation fill = ops::QueueEnqueueManyV2(root_, q, {Int32s({7, 8})}).operation;
+  auto many = ops::QueueDequeueManyV2(root_, q, ops::Const(root_, 3), {DT_INT32});
+  auto all = ops::QueueDequeueManyV2(root_, q, ops::Const(root_, 2), {DT_INT32});
+  TW_ASSERT_OK(Run(fill));
+  RunOptions deadline;
+  deadline.timeout_in_ms = 20;
+  const absl::Status s = Run({many[0]}, {}, deadline).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  TW_ASSERT_OK_AND_ASSIGN(auto size, Run({ops::QueueSizeV2(root_, q)}));
+  EXPECT_THAT(size[0], TensorIs<int32_t>({}, {2}));
+  TW_ASSERT_OK_AND_ASSIGN(auto back, Run({all[0]}));
+  EXPECT_THAT(back[0], TensorIs<int32_t>({2}, {7, 8}));  // in their order
+}
+
+TEST_F(QueueGraphTest, RandomShuffleDrawsTFsOrder) {
+  // TF 2.21: random_shuffle_queue_v2(capacity=20, min_after_dequeue=2,
+  // seed=7, seed2=11), range(10) enqueued; dequeue_many(4), dequeue, size,
+  // close, dequeue_up_to(10).
+  Output q = ops::RandomShuffleQueueV2(root_, {DT_INT32},
+                                       ops::RandomShuffleQueueV2::Attrs()
+                                           .Shapes({PartialTensorShape({})})
+                                           .Capacity(20)
+                                           .MinAfterDequeue(2)
+                                           .Seed(7)
+                                           .Seed2(11));
+  Operation fill =
+      ops::QueueEnqueueManyV2(root_, q, {Int32s({0, 1, 2, 3, 4, 5, 6, 7, 8, 9})}).operation;
+  auto many = ops::QueueDequeueManyV2(root_, q, ops::Const(root_, 4), {DT_INT32});
+  auto one = ops::QueueDequeueV2(root_, q, {DT_INT32});
+  Output size = ops::QueueSizeV2(root_, q);
+  Operation close = ops::QueueCloseV2(root_, q).operation;
+  auto rest = ops::QueueDequeueUpToV2(root_, q, ops::Const(root_, 10), {DT_INT32});
+  TW_ASSERT_OK(Run(fill));
+  TW_ASSERT_OK_AND_ASSIGN(auto a, Run({many[0]}));
+  EXPECT_THAT(a[0], TensorIs<int32_t>({4}, {3, 8, 9, 7}));
+  TW_ASSERT_OK_AND_ASSIGN(auto b, Run({one[0]}));
+  EXPECT_THAT(b[0], TensorIs<int32_t>({}, {5}));
+  TW_ASSERT_OK_AND_ASSIGN(auto c, Run({size}));
+  EXPECT_THAT(c[0], TensorIs<int32_t>({}, {5}));
+  TW_ASSERT_OK(Run(close));
+  TW_ASSERT_OK_AND_ASSIGN(auto d, Run({rest[0]}));
+  EXPECT_THAT(d[0], TensorIs<int32_t>({5}, {2, 0, 4, 6, 1}));
+}
+
+TEST_F(QueueGraphTest, RandomShuffleKeepsMinAfterDequeueUntilClosed) {
+  Output q = ops::RandomShuffleQueueV2(root_, {DT_INT32},
+                                       ops::RandomShuffleQueueV2::Attrs()
+                                           .Shapes({PartialTensorShape({})})
+                                           .MinAfterDequeue(2)
+                                           .Seed(1));
+  Operation fill = ops::QueueEnqueueManyV2(root_, q, {Int32s({4, 4})}).operation;
+  auto one = ops::QueueDequeueV2(root_, q, {DT_INT32});
+  TW_ASSERT_OK(Run(fill));
+  RunOptions deadline;
+  deadline.timeout_in_ms = 20;
+  const absl::Status held = Run({one[0]}, {}, deadline).status();
+  EXPECT_EQ(held.code(), absl::StatusCode::kDeadlineExceeded) << held;
+  TW_ASSERT_OK(Run(ops::QueueCloseV2(root_, q).operation));
+  TW_ASSERT_OK_AND_ASSIGN(auto got, Run({one[0]}));
+  EXPECT_THAT(got[0], TensorIs<int32_t>({}, {4}));
+}
+
+TEST_F(QueueGraphTest, PaddingFifoPadsToTheLargestElement) {
+  // TF 2.21's padding_fifo_queue_v2 with shapes [[None, 2], [None]].
+  Output q = ops::PaddingFIFOQueueV2(root_, {DT_INT32, DT_STRING},
+                                     ops::PaddingFIFOQueueV2::Attrs().Shapes(
+                                         {PartialTensorShape({-1, 2}), PartialTensorShape({-1})}));
+  Operation a = ops::QueueEnqueueV2(root_, q,
+                                    {C(Literal<int32_t>({1, 2}, {1, 2})),
+                                     C(Literal<std::string>({3}, {"a", "b", "c"}))})
+                    .operation;
+  Operation b = ops::QueueEnqueueV2(root_, q,
+                                    {C(Literal<int32_t>({3, 2}, {3, 4, 5, 6, 7, 8})),
+                                     C(Literal<std::string>({1}, {"d"}))})
+                    .operation;
+  auto many = ops::QueueDequeueManyV2(root_, q, ops::Const(root_, 2), {DT_INT32, DT_STRING});
+  auto none = ops::QueueDequeueManyV2(root_, q, ops::Const(root_, 0), {DT_INT32, DT_STRING});
+  Operation bad =
+      ops::QueueEnqueueV2(root_, q, {Int32s({1, 2}), C(Literal<std::string>({1}, {"a"}))})
+          .operation;
+  TW_ASSERT_OK(Run(a));
+  TW_ASSERT_OK(Run(b));
+  TW_ASSERT_OK_AND_ASSIGN(auto got, Run({many[0], many[1]}));
+  EXPECT_THAT(got[0], TensorIs<int32_t>({2, 3, 2}, {1, 2, 0, 0, 0, 0, 3, 4, 5, 6, 7, 8}));
+  EXPECT_THAT(got[1], TensorIs<std::string>({2, 3}, {"a", "b", "c", "d", "", ""}));
+  TW_ASSERT_OK_AND_ASSIGN(auto empty, Run({none[0], none[1]}));
+  EXPECT_THAT(empty[0], TensorIs<int32_t>({0, 0, 2}, {}));
+  EXPECT_THAT(empty[1], TensorIs<std::string>({0, 0}, {}));
+  const absl::Status s = Run(bad);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("component 0 has shape [?,2], not [2]"));
+}
+
+TEST_F(QueueGraphTest, PriorityQueueLowestFirst) {
+  // TF 2.21: priorities [3, 1, 3, 2] of "a".."d" dequeue as [1, 2, 3, 3],
+  // "b", "d", "a", "c" (equal priorities in their order of arrival).
+  Output q = ops::PriorityQueueV2(root_, {PartialTensorShape({})},
+                                  ops::PriorityQueueV2::Attrs().ComponentTypes({DT_STRING}));
+  Operation fill = ops::QueueEnqueueManyV2(root_, q,
+                                           {C(Literal<int64_t>({4}, {3, 1, 3, 2})),
+                                            C(Literal<std::string>({4}, {"a", "b", "c", "d"}))})
+                       .operation;
+  auto many = ops::QueueDequeueManyV2(root_, q, ops::Const(root_, 4), {DT_INT64, DT_STRING});
+  TW_ASSERT_OK(Run(fill));
+  TW_ASSERT_OK_AND_ASSIGN(auto got, Run({many[0], many[1]}));
+  EXPECT_THAT(got[0], TensorIs<int64_t>({4}, {1, 2, 3, 3}));
+  EXPECT_THAT(got[1], TensorIs<std::string>({4}, {"b", "d", "a", "c"}));
+}
+
+TEST_F(QueueGraphTest, PriorityUpToReturnsTheLastElementsOfAClosedQueue) {
+  // TF 2.21 gives [1, 3] and then OutOfRange, losing priority 5's element;
+  // Towerflow returns it.
+  Output q = ops::PriorityQueueV2(root_, {PartialTensorShape({})},
+                                  ops::PriorityQueueV2::Attrs().ComponentTypes({DT_STRING}));
+  Operation fill = ops::QueueEnqueueManyV2(root_, q,
+                                           {C(Literal<int64_t>({3}, {5, 1, 3})),
+                                            C(Literal<std::string>({3}, {"a", "b", "c"}))})
+                       .operation;
+  auto up_to = ops::QueueDequeueUpToV2(root_, q, ops::Const(root_, 2), {DT_INT64, DT_STRING});
+  TW_ASSERT_OK(Run(fill));
+  TW_ASSERT_OK(Run(ops::QueueCloseV2(root_, q).operation));
+  TW_ASSERT_OK_AND_ASSIGN(auto first, Run({up_to[0], up_to[1]}));
+  EXPECT_THAT(first[0], TensorIs<int64_t>({2}, {1, 3}));
+  EXPECT_THAT(first[1], TensorIs<std::string>({2}, {"b", "c"}));
+  TW_ASSERT_OK_AND_ASSIGN(auto last, Run({up_to[0], up_to[1]}));
+  EXPECT_THAT(last[0], TensorIs<int64_t>({1}, {5}));
+  EXPECT_THAT(last[1], TensorIs<std::string>({1}, {"a"}));
+  const absl::Status s = Run({up_to[0]}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
+  EXPECT_THAT(s.message(), HasSubstr("PriorityQueue"));
+}
+
+TEST_F(QueueGraphTest, BadQueuesAndRequestsAreErrors) {
+  const auto error_of = [&](Output fetch) {
+    absl::StatusOr<std::vector<Tensor>> r = Run({fetch});
+    return r.status();
+  };
+  Output unshaped = ops::FIFOQueueV2(root_.WithOpName("unshaped"), {DT_FLOAT});
+  EXPECT_THAT(
+      error_of(
+          ops::QueueDequeueManyV2(root_, unshaped, ops::Const(root_, 2), {DT_FLOAT}).components[0]),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                        "require the components to have specified shapes"));
+  Output q = ops::FIFOQueueV2(
+      root_.WithOpName("shared"), {DT_INT32},
+      ops::FIFOQueueV2::Attrs().Shapes({PartialTensorShape({})}).SharedName("shared"));
+  EXPECT_THAT(
+      error_of(ops::QueueDequeueManyV2(root_, q, ops::Const(root_, -1), {DT_INT32}).components[0]),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "requested -1 < 0 elements"));
+  EXPECT_THAT(error_of(ops::QueueDequeueV2(root_, q, {DT_FLOAT}).components[0]),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "FIFOQueue 'shared' holds (int32), not (float)"));
+  Output bigger = ops::FIFOQueueV2(
+      root_, {DT_INT32},
+      ops::FIFOQueueV2::Attrs().Shapes({PartialTensorShape({})}).SharedName("shared").Capacity(6));
+  TW_ASSERT_OK(Run({q}).status());
+  EXPECT_THAT(error_of(bigger),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Shared queue 'shared' has capacity -1 but requested "
+                                "capacity was 6"));
+  Output shuffled = ops::RandomShuffleQueueV2(
+      root_, {DT_INT32}, ops::RandomShuffleQueueV2::Attrs().SharedName("shared"));
+  EXPECT_THAT(error_of(shuffled), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                                    "is a FIFOQueue, not a "
+                                                    "RandomShuffleQueue"));
+  Output held = ops::RandomShuffleQueueV2(
+      root_, {DT_INT32}, ops::RandomShuffleQueueV2::Attrs().Capacity(5).MinAfterDequeue(5));
+  EXPECT_THAT(error_of(held), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                                "min_after_dequeue 5 must be >= 0 and "
+                                                "< capacity 5"));
+  Output unranked = ops::PaddingFIFOQueueV2(
+      root_, {DT_INT32}, ops::PaddingFIFOQueueV2::Attrs().Shapes({PartialTensorShape()}));
+  EXPECT_THAT(error_of(unranked),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "must have known rank"));
+  Output by_priority = ops::PriorityQueueV2(
+      root_, {PartialTensorShape({})}, ops::PriorityQueueV2::Attrs().ComponentTypes({DT_FLOAT}));
+  Operation vector_priority =
+      ops::QueueEnqueueV2(root_, by_priority,
+                          {C(Literal<int64_t>({2}, {1, 2})), ops::Const(root_, 1.0f)})
+          .operation;
+  EXPECT_THAT(Run(vector_priority), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                                      "component 0 has shape [], not [2]"));
 }
 
 class AccumulatorTest : public ::testing::Test {

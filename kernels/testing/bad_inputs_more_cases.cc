@@ -115,6 +115,25 @@ std::vector<Case> InputPipelineCases() {
     return Literal<std::string>({static_cast<int64_t>(v.size())}, v);
   };
   return {
+      // TF 1's queues, made from their attrs (capacity, min_after_dequeue
+      // and the shapes mutated); their enqueues and dequeues take a queue's
+      // handle, tested in queue_ops_test.
+      {"RandomShuffleQueueV2",
+       {{"component_types", A(DataTypeVector{DT_FLOAT})},
+        {"shapes", A(std::vector<PartialTensorShape>{PartialTensorShape({2})})},
+        {"capacity", A(int64_t{4})},
+        {"min_after_dequeue", A(int64_t{1})},
+        {"seed", A(int64_t{3})}},
+       {}},
+      {"PaddingFIFOQueueV2",
+       {{"component_types", A(DataTypeVector{DT_INT32})},
+        {"shapes", A(std::vector<PartialTensorShape>{PartialTensorShape({-1, 3})})},
+        {"capacity", A(int64_t{2})}},
+       {}},
+      {"PriorityQueueV2",
+       {{"component_types", A(DataTypeVector{DT_STRING})},
+        {"shapes", A(std::vector<PartialTensorShape>{PartialTensorShape({})})}},
+       {}},
       // Reads and writes are left out: a mutated file name would touch
       // whatever it names. A pattern only lists.
       {"MatchingFiles", {}, {strings({"/nonexistent-towerflow-dir/*.txt", ""})}},

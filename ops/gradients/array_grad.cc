@@ -675,9 +675,15 @@ TW_REGISTER_NO_GRADIENT("MergeSummary");
 // Queues and gradient accumulators (SyncReplicasOptimizer's) carry no
 // gradient, as in TF.
 TW_REGISTER_NO_GRADIENT("FIFOQueueV2");
+TW_REGISTER_NO_GRADIENT("PaddingFIFOQueueV2");
+TW_REGISTER_NO_GRADIENT("RandomShuffleQueueV2");
+TW_REGISTER_NO_GRADIENT("PriorityQueueV2");
 TW_REGISTER_NO_GRADIENT("QueueEnqueueV2");
 TW_REGISTER_NO_GRADIENT("QueueEnqueueManyV2");
 TW_REGISTER_NO_GRADIENT("QueueDequeueV2");
+TW_REGISTER_NO_GRADIENT("QueueDequeueManyV2");
+TW_REGISTER_NO_GRADIENT("QueueDequeueUpToV2");
+TW_REGISTER_NO_GRADIENT("QueueIsClosedV2");
 TW_REGISTER_NO_GRADIENT("QueueSizeV2");
 TW_REGISTER_NO_GRADIENT("QueueCloseV2");
 TW_REGISTER_NO_GRADIENT("ResourceConditionalAccumulator");
