@@ -1,5 +1,6 @@
-// Op schemas: TF's queues and gradient accumulators (resource forms): TF 1's
-// input pipelines (tf.train.batch, shuffle_batch), and the parts of
+// Op schemas: TF's queues, readers and gradient accumulators (resource
+// forms): TF 1's input pipelines (string_input_producer, readers,
+// tf.train.batch, shuffle_batch), and the parts of
 // between-graph replicated training that workers meet in on a ps task:
 // SyncReplicasOptimizer's token queue and per-variable accumulators
 // (train/sync_replicas_optimizer.h).
@@ -190,6 +191,120 @@ TW_REGISTER_OP("ResourceAccumulatorSetGlobalStep")
     .Input("new_global_step: int64")
     .SetIsStateful()
     .Doc("Sets the accumulator's time step.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+// TF 1's readers: a reader takes its work (file names) from a queue of
+// strings and produces the work's records as (key, value) strings.
+TW_REGISTER_OP("TFRecordReaderV2")
+    .Output("reader_handle: resource")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .Attr("compression_type: string = ''")
+    .SetIsStateful()
+    .Doc("A reader of TFRecord files: a record's key is '<file>:<offset>'.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("TextLineReaderV2")
+    .Output("reader_handle: resource")
+    .Attr("skip_header_lines: int = 0")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc(
+        "A reader of text files' lines without their line ends, after skip_header_lines of "
+        "each file: a line's key is '<file>:<line number from 1>'.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("FixedLengthRecordReaderV2")
+    .Output("reader_handle: resource")
+    .Attr("header_bytes: int = 0")
+    .Attr("record_bytes: int")
+    .Attr("footer_bytes: int = 0")
+    .Attr("hop_bytes: int = 0")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .Attr("encoding: string = ''")
+    .SetIsStateful()
+    .Doc(
+        "A reader of record_bytes records between a file's header_bytes and footer_bytes, "
+        "hop_bytes apart (record_bytes when 0): a record's key is '<file>:<record from 0>'.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("WholeFileReaderV2")
+    .Output("reader_handle: resource")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc("A reader of whole files: the key is the file name, the value its contents.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("IdentityReaderV2")
+    .Output("reader_handle: resource")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc("A reader whose one record per work is the work itself, as key and value.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("ReaderReadV2")
+    .Input("reader_handle: resource")
+    .Input("queue_handle: resource")
+    .Output("key: string")
+    .Output("value: string")
+    .SetIsStateful()
+    .Doc("The reader's next record, taking the next work from the queue when needed.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, PartialTensorShape({}));
+      c->set_output(1, PartialTensorShape({}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("ReaderReadUpToV2")
+    .Input("reader_handle: resource")
+    .Input("queue_handle: resource")
+    .Input("num_records: int64")
+    .Output("keys: string")
+    .Output("values: string")
+    .SetIsStateful()
+    .Doc("Up to num_records records: fewer when the current work ends after at least one.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, PartialTensorShape({-1}));
+      c->set_output(1, PartialTensorShape({-1}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("ReaderNumRecordsProducedV2")
+    .Input("reader_handle: resource")
+    .Output("records_produced: int64")
+    .SetIsStateful()
+    .Doc("The number of records the reader has produced.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("ReaderNumWorkUnitsCompletedV2")
+    .Input("reader_handle: resource")
+    .Output("units_completed: int64")
+    .SetIsStateful()
+    .Doc("The number of works the reader has finished.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("ReaderSerializeStateV2")
+    .Input("reader_handle: resource")
+    .Output("state: string")
+    .SetIsStateful()
+    .Doc("The reader's state as TF's ReaderBaseState (IdentityReader's only, as in TF).")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("ReaderRestoreStateV2")
+    .Input("reader_handle: resource")
+    .Input("state: string")
+    .SetIsStateful()
+    .Doc("Restores a state from ReaderSerializeStateV2; a reader that fails to is reset.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("ReaderResetV2")
+    .Input("reader_handle: resource")
+    .SetIsStateful()
+    .Doc("Resets the reader's counts and drops its current work.")
     .SetShapeFn(shape_fns::UnknownShape);
 
 }  // namespace towerflow

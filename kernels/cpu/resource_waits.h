@@ -66,10 +66,12 @@ class Waits {
 // The handle a resource op outputs (ResourceName's container and name).
 absl::StatusOr<Tensor> MakeHandle(const KernelConstruction& c, const char* type_name);
 
-// The resource of type T that input 0's handle names; NotFound names `what`.
+// The resource of type T that input `input`'s handle names; NotFound names
+// `what`.
 template <typename T>
-absl::StatusOr<std::shared_ptr<T>> LookupInput(KernelContext* ctx, const char* what) {
-  TW_ASSIGN_OR_RETURN(const ResourceHandle* h, ResourceHandleInput(ctx, 0));
+absl::StatusOr<std::shared_ptr<T>> LookupInput(KernelContext* ctx, const char* what,
+                                               int input = 0) {
+  TW_ASSIGN_OR_RETURN(const ResourceHandle* h, ResourceHandleInput(ctx, input));
   absl::StatusOr<std::shared_ptr<T>> r = ctx->resource_manager()->Lookup<T>(h->container, h->name);
   if (absl::IsNotFound(r.status())) {
     return absl::NotFoundError(absl::StrCat(what, " '", h->name, "' (container ", h->container,

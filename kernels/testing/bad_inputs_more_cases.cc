@@ -134,6 +134,18 @@ std::vector<Case> InputPipelineCases() {
        {{"component_types", A(DataTypeVector{DT_STRING})},
         {"shapes", A(std::vector<PartialTensorShape>{PartialTensorShape({})})}},
        {}},
+      // TF 1's readers, made from their attrs (the byte counts mutated);
+      // their reads take a queue's handle, tested in reader_ops_test.
+      {"FixedLengthRecordReaderV2",
+       {{"header_bytes", A(int64_t{1})},
+        {"record_bytes", A(int64_t{4})},
+        {"footer_bytes", A(int64_t{1})},
+        {"hop_bytes", A(int64_t{2})}},
+       {}},
+      {"TextLineReaderV2", {{"skip_header_lines", A(int64_t{1})}}, {}},
+      {"TFRecordReaderV2", {}, {}},
+      {"WholeFileReaderV2", {}, {}},
+      {"IdentityReaderV2", {}, {}},
       // Reads and writes are left out: a mutated file name would touch
       // whatever it names. A pattern only lists.
       {"MatchingFiles", {}, {strings({"/nonexistent-towerflow-dir/*.txt", ""})}},

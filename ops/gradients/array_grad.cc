@@ -672,8 +672,8 @@ TW_REGISTER_NO_GRADIENT("ImageSummary");
 TW_REGISTER_NO_GRADIENT("AudioSummary");
 TW_REGISTER_NO_GRADIENT("AudioSummaryV2");
 TW_REGISTER_NO_GRADIENT("MergeSummary");
-// Queues and gradient accumulators (SyncReplicasOptimizer's) carry no
-// gradient, as in TF.
+// Queues, readers and gradient accumulators (SyncReplicasOptimizer's)
+// carry no gradient, as in TF.
 TW_REGISTER_NO_GRADIENT("FIFOQueueV2");
 TW_REGISTER_NO_GRADIENT("PaddingFIFOQueueV2");
 TW_REGISTER_NO_GRADIENT("RandomShuffleQueueV2");
@@ -686,6 +686,18 @@ TW_REGISTER_NO_GRADIENT("QueueDequeueUpToV2");
 TW_REGISTER_NO_GRADIENT("QueueIsClosedV2");
 TW_REGISTER_NO_GRADIENT("QueueSizeV2");
 TW_REGISTER_NO_GRADIENT("QueueCloseV2");
+TW_REGISTER_NO_GRADIENT("TFRecordReaderV2");
+TW_REGISTER_NO_GRADIENT("TextLineReaderV2");
+TW_REGISTER_NO_GRADIENT("FixedLengthRecordReaderV2");
+TW_REGISTER_NO_GRADIENT("WholeFileReaderV2");
+TW_REGISTER_NO_GRADIENT("IdentityReaderV2");
+TW_REGISTER_NO_GRADIENT("ReaderReadV2");
+TW_REGISTER_NO_GRADIENT("ReaderReadUpToV2");
+TW_REGISTER_NO_GRADIENT("ReaderNumRecordsProducedV2");
+TW_REGISTER_NO_GRADIENT("ReaderNumWorkUnitsCompletedV2");
+TW_REGISTER_NO_GRADIENT("ReaderSerializeStateV2");
+TW_REGISTER_NO_GRADIENT("ReaderRestoreStateV2");
+TW_REGISTER_NO_GRADIENT("ReaderResetV2");
 TW_REGISTER_NO_GRADIENT("ResourceConditionalAccumulator");
 TW_REGISTER_NO_GRADIENT("ResourceAccumulatorApplyGradient");
 TW_REGISTER_NO_GRADIENT("ResourceAccumulatorTakeGradient");

@@ -440,6 +440,54 @@ def tensorflow_v1_training_in_towerflow(ctx):
 
 
 @check
+def tensorflow_v1_input_pipeline_in_towerflow(ctx):
+    """The CIFAR-10 tutorial's TF 1 input pipeline (string_input_producer's
+    queue of file names, a FixedLengthRecordReader, DecodeRaw, the label
+    and depth-major image cut out and transposed, tf.train.batch's queue)
+    built by TF: Towerflow runs the queue runners' enqueue ops once each, as
+    a runner thread would, and dequeues TF's first batch."""
+    out = os.path.join(ctx.work, "v1_input_pipeline")
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(1)
+    files = []
+    for i in range(2):  # CIFAR-10's binary format: a label byte, 3x32x32 pixel bytes
+        files.append(os.path.join(out, f"data_batch_{i + 1}.bin"))
+        with open(files[-1], "wb") as f:
+            f.write(rng.integers(0, 256, size=3 * 3073, dtype=np.uint8).tobytes())
+    graph = tf1.Graph()
+    with graph.as_default():
+        filename_queue = tf1.train.string_input_producer(files, shuffle=False)
+        key, value = tf1.FixedLengthRecordReader(record_bytes=3073).read(filename_queue)
+        record = tf.io.decode_raw(value, tf.uint8)
+        label = tf.cast(tf.strided_slice(record, [0], [1]), tf.int32)
+        label.set_shape([1])  # as the tutorial does
+        depth_major = tf.reshape(tf.strided_slice(record, [1], [3073]), [3, 32, 32])
+        image = tf.cast(tf.transpose(depth_major, [1, 2, 0]), tf.float32)
+        images, labels = tf1.train.batch([image, label], batch_size=4, num_threads=1,
+                                         capacity=8)
+        runners = tf1.get_collection(tf1.GraphKeys.QUEUE_RUNNERS)
+    missing = {"FIFOQueueV2", "FixedLengthRecordReaderV2", "ReaderReadV2", "QueueEnqueueManyV2",
+               "QueueDequeueManyV2"} - {op.type for op in graph.get_operations()}
+    if missing:
+        raise AssertionError(f"the input pipeline has no {sorted(missing)}")
+    with tf1.Session(graph=graph) as session:
+        coordinator = tf1.train.Coordinator()
+        threads = tf1.train.start_queue_runners(session, coordinator)
+        want_images, want_labels = session.run([images, labels])
+        coordinator.request_stop()
+        coordinator.join(threads, stop_grace_period_secs=10)
+    path = os.path.join(out, "graph.pb")
+    tf.io.write_graph(graph.as_graph_def(), out, "graph.pb", as_text=False)
+    producer, batcher = [r.enqueue_ops[0].name for r in runners]
+    targets = ["--target", producer] + ["--target", batcher] * 4
+    got = json.loads(run(ctx.towerflow, "run", path, *targets, "--fetch", images.name,
+                         "--fetch", labels.name, "--json"))
+    expect_close("images", as_array(got[images.name]), want_images, rtol=0, atol=0)
+    expect_close("labels", as_array(got[labels.name]), want_labels, rtol=0, atol=0)
+    return f"batch of 4 images and labels {want_labels.ravel().tolist()} equal"
+
+
+@check
 def tensorflow_v1_recurrent_training_in_towerflow(ctx):
     """A tf.compat.v1 recurrent network over TensorArrays (tf.nn.dynamic_rnn's
     construction: the inputs unstacked into a TensorArrayV3, a v1 while loop
