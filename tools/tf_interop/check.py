@@ -46,6 +46,7 @@ import urllib.parse
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.util import deprecation
 
 tf1 = tf.compat.v1
 CHECKS = []
@@ -455,7 +456,7 @@ def tensorflow_v1_input_pipeline_in_towerflow(ctx):
         with open(files[-1], "wb") as f:
             f.write(rng.integers(0, 256, size=3 * 3073, dtype=np.uint8).tobytes())
     graph = tf1.Graph()
-    with graph.as_default():
+    with graph.as_default(), deprecation.silence():  # the queue-based API's warnings
         filename_queue = tf1.train.string_input_producer(files, shuffle=False)
         key, value = tf1.FixedLengthRecordReader(record_bytes=3073).read(filename_queue)
         record = tf.io.decode_raw(value, tf.uint8)
@@ -470,7 +471,7 @@ def tensorflow_v1_input_pipeline_in_towerflow(ctx):
                "QueueDequeueManyV2"} - {op.type for op in graph.get_operations()}
     if missing:
         raise AssertionError(f"the input pipeline has no {sorted(missing)}")
-    with tf1.Session(graph=graph) as session:
+    with tf1.Session(graph=graph) as session, deprecation.silence():
         coordinator = tf1.train.Coordinator()
         threads = tf1.train.start_queue_runners(session, coordinator)
         want_images, want_labels = session.run([images, labels])
