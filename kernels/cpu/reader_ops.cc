@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -490,10 +491,15 @@ struct ReadCall {
   std::vector<std::string> keys, values;
   AsyncOpKernel::DoneCallback end;
 
+  // Reads until the call is answered, taking work from the queue whenever
+  // the reader has none.
   static void Continue(std::shared_ptr<ReadCall> call) {
     Reader& r = *call->reader;
     while (call->up_to < 0 || static_cast<int64_t>(call->keys.size()) < call->up_to) {
-      if (!r.WorkInProgress()) return NextWork(std::move(call));
+      if (!r.WorkInProgress()) {
+        if (!NextWork(call)) return;
+        continue;
+      }
       std::string key, value;
       bool produced, at_end;
       if (absl::Status s = r.Read(&key, &value, &produced, &at_end); !s.ok()) {
@@ -508,23 +514,33 @@ struct ReadCall {
     call->end(call->SetOutputs());
   }
 
-  // Dequeues the next work (a file name) and goes on with it.
-  static void NextWork(std::shared_ptr<ReadCall> call) {
+  // Dequeues the next work (a file name) and starts it: true when that
+  // happened at once and the caller reads on. When the dequeue waits, its
+  // callback goes on reading (false here). A dequeue answered at once goes
+  // on in the caller's loop, not in its callback, so a queue of many empty
+  // files costs no stack.
+  static bool NextWork(const std::shared_ptr<ReadCall>& call) {
+    struct Handoff {
+      absl::Mutex mu;
+      bool returned ABSL_GUARDED_BY(mu) = false;
+      bool answered ABSL_GUARDED_BY(mu) = false;
+      absl::Status status ABSL_GUARDED_BY(mu);
+    };
     auto work = std::make_shared<Queue::Tuple>();
+    auto handoff = std::make_shared<Handoff>();
     std::shared_ptr<Queue> q = call->queue;
     StartCancellableWait(
         call->ctx, [q](int64_t id, const absl::Status& s) { q->CancelDequeue(id, s); },
-        [call, work](absl::Status s) {
-          if (s.ok() && (work->size() != 1 || (*work)[0].dtype() != DT_STRING ||
-                         (*work)[0].NumElements() != 1)) {
-            s = absl::InvalidArgumentError(
-                absl::StrCat(call->reader->DebugString(),
-                             ": expected a queue of single strings (file names), dequeued ",
-                             work->size(), " components"));
+        [call, work, handoff](absl::Status s) {
+          {
+            absl::MutexLock lock(&handoff->mu);
+            if (!handoff->returned) {  // answered at once: the caller goes on
+              handoff->answered = true;
+              handoff->status = s;
+              return;
+            }
           }
-          if (s.ok()) s = call->reader->StartWork((*work)[0].data<std::string>()[0]);
-          if (!s.ok()) return call->end(s);
-          Continue(call);
+          if (call->StartWorkFrom(*work, s)) Continue(call);
         },
         [q, work](int64_t id, AsyncOpKernel::DoneCallback dequeued) {
           q->Dequeue(id, 1, /*batch=*/false, /*up_to=*/false,
@@ -533,6 +549,28 @@ struct ReadCall {
                        dequeued(s);
                      });
         });
+    absl::Status s;
+    {
+      absl::MutexLock lock(&handoff->mu);
+      handoff->returned = true;
+      if (!handoff->answered) return false;
+      s = handoff->status;
+    }
+    return call->StartWorkFrom(*work, s);
+  }
+
+  // Starts the dequeued `work`; false, with the call answered, on an error.
+  bool StartWorkFrom(const Queue::Tuple& work, absl::Status s) {
+    if (s.ok() &&
+        (work.size() != 1 || work[0].dtype() != DT_STRING || work[0].NumElements() != 1)) {
+      s = absl::InvalidArgumentError(absl::StrCat(
+          reader->DebugString(), ": expected a queue of single strings (file names), dequeued ",
+          work.size(), " components"));
+    }
+    if (s.ok()) s = reader->StartWork(work[0].data<std::string>()[0]);
+    if (s.ok()) return true;
+    end(s);
+    return false;
   }
 
   absl::Status SetOutputs() {

@@ -117,6 +117,17 @@ TEST_F(ReaderTest, ReadUpToStopsAtTheEndOfAFile) {
               testing::StatusIs(absl::StatusCode::kOutOfRange, "is closed and has insufficient"));
 }
 
+TEST_F(ReaderTest, ManyEmptyFilesInARowCostNoStack) {
+  // Each empty file ends at once and the next is dequeued at once: a loop,
+  // not a recursion through the dequeue's callback.
+  WriteBytes(Path("empty.txt"), "");
+  std::vector<std::string> works(100000, Path("empty.txt"));
+  works.push_back(Path("b.txt"));
+  Output reader = ops::TextLineReaderV2(root_);
+  ops::ReaderReadV2 read(root_, reader, Works(works));
+  EXPECT_EQ(ReadOnce(reader, read), Path("b.txt") + ":1=x [1,100000]");
+}
+
 TEST_F(ReaderTest, FixedLengthRecordsBetweenHeaderAndFooter) {
   // Bytes 0..22: header 2, records of 5, footer 3 give 3 records (the 3
   // bytes left before the footer are none); hops of 3 give 7 overlapping.
