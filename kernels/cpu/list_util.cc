@@ -125,22 +125,22 @@ absl::StatusOr<Tensor> Zeros(KernelContext* ctx, DataType dtype, const TensorSha
 }
 
 // Copies `src`'s elements into `dst` from element `offset` on.
-void CopyElements(const Tensor& src, int64_t offset, Tensor* dst) {
-  const int64_t n = src.NumElements();
+void CopyElements(const Tensor& src, int64_t src_at, int64_t n, Tensor* dst, int64_t dst_at) {
   if (n == 0) return;
   switch (src.dtype()) {
     case DT_STRING:
-      std::copy_n(src.data<std::string>(), n, dst->data<std::string>() + offset);
+      std::copy_n(src.data<std::string>() + src_at, n, dst->data<std::string>() + dst_at);
       return;
     case DT_RESOURCE:
-      std::copy_n(src.data<ResourceHandle>(), n, dst->data<ResourceHandle>() + offset);
+      std::copy_n(src.data<ResourceHandle>() + src_at, n, dst->data<ResourceHandle>() + dst_at);
       return;
     case DT_VARIANT:
-      std::copy_n(src.data<Variant>(), n, dst->data<Variant>() + offset);
+      std::copy_n(src.data<Variant>() + src_at, n, dst->data<Variant>() + dst_at);
       return;
     default: {
       const size_t size = TensorElementSize(src.dtype());
-      std::memcpy(static_cast<char*>(dst->raw_data()) + offset * size, src.raw_data(), n * size);
+      std::memcpy(static_cast<char*>(dst->raw_data()) + dst_at * size,
+                  static_cast<const char*>(src.raw_data()) + src_at * size, n * size);
     }
   }
 }

@@ -54,9 +54,14 @@ absl::StatusOr<PartialTensorShape> MergeElementShapes(PartialTensorShape shape,
 // Zeros (empty strings, empty variants) of `dtype` and `shape`.
 absl::StatusOr<Tensor> Zeros(KernelContext* ctx, DataType dtype, const TensorShape& shape);
 
-// Copies `src`'s elements into `dst` from element `offset` on. REQUIRES: the
+// Copies `n` elements of `src` from element `src_at` into `dst` from element
+// `dst_at` (strings, handles and variants copied as objects). REQUIRES: the
 // same dtype, and room.
-void CopyElements(const Tensor& src, int64_t offset, Tensor* dst);
+void CopyElements(const Tensor& src, int64_t src_at, int64_t n, Tensor* dst, int64_t dst_at);
+// Copies all of `src`'s elements into `dst` from element `offset` on.
+inline void CopyElements(const Tensor& src, int64_t offset, Tensor* dst) {
+  CopyElements(src, 0, src.NumElements(), dst, offset);
+}
 
 // Row `i` of `t` as a tensor of t's shape without its first dimension,
 // sharing t's buffer.

@@ -5,8 +5,7 @@
 
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
-#include "framework/resource_handle.h"
-#include "framework/variant.h"
+#include "kernels/cpu/list_util.h"
 
 namespace towerflow {
 namespace {
@@ -25,26 +24,6 @@ std::string TypesString(const DataTypeVector& types) {
                        [](std::string* out, DataType t) { out->append(DataTypeString(t)); });
 }
 
-// Copies `n` elements of `src` from `src_at` into `dst` from `dst_at`.
-void CopyRun(const Tensor& src, int64_t src_at, Tensor* dst, int64_t dst_at, int64_t n) {
-  switch (src.dtype()) {
-    case DT_STRING:
-      std::copy_n(src.data<std::string>() + src_at, n, dst->data<std::string>() + dst_at);
-      return;
-    case DT_RESOURCE:
-      std::copy_n(src.data<ResourceHandle>() + src_at, n, dst->data<ResourceHandle>() + dst_at);
-      return;
-    case DT_VARIANT:
-      std::copy_n(src.data<Variant>() + src_at, n, dst->data<Variant>() + dst_at);
-      return;
-    default: {
-      const size_t size = TensorElementSize(src.dtype());
-      std::memcpy(static_cast<char*>(dst->raw_data()) + dst_at * size,
-                  static_cast<const char*>(src.raw_data()) + src_at * size, n * size);
-    }
-  }
-}
-
 // Copies `element` into row `row` of `batch`, whose rows are at least as
 // large in every dimension (the rest of the row is left as it is).
 void CopyIntoRow(const Tensor& element, int64_t row, Tensor* batch) {
@@ -52,7 +31,7 @@ void CopyIntoRow(const Tensor& element, int64_t row, Tensor* batch) {
   const int rank = element.dims();
   if (element.NumElements() == 0) return;
   if (element.NumElements() == row_size) {
-    CopyRun(element, 0, batch, row * row_size, row_size);
+    CopyElements(element, 0, row_size, batch, row * row_size);
     return;
   }
   // Padded: one run per index of all dimensions but the last.
@@ -63,7 +42,7 @@ void CopyIntoRow(const Tensor& element, int64_t row, Tensor* batch) {
   for (int64_t from = 0; from < element.NumElements(); from += run) {
     int64_t to = row * row_size;
     for (int d = 0; d < rank - 1; ++d) to += index[d] * stride[d];
-    CopyRun(element, from, batch, to, run);
+    CopyElements(element, from, run, batch, to);
     for (int d = rank - 2; d >= 0 && ++index[d] == element.dim_size(d); --d) index[d] = 0;
   }
 }

@@ -13,7 +13,6 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -257,6 +256,18 @@ class WholeFileReader : public Reader {
   }
 };
 
+// A regular file open for reading (OpenRegularFileStream: a directory, a FIFO
+// or a device is refused, naming the path), closed with its owner.
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+absl::StatusOr<File> OpenFile(const std::string& path) {
+  TW_ASSIGN_OR_RETURN(std::FILE * f, OpenRegularFileStream(path));
+  return File(f);
+}
+
 class TextLineReader : public Reader {
  public:
   TextLineReader(std::string name, int64_t skip_header_lines)
@@ -265,21 +276,18 @@ class TextLineReader : public Reader {
  private:
   absl::Status OnWorkStarted() override {
     line_number_ = 0;
-    file_ = std::make_unique<std::ifstream>(work(), std::ios::binary);
-    if (!file_->is_open()) {
-      return absl::NotFoundError(absl::StrCat(name_, ": cannot open '", work(), "'"));
-    }
+    TW_ASSIGN_OR_RETURN(file_, OpenFile(work()));
     std::string skipped;
-    for (int64_t i = 0; i < skip_header_lines_ && NextLine(&skipped); ++i) {
+    for (int64_t i = 0; i < skip_header_lines_; ++i) {
+      TW_ASSIGN_OR_RETURN(const bool got, NextLine(&skipped));
+      if (!got) break;
     }
     return absl::OkStatus();
   }
   absl::Status ReadRecord(std::string* key, std::string* value, bool* produced,
                           bool* at_end) override {
-    if (!NextLine(value)) {
-      if (file_->bad()) {
-        return absl::DataLossError(absl::StrCat(name_, ": reading '", work(), "' failed"));
-      }
+    TW_ASSIGN_OR_RETURN(const bool got, NextLine(value));
+    if (!got) {
       *at_end = true;
       return absl::OkStatus();
     }
@@ -289,16 +297,24 @@ class TextLineReader : public Reader {
   }
   void OnWorkFinished() override { file_.reset(); }
 
-  // A line without its "\n" (or "\r\n"), counted.
-  bool NextLine(std::string* line) {
-    if (!std::getline(*file_, *line)) return false;
+  // The next line without its "\n" (or "\r\n"), counted: false at the end.
+  absl::StatusOr<bool> NextLine(std::string* line) {
+    line->clear();
+    int c;
+    while ((c = getc_unlocked(file_.get())) != EOF && c != '\n') {
+      line->push_back(static_cast<char>(c));
+    }
+    if (std::ferror(file_.get())) {
+      return absl::DataLossError(absl::StrCat(name_, ": reading '", work(), "' failed"));
+    }
+    if (c == EOF && line->empty()) return false;
     if (!line->empty() && line->back() == '\r') line->pop_back();
     ++line_number_;
     return true;
   }
 
   const int64_t skip_header_lines_;
-  std::unique_ptr<std::ifstream> file_;
+  File file_;
   int64_t line_number_ = 0;
 };
 
@@ -315,11 +331,10 @@ class FixedLengthRecordReader : public Reader {
  private:
   absl::Status OnWorkStarted() override {
     record_number_ = 0;
-    file_ = std::make_unique<std::ifstream>(work(), std::ios::binary | std::ios::ate);
-    if (!file_->is_open()) {
-      return absl::NotFoundError(absl::StrCat(name_, ": cannot open '", work(), "'"));
-    }
-    limit_ = static_cast<int64_t>(file_->tellg()) - footer_;
+    TW_ASSIGN_OR_RETURN(file_, OpenFile(work()));
+    if (fseeko(file_.get(), 0, SEEK_END) != 0) return ReadError();
+    limit_ = static_cast<int64_t>(ftello(file_.get())) - footer_;
+    position_ = -1;  // seek to the first record
     return absl::OkStatus();
   }
   absl::Status ReadRecord(std::string* key, std::string* value, bool* produced,
@@ -329,21 +344,28 @@ class FixedLengthRecordReader : public Reader {
       *at_end = true;
       return absl::OkStatus();
     }
+    // Records one after another are read on; hops and overlaps seek.
+    if (start != position_ && fseeko(file_.get(), start, SEEK_SET) != 0) return ReadError();
     value->resize(record_);
-    file_->seekg(start);
-    if (!file_->read(value->data(), record_)) {
-      return absl::DataLossError(
-          absl::StrCat(name_, ": reading record ", record_number_, " of '", work(), "' failed"));
+    if (std::fread(value->data(), 1, record_, file_.get()) != static_cast<size_t>(record_)) {
+      return ReadError();
     }
+    position_ = start + record_;
     *key = KeyName(absl::StrCat(record_number_++));
     *produced = true;
     return absl::OkStatus();
   }
   void OnWorkFinished() override { file_.reset(); }
 
+  absl::Status ReadError() const {
+    return absl::DataLossError(
+        absl::StrCat(name_, ": reading record ", record_number_, " of '", work(), "' failed"));
+  }
+
   const int64_t header_, record_, footer_, hop_;
-  std::unique_ptr<std::ifstream> file_;
+  File file_;
   int64_t limit_ = 0;
+  int64_t position_ = -1;  // the file's, -1 before the first read
   int64_t record_number_ = 0;
 };
 

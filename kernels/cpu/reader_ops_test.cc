@@ -243,6 +243,8 @@ TEST_F(ReaderTest, AnAbortedReadPassesTheTurnOn) {
 }
 
 TEST_F(ReaderTest, BadQueuesAndAttrsAreErrors) {
+  ops::ReaderReadV2 directory(root_, ops::TextLineReaderV2(root_), Works({dir_}));
+  ops::ReaderReadV2 fixed_directory(root_, ops::FixedLengthRecordReaderV2(root_, 4), Works({dir_}));
   Output ints = ops::FIFOQueueV2(root_, {DT_INT32});
   setup_.push_back(ops::QueueEnqueueV2(root_, ints, {ops::Const(root_, 1)}).operation);
   ops::ReaderReadV2 read(root_, ops::IdentityReaderV2(root_), ints);
@@ -255,6 +257,10 @@ TEST_F(ReaderTest, BadQueuesAndAttrsAreErrors) {
       ops::TFRecordReaderV2(root_, ops::TFRecordReaderV2::Attrs().CompressionType("GZIP"));
   EXPECT_THAT(Run({gzip}).status(),
               testing::StatusIs(absl::StatusCode::kUnimplemented, "compression_type 'GZIP'"));
+  EXPECT_THAT(Run({directory.key}).status(),
+              testing::StatusIs(absl::StatusCode::kFailedPrecondition, dir_));
+  EXPECT_THAT(Run({fixed_directory.key}).status(),
+              testing::StatusIs(absl::StatusCode::kFailedPrecondition, dir_));
   ops::ReaderReadUpToV2 negative(root_, ops::TextLineReaderV2(root_), Works({Path("b.txt")}),
                                  ops::Const(root_, int64_t{-1}));
   EXPECT_THAT(Run({negative.keys}).status(), testing::StatusIs(absl::StatusCode::kInvalidArgument,
