@@ -29,7 +29,8 @@
 
 #include "absl/flags/flag.h"
 #include "core/status_macros.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/math_ops.h"
 #include "runtime/client_session.h"
 #include "tools/flags.h"
 #include "train/checkpoint.h"

@@ -23,7 +23,10 @@
 
 #include "framework/gpu/gpu_device.h"
 #include "graph/scope.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/random_ops.h"
 #include "runtime/session.h"
 #endif
 

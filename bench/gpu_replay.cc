@@ -51,7 +51,8 @@
 #include "examples/resnet/imagenet_model.h"
 #include "examples/resnet/model.h"
 #include "graph/scope.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
 #include "ops/variables.h"
 #include "runtime/session.h"
 #endif

@@ -37,7 +37,10 @@
 #include <vector>
 
 #include "distribute/cluster.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nccl_ops.h"
 #include "runtime/client_session.h"
 #include "runtime/session.h"
 #include "runtime/step_stats.h"

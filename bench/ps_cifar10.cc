@@ -25,7 +25,7 @@
 #include "estimator/replicate_model_fn.h"
 #include "examples/cifar10/model.h"
 #include "graph/device_setter.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
 #include "ops/variables.h"
 #include "train/session_manager.h"
 

@@ -3,7 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "ops/ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/nccl_ops.h"
+#include "ops/gen/state_ops.h"
 #include "ops/variables.h"
 
 namespace towerflow {

@@ -25,7 +25,7 @@
 #include "estimator/estimator.h"
 #include "estimator/replicate_model_fn.h"
 #include "estimator/tower_optimizer.h"
-#include "ops/ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/variables.h"
 #include "train/optimizers.h"
 

@@ -17,7 +17,7 @@
 #include "estimator/estimator_internal.h"
 #include "framework/tensor_bundle.h"
 #include "graph/graph_io.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
 #include "proto/meta_graph.pb.h"
 #include "saved_model/builder.h"
 #include "saved_model/loader.h"

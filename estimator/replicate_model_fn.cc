@@ -15,7 +15,14 @@
 #include "framework/device.h"
 #include "framework/device_name.h"
 #include "graph/replica_context.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nccl_ops.h"
+#include "ops/gen/state_ops.h"
 #include "ops/variables.h"
 
 namespace towerflow {

@@ -1,6 +1,6 @@
 #include "estimator/serving_input_receiver.h"
 
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
 
 namespace towerflow {
 

@@ -20,7 +20,7 @@
 #include "estimator/tower_optimizer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/variables.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"

@@ -9,9 +9,14 @@
 #include "core/status_macros.h"
 #include "estimator/replication_internal.h"
 #include "framework/device_name.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nccl_ops.h"
 #include "ops/gradients.h"
 #include "ops/initializers.h"
-#include "ops/ops.h"
 #include "ops/variables.h"
 
 namespace towerflow {

@@ -16,8 +16,11 @@
 #include "graph/device_setter.h"
 #include "graph/graph_io.h"
 #include "graph/scope.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nn_ops.h"
 #include "ops/initializers.h"
-#include "ops/ops.h"
 #include "ops/variables.h"
 #include "tools/flags.h"
 

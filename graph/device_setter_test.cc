@@ -5,7 +5,9 @@
 #include "graph/device_setter.h"
 
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/variables.h"
 #include "tests/test_util.h"
 

@@ -4,7 +4,11 @@
 
 #include "core/proto_io.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nn_ops.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

@@ -22,7 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "keras/model.h"
-#include "ops/ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/variables.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"

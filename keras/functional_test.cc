@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "keras/layer.h"
 #include "keras/model.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 #include "train/optimizers.h"

@@ -10,7 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "layers/regularizers.h"
-#include "ops/ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/math_ops.h"
 
 namespace towerflow {
 namespace keras {

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "keras/mixed_precision.h"
 #include "keras/progbar.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 #include "train/optimizers.h"

@@ -15,7 +15,7 @@
 #include "keras/model.h"
 #include "keras/model_config.pb.h"
 #include "keras/model_internal.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
 #include "saved_model/builder.h"
 
 namespace towerflow {

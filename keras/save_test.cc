@@ -13,7 +13,7 @@
 #include "keras/layer.h"
 #include "keras/model.h"
 #include "layers/regularizers.h"
-#include "ops/ops.h"
+#include "ops/gen/math_ops.h"
 #include "saved_model/loader.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"

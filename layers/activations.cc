@@ -1,7 +1,9 @@
 #include "layers/activations.h"
 
 #include "absl/strings/str_cat.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nn_ops.h"
 
 namespace towerflow {
 namespace layers {

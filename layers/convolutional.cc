@@ -4,7 +4,9 @@
 #include "absl/strings/str_cat.h"
 #include "layers/layer_util.h"
 #include "layers/layers.h"
-#include "ops/ops.h"
+#include "ops/gen/conv_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nn_ops.h"
 
 namespace towerflow {
 namespace layers {

@@ -3,7 +3,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "graph/collections.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace layers {

@@ -6,7 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "core/tensor_proto_util.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nn_ops.h"
 #include "ops/variables.h"
 
 namespace towerflow {

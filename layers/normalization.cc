@@ -8,7 +8,14 @@
 #include "graph/replica_context.h"
 #include "layers/layer_util.h"
 #include "layers/layers.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nccl_ops.h"
+#include "ops/gen/nn_ops.h"
+#include "ops/gen/state_ops.h"
 
 namespace towerflow {
 namespace layers {

@@ -3,8 +3,14 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "layers/layer_util.h"
+#include "ops/const_op.h"
 #include "ops/control_flow.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/logging_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nn_ops.h"
 #include "ops/tensor_array.h"
 
 namespace towerflow {

@@ -10,7 +10,9 @@
 
 #include "framework/tensor_views.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/variables.h"
 #include "runtime/client_session.h"
 #include "testing/gradient_checker.h"

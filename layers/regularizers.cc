@@ -3,7 +3,9 @@
 #include <vector>
 
 #include "graph/collections.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/variables.h"
 
 namespace towerflow {

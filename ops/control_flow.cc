@@ -7,7 +7,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/control_ops.h"
 
 namespace towerflow {
 namespace ops {

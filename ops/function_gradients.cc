@@ -9,7 +9,8 @@
 #include "graph/control_flow.h"
 #include "graph/graph_io.h"
 #include "graph/lower_functions.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/functional_ops.h"
 
 namespace towerflow {
 namespace {

@@ -1,7 +1,9 @@
 #include "ops/gradient_sums.h"
 
 #include "core/status_macros.h"
-#include "ops/ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
 
 namespace towerflow {
 

@@ -10,7 +10,7 @@
 #include "core/status_macros.h"
 #include "graph/control_flow.h"
 #include "ops/function_gradients.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
 #include "ops/while_gradients.h"
 
 namespace towerflow {

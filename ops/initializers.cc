@@ -6,7 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "core/tensor_proto_util.h"
 #include "graph/random_seed.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/random_ops.h"
 
 namespace towerflow {
 namespace initializers {

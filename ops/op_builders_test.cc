@@ -7,7 +7,11 @@
 #include "absl/strings/match.h"
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/conv_ops.h"
+#include "ops/gen/math_ops.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

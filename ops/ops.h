@@ -5,7 +5,11 @@
 //   Output y = ops::MatMul(s, x, w, ops::MatMul::TransposeB(true));
 //
 // The builders are generated from the op schemas (ops/*_ops.cc) by
-// //ops:op_gen; their headers are under bazel-bin/ops/gen/.
+// //ops:op_gen; their headers are under bazel-bin/ops/gen/, one per schema
+// file. Towerflow's own sources include the families they use
+// ("ops/gen/math_ops.h", "ops/const_op.h"), not this header: a source
+// recompiles when a header it includes changes, and an op added to one family
+// then recompiles that family's users only (docs/BUILD.md).
 #ifndef TOWERFLOW_OPS_OPS_H_
 #define TOWERFLOW_OPS_OPS_H_
 

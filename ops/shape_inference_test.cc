@@ -12,7 +12,12 @@
 #include "graph/op_builder.h"
 #include "graph/scope.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/parsing_ops.h"
+#include "ops/gen/state_ops.h"
+#include "ops/gen/training_ops.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

@@ -3,8 +3,13 @@
 #include <vector>
 
 #include "core/status_macros.h"
+#include "ops/const_op.h"
 #include "ops/control_flow.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/data_flow_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
 
 namespace towerflow {
 namespace ops {

@@ -8,9 +8,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/const_op.h"
 #include "ops/control_flow.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/data_flow_ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/gradients.h"
-#include "ops/ops.h"
 #include "runtime/client_session.h"
 #include "testing/gradient_checker.h"
 #include "testing/tensor_testing.h"

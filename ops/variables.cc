@@ -4,7 +4,8 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "framework/attr_value_util.h"
-#include "ops/ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/state_ops.h"
 
 namespace towerflow {
 namespace {

@@ -7,7 +7,9 @@
 #include "core/tensor_proto_util.h"
 #include "graph/random_seed.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/math_ops.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

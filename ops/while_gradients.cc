@@ -11,8 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/status_macros.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/data_flow_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/state_ops.h"
 #include "ops/gradient_sums.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 

@@ -3,7 +3,10 @@
 #include "framework/tensor_views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/state_ops.h"
 #include "tests/test_util.h"
 
 namespace towerflow {

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "ops/gen/array_ops.h"
 #include "ops/gradients.h"
-#include "ops/ops.h"
 #include "runtime/client_session.h"
 
 namespace towerflow {

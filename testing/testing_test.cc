@@ -14,7 +14,7 @@
 #include "estimator/tower_optimizer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/variables.h"
 #include "testing/files.h"
 #include "testing/model_fn_harness.h"

@@ -3,7 +3,8 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/math_ops.h"
 
 namespace towerflow {
 namespace train {

@@ -3,7 +3,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/state_ops.h"
 
 namespace towerflow {
 namespace train {

@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_test_matchers.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
 #include "runtime/client_session.h"
 #include "tests/test_util.h"
 

@@ -2,7 +2,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/state_ops.h"
 
 namespace towerflow {
 namespace train {

@@ -5,7 +5,10 @@
 #include "core/status_macros.h"
 #include "core/tensor_proto_util.h"
 #include "framework/attr_value_util.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/math_ops.h"
 
 namespace towerflow {
 namespace train {

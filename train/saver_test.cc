@@ -4,7 +4,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_test_matchers.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/state_ops.h"
 #include "tests/test_util.h"
 #include "train/optimizer.h"
 

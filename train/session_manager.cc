@@ -7,7 +7,8 @@
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
 #include "framework/tensor_views.h"
-#include "ops/ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/state_ops.h"
 #include "ops/variables.h"
 
 namespace towerflow {

@@ -6,8 +6,12 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/collections.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/queue_ops.h"
+#include "ops/gen/state_ops.h"
 #include "ops/gradients.h"
-#include "ops/ops.h"
 #include "ops/variables.h"
 
 namespace towerflow {

@@ -9,7 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "framework/tensor_bundle.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/io_ops.h"
 #include "ops/variables.h"
 #include "train/checkpoint.h"
 

@@ -4,7 +4,6 @@
 
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_test_matchers.h"
-#include "ops/ops.h"
 #include "ops/variables.h"
 #include "runtime/client_session.h"
 #include "tests/test_util.h"

@@ -12,7 +12,7 @@
 #include "core/file_io.h"
 #include "core/proto_io.h"
 #include "core/status_macros.h"
-#include "ops/ops.h"
+#include "ops/gen/logging_ops.h"
 #include "ops/variables.h"
 #include "runtime/step_stats.h"
 #include "train/meta_graph.h"

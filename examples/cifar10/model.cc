@@ -4,8 +4,12 @@
 
 #include "estimator/mixed_precision.h"
 #include "estimator/tower_optimizer.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/conv_ops.h"
+#include "ops/gen/logging_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nn_ops.h"
 #include "ops/initializers.h"
-#include "ops/ops.h"
 #include "ops/variables.h"
 #include "train/learning_rate.h"
 #include "train/metrics.h"

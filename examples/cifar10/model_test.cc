@@ -11,7 +11,7 @@
 #include "estimator/replicate_model_fn.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
 #include "ops/variables.h"
 #include "saved_model/loader.h"
 #include "testing/model_fn_harness.h"

@@ -17,7 +17,7 @@
 #include "examples/resnet/run_loop.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
 #include "ops/variables.h"
 #include "runtime/client_session.h"
 #include "testing/tensor_testing.h"

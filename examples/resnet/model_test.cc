@@ -10,7 +10,7 @@
 #include "estimator/replicate_model_fn.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/gen/array_ops.h"
 #include "ops/variables.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"

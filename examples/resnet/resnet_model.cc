@@ -7,8 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "framework/tensor.h"
 #include "layers/layers.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nn_ops.h"
 #include "ops/initializers.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace resnet {

@@ -13,8 +13,10 @@
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_runner.h"
 #include "kernels/testing/kernel_test_matchers.h"
+#include "ops/const_op.h"
+#include "ops/gen/fake_quant_ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/gradients.h"
-#include "ops/ops.h"
 #include "runtime/client_session.h"
 #include "tests/test_util.h"
 

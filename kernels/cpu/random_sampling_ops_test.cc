@@ -9,8 +9,11 @@
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_runner.h"
 #include "kernels/testing/kernel_test_matchers.h"
+#include "ops/const_op.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/random_ops.h"
+#include "ops/gen/state_ops.h"
 #include "ops/gradients.h"
-#include "ops/ops.h"
 #include "runtime/client_session.h"
 #include "tests/test_util.h"
 

@@ -7,7 +7,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/random_ops.h"
+#include "ops/gen/state_ops.h"
 #include "runtime/client_session.h"
 #include "testing/status_matchers.h"
 #include "testing/tensor_testing.h"

@@ -12,8 +12,9 @@
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_runner.h"
 #include "kernels/testing/kernel_test_matchers.h"
+#include "ops/const_op.h"
+#include "ops/gen/math_ops.h"
 #include "ops/gradients.h"
-#include "ops/ops.h"
 #include "runtime/client_session.h"
 #include "tests/test_util.h"
 

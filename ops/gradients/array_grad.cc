@@ -1,9 +1,17 @@
 // Gradients of the shape, data-movement and variable ops. g is dL/d(output).
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/data_flow_ops.h"
+#include "ops/gen/fake_quant_ops.h"
+#include "ops/gen/image_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/state_ops.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace {

@@ -13,8 +13,9 @@
 // (Note [Gradients of function calls] in ops/function_gradients.h).
 #include "absl/strings/str_cat.h"
 #include "graph/control_flow.h"
+#include "ops/gen/control_ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/gradients/grad_util.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace {

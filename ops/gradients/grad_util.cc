@@ -1,7 +1,11 @@
 #include "ops/gradients/grad_util.h"
 
 #include "core/tensor_proto_util.h"
-#include "ops/ops.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/spectral_ops.h"
 
 namespace towerflow {
 namespace grad_util {

@@ -9,9 +9,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/gen/array_ops.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/testing/grad_cases.h"
-#include "ops/ops.h"
 #include "testing/gradient_checker.h"
 
 namespace towerflow {

@@ -3,9 +3,13 @@
 // (a write's gradient reads, a push's pops, a stack's unstacks). A list
 // output nobody differentiates comes in as ZerosLike of it, a list of zeros
 // of the same length (kernels/cpu/list_util.h).
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/list_ops.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace {

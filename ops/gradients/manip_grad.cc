@@ -7,9 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/manip_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/sparse_ops.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace {

@@ -3,9 +3,13 @@
 // (shared_name + "_grad"), each on its member's device (the gradient is
 // colocated with it). Only "sum" has one.
 #include "absl/strings/str_cat.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nccl_ops.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace {

@@ -2,9 +2,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/conv_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nn_ops.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace {

@@ -11,9 +11,15 @@
 // against finite differences with TF 2.21); here V2's gradient calls
 // BlockLSTMGradV2, the gradient op TF has for it.
 #include "core/status_macros.h"
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nn_ops.h"
+#include "ops/gen/rnn_ops.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace {

@@ -4,9 +4,13 @@
 // that equal the result; Prod divides the product by each row, with TF's
 // three cases for zeros (none, one: the product of the others, several:
 // zero). ids and num_segments have no gradient.
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace {

@@ -4,9 +4,12 @@
 // x, Zeta in q, Polygamma in x) the others have no gradient, as in TF.
 #include <cmath>
 
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace {

@@ -3,9 +3,13 @@
 // real loss L of z = x + iy, dL/dx + i dL/dy, so Complex's gradient splits
 // it back into the real and imaginary parts. TF defines none for RFFT3D and
 // IRFFT3D.
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/spectral_ops.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace {

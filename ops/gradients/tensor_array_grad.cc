@@ -11,9 +11,9 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "ops/gen/data_flow_ops.h"
 #include "ops/grad_registry.h"
 #include "ops/gradients/grad_util.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace {

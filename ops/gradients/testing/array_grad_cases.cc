@@ -1,7 +1,19 @@
 // The finite-difference cases of the array gradients (array_grad.cc and image_grad.cc):
 // see gradient_functions_test.cc.
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/concat_ops.h"
+#include "ops/gen/data_flow_ops.h"
+#include "ops/gen/image_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/logging_ops.h"
+#include "ops/gen/manip_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/matrix_ops.h"
+#include "ops/gen/nn_ops.h"
+#include "ops/gen/scan_ops.h"
+#include "ops/gen/sparse_ops.h"
 #include "ops/gradients/testing/grad_cases.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace grad_cases {

@@ -1,8 +1,12 @@
 // The finite-difference cases of the TensorList gradients (list_grad.cc):
 // see gradient_functions_test.cc. Each builds lists from its input and reads
 // them back, so the list's gradient passes through the mirror ops.
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/list_ops.h"
+#include "ops/gen/math_ops.h"
 #include "ops/gradients/testing/grad_cases.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace grad_cases {

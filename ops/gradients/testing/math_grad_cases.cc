@@ -1,7 +1,11 @@
 // The finite-difference cases of the math gradients (math_grad.cc):
 // see gradient_functions_test.cc.
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/matrix_ops.h"
+#include "ops/gen/nn_ops.h"
 #include "ops/gradients/testing/grad_cases.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace grad_cases {

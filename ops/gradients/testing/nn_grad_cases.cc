@@ -1,7 +1,18 @@
 // The finite-difference cases of the nn gradients (nn_grad.cc and image_grad.cc):
 // see gradient_functions_test.cc.
+#include "ops/const_op.h"
+#include "ops/gen/array_ops.h"
+#include "ops/gen/color_ops.h"
+#include "ops/gen/conv3d_ops.h"
+#include "ops/gen/conv_ops.h"
+#include "ops/gen/ctc_ops.h"
+#include "ops/gen/image_ops.h"
+#include "ops/gen/index_ops.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/nccl_ops.h"
+#include "ops/gen/nn_ops.h"
+#include "ops/gen/resample_ops.h"
 #include "ops/gradients/testing/grad_cases.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace grad_cases {

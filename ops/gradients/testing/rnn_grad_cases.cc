@@ -5,8 +5,9 @@
 // error (float's epsilon / delta) both stay near 1e-5. Each case
 // differentiates what TF's gradients take in, cs and h; the values keep
 // |cs| well under the clip.
+#include "ops/const_op.h"
+#include "ops/gen/rnn_ops.h"
 #include "ops/gradients/testing/grad_cases.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace grad_cases {

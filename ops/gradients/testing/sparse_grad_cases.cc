@@ -2,8 +2,10 @@
 // see gradient_functions_test.cc. The indices and shapes are constants, the
 // values (and the dense operands) the inputs; in double, SparseMatMul (float
 // or bfloat16 only) in float.
+#include "ops/const_op.h"
+#include "ops/gen/math_ops.h"
+#include "ops/gen/sparse_ops.h"
 #include "ops/gradients/testing/grad_cases.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace grad_cases {

@@ -5,8 +5,9 @@
 // the real losses the checker differentiates pass through every complex
 // gradient on the way, in TF's convention. In double: the FFTs' sums leave
 // float central differences too little precision.
+#include "ops/gen/math_ops.h"
+#include "ops/gen/spectral_ops.h"
 #include "ops/gradients/testing/grad_cases.h"
-#include "ops/ops.h"
 
 namespace towerflow {
 namespace grad_cases {
