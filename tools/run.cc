@@ -23,6 +23,7 @@
 #include "graph/graph_io.h"
 #include "nlohmann/json.hpp"
 #include "runtime/session.h"
+#include "train/queue_runner.h"
 
 namespace towerflow {
 namespace tools {
@@ -540,11 +541,45 @@ absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(const std::vector<st
   return counts;
 }
 
+bool IsMetaGraphPath(absl::string_view path) {
+  const absl::string_view name = path.substr(path.find_last_of('/') + 1);
+  return absl::EndsWith(name, ".meta") || absl::StrContains(name, ".meta.");
+}
+
+namespace {
+
+// Stops the queue runners and waits for them: the first one's error, or OK.
+// The session is closed first when there are runners, ending a run that
+// waits on a queue that no cancel op closes (a reader's empty file queue):
+// the fetches are done by then.
+absl::Status StopQueueRunners(Session* session,
+                              const std::vector<std::unique_ptr<train::QueueRunner>>& runners) {
+  if (runners.empty()) return absl::OkStatus();
+  for (const auto& runner : runners) runner->RequestStop();
+  session->Close().IgnoreError();
+  absl::Status status;
+  for (const auto& runner : runners) status.Update(runner->Join());
+  return status;
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> RunGraph(const RunCommand& c) {
   if (c.fetches.empty() && c.targets.empty()) {
     return absl::InvalidArgumentError("run needs at least one --fetch or --target");
   }
-  TW_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(c.graph_path));
+  MetaGraphDef meta;
+  GraphDef def;
+  if (IsMetaGraphPath(c.graph_path)) {
+    TW_ASSIGN_OR_RETURN(meta, ReadMetaGraphDef(c.graph_path));
+    def = meta.graph_def();
+  } else if (c.queue_runners) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--queue_runners needs a MetaGraphDef (a .meta file) for its queue runners; ",
+                     c.graph_path, " is read as a GraphDef"));
+  } else {
+    TW_ASSIGN_OR_RETURN(def, ReadGraphDef(c.graph_path));
+  }
   Graph graph;
   TW_RETURN_IF_ERROR(ImportGraphDef(def, &graph));
   // The feeds are read within the limits the session will have.
@@ -562,7 +597,20 @@ absl::StatusOr<std::string> RunGraph(const RunCommand& c) {
   for (const std::string& target : c.targets) {
     TW_RETURN_IF_ERROR(session->Run(feeds, {}, {target}, nullptr));
   }
+  // After the targets (the initialisers), as a TF 1 program starts them.
+  // Declared after the session: they stop before it goes.
+  std::vector<std::unique_ptr<train::QueueRunner>> runners;
+  if (c.queue_runners) {
+    TW_ASSIGN_OR_RETURN(runners, train::QueueRunnersFromMetaGraph(session.get(), meta));
+    if (runners.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          c.graph_path,
+          " has no queue runners (its collection 'queue_runners' is empty or absent)"));
+    }
+    for (const auto& runner : runners) runner->Start();
+  }
   if (c.fetches.empty()) {
+    TW_RETURN_IF_ERROR(StopQueueRunners(session.get(), runners));
     const std::string none = c.json ? "{}\n" : "";
     if (c.out == nullptr) return none;
     *c.out << none;
@@ -572,7 +620,10 @@ absl::StatusOr<std::string> RunGraph(const RunCommand& c) {
   if (!c.trace_path.empty()) run_options.trace_level = RunOptions::TraceLevel::kFullTrace;
   RunMetadata metadata;
   std::vector<Tensor> outputs;
-  TW_RETURN_IF_ERROR(session->Run(run_options, feeds, c.fetches, {}, &outputs, &metadata));
+  const absl::Status fetched = session->Run(run_options, feeds, c.fetches, {}, &outputs, &metadata);
+  // A runner's failure first: it is why a dequeue found its queue closed.
+  TW_RETURN_IF_ERROR(StopQueueRunners(session.get(), runners));
+  TW_RETURN_IF_ERROR(fetched);
   if (!c.trace_path.empty())
     TW_RETURN_IF_ERROR(WriteChromeTrace(metadata.step_stats, c.trace_path));
   // Printing a tensor takes tens of bytes of text per element: past the

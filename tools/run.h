@@ -8,6 +8,13 @@
 // a file ("@path"), or NumPy arrays ("@path.npy"); the dtype comes from the
 // fed node's output unless given as a ":dtype" suffix.
 // Targets run one by one, in order, before one run that fetches.
+//
+// A MetaGraphDef (a ".meta" file, as tf.compat.v1.train.export_meta_graph
+// writes) runs its graph; with --queue_runners, the queue runners of its
+// "queue_runners" collection (TF 1 input pipelines) start after the targets
+// and fill their queues while the fetches run, as
+// tf.compat.v1.train.start_queue_runners does, and stop before the values
+// are printed.
 #ifndef TOWERFLOW_TOOLS_RUN_H_
 #define TOWERFLOW_TOOLS_RUN_H_
 
@@ -29,6 +36,8 @@ struct RunCommand {
   std::vector<std::string> feeds;  // "NAME=JSON" or "NAME=JSON:dtype"
   std::vector<std::string> fetches;
   std::vector<std::string> targets;
+  // Start the MetaGraphDef's queue runners before the fetching run.
+  bool queue_runners = false;
   std::map<std::string, int> device_count;
   bool json = false;
   std::string trace_path;  // Chrome trace of the fetch run, when set
@@ -47,7 +56,9 @@ absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(const std::vector<st
 
 // Runs the command and returns what it prints, or writes it to
 // command.out as it goes and returns "". InvalidArgument when it has neither
-// fetches nor targets.
+// fetches nor targets, or queue_runners without a MetaGraphDef that has
+// them. A queue runner's failure is the command's error (it names the
+// queue and the op), even when the fetches ended first.
 absl::StatusOr<std::string> RunGraph(const RunCommand& command);
 
 // A tensor of `dtype` from JSON nested lists: InvalidArgument naming the
@@ -70,6 +81,9 @@ absl::StatusOr<Tensor> TensorFromNpy(absl::string_view bytes, DataType dtype,
 // room for. Errors name the file.
 absl::StatusOr<Tensor> TensorFromJsonOrFile(const std::string& value, DataType dtype,
                                             const MemoryLimits& limits = MemoryLimits::Default());
+
+// True for a MetaGraphDef's file name: "x.meta", "x.meta.pbtxt".
+bool IsMetaGraphPath(absl::string_view path);
 
 // {"dtype":"float","shape":[2],"values":[1,2]}
 std::string TensorToJson(const Tensor& t);

@@ -12,7 +12,12 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "ops/const_op.h"
+#include "ops/gen/logging_ops.h"
+#include "ops/gen/queue_ops.h"
 #include "proto/example.pb.h"
+#include "proto/meta_graph.pb.h"
+#include "proto/queue_runner.pb.h"
 #include "testing/tensor_testing.h"
 #include "tests/test_util.h"
 #include "tools/saved_model_cli.h"
@@ -357,6 +362,88 @@ TEST(RunGraphTest, NeedsSomethingToRun) {
   command.graph_path = "unread.pbtxt";
   EXPECT_THAT(tools::RunGraph(command), StatusIs(absl::StatusCode::kInvalidArgument,
                                                  "run needs at least one --fetch or --target"));
+}
+
+// A TF 1 input pipeline's shape: a queue runner moves the elements of a
+// source queue (filled and closed by the targets) into "q", and the fetch
+// dequeues a batch from "q".
+class RunGraphQueueRunnersTest : public ::testing::Test {
+ protected:
+  // Writes the pipeline as a MetaGraphDef whose runner's enqueue op first
+  // checks `ok` (an Assert), and returns its path.
+  std::string WritePipeline(bool ok, bool with_runners = true) {
+    Scope root = Scope::NewRootScope();
+    const auto scalar = ops::FIFOQueueV2::Attrs().Shapes({PartialTensorShape({})});
+    const Output q = ops::FIFOQueueV2(root.WithOpName("q"), {DT_INT64}, scalar.Capacity(2));
+    const Output src = ops::FIFOQueueV2(root.WithOpName("src"), {DT_INT64}, scalar);
+    ops::QueueEnqueueManyV2(
+        root.WithOpName("fill_src"), src,
+        {ops::Const(root, {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}})});
+    ops::QueueCloseV2(root.WithOpName("close_src"), src);
+    const ops::Assert check(root.WithOpName("check"), ops::Const(root, ok),
+                            {ops::Const(root, std::string("bad record"))});
+    ops::QueueEnqueueV2(root.WithOpName("enqueue").WithControlDependencies({check.operation}), q,
+                        {ops::QueueDequeueV2(root.WithOpName("take"), src, {DT_INT64})[0]});
+    ops::QueueCloseV2(root.WithOpName("close"), q);
+    ops::QueueCloseV2(root.WithOpName("cancel"), q, ops::QueueCloseV2::CancelPendingEnqueues(true));
+    ops::QueueDequeueManyV2(root.WithOpName("batch"), q, ops::Const(root, 4), {DT_INT64});
+    ops::QueueDequeueManyV2(root.WithOpName("too_big"), q, ops::Const(root, 6), {DT_INT64});
+    MetaGraphDef meta;
+    EXPECT_TRUE(root.ToGraphDef(meta.mutable_graph_def()).ok());
+    if (with_runners) {
+      QueueRunnerDef runner;
+      runner.set_queue_name("q");
+      runner.add_enqueue_op_name("enqueue");
+      runner.set_close_op_name("close");
+      runner.set_cancel_op_name("cancel");
+      (*meta.mutable_collection_def())["queue_runners"].mutable_bytes_list()->add_value(
+          runner.SerializeAsString());
+    }
+    const std::string path = testing::MakeTempDir("run_queue_runners") + "/pipeline.meta";
+    std::ofstream(path, std::ios::binary) << meta.SerializeAsString();
+    return path;
+  }
+
+  tools::RunCommand Command(const std::string& path, const std::string& fetch) {
+    tools::RunCommand command;
+    command.graph_path = path;
+    command.targets = {"fill_src", "close_src"};
+    command.fetches = {fetch};
+    command.queue_runners = true;
+    return command;
+  }
+};
+
+TEST_F(RunGraphQueueRunnersTest, TheRunnersFillTheQueueTheFetchDequeues) {
+  const std::string path = WritePipeline(true);
+  TW_ASSERT_OK_AND_ASSIGN(std::string text, tools::RunGraph(Command(path, "batch")));
+  EXPECT_EQ(text, "batch: int64 [4] [1,2,3,4]\n");
+  // The source's end closed "q" (the runner's close op): a batch larger than
+  // what is left is the end of the data, as in TF.
+  EXPECT_THAT(tools::RunGraph(Command(path, "too_big")),
+              StatusIs(absl::StatusCode::kOutOfRange, "closed"));
+}
+
+TEST_F(RunGraphQueueRunnersTest, ARunnersFailureIsTheCommandsError) {
+  // The runner's enqueue fails: its cancel op closes "q", so the fetch ends
+  // (OutOfRange) instead of waiting, and the command reports why.
+  EXPECT_THAT(
+      tools::RunGraph(Command(WritePipeline(false), "batch")),
+      StatusIs(absl::StatusCode::kInvalidArgument, "queue runner of 'q': running 'enqueue': "));
+}
+
+TEST_F(RunGraphQueueRunnersTest, NeedsAMetaGraphWithRunners) {
+  EXPECT_THAT(tools::RunGraph(Command(WritePipeline(true, false), "batch")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "has no queue runners (its collection 'queue_runners' is empty or absent)"));
+  tools::RunCommand graph_def = Command("g.pbtxt", "batch");
+  EXPECT_THAT(tools::RunGraph(graph_def),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "--queue_runners needs a MetaGraphDef (a .meta file) for its queue runners; "
+                       "g.pbtxt is read as a GraphDef"));
+  EXPECT_TRUE(tools::IsMetaGraphPath("dir/model.ckpt-200.meta"));
+  EXPECT_TRUE(tools::IsMetaGraphPath("graph.meta.pbtxt"));
+  EXPECT_FALSE(tools::IsMetaGraphPath("dir.meta/graph.pb"));
 }
 
 }  // namespace

@@ -44,6 +44,9 @@ ABSL_FLAG(std::vector<std::string>, feed, {},
 ABSL_FLAG(std::vector<std::string>, fetch, {}, "a tensor to print: NAME or NAME:INDEX");
 ABSL_FLAG(std::vector<std::string>, target, {},
           "an op to run first, in order, each in a run of its own");
+ABSL_FLAG(bool, queue_runners, false,
+          "start the queue runners of a MetaGraphDef (.meta) after the targets, as "
+          "tf.compat.v1.train.start_queue_runners");
 ABSL_FLAG(std::vector<std::string>, device_count, {},
           "TYPE=N: N devices of TYPE (CPU=2 makes two virtual CPUs)");
 ABSL_FLAG(std::string, trace, "", "write a Chrome trace of the fetching run to this file");
@@ -123,6 +126,7 @@ absl::StatusOr<std::string> Run(const std::vector<std::string>& args) {
   command.feeds = absl::GetFlag(FLAGS_feed);
   command.fetches = absl::GetFlag(FLAGS_fetch);
   command.targets = absl::GetFlag(FLAGS_target);
+  command.queue_runners = absl::GetFlag(FLAGS_queue_runners);
   TW_ASSIGN_OR_RETURN(command.device_count,
                       tools::ParseDeviceCount(absl::GetFlag(FLAGS_device_count)));
   command.json = absl::GetFlag(FLAGS_json);
@@ -187,8 +191,10 @@ const std::vector<Command>& Commands() {
        "Runs a GraphDef: the --target ops one by one in order, then one run that\n"
        "fetches every --fetch and prints it. Feeds take their dtype from the fed node\n"
        "unless a :dtype suffix says it. Soft placement is on: graphs built for GPUs run\n"
-       "on the CPU.",
-       {{"feed", "fetch", "target", "device_count", "trace", "json", "max_output_elements"},
+       "on the CPU. A .meta file is a MetaGraphDef: --queue_runners starts its queue\n"
+       "runners (TF 1 input pipelines) after the targets, and stops them after the fetches.",
+       {{"feed", "fetch", "target", "queue_runners", "device_count", "trace", "json",
+         "max_output_elements"},
         {&FLAGS_feed, &FLAGS_fetch, &FLAGS_target, &FLAGS_device_count}},
        1,
        Run,

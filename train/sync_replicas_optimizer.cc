@@ -17,40 +17,6 @@
 namespace towerflow {
 namespace train {
 
-QueueRunner::QueueRunner(Session* session, std::vector<std::string> targets)
-    : session_(session), targets_(std::move(targets)) {}
-
-QueueRunner::~QueueRunner() { Join().IgnoreError(); }
-
-void QueueRunner::Start() {
-  thread_ = std::thread([this] {
-    while (true) {
-      const absl::Status s = session_->Run({}, {}, targets_, nullptr);
-      absl::MutexLock lock(&mu_);
-      if (!s.ok()) {
-        // A closed session (Cancelled, FailedPrecondition) or queue
-        // (OutOfRange) is how the loop is meant to end.
-        if (!absl::IsCancelled(s) && !absl::IsOutOfRange(s) && !absl::IsFailedPrecondition(s)) {
-          error_ = s;
-        }
-        return;
-      }
-      ++runs_;
-    }
-  });
-}
-
-absl::Status QueueRunner::Join() {
-  if (thread_.joinable()) thread_.join();
-  absl::MutexLock lock(&mu_);
-  return error_;
-}
-
-int64_t QueueRunner::runs() const {
-  absl::MutexLock lock(&mu_);
-  return runs_;
-}
-
 SyncReplicasOptimizer::SyncReplicasOptimizer(std::shared_ptr<Optimizer> optimizer,
                                              int replicas_to_aggregate, int total_num_replicas)
     : Optimizer(absl::StrCat("Sync_", optimizer->name())),

@@ -41,45 +41,16 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "graph/scope.h"
 #include "runtime/session.h"
 #include "train/optimizer.h"
+#include "train/queue_runner.h"
 
 namespace towerflow {
 namespace train {
-
-// Runs ops over and over in a thread of its own until a run fails (TF's
-// QueueRunner with one enqueue op): the chief's sync loop. A run cancelled
-// by Session::Close, or stopped by a closed queue (OutOfRange), ends it
-// quietly.
-class QueueRunner {
- public:
-  QueueRunner(Session* session, std::vector<std::string> targets);
-  // Join(): close the session first, or the loop never ends.
-  ~QueueRunner();
-  QueueRunner(const QueueRunner&) = delete;
-  QueueRunner& operator=(const QueueRunner&) = delete;
-
-  void Start();
-  // Waits for the thread; the first error that was not a Cancelled or an
-  // OutOfRange, or OK.
-  absl::Status Join();
-  // The runs that completed.
-  int64_t runs() const;
-
- private:
-  Session* const session_;
-  const std::vector<std::string> targets_;
-  std::thread thread_;
-  mutable absl::Mutex mu_;
-  absl::Status error_ ABSL_GUARDED_BY(mu_);
-  int64_t runs_ ABSL_GUARDED_BY(mu_) = 0;
-};
 
 class SyncReplicasOptimizer : public Optimizer {
  public:

@@ -446,7 +446,10 @@ def tensorflow_v1_input_pipeline_in_towerflow(ctx):
     queue of file names, a FixedLengthRecordReader, DecodeRaw, the label
     and depth-major image cut out and transposed, tf.train.batch's queue)
     built by TF: Towerflow runs the queue runners' enqueue ops once each, as
-    a runner thread would, and dequeues TF's first batch."""
+    a runner thread would, and dequeues TF's first batch; and from the
+    MetaGraphDef that tf.compat.v1.train.export_meta_graph writes, it starts
+    the queue runners of its collection (--queue_runners) and dequeues the
+    same batch."""
     out = os.path.join(ctx.work, "v1_input_pipeline")
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(1)
@@ -485,7 +488,17 @@ def tensorflow_v1_input_pipeline_in_towerflow(ctx):
                          "--fetch", labels.name, "--json"))
     expect_close("images", as_array(got[images.name]), want_images, rtol=0, atol=0)
     expect_close("labels", as_array(got[labels.name]), want_labels, rtol=0, atol=0)
-    return f"batch of 4 images and labels {want_labels.ravel().tolist()} equal"
+    meta_path = os.path.join(out, "pipeline.meta")
+    with graph.as_default(), deprecation.silence():
+        tf1.train.export_meta_graph(filename=meta_path)
+    got = json.loads(run(ctx.towerflow, "run", meta_path, "--queue_runners", "--fetch",
+                         images.name, "--fetch", labels.name, "--json"))
+    expect_close("images (queue runners)", as_array(got[images.name]), want_images, rtol=0,
+                 atol=0)
+    expect_close("labels (queue runners)", as_array(got[labels.name]), want_labels, rtol=0,
+                 atol=0)
+    return (f"batch of 4 images and labels {want_labels.ravel().tolist()} equal, with the "
+            f"enqueue ops as targets and with the meta graph's {len(runners)} queue runners")
 
 
 @check
