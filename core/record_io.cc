@@ -1,9 +1,13 @@
 #include "core/record_io.h"
 
 #include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/crc32c.h"
@@ -48,21 +52,111 @@ std::string EncodeRecord(absl::string_view data) {
   return record;
 }
 
-absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& path) {
-  TW_ASSIGN_OR_RETURN(std::FILE * file, OpenRegularFileStream(path));
-  return std::unique_ptr<RecordReader>(new RecordReader(file, path));
+absl::StatusOr<RecordCompression> ParseRecordCompression(absl::string_view type) {
+  if (type.empty()) return RecordCompression::kNone;
+  if (type == "ZLIB") return RecordCompression::kZlib;
+  if (type == "GZIP") return RecordCompression::kGzip;
+  return absl::InvalidArgumentError(
+      absl::StrCat("compression_type '", type, "' is none of \"\" (none), \"ZLIB\", \"GZIP\""));
 }
 
+// The records' stream of a compressed file: zlib's inflate over its bytes,
+// the window and wrapping as TF's ZlibCompressionOptions (DEFAULT, GZIP).
+class RecordReader::Inflater {
+ public:
+  explicit Inflater(RecordCompression compression)
+      : window_bits_(compression == RecordCompression::kGzip ? MAX_WBITS + 16 : MAX_WBITS),
+        in_(256 << 10) {}
+  ~Inflater() {
+    if (initialised_) inflateEnd(&z_);
+  }
+  Inflater(const Inflater&) = delete;
+  Inflater& operator=(const Inflater&) = delete;
+
+  absl::StatusOr<size_t> Read(std::FILE* file, char* out, size_t n) {
+    if (!initialised_) {
+      if (inflateInit2(&z_, window_bits_) != Z_OK) {
+        return absl::ResourceExhaustedError("inflateInit2() failed");
+      }
+      initialised_ = true;
+    }
+    size_t done = 0;
+    while (done < n) {
+      if (z_.avail_in == 0) {
+        const size_t got = std::fread(in_.data(), 1, in_.size(), file);
+        if (got == 0) {
+          if (std::ferror(file)) return absl::DataLossError(std::strerror(errno));
+          // A stream begun and not ended: the file was cut short.
+          if (in_stream_) return absl::DataLossError("the compressed stream ends early");
+          break;
+        }
+        z_.next_in = in_.data();
+        z_.avail_in = static_cast<uInt>(got);
+      }
+      const uInt room = static_cast<uInt>(std::min<size_t>(n - done, UINT_MAX));
+      z_.next_out = reinterpret_cast<Bytef*>(out + done);
+      z_.avail_out = room;
+      in_stream_ = true;
+      const uInt had = z_.avail_in;
+      const int status = inflate(&z_, Z_NO_FLUSH);
+      done += room - z_.avail_out;
+      if (status == Z_BUF_ERROR && z_.avail_in == had && z_.avail_out == room) {
+        // Input and room, yet no progress: refused rather than looped on.
+        return absl::DataLossError("inflate() made no progress");
+      }
+      if (status == Z_STREAM_END) {
+        // Streams written one after another (appended files) read on.
+        inflateReset(&z_);
+        in_stream_ = false;
+      } else if (status != Z_OK && status != Z_BUF_ERROR) {
+        return absl::DataLossError(absl::StrCat("inflate() failed with error ", status, ": ",
+                                                z_.msg != nullptr ? z_.msg : "no message"));
+      }
+    }
+    return done;
+  }
+
+ private:
+  const int window_bits_;
+  std::vector<Bytef> in_;
+  z_stream z_{};
+  bool initialised_ = false;
+  bool in_stream_ = false;
+};
+
+absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& path,
+                                                                 RecordCompression compression) {
+  TW_ASSIGN_OR_RETURN(std::FILE * file, OpenRegularFileStream(path));
+  std::unique_ptr<Inflater> inflater;
+  if (compression != RecordCompression::kNone) inflater = std::make_unique<Inflater>(compression);
+  return std::unique_ptr<RecordReader>(new RecordReader(file, path, std::move(inflater)));
+}
+
+RecordReader::RecordReader(std::FILE* file, std::string path, std::unique_ptr<Inflater> inflater)
+    : file_(file), path_(std::move(path)), inflater_(std::move(inflater)) {}
+
 RecordReader::~RecordReader() { std::fclose(file_); }
+
+absl::StatusOr<size_t> RecordReader::Read(char* out, size_t n) {
+  if (inflater_ != nullptr) return inflater_->Read(file_, out, n);
+  const size_t got = std::fread(out, 1, n, file_);
+  if (got < n && std::ferror(file_)) return absl::DataLossError(std::strerror(errno));
+  return got;
+}
 
 absl::StatusOr<bool> RecordReader::ReadRecord(std::string* record) {
   const auto corrupt = [&](const std::string& what) {
     return absl::DataLossError(
         absl::StrCat("Corrupt record at offset ", offset_, " of '", path_, "': ", what));
   };
+  const auto read = [&](char* out, size_t n) -> absl::StatusOr<size_t> {
+    absl::StatusOr<size_t> got = Read(out, n);
+    if (!got.ok()) return corrupt(std::string(got.status().message()));
+    return got;
+  };
   char header[12];
-  const size_t got = std::fread(header, 1, sizeof(header), file_);
-  if (got == 0 && std::feof(file_)) return false;
+  TW_ASSIGN_OR_RETURN(const size_t got, read(header, sizeof(header)));
+  if (got == 0) return false;
   if (got != sizeof(header)) return corrupt("truncated header");
   const uint64_t length = DecodeFixed64(header);
   if (crc32c::Unmask(DecodeFixed32(header + 8)) != crc32c::Value(absl::string_view(header, 8))) {
@@ -73,10 +167,10 @@ absl::StatusOr<bool> RecordReader::ReadRecord(std::string* record) {
   }
   record->resize(length);
   char footer[4];
-  if (std::fread(record->data(), 1, length, file_) != length ||
-      std::fread(footer, 1, sizeof(footer), file_) != sizeof(footer)) {
-    return corrupt("truncated data");
-  }
+  TW_ASSIGN_OR_RETURN(const size_t data_got, read(record->data(), length));
+  if (data_got != length) return corrupt("truncated data");
+  TW_ASSIGN_OR_RETURN(const size_t footer_got, read(footer, sizeof(footer)));
+  if (footer_got != sizeof(footer)) return corrupt("truncated data");
   if (crc32c::Unmask(DecodeFixed32(footer)) != crc32c::Value(*record)) {
     return corrupt("the data's checksum does not match");
   }

@@ -15,6 +15,11 @@
 // Corruption is DataLoss naming the record's offset: a truncated header or
 // body, a CRC mismatch, or a length past kMaxRecordBytes (checked before any
 // allocation). Readers and writers are not thread-safe.
+//
+// A compressed file (TF's TFRecordOptions "ZLIB" or "GZIP") is the records
+// deflated as one stream, in zlib's or gzip's wrapping (streams written one
+// after another are read on); offsets are the uncompressed stream's, as TF's.
+// Data that does not inflate, or a stream cut short, is DataLoss too.
 #ifndef TOWERFLOW_CORE_RECORD_IO_H_
 #define TOWERFLOW_CORE_RECORD_IO_H_
 
@@ -36,10 +41,17 @@ inline constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 30;
 // REQUIRES: data.size() <= kMaxRecordBytes.
 std::string EncodeRecord(absl::string_view data);
 
+enum class RecordCompression { kNone, kZlib, kGzip };
+
+// TF's names of the compressions: "", "ZLIB", "GZIP". InvalidArgument for
+// another (TF reads such a file uncompressed, after a log line).
+absl::StatusOr<RecordCompression> ParseRecordCompression(absl::string_view type);
+
 class RecordReader {
  public:
   // NotFound / PermissionDenied / Internal when `path` cannot be opened.
-  static absl::StatusOr<std::unique_ptr<RecordReader>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<RecordReader>> Open(
+      const std::string& path, RecordCompression compression = RecordCompression::kNone);
   ~RecordReader();
   RecordReader(const RecordReader&) = delete;
   RecordReader& operator=(const RecordReader&) = delete;
@@ -47,14 +59,18 @@ class RecordReader {
   // Reads the next record into *record: true, or false at a clean end of
   // file. DataLoss on corruption (see the file comment).
   absl::StatusOr<bool> ReadRecord(std::string* record);
-  // Offset of the next record.
+  // Offset of the next record (in the uncompressed stream).
   uint64_t offset() const { return offset_; }
 
  private:
-  RecordReader(std::FILE* file, std::string path) : file_(file), path_(std::move(path)) {}
+  class Inflater;  // record_io.cc: zlib's inflate over the file
+  RecordReader(std::FILE* file, std::string path, std::unique_ptr<Inflater> inflater);
+  // Up to `n` bytes of the records' stream into `out`: fewer only at its end.
+  absl::StatusOr<size_t> Read(char* out, size_t n);
 
   std::FILE* file_;
   std::string path_;
+  std::unique_ptr<Inflater> inflater_;  // null when the file is not compressed
   uint64_t offset_ = 0;
 };
 

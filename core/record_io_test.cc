@@ -3,8 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <string>
+#include <vector>
+
 #include "core/crc32c.h"
 #include "core/file_io.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
 
@@ -111,6 +115,96 @@ TEST(RecordIoTest, OnlyRegularFilesAreRead) {
   ASSERT_EQ(::symlink("/dev/zero", link.c_str()), 0);
   EXPECT_THAT(ReadFileToString(link).status(),
               testing::StatusIs(absl::StatusCode::kFailedPrecondition, "is not a regular file"));
+}
+
+// TF 2.21's tf.io.TFRecordWriter(path, options="ZLIB" / "GZIP") of the
+// records "abc", "", "hello world": the framed records deflated as one
+// stream, in zlib's and gzip's wrapping.
+const std::string kTfZlibRecords(
+    "\x78\x9c\x63\x66\x80\x80\x0d\x33\x3d\xf9\x12\x93\x92\xf3\xc2\x3f"
+    "\x2a\x42\x45\x18\x34\x99\x67\xb0\xdf\x78\xd5\xb4\x88\x1b\xca\x6f"
+    "\x13\xfd\xca\x92\x91\x9a\x93\x93\xaf\x50\x9e\x5f\x94\x93\xc2\x50"
+    "\x77\x23\x17\x00\xa0\x33\x10\x10",
+    56);
+const std::string kTfGzipRecords(
+    "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\x63\x66\x80\x80\x0d\x33"
+    "\x3d\xf9\x12\x93\x92\xf3\xc2\x3f\x2a\x42\x45\x18\x34\x99\x67\xb0"
+    "\xdf\x78\xd5\xb4\x88\x1b\xca\x6f\x13\xfd\xca\x92\x91\x9a\x93\x93"
+    "\xaf\x50\x9e\x5f\x94\x93\xc2\x50\x77\x23\x17\x00\xf9\x23\xf6\xa3"
+    "\x3e\x00\x00\x00",
+    68);
+
+std::vector<std::string> ReadAll(const std::string& path, RecordCompression compression,
+                                 std::vector<uint64_t>* offsets = nullptr) {
+  std::vector<std::string> records;
+  auto reader = RecordReader::Open(path, compression);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  if (!reader.ok()) return records;
+  while (true) {
+    if (offsets != nullptr) offsets->push_back((*reader)->offset());
+    std::string record;
+    absl::StatusOr<bool> more = (*reader)->ReadRecord(&record);
+    EXPECT_TRUE(more.ok()) << more.status();
+    if (!more.ok() || !*more) break;
+    records.push_back(record);
+  }
+  return records;
+}
+
+TEST(CompressedRecordsTest, ReadsWhatTensorFlowWrites) {
+  const std::string dir = MakeTempDir("compressed_records");
+  TW_ASSERT_OK(WriteFileAtomically(dir + "/r.zlib", kTfZlibRecords));
+  TW_ASSERT_OK(WriteFileAtomically(dir + "/r.gz", kTfGzipRecords));
+  std::vector<uint64_t> offsets;
+  EXPECT_THAT(ReadAll(dir + "/r.zlib", RecordCompression::kZlib, &offsets),
+              ::testing::ElementsAre("abc", "", "hello world"));
+  // The uncompressed stream's offsets: TF's reader keys ("r:19").
+  EXPECT_THAT(offsets, ::testing::ElementsAre(0, 19, 35, 62));
+  EXPECT_THAT(ReadAll(dir + "/r.gz", RecordCompression::kGzip),
+              ::testing::ElementsAre("abc", "", "hello world"));
+  // Streams one after another (files appended) read on.
+  TW_ASSERT_OK(WriteFileAtomically(dir + "/twice.gz", kTfGzipRecords + kTfGzipRecords));
+  EXPECT_EQ(ReadAll(dir + "/twice.gz", RecordCompression::kGzip).size(), 6);
+}
+
+TEST(CompressedRecordsTest, WrongOrCutDataIsDataLoss) {
+  const std::string dir = MakeTempDir("bad_compressed_records");
+  TW_ASSERT_OK(WriteFileAtomically(dir + "/r.zlib", kTfZlibRecords));
+  TW_ASSERT_OK(WriteFileAtomically(dir + "/cut.zlib", kTfZlibRecords.substr(0, 40)));
+  std::string record;
+  // TF: "inflate() failed with error -3: incorrect header check".
+  TW_ASSERT_OK_AND_ASSIGN(auto as_gzip,
+                          RecordReader::Open(dir + "/r.zlib", RecordCompression::kGzip));
+  EXPECT_THAT(as_gzip->ReadRecord(&record),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       "Corrupt record at offset 0 of '" + dir +
+                           "/r.zlib': inflate() failed with error -3: incorrect header check"));
+  // Cut inside the third record (TF: "truncated record at 35").
+  TW_ASSERT_OK_AND_ASSIGN(auto cut,
+                          RecordReader::Open(dir + "/cut.zlib", RecordCompression::kZlib));
+  TW_ASSERT_OK_AND_ASSIGN(bool more, cut->ReadRecord(&record));
+  EXPECT_TRUE(more);
+  TW_ASSERT_OK_AND_ASSIGN(more, cut->ReadRecord(&record));
+  EXPECT_TRUE(more);
+  EXPECT_THAT(
+      cut->ReadRecord(&record),
+      StatusIs(absl::StatusCode::kDataLoss, "Corrupt record at offset 35 of '" + dir +
+                                                "/cut.zlib': the compressed stream ends early"));
+  // Uncompressed bytes read as plain records are a checksum mismatch.
+  TW_ASSERT_OK_AND_ASSIGN(auto plain, RecordReader::Open(dir + "/r.zlib"));
+  EXPECT_THAT(plain->ReadRecord(&record), StatusIs(absl::StatusCode::kDataLoss, "offset 0"));
+}
+
+TEST(CompressedRecordsTest, TensorFlowsNamesOfTheCompressions) {
+  TW_ASSERT_OK_AND_ASSIGN(RecordCompression none, ParseRecordCompression(""));
+  EXPECT_EQ(none, RecordCompression::kNone);
+  TW_ASSERT_OK_AND_ASSIGN(RecordCompression zlib, ParseRecordCompression("ZLIB"));
+  EXPECT_EQ(zlib, RecordCompression::kZlib);
+  TW_ASSERT_OK_AND_ASSIGN(RecordCompression gzip, ParseRecordCompression("GZIP"));
+  EXPECT_EQ(gzip, RecordCompression::kGzip);
+  EXPECT_THAT(ParseRecordCompression("gzip"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "compression_type 'gzip' is none of \"\" (none), \"ZLIB\", \"GZIP\""));
 }
 
 }  // namespace

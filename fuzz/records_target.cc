@@ -1,5 +1,12 @@
 // A TFRecord / event file -> RecordReader -> every record as an Event,
 // and an Event's graph_def as a GraphDef.
+#include <zlib.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/record_io.h"
 #include "core/status_macros.h"
@@ -16,7 +23,11 @@ constexpr int kMaxRecords = 10000;
 absl::Status RunRecords(absl::string_view input) {
   const std::string path = absl::StrCat(ScratchDir(), "/records");
   TW_RETURN_IF_ERROR(WriteFile(path, input));
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader, RecordReader::Open(path));
+  // gzip's and zlib's magic bytes read as TF's compressed TFRecord files.
+  RecordCompression compression = RecordCompression::kNone;
+  if (absl::StartsWith(input, "\x1f\x8b")) compression = RecordCompression::kGzip;
+  if (absl::StartsWith(input, "\x78")) compression = RecordCompression::kZlib;
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader, RecordReader::Open(path, compression));
   std::string record;
   for (int i = 0; i < kMaxRecords; ++i) {
     TW_ASSIGN_OR_RETURN(const bool more, reader->ReadRecord(&record));
@@ -51,6 +62,25 @@ std::optional<std::string> MutateRecordFile(const std::string& input, MutationCo
   });
 }
 
+// `bytes` deflated in zlib's wrapping (MAX_WBITS) or gzip's (MAX_WBITS + 16).
+std::optional<std::string> Deflate(const std::string& bytes, int window_bits) {
+  z_stream z{};
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
+    return std::nullopt;
+  }
+  std::string out(deflateBound(&z, bytes.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int status = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (status != Z_STREAM_END) return std::nullopt;
+  return out;
+}
+
 std::vector<std::string> RecordSeeds() {
   std::vector<std::string> seeds = ReferenceFiles({
       "tf/events/events.out.tfevents.1524890698.jintao-VirtualBox",
@@ -65,7 +95,15 @@ std::vector<std::string> RecordSeeds() {
     event.set_file_version("brain.Event:2");
     if ((*writer)->WriteRecord(event.SerializeAsString()).ok() && (*writer)->WriteRecord("").ok() &&
         (*writer)->WriteRecord(std::string(300, 'x')).ok() && (*writer)->Close().ok()) {
-      if (std::optional<std::string> bytes = ReadFile(path)) seeds.push_back(*bytes);
+      if (std::optional<std::string> bytes = ReadFile(path)) {
+        seeds.push_back(*bytes);
+        // The same records compressed as TF's "ZLIB" and "GZIP" options write them.
+        for (const int window_bits : {MAX_WBITS, MAX_WBITS + 16}) {
+          if (std::optional<std::string> packed = Deflate(*bytes, window_bits)) {
+            seeds.push_back(*std::move(packed));
+          }
+        }
+      }
     }
   }
   return seeds;

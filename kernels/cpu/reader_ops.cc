@@ -371,11 +371,12 @@ class FixedLengthRecordReader : public Reader {
 
 class TFRecordReader : public Reader {
  public:
-  using Reader::Reader;
+  TFRecordReader(std::string name, RecordCompression compression)
+      : Reader(std::move(name)), compression_(compression) {}
 
  private:
   absl::Status OnWorkStarted() override {
-    TW_ASSIGN_OR_RETURN(file_, RecordReader::Open(work()));
+    TW_ASSIGN_OR_RETURN(file_, RecordReader::Open(work(), compression_));
     return absl::OkStatus();
   }
   absl::Status ReadRecord(std::string* key, std::string* value, bool* produced,
@@ -392,6 +393,7 @@ class TFRecordReader : public Reader {
   }
   void OnWorkFinished() override { file_.reset(); }
 
+  const RecordCompression compression_;
   std::unique_ptr<RecordReader> file_;
 };
 
@@ -409,11 +411,12 @@ class ReaderOp : public OpKernel {
         type = "TFRecordReader";
         std::string compression;
         TW_RETURN_IF_ERROR(c.GetAttr("compression_type", &compression));
-        if (!compression.empty()) {
-          return absl::UnimplementedError(
-              absl::StrCat(c.name(), ": compressed TFRecord files (compression_type '", compression,
-                           "') are not read yet; only uncompressed ones"));
+        absl::StatusOr<RecordCompression> parsed = ParseRecordCompression(compression);
+        if (!parsed.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(c.name(), ": ", parsed.status().message()));
         }
+        compression_ = *parsed;
         break;
       }
       case ReaderKind::kTextLine:
@@ -464,7 +467,7 @@ class ReaderOp : public OpKernel {
   std::shared_ptr<Reader> Make() const {
     switch (kind_) {
       case ReaderKind::kTFRecord:
-        return std::make_shared<TFRecordReader>(name_);
+        return std::make_shared<TFRecordReader>(name_, compression_);
       case ReaderKind::kTextLine:
         return std::make_shared<TextLineReader>(name_, skip_header_lines_);
       case ReaderKind::kFixedLength:
@@ -481,6 +484,7 @@ class ReaderOp : public OpKernel {
   std::string name_;
   int64_t skip_header_lines_ = 0;
   int64_t header_ = 0, record_ = 0, footer_ = 0, hop_ = 0;
+  RecordCompression compression_ = RecordCompression::kNone;
   Tensor handle_;
 };
 

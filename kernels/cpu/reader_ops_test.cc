@@ -168,6 +168,33 @@ TEST_F(ReaderTest, TFRecordKeysAreRecordOffsets) {
   EXPECT_EQ(Counts(reader), " [5,1]");
 }
 
+TEST_F(ReaderTest, CompressedTFRecordsAsTensorFlowReadsThem) {
+  // TF 2.21's TFRecordWriter(options="GZIP") of "abc", "", "hello world";
+  // TF's TFRecordReader(options="GZIP") keys them by the offsets in the
+  // uncompressed stream.
+  WriteBytes(Path("r.gz"),
+             std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\x63\x66\x80\x80\x0d\x33"
+                         "\x3d\xf9\x12\x93\x92\xf3\xc2\x3f\x2a\x42\x45\x18\x34\x99\x67\xb0"
+                         "\xdf\x78\xd5\xb4\x88\x1b\xca\x6f\x13\xfd\xca\x92\x91\x9a\x93\x93"
+                         "\xaf\x50\x9e\x5f\x94\x93\xc2\x50\x77\x23\x17\x00\xf9\x23\xf6\xa3"
+                         "\x3e\x00\x00\x00",
+                         68));
+  Output reader =
+      ops::TFRecordReaderV2(root_, ops::TFRecordReaderV2::Attrs().CompressionType("GZIP"));
+  ops::ReaderReadUpToV2 read(root_, reader, Works({Path("r.gz")}), ops::Const(root_, int64_t{5}));
+  // The same bytes read as ZLIB: TF's DataLoss, naming the file.
+  Output as_zlib =
+      ops::TFRecordReaderV2(root_, ops::TFRecordReaderV2::Attrs().CompressionType("ZLIB"));
+  ops::ReaderReadV2 wrong(root_, as_zlib, Works({Path("r.gz")}));
+  const std::string r = Path("r.gz");
+  TW_ASSERT_OK_AND_ASSIGN(auto got, Run({read.keys, read.values}));
+  EXPECT_THAT(got[0], TensorIs<std::string>({3}, {r + ":0", r + ":19", r + ":35"}));
+  EXPECT_THAT(got[1], TensorIs<std::string>({3}, {"abc", "", "hello world"}));
+  EXPECT_THAT(Run({wrong.key}).status(),
+              testing::StatusIs(absl::StatusCode::kDataLoss,
+                                r + "': inflate() failed with error -3: incorrect header check"));
+}
+
 TEST_F(ReaderTest, WholeFilesAndMissingOnes) {
   Output reader = ops::WholeFileReaderV2(root_);
   ops::ReaderReadV2 read(root_, reader, Works({Path("b.txt"), Path("nonexistent")}));
@@ -255,10 +282,12 @@ TEST_F(ReaderTest, BadQueuesAndAttrsAreErrors) {
   Output zero = ops::FixedLengthRecordReaderV2(root_, 0);
   EXPECT_THAT(Run({zero}).status(),
               testing::StatusIs(absl::StatusCode::kInvalidArgument, "record_bytes 0 > 0"));
-  Output gzip =
-      ops::TFRecordReaderV2(root_, ops::TFRecordReaderV2::Attrs().CompressionType("GZIP"));
-  EXPECT_THAT(Run({gzip}).status(),
-              testing::StatusIs(absl::StatusCode::kUnimplemented, "compression_type 'GZIP'"));
+  // TF reads a file of an unknown compression uncompressed, after a log line.
+  Output brotli =
+      ops::TFRecordReaderV2(root_, ops::TFRecordReaderV2::Attrs().CompressionType("BROTLI"));
+  EXPECT_THAT(Run({brotli}).status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "compression_type 'BROTLI' is none of \"\" (none), \"ZLIB\""));
   EXPECT_THAT(Run({directory.key}).status(),
               testing::StatusIs(absl::StatusCode::kFailedPrecondition, dir_));
   EXPECT_THAT(Run({fixed_directory.key}).status(),
