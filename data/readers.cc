@@ -276,10 +276,12 @@ absl::StatusOr<Dataset> Cifar10Dataset(const std::vector<std::string>& files) {
   return Dataset(std::make_shared<FileListDataset>(files, open));
 }
 
-absl::StatusOr<Dataset> TFRecordDataset(const std::vector<std::string>& files) {
+absl::StatusOr<Dataset> TFRecordDataset(const std::vector<std::string>& files,
+                                        RecordCompression compression) {
   TW_RETURN_IF_ERROR(CheckFiles(files, "TFRecordDataset"));
-  auto open = [](const std::string& path) -> absl::StatusOr<std::unique_ptr<Iterator>> {
-    TW_ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader, RecordReader::Open(path));
+  auto open = [compression](const std::string& path) -> absl::StatusOr<std::unique_ptr<Iterator>> {
+    TW_ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader,
+                        RecordReader::Open(path, compression));
     return std::unique_ptr<Iterator>(new RecordFileIterator(std::move(reader)));
   };
   return Dataset(std::make_shared<FileListDataset>(files, open));

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/record_io.h"
 #include "data/dataset.h"
 #include "framework/tensor.h"
 
@@ -46,8 +47,10 @@ inline constexpr int64_t kCifar10RecordBytes = 1 + 32 * 32 * 3;
 absl::StatusOr<Dataset> Cifar10Dataset(const std::vector<std::string>& files);
 
 // TFRecord files, CRC-checked (core/record_io.h): one element per record,
-// {record string scalar}.
-absl::StatusOr<Dataset> TFRecordDataset(const std::vector<std::string>& files);
+// {record string scalar}. `compression`: as the files were written (TF's
+// compression_type "ZLIB" or "GZIP"; ParseRecordCompression reads TF's names).
+absl::StatusOr<Dataset> TFRecordDataset(const std::vector<std::string>& files,
+                                        RecordCompression compression = RecordCompression::kNone);
 
 }  // namespace data
 }  // namespace towerflow

@@ -236,6 +236,26 @@ TEST(TFRecordTest, ReadsRecordsAndRejectsCorruptOnes) {
   EXPECT_THAT(DrainError(absent), StatusIs(absl::StatusCode::kNotFound, "absent.rec"));
 }
 
+TEST(TFRecordTest, ReadsGzipCompressedFiles) {
+  // gzip's format, as TF's TFRecordOptions("GZIP") writes (TF's own bytes
+  // are read in core/record_io_test.cc).
+  const std::string dir = testing::MakeTempDir("tfrecord_gzip");
+  const std::string records = EncodeRecord("first") + EncodeRecord("") + EncodeRecord("third");
+  WriteGzip(dir + "/a.rec.gz", records);
+  TW_ASSERT_OK_AND_ASSIGN(
+      Dataset d, TFRecordDataset({dir + "/a.rec.gz", dir + "/a.rec.gz"}, RecordCompression::kGzip));
+  const std::vector<Element> all = DrainOk(d);
+  ASSERT_EQ(all.size(), 6u);
+  EXPECT_EQ(all[0][0].data<std::string>()[0], "first");
+  EXPECT_EQ(all[4][0].data<std::string>()[0], "");
+  EXPECT_EQ(all[5][0].data<std::string>()[0], "third");
+  // Read as ZLIB: the header is wrong, DataLoss naming the file.
+  TW_ASSERT_OK_AND_ASSIGN(Dataset wrong,
+                          TFRecordDataset({dir + "/a.rec.gz"}, RecordCompression::kZlib));
+  EXPECT_THAT(DrainError(wrong),
+              StatusIs(absl::StatusCode::kDataLoss, "a.rec.gz': inflate() failed with error -3"));
+}
+
 }  // namespace
 }  // namespace data
 }  // namespace towerflow
