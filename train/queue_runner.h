@@ -18,7 +18,8 @@
 // op, which ends the runs waiting in an enqueue. Errors after a stop was
 // requested, and runs ended by Session::Close, are not errors.
 //
-// Thread-safe. Join (or the destructor) before the session goes away.
+// RequestStop and runs() may be called from any thread; Start and Join from
+// the owner's. Join (or the destructor) before the session goes away.
 #ifndef TOWERFLOW_TRAIN_QUEUE_RUNNER_H_
 #define TOWERFLOW_TRAIN_QUEUE_RUNNER_H_
 
