@@ -64,9 +64,15 @@ absl::StatusOr<RecordCompression> ParseRecordCompression(absl::string_view type)
 // the window and wrapping as TF's ZlibCompressionOptions (DEFAULT, GZIP).
 class RecordReader::Inflater {
  public:
-  explicit Inflater(RecordCompression compression)
-      : window_bits_(compression == RecordCompression::kGzip ? MAX_WBITS + 16 : MAX_WBITS),
-        in_(256 << 10) {}
+  static absl::StatusOr<std::unique_ptr<Inflater>> Create(RecordCompression compression) {
+    auto inflater = std::unique_ptr<Inflater>(new Inflater());
+    const int window_bits = compression == RecordCompression::kGzip ? MAX_WBITS + 16 : MAX_WBITS;
+    if (inflateInit2(&inflater->z_, window_bits) != Z_OK) {
+      return absl::ResourceExhaustedError("inflateInit2() failed");
+    }
+    inflater->initialised_ = true;
+    return inflater;
+  }
   ~Inflater() {
     if (initialised_) inflateEnd(&z_);
   }
@@ -74,12 +80,6 @@ class RecordReader::Inflater {
   Inflater& operator=(const Inflater&) = delete;
 
   absl::StatusOr<size_t> Read(std::FILE* file, char* out, size_t n) {
-    if (!initialised_) {
-      if (inflateInit2(&z_, window_bits_) != Z_OK) {
-        return absl::ResourceExhaustedError("inflateInit2() failed");
-      }
-      initialised_ = true;
-    }
     size_t done = 0;
     while (done < n) {
       if (z_.avail_in == 0) {
@@ -117,18 +117,21 @@ class RecordReader::Inflater {
   }
 
  private:
-  const int window_bits_;
+  Inflater() : in_(256 << 10) {}
+
   std::vector<Bytef> in_;
   z_stream z_{};
-  bool initialised_ = false;
+  bool initialised_ = false;  // inflateInit2 succeeded: inflateEnd is due
   bool in_stream_ = false;
 };
 
 absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& path,
                                                                  RecordCompression compression) {
-  TW_ASSIGN_OR_RETURN(std::FILE * file, OpenRegularFileStream(path));
   std::unique_ptr<Inflater> inflater;
-  if (compression != RecordCompression::kNone) inflater = std::make_unique<Inflater>(compression);
+  if (compression != RecordCompression::kNone) {
+    TW_ASSIGN_OR_RETURN(inflater, Inflater::Create(compression));
+  }
+  TW_ASSIGN_OR_RETURN(std::FILE * file, OpenRegularFileStream(path));
   return std::unique_ptr<RecordReader>(new RecordReader(file, path, std::move(inflater)));
 }
 

@@ -31,6 +31,15 @@
 namespace towerflow {
 namespace {
 
+// What Close makes of runs (IsSessionClosed tells them by these).
+constexpr char kSessionClosed[] = "Session has been closed";
+absl::Status StepCancelledByClose() {
+  return absl::CancelledError(absl::StrCat(kSessionClosed, ": the step was cancelled"));
+}
+absl::Status RunAfterClose() {
+  return absl::FailedPreconditionError(absl::StrCat(kSessionClosed, "."));
+}
+
 // SessionOptions' default inter-op threads. On CPUs alone, one: each
 // expensive kernel already spreads over every core (the intra-op pool, or
 // oneDNN's OpenMP team), and more at once only share the cores, while
@@ -274,7 +283,7 @@ class DirectSession final : public Session {
       absl::MutexLock steps_lock(&steps_mu_);
       steps_closed_ = true;
       for (Rendezvous* r : running_) {
-        r->StartAbort(absl::CancelledError("Session has been closed: the step was cancelled"));
+        r->StartAbort(StepCancelledByClose());
       }
     }
     ClearCache();
@@ -286,7 +295,7 @@ class DirectSession final : public Session {
 
  private:
   absl::Status CheckNotClosed() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (closed_) return absl::FailedPreconditionError("Session has been closed.");
+    if (closed_) return RunAfterClose();
     return absl::OkStatus();
   }
 
@@ -456,7 +465,7 @@ class DirectSession final : public Session {
       absl::MutexLock lock(&steps_mu_);
       if (steps_closed_) {
         if (remote_ != nullptr) remote_->EndStep(step_id);
-        return absl::FailedPreconditionError("Session has been closed.");
+        return RunAfterClose();
       }
       running_.insert(&rendezvous);
     }
@@ -532,7 +541,7 @@ class DirectSession final : public Session {
     // A step Close cut short is cancelled, whatever its kernels met while
     // the session tore down (a resource Close cleaned up), as in TF.
     if (!first_error.ok() && closed_while_running) {
-      return absl::CancelledError("Session has been closed: the step was cancelled");
+      return StepCancelledByClose();
     }
     return first_error;
   }
@@ -574,6 +583,11 @@ class DirectSession final : public Session {
 };
 
 }  // namespace
+
+bool IsSessionClosed(const absl::Status& status) {
+  return (absl::IsCancelled(status) || absl::IsFailedPrecondition(status)) &&
+         absl::StartsWith(status.message(), kSessionClosed);
+}
 
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) {
   auto session = std::make_unique<DirectSession>(options);

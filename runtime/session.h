@@ -179,6 +179,11 @@ class Session {
 // unknown device type, a negative count).
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options);
 
+// True for what Session::Close makes of a run: Cancelled for a step it cut
+// short, FailedPrecondition for a run after it. For loops that a close ends
+// (queue runners), to tell that end from a failure.
+bool IsSessionClosed(const absl::Status& status);
+
 }  // namespace towerflow
 
 #endif  // TOWERFLOW_RUNTIME_SESSION_H_

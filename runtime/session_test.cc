@@ -342,11 +342,14 @@ TEST(SessionTest, MemoryLimitsRefuseTensorsNamingTheNodeBeforeAllocating) {
 
 TEST(SessionTest, CreateTwiceAndRunAfterCloseAreFailedPrecondition) {
   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(FloatConst("a", {1})));
-  EXPECT_THAT(s->Create(G("")), StatusIs(absl::StatusCode::kFailedPrecondition, "use Extend"));
+  const absl::Status twice = s->Create(G(""));
+  EXPECT_THAT(twice, StatusIs(absl::StatusCode::kFailedPrecondition, "use Extend"));
+  EXPECT_FALSE(IsSessionClosed(twice));
   TW_ASSERT_OK(s->Close());
   std::vector<Tensor> out;
-  EXPECT_THAT(s->Run({}, {"a"}, {}, &out),
-              StatusIs(absl::StatusCode::kFailedPrecondition, "closed"));
+  const absl::Status after = s->Run({}, {"a"}, {}, &out);
+  EXPECT_THAT(after, StatusIs(absl::StatusCode::kFailedPrecondition, "Session has been closed."));
+  EXPECT_TRUE(IsSessionClosed(after));
 }
 
 // A kernel that says it has started, waits to be let go, then fails as a
@@ -381,6 +384,8 @@ TEST(SessionTest, AStepCutShortByCloseIsCancelled) {
   wait_release.Notify();
   step.join();
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kCancelled, "Session has been closed"));
+  EXPECT_TRUE(IsSessionClosed(status));
+  EXPECT_FALSE(IsSessionClosed(absl::CancelledError("cancelled by the caller")));
 }
 
 // A kernel that counts its objects alive and made: each cached step's

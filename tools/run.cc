@@ -568,18 +568,18 @@ absl::StatusOr<std::string> RunGraph(const RunCommand& c) {
   if (c.fetches.empty() && c.targets.empty()) {
     return absl::InvalidArgumentError("run needs at least one --fetch or --target");
   }
+  // A GraphDef file is read as a meta graph with no collections.
   MetaGraphDef meta;
-  GraphDef def;
   if (IsMetaGraphPath(c.graph_path)) {
     TW_ASSIGN_OR_RETURN(meta, ReadMetaGraphDef(c.graph_path));
-    def = meta.graph_def();
   } else if (c.queue_runners) {
     return absl::InvalidArgumentError(
         absl::StrCat("--queue_runners needs a MetaGraphDef (a .meta file) for its queue runners; ",
                      c.graph_path, " is read as a GraphDef"));
   } else {
-    TW_ASSIGN_OR_RETURN(def, ReadGraphDef(c.graph_path));
+    TW_ASSIGN_OR_RETURN(*meta.mutable_graph_def(), ReadGraphDef(c.graph_path));
   }
+  const GraphDef& def = meta.graph_def();
   Graph graph;
   TW_RETURN_IF_ERROR(ImportGraphDef(def, &graph));
   // The feeds are read within the limits the session will have.

@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace towerflow {
@@ -12,12 +11,6 @@ namespace {
 
 // TF's GraphKeys.QUEUE_RUNNERS.
 constexpr char kQueueRunners[] = "queue_runners";
-
-// Runs that Session::Close ended: cancelled while running, or refused after.
-bool SessionClosed(const absl::Status& s) {
-  return absl::IsCancelled(s) || (absl::IsFailedPrecondition(s) &&
-                                  absl::StartsWith(s.message(), "Session has been closed"));
-}
 
 }  // namespace
 
@@ -93,16 +86,17 @@ void QueueRunner::Loop(const std::string& target) {
     }
     if (EndsQuietly(s)) {
       queue_closed = true;
-    } else if (!stop_requested_ && !SessionClosed(s)) {
-      // A failed enqueue ends the queue's supply: close it so that no
-      // consumer waits for elements that will not come.
+    } else if (!stop_requested_ && !absl::IsCancelled(s) && !IsSessionClosed(s)) {
+      // (Cancelled: a cancel op or Session::Close cut the run short.) A
+      // failed enqueue ends the queue's supply: close it so that no consumer
+      // waits for elements that will not come.
       if (error_.ok()) {
-        error_ = absl::Status(s.code(), absl::StrCat(queue_name_.empty() ? "" : "queue runner of '",
-                                                     queue_name_, queue_name_.empty() ? "" : "': ",
-                                                     "running '", target, "': ", s.message()));
+        const std::string runner =
+            queue_name_.empty() ? "" : absl::StrCat("queue runner of '", queue_name_, "': ");
+        error_ =
+            absl::Status(s.code(), absl::StrCat(runner, "running '", target, "': ", s.message()));
       }
-      cancel = !cancelled_;
-      cancelled_ = true;
+      cancel = ClaimCancel();
     }
     break;
   }
@@ -126,10 +120,15 @@ void QueueRunner::RequestStop() {
   {
     absl::MutexLock lock(&mu_);
     stop_requested_ = true;
-    cancel = started_ && !cancelled_;
-    cancelled_ = true;
+    cancel = started_ && ClaimCancel();
   }
   if (cancel) RunQuietly(cancel_op_);
+}
+
+bool QueueRunner::ClaimCancel() {
+  const bool first = !cancelled_;
+  cancelled_ = true;
+  return first;
 }
 
 absl::Status QueueRunner::Join() {

@@ -74,6 +74,8 @@ class QueueRunner {
   // TF's runner ignores it (the queue may be closed already).
   void RunQuietly(const std::string& op);
   bool EndsQuietly(const absl::Status& s) const;
+  // True the first time: the caller runs the cancel op (once per runner).
+  bool ClaimCancel() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Session* const session_;
   const std::string queue_name_;
