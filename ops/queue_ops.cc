@@ -4,6 +4,8 @@
 // between-graph replicated training that workers meet in on a ps task:
 // SyncReplicasOptimizer's token queue and per-variable accumulators
 // (train/sync_replicas_optimizer.h).
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -306,5 +308,102 @@ TW_REGISTER_OP("ReaderResetV2")
     .SetIsStateful()
     .Doc("Resets the reader's counts and drops its current work.")
     .SetShapeFn(shape_fns::UnknownShape);
+
+// Staging areas (TF's StagingArea and MapStagingArea, data_flow_ops.py):
+// tuples staged by one step and taken by a later one, so that a step's
+// input is copied while the step before it computes. Every op of one area
+// names it by container and shared_name (the node name when empty); the
+// first op to run makes it, with its own capacity, memory_limit and dtypes.
+// Bounded areas make a stage wait for room; takes wait for their element.
+namespace {
+
+// An op of a staging area: TF's attrs around the op's own inputs and
+// outputs (`body`), `dtypes` of at least one element where `list_min`.
+void RegisterStagingOp(const std::string& name, bool list_min, bool map_stage,
+                       const std::function<void(OpDefBuilder&)>& body, const char* doc,
+                       absl::Status (*shape_fn)(InferenceContext*)) {
+  OpDefBuilder b(name, __FILE__);
+  body(b);
+  b.Attr("capacity: int >= 0 = 0")
+      .Attr("memory_limit: int >= 0 = 0")
+      .Attr(list_min ? "dtypes: list(type) >= 1" : "dtypes: list(type)");
+  if (map_stage) b.Attr("fake_dtypes: list(type) >= 1");
+  b.Attr("container: string = ''").Attr("shared_name: string = ''").SetIsStateful();
+  RegisterOp(b.Doc(doc).SetShapeFn(shape_fn));
+}
+
+// The map forms: unordered (`prefix` "") and ordered by key ("Ordered").
+void RegisterMapOps(const std::string& prefix) {
+  const auto name = [&](const char* op) { return prefix + op; };
+  RegisterStagingOp(
+      name("MapStage"), false, true,
+      [](OpDefBuilder& b) {
+        b.Input("key: int64").Input("indices: int32").Input("values: fake_dtypes");
+      },
+      "Stages values as the components `indices` (strictly increasing) of the element `key`; "
+      "an element with all its components is complete and counts towards capacity. Waits "
+      "for room.",
+      shape_fns::UnknownShape);
+  RegisterStagingOp(
+      name("MapUnstage"), true, false,
+      [](OpDefBuilder& b) {
+        b.Input("key: int64").Input("indices: int32").Output("values: dtypes");
+      },
+      "Removes and returns the components `indices` of complete element `key` (the element "
+      "goes once all its components are taken); waits for the element.",
+      DequeueShape);
+  RegisterStagingOp(
+      name("MapPeek"), true, false,
+      [](OpDefBuilder& b) {
+        b.Input("key: int64").Input("indices: int32").Output("values: dtypes");
+      },
+      "Returns the components `indices` of complete element `key`, leaving them staged; waits "
+      "for the element.",
+      DequeueShape);
+  RegisterStagingOp(
+      name("MapUnstageNoKey"), true, false,
+      [](OpDefBuilder& b) {
+        b.Input("indices: int32").Output("key: int64").Output("values: dtypes");
+      },
+      prefix.empty() ? "As MapUnstage for a complete element of any key, and its key."
+                     : "As MapUnstage for the complete element of the smallest key, and its key.",
+      DequeueShape);
+  RegisterStagingOp(
+      name("MapSize"), false, false, [](OpDefBuilder& b) { b.Output("size: int32"); },
+      "The number of complete elements.", shape_fns::ScalarShape);
+  RegisterStagingOp(
+      name("MapIncompleteSize"), false, false, [](OpDefBuilder& b) { b.Output("size: int32"); },
+      "The number of elements still missing a component.", shape_fns::ScalarShape);
+  RegisterStagingOp(
+      name("MapClear"), false, false, [](OpDefBuilder&) {},
+      "Removes every element, complete or not.", shape_fns::UnknownShape);
+}
+
+[[maybe_unused]] const bool kStagingRegistered = [] {
+  RegisterStagingOp(
+      "Stage", true, false, [](OpDefBuilder& b) { b.Input("values: dtypes"); },
+      "Appends the tuple `values` to the staging area; waits while it is at capacity or "
+      "memory_limit (bytes; 0: none).",
+      shape_fns::UnknownShape);
+  RegisterStagingOp(
+      "Unstage", true, false, [](OpDefBuilder& b) { b.Output("values: dtypes"); },
+      "Removes and returns the first tuple; waits while there is none.", DequeueShape);
+  RegisterStagingOp(
+      "StagePeek", true, false,
+      [](OpDefBuilder& b) { b.Input("index: int32").Output("values: dtypes"); },
+      "Returns tuple `index` (0: the first), leaving it staged; waits until there is one.",
+      DequeueShape);
+  RegisterStagingOp(
+      "StageSize", false, false, [](OpDefBuilder& b) { b.Output("size: int32"); },
+      "The number of tuples staged.", shape_fns::ScalarShape);
+  RegisterStagingOp(
+      "StageClear", false, false, [](OpDefBuilder&) {}, "Removes every tuple.",
+      shape_fns::UnknownShape);
+  RegisterMapOps("");
+  RegisterMapOps("Ordered");
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace towerflow

@@ -1,7 +1,7 @@
 // The bad-input tables of the SparseTensor ops (each a valid SparseTensor
-// [3, 4] of three entries), of the record decoders and text ops of input
-// pipelines, of QuantizeV2/Dequantize and of the optimizer updates of
-// more_training_ops.cc, of the samplers and fractional pooling, and of
+// [3, 4] of three entries), of the record decoders, text ops and staging
+// areas of input pipelines, of QuantizeV2/Dequantize and of the optimizer
+// updates of more_training_ops.cc, of the samplers and fractional pooling, and of
 // tf.math.special's functions on our own series
 // (kernels/testing/bad_inputs_cases.h).
 #include <map>
@@ -134,6 +134,19 @@ std::vector<Case> InputPipelineCases() {
        {{"component_types", A(DataTypeVector{DT_STRING})},
         {"shapes", A(std::vector<PartialTensorShape>{PartialTensorShape({})})}},
        {}},
+      // Staging areas: stages, which never wait on an unbounded area (a
+      // take would wait for an element, tested in stage_ops_test), and
+      // sizes.
+      {"Stage", {{"dtypes", A(DataTypeVector{DT_FLOAT})}}, {F({2, 3})}},
+      {"MapStage",
+       {{"dtypes", A(DataTypeVector{DT_FLOAT, DT_FLOAT})},
+        {"fake_dtypes", A(DataTypeVector{DT_FLOAT})}},
+       {I64({}, {1}), Literal<int32_t>({1}, {1}), F({2})}},
+      {"OrderedMapStage",
+       {{"dtypes", A(DataTypeVector{DT_FLOAT})}, {"fake_dtypes", A(DataTypeVector{DT_FLOAT})}},
+       {I64({}, {2}), Literal<int32_t>({1}, {0}), F({3})}},
+      {"StageSize", {{"dtypes", A(DataTypeVector{DT_FLOAT})}}, {}},
+      {"MapIncompleteSize", {{"dtypes", A(DataTypeVector{DT_FLOAT})}}, {}},
       // TF 1's readers, made from their attrs (the byte counts mutated);
       // their reads take a queue's handle, tested in reader_ops_test.
       {"FixedLengthRecordReaderV2",

@@ -711,6 +711,26 @@ TW_REGISTER_NO_GRADIENT("ResourceAccumulatorApplyGradient");
 TW_REGISTER_NO_GRADIENT("ResourceAccumulatorTakeGradient");
 TW_REGISTER_NO_GRADIENT("ResourceAccumulatorNumAccumulated");
 TW_REGISTER_NO_GRADIENT("ResourceAccumulatorSetGlobalStep");
+// Staging areas carry no gradient, as in TF.
+TW_REGISTER_NO_GRADIENT("Stage");
+TW_REGISTER_NO_GRADIENT("Unstage");
+TW_REGISTER_NO_GRADIENT("StagePeek");
+TW_REGISTER_NO_GRADIENT("StageSize");
+TW_REGISTER_NO_GRADIENT("StageClear");
+TW_REGISTER_NO_GRADIENT("MapStage");
+TW_REGISTER_NO_GRADIENT("MapUnstage");
+TW_REGISTER_NO_GRADIENT("MapPeek");
+TW_REGISTER_NO_GRADIENT("MapUnstageNoKey");
+TW_REGISTER_NO_GRADIENT("MapSize");
+TW_REGISTER_NO_GRADIENT("MapIncompleteSize");
+TW_REGISTER_NO_GRADIENT("MapClear");
+TW_REGISTER_NO_GRADIENT("OrderedMapStage");
+TW_REGISTER_NO_GRADIENT("OrderedMapUnstage");
+TW_REGISTER_NO_GRADIENT("OrderedMapPeek");
+TW_REGISTER_NO_GRADIENT("OrderedMapUnstageNoKey");
+TW_REGISTER_NO_GRADIENT("OrderedMapSize");
+TW_REGISTER_NO_GRADIENT("OrderedMapIncompleteSize");
+TW_REGISTER_NO_GRADIENT("OrderedMapClear");
 
 }  // namespace
 }  // namespace towerflow
