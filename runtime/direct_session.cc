@@ -355,9 +355,9 @@ class DirectSession final : public Session {
         // Kernels' Init may enqueue work (a Const copied to a GPU), which a
         // recording in progress would take in.
         absl::ReaderMutexLock steps(&replay_mu_);
-        ex = Executor::Create(std::move(partition), device);
+        ex = Executor::Create(std::move(partition), device, nullptr, &stateful_kernels_);
       } else {
-        ex = Executor::Create(std::move(partition), device);
+        ex = Executor::Create(std::move(partition), device, nullptr, &stateful_kernels_);
       }
       if (!ex.ok()) return ex.status();
       ek->executors.push_back(*std::move(ex));
@@ -580,6 +580,8 @@ class DirectSession final : public Session {
   };
   absl::flat_hash_map<std::string, CachedStep> cache_ ABSL_GUARDED_BY(mu_);
   std::list<std::string> lru_ ABSL_GUARDED_BY(mu_);
+  // The stateful nodes' kernels, which every signature's executors share.
+  StatefulKernels stateful_kernels_;
 };
 
 }  // namespace

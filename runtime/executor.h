@@ -28,9 +28,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "framework/device.h"
 #include "framework/kernel.h"
@@ -41,6 +45,29 @@
 #include "runtime/step_stats.h"
 
 namespace towerflow {
+
+// The kernels of a session's stateful nodes on its devices, shared by every
+// executor the session makes, as TF's OpSegment shares them: a node keeps
+// its state from one run signature to the next (a seeded random op draws
+// on where the last step of any signature left off, as in TF, instead of
+// starting its stream again). A step's own plumbing (_Arg, _Retval, _Send,
+// _Recv) is not shared. Thread-safe.
+class StatefulKernels {
+ public:
+  using Make = std::function<absl::StatusOr<std::unique_ptr<OpKernel>>()>;
+  // The kernel of stateful node `def` on `device` that an executor made
+  // before from the same op and attrs; else `make()`'s, kept for later ones.
+  absl::StatusOr<std::shared_ptr<OpKernel>> FindOrMake(const Device* device, const NodeDef& def,
+                                                       const Make& make);
+
+ private:
+  struct Entry {
+    NodeDef def;
+    std::shared_ptr<OpKernel> kernel;
+  };
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::pair<const Device*, std::string>, Entry> kernels_ ABSL_GUARDED_BY(mu_);
+};
 
 // DeadlineExceeded for a step that ran past its timeout (RunOptions's
 // timeout_in_ms, or the session's operation_timeout_in_ms).
@@ -83,8 +110,13 @@ class Executor {
   // kernel keeps from step to step: a random op's stream, a convolution's
   // measured algorithms. A replayed step's executor (runtime/step_replay.h)
   // so continues where the session's steps left off.
-  static absl::StatusOr<std::unique_ptr<Executor>> Create(
-      std::unique_ptr<Graph> graph, Device* device, const Executor* kernels_from = nullptr);
+  //
+  // With `stateful` (the session's), the stateful nodes' kernels come from
+  // and go to it.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(std::unique_ptr<Graph> graph,
+                                                          Device* device,
+                                                          const Executor* kernels_from = nullptr,
+                                                          StatefulKernels* stateful = nullptr);
   ~Executor();
 
   // Runs one step. Everything in `args` must outlive `done`. The calling
@@ -100,7 +132,7 @@ class Executor {
   class StepState;
 
   Executor(std::unique_ptr<Graph> graph, Device* device);
-  absl::Status Initialize(const Executor* kernels_from);
+  absl::Status Initialize(const Executor* kernels_from, StatefulKernels* stateful);
 
   std::unique_ptr<Graph> graph_;
   Device* const device_;

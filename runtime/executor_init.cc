@@ -23,23 +23,31 @@ Executor::~Executor() = default;
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::unique_ptr<Graph> graph,
                                                            Device* device,
-                                                           const Executor* kernels_from) {
+                                                           const Executor* kernels_from,
+                                                           StatefulKernels* stateful) {
   std::unique_ptr<Executor> ex(new Executor(std::move(graph), device));
   TW_RETURN_IF_ERROR(ex->Initialize(
-      kernels_from != nullptr && kernels_from->device_ == device ? kernels_from : nullptr));
+      kernels_from != nullptr && kernels_from->device_ == device ? kernels_from : nullptr,
+      stateful));
   return ex;
 }
 
 namespace {
 
+// The nodes through which values cross a step's boundary: feeds, fetches
+// and transfers between devices.
+bool IsStepBoundary(const Node& node) {
+  const std::string& op = node.type_string();
+  return op == "_Arg" || op == "_Retval" || op == "_Send" || op == "_Recv" || op == "_HostSend" ||
+         op == "_HostRecv";
+}
+
 // Values cross the step's boundary only in the root frame: a loop's tensor
 // is one per iteration.
 absl::Status CheckBoundaryNode(const Node& node, const ControlFlowInfo& cf) {
   const std::string& op = node.type_string();
-  const bool boundary = op == "_Arg" || op == "_Retval" || op == "_Send" || op == "_Recv" ||
-                        op == "_HostSend" || op == "_HostRecv";
   const int frame = cf.frame_of[node.id()];
-  if (!boundary || frame == 0) return absl::OkStatus();
+  if (!IsStepBoundary(node) || frame == 0) return absl::OkStatus();
   const std::string what = op == "_Retval" ? "fetched"
                            : op == "_Arg"  ? "fed"
                                            : "sent between devices";
@@ -65,7 +73,27 @@ bool SameKernel(const NodeDef& a, const NodeDef& b) {
 
 }  // namespace
 
-absl::Status Executor::Initialize(const Executor* kernels_from) {
+absl::StatusOr<std::shared_ptr<OpKernel>> StatefulKernels::FindOrMake(const Device* device,
+                                                                      const NodeDef& def,
+                                                                      const Make& make) {
+  absl::MutexLock lock(&mu_);
+  auto [it, added] = kernels_.try_emplace({device, def.name()});
+  if (!added) {
+    if (SameKernel(it->second.def, def)) return it->second.kernel;
+    TW_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, make());  // not the node it was
+    return std::shared_ptr<OpKernel>(std::move(kernel));
+  }
+  absl::StatusOr<std::unique_ptr<OpKernel>> kernel = make();
+  if (!kernel.ok()) {
+    kernels_.erase(it);
+    return kernel.status();
+  }
+  it->second.def = def;
+  it->second.kernel = *std::move(kernel);
+  return it->second.kernel;
+}
+
+absl::Status Executor::Initialize(const Executor* kernels_from, StatefulKernels* stateful) {
   absl::flat_hash_map<std::string, const NodeItem*> lenders;
   if (kernels_from != nullptr) {
     for (const NodeItem& item : kernels_from->items_) lenders[item.node->name()] = &item;
@@ -92,9 +120,18 @@ absl::Status Executor::Initialize(const Executor* kernels_from) {
         lender != lenders.end() && SameKernel(lender->second->node->def(), node->def())) {
       item.kernel = lender->second->kernel;
     }
+    const auto make = [&] {
+      return CreateKernel(device_, device_->device_type(), node->def(), node->op_def());
+    };
+    if (item.kernel == nullptr && stateful != nullptr && node->op_def().is_stateful() &&
+        !IsStepBoundary(*node)) {
+      absl::StatusOr<std::shared_ptr<OpKernel>> kernel =
+          stateful->FindOrMake(device_, node->def(), make);
+      if (!kernel.ok()) return with_node(kernel.status());
+      item.kernel = *std::move(kernel);
+    }
     if (item.kernel == nullptr) {
-      absl::StatusOr<std::unique_ptr<OpKernel>> kernel =
-          CreateKernel(device_, device_->device_type(), node->def(), node->op_def());
+      absl::StatusOr<std::unique_ptr<OpKernel>> kernel = make();
       if (!kernel.ok()) return with_node(kernel.status());
       item.kernel = *std::move(kernel);
     }

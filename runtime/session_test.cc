@@ -184,6 +184,32 @@ TEST(SessionTest, FeedsInAnyOrderRunOneExecutorAndOneRandomStream) {
   EXPECT_NE(a1[0].span<float>()[0], a2[0].span<float>()[0]);
 }
 
+TEST(SessionTest, AStatefulNodesStateGoesOnAcrossRunSignatures) {
+  // TF 2.21 in a tf.compat.v1 session: RandomUniform([3], seed=1, seed2=2)
+  // fetched as x, as its Identity y, as x, and as both: four draws of one
+  // stream, as TF's OpSegment shares a stateful node's kernel among the
+  // executors of a session's signatures.
+  const std::string graph =
+      "node { name: 'shape' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
+      "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } "
+      "int_val: 3 } } } }\n"
+      "node { name: 'x' op: 'RandomUniform' input: 'shape' attr { key: 'T' value { type: DT_INT32 "
+      "} } attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'seed' value { i: 1 } } "
+      "attr { key: 'seed2' value { i: 2 } } }\n"
+      "node { name: 'y' op: 'Identity' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+  TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, MakeSession(graph));
+  std::vector<Tensor> out;
+  TW_ASSERT_OK(s->Run({}, {"x"}, {}, &out));
+  EXPECT_THAT(out[0].span<float>(), ElementsAre(0.40639675f, 0.8575996f, 0.05539584f));
+  TW_ASSERT_OK(s->Run({}, {"y"}, {}, &out));
+  EXPECT_THAT(out[0].span<float>(), ElementsAre(0.16840732f, 0.88910615f, 0.53549695f));
+  TW_ASSERT_OK(s->Run({}, {"x"}, {}, &out));
+  EXPECT_THAT(out[0].span<float>(), ElementsAre(0.49945498f, 0.06284702f, 0.46006584f));
+  TW_ASSERT_OK(s->Run({}, {"x", "y"}, {}, &out));
+  EXPECT_THAT(out[0].span<float>(), ElementsAre(0.3871758f, 0.44283462f, 0.33014917f));
+  EXPECT_THAT(out[1].span<float>(), ElementsAre(0.3871758f, 0.44283462f, 0.33014917f));
+}
+
 TEST(SessionTest, UnusedPlaceholdersNeedNoFeed) {
   TW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
                           MakeSession(Placeholder("unused") + FloatConst("a", {5})));
@@ -389,7 +415,8 @@ TEST(SessionTest, AStepCutShortByCloseIsCancelled) {
 }
 
 // A kernel that counts its objects alive and made: each cached step's
-// executor holds one.
+// executor holds one (a stateless op's: a stateful node's kernel is the
+// session's, shared by its executors).
 std::atomic<int> counted_alive{0}, counted_made{0};
 class CountedOp : public OpKernel {
  public:
@@ -401,7 +428,7 @@ class CountedOp : public OpKernel {
   absl::Status Compute(KernelContext*) override { return absl::OkStatus(); }
 };
 [[maybe_unused]] const bool counted_registered = [] {
-  RegisterOp(OpDefBuilder("TestCounted").SetIsStateful().SetShapeFn([](InferenceContext*) {
+  RegisterOp(OpDefBuilder("TestCounted").SetShapeFn([](InferenceContext*) {
     return absl::OkStatus();  // no outputs
   }));
   RegisterKernel(KernelDefBuilder("TestCounted").Device(kDeviceCpu), MakeFactory<CountedOp>());
