@@ -502,6 +502,58 @@ def tensorflow_v1_input_pipeline_in_towerflow(ctx):
 
 
 @check
+def tensorflow_v1_staging_areas_in_towerflow(ctx):
+    """tf_cnn_benchmarks' staging: TF's StagingArea takes a seeded random batch
+    staged by two earlier steps, and an ordered MapStagingArea an element
+    staged in two parts (a third draw of the same random op, and a count),
+    taken without its key. Towerflow runs the puts as targets, one step each,
+    and fetches what the gets take: TF's values, the random op's stream going
+    on from one run signature to the next as in TF."""
+    from tensorflow.python.ops import data_flow_ops  # StagingArea's home (tf.contrib's in TF 1)
+
+    out = os.path.join(ctx.work, "v1_staging_areas")
+    os.makedirs(out, exist_ok=True)
+    graph = tf1.Graph()
+    with graph.as_default():
+        tf1.set_random_seed(4)
+        batch = tf1.random.uniform([2, 3], seed=5)
+        area = data_flow_ops.StagingArea([tf.float32], shapes=[[2, 3]], capacity=2)
+        put = area.put([batch])
+        (staged,) = area.get()
+        logits = tf.reduce_sum(staged * 2.0, axis=1)
+        by_key = data_flow_ops.MapStagingArea([tf.float32, tf.int64], ordered=True, capacity=4)
+        key = tf.constant(3, tf.int64)
+        part0 = by_key.put(key, [batch], indices=[0])
+        part1 = by_key.put(key, [tf.constant(11, tf.int64)], indices=[1])
+        got_key, got_values = by_key.get()
+    ops = {op.type for op in graph.get_operations()}
+    missing = {"Stage", "Unstage", "OrderedMapStage", "OrderedMapUnstageNoKey"} - ops
+    if missing:
+        raise AssertionError(f"the staging graph has no {sorted(missing)}")
+    with tf1.Session(graph=graph) as session:
+        session.run(put)
+        session.run(put)
+        want_logits = session.run(logits)
+        session.run(part0)
+        session.run(part1)
+        want_key, want_values = session.run([got_key, got_values])
+    tf.io.write_graph(graph.as_graph_def(), out, "graph.pb", as_text=False)
+    path = os.path.join(out, "graph.pb")
+    got = json.loads(run(ctx.towerflow, "run", path, "--target", put.name, "--target", put.name,
+                         "--fetch", logits.name, "--json"))
+    expect_close("logits of the first staged batch", as_array(got[logits.name]), want_logits)
+    fetched = [got_key.name] + [v.name for v in got_values]
+    targets = ["--target", put.name] * 2 + ["--target", part0.name, "--target", part1.name]
+    got = json.loads(run(ctx.towerflow, "run", path, *targets,
+                         *[a for name in fetched for a in ("--fetch", name)], "--json"))
+    expect_close("the map's key", as_array(got[fetched[0]]), want_key, rtol=0, atol=0)
+    expect_close("the map's batch (a third draw)", as_array(got[fetched[1]]), want_values[0])
+    expect_close("the map's count", as_array(got[fetched[2]]), want_values[1], rtol=0, atol=0)
+    return (f"logits {np.round(want_logits, 4).tolist()} of the first of two staged batches, and "
+            f"key {int(want_key)} of the map's element staged in two parts, equal")
+
+
+@check
 def tensorflow_v1_recurrent_training_in_towerflow(ctx):
     """A tf.compat.v1 recurrent network over TensorArrays (tf.nn.dynamic_rnn's
     construction: the inputs unstacked into a TensorArrayV3, a v1 while loop
