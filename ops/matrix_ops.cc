@@ -129,6 +129,41 @@ absl::Status SolveShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// BandedTriangularSolve: rhs's matrices, with the batch dimensions of both
+// inputs broadcast.
+absl::Status BandedSolveShape(InferenceContext* c) {
+  PartialTensorShape matrix, rhs;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 2, &matrix));
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(1), 2, &rhs));
+  if (matrix.unknown_rank() || rhs.unknown_rank()) {
+    c->set_output(0, PartialTensorShape());
+    return absl::OkStatus();
+  }
+  const auto batch = [](const PartialTensorShape& s) {
+    std::vector<int64_t> d(s.dim_sizes().begin(), s.dim_sizes().end() - 2);
+    return PartialTensorShape(d);
+  };
+  TW_ASSIGN_OR_RETURN(PartialTensorShape out,
+                      shape_fns::BroadcastShapes(batch(matrix), batch(rhs)));
+  std::vector<int64_t> d(out.dim_sizes().begin(), out.dim_sizes().end());
+  d.push_back(rhs.dim_size(rhs.dims() - 2));
+  d.push_back(rhs.dim_size(rhs.dims() - 1));
+  c->set_output(0, PartialTensorShape(d));
+  return absl::OkStatus();
+}
+
+// TridiagonalSolve, TridiagonalMatMul: the shape of rhs (the last input).
+absl::Status TridiagonalShape(InferenceContext* c) {
+  for (int i = 0; i + 1 < c->num_inputs(); ++i) {
+    PartialTensorShape diagonals;
+    TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(i), 2, &diagonals));
+  }
+  PartialTensorShape rhs;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(c->num_inputs() - 1), 2, &rhs));
+  c->set_output(0, rhs);
+  return absl::OkStatus();
+}
+
 constexpr char kLinalgTypes[] = "T: {double, float, half, complex64, complex128}";
 
 constexpr char kAlign[] =
@@ -445,6 +480,41 @@ absl::Status SolveLsShape(InferenceContext* c) {
                  .Doc("Least-squares solutions x [..., N, K] of matrix [..., M, N] x = rhs [..., "
                       "M, K], with an L2 penalty.")
                  .SetShapeFn(SolveLsShape));
+  // TF 2's banded and tridiagonal systems (tf.linalg.banded_triangular_solve,
+  // tridiagonal_solve, tridiagonal_matmul), in TF's compact forms.
+  RegisterOp(OpDefBuilder("BandedTriangularSolve", __FILE__)
+                 .Input("matrix: T")
+                 .Input("rhs: T")
+                 .Output("output: T")
+                 .Attr("lower: bool = true")
+                 .Attr("adjoint: bool = false")
+                 .Attr("T: {double, float, half, complex64, complex128}")
+                 .Doc("x with A x = rhs for A triangular with K bands, given as matrix [..., K, "
+                      "M] in matrix_diag_part's LEFT_RIGHT layout (the main diagonal first when "
+                      "lower, last when upper); batch dimensions broadcast.")
+                 .SetShapeFn(BandedSolveShape));
+  RegisterOp(OpDefBuilder("TridiagonalSolve", __FILE__)
+                 .Input("diagonals: T")
+                 .Input("rhs: T")
+                 .Output("output: T")
+                 .Attr("partial_pivoting: bool = true")
+                 .Attr("perturb_singular: bool = false")
+                 .Attr("T: {double, float, complex64, complex128}")
+                 .Doc("x with A x = rhs [..., M, K] for the tridiagonal A whose superdiagonal, "
+                      "diagonal and subdiagonal are the rows of diagonals [..., 3, M] (the "
+                      "superdiagonal's last and the subdiagonal's first element unread). A "
+                      "singular A gives NaN, as TF's.")
+                 .SetShapeFn(TridiagonalShape));
+  RegisterOp(OpDefBuilder("TridiagonalMatMul", __FILE__)
+                 .Input("superdiag: T")
+                 .Input("maindiag: T")
+                 .Input("subdiag: T")
+                 .Input("rhs: T")
+                 .Output("output: T")
+                 .Attr("T: {double, float, complex64, complex128}")
+                 .Doc("A rhs for the tridiagonal A of the diagonals [..., 1, M] (the "
+                      "superdiagonal's last and the subdiagonal's first element unread).")
+                 .SetShapeFn(TridiagonalShape));
   return true;
 }();
 

@@ -432,6 +432,101 @@ TW_GRAD_FN(SvdGrad) {
   return scope.status();
 }
 
+// ---- Banded and tridiagonal systems, as TF's linalg_grad.py.
+
+// x[..., begin:end] along `axis` (-1 or -2); end 0: to the end.
+Output SliceAlong(const Scope& scope, const Output& x, int axis, int64_t begin, int64_t end) {
+  const int64_t open_end = end == 0 ? 1 : 0;
+  if (axis == -1) {
+    return ops::StridedSlice(scope, x, {0, begin}, {0, end}, {1, 1},
+                             ops::StridedSlice::EllipsisMask(1).EndMask(open_end << 1));
+  }
+  return ops::StridedSlice(scope, x, {0, begin, 0}, {0, end, 0}, {1, 1, 1},
+                           ops::StridedSlice::EllipsisMask(1).EndMask((open_end << 1) | 4));
+}
+// x moved one place along `axis`, a zero coming in: `up`, y[i] = x[i + 1]
+// (TF's _LeftShift); else y[i] = x[i - 1] (_RightShift).
+Output Shifted(const Scope& scope, const Output& x, int axis, bool up) {
+  const Output zeros = ops::ZerosLike(scope, SliceAlong(scope, x, axis, 0, 1));
+  return up ? ops::ConcatV2(scope, {SliceAlong(scope, x, axis, 1, 0), zeros}, axis)
+            : ops::ConcatV2(scope, {zeros, SliceAlong(scope, x, axis, 0, -1)}, axis);
+}
+// sum(a * b, -1) kept as a row: [..., 1, M] from [..., M, K].
+Output RowOfSums(const Scope& scope, const Output& a, const Output& b) {
+  return ops::ExpandDims(scope, ops::Sum(scope, ops::Mul(scope, a, b), -1), -2);
+}
+// `grad` of an input whose batch dimensions (all but the last two) were
+// broadcast against `other`'s, summed back to `input`'s shape.
+Output UnbroadcastBatch(const Scope& scope, const Output& grad, const Output& input,
+                        const Output& other) {
+  const Output shape = ops::Shape(scope, input);
+  const auto batch = [&](const Output& s) { return ops::StridedSlice(scope, s, {0}, {-2}, {1}); };
+  const ops::BroadcastGradientArgs axes(scope, batch(shape), batch(ops::Shape(scope, other)));
+  return ops::Reshape(scope, ops::Sum(scope, grad, axes.r0), shape);
+}
+
+// x = banded_triangular_solve(a, b): as MatrixTriangularSolve's, da read
+// back into a's bands (matrix_diag_part, LEFT_RIGHT), the broadcast batch
+// dimensions summed.
+TW_GRAD_FN(BandedTriangularSolveGrad) {
+  const Output a = In(op, 0), b = In(op, 1), c = op.output(0);
+  const bool adjoint = grad_util::Attr<bool>(scope, op, "adjoint");
+  const bool lower = grad_util::Attr<bool>(scope, op, "lower");
+  const Output db = ops::BandedTriangularSolve(
+      scope, a, grad_inputs[0], ops::BandedTriangularSolve::Lower(lower).Adjoint(!adjoint));
+  const Output full = ops::Neg(
+      scope, adjoint ? MatMul(scope, c, db, false, true) : MatMul(scope, db, c, false, true));
+  const Output bands_below = ops::Sub(
+      scope, ops::StridedSlice(scope, ops::Shape(scope, a), {-2}, {-1}, {1}), ops::Const(scope, 1));
+  const Output zero = ops::Const(scope, {0});
+  const Output k = lower ? ops::ConcatV2(scope, {ops::Neg(scope, bands_below), zero}, 0)
+                         : ops::ConcatV2(scope, {zero, bands_below}, 0);
+  const Output da = ops::MatrixDiagPartV3(scope, full, k, Zero(scope, full),
+                                          ops::MatrixDiagPartV3::Align("LEFT_RIGHT"));
+  grad_outputs->push_back(UnbroadcastBatch(scope, da, a, b));
+  grad_outputs->push_back(UnbroadcastBatch(scope, db, b, a));
+  return scope.status();
+}
+// x = tridiagonal_solve(diags, rhs): drhs solves the transposed system
+// (its superdiagonal the subdiagonal moved up, its subdiagonal the
+// superdiagonal moved down), ddiags = -(the three diagonals of drhs x^T).
+TW_GRAD_FN(TridiagonalSolveGrad) {
+  const Output diags = In(op, 0), x = op.output(0);
+  const Output super = SliceAlong(scope, diags, -2, 0, 1);
+  const Output main = SliceAlong(scope, diags, -2, 1, 2);
+  const Output sub = SliceAlong(scope, diags, -2, 2, 3);
+  const Output transposed = ops::ConcatV2(
+      scope, {Shifted(scope, sub, -1, true), main, Shifted(scope, super, -1, false)}, -2);
+  const Output drhs = ops::TridiagonalSolve(
+      scope, transposed, grad_inputs[0],
+      ops::TridiagonalSolve::PartialPivoting(grad_util::Attr<bool>(scope, op, "partial_pivoting"))
+          .PerturbSingular(grad_util::Attr<bool>(scope, op, "perturb_singular")));
+  const Output three =
+      ops::ConcatV2(scope,
+                    {RowOfSums(scope, drhs, Shifted(scope, x, -2, true)), RowOfSums(scope, drhs, x),
+                     RowOfSums(scope, drhs, Shifted(scope, x, -2, false))},
+                    -2);
+  grad_outputs->push_back(ops::Neg(scope, three));
+  grad_outputs->push_back(drhs);
+  return scope.status();
+}
+// y = tridiagonal_matmul(super, main, sub, rhs), y[i] = sub[i] rhs[i-1] +
+// main[i] rhs[i] + super[i] rhs[i+1].
+TW_GRAD_FN(TridiagonalMatMulGrad) {
+  const Output g = grad_inputs[0];
+  const auto conj = [&](const Output& t) { return grad_util::ConjIfComplex(scope, t); };
+  const Output rhs = conj(In(op, 3));
+  grad_outputs->push_back(RowOfSums(scope, Shifted(scope, rhs, -2, true), g));
+  grad_outputs->push_back(RowOfSums(scope, rhs, g));
+  grad_outputs->push_back(RowOfSums(scope, Shifted(scope, rhs, -2, false), g));
+  const auto column = [&](int i) { return conj(Transposed(scope, In(op, i))); };
+  grad_outputs->push_back(ops::AddN(
+      scope,
+      {Shifted(scope, ops::Mul(scope, column(0), g), -2, false), ops::Mul(scope, column(1), g),
+       Shifted(scope, ops::Mul(scope, column(2), g), -2, true)}));
+  return scope.status();
+}
+
 TW_REGISTER_GRADIENT("MatrixDiag", MatrixDiagGrad);
 TW_REGISTER_GRADIENT("MatrixDiagV2", MatrixDiagV2Grad);
 TW_REGISTER_GRADIENT("MatrixDiagV3", MatrixDiagV2Grad);
@@ -455,6 +550,9 @@ TW_REGISTER_GRADIENT("SelfAdjointEigV2", SelfAdjointEigV2Grad);
 TW_REGISTER_GRADIENT("Qr", QrGrad);
 TW_REGISTER_GRADIENT("MatrixSolveLs", MatrixSolveLsGrad);
 TW_REGISTER_GRADIENT("Svd", SvdGrad);
+TW_REGISTER_GRADIENT("BandedTriangularSolve", BandedTriangularSolveGrad);
+TW_REGISTER_GRADIENT("TridiagonalSolve", TridiagonalSolveGrad);
+TW_REGISTER_GRADIENT("TridiagonalMatMul", TridiagonalMatMulGrad);
 
 }  // namespace
 }  // namespace towerflow

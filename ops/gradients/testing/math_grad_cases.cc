@@ -16,6 +16,13 @@ Output Shifted(const Scope& s, const Output& x, double c) {
       s, x, ops::Cast(s, ops::Const(s, {{c, 0.0, 0.0}, {0.0, c, 0.0}, {0.0, 0.0, c}}), x.type()));
 }
 
+// Tridiagonal diagonals [..., 3, M] with 3 added to the main diagonal (the
+// middle row): a diagonally dominant, well-conditioned system.
+Output DominantMain(const Scope& s, const Output& diagonals) {
+  return ops::AddV2(s, diagonals,
+                    ops::Cast(s, ops::Const(s, {{0.0}, {3.0}, {0.0}}), diagonals.type()));
+}
+
 std::vector<GradCase> MathCases() {
   const InputSpec positive = S({2, 3}, 0.5, 1.5);
   const InputSpec above_one = S({2, 3}, 1.0, 2.0);
@@ -305,6 +312,45 @@ std::vector<GradCase> MathCases() {
                         ops::MatrixTriangularSolve::Lower(false).Adjoint(true));
                   },
                   S({2, 3, 3}), S({2, 3, 2})),
+              1e-5, 1e-8),
+      // Banded systems: bands in [1, 2] (the diagonal away from zero), one
+      // case with rhs broadcast over the bands' batch; tridiagonal systems
+      // with 3 added to the main diagonal.
+      Precise(Binary(
+                  "BandedTriangularSolve",
+                  [](const Scope& s, Output a, Output b) {
+                    return ops::BandedTriangularSolve(s, a, b);
+                  },
+                  S({2, 2, 4}, 1, 2), S({2, 4, 3})),
+              1e-5, 1e-8),
+      Dynamic(Precise(Binary(
+                          "BandedTriangularSolve/upper_adjoint_broadcast",
+                          [](const Scope& s, Output a, Output b) {
+                            return ops::BandedTriangularSolve(
+                                s, a, b, ops::BandedTriangularSolve::Lower(false).Adjoint(true));
+                          },
+                          S({2, 3, 4}, 1, 2), S({4, 2})),
+                      1e-5, 1e-8)),
+      Precise(Binary(
+                  "TridiagonalSolve",
+                  [](const Scope& s, Output d, Output b) {
+                    return ops::TridiagonalSolve(s, DominantMain(s, d), b);
+                  },
+                  S({2, 3, 4}), S({2, 4, 2})),
+              1e-5, 1e-8),
+      Precise(Binary(
+                  "TridiagonalSolve/thomas",
+                  [](const Scope& s, Output d, Output b) {
+                    return ops::TridiagonalSolve(s, DominantMain(s, d), b,
+                                                 ops::TridiagonalSolve::PartialPivoting(false));
+                  },
+                  S({3, 5}), S({5, 1})),
+              1e-5, 1e-8),
+      Precise(GradCase{"TridiagonalMatMul",
+                       {S({2, 1, 4}), S({2, 1, 4}), S({2, 1, 4}), S({2, 4, 3})},
+                       [](const Scope& s, const Outs& x) {
+                         return Outs{ops::TridiagonalMatMul(s, x[0], x[1], x[2], x[3])};
+                       }},
               1e-5, 1e-8),
       Precise(Unary(
                   "MatrixSquareRoot",
