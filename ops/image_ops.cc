@@ -498,13 +498,27 @@ TW_REGISTER_OP("DecodePng")
     .Doc("Decodes a PNG (or JPEG) image to [height, width, channels].")
     .SetShapeFn(DecodedImageShape);
 
+// EncodePng: one PNG per image of [..., height, width, channels] (TF 2's
+// batches).
+absl::Status EncodedImagesShape(InferenceContext* c) {
+  PartialTensorShape images;
+  TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 3, &images));
+  if (images.unknown_rank()) {
+    c->set_output(0, PartialTensorShape());
+    return absl::OkStatus();
+  }
+  c->set_output(0, PartialTensorShape(std::vector<int64_t>(images.dim_sizes().begin(),
+                                                           images.dim_sizes().end() - 3)));
+  return absl::OkStatus();
+}
+
 TW_REGISTER_OP("EncodePng")
     .Attr("compression: int = -1")
     .Attr("T: {uint8, uint16} = DT_UINT8")
     .Input("image: T")
     .Output("contents: string")
-    .Doc("Encodes a [height, width, 1-4] image as a PNG.")
-    .SetShapeFn(EncodedImageShape);
+    .Doc("Encodes each [height, width, 1-4] image of [..., height, width, channels] as a PNG.")
+    .SetShapeFn(EncodedImagesShape);
 
 TW_REGISTER_OP("DecodeImage")
     .Input("contents: string")

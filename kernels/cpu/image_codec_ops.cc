@@ -263,18 +263,32 @@ class EncodePngOp : public OpKernel {
     return absl::OkStatus();
   }
 
+  // One PNG per [height, width, channels] image of the batch [...] (TF 2).
   absl::Status Compute(KernelContext* ctx) override {
-    TW_ASSIGN_OR_RETURN(const Tensor* image, Image3d(ctx));
-    const int64_t channels = image->dim_size(2);
+    const Tensor& images = ctx->input(0);
+    if (images.dims() < 3) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("images must be at least rank 3", images.shape().DebugString()));
+    }
+    const int rank = images.dims();
+    const int64_t height = images.dim_size(rank - 3), width = images.dim_size(rank - 2),
+                  channels = images.dim_size(rank - 1);
     if (channels < 1 || channels > 4) {
       return absl::InvalidArgumentError(
           absl::StrCat("image must have 1, 2, 3, or 4 channels, got ", channels));
     }
-    TW_ASSIGN_OR_RETURN(std::string png,
-                        png::Encode(image->raw_data(), image->dim_size(0), image->dim_size(1),
-                                    static_cast<int>(channels), image->dtype() == DT_UINT8 ? 8 : 16,
-                                    static_cast<int>(compression_)));
-    return SetScalarString(ctx, std::move(png));
+    TensorShape batch = images.shape();
+    for (int i = 0; i < 3; ++i) batch.RemoveDim(batch.dims() - 1);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, batch));
+    const int64_t bytes = height * width * channels * DataTypeSize(images.dtype());
+    for (int64_t i = 0; i < out->NumElements(); ++i) {
+      TW_ASSIGN_OR_RETURN(
+          out->data<std::string>()[i],
+          png::Encode(static_cast<const char*>(images.raw_data()) + i * bytes, height, width,
+                      static_cast<int>(channels), images.dtype() == DT_UINT8 ? 8 : 16,
+                      static_cast<int>(compression_)));
+    }
+    return absl::OkStatus();
   }
 
  private:

@@ -336,5 +336,26 @@ TEST(EncodeTest, RoundTripsThroughTheDecoders) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// TF 2.21 encodes a batch [..., height, width, channels] into one PNG each:
+// a [2, 1, 2, 2, 3] batch gives [2, 1] PNGs of 79 bytes, each the image's
+// own PNG.
+TEST(EncodeTest, PngEncodesEachImageOfABatch) {
+  Tensor batch(DT_UINT8, TensorShape({2, 1, 2, 2, 3}));
+  for (int i = 0; i < 24; ++i) batch.data<uint8_t>()[i] = static_cast<uint8_t>(i);
+  KernelRunner encode("EncodePng");
+  const Tensor pngs = RunOk(encode, {batch});
+  ASSERT_EQ(pngs.shape(), TensorShape({2, 1}));
+  for (int i = 0; i < 2; ++i) {
+    Tensor one(DT_UINT8, TensorShape({2, 2, 3}));
+    for (int j = 0; j < 12; ++j) one.data<uint8_t>()[j] = static_cast<uint8_t>(12 * i + j);
+    KernelRunner single("EncodePng");
+    EXPECT_EQ(pngs.data<std::string>()[i], RunOk(single, {one}).data<std::string>()[0]);
+    EXPECT_EQ(pngs.data<std::string>()[i].size(), 79u);
+  }
+  KernelRunner flat("EncodePng");
+  EXPECT_THAT(flat.Run({Tensor(DT_UINT8, TensorShape({2, 3}))}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "images must be at least rank 3[2,3]"));
+}
+
 }  // namespace
 }  // namespace towerflow
