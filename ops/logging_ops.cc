@@ -154,5 +154,120 @@ TW_REGISTER_OP("TensorSummary")
         "as in TF).")
     .SetShapeFn(MergeSummaryShape);
 
+// TF 2's summary writers in graphs (tf.summary.create_file_writer and the
+// writes of tf.summary inside a tf.function): a writer resource that
+// appends events to a TensorBoard file of its own in logdir.
+TW_REGISTER_OP("SummaryWriter")
+    .Output("writer: resource")
+    .Attr("shared_name: string = ''")
+    .Attr("container: string = ''")
+    .SetIsStateful()
+    .Doc("The handle of a summary writer (made by CreateSummaryFileWriter).")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("CreateSummaryFileWriter")
+    .Input("writer: resource")
+    .Input("logdir: string")
+    .Input("max_queue: int32")
+    .Input("flush_millis: int32")
+    .Input("filename_suffix: string")
+    .SetIsStateful()
+    .Doc(
+        "Makes the writer, unless it exists: its events go to a new file "
+        "events.out.tfevents.<seconds>.<host>.<pid>.<n><filename_suffix> in logdir, written "
+        "when max_queue are waiting or flush_millis have passed.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("WriteSummary")
+    .Input("writer: resource")
+    .Input("step: int64")
+    .Input("tensor: T")
+    .Input("tag: string")
+    .Input("summary_metadata: string")
+    .Attr("T: type")
+    .SetIsStateful()
+    .Doc("Writes the tensor under tag with the plugin's metadata (tf.summary's writes).")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("WriteScalarSummary")
+    .Input("writer: resource")
+    .Input("step: int64")
+    .Input("tag: string")
+    .Input("value: T")
+    .Attr("T: realnumbertype")
+    .SetIsStateful()
+    .Doc("Writes a scalar as ScalarSummary does.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("WriteHistogramSummary")
+    .Input("writer: resource")
+    .Input("step: int64")
+    .Input("tag: string")
+    .Input("values: T")
+    .Attr(
+        "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
+        "uint64, bool} = DT_FLOAT")
+    .SetIsStateful()
+    .Doc("Writes a histogram as HistogramSummary does.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("WriteImageSummary")
+    .Input("writer: resource")
+    .Input("step: int64")
+    .Input("tag: string")
+    .Input("tensor: T")
+    .Input("bad_color: uint8")
+    .Attr("max_images: int >= 1 = 3")
+    .Attr("T: {uint8, double, float, half} = DT_FLOAT")
+    .SetIsStateful()
+    .Doc("Writes images as ImageSummary does.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("WriteAudioSummary")
+    .Input("writer: resource")
+    .Input("step: int64")
+    .Input("tag: string")
+    .Input("tensor: float")
+    .Input("sample_rate: float")
+    .Attr("max_outputs: int >= 1 = 3")
+    .SetIsStateful()
+    .Doc("Writes audio clips as AudioSummaryV2 does.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("WriteRawProtoSummary")
+    .Input("writer: resource")
+    .Input("step: int64")
+    .Input("tensor: string")
+    .SetIsStateful()
+    .Doc("Writes each serialized Summary of tensor, one event each.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("WriteGraphSummary")
+    .Input("writer: resource")
+    .Input("step: int64")
+    .Input("tensor: string")
+    .SetIsStateful()
+    .Doc("Writes a serialized GraphDef as a graph event.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("ImportEvent")
+    .Input("writer: resource")
+    .Input("event: string")
+    .SetIsStateful()
+    .Doc("Writes a serialized Event as it is.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("FlushSummaryWriter")
+    .Input("writer: resource")
+    .SetIsStateful()
+    .Doc("Writes the events waiting and flushes the file.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("CloseSummaryWriter")
+    .Input("writer: resource")
+    .SetIsStateful()
+    .Doc("Flushes and closes the file, and deletes the writer.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
 }  // namespace
 }  // namespace towerflow

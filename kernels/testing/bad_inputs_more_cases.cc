@@ -146,6 +146,9 @@ std::vector<Case> InputPipelineCases() {
        {{"dtypes", A(DataTypeVector{DT_FLOAT})}, {"fake_dtypes", A(DataTypeVector{DT_FLOAT})}},
        {I64({}, {2}), Literal<int32_t>({1}, {0}), F({3})}},
       {"StageSize", {{"dtypes", A(DataTypeVector{DT_FLOAT})}}, {}},
+      // A summary writer's handle; its writes need the writer, tested in
+      // summary_writer_test (and the file writes are left out, as below).
+      {"SummaryWriter", {}, {}},
       {"MapIncompleteSize", {{"dtypes", A(DataTypeVector{DT_FLOAT})}}, {}},
       // TF 1's readers, made from their attrs (the byte counts mutated);
       // their reads take a queue's handle, tested in reader_ops_test.

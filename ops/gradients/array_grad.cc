@@ -680,6 +680,18 @@ TW_REGISTER_NO_GRADIENT("ImageSummary");
 TW_REGISTER_NO_GRADIENT("AudioSummary");
 TW_REGISTER_NO_GRADIENT("AudioSummaryV2");
 TW_REGISTER_NO_GRADIENT("MergeSummary");
+TW_REGISTER_NO_GRADIENT("SummaryWriter");
+TW_REGISTER_NO_GRADIENT("CreateSummaryFileWriter");
+TW_REGISTER_NO_GRADIENT("WriteSummary");
+TW_REGISTER_NO_GRADIENT("WriteScalarSummary");
+TW_REGISTER_NO_GRADIENT("WriteHistogramSummary");
+TW_REGISTER_NO_GRADIENT("WriteImageSummary");
+TW_REGISTER_NO_GRADIENT("WriteAudioSummary");
+TW_REGISTER_NO_GRADIENT("WriteRawProtoSummary");
+TW_REGISTER_NO_GRADIENT("WriteGraphSummary");
+TW_REGISTER_NO_GRADIENT("ImportEvent");
+TW_REGISTER_NO_GRADIENT("FlushSummaryWriter");
+TW_REGISTER_NO_GRADIENT("CloseSummaryWriter");
 // Queues, readers and gradient accumulators (SyncReplicasOptimizer's)
 // carry no gradient, as in TF.
 TW_REGISTER_NO_GRADIENT("FIFOQueueV2");

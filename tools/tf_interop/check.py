@@ -39,6 +39,7 @@ is 1 when any failed.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import traceback
@@ -551,6 +552,84 @@ def tensorflow_v1_staging_areas_in_towerflow(ctx):
     expect_close("the map's count", as_array(got[fetched[2]]), want_values[1], rtol=0, atol=0)
     return (f"logits {np.round(want_logits, 4).tolist()} of the first of two staged batches, and "
             f"key {int(want_key)} of the map's element staged in two parts, equal")
+
+
+@check
+def tensorflow_2_summary_writer_in_towerflow(ctx):
+    """TF 2's tf.summary in a graph (create_file_writer; scalar, histogram,
+    image and text through WriteSummary, the histogram's buckets and the
+    image's PNG computed in the graph, a cond among them): Towerflow runs the
+    writer's init, the writes and the flush, and its event file holds TF's
+    tags, plugins, steps and tensors; TensorBoard's EventAccumulator reads it
+    as TF's."""
+    from tensorboard.backend.event_processing import event_accumulator
+
+    out = os.path.join(ctx.work, "tf2_summary_writer")
+    shutil.rmtree(out, ignore_errors=True)  # a new writer adds a file to what is there
+    graph = tf.Graph()
+    with graph.as_default():
+        writer = tf.summary.create_file_writer(os.path.join(out, "logs"), max_queue=5)
+        with writer.as_default():
+            x = tf.constant([[0.5, 1.5], [2.0, -1.0]])
+            tf.summary.scalar("loss", tf.reduce_mean(x), step=3)
+            tf.summary.histogram("weights", x, step=3)
+            tf.summary.image("picture", tf.reshape(tf.range(12, dtype=tf.float32) / 12.0,
+                                                   [1, 2, 2, 3]), step=3)
+            tf.summary.text("note", tf.constant("hello"), step=3)
+        init = writer.init()
+        flush = writer.flush()
+    writes = [op.name for op in graph.get_operations() if op.type == "WriteSummary"]
+    if len(writes) != 4:
+        raise AssertionError(f"expected 4 WriteSummary ops, got {writes}")
+
+    def read(logdir):
+        files = [os.path.join(logdir, f) for f in sorted(os.listdir(logdir))]
+        if len(files) != 1:
+            raise AssertionError(f"{logdir} holds {files}, not one event file")
+        values = {}
+        for event in tf.compat.v1.train.summary_iterator(files[0]):
+            for v in event.summary.value:
+                values[v.tag] = (event.step, v.metadata.plugin_data.plugin_name,
+                                 tf.make_ndarray(v.tensor))
+        return files[0], values
+
+    tf_logdir = os.path.join(out, "logs")
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(init)
+        for name in writes:
+            session.run(graph.get_operation_by_name(name))
+        session.run(flush)
+    _, want = read(tf_logdir)
+    # The same graph in Towerflow, writing to a directory of its own.
+    graph_def = graph.as_graph_def()
+    ours = os.path.join(out, "towerflow_logs")
+    for node in graph_def.node:
+        if node.op == "Const" and node.attr["value"].tensor.string_val == [tf_logdir.encode()]:
+            node.attr["value"].tensor.string_val[0] = ours.encode()
+    path = os.path.join(out, "graph.pb")
+    with open(path, "wb") as f:
+        f.write(graph_def.SerializeToString())
+    targets = [init.name] + writes + [flush.name]
+    run(ctx.towerflow, "run", path, *[a for t in targets for a in ("--target", t)])
+    event_file, got = read(ours)
+    if sorted(got) != sorted(want):
+        raise AssertionError(f"tags {sorted(got)}, TF's {sorted(want)}")
+    for tag, (step, plugin, tensor) in want.items():
+        if got[tag][:2] != (step, plugin):
+            raise AssertionError(f"{tag}: step and plugin {got[tag][:2]}, TF's {(step, plugin)}")
+        if tensor.dtype == object:
+            if got[tag][2].tolist() != tensor.tolist():
+                raise AssertionError(f"{tag}: {got[tag][2].tolist()}, TF's {tensor.tolist()}")
+        else:
+            expect_close(tag, got[tag][2], tensor)
+    accumulator = event_accumulator.EventAccumulator(
+        ours, size_guidance={event_accumulator.TENSORS: 0})
+    accumulator.Reload()
+    tensors = sorted(accumulator.Tags()["tensors"])
+    if tensors != sorted(want):
+        raise AssertionError(f"TensorBoard reads tensors {tensors}, expected {sorted(want)}")
+    return (f"{os.path.basename(event_file)}: {sorted(want)} at step 3 with TF's plugins and "
+            f"tensors, read by TensorBoard")
 
 
 @check
