@@ -596,6 +596,25 @@ TW_REGISTER_OP("SampleDistortedBoundingBox")
     .Doc("SampleDistortedBoundingBoxV2 with min_object_covered an attr.")
     .SetShapeFn(SampleBoxShape);
 
+TW_REGISTER_OP("StatelessSampleDistortedBoundingBox")
+    .Input("image_size: T")
+    .Input("bounding_boxes: float")
+    .Input("min_object_covered: float")
+    .Input("seed: Tseed")
+    .Output("begin: T")
+    .Output("size: T")
+    .Output("bboxes: float")
+    .Attr("T: {uint8, int8, int16, int32, int64}")
+    .Attr("Tseed: {int32, int64}")
+    .Attr("aspect_ratio_range: list(float) = [0.75, 1.33]")
+    .Attr("area_range: list(float) = [0.05, 1.0]")
+    .Attr("max_attempts: int = 100")
+    .Attr("use_image_if_no_bounding_boxes: bool = false")
+    .Doc(
+        "SampleDistortedBoundingBoxV2 drawing from the stateless stream of seed [2] (TF's "
+        "draws): the same seed, the same crop.")
+    .SetShapeFn(SampleBoxShape);
+
 TW_REGISTER_OP("ExtractImagePatches")
     .Input("images: T")
     .Output("patches: T")

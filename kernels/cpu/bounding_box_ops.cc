@@ -2,7 +2,9 @@
 // preprocessing (tf.image.sample_distorted_bounding_box), drawn exactly as
 // TF draws it (core/image_geometry.h, Note [Distorted crops]), so the same
 // seeds give TF's crops: TF's Philox stream, max_attempts blocks reserved
-// per call whatever the call does. DrawBoundingBoxes and V2: box outlines
+// per call whatever the call does; StatelessSampleDistortedBoundingBox
+// (tf.image.stateless_sample_distorted_bounding_box) from its seed input's
+// stateless stream. DrawBoundingBoxes and V2: box outlines
 // drawn on images, as TF's draw_bounding_box_op.cc.
 #include <algorithm>
 #include <cmath>
@@ -18,6 +20,7 @@
 #include "core/type_dispatch.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "kernels/kernel_util.h"
 #include "kernels/random_op_base.h"
 
 namespace towerflow {
@@ -26,7 +29,8 @@ namespace {
 class SampleDistortedBoundingBoxOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
-    v2_ = c.def().op() == "SampleDistortedBoundingBoxV2";
+    stateless_ = c.def().op() == "StatelessSampleDistortedBoundingBox";
+    v2_ = stateless_ || c.def().op() == "SampleDistortedBoundingBoxV2";
     if (!v2_) {
       TW_RETURN_IF_ERROR(c.GetAttr("min_object_covered", &options_.min_object_covered));
       if (!(options_.min_object_covered >= 0)) {
@@ -68,13 +72,28 @@ class SampleDistortedBoundingBoxOp : public OpKernel {
           absl::StrCat("Max attempts must be non-negative: ", attempts));
     }
     options_.max_attempts = static_cast<int>(attempts);
-    return generator_.Init(c);
+    return stateless_ ? absl::OkStatus() : generator_.Init(c);
   }
 
   absl::Status Compute(KernelContext* ctx) override {
     // The call's blocks are reserved first, so a call that fails still
-    // moves the stream on, as TF's.
-    PhiloxStream stream = generator_.Reserve(static_cast<uint64_t>(options_.max_attempts));
+    // moves the stream on, as TF's; the stateless form's stream starts at
+    // the key and counter of its seed, as TF's stateless ops.
+    PhiloxStream stream(0, 0);
+    if (stateless_) {
+      const Tensor& seed = ctx->input(3);
+      if (seed.dims() != 1 || seed.dim_size(0) != 2) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("seed must have shape [2], not ", seed.shape().DebugString()));
+      }
+      PhiloxKey key;
+      PhiloxBlock counter;
+      StatelessKeyCounter(static_cast<uint64_t>(IntAt(seed, 0)),
+                          static_cast<uint64_t>(IntAt(seed, 1)), &key, &counter);
+      stream = PhiloxStream(counter, key);
+    } else {
+      stream = generator_.Reserve(static_cast<uint64_t>(options_.max_attempts));
+    }
     const Tensor& image_size = ctx->input(0);
     if (image_size.dims() != 1 || image_size.dim_size(0) != 3) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -144,6 +163,7 @@ class SampleDistortedBoundingBoxOp : public OpKernel {
 
  private:
   bool v2_ = true;
+  bool stateless_ = false;
   DistortedCropOptions options_;
   GuardedPhilox generator_;  // each call's max_attempts blocks (4 words an attempt)
 };
@@ -251,7 +271,8 @@ class DrawBoundingBoxesOp : public OpKernel {
 };
 
 TW_REGISTER_KERNELS(bounding_box_ops) {
-  for (const char* op : {"SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2"}) {
+  for (const char* op : {"SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2",
+                         "StatelessSampleDistortedBoundingBox"}) {
     RegisterKernel(KernelDefBuilder(op).Device(kDeviceCpu),
                    MakeFactory<SampleDistortedBoundingBoxOp>());
   }

@@ -76,6 +76,35 @@ TEST(SampleDistortedBoundingBoxTest, RangesAndTheWholeImageAreTensorFlows) {
              {{56, 46, 0}, {116, 145, -1}, {0.25f, 0.20535715f, 0.76785713f, 0.8526786f}});
 }
 
+// tf.image.stateless_sample_distorted_bounding_box: TF's crops for the
+// seeds, the same on every call.
+TEST(SampleDistortedBoundingBoxTest, StatelessSeedsGiveTensorFlowsCrops) {
+  KernelRunner r("StatelessSampleDistortedBoundingBox");
+  const Tensor size = Literal<int32_t>({3}, {40, 60, 3});
+  const Tensor box = Literal<float>({1, 1, 4}, {0.1f, 0.2f, 0.6f, 0.7f});
+  const Tensor covered = Scalar<float>(0.1f);
+  for (int call = 0; call < 2; ++call) {
+    ExpectCrop(r, {size, box, covered, Literal<int32_t>({2}, {1, 2})},
+               {{0, 3, 0}, {39, 48, -1}, {0.0f, 0.05f, 0.975f, 0.85f}});
+  }
+  ExpectCrop(r, {size, box, covered, Literal<int32_t>({2}, {7, 11})},
+             {{2, 13, 0}, {28, 33, -1}, {0.05f, 0.21666667f, 0.75f, 0.76666665f}});
+  KernelRunner whole("StatelessSampleDistortedBoundingBox");
+  whole.Attr("aspect_ratio_range", std::vector<float>{0.5f, 2.0f})
+      .Attr("area_range", std::vector<float>{0.3f, 0.9f})
+      .Attr("max_attempts", int64_t{5})
+      .Attr("use_image_if_no_bounding_boxes", true);
+  absl::StatusOr<std::vector<Tensor>> out =
+      whole.Run({Literal<int64_t>({3}, {40, 60, 3}), Tensor(DT_FLOAT, TensorShape({1, 0, 4})),
+                 Scalar<float>(0.5f), Literal<int64_t>({2}, {3, 4})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<int64_t>({3}, {2, 0, 0}));
+  EXPECT_THAT((*out)[1], TensorIs<int64_t>({3}, {36, 60, -1}));
+  EXPECT_THAT((*out)[2], TensorNear<float>({1, 1, 4}, {0.05f, 0.0f, 0.95f, 1.0f}, 1e-7));
+  EXPECT_THAT(r.Run({size, box, covered, Literal<int32_t>({3}, {1, 2, 3})}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "seed must have shape [2], not [3]"));
+}
+
 TEST(SampleDistortedBoundingBoxTest, VersionOneTakesCoverageAsAnAttr) {
   KernelRunner r("SampleDistortedBoundingBox");
   r.Attr("seed", int64_t{3}).Attr("seed2", int64_t{4}).Attr("min_object_covered", 0.5f);

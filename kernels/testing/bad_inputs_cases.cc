@@ -537,6 +537,10 @@ std::vector<Case> ImageCodecCases() {
       {"SampleDistortedBoundingBox",
        {{"seed", A(int64_t{1})}, {"use_image_if_no_bounding_boxes", A(true)}},
        {I32({40, 30, 3}), Tensor(DT_FLOAT, TensorShape({1, 0, 4}))}},
+      {"StatelessSampleDistortedBoundingBox",
+       {{"max_attempts", A(int64_t{5})}},
+       {I32({40, 30, 3}), Literal<float>({1, 1, 4}, {0.1f, 0.1f, 0.9f, 0.8f}), Scalar<float>(0.1f),
+        I32({1, 2})}},
   };
 }
 

@@ -210,6 +210,7 @@ TW_REGISTER_NO_GRADIENT("EncodeJpeg");
 TW_REGISTER_NO_GRADIENT("EncodePng");
 TW_REGISTER_NO_GRADIENT("SampleDistortedBoundingBox");
 TW_REGISTER_NO_GRADIENT("SampleDistortedBoundingBoxV2");
+TW_REGISTER_NO_GRADIENT("StatelessSampleDistortedBoundingBox");
 
 // Transfers and function boundaries (added by partitioning, after any
 // gradient was built).
