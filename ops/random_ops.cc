@@ -248,6 +248,18 @@ TW_REGISTER_OP("RandomShuffle")
     .Doc("The value with its first dimension randomly permuted.")
     .SetShapeFn(shape_fns::UnchangedShape);
 
+TW_REGISTER_OP("StatelessShuffle")
+    .Input("value: T")
+    .Input("key: uint64")
+    .Input("counter: uint64")
+    .Input("alg: int32")
+    .Output("output: T")
+    .Attr("T: type")
+    .Doc(
+        "RandomShuffle's permutation drawn from the stateless stream of key and counter "
+        "(tf.random.experimental.stateless_shuffle).")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
 // RandomGamma, RandomPoisson and RandomPoissonV2: shape's samples of each
 // distribution parameter, [shape..., param's shape...].
 absl::Status SamplesPerParameterShape(InferenceContext* c) {

@@ -188,6 +188,7 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"LRNGrad", "second-order LRN: TensorFlow defines none either"},
       {"Mod", "TensorFlow defines none for Mod (users register their own); FloorMod has one"},
       {"ResizeArea", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"StatelessShuffle", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"QuantizeV2", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"Dequantize", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"GuaranteeConst", "TensorFlow defines none (tf.gradients raises LookupError)"},

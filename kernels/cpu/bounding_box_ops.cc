@@ -20,7 +20,7 @@
 #include "core/type_dispatch.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
-#include "kernels/kernel_util.h"
+#include "kernels/cpu/philox_fill.h"
 #include "kernels/random_op_base.h"
 
 namespace towerflow {
@@ -81,16 +81,7 @@ class SampleDistortedBoundingBoxOp : public OpKernel {
     // the key and counter of its seed, as TF's stateless ops.
     PhiloxStream stream(0, 0);
     if (stateless_) {
-      const Tensor& seed = ctx->input(3);
-      if (seed.dims() != 1 || seed.dim_size(0) != 2) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("seed must have shape [2], not ", seed.shape().DebugString()));
-      }
-      PhiloxKey key;
-      PhiloxBlock counter;
-      StatelessKeyCounter(static_cast<uint64_t>(IntAt(seed, 0)),
-                          static_cast<uint64_t>(IntAt(seed, 1)), &key, &counter);
-      stream = PhiloxStream(counter, key);
+      TW_ASSIGN_OR_RETURN(stream, StatelessStream(ctx, /*v2=*/false, 3));
     } else {
       stream = generator_.Reserve(static_cast<uint64_t>(options_.max_attempts));
     }

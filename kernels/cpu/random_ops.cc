@@ -15,6 +15,7 @@
 // the thread count, and a TF graph's seeded initialisers and dropout masks
 // draw TF's numbers.
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -86,44 +87,63 @@ class RandomUniformIntOp : public RandomOpBase {
   }
 };
 
-// RandomShuffle(value): a permutation of value's first dimension, TF's:
-// for i = 0 .. n-2, swap i with i + word % (n - i), a word at a time (two,
-// low first, past 2^32 rows), n - 1 words reserved.
+// RandomShuffle's permutation of value's first dimension, TF's: for i = 0
+// .. n-2, swap i with i + word % (n - i), a word at a time (two, low first,
+// past 2^32 rows). `stream` is what the draws come from: the stateful op
+// reserves its n - 1 words from its generator, the stateless one starts
+// at its key and counter.
+absl::Status ShuffleRows(KernelContext* ctx, const char* op,
+                         const std::function<PhiloxStream(uint64_t blocks)>& stream) {
+  const Tensor& in = ctx->input(0);
+  if (in.NumElements() <= 1 || in.dims() == 0 || in.dim_size(0) <= 1) {
+    return ctx->set_output(0, in);
+  }
+  if (in.dtype() == DT_RESOURCE || in.dtype() == DT_VARIANT) {
+    return UnsupportedDtype(op, in.dtype());
+  }
+  const int64_t n = in.dim_size(0);
+  const bool wide = n >= std::numeric_limits<int32_t>::max();
+  const uint64_t words = static_cast<uint64_t>(n - 1) * (wide ? 2 : 1);
+  PhiloxStream philox = stream((words + 3) / 4);
+  PhiloxWords draw(&philox);
+  std::vector<int64_t> perm(n);
+  for (int64_t i = 0; i < n; ++i) perm[i] = i;
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    uint64_t r = draw.Next();
+    if (wide) r |= uint64_t{draw.Next()} << 32;
+    std::swap(perm[i], perm[i + static_cast<int64_t>(r % static_cast<uint64_t>(n - i))]);
+  }
+  TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+  const int64_t row = in.NumElements() / n;
+  if (in.dtype() == DT_STRING) {
+    const std::string* src = in.data<std::string>();
+    std::string* dst = out->data<std::string>();
+    for (int64_t i = 0; i < n; ++i) {
+      std::copy(src + perm[i] * row, src + (perm[i] + 1) * row, dst + i * row);
+    }
+    return absl::OkStatus();
+  }
+  const size_t bytes = TensorElementSize(in.dtype()) * row;
+  const char* src = static_cast<const char*>(in.raw_data());
+  char* dst = static_cast<char*>(out->raw_data());
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * bytes, src + perm[i] * bytes, bytes);
+  return absl::OkStatus();
+}
+
 class RandomShuffleOp : public RandomOpBase {
  public:
   absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& in = ctx->input(0);
-    if (in.NumElements() <= 1 || in.dim_size(0) <= 1) return ctx->set_output(0, in);
-    if (in.dtype() == DT_RESOURCE || in.dtype() == DT_VARIANT) {
-      return UnsupportedDtype("RandomShuffle", in.dtype());
-    }
-    const int64_t n = in.dim_size(0);
-    const bool wide = n >= std::numeric_limits<int32_t>::max();
-    const uint64_t words = static_cast<uint64_t>(n - 1) * (wide ? 2 : 1);
-    PhiloxStream stream = generator().Reserve((words + 3) / 4);
-    PhiloxWords draw(&stream);
-    std::vector<int64_t> perm(n);
-    for (int64_t i = 0; i < n; ++i) perm[i] = i;
-    for (int64_t i = 0; i + 1 < n; ++i) {
-      uint64_t r = draw.Next();
-      if (wide) r |= uint64_t{draw.Next()} << 32;
-      std::swap(perm[i], perm[i + static_cast<int64_t>(r % static_cast<uint64_t>(n - i))]);
-    }
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
-    const int64_t row = in.NumElements() / n;
-    if (in.dtype() == DT_STRING) {
-      const std::string* src = in.data<std::string>();
-      std::string* dst = out->data<std::string>();
-      for (int64_t i = 0; i < n; ++i) {
-        std::copy(src + perm[i] * row, src + (perm[i] + 1) * row, dst + i * row);
-      }
-      return absl::OkStatus();
-    }
-    const size_t bytes = TensorElementSize(in.dtype()) * row;
-    const char* src = static_cast<const char*>(in.raw_data());
-    char* dst = static_cast<char*>(out->raw_data());
-    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * bytes, src + perm[i] * bytes, bytes);
-    return absl::OkStatus();
+    return ShuffleRows(ctx, "RandomShuffle",
+                       [&](uint64_t blocks) { return generator().Reserve(blocks); });
+  }
+};
+
+// StatelessShuffle(value, key, counter, alg).
+class StatelessShuffleOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(const PhiloxStream start, StatelessStream(ctx, /*v2=*/true, 1));
+    return ShuffleRows(ctx, "StatelessShuffle", [&](uint64_t) { return start; });
   }
 };
 
@@ -137,6 +157,12 @@ TW_REGISTER_KERNELS(random_ops) {
       cpu("TruncatedNormal"), "dtype");
   RegisterTypedKernels<RandomUniformIntOp, int32_t, int64_t>(cpu("RandomUniformInt"), "Tout");
   RegisterKernel(cpu("RandomShuffle"), MakeFactory<RandomShuffleOp>());
+  RegisterKernel(KernelDefBuilder("StatelessShuffle")
+                     .Device(kDeviceCpu)
+                     .HostMemory("key")
+                     .HostMemory("counter")
+                     .HostMemory("alg"),
+                 MakeFactory<StatelessShuffleOp>());
 }
 
 }  // namespace

@@ -157,6 +157,46 @@ TEST(RandomOpsTest, IntegersAndShufflesAreTensorFlowsRunAfterRun) {
               TensorIs<int32_t>({6, 2}, {0, 1, 4, 5, 8, 9, 10, 11, 6, 7, 2, 3}));
 }
 
+// tf.random.experimental.stateless_shuffle's op: TF's permutations for a
+// key and counter, the same on every call; rows move whole, strings too.
+TEST(RandomOpsTest, StatelessShuffleIsTensorFlows) {
+  std::vector<int32_t> values(20);
+  for (int i = 0; i < 20; ++i) values[i] = i;
+  const Tensor rows = Literal<int32_t>({10, 2}, values);
+  const auto shuffle = [](const Tensor& value, uint64_t key, uint64_t c0, uint64_t c1,
+                          int32_t alg) {
+    KernelRunner r("StatelessShuffle");
+    return r.Run({value, Literal<uint64_t>({1}, {key}), Literal<uint64_t>({2}, {c0, c1}),
+                  Scalar<int32_t>(alg)});
+  };
+  const auto first = [](const absl::StatusOr<std::vector<Tensor>>& out) {
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? (*out)[0] : Tensor();
+  };
+  // The rows whose first elements are `firsts`, in that order.
+  const auto rows_of = [](const std::vector<int32_t>& firsts) {
+    std::vector<int32_t> out;
+    for (int32_t r : firsts) {
+      out.push_back(r);
+      out.push_back(r + 1);
+    }
+    return out;
+  };
+  for (int32_t alg : {1, 3}) {  // Philox, and auto-select (Philox)
+    for (int call = 0; call < 2; ++call) {
+      EXPECT_THAT(first(shuffle(rows, 1, 2, 3, alg)),
+                  TensorIs<int32_t>({10, 2}, rows_of({8, 14, 2, 16, 18, 12, 10, 4, 6, 0})));
+    }
+  }
+  EXPECT_THAT(first(shuffle(rows, 7, 0, 0, 1)),
+              TensorIs<int32_t>({10, 2}, rows_of({14, 10, 8, 0, 6, 12, 18, 4, 16, 2})));
+  EXPECT_THAT(first(shuffle(Literal<std::string>({4}, {"a", "b", "c", "d"}), 5, 1, 1, 1)),
+              TensorIs<std::string>({4}, {"a", "c", "d", "b"}));
+  EXPECT_THAT(first(shuffle(Scalar<int32_t>(5), 1, 2, 3, 1)), TensorIs<int32_t>({}, {5}));
+  EXPECT_THAT(shuffle(rows, 1, 2, 3, 2).status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument, "Unsupported algorithm id: 2"));
+}
+
 Tensor Random(const char* op, DataType dtype, int64_t seed, int64_t seed2) {
   KernelRunner r(op);
   r.Attr("dtype", dtype).Attr("seed", seed).Attr("seed2", seed2);
