@@ -154,6 +154,14 @@ TW_REGISTER_OP("TensorSummary")
         "as in TF).")
     .SetShapeFn(MergeSummaryShape);
 
+TW_REGISTER_OP("Timestamp")
+    .Output("ts: double")
+    .SetIsStateful()
+    .Doc(
+        "The time of the run, in seconds since the Unix epoch, to the microsecond "
+        "(tf.timestamp).")
+    .SetShapeFn(shape_fns::ScalarShape);
+
 // TF 2's summary writers in graphs (tf.summary.create_file_writer and the
 // writes of tf.summary inside a tf.function): a writer resource that
 // appends events to a TensorBoard file of its own in logdir.

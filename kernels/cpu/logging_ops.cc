@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "framework/device.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
@@ -177,6 +178,17 @@ class PrintV2Op : public OpKernel {
   std::string stream_, end_, node_;
 };
 
+// Timestamp: now, in seconds since the epoch, from the microseconds as TF.
+class TimestampOp : public OpKernel {
+ public:
+  bool IsExpensive() const override { return false; }
+  absl::Status Compute(KernelContext* ctx) override {
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    *out->data<double>() = static_cast<double>(absl::ToUnixMicros(absl::Now())) / 1e6;
+    return absl::OkStatus();
+  }
+};
+
 TW_REGISTER_KERNELS(logging_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterTypedKernels<CheckNumericsV1Op, float, double>(cpu("CheckNumerics"), "T");
@@ -184,6 +196,7 @@ TW_REGISTER_KERNELS(logging_ops) {
   RegisterKernel(cpu("Assert"), MakeFactory<AssertOp>());
   RegisterKernel(cpu("Print"), MakeFactory<PrintOp>());
   RegisterKernel(cpu("PrintV2"), MakeFactory<PrintV2Op>());
+  RegisterKernel(cpu("Timestamp"), MakeFactory<TimestampOp>());
 }
 
 }  // namespace

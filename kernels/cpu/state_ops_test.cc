@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "absl/strings/escaping.h"
+#include "absl/time/clock.h"
 #include "framework/device.h"
 #include "framework/resource_mgr.h"
 #include "gmock/gmock.h"
@@ -150,6 +151,21 @@ Tensor Strings(const TensorShape& shape, std::vector<std::string> v) {
 // tf.compat.v1.summary.image's bytes from TF 2.21, PNGs included: negative
 // floats centred on 128, a NaN pixel in bad_color, non-negative ones scaled
 // to 255, uint8 as they are.
+// Timestamp is the time of its run in seconds, a whole number of
+// microseconds (a minute's slack for a clock set meanwhile).
+TEST(LoggingOpsTest, TimestampIsNowInSeconds) {
+  KernelRunner r("Timestamp");
+  const double before = static_cast<double>(absl::ToUnixMicros(absl::Now())) / 1e6;
+  const Tensor ts = RunOk(r, {});
+  const double after = static_cast<double>(absl::ToUnixMicros(absl::Now())) / 1e6;
+  ASSERT_EQ(ts.dtype(), DT_DOUBLE);
+  ASSERT_EQ(ts.dims(), 0);
+  const double t = ts.data<double>()[0];
+  EXPECT_GE(t, before - 60);
+  EXPECT_LE(t, after + 60);
+  EXPECT_NEAR(t * 1e6, std::round(t * 1e6), 1.0);
+}
+
 TEST(LoggingOpsTest, ImageSummaryGivesTensorFlowsBytes) {
   const Tensor x =
       Literal<float>({2, 2, 2, 3}, {-1, 0.5f, 2, 0.25f, NAN, 1, 3, -2.5f, 0, 1.5f, 0.75f, -0.125f,

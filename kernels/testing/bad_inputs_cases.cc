@@ -721,6 +721,7 @@ std::vector<Case> StateCases() {
       {"CheckNumerics", {{"message", A("m")}}, {F({3})}},
       {"CheckNumericsV2", {{"message", A("m")}}, {F({3})}},
       {"Assert", {}, {Scalar<bool>(true), F({2})}},
+      {"Timestamp", {}, {}},
       {"ScalarSummary", {}, {Str("t"), Scalar<float>(1)}},
       {"HistogramSummary", {}, {Str("h"), F({4})}},
       {"ImageSummary", {{"T", A(DT_FLOAT)}}, {Str("img"), F({1, 2, 2, 3})}},
