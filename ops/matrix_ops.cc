@@ -433,6 +433,20 @@ absl::Status SolveLsShape(InferenceContext* c) {
                  .Doc("The lower Cholesky factors of symmetric positive definite matrices (their "
                       "lower triangles read).")
                  .SetShapeFn(SquareMatrixShape));
+  RegisterOp(OpDefBuilder("CholeskyGrad", __FILE__)
+                 .Input("l: T")
+                 .Input("grad: T")
+                 .Output("output: T")
+                 .Attr("T: {half, float, double}")
+                 .Doc("The symmetric gradient of a = l l^T given l (lower Cholesky factors) and "
+                      "the gradient of l (its lower triangle read): TF 1's Cholesky gradient op.")
+                 .SetShapeFn(SquareMatrixShape));
+  RegisterOp(OpDefBuilder("MatrixLogarithm", __FILE__)
+                 .Input("input: T")
+                 .Output("output: T")
+                 .Attr("T: {complex64, complex128}")
+                 .Doc("The principal logarithm of each square complex matrix (tf.linalg.logm).")
+                 .SetShapeFn(SquareMatrixShape));
   RegisterOp(OpDefBuilder("Qr", __FILE__)
                  .Input("input: T")
                  .Output("q: T")

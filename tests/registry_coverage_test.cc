@@ -189,6 +189,8 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"Mod", "TensorFlow defines none for Mod (users register their own); FloorMod has one"},
       {"ResizeArea", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"StatelessShuffle", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"CholeskyGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"MatrixLogarithm", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"QuantizeV2", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"Dequantize", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"GuaranteeConst", "TensorFlow defines none (tf.gradients raises LookupError)"},

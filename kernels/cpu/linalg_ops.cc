@@ -186,6 +186,71 @@ class CholeskyOp : public OpKernel {
   }
 };
 
+// CholeskyGrad(l, grad): the gradient of a = l l^T given that of l (only
+// its lower triangle read), symmetric, as TF's op: with P = phi(l^T tril(g))
+// (the lower triangle, its diagonal halved) and S = l^-T P l^-1, da =
+// (S + S^T) / 2.
+template <typename T>
+class CholeskyGradOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& l = ctx->input(0);
+    const Tensor& g = ctx->input(1);
+    for (int i = 0; i < 2; ++i) {
+      if (ctx->input(i).dims() < 2) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Input tensor ", i, " must have rank >= 2, got ", ctx->input(i).dims()));
+      }
+    }
+    if (l.dims() != g.dims()) {
+      return absl::InvalidArgumentError("All input tensors must have the same rank.");
+    }
+    if (l.shape() != g.shape()) {
+      return absl::InvalidArgumentError("Inputs (L and grad) must have the same shape.");
+    }
+    if (l.dim_size(l.dims() - 1) != l.dim_size(l.dims() - 2)) {
+      return absl::InvalidArgumentError("Inputs must be a square matrices.");
+    }
+    TW_ASSIGN_OR_RETURN(Square sq, SquareMatrices(l, "Input tensor 0"));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, l.shape()));
+    const int64_t n = sq.n;
+    return ForEachMatrix(ctx, sq.batch, 4 * n * n * n, [&](int64_t i) -> absl::Status {
+      const ConstMap<T> factor(l.data<T>() + i * n * n, n, n);
+      const ConstMap<T> grad(g.data<T>() + i * n * n, n, n);
+      const auto lower = factor.template triangularView<Eigen::Lower>();
+      Matrix<T> p = factor.transpose() * Matrix<T>(grad.template triangularView<Eigen::Lower>());
+      p.diagonal() *= T(0.5);
+      p = Matrix<T>(p.template triangularView<Eigen::Lower>());
+      // S = l^-T P l^-1: solve l^T X = P, then S l = X.
+      lower.transpose().solveInPlace(p);
+      Matrix<T> s = p;
+      lower.template solveInPlace<Eigen::OnTheRight>(s);
+      MutableMap<T> da(out->data<T>() + i * n * n, n, n);
+      da = (s + s.transpose()) * T(0.5);
+      return absl::OkStatus();
+    });
+  }
+};
+
+// MatrixLogarithm: the principal logarithm of each complex matrix,
+// Eigen's (inverse scaling and squaring on the Schur form), as TF's kernel.
+template <typename T>
+class MatrixLogarithmOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_ASSIGN_OR_RETURN(Square sq, SquareMatrices(in, "Input tensor 0"));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    const int64_t n = sq.n;
+    return ForEachMatrix(ctx, sq.batch, 30 * n * n * n, [&](int64_t i) -> absl::Status {
+      const ConstMap<T> a(in.data<T>() + i * n * n, n, n);
+      MutableMap<T> log(out->data<T>() + i * n * n, n, n);
+      log = Matrix<T>(a).log();
+      return absl::OkStatus();
+    });
+  }
+};
+
 // The principal square root of each matrix: Eigen's (a real Schur
 // decomposition, then the square root of the quasi-triangular factor), as
 // TF's kernel computes it.
@@ -258,6 +323,8 @@ TW_REGISTER_KERNELS(linalg_ops) {
   RegisterTypedKernels<MatrixSolveOp, float, double>(cpu("MatrixSolve"), "T");
   RegisterTypedKernels<TriangularSolveOp, float, double>(cpu("MatrixTriangularSolve"), "T");
   RegisterTypedKernels<CholeskyOp, float, double>(cpu("Cholesky"), "T");
+  RegisterTypedKernels<CholeskyGradOp, float, double>(cpu("CholeskyGrad"), "T");
+  RegisterTypedKernels<MatrixLogarithmOp, complex64, complex128>(cpu("MatrixLogarithm"), "T");
   RegisterTypedKernels<MatrixSquareRootOp, float, double>(cpu("MatrixSquareRoot"), "T");
   RegisterTypedKernels<CrossOp, float, double, int32_t, int64_t>(cpu("Cross"), "T");
 }

@@ -1,6 +1,7 @@
 // Dense linear algebra (linalg_ops.cc) against TensorFlow 2.21's values
 // (tf.raw_ops on these matrices), and TF's errors.
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <vector>
 
@@ -131,6 +132,60 @@ TEST(LinalgTest, SquareRootAndCrossMatchTensorFlow) {
   EXPECT_THAT(cross.Run({Literal<float>({1, 3}, {1, 2, 3}), Literal<float>({3}, {4, 5, 6})}),
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
                                 "Both inputs must be of same shape: [1,3] vs. [3]"));
+}
+
+// TF 1's Cholesky gradient op: TF's values for the factors of two
+// matrices, the gradient's upper triangle unread (the 9s).
+TEST(LinalgTest, CholeskyGradMatchesTensorFlow) {
+  KernelRunner chol("Cholesky");
+  const Tensor l = RunOk(
+      chol,
+      {Literal<double>({2, 3, 3}, {4, 1, 2, 1, 3, 0, 2, 0, 5, 2, 0.5, 0, 0.5, 1, 0.2, 0, 0.2, 3})});
+  const Tensor g =
+      Literal<double>({2, 3, 3}, {1, 0, 0, 2, 3, 0, -1, 0.5, 2, 0.5, 9, 9, 1, -2, 9, 0.25, 1.5, 1});
+  KernelRunner grad("CholeskyGrad");
+  EXPECT_THAT(RunOk(grad, {l, g}),
+              TensorNear<double>(
+                  {2, 3, 3},
+                  {0.4964155881418458, 0.14147607142310142, -0.5635692119952422,
+                   0.14147607142310142, 0.9486641737811494, 0.2427157702632224, -0.5635692119952422,
+                   0.2427157702632224, 0.5057805388588732, 0.011068861574901633, 0.662831334886941,
+                   -0.09543472526961959, 0.662831334886941, -1.2371117771746694, 0.7352922916717521,
+                   -0.09543472526961959, 0.7352922916717521, 0.29090002403665444},
+                  1e-14));
+  KernelRunner bad("CholeskyGrad");
+  EXPECT_THAT(
+      bad.Run({Literal<double>({2, 3}, std::vector<double>(6, 1.0)),
+               Literal<double>({2, 3}, std::vector<double>(6, 1.0))})
+          .status(),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "Inputs must be a square matrices."));
+  EXPECT_THAT(bad.Run({l, Literal<double>({3, 3}, std::vector<double>(9, 1.0))}).status(),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "All input tensors must have the same rank."));
+}
+
+// tf.linalg.logm: TF's principal logarithm (Eigen's) of a complex matrix.
+TEST(LinalgTest, MatrixLogarithmMatchesTensorFlow) {
+  using C = std::complex<double>;
+  const Tensor a = Literal<C>({3, 3}, {C(4, 0.1), C(2, 0), C(0, 0), C(-1, 0), C(3.5, 0.2), C(3, 0),
+                                       C(0.2, 0.3), C(1, 0), C(1, 0)});
+  KernelRunner log("MatrixLogarithm");
+  const Tensor got = RunOk(log, {a});
+  const std::vector<C> want = {
+      C(1.5078519123970895, 0.041606090019002215), C(0.6217545869818928, -0.06540629270137396),
+      C(-0.6421015902319732, 0.12579695007927177), C(-0.3939569950260352, -0.05103239717618156),
+      C(1.034632785170699, 0.15194386758307643),   C(1.9020741133247643, -0.25469978465937015),
+      C(0.24265404935283985, 0.14107466680533134), C(0.5786382367515291, -0.14072362390436938),
+      C(-0.7814428249878878, 0.27932106393732403)};
+  ASSERT_EQ(got.shape(), TensorShape({3, 3}));
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_NEAR(got.data<C>()[i].real(), want[i].real(), 1e-13) << i;
+    EXPECT_NEAR(got.data<C>()[i].imag(), want[i].imag(), 1e-13) << i;
+  }
+  KernelRunner square("MatrixLogarithm");
+  EXPECT_THAT(
+      square.Run({Literal<C>({2, 3}, std::vector<C>(6))}).status(),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "Input matrix must be square."));
 }
 
 }  // namespace

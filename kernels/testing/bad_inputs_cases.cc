@@ -105,6 +105,8 @@ std::vector<Case> ArrayCases() {
       {"MatrixSolve", {}, {F({2, 3, 3}), F({2, 3, 2})}},
       {"MatrixTriangularSolve", {}, {F({2, 3, 3}), F({2, 3, 2})}},
       {"Cholesky", {}, {F({2, 3, 3})}},
+      {"CholeskyGrad", {}, {F({2, 3, 3}), F({2, 3, 3})}},
+      {"MatrixLogarithm", {}, {C({2, 2, 2})}},
       // Upper: the main diagonal is the last band, here without zeros.
       {"BandedTriangularSolve", {{"lower", A(false)}}, {F({1, 2, 3}), F({1, 3, 2})}},
       {"TridiagonalSolve", {}, {F({2, 3, 4}), F({2, 4, 2})}},
