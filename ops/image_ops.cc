@@ -762,6 +762,27 @@ TW_REGISTER_OP("NonMaxSuppressionV3")
     .Doc("NonMaxSuppressionV2 over the boxes scoring above score_threshold.")
     .SetShapeFn(NonMaxSuppressionShape);
 
+TW_REGISTER_OP("NonMaxSuppressionWithOverlaps")
+    .Input("overlaps: float")
+    .Input("scores: float")
+    .Input("max_output_size: int32")
+    .Input("overlap_threshold: float")
+    .Input("score_threshold: float")
+    .Output("selected_indices: int32")
+    .Doc(
+        "Greedy selection as NonMaxSuppressionV3, the candidates' similarities given as "
+        "overlaps [n, n] instead of boxes (tf.image.non_max_suppression_overlaps).")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape overlaps, scores, scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &overlaps));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &scores));
+      for (int i = 2; i < c->num_inputs(); ++i) {
+        TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
+      }
+      c->set_output(0, PartialTensorShape({-1}));
+      return absl::OkStatus();
+    });
+
 TW_REGISTER_OP("NonMaxSuppressionV4")
     .Input("boxes: T")
     .Input("scores: T")

@@ -212,6 +212,8 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"SparseReduceMax", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"NonMaxSuppressionV2", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"NonMaxSuppressionV3", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"NonMaxSuppressionWithOverlaps",
+       "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"NonMaxSuppressionV4", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"NonMaxSuppressionV5", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"CropAndResizeGradBoxes", "TensorFlow defines none (tf.gradients raises LookupError)"},

@@ -42,25 +42,9 @@ struct Selection {
   int64_t max_size = 0;
 };
 
-absl::StatusOr<Selection> Select(const Tensor& boxes, const Tensor& scores, const Tensor& size_t_,
-                                 float iou_threshold, float score_threshold, float sigma) {
-  if (size_t_.dims() != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_output_size must be 0-D, got shape ", size_t_.shape().DebugString()));
-  }
-  if (!(iou_threshold >= 0 && iou_threshold <= 1)) {
-    return absl::InvalidArgumentError("iou_threshold must be in [0, 1]");
-  }
-  if (boxes.dims() != 2) {
-    return absl::InvalidArgumentError(absl::StrCat("boxes must be 2-D", boxes.shape().DebugString(),
-                                                   " (Shape must be rank 2 but is rank ",
-                                                   boxes.dims(), ")"));
-  }
-  const int64_t n = boxes.shape().dim_size(0);
-  if (boxes.shape().dim_size(1) != 4) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "boxes must have 4 columns (Dimension must be 4 but is ", boxes.shape().dim_size(1), ")"));
-  }
+// The scores' checks (rank 1, one per box of `n`) and max_output_size's;
+// the output size.
+absl::StatusOr<int64_t> CheckScoresAndSize(const Tensor& scores, int64_t n, const Tensor& size_t_) {
   if (scores.dims() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("scores must be 1-D", scores.shape().DebugString(),
@@ -76,7 +60,29 @@ absl::StatusOr<Selection> Select(const Tensor& boxes, const Tensor& scores, cons
   }
   const int64_t max_size = *size_t_.data<int32_t>();
   if (max_size < 0) return absl::InvalidArgumentError("output size must be non-negative");
+  return max_size;
+}
 
+// NonMaxSuppression's boxes [n, 4]: n.
+absl::StatusOr<int64_t> CheckBoxes(const Tensor& boxes) {
+  if (boxes.dims() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat("boxes must be 2-D", boxes.shape().DebugString(),
+                                                   " (Shape must be rank 2 but is rank ",
+                                                   boxes.dims(), ")"));
+  }
+  if (boxes.shape().dim_size(1) != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "boxes must have 4 columns (Dimension must be 4 but is ", boxes.shape().dim_size(1), ")"));
+  }
+  return boxes.shape().dim_size(0);
+}
+
+// TF's greedy selection (Soft-NMS with sigma > 0) of up to max_size of the
+// n candidates by score, `overlap(i, j)` the similarity of candidates i and
+// j (boxes' IoU, or a given matrix's entry).
+template <typename Overlap>
+Selection Select(const float* s, int64_t n, int64_t max_size, float threshold,
+                 float score_threshold, float sigma, const Overlap& overlap) {
   struct Candidate {
     int32_t index;
     float score;
@@ -86,13 +92,11 @@ absl::StatusOr<Selection> Select(const Tensor& boxes, const Tensor& scores, cons
     return (a.score == b.score && a.index > b.index) || a.score < b.score;
   };
   std::priority_queue<Candidate, std::vector<Candidate>, decltype(lower)> queue(lower);
-  const float* s = scores.data<float>();
   for (int32_t i = 0; i < n; ++i) {
     if (s[i] > score_threshold) queue.push({i, s[i], 0});
   }
   const bool soft = sigma > 0;
   const float scale = soft ? -0.5f / sigma : 0.0f;
-  const float* b = boxes.data<float>();
   Selection out;
   while (static_cast<int64_t>(out.indices.size()) < max_size && !queue.empty()) {
     Candidate next = queue.top();
@@ -100,10 +104,10 @@ absl::StatusOr<Selection> Select(const Tensor& boxes, const Tensor& scores, cons
     const float original = next.score;
     bool suppressed = false;
     for (int32_t j = static_cast<int32_t>(out.indices.size()) - 1; j >= next.checked; --j) {
-      const float iou = Iou(b, next.index, out.indices[j]);
+      const float iou = overlap(next.index, out.indices[j]);
       const float weight = std::exp(scale * iou * iou);
-      next.score *= soft || iou <= iou_threshold ? weight : 0.0f;
-      if (!soft && iou > iou_threshold) {
+      next.score *= soft || iou <= threshold ? weight : 0.0f;
+      if (!soft && iou > threshold) {
         suppressed = true;
         break;
       }
@@ -120,6 +124,30 @@ absl::StatusOr<Selection> Select(const Tensor& boxes, const Tensor& scores, cons
   }
   out.max_size = max_size;
   return out;
+}
+
+// max_output_size: a scalar.
+absl::Status CheckSizeScalar(const Tensor& size_t_) {
+  if (size_t_.dims() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_output_size must be 0-D, got shape ", size_t_.shape().DebugString()));
+  }
+  return absl::OkStatus();
+}
+
+// NonMaxSuppression V1-V5: greedy selection by the boxes' IoU.
+absl::StatusOr<Selection> SelectBoxes(const Tensor& boxes, const Tensor& scores,
+                                      const Tensor& size_t_, float iou_threshold,
+                                      float score_threshold, float sigma) {
+  TW_RETURN_IF_ERROR(CheckSizeScalar(size_t_));
+  if (!(iou_threshold >= 0 && iou_threshold <= 1)) {
+    return absl::InvalidArgumentError("iou_threshold must be in [0, 1]");
+  }
+  TW_ASSIGN_OR_RETURN(const int64_t n, CheckBoxes(boxes));
+  TW_ASSIGN_OR_RETURN(const int64_t max_size, CheckScoresAndSize(scores, n, size_t_));
+  const float* b = boxes.data<float>();
+  return Select(scores.data<float>(), n, max_size, iou_threshold, score_threshold, sigma,
+                [b](int64_t i, int64_t j) { return Iou(b, i, j); });
 }
 
 absl::StatusOr<float> ScalarArg(const Tensor& t, const char* name) {
@@ -154,8 +182,9 @@ class NonMaxSuppressionOp : public OpKernel {
       TW_ASSIGN_OR_RETURN(sigma, ScalarArg(ctx->input(5), "soft_nms_sigma"));
       if (!(sigma >= 0)) return absl::InvalidArgumentError("soft_nms_sigma_val must be >= 0");
     }
-    TW_ASSIGN_OR_RETURN(const Selection sel, Select(ctx->input(0), ctx->input(1), ctx->input(2),
-                                                    iou, score_threshold, sigma));
+    TW_ASSIGN_OR_RETURN(
+        const Selection sel,
+        SelectBoxes(ctx->input(0), ctx->input(1), ctx->input(2), iou, score_threshold, sigma));
     // Padded with zeros to max_output_size (allocated by the device, which
     // refuses sizes past its limits).
     const int64_t valid = static_cast<int64_t>(sel.indices.size());
@@ -180,6 +209,38 @@ class NonMaxSuppressionOp : public OpKernel {
   const int version_;
   float iou_threshold_ = 0.5f;
   bool pad_ = false;
+};
+
+// NonMaxSuppressionWithOverlaps (tf.image.non_max_suppression_overlaps):
+// the greedy selection with the candidates' similarities given as a matrix
+// overlaps [n, n] instead of their boxes' IoU.
+class NonMaxSuppressionWithOverlapsOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& overlaps = ctx->input(0);
+    TW_RETURN_IF_ERROR(CheckSizeScalar(ctx->input(2)));
+    if (overlaps.dims() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("overlaps must be 2-D", overlaps.shape().DebugString()));
+    }
+    const int64_t n = overlaps.dim_size(0);
+    if (overlaps.dim_size(1) != n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("overlaps must be square", overlaps.shape().DebugString()));
+    }
+    TW_ASSIGN_OR_RETURN(const int64_t max_size,
+                        CheckScoresAndSize(ctx->input(1), n, ctx->input(2)));
+    TW_ASSIGN_OR_RETURN(const float threshold, ScalarArg(ctx->input(3), "overlap_threshold"));
+    TW_ASSIGN_OR_RETURN(const float score_threshold, ScalarArg(ctx->input(4), "score_threshold"));
+    const float* o = overlaps.data<float>();
+    const Selection sel =
+        Select(ctx->input(1).data<float>(), n, max_size, threshold, score_threshold, 0.0f,
+               [o, n](int64_t i, int64_t j) { return o[i * n + j]; });
+    const int64_t k = static_cast<int64_t>(sel.indices.size());
+    TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(0, TensorShape({k})));
+    std::copy(sel.indices.begin(), sel.indices.end(), indices->data<int32_t>());
+    return absl::OkStatus();
+  }
 };
 
 // CombinedNonMaxSuppression (tf.image.combined_non_max_suppression), as
@@ -345,6 +406,8 @@ TW_REGISTER_KERNELS(nms_ops) {
                  [] { return std::make_unique<NonMaxSuppressionOp>(4); });
   RegisterKernel(cpu("NonMaxSuppressionV5"),
                  [] { return std::make_unique<NonMaxSuppressionOp>(5); });
+  RegisterKernel(KernelDefBuilder("NonMaxSuppressionWithOverlaps").Device(kDeviceCpu),
+                 MakeFactory<NonMaxSuppressionWithOverlapsOp>());
   RegisterKernel(KernelDefBuilder("CombinedNonMaxSuppression").Device(kDeviceCpu),
                  MakeFactory<CombinedNonMaxSuppressionOp>());
 }

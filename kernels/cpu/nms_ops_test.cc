@@ -1,5 +1,5 @@
-// NonMaxSuppression V1-V5 against TensorFlow 2.21's selections, scores and
-// messages (tf.raw_ops on these boxes).
+// NonMaxSuppression V1-V5 and WithOverlaps against TensorFlow 2.21's
+// selections, scores and messages (tf.raw_ops on these boxes).
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -104,6 +104,33 @@ TEST(NonMaxSuppressionTest, BadInputsAreTensorFlowsErrors) {
 // One image, three boxes, two classes (TF 2.21's outputs): class 0 keeps
 // boxes 0 and 2 (box 1 overlaps box 0 by 0.9), class 1 boxes 1 and 2; the
 // four picks by score, padded to max_total_size.
+// tf.image.non_max_suppression_overlaps: the similarities given.
+TEST(NonMaxSuppressionTest, WithOverlapsMatchesTensorFlow) {
+  const Tensor overlaps = Literal<float>(
+      {4, 4}, {1, .7f, .2f, .4f, .7f, 1, .1f, .6f, .2f, .1f, 1, .3f, .4f, .6f, .3f, 1});
+  const Tensor scores = Literal<float>({4}, {.9f, .8f, .7f, .95f});
+  const auto select = [&](int32_t max, float threshold, float score_threshold) {
+    KernelRunner r("NonMaxSuppressionWithOverlaps");
+    return RunOk(r, {overlaps, scores, Scalar<int32_t>(max), Scalar<float>(threshold),
+                     Scalar<float>(score_threshold)});
+  };
+  EXPECT_THAT(select(4, .5f, -1), TensorIs<int32_t>({3}, {3, 0, 2}));
+  EXPECT_THAT(select(2, .5f, -1), TensorIs<int32_t>({2}, {3, 0}));
+  EXPECT_THAT(select(4, .35f, .75f), TensorIs<int32_t>({1}, {3}));
+  EXPECT_THAT(select(4, 1.5f, 0), TensorIs<int32_t>({4}, {3, 0, 1, 2}));
+  KernelRunner r("NonMaxSuppressionWithOverlaps");
+  const auto run = [&](const Tensor& o, const Tensor& s, int32_t max) {
+    return r.Run({o, s, Scalar<int32_t>(max), Scalar<float>(.5f), Scalar<float>(0)}).status();
+  };
+  EXPECT_THAT(run(Literal<float>({4}, {1, 1, 1, 1}), scores, 2),
+              StatusIs(kInvalid, "overlaps must be 2-D[4]"));
+  EXPECT_THAT(run(Literal<float>({4, 3}, std::vector<float>(12, 1.0f)), scores, 2),
+              StatusIs(kInvalid, "overlaps must be square[4,3]"));
+  EXPECT_THAT(run(overlaps, Literal<float>({3}, {1, 1, 1}), 2),
+              StatusIs(kInvalid, "(Dimensions must be equal, but are 4 and 3)"));
+  EXPECT_THAT(run(overlaps, scores, -1), StatusIs(kInvalid, "output size must be non-negative"));
+}
+
 TEST(NmsOpsTest, CombinedNonMaxSuppressionMatchesTensorFlow) {
   const Tensor boxes =
       Literal<float>({1, 3, 1, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0.5f, 0.5f, 0.9f, 0.9f});
