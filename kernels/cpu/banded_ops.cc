@@ -27,8 +27,8 @@ using linalg::ConstMap;
 using linalg::Matrix;
 using linalg::MutableMap;
 
-// LinearAlgebraOp's checks: every input of rank >= 2, all with the same
-// batch dimensions. The number of matrices.
+// LinearAlgebraOp's checks: every input of rank >= 2, all of one rank and
+// with the same batch dimensions. The number of matrices.
 absl::StatusOr<int64_t> SameBatches(KernelContext* ctx) {
   for (int i = 0; i < ctx->num_inputs(); ++i) {
     if (ctx->input(i).dims() < 2) {
@@ -38,8 +38,13 @@ absl::StatusOr<int64_t> SameBatches(KernelContext* ctx) {
   }
   const Tensor& first = ctx->input(0);
   for (int i = 1; i < ctx->num_inputs(); ++i) {
+    if (ctx->input(i).dims() != first.dims()) {
+      return absl::InvalidArgumentError("All input tensors must have the same rank.");
+    }
+  }
+  for (int i = 1; i < ctx->num_inputs(); ++i) {
     const Tensor& t = ctx->input(i);
-    bool same = t.dims() == first.dims();
+    bool same = true;
     for (int d = 0; same && d < first.dims() - 2; ++d) same = t.dim_size(d) == first.dim_size(d);
     if (!same) {
       return absl::InvalidArgumentError("All input tensors must have the same outer dimensions.");

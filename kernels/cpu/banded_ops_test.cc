@@ -74,7 +74,10 @@ TEST(TridiagonalSolveTest, ASingularSystemIsNaNOrPerturbedAsTensorFlow) {
 
 TEST(TridiagonalSolveTest, BadShapesAreRefusedAsTensorFlow) {
   KernelRunner r("TridiagonalSolve");
-  EXPECT_THAT(r.Run({Literal<double>({2, 4}, std::vector<double>(8)), kRhs}),
+  EXPECT_THAT(
+      r.Run({Literal<double>({3, 4}, std::vector<double>(12)), kRhs}),
+      StatusIs(absl::StatusCode::kInvalidArgument, "All input tensors must have the same rank."));
+  EXPECT_THAT(r.Run({Literal<double>({2, 3, 4}, std::vector<double>(24)), kRhs}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "All input tensors must have the same outer dimensions."));
   EXPECT_THAT(r.Run({Literal<double>({1, 2, 4}, std::vector<double>(8)), kRhs}),

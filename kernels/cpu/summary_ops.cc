@@ -472,6 +472,12 @@ class SummaryFileWriter : public ResourceBase {
     return writer;
   }
 
+  // What is still queued is written, as TF's writer does when it goes.
+  ~SummaryFileWriter() override {
+    absl::MutexLock lock(&mu_);
+    (void)FlushLocked();
+  }
+
   std::string DebugString() const override { return absl::StrCat("summary writer ", path_); }
 
   // Stamps `event` with the time and `step`, and queues it.

@@ -207,6 +207,26 @@ TEST_F(SummaryWriterTest, RawProtosGraphsAndEvents) {
   EXPECT_EQ(events[4].step(), 9);
 }
 
+TEST_F(SummaryWriterTest, WhatIsQueuedIsWrittenWhenTheSessionEnds) {
+  Operation create = ops::CreateSummaryFileWriter(
+                         root_, writer_, ops::Const(root_, logdir_), ops::Const(root_, 10),
+                         ops::Const(root_, 2147483647), ops::Const(root_, std::string("")))
+                         .operation;
+  Operation scalar =
+      ops::WriteScalarSummary(root_, writer_, step_, ops::Const(root_, std::string("loss")),
+                              ops::Const(root_, 0.25))
+          .operation;
+  TW_ASSERT_OK(Run({create}));
+  TW_ASSERT_OK(Run({scalar}));
+  const std::vector<std::string> files = Files(logdir_);
+  ASSERT_THAT(files, SizeIs(1));
+  EXPECT_THAT(Events(logdir_ + "/" + files[0]), SizeIs(1));  // queued
+  session_.reset();  // the session's devices, and their writer, go
+  const std::vector<Event> events = Events(logdir_ + "/" + files[0]);
+  ASSERT_THAT(events, SizeIs(2));
+  EXPECT_EQ(events[1].summary().value(0).simple_value(), 0.25f);
+}
+
 TEST_F(SummaryWriterTest, AWriteWithoutAWriterIsNotFound) {
   Operation scalar =
       ops::WriteScalarSummary(root_, writer_, step_, ops::Const(root_, std::string("loss")),
