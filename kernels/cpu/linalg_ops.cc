@@ -5,10 +5,11 @@
 // same LU: sign and log |det|, TF's route to the determinant),
 // MatrixTriangularSolve (the lower or upper triangle only), and Cholesky
 // (the lower factor of the lower triangle; NaNs for a matrix that is not
-// positive definite, as TF's CPU kernel gives). `adjoint` solves with the
-// (conjugate) transpose. MatrixSquareRoot (Eigen's MatrixFunctions) and
-// Cross, the cross product of 3-vectors, are here too. Matrices are row-major Eigen maps of the
-// tensors' buffers; the batch is sharded over the intra-op pool.
+// positive definite, as TF's CPU kernel gives), with TF 1's CholeskyGrad.
+// `adjoint` solves with the (conjugate) transpose. Cross, the cross product
+// of 3-vectors, is here too; the matrix functions are in
+// matrix_function_ops.cc. Matrices are row-major Eigen maps of the tensors'
+// buffers; the batch is sharded over the intra-op pool.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -22,7 +23,6 @@
 #include "framework/kernel_registry.h"
 #include "framework/threadpool.h"
 #include "kernels/cpu/linalg_util.h"
-#include "unsupported/Eigen/MatrixFunctions"
 
 namespace towerflow {
 namespace {
@@ -232,45 +232,6 @@ class CholeskyGradOp : public OpKernel {
   }
 };
 
-// MatrixLogarithm: the principal logarithm of each complex matrix,
-// Eigen's (inverse scaling and squaring on the Schur form), as TF's kernel.
-template <typename T>
-class MatrixLogarithmOp : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& in = ctx->input(0);
-    TW_ASSIGN_OR_RETURN(Square sq, SquareMatrices(in, "Input tensor 0"));
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
-    const int64_t n = sq.n;
-    return ForEachMatrix(ctx, sq.batch, 30 * n * n * n, [&](int64_t i) -> absl::Status {
-      const ConstMap<T> a(in.data<T>() + i * n * n, n, n);
-      MutableMap<T> log(out->data<T>() + i * n * n, n, n);
-      log = Matrix<T>(a).log();
-      return absl::OkStatus();
-    });
-  }
-};
-
-// The principal square root of each matrix: Eigen's (a real Schur
-// decomposition, then the square root of the quasi-triangular factor), as
-// TF's kernel computes it.
-template <typename T>
-class MatrixSquareRootOp : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& in = ctx->input(0);
-    TW_ASSIGN_OR_RETURN(Square sq, SquareMatrices(in, "Input tensor 0"));
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
-    const int64_t n = sq.n;
-    if (n == 0) return absl::OkStatus();
-    return ForEachMatrix(ctx, sq.batch, 30 * n * n * n, [&](int64_t i) -> absl::Status {
-      const Matrix<T> a = ConstMap<T>(in.data<T>() + i * n * n, n, n);
-      MutableMap<T>(out->data<T>() + i * n * n, n, n) = a.sqrt();
-      return absl::OkStatus();
-    });
-  }
-};
-
 // Cross(a, b): the cross products of the 3-vectors along the last axis.
 template <typename T>
 class CrossOp : public OpKernel {
@@ -324,8 +285,6 @@ TW_REGISTER_KERNELS(linalg_ops) {
   RegisterTypedKernels<TriangularSolveOp, float, double>(cpu("MatrixTriangularSolve"), "T");
   RegisterTypedKernels<CholeskyOp, float, double>(cpu("Cholesky"), "T");
   RegisterTypedKernels<CholeskyGradOp, float, double>(cpu("CholeskyGrad"), "T");
-  RegisterTypedKernels<MatrixLogarithmOp, complex64, complex128>(cpu("MatrixLogarithm"), "T");
-  RegisterTypedKernels<MatrixSquareRootOp, float, double>(cpu("MatrixSquareRoot"), "T");
   RegisterTypedKernels<CrossOp, float, double, int32_t, int64_t>(cpu("Cross"), "T");
 }
 
