@@ -484,6 +484,10 @@ class SummaryFileWriter : public ResourceBase {
   absl::Status Write(int64_t step, Event event) {
     event.set_wall_time(NowSeconds());
     event.set_step(step);
+    return Queue(event);
+  }
+  // Queues `event` as it is (ImportEvent's).
+  absl::Status Queue(const Event& event) {
     absl::MutexLock lock(&mu_);
     queue_.push_back(SerializeDeterministic(event));
     const absl::Time now = absl::Now();
@@ -588,8 +592,7 @@ class WriteOp : public OpKernel {
         return absl::InvalidArgumentError(
             absl::StrCat("Bad Event proto of ", bytes.size(), " bytes"));
       }
-      const int64_t step = event.step();
-      return writer->Write(step, std::move(event));
+      return writer->Queue(event);
     }
     TW_ASSIGN_OR_RETURN(const int64_t step, ScalarInput(ctx, 1, DT_INT64, "step"));
     switch (kind_) {

@@ -168,6 +168,7 @@ TEST_F(SummaryWriterTest, RawProtosGraphsAndEvents) {
   raw.mutable_value(0)->set_simple_value(2);
   Event imported;
   imported.set_step(9);
+  imported.set_wall_time(123.5);  // kept, as TF's ImportEvent keeps it
   imported.set_file_version("imported");
   GraphDef graph;
   graph.add_node()->set_name("n");
@@ -205,6 +206,7 @@ TEST_F(SummaryWriterTest, RawProtosGraphsAndEvents) {
   EXPECT_EQ(written.node(0).name(), "n");
   EXPECT_EQ(events[4].file_version(), "imported");
   EXPECT_EQ(events[4].step(), 9);
+  EXPECT_EQ(events[4].wall_time(), 123.5);
 }
 
 TEST_F(SummaryWriterTest, WhatIsQueuedIsWrittenWhenTheSessionEnds) {
