@@ -8,7 +8,6 @@
 
 #include "core/jpeg.h"
 #include "core/png.h"
-#include "framework/tensor_list.h"
 #include "framework/tensor_views.h"
 
 namespace towerflow {
@@ -759,54 +758,6 @@ std::vector<Case> StateCases() {
       {"Multinomial", {{"seed", A(int64_t{3})}}, {F({2, 3}), Scalar<int32_t>(4)}},
       {"StatelessMultinomial", {}, {F({2, 3}), Scalar<int32_t>(4), Literal<int64_t>({2}, {1, 2})}},
       {"StackV2", {{"elem_type", A(DT_FLOAT)}}, {Scalar<int32_t>(4)}},
-  };
-}
-
-namespace {
-
-// A list of `n` rows of [2] floats (the last one unset when `unset`).
-Tensor List(int n, bool unset = false) {
-  TensorList list(DT_FLOAT, PartialTensorShape({2}));
-  for (int i = 0; i < n; ++i) list.tensors.push_back(F({2}));
-  if (unset && n > 0) list.tensors.back() = Tensor();
-  Tensor t(DT_VARIANT, TensorShape({}));
-  *t.data<Variant>() = Variant(std::move(list));
-  return t;
-}
-
-}  // namespace
-
-std::vector<Case> ListCases() {
-  const auto f32 = [](std::map<std::string, AttrValue> attrs = {}) {
-    attrs["element_dtype"] = A(DT_FLOAT);
-    return attrs;
-  };
-  const Tensor lengths = Literal<int64_t>({2}, {1, 2});
-  return {
-      {"EmptyTensorList", f32(), {I32({2}), Scalar<int32_t>(3)}},
-      {"TensorListReserve", f32(), {I32({-1, 2}), Scalar<int32_t>(3)}},
-      {"TensorListFromTensor", f32(), {F({3, 2}), I32({2})}},
-      {"TensorListLength", {}, {List(3)}},
-      {"TensorListElementShape", {{"shape_type", A(DT_INT64)}}, {List(2)}},
-      {"TensorListGetItem", f32(), {List(3, true), Scalar<int32_t>(2), I32({2})}},
-      {"TensorListSetItem", f32(), {List(3), Scalar<int32_t>(1), F({2})}},
-      {"TensorListSetItem",
-       f32({{"resize_if_index_out_of_bounds", A(true)}}),
-       {List(3), Scalar<int32_t>(5), F({2})}},
-      {"TensorListPushBack", f32(), {List(1), F({2})}},
-      {"TensorListPopBack", f32(), {List(2, true), I32({2})}},
-      {"TensorListStack", f32({{"num_elements", A(int64_t{3})}}), {List(3, true), I32({2})}},
-      {"TensorListGather", f32(), {List(3), I32({2, 0}), I32({2})}},
-      {"TensorListScatter", f32(), {F({2, 2}), I32({3, 0}), I32({2})}},
-      {"TensorListScatterV2", f32(), {F({2, 2}), I32({3, 0}), I32({2}), Scalar<int32_t>(5)}},
-      {"TensorListScatterIntoExistingList", f32(), {List(2), F({2, 2}), I32({1, 3})}},
-      {"TensorListResize", {}, {List(2), Scalar<int32_t>(4)}},
-      {"TensorListConcat", f32(), {List(2)}},
-      {"TensorListConcatV2", f32(), {List(3, true), I32({-1}), Literal<int64_t>({3}, {1, 1, 1})}},
-      {"TensorListSplit", f32(), {F({3, 2}), I32({-1, 2}), lengths}},
-      {"TensorListConcatLists", f32(), {List(2), List(1)}},
-      {"AddN", {}, {List(2, true), List(2)}},
-      {"ZerosLike", {}, {List(2, true)}},
   };
 }
 

@@ -62,11 +62,11 @@ std::vector<Case> MathCases();
 std::vector<Case> NnCases();
 std::vector<Case> ImageCodecCases();
 std::vector<Case> StateCases();
-// The TensorList ops, lists given as variant tensors.
+// bad_inputs_more_cases.cc: the TensorList ops (lists given as variant
+// tensors), the SparseTensor ops, the record decoders, text ops and staging
+// areas of input pipelines, QuantizeV2/Dequantize and the optimizer updates
+// of more_training_ops.cc.
 std::vector<Case> ListCases();
-// The SparseTensor ops, the record decoders and text ops of input
-// pipelines, QuantizeV2/Dequantize and the optimizer updates of
-// more_training_ops.cc (bad_inputs_more_cases.cc).
 std::vector<Case> SparseCases();
 std::vector<Case> InputPipelineCases();
 std::vector<Case> QuantizationCases();
