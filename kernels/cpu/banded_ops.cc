@@ -18,6 +18,7 @@
 #include "core/status_macros.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
+#include "kernels/bcast.h"
 #include "kernels/cpu/linalg_util.h"
 
 namespace towerflow {
@@ -334,22 +335,6 @@ class TridiagonalMatMulOp : public OpKernel {
   }
 };
 
-// The flat index, in a batch of shape `dims` (broadcast to `out`, aligned
-// at the last), of the batch element `i` of `out`.
-int64_t BroadcastIndex(const std::vector<int64_t>& dims, const std::vector<int64_t>& out,
-                       int64_t i) {
-  int64_t index = 0, stride = 1;
-  for (int d = static_cast<int>(out.size()) - 1, e = static_cast<int>(dims.size()) - 1; d >= 0;
-       --d, --e) {
-    const int64_t position = i % out[d];
-    i /= out[d];
-    if (e < 0) continue;
-    if (dims[e] != 1) index += position * stride;
-    stride *= dims[e];
-  }
-  return index;
-}
-
 template <typename T>
 class BandedTriangularSolveOp : public OpKernel {
  public:
@@ -366,23 +351,13 @@ class BandedTriangularSolveOp : public OpKernel {
             absl::StrCat("In[", i, "] ndims must be >= 2: ", ctx->input(i).dims()));
       }
     }
-    const std::vector<int64_t> band_batch(bands.shape().dim_sizes().begin(),
-                                          bands.shape().dim_sizes().end() - 2);
-    const std::vector<int64_t> rhs_batch(rhs.shape().dim_sizes().begin(),
-                                         rhs.shape().dim_sizes().end() - 2);
-    std::vector<int64_t> batch(std::max(band_batch.size(), rhs_batch.size()));
-    for (size_t d = 0; d < batch.size(); ++d) {
-      const auto at = [&](const std::vector<int64_t>& s) {
-        const int64_t e = static_cast<int64_t>(d) - static_cast<int64_t>(batch.size() - s.size());
-        return e < 0 ? int64_t{1} : s[e];
-      };
-      const int64_t a = at(band_batch), b = at(rhs_batch);
-      if (a != b && a != 1 && b != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "In[0] and In[1] must have compatible batch dimensions: ", bands.shape().DebugString(),
-            " vs. ", rhs.shape().DebugString()));
-      }
-      batch[d] = a == 1 ? b : a;
+    const auto band_batch = bands.shape().dim_sizes().subspan(0, bands.dims() - 2);
+    const auto rhs_batch = rhs.shape().dim_sizes().subspan(0, rhs.dims() - 2);
+    const BCast batch(band_batch, rhs_batch);
+    if (!batch.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "In[0] and In[1] must have compatible batch dimensions: ", bands.shape().DebugString(),
+          " vs. ", rhs.shape().DebugString()));
     }
     const int64_t k = bands.dim_size(bands.dims() - 2), m = bands.dim_size(bands.dims() - 1);
     const int64_t rows = rhs.dim_size(rhs.dims() - 2), n = rhs.dim_size(rhs.dims() - 1);
@@ -395,16 +370,18 @@ class BandedTriangularSolveOp : public OpKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("In[0] must not be an empty tensor: ", bands.shape().DebugString()));
     }
-    std::vector<int64_t> out_dims = batch;
-    out_dims.push_back(m);
-    out_dims.push_back(n);
-    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape(out_dims)));
-    int64_t count = 1;
-    for (int64_t d : batch) count *= d;
+    TensorShape out_shape = batch.output_shape();
+    TW_RETURN_IF_ERROR(out_shape.AddDim(m));
+    TW_RETURN_IF_ERROR(out_shape.AddDim(n));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
+    // The bands and rhs each output matrix reads (BatchMatMulV2's broadcast).
+    const std::vector<int64_t> band_of = BroadcastIndices(band_batch, batch.output_shape());
+    const std::vector<int64_t> rhs_of = BroadcastIndices(rhs_batch, batch.output_shape());
+    const int64_t count = static_cast<int64_t>(band_of.size());
     return linalg::ForEachMatrix(ctx, count, 4 * m * k * (n + 1), [&](int64_t i) {
-      const ConstMap<T> a(bands.data<T>() + BroadcastIndex(band_batch, batch, i) * k * m, k, m);
-      const ConstMap<T> b(rhs.data<T>() + BroadcastIndex(rhs_batch, batch, i) * m * n, m, n);
+      const ConstMap<T> a(bands.data<T>() + band_of[i] * k * m, k, m);
+      const ConstMap<T> b(rhs.data<T>() + rhs_of[i] * m * n, m, n);
       MutableMap<T> x(out->data<T>() + i * m * n, m, n);
       return Solve(a, b, &x);
     });
