@@ -41,9 +41,10 @@ namespace {
 
 using Tuple = std::vector<Tensor>;
 
-// A sequence (Stage) or a map by key (MapStage: any order; OrderedMapStage:
-// by key).
-enum class AreaKind { kSequence, kMap, kOrderedMap };
+// A sequence (Stage) or a map by key (MapStage and OrderedMapStage: both
+// keep their elements ordered by key, which serves MapUnstageNoKey's "any
+// key" and OrderedMapUnstageNoKey's smallest alike).
+enum class AreaKind { kSequence, kMap };
 
 // What a take asks for.
 struct TakeRequest {
@@ -381,8 +382,8 @@ class StagingArea : public ResourceBase {
 // attrs.
 class StagingOpBase {
  protected:
-  absl::Status InitArea(const KernelConstruction& c, AreaKind kind) {
-    kind_ = kind;
+  explicit StagingOpBase(AreaKind kind) : kind_(kind) {}
+  absl::Status InitArea(const KernelConstruction& c) {
     TW_RETURN_IF_ERROR(c.GetAttr("capacity", &capacity_));
     TW_RETURN_IF_ERROR(c.GetAttr("memory_limit", &memory_limit_));
     TW_RETURN_IF_ERROR(c.GetAttr("dtypes", &dtypes_));
@@ -395,7 +396,7 @@ class StagingOpBase {
             container_, name_, [&]() -> absl::StatusOr<std::shared_ptr<StagingArea>> {
               return std::make_shared<StagingArea>(kind_, dtypes_, capacity_, memory_limit_, name_);
             }));
-    if ((area->kind() == AreaKind::kSequence) != (kind_ == AreaKind::kSequence)) {
+    if (area->kind() != kind_) {
       return absl::InvalidArgumentError(absl::StrCat(ctx->name(), ": ", area->DebugString(), " is ",
                                                      area->kind() == AreaKind::kSequence
                                                          ? "a Stage area, not a map"
@@ -403,10 +404,11 @@ class StagingOpBase {
     }
     return area;
   }
+  AreaKind kind() const { return kind_; }
   const DataTypeVector& dtypes() const { return dtypes_; }
 
  private:
-  AreaKind kind_ = AreaKind::kSequence;
+  const AreaKind kind_;
   int64_t capacity_ = 0;
   int64_t memory_limit_ = 0;
   DataTypeVector dtypes_;
@@ -421,12 +423,12 @@ std::vector<int32_t> Indices(const Tensor& t) {
 // Stage, MapStage, OrderedMapStage.
 class StageOp : public AsyncOpKernel, StagingOpBase {
  public:
-  explicit StageOp(AreaKind kind) : kind_(kind) {}
-  absl::Status Init(const KernelConstruction& c) override { return InitArea(c, kind_); }
+  explicit StageOp(AreaKind kind) : StagingOpBase(kind) {}
+  absl::Status Init(const KernelConstruction& c) override { return InitArea(c); }
   void ComputeAsync(KernelContext* ctx, DoneCallback done) override {
     absl::StatusOr<std::shared_ptr<StagingArea>> area = Area(ctx);
     if (!area.ok()) return done(area.status());
-    const bool map = kind_ != AreaKind::kSequence;
+    const bool map = kind() == AreaKind::kMap;
     int64_t key = 0;
     std::vector<int32_t> indices;
     if (map) {
@@ -451,17 +453,14 @@ class StageOp : public AsyncOpKernel, StagingOpBase {
                  [done](absl::Status s, bool) { done(s); });
         });
   }
-
- private:
-  const AreaKind kind_;
 };
 
 // Unstage, StagePeek and the map forms' MapUnstage, MapPeek and
 // MapUnstageNoKey.
 class TakeOp : public AsyncOpKernel, StagingOpBase {
  public:
-  TakeOp(AreaKind kind, TakeRequest::Form form) : kind_(kind), form_(form) {}
-  absl::Status Init(const KernelConstruction& c) override { return InitArea(c, kind_); }
+  TakeOp(AreaKind kind, TakeRequest::Form form) : StagingOpBase(kind), form_(form) {}
+  absl::Status Init(const KernelConstruction& c) override { return InitArea(c); }
   void ComputeAsync(KernelContext* ctx, DoneCallback done) override {
     absl::StatusOr<std::shared_ptr<StagingArea>> area = Area(ctx);
     if (!area.ok()) return done(area.status());
@@ -516,16 +515,15 @@ class TakeOp : public AsyncOpKernel, StagingOpBase {
   }
 
  private:
-  const AreaKind kind_;
   const TakeRequest::Form form_;
 };
 
 // StageSize, MapSize, MapIncompleteSize (and the ordered forms).
 class SizeOp : public OpKernel, StagingOpBase {
  public:
-  SizeOp(AreaKind kind, bool incomplete) : kind_(kind), incomplete_(incomplete) {}
+  SizeOp(AreaKind kind, bool incomplete) : StagingOpBase(kind), incomplete_(incomplete) {}
   bool IsExpensive() const override { return false; }
-  absl::Status Init(const KernelConstruction& c) override { return InitArea(c, kind_); }
+  absl::Status Init(const KernelConstruction& c) override { return InitArea(c); }
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(std::shared_ptr<StagingArea> area, Area(ctx));
     Tensor size(DT_INT32, TensorShape());
@@ -535,24 +533,20 @@ class SizeOp : public OpKernel, StagingOpBase {
   }
 
  private:
-  const AreaKind kind_;
   const bool incomplete_;
 };
 
 // StageClear, MapClear, OrderedMapClear.
 class ClearOp : public OpKernel, StagingOpBase {
  public:
-  explicit ClearOp(AreaKind kind) : kind_(kind) {}
+  explicit ClearOp(AreaKind kind) : StagingOpBase(kind) {}
   bool IsExpensive() const override { return false; }
-  absl::Status Init(const KernelConstruction& c) override { return InitArea(c, kind_); }
+  absl::Status Init(const KernelConstruction& c) override { return InitArea(c); }
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(std::shared_ptr<StagingArea> area, Area(ctx));
     area->Clear();
     return absl::OkStatus();
   }
-
- private:
-  const AreaKind kind_;
 };
 
 TW_REGISTER_KERNELS(stage_ops) {
@@ -565,10 +559,8 @@ TW_REGISTER_KERNELS(stage_ops) {
                  [kind] { return std::make_unique<TakeOp>(kind, TakeRequest::kPeekAt); });
   RegisterKernel(cpu("StageSize"), [kind] { return std::make_unique<SizeOp>(kind, false); });
   RegisterKernel(cpu("StageClear"), [kind] { return std::make_unique<ClearOp>(kind); });
-  for (const auto& [prefix, map] :
-       {std::pair{"", AreaKind::kMap}, std::pair{"Ordered", AreaKind::kOrderedMap}}) {
-    const std::string p = prefix;
-    const AreaKind k = map;
+  for (const std::string p : {"", "Ordered"}) {
+    const AreaKind k = AreaKind::kMap;
     RegisterKernel(cpu(p + "MapStage"), [k] { return std::make_unique<StageOp>(k); });
     RegisterKernel(cpu(p + "MapUnstage"),
                    [k] { return std::make_unique<TakeOp>(k, TakeRequest::kKey); });
