@@ -1,5 +1,5 @@
-// tf.Example parsing: ParseExample as TensorFlow 1.x's tf.parse_example
-// writes it (the serving signatures of TF's SavedModels take serialized
+// tf.Example and tf.SequenceExample parsing: ParseExample as TensorFlow
+// 1.x's tf.parse_example writes it (the serving signatures of TF's SavedModels take serialized
 // Examples); and the record decoders of input pipelines, DecodeRaw,
 // DecodePaddedRaw and DecodeCSV (kernels/cpu/decode_ops.cc); SerializeTensor
 // and ParseTensor.
@@ -94,8 +94,8 @@ TW_REGISTER_OP("ParseSingleExample")
     });
 
 // TF 2's tf.io.parse_example: the keys as vectors, `serialized` a vector or
-// a scalar (one example, outputs without the batch dimension), ragged
-// features (refused by the kernel).
+// a scalar (one example, outputs without the batch dimension),
+// variable-length dense features (a dense shape [-1, ...]) and ragged ones.
 TW_REGISTER_OP("ParseExampleV2")
     .Input("serialized: string")
     .Input("names: string")
@@ -141,8 +141,8 @@ TW_REGISTER_OP("ParseExampleV2")
         c->set_output(next++, serialized.dims() < 0 ? PartialTensorShape::Unknown()
                                                     : serialized.Concatenate(dense));
       }
-      // Row splits: one more than the examples (2 for a scalar).
-      const int64_t splits = serialized.dims() == 0 ? 2
+      // Row splits: one more than the examples (none for a scalar).
+      const int64_t splits = serialized.dims() == 0 ? 0
                              : serialized.dims() == 1 && serialized.dim_size(0) >= 0
                                  ? serialized.dim_size(0) + 1
                                  : -1;
@@ -151,6 +151,185 @@ TW_REGISTER_OP("ParseExampleV2")
       }
       while (next < c->num_outputs()) c->set_output(next++, PartialTensorShape({splits}));
       return absl::OkStatus();
+    });
+
+// The outputs of a SequenceExample parser, in order: the context's sparse
+// (indices, values, shapes), dense and ragged (values, row splits) features,
+// then the feature lists' sparse, dense (and their lengths) and ragged
+// (values, outer and inner splits) ones. A scalar input's outputs have no
+// batch dimension.
+absl::Status SequenceExampleShapes(InferenceContext* c, bool ragged, bool lengths) {
+  PartialTensorShape serialized;
+  TW_RETURN_IF_ERROR(c->WithRankAtMost(c->input(0), 1, &serialized));
+  int64_t context_sparse = 0, list_sparse = 0;
+  std::vector<PartialTensorShape> context_dense, list_dense;
+  DataTypeVector context_ragged, list_ragged;
+  TW_RETURN_IF_ERROR(c->GetAttr("Ncontext_sparse", &context_sparse));
+  TW_RETURN_IF_ERROR(c->GetAttr("context_dense_shapes", &context_dense));
+  TW_RETURN_IF_ERROR(c->GetAttr("Nfeature_list_sparse", &list_sparse));
+  TW_RETURN_IF_ERROR(c->GetAttr("feature_list_dense_shapes", &list_dense));
+  if (ragged) {
+    TW_RETURN_IF_ERROR(c->GetAttr("context_ragged_value_types", &context_ragged));
+    TW_RETURN_IF_ERROR(c->GetAttr("feature_list_ragged_value_types", &list_ragged));
+  }
+  const int64_t rank = serialized.dims();  // -1 when unknown
+  const auto with_batch = [&](const PartialTensorShape& s) {
+    return rank < 0 ? PartialTensorShape::Unknown() : serialized.Concatenate(s);
+  };
+  // Row splits over the examples: a scalar's are a scalar (TF's).
+  const PartialTensorShape splits =
+      rank < 0 ? PartialTensorShape::Unknown()
+      : rank == 0
+          ? PartialTensorShape::Scalar()
+          : PartialTensorShape({serialized.dim_size(0) < 0 ? -1 : serialized.dim_size(0) + 1});
+  const int64_t needed = 3 * context_sparse + static_cast<int64_t>(context_dense.size()) +
+                         2 * static_cast<int64_t>(context_ragged.size()) + 3 * list_sparse +
+                         static_cast<int64_t>(list_dense.size()) * (lengths ? 2 : 1) +
+                         3 * static_cast<int64_t>(list_ragged.size());
+  if (needed != c->num_outputs()) {
+    return absl::InvalidArgumentError(
+        "the sparse, dense and ragged counts disagree with their types and shapes");
+  }
+  int next = 0;
+  const auto sparse = [&](int64_t n, int64_t index_rank) {
+    const PartialTensorShape indices({-1, rank < 0 ? -1 : index_rank});
+    for (int64_t i = 0; i < n; ++i) c->set_output(next + static_cast<int>(i), indices);
+    for (int64_t i = 0; i < n; ++i) c->set_output(next + n + i, PartialTensorShape({-1}));
+    for (int64_t i = 0; i < n; ++i) {
+      c->set_output(next + 2 * n + i, PartialTensorShape({rank < 0 ? -1 : index_rank}));
+    }
+    next += static_cast<int>(3 * n);
+  };
+  sparse(context_sparse, rank + 1);
+  for (const PartialTensorShape& s : context_dense) c->set_output(next++, with_batch(s));
+  for (size_t i = 0; i < context_ragged.size(); ++i)
+    c->set_output(next++, PartialTensorShape({-1}));
+  for (size_t i = 0; i < context_ragged.size(); ++i) c->set_output(next++, splits);
+  sparse(list_sparse, rank + 2);
+  for (const PartialTensorShape& s : list_dense) {
+    c->set_output(next++, with_batch(PartialTensorShape({-1}).Concatenate(s)));
+  }
+  if (lengths) {
+    for (size_t i = 0; i < list_dense.size(); ++i) c->set_output(next++, serialized);
+  }
+  for (size_t i = 0; i < list_ragged.size(); ++i) c->set_output(next++, PartialTensorShape({-1}));
+  for (size_t i = 0; i < list_ragged.size(); ++i) c->set_output(next++, splits);
+  for (size_t i = 0; i < list_ragged.size(); ++i) c->set_output(next++, PartialTensorShape({-1}));
+  return absl::OkStatus();
+}
+
+// TF 1's SequenceExample parsers' outputs (without the lengths) and attrs,
+// in TF's order.
+OpDefBuilder TfOneSequenceParser(OpDefBuilder b, bool lengths) {
+  b.Output("context_sparse_indices: Ncontext_sparse * int64")
+      .Output("context_sparse_values: context_sparse_types")
+      .Output("context_sparse_shapes: Ncontext_sparse * int64")
+      .Output("context_dense_values: Tcontext_dense")
+      .Output("feature_list_sparse_indices: Nfeature_list_sparse * int64")
+      .Output("feature_list_sparse_values: feature_list_sparse_types")
+      .Output("feature_list_sparse_shapes: Nfeature_list_sparse * int64")
+      .Output("feature_list_dense_values: feature_list_dense_types");
+  if (lengths) b.Output("feature_list_dense_lengths: Nfeature_list_dense * int64");
+  return b;
+}
+OpDefBuilder TfOneSequenceAttrs(OpDefBuilder b) {
+  b.Attr("Ncontext_sparse: int >= 0 = 0")
+      .Attr("Ncontext_dense: int >= 0 = 0")
+      .Attr("Nfeature_list_sparse: int >= 0 = 0")
+      .Attr("Nfeature_list_dense: int >= 0 = 0")
+      .Attr("context_sparse_types: list({float,int64,string}) >= 0 = []")
+      .Attr("Tcontext_dense: list({float,int64,string}) >= 0 = []")
+      .Attr("feature_list_dense_types: list({float,int64,string}) >= 0 = []")
+      .Attr("context_dense_shapes: list(shape) >= 0 = []")
+      .Attr("feature_list_sparse_types: list({float,int64,string}) >= 0 = []")
+      .Attr("feature_list_dense_shapes: list(shape) >= 0 = []");
+  return b;
+}
+
+// TF 1's tf.io.parse_sequence_example (a vector of serialized
+// SequenceExamples, the keys as attrs) and tf.parse_single_sequence_example
+// (one, the keys as scalar inputs, no lengths).
+[[maybe_unused]] const bool kTfOneSequenceParsers = [] {
+  OpDefBuilder batch("ParseSequenceExample", __FILE__);
+  batch.Input("serialized: string")
+      .Input("debug_name: string")
+      .Input("context_dense_defaults: Tcontext_dense");
+  RegisterOp(TfOneSequenceAttrs(TfOneSequenceParser(std::move(batch), /*lengths=*/true)
+                                    .Attr("feature_list_dense_missing_assumed_empty: "
+                                          "list(string) >= 0")
+                                    .Attr("context_sparse_keys: list(string) >= 0")
+                                    .Attr("context_dense_keys: list(string) >= 0")
+                                    .Attr("feature_list_sparse_keys: list(string) >= 0")
+                                    .Attr("feature_list_dense_keys: list(string) >= 0"))
+                 .Doc("Parses a vector of serialized tf.SequenceExample protos (TF 1).")
+                 .SetShapeFn([](InferenceContext* c) {
+                   PartialTensorShape serialized;
+                   TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &serialized));
+                   return SequenceExampleShapes(c, /*ragged=*/false, /*lengths=*/true);
+                 }));
+  OpDefBuilder single("ParseSingleSequenceExample", __FILE__);
+  single.Input("serialized: string")
+      .Input("feature_list_dense_missing_assumed_empty: string")
+      .Input("context_sparse_keys: Ncontext_sparse * string")
+      .Input("context_dense_keys: Ncontext_dense * string")
+      .Input("feature_list_sparse_keys: Nfeature_list_sparse * string")
+      .Input("feature_list_dense_keys: Nfeature_list_dense * string")
+      .Input("context_dense_defaults: Tcontext_dense")
+      .Input("debug_name: string");
+  RegisterOp(
+      TfOneSequenceAttrs(TfOneSequenceParser(std::move(single), /*lengths=*/false))
+          .Doc("Parses one serialized tf.SequenceExample (TF 1's parse_single_sequence_example).")
+          .SetShapeFn([](InferenceContext* c) {
+            PartialTensorShape serialized;
+            TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &serialized));
+            return SequenceExampleShapes(c, /*ragged=*/false, /*lengths=*/false);
+          }));
+  return true;
+}();
+
+// TF 2's tf.io.parse_sequence_example and parse_single_sequence_example:
+// the keys as inputs, a vector or a scalar, ragged features.
+TW_REGISTER_OP("ParseSequenceExampleV2")
+    .Input("serialized: string")
+    .Input("debug_name: string")
+    .Input("context_sparse_keys: string")
+    .Input("context_dense_keys: string")
+    .Input("context_ragged_keys: string")
+    .Input("feature_list_sparse_keys: string")
+    .Input("feature_list_dense_keys: string")
+    .Input("feature_list_ragged_keys: string")
+    .Input("feature_list_dense_missing_assumed_empty: bool")
+    .Input("context_dense_defaults: Tcontext_dense")
+    .Output("context_sparse_indices: Ncontext_sparse * int64")
+    .Output("context_sparse_values: context_sparse_types")
+    .Output("context_sparse_shapes: Ncontext_sparse * int64")
+    .Output("context_dense_values: Tcontext_dense")
+    .Output("context_ragged_values: context_ragged_value_types")
+    .Output("context_ragged_row_splits: context_ragged_split_types")
+    .Output("feature_list_sparse_indices: Nfeature_list_sparse * int64")
+    .Output("feature_list_sparse_values: feature_list_sparse_types")
+    .Output("feature_list_sparse_shapes: Nfeature_list_sparse * int64")
+    .Output("feature_list_dense_values: feature_list_dense_types")
+    .Output("feature_list_dense_lengths: Nfeature_list_dense * int64")
+    .Output("feature_list_ragged_values: feature_list_ragged_value_types")
+    .Output("feature_list_ragged_outer_splits: feature_list_ragged_split_types")
+    .Output("feature_list_ragged_inner_splits: feature_list_ragged_split_types")
+    .Attr("Ncontext_sparse: int >= 0 = 0")
+    .Attr("Tcontext_dense: list({float,int64,string}) >= 0 = []")
+    .Attr("context_sparse_types: list({float,int64,string}) >= 0 = []")
+    .Attr("context_ragged_value_types: list({float,int64,string}) >= 0 = []")
+    .Attr("context_ragged_split_types: list({int32,int64}) >= 0 = []")
+    .Attr("context_dense_shapes: list(shape) >= 0 = []")
+    .Attr("Nfeature_list_sparse: int >= 0 = 0")
+    .Attr("Nfeature_list_dense: int >= 0 = 0")
+    .Attr("feature_list_dense_types: list({float,int64,string}) >= 0 = []")
+    .Attr("feature_list_sparse_types: list({float,int64,string}) >= 0 = []")
+    .Attr("feature_list_ragged_value_types: list({float,int64,string}) >= 0 = []")
+    .Attr("feature_list_ragged_split_types: list({int32,int64}) >= 0 = []")
+    .Attr("feature_list_dense_shapes: list(shape) >= 0 = []")
+    .Doc("Parses a scalar or vector of serialized tf.SequenceExample protos (TF 2).")
+    .SetShapeFn([](InferenceContext* c) {
+      return SequenceExampleShapes(c, /*ragged=*/true, /*lengths=*/true);
     });
 
 TW_REGISTER_OP("SerializeTensor")

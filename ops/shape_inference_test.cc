@@ -724,5 +724,46 @@ TEST(ShapeInferenceTest, ParseExampleV2) {
   }
 }
 
+// ParseSequenceExampleV2: a batch of [3] keeps its dimension before a
+// feature list's steps; ragged splits are one longer than the batch (a
+// scalar's are scalars, as TF's); sparse outputs of feature lists are one
+// wider than the context's.
+TEST(ShapeInferenceTest, ParseSequenceExampleV2) {
+  for (const PartialTensorShape& in : {PartialTensorShape({3}), PartialTensorShape({})}) {
+    Scope s = Scope::NewRootScope();
+    const Output serialized = ops::Placeholder(s, DT_STRING, ops::Placeholder::Shape(in));
+    const auto keys = [&](int64_t n) {
+      return ops::Const(s, Input::Initializer(Tensor(DT_STRING, TensorShape({n})).AsProto()));
+    };
+    const Output empty =
+        ops::Const(s, Input::Initializer(Tensor(DT_BOOL, TensorShape({1})).AsProto()));
+    const Output no_names = keys(0);
+    const Output one = keys(1);
+    ops::ParseSequenceExampleV2 parse(s, serialized, no_names, one, no_names, one, one, one, one,
+                                      empty, {},
+                                      ops::ParseSequenceExampleV2::NcontextSparse(1)
+                                          .ContextSparseTypes({DT_INT64})
+                                          .ContextRaggedValueTypes({DT_FLOAT})
+                                          .ContextRaggedSplitTypes({DT_INT64})
+                                          .NfeatureListSparse(1)
+                                          .NfeatureListDense(1)
+                                          .FeatureListDenseTypes({DT_FLOAT})
+                                          .FeatureListSparseTypes({DT_STRING})
+                                          .FeatureListRaggedValueTypes({DT_INT64})
+                                          .FeatureListRaggedSplitTypes({DT_INT32})
+                                          .FeatureListDenseShapes({PartialTensorShape({2})}));
+    ASSERT_TRUE(s.ok()) << s.status();
+    const bool scalar = in.dims() == 0;
+    EXPECT_EQ(parse.context_sparse_indices[0].shape(), PartialTensorShape({-1, scalar ? 1 : 2}));
+    EXPECT_EQ(parse.context_ragged_row_splits[0].shape(),
+              scalar ? PartialTensorShape::Scalar() : PartialTensorShape({4}));
+    EXPECT_EQ(parse.feature_list_sparse_shapes[0].shape(), PartialTensorShape({scalar ? 2 : 3}));
+    EXPECT_EQ(parse.feature_list_dense_values[0].shape(),
+              scalar ? PartialTensorShape({-1, 2}) : PartialTensorShape({3, -1, 2}));
+    EXPECT_EQ(parse.feature_list_dense_lengths[0].shape(), in);
+    EXPECT_EQ(parse.feature_list_ragged_inner_splits[0].shape(), PartialTensorShape({-1}));
+  }
+}
+
 }  // namespace
 }  // namespace towerflow

@@ -1,6 +1,7 @@
 // ParseExample, ParseExampleV2 and ParseSingleExample on literal
-// tf.Examples: dense features with and without defaults, sparse ones, V2's
-// scalar input and key vectors, and what they refuse.
+// tf.Examples: dense features with and without defaults, variable-length
+// and ragged ones, sparse ones, V2's scalar input and key vectors, and what
+// they refuse, with TF's values and messages.
 #include <string>
 #include <vector>
 
@@ -150,7 +151,8 @@ TEST(ParseExampleV2Test, RefusesWhatItCannotParse) {
                "Expected serialized to be a scalar or vector, got shape: [1,2]"));
   EXPECT_THAT(
       k.Run(V2Inputs(Literal<std::string>({2}, examples), Literal<std::string>({1}, {"r"}))),
-      StatusIs(absl::StatusCode::kUnimplemented, "ragged"));
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "Expected ragged_keys to be a vector of 0 strings, got string [1]"));
   std::vector<Tensor> inputs =
       V2Inputs(Literal<std::string>({2}, examples), Tensor(DT_STRING, TensorShape({0})));
   inputs[3] = Literal<std::string>({1}, {"x"});
@@ -162,13 +164,210 @@ TEST(ParseExampleV2Test, RefusesWhatItCannotParse) {
                              Tensor(DT_STRING, TensorShape({0})))),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "Feature: x (data type: float) is required but could not be found."));
-  KernelRunner ragged("ParseExampleV2");
-  ConfigureV2(ragged);
-  ragged.Attr("ragged_value_types", std::vector<DataType>{DT_FLOAT});
-  ragged.Attr("ragged_split_types", std::vector<DataType>{DT_INT64});
+  // TF's messages for values of the wrong type or count.
+  Example floats;  // ids as floats, and the required x
+  auto& ff = *floats.mutable_features()->mutable_feature();
+  for (float v : {1, 2, 3}) ff["ids"].mutable_float_list()->add_value(v);
+  for (float v : {1, 2}) ff["x"].mutable_float_list()->add_value(v);
+  inputs = V2Inputs(Literal<std::string>({2}, {examples[0], floats.SerializeAsString()}),
+                    Tensor(DT_STRING, TensorShape({0})));
+  EXPECT_THAT(k.Run(inputs), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      "Name: <unknown>, Key: ids, Index: 1.  Data types don't "
+                                      "match. Expected type: int64, Actual type: float"));
+  inputs[3] = Literal<std::string>({2}, {"ids", "s"});
+  EXPECT_THAT(k.Run(inputs), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      "Name: <unknown>, Key: ids, Index: 0.  Data types don't "
+                                      "match. Data type: int64 but expected type: float"));
+  inputs[3] = Literal<std::string>({2}, {"x", "s"});
+  Example three;
+  for (float v : {1, 2, 3})
+    (*three.mutable_features()->mutable_feature())["x"].mutable_float_list()->add_value(v);
+  inputs[0] = Literal<std::string>({2}, {examples[0], three.SerializeAsString()});
+  EXPECT_THAT(k.Run(inputs), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      "Name: <unknown>, Key: x, Index: 1.  Number of float values "
+                                      "!= expected.  Values size: 3 but output shape: [2]"));
+}
+
+// {v: [1, 2, 3, 4], r: [7, 8], s: ["a"]}, {s: ["b", "c"]}, {v: [5, 6], r: [9]}.
+std::vector<std::string> ThreeExamples() {
+  Example e[3];
+  auto& f0 = *e[0].mutable_features()->mutable_feature();
+  for (float v : {1, 2, 3, 4}) f0["v"].mutable_float_list()->add_value(v);
+  for (int64_t v : {7, 8}) f0["r"].mutable_int64_list()->add_value(v);
+  f0["s"].mutable_bytes_list()->add_value("a");
+  auto& f1 = *e[1].mutable_features()->mutable_feature();
+  for (const char* v : {"b", "c"}) f1["s"].mutable_bytes_list()->add_value(v);
+  auto& f2 = *e[2].mutable_features()->mutable_feature();
+  for (float v : {5, 6}) f2["v"].mutable_float_list()->add_value(v);
+  f2["r"].mutable_int64_list()->add_value(9);
+  return {e[0].SerializeAsString(), e[1].SerializeAsString(), e[2].SerializeAsString()};
+}
+
+// ParseExampleV2 with one dense feature `key` of `shape` (tf.io.FixedLen-
+// SequenceFeature when its first dimension is -1).
+absl::StatusOr<std::vector<Tensor>> ParseDense(const Tensor& serialized, const std::string& key,
+                                               PartialTensorShape shape, const Tensor& def) {
+  KernelRunner k("ParseExampleV2");
+  k.Attr("num_sparse", int64_t{0})
+      .Attr("sparse_types", std::vector<DataType>{})
+      .Attr("Tdense", std::vector<DataType>{def.dtype()})
+      .Attr("dense_shapes", std::vector<PartialTensorShape>{shape})
+      .Attr("ragged_value_types", std::vector<DataType>{})
+      .Attr("ragged_split_types", std::vector<DataType>{});
+  const Tensor none(DT_STRING, TensorShape({0}));
+  return k.Run({serialized, none, none, Literal<std::string>({1}, {key}), none, def});
+}
+
+// TF 2.21's outputs (tf.io.parse_example with FixedLenSequenceFeature):
+// padded with the default to the longest example; a missing feature is
+// empty.
+TEST(ParseExampleV2Test, VariableLengthDenseFeaturesAsTensorFlow) {
+  const std::vector<std::string> examples = ThreeExamples();
+  const Tensor batch = Literal<std::string>({3}, examples);
+  absl::StatusOr<std::vector<Tensor>> out =
+      ParseDense(batch, "v", PartialTensorShape({-1, 2}), Literal<float>({}, {-1}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<float>({3, 2, 2}, {1, 2, 3, 4, -1, -1, -1, -1, 5, 6, -1, -1}));
+  out = ParseDense(Literal<std::string>({}, {examples[0]}), "v", PartialTensorShape({-1, 2}),
+                   Literal<float>({}, {0}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<float>({2, 2}, {1, 2, 3, 4}));
+  out = ParseDense(batch, "s", PartialTensorShape({-1}), Literal<std::string>({}, {""}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), TensorShape({3, 2}));
+  EXPECT_EQ(Values<std::string>((*out)[0]), (std::vector<std::string>{"a", "", "b", "c", "", ""}));
+  out = ParseDense(batch, "s", PartialTensorShape({-1, 1}), Literal<std::string>({}, {"x"}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<std::string>((*out)[0]),
+            (std::vector<std::string>{"a", "x", "b", "c", "x", "x"}));
+
+  EXPECT_THAT(ParseDense(batch, "v", PartialTensorShape({-1, 3}), Literal<float>({}, {0})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Name: <unknown>, Key: v, Index: 0.  Number of float values is not a "
+                       "multiple of stride length. Saw 4 values but output shape is: [?,3]"));
+  EXPECT_THAT(ParseDense(batch, "v", PartialTensorShape({-1, 2}), Literal<float>({2}, {1, 2})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "dense_shape[0] is a variable length shape: [?,2], therefore def_value[0] "
+                       "must contain a single element (the padding element)."));
+  EXPECT_THAT(ParseDense(batch, "v", PartialTensorShape({2, -1}), Literal<float>({}, {0})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "dense_shapes[0] has unknown rank or unknown inner dimensions: [2,?]"));
+  EXPECT_THAT(ParseDense(batch, "v", PartialTensorShape({-1, 2}), Literal<int64_t>({}, {0})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Name: <unknown>, Key: v, Index: 0.  Data types don't match. Data type: "
+                       "float but expected type: int64"));
+  EXPECT_THAT(ParseDense(batch, "v", PartialTensorShape({4}), Literal<float>({4}, {0, 0, 0, 0})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Name: <unknown>, Key: v, Index: 2.  Number of float values != expected.  "
+                       "Values size: 2 but output shape: [4]"));
+}
+
+// tf.io.RaggedFeature: values and row splits in either split type (TF
+// 2.21's); a scalar's splits are empty.
+TEST(ParseExampleV2Test, RaggedFeaturesAsTensorFlow) {
+  const std::vector<std::string> examples = ThreeExamples();
+  KernelRunner k("ParseExampleV2");
+  k.Attr("num_sparse", int64_t{0})
+      .Attr("sparse_types", std::vector<DataType>{})
+      .Attr("Tdense", std::vector<DataType>{})
+      .Attr("dense_shapes", std::vector<PartialTensorShape>{})
+      .Attr("ragged_value_types", std::vector<DataType>{DT_INT64, DT_STRING})
+      .Attr("ragged_split_types", std::vector<DataType>{DT_INT32, DT_INT64});
+  const Tensor none(DT_STRING, TensorShape({0}));
+  const Tensor keys = Literal<std::string>({2}, {"r", "s"});
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out,
+                          k.Run({Literal<std::string>({3}, examples), none, none, none, keys}));
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_THAT(out[0], TensorIs<int64_t>({3}, {7, 8, 9}));
+  EXPECT_EQ(Values<std::string>(out[1]), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_THAT(out[2], TensorIs<int32_t>({4}, {0, 2, 2, 3}));
+  EXPECT_THAT(out[3], TensorIs<int64_t>({4}, {0, 1, 3, 3}));
+  TW_ASSERT_OK_AND_ASSIGN(out,
+                          k.Run({Literal<std::string>({}, {examples[1]}), none, none, none, keys}));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({0}, {}));
+  EXPECT_EQ(Values<std::string>(out[1]), (std::vector<std::string>{"b", "c"}));
+  EXPECT_THAT(out[2], TensorIs<int32_t>({0}, {}));
+  EXPECT_THAT(out[3], TensorIs<int64_t>({0}, {}));
+
+  KernelRunner floats("ParseExampleV2");
+  floats.Attr("num_sparse", int64_t{0})
+      .Attr("sparse_types", std::vector<DataType>{})
+      .Attr("Tdense", std::vector<DataType>{})
+      .Attr("dense_shapes", std::vector<PartialTensorShape>{})
+      .Attr("ragged_value_types", std::vector<DataType>{DT_FLOAT})
+      .Attr("ragged_split_types", std::vector<DataType>{DT_INT32});
+  EXPECT_THAT(floats.Run({Literal<std::string>({3}, examples), none, none, none,
+                          Literal<std::string>({1}, {"r"})}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Name: <unknown>, Key: r, Index: 0.  Data types don't match. Expected "
+                       "type: float, Actual type: int64"));
+  floats.Attr("ragged_split_types", std::vector<DataType>{DT_INT32, DT_INT32});
   EXPECT_THAT(
-      ragged.Run(V2Inputs(Literal<std::string>({2}, examples), Literal<std::string>({1}, {"r"}))),
-      StatusIs(absl::StatusCode::kUnimplemented, "ragged features"));
+      floats.Run({Literal<std::string>({3}, examples), none, none, none,
+                  Literal<std::string>({1}, {"r"})}),
+      StatusIs(absl::StatusCode::kInvalidArgument, "len(ragged_keys) != len(ragged_split_types)"));
+}
+
+// A Feature with no list is empty: no sparse values, the default for a
+// dense feature, no rows for a variable-length one (TF 2.21's).
+TEST(ParseExampleTest, AFeatureWithoutAListIsEmpty) {
+  Example e;
+  (*e.mutable_features()->mutable_feature())["v"];
+  const Tensor serialized = Literal<std::string>({1}, {e.SerializeAsString()});
+  absl::StatusOr<std::vector<Tensor>> out =
+      ParseDense(serialized, "v", PartialTensorShape({1}), Literal<float>({1}, {1}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<float>({1, 1}, {1}));
+  out = ParseDense(serialized, "v", PartialTensorShape({-1}), Literal<float>({}, {1}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<float>({1, 0}, {}));
+  EXPECT_THAT(ParseDense(serialized, "v", PartialTensorShape({1}), kNoDefault),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Name: <unknown>, Feature: v (data type: float) is required but could "
+                       "not be found."));
+  KernelRunner k("ParseExample");
+  k.Attr("Nsparse", int64_t{1})
+      .Attr("Ndense", int64_t{0})
+      .Attr("sparse_types", std::vector<DataType>{DT_STRING})
+      .Attr("Tdense", std::vector<DataType>{})
+      .Attr("dense_shapes", std::vector<PartialTensorShape>{});
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> sparse,
+      k.Run({serialized, Tensor(DT_STRING, TensorShape({0})), Literal<std::string>({}, {"v"})}));
+  EXPECT_THAT(sparse[0], TensorIs<int64_t>({0, 2}, {}));
+  EXPECT_THAT(sparse[2], TensorIs<int64_t>({2}, {1, 0}));
+  // The names in messages.
+  EXPECT_THAT(k.Run({Literal<std::string>({3}, ThreeExamples()),
+                     Literal<std::string>({3}, {"a", "b", "c"}), Literal<std::string>({}, {"v"})}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Name: a, Key: v, Index: 0.  Data types don't match. Expected type: "
+                       "string, Actual type: float"));
+}
+
+// ParseSingleExample's variable-length features and its messages, which
+// name the key alone (TF 2.21's).
+TEST(ParseSingleExampleTest, VariableLengthFeaturesAsTensorFlow) {
+  const auto parse = [](PartialTensorShape shape, DataType sparse_type) {
+    KernelRunner k("ParseSingleExample");
+    k.Attr("num_sparse", int64_t{1})
+        .Attr("sparse_keys", std::vector<std::string>{"r"})
+        .Attr("dense_keys", std::vector<std::string>{"v"})
+        .Attr("sparse_types", std::vector<DataType>{sparse_type})
+        .Attr("Tdense", std::vector<DataType>{DT_FLOAT})
+        .Attr("dense_shapes", std::vector<PartialTensorShape>{shape});
+    return k.Run({Literal<std::string>({}, {ThreeExamples()[0]}), Literal<float>({}, {0})});
+  };
+  absl::StatusOr<std::vector<Tensor>> out = parse(PartialTensorShape({-1, 2}), DT_INT64);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[3], TensorIs<float>({2, 2}, {1, 2, 3, 4}));
+  EXPECT_THAT(
+      parse(PartialTensorShape({-1, 2}), DT_FLOAT),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "Key: r.  Data types don't match. Expected type: float, Actual type: int64"));
+  EXPECT_THAT(parse(PartialTensorShape({-1, 3}), DT_INT64),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Error while parsing feature with key v: number of elements should be "
+                       "divisible by 3, found 4 instead"));
 }
 
 // ParseExample (v1) gives the same as V2 for a batch.

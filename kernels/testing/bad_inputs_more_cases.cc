@@ -32,6 +32,30 @@ std::map<std::string, AttrValue> Sampler(bool unique, std::map<std::string, Attr
 }
 Tensor Classes() { return I64({2, 2}, {0, 1, 2, 1}); }
 
+// A serialized SequenceExample {context c: [1]; feature lists f: [[1, 2]],
+// r: [[3]]} and the attrs of a SequenceExample parser taking c as an int64
+// scalar, f as float [2] steps and r as int64 sparse steps, with `own`.
+std::string SequenceBytes() {
+  return std::string(
+      "\x0a\x0c\x0a\x0a\x0a\x01\x63\x12\x05\x1a\x03\x0a\x01\x01\x12\x23\x0a\x0c\x0a\x01\x72"
+      "\x12\x07\x0a\x05\x1a\x03\x0a\x01\x03\x0a\x13\x0a\x01\x66\x12\x0e\x0a\x0c\x12\x0a"
+      "\x0a\x08\x00\x00\x80\x3f\x00\x00\x00\x40",
+      51);
+}
+std::map<std::string, AttrValue> SequenceAttrs(std::map<std::string, AttrValue> own) {
+  own.insert(
+      {{"Ncontext_sparse", A(int64_t{0})},
+       {"Tcontext_dense", A(std::vector<DataType>{DT_INT64})},
+       {"context_sparse_types", A(std::vector<DataType>{})},
+       {"context_dense_shapes", A(std::vector<PartialTensorShape>{PartialTensorShape({})})},
+       {"Nfeature_list_sparse", A(int64_t{1})},
+       {"Nfeature_list_dense", A(int64_t{1})},
+       {"feature_list_dense_types", A(std::vector<DataType>{DT_FLOAT})},
+       {"feature_list_sparse_types", A(std::vector<DataType>{DT_INT64})},
+       {"feature_list_dense_shapes", A(std::vector<PartialTensorShape>{PartialTensorShape({2})})}});
+  return own;
+}
+
 }  // namespace
 
 std::vector<Case> SparseCases() {
@@ -177,6 +201,29 @@ std::vector<Case> InputPipelineCases() {
         {"Tdense", A(std::vector<DataType>{DT_FLOAT})},
         {"dense_shapes", A(std::vector<PartialTensorShape>{PartialTensorShape({2})})}},
        {Literal<std::string>({}, {""}), F({2})}},
+      // {context c: [1]; lists f: [1, 2], r: [3]}: c dense, f dense [2], r
+      // sparse (and ragged in V2).
+      {"ParseSequenceExampleV2",
+       SequenceAttrs({{"context_ragged_value_types", A(std::vector<DataType>{})},
+                      {"context_ragged_split_types", A(std::vector<DataType>{})},
+                      {"feature_list_ragged_value_types", A(std::vector<DataType>{DT_INT64})},
+                      {"feature_list_ragged_split_types", A(std::vector<DataType>{DT_INT32})}}),
+       {strings({SequenceBytes()}), strings({"n"}), strings({}), strings({"c"}), strings({}),
+        strings({"r"}), strings({"f"}), strings({"r"}), Literal<bool>({1}, {false}),
+        Literal<int64_t>({}, {0})}},
+      {"ParseSingleSequenceExample",
+       SequenceAttrs({{"Ncontext_dense", A(int64_t{1})}}),
+       {Literal<std::string>({}, {SequenceBytes()}), strings({}), Literal<std::string>({}, {"c"}),
+        Literal<std::string>({}, {"r"}), Literal<std::string>({}, {"f"}), Literal<int64_t>({}, {0}),
+        Literal<std::string>({}, {"n"})}},
+      {"ParseSequenceExample",
+       SequenceAttrs({{"Ncontext_dense", A(int64_t{1})},
+                      {"context_sparse_keys", A(std::vector<std::string>{})},
+                      {"context_dense_keys", A(std::vector<std::string>{"c"})},
+                      {"feature_list_sparse_keys", A(std::vector<std::string>{"r"})},
+                      {"feature_list_dense_keys", A(std::vector<std::string>{"f"})},
+                      {"feature_list_dense_missing_assumed_empty", A(std::vector<std::string>{})}}),
+       {strings({SequenceBytes()}), strings({}), Literal<int64_t>({}, {0})}},
       {"ParseTensor",
        {{"out_type", A(DT_FLOAT)}},
        {Literal<std::string>({}, {std::string("\x08\x01\x12\x04\x12\x02\x08\x02\x22\x08"

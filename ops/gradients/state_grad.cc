@@ -188,6 +188,9 @@ TW_REGISTER_NO_GRADIENT("SerializeTensor");
 TW_REGISTER_NO_GRADIENT("ParseTensor");
 TW_REGISTER_NO_GRADIENT("ParseExampleV2");
 TW_REGISTER_NO_GRADIENT("ParseSingleExample");
+TW_REGISTER_NO_GRADIENT("ParseSequenceExample");
+TW_REGISTER_NO_GRADIENT("ParseSequenceExampleV2");
+TW_REGISTER_NO_GRADIENT("ParseSingleSequenceExample");
 TW_REGISTER_NO_GRADIENT("PrintV2");
 
 // Bits, not values: TF registers none.

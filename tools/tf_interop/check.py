@@ -37,6 +37,7 @@ Each check prints one line, PASS or FAIL with what differed; the exit status
 is 1 when any failed.
 """
 import argparse
+import base64
 import json
 import os
 import shutil
@@ -849,6 +850,81 @@ def tensorflow_2_text_in_towerflow(ctx):
             raise AssertionError(f"tf.print: Towerflow printed {open(printed).read()!r}, "
                                  f"TensorFlow {tf_printed!r}")
     return "outputs ids, chars, words, summary and the printed line equal"
+
+
+@check
+def tensorflow_2_sequence_examples_in_towerflow(ctx):
+    """tf.io.parse_sequence_example, parse_single_sequence_example and
+    parse_example with every kind of feature (FixedLen, VarLen, Ragged,
+    FixedLenSequence) in a SavedModel give TF's outputs for the same
+    serialized tf.SequenceExamples and tf.Examples."""
+    context = {"label": tf.io.FixedLenFeature([], tf.int64, default_value=-1),
+               "tags": tf.io.VarLenFeature(tf.string),
+               "weights": tf.io.RaggedFeature(tf.float32)}
+    sequence = {"frames": tf.io.FixedLenSequenceFeature([2], tf.float32, allow_missing=True),
+                "ids": tf.io.VarLenFeature(tf.int64),
+                "words": tf.io.RaggedFeature(tf.string, row_splits_dtype=tf.int32)}
+    example = {"v": tf.io.FixedLenSequenceFeature([2], tf.float32, allow_missing=True,
+                                                  default_value=-1.0),
+               "r": tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int32)}
+
+    class Model(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sequences"),
+                                      tf.TensorSpec([None], tf.string, name="examples")])
+        def __call__(self, sequences, examples):
+            sequences = tf.io.decode_base64(sequences)
+            c, f, lengths = tf.io.parse_sequence_example(sequences, context, sequence)
+            c1, f1 = tf.io.parse_single_sequence_example(sequences[0], context, sequence)
+            e = tf.io.parse_example(tf.io.decode_base64(examples), example)
+            return {"label": c["label"], "tags": tf.sparse.to_dense(c["tags"], ""),
+                    "weights": c["weights"].to_tensor(-1.0), "frames": f["frames"],
+                    "lengths": lengths["frames"], "ids": tf.sparse.to_dense(f["ids"]),
+                    "words": f["words"].to_tensor(""), "label1": c1["label"],
+                    "frames1": f1["frames"], "ids1": tf.sparse.to_dense(f1["ids"]),
+                    "words1": f1["words"].to_tensor(""), "v": e["v"], "r": e["r"].to_tensor(-1)}
+
+    def feature(values):
+        if isinstance(values[0], float):
+            return tf.train.Feature(float_list=tf.train.FloatList(value=values))
+        if isinstance(values[0], int):
+            return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
+
+    def sequence_example(ctx_features, lists):
+        s = tf.train.SequenceExample()
+        for key, values in ctx_features.items():
+            s.context.feature[key].CopyFrom(feature(values))
+        for key, steps in lists.items():
+            for step in steps:
+                s.feature_lists.feature_list[key].feature.add().CopyFrom(feature(step))
+        return s.SerializeToString()
+
+    sequences = [
+        sequence_example({"label": [3], "tags": [b"a", b"b"], "weights": [0.5, 1.5]},
+                         {"frames": [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]],
+                          "ids": [[1], [2, 3]], "words": [[b"x"], [b"y", b"z"]]}),
+        sequence_example({"weights": [2.5]}, {"frames": [[7.0, 8.0]], "ids": [[4, 5, 6]]}),
+        sequence_example({"label": [9], "tags": [b"c"]}, {"words": [[b"w"]]})]
+    examples = [tf.train.Example(features=tf.train.Features(feature=f)).SerializeToString()
+                for f in [{"v": feature([1.0, 2.0, 3.0, 4.0]), "r": feature([7, 8])},
+                          {"r": feature([9])}, {"v": feature([5.0, 6.0])}]]
+    model = Model()
+    directory = os.path.join(ctx.work, "tf2_sequence_examples")
+    tf.saved_model.save(model, directory, signatures={"serving_default": model.__call__})
+    encode = lambda items: [base64.urlsafe_b64encode(x).decode() for x in items]
+    theirs = model(tf.constant(encode(sequences)), tf.constant(encode(examples)))
+    mine = json.loads(run(ctx.towerflow, "saved_model", "run", directory, "--signature_def",
+                          "serving_default", "--json",
+                          "--input", "sequences=" + json.dumps(encode(sequences)),
+                          "--input", "examples=" + json.dumps(encode(examples))))
+    for key in ["label", "weights", "frames", "lengths", "ids", "label1", "frames1", "ids1",
+                "v", "r"]:
+        expect_close(key, as_array(mine[key]), theirs[key].numpy())
+    for key in ["tags", "words", "words1"]:
+        want = [w.decode() for w in np.ravel(theirs[key].numpy())]
+        if mine[key]["values"] != want or mine[key]["shape"] != list(theirs[key].shape):
+            raise AssertionError(f"{key}: Towerflow {mine[key]}, TensorFlow {want}")
+    return "13 outputs of three parsers equal"
 
 
 @check
