@@ -349,6 +349,29 @@ TW_REGISTER_OP("ParseTensor")
     .Doc("The tensor of a serialized TensorProto, of dtype out_type.")
     .SetShapeFn(shape_fns::UnknownShape);
 
+// tf.io.decode_compressed: each string inflated from ZLIB or GZIP, or
+// passed through ("").
+TW_REGISTER_OP("DecodeCompressed")
+    .Input("bytes: string")
+    .Output("output: string")
+    .Attr("compression_type: string = ''")
+    .Doc("Each string decompressed (ZLIB or GZIP), in the input's shape.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->input(0));
+      return absl::OkStatus();
+    });
+
+// tf.io.decode_json_example: tf.Examples in protobuf's JSON mapping to their
+// binary form.
+TW_REGISTER_OP("DecodeJSONExample")
+    .Input("json_examples: string")
+    .Output("binary_examples: string")
+    .Doc("Each JSON-encoded tf.Example serialized, in the input's shape.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->input(0));
+      return absl::OkStatus();
+    });
+
 TW_REGISTER_OP("DecodeRaw")
     .Input("bytes: string")
     .Output("output: out_type")

@@ -1,13 +1,16 @@
-// DecodeRaw, DecodePaddedRaw and DecodeCSV (decode_ops.cc) against
-// TensorFlow 2.21's values and messages (tf.raw_ops on these inputs).
+// DecodeRaw, DecodePaddedRaw and DecodeCSV (decode_ops.cc), DecodeCompressed
+// and DecodeJSONExample (decode_compressed_ops.cc) against TensorFlow 2.21's
+// values and messages (tf.raw_ops on these inputs).
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_runner.h"
 #include "kernels/testing/kernel_test_matchers.h"
+#include "proto/example.pb.h"
 #include "tests/test_util.h"
 
 namespace towerflow {
@@ -140,6 +143,73 @@ TEST(DecodeCsvTest, BadRecordsHaveTensorFlowsMessages) {
   KernelRunner required("DecodeCSV");
   EXPECT_THAT(required.Run({Strings({1}, {",2"}), Literal<float>({0}, {}), Scalar<int32_t>(3)}),
               StatusIs(kInvalid, "Field 0 is required but missing in record 0!"));
+}
+
+std::vector<std::string> Decompress(const std::string& type, std::vector<std::string> in,
+                                    absl::Status* status = nullptr) {
+  KernelRunner k("DecodeCompressed");
+  k.Attr("compression_type", type);
+  absl::StatusOr<std::vector<Tensor>> out = k.Run({Strings({static_cast<int64_t>(in.size())}, in)});
+  if (status != nullptr) *status = out.status();
+  return out.ok() ? Values<std::string>((*out)[0]) : std::vector<std::string>{};
+}
+
+// zlib.compress(b"hello world"), gzip.compress(b"hello gzip", mtime=0) and
+// zlib.compress(b""): TF's outputs, and its handling of the edges: an empty
+// string is empty, bytes after the stream's end are ignored.
+TEST(DecodeCompressedTest, InflatesAsTensorFlow) {
+  const std::string zlib = absl::HexStringToBytes("789ccb48cdc9c95728cf2fca4901001a0b045d");
+  const std::string gzip =
+      absl::HexStringToBytes("1f8b0800000000000203cb48cdc9c95748afca2c0000196ad2df0a000000");
+  const std::string empty = absl::HexStringToBytes("789c030000000001");
+  EXPECT_EQ(Decompress("ZLIB", {zlib, empty, "", zlib + "extra", zlib + zlib}),
+            (std::vector<std::string>{"hello world", "", "", "hello world", "hello world"}));
+  EXPECT_EQ(Decompress("GZIP", {gzip}), std::vector<std::string>{"hello gzip"});
+  EXPECT_EQ(Decompress("", {"abc"}), std::vector<std::string>{"abc"});
+  KernelRunner matrix("DecodeCompressed");
+  matrix.Attr("compression_type", "ZLIB");
+  EXPECT_EQ(Values<std::string>(RunOk(matrix, {Strings({1, 2}, {zlib, zlib})})),
+            (std::vector<std::string>{"hello world", "hello world"}));
+
+  absl::Status status;
+  Decompress("ZLIB", {"abc"}, &status);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kDataLoss,
+                               "inflate() failed with error -3: incorrect header check"));
+  Decompress("ZLIB", {gzip}, &status);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kDataLoss, "incorrect header check"));
+  // TF returns "he" for a stream cut short; Towerflow says so.
+  Decompress("ZLIB", {zlib.substr(0, 5)}, &status);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kDataLoss,
+                               "the ZLIB stream ends after 5 bytes, before its end marker"));
+  Decompress("BZ2", {zlib}, &status);
+  EXPECT_THAT(status,
+              StatusIs(kInvalid, "Only ZLIB, ZSTD, GZIP or NONE are supported compressions"));
+}
+
+// tf.io.decode_json_example: TF's bytes for this Example (int64s as strings
+// or numbers, bytes as base64) and its message prefix for bad JSON.
+TEST(DecodeJsonExampleTest, SerializesAsTensorFlow) {
+  KernelRunner k("DecodeJSONExample");
+  const std::string json =
+      R"({"features": {"feature": {"a": {"int64List": {"value": ["1", 2]}}, )"
+      R"("b": {"floatList": {"value": [1.5]}}, "c": {"bytesList": {"value": ["YWJj"]}}}}})";
+  const std::vector<std::string> out =
+      Values<std::string>(RunOk(k, {Strings({1, 2}, {json, "{}"})}));
+  ASSERT_EQ(out.size(), 2u);
+  // TF's bytes are {a: int64 [1, 2], b: float [1.5], c: bytes ["abc"]};
+  // map entries serialize in no fixed order, so compare the features.
+  Example parsed;
+  ASSERT_TRUE(parsed.ParseFromString(out[0]));
+  const auto& f = parsed.features().feature();
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_THAT(f.at("a").int64_list().value(), ::testing::ElementsAre(1, 2));
+  EXPECT_THAT(f.at("b").float_list().value(), ::testing::ElementsAre(1.5f));
+  EXPECT_THAT(f.at("c").bytes_list().value(), ::testing::ElementsAre("abc"));
+  EXPECT_EQ(out[1], "");
+  EXPECT_THAT(k.Run({Strings({1}, {"not json"})}),
+              StatusIs(kInvalid, "Error while parsing JSON: "));
+  EXPECT_THAT(k.Run({Strings({1}, {R"({"bogus": 1})"})}),
+              StatusIs(kInvalid, "Error while parsing JSON: "));
 }
 
 }  // namespace

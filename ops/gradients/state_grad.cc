@@ -191,6 +191,8 @@ TW_REGISTER_NO_GRADIENT("ParseSingleExample");
 TW_REGISTER_NO_GRADIENT("ParseSequenceExample");
 TW_REGISTER_NO_GRADIENT("ParseSequenceExampleV2");
 TW_REGISTER_NO_GRADIENT("ParseSingleSequenceExample");
+TW_REGISTER_NO_GRADIENT("DecodeCompressed");
+TW_REGISTER_NO_GRADIENT("DecodeJSONExample");
 TW_REGISTER_NO_GRADIENT("PrintV2");
 
 // Bits, not values: TF registers none.

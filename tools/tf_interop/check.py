@@ -45,9 +45,11 @@ import subprocess
 import sys
 import traceback
 import urllib.parse
+import zlib
 
 import numpy as np
 import tensorflow as tf
+from google.protobuf import json_format
 from tensorflow.python.util import deprecation
 
 tf1 = tf.compat.v1
@@ -857,7 +859,8 @@ def tensorflow_2_sequence_examples_in_towerflow(ctx):
     """tf.io.parse_sequence_example, parse_single_sequence_example and
     parse_example with every kind of feature (FixedLen, VarLen, Ragged,
     FixedLenSequence) in a SavedModel give TF's outputs for the same
-    serialized tf.SequenceExamples and tf.Examples."""
+    serialized tf.SequenceExamples and tf.Examples (ZLIB-compressed, and in
+    JSON through tf.io.decode_json_example)."""
     context = {"label": tf.io.FixedLenFeature([], tf.int64, default_value=-1),
                "tags": tf.io.VarLenFeature(tf.string),
                "weights": tf.io.RaggedFeature(tf.float32)}
@@ -870,18 +873,22 @@ def tensorflow_2_sequence_examples_in_towerflow(ctx):
 
     class Model(tf.Module):
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sequences"),
-                                      tf.TensorSpec([None], tf.string, name="examples")])
-        def __call__(self, sequences, examples):
+                                      tf.TensorSpec([None], tf.string, name="examples"),
+                                      tf.TensorSpec([None], tf.string, name="json")])
+        def __call__(self, sequences, examples, json_examples):
             sequences = tf.io.decode_base64(sequences)
             c, f, lengths = tf.io.parse_sequence_example(sequences, context, sequence)
             c1, f1 = tf.io.parse_single_sequence_example(sequences[0], context, sequence)
-            e = tf.io.parse_example(tf.io.decode_base64(examples), example)
+            e = tf.io.parse_example(
+                tf.io.decode_compressed(tf.io.decode_base64(examples), "ZLIB"), example)
+            j = tf.io.parse_example(tf.io.decode_json_example(json_examples), example)
             return {"label": c["label"], "tags": tf.sparse.to_dense(c["tags"], ""),
                     "weights": c["weights"].to_tensor(-1.0), "frames": f["frames"],
                     "lengths": lengths["frames"], "ids": tf.sparse.to_dense(f["ids"]),
                     "words": f["words"].to_tensor(""), "label1": c1["label"],
                     "frames1": f1["frames"], "ids1": tf.sparse.to_dense(f1["ids"]),
-                    "words1": f1["words"].to_tensor(""), "v": e["v"], "r": e["r"].to_tensor(-1)}
+                    "words1": f1["words"].to_tensor(""), "v": e["v"], "r": e["r"].to_tensor(-1), "json_v": j["v"],
+                    "json_r": j["r"].to_tensor(-1)}
 
     def feature(values):
         if isinstance(values[0], float):
@@ -905,26 +912,30 @@ def tensorflow_2_sequence_examples_in_towerflow(ctx):
                           "ids": [[1], [2, 3]], "words": [[b"x"], [b"y", b"z"]]}),
         sequence_example({"weights": [2.5]}, {"frames": [[7.0, 8.0]], "ids": [[4, 5, 6]]}),
         sequence_example({"label": [9], "tags": [b"c"]}, {"words": [[b"w"]]})]
-    examples = [tf.train.Example(features=tf.train.Features(feature=f)).SerializeToString()
+    examples = [tf.train.Example(features=tf.train.Features(feature=f))
                 for f in [{"v": feature([1.0, 2.0, 3.0, 4.0]), "r": feature([7, 8])},
                           {"r": feature([9])}, {"v": feature([5.0, 6.0])}]]
+    json_examples = [json_format.MessageToJson(e) for e in examples]
+    examples = [zlib.compress(e.SerializeToString()) for e in examples]
     model = Model()
     directory = os.path.join(ctx.work, "tf2_sequence_examples")
     tf.saved_model.save(model, directory, signatures={"serving_default": model.__call__})
     encode = lambda items: [base64.urlsafe_b64encode(x).decode() for x in items]
-    theirs = model(tf.constant(encode(sequences)), tf.constant(encode(examples)))
+    theirs = model(tf.constant(encode(sequences)), tf.constant(encode(examples)),
+                   tf.constant(json_examples))
     mine = json.loads(run(ctx.towerflow, "saved_model", "run", directory, "--signature_def",
                           "serving_default", "--json",
                           "--input", "sequences=" + json.dumps(encode(sequences)),
-                          "--input", "examples=" + json.dumps(encode(examples))))
+                          "--input", "examples=" + json.dumps(encode(examples)),
+                          "--input", "json=" + json.dumps(json_examples)))
     for key in ["label", "weights", "frames", "lengths", "ids", "label1", "frames1", "ids1",
-                "v", "r"]:
+                "v", "r", "json_v", "json_r"]:
         expect_close(key, as_array(mine[key]), theirs[key].numpy())
     for key in ["tags", "words", "words1"]:
         want = [w.decode() for w in np.ravel(theirs[key].numpy())]
         if mine[key]["values"] != want or mine[key]["shape"] != list(theirs[key].shape):
             raise AssertionError(f"{key}: Towerflow {mine[key]}, TensorFlow {want}")
-    return "13 outputs of three parsers equal"
+    return "15 outputs of three parsers equal"
 
 
 @check
