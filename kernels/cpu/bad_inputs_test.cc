@@ -145,8 +145,11 @@ std::vector<std::map<std::string, AttrValue>> AttrMutations(
   return out;
 }
 
+// The codes a kernel may answer a bad input with: DataLoss is TF's for bytes
+// that do not decompress (DecodeCompressed).
 bool AcceptableError(const absl::Status& s) {
   switch (s.code()) {
+    case absl::StatusCode::kDataLoss:
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kUnimplemented:
     case absl::StatusCode::kFailedPrecondition:

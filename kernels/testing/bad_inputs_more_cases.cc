@@ -201,6 +201,15 @@ std::vector<Case> InputPipelineCases() {
         {"Tdense", A(std::vector<DataType>{DT_FLOAT})},
         {"dense_shapes", A(std::vector<PartialTensorShape>{PartialTensorShape({2})})}},
        {Literal<std::string>({}, {""}), F({2})}},
+      // zlib.compress(b"hello world").
+      {"DecodeCompressed",
+       {{"compression_type", A("ZLIB")}},
+       {strings({std::string("\x78\x9c\xcb\x48\xcd\xc9\xc9\x57\x28\xcf\x2f\xca\x49\x01"
+                             "\x00\x1a\x0b\x04\x5d",
+                             19)})}},
+      {"DecodeJSONExample",
+       {},
+       {strings({R"({"features": {"feature": {"a": {"int64List": {"value": ["1"]}}}}})"})}},
       // {context c: [1]; lists f: [1, 2], r: [3]}: c dense, f dense [2], r
       // sparse (and ragged in V2).
       {"ParseSequenceExampleV2",
