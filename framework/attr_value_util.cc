@@ -1,5 +1,7 @@
 #include "framework/attr_value_util.h"
 
+#include <limits>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -214,10 +216,19 @@ absl::Status ParseScalar(absl::string_view kind, absl::string_view text, AttrVal
     if (!absl::SimpleAtoi(text, &v)) return bad();
     out->set_i(v);
   } else if (kind == "float") {
+    // TF's safe_strtof's words too (tfdbg's `lower_bound: float = -inf`),
+    // before a C-style "f" suffix is dropped.
     absl::string_view t = text;
-    absl::ConsumeSuffix(&t, "f");
     double v;
-    if (!absl::SimpleAtod(t, &v)) return bad();
+    if (t == "inf" || t == "+inf") {
+      v = std::numeric_limits<double>::infinity();
+    } else if (t == "-inf") {
+      v = -std::numeric_limits<double>::infinity();
+    } else if (t == "nan") {
+      v = std::numeric_limits<double>::quiet_NaN();
+    } else if (absl::ConsumeSuffix(&t, "f"), !absl::SimpleAtod(t, &v)) {
+      return bad();
+    }
     out->set_f(static_cast<float>(v));
   } else if (kind == "bool") {
     if (text == "true") {

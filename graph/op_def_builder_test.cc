@@ -1,6 +1,8 @@
 // Op specs -> OpDefs, attr values and NodeDef helpers.
 #include "graph/op_def_builder.h"
 
+#include <limits>
+
 #include "core/proto_io.h"
 #include "core/tensor_proto_util.h"
 #include "framework/attr_value_util.h"
@@ -33,6 +35,7 @@ TEST(OpDefBuilderTest, ParsesTensorFlowSpecs) {
                               .Attr("eps: float = 1e-4")
                               .Attr("name_: string = 'a\\'b'")
                               .AttrAddedAfterTF1("late: bool = false")
+                              .AttrAddedAfterTF1("low: float = -inf")
                               .SetIsStateful()
                               .SetShapeFn(Ok)
                               .Finalize());
@@ -55,6 +58,7 @@ TEST(OpDefBuilderTest, ParsesTensorFlowSpecs) {
   EXPECT_FLOAT_EQ(op.attr(6).default_value().f(), 1e-4f);
   EXPECT_EQ(op.attr(7).default_value().s(), "a'b");
   EXPECT_EQ(data.added_after_tf1.count("late"), 1u);
+  EXPECT_EQ(op.attr(9).default_value().f(), -std::numeric_limits<float>::infinity());
 }
 
 TEST(OpDefBuilderTest, TypeSetsExpand) {

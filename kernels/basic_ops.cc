@@ -265,8 +265,9 @@ void RegisterBasicKernels(const std::string& device_type) {
   // value is copied to the device once, when its kernel is made.
   RegisterKernel(on("Const").Capturable(), MakeFactory<ConstOp>());
   RegisterKernel(on("HostConst").HostMemory("output").Capturable(), MakeFactory<ConstOp>());
-  for (const char* op : {"Identity", "StopGradient", "PreventGradient", "Snapshot",
-                         "PlaceholderWithDefault", "GuaranteeConst", "RefIdentity"}) {
+  for (const char* op :
+       {"Identity", "StopGradient", "PreventGradient", "Snapshot", "PlaceholderWithDefault",
+        "GuaranteeConst", "RefIdentity", "DebugGradientIdentity", "DebugGradientRefIdentity"}) {
     RegisterKernel(on(op).Capturable(), MakeFactory<IdentityOp>());
   }
   RegisterKernel(on("IdentityN").Capturable(), MakeFactory<IdentityNOp>());

@@ -1,5 +1,6 @@
-// Assertions, printing, and TensorBoard summaries. Summary ops produce a
-// serialized `Summary` proto (proto/summary.proto) as a scalar string.
+// Assertions, printing, TensorBoard summaries and tfdbg's debug ops. Summary
+// ops produce a serialized `Summary` proto (proto/summary.proto) as a scalar
+// string.
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -276,6 +277,130 @@ TW_REGISTER_OP("CloseSummaryWriter")
     .SetIsStateful()
     .Doc("Flushes and closes the file, and deletes the writer.")
     .SetShapeFn(shape_fns::UnknownShape);
+
+// tfdbg's ops (TF's debug_ops): copies and identities that a debugger
+// watches, and numeric summaries of a tensor. Publishing to debug_urls is
+// not supported (the kernels refuse a node that names any).
+TW_REGISTER_OP("Copy")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("tensor_name: string = ''")
+    .Attr("debug_ops_spec: list(string) = []")
+    .SetAllowsUninitializedInput()
+    .Doc("A deep copy of the input (tfdbg's).")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("CopyHost")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("tensor_name: string = ''")
+    .Attr("debug_ops_spec: list(string) = []")
+    .SetAllowsUninitializedInput()
+    .Doc("A deep copy of the input in host memory (tfdbg's).")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("DebugIdentity")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("device_name: string = ''")
+    .Attr("tensor_name: string = ''")
+    .Attr("debug_urls: list(string) = []")
+    .Attr("gated_grpc: bool = false")
+    .SetAllowsUninitializedInput()
+    .Doc("The input, watched by tfdbg under tensor_name ('node:slot').")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("DebugIdentityV2")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("tfdbg_context_id: string = ''")
+    .Attr("op_name: string = ''")
+    .Attr("output_slot: int = -1")
+    .Attr("tensor_debug_mode: int = -1")
+    .Attr("debug_urls: list(string) = []")
+    .Attr("circular_buffer_size: int = 1000")
+    .Attr("tfdbg_run_id: string = ''")
+    .SetIsStateful()
+    .Doc("The input, watched by tfdbg 2.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("DebugNanCount")
+    .Input("input: T")
+    .Output("output: int64")
+    .Attr("T: type")
+    .Attr("device_name: string = ''")
+    .Attr("tensor_name: string = ''")
+    .Attr("debug_urls: list(string) = []")
+    .Attr("gated_grpc: bool = false")
+    .SetAllowsUninitializedInput()
+    .Doc("The number of NaNs in the input, as a vector of one.")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, PartialTensorShape({1}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("DebugNumericSummary")
+    .Input("input: T")
+    .Output("output: double")
+    .Attr("T: type")
+    .Attr("device_name: string = ''")
+    .Attr("tensor_name: string = ''")
+    .Attr("debug_urls: list(string) = []")
+    .Attr("lower_bound: float = -inf")
+    .Attr("upper_bound: float = inf")
+    .Attr("mute_if_healthy: bool = false")
+    .Attr("gated_grpc: bool = false")
+    .SetAllowsUninitializedInput()
+    .Doc(
+        "tfdbg's numeric summary: counts by kind of value, min, max, mean, variance, dtype "
+        "and shape.")
+    .SetShapeFn([](InferenceContext* c) {
+      const int64_t rank = c->input(0).dims();
+      c->set_output(0, PartialTensorShape({rank < 0 ? -1 : 14 + rank}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("DebugNumericSummaryV2")
+    .Input("input: T")
+    .Output("output: output_dtype")
+    .Attr("output_dtype: {float32, float64} = DT_FLOAT")
+    .Attr("T: type")
+    .Attr("tensor_debug_mode: int = -1")
+    .Attr("tensor_id: int = -1")
+    .Doc("tfdbg 2's summary of a tensor in one of its tensor_debug_modes.")
+    .SetShapeFn([](InferenceContext* c) {
+      int64_t mode = -1;
+      TW_RETURN_IF_ERROR(c->GetAttr("tensor_debug_mode", &mode));
+      // CURT_HEALTH, CONCISE_HEALTH, FULL_HEALTH, SHAPE; REDUCE_INF_NAN_THREE_SLOTS.
+      const int64_t size = mode == 2   ? 2
+                           : mode == 3 ? 5
+                           : mode == 4 ? 11
+                           : mode == 5 ? 10
+                           : mode == 8 ? 3
+                                       : -1;
+      c->set_output(0, PartialTensorShape({size}));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("DebugGradientIdentity")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .SetAllowsUninitializedInput()
+    .Doc("The input, whose gradient tfdbg watches.")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TW_REGISTER_OP("DebugGradientRefIdentity")
+    .Input("input: Ref(T)")
+    .Output("output: Ref(T)")
+    .Attr("T: type")
+    .SetAllowsUninitializedInput()
+    .Doc("The ref, whose gradient tfdbg watches.")
+    .SetShapeFn(shape_fns::UnchangedShape);
 
 }  // namespace
 }  // namespace towerflow

@@ -503,6 +503,10 @@ absl::Status ResourceGatherGrad(const Scope& scope, const Operation& op,
 
 TW_REGISTER_PASS_THROUGH_GRADIENT("Identity");
 TW_REGISTER_PASS_THROUGH_GRADIENT("Snapshot");
+// tfdbg's watched identities (TF's gradients pass dy through).
+TW_REGISTER_PASS_THROUGH_GRADIENT("DebugGradientIdentity");
+TW_REGISTER_PASS_THROUGH_GRADIENT("DebugGradientRefIdentity");
+TW_REGISTER_PASS_THROUGH_GRADIENT("DebugIdentityV2");
 TW_REGISTER_PASS_THROUGH_GRADIENT("RefIdentity");
 TW_REGISTER_PASS_THROUGH_GRADIENT("EnsureShape");
 TW_REGISTER_PASS_THROUGH_GRADIENT("ReadVariableOp");

@@ -103,10 +103,11 @@ TEST(GradientCoverageTest, EveryRegisteredGradientHasACase) {
   covered.insert("ReadVariableOp");
   covered.insert("ResourceGather");
   covered.insert("ResourceGatherNd");
-  // Its input is a ref (a TF 1 variable), which the cases cannot feed; its
-  // gradient is TW_REGISTER_PASS_THROUGH_GRADIENT's, Identity's and
+  // Their input is a ref (a TF 1 variable), which the cases cannot feed;
+  // their gradient is TW_REGISTER_PASS_THROUGH_GRADIENT's, Identity's and
   // Snapshot's, whose cases check it.
   covered.insert("RefIdentity");
+  covered.insert("DebugGradientRefIdentity");
   // A sampler: its gradient is TF's implicit reparameterisation, not the
   // finite differences of the seeded draws; against TF's values in
   // kernels/cpu/random_sampling_ops_test.cc, where RandomGammaGrad meets

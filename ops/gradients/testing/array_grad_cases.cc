@@ -23,6 +23,9 @@ std::vector<GradCase> ArrayCases() {
       // Shapes and data movement.
       Unary("Identity", [](const Scope& s, Output x) { return ops::Identity(s, x); }),
       Unary("Snapshot", [](const Scope& s, Output x) { return ops::Snapshot(s, x); }),
+      Unary("DebugGradientIdentity",
+            [](const Scope& s, Output x) { return ops::DebugGradientIdentity(s, x); }),
+      Unary("DebugIdentityV2", [](const Scope& s, Output x) { return ops::DebugIdentityV2(s, x); }),
       Unary("PlaceholderWithDefault",
             [](const Scope& s, Output x) {
               return ops::PlaceholderWithDefault(s, x, PartialTensorShape({2, 3}));
