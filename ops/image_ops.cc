@@ -490,6 +490,15 @@ TW_REGISTER_OP("EncodeJpeg")
     .Doc("Encodes a uint8 [height, width, 1 or 3] image as a JPEG.")
     .SetShapeFn(EncodedImageShape);
 
+// tf.image.adjust_jpeg_quality / random_jpeg_quality: the quality as an
+// input.
+TW_REGISTER_OP("EncodeJpegVariableQuality")
+    .Input("images: uint8")
+    .Input("quality: int32")
+    .Output("contents: string")
+    .Doc("Encodes a uint8 [height, width, 1 or 3] image as a JPEG of the given quality.")
+    .SetShapeFn(EncodedImageShape);
+
 TW_REGISTER_OP("DecodePng")
     .Input("contents: string")
     .Output("image: dtype")

@@ -205,15 +205,18 @@ absl::Status SetScalarString(KernelContext* ctx, std::string value) {
   return absl::OkStatus();
 }
 
+// EncodeJpeg, and EncodeJpegVariableQuality (tf.image.adjust_jpeg_quality:
+// the quality as an int32 scalar input, EncodeJpeg's defaults for the rest;
+// TF's bytes for the same quality).
 class EncodeJpegOp : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
+    variable_quality_ = c.def().op() == "EncodeJpegVariableQuality";
+    if (variable_quality_) return absl::OkStatus();
     TW_RETURN_IF_ERROR(c.GetAttr("format", &format_));
     int64_t quality, x, y;
     TW_RETURN_IF_ERROR(c.GetAttr("quality", &quality));
-    if (quality < 0 || quality > 100) {
-      return absl::InvalidArgumentError(absl::StrCat("quality must be in [0,100], got ", quality));
-    }
+    TW_RETURN_IF_ERROR(CheckQuality(quality));
     TW_RETURN_IF_ERROR(c.GetAttr("x_density", &x));
     TW_RETURN_IF_ERROR(c.GetAttr("y_density", &y));
     if (x < 0 || y < 0 || x > 65535 || y > 65535) {
@@ -233,6 +236,16 @@ class EncodeJpegOp : public OpKernel {
   }
 
   absl::Status Compute(KernelContext* ctx) override {
+    jpeg::EncodeOptions options = options_;
+    if (variable_quality_) {
+      const Tensor& quality = ctx->input(1);
+      if (quality.dims() != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("quality must be scalar: ", quality.shape().DebugString()));
+      }
+      TW_RETURN_IF_ERROR(CheckQuality(*quality.data<int32_t>()));
+      options.quality = *quality.data<int32_t>();
+    }
     TW_ASSIGN_OR_RETURN(const Tensor* image, Image3d(ctx));
     const int64_t channels = image->dim_size(2);
     const int64_t wanted = format_ == "grayscale" ? 1 : format_ == "rgb" ? 3 : channels;
@@ -243,11 +256,19 @@ class EncodeJpegOp : public OpKernel {
     }
     TW_ASSIGN_OR_RETURN(std::string jpeg,
                         jpeg::Encode(image->data<uint8_t>(), image->dim_size(0), image->dim_size(1),
-                                     static_cast<int>(channels), options_));
+                                     static_cast<int>(channels), options));
     return SetScalarString(ctx, std::move(jpeg));
   }
 
  private:
+  static absl::Status CheckQuality(int64_t quality) {
+    if (quality < 0 || quality > 100) {
+      return absl::InvalidArgumentError(absl::StrCat("quality must be in [0,100], got ", quality));
+    }
+    return absl::OkStatus();
+  }
+
+  bool variable_quality_ = false;
   std::string format_;
   jpeg::EncodeOptions options_;
 };
@@ -302,6 +323,7 @@ TW_REGISTER_KERNELS(image_codec_ops) {
   }
   RegisterKernel(cpu("ExtractJpegShape"), MakeFactory<ExtractJpegShapeOp>());
   RegisterKernel(cpu("EncodeJpeg"), MakeFactory<EncodeJpegOp>());
+  RegisterKernel(cpu("EncodeJpegVariableQuality"), MakeFactory<EncodeJpegOp>());
   RegisterKernel(cpu("EncodePng"), MakeFactory<EncodePngOp>());
 }
 

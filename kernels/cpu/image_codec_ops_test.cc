@@ -357,5 +357,47 @@ TEST(EncodeTest, PngEncodesEachImageOfABatch) {
               StatusIs(absl::StatusCode::kInvalidArgument, "images must be at least rank 3[2,3]"));
 }
 
+// tf.image.adjust_jpeg_quality's op: TF 2.21's JPEGs of this image at
+// qualities 0, 50 and 100 (their lengths and FarmHash fingerprints, as
+// tf.raw_ops.Fingerprint gives them), and its messages.
+TEST(EncodeTest, JpegOfAVariableQualityAsTensorFlow) {
+  Tensor image(DT_UINT8, TensorShape({4, 5, 3}));
+  for (int i = 0; i < 60; ++i) image.data<uint8_t>()[i] = static_cast<uint8_t>(4 * i);
+  const auto encode = [&](const Tensor& pixels, int32_t quality) {
+    KernelRunner k("EncodeJpegVariableQuality");
+    return k.Run({pixels, Literal<int32_t>({}, {quality})});
+  };
+  const auto fingerprint = [](const Tensor& jpeg) {
+    KernelRunner k("Fingerprint");
+    return RunOk(k, {Literal<std::string>({1}, {*jpeg.data<std::string>()}),
+                     Literal<std::string>({}, {"farmhash64"})});
+  };
+  const struct {
+    int32_t quality;
+    size_t length;
+    std::vector<uint8_t> fingerprint;
+  } kTf[] = {{0, 631, {48, 180, 118, 45, 141, 240, 0, 44}},
+             {50, 637, {235, 187, 186, 192, 31, 209, 100, 209}},
+             {100, 662, {190, 44, 123, 183, 234, 152, 177, 59}}};
+  for (const auto& tf : kTf) {
+    absl::StatusOr<std::vector<Tensor>> jpeg = encode(image, tf.quality);
+    ASSERT_TRUE(jpeg.ok()) << jpeg.status();
+    EXPECT_EQ((*jpeg)[0].data<std::string>()->size(), tf.length) << tf.quality;
+    EXPECT_THAT(fingerprint((*jpeg)[0]), TensorIs<uint8_t>({1, 8}, tf.fingerprint)) << tf.quality;
+  }
+  EXPECT_THAT(encode(image, 101),
+              StatusIs(absl::StatusCode::kInvalidArgument, "quality must be in [0,100], got 101"));
+  EXPECT_THAT(encode(image, -1),
+              StatusIs(absl::StatusCode::kInvalidArgument, "quality must be in [0,100], got -1"));
+  KernelRunner vector("EncodeJpegVariableQuality");
+  EXPECT_THAT(vector.Run({image, Literal<int32_t>({1}, {50})}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "quality must be scalar: [1]"));
+  EXPECT_THAT(
+      encode(Tensor(DT_UINT8, TensorShape({4, 5, 2})), 50),
+      StatusIs(absl::StatusCode::kInvalidArgument, "image must have 1 or 3 channels, got [4,5,2]"));
+  EXPECT_THAT(encode(Tensor(DT_UINT8, TensorShape({5, 3})), 50),
+              StatusIs(absl::StatusCode::kInvalidArgument, "image must be 3-dimensional[5,3]"));
+}
+
 }  // namespace
 }  // namespace towerflow

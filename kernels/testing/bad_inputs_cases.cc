@@ -531,6 +531,7 @@ std::vector<Case> ImageCodecCases() {
       {"DecodeAndCropJpeg", {}, {Str(jpeg), I32({0, 1, 2, 2})}},
       {"ExtractJpegShape", {}, {Str(jpeg)}},
       {"EncodeJpeg", {{"quality", A(int64_t{80})}, {"x_density", A(int64_t{72})}}, {image}},
+      {"EncodeJpegVariableQuality", {}, {image, Scalar<int32_t>(80)}},
       {"DecodePng", {{"channels", A(int64_t{4})}}, {Str(png)}},
       {"DecodeImage", {}, {Str(png)}},
       {"EncodePng", {{"compression", A(int64_t{3})}}, {image}},
