@@ -239,39 +239,44 @@ absl::Status CropAndResizeShape(InferenceContext* c) {
 }
 
 // ExtractImagePatches: [b, rows, cols, k_r * k_c * depth], the window of
-// each list entry given as [1, r, c, 1] (rates dilate it).
-absl::Status ExtractImagePatchesShape(InferenceContext* c) {
-  PartialTensorShape images;
-  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &images));
-  std::vector<int64_t> ksizes, strides, rates;
+// each list entry given as [1, r, c, 1] (rates dilate it);
+// ExtractVolumePatches the same over [b, planes, rows, cols, depth], with
+// no rates.
+absl::Status ExtractPatchesShape(InferenceContext* c, int spatial) {
+  const int rank = spatial + 2;
+  PartialTensorShape input;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), rank, &input));
+  std::vector<int64_t> ksizes, strides, rates(rank, 1);
   TW_RETURN_IF_ERROR(c->GetAttr("ksizes", &ksizes));
   TW_RETURN_IF_ERROR(c->GetAttr("strides", &strides));
-  TW_RETURN_IF_ERROR(c->GetAttr("rates", &rates));
+  if (spatial == 2) TW_RETURN_IF_ERROR(c->GetAttr("rates", &rates));
   std::string padding;
   TW_RETURN_IF_ERROR(c->GetAttr("padding", &padding));
   for (const auto& [name, v] :
        {std::pair{"ksizes", &ksizes}, {"strides", &strides}, {"rates", &rates}}) {
-    if (v->size() != 4) {
-      return absl::InvalidArgumentError(absl::StrCat(name, " must have 4 entries"));
+    if (static_cast<int>(v->size()) != rank) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " must have ", rank, " entries"));
     }
-    if ((*v)[0] != 1 || (*v)[3] != 1) {
+    if (v->front() != 1 || v->back() != 1) {
       return absl::UnimplementedError(absl::StrCat("Only support ", name, " across space."));
     }
-    if ((*v)[1] < 1 || (*v)[2] < 1) {
-      return absl::OutOfRangeError(absl::StrCat(name, " is out of range."));
+    for (int i = 1; i <= spatial; ++i) {
+      if ((*v)[i] < 1) return absl::OutOfRangeError(absl::StrCat(name, " is out of range."));
     }
   }
-  int64_t out[2] = {-1, -1};
-  for (int i = 0; i < 2; ++i) {
-    const int64_t in = images.dim_size(1 + i);
-    if (in < 0) continue;
-    const int64_t window = (ksizes[1 + i] - 1) * rates[1 + i] + 1, stride = strides[1 + i];
-    out[i] = padding == "SAME" ? (in + stride - 1) / stride
-                               : std::max<int64_t>(0, (in - window + stride) / stride);
+  std::vector<int64_t> dims = {input.dim_size(0)};
+  int64_t taps = 1;
+  for (int i = 1; i <= spatial; ++i) {
+    const int64_t in = input.dim_size(i);
+    const int64_t window = (ksizes[i] - 1) * rates[i] + 1, stride = strides[i];
+    dims.push_back(in < 0              ? -1
+                   : padding == "SAME" ? (in + stride - 1) / stride
+                                       : std::max<int64_t>(0, (in - window + stride) / stride));
+    taps *= ksizes[i];
   }
-  const int64_t depth = images.dim_size(3);
-  c->set_output(0, PartialTensorShape({images.dim_size(0), out[0], out[1],
-                                       depth < 0 ? -1 : ksizes[1] * ksizes[2] * depth}));
+  const int64_t depth = input.dim_size(rank - 1);
+  dims.push_back(depth < 0 ? -1 : taps * depth);
+  c->set_output(0, PartialTensorShape(dims));
   return absl::OkStatus();
 }
 
@@ -635,7 +640,19 @@ TW_REGISTER_OP("ExtractImagePatches")
         "uint64, complex64, complex128, bool}")
     .Attr("padding: {'SAME', 'VALID'}")
     .Doc("Each window of images [b, r, c, d] flattened into the depth of one output pixel.")
-    .SetShapeFn(ExtractImagePatchesShape);
+    .SetShapeFn([](InferenceContext* c) { return ExtractPatchesShape(c, 2); });
+
+TW_REGISTER_OP("ExtractVolumePatches")
+    .Input("input: T")
+    .Output("patches: T")
+    .Attr("ksizes: list(int) >= 5")
+    .Attr("strides: list(int) >= 5")
+    .Attr(
+        "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
+        "uint64}")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Doc("Each window of input [b, p, r, c, d] flattened into the depth of one output voxel.")
+    .SetShapeFn([](InferenceContext* c) { return ExtractPatchesShape(c, 3); });
 
 TW_REGISTER_OP("DrawBoundingBoxes")
     .Input("images: T")

@@ -656,5 +656,47 @@ TEST(ExtractImagePatchesTest, MatchesTensorFlow) {
               StatusIs(absl::StatusCode::kInvalidArgument, "input must be 4-dimensional[5,6,2]"));
 }
 
+// ExtractVolumePatches against TF 2.21: VALID, SAME (the smaller half of the
+// padding before, zeros in it), a window past the input and TF's errors.
+TEST(ExtractVolumePatchesTest, MatchesTensorFlow) {
+  const auto run = [](const Tensor& in, std::vector<int64_t> k, std::vector<int64_t> st,
+                      const char* padding) {
+    KernelRunner p("ExtractVolumePatches");
+    p.Attr("ksizes", k).Attr("strides", st).Attr("padding", padding);
+    return p.Run({in});
+  };
+  std::vector<float> small(18);
+  for (int i = 0; i < 18; ++i) small[i] = static_cast<float>(i);
+  auto out = run(Literal<float>({1, 2, 3, 3, 1}, small), {1, 2, 2, 2, 1}, {1, 1, 1, 1, 1}, "VALID");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0], TensorIs<float>({1, 1, 2, 2, 8},
+                                         {0, 1, 3, 4, 9,  10, 12, 13, 1, 2, 4, 5, 10, 11, 13, 14,
+                                          3, 4, 6, 7, 12, 13, 15, 16, 4, 5, 7, 8, 13, 14, 16, 17}));
+  std::vector<float> odd(60);
+  for (int i = 0; i < 60; ++i) odd[i] = static_cast<float>(1 + 2 * i);
+  const Tensor volume = Literal<float>({1, 3, 4, 5, 1}, odd);
+  out = run(volume, {1, 2, 3, 2, 1}, {1, 2, 2, 3, 1}, "SAME");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(
+      (*out)[0],
+      TensorIs<float>(
+          {1, 2, 2, 2, 12},
+          {1,  3,  11, 13, 21,  23,  41,  43,  51, 53, 61, 63, 7,   9,   17,  19,  27, 29, 47, 49,
+           57, 59, 67, 69, 21,  23,  31,  33,  0,  0,  61, 63, 71,  73,  0,   0,   27, 29, 37, 39,
+           0,  0,  67, 69, 77,  79,  0,   0,   81, 83, 91, 93, 101, 103, 0,   0,   0,  0,  0,  0,
+           87, 89, 97, 99, 107, 109, 0,   0,   0,  0,  0,  0,  101, 103, 111, 113, 0,  0,  0,  0,
+           0,  0,  0,  0,  107, 109, 117, 119, 0,  0,  0,  0,  0,   0,   0,   0}));
+  out = run(Tensor(DT_FLOAT, TensorShape({2, 3, 4, 5, 2})), {1, 4, 2, 2, 1}, {1, 1, 2, 2, 1},
+            "VALID");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), TensorShape({2, 0, 2, 2, 32}));
+  EXPECT_THAT(run(volume, {2, 2, 2, 2, 1}, {1, 1, 2, 2, 1}, "VALID"),
+              StatusIs(absl::StatusCode::kUnimplemented, "Only support ksizes across space."));
+  EXPECT_THAT(run(volume, {1, 0, 2, 2, 1}, {1, 1, 2, 2, 1}, "VALID"),
+              StatusIs(absl::StatusCode::kOutOfRange, "ksizes is out of range."));
+  EXPECT_THAT(run(Literal<float>({3, 4, 5}, odd), {1, 2, 2, 2, 1}, {1, 1, 2, 2, 1}, "VALID"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "input must be 5-dimensional[3,4,5]"));
+}
+
 }  // namespace
 }  // namespace towerflow

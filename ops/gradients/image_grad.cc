@@ -1,5 +1,5 @@
-// Gradients of the image ops: resizing, CropAndResize, ExtractImagePatches,
-// RGBToHSV and the space/batch block moves.
+// Gradients of the image ops: resizing, CropAndResize, ExtractImagePatches
+// and ExtractVolumePatches, RGBToHSV and the space/batch block moves.
 // g is dL/d(output).
 #include <string>
 
@@ -171,47 +171,75 @@ TW_GRAD_FN(CropAndResizeGrad) {
   return scope.status();
 }
 
-// patches = extract_image_patches(x): each patch entry is one input pixel
-// (or padding), so dx sums g over the entries. As TF's array_grad.py: the
-// op is run on a map of pixel numbers (1-based, 0 for padding) to learn
-// which entry holds which pixel, and g is summed by that map.
-TW_GRAD_FN(ExtractImagePatchesGrad) {
+// patches = extract_image_patches(x) or extract_volume_patches(x): each
+// patch entry is one input pixel (or padding), so dx sums g over the
+// entries. As TF's array_grad.py: the op is run on a map of pixel numbers
+// (1-based, 0 for padding) to learn which entry holds which pixel, and g is
+// summed by that map.
+absl::Status PatchesGrad(const Scope& scope, const Operation& op,
+                         const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs,
+                         int spatial) {
+  const int rank = spatial + 2;
   const Output x = In(op, 0), g = grad_inputs[0];
-  const ops::Unpack in(scope, ops::Shape(scope, x, ops::Shape::OutType(DT_INT64)), 4);
-  const Output batch = in[0], rows_in = in[1], cols_in = in[2], channels = in[3];
+  const ops::Unpack in(scope, ops::Shape(scope, x, ops::Shape::OutType(DT_INT64)), rank);
+  const Output batch = in[0], channels = in[rank - 1];
   const ops::Unpack out(
       scope,
       ops::Slice(scope, ops::Shape(scope, op.output(0), ops::Shape::OutType(DT_INT64)),
-                 ops::Const(scope, {1}), ops::Const(scope, {2})),
-      2);
+                 ops::Const(scope, {1}), ops::Const(scope, {spatial})),
+      spatial);
   const auto ksizes = grad_util::Attr<std::vector<int64_t>>(scope, op, "ksizes");
   const auto strides = grad_util::Attr<std::vector<int64_t>>(scope, op, "strides");
-  const auto rates = grad_util::Attr<std::vector<int64_t>>(scope, op, "rates");
   const auto padding = grad_util::Attr<std::string>(scope, op, "padding");
-  const Output pixels = ops::Mul(scope, rows_in, cols_in);
-  const Output numbers = ops::Reshape(
-      scope,
-      ops::Range(scope, ops::Const(scope, 1.0f),
-                 ops::Cast(scope, ops::Add(scope, pixels, ops::Const(scope, int64_t{1})), DT_FLOAT),
-                 ops::Const(scope, 1.0f)),
-      ops::Pack(scope,
-                {ops::Const(scope, int64_t{1}), rows_in, cols_in, ops::Const(scope, int64_t{1})}));
-  const Output map = ops::Cast(
-      scope, ops::ExtractImagePatches(scope, numbers, ksizes, strides, rates, padding), DT_INT64);
-  const Output g6 =
-      ops::Reshape(scope, g,
-                   ops::Pack(scope, {batch, out[0], out[1], ops::Const(scope, ksizes[1]),
-                                     ops::Const(scope, ksizes[2]), channels}));
+  const Output one = ops::Const(scope, int64_t{1});
+  Output pixels = one;
+  std::vector<Output> numbers_shape = {one}, g_shape = {batch}, sizes;
+  for (int i = 1; i <= spatial; ++i) {
+    pixels = ops::Mul(scope, pixels, in[i]);
+    numbers_shape.push_back(in[i]);
+    sizes.push_back(in[i]);
+    g_shape.push_back(out[i - 1]);
+  }
+  numbers_shape.push_back(one);
+  for (int i = 1; i <= spatial; ++i) g_shape.push_back(ops::Const(scope, ksizes[i]));
+  g_shape.push_back(channels);
+  const Output numbers =
+      ops::Reshape(scope, ops::Range(scope, one, ops::Add(scope, pixels, one), one),
+                   ops::Pack(scope, numbers_shape));
+  Output map;
+  if (spatial == 2) {
+    map = ops::ExtractImagePatches(scope, numbers, ksizes, strides,
+                                   grad_util::Attr<std::vector<int64_t>>(scope, op, "rates"),
+                                   padding);
+  } else {
+    map = ops::ExtractVolumePatches(scope, numbers, ksizes, strides, padding);
+  }
+  // g as [out..., taps..., batch, channels] rows of batch * channels.
+  std::vector<Output> perm;
+  for (int i = 1; i <= 2 * spatial; ++i) perm.push_back(ops::Const(scope, i));
+  perm.push_back(ops::Const(scope, 0));
+  perm.push_back(ops::Const(scope, 2 * spatial + 1));
   const Output rows = ops::Reshape(
-      scope, ops::Transpose(scope, g6, {1, 2, 3, 4, 0, 5}),
+      scope,
+      ops::Transpose(scope, ops::Reshape(scope, g, ops::Pack(scope, g_shape)),
+                     ops::Pack(scope, perm)),
       ops::Pack(scope, {ops::Const(scope, int64_t{-1}), ops::Mul(scope, batch, channels)}));
   // Padding entries are -1: UnsortedSegmentSum drops them.
-  const Output ids = ops::Sub(scope, ops::Reshape(scope, map, ops::Const(scope, {-1})), int64_t{1});
+  const Output ids = ops::Sub(scope, ops::Reshape(scope, map, ops::Const(scope, {-1})), one);
   const Output summed = ops::UnsortedSegmentSum(scope, rows, ids, pixels);
+  sizes.push_back(batch);
+  sizes.push_back(channels);
+  std::vector<Output> back = {ops::Const(scope, spatial)};
+  for (int i = 0; i < spatial; ++i) back.push_back(ops::Const(scope, i));
+  back.push_back(ops::Const(scope, spatial + 1));
   grad_outputs->push_back(ops::Transpose(
-      scope, ops::Reshape(scope, summed, ops::Pack(scope, {rows_in, cols_in, batch, channels})),
-      {2, 0, 1, 3}));
+      scope, ops::Reshape(scope, summed, ops::Pack(scope, sizes)), ops::Pack(scope, back)));
   return scope.status();
+}
+
+TW_GRAD_FN(ExtractImagePatchesGrad) { return PatchesGrad(scope, op, grad_inputs, grad_outputs, 2); }
+TW_GRAD_FN(ExtractVolumePatchesGrad) {
+  return PatchesGrad(scope, op, grad_inputs, grad_outputs, 3);
 }
 
 // hsv = rgb_to_hsv(rgb): TF's _RGBToHSVGrad, the piecewise derivative of
@@ -336,6 +364,7 @@ TW_REGISTER_GRADIENT("ImageProjectiveTransformV2", ImageProjectiveTransformGrad)
 TW_REGISTER_GRADIENT("ImageProjectiveTransformV3", ImageProjectiveTransformGrad);
 TW_REGISTER_GRADIENT("RGBToHSV", RGBToHSVGrad);
 TW_REGISTER_GRADIENT("ExtractImagePatches", ExtractImagePatchesGrad);
+TW_REGISTER_GRADIENT("ExtractVolumePatches", ExtractVolumePatchesGrad);
 TW_REGISTER_GRADIENT("ResizeBilinear", ResizeBilinearGradient);
 TW_REGISTER_GRADIENT("ResizeBilinearGrad", ResizeBilinearGradGradient);
 TW_REGISTER_GRADIENT("ResizeBicubic", ResizeBicubicGradient);

@@ -294,6 +294,18 @@ std::vector<GradCase> NnCases() {
                                             "VALID");
           },
           S({1, 5, 6, 2})),
+      Unary(
+          "ExtractVolumePatches",
+          [](const Scope& s, Output x) {
+            return ops::ExtractVolumePatches(s, x, {1, 2, 2, 2, 1}, {1, 1, 1, 2, 1}, "SAME");
+          },
+          S({1, 3, 3, 4, 2})),
+      Unary(
+          "ExtractVolumePatches/valid",
+          [](const Scope& s, Output x) {
+            return ops::ExtractVolumePatches(s, x, {1, 2, 1, 2, 1}, {1, 1, 2, 1, 1}, "VALID");
+          },
+          S({2, 3, 3, 3, 1})),
       Precise(Unary(
                   "RGBToHSV", [](const Scope& s, Output x) { return ops::RGBToHSV(s, x); },
                   S({2, 4, 3}, 0.05, 1)),
