@@ -629,6 +629,47 @@ TW_REGISTER_OP("StatelessSampleDistortedBoundingBox")
         "draws): the same seed, the same crop.")
     .SetShapeFn(SampleBoxShape);
 
+// tf.image.extract_glimpse: [batch, height, width, depth] windows at each
+// image's (y, x) offset (V2's placement, or V1's; kernels/cpu/glimpse_ops.cc).
+absl::Status GlimpseShape(InferenceContext* c) {
+  PartialTensorShape input, size, offsets;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &size));
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 2, &offsets));
+  int64_t h = -1, w = -1;
+  TW_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> hw, c->ConstantIntInput(1));
+  if (hw.has_value() && hw->size() == 2) {
+    h = (*hw)[0];
+    w = (*hw)[1];
+  }
+  c->set_output(0, PartialTensorShape({input.dim_size(0), h, w, input.dim_size(3)}));
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("ExtractGlimpse")
+    .Input("input: float")
+    .Input("size: int32")
+    .Input("offsets: float")
+    .Output("glimpse: float")
+    .Attr("centered: bool = true")
+    .Attr("normalized: bool = true")
+    .Attr("uniform_noise: bool = true")
+    .Attr("noise: string = 'uniform'")
+    .Doc("Windows of the images at the offsets (TF 1's placement), noise where they leave them.")
+    .SetShapeFn(GlimpseShape);
+
+TW_REGISTER_OP("ExtractGlimpseV2")
+    .Input("input: float")
+    .Input("size: int32")
+    .Input("offsets: float")
+    .Output("glimpse: float")
+    .Attr("centered: bool = true")
+    .Attr("normalized: bool = true")
+    .Attr("uniform_noise: bool = true")
+    .Attr("noise: string = 'uniform'")
+    .Doc("Windows of the images at the offsets (TF 2's placement), noise where they leave them.")
+    .SetShapeFn(GlimpseShape);
+
 TW_REGISTER_OP("ExtractImagePatches")
     .Input("images: T")
     .Output("patches: T")
