@@ -504,6 +504,13 @@ TW_REGISTER_OP("EncodeJpegVariableQuality")
     .Doc("Encodes a uint8 [height, width, 1 or 3] image as a JPEG of the given quality.")
     .SetShapeFn(EncodedImageShape);
 
+TW_REGISTER_OP("DecodeBmp")
+    .Input("contents: string")
+    .Output("image: uint8")
+    .Attr("channels: int = 0")
+    .Doc("Decodes an uncompressed 8-, 24- or 32-bit BMP image to [height, width, channels].")
+    .SetShapeFn(DecodedImageShape);
+
 TW_REGISTER_OP("DecodePng")
     .Input("contents: string")
     .Output("image: dtype")

@@ -4,9 +4,13 @@
 // data, so DecodeJpeg reads a PNG and DecodePng a JPEG (DecodeAndCropJpeg
 // reads JPEG only); a decoded image is allocated once, at its output size,
 // through the context (so the session's tensor limit applies before any
-// pixel is written). GIF, BMP and WebP are not decoded.
+// pixel is written). BMP (DecodeBmp, DecodeImage) is read here, as TF reads
+// it: uncompressed 8-, 24- or 32-bit rows, the palette ignored. GIF and WebP
+// are not decoded.
+#include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -34,11 +38,80 @@ absl::StatusOr<absl::string_view> ScalarContents(const Tensor& t) {
 // decode: their name; else empty.
 std::string OtherFormat(absl::string_view data) {
   if (data.substr(0, 3) == "GIF") return "GIF";
-  if (data.substr(0, 2) == "BM") return "BMP";
   if (data.size() >= 12 && data.substr(0, 4) == "RIFF" && data.substr(8, 4) == "WEBP") {
     return "WebP";
   }
   return "";
+}
+
+bool IsBmp(absl::string_view data) { return data.substr(0, 2) == "BM"; }
+
+int64_t LittleEndian(absl::string_view data, size_t at, int bytes) {
+  uint32_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(data[at + i]);
+  return bytes == 4 ? static_cast<int32_t>(v) : static_cast<int16_t>(v);
+}
+
+// A BMP's uncompressed pixels as TF's DecodeBmp reads them: its header's
+// data offset, width, height (negative for top-down rows) and bits per
+// pixel (8, 24 or 32: gray, BGR or BGRA), rows padded to 4 bytes and
+// exactly filling the file; `channels` 0 (the file's), 3 or 4 (gray
+// repeated, alpha 255). `allocate` gives the [height, width, channels]
+// output.
+absl::Status DecodeBmp(
+    absl::string_view data, int channels,
+    const std::function<absl::StatusOr<uint8_t*>(int64_t, int64_t, int)>& allocate) {
+  if (data.size() < 32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Incomplete bmp content, requires at least 32 bytes to find the header size, width, "
+        "height, and bpp, got ",
+        data.size(), " bytes"));
+  }
+  const int64_t offset = LittleEndian(data, 10, 4), width = LittleEndian(data, 18, 4),
+                height = LittleEndian(data, 22, 4), bpp = LittleEndian(data, 28, 2);
+  if (offset < 0) return absl::InvalidArgumentError("header size must be nonnegative");
+  if (width <= 0) return absl::InvalidArgumentError("Width must be positive");
+  if (height == 0) return absl::InvalidArgumentError("Height must be nonzero");
+  const int in_channels = static_cast<int>(bpp / 8);
+  if (in_channels != 1 && in_channels != 3 && in_channels != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Number of channels inherent in the image must be 1, 3 or 4, was ", in_channels));
+  }
+  if (channels != 0 && channels != 3 && channels != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("`channels` must be 0, 3 or 4 for BMP, but got ", channels));
+  }
+  const int out_channels = channels == 0 ? in_channels : channels;
+  const int64_t rows = height < 0 ? -height : height;
+  if (width * rows * out_channels >= (int64_t{1} << 30)) {
+    return absl::InvalidArgumentError("Total possible pixel bytes must be less than 2^30");
+  }
+  const int64_t row_size = (8 * in_channels * width + 31) / 32 * 4;
+  const int64_t excess = static_cast<int64_t>(data.size()) - (offset + row_size * rows);
+  if (excess != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Input size should match (header_size + row_size * abs_height) but they "
+                     "differ by ",
+                     excess));
+  }
+  TW_ASSIGN_OR_RETURN(uint8_t * out, allocate(rows, width, out_channels));
+  for (int64_t r = 0; r < rows; ++r) {
+    // Rows are stored bottom-up unless the height is negative.
+    const auto* in = reinterpret_cast<const uint8_t*>(data.data() + offset +
+                                                      (height < 0 ? r : rows - 1 - r) * row_size);
+    uint8_t* o = out + r * width * out_channels;
+    for (int64_t x = 0; x < width; ++x, in += in_channels, o += out_channels) {
+      if (in_channels == 1) {
+        std::fill_n(o, std::min(out_channels, 3), in[0]);
+      } else {
+        o[0] = in[2];
+        o[1] = in[1];
+        o[2] = in[0];
+      }
+      if (out_channels == 4) o[3] = in_channels == 4 ? in[3] : 255;
+    }
+  }
+  return absl::OkStatus();
 }
 
 // DecodeJpeg, DecodeAndCropJpeg, DecodePng and DecodeImage.
@@ -66,6 +139,8 @@ class DecodeImageOp : public OpKernel {
       std::string dct;
       TW_RETURN_IF_ERROR(c.GetAttr("dct_method", &dct));
       TW_ASSIGN_OR_RETURN(jpeg_.dct_method, jpeg::ParseDctMethod(dct));
+    } else if (op_ == "DecodeBmp") {
+      dtype_ = DT_UINT8;  // its channels are checked with the file's (TF's order)
     } else {
       if (channels != 0 && channels != 1 && channels != 3 && channels != 4) {
         return absl::InvalidArgumentError(
@@ -80,6 +155,20 @@ class DecodeImageOp : public OpKernel {
 
   absl::Status Compute(KernelContext* ctx) override {
     TW_ASSIGN_OR_RETURN(absl::string_view data, ScalarContents(ctx->input(0)));
+    if (op_ == "DecodeBmp" && !IsBmp(data)) {
+      const std::string format = jpeg::IsJpeg(data) ? "JPEG"
+                                 : png::IsPng(data) ? "PNG"
+                                                    : OtherFormat(data);
+      if (format.empty()) {
+        return absl::InvalidArgumentError(
+            "Unknown image file format. One of JPEG, PNG, BMP required.");
+      }
+      std::string lower = format;
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(ch));
+      return absl::InvalidArgumentError(absl::StrCat("Trying to decode ", format,
+                                                     " format using DecodeBmp op. Use `decode_",
+                                                     lower, "` or `decode_image` instead."));
+    }
     if (jpeg::IsJpeg(data)) return DecodeJpeg(ctx, data);
     if (op_ == "DecodeAndCropJpeg") {
       const std::string format = png::IsPng(data) ? "PNG" : OtherFormat(data);
@@ -90,12 +179,21 @@ class DecodeImageOp : public OpKernel {
                                         format, "."));
     }
     if (png::IsPng(data)) return DecodePng(ctx, data);
+    if (IsBmp(data)) {
+      if (op_ != "DecodeBmp" && op_ != "DecodeImage") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Trying to decode BMP format using a wrong op. Use `decode_bmp` or `decode_image` "
+            "instead. Op used: ",
+            op_));
+      }
+      return DecodeBmp(ctx, data);
+    }
     const std::string other = OtherFormat(data);
     if (!other.empty()) {
       return absl::UnimplementedError(absl::StrCat(
           op_, ": ", other, " images are not decoded by Towerflow (JPEG and PNG are)"));
     }
-    return absl::InvalidArgumentError("Unknown image file format. One of JPEG, PNG required.");
+    return absl::InvalidArgumentError("Unknown image file format. One of JPEG, PNG, BMP required.");
   }
 
  private:
@@ -144,6 +242,23 @@ class DecodeImageOp : public OpKernel {
     absl::Status s = png::Decode(data, channels_, bits, allocate);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat(op_, ": ", s.message()));
     if (dtype_ == DT_FLOAT) Widen(wide.data<uint16_t>(), wide.NumElements(), 16, out);
+    return absl::OkStatus();
+  }
+
+  absl::Status DecodeBmp(KernelContext* ctx, absl::string_view data) {
+    Tensor* out = nullptr;
+    Tensor narrow;
+    const bool bytes = dtype_ == DT_UINT8;
+    absl::Status s = towerflow::DecodeBmp(
+        data, channels_, [&](int64_t h, int64_t w, int c) -> absl::StatusOr<uint8_t*> {
+          const TensorShape shape({h, w, c});
+          TW_ASSIGN_OR_RETURN(out, ctx->allocate_output(0, shape));
+          if (bytes) return out->data<uint8_t>();
+          narrow = Tensor(DT_UINT8, shape);
+          return narrow.data<uint8_t>();
+        });
+    if (!s.ok()) return s;
+    if (!bytes) Widen(narrow.data<uint8_t>(), narrow.NumElements(), 8, out);
     return absl::OkStatus();
   }
 
@@ -318,7 +433,8 @@ class EncodePngOp : public OpKernel {
 
 TW_REGISTER_KERNELS(image_codec_ops) {
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
-  for (const char* op : {"DecodeJpeg", "DecodeAndCropJpeg", "DecodePng", "DecodeImage"}) {
+  for (const char* op :
+       {"DecodeJpeg", "DecodeAndCropJpeg", "DecodePng", "DecodeImage", "DecodeBmp"}) {
     RegisterKernel(cpu(op), MakeFactory<DecodeImageOp>());
   }
   RegisterKernel(cpu("ExtractJpegShape"), MakeFactory<ExtractJpegShapeOp>());

@@ -4,6 +4,8 @@
 // attrs. The expected values are TF's outputs for the same bytes.
 #include <string>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/testing/kernel_runner.h"
@@ -397,6 +399,105 @@ TEST(EncodeTest, JpegOfAVariableQualityAsTensorFlow) {
       StatusIs(absl::StatusCode::kInvalidArgument, "image must have 1 or 3 channels, got [4,5,2]"));
   EXPECT_THAT(encode(Tensor(DT_UINT8, TensorShape({5, 3})), 50),
               StatusIs(absl::StatusCode::kInvalidArgument, "image must be 3-dimensional[5,3]"));
+}
+
+// The BMPs of a [2, 3] image (pixel i's channels 10 * (4i, 4i + 1, 4i + 2,
+// 4i + 3)) as 24-bit BGR, 32-bit BGRA and 8-bit gray rows (bottom-up, rows
+// padded to 4 bytes; the header's 40 bytes after the file's 14).
+const std::string kBmp24 = absl::HexStringToBytes(
+    "424d4e0000000000000036000000280000000300000002000000010018000000000018000000130b0000130b00"
+    "0000000000000000008c8278b4aaa0dcd2c8000000140a003c3228645a50000000");
+const std::string kBmp32 = absl::HexStringToBytes(
+    "424d4e0000000000000036000000280000000300000002000000010020000000000018000000130b0000130b00"
+    "0000000000000000008c827896b4aaa0bedcd2c8e6140a001e3c322846645a506e");
+const std::string kBmp8 = absl::HexStringToBytes(
+    "424d3e0000000000000036000000280000000300000002000000010008000000000008000000130b0000130b00"
+    "00000000000000000078a0c80000285000");
+
+absl::StatusOr<std::vector<Tensor>> DecodeBmp(const std::string& bmp, int64_t channels,
+                                              const char* op = "DecodeBmp") {
+  KernelRunner k(op);
+  k.Attr("channels", channels);
+  return k.Run({Str(bmp)});
+}
+
+// TF 2.21's pixels for each depth and channel count.
+TEST(DecodeBmpTest, PixelsAreTensorFlows) {
+  const std::vector<uint8_t> rgb = {0,   10,  20,  40,  50,  60,  80,  90,  100,
+                                    120, 130, 140, 160, 170, 180, 200, 210, 220};
+  std::vector<uint8_t> rgba, rgb_opaque;
+  for (int i = 0; i < 24; ++i) rgba.push_back(static_cast<uint8_t>(10 * i));
+  for (int i = 0; i < 6; ++i) {
+    for (int c = 0; c < 3; ++c) rgb_opaque.push_back(rgb[3 * i + c]);
+    rgb_opaque.push_back(255);
+  }
+  const auto decoded = [](const std::string& bmp, int64_t channels) {
+    absl::StatusOr<std::vector<Tensor>> out = DecodeBmp(bmp, channels);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? (*out)[0] : Tensor();
+  };
+  EXPECT_THAT(decoded(kBmp24, 0), TensorIs<uint8_t>({2, 3, 3}, rgb));
+  EXPECT_THAT(decoded(kBmp24, 3), TensorIs<uint8_t>({2, 3, 3}, rgb));
+  EXPECT_THAT(decoded(kBmp24, 4), TensorIs<uint8_t>({2, 3, 4}, rgb_opaque));
+  EXPECT_THAT(decoded(kBmp32, 0), TensorIs<uint8_t>({2, 3, 4}, rgba));
+  EXPECT_THAT(decoded(kBmp32, 3), TensorIs<uint8_t>({2, 3, 3}, rgb));
+  EXPECT_THAT(decoded(kBmp8, 0), TensorIs<uint8_t>({2, 3, 1}, {0, 40, 80, 120, 160, 200}));
+  EXPECT_THAT(decoded(kBmp8, 3),
+              TensorIs<uint8_t>({2, 3, 3}, {0, 0, 0, 40, 40, 40, 80, 80, 80, 120, 120, 120, 160,
+                                            160, 160, 200, 200, 200}));
+  // Top-down rows (a negative height).
+  std::string top_down = kBmp24;
+  top_down.replace(22, 4, std::string("\xfe\xff\xff\xff", 4));
+  EXPECT_THAT(decoded(top_down, 0),
+              TensorIs<uint8_t>({2, 3, 3}, {120, 130, 140, 160, 170, 180, 200, 210, 220,  //
+                                            0, 10, 20, 40, 50, 60, 80, 90, 100}));
+  // DecodeImage reads BMPs in every dtype (TF's scaling); DecodeJpeg and
+  // DecodePng refuse them.
+  KernelRunner image("DecodeImage");
+  image.Attr("dtype", DT_UINT16);
+  const Tensor wide = RunOk(image, {Str(kBmp24)});
+  EXPECT_EQ(wide.data<uint16_t>()[1], 2560);
+  for (const char* op : {"DecodeJpeg", "DecodePng"}) {
+    KernelRunner k(op);
+    EXPECT_THAT(k.Run({Str(kBmp24)}),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         absl::StrCat("Trying to decode BMP format using a wrong op. Use "
+                                      "`decode_bmp` or `decode_image` instead. Op used: ",
+                                      op)));
+  }
+}
+
+TEST(DecodeBmpTest, BadFilesGiveTensorFlowsErrors) {
+  const auto with = [](size_t at, int32_t v) {
+    std::string s = kBmp24;
+    for (int i = 0; i < 4; ++i) s[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+    return s;
+  };
+  const auto fails = [](const std::string& bmp, const std::string& message, int64_t channels = 0,
+                        const char* op = "DecodeBmp") {
+    EXPECT_THAT(DecodeBmp(bmp, channels, op),
+                StatusIs(absl::StatusCode::kInvalidArgument, message));
+  };
+  fails(kBmp24, "`channels` must be 0, 3 or 4 for BMP, but got 1", 1);
+  fails(kBmp8, "`channels` must be 0, 3 or 4 for BMP, but got 1", 1, "DecodeImage");
+  fails(kBmp24.substr(0, 30),
+        "Incomplete bmp content, requires at least 32 bytes to find the header size, width, "
+        "height, and bpp, got 30 bytes");
+  fails(kBmp24.substr(0, kBmp24.size() - 3),
+        "Input size should match (header_size + row_size * abs_height) but they differ by -3");
+  fails(kBmp24 + "extra",
+        "Input size should match (header_size + row_size * abs_height) but they differ by 5");
+  fails(with(18, -3), "Width must be positive");
+  fails(with(22, 0), "Height must be nonzero");
+  fails(with(10, -5), "header size must be nonnegative");
+  fails(with(18, 1 << 30), "Total possible pixel bytes must be less than 2^30");
+  std::string sixteen = kBmp24;
+  sixteen[28] = 16;
+  fails(sixteen, "Number of channels inherent in the image must be 1, 3 or 4, was 2");
+  fails("", "Input is empty.");
+  fails(std::string(kPng),
+        "Trying to decode PNG format using DecodeBmp op. Use `decode_png` or "
+        "`decode_image` instead.");
 }
 
 }  // namespace

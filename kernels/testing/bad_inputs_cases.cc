@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "core/jpeg.h"
 #include "core/png.h"
 #include "framework/tensor_views.h"
@@ -539,6 +540,12 @@ std::vector<Case> ImageCodecCases() {
        {Str(jpeg)}},
       {"DecodeAndCropJpeg", {}, {Str(jpeg), I32({0, 1, 2, 2})}},
       {"ExtractJpegShape", {}, {Str(jpeg)}},
+      // A [2, 3] 24-bit BMP.
+      {"DecodeBmp",
+       {{"channels", A(int64_t{4})}},
+       {Str(absl::HexStringToBytes(
+           "424d4e0000000000000036000000280000000300000002000000010018000000000018000000130b0000"
+           "130b000000000000000000008c8278b4aaa0dcd2c8000000140a003c3228645a50000000"))}},
       {"EncodeJpeg", {{"quality", A(int64_t{80})}, {"x_density", A(int64_t{72})}}, {image}},
       {"EncodeJpegVariableQuality", {}, {image, Scalar<int32_t>(80)}},
       {"DecodePng", {{"channels", A(int64_t{4})}}, {Str(png)}},

@@ -212,6 +212,7 @@ TW_REGISTER_NO_GRADIENT("DecodePng");
 TW_REGISTER_NO_GRADIENT("DecodeImage");
 TW_REGISTER_NO_GRADIENT("ExtractJpegShape");
 TW_REGISTER_NO_GRADIENT("EncodeJpeg");
+TW_REGISTER_NO_GRADIENT("DecodeBmp");
 TW_REGISTER_NO_GRADIENT("EncodeJpegVariableQuality");
 TW_REGISTER_NO_GRADIENT("ExtractGlimpse");  // TF: NotDifferentiable
 TW_REGISTER_NO_GRADIENT("EncodePng");
