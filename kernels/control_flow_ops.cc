@@ -5,6 +5,10 @@
 // (runtime/executor.cc, Note [Control flow]): a Switch leaves its untaken
 // output unset, which the executor reads as dead, and a Merge runs once its
 // first live input has arrived, so exactly one of its inputs is present.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "core/type_dispatch.h"
@@ -103,6 +107,25 @@ class ToBoolOp : public CheapKernel {
   }
 };
 
+// DeviceIndex: where the type of the device the node runs on stands in
+// device_names, or their count when it is not there (TF's
+// execute_fn_for_device picks a Case branch with it).
+class DeviceIndexOp : public CheapKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("device_names", &names_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const auto it = std::find(names_.begin(), names_.end(), ctx->device()->device_type());
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    out->scalar<int32_t>()() = static_cast<int32_t>(it - names_.begin());
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
 class ControlTriggerOp : public CheapKernel {
  public:
   absl::Status Compute(KernelContext*) override { return absl::OkStatus(); }
@@ -126,6 +149,7 @@ void RegisterControlFlowKernels(const std::string& device_type) {
                  MakeFactory<LoopCondOp>());
   RegisterKernel(on("ToBool").HostMemory("input").HostMemory("output"), MakeFactory<ToBoolOp>());
   RegisterKernel(on("ControlTrigger"), MakeFactory<ControlTriggerOp>());
+  RegisterKernel(on("DeviceIndex").HostMemory("index"), MakeFactory<DeviceIndexOp>());
   RegisterStackKernels(device_type);
 }
 

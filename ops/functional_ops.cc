@@ -117,5 +117,14 @@ TW_REGISTER_OP("ToBool")
     .Doc("A scalar's truth (non-zero, non-empty string), or a tensor's non-emptiness.")
     .SetShapeFn(shape_fns::ScalarShape);
 
+// tf.__internal__.execute_fn_for_device's branch index: the node's device
+// type's place in device_names, or len(device_names).
+TW_REGISTER_OP("DeviceIndex")
+    .Output("index: int32")
+    .Attr("device_names: list(string)")
+    .SetIsStateful()
+    .Doc("The index of the device the op runs on in device_names (their count if absent).")
+    .SetShapeFn(shape_fns::ScalarShape);
+
 }  // namespace
 }  // namespace towerflow

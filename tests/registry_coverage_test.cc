@@ -192,6 +192,7 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"CholeskyGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"MatrixLogarithm", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"ExtractGlimpseV2", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"DeviceIndex", "no inputs; TensorFlow defines none (LookupError)"},
       {"Copy", "tfdbg's: TensorFlow defines none (tf.gradients raises LookupError)"},
       {"CopyHost", "tfdbg's: TensorFlow defines none (tf.gradients raises LookupError)"},
       {"DebugIdentity", "tfdbg's: TensorFlow defines none (tf.gradients raises LookupError)"},

@@ -94,6 +94,20 @@ TEST(StringOpsTest, ToBoolFollowsTensorFlowsRule) {
   EXPECT_FALSE(truth(Literal<float>({0}, {})));
 }
 
+// DeviceIndex on a CPU: TF 2.21's 1 for [GPU, CPU] and [GPU] (not there:
+// the count), 0 for [] and 1 for [cpu, CPU] (types are matched exactly).
+TEST(StringOpsTest, DeviceIndexIsTheDeviceTypesPlace) {
+  const auto index = [](std::vector<std::string> names) {
+    KernelRunner r("DeviceIndex");
+    r.Attr("device_names", names);
+    return RunOk(r, {});
+  };
+  EXPECT_THAT(index({"GPU", "CPU"}), TensorIs<int32_t>({}, {1}));
+  EXPECT_THAT(index({"GPU"}), TensorIs<int32_t>({}, {1}));
+  EXPECT_THAT(index({}), TensorIs<int32_t>({}, {0}));
+  EXPECT_THAT(index({"cpu", "CPU"}), TensorIs<int32_t>({}, {1}));
+}
+
 // tf.fingerprint: TF 2.21's bytes (FarmHash Fingerprint64, little-endian).
 TEST(StringOpsTest, FingerprintIsTensorFlows) {
   KernelRunner r("Fingerprint");
