@@ -554,6 +554,28 @@ TW_REGISTER_OP("SparseTensorDenseMatMul")
       return absl::OkStatus();
     });
 
+TW_REGISTER_OP("RaggedTensorToSparse")
+    .Input("rt_nested_splits: RAGGED_RANK * Tsplits")
+    .Input("rt_dense_values: T")
+    .Output("sparse_indices: int64")
+    .Output("sparse_values: T")
+    .Output("sparse_dense_shape: int64")
+    .Attr("RAGGED_RANK: int >= 1")
+    .Attr("T: type")
+    .Attr("Tsplits: {int32, int64} = DT_INT64")
+    .Doc("A ragged tensor (row splits per ragged dimension) as a SparseTensor.")
+    .SetShapeFn([](InferenceContext* c) {
+      int64_t ragged_rank = 0;
+      TW_RETURN_IF_ERROR(c->GetAttr("RAGGED_RANK", &ragged_rank));
+      const PartialTensorShape& values = c->input(static_cast<int>(ragged_rank));
+      const int64_t rank =
+          values.dims() < 0 ? -1 : ragged_rank + std::max<int64_t>(values.dims(), 1);
+      c->set_output(0, PartialTensorShape({-1, rank}));
+      c->set_output(1, PartialTensorShape({-1}));
+      c->set_output(2, PartialTensorShape({rank}));
+      return absl::OkStatus();
+    });
+
 TW_REGISTER_OP("RaggedTensorToTensor")
     .Input("shape: Tshape")
     .Input("values: T")

@@ -9,6 +9,12 @@
 // Each level's partition becomes, for each of its children, the row it is
 // in and its place there; a value's coordinates are then found by walking
 // from it up through the levels.
+//
+// RaggedTensorToSparse (tf.RaggedTensor.to_sparse): the same tensor as a
+// SparseTensor: one index per element of the values, [row, place in each
+// ragged dimension..., index in the values' inner dimensions], in row-major
+// order, and the dense shape with each ragged dimension as long as its
+// longest row; TF's checks and messages for the splits.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -250,9 +256,89 @@ class RaggedTensorToTensorOp : public OpKernel {
   std::vector<std::string> types_;
 };
 
+class RaggedTensorToSparseOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const int ragged_rank = ctx->num_inputs() - 1;
+    const Tensor& values = ctx->input(ragged_rank);
+    // Each level's splits, checked as TF checks them.
+    std::vector<std::vector<int64_t>> splits(ragged_rank);
+    for (int k = 0; k < ragged_rank; ++k) {
+      TW_ASSIGN_OR_RETURN(splits[k],
+                          IntVector(ctx->input(k), absl::StrCat("rt_nested_splits[", k, "]")));
+      const std::vector<int64_t>& s = splits[k];
+      if (s.empty()) return absl::InvalidArgumentError("ragged splits may not be empty.");
+      if (s[0] != 0) return absl::InvalidArgumentError("First value of ragged splits must be 0.");
+      for (size_t i = 1; i < s.size(); ++i) {
+        if (s[i] < s[i - 1]) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("Ragged splits should be non decreasing, but we got ", s[i - 1],
+                           " followed by ", s[i]));
+        }
+      }
+      const int64_t children = k + 1 < ragged_rank
+                                   ? static_cast<int64_t>(ctx->input(k + 1).NumElements()) - 1
+                                   : (values.dims() > 0 ? values.dim_size(0) : -1);
+      if (s.back() != children) {
+        return absl::InvalidArgumentError(
+            "Final value of ragged splits must match the length the corresponding ragged "
+            "values.");
+      }
+    }
+    // The ragged coordinates of each row of `values`, level by level.
+    const int64_t width = ragged_rank + 1;
+    std::vector<int64_t> coords(static_cast<size_t>(splits[0].size() - 1));
+    for (size_t r = 0; r < coords.size(); ++r) coords[r] = static_cast<int64_t>(r);
+    std::vector<int64_t> dense_shape = {static_cast<int64_t>(coords.size())};
+    for (int k = 0; k < ragged_rank; ++k) {
+      const std::vector<int64_t>& s = splits[k];
+      const int64_t have = k + 1;  // coordinates per row so far
+      std::vector<int64_t> next(static_cast<size_t>(s.back() * (have + 1)));
+      int64_t longest = 0;
+      for (size_t r = 0; r + 1 < s.size(); ++r) {
+        longest = std::max(longest, s[r + 1] - s[r]);
+        for (int64_t j = s[r]; j < s[r + 1]; ++j) {
+          std::copy_n(coords.begin() + static_cast<int64_t>(r) * have, have,
+                      next.begin() + j * (have + 1));
+          next[j * (have + 1) + have] = j - s[r];
+        }
+      }
+      coords = std::move(next);
+      dense_shape.push_back(longest);
+    }
+    int64_t inner = 1;
+    for (int d = 1; d < values.dims(); ++d) {
+      inner *= values.dim_size(d);
+      dense_shape.push_back(values.dim_size(d));
+    }
+    const int64_t rank = width + std::max(values.dims() - 1, 0);
+    const int64_t n = values.NumElements();
+    TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(0, TensorShape({n, rank})));
+    int64_t* out = indices->data<int64_t>();
+    for (int64_t i = 0; i < n; ++i, out += rank) {
+      const int64_t row = inner == 0 ? 0 : i / inner;
+      std::copy_n(coords.begin() + row * width, width, out);
+      int64_t rest = inner == 0 ? 0 : i % inner;
+      for (int d = values.dims() - 1; d >= 1; --d) {
+        out[width + d - 1] = rest % values.dim_size(d);
+        rest /= values.dim_size(d);
+      }
+    }
+    TW_ASSIGN_OR_RETURN(Tensor flat, values.Reshaped(TensorShape({n})));
+    TW_RETURN_IF_ERROR(ctx->set_output(1, flat));
+    TW_ASSIGN_OR_RETURN(
+        Tensor * shape,
+        ctx->allocate_output(2, TensorShape({static_cast<int64_t>(dense_shape.size())})));
+    std::copy(dense_shape.begin(), dense_shape.end(), shape->data<int64_t>());
+    return absl::OkStatus();
+  }
+};
+
 }  // namespace
 
 TW_REGISTER_KERNELS(ragged_ops) {
+  RegisterKernel(KernelDefBuilder("RaggedTensorToSparse").Device(kDeviceCpu),
+                 MakeFactory<RaggedTensorToSparseOp>());
   // Every dtype whose elements are plain bytes, and strings.
   for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16, DT_INT8, DT_INT16, DT_INT32,
                      DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DT_BOOL, DT_STRING}) {

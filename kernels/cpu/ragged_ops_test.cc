@@ -12,6 +12,8 @@
 namespace towerflow {
 namespace {
 
+using testing::StatusIs;
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -128,6 +130,61 @@ TEST(RaggedOpsTest, BadPartitionsAreErrors) {
                   .status()
                   .message(),
               HasSubstr("are incompatible"));
+}
+
+absl::StatusOr<std::vector<Tensor>> ToSparse(std::vector<Tensor> splits, const Tensor& values) {
+  KernelRunner k("RaggedTensorToSparse");
+  k.Attr("RAGGED_RANK", static_cast<int64_t>(splits.size()));
+  splits.push_back(values);
+  return k.Run(splits);
+}
+
+// tf.RaggedTensor.to_sparse: TF 2.21's indices, values and dense shapes for
+// one and two ragged levels, values with an inner dimension, and nothing.
+TEST(RaggedTensorToSparseTest, AsTensorFlow) {
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, ToSparse({Literal<int64_t>({4}, {0, 2, 2, 5})},
+                                                            Literal<float>({5}, {1, 2, 3, 4, 5})));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({5, 2}, {0, 0, 0, 1, 2, 0, 2, 1, 2, 2}));
+  EXPECT_THAT(out[1], TensorIs<float>({5}, {1, 2, 3, 4, 5}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {3, 3}));
+  TW_ASSERT_OK_AND_ASSIGN(
+      out, ToSparse({Literal<int32_t>({3}, {0, 2, 3}), Literal<int32_t>({4}, {0, 1, 4, 4})},
+                    Literal<int32_t>({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8})));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({8, 4}, {0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0, 1,
+                                                 0, 1, 1, 0, 0, 1, 1, 1, 0, 1, 2, 0, 0, 1, 2, 1}));
+  EXPECT_THAT(out[1], TensorIs<int32_t>({8}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({4}, {2, 2, 3, 2}));
+  TW_ASSERT_OK_AND_ASSIGN(out, ToSparse({Literal<int64_t>({3}, {0, 2, 3})},
+                                        Literal<int32_t>({3, 2}, {1, 2, 3, 4, 5, 6})));
+  EXPECT_THAT(out[0],
+              TensorIs<int64_t>({6, 3}, {0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({3}, {2, 2, 2}));
+  TW_ASSERT_OK_AND_ASSIGN(out, ToSparse({Literal<int64_t>({1}, {0})}, Literal<float>({0}, {})));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({0, 2}, {}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {0, 0}));
+}
+
+TEST(RaggedTensorToSparseTest, BadSplitsGiveTensorFlowsErrors) {
+  const Tensor three = Literal<float>({3}, {1, 2, 3});
+  EXPECT_THAT(ToSparse({Literal<int64_t>({3}, {0, 2, 1})}, three),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Ragged splits should be non decreasing, but we got 2 followed by 1"));
+  EXPECT_THAT(
+      ToSparse({Literal<int64_t>({3}, {1, 2, 3})}, three),
+      StatusIs(absl::StatusCode::kInvalidArgument, "First value of ragged splits must be 0."));
+  const std::string final_value =
+      "Final value of ragged splits must match the length the corresponding ragged values.";
+  EXPECT_THAT(ToSparse({Literal<int64_t>({3}, {0, 2, 4})}, three),
+              StatusIs(absl::StatusCode::kInvalidArgument, final_value));
+  EXPECT_THAT(ToSparse({Literal<int64_t>({3}, {0, 2, 3}), Literal<int64_t>({3}, {0, 1, 4})},
+                       Literal<float>({4}, {1, 2, 3, 4})),
+              StatusIs(absl::StatusCode::kInvalidArgument, final_value));
+  EXPECT_THAT(ToSparse({Literal<int64_t>({2}, {0, 3})}, Literal<float>({}, {5})),
+              StatusIs(absl::StatusCode::kInvalidArgument, final_value));
+  EXPECT_THAT(ToSparse({Literal<int64_t>({0}, {})}, three),
+              StatusIs(absl::StatusCode::kInvalidArgument, "ragged splits may not be empty."));
+  EXPECT_THAT(ToSparse({Literal<int64_t>({1, 2}, {0, 3})}, three),
+              StatusIs(absl::StatusCode::kInvalidArgument, "rt_nested_splits[0] must be a vector"));
 }
 
 }  // namespace

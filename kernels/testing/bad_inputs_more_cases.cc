@@ -61,6 +61,9 @@ std::map<std::string, AttrValue> SequenceAttrs(std::map<std::string, AttrValue> 
 std::vector<Case> SparseCases() {
   return {
       {"SparseReorder", {}, {I64({3, 2}, {2, 3, 0, 1, 1, 0}), F({3}), Shape()}},
+      {"RaggedTensorToSparse",
+       {{"RAGGED_RANK", A(int64_t{2})}},
+       {I64({3}, {0, 2, 3}), I64({4}, {0, 1, 4, 4}), F({4, 2})}},
       {"SparseSlice", {}, {Indices(), F({3}), Shape(), I64({2}, {1, 0}), I64({2}, {2, 3})}},
       {"SparseSliceGrad", {}, {F({1}), Indices(), I64({2}, {1, 0}), I64({1, 2}, {0, 0})}},
       {"SparseConcat",

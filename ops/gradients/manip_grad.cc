@@ -1,7 +1,7 @@
 // Gradients of the rearrangements of ops/manip_ops.cc (and of NextAfter,
 // which TF treats as the identity in x1), of ConjugateTranspose and of
-// SparseTensorDenseAdd, SparseToDense, SparseFillEmptyRows and
-// RaggedTensorToTensor, as TF's
+// SparseTensorDenseAdd, SparseToDense, SparseFillEmptyRows,
+// RaggedTensorToTensor and RaggedTensorToSparse, as TF's
 // manip_grad.py, array_grad.py and sparse_grad.py: each moves g back to
 // where its input's elements came from.
 #include <string>
@@ -71,6 +71,15 @@ TW_GRAD_FN(SparseToDenseGrad) {
 TW_GRAD_FN(SparseFillEmptyRowsGrad) {
   const ops::SparseFillEmptyRowsGrad g(scope, op.output(3), grad_inputs[1]);
   *grad_outputs = {NoGradient(), g.d_values, NoGradient(), g.d_default_value};
+  return scope.status();
+}
+
+// TF's: the values' gradient is the sparse values' reshaped to the values'
+// shape; the splits have none.
+TW_GRAD_FN(RaggedTensorToSparseGrad) {
+  const int ragged = op.num_inputs() - 1;
+  for (int i = 0; i < ragged; ++i) grad_outputs->push_back(NoGradient());
+  grad_outputs->push_back(ops::Reshape(scope, grad_inputs[1], ops::Shape(scope, In(op, ragged))));
   return scope.status();
 }
 
@@ -189,6 +198,7 @@ TW_REGISTER_GRADIENT("Roll", RollGrad);
 TW_REGISTER_GRADIENT("SparseReduceSum", SparseReduceSumGrad);
 TW_REGISTER_GRADIENT("SparseTensorDenseMatMul", SparseTensorDenseMatMulGrad);
 TW_REGISTER_GRADIENT("RaggedTensorToTensor", RaggedTensorToTensorGrad);
+TW_REGISTER_GRADIENT("RaggedTensorToSparse", RaggedTensorToSparseGrad);
 TW_REGISTER_GRADIENT("ReverseSequence", ReverseSequenceGrad);
 TW_REGISTER_GRADIENT("SparseTensorDenseAdd", SparseTensorDenseAddGrad);
 TW_REGISTER_GRADIENT("SparseToDense", SparseToDenseGrad);

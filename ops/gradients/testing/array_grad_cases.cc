@@ -567,6 +567,17 @@ std::vector<GradCase> ArrayCases() {
                                            {ops::Const(s, {0, 1, 4, 6})},
                                            std::vector<std::string>{"ROW_SPLITS"})};
        }},
+      // Two ragged levels over values of [2]: the sparse values' gradient.
+      {"RaggedTensorToSparse",
+       {S({4, 2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         const ops::RaggedTensorToSparse sparse(
+             s,
+             {ops::Const(s, {int64_t{0}, int64_t{2}, int64_t{3}}),
+              ops::Const(s, {int64_t{0}, int64_t{1}, int64_t{4}, int64_t{4}})},
+             x[0]);
+         return {sparse.sparse_values};
+       }},
       // A 3x4 sparse matrix with a duplicate index, times B; and adjoints.
       {"SparseTensorDenseMatMul",
        {S({4}), S({4, 2})},
