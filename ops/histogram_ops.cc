@@ -1,4 +1,5 @@
-// Counting and bucketing: Bincount and DenseBincount, HistogramFixedWidth,
+// Counting and bucketing: Bincount, DenseBincount, SparseBincount and
+// RaggedBincount, HistogramFixedWidth,
 // Bucketize, and the searches of sorted rows LowerBound and UpperBound
 // (kernels/cpu/histogram_ops.cc).
 #include <optional>
@@ -76,6 +77,52 @@ TW_REGISTER_OP("DenseBincount")
       }
       c->set_output(0, in.dims() == 2 ? PartialTensorShape({in.dim_size(0), size.value_or(-1)})
                                       : PartialTensorShape({size.value_or(-1)}));
+      return absl::OkStatus();
+    });
+
+// tf.sparse.bincount: one row of bins per row of a SparseTensor matrix, or
+// one for a vector; Keras's CategoryEncoding of sparse inputs.
+TW_REGISTER_OP("SparseBincount")
+    .Input("indices: int64")
+    .Input("values: Tidx")
+    .Input("dense_shape: int64")
+    .Input("size: Tidx")
+    .Input("weights: T")
+    .Output("output: T")
+    .Attr("Tidx: {int32, int64}")
+    .Attr("T: {int32, int64, float, double}")
+    .Attr("binary_output: bool = false")
+    .Doc("Bincount of a SparseTensor's values, by row of a matrix; binary_output counts presence.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape scalar, shape;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(3), 0, &scalar));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &shape));
+      TW_ASSIGN_OR_RETURN(std::optional<int64_t> size, c->ConstantScalarInput(3));
+      const int64_t rank = shape.dim_size(0);
+      c->set_output(0, rank < 0    ? PartialTensorShape::Unknown()
+                       : rank == 1 ? PartialTensorShape({size.value_or(-1)})
+                                   : PartialTensorShape({-1, size.value_or(-1)}));
+      return absl::OkStatus();
+    });
+
+// tf.ragged's bincount: one row of bins per row of a ragged tensor.
+TW_REGISTER_OP("RaggedBincount")
+    .Input("splits: int64")
+    .Input("values: Tidx")
+    .Input("size: Tidx")
+    .Input("weights: T")
+    .Output("output: T")
+    .Attr("Tidx: {int32, int64}")
+    .Attr("T: {int32, int64, float, double}")
+    .Attr("binary_output: bool = false")
+    .Doc("Bincount of each row of a ragged tensor; binary_output counts presence.")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape scalar, splits;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &scalar));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &splits));
+      TW_ASSIGN_OR_RETURN(std::optional<int64_t> size, c->ConstantScalarInput(2));
+      const int64_t n = splits.dim_size(0);
+      c->set_output(0, PartialTensorShape({n > 0 ? n - 1 : -1, size.value_or(-1)}));
       return absl::OkStatus();
     });
 

@@ -239,6 +239,8 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"BroadcastArgs", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"Bincount", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"DenseBincount", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"SparseBincount", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"RaggedBincount", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"LowerBound", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"UpperBound", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"DeepCopy", "TensorFlow defines none (tf.gradients raises LookupError)"},

@@ -1,6 +1,6 @@
-// Counting and binning kernels: Bincount, DenseBincount,
-// HistogramFixedWidth, Bucketize, and the searches of sorted rows
-// LowerBound and UpperBound.
+// Counting and binning kernels: Bincount, DenseBincount, SparseBincount,
+// RaggedBincount, HistogramFixedWidth, Bucketize, and the searches of sorted
+// rows LowerBound and UpperBound.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
@@ -107,20 +108,136 @@ class DenseBincountOp : public OpKernel {
   bool binary_ = false;
 };
 
-template <typename Tidx>
-void RegisterDenseBincount() {
-  const auto def = [] {
-    return KernelDefBuilder("DenseBincount").Device(kDeviceCpu).TypeConstraint<Tidx>("Tidx");
-  };
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int32_t>("T"),
-                 MakeFactory<DenseBincountOp<Tidx, int32_t>>());
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int64_t>("T"),
-                 MakeFactory<DenseBincountOp<Tidx, int64_t>>());
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<float>("T"),
-                 MakeFactory<DenseBincountOp<Tidx, float>>());
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<double>("T"),
-                 MakeFactory<DenseBincountOp<Tidx, double>>());
+// Adds values[j] (weights[j], or 1) into row row_of(j) of `bins` [rows,
+// size] for each j with 0 <= values[j] < size; binary_output sets the bin
+// to 1 instead (TF's SparseBincount and RaggedBincount).
+template <typename Tidx, typename T, typename RowOf>
+void CountRows(const Tensor& values, const Tensor& weights, int64_t size, bool binary, RowOf row_of,
+               Tensor* bins) {
+  T* b = bins->data<T>();
+  std::fill_n(b, bins->NumElements(), T(0));
+  const Tidx* v = values.data<Tidx>();
+  const T* w = weights.NumElements() > 0 ? weights.data<T>() : nullptr;
+  for (int64_t j = 0; j < values.NumElements(); ++j) {
+    if (v[j] < 0 || v[j] >= size) continue;
+    T& bin = b[row_of(j) * size + v[j]];
+    bin = binary ? T(1) : bin + (w != nullptr ? w[j] : T(1));
+  }
 }
+
+// The bincounts' common checks: a non-negative scalar size, and weights
+// empty or one per value (TF's kernels read past a shorter list).
+template <typename Tidx>
+absl::StatusOr<int64_t> BincountSize(const Tensor& size_t_, const Tensor& values,
+                                     const Tensor& weights) {
+  TW_ASSIGN_OR_RETURN(const int64_t size, IntScalar(size_t_, "size"));
+  if (size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("size (", size, ") must be non-negative"));
+  }
+  if (weights.NumElements() != 0 && weights.NumElements() != values.NumElements()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("weights must be empty or have one element per value: ", weights.NumElements(),
+                     " weights for ", values.NumElements(), " values"));
+  }
+  return size;
+}
+
+// SparseBincount(indices, values, dense_shape, size, weights): the
+// Bincount of a SparseTensor's values, one row of bins per row (the first
+// index) of a matrix (or more dimensions), one for a vector; negative
+// values are dropped, as TF's.
+template <typename Tidx, typename T>
+class SparseBincountOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("binary_output", &binary_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& indices = ctx->input(0);
+    const Tensor& values = ctx->input(1);
+    const Tensor& shape = ctx->input(2);
+    const Tensor& weights = ctx->input(4);
+    TW_ASSIGN_OR_RETURN(const int64_t size, BincountSize<Tidx>(ctx->input(3), values, weights));
+    if (shape.dims() != 1 || shape.NumElements() < 1 || indices.dims() != 2 ||
+        indices.dim_size(1) != shape.NumElements() || indices.dim_size(0) != values.NumElements()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Expected a SparseTensor: indices [n, rank], values [n], dense_shape [rank]; got ",
+          indices.shape().DebugString(), ", ", values.shape().DebugString(), " and ",
+          shape.shape().DebugString()));
+    }
+    const int64_t rank = shape.NumElements();
+    const int64_t* dims = shape.data<int64_t>();
+    const int64_t* idx = indices.data<int64_t>();
+    for (int64_t j = 0; j < indices.dim_size(0); ++j) {
+      for (int64_t d = 0; d < rank; ++d) {
+        if (idx[j * rank + d] < 0 || idx[j * rank + d] >= dims[d]) {
+          std::vector<int64_t> tuple(idx + j * rank, idx + (j + 1) * rank);
+          return absl::InvalidArgumentError(absl::StrCat("Sparse index tuple indices[", j,
+                                                         ", :] = [", absl::StrJoin(tuple, ", "),
+                                                         "] is out of bounds"));
+        }
+      }
+    }
+    const bool vector = rank == 1;
+    TW_ASSIGN_OR_RETURN(
+        Tensor * bins,
+        ctx->allocate_output(0, vector ? TensorShape({size}) : TensorShape({dims[0], size})));
+    CountRows<Tidx, T>(
+        values, weights, size, binary_,
+        [&](int64_t j) { return vector ? int64_t{0} : idx[j * rank]; }, bins);
+    return absl::OkStatus();
+  }
+
+ private:
+  bool binary_ = false;
+};
+
+// RaggedBincount(splits, values, size, weights): one row of bins per row of
+// a ragged tensor; negative values are an error, as TF's. Splits that
+// decrease are refused (TF's kernel reads them as rows of odd extents).
+template <typename Tidx, typename T>
+class RaggedBincountOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    return c.GetAttr("binary_output", &binary_);
+  }
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& values = ctx->input(1);
+    const Tensor& weights = ctx->input(3);
+    TW_ASSIGN_OR_RETURN(const int64_t size, BincountSize<Tidx>(ctx->input(2), values, weights));
+    TW_ASSIGN_OR_RETURN(const std::vector<int64_t> splits, IntVector(ctx->input(0), "splits"));
+    if (splits.empty()) return absl::InvalidArgumentError("Splits must be non-empty");
+    if (splits[0] != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Splits must start with 0, not with ", splits[0]));
+    }
+    if (splits.back() != values.NumElements()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Splits must end with the number of values, got ", splits.back(),
+                       " instead of ", values.NumElements()));
+    }
+    std::vector<int64_t> row(values.NumElements());
+    for (size_t r = 0; r + 1 < splits.size(); ++r) {
+      if (splits[r + 1] < splits[r]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Splits must not decrease, got ", splits[r + 1], " after ", splits[r]));
+      }
+      std::fill(row.begin() + splits[r], row.begin() + splits[r + 1], static_cast<int64_t>(r));
+    }
+    const Tidx* v = values.data<Tidx>();
+    for (int64_t j = 0; j < values.NumElements(); ++j) {
+      if (v[j] < 0) return absl::InvalidArgumentError("Input must be non-negative");
+    }
+    const int64_t rows = static_cast<int64_t>(splits.size()) - 1;
+    TW_ASSIGN_OR_RETURN(Tensor * bins, ctx->allocate_output(0, TensorShape({rows, size})));
+    CountRows<Tidx, T>(
+        values, weights, size, binary_, [&](int64_t j) { return row[j]; }, bins);
+    return absl::OkStatus();
+  }
+
+ private:
+  bool binary_ = false;
+};
 
 // LowerBound / UpperBound(sorted_inputs, values): for each row, where each
 // value would be inserted in the sorted row (std::lower_bound before equal
@@ -257,11 +374,32 @@ class BucketizeOp : public OpKernel {
   std::vector<float> boundaries_;
 };
 
+// DenseBincount, SparseBincount or RaggedBincount (`Op`) for Tidx and every
+// weight type.
+template <template <typename, typename> class Op, typename Tidx>
+void RegisterBincount(const char* name) {
+  const auto def = [name] {
+    return KernelDefBuilder(name).Device(kDeviceCpu).TypeConstraint<Tidx>("Tidx");
+  };
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int32_t>("T"),
+                 MakeFactory<Op<Tidx, int32_t>>());
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int64_t>("T"),
+                 MakeFactory<Op<Tidx, int64_t>>());
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<float>("T"),
+                 MakeFactory<Op<Tidx, float>>());
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<double>("T"),
+                 MakeFactory<Op<Tidx, double>>());
+}
+
 TW_REGISTER_KERNELS(histogram_ops) {
   RegisterTypedKernels<BincountOp, int32_t, int64_t, float, double>(
       KernelDefBuilder("Bincount").Device(kDeviceCpu), "T");
-  RegisterDenseBincount<int32_t>();
-  RegisterDenseBincount<int64_t>();
+  RegisterBincount<DenseBincountOp, int32_t>("DenseBincount");
+  RegisterBincount<DenseBincountOp, int64_t>("DenseBincount");
+  RegisterBincount<SparseBincountOp, int32_t>("SparseBincount");
+  RegisterBincount<SparseBincountOp, int64_t>("SparseBincount");
+  RegisterBincount<RaggedBincountOp, int32_t>("RaggedBincount");
+  RegisterBincount<RaggedBincountOp, int64_t>("RaggedBincount");
   RegisterTypedKernels<LowerBoundOp, float, double, int32_t, int64_t>(
       KernelDefBuilder("LowerBound").Device(kDeviceCpu), "T");
   RegisterTypedKernels<UpperBoundOp, float, double, int32_t, int64_t>(

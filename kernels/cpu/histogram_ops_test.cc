@@ -1,5 +1,5 @@
-// DenseBincount and the searches of sorted rows (histogram_ops.cc), with
-// TensorFlow's values and messages.
+// DenseBincount, SparseBincount, RaggedBincount and the searches of sorted
+// rows (histogram_ops.cc), with TensorFlow's values and messages.
 #include <limits>
 
 #include "gmock/gmock.h"
@@ -12,6 +12,7 @@ namespace towerflow {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::StatusIs;
 
 TEST(HistogramOpsTest, DenseBincountAsTensorFlow) {
   const Tensor rows = Literal<int32_t>({2, 4}, {1, 2, 2, 5, 0, 0, 7, 1});
@@ -43,6 +44,86 @@ TEST(HistogramOpsTest, DenseBincountAsTensorFlow) {
                   .status()
                   .message(),
               HasSubstr("`weights` must be the same shape as `arr` or a length-0 `Tensor`"));
+}
+
+// tf.sparse.bincount's op: TF 2.21's bins for a vector and a matrix of
+// values [1, 3, 1, 4], weighted, binary, cut by size, negative values
+// dropped; and its checks.
+TEST(HistogramOpsTest, SparseBincountAsTensorFlow) {
+  const Tensor vals = Literal<int32_t>({4}, {1, 3, 1, 4});
+  const Tensor none = Literal<float>({0}, {});
+  const Tensor weights = Literal<float>({4}, {0.5f, 1, 2, 3});
+  const auto run = [](const Tensor& indices, const Tensor& values, const Tensor& shape,
+                      int32_t size, const Tensor& w, bool binary = false) {
+    KernelRunner k("SparseBincount");
+    k.Attr("binary_output", binary);
+    return k.Run({indices, values, shape, Scalar<int32_t>(size), w});
+  };
+  const Tensor vector = Literal<int64_t>({4, 1}, {0, 2, 3, 5});
+  const Tensor six = Literal<int64_t>({1}, {6});
+  EXPECT_THAT(run(vector, vals, six, 5, none).value()[0], TensorIs<float>({5}, {0, 2, 0, 1, 1}));
+  EXPECT_THAT(run(vector, vals, six, 5, weights).value()[0],
+              TensorIs<float>({5}, {0, 2.5f, 0, 1, 3}));
+  EXPECT_THAT(run(vector, vals, six, 5, none, true).value()[0],
+              TensorIs<float>({5}, {0, 1, 0, 1, 1}));
+  const Tensor matrix = Literal<int64_t>({4, 2}, {0, 0, 0, 2, 1, 1, 2, 0});
+  const Tensor three = Literal<int64_t>({2}, {3, 3});
+  EXPECT_THAT(run(matrix, vals, three, 5, none).value()[0],
+              TensorIs<float>({3, 5}, {0, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1}));
+  EXPECT_THAT(run(matrix, vals, three, 5, weights, true).value()[0],
+              TensorIs<float>({3, 5}, {0, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1}));
+  EXPECT_THAT(run(matrix, vals, three, 3, none).value()[0],
+              TensorIs<float>({3, 3}, {0, 1, 0, 0, 1, 0, 0, 0, 0}));
+  EXPECT_THAT(run(matrix, Literal<int32_t>({4}, {1, -3, 1, 4}), three, 5, none).value()[0],
+              TensorIs<float>({3, 5}, {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1}));
+  KernelRunner ints("SparseBincount");
+  EXPECT_THAT(RunOk(ints, {matrix, Literal<int64_t>({4}, {1, 3, 1, 4}), three, Scalar<int64_t>(5),
+                           Literal<int64_t>({4}, {1, 2, 3, 4})}),
+              TensorIs<int64_t>({3, 5}, {0, 1, 0, 2, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 4}));
+
+  EXPECT_THAT(run(matrix, vals, three, -1, none),
+              StatusIs(absl::StatusCode::kInvalidArgument, "size (-1) must be non-negative"));
+  EXPECT_THAT(run(Literal<int64_t>({1, 2}, {0, 5}), Literal<int32_t>({1}, {1}), three, 5, none),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Sparse index tuple indices[0, :] = [0, 5] is out of bounds"));
+  // TF's kernel reads past a short list of weights; Towerflow refuses it.
+  EXPECT_THAT(run(matrix, vals, three, 5, Literal<float>({2}, {1, 2})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "weights must be empty or have one element per value: 2 weights for 4"));
+}
+
+// RaggedBincount: TF 2.21's bins for rows [1, 3], [], [1, 4] and its checks.
+TEST(HistogramOpsTest, RaggedBincountAsTensorFlow) {
+  const Tensor vals = Literal<int32_t>({4}, {1, 3, 1, 4});
+  const Tensor none = Literal<float>({0}, {});
+  const auto run = [](const Tensor& splits, const Tensor& values, int32_t size, const Tensor& w,
+                      bool binary = false) {
+    KernelRunner k("RaggedBincount");
+    k.Attr("binary_output", binary);
+    return k.Run({splits, values, Scalar<int32_t>(size), w});
+  };
+  const Tensor splits = Literal<int64_t>({4}, {0, 2, 2, 4});
+  EXPECT_THAT(run(splits, vals, 5, none).value()[0],
+              TensorIs<float>({3, 5}, {0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1}));
+  EXPECT_THAT(run(splits, vals, 5, Literal<float>({4}, {0.5f, 1, 2, 3})).value()[0],
+              TensorIs<float>({3, 5}, {0, 0.5f, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3}));
+  EXPECT_THAT(run(splits, vals, 5, Literal<float>({4}, {0.5f, 1, 2, 3}), true).value()[0],
+              TensorIs<float>({3, 5}, {0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1}));
+  EXPECT_THAT(run(splits, vals, 3, none).value()[0],
+              TensorIs<float>({3, 3}, {0, 1, 0, 0, 0, 0, 0, 1, 0}));
+  EXPECT_THAT(run(Literal<int64_t>({3}, {0, 2, 5}), vals, 5, none),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Splits must end with the number of values, got 5 instead of 4"));
+  EXPECT_THAT(run(Literal<int64_t>({3}, {1, 2, 4}), vals, 5, none),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Splits must start with 0, not with 1"));
+  EXPECT_THAT(run(Literal<int64_t>({0}, {}), vals, 5, none),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Splits must be non-empty"));
+  EXPECT_THAT(run(splits, Literal<int32_t>({4}, {1, -3, 1, 4}), 5, none),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Input must be non-negative"));
+  // TF counts these as rows of odd extents; Towerflow refuses them.
+  EXPECT_THAT(
+      run(Literal<int64_t>({4}, {0, 3, 2, 4}), vals, 5, none),
+      StatusIs(absl::StatusCode::kInvalidArgument, "Splits must not decrease, got 2 after 3"));
 }
 
 TEST(HistogramOpsTest, LowerAndUpperBoundAsTensorFlow) {

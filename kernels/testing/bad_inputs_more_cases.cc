@@ -61,6 +61,12 @@ std::map<std::string, AttrValue> SequenceAttrs(std::map<std::string, AttrValue> 
 std::vector<Case> SparseCases() {
   return {
       {"SparseReorder", {}, {I64({3, 2}, {2, 3, 0, 1, 1, 0}), F({3}), Shape()}},
+      {"SparseBincount",
+       {{"binary_output", A(false)}},
+       {Indices(), Literal<int32_t>({3}, {1, 3, 1}), Shape(), Scalar<int32_t>(5), F({3})}},
+      {"RaggedBincount",
+       {},
+       {I64({4}, {0, 2, 2, 3}), Literal<int32_t>({3}, {1, 3, 1}), Scalar<int32_t>(5), F({3})}},
       {"RaggedTensorToSparse",
        {{"RAGGED_RANK", A(int64_t{2})}},
        {I64({3}, {0, 2, 3}), I64({4}, {0, 1, 4, 4}), F({4, 2})}},
