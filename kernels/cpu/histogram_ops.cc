@@ -55,15 +55,24 @@ class BincountOp : public OpKernel {
   }
 };
 
-// DenseBincount(input, size, weights): Bincount of a vector, or of each row
-// of a matrix into a row of bins; binary_output sets a bin to 1 when any
-// entry falls in it (weights ignored), as TF's.
-template <typename Tidx, typename T>
-class DenseBincountOp : public OpKernel {
+// The bincounts that take binary_output (a bin is 1 when any value falls
+// in it).
+class BinaryOutputKernel : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {
     return c.GetAttr("binary_output", &binary_);
   }
+
+ protected:
+  bool binary_ = false;
+};
+
+// DenseBincount(input, size, weights): Bincount of a vector, or of each row
+// of a matrix into a row of bins; binary_output sets a bin to 1 when any
+// entry falls in it (weights ignored), as TF's.
+template <typename Tidx, typename T>
+class DenseBincountOp : public BinaryOutputKernel {
+ public:
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
     const Tensor& weights = ctx->input(2);
@@ -103,9 +112,6 @@ class DenseBincountOp : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  bool binary_ = false;
 };
 
 // Adds values[j] (weights[j], or 1) into row row_of(j) of `bins` [rows,
@@ -147,11 +153,8 @@ absl::StatusOr<int64_t> BincountSize(const Tensor& size_t_, const Tensor& values
 // index) of a matrix (or more dimensions), one for a vector; negative
 // values are dropped, as TF's.
 template <typename Tidx, typename T>
-class SparseBincountOp : public OpKernel {
+class SparseBincountOp : public BinaryOutputKernel {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    return c.GetAttr("binary_output", &binary_);
-  }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& indices = ctx->input(0);
     const Tensor& values = ctx->input(1);
@@ -187,20 +190,14 @@ class SparseBincountOp : public OpKernel {
         [&](int64_t j) { return vector ? int64_t{0} : idx[j * rank]; }, bins);
     return absl::OkStatus();
   }
-
- private:
-  bool binary_ = false;
 };
 
 // RaggedBincount(splits, values, size, weights): one row of bins per row of
 // a ragged tensor; negative values are an error, as TF's. Splits that
 // decrease are refused (TF's kernel reads them as rows of odd extents).
 template <typename Tidx, typename T>
-class RaggedBincountOp : public OpKernel {
+class RaggedBincountOp : public BinaryOutputKernel {
  public:
-  absl::Status Init(const KernelConstruction& c) override {
-    return c.GetAttr("binary_output", &binary_);
-  }
   absl::Status Compute(KernelContext* ctx) override {
     const Tensor& values = ctx->input(1);
     const Tensor& weights = ctx->input(3);
@@ -234,9 +231,6 @@ class RaggedBincountOp : public OpKernel {
         values, weights, size, binary_, [&](int64_t j) { return row[j]; }, bins);
     return absl::OkStatus();
   }
-
- private:
-  bool binary_ = false;
 };
 
 // LowerBound / UpperBound(sorted_inputs, values): for each row, where each
