@@ -126,6 +126,47 @@ TW_REGISTER_OP("RaggedBincount")
       return absl::OkStatus();
     });
 
+// tf.sparse.bincount's sparse results: each row's distinct values and their
+// counts as a SparseTensor (kernels/cpu/histogram_ops.cc).
+absl::Status CountSparseOutputShape(InferenceContext* c) {
+  c->set_output(0, PartialTensorShape({-1, -1}));
+  c->set_output(1, PartialTensorShape({-1}));
+  c->set_output(2, PartialTensorShape({-1}));
+  return absl::OkStatus();
+}
+
+OpDefBuilder CountSparseOutputAttrs(OpDefBuilder b) {
+  b.Output("output_indices: int64")
+      .Output("output_values: output_type")
+      .Output("output_dense_shape: int64")
+      .Attr("T: {int32, int64}")
+      .Attr("minlength: int >= -1 = -1")
+      .Attr("maxlength: int >= -1 = -1")
+      .Attr("binary_output: bool")
+      .Attr("output_type: {int32, int64, float, double}")
+      .SetShapeFn(CountSparseOutputShape);
+  return b;
+}
+
+[[maybe_unused]] const bool kCountSparseOutputs = [] {
+  OpDefBuilder dense("DenseCountSparseOutput", __FILE__);
+  dense.Input("values: T").Input("weights: output_type");
+  RegisterOp(CountSparseOutputAttrs(std::move(dense))
+                 .Doc("Each row's distinct values and their counts (or weights), sparse."));
+  OpDefBuilder sparse("SparseCountSparseOutput", __FILE__);
+  sparse.Input("indices: int64")
+      .Input("values: T")
+      .Input("dense_shape: int64")
+      .Input("weights: output_type");
+  RegisterOp(CountSparseOutputAttrs(std::move(sparse))
+                 .Doc("Each row's distinct values of a SparseTensor and their counts, sparse."));
+  OpDefBuilder ragged("RaggedCountSparseOutput", __FILE__);
+  ragged.Input("splits: int64").Input("values: T").Input("weights: output_type");
+  RegisterOp(CountSparseOutputAttrs(std::move(ragged))
+                 .Doc("Each row's distinct values of a ragged tensor and their counts, sparse."));
+  return true;
+}();
+
 TW_REGISTER_OP("Bucketize")
     .Input("input: T")
     .Output("output: int32")

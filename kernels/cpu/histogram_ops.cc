@@ -1,10 +1,11 @@
 // Counting and binning kernels: Bincount, DenseBincount, SparseBincount,
-// RaggedBincount, HistogramFixedWidth, Bucketize, and the searches of sorted
-// rows LowerBound and UpperBound.
+// RaggedBincount, the *CountSparseOutput ops, HistogramFixedWidth, Bucketize, and the searches of
+// sorted rows LowerBound and UpperBound.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -233,6 +234,151 @@ class RaggedBincountOp : public BinaryOutputKernel {
   }
 };
 
+// DenseCountSparseOutput, SparseCountSparseOutput and
+// RaggedCountSparseOutput (tf.sparse.bincount's sparse results): for each
+// row, each distinct value below maxlength (if given) with its count or
+// summed weights (1 with binary_output), in order, as a SparseTensor whose
+// last dimension is maxlength if given, else past the largest value and at
+// least minlength (TF's). Negative values are an error.
+template <typename Tidx, typename T>
+class CountSparseOutputOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    form_ = c.def().op() == "DenseCountSparseOutput"    ? 0
+            : c.def().op() == "SparseCountSparseOutput" ? 1
+                                                        : 2;
+    TW_RETURN_IF_ERROR(c.GetAttr("minlength", &minlength_));
+    TW_RETURN_IF_ERROR(c.GetAttr("maxlength", &maxlength_));
+    return c.GetAttr("binary_output", &binary_);
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    const Tensor& values = ctx->input(form_ == 0 ? 0 : 1);
+    const Tensor& weights = ctx->input(form_ == 0 ? 1 : form_ == 1 ? 3 : 2);
+    const bool weighted = weights.NumElements() > 0;
+    int64_t rows = 1;
+    bool batched = false;
+    std::vector<int64_t> row_of(values.NumElements(), 0);
+    if (form_ == 0) {
+      if (values.dims() != 1 && values.dims() != 2) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Input must be a 1 or 2-dimensional tensor. Got: ", values.shape().DebugString()));
+      }
+      if (weighted && weights.shape() != values.shape()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Weights and data must have the same shape. Weight shape: ",
+            weights.shape().DebugString(), "; data shape: ", values.shape().DebugString()));
+      }
+      batched = values.dims() == 2;
+      if (batched) {
+        rows = values.dim_size(0);
+        const int64_t cols = values.dim_size(1);
+        for (int64_t j = 0; j < values.NumElements(); ++j) row_of[j] = j / cols;
+      }
+    } else {
+      if (weighted && weights.NumElements() != values.NumElements()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Weights and values must have the same shape. Weight shape: ",
+            weights.shape().DebugString(), "; values shape: ", values.shape().DebugString()));
+      }
+      TW_RETURN_IF_ERROR(form_ == 1 ? SparseRows(ctx, values, &rows, &batched, &row_of)
+                                    : RaggedRows(ctx, values, &rows, &row_of));
+      if (form_ == 2) batched = true;
+    }
+    const Tidx* v = values.data<Tidx>();
+    const T* w = weighted ? weights.data<T>() : nullptr;
+    // By row, then value: only the rows that have values (a SparseTensor's
+    // dense shape may declare any number).
+    std::map<int64_t, std::map<int64_t, T>> counts;
+    int64_t largest = 0;
+    for (int64_t j = 0; j < values.NumElements(); ++j) {
+      if (v[j] < 0) return absl::InvalidArgumentError("Input values must all be non-negative");
+      if (maxlength_ >= 0 && v[j] >= maxlength_) continue;
+      largest = std::max<int64_t>(largest, v[j]);
+      T& c = counts[row_of[j]][v[j]];
+      c = binary_ ? T(1) : c + (w != nullptr ? w[j] : T(1));
+    }
+    int64_t n = 0;
+    for (const auto& [r, row] : counts) n += static_cast<int64_t>(row.size());
+    const int64_t rank = batched ? 2 : 1;
+    TW_ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(0, TensorShape({n, rank})));
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(1, TensorShape({n})));
+    TW_ASSIGN_OR_RETURN(Tensor * shape, ctx->allocate_output(2, TensorShape({rank})));
+    int64_t* idx = indices->data<int64_t>();
+    T* o = out->data<T>();
+    for (const auto& [r, row] : counts) {
+      for (const auto& [value, count] : row) {
+        if (batched) *idx++ = r;
+        *idx++ = value;
+        *o++ = count;
+      }
+    }
+    const int64_t width = maxlength_ >= 0 ? maxlength_ : std::max<int64_t>(largest + 1, minlength_);
+    int64_t* dims = shape->data<int64_t>();
+    if (batched) *dims++ = rows;
+    *dims = width;
+    return absl::OkStatus();
+  }
+
+ private:
+  // A SparseTensor's rows: the first index of each value of a matrix (its
+  // dense shape's rows), one row for a vector.
+  static absl::Status SparseRows(KernelContext* ctx, const Tensor& values, int64_t* rows,
+                                 bool* batched, std::vector<int64_t>* row_of) {
+    const Tensor& indices = ctx->input(0);
+    const Tensor& shape = ctx->input(2);
+    if (shape.dims() != 1 || shape.NumElements() < 1 || indices.dims() != 2 ||
+        indices.dim_size(0) != values.NumElements() || indices.dim_size(1) != shape.NumElements()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Expected a SparseTensor: indices [n, rank], values [n], dense_shape [rank]; got ",
+          indices.shape().DebugString(), ", ", values.shape().DebugString(), " and ",
+          shape.shape().DebugString()));
+    }
+    const int64_t rank = shape.NumElements();
+    *batched = rank > 1;
+    *rows = *batched ? shape.data<int64_t>()[0] : 1;
+    if (*rows < 0) return absl::InvalidArgumentError("dense_shape must not be negative");
+    for (int64_t j = 0; j < values.NumElements(); ++j) {
+      const int64_t r = *batched ? indices.data<int64_t>()[j * rank] : 0;
+      if (r < 0 || r >= *rows) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Index ", j, " is out of bounds: row ", r, " of ", *rows, " rows"));
+      }
+      (*row_of)[j] = r;
+    }
+    return absl::OkStatus();
+  }
+
+  static absl::Status RaggedRows(KernelContext* ctx, const Tensor& values, int64_t* rows,
+                                 std::vector<int64_t>* row_of) {
+    TW_ASSIGN_OR_RETURN(const std::vector<int64_t> splits, IntVector(ctx->input(0), "splits"));
+    if (splits.empty()) return absl::InvalidArgumentError("Splits must be non-empty");
+    if (splits[0] != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Splits must start with 0, not with ", splits[0]));
+    }
+    if (splits.back() != values.NumElements()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Splits must end with the number of values, got ", splits.back(),
+                       " instead of ", values.NumElements()));
+    }
+    for (size_t r = 0; r + 1 < splits.size(); ++r) {
+      if (splits[r + 1] < splits[r]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Splits must not decrease, got ", splits[r + 1], " after ", splits[r]));
+      }
+      std::fill(row_of->begin() + splits[r], row_of->begin() + splits[r + 1],
+                static_cast<int64_t>(r));
+    }
+    *rows = static_cast<int64_t>(splits.size()) - 1;
+    return absl::OkStatus();
+  }
+
+  int form_ = 0;  // dense, sparse, ragged
+  int64_t minlength_ = -1, maxlength_ = -1;
+  bool binary_ = false;
+};
+
 // LowerBound / UpperBound(sorted_inputs, values): for each row, where each
 // value would be inserted in the sorted row (std::lower_bound before equal
 // entries, std::upper_bound after them; TF's).
@@ -385,6 +531,23 @@ void RegisterBincount(const char* name) {
                  MakeFactory<Op<Tidx, double>>());
 }
 
+// One of the *CountSparseOutput ops for values of Tidx and every output
+// type.
+template <typename Tidx>
+void RegisterCountSparseOutput(const char* name) {
+  const auto def = [name] {
+    return KernelDefBuilder(name).Device(kDeviceCpu).TypeConstraint<Tidx>("T");
+  };
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int32_t>("output_type"),
+                 MakeFactory<CountSparseOutputOp<Tidx, int32_t>>());
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int64_t>("output_type"),
+                 MakeFactory<CountSparseOutputOp<Tidx, int64_t>>());
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<float>("output_type"),
+                 MakeFactory<CountSparseOutputOp<Tidx, float>>());
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<double>("output_type"),
+                 MakeFactory<CountSparseOutputOp<Tidx, double>>());
+}
+
 TW_REGISTER_KERNELS(histogram_ops) {
   RegisterTypedKernels<BincountOp, int32_t, int64_t, float, double>(
       KernelDefBuilder("Bincount").Device(kDeviceCpu), "T");
@@ -394,6 +557,11 @@ TW_REGISTER_KERNELS(histogram_ops) {
   RegisterBincount<SparseBincountOp, int64_t>("SparseBincount");
   RegisterBincount<RaggedBincountOp, int32_t>("RaggedBincount");
   RegisterBincount<RaggedBincountOp, int64_t>("RaggedBincount");
+  for (const char* op :
+       {"DenseCountSparseOutput", "SparseCountSparseOutput", "RaggedCountSparseOutput"}) {
+    RegisterCountSparseOutput<int32_t>(op);
+    RegisterCountSparseOutput<int64_t>(op);
+  }
   RegisterTypedKernels<LowerBoundOp, float, double, int32_t, int64_t>(
       KernelDefBuilder("LowerBound").Device(kDeviceCpu), "T");
   RegisterTypedKernels<UpperBoundOp, float, double, int32_t, int64_t>(

@@ -126,6 +126,93 @@ TEST(HistogramOpsTest, RaggedBincountAsTensorFlow) {
       StatusIs(absl::StatusCode::kInvalidArgument, "Splits must not decrease, got 2 after 3"));
 }
 
+absl::StatusOr<std::vector<Tensor>> CountSparse(const char* op, std::vector<Tensor> inputs,
+                                                bool binary, int64_t minlength = -1,
+                                                int64_t maxlength = -1) {
+  KernelRunner k(op);
+  k.Attr("binary_output", binary).Attr("minlength", minlength).Attr("maxlength", maxlength);
+  return k.Run(inputs);
+}
+
+// tf.sparse.bincount's sparse outputs: TF 2.21's indices, values and dense
+// shapes for dense values [3, 1, 3, 7] and [[3, 1, 3], [7, 7, 0]], the same
+// values as a SparseTensor and as ragged rows, with weights, binary output,
+// minlength and maxlength.
+TEST(HistogramOpsTest, CountSparseOutputAsTensorFlow) {
+  const Tensor v1 = Literal<int32_t>({4}, {3, 1, 3, 7});
+  const Tensor v2 = Literal<int32_t>({2, 3}, {3, 1, 3, 7, 7, 0});
+  const Tensor w1 = Literal<float>({4}, {0.5f, 1, 2, 3});
+  const Tensor none = Literal<float>({0}, {});
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out,
+                          CountSparse("DenseCountSparseOutput", {v1, none}, false));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({3, 1}, {1, 3, 7}));
+  EXPECT_THAT(out[1], TensorIs<float>({3}, {1, 2, 1}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({1}, {8}));
+  TW_ASSERT_OK_AND_ASSIGN(out, CountSparse("DenseCountSparseOutput", {v1, w1}, false));
+  EXPECT_THAT(out[1], TensorIs<float>({3}, {1, 2.5f, 3}));
+  TW_ASSERT_OK_AND_ASSIGN(
+      out, CountSparse("DenseCountSparseOutput", {v2, Literal<float>({2, 3}, {1, 2, 3, 4, 5, 6})},
+                       false, 10));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({4, 2}, {0, 1, 0, 3, 1, 0, 1, 7}));
+  EXPECT_THAT(out[1], TensorIs<float>({4}, {2, 4, 6, 9}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {2, 10}));
+  TW_ASSERT_OK_AND_ASSIGN(out, CountSparse("DenseCountSparseOutput", {v2, none}, true, -1, 5));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({3, 2}, {0, 1, 0, 3, 1, 0}));
+  EXPECT_THAT(out[1], TensorIs<float>({3}, {1, 1, 1}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {2, 5}));
+  TW_ASSERT_OK_AND_ASSIGN(out, CountSparse("DenseCountSparseOutput", {v2, none}, false, 2, 5));
+  EXPECT_THAT(out[1], TensorIs<float>({3}, {1, 2, 1}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {2, 5}));
+  TW_ASSERT_OK_AND_ASSIGN(
+      out, CountSparse("DenseCountSparseOutput", {Literal<int32_t>({0}, {}), none}, false));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({1}, {1}));
+
+  const Tensor idx = Literal<int64_t>({4, 2}, {0, 0, 0, 2, 1, 1, 2, 0});
+  TW_ASSERT_OK_AND_ASSIGN(out, CountSparse("SparseCountSparseOutput",
+                                           {idx, v1, Literal<int64_t>({2}, {3, 3}), w1}, false, 9));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({4, 2}, {0, 1, 0, 3, 1, 3, 2, 7}));
+  EXPECT_THAT(out[1], TensorIs<float>({4}, {1, 0.5f, 2, 3}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {3, 9}));
+  TW_ASSERT_OK_AND_ASSIGN(out, CountSparse("SparseCountSparseOutput",
+                                           {idx, v1, Literal<int64_t>({2}, {5, 3}), none}, false));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {5, 8}));
+  TW_ASSERT_OK_AND_ASSIGN(
+      out, CountSparse("SparseCountSparseOutput",
+                       {Literal<int64_t>({4, 1}, {0, 2, 3, 5}), v1, Literal<int64_t>({1}, {6}), w1},
+                       true));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({3, 1}, {1, 3, 7}));
+  EXPECT_THAT(out[1], TensorIs<float>({3}, {1, 1, 1}));
+
+  const Tensor splits = Literal<int64_t>({4}, {0, 2, 2, 4});
+  TW_ASSERT_OK_AND_ASSIGN(out, CountSparse("RaggedCountSparseOutput", {splits, v1, none}, false));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({4, 2}, {0, 1, 0, 3, 2, 3, 2, 7}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {3, 8}));
+  TW_ASSERT_OK_AND_ASSIGN(out,
+                          CountSparse("RaggedCountSparseOutput", {splits, v1, w1}, false, -1, 4));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({3, 2}, {0, 1, 0, 3, 2, 3}));
+  EXPECT_THAT(out[1], TensorIs<float>({3}, {1, 0.5f, 2}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({2}, {3, 4}));
+
+  EXPECT_THAT(
+      CountSparse("DenseCountSparseOutput", {Literal<int32_t>({2}, {-1, 2}), none}, false),
+      StatusIs(absl::StatusCode::kInvalidArgument, "Input values must all be non-negative"));
+  EXPECT_THAT(CountSparse("DenseCountSparseOutput",
+                          {Tensor(DT_INT32, TensorShape({2, 2, 2})), none}, false),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Input must be a 1 or 2-dimensional tensor. Got: [2,2,2]"));
+  EXPECT_THAT(CountSparse("DenseCountSparseOutput", {v1, Literal<float>({2}, {1, 2})}, false),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Weights and data must have the same shape. Weight shape: [2]; data "
+                       "shape: [4]"));
+  EXPECT_THAT(
+      CountSparse("RaggedCountSparseOutput", {Literal<int64_t>({3}, {1, 2, 4}), v1, w1}, false),
+      StatusIs(absl::StatusCode::kInvalidArgument, "Splits must start with 0, not with 1"));
+  EXPECT_THAT(
+      CountSparse("RaggedCountSparseOutput", {Literal<int64_t>({3}, {0, 2, 5}), v1, w1}, false),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "Splits must end with the number of values, got 5 instead of 4"));
+}
+
 TEST(HistogramOpsTest, LowerAndUpperBoundAsTensorFlow) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const Tensor sorted = Literal<float>({2, 4}, {1, 2, 2, 4, 0, 0, 1, 9});
