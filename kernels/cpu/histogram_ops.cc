@@ -514,53 +514,37 @@ class BucketizeOp : public OpKernel {
   std::vector<float> boundaries_;
 };
 
-// DenseBincount, SparseBincount or RaggedBincount (`Op`) for Tidx and every
-// weight type.
+// `Op<Tidx, T>` as op `name` for values of Tidx (type attr `idx_attr`) and
+// every count type (attr `count_attr`): the bincounts and the
+// *CountSparseOutput ops.
 template <template <typename, typename> class Op, typename Tidx>
-void RegisterBincount(const char* name) {
-  const auto def = [name] {
-    return KernelDefBuilder(name).Device(kDeviceCpu).TypeConstraint<Tidx>("Tidx");
+void RegisterCounts(const char* name, const char* idx_attr, const char* count_attr) {
+  const auto def = [&] {
+    return KernelDefBuilder(name).Device(kDeviceCpu).TypeConstraint<Tidx>(idx_attr);
   };
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int32_t>("T"),
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int32_t>(count_attr),
                  MakeFactory<Op<Tidx, int32_t>>());
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int64_t>("T"),
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int64_t>(count_attr),
                  MakeFactory<Op<Tidx, int64_t>>());
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<float>("T"),
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<float>(count_attr),
                  MakeFactory<Op<Tidx, float>>());
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<double>("T"),
+  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<double>(count_attr),
                  MakeFactory<Op<Tidx, double>>());
-}
-
-// One of the *CountSparseOutput ops for values of Tidx and every output
-// type.
-template <typename Tidx>
-void RegisterCountSparseOutput(const char* name) {
-  const auto def = [name] {
-    return KernelDefBuilder(name).Device(kDeviceCpu).TypeConstraint<Tidx>("T");
-  };
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int32_t>("output_type"),
-                 MakeFactory<CountSparseOutputOp<Tidx, int32_t>>());
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<int64_t>("output_type"),
-                 MakeFactory<CountSparseOutputOp<Tidx, int64_t>>());
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<float>("output_type"),
-                 MakeFactory<CountSparseOutputOp<Tidx, float>>());
-  RegisterKernel(KernelDefBuilder(def()).TypeConstraint<double>("output_type"),
-                 MakeFactory<CountSparseOutputOp<Tidx, double>>());
 }
 
 TW_REGISTER_KERNELS(histogram_ops) {
   RegisterTypedKernels<BincountOp, int32_t, int64_t, float, double>(
       KernelDefBuilder("Bincount").Device(kDeviceCpu), "T");
-  RegisterBincount<DenseBincountOp, int32_t>("DenseBincount");
-  RegisterBincount<DenseBincountOp, int64_t>("DenseBincount");
-  RegisterBincount<SparseBincountOp, int32_t>("SparseBincount");
-  RegisterBincount<SparseBincountOp, int64_t>("SparseBincount");
-  RegisterBincount<RaggedBincountOp, int32_t>("RaggedBincount");
-  RegisterBincount<RaggedBincountOp, int64_t>("RaggedBincount");
+  RegisterCounts<DenseBincountOp, int32_t>("DenseBincount", "Tidx", "T");
+  RegisterCounts<DenseBincountOp, int64_t>("DenseBincount", "Tidx", "T");
+  RegisterCounts<SparseBincountOp, int32_t>("SparseBincount", "Tidx", "T");
+  RegisterCounts<SparseBincountOp, int64_t>("SparseBincount", "Tidx", "T");
+  RegisterCounts<RaggedBincountOp, int32_t>("RaggedBincount", "Tidx", "T");
+  RegisterCounts<RaggedBincountOp, int64_t>("RaggedBincount", "Tidx", "T");
   for (const char* op :
        {"DenseCountSparseOutput", "SparseCountSparseOutput", "RaggedCountSparseOutput"}) {
-    RegisterCountSparseOutput<int32_t>(op);
-    RegisterCountSparseOutput<int64_t>(op);
+    RegisterCounts<CountSparseOutputOp, int32_t>(op, "T", "output_type");
+    RegisterCounts<CountSparseOutputOp, int64_t>(op, "T", "output_type");
   }
   RegisterTypedKernels<LowerBoundOp, float, double, int32_t, int64_t>(
       KernelDefBuilder("LowerBound").Device(kDeviceCpu), "T");
