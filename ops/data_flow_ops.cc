@@ -246,5 +246,37 @@ TW_REGISTER_OP("TensorArrayCloseV3")
     .Doc("Closes the array, dropping its elements.")
     .SetShapeFn(shape_fns::UnknownShape);
 
+// TF 1's tensor handles: a tensor kept in the session between runs
+// (kernels/cpu/session_handle_ops.cc).
+TW_REGISTER_OP("GetSessionHandle")
+    .Input("value: T")
+    .Output("handle: string")
+    .Attr("T: type")
+    .SetIsStateful()
+    .Doc("Keeps value in the session; its handle as a string.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("GetSessionHandleV2")
+    .Input("value: T")
+    .Output("handle: resource")
+    .Attr("T: type")
+    .SetIsStateful()
+    .Doc("Keeps value in the session; its handle as a resource.")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TW_REGISTER_OP("GetSessionTensor")
+    .Input("handle: string")
+    .Output("value: dtype")
+    .Attr("dtype: type")
+    .SetIsStateful()
+    .Doc("The tensor a GetSessionHandle kept under handle.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+TW_REGISTER_OP("DeleteSessionTensor")
+    .Input("handle: string")
+    .SetIsStateful()
+    .Doc("Drops the tensor kept under handle.")
+    .SetShapeFn(shape_fns::UnknownShape);
+
 }  // namespace
 }  // namespace towerflow

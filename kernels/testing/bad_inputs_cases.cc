@@ -740,6 +740,8 @@ std::vector<Case> StateCases() {
       {"UnicodeScript", {}, {I32({97, 0x4E00, -1})}},
       {"PrintV2", {{"output_stream", A("stdout")}, {"end", A("")}}, {Str("")}},
       {"CheckNumerics", {{"message", A("m")}}, {F({3})}},
+      {"GetSessionHandle", {}, {F({3})}},
+      {"GetSessionTensor", {{"dtype", A(DT_FLOAT)}}, {Str("no;0;handle")}},
       {"DebugNanCount", {{"tensor_name", A("x:0")}}, {F({3})}},
       {"DebugNumericSummary",
        {{"tensor_name", A("x:0")}, {"lower_bound", A(-1.0f)}, {"upper_bound", A(1.0f)}},

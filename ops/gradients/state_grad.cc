@@ -193,6 +193,11 @@ TW_REGISTER_NO_GRADIENT("ParseSequenceExampleV2");
 TW_REGISTER_NO_GRADIENT("ParseSingleSequenceExample");
 TW_REGISTER_NO_GRADIENT("DecodeCompressed");
 TW_REGISTER_NO_GRADIENT("DecodeJSONExample");
+// TF 1's tensor handles (TF: NotDifferentiable).
+TW_REGISTER_NO_GRADIENT("GetSessionHandle");
+TW_REGISTER_NO_GRADIENT("GetSessionHandleV2");
+TW_REGISTER_NO_GRADIENT("GetSessionTensor");
+TW_REGISTER_NO_GRADIENT("DeleteSessionTensor");
 TW_REGISTER_NO_GRADIENT("PrintV2");
 
 // Bits, not values: TF registers none.
