@@ -193,6 +193,33 @@ class SparseBincountOp : public BinaryOutputKernel {
   }
 };
 
+// The row of each of `count` values of a ragged tensor's `splits` (checked
+// as TF's RaggedBincount checks them; splits that decrease, which TF reads
+// as rows of odd extents, are refused); `rows` gets the number of rows.
+absl::StatusOr<std::vector<int64_t>> RaggedRowOf(const Tensor& splits_t, int64_t count,
+                                                 int64_t* rows) {
+  TW_ASSIGN_OR_RETURN(const std::vector<int64_t> splits, IntVector(splits_t, "splits"));
+  if (splits.empty()) return absl::InvalidArgumentError("Splits must be non-empty");
+  if (splits[0] != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Splits must start with 0, not with ", splits[0]));
+  }
+  if (splits.back() != count) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Splits must end with the number of values, got ", splits.back(), " instead of ", count));
+  }
+  std::vector<int64_t> row(count);
+  for (size_t r = 0; r + 1 < splits.size(); ++r) {
+    if (splits[r + 1] < splits[r]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Splits must not decrease, got ", splits[r + 1], " after ", splits[r]));
+    }
+    std::fill(row.begin() + splits[r], row.begin() + splits[r + 1], static_cast<int64_t>(r));
+  }
+  *rows = static_cast<int64_t>(splits.size()) - 1;
+  return row;
+}
+
 // RaggedBincount(splits, values, size, weights): one row of bins per row of
 // a ragged tensor; negative values are an error, as TF's. Splits that
 // decrease are refused (TF's kernel reads them as rows of odd extents).
@@ -203,30 +230,13 @@ class RaggedBincountOp : public BinaryOutputKernel {
     const Tensor& values = ctx->input(1);
     const Tensor& weights = ctx->input(3);
     TW_ASSIGN_OR_RETURN(const int64_t size, BincountSize<Tidx>(ctx->input(2), values, weights));
-    TW_ASSIGN_OR_RETURN(const std::vector<int64_t> splits, IntVector(ctx->input(0), "splits"));
-    if (splits.empty()) return absl::InvalidArgumentError("Splits must be non-empty");
-    if (splits[0] != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Splits must start with 0, not with ", splits[0]));
-    }
-    if (splits.back() != values.NumElements()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Splits must end with the number of values, got ", splits.back(),
-                       " instead of ", values.NumElements()));
-    }
-    std::vector<int64_t> row(values.NumElements());
-    for (size_t r = 0; r + 1 < splits.size(); ++r) {
-      if (splits[r + 1] < splits[r]) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Splits must not decrease, got ", splits[r + 1], " after ", splits[r]));
-      }
-      std::fill(row.begin() + splits[r], row.begin() + splits[r + 1], static_cast<int64_t>(r));
-    }
+    int64_t rows = 0;
+    TW_ASSIGN_OR_RETURN(const std::vector<int64_t> row,
+                        RaggedRowOf(ctx->input(0), values.NumElements(), &rows));
     const Tidx* v = values.data<Tidx>();
     for (int64_t j = 0; j < values.NumElements(); ++j) {
       if (v[j] < 0) return absl::InvalidArgumentError("Input must be non-negative");
     }
-    const int64_t rows = static_cast<int64_t>(splits.size()) - 1;
     TW_ASSIGN_OR_RETURN(Tensor * bins, ctx->allocate_output(0, TensorShape({rows, size})));
     CountRows<Tidx, T>(
         values, weights, size, binary_, [&](int64_t j) { return row[j]; }, bins);
@@ -281,9 +291,12 @@ class CountSparseOutputOp : public OpKernel {
             "Weights and values must have the same shape. Weight shape: ",
             weights.shape().DebugString(), "; values shape: ", values.shape().DebugString()));
       }
-      TW_RETURN_IF_ERROR(form_ == 1 ? SparseRows(ctx, values, &rows, &batched, &row_of)
-                                    : RaggedRows(ctx, values, &rows, &row_of));
-      if (form_ == 2) batched = true;
+      if (form_ == 1) {
+        TW_RETURN_IF_ERROR(SparseRows(ctx, values, &rows, &batched, &row_of));
+      } else {
+        TW_ASSIGN_OR_RETURN(row_of, RaggedRowOf(ctx->input(0), values.NumElements(), &rows));
+        batched = true;
+      }
     }
     const Tidx* v = values.data<Tidx>();
     const T* w = weighted ? weights.data<T>() : nullptr;
@@ -346,31 +359,6 @@ class CountSparseOutputOp : public OpKernel {
       }
       (*row_of)[j] = r;
     }
-    return absl::OkStatus();
-  }
-
-  static absl::Status RaggedRows(KernelContext* ctx, const Tensor& values, int64_t* rows,
-                                 std::vector<int64_t>* row_of) {
-    TW_ASSIGN_OR_RETURN(const std::vector<int64_t> splits, IntVector(ctx->input(0), "splits"));
-    if (splits.empty()) return absl::InvalidArgumentError("Splits must be non-empty");
-    if (splits[0] != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Splits must start with 0, not with ", splits[0]));
-    }
-    if (splits.back() != values.NumElements()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Splits must end with the number of values, got ", splits.back(),
-                       " instead of ", values.NumElements()));
-    }
-    for (size_t r = 0; r + 1 < splits.size(); ++r) {
-      if (splits[r + 1] < splits[r]) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Splits must not decrease, got ", splits[r + 1], " after ", splits[r]));
-      }
-      std::fill(row_of->begin() + splits[r], row_of->begin() + splits[r + 1],
-                static_cast<int64_t>(r));
-    }
-    *rows = static_cast<int64_t>(splits.size()) - 1;
     return absl::OkStatus();
   }
 
