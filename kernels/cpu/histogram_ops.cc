@@ -14,6 +14,7 @@
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
 #include "framework/threadpool.h"
+#include "kernels/cpu/sparse_util.h"
 #include "kernels/kernel_util.h"
 
 namespace towerflow {
@@ -162,26 +163,12 @@ class SparseBincountOp : public BinaryOutputKernel {
     const Tensor& shape = ctx->input(2);
     const Tensor& weights = ctx->input(4);
     TW_ASSIGN_OR_RETURN(const int64_t size, BincountSize<Tidx>(ctx->input(3), values, weights));
-    if (shape.dims() != 1 || shape.NumElements() < 1 || indices.dims() != 2 ||
-        indices.dim_size(1) != shape.NumElements() || indices.dim_size(0) != values.NumElements()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Expected a SparseTensor: indices [n, rank], values [n], dense_shape [rank]; got ",
-          indices.shape().DebugString(), ", ", values.shape().DebugString(), " and ",
-          shape.shape().DebugString()));
-    }
+    TW_RETURN_IF_ERROR(sparse::Validate(indices, values, shape));
+    TW_RETURN_IF_ERROR(sparse::CheckInBounds(indices, shape));
     const int64_t rank = shape.NumElements();
+    if (rank == 0) return absl::InvalidArgumentError("dense_shape must not be empty");
     const int64_t* dims = shape.data<int64_t>();
     const int64_t* idx = indices.data<int64_t>();
-    for (int64_t j = 0; j < indices.dim_size(0); ++j) {
-      for (int64_t d = 0; d < rank; ++d) {
-        if (idx[j * rank + d] < 0 || idx[j * rank + d] >= dims[d]) {
-          std::vector<int64_t> tuple(idx + j * rank, idx + (j + 1) * rank);
-          return absl::InvalidArgumentError(absl::StrCat("Sparse index tuple indices[", j,
-                                                         ", :] = [", absl::StrJoin(tuple, ", "),
-                                                         "] is out of bounds"));
-        }
-      }
-    }
     const bool vector = rank == 1;
     TW_ASSIGN_OR_RETURN(
         Tensor * bins,
