@@ -653,29 +653,30 @@ absl::Status GlimpseShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-TW_REGISTER_OP("ExtractGlimpse")
-    .Input("input: float")
-    .Input("size: int32")
-    .Input("offsets: float")
-    .Output("glimpse: float")
-    .Attr("centered: bool = true")
-    .Attr("normalized: bool = true")
-    .Attr("uniform_noise: bool = true")
-    .Attr("noise: string = 'uniform'")
-    .Doc("Windows of the images at the offsets (TF 1's placement), noise where they leave them.")
-    .SetShapeFn(GlimpseShape);
-
-TW_REGISTER_OP("ExtractGlimpseV2")
-    .Input("input: float")
-    .Input("size: int32")
-    .Input("offsets: float")
-    .Output("glimpse: float")
-    .Attr("centered: bool = true")
-    .Attr("normalized: bool = true")
-    .Attr("uniform_noise: bool = true")
-    .Attr("noise: string = 'uniform'")
-    .Doc("Windows of the images at the offsets (TF 2's placement), noise where they leave them.")
-    .SetShapeFn(GlimpseShape);
+// V1 and V2 differ only in where the kernel places the window.
+[[maybe_unused]] const bool kGlimpses = [] {
+  for (const auto& [name, doc] :
+       {std::pair{"ExtractGlimpse",
+                  "Windows of the images at the offsets (TF 1's placement), "
+                  "noise where they leave them."},
+        std::pair{"ExtractGlimpseV2",
+                  "Windows of the images at the offsets (TF 2's placement), "
+                  "noise where they leave them."}}) {
+    OpDefBuilder b(name, __FILE__);
+    b.Input("input: float")
+        .Input("size: int32")
+        .Input("offsets: float")
+        .Output("glimpse: float")
+        .Attr("centered: bool = true")
+        .Attr("normalized: bool = true")
+        .Attr("uniform_noise: bool = true")
+        .Attr("noise: string = 'uniform'")
+        .Doc(doc)
+        .SetShapeFn(GlimpseShape);
+    RegisterOp(b);
+  }
+  return true;
+}();
 
 TW_REGISTER_OP("ExtractImagePatches")
     .Input("images: T")

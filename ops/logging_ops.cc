@@ -281,25 +281,24 @@ TW_REGISTER_OP("CloseSummaryWriter")
 // tfdbg's ops (TF's debug_ops): copies and identities that a debugger
 // watches, and numeric summaries of a tensor. Publishing to debug_urls is
 // not supported (the kernels refuse a node that names any).
-TW_REGISTER_OP("Copy")
-    .Input("input: T")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("tensor_name: string = ''")
-    .Attr("debug_ops_spec: list(string) = []")
-    .SetAllowsUninitializedInput()
-    .Doc("A deep copy of the input (tfdbg's).")
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TW_REGISTER_OP("CopyHost")
-    .Input("input: T")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("tensor_name: string = ''")
-    .Attr("debug_ops_spec: list(string) = []")
-    .SetAllowsUninitializedInput()
-    .Doc("A deep copy of the input in host memory (tfdbg's).")
-    .SetShapeFn(shape_fns::UnchangedShape);
+// Copy and CopyHost (the copy in host memory) share their signature.
+[[maybe_unused]] const bool kDebugCopies = [] {
+  for (const auto& [name, doc] :
+       {std::pair{"Copy", "A deep copy of the input (tfdbg's)."},
+        std::pair{"CopyHost", "A deep copy of the input in host memory (tfdbg's)."}}) {
+    OpDefBuilder b(name, __FILE__);
+    b.Input("input: T")
+        .Output("output: T")
+        .Attr("T: type")
+        .Attr("tensor_name: string = ''")
+        .Attr("debug_ops_spec: list(string) = []")
+        .SetAllowsUninitializedInput()
+        .Doc(doc)
+        .SetShapeFn(shape_fns::UnchangedShape);
+    RegisterOp(b);
+  }
+  return true;
+}();
 
 TW_REGISTER_OP("DebugIdentity")
     .Input("input: T")
