@@ -95,6 +95,18 @@ void DecodeValues(const TensorProto& p, const Tensor& t) {
       return FillRepeatingLast(p.int_val(), t.data<uint8_t>(), n);
     case DT_UINT16:
       return FillRepeatingLast(p.int_val(), t.data<uint16_t>(), n);
+    // The quantized types travel in int_val too (TF's single-value
+    // constants of them do).
+    case DT_QINT8:
+      return FillRepeatingLast(p.int_val(), static_cast<int8_t*>(t.raw_data()), n);
+    case DT_QUINT8:
+      return FillRepeatingLast(p.int_val(), static_cast<uint8_t*>(t.raw_data()), n);
+    case DT_QINT16:
+      return FillRepeatingLast(p.int_val(), static_cast<int16_t*>(t.raw_data()), n);
+    case DT_QUINT16:
+      return FillRepeatingLast(p.int_val(), static_cast<uint16_t*>(t.raw_data()), n);
+    case DT_QINT32:
+      return FillRepeatingLast(p.int_val(), static_cast<int32_t*>(t.raw_data()), n);
     case DT_INT64:
       return FillRepeatingLast(p.int64_val(), t.data<int64_t>(), n);
     case DT_UINT32:

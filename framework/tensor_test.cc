@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/proto_io.h"
 #include "core/tensor_proto_util.h"
 #include "framework/tensor_views.h"
@@ -191,6 +192,26 @@ TEST(TensorTest, QuantizedTypesPrintTheirIntegers) {
                                         "tensor_content: '\\x80\\x01\\x7f'")));
   EXPECT_EQ(q.SummarizeValue(3), "-128 1 127");
   EXPECT_EQ(q.SummarizeValue(2), "-128 1...");
+}
+
+// TF writes a quantized constant of one repeated value (or a few) in
+// int_val; the last one fills the rest.
+TEST(TensorTest, QuantizedTypesReadIntVal) {
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor u8, Tensor::FromProto(Parse("dtype: DT_QUINT8 tensor_shape { dim { size: 3 } } "
+                                         "int_val: 5")));
+  EXPECT_EQ(u8.SummarizeValue(3), "5 5 5");
+  TW_ASSERT_OK_AND_ASSIGN(
+      Tensor i32, Tensor::FromProto(Parse("dtype: DT_QINT32 tensor_shape { dim { size: 3 } } "
+                                          "int_val: -2147483648 int_val: 7")));
+  EXPECT_EQ(i32.SummarizeValue(3), "-2147483648 7 7");
+  for (const char* type : {"DT_QINT8", "DT_QINT16", "DT_QUINT16"}) {
+    TW_ASSERT_OK_AND_ASSIGN(
+        Tensor t, Tensor::FromProto(Parse(absl::StrCat("dtype: ", type,
+                                                       " tensor_shape { dim { size: 2 } } "
+                                                       "int_val: -1 int_val: 100"))));
+    EXPECT_EQ(t.SummarizeValue(2), type == std::string("DT_QUINT16") ? "65535 100" : "-1 100");
+  }
 }
 
 TEST(TensorTest, SixteenBitFloatsRoundTripAndPrintAsNumbers) {

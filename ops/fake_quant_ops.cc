@@ -8,6 +8,7 @@
 // stays 0; QuantizeV2 and Dequantize (the same file).
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "core/window_util.h"
 #include "graph/op_registry.h"
 #include "ops/shape_fns.h"
 
@@ -273,6 +274,306 @@ TW_REGISTER_OP("Dequantize")
       c->set_output(0, c->input(0));
       return absl::OkStatus();
     });
+
+// TF 1's eight-bit inference ops. Every quantized tensor comes with the
+// float range [min, max] its integers stand for, as scalar inputs, and the
+// result's range is the last two outputs, scalars too.
+std::string QuantizedTypeAttr(const char* name, const char* default_type = nullptr) {
+  return absl::StrCat(name, ": {qint8, quint8, qint32, qint16, quint16}",
+                      default_type ? absl::StrCat(" = ", default_type) : "");
+}
+
+// Inputs [first, first + count) are scalars; the last two outputs too.
+absl::Status ScalarRanges(InferenceContext* c, int first, int count) {
+  for (int i = first; i < first + count; ++i) {
+    PartialTensorShape scalar;
+    TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
+  }
+  c->set_output(c->num_outputs() - 2, PartialTensorShape::Scalar());
+  c->set_output(c->num_outputs() - 1, PartialTensorShape::Scalar());
+  return absl::OkStatus();
+}
+
+// The input's shape; every other input a scalar range.
+absl::Status QuantizedUnchangedShape(InferenceContext* c) {
+  c->set_output(0, c->input(0));
+  return ScalarRanges(c, 1, c->num_inputs() - 1);
+}
+
+// [batch, out_rows, out_cols, depth] of input 0, 4-D NHWC, under a window
+// of rows x cols (-1: unknown) and the strides and padding attrs.
+absl::Status QuantizedWindowShape(InferenceContext* c, int64_t rows, int64_t cols, int64_t depth) {
+  PartialTensorShape input;
+  TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
+  std::vector<int64_t> strides;
+  std::string padding_name;
+  TW_RETURN_IF_ERROR(c->GetAttr("strides", &strides));
+  TW_RETURN_IF_ERROR(c->GetAttr("padding", &padding_name));
+  TW_ASSIGN_OR_RETURN(const Padding padding, ParsePadding(padding_name));
+  if (strides.size() != 4) {
+    return absl::InvalidArgumentError("Sliding window strides field must specify 4 dimensions");
+  }
+  int64_t out[2] = {-1, -1};
+  const int64_t window[2] = {rows, cols};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t in = input.dim_size(i + 1);
+    int64_t before = 0, after = 0;
+    if (in < 0 || window[i] < 0) continue;
+    TW_RETURN_IF_ERROR(shape_fns::WindowedShape(in, window[i], 1, strides[i + 1], padding, &out[i],
+                                                &before, &after));
+  }
+  c->set_output(0, PartialTensorShape({input.dim_size(0), out[0], out[1], depth}));
+  return absl::OkStatus();
+}
+
+TW_REGISTER_OP("QuantizedConv2D")
+    .Input("input: Tinput")
+    .Input("filter: Tfilter")
+    .Input("min_input: float")
+    .Input("max_input: float")
+    .Input("min_filter: float")
+    .Input("max_filter: float")
+    .Output("output: out_type")
+    .Output("min_output: float")
+    .Output("max_output: float")
+    .Attr(QuantizedTypeAttr("Tinput"))
+    .Attr(QuantizedTypeAttr("Tfilter"))
+    .Attr(QuantizedTypeAttr("out_type", "DT_QINT32"))
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .Doc("Conv2D of the integers less their zero points, summed in 32 bits, with its range")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape filter;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 4, &filter));
+      TW_RETURN_IF_ERROR(
+          QuantizedWindowShape(c, filter.dim_size(0), filter.dim_size(1), filter.dim_size(3)));
+      return ScalarRanges(c, 2, 4);
+    });
+
+TW_REGISTER_OP("QuantizedMatMul")
+    .Input("a: T1")
+    .Input("b: T2")
+    .Input("min_a: float")
+    .Input("max_a: float")
+    .Input("min_b: float")
+    .Input("max_b: float")
+    .Output("out: Toutput")
+    .Output("min_out: float")
+    .Output("max_out: float")
+    .Attr(QuantizedTypeAttr("T1"))
+    .Attr(QuantizedTypeAttr("T2"))
+    .Attr(QuantizedTypeAttr("Toutput", "DT_QINT32"))
+    .Attr("transpose_a: bool = false")
+    .Attr("transpose_b: bool = false")
+    .Attr(QuantizedTypeAttr("Tactivation", "DT_QUINT8"))
+    .Doc("MatMul of the integers less their zero points, summed in 32 bits, with its range")
+    .SetShapeFn([](InferenceContext* c) {
+      TW_RETURN_IF_ERROR(shape_fns::MatMulShape(c));
+      return ScalarRanges(c, 2, 4);
+    });
+
+TW_REGISTER_OP("QuantizedBiasAdd")
+    .Input("input: T1")
+    .Input("bias: T2")
+    .Input("min_input: float")
+    .Input("max_input: float")
+    .Input("min_bias: float")
+    .Input("max_bias: float")
+    .Output("output: out_type")
+    .Output("min_out: float")
+    .Output("max_out: float")
+    .Attr(QuantizedTypeAttr("T1"))
+    .Attr(QuantizedTypeAttr("T2"))
+    .Attr(QuantizedTypeAttr("out_type"))
+    .Doc("input + bias along the last dimension, both moved into a range that holds the sum")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape input, bias;
+      TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(0), 2, &input));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &bias));
+      c->set_output(0, input);
+      return ScalarRanges(c, 2, 4);
+    });
+
+// QuantizedAdd and QuantizedMul share theirs: broadcasting x and y.
+[[maybe_unused]] const bool kQuantizedBinaryOps = [] {
+  for (const char* name : {"QuantizedAdd", "QuantizedMul"}) {
+    OpDefBuilder b(name, __FILE__);
+    b.Input("x: T1")
+        .Input("y: T2")
+        .Input("min_x: float")
+        .Input("max_x: float")
+        .Input("min_y: float")
+        .Input("max_y: float")
+        .Output("z: Toutput")
+        .Output("min_z: float")
+        .Output("max_z: float")
+        .Attr(QuantizedTypeAttr("T1"))
+        .Attr(QuantizedTypeAttr("T2"))
+        .Attr(QuantizedTypeAttr("Toutput", "DT_QINT32"))
+        .Doc(
+            "x + y or x * y of the quantized values, broadcast, as 32-bit integers and their range")
+        .SetShapeFn([](InferenceContext* c) {
+          TW_RETURN_IF_ERROR(shape_fns::BroadcastBinaryOpShape(c));
+          return ScalarRanges(c, 2, 4);
+        });
+    RegisterOp(b);
+  }
+  return true;
+}();
+
+// QuantizedRelu and QuantizedRelu6 share their signature.
+[[maybe_unused]] const bool kQuantizedRelus = [] {
+  for (const char* name : {"QuantizedRelu", "QuantizedRelu6"}) {
+    OpDefBuilder b(name, __FILE__);
+    b.Input("features: Tinput")
+        .Input("min_features: float")
+        .Input("max_features: float")
+        .Output("activations: out_type")
+        .Output("min_activations: float")
+        .Output("max_activations: float")
+        .Attr(QuantizedTypeAttr("Tinput"))
+        .Attr(QuantizedTypeAttr("out_type", "DT_QUINT8"))
+        .Doc("features clamped at the integers standing for 0 (and 6); the range unchanged")
+        .SetShapeFn(QuantizedUnchangedShape);
+    RegisterOp(b);
+  }
+  return true;
+}();
+
+// QuantizedMaxPool and QuantizedAvgPool share theirs.
+[[maybe_unused]] const bool kQuantizedPools = [] {
+  for (const char* name : {"QuantizedMaxPool", "QuantizedAvgPool"}) {
+    OpDefBuilder b(name, __FILE__);
+    b.Input("input: T")
+        .Input("min_input: float")
+        .Input("max_input: float")
+        .Output("output: T")
+        .Output("min_output: float")
+        .Output("max_output: float")
+        .Attr(QuantizedTypeAttr("T"))
+        .Attr("ksize: list(int)")
+        .Attr("strides: list(int)")
+        .Attr("padding: {'SAME', 'VALID'}")
+        .Doc("MaxPool or AvgPool (rounded toward zero) of the integers; the range unchanged")
+        .SetShapeFn([](InferenceContext* c) {
+          std::vector<int64_t> ksize;
+          TW_RETURN_IF_ERROR(c->GetAttr("ksize", &ksize));
+          if (ksize.size() != 4) {
+            return absl::InvalidArgumentError(
+                "Sliding window ksize field must specify 4 dimensions");
+          }
+          const PartialTensorShape& in = c->input(0);
+          const int64_t depth = in.unknown_rank() || in.dims() != 4 ? -1 : in.dim_size(3);
+          TW_RETURN_IF_ERROR(QuantizedWindowShape(c, ksize[1], ksize[2], depth));
+          return ScalarRanges(c, 1, 2);
+        });
+    RegisterOp(b);
+  }
+  return true;
+}();
+
+TW_REGISTER_OP("QuantizedConcat")
+    .Input("concat_dim: int32")
+    .Input("values: N * T")
+    .Input("input_mins: N * float")
+    .Input("input_maxes: N * float")
+    .Output("output: T")
+    .Output("output_min: float")
+    .Output("output_max: float")
+    .Attr("N: int >= 2")
+    .Attr("T: type")
+    .Doc("Concat of the values, each moved into the range that holds them all")
+    .SetShapeFn([](InferenceContext* c) {
+      int n = 0;
+      TW_RETURN_IF_ERROR(c->GetAttr("N", &n));
+      TW_RETURN_IF_ERROR(ScalarRanges(c, 1 + n, 2 * n));
+      // The values merged but along concat_dim, where their sizes add up.
+      TW_ASSIGN_OR_RETURN(std::optional<int64_t> axis, c->ConstantScalarInput(0));
+      PartialTensorShape out = c->input(1);
+      for (int i = 2; i <= n && !out.unknown_rank(); ++i) {
+        PartialTensorShape value;
+        TW_RETURN_IF_ERROR(c->WithRank(c->input(i), out.dims(), &value));
+      }
+      if (out.unknown_rank()) return absl::OkStatus();
+      if (!axis.has_value()) {
+        c->set_output(0, PartialTensorShape::UnknownDims(out.dims()));
+        return absl::OkStatus();
+      }
+      if (*axis < 0 || *axis >= out.dims()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("ConcatOp : Expected concatenating dimensions in the range [0, ",
+                         out.dims(), "), but got ", *axis));
+      }
+      std::vector<int64_t> dims(out.dim_sizes().begin(), out.dim_sizes().end());
+      for (int i = 2; i <= n; ++i) {
+        const PartialTensorShape& value = c->input(i);
+        for (int d = 0; d < out.dims(); ++d) {
+          const int64_t size = value.dim_size(d);
+          if (d == *axis) {
+            dims[d] = dims[d] < 0 || size < 0 ? -1 : dims[d] + size;
+          } else {
+            TW_RETURN_IF_ERROR(c->MergeDim(dims[d], size, &dims[d]));
+          }
+        }
+      }
+      c->set_output(0, PartialTensorShape(dims));
+      return absl::OkStatus();
+    });
+
+TW_REGISTER_OP("QuantizedReshape")
+    .Input("tensor: T")
+    .Input("shape: Tshape")
+    .Input("input_min: float")
+    .Input("input_max: float")
+    .Output("output: T")
+    .Output("output_min: float")
+    .Output("output_max: float")
+    .Attr("T: type")
+    .Attr("Tshape: {int32, int64} = DT_INT32")
+    .Doc("Reshape; the range unchanged")
+    .SetShapeFn([](InferenceContext* c) {
+      TW_RETURN_IF_ERROR(ScalarRanges(c, 2, 2));
+      TW_ASSIGN_OR_RETURN(const OpRegistrationData* reshape,
+                          OpRegistry::Global()->LookUp("Reshape"));
+      return reshape->shape_fn(c);  // reads tensor and shape, as Reshape's
+    });
+
+TW_REGISTER_OP("RequantizationRange")
+    .Input("input: Tinput")
+    .Input("input_min: float")
+    .Input("input_max: float")
+    .Output("output_min: float")
+    .Output("output_max: float")
+    .Attr(QuantizedTypeAttr("Tinput"))
+    .Doc("the float range of the values input holds, its minimum no higher than 0")
+    .SetShapeFn([](InferenceContext* c) { return ScalarRanges(c, 1, 2); });
+
+TW_REGISTER_OP("Requantize")
+    .Input("input: Tinput")
+    .Input("input_min: float")
+    .Input("input_max: float")
+    .Input("requested_output_min: float")
+    .Input("requested_output_max: float")
+    .Output("output: out_type")
+    .Output("output_min: float")
+    .Output("output_max: float")
+    .Attr(QuantizedTypeAttr("Tinput"))
+    .Attr(QuantizedTypeAttr("out_type"))
+    .Doc("input's values as out_type in the requested range")
+    .SetShapeFn(QuantizedUnchangedShape);
+
+TW_REGISTER_OP("QuantizeDownAndShrinkRange")
+    .Input("input: Tinput")
+    .Input("input_min: float")
+    .Input("input_max: float")
+    .Output("output: out_type")
+    .Output("output_min: float")
+    .Output("output_max: float")
+    .Attr(QuantizedTypeAttr("Tinput"))
+    .Attr(QuantizedTypeAttr("out_type"))
+    .Doc("Requantize into the range that RequantizationRange gives")
+    .SetShapeFn(QuantizedUnchangedShape);
 
 }  // namespace
 }  // namespace towerflow

@@ -475,6 +475,51 @@ TEST(ShapeInferenceTest, ConvolutionAndPooling) {
   });
 }
 
+TEST(ShapeInferenceTest, QuantizedInference) {
+  const In r = S();  // a range end
+  Check({
+      {"QuantizedConv2D",
+       {{P({1, 5, 6, 2}, DT_QUINT8)}, {P({3, 3, 2, 4}, DT_QUINT8)}, {r}, {r}, {r}, {r}},
+       {A("strides", std::vector<int64_t>{1, 2, 2, 1}), A("padding", "SAME")},
+       "[1,3,3,4]; []; []"},
+      {"QuantizedConv2D",
+       {{P({1, 5, 6, 2}, DT_QUINT8)}, {P({3, 3, 2, 4}, DT_QUINT8)}, {P({2})}, {r}, {r}, {r}},
+       {A("strides", std::vector<int64_t>{1, 1, 1, 1}), A("padding", "VALID")},
+       "error: Shape must be rank 0 but is rank 1"},
+      {"QuantizedMaxPool",
+       {{P({2, -1, 6, 3}, DT_QUINT8)}, {r}, {r}},
+       {A("ksize", std::vector<int64_t>{1, 2, 2, 1}),
+        A("strides", std::vector<int64_t>{1, 2, 2, 1}), A("padding", "VALID")},
+       "[2,?,3,3]; []; []"},
+      {"QuantizedMatMul",
+       {{P({2, 3}, DT_QUINT8)}, {P({4, 3}, DT_QUINT8)}, {r}, {r}, {r}, {r}},
+       {A("transpose_b", true)},
+       "[2,4]; []; []"},
+      {"QuantizedAdd",
+       {{P({2, 3}, DT_QUINT8)}, {P({3}, DT_QUINT8)}, {r}, {r}, {r}, {r}},
+       {},
+       "[2,3]; []; []"},
+      {"QuantizedBiasAdd",
+       {{P({2, 3}, DT_QUINT8)}, {P({3}, DT_QUINT8)}, {r}, {r}, {r}, {r}},
+       {A("out_type", DT_QINT32)},
+       "[2,3]; []; []"},
+      {"QuantizedConcat",
+       {{ScalarI32(1)}, {P({2, 3}, DT_QUINT8), P({2, 5}, DT_QUINT8)}, {r, r}, {r, r}},
+       {},
+       "[2,8]; []; []"},
+      {"QuantizedConcat",
+       {{ScalarI32(1)}, {P({2, 3}, DT_QUINT8), P({3, 5}, DT_QUINT8)}, {r, r}, {r, r}},
+       {},
+       "error: Dimensions must be equal"},
+      {"QuantizedReshape", {{P({2, 6}, DT_QUINT8)}, {I32({3, -1})}, {r}, {r}}, {}, "[3,4]; []; []"},
+      {"Requantize",
+       {{P({4, 2}, DT_QINT32)}, {r}, {r}, {r}, {r}},
+       {A("out_type", DT_QUINT8)},
+       "[4,2]; []; []"},
+      {"RequantizationRange", {{P({4, 2}, DT_QINT32)}, {r}, {r}}, {}, "[]; []"},
+  });
+}
+
 TEST(ShapeInferenceTest, NeuralNetworkLayers) {
   Check({
       {"BiasAdd", {{P({-1, 5, 5, 16})}, {P({16})}}, {}, "[?,5,5,16]"},

@@ -54,6 +54,7 @@ using bad_inputs::MathCases;
 using bad_inputs::NnCases;
 using bad_inputs::OptimizerCases;
 using bad_inputs::QuantizationCases;
+using bad_inputs::QuantizedInferenceCases;
 using bad_inputs::SamplingCases;
 using bad_inputs::SparseCases;
 using bad_inputs::SpecialFunctionCases;
@@ -269,6 +270,7 @@ TEST(BadInputsTest, ListOps) { RunTable(ListCases()); }
 TEST(BadInputsTest, SparseOps) { RunTable(SparseCases()); }
 TEST(BadInputsTest, InputPipelineOps) { RunTable(InputPipelineCases()); }
 TEST(BadInputsTest, QuantizationOps) { RunTable(QuantizationCases()); }
+TEST(BadInputsTest, QuantizedInferenceOps) { RunTable(QuantizedInferenceCases()); }
 TEST(BadInputsTest, MoreOptimizerUpdates) { RunTable(OptimizerCases()); }
 TEST(BadInputsTest, SamplersAndFractionalPooling) { RunTable(SamplingCases()); }
 TEST(BadInputsTest, SpecialFunctions) { RunTable(SpecialFunctionCases()); }

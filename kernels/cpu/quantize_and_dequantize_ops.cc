@@ -44,9 +44,16 @@
 #include "framework/kernel_registry.h"
 #include "framework/tensor_views.h"
 #include "framework/threadpool.h"
+#include "kernels/cpu/quantization_util.h"
 
 namespace towerflow {
 namespace {
+
+using quantization::Clamp;
+using quantization::kHighest;
+using quantization::kLowest;
+using quantization::kSteps;
+using quantization::TruncateToInt32;
 
 // A tensor viewed as [outer, depth, inner] around `axis`: depth 1 and the
 // whole tensor as inner for a negative axis. REQUIRES: axis < rank.
@@ -298,13 +305,6 @@ absl::StatusOr<Mode> ParseMode(const std::string& s) {
       absl::StrCat("Mode string must be 'MIN_COMBINED', 'MIN_FIRST', or 'SCALED', is '", s, "'"));
 }
 
-// cvttss2si: what a float-to-int32 cast compiles to on x86 (in C++ an
-// out-of-range cast is undefined).
-int32_t TruncateToInt32(float v) {
-  if (!(v >= -2147483648.0f && v < 2147483648.0f)) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(v);
-}
-
 template <typename Q>
 Q ToQuantized(float v) {
   return static_cast<Q>(TruncateToInt32(v));  // wraps, as TF's cast to the narrow types
@@ -315,23 +315,8 @@ Q RoundedToQuantized(float v) {
   return std::isnan(v) ? Q(0) : ToQuantized<Q>(v);
 }
 
-// NaN stays NaN (Eigen's cwiseMin/cwiseMax, as TF's kernels use them).
-float Clamp(float x, float lo, float hi) {
-  const float below = hi < x ? hi : x;
-  return below < lo ? lo : below;
-}
-
 template <typename Q>
 constexpr bool kSigned = std::numeric_limits<Q>::is_signed;
-template <typename Q>
-constexpr int64_t kLowest = std::numeric_limits<Q>::min();
-template <typename Q>
-constexpr int64_t kHighest = std::numeric_limits<Q>::max();
-
-// TF's FloatToQuantizedStruct / QuantizedToFloatStruct constants.
-template <typename Q>
-constexpr double kSteps = static_cast<double>(int64_t{1} << (8 * sizeof(Q)));
-
 class QuantizeV2Op : public OpKernel {
  public:
   absl::Status Init(const KernelConstruction& c) override {

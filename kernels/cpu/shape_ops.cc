@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "absl/strings/str_join.h"
 #include "core/type_dispatch.h"
@@ -111,6 +112,26 @@ class ReshapeOp : public CheapKernel {
     }
     TW_ASSIGN_OR_RETURN(Tensor out, in.Reshaped(shape));
     return ctx->set_output(0, std::move(out));
+  }
+};
+
+// QuantizedReshape (ops/fake_quant_ops.cc): Reshape of a quantized tensor,
+// its range passed on.
+class QuantizedReshapeOp : public ReshapeOp {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    for (const auto& [i, name] : {std::pair{2, "input_min"}, std::pair{3, "input_max"}}) {
+      if (ctx->input(i).dims() > 1 || ctx->input(i).NumElements() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, " must be a scalar or a vector of 1 element"));
+      }
+    }
+    TW_RETURN_IF_ERROR(ReshapeOp::Compute(ctx));
+    for (int i = 1; i < 3; ++i) {
+      TW_ASSIGN_OR_RETURN(Tensor * range, ctx->allocate_output(i, TensorShape()));
+      *range->data<float>() = *ctx->input(i + 1).data<float>();
+    }
+    return absl::OkStatus();
   }
 };
 
@@ -566,6 +587,10 @@ TW_REGISTER_KERNELS(shape_ops) {
   }
   // CPU only: a GPU node's int32 tensors live in host memory, so a view of
   // a device buffer as int32 would be read on the wrong side.
+  for (DataType t : {DT_QUINT8, DT_QINT32}) {  // TF's kernels
+    RegisterKernel(cpu("QuantizedReshape").TypeConstraint("T", t).HostMemory("shape"),
+                   MakeFactory<QuantizedReshapeOp>());
+  }
   RegisterKernel(cpu("Bitcast"), MakeFactory<BitcastOp>());
   RegisterKernel(cpu("Fill"), MakeFactory<FillOp>());
   RegisterKernel(cpu("ZerosLike"), MakeFactory<ConstantLikeOp<0>>());

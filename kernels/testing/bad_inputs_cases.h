@@ -64,12 +64,13 @@ std::vector<Case> ImageCodecCases();
 std::vector<Case> StateCases();
 // bad_inputs_more_cases.cc: the TensorList ops (lists given as variant
 // tensors), the SparseTensor ops, the record decoders, text ops and staging
-// areas of input pipelines, QuantizeV2/Dequantize and the optimizer updates
-// of more_training_ops.cc.
+// areas of input pipelines, QuantizeV2/Dequantize, TF 1's eight-bit
+// inference ops and the optimizer updates of more_training_ops.cc.
 std::vector<Case> ListCases();
 std::vector<Case> SparseCases();
 std::vector<Case> InputPipelineCases();
 std::vector<Case> QuantizationCases();
+std::vector<Case> QuantizedInferenceCases();
 std::vector<Case> OptimizerCases();
 std::vector<Case> SamplingCases();
 // tf.math.special's Dawsn, Expint, FresnelCos, FresnelSin and Spence.

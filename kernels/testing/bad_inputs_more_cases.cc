@@ -302,6 +302,48 @@ std::vector<Case> QuantizationCases() {
   };
 }
 
+// TF 1's eight-bit inference ops, each input with its scalar range.
+std::vector<Case> QuantizedInferenceCases() {
+  const auto quantized = [](DataType dtype, const TensorShape& shape) {
+    Tensor t(dtype, shape);
+    const int64_t bytes = t.NumElements() * DataTypeSize(dtype);
+    for (int64_t i = 0; i < bytes; ++i) static_cast<uint8_t*>(t.raw_data())[i] = uint8_t(37 * i);
+    return t;
+  };
+  const auto s = [](float v) { return Scalar<float>(v); };
+  const Tensor image = quantized(DT_QUINT8, {1, 4, 4, 2});
+  const Tensor matrix = quantized(DT_QUINT8, {2, 3});
+  const Tensor wide = quantized(DT_QINT32, {2, 3});
+  const auto window = [](const char* padding) {
+    return std::map<std::string, AttrValue>{
+        {"ksize", Ints({1, 2, 2, 1})}, {"strides", Ints({1, 2, 2, 1})}, {"padding", A(padding)}};
+  };
+  return {
+      {"QuantizedConv2D",
+       {{"strides", Ints({1, 1, 1, 1})}, {"padding", A("SAME")}},
+       {image, quantized(DT_QUINT8, {2, 2, 2, 3}), s(-1), s(2), s(-0.5f), s(1.5f)}},
+      {"QuantizedMatMul",
+       {{"transpose_b", A(true)}},
+       {matrix, matrix, s(-1), s(2), s(-0.5f), s(1.5f)}},
+      {"QuantizedBiasAdd",
+       {{"out_type", A(DT_QINT32)}},
+       {quantized(DT_QINT8, {2, 3}), quantized(DT_QINT8, {3}), s(-1), s(2), s(-0.5f), s(0.25f)}},
+      {"QuantizedAdd", {}, {matrix, quantized(DT_QUINT8, {3}), s(-1), s(2), s(-0.5f), s(0.25f)}},
+      {"QuantizedMul", {}, {matrix, quantized(DT_QUINT8, {}), s(-1), s(2), s(-0.5f), s(0.25f)}},
+      {"QuantizedRelu", {{"out_type", A(DT_QUINT8)}}, {matrix, s(-1), s(1)}},
+      {"QuantizedRelu6", {{"out_type", A(DT_QINT32)}}, {wide, s(-10), s(20)}},
+      {"QuantizedMaxPool", window("SAME"), {image, s(-1), s(3)}},
+      {"QuantizedAvgPool", window("VALID"), {quantized(DT_QINT8, {1, 4, 4, 2}), s(-1), s(3)}},
+      {"QuantizedConcat",
+       {{"N", A(int64_t{2})}},
+       {Scalar<int32_t>(1), matrix, matrix, s(-1), s(0.5f), s(1), s(3)}},
+      {"QuantizedReshape", {}, {wide, Literal<int32_t>({2}, {3, -1}), s(-1), s(1)}},
+      {"RequantizationRange", {}, {wide, s(-8), s(8)}},
+      {"Requantize", {{"out_type", A(DT_QINT8)}}, {wide, s(-10), s(10), s(-3), s(5)}},
+      {"QuantizeDownAndShrinkRange", {{"out_type", A(DT_QUINT8)}}, {wide, s(-8), s(8)}},
+  };
+}
+
 std::vector<Case> OptimizerCases() {
   const auto s = [](float v) { return Scalar<float>(v); };
   return {

@@ -164,6 +164,12 @@ CTC_LOGITS = (F, [5, 2, 4], np.random.RandomState(0).randn(5, 2, 4).astype(np.fl
 CTC_INDICES = (I64, [4, 2], [0, 0, 0, 1, 1, 0, 1, 1])
 # Inputs for fake quantisation, across and beyond its ranges.
 QUANT_IN = (F, [4, 8], np.linspace(-9.7, 8.3, 32).astype(np.float32).reshape(4, 8))
+# The eight-bit inference ops' inputs: a quint8 image [1, 6, 6, 2], a filter
+# [2, 2, 2, 3], and qint32 values across the type.
+QU8 = types_pb2.DT_QUINT8
+Q_IMAGE = [(37 * i + 11) % 256 for i in range(72)]
+Q_FILTER = [(91 * i + 5) % 256 for i in range(24)]
+Q_WIDE = (types_pb2.DT_QINT32, [7], [-2147483648, -19660800, -100000, 0, 5, 123456789, 2147483647])
 TALL = (D, [4, 3], [2, -1, 0.5, 1, 3, -2, 0, 1, 4, 1, -1, 1])
 # Rows for the segment reductions, a zero among them.
 SEGMENT_DATA = (F, [5, 3], [1, -2, 3, 4, 5, -6, 0, 8, 9, -1, 0, 2, 7, -3, 5])
@@ -2004,6 +2010,123 @@ CASES = {
         ("axis past the rank", {"input": (types_pb2.DT_QUINT8, [2, 3], [0, 1, 85, 128, 200, 255]),
                                 "min_range": (F, [1], [-1]), "max_range": (F, [1], [1])},
          {"axis": 2}),
+    ],
+    # TF 1's eight-bit inference ops (the kernels TF registers): zero
+    # points inside and outside the types, reversed ranges, the fixed-point
+    # requantisation, SAME windows of a stride longer than the filter.
+    "QuantizedConv2D": [
+        (f"{name} {padding.lower()}",
+         {"input": (QU8, [1, 6, 6, 2], Q_IMAGE), "filter": (QU8, [2, 2, 2, 3], Q_FILTER),
+          "min_input": (F, [], lo), "max_input": (F, [], 2), "min_filter": (F, [], flo),
+          "max_filter": (F, [], fhi)},
+         {"strides": [1, stride, stride, 1], "padding": padding})
+        for name, lo, flo, fhi, stride in (("stride 1", -1, -0.5, 1.5, 1),
+                                           ("stride 3", -1, -0.5, 1.5, 3),
+                                           ("no zero in the input range", 0.5, -0.5, 1.5, 2),
+                                           ("filter zero above quint8", -1, -3, -1.5, 1))
+        for padding in ("SAME", "VALID")
+    ] + [
+        ("depths differ", {"input": (QU8, [1, 6, 6, 2], Q_IMAGE),
+                           "filter": (QU8, [2, 2, 3, 2], Q_FILTER[:24]),
+                           "min_input": (F, [], -1), "max_input": (F, [], 2),
+                           "min_filter": (F, [], -1), "max_filter": (F, [], 1)},
+         {"strides": [1, 1, 1, 1], "padding": "SAME"}),
+    ],
+    "QuantizedMatMul": [
+        (f"transpose {ta:d}{tb:d}",
+         {"a": (QU8, [3, 4] if ta else [4, 3], Q_IMAGE[:12]),
+          "b": (QU8, [5, 3] if tb else [3, 5], Q_FILTER[:15]),
+          "min_a": (F, [], -1), "max_a": (F, [], 2), "min_b": (F, [], -0.5),
+          "max_b": (F, [], 1.5)}, {"transpose_a": ta, "transpose_b": tb})
+        for ta in (False, True) for tb in (False, True)
+    ] + [
+        ("empty range", {"a": (QU8, [4, 3], Q_IMAGE[:12]), "b": (QU8, [3, 5], Q_FILTER[:15]),
+                         "min_a": (F, [], 1), "max_a": (F, [], 1), "min_b": (F, [], -0.5),
+                         "max_b": (F, [], 1.5)}, {}),
+    ],
+    **{op: [
+        (name, {"x": x, "y": y, "min_x": (F, [], xr[0]), "max_x": (F, [], xr[1]),
+                "min_y": (F, [], yr[0]), "max_y": (F, [], yr[1])}, {})
+        for name, x, y, xr, yr in (
+            ("same shape", (QU8, [2, 6], Q_IMAGE[:12]), (QU8, [2, 6], Q_FILTER[:12]), (-1, 2),
+             (-0.5, 0.25)),
+            ("row", (QU8, [4, 3], Q_IMAGE[:12]), (QU8, [3], Q_FILTER[:3]), (-1, 2), (-0.5, 0.25)),
+            ("row first", (QU8, [3], Q_FILTER[:3]), (QU8, [4, 3], Q_IMAGE[:12]), (-0.5, 0.25),
+             (-1, 2)),
+            ("scalar", (QU8, [4, 3], Q_IMAGE[:12]), (QU8, [], [200]), (-1, 2), (-3, 0.5)),
+            ("scalar first", (QU8, [1], [9]), (QU8, [4, 3], Q_IMAGE[:12]), (0.5, 3), (-1, 2)),
+            ("wide ranges", (QU8, [4, 3], Q_IMAGE[:12]), (QU8, [3], Q_FILTER[:3]), (-100, 20),
+             (-0.001, 0.002)),
+            ("empty y range", (QU8, [4, 3], Q_IMAGE[:12]), (QU8, [3], Q_FILTER[:3]), (-1, 2),
+             (0.5, 0.25)),
+            ("shapes differ", (QU8, [4, 3], Q_IMAGE[:12]), (QU8, [2], Q_FILTER[:2]), (-1, 2),
+             (-0.5, 0.25)))
+    ] for op in ("QuantizedAdd", "QuantizedMul")},
+    "QuantizedBiasAdd": [
+        (f"{types_pb2.DataType.Name(t)[3:].lower()}",
+         {"input": (t, [4, 3], vals), "bias": (t, [3], vals[5:8]), "min_input": (F, [], -1),
+          "max_input": (F, [], 2), "min_bias": (F, [], -0.5), "max_bias": (F, [], 0.25)},
+         {"out_type": types_pb2.DT_QINT32})
+        for t, vals in ((QU8, Q_IMAGE[:12]), (types_pb2.DT_QINT8, [v - 128 for v in Q_IMAGE[:12]]))
+    ],
+    **{op: [
+        (f"{types_pb2.DataType.Name(t)[3:].lower()} [{lo}, {hi}]",
+         {"features": (t, [6], vals), "min_features": (F, [], lo), "max_features": (F, [], hi)},
+         {"out_type": t})
+        for t, vals in ((QU8, [0, 100, 128, 200, 255, 31]),
+                        (types_pb2.DT_QINT32, [-5, 0, 7, -2147483648, 2147483647, 90000000]))
+        for lo, hi in ((-1, 1), (-2, 10), (0.5, 1))
+    ] for op in ("QuantizedRelu", "QuantizedRelu6")},
+    **{op: [
+        (f"{types_pb2.DataType.Name(t)[3:].lower()} {padding.lower()} {k}x{k} stride {s}",
+         {"input": (t, [1, 6, 6, 2], vals), "min_input": (F, [], -1), "max_input": (F, [], 3)},
+         {"ksize": [1, k, k, 1], "strides": [1, s, s, 1], "padding": padding})
+        for t, vals in ((QU8, Q_IMAGE), (types_pb2.DT_QINT8, [v - 128 for v in Q_IMAGE]))
+        for padding in ("SAME", "VALID") for k, s in ((2, 2), (3, 1), (3, 2))
+    ] for op in ("QuantizedMaxPool", "QuantizedAvgPool")},
+    "QuantizedConcat": [
+        ("quint8 axis 1", {"concat_dim": (I32, [], 1),
+                           "values": [(QU8, [2, 2], [0, 255, 128, 7]), (QU8, [2, 1], [1, 254])],
+                           "input_mins": [(F, [], -1), (F, [], 0.5)],
+                           "input_maxes": [(F, [], 1), (F, [], 3)]}, {}),
+        ("qint32 symmetric", {"concat_dim": (I32, [], 0),
+                              "values": [(types_pb2.DT_QINT32, [3], [-2147483648, 0, 2147483647]),
+                                         (types_pb2.DT_QINT32, [2], [1000, -1000000000])],
+                              "input_mins": [(F, [], -1), (F, [], -5)],
+                              "input_maxes": [(F, [], 1), (F, [], 3)]}, {}),
+        ("same ranges", {"concat_dim": (I32, [], 0),
+                         "values": [(QU8, [2], [3, 4]), (QU8, [1], [5])],
+                         "input_mins": [(F, [], -1), (F, [], -1)],
+                         "input_maxes": [(F, [], 1), (F, [], 1)]}, {}),
+        ("dimensions differ", {"concat_dim": (I32, [], 0),
+                               "values": [(QU8, [1, 2], [3, 4]), (QU8, [1, 1], [5])],
+                               "input_mins": [(F, [], -1), (F, [], -1)],
+                               "input_maxes": [(F, [], 1), (F, [], 1)]}, {}),
+    ],
+    "QuantizedReshape": [
+        (f"{types_pb2.DataType.Name(t)[3:].lower()}",
+         {"tensor": (t, [6], [1, 2, 3, 4, 5, 6]), "shape": (I32, [2], [3, -1]),
+          "input_min": (F, [], -1), "input_max": (F, [], 1)}, {})
+        for t in (QU8, types_pb2.DT_QINT32)
+    ],
+    "RequantizationRange": [
+        ("wide", {"input": Q_WIDE, "input_min": (F, [], -8), "input_max": (F, [], 8)}, {}),
+        ("above zero", {"input": (types_pb2.DT_QINT32, [2], [100000, 2000000]),
+                        "input_min": (F, [], -8), "input_max": (F, [], 8)}, {}),
+    ],
+    "Requantize": [
+        (f"{types_pb2.DataType.Name(t)[3:].lower()} [{lo}, {hi}]",
+         {"input": Q_WIDE, "input_min": (F, [], -10), "input_max": (F, [], 10),
+          "requested_output_min": (F, [], lo), "requested_output_max": (F, [], hi)},
+         {"out_type": t})
+        for t in (QU8, types_pb2.DT_QINT8)
+        for lo, hi in ((-3, 5), (0, 0), (-1, -0.5), (0.5, 2))
+    ],
+    "QuantizeDownAndShrinkRange": [
+        ("wide", {"input": Q_WIDE, "input_min": (F, [], -8), "input_max": (F, [], 8)},
+         {"out_type": QU8}),
+        ("small", {"input": (types_pb2.DT_QINT32, [4], [-300000, 70000, 1234567, -5]),
+                   "input_min": (F, [], -50), "input_max": (F, [], 50)}, {"out_type": QU8}),
     ],
     "QuantizeAndDequantizeV3": [
         ("given, 5 bits", {"input": QUANT_IN, "input_min": (F, [], -1.3), "input_max": (F, [], 2.9),
