@@ -28,8 +28,8 @@ Towerflow restores it and trains 10 steps with TensorFlow's losses, as it
 does a recurrent network over TensorArrays (dynamic_rnn's construction); a TF 2
 SavedModel of a tf.function with tf.cond and tf.while_loop inside (If, While,
 StatefulPartitionedCall), a TF 2 SavedModel whose loops write a tf.TensorArray
-and take a gradient (TF 2's TensorList ops), a frozen Keras LSTM and GRU, and a
-Keras model's SavedModel run in Towerflow (`towerflow saved_model run`,
+and take a gradient (TF 2's TensorList ops), a frozen Keras LSTM and GRU, a TF 1-style eight-bit
+network, and a Keras model's SavedModel run in Towerflow (`towerflow saved_model run`,
 `towerflow run`) with TensorFlow's outputs; an object-based
 tf.train.Checkpoint is read by Towerflow.
 
@@ -936,6 +936,81 @@ def tensorflow_2_sequence_examples_in_towerflow(ctx):
         if mine[key]["values"] != want or mine[key]["shape"] != list(theirs[key].shape):
             raise AssertionError(f"{key}: Towerflow {mine[key]}, TensorFlow {want}")
     return "15 outputs of three parsers equal"
+
+
+@check
+def tensorflow_eight_bit_inference_in_towerflow(ctx):
+    """A TF 1-style eight-bit network (what TF's quantize_nodes transform
+    writes: QuantizeV2, QuantizedConv2D, RequantizationRange, Requantize,
+    QuantizedBiasAdd, QuantizeDownAndShrinkRange, QuantizedRelu,
+    QuantizedMaxPool/AvgPool, QuantizedConcat, QuantizedAdd, QuantizedMul,
+    QuantizedReshape, QuantizedMatMul, Dequantize) in a SavedModel gives
+    TF's integers, so its dequantized outputs are TF's to the bit."""
+    rng = np.random.default_rng(8)
+    raw = tf.raw_ops
+
+    # Weights as quint8 constants made inside the function (TF saves a
+    # captured quint8 tensor as uint8, and then cannot load its own model).
+    filt_bytes, bias_bytes, dense_bytes = (
+        rng.integers(0, 256, size=shape, dtype=np.uint8) for shape in ([3, 3, 2, 4], [4], [16, 5]))
+    fl, fh, bl, bh, dl, dh = -0.5, 0.75, -0.2, 0.3, -0.4, 0.4
+
+    def requantize(x, lo, hi):
+        r_lo, r_hi = raw.RequantizationRange(input=x, input_min=lo, input_max=hi)
+        return raw.Requantize(input=x, input_min=lo, input_max=hi, requested_output_min=r_lo,
+                              requested_output_max=r_hi, out_type=tf.quint8)
+
+    class Model(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 6, 6, 2], tf.float32, name="image")])
+        def __call__(self, image):
+            filt, bias, dense = (tf.bitcast(tf.constant(b), tf.quint8)
+                                 for b in (filt_bytes, bias_bytes, dense_bytes))
+            x, lo, hi = raw.QuantizeV2(input=image, min_range=tf.reduce_min(image),
+                                       max_range=tf.reduce_max(image), T=tf.quint8)
+            c, c_lo, c_hi = raw.QuantizedConv2D(input=x, filter=filt, min_input=lo, max_input=hi,
+                                                min_filter=fl, max_filter=fh,
+                                                strides=[1, 1, 1, 1], padding="SAME")
+            c, c_lo, c_hi = requantize(c, c_lo, c_hi)
+            b, b_lo, b_hi = raw.QuantizedBiasAdd(input=c, bias=bias, min_input=c_lo,
+                                                 max_input=c_hi, min_bias=bl, max_bias=bh,
+                                                 out_type=tf.qint32)
+            b, b_lo, b_hi = raw.QuantizeDownAndShrinkRange(input=b, input_min=b_lo,
+                                                           input_max=b_hi, out_type=tf.quint8)
+            r, r_lo, r_hi = raw.QuantizedRelu(features=b, min_features=b_lo, max_features=b_hi,
+                                              out_type=tf.quint8)
+            r6, r6_lo, r6_hi = raw.QuantizedRelu6(features=b, min_features=b_lo,
+                                                  max_features=b_hi, out_type=tf.quint8)
+            window = dict(ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="SAME")
+            m, m_lo, m_hi = raw.QuantizedMaxPool(input=r, min_input=r_lo, max_input=r_hi, **window)
+            a, a_lo, a_hi = raw.QuantizedAvgPool(input=r6, min_input=r6_lo, max_input=r6_hi,
+                                                 **window)
+            s, s_lo, s_hi = raw.QuantizedAdd(x=m, y=a, min_x=m_lo, max_x=m_hi, min_y=a_lo,
+                                             max_y=a_hi)
+            s, s_lo, s_hi = requantize(s, s_lo, s_hi)
+            p, p_lo, p_hi = raw.QuantizedMul(x=m, y=a, min_x=m_lo, max_x=m_hi, min_y=a_lo,
+                                             max_y=a_hi)
+            p, p_lo, p_hi = requantize(p, p_lo, p_hi)
+            j, j_lo, j_hi = raw.QuantizedConcat(concat_dim=3, values=[s, p],
+                                                input_mins=[s_lo, p_lo], input_maxes=[s_hi, p_hi])
+            flat, f_lo, f_hi = raw.QuantizedReshape(tensor=j, shape=[-1, 16, 9], input_min=j_lo,
+                                                    input_max=j_hi)
+            flat = tf.reshape(tf.transpose(tf.bitcast(flat, tf.uint8), [0, 2, 1]), [-1, 16])
+            flat = tf.bitcast(flat, tf.quint8)
+            y, y_lo, y_hi = raw.QuantizedMatMul(a=flat, b=dense, min_a=f_lo, max_a=f_hi,
+                                                min_b=dl, max_b=dh)
+            y, y_lo, y_hi = requantize(y, y_lo, y_hi)
+            return {"logits": raw.Dequantize(input=y, min_range=y_lo, max_range=y_hi),
+                    "features": raw.Dequantize(input=j, min_range=j_lo, max_range=j_hi)}
+
+    model = Model()
+    directory = os.path.join(ctx.work, "eight_bit")
+    tf.saved_model.save(model, directory, signatures={"serving_default": model.__call__})
+    image = rng.normal(size=(2, 6, 6, 2)).astype(np.float32)
+    theirs = model(tf.constant(image))
+    mine = towerflow_runs_saved_model(ctx, directory, {"image": image})
+    for key in ["logits", "features"]:
+        expect_close(key, as_array(mine[key]), theirs[key].numpy(), rtol=0, atol=0)
+    return "outputs logits and features equal to the bit"
 
 
 @check
