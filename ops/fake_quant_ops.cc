@@ -422,6 +422,50 @@ TW_REGISTER_OP("QuantizedBiasAdd")
   return true;
 }();
 
+TW_REGISTER_OP("QuantizedBatchNormWithGlobalNormalization")
+    .Input("t: Tinput")
+    .Input("t_min: float")
+    .Input("t_max: float")
+    .Input("m: Tinput")
+    .Input("m_min: float")
+    .Input("m_max: float")
+    .Input("v: Tinput")
+    .Input("v_min: float")
+    .Input("v_max: float")
+    .Input("beta: Tinput")
+    .Input("beta_min: float")
+    .Input("beta_max: float")
+    .Input("gamma: Tinput")
+    .Input("gamma_min: float")
+    .Input("gamma_max: float")
+    .Output("result: out_type")
+    .Output("result_min: float")
+    .Output("result_max: float")
+    .Attr(QuantizedTypeAttr("Tinput"))
+    .Attr(QuantizedTypeAttr("out_type"))
+    .Attr("variance_epsilon: float")
+    .Attr("scale_after_normalization: bool")
+    .Doc("BatchNormWithGlobalNormalization of quantized tensors, in 32-bit fixed point")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape t;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &t));
+      int64_t depth = t.dim_size(3);
+      for (int i = 3; i < 15; i += 3) {
+        PartialTensorShape vector;
+        TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &vector));
+        TW_RETURN_IF_ERROR(c->MergeDim(depth, vector.dim_size(0), &depth));
+      }
+      for (int i = 1; i < 15; i += 3) {
+        PartialTensorShape scalar;
+        TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 0, &scalar));
+        TW_RETURN_IF_ERROR(c->WithRank(c->input(i + 1), 0, &scalar));
+      }
+      c->set_output(0, PartialTensorShape({t.dim_size(0), t.dim_size(1), t.dim_size(2), depth}));
+      c->set_output(1, PartialTensorShape::Scalar());
+      c->set_output(2, PartialTensorShape::Scalar());
+      return absl::OkStatus();
+    });
+
 // QuantizedRelu and QuantizedRelu6 share their signature.
 [[maybe_unused]] const bool kQuantizedRelus = [] {
   for (const char* name : {"QuantizedRelu", "QuantizedRelu6"}) {

@@ -203,6 +203,8 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"Dequantize", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"QuantizedConv2D", "TF 1's eight-bit inference: TensorFlow defines none (LookupError)"},
       {"QuantizedMatMul", "TF 1's eight-bit inference: TensorFlow defines none (LookupError)"},
+      {"QuantizedBatchNormWithGlobalNormalization",
+       "TF 1's eight-bit inference: TensorFlow defines none (LookupError)"},
       {"QuantizedAdd", "TF 1's eight-bit inference: TensorFlow defines none (LookupError)"},
       {"QuantizedMul", "TF 1's eight-bit inference: TensorFlow defines none (LookupError)"},
       {"QuantizedBiasAdd", "TF 1's eight-bit inference: TensorFlow defines none (LookupError)"},

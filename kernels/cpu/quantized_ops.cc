@@ -18,7 +18,8 @@
 // - QuantizedBiasAdd (quint8 or qint8 -> qint32): both inputs moved through
 //   float into qint32 over [-m, m], m = 2^17 times the largest end of
 //   either range, and added (with that range's zero point, 0).
-// - QuantizedAdd, QuantizedMul (quint8 -> qint32): see their kernels.
+// - QuantizedAdd, QuantizedMul, QuantizedBatchNormWithGlobalNormalization
+//   (quint8 -> qint32): see their kernels.
 // - QuantizedRelu, QuantizedRelu6: clamped at the integers standing for 0
 //   and 6; QuantizedMaxPool, QuantizedAvgPool on the integers (the average
 //   in int32, rounded toward zero); the ranges pass through.
@@ -690,6 +691,83 @@ class QuantizedConcatOp : public OpKernel {
   }
 };
 
+// QuantizedBatchNormWithGlobalNormalization (quint8 -> qint32), TF's
+// fixed-point path: the output's range is [-2^20, 2^20]; each channel's
+// scale (1 / sqrt(var + epsilon), times gamma with
+// scale_after_normalization) and offset (beta - mean * scale) are computed
+// in float and moved into it, each input too (through float), and the
+// output is input * scale / (the integer for 1) + offset in qint32's
+// wrapping arithmetic.
+class QuantizedBatchNormOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("variance_epsilon", &epsilon_));
+    return c.GetAttr("scale_after_normalization", &scale_after_normalization_);
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    // t, m, v, beta, gamma at inputs 0, 3, 6, 9, 12, each with its range.
+    const char* names[5] = {"t", "m", "v", "beta", "gamma"};
+    float lo[5], hi[5];
+    for (int i = 0; i < 5; ++i) {
+      TW_ASSIGN_OR_RETURN(lo[i], RangeInput(ctx, 3 * i + 1, absl::StrCat(names[i], "_min")));
+      TW_ASSIGN_OR_RETURN(hi[i], RangeInput(ctx, 3 * i + 2, absl::StrCat(names[i], "_max")));
+    }
+    const Tensor& input = ctx->input(0);
+    if (input.dims() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input must be 4-dimensional", input.shape().DebugString()));
+    }
+    const Tensor& mean = ctx->input(3);
+    const char* vectors[4] = {"mean", "var", "beta", "gamma"};
+    for (int i = 1; i < 5; ++i) {
+      const Tensor& t = ctx->input(3 * i);
+      if (t.dims() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(vectors[i - 1], " must be 1-dimensional", t.shape().DebugString()));
+      }
+      if (t.shape() != mean.shape()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Mean and ", vectors[i - 1], " tensors must have the same shape: ",
+                         mean.shape().DebugString(), " vs. ", t.shape().DebugString()));
+      }
+    }
+    const int64_t depth = mean.dim_size(0);
+    if (input.dim_size(3) != depth) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input's depth must be mean's length: ", input.shape().DebugString(),
+                       " vs. ", mean.shape().DebugString()));
+    }
+    constexpr float kOutHi = 1 << 20, kOutLo = -kOutHi;
+    std::vector<uint32_t> scale(depth), offset(depth);
+    for (int64_t c = 0; c < depth; ++c) {
+      float v[5];  // the float of each vector's channel c (v[0] unused)
+      for (int i = 1; i < 5; ++i) v[i] = ToFloat(Ints<uint8_t>(ctx->input(3 * i))[c], lo[i], hi[i]);
+      float scale_value = 1.0f / std::sqrt(v[2] + epsilon_);
+      if (scale_after_normalization_) scale_value *= v[4];
+      const float offset_value = (-v[1] * scale_value) + v[3];
+      scale[c] = static_cast<uint32_t>(ToQuantized<int32_t>(scale_value, kOutLo, kOutHi));
+      offset[c] = static_cast<uint32_t>(ToQuantized<int32_t>(offset_value, kOutLo, kOutHi));
+    }
+    const int32_t one = ToQuantized<int32_t>(1.0f, kOutLo, kOutHi);
+    TW_ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, input.shape()));
+    const uint8_t* x = Ints<uint8_t>(input);
+    int32_t* y = MutableInts<int32_t>(out);
+    for (int64_t i = 0; i < input.NumElements(); ++i) {
+      const int64_t c = i % depth;
+      const uint32_t in =
+          static_cast<uint32_t>(ToQuantized<int32_t>(ToFloat(x[i], lo[0], hi[0]), kOutLo, kOutHi));
+      const int32_t product = static_cast<int32_t>(in * scale[c]);
+      y[i] = static_cast<int32_t>(static_cast<uint32_t>(product / one) + offset[c]);
+    }
+    return SetRange(ctx, 1, kOutLo, kOutHi);
+  }
+
+ private:
+  float epsilon_ = 0;
+  bool scale_after_normalization_ = false;
+};
+
 // What QuantizedAdd and QuantizedMul share: x's and y's ranges, scalars,
 // checked after the broadcast (TF's order and its messages for each op),
 // and the output allocated.
@@ -862,6 +940,10 @@ TW_REGISTER_KERNELS(quantized_ops) {
                        .TypeConstraint("Toutput", DT_QINT32),
                    factory);
   }
+  RegisterKernel(cpu("QuantizedBatchNormWithGlobalNormalization")
+                     .TypeConstraint("Tinput", DT_QUINT8)
+                     .TypeConstraint("out_type", DT_QINT32),
+                 MakeFactory<QuantizedBatchNormOp>());
   RegisterKernel(cpu("QuantizedMatMul")
                      .TypeConstraint("T1", DT_QUINT8)
                      .TypeConstraint("T2", DT_QUINT8)

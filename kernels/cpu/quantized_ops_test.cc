@@ -381,6 +381,38 @@ TEST(QuantizedMulTest, ProductsLessTheZeroPointsMatchTensorFlow) {
               StatusIs(kInvalid, "min_x must be a scalar"));
 }
 
+TEST(QuantizedBatchNormTest, FixedPointMatchesTensorFlow) {
+  const Tensor t = U8({1, 2, 2, 3}, {0, 10, 255, 128, 77, 3, 200, 31, 64, 99, 150, 250});
+  const Tensor m = U8({3}, {100, 128, 20}), v = U8({3}, {50, 255, 1});
+  const Tensor beta = U8({3}, {0, 128, 255}), gamma = U8({3}, {255, 64, 128});
+  const auto inputs = [&](float t_lo, float t_hi, float v_hi, float gamma_hi, Tensor var) {
+    return std::vector<Tensor>{t,       F(t_lo), F(t_hi), m,    F(-0.5f), F(1), var,        F(0),
+                               F(v_hi), beta,    F(-1),   F(1), gamma,    F(0), F(gamma_hi)};
+  };
+  for (const auto& [scaled, values] :
+       {std::pair{true, std::vector<int64_t>{-7847, -657, 45410, 188, -189, -8544, 4708, -510, 4518,
+                                             -1633, 319, 44343}},
+        std::pair{false, std::vector<int64_t>{-4943, -1325, 45241, -926, -394, -8502, 1334, -1033,
+                                              4509, -1836, 620, 44178}}}) {
+    KernelRunner k("QuantizedBatchNormWithGlobalNormalization");
+    k.Attr("out_type", DT_QINT32)
+        .Attr("variance_epsilon", 0.001f)
+        .Attr("scale_after_normalization", scaled);
+    ExpectQuantized<int32_t>(k, inputs(-1, 2, 3, 2, v), {1, 2, 2, 3}, values, -1048576, 1048576);
+  }
+  // Products past 2^31 wrap, as TF's qint32 arithmetic.
+  KernelRunner k("QuantizedBatchNormWithGlobalNormalization");
+  k.Attr("out_type", DT_QINT32)
+      .Attr("variance_epsilon", 0.0001f)
+      .Attr("scale_after_normalization", true);
+  ExpectQuantized<int32_t>(k, inputs(-100, 200, 0.01f, 20, v), {1, 2, 2, 3},
+                           {-132617, -662932, 1051494, -573861, -988582, 335270, 357228, -232877,
+                            1656932, 99551, -592201, 1286998},
+                           -1048576, 1048576);
+  EXPECT_THAT(k.Run(inputs(-1, 2, 3, 2, U8({2}, {1, 2}))),
+              StatusIs(kInvalid, "Mean and var tensors must have the same shape: [3] vs. [2]"));
+}
+
 TEST(QuantizedConcatTest, RequantizesIntoTheOverallRange) {
   KernelRunner k("QuantizedConcat");
   k.Attr("N", int64_t{2}).Attr("T", DT_QUINT8);

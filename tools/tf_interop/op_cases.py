@@ -2062,6 +2062,18 @@ CASES = {
             ("shapes differ", (QU8, [4, 3], Q_IMAGE[:12]), (QU8, [2], Q_FILTER[:2]), (-1, 2),
              (-0.5, 0.25)))
     ] for op in ("QuantizedAdd", "QuantizedMul")},
+    "QuantizedBatchNormWithGlobalNormalization": [
+        (f"{'scaled' if scaled else 'unscaled'} [{lo}, {hi}]",
+         {"t": (QU8, [2, 3, 2, 4], Q_IMAGE[:48]), "t_min": (F, [], lo), "t_max": (F, [], hi),
+          "m": (QU8, [4], Q_FILTER[:4]), "m_min": (F, [], -0.5), "m_max": (F, [], 1),
+          "v": (QU8, [4], Q_FILTER[4:8]), "v_min": (F, [], 0), "v_max": (F, [], v_max),
+          "beta": (QU8, [4], Q_FILTER[8:12]), "beta_min": (F, [], -1), "beta_max": (F, [], 1),
+          "gamma": (QU8, [4], Q_FILTER[12:16]), "gamma_min": (F, [], 0),
+          "gamma_max": (F, [], 2)},
+         {"out_type": types_pb2.DT_QINT32, "variance_epsilon": 0.001,
+          "scale_after_normalization": scaled})
+        for scaled in (True, False) for lo, hi, v_max in ((-1, 2, 3), (-100, 200, 0.01))
+    ],
     "QuantizedBiasAdd": [
         (f"{types_pb2.DataType.Name(t)[3:].lower()}",
          {"input": (t, [4, 3], vals), "bias": (t, [3], vals[5:8]), "min_input": (F, [], -1),
