@@ -466,6 +466,31 @@ TW_REGISTER_OP("QuantizedBatchNormWithGlobalNormalization")
       return absl::OkStatus();
     });
 
+TW_REGISTER_OP("QuantizedResizeBilinear")
+    .Input("images: T")
+    .Input("size: int32")
+    .Input("min: float")
+    .Input("max: float")
+    .Output("resized_images: T")
+    .Output("out_min: float")
+    .Output("out_max: float")
+    .Attr("T: {quint8, qint32, float}")
+    .Attr("align_corners: bool = false")
+    .Attr("half_pixel_centers: bool = false")
+    .Doc("ResizeBilinear of the integers in fixed point; the range unchanged")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape images;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &images));
+      TW_ASSIGN_OR_RETURN(PartialTensorShape size, c->MakeShapeFromShapeTensor(1));
+      if (!size.unknown_rank() && size.dims() != 2) {
+        return absl::InvalidArgumentError("size must hold 2 values: the new height and width");
+      }
+      const int64_t h = size.unknown_rank() ? -1 : size.dim_size(0);
+      const int64_t w = size.unknown_rank() ? -1 : size.dim_size(1);
+      c->set_output(0, PartialTensorShape({images.dim_size(0), h, w, images.dim_size(3)}));
+      return ScalarRanges(c, 2, 2);
+    });
+
 // QuantizedRelu and QuantizedRelu6 share their signature.
 [[maybe_unused]] const bool kQuantizedRelus = [] {
   for (const char* name : {"QuantizedRelu", "QuantizedRelu6"}) {

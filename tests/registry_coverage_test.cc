@@ -40,11 +40,11 @@ const std::map<DataType, std::string>& DtypesWithoutCpuMath() {
       // comparisons beyond equality, the activations and the rest.
       {DT_COMPLEX64, "complex numbers: arithmetic, FFTs, casts and moves only"},
       {DT_COMPLEX128, "complex numbers: arithmetic, FFTs, casts and moves only"},
-      {DT_QINT8, "quantized types: no quantized kernels"},
-      {DT_QUINT8, "quantized types: no quantized kernels"},
-      {DT_QINT16, "quantized types: no quantized kernels"},
-      {DT_QUINT16, "quantized types: no quantized kernels"},
-      {DT_QINT32, "quantized types: no quantized kernels"},
+      {DT_QINT8, "quantized types: TF's type pairs of its quantized kernels only"},
+      {DT_QUINT8, "quantized types: TF's type pairs of its quantized kernels only"},
+      {DT_QINT16, "quantized types: TF's type pairs of its quantized kernels only"},
+      {DT_QUINT16, "quantized types: TF's type pairs of its quantized kernels only"},
+      {DT_QINT32, "quantized types: TF's type pairs of its quantized kernels only"},
       // kernels/cpu/cwise_int_ops.cc serves these in the elementwise
       // binary ops, comparisons and bits, as TensorFlow's CPU kernels, and
       // narrow_int_kernels.cc in the reductions, activations, selections
@@ -92,6 +92,8 @@ const std::map<std::string, DtypeGap>& DtypeGaps() {
   const std::string no_uint8 = "uint8 beyond the elementwise binary ops: not implemented";
   static const auto* gaps = new std::map<std::string, DtypeGap>{
       {"Add", {{DT_STRING}, "string concatenation: not implemented"}},
+      {"QuantizedResizeBilinear",
+       {{DT_FLOAT}, "TF's float kernel reads floats as 32-bit quantized values (no resize)"}},
       {"Multinomial", {ints, floats_only}},
       {"StatelessRandomBinomial",
        {{DT_INT32, DT_INT64}, "TF's CPU kernels take half, float and double counts and probs"}},
@@ -203,6 +205,8 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"Dequantize", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"QuantizedConv2D", "TF 1's eight-bit inference: TensorFlow defines none (LookupError)"},
       {"QuantizedMatMul", "TF 1's eight-bit inference: TensorFlow defines none (LookupError)"},
+      {"QuantizedResizeBilinear",
+       "TF 1's eight-bit inference: TensorFlow defines none (LookupError)"},
       {"QuantizedBatchNormWithGlobalNormalization",
        "TF 1's eight-bit inference: TensorFlow defines none (LookupError)"},
       {"QuantizedAdd", "TF 1's eight-bit inference: TensorFlow defines none (LookupError)"},

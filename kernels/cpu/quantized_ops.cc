@@ -20,6 +20,8 @@
 //   either range, and added (with that range's zero point, 0).
 // - QuantizedAdd, QuantizedMul, QuantizedBatchNormWithGlobalNormalization
 //   (quint8 -> qint32): see their kernels.
+// - QuantizedResizeBilinear (quint8, qint32): TF's fixed-point taps; see
+//   its kernel.
 // - QuantizedRelu, QuantizedRelu6: clamped at the integers standing for 0
 //   and 6; QuantizedMaxPool, QuantizedAvgPool on the integers (the average
 //   in int32, rounded toward zero); the ranges pass through.
@@ -37,6 +39,7 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -49,6 +52,7 @@
 #include "framework/tensor_views.h"
 #include "kernels/bcast.h"
 #include "kernels/cpu/quantization_util.h"
+#include "kernels/image_plans.h"
 
 namespace towerflow {
 namespace {
@@ -768,6 +772,107 @@ class QuantizedBatchNormOp : public OpKernel {
   bool scale_after_normalization_ = false;
 };
 
+// QuantizedResizeBilinear's taps in TF's fixed point: for each output
+// index, the two source indices (times `step`, the elements between them)
+// and the fraction between them in 2^kBits-ths, truncated.
+struct FixedTaps {
+  std::vector<int64_t> lower, upper, lerp;
+};
+template <int kBits>
+FixedTaps QuantizedResizeTaps(int64_t in, int64_t out, float scale, bool half_pixel_centers,
+                              int64_t step) {
+  FixedTaps t;
+  t.lower.resize(out);
+  t.upper.resize(out);
+  t.lerp.resize(out);
+  for (int64_t i = 0; i < out; ++i) {
+    const float x = half_pixel_centers ? (static_cast<float>(i) + 0.5f) * scale - 0.5f
+                                       : static_cast<float>(i) * scale;
+    const float floor = std::floor(x);
+    t.upper[i] = std::min(static_cast<int64_t>(std::ceil(x)), in - 1);
+    t.lower[i] = std::min(std::max(static_cast<int64_t>(floor), int64_t{0}), t.upper[i]) * step;
+    t.upper[i] *= step;
+    t.lerp[i] = static_cast<int64_t>((x - floor) * static_cast<float>(1 << kBits));
+  }
+  return t;
+}
+
+// QuantizedResizeBilinear (quint8, qint32): the four taps interpolated in
+// fixed point on the integers, as TF's x86 kernels: 7 fraction bits in
+// 16-bit arithmetic for quint8, 30 in 64-bit for qint32 (whose values TF
+// reads through float, so each tap is its nearest float first); each row
+// interpolated across, the difference of the rows truncated to whole
+// units before its fraction is taken, then rounded half up. The range
+// passes through. (TF's float kernel treats the floats as 32-bit
+// quantized values; it is not registered here.)
+template <typename Q>
+class QuantizedResizeBilinearOp : public OpKernel {
+ public:
+  absl::Status Init(const KernelConstruction& c) override {
+    TW_RETURN_IF_ERROR(c.GetAttr("align_corners", &coords_.align_corners));
+    return c.GetAttr("half_pixel_centers", &coords_.half_pixel_centers);
+  }
+
+  absl::Status Compute(KernelContext* ctx) override {
+    for (const auto& [i, name] : {std::pair{2, "min"}, std::pair{3, "max"}}) {
+      if (ctx->input(i).dims() != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(name, " must be a scalar"));
+      }
+    }
+    const float lo = *ctx->input(2).data<float>(), hi = *ctx->input(3).data<float>();
+    TW_ASSIGN_OR_RETURN(const ResizeIo io, ResizeOutput(ctx, "input"));
+    TW_RETURN_IF_ERROR(SetRange(ctx, 1, lo, hi));
+    const Q* x = Ints<Q>(ctx->input(0));
+    Q* y = MutableInts<Q>(io.out);
+    if (io.out_h == io.in_h && io.out_w == io.in_w) {
+      std::copy_n(x, io.out->NumElements(), y);
+      return absl::OkStatus();
+    }
+    constexpr bool k8 = std::is_same_v<Q, uint8_t>;
+    constexpr int kBits = k8 ? 7 : 30;
+    constexpr int64_t kOne = int64_t{1} << kBits;
+    const FixedTaps ys = QuantizedResizeTaps<kBits>(
+        io.in_h, io.out_h, coords_.Scale(io.in_h, io.out_h), coords_.half_pixel_centers, 1);
+    const FixedTaps xs = QuantizedResizeTaps<kBits>(
+        io.in_w, io.out_w, coords_.Scale(io.in_w, io.out_w), coords_.half_pixel_centers, io.c);
+    // A tap's value as TF's kernel reads it.
+    const auto value = [](Q q) -> int64_t {
+      if constexpr (k8) {
+        return q;
+      } else {
+        return static_cast<int64_t>(static_cast<float>(q));
+      }
+    };
+    // 16-bit for quint8 (no value overflows it), 64-bit for qint32.
+    using Calc = std::conditional_t<k8, int16_t, int64_t>;
+    const int64_t row = io.in_w * io.c;
+    for (int64_t b = 0; b < io.n; ++b) {
+      const Q* image = x + b * io.in_h * row;
+      for (int64_t i = 0; i < io.out_h; ++i) {
+        const Q* top_row = image + ys.lower[i] * row;
+        const Q* bottom_row = image + ys.upper[i] * row;
+        const int64_t y_lerp = ys.lerp[i];
+        for (int64_t j = 0; j < io.out_w; ++j) {
+          for (int64_t c = 0; c < io.c; ++c) {
+            const int64_t tl = value(top_row[xs.lower[j] + c]),
+                          tr = value(top_row[xs.upper[j] + c]);
+            const int64_t bl = value(bottom_row[xs.lower[j] + c]),
+                          br = value(bottom_row[xs.upper[j] + c]);
+            const Calc top = static_cast<Calc>(tl * kOne + (tr - tl) * xs.lerp[j]);
+            const Calc bottom = static_cast<Calc>(bl * kOne + (br - bl) * xs.lerp[j]);
+            const Calc out = static_cast<Calc>(top + (bottom - top) / kOne * y_lerp);
+            *y++ = static_cast<Q>(static_cast<int32_t>((out + kOne / 2) / kOne));
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  ResizeCoordinates coords_;
+};
+
 // What QuantizedAdd and QuantizedMul share: x's and y's ranges, scalars,
 // checked after the broadcast (TF's order and its messages for each op),
 // and the output allocated.
@@ -944,6 +1049,10 @@ TW_REGISTER_KERNELS(quantized_ops) {
                      .TypeConstraint("Tinput", DT_QUINT8)
                      .TypeConstraint("out_type", DT_QINT32),
                  MakeFactory<QuantizedBatchNormOp>());
+  RegisterKernel(cpu("QuantizedResizeBilinear").TypeConstraint("T", DT_QUINT8).HostMemory("size"),
+                 MakeFactory<QuantizedResizeBilinearOp<uint8_t>>());
+  RegisterKernel(cpu("QuantizedResizeBilinear").TypeConstraint("T", DT_QINT32).HostMemory("size"),
+                 MakeFactory<QuantizedResizeBilinearOp<int32_t>>());
   RegisterKernel(cpu("QuantizedMatMul")
                      .TypeConstraint("T1", DT_QUINT8)
                      .TypeConstraint("T2", DT_QUINT8)

@@ -2074,6 +2074,15 @@ CASES = {
           "scale_after_normalization": scaled})
         for scaled in (True, False) for lo, hi, v_max in ((-1, 2, 3), (-100, 200, 0.01))
     ],
+    "QuantizedResizeBilinear": [
+        (f"{types_pb2.DataType.Name(t)[3:].lower()} {size} corners {ac:d} half {hp:d}",
+         {"images": (t, [1, 6, 6, 2], vals), "size": (I32, [2], size), "min": (F, [], -1),
+          "max": (F, [], 2)}, {"align_corners": ac, "half_pixel_centers": hp})
+        for t, vals in ((QU8, Q_IMAGE),
+                        (types_pb2.DT_QINT32, [(v - 128) * 16777215 for v in Q_IMAGE]))
+        for size in ([9, 13], [4, 3], [6, 6])
+        for ac, hp in ((False, False), (True, False), (False, True))
+    ],
     "QuantizedBiasAdd": [
         (f"{types_pb2.DataType.Name(t)[3:].lower()}",
          {"input": (t, [4, 3], vals), "bias": (t, [3], vals[5:8]), "min_input": (F, [], -1),
