@@ -554,6 +554,45 @@ TW_REGISTER_OP("SparseTensorDenseMatMul")
       return absl::OkStatus();
     });
 
+TW_REGISTER_OP("RaggedGather")
+    .Input("params_nested_splits: PARAMS_RAGGED_RANK * Tsplits")
+    .Input("params_dense_values: Tvalues")
+    .Input("indices: Tindices")
+    .Output("output_nested_splits: OUTPUT_RAGGED_RANK * Tsplits")
+    .Output("output_dense_values: Tvalues")
+    .Attr("Tvalues: type")
+    .Attr("Tindices: {int32, int64}")
+    .Attr("Tsplits: {int32, int64} = DT_INT64")
+    .Attr("PARAMS_RAGGED_RANK: int >= 1")
+    .Attr("OUTPUT_RAGGED_RANK: int >= 0")
+    .Doc("Rows `indices` of a ragged tensor (nested splits over dense values), ragged.")
+    .SetShapeFn([](InferenceContext* c) {
+      int64_t params_ragged = 0, output_ragged = 0;
+      TW_RETURN_IF_ERROR(c->GetAttr("PARAMS_RAGGED_RANK", &params_ragged));
+      TW_RETURN_IF_ERROR(c->GetAttr("OUTPUT_RAGGED_RANK", &output_ragged));
+      const int p = static_cast<int>(params_ragged);
+      for (int i = 0; i < p; ++i) {
+        PartialTensorShape splits;
+        TW_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &splits));
+      }
+      const PartialTensorShape& indices = c->input(p + 1);
+      if (!indices.unknown_rank() && indices.dims() - 1 + params_ragged != output_ragged) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("expected OUTPUT_RAGGED_RANK = ", indices.dims() - 1 + params_ragged,
+                         " (indices' rank - 1 + PARAMS_RAGGED_RANK), got ", output_ragged));
+      }
+      for (int i = 0; i < static_cast<int>(output_ragged); ++i) {
+        c->set_output(i, PartialTensorShape({-1}));
+      }
+      PartialTensorShape values;
+      TW_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(p), 1, &values));
+      std::vector<int64_t> dims(values.dim_sizes().begin(), values.dim_sizes().end());
+      if (!dims.empty()) dims[0] = -1;
+      c->set_output(static_cast<int>(output_ragged),
+                    values.unknown_rank() ? PartialTensorShape() : PartialTensorShape(dims));
+      return absl::OkStatus();
+    });
+
 TW_REGISTER_OP("RaggedTensorToSparse")
     .Input("rt_nested_splits: RAGGED_RANK * Tsplits")
     .Input("rt_dense_values: T")

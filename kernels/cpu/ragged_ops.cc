@@ -10,6 +10,8 @@
 // in and its place there; a value's coordinates are then found by walking
 // from it up through the levels.
 //
+// RaggedGather (tf.gather of a RaggedTensor): see its kernel.
+//
 // RaggedTensorToSparse (tf.RaggedTensor.to_sparse): the same tensor as a
 // SparseTensor: one index per element of the values, [row, place in each
 // ragged dimension..., index in the values' inner dimensions], in row-major
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "framework/kernel_context.h"
 #include "framework/kernel_registry.h"
@@ -28,6 +31,18 @@
 
 namespace towerflow {
 namespace {
+
+// Copies `n` elements of `src` from `from` to `dst` at `to` (plain bytes or
+// strings; the kernels register no other dtypes).
+void CopyBlock(const Tensor& src, int64_t from, Tensor* dst, int64_t to, int64_t n) {
+  if (src.dtype() == DT_STRING) {
+    std::copy_n(src.data<std::string>() + from, n, dst->data<std::string>() + to);
+    return;
+  }
+  const size_t size = TensorElementSize(src.dtype());
+  std::memcpy(static_cast<char*>(dst->raw_data()) + to * size,
+              static_cast<const char*>(src.raw_data()) + from * size, n * size);
+}
 
 // One ragged dimension: for each child, its row and its place in the row.
 struct Level {
@@ -242,17 +257,6 @@ class RaggedTensorToTensorOp : public OpKernel {
     return block;
   }
 
-  // Copies `n` elements of `src` from `from` to `dst` at `to`.
-  static void CopyBlock(const Tensor& src, int64_t from, Tensor* dst, int64_t to, int64_t n) {
-    if (src.dtype() == DT_STRING) {
-      std::copy_n(src.data<std::string>() + from, n, dst->data<std::string>() + to);
-      return;
-    }
-    const size_t size = TensorElementSize(src.dtype());
-    std::memcpy(static_cast<char*>(dst->raw_data()) + to * size,
-                static_cast<const char*>(src.raw_data()) + from * size, n * size);
-  }
-
   std::vector<std::string> types_;
 };
 
@@ -334,6 +338,122 @@ class RaggedTensorToSparseOp : public OpKernel {
   }
 };
 
+// RaggedGather (tf.gather of a RaggedTensor's rows): rows `indices` of the
+// ragged tensor `params` (PARAMS_RAGGED_RANK nested splits over dense
+// values), as a ragged tensor whose outer dimensions are indices' (uniform
+// splits for all but its last) and whose inner ones are params'. TF's
+// checks, in its order, and messages; splits whose end points past the next
+// level's rows are refused (TF reads past them).
+class RaggedGatherOp : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) override {
+    const int ragged = ctx->num_inputs() - 2;
+    const Tensor& values = ctx->input(ragged);
+    const Tensor& indices_t = ctx->input(ragged + 1);
+    std::vector<std::vector<int64_t>> splits(ragged);
+    for (int k = 0; k < ragged; ++k) {
+      TW_ASSIGN_OR_RETURN(splits[k], IntVector(ctx->input(k), "params_nested_splits"));
+    }
+    const int64_t num_params = static_cast<int64_t>(splits[0].size()) - 1;
+    std::vector<int64_t> indices(indices_t.NumElements());  // of any rank
+    for (size_t i = 0; i < indices.size(); ++i) {
+      indices[i] = indices_t.dtype() == DT_INT32 ? indices_t.data<int32_t>()[i]
+                                                 : indices_t.data<int64_t>()[i];
+    }
+    for (size_t i = 0; i < indices.size(); ++i) {
+      if (indices[i] < 0 || indices[i] >= num_params) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("indices", IndexString(indices_t.shape(), static_cast<int64_t>(i)), " = ",
+                         indices[i], " is not in [0, ", num_params, ")"));
+      }
+    }
+    if (values.dims() == 0) return absl::InvalidArgumentError("params.rank must be nonzero");
+    for (int k = 0; k < ragged; ++k) {
+      const std::vector<int64_t>& s = splits[k];
+      // The rows of the next level (its splits' rows, or the values).
+      const int64_t children =
+          k + 1 < ragged ? static_cast<int64_t>(splits[k + 1].size()) - 1 : values.dim_size(0);
+      if (s.empty()) return absl::InvalidArgumentError("Ragged splits may not be empty");
+      if (s[0] < 0) return absl::InvalidArgumentError("Ragged splits must be non-negative");
+      if (s.back() > children) {
+        return absl::InvalidArgumentError("Ragged splits must not point past values");
+      }
+      for (size_t i = 1; i < s.size(); ++i) {
+        if (s[i - 1] > s[i]) return absl::InvalidArgumentError("Ragged splits must be sorted");
+      }
+    }
+    const int outer = std::max(indices_t.dims() - 1, 0);
+    const int num_splits = indices_t.dims() - 1 + ragged;
+    if (num_splits != ctx->num_outputs() - 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "OUTPUT_RAGGED_RANK is ", ctx->num_outputs() - 1, " but indices of rank ",
+          indices_t.dims(), " gathered from ", ragged, " ragged dimensions give ", num_splits));
+    }
+    std::vector<std::vector<int64_t>> out(num_splits, std::vector<int64_t>{0});
+    // indices' own dimensions but the last, as uniform splits.
+    int64_t rows = 1;
+    for (int d = 0; d < outer; ++d) {
+      rows *= indices_t.dim_size(d);
+      const int64_t length = indices_t.dim_size(d + 1);
+      for (int64_t i = 1; i <= rows; ++i) out[d].push_back(i * length);
+    }
+    // Each gathered row's splits, level by level, and its values' range.
+    std::vector<std::pair<int64_t, int64_t>> slices;
+    int64_t num_values = 0;
+    for (const int64_t index : indices) {
+      int64_t start = index, limit = index + 1;
+      for (int k = 0; k < ragged; ++k) {
+        const std::vector<int64_t>& s = splits[k];
+        const int o = k + indices_t.dims() - 1;
+        if (o >= 0) {
+          const int64_t delta = out[o].back() - s[start];
+          for (int64_t j = start; j < limit; ++j) out[o].push_back(s[j + 1] + delta);
+        }
+        start = s[start];
+        limit = s[limit];
+      }
+      if (limit != start) {
+        slices.emplace_back(start, limit);
+        num_values += limit - start;
+      }
+    }
+    const DataType splits_type = ctx->input(0).dtype();
+    for (int i = 0; i < num_splits; ++i) {
+      TW_ASSIGN_OR_RETURN(
+          Tensor * t, ctx->allocate_output(i, TensorShape({static_cast<int64_t>(out[i].size())})));
+      for (size_t j = 0; j < out[i].size(); ++j) {
+        if (splits_type == DT_INT32) {
+          t->data<int32_t>()[j] = static_cast<int32_t>(out[i][j]);
+        } else {
+          t->data<int64_t>()[j] = out[i][j];
+        }
+      }
+    }
+    std::vector<int64_t> dims(values.shape().dim_sizes().begin(), values.shape().dim_sizes().end());
+    dims[0] = num_values;
+    TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out_values, ctx->allocate_output(num_splits, shape));
+    const int64_t row = values.dim_size(0) == 0 ? 0 : values.NumElements() / values.dim_size(0);
+    int64_t at = 0;
+    for (const auto& [start, limit] : slices) {
+      CopyBlock(values, start * row, out_values, at, (limit - start) * row);
+      at += (limit - start) * row;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // "[i, j, ...]": the coordinates of flat element `i` of `shape`.
+  static std::string IndexString(const TensorShape& shape, int64_t i) {
+    std::vector<int64_t> coords(shape.dims());
+    for (int d = shape.dims() - 1; d >= 0; --d) {
+      coords[d] = i % shape.dim_size(d);
+      i /= shape.dim_size(d);
+    }
+    return absl::StrCat("[", absl::StrJoin(coords, ","), "]");
+  }
+};
+
 }  // namespace
 
 TW_REGISTER_KERNELS(ragged_ops) {
@@ -345,6 +465,8 @@ TW_REGISTER_KERNELS(ragged_ops) {
     RegisterKernel(
         KernelDefBuilder("RaggedTensorToTensor").Device(kDeviceCpu).TypeConstraint("T", t),
         MakeFactory<RaggedTensorToTensorOp>());
+    RegisterKernel(KernelDefBuilder("RaggedGather").Device(kDeviceCpu).TypeConstraint("Tvalues", t),
+                   MakeFactory<RaggedGatherOp>());
   }
 }
 

@@ -187,5 +187,74 @@ TEST(RaggedTensorToSparseTest, BadSplitsGiveTensorFlowsErrors) {
               StatusIs(absl::StatusCode::kInvalidArgument, "rt_nested_splits[0] must be a vector"));
 }
 
+// RaggedGather against TF 2.21's outputs and messages for these inputs.
+absl::StatusOr<std::vector<Tensor>> Gather(const std::vector<Tensor>& splits, const Tensor& values,
+                                           const Tensor& indices, int64_t output_ragged_rank) {
+  KernelRunner k("RaggedGather");
+  k.Attr("PARAMS_RAGGED_RANK", static_cast<int64_t>(splits.size()))
+      .Attr("OUTPUT_RAGGED_RANK", output_ragged_rank);
+  std::vector<Tensor> inputs = splits;
+  inputs.push_back(values);
+  inputs.push_back(indices);
+  return k.Run(inputs);
+}
+
+TEST(RaggedGatherTest, AsTensorFlow) {
+  const Tensor splits = Literal<int64_t>({4}, {0, 2, 2, 5});
+  const Tensor values = Literal<float>({5}, {1, 2, 3, 4, 5});
+  TW_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out,
+                          Gather({splits}, values, Literal<int32_t>({4}, {2, 0, 1, 2}), 1));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({5}, {0, 3, 5, 5, 8}));
+  EXPECT_THAT(out[1], TensorIs<float>({8}, {3, 4, 5, 1, 2, 3, 4, 5}));
+
+  // Two ragged levels over values of [2], gathered by 2-D indices: the
+  // indices' rows become a uniform ragged dimension.
+  TW_ASSERT_OK_AND_ASSIGN(
+      out, Gather({Literal<int64_t>({3}, {0, 2, 3}), Literal<int64_t>({4}, {0, 1, 4, 4})},
+                  Literal<float>({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
+                  Literal<int32_t>({2, 2}, {1, 0, 0, 0}), 3));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({3}, {0, 2, 4}));
+  EXPECT_THAT(out[1], TensorIs<int64_t>({5}, {0, 1, 3, 5, 7}));
+  EXPECT_THAT(out[2], TensorIs<int64_t>({8}, {0, 0, 1, 4, 5, 8, 9, 12}));
+  EXPECT_THAT(out[3], TensorIs<float>({12, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4,
+                                                5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8}));
+
+  // A scalar index gives the row itself; int32 splits, strings.
+  TW_ASSERT_OK_AND_ASSIGN(out, Gather({splits}, values, Literal<int64_t>({}, {2}), 0));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0], TensorIs<float>({3}, {3, 4, 5}));
+  TW_ASSERT_OK_AND_ASSIGN(
+      out, Gather({Literal<int32_t>({3}, {0, 1, 3})}, Literal<std::string>({3}, {"a", "bc", "d"}),
+                  Literal<int64_t>({3}, {1, 1, 0}), 1));
+  EXPECT_THAT(out[0], TensorIs<int32_t>({4}, {0, 2, 4, 5}));
+  EXPECT_THAT(out[1], TensorIs<std::string>({5}, {"bc", "d", "bc", "d", "a"}));
+  TW_ASSERT_OK_AND_ASSIGN(out, Gather({splits}, values, Literal<int32_t>({0}, {}), 1));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({1}, {0}));
+  EXPECT_THAT(out[1], TensorIs<float>({0}, {}));
+}
+
+TEST(RaggedGatherTest, BadInputsAreTensorFlowsErrors) {
+  const Tensor splits = Literal<int64_t>({4}, {0, 2, 2, 5});
+  const Tensor values = Literal<float>({5}, {1, 2, 3, 4, 5});
+  EXPECT_THAT(Gather({splits}, values, Literal<int32_t>({1, 2}, {1, 3}), 2),
+              StatusIs(absl::StatusCode::kInvalidArgument, "indices[0,1] = 3 is not in [0, 3)"));
+  EXPECT_THAT(Gather({splits}, values, Literal<int32_t>({1}, {-1}), 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, "indices[0] = -1 is not in [0, 3)"));
+  EXPECT_THAT(Gather({Literal<int64_t>({4}, {0, 3, 2, 5})}, values, Literal<int32_t>({1}, {1}), 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Ragged splits must be sorted"));
+  EXPECT_THAT(
+      Gather({Literal<int64_t>({4}, {0, 2, 2, 6})}, values, Literal<int32_t>({1}, {1}), 1),
+      StatusIs(absl::StatusCode::kInvalidArgument, "Ragged splits must not point past values"));
+  EXPECT_THAT(Gather({Literal<int64_t>({4}, {-1, 2, 2, 5})}, values, Literal<int32_t>({1}, {1}), 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, "Ragged splits must be non-negative"));
+  EXPECT_THAT(Gather({splits}, Literal<float>({}, {1}), Literal<int32_t>({1}, {1}), 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, "params.rank must be nonzero"));
+  // Outer splits ending at the inner splits' length (TF reads past them).
+  EXPECT_THAT(
+      Gather({Literal<int64_t>({2}, {0, 3}), Literal<int64_t>({3}, {0, 1, 2})},
+             Literal<float>({2}, {1, 2}), Literal<int32_t>({1}, {0}), 2),
+      StatusIs(absl::StatusCode::kInvalidArgument, "Ragged splits must not point past values"));
+}
+
 }  // namespace
 }  // namespace towerflow

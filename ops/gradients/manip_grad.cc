@@ -1,7 +1,7 @@
 // Gradients of the rearrangements of ops/manip_ops.cc (and of NextAfter,
 // which TF treats as the identity in x1), of ConjugateTranspose and of
 // SparseTensorDenseAdd, SparseToDense, SparseFillEmptyRows,
-// RaggedTensorToTensor and RaggedTensorToSparse, as TF's
+// RaggedTensorToTensor, RaggedTensorToSparse and RaggedGather, as TF's
 // manip_grad.py, array_grad.py and sparse_grad.py: each moves g back to
 // where its input's elements came from.
 #include <string>
@@ -80,6 +80,28 @@ TW_GRAD_FN(RaggedTensorToSparseGrad) {
   const int ragged = op.num_inputs() - 1;
   for (int i = 0; i < ragged; ++i) grad_outputs->push_back(NoGradient());
   grad_outputs->push_back(ops::Reshape(scope, grad_inputs[1], ops::Shape(scope, In(op, ragged))));
+  return scope.status();
+}
+
+// TF's: the gathered values' gradient goes back, as IndexedSlices, to the
+// values each gathered row covers: row i of params spans values
+// [c[i], c[i + 1]) of c, the splits composed level by level.
+absl::Status RaggedGatherGrad(const Scope& scope, const Operation& op,
+                              const std::vector<Output>& grad_inputs,
+                              std::vector<Gradient>* grad_outputs) {
+  const int ragged = op.num_inputs() - 2;
+  Output combined = In(op, 0);
+  for (int k = 1; k < ragged; ++k) combined = ops::Gather(scope, In(op, k), combined);
+  const Output flat = ops::Reshape(scope, In(op, ragged + 1), {-1});
+  const Output one = ops::Cast(scope, ops::Const(scope, 1), combined.type());
+  const ops::RaggedRange rows(scope, ops::Gather(scope, combined, flat),
+                              ops::Gather(scope, ops::Slice(scope, combined, {1}, {-1}), flat),
+                              one);
+  for (int k = 0; k < ragged; ++k) grad_outputs->push_back(Gradient());
+  const Output values = In(op, ragged);
+  grad_outputs->push_back(
+      IndexedSlices{grad_inputs.back(), rows.rt_dense_values, ops::Shape(scope, values)});
+  grad_outputs->push_back(Gradient());
   return scope.status();
 }
 
@@ -199,6 +221,7 @@ TW_REGISTER_GRADIENT("SparseReduceSum", SparseReduceSumGrad);
 TW_REGISTER_GRADIENT("SparseTensorDenseMatMul", SparseTensorDenseMatMulGrad);
 TW_REGISTER_GRADIENT("RaggedTensorToTensor", RaggedTensorToTensorGrad);
 TW_REGISTER_GRADIENT("RaggedTensorToSparse", RaggedTensorToSparseGrad);
+TW_REGISTER_GRADIENT("RaggedGather", RaggedGatherGrad);
 TW_REGISTER_GRADIENT("ReverseSequence", ReverseSequenceGrad);
 TW_REGISTER_GRADIENT("SparseTensorDenseAdd", SparseTensorDenseAddGrad);
 TW_REGISTER_GRADIENT("SparseToDense", SparseToDenseGrad);

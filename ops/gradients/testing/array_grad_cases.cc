@@ -567,6 +567,18 @@ std::vector<GradCase> ArrayCases() {
                                            {ops::Const(s, {0, 1, 4, 6})},
                                            std::vector<std::string>{"ROW_SPLITS"})};
        }},
+      // Rows of a two-level ragged tensor over values of [2], one gathered
+      // twice and one empty: the gathered values' gradient summed back.
+      {"RaggedGather",
+       {S({4, 2})},
+       [](const Scope& s, const Outs& x) -> Outs {
+         const ops::RaggedGather gathered(
+             s,
+             {ops::Const(s, {int64_t{0}, int64_t{2}, int64_t{3}}),
+              ops::Const(s, {int64_t{0}, int64_t{1}, int64_t{4}, int64_t{4}})},
+             x[0], ops::Const(s, {{1, 0}, {0, 0}}), 3);
+         return {gathered.output_dense_values};
+       }},
       // Two ragged levels over values of [2]: the sparse values' gradient.
       {"RaggedTensorToSparse",
        {S({4, 2})},
