@@ -149,21 +149,54 @@ TW_REGISTER_OP("SparseFillEmptyRows")
       return absl::OkStatus();
     });
 
-TW_REGISTER_OP("SparseFillEmptyRowsGrad")
-    .Input("reverse_index_map: int64")
-    .Input("grad_values: T")
-    .Output("d_values: T")
-    .Output("d_default_value: T")
+TW_REGISTER_OP("RaggedFillEmptyRows")
+    .Input("value_rowids: int64")
+    .Input("values: T")
+    .Input("nrows: int64")
+    .Input("default_value: T")
+    .Output("output_value_rowids: int64")
+    .Output("output_values: T")
+    .Output("empty_row_indicator: bool")
+    .Output("reverse_index_map: int64")
     .Attr("T: type")
-    .Doc("SparseFillEmptyRows' gradient: grad_values at the kept entries, the rest summed.")
+    .Doc("A ragged tensor (value_rowids, nrows) with default_value in each empty row.")
     .SetShapeFn([](InferenceContext* c) {
-      PartialTensorShape map, grad;
-      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &map));
-      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &grad));
-      c->set_output(0, map);
-      c->set_output(1, PartialTensorShape({}));
+      PartialTensorShape rowids, values, scalar;
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &rowids));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &values));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, &scalar));
+      TW_RETURN_IF_ERROR(c->WithRank(c->input(3), 0, &scalar));
+      int64_t n = rowids.dim_size(0);
+      TW_RETURN_IF_ERROR(c->MergeDim(n, values.dim_size(0), &n));
+      c->set_output(0, PartialTensorShape({-1}));
+      c->set_output(1, PartialTensorShape({-1}));
+      c->set_output(2, PartialTensorShape({-1}));
+      c->set_output(3, PartialTensorShape({n}));
       return absl::OkStatus();
     });
+
+// SparseFillEmptyRows' and RaggedFillEmptyRows' gradient ops.
+[[maybe_unused]] const bool kFillEmptyRowsGrads = [] {
+  for (const char* name : {"SparseFillEmptyRowsGrad", "RaggedFillEmptyRowsGrad"}) {
+    OpDefBuilder b(name, __FILE__);
+    b.Input("reverse_index_map: int64")
+        .Input("grad_values: T")
+        .Output("d_values: T")
+        .Output("d_default_value: T")
+        .Attr("T: type")
+        .Doc("The fill's gradient: grad_values at the kept entries, the rest summed.")
+        .SetShapeFn([](InferenceContext* c) {
+          PartialTensorShape map, grad;
+          TW_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &map));
+          TW_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &grad));
+          c->set_output(0, map);
+          c->set_output(1, PartialTensorShape({}));
+          return absl::OkStatus();
+        });
+    RegisterOp(b);
+  }
+  return true;
+}();
 
 TW_REGISTER_OP("SparseReshape")
     .Input("input_indices: int64")

@@ -305,6 +305,7 @@ const std::map<std::string, std::string>& OpsWithoutGradient() {
       {"DataFormatDimMap", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"DataFormatVecPermute", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"SparseFillEmptyRowsGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
+      {"RaggedFillEmptyRowsGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"SparseReshape", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"SparseSegmentMeanGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},
       {"SparseSegmentSqrtNGrad", "TensorFlow defines none (tf.gradients raises LookupError)"},

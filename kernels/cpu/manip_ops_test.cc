@@ -403,6 +403,42 @@ TEST(SparseOpsTest, SparseToDenseAsTensorFlow) {
       testing::StatusIs(absl::StatusCode::kInvalidArgument, "default_value should be a scalar."));
 }
 
+// RaggedFillEmptyRows: TF 2.21's outputs and messages for these inputs.
+TEST(SparseOpsTest, RaggedFillEmptyRowsAsTensorFlow) {
+  KernelRunner fill("RaggedFillEmptyRows");
+  TW_ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> out,
+      fill.Run({Literal<int64_t>({4}, {2, 0, 0, 4}), Literal<float>({4}, {1, 2, 3, 4}),
+                Scalar<int64_t>(6), Scalar<float>(9)}));
+  EXPECT_THAT(out[0], TensorIs<int64_t>({7}, {0, 0, 1, 2, 3, 4, 5}));
+  EXPECT_THAT(out[1], TensorIs<float>({7}, {2, 3, 9, 1, 9, 4, 9}));
+  EXPECT_THAT(out[2], TensorIs<bool>({6}, {false, true, false, true, false, true}));
+  EXPECT_THAT(out[3], TensorIs<int64_t>({4}, {3, 0, 1, 5}));
+  TW_ASSERT_OK_AND_ASSIGN(out, fill.Run({Literal<int64_t>({0}, {}), Literal<float>({0}, {}),
+                                         Scalar<int64_t>(2), Scalar<float>(9)}));
+  EXPECT_THAT(out[1], TensorIs<float>({2}, {9, 9}));
+  EXPECT_THAT(out[3], TensorIs<int64_t>({0}, {}));
+  EXPECT_THAT(
+      fill.Run({Literal<int64_t>({2}, {0, 7}), Literal<float>({2}, {1, 2}), Scalar<int64_t>(6),
+                Scalar<float>(9)}),
+      testing::StatusIs(absl::StatusCode::kInvalidArgument, "indices(1, 0) is invalid: 7 >= 6"));
+  EXPECT_THAT(fill.Run({Literal<int64_t>({2}, {0, 1}), Literal<float>({1}, {1}), Scalar<int64_t>(3),
+                        Scalar<float>(9)}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "The length of `values` (1) must match the first dimension of "
+                                "`value_rowids` (2)."));
+  EXPECT_THAT(fill.Run({Literal<int64_t>({1}, {0}), Literal<float>({1}, {1}), Scalar<int64_t>(0),
+                        Scalar<float>(9)}),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                "Received SparseTensor with dense_shape[0] = 0 but "
+                                "indices.shape[0] = 1"));
+  KernelRunner grad("RaggedFillEmptyRowsGrad");
+  TW_ASSERT_OK_AND_ASSIGN(out, grad.Run({Literal<int64_t>({4}, {0, 1, 3, 5}),
+                                         Literal<float>({7}, {1, 2, 3, 4, 5, 6, 7})}));
+  EXPECT_THAT(out[0], TensorIs<float>({4}, {1, 2, 4, 6}));
+  EXPECT_THAT(out[1], TensorIs<float>({}, {15}));
+}
+
 TEST(SparseOpsTest, SparseFillEmptyRowsAndReshapeAsTensorFlow) {
   KernelRunner fill("SparseFillEmptyRows");
   TW_ASSERT_OK_AND_ASSIGN(

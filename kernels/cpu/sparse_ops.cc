@@ -169,13 +169,42 @@ class SparseToDenseOp : public OpKernel {
 // row (first index) with no entry gains one, [row, 0, ...] = default_value;
 // the output lists rows in order, each row's entries in their input order
 // (TF's stable placement); reverse_index_map[i] is where input entry i went.
-class SparseFillEmptyRowsOp : public OpKernel {
+// RaggedFillEmptyRows(value_rowids, values, nrows, default_value) is the
+// same on the row ids as indices [n, 1] and dense_shape [nrows] (kRagged:
+// output 0 is the filled row ids, a vector), as TF's shared functor.
+template <bool kRagged>
+class FillEmptyRowsOp : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) override {
-    const Tensor& indices = ctx->input(0);
-    const Tensor& values = ctx->input(1);
-    const Tensor& dense_shape = ctx->input(2);
-    const Tensor& fill = ctx->input(3);
+    if constexpr (kRagged) {
+      const Tensor& rowids = ctx->input(0);
+      const Tensor& nrows = ctx->input(2);
+      if (rowids.dims() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("value_rowids must be a vector, saw: ", rowids.shape().DebugString()));
+      }
+      if (nrows.NumElements() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("nrows must be a scalar, saw: ", nrows.shape().DebugString()));
+      }
+      const Tensor& values = ctx->input(1);
+      if (values.dims() >= 1 && values.dim_size(0) != rowids.dim_size(0)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "The length of `values` (", values.dim_size(0),
+            ") must match the first dimension of `value_rowids` (", rowids.dim_size(0), ")."));
+      }
+      TW_ASSIGN_OR_RETURN(const Tensor indices,
+                          rowids.Reshaped(TensorShape({rowids.dim_size(0), 1})));
+      TW_ASSIGN_OR_RETURN(const Tensor dense_shape, nrows.Reshaped(TensorShape({1})));
+      return Fill(ctx, indices, values, dense_shape, ctx->input(3));
+    } else {
+      return Fill(ctx, ctx->input(0), ctx->input(1), ctx->input(2), ctx->input(3));
+    }
+  }
+
+ private:
+  absl::Status Fill(KernelContext* ctx, const Tensor& indices, const Tensor& values,
+                    const Tensor& dense_shape, const Tensor& fill) {
     if (indices.dims() != 2) {
       return absl::InvalidArgumentError(
           absl::StrCat("indices must be a matrix, saw: ", indices.shape().DebugString()));
@@ -232,7 +261,9 @@ class SparseFillEmptyRowsOp : public OpKernel {
     if (values.dtype() != DT_STRING) {
       TW_ASSIGN_OR_RETURN(elem, PlainElementSize("SparseFillEmptyRows", values.dtype()));
     }
-    TW_ASSIGN_OR_RETURN(Tensor * out_indices, ctx->allocate_output(0, TensorShape({out_n, rank})));
+    TW_ASSIGN_OR_RETURN(
+        Tensor * out_indices,
+        ctx->allocate_output(0, kRagged ? TensorShape({out_n}) : TensorShape({out_n, rank})));
     TW_ASSIGN_OR_RETURN(Tensor * out_values, ctx->allocate_output(1, TensorShape({out_n})));
     TW_ASSIGN_OR_RETURN(Tensor * empty, ctx->allocate_output(2, TensorShape({rows})));
     TW_ASSIGN_OR_RETURN(Tensor * reverse, ctx->allocate_output(3, TensorShape({n})));
@@ -263,7 +294,8 @@ class SparseFillEmptyRowsOp : public OpKernel {
   }
 };
 
-// SparseFillEmptyRowsGrad(reverse_index_map, grad_values): d_values[i] =
+// SparseFillEmptyRowsGrad and RaggedFillEmptyRowsGrad(reverse_index_map,
+// grad_values): d_values[i] =
 // grad_values[reverse_index_map[i]]; the rest of grad_values (the filled
 // entries) sums into d_default_value.
 template <typename T>
@@ -470,9 +502,12 @@ TW_REGISTER_KERNELS(sparse_ops) {
       KernelDefBuilder("SparseTensorDenseAdd").Device(kDeviceCpu), "T");
   const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
   RegisterKernel(cpu("SparseToDense"), MakeFactory<SparseToDenseOp>());
-  RegisterKernel(cpu("SparseFillEmptyRows"), MakeFactory<SparseFillEmptyRowsOp>());
-  RegisterTypedKernels<SparseFillEmptyRowsGradOp, float, double, int32_t, int64_t>(
-      cpu("SparseFillEmptyRowsGrad"), "T");
+  RegisterKernel(cpu("SparseFillEmptyRows"), MakeFactory<FillEmptyRowsOp<false>>());
+  RegisterKernel(cpu("RaggedFillEmptyRows"), MakeFactory<FillEmptyRowsOp<true>>());
+  for (const char* grad : {"SparseFillEmptyRowsGrad", "RaggedFillEmptyRowsGrad"}) {
+    RegisterTypedKernels<SparseFillEmptyRowsGradOp, float, double, int32_t, int64_t>(cpu(grad),
+                                                                                     "T");
+  }
   RegisterKernel(cpu("SparseReshape"), MakeFactory<SparseReshapeOp>());
   RegisterTypedKernels<SparseTensorDenseMatMulOp, float, double, int32_t, int64_t>(
       cpu("SparseTensorDenseMatMul"), "T");

@@ -74,6 +74,13 @@ TW_GRAD_FN(SparseFillEmptyRowsGrad) {
   return scope.status();
 }
 
+// y = ragged fill_empty_rows(...): the same by RaggedFillEmptyRowsGrad.
+TW_GRAD_FN(RaggedFillEmptyRowsGrad) {
+  const ops::RaggedFillEmptyRowsGrad g(scope, op.output(3), grad_inputs[1]);
+  *grad_outputs = {NoGradient(), g.d_values, NoGradient(), g.d_default_value};
+  return scope.status();
+}
+
 // TF's: the values' gradient is the sparse values' reshaped to the values'
 // shape; the splits have none.
 TW_GRAD_FN(RaggedTensorToSparseGrad) {
@@ -226,6 +233,7 @@ TW_REGISTER_GRADIENT("ReverseSequence", ReverseSequenceGrad);
 TW_REGISTER_GRADIENT("SparseTensorDenseAdd", SparseTensorDenseAddGrad);
 TW_REGISTER_GRADIENT("SparseToDense", SparseToDenseGrad);
 TW_REGISTER_GRADIENT("SparseFillEmptyRows", SparseFillEmptyRowsGrad);
+TW_REGISTER_GRADIENT("RaggedFillEmptyRows", RaggedFillEmptyRowsGrad);
 TW_REGISTER_GRADIENT("ConjugateTranspose", ConjugateTransposeGrad);
 TW_REGISTER_GRADIENT("NextAfter", NextAfterGrad);
 TW_REGISTER_NO_GRADIENT("LinSpace");  // as TF's math_grad.py

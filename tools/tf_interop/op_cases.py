@@ -1267,6 +1267,21 @@ CASES = {
         ("row out of range", {"indices": (I64, [1, 2], [5, 0]), "values": (F, [1], [1]),
                               "dense_shape": (I64, [2], [2, 3]), "default_value": (F, [], -1)}, {}),
     ],
+    "RaggedFillEmptyRows": [
+        ("unsorted rows, three empty", {"value_rowids": (I64, [4], [2, 0, 0, 4]),
+                                        "values": (F, [4], [1, 2, 3, 4]),
+                                        "nrows": (I64, [], [6]), "default_value": (F, [], 9)}, {}),
+        ("strings", {"value_rowids": (I64, [1], [1]), "values": (STR, [1], [b"x"]),
+                     "nrows": (I64, [], [3]), "default_value": (STR, [], [b"d"])}, {}),
+        ("row out of range", {"value_rowids": (I64, [2], [0, 7]), "values": (F, [2], [1, 2]),
+                              "nrows": (I64, [], [6]), "default_value": (F, [], 9)}, {}),
+        ("lengths differ", {"value_rowids": (I64, [2], [0, 1]), "values": (F, [1], [1]),
+                            "nrows": (I64, [], [3]), "default_value": (F, [], 9)}, {}),
+    ],
+    "RaggedFillEmptyRowsGrad": [
+        ("four kept", {"reverse_index_map": (I64, [4], [0, 1, 3, 5]),
+                       "grad_values": (F, [7], [1, 2, 3, 4, 5, 6, 7])}, {}),
+    ],
     "SparseFillEmptyRowsGrad": [
         ("three kept", {"reverse_index_map": (I64, [3], [1, 4, 2]),
                         "grad_values": (F, [6], [1, 2, 3, 4, 5, 6])}, {}),

@@ -401,6 +401,14 @@ std::vector<GradCase> ArrayCases() {
                 const Output shape = ops::Const(s, {int64_t{4}, int64_t{2}});
                 return {ops::SparseFillEmptyRows(s, indices, x[0], shape, x[1]).output_values};
               }}),
+      // Rows 1, 3 and 5 empty: all take the default.
+      Double({"RaggedFillEmptyRows",
+              {S({4}), S({})},
+              [](const Scope& s, const Outs& x) -> Outs {
+                const Output rowids = ops::Const(s, {int64_t{2}, 0, 0, 4});
+                return {ops::RaggedFillEmptyRows(s, rowids, x[0], ops::Const(s, int64_t{6}), x[1])
+                            .output_values};
+              }}),
       {"SparseTensorDenseAdd",
        {S({3}), S({2, 3})},
        [](const Scope& s, const Outs& x) -> Outs {
