@@ -341,11 +341,17 @@ void IntProduct(const Eigen::ThreadPoolDevice& d, bool ta, bool tb, int64_t m, i
   cm.device(d) = am.contract(bm, dims);
 }
 
+// q - zero in 32 bits, wrapping as TF's int32 arithmetic does on x86 (a
+// zero point from extreme ranges may be far outside the type).
+int32_t LessZero(uint8_t q, int32_t zero) {
+  return static_cast<int32_t>(uint32_t{q} - static_cast<uint32_t>(zero));
+}
+
 // The integers of x less the zero point, as int32.
 std::vector<int32_t> LessZeroPoint(const Tensor& x, int32_t zero_point) {
   std::vector<int32_t> out(x.NumElements());
   const uint8_t* v = Ints<uint8_t>(x);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = int32_t{v[i]} - zero_point;
+  for (size_t i = 0; i < out.size(); ++i) out[i] = LessZero(v[i], zero_point);
   return out;
 }
 
@@ -481,7 +487,7 @@ class QuantizedConv2DOp : public OpKernel {
     const int64_t left = padding_ == Padding::kValid ? 0 : ((out_w - 1) * stride_ + f_w - in_w) / 2;
     // TF's im2col pads with the quint8 of the zero point (the zero point
     // itself when it fits), its reference path with 0 when it is negative.
-    const int32_t pad = r.zero_a < 0 ? 0 : int32_t{static_cast<uint8_t>(r.zero_a)} - r.zero_a;
+    const int32_t pad = r.zero_a < 0 ? 0 : LessZero(static_cast<uint8_t>(r.zero_a), r.zero_a);
     const std::vector<int32_t> f = LessZeroPoint(filter, r.zero_b);  // [k, out_depth]
     const uint8_t* x = Ints<uint8_t>(input);
     int32_t* y = MutableInts<int32_t>(out);
@@ -505,7 +511,7 @@ class QuantizedConv2DOp : public OpKernel {
               continue;
             }
             const uint8_t* pixel = x + ((b * in_h + iy) * in_w + ix) * depth;
-            for (int64_t c = 0; c < depth; ++c) tap[c] = int32_t{pixel[c]} - r.zero_a;
+            for (int64_t c = 0; c < depth; ++c) tap[c] = LessZero(pixel[c], r.zero_a);
           }
         }
       }
@@ -924,11 +930,15 @@ void Broadcast(const BCast& b, const uint8_t* x, const uint8_t* y, int32_t* z, F
 struct Uint8ToInt32 {
   Uint8ToInt32(float lo, float hi, float out_lo, float out_hi)
       : v0(ToQuantizedUnclamped<int32_t>(ToFloat<uint8_t>(0, lo, hi), out_lo, out_hi)),
-        step(static_cast<int32_t>(
-            ToQuantizedUnclamped<int32_t>(ToFloat<uint8_t>(1, lo, hi), out_lo, out_hi) - v0)) {}
+        step(static_cast<int32_t>(static_cast<uint64_t>(ToQuantizedUnclamped<int32_t>(
+                                      ToFloat<uint8_t>(1, lo, hi), out_lo, out_hi)) -
+                                  static_cast<uint64_t>(v0))) {}
   int32_t operator()(uint8_t q) const {
+    // |q * step| < 2^40: a v0 held within +-2^62 saturates the same, and
+    // cannot overflow.
+    const int64_t base = std::clamp<int64_t>(v0, -(int64_t{1} << 62), int64_t{1} << 62);
     return static_cast<int32_t>(
-        std::clamp<int64_t>(v0 + int64_t{q} * step, kLowest<int32_t>, kHighest<int32_t>));
+        std::clamp<int64_t>(base + int64_t{q} * step, kLowest<int32_t>, kHighest<int32_t>));
   }
   int64_t v0;
   int32_t step;
@@ -989,8 +999,8 @@ class QuantizedMulOp : public OpKernel {
         static_cast<int32_t>(ToQuantizedUnclamped<uint8_t>(0.0f, in.y_lo, in.y_hi));
     Broadcast(b, Ints<uint8_t>(x), Ints<uint8_t>(y), MutableInts<int32_t>(in.z),
               [&](uint8_t a, uint8_t c) {
-                return static_cast<int32_t>(static_cast<uint32_t>(int32_t{a} - x_zero) *
-                                            static_cast<uint32_t>(int32_t{c} - y_zero));
+                return static_cast<int32_t>(static_cast<uint32_t>(LessZero(a, x_zero)) *
+                                            static_cast<uint32_t>(LessZero(c, y_zero)));
               });
     const auto [lo, hi] = ProductRange<uint8_t, uint8_t>(in.x_lo, in.x_hi, in.y_lo, in.y_hi);
     return SetRange(ctx, 1, lo, hi);

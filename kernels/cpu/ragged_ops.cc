@@ -19,6 +19,7 @@
 // longest row; TF's checks and messages for the splits.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -389,53 +390,80 @@ class RaggedGatherOp : public OpKernel {
           "OUTPUT_RAGGED_RANK is ", ctx->num_outputs() - 1, " but indices of rank ",
           indices_t.dims(), " gathered from ", ragged, " ragged dimensions give ", num_splits));
     }
-    std::vector<std::vector<int64_t>> out(num_splits, std::vector<int64_t>{0});
-    // indices' own dimensions but the last, as uniform splits.
-    int64_t rows = 1;
+    // Sizes first (the allocator refuses outputs past the memory limits,
+    // where TF's vectors would throw): indices' own dimensions but the last
+    // give uniform splits; each gathered level as many entries as the rows
+    // the gathered rows span there.
+    const auto too_large = [&] {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "RaggedGather of indices ", indices_t.shape().DebugString(), " is too large"));
+    };
+    std::vector<int64_t> rows(num_splits, 0);  // each output's rows
+    int64_t uniform = 1;
     for (int d = 0; d < outer; ++d) {
-      rows *= indices_t.dim_size(d);
-      const int64_t length = indices_t.dim_size(d + 1);
-      for (int64_t i = 1; i <= rows; ++i) out[d].push_back(i * length);
+      if (uniform >
+          std::numeric_limits<int64_t>::max() / std::max<int64_t>(indices_t.dim_size(d), 1)) {
+        return too_large();
+      }
+      uniform *= indices_t.dim_size(d);
+      rows[d] = uniform;
     }
-    // Each gathered row's splits, level by level, and its values' range.
-    std::vector<std::pair<int64_t, int64_t>> slices;
     int64_t num_values = 0;
+    for (const int64_t index : indices) {
+      int64_t start = index, limit = index + 1;
+      for (int k = 0; k < ragged; ++k) {
+        const int o = k + indices_t.dims() - 1;
+        if (o >= 0) {
+          if (rows[o] > std::numeric_limits<int64_t>::max() - (limit - start)) return too_large();
+          rows[o] += limit - start;
+        }
+        start = splits[k][start];
+        limit = splits[k][limit];
+      }
+      if (num_values > std::numeric_limits<int64_t>::max() - (limit - start)) return too_large();
+      num_values += limit - start;
+    }
+    std::vector<Tensor*> out(num_splits);
+    for (int i = 0; i < num_splits; ++i) {
+      if (rows[i] == std::numeric_limits<int64_t>::max()) return too_large();
+      TW_ASSIGN_OR_RETURN(out[i], ctx->allocate_output(i, TensorShape({rows[i] + 1})));
+    }
+    std::vector<int64_t> dims(values.shape().dim_sizes().begin(), values.shape().dim_sizes().end());
+    dims[0] = num_values;
+    TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorShape::FromDims(dims));
+    TW_ASSIGN_OR_RETURN(Tensor * out_values, ctx->allocate_output(num_splits, shape));
+
+    // Then the splits and values, as TF's kernel writes them.
+    const bool splits32 = ctx->input(0).dtype() == DT_INT32;
+    std::vector<int64_t> filled(num_splits, 0), last(num_splits, 0);
+    const auto put = [&](int i, int64_t v) {
+      if (splits32) {
+        out[i]->data<int32_t>()[filled[i]++] = static_cast<int32_t>(v);
+      } else {
+        out[i]->data<int64_t>()[filled[i]++] = v;
+      }
+      last[i] = v;
+    };
+    for (int i = 0; i < num_splits; ++i) put(i, 0);
+    for (int d = 0; d < outer; ++d) {
+      const int64_t length = indices_t.dim_size(d + 1);
+      if (length != 0 && rows[d] > std::numeric_limits<int64_t>::max() / length) return too_large();
+      for (int64_t i = 1; i <= rows[d]; ++i) put(d, i * length);
+    }
+    const int64_t row = values.dim_size(0) == 0 ? 0 : values.NumElements() / values.dim_size(0);
+    int64_t at = 0;
     for (const int64_t index : indices) {
       int64_t start = index, limit = index + 1;
       for (int k = 0; k < ragged; ++k) {
         const std::vector<int64_t>& s = splits[k];
         const int o = k + indices_t.dims() - 1;
         if (o >= 0) {
-          const int64_t delta = out[o].back() - s[start];
-          for (int64_t j = start; j < limit; ++j) out[o].push_back(s[j + 1] + delta);
+          const int64_t delta = last[o] - s[start];
+          for (int64_t j = start; j < limit; ++j) put(o, s[j + 1] + delta);
         }
         start = s[start];
         limit = s[limit];
       }
-      if (limit != start) {
-        slices.emplace_back(start, limit);
-        num_values += limit - start;
-      }
-    }
-    const DataType splits_type = ctx->input(0).dtype();
-    for (int i = 0; i < num_splits; ++i) {
-      TW_ASSIGN_OR_RETURN(
-          Tensor * t, ctx->allocate_output(i, TensorShape({static_cast<int64_t>(out[i].size())})));
-      for (size_t j = 0; j < out[i].size(); ++j) {
-        if (splits_type == DT_INT32) {
-          t->data<int32_t>()[j] = static_cast<int32_t>(out[i][j]);
-        } else {
-          t->data<int64_t>()[j] = out[i][j];
-        }
-      }
-    }
-    std::vector<int64_t> dims(values.shape().dim_sizes().begin(), values.shape().dim_sizes().end());
-    dims[0] = num_values;
-    TW_ASSIGN_OR_RETURN(const TensorShape shape, TensorShape::FromDims(dims));
-    TW_ASSIGN_OR_RETURN(Tensor * out_values, ctx->allocate_output(num_splits, shape));
-    const int64_t row = values.dim_size(0) == 0 ? 0 : values.NumElements() / values.dim_size(0);
-    int64_t at = 0;
-    for (const auto& [start, limit] : slices) {
       CopyBlock(values, start * row, out_values, at, (limit - start) * row);
       at += (limit - start) * row;
     }

@@ -249,6 +249,11 @@ TEST(RaggedGatherTest, BadInputsAreTensorFlowsErrors) {
               StatusIs(absl::StatusCode::kInvalidArgument, "Ragged splits must be non-negative"));
   EXPECT_THAT(Gather({splits}, Literal<float>({}, {1}), Literal<int32_t>({1}, {1}), 1),
               StatusIs(absl::StatusCode::kInvalidArgument, "params.rank must be nonzero"));
+  // Empty indices whose uniform splits would not fit in memory (TF's
+  // kernel throws building them).
+  const absl::StatusOr<std::vector<Tensor>> huge = Gather(
+      {splits}, values, Tensor(DT_INT32, TensorShape({int64_t{1} << 31, int64_t{1} << 31, 0})), 3);
+  EXPECT_FALSE(huge.ok());
   // Outer splits ending at the inner splits' length (TF reads past them).
   EXPECT_THAT(
       Gather({Literal<int64_t>({2}, {0, 3}), Literal<int64_t>({3}, {0, 1, 2})},
