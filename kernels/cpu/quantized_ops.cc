@@ -1008,83 +1008,76 @@ class QuantizedMulOp : public OpKernel {
 };
 
 TW_REGISTER_KERNELS(quantized_ops) {
-  const auto cpu = [](const char* op) { return KernelDefBuilder(op).Device(kDeviceCpu); };
-  RegisterKernel(cpu("RequantizationRange").TypeConstraint("Tinput", DT_QINT32),
-                 MakeFactory<RequantizationRangeOp>());
-  RegisterKernel(
-      cpu("Requantize").TypeConstraint("Tinput", DT_QINT32).TypeConstraint("out_type", DT_QUINT8),
-      MakeFactory<RequantizeOp<uint8_t, false>>());
-  RegisterKernel(
-      cpu("Requantize").TypeConstraint("Tinput", DT_QINT32).TypeConstraint("out_type", DT_QINT8),
-      MakeFactory<RequantizeOp<int8_t, false>>());
-  RegisterKernel(cpu("QuantizeDownAndShrinkRange")
-                     .TypeConstraint("Tinput", DT_QINT32)
-                     .TypeConstraint("out_type", DT_QUINT8),
-                 MakeFactory<RequantizeOp<uint8_t, true>>());
-  RegisterKernel(cpu("QuantizedRelu")
-                     .TypeConstraint("Tinput", DT_QUINT8)
-                     .TypeConstraint("out_type", DT_QUINT8),
-                 MakeFactory<QuantizedReluOp<uint8_t, false>>());
-  RegisterKernel(cpu("QuantizedRelu")
-                     .TypeConstraint("Tinput", DT_QINT32)
-                     .TypeConstraint("out_type", DT_QINT32),
-                 MakeFactory<QuantizedReluOp<int32_t, false>>());
-  RegisterKernel(cpu("QuantizedRelu6")
-                     .TypeConstraint("Tinput", DT_QUINT8)
-                     .TypeConstraint("out_type", DT_QUINT8),
-                 MakeFactory<QuantizedReluOp<uint8_t, true>>());
-  RegisterKernel(cpu("QuantizedRelu6")
-                     .TypeConstraint("Tinput", DT_QINT32)
-                     .TypeConstraint("out_type", DT_QINT32),
-                 MakeFactory<QuantizedReluOp<int32_t, true>>());
-  RegisterKernel(cpu("QuantizedBiasAdd")
-                     .TypeConstraint("T1", DT_QUINT8)
-                     .TypeConstraint("T2", DT_QUINT8)
-                     .TypeConstraint("out_type", DT_QINT32),
-                 MakeFactory<QuantizedBiasAddOp<uint8_t>>());
-  RegisterKernel(cpu("QuantizedBiasAdd")
-                     .TypeConstraint("T1", DT_QINT8)
-                     .TypeConstraint("T2", DT_QINT8)
-                     .TypeConstraint("out_type", DT_QINT32),
-                 MakeFactory<QuantizedBiasAddOp<int8_t>>());
-  for (const auto& [op, factory] : {std::pair{"QuantizedAdd", MakeFactory<QuantizedAddOp>()},
-                                    std::pair{"QuantizedMul", MakeFactory<QuantizedMulOp>()}}) {
-    RegisterKernel(cpu(op)
-                       .TypeConstraint("T1", DT_QUINT8)
-                       .TypeConstraint("T2", DT_QUINT8)
-                       .TypeConstraint("Toutput", DT_QINT32),
-                   factory);
+  // The type pairs TF registers, each a kernel.
+  struct Entry {
+    const char* op;
+    std::vector<std::pair<const char*, DataType>> types;
+    KernelFactory factory;
+    const char* host_memory = nullptr;  // an argument kept on the host
+  };
+  const auto q = [](const char* in, DataType in_type, const char* out, DataType out_type) {
+    return std::vector<std::pair<const char*, DataType>>{{in, in_type}, {out, out_type}};
+  };
+  const auto u8_u8_to_i32 = [](const char* a, const char* b, const char* out) {
+    return std::vector<std::pair<const char*, DataType>>{
+        {a, DT_QUINT8}, {b, DT_QUINT8}, {out, DT_QINT32}};
+  };
+  const std::vector<Entry> entries = {
+      {"RequantizationRange", {{"Tinput", DT_QINT32}}, MakeFactory<RequantizationRangeOp>()},
+      {"Requantize", q("Tinput", DT_QINT32, "out_type", DT_QUINT8),
+       MakeFactory<RequantizeOp<uint8_t, false>>()},
+      {"Requantize", q("Tinput", DT_QINT32, "out_type", DT_QINT8),
+       MakeFactory<RequantizeOp<int8_t, false>>()},
+      {"QuantizeDownAndShrinkRange", q("Tinput", DT_QINT32, "out_type", DT_QUINT8),
+       MakeFactory<RequantizeOp<uint8_t, true>>()},
+      {"QuantizedRelu", q("Tinput", DT_QUINT8, "out_type", DT_QUINT8),
+       MakeFactory<QuantizedReluOp<uint8_t, false>>()},
+      {"QuantizedRelu", q("Tinput", DT_QINT32, "out_type", DT_QINT32),
+       MakeFactory<QuantizedReluOp<int32_t, false>>()},
+      {"QuantizedRelu6", q("Tinput", DT_QUINT8, "out_type", DT_QUINT8),
+       MakeFactory<QuantizedReluOp<uint8_t, true>>()},
+      {"QuantizedRelu6", q("Tinput", DT_QINT32, "out_type", DT_QINT32),
+       MakeFactory<QuantizedReluOp<int32_t, true>>()},
+      {"QuantizedBiasAdd", u8_u8_to_i32("T1", "T2", "out_type"),
+       MakeFactory<QuantizedBiasAddOp<uint8_t>>()},
+      {"QuantizedBiasAdd",
+       {{"T1", DT_QINT8}, {"T2", DT_QINT8}, {"out_type", DT_QINT32}},
+       MakeFactory<QuantizedBiasAddOp<int8_t>>()},
+      {"QuantizedAdd", u8_u8_to_i32("T1", "T2", "Toutput"), MakeFactory<QuantizedAddOp>()},
+      {"QuantizedMul", u8_u8_to_i32("T1", "T2", "Toutput"), MakeFactory<QuantizedMulOp>()},
+      {"QuantizedMatMul", u8_u8_to_i32("T1", "T2", "Toutput"), MakeFactory<QuantizedMatMulOp>()},
+      {"QuantizedConv2D", u8_u8_to_i32("Tinput", "Tfilter", "out_type"),
+       MakeFactory<QuantizedConv2DOp>()},
+      {"QuantizedBatchNormWithGlobalNormalization", q("Tinput", DT_QUINT8, "out_type", DT_QINT32),
+       MakeFactory<QuantizedBatchNormOp>()},
+      {"QuantizedResizeBilinear",
+       {{"T", DT_QUINT8}},
+       MakeFactory<QuantizedResizeBilinearOp<uint8_t>>(),
+       "size"},
+      {"QuantizedResizeBilinear",
+       {{"T", DT_QINT32}},
+       MakeFactory<QuantizedResizeBilinearOp<int32_t>>(),
+       "size"},
+      {"QuantizedMaxPool", {{"T", DT_QUINT8}}, MakeFactory<QuantizedPoolOp<uint8_t, true>>()},
+      {"QuantizedMaxPool", {{"T", DT_QINT8}}, MakeFactory<QuantizedPoolOp<int8_t, true>>()},
+      {"QuantizedAvgPool", {{"T", DT_QUINT8}}, MakeFactory<QuantizedPoolOp<uint8_t, false>>()},
+      {"QuantizedAvgPool", {{"T", DT_QINT8}}, MakeFactory<QuantizedPoolOp<int8_t, false>>()},
+      {"QuantizedConcat",
+       {{"T", DT_QUINT8}},
+       MakeFactory<QuantizedConcatOp<uint8_t>>(),
+       "concat_dim"},
+      {"QuantizedConcat",
+       {{"T", DT_QINT32}},
+       MakeFactory<QuantizedConcatOp<int32_t>>(),
+       "concat_dim"},
+  };
+  for (const Entry& e : entries) {
+    KernelDefBuilder b(e.op);
+    b.Device(kDeviceCpu);
+    for (const auto& [attr, type] : e.types) b.TypeConstraint(attr, type);
+    if (e.host_memory != nullptr) b.HostMemory(e.host_memory);
+    RegisterKernel(b, e.factory);
   }
-  RegisterKernel(cpu("QuantizedBatchNormWithGlobalNormalization")
-                     .TypeConstraint("Tinput", DT_QUINT8)
-                     .TypeConstraint("out_type", DT_QINT32),
-                 MakeFactory<QuantizedBatchNormOp>());
-  RegisterKernel(cpu("QuantizedResizeBilinear").TypeConstraint("T", DT_QUINT8).HostMemory("size"),
-                 MakeFactory<QuantizedResizeBilinearOp<uint8_t>>());
-  RegisterKernel(cpu("QuantizedResizeBilinear").TypeConstraint("T", DT_QINT32).HostMemory("size"),
-                 MakeFactory<QuantizedResizeBilinearOp<int32_t>>());
-  RegisterKernel(cpu("QuantizedMatMul")
-                     .TypeConstraint("T1", DT_QUINT8)
-                     .TypeConstraint("T2", DT_QUINT8)
-                     .TypeConstraint("Toutput", DT_QINT32),
-                 MakeFactory<QuantizedMatMulOp>());
-  RegisterKernel(cpu("QuantizedConv2D")
-                     .TypeConstraint("Tinput", DT_QUINT8)
-                     .TypeConstraint("Tfilter", DT_QUINT8)
-                     .TypeConstraint("out_type", DT_QINT32),
-                 MakeFactory<QuantizedConv2DOp>());
-  RegisterKernel(cpu("QuantizedMaxPool").TypeConstraint("T", DT_QUINT8),
-                 MakeFactory<QuantizedPoolOp<uint8_t, true>>());
-  RegisterKernel(cpu("QuantizedMaxPool").TypeConstraint("T", DT_QINT8),
-                 MakeFactory<QuantizedPoolOp<int8_t, true>>());
-  RegisterKernel(cpu("QuantizedAvgPool").TypeConstraint("T", DT_QUINT8),
-                 MakeFactory<QuantizedPoolOp<uint8_t, false>>());
-  RegisterKernel(cpu("QuantizedAvgPool").TypeConstraint("T", DT_QINT8),
-                 MakeFactory<QuantizedPoolOp<int8_t, false>>());
-  RegisterKernel(cpu("QuantizedConcat").TypeConstraint("T", DT_QUINT8).HostMemory("concat_dim"),
-                 MakeFactory<QuantizedConcatOp<uint8_t>>());
-  RegisterKernel(cpu("QuantizedConcat").TypeConstraint("T", DT_QINT32).HostMemory("concat_dim"),
-                 MakeFactory<QuantizedConcatOp<int32_t>>());
 }
 
 }  // namespace
